@@ -1,0 +1,44 @@
+"""Diagnostics: what the codemod found, where, and whether it fixed it; text and JSON output."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+from .rules import load_rules
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding.
+
+    ``line`` is 1-based and ``col`` 1-based (as editors and ruff print them), pointing at the
+    legacy variable's name or at the construct the message is about. ``fixed`` tells whether the
+    codemod applied the change; an unfixed diagnostic makes the CLI exit 1.
+    ``code`` must exist in ``rules/diagnostics.toml`` (checked when the object is made).
+    """
+
+    code: str
+    path: str
+    line: int
+    col: int
+    message: str
+    fixed: bool
+
+    def __post_init__(self) -> None:
+        if self.code not in load_rules().diagnostics:
+            raise ValueError(f"unknown diagnostic code {self.code!r}")
+
+    def format_text(self) -> str:
+        """``path:line:col: CODE message [fixed]``."""
+        suffix = " [fixed]" if self.fixed else ""
+        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}{suffix}"
+
+
+def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = ()) -> str:
+    """All diagnostics (and per-file errors) as one JSON document: ``{"diagnostics": [...],
+    "errors": [...]}``, each diagnostic an object with code, path, line, col, message, fixed."""
+    return json.dumps(
+        {"diagnostics": [asdict(d) for d in diagnostics], "errors": list(errors)}, indent=2
+    )

@@ -1,0 +1,64 @@
+"""The Python codemod: one parse per file, then collect facts, plan the edits, apply them.
+
+This package knows nothing of files: it maps source text to source text plus diagnostics.
+It never imports torch (the rewrite path must start fast, e.g. as a pre-commit hook).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper
+
+from ..diagnostics import Diagnostic
+from ..rules import MODES, load_rules
+from .apply import apply_plan
+from .context import FileContext
+from .precision import REFERENCE, Planner
+
+__all__ = ["MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
+
+
+class ParseError(Exception):
+    """The source is not valid Python; the message is ``path:line:col: ...`` on one line."""
+
+
+@dataclass
+class MigrationResult:
+    """The migrated source (``code``, a str; identical to the input when nothing changed) and
+    the diagnostics found, in source order."""
+
+    code: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def unfixed(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if not d.fixed]
+
+
+def migrate_source(source: str, mode: str = "stochastic", path: str = "<string>") -> MigrationResult:
+    """Migrate one Python source text off the legacy bf16 variables.
+
+    ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
+    ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
+    amp with). Raises :class:`ParseError` when ``source`` does not parse, ``ValueError`` for an
+    unknown mode. The output always re-parses (checked here before it is returned).
+    """
+    if mode not in MODES and mode != REFERENCE:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise ParseError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}") from None
+    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
+    plan = Planner(ctx, mode).run()
+    new = apply_plan(ctx.module, plan)
+    code = new.code
+    if code != source:
+        try:
+            cst.parse_module(code)
+        except cst.ParserSyntaxError as exc:  # pragma: no cover - a bug in the codemod
+            raise AssertionError(f"{path}: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
+    diagnostics = sorted(ctx.diagnostics, key=lambda d: (d.line, d.col, d.code))
+    return MigrationResult(code, diagnostics)

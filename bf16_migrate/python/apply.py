@@ -1,0 +1,142 @@
+"""Apply a planned set of edits to the module in one libcst transformer pass.
+
+Edits are keyed by the identity of the ORIGINAL nodes (collected with metadata), and applied in
+``on_leave``: statement-level edits (remove, insert before, wrap a range) only when the enclosing
+Module/IndentedBlock is left, so the original and updated bodies still line up index by index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from .snippets import autocast_with
+
+
+@dataclass
+class EditPlan:
+    """Everything one file's migration changes.
+
+    * ``remove``: ids of SimpleStatementLines to delete (their comment lines move to the next
+      statement; an emptied block gets ``pass``);
+    * ``insert_before``: id of a statement -> statements to put right before it;
+    * ``replace``: id of any node -> function(updated node) -> new node;
+    * ``drop_elements``: ids of DictElement / Arg nodes to drop from their Dict / Call;
+    * ``wraps``: id of a block -> list of (first, last) original statements to put in one
+      autocast ``with`` block;
+    * ``prelude``: statements to insert after the module's leading imports;
+    * ``imports``: modules that must be imported (added with libcst's AddImportsVisitor).
+    """
+
+    remove: set[int] = field(default_factory=set)
+    insert_before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    replace: dict[int, Callable[[cst.CSTNode], cst.CSTNode]] = field(default_factory=dict)
+    drop_elements: set[int] = field(default_factory=set)
+    wraps: dict[int, list[tuple[cst.BaseStatement, cst.BaseStatement]]] = field(default_factory=dict)
+    prelude: list[cst.BaseStatement] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.remove or self.insert_before or self.replace or self.drop_elements or self.wraps or self.prelude)
+
+
+def _comment_lines(lines) -> list[cst.EmptyLine]:
+    return [line for line in lines if line.comment is not None]
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: EditPlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def on_leave(self, original_node, updated_node):
+        plan = self.plan
+        fn = plan.replace.get(id(original_node))
+        if fn is not None:
+            updated_node = fn(updated_node)
+        if isinstance(original_node, cst.Dict) and isinstance(updated_node, cst.Dict):
+            updated_node = self._drop(original_node.elements, updated_node, "elements")
+        elif isinstance(original_node, cst.Call) and isinstance(updated_node, cst.Call):
+            updated_node = self._drop(original_node.args, updated_node, "args")
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            updated_node = self._rebuild(original_node, updated_node)
+        return updated_node
+
+    def _drop(self, originals, updated, attr):
+        items = getattr(updated, attr)
+        if not any(id(old) in self.plan.drop_elements for old in originals):
+            return updated
+        keep = [new for old, new in zip(originals, items) if id(old) not in self.plan.drop_elements]
+        if len(keep) == len(items):
+            return updated
+        if keep and id(originals[-1]) in self.plan.drop_elements:
+            keep[-1] = keep[-1].with_changes(comma=items[-1].comma)
+        return updated.with_changes(**{attr: keep})
+
+    def _rebuild(self, original, updated):
+        plan = self.plan
+        old_body, new_body = list(original.body), list(updated.body)
+        wraps = {id(first): last for first, last in plan.wraps.get(id(original), [])}
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        i = 0
+        while i < len(old_body):
+            old, new = old_body[i], new_body[i]
+            out.extend(plan.insert_before.get(id(old), []))
+            if id(old) in plan.remove:
+                carried.extend(_comment_lines(new.leading_lines))
+                i += 1
+                continue
+            if carried:
+                new = new.with_changes(leading_lines=[*carried, *new.leading_lines])
+                carried = []
+            if id(old) in wraps:
+                last = wraps[id(old)]
+                j = next(k for k in range(i, len(old_body)) if old_body[k] is last)
+                inner = [new] + [
+                    stmt for k in range(i + 1, j + 1) for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])
+                ]
+                leading = inner[0].leading_lines
+                inner[0] = inner[0].with_changes(leading_lines=[])
+                out.append(autocast_with(inner).with_changes(leading_lines=leading))
+                i = j + 1
+                continue
+            out.append(new)
+            i += 1
+        if isinstance(original, cst.Module) and plan.prelude:
+            out = _insert_prelude(out, plan.prelude)
+        if not out and isinstance(original, cst.IndentedBlock):
+            out = [cst.SimpleStatementLine([cst.Pass()])]
+        return updated.with_changes(body=out)
+
+
+def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStatement]):
+    """After the last import of the module's leading section (before the first def/class or
+    other compound statement)."""
+    position = 0
+    for index, stmt in enumerate(body):
+        if isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.If, cst.Try)):
+            break
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
+            position = index + 1
+    return body[:position] + list(prelude) + body[position:]
+
+
+def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
+    """The module with ``plan`` applied and the needed imports added."""
+    if plan.empty:
+        return module
+    new = module.visit(_Apply(plan))
+    if plan.imports:
+        context = CodemodContext()
+        for name in plan.imports:
+            AddImportsVisitor.add_needed_import(context, name)
+        new = AddImportsVisitor(context).transform_module(new)
+    return new

@@ -1,0 +1,300 @@
+"""Tell, from the code alone, whether a tensor expression is floating-point or integer.
+
+Under ``XLA_USE_BF16`` every floating tensor on the device became bf16 while integer tensors
+(token ids, labels) stayed as they were (semantics.md). After ``model.to(torch.bfloat16)`` the
+floating inputs must be cast explicitly and the integer ones must not, so the codemod needs each
+input's dtype class. This module follows the data flow inside one file:
+
+* names through their bindings (libcst ScopeProvider; ``for`` targets, tuple unpacking,
+  ``x, y = next(iter(loader))``), ``self.attr`` through assignments in the same class;
+* tensor factories (``rules/torch_api.toml``: ``torch.randn`` is float, ``torch.randint`` int,
+  ``dtype=`` wins), tensor methods (``.to(device)`` keeps the class, ``.long()`` makes int),
+  indexing, arithmetic (``/`` makes float);
+* containers: ``TensorDataset(a, b)``, ``DataLoader(ds)``, ``MpDeviceLoader(loader, device)``,
+  ``zip``, ``enumerate``, ``iter``/``next``, ``itertools.cycle``, and functions defined in the
+  file (through their ``return`` statements).
+
+The answer is ``FLOAT``, ``INT`` or ``UNKNOWN``; an unknown input becomes a diagnostic, never a
+guessed cast.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from .context import FileContext
+
+FLOAT, INT, UNKNOWN = "float", "int", "unknown"
+_CYCLE = "cycle"  # a name met again inside its own binding (`x = x.to(device)`): no information
+
+# An op applied to a value: ("elem",) iterates over it once, ("index", i) takes item i of a
+# tuple, ("any",) indexes with a non-literal (keeps a tensor's dtype, unknown for a tuple).
+Op = tuple
+
+_MAX_DEPTH = 40
+
+_LOADERS = {
+    "torch.utils.data.DataLoader",
+    "torch.utils.data.dataloader.DataLoader",
+    "torch_xla.distributed.parallel_loader.MpDeviceLoader",
+    "torch_xla.distributed.parallel_loader.ParallelLoader",
+}
+_ITER_SAME = {"builtins.iter", "itertools.cycle", "builtins.list", "builtins.tuple"}
+
+
+def combine(results: Iterable[str]) -> str:
+    """One class when all agree, else UNKNOWN (also for no results). Bindings that only lead
+    back to the name being inferred (``x = x.to(device)``) add no information."""
+    found = set(results)
+    if found == {_CYCLE}:
+        return _CYCLE
+    found.discard(_CYCLE)
+    return found.pop() if len(found) == 1 else UNKNOWN
+
+
+class DtypeFlow:
+    """Dtype-class inference over one file (see the module docstring for what is followed)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.api = ctx.rules.torch_api
+        self._active: set[tuple[int, tuple]] = set()
+
+    # -- entry point -----------------------------------------------------------------------
+    def infer(self, expr: cst.BaseExpression, ops: tuple = (), depth: int = 0) -> str:
+        """The dtype class (FLOAT, INT or UNKNOWN) of ``expr`` after ``ops`` are applied."""
+        result = self._infer_inner(expr, ops, depth)
+        return UNKNOWN if result == _CYCLE and depth == 0 else result
+
+    def _infer_inner(self, expr, ops, depth) -> str:
+        key = (id(expr), ops)
+        if key in self._active:
+            return _CYCLE
+        if depth > _MAX_DEPTH:
+            return UNKNOWN
+        self._active.add(key)
+        try:
+            return self._infer(expr, ops, depth + 1)
+        finally:
+            self._active.discard(key)
+
+    # -- dispatch --------------------------------------------------------------------------
+    def _infer(self, expr, ops, depth) -> str:
+        if isinstance(expr, cst.Integer):
+            return INT
+        if isinstance(expr, cst.Float):
+            return FLOAT
+        if isinstance(expr, cst.Name):
+            return self._name(expr, ops, depth)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            if ops and ops[0][0] == "index" and ops[0][1] < len(expr.elements):
+                return self.infer(expr.elements[ops[0][1]].value, ops[1:], depth)
+            return UNKNOWN
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, ops, depth)
+        if isinstance(expr, cst.Attribute):
+            return self._self_attribute(expr, ops, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, (cst.MatrixMultiply,)):
+                return self.infer(expr.left, (), depth)
+            left, right = self.infer(expr.left, (), depth), self.infer(expr.right, (), depth)
+            if FLOAT in (left, right):
+                return FLOAT
+            if left == right == INT:
+                return FLOAT if isinstance(expr.operator, cst.Divide) else INT
+            return UNKNOWN
+        if isinstance(expr, cst.UnaryOperation):
+            return self.infer(expr.expression, ops, depth)
+        if isinstance(expr, cst.Call):
+            return self._call(expr, ops, depth)
+        return UNKNOWN
+
+    # -- names -----------------------------------------------------------------------------
+    def _name(self, name: cst.Name, ops, depth) -> str:
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return UNKNOWN
+        assignments = [a for a in scope[name.value] if isinstance(a, Assignment)]
+        if not assignments:
+            return UNKNOWN
+        return combine(self._binding(a.node, ops, depth) for a in assignments)
+
+    def _binding(self, target: cst.CSTNode, ops, depth) -> str:
+        """The class of the value bound to the target node ``target`` (a Name in an assignment
+        target, a for-target, a function, a parameter...)."""
+        path: list[Op] = []
+        node = target
+        while True:
+            parent = self.ctx.parent(node)
+            if isinstance(parent, cst.Element):
+                container = self.ctx.parent(parent)
+                path.insert(0, ("index", list(container.elements).index(parent)))
+                node = container
+                continue
+            break
+        stmt = self.ctx.parent(node)
+        unpack = tuple(path)
+        if isinstance(stmt, cst.AssignTarget):
+            assign = self.ctx.parent(stmt)
+            return self.infer(assign.value, unpack + ops, depth)
+        if isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
+            return self.infer(stmt.value, unpack + ops, depth)
+        if isinstance(stmt, cst.For) and stmt.target is node:
+            return self.infer(stmt.iter, (("elem",),) + unpack + ops, depth)
+        if isinstance(stmt, cst.AugAssign):
+            return UNKNOWN
+        if isinstance(target, cst.FunctionDef):
+            return UNKNOWN
+        return UNKNOWN
+
+    def _self_attribute(self, expr: cst.Attribute, ops, depth) -> str:
+        """``self.x``: every ``self.x = ...`` in the methods of the enclosing class."""
+        if not m.matches(expr, m.Attribute(value=m.Name("self"))):
+            return UNKNOWN
+        cls = self.ctx.enclosing(expr, cst.ClassDef)
+        if cls is None:
+            return UNKNOWN
+        values = [
+            t_assign.value
+            for t_assign in m.findall(cls, m.Assign())
+            for t in t_assign.targets
+            if m.matches(t.target, m.Attribute(value=m.Name("self"), attr=m.Name(expr.attr.value)))
+        ]
+        return combine(self.infer(v, ops, depth) for v in values)
+
+    def _subscript(self, expr: cst.Subscript, ops, depth) -> str:
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            index = expr.slice[0].slice.value
+            if isinstance(index, cst.Integer):
+                return self.infer(expr.value, (("index", int(index.value)),) + ops, depth)
+        return self.infer(expr.value, (("any",),) + ops, depth)
+
+    # -- calls -----------------------------------------------------------------------------
+    def _call(self, call: cst.Call, ops, depth) -> str:
+        names = self.ctx.qualified_names(call.func)
+        explicit = self._dtype_kwarg(call)
+        # tensor factories: torch.randn(...), torch.randint(...)
+        for qn in names:
+            if qn.startswith("torch.") and qn.count(".") == 1:
+                kind = self.api.factories.get(qn.split(".", 1)[1])
+                if kind is not None:
+                    return explicit or self._factory(kind, call, depth)
+        if names & _LOADERS or any(q.endswith(".DataLoader") for q in names):
+            return self._container(call.args[0].value if call.args else None, ops, depth)
+        if any(q.endswith("TensorDataset") for q in names):
+            if ops and ops[0] == ("elem",) and len(ops) >= 2 and ops[1][0] == "index":
+                i = ops[1][1]
+                if i < len(call.args):
+                    return self.infer(call.args[i].value, (), depth)
+            return UNKNOWN
+        if "builtins.zip" in names and ops and ops[0] == ("elem",):
+            if len(ops) >= 2 and ops[1][0] == "index" and ops[1][1] < len(call.args):
+                return self.infer(call.args[ops[1][1]].value, (("elem",),) + ops[2:], depth)
+            return UNKNOWN
+        if "builtins.enumerate" in names and ops and ops[0] == ("elem",):
+            if len(ops) >= 2 and ops[1] == ("index", 0):
+                return INT
+            if len(ops) >= 2 and ops[1] == ("index", 1) and call.args:
+                return self.infer(call.args[0].value, (("elem",),) + ops[2:], depth)
+            return UNKNOWN
+        if "builtins.range" in names:
+            return INT if ops and ops[0] == ("elem",) else UNKNOWN
+        if names & _ITER_SAME and call.args:
+            return self.infer(call.args[0].value, ops, depth)
+        if "builtins.next" in names and call.args:
+            return self.infer(call.args[0].value, (("elem",),) + ops, depth)
+        if isinstance(call.func, cst.Attribute):
+            method = self._method(call, ops, depth, explicit)
+            if method is not None:
+                return method
+        if isinstance(call.func, cst.Name):
+            return explicit or self._local_function(call.func, ops, depth)
+        return explicit or UNKNOWN
+
+    def _container(self, inner, ops, depth) -> str:
+        """A loader yields batches with the structure and dtypes of its dataset's items."""
+        if inner is None or not ops or ops[0] != ("elem",):
+            return UNKNOWN
+        return self.infer(inner, ops, depth)
+
+    def _method(self, call: cst.Call, ops, depth, explicit) -> str | None:
+        attr = call.func.attr.value
+        receiver = call.func.value
+        if attr == "per_device_loader":  # ParallelLoader(loader, [device]).per_device_loader(device)
+            return self.infer(receiver, ops, depth)
+        if attr == "to":
+            for arg in call.args:
+                cls = self._dtype_class(arg.value)
+                if cls is not None and (arg.keyword is None or arg.keyword.value == "dtype"):
+                    return cls
+            return self.infer(receiver, ops, depth)
+        if attr in self.api.same_dtype_methods:
+            return explicit or self.infer(receiver, ops, depth)
+        if attr in self.api.float_methods:
+            return FLOAT
+        if attr in self.api.int_methods:
+            return INT
+        if explicit:
+            return explicit
+        return None
+
+    def _local_function(self, func: cst.Name, ops, depth) -> str:
+        """A call of a function defined in this file: the classes of its ``return`` values."""
+        scope = self.ctx.scopes.get(func)
+        if scope is None:
+            return UNKNOWN
+        defs = [a.node for a in scope[func.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
+        if len(defs) != 1:
+            return UNKNOWN
+        returns = [
+            r.value
+            for r in m.findall(defs[0].body, m.Return())
+            if r.value is not None and self.ctx.enclosing(r, cst.FunctionDef) is defs[0]
+        ]
+        return combine(self.infer(v, ops, depth) for v in returns)
+
+    # -- dtypes ----------------------------------------------------------------------------
+    def _dtype_class(self, expr: cst.BaseExpression) -> str | None:
+        for qn in self.ctx.qualified_names(expr):
+            if qn.startswith("torch.") and qn.count(".") == 1:
+                short = qn.split(".", 1)[1]
+                if short in self.api.float_dtypes:
+                    return FLOAT
+                if short in self.api.int_dtypes:
+                    return INT
+        return None
+
+    def _dtype_kwarg(self, call: cst.Call) -> str | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                return self._dtype_class(arg.value) or UNKNOWN
+        return None
+
+    def _factory(self, kind: str, call: cst.Call, depth) -> str:
+        if kind in ("float", "int"):
+            return kind
+        first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if kind in ("like", "first"):
+            if first is None:
+                return UNKNOWN
+            inner = first.elements[0].value if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements else first
+            return self.infer(inner, (), depth)
+        if kind == "arange":
+            numbers = [a.value for a in call.args if a.keyword is None]
+            if any(isinstance(n, cst.Float) for n in numbers):
+                return FLOAT
+            return INT if all(isinstance(n, cst.Integer) for n in numbers) else UNKNOWN
+        if kind == "literal":
+            if first is None:
+                return UNKNOWN
+            literals = [n for n in m.findall(first, m.Float() | m.Integer())]
+            if any(isinstance(n, cst.Float) for n in literals):
+                return FLOAT
+            if literals and isinstance(first, (cst.Integer, cst.List, cst.Tuple)):
+                return INT if all(isinstance(n, cst.Integer) for n in literals) else UNKNOWN
+            return UNKNOWN
+        return UNKNOWN

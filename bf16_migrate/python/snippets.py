@@ -1,0 +1,108 @@
+"""Code the codemod emits into migrated scripts, as libcst nodes.
+
+The migrated script must never import bf16_migrate (users uninstall the tool after migrating),
+so anything more than a one-liner is emitted as self-contained source.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+MASTER_WEIGHTS_FACTORY = "with_fp32_master_weights"
+
+# gpu-compatible mode (Neuron's migration guide, seed 000: "BF16 in GPU-compatible mode"): the
+# model's parameters are bf16; the stock update runs on an FP32 master copy of each weight (so
+# its state, e.g. Adam's exp_avg, is created in FP32 too) and the bf16 weights are refreshed from
+# the master copy after every step. A subclass, not a wrapper object, so that
+# `isinstance(opt, torch.optim.Optimizer)` still holds for LR schedulers and
+# `xm.optimizer_step(opt)` still all-reduces the bf16 gradients before calling `step`.
+# The parameter's `.data` is swapped for the step, which keeps parameter identity (the keys of
+# `optimizer.state`). Checked on the XLA CPU device with torch-xla 2.9 (note of issue 2).
+MASTER_WEIGHTS_SOURCE = '''
+def with_fp32_master_weights(optimizer_class):
+    """Return a subclass of `optimizer_class` that keeps an FP32 master copy of bf16 weights.
+
+    Added by bf16-migrate (gpu-compatible mode, replacing XLA_USE_BF16/XLA_DOWNCAST_BF16): the
+    model's parameters stay bf16, the update runs in FP32 on the master weights (its state is
+    created in FP32), and the bf16 parameters are refreshed from them after each step.
+    """
+
+    class FP32MasterWeights(optimizer_class):
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            if not hasattr(self, "fp32_master_weights"):
+                self.fp32_master_weights = {}
+            swapped = []
+            with torch.no_grad():
+                for group in self.param_groups:
+                    for param in group["params"]:
+                        if param.grad is None or param.dtype == torch.float32:
+                            continue
+                        master = self.fp32_master_weights.get(id(param))
+                        if master is None:
+                            master = param.detach().float()
+                        low_grad = param.grad
+                        swapped.append((param, param.data, low_grad))
+                        param.grad = None
+                        param.data = master
+                        param.grad = low_grad.float()
+            try:
+                super().step()
+            finally:
+                with torch.no_grad():
+                    for param, low_data, low_grad in swapped:
+                        self.fp32_master_weights[id(param)] = param.data
+                        low_data.copy_(param.data)
+                        param.grad = None
+                        param.data = low_data
+                        param.grad = low_grad
+            return loss
+
+    FP32MasterWeights.__name__ = optimizer_class.__name__ + "WithFP32MasterWeights"
+    return FP32MasterWeights
+'''
+
+
+def master_weights_helper() -> cst.FunctionDef:
+    """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
+    two blank lines PEP 8 puts before a top-level definition."""
+    node = cst.parse_module(MASTER_WEIGHTS_SOURCE.lstrip("\n")).body[0]
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def attr(dotted: str) -> cst.BaseExpression:
+    """``"torch.bfloat16"`` as an expression node."""
+    return cst.parse_expression(dotted)
+
+
+def cast_to_bf16(expr: cst.BaseExpression) -> cst.Call:
+    """``expr.to(torch.bfloat16)``, parenthesising ``expr`` when it is not an atom."""
+    atom = isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+    if not atom and not expr.lpar:
+        expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.Call(
+        func=cst.Attribute(value=expr, attr=cst.Name("to")),
+        args=[cst.Arg(attr("torch.bfloat16"))],
+    )
+
+
+def model_cast_statement(model: cst.BaseExpression) -> cst.SimpleStatementLine:
+    """``<model>.to(torch.bfloat16)`` as a statement (keeps parameter identity, so it is safe
+    before or after the optimizer is built unless the overwrite-on-conversion flag is set:
+    semantics.md, "What breaks" 5)."""
+    call = cst.Call(
+        func=cst.Attribute(value=model.deep_clone(), attr=cst.Name("to")),
+        args=[cst.Arg(attr("torch.bfloat16"))],
+    )
+    return cst.SimpleStatementLine([cst.Expr(call)])
+
+
+def autocast_with(body: list[cst.BaseStatement]) -> cst.With:
+    """``with torch.autocast("xla", dtype=torch.bfloat16):`` around ``body`` (forward + loss
+    only; the torch-xla AMP guide, seeds 001/002; ``torch_xla.amp.autocast`` crashes off
+    TPU/Neuron in 2.9, semantics.md)."""
+    template = cst.parse_statement('with torch.autocast("xla", dtype=torch.bfloat16):\n    pass\n')
+    return template.with_changes(body=cst.IndentedBlock(body=body))

@@ -1,0 +1,218 @@
+"""Load the knowledge in ``bf16_migrate/rules/*.toml`` into typed, validated objects.
+
+The rules are data so that what we know about each legacy variable (its semantics, the
+diagnostics, what each mode emits) can be read and reviewed without reading code. Every file is
+validated at load time: a malformed rule is a :class:`RuleError` naming the file, never a
+silently wrong migration.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+RULES_DIR = Path(__file__).parent / "rules"
+
+MODES = ("stochastic", "gpu-compatible", "amp")
+"""The migration modes, as chosen with ``--mode`` (Neuron's migration guide, seed 000)."""
+
+EMITS = frozenset(
+    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "autocast"}
+)
+
+STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
+
+
+class RuleError(Exception):
+    """A rule file is missing, malformed or inconsistent (the message names the file)."""
+
+
+@dataclass(frozen=True)
+class VariableRule:
+    """What a legacy precision variable does and what each mode emits for it.
+
+    ``f32_becomes`` / ``f64_becomes`` are the device dtypes an f32 / f64 tensor gets while the
+    variable is on (``"bf16"``, ``"f16"``, ``"f32"``, ``"f64"``); ``effective`` is False for the
+    variables torch-xla >= 2.5 ignores (the FP16 pair). ``emit`` maps a mode to the changes the
+    codemod makes (a subset of :data:`EMITS`).
+    """
+
+    name: str
+    low_precision: str
+    f32_becomes: str
+    f64_becomes: str
+    effective: bool
+    deprecated_since: str
+    neuron_stochastic_rounding: bool
+    emit: Mapping[str, frozenset[str]]
+    source: Path
+
+
+@dataclass(frozen=True)
+class DiagnosticRule:
+    """One diagnostic code: a short title, what it means, what the user should do, and whether
+    the codemod can fix it."""
+
+    code: str
+    title: str
+    summary: str
+    todo: str
+    fixable: bool
+
+
+@dataclass(frozen=True)
+class TorchApi:
+    """What the codemod knows of the torch API (``rules/torch_api.toml``)."""
+
+    stock_optimizers: frozenset[str]
+    not_optimizers: frozenset[str]
+    factories: Mapping[str, str]
+    float_dtypes: frozenset[str]
+    int_dtypes: frozenset[str]
+    same_dtype_methods: frozenset[str]
+    float_methods: frozenset[str]
+    int_methods: frozenset[str]
+    functional_losses: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Rules:
+    """All rules: legacy variables by name, diagnostics by code, and the torch API facts."""
+
+    variables: Mapping[str, VariableRule]
+    diagnostics: Mapping[str, DiagnosticRule]
+    torch_api: TorchApi
+
+
+def _read(path: Path) -> dict:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from exc
+
+
+def _need(data: dict, key: str, kind: type, path: Path):
+    if key not in data:
+        raise RuleError(f"{path}: missing key {key!r}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise RuleError(f"{path}: {key!r} must be {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _load_variable(path: Path) -> VariableRule:
+    data = _read(path)
+    name = _need(data, "name", str, path)
+    if name != path.stem:
+        raise RuleError(f"{path}: name {name!r} does not match the file name")
+    modes = _need(data, "modes", dict, path)
+    emit = {}
+    for mode in MODES:
+        if mode not in modes:
+            raise RuleError(f"{path}: no [modes.{mode}] table")
+        items = frozenset(_need(modes[mode], "emit", list, path))
+        unknown = items - EMITS
+        if unknown:
+            raise RuleError(f"{path}: [modes.{mode}] emits unknown changes {sorted(unknown)}")
+        emit[mode] = items
+    effective = _need(data, "effective", bool, path)
+    if not effective and any(emit.values()):
+        raise RuleError(f"{path}: a variable with no effect must emit nothing")
+    return VariableRule(
+        name=name,
+        low_precision=_need(data, "low_precision", str, path),
+        f32_becomes=_need(data, "f32_becomes", str, path),
+        f64_becomes=_need(data, "f64_becomes", str, path),
+        effective=effective,
+        deprecated_since=_need(data, "deprecated_since", str, path),
+        neuron_stochastic_rounding=_need(data, "neuron_stochastic_rounding", bool, path),
+        emit=emit,
+        source=path,
+    )
+
+
+def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
+    data = _read(path)
+    out = {}
+    for code, entry in data.items():
+        if not (code.startswith("BFM") and code[3:].isdigit()):
+            raise RuleError(f"{path}: diagnostic code {code!r} is not of the form BFMnnn")
+        out[code] = DiagnosticRule(
+            code=code,
+            title=_need(entry, "title", str, path),
+            summary=_need(entry, "summary", str, path),
+            todo=_need(entry, "todo", str, path),
+            fixable=_need(entry, "fixable", bool, path),
+        )
+    return out
+
+
+def _load_torch_api(path: Path) -> TorchApi:
+    data = _read(path)
+    dtypes = _need(data, "dtypes", dict, path)
+    methods = _need(data, "methods", dict, path)
+    factories = _need(data, "factories", dict, path)
+    allowed = {"float", "int", "like", "arange", "literal", "unknown", "first"}
+    for fn, kind in factories.items():
+        if kind not in allowed:
+            raise RuleError(f"{path}: factory {fn!r} has unknown kind {kind!r}")
+    return TorchApi(
+        stock_optimizers=frozenset(_need(data, "stock_optimizers", list, path)),
+        not_optimizers=frozenset(_need(data, "not_optimizers", list, path)),
+        factories=factories,
+        float_dtypes=frozenset(_need(dtypes, "float", list, path)),
+        int_dtypes=frozenset(_need(dtypes, "int", list, path)),
+        same_dtype_methods=frozenset(_need(methods, "same", list, path)),
+        float_methods=frozenset(_need(methods, "float", list, path)),
+        int_methods=frozenset(_need(methods, "int", list, path)),
+        functional_losses=frozenset(_need(data, "functional_losses", list, path)),
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def load_rules(directory: Path = RULES_DIR) -> Rules:
+    """Load and validate every rule file in ``directory``.
+
+    Raises :class:`RuleError` (naming the file) when a file is unreadable or inconsistent, or
+    when a diagnostic code used by the code is missing from ``diagnostics.toml``.
+    """
+    variables = {}
+    for path in sorted(directory.glob("XLA_*.toml")):
+        rule = _load_variable(path)
+        variables[rule.name] = rule
+    if not variables:
+        raise RuleError(f"{directory}: no variable rules (XLA_*.toml) found")
+    diagnostics = _load_diagnostics(directory / "diagnostics.toml")
+    torch_api = _load_torch_api(directory / "torch_api.toml")
+    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api)
+
+
+def is_truthy(value: str) -> bool:
+    """How torch-xla parses a boolean variable: ``"true"`` is on, ``"false"`` off, otherwise
+    the leading integer (C ``atoi``) is on when non-zero, so ``"1"`` is on and ``""``, ``"0"``,
+    ``"yes"`` are off. Source: ``torch_xla/csrc/runtime/sys_util.cc`` ``GetEnvBool``; checked on
+    the XLA CPU device with torch-xla 2.9 (see the note of issue 2)."""
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    digits = value.lstrip()
+    sign = 1
+    if digits[:1] in "+-" and digits:
+        sign = -1 if digits[0] == "-" else 1
+        digits = digits[1:]
+    number = ""
+    for ch in digits:
+        if not ch.isdigit():
+            break
+        number += ch
+    return bool(number) and sign * int(number) != 0

@@ -1,0 +1,363 @@
+"""Recording harness for ``bf16-migrate verify``, loaded into each child process.
+
+The runner puts this directory first on ``PYTHONPATH``; Python's ``site`` module then imports
+this file as ``sitecustomize`` before the training script starts.  Nothing here imports
+``bf16_migrate``: the child may run under any interpreter that has torch.
+
+Contract with the runner (``bf16_migrate.verify.runner``), all through environment variables:
+
+``BF16_MIGRATE_RECORD``
+    Path of the JSON record to write.  When it is absent this module records nothing and
+    patches nothing; it only loads a ``sitecustomize`` it shadows, as Python would have.
+``BF16_MIGRATE_STEPS``
+    Stop after this many recorded optimizer steps (0 or absent: never stop).
+``BF16_MIGRATE_ROOT_PID``
+    Set by the first process that loads the harness.  Processes started by the script
+    (launchers, ``xmp.spawn``) write ``<record>.<pid>`` instead, and only if they recorded a
+    step; forked children (DataLoader workers) start from an empty record.
+
+What is recorded, and how the script is left alone:
+
+* torch is not imported here.  A meta-path finder waits for the script's own ``import torch``
+  and patches right after it, so variables the script sets before importing torch (threads,
+  logging) still take effect.  ``torch_xla`` is never imported by the harness before the
+  script has imported it: the legacy variables are read at the first XLA tensor, and a
+  script may set them late.
+* Loss: ``torch.Tensor.backward`` (and ``torch.autograd.backward``) are wrapped to remember
+  ``loss.detach()``; detaching adds no operation to the lazy graph.  torch's global
+  ``register_optimizer_step_post_hook`` moves the pending losses into the record when an
+  optimizer step completes and clears them, so a hook that fires twice for one step (a
+  subclass's ``step`` and its base's ``step`` both patched by torch) records once.  With
+  gradient accumulation the value of a step is the sum of its backward losses.
+* No sync is added: the device tensors are kept, and their values are copied to the host
+  once, at the stop or at process exit, after the script's own sync.
+* Stop: after ``BF16_MIGRATE_STEPS`` steps, the NEXT backward call writes the record and
+  raises ``SystemExit(0)`` (so the script's own sync of step N has happened; ``SystemExit``
+  also escapes ``except Exception``).
+* Also recorded: ``time.perf_counter()`` at each step (seconds since the harness loaded),
+  parameter dtypes of the optimizer at its first step (torch's view and, on XLA, the device
+  element type from ``_XLAC._get_xla_tensor_shape_type``, which under ``XLA_USE_BF16`` says
+  ``bf16`` where torch says ``float32``), the count of XLA compilations and executions
+  (``torch_xla.debug.metrics`` ``CompileTime`` / ``ExecuteTime``), and why the process ended.
+
+Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
+
+    {"version": 1, "pid": int, "root": bool,
+     "exit_reason": "steps_reached" | "script_exit" | "exception",
+     "exception": str | null, "steps": int,
+     "losses": [float, ...] | null, "backwards_per_step": [int, ...],
+     "step_end_s": [float, ...], "first_backward_s": float | null, "end_s": float,
+     "optimizer": str | null, "param_dtypes": {str: int} | null,
+     "device_param_dtypes": {str: int} | null,
+     "compile_count": int | null, "execute_count": int | null,
+     "torch_xla_loaded": bool, "errors": [str, ...]}
+"""
+
+import os
+import sys
+
+_RECORD_ENV = "BF16_MIGRATE_RECORD"
+_STEPS_ENV = "BF16_MIGRATE_STEPS"
+_ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_shadowed_sitecustomize():
+    """Run the ``sitecustomize`` this file hides on ``sys.path``, if there is one."""
+    try:
+        import importlib.machinery
+        import importlib.util
+
+        paths = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", paths)
+        if spec is None or spec.loader is None:
+            return
+        if os.path.abspath(spec.origin or "") == os.path.abspath(__file__):
+            return
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["_bf16_migrate_shadowed_sitecustomize"] = module
+    except Exception as exc:  # never break the script because of someone else's hook
+        sys.stderr.write(f"bf16-migrate harness: shadowed sitecustomize failed: {exc!r}\n")
+
+
+class _Recorder:
+    def __init__(self, record_path, max_steps, root):
+        import time
+
+        self._perf = time.perf_counter
+        self.t0 = self._perf()
+        self.record_path = record_path
+        self.max_steps = max_steps
+        self.root = root
+        self._reset()
+
+    def _reset(self):
+        self.pid = os.getpid()
+        self.pending = None
+        self.losses = []
+        self.step_end = []
+        self.first_backward = None
+        self.optimizer = None
+        self.param_dtypes = None
+        self.device_param_dtypes = None
+        self.stop_requested = False
+        self.written = False
+        self.exception = None
+        self.errors = []
+        self.early_atexit = False
+        self.in_tensor_backward = 0
+
+    def after_fork_in_child(self):
+        self.root = False
+        self._reset()
+
+    # -- hooks -------------------------------------------------------------------------
+    def on_backward(self, tensor):
+        if self.stop_requested:
+            self.finish("steps_reached")
+            raise SystemExit(0)
+        if self.first_backward is None:
+            self.first_backward = self._perf() - self.t0
+        if not self.early_atexit:
+            # Registered now, after the script imported torch_xla, so that it runs before
+            # torch_xla's own atexit handler (_prepare_to_exit) tears the runtime down.
+            import atexit
+
+            atexit.register(self.finish, "script_exit")
+            self.early_atexit = True
+        try:
+            detached = tensor.detach()
+        except Exception as exc:
+            self.errors.append(f"detach failed: {exc!r}")
+            return
+        if self.pending is None:
+            self.pending = []
+        self.pending.append(detached)
+
+    def on_step(self, optimizer, args, kwargs):
+        if self.pending is None:
+            return
+        self.losses.append(self.pending)
+        self.pending = None
+        self.step_end.append(self._perf() - self.t0)
+        if len(self.losses) == 1:
+            self._read_dtypes(optimizer)
+        if self.max_steps and len(self.losses) >= self.max_steps:
+            self.stop_requested = True
+
+    def _read_dtypes(self, optimizer):
+        self.optimizer = type(optimizer).__name__
+        torch_dtypes = {}
+        device_dtypes = {}
+        xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
+        shape_type = getattr(xlac, "_get_xla_tensor_shape_type", None)
+        try:
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    key = str(p.dtype).replace("torch.", "")
+                    torch_dtypes[key] = torch_dtypes.get(key, 0) + 1
+                    if shape_type is not None and p.device.type == "xla":
+                        # Reads the element type of the IR or data: no execution.
+                        dkey = str(shape_type(p))
+                        device_dtypes[dkey] = device_dtypes.get(dkey, 0) + 1
+        except Exception as exc:
+            self.errors.append(f"reading parameter dtypes failed: {exc!r}")
+        self.param_dtypes = torch_dtypes
+        self.device_param_dtypes = device_dtypes or None
+
+    def on_exception(self, exc_type, exc, tb):
+        try:
+            self.exception = f"{exc_type.__name__}: {exc}"
+        except Exception:
+            self.exception = "unprintable exception"
+
+    # -- output ------------------------------------------------------------------------
+    def _metric_count(self, name):
+        if "torch_xla" not in sys.modules:
+            return None
+        try:
+            import torch_xla.debug.metrics as met
+
+            data = met.metric_data(name)
+            return int(data[0]) if data else 0
+        except Exception as exc:
+            self.errors.append(f"metric {name} unavailable: {exc!r}")
+            return None
+
+    def _values(self):
+        values = []
+        for group in self.losses:
+            total = 0.0
+            for t in group:
+                total += float(t.detach().cpu().double().sum())
+            values.append(total)
+        return values
+
+    def finish(self, reason):
+        if self.written or os.getpid() != self.pid:
+            return
+        self.written = True
+        if reason == "script_exit" and self.exception is not None:
+            reason = "exception"
+        try:
+            end = self._perf() - self.t0
+            # Counts are read before the host copy below, which may itself execute a graph
+            # when the script left its last loss unsynced.
+            compile_count = self._metric_count("CompileTime")
+            execute_count = self._metric_count("ExecuteTime")
+            try:
+                losses = self._values()
+            except Exception as exc:
+                losses = None
+                self.errors.append(f"reading loss values failed: {exc!r}")
+            if not self.root and not self.losses:
+                return
+            record = {
+                "version": 1,
+                "pid": self.pid,
+                "root": self.root,
+                "exit_reason": reason,
+                "exception": self.exception,
+                "steps": len(self.losses),
+                "losses": losses,
+                "backwards_per_step": [len(g) for g in self.losses],
+                "step_end_s": self.step_end,
+                "first_backward_s": self.first_backward,
+                "end_s": end,
+                "optimizer": self.optimizer,
+                "param_dtypes": self.param_dtypes,
+                "device_param_dtypes": self.device_param_dtypes,
+                "compile_count": compile_count,
+                "execute_count": execute_count,
+                "torch_xla_loaded": "torch_xla" in sys.modules,
+                "errors": self.errors,
+            }
+            import json
+
+            path = self.record_path if self.root else f"{self.record_path}.{self.pid}"
+            tmp = f"{path}.tmp{self.pid}"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(record, fh)
+            os.replace(tmp, path)
+        except Exception as exc:  # the record is best effort; never mask the script's exit
+            sys.stderr.write(f"bf16-migrate harness: could not write the record: {exc!r}\n")
+        finally:
+            self.losses = []
+            self.pending = None
+
+
+def _patch_torch(torch, rec):
+    import functools
+    import threading
+
+    local = threading.local()
+
+    orig_tensor_backward = torch.Tensor.backward
+
+    @functools.wraps(orig_tensor_backward)
+    def tensor_backward(self, *args, **kwargs):
+        rec.on_backward(self)
+        local.inside = getattr(local, "inside", 0) + 1
+        try:
+            return orig_tensor_backward(self, *args, **kwargs)
+        finally:
+            local.inside -= 1
+
+    torch.Tensor.backward = tensor_backward
+
+    orig_autograd_backward = torch.autograd.backward
+
+    @functools.wraps(orig_autograd_backward)
+    def autograd_backward(tensors, *args, **kwargs):
+        if not getattr(local, "inside", 0):
+            first = tensors
+            if isinstance(tensors, (list, tuple)) and tensors:
+                first = tensors[0]
+            if isinstance(first, torch.Tensor):
+                rec.on_backward(first)
+        return orig_autograd_backward(tensors, *args, **kwargs)
+
+    torch.autograd.backward = autograd_backward
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    register_optimizer_step_post_hook(rec.on_step)
+
+
+class _TorchImportWatcher:
+    """Meta-path finder that patches torch right after the script's ``import torch``."""
+
+    def __init__(self, rec):
+        self.rec = rec
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch":
+            return None
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+        loader = getattr(spec, "loader", None)
+        orig_exec = getattr(loader, "exec_module", None)
+        if orig_exec is None:
+            return spec
+        rec = self.rec
+
+        def exec_module(module):
+            orig_exec(module)
+            try:
+                _patch_torch(module, rec)
+            except Exception as exc:
+                rec.errors.append(f"patching torch failed: {exc!r}")
+                sys.stderr.write(f"bf16-migrate harness: patching torch failed: {exc!r}\n")
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _install():
+    record_path = os.environ.get(_RECORD_ENV)
+    if not record_path:
+        return
+    try:
+        max_steps = int(os.environ.get(_STEPS_ENV, "0") or 0)
+    except ValueError:
+        max_steps = 0
+    root = _ROOT_ENV not in os.environ
+    if root:
+        os.environ[_ROOT_ENV] = str(os.getpid())
+    rec = _Recorder(record_path, max_steps, root)
+    globals()["_recorder"] = rec
+
+    import atexit
+
+    # Fallback for a process that never calls backward (its record says 0 steps); the
+    # handler registered at the first backward runs first and makes this one a no-op.
+    atexit.register(rec.finish, "script_exit")
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=rec.after_fork_in_child)
+
+    prev_hook = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        rec.on_exception(exc_type, exc, tb)
+        return prev_hook(exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+
+    if "torch" in sys.modules:
+        _patch_torch(sys.modules["torch"], rec)
+    else:
+        sys.meta_path.insert(0, _TorchImportWatcher(rec))
+
+
+_load_shadowed_sitecustomize()
+try:
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+except Exception:
+    pass
+_install()
