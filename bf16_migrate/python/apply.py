@@ -111,7 +111,10 @@ class _Apply(cst.CSTTransformer):
         if isinstance(original, cst.Module) and plan.prelude:
             out = _insert_prelude(out, plan.prelude)
         if not out and isinstance(original, cst.IndentedBlock):
-            out = [cst.SimpleStatementLine([cst.Pass()])]
+            out = [cst.SimpleStatementLine([cst.Pass()], leading_lines=carried)]
+            carried = []
+        if carried:  # comments above a removed last statement stay, as the block's footer
+            return updated.with_changes(body=out, footer=[*carried, *updated.footer])
         return updated.with_changes(body=out)
 
 

@@ -126,6 +126,8 @@ class DtypeFlow:
     def _binding(self, target: cst.CSTNode, ops, depth) -> str:
         """The class of the value bound to the target node ``target`` (a Name in an assignment
         target, a for-target, a function, a parameter...)."""
+        if isinstance(target, cst.Param):  # ScopeProvider binds parameters to the Param node
+            return self._parameter(target, ops, depth)
         path: list[Op] = []
         node = target
         while True:
@@ -145,11 +147,36 @@ class DtypeFlow:
             return self.infer(stmt.value, unpack + ops, depth)
         if isinstance(stmt, cst.For) and stmt.target is node:
             return self.infer(stmt.iter, (("elem",),) + unpack + ops, depth)
+        if isinstance(stmt, cst.Param):
+            return self._parameter(stmt, ops, depth)
         if isinstance(stmt, cst.AugAssign):
             return UNKNOWN
         if isinstance(target, cst.FunctionDef):
             return UNKNOWN
         return UNKNOWN
+
+    def _parameter(self, param: cst.Param, ops, depth) -> str:
+        """A parameter of a function defined in this file: the arguments passed to it at the
+        file's call sites of that function (by position or keyword)."""
+        func = self.ctx.enclosing(param, cst.FunctionDef)
+        if func is None or param.star:
+            return UNKNOWN
+        positional = list(func.params.posonly_params) + list(func.params.params)
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        if self.ctx.enclosing(func, cst.ClassDef) is not None and index is not None:
+            index -= 1  # methods are called as obj.method(...): skip `self`
+        results = []
+        for call in m.findall(self.ctx.module, m.Call(func=m.Name(func.name.value) | m.Attribute(attr=m.Name(func.name.value)))):
+            value = None
+            for i, arg in enumerate(call.args):
+                if arg.keyword is not None and arg.keyword.value == param.name.value:
+                    value = arg.value
+                elif arg.keyword is None and not arg.star and i == index:
+                    value = arg.value
+            if value is None:
+                return UNKNOWN
+            results.append(self.infer(value, ops, depth))
+        return combine(results)
 
     def _self_attribute(self, expr: cst.Attribute, ops, depth) -> str:
         """``self.x``: every ``self.x = ...`` in the methods of the enclosing class."""

@@ -1,0 +1,138 @@
+"""Command line: ``bf16-migrate PATHS...`` (rewrite) and ``bf16-migrate verify SCRIPT``.
+
+Only argument handling and exit codes live here. Exit codes (issue 2):
+0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
+automatically (verify: the migrated run does not train or match); 2 a file could not be
+processed, the usage was wrong, or (verify) a run could not be made.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .rules import MODES, RuleError, load_rules
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _DefaultToMigrate(click.Group):
+    """A group whose default command is ``migrate``: ``bf16-migrate src/ --mode amp`` runs
+    ``migrate``, ``bf16-migrate verify train.py`` runs ``verify``."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["migrate", *args]
+        elif not args:
+            args = ["migrate"]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultToMigrate, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="bf16-migrate")
+def main() -> None:
+    """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
+
+    \b
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check]
+    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [-- ARGS...]
+    """
+
+
+@main.command("migrate")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--mode", type=click.Choice(MODES), default="stochastic", show_default=True,
+              help="stochastic: bf16 model + NEURON_RT_STOCHASTIC_ROUNDING_EN=1; gpu-compatible: bf16 model with FP32 master weights; amp: FP32 model under torch.autocast.")
+@click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or needs a hand.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable).")
+def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...]) -> None:
+    """Rewrite PATHS (files or directories) in place for --mode."""
+    from .diagnostics import format_json
+    from .project import ScanError, migrate_paths
+
+    if not paths:
+        _usage("no PATHS given (try `bf16-migrate . --diff`)")
+    if show_diff and check:
+        _usage("--diff and --check cannot be combined")
+    try:
+        load_rules()
+        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude)
+    except (ScanError, RuleError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+    if fmt == "json":
+        click.echo(format_json(outcome.diagnostics, outcome.errors))
+    else:
+        if show_diff:
+            for path in outcome.changed:
+                click.echo(outcome.diffs[path], nl=False)
+        for diagnostic in outcome.diagnostics:
+            click.echo(diagnostic.format_text())
+        for error in outcome.errors:
+            click.echo(f"error: {error}", err=True)
+        click.echo(_summary(outcome, written=not (show_diff or check)), err=True)
+
+    unfixed = [d for d in outcome.diagnostics if not d.fixed]
+    if outcome.errors:
+        sys.exit(EXIT_ERROR)
+    if unfixed or ((show_diff or check) and outcome.changed):
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_OK)
+
+
+def _summary(outcome, written: bool) -> str:
+    fixed = sum(d.fixed for d in outcome.diagnostics)
+    todo = sum(not d.fixed for d in outcome.diagnostics)
+    verb = "changed" if written else "would change"
+    parts = [f"{len(outcome.changed)} file(s) {verb}", f"{fixed} finding(s) fixed", f"{todo} left to do by hand"]
+    if outcome.errors:
+        parts.append(f"{len(outcome.errors)} file(s) could not be processed")
+    return "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable)"
+
+
+def _usage(message: str) -> None:
+    click.echo(f"usage error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            _usage(f"--legacy-env expects KEY=VALUE, got {pair!r}")
+        env[key] = value
+    return env
+
+
+@main.command("verify", context_settings={"ignore_unknown_options": False})
+@click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--mode", type=click.Choice(MODES), default="stochastic", show_default=True)
+@click.option("--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run.")
+@click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable a launcher set (legacy run only; repeatable).")
+@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per run before it is killed.")
+def verify(script: Path, script_args: tuple[str, ...], mode: str, steps: int, legacy_env: tuple[str, ...], timeout: float) -> None:
+    """Run SCRIPT as it is (legacy variables in force) and migrated, on the XLA device
+    (PJRT_DEVICE=CPU unless set), and compare the loss at each optimizer step.
+
+    Arguments after `--` are passed to the script."""
+    from .verify import RunError, format_report, verify_script
+
+    env = _parse_env(legacy_env)
+    try:
+        report = verify_script(script, mode=mode, steps=steps, legacy_env=env, script_args=list(script_args), timeout=timeout)
+    except RunError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(format_report(report))
+    sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,224 @@
+"""The Python codemod on small sources: every write spelling, the values, the diagnostics."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from bf16_migrate.python import ParseError, migrate_source
+
+TRAIN = '''
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(8, 4).to(device)
+    ids = torch.randint(0, 10, (8,)).to(device)
+    out = model(x, ids)
+    loss = loss_fn(out, ids)
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def run(source: str, mode: str = "stochastic"):
+    result = migrate_source(textwrap.dedent(source), mode, "t.py")
+    cst.parse_module(result.code)
+    return result
+
+
+def codes(result):
+    return [(d.code, d.fixed) for d in result.diagnostics]
+
+
+HEADER = "import os\nimport torch\nimport torch_xla\n"
+
+
+@pytest.mark.parametrize(
+    "write, renamed",
+    [
+        ('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"'),
+        ("os.environ['XLA_DOWNCAST_BF16'] = 'true'", "os.environ['NEURON_RT_STOCHASTIC_ROUNDING_EN'] = '1'"),
+        ('os.environ.setdefault("XLA_USE_BF16", "1")', 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")'),
+        ('os.putenv("XLA_USE_BF16", "1")', 'os.putenv("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")'),
+        ('os.environ.update({"XLA_USE_BF16": "1"})', 'os.environ.update({"NEURON_RT_STOCHASTIC_ROUNDING_EN": "1"})'),
+        ('os.environ.update(XLA_USE_BF16="1", OMP_NUM_THREADS="2")', 'os.environ.update(NEURON_RT_STOCHASTIC_ROUNDING_EN="1", OMP_NUM_THREADS="2")'),
+    ],
+)
+def test_every_write_spelling_becomes_stochastic_rounding(write, renamed):
+    result = run(HEADER + write + "\n" + TRAIN)
+    assert renamed in result.code
+    assert "XLA_USE_BF16" not in result.code and "XLA_DOWNCAST_BF16" not in result.code
+    assert codes(result) == [("BFM001", True)]
+    assert result.diagnostics[0].line == 4
+
+
+@pytest.mark.parametrize(
+    "imports, write",
+    [
+        ("import os as _os\n", '_os.environ["XLA_USE_BF16"] = "1"'),
+        ("from os import environ\n", 'environ["XLA_USE_BF16"] = "1"'),
+        ("from os import environ as env\n", 'env.update({"XLA_USE_BF16": "1"})'),
+    ],
+)
+def test_import_spellings(imports, write):
+    result = run(imports + "import torch\n" + write + "\n" + TRAIN, mode="amp")
+    assert "XLA_USE_BF16" not in result.code
+    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in result.code
+    assert codes(result) == [("BFM001", True)]
+
+
+def test_floating_inputs_cast_and_integer_inputs_left_alone():
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN)
+    assert "out = model(x.to(torch.bfloat16), ids)" in result.code
+    assert "loss = loss_fn(out, ids)" in result.code
+    assert "    model.to(torch.bfloat16)\n    optimizer = torch.optim.AdamW" in result.code
+
+
+def test_update_with_other_keys_keeps_them_in_non_stochastic_modes():
+    src = HEADER + 'os.environ.update({"OMP_NUM_THREADS": "1", "XLA_USE_BF16": "1"})\n' + TRAIN
+    result = run(src, mode="gpu-compatible")
+    assert 'os.environ.update({"OMP_NUM_THREADS": "1"})' in result.code
+
+
+def test_update_with_only_legacy_keys_is_removed():
+    src = HEADER + 'os.environ.update({"XLA_USE_BF16": "1", "XLA_DOWNCAST_BF16": "1"})\n' + TRAIN
+    result = run(src, mode="amp")
+    assert "os.environ.update" not in result.code
+    assert codes(result) == [("BFM001", True), ("BFM001", True)]
+
+
+def test_value_zero_is_removed_and_nothing_added():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "0"\n' + TRAIN
+    result = run(src)
+    assert "XLA_USE_BF16" not in result.code
+    assert "bfloat16" not in result.code and "NEURON_RT" not in result.code
+    assert codes(result) == [("BFM002", True)]
+
+
+@pytest.mark.parametrize("variable", ["XLA_USE_FP16", "XLA_DOWNCAST_FP16"])
+def test_fp16_variables_removed_with_diagnostic(variable):
+    src = HEADER + f'os.environ["{variable}"] = "1"\n' + TRAIN
+    result = run(src)
+    assert variable not in result.code and "bfloat16" not in result.code
+    assert codes(result) == [("BFM003", True)]
+    assert "since torch-xla 2.5" in result.diagnostics[0].message
+
+
+def test_computed_value_is_reported_and_left():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = str(int(args.bf16))\n' + TRAIN
+    result = run(src)
+    assert result.code == textwrap.dedent(src)
+    assert codes(result) == [("BFM040", False)]
+    assert (result.diagnostics[0].line, result.diagnostics[0].col) == (4, 12)
+
+
+def test_guarded_write_is_reported_and_left():
+    src = HEADER + 'if args.bf16:\n    os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN
+    result = run(src)
+    assert result.code == src
+    assert codes(result) == [("BFM041", False)]
+
+
+def test_main_guard_is_not_a_condition():
+    src = HEADER + TRAIN + '\nif __name__ == "__main__":\n    os.environ["XLA_USE_BF16"] = "1"\n    main()\n'
+    result = run(src, mode="amp")
+    assert codes(result) == [("BFM001", True)]
+    assert 'if __name__ == "__main__":\n    main()\n' in result.code
+
+
+def test_read_is_reported():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\neps = 1e-4 if os.environ.get("XLA_USE_BF16") else 1e-8\n' + TRAIN
+    result = run(src)
+    assert ("BFM050", False) in codes(result)
+
+
+def test_no_optimizer_leaves_the_switch_and_reports():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\nfrom mylib import train\ntrain()\n'
+    result = run(src)
+    assert result.code == src
+    assert codes(result) == [("BFM010", False)]
+
+
+def test_unknown_input_dtype_is_reported_not_guessed():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + textwrap.dedent('''
+    def main(loader):
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for batch in loader:
+            out = model(batch)
+    ''')
+    result = run(src)
+    assert "model(batch)" in result.code
+    assert ("BFM020", False) in codes(result)
+
+
+def test_existing_stochastic_rounding_setting_is_not_duplicated():
+    src = HEADER + 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "0"\nos.environ["XLA_USE_BF16"] = "1"\n' + TRAIN
+    result = run(src)
+    assert result.code.count("NEURON_RT_STOCHASTIC_ROUNDING_EN") == 1
+    assert "already set by the script" in result.diagnostics[0].message
+
+
+def test_removed_write_keeps_its_comment_and_empty_block_gets_pass():
+    src = HEADER + TRAIN + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n'
+    result = run(src, mode="amp")
+    assert "def setup():\n    # bf16 on the device\n    pass\n" in result.code
+
+
+def test_amp_refuses_region_with_backward_inside():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + textwrap.dedent('''
+    def main():
+        model = Net()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(2, 2)
+        out = model(x)
+        out.sum().backward()
+        loss = loss_fn(out, x)
+    ''')
+    result = run(src, mode="amp")
+    assert ("BFM030", False) in codes(result)
+    assert "autocast" not in result.code
+
+
+def test_gpu_compatible_custom_optimizer_is_reported():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN.replace("torch.optim.AdamW", "MyLamb")
+    result = run(src, mode="gpu-compatible")
+    assert ("BFM060", False) in codes(result)
+    assert "with_fp32_master_weights" not in result.code
+
+
+def test_gpu_compatible_wraps_stock_optimizer_and_emits_helper_once():
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN, mode="gpu-compatible")
+    assert "optimizer = with_fp32_master_weights(torch.optim.AdamW)(model.parameters(), lr=1e-3)" in result.code
+    assert result.code.count("def with_fp32_master_weights(") == 1
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" not in result.code
+
+
+def test_loss_accumulator_made_float32():
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN + "    total = torch.zeros(1, device=device)\n    total += loss.detach()\n"
+    result = run(src)
+    assert "total = torch.zeros(1, device=device, dtype=torch.float32)" in result.code
+
+
+def test_import_torch_added_when_missing():
+    src = 'import os\nimport torch.nn as nn\nos.environ["XLA_USE_BF16"] = "1"\n' + TRAIN
+    result = run(src)
+    assert "\nimport torch\n" in result.code or result.code.startswith("import torch\n")
+
+
+def test_parse_error_names_file_and_line():
+    with pytest.raises(ParseError, match=r"^bad\.py:2:"):
+        migrate_source("x = 1\ndef (:\n", "stochastic", "bad.py")
+
+
+def test_unknown_mode_rejected():
+    with pytest.raises(ValueError):
+        migrate_source("x = 1\n", "fp8", "t.py")
+
+
+def test_files_without_legacy_variables_unchanged():
+    result = run(TRAIN)
+    assert result.code == textwrap.dedent(TRAIN) and result.diagnostics == []

@@ -1,0 +1,64 @@
+"""Golden in/out for every fixture and mode, idempotence, re-parse, and the CLI on the fixtures."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+from bf16_migrate.cli import main
+from bf16_migrate.python import migrate_source
+from bf16_migrate.rules import load_rules
+
+from conftest import CASES, FIXTURES, MODES
+
+LEGACY = tuple(load_rules().variables)
+
+
+def test_there_are_fixtures():
+    assert set(CASES) >= {"mlp_regression", "cnn_trainer", "tiny_transformer", "optimizer_before_to"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case, mode):
+    source = (FIXTURES / case / "train.py").read_text()
+    expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+    result = migrate_source(source, mode, f"{case}/train.py")
+    assert result.code == expected
+    assert result.unfixed == [], [d.format_text() for d in result.unfixed]
+    assert any(d.code == "BFM001" and d.fixed for d in result.diagnostics)
+    cst.parse_module(result.code)  # re-parses
+    compile(result.code, f"{case}/{mode}.py", "exec")
+    # no legacy variable is left in any string literal
+    strings = [s.evaluated_value for s in cst.matchers.findall(cst.parse_module(result.code), cst.matchers.SimpleString())]
+    assert not set(strings) & set(LEGACY)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_idempotent(case, mode):
+    expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+    again = migrate_source(expected, mode, f"{case}/expected/{mode}.py")
+    assert again.code == expected
+    assert again.diagnostics == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_migrated_script_never_imports_the_tool(mode):
+    for case in CASES:
+        expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+        assert "bf16_migrate" not in expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_cli_rewrites_fixture_directory_to_golden(case, mode, fixture_copy):
+    script = fixture_copy(case)
+    runner = CliRunner()
+    result = runner.invoke(main, [str(script.parent), "--mode", mode])
+    assert result.exit_code == 0, result.output
+    assert script.read_text() == (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+    assert f"{script}:" in result.output and "BFM001" in result.output
+    second = runner.invoke(main, [str(script.parent), "--mode", mode, "--check"])
+    assert second.exit_code == 0, second.output
