@@ -1,0 +1,127 @@
+"""CLI behaviour: exit codes, --diff/--check write nothing, output format, file preservation."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from bf16_migrate.cli import main
+
+from conftest import FIXTURES
+
+SCRIPT = (FIXTURES / "mlp_regression" / "train.py").read_text()
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_clean_tree_exits_0(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\n")
+    result = invoke(tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "0 file(s) changed" in result.output
+
+
+def test_check_finds_and_writes_nothing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    before = script.stat().st_mtime_ns
+    result = invoke(tmp_path, "--check")
+    assert result.exit_code == 1
+    assert script.read_text() == SCRIPT and script.stat().st_mtime_ns == before
+    assert f"{script}:8:12: BFM001 " in result.output
+    assert "1 file(s) would change" in result.output
+
+
+def test_diff_prints_unified_diff_and_writes_nothing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    result = invoke(script, "--diff", "--mode", "amp")
+    assert result.exit_code == 1
+    assert f"--- a/{script}" in result.output
+    assert '-os.environ["XLA_USE_BF16"] = "1"' in result.output
+    assert '+        with torch.autocast("xla", dtype=torch.bfloat16):' in result.output
+    assert script.read_text() == SCRIPT
+
+
+def test_unfixable_finding_exits_1_even_when_writing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text('import os\nif flag:\n    os.environ["XLA_USE_BF16"] = "1"\n')
+    result = invoke(script)
+    assert result.exit_code == 1
+    assert "BFM041" in result.output and "[fixed]" not in result.output
+
+
+def test_missing_path_exits_2():
+    result = invoke("does/not/exist")
+    assert result.exit_code == 2
+    assert "does/not/exist: no such file or directory" in result.output
+
+
+def test_parse_error_exits_2_names_file_and_other_files_still_processed(tmp_path):
+    (tmp_path / "bad.py").write_text('import os\nos.environ["XLA_USE_BF16"] = "1"\ndef (:\n')
+    good = tmp_path / "good.py"
+    good.write_text(SCRIPT)
+    result = invoke(tmp_path)
+    assert result.exit_code == 2
+    assert f"{tmp_path / 'bad.py'}:3:" in result.output
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in good.read_text()
+    assert (tmp_path / "bad.py").read_text().startswith("import os")
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert invoke(tmp_path, "--diff", "--check").exit_code == 2
+    assert invoke(tmp_path, "--mode", "fp8").exit_code == 2
+    assert invoke().exit_code == 2
+
+
+def test_json_format(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    result = CliRunner().invoke(main, [str(script), "--check", "--format", "json"])
+    data = json.loads(result.stdout)
+    assert data["errors"] == []
+    assert data["diagnostics"][0] == {
+        "code": "BFM001", "path": str(script), "line": 8, "col": 12,
+        "message": data["diagnostics"][0]["message"], "fixed": True,
+    }
+
+
+def test_write_keeps_crlf_bom_and_mode(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_bytes(b"\xef\xbb\xbf" + SCRIPT.replace("\n", "\r\n").encode())
+    os.chmod(script, 0o755)
+    assert invoke(script).exit_code == 0
+    data = script.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert b"NEURON_RT_STOCHASTIC_ROUNDING_EN" in data
+    assert not [p for p in tmp_path.iterdir() if p.name != "train.py"]  # no temp file left
+
+
+def test_non_python_carrier_is_reported_not_skipped(tmp_path):
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py\n")
+    (tmp_path / "NOTES.md").write_text("We used XLA_USE_BF16 once.\n")
+    result = invoke(tmp_path)
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'run.sh'}:2:8: BFM090" in result.output
+    assert "NOTES.md" not in result.output
+
+
+def test_console_script_runs_without_importing_torch(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    code = (
+        "import sys; from bf16_migrate.cli import main\n"
+        "try:\n    main([sys.argv[1], '--check'])\nexcept SystemExit as e:\n"
+        "    assert 'torch' not in sys.modules, 'rewrite path imported torch'\n    raise\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
