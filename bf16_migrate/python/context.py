@@ -42,6 +42,16 @@ class FileContext:
         self.positions = self.wrapper.resolve(PositionProvider)
         self.scopes = self.wrapper.resolve(ScopeProvider)
         self.qualified = self.wrapper.resolve(QualifiedNameProvider)
+        self._by_type: dict[type, list[cst.CSTNode]] = {}
+        for node in self.parents:  # every node but the module, grouped by type
+            self._by_type.setdefault(type(node), []).append(node)
+        self._order = {id(n): self.positions[n].start for n in self.parents if n in self.positions}
+
+    def nodes(self, kind: type) -> list[cst.CSTNode]:
+        """Every node of exactly type ``kind`` in the module, in source order (one indexing
+        pass instead of a libcst ``findall`` walk per question)."""
+        found = self._by_type.get(kind, [])
+        return sorted(found, key=lambda n: (self._order[id(n)].line, self._order[id(n)].column))
 
     # -- navigation -------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:

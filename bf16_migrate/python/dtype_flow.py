@@ -166,7 +166,9 @@ class DtypeFlow:
         if self.ctx.enclosing(func, cst.ClassDef) is not None and index is not None:
             index -= 1  # methods are called as obj.method(...): skip `self`
         results = []
-        for call in m.findall(self.ctx.module, m.Call(func=m.Name(func.name.value) | m.Attribute(attr=m.Name(func.name.value)))):
+        for call in self.ctx.nodes(cst.Call):
+            if not m.matches(call.func, m.Name(func.name.value) | m.Attribute(attr=m.Name(func.name.value))):
+                continue
             value = None
             for i, arg in enumerate(call.args):
                 if arg.keyword is not None and arg.keyword.value == param.name.value:

@@ -99,7 +99,7 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
         )
         consumed.add(id(key))
 
-    for assign in m.findall(ctx.module, m.Assign()):
+    for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target
@@ -112,7 +112,7 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
         if name in variables:
             add(name, "subscript", key, assign.value, assign)
 
-    for call in m.findall(ctx.module, m.Call()):
+    for call in ctx.nodes(cst.Call):
         func = call.func
         if isinstance(func, cst.Attribute) and _is_environ(ctx, func.value):
             method = func.attr.value
@@ -136,7 +136,7 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
                 add(name, "putenv", call.args[0].value, call.args[1].value, call)
 
     mentions = []
-    for string in m.findall(ctx.module, m.SimpleString()):
+    for string in ctx.nodes(cst.SimpleString):
         name = _string_value(string)
         if name in variables and id(string) not in consumed:
             mentions.append(Mention(name, string, _is_read(ctx, string)))
@@ -166,7 +166,7 @@ def _is_read(ctx: FileContext, string: cst.SimpleString) -> bool:
 def sets_stochastic_rounding(ctx: FileContext) -> bool:
     """True when the file already names ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in a string literal
     (a write, or a read the user relies on): the codemod then adds no write of its own."""
-    return any(_string_value(s) == STOCHASTIC_ROUNDING_VAR for s in m.findall(ctx.module, m.SimpleString()))
+    return any(_string_value(s) == STOCHASTIC_ROUNDING_VAR for s in ctx.nodes(cst.SimpleString))
 
 
 _UNGUARDED_PARENTS = (cst.Module, cst.FunctionDef)

@@ -66,7 +66,7 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
     """Every call whose first argument (or ``params=``) takes ``X.parameters()``, excluding the
     calls listed as ``not_optimizers`` in ``rules/torch_api.toml`` (``clip_grad_norm_``...)."""
     sites = []
-    for call in m.findall(ctx.module, m.Call()):
+    for call in ctx.nodes(cst.Call):
         name = _callee_name(call.func)
         if not name or name in ctx.rules.torch_api.not_optimizers:
             continue
@@ -123,9 +123,9 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
     """The calls of ``model`` in this file, following it one level into functions defined in
     the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
-    calls = [c for c in m.findall(ctx.module, m.Call()) if same_model(ctx, c.func, model)]
+    calls = [c for c in ctx.nodes(cst.Call) if same_model(ctx, c.func, model)]
     # one level into local functions that receive the model as a positional/keyword argument
-    for call in m.findall(ctx.module, m.Call(func=m.Name())):
+    for call in (c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name)):
         for i, arg in enumerate(call.args):
             if not same_model(ctx, arg.value, model):
                 continue
@@ -222,7 +222,7 @@ def loss_accumulators(ctx: FileContext, loss_names: set[str]) -> list[cst.Call]:
     tensor the loss is summed into (``acc += loss.detach()``, ``acc = acc + loss``); Neuron's
     guide keeps such accumulators in FP32 (seed 000)."""
     found: list[cst.Call] = []
-    for aug in m.findall(ctx.module, m.AugAssign(operator=m.AddAssign(), target=m.Name())):
+    for aug in (a for a in ctx.nodes(cst.AugAssign) if isinstance(a.operator, cst.AddAssign) and isinstance(a.target, cst.Name)):
         used = {n.value for n in m.findall(aug.value, m.Name())}
         if not used & loss_names:
             continue
