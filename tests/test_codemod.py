@@ -222,3 +222,12 @@ def test_unknown_mode_rejected():
 def test_files_without_legacy_variables_unchanged():
     result = run(TRAIN)
     assert result.code == textwrap.dedent(TRAIN) and result.diagnostics == []
+
+
+def test_switch_set_by_launcher_migrates_script_that_never_names_it():
+    result = migrate_source(HEADER + TRAIN, "stochastic", "t.py", launched_with={"XLA_USE_BF16": "1"})
+    assert "model.to(torch.bfloat16)" in result.code and "x.to(torch.bfloat16)" in result.code
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" not in result.code  # the launcher's carrier gets it
+    assert [(d.code, d.fixed, d.line) for d in result.diagnostics] == [("BFM001", True, 1)]
+    off = migrate_source(HEADER + TRAIN, "stochastic", "t.py", launched_with={"XLA_USE_BF16": "0"})
+    assert off.code == HEADER + TRAIN and off.diagnostics == []

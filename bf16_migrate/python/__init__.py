@@ -7,6 +7,7 @@ It never imports torch (the rewrite path must start fast, e.g. as a pre-commit h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -37,13 +38,23 @@ class MigrationResult:
         return [d for d in self.diagnostics if not d.fixed]
 
 
-def migrate_source(source: str, mode: str = "stochastic", path: str = "<string>") -> MigrationResult:
+def migrate_source(
+    source: str,
+    mode: str = "stochastic",
+    path: str = "<string>",
+    launched_with: Mapping[str, str] | None = None,
+) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
     ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
     ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
     amp with). Raises :class:`ParseError` when ``source`` does not parse, ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
+
+    ``launched_with`` names legacy variables a launcher sets for this script (a shell
+    ``export``, ``verify --legacy-env``): the script gets the mode's code change (model cast and
+    input casts, or autocast) even though it never names them; stochastic rounding is left to
+    the launcher's own setting.
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -52,7 +63,7 @@ def migrate_source(source: str, mode: str = "stochastic", path: str = "<string>"
     except cst.ParserSyntaxError as exc:
         raise ParseError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}") from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
-    plan = Planner(ctx, mode).run()
+    plan = Planner(ctx, mode, launched_with).run()
     new = apply_plan(ctx.module, plan)
     code = new.code
     if code != source:

@@ -24,7 +24,9 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import STOCHASTIC_ROUNDING_VAR
+from typing import Mapping
+
+from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 from . import snippets
 from .apply import EditPlan
 from .context import FileContext
@@ -46,9 +48,16 @@ _MODE_SUMMARY = {
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
-    def __init__(self, ctx: FileContext, mode: str) -> None:
+    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None) -> None:
         self.ctx = ctx
         self.mode = mode
+        # legacy variables a launcher sets for this script (shell, --legacy-env): the script
+        # then needs the mode's code change even though it never names the variable
+        self.external = [
+            name
+            for name, value in (launched_with or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        ]
         self.plan = EditPlan()
         self.flow = DtypeFlow(ctx)
 
@@ -62,7 +71,7 @@ class Planner:
             else:
                 ctx.report("BFM042", mention.node, f"{mention.variable} is named here outside a write the codemod can rewrite: remove it and add the explicit code for --mode {self.mode} by hand", False)
         on_writes = [w for w in writes if self._triage(w)]
-        if on_writes:
+        if on_writes or self.external:
             self._migrate(on_writes)
         return self.plan
 
@@ -96,16 +105,20 @@ class Planner:
                 self._remove_write(w)
                 ctx.report("BFM001", w.key, f"{w.variable} {_MODE_SUMMARY[REFERENCE]}", True)
             return
-        emits = set().union(*(ctx.rules.variables[w.variable].emit[self.mode] for w in writes))
+        variables = [w.variable for w in writes] + self.external
+        emits = set().union(*(ctx.rules.variables[v].emit[self.mode] for v in variables))
         sites = find_optimizers(ctx)
         models = self._unique_models(sites)
         if not sites or not models:
-            for w in writes:
+            anchors = [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]
+            for variable, anchor in anchors:
                 if not sites:
-                    ctx.report("BFM010", w.key, f"{w.variable}: no optimizer built from `<model>.parameters()` in this file, so the model to migrate cannot be found; the switch is left in place: cast the model by hand ({'autocast the forward pass' if self.mode == 'amp' else 'model.to(torch.bfloat16) before the optimizer is built'})", False)
+                    ctx.report("BFM010", anchor, f"{variable}: no optimizer built from `<model>.parameters()` in this file, so the model to migrate cannot be found; the switch is left in place: cast the model by hand ({'autocast the forward pass' if self.mode == 'amp' else 'model.to(torch.bfloat16) before the optimizer is built'})", False)
                 else:
                     ctx.report("BFM011", sites[0].call, "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is left in place: cast each model by hand before the optimizer is built", False)
             return
+        for variable in self.external:
+            ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)
         for site in sites:
             if site.model is None:
                 ctx.report("BFM011", site.call, "this optimizer's parameters do not come from one `<model>.parameters()`: cast its model by hand before the optimizer is built", False)

@@ -37,7 +37,8 @@ What is recorded, and how the script is left alone:
 * Also recorded: ``time.perf_counter()`` at each step (seconds since the harness loaded),
   parameter dtypes of the optimizer at its first step (torch's view and, on XLA, the device
   element type from ``_XLAC._get_xla_tensor_shape_type``, which under ``XLA_USE_BF16`` says
-  ``bf16`` where torch says ``float32``), the count of XLA compilations and executions
+  ``bf16`` where torch says ``float32``), the legacy variables present in ``os.environ`` at
+  the first step (after the script had its chance to set them), the count of XLA compilations and executions
   (``torch_xla.debug.metrics`` ``CompileTime`` / ``ExecuteTime``), and why the process ended.
 
 Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
@@ -49,6 +50,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "step_end_s": [float, ...], "first_backward_s": float | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
      "device_param_dtypes": {str: int} | null,
+     "legacy_env": {str: str} | null,
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "errors": [str, ...]}
 """
@@ -59,6 +61,7 @@ import sys
 _RECORD_ENV = "BF16_MIGRATE_RECORD"
 _STEPS_ENV = "BF16_MIGRATE_STEPS"
 _ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
+_LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -101,6 +104,7 @@ class _Recorder:
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
+        self.legacy_env = None
         self.stop_requested = False
         self.written = False
         self.exception = None
@@ -148,6 +152,7 @@ class _Recorder:
 
     def _read_dtypes(self, optimizer):
         self.optimizer = type(optimizer).__name__
+        self.legacy_env = {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ}
         torch_dtypes = {}
         device_dtypes = {}
         xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
@@ -228,6 +233,7 @@ class _Recorder:
                 "optimizer": self.optimizer,
                 "param_dtypes": self.param_dtypes,
                 "device_param_dtypes": self.device_param_dtypes,
+                "legacy_env": self.legacy_env,
                 "compile_count": compile_count,
                 "execute_count": execute_count,
                 "torch_xla_loaded": "torch_xla" in sys.modules,
@@ -315,7 +321,10 @@ class _TorchImportWatcher:
                 rec.errors.append(f"patching torch failed: {exc!r}")
                 sys.stderr.write(f"bf16-migrate harness: patching torch failed: {exc!r}\n")
 
-        loader.exec_module = exec_module
+        try:
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError) as exc:  # a loader that refuses: record, don't break
+            rec.errors.append(f"cannot hook the torch import ({exc!r}): no loss will be recorded")
         return spec
 
 

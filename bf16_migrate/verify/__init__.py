@@ -1,0 +1,216 @@
+"""Prove a migration: run the legacy script and its migrated copy on an XLA device, compare.
+
+``verify_script`` migrates a legacy training script (one that sets ``XLA_USE_BF16`` /
+``XLA_DOWNCAST_BF16``) into a temporary copy, runs the original with the legacy variables in
+force, the copy without them, and an FP32 reference (the legacy writes removed, nothing added),
+each in its own process on the XLA CPU device (``PJRT_DEVICE=CPU`` unless the environment
+names another), records the loss of every optimizer step without adding syncs, stops each run
+after ``steps`` steps, and judges the result (:mod:`.compare`). Nothing here imports torch;
+the children do.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping, Sequence
+
+from .compare import MODES, TOLERANCES, Verdict, judge
+from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
+from .report import format_report, report_dict
+from .runner import LEGACY_VARIABLES, Workspace, read_source, run_specs, stage_script
+
+__all__ = [
+    "MODES",
+    "RunError",
+    "RunRecord",
+    "VerifyReport",
+    "Verdict",
+    "format_report",
+    "report_dict",
+    "verify_script",
+]
+
+
+@dataclass
+class VerifyReport:
+    """What :func:`verify_script` found.
+
+    ``runs``: ``"legacy"`` / ``"migrated"`` / ``"reference"`` -> :class:`RunRecord` (losses
+    as floats per optimizer step, step end times in seconds, parameter dtypes, XLA compile
+    counts; a run that failed but was not needed has ``error`` set). ``verdict``: the parts
+    (runs, trains, precision, matches) with their figures. ``diagnostics``: the migration's
+    findings (objects with ``code``, ``line``, ``col``, ``message``, ``fixed``).
+    ``wall_time_s``: seconds for the whole verify. ``passed``: every part passed.
+    """
+
+    script: Path
+    mode: str
+    steps: int
+    runs: dict[str, RunRecord]
+    verdict: Verdict
+    script_args: list[str] = field(default_factory=list)
+    diagnostics: list[Any] = field(default_factory=list)
+    device: str = "CPU"
+    wall_time_s: float = 0.0
+    migrated_source: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passed
+
+    @property
+    def parts(self) -> list:
+        return self.verdict.parts
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (see :func:`bf16_migrate.verify.report.report_dict`)."""
+        return report_dict(self)
+
+
+def _migrate(source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
+    try:
+        from bf16_migrate.python import migrate_source
+    except ImportError as exc:  # pragma: no cover - the package ships it
+        raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
+    try:
+        result = migrate_source(source, mode, str(path), launched_with=launched_with)
+    except ValueError:
+        raise
+    except Exception as exc:  # ParseError and friends: the script could not be migrated
+        raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
+    return result.code, list(result.diagnostics)
+
+
+def verify_script(
+    script: Path,
+    mode: str = "stochastic",
+    steps: int = 20,
+    legacy_env: Mapping[str, str] = MappingProxyType({}),
+    script_args: Sequence[str] = (),
+    timeout: float = 600.0,
+    python: str = sys.executable,
+    *,
+    migrated_source: str | None = None,
+    reference_source: str | None = None,
+    legacy_source: str | None = None,
+    run_reference: bool = True,
+    jobs: int = 2,
+    env: Mapping[str, str] | None = None,
+) -> VerifyReport:
+    """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
+
+    ``script``: the legacy training script (a path). ``mode``: ``"stochastic"``,
+    ``"gpu-compatible"`` or ``"amp"``. ``steps``: optimizer steps recorded per run (the
+    harness stops the script at the next ``backward`` after that; a script that ends sooner is
+    compared over the steps it made). ``legacy_env``: variables for the legacy run only (the
+    switch a launcher used to set, e.g. ``{"XLA_USE_BF16": "1"}``). ``script_args``: passed to
+    every run. ``timeout``: seconds of wall time per run. ``python``: the interpreter for the
+    children (needs torch and torch-xla). ``migrated_source`` / ``reference_source``: use
+    these texts instead of running the codemod (mode ``mode`` / ``"reference"``).
+    ``legacy_source``: for ``verify --against REV``: ``script`` is already migrated and this
+    is its legacy text (e.g. read from git by the caller); the legacy run then uses a copy of
+    it, the migrated run ``script``'s own text, and the reference is migrated from it.
+    ``run_reference``: also run the FP32 reference in stochastic / gpu-compatible modes (it
+    gives the negative control and the precision gap the drift bound scales with; amp always
+    runs it). ``jobs``: children run at once (the machine has 2 cores: keep it <= 2).
+    ``env``: the environment the children start from (default ``os.environ``).
+
+    Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
+    migrated and reference runs are temporary copies with the legacy variables
+    (``XLA_USE_BF16``, ``XLA_DOWNCAST_BF16``, ``XLA_USE_FP16``, ``XLA_DOWNCAST_FP16``) removed
+    from the environment; all run in the script's directory (details in :mod:`.runner`).
+
+    Returns a :class:`VerifyReport`; ``report.passed`` is the verdict (rules and tolerances
+    in :mod:`.compare`). Raises :class:`RunError` when the script is missing or cannot be
+    migrated, when the migrated run fails (non-zero exit, timeout, no record, zero steps), or
+    when no comparison run is usable (the legacy run and the FP32 reference both failed for
+    stochastic / gpu-compatible; the reference for amp); ``ValueError`` for an unknown mode.
+    """
+    if mode not in TOLERANCES:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+    started = time.monotonic()
+    script = Path(script).resolve()
+    if not script.is_file():
+        raise RunError(f"{script}: no such script")
+    base_env = dict(os.environ if env is None else env)
+    try:
+        source = read_source(script)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise RunError(f"{script}: cannot be read: {exc}") from exc
+
+    diagnostics: list[Any] = []
+    legacy_text = source if legacy_source is None else legacy_source
+    if migrated_source is None:
+        if legacy_source is None:
+            migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
+        else:
+            migrated_source = source
+    need_reference = run_reference or mode == "amp"
+    if need_reference and reference_source is None:
+        reference_source, _ = _migrate(legacy_text, "reference", script)
+
+    args = [str(a) for a in script_args]
+    with Workspace() as ws:
+        common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout)
+        migrated_spec = ws.spec(
+            MIGRATED,
+            stage_script(migrated_source, script, ws.root / MIGRATED),
+            script,
+            drop=LEGACY_VARIABLES,
+            **common,
+        )
+        legacy_file = script if legacy_source is None else stage_script(legacy_source, script, ws.root / LEGACY)
+        legacy_spec = ws.spec(LEGACY, legacy_file, script, add=dict(legacy_env), **common)
+        specs = [migrated_spec, legacy_spec]
+        if need_reference:
+            assert reference_source is not None
+            reference_spec = ws.spec(
+                REFERENCE,
+                stage_script(reference_source, script, ws.root / REFERENCE),
+                script,
+                drop=LEGACY_VARIABLES,
+                **common,
+            )
+            # amp needs the reference more than the legacy run: start it first.
+            specs.insert(1 if mode == "amp" else 2, reference_spec)
+        runs = run_specs(specs, python=python, jobs=jobs)
+
+    migrated = runs[MIGRATED]
+    legacy = runs.get(LEGACY)
+    reference = runs.get(REFERENCE)
+    if not migrated.ok:
+        err = migrated.as_error()
+        if legacy is not None:
+            err.message += (
+                " (the legacy run succeeded: the migration broke the script)"
+                if legacy.ok
+                else f" (the legacy run failed too: {legacy.error})"
+            )
+            err.args = (err.message,)
+        raise err
+    if mode == "amp":
+        if reference is None or not reference.ok:
+            raise (reference.as_error() if reference is not None else RunError("the FP32 reference run did not run"))
+    elif (legacy is None or not legacy.ok) and (reference is None or not reference.ok):
+        raise legacy.as_error() if legacy is not None else RunError("the legacy run did not run")
+
+    verdict = judge(mode, runs, requested_steps=steps)
+    return VerifyReport(
+        script=script,
+        mode=mode,
+        steps=steps,
+        runs=runs,
+        verdict=verdict,
+        script_args=args,
+        diagnostics=diagnostics,
+        device=migrated_spec.env.get("PJRT_DEVICE", "CPU"),
+        wall_time_s=time.monotonic() - started,
+        migrated_source=migrated_source,
+    )

@@ -1,0 +1,471 @@
+"""The verify verdict: does the migrated script still train, with numerics equivalent to the
+legacy run?  Pure Python over :class:`~bf16_migrate.verify.records.RunRecord` (no torch).
+
+The verdict has four parts, each PASS, FAIL or INCONCLUSIVE, each with the figure behind it;
+the script passes only when every part passes.
+
+runs
+    The migrated run and its comparison run finished (the runner raises
+    :class:`~bf16_migrate.verify.records.RunError` before this when one could not be made), all
+    migrated losses are finite, and both recorded the same number of steps.  Comparison run:
+    the legacy run for ``stochastic`` / ``gpu-compatible``; the FP32 reference run for ``amp``
+    (semantics.md: autocast "tracks the fp32 run", so it must not be compared with the legacy
+    run).  When the legacy run failed or produced NaN/Inf, ``stochastic`` / ``gpu-compatible``
+    fall back to the FP32 reference with the looser :data:`FALLBACK` tolerance (design.md,
+    "Verification"), and the verdict says so.
+trains
+    The migrated loss falls: with ``n >= 3`` steps and ``k = n // 3``, the mean of the last
+    ``k`` losses is below the mean of the first ``k``.  Thirds rather than first/last step
+    because single losses of small batches are noisy (the fixtures' losses go up and down by
+    10-30% between neighbouring steps).
+precision
+    Lower precision is really in effect in the migrated run, and the legacy switch really was
+    in the legacy run: the migrated run does not still see a legacy variable set to a true
+    value; for ``stochastic`` / ``gpu-compatible`` its optimizer holds bfloat16 parameters; its
+    losses are not identical, step for step, to the FP32 reference (a migration that only
+    deleted the variable is an FP32 run); and, when it is the comparison run, the legacy run's
+    parameters were bf16 on the device (otherwise the switch was set somewhere the run did not
+    see, e.g. a launcher: pass ``--legacy-env``).
+matches
+    Per-step relative difference ``|a - b| / max(|b|, eps)``, ``a`` the migrated loss, ``b``
+    the comparison loss, ``eps`` = 1% of the comparison run's largest ``|loss|`` (so steps
+    where the loss has fallen near zero do not blow the ratio up).  Two checks, see
+    :class:`Tolerance`: an *onset* check on the first steps, which tells the precisions apart,
+    and a *drift* bound on the median over all steps, which catches a run that goes its own
+    way.  The drift bound scales with the *precision gap* of the script (median relative
+    difference between the legacy bf16 run and the FP32 reference), when both ran.  If the
+    FP32 reference itself would pass the onset check against the legacy run (or, for ``amp``,
+    the legacy run against the reference), this script cannot tell the precisions apart in
+    the steps run, and matches is INCONCLUSIVE.
+
+Measurements behind the tolerances (torch 2.9.0 / torch-xla 2.9.0, ``PJRT_DEVICE=CPU``, 2 cores,
+the lead's codemod on fixtures/*/train.py, ``verify_script(..., steps=20)``, i.e.
+``bf16-migrate verify fixtures/NAME/train.py --mode M --steps 20``; relative differences as
+defined above; "same" = rel. diff <= 1e-4, in practice the same float; the FP32 control is the
+script with only the variable deleted, i.e. the reference source passed as the migrated one):
+
+=========================================  ==========  ===========  ===============  ===============
+figure (20 steps)                          mlp_regr.   cnn_trainer  opt_bef_to       tiny_transf.
+                                           AdamW       SGD mom.     SGD mom.         AdamW
+=========================================  ==========  ===========  ===============  ===============
+stochastic vs legacy: same of first 3      3           3            3                2
+gpu-compatible vs legacy: same of first 3  3           3            3                2
+FP32 control vs legacy: same of first 3    0           0            0                0
+stochastic vs legacy: median / max         0 / 0       0 / 6.8e-3   1.4e-2 / 4.7e-2  5.6e-3 / 1.4e-2
+gpu-compatible vs legacy: median / max     0 / 7.1e-3  0 / 1.1e-2   1.6e-2 / 4.7e-2  6.6e-3 / 2.9e-2
+precision gap (FP32 control vs legacy)     1.1e-2      4.7e-3       1.4e-2           6.3e-3
+amp vs FP32 ref: median of first 10        1.3e-4      2.8e-4       1.1e-3           4.8e-4
+full bf16 (legacy) vs FP32: same figure    9.3e-3      4.3e-3       7.6e-3           3.9e-3
+amp vs FP32 ref: median over 20            2.1e-4      5.1e-4       2.7e-3           1.4e-3
+=========================================  ==========  ===========  ===============  ===============
+
+So: onset, FP32 control 0 of 3 everywhere against 2-3 for both bf16 modes; drift, the bf16
+modes stay within 1.14 x the precision gap (limit 2 x); amp's first-10 median stays below
+1.1e-3 while full bf16 is at 3.9e-3 or more (limit 2e-3, about 2 x margin each way), and its
+drift stays within 0.22 x the gap (limit 1 x).  The FP32 control fails matches (and
+precision) on all four fixtures: figures as in the "FP32 control" and "precision gap" rows.
+With 40 steps (same scripts, runs made one at a time by a dev driver) the picture holds:
+first-3 counts unchanged, drift ratios <= 1.27 (gpu-compatible, opt_bef_to at lr 0.1), amp
+first-10 medians <= 1.1e-3, but maxima grow (0.34 on tiny_transformer, whose bf16 losses
+collapse to exactly 0 after step 34): why the drift bound is a median, not a maximum.
+
+A hand-migrated 3-layer MLP (``/tmp`` dev scripts, 50 steps) agreed: stochastic vs legacy
+50/50 identical with AdamW, 16/50 with SGD momentum 0.9 (first 6 identical, then the
+scalar-rounding gap of semantics.md lets the runs drift to a median of 6.5e-3, close to the
+FP32 run's 1.07e-2: why the onset check, not a median, is what tells bf16 from FP32); FP32 vs
+legacy 0/50 identical; amp vs FP32 median 1.3e-3 (AdamW) / 3.4e-4 (SGD).  An FP32-master
+migration with a bug (gradients never zeroed) drifted to a median of 0.245 over 20 steps
+against a precision gap of 9e-3: failed by the drift bound.
+
+Why bit-identity in the onset: under the legacy switch every loss is a bf16 number, and so is
+the loss of a faithful bf16 migration; the first steps run the same initial weights and data
+through the same bf16 graph, so they give the same number (semantics.md: 20/20 identical with
+AdamW).  An FP32 loss is almost never a bf16 number (0 of 5 x 3 first steps above).  Later
+steps may drift by whole bf16 ulps (>= 2e-3 relative), from the scalar rounding described in
+semantics.md (the legacy graph rounds 0.9 to 0.8984375), so only 2 of the first 3 steps are
+required (tiny_transformer: steps 1-2 identical, step 3 one ulp off).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from .records import LEGACY, MIGRATED, REFERENCE, RunRecord
+
+__all__ = [
+    "FALLBACK",
+    "MODES",
+    "PASS",
+    "FAIL",
+    "INCONCLUSIVE",
+    "Part",
+    "Tolerance",
+    "TOLERANCES",
+    "Verdict",
+    "judge",
+    "rel_diffs",
+    "trend",
+]
+
+MODES = ("stochastic", "gpu-compatible", "amp")
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+EPS_FRACTION = 0.01
+"""``eps`` of the relative difference, as a fraction of the comparison run's largest |loss|."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close the migrated losses must stay to the comparison run's (dimensionless ratios).
+
+    Onset (the first ``onset_steps`` steps), one of two kinds:
+      ``onset_kind="identical"``: at least ``onset_min`` of them have a relative difference
+      <= ``onset_tol``; ``onset_kind="median"``: their median relative difference is
+      <= ``onset_tol``.
+    Drift (all compared steps): the median relative difference is <= ``max(drift_factor *
+    gap, drift_floor)`` where ``gap`` is the script's precision gap (median relative difference
+    of the legacy run against the FP32 reference); ``drift_no_gap`` replaces that bound when the
+    gap could not be measured (one of the two runs missing).
+    ``baseline``: ``"legacy"`` or ``"reference"``. ``source``: where the figures come from.
+    """
+
+    baseline: str
+    onset_kind: str
+    onset_steps: int
+    onset_tol: float
+    onset_min: int
+    drift_factor: float
+    drift_floor: float
+    drift_no_gap: float
+    source: str
+
+    def onset(self, rel: Sequence[float]) -> tuple[bool, str]:
+        """Apply the onset check to per-step relative differences; (passed, figure text)."""
+        window = list(rel[: self.onset_steps])
+        if not window:
+            return False, "no step to compare"
+        if self.onset_kind == "identical":
+            need = min(self.onset_min, len(window))
+            got = sum(1 for r in window if r <= self.onset_tol)
+            return got >= need, (
+                f"{got} of the first {len(window)} steps the same (rel. diff <= {self.onset_tol:g}, need {need})"
+            )
+        med = statistics.median(window)
+        return med <= self.onset_tol, (
+            f"median rel. diff of the first {len(window)} steps {_fmt(med)} (limit {self.onset_tol:g})"
+        )
+
+    def drift_limit(self, gap: float | None) -> tuple[float, str]:
+        """The drift bound for a precision gap (None: unknown); (limit, how it was made)."""
+        if gap is None or not math.isfinite(gap):
+            return self.drift_no_gap, f"limit {self.drift_no_gap:g}, no precision gap measured"
+        limit = max(self.drift_factor * gap, self.drift_floor)
+        return limit, f"limit {limit:.2g} = max({self.drift_factor:g} x precision gap {gap:.2g}, {self.drift_floor:g})"
+
+
+_BF16_SOURCE = (
+    "4 fixtures, 20 steps: stochastic/gpu-compatible 2-3 of the first 3 steps the same, FP32 control 0 of 3, "
+    "drift <= 1.14 x the precision gap (table in bf16_migrate/verify/compare.py)"
+)
+TOLERANCES: dict[str, Tolerance] = {
+    "stochastic": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
+    "gpu-compatible": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
+    "amp": Tolerance(
+        REFERENCE,
+        "median",
+        10,
+        2e-3,
+        0,
+        1.0,
+        5e-3,
+        0.02,
+        "4 fixtures, 20 steps: amp vs FP32 first-10 medians 1.3e-4..1.1e-3, full bf16 3.9e-3..9.3e-3, "
+        "drift <= 0.22 x the precision gap (table in bf16_migrate/verify/compare.py)",
+    ),
+}
+"""Tolerance per migration mode; figures in the module docstring."""
+
+FALLBACK = Tolerance(
+    REFERENCE,
+    "median",
+    10,
+    0.05,
+    0,
+    1.0,
+    0.05,
+    0.05,
+    "legacy run unusable: bf16 vs FP32 reference, 4 fixtures: first-10 medians 3.3e-3..9.3e-3, "
+    "40-step medians up to 7.3e-2 (tiny_transformer); a weak check: it shows the run is near FP32, not "
+    "that it equals the legacy run",
+)
+"""Used for stochastic / gpu-compatible when the legacy run failed or produced NaN/Inf."""
+
+
+@dataclass
+class Part:
+    """One part of the verdict: ``name`` (runs, trains, precision, matches), ``status`` (PASS,
+    FAIL or INCONCLUSIVE), ``detail`` (one line with the figures) and ``figures`` (numbers,
+    JSON-ready)."""
+
+    name: str
+    status: str
+    detail: str
+    figures: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASS
+
+
+@dataclass
+class Verdict:
+    """The parts, the comparison run's name (``"legacy"``, ``"reference"`` or None), the
+    per-step relative differences of the migrated losses against it (floats, ``inf`` where
+    undefined), the tolerance used, and notes (str) for the report."""
+
+    mode: str
+    parts: list[Part]
+    baseline: str | None = None
+    rel: list[float] = field(default_factory=list)
+    tolerance: Tolerance | None = None
+    fallback: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.parts) and all(p.passed for p in self.parts)
+
+    def part(self, name: str) -> Part | None:
+        for p in self.parts:
+            if p.name == name:
+                return p
+        return None
+
+
+def _fmt(x: float) -> str:
+    if x == 0:
+        return "0"
+    if not math.isfinite(x):
+        return str(x)
+    return f"{x:.2g}"
+
+
+def rel_diffs(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """Per-step ``|a_i - b_i| / max(|b_i|, eps)`` over the common steps, ``eps`` = 1% of the
+    largest finite ``|b_i|`` (at least 1e-12). Non-finite values give ``inf``, except that two
+    equal infinities give 0 and nothing is NaN."""
+    finite_b = [abs(x) for x in b if math.isfinite(x)]
+    eps = max(EPS_FRACTION * max(finite_b, default=0.0), 1e-12)
+    out = []
+    for x, y in zip(a, b):
+        if x == y:
+            out.append(0.0)
+        elif not (math.isfinite(x) and math.isfinite(y)):
+            out.append(math.inf)
+        else:
+            out.append(abs(x - y) / max(abs(y), eps))
+    return out
+
+
+def trend(losses: Sequence[float]) -> tuple[float, float] | None:
+    """(mean of the first third, mean of the last third) of the losses, or None if fewer
+    than 3 steps."""
+    n = len(losses)
+    if n < 3:
+        return None
+    k = n // 3
+    return statistics.fmean(losses[:k]), statistics.fmean(losses[-k:])
+
+
+def _usable(rec: RunRecord | None) -> bool:
+    return rec is not None and rec.ok and rec.finite
+
+
+def _has_bf16(dtypes: Mapping[str, int] | None) -> bool:
+    return bool(dtypes) and any(k in ("bfloat16", "bf16") for k in dtypes)
+
+
+def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (env or {}).items() if v.strip().lower() not in ("", "0", "false", "no", "off")}
+
+
+def _dtypes_text(d: Mapping[str, int] | None) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) if d else "unknown"
+
+
+def judge(mode: str, runs: Mapping[str, RunRecord], requested_steps: int | None = None) -> Verdict:
+    """The verdict for ``mode`` from the runs (``"legacy"``, ``"migrated"``, ``"reference"``;
+    any may be missing or failed). Raises ValueError for an unknown mode. Never raises for bad
+    runs: they make parts FAIL."""
+    if mode not in TOLERANCES:
+        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    migrated = runs.get(MIGRATED)
+    legacy = runs.get(LEGACY)
+    reference = runs.get(REFERENCE)
+    verdict = Verdict(mode=mode, parts=[])
+    tol = TOLERANCES[mode]
+
+    # -- which run to compare with ---------------------------------------------------------
+    base: RunRecord | None = None
+    if tol.baseline == LEGACY:
+        if _usable(legacy):
+            base = legacy
+        elif _usable(reference):
+            base, tol, verdict.fallback = reference, FALLBACK, True
+            why = legacy.error if legacy is not None and legacy.error else (
+                "NaN/Inf in its losses" if legacy is not None and legacy.ok else "it did not run"
+            )
+            verdict.notes.append(
+                f"The legacy run is unusable ({why}); the migrated run is compared with the FP32 reference "
+                "instead, a weaker check."
+            )
+    elif _usable(reference):
+        base = reference
+    verdict.baseline = base.name if base is not None else None
+    verdict.tolerance = tol
+
+    # -- runs ------------------------------------------------------------------------------
+    runs_figs: dict = {name: (r.steps if r is not None else None) for name, r in runs.items()}
+    if migrated is None or not migrated.ok:
+        why = migrated.error if migrated is not None else "it did not run"
+        verdict.parts.append(Part("runs", FAIL, f"the migrated run failed: {why}", runs_figs))
+    elif base is None:
+        what = "legacy run or FP32 reference" if TOLERANCES[mode].baseline == LEGACY else "FP32 reference run"
+        failed = [f"{r.name}: {r.error or 'NaN/Inf in its losses'}" for r in (legacy, reference) if r is not None]
+        verdict.parts.append(
+            Part("runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs)
+        )
+    elif not migrated.finite:
+        bad = [i + 1 for i, x in enumerate(migrated.losses) if not math.isfinite(x)]
+        verdict.parts.append(
+            Part("runs", FAIL, f"NaN/Inf in the migrated losses at step(s) {_steps_text(bad)}", {**runs_figs, "nonfinite_steps": bad})
+        )
+    elif migrated.steps != base.steps:
+        verdict.parts.append(
+            Part("runs", FAIL, f"the migrated run recorded {migrated.steps} steps, the {base.name} run {base.steps}", runs_figs)
+        )
+    else:
+        shown = ", ".join(f"{r.name} {r.steps} steps" for r in (legacy, migrated, reference) if r is not None and r.ok)
+        detail = f"{shown}; migrated losses all finite"
+        if requested_steps and migrated.steps < requested_steps:
+            detail += f" (the script ended after {migrated.steps} of the {requested_steps} steps asked for)"
+        verdict.parts.append(Part("runs", PASS, detail, runs_figs))
+    if not verdict.parts[0].passed:
+        return verdict
+
+    assert migrated is not None and base is not None
+    n = migrated.steps
+    verdict.rel = rel_diffs(migrated.losses, base.losses)
+
+    # -- trains ----------------------------------------------------------------------------
+    t = trend(migrated.losses)
+    if t is None:
+        verdict.parts.append(Part("trains", FAIL, f"only {n} step(s): need 3 to judge a trend (raise --steps)", {"steps": n}))
+    else:
+        first, last = t
+        change = (last - first) / abs(first) if first else 0.0
+        k = n // 3
+        figs = {"first_third_mean": first, "last_third_mean": last, "change": change, "k": k}
+        detail = f"mean loss of steps 1-{k} {first:.4g} -> steps {n - k + 1}-{n} {last:.4g} ({change:+.1%})"
+        if last < first:
+            verdict.parts.append(Part("trains", PASS, detail, figs))
+        else:
+            bt = trend(base.losses)
+            if bt is not None and not bt[1] < bt[0]:
+                detail += f"; the {base.name} run does not fall either: run more steps"
+            verdict.parts.append(Part("trains", FAIL, detail + "; the loss does not fall", figs))
+
+    # -- precision -------------------------------------------------------------------------
+    problems: list[str] = []
+    facts: list[str] = []
+    still = _truthy_env(migrated.legacy_env)
+    if still:
+        problems.append(
+            "the migrated run still sees " + ", ".join(f"{k}={v}" for k, v in still.items())
+            + " (set by another file or the environment?)"
+        )
+    if mode in ("stochastic", "gpu-compatible"):
+        if migrated.param_dtypes is not None and not _has_bf16(migrated.param_dtypes):
+            problems.append(f"the migrated optimizer holds no bfloat16 parameters ({_dtypes_text(migrated.param_dtypes)})")
+        else:
+            facts.append(f"migrated parameters {_dtypes_text(migrated.param_dtypes)}")
+    else:
+        facts.append(f"migrated parameters {_dtypes_text(migrated.param_dtypes)}")
+    if _usable(reference) and reference is not migrated:
+        common = min(migrated.steps, reference.steps)
+        if common and migrated.losses[:common] == reference.losses[:common]:
+            problems.append(
+                f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"
+            )
+    if legacy is not None and legacy.ok and legacy.device_param_dtypes is not None:
+        if _has_bf16(legacy.device_param_dtypes):
+            facts.append(f"legacy device parameters {_dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
+        else:
+            msg = (
+                f"the legacy run had no bf16 on the device ({_dtypes_text(legacy.device_param_dtypes)}): the switch "
+                "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
+            )
+            if base is legacy:
+                problems.append(msg)
+            else:
+                verdict.notes.append(msg[0].upper() + msg[1:] + ".")
+    verdict.parts.append(
+        Part("precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems})
+    )
+
+    # -- matches ---------------------------------------------------------------------------
+    rel = verdict.rel
+    onset_ok, onset_text = tol.onset(rel)
+    gap = None
+    if _usable(legacy) and _usable(reference):
+        gap_rel = rel_diffs(legacy.losses, reference.losses) if base is reference else rel_diffs(reference.losses, legacy.losses)
+        if gap_rel:
+            gap = statistics.median(gap_rel)
+    limit, limit_text = tol.drift_limit(gap)
+    med = statistics.median(rel) if rel else math.inf
+    worst = max(rel) if rel else math.inf
+    drift_ok = med <= limit
+    figs = {
+        "onset_passed": onset_ok,
+        "median_rel": med,
+        "max_rel": worst,
+        "identical_steps": sum(1 for r in rel if r == 0.0),
+        "drift_limit": limit,
+        "precision_gap": gap,
+        "baseline": base.name,
+    }
+    detail = (
+        f"vs {'the FP32 reference' if base is reference else 'the legacy run'}: {onset_text}; "
+        f"median rel. diff over {len(rel)} steps {_fmt(med)} ({limit_text}); max {_fmt(worst)}"
+    )
+    status = PASS if onset_ok and drift_ok else FAIL
+    # Can the onset check tell the precisions apart at all, for this script?
+    control = None
+    if not verdict.fallback and _usable(legacy) and _usable(reference):
+        if base is legacy:
+            control_ok, control_text = tol.onset(rel_diffs(reference.losses, legacy.losses))
+            control = f"FP32 reference vs legacy: {control_text}"
+        else:
+            control_ok, control_text = tol.onset(rel_diffs(legacy.losses, reference.losses))
+            control = f"full-bf16 legacy vs FP32 reference: {control_text}"
+        figs["control_passes_onset"] = control_ok
+        detail += f"; control, {control}"
+        if control_ok and status == PASS:
+            status = INCONCLUSIVE
+            detail += " -- the control passes too, so these steps cannot tell the precisions apart"
+    if status == FAIL:
+        if not onset_ok:
+            detail += " -- the first steps differ"
+        if not drift_ok:
+            detail += " -- the runs drift apart"
+    if verdict.fallback:
+        detail += " [fallback: weak check]"
+    verdict.parts.append(Part("matches", status, detail, figs))
+    return verdict
+
+
+def _steps_text(steps: Sequence[int], limit: int = 8) -> str:
+    shown = ", ".join(str(s) for s in steps[:limit])
+    return shown + (f" and {len(steps) - limit} more" if len(steps) > limit else "")

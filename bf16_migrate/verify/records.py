@@ -1,0 +1,164 @@
+"""What one verify run produced, and the error raised when a needed run could not be made.
+
+No torch here: these types are built from the JSON record the child harness writes
+(``bf16_migrate/verify/_child/sitecustomize.py`` documents the format), so the verdict logic
+can be tested without XLA.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "RUN_NAMES"]
+
+LEGACY = "legacy"
+MIGRATED = "migrated"
+REFERENCE = "reference"
+RUN_NAMES = (LEGACY, MIGRATED, REFERENCE)
+
+
+class RunError(Exception):
+    """A run the verdict needs could not be made.
+
+    Raised by :func:`bf16_migrate.verify.verify_script` when a needed child process exits
+    non-zero, outlives its timeout, writes no record, or records zero optimizer steps (and, for
+    the legacy run, when no fallback to the FP32 reference is possible). ``str(exc)`` is the
+    message followed by the script's last output lines; the CLI maps it to exit code 2.
+
+    Attributes: ``message`` (str), ``run`` (``"legacy"``, ``"migrated"``, ``"reference"`` or
+    ``None`` when no child was involved, e.g. the migration itself failed), ``tail`` (list of
+    str, the last ~20 lines of the child's stdout+stderr), ``returncode`` (int or None).
+    """
+
+    def __init__(self, message: str, *, run: str | None = None, tail: Sequence[str] = (), returncode: int | None = None):
+        self.message = message
+        self.run = run
+        self.tail = list(tail)
+        self.returncode = returncode
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        if not self.tail:
+            return self.message
+        body = "\n".join("    " + line for line in self.tail)
+        return f"{self.message}\n  last output lines:\n{body}"
+
+
+@dataclass
+class RunRecord:
+    """One child run: its per-step losses and what the harness saw.
+
+    ``losses``: list of float, one per recorded optimizer step (the loss tensor(s) passed to
+    ``backward`` since the previous step, summed, read back as float64 from the device at
+    the end; may hold NaN/Inf). ``step_end_s``: seconds (``time.perf_counter``) from the
+    harness start to the end of each step's ``optimizer.step()``; XLA is lazy, so the gap
+    between two of them covers the tracing of one step and the execution of the previous
+    one. ``param_dtypes`` / ``device_param_dtypes``: dtype name -> parameter count at the
+    first step, as torch reports it and as the XLA device stores it (``"bf16"`` under the
+    legacy switch even where torch says ``float32``). ``compile_count`` /
+    ``execute_count``: XLA ``CompileTime`` / ``ExecuteTime`` metric counts at the end.
+    ``legacy_env``: the legacy variables present in the child's ``os.environ`` at the first
+    step (name -> value), None when no step was recorded.
+    ``error``: None when the run succeeded, else the reason it did not (then ``tail`` holds
+    the last output lines).
+    """
+
+    name: str
+    losses: list[float] = field(default_factory=list)
+    step_end_s: list[float] = field(default_factory=list)
+    backwards_per_step: list[int] = field(default_factory=list)
+    param_dtypes: dict[str, int] | None = None
+    device_param_dtypes: dict[str, int] | None = None
+    optimizer: str | None = None
+    legacy_env: dict[str, str] | None = None
+    compile_count: int | None = None
+    execute_count: int | None = None
+    exit_reason: str | None = None
+    exception: str | None = None
+    returncode: int | None = None
+    wall_time_s: float | None = None
+    error: str | None = None
+    tail: list[str] = field(default_factory=list)
+    harness_errors: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when the run finished and recorded at least one step."""
+        return self.error is None and len(self.losses) > 0
+
+    @property
+    def steps(self) -> int:
+        return len(self.losses)
+
+    @property
+    def finite(self) -> bool:
+        """True when every recorded loss is a finite float."""
+        return all(math.isfinite(x) for x in self.losses)
+
+    @property
+    def step_times_s(self) -> list[float]:
+        """Seconds between consecutive step ends (one fewer than the steps)."""
+        t = self.step_end_s
+        return [b - a for a, b in zip(t, t[1:])]
+
+    @property
+    def median_step_time_s(self) -> float | None:
+        """Median of :attr:`step_times_s` (robust to the compile-heavy first steps), or None."""
+        times = self.step_times_s
+        return statistics.median(times) if times else None
+
+    def as_error(self) -> RunError:
+        """This failed run as a :class:`RunError`."""
+        return RunError(f"the {self.name} run failed: {self.error}", run=self.name, tail=self.tail, returncode=self.returncode)
+
+    @classmethod
+    def from_json(cls, name: str, data: Mapping[str, Any], **extra: Any) -> "RunRecord":
+        """Build from the harness's JSON record (a dict); ``extra`` sets the runner's fields."""
+        losses = data.get("losses")
+        return cls(
+            name=name,
+            losses=[float(x) for x in losses] if losses is not None else [],
+            step_end_s=[float(x) for x in data.get("step_end_s") or []],
+            backwards_per_step=[int(x) for x in data.get("backwards_per_step") or []],
+            param_dtypes=data.get("param_dtypes"),
+            device_param_dtypes=data.get("device_param_dtypes"),
+            optimizer=data.get("optimizer"),
+            legacy_env=data.get("legacy_env"),
+            compile_count=data.get("compile_count"),
+            execute_count=data.get("execute_count"),
+            exit_reason=data.get("exit_reason"),
+            exception=data.get("exception"),
+            harness_errors=list(data.get("errors") or []),
+            **extra,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (NaN/Inf losses become the strings "nan", "inf", "-inf")."""
+
+        def num(x: float) -> float | str:
+            return x if math.isfinite(x) else str(x)
+
+        return {
+            "name": self.name,
+            "ok": self.ok,
+            "error": self.error,
+            "steps": self.steps,
+            "losses": [num(x) for x in self.losses],
+            "step_end_s": self.step_end_s,
+            "median_step_time_s": self.median_step_time_s,
+            "backwards_per_step": self.backwards_per_step,
+            "optimizer": self.optimizer,
+            "legacy_env": self.legacy_env,
+            "param_dtypes": self.param_dtypes,
+            "device_param_dtypes": self.device_param_dtypes,
+            "compile_count": self.compile_count,
+            "execute_count": self.execute_count,
+            "exit_reason": self.exit_reason,
+            "exception": self.exception,
+            "returncode": self.returncode,
+            "wall_time_s": self.wall_time_s,
+            "tail": self.tail,
+        }

@@ -1,0 +1,296 @@
+"""Unit tests of the verify verdict (bf16_migrate.verify.compare) on synthetic records: no XLA."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bf16_migrate.verify import format_report
+from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, TOLERANCES, judge, rel_diffs, trend
+from bf16_migrate.verify.records import RunError, RunRecord
+from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, child_env, stage_script
+
+# A falling bf16-looking loss curve (values exactly representable in bf16).
+LEGACY_LOSSES = [0.71484375, 0.8828125, 0.84375, 0.7421875, 0.73046875, 0.625, 0.7265625, 0.6484375, 0.6796875,
+                 0.609375, 0.58203125, 0.578125, 0.58984375, 0.55078125, 0.458984375, 0.40625, 0.404296875,
+                 0.40234375, 0.41796875, 0.3046875]
+# What an FP32 run of the same script gives: about 1% away at every step, never a bf16 value.
+FP32_LOSSES = [x * (1.0 + 0.011 * (-1) ** i) + 1e-7 for i, x in enumerate(LEGACY_LOSSES)]
+
+
+def rec(name, losses, **kw):
+    defaults = dict(
+        param_dtypes={"bfloat16": 6} if name == "migrated" else {"float32": 6},
+        device_param_dtypes={"bf16": 6} if name in ("legacy", "migrated") else {"f32": 6},
+        legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
+        step_end_s=[1.0 + 0.01 * i for i in range(len(losses))],
+        compile_count=2,
+        wall_time_s=10.0,
+    )
+    defaults.update(kw)
+    return RunRecord(name, losses=list(losses), **defaults)
+
+
+def runs(migrated, legacy=LEGACY_LOSSES, reference=FP32_LOSSES, **mkw):
+    out = {"migrated": rec("migrated", migrated, **mkw)}
+    if legacy is not None:
+        out["legacy"] = rec("legacy", legacy)
+    if reference is not None:
+        out["reference"] = rec("reference", reference)
+    return out
+
+
+def status(verdict):
+    return {p.name: p.status for p in verdict.parts}
+
+
+def test_identical_run_passes_every_part():
+    v = judge("stochastic", runs(LEGACY_LOSSES), requested_steps=20)
+    assert status(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS}
+    assert v.passed and v.baseline == "legacy"
+    assert v.rel == [0.0] * 20
+
+
+def test_fp32_negative_control_fails_matches_in_stochastic_mode():
+    # A "migration" that only deleted the variable is an FP32 run.
+    v = judge("stochastic", runs(FP32_LOSSES, reference=[x * 1.0001 for x in FP32_LOSSES],
+                                 param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}))
+    assert status(v)["matches"] == FAIL
+    assert "first steps differ" in v.part("matches").detail
+    assert status(v)["precision"] == FAIL  # no bfloat16 parameters
+    assert not v.passed
+
+
+def test_negative_control_identical_to_reference_fails_precision():
+    v = judge("stochastic", runs(FP32_LOSSES))
+    assert "no reduced precision" in v.part("precision").detail
+    assert not v.passed
+
+
+def test_later_one_ulp_drift_is_tolerated():
+    # SGD-momentum-like: identical first steps, then whole-ulp differences (semantics.md).
+    migrated = LEGACY_LOSSES[:6] + [x - 2 ** -8 * x for x in LEGACY_LOSSES[6:]]
+    v = judge("stochastic", runs(migrated))
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+
+
+def test_early_difference_fails_matches():
+    migrated = [x * 1.008 for x in LEGACY_LOSSES]  # one ulp off from step 1
+    v = judge("gpu-compatible", runs(migrated))
+    assert status(v)["matches"] == FAIL
+
+
+def test_divergence_fails_the_drift_bound():
+    migrated = LEGACY_LOSSES[:3] + [x * 1.3 for x in LEGACY_LOSSES[3:]]
+    v = judge("stochastic", runs(migrated))
+    assert status(v)["matches"] == FAIL
+    assert "drift apart" in v.part("matches").detail
+
+
+def test_drift_bound_without_reference_uses_the_fixed_limit():
+    migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
+    v = judge("stochastic", runs(migrated, reference=None))
+    assert v.part("matches").figures["drift_limit"] == TOLERANCES["stochastic"].drift_no_gap
+    assert status(v)["matches"] == PASS
+
+
+def test_nan_in_migrated_losses_fails_runs():
+    migrated = LEGACY_LOSSES[:5] + [math.nan] + LEGACY_LOSSES[6:]
+    v = judge("stochastic", runs(migrated))
+    assert status(v) == {"runs": FAIL}
+    assert "step(s) 6" in v.parts[0].detail
+    assert not v.passed
+
+
+def test_inf_in_migrated_losses_fails_runs():
+    v = judge("amp", runs(LEGACY_LOSSES[:-1] + [math.inf]))
+    assert status(v)["runs"] == FAIL
+
+
+def test_loss_that_does_not_fall_fails_trains():
+    flat = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.55, 0.6, 0.6]
+    v = judge("stochastic", runs(flat, legacy=flat, reference=[x * 1.01 for x in flat]))
+    assert status(v)["trains"] == FAIL
+    assert "does not fall either" in v.part("trains").detail
+    assert status(v)["matches"] == PASS
+
+
+def test_trend_uses_thirds():
+    assert trend([3, 3, 3, 2, 2, 2, 1, 1, 1]) == (3, 1)
+    assert trend([1, 2]) is None
+    v = judge("stochastic", runs([1.0, 0.5], legacy=[1.0, 0.5], reference=[1.01, 0.51]))
+    assert status(v)["trains"] == FAIL
+
+
+def test_step_count_mismatch_fails_runs():
+    v = judge("stochastic", runs(LEGACY_LOSSES[:10]))
+    assert status(v)["runs"] == FAIL
+    assert "10 steps" in v.parts[0].detail
+
+
+def test_failed_migrated_run_fails_runs():
+    r = runs(LEGACY_LOSSES)
+    r["migrated"] = RunRecord("migrated", error="exited with code 1")
+    v = judge("stochastic", r)
+    assert status(v) == {"runs": FAIL}
+
+
+def test_legacy_failure_falls_back_to_reference():
+    r = runs([x * 1.0 for x in LEGACY_LOSSES])
+    r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
+    v = judge("stochastic", r)
+    assert v.fallback and v.baseline == "reference"
+    assert status(v)["matches"] == PASS
+    assert any("legacy run is unusable" in n for n in v.notes)
+
+
+def test_legacy_with_nan_falls_back_too():
+    r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
+    v = judge("gpu-compatible", r)
+    assert v.fallback and v.baseline == "reference"
+
+
+def test_no_usable_baseline_fails_runs():
+    r = runs(LEGACY_LOSSES, reference=None)
+    r["legacy"] = RunRecord("legacy", error="timed out")
+    v = judge("stochastic", r)
+    assert status(v) == {"runs": FAIL}
+
+
+def test_legacy_without_bf16_on_device_fails_precision():
+    r = runs(LEGACY_LOSSES)
+    r["legacy"].device_param_dtypes = {"f32": 6}
+    v = judge("stochastic", r)
+    assert status(v)["precision"] == FAIL
+    assert "--legacy-env" in v.part("precision").detail
+
+
+def test_variable_still_set_in_migrated_run_fails_precision():
+    v = judge("stochastic", runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "1"}))
+    assert status(v)["precision"] == FAIL
+    v = judge("stochastic", runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "0"}))
+    assert status(v)["precision"] == PASS
+
+
+def test_amp_compares_with_reference():
+    amp = [x * (1 + 2e-4) for x in FP32_LOSSES]
+    v = judge("amp", runs(amp, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}))
+    assert v.baseline == "reference"
+    assert v.passed, [(p.name, p.detail) for p in v.parts]
+
+
+def test_amp_full_bf16_fails_matches():
+    # A migration that cast the whole model to bf16 is the legacy numerics, not autocast.
+    v = judge("amp", runs(LEGACY_LOSSES))
+    assert status(v)["matches"] == FAIL
+
+
+def test_amp_identical_to_reference_fails_precision():
+    v = judge("amp", runs(FP32_LOSSES, param_dtypes={"float32": 6}))
+    assert status(v)["precision"] == FAIL
+
+
+def test_amp_without_reference_fails_runs():
+    v = judge("amp", runs(FP32_LOSSES, reference=None))
+    assert status(v) == {"runs": FAIL}
+
+
+def test_inconclusive_when_the_control_passes_too():
+    # A script whose FP32 run happens to give the legacy bf16 numbers cannot show anything.
+    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LEGACY_LOSSES[:3] + FP32_LOSSES[3:]))
+    assert status(v)["matches"] == INCONCLUSIVE
+    assert not v.passed
+
+
+def test_unknown_mode():
+    with pytest.raises(ValueError):
+        judge("fp16", runs(LEGACY_LOSSES))
+
+
+def test_rel_diffs_eps_and_nonfinite():
+    assert rel_diffs([1.0, 0.0], [1.0, 0.0]) == [0.0, 0.0]
+    r = rel_diffs([0.0, 0.01], [2.0, 0.0])
+    assert r[0] == 1.0 and r[1] == pytest.approx(0.01 / 0.02)  # eps = 1% of max |b| = 0.02
+    assert rel_diffs([math.nan], [1.0]) == [math.inf]
+    assert rel_diffs([math.inf], [math.inf]) == [0.0]
+    assert len(rel_diffs([1.0, 2.0, 3.0], [1.0])) == 1
+
+
+def test_record_from_json_and_properties():
+    data = {"losses": [1.0, float("nan")], "step_end_s": [1.0, 1.5, 1.75], "param_dtypes": {"bfloat16": 2},
+            "exit_reason": "steps_reached", "errors": ["x"], "legacy_env": {"XLA_USE_BF16": "1"}}
+    r = RunRecord.from_json("legacy", data, returncode=0)
+    assert r.ok and r.steps == 2 and not r.finite
+    assert r.step_times_s == [0.5, 0.25] and r.median_step_time_s == 0.375
+    d = r.to_dict()
+    assert d["losses"][1] == "nan" and d["legacy_env"] == {"XLA_USE_BF16": "1"}
+    json.dumps(d)
+
+
+def test_run_error_message_has_tail():
+    e = RunError("the migrated run failed: exited with code 1", run="migrated", tail=["a", "Traceback", "boom"])
+    assert "boom" in str(e) and e.run == "migrated" and e.tail[-1] == "boom"
+    assert str(RunError("plain")) == "plain"
+
+
+def test_child_env_builds_the_harness_environment(tmp_path):
+    base = {"PATH": "/bin", "PYTHONPATH": "/x", "XLA_USE_BF16": "1", "BF16_MIGRATE_ROOT_PID": "7"}
+    env = child_env(base, tmp_path, record=tmp_path / "r.json", steps=5, drop=LEGACY_VARIABLES)
+    assert env["PJRT_DEVICE"] == "CPU"
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(HARNESS_DIR), str(tmp_path), "/x"]
+    assert "XLA_USE_BF16" not in env and "BF16_MIGRATE_ROOT_PID" not in env
+    assert env["BF16_MIGRATE_STEPS"] == "5"
+    env = child_env({"PJRT_DEVICE": "TPU"}, tmp_path, record=tmp_path / "r", steps=1, add={"XLA_USE_BF16": "1"})
+    assert env["PJRT_DEVICE"] == "TPU" and env["XLA_USE_BF16"] == "1"
+
+
+def test_stage_script_links_siblings(tmp_path):
+    src = tmp_path / "proj"
+    src.mkdir()
+    (src / "train.py").write_text("x = 1\n")
+    (src / "data.txt").write_text("d")
+    out = stage_script("x = 2\n", src / "train.py", tmp_path / "staged")
+    assert out.read_text() == "x = 2\n"
+    assert (tmp_path / "staged" / "data.txt").read_text() == "d"
+
+
+def test_harness_is_inert_without_record_variable(tmp_path):
+    # Loaded as sitecustomize, it must neither import torch nor patch anything.
+    code = "import sys; print('torch' in sys.modules, type(sys.meta_path[0]).__name__)"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BF16_MIGRATE")}
+    env["PYTHONPATH"] = str(HARNESS_DIR)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split()[0] == "False"
+    assert "TorchImportWatcher" not in out
+
+
+def test_harness_records_without_torch_import(tmp_path):
+    # With the record variable but no torch use, the harness writes a zero-step record and
+    # still has not imported torch.
+    record = tmp_path / "r.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BF16_MIGRATE")}
+    env.update(PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="3")
+    code = "import sys; assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    data = json.loads(record.read_text())
+    assert data["steps"] == 0 and data["exit_reason"] == "script_exit" and data["root"] is True
+
+
+def test_format_report_renders_table_and_verdict():
+    from bf16_migrate.verify import VerifyReport
+
+    r = runs(LEGACY_LOSSES)
+    v = judge("stochastic", r, requested_steps=20)
+    rep = VerifyReport(script=Path("train.py"), mode="stochastic", steps=20, runs=r, verdict=v)
+    text = format_report(rep)
+    assert "step |" in text and "fp32-ref" in text and "rel. diff vs legacy" in text
+    assert "matches    PASS" in text
+    assert "only on Neuron" in text
+    assert text.rstrip().endswith("VERDICT: PASS")
+    json.dumps(rep.to_dict())
