@@ -84,12 +84,26 @@ class TorchApi:
 
 
 @dataclass(frozen=True)
+class FrameworkRule:
+    """A framework that owns the precision setting (``rules/frameworks.toml``): the qualified
+    names of the objects that carry the setting, the setting to use, and the caveat."""
+
+    key: str
+    name: str
+    qualified: frozenset[str]
+    setting: str
+    advice: str
+
+
+@dataclass(frozen=True)
 class Rules:
-    """All rules: legacy variables by name, diagnostics by code, and the torch API facts."""
+    """All rules: legacy variables by name, diagnostics by code, the torch API facts, and the
+    frameworks that own precision."""
 
     variables: Mapping[str, VariableRule]
     diagnostics: Mapping[str, DiagnosticRule]
     torch_api: TorchApi
+    frameworks: tuple[FrameworkRule, ...] = ()
 
 
 def _read(path: Path) -> dict:
@@ -193,7 +207,18 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         raise RuleError(f"{directory}: no variable rules (XLA_*.toml) found")
     diagnostics = _load_diagnostics(directory / "diagnostics.toml")
     torch_api = _load_torch_api(directory / "torch_api.toml")
-    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api)
+    frameworks_path = directory / "frameworks.toml"
+    frameworks = tuple(
+        FrameworkRule(
+            key=key,
+            name=_need(entry, "name", str, frameworks_path),
+            qualified=frozenset(_need(entry, "qualified", list, frameworks_path)),
+            setting=_need(entry, "setting", str, frameworks_path),
+            advice=_need(entry, "advice", str, frameworks_path),
+        )
+        for key, entry in _read(frameworks_path).items()
+    )
+    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api, frameworks=frameworks)
 
 
 def is_truthy(value: str) -> bool:

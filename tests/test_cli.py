@@ -52,7 +52,7 @@ def test_diff_prints_unified_diff_and_writes_nothing(tmp_path):
 
 def test_unfixable_finding_exits_1_even_when_writing(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text('import os\nif flag:\n    os.environ["XLA_USE_BF16"] = "1"\n')
+    script.write_text('import os\nfor name in names:\n    os.environ["XLA_USE_BF16"] = "1"\n')
     result = invoke(script)
     assert result.exit_code == 1
     assert "BFM041" in result.output and "[fixed]" not in result.output

@@ -37,6 +37,7 @@ class EditPlan:
     replace: dict[int, Callable[[cst.CSTNode], cst.CSTNode]] = field(default_factory=dict)
     drop_elements: set[int] = field(default_factory=set)
     wraps: dict[int, list[tuple[cst.BaseStatement, cst.BaseStatement]]] = field(default_factory=dict)
+    wrap_guard: cst.BaseExpression | None = None
     prelude: list[cst.BaseStatement] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
 
@@ -103,7 +104,7 @@ class _Apply(cst.CSTTransformer):
                 ]
                 leading = inner[0].leading_lines
                 inner[0] = inner[0].with_changes(leading_lines=[])
-                out.append(autocast_with(inner).with_changes(leading_lines=leading))
+                out.append(autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading))
                 i = j + 1
                 continue
             out.append(new)

@@ -48,6 +48,52 @@ class LegacyWrite:
         """Whether torch-xla would read the value as on (None: computed, undecidable here)."""
         return None if self.literal is None else is_truthy(self.literal)
 
+    @property
+    def unsets(self) -> bool:
+        """``del os.environ[X]``, ``os.environ.pop(X)``, ``os.unsetenv(X)``."""
+        return self.form in ("del", "pop")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition a write depends on: ``expr`` (evaluated where the write is), negated when
+    the write is in the ``else`` branch or the value is on when the test is false."""
+
+    expr: cst.BaseExpression
+    negated: bool = False
+
+
+def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None]:
+    """What a written value means to torch-xla (``GetEnvBool``: ``rules.is_truthy``):
+    ``("on"|"off", None)`` for a decidable value (``"1"``, ``str(0)``, ``"1" if c else "1"``),
+    ``("if", Condition)`` when it is on exactly when a condition holds (``str(int(flag))``,
+    ``"1" if c else "0"``), ``("not-a-string", None)`` for ``1`` or ``True`` (os.environ
+    raises TypeError), ``("unknown", None)`` otherwise. Source: issue 5's list of computed
+    values seen in public code."""
+    if value is None:
+        return "unknown", None
+    literal = _string_value(value)
+    if literal is not None:
+        return ("on" if is_truthy(literal) else "off"), None
+    if isinstance(value, (cst.Integer, cst.Float)) or m.matches(value, m.Name("True") | m.Name("False")):
+        return "not-a-string", None
+    if m.matches(value, m.Call(func=m.Name("str"), args=[m.Arg(keyword=None)])):
+        inner = value.args[0].value
+        if isinstance(inner, cst.Integer):
+            return ("on" if int(inner.value, 0) != 0 else "off"), None
+        if m.matches(inner, m.Name("True") | m.Name("False")):
+            return "off", None  # "True"/"False": torch-xla reads neither as on
+        if m.matches(inner, m.Call(func=m.Name("int"), args=[m.Arg(keyword=None)])):
+            return "if", Condition(inner.args[0].value)
+    if isinstance(value, cst.IfExp):
+        body, _ = value_state(value.body)
+        orelse, _ = value_state(value.orelse)
+        if body in ("on", "off") and orelse in ("on", "off"):
+            if body == orelse:
+                return body, None
+            return "if", Condition(value.test, negated=(body == "off"))
+    return "unknown", None
+
 
 @dataclass(frozen=True)
 class Mention:
@@ -95,9 +141,17 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
         if line is None:  # e.g. a write inside a one-line `if x: os.environ[...] = "1"` suite
             return
         writes.append(
-            LegacyWrite(variable, form, key, value, _string_value(value), line, small, element, siblings)
+            LegacyWrite(variable, form, key, value, _string_value(value) if value is not None else None, line, small, element, siblings)
         )
         consumed.add(id(key))
+
+    def name_of(node):
+        """The variable a key names: a string literal, or a name bound once to one."""
+        literal = _string_value(node)
+        if literal is not None or not isinstance(node, cst.Name):
+            return literal
+        constant = _constant_string(ctx, node)
+        return constant
 
     for assign in ctx.nodes(cst.Assign):
         if len(assign.targets) != 1:
@@ -108,9 +162,16 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
         if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
             continue
         key = target.slice[0].slice.value
-        name = _string_value(key)
+        name = name_of(key)
         if name in variables:
             add(name, "subscript", key, assign.value, assign)
+
+    for delete in ctx.nodes(cst.Del):
+        target = delete.target
+        if isinstance(target, cst.Subscript) and _is_environ(ctx, target.value) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index) and name_of(index.value) in variables:
+                add(name_of(index.value), "del", index.value, None, delete)
 
     for call in ctx.nodes(cst.Call):
         func = call.func
@@ -127,13 +188,26 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
                         if arg.keyword.value in variables:
                             add(arg.keyword.value, "update-kwarg", arg.keyword, arg.value, call, arg, len(call.args) - 1)
             elif method == "setdefault" and len(call.args) == 2:
-                name = _string_value(call.args[0].value)
+                name = name_of(call.args[0].value)
                 if name in variables:
                     add(name, "setdefault", call.args[0].value, call.args[1].value, call)
+            elif method == "pop" and call.args and isinstance(ctx.parent(call), cst.Expr):
+                name = name_of(call.args[0].value)
+                if name in variables:
+                    add(name, "pop", call.args[0].value, None, call)
         elif "os.putenv" in ctx.qualified_names(func) and len(call.args) == 2:
-            name = _string_value(call.args[0].value)
+            name = name_of(call.args[0].value)
             if name in variables:
                 add(name, "putenv", call.args[0].value, call.args[1].value, call)
+        elif "os.unsetenv" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
+            name = name_of(call.args[0].value)
+            if name in variables:
+                add(name, "pop", call.args[0].value, None, call)
+        elif "os.system" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
+            command = _string_value(call.args[0].value)
+            exported = _export_only(command, variables) if command else None
+            if exported:
+                add(exported, "system-export", call.args[0].value, None, call)
 
     mentions = []
     for string in ctx.nodes(cst.SimpleString):
@@ -141,6 +215,39 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
         if name in variables and id(string) not in consumed:
             mentions.append(Mention(name, string, _is_read(ctx, string)))
     return writes, mentions
+
+
+def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
+    """The string a name is bound to when every binding of it is ``NAME = "literal"`` with one
+    value (a module or function constant such as ``BF16_FLAG = "XLA_USE_BF16"``)."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return None
+    values = set()
+    for assignment in scope[name.value]:
+        parent = ctx.parent(assignment.node) if hasattr(assignment, "node") else None
+        if not isinstance(parent, cst.AssignTarget):
+            return None
+        value = _string_value(ctx.parent(parent).value)
+        if value is None:
+            return None
+        values.add(value)
+    return values.pop() if len(values) == 1 else None
+
+
+def _export_only(command: str, variables: set[str]) -> str | None:
+    """The legacy variable of a shell command that only exports it (``os.system("export
+    XLA_USE_BF16=1")`` runs in a child shell and never reached the Python process)."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) == 2 and words[0] == "export":
+        name = words[1].split("=", 1)[0]
+        return name if name in variables else None
+    return None
 
 
 def _is_read(ctx: FileContext, string: cst.SimpleString) -> bool:
@@ -172,19 +279,68 @@ def sets_stochastic_rounding(ctx: FileContext) -> bool:
 _UNGUARDED_PARENTS = (cst.Module, cst.FunctionDef)
 
 
-def guard_of(ctx: FileContext, write: LegacyWrite) -> cst.CSTNode | None:
-    """The innermost construct that makes the write conditional (an ``if``, loop, ``try``,
-    ``with``, lambda or class body), or None when it runs unconditionally at module level or in a
-    function body. ``if __name__ == "__main__":`` counts as unconditional for a script."""
+def guard_of(ctx: FileContext, write: LegacyWrite) -> tuple[list[Condition], cst.CSTNode | None]:
+    """The ``if`` conditions the write runs under, outermost first, up to its function or the
+    module; and the construct that makes it conditional in a way no condition expresses (a
+    loop, ``try``, ``with``, class body), or None. ``if __name__ == "__main__":`` counts as
+    unconditional for a script; an ``else``/``elif`` branch gives the negated test."""
+    conditions: list[Condition] = []
+    child: cst.CSTNode = write.statement
     for anc in ctx.ancestors(write.statement):
-        if isinstance(anc, cst.IndentedBlock):
+        if isinstance(anc, (cst.IndentedBlock, cst.Else)):
+            child = anc
             continue
         if isinstance(anc, _UNGUARDED_PARENTS):
-            return None
-        if isinstance(anc, cst.If) and _is_main_guard(anc) and write.statement in _direct_body(anc):
+            return conditions, None
+        if isinstance(anc, cst.If):
+            in_body = anc.body is child
+            if _is_main_guard(anc) and in_body:
+                child = anc
+                continue
+            if in_body:
+                conditions.insert(0, Condition(anc.test))
+            else:  # in the else branch, or in an elif (an If nested as orelse)
+                conditions.insert(0, Condition(anc.test, negated=True))
+            child = anc
             continue
-        return anc
-    return None
+        return conditions, anc
+    return conditions, None
+
+
+def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
+    """Whether ``writes`` sit one in each branch of a single ``if/elif/else`` chain that has an
+    ``else`` (the "one variable or the other, chosen by a flag" shape), so together they run
+    unconditionally."""
+    if len(writes) < 2:
+        return False
+    top = None
+    covered = []
+    for w in writes:
+        block = ctx.parent(w.statement)
+        owner = ctx.parent(block)
+        if isinstance(owner, cst.Else):
+            owner = ctx.parent(owner)
+        if not isinstance(owner, cst.If):
+            return False
+        covered.append((owner, isinstance(ctx.parent(block), cst.Else)))
+        root = owner
+        while isinstance(ctx.parent(root), cst.If) and ctx.parent(root).orelse is root:
+            root = ctx.parent(root)
+        if top is not None and root is not top:
+            return False
+        top = root
+    # every branch of the chain holds one of the writes
+    branches = []
+    node = top
+    while isinstance(node, cst.If):
+        branches.append((node, False))
+        if isinstance(node.orelse, cst.Else):
+            branches.append((node, True))
+            break
+        node = node.orelse
+    else:
+        return False
+    return {(id(n), e) for n, e in branches} <= {(id(n), e) for n, e in covered}
 
 
 def _direct_body(node: cst.If):

@@ -78,8 +78,11 @@ def attr(dotted: str) -> cst.BaseExpression:
     return cst.parse_expression(dotted)
 
 
-def cast_to_bf16(expr: cst.BaseExpression) -> cst.Call:
-    """``expr.to(torch.bfloat16)``, parenthesising ``expr`` when it is not an atom."""
+def cast_to_bf16(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
+    """``expr.to(torch.bfloat16)``, parenthesising ``expr`` when it is not an atom; with a
+    ``guard``, ``expr.to(torch.bfloat16) if guard else expr``."""
+    if guard is not None:
+        return cst.IfExp(test=guard.deep_clone(), body=cast_to_bf16(expr), orelse=expr)
     atom = isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
     if not atom and not expr.lpar:
         expr = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -89,7 +92,7 @@ def cast_to_bf16(expr: cst.BaseExpression) -> cst.Call:
     )
 
 
-def model_cast_statement(model: cst.BaseExpression) -> cst.SimpleStatementLine:
+def model_cast_statement(model: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseStatement:
     """``<model>.to(torch.bfloat16)`` as a statement (keeps parameter identity, so it is safe
     before or after the optimizer is built unless the overwrite-on-conversion flag is set:
     semantics.md, "What breaks" 5)."""
@@ -97,12 +100,25 @@ def model_cast_statement(model: cst.BaseExpression) -> cst.SimpleStatementLine:
         func=cst.Attribute(value=model.deep_clone(), attr=cst.Name("to")),
         args=[cst.Arg(attr("torch.bfloat16"))],
     )
-    return cst.SimpleStatementLine([cst.Expr(call)])
+    line = cst.SimpleStatementLine([cst.Expr(call)])
+    if guard is None:
+        return line
+    return cst.If(test=guard.deep_clone(), body=cst.IndentedBlock(body=[line]))
 
 
-def autocast_with(body: list[cst.BaseStatement]) -> cst.With:
+def autocast_with(body: list[cst.BaseStatement], guard: cst.BaseExpression | None = None) -> cst.With:
     """``with torch.autocast("xla", dtype=torch.bfloat16):`` around ``body`` (forward + loss
     only; the torch-xla AMP guide, seeds 001/002; ``torch_xla.amp.autocast`` crashes off
     TPU/Neuron in 2.9, semantics.md)."""
     template = cst.parse_statement('with torch.autocast("xla", dtype=torch.bfloat16):\n    pass\n')
+    if guard is not None:
+        enabled = guard.deep_clone()
+        if not isinstance(guard, (cst.Comparison, cst.UnaryOperation)):
+            enabled = cst.Call(func=cst.Name("bool"), args=[cst.Arg(enabled)])
+        call = template.items[0].item
+        template = template.with_changes(items=[template.items[0].with_changes(item=call.with_changes(args=[
+            *call.args[:-1],
+            call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(enabled, keyword=cst.Name("enabled"), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))),
+        ]))])
     return template.with_changes(body=cst.IndentedBlock(body=body))
