@@ -84,7 +84,7 @@ def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None
         if m.matches(inner, m.Name("True") | m.Name("False")):
             return "off", None  # "True"/"False": torch-xla reads neither as on
         if m.matches(inner, m.Call(func=m.Name("int"), args=[m.Arg(keyword=None)])):
-            return "if", Condition(inner.args[0].value)
+            return "if", Condition(inner)  # int(x) != 0 exactly when torch-xla reads str(int(x)) as on
     if isinstance(value, cst.IfExp):
         body, _ = value_state(value.body)
         orelse, _ = value_state(value.orelse)

@@ -77,13 +77,21 @@ class Planner:
     def run(self) -> EditPlan:
         ctx = self.ctx
         writes, mentions = collect_writes(ctx, set(ctx.rules.variables))
+        self.constant_keys: dict[str, list[LegacyWrite]] = {}
+        for w in writes:
+            if isinstance(w.key, cst.Name) and w.form != "update-kwarg":
+                self.constant_keys.setdefault(w.key.value, []).append(w)
         tests_only, handled = self._in_tests(writes, mentions)
         mentions = [mention for mention in mentions if id(mention.node) not in handled]
+        constants = [mention for mention in mentions if self._constant_target(mention) is not None]
+        mentions = [mention for mention in mentions if self._constant_target(mention) is None]
         reads = [mention for mention in mentions if mention.is_read]
         for mention in mentions:
             if not mention.is_read:
                 ctx.report("BFM042", mention.node, f"{mention.variable} is named here outside a write the codemod can rewrite: remove it and add the explicit code for --mode {self.mode} by hand", False)
         if tests_only:
+            for mention in reads:
+                ctx.report("BFM052", mention.node, f"a test reads {mention.variable}: tests are not rewritten; make it check the explicit precision (e.g. the parameter dtype) instead", False)
             return self.plan
         framework = self._framework()
         if framework is not None and writes:
@@ -97,19 +105,47 @@ class Planner:
             guards = [conditions for w, conditions in triaged if conditions is not None]
             if self.external or any(not g for g in guards) or branches_cover(ctx, on_writes):
                 self.guard = None
-            elif len({_render(g) for g in guards}) == 1:
-                self.guard = _guard_expression(guards[0])
             else:
-                for w in on_writes:
-                    ctx.report("BFM041", w.key, f"{w.variable} is switched on under different conditions in this file: replace each write by hand with the explicit code for --mode {self.mode}, under its own condition", False)
-                return self.plan
+                # bf16 is on when any of the writes switches it on: the union of their guards
+                # (XLA_USE_BF16 and XLA_DOWNCAST_BF16 differ only for f64, handled by BFM048)
+                distinct = list(dict.fromkeys(_render(g) for g in guards))
+                code = distinct[0] if len(distinct) == 1 else " or ".join(f"({c})" if " " in c else c for c in distinct)
+                self.guard = cst.parse_expression(code)
             if self.guard is not None and not self._guard_travels(on_writes):
                 self._report_reads(reads)
                 return self.plan
             if self._migrate(on_writes):
                 reads = self._replace_reads(reads, on_writes)
         self._report_reads(reads)
+        self._constants(constants)
         return self.plan
+
+    def _constant_target(self, mention) -> str | None:
+        """The constant's name when the mention is ``NAME = "XLA_..."`` and NAME keys a write."""
+        assign = self.ctx.parent(mention.node)
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+            name = assign.targets[0].target.value
+            return name if name in self.constant_keys else None
+        return None
+
+    def _constants(self, constants) -> None:
+        """A constant naming a legacy variable goes when every use of it was a write this run
+        removed or renamed; otherwise it is reported (BFM043)."""
+        ctx = self.ctx
+        for mention in constants:
+            name = self._constant_target(mention)
+            by_key = {id(w.key): w for w in self.constant_keys[name]}
+            uses = [n for n in ctx.nodes(cst.Name) if n.value == name and not isinstance(ctx.parent(n), cst.AssignTarget)]
+            done = all(
+                id(u) in by_key and (id(u) in self.plan.replace or id(by_key[id(u)].statement) in self.plan.remove)
+                for u in uses
+            )
+            statement = ctx.statement_of(mention.node)
+            if done and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+                self.plan.remove.add(id(statement))
+                ctx.report("BFM043", mention.node, f"`{name}` only named {mention.variable} for the writes migrated here: removed", True)
+            else:
+                ctx.report("BFM043", mention.node, f"`{name}` names {mention.variable}; not every use of it was migrated: remove it once nothing uses it", False)
 
     def _in_tests(self, writes, mentions) -> tuple[bool, set[int]]:
         """Tests set the variable to exercise the legacy path (``monkeypatch.setenv``,
@@ -412,6 +448,13 @@ class Planner:
             summary = _MODE_SUMMARY[self.mode]
             if stochastic and (index == 0 or chooser) and not keep_sr:
                 self._rename_to_stochastic_rounding(w)
+                if self.guard is not None and len(writes) > 1 and not chooser:
+                    # several writes under different conditions: stochastic rounding follows
+                    # their union, the condition every other change carries
+                    guard = self.guard
+                    self.plan.replace[id(w.value)] = lambda node: cst.IfExp(
+                        test=guard.deep_clone(), body=cst.SimpleString('"1"'), orelse=cst.SimpleString('"0"')
+                    )
             else:
                 self._remove_write(w)
                 if stochastic and keep_sr:
@@ -425,8 +468,10 @@ class Planner:
             self.plan.replace[id(w.key)] = lambda node: node.with_changes(
                 value=f"{node.prefix}{node.quote}{STOCHASTIC_ROUNDING_VAR}{node.quote}"
             )
-        else:  # update(XLA_USE_BF16="1") keyword
+        elif w.form == "update-kwarg":  # update(XLA_USE_BF16="1")
             self.plan.replace[id(w.key)] = lambda node: node.with_changes(value=STOCHASTIC_ROUNDING_VAR)
+        else:  # a constant holding the name: write the new variable's name as a literal
+            self.plan.replace[id(w.key)] = lambda node: cst.SimpleString(f'"{STOCHASTIC_ROUNDING_VAR}"')
         if w.literal != "1" and isinstance(w.value, cst.SimpleString):
             self.plan.replace[id(w.value)] = lambda node: node.with_changes(
                 value=f"{node.prefix}{node.quote}1{node.quote}"
