@@ -205,7 +205,14 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         variables[rule.name] = rule
     if not variables:
         raise RuleError(f"{directory}: no variable rules (XLA_*.toml) found")
-    diagnostics = _load_diagnostics(directory / "diagnostics.toml")
+    diagnostics: dict[str, DiagnosticRule] = {}
+    for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
+        for code, rule in _load_diagnostics(path).items():
+            if code in diagnostics:
+                raise RuleError(f"{path}: diagnostic code {code} is defined twice")
+            diagnostics[code] = rule
+    if "BFM001" not in diagnostics:
+        raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
     torch_api = _load_torch_api(directory / "torch_api.toml")
     frameworks_path = directory / "frameworks.toml"
     frameworks = tuple(

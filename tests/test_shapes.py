@@ -5,6 +5,7 @@ and the flag-chooser fixture training after migration under each flag on the XLA
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 import subprocess
@@ -95,3 +96,34 @@ def test_flag_chooser_trains_after_migration(tmp_path, flags):
     assert proc.returncode == 0, proc.stderr[-2000:]
     losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", proc.stdout)]
     assert len(losses) == 3 and losses[-1] < losses[0] * 0.8, proc.stdout
+
+
+def test_fp32_optimizer_state_golden():
+    """--fp32-optimizer-state: the optimizer defined in the file upcasts its gradients and keeps
+    its state in FP32 (seed 000's recipe)."""
+    source = (SHAPES / "custom_optimizer.py").read_text()
+    result = migrate_source(source, "stochastic", "custom_optimizer.py", fp32_optimizer_state=True)
+    assert result.code == (SHAPES / "expected" / "custom_optimizer.stochastic.fp32-state.py").read_text()
+    text = "".join(d.format_text() + "\n" for d in result.diagnostics)
+    assert text == (SHAPES / "expected" / "custom_optimizer.stochastic.fp32-state.txt").read_text()
+    assert "grad = p.grad.data.float()" in result.code
+    again = migrate_source(result.code, "stochastic", "custom_optimizer.py", fp32_optimizer_state=True)
+    assert again.code == result.code
+
+
+def test_gpu_compatible_wraps_an_optimizer_class_defined_in_the_file():
+    result = migrate("custom_optimizer", "gpu-compatible")
+    assert "optimizer = with_fp32_master_weights(ScaledAdam)(model.parameters(), lr=1e-2)" in result.code
+    assert not result.unfixed
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("variant", ["stochastic.fp32-state", "gpu-compatible"])
+def test_custom_optimizer_variants_run(tmp_path, variant):
+    script = tmp_path / "custom_optimizer.py"
+    script.write_text((SHAPES / "expected" / f"custom_optimizer.{variant}.py").read_text())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
+    proc = subprocess.run([sys.executable, str(script), "--steps", "20"], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", proc.stdout)]
+    assert len(losses) == 2 and all(math.isfinite(v) for v in losses), proc.stdout

@@ -43,6 +43,7 @@ def migrate_source(
     mode: str = "stochastic",
     path: str = "<string>",
     launched_with: Mapping[str, str] | None = None,
+    fp32_optimizer_state: bool = False,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -54,7 +55,8 @@ def migrate_source(
     ``launched_with`` names legacy variables a launcher sets for this script (a shell
     ``export``, ``verify --legacy-env``): the script gets the mode's code change (model cast and
     input casts, or autocast) even though it never names them; stochastic rounding is left to
-    the launcher's own setting.
+    the launcher's own setting. ``fp32_optimizer_state``: optimizers defined in the file
+    upcast their gradients and keep their state in FP32 (seed 000).
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -63,7 +65,7 @@ def migrate_source(
     except cst.ParserSyntaxError as exc:
         raise ParseError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}") from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
-    plan = Planner(ctx, mode, launched_with).run()
+    plan = Planner(ctx, mode, launched_with, fp32_optimizer_state).run()
     new = apply_plan(ctx.module, plan)
     code = new.code
     if code != source:

@@ -59,9 +59,10 @@ _MODE_SUMMARY = {
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
-    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None) -> None:
+    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None, fp32_optimizer_state: bool = False) -> None:
         self.ctx = ctx
         self.mode = mode
+        self.fp32_state = fp32_optimizer_state
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
         self.external = [
@@ -97,7 +98,12 @@ class Planner:
         if framework is not None and writes:
             rule, call = framework
             for w in writes:
-                ctx.report("BFM055", w.key, f"{w.variable}: this file builds {rule.name} (`{ctx.code(call.func)}`, line {ctx.pos(call)[0]}), which owns precision: use {rule.setting} instead; {rule.advice}", False)
+                hack = self._framework_flag_hack(w) if rule.key == "hf-trainer" else None
+                if hack is not None:
+                    self.plan.remove.add(id(hack))
+                    ctx.report("BFM055", w.key, f"{w.variable}: this block turned {rule.name}'s own bf16 setting off to set the legacy variable instead; removed, so `{ctx.code(hack.test)}` stays on and the framework applies bf16 itself ({rule.advice})", True)
+                else:
+                    ctx.report("BFM055", w.key, f"{w.variable}: this file builds {rule.name} (`{ctx.code(call.func)}`, line {ctx.pos(call)[0]}), which owns precision: use {rule.setting} instead; {rule.advice}", False)
             return self.plan
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
@@ -174,6 +180,27 @@ class Planner:
             for w in writes
         ))
         return tests_only, handled
+
+    def _framework_flag_hack(self, w: LegacyWrite) -> cst.If | None:
+        """``if args.bf16: args.bf16 = False; os.environ[...] = "1"``: the framework's bf16
+        flag traded for the legacy variable (issue 5, seen in Neuron HF examples). Undoing the
+        trade is safe: the block only moves the setting. Returns the ``if`` to remove."""
+        block = self.ctx.parent(w.statement)
+        owner = self.ctx.parent(block)
+        if not (isinstance(owner, cst.If) and owner.orelse is None and isinstance(owner.test, cst.Attribute)):
+            return None
+        flag = self.ctx.code(owner.test)
+        others = [st for st in block.body if st is not w.statement]
+        for st in others:
+            assign = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
+            if not (
+                isinstance(assign, cst.Assign)
+                and len(assign.targets) == 1
+                and self.ctx.code(assign.targets[0].target) == flag
+                and m.matches(assign.value, m.Name("False"))
+            ):
+                return None
+        return owner if others and isinstance(self.ctx.parent(owner), (cst.IndentedBlock, cst.Module)) else None
 
     def _framework(self):
         """The first construction of a framework object that owns precision, with its rule."""
@@ -378,6 +405,8 @@ class Planner:
             for model in models:
                 self._autocast(model, calls[id(model)])
         self._switch_writes(writes, "stochastic-rounding" in emits)
+        if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
+            self.fp32_optimizer_state()
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
         return True
@@ -511,8 +540,11 @@ class Planner:
     def _master_weights(self, sites) -> None:
         ctx = self.ctx
         wrapped = False
+        local = self._local_optimizer_classes()
         for site in sites:
-            if site.qualified & ctx.rules.torch_api.stock_optimizers:
+            if site.qualified & ctx.rules.torch_api.stock_optimizers or (
+                isinstance(site.call.func, cst.Name) and site.call.func.value in local
+            ):
                 guard = self.guard
                 self.plan.replace[id(site.call.func)] = lambda node: _wrap_master_weights(node, guard)
                 wrapped = True
@@ -520,6 +552,39 @@ class Planner:
                 ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)
         if wrapped:
             self.plan.prelude.append(snippets.master_weights_helper())
+
+    def _local_optimizer_classes(self) -> set[str]:
+        """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock
+        optimizer): the master-weights subclass wraps their ``step`` as it does a stock one's."""
+        ctx, names = self.ctx, set()
+        bases_ok = ctx.rules.torch_api.stock_optimizers | {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
+        for cls in ctx.nodes(cst.ClassDef):
+            if any(ctx.qualified_names(b.value) & bases_ok for b in cls.bases):
+                names.add(cls.name.value)
+        return names
+
+    def fp32_optimizer_state(self) -> None:
+        """``--fp32-optimizer-state`` (Neuron's guide, seed 000: "if the optimizer states are to
+        be kept in FP32, convert the gradients to FP32 before optimizer computations"): in the
+        ``step`` of optimizer classes defined in the file, ``p.grad`` / ``p.grad.data`` read
+        into a local become ``.float()``, and ``torch.zeros_like(p...)`` states get
+        ``dtype=torch.float32``. Stock optimizers keep state in the parameter dtype: reported."""
+        ctx = self.ctx
+        local = self._local_optimizer_classes()
+        for cls in ctx.nodes(cst.ClassDef):
+            if cls.name.value not in local:
+                continue
+            for func in m.findall(cls.body, m.FunctionDef(name=m.Name("step"))):
+                for assign in m.findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
+                    self.plan.replace[id(assign.value)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
+                    ctx.report("BFM061", assign.value, f"the gradient is upcast with `.float()` so `{cls.name.value}` computes its update and keeps its state in FP32 (--fp32-optimizer-state)", True)
+                for call in m.findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
+                    if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+                        self.plan.replace[id(call)] = _add_float32_dtype
+                        ctx.report("BFM061", call, f"optimizer state created in FP32 in `{cls.name.value}.step` (--fp32-optimizer-state)", True)
+        for site in find_optimizers(ctx):
+            if site.qualified & ctx.rules.torch_api.stock_optimizers and self.mode == "stochastic":
+                ctx.report("BFM061", site.call, f"`{ctx.code(site.call.func)}` keeps its state in the parameter dtype (bf16): for FP32 state use --mode gpu-compatible (FP32 master weights and state) or an optimizer that upcasts its gradients", False)
 
     def _autocast(self, model, calls) -> None:
         ctx = self.ctx
