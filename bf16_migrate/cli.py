@@ -51,7 +51,7 @@ def main() -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable).")
 def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...]) -> None:
     """Rewrite PATHS (files or directories) in place for --mode."""
-    from .diagnostics import format_json
+    from .diagnostics import format_json, format_todo
     from .project import ScanError, migrate_paths
 
     if not paths:
@@ -76,6 +76,9 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
         for error in outcome.errors:
             click.echo(f"error: {error}", err=True)
         click.echo(_summary(outcome, written=not (show_diff or check)), err=True)
+        todo = format_todo(outcome.diagnostics)
+        if todo:
+            click.echo(todo, err=True)
 
     unfixed = [d for d in outcome.diagnostics if not d.fixed]
     if outcome.errors:

@@ -42,3 +42,22 @@ def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = ()) -
     return json.dumps(
         {"diagnostics": [asdict(d) for d in diagnostics], "errors": list(errors)}, indent=2
     )
+
+
+def format_todo(diagnostics: Iterable[Diagnostic]) -> str:
+    """The unfixed findings as a to-do list grouped by file, each with the catalogue's short
+    title and what to do (``rules/diagnostics*.toml``); empty when nothing is left."""
+    rules = load_rules().diagnostics
+    left = [d for d in diagnostics if not d.fixed]
+    if not left:
+        return ""
+    lines = [f"Left to do by hand ({len(left)}):"]
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in left:
+        by_file.setdefault(d.path, []).append(d)
+    for path, items in by_file.items():
+        lines.append(f"  {path}")
+        for d in sorted(items, key=lambda d: (d.line, d.col)):
+            rule = rules[d.code]
+            lines.append(f"    [ ] line {d.line}: {rule.title} ({d.code}): {rule.todo}")
+    return "\n".join(lines)

@@ -125,3 +125,13 @@ def test_console_script_runs_without_importing_torch(tmp_path):
     )
     proc = subprocess.run([sys.executable, "-c", code, str(script)], capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
+
+
+def test_report_ends_with_a_todo_list_grouped_by_file(tmp_path):
+    (tmp_path / "a.py").write_text('import os\nos.environ["XLA_USE_BF16"] = 1\n')
+    (tmp_path / "b.py").write_text(SCRIPT)
+    result = invoke(tmp_path)
+    assert result.exit_code == 1
+    todo = result.output[result.output.index("Left to do by hand (1):"):]
+    assert f"  {tmp_path / 'a.py'}\n    [ ] line 2: non-string-value (BFM046): Fix the line by hand" in todo
+    assert "b.py" not in todo  # everything there was fixed
