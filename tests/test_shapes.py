@@ -68,11 +68,15 @@ def _legacy_lines(source: str) -> set[int]:
     return lines
 
 
+ALL_PYTHON_FIXTURES = [SHAPES / f"{n}.py" for n in NAMES] + sorted(FIXTURES.glob("*/train.py"))
+
+
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", NAMES)
-def test_every_legacy_line_is_changed_or_diagnosed(name, mode):
-    source = (SHAPES / f"{name}.py").read_text()
-    result = migrate(name, mode)
+@pytest.mark.parametrize("path", ALL_PYTHON_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_legacy_line_is_changed_or_diagnosed(path, mode):
+    source = path.read_text()
+    name = path.stem
+    result = migrate_source(source, mode, path.name)
     changed = set()
     matcher = difflib.SequenceMatcher(a=source.splitlines(), b=result.code.splitlines(), autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():
