@@ -106,13 +106,21 @@ def test_write_keeps_crlf_bom_and_mode(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name != "train.py"]  # no temp file left
 
 
-def test_non_python_carrier_is_reported_not_skipped(tmp_path):
+def test_launcher_whose_script_is_missing_is_reported_and_kept(tmp_path):
     (tmp_path / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py\n")
     (tmp_path / "NOTES.md").write_text("We used XLA_USE_BF16 once.\n")
     result = invoke(tmp_path)
     assert result.exit_code == 1
-    assert f"{tmp_path / 'run.sh'}:2:8: BFM090" in result.output
+    assert f"{tmp_path / 'run.sh'}:2:8: BFM111" in result.output
+    assert "export XLA_USE_BF16=1" in (tmp_path / "run.sh").read_text()  # kept: nothing trains in fp32 by surprise
     assert "NOTES.md" not in result.output
+
+
+def test_unparsed_carrier_kind_is_reported_not_skipped(tmp_path):
+    (tmp_path / "Makefile").write_text("train:\n\tXLA_USE_BF16=1 python train.py\n")
+    result = invoke(tmp_path)
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'Makefile'}:2:2: BFM090" in result.output
 
 
 def test_console_script_runs_without_importing_torch(tmp_path):
@@ -135,3 +143,12 @@ def test_report_ends_with_a_todo_list_grouped_by_file(tmp_path):
     todo = result.output[result.output.index("Left to do by hand (1):"):]
     assert f"  {tmp_path / 'a.py'}\n    [ ] line 2: non-string-value (BFM046): Fix the line by hand" in todo
     assert "b.py" not in todo  # everything there was fixed
+
+
+def test_fp32_optimizer_state_flag(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text((FIXTURES / "shapes" / "custom_optimizer.py").read_text())
+    result = invoke(script, "--fp32-optimizer-state")
+    assert result.exit_code == 0, result.output
+    assert "grad = p.grad.data.float()" in script.read_text()
+    assert "BFM061" in result.output

@@ -237,3 +237,11 @@ def test_switch_set_by_launcher_migrates_script_that_never_names_it():
     assert [(d.code, d.fixed, d.line) for d in result.diagnostics] == [("BFM001", True, 1)]
     off = migrate_source(HEADER + TRAIN, "stochastic", "t.py", launched_with={"XLA_USE_BF16": "0"})
     assert off.code == HEADER + TRAIN and off.diagnostics == []
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+def test_launcher_setting_on_an_already_migrated_script_adds_nothing(mode):
+    once = migrate_source(HEADER + TRAIN, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})
+    twice = migrate_source(once.code, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})
+    assert twice.code == once.code
+    assert twice.diagnostics == []

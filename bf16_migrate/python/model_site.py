@@ -62,12 +62,25 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return ""
 
 
+def _unwrap_factory(func: cst.BaseExpression) -> cst.BaseExpression:
+    """The optimizer class inside ``with_fp32_master_weights(torch.optim.AdamW)`` or
+    ``(with_fp32_master_weights(SGD) if flag else SGD)``, as the codemod emits them."""
+    while True:
+        if isinstance(func, cst.IfExp):
+            func = func.orelse
+        elif isinstance(func, cst.Call) and len(func.args) == 1 and func.args[0].keyword is None:
+            func = func.args[0].value
+        else:
+            return func
+
+
 def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
     """Every call whose first argument (or ``params=``) takes ``X.parameters()``, excluding the
     calls listed as ``not_optimizers`` in ``rules/torch_api.toml`` (``clip_grad_norm_``...)."""
     sites = []
     for call in ctx.nodes(cst.Call):
-        name = _callee_name(call.func)
+        func = _unwrap_factory(call.func)
+        name = _callee_name(func)
         if not name or name in ctx.rules.torch_api.not_optimizers:
             continue
         params = None
@@ -80,7 +93,7 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         receivers = _parameters_receivers(params)
         if not receivers:
             continue
-        qualified = ctx.qualified_names(call.func)
+        qualified = ctx.qualified_names(func)
         looks_like = bool(qualified & ctx.rules.torch_api.stock_optimizers) or any(
             h in name.lower() for h in _OPTIMIZER_HINTS
         ) or name[:1].isupper()

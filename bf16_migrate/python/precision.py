@@ -375,6 +375,8 @@ class Planner:
                 else:
                     ctx.report("BFM011", sites[0].call, "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is left in place: cast each model by hand before the optimizer is built", False)
             return False
+        if not writes and self._already_migrated(models):
+            return True  # a launcher's setting, and the script already carries the change
         for variable in self.external:
             ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)
         for site in sites:
@@ -552,6 +554,21 @@ class Planner:
                 ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)
         if wrapped:
             self.plan.prelude.append(snippets.master_weights_helper())
+
+    def _already_migrated(self, models) -> bool:
+        """Whether the file already has the explicit code: ``<model>.to(torch.bfloat16)`` for
+        one of its models, or a ``torch.autocast`` region (so a launcher's setting found on a
+        later run adds nothing twice)."""
+        ctx = self.ctx
+        for call in ctx.nodes(cst.Call):
+            names = ctx.qualified_names(call.func)
+            if names & {"torch.autocast", "torch.amp.autocast"}:
+                return True
+            if m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
+                ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
+            ) and any(same_model(ctx, call.func.value, model) for model in models):
+                return True
+        return False
 
     def _local_optimizer_classes(self) -> set[str]:
         """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock

@@ -1,0 +1,358 @@
+"""Read one command line (a list of words) as a launcher would run it: which Python script or
+module it starts, and which environment settings its wrappers carry.
+
+The command is given as words, each a static string or ``None`` when the word is computed
+(``$SCRIPT``, ``"$@"``). Wrappers are peeled off in order (``time``, ``env K=V``, ``nohup``,
+``sudo``, ``docker run -e K=V IMAGE ...``, ``mpirun -x K=V``...) until an interpreter
+(``python``, ``python3.11 -u``, ``torchrun --nproc_per_node=2``, ``python -m
+torch.distributed.run``) is found, whose script or module is the target.
+
+Sources of the option tables (which options take a value, so the script word can be found):
+CPython's ``python --help`` (3.10-3.13); torch 2.9 ``torch/distributed/run.py``
+``get_args_parser`` (every option takes a value except ``--standalone``, ``-m/--module``,
+``--no-python``, ``--run-path``) and ``torch/distributed/launch.py`` (``--use-env``); GNU
+coreutils ``env``, ``nice``, ``timeout``, ``stdbuf``; ``docker run --help`` (Docker 28);
+Open MPI ``mpirun -x``. An option not in these tables makes the launch unresolvable (reported),
+never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NAME_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+"""One word of the form ``NAME=VALUE`` (applied to a single, already tokenized word)."""
+
+PYTHON = re.compile(r"^(python|python[23](\.\d+)?|pypy3?)$")
+"""Interpreter names (the basename of the word)."""
+
+# CPython options that take the next word as their argument (python --help, 3.10-3.13).
+PYTHON_OPTS_WITH_ARG = {"-W", "-X", "--check-hash-based-pycs"}
+PYTHON_FLAGS = set("bBdEhiIOPqsSuvVx")
+
+# torchrun (torch 2.9 torch/distributed/run.py): flags without a value.
+TORCHRUN_FLAGS = {"--standalone", "--no-python", "--no_python", "--run-path", "--run_path", "--use-env", "--use_env"}
+TORCHRUN_MODULE_FLAGS = {"-m", "--module"}
+TORCH_LAUNCH_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
+
+# Modules run with ``python -m`` that are tools, not training code: they never create an XLA
+# tensor, so a legacy variable in their environment does nothing.
+TOOL_MODULES = {"pip", "venv", "ensurepip", "http.server", "json.tool", "compileall", "pydoc", "site", "zipfile", "tarfile", "pip._internal", "build", "twine", "virtualenv"}
+
+# Wrappers: name -> (options taking a value, whether NAME=VALUE words are environment settings)
+WRAPPERS: dict[str, tuple[frozenset[str], bool]] = {
+    "time": (frozenset({"-f", "-o", "--format", "--output"}), True),
+    "nohup": (frozenset(), False),
+    "exec": (frozenset({"-a"}), False),
+    "command": (frozenset(), False),
+    "builtin": (frozenset(), False),
+    "nice": (frozenset({"-n", "--adjustment"}), False),
+    "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), False),
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), False),
+    "numactl": (frozenset({"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}), False),
+    "taskset": (frozenset(), False),
+    "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir"}), True),
+    "xvfb-run": (frozenset({"-s", "-n", "-a", "--server-args", "--server-num"}), False),
+}
+ENV_OPTS_WITH_ARG = {"-C", "--chdir", "-S", "--split-string"}
+DOCKER_ENGINES = {"docker", "podman", "nerdctl"}
+DOCKER_SUBCOMMANDS = {"run", "exec", "create"}
+# docker run / exec options that take a value (docker run --help, Docker 28): any other option
+# is a flag.
+DOCKER_OPTS_WITH_ARG = {
+    "-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop", "--cgroup-parent",
+    "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-rt-period", "--cpu-rt-runtime", "-c",
+    "--cpu-shares", "--cpus", "--cpuset-cpus", "--cpuset-mems", "--detach-keys", "--device", "--device-cgroup-rule",
+    "--device-read-bps", "--device-read-iops", "--device-write-bps", "--device-write-iops", "--dns", "--dns-option",
+    "--dns-search", "--domainname", "--entrypoint", "-e", "--env", "--env-file", "--expose", "--gpus", "--group-add",
+    "--health-cmd", "--health-interval", "--health-retries", "--health-start-interval", "--health-start-period",
+    "--health-timeout", "-h", "--hostname", "--ip", "--ip6", "--ipc", "--isolation", "--kernel-memory", "-l",
+    "--label", "--label-file", "--link", "--link-local-ip", "--log-driver", "--log-opt", "--mac-address", "-m",
+    "--memory", "--memory-reservation", "--memory-swap", "--memory-swappiness", "--mount", "--name", "--network",
+    "--net", "--network-alias", "--oom-score-adj", "--pid", "--pids-limit", "--platform", "-p", "--publish",
+    "--pull", "--restart", "--runtime", "--security-opt", "--shm-size", "--stop-signal", "--stop-timeout",
+    "--storage-opt", "--sysctl", "--tmpfs", "--ulimit", "-u", "--user", "--userns", "--uts", "-v", "--volume",
+    "--volume-driver", "--volumes-from", "-w", "--workdir",
+}
+MPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
+MPI_OPTS_WITH_ARG = {"-n", "-np", "-c", "--np", "-N", "--npernode", "-H", "--host", "--hostfile", "-hostfile", "--map-by", "--bind-to", "--rank-by", "--mca", "-mca", "-wdir", "--wdir", "-x"}
+SHELLS = {"bash", "sh", "zsh", "dash"}
+
+
+@dataclass
+class EnvWord:
+    """An environment setting carried by a wrapper word: ``env X=1``, ``docker run -e X=1``,
+    ``--env=X=1``, ``mpirun -x X=1``, ``env -u X``. ``words`` are the indices of the words that
+    make it (the option and its value); ``value_word`` is the index holding ``NAME=VALUE`` (or
+    ``NAME``); ``prefix`` the characters before ``NAME`` in that word (``--env=``)."""
+
+    name: str
+    value: str | None
+    action: str
+    words: list[int]
+    value_word: int
+    prefix: str = ""
+
+
+@dataclass
+class Command:
+    """What a command line does, as far as bf16-migrate cares.
+
+    ``target`` as in :class:`.model.Launch`; ``problem`` when it starts Python in a way that
+    cannot be resolved to a file; ``python`` is True when the command starts Python at all;
+    ``env`` the wrapper settings; ``env_files`` the ``--env-file`` paths; ``inner`` is set for
+    ``bash -c 'SCRIPT'`` (the index of the script word)."""
+
+    target: tuple[str, str] | None = None
+    problem: str | None = None
+    python: bool = False
+    env: list[EnvWord] = field(default_factory=list)
+    env_files: list[str] = field(default_factory=list)
+    inner: int | None = None
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def read_command(words: list[str | None]) -> Command:
+    """Read ``words`` (a command's words after its leading ``NAME=VALUE`` assignments).
+
+    Never raises: what cannot be read becomes ``Command.problem`` (only when the command starts
+    Python) or an unrecognised command (``python`` False)."""
+    cmd = Command()
+    i = 0
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            return cmd  # computed program name: not recognisably Python
+        base = _basename(w)
+        if base == "env":
+            i += 1
+            while i < n:
+                w = words[i]
+                if w is None:
+                    return cmd
+                m = NAME_VALUE.match(w)
+                if m:
+                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
+                    i += 1
+                elif w in ("-u", "--unset") and i + 1 < n and words[i + 1] is not None:
+                    cmd.env.append(EnvWord(words[i + 1], None, "unset", [i, i + 1], i + 1))
+                    i += 2
+                elif w.startswith("--unset="):
+                    cmd.env.append(EnvWord(w[len("--unset="):], None, "unset", [i], i, "--unset="))
+                    i += 1
+                elif w in ENV_OPTS_WITH_ARG:
+                    i += 2
+                elif w.startswith("-") and w != "-":
+                    i += 1
+                else:
+                    break
+            continue
+        if base in WRAPPERS:
+            with_arg, assignments = WRAPPERS[base]
+            i += 1
+            if base == "taskset" and i < n and words[i] is not None and words[i].startswith("-"):
+                i += 1  # -c / -p
+            if base == "taskset":
+                i += 1  # the mask or cpu list
+            while i < n and words[i] is not None and words[i].startswith("-") and words[i] != "-":
+                i += 2 if words[i] in with_arg else 1
+            while assignments and i < n and words[i] is not None and NAME_VALUE.match(words[i]):
+                m = NAME_VALUE.match(words[i])
+                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
+                i += 1
+            continue
+        if base == "timeout":
+            i += 1
+            while i < n and words[i] is not None and words[i].startswith("-"):
+                i += 2 if words[i] in ("-k", "-s", "--kill-after", "--signal") else 1
+            i += 1  # the duration
+            continue
+        if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
+            return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
+        if base in MPI_LAUNCHERS:
+            i += 1
+            while i < n and words[i] is not None and words[i].startswith("-"):
+                if words[i] == "-x" and i + 1 < n and words[i + 1] is not None:
+                    m = NAME_VALUE.match(words[i + 1])
+                    if m:
+                        cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                    else:
+                        cmd.env.append(EnvWord(words[i + 1], None, "pass", [i, i + 1], i + 1))
+                    i += 2
+                elif words[i] in MPI_OPTS_WITH_ARG:
+                    i += 2
+                elif "=" in words[i] or words[i].startswith("--"):
+                    i += 1
+                else:
+                    i += 1
+            continue
+        if base in SHELLS:
+            rest = words[i + 1:]
+            if rest and rest[0] == "-c" and len(rest) > 1:
+                cmd.inner = i + 2
+                return cmd
+            j = i + 1
+            while j < n and words[j] is not None and words[j].startswith("-"):
+                j += 1
+            if j < n:
+                if words[j] is None:
+                    return cmd
+                cmd.target = ("shell", words[j])
+            return cmd
+        if PYTHON.match(base):
+            cmd.python = True
+            return _python(words, i + 1, cmd)
+        if base == "torchrun":
+            cmd.python = True
+            return _torchrun(words, i + 1, cmd)
+        if base.endswith(".sh") or base.endswith(".bash"):
+            cmd.target = ("shell", w)
+            return cmd
+        if base.endswith(".py"):
+            cmd.python = True
+            cmd.target = ("script", w)
+            return cmd
+        return cmd
+    return cmd
+
+
+def _python(words: list[str | None], i: int, cmd: Command) -> Command:
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            cmd.problem = "an interpreter option or the script is computed"
+            return cmd
+        if w == "-m":
+            if i + 1 >= n or words[i + 1] is None:
+                cmd.problem = "the module run with -m is computed"
+                return cmd
+            module = words[i + 1]
+            if module in TORCH_LAUNCH_MODULES:
+                return _torchrun(words, i + 2, cmd)
+            if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
+                cmd.python = False
+                return cmd
+            cmd.target = ("module", module)
+            return cmd
+        if w.startswith("-m") and len(w) > 2:
+            cmd.target = ("module", w[2:])
+            return cmd
+        if w == "-c" or (w.startswith("-c") and len(w) > 2):
+            code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < n else "")
+            if code is None or "torch" in code:
+                cmd.problem = "`python -c` runs inline code"
+            else:
+                cmd.python = False  # inline code that never imports torch: the variable does nothing
+            return cmd
+        if w in PYTHON_OPTS_WITH_ARG:
+            i += 2
+            continue
+        if w == "-":
+            cmd.problem = "the script is read from standard input"
+            return cmd
+        if w.startswith("--"):
+            i += 1
+            continue
+        if w.startswith("-") and len(w) > 1:
+            if w[1] in "WX" or set(w[1:]) <= PYTHON_FLAGS:
+                i += 1
+                continue
+            cmd.problem = f"unknown interpreter option {w}"
+            return cmd
+        cmd.target = ("script", w)
+        return cmd
+    cmd.python = False  # bare `python`: an interactive interpreter, nothing launched
+    return cmd
+
+
+def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:
+    cmd.python = True
+    n = len(words)
+    module = False
+    while i < n:
+        w = words[i]
+        if w is None:
+            cmd.problem = "a launcher option or the script is computed"
+            return cmd
+        if w in TORCHRUN_MODULE_FLAGS:
+            module = True
+            i += 1
+            continue
+        if w in TORCHRUN_FLAGS:
+            i += 1
+            continue
+        if w.startswith("-"):
+            i += 1 if "=" in w else 2
+            continue
+        cmd.target = ("module", w) if module else ("script", w)
+        return cmd
+    cmd.problem = "no training script after the launcher's options"
+    return cmd
+
+
+def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Command:
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            cmd.python = True
+            cmd.problem = "a container option or the image is computed"
+            return cmd
+        if w in ("-e", "--env") and i + 1 < n:
+            v = words[i + 1]
+            if v is not None:
+                m = NAME_VALUE.match(v)
+                if m:
+                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                else:
+                    cmd.env.append(EnvWord(v, None, "pass", [i, i + 1], i + 1))
+            i += 2
+            continue
+        if w.startswith("--env=") or (w.startswith("-e") and len(w) > 2 and not w.startswith("--")):
+            prefix = "--env=" if w.startswith("--env=") else "-e"
+            body = w[len(prefix):]
+            m = NAME_VALUE.match(body)
+            if m:
+                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i, prefix))
+            else:
+                cmd.env.append(EnvWord(body, None, "pass", [i], i, prefix))
+            i += 1
+            continue
+        if w == "--env-file" and i + 1 < n:
+            if words[i + 1] is not None:
+                cmd.env_files.append(words[i + 1])
+            i += 2
+            continue
+        if w.startswith("--env-file="):
+            cmd.env_files.append(w[len("--env-file="):])
+            i += 1
+            continue
+        if w.startswith("-"):
+            i += 2 if (w in DOCKER_OPTS_WITH_ARG and "=" not in w) else 1
+            continue
+        # the image (run/create) or the container (exec); the command follows
+        rest = words[i + 1:]
+        if not rest:
+            cmd.python = True
+            cmd.problem = "the container runs the image's default command"
+            return cmd
+        inner = read_command(rest)
+        cmd.python = inner.python
+        cmd.target = inner.target
+        cmd.problem = inner.problem
+        cmd.env_files += inner.env_files
+        offset = i + 1
+        for e in inner.env:
+            e.words = [k + offset for k in e.words]
+            e.value_word += offset
+        cmd.env += inner.env
+        if inner.inner is not None:
+            cmd.inner = inner.inner + offset
+        return cmd
+    return cmd

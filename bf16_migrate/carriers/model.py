@@ -1,0 +1,204 @@
+"""What every carrier reports about one file: the entries that name a legacy variable, the
+Python launches they reach, and how to render the file once the entries are decided.
+
+A *carrier* is a file that sets environment variables for a process it (or something reading
+it) starts: a shell script, a Dockerfile, a YAML manifest, a ``.env`` file, a notebook. Each
+carrier module parses its file with a real parser (never a regular expression over the file),
+records every :class:`Entry` (a place the file sets, unsets or passes a legacy variable) with
+the exact character spans that carry it, and every :class:`Launch` (a Python process started
+with the entry in its environment). The cross-file planner (:mod:`.link`) then decides per
+entry: ``remove``, ``replace`` (by ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, stochastic mode) or
+``keep`` (with a diagnostic), and the carrier renders the new text by editing only those spans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable
+
+from ..rules import STOCHASTIC_ROUNDING_VAR
+
+REMOVE, REPLACE, KEEP = "remove", "replace", "keep"
+SET, UNSET, PASS = "set", "unset", "pass"
+
+
+class CarrierError(Exception):
+    """A carrier file cannot be parsed; the message is ``path:line:col: ...`` on one line."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``text[start:end]`` (character offsets) by ``new``."""
+
+    start: int
+    end: int
+    new: str
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    """``text`` with every edit applied. Edits must not overlap (an :class:`AssertionError`
+    otherwise: that would be a bf16-migrate bug, never a user error); identical edits count once."""
+    out, pos = [], 0
+    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
+        assert edit.start >= pos, f"overlapping edits at {edit.start} (bf16-migrate bug)"
+        out.append(text[pos:edit.start])
+        out.append(edit.new)
+        pos = edit.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@dataclass
+class Entry:
+    """One place a carrier names a legacy variable.
+
+    ``action`` is :data:`SET` (``export X=1``, ``ENV X=1``, an ``env:`` item...), :data:`UNSET`
+    (``unset X``, ``env -u X``) or :data:`PASS` (``docker run -e X``: passes the value the
+    launcher's own environment holds). Entries with the same ``group`` are decided together
+    (an ``export X=1`` and the ``unset X`` of the other branch). ``where`` is appended to the
+    file's path in diagnostics (``#cell3`` in a notebook). ``noop`` says why a setting never
+    had an effect (it is removed, BFM140). ``value`` is the static value set (``None`` when it is
+    computed, e.g. ``$FLAG`` or ``valueFrom``). ``line``/``col`` (1-based) point at the
+    variable's name. ``sr_scope`` is where a stochastic-rounding replacement would live (two
+    legacy entries of one scope get one replacement). ``problem``, when set, says why the entry
+    cannot be rewritten safely; it is then kept and reported. ``data`` is the carrier's own.
+    """
+
+    id: int
+    variable: str
+    action: str
+    value: str | None
+    line: int
+    col: int
+    sr_scope: Hashable = None
+    problem: str | None = None
+    data: object = None
+    group: Hashable = None
+    where: str = ""
+    noop: str | None = None
+
+
+@dataclass
+class Launch:
+    """A process started by the carrier, with the entries in force for it.
+
+    ``target`` is ``("script", "src/train.py")``, ``("module", "pkg.train")``, ``("shell",
+    "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
+    launch cannot be resolved (``$SCRIPT``, ``python -c``, the image's default command...).
+    ``reached_by`` maps entry ids to True when the entry is in force on every path to the
+    launch, False when only on some (a guarded ``export``). ``base_dirs`` are extra directories
+    (inside the tree) to resolve a relative path against; ``line``/``col`` are 1-based.
+    """
+
+    line: int
+    col: int
+    text: str
+    target: tuple[str, str] | None = None
+    problem: str | None = None
+    reached_by: dict[int, bool] = field(default_factory=dict)
+    where: str = ""
+
+
+@dataclass
+class Include:
+    """The carrier loads another file's settings (``source env.sh``, ``--env-file .env``,
+    compose ``env_file:``): that file's entries reach ``launches`` (indices into
+    :attr:`Analysis.launches`). ``path`` is as written."""
+
+    path: str
+    line: int
+    col: int
+    launches: list[int] = field(default_factory=list)
+    node: object = None
+    local: bool = False
+
+
+@dataclass
+class Analysis:
+    """Everything one carrier file holds for the planner.
+
+    ``sr_present`` are the ``sr_scope`` keys in which the file already sets
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (kept as is, BFM070). ``notes`` are diagnostics the
+    carrier found on its own: ``(code, line, col, message, fixed)``. ``render`` maps the
+    decisions (entry id -> remove/replace/keep) to the new text; ``handled`` are the character
+    spans of the entries (anything naming a legacy variable outside them is reported)."""
+
+    kind: str
+    text: str
+    entries: list[Entry] = field(default_factory=list)
+    launches: list[Launch] = field(default_factory=list)
+    includes: list[Include] = field(default_factory=list)
+    sr_present: set = field(default_factory=set)
+    notes: list[tuple[str, int, int, str, bool]] = field(default_factory=list)
+    handled: list[tuple[int, int]] = field(default_factory=list)
+    render: Callable[[dict[int, str]], str] | None = None
+    sr_covered: Callable[[Hashable], bool] | None = None
+    python: object = None  # notebook: the Python part (see notebook.py)
+
+    def new_entry(self, **kwargs) -> Entry:
+        entry = Entry(id=len(self.entries), **kwargs)
+        self.entries.append(entry)
+        return entry
+
+
+STOCHASTIC = STOCHASTIC_ROUNDING_VAR
+
+
+class LineIndex:
+    """Character offset <-> 1-based (line, column) for one text."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0]
+        for i, ch in enumerate(text):
+            if ch == "\n":
+                self.starts.append(i + 1)
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        """1-based line and column of character ``offset``."""
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo + 1, offset - self.starts[lo] + 1
+
+    def offset(self, line: int, col: int = 1) -> int:
+        """Character offset of 1-based ``line``/``col``."""
+        return self.starts[line - 1] + col - 1
+
+
+class ByteMap:
+    """Byte offsets of a UTF-8 encoding -> character offsets (tree-sitter works in bytes)."""
+
+    def __init__(self, text: str) -> None:
+        self.data = text.encode("utf-8")
+        self.ascii = len(self.data) == len(text)
+        if not self.ascii:
+            self.table = [0] * (len(self.data) + 1)
+            b = 0
+            for i, ch in enumerate(text):
+                n = len(ch.encode("utf-8"))
+                for k in range(n):
+                    self.table[b + k] = i
+                b += n
+            self.table[b] = len(text)
+
+    def char(self, byte_offset: int) -> int:
+        return byte_offset if self.ascii else self.table[byte_offset]
+
+
+def line_span(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of the whole lines holding ``text[start:end]`` (through the newline) when
+    nothing but blanks shares those lines with it (a trailing ``#`` comment also goes);
+    ``None`` otherwise."""
+    ls = text.rfind("\n", 0, start) + 1
+    if text[ls:start].strip():
+        return None
+    le = text.find("\n", end)
+    le = len(text) if le < 0 else le + 1
+    rest = text[end:le].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return ls, le

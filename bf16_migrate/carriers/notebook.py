@@ -1,0 +1,445 @@
+"""Jupyter notebooks (``*.ipynb``).
+
+Parsers: nbformat reads and checks the notebook (format 4) and gives the cells; the JSON text
+itself is located with a scanner (:func:`_cell_source_spans`, built on the standard library's
+JSON decoder), so that only the ``source`` of a changed code cell is rewritten: outputs,
+metadata, execution counts and the file's formatting stay byte for byte.
+
+Inside a code cell (IPython's syntax, ipython.readthedocs.io "Built-in magic commands"):
+
+* ``%env X=1`` / ``%env X 1`` / ``%set_env X=1`` set ``os.environ`` in the kernel: they are in
+  force for the notebook's own Python (when it uses torch: the "kernel" launch, migrated like a
+  launched script) and for the ``!`` commands after them;
+* ``!cmd`` and ``%%bash`` / ``%%sh`` / ``%%script bash`` cells run in a shell of their own: they
+  go through :mod:`.shell`; an ``!export X=1`` alone never set anything for what follows (each
+  ``!`` line is its own shell) and is removed (BFM140);
+* the rest is Python: the code cells are joined, in order, into one module (the magic and
+  shell lines set aside as placeholder lines, a marker line at each cell start), migrated once
+  by the codemod (so a model built in one cell and trained in another is found), and split
+  back; a cell that is not valid Python is left out of it and reported if it names a variable.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+
+import nbformat
+
+from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, apply_edits
+from .shell import ShellFragment, find_mentions, legacy_names
+
+_PLACEHOLDER = "__bf16_migrate_line_{}__"
+_MARKER = "__bf16_migrate_cell_{}__"
+_PLACEHOLDER_RE = re.compile(r"^([ \t]*)__bf16_migrate_line_(\d+)__[ \t]*$")
+_MARKER_RE = re.compile(r"^__bf16_migrate_cell_(\d+)__$")
+SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
+PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
+
+
+def _cell_source_spans(text: str, path: str) -> list[tuple[int, int]]:
+    """Character spans of ``cells[i].source`` in the notebook's JSON text, in cell order."""
+    dec = json.JSONDecoder()
+    ws = " \t\r\n"
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in ws:
+            i += 1
+        return i
+
+    def obj_items(i: int):
+        """Yield (key, value_start, value_end) of the object starting at ``i``; the last yield
+        is (None, end, end)."""
+        assert text[i] == "{"
+        i = skip(i + 1)
+        if text[i] == "}":
+            yield None, i + 1, i + 1
+            return
+        while True:
+            key, i = dec.raw_decode(text, i)
+            i = skip(i)
+            assert text[i] == ":"
+            i = skip(i + 1)
+            start = i
+            _, end = dec.raw_decode(text, i)
+            yield key, start, end
+            i = skip(end)
+            if text[i] == "}":
+                yield None, i + 1, i + 1
+                return
+            assert text[i] == ","
+            i = skip(i + 1)
+
+    spans: list[tuple[int, int]] = []
+    try:
+        start = skip(0)
+        for key, vs, ve in obj_items(start):
+            if key != "cells":
+                continue
+            i = skip(vs + 1)
+            while text[i] != "]":
+                cell_span = None
+                for ckey, cs, ce in obj_items(i):
+                    if ckey == "source":
+                        cell_span = (cs, ce)
+                    if ckey is None:
+                        i = ce
+                spans.append(cell_span)
+                i = skip(i)
+                if text[i] == ",":
+                    i = skip(i + 1)
+    except (AssertionError, ValueError, IndexError) as exc:
+        raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON ({exc})") from None
+    return spans
+
+
+@dataclass
+class _Line:
+    """A magic or shell line set aside from the Python (its id is its placeholder's)."""
+
+    id: int
+    cell: int
+    index: int  # line index in the cell
+    text: str   # the line as written, without its newline
+    kind: str   # "env", "shell", "other"
+    fragment: ShellFragment | None = None
+    entry_ids: list[int] = field(default_factory=list)
+    env: dict | None = None
+
+
+class NotebookPython:
+    """The notebook's Python as one module (``source``) and the way back to its cells."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.source = ""
+        self.line_map: list[tuple[int, int]] = []  # module line -> (cell number, line in cell)
+
+    def map_diagnostic(self, d):
+        """The codemod's diagnostic ``d`` (a line of :attr:`source`) moved to its cell:
+        path ``nb.ipynb#cell3``, line within that cell."""
+        from ..diagnostics import Diagnostic
+
+        k = min(max(d.line, 1), len(self.line_map)) - 1 if self.line_map else 0
+        cell, line = self.line_map[k] if self.line_map else (1, 1)
+        return Diagnostic(d.code, f"{self.path}#cell{cell}", max(line, 1), d.col, d.message, d.fixed)
+
+
+def analyze(text: str, path: str) -> Analysis:
+    """Analyse a notebook. Raises :class:`CarrierError` when it is not a readable format-4
+    notebook (the message names the file and, for bad JSON, the line)."""
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise CarrierError(f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: {getattr(exc, 'msg', exc)}") from None
+    try:
+        nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    except Exception as exc:  # nbformat raises several kinds
+        raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
+    if nb.get("nbformat") != 4:
+        raise CarrierError(f"{path}:1:1: notebook format {nb.get('nbformat')} is not supported (convert it to format 4 with `jupyter nbconvert --to notebook`)")
+    spans = _cell_source_spans(text, path)
+    cells = nb.cells
+    if len(spans) != len(cells):
+        raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON")
+    analysis = Analysis("notebook", text)
+    legacy = legacy_names()
+    py = NotebookPython(path)
+    analysis.python = py
+    special: dict[int, _Line] = {}
+    cell_lines: dict[int, list[str]] = {}
+    python_cells: list[int] = []
+    env_entries: list[tuple[tuple[int, int], int]] = []  # (order, entry id)
+    shell_launches: list[tuple[tuple[int, int], int]] = []
+    noops: list[int] = []
+    module_parts: list[str] = []
+    sr_present = False
+
+    for ci, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        src = cell.source
+        lines = src.split("\n")
+        cell_lines[ci] = lines
+        where = f"#cell{ci + 1}"
+        first = lines[0].strip() if lines else ""
+        if first.startswith("%%"):
+            if first.startswith(SHELL_CELL_MAGICS):
+                body = "\n".join(lines[1:])
+                line0 = 2
+                frag_analysis_len = len(analysis.launches)
+                ln = _Line(len(special), ci, -1, body, "shell")
+                special[ln.id] = ln
+                ln.fragment = ShellFragment(body, path, analysis, pos=_cell_pos(body, line0), embedded=True)
+                _tag(analysis, ln, where, frag_analysis_len)
+                for li in ln.fragment.my_launches:
+                    shell_launches.append(((ci, 0), li))
+                continue
+            if not first.startswith(PYTHON_CELL_MAGICS):
+                _mentions(analysis, src, where, legacy, "a cell magic bf16-migrate does not read")
+                continue
+        py_lines = []
+        for li, line in enumerate(lines):
+            stripped = line.lstrip()
+            indent = line[: len(line) - len(stripped)]
+            if stripped.startswith(("%env ", "%set_env ")) or stripped in ("%env", "%set_env"):
+                ln = _Line(len(special), ci, li, line, "env")
+                special[ln.id] = ln
+                body = stripped.split(None, 1)[1] if " " in stripped else ""
+                name, value = _env_args(body)
+                if name == STOCHASTIC:
+                    sr_present = True
+                if name in legacy:
+                    col = len(indent) + stripped.find(name) + 1
+                    entry = analysis.new_entry(variable=name, action=SET, value=value, line=li + 1, col=col, sr_scope=("kernel",), problem=None if value is not None or not body else None)
+                    entry.where = where
+                    if value is None:
+                        entry.problem = f"the value of {name} is computed ({body}): edit it by hand"
+                    ln.entry_ids.append(entry.id)
+                    ln.env = {"name": name, "value": value, "body": body}
+                    env_entries.append(((ci, li), entry.id))
+                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
+            elif stripped.startswith("!") or stripped.startswith("%sx ") or stripped.startswith("%system "):
+                cmd = stripped[2:] if stripped.startswith("!!") else stripped[1:] if stripped.startswith("!") else stripped.split(None, 1)[1]
+                ln = _Line(len(special), ci, li, line, "shell")
+                special[ln.id] = ln
+                prefix_len = len(line) - len(cmd)
+                before = len(analysis.launches)
+                ln.fragment = ShellFragment(cmd, path, analysis, pos=lambda off, li=li, p=prefix_len: (li + 1, p + off + 1), embedded=True)
+                _tag(analysis, ln, where, before)
+                for lidx in ln.fragment.my_launches:
+                    shell_launches.append(((ci, li), lidx))
+                # `!export X=1` with nothing launched in the same line: never had an effect
+                for eid in ln.fragment.my_entries:
+                    e = analysis.entries[eid]
+                    if e.action == SET and ln.fragment.entry_data[eid].kind == "decl" and not any(eid in analysis.launches[k].reached_by for k in ln.fragment.my_launches):
+                        e.noop = "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells after it"
+                        noops.append(eid)
+                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
+            elif stripped.startswith("%"):
+                ln = _Line(len(special), ci, li, line, "other")
+                special[ln.id] = ln
+                if any(v in line for v in legacy):
+                    _mentions(analysis, line, where, legacy, "a magic bf16-migrate does not read", line_no=li + 1)
+                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
+            elif re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line):
+                ln = _Line(len(special), ci, li, line, "other")
+                special[ln.id] = ln
+                if any(v in line for v in legacy):
+                    _mentions(analysis, line, where, legacy, "a shell capture (`x = !cmd`) bf16-migrate does not read", line_no=li + 1)
+                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
+            else:
+                py_lines.append(line)
+        if first.startswith(PYTHON_CELL_MAGICS):
+            pass  # the first line became a placeholder above (it starts with %)
+        body = "\n".join(py_lines)
+        try:
+            ast.parse(body)
+        except SyntaxError:
+            if any(v in src for v in legacy):
+                _mentions(analysis, src, where, legacy, "a cell that is not valid Python")
+            for ln in [x for x in special.values() if x.cell == ci]:
+                ln.kind = "frozen"
+            continue
+        python_cells.append(ci)
+        module_parts.append((ci, py_lines))
+
+    # the notebook's Python as one module
+    out_lines: list[str] = []
+    for ci, py_lines in module_parts:
+        out_lines.append(_MARKER.format(ci))
+        py.line_map.append((ci + 1, 1))
+        for k, line in enumerate(py_lines):
+            out_lines.append(line)
+            py.line_map.append((ci + 1, k + 1))
+    py.source = "\n".join(out_lines) + ("\n" if out_lines else "")
+    python_text = "\n".join(l for _, ls in module_parts for l in ls)
+    if "torch" in python_text:
+        analysis.launches.append(Launch(1, 1, "the notebook's own Python", ("kernel", "")))
+        kernel = len(analysis.launches) - 1
+        for _, eid in env_entries:
+            analysis.launches[kernel].reached_by[eid] = True
+    for order, li in shell_launches:
+        for eorder, eid in env_entries:
+            if eorder < order:
+                analysis.launches[li].reached_by.setdefault(eid, True)
+    if sr_present:
+        analysis.sr_present.add(("kernel",))
+
+    def sr_covered(scope) -> bool:
+        if scope in analysis.sr_present:
+            return True
+        return any(ln.fragment is not None and ln.fragment.ok and ln.fragment.sr_covered(scope) for ln in special.values())
+
+    analysis.sr_covered = sr_covered
+
+    def render(decisions: dict[int, str], python_code: str) -> str:
+        # 1. the final text of every special line
+        final: dict[int, str | None] = {}
+        for ln in special.values():
+            final[ln.id] = _render_line(ln, decisions)
+        # 2. split the migrated module back into cells
+        new_py: dict[int, list[str]] = {}
+        current = None
+        head: list[str] = []
+        module_lines = python_code.split("\n")
+        if python_code.endswith("\n"):
+            module_lines = module_lines[:-1]
+        for line in module_lines:
+            m = _MARKER_RE.match(line)
+            if m:
+                current = int(m.group(1))
+                new_py[current] = []
+                continue
+            if current is None:
+                head.append(line)
+            else:
+                new_py[current].append(line)
+        if python_cells and any(h.strip() for h in head):
+            new_py[python_cells[0]] = [h for h in head if h.strip()] + new_py[python_cells[0]]
+        edits: list[Edit] = []
+        for ci, cell in enumerate(cells):
+            if cell.cell_type != "code" or spans[ci] is None:
+                continue
+            lines = cell_lines[ci]
+            if ci in new_py:
+                body = new_py[ci]
+                result = []
+                for line in body:
+                    m = _PLACEHOLDER_RE.match(line)
+                    if m:
+                        ln = special[int(m.group(2))]
+                        text_ = final[ln.id]
+                        if text_ is None:
+                            continue
+                        original_indent = ln.text[: len(ln.text) - len(ln.text.lstrip())]
+                        result.append(m.group(1) + text_[len(original_indent):])
+                    else:
+                        result.append(line)
+                new_src = "\n".join(result)
+            else:
+                result = []
+                shell_cell = next((x for x in special.values() if x.cell == ci and x.index == -1), None)
+                if shell_cell is not None:
+                    text_ = final[shell_cell.id]
+                    new_src = lines[0] + "\n" + (text_ if text_ is not None else "")
+                else:
+                    for li, line in enumerate(lines):
+                        ln = next((x for x in special.values() if x.cell == ci and x.index == li), None)
+                        if ln is None:
+                            result.append(line)
+                        elif final[ln.id] is not None:
+                            result.append(final[ln.id])
+                    new_src = "\n".join(result)
+            if new_src != cell.source:
+                edits.append(Edit(*spans[ci], _dump_source(text[spans[ci][0]:spans[ci][1]], new_src)))
+        return apply_edits(text, edits)
+
+    analysis.render = render
+    return analysis
+
+
+def _render_line(ln: _Line, decisions: dict[int, str]) -> str | None:
+    if ln.kind in ("other", "frozen"):
+        return ln.text
+    if ln.kind == "env":
+        if not ln.entry_ids:
+            return ln.text
+        d = decisions.get(ln.entry_ids[0], KEEP)
+        if d == KEEP:
+            return ln.text
+        if d == REMOVE:
+            return None
+        name, value, body = ln.env["name"], ln.env["value"], ln.env["body"]
+        new_body = body.replace(name, STOCHASTIC, 1)
+        if value is not None and value != "":
+            k = new_body.rfind(value)
+            new_body = new_body[:k] + "1" + new_body[k + len(value):]
+        start = ln.text.find(body)
+        return ln.text[:start] + new_body + ln.text[start + len(body):]
+    frag = ln.fragment
+    if frag is None or not frag.ok:
+        return ln.text
+    edits = frag.edits(decisions)
+    if not edits:
+        return ln.text
+    new = apply_edits(frag.text, edits)
+    if ln.index == -1:
+        return new
+    prefix = ln.text[: len(ln.text) - len(frag.text)]
+    if not new.strip() or new.strip() == ":":
+        return None
+    return prefix + new
+
+
+def _env_args(body: str) -> tuple[str | None, str | None]:
+    """``%env`` arguments: ``X=1`` or ``X 1`` (IPython ``%env``), value ``None`` when it holds
+    ``$`` (IPython expands it) or when there is none (``%env X`` prints the variable)."""
+    body = body.strip()
+    if not body:
+        return None, None
+    if "=" in body.split(None, 1)[0]:
+        name, value = body.split("=", 1)
+    else:
+        parts = body.split(None, 1)
+        if len(parts) < 2:
+            return parts[0], None
+        name, value = parts
+    value = value.strip()
+    if value[:1] in ("'", '"') and value.endswith(value[:1]) and len(value) >= 2:
+        value = value[1:-1]
+    if "$" in value or "{" in value:
+        return name.strip(), None
+    return name.strip(), value
+
+
+def _cell_pos(body: str, first_line: int):
+    from .model import LineIndex
+
+    index = LineIndex(body)
+
+    def pos(off: int) -> tuple[int, int]:
+        line, col = index.pos(off)
+        return line + first_line - 1, col
+
+    return pos
+
+
+def _tag(analysis: Analysis, ln: _Line, where: str, launches_before: int) -> None:
+    frag = ln.fragment
+    for eid in frag.my_entries:
+        analysis.entries[eid].where = where
+    for li in range(launches_before, len(analysis.launches)):
+        analysis.launches[li].where = where
+    notes = analysis.notes
+    for k, note in enumerate(notes):
+        if len(note) == 5:
+            notes[k] = (*note, where)
+
+
+def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line_no: int | None = None) -> None:
+    from .model import LineIndex
+
+    index = LineIndex(text)
+    for var, off in find_mentions(text, legacy):
+        line, col = index.pos(off)
+        analysis.notes.append(("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
+
+
+def _dump_source(original: str, source: str) -> str:
+    """``source`` as JSON in the style of ``original`` (a list of lines or one string; the
+    same indentation; ``\\u`` escapes only if the original used them)."""
+    ascii_ = "\\u" in original
+    if original.lstrip().startswith("["):
+        lines = source.splitlines(keepends=True)
+        if not lines:
+            return "[]"
+        first_q = original.find('"')
+        last_q = original.rfind('"')
+        lead = original[1:first_q] if first_q > 0 else "\n"
+        close = original[last_q + 1:-1] if last_q > 0 else "\n"
+        sep = ","
+        return "[" + sep.join(lead + json.dumps(line, ensure_ascii=ascii_) for line in lines) + close + "]"
+    return json.dumps(source, ensure_ascii=ascii_)

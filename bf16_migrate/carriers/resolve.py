@@ -1,0 +1,146 @@
+"""Find the file a launcher starts, in the tree bf16-migrate was given.
+
+Rules (each a fact about how the path is looked up, or a refusal to guess):
+
+* A path holding ``$``, a backquote, ``~`` or a glob is computed: not resolved (reported).
+* A relative path is looked up against the launcher's directory, the tree's root and the
+  current directory (a launch script is usually run from the repository root); the candidates
+  found must all be the same file.
+* A container path (``/app/src/train.py``, or a relative one not found) is matched by its
+  longest suffix that exists under those directories (``src/train.py``), since images copy the
+  build context under their ``WORKDIR``; two different files matching the same suffix is
+  ambiguous (reported).
+* ``python -m pkg.train`` is ``pkg/train.py`` or ``pkg/train/__main__.py`` under the same
+  directories (or ``src/``, the src layout).
+* A resolved file must lie inside the tree.
+
+:func:`uses_torch` tells whether a launched script can create an XLA tensor at all: it or a
+module of the tree it imports (followed through ``import`` statements, at most 200 files) names
+``torch``. A script that does not is unaffected by the legacy variables.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path, PurePosixPath
+
+
+def _inside(path: Path, roots: list[Path]) -> bool:
+    rp = path.resolve()
+    return any(rp == r.resolve() or r.resolve() in rp.parents for r in roots)
+
+
+def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()) -> tuple[Path | None, str | None]:
+    """``(file, None)`` or ``(None, why not)`` for the script ``word`` started by ``launcher``."""
+    if any(c in word for c in "$`~*?["):
+        return None, f"its path is computed ({word})"
+    bases = _bases(launcher, root, extra)
+    p = PurePosixPath(word)
+    found: dict[Path, Path] = {}
+    if not p.is_absolute():
+        for base in bases:
+            cand = base / p
+            if cand.is_file() and _inside(cand, bases):
+                found.setdefault(cand.resolve(), cand)
+        if len(found) == 1:
+            return _rel(next(iter(found.values()))), None
+        if len(found) > 1:
+            return None, f"{word} names several files ({', '.join(str(_rel(f)) for f in found.values())})"
+    parts = [x for x in p.parts if x not in ("/", ".")]
+    for k in range(1, len(parts)):
+        suffix = PurePosixPath(*parts[k:])
+        for base in bases:
+            cand = base / suffix
+            if cand.is_file() and _inside(cand, bases):
+                found.setdefault(cand.resolve(), cand)
+        if len(found) == 1:
+            return _rel(next(iter(found.values()))), None
+        if len(found) > 1:
+            return None, f"{word} matches several files by its path ({', '.join(str(_rel(f)) for f in found.values())})"
+    return None, f"{word} is not in the tree ({root})"
+
+
+def resolve_module(module: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()) -> tuple[Path | None, str | None]:
+    """``python -m module``: ``(file, None)`` or ``(None, why not)``."""
+    if any(c in module for c in "$`~*?[/"):
+        return None, f"the module name is computed ({module})"
+    rel = PurePosixPath(*module.split("."))
+    bases = _bases(launcher, root, extra)
+    bases += [b / "src" for b in bases]
+    found: dict[Path, Path] = {}
+    for base in bases:
+        for cand in (base / rel.with_suffix(".py") if rel.name else None, base / rel / "__main__.py"):
+            if cand is not None and cand.is_file():
+                found.setdefault(cand.resolve(), cand)
+    if len(found) == 1:
+        return _rel(next(iter(found.values()))), None
+    if len(found) > 1:
+        return None, f"module {module} is found in several places"
+    return None, f"module {module} is not in the tree ({root}); an installed package cannot be migrated here"
+
+
+def _bases(launcher: Path, root: Path, extra: tuple[Path, ...]) -> list[Path]:
+    bases: list[Path] = []
+    cwd = Path.cwd()
+    for b in (launcher.parent, *extra, root, cwd if _inside(launcher, [cwd]) else None):
+        if b is not None and b.is_dir() and all(b.resolve() != x.resolve() for x in bases):
+            bases.append(b)
+    return bases
+
+
+def _rel(path: Path) -> Path:
+    """``path`` as found (a launcher's directory joined with the written path)."""
+    return Path(path)
+
+
+def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
+    """True when ``path`` or a module of the tree it imports names ``torch`` (see the module
+    docstring). A file that cannot be read or parsed counts as using torch (never guessed away)."""
+    seen: set[Path] = set()
+    todo = [path]
+    bases = [path.parent, root, root / "src"]
+    while todo and len(seen) < limit:
+        current = todo.pop()
+        key = current.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            data = current.read_bytes()
+        except OSError:
+            return True
+        if b"torch" in data:
+            return True
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            return True
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = current.parent
+                    for _ in range(node.level - 1):
+                        base = base.parent
+                    mod = node.module or ""
+                    rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
+                    for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
+                        if cand is not None and cand.is_file():
+                            todo.append(cand)
+                    for alias in node.names:
+                        cand = base / rel / f"{alias.name}.py"
+                        if cand.is_file():
+                            todo.append(cand)
+                    continue
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                if not name:
+                    continue
+                rel = PurePosixPath(*name.split("."))
+                for b in bases:
+                    for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
+                        if cand.is_file():
+                            todo.append(cand)
+    return False

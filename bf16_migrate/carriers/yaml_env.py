@@ -1,0 +1,344 @@
+"""YAML: Kubernetes manifests, docker compose files, CI configurations.
+
+Parser: ruamel.yaml. Its composer gives every node with its exact start and end marks
+(character offsets), so the entries are *found* on the parsed document while the file is
+*edited* as text: a removed entry takes its own lines (its trailing comment with it), a
+replaced one has only its name and value scalars rewritten; comments, quoting, key order,
+anchors and blank lines everywhere else stay byte for byte (a round-trip dump would re-indent
+and re-quote).
+
+What is read:
+
+* environment containers: a key ``env``, ``environment`` or ``variables`` whose value is
+  - a list of ``{name: X, value: "1"}`` items (Kubernetes ``containers[].env``; ``valueFrom``
+    is a computed value),
+  - a mapping ``X: "1"`` (docker compose ``environment``, GitHub Actions ``env`` at workflow,
+    job or step level, GitLab CI ``variables``; ``X:`` with no value passes the host's value),
+  - a list of ``X=1`` strings (docker compose; a bare ``X`` passes the host's value);
+* launches, in the mapping that holds the container and every mapping below it: ``command``
+  and ``args`` lists (Kubernetes: the container runs ``command + args``; ``args`` alone runs
+  the image's entrypoint, which cannot be resolved), ``command``/``entrypoint`` strings or
+  lists (compose; a string is split like a shell would, without running one), and the shell
+  scripts of ``run`` (GitHub Actions), ``script``/``before_script`` (GitLab CI), ``sh -c``
+  arguments (through :mod:`.shell`);
+* includes: compose ``env_file`` (a ``.env`` file whose entries reach the service's command).
+
+When every entry of a container is removed, ``[]`` (or ``{}``) is written after its key, so the
+key keeps a valid empty value instead of becoming ``null``. Flow-style containers
+(``env: [{name: X, value: "1"}]``) and multi-line scalars are reported (BFM131), not edited.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from .launch import read_command
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Include, Launch, LineIndex, apply_edits, line_span
+from .shell import ShellFragment, legacy_names
+
+ENV_KEYS = {"env", "environment", "variables"}
+SHELL_KEYS = {"run", "script", "before_script", "after_script"}
+
+
+def _scalar_text(node) -> str | None:
+    if isinstance(node, ScalarNode):
+        if node.tag.endswith(":null"):
+            return None
+        return node.value
+    return None
+
+
+class _Yaml:
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.path = path
+        self.index = LineIndex(text)
+        self.analysis = Analysis("yaml", text)
+        self.legacy = legacy_names()
+        self.items: dict[int, dict] = {}  # entry id -> how to edit it
+        self.containers: list[dict] = []
+        self.sr_containers: set = set()
+
+    def pos(self, offset: int) -> tuple[int, int]:
+        return self.index.pos(offset)
+
+    # -- walk ------------------------------------------------------------------------------------
+    def walk(self, node) -> list[int]:
+        """Launch indices found in ``node``'s subtree (environment containers of ``node``'s
+        mappings reach them)."""
+        if isinstance(node, SequenceNode):
+            out = []
+            for item in node.value:
+                out.extend(self.walk(item))
+            return out
+        if not isinstance(node, MappingNode):
+            return []
+        launches: list[int] = []
+        envs = []
+        keys = {}
+        for k, v in node.value:
+            if isinstance(k, ScalarNode):
+                keys[k.value] = (k, v)
+        for k, v in node.value:
+            name = k.value if isinstance(k, ScalarNode) else None
+            if name in ENV_KEYS:
+                envs.append(self.container(k, v))
+            elif name in SHELL_KEYS:
+                scripts = [v] if isinstance(v, ScalarNode) else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)] if isinstance(v, SequenceNode) else []
+                for s in scripts:
+                    launches.extend(self.shell_launches(s))
+            elif name in ("command", "args", "entrypoint", "env_file"):
+                continue
+            else:
+                launches.extend(self.walk(v))
+        launches.extend(self.container_command(keys))
+        if "env_file" in keys:
+            k, v = keys["env_file"]
+            files = [v] if isinstance(v, ScalarNode) else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)]
+            for f in files:
+                line, col = self.pos(f.start_mark.index)
+                self.analysis.includes.append(Include(f.value, line, col, list(launches)))
+        for ids in envs:
+            for li in launches:
+                for eid in ids:
+                    self.analysis.launches[li].reached_by.setdefault(eid, True)
+        return launches
+
+    def container_command(self, keys: dict) -> list[int]:
+        cmd = keys.get("command")
+        args = keys.get("args")
+        ep = keys.get("entrypoint")
+        if cmd is None and args is None and ep is None:
+            return []
+        words: list[str | None] = []
+        anchor = None
+        for item in (ep, cmd):
+            if item is None:
+                continue
+            k, v = item
+            anchor = anchor or v
+            if isinstance(v, SequenceNode):
+                words += [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in v.value]
+            elif isinstance(v, ScalarNode):
+                try:
+                    words += shlex.split(v.value)
+                except ValueError:
+                    words.append(None)
+        if args is not None:
+            k, v = args
+            anchor = anchor or v
+            if isinstance(v, SequenceNode):
+                words += [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in v.value]
+        start = anchor.start_mark.index
+        line, col = self.pos(start)
+        raw = self.text[start:anchor.end_mark.index].split("\n")[0][:100]
+        if cmd is None and ep is None:
+            if any(w and w.endswith(".py") for w in words):
+                self.analysis.launches.append(Launch(line, col, raw, ("script", "?"), "the container runs the image's entrypoint with these args"))
+                return [len(self.analysis.launches) - 1]
+            return []
+        command = read_command(words)
+        if command.inner is not None and command.inner < len(words):
+            node = None
+            for item in (ep, cmd, args):
+                if item is not None and isinstance(item[1], SequenceNode):
+                    for x in item[1].value:
+                        if isinstance(x, ScalarNode) and x.value == words[command.inner]:
+                            node = x
+            if node is not None:
+                return self.shell_launches(node)
+        if not (command.python or command.target is not None):
+            return []
+        self.analysis.launches.append(Launch(line, col, raw, command.target, command.problem))
+        return [len(self.analysis.launches) - 1]
+
+    def shell_launches(self, node: ScalarNode) -> list[int]:
+        """Launches of a shell script held in a scalar; settings inside it are reported (the
+        coverage check), not edited."""
+        scratch = Analysis("shell", node.value)
+        start = node.start_mark.index
+        frag = ShellFragment(node.value, self.path, scratch, pos=lambda off: self.pos(start), embedded=True)
+        out = []
+        for li in frag.my_launches:
+            launch = scratch.launches[li]
+            on = [scratch.entries[e] for e in launch.reached_by]
+            launch.reached_by = {}
+            if on:
+                launch.problem = launch.problem or f"{on[0].variable} is set inside this script, which bf16-migrate does not edit in YAML"
+                if launch.target is None:
+                    launch.target = ("script", "?")
+            self.analysis.launches.append(launch)
+            out.append(len(self.analysis.launches) - 1)
+        return out
+
+    # -- environment containers -------------------------------------------------------------------
+    def container(self, key: ScalarNode, value) -> list[int]:
+        ids: list[int] = []
+        record = {"key": key, "value": value, "entries": [], "kind": None, "count": 0}
+        self.containers.append(record)
+        scope = ("env", len(self.containers) - 1)
+        if isinstance(value, MappingNode):
+            record["kind"] = "map"
+            record["count"] = len(value.value)
+            for k, v in value.value:
+                name = _scalar_text(k)
+                if name == STOCHASTIC:
+                    self.sr_containers.add(scope)
+                if name not in self.legacy:
+                    continue
+                problem = None
+                if value.flow_style:
+                    problem = f"{name} is in a flow-style mapping: edit it by hand"
+                action, val = SET, None
+                if isinstance(v, ScalarNode):
+                    if v.tag.endswith(":null"):
+                        action = PASS
+                    else:
+                        val = v.value
+                        if "$" in val:
+                            val = None
+                        if v.style in ("|", ">") or "\n" in self.text[v.start_mark.index:v.end_mark.index]:
+                            problem = problem or f"{name} has a multi-line value: edit it by hand"
+                else:
+                    problem = problem or f"{name} has a structured value: edit it by hand"
+                end = v.end_mark.index if isinstance(v, ScalarNode) else k.end_mark.index
+                ids.append(self.entry(name, action, val, k, problem, scope, {"kind": "map", "key": k, "value": v if isinstance(v, ScalarNode) else None, "span": (k.start_mark.index, end), "container": record}))
+        elif isinstance(value, SequenceNode):
+            record["kind"] = "seq"
+            record["count"] = len(value.value)
+            for item in value.value:
+                if isinstance(item, MappingNode):
+                    fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
+                    name_node = fields.get("name")
+                    name = _scalar_text(name_node) if name_node is not None else None
+                    if name == STOCHASTIC:
+                        self.sr_containers.add(scope)
+                    if name not in self.legacy:
+                        continue
+                    problem = None
+                    if value.flow_style or item.flow_style:
+                        problem = f"{name} is in a flow-style list: edit it by hand"
+                    vnode = fields.get("value")
+                    val = _scalar_text(vnode) if vnode is not None else None
+                    if "valueFrom" in fields:
+                        problem = problem or f"{name} takes its value from valueFrom, which is computed: edit it by hand"
+                    if val is not None and "$" in val:
+                        val = None
+                    if vnode is None and "valueFrom" not in fields:
+                        val = ""
+                    end = _end(item)
+                    ids.append(self.entry(name, SET, val, name_node, problem, scope, {"kind": "item", "key": name_node, "value": vnode, "span": (self._dash(item), end), "container": record}))
+                elif isinstance(item, ScalarNode):
+                    raw = item.value
+                    name, eq, val = raw.partition("=")
+                    name = name.strip()
+                    if name == STOCHASTIC:
+                        self.sr_containers.add(scope)
+                    if name not in self.legacy:
+                        continue
+                    problem = f"{name} is in a flow-style list: edit it by hand" if value.flow_style else None
+                    action = SET if eq else PASS
+                    value_text = val if eq else None
+                    if value_text is not None and "$" in value_text:
+                        value_text = None
+                    ids.append(self.entry(name, action, value_text, item, problem, scope, {"kind": "str", "key": item, "value": None, "span": (self._dash(item), item.end_mark.index), "container": record}, name_offset=self._name_offset(item, name)))
+        return ids
+
+    def _name_offset(self, node: ScalarNode, name: str) -> int:
+        raw = self.text[node.start_mark.index:node.end_mark.index]
+        return node.start_mark.index + max(raw.find(name), 0)
+
+    def _dash(self, node) -> int:
+        k = node.start_mark.index
+        while k > 0 and self.text[k - 1] in " \t":
+            k -= 1
+        if k > 0 and self.text[k - 1] == "-":
+            return k - 1
+        return node.start_mark.index
+
+    def entry(self, name, action, value, key_node, problem, scope, record, name_offset=None) -> int:
+        offset = name_offset if name_offset is not None else key_node.start_mark.index
+        line, col = self.pos(offset)
+        entry = self.analysis.new_entry(variable=name, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem)
+        record["name_offset"] = offset
+        self.items[entry.id] = record
+        record["container"]["entries"].append(entry.id)
+        self.analysis.handled.append((offset, offset + len(name)))
+        return entry.id
+
+    # -- rendering -------------------------------------------------------------------------------
+    def render(self, decisions: dict[int, str]) -> str:
+        edits: list[Edit] = []
+        for record in self.containers:
+            removed = 0
+            for eid in record["entries"]:
+                d = decisions.get(eid, KEEP)
+                item = self.items[eid]
+                if d == REMOVE:
+                    span = line_span(self.text, *item["span"])
+                    if span is None:
+                        raise AssertionError("entry shares its line; should have been reported (bf16-migrate bug)")
+                    edits.append(Edit(*span, ""))
+                    removed += 1
+                elif d == REPLACE:
+                    edits.extend(self.rename(item))
+            if removed and removed == record["count"]:
+                colon = self.text.find(":", record["key"].end_mark.index)
+                edits.append(Edit(colon + 1, colon + 1, " []" if record["kind"] != "map" else " {}"))
+        return apply_edits(self.text, edits)
+
+    def rename(self, item: dict) -> list[Edit]:
+        t = self.text
+        key = item["key"]
+        off = item["name_offset"]
+        if item["kind"] == "str":
+            raw = t[key.start_mark.index:key.end_mark.index]
+            q = raw[0] if raw[:1] in ("'", '"') else ""
+            return [Edit(key.start_mark.index, key.end_mark.index, f"{q}{STOCHASTIC}=1{q}")]
+        out = [Edit(off, off + len(_scalar_text(key) or ""), STOCHASTIC)]
+        v = item["value"]
+        if v is not None:
+            raw = t[v.start_mark.index:v.end_mark.index]
+            q = raw[0] if raw[:1] in ("'", '"') else ('"' if item["kind"] == "item" else "")
+            out.append(Edit(v.start_mark.index, v.end_mark.index, f"{q}1{q}"))
+        return out
+
+
+def _end(node) -> int:
+    if isinstance(node, ScalarNode):
+        return node.end_mark.index
+    if isinstance(node, MappingNode):
+        return max((_end(v) for k, v in node.value), default=node.start_mark.index)
+    if isinstance(node, SequenceNode):
+        return max((_end(v) for v in node.value), default=node.start_mark.index)
+    return node.end_mark.index
+
+
+def analyze(text: str, path: str) -> Analysis:
+    """Analyse a YAML file. Raises :class:`CarrierError` (``path:line:col``) when it is not
+    valid YAML."""
+    y = _Yaml(text, path)
+    try:
+        docs = list(YAML(typ="rt").compose_all(text))
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
+        raise CarrierError(f"{path}:{where}: not valid YAML: {exc.problem or exc.context}") from None
+    except YAMLError as exc:
+        raise CarrierError(f"{path}:1:1: not valid YAML: {str(exc).splitlines()[0]}") from None
+    for doc in docs:
+        if doc is not None:
+            y.walk(doc)
+    # an entry sharing its lines with something else (flow style) cannot be removed by lines
+    for eid, item in y.items.items():
+        entry = y.analysis.entries[eid]
+        if entry.problem is None and line_span(text, *item["span"]) is None:
+            entry.problem = f"{entry.variable} shares its line with other YAML content: edit it by hand"
+    y.analysis.sr_present = y.sr_containers
+    y.analysis.sr_covered = lambda scope: scope in y.sr_containers
+    y.analysis.render = y.render
+    return y.analysis

@@ -1,0 +1,248 @@
+"""Carriers (shell, Dockerfile, YAML, .env, notebooks): golden outputs per mode, idempotence,
+validity of what is written, and the pieces (launch reading, resolution, discovery, errors)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+from ruamel.yaml import YAML
+
+from bf16_migrate.carriers import analyze
+from bf16_migrate.carriers.launch import read_command
+from bf16_migrate.carriers.resolve import resolve_module, resolve_script, uses_torch
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.scan import kind_of, scan
+
+from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
+
+LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
+
+
+def test_every_carrier_shape_has_a_case():
+    assert set(CASES) >= {
+        "shell_functions", "shell_if_unset", "shell_heredoc", "shell_launchers", "shell_unresolved",
+        "dockerfile_multistage", "k8s_job", "compose", "dotenv", "notebook", "ci_workflow",
+    }
+
+
+def _expected(case: str, mode: str) -> tuple[dict[str, str], list[str]]:
+    exp = CARRIERS / case / "expected" / mode
+    files = {str(p.relative_to(exp)): p.read_text() for p in exp.rglob("*") if p.is_file() and p.name != "diagnostics.txt"}
+    return files, (exp / "diagnostics.txt").read_text().splitlines()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_golden(case, mode, tmp_path):
+    changed, diagnostics, tree = run_case(case, mode, tmp_path)
+    files, expected_diagnostics = _expected(case, mode)
+    assert changed == files
+    assert diagnostics == expected_diagnostics
+    # the launched script received the mode's change exactly when a launcher's setting went
+    launched = (tree / LAUNCHED).read_text()
+    migrated = any("is set by the launcher of this script" in d and d.startswith(f"{case}/{LAUNCHED}") for d in diagnostics)
+    marker = 'torch.autocast("xla"' if mode == "amp" else ".to(torch.bfloat16)"
+    assert (marker in launched) == migrated
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_second_run_changes_nothing(case, mode, tmp_path):
+    changed, first, tree = run_case(case, mode, tmp_path)
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    outcome = migrate_paths([tree], mode, write=True)
+    assert not outcome.errors
+    assert outcome.changed == []
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    assert not [d for d in outcome.diagnostics if d.fixed]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_outputs_stay_valid(case, mode, tmp_path):
+    """What is written still parses: bash -n, YAML, notebook schema, Dockerfile instructions."""
+    _, _, tree = run_case(case, mode, tmp_path)
+    for rel in carrier_files(tree):
+        path = tree / rel
+        kind = kind_of(path)
+        if kind == "shell" and shutil.which("bash"):
+            assert subprocess.run(["bash", "-n", str(path)], capture_output=True).returncode == 0, path.read_text()
+        elif kind == "yaml":
+            list(YAML(typ="safe").load_all(path.read_text()))
+        elif kind == "notebook":
+            nbformat.validate(nbformat.read(str(path), as_version=4))
+        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook"):
+            analyze(kind, path.read_text(), str(path))  # re-parses
+
+
+def test_no_legacy_setting_left_where_nothing_was_kept(tmp_path):
+    for case in CASES:
+        _, diagnostics, tree = run_case(case, "stochastic", tmp_path / case)
+        kept = {d.split(":")[0].split("#")[0] for d in diagnostics if " BFM1" in d and "[fixed]" not in d and " BFM120 " not in d}
+        for rel in carrier_files(tree):
+            if f"{case}/{rel}" in kept:
+                continue
+            text = (tree / rel).read_text()
+            if rel.suffix == ".ipynb":  # outputs are history, left as they are: the code cells
+                text = "\n".join(c.source for c in nbformat.reads(text, as_version=4).cells if c.cell_type == "code")
+            assert not any(v in text for v in LEGACY), (case, rel)
+
+
+# -- launch reading -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "words, target, problem",
+    [
+        (["python", "train.py"], ("script", "train.py"), None),
+        (["python3", "-u", "-W", "ignore", "src/train.py", "--lr", "1"], ("script", "src/train.py"), None),
+        (["python3.11", "-m", "pkg.train"], ("module", "pkg.train"), None),
+        (["torchrun", "--nproc_per_node=2", "--nnodes", "1", "--standalone", "train.py"], ("script", "train.py"), None),
+        (["torchrun", "-m", "pkg.train"], ("module", "pkg.train"), None),
+        (["python", "-m", "torch.distributed.run", "--nproc-per-node", "4", "t.py"], ("script", "t.py"), None),
+        (["time", "-p", "nohup", "python", "t.py"], ("script", "t.py"), None),
+        (["env", "-u", "A", "B=1", "python", "t.py"], ("script", "t.py"), None),
+        (["docker", "run", "--rm", "-v", "a:b", "-e", "X=1", "img", "python", "t.py"], ("script", "t.py"), None),
+        (["mpirun", "-np", "2", "-x", "X=1", "python", "t.py"], ("script", "t.py"), None),
+        (["bash", "run.sh"], ("shell", "run.sh"), None),
+        (["python", None], None, "an interpreter option or the script is computed"),
+        (["python", "-c", "import torch"], None, "`python -c` runs inline code"),
+        (["docker", "run", "img"], None, "the container runs the image's default command"),
+    ],
+)
+def test_read_command(words, target, problem):
+    cmd = read_command(words)
+    assert cmd.target == target
+    assert cmd.problem == problem
+
+
+def test_read_command_tools_are_not_launches():
+    assert not read_command(["python", "-m", "pip", "install", "x"]).python
+    assert not read_command(["python", "-c", "print(1)"]).python
+    assert not read_command(["echo", "python", "t.py"]).python
+
+
+def test_wrapper_settings_are_read():
+    cmd = read_command(["docker", "run", "-e", "XLA_USE_BF16=1", "--env=A=2", "-e", "B", "img", "python", "t.py"])
+    assert [(e.name, e.value, e.action, e.words) for e in cmd.env] == [
+        ("XLA_USE_BF16", "1", "set", [2, 3]), ("A", "2", "set", [4]), ("B", None, "pass", [5, 6]),
+    ]
+
+
+# -- resolution ------------------------------------------------------------------------------------------
+def test_resolution_rules(tmp_path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "train.py").write_text("import torch\n")
+    (tmp_path / "src" / "pkg" / "train.py").write_text("from . import model\n")
+    (tmp_path / "src" / "pkg" / "model.py").write_text("import torch.nn\n")
+    (tmp_path / "tools.py").write_text("import json\n")
+    launcher = tmp_path / "scripts" / "run.sh"
+    launcher.parent.mkdir()
+    launcher.write_text("")
+    assert resolve_script("src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
+    assert resolve_script("/workspace/src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
+    assert resolve_script("$SCRIPT", launcher, tmp_path) == (None, "its path is computed ($SCRIPT)")
+    assert resolve_script("other.py", launcher, tmp_path)[0] is None
+    assert resolve_module("pkg.train", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "pkg" / "train.py").resolve()
+    assert resolve_module("numpy.distutils", launcher, tmp_path)[0] is None
+    assert uses_torch(tmp_path / "src" / "pkg" / "train.py", tmp_path)  # through its relative import
+    assert not uses_torch(tmp_path / "tools.py", tmp_path)
+
+
+def test_ambiguous_path_is_not_guessed(tmp_path):
+    """``src/train.py`` exists beside the launcher and at the tree's root: two files, no guess."""
+    for base in (tmp_path, tmp_path / "scripts"):
+        (base / "src").mkdir(parents=True)
+        (base / "src" / "train.py").write_text("import torch\n")
+    path, problem = resolve_script("src/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
+    assert path is None and "several" in problem
+    path, problem = resolve_script("/app/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
+    assert path is None and "not in the tree" in problem
+
+
+# -- discovery -------------------------------------------------------------------------------------------
+def test_discovery_by_name_extension_and_shebang(tmp_path):
+    files = {
+        "launch": "#!/usr/bin/env bash\nexport XLA_USE_BF16=1\n",
+        "tool": "#!/usr/bin/env python3\nimport os\nos.environ['XLA_USE_BF16'] = '1'\n",
+        "Dockerfile.train": "FROM x\nENV XLA_USE_BF16=1\n",
+        "job.yml": "env:\n  XLA_USE_BF16: '1'\n",
+        "nb.ipynb": json.dumps({"cells": [], "nbformat": 4, "nbformat_minor": 5, "metadata": {}}) + "XLA_USE_BF16",
+        "train.env": "XLA_USE_BF16=1\n",
+        ".env": "XLA_USE_BF16=1\n",
+        "Makefile": "train:\n\tXLA_USE_BF16=1 python t.py\n",
+        "NOTES.md": "XLA_USE_BF16\n",
+        "weights.bin": "XLA_USE_BF16\0\0",
+        "run.bash": "XLA_USE_BF16=1 python t.py\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    kinds = {c.path.name: c.kind for c in scan([tmp_path])}
+    assert kinds == {
+        "launch": "shell", "tool": "python", "Dockerfile.train": "dockerfile", "job.yml": "yaml",
+        "nb.ipynb": "notebook", "train.env": "dotenv", ".env": "dotenv", "Makefile": "unsupported",
+        "run.bash": "shell",
+    }
+
+
+def test_ci_directories_are_walked(tmp_path):
+    wf = tmp_path / ".github" / "workflows"
+    wf.mkdir(parents=True)
+    (wf / "ci.yml").write_text("env:\n  XLA_USE_BF16: '1'\n")
+    (tmp_path / ".cache").mkdir()
+    (tmp_path / ".cache" / "x.sh").write_text("export XLA_USE_BF16=1\n")
+    assert [c.path.relative_to(tmp_path).as_posix() for c in scan([tmp_path])] == [".github/workflows/ci.yml"]
+
+
+# -- errors: one line naming the file and the line ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        ("bad.sh", "#!/bin/bash\nexport XLA_USE_BF16=1\nif then fi\n", ":2:"),
+        ("bad.yaml", "env:\n  XLA_USE_BF16: [1\n", ":3:"),
+        ("bad.ipynb", '{"cells": [XLA_USE_BF16\n', ":1:"),
+    ],
+)
+def test_unparseable_carrier_is_an_error_naming_file_and_line(tmp_path, name, text, where):
+    path = tmp_path / name
+    path.write_text(text)
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert len(outcome.errors) == 1
+    assert outcome.errors[0].startswith(f"{path}{where}") and "\n" not in outcome.errors[0]
+    assert path.read_text() == text
+
+
+def test_unsupported_kind_is_reported(tmp_path):
+    (tmp_path / "Makefile").write_text("train:\n\tXLA_USE_BF16=1 python t.py\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert [(d.code, d.line, d.col) for d in outcome.diagnostics] == [("BFM090", 2, 2)]
+
+
+def test_launched_script_outside_the_given_paths_but_in_the_tree(tmp_path):
+    """The launcher is named alone on the command line; the script it starts is found next to it."""
+    shutil.copytree(CARRIERS / "shell_if_unset", tmp_path / "t", ignore=shutil.ignore_patterns("expected"))
+    (tmp_path / "t" / "src").mkdir()
+    shutil.copyfile(CARRIERS.parent / "project" / "src" / "train.py", tmp_path / "t" / "src" / "train.py")
+    outcome = migrate_paths([tmp_path / "t" / "train.sh"], "gpu-compatible", write=True)
+    assert not outcome.errors
+    assert "with_fp32_master_weights" in (tmp_path / "t" / "src" / "train.py").read_text()
+
+
+def test_a_script_the_codemod_cannot_migrate_keeps_its_launcher(tmp_path):
+    (tmp_path / "run.sh").write_text("export XLA_USE_BF16=1\npython prep.py\n")
+    (tmp_path / "prep.py").write_text("import torch\nprint(torch.ones(2))\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert (tmp_path / "run.sh").read_text() == "export XLA_USE_BF16=1\npython prep.py\n"
+    codes = {(Path(d.path).name, d.code) for d in outcome.diagnostics}
+    assert ("run.sh", "BFM112") in codes and ("prep.py", "BFM010") in codes
+
+
+def test_a_script_that_never_imports_torch_is_not_a_target(tmp_path):
+    (tmp_path / "run.sh").write_text("export XLA_USE_BF16=0\npython tools.py\n")
+    (tmp_path / "tools.py").write_text("print('hi')\n")
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert (tmp_path / "run.sh").read_text() == "python tools.py\n"
+    assert [d.code for d in outcome.diagnostics] == ["BFM002"]
