@@ -36,27 +36,23 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
         return None, f"its path is computed ({word})"
     bases = _bases(launcher, root, extra)
     p = PurePosixPath(word)
-    found: dict[Path, Path] = {}
-    if not p.is_absolute():
-        for base in bases:
-            cand = base / p
-            if cand.is_file() and _inside(cand, bases):
-                found.setdefault(cand.resolve(), cand)
-        if len(found) == 1:
-            return _rel(next(iter(found.values()))), None
-        if len(found) > 1:
-            return None, f"{word} names several files ({', '.join(str(_rel(f)) for f in found.values())})"
+    # the path as written (relative paths only), then ever shorter suffixes of it (a container
+    # path such as /workspace/src/train.py matched by src/train.py); the first that names
+    # exactly one file wins, several is ambiguous
     parts = [x for x in p.parts if x not in ("/", ".")]
-    for k in range(1, len(parts)):
-        suffix = PurePosixPath(*parts[k:])
+    tries = ([(p, "names")] if not p.is_absolute() else []) + [
+        (PurePosixPath(*parts[k:]), "matches by its path") for k in range(1, len(parts))
+    ]
+    found: dict[Path, Path] = {}
+    for relative, how in tries:
         for base in bases:
-            cand = base / suffix
+            cand = base / relative
             if cand.is_file() and _inside(cand, bases):
                 found.setdefault(cand.resolve(), cand)
         if len(found) == 1:
             return _rel(next(iter(found.values()))), None
         if len(found) > 1:
-            return None, f"{word} matches several files by its path ({', '.join(str(_rel(f)) for f in found.values())})"
+            return None, f"{word} {how} several files ({', '.join(str(_rel(f)) for f in found.values())})"
     return None, f"{word} is not in the tree ({root})"
 
 

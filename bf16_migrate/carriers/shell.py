@@ -91,6 +91,22 @@ def is_env_file_name(name: str) -> bool:
     return base == ".env" or base.endswith(".env") or base.startswith(".env.") or base == "env.list"
 
 
+def _unescape(text: str, escapable: str | None) -> str:
+    """Bash backslash removal: outside quotes (``escapable=None``) a backslash escapes any
+    character; inside double quotes only ``"``, ``\\``, ``$``, `` ` `` and newline. An escaped
+    newline is a line continuation and disappears."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
 def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
     """The value of a shell word node when it holds no expansion, ``None`` otherwise.
 
@@ -101,16 +117,7 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
     if kind in ("word", "number"):
         if any(c in text for c in "$`*?["):
             return None
-        out, i = [], 0
-        while i < len(text):
-            if text[i] == "\\" and i + 1 < len(text):
-                if text[i + 1] != "\n":
-                    out.append(text[i + 1])
-                i += 2
-                continue
-            out.append(text[i])
-            i += 1
-        return "".join(out)
+        return _unescape(text, escapable=None)
     if kind == "raw_string":
         return text[1:-1]
     if kind == "string":
@@ -121,17 +128,7 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
             if child.type != "string_content":
                 return None
             parts.append(data[child.start_byte:child.end_byte].decode("utf-8"))
-        raw = "".join(parts)
-        out, i = [], 0
-        while i < len(raw):
-            if raw[i] == "\\" and i + 1 < len(raw) and raw[i + 1] in '"\\$`\n':
-                if raw[i + 1] != "\n":
-                    out.append(raw[i + 1])
-                i += 2
-                continue
-            out.append(raw[i])
-            i += 1
-        return "".join(out)
+        return _unescape("".join(parts), escapable='"\\$`\n')
     if kind == "concatenation":
         parts = [static_value(c, data) for c in node.named_children]
         if any(p is None for p in parts):
