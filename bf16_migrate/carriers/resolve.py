@@ -40,8 +40,8 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
     # path such as /workspace/src/train.py matched by src/train.py); the first that names
     # exactly one file wins, several is ambiguous
     parts = [x for x in p.parts if x not in ("/", ".")]
-    tries = ([(p, "names")] if not p.is_absolute() else []) + [
-        (PurePosixPath(*parts[k:]), "matches by its path") for k in range(1, len(parts))
+    tries = ([(p, "names several files")] if not p.is_absolute() else []) + [
+        (PurePosixPath(*parts[k:]), "matches several files by its path") for k in range(1, len(parts))
     ]
     found: dict[Path, Path] = {}
     for relative, how in tries:
@@ -52,7 +52,7 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
         if len(found) == 1:
             return _rel(next(iter(found.values()))), None
         if len(found) > 1:
-            return None, f"{word} {how} several files ({', '.join(str(_rel(f)) for f in found.values())})"
+            return None, f"{word} {how} ({', '.join(str(_rel(f)) for f in found.values())})"
     return None, f"{word} is not in the tree ({root})"
 
 
