@@ -49,7 +49,8 @@ def main() -> None:
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or needs a hand.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable).")
-def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...]) -> None:
+@click.option("--fp32-optimizer-state", is_flag=True, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
+def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...], fp32_optimizer_state: bool) -> None:
     """Rewrite PATHS (files or directories) in place for --mode."""
     from .diagnostics import format_json, format_todo
     from .project import ScanError, migrate_paths
@@ -60,7 +61,7 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
         _usage("--diff and --check cannot be combined")
     try:
         load_rules()
-        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude)
+        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude, fp32_optimizer_state=fp32_optimizer_state)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
@@ -119,21 +120,96 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
 @click.option("--mode", type=click.Choice(MODES), default="stochastic", show_default=True)
 @click.option("--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run.")
 @click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable a launcher set (legacy run only; repeatable).")
-@click.option("--timeout", type=float, default=600.0, show_default=True, help="Seconds per run before it is killed.")
-def verify(script: Path, script_args: tuple[str, ...], mode: str, steps: int, legacy_env: tuple[str, ...], timeout: float) -> None:
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds per run before it is killed.")
+@click.option("--against", "against", metavar="GITREV", help="SCRIPT is already migrated: take its legacy version from git at GITREV.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE", help="Also write every record and the verdict as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE.png", help="Also draw the loss curves of all runs (PNG, matplotlib).")
+def verify(
+    script: Path,
+    script_args: tuple[str, ...],
+    mode: str,
+    steps: int,
+    legacy_env: tuple[str, ...],
+    timeout: float,
+    against: str | None,
+    json_path: Path | None,
+    plot_path: Path | None,
+) -> None:
     """Run SCRIPT as it is (legacy variables in force) and migrated, on the XLA device
     (PJRT_DEVICE=CPU unless set), and compare the loss at each optimizer step.
 
-    Arguments after `--` are passed to the script."""
+    With --against GITREV, SCRIPT is the migrated file and its legacy version is read from
+    git at GITREV (the CI use: verify the migration commit). Arguments after `--` are passed
+    to the script. Progress goes to stderr; the report to stdout."""
+    import json
+
+    def write_json(path: Path, data: dict) -> None:
+        try:
+            path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"error: --json {path}: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+
     from .verify import RunError, format_report, verify_script
+    from .verify.progress import make_progress
+    from .verify.report import SCHEMA, error_dict, report_dict
 
     env = _parse_env(legacy_env)
+    if plot_path is not None:
+        from .verify.plot import check_matplotlib
+
+        missing = check_matplotlib()
+        if missing:
+            _usage(missing)
+    legacy_source = legacy_label = None
     try:
-        report = verify_script(script, mode=mode, steps=steps, legacy_env=env, script_args=list(script_args), timeout=timeout)
+        if against is not None:
+            from .verify.gitrev import legacy_source_at
+
+            legacy_source, sha = legacy_source_at(script, against)
+            legacy_label = f"git {against} ({sha[:12]})"
+            from .verify.runner import read_source
+
+            if legacy_source == read_source(script):
+                raise RunError(
+                    f"--against {against}: {script} is the same at {against} as in the work tree, so nothing was migrated "
+                    "between them",
+                    hint="name the commit before the migration (e.g. HEAD~1), or migrate the file first",
+                )
+        names = ["legacy", "migrated", "reference"]
+        with make_progress(steps, names) as progress:
+            report = verify_script(
+                script,
+                mode=mode,
+                steps=steps,
+                legacy_env=env,
+                script_args=list(script_args),
+                timeout=timeout,
+                legacy_source=legacy_source,
+                legacy_label=legacy_label,
+                progress=progress,
+            )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
+        if json_path is not None:
+            write_json(json_path, {"schema": SCHEMA, "passed": False, "error": error_dict(exc)})
         sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
+        sys.exit(130)
     click.echo(format_report(report))
+    if json_path is not None:
+        write_json(json_path, report_dict(report))
+        click.echo(f"verify: JSON written to {json_path}", err=True)
+    if plot_path is not None:
+        from .verify.plot import plot_report
+
+        try:
+            plot_report(report, plot_path)
+        except OSError as exc:
+            click.echo(f"error: --plot {plot_path}: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        click.echo(f"verify: loss curves written to {plot_path}", err=True)
     sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
 
 

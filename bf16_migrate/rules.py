@@ -25,7 +25,7 @@ MODES = ("stochastic", "gpu-compatible", "amp")
 """The migration modes, as chosen with ``--mode`` (Neuron's migration guide, seed 000)."""
 
 EMITS = frozenset(
-    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "autocast"}
+    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "autocast", "bf16-attention-math"}
 )
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
@@ -81,6 +81,8 @@ class TorchApi:
     float_methods: frozenset[str]
     int_methods: frozenset[str]
     functional_losses: frozenset[str]
+    attention_users: frozenset[str] = frozenset()
+    attention_flag: str = ""
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,8 @@ def _load_torch_api(path: Path) -> TorchApi:
         float_methods=frozenset(_need(methods, "float", list, path)),
         int_methods=frozenset(_need(methods, "int", list, path)),
         functional_losses=frozenset(_need(data, "functional_losses", list, path)),
+        attention_users=frozenset(_need(data, "attention_users", list, path)),
+        attention_flag=_need(data, "attention_flag", str, path),
     )
 
 

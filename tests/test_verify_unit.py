@@ -13,6 +13,7 @@ import pytest
 
 from bf16_migrate.verify import format_report
 from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, TOLERANCES, judge, rel_diffs, trend
+from bf16_migrate.verify.graphs import GraphStats
 from bf16_migrate.verify.records import RunError, RunRecord
 from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, child_env, stage_script
 
@@ -32,6 +33,9 @@ def rec(name, losses, **kw):
         step_end_s=[1.0 + 0.01 * i for i in range(len(losses))],
         compile_count=2,
         wall_time_s=10.0,
+        # the executed step graph: 8 matmuls, bf16 except in the FP32 reference
+        graph=GraphStats(matmuls=8, matmuls_bf16=0 if name == "reference" else 8,
+                         matmuls_f32=8 if name == "reference" else 0, step=len(losses)),
     )
     defaults.update(kw)
     return RunRecord(name, losses=list(losses), **defaults)
@@ -52,7 +56,7 @@ def status(verdict):
 
 def test_identical_run_passes_every_part():
     v = judge("stochastic", runs(LEGACY_LOSSES), requested_steps=20)
-    assert status(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS}
+    assert status(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS, "graph": PASS}
     assert v.passed and v.baseline == "legacy"
     assert v.rel == [0.0] * 20
 

@@ -393,6 +393,8 @@ class Planner:
                     self.plan.insert_before.setdefault(id(site.statement), []).append(snippets.model_cast_statement(site.model, self.guard))
                 elif site.model is not None:
                     ctx.report("BFM011", site.call, "the optimizer is built inside a compound statement header: cast the model by hand before it", False)
+        if "bf16-attention-math" in emits:
+            self._attention_math(sites)
         if "input-cast" in emits:
             for model in models:
                 self._cast_inputs(model, calls[id(model)])
@@ -554,6 +556,18 @@ class Planner:
                 ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)
         if wrapped:
             self.plan.prelude.append(snippets.master_weights_helper())
+
+    def _attention_math(self, sites) -> None:
+        """Files that use attention get the flag that keeps torch's math SDPA kernel in bf16
+        (``rules/torch_api.toml``: ``attention_flag``), once, before the first optimizer is built,
+        under the same guard as the other changes."""
+        ctx, api = self.ctx, self.ctx.rules.torch_api
+        user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
+        first = next((s.statement for s in sites if s.statement is not None), None)
+        if user is None or first is None or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call)):
+            return
+        self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
+        ctx.report("BFM062", user, f"`{ctx.code(user.func)}` runs attention through scaled_dot_product_attention, whose math kernel upcasts bf16 q/k/v to f32 (torch >= 2.5); under the legacy switch attention computed in bf16: `{api.attention_flag}` added to keep it so", True)
 
     def _already_migrated(self, models) -> bool:
         """Whether the file already has the explicit code: ``<model>.to(torch.bfloat16)`` for

@@ -92,6 +92,14 @@ def cast_to_bf16(expr: cst.BaseExpression, guard: cst.BaseExpression | None = No
     )
 
 
+def statement(code: str, guard: cst.BaseExpression | None = None) -> cst.BaseStatement:
+    """One statement from source (``code``), under ``if guard:`` when a guard is given."""
+    line = cst.parse_statement(code + "\n")
+    if guard is None:
+        return line
+    return cst.If(test=guard.deep_clone(), body=cst.IndentedBlock(body=[line]))
+
+
 def model_cast_statement(model: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseStatement:
     """``<model>.to(torch.bfloat16)`` as a statement (keeps parameter identity, so it is safe
     before or after the optimizer is built unless the overwrite-on-conversion flag is set:

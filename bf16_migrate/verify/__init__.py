@@ -4,9 +4,10 @@
 ``XLA_DOWNCAST_BF16``) into a temporary copy, runs the original with the legacy variables in
 force, the copy without them, and an FP32 reference (the legacy writes removed, nothing added),
 each in its own process on the XLA CPU device (``PJRT_DEVICE=CPU`` unless the environment
-names another), records the loss of every optimizer step without adding syncs, stops each run
-after ``steps`` steps, and judges the result (:mod:`.compare`). Nothing here imports torch;
-the children do.
+names another), records the loss of every optimizer step without adding syncs, the dtypes of
+parameters and optimizer state and the statistics of the graphs torch-xla executes
+(:mod:`.graphs`), stops each run after ``steps`` steps, and judges the result
+(:mod:`.compare`). Nothing here imports torch; the children do.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Mapping, Sequence
 from .compare import MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
-from .runner import LEGACY_VARIABLES, Workspace, read_source, run_specs, stage_script
+from .runner import LEGACY_VARIABLES, Progress, Workspace, read_source, run_specs, stage_script
 
 __all__ = [
     "MODES",
@@ -33,7 +34,19 @@ __all__ = [
     "format_report",
     "report_dict",
     "verify_script",
+    "default_jobs",
+    "Progress",
 ]
+
+
+def default_jobs(device: str, cpus: int | None = None) -> int:
+    """Runs to make at once: on ``PJRT_DEVICE=CPU`` up to 3 (the three runs), at most one
+    per core (``cpus``, default ``os.cpu_count()``); 1 on TPU, CUDA or NEURON, whose device one
+    process holds at a time (not testable here: this follows the PJRT runtime's one-client-per-
+    device model, it was not measured)."""
+    if device.upper() != "CPU":
+        return 1
+    return max(1, min(3, cpus if cpus is not None else (os.cpu_count() or 1)))
 
 
 @dataclass
@@ -42,10 +55,13 @@ class VerifyReport:
 
     ``runs``: ``"legacy"`` / ``"migrated"`` / ``"reference"`` -> :class:`RunRecord` (losses
     as floats per optimizer step, step end times in seconds, parameter dtypes, XLA compile
-    counts; a run that failed but was not needed has ``error`` set). ``verdict``: the parts
-    (runs, trains, precision, matches) with their figures. ``diagnostics``: the migration's
+    counts, the executed step graph's statistics; a run that failed but was not needed has
+    ``error`` set). ``verdict``: the parts (runs, trains, precision, matches, graph) with their
+    figures. ``diagnostics``: the migration's
     findings (objects with ``code``, ``line``, ``col``, ``message``, ``fixed``).
     ``wall_time_s``: seconds for the whole verify. ``passed``: every part passed.
+    ``legacy_label``: where the legacy text came from (``--against``), or None.
+    ``graphs``: whether the graphs were dumped (the graph part exists only then).
     """
 
     script: Path
@@ -58,6 +74,8 @@ class VerifyReport:
     device: str = "CPU"
     wall_time_s: float = 0.0
     migrated_source: str = ""
+    legacy_label: str | None = None
+    graphs: bool = True
 
     @property
     def passed(self) -> bool:
@@ -99,8 +117,11 @@ def verify_script(
     reference_source: str | None = None,
     legacy_source: str | None = None,
     run_reference: bool = True,
-    jobs: int = 2,
+    jobs: int | None = None,
     env: Mapping[str, str] | None = None,
+    graphs: bool = True,
+    progress: Progress | None = None,
+    legacy_label: str | None = None,
 ) -> VerifyReport:
     """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
 
@@ -117,8 +138,13 @@ def verify_script(
     it, the migrated run ``script``'s own text, and the reference is migrated from it.
     ``run_reference``: also run the FP32 reference in stochastic / gpu-compatible modes (it
     gives the negative control and the precision gap the drift bound scales with; amp always
-    runs it). ``jobs``: children run at once (the machine has 2 cores: keep it <= 2).
-    ``env``: the environment the children start from (default ``os.environ``).
+    runs it). ``jobs``: children run at once; default :func:`default_jobs` (2 on the CPU device
+    with 2 or more cores, 1 on an accelerator, which one process holds at a time).
+    ``env``: the environment the children start from (default ``os.environ``). ``graphs``:
+    dump and read the executed graphs (the graph part of the verdict; see :mod:`.graphs`).
+    ``progress``: a :class:`~bf16_migrate.verify.runner.Progress` told about each run's start,
+    steps and end while they go. ``legacy_label``: where ``legacy_source`` came from, for the
+    report (e.g. ``"git HEAD~1 (0123abcd)"``).
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
     migrated and reference runs are temporary copies with the legacy variables
@@ -127,7 +153,9 @@ def verify_script(
 
     Returns a :class:`VerifyReport`; ``report.passed`` is the verdict (rules and tolerances
     in :mod:`.compare`). Raises :class:`RunError` when the script is missing or cannot be
-    migrated, when the migrated run fails (non-zero exit, timeout, no record, zero steps), or
+    migrated, when the legacy text names no legacy variable while neither ``legacy_env`` nor
+    the environment sets one, when the migrated run fails (non-zero exit, timeout, no record,
+    zero steps), or
     when no comparison run is usable (the legacy run and the FP32 reference both failed for
     stochastic / gpu-compatible; the reference for amp); ``ValueError`` for an unknown mode.
     """
@@ -147,6 +175,13 @@ def verify_script(
 
     diagnostics: list[Any] = []
     legacy_text = source if legacy_source is None else legacy_source
+    inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
+    if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
+        raise RunError(
+            f"{script}: the legacy script names no legacy variable ({', '.join(LEGACY_VARIABLES)}): nothing to verify",
+            hint="if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with "
+            "--against, name the revision before the migration",
+        )
     if migrated_source is None:
         if legacy_source is None:
             migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
@@ -158,7 +193,7 @@ def verify_script(
 
     args = [str(a) for a in script_args]
     with Workspace() as ws:
-        common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout)
+        common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
         migrated_spec = ws.spec(
             MIGRATED,
             stage_script(migrated_source, script, ws.root / MIGRATED),
@@ -180,7 +215,8 @@ def verify_script(
             )
             # amp needs the reference more than the legacy run: start it first.
             specs.insert(1 if mode == "amp" else 2, reference_spec)
-        runs = run_specs(specs, python=python, jobs=jobs)
+        device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
+        runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
 
     migrated = runs[MIGRATED]
     legacy = runs.get(LEGACY)
@@ -194,14 +230,22 @@ def verify_script(
                 else f" (the legacy run failed too: {legacy.error})"
             )
             err.args = (err.message,)
+        err.runs = dict(runs)
         raise err
+    failure: RunError | None = None
     if mode == "amp":
         if reference is None or not reference.ok:
-            raise (reference.as_error() if reference is not None else RunError("the FP32 reference run did not run"))
+            failure = reference.as_error() if reference is not None else RunError("the FP32 reference run did not run")
     elif (legacy is None or not legacy.ok) and (reference is None or not reference.ok):
-        raise legacy.as_error() if legacy is not None else RunError("the legacy run did not run")
+        failure = legacy.as_error() if legacy is not None else RunError("the legacy run did not run")
+        if reference is not None and reference.error:
+            failure.message += f" (and the FP32 reference, the fallback, failed too: {reference.error})"
+            failure.args = (failure.message,)
+    if failure is not None:
+        failure.runs = dict(runs)
+        raise failure
 
-    verdict = judge(mode, runs, requested_steps=steps)
+    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
     return VerifyReport(
         script=script,
         mode=mode,
@@ -210,7 +254,9 @@ def verify_script(
         verdict=verdict,
         script_args=args,
         diagnostics=diagnostics,
-        device=migrated_spec.env.get("PJRT_DEVICE", "CPU"),
+        device=device,
         wall_time_s=time.monotonic() - started,
         migrated_source=migrated_source,
+        legacy_label=legacy_label,
+        graphs=graphs,
     )

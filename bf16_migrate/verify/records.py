@@ -12,6 +12,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from .graphs import GraphStats
+
 __all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "RUN_NAMES"]
 
 LEGACY = "legacy"
@@ -30,21 +32,48 @@ class RunError(Exception):
 
     Attributes: ``message`` (str), ``run`` (``"legacy"``, ``"migrated"``, ``"reference"`` or
     ``None`` when no child was involved, e.g. the migration itself failed), ``tail`` (list of
-    str, the last ~20 lines of the child's stdout+stderr), ``returncode`` (int or None).
+    str, the last ~20 lines of the child's stdout+stderr), ``returncode`` (int or None),
+    ``hint`` (str or None: what to try), ``runs`` (name -> :class:`RunRecord` of every run
+    that was made, empty when none was).
     """
 
-    def __init__(self, message: str, *, run: str | None = None, tail: Sequence[str] = (), returncode: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        run: str | None = None,
+        tail: Sequence[str] = (),
+        returncode: int | None = None,
+        hint: str | None = None,
+    ):
         self.message = message
         self.run = run
         self.tail = list(tail)
         self.returncode = returncode
+        self.hint = hint
+        self.runs: dict[str, "RunRecord"] = {}
         super().__init__(message)
 
     def __str__(self) -> str:
-        if not self.tail:
-            return self.message
-        body = "\n".join("    " + line for line in self.tail)
-        return f"{self.message}\n  last output lines:\n{body}"
+        text = self.message
+        if self.tail:
+            body = "\n".join("    " + line for line in self.tail)
+            text += f"\n  last output lines:\n{body}"
+        if self.hint:
+            text += f"\n  what to try: {self.hint}"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: message, run, returncode, hint, tail, and the records of the runs that
+        were made (``runs``: name -> :meth:`RunRecord.to_dict`)."""
+        return {
+            "message": self.message,
+            "run": self.run,
+            "returncode": self.returncode,
+            "hint": self.hint,
+            "tail": self.tail,
+            "runs": {name: r.to_dict() for name, r in self.runs.items()},
+        }
 
 
 @dataclass
@@ -59,22 +88,33 @@ class RunRecord:
     one. ``param_dtypes`` / ``device_param_dtypes``: dtype name -> parameter count at the
     first step, as torch reports it and as the XLA device stores it (``"bf16"`` under the
     legacy switch even where torch says ``float32``). ``compile_count`` /
-    ``execute_count``: XLA ``CompileTime`` / ``ExecuteTime`` metric counts at the end.
+    ``execute_count``: XLA ``CompileTime`` / ``ExecuteTime`` metric counts at the end;
+    ``compiles_at_step``: the compile count at the end of each recorded step.
+    ``state_dtypes``: optimizer state name (``exp_avg``, ``momentum_buffer``, ``step``...) ->
+    dtype -> count after the first step; a device tensor's dtype reads ``torch/device``
+    (``float32/bf16`` under ``XLA_USE_BF16``), a host tensor's ``dtype@cpu``.
+    ``graph``: :class:`~bf16_migrate.verify.graphs.GraphStats` of the training-step graph as
+    torch-xla executed it (None when no graph was dumped).
     ``legacy_env``: the legacy variables present in the child's ``os.environ`` at the first
     step (name -> value), None when no step was recorded.
     ``error``: None when the run succeeded, else the reason it did not (then ``tail`` holds
-    the last output lines).
+    the last output lines); ``hint``: what to try about that error (None when there is no
+    specific advice). ``backward_calls``: ``backward`` calls seen in the recording process.
     """
 
     name: str
     losses: list[float] = field(default_factory=list)
     step_end_s: list[float] = field(default_factory=list)
     backwards_per_step: list[int] = field(default_factory=list)
+    backward_calls: int | None = None
     param_dtypes: dict[str, int] | None = None
     device_param_dtypes: dict[str, int] | None = None
+    state_dtypes: dict[str, dict[str, int]] | None = None
+    graph: GraphStats | None = None
     optimizer: str | None = None
     legacy_env: dict[str, str] | None = None
     compile_count: int | None = None
+    compiles_at_step: list[int | None] = field(default_factory=list)
     execute_count: int | None = None
     exit_reason: str | None = None
     exception: str | None = None
@@ -83,6 +123,7 @@ class RunRecord:
     error: str | None = None
     tail: list[str] = field(default_factory=list)
     harness_errors: list[str] = field(default_factory=list)
+    hint: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -111,8 +152,14 @@ class RunRecord:
         return statistics.median(times) if times else None
 
     def as_error(self) -> RunError:
-        """This failed run as a :class:`RunError`."""
-        return RunError(f"the {self.name} run failed: {self.error}", run=self.name, tail=self.tail, returncode=self.returncode)
+        """This failed run as a :class:`RunError` (its hint, if any, becomes the error's)."""
+        return RunError(
+            f"the {self.name} run failed: {self.error}",
+            run=self.name,
+            tail=self.tail,
+            returncode=self.returncode,
+            hint=self.hint,
+        )
 
     @classmethod
     def from_json(cls, name: str, data: Mapping[str, Any], **extra: Any) -> "RunRecord":
@@ -123,11 +170,14 @@ class RunRecord:
             losses=[float(x) for x in losses] if losses is not None else [],
             step_end_s=[float(x) for x in data.get("step_end_s") or []],
             backwards_per_step=[int(x) for x in data.get("backwards_per_step") or []],
+            backward_calls=data.get("backward_calls"),
             param_dtypes=data.get("param_dtypes"),
             device_param_dtypes=data.get("device_param_dtypes"),
+            state_dtypes=data.get("state_dtypes"),
             optimizer=data.get("optimizer"),
             legacy_env=data.get("legacy_env"),
             compile_count=data.get("compile_count"),
+            compiles_at_step=list(data.get("compiles_at_step") or []),
             execute_count=data.get("execute_count"),
             exit_reason=data.get("exit_reason"),
             exception=data.get("exception"),
@@ -150,15 +200,20 @@ class RunRecord:
             "step_end_s": self.step_end_s,
             "median_step_time_s": self.median_step_time_s,
             "backwards_per_step": self.backwards_per_step,
+            "backward_calls": self.backward_calls,
             "optimizer": self.optimizer,
             "legacy_env": self.legacy_env,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,
+            "state_dtypes": self.state_dtypes,
+            "graph": self.graph.to_dict() if self.graph is not None else None,
             "compile_count": self.compile_count,
+            "compiles_at_step": self.compiles_at_step,
             "execute_count": self.execute_count,
             "exit_reason": self.exit_reason,
             "exception": self.exception,
             "returncode": self.returncode,
             "wall_time_s": self.wall_time_s,
+            "hint": self.hint,
             "tail": self.tail,
         }

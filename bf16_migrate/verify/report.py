@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .records import LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import VerifyReport
 
-__all__ = ["format_report", "report_dict", "STOCHASTIC_ROUNDING_NOTE"]
+__all__ = ["format_report", "report_dict", "error_dict", "SCHEMA", "STOCHASTIC_ROUNDING_NOTE", "NEURON_ROUNDING_NOTE"]
+
+SCHEMA = "bf16-migrate/verify/2"
+"""Value of the ``schema`` key of ``--json`` output; bumped when a key changes meaning or goes."""
+
+NEURON_ROUNDING_NOTE = (
+    "PJRT_DEVICE=NEURON: stochastic rounding is on in both runs (the legacy switch turned "
+    "NEURON_RT_STOCHASTIC_ROUNDING_EN on, the migrated script sets it), so the steps are not expected to be "
+    "bit-identical: the onset check is skipped and only the drift bound judges the match."
+)
 
 STOCHASTIC_ROUNDING_NOTE = (
     "Stochastic rounding exists only on Neuron hardware (NEURON_RT_STOCHASTIC_ROUNDING_EN, which the legacy "
@@ -52,6 +61,8 @@ def format_report(report: "VerifyReport") -> str:
         + (f", script args: {args}" if args else "")
         + f", PJRT_DEVICE={report.device})"
     )
+    if report.legacy_label:
+        lines.append(f"legacy version: {report.legacy_label}; migrated version: the work tree")
     present = [(name, title) for name, title in _COLUMNS if name in report.runs]
     base_title = {LEGACY: "legacy", REFERENCE: "fp32-ref"}.get(v.baseline or "", "-")
     header = ["step", *[t for _n, t in present], f"rel. diff vs {base_title}"]
@@ -77,8 +88,8 @@ def format_report(report: "VerifyReport") -> str:
         pieces = part.detail.split("; ")
         lines.append(f"{part.name:<10} {part.status:<12} {pieces[0]}")
         lines.extend(indent + piece for piece in pieces[1:])
-    if v.tolerance is not None:
-        lines.append(f"{indent}(tolerances: {v.tolerance.source})")
+        if part.name == "matches" and v.tolerance is not None:
+            lines.append(f"{indent}(tolerances: {v.tolerance.source})")
     lines.append("")
     for name, title in _COLUMNS:
         r = report.runs.get(name)
@@ -97,6 +108,10 @@ def format_report(report: "VerifyReport") -> str:
         if r.device_param_dtypes:
             bits.append("device params " + ", ".join(f"{k} x{c}" for k, c in sorted(r.device_param_dtypes.items())))
         lines.append(f"{title:<9} " + ", ".join(b for b in bits if b))
+    evidence = _evidence_table(report)
+    if evidence:
+        lines.append("")
+        lines.extend(evidence)
     unfixed = [d for d in report.diagnostics if not getattr(d, "fixed", True)]
     if unfixed:
         lines.append("")
@@ -105,7 +120,7 @@ def format_report(report: "VerifyReport") -> str:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
     notes = list(v.notes)
     if report.mode == "stochastic":
-        notes.append(STOCHASTIC_ROUNDING_NOTE)
+        notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
     if report.mode == "amp":
         notes.append("amp is compared with the FP32 reference run (the legacy run is shown for information).")
     if notes:
@@ -117,29 +132,80 @@ def format_report(report: "VerifyReport") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _counts(d: Mapping[str, int] | None) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) if d else "-"
+
+
+def _evidence_table(report: "VerifyReport") -> list[str]:
+    """One row per run that recorded something: what its executed training-step graph computes
+    and what the device holds (see :class:`~bf16_migrate.verify.graphs.GraphStats`)."""
+    header = ["run", "step graph", "matmuls bf16", "converts up/down", "round trips layout/elementwise",
+              "compiles", "device params", "optimizer state"]
+    rows = []
+    for name, title in _COLUMNS:
+        r = report.runs.get(name)
+        if r is None or not r.steps:
+            continue
+        g = r.graph
+        state: dict[str, int] = {}
+        for per in (r.state_dtypes or {}).values():
+            for key, n in per.items():
+                if "/" in key:
+                    dev = key.split("/", 1)[1]
+                    state[dev] = state.get(dev, 0) + n
+        rows.append([
+            title,
+            f"step {g.step}" if g is not None and g.step else "-",
+            f"{g.matmuls_bf16} of {g.matmuls}" if g is not None else "-",
+            f"{g.converts.get('bf16->f32', 0)} / {g.converts.get('f32->bf16', 0)}" if g is not None else "-",
+            f"{g.round_trips.get('bf16->f32->bf16 (layout)', 0)} / {g.round_trip_count('elementwise')}" if g is not None else "-",
+            str(r.compile_count) if r.compile_count is not None else "-",
+            _counts(r.device_param_dtypes),
+            _counts(state),
+        ])
+    if not rows or all(row[1] == "-" and row[5] == "-" for row in rows):
+        return []
+    widths = [max(len(header[c]), *(len(row[c]) for row in rows)) for c in range(len(header))]
+    out = ["Evidence (executed training-step graph, f32<->bf16 converts of tensors, device dtypes):"]
+    out.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+    out.append("-+-".join("-" * w for w in widths))
+    for row in rows:
+        out.append(" | ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return out
+
+
+def _clean(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _clean(val) for k, val in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(val) for val in x]
+    return x
+
+
 def report_dict(report: "VerifyReport") -> dict[str, Any]:
-    """The report as a JSON-ready dict (for ``--json``); NaN/Inf become strings."""
-
-    def clean(x: Any) -> Any:
-        if isinstance(x, float) and not math.isfinite(x):
-            return str(x)
-        if isinstance(x, dict):
-            return {k: clean(val) for k, val in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(val) for val in x]
-        return x
-
+    """The report as a JSON-ready dict (for ``--json``; schema :data:`SCHEMA`, documented in
+    the README); NaN/Inf become the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
     v = report.verdict
-    return clean(
+    tol = v.tolerance
+    return _clean(
         {
+            "schema": SCHEMA,
             "script": str(report.script),
             "mode": report.mode,
             "steps": report.steps,
             "script_args": list(report.script_args),
             "device": report.device,
+            "legacy_version": report.legacy_label,
             "passed": report.passed,
             "baseline": v.baseline,
             "fallback": v.fallback,
+            "tolerance": None if tol is None else {
+                "baseline": tol.baseline, "onset_kind": tol.onset_kind, "onset_steps": tol.onset_steps,
+                "onset_tol": tol.onset_tol, "onset_min": tol.onset_min, "drift_factor": tol.drift_factor,
+                "drift_floor": tol.drift_floor, "drift_no_gap": tol.drift_no_gap, "source": tol.source,
+            },
             "parts": [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in v.parts],
             "rel_diff": v.rel,
             "notes": v.notes,
@@ -151,3 +217,9 @@ def report_dict(report: "VerifyReport") -> dict[str, Any]:
             ],
         }
     )
+
+
+def error_dict(error: Any) -> dict[str, Any]:
+    """A :class:`~bf16_migrate.verify.records.RunError` as the ``error`` object of the
+    ``--json`` output when no verdict could be made (exit 2)."""
+    return _clean(error.to_dict())

@@ -33,23 +33,37 @@ What is recorded, and how the script is left alone:
   once, at the stop or at process exit, after the script's own sync.
 * Stop: after ``BF16_MIGRATE_STEPS`` steps, the NEXT backward call writes the record and
   raises ``SystemExit(0)`` (so the script's own sync of step N has happened; ``SystemExit``
-  also escapes ``except Exception``).
+  also escapes ``except Exception``).  A script that swallows even that (bare ``except:``)
+  and calls backward again is ended with ``os._exit(0)``; its record is already written.
+* Progress: with ``BF16_MIGRATE_PROGRESS`` set, the root process rewrites that small file
+  (``"<steps> <seconds>"``) at the end of every step; the runner polls it for the live display.
 * Also recorded: ``time.perf_counter()`` at each step (seconds since the harness loaded),
   parameter dtypes of the optimizer at its first step (torch's view and, on XLA, the device
   element type from ``_XLAC._get_xla_tensor_shape_type``, which under ``XLA_USE_BF16`` says
   ``bf16`` where torch says ``float32``), the legacy variables present in ``os.environ`` at
   the first step (after the script had its chance to set them), the count of XLA compilations and executions
   (``torch_xla.debug.metrics`` ``CompileTime`` / ``ExecuteTime``), and why the process ended.
+* The XLA compile count at the end of every optimizer step (a metrics read, no sync), so that
+  the report can tell one-time compilations from recompilations in the steady state.
+* Optimizer state dtypes after the first step (``optimizer.state``: exp_avg, momentum_buffer...),
+  torch's dtype and the device element type, as for the parameters.
+* Graphs: when the runner set ``XLA_SAVE_TENSORS_FILE`` (torch-xla then dumps the HLO of every
+  graph it executes, see ``bf16_migrate/verify/graphs.py``), the size of the dump file(s) at
+  the end of every optimizer step and at the stop, so that the parent can tell which graphs
+  belong to which step.  A ``stat`` per step; nothing is read or parsed in the child.
 
 Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
 
     {"version": 1, "pid": int, "root": bool,
      "exit_reason": "steps_reached" | "script_exit" | "exception",
      "exception": str | null, "steps": int,
-     "losses": [float, ...] | null, "backwards_per_step": [int, ...],
+     "losses": [float, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
      "step_end_s": [float, ...], "first_backward_s": float | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
      "device_param_dtypes": {str: int} | null,
+     "state_dtypes": {state name: {dtype: int}} | null,
+     "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
+     "compiles_at_step": [int | null, ...],
      "legacy_env": {str: str} | null,
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "errors": [str, ...]}
@@ -60,7 +74,9 @@ import sys
 
 _RECORD_ENV = "BF16_MIGRATE_RECORD"
 _STEPS_ENV = "BF16_MIGRATE_STEPS"
+_PROGRESS_ENV = "BF16_MIGRATE_PROGRESS"  # the runner polls it for the live progress display
 _ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
+_GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"  # set by the runner; torch-xla appends ".<ordinal>"
 _LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -93,6 +109,8 @@ class _Recorder:
         self.record_path = record_path
         self.max_steps = max_steps
         self.root = root
+        self.graph_prefix = os.environ.get(_GRAPHS_ENV) or None
+        self.progress_path = os.environ.get(_PROGRESS_ENV) or None
         self._reset()
 
     def _reset(self):
@@ -104,6 +122,9 @@ class _Recorder:
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
+        self.state_dtypes = None
+        self.graph_marks = []
+        self.compile_marks = []
         self.legacy_env = None
         self.stop_requested = False
         self.written = False
@@ -111,6 +132,8 @@ class _Recorder:
         self.errors = []
         self.early_atexit = False
         self.in_tensor_backward = 0
+        self.backward_calls = 0
+        self.stop_raised = 0
 
     def after_fork_in_child(self):
         self.root = False
@@ -120,7 +143,15 @@ class _Recorder:
     def on_backward(self, tensor):
         if self.stop_requested:
             self.finish("steps_reached")
+            self.stop_raised += 1
+            if self.stop_raised > 1:
+                # The script swallowed the SystemExit (a bare ``except:`` or ``except
+                # BaseException``) and trained on: the record is written, end here.
+                sys.stderr.write("bf16-migrate harness: the script caught the stop; ending the process\n")
+                sys.stderr.flush()
+                os._exit(0)
             raise SystemExit(0)
+        self.backward_calls += 1
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
         if not self.early_atexit:
@@ -145,6 +176,15 @@ class _Recorder:
         self.losses.append(self.pending)
         self.pending = None
         self.step_end.append(self._perf() - self.t0)
+        if self.graph_prefix:
+            self.graph_marks.append(self._graph_sizes())
+        self.compile_marks.append(self._metric_count("CompileTime"))
+        if self.progress_path:
+            try:
+                with open(self.progress_path, "w") as fh:
+                    fh.write(f"{len(self.losses)} {self.step_end[-1]:.3f}\n")
+            except OSError:
+                self.progress_path = None
         if len(self.losses) == 1:
             self._read_dtypes(optimizer)
         if self.max_steps and len(self.losses) >= self.max_steps:
@@ -170,6 +210,47 @@ class _Recorder:
             self.errors.append(f"reading parameter dtypes failed: {exc!r}")
         self.param_dtypes = torch_dtypes
         self.device_param_dtypes = device_dtypes or None
+        self.state_dtypes = self._read_state_dtypes(optimizer, shape_type)
+
+    def _read_state_dtypes(self, optimizer, shape_type):
+        """Optimizer state name -> dtype -> count, after the first step (when the state exists).
+
+        Keys of the dtype are torch's name (``float32``, ``bfloat16``), the XLA element type
+        for device tensors (``bf16``, ``f32``: what the device really holds, which differs from
+        torch's under ``XLA_USE_BF16``) as ``torch/device``, and ``@cpu`` for host tensors
+        (AdamW's ``step`` counter)."""
+        out = {}
+        try:
+            for state in getattr(optimizer, "state", {}).values():
+                if not isinstance(state, dict):
+                    continue
+                for name, value in state.items():
+                    dtype = getattr(value, "dtype", None)
+                    if dtype is None:
+                        continue
+                    key = str(dtype).replace("torch.", "")
+                    device = getattr(value, "device", None)
+                    if getattr(device, "type", None) == "xla" and shape_type is not None:
+                        key = f"{key}/{shape_type(value)}"
+                    elif device is not None:
+                        key = f"{key}@{device.type}"
+                    per = out.setdefault(str(name), {})
+                    per[key] = per.get(key, 0) + 1
+        except Exception as exc:
+            self.errors.append(f"reading optimizer state dtypes failed: {exc!r}")
+        return out
+
+    def _graph_sizes(self):
+        """File name -> size in bytes of torch-xla's graph dump files (``<prefix>.<ordinal>``)."""
+        out = {}
+        try:
+            folder, base = os.path.split(self.graph_prefix)
+            for name in os.listdir(folder or "."):
+                if name.startswith(base + ".") and name[len(base) + 1:].isdigit():
+                    out[name] = os.path.getsize(os.path.join(folder, name))
+        except OSError:
+            pass
+        return out
 
     def on_exception(self, exc_type, exc, tb):
         try:
@@ -187,7 +268,9 @@ class _Recorder:
             data = met.metric_data(name)
             return int(data[0]) if data else 0
         except Exception as exc:
-            self.errors.append(f"metric {name} unavailable: {exc!r}")
+            message = f"metric {name} unavailable: {exc!r}"
+            if message not in self.errors:  # read at every step: say it once
+                self.errors.append(message)
             return None
 
     def _values(self):
@@ -211,6 +294,7 @@ class _Recorder:
             # when the script left its last loss unsynced.
             compile_count = self._metric_count("CompileTime")
             execute_count = self._metric_count("ExecuteTime")
+            graph_end = self._graph_sizes() if self.graph_prefix else None
             try:
                 losses = self._values()
             except Exception as exc:
@@ -227,12 +311,17 @@ class _Recorder:
                 "steps": len(self.losses),
                 "losses": losses,
                 "backwards_per_step": [len(g) for g in self.losses],
+                "backward_calls": self.backward_calls,
                 "step_end_s": self.step_end,
                 "first_backward_s": self.first_backward,
                 "end_s": end,
                 "optimizer": self.optimizer,
                 "param_dtypes": self.param_dtypes,
                 "device_param_dtypes": self.device_param_dtypes,
+                "state_dtypes": self.state_dtypes,
+                "graph_marks": self.graph_marks if self.graph_prefix else None,
+                "graph_end": graph_end,
+                "compiles_at_step": self.compile_marks,
                 "legacy_env": self.legacy_env,
                 "compile_count": compile_count,
                 "execute_count": execute_count,

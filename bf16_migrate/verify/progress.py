@@ -1,0 +1,129 @@
+"""Live progress of the verify runs, on stderr: a rich display on a terminal, plain lines
+otherwise (a CI log, a pipe).  Both implement :class:`~bf16_migrate.verify.runner.Progress`.
+
+rich is imported only when stderr is a TTY and only by :func:`make_progress`, never on the
+rewrite path.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from .records import RunRecord
+from .runner import Progress
+
+__all__ = ["PlainProgress", "RichProgress", "make_progress"]
+
+_TITLES = {"legacy": "legacy", "migrated": "migrated", "reference": "fp32-ref"}
+
+
+def _outcome(record: RunRecord) -> str:
+    if record.error:
+        return f"FAILED: {record.error}"
+    wall = f" in {record.wall_time_s:.1f} s" if record.wall_time_s is not None else ""
+    return f"done, {record.steps} steps{wall}"
+
+
+class PlainProgress(Progress):
+    """One line per event worth a line: a run starts, makes its first step (the first step
+    includes the first XLA compilations), passes each quarter of ``steps``, ends."""
+
+    def __init__(self, stream: TextIO, steps: int) -> None:
+        self.stream = stream
+        self.steps = max(1, int(steps))
+        self.every = max(1, self.steps // 4)
+        self.started: dict[str, float] = {}
+
+    def _line(self, text: str) -> None:
+        self.stream.write(f"verify: {text}\n")
+        self.stream.flush()
+
+    def start(self, name: str) -> None:
+        self.started[name] = time.monotonic()
+        self._line(f"{_TITLES.get(name, name)} run started")
+
+    def step(self, name: str, steps: int, seconds: float) -> None:
+        if steps == 1 or steps % self.every == 0 or steps == self.steps:
+            self._line(f"{_TITLES.get(name, name)} step {steps}/{self.steps} ({seconds:.1f} s)")
+
+    def end(self, name: str, record: RunRecord) -> None:
+        self._line(f"{_TITLES.get(name, name)} run {_outcome(record)}")
+
+
+class RichProgress(Progress):
+    """A rich ``Progress`` with one bar per run (steps of ``steps``, elapsed time, state), on
+    ``stream``. Use as a context manager so the display is closed on every path."""
+
+    def __init__(self, stream: TextIO, steps: int, names: list[str]) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress as _Bar, TextColumn, TimeElapsedColumn
+
+        self.steps = max(1, int(steps))
+        self.bar = _Bar(
+            TextColumn("{task.fields[title]:<9}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[state]}"),
+            console=Console(file=stream),
+            transient=False,
+        )
+        self.tasks = {
+            n: self.bar.add_task("", total=self.steps, start=False, title=_TITLES.get(n, n), state="queued")
+            for n in names
+        }
+
+    def __enter__(self) -> "RichProgress":
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def start(self, name: str) -> None:
+        task = self.tasks.get(name)
+        if task is not None:
+            self.bar.start_task(task)
+            self.bar.update(task, state="compiling / first step")
+
+    def step(self, name: str, steps: int, seconds: float) -> None:
+        task = self.tasks.get(name)
+        if task is not None:
+            self.bar.update(task, completed=min(steps, self.steps), state="running")
+
+    def end(self, name: str, record: RunRecord) -> None:
+        task = self.tasks.get(name)
+        if task is not None:
+            self.bar.update(task, completed=min(record.steps, self.steps), state=_outcome(record))
+            self.bar.stop_task(task)
+
+
+class _Closing:
+    """Context-manager wrapper for :class:`PlainProgress` (nothing to close)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def __enter__(self) -> Progress:
+        return self.progress
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def make_progress(steps: int, names: list[str], stream: TextIO | None = None, rich: bool | None = None):
+    """A context manager giving a :class:`Progress` for ``names`` (run names) at ``steps``
+    steps each, writing to ``stream`` (default ``sys.stderr``): :class:`RichProgress` when
+    ``rich`` is True, or None and the stream is a TTY and rich imports; else
+    :class:`PlainProgress`."""
+    stream = stream if stream is not None else sys.stderr
+    if rich is None:
+        rich = bool(getattr(stream, "isatty", lambda: False)())
+    if rich:
+        try:
+            return RichProgress(stream, steps, names)
+        except ImportError:
+            pass
+    return _Closing(PlainProgress(stream, steps))

@@ -1,0 +1,309 @@
+"""Unit tests of the graph evidence (bf16_migrate.verify.graphs) and of the verdict parts that
+use it (precision, graph), on synthetic HLO in torch-xla 2.9's dump format: no XLA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bf16_migrate.verify.compare import COMPILE_ALLOWANCE, FAIL, INCONCLUSIVE, PASS, SDPA_HINT, judge
+from bf16_migrate.verify.graphs import GraphStats, dump_files_for, hlo_stats, parse_dump, read_step_graph
+from bf16_migrate.verify.records import RunRecord
+
+# The shape of a torch-xla 2.9 `XLA_SAVE_TENSORS_FMT=hlo` entry (DebugUtil::SaveTensorsGraphInfo).
+ENTRY = """[ScheduleSyncTensorsGraph]
+TensorsGraphInfo:
+  sync (/venv/torch_xla/torch_xla.py:87)
+  main (/tmp/train.py:{line})
+  <module> (/tmp/train.py:90)
+
+Root Hashes: (5a573ddba91350e9ce8f0a8e942afc52)
+
+## BEGIN_GRAPH
+{hlo}
+
+Graph Hash: {hash}
+
+## END_GRAPH
+
+"""
+
+# seed 003's backward in bf16 (mm -> cast f32 -> permute -> cast bf16), an AdamW-style update
+# (bf16 x f32 scalar in f32, rounded back), an f32 dot, a bf16 convolution, scalar converts.
+HLO_MIXED = """HloModule IrToHlo.40, entry_computation_layout={(bf16[22,44]{1,0}, f32[], f32[4,4]{1,0})->(bf16[66,44]{0,1}, bf16[22,44]{1,0}, f32[4,4]{1,0})}
+
+%AddComputation.3 (x.4: f32[], y.5: f32[]) -> f32[] {
+  %x.4 = f32[] parameter(0)
+  %y.5 = f32[] parameter(1)
+  ROOT %add.6 = f32[] add(f32[] %x.4, f32[] %y.5)
+}
+
+ENTRY %IrToHlo.40 (p0.1: bf16[22,44], p1.2: f32[], p2.3: f32[4,4]) -> (bf16[66,44], bf16[22,44], f32[4,4]) {
+  %p0.1 = bf16[22,44]{1,0} parameter(0)
+  %constant.7 = bf16[] constant(1)
+  %broadcast.8 = bf16[22,66]{1,0} broadcast(bf16[] %constant.7), dimensions={}
+  %transpose.9 = bf16[44,22]{0,1} transpose(bf16[22,44]{1,0} %p0.1), dimensions={1,0}
+  %dot.10 = bf16[44,66]{1,0} dot(bf16[44,22]{0,1} %transpose.9, bf16[22,66]{1,0} %broadcast.8), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %convert.11 = f32[44,66]{1,0} convert(bf16[44,66]{1,0} %dot.10)
+  %transpose.12 = f32[66,44]{0,1} transpose(f32[44,66]{1,0} %convert.11), dimensions={1,0}
+  %convert.13 = bf16[66,44]{0,1} convert(f32[66,44]{0,1} %transpose.12)
+  %p1.2 = f32[] parameter(1)
+  %convert.14 = f32[22,44]{1,0} convert(bf16[22,44]{1,0} %p0.1)
+  %broadcast.15 = f32[22,44]{1,0} broadcast(f32[] %p1.2), dimensions={}
+  %multiply.16 = f32[22,44]{1,0} multiply(f32[22,44]{1,0} %convert.14, f32[22,44]{1,0} %broadcast.15)
+  %convert.17 = bf16[22,44]{1,0} convert(f32[22,44]{1,0} %multiply.16)
+  %p2.3 = f32[4,4]{1,0} parameter(2)
+  %dot.18 = f32[4,4]{1,0} dot(f32[4,4]{1,0} %p2.3, f32[4,4]{1,0} %p2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %convert.19 = bf16[] convert(f32[] %p1.2)
+  %convert.20 = bf16[4,4]{1,0} convert(f32[4,4]{1,0} %dot.18)
+  %convert.21 = f32[4,4]{1,0} convert(bf16[4,4]{1,0} %convert.20)
+  %reshape.22 = bf16[1,1,4,4]{3,2,1,0} reshape(bf16[4,4]{1,0} %convert.20)
+  %convolution.23 = bf16[1,1,4,4]{3,2,1,0} convolution(bf16[1,1,4,4]{3,2,1,0} %reshape.22, bf16[1,1,4,4]{3,2,1,0} %reshape.22), window={size=4x4 pad=1_2x1_2}, dim_labels=bf01_oi01->bf01
+  ROOT %tuple.24 = (bf16[66,44]{0,1}, bf16[22,44]{1,0}, f32[4,4]{1,0}, /*index=3*/bf16[1,1,4,4]{3,2,1,0}) tuple(bf16[66,44]{0,1} %convert.13, bf16[22,44]{1,0} %convert.17, f32[4,4]{1,0} %convert.21, bf16[1,1,4,4]{3,2,1,0} %convolution.23)
+}"""
+
+HLO_SMALL = """HloModule IrToHlo.5, entry_computation_layout={(bf16[2]{0})->(bf16[2]{0})}
+
+ENTRY %IrToHlo.5 (p0.1: bf16[2]) -> (bf16[2]) {
+  %p0.1 = bf16[2]{0} parameter(0)
+  %constant.2 = bf16[] constant(0)
+  %broadcast.3 = bf16[2]{0} broadcast(bf16[] %constant.2), dimensions={}
+  ROOT %tuple.4 = (bf16[2]{0}) tuple(bf16[2]{0} %broadcast.3)
+}"""
+
+
+def entry(hlo: str, graph_hash: str, line: int = 80) -> str:
+    return ENTRY.format(hlo=hlo, hash=graph_hash, line=line)
+
+
+def test_parse_dump_splits_entries_and_reads_frames_and_hashes():
+    text = entry(HLO_MIXED, "aaa") + entry(HLO_SMALL, "bbb", line=81) + "[ScheduleSyncTensorsGraph]\n## BEGIN_GRAPH\nHloMod"
+    graphs = parse_dump(text)
+    assert [g.graph_hash for g in graphs] == ["aaa", "bbb"]  # the truncated third entry is dropped
+    assert graphs[0].frames[1] == "main (/tmp/train.py:80)"
+    assert graphs[0].hlo.startswith("HloModule IrToHlo.40") and graphs[0].hlo.rstrip().endswith("}")
+
+
+def test_hlo_stats_counts_matmuls_converts_and_round_trips():
+    st = hlo_stats(HLO_MIXED)
+    assert (st.matmuls, st.matmuls_bf16, st.matmuls_f32, st.matmuls_other) == (3, 2, 1, 0)
+    assert st.bf16_matmul_share == 2 / 3
+    # tensor converts by direction; the scalar one apart
+    assert st.converts == {"bf16->f32": 3, "f32->bf16": 3}
+    assert st.scalar_converts == {"f32->bf16": 1}
+    # seed 003: bf16 -> f32 -> transpose -> bf16 computes nothing
+    assert st.round_trips["bf16->f32->bf16 (layout)"] == 1
+    # bf16 x f32 scalar in f32, rounded back: torch-xla's opmath, counted apart
+    assert st.round_trips["bf16->f32->bf16 (elementwise)"] == 1
+    # f32 -> bf16 -> f32: rounding between two f32 values
+    assert st.round_trips["f32->bf16->f32 (layout)"] == 1
+    assert st.round_trip_count("layout") == 2 and st.round_trip_count() == 3
+    assert "transpose f32[66,44] <- convert f32[44,66]" in st.round_trip_examples["bf16->f32->bf16 (layout)"][0]
+    # the entry computation's parameters only (not the reducer's x/y)
+    assert st.parameter_types == {"bf16": 1, "f32": 2}
+    assert st.instructions == 24
+
+
+def test_hlo_stats_of_text_that_is_not_hlo_is_empty():
+    st = hlo_stats("not hlo at all\n")
+    assert st.instructions == 0 and st.bf16_matmul_share is None and st.round_trips == {}
+
+
+def test_read_step_graph_takes_the_largest_graph_of_the_last_window(tmp_path):
+    e1, e2, e3 = entry(HLO_SMALL, "init"), entry(HLO_MIXED, "step"), entry(HLO_SMALL, "item")
+    data = (e1 + e2 + e3 + e2 + e3).encode()
+    dump = tmp_path / "run.graphs.0"
+    dump.write_bytes(data)
+    # step 1 ends before anything was synced, step 2 after the first two entries
+    sizes = [len(e1.encode()) + len(e2.encode()), len((e1 + e2 + e3).encode())]
+    marks = [{"run.graphs.0": 0}, {"run.graphs.0": sizes[0]}, {"run.graphs.0": sizes[1]}]
+    st = read_step_graph(dump_files_for(tmp_path / "run.graphs"), marks, {"run.graphs.0": len(data)})
+    assert st is not None
+    assert st.step == 3 and st.graphs_in_window == 2 and st.graph_hash == "step"
+    assert st.syncs == 5 and st.distinct_graphs == 3
+    assert st.frames[1] == "main (/tmp/train.py:80)"
+    # bytes after the record's end mark (the harness's own read-back) are ignored
+    st2 = read_step_graph([dump], marks, {"run.graphs.0": sizes[1]})
+    assert st2.syncs == 3 and st2.step == 2
+
+
+def test_read_step_graph_without_dump_or_marks(tmp_path):
+    assert read_step_graph([], None) is None
+    assert read_step_graph([tmp_path / "missing.0"], None) is None
+    dump = tmp_path / "g.0"
+    dump.write_text(entry(HLO_MIXED, "x"))
+    st = read_step_graph([dump], None)  # no marks: everything is window 0
+    assert st is not None and st.step is None and st.matmuls == 3
+
+
+def test_dump_files_for_matches_ordinal_suffixes_only(tmp_path):
+    for name in ("r.graphs.0", "r.graphs.1", "r.graphs.tmp", "r.graphsX.0"):
+        (tmp_path / name).write_text("")
+    assert [p.name for p in dump_files_for(tmp_path / "r.graphs")] == ["r.graphs.0", "r.graphs.1"]
+
+
+def test_graph_stats_round_trip_through_dict():
+    st = hlo_stats(HLO_MIXED)
+    d = st.to_dict()
+    assert d["layout_round_trips"] == 1 and d["bf16_matmul_share"] == 2 / 3
+    back = GraphStats.from_dict(d)
+    assert back.round_trips == st.round_trips and back.matmuls == 3
+
+
+# -- the verdict parts that use the graphs --------------------------------------------------
+
+LEGACY = [0.71484375, 0.8828125, 0.84375, 0.7421875, 0.73046875, 0.625, 0.7265625, 0.6484375, 0.6796875]
+FP32 = [x * (1.0 + 0.011 * (-1) ** i) + 1e-7 for i, x in enumerate(LEGACY)]
+
+
+def graph(bf16=8, f32=0, layout=0, elementwise=0, converts=None, step=9):
+    rt = {}
+    if layout:
+        rt["bf16->f32->bf16 (layout)"] = layout
+    if elementwise:
+        rt["bf16->f32->bf16 (elementwise)"] = elementwise
+    return GraphStats(
+        instructions=300, matmuls=bf16 + f32, matmuls_bf16=bf16, matmuls_f32=f32, converts=converts or {},
+        round_trips=rt, round_trip_examples={"bf16->f32->bf16 (layout)": ["convert bf16[4,8] <- convert f32[4,8]"]},
+        step=step,
+    )
+
+
+def make(name, losses, g, compiles=2, params=None, state=None, marks=None):
+    return RunRecord(
+        name,
+        losses=list(losses),
+        param_dtypes=params or ({"bfloat16": 6} if name == "migrated" else {"float32": 6}),
+        device_param_dtypes={"bf16": 6} if name in ("legacy", "migrated") else {"f32": 6},
+        state_dtypes=state,
+        legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
+        graph=g,
+        compile_count=compiles,
+        compiles_at_step=marks or [1, 2] + [2] * (len(losses) - 2),
+    )
+
+
+def runs(mg=None, lg=None, rg=None, migrated=LEGACY, **kw):
+    return {
+        "legacy": make("legacy", LEGACY, lg if lg is not None else graph()),
+        "migrated": make("migrated", migrated, mg if mg is not None else graph(elementwise=12), **kw),
+        "reference": make("reference", FP32, rg if rg is not None else graph(bf16=0, f32=8)),
+    }
+
+
+def parts(v):
+    return {p.name: p.status for p in v.parts}
+
+
+def test_clean_graph_passes_and_reports_the_figures():
+    v = judge("stochastic", runs())
+    assert parts(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS, "graph": PASS}
+    g = v.part("graph")
+    assert "8 of 8 matmuls bf16" in g.detail and "opmath" in g.detail
+    assert g.figures["layout_round_trips"] == 0 and g.figures["compiles"] == 2
+    assert "step graph 8 of 8 matmuls bf16" in v.part("precision").detail
+
+
+def test_layout_round_trip_fails_the_graph_part_with_the_example_and_hint():
+    v = judge("amp", runs(mg=graph(layout=2), migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6}))
+    g = v.part("graph")
+    assert g.status == FAIL and "2 bf16->f32->bf16 round trip(s)" in g.detail
+    assert "convert bf16[4,8] <- convert f32[4,8]" in g.detail
+    assert SDPA_HINT in v.notes
+    assert not v.passed
+
+
+def test_more_compilations_than_legacy_fail_beyond_the_allowance():
+    assert COMPILE_ALLOWANCE["stochastic"] == 1 and COMPILE_ALLOWANCE["amp"] == 0
+    ok = runs(**{})
+    ok["migrated"].compile_count = 3  # the model cast's graph: allowed in stochastic mode
+    assert judge("stochastic", ok).part("graph").status == PASS
+    bad = runs()
+    bad["migrated"].compile_count = 6
+    bad["migrated"].compiles_at_step = [1, 2, 3, 4, 5, 6, 6, 6, 6]
+    g = judge("stochastic", bad).part("graph")
+    assert g.status == FAIL and "more than allowed" in g.detail
+    assert "after step(s) 3, 4, 5" in g.detail  # recompilations in the steady state, shown
+
+
+def test_amp_may_not_compile_more_than_legacy():
+    r = runs(migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
+    r["migrated"].compile_count = 3
+    assert judge("amp", r).part("graph").status == FAIL
+
+
+def test_f32_matmuls_where_legacy_had_bf16_fail_precision_with_the_hint():
+    v = judge("stochastic", runs(mg=graph(bf16=15, f32=6)))
+    p = v.part("precision")
+    assert p.status == FAIL and "6 of 21 matmuls of the step graph run in f32 where the legacy run had 0" in p.detail
+    assert SDPA_HINT in v.notes
+
+
+def test_f32_matmuls_the_legacy_run_had_too_are_allowed():
+    # XLA_DOWNCAST_BF16 keeps f64 code in f32: the legacy graph has those f32 matmuls as well.
+    v = judge("stochastic", runs(mg=graph(bf16=6, f32=2), lg=graph(bf16=6, f32=2)))
+    assert v.part("precision").status == PASS
+
+
+def test_fp32_migration_fails_precision_on_the_graph_too():
+    v = judge("stochastic", runs(mg=graph(bf16=0, f32=8), migrated=FP32, params={"float32": 6}))
+    assert v.part("precision").status == FAIL
+    assert "no matmul of the migrated step graph is bf16" in v.part("precision").detail
+
+
+def test_amp_needs_every_matmul_in_bf16():
+    amp = [x * (1 + 2e-4) for x in FP32]
+    assert judge("amp", runs(migrated=amp, params={"float32": 6})).part("precision").status == PASS
+    v = judge("amp", runs(mg=graph(bf16=6, f32=2), migrated=amp, params={"float32": 6}))
+    assert v.part("precision").status == FAIL and "outside the autocast block" in v.part("precision").detail
+
+
+def test_gpu_compatible_needs_fp32_optimizer_state():
+    good = runs(state={"exp_avg": {"float32/f32": 6}, "step": {"float32@cpu": 6}})
+    assert judge("gpu-compatible", good).part("precision").status == PASS
+    assert "optimizer state f32 x6" in judge("gpu-compatible", good).part("precision").detail
+    bad = runs(state={"exp_avg": {"bfloat16/bf16": 6}})
+    p = judge("gpu-compatible", bad).part("precision")
+    assert p.status == FAIL and "master weights" in p.detail
+    # stochastic keeps its state in bf16, like the legacy run
+    assert judge("stochastic", bad).part("precision").status == PASS
+
+
+def test_no_graph_is_inconclusive_and_graphs_off_drops_the_part():
+    r = runs()
+    r["migrated"].graph = None
+    assert judge("stochastic", r).part("graph").status == INCONCLUSIVE
+    assert judge("stochastic", r, graphs=False).part("graph") is None
+    assert judge("stochastic", r, graphs=False).passed
+
+
+def test_neuron_stochastic_skips_the_onset_check_and_says_why():
+    migrated = [x * 1.003 for x in LEGACY]  # stochastic rounding: never bit-identical
+    v = judge("stochastic", runs(migrated=migrated), device="NEURON")
+    assert v.part("matches").status == PASS
+    assert "onset check skipped" in v.part("matches").detail
+    assert any("measured on the XLA CPU device only" in n for n in v.notes)
+    assert judge("stochastic", runs(migrated=migrated)).part("matches").status == FAIL  # on the CPU it fails
+
+
+def test_report_shows_the_evidence_table_and_json_schema():
+    import json
+    from pathlib import Path
+
+    from bf16_migrate.verify import VerifyReport, format_report
+    from bf16_migrate.verify.report import SCHEMA, report_dict
+
+    r = runs(state={"exp_avg": {"bfloat16/bf16": 6}, "step": {"float32@cpu": 6}})
+    rep = VerifyReport(script=Path("train.py"), mode="stochastic", steps=9, runs=r, verdict=judge("stochastic", r),
+                       legacy_label="git HEAD~1 (0123456789ab)")
+    text = format_report(rep)
+    assert "legacy version: git HEAD~1 (0123456789ab)" in text
+    assert "Evidence (executed training-step graph" in text
+    row = next(line for line in text.splitlines() if line.startswith("migrated |"))
+    assert "8 of 8" in row and "0 / 12" in row and "bf16 x6" in row
+    assert text.index("(tolerances:") < text.index("graph      PASS")
+    d = report_dict(rep)
+    assert d["schema"] == SCHEMA and d["legacy_version"].startswith("git HEAD~1")
+    assert d["runs"]["migrated"]["graph"]["matmuls_bf16"] == 8
+    assert d["runs"]["migrated"]["state_dtypes"]["exp_avg"] == {"bfloat16/bf16": 6}
+    assert [p["name"] for p in d["parts"]] == ["runs", "trains", "precision", "matches", "graph"]
+    json.dumps(d, allow_nan=False)
