@@ -42,24 +42,22 @@ def _copy_rules(tmp_path):
     return target
 
 
-def test_malformed_rule_names_the_file(tmp_path):
+CORRUPTIONS = [
+    # (file, old text, new text or None for "replace the whole file", error pattern)
+    ("XLA_USE_BF16.toml", None, 'name = "XLA_USE_BF16"\n', r"XLA_USE_BF16\.toml: missing key"),
+    ("XLA_USE_BF16.toml", '"autocast"', '"autocats"', "unknown changes"),
+    ("XLA_USE_FP16.toml", "[modes.amp]\nemit = []", '[modes.amp]\nemit = ["autocast"]', "no effect must emit nothing"),
+    ("diagnostics_python.toml", "[BFM062]", "[BFM001]", "defined twice"),
+]
+
+
+@pytest.mark.parametrize("name, old, new, error", CORRUPTIONS, ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code"])
+def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
     rules = _copy_rules(tmp_path)
-    (rules / "XLA_USE_BF16.toml").write_text('name = "XLA_USE_BF16"\n')
-    with pytest.raises(RuleError, match=r"XLA_USE_BF16\.toml: missing key"):
-        load_rules.__wrapped__(rules)
-
-
-def test_unknown_emit_is_rejected(tmp_path):
-    rules = _copy_rules(tmp_path)
-    path = rules / "XLA_USE_BF16.toml"
-    path.write_text(path.read_text().replace('"autocast"', '"autocats"'))
-    with pytest.raises(RuleError, match="unknown changes"):
-        load_rules.__wrapped__(rules)
-
-
-def test_noop_variable_must_emit_nothing(tmp_path):
-    rules = _copy_rules(tmp_path)
-    path = rules / "XLA_USE_FP16.toml"
-    path.write_text(path.read_text().replace("[modes.amp]\nemit = []", '[modes.amp]\nemit = ["autocast"]'))
-    with pytest.raises(RuleError, match="no effect must emit nothing"):
+    path = rules / name
+    text = path.read_text()
+    if old is not None:
+        assert old in text
+    path.write_text(new if old is None else text.replace(old, new))
+    with pytest.raises(RuleError, match=error):
         load_rules.__wrapped__(rules)

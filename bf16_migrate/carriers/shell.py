@@ -382,6 +382,14 @@ class ShellFragment:
             self.events.append(_Event(entry.id, variable, action, self.ctx(event_node)))
         return entry.id
 
+    def _declared_legacy(self, name: str, exported: bool, node) -> bool:
+        """Whether a declared name is a legacy variable; an exported stochastic-rounding
+        setting is remembered for its scope on the way (BFM070: not set twice)."""
+        kind = self._legacy_or_sr(name)
+        if kind == "sr" and exported:
+            self.sr_scopes.append(self._scope(node))
+        return kind == "legacy"
+
     def _declaration(self, node) -> None:
         keyword = node.children[0].type if node.children else ""
         words = [c for c in node.children[1:] if c.is_named]
@@ -394,10 +402,7 @@ class ShellFragment:
                 name_node = w.child_by_field_name("name")
                 value_node = w.child_by_field_name("value")
                 name = self.t(name_node)
-                kind = self._legacy_or_sr(name)
-                if kind == "sr" and exported:
-                    self.sr_scopes.append(self._scope(node))
-                if kind != "legacy":
+                if not self._declared_legacy(name, exported, node):
                     continue
                 problem = None
                 if not exported or unexport:
@@ -408,10 +413,7 @@ class ShellFragment:
                 self._add(name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node))
             elif w.type == "variable_name":
                 name = self.t(w)
-                kind = self._legacy_or_sr(name)
-                if kind == "sr" and exported:
-                    self.sr_scopes.append(self._scope(node))
-                if kind != "legacy":
+                if not self._declared_legacy(name, exported, node):
                     continue
                 data = _Data("decl-name", [w], stmt, (w.start_byte, w.end_byte))
                 data.decl = node
