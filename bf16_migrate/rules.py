@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -83,6 +83,9 @@ class TorchApi:
     functional_losses: frozenset[str]
     attention_users: frozenset[str] = frozenset()
     attention_flag: str = ""
+    batch_sources: Mapping[str, str] = field(default_factory=dict)
+    autocast: frozenset[str] = frozenset()
+    """qualified name -> "dataset" | "data" | "image-label" (see ``[batch_sources]``)."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,10 @@ def _load_torch_api(path: Path) -> TorchApi:
     for fn, kind in factories.items():
         if kind not in allowed:
             raise RuleError(f"{path}: factory {fn!r} has unknown kind {kind!r}")
+    batch_sources = _need(data, "batch_sources", dict, path)
+    for name, kind in batch_sources.items():
+        if kind not in ("dataset", "data", "image-label"):
+            raise RuleError(f"{path}: batch source {name!r} has unknown kind {kind!r}")
     return TorchApi(
         stock_optimizers=frozenset(_need(data, "stock_optimizers", list, path)),
         not_optimizers=frozenset(_need(data, "not_optimizers", list, path)),
@@ -193,6 +200,8 @@ def _load_torch_api(path: Path) -> TorchApi:
         functional_losses=frozenset(_need(data, "functional_losses", list, path)),
         attention_users=frozenset(_need(data, "attention_users", list, path)),
         attention_flag=_need(data, "attention_flag", str, path),
+        batch_sources=batch_sources,
+        autocast=frozenset(_need(data, "autocast", list, path)),
     )
 
 

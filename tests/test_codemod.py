@@ -148,7 +148,7 @@ def test_no_optimizer_leaves_the_switch_and_reports():
     assert codes(result) == [("BFM010", False)]
 
 
-def test_unknown_input_dtype_is_reported_not_guessed():
+def test_unknown_input_dtype_is_cast_at_run_time_not_guessed():
     src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + textwrap.dedent('''
     def main(loader):
         model = Net()
@@ -157,8 +157,29 @@ def test_unknown_input_dtype_is_reported_not_guessed():
             out = model(batch)
     ''')
     result = run(src)
-    assert "model(batch)" in result.code
-    assert ("BFM020", False) in codes(result)
+    assert "model(batch)" in result.code  # no static cast guessed at the call
+    assert "    model.to(torch.bfloat16)\n    model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n    optimizer = " in result.code
+    assert "def floating_to_bf16(batch):" in result.code and "def bf16_inputs_hook(module, args, kwargs):" in result.code
+    assert ("BFM022", True) in codes(result)
+
+
+def test_runtime_helper_casts_floating_leaves_integer_tensors():
+    """The emitted helper, executed with torch: floating tensors in nested containers become
+    bf16, integer ones and non-tensors are untouched, namedtuples keep their type."""
+    torch = pytest.importorskip("torch")
+    import collections
+
+    from bf16_migrate.python.snippets import BF16_INPUTS_SOURCE
+
+    namespace = {"torch": torch}
+    exec(compile(BF16_INPUTS_SOURCE, "<helper>", "exec"), namespace)
+    Pair = collections.namedtuple("Pair", "x y")
+    batch = {"a": [torch.zeros(2), torch.zeros(2, dtype=torch.int64)], "b": Pair(torch.ones(1, dtype=torch.float64), 3)}
+    out = namespace["floating_to_bf16"](batch)
+    assert out["a"][0].dtype == torch.bfloat16 and out["a"][1].dtype == torch.int64
+    assert isinstance(out["b"], Pair) and out["b"].x.dtype == torch.bfloat16 and out["b"].y == 3
+    args, kwargs = namespace["bf16_inputs_hook"](None, (torch.zeros(1),), {"mask": torch.ones(1, dtype=torch.bool)})
+    assert args[0].dtype == torch.bfloat16 and kwargs["mask"].dtype == torch.bool
 
 
 def test_existing_stochastic_rounding_setting_is_not_duplicated():
@@ -244,4 +265,6 @@ def test_launcher_setting_on_an_already_migrated_script_adds_nothing(mode):
     once = migrate_source(HEADER + TRAIN, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})
     twice = migrate_source(once.code, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})
     assert twice.code == once.code
-    assert twice.diagnostics == []
+    # it says why nothing was added (the launcher's entry may then go: the script carries the change)
+    assert [(d.code, d.fixed) for d in twice.diagnostics] == [("BFM013", True)]
+    assert "already has the explicit code" in twice.diagnostics[0].message

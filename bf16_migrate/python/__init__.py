@@ -32,6 +32,9 @@ class MigrationResult:
 
     code: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """The legacy settings in force for the script (its own writes, a launcher's), when they
+    were migrated unconditionally: what the modules of the tree it imports ran under."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -44,6 +47,7 @@ def migrate_source(
     path: str = "<string>",
     launched_with: Mapping[str, str] | None = None,
     fp32_optimizer_state: bool = False,
+    imported_under: Mapping[str, str] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -56,7 +60,14 @@ def migrate_source(
     ``export``, ``verify --legacy-env``): the script gets the mode's code change (model cast and
     input casts, or autocast) even though it never names them; stochastic rounding is left to
     the launcher's own setting. ``fp32_optimizer_state``: optimizers defined in the file
-    upcast their gradients and keep their state in FP32 (seed 000).
+    upcast their gradients and keep their state in FP32 (Neuron's migration guide).
+
+    ``imported_under`` names legacy settings in force for a script that imports this file as a
+    module of the same tree: the file gets what the switch meant for its code (reads of the
+    variables resolved to the legacy value, the ``.double()`` idiom under XLA_DOWNCAST_BF16,
+    ``--fp32-optimizer-state`` for its optimizer classes) but no model cast of its own.
+    ``MigrationResult.legacy_env`` is what was in force for a migrated script (to pass on to the
+    modules it imports); empty when nothing was, or only under a condition.
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -65,7 +76,8 @@ def migrate_source(
     except cst.ParserSyntaxError as exc:
         raise ParseError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}") from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
-    plan = Planner(ctx, mode, launched_with, fp32_optimizer_state).run()
+    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
+    plan = planner.run()
     new = apply_plan(ctx.module, plan)
     code = new.code
     if code != source:
@@ -74,4 +86,4 @@ def migrate_source(
         except cst.ParserSyntaxError as exc:  # pragma: no cover - a bug in the codemod
             raise AssertionError(f"{path}: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
     diagnostics = sorted(ctx.diagnostics, key=lambda d: (d.line, d.col, d.code))
-    return MigrationResult(code, diagnostics)
+    return MigrationResult(code, diagnostics, dict(planner.in_force))

@@ -37,12 +37,6 @@ Op = tuple
 
 _MAX_DEPTH = 40
 
-_LOADERS = {
-    "torch.utils.data.DataLoader",
-    "torch.utils.data.dataloader.DataLoader",
-    "torch_xla.distributed.parallel_loader.MpDeviceLoader",
-    "torch_xla.distributed.parallel_loader.ParallelLoader",
-}
 _ITER_SAME = {"builtins.iter", "itertools.cycle", "builtins.list", "builtins.tuple"}
 
 
@@ -212,8 +206,9 @@ class DtypeFlow:
                 kind = self.api.factories.get(qn.split(".", 1)[1])
                 if kind is not None:
                     return explicit or self._factory(kind, call, depth)
-        if names & _LOADERS or any(q.endswith(".DataLoader") for q in names):
-            return self._container(call.args[0].value if call.args else None, ops, depth)
+        source = self._batch_source(names)
+        if source is not None:
+            return self._batches(source, call, ops, depth)
         if any(q.endswith("TensorDataset") for q in names):
             if ops and ops[0] == ("elem",) and len(ops) >= 2 and ops[1][0] == "index":
                 i = ops[1][1]
@@ -240,15 +235,41 @@ class DtypeFlow:
             method = self._method(call, ops, depth, explicit)
             if method is not None:
                 return method
+            if m.matches(call.func.value, m.Name("self")):
+                return explicit or self._own_method(call.func, ops, depth)
         if isinstance(call.func, cst.Name):
             return explicit or self._local_function(call.func, ops, depth)
         return explicit or UNKNOWN
 
-    def _container(self, inner, ops, depth) -> str:
-        """A loader yields batches with the structure and dtypes of its dataset's items."""
-        if inner is None or not ops or ops[0] != ("elem",):
+    def _batch_source(self, names: set[str]) -> str | None:
+        sources = self.api.batch_sources
+        for qn in names:
+            if qn in sources:
+                return sources[qn]
+            if qn.endswith(".DataLoader"):
+                return "dataset"
+        return None
+
+    def _batches(self, kind: str, call: cst.Call, ops, depth) -> str:
+        """The elements of a batch source (``rules/torch_api.toml`` ``[batch_sources]``): a loader
+        yields its dataset's items; ``SampleGenerator(data=...)`` yields ``data`` again and
+        again; a torchvision classification dataset yields (image, label)."""
+        if not ops or ops[0] != ("elem",):
             return UNKNOWN
-        return self.infer(inner, ops, depth)
+        if kind == "dataset":
+            inner = _argument(call, 0, "dataset")
+            return UNKNOWN if inner is None else self.infer(inner, ops, depth)
+        if kind == "data":
+            inner = _argument(call, 0, "data")
+            return UNKNOWN if inner is None else self.infer(inner, ops[1:], depth)
+        # image-label: the label is an integer; the image is floating when ToTensor is applied
+        if len(ops) >= 2 and ops[1] == ("index", 1):
+            return INT
+        if len(ops) >= 2 and ops[1] == ("index", 0):
+            transform = _argument(call, 3, "transform")
+            if transform is not None and m.findall(transform, m.Name("ToTensor") | m.Attribute(attr=m.Name("ToTensor"))):
+                return FLOAT
+        return UNKNOWN
 
     def _method(self, call: cst.Call, ops, depth, explicit) -> str | None:
         attr = call.func.attr.value
@@ -272,18 +293,46 @@ class DtypeFlow:
         return None
 
     def _local_function(self, func: cst.Name, ops, depth) -> str:
-        """A call of a function defined in this file: the classes of its ``return`` values."""
+        """A call of a function defined in this file: what it returns or yields."""
         scope = self.ctx.scopes.get(func)
         if scope is None:
             return UNKNOWN
         defs = [a.node for a in scope[func.value] if isinstance(getattr(a, "node", None), cst.FunctionDef)]
         if len(defs) != 1:
             return UNKNOWN
-        returns = [
-            r.value
-            for r in m.findall(defs[0].body, m.Return())
-            if r.value is not None and self.ctx.enclosing(r, cst.FunctionDef) is defs[0]
+        return self._function_result(defs[0], ops, depth)
+
+    def _own_method(self, func: cst.Attribute, ops, depth) -> str:
+        """``self.batches()``: the method of that name in the enclosing class."""
+        cls = self.ctx.enclosing(func, cst.ClassDef)
+        if cls is None:
+            return UNKNOWN
+        defs = [
+            st for st in cls.body.body
+            if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value and not st.decorators
         ]
+        if len(defs) != 1:
+            return UNKNOWN
+        return self._function_result(defs[0], ops, depth)
+
+    def _function_result(self, func: cst.FunctionDef, ops, depth) -> str:
+        """The class of what calling ``func`` gives after ``ops``: its ``return`` values, or for
+        a generator (a ``yield`` in its own body), the values it yields as elements."""
+        own = lambda node: self.ctx.enclosing(node, (cst.FunctionDef, cst.Lambda)) is func
+        yields = [y for y in m.findall(func.body, m.Yield()) if own(y)]
+        if yields:
+            if not ops or ops[0] != ("elem",):
+                return UNKNOWN
+            results = []
+            for y in yields:
+                if y.value is None:
+                    results.append(UNKNOWN)
+                elif isinstance(y.value, cst.From):
+                    results.append(self.infer(y.value.item, ops, depth))
+                else:
+                    results.append(self.infer(y.value, ops[1:], depth))
+            return combine(results)
+        returns = [r.value for r in m.findall(func.body, m.Return()) if r.value is not None and own(r)]
         return combine(self.infer(v, ops, depth) for v in returns)
 
     # -- dtypes ----------------------------------------------------------------------------
@@ -327,3 +376,12 @@ class DtypeFlow:
                 return INT if all(isinstance(n, cst.Integer) for n in literals) else UNKNOWN
             return UNKNOWN
         return UNKNOWN
+
+
+def _argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+    """The argument passed as ``keyword=`` or at position ``index`` (None when absent)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None

@@ -23,8 +23,9 @@ _OPTIMIZER_HINTS = ("optim", "sgd", "adam", "lamb", "lion", "adafactor", "rmspro
 class OptimizerSite:
     """One optimizer construction ``Opt(<model>.parameters(), ...)``.
 
-    ``model`` is the model expression (None when the parameters do not come from exactly one
-    ``X.parameters()``), ``statement`` the simple statement line holding the call.
+    ``model`` is the model expression (None when the parameters do not all come from one
+    model's ``parameters()`` / ``named_parameters()``), ``statement`` the simple statement line
+    holding the call.
     """
 
     call: cst.Call
@@ -47,11 +48,49 @@ class ModelCall:
     loss_names: list[str] = field(default_factory=list)
 
 
-def _parameters_receivers(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    return [
-        c.func.value
-        for c in m.findall(expr, m.Call(func=m.Attribute(attr=m.Name("parameters"))))
-    ]
+_PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+_MAX_TRACE = 4
+
+
+def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
+    """The ``X`` of every ``X.parameters()`` / ``X.named_parameters()`` the parameters in
+    ``expr`` come from: inside ``expr`` itself, through the names it reads (assigned in this
+    file: ``param_optimizer = list(model.named_parameters())`` then the weight-decay groups
+    ``[{"params": [p for n, p in param_optimizer if ...]}, ...]``), and through functions
+    defined in the file that build the groups from a parameter (``get_groups(model)``)."""
+    found = [c.func.value for c in m.findall(expr, _PARAMETERS)]
+    if depth >= _MAX_TRACE:
+        return found
+    for name in m.findall(expr, m.Name()):
+        if isinstance(ctx.parent(name), cst.Attribute) and ctx.parent(name).attr is name:
+            continue
+        scope = ctx.scopes.get(name)
+        if scope is None:
+            continue
+        for a in scope[name.value]:
+            if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
+                continue
+            target = ctx.parent(a.node)
+            if isinstance(target, cst.AssignTarget) and isinstance(ctx.parent(target), cst.Assign):
+                value = ctx.parent(target).value
+                if _collects_parameters(ctx, value):
+                    found.extend(_parameters_receivers(ctx, value, depth + 1))
+    for call in m.findall(expr, m.Call(func=m.Name())):
+        func = _local_def(ctx, call.func)
+        if func is None:
+            continue
+        for receiver in (c.func.value for c in m.findall(func.body, _PARAMETERS)):
+            param = next(
+                (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
+                 if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
+                None,
+            )
+            if param is not None and param < len(call.args) and call.args[param].keyword is None:
+                found.append(call.args[param].value)
+            for arg in call.args:
+                if arg.keyword is not None and isinstance(receiver, cst.Name) and arg.keyword.value == receiver.value:
+                    found.append(arg.value)
+    return found
 
 
 def _callee_name(func: cst.BaseExpression) -> str:
@@ -74,8 +113,23 @@ def _unwrap_factory(func: cst.BaseExpression) -> cst.BaseExpression:
             return func
 
 
+_COLLECTIONS = {"builtins.list", "builtins.tuple", "builtins.filter", "builtins.sorted", "builtins.set", "itertools.chain"}
+
+
+def _collects_parameters(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether an assigned value can hold parameters themselves (a list, dict, comprehension,
+    ``list(...)``, ``.parameters()``, a function of the file) rather than an object built from
+    them (an optimizer, a scheduler), which tracing must not pass through."""
+    if not isinstance(value, cst.Call):
+        return True
+    if m.matches(value, _PARAMETERS) or ctx.qualified_names(value.func) & _COLLECTIONS:
+        return True
+    return isinstance(value.func, cst.Name) and _local_def(ctx, value.func) is not None
+
+
 def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
-    """Every call whose first argument (or ``params=``) takes ``X.parameters()``, excluding the
+    """Every call whose first argument (or ``params=``) takes parameters from ``X.parameters()``
+    or ``X.named_parameters()`` (directly or through parameter groups), excluding the
     calls listed as ``not_optimizers`` in ``rules/torch_api.toml`` (``clip_grad_norm_``...)."""
     sites = []
     for call in ctx.nodes(cst.Call):
@@ -90,7 +144,7 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
                 break
         if params is None:
             continue
-        receivers = _parameters_receivers(params)
+        receivers = _parameters_receivers(ctx, params)
         if not receivers:
             continue
         qualified = ctx.qualified_names(func)
@@ -99,8 +153,9 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         ) or name[:1].isupper()
         if not looks_like:
             continue
-        direct = m.matches(params, m.Call(func=m.Attribute(attr=m.Name("parameters")), args=[]))
-        model = receivers[0] if direct and isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
+        model = receivers[0] if isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
+        if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
+            model = None  # parameters of several models: each must be cast by hand
         stmt = ctx.statement_of(call)
         sites.append(
             OptimizerSite(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None, model, qualified)
@@ -268,3 +323,53 @@ def _factory_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None
     if any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args):
         return None
     return expr
+
+
+def cast_anchor(ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite]) -> list[cst.BaseStatement] | None:
+    """Where ``<model>.to(torch.bfloat16)`` goes: before the first of the optimizer
+    constructions ``sites`` of that model, lifted to the block that holds them all, so that an
+    ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per branch.
+
+    Returns the statements to insert the cast before (one, or one per site when the model is
+    bound inside the lifted statement), or None when a site is not a simple statement line."""
+    statements = [s.statement for s in sites]
+    if not statements or any(st is None for st in statements):
+        return None
+    chains = [_block_chain(ctx, st) for st in statements]
+    for block, _ in chains[0]:
+        if not all(any(b is block for b, _ in chain) for chain in chains[1:]):
+            continue
+        candidates = [next(st for b, st in chain if b is block) for chain in chains]
+        first = min(candidates, key=lambda st: ctx.pos(st))
+        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model):
+            break
+        return [first]
+    return list(dict.fromkeys(statements))
+
+
+def _block_chain(ctx: FileContext, stmt: cst.BaseStatement) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:
+    """(block, statement of that block holding ``stmt``), innermost block first."""
+    chain = []
+    current: cst.CSTNode | None = stmt
+    while current is not None:
+        parent = ctx.parent(current)
+        if isinstance(parent, (cst.Module, cst.IndentedBlock)):
+            chain.append((parent, current))
+            if isinstance(parent, cst.Module):
+                break
+            current = ctx.statement_of(ctx.parent(parent))
+        else:
+            current = ctx.statement_of(parent) if parent is not None else None
+    return chain
+
+
+def _binds(ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression) -> bool:
+    """Whether ``stmt`` is a compound statement that (re)binds ``model`` inside it."""
+    if not isinstance(stmt, cst.BaseCompoundStatement):
+        return False
+    code = ctx.code(model)
+    for target in m.findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
+        bound = target.target if isinstance(target, (cst.AssignTarget, cst.For)) else (target.asname.name if target.asname else None)
+        if bound is not None and any(ctx.code(n) == code for n in [bound, *m.findall(bound, m.Name() | m.Attribute())]):
+            return True
+    return False

@@ -66,6 +66,61 @@ def with_fp32_master_weights(optimizer_class):
 '''
 
 
+BF16_FLOATING = "floating_to_bf16"
+BF16_INPUTS_HOOK = "bf16_inputs_hook"
+
+# The run-time input cast (inputs.py): what the legacy switch did to every tensor moved to the
+# device, done at the model's door. A few lines of our own rather than torch's pytree
+# (`torch.utils._pytree.tree_map_only` would do it in one line, but it is private API, and this
+# code stays in the user's script after bf16-migrate is uninstalled).
+BF16_INPUTS_SOURCE = '''
+def floating_to_bf16(batch):
+    """Cast the floating-point tensors in `batch` to torch.bfloat16, leaving integer tensors
+    (token ids, labels) and everything else as they are.
+
+    Added by bf16-migrate (replacing XLA_USE_BF16/XLA_DOWNCAST_BF16, under which every floating
+    tensor on the XLA device was bf16): `batch` is a tensor, or a list, tuple, namedtuple or dict
+    of them, nested; containers are rebuilt, dicts as plain dicts.
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(torch.bfloat16) if batch.is_floating_point() else batch
+    if isinstance(batch, dict):
+        return {key: floating_to_bf16(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(floating_to_bf16(value) for value in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(floating_to_bf16(value) for value in batch)
+    return batch
+
+
+def bf16_inputs_hook(module, args, kwargs):
+    """Forward pre-hook added by bf16-migrate: the model's floating inputs become bf16."""
+    return floating_to_bf16(args), floating_to_bf16(kwargs)
+'''
+
+
+def bf16_inputs_helper() -> list[cst.BaseStatement]:
+    """``floating_to_bf16`` and ``bf16_inputs_hook`` as two top-level FunctionDefs, each with
+    the two blank lines PEP 8 puts before a top-level definition."""
+    body = cst.parse_module(BF16_INPUTS_SOURCE.lstrip("\n")).body
+    return [st.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for st in body]
+
+
+def floating_to_bf16_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
+    """``floating_to_bf16(expr)``; with a ``guard``, ``floating_to_bf16(expr) if guard else expr``."""
+    call = cst.Call(func=cst.Name(BF16_FLOATING), args=[cst.Arg(expr)])
+    if guard is None:
+        return call
+    return cst.IfExp(test=guard.deep_clone(), body=call, orelse=expr)
+
+
+def guarded(statements: list[cst.BaseStatement], guard: cst.BaseExpression | None) -> list[cst.BaseStatement]:
+    """``statements`` as they are, or all in one ``if guard:`` block."""
+    if guard is None:
+        return list(statements)
+    return [cst.If(test=guard.deep_clone(), body=cst.IndentedBlock(body=list(statements)))]
+
+
 def master_weights_helper() -> cst.FunctionDef:
     """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
     two blank lines PEP 8 puts before a top-level definition."""
