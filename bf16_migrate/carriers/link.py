@@ -88,10 +88,13 @@ class Planner:
     ``read_python(path) -> (text, encoding)`` reads a launched script (raising
     :class:`~bf16_migrate.write.ReadError`); ``load_carrier(path) -> CarrierFile | None`` loads a
     shell script or env file met through a launch or an include; ``find_includers(path)``
-    returns the carriers of the tree that may load ``path``."""
+    returns the carriers of the tree that may load ``path``. ``launched_with`` maps Python
+    scripts to legacy settings they run under from outside the tree (``--legacy-env``): they get
+    the mode's code change as if a launcher of the tree set them."""
 
-    def __init__(self, mode: str, read_python: Callable, load_carrier: Callable, find_includers: Callable, fp32_optimizer_state: bool = False) -> None:
+    def __init__(self, mode: str, read_python: Callable, load_carrier: Callable, find_includers: Callable, fp32_optimizer_state: bool = False, launched_with: dict[Path, dict[str, str]] | None = None) -> None:
         self.mode = mode
+        self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
         self.fp32_optimizer_state = fp32_optimizer_state
         self.rules = load_rules()
         self.read_python = read_python
@@ -475,20 +478,30 @@ class Planner:
                 except Exception as exc:
                     return None, f"{path} cannot be read ({exc})"
             source, label = found[0], str(path)
+            launched = self._with_external(path, launched)
         try:
             result = migrate_source(source, self.mode, label, launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:
             return None, f"{path} does not parse ({exc})"
         refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
-        accepted = any(d.fixed and d.code == "BFM001" for d in result.diagnostics)
+        accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
         if refused or not accepted:
             reason = refused[0].message if refused else "the codemod made no change"
             return result, f"{path} cannot receive the change for --mode {self.mode} ({reason.split(':')[0]}); migrate it by hand (see its diagnostics), then remove this setting"
         return result, None
 
+    def _with_external(self, path: Path, launched):
+        """The settings a launcher of the tree gives ``path`` together with those it runs
+        under from outside the tree (``--legacy-env``); the launcher's value wins for a
+        variable both set (its ``export`` overrides the environment it was started in)."""
+        outside = self.external.get(path.resolve())
+        if not outside:
+            return launched
+        return {**outside, **(launched or {})}
+
     def _python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
         try:
-            result = migrate_source(text, self.mode, str(path), launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
+            result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:
             self.errors.append(str(exc))
             return FileResult(path, text, text, encoding, [])

@@ -8,7 +8,8 @@ each emitted change:
 * ``model-cast``: ``<model>.to(torch.bfloat16)`` before each optimizer built from
   ``<model>.parameters()``;
 * ``input-cast``: floating tensors fed to the model, and floating targets of the loss, get
-  ``.to(torch.bfloat16)``; integer ones are left alone; unknown ones are reported (BFM020);
+  ``.to(torch.bfloat16)``; integer ones are left alone; unknown ones are cast at run time by a
+  forward pre-hook (BFM022, :mod:`.inputs`);
 * ``fp32-loss-accumulator``: ``dtype=torch.float32`` on the ``torch.zeros``/``torch.tensor``
   that the loss is summed into (seed 000);
 * ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
@@ -30,7 +31,7 @@ from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 from . import snippets
 from .apply import EditPlan
 from .context import FileContext
-from .dtype_flow import FLOAT, INT, DtypeFlow
+from .dtype_flow import DtypeFlow
 from .env_writes import (
     Condition,
     LegacyWrite,
@@ -40,7 +41,8 @@ from .env_writes import (
     sets_stochastic_rounding,
     value_state,
 )
-from .model_site import find_optimizers, loss_accumulators, model_calls, same_model
+from .inputs import InputCasts
+from .model_site import cast_anchor, find_optimizers, loss_accumulators, model_calls, same_model
 
 REFERENCE = "reference"
 """Internal mode used by ``verify``: remove the legacy writes, add nothing (an FP32 run)."""
@@ -59,10 +61,19 @@ _MODE_SUMMARY = {
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
-    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None, fp32_optimizer_state: bool = False) -> None:
+    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None, fp32_optimizer_state: bool = False, imported_under: Mapping[str, str] | None = None) -> None:
         self.ctx = ctx
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
+        # a module of the tree imported by a script that runs under these legacy settings
+        # (its optimizer classes, its reads of the variables): see _imported_module
+        self.imported_under = {
+            name: value
+            for name, value in (imported_under or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        }
+        self.launched_values = {name: value for name, value in (launched_with or {}).items()}
+        self.in_force: dict[str, str] = {}
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
         self.external = [
@@ -105,6 +116,9 @@ class Planner:
                 else:
                     ctx.report("BFM055", w.key, f"{w.variable}: this file builds {rule.name} (`{ctx.code(call.func)}`, line {ctx.pos(call)[0]}), which owns precision: use {rule.setting} instead; {rule.advice}", False)
             return self.plan
+        if self.imported_under and not writes and not self.external:
+            self._imported_module(reads)
+            return self.plan
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if on_writes or self.external:
@@ -121,7 +135,12 @@ class Planner:
                 self._report_reads(reads)
                 return self.plan
             if self._migrate(on_writes):
-                reads = self._replace_reads(reads, on_writes)
+                if self.guard is None:
+                    # what the legacy run saw: "1" for the file's own writes, the launcher's value
+                    self.in_force = {w.variable: "1" for w in on_writes}
+                    self.in_force.update({v: self.launched_values[v] for v in self.external})
+                    if self.mode in ("stochastic", "gpu-compatible"):
+                        reads = self._replace_reads(reads, self.in_force)
         self._report_reads(reads)
         self._constants(constants)
         return self.plan
@@ -156,16 +175,34 @@ class Planner:
     def _in_tests(self, writes, mentions) -> tuple[bool, set[int]]:
         """Tests set the variable to exercise the legacy path (``monkeypatch.setenv``,
         ``mock.patch.dict(os.environ, ...)``, ``setUp``, ``test_*`` functions, ``test_*.py``
-        files): report, never rewrite (issue 5). Returns whether every write is a test's (the
-        file is then left alone) and the ids of the mentions reported here."""
+        files) and read it to choose what to expect (``os.getenv(X)``, a helper such as
+        ``check_env_flag(X)``, ``print(os.getenv(X))``): report, never rewrite (issue 5). In a
+        test, a keyword argument named like a legacy variable (``self._set_env(XLA_USE_BF16="1")``,
+        ``mock.patch.dict(os.environ, XLA_USE_BF16="1")``) sets it too. Returns whether the file
+        is only tests' business (a test file, or every write is a test's: the file is then left
+        alone) and the ids of the mentions reported here."""
         ctx = self.ctx
         name = ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
         test_file = name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+        hooks = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method")
+
+        def test_function(func) -> bool:
+            return func is not None and (func.name.value.startswith("test") or func.name.value in hooks)
+
+        def in_test(node) -> bool:
+            """In a test file, or inside a test function / hook, or a method of a TestCase."""
+            if test_file:
+                return True
+            for anc in ctx.ancestors(node):
+                if isinstance(anc, cst.FunctionDef) and test_function(anc):
+                    return True
+                if isinstance(anc, cst.ClassDef) and any(ctx.code(b.value).endswith("TestCase") for b in anc.bases):
+                    return True
+            return False
+
         found, handled = False, set()
         for w in writes:
-            func = ctx.enclosing(w.statement, cst.FunctionDef)
-            in_test = func is not None and (func.name.value.startswith("test") or func.name.value in ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method"))
-            if test_file or in_test:
+            if test_file or test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
                 ctx.report("BFM052", w.key, f"a test sets {w.variable}: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable", False)
                 found = True
         for mention in mentions:
@@ -174,11 +211,38 @@ class Planner:
                 ctx.report("BFM052", mention.node, f"a test sets {mention.variable} through `{ctx.code(call.func)}`: tests are not rewritten; make it exercise the explicit code instead of the variable", False)
                 handled.add(id(mention.node))
                 found = True
-        tests_only = found and (test_file or not writes or all(
-            (f := ctx.enclosing(w.statement, cst.FunctionDef)) is not None
-            and (f.name.value.startswith("test") or f.name.value in ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method"))
-            for w in writes
-        ))
+        # reads and other names of the variable in a test (a test file: they alone make the
+        # file a test's business, so nothing of it is migrated; elsewhere they are reported
+        # here and the rest of the file is migrated as usual)
+        check = "make it check the explicit precision (e.g. the parameter dtype, or the element type in the HLO text) instead"
+        for mention in mentions:
+            if id(mention.node) in handled or not in_test(mention.node):
+                continue
+            parent = ctx.parent(mention.node)
+            helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+            if mention.is_read:
+                message = f"a test reads {mention.variable}: tests are not rewritten; make it check the explicit precision (e.g. the parameter dtype) instead"
+            elif isinstance(helper, cst.Call):
+                callee = ctx.code(helper.func)
+                verb = callee.rsplit(".", 1)[-1].lower()
+                if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
+                    message = f"a test sets {mention.variable} through `{callee}`: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable"
+                else:
+                    message = f"a test reads {mention.variable} through `{callee}`: tests are not rewritten; {check}"
+            else:
+                message = f"a test names {mention.variable}: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) and {check.removeprefix('make it ')}"
+            ctx.report("BFM052", mention.node, message, False)
+            handled.add(id(mention.node))
+            found = found or test_file
+        keys = {id(w.key) for w in writes}
+        for call in ctx.nodes(cst.Call):
+            for arg in call.args:
+                keyword = arg.keyword
+                if keyword is None or keyword.value not in ctx.rules.variables or id(keyword) in keys or not in_test(call):
+                    continue
+                ctx.report("BFM052", keyword, f"a test sets {keyword.value} through `{ctx.code(call.func)}({keyword.value}=...)`: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable", False)
+                found = found or test_file
+        tests_only = found and (test_file or not writes or all(test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes))
         return tests_only, handled
 
     def _framework_flag_hack(self, w: LegacyWrite) -> cst.If | None:
@@ -215,27 +279,46 @@ class Planner:
         for mention in reads:
             self.ctx.report("BFM050", mention.node, f"{mention.variable} is read here; after migration it is never set, so this no longer tells whether bf16 is on: use the precision the script now uses (e.g. the model's parameter dtype)", False)
 
-    def _replace_reads(self, reads, writes) -> list:
-        """In bf16 modes, with the switch migrated unconditionally in this file, a read of a
-        variable the file set now has one answer: bf16 is on. Value reads become the constant
-        ``BF16_ENABLED = "1"`` (declared once, with a comment) and membership tests ``True``;
-        an ``if`` on such a read that patches ``torch.finfo`` or HF's ``get_parameter_dtype``
-        (a workaround for the switch's side effects, semantics.md "What breaks" 2) is removed.
-        Returns the reads left to report."""
+    def _imported_module(self, reads) -> None:
+        """A module of the tree imported by a script that runs under ``imported_under`` (found
+        by the project: ``from adamw_fp32 import AdamWFP32`` in a launched script). It has no
+        model of its own, but the legacy switch was in force for its code too: in bf16 modes its
+        reads of the variables resolve to what the legacy run saw (an optimizer that switched
+        FP32 state on ``os.environ.get("XLA_DOWNCAST_BF16") == "1"`` keeps doing so), workaround
+        patches go, under XLA_DOWNCAST_BF16 the ``.double()`` idiom becomes ``.float()``, and
+        ``--fp32-optimizer-state`` applies to its optimizer classes."""
+        variables = list(self.imported_under)
+        if self.mode in ("stochastic", "gpu-compatible"):
+            reads = self._replace_reads(reads, self.imported_under)
+        self._report_reads(reads)
+        if any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
+            self._double_meant_fp32()
+        if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
+            self.fp32_optimizer_state()
+
+    def _replace_reads(self, reads, values: Mapping[str, str]) -> list:
+        """In bf16 modes, with the switch migrated unconditionally, a read of a variable that
+        was in force (``values``: variable -> the value the legacy run saw) now has one answer.
+        Value reads become the constant ``BF16_ENABLED`` (declared once, with a comment) and
+        membership tests ``True``; an ``if`` on such reads that patches ``torch.finfo`` or HF's
+        ``get_parameter_dtype`` (a workaround for the switch's side effects, semantics.md "What
+        breaks" 2) is removed whole. Returns the reads left to report."""
         ctx = self.ctx
-        migrated = {w.variable for w in writes}
-        if self.mode not in ("stochastic", "gpu-compatible") or self.guard is not None or self.external:
-            return reads
+        migrated = set(values)
+        constant = next(iter(set(values.values()))) if len(set(values.values())) == 1 else None
         left, replaced = [], False
+        removed_patches: list[cst.If] = []
         for mention in reads:
             expr = _read_expression(ctx, mention.node)
-            if mention.variable not in migrated or expr is None:
-                left.append(mention)
-                continue
-            patch = self._workaround_patch(expr)
-            if patch is not None:
-                self.plan.remove.add(id(patch))
+            patch = self._workaround_patch(expr) if expr is not None else None
+            if patch is not None and (mention.variable in migrated or patch in removed_patches):
+                if patch not in removed_patches:
+                    removed_patches.append(patch)
+                    self.plan.remove.add(id(patch))
                 ctx.report("BFM051", mention.node, f"this `if` on {mention.variable} patches torch.finfo / get_parameter_dtype to undo the switch's side effects; with an explicit bf16 model the patch is dead weight: removed", True)
+                continue
+            if mention.variable not in migrated or expr is None or (constant is None and not isinstance(expr, cst.Comparison)):
+                left.append(mention)
                 continue
             if isinstance(expr, cst.Comparison):
                 negated = isinstance(expr.comparisons[0].operator, cst.NotIn)
@@ -248,9 +331,11 @@ class Planner:
         if replaced:
             self.plan.prelude.append(
                 cst.parse_statement(
-                    f'{_ENABLED_CONSTANT} = "1"  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({self.mode} mode)\n'
+                    f'{_ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({self.mode} mode)\n'.replace("'", '"', 2)
                 ).with_changes(leading_lines=[cst.EmptyLine()])
             )
+        # a patch removed through one read also takes the other reads of its test with it
+        left = [mention for mention in left if not any(mention.node in m.findall(p.test, m.SimpleString()) for p in removed_patches)]
         return left
 
     def _workaround_patch(self, read: cst.CSTNode) -> cst.If | None:
@@ -375,8 +460,37 @@ class Planner:
                 else:
                     ctx.report("BFM011", sites[0].call, "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is left in place: cast each model by hand before the optimizer is built", False)
             return False
-        if not writes and self._already_migrated(models):
-            return True  # a launcher's setting, and the script already carries the change
+        cast_anchors = [
+            cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)])
+            for model in models
+        ]
+        if "model-cast" in emits and any(a is None for a in cast_anchors):
+            site = next(s for s, a in zip(models, cast_anchors) if a is None)
+            for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
+                ctx.report("BFM011", anchor, f"{variable}: an optimizer of `{ctx.code(site)}` is built inside a compound statement header, so there is no statement to cast the model before; the switch is left in place: cast the model by hand before the optimizer is built", False)
+            return False
+        existing = self._existing_precision(models)
+        if existing is not None:
+            node, condition = existing
+            if condition is None:
+                if writes:
+                    ctx.report("BFM013", node, f"the script already has its own precision code (`{ctx.code(node)}`) and still sets the legacy switch: remove the switch by hand once that code covers every model and input", False)
+                    return False
+                # a launcher's setting, and the script already carries the change: nothing twice
+                for variable in self.external:
+                    ctx.report("BFM013", node, f"{variable} is set by the launcher of this script, which already has the explicit code (`{ctx.code(node)}`): nothing added", True)
+                return True
+            if self.mode == "amp":
+                for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
+                    ctx.report("BFM032", anchor, f"{variable}: the script already runs its own precision code under `{ctx.code(condition)}` (line {ctx.pos(node)[0]}); for --mode amp turn that on (autocast for the forward pass and loss) instead of the legacy switch, by hand; the switch is left in place", False)
+                return False
+            if not all(_evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors):
+                for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
+                    ctx.report("BFM032", anchor, f"{variable}: the script's own precision code runs under `{ctx.code(condition)}` (line {ctx.pos(node)[0]}), which cannot be evaluated where the model is cast; the switch is left in place: cast the model by hand under `not ({ctx.code(condition)})`", False)
+                return False
+            complement = _negate(ctx.code(condition))
+            self.guard = cst.parse_expression(complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}")
+            ctx.report("BFM032", node, f"the script's own precision code (`{ctx.code(node)}`) is on under `{ctx.code(condition)}`; the legacy switch was the precision otherwise, so the bf16 changes go under `{complement}`", True)
         for variable in self.external:
             ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)
         for site in sites:
@@ -388,16 +502,17 @@ class Planner:
             self.plan.imports.append("torch")
         calls = {id(model): model_calls(ctx, model) for model in models}
         if "model-cast" in emits:
-            for site in sites:
-                if site.model is not None and site.statement is not None:
-                    self.plan.insert_before.setdefault(id(site.statement), []).append(snippets.model_cast_statement(site.model, self.guard))
-                elif site.model is not None:
-                    ctx.report("BFM011", site.call, "the optimizer is built inside a compound statement header: cast the model by hand before it", False)
+            # one cast per model, before every optimizer built from it, with whatever the
+            # model's inputs need right after it (inputs.py); planned together so a model is
+            # never cast without its inputs, nor its inputs cast without the model
+            inputs = InputCasts(ctx, self.flow, self.plan, self.guard)
+            for model, anchors in zip(models, cast_anchors):
+                after = inputs.plan_model(model, calls[id(model)]) if "input-cast" in emits else []
+                for anchor in anchors:
+                    cast = snippets.model_cast_statement(model)
+                    self.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *after], self.guard))
         if "bf16-attention-math" in emits:
             self._attention_math(sites)
-        if "input-cast" in emits:
-            for model in models:
-                self._cast_inputs(model, calls[id(model)])
         if "fp32-loss-accumulator" in emits:
             names = {n for cs in calls.values() for c in cs for n in c.loss_names}
             for factory in loss_accumulators(ctx, names):
@@ -510,37 +625,6 @@ class Planner:
                 value=f"{node.prefix}{node.quote}1{node.quote}"
             )
 
-    def _cast_inputs(self, model, calls) -> None:
-        ctx = self.ctx
-        if not calls:
-            ctx.report("BFM021", model, f"`{ctx.code(model)}` is never called in this file: cast the floating inputs fed to it with `.to(torch.bfloat16)` where it is called", False)
-            return
-        for call in calls:
-            for arg in call.call.args:
-                self._cast_if_float(arg.value, "fed to the model")
-            for loss in call.losses:
-                for arg in loss.args:
-                    names = {n.value for n in m.findall(arg.value, m.Name())}
-                    if names & set(call.outputs) or any(a is call.call for a in m.findall(arg.value, m.Call())):
-                        continue
-                    self._cast_if_float(arg.value, "compared with the model's output in the loss")
-
-    def _cast_if_float(self, expr: cst.BaseExpression, role: str) -> None:
-        if isinstance(expr, (cst.SimpleString, cst.Integer)) or m.matches(expr, m.Name("None") | m.Name("True") | m.Name("False")):
-            return
-        if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("float") | m.Name("double") | m.Name("half") | m.Name("bfloat16")), args=[])):
-            return  # an explicit dtype the script chose (e.g. a loss computed in fp32 on purpose)
-        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(attr=m.Name("to"))) and any(
-            self.flow._dtype_class(a.value) is not None for a in expr.args
-        ):
-            return
-        kind = self.flow.infer(expr)
-        if kind == FLOAT:
-            guard = self.guard
-            self.plan.replace[id(expr)] = lambda node: snippets.cast_to_bf16(node, guard)
-        elif kind != INT:
-            self.ctx.report("BFM020", expr, f"cannot tell whether `{self.ctx.code(expr)}` ({role}) is floating-point: if it is, cast it with `.to(torch.bfloat16)`; leave integer tensors (token ids, labels) alone", False)
-
     def _master_weights(self, sites) -> None:
         ctx = self.ctx
         wrapped = False
@@ -569,20 +653,33 @@ class Planner:
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
         ctx.report("BFM062", user, f"`{ctx.code(user.func)}` runs attention through scaled_dot_product_attention, whose math kernel upcasts bf16 q/k/v to f32 (torch >= 2.5); under the legacy switch attention computed in bf16: `{api.attention_flag}` added to keep it so", True)
 
-    def _already_migrated(self, models) -> bool:
-        """Whether the file already has the explicit code: ``<model>.to(torch.bfloat16)`` for
-        one of its models, or a ``torch.autocast`` region (so a launcher's setting found on a
-        later run adds nothing twice)."""
+    def _existing_precision(self, models) -> tuple[cst.CSTNode, cst.BaseExpression | None] | None:
+        """The script's own precision code, read rather than taken as done: a
+        ``torch.autocast(...)`` region (``rules/torch_api.toml`` ``autocast``) or a
+        ``<model>.to(torch.bfloat16)`` of one of its models. Returns (the code, None) when it is
+        always on, (the code, its condition) when it is switched by a flag
+        (``autocast(enabled=flags.x)``, ``if args.bf16: model.to(torch.bfloat16)``), or None.
+        The legacy switch was the precision whenever that code was off, so the migrated changes
+        go under the complementary condition (as aws-neuron-samples' BERT migration did:
+        ``if not flags.enable_fp32 and not flags.enable_pt_autocast: model.to(torch.bfloat16)``)."""
         ctx = self.ctx
+        flagged = None
         for call in ctx.nodes(cst.Call):
-            names = ctx.qualified_names(call.func)
-            if names & {"torch.autocast", "torch.amp.autocast"}:
-                return True
-            if m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
+            if ctx.qualified_names(call.func) & ctx.rules.torch_api.autocast:
+                enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+                if enabled is None or m.matches(enabled, m.Name("True")):
+                    return call, None
+                if not m.matches(enabled, m.Name("False")) and flagged is None:
+                    flagged = (call, enabled)
+            elif m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
                 ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
             ) and any(same_model(ctx, call.func.value, model) for model in models):
-                return True
-        return False
+                branch = ctx.enclosing(call, cst.If)
+                if branch is None or ctx.enclosing(call, cst.Else) is not None:
+                    return call, None
+                if flagged is None:
+                    flagged = (call, branch.test)
+        return flagged
 
     def _local_optimizer_classes(self) -> set[str]:
         """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock
@@ -695,6 +792,32 @@ def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
             return True
         expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
     return False
+
+
+def _negate(code: str) -> str:
+    """``not x`` / ``not (a and b)``: the complement of the condition ``code``, as source."""
+    atomic = cst.parse_expression(code)
+    if isinstance(atomic, cst.UnaryOperation) and isinstance(atomic.operator, cst.Not):
+        return cst.Module(body=[]).code_for_node(atomic.expression)
+    if isinstance(atomic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"not {code}"
+    return f"not ({code})"
+
+
+def _evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CSTNode) -> bool:
+    """Whether every name ``condition`` reads denotes the same binding at ``where`` (libcst
+    ScopeProvider), so the condition can be evaluated there."""
+    for name in m.findall(condition, m.Name()):
+        parent = ctx.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            continue
+        here, there = ctx.scopes.get(name), ctx.scopes.get(where)
+        if here is None or there is None:
+            return False
+        ours = {id(a) for a in here[name.value]}
+        if not ours or ours != {id(a) for a in there[name.value]}:
+            return False
+    return True
 
 
 def _has_calls(expr: cst.BaseExpression) -> bool:
