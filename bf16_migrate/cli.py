@@ -36,7 +36,7 @@ def main() -> None:
     """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
 
     \b
-    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check]
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--legacy-env K=V]...
     bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [-- ARGS...]
     """
 
@@ -50,7 +50,8 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable).")
 @click.option("--fp32-optimizer-state", is_flag=True, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
-def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...], fp32_optimizer_state: bool) -> None:
+@click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable the scripts in PATHS run under from outside the tree (a job spec): they get the mode's code change (repeatable).")
+def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...], fp32_optimizer_state: bool, legacy_env: tuple[str, ...]) -> None:
     """Rewrite PATHS (files or directories) in place for --mode."""
     from .diagnostics import format_json, format_todo
     from .project import ScanError, migrate_paths
@@ -59,9 +60,13 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
         _usage("no PATHS given (try `bf16-migrate . --diff`)")
     if show_diff and check:
         _usage("--diff and --check cannot be combined")
+    env = _parse_env(legacy_env)
     try:
-        load_rules()
-        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude, fp32_optimizer_state=fp32_optimizer_state)
+        rules = load_rules()
+        unknown = [key for key in env if key not in rules.variables]
+        if unknown:
+            _usage(f"--legacy-env {unknown[0]}: not a legacy variable (one of {', '.join(sorted(rules.variables))})")
+        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude, fp32_optimizer_state=fp32_optimizer_state, legacy_env=env)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)

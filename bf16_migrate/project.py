@@ -4,6 +4,15 @@ Python files go through the codemod; carriers (shell, Dockerfile, YAML, ``.env``
 through :mod:`bf16_migrate.carriers`, whose planner also migrates the Python scripts they launch
 (found in the tree even when they were not among the paths given). No click here:
 :func:`migrate_paths` returns an :class:`Outcome` the CLI turns into output and an exit code.
+
+``legacy_env`` (``--legacy-env KEY=VALUE``): settings the scripts run under from outside the
+tree (a job spec). They go to the training scripts among the paths, which get the mode's code
+change as if a launcher of the tree set them: every Python file named directly (it is taken to
+be a script; if it cannot take the change its diagnostics say why), and each Python file under
+a directory whose trial migration finds a model to migrate (a module with no optimizer built
+from ``<model>.parameters()`` is left alone, without a word). Test files never receive it
+(tests are not rewritten). When a setting that switches bf16 on reaches no script, that is an
+unfixed finding (BFM110): the switch must not be dropped without its replacement.
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ from pathlib import Path
 from .carriers import KINDS, CarrierError, analyze
 from .carriers.link import CarrierFile, Planner
 from .diagnostics import Diagnostic
+from .python import ParseError, migrate_source
+from .rules import is_truthy, load_rules
 from .scan import Candidate, ScanError, first_mention, kind_of, scan, walk
 from .write import ReadError, read_source, write_atomic
 
@@ -46,14 +57,24 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
     return best if best is not None else path.parent
 
 
-def migrate_paths(paths: list[Path], mode: str, write: bool, exclude: tuple[str, ...] = (), fp32_optimizer_state: bool = False) -> Outcome:
+def migrate_paths(
+    paths: list[Path],
+    mode: str,
+    write: bool,
+    exclude: tuple[str, ...] = (),
+    fp32_optimizer_state: bool = False,
+    legacy_env: dict[str, str] | None = None,
+) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
+    ``legacy_env``: legacy settings the scripts among ``paths`` run under from outside the tree
+    (see the module docstring; its keys must be variables of the rules).
     Raises :class:`ScanError` when a path does not exist. A file that cannot be read, decoded or
     parsed is recorded in ``Outcome.errors`` and left untouched; the others still run. Every
     write is atomic (one file at a time, never half-written)."""
     outcome = Outcome()
     roots = _roots(paths)
+    candidates = scan(paths, exclude)  # raises ScanError first, for a path that does not exist
 
     def load(path: Path, kind: str | None = None) -> CarrierFile | None:
         kind = kind or kind_of(path)
@@ -86,11 +107,17 @@ def migrate_paths(paths: list[Path], mode: str, write: bool, exclude: tuple[str,
         source = read_source(path)
         return source.text, source.encoding
 
-    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
-    for candidate in scan(paths, exclude):
+    external: dict[Path, dict[str, str]] = {}
+    if legacy_env:
+        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome)
+    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external)
+    taken = {path.resolve() for path in python_files}
+    for candidate in candidates:
         outcome.files_seen += 1
+        if candidate.path.resolve() in taken:  # already read for --legacy-env
+            continue
         _one(candidate, roots, planner, python_files, extra, outcome)
     results = planner.run(python_files)
     outcome.errors.extend(planner.errors)
@@ -121,6 +148,80 @@ def migrate_paths(paths: list[Path], mode: str, write: bool, exclude: tuple[str,
                 outcome.errors.append(f"{path}: cannot write: {exc.strerror or exc}")
                 outcome.changed.remove(path)
     return outcome
+
+
+def _is_test_file(path: Path) -> bool:
+    name = path.name
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+
+
+# Unfixed diagnostics of a trial migration under the setting that mean the file cannot take the
+# change (no model found / the optimizer's parameters cannot be cast, a test, a framework object).
+_REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
+
+
+def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome) -> dict[Path, dict[str, str]]:
+    """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
+    to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
+    setting that switches bf16 on when no file can take the change."""
+    rules = load_rules()
+    active = {k: v for k, v in env.items() if rules.variables[k].effective and is_truthy(v)}
+    if not active:
+        return {}  # bf16 was off, or an FP16 variable (no effect): no code change to make
+    files: list[tuple[Path, bool]] = []
+    for root in paths:
+        if root.is_file():
+            if kind_of(root) == "python":
+                files.append((root, True))
+        else:
+            files.extend((path, False) for path, kind in walk(root, exclude) if kind == "python")
+    targets: dict[Path, dict[str, str]] = {}
+    received, seen = False, set()
+    for path, direct in files:
+        key = path.resolve()
+        if key in seen or _is_test_file(path):
+            continue
+        seen.add(key)
+        try:
+            source = read_source(path)
+        except ReadError as exc:
+            if direct:
+                outcome.errors.append(str(exc))
+            continue  # under a directory: reported by the scan when it names a variable
+        if not direct and "parameters" not in source.text:
+            continue  # no `<model>.parameters()`: a module, not a script the change goes to
+        try:
+            trial = migrate_source(source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state)
+        except ParseError:
+            if direct:  # reported when the file is migrated
+                python_files[path] = (source.text, source.encoding)
+            continue
+        refused = [d for d in trial.diagnostics if not d.fixed and d.code in _REFUSALS]
+        took = not refused and (trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics))
+        has_optimizer = any(d.code == "BFM011" for d in refused)
+        if took or direct or has_optimizer:
+            # a script: it gets the change, or (named directly, or it builds an optimizer the
+            # codemod cannot cast) its diagnostics say why it cannot
+            targets[path] = env
+            python_files[path] = (source.text, source.encoding)
+            received = received or took
+    if not received:
+        where = paths[0] if paths else Path(".")
+        named = ", ".join(str(p) for p in paths)
+        for key, value in active.items():
+            extra.append(
+                Diagnostic(
+                    "BFM110",
+                    str(where),
+                    1,
+                    1,
+                    f"--legacy-env {key}={value}: no Python script under {named} can receive the code change for --mode {mode} "
+                    "(none builds an optimizer from `<model>.parameters()` the codemod can cast); keep the setting where it is "
+                    "set, migrate the script it is meant for by hand (or give bf16-migrate the tree that holds it), then remove it",
+                    False,
+                )
+            )
+    return targets
 
 
 def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files: dict, extra: list, outcome: Outcome) -> None:

@@ -32,7 +32,7 @@ def migrate(name: str, mode: str):
 def test_every_issue_shape_has_a_fixture():
     assert set(NAMES) >= {
         "flag_chooser", "computed_values", "guarded_write", "reads_and_patches", "downcast_double",
-        "no_op_and_late", "spellings", "test_legacy_switch", "hf_trainer", "lightning_module", "library_code",
+        "no_op_and_late", "spellings", "test_legacy_switch", "hf_trainer", "lightning_module", "library_code", "test_env_reads",
     }
 
 

@@ -1,0 +1,84 @@
+"""Tests read the legacy variables and set them through helpers of their own (the shape of
+torch-xla's test/test_data_type.py): every such place is a BFM052 finding, the file is not
+rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/test_env_reads.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES, MODES
+
+SHAPE = FIXTURES / "shapes" / "test_env_reads.py"
+
+
+def codes(result):
+    return [(d.line, d.code) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fixture_is_left_alone_and_every_mention_is_bfm052(mode):
+    source = SHAPE.read_text()
+    result = migrate_source(source, mode, SHAPE.name)
+    assert result.code == source
+    assert result.diagnostics and {d.code for d in result.diagnostics} == {"BFM052"}
+    assert not any(d.fixed for d in result.diagnostics)
+    lines = source.splitlines()
+    diagnosed = {d.line for d in result.diagnostics}
+    for number, line in enumerate(lines, start=1):
+        if any(f"{v}=" in line or f'"{v}"' in line for v in ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")):
+            assert number in diagnosed, (number, line)
+
+
+READS = [
+    'import os\nflag = os.environ.get("XLA_USE_BF16")\n',
+    'import os\nflag = os.getenv("XLA_DOWNCAST_BF16", "0")\n',
+    'import os\nprint(os.getenv("XLA_USE_BF16"))\n',
+    'import os\nprint(f\'XLA_USE_BF16: {os.getenv("XLA_USE_BF16")}\')\n',
+    'def check_env_flag(name):\n    return name\n\nassert not check_env_flag("XLA_USE_BF16")\n',
+    'import os\nif "XLA_USE_BF16" in os.environ:\n    pass\n',
+]
+
+
+@pytest.mark.parametrize("source", READS)
+def test_a_read_in_a_test_file_without_any_write(source):
+    result = migrate_source(source, "stochastic", "tests/test_dtype.py")
+    assert result.code == source
+    assert [d.code for d in result.diagnostics] == ["BFM052"], [d.format_text() for d in result.diagnostics]
+    assert "a test reads" in result.diagnostics[0].message
+    # the same line in a script is the script's business (BFM050 or BFM042), unchanged
+    script = migrate_source(source, "stochastic", "train.py")
+    assert [d.code for d in script.diagnostics] in (["BFM050"], ["BFM042"])
+
+
+HELPER_SETS = [
+    "class T(unittest.TestCase):\n    def test_a(self):\n        self._set_env(XLA_USE_BF16='1')\n",
+    "import os\nfrom unittest import mock\n\n@mock.patch.dict(os.environ, XLA_DOWNCAST_BF16='1')\ndef test_b():\n    pass\n",
+    "def setUp(self):\n    set_flags(XLA_USE_BF16='1', OTHER='2')\n",
+]
+
+
+@pytest.mark.parametrize("path", ["test_dtype.py", "dtype_checks.py"])
+@pytest.mark.parametrize("source", HELPER_SETS)
+def test_a_keyword_named_like_a_legacy_variable_in_a_test_sets_it(source, path):
+    result = migrate_source(source, "amp", path)
+    assert result.code == source
+    assert [d.code for d in result.diagnostics] == ["BFM052"], [d.format_text() for d in result.diagnostics]
+    assert "a test sets XLA_" in result.diagnostics[0].message
+
+
+def test_reads_in_a_test_function_of_a_script_do_not_stop_its_migration():
+    source = (
+        "import os\nimport torch\n\n"
+        'os.environ["XLA_USE_BF16"] = "1"\n'
+        "model = torch.nn.Linear(2, 2)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n\n\n"
+        "def test_flag():\n"
+        '    assert os.environ.get("XLA_USE_BF16") == "1"\n'
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert "model.to(torch.bfloat16)" in result.code
+    assert (10, "BFM052") in codes(result)
+    assert not any(d.code in ("BFM050", "BFM042") for d in result.diagnostics)
+
