@@ -26,6 +26,7 @@ from .carriers.link import CarrierFile, Planner
 from .diagnostics import Diagnostic
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
+from .tree_modules import migrate_imported_modules
 from .scan import Candidate, ScanError, first_mention, kind_of, scan, walk
 from .write import ReadError, read_source, write_atomic
 
@@ -120,6 +121,7 @@ def migrate_paths(
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
     results = planner.run(python_files)
+    results = migrate_imported_modules(results, read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors)
     outcome.errors.extend(planner.errors)
     by_path: dict[str, list[Diagnostic]] = {}
     for d in extra:

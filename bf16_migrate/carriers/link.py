@@ -56,6 +56,9 @@ class FileResult:
     new: str
     encoding: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """For a migrated Python script, the legacy settings that were in force for it (what the
+    modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
 
 
 @dataclass
@@ -510,7 +513,7 @@ class Planner:
             for d in trial.diagnostics:  # why the launcher's setting was kept
                 if not d.fixed and d.code in ("BFM010", "BFM011") and d not in diags:
                     diags.append(d)
-        return FileResult(path, text, result.code, encoding, diags)
+        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env))
 
     def _migrate_notebook_python(self, carrier: CarrierFile, launched):
         nb = carrier.analysis.python

@@ -94,7 +94,6 @@ def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
     docstring). A file that cannot be read or parsed counts as using torch (never guessed away)."""
     seen: set[Path] = set()
     todo = [path]
-    bases = [path.parent, root, root / "src"]
     while todo and len(seen) < limit:
         current = todo.pop()
         key = current.resolve()
@@ -111,32 +110,45 @@ def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
             tree = ast.parse(data)
         except (SyntaxError, ValueError):
             return True
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = current.parent
-                    for _ in range(node.level - 1):
-                        base = base.parent
-                    mod = node.module or ""
-                    rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
-                    for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
-                        if cand is not None and cand.is_file():
-                            todo.append(cand)
-                    for alias in node.names:
-                        cand = base / rel / f"{alias.name}.py"
-                        if cand.is_file():
-                            todo.append(cand)
-                    continue
-                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
-            for name in names:
-                if not name:
-                    continue
-                rel = PurePosixPath(*name.split("."))
-                for b in bases:
-                    for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
-                        if cand.is_file():
-                            todo.append(cand)
+        todo.extend(tree_imports(current, tree, root, path.parent))
     return False
+
+
+def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None) -> list[Path]:
+    """The files of the tree that the ``import`` statements of ``tree`` (parsed from the file
+    ``current``) name, wherever they sit in it (inside functions and ``try`` blocks too):
+    ``import a.b`` / ``from a.b import c`` as ``a/b.py``, ``a/b/__init__.py`` or ``a/b/c.py``
+    in the directory of the script that was started (``script_dir``, default ``current``'s:
+    Python puts it first on ``sys.path``), at ``root`` or under ``root/src``; relative imports
+    from ``current``'s package. Modules that are not files of the tree are left out."""
+    found: list[Path] = []
+    bases = [script_dir or current.parent, root, root / "src"]
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = current.parent
+                for _ in range(node.level - 1):
+                    base = base.parent
+                mod = node.module or ""
+                rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
+                for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
+                    if cand is not None and cand.is_file():
+                        found.append(cand)
+                for alias in node.names:
+                    cand = base / rel / f"{alias.name}.py"
+                    if cand.is_file():
+                        found.append(cand)
+                continue
+            names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            if not name:
+                continue
+            rel = PurePosixPath(*name.split("."))
+            for b in bases:
+                for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
+                    if cand.is_file():
+                        found.append(cand)
+    return found

@@ -130,7 +130,17 @@ def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStateme
             isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
         ):
             position = index + 1
-    return body[:position] + list(prelude) + body[position:]
+    rest = body[position:]
+    if rest and isinstance(prelude[-1], (cst.FunctionDef, cst.ClassDef)):
+        # PEP 8: two blank lines after a top-level definition
+        blank = 0
+        for line in rest[0].leading_lines:
+            if line.comment is not None:
+                break
+            blank += 1
+        if blank < 2:
+            rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(rest[0].leading_lines))
+    return body[:position] + list(prelude) + rest
 
 
 def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:

@@ -267,7 +267,7 @@ class DtypeFlow:
             return INT
         if len(ops) >= 2 and ops[1] == ("index", 0):
             transform = _argument(call, 3, "transform")
-            if transform is not None and m.findall(transform, m.Name("ToTensor") | m.Attribute(attr=m.Name("ToTensor"))):
+            if transform is not None and self._applies_to_tensor(transform):
                 return FLOAT
         return UNKNOWN
 
@@ -291,6 +291,24 @@ class DtypeFlow:
         if explicit:
             return explicit
         return None
+
+    def _applies_to_tensor(self, transform: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether a torchvision ``transform=`` expression includes ``ToTensor`` (which makes
+        the image a floating tensor), following names to the values assigned to them."""
+        pattern = m.Name("ToTensor") | m.Attribute(attr=m.Name("ToTensor"))
+        if m.findall(transform, pattern):
+            return True
+        if depth > 3:
+            return False
+        for name in m.findall(transform, m.Name()):
+            scope = self.ctx.scopes.get(name)
+            if scope is None:
+                continue
+            for a in scope[name.value]:
+                target = self.ctx.parent(a.node) if isinstance(a, Assignment) else None
+                if isinstance(target, cst.AssignTarget) and self._applies_to_tensor(self.ctx.parent(target).value, depth + 1):
+                    return True
+        return False
 
     def _local_function(self, func: cst.Name, ops, depth) -> str:
         """A call of a function defined in this file: what it returns or yields."""

@@ -74,6 +74,7 @@ class Planner:
         }
         self.launched_values = {name: value for name, value in (launched_with or {}).items()}
         self.in_force: dict[str, str] = {}
+        self.already_migrated = False  # a launcher's setting on a script that carries the change
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
         self.external = [
@@ -134,13 +135,17 @@ class Planner:
             if self.guard is not None and not self._guard_travels(on_writes):
                 self._report_reads(reads)
                 return self.plan
-            if self._migrate(on_writes):
-                if self.guard is None:
-                    # what the legacy run saw: "1" for the file's own writes, the launcher's value
-                    self.in_force = {w.variable: "1" for w in on_writes}
-                    self.in_force.update({v: self.launched_values[v] for v in self.external})
-                    if self.mode in ("stochastic", "gpu-compatible"):
-                        reads = self._replace_reads(reads, self.in_force)
+            # what the legacy run saw when the switch itself was unconditional: "1" for the
+            # file's own writes, the launcher's value (the script's own flags may still put the
+            # migrated cast under a condition: the modules it imports ran under the switch anyway)
+            in_force = {} if self.guard is not None else {w.variable: "1" for w in on_writes}
+            if self.guard is None:
+                in_force.update({v: self.launched_values[v] for v in self.external})
+            if self._migrate(on_writes) and not self.already_migrated:
+                self.in_force = in_force
+                reads = self._remove_patches(reads, {w.variable for w in on_writes} | set(self.external))
+                if self.guard is None and self.mode in ("stochastic", "gpu-compatible"):
+                    reads = self._replace_reads(reads, in_force)
         self._report_reads(reads)
         self._constants(constants)
         return self.plan
@@ -288,6 +293,7 @@ class Planner:
         patches go, under XLA_DOWNCAST_BF16 the ``.double()`` idiom becomes ``.float()``, and
         ``--fp32-optimizer-state`` applies to its optimizer classes."""
         variables = list(self.imported_under)
+        reads = self._remove_patches(reads, set(variables))
         if self.mode in ("stochastic", "gpu-compatible"):
             reads = self._replace_reads(reads, self.imported_under)
         self._report_reads(reads)
@@ -307,16 +313,8 @@ class Planner:
         migrated = set(values)
         constant = next(iter(set(values.values()))) if len(set(values.values())) == 1 else None
         left, replaced = [], False
-        removed_patches: list[cst.If] = []
         for mention in reads:
             expr = _read_expression(ctx, mention.node)
-            patch = self._workaround_patch(expr) if expr is not None else None
-            if patch is not None and (mention.variable in migrated or patch in removed_patches):
-                if patch not in removed_patches:
-                    removed_patches.append(patch)
-                    self.plan.remove.add(id(patch))
-                ctx.report("BFM051", mention.node, f"this `if` on {mention.variable} patches torch.finfo / get_parameter_dtype to undo the switch's side effects; with an explicit bf16 model the patch is dead weight: removed", True)
-                continue
             if mention.variable not in migrated or expr is None or (constant is None and not isinstance(expr, cst.Comparison)):
                 left.append(mention)
                 continue
@@ -334,8 +332,30 @@ class Planner:
                     f'{_ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({self.mode} mode)\n'.replace("'", '"', 2)
                 ).with_changes(leading_lines=[cst.EmptyLine()])
             )
-        # a patch removed through one read also takes the other reads of its test with it
-        left = [mention for mention in left if not any(mention.node in m.findall(p.test, m.SimpleString()) for p in removed_patches)]
+
+        return left
+
+    def _remove_patches(self, reads, migrated: set[str]) -> list:
+        """An ``if`` on reads of the variables that patches ``torch.finfo`` or HF's
+        ``get_parameter_dtype`` was a workaround for the switch's side effects (semantics.md
+        "What breaks" 2; optimum-neuron removed its own when it migrated): once the switch is
+        migrated (any of ``migrated``), in any mode, the patch is dead weight and goes, with
+        every read in its test. Returns the reads left."""
+        ctx = self.ctx
+        patches: list[cst.If] = []
+        for mention in reads:
+            expr = _read_expression(ctx, mention.node)
+            patch = self._workaround_patch(expr) if expr is not None else None
+            if patch is not None and mention.variable in migrated and patch not in patches:
+                patches.append(patch)
+                self.plan.remove.add(id(patch))
+        left = []
+        for mention in reads:
+            patch = next((p for p in patches if any(mention.node is n for n in m.findall(p.test, m.SimpleString()))), None)
+            if patch is None:
+                left.append(mention)
+            else:
+                ctx.report("BFM051", mention.node, f"this `if` on {mention.variable} patches torch.finfo / get_parameter_dtype to undo the switch's side effects; with an explicit bf16 model (or autocast) the patch is dead weight: removed", True)
         return left
 
     def _workaround_patch(self, read: cst.CSTNode) -> cst.If | None:
@@ -477,6 +497,7 @@ class Planner:
                     ctx.report("BFM013", node, f"the script already has its own precision code (`{ctx.code(node)}`) and still sets the legacy switch: remove the switch by hand once that code covers every model and input", False)
                     return False
                 # a launcher's setting, and the script already carries the change: nothing twice
+                self.already_migrated = True
                 for variable in self.external:
                     ctx.report("BFM013", node, f"{variable} is set by the launcher of this script, which already has the explicit code (`{ctx.code(node)}`): nothing added", True)
                 return True
@@ -663,23 +684,28 @@ class Planner:
         go under the complementary condition (as aws-neuron-samples' BERT migration did:
         ``if not flags.enable_fp32 and not flags.enable_pt_autocast: model.to(torch.bfloat16)``)."""
         ctx = self.ctx
-        flagged = None
+        flags: list[tuple[cst.CSTNode, cst.BaseExpression]] = []  # code on under a condition
         for call in ctx.nodes(cst.Call):
             if ctx.qualified_names(call.func) & ctx.rules.torch_api.autocast:
                 enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
                 if enabled is None or m.matches(enabled, m.Name("True")):
                     return call, None
-                if not m.matches(enabled, m.Name("False")) and flagged is None:
-                    flagged = (call, enabled)
+                if not m.matches(enabled, m.Name("False")):
+                    flags.append((call, enabled))
             elif m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
                 ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
             ) and any(same_model(ctx, call.func.value, model) for model in models):
                 branch = ctx.enclosing(call, cst.If)
                 if branch is None or ctx.enclosing(call, cst.Else) is not None:
                     return call, None
-                if flagged is None:
-                    flagged = (call, branch.test)
-        return flagged
+                flags.append((call, branch.test))
+        # code on under a condition and code on under its complement: always on (a second run
+        # over `if not flags.x: model.to(torch.bfloat16)` next to `autocast(enabled=flags.x)`)
+        conditions = {ctx.code(c) for _, c in flags}
+        for node, condition in flags:
+            if _negate(ctx.code(condition)) in conditions:
+                return node, None
+        return flags[0] if flags else None
 
     def _local_optimizer_classes(self) -> set[str]:
         """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock
