@@ -139,11 +139,14 @@ def test_gru_fed_from_a_tuple_runs_migrated(mode, tmp_path):
 
 
 VERIFIED = [
-    ("mnist_loops", "stochastic"), ("mnist_loops", "gpu-compatible"), ("mnist_loops", "amp"),
+    ("mnist_loops", "stochastic"), ("mnist_loops", "gpu-compatible"), ("trainer_generator", "amp"),
     ("trainer_generator", "stochastic"), ("opaque_batches", "stochastic"), ("opaque_batches", "gpu-compatible"),
 ]
 
 
+# mnist_loops in amp mode is left out on purpose: at 12 steps its full-bf16 legacy run stays
+# within amp's tolerance of the FP32 reference too (control median 0.0018, limit 0.002), so
+# verify says INCONCLUSIVE rather than PASS (measured); trainer_generator separates them.
 @pytest.mark.xla
 @pytest.mark.parametrize("case,mode", VERIFIED)
 def test_verify_passes(case, mode, tmp_path):
