@@ -1,6 +1,6 @@
 """Command line: ``bf16-migrate PATHS...`` (rewrite) and ``bf16-migrate verify SCRIPT``.
 
-Only argument handling and exit codes live here. Exit codes (issue 2):
+Only argument handling and exit codes live here. Exit codes:
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
 processed, the usage was wrong, or (verify) a run could not be made.

@@ -22,7 +22,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 RULES_DIR = Path(__file__).parent / "rules"
 
 MODES = ("stochastic", "gpu-compatible", "amp")
-"""The migration modes, as chosen with ``--mode`` (Neuron's migration guide, seed 000)."""
+"""The migration modes, as chosen with ``--mode`` (AWS Neuron's migration guide for XLA_USE_BF16/XLA_DOWNCAST_BF16)."""
 
 EMITS = frozenset(
     {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "autocast", "bf16-attention-math"}
@@ -245,7 +245,7 @@ def is_truthy(value: str) -> bool:
     """How torch-xla parses a boolean variable: ``"true"`` is on, ``"false"`` off, otherwise
     the leading integer (C ``atoi``) is on when non-zero, so ``"1"`` is on and ``""``, ``"0"``,
     ``"yes"`` are off. Source: ``torch_xla/csrc/runtime/sys_util.cc`` ``GetEnvBool``; checked on
-    the XLA CPU device with torch-xla 2.9 (see the note of issue 2)."""
+    the XLA CPU device with torch-xla 2.9 (measured: ``XLA_USE_BF16=<v>``, then the element type of a device op in its HLO)."""
     if value == "true":
         return True
     if value == "false":

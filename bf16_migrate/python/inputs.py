@@ -1,8 +1,8 @@
 """The model's inputs after ``model.to(torch.bfloat16)``: floating ones cast, integer ones left.
 
 Under the legacy switch every floating tensor on the device was bf16, inputs included, while
-integer tensors (token ids, labels) stayed integer (semantics.md; torch-xla
-``torch_xla/csrc/dtype.cpp``). A bf16 model fed an f32 tensor crashes (``Input type (float) and
+integer tensors (token ids, labels) stayed integer (torch-xla
+``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``). A bf16 model fed an f32 tensor crashes (``Input type (float) and
 bias type (c10::BFloat16) should be the same`` for conv, ``input must have the type
 torch.bfloat16`` for RNNs, the HLO verifier's "mixed precision is disallowed" for linear at
 sync). So once the model is cast, every floating input must be cast too:

@@ -181,7 +181,7 @@ class Planner:
         """Tests set the variable to exercise the legacy path (``monkeypatch.setenv``,
         ``mock.patch.dict(os.environ, ...)``, ``setUp``, ``test_*`` functions, ``test_*.py``
         files) and read it to choose what to expect (``os.getenv(X)``, a helper such as
-        ``check_env_flag(X)``, ``print(os.getenv(X))``): report, never rewrite (issue 5). In a
+        ``check_env_flag(X)``, ``print(os.getenv(X))``): report, never rewrite. In a
         test, a keyword argument named like a legacy variable (``self._set_env(XLA_USE_BF16="1")``,
         ``mock.patch.dict(os.environ, XLA_USE_BF16="1")``) sets it too. Returns whether the file
         is only tests' business (a test file, or every write is a test's: the file is then left
@@ -307,8 +307,8 @@ class Planner:
         was in force (``values``: variable -> the value the legacy run saw) now has one answer.
         Value reads become the constant ``BF16_ENABLED`` (declared once, with a comment) and
         membership tests ``True``; an ``if`` on such reads that patches ``torch.finfo`` or HF's
-        ``get_parameter_dtype`` (a workaround for the switch's side effects, semantics.md "What
-        breaks" 2) is removed whole. Returns the reads left to report."""
+        ``get_parameter_dtype`` (a workaround for the switch's side effects: under it
+        ``torch.finfo(torch.float32).min`` became -inf on the device) is removed whole. Returns the reads left to report."""
         ctx = self.ctx
         migrated = set(values)
         constant = next(iter(set(values.values()))) if len(set(values.values())) == 1 else None
@@ -337,8 +337,9 @@ class Planner:
 
     def _remove_patches(self, reads, migrated: set[str]) -> list:
         """An ``if`` on reads of the variables that patches ``torch.finfo`` or HF's
-        ``get_parameter_dtype`` was a workaround for the switch's side effects (semantics.md
-        "What breaks" 2; optimum-neuron removed its own when it migrated): once the switch is
+        ``get_parameter_dtype`` was a workaround for the switch's side effects (under it
+        ``torch.finfo(torch.float32).min`` became -inf on the device; optimum-neuron's
+        ``accelerator.py`` removed its own patch when it migrated): once the switch is
         migrated (any of ``migrated``), in any mode, the patch is dead weight and goes, with
         every read in its test. Returns the reads left."""
         ctx = self.ctx
