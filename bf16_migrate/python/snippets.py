@@ -10,14 +10,14 @@ import libcst as cst
 
 MASTER_WEIGHTS_FACTORY = "with_fp32_master_weights"
 
-# gpu-compatible mode (Neuron's migration guide, seed 000: "BF16 in GPU-compatible mode"): the
+# gpu-compatible mode (AWS Neuron's migration guide, "BF16 in GPU-compatible mode"): the
 # model's parameters are bf16; the stock update runs on an FP32 master copy of each weight (so
 # its state, e.g. Adam's exp_avg, is created in FP32 too) and the bf16 weights are refreshed from
 # the master copy after every step. A subclass, not a wrapper object, so that
 # `isinstance(opt, torch.optim.Optimizer)` still holds for LR schedulers and
 # `xm.optimizer_step(opt)` still all-reduces the bf16 gradients before calling `step`.
 # The parameter's `.data` is swapped for the step, which keeps parameter identity (the keys of
-# `optimizer.state`). Checked on the XLA CPU device with torch-xla 2.9 (note of issue 2).
+# `optimizer.state`). Checked on the XLA CPU device with torch-xla 2.9 (verify on fixtures/mlp_regression).
 MASTER_WEIGHTS_SOURCE = '''
 def with_fp32_master_weights(optimizer_class):
     """Return a subclass of `optimizer_class` that keeps an FP32 master copy of bf16 weights.
@@ -158,7 +158,8 @@ def statement(code: str, guard: cst.BaseExpression | None = None) -> cst.BaseSta
 def model_cast_statement(model: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseStatement:
     """``<model>.to(torch.bfloat16)`` as a statement (keeps parameter identity, so it is safe
     before or after the optimizer is built unless the overwrite-on-conversion flag is set:
-    semantics.md, "What breaks" 5)."""
+    torch.nn.Module._apply swaps ``param.data`` unless
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)`` is set)."""
     call = cst.Call(
         func=cst.Attribute(value=model.deep_clone(), attr=cst.Name("to")),
         args=[cst.Arg(attr("torch.bfloat16"))],
@@ -171,8 +172,8 @@ def model_cast_statement(model: cst.BaseExpression, guard: cst.BaseExpression | 
 
 def autocast_with(body: list[cst.BaseStatement], guard: cst.BaseExpression | None = None) -> cst.With:
     """``with torch.autocast("xla", dtype=torch.bfloat16):`` around ``body`` (forward + loss
-    only; the torch-xla AMP guide, seeds 001/002; ``torch_xla.amp.autocast`` crashes off
-    TPU/Neuron in 2.9, semantics.md)."""
+    only, per torch-xla's AMP guide; ``torch_xla.amp.autocast`` raises AttributeError off
+    TPU/Neuron in torch-xla 2.9, measured on the XLA CPU device)."""
     template = cst.parse_statement('with torch.autocast("xla", dtype=torch.bfloat16):\n    pass\n')
     if guard is not None:
         enabled = guard.deep_clone()
