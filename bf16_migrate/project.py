@@ -2,7 +2,8 @@
 
 Python files go through the codemod; carriers (shell, Dockerfile, YAML, ``.env``, notebooks)
 through :mod:`bf16_migrate.carriers`, whose planner also migrates the Python scripts they launch
-(found in the tree even when they were not among the paths given). No click here:
+(found in the tree even when they were not among the paths given); documentation and files of
+other kinds that name a variable are reported, never edited (:mod:`.mentions`). No click here:
 :func:`migrate_paths` returns an :class:`Outcome` the CLI turns into output and an exit code.
 
 ``legacy_env`` (``--legacy-env KEY=VALUE``): settings the scripts run under from outside the
@@ -27,7 +28,8 @@ from .diagnostics import Diagnostic
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
 from .tree_modules import migrate_imported_modules
-from .scan import Candidate, ScanError, first_mention, kind_of, scan, walk
+from .mentions import docs_findings, notebook_text_cells, read_text, unsupported_findings
+from .scan import Candidate, ScanError, kind_of, scan, walk
 from .write import ReadError, read_source, write_atomic
 
 
@@ -228,6 +230,9 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
 
 def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files: dict, extra: list, outcome: Outcome) -> None:
     path = candidate.path
+    if candidate.kind not in ("python", *KINDS):
+        _reported_only(candidate, extra, outcome)
+        return
     try:
         source = read_source(path)
     except ReadError as exc:
@@ -236,20 +241,28 @@ def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files
     if candidate.kind == "python":
         python_files[path] = (source.text, source.encoding)
         return
-    if candidate.kind in KINDS:
-        try:
-            analysis = analyze(candidate.kind, source.text, str(path))
-        except CarrierError as exc:
-            outcome.errors.append(str(exc))
-            return
-        planner.add(CarrierFile(path, _root_of(path, roots), source.text, source.encoding, analysis))
+    try:
+        analysis = analyze(candidate.kind, source.text, str(path))
+    except CarrierError as exc:
+        outcome.errors.append(str(exc))
         return
-    where = first_mention(source.text)
-    if where is not None:
-        line, col, variable = where
-        extra.append(
-            Diagnostic("BFM090", str(path), line, col, f"{variable} is set in a kind of file bf16-migrate does not rewrite: remove it by hand and migrate the Python script it launches", False)
-        )
+    planner.add(CarrierFile(path, _root_of(path, roots), source.text, source.encoding, analysis))
+    if candidate.kind == "notebook":
+        extra.extend(notebook_text_cells(path, source.text))
+
+
+def _reported_only(candidate: Candidate, extra: list, outcome: Outcome) -> None:
+    """A file bf16-migrate reads but never rewrites: documentation (BFM091 per line naming a
+    variable) or a kind it has no parser for (BFM090 per mention)."""
+    try:
+        text = read_text(candidate.path)
+    except ReadError as exc:
+        outcome.errors.append(str(exc))
+        return
+    if candidate.kind == "docs":
+        extra.extend(docs_findings(str(candidate.path), text))
+    else:
+        extra.extend(unsupported_findings(candidate.path, text))
 
 
 __all__ = ["Outcome", "ScanError", "migrate_paths"]

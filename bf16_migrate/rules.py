@@ -98,6 +98,13 @@ class FrameworkRule:
     qualified: frozenset[str]
     setting: str
     advice: str
+    launch_flag: str | None = None
+    """The script's command-line flag for the framework's bf16 setting, when it has one."""
+    modules: frozenset[str] = frozenset()
+    """Top-level modules of the framework (torch underneath)."""
+    owns_with: str | None = None
+    """When set, the framework owns precision only where its object is built with this keyword
+    (``Accelerator(mixed_precision=...)``); otherwise always."""
 
 
 @dataclass(frozen=True)
@@ -235,6 +242,9 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
             qualified=frozenset(_need(entry, "qualified", list, frameworks_path)),
             setting=_need(entry, "setting", str, frameworks_path),
             advice=_need(entry, "advice", str, frameworks_path),
+            launch_flag=entry.get("launch_flag"),
+            modules=frozenset(entry.get("modules", ())),
+            owns_with=entry.get("owns_with"),
         )
         for key, entry in _read(frameworks_path).items()
     )

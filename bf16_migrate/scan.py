@@ -1,17 +1,21 @@
 """Paths -> the files to look at, each with its kind.
 
 Directories are walked recursively (hidden directories other than CI configuration ones such as
-``.github``, virtual environments, ``__pycache__`` and ``node_modules`` are skipped; ``--exclude`` globs apply to paths relative to the argument).
+``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
+metadata are skipped; ``--exclude`` globs apply to paths relative to the argument).
 A byte prefilter keeps only files that name a legacy variable, so large trees scan fast; a
-file with a NUL byte in its first 8 KiB is binary and skipped. Kinds come from the name
-(``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``, ``.env``/``*.env``,
-``*.ipynb``) or, for an extensionless file, from its ``#!`` line.
+file with a NUL byte in its first 8 KiB is binary and skipped (without reading the rest). Kinds
+come from the name (``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
+``.env``/``*.env``, ``*.ipynb``, documentation) or, for an extensionless file, from its ``#!``
+line. Every other text file that names a variable is a candidate too (``"unsupported"``): the
+tool is never silent about a file that names a legacy variable.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +30,10 @@ class ScanError(Exception):
 @dataclass(frozen=True)
 class Candidate:
     """A file to process: ``kind`` is ``"python"``, a carrier kind (``"shell"``,
-    ``"dockerfile"``, ``"yaml"``, ``"dotenv"``, ``"notebook"``: see :mod:`bf16_migrate.carriers`)
-    or ``"unsupported"`` (a file that names a legacy variable but whose kind bf16-migrate does
-    not rewrite, e.g. a Makefile or a TOML file: reported, BFM090)."""
+    ``"dockerfile"``, ``"yaml"``, ``"dotenv"``, ``"notebook"``: see :mod:`bf16_migrate.carriers`),
+    ``"docs"`` (documentation: reported, BFM091) or ``"unsupported"`` (a file that names a
+    legacy variable but whose kind bf16-migrate does not rewrite, e.g. a Makefile, a TOML or
+    jsonnet file, an unknown extension: reported, BFM090). See :mod:`bf16_migrate.mentions`."""
 
     path: Path
     kind: str
@@ -38,6 +43,9 @@ SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch"}
 # Files that can carry an environment setting but that bf16-migrate does not parse: reported.
 UNSUPPORTED_SUFFIXES = {".cfg", ".ini", ".toml", ".json", ".mk"}
 UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
+# Documentation: prose that may tell readers to set a variable (reported, never rewritten).
+DOC_SUFFIXES = {".md", ".mdx", ".rst", ".txt", ".html", ".htm", ".adoc"}
+DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY")  # extensionless documentation
 SHELL_INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh"}
 # Hidden directories that hold CI configuration (walked; other hidden directories are not).
 CONFIG_DIRS = {".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer"}
@@ -68,8 +76,8 @@ def _shebang_kind(path: Path) -> str | None:
 
 
 def kind_of(path: Path) -> str | None:
-    """The kind of ``path`` by its name, extension or shebang; None for a file that cannot
-    carry a setting (documentation, data)."""
+    """The kind of ``path`` by its name, extension or shebang; None for a file of no known
+    kind (a directory walk reports it as ``"unsupported"`` when it names a variable)."""
     name, suffix = path.name, path.suffix
     if suffix in (".py", ".pyi"):
         return "python"
@@ -79,8 +87,8 @@ def kind_of(path: Path) -> str | None:
         return "notebook"
     if suffix in (".yaml", ".yml"):
         return "yaml"
-    if suffix in (".md", ".rst", ".txt", ".html"):
-        return None  # documentation that names a variable (Dockerfile.md) carries nothing
+    if suffix in DOC_SUFFIXES or (not suffix and name.startswith(DOC_NAMES)):
+        return "docs"  # before the Dockerfile names: Dockerfile.md is documentation
     if name.startswith(("Dockerfile", "Containerfile")) or name.endswith((".dockerfile", ".Dockerfile", ".containerfile")):
         return "dockerfile"
     if name == ".env" or name.endswith(".env") or name.startswith(".env."):
@@ -95,21 +103,38 @@ def kind_of(path: Path) -> str | None:
 _kind = kind_of
 
 
+_HEAD = 8192
+_CHUNK = 1 << 20
+_OVERLAP = max(map(len, LEGACY_MARKERS)) - 1
+
+
 def _mentions_legacy(path: Path) -> bool:
+    """Whether the bytes of ``path`` name a legacy variable; False for a binary file (a NUL in
+    its first 8 KiB: the rest is not read). Read in chunks, so a large data file costs no memory;
+    a FIFO or a device is never opened (reading it could block)."""
     try:
-        data = path.read_bytes()
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with path.open("rb") as f:
+            data = f.read(_HEAD)
+            if b"\0" in data:
+                return False  # binary file
+            while True:
+                if any(marker in data for marker in LEGACY_MARKERS):
+                    return True
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    return False
+                data = data[-_OVERLAP:] + chunk
     except OSError:
         return True  # let the reader report it with its reason
-    if b"\0" in data[:8192]:
-        return False  # binary file
-    return any(marker in data for marker in LEGACY_MARKERS)
 
 
 def walk(root: Path, exclude: tuple[str, ...] = ()):
     """Every file under the directory ``root`` that discovery would look at (same skips and
-    excludes as :func:`scan`), with its kind (None when it carries nothing)."""
+    excludes as :func:`scan`), with its kind (None when it is of no known kind)."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS)
+        dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info"))
         for name in sorted(filenames):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
@@ -120,8 +145,8 @@ def walk(root: Path, exclude: tuple[str, ...] = ()):
 
 def scan(paths: list[Path], exclude: tuple[str, ...] = ()) -> list[Candidate]:
     """The candidate files under ``paths``, sorted, each once. Raises :class:`ScanError` for a
-    path that does not exist. An explicitly named file is always a candidate (if it names a
-    legacy variable); files found in directories pass the same prefilter."""
+    path that does not exist. Every text file that names a legacy variable is a candidate,
+    named explicitly or found in a directory; one of no known kind is ``"unsupported"``."""
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():
@@ -131,16 +156,6 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = ()) -> list[Candidate]:
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported"))
             continue
         for path, kind in walk(root, exclude):
-            if kind is not None and _mentions_legacy(path):
-                found.setdefault(path, Candidate(path, kind))
+            if _mentions_legacy(path):
+                found.setdefault(path, Candidate(path, kind or "unsupported"))
     return [found[p] for p in sorted(found)]
-
-
-def first_mention(text: str) -> tuple[int, int, str] | None:
-    """1-based (line, column, variable) of the first legacy variable named in ``text``."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        for marker in LEGACY_MARKERS:
-            col = line.find(marker.decode())
-            if col >= 0:
-                return number, col + 1, marker.decode()
-    return None

@@ -87,9 +87,11 @@ def test_json_format(tmp_path):
     result = CliRunner().invoke(main, [str(script), "--check", "--format", "json"])
     data = json.loads(result.stdout)
     assert data["errors"] == []
-    assert data["diagnostics"][0] == {
+    # the module docstring names the variable (line 4: documentation, never fixed), then the switch
+    assert [(d["code"], d["line"], d["col"], d["fixed"]) for d in data["diagnostics"][:2]] == [("BFM091", 4, 13, False), ("BFM001", 8, 12, True)]
+    assert data["diagnostics"][1] == {
         "code": "BFM001", "path": str(script), "line": 8, "col": 12,
-        "message": data["diagnostics"][0]["message"], "fixed": True,
+        "message": data["diagnostics"][1]["message"], "fixed": True,
     }
 
 
@@ -97,7 +99,10 @@ def test_write_keeps_crlf_bom_and_mode(tmp_path):
     script = tmp_path / "train.py"
     script.write_bytes(b"\xef\xbb\xbf" + SCRIPT.replace("\n", "\r\n").encode())
     os.chmod(script, 0o755)
-    assert invoke(script).exit_code == 0
+    result = invoke(script)
+    # all fixed but the docstring that names the variable: positions stay right with a BOM and CRLF
+    assert result.exit_code == 1 and f"{script}:4:13: BFM091 " in result.output
+    assert "1 left to do by hand" in result.output
     data = script.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     assert b"\r\n" in data and b"\n" not in data.replace(b"\r\n", b"")
@@ -113,7 +118,8 @@ def test_launcher_whose_script_is_missing_is_reported_and_kept(tmp_path):
     assert result.exit_code == 1
     assert f"{tmp_path / 'run.sh'}:2:8: BFM111" in result.output
     assert "export XLA_USE_BF16=1" in (tmp_path / "run.sh").read_text()  # kept: nothing trains in fp32 by surprise
-    assert "NOTES.md" not in result.output
+    assert f"{tmp_path / 'NOTES.md'}:1:9: BFM091 documentation names XLA_USE_BF16" in result.output  # reported, not edited
+    assert (tmp_path / "NOTES.md").read_text() == "We used XLA_USE_BF16 once.\n"
 
 
 def test_unparsed_carrier_kind_is_reported_not_skipped(tmp_path):
@@ -140,9 +146,10 @@ def test_report_ends_with_a_todo_list_grouped_by_file(tmp_path):
     (tmp_path / "b.py").write_text(SCRIPT)
     result = invoke(tmp_path)
     assert result.exit_code == 1
-    todo = result.output[result.output.index("Left to do by hand (1):"):]
+    todo = result.output[result.output.index("Left to do by hand (2):"):]
     assert f"  {tmp_path / 'a.py'}\n    [ ] line 2: non-string-value (BFM046): Fix the line by hand" in todo
-    assert "b.py" not in todo  # everything there was fixed
+    # everything in b.py was fixed but its docstring, which names the variable
+    assert f"  {tmp_path / 'b.py'}\n    [ ] line 4: documentation-names-variable (BFM091): Update the text by hand" in todo
 
 
 def test_fp32_optimizer_state_flag(tmp_path):

@@ -35,7 +35,6 @@ READS = [
     'import os\nflag = os.environ.get("XLA_USE_BF16")\n',
     'import os\nflag = os.getenv("XLA_DOWNCAST_BF16", "0")\n',
     'import os\nprint(os.getenv("XLA_USE_BF16"))\n',
-    'import os\nprint(f\'XLA_USE_BF16: {os.getenv("XLA_USE_BF16")}\')\n',
     'def check_env_flag(name):\n    return name\n\nassert not check_env_flag("XLA_USE_BF16")\n',
     'import os\nif "XLA_USE_BF16" in os.environ:\n    pass\n',
 ]
@@ -50,6 +49,19 @@ def test_a_read_in_a_test_file_without_any_write(source):
     # the same line in a script is the script's business (BFM050 or BFM042), unchanged
     script = migrate_source(source, "stochastic", "train.py")
     assert [d.code for d in script.diagnostics] in (["BFM050"], ["BFM042"])
+
+
+def test_a_label_naming_the_variable_is_reported_with_the_read():
+    """The text of an f-string names the variable too: in a test it is the test's (BFM052), in a
+    script a string the codemod does not rewrite (BFM131); the read inside is reported as above."""
+    source = 'import os\nprint(f\'XLA_USE_BF16: {os.getenv("XLA_USE_BF16")}\')\n'
+    result = migrate_source(source, "stochastic", "tests/test_dtype.py")
+    assert result.code == source
+    assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("BFM052", 2, 9), ("BFM052", 2, 34)]
+    assert "a test names XLA_USE_BF16 in a string" in result.diagnostics[0].message
+    assert "a test reads" in result.diagnostics[1].message
+    script = migrate_source(source, "stochastic", "train.py")
+    assert [(d.code, d.line, d.col) for d in script.diagnostics] == [("BFM131", 2, 9), ("BFM050", 2, 34)]
 
 
 HELPER_SETS = [

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 import pytest
 from click.testing import CliRunner
@@ -15,6 +18,18 @@ from conftest import CASES, FIXTURES, MODES
 LEGACY = tuple(load_rules().variables)
 
 
+def only_the_docstring(diagnostics, source: str) -> bool:
+    """The fixtures' module docstrings describe the legacy switch: documentation (BFM091, never
+    fixed: the text is updated by hand) is the only finding a migration leaves in them."""
+    end = ast.parse(source).body[0].end_lineno
+    return all(d.code == "BFM091" and d.line <= end for d in diagnostics)
+
+
+def left_in_output(output: str) -> list[str]:
+    """The codes of the unfixed findings the CLI printed."""
+    return [m.group(1) for m in re.finditer(r"^\S+:\d+:\d+: (BFM\d+) .*$", output, re.M) if not m.group(0).endswith("[fixed]")]
+
+
 def test_there_are_fixtures():
     assert set(CASES) >= {"mlp_regression", "cnn_trainer", "tiny_transformer", "optimizer_before_to"}
 
@@ -26,7 +41,7 @@ def test_golden(case, mode):
     expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
     result = migrate_source(source, mode, f"{case}/train.py")
     assert result.code == expected
-    assert result.unfixed == [], [d.format_text() for d in result.unfixed]
+    assert result.unfixed and only_the_docstring(result.unfixed, source), [d.format_text() for d in result.unfixed]
     assert any(d.code == "BFM001" and d.fixed for d in result.diagnostics)
     cst.parse_module(result.code)  # re-parses
     compile(result.code, f"{case}/{mode}.py", "exec")
@@ -41,7 +56,7 @@ def test_idempotent(case, mode):
     expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
     again = migrate_source(expected, mode, f"{case}/expected/{mode}.py")
     assert again.code == expected
-    assert again.diagnostics == []
+    assert only_the_docstring(again.diagnostics, expected), [d.format_text() for d in again.diagnostics]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -57,8 +72,9 @@ def test_cli_rewrites_fixture_directory_to_golden(case, mode, fixture_copy):
     script = fixture_copy(case)
     runner = CliRunner()
     result = runner.invoke(main, [str(script.parent), "--mode", mode])
-    assert result.exit_code == 0, result.output
+    # exit 1: everything is fixed but the docstring, which names the variable (BFM091)
+    assert result.exit_code == 1 and set(left_in_output(result.output)) == {"BFM091"}, result.output
     assert script.read_text() == (FIXTURES / case / "expected" / f"{mode}.py").read_text()
     assert f"{script}:" in result.output and "BFM001" in result.output
     second = runner.invoke(main, [str(script.parent), "--mode", mode, "--check"])
-    assert second.exit_code == 0, second.output
+    assert "0 file(s) would change" in second.output and set(left_in_output(second.output)) == {"BFM091"}, second.output

@@ -292,7 +292,7 @@ def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw
     cmd = read_command(words)
     if not (cmd.python or cmd.target is not None):
         return []
-    analysis.launches.append(Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem))
+    analysis.launches.append(Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args)))
     return [len(analysis.launches) - 1]
 
 

@@ -12,7 +12,9 @@ CPython's ``python --help`` (3.10-3.13); torch 2.9 ``torch/distributed/run.py``
 ``get_args_parser`` (every option takes a value except ``--standalone``, ``-m/--module``,
 ``--no-python``, ``--run-path``) and ``torch/distributed/launch.py`` (``--use-env``); GNU
 coreutils ``env``, ``nice``, ``timeout``, ``stdbuf``; ``docker run --help`` (Docker 28);
-Open MPI ``mpirun -x``. An option not in these tables makes the launch unresolvable (reported),
+Open MPI ``mpirun -x``; Slurm ``srun(1)``; Neuron's ``neuron_parallel_compile``; coverage.py
+``coverage run``; ``accelerate launch``; torch_xla's ``xla_dist``; transformers'
+``xla_spawn.py``. An option not in these tables makes the launch unresolvable (reported),
 never guessed.
 """
 
@@ -54,7 +56,30 @@ WRAPPERS: dict[str, tuple[frozenset[str], bool]] = {
     "taskset": (frozenset(), False),
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir"}), True),
     "xvfb-run": (frozenset({"-s", "-n", "-a", "--server-args", "--server-num"}), False),
+    # AWS Neuron: runs the command given to it to extract and compile its graphs (Neuron docs,
+    # "PyTorch NeuronX neuron_parallel_compile CLI": ``neuron_parallel_compile <run commands>``)
+    "neuron_parallel_compile": (frozenset({"--num_parallel", "--command", "--hlo_file", "--analyze-output", "--analyze-verbosity"}), False),
+    # Slurm ``srun [options] <executable> [args]`` (srun(1)): the short options taking a value
+    "srun": (frozenset({"-A", "-b", "-c", "-C", "-d", "-D", "-e", "-G", "-i", "-J", "-L", "-m", "-n", "-N", "-o", "-p", "-q", "-t", "-w", "-W", "-x", "--account", "--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--partition", "--time", "--job-name", "--output", "--error", "--nodelist", "--exclude", "--gres", "--mem", "--export", "--chdir", "--constraint", "--gpus", "--distribution", "--mpi", "--kill-on-bad-exit"}), False),
 }
+# ``coverage run [options] script.py`` / ``-m module`` (coverage.py ``coverage run --help``)
+COVERAGE_OPTS_WITH_ARG = {"--source", "--include", "--omit", "--rcfile", "--context", "--concurrency", "--data-file"}
+# ``accelerate launch`` (accelerate 1.x ``accelerate launch --help``): options without a value;
+# every other option takes one.
+ACCELERATE_FLAGS = {
+    "--cpu", "--multi_gpu", "--tpu", "--ipex", "--use_xpu", "--use_deepspeed", "--use_fsdp", "--use_megatron_lm",
+    "-m", "--module", "--no_python", "--debug", "-q", "--quiet", "--downcast_bf16", "--tpu_use_cluster",
+    "--tpu_use_sudo", "--same_network", "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--enable_cpu_affinity",
+    "--monitor_interval", "--use_cpu",
+}
+# Scripts that start the training script they are given (``python xla_spawn.py --num_cores 8
+# train.py``: transformers' examples/pytorch/xla_spawn.py, which calls torch_xla's
+# ``xmp.spawn`` on the script's ``_mp_fn``): name -> options taking a value.
+SCRIPT_LAUNCHERS = {"xla_spawn.py": {"--num_cores"}}
+# ``python -m torch_xla.distributed.xla_dist [options] -- <command>`` (torch_xla/distributed/
+# xla_dist.py): ``--env X=1`` is an environment setting of the command.
+XLA_DIST = "torch_xla.distributed.xla_dist"
+XLA_DIST_FLAGS = {"--restart-tpuvm-pod-server"}
 ENV_OPTS_WITH_ARG = {"-C", "--chdir", "-S", "--split-string"}
 DOCKER_ENGINES = {"docker", "podman", "nerdctl"}
 DOCKER_SUBCOMMANDS = {"run", "exec", "create"}
@@ -110,6 +135,8 @@ class Command:
     env: list[EnvWord] = field(default_factory=list)
     env_files: list[str] = field(default_factory=list)
     inner: int | None = None
+    args: list[str | None] = field(default_factory=list)
+    """The words after the script or module: its own arguments (``--bf16``)."""
 
 
 def _basename(word: str) -> str:
@@ -204,6 +231,11 @@ def read_command(words: list[str | None]) -> Command:
                     return cmd
                 cmd.target = ("shell", words[j])
             return cmd
+        if base == "coverage" and i + 1 < n and words[i + 1] == "run":
+            cmd.python = True
+            return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)
+        if base == "accelerate" and i + 1 < n and words[i + 1] == "launch":
+            return _accelerate(words, i + 2, cmd)
         if PYTHON.match(base):
             cmd.python = True
             return _python(words, i + 1, cmd)
@@ -221,7 +253,9 @@ def read_command(words: list[str | None]) -> Command:
     return cmd
 
 
-def _python(words: list[str | None], i: int, cmd: Command) -> Command:
+def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = PYTHON_OPTS_WITH_ARG, flags: set[str] | None = PYTHON_FLAGS) -> Command:
+    """An interpreter's words from ``i``: options (``with_arg`` take the next word; short
+    ``flags`` may be bundled, ``None`` accepts any option), then ``-m module`` or the script."""
     n = len(words)
     while i < n:
         w = words[i]
@@ -235,10 +269,13 @@ def _python(words: list[str | None], i: int, cmd: Command) -> Command:
             module = words[i + 1]
             if module in TORCH_LAUNCH_MODULES:
                 return _torchrun(words, i + 2, cmd)
+            if module == XLA_DIST:
+                return _xla_dist(words, i + 2, cmd)
             if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
                 cmd.python = False
                 return cmd
             cmd.target = ("module", module)
+            cmd.args = words[i + 2:]
             return cmd
         if w.startswith("-m") and len(w) > 2:
             cmd.target = ("module", w[2:])
@@ -250,7 +287,7 @@ def _python(words: list[str | None], i: int, cmd: Command) -> Command:
             else:
                 cmd.python = False  # inline code that never imports torch: the variable does nothing
             return cmd
-        if w in PYTHON_OPTS_WITH_ARG:
+        if w in with_arg:
             i += 2
             continue
         if w == "-":
@@ -260,13 +297,12 @@ def _python(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 1
             continue
         if w.startswith("-") and len(w) > 1:
-            if w[1] in "WX" or set(w[1:]) <= PYTHON_FLAGS:
+            if flags is None or w[1] in "WX" or set(w[1:]) <= flags:
                 i += 1
                 continue
             cmd.problem = f"unknown interpreter option {w}"
             return cmd
-        cmd.target = ("script", w)
-        return cmd
+        return _script(words, i, cmd)
     cmd.python = False  # bare `python`: an interactive interpreter, nothing launched
     return cmd
 
@@ -290,9 +326,88 @@ def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:
         if w.startswith("-"):
             i += 1 if "=" in w else 2
             continue
-        cmd.target = ("module", w) if module else ("script", w)
-        return cmd
+        if module:
+            cmd.target = ("module", w)
+            cmd.args = words[i + 1:]
+            return cmd
+        return _script(words, i, cmd)
     cmd.problem = "no training script after the launcher's options"
+    return cmd
+
+
+def _script(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``words[i]`` is the script started; a script that itself starts the script it is given
+    (:data:`SCRIPT_LAUNCHERS`) is looked through."""
+    w = words[i]
+    spawner = SCRIPT_LAUNCHERS.get(_basename(w))
+    if spawner is None:
+        cmd.target = ("script", w)
+        cmd.args = words[i + 1:]
+        return cmd
+    i += 1
+    while i < len(words):
+        v = words[i]
+        if v is None:
+            cmd.problem = f"an option of {_basename(w)} or the script it starts is computed"
+            return cmd
+        if v.startswith("-"):
+            i += 2 if v in spawner else 1
+            continue
+        cmd.target = ("script", v)
+        cmd.args = words[i + 1:]
+        return cmd
+    cmd.problem = f"{_basename(w)} is given no training script"
+    return cmd
+
+
+def _accelerate(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``accelerate launch [options] script.py`` (or ``-m module``)."""
+    cmd.python = True
+    n = len(words)
+    module = False
+    while i < n:
+        w = words[i]
+        if w is None:
+            cmd.problem = "an accelerate option or the script is computed"
+            return cmd
+        if w in ("-m", "--module"):
+            module = True
+            i += 1
+            continue
+        if w.startswith("-"):
+            i += 1 if ("=" in w or w in ACCELERATE_FLAGS) else 2
+            continue
+        if module:
+            cmd.target = ("module", w)
+            return cmd
+        return _script(words, i, cmd)
+    cmd.problem = "no training script after accelerate's options"
+    return cmd
+
+
+def _xla_dist(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``python -m torch_xla.distributed.xla_dist [--env X=1]... -- <command>``."""
+    cmd.python = True
+    n = len(words)
+    while i < n and words[i] != "--":
+        w = words[i]
+        if w == "--env" and i + 1 < n and words[i + 1] is not None:
+            m = NAME_VALUE.match(words[i + 1])
+            if m:
+                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+            i += 2
+            continue
+        i += 1 if (w is None or "=" in w or w in XLA_DIST_FLAGS) else 2 if w.startswith("-") else 1
+    if i >= n:
+        cmd.problem = "xla_dist is given no command after `--`"
+        return cmd
+    inner = read_command(words[i + 1:])
+    cmd.target, cmd.problem, cmd.args = inner.target, inner.problem, inner.args
+    offset = i + 1
+    for e in inner.env:
+        e.words = [k + offset for k in e.words]
+        e.value_word += offset
+    cmd.env += inner.env
     return cmd
 
 
@@ -346,6 +461,7 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
         cmd.python = inner.python
         cmd.target = inner.target
         cmd.problem = inner.problem
+        cmd.args = inner.args
         cmd.env_files += inner.env_files
         offset = i + 1
         for e in inner.env:

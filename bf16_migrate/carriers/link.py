@@ -29,7 +29,7 @@ from ..diagnostics import Diagnostic
 from ..python import ParseError, migrate_source
 from ..rules import is_truthy, load_rules
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Entry, Launch
-from .resolve import resolve_module, resolve_script, uses_torch
+from .resolve import _rel, resolve_module, resolve_script, uses_torch
 
 
 
@@ -201,8 +201,8 @@ class Planner:
         else:
             path, problem = resolve_script(word, carrier.path, carrier.root)
         if path is None:
-            if kind == "shell":
-                return _Res("ignored")  # a shell script outside the tree: nothing of ours
+            if kind == "shell" or launch.captured:
+                return _Res("ignored")  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
             return _Res("none", problem=problem)
         if kind == "shell" or path.suffix in (".sh", ".bash"):
             return _Res("shell", path)
@@ -226,7 +226,7 @@ class Planner:
 
     def _decide(self, reach, res, python_files) -> list[FileResult]:
         uf = _UF()
-        why: dict = {}  # component member -> (code, message)
+        why: dict = {}  # component member -> [(code, message)], every reason found
         groups: dict = {}
         for ci, carrier in enumerate(self.carriers):
             for entry in carrier.analysis.entries:
@@ -241,7 +241,8 @@ class Planner:
             group_on[key] = any(self._entry(g).action == SET and self._entry(g).value is not None and self.rules.variables[self._entry(g).variable].effective and is_truthy(self._entry(g).value) for g in members)
 
         def block(g, code, message):
-            why.setdefault(g, (code, message))
+            if (code, message) not in why.setdefault(g, []):
+                why[g].append((code, message))
 
         def is_blocked(x) -> bool:
             root = uf.find(x)
@@ -292,20 +293,30 @@ class Planner:
                 else:
                     env.setdefault(entry.variable, "1")
                 if not reach[key][g]:
-                    partial.setdefault(g, (launch, where))
+                    partial.setdefault(g, (launch, where, node))
         for ci, carrier in enumerate(self.carriers):
             for entry in carrier.analysis.entries:
                 g = (ci, entry.id)
-                if entry.action == SET and not entry.noop and self._bf16_on(entry, group_on) and g not in reached_any:
+                if entry.action == SET and not entry.noop and self._bf16_on(entry, group_on) and g not in reached_any and g not in why:
                     block(g, "BFM110", f"{entry.variable} reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")
         # trial migrations of the launched scripts
         trials: dict = {}
+        framework_ok: dict = {}  # node -> the framework whose flag every launch passes
         for node, (path, kci) in pynodes.items():
-            if is_blocked(node):
-                continue
+            # tried even when the component is already held back: every blocker is reported
             launched = env_for.get(node, {})
             result, failure = self._trial(node, path, kci, launched, python_files)
             trials[node] = result
+            rule = getattr(result, "framework", None)
+            if rule is not None:
+                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in res.items() if r.kind == "py" and ("py", r.path.resolve()) == node]
+                if rule.launch_flag and runs and all(passes_flag(run.args, rule.launch_flag) for run in runs):
+                    framework_ok[node] = rule
+                    failure = None
+                else:
+                    wheres = ", ".join(f"line {run.line}" for run in runs)
+                    fix = f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting" if rule.launch_flag else f"set {rule.setting} in it and remove this setting"
+                    failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
             if failure:
                 block(node, "BFM112", failure)
         # launches that run a migrated script without bf16 (an fp32 path): say so
@@ -320,13 +331,18 @@ class Planner:
                 continue
             ci, li = key
             launch = self.carriers[ci].analysis.launches[li]
-            fp32_runs.append((ci, launch, r.path))
+            if not any(c == ci and (l.line, l.col) == (launch.line, launch.col) and p == r.path for c, l, p in fp32_runs):
+                fp32_runs.append((ci, launch, r.path))  # once per call (a function may start it twice)
         # decisions
         reasons: dict = {}
         member_of: dict = {}
-        for member, reason in why.items():
-            reasons.setdefault(uf.find(member), reason)
-            member_of.setdefault(uf.find(member), member)
+        for member, found in why.items():
+            for reason in found:
+                if reason not in reasons.setdefault(uf.find(member), []):
+                    reasons[uf.find(member)].append(reason)
+        for root, found in reasons.items():
+            found.sort(key=lambda r: BLOCKER_DEPTH.index(r[0]) if r[0] in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
+            member_of[root] = next(m for m in why if uf.find(m) == root and found[0] in why[m])
         decisions: dict[int, dict[int, str]] = {ci: {} for ci in range(len(self.carriers))}
         diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
         used_scopes: set = set()
@@ -336,12 +352,16 @@ class Planner:
                 g = (ci, entry.id)
                 path = f"{carrier.path}{entry.where}"
                 if is_blocked(g):
-                    code, message = why.get(g) or reasons.get(uf.find(g)) or ("BFM111", "another setting it goes with cannot be migrated")
-                    if g in why:
+                    found = reasons.get(uf.find(g)) or [("BFM111", "another setting it goes with cannot be migrated")]
+                    ordered = found  # deepest first, whoever it belongs to
+                    code, message = ordered[0]
+                    if ordered[0] in why.get(g, []):
                         lead = f"{entry.variable} kept"
                     else:
                         lead = f"{entry.variable} kept with the settings it goes with ({self._where(member_of.get(uf.find(g)))})"
-                    diags[ci].append(Diagnostic(code, path, entry.line, entry.col, f"{lead}: {message}", False))
+                    more = [f"{m} ({c})" for c, m in ordered[1:]]
+                    tail = f"; also: {'; '.join(more)}" if more else ""
+                    diags[ci].append(Diagnostic(code, path, entry.line, entry.col, f"{lead}: {message}{tail}", False))
                     decisions[ci][entry.id] = KEEP
                     continue
                 rule = self.rules.variables[entry.variable]
@@ -383,12 +403,20 @@ class Planner:
                         decisions[ci][entry.id] = REPLACE
                 else:
                     decisions[ci][entry.id] = REMOVE
-                if not (self.mode == "stochastic" and decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
+                owners = [framework_ok[n] for n in pynodes if n in framework_ok and uf.find(n) == uf.find(g)]
+                if owners:
+                    diags[ci].append(Diagnostic("BFM055", path, entry.line, entry.col, f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})", True))
+                elif not (self.mode == "stochastic" and decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
                     what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
                     diags[ci].append(Diagnostic("BFM001", path, entry.line, entry.col, f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)", True))
                 if g in partial:
-                    launch, where = partial[g]
-                    diags[ci].append(Diagnostic("BFM120", path, entry.line, entry.col, f"{entry.variable} is set here on some paths only, but the launch at {where} (`{launch.text}`) runs on others too: the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run", False))
+                    launch, where, node = partial[g]
+                    gate = getattr(trials.get(node), "own_gate", None)
+                    if gate:
+                        consequence = f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the other paths pass that flag, or add one for an fp32 run"
+                    else:
+                        consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
+                    diags[ci].append(Diagnostic("BFM120", path, entry.line, entry.col, f"{entry.variable} is set here on some paths only, but the launch at {where} (`{launch.text}`) runs on others too: {consequence}", False))
         for ci, launch, path in fp32_runs:
             diags[ci].append(Diagnostic("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32", False))
         # render
@@ -414,7 +442,7 @@ class Planner:
                 text = a.render(decisions[ci])
             results.append(FileResult(carrier.path, carrier.text, text, carrier.encoding, sorted(diags[ci], key=lambda d: (d.path, d.line, d.col, d.code))))
         # python files: the candidates, and the launched scripts migrated with their launchers
-        targets = {n[1]: (p, env_for.get(n)) for n, (p, kci) in pynodes.items() if n[0] == "py" and not is_blocked(n)}
+        targets = {n[1]: (p, env_for.get(n)) for n, (p, kci) in pynodes.items() if n[0] == "py" and not is_blocked(n) and n not in framework_ok}
         seen: set = set()
         for path, (text, encoding) in python_files.items():
             key = path.resolve()
@@ -426,7 +454,7 @@ class Planner:
                 continue
             seen.add(node[1])  # a launched script that could not take the change: say why
             path = pynodes[node][0]
-            refused = [d for d in trial.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
+            refused = [d for d in trial.diagnostics if not d.fixed and d.code in REFUSALS]
             results.append(FileResult(path, "", "", "utf-8", refused))
         for key, (path, launched) in targets.items():
             if key in seen:
@@ -444,7 +472,7 @@ class Planner:
         if member is None:
             return "see the other diagnostics"
         if member[0] in ("py", "kernel"):
-            return str(member[1]) if member[0] == "py" else str(self.carriers[member[1]].path)
+            return str(_rel(member[1])) if member[0] == "py" else str(self.carriers[member[1]].path)
         entry = self._entry(member)
         return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
 
@@ -511,7 +539,7 @@ class Planner:
         diags = list(result.diagnostics)
         if launched is None and trial is not None:
             for d in trial.diagnostics:  # why the launcher's setting was kept
-                if not d.fixed and d.code in ("BFM010", "BFM011") and d not in diags:
+                if not d.fixed and d.code in REFUSALS and d not in diags:
                     diags.append(d)
         return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env))
 
@@ -523,3 +551,28 @@ class Planner:
             self.errors.append(str(exc))
             return None, []
         return result.code, [nb.map_diagnostic(d) for d in result.diagnostics]
+
+
+REFUSALS = ("BFM010", "BFM011", "BFM055")
+"""A launched script's own reasons for not taking the change (shown with the launcher's)."""
+
+BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
+"""Why a setting is kept, deepest first: the launched script cannot take the change, the
+launch cannot be resolved, no launch at all, then the form of the setting itself. A message
+leads with the deepest, so the user starts where the work is."""
+
+
+def passes_flag(args: list[str | None], flag: str) -> bool:
+    """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
+    ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
+    yes/true/t/y/1 as on and no/false/f/n/0 as off; the last occurrence wins, as argparse's)."""
+    state = False
+    for k, word in enumerate(args):
+        if word is None:
+            continue
+        if word == flag:
+            nxt = args[k + 1] if k + 1 < len(args) else None
+            state = not (nxt is not None and nxt.lower() in ("no", "false", "f", "n", "0"))
+        elif word.startswith(flag + "="):
+            state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
+    return state

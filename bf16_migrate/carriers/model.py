@@ -97,6 +97,13 @@ class Launch:
     problem: str | None = None
     reached_by: dict[int, bool] = field(default_factory=dict)
     where: str = ""
+    captured: bool = False
+    """Started inside ``$(...)`` for its output (a helper that prints a host list): when its
+    script is not in the tree it is not training code of the tree, and does not hold the
+    setting back."""
+    args: list[str | None] = field(default_factory=list)
+    """The words passed to the script (``None`` where computed): read for a framework's own
+    precision flag (``--bf16``)."""
 
 
 @dataclass
@@ -186,7 +193,10 @@ class ByteMap:
             self.table[b] = len(text)
 
     def char(self, byte_offset: int) -> int:
-        return byte_offset if self.ascii else self.table[byte_offset]
+        """The character offset of ``byte_offset`` (an offset past the end maps to the end)."""
+        if self.ascii:
+            return min(byte_offset, len(self.data))
+        return self.table[min(byte_offset, len(self.data))]
 
 
 def line_span(text: str, start: int, end: int) -> tuple[int, int] | None:

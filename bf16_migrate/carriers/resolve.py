@@ -16,7 +16,8 @@ Rules (each a fact about how the path is looked up, or a refusal to guess):
 
 :func:`uses_torch` tells whether a launched script can create an XLA tensor at all: it or a
 module of the tree it imports (followed through ``import`` statements, at most 200 files) names
-``torch``. A script that does not is unaffected by the legacy variables.
+``torch`` or imports a framework built on it (transformers, optimum, accelerate, lightning:
+``rules/frameworks.toml``). A script that does not is unaffected by the legacy variables.
 """
 
 from __future__ import annotations
@@ -85,8 +86,16 @@ def _bases(launcher: Path, root: Path, extra: tuple[Path, ...]) -> list[Path]:
 
 
 def _rel(path: Path) -> Path:
-    """``path`` as found (a launcher's directory joined with the written path)."""
-    return Path(path)
+    """``path`` as found (a launcher's directory joined with the written path), relative to
+    the current directory when it lies under it (messages never name a temporary absolute
+    path the user did not type)."""
+    path = Path(path)
+    if path.is_absolute():
+        try:
+            return path.relative_to(Path.cwd())
+        except ValueError:
+            return path
+    return path
 
 
 def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
@@ -110,7 +119,25 @@ def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
             tree = ast.parse(data)
         except (SyntaxError, ValueError):
             return True
+        if _imports_framework(tree):
+            return True
         todo.extend(tree_imports(current, tree, root, path.parent))
+    return False
+
+
+def _imports_framework(tree: ast.AST) -> bool:
+    """Whether ``tree`` imports a framework built on torch (``rules/frameworks.toml``
+    ``modules``: transformers, optimum, accelerate, lightning...)."""
+    from ..rules import load_rules
+
+    modules = set().union(*(f.modules for f in load_rules().frameworks))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(a.name.split(".")[0] in modules for a in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] in modules:
+                return True
     return False
 
 

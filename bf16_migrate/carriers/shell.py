@@ -42,7 +42,8 @@ import tree_sitter
 import tree_sitter_bash
 
 from ..rules import load_rules
-from .launch import read_command
+from .launch import Command, read_command
+from .shell_expand import Expander, mentions_expansion
 from .model import (
     KEEP,
     PASS,
@@ -189,7 +190,12 @@ class ShellFragment:
         self.data = self.bm.data
         self.pos = pos or LineIndex(text).pos
         self.legacy = legacy_names()
-        self.tree = _parser().parse(self.data)
+        # bash takes a `\` line continuation right before the end of the file as joining the
+        # line with nothing; tree-sitter-bash reports an error there, so it gets one more newline
+        # (after every byte of the text: no offset moves)
+        tail = self.data.rstrip(b"\n")
+        continued = tail.endswith(b"\\") and (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
+        self.tree = _parser().parse(self.data + (b"\n" if continued else b""))
         self.entry_data: dict[int, _Data] = {}
         self.my_entries: list[int] = []
         self.my_launches: list[int] = []
@@ -214,7 +220,12 @@ class ShellFragment:
             return
         self._index_functions(root)
         self.allexport = False
+        self.expander = Expander(self)
+        self.prefix_entries: dict[int, list[int]] = {}
+        self.function_calls: list = []
+        self.launch_of_node: dict[int, int] = {}
         self._walk(root)
+        self._follow_calls()
         self._check_exports()
         self._link()
 
@@ -339,6 +350,8 @@ class ShellFragment:
                 self._heredoc(node)
             elif kind in ("simple_expansion", "expansion"):
                 self._read(node)
+            elif kind == "comment":
+                self._comment(node)
             stack.extend(reversed(node.children))
 
     def _check_exports(self) -> None:
@@ -505,6 +518,19 @@ class ShellFragment:
             inc.only = None  # filled in _link (the launch of this command)
             inc.node = node
         base = words[0] if words else None
+        self.prefix_entries[node.id] = list(entry_ids)
+        if base in ("echo", "printf"):
+            for arg in word_nodes[1:]:
+                self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "{var} is named in a message this script prints: update the text by hand")
+        if base is not None and base in self.functions and not self._inside_function(node, base):
+            self.function_calls.append((node, base, word_nodes[1:]))
+            return
+        if self._forwards_arguments(node, word_nodes):
+            return  # `python3 "$@"` in a function body: read at each call (_follow_calls)
+        if (cmd.problem or not (cmd.python or cmd.target)) and any(mentions_expansion(w) for w in word_nodes):
+            expanded = self._expanded(word_nodes, node)
+            if expanded is not None:
+                cmd = expanded
         if base == "set" and any(w in ("-a", "allexport") or (w or "").startswith("-") and "a" in (w or "") and not (w or "").startswith("--") for w in words[1:]):
             self.allexport = True
         if base in ("source", ".") and len(words) > 1 and words[1] is not None:
@@ -515,16 +541,149 @@ class ShellFragment:
         if cmd.python or cmd.target is not None:
             line, col = self.at(node.start_byte)
             text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
-            launch = Launch(line, col, text[:100], cmd.target, cmd.problem)
+            launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node))
             for eid in entry_ids:
                 launch.reached_by[eid] = True
             self.analysis.launches.append(launch)
             idx = len(self.analysis.launches) - 1
             self.my_launches.append(idx)
             self.launch_ctx[idx] = self.ctx(node)
+            self.launch_of_node[node.id] = idx
             for inc, _ in self.include_ctx:
                 if getattr(inc, "node", None) is node:
                     inc.launches.append(idx)
+
+    # -- expansions and shell functions ----------------------------------------------------------
+    def _inside_function(self, node, name: str) -> bool:
+        fn = self.functions[name]
+        return fn.start_byte <= node.start_byte < fn.end_byte
+
+    def _enclosing_function(self, node):
+        anc = node.parent
+        while anc is not None:
+            if anc.type == "function_definition":
+                return anc
+            anc = anc.parent
+        return None
+
+    def _forwards_arguments(self, node, word_nodes) -> bool:
+        """A command of a function body whose words hold ``"$@"``, ``$*`` or ``$1``...: what
+        it starts depends on each call's arguments."""
+        if self._enclosing_function(node) is None:
+            return False
+        for w in word_nodes:
+            stack = [w]
+            while stack:
+                n = stack.pop()
+                if n.type in ("simple_expansion", "expansion"):
+                    var = next((c for c in n.named_children if c.type in ("variable_name", "special_variable_name")), None)
+                    if var is not None and (self.t(var) in ("@", "*") or (self.t(var).isdigit() and self.t(var) != "0")):
+                        return True
+                stack.extend(n.children)
+        return False
+
+    def _expanded(self, word_nodes, node, positional=None) -> Command | None:
+        """The command read through its expansions (:mod:`.shell_expand`): the script every
+        expansion starts, or a problem naming what stays computed; ``None`` when no expansion
+        starts Python."""
+        expansions = self.expander.words(word_nodes, node, positional)
+        if expansions is None:
+            return None
+        reads = [(read_command(e.words), e) for e in expansions]
+        launching = [(r, e) for r, e in reads if r.python or r.target is not None]
+        if not launching:
+            return None
+        resolved = {r.target for r, _ in launching if r.problem is None and r.target is not None}
+        out = Command(python=any(r.python for r, _ in launching))
+        if len(resolved) > 1:
+            out.problem = "it starts a different script depending on " + ", ".join(f"${n}" for n in sorted({n for _, e in launching for n in e.computed} or {"its variables"})) + f" ({', '.join(sorted(t[1] for t in resolved))})"
+            return out
+        unresolved = [(r, e) for r, e in launching if r.problem is not None or r.target is None]
+        if resolved and not unresolved:
+            out.target = next(iter(resolved))
+            out.args = next(r.args for r, _ in launching if r.target == out.target)
+            return out
+        r, e = unresolved[0]
+        computed = ", ".join(_describe(n, line) for n, line in sorted(e.first_unknown().items()))
+        out.target = r.target
+        out.problem = (r.problem or "no training script found") + (f"; computed at run time: {computed}" if computed else "")
+        return out
+
+    def _follow_calls(self) -> None:
+        """Each call of a function defined in the script: the commands of its body that
+        forward the call's arguments (``python3 "$@"``, ``run_test "$@"``, through further
+        functions) are launches at the call, reached by the prefix settings along the way
+        (``XLA_USE_BF16=1 run_test "$@"``)."""
+        for call, name, args in self.function_calls:
+            if self._enclosing_function(call) is not None and any(self._forwards_arguments(call, [a]) for a in args):
+                continue  # a forwarding call inside a function: followed from the outer calls
+            positional = self.expander.words(args, call)
+            if positional is None:
+                continue
+            found: list = []
+            self._launches_of(name, positional, list(self.prefix_entries.get(call.id, [])), found, depth=0)
+            line, col = self.at(call.start_byte)
+            text = self.t(call).split("\n", 1)[0].strip().rstrip("\\").rstrip()
+            for cmd, entries, inner in found:
+                if cmd is None:  # a launch of the body itself: the call's prefix settings reach it
+                    for eid in entries:
+                        self.analysis.launches[inner].reached_by.setdefault(eid, True)
+                    continue
+                launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args))
+                for eid in entries:
+                    launch.reached_by[eid] = True
+                self.analysis.launches.append(launch)
+                idx = len(self.analysis.launches) - 1
+                self.my_launches.append(idx)
+                self.launch_ctx[idx] = self.ctx(call)
+
+    def _launches_of(self, name: str, positional, entries: list[int], found: list, depth: int) -> None:
+        if depth > 8:
+            return
+        body = self.functions[name]
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if n.type == "function_definition" and n.id != body.id:
+                continue
+            if n.type == "command":
+                nm = n.child_by_field_name("name")
+                words = ([nm] if nm is not None else []) + list(n.children_by_field_name("argument"))
+                if not self._forwards_arguments(n, words):
+                    if n.id in self.launch_of_node and entries:
+                        found.append((None, entries, self.launch_of_node[n.id]))
+                    callee = self.t(nm) if nm is not None else None
+                    if callee in self.functions and callee != name and entries:
+                        self._launches_of(callee, None, entries + self.prefix_entries.get(n.id, []), found, depth + 1)
+                    stack.extend(n.children)
+                    continue
+                here = entries + self.prefix_entries.get(n.id, [])
+                callee = self.t(nm) if nm is not None else None
+                if callee in self.functions and callee != name:
+                    inner = self.expander.words(words[1:], n, positional)
+                    if inner is not None:
+                        self._launches_of(callee, inner, here, found, depth + 1)
+                    continue
+                cmd = self._expanded(words, n, positional)
+                if cmd is not None:
+                    found.append((cmd, here, n))
+                continue
+            stack.extend(n.children)
+
+    @staticmethod
+    def _captured(node) -> bool:
+        anc = node.parent
+        while anc is not None:
+            if anc.type == "command_substitution":
+                return True
+            if anc.type == "function_definition":
+                return False
+            anc = anc.parent
+        return False
+
+    def _comment(self, node) -> None:
+        """A comment sets nothing: its mentions of a variable are not settings."""
+        self._handled(node.start_byte, node.end_byte)
 
     def _word(self, node) -> str | None:
         """A command word's static value; an option whose value is computed
@@ -814,6 +973,14 @@ def _segment(parent, stmt) -> list:
             if c.id == stmt.id:
                 found = len(segments) - 1
     return segments[found]
+
+
+def _describe(name: str, line: int) -> str:
+    """How a computed piece of a launch line is named in a message."""
+    shown = name if name.startswith(("$", "`")) else f"${name}"
+    if line:
+        return f"{shown} (set at line {line})" if not name.startswith(("$", "`")) else f"{shown} (line {line})"
+    return f"{shown} (from the environment)" if not name.isdigit() and name not in ("@", "*") else f"{shown} (the script's arguments)"
 
 
 def _first_error(node):

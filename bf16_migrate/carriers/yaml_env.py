@@ -153,7 +153,7 @@ class _Yaml:
                 return self.shell_launches(node)
         if not (command.python or command.target is not None):
             return []
-        self.analysis.launches.append(Launch(line, col, raw, command.target, command.problem))
+        self.analysis.launches.append(Launch(line, col, raw, command.target, command.problem, args=list(command.args)))
         return [len(self.analysis.launches) - 1]
 
     def shell_launches(self, node: ScalarNode) -> list[int]:

@@ -1,6 +1,8 @@
 """The Python codemod: one parse per file, then collect facts, plan the edits, apply them.
 
 This package knows nothing of files: it maps source text to source text plus diagnostics.
+Every legacy variable named in a string literal gets a diagnostic: the writes and reads the
+planner handles (:mod:`.precision`), every other mention (:mod:`.string_mentions`).
 It never imports torch (the rewrite path must start fast, e.g. as a pre-commit hook).
 """
 
@@ -17,6 +19,7 @@ from ..rules import MODES, load_rules
 from .apply import apply_plan
 from .context import FileContext
 from .precision import REFERENCE, Planner
+from .string_mentions import report_string_mentions
 
 __all__ = ["MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
 
@@ -35,6 +38,13 @@ class MigrationResult:
     legacy_env: dict[str, str] = field(default_factory=dict)
     """The legacy settings in force for the script (its own writes, a launcher's), when they
     were migrated unconditionally: what the modules of the tree it imports ran under."""
+    own_gate: str | None = None
+    """When the script has its own precision code under a flag, the condition the bf16 changes
+    were put under (``not flags.enable_pt_autocast``): runs without the legacy setting that take
+    the script's own path stay off bf16."""
+    framework: object = None
+    """For a script launched with a legacy setting whose precision a framework owns, that
+    framework's :class:`~bf16_migrate.rules.FrameworkRule` (the launcher must use its flag)."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -78,6 +88,7 @@ def migrate_source(
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
     planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
     plan = planner.run()
+    report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     new = apply_plan(ctx.module, plan)
     code = new.code
     if code != source:
@@ -86,4 +97,4 @@ def migrate_source(
         except cst.ParserSyntaxError as exc:  # pragma: no cover - a bug in the codemod
             raise AssertionError(f"{path}: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
     diagnostics = sorted(ctx.diagnostics, key=lambda d: (d.line, d.col, d.code))
-    return MigrationResult(code, diagnostics, dict(planner.in_force))
+    return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework)

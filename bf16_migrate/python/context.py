@@ -104,5 +104,9 @@ class FileContext:
     # -- reporting --------------------------------------------------------------------------
     def report(self, code: str, node: cst.CSTNode, message: str, fixed: bool) -> None:
         line, col = self.pos(node)
+        self.report_at(code, line, col, message, fixed)
+
+    def report_at(self, code: str, line: int, col: int, message: str, fixed: bool) -> None:
+        """Report at a 1-based (line, column) inside a node (a name within a string literal)."""
         self.diagnostics.append(Diagnostic(code, self.path, line, col, message, fixed))
 

@@ -41,6 +41,7 @@ from .env_writes import (
     sets_stochastic_rounding,
     value_state,
 )
+from .in_tests import in_test as in_test_code, is_test_file, is_test_function
 from .inputs import InputCasts
 from .model_site import cast_anchor, find_optimizers, loss_accumulators, model_calls, same_model
 
@@ -83,6 +84,8 @@ class Planner:
             if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
         ]
         self.plan = EditPlan()
+        self.framework = None
+        self.own_gate: str | None = None
         self.flow = DtypeFlow(ctx)
         self.guard: cst.BaseExpression | None = None
 
@@ -116,6 +119,9 @@ class Planner:
                     ctx.report("BFM055", w.key, f"{w.variable}: this block turned {rule.name}'s own bf16 setting off to set the legacy variable instead; removed, so `{ctx.code(hack.test)}` stays on and the framework applies bf16 itself ({rule.advice})", True)
                 else:
                     ctx.report("BFM055", w.key, f"{w.variable}: this file builds {rule.name} (`{ctx.code(call.func)}`, line {ctx.pos(call)[0]}), which owns precision: use {rule.setting} instead; {rule.advice}", False)
+            return self.plan
+        if framework is not None and not writes and self.external:
+            self._framework_launched(*framework)
             return self.plan
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
@@ -187,23 +193,11 @@ class Planner:
         is only tests' business (a test file, or every write is a test's: the file is then left
         alone) and the ids of the mentions reported here."""
         ctx = self.ctx
-        name = ctx.path.replace("\\", "/").rsplit("/", 1)[-1]
-        test_file = name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-        hooks = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method")
-
-        def test_function(func) -> bool:
-            return func is not None and (func.name.value.startswith("test") or func.name.value in hooks)
+        test_file = is_test_file(ctx.path)
+        test_function = is_test_function
 
         def in_test(node) -> bool:
-            """In a test file, or inside a test function / hook, or a method of a TestCase."""
-            if test_file:
-                return True
-            for anc in ctx.ancestors(node):
-                if isinstance(anc, cst.FunctionDef) and test_function(anc):
-                    return True
-                if isinstance(anc, cst.ClassDef) and any(ctx.code(b.value).endswith("TestCase") for b in anc.bases):
-                    return True
-            return False
+            return in_test_code(ctx, node)
 
         found, handled = False, set()
         for w in writes:
@@ -272,13 +266,37 @@ class Planner:
         return owner if others and isinstance(self.ctx.parent(owner), (cst.IndentedBlock, cst.Module)) else None
 
     def _framework(self):
-        """The first construction of a framework object that owns precision, with its rule."""
+        """The first use of a framework object that owns precision, with its rule: a
+        construction (``TrainingArguments(...)``) or the class handed over to be built
+        (``HfArgumentParser((ModelArguments, TrainingArguments))``, the shape of the Hugging
+        Face example scripts)."""
         for call in self.ctx.nodes(cst.Call):
             names = self.ctx.qualified_names(call.func)
             for rule in self.ctx.rules.frameworks:
-                if names & rule.qualified:
+                if names & rule.qualified and (rule.owns_with is None or any(a.keyword is not None and a.keyword.value == rule.owns_with for a in call.args)):
                     return rule, call
+        for call in self.ctx.nodes(cst.Call):
+            for arg in call.args:
+                values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value]
+                for v in values:
+                    v = v.value if isinstance(v, cst.BaseElement) else v
+                    if not isinstance(v, (cst.Name, cst.Attribute)):
+                        continue
+                    names = self.ctx.qualified_names(v)
+                    for rule in self.ctx.rules.frameworks:
+                        if names & rule.qualified and rule.owns_with is None:
+                            return rule, call
         return None
+
+    def _framework_launched(self, rule, call) -> None:
+        """A launcher sets the variable for a script whose precision a framework owns: the
+        switch must become the framework's setting, not a model cast (Neuron's migration guide
+        leaves precision to the framework's own flag; optimum-neuron's tutorials pass
+        ``--bf16``). Reported; the launcher keeps the switch unless it passes the flag."""
+        variables = ", ".join(self.external)
+        flag = f" (on the command line: `{rule.launch_flag}`)" if rule.launch_flag else ""
+        self.framework = rule
+        self.ctx.report("BFM055", call, f"{variables} is set by the launcher of this script, which builds {rule.name} (`{self.ctx.code(call.func)}`, line {self.ctx.pos(call)[0]}) and so owns precision: use {rule.setting}{flag} instead; {rule.advice}", False)
 
     def _report_reads(self, reads) -> None:
         for mention in reads:
@@ -512,6 +530,7 @@ class Planner:
                 return False
             complement = _negate(ctx.code(condition))
             self.guard = cst.parse_expression(complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}")
+            self.own_gate = complement
             ctx.report("BFM032", node, f"the script's own precision code (`{ctx.code(node)}`) is on under `{ctx.code(condition)}`; the legacy switch was the precision otherwise, so the bf16 changes go under `{complement}`", True)
         for variable in self.external:
             ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)

@@ -10,6 +10,10 @@ import libcst as cst
 
 MASTER_WEIGHTS_FACTORY = "with_fp32_master_weights"
 
+EMITTED_MARK = "Added by bf16-migrate ("
+"""Opens the docstring of every emitted helper, which names the variables it replaces: such a
+docstring is the codemod's own, never a finding (:mod:`.string_mentions`)."""
+
 # gpu-compatible mode (AWS Neuron's migration guide, "BF16 in GPU-compatible mode"): the
 # model's parameters are bf16; the stock update runs on an FP32 master copy of each weight (so
 # its state, e.g. Adam's exp_avg, is created in FP32 too) and the bf16 weights are refreshed from

@@ -1,0 +1,97 @@
+"""Where a text names a legacy variable, and the findings for the text bf16-migrate reads but
+never rewrites: documentation, files of a kind it has no parser for, a notebook's text cells.
+
+A mention is a whole word: ``XLA_USE_BF16`` in ``export XLA_USE_BF16=1``, ``$XLA_USE_BF16`` or
+``'XLA_USE_BF16': '1',``, not in ``MY_XLA_USE_BF16`` (the rule of the carriers' coverage check,
+:func:`bf16_migrate.carriers.shell.find_mentions`). The names come from ``rules/XLA_*.toml``.
+
+* documentation (scan kind ``"docs"``: ``.md``, ``.mdx``, ``.rst``, ``.txt``, ``.html``,
+  ``.adoc``) and a notebook's markdown and raw cells: one BFM091 per line naming a variable
+  (the text tells readers to use a deprecated switch);
+* any other file whose kind bf16-migrate does not rewrite (a Makefile, TOML, JSON, a jsonnet
+  config, an unknown extension): one BFM090 per mention.
+
+Nothing here edits a file.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from .diagnostics import Diagnostic
+from .rules import load_rules
+from .write import ReadError
+
+
+@lru_cache(maxsize=None)
+def _pattern() -> re.Pattern[str]:
+    names = "|".join(sorted(map(re.escape, load_rules().variables), key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9_])({names})(?![A-Za-z0-9_])")
+
+
+def mentions(text: str) -> list[tuple[int, int, str]]:
+    """1-based (line, column, variable) of every whole-word mention of a legacy variable."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found.extend((number, m.start() + 1, m.group(1)) for m in _pattern().finditer(line))
+    return found
+
+
+def docs_message(variables: list[str]) -> str:
+    """The BFM091 message for documentation naming ``variables`` (in order, each once)."""
+    names = " and ".join(dict.fromkeys(variables))
+    return f"documentation names {names}: update the text by hand (the variable is deprecated; see the migration guide)"
+
+
+def docs_findings(path: str, text: str) -> list[Diagnostic]:
+    """BFM091 for each line of the documentation ``text`` that names a legacy variable, at the
+    first name on the line."""
+    by_line: dict[int, list[tuple[int, str]]] = {}
+    for line, col, variable in mentions(text):
+        by_line.setdefault(line, []).append((col, variable))
+    return [
+        Diagnostic("BFM091", path, line, found[0][0], docs_message([v for _, v in found]), False)
+        for line, found in sorted(by_line.items())
+    ]
+
+
+def unsupported_findings(path: Path, text: str) -> list[Diagnostic]:
+    """BFM090 for every mention in a file of a kind bf16-migrate does not rewrite."""
+    kind = f"`{path.suffix}`" if path.suffix else f"`{path.name}`"
+    return [
+        Diagnostic(
+            "BFM090", str(path), line, col,
+            f"{variable} is named in a kind of file bf16-migrate does not rewrite ({kind}): remove it by hand and migrate the Python script it launches",
+            False,
+        )
+        for line, col, variable in mentions(text)
+    ]
+
+
+def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
+    """BFM091 for the markdown and raw cells of a notebook that name a variable (the code
+    cells are the notebook carrier's), at ``nb.ipynb#cellN`` as the carrier numbers cells.
+    Nothing when the notebook cannot be read: the carrier reports that."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+    except Exception:  # nbformat raises several kinds; the notebook carrier reports them
+        return []
+    found = []
+    for number, cell in enumerate(nb.get("cells", []), start=1):
+        if cell.get("cell_type") in ("markdown", "raw"):
+            found.extend(docs_findings(f"{path}#cell{number}", cell.get("source", "")))
+    return found
+
+
+def read_text(path: Path) -> str:
+    """The text of a file that is reported, never written: UTF-8, undecodable bytes replaced
+    (a Latin-1 README still gets its findings). Raises :class:`ReadError` when unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ReadError(f"{path}: cannot read: {exc.strerror}") from None
+    return data.decode("utf-8-sig", "replace")
