@@ -1,7 +1,7 @@
 """Tell, from the code alone, whether a tensor expression is floating-point or integer.
 
 Under ``XLA_USE_BF16`` every floating tensor on the device became bf16 while integer tensors
-(token ids, labels) stayed as they were (semantics.md). After ``model.to(torch.bfloat16)`` the
+(token ids, labels) stayed as they were (torch-xla `torch_xla/csrc/dtype.cpp`, `MaybeDowncastToXlaDeviceType`). After ``model.to(torch.bfloat16)`` the
 floating inputs must be cast explicitly and the integer ones must not, so the codemod needs each
 input's dtype class. This module follows the data flow inside one file:
 

@@ -11,7 +11,7 @@ each emitted change:
   ``.to(torch.bfloat16)``; integer ones are left alone; unknown ones are cast at run time by a
   forward pre-hook (BFM022, :mod:`.inputs`);
 * ``fp32-loss-accumulator``: ``dtype=torch.float32`` on the ``torch.zeros``/``torch.tensor``
-  that the loss is summed into (seed 000);
+  that the loss is summed into (Neuron's migration guide: loss accumulators in FP32);
 * ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
   (emitted into the script, see :mod:`.snippets`);
 * ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``.
@@ -246,7 +246,7 @@ class Planner:
 
     def _framework_flag_hack(self, w: LegacyWrite) -> cst.If | None:
         """``if args.bf16: args.bf16 = False; os.environ[...] = "1"``: the framework's bf16
-        flag traded for the legacy variable (issue 5, seen in Neuron HF examples). Undoing the
+        flag traded for the legacy variable (seen in the Neuron HF examples of aws-neuron-samples). Undoing the
         trade is safe: the block only moves the setting. Returns the ``if`` to remove."""
         block = self.ctx.parent(w.statement)
         owner = self.ctx.parent(block)
