@@ -2,7 +2,7 @@
 
 A model is an object whose ``.parameters()`` feed an optimizer (design.md). From each optimizer
 construction we take the model expression (``model``, ``self.model``), the statement before which
-a cast must go (the cast goes before the optimizer is built: semantics.md, "What breaks" 5), the
+a cast must go (the cast goes before the optimizer is built: torch `nn.Module._apply`: a cast after the optimizer is built leaves the optimizer holding the old parameters unless swapped), the
 places the model is called, the loss computed from its output, and the loss accumulators.
 """
 
@@ -288,7 +288,7 @@ def _assigned_names(stmt: cst.SimpleStatementLine) -> list[str]:
 def loss_accumulators(ctx: FileContext, loss_names: set[str]) -> list[cst.Call]:
     """``torch.zeros(...)`` / ``torch.tensor(0.0, ...)`` calls without ``dtype=`` that create a
     tensor the loss is summed into (``acc += loss.detach()``, ``acc = acc + loss``); Neuron's
-    guide keeps such accumulators in FP32 (seed 000)."""
+    guide keeps such accumulators in FP32 (Neuron's migration guide from XLA_DOWNCAST_BF16)."""
     found: list[cst.Call] = []
     for aug in (a for a in ctx.nodes(cst.AugAssign) if isinstance(a.operator, cst.AddAssign) and isinstance(a.target, cst.Name)):
         used = {n.value for n in m.findall(aug.value, m.Name())}

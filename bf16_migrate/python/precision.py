@@ -455,7 +455,7 @@ class Planner:
         """A statement before the write (in its function or at module level) that puts a tensor
         on the XLA device (``.to(device)``, ``device=device``, ``xm.send_cpu_data_to_device``)
         where ``device`` comes from ``torch_xla.device()`` / ``xm.xla_device()``:
-        torch-xla reads the variables once, at the first device tensor (semantics.md)."""
+        torch-xla reads the variables once, at the first device tensor (torch-xla `torch_xla/csrc/runtime/sys_util.cc` reads them through static initialisers)."""
         ctx = self.ctx
         scope_node = ctx.enclosing(w.statement, cst.FunctionDef) or ctx.module
         line = ctx.pos(w.statement)[0]
@@ -573,7 +573,7 @@ class Planner:
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
-        file that used XLA_DOWNCAST_BF16 (f64 on the device was f32 there: semantics.md), except
+        file that used XLA_DOWNCAST_BF16 (f64 on the device was f32 there: torch-xla `torch_xla/csrc/dtype.cpp`), except
         on the CPU side of ``.cpu()`` / ``.numpy()`` / ``.item()``, which were real f64."""
         ctx = self.ctx
         for attr in ctx.nodes(cst.Attribute):
@@ -738,7 +738,7 @@ class Planner:
         return names
 
     def fp32_optimizer_state(self) -> None:
-        """``--fp32-optimizer-state`` (Neuron's guide, seed 000: "if the optimizer states are to
+        """``--fp32-optimizer-state`` (Neuron's migration guide from XLA_DOWNCAST_BF16: "if the optimizer states are to
         be kept in FP32, convert the gradients to FP32 before optimizer computations"): in the
         ``step`` of optimizer classes defined in the file, ``p.grad`` / ``p.grad.data`` read
         into a local become ``.float()``, and ``torch.zeros_like(p...)`` states get
