@@ -3,7 +3,9 @@
 Only argument handling and exit codes live here. Exit codes:
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
-processed, the usage was wrong, or (verify) a run could not be made.
+processed or written, the usage was wrong, or (verify) a run could not be made; 130 interrupted
+(SIGINT, SIGTERM or SIGHUP: before the commit nothing was written; during it, the commit was
+finished first and reported).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import click
 from .rules import MODES, RuleError, load_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
 
 
 class _DefaultToMigrate(click.Group):
@@ -61,6 +64,7 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
     if show_diff and check:
         _usage("--diff and --check cannot be combined")
     env = _parse_env(legacy_env)
+    _interrupt_on_termination()
     try:
         rules = load_rules()
         unknown = [key for key in env if key not in rules.variables]
@@ -70,9 +74,12 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
 
     if fmt == "json":
-        click.echo(format_json(outcome.diagnostics, outcome.errors))
+        click.echo(format_json(outcome.diagnostics, outcome.errors, map(str, outcome.held_back)))
     else:
         if show_diff:
             for path in outcome.changed:
@@ -81,13 +88,25 @@ def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fm
             click.echo(diagnostic.format_text())
         for error in outcome.errors:
             click.echo(f"error: {error}", err=True)
+        if outcome.held_back:
+            written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
+            click.echo(
+                f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} "
+                f"({written}); fix the error above and run again",
+                err=True,
+            )
         click.echo(_summary(outcome, written=not (show_diff or check)), err=True)
         todo = format_todo(outcome.diagnostics)
         if todo:
             click.echo(todo, err=True)
 
+    if outcome.removed:
+        click.echo(f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: {', '.join(map(str, outcome.removed))}", err=True)
+    if outcome.interrupted:
+        click.echo(f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files above were written), then the run stopped", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     unfixed = [d for d in outcome.diagnostics if not d.fixed]
-    if outcome.errors:
+    if outcome.errors or outcome.held_back:
         sys.exit(EXIT_ERROR)
     if unfixed or ((show_diff or check) and outcome.changed):
         sys.exit(EXIT_FINDINGS)
@@ -101,12 +120,30 @@ def _summary(outcome, written: bool) -> str:
     parts = [f"{len(outcome.changed)} file(s) {verb}", f"{fixed} finding(s) fixed", f"{todo} left to do by hand"]
     if outcome.errors:
         parts.append(f"{len(outcome.errors)} file(s) could not be processed")
+    if outcome.held_back:
+        parts.append(f"{len(outcome.held_back)} file(s) held back")
     return "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable)"
 
 
 def _usage(message: str) -> None:
     click.echo(f"usage error: {message}", err=True)
     sys.exit(EXIT_ERROR)
+
+
+def _interrupt_on_termination() -> None:
+    """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt), so that a run stopped
+    before its commit says that nothing was written; during the commit all three are held
+    (:mod:`bf16_migrate.commit`)."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(signum, interrupt)
+        except ValueError:  # pragma: no cover - not the main thread (an embedding application)
+            return
 
 
 def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -36,11 +36,12 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}{suffix}"
 
 
-def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = ()) -> str:
+def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = (), held_back: Iterable[str] = ()) -> str:
     """All diagnostics (and per-file errors) as one JSON document: ``{"diagnostics": [...],
-    "errors": [...]}``, each diagnostic an object with code, path, line, col, message, fixed."""
+    "errors": [...], "held_back": [...]}``, each diagnostic an object with code, path, line,
+    col, message, fixed; ``held_back`` the files not written because another one could not be."""
     return json.dumps(
-        {"diagnostics": [asdict(d) for d in diagnostics], "errors": list(errors)}, indent=2
+        {"diagnostics": [asdict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2
     )
 
 

@@ -16,13 +16,13 @@ Nothing here edits a file.
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import lru_cache
 from pathlib import Path
 
 from .diagnostics import Diagnostic
 from .rules import load_rules
-from .write import ReadError
 
 
 @lru_cache(maxsize=None)
@@ -57,17 +57,15 @@ def docs_findings(path: str, text: str) -> list[Diagnostic]:
     ]
 
 
-def unsupported_findings(path: Path, text: str) -> list[Diagnostic]:
-    """BFM090 for every mention in a file of a kind bf16-migrate does not rewrite."""
+def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Diagnostic]:
+    """BFM090 for every mention in a file of a kind bf16-migrate does not rewrite (``binary``:
+    a compiled or data file, which only a rebuild from migrated sources changes)."""
     kind = f"`{path.suffix}`" if path.suffix else f"`{path.name}`"
-    return [
-        Diagnostic(
-            "BFM090", str(path), line, col,
-            f"{variable} is named in a kind of file bf16-migrate does not rewrite ({kind}): remove it by hand and migrate the Python script it launches",
-            False,
-        )
-        for line, col, variable in mentions(text)
-    ]
+    if binary:
+        advice = f"is named in a binary file ({kind}) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data"
+    else:
+        advice = f"is named in a kind of file bf16-migrate does not rewrite ({kind}): remove it by hand and migrate the Python script it launches"
+    return [Diagnostic("BFM090", str(path), line, col, f"{variable} {advice}", False) for line, col, variable in mentions(text)]
 
 
 def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
@@ -87,11 +85,17 @@ def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
     return found
 
 
-def read_text(path: Path) -> str:
-    """The text of a file that is reported, never written: UTF-8, undecodable bytes replaced
-    (a Latin-1 README still gets its findings). Raises :class:`ReadError` when unreadable."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ReadError(f"{path}: cannot read: {exc.strerror}") from None
-    return data.decode("utf-8-sig", "replace")
+def decode_text(data: bytes) -> tuple[str, bool]:
+    """``(text, binary)`` for bytes that are only searched for mentions: UTF-16/32 by their
+    byte-order mark, UTF-16 without one when a name appears in it that way, otherwise UTF-8
+    with undecodable bytes replaced (a Latin-1 README still gets its findings). ``binary`` is
+    True when NUL bytes remain in UTF-8 reading (a compiled or data file)."""
+    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return data.decode(codec, "replace"), False
+    if b"\0" in data:
+        for codec in ("utf-16-le", "utf-16-be"):
+            if any(name.encode(codec) in data for name in load_rules().variables) and not any(name.encode() in data for name in load_rules().variables):
+                return data.decode(codec, "replace"), False
+        return data.decode("utf-8", "replace"), True
+    return data.decode("utf-8-sig", "replace"), False

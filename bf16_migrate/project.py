@@ -18,6 +18,7 @@ unfixed finding (BFM110): the switch must not be dropped without its replacement
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,21 +29,32 @@ from .diagnostics import Diagnostic
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
 from .tree_modules import migrate_imported_modules
-from .mentions import docs_findings, notebook_text_cells, read_text, unsupported_findings
+from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
 from .scan import Candidate, ScanError, kind_of, scan, walk
-from .write import ReadError, read_source, write_atomic
+from .commit import CommitReport, WriteRefused, commit, plan_write, remove_stale_temporaries
+from .write import ReadError, read_bytes, read_source
 
 
 @dataclass
 class Outcome:
     """What one run did: ``changed`` files (written, or that would be with --diff/--check),
-    unified ``diffs`` by file, the ``diagnostics``, and per-file ``errors`` (one line each)."""
+    unified ``diffs`` by file, the ``diagnostics``, and per-file ``errors`` (one line each).
+    When writing, ``changed`` holds only the files actually written; the findings of a file
+    that was not written are not ``fixed``. ``interrupted``: the name of a signal (``"SIGINT"``)
+    that arrived while the commit was held; ``removed`` the stale temporaries of an earlier
+    killed run that this run removed."""
 
     changed: list[Path] = field(default_factory=list)
     diffs: dict[Path, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     files_seen: int = 0
+    interrupted: str | None = None
+    removed: list[Path] = field(default_factory=list)
+    held_back: list[Path] = field(default_factory=list)
+    """Files that were ready but not written because another file of the run could not be
+    (the errors say which): committing them alone could leave a launcher without its script."""
+
 
 
 def _roots(paths: list[Path]) -> list[Path]:
@@ -73,8 +85,9 @@ def migrate_paths(
     ``legacy_env``: legacy settings the scripts among ``paths`` run under from outside the tree
     (see the module docstring; its keys must be variables of the rules).
     Raises :class:`ScanError` when a path does not exist. A file that cannot be read, decoded or
-    parsed is recorded in ``Outcome.errors`` and left untouched; the others still run. Every
-    write is atomic (one file at a time, never half-written)."""
+    parsed is recorded in ``Outcome.errors`` and left untouched; the others still run. The
+    writes are one change (:mod:`bf16_migrate.commit`): all staged first, nothing committed if
+    one cannot be, Python files committed before the launchers that start them."""
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude)  # raises ScanError first, for a path that does not exist
@@ -118,6 +131,9 @@ def migrate_paths(
     planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
+        if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
+            outcome.errors.append(f"{candidate.path}: {candidate.problem}")
+            continue
         outcome.files_seen += 1
         if candidate.path.resolve() in taken:  # already read for --legacy-env
             continue
@@ -132,9 +148,8 @@ def migrate_paths(
         by_path.setdefault(str(result.path), []).extend(result.diagnostics)
     for path in sorted(by_path):
         outcome.diagnostics.extend(by_path[path])
-    for result in sorted(results, key=lambda r: str(r.path)):
-        if result.new == result.old:
-            continue
+    planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
+    for result in planned:
         path = result.path
         outcome.changed.append(path)
         outcome.diffs[path] = "".join(
@@ -145,13 +160,39 @@ def migrate_paths(
                 tofile=f"b/{path}",
             )
         )
-        if write:
-            try:
-                write_atomic(path, result.new, result.encoding)
-            except OSError as exc:
-                outcome.errors.append(f"{path}: cannot write: {exc.strerror or exc}")
-                outcome.changed.remove(path)
+    if write:
+        outcome.removed = remove_stale_temporaries(sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned}))
+        if planned:
+            _commit(planned, paths, outcome)
     return outcome
+
+
+def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
+    """Write ``planned`` (results whose text changed) as one change (:mod:`.commit`): Python
+    files before the carriers that start them; nothing at all when a file cannot be staged.
+    ``outcome`` is made to tell what was written, and only that."""
+    writes, refused = [], {}
+    for result in planned:
+        phase = 0 if kind_of(result.path) == "python" else 1
+        try:
+            writes.append(plan_write(result.path, result.new, result.encoding, paths, phase))
+        except WriteRefused as exc:
+            refused[result.path] = str(exc)
+    if refused:
+        report = CommitReport(failed=refused, not_written=[r.path for r in planned if r.path not in refused])
+    else:
+        report = commit(writes)
+    outcome.changed = list(report.written)
+    outcome.interrupted = report.signal
+    if not report.failed:
+        return
+    outcome.errors.extend(report.failed.values())
+    outcome.held_back = list(report.not_written)
+    unwritten = {str(path) for path in [*report.failed, *report.not_written]}
+    outcome.diagnostics = [
+        dataclasses.replace(d, fixed=False, message=f"{d.message} (not written)") if d.fixed and d.path in unwritten else d
+        for d in outcome.diagnostics
+    ]
 
 
 def _is_test_file(path: Path) -> bool:
@@ -255,14 +296,18 @@ def _reported_only(candidate: Candidate, extra: list, outcome: Outcome) -> None:
     """A file bf16-migrate reads but never rewrites: documentation (BFM091 per line naming a
     variable) or a kind it has no parser for (BFM090 per mention)."""
     try:
-        text = read_text(candidate.path)
+        text, binary = decode_text(read_bytes(candidate.path))
     except ReadError as exc:
         outcome.errors.append(str(exc))
         return
-    if candidate.kind == "docs":
-        extra.extend(docs_findings(str(candidate.path), text))
+    if candidate.kind == "docs" and not binary:
+        found = docs_findings(str(candidate.path), text)
     else:
-        extra.extend(unsupported_findings(candidate.path, text))
+        found = unsupported_findings(candidate.path, text, binary)
+    if not found and not any(name in text for name in load_rules().variables):
+        # the bytes name a variable, but not in any encoding read here (e.g. UTF-32 without a BOM)
+        found = [Diagnostic("BFM090", str(candidate.path), 1, 1, "names a legacy variable in bytes bf16-migrate cannot read as text: check it by hand, or --exclude it", False)]
+    extra.extend(found)
 
 
 __all__ = ["Outcome", "ScanError", "migrate_paths"]

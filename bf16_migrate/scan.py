@@ -3,8 +3,12 @@
 Directories are walked recursively (hidden directories other than CI configuration ones such as
 ``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
 metadata are skipped; ``--exclude`` globs apply to paths relative to the argument).
-A byte prefilter keeps only files that name a legacy variable, so large trees scan fast; a
-file with a NUL byte in its first 8 KiB is binary and skipped (without reading the rest). Kinds
+A byte prefilter keeps only files that name a legacy variable, so large trees scan fast. A file
+with a NUL byte in its first 8 KiB is binary or UTF-16/32: its first 16 MiB are searched for the
+names in ASCII and in UTF-16 (a match is reported, since such a file cannot be rewritten), the
+rest is not read. Only regular files are opened: a FIFO, device or socket of a kind bf16-migrate
+handles, a dangling symlink or a symlink loop is a candidate with a ``problem`` (reported as that
+file's error), never read. Our own temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds
 come from the name (``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
 ``.env``/``*.env``, ``*.ipynb``, documentation) or, for an extensionless file, from its ``#!``
 line. Every other text file that names a variable is a candidate too (``"unsupported"``): the
@@ -13,6 +17,7 @@ tool is never silent about a file that names a legacy variable.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -37,6 +42,8 @@ class Candidate:
 
     path: Path
     kind: str
+    problem: str | None = None
+    """Why the file cannot be read (not a regular file, a symlink loop): reported, never opened."""
 
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch"}
@@ -55,10 +62,17 @@ def _shebang_kind(path: Path) -> str | None:
     """The kind of an extensionless script from its ``#!`` line (``#!/bin/bash``,
     ``#!/usr/bin/env -S python3 -u``), or None when it has none."""
     try:
-        with path.open("rb") as f:
-            head = f.readline(256)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # a FIFO or device is never read (it could block)
+        head = os.read(fd, 256).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if not head.startswith(b"#!"):
         return None
     words = head[2:].decode("utf-8", "replace").split()
@@ -105,57 +119,119 @@ _kind = kind_of
 
 _HEAD = 8192
 _CHUNK = 1 << 20
-_OVERLAP = max(map(len, LEGACY_MARKERS)) - 1
+_BINARY_LIMIT = 16 << 20
+_OVERLAP = 2 * max(map(len, LEGACY_MARKERS))
+_WIDE_MARKERS = tuple(m.decode().encode(codec) for m in LEGACY_MARKERS for codec in ("utf-16-le", "utf-16-be"))
 
 
 def _mentions_legacy(path: Path) -> bool:
-    """Whether the bytes of ``path`` name a legacy variable; False for a binary file (a NUL in
-    its first 8 KiB: the rest is not read). Read in chunks, so a large data file costs no memory;
-    a FIFO or a device is never opened (reading it could block)."""
+    """Whether the bytes of the regular file ``path`` name a legacy variable. Read in chunks, so
+    a large data file costs no memory. A file with a NUL in its first 8 KiB (binary, or UTF-16)
+    is searched for the names in ASCII and UTF-16 in its first 16 MiB only."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
-            return False
         with path.open("rb") as f:
             data = f.read(_HEAD)
-            if b"\0" in data:
-                return False  # binary file
+            binary = b"\0" in data
+            markers = LEGACY_MARKERS + _WIDE_MARKERS if binary else LEGACY_MARKERS
+            read = len(data)
             while True:
-                if any(marker in data for marker in LEGACY_MARKERS):
+                if any(marker in data for marker in markers):
                     return True
+                if binary and read >= _BINARY_LIMIT:
+                    return False
                 chunk = f.read(_CHUNK)
                 if not chunk:
                     return False
+                read += len(chunk)
                 data = data[-_OVERLAP:] + chunk
     except OSError:
         return True  # let the reader report it with its reason
 
 
-def walk(root: Path, exclude: tuple[str, ...] = ()):
-    """Every file under the directory ``root`` that discovery would look at (same skips and
-    excludes as :func:`scan`), with its kind (None when it is of no known kind)."""
+def _problem(path: Path) -> str | None:
+    """Why ``path`` must not be opened (a special file, a symlink loop, a dangling symlink), or
+    None for a regular file (a symlink is followed)."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop"
+        if os.path.islink(path):
+            return f"dangling symlink to {os.readlink(path)}"
+        return exc.strerror
+    if stat.S_ISREG(info.st_mode):
+        return None
+    from .commit import describe_file_type
+
+    return f"not a regular file ({describe_file_type(info.st_mode)}); not read"
+
+
+def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None):
+    """Every regular file under the directory ``root`` that discovery would look at (same skips
+    and excludes as :func:`scan`), with its kind (None when it is of no known kind). A file that
+    is not regular or cannot be followed (FIFO, device, socket, symlink loop, dangling symlink)
+    is never yielded; when it has a kind bf16-migrate handles by its name, it is appended to
+    ``special`` (a :class:`Candidate` with its ``problem``) when a list is given."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info"))
         for name in sorted(filenames):
+            if is_temporary(name):
+                continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
             if any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern) for pattern in exclude):
+                continue
+            problem = _problem(path)
+            if problem is not None:
+                kind = kind_of(path)
+                if special is not None and kind is not None and kind != "unsupported":
+                    special.append(Candidate(path, kind, problem))
                 continue
             yield path, kind_of(path)
 
 
 def scan(paths: list[Path], exclude: tuple[str, ...] = ()) -> list[Candidate]:
-    """The candidate files under ``paths``, sorted, each once. Raises :class:`ScanError` for a
-    path that does not exist. Every text file that names a legacy variable is a candidate,
-    named explicitly or found in a directory; one of no known kind is ``"unsupported"``."""
+    """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
+    is the same file: it is read and written once, under the first name in sorted order).
+    Raises :class:`ScanError` for a path that does not exist. Every text file that names a
+    legacy variable is a candidate, named explicitly or found in a directory; one of no known
+    kind is ``"unsupported"``. A path named explicitly that is not a regular file, and a special
+    file of a handled kind found in a directory, is a candidate with a ``problem``."""
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():
+            if os.path.islink(root):
+                problem = _problem(root)
+                found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
+                continue
             raise ScanError(f"{root}: no such file or directory")
-        if root.is_file():
-            if _mentions_legacy(root):
+        if not root.is_dir():
+            problem = _problem(root)
+            if problem is not None:
+                found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
+            elif _mentions_legacy(root):
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported"))
             continue
-        for path, kind in walk(root, exclude):
+        special: list[Candidate] = []
+        for path, kind in walk(root, exclude, special):
             if _mentions_legacy(path):
                 found.setdefault(path, Candidate(path, kind or "unsupported"))
+        for candidate in special:
+            found.setdefault(candidate.path, candidate)
+    by_file: dict[Path, Path] = {}
+    for path in sorted(found):
+        if found[path].problem is not None:
+            continue
+        real = path.resolve()
+        if real in by_file:
+            del found[path]  # a second name of the same file
+        else:
+            by_file[real] = path
     return [found[p] for p in sorted(found)]
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary of :mod:`bf16_migrate.commit` (``.NAME.PID.RANDOM.bf16-migrate``)."""
+    from .commit import is_temporary_name
+
+    return is_temporary_name(name)

@@ -1,12 +1,14 @@
-"""Read and write source files without losing anything: encoding (PEP 263 cookie, BOM), newline
-style and file mode are kept, and a write is atomic (a temporary file in the same directory,
-then ``os.replace``), so a crash never leaves a half-written file."""
+"""Read source files without losing anything: the encoding (PEP 263 cookie, BOM) is kept with
+the text, newlines are not translated, and only regular files are ever opened for reading.
+Writing is :mod:`bf16_migrate.commit` (all files of a run as one change)."""
 
 from __future__ import annotations
 
+import codecs
+import errno
 import io
 import os
-import tempfile
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,37 +28,62 @@ class SourceFile:
     encoding: str
 
 
-def read_source(path: Path) -> SourceFile:
-    """Decode ``path`` as Python source (tokenize.detect_encoding: BOM or coding cookie,
-    UTF-8 by default). Raises :class:`ReadError` when unreadable or undecodable."""
+def read_bytes(path: Path) -> bytes:
+    """The bytes of the regular file ``path``. Raises :class:`ReadError` (one line naming the
+    file) when it cannot be read, is a symlink loop, or is not a regular file: a FIFO, device
+    or socket is never read (opened non-blocking, checked with ``fstat``, then closed), since
+    reading it could block forever or never end (``/dev/zero``)."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
+        raise ReadError(f"{path}: cannot read: {reason}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            from .commit import describe_file_type
+
+            raise ReadError(f"{path}: not read: not a regular file ({describe_file_type(info.st_mode)})")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
     except OSError as exc:
         raise ReadError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _line_col(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def read_source(path: Path) -> SourceFile:
+    """Decode ``path`` as Python source (tokenize.detect_encoding: BOM or coding cookie,
+    UTF-8 by default, as CPython reads a script: PEP 263). Raises :class:`ReadError` when
+    unreadable (see :func:`read_bytes`), undecodable, UTF-16/32 (CPython cannot run such a
+    source), or holding a NUL byte (CPython refuses those); the message names the line."""
+    data = read_bytes(path)
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ReadError(f"{path}:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 coding")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line, col = _line_col(data, nul)
+        raise ReadError(f"{path}:{line}:{col}: cannot decode: NUL byte (a binary or UTF-16 file?)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        text = data.decode(encoding)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        raise ReadError(f"{path}: cannot decode: {exc}") from None
-    return SourceFile(path, text, encoding)
-
-
-def write_atomic(path: Path, text: str, encoding: str) -> None:
-    """Replace ``path`` with ``text`` encoded as ``encoding``, keeping its permission bits.
-
-    The bytes go to a temporary file beside ``path`` which then replaces it in one rename;
-    on any error the temporary file is removed and ``path`` is untouched (raises OSError)."""
-    data = text.encode(encoding)
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".bf16-migrate", dir=path.parent)
+    except SyntaxError as exc:
+        raise ReadError(f"{path}:{exc.lineno or 1}:1: cannot decode: {exc.msg}") from None
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        text = data.decode(encoding)
+    except LookupError as exc:
+        raise ReadError(f"{path}:1:1: cannot decode: {exc}") from None
+    except UnicodeDecodeError as exc:
+        line, col = _line_col(data, exc.start)
+        raise ReadError(f"{path}:{line}:{col}: cannot decode as {encoding}: {exc.reason} (byte 0x{data[exc.start]:02x})") from None
+    return SourceFile(path, text, encoding)

@@ -188,7 +188,8 @@ def test_discovery_by_name_extension_and_shebang(tmp_path):
     assert kinds == {
         "launch": "shell", "tool": "python", "Dockerfile.train": "dockerfile", "job.yml": "yaml",
         "nb.ipynb": "notebook", "train.env": "dotenv", ".env": "dotenv", "Makefile": "unsupported",
-        "run.bash": "shell", "NOTES.md": "docs",  # reported (BFM091), never rewritten; the binary file is skipped
+        "run.bash": "shell", "NOTES.md": "docs",  # reported (BFM091), never rewritten
+        "weights.bin": "unsupported",  # a binary file naming a variable: reported (BFM090), never read as source
     }
 
 

@@ -132,7 +132,6 @@ def test_exclude_silences_them(tree, monkeypatch):
 def test_a_clean_directory_still_exits_0(tmp_path):
     (tmp_path / "README.md").write_text("# Training\n\nbf16 is set in code: `model.to(torch.bfloat16)`.\n")
     (tmp_path / "train.py").write_text('"""Train in bf16."""\nimport torch\n# we used XLA_USE_BF16 once\n')
-    (tmp_path / "weights.bin").write_bytes(b"\0" * 16 + b"XLA_USE_BF16=1")  # binary: skipped
     (tmp_path / ".cache").mkdir()
     (tmp_path / ".cache" / "notes.txt").write_text("XLA_USE_BF16=1\n")  # hidden directory: skipped
     (tmp_path / "pkg.egg-info").mkdir()
@@ -157,13 +156,20 @@ def test_kinds_of_files_found_in_a_walk(tmp_path):
 
 
 def test_the_prefilter_reads_large_files_in_chunks(tmp_path):
-    """A name across the boundary of two chunks is found; a NUL in the head makes a file binary."""
+    """A name across the boundary of two chunks is found; a NUL in the head makes a file binary,
+    searched in its first 16 MiB only."""
     path = tmp_path / "big.dat"
     path.write_bytes(b"x" * (8192 + (1 << 20) - 5) + b"XLA_USE_BF16=1\n")
     assert _mentions_legacy(path)
     path.write_bytes(b"x" * (3 << 20))
     assert not _mentions_legacy(path)
+    # a binary file (a NUL in its head) naming a variable is found (then reported, never read
+    # as source), in ASCII or UTF-16; past its first 16 MiB it is not read
     path.write_bytes(b"\0" + b"x" * 10 + b"XLA_USE_BF16")
+    assert _mentions_legacy(path)
+    path.write_bytes(b"\0" + "x XLA_DOWNCAST_BF16".encode("utf-16-le"))
+    assert _mentions_legacy(path)
+    path.write_bytes(b"\0" + b"x" * (17 << 20) + b"XLA_USE_BF16")
     assert not _mentions_legacy(path)
 
 
@@ -244,12 +250,13 @@ def test_in_a_test_the_string_is_the_tests():
 
 
 def test_the_helpers_the_codemod_writes_are_not_findings():
-    """gpu-compatible mode writes a helper whose docstring names the variables it replaces."""
+    """gpu-compatible mode writes a helper with a docstring of its own, which names no legacy
+    variable (a grep for them must not find the migrated file) and is not a finding."""
     source = (
         'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\n'
         "model = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "loss = model(torch.randn(3, 2)).sum()\n"
     )
     once = migrate_source(source, "gpu-compatible", "train.py")
-    assert "XLA_USE_BF16/XLA_DOWNCAST_BF16" in once.code
+    assert "replacing the legacy bf16 environment switch" in once.code and "XLA_" not in once.code
     assert migrate_source(once.code, "gpu-compatible", "train.py").diagnostics == []

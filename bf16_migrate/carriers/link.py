@@ -513,7 +513,7 @@ class Planner:
         try:
             result = migrate_source(source, self.mode, label, launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:
-            return None, f"{path} does not parse ({exc})"
+            return None, f"{path} cannot be migrated ({exc})"
         refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
         accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
         if refused or not accepted:
