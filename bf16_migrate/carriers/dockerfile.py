@@ -17,10 +17,17 @@ Rules (Dockerfile reference, docs.docker.com/reference/dockerfile):
   parent stage, and an ``ENTRYPOINT`` of a stage resets the inherited ``CMD``.
 * A shell-form ``RUN``/``CMD`` is a shell script: exports and ``VAR=1 cmd`` prefixes in it are
   entries of this file.
+* Inside a ``\\`` continuation, a comment line (``#`` its first non-blank character) and an
+  empty (blank) line are skipped, the continuation going on after them (the reference's
+  "Format" section: comment lines are removed before the instructions run; Docker warns
+  "Empty continuation line found" for the blank one). dockerfile-parse ends the instruction at
+  such a blank line, so it is given a comment line in its place (:func:`_continuations`), and
+  the shell parser is given the instruction with those lines blanked out (same offsets).
 
 A removed ``ENV`` pair takes the blanks and continuation after it; an ``ENV`` (or ``RUN``) left
-empty is deleted with its lines. BuildKit heredocs (``RUN <<EOF``) and the backquote escape
-character are not parsed: such a file's mentions are reported (BFM131), never edited.
+empty is deleted with its lines. BuildKit heredocs (``RUN <<EOF``), the backquote escape
+character and unknown instructions (``docker build`` rejects them) are not parsed: such a
+file's mentions are reported (BFM131, with the reason and its line), never edited.
 """
 
 from __future__ import annotations
@@ -66,25 +73,27 @@ def analyze(text: str, path: str) -> Analysis:
     index = LineIndex(text)
     lines = text.splitlines(keepends=True)
     legacy = legacy_names()
+    skipped, for_parser = _continuations(text)
     try:
-        structure = DockerfileParser(fileobj=io.BytesIO(text.encode("utf-8"))).structure
+        structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception as exc:  # dockerfile-parse raises several kinds on malformed input
         raise CarrierError(f"{path}:1:1: cannot parse as a Dockerfile: {exc}") from None
     degraded = None
     for ins in structure:
         name = ins["instruction"]
         if name not in INSTRUCTIONS:
-            degraded = ins["startline"] + 1
+            degraded = f"has an unknown instruction ({name[:20]}, line {ins['startline'] + 1}; docker build rejects it)"
             break
         if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and _heredoc(ins["value"]):
-            degraded = ins["startline"] + 1
+            degraded = f"uses a BuildKit heredoc (line {ins['startline'] + 1})"
             break
-    if any(line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n" for line in lines[:5]):
-        degraded = 1
+    escape = [k for k, line in enumerate(lines[:5]) if line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n"]
+    if escape:
+        degraded = f"uses the backquote escape (line {escape[0] + 1})"
     if degraded is not None:
         for var, off in find_mentions(text, legacy):
             line, col = index.pos(off)
-            analysis.notes.append(("BFM131", line, col, f"{var} is named in a Dockerfile that uses a BuildKit heredoc or the backquote escape (line {degraded}), which bf16-migrate does not parse: edit it by hand", False))
+            analysis.notes.append(("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand", False))
             analysis.handled.append((off, off + len(var)))
         analysis.render = lambda decisions: text
         return analysis
@@ -133,7 +142,7 @@ def analyze(text: str, path: str) -> Analysis:
         if stage is None:
             continue
         a0, a1 = args_span(ins)
-        raw = text[a0:a1]
+        raw = _blanked(text, a0, a1, skipped)  # what Docker reads: same offsets as text[a0:a1]
         if name == "ENV":
             pairs = _env_pairs(raw, a0)
             env_instructions[a0] = pairs
@@ -255,12 +264,64 @@ def analyze(text: str, path: str) -> Analysis:
             new = apply_edits(frag.text, fe)
             if not new.replace("\\\n", "").strip() or new.strip() == ":":
                 edits.append(Edit(s, e, ""))
-            else:
-                edits.append(Edit(a0, a1, new))
+            else:  # the edits in the file's own text, with the comment lines Docker skips
+                edits.append(Edit(a0, a1, apply_edits(text[a0:a1], fe)))
         return apply_edits(text, edits)
 
     analysis.render = render
     return analysis
+
+
+def _continuations(text: str) -> tuple[list[tuple[int, int]], str]:
+    """Read the ``\\`` line continuations of a Dockerfile as Docker does.
+
+    Returns the character spans (line end included) of the lines Docker skips inside a
+    continuation, and ``text`` with each of those that is blank turned into a ``#`` comment
+    line, for dockerfile-parse. Docker's Dockerfile reference ("Format"): comment lines are
+    removed before the instructions run, also inside a continuation (its example
+    ``RUN echo hello \\`` / ``# comment`` / ``world``); a blank line there is skipped with the
+    warning "Empty continuation line found" and the continuation goes on after it (Docker's
+    build check NoEmptyContinuation, docs.docker.com/reference/build-checks/no-empty-continuation;
+    dockerfile-parse ends the instruction there instead). A line continues when its last
+    character other than spaces and tabs is the escape character; a skipped line neither
+    continues nor ends the instruction.
+    """
+    skipped: list[tuple[int, int]] = []
+    out: list[str] = []
+    offset = 0
+    continued = False
+    for line in _split_lf(text):
+        body = line.rstrip("\r\n")
+        blank = not body.strip()
+        comment = body.lstrip().startswith("#")
+        if continued and (blank or comment):
+            skipped.append((offset, offset + len(line)))
+            out.append("#" + line[len(body):] if blank else line)
+        else:
+            if not comment:  # a comment line outside a continuation starts none
+                continued = body.rstrip(" \t").endswith("\\")
+            out.append(line)
+        offset += len(line)
+    return skipped, "".join(out)
+
+
+def _split_lf(text: str) -> list[str]:
+    """``text`` in lines, each with its ``\\n`` (Docker and dockerfile-parse end a line there
+    only: a ``\\r`` before it is part of the line end, a form feed is not one)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+
+
+def _blanked(text: str, start: int, end: int, skipped: list[tuple[int, int]]) -> str:
+    """``text[start:end]`` with the characters of the ``skipped`` spans in it made spaces (line
+    ends included), so that a shell parser reads the continuation as Docker joins it while
+    every offset stays that of ``text``."""
+    raw = text[start:end]
+    for s, e in skipped:
+        if s < end and e > start:
+            s, e = max(s, start), min(e, end)
+            raw = raw[: s - start] + " " * (e - s) + raw[e - start:]
+    return raw
 
 
 def _heredoc(value: str) -> bool:

@@ -131,9 +131,11 @@ def analyze(text: str, path: str) -> Analysis:
     """Analyse a notebook. Raises :class:`CarrierError` when it is not a readable format-4
     notebook (the message names the file and, for bad JSON, the line)."""
     try:
-        json.loads(text)
+        top = json.loads(text)
     except ValueError as exc:
         raise CarrierError(f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: {getattr(exc, 'msg', exc)}") from None
+    if not isinstance(top, dict):  # nbformat would fail with "'list' object has no attribute 'get'"
+        raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {_json_kind(top)}, not an object")
     try:
         nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # nbformat raises several kinds
@@ -339,6 +341,22 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.render = render
     return analysis
+
+
+def _json_kind(value) -> str:
+    """The JSON type of a decoded value, as a noun phrase ("a list", "a string", ...): the
+    types of RFC 8259, section 3, as Python's json module decodes them."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):  # before the numbers: bool is an int in Python
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if value is None:
+        return "null"
+    return "an object"
 
 
 def _render_line(ln: _Line, decisions: dict[int, str]) -> str | None:

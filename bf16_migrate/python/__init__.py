@@ -16,16 +16,16 @@ from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
 from ..rules import MODES, load_rules
-from .apply import apply_plan
+from .apply import apply_plan, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext
 from .precision import REFERENCE, Planner
 from .string_mentions import report_string_mentions
 
-__all__ = ["MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
+from .guard import CodemodError, ParseError, check_output, check_python, run_deep
+
+__all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
 
 
-class ParseError(Exception):
-    """The source is not valid Python; the message is ``path:line:col: ...`` on one line."""
 
 
 @dataclass
@@ -63,7 +63,9 @@ def migrate_source(
 
     ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
     ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
-    amp with). Raises :class:`ParseError` when ``source`` does not parse, ``ValueError`` for an
+    amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
+    CPython's line and column), :class:`CodemodError` (a ParseError) when it is but cannot be
+    migrated (nested beyond what libcst can walk, a bug), ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
 
     ``launched_with`` names legacy variables a launcher sets for this script (a shell
@@ -81,8 +83,14 @@ def migrate_source(
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    check_python(source, path)
+    return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under))
+
+
+def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under) -> MigrationResult:
+    parsed = form_feeds_out(source)  # what libcst can model: no form feed in indentation
     try:
-        module = cst.parse_module(source)
+        module = cst.parse_module(parsed)
     except cst.ParserSyntaxError as exc:
         raise ParseError(f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}") from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
@@ -90,11 +98,12 @@ def migrate_source(
     plan = planner.run()
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     new = apply_plan(ctx.module, plan)
-    code = new.code
+    code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
     if code != source:
         try:
-            cst.parse_module(code)
+            cst.parse_module(form_feeds_out(code))
         except cst.ParserSyntaxError as exc:  # pragma: no cover - a bug in the codemod
-            raise AssertionError(f"{path}: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
-    diagnostics = sorted(ctx.diagnostics, key=lambda d: (d.line, d.col, d.code))
+            raise CodemodError(f"{path}:1:1: cannot migrate: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
+        check_output(code, path)
+    diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
     return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework)

@@ -7,14 +7,18 @@ Module/IndentedBlock is left, so the original and updated bodies still line up i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import difflib
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from .snippets import autocast_with
+from .snippets import autocast_with, in_newline_style
 
 
 @dataclass
@@ -29,7 +33,9 @@ class EditPlan:
     * ``wraps``: id of a block -> list of (first, last) original statements to put in one
       autocast ``with`` block;
     * ``prelude``: statements to insert after the module's leading imports;
-    * ``imports``: modules that must be imported (added with libcst's AddImportsVisitor).
+    * ``imports``: modules that must be imported (added with libcst's AddImportsVisitor);
+    * ``parent_of``: id of a node of the module -> its parent (``FileContext.parent_of_id``);
+      when given, the pass only walks down the nodes that hold an edit.
     """
 
     remove: set[int] = field(default_factory=set)
@@ -40,6 +46,7 @@ class EditPlan:
     wrap_guard: cst.BaseExpression | None = None
     prelude: list[cst.BaseStatement] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
+    parent_of: Callable[[int], cst.CSTNode | None] | None = None
 
     @property
     def empty(self) -> bool:
@@ -51,9 +58,15 @@ def _comment_lines(lines) -> list[cst.EmptyLine]:
 
 
 class _Apply(cst.CSTTransformer):
-    def __init__(self, plan: EditPlan) -> None:
+    def __init__(self, plan: EditPlan, module: cst.Module) -> None:
         super().__init__()
         self.plan = plan
+        self.holds_edits = _holding_edits(plan, module)
+
+    def on_visit(self, node) -> bool:
+        # a libcst pass rebuilds every node it walks: only walk down to the edits (a node
+        # with none below it is left as it is, which is what walking it would give back)
+        return self.holds_edits is None or id(node) in self.holds_edits
 
     def on_leave(self, original_node, updated_node):
         plan = self.plan
@@ -119,6 +132,24 @@ class _Apply(cst.CSTTransformer):
         return updated.with_changes(body=out)
 
 
+def _holding_edits(plan: EditPlan, module: cst.Module) -> set[int] | None:
+    """The ids of the nodes the plan edits and of all their ancestors (None: walk everything,
+    when the plan cannot tell parents)."""
+    parent_of = plan.parent_of
+    if parent_of is None:
+        return None
+    found = {id(module)}
+    keys = [*plan.remove, *plan.insert_before, *plan.replace, *plan.drop_elements, *plan.wraps]
+    for key in keys:
+        while key not in found:
+            found.add(key)
+            parent = parent_of(key)
+            if parent is None:
+                break
+            key = id(parent)
+    return found
+
+
 def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStatement]):
     """After the last import of the module's leading section (before the first def/class or
     other compound statement)."""
@@ -147,10 +178,84 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
     """The module with ``plan`` applied and the needed imports added."""
     if plan.empty:
         return module
-    new = module.visit(_Apply(plan))
+    newline = module.default_newline
+    if newline != "\n":  # inserted string tokens (the helpers' docstrings) take the file's line end
+        plan = replace(plan, prelude=in_newline_style(plan.prelude, newline), insert_before={
+            key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()
+        })
+    new = module.visit(_Apply(plan, module))
     if plan.imports:
         context = CodemodContext()
         for name in plan.imports:
             AddImportsVisitor.add_needed_import(context, name)
         new = AddImportsVisitor(context).transform_module(new)
     return new
+
+
+
+# libcst does not model a form feed in the indentation of a line: a statement's indentation is
+# not stored per statement but rebuilt from its IndentedBlock's ``indent`` (or
+# Module.default_indent, taken from the first indented line), so "\fdef f():" renders as
+# "def f():", a block whose first line is "\f    x = 1" renders each of its lines with that
+# form feed, and its tokenizer, comparing indentation strings, even rejects valid code such as
+# "class A:\n\f    x = 1\n    def f(self):\n        pass\n". Python resets the column at a
+# form feed (the language reference, "Indentation"), so what precedes the last form feed of
+# the leading whitespace does not count: libcst is given each line without it (the lines
+# inside a multi-line string token excepted), and the lines the edits leave alone are written
+# back as they were.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+_BEFORE_FORM_FEED = re.compile(r"^[ \t\f]*\f")
+
+
+def form_feeds_out(source: str) -> str:
+    """``source`` with the leading whitespace of each line cut after its last form feed, which
+    Python reads as the same code (see the note above); the lines inside a string token (found
+    with the standard library's :mod:`tokenize`) are kept. ``source`` itself when it has no
+    form feed or does not tokenize (the parser then reports the error)."""
+    if "\f" not in source:
+        return source
+    inside: set[int] = set()  # 0-based indexes of the lines a token continues onto
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source, newline="").readline):
+            inside.update(range(token.start[0], token.end[0]))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    return "".join(line if k in inside else _BEFORE_FORM_FEED.sub("", line) for k, line in enumerate(_LINE.findall(source)))
+
+
+def restore_untouched_lines(source: str, parsed: str, new: cst.Module) -> str:
+    """The code of ``new`` (the migrated module of ``parsed``, the :func:`form_feeds_out` of
+    ``source``) with every line the edits left alone byte for byte as in ``source``:
+    :mod:`difflib` pairs the unchanged lines of ``parsed`` with those of the code, and
+    ``parsed`` has the lines of ``source`` one for one.
+
+    Also the last line end of a file with CR (old Mac) line ends: libcst's parser takes a final
+    ``\\r`` for no line end (``Module.has_trailing_newline`` is False, libcst's "Nodes"
+    documentation), so the rendering would lose it."""
+    if source.endswith("\r") and not source.endswith("\\\r") and not new.has_trailing_newline:
+        new = new.with_changes(has_trailing_newline=True)
+    code = new.code
+    if parsed == source:
+        return code
+    original, before, out = _LINE.findall(source), _LINE.findall(parsed), _LINE.findall(code)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, out, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out[j1:j2] = original[i1:i2]
+    return "".join(out)
+
+
+def source_columns(source: str, parsed: str, diagnostics: list) -> list:
+    """``diagnostics`` found in ``parsed`` (the :func:`form_feeds_out` of ``source``) with their
+    columns counted in ``source``: the lines differ only in their leading whitespace."""
+    if parsed == source:
+        return list(diagnostics)
+    original, before = _LINE.findall(source), _LINE.findall(parsed)
+    out = []
+    for d in diagnostics:
+        if 1 <= d.line <= len(original) and original[d.line - 1] != before[d.line - 1]:
+            src, cut = original[d.line - 1], before[d.line - 1]
+            removed = len(src) - len(cut)
+            if d.col > len(cut) - len(cut.lstrip(" \t\f")):
+                d = replace(d, col=d.col + removed)
+        out.append(d)
+    return out

@@ -6,13 +6,18 @@ so anything more than a one-liner is emitted as self-contained source.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
+import libcst.matchers as m
 
 MASTER_WEIGHTS_FACTORY = "with_fp32_master_weights"
 
 EMITTED_MARK = "Added by bf16-migrate ("
-"""Opens the docstring of every emitted helper, which names the variables it replaces: such a
-docstring is the codemod's own, never a finding (:mod:`.string_mentions`)."""
+"""Opens the docstring of every emitted helper: such a docstring is the codemod's own, never a
+finding (:mod:`.string_mentions`). No emitted text spells out a legacy variable's name (it
+says "the legacy bf16 environment switch"): a migrated file must never again match a ``grep``
+for those names, nor the tool's own byte prefilter."""
 
 # gpu-compatible mode (AWS Neuron's migration guide, "BF16 in GPU-compatible mode"): the
 # model's parameters are bf16; the stock update runs on an FP32 master copy of each weight (so
@@ -26,9 +31,9 @@ MASTER_WEIGHTS_SOURCE = '''
 def with_fp32_master_weights(optimizer_class):
     """Return a subclass of `optimizer_class` that keeps an FP32 master copy of bf16 weights.
 
-    Added by bf16-migrate (gpu-compatible mode, replacing XLA_USE_BF16/XLA_DOWNCAST_BF16): the
-    model's parameters stay bf16, the update runs in FP32 on the master weights (its state is
-    created in FP32), and the bf16 parameters are refreshed from them after each step.
+    Added by bf16-migrate (gpu-compatible mode, replacing the legacy bf16 environment switch):
+    the model's parameters stay bf16, the update runs in FP32 on the master weights (its state
+    is created in FP32), and the bf16 parameters are refreshed from them after each step.
     """
 
     class FP32MasterWeights(optimizer_class):
@@ -82,9 +87,9 @@ def floating_to_bf16(batch):
     """Cast the floating-point tensors in `batch` to torch.bfloat16, leaving integer tensors
     (token ids, labels) and everything else as they are.
 
-    Added by bf16-migrate (replacing XLA_USE_BF16/XLA_DOWNCAST_BF16, under which every floating
-    tensor on the XLA device was bf16): `batch` is a tensor, or a list, tuple, namedtuple or dict
-    of them, nested; containers are rebuilt, dicts as plain dicts.
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor on the XLA device was bf16): `batch` is a tensor, or a list, tuple,
+    namedtuple or dict of them, nested; containers are rebuilt, dicts as plain dicts.
     """
     if isinstance(batch, torch.Tensor):
         return batch.to(torch.bfloat16) if batch.is_floating_point() else batch
@@ -130,6 +135,43 @@ def master_weights_helper() -> cst.FunctionDef:
     two blank lines PEP 8 puts before a top-level definition."""
     node = cst.parse_module(MASTER_WEIGHTS_SOURCE.lstrip("\n")).body[0]
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+class _NewlineStyle(cst.CSTTransformer):
+    def __init__(self, newline: str) -> None:
+        super().__init__()
+        self.newline = newline
+
+    def leave_SimpleString(self, original_node, updated_node):
+        return updated_node.with_changes(value=_LINE_BREAK.sub(self.newline, updated_node.value))
+
+    def leave_FormattedStringText(self, original_node, updated_node):
+        return updated_node.with_changes(value=_LINE_BREAK.sub(self.newline, updated_node.value))
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def in_newline_style(statements: list[cst.BaseStatement], newline: str) -> list[cst.BaseStatement]:
+    """``statements`` (code to insert) with every line break inside their string tokens written
+    as ``newline`` (the file's :attr:`libcst.Module.default_newline`).
+
+    libcst renders the line ends *between* tokens with the module's ``default_newline`` (a
+    :class:`libcst.Newline` whose ``value`` is None, libcst's node reference), but a string
+    token as written: ``SimpleString.value`` is the textual representation of the string as in
+    the source, quotes, prefix and escapes included. So the multi-line docstrings of the helpers
+    above, parsed from this module's LF source, would put bare LFs into a CRLF (or CR) file.
+    The value of the literal does not change: Python accepts the three line ends ("Physical
+    lines" in the language reference) and reads each, inside a literal too, as ``\\n``."""
+    if newline == "\n":
+        return list(statements)
+    style = _NewlineStyle(newline)
+    return [statement.visit(style) if _has_line_break(statement) else statement for statement in statements]
+
+
+def _has_line_break(node: cst.CSTNode) -> bool:
+    strings = m.findall(node, m.SimpleString() | m.FormattedStringText())
+    return any("\n" in s.value or "\r" in s.value for s in strings)
 
 
 def attr(dotted: str) -> cst.BaseExpression:
