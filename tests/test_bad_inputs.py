@@ -198,3 +198,25 @@ def test_binary_junk_naming_a_variable_is_reported(tree):
     result = run("blob.bin", "--check", cwd=tree)
     assert result.returncode == 1
     assert "blob.bin:1:8: BFM090 XLA_USE_BF16 is named in a binary file (`.bin`) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data" in result.stdout
+
+
+# -- carriers: one file's failure is its own -----------------------------------------------------------------
+def test_a_notebook_cell_without_a_type_is_that_files_error(tree):
+    (tree / "probe.ipynb").write_text('{"cells": [{"source": "import os\\nos.environ[\\"XLA_USE_BF16\\"] = \\"1\\"", "metadata": {}}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    result = run(".", cwd=tree)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert errors(result) == ["error: probe.ipynb:1:1: not a readable notebook: cell 1 has no `cell_type` or `source`"]
+    assert_good_migrated(tree)
+
+
+def test_an_internal_error_in_a_carrier_is_that_files_error(tree, monkeypatch):
+    from bf16_migrate import carriers
+    from bf16_migrate.carriers import CarrierError
+
+    def broken(kind, text, path):
+        raise IndexError("boom")
+
+    monkeypatch.setattr(carriers, "_analyze", broken)
+    with pytest.raises(CarrierError) as info:
+        carriers.analyze("shell", "export XLA_USE_BF16=1\n", "run.sh")
+    assert str(info.value) == "run.sh:1:1: cannot migrate: internal error (IndexError: boom); this is a bf16-migrate bug, please report it"

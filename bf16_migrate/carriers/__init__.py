@@ -27,7 +27,21 @@ def analyze(kind: str, text: str, path: str) -> Analysis:
     """Parse ``text`` (the file ``path``, of carrier ``kind``) into an :class:`Analysis`.
 
     Raises :class:`CarrierError` (``path:line:col: ...``, one line) when the file does not parse,
-    ``ValueError`` for an unknown kind."""
+    or when its analysis fails in any other way (nesting deeper than the parsers walk, a
+    bf16-migrate bug): one file's failure is that file's error, never the whole run's.
+    ``ValueError`` for an unknown kind. The analysis runs in the codemod's large-stack worker
+    (:func:`bf16_migrate.python.guard.run_deep`)."""
+    from ..python.guard import ParseError, run_deep
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown carrier kind {kind!r}")
+    try:
+        return run_deep(path, lambda: _analyze(kind, text, path), expected=(CarrierError,))
+    except ParseError as exc:  # run_deep's CodemodError: recursion, memory, a bug
+        raise CarrierError(str(exc)) from None
+
+
+def _analyze(kind: str, text: str, path: str) -> Analysis:
     if kind == "shell":
         from . import shell
 

@@ -142,8 +142,14 @@ def analyze(text: str, path: str) -> Analysis:
         raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
     if nb.get("nbformat") != 4:
         raise CarrierError(f"{path}:1:1: notebook format {nb.get('nbformat')} is not supported (convert it to format 4 with `jupyter nbconvert --to notebook`)")
+    cells = nb.get("cells")
+    if not isinstance(cells, list):
+        raise CarrierError(f"{path}:1:1: not a readable notebook: `cells` is not a list")
+    for ci, cell in enumerate(cells):
+        # nbformat.reads does not validate; a cell without these would fail deep in the analysis
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str) or not isinstance(cell.get("source"), (str, list)):
+            raise CarrierError(f"{path}:1:1: not a readable notebook: cell {ci + 1} has no `cell_type` or `source`")
     spans = _cell_source_spans(text, path)
-    cells = nb.cells
     if len(spans) != len(cells):
         raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON")
     analysis = Analysis("notebook", text)

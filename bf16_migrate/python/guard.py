@@ -70,11 +70,12 @@ def check_output(code: str, path: str) -> None:
         raise CodemodError(f"{exc}; the migrated code is not valid Python: this is a bf16-migrate bug, please report it") from None
 
 
-def run_deep(path: str, work: Callable[[], T]) -> T:
+def run_deep(path: str, work: Callable[[], T], expected: tuple[type[BaseException], ...] = ()) -> T:
     """Run ``work()`` in a thread with a :data:`STACK_BYTES` stack and :data:`RECURSION_LIMIT`
-    and return its result. :class:`ParseError` passes through; a RecursionError, MemoryError or
-    any other exception becomes a :class:`CodemodError` for ``path``. KeyboardInterrupt in the
-    caller while waiting propagates (the worker is a daemon thread)."""
+    and return its result. :class:`ParseError` and the ``expected`` exception types pass
+    through; a RecursionError, MemoryError or any other exception becomes a
+    :class:`CodemodError` for ``path``. KeyboardInterrupt in the caller while waiting
+    propagates (the worker is a daemon thread)."""
     outcome: dict[str, object] = {}
 
     def target() -> None:
@@ -99,7 +100,7 @@ def run_deep(path: str, work: Callable[[], T]) -> T:
     if "value" in outcome:
         return outcome["value"]  # type: ignore[return-value]
     error = outcome.get("error")
-    if isinstance(error, ParseError):
+    if isinstance(error, (ParseError, *expected)):
         raise error
     if isinstance(error, RecursionError):
         raise CodemodError(f"{path}:1:1: cannot migrate: nested too deeply for the codemod (more than {RECURSION_LIMIT} levels)") from None
