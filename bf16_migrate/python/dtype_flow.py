@@ -26,7 +26,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .context import FileContext
+from .context import FileContext, findall
 
 FLOAT, INT, UNKNOWN = "float", "int", "unknown"
 _CYCLE = "cycle"  # a name met again inside its own binding (`x = x.to(device)`): no information
@@ -160,9 +160,7 @@ class DtypeFlow:
         if self.ctx.enclosing(func, cst.ClassDef) is not None and index is not None:
             index -= 1  # methods are called as obj.method(...): skip `self`
         results = []
-        for call in self.ctx.nodes(cst.Call):
-            if not m.matches(call.func, m.Name(func.name.value) | m.Attribute(attr=m.Name(func.name.value))):
-                continue
+        for call in self._calls_named(func.name.value):
             value = None
             for i, arg in enumerate(call.args):
                 if arg.keyword is not None and arg.keyword.value == param.name.value:
@@ -174,6 +172,22 @@ class DtypeFlow:
             results.append(self.infer(value, ops, depth))
         return combine(results)
 
+    def _calls_named(self, name: str) -> list[cst.Call]:
+        """The calls of the file whose callee is ``name`` or ``<anything>.name``, in source
+        order (indexed once per file: every parameter followed asks)."""
+
+        def index() -> dict[str, list[cst.Call]]:
+            by_name: dict[str, list[cst.Call]] = {}
+            for call in self.ctx.nodes(cst.Call):
+                func = call.func
+                if isinstance(func, cst.Name):
+                    by_name.setdefault(func.value, []).append(call)
+                elif isinstance(func, cst.Attribute):
+                    by_name.setdefault(func.attr.value, []).append(call)
+            return by_name
+
+        return self.ctx.memo(("calls by callee name",), index).get(name, [])
+
     def _self_attribute(self, expr: cst.Attribute, ops, depth) -> str:
         """``self.x``: every ``self.x = ...`` in the methods of the enclosing class."""
         if not m.matches(expr, m.Attribute(value=m.Name("self"))):
@@ -183,7 +197,7 @@ class DtypeFlow:
             return UNKNOWN
         values = [
             t_assign.value
-            for t_assign in m.findall(cls, m.Assign())
+            for t_assign in self.ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
             for t in t_assign.targets
             if m.matches(t.target, m.Attribute(value=m.Name("self"), attr=m.Name(expr.attr.value)))
         ]
@@ -296,11 +310,11 @@ class DtypeFlow:
         """Whether a torchvision ``transform=`` expression includes ``ToTensor`` (which makes
         the image a floating tensor), following names to the values assigned to them."""
         pattern = m.Name("ToTensor") | m.Attribute(attr=m.Name("ToTensor"))
-        if m.findall(transform, pattern):
+        if findall(transform, pattern):
             return True
         if depth > 3:
             return False
-        for name in m.findall(transform, m.Name()):
+        for name in findall(transform, m.Name()):
             scope = self.ctx.scopes.get(name)
             if scope is None:
                 continue
@@ -337,7 +351,7 @@ class DtypeFlow:
         """The class of what calling ``func`` gives after ``ops``: its ``return`` values, or for
         a generator (a ``yield`` in its own body), the values it yields as elements."""
         own = lambda node: self.ctx.enclosing(node, (cst.FunctionDef, cst.Lambda)) is func
-        yields = [y for y in m.findall(func.body, m.Yield()) if own(y)]
+        yields = [y for y in self.ctx.memo(("yields in", func), lambda: findall(func.body, m.Yield())) if own(y)]
         if yields:
             if not ops or ops[0] != ("elem",):
                 return UNKNOWN
@@ -350,7 +364,7 @@ class DtypeFlow:
                 else:
                     results.append(self.infer(y.value, ops[1:], depth))
             return combine(results)
-        returns = [r.value for r in m.findall(func.body, m.Return()) if r.value is not None and own(r)]
+        returns = [r.value for r in self.ctx.memo(("returns in", func), lambda: findall(func.body, m.Return())) if r.value is not None and own(r)]
         return combine(self.infer(v, ops, depth) for v in returns)
 
     # -- dtypes ----------------------------------------------------------------------------
@@ -387,7 +401,7 @@ class DtypeFlow:
         if kind == "literal":
             if first is None:
                 return UNKNOWN
-            literals = [n for n in m.findall(first, m.Float() | m.Integer())]
+            literals = [n for n in findall(first, m.Float() | m.Integer())]
             if any(isinstance(n, cst.Float) for n in literals):
                 return FLOAT
             if literals and isinstance(first, (cst.Integer, cst.List, cst.Tuple)):

@@ -133,6 +133,12 @@ def _small_and_line(ctx: FileContext, node: cst.CSTNode):
 
 def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWrite], list[Mention]]:
     """All writes of ``variables`` (names of legacy variables) and all other mentions of them."""
+    # the planner asks, then the string-mention report (for the literals the planner covered)
+    writes, mentions = ctx.memo(("writes", frozenset(variables)), lambda: _collect_writes(ctx, variables))
+    return list(writes), list(mentions)
+
+
+def _collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWrite], list[Mention]]:
     writes: list[LegacyWrite] = []
     consumed: set[int] = set()
 

@@ -27,7 +27,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .context import FileContext
+from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall
 
@@ -71,8 +71,8 @@ class InputCasts:
         for call in calls:
             for loss in call.losses:
                 for arg in loss.args:
-                    names = {n.value for n in m.findall(arg.value, m.Name())}
-                    if names & set(call.outputs) or any(a is call.call for a in m.findall(arg.value, m.Call())):
+                    names = {n.value for n in findall(arg.value, m.Name())}
+                    if names & set(call.outputs) or any(a is call.call for a in findall(arg.value, m.Call())):
                         continue
                     kind = self._kind(arg.value)
                     if kind == FLOAT:

@@ -8,13 +8,14 @@ places the model is called, the loss computed from its output, and the loss accu
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .context import FileContext
+from .context import FileContext, findall
 
 _OPTIMIZER_HINTS = ("optim", "sgd", "adam", "lamb", "lion", "adafactor", "rmsprop", "adagrad")
 
@@ -50,6 +51,8 @@ class ModelCall:
 
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
 _MAX_TRACE = 4
+_CALL_OR_NAME = m.Call() | m.Name()
+_CALL_OF_NAME = m.Call(func=m.Name())
 
 
 def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
@@ -58,10 +61,17 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
     file: ``param_optimizer = list(model.named_parameters())`` then the weight-decay groups
     ``[{"params": [p for n, p in param_optimizer if ...]}, ...]``), and through functions
     defined in the file that build the groups from a parameter (``get_groups(model)``)."""
-    found = [c.func.value for c in m.findall(expr, _PARAMETERS)]
+    # once per (expression, depth): the names followed branch out (a name bound twice, each
+    # value read by the next name...), and every call of the file with an argument asks
+    return list(ctx.memo(("receivers", expr, depth), lambda: _receivers(ctx, expr, depth)))
+
+
+def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
+    inside = findall(expr, _CALL_OR_NAME)  # one walk for the three questions below
+    found = [c.func.value for c in inside if isinstance(c, cst.Call) and m.matches(c, _PARAMETERS)]
     if depth >= _MAX_TRACE:
         return found
-    for name in m.findall(expr, m.Name()):
+    for name in (n for n in inside if isinstance(n, cst.Name)):
         if isinstance(ctx.parent(name), cst.Attribute) and ctx.parent(name).attr is name:
             continue
         scope = ctx.scopes.get(name)
@@ -75,11 +85,11 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
                 value = ctx.parent(target).value
                 if _collects_parameters(ctx, value):
                     found.extend(_parameters_receivers(ctx, value, depth + 1))
-    for call in m.findall(expr, m.Call(func=m.Name())):
+    for call in (c for c in inside if isinstance(c, cst.Call) and m.matches(c, _CALL_OF_NAME)):
         func = _local_def(ctx, call.func)
         if func is None:
             continue
-        for receiver in (c.func.value for c in m.findall(func.body, _PARAMETERS)):
+        for receiver in ctx.memo(("parameters of", func), lambda: [c.func.value for c in findall(func.body, _PARAMETERS)]):
             param = next(
                 (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
                  if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
@@ -131,6 +141,10 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
     """Every call whose first argument (or ``params=``) takes parameters from ``X.parameters()``
     or ``X.named_parameters()`` (directly or through parameter groups), excluding the
     calls listed as ``not_optimizers`` in ``rules/torch_api.toml`` (``clip_grad_norm_``...)."""
+    return list(ctx.memo(("optimizers",), lambda: _find_optimizers(ctx)))
+
+
+def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
     sites = []
     for call in ctx.nodes(cst.Call):
         func = _unwrap_factory(call.func)
@@ -144,14 +158,15 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
                 break
         if params is None:
             continue
-        receivers = _parameters_receivers(ctx, params)
-        if not receivers:
-            continue
+        # the cheap question first: most calls of a file do not look like an optimizer
         qualified = ctx.qualified_names(func)
         looks_like = bool(qualified & ctx.rules.torch_api.stock_optimizers) or any(
             h in name.lower() for h in _OPTIMIZER_HINTS
         ) or name[:1].isupper()
         if not looks_like:
+            continue
+        receivers = _parameters_receivers(ctx, params)
+        if not receivers:
             continue
         model = receivers[0] if isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
         if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
@@ -174,7 +189,9 @@ def same_model(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -
             return False
         return {id(x) for x in sa[a.value]} == {id(x) for x in sb[b.value]}
     if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
-        if ctx.code(a) != ctx.code(b):
+        # the attribute names first (the same code has the same last name): a file's calls are
+        # all compared with the model, and rendering each one's code costs
+        if a.attr.value != b.attr.value or ctx.code(a) != ctx.code(b):
             return False
         if m.matches(a, m.Attribute(value=m.Name("self"))):
             return ctx.enclosing(a, cst.ClassDef) is ctx.enclosing(b, cst.ClassDef)
@@ -203,7 +220,7 @@ def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
             param = _param_for(func, i, arg)
             if param is None:
                 continue
-            for inner in m.findall(func.body, m.Call(func=m.Name(param))):
+            for inner in findall(func.body, m.Call(func=m.Name(param))):
                 if ctx.enclosing(inner, cst.FunctionDef) is func:
                     calls.append(inner)
     return [_describe(ctx, c) for c in calls]
@@ -257,21 +274,50 @@ def _describe(ctx: FileContext, call: cst.Call) -> ModelCall:
     block = ctx.block_of(info.statement)
     if block is None or not info.outputs:
         return info
-    body = list(block.body)
-    start = body.index(info.statement)
-    for later in body[start + 1 :]:
-        for loss in m.findall(later, m.Call()):
-            if not _is_loss_callee(ctx, loss.func):
-                continue
-            used = {n.value for a in loss.args for n in m.findall(a.value, m.Name())}
-            if used & set(info.outputs):
-                info.losses.append(loss)
-                if isinstance(later, cst.SimpleStatementLine) and later not in info.loss_statements:
-                    info.loss_statements.append(later)
-                    info.loss_names.extend(_assigned_names(later))
-        if info.losses:
-            break
+    # the losses are those of the first later statement of the block with a loss call that
+    # reads one of the outputs
+    losses, by_name = _block_losses(ctx, block)
+    start = ctx.index_in_block(block, info.statement)
+    hits = [k for k in (_first_after(by_name.get(name, ()), start) for name in set(info.outputs)) if k is not None]
+    if not hits:
+        return info
+    later = block.body[min(hits)]
+    for loss, used in losses[min(hits)]:
+        if used & set(info.outputs):
+            info.losses.append(loss)
+            if isinstance(later, cst.SimpleStatementLine) and later not in info.loss_statements:
+                info.loss_statements.append(later)
+                info.loss_names.extend(_assigned_names(later))
     return info
+
+
+def _block_losses(ctx: FileContext, block: cst.CSTNode) -> tuple[dict[int, list[tuple[cst.Call, set[str]]]], dict[str, list[int]]]:
+    """For the statements of ``block`` (by index): the loss calls in each with the names their
+    arguments read, and for each name the indices of the statements with a loss that reads it.
+    Once per block: every model call of the block looks for its loss there, and scanning the
+    block again for each made a file with many calls in one function quadratic."""
+
+    def scan():
+        losses: dict[int, list[tuple[cst.Call, set[str]]]] = {}
+        by_name: dict[str, list[int]] = {}
+        for k, statement in enumerate(block.body):
+            for loss in findall(statement, m.Call()):
+                if not _is_loss_callee(ctx, loss.func):
+                    continue
+                used = {n.value for a in loss.args for n in findall(a.value, m.Name())}
+                losses.setdefault(k, []).append((loss, used))
+                for name in used:
+                    if not by_name.get(name) or by_name[name][-1] != k:
+                        by_name.setdefault(name, []).append(k)
+        return losses, by_name
+
+    return ctx.memo(("losses of block", block), scan)
+
+
+def _first_after(indices, start: int) -> int | None:
+    """The first of the sorted ``indices`` greater than ``start``."""
+    k = bisect_right(indices, start)
+    return indices[k] if k < len(indices) else None
 
 
 def _assigned_names(stmt: cst.SimpleStatementLine) -> list[str]:
@@ -279,9 +325,9 @@ def _assigned_names(stmt: cst.SimpleStatementLine) -> list[str]:
     for small in stmt.body:
         if isinstance(small, cst.Assign):
             for t in small.targets:
-                names.extend(n.value for n in m.findall(t.target, m.Name()))
+                names.extend(n.value for n in findall(t.target, m.Name()))
         elif isinstance(small, cst.AnnAssign):
-            names.extend(n.value for n in m.findall(small.target, m.Name()))
+            names.extend(n.value for n in findall(small.target, m.Name()))
     return names
 
 
@@ -291,7 +337,7 @@ def loss_accumulators(ctx: FileContext, loss_names: set[str]) -> list[cst.Call]:
     guide keeps such accumulators in FP32 (Neuron's migration guide from XLA_DOWNCAST_BF16)."""
     found: list[cst.Call] = []
     for aug in (a for a in ctx.nodes(cst.AugAssign) if isinstance(a.operator, cst.AddAssign) and isinstance(a.target, cst.Name)):
-        used = {n.value for n in m.findall(aug.value, m.Name())}
+        used = {n.value for n in findall(aug.value, m.Name())}
         if not used & loss_names:
             continue
         scope = ctx.scopes.get(aug.target)
@@ -368,8 +414,8 @@ def _binds(ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression)
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return False
     code = ctx.code(model)
-    for target in m.findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
+    for target in findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
         bound = target.target if isinstance(target, (cst.AssignTarget, cst.For)) else (target.asname.name if target.asname else None)
-        if bound is not None and any(ctx.code(n) == code for n in [bound, *m.findall(bound, m.Name() | m.Attribute())]):
+        if bound is not None and any(ctx.code(n) == code for n in [bound, *findall(bound, m.Name() | m.Attribute())]):
             return True
     return False

@@ -30,7 +30,7 @@ from typing import Mapping
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 from . import snippets
 from .apply import EditPlan
-from .context import FileContext
+from .context import FileContext, findall
 from .dtype_flow import DtypeFlow
 from .env_writes import (
     Condition,
@@ -83,7 +83,7 @@ class Planner:
             for name, value in (launched_with or {}).items()
             if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
         ]
-        self.plan = EditPlan()
+        self.plan = EditPlan(parent_of=ctx.parent_of_id)
         self.framework = None
         self.own_gate: str | None = None
         self.flow = DtypeFlow(ctx)
@@ -370,7 +370,7 @@ class Planner:
                 self.plan.remove.add(id(patch))
         left = []
         for mention in reads:
-            patch = next((p for p in patches if any(mention.node is n for n in m.findall(p.test, m.SimpleString()))), None)
+            patch = next((p for p in patches if any(mention.node is n for n in findall(p.test, m.SimpleString()))), None)
             if patch is None:
                 left.append(mention)
             else:
@@ -379,9 +379,9 @@ class Planner:
 
     def _workaround_patch(self, read: cst.CSTNode) -> cst.If | None:
         stmt = self.ctx.enclosing(read, cst.If)
-        if stmt is None or stmt.orelse is not None or not any(read is n for n in m.findall(stmt.test, m.Call() | m.Subscript() | m.Comparison())):
+        if stmt is None or stmt.orelse is not None or not any(read is n for n in findall(stmt.test, m.Call() | m.Subscript() | m.Comparison())):
             return None
-        for target in m.findall(stmt.body, m.AssignTarget()):
+        for target in findall(stmt.body, m.AssignTarget()):
             code = cst.Module(body=[]).code_for_node(target.target)
             if code.endswith("finfo") or code.endswith("get_parameter_dtype"):
                 return stmt
@@ -434,7 +434,7 @@ class Planner:
         ctx = self.ctx
         scope_node = ctx.enclosing(writes[0].statement, cst.FunctionDef) or ctx.module
         last_write = max(ctx.pos(w.statement)[0] for w in writes)
-        names = {n.value for n in m.findall(self.guard, m.Name())}
+        names = {n.value for n in findall(self.guard, m.Name())}
         problem = None
         for site in find_optimizers(ctx):
             if (ctx.enclosing(site.call, cst.FunctionDef) or ctx.module) is not scope_node or ctx.pos(site.call)[0] < last_write:
@@ -465,7 +465,7 @@ class Planner:
             if ctx.qualified_names(call.func) & _DEVICE_FUNCTIONS
             and isinstance(ctx.parent(call), cst.Assign)
             for t in ctx.parent(call).targets
-            for n in m.findall(t.target, m.Name())
+            for n in findall(t.target, m.Name())
         }
         for call in ctx.nodes(cst.Call):
             if ctx.pos(call)[0] >= line or (ctx.enclosing(call, cst.FunctionDef) or ctx.module) is not scope_node:
@@ -532,6 +532,22 @@ class Planner:
             self.guard = cst.parse_expression(complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}")
             self.own_gate = complement
             ctx.report("BFM032", node, f"the script's own precision code (`{ctx.code(node)}`) is on under `{ctx.code(condition)}`; the legacy switch was the precision otherwise, so the bf16 changes go under `{complement}`", True)
+        calls = {id(model): model_calls(ctx, model) for model in models}
+        regions: list = []
+        if "autocast" in emits:
+            # autocast is the whole replacement in amp: if a forward pass cannot be put under it,
+            # removing the switch would leave that pass in FP32, so nothing is changed
+            problems = []
+            for model in models:
+                found, failed = self._autocast_regions(model, calls[id(model)])
+                regions += found
+                problems += failed
+            if problems:
+                for code, node, message in problems:
+                    ctx.report(code, node, message, False)
+                for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
+                    ctx.report("BFM033", anchor, f"{variable}: the switch is left in place, since {len(problems)} forward pass(es) of the model cannot be put under torch.autocast (see {problems[0][0]} at line {ctx.pos(problems[0][1])[0]}); wrap them by hand, then remove the switch", False)
+                return False
         for variable in self.external:
             ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)
         for site in sites:
@@ -541,7 +557,6 @@ class Planner:
             # AddImportsVisitor only sees the leading import block, which a legacy write often
             # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
             self.plan.imports.append("torch")
-        calls = {id(model): model_calls(ctx, model) for model in models}
         if "model-cast" in emits:
             # one cast per model, before every optimizer built from it, with whatever the
             # model's inputs need right after it (inputs.py); planned together so a model is
@@ -562,8 +577,7 @@ class Planner:
             self._master_weights(sites)
         if "autocast" in emits:
             self.plan.wrap_guard = self.guard
-            for model in models:
-                self._autocast(model, calls[id(model)])
+            self._autocast(regions)
         self._switch_writes(writes, "stochastic-rounding" in emits)
         if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
             self.fp32_optimizer_state()
@@ -748,11 +762,11 @@ class Planner:
         for cls in ctx.nodes(cst.ClassDef):
             if cls.name.value not in local:
                 continue
-            for func in m.findall(cls.body, m.FunctionDef(name=m.Name("step"))):
-                for assign in m.findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
+            for func in findall(cls.body, m.FunctionDef(name=m.Name("step"))):
+                for assign in findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
                     self.plan.replace[id(assign.value)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
                     ctx.report("BFM061", assign.value, f"the gradient is upcast with `.float()` so `{cls.name.value}` computes its update and keeps its state in FP32 (--fp32-optimizer-state)", True)
-                for call in m.findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
+                for call in findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
                     if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
                         self.plan.replace[id(call)] = _add_float32_dtype
                         ctx.report("BFM061", call, f"optimizer state created in FP32 in `{cls.name.value}.step` (--fp32-optimizer-state)", True)
@@ -760,26 +774,34 @@ class Planner:
             if site.qualified & ctx.rules.torch_api.stock_optimizers and self.mode == "stochastic":
                 ctx.report("BFM061", site.call, f"`{ctx.code(site.call.func)}` keeps its state in the parameter dtype (bf16): for FP32 state use --mode gpu-compatible (FP32 master weights and state) or an optimizer that upcasts its gradients", False)
 
-    def _autocast(self, model, calls) -> None:
+    def _autocast_regions(self, model, calls) -> tuple[list, list]:
+        """Where ``model``'s forward pass and loss can go under autocast: ``(regions, problems)``,
+        regions as ``(block, first, last)`` statements to wrap, problems as ``(code, node,
+        message)`` for the calls that cannot be wrapped (planned nothing yet)."""
         ctx = self.ctx
         if not calls:
-            ctx.report("BFM021", model, f"`{ctx.code(model)}` is never called in this file: wrap its forward pass and loss in torch.autocast(\"xla\", dtype=torch.bfloat16) where it is called", False)
-            return
+            return [], [("BFM021", model, f"`{ctx.code(model)}` is never called in this file: wrap its forward pass and loss in torch.autocast(\"xla\", dtype=torch.bfloat16) where it is called")]
+        regions, problems = [], []
         for call in calls:
             first = call.statement
             block = ctx.block_of(first) if first is not None else None
             if block is None:
-                ctx.report("BFM030", call.call, "the model is called inside a compound statement or one-line block: wrap the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand", False)
+                problems.append(("BFM030", call.call, "the model is called inside a compound statement or one-line block: wrap the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand"))
                 continue
             body = list(block.body)
             last = first
             for stmt in call.loss_statements:
-                if ctx.block_of(stmt) is block and body.index(stmt) > body.index(last):
+                if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                     last = stmt
-            region = body[body.index(first) : body.index(last) + 1]
+            region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
             if any(_steps_or_backward(s) for s in region):
-                ctx.report("BFM030", call.call, "backward or the optimizer step sits between the forward pass and the loss: wrap only the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand", False)
+                problems.append(("BFM030", call.call, "backward or the optimizer step sits between the forward pass and the loss: wrap only the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand"))
                 continue
+            regions.append((block, first, last))
+        return regions, problems
+
+    def _autocast(self, regions) -> None:
+        for block, first, last in regions:
             ranges = self.plan.wraps.setdefault(id(block), [])
             if not any(a is first for a, _ in ranges):
                 ranges.append((first, last))
@@ -853,7 +875,7 @@ def _negate(code: str) -> str:
 def _evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CSTNode) -> bool:
     """Whether every name ``condition`` reads denotes the same binding at ``where`` (libcst
     ScopeProvider), so the condition can be evaluated there."""
-    for name in m.findall(condition, m.Name()):
+    for name in findall(condition, m.Name()):
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
             continue
@@ -867,7 +889,7 @@ def _evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CS
 
 
 def _has_calls(expr: cst.BaseExpression) -> bool:
-    return bool(m.findall(expr, m.Call()))
+    return bool(findall(expr, m.Call()))
 
 
 def _module_binds(ctx: FileContext, name: str) -> bool:
@@ -878,7 +900,7 @@ def _module_binds(ctx: FileContext, name: str) -> bool:
 
 def _steps_or_backward(stmt: cst.CSTNode) -> bool:
     return bool(
-        m.findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
+        findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
     )
 
 

@@ -31,6 +31,7 @@ Each mention is classified, the first rule that holds wins:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -122,11 +123,12 @@ def _planners_literals(ctx: FileContext) -> set[int]:
     variable's name) that a diagnostic of the planner points into: the planner reported them
     (a read it leaves unreported is reported here)."""
     writes, mentions = collect_writes(ctx, set(ctx.rules.variables))
-    points = [(d.line, d.col - 1) for d in ctx.diagnostics]
+    points = sorted((d.line, d.col - 1) for d in ctx.diagnostics)  # sorted: one search per literal
     found = set()
     for node in [w.key for w in writes] + [x.node for x in mentions]:
         span = ctx.positions[node]
-        if any((span.start.line, span.start.column) <= p < (span.end.line, span.end.column) for p in points):
+        first = bisect_left(points, (span.start.line, span.start.column))  # the first point in or after the literal
+        if first < len(points) and points[first] < (span.end.line, span.end.column):
             found.add(id(node))
     return found
 

@@ -1,0 +1,225 @@
+"""Scale benchmark: `migrate_source` time against file size, per file shape and mode.
+
+A migration must stay linear in the size of the file (a 5,000-line module in under a second):
+this generates training scripts of 1k, 5k and 20k lines (and one of 1 MB) in a few shapes,
+each with the same legacy write, model and optimizer, and times one `migrate_source` call on
+each, in-process (imports and rule loading done beforehand).
+
+Run: python bench/bench_scale.py   (results are recorded by hand in bench/RESULTS.md)
+     python bench/bench_scale.py --sizes 1000 5000 --shapes functions --modes amp
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Callable
+
+from bf16_migrate.python import migrate_source
+
+MODES = ("stochastic", "gpu-compatible", "amp")
+SIZES = (1_000, 5_000, 20_000)
+MEGABYTE = 1_000_000
+
+HEADER = '''"""A generated training script for bench/bench_scale.py."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+'''
+
+# the part every shape shares: a model, an optimizer built from its parameters, a loss
+# accumulator and a training loop (what the planner looks for in every mode)
+TRAINING = '''
+
+def make_data(n):
+    xs = torch.randn(n, 16)
+    ys = torch.randn(n, 4)
+    return torch.utils.data.TensorDataset(xs, ys)
+
+
+def train(steps=10):
+    device = xm.xla_device()
+    model = torch.nn.Linear(16, 4).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss_fn = nn.MSELoss()
+    loader = torch.utils.data.DataLoader(make_data(8 * steps), batch_size=8)
+    total = torch.zeros(1, device=device)
+    for step, (x, y) in enumerate(loader):
+        x, y = x.to(device), y.to(device)
+        optimizer.zero_grad()
+        out = model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        optimizer.step()
+        total += loss.detach()
+        xm.mark_step()
+{evaluate}    return total
+
+
+if __name__ == "__main__":
+    train()
+'''
+
+
+def _functions(i: int) -> str:
+    """Small module-level functions that call each other."""
+    previous = f"helper_{i - 1}(c, b)" if i else "c"
+    return (
+        f"def helper_{i}(a, b=2):\n"
+        f"    c = a * {i} + b\n"
+        f"    if c > {i}:\n"
+        f"        return c - 1\n"
+        f"    return {previous}\n\n\n"
+    )
+
+
+def _long_function_body(i: int) -> str:
+    """Statements of one long function (the header is added once)."""
+    return (
+        f"    v{i} = v{i - 1} + {i} if {i} else 0\n"
+        f"    if v{i} % 3 == 0:\n"
+        f"        v{i} = torch.ones(2) * v{i}\n"
+        f"    items.append(v{i})\n"
+    ) if i else "    v0 = 0\n"
+
+
+def _model_calls_body(i: int) -> str:
+    """Statements of one long evaluation function that calls the model again and again
+    (each call's loss is looked for in the rest of the function)."""
+    return (
+        f"    x{i} = batches[{i}]\n"
+        f"    out{i} = model(x{i})\n"
+        f"    scores.append(out{i}.sum())\n"
+    )
+
+
+def _classes(i: int) -> str:
+    """Methods of long classes: a new class every 50 methods."""
+    head = ""
+    if i % 50 == 0:
+        head = (
+            f"class Block{i // 50}(nn.Module):\n"
+            f"    def __init__(self):\n"
+            f"        super().__init__()\n"
+            f"        self.lin = nn.Linear(4, 4)\n"
+            f"        self.scale = {i}\n\n"
+        )
+    tail = "\n" if i % 50 == 49 else ""
+    return head + (
+        f"    def step_{i}(self, x):\n"
+        f"        y = self.lin(x) * self.scale\n"
+        f"        return self.step_{i - 1}(y) if {i % 50} else y\n\n"
+    ) + tail
+
+
+def _expression_chain(i: int) -> str:
+    """``x = (a + a + ...)`` with 300 terms over 30 lines: a 300-deep BinaryOperation."""
+    rows = ["    " + " + ".join(["a"] * 10) for _ in range(30)]
+    return f"def chain_{i}(a):\n    x = (\n" + " +\n".join(rows) + "\n    )\n    return x\n\n\n"
+
+
+def _strings(i: int) -> str:
+    """String literals: a documented function, a table of strings, an f-string; every tenth
+    block names the legacy variable in help text (reported, never rewritten), every twentieth
+    reads it."""
+    help_text = ""
+    if i % 10 == 0:
+        help_text = f'    parser.add_argument("--opt{i}", help="set XLA_USE_BF16=1 for option {i}")\n'
+    if i % 20 == 5:  # a read of the variable (replaced by a constant in the bf16 modes)
+        help_text = '    if os.environ.get("XLA_USE_BF16") == "1":\n        name = name.upper()\n'
+    return (
+        f"def describe_{i}(parser, name):\n"
+        f'    """Describe item {i}: a docstring of a few words."""\n'
+        f'    table = {{"a": "alpha {i}", "b": "beta {i}", "c": "gamma {i}"}}\n'
+        f"{help_text}"
+        f'    return f"{{name}}: {{table[\'a\']}} / item {i}"\n\n\n'
+    )
+
+
+def _mixed(i: int) -> str:
+    """The other shapes in turn (a whole class of 50 methods for the class shape)."""
+    kind = i % 4
+    if kind == 1:
+        return "".join(_classes(50 * i + k) for k in range(50))
+    return (_functions, None, _strings, _expression_chain)[kind](i)
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "functions": _functions,
+    "long-function": _long_function_body,
+    "model-calls": _model_calls_body,
+    "classes": _classes,
+    "expression-chain": _expression_chain,
+    "strings": _strings,
+    "mixed": _mixed,
+}
+
+
+def generate(shape: str, lines: int | None = None, size: int | None = None) -> str:
+    """A script of the ``shape`` with at least ``lines`` lines (or ``size`` characters)."""
+    block = SHAPES[shape]
+    head, tail = _ENCLOSING.get(shape, ("", ""))
+    parts = [HEADER, head]
+    length, count, i = len(HEADER), HEADER.count("\n"), 0
+    while (lines is not None and count < lines) or (size is not None and length < size):
+        text = block(i)
+        parts.append(text)
+        length, count, i = length + len(text), count + text.count("\n"), i + 1
+    parts.append(tail)
+    parts.append(TRAINING.format(evaluate="    evaluate(model, [x])\n" if shape == "model-calls" else ""))
+    return "".join(parts)
+
+
+# the function around the statements of the one-function shapes
+_ENCLOSING = {
+    "long-function": ("def long_function():\n    items = []\n", "    return items\n\n"),
+    "model-calls": ("def evaluate(model, batches):\n    scores = []\n", "    return scores\n\n"),
+}
+
+
+def inputs(sizes=SIZES, shapes=tuple(SHAPES), megabyte: bool = True) -> list[tuple[str, str]]:
+    """(label, source) of every generated input: each shape at each size, then a 1 MB mixed file."""
+    out = [(f"{shape}-{n}", generate(shape, lines=n)) for shape in shapes for n in sizes]
+    if megabyte:
+        out.append(("mixed-1MB", generate("mixed", size=MEGABYTE)))
+    return out
+
+
+def seconds(source: str, mode: str, repeat: int) -> float:
+    """Median seconds of one `migrate_source` call."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        migrate_source(source, mode, "train.py")
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=list(SHAPES))
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
+    parser.add_argument("--no-megabyte", action="store_true", help="skip the 1 MB file")
+    parser.add_argument("--repeat", type=int, default=1, help="calls per cell (median)")
+    args = parser.parse_args()
+    migrate_source(generate("functions", lines=50), "stochastic", "train.py")  # warm caches
+    print("| shape | lines | bytes | mode | seconds | s / 1k lines |")
+    print("|---|---:|---:|---|---:|---:|")
+    for label, source in inputs(args.sizes, args.shapes, not args.no_megabyte):
+        shape = label.rsplit("-", 1)[0]
+        n_lines, n_bytes = source.count("\n"), len(source.encode())
+        for mode in args.modes:
+            s = seconds(source, mode, args.repeat)
+            print(f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {s:.2f} | {s / n_lines * 1000:.3f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
