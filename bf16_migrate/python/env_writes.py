@@ -1,6 +1,7 @@
 """Find every spelling of a legacy-variable write in a Python file.
 
-Recognised writes (issue 2), each with the string literal that names the variable:
+Recognised writes (the ways Python's ``os`` module sets an environment variable: ``os.environ``
+is a ``MutableMapping``, plus ``os.putenv``), each with the string literal that names the variable:
 ``os.environ["X"] = "1"``, ``os.environ.update({"X": "1", ...})`` / ``.update(X="1")``,
 ``os.environ.setdefault("X", "1")`` and ``os.putenv("X", "1")``, under any import spelling
 (``import os as _os``, ``from os import environ``: resolved with libcst's QualifiedNameProvider).
@@ -68,8 +69,9 @@ def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None
     ``("on"|"off", None)`` for a decidable value (``"1"``, ``str(0)``, ``"1" if c else "1"``),
     ``("if", Condition)`` when it is on exactly when a condition holds (``str(int(flag))``,
     ``"1" if c else "0"``), ``("not-a-string", None)`` for ``1`` or ``True`` (os.environ
-    raises TypeError), ``("unknown", None)`` otherwise. Source: issue 5's list of computed
-    values seen in public code."""
+    raises TypeError: ``os.environ`` accepts only str values), ``("unknown", None)`` otherwise.
+    The computed spellings are those found in public training scripts (``str(int(args.bf16))``,
+    ``"1" if args.bf16 else "0"``)."""
     if value is None:
         return "unknown", None
     literal = _string_value(value)

@@ -1,6 +1,7 @@
 """Find the models of a training script and where they are used.
 
-A model is an object whose ``.parameters()`` feed an optimizer (design.md). From each optimizer
+A model is an object whose ``.parameters()`` feed an optimizer (``torch.optim.Optimizer(params)``:
+the parameters it updates are the model's). From each optimizer
 construction we take the model expression (``model``, ``self.model``), the statement before which
 a cast must go (the cast goes before the optimizer is built: torch `nn.Module._apply`: a cast after the optimizer is built leaves the optimizer holding the old parameters unless swapped), the
 places the model is called, the loss computed from its output, and the loss accumulators.
