@@ -40,7 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, MODES, ROOT
+from conftest import FIXTURES, MODES
 
 SEEDS = int(os.environ.get("BF16_MIGRATE_JUNK_SEEDS", "2"))
 TIMEOUT = float(os.environ.get("BF16_MIGRATE_JUNK_TIMEOUT", "120"))
@@ -355,7 +355,8 @@ class Run:
 
 def run_cli(args: list[str], cwd: Path | None = None, timeout: float = TIMEOUT, code_path: str | None = None) -> Run:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (code_path or str(ROOT), env.get("PYTHONPATH", "")) if p)
+    if code_path:  # the code under test (the campaign pins a snapshot); else whatever `import bf16_migrate` finds
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (code_path, env.get("PYTHONPATH", "")) if p)
     try:
         proc = subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *args], capture_output=True, timeout=timeout, cwd=cwd, env=env)
     except subprocess.TimeoutExpired as exc:

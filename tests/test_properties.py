@@ -580,7 +580,7 @@ def scripts(draw) -> Script:
     _imports(draw, b, names)
     _filler(draw, b, 0, names)
     if names["const"]:
-        b.add(0, 'BF16_FLAG = "XLA_USE_BF16"  # the switch', TOUCH)
+        b.add(0, 'BF16_FLAG = "XLA_USE_BF16"  # the switch', WRITE)  # removed with the writes through it (BFM043)
     _writes(draw, b, 0, names, "after_imports")
     b.add(0, "")
     b.add(0, f"IN, OUT = 4, {draw(st.integers(2, 3))}{_trailing(draw)}")

@@ -36,11 +36,14 @@ class FileContext:
     planner report, in the order found.
 
     Every libcst visit rebuilds each node it passes (``_visit_and_replace_children``), which
-    made the metadata most of a migration's time: libcst's providers run here only where
-    nothing cheaper gives the same answer (positions, scopes: one walk each per file). Parents
-    come from one walk of our own that reads the children without rebuilding them
-    (:func:`children`), and qualified names from the scopes, when asked (libcst's
-    QualifiedNameProvider is that same call, behind one more visit of every node).
+    made the metadata most of a migration's time, and more so as the file grew: libcst's
+    providers run here only where nothing cheaper gives the same answer (positions, expression
+    contexts, scopes: one walk each per file, see :func:`_resolve_alone`). Parents come from one
+    walk of our own that reads the children without rebuilding them (:func:`children`), and
+    qualified names from the scopes, when asked (libcst's QualifiedNameProvider is that same
+    call, behind one more visit of every node). Punctuation, operators, brackets and whitespace
+    are not indexed: :meth:`parent` does not know them and :meth:`nodes` does not list them
+    (nothing asks about them).
     """
 
     path: str
@@ -90,6 +93,8 @@ class FileContext:
             raise ValueError(f"{type(stmt).__name__} is not in the block") from None
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The parent of ``node`` (None for the module, for a node of no file's module, and for
+        punctuation, operators, brackets and whitespace)."""
         return self._parent.get(id(node))
 
     def parent_of_id(self, node_id: int) -> cst.CSTNode | None:
@@ -154,7 +159,6 @@ class FileContext:
     def report_at(self, code: str, line: int, col: int, message: str, fixed: bool) -> None:
         """Report at a 1-based (line, column) inside a node (a name within a string literal)."""
         self.diagnostics.append(Diagnostic(code, self.path, line, col, message, fixed))
-
 
 
 @contextmanager
@@ -253,7 +257,6 @@ class _Shape:
 
 
 _SHAPES: dict[type, _Shape] = {}
-_NO_NODE = (None, cst.MaybeSentinel.DEFAULT)
 
 # Punctuation, operators, brackets and whitespace: nodes that hold nothing but more of the same
 # (libcst's ``whitespace`` and ``op`` modules, and the brackets). Nothing the codemod asks about
@@ -353,9 +356,8 @@ def _is_bare(matcher) -> bool:
     class: every field of it (and of each option of a ``|``) is ``DoNotCare()``."""
     options = matcher.options if isinstance(matcher, m.OneOf) else (matcher,)
     return all(
-        isinstance(getattr(option, f.name), m.DoNotCareSentinel)
+        not isinstance(option, m.OneOf) and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option))
         for option in options
-        for f in dataclasses.fields(option)
     )
 
 

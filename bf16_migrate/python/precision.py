@@ -801,9 +801,14 @@ class Planner:
         return regions, problems
 
     def _autocast(self, regions) -> None:
+        starts: dict[int, set[int]] = {}  # per block, the first statements wrapped (a block may hold thousands)
         for block, first, last in regions:
             ranges = self.plan.wraps.setdefault(id(block), [])
-            if not any(a is first for a, _ in ranges):
+            wrapped = starts.get(id(block))
+            if wrapped is None:
+                wrapped = starts[id(block)] = {id(a) for a, _ in ranges}
+            if id(first) not in wrapped:
+                wrapped.add(id(first))
                 ranges.append((first, last))
 
 
