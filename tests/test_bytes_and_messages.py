@@ -356,3 +356,70 @@ def test_notebook_invalid_json_names_line_and_column():
     with pytest.raises(CarrierError) as info:
         analyze("notebook", '{\n "cells": [,\n "XLA_USE_BF16"}', "nb.ipynb")
     assert str(info.value) == "nb.ipynb:2:12: not valid notebook JSON: Expecting value"
+
+
+# -- comments of removed statements ------------------------------------------------------------------
+# The minimal script property (c) of test_properties.py found: the comment lines inside an
+# `if args.bf16:` block that goes with its write were lost (only the `if`'s own leading lines were
+# kept), and a comment moved to another block took that block's indentation.
+COMMENTS_OF_REMOVED = (
+    "import os\n"
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "import torch_xla.core.xla_model as xm\n"
+    "\n"
+    "\n"
+    "def setup(args):\n"
+    "    if args.bf16:  # precision\n"
+    "        # set up\n"
+    "      # shallower than its block\n"
+    "            # deeper than its block\n"
+    '        os.environ["XLA_USE_BF16"] = "0"\n'
+    "        # last words\n"
+    "\n"
+    "\n"
+    "def main():\n"
+    "\t# tab-indented, above a removed write\n"
+    '\tos.environ["XLA_USE_BF16"] = "1"\n'
+    "\tdevice = xm.xla_device()\n"
+    "\tmodel = nn.Linear(4, 2).to(device)\n"
+    "\toptimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+    "\tx = torch.randn(8, 4).to(device)\n"
+    "\tloss = model(x).sum()\n"
+    "\tloss.backward()\n"
+    "\toptimizer.step()\n"
+)
+COMMENTS_KEPT = (
+    "def setup(args):\n"
+    "        # set up\n"
+    "      # shallower than its block\n"
+    "            # deeper than its block\n"
+    "        # last words\n"
+    "    pass\n"
+    "\n"
+    "\n"
+    "def main():\n"
+    "\t# tab-indented, above a removed write\n"
+    "\tdevice = xm.xla_device()\n"
+)
+
+
+@pytest.mark.parametrize("mode", ("gpu-compatible", "amp", "reference"))
+def test_comments_of_a_removed_block_keep_their_bytes(mode):
+    result = migrate_source(COMMENTS_OF_REMOVED, mode, "c.py")
+    assert COMMENTS_KEPT in result.code
+    assert [d.code for d in result.diagnostics] == ["BFM002", "BFM001"]
+
+
+def test_comments_of_a_removed_block_amp_exact_bytes():
+    assert migrate_source(COMMENTS_OF_REMOVED, "amp", "c.py").code == (
+        COMMENTS_OF_REMOVED.split("def setup", 1)[0]
+        + COMMENTS_KEPT
+        + "\tmodel = nn.Linear(4, 2).to(device)\n"
+        "\toptimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+        "\tx = torch.randn(8, 4).to(device)\n"
+        '\twith torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "\t    loss = model(x).sum()\n"
+        "\tloss.backward()\n"
+        "\toptimizer.step()\n"
+    )

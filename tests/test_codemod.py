@@ -190,9 +190,11 @@ def test_existing_stochastic_rounding_setting_is_not_duplicated():
 
 
 def test_removed_write_keeps_its_comment_and_empty_block_gets_pass():
-    src = HEADER + TRAIN + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n'
+    # setup() runs before main(): the write was in force (a setup() nothing calls is BFM049)
+    src = HEADER + TRAIN + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n\n\nif __name__ == "__main__":\n    setup()\n    main()\n'
     result = run(src, mode="amp")
     assert "def setup():\n    # bf16 on the device\n    pass\n" in result.code
+    assert codes(result) == [("BFM001", True)]
 
 
 def test_amp_refuses_region_with_backward_inside():

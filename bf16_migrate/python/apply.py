@@ -53,15 +53,63 @@ class EditPlan:
         return not (self.remove or self.insert_before or self.replace or self.drop_elements or self.wraps or self.prelude)
 
 
-def _comment_lines(lines) -> list[cst.EmptyLine]:
-    return [line for line in lines if line.comment is not None]
+# what holds no statement-level comment line: an EmptyLine found below one of these is part of
+# an expression (a comment line inside parentheses), which goes with the removed code
+_NO_STATEMENT_LINES = (cst.BaseExpression, cst.BaseSmallStatement, cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.Comment)
+
+
+def comments_within(node: cst.CSTNode, indent: str, default_indent: str) -> list[cst.EmptyLine]:
+    """The comment lines of a statement to be removed (its leading lines, and for a compound
+    statement those of every statement, clause and block footer inside it), in source order,
+    each made to render with its own indentation wherever it is put.
+
+    libcst stores an :class:`~libcst.EmptyLine` relative to its block: ``indent=True`` means
+    "the block's indentation, then ``whitespace``" (libcst's "Whitespace" documentation). A
+    comment moved to another block (the next statement of an outer block, a block's footer)
+    would take that block's indentation, so ``indent`` (the absolute indentation of the block
+    ``node`` is in) is written into ``whitespace`` and the flag cleared: the line comes out byte
+    for byte as it was."""
+    out: list[cst.EmptyLine] = []
+
+    def walk(current: cst.CSTNode, at: str) -> None:
+        if isinstance(current, cst.EmptyLine):
+            if current.comment is not None:
+                out.append(current.with_changes(indent=False, whitespace=cst.SimpleWhitespace(at + current.whitespace.value)) if current.indent else current)
+            return
+        if isinstance(current, _NO_STATEMENT_LINES):
+            return
+        if isinstance(current, cst.IndentedBlock):
+            at += default_indent if current.indent is None else current.indent
+        for child in current.children:
+            walk(child, at)
+
+    walk(node, indent)
+    return out
 
 
 class _Apply(cst.CSTTransformer):
     def __init__(self, plan: EditPlan, module: cst.Module) -> None:
         super().__init__()
+        self.module = module
         self.plan = plan
         self.holds_edits = _holding_edits(plan, module)
+        self.default_indent = module.default_indent
+        self._parents: dict[int, cst.CSTNode] | None = None  # when the plan cannot tell parents
+
+    def _absolute_indent(self, block: cst.CSTNode) -> str:
+        """The indentation of the statements of ``block`` (an original Module/IndentedBlock)."""
+        parent_of = self.plan.parent_of
+        if parent_of is None:
+            if self._parents is None:
+                self._parents = _parent_map(self.module)
+            parent_of = self._parents.get
+        parts = []
+        node = block
+        while node is not None:
+            if isinstance(node, cst.IndentedBlock):
+                parts.append(self.default_indent if node.indent is None else node.indent)
+            node = parent_of(id(node))
+        return "".join(reversed(parts))
 
     def on_visit(self, node) -> bool:
         # a libcst pass rebuilds every node it walks: only walk down to the edits (a node
@@ -98,12 +146,15 @@ class _Apply(cst.CSTTransformer):
         wraps = {id(first): last for first, last in plan.wraps.get(id(original), [])}
         out: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
+        indent: str | None = None
         i = 0
         while i < len(old_body):
             old, new = old_body[i], new_body[i]
             out.extend(plan.insert_before.get(id(old), []))
             if id(old) in plan.remove:
-                carried.extend(_comment_lines(new.leading_lines))
+                if indent is None:
+                    indent = self._absolute_indent(original)
+                carried.extend(comments_within(new, indent, self.default_indent))
                 i += 1
                 continue
             if carried:
@@ -130,6 +181,18 @@ class _Apply(cst.CSTTransformer):
         if carried:  # comments above a removed last statement stay, as the block's footer
             return updated.with_changes(body=out, footer=[*carried, *updated.footer])
         return updated.with_changes(body=out)
+
+
+def _parent_map(module: cst.Module) -> dict[int, cst.CSTNode]:
+    parents: dict[int, cst.CSTNode] = {}
+
+    def walk(node: cst.CSTNode) -> None:
+        for child in node.children:
+            parents[id(child)] = node
+            walk(child)
+
+    walk(module)
+    return parents
 
 
 def _holding_edits(plan: EditPlan, module: cst.Module) -> set[int] | None:

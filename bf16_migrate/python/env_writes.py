@@ -290,11 +290,20 @@ _UNGUARDED_PARENTS = (cst.Module, cst.FunctionDef)
 def guard_of(ctx: FileContext, write: LegacyWrite) -> tuple[list[Condition], cst.CSTNode | None]:
     """The ``if`` conditions the write runs under, outermost first, up to its function or the
     module; and the construct that makes it conditional in a way no condition expresses (a
-    loop, ``try``, ``with``, class body), or None. ``if __name__ == "__main__":`` counts as
-    unconditional for a script; an ``else``/``elif`` branch gives the negated test."""
+    loop, ``try``, ``with``, class body, comprehension, lambda), or None. ``if __name__ ==
+    "__main__":`` counts as unconditional for a script; an ``else``/``elif`` branch gives the
+    negated test. Within the statement, ``flag and os.environ.update(...)`` and ``... if flag
+    else ...`` give their test (Python's language reference, "Boolean operations" and
+    "Conditional expressions": the right operand runs only when the left one does not decide);
+    before it, an ``if`` branch that trained and returned (``if not args.bf16: train(args);
+    return``) gives its negated test."""
+    return _conditions_of(ctx, write.key, write.statement)
+
+
+def _statement_guard(ctx: FileContext, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
     conditions: list[Condition] = []
-    child: cst.CSTNode = write.statement
-    for anc in ctx.ancestors(write.statement):
+    child: cst.CSTNode = statement
+    for anc in ctx.ancestors(statement):
         if isinstance(anc, (cst.IndentedBlock, cst.Else)):
             child = anc
             continue
@@ -364,3 +373,413 @@ def _is_main_guard(node: cst.If) -> bool:
             comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
         ),
     ) and _string_value(node.test.comparisons[0].comparator) == "__main__"
+
+
+# -- whether a write was in force when the device was first used ------------------------------------
+# torch-xla reads XLA_USE_BF16 / XLA_DOWNCAST_BF16 once, when the first tensor goes to the device
+# (static initialisers over ``GetEnvBool`` in torch-xla's ``torch_xla/csrc/runtime/sys_util.cc``,
+# used by ``torch_xla/csrc/dtype.cpp``), through the C environment (``getenv``). A write that is
+# undone before that, or that only runs after it, never took effect: the legacy script trained in
+# FP32. Migrating it as if it had would change the script's numerics.
+
+DEVICE_FUNCTIONS = frozenset({"torch_xla.device", "torch_xla.core.xla_model.xla_device"})
+
+
+@dataclass(frozen=True)
+class Undo:
+    """A later statement of the same block that takes a write back: ``undo`` (a ``del``,
+    ``pop``, ``unsetenv``, or a write of a false value). ``dead``: nothing between the two can
+    have used the device, so the write never took effect; False when that cannot be told."""
+
+    write: LegacyWrite
+    undo: LegacyWrite
+    dead: bool
+
+
+@dataclass(frozen=True)
+class NotInForce:
+    """Why a write may not have been in force when the device was first used. ``reason`` is
+    ``"uncalled"`` (set in a function nothing in the file calls), ``"lambda"``, ``"late-call"``
+    (its function is called only after the device was used), ``"conditional-call"`` (called
+    only under a condition), ``"after-device-call"`` (a call before it in its scope already used
+    the device); ``node`` is what the message points to (the function, the call), ``dead`` is
+    True only when the write provably never ran (a private function nothing references)."""
+
+    reason: str
+    node: cst.CSTNode
+    dead: bool = False
+    condition: cst.BaseExpression | None = None
+
+
+def _device_names(ctx: FileContext) -> frozenset[str]:
+    """Names assigned the result of ``torch_xla.device()`` / ``xm.xla_device()``."""
+
+    def compute():
+        return frozenset(
+            n.value
+            for call in ctx.nodes(cst.Call)
+            if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS and isinstance(ctx.parent(call), cst.Assign)
+            for t in ctx.parent(call).targets
+            for n in m.findall(t.target, m.Name())
+        )
+
+    return ctx.memo(("device names",), compute)
+
+
+def _direct_device_use(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.to(device)`` / ``device=device`` with ``device`` from a device function (or the call
+    itself): a tensor put on the XLA device."""
+    names = _device_names(ctx)
+    for arg in call.args:
+        if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (arg.keyword is not None and arg.keyword.value == "device"):
+            value = arg.value
+            if (isinstance(value, cst.Name) and value.value in names) or (isinstance(value, cst.Call) and ctx.qualified_names(value.func) & DEVICE_FUNCTIONS):
+                return True
+    return False
+
+
+def _module_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
+    """The functions defined at the module's top level, by name (a name defined twice: neither)."""
+
+    def compute():
+        found: dict[str, cst.FunctionDef] = {}
+        twice = set()
+        for statement in ctx.module.body:
+            if isinstance(statement, cst.FunctionDef):
+                name = statement.name.value
+                if name in found:
+                    twice.add(name)
+                found[name] = statement
+        return {name: fn for name, fn in found.items() if name not in twice}
+
+    return ctx.memo(("module functions",), compute)
+
+
+def device_functions(ctx: FileContext) -> frozenset[str]:
+    """Names of the module's top-level functions that put a tensor on the XLA device, directly
+    (``x.to(device)``, ``device=device`` with ``device`` from ``torch_xla.device()`` /
+    ``xm.xla_device()``) or through a call of another such function (a fixed point over the
+    file's call graph). Calling one is what makes torch-xla read the legacy variables: it reads
+    them once, at the first device tensor (torch-xla ``torch_xla/csrc/runtime/sys_util.cc``
+    through static initialisers in ``torch_xla/csrc/dtype.cpp``)."""
+
+    def compute():
+        functions = _module_functions(ctx)
+        direct, calls = set(), {}
+        for name, fn in functions.items():
+            inner = m.findall(fn.body, m.Call())
+            if any(_direct_device_use(ctx, c) for c in inner):
+                direct.add(name)
+            calls[name] = {c.func.value for c in inner if isinstance(c.func, cst.Name) and c.func.value in functions}
+        using = set(direct)
+        changed = True
+        while changed:
+            changed = False
+            for name, callees in calls.items():
+                if name not in using and callees & using:
+                    using.add(name)
+                    changed = True
+        return frozenset(using)
+
+    return ctx.memo(("device functions",), compute)
+
+
+def _uses_device(ctx: FileContext, call: cst.Call) -> bool:
+    return _direct_device_use(ctx, call) or (isinstance(call.func, cst.Name) and call.func.value in device_functions(ctx))
+
+
+def _scope_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    return ctx.enclosing(node, cst.FunctionDef) or ctx.module
+
+
+def _exits(block: cst.CSTNode) -> bool:
+    """Whether an ``if`` body ends by leaving its function or the program (``return``,
+    ``raise``, ``sys.exit()``), so the statements after the ``if`` do not run on its path."""
+    if not isinstance(block, cst.IndentedBlock) or not block.body:
+        return False
+    last = block.body[-1]
+    if not isinstance(last, cst.SimpleStatementLine):
+        return False
+    small = last.body[-1]
+    if isinstance(small, (cst.Return, cst.Raise)):
+        return True
+    return isinstance(small, cst.Expr) and m.matches(small.value, m.Call(func=m.Name("exit") | m.Name("quit") | m.Attribute(value=m.Name("sys"), attr=m.Name("exit")) | m.Attribute(value=m.Name("os"), attr=m.Name("_exit"))))
+
+
+def off_path(ctx: FileContext, node: cst.CSTNode, target: cst.CSTNode) -> bool:
+    """Whether ``node`` sits in an ``if`` branch that does not hold ``target`` and leaves the
+    function or the program (``if not args.bf16: train(args); return``): ``target``, after the
+    ``if``, does not run after it (Python's language reference, "The return statement")."""
+    held = {id(a) for a in ctx.ancestors(target)}
+    child = node
+    for anc in ctx.ancestors(node):
+        if id(anc) in held:
+            return False
+        if isinstance(anc, cst.If) and anc.body is child and _exits(child):
+            return True
+        child = anc
+    return False
+
+
+def device_use_before(ctx: FileContext, node: cst.CSTNode) -> cst.Call | None:
+    """The first call before ``node`` in its function (or at module level), on the path to it,
+    that puts a tensor on the device, directly (``.to(device)``) or through a function of the
+    file that does (``train(args)``, :func:`device_functions`): after it, torch-xla has read the
+    legacy variables (torch-xla ``torch_xla/csrc/runtime/sys_util.cc``). A call in an ``if``
+    branch that returns or exits is not on the path to what follows the ``if``."""
+    scope = _scope_of(ctx, node)
+    line = ctx.pos(ctx.statement_of(node) or node)[0]
+    for call in ctx.nodes(cst.Call):
+        if ctx.pos(call)[0] >= line:
+            break
+        if _scope_of(ctx, call) is scope and _uses_device(ctx, call) and not off_path(ctx, call, node):
+            return call
+    return None
+
+
+def _undoes(ctx: FileContext, write: LegacyWrite, later: LegacyWrite) -> bool | None:
+    """True when ``later`` takes ``write`` back (a ``del``/``pop`` of what ``os.environ`` set,
+    an ``unsetenv``, a write of a false value that replaces it); False when it sets the
+    variable on again; None when it does not bear on it (``setdefault`` of a set variable)."""
+    if later.variable != write.variable:
+        return None
+    if later.unsets:
+        call = next((a for a in ctx.ancestors(later.key) if isinstance(a, cst.Call)), None)
+        unsetenv = call is not None and "os.unsetenv" in ctx.qualified_names(call.func)
+        # os.putenv does not update os.environ: a del/pop of os.environ does not see it
+        # (Python's os.putenv documentation); os.unsetenv clears the C environment either way
+        return True if unsetenv or write.form != "putenv" else None
+    if later.form == "setdefault" or later.form == "system-export":
+        return None
+    state, _ = value_state(later.value)
+    if state == "off":
+        return True
+    return False if state == "on" else None
+
+
+def _inert(ctx: FileContext, statement: cst.CSTNode, legacy: set[int]) -> bool:
+    """A statement that cannot use the device: an import, ``pass``, a docstring, an
+    assignment without calls, a write of the environment (``os.environ[...]``, ``os.putenv``),
+    ``print`` of call-free values, a function definition without decorators."""
+    if isinstance(statement, cst.FunctionDef):
+        return not statement.decorators
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if id(small) in legacy or isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
+            continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del)) and not m.findall(small, m.Call()):
+            continue
+        if isinstance(small, cst.Expr):
+            value = small.value
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
+                continue
+            if isinstance(value, cst.Call) and not any(m.findall(a, m.Call()) for a in value.args):
+                names = ctx.qualified_names(value.func)
+                if names & {"os.putenv", "os.unsetenv", "builtins.print", "print"} or any(n.startswith(ENVIRON + ".") for n in names):
+                    continue
+        return False
+    return True
+
+
+def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo]:
+    """The writes taken back later in the same block (``os.environ[X] = "1"`` then ``del
+    os.environ[X]``, ``os.environ.pop(X)``, ``os.unsetenv(X)`` or ``os.environ[X] = "0"``), by
+    ``id`` of the write's key: ``dead`` when only statements that cannot use the device come
+    between; a device use in between means the write was in force (the undo is a cleanup, not
+    listed). Python's :mod:`os` documentation: assignments to and deletions from
+    ``os.environ`` call ``putenv()``/``unsetenv()``, while calling ``os.putenv()`` directly does
+    not update ``os.environ`` (so a ``del``/``pop`` does not take back an ``os.putenv``, and an
+    ``os.unsetenv`` takes back any write); ``setdefault`` leaves a set variable as it is."""
+    legacy = {id(w.small) for w in writes}
+    by_statement: dict[int, list[LegacyWrite]] = {}
+    for w in writes:
+        by_statement.setdefault(id(w.statement), []).append(w)
+    found: dict[int, Undo] = {}
+    for w in writes:
+        if w.unsets or w.form == "system-export" or value_state(w.value)[0] not in ("on", "if"):
+            continue
+        block = ctx.block_of(w.statement)
+        if block is None:
+            continue
+        body = list(block.body)
+        sure = True
+        for statement in body[ctx.index_in_block(block, w.statement) + 1 :]:
+            verdicts = [v for v in (_undoes(ctx, w, later) for later in by_statement.get(id(statement), [])) if v is not None]
+            if verdicts:
+                if verdicts[0]:
+                    undo = next(later for later in by_statement[id(statement)] if _undoes(ctx, w, later))
+                    found[id(w.key)] = Undo(w, undo, sure)
+                break
+            if _inert(ctx, statement, legacy):
+                continue
+            if any(_uses_device(ctx, c) for c in m.findall(statement, m.Call())):
+                break  # in force when the device was used: the undo only cleans up
+            sure = False
+    return found
+
+
+def in_lambda(ctx: FileContext, write: LegacyWrite) -> cst.Lambda | None:
+    """The lambda a write is made in (``enable = lambda: os.environ.update(X="1")``): its body
+    runs when the lambda is called, not where it is defined (Python's language reference,
+    "Lambdas"), which the file does not tell."""
+    for anc in ctx.ancestors(write.key):
+        if anc is write.statement:
+            return None
+        if isinstance(anc, cst.Lambda):
+            return anc
+    return None
+
+
+def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
+    """Why ``write`` may not have been in force when the device was first used (torch-xla reads
+    the legacy variables once, at the first device tensor: ``torch_xla/csrc/runtime/sys_util.cc``),
+    or None when nothing in the file says so. Only top-level functions of the file are followed,
+    one level: a write in ``setup()`` counts as in force when some call of ``setup()`` runs
+    unconditionally before anything used the device; a function passed on (``xmp.spawn(fn)``,
+    a callback) or named in a string counts as run. A function nothing calls is looked at only
+    in a file that trains (:func:`device_functions`): a library of helpers is its callers'."""
+    late = device_use_before(ctx, write.statement)
+    if late is not None and isinstance(late.func, cst.Name) and late.func.value in device_functions(ctx):
+        return NotInForce("after-device-call", late)
+    if late is not None:
+        return None  # a direct use before the write: BFM047 (removed, it never took effect)
+    function = ctx.enclosing(write.statement, cst.FunctionDef)
+    if function is None or ctx.parent(function) is not ctx.module or function.decorators:
+        return None
+    name = function.name.value
+    if _module_functions(ctx).get(name) is not function:
+        return None
+    references = [n for n in ctx.nodes(cst.Name) if n.value == name and n is not function.name]
+    named_in_string = any(_string_value(s) == name for s in ctx.nodes(cst.SimpleString))
+    if not references:
+        if not device_functions(ctx):
+            return None  # nothing in the file trains: a library of helpers (BFM010 says so)
+        if named_in_string or name in device_functions(ctx) or m.findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters")))):
+            return None  # the training function itself, or reached by name (getattr, __all__)
+        return NotInForce("uncalled", function, dead=name.startswith("_"))
+    calls = []
+    for ref in references:
+        call = ctx.parent(ref)
+        if not (isinstance(call, cst.Call) and call.func is ref):
+            return None  # passed on (xmp.spawn(fn), a callback): when it runs is not read here
+        if ctx.enclosing(call, cst.FunctionDef) is function:
+            continue
+        calls.append(call)
+    statuses = []
+    for call in calls:
+        statement = ctx.statement_of(call)
+        conditions, _ = _conditions_of(ctx, call, statement)
+        if device_use_before(ctx, call) is not None:
+            statuses.append(("late-call", call, None))
+        elif conditions:
+            c = conditions[-1]
+            statuses.append(("conditional-call", call, c))
+        else:
+            return None  # one call runs it, unconditionally, before the device is used
+    if not statuses:
+        return None
+    late = [s for s in statuses if s[0] == "late-call"]
+    if len(late) == len(statuses):
+        return NotInForce("late-call", late[0][1])
+    reason, call, condition = next(s for s in statuses if s[0] == "conditional-call")
+    return NotInForce(reason, call, condition=condition.expr if not condition.negated else cst.parse_expression(f"not ({ctx.code(condition.expr)})"))
+
+
+def _conditions_of(ctx: FileContext, node: cst.CSTNode, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
+    """The conditions ``node`` (inside ``statement``) runs under: the ``if`` branches around the
+    statement (:func:`guard_of`), those of the expression it is in (``flag and f()``,
+    ``f() if flag else None``), and the early exits before it that used the device."""
+    conditions, blocker = _statement_guard(ctx, statement)
+    conditions = conditions + _early_exit_conditions(ctx, statement)
+    inner: list[Condition] = []
+    child = node
+    for anc in ctx.ancestors(node):
+        if anc is statement:
+            break
+        if isinstance(anc, cst.BooleanOperation) and anc.right is child:
+            inner.insert(0, Condition(anc.left, negated=isinstance(anc.operator, cst.Or)))
+        elif isinstance(anc, cst.IfExp) and anc.test is not child:
+            inner.insert(0, Condition(anc.test, negated=anc.orelse is child))
+        elif isinstance(anc, cst.Lambda):
+            return conditions, anc  # the conditions inside a lambda are the lambda's business
+        elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) and blocker is None:
+            blocker = anc
+        child = anc
+    return conditions + inner, blocker
+
+
+def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> list[Condition]:
+    """``if not args.bf16: train(args); return`` before ``statement`` in its function (in its
+    block or an enclosing one): the statement runs only when that test is false. Counted only
+    when the branch used the device (the script trained there, without the write): an exit on
+    a usage error trains nothing, so it conditions nothing."""
+    found: list[Condition] = []
+    child: cst.CSTNode = statement
+    while True:
+        block = ctx.block_of(child)
+        if block is None:
+            break
+        for before in list(block.body)[: ctx.index_in_block(block, child)]:
+            if (
+                isinstance(before, cst.If)
+                and before.orelse is None
+                and _exits(before.body)
+                and any(_uses_device(ctx, c) for c in m.findall(before.body, m.Call()))
+            ):
+                test = before.test
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    found.insert(0, Condition(test.expression))
+                else:
+                    found.insert(0, Condition(test, negated=True))
+        if isinstance(block, cst.Module):
+            break
+        owner = ctx.parent(block)
+        while owner is not None and not isinstance(owner, cst.BaseStatement):
+            owner = ctx.parent(owner)
+        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
+            break
+        child = owner
+    return found
+
+
+def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[str, bool] | None:
+    """The BFM049 finding for ``write``, as ``(message, removed)``, or None when nothing says it
+    was not in force (the planner then goes on as usual). ``removed``: it provably never took
+    effect and goes, with nothing added (its undo is removed by its own finding); otherwise the
+    switch is kept and reported, and so is an undo that takes back a kept write. The rule of the
+    project: a migrated script that computes in bf16 where the legacy one trained in fp32
+    changes its numerics, so when this cannot be told the switch stays."""
+    writes, _ = collect_writes(ctx, set(ctx.rules.variables))
+    undone = ctx.memo(("undone writes",), lambda: undone_writes(ctx, writes))
+    line = lambda node: ctx.pos(node)[0]  # noqa: E731
+    by_hand = f"replace it by hand with the explicit code for --mode {mode}"
+    for undo in undone.values():
+        if undo.undo is write and not undo.dead:
+            return f"{write.variable}: this takes back the write of line {line(undo.write.statement)}, which is kept (see there): kept with it", False
+    if write.unsets or write.form == "system-export" or value_state(write.value)[0] not in ("on", "if"):
+        return None
+    undo = undone.get(id(write.key))
+    if undo is not None:
+        taken = f"taken back at line {line(undo.undo.statement)} (`{ctx.code(undo.undo.small)}`)"
+        if undo.dead:
+            return f"{write.variable} removed: it is {taken} before anything used the device, so it never took effect and the script trained in fp32; nothing added (migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)", True
+        return f"{write.variable} is {taken}, and whether the code in between used the device with it cannot be told: the switch is kept with its undo; delete both if the script trained in fp32, else {by_hand} where it was in force", False
+    lam = in_lambda(ctx, write)
+    if lam is not None:
+        return f"{write.variable} is written inside a lambda (line {line(lam)}): whether and when it runs cannot be told here, so the switch is kept; delete it if nothing calls the lambda before the device is used, else {by_hand}", False
+    why = not_in_force(ctx, write)
+    if why is None:
+        return None
+    function = ctx.enclosing(write.statement, cst.FunctionDef)
+    where = f"`{function.name.value}()`" if function is not None else "this function"
+    if why.reason == "uncalled":
+        if why.dead:
+            return f"{write.variable} removed: it is set in {where} (line {line(why.node)}), a private function nothing in this file calls or names, so it never took effect and the script trained in fp32; nothing added (add the mode's code by hand if bf16 is wanted, and run `bf16-migrate verify`)", True
+        return f"{write.variable} is set in {where} (line {line(why.node)}), which nothing in this file calls: if nothing else does, it never took effect (the script trained in fp32): delete it; if another module calls it, the switch is kept: {by_hand} there", False
+    late = "torch-xla had read the variable by then, so it probably never took effect, which cannot be told for sure here; the switch is kept: delete it if the script trained in fp32, else"
+    if why.reason == "late-call":
+        return f"{write.variable} is set in {where}, which is called (line {line(why.node)}) only after the device was first used: {late} {by_hand} before the device is used", False
+    if why.reason == "conditional-call":
+        return f"{write.variable} is set in {where}, which is called (line {line(why.node)}) only under `{ctx.code(why.condition)}`: the switch is kept; {by_hand} under the same condition", False
+    return f"{write.variable} is set after `{ctx.code(why.node)}` (line {line(why.node)}), which had already used the device: {late} {by_hand} before the device is used", False

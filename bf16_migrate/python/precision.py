@@ -38,6 +38,8 @@ from .env_writes import (
     branches_cover,
     collect_writes,
     guard_of,
+    in_force_verdict,
+    off_path,
     sets_stochastic_rounding,
     value_state,
 )
@@ -402,6 +404,13 @@ class Planner:
             self._remove_write(w)
             ctx.report("BFM045", w.key, f"`export {w.variable}=...` in os.system() runs in a child shell and never reached this process: the script never ran in bf16 through it; removed, nothing added (migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)", True)
             return None
+        verdict = in_force_verdict(ctx, w, self.mode)
+        if verdict is not None:  # BFM049: a write that never took effect, or may not have
+            message, removed = verdict
+            if removed:
+                self._remove_write(w)
+            ctx.report("BFM049", w.key, message, removed)
+            return None
         if w.unsets:
             self._remove_write(w)
             ctx.report("BFM044", w.key, f"{w.variable} is taken out of the environment here; once no code sets it this is dead: removed", True)
@@ -468,7 +477,7 @@ class Planner:
             for n in findall(t.target, m.Name())
         }
         for call in ctx.nodes(cst.Call):
-            if ctx.pos(call)[0] >= line or (ctx.enclosing(call, cst.FunctionDef) or ctx.module) is not scope_node:
+            if ctx.pos(call)[0] >= line or (ctx.enclosing(call, cst.FunctionDef) or ctx.module) is not scope_node or off_path(ctx, call, w.statement):
                 continue
             args = [a for a in call.args if (a.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (a.keyword is not None and a.keyword.value == "device")]
             for arg in args:
