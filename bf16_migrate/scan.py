@@ -114,9 +114,6 @@ def kind_of(path: Path) -> str | None:
     return None
 
 
-_kind = kind_of
-
-
 _HEAD = 8192
 _CHUNK = 1 << 20
 _BINARY_LIMIT = 16 << 20

@@ -26,7 +26,7 @@ def test_every_diagnostic_code_in_readme_and_rules():
 
 
 # Measured on the XLA CPU device, torch-xla 2.9: XLA_USE_BF16=<value>, then the dtype of the HLO
-# of `torch.ones(2, 2, device=xla) * 1.5` (note of issue 2).
+# of `torch.ones(2, 2, device=xla) * 1.5` (the parse is GetEnvBool, torch_xla/csrc/runtime/sys_util.cc).
 @pytest.mark.parametrize(
     "value, on",
     [("1", True), ("true", True), ("2", True), (" 1", True), ("0", False), ("false", False),

@@ -1,4 +1,4 @@
-"""The hard Python shapes of real training code (issue 5): golden code and diagnostics for every
+"""The hard Python shapes of real training code (fixtures/shapes): golden code and diagnostics for every
 shape and mode, idempotence, re-parse, no legacy mention left without a change or a diagnostic,
 and the flag-chooser fixture training after migration under each flag on the XLA CPU device."""
 
@@ -104,7 +104,8 @@ def test_flag_chooser_trains_after_migration(tmp_path, flags):
 
 def test_fp32_optimizer_state_golden():
     """--fp32-optimizer-state: the optimizer defined in the file upcasts its gradients and keeps
-    its state in FP32 (seed 000's recipe)."""
+    its state in FP32 (the recipe of Neuron's guide "Migration From XLA_USE_BF16/XLA_DOWNCAST_BF16",
+    awsdocs-neuron.readthedocs-hosted.com: ``grad = p.grad.data.float()``)."""
     source = (SHAPES / "custom_optimizer.py").read_text()
     result = migrate_source(source, "stochastic", "custom_optimizer.py", fp32_optimizer_state=True)
     assert result.code == (SHAPES / "expected" / "custom_optimizer.stochastic.fp32-state.py").read_text()

@@ -48,7 +48,8 @@ def test_hand_migrated_stochastic_run_passes():
 
 def test_migrated_run_that_crashes_is_a_run_error_with_the_output_tail():
     # Model cast to bf16 but the float inputs left in f32: the HLO verifier rejects the graph
-    # at the first sync (semantics.md, "What breaks", 1).
+    # at the first sync ("mixed precision is disallowed"; measured with torch-xla 2.9 on the XLA
+    # CPU device, this test).
     broken = _source("verify_mlp_stochastic.py").replace(".to(device).to(torch.bfloat16)", ".to(device)")
     start = time.monotonic()
     with pytest.raises(RunError) as info:
@@ -77,7 +78,7 @@ def test_timeout_kills_the_child():
     assert "timed out" in str(info.value)
 
 
-# -- real script shapes (issue 3) -------------------------------------------------------------
+# -- real script shapes (tests/data/verify_*.py) ----------------------------------------------
 
 def _cli(*args, cwd=None, timeout=900):
     return subprocess.run(

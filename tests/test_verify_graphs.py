@@ -27,8 +27,9 @@ Graph Hash: {hash}
 
 """
 
-# seed 003's backward in bf16 (mm -> cast f32 -> permute -> cast bf16), an AdamW-style update
-# (bf16 x f32 scalar in f32, rounded back), an f32 dot, a bf16 convolution, scalar converts.
+# the backward of https://github.com/pytorch/xla/issues/3718 in bf16 (mm -> cast f32 -> permute ->
+# cast bf16), an AdamW-style update (bf16 x f32 scalar in f32, rounded back), an f32 dot, a bf16
+# convolution, scalar converts.
 HLO_MIXED = """HloModule IrToHlo.40, entry_computation_layout={(bf16[22,44]{1,0}, f32[], f32[4,4]{1,0})->(bf16[66,44]{0,1}, bf16[22,44]{1,0}, f32[4,4]{1,0})}
 
 %AddComputation.3 (x.4: f32[], y.5: f32[]) -> f32[] {
@@ -90,7 +91,7 @@ def test_hlo_stats_counts_matmuls_converts_and_round_trips():
     # tensor converts by direction; the scalar one apart
     assert st.converts == {"bf16->f32": 3, "f32->bf16": 3}
     assert st.scalar_converts == {"f32->bf16": 1}
-    # seed 003: bf16 -> f32 -> transpose -> bf16 computes nothing
+    # the stray cast of pytorch/xla#3718 (HLO_MIXED): bf16 -> f32 -> transpose -> bf16 computes nothing
     assert st.round_trips["bf16->f32->bf16 (layout)"] == 1
     # bf16 x f32 scalar in f32, rounded back: torch-xla's opmath, counted apart
     assert st.round_trips["bf16->f32->bf16 (elementwise)"] == 1

@@ -78,7 +78,8 @@ def test_negative_control_identical_to_reference_fails_precision():
 
 
 def test_later_one_ulp_drift_is_tolerated():
-    # SGD-momentum-like: identical first steps, then whole-ulp differences (semantics.md).
+    # SGD-momentum-like: identical first steps, then whole-ulp differences (scalar rounding, see
+    # the docstring of bf16_migrate/verify/compare.py).
     migrated = LEGACY_LOSSES[:6] + [x - 2 ** -8 * x for x in LEGACY_LOSSES[6:]]
     v = judge("stochastic", runs(migrated))
     assert status(v)["matches"] == PASS, v.part("matches").detail

@@ -83,7 +83,6 @@ NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement"
 KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
 CONDITIONAL = {"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement", "c_style_for_statement", "list"}
 SUBSHELLS = {"subshell", "command_substitution", "process_substitution"}
-ENV_FILE_SUFFIXES = (".env",)
 
 
 def is_env_file_name(name: str) -> bool:

@@ -9,10 +9,13 @@ runs
     :class:`~bf16_migrate.verify.records.RunError` before this when one could not be made), all
     migrated losses are finite, and both recorded the same number of steps.  Comparison run:
     the legacy run for ``stochastic`` / ``gpu-compatible``; the FP32 reference run for ``amp``
-    (semantics.md: autocast "tracks the fp32 run", so it must not be compared with the legacy
-    run).  When the legacy run failed or produced NaN/Inf, ``stochastic`` / ``gpu-compatible``
-    fall back to the FP32 reference with the looser :data:`FALLBACK` tolerance (design.md,
-    "Verification"), and the verdict says so.
+    (autocast keeps the reductions, softmax and losses in f32, torch-xla's AMP guide
+    docs/source/perf/amp.md, so its losses track the FP32 run, not the full-bf16 one: measured
+    with torch-xla 2.9 on the XLA CPU device, table below; it must not be compared with the
+    legacy run).  When the legacy run failed or produced NaN/Inf, ``stochastic`` /
+    ``gpu-compatible`` fall back to the FP32 reference with the looser :data:`FALLBACK`
+    tolerance (README.md, "Verify"; tests/test_verify_e2e.py, the ``nn.GRU`` script), and the
+    verdict says so.
 trains
     The migrated loss falls: with ``n >= 3`` steps and ``k = n // 3``, the mean of the last
     ``k`` losses is below the mean of the first ``k``.  Thirds rather than first/last step
@@ -45,10 +48,13 @@ matches
 graph
     From the executed training-step graph of the migrated run: no bf16 -> f32 -> bf16 round
     trip with only layout ops (transpose, reshape, copy...) in between, which computes nothing
-    (seed 003's stray cast; every mode needs none), and no more XLA compilations than the legacy
+    (the stray cast of https://github.com/pytorch/xla/issues/3718, "Cast liner model to bf16
+    produces unexpected f32"; every mode needs none), and no more XLA compilations than the legacy
     run (the FP32 reference when the legacy run is unusable), plus :data:`COMPILE_ALLOWANCE`.
     The f32 <-> bf16 tensor converts are shown, not judged: under autocast one f32 convert per
-    parameter gradient is expected (semantics.md), FP32 master weights take one each way per
+    parameter gradient is expected (the bf16 gradient accumulated into the f32 parameter's
+    ``.grad``: the last example of the issue above; measured with torch-xla 2.9 on the XLA CPU
+    device, table below), FP32 master weights take one each way per
     parameter, and bf16 tensors multiplied by Python scalars are computed in f32 and rounded
     back by torch-xla (element-wise round trips, expected).
 
@@ -82,11 +88,11 @@ all 21 matmuls are bf16, the round trips are gone and the losses still match (st
 modes on tiny_transformer is the one-time ``model.to(torch.bfloat16)`` graph
 (:data:`COMPILE_ALLOWANCE`).  On every fixture the amp bf16->f32 converts are one per
 parameter (6, 6, 6, 16) plus the inputs of the f32 ops (loss, layer norm, softmax), as
-semantics.md expects.  Recording the graphs changes neither the losses nor the compile and
-execution counts (:mod:`.graphs`).
+expected (autocast's f32 ops, docs/source/perf/amp.md).  Recording the graphs changes neither
+the losses nor the compile and execution counts (:mod:`.graphs`).
 
 Measurements behind the tolerances (torch 2.9.0 / torch-xla 2.9.0, ``PJRT_DEVICE=CPU``, 2 cores,
-the lead's codemod on fixtures/*/train.py, ``verify_script(..., steps=20)``, i.e.
+this project's codemod on fixtures/*/train.py, ``verify_script(..., steps=20)``, i.e.
 ``bf16-migrate verify fixtures/NAME/train.py --mode M --steps 20``; relative differences as
 defined above; "same" = rel. diff <= 1e-4, in practice the same float; the FP32 control is the
 script with only the variable deleted, i.e. the reference source passed as the migrated one):
@@ -111,25 +117,29 @@ modes stay within 1.14 x the precision gap (limit 2 x); amp's first-10 median st
 1.1e-3 while full bf16 is at 3.9e-3 or more (limit 2e-3, about 2 x margin each way), and its
 drift stays within 0.22 x the gap (limit 1 x).  The FP32 control fails matches (and
 precision) on all four fixtures: figures as in the "FP32 control" and "precision gap" rows.
-With 40 steps (same scripts, runs made one at a time by a dev driver) the picture holds:
+With 40 steps (same scripts, runs made one at a time) the picture holds:
 first-3 counts unchanged, drift ratios <= 1.27 (gpu-compatible, opt_bef_to at lr 0.1), amp
 first-10 medians <= 1.1e-3, but maxima grow (0.34 on tiny_transformer, whose bf16 losses
 collapse to exactly 0 after step 34): why the drift bound is a median, not a maximum.
 
-A hand-migrated 3-layer MLP (``/tmp`` dev scripts, 50 steps) agreed: stochastic vs legacy
-50/50 identical with AdamW, 16/50 with SGD momentum 0.9 (first 6 identical, then the
-scalar-rounding gap of semantics.md lets the runs drift to a median of 6.5e-3, close to the
-FP32 run's 1.07e-2: why the onset check, not a median, is what tells bf16 from FP32); FP32 vs
+A hand-migrated 3-layer MLP (same setup, 50 steps; the scripts were not kept) agreed:
+stochastic vs legacy 50/50 identical with AdamW, 16/50 with SGD momentum 0.9 (first 6
+identical, then the scalar rounding described below lets the runs drift to a median of
+6.5e-3, close to the FP32 run's 1.07e-2: why the onset check, not a median, is what tells bf16 from FP32); FP32 vs
 legacy 0/50 identical; amp vs FP32 median 1.3e-3 (AdamW) / 3.4e-4 (SGD).  An FP32-master
 migration with a bug (gradients never zeroed) drifted to a median of 0.245 over 20 steps
 against a precision gap of 9e-3: failed by the drift bound.
 
 Why bit-identity in the onset: under the legacy switch every loss is a bf16 number, and so is
 the loss of a faithful bf16 migration; the first steps run the same initial weights and data
-through the same bf16 graph, so they give the same number (semantics.md: 20/20 identical with
-AdamW).  An FP32 loss is almost never a bf16 number (0 of 5 x 3 first steps above).  Later
-steps may drift by whole bf16 ulps (>= 2e-3 relative), from the scalar rounding described in
-semantics.md (the legacy graph rounds 0.9 to 0.8984375), so only 2 of the first 3 steps are
+through the same bf16 graph, so they give the same number (measured with torch-xla 2.9 on the
+XLA CPU device: a 3-layer MLP with AdamW, 20/20 steps identical; tests/test_verify_e2e.py
+asserts identical losses for tests/data/verify_mlp.py).  An FP32 loss is almost never a bf16
+number (0 of 5 x 3 first steps above).  Later steps may drift by whole bf16 ulps (>= 2e-3
+relative), from scalar rounding: the legacy switch makes the Python scalars baked into the
+graph bf16 too (0.9 becomes 0.8984375; torch_xla/csrc/dtype.cpp turns every f32 on the device
+into bf16), while the explicit bf16 graph multiplies by an f32 scalar and rounds the result
+(the element-wise round trips of :mod:`.graphs`), so only 2 of the first 3 steps are
 required (tiny_transformer: steps 1-2 identical, step 3 one ulp off).
 """
 

@@ -61,8 +61,9 @@ _ELEMENT = re.compile(r"^(?P<et>[a-z]+\d*)\[")
 
 LAYOUT_OPS = frozenset({"transpose", "reshape", "bitcast", "copy", "broadcast", "slice"})
 """Ops that move or view data without computing: a convert pair joined only through these is
-a round trip that computes nothing in the wider type (seed 003: ``mm`` in bf16, ``convert`` to
-f32, ``permute``, ``convert`` back to bf16)."""
+a round trip that computes nothing in the wider type (the backward graph of
+https://github.com/pytorch/xla/issues/3718: ``mm`` in bf16, ``convert`` to f32, ``permute``,
+``convert`` back to bf16)."""
 
 ELEMENTWISE_OPS = frozenset({
     "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "sqrt",
@@ -73,9 +74,10 @@ ELEMENTWISE_OPS = frozenset({
 scalars and rounded back is how torch-xla computes ``bf16_tensor * python_float`` (measured: the
 migrated AdamW step holds one per parameter and one per ``exp_avg``, e.g.
 ``convert(multiply(convert(p12 bf16 -> f32), broadcast(f32[] lr-term)) -> bf16)``); the legacy
-graph has none because the switch makes the scalar bf16 too (semantics.md: 0.9 becomes
-0.8984375). Such round trips compute something, in f32 then rounded, like eager PyTorch's
-"opmath": counted apart from the layout-only ones."""
+graph has none because the switch makes the scalar bf16 too (``torch_xla/csrc/dtype.cpp``: 0.9
+becomes 0.8984375, measured with torch-xla 2.9 on the XLA CPU device). Such round trips compute
+something, in f32 then rounded, like eager PyTorch's "opmath": counted apart from the
+layout-only ones."""
 
 _MATMUL_OPS = ("dot", "convolution")
 _LOW = ("bf16",)

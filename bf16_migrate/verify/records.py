@@ -14,12 +14,11 @@ from typing import Any, Mapping, Sequence
 
 from .graphs import GraphStats
 
-__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "RUN_NAMES"]
+__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE"]
 
 LEGACY = "legacy"
 MIGRATED = "migrated"
 REFERENCE = "reference"
-RUN_NAMES = (LEGACY, MIGRATED, REFERENCE)
 
 
 class RunError(Exception):

@@ -1,7 +1,8 @@
 """Build the verify runs (legacy, migrated, FP32 reference) and run them as child processes.
 
 Each run is one ``python SCRIPT ARGS...`` process, because torch-xla reads the legacy
-variables once per process, at the first device tensor (semantics.md, "The variables"). The
+variables once per process, at the first device tensor (``torch_xla/csrc/dtype.cpp`` caches
+them in function-local statics; ``torch_xla/__init__.py`` checks the fp16 ones at import). The
 recording harness (``_child/sitecustomize.py``) is loaded into each child by putting its
 directory first on ``PYTHONPATH``; it writes one JSON record per run.
 
@@ -54,7 +55,9 @@ HARNESS_DIR = Path(__file__).resolve().with_name("_child")
 """Directory holding the child harness ``sitecustomize.py``."""
 
 LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
-"""Removed from the environment of the migrated and reference runs (semantics.md, table)."""
+"""Removed from the environment of the migrated and reference runs: the two bf16 switches read by
+``torch_xla/csrc/dtype.cpp`` and the two fp16 ones that torch-xla 2.9 only warns about
+(``torch_xla/__init__.py``)."""
 
 GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"
 GRAPHS_FMT_ENV = "XLA_SAVE_TENSORS_FMT"
@@ -314,8 +317,8 @@ _CRASH_HINTS = (
     (
         ("mixed precision is disallowed", "Seen floating point types of different precisions"),
         "the XLA verifier met f32 and bf16 in one op: a floating tensor reaches the bf16 model uncast (inputs, "
-        "targets, a tensor created inside the model); cast it with .to(torch.bfloat16) (semantics.md, "
-        "'What breaks', 1)",
+        "targets, a tensor created inside the model); cast it with .to(torch.bfloat16) (under the legacy "
+        "switch it was bf16 on the device too)",
     ),
     (
         ("Input type (", "should be the same"),
