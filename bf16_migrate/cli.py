@@ -1,6 +1,8 @@
-"""Command line: ``bf16-migrate PATHS...`` (rewrite) and ``bf16-migrate verify SCRIPT``.
+"""Command line: ``bf16-migrate PATHS...`` (rewrite), ``bf16-migrate explain CODE`` and
+``bf16-migrate verify SCRIPT``.
 
-Only argument handling and exit codes live here. Exit codes:
+Only argument handling lives here; a rewrite run (configuration, discovery, suppressions,
+output formats) is :mod:`bf16_migrate.run`. Exit codes (``--exit-zero`` turns 1 into 0):
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
 processed or written, the usage was wrong, or (verify) a run could not be made; 130 interrupted
@@ -15,7 +17,8 @@ from pathlib import Path
 
 import click
 
-from .rules import MODES, RuleError, load_rules
+from .output import FORMATS
+from .rules import MODES, load_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
@@ -39,90 +42,75 @@ def main() -> None:
     """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
 
     \b
-    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--legacy-env K=V]...
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--output-format text|json|sarif|github] [--legacy-env K=V]...
+    bf16-migrate - --stdin-filename PATH < source > migrated
+    bf16-migrate explain BFMxxx
     bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [-- ARGS...]
     """
 
 
 @main.command("migrate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--mode", type=click.Choice(MODES), default="stochastic", show_default=True,
-              help="stochastic: bf16 model + NEURON_RT_STOCHASTIC_ROUNDING_EN=1; gpu-compatible: bf16 model with FP32 master weights; amp: FP32 model under torch.autocast.")
+@click.option("--mode", type=click.Choice(MODES), default=None, help="stochastic (default): bf16 model + NEURON_RT_STOCHASTIC_ROUNDING_EN=1; gpu-compatible: bf16 model with FP32 master weights; amp: FP32 model under torch.autocast.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or needs a hand.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable).")
-@click.option("--fp32-optimizer-state", is_flag=True, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=None, help="text (default), json, sarif (SARIF 2.1.0) or github (workflow commands).")
+@click.option("--json", "json_flag", is_flag=True, help="Same as --output-format json.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable; replaces the configuration's exclude).")
+@click.option("--extend-exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB, in addition to exclude (repeatable).")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply the excludes and .gitignore to files named on the command line too (for pre-commit).")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip the files .gitignore ignores (default: yes).")
+@click.option("--select", multiple=True, metavar="CODE", help="Report only these codes or prefixes (BFM1: every BFM1xx; repeatable or comma-separated).")
+@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODE", help="Do not report these codes or prefixes (wins over --select).")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read [tool.bf16-migrate] from this pyproject.toml instead of the nearest one.")
+@click.option("--stdin-filename", metavar="PATH", help="With PATHS `-`: the name of the file read from stdin (its kind, its place in the configuration).")
+@click.option("--fp32-optimizer-state", is_flag=True, default=None, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
 @click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable the scripts in PATHS run under from outside the tree (a job spec): they get the mode's code change (repeatable).")
-def migrate(paths: tuple[Path, ...], mode: str, show_diff: bool, check: bool, fmt: str, exclude: tuple[str, ...], fp32_optimizer_state: bool, legacy_env: tuple[str, ...]) -> None:
-    """Rewrite PATHS (files or directories) in place for --mode."""
-    from .diagnostics import format_json, format_todo
-    from .project import ScanError, migrate_paths
+@click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no to-do list.")
+def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) -> None:
+    """Rewrite PATHS (files or directories) in place for --mode.
+
+    Settings not given on the command line come from [tool.bf16-migrate] in the nearest
+    pyproject.toml (see README.md, "Configuration")."""
+    from .run import RunOptions, run_migrate
 
     if not paths:
         _usage("no PATHS given (try `bf16-migrate . --diff`)")
     if show_diff and check:
         _usage("--diff and --check cannot be combined")
-    env = _parse_env(legacy_env)
+    if options.pop("json_flag"):
+        if options["fmt"] not in (None, "json"):
+            _usage(f"--json and --output-format {options['fmt']} cannot be combined")
+        options["fmt"] = "json"
+    if "-" in map(str, paths) and len(paths) > 1:
+        _usage("`-` (stdin) cannot be combined with other PATHS")
+    options["legacy_env"] = _parse_env(options["legacy_env"])
     _interrupt_on_termination()
-    try:
-        rules = load_rules()
-        unknown = [key for key in env if key not in rules.variables]
-        if unknown:
-            _usage(f"--legacy-env {unknown[0]}: not a legacy variable (one of {', '.join(sorted(rules.variables))})")
-        outcome = migrate_paths(list(paths), mode, write=not (show_diff or check), exclude=exclude, fp32_optimizer_state=fp32_optimizer_state, legacy_env=env)
-    except (ScanError, RuleError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(run_migrate(list(paths), RunOptions(show_diff=show_diff, check=check, **options), _usage))
 
-    if fmt == "json":
-        click.echo(format_json(outcome.diagnostics, outcome.errors, map(str, outcome.held_back)))
-    else:
-        if show_diff:
-            for path in outcome.changed:
-                click.echo(outcome.diffs[path], nl=False)
-        for diagnostic in outcome.diagnostics:
-            click.echo(diagnostic.format_text())
-        for error in outcome.errors:
-            click.echo(f"error: {error}", err=True)
-        if outcome.held_back:
-            written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
-            click.echo(
-                f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} "
-                f"({written}); fix the error above and run again",
-                err=True,
-            )
-        click.echo(_summary(outcome, written=not (show_diff or check)), err=True)
-        todo = format_todo(outcome.diagnostics)
-        if todo:
-            click.echo(todo, err=True)
 
-    if outcome.removed:
-        click.echo(f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: {', '.join(map(str, outcome.removed))}", err=True)
-    if outcome.interrupted:
-        click.echo(f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files above were written), then the run stopped", err=True)
-        sys.exit(EXIT_INTERRUPTED)
-    unfixed = [d for d in outcome.diagnostics if not d.fixed]
-    if outcome.errors or outcome.held_back:
+@main.command("explain")
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """Print the catalogue entry of a diagnostic code such as BFM050; without CODE, list all."""
+    catalogue = load_rules().diagnostics
+    if code is None:
+        for known, rule in sorted(catalogue.items()):
+            click.echo(f"{known}  {rule.title}{'  (fixable)' if rule.fixable else ''}")
+        sys.exit(EXIT_OK)
+    rule = catalogue.get(code.upper())
+    if rule is None:
+        click.echo(f"error: {code}: no such diagnostic code (`bf16-migrate explain` lists them)", err=True)
         sys.exit(EXIT_ERROR)
-    if unfixed or ((show_diff or check) and outcome.changed):
-        sys.exit(EXIT_FINDINGS)
+    click.echo(f"{code.upper()} {rule.title}")
+    click.echo(f"fixable: {'yes, bf16-migrate fixes it' if rule.fixable else 'no, it needs a hand'}")
+    click.echo("")
+    click.echo(rule.summary)
+    click.echo("")
+    click.echo(f"What to do: {rule.todo}")
     sys.exit(EXIT_OK)
-
-
-def _summary(outcome, written: bool) -> str:
-    fixed = sum(d.fixed for d in outcome.diagnostics)
-    todo = sum(not d.fixed for d in outcome.diagnostics)
-    verb = "changed" if written else "would change"
-    parts = [f"{len(outcome.changed)} file(s) {verb}", f"{fixed} finding(s) fixed", f"{todo} left to do by hand"]
-    if outcome.errors:
-        parts.append(f"{len(outcome.errors)} file(s) could not be processed")
-    if outcome.held_back:
-        parts.append(f"{len(outcome.held_back)} file(s) held back")
-    return "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable)"
 
 
 def _usage(message: str) -> None:

@@ -54,6 +54,12 @@ class Outcome:
     held_back: list[Path] = field(default_factory=list)
     """Files that were ready but not written because another file of the run could not be
     (the errors say which): committing them alone could leave a launcher without its script."""
+    sources: dict[Path, tuple[str, str]] = field(default_factory=dict)
+    """For each file in ``changed`` (before the commit: each file to change), its old and new
+    text: the edits of a dry run, the migrated text of ``-`` (stdin)."""
+    kept: dict[Path, str] = field(default_factory=dict)
+    """Files left as they are although the migration would change them, each with the reason
+    given by the ``hold`` callback of :func:`migrate_paths` (a ``# noqa`` on a legacy write)."""
 
 
 
@@ -79,6 +85,8 @@ def migrate_paths(
     exclude: tuple[str, ...] = (),
     fp32_optimizer_state: bool = False,
     legacy_env: dict[str, str] | None = None,
+    ignore=None,
+    hold=None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -87,10 +95,14 @@ def migrate_paths(
     Raises :class:`ScanError` when a path does not exist. A file that cannot be read, decoded or
     parsed is recorded in ``Outcome.errors`` and left untouched; the others still run. The
     writes are one change (:mod:`bf16_migrate.commit`): all staged first, nothing committed if
-    one cannot be, Python files committed before the launchers that start them."""
+    one cannot be, Python files committed before the launchers that start them.
+
+    ``ignore(path, is_dir)``: True for a file or directory the directory walks skip (e.g.
+    gitignored). ``hold(planned)``: given the per-file results that would change, the files to
+    leave as they are (path -> reason); their fixed findings become unfixed with the reason."""
     outcome = Outcome()
     roots = _roots(paths)
-    candidates = scan(paths, exclude)  # raises ScanError first, for a path that does not exist
+    candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
 
     def load(path: Path, kind: str | None = None) -> CarrierFile | None:
         kind = kind or kind_of(path)
@@ -106,7 +118,7 @@ def migrate_paths(
     def includers(path: Path, root: Path) -> list[CarrierFile]:
         found = []
         needle = path.name.encode()
-        for candidate_path, kind in walk(root, exclude):
+        for candidate_path, kind in walk(root, exclude, ignore=ignore):
             if kind not in ("shell", "dockerfile", "yaml") or candidate_path.resolve() == path.resolve():
                 continue
             try:
@@ -127,7 +139,7 @@ def migrate_paths(
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
     if legacy_env:
-        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome)
+        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
     planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
@@ -149,9 +161,18 @@ def migrate_paths(
     for path in sorted(by_path):
         outcome.diagnostics.extend(by_path[path])
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
+    if hold is not None:
+        outcome.kept = hold(planned)
+        planned = [result for result in planned if result.path not in outcome.kept]
+        why = {str(path): reason for path, reason in outcome.kept.items()}
+        outcome.diagnostics = [
+            dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d
+            for d in outcome.diagnostics
+        ]
     for result in planned:
         path = result.path
         outcome.changed.append(path)
+        outcome.sources[path] = (result.old, result.new)
         outcome.diffs[path] = "".join(
             difflib.unified_diff(
                 result.old.splitlines(keepends=True),
@@ -205,7 +226,7 @@ def _is_test_file(path: Path) -> bool:
 _REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
 
 
-def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome) -> dict[Path, dict[str, str]]:
+def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome, ignore=None) -> dict[Path, dict[str, str]]:
     """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
     to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
     setting that switches bf16 on when no file can take the change."""
@@ -219,7 +240,7 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
             if kind_of(root) == "python":
                 files.append((root, True))
         else:
-            files.extend((path, False) for path, kind in walk(root, exclude) if kind == "python")
+            files.extend((path, False) for path, kind in walk(root, exclude, ignore=ignore) if kind == "python")
     targets: dict[Path, dict[str, str]] = {}
     received, seen = False, set()
     for path, direct in files:

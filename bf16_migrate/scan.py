@@ -2,7 +2,8 @@
 
 Directories are walked recursively (hidden directories other than CI configuration ones such as
 ``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
-metadata are skipped; ``--exclude`` globs apply to paths relative to the argument).
+metadata are skipped; ``--exclude`` globs apply to the name or the path relative to the argument, of
+files and of directories, whose whole content is then skipped).
 A byte prefilter keeps only files that name a legacy variable, so large trees scan fast. A file
 with a NUL byte in its first 8 KiB is binary or UTF-16/32: its first 16 MiB are searched for the
 names in ASCII and in UTF-16 (a match is reported, since such a file cannot be rewritten), the
@@ -163,20 +164,29 @@ def _problem(path: Path) -> str | None:
     return f"not a regular file ({describe_file_type(info.st_mode)}); not read"
 
 
-def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None):
+def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
     """Every regular file under the directory ``root`` that discovery would look at (same skips
     and excludes as :func:`scan`), with its kind (None when it is of no known kind). A file that
     is not regular or cannot be followed (FIFO, device, socket, symlink loop, dangling symlink)
     is never yielded; when it has a kind bf16-migrate handles by its name, it is appended to
-    ``special`` (a :class:`Candidate` with its ``problem``) when a list is given."""
+    ``special`` (a :class:`Candidate` with its ``problem``) when a list is given.
+    ``ignore(path, is_dir)``, when given, skips the files and directories it is True for
+    (``.gitignore``: :mod:`bf16_migrate.ignore`)."""
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        if exclude:  # a glob naming a directory skips all of it, as ruff's exclude does
+            base = Path(dirpath).relative_to(root)
+            dirnames[:] = [d for d in dirnames if not any(fnmatch.fnmatch(d, p) or fnmatch.fnmatch((base / d).as_posix(), p) for p in exclude)]
+        if ignore is not None:
+            dirnames[:] = [d for d in dirnames if not ignore(Path(dirpath) / d, True)]
         for name in sorted(filenames):
             if is_temporary(name):
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
             if any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern) for pattern in exclude):
+                continue
+            if ignore is not None and ignore(path, False):
                 continue
             problem = _problem(path)
             if problem is not None:
@@ -187,7 +197,7 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
             yield path, kind_of(path)
 
 
-def scan(paths: list[Path], exclude: tuple[str, ...] = ()) -> list[Candidate]:
+def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[Candidate]:
     """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
     is the same file: it is read and written once, under the first name in sorted order).
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
@@ -210,7 +220,7 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = ()) -> list[Candidate]:
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported"))
             continue
         special: list[Candidate] = []
-        for path, kind in walk(root, exclude, special):
+        for path, kind in walk(root, exclude, special, ignore):
             if _mentions_legacy(path):
                 found.setdefault(path, Candidate(path, kind or "unsupported"))
         for candidate in special:

@@ -1,0 +1,335 @@
+"""One ``bf16-migrate PATHS...`` run: settings (command line over ``[tool.bf16-migrate]``),
+the files to look at (excludes, ``.gitignore``, ``--force-exclude``, ``-`` for stdin), the
+migration (:func:`bf16_migrate.project.migrate_paths`), suppressions, output and exit code.
+
+The click command (:mod:`bf16_migrate.cli`) only parses arguments; everything that decides
+what a run does is here, so it reads top to bottom as the run happens.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import click
+
+from . import __version__
+from .config import Config, ConfigError, common_parent, load_config
+from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
+from .rules import MODES, RuleError, load_rules
+from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130
+
+
+@dataclass
+class RunOptions:
+    """The command line as given: None for an option not given (the configuration decides)."""
+
+    show_diff: bool = False
+    check: bool = False
+    mode: str | None = None
+    fmt: str | None = None
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    force_exclude: bool | None = None
+    respect_gitignore: bool | None = None
+    select: tuple[str, ...] = ()
+    ignore_codes: tuple[str, ...] = ()
+    config_path: Path | None = None
+    stdin_filename: str | None = None
+    fp32_optimizer_state: bool | None = None
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    statistics: bool = False
+    exit_zero: bool = False
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the run does, once the command line and the configuration are merged."""
+
+    mode: str
+    fmt: str
+    exclude: tuple[str, ...]
+    selection: Selection
+    legacy_env: dict[str, str]
+    fp32_optimizer_state: bool
+    respect_gitignore: bool
+    force_exclude: bool
+    root: Path
+    """The project root: the configuration's directory, else the current directory or the
+    common parent of the paths (:func:`_default_root`)."""
+
+
+def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> Settings:
+    """The command line wins over the configuration, key by key (``--exclude`` replaces
+    ``exclude``; ``extend-exclude`` is added from both; ``--legacy-env`` overrides the
+    configuration's value of the same variable). Raises :class:`ConfigError` or
+    :class:`SelectionError` with a one-line message naming the file or the option."""
+    where = f"{config.path}: [tool.bf16-migrate]"
+    mode = options.mode or config.mode or "stochastic"
+    if mode not in MODES:
+        raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
+    fmt = options.fmt or config.output_format or "text"
+    if fmt not in FORMATS:
+        raise ConfigError(f"{where} output-format = {fmt!r}: not one of {', '.join(FORMATS)}")
+    exclude = options.exclude or config.exclude or ()
+    exclude = (*exclude, *config.extend_exclude, *options.extend_exclude)
+    codes = load_rules().diagnostics
+    if options.select:
+        select = check_codes("--select", options.select, codes)
+    else:
+        select = check_codes(f"{where} select:", config.select or (), codes)
+    if options.ignore_codes:
+        ignore = check_codes("--ignore", options.ignore_codes, codes)
+    else:
+        ignore = check_codes(f"{where} ignore:", config.ignore or (), codes)
+    legacy_env = {**config.legacy_env, **options.legacy_env}
+    variables = load_rules().variables
+    unknown = [key for key in legacy_env if key not in variables]
+    if unknown:
+        origin = "--legacy-env" if unknown[0] in options.legacy_env else f"{where} legacy-env:"
+        raise ConfigError(f"{origin} {unknown[0]}: not a legacy variable (one of {', '.join(sorted(variables))})")
+    return Settings(
+        mode=mode,
+        fmt=fmt,
+        exclude=tuple(exclude),
+        selection=Selection(select, ignore),
+        legacy_env=legacy_env,
+        fp32_optimizer_state=bool(options.fp32_optimizer_state if options.fp32_optimizer_state is not None else config.fp32_optimizer_state),
+        respect_gitignore=_first(options.respect_gitignore, config.respect_gitignore, True),
+        force_exclude=_first(options.force_exclude, config.force_exclude, False),
+        root=config.root or _default_root(paths),
+    )
+
+
+def _default_root(paths: list[Path]) -> Path:
+    """Without a configuration: the current directory when the paths are under it (where
+    pre-commit and CI run), else their common parent."""
+    parent, cwd = common_parent(paths), Path.cwd()
+    return cwd if parent == cwd or cwd in parent.parents else parent
+
+
+def _first(*values):
+    return next(value for value in values if value is not None)
+
+
+def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], None]) -> int:
+    """Run the rewrite over ``paths`` and print its output; returns the exit code (``usage``
+    reports a usage error and exits)."""
+    from .ignore import GitIgnore, excluded
+    from .project import ScanError
+
+    stdin = [str(p) for p in paths] == ["-"]
+    if stdin and not options.stdin_filename:
+        usage("`-` reads the source from stdin and needs --stdin-filename PATH (its name decides its kind)")
+    if options.stdin_filename and not stdin:
+        usage("--stdin-filename only goes with the PATHS `-`")
+    config_paths = [Path(options.stdin_filename)] if stdin else paths
+    try:
+        config = load_config(config_paths, options.config_path)
+        settings = resolve_settings(options, config, config_paths)
+    except (ConfigError, SelectionError, RuleError) as exc:
+        # a bad option is a usage error; a bad configuration names its file
+        click.echo(f"{'usage error' if str(exc).startswith('--') else 'error'}: {exc}", err=True)
+        return EXIT_ERROR
+    if options.statistics and settings.fmt in ("sarif", "github"):
+        usage(f"--statistics prints text or json, not {settings.fmt}")
+    ignore = GitIgnore(settings.root) if settings.respect_gitignore else None
+    if settings.force_exclude:
+        named = [Path(options.stdin_filename)] if stdin else paths
+        skipped = [p for p in named if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))]
+        if stdin and skipped:
+            _write_stdout(sys.stdin.buffer.read())  # as ruff does: an excluded file comes back as it is
+            return EXIT_OK
+        paths = [p for p in paths if p not in skipped]
+        if not paths:
+            if not options.quiet:
+                click.echo("bf16-migrate: every path given is excluded (--force-exclude); nothing to do", err=True)
+            return EXIT_OK
+    try:
+        if stdin:
+            return _run_stdin(Path(options.stdin_filename), options, settings)
+        outcome = _migrate(paths, options, settings, ignore)
+    except (ScanError, RuleError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
+        return EXIT_INTERRUPTED
+    return _report(outcome, options, settings)
+
+
+def _migrate(paths, options: RunOptions, settings: Settings, ignore):
+    from .project import migrate_paths
+
+    return migrate_paths(
+        paths,
+        settings.mode,
+        write=not (options.show_diff or options.check),
+        exclude=settings.exclude,
+        fp32_optimizer_state=settings.fp32_optimizer_state,
+        legacy_env=settings.legacy_env,
+        ignore=ignore,
+        hold=hold_noqa_writes,
+    )
+
+
+def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
+    """``-``: the source comes from stdin and is migrated as if it were ``name`` (alone: the
+    launchers and modules of its tree are not looked at). The migrated source goes to stdout
+    in the input's encoding and newline style (with ``--diff`` the diff, with ``--check``
+    nothing), everything else to stderr."""
+    import dataclasses
+
+    from .write import ReadError, read_source
+
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory(prefix="bf16-migrate-stdin-") as tmp:
+        path = Path(tmp) / name.name
+        path.write_bytes(data)
+        outcome = _migrate([path], dataclasses.replace(options, check=True), settings, None)
+        try:
+            source = read_source(path)
+            text, encoding = source.text, source.encoding
+        except ReadError:  # reported in outcome.errors
+            text, encoding = data.decode("utf-8", "replace"), "utf-8"
+
+    def rename(value: str) -> str:
+        return value.replace(str(path), str(name))
+
+    outcome.diagnostics = [dataclasses.replace(d, path=rename(d.path), message=rename(d.message)) for d in outcome.diagnostics]
+    outcome.errors = [rename(e) for e in outcome.errors]
+    new = outcome.sources.get(path, (text, text))[1]
+    if options.show_diff:
+        _write_stdout(rename(outcome.diffs.get(path, "")).encode("utf-8"))
+    elif not options.check:
+        _write_stdout(new.encode(encoding) if new != text else data)
+    outcome.sources = {name: (text, new)}  # the text for `# noqa` (edits only when it changed)
+    outcome.diffs, outcome.changed = {}, ([name] if new != text else [])
+    dry = options.show_diff or options.check
+    return _report(outcome, dataclasses.replace(options, show_diff=False), settings, to_stderr=True, dry_run=dry)
+
+
+def _write_stdout(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = False, dry_run: bool | None = None) -> int:
+    """Print the outcome in the chosen format and return the exit code."""
+    dry = (options.show_diff or options.check) if dry_run is None else dry_run
+    texts = {str(path): old for path, (old, _new) in outcome.sources.items()}
+    filtered = filter_findings(outcome.diagnostics, settings.selection, texts, kept=map(str, outcome.kept))
+    ignored = frozenset(d.code for d in filtered.suppressed if not settings.selection.enabled(d.code))
+    changed = set(outcome.changed)
+    report = Report(
+        reported=filtered.reported,
+        suppressed=filtered.suppressed,
+        errors=list(outcome.errors),
+        held_back=[str(p) for p in outcome.held_back],
+        kept={str(p): why for p, why in outcome.kept.items()},
+        sources={str(p): pair for p, pair in outcome.sources.items() if p in changed},
+        dry_run=dry,
+        ignored_codes=ignored,
+    )
+    color = False if os.environ.get("NO_COLOR") else None  # None: click strips colour when not a terminal
+
+    def out(line: str = "", nl: bool = True) -> None:
+        click.echo(line, nl=nl, err=to_stderr, color=color)
+
+    def err(line: str) -> None:
+        click.echo(line, err=True, color=color)
+
+    if options.statistics:
+        stats = statistics(report.reported)
+        if settings.fmt == "json":
+            import json
+
+            out(json.dumps(stats, indent=2))
+        else:
+            for row in stats:
+                out(f"{row['count']}\t{row['code']}\t{'[*] ' if row['fixable'] else ''}{row['name']}")
+    elif settings.fmt == "json":
+        out(to_json(report))
+    elif settings.fmt == "sarif":
+        out(to_sarif(report, __version__))
+    elif settings.fmt == "github":
+        for line in to_github(report):
+            out(line)
+    else:
+        if options.show_diff:
+            for path in outcome.changed:
+                out(outcome.diffs[path], nl=False)
+        for d in report.reported:
+            out(format_text(d, dry, style=click.style))
+    if settings.fmt == "text" or (settings.fmt == "github" and not options.statistics):
+        if settings.fmt == "text":
+            for error in outcome.errors:
+                err(f"error: {error}")
+        if outcome.held_back:
+            written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
+            err(
+                f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} "
+                f"({written}); fix the error above and run again"
+            )
+        if not options.quiet:
+            for path, why in report.kept.items():
+                err(f"bf16-migrate: left as it is: {path} ({why})")
+            err(summary(outcome, report, written=not dry))
+            if settings.fmt == "text" and not options.statistics:
+                from .diagnostics import format_todo
+
+                todo = format_todo(report.reported)
+                if todo:
+                    err(todo)
+    if outcome.removed and not options.quiet:
+        err(f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: {', '.join(map(str, outcome.removed))}")
+    if outcome.interrupted:
+        err(f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files above were written), then the run stopped")
+        return EXIT_INTERRUPTED
+    if outcome.errors or outcome.held_back:
+        return EXIT_ERROR
+    if options.exit_zero:
+        return EXIT_OK
+    return EXIT_FINDINGS if _fails(outcome, report) else EXIT_OK
+
+
+def _fails(outcome, report: Report) -> bool:
+    """Exit 1: a reported finding needs a hand, or (dry run) a file would change and not every
+    finding about it is suppressed."""
+    if any(not d.fixed for d in report.reported):
+        return True
+    if not report.dry_run:
+        return False
+    for path in outcome.changed:
+        about = [d for d in report.reported + report.suppressed if d.path == str(path) or d.path.startswith(f"{path}#")]
+        if not about or any(d in report.reported for d in about):
+            return True
+    return False
+
+
+def summary(outcome, report: Report, written: bool) -> str:
+    """``bf16-migrate: N file(s) changed, N finding(s) fixed, N left to do by hand, N
+    suppressed (...)`` ("would change", "would be fixed" in a dry run)."""
+    fixed = sum(d.fixed for d in report.reported)
+    todo = sum(not d.fixed for d in report.reported)
+    parts = [
+        f"{len(outcome.changed)} file(s) {'changed' if written else 'would change'}",
+        f"{fixed} finding(s) {'fixed' if written else 'would be fixed'}",
+        f"{todo} left to do by hand",
+    ]
+    if report.suppressed:
+        parts.append(f"{len(report.suppressed)} suppressed")
+    if outcome.errors:
+        parts.append(f"{len(outcome.errors)} file(s) could not be processed")
+    if outcome.held_back:
+        parts.append(f"{len(outcome.held_back)} file(s) held back")
+    return "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable)"

@@ -1,0 +1,162 @@
+"""Suppressions: `# noqa` (ruff's syntax) in Python, shell and YAML; --select/--ignore by code
+or prefix; the summary's "N suppressed"; and the safety rule: a suppression never makes a
+legacy switch go without its replacement."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from bf16_migrate.cli import main
+from bf16_migrate.suppress import ALL, Selection, SelectionError, check_codes, noqa_by_line, parse_noqa
+
+from conftest import FIXTURES
+
+# the fixture without the docstring's mention of the variable (a BFM091 finding of its own)
+SCRIPT = (FIXTURES / "mlp_regression" / "train.py").read_text().replace("through the XLA_USE_BF16 environment variable", "through an environment variable")
+WRITE = 'os.environ["XLA_USE_BF16"] = "1"\n'
+READ = '    args = parse_args()\n'
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_parse_noqa_follows_ruff():
+    assert parse_noqa("# noqa") is ALL
+    assert parse_noqa("# NOQA") is ALL
+    assert parse_noqa("# noqa: BFM050") == {"BFM050"}
+    assert parse_noqa("#noqa:BFM050,BFM022") == {"BFM050", "BFM022"}
+    assert parse_noqa("# noqa: BFM050, E501") == {"BFM050", "E501"}
+    assert parse_noqa("# a comment") is None
+
+
+def test_noqa_in_python_is_read_from_real_comments_only():
+    text = 'x = "# noqa"\ny = 1  # noqa: BFM001\n"""\n# noqa\n"""\n'
+    assert noqa_by_line(text, "python") == {2: {"BFM001"}}
+    assert noqa_by_line("export X=1 # noqa\necho '#noqa'x\n", "shell") == {1: ALL}
+    assert noqa_by_line("env:\n  - name: X  # noqa: BFM110\n", "yaml") == {2: {"BFM110"}}
+    assert noqa_by_line("ENV X=1 # noqa\n", "dockerfile") == {}
+
+
+def test_noqa_on_a_read_suppresses_the_finding_and_the_file_is_still_migrated(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.replace(READ, READ + '    print(os.environ.get("XLA_USE_BF16"))  # noqa: BFM050\n'))
+    result = invoke(script, "--check", "--json")
+    data = json.loads(result.stdout)
+    assert [d["code"] for d in data["suppressed"]] == ["BFM050"]
+    assert [d["code"] for d in data["diagnostics"]] == ["BFM001"]
+    text = invoke(script, "--check")
+    assert "BFM050" not in text.stdout and "1 suppressed" in text.stderr
+    invoke(script)
+    assert 'NEURON_RT_STOCHASTIC_ROUNDING_EN' in script.read_text()  # the rewrite is the same
+
+
+@pytest.mark.parametrize("comment", ["# noqa", "# noqa: BFM001", "# NOQA:BFM001,BFM050"])
+def test_noqa_on_a_legacy_write_keeps_the_file_as_it_is(tmp_path, comment):
+    script = tmp_path / "train.py"
+    source = SCRIPT.replace(WRITE, WRITE.rstrip("\n") + f"  {comment}\n")
+    script.write_text(source)
+    result = invoke(script)
+    assert result.exit_code == 0, result.output
+    assert script.read_text() == source
+    assert f"left as it is: {script} (`# noqa` on line 8, a legacy setting (BFM001))" in result.stderr
+    assert "0 file(s) changed" in result.stderr and "suppressed" in result.stderr
+    assert "[fixed]" not in result.stdout
+    check = invoke(script, "--check")
+    assert check.exit_code == 0 and check.stdout == ""
+
+
+def test_noqa_for_another_tool_on_a_write_changes_nothing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.replace(WRITE, WRITE.rstrip("\n") + "  # noqa: E501\n"))
+    result = invoke(script)
+    assert result.exit_code == 0 and "XLA_USE_BF16" not in script.read_text()
+    assert "suppressed" not in result.stderr
+
+
+def _launcher_tree(tmp_path, script_suffix="", launcher_suffix=""):
+    tree = tmp_path / "job"
+    tree.mkdir()
+    (tree / "run.sh").write_text(f"#!/bin/bash\nexport XLA_USE_BF16=1{launcher_suffix}\npython3 train.py\n")
+    body = SCRIPT.replace(WRITE, "")
+    if script_suffix:
+        body = body.replace("import os\n", f"import os\nif os.environ.get('RANK') == '0':\n    {WRITE.rstrip()}{script_suffix}\n", 1)
+    (tree / "train.py").write_text(body)
+    return tree
+
+
+def test_noqa_on_a_launcher_write_keeps_the_launcher_and_never_drops_the_switch(tmp_path):
+    tree = _launcher_tree(tmp_path, launcher_suffix="  # noqa: BFM001")
+    before = (tree / "run.sh").read_text()
+    result = invoke(tree)
+    assert result.exit_code == 0, result.output
+    assert (tree / "run.sh").read_text() == before  # the switch stays
+    assert "left as it is" in result.stderr and "run.sh" in result.stderr
+
+
+def test_noqa_on_a_script_write_keeps_its_launchers_too(tmp_path):
+    """A script kept as it is by a noqa, started by a launcher that sets the switch: the
+    launcher is kept too, so the switch never goes while the script keeps no replacement."""
+    tree = _launcher_tree(tmp_path, script_suffix="  # noqa")
+    before = {p.name: p.read_text() for p in tree.iterdir()}
+    result = invoke(tree)
+    assert {p.name: p.read_text() for p in tree.iterdir()} == before, result.output
+    assert result.exit_code == 0, result.output
+    assert "it may launch" in result.stderr
+
+
+def test_noqa_in_shell_suppresses_an_unfixed_finding(tmp_path):
+    (tmp_path / "env.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\n")
+    assert invoke(tmp_path, "--check").exit_code == 1  # nothing launched after it: BFM110
+    (tmp_path / "env.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1  # noqa: BFM110\n")
+    result = invoke(tmp_path, "--check")
+    assert result.exit_code == 0, result.output
+    assert "1 suppressed" in result.stderr
+
+
+def test_select_and_ignore_by_code_and_prefix(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text((FIXTURES / "mlp_regression" / "train.py").read_text())
+    codes = lambda *a: [d["code"] for d in json.loads(invoke(script, "--check", "--json", *a).stdout)["diagnostics"]]  # noqa: E731
+    assert codes() == ["BFM091", "BFM001"]
+    assert codes("--select", "BFM0") == ["BFM091", "BFM001"]
+    assert codes("--select", "BFM00") == ["BFM001"]
+    assert codes("--ignore", "BFM09") == ["BFM001"]
+    assert codes("--select", "bfm001,BFM091", "--ignore", "BFM091") == ["BFM001"]
+    # an unfixed finding that is ignored no longer fails the run; the rewrite is the same
+    result = invoke(script, "--ignore", "BFM091")
+    assert result.exit_code == 0 and "1 suppressed" in result.stderr
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in script.read_text()
+
+
+def test_ignoring_every_finding_of_a_change_passes_check(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    assert invoke(script, "--check").exit_code == 1
+    assert invoke(script, "--check", "--ignore", "BFM001").exit_code == 0
+    assert script.read_text() == SCRIPT
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+def test_unknown_code_is_a_one_line_usage_error(tmp_path, option):
+    result = invoke(tmp_path, option, "XYZ1")
+    assert result.exit_code == 2
+    assert result.stderr == f"usage error: {option} XYZ1: no diagnostic code starts with it (see `bf16-migrate explain`)\n"
+
+
+def test_selection_unit():
+    sel = Selection(select=("BFM1",), ignore=("BFM11",))
+    assert sel.enabled("BFM102") and not sel.enabled("BFM110") and not sel.enabled("BFM001")
+    with pytest.raises(SelectionError):
+        check_codes("--select", ["BFM9999"], ["BFM001"])
+
+
+def test_suppressed_in_sarif_carry_suppressions(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text((FIXTURES / "mlp_regression" / "train.py").read_text())
+    data = json.loads(invoke(script, "--check", "--output-format", "sarif", "--ignore", "BFM091").stdout)
+    [ignored] = [r for r in data["runs"][0]["results"] if r["ruleId"] == "BFM091"]
+    assert ignored["suppressions"] == [{"kind": "external"}]
