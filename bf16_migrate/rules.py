@@ -25,7 +25,7 @@ MODES = ("stochastic", "gpu-compatible", "amp")
 """The migration modes, as chosen with ``--mode`` (AWS Neuron's migration guide for XLA_USE_BF16/XLA_DOWNCAST_BF16)."""
 
 EMITS = frozenset(
-    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "autocast", "bf16-attention-math"}
+    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "fp32-grad-norm", "autocast", "bf16-attention-math"}
 )
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
@@ -86,6 +86,11 @@ class TorchApi:
     batch_sources: Mapping[str, str] = field(default_factory=dict)
     autocast: frozenset[str] = frozenset()
     """qualified name -> "dataset" | "data" | "image-label" (see ``[batch_sources]``)."""
+    grad_norm_clipping: frozenset[str] = frozenset()
+    zero_redundancy_optimizers: frozenset[str] = frozenset()
+    checkpoint_methods: frozenset[str] = frozenset()
+    optimizer_owners: Mapping[str, str] = field(default_factory=dict)
+    """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
 
 
 @dataclass(frozen=True)
@@ -209,6 +214,10 @@ def _load_torch_api(path: Path) -> TorchApi:
         attention_flag=_need(data, "attention_flag", str, path),
         batch_sources=batch_sources,
         autocast=frozenset(_need(data, "autocast", list, path)),
+        grad_norm_clipping=frozenset(_need(data, "grad_norm_clipping", list, path)),
+        zero_redundancy_optimizers=frozenset(_need(data, "zero_redundancy_optimizers", list, path)),
+        checkpoint_methods=frozenset(_need(data, "checkpoint_methods", list, path)),
+        optimizer_owners=_need(data, "optimizer_owners", dict, path),
     )
 
 

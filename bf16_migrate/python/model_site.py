@@ -207,13 +207,15 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
-    """The calls of ``model`` in this file, following it one level into functions defined in
-    the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
-    calls = [c for c in ctx.nodes(cst.Call) if same_model(ctx, c.func, model)]
+    """The calls of ``model`` in this file, following it one level out of the function that
+    builds and returns it (:func:`_returned_as`) and one level into functions defined in the
+    file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
+    models = [model, *_returned_as(ctx, model)]
+    calls = [c for c in ctx.nodes(cst.Call) if any(same_model(ctx, c.func, x) for x in models)]
     # one level into local functions that receive the model as a positional/keyword argument
     for call in (c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name)):
         for i, arg in enumerate(call.args):
-            if not same_model(ctx, arg.value, model):
+            if not any(same_model(ctx, arg.value, x) for x in models):
                 continue
             func = _local_def(ctx, call.func)
             if func is None:
@@ -225,6 +227,48 @@ def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
                 if ctx.enclosing(inner, cst.FunctionDef) is func:
                     calls.append(inner)
     return [_describe(ctx, c) for c in calls]
+
+
+def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
+    """The names that receive ``model`` from the function defined in this file that builds and
+    returns it: ``model, optimizer = build(args)`` where every ``return`` of ``build`` is
+    ``model, optimizer`` (the same position each time) or ``return model``. Only a plain
+    assignment of the call to a name, or to a tuple of names, is followed."""
+    if not isinstance(model, cst.Name):
+        return []
+    func = ctx.enclosing(model, cst.FunctionDef)
+    if func is None:
+        return []
+    positions = set()
+    for ret in findall(func.body, m.Return()):
+        if ctx.enclosing(ret, cst.FunctionDef) is not func:
+            continue
+        if ret.value is not None and same_model(ctx, ret.value, model):
+            positions.add(None)
+        elif isinstance(ret.value, cst.Tuple):
+            hits = [i for i, e in enumerate(ret.value.elements) if not isinstance(e, cst.StarredElement) and same_model(ctx, e.value, model)]
+            positions.add(hits[0] if len(hits) == 1 else "unknown")
+        else:
+            positions.add("unknown")
+    if len(positions) != 1 or "unknown" in positions:
+        return []
+    (position,) = positions
+    names = []
+    for call in ctx.nodes(cst.Call):
+        if not (isinstance(call.func, cst.Name) and call.func.value == func.name.value and _local_def(ctx, call.func) is func):
+            continue
+        assign = ctx.parent(call)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            continue
+        target = assign.targets[0].target
+        if position is not None:
+            elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
+            if any(isinstance(e, cst.StarredElement) for e in elements) or position >= len(elements):
+                continue
+            target = elements[position].value
+        if isinstance(target, cst.Name):
+            names.append(target)
+    return names
 
 
 def _local_def(ctx: FileContext, name: cst.Name) -> cst.FunctionDef | None:

@@ -584,6 +584,8 @@ class Planner:
                 self.plan.replace[id(factory)] = _add_float32_dtype
         if "fp32-master-weights" in emits:
             self._master_weights(sites)
+        if "fp32-grad-norm" in emits:
+            self._fp32_grad_norm()
         if "autocast" in emits:
             self.plan.wrap_guard = self.guard
             self._autocast(regions)
@@ -690,20 +692,84 @@ class Planner:
             )
 
     def _master_weights(self, sites) -> None:
-        ctx = self.ctx
+        """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a stock
+        optimizer (or an ``Optimizer`` subclass defined here) is built through
+        ``with_fp32_master_weights`` (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1
+        gets its own setting (:meth:`_zero1_master_weights`); a wrapper that owns the optimizer
+        (``rules/torch_api.toml`` ``[optimizer_owners]``: NxD, FSDP) and any other optimizer are
+        reported (BFM060), the former with the wrapper's own setting named."""
+        ctx, api = self.ctx, self.ctx.rules.torch_api
         wrapped = False
         local = self._local_optimizer_classes()
         for site in sites:
-            if site.qualified & ctx.rules.torch_api.stock_optimizers or (
+            if site.qualified & api.zero_redundancy_optimizers:
+                self._zero1_master_weights(site)
+            elif site.qualified & api.stock_optimizers or (
                 isinstance(site.call.func, cst.Name) and site.call.func.value in local
             ):
                 guard = self.guard
                 self.plan.replace[id(site.call.func)] = lambda node: _wrap_master_weights(node, guard)
                 wrapped = True
-            else:
+            elif not site.qualified & api.optimizer_owners.keys():
                 ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)
+        for call in ctx.nodes(cst.Call):
+            owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
+            if owner:
+                ctx.report("BFM060", call, f"`{ctx.code(call.func)}` owns the optimizer, so FP32 master weights are its own setting: {api.optimizer_owners[owner[0]]}", False)
         if wrapped:
             self.plan.prelude.append(snippets.master_weights_helper())
+
+    def _zero1_master_weights(self, site) -> None:
+        """torch-xla's ``ZeroRedundancyOptimizer`` keeps its sharded master weights and state in
+        ``optimizer_dtype`` (default: the parameters' dtype, bf16 after the model cast), and puts
+        them in its ``state_dict`` only with ``save_master_weights=True``
+        (torch_xla/distributed/zero_redundancy_optimizer.py): ``optimizer_dtype=torch.float32``
+        is added, and ``save_master_weights=True`` where the file takes the optimizer's
+        ``state_dict()``. A value the script already passes is kept and reported."""
+        ctx, call = self.ctx, site.call
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        name = ctx.code(call.func)
+        added = []
+        if "optimizer_dtype" in keywords:
+            ctx.report("BFM063", keywords["optimizer_dtype"], f"`{name}` already sets `optimizer_dtype={ctx.code(keywords['optimizer_dtype'].value)}`: kept; gpu-compatible mode wants torch.float32 (FP32 master weights and state)", False)
+        else:
+            added.append(("optimizer_dtype", "torch.float32", "None"))
+        if "save_master_weights" not in keywords and self._checkpoints(site):
+            added.append(("save_master_weights", "True", "False"))
+        if not added:
+            return
+        guard = self.guard
+        self.plan.replace[id(call)] = lambda node: _add_keywords(node, added, guard)
+        text = " and ".join(f"`{k}={v}`" for k, v, _ in added)
+        ctx.report("BFM063", call, f"`{name}` keeps FP32 master weights and optimizer state: {text} added", True)
+
+    def _checkpoints(self, site) -> bool:
+        """Whether the file checkpoints the optimizer: calls one of ``checkpoint_methods``
+        (``rules/torch_api.toml``: ``state_dict()``, ``save_sharded_state_dict(...)``...) on a
+        name the optimizer is assigned to."""
+        ctx = self.ctx
+        assign = ctx.parent(site.call)
+        if not isinstance(assign, cst.Assign):
+            return False
+        targets = {ctx.code(t.target) for t in assign.targets}
+        methods = ctx.rules.torch_api.checkpoint_methods
+        return any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets
+            for c in ctx.nodes(cst.Call)
+        )
+
+    def _fp32_grad_norm(self) -> None:
+        """gpu-compatible mode: ``torch.nn.utils.clip_grad_norm_`` (``rules/torch_api.toml``
+        ``grad_norm_clipping``) becomes ``clip_grad_norm_fp32_`` (``snippets.FP32_GRAD_NORM_SOURCE``),
+        the same clipping with the norm of the bf16 gradients computed in FP32."""
+        ctx, api = self.ctx, self.ctx.rules.torch_api
+        calls = [c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.grad_norm_clipping]
+        guard = self.guard
+        for call in calls:
+            self.plan.replace[id(call.func)] = lambda node: _choose(cst.Name(snippets.FP32_GRAD_NORM), node, guard)
+            ctx.report("BFM064", call, f"`{ctx.code(call.func)}` took the norm of the bf16 gradients in bf16: now `{snippets.FP32_GRAD_NORM}`, the same clipping with the norm computed in FP32", True)
+        if calls:
+            self.plan.prelude.append(snippets.fp32_grad_norm_helper())
 
     def _attention_math(self, sites) -> None:
         """Files that use attention get the flag that keeps torch's math SDPA kernel in bf16
@@ -839,10 +905,6 @@ def _guard_code(conditions: list[Condition]) -> str:
     return " and ".join(parts)
 
 
-def _guard_expression(conditions: list[Condition]) -> cst.BaseExpression:
-    return cst.parse_expression(_guard_code(conditions))
-
-
 def _read_expression(ctx: FileContext, string: cst.SimpleString) -> cst.BaseExpression | None:
     """The whole read a variable-name literal belongs to: ``os.environ.get(X, ...)``,
     ``os.getenv(X)``, ``os.environ[X]``, or a one-operator ``X in os.environ``."""
@@ -919,18 +981,47 @@ def _steps_or_backward(stmt: cst.CSTNode) -> bool:
 
 
 def _add_float32_dtype(call: cst.Call) -> cst.Call:
+    return _append_keyword(call, "dtype", snippets.attr("torch.float32"))
+
+
+def _append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``keyword=value`` as its last argument. After an explicit trailing comma
+    (a call written one argument per line) the new argument takes that comma and the one before
+    it the separator of the line above, so it lands on a line of its own, indented alike."""
     args = list(call.args)
+    new = cst.Arg(value=value, keyword=cst.Name(keyword), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     elif args:
-        pass  # an explicit trailing comma stays as written
-    args.append(cst.Arg(value=snippets.attr("torch.float32"), keyword=cst.Name("dtype"), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))))
+        trailing = args[-1].comma
+        separator = args[-2].comma if len(args) > 1 else cst.MaybeSentinel.DEFAULT
+        if not isinstance(separator, cst.Comma):
+            separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        elif isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):  # the line break and indent, not a comment
+            ws = separator.whitespace_after
+            separator = separator.with_changes(whitespace_after=ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[]))
+        args[-1] = args[-1].with_changes(comma=separator)
+        new = new.with_changes(comma=trailing)
+    args.append(new)
     return call.with_changes(args=args)
 
 
 def _wrap_master_weights(func: cst.BaseExpression, guard: cst.BaseExpression | None) -> cst.BaseExpression:
-    wrapped = cst.Call(func=cst.Name(snippets.MASTER_WEIGHTS_FACTORY), args=[cst.Arg(func)])
+    return _choose(cst.Call(func=cst.Name(snippets.MASTER_WEIGHTS_FACTORY), args=[cst.Arg(func)]), func, guard)
+
+
+def _choose(new: cst.BaseExpression, old: cst.BaseExpression, guard: cst.BaseExpression | None) -> cst.BaseExpression:
+    """``new``, or ``(new if guard else old)`` when the migration is under the script's condition."""
     if guard is None:
-        return wrapped
-    choice = cst.IfExp(test=guard.deep_clone(), body=wrapped, orelse=func.deep_clone())
+        return new
+    choice = cst.IfExp(test=guard.deep_clone(), body=new, orelse=old.deep_clone())
     return choice.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _add_keywords(call: cst.Call, added, guard: cst.BaseExpression | None) -> cst.Call:
+    """``call`` with ``keyword=value`` arguments appended (``added``: (keyword, value, value
+    when the guard is false) source triples), as :func:`_add_float32_dtype` appends its own."""
+    for keyword, value, otherwise in added:
+        expr = _choose(cst.parse_expression(value), cst.parse_expression(otherwise), guard)
+        call = _append_keyword(call, keyword, expr)
+    return call

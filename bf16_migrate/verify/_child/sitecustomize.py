@@ -123,6 +123,7 @@ class _Recorder:
         self.param_dtypes = None
         self.device_param_dtypes = None
         self.state_dtypes = None
+        self.dtypes_from = None  # the optimizer whose dtypes were read
         self.graph_marks = []
         self.compile_marks = []
         self.legacy_env = None
@@ -172,6 +173,12 @@ class _Recorder:
 
     def on_step(self, optimizer, args, kwargs):
         if self.pending is None:
+            if len(self.losses) == 1 and self._wraps(optimizer, self.dtypes_from):
+                # the first step's second hook: a wrapper (torch-xla's ZeroRedundancyOptimizer
+                # and its base_optimizer over FP32 shards) whose own parameters are the model's
+                inner_state = self.state_dtypes
+                self._read_dtypes(optimizer)
+                self.state_dtypes = self.state_dtypes or inner_state
             return
         self.losses.append(self.pending)
         self.pending = None
@@ -190,7 +197,15 @@ class _Recorder:
         if self.max_steps and len(self.losses) >= self.max_steps:
             self.stop_requested = True
 
+    @staticmethod
+    def _wraps(outer, inner):
+        """Whether optimizer ``outer`` holds optimizer ``inner`` (``base_optimizer``, ``optimizer``)."""
+        return inner is not None and outer is not inner and any(
+            getattr(outer, name, None) is inner for name in ("base_optimizer", "optimizer", "optim")
+        )
+
     def _read_dtypes(self, optimizer):
+        self.dtypes_from = optimizer
         self.optimizer = type(optimizer).__name__
         self.legacy_env = {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ}
         torch_dtypes = {}
