@@ -65,6 +65,7 @@ def main() -> None:
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read [tool.bf16-migrate] from this pyproject.toml instead of the nearest one.")
 @click.option("--stdin-filename", metavar="PATH", help="With PATHS `-`: the name of the file read from stdin (its kind, its place in the configuration).")
 @click.option("--fp32-optimizer-state", is_flag=True, default=None, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
+@click.option("--helpers-module", metavar="NAME", default=None, help="Write the helper functions once per directory as NAME.py and import them, instead of a copy in every script (gpu-compatible trees with many scripts).")
 @click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable the scripts in PATHS run under from outside the tree (a job spec): they get the mode's code change (repeatable).")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")

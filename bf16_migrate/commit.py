@@ -56,7 +56,9 @@ class Write:
     """One file to replace: ``path`` as reported, ``target`` the regular file whose bytes change
     (``path`` itself, or the file a symlink points to), the new ``data`` (bytes), the target's
     permission bits ``mode``, ``in_place`` when the target has other hard links (its inode is
-    kept), and ``phase`` (0: Python scripts and modules, 1: the carriers that start them)."""
+    kept), and ``phase`` (0: Python scripts and modules, 1: the carriers that start them).
+    ``new``: the file does not exist yet (:func:`plan_new_file`); it is created without ever
+    replacing a file that appeared in the meantime."""
 
     path: Path
     target: Path
@@ -64,6 +66,7 @@ class Write:
     mode: int
     in_place: bool
     phase: int
+    new: bool = False
 
 
 @dataclass
@@ -129,6 +132,19 @@ def plan_write(path: Path, text: str, encoding: str, roots: list[Path], phase: i
         # marked read-only is one its owner does not want changed, as editors treat it
         raise WriteRefused(f"{path}: not written: the file is read-only")
     return Write(path, target, data, stat.S_IMODE(info.st_mode), info.st_nlink > 1, phase)
+
+
+def plan_new_file(path: Path, text: str, phase: int) -> Write:
+    """A :class:`Write` that creates ``path`` (UTF-8, permissions ``0o666`` less the umask, as
+    ``open()`` creates files). Raises :class:`WriteRefused` when ``path`` exists (whatever it
+    is) or its directory does not."""
+    if os.path.lexists(path):
+        raise WriteRefused(f"{path}: not written: a file of that name already exists")
+    if not path.parent.is_dir():
+        raise WriteRefused(f"{path}: cannot write: no directory {path.parent}")
+    umask = os.umask(0)
+    os.umask(umask)
+    return Write(path, path, text.encode("utf-8"), 0o666 & ~umask, False, phase, new=True)
 
 
 def _temporary_for(target: Path) -> tuple[int, Path]:
@@ -211,6 +227,9 @@ def commit(writes: list[Write]) -> CommitReport:
             try:
                 if write.in_place:
                     _write_in_place(write)
+                    _unlink(tmp)
+                elif write.new:  # a hard link fails on an existing name where a rename would replace it
+                    os.link(tmp, write.target)
                     _unlink(tmp)
                 else:
                     os.replace(tmp, write.target)

@@ -45,6 +45,7 @@ class Config:
     ignore: tuple[str, ...] | None = None
     legacy_env: dict[str, str] = field(default_factory=dict)
     fp32_optimizer_state: bool | None = None
+    helpers_module: str | None = None
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
     output_format: str | None = None
@@ -55,7 +56,7 @@ class Config:
         return self.path.parent if self.path is not None else None
 
 
-_STRINGS = {"mode", "output-format"}
+_STRINGS = {"mode", "output-format", "helpers-module"}
 _LISTS = {"exclude", "extend-exclude", "select", "ignore"}
 _BOOLS = {"fp32-optimizer-state", "respect-gitignore", "force-exclude"}
 KEYS = _STRINGS | _LISTS | _BOOLS | {"legacy-env"}

@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .carriers import KINDS, CarrierError, analyze
-from .carriers.link import CarrierFile, Planner
+from .carriers.link import CarrierFile, FileResult, Planner
 from .diagnostics import Diagnostic
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
 from .tree_modules import migrate_imported_modules
 from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
 from .scan import Candidate, ScanError, kind_of, scan, walk
-from .commit import CommitReport, WriteRefused, commit, plan_write, remove_stale_temporaries
+from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
+from .helpers_module import module_path, module_text
 from .write import ReadError, read_bytes, read_source
 
 
@@ -87,6 +89,7 @@ def migrate_paths(
     legacy_env: dict[str, str] | None = None,
     ignore=None,
     hold=None,
+    helpers_module: str | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -99,7 +102,10 @@ def migrate_paths(
 
     ``ignore(path, is_dir)``: True for a file or directory the directory walks skip (e.g.
     gitignored). ``hold(planned)``: given the per-file results that would change, the files to
-    leave as they are (path -> reason); their fixed findings become unfixed with the reason."""
+    leave as they are (path -> reason); their fixed findings become unfixed with the reason.
+
+    ``helpers_module``: the migrated scripts import their helper functions from a module of that
+    name written beside them, once per directory (:mod:`bf16_migrate.helpers_module`)."""
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
@@ -140,7 +146,7 @@ def migrate_paths(
     external: dict[Path, dict[str, str]] = {}
     if legacy_env:
         external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
-    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external)
+    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -169,6 +175,7 @@ def migrate_paths(
             dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d
             for d in outcome.diagnostics
         ]
+    planned += _helpers_modules(planned, helpers_module)
     for result in planned:
         path = result.path
         outcome.changed.append(path)
@@ -188,6 +195,22 @@ def migrate_paths(
     return outcome
 
 
+def _helpers_modules(planned, name: str | None) -> list[FileResult]:
+    """The ``--helpers-module`` files the planned scripts import from, one per directory, as
+    results to write (``old`` is "" for a file to create); those already up to date are left out.
+    A module planned for scripts held back is held back with them (``hold`` runs before)."""
+    if name is None:
+        return []
+    out = []
+    for directory in sorted({r.path.parent for r in planned if getattr(r, "helpers", None)}):
+        target = module_path(directory / "_", name)
+        text = module_text(target)
+        if text is not None:
+            old = target.read_bytes().decode("utf-8") if target.exists() else ""
+            out.append(FileResult(target, old, text, "utf-8", []))
+    return out
+
+
 def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     """Write ``planned`` (results whose text changed) as one change (:mod:`.commit`): Python
     files before the carriers that start them; nothing at all when a file cannot be staged.
@@ -196,7 +219,10 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     for result in planned:
         phase = 0 if kind_of(result.path) == "python" else 1
         try:
-            writes.append(plan_write(result.path, result.new, result.encoding, paths, phase))
+            if result.old == "" and not os.path.lexists(result.path):  # a --helpers-module file to create
+                writes.append(plan_new_file(result.path, result.new, phase))
+            else:
+                writes.append(plan_write(result.path, result.new, result.encoding, paths, phase))
         except WriteRefused as exc:
             refused[result.path] = str(exc)
     if refused:

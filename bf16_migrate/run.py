@@ -19,6 +19,7 @@ import click
 
 from . import __version__
 from .config import Config, ConfigError, common_parent, load_config
+from .helpers_module import HelpersModuleError, check_name
 from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
 from .rules import MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
@@ -44,6 +45,7 @@ class RunOptions:
     config_path: Path | None = None
     stdin_filename: str | None = None
     fp32_optimizer_state: bool | None = None
+    helpers_module: str | None = None
     legacy_env: dict[str, str] = field(default_factory=dict)
     statistics: bool = False
     exit_zero: bool = False
@@ -60,6 +62,7 @@ class Settings:
     selection: Selection
     legacy_env: dict[str, str]
     fp32_optimizer_state: bool
+    helpers_module: str | None
     respect_gitignore: bool
     force_exclude: bool
     root: Path
@@ -103,10 +106,21 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
         selection=Selection(select, ignore),
         legacy_env=legacy_env,
         fp32_optimizer_state=bool(options.fp32_optimizer_state if options.fp32_optimizer_state is not None else config.fp32_optimizer_state),
+        helpers_module=_helpers_module(options.helpers_module, config.helpers_module, where),
         respect_gitignore=_first(options.respect_gitignore, config.respect_gitignore, True),
         force_exclude=_first(options.force_exclude, config.force_exclude, False),
         root=config.root or _default_root(paths),
     )
+
+
+def _helpers_module(option: str | None, configured: str | None, where: str) -> str | None:
+    name = option if option is not None else configured
+    if name is None:
+        return None
+    try:
+        return check_name(name)
+    except HelpersModuleError as exc:
+        raise ConfigError(str(exc) if option is not None else f"{where} helpers-module = {name!r}: not a plain Python module name") from None
 
 
 def _default_root(paths: list[Path]) -> Path:
@@ -177,6 +191,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore):
         fp32_optimizer_state=settings.fp32_optimizer_state,
         legacy_env=settings.legacy_env,
         ignore=ignore,
+        helpers_module=settings.helpers_module,
         hold=hold_noqa_writes,
     )
 

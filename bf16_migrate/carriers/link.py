@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..diagnostics import Diagnostic
+from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
+from ..python.snippets import HELPER_SOURCES
 from ..rules import is_truthy, load_rules
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Entry, Launch
 from .resolve import _rel, resolve_module, resolve_script, uses_torch
@@ -59,6 +61,8 @@ class FileResult:
     legacy_env: dict[str, str] = field(default_factory=dict)
     """For a migrated Python script, the legacy settings that were in force for it (what the
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
+    helpers: list[str] = field(default_factory=list)
+    """The helper functions the migrated script imports from ``--helpers-module``."""
 
 
 @dataclass
@@ -95,8 +99,9 @@ class Planner:
     scripts to legacy settings they run under from outside the tree (``--legacy-env``): they get
     the mode's code change as if a launcher of the tree set them."""
 
-    def __init__(self, mode: str, read_python: Callable, load_carrier: Callable, find_includers: Callable, fp32_optimizer_state: bool = False, launched_with: dict[Path, dict[str, str]] | None = None) -> None:
+    def __init__(self, mode: str, read_python: Callable, load_carrier: Callable, find_includers: Callable, fp32_optimizer_state: bool = False, launched_with: dict[Path, dict[str, str]] | None = None, helpers_module: str | None = None) -> None:
         self.mode = mode
+        self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
         self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
         self.fp32_optimizer_state = fp32_optimizer_state
         self.rules = load_rules()
@@ -530,18 +535,28 @@ class Planner:
             return launched
         return {**outside, **(launched or {})}
 
+    def _helpers_for(self, path: Path) -> tuple[str | None, str | None]:
+        """(the module ``path`` imports its helpers from, or None; why not, when asked for)."""
+        if self.helpers_module is None:
+            return None, None
+        reason = usable_for(path, self.helpers_module)
+        return (None, reason) if reason else (self.helpers_module, None)
+
     def _python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
+        module, inline_reason = self._helpers_for(path)
         try:
-            result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state)
+            result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state, helpers_module=module)
         except ParseError as exc:
             self.errors.append(str(exc))
             return FileResult(path, text, text, encoding, [])
         diags = list(result.diagnostics)
+        if inline_reason and any(f"def {name}(" in result.code and f"def {name}(" not in text for name in HELPER_SOURCES):
+            diags.append(Diagnostic("BFM065", str(path), 1, 1, f"the helper functions are written into this script, not imported from {self.helpers_module}.py: {inline_reason}", True))
         if launched is None and trial is not None:
             for d in trial.diagnostics:  # why the launcher's setting was kept
                 if not d.fixed and d.code in REFUSALS and d not in diags:
                     diags.append(d)
-        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env))
+        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
 
     def _migrate_notebook_python(self, carrier: CarrierFile, launched):
         nb = carrier.analysis.python

@@ -21,6 +21,7 @@ from .context import FileContext
 from .precision import REFERENCE, Planner
 from .string_mentions import report_string_mentions
 
+from . import snippets
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 
 __all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
@@ -45,6 +46,9 @@ class MigrationResult:
     framework: object = None
     """For a script launched with a legacy setting whose precision a framework owns, that
     framework's :class:`~bf16_migrate.rules.FrameworkRule` (the launcher must use its flag)."""
+    helpers: list[str] = field(default_factory=list)
+    """With ``helpers_module``: the helper functions the migrated code imports from that module
+    (which must then exist beside the script: :func:`.snippets.helpers_module_source`)."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -58,6 +62,7 @@ def migrate_source(
     launched_with: Mapping[str, str] | None = None,
     fp32_optimizer_state: bool = False,
     imported_under: Mapping[str, str] | None = None,
+    helpers_module: str | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -80,14 +85,21 @@ def migrate_source(
     ``--fp32-optimizer-state`` for its optimizer classes) but no model cast of its own.
     ``MigrationResult.legacy_env`` is what was in force for a migrated script (to pass on to the
     modules it imports); empty when nothing was, or only under a condition.
+
+    ``helpers_module`` (a dotted module name): the helper functions the mode needs
+    (``with_fp32_master_weights``, ``floating_to_bf16``...) are imported from that module
+    (``from <helpers_module> import ...``, named in ``MigrationResult.helpers``) instead of
+    being written into the script; the caller writes the module.
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     check_python(source, path)
-    return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under))
+    if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
+        raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
+    return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module))
 
 
-def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under) -> MigrationResult:
+def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None) -> MigrationResult:
     parsed = form_feeds_out(source)  # what libcst can model: no form feed in indentation
     try:
         module = cst.parse_module(parsed)
@@ -96,6 +108,7 @@ def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_u
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
     planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
     plan = planner.run()
+    helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     new = apply_plan(ctx.module, plan)
     code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
@@ -106,4 +119,14 @@ def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_u
             raise CodemodError(f"{path}:1:1: cannot migrate: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
         check_output(code, path)
     diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
-    return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework)
+    return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers)
+
+
+def _import_helpers(plan, module: str) -> list[str]:
+    """Replace the helper definitions of ``plan.prelude`` by one ``from <module> import ...``;
+    returns the names imported."""
+    names = [st.name.value for st in plan.prelude if isinstance(st, cst.FunctionDef) and st.name.value in snippets.HELPER_SOURCES]
+    if names:
+        rest = [st for st in plan.prelude if not (isinstance(st, cst.FunctionDef) and st.name.value in names)]
+        plan.prelude[:] = [snippets.import_helpers(module, names), *rest]
+    return names

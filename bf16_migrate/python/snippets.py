@@ -184,6 +184,37 @@ def bf16_inputs_hook(module, args, kwargs):
 '''
 
 
+HELPER_SOURCES = {
+    BF16_FLOATING: BF16_INPUTS_SOURCE,
+    BF16_INPUTS_HOOK: BF16_INPUTS_SOURCE,
+    MASTER_WEIGHTS_FACTORY: MASTER_WEIGHTS_SOURCE,
+    FP32_GRAD_NORM: FP32_GRAD_NORM_SOURCE,
+}
+"""Every function the codemod may write into a script, by name, with the source that defines it."""
+
+
+def helpers_module_source(newline: str = "\n") -> str:
+    """The text of the module ``--helpers-module`` writes once per directory instead of a copy of
+    the helpers in every script: all of them, after ``import torch``; line ends ``newline``."""
+    sources = list(dict.fromkeys(HELPER_SOURCES.values()))
+    text = (
+        '"""Functions bf16-migrate writes for the migrated scripts of this directory, which import them.\n\n'
+        f"{EMITTED_MARK}--helpers-module): they replace the legacy bf16 environment switch; each\n"
+        'docstring says what it does. Nothing here imports bf16_migrate."""\n\n'
+        "import torch\n"
+        + "".join("\n\n" + src.strip("\n") + "\n" for src in sources)
+    )
+    return text.replace("\n", newline)
+
+
+def import_helpers(module: str, names: list[str]) -> cst.SimpleStatementLine:
+    """``from <module> import <names>`` (names in the order given)."""
+    return cst.SimpleStatementLine(body=[cst.ImportFrom(
+        module=cst.parse_expression(module),
+        names=[cst.ImportAlias(name=cst.Name(n)) for n in names],
+    )])
+
+
 def bf16_inputs_helper() -> list[cst.BaseStatement]:
     """``floating_to_bf16`` and ``bf16_inputs_hook`` as two top-level FunctionDefs, each with
     the two blank lines PEP 8 puts before a top-level definition."""
