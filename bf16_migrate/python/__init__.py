@@ -113,10 +113,9 @@ def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_u
     new = apply_plan(ctx.module, plan)
     code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
     if code != source:
-        try:
-            cst.parse_module(form_feeds_out(code))
-        except cst.ParserSyntaxError as exc:  # pragma: no cover - a bug in the codemod
-            raise CodemodError(f"{path}:1:1: cannot migrate: the migrated code does not parse ({exc.message}); this is a bf16-migrate bug") from exc
+        # CPython's parser judges the output (a CodemodError if it fails). A second libcst parse
+        # cost a fifth of a large file's time; that the output parses again with libcst is what
+        # idempotence needs, and the property tests migrate every output twice.
         check_output(code, path)
     diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
     return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers)

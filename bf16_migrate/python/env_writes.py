@@ -18,7 +18,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
-from .context import FileContext
+from .context import FileContext, findall
 
 ENVIRON = "os.environ"
 
@@ -420,7 +420,7 @@ def _device_names(ctx: FileContext) -> frozenset[str]:
             for call in ctx.nodes(cst.Call)
             if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS and isinstance(ctx.parent(call), cst.Assign)
             for t in ctx.parent(call).targets
-            for n in m.findall(t.target, m.Name())
+            for n in findall(t.target, m.Name())
         )
 
     return ctx.memo(("device names",), compute)
@@ -467,7 +467,7 @@ def device_functions(ctx: FileContext) -> frozenset[str]:
         functions = _module_functions(ctx)
         direct, calls = set(), {}
         for name, fn in functions.items():
-            inner = m.findall(fn.body, m.Call())
+            inner = findall(fn.body, m.Call())
             if any(_direct_device_use(ctx, c) for c in inner):
                 direct.add(name)
             calls[name] = {c.func.value for c in inner if isinstance(c.func, cst.Name) and c.func.value in functions}
@@ -568,13 +568,13 @@ def _inert(ctx: FileContext, statement: cst.CSTNode, legacy: set[int]) -> bool:
     for small in statement.body:
         if id(small) in legacy or isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
             continue
-        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del)) and not m.findall(small, m.Call()):
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del)) and not findall(small, m.Call()):
             continue
         if isinstance(small, cst.Expr):
             value = small.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
                 continue
-            if isinstance(value, cst.Call) and not any(m.findall(a, m.Call()) for a in value.args):
+            if isinstance(value, cst.Call) and not any(findall(a, m.Call()) for a in value.args):
                 names = ctx.qualified_names(value.func)
                 if names & {"os.putenv", "os.unsetenv", "builtins.print", "print"} or any(n.startswith(ENVIRON + ".") for n in names):
                     continue
@@ -602,9 +602,11 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
         block = ctx.block_of(w.statement)
         if block is None:
             continue
-        body = list(block.body)
+        later_writes = block.body[ctx.index_in_block(block, w.statement) + 1 :]
+        if not any(_undoes(ctx, w, later) is not None for st in later_writes for later in by_statement.get(id(st), [])):
+            continue  # nothing later in the block touches the variable: no undo to weigh
         sure = True
-        for statement in body[ctx.index_in_block(block, w.statement) + 1 :]:
+        for statement in later_writes:
             verdicts = [v for v in (_undoes(ctx, w, later) for later in by_statement.get(id(statement), [])) if v is not None]
             if verdicts:
                 if verdicts[0]:
@@ -613,7 +615,7 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
                 break
             if _inert(ctx, statement, legacy):
                 continue
-            if any(_uses_device(ctx, c) for c in m.findall(statement, m.Call())):
+            if any(_uses_device(ctx, c) for c in findall(statement, m.Call())):
                 break  # in force when the device was used: the undo only cleans up
             sure = False
     return found
@@ -655,7 +657,7 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
     if not references:
         if not device_functions(ctx):
             return None  # nothing in the file trains: a library of helpers (BFM010 says so)
-        if named_in_string or name in device_functions(ctx) or m.findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters")))):
+        if named_in_string or name in device_functions(ctx) or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters")))):
             return None  # the training function itself, or reached by name (getattr, __all__)
         return NotInForce("uncalled", function, dead=name.startswith("_"))
     calls = []
@@ -725,7 +727,7 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
                 isinstance(before, cst.If)
                 and before.orelse is None
                 and _exits(before.body)
-                and any(_uses_device(ctx, c) for c in m.findall(before.body, m.Call()))
+                and any(_uses_device(ctx, c) for c in findall(before.body, m.Call()))
             ):
                 test = before.test
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
