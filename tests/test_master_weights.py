@@ -175,7 +175,7 @@ def test_param_groups_add_param_group_closure_and_zero_grad_to_zero():
         loss = optimizer.step(closure)
     assert torch.is_tensor(loss)
     assert extra.dtype == torch.bfloat16 and fp32.dtype == torch.float32
-    assert float(extra[0]) > 0.2 and float(fp32[0]) < 1.0
+    assert float(extra.detach()[0]) > 0.2 and float(fp32.detach()[0]) < 1.0
     masters = optimizer.state_dict()["fp32_master_weights"]
     index = {id(p): i for i, p in enumerate(p for g in optimizer.param_groups for p in g["params"])}
     assert index[id(extra)] in masters and index[id(fp32)] not in masters  # FP32 parameters need no copy
