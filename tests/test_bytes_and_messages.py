@@ -11,7 +11,7 @@ import pytest
 
 from bf16_migrate.carriers import CarrierError, analyze
 from bf16_migrate.project import migrate_paths
-from bf16_migrate.python import migrate_source
+from bf16_migrate.python import ParseError, migrate_source
 from bf16_migrate.python.snippets import BF16_INPUTS_SOURCE, MASTER_WEIGHTS_SOURCE
 
 from conftest import FIXTURES, MODES
@@ -425,3 +425,13 @@ def test_comments_of_a_removed_block_amp_exact_bytes():
         "\tloss.backward()\n"
         "\toptimizer.step()\n"
     )
+
+
+def test_indentation_libcst_cannot_read_is_a_clear_error_at_its_line():
+    """Python reads a space before a tab in an indentation (8-column tabs); libcst's tokenizer
+    rejects it inside a tab-indented block (Instagram/LibCST#829). The file is that file's
+    error, at the line, with what to do; never a crash, never a guess."""
+    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nif True:\n\ttry:\n    \t\tx = 1\n\texcept KeyError:\n\t\tpass\n'
+    compile(source, "t.py", "exec")
+    with pytest.raises(ParseError, match=r"^t\.py:5:1: cannot migrate: its indentation mixes spaces and tabs in one line.*re-indent"):
+        migrate_source(source, "stochastic", "t.py")
