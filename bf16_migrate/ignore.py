@@ -16,69 +16,118 @@ import fnmatch
 import os
 from pathlib import Path
 
-import pathspec
-
 
 class GitIgnore:
     """A predicate ``ignored(path, is_dir)`` over the ``.gitignore`` files of the tree; the
-    parsed files and the decisions for parent directories are cached."""
+    parsed files and, per directory, what its files share (:meth:`_state`) are cached. Paths
+    are handled as strings (``os.path``): a walk asks about every file of a large tree."""
 
     def __init__(self, top: Path) -> None:
-        self._top = top.absolute()
-        self._specs: dict[Path, pathspec.GitIgnoreSpec | None] = {}
-        self._roots: dict[Path, Path] = {}
-        self._dirs: dict[Path, bool] = {}  # decisions for the parent directories
+        self._top = os.path.abspath(top)
+        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._states: dict[str, tuple[str, bool, list]] = {}  # per directory: see _state
+        self._git: dict[str, str | None] = {}
 
-    def __call__(self, path: Path, is_dir: bool = False) -> bool:
-        """Whether ``path`` (a file, or a directory when ``is_dir``) is ignored by git."""
-        path = Path(os.path.abspath(path))
-        root = self._root_of(path.parent)
-        if path == root:
+    def __call__(self, path, is_dir: bool = False) -> bool:
+        """Whether ``path`` (a file, or a directory when ``is_dir``; a str or a Path) is
+        ignored by git."""
+        absolute = os.path.abspath(path)
+        root, parent_ignored, specs = self._state_of(os.path.dirname(absolute))
+        if absolute == root:
             return False
-        chain = [root, *reversed([p for p in path.parents if p != root and root in p.parents])]
-        # an ignored parent directory ignores everything below it
-        for parent in chain[1:]:
-            if parent not in self._dirs:
-                self._dirs[parent] = self._decide(root, parent, True)
-            if self._dirs[parent]:
-                return True
-        return self._decide(root, path, is_dir)
+        if parent_ignored:  # an ignored parent directory ignores everything below it
+            return True
+        return _decision(specs, absolute, is_dir)
 
-    def _decide(self, root: Path, path: Path, is_dir: bool) -> bool:
-        decision = None
-        for directory in [root, *[p for p in reversed(path.parents) if root in p.parents]]:
-            if directory == path:
-                break
-            spec = self._spec(directory, root)
-            if spec is None:
-                continue
-            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(rel)
-            if result.include is not None:
-                decision = result.include
-        return bool(decision)
+    def applies(self, directory) -> bool:
+        """Whether any file directly in ``directory`` can be ignored: the directory is ignored,
+        or a ``.gitignore`` (or ``.git/info/exclude``) applies to it. When not, a walk need not
+        ask about each of its files."""
+        _root, ignored, specs = self._state_of(os.path.abspath(directory))
+        return ignored or bool(specs)
 
-    def _spec(self, directory: Path, root: Path) -> pathspec.GitIgnoreSpec | None:
+    def _state_of(self, directory: str) -> tuple[str, bool, list]:
+        state = self._states.get(directory)
+        if state is None:
+            state = self._states[directory] = self._state(directory)
+        return state
+
+    def _state(self, parent: str) -> tuple[str, bool, list[tuple[str, pathspec.GitIgnoreSpec]]]:
+        """What every file of the directory ``parent`` (absolute) shares, computed once per
+        directory from its parent directory's: the repository root, whether ``parent`` or a
+        directory between it and the root is ignored (nothing under an ignored directory can
+        be re-included), and the ``.gitignore`` specs that apply, from the root down to
+        ``parent`` (a deeper file overrides a shallower one)."""
+        root = self._root_of(parent)
+        if parent == root:
+            spec = self._spec(root, root)
+            return root, False, ([(root, spec)] if spec is not None else [])
+        above = self._state_of(os.path.dirname(parent))
+        if above[0] != root:  # outside a repository and above ``top``: its own root
+            spec = self._spec(root, root)
+            return root, False, ([(root, spec)] if spec is not None else [])
+        ignored = above[1] or _decision(above[2], parent, True)
+        spec = self._spec(parent, root)
+        specs = above[2] + [(parent, spec)] if spec is not None else above[2]
+        return root, ignored, specs
+
+    def _spec(self, directory: str, root: str) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._specs:
             lines: list[str] = []
-            sources = [directory / ".gitignore"]
+            sources = [os.path.join(directory, ".gitignore")]
             if directory == root:
-                sources.insert(0, directory / ".git" / "info" / "exclude")
+                sources.insert(0, os.path.join(directory, ".git", "info", "exclude"))
             for source in sources:
                 try:
-                    lines.extend(source.read_text(encoding="utf-8", errors="replace").splitlines())
+                    with open(source, encoding="utf-8", errors="replace") as f:
+                        lines.extend(f.read().splitlines())
                 except OSError:
                     continue
-            self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+            if lines:
+                import pathspec  # imported only where a .gitignore is found
+
+                self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+            else:
+                self._specs[directory] = None
         return self._specs[directory]
 
-    def _root_of(self, directory: Path) -> Path:
-        if directory not in self._roots:
-            found = next((p for p in (directory, *directory.parents) if (p / ".git").exists()), None)
-            if found is None:
-                found = self._top if (directory == self._top or self._top in directory.parents) else directory
-            self._roots[directory] = found
-        return self._roots[directory]
+    def _git_root(self, directory: str) -> str | None:
+        """The nearest directory at or above ``directory`` holding ``.git`` (cached: one
+        ``stat`` per directory of the tree)."""
+        if directory in self._git:
+            return self._git[directory]
+        up = os.path.dirname(directory)
+        if os.path.exists(os.path.join(directory, ".git")):
+            found = directory
+        elif up == directory:
+            found = None
+        else:
+            found = self._git_root(up)
+        self._git[directory] = found
+        return found
+
+    def _root_of(self, directory: str) -> str:
+        """The repository root of ``directory``; outside a repository, ``top`` when it is at or
+        above ``directory``, else ``directory`` itself."""
+        found = self._git_root(directory)
+        if found is not None:
+            return found
+        top = self._top
+        if directory == top or directory.startswith(top.rstrip(os.sep) + os.sep):
+            return top
+        return directory
+
+
+def _decision(specs, path: str, is_dir: bool) -> bool:
+    """git's answer for ``path`` from the specs of the directories above it, root first: the
+    last pattern that matches wins (``!pattern`` re-includes)."""
+    decision = None
+    for directory, spec in specs:
+        rel = os.path.relpath(path, directory).replace(os.sep, "/") + ("/" if is_dir else "")
+        result = spec.check_file(rel)
+        if result.include is not None:
+            decision = result.include
+    return bool(decision)
 
 
 def excluded(path: Path, base: Path, patterns: tuple[str, ...]) -> bool:

@@ -17,9 +17,7 @@ from typing import Callable
 
 import click
 
-from . import __version__
 from .config import Config, ConfigError, common_parent, load_config
-from .helpers_module import HelpersModuleError, check_name
 from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
 from .rules import MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
@@ -84,7 +82,9 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
         raise ConfigError(f"{where} output-format = {fmt!r}: not one of {', '.join(FORMATS)}")
     exclude = options.exclude or config.exclude or ()
     exclude = (*exclude, *config.extend_exclude, *options.extend_exclude)
-    codes = load_rules().diagnostics
+    # the rules (TOML) are loaded only when a code or a variable is to be checked: a run on
+    # files that name nothing never reads them
+    codes = load_rules().diagnostics if (options.select or options.ignore_codes or config.select or config.ignore) else {}
     if options.select:
         select = check_codes("--select", options.select, codes)
     else:
@@ -94,7 +94,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     else:
         ignore = check_codes(f"{where} ignore:", config.ignore or (), codes)
     legacy_env = {**config.legacy_env, **options.legacy_env}
-    variables = load_rules().variables
+    variables = load_rules().variables if legacy_env else {}
     unknown = [key for key in legacy_env if key not in variables]
     if unknown:
         origin = "--legacy-env" if unknown[0] in options.legacy_env else f"{where} legacy-env:"
@@ -117,6 +117,8 @@ def _helpers_module(option: str | None, configured: str | None, where: str) -> s
     name = option if option is not None else configured
     if name is None:
         return None
+    from .helpers_module import HelpersModuleError, check_name
+
     try:
         return check_name(name)
     except HelpersModuleError as exc:
@@ -138,7 +140,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     """Run the rewrite over ``paths`` and print its output; returns the exit code (``usage``
     reports a usage error and exits)."""
     from .ignore import GitIgnore, excluded
-    from .project import ScanError
+    from .scan import ScanError
 
     stdin = [str(p) for p in paths] == ["-"]
     if stdin and not options.stdin_filename:
@@ -170,7 +172,16 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     try:
         if stdin:
             return _run_stdin(Path(options.stdin_filename), options, settings)
-        outcome = _migrate(paths, options, settings, ignore)
+        paths = paths + _launchers_of_scripts(paths, settings, ignore)
+        from .scan import remember, scan
+
+        candidates = scan(paths, settings.exclude, ignore)
+        if not candidates and not settings.legacy_env:
+            # nothing names a legacy variable: no codemod, no rules, no libcst import
+            outcome = _Nothing()
+        else:
+            remember(paths, settings.exclude, ignore, candidates)
+            outcome = _migrate(paths, options, settings, ignore)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
@@ -178,6 +189,49 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
         return EXIT_INTERRUPTED
     return _report(outcome, options, settings)
+
+
+@dataclass
+class _Nothing:
+    """The outcome of a run over files none of which names a legacy variable (what
+    :class:`bf16_migrate.project.Outcome` would hold), without importing the codemod."""
+
+    changed: list = field(default_factory=list)
+    diffs: dict = field(default_factory=dict)
+    diagnostics: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    files_seen: int = 0
+    interrupted: str | None = None
+    removed: list = field(default_factory=list)
+    held_back: list = field(default_factory=list)
+    sources: dict = field(default_factory=dict)
+    kept: dict = field(default_factory=dict)
+
+
+def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list[Path]:
+    """The launchers to plan with the Python scripts named on the command line that name a
+    legacy variable (:func:`bf16_migrate.scan.launchers_of`, searched in each script's project:
+    :func:`bf16_migrate.scan.project_dir`), leaving out those the paths already cover. So
+    ``bf16-migrate train.py`` is the same change as ``bf16-migrate .`` for train.py and its
+    launchers, and pre-commit's batches cannot split a launcher from its script. A script that
+    names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk)."""
+    from .scan import kind_of, launchers_of, mentions_legacy, project_dir
+
+    scripts = [p for p in paths if p.is_file() and kind_of(p) == "python" and mentions_legacy(p)]
+    if not scripts:
+        return []
+    given = {p.resolve() for p in paths}
+    dirs = [p.resolve() for p in paths if p.is_dir()]
+    cwd = Path.cwd()
+    extra: list[Path] = []
+    for project in sorted({project_dir(script) for script in scripts}):
+        for found in launchers_of(scripts, project, settings.exclude, ignore):
+            real = found.resolve()
+            if real in given or any(d in real.parents for d in dirs):
+                continue
+            given.add(real)
+            extra.append(Path(os.path.relpath(found, cwd)) if cwd in found.parents else found)
+    return extra
 
 
 def _migrate(paths, options: RunOptions, settings: Settings, ignore):
@@ -275,6 +329,8 @@ def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = 
     elif settings.fmt == "json":
         out(to_json(report))
     elif settings.fmt == "sarif":
+        from . import __version__
+
         out(to_sarif(report, __version__))
     elif settings.fmt == "github":
         for line in to_github(report):

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import errno
 import fnmatch
+import operator
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,28 +124,57 @@ _OVERLAP = 2 * max(map(len, LEGACY_MARKERS))
 _WIDE_MARKERS = tuple(m.decode().encode(codec) for m in LEGACY_MARKERS for codec in ("utf-16-le", "utf-16-be"))
 
 
-def _mentions_legacy(path: Path) -> bool:
-    """Whether the bytes of the regular file ``path`` name a legacy variable. Read in chunks, so
-    a large data file costs no memory. A file with a NUL in its first 8 KiB (binary, or UTF-16)
-    is searched for the names in ASCII and UTF-16 in its first 16 MiB only."""
+_ANY_MARKER = b"XLA_"  # every legacy name starts so: one C-level search rules a file out
+_WHOLE = 1 << 20  # a file up to this size is read in one call
+# "XLA_" in ASCII, and "X\0L\0A\0_", which both UTF-16 spellings of "XLA_" contain (it ends
+# with a byte that is rare in binary data, so the search skips fast)
+_WIDE_PREFIX = re.compile(re.escape(_ANY_MARKER) + b"|" + re.escape(b"X\0L\0A\0_"))
+_ASCII_PREFIX = re.compile(re.escape(_ANY_MARKER))
+_FIRST = 1 << 16
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _mentions_legacy(path) -> bool:
+    """Whether the bytes of the regular file ``path`` (a str or a Path) name a legacy variable.
+    A file up to 1 MiB is read in one call; a larger one in chunks, so a large data file costs
+    no memory. A file with a NUL in its first 8 KiB (binary, or UTF-16) is searched for the
+    names in ASCII and UTF-16 in its first 16 MiB only."""
     try:
-        with path.open("rb") as f:
-            data = f.read(_HEAD)
-            binary = b"\0" in data
-            markers = LEGACY_MARKERS + _WIDE_MARKERS if binary else LEGACY_MARKERS
-            read = len(data)
-            while True:
-                if any(marker in data for marker in markers):
-                    return True
-                if binary and read >= _BINARY_LIMIT:
-                    return False
-                chunk = f.read(_CHUNK)
-                if not chunk:
-                    return False
-                read += len(chunk)
-                data = data[-_OVERLAP:] + chunk
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError:
         return True  # let the reader report it with its reason
+    try:
+        # a first read of 64 KiB holds most source files whole (a larger buffer would be
+        # allocated, and its pages touched, for every small file)
+        data = os.read(fd, _FIRST)
+        if len(data) == _FIRST:
+            data += os.read(fd, _WHOLE - _FIRST)
+        binary = b"\0" in data[:_HEAD]
+        if not binary:
+            if _ANY_MARKER in data and any(marker in data for marker in LEGACY_MARKERS):
+                return True
+            if len(data) < _WHOLE:
+                return False
+        markers = LEGACY_MARKERS + _WIDE_MARKERS if binary else LEGACY_MARKERS
+        prefix = _WIDE_PREFIX if binary else _ASCII_PREFIX
+        read = len(data)
+        while True:
+            if prefix.search(data) and any(marker in data for marker in markers):
+                return True
+            if binary and read >= _BINARY_LIMIT:
+                return False
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                return False
+            read += len(chunk)
+            data = data[-_OVERLAP:] + chunk
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+mentions_legacy = _mentions_legacy
 
 
 def _problem(path: Path) -> str | None:
@@ -164,37 +195,89 @@ def _problem(path: Path) -> str | None:
     return f"not a regular file ({describe_file_type(info.st_mode)}); not read"
 
 
+_name = operator.attrgetter("name")
+
+
+def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
+    """The regular files under the directory ``root`` that discovery looks at, as str paths, in
+    the order of a top-down ``os.walk`` with sorted names (a directory's files, then its
+    subdirectories). Built on ``os.scandir``, whose entries know their type without a
+    ``stat`` call (https://docs.python.org/3/library/os.html#os.scandir): only a symlink or an
+    entry of another type is ``stat``-ed. Skips, excludes, ``ignore`` and ``special``: as
+    :func:`walk`."""
+    top = os.fspath(root)
+    stack = [(top, "")]
+    while stack:
+        directory, base = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=_name)
+        except OSError:
+            continue  # as os.walk: an unreadable directory is passed over
+        subdirs = []
+        # per file, only where a .gitignore applies (GitIgnore.applies: once per directory)
+        check = ignore is not None and (not hasattr(ignore, "applies") or ignore.applies(directory))
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if entry.is_symlink():
+                    continue  # os.walk does not follow a symlink to a directory
+                if (name.startswith(".") and name not in CONFIG_DIRS) or name in SKIP_DIRS or name.endswith(".egg-info"):
+                    continue
+                if exclude and any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base + name, p) for p in exclude):
+                    continue  # a glob naming a directory skips all of it, as ruff's exclude does
+                if ignore is not None and ignore(entry.path, True):
+                    continue
+                subdirs.append((entry.path, base + name + "/"))
+                continue
+            if name.endswith(".bf16-migrate") and is_temporary(name):
+                continue
+            if exclude and any(fnmatch.fnmatch(base + name, p) or fnmatch.fnmatch(name, p) for p in exclude):
+                continue
+            if check and ignore(entry.path, False):
+                continue
+            try:
+                regular = entry.is_file(follow_symlinks=False)
+            except OSError:
+                regular = False
+            if not regular:
+                path = Path(entry.path)
+                problem = _problem(path)
+                if problem is not None:
+                    kind = kind_of(path)
+                    if special is not None and kind is not None and kind != "unsupported":
+                        special.append(Candidate(path, kind, problem))
+                    continue
+            yield entry.path
+        stack.extend(reversed(subdirs))
+
+
 def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
     """Every regular file under the directory ``root`` that discovery would look at (same skips
-    and excludes as :func:`scan`), with its kind (None when it is of no known kind). A file that
-    is not regular or cannot be followed (FIFO, device, socket, symlink loop, dangling symlink)
-    is never yielded; when it has a kind bf16-migrate handles by its name, it is appended to
-    ``special`` (a :class:`Candidate` with its ``problem``) when a list is given.
+    and excludes as :func:`scan`), as a Path with its kind (None when it is of no known kind).
+    A file that is not regular or cannot be followed (FIFO, device, socket, symlink loop,
+    dangling symlink) is never yielded; when it has a kind bf16-migrate handles by its name, it
+    is appended to ``special`` (a :class:`Candidate` with its ``problem``) when a list is given.
     ``ignore(path, is_dir)``, when given, skips the files and directories it is True for
-    (``.gitignore``: :mod:`bf16_migrate.ignore`)."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        if exclude:  # a glob naming a directory skips all of it, as ruff's exclude does
-            base = Path(dirpath).relative_to(root)
-            dirnames[:] = [d for d in dirnames if not any(fnmatch.fnmatch(d, p) or fnmatch.fnmatch((base / d).as_posix(), p) for p in exclude)]
-        if ignore is not None:
-            dirnames[:] = [d for d in dirnames if not ignore(Path(dirpath) / d, True)]
-        for name in sorted(filenames):
-            if is_temporary(name):
-                continue
-            path = Path(dirpath) / name
-            rel = path.relative_to(root).as_posix()
-            if any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern) for pattern in exclude):
-                continue
-            if ignore is not None and ignore(path, False):
-                continue
-            problem = _problem(path)
-            if problem is not None:
-                kind = kind_of(path)
-                if special is not None and kind is not None and kind != "unsupported":
-                    special.append(Candidate(path, kind, problem))
-                continue
-            yield path, kind_of(path)
+    (``.gitignore``: :mod:`bf16_migrate.ignore`); it is given the path as a str."""
+    for name in _files(root, exclude, special, ignore):
+        path = Path(name)
+        yield path, kind_of(path)
+
+
+_remembered: tuple | None = None
+
+
+def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: list[Candidate]) -> None:
+    """Keep ``candidates``, the result of ``scan(paths, exclude, ignore)``, for the next call
+    with the same arguments (once): the command line scans first to skip all start-up work when
+    nothing names a legacy variable, and the migration then does not walk the tree again."""
+    global _remembered
+    _remembered = (list(paths), tuple(exclude), ignore, candidates)
 
 
 def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[Candidate]:
@@ -203,7 +286,14 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
     legacy variable is a candidate, named explicitly or found in a directory; one of no known
     kind is ``"unsupported"``. A path named explicitly that is not a regular file, and a special
-    file of a handled kind found in a directory, is a candidate with a ``problem``."""
+    file of a handled kind found in a directory, is a candidate with a ``problem``. The kind of
+    a file is only worked out once its bytes name a variable (an extensionless file's ``#!``
+    line is not read otherwise)."""
+    global _remembered
+    if _remembered is not None:
+        kept, _remembered = _remembered, None
+        if kept[0] == list(paths) and kept[1] == tuple(exclude) and kept[2] is ignore:
+            return list(kept[3])
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():
@@ -220,9 +310,10 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported"))
             continue
         special: list[Candidate] = []
-        for path, kind in walk(root, exclude, special, ignore):
-            if _mentions_legacy(path):
-                found.setdefault(path, Candidate(path, kind or "unsupported"))
+        for name in _files(root, exclude, special, ignore):
+            if _mentions_legacy(name):
+                path = Path(name)
+                found.setdefault(path, Candidate(path, kind_of(path) or "unsupported"))
         for candidate in special:
             found.setdefault(candidate.path, candidate)
     by_file: dict[Path, Path] = {}
@@ -242,3 +333,92 @@ def is_temporary(name: str) -> bool:
     from .commit import is_temporary_name
 
     return is_temporary_name(name)
+
+
+# Carriers that can start a Python script, or hold a setting for one (an env file a launcher loads).
+_LAUNCHER_KINDS = ("shell", "dockerfile", "yaml", "dotenv", "notebook")
+
+
+def launchers_of(scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8) -> list[Path]:
+    """The carriers under ``root`` that start one of the Python ``scripts`` (named explicitly)
+    and name a legacy variable, directly or through other launchers (``run.sh`` runs
+    ``launch.sh``, which runs ``train.py``), up to ``limit`` levels, and the env files those
+    load (``source bf16.env``, ``--env-file``, compose ``env_file:``). A carrier whose bytes name
+    a script (``train.py``, or its module ``pkg.train`` for ``python -m``) is parsed with its
+    kind's parser (:func:`bf16_migrate.carriers.analyze`) and kept only if one of its launches
+    resolves to that very file as the planner resolves it (:mod:`bf16_migrate.carriers.resolve`):
+    another ``train.py`` elsewhere in the repository does not bring its launchers in.
+
+    This makes a run on a script alone the same change as a run on the tree, whatever way the
+    files are split across runs (pre-commit passes the changed files, in batches): the launcher's
+    setting and the script's own code change are planned together, never one without the other.
+    Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan`."""
+    import re
+
+    from .carriers import CarrierError, analyze
+    from .carriers.resolve import resolve_module, resolve_script
+
+    def pattern_for(path: Path) -> bytes:
+        name = rb"(?<![\w.-])" + re.escape(path.name.encode()) + rb"(?![\w-])"
+        if path.suffix == ".py":  # `python -m pkg.train`
+            name += rb"|(?:\.|-m\s+)" + re.escape(path.stem.encode()) + rb"(?![\w.-])"
+        return name
+
+    carriers: dict[Path, tuple[str, bytes]] = {}
+    for path, kind in walk(root, exclude, ignore=ignore):
+        if kind in _LAUNCHER_KINDS:
+            try:
+                carriers[path] = (kind, path.read_bytes())
+            except OSError:
+                continue
+    targets = {script.resolve() for script in scripts}
+    patterns = [pattern_for(script) for script in scripts]
+    chosen: set[Path] = set()
+    loads: dict[Path, list[str]] = {}
+    for _ in range(limit):
+        pattern = re.compile(b"|".join(patterns))
+        added = []
+        for path, (kind, data) in carriers.items():
+            if path in chosen or kind == "dotenv" or not pattern.search(data):
+                continue
+            try:
+                analysis = analyze(kind, data.decode("utf-8", "replace"), str(path))
+            except (CarrierError, RecursionError):
+                continue  # reported by the run that reads it
+            for launch in analysis.launches:
+                if launch.target is None or launch.target[0] == "kernel":
+                    continue
+                what, word = launch.target
+                resolve = resolve_module if what == "module" else resolve_script
+                found, _ = resolve(word, path, path.parent)
+                if found is not None and found.resolve() in targets:
+                    added.append(path)
+                    loads[path] = [inc.path for inc in analysis.includes if not inc.local]
+                    break
+        if not added:
+            break
+        chosen.update(added)
+        for path in added:
+            if path.suffix in (".sh", ".bash") or carriers[path][0] == "shell":
+                targets.add(path.resolve())  # a launcher started by another launcher
+                patterns.append(pattern_for(path))
+    # env files a chosen carrier loads
+    for path in list(chosen):
+        for written in loads.get(path, []):
+            found, _ = resolve_script(written, path, path.parent)
+            if found is not None and found.resolve() in {p.resolve() for p in carriers}:
+                chosen.add(next(p for p in carriers if p.resolve() == found.resolve()))
+    return sorted(path for path in chosen if any(marker in carriers[path][1] for marker in LEGACY_MARKERS))
+
+
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def project_dir(path: Path) -> Path:
+    """The project ``path`` belongs to: the nearest directory at or above it that holds
+    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; else the file's own directory."""
+    start = (path if path.is_dir() else path.parent).resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+            return directory
+    return start

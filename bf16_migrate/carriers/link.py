@@ -519,11 +519,23 @@ class Planner:
             result = migrate_source(source, self.mode, label, launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:
             return None, f"{path} cannot be migrated ({exc})"
+        # accepted: the codemod gives the script the change (BFM001), or the script already
+        # carries it, always on (BFM013: precision.Planner._existing_precision read its
+        # autocast region or model cast, in whatever order the files were migrated)
         refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
         accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
         if refused or not accepted:
-            reason = refused[0].message if refused else "the codemod made no change"
-            return result, f"{path} cannot receive the change for --mode {self.mode} ({reason.split(':')[0]}); migrate it by hand (see its diagnostics), then remove this setting"
+            # the script's own reason first: its precision code is on under a flag only (BFM032:
+            # removing the setting would leave the other paths in fp32), or a forward pass
+            # cannot go under autocast (BFM033)
+            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM032", "BFM033")]
+            if refused:
+                reason = refused[0].message.split(":")[0]
+            elif own:
+                reason = f"{own[0].code} at line {own[0].line}: {own[0].message.split(': ', 1)[-1]}"
+            else:
+                reason = "the codemod made no change"
+            return result, f"{path} cannot receive the change for --mode {self.mode} ({reason}); migrate it by hand (see its diagnostics), then remove this setting"
         return result, None
 
     def _with_external(self, path: Path, launched):
