@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 
 import nbformat
+import re
+
 import pytest
 from ruamel.yaml import YAML
 
@@ -206,7 +208,7 @@ def test_ci_directories_are_walked(tmp_path):
 @pytest.mark.parametrize(
     "name, text, where",
     [
-        ("bad.sh", "#!/bin/bash\nexport XLA_USE_BF16=1\nif then fi\n", ":2:"),
+        ("bad.sh", "#!/bin/bash\nexport XLA_USE_BF16=1\nif then fi\n", ":3:"),  # bash -n's line (tree-sitter's error node began on line 2)
         ("bad.yaml", "env:\n  XLA_USE_BF16: [1\n", ":3:"),
         ("bad.ipynb", '{"cells": [XLA_USE_BF16\n', ":1:"),
     ],
@@ -251,3 +253,27 @@ def test_a_script_that_never_imports_torch_is_not_a_target(tmp_path):
     outcome = migrate_paths([tmp_path], "amp", write=True)
     assert (tmp_path / "run.sh").read_text() == "python tools.py\n"
     assert [d.code for d in outcome.diagnostics] == ["BFM002"]
+
+
+@pytest.mark.parametrize("text, line, said", [
+    ("export XLA_USE_BF16=1\npython train.py &f { export XLA_USE_BF16=1; }\n", 2, "unexpected token `}'"),
+    ("#!/bin/bash\nif [ -n \"$X\" ]; then\n  export XLA_USE_BF16=1\nfi\nelse\npython train.py\n", 5, "unexpected token `else'"),
+])
+def test_a_shell_script_bash_rejects_is_an_error_not_a_rewrite(text, line, said):
+    """tree-sitter-bash recovers from these without an ERROR node; bash -n is the judge."""
+    from bf16_migrate.carriers import CarrierError, analyze
+
+    with pytest.raises(CarrierError, match=rf"^run\.sh:{line}:1: cannot parse as a shell script: bash -n says: .*{re.escape(said)}"):
+        analyze("shell", text, "run.sh")
+
+
+@pytest.mark.parametrize("text, line", [
+    ("env:\n  - name: XLA_USE_BF16\n    value: '1'\nenv: {XLA_USE_BF16: '1'}\n", 4),
+    ("services:\n  train:\n    command: python train.py\n    environment:\n      XLA_USE_BF16: '1'\n    command: [python, t.py]\n", 6),
+])
+def test_a_yaml_file_with_a_duplicate_key_is_an_error_not_a_rewrite(text, line):
+    """YAML 1.2: the keys of a mapping are unique (ruamel.yaml's composer does not check it)."""
+    from bf16_migrate.carriers import CarrierError, analyze
+
+    with pytest.raises(CarrierError, match=rf"^job\.yaml:{line}:\d+: not valid YAML: duplicate key"):
+        analyze("yaml", text, "job.yaml")

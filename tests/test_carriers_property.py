@@ -168,8 +168,13 @@ def test_yaml_env_map_edits_only_the_entry(decision):
     rng = random.Random(5000 + (decision == REMOVE))
     for _ in range(N):
         blocks = [("services:\n  train:\n    command: python src/train.py\n    environment:\n",) * 3]
+        keys = set()  # a mapping's keys are unique (YAML 1.2): a repeated one is an error, tested in test_carriers.py
         for _ in range(rng.randint(1, 4)):
             s = rng.choice([f"      K{rng.randrange(99)}: v\n", f"      # {_words(rng)}\n", "      Q: 'a: b'\n", "      E: é\n"])
+            key = s.split(":")[0].strip()
+            if not key.startswith("#") and key in keys:
+                continue
+            keys.add(key)
             blocks.append((s, s, s))
         at = rng.randint(1, len(blocks))
         value = rng.choice(["1", '"1"', "'1'", "true"])

@@ -35,6 +35,9 @@ a statement left empty is deleted with its line, or becomes ``:`` where bash nee
 from __future__ import annotations
 
 import functools
+import re
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -1016,12 +1019,35 @@ def find_mentions(text: str, names) -> list[tuple[str, int]]:
 
 
 def analyze(text: str, path: str) -> Analysis:
-    """Analyse a whole shell script. Raises :class:`CarrierError` when it does not parse."""
+    """Analyse a whole shell script. Raises :class:`CarrierError` when it does not parse, by
+    tree-sitter-bash or by bash itself (:func:`bash_syntax_error`)."""
+    error = bash_syntax_error(text)
+    if error is not None:
+        raise CarrierError(f"{path}:{error[0]}:1: cannot parse as a shell script: bash -n says: {error[1]}")
     analysis = Analysis("shell", text)
     frag = ShellFragment(text, path, analysis)
     analysis.sr_covered = frag.sr_covered
     analysis.render = lambda decisions: _apply(text, frag.edits(decisions))
     return analysis
+
+
+def bash_syntax_error(text: str) -> tuple[int, str] | None:
+    """bash's own verdict on ``text``: ``(line, message)`` when ``bash -n`` (read commands
+    without executing them, bash(1)) rejects it, else None; also None where no bash is installed.
+    tree-sitter-bash recovers from errors it does not mark (``f { export X=1; }`` after a
+    ``&``, a stray ``else``), and a file bash cannot run is not one to rewrite."""
+    bash = shutil.which("bash")
+    if bash is None:
+        return None
+    try:
+        proc = subprocess.run([bash, "-n"], input=text.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode == 0:
+        return None
+    first = next((line for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()), "syntax error")
+    found = re.search(r"line (\d+): (.*)", first)
+    return (int(found.group(1)), found.group(2)) if found else (1, first)
 
 
 def _apply(text: str, edits: list[Edit]) -> str:

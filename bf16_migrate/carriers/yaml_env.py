@@ -318,6 +318,26 @@ def _end(node) -> int:
     return node.end_mark.index
 
 
+def _unique_keys(node, path: str) -> None:
+    """Raise :class:`CarrierError` at the first mapping key that repeats one of its mapping's
+    (YAML 1.2, 3.2.1.1: "each of the keys is unique"; ruamel.yaml's composer does not check it,
+    its constructor does). Scalar keys are compared by value; a merge key ``<<`` may repeat."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, MappingNode):
+            seen = set()
+            for key, value in current.value:
+                if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge" and key.value != "<<":
+                    if key.value in seen:
+                        mark = key.start_mark
+                        raise CarrierError(f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: duplicate key {key.value!r}")
+                    seen.add(key.value)
+                stack.extend((key, value))
+        elif isinstance(current, SequenceNode):
+            stack.extend(current.value)
+
+
 def analyze(text: str, path: str) -> Analysis:
     """Analyse a YAML file. Raises :class:`CarrierError` (``path:line:col``) when it is not
     valid YAML."""
@@ -330,6 +350,9 @@ def analyze(text: str, path: str) -> Analysis:
         raise CarrierError(f"{path}:{where}: not valid YAML: {exc.problem or exc.context}") from None
     except YAMLError as exc:
         raise CarrierError(f"{path}:1:1: not valid YAML: {str(exc).splitlines()[0]}") from None
+    for doc in docs:
+        if doc is not None:
+            _unique_keys(doc, path)
     for doc in docs:
         if doc is not None:
             y.walk(doc)
