@@ -13,6 +13,7 @@ finished first and reported).
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -45,7 +46,9 @@ def main() -> None:
     bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--output-format text|json|sarif|github] [--legacy-env K=V]...
     bf16-migrate - --stdin-filename PATH < source > migrated
     bf16-migrate explain BFMxxx
-    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [-- ARGS...]
+    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV] [-- ARGS...]
+    bf16-migrate verify --against GITREV [--jobs N] [--list]      (every script a migration changed)
+    bf16-migrate verify --merge FILE.json...
     """
 
 
@@ -146,32 +149,42 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 @main.command("verify", context_settings={"ignore_unknown_options": False})
-@click.argument("script", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("script", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--mode", type=click.Choice(MODES), default="stochastic", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default=None, help="The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the work tree).")
 @click.option("--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run.")
-@click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable a launcher set (legacy run only; repeatable).")
+@click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable a launcher set (legacy run only; repeatable; with --against, replaces what the launchers at GITREV set).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds per run before it is killed.")
-@click.option("--against", "against", metavar="GITREV", help="SCRIPT is already migrated: take its legacy version from git at GITREV.")
+@click.option("--against", "against", metavar="GITREV", help="The work tree is migrated: run the legacy side from the tree at GITREV (its modules, its launchers' settings). Without SCRIPT: every script whose migration changed since GITREV.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="With several scripts: how many to verify at once (each makes 2-3 runs of its own).")
+@click.option("--list", "list_only", is_flag=True, help="With --against: print the scripts to verify, with their settings, as JSON (a CI matrix); run nothing.")
+@click.option("--merge", is_flag=True, help="SCRIPT and the arguments after it are --json files of earlier verifies: print one table, exit with one code.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE", help="Also write every record and the verdict as JSON.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE.png", help="Also draw the loss curves of all runs (PNG, matplotlib).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE.png", help="Also draw the loss curves of all runs (PNG, matplotlib; one script and setting only).")
 def verify(
-    script: Path,
+    script: Path | None,
     script_args: tuple[str, ...],
-    mode: str,
+    mode: str | None,
     steps: int,
     legacy_env: tuple[str, ...],
     timeout: float,
     against: str | None,
+    jobs: int,
+    list_only: bool,
+    merge: bool,
     json_path: Path | None,
     plot_path: Path | None,
 ) -> None:
     """Run SCRIPT as it is (legacy variables in force) and migrated, on the XLA device
     (PJRT_DEVICE=CPU unless set), and compare the loss at each optimizer step.
 
-    With --against GITREV, SCRIPT is the migrated file and its legacy version is read from
-    git at GITREV (the CI use: verify the migration commit). Arguments after `--` are passed
-    to the script. Progress goes to stderr; the report to stdout."""
+    With --against GITREV, SCRIPT is the migrated file and the legacy side runs from the tree
+    at GITREV: its version of SCRIPT and of every module it imports, under the legacy settings
+    its launchers put in force (the CI use: verify the migration commit). Without SCRIPT,
+    every script whose migration changed since GITREV is verified: one table, one exit code.
+    A launcher (run.sh, a Dockerfile...) as SCRIPT verifies each Python script it starts, with
+    its launch line's arguments and settings. Arguments after `--` are passed to the script.
+    Progress goes to stderr; the report to stdout."""
     import json
 
     def write_json(path: Path, data: dict) -> None:
@@ -185,50 +198,151 @@ def verify(
     from .verify.progress import make_progress
     from .verify.report import SCHEMA, error_dict, report_dict
 
+    if merge:
+        from .verify.tree import merge_documents
+
+        files = ([script] if script is not None else []) + [Path(a) for a in script_args]
+        if not files:
+            _usage("--merge needs the --json files to merge")
+        try:
+            table, doc, code = merge_documents(files)
+        except ValueError as exc:
+            _usage(str(exc))
+        click.echo(table, nl=False)
+        if json_path is not None:
+            write_json(json_path, doc)
+        sys.exit(code)
     env = _parse_env(legacy_env)
+    if list_only and against is None:
+        _usage("--list needs --against GITREV (the scripts a migration changed)")
+    if script is None and against is None:
+        _usage("verify needs SCRIPT, or --against GITREV to verify every script a migration changed")
     if plot_path is not None:
         from .verify.plot import check_matplotlib
 
         missing = check_matplotlib()
         if missing:
             _usage(missing)
-    legacy_source = legacy_label = None
+    from .carriers import KINDS as _CARRIER_KINDS
+    from .scan import kind_of
+
+    launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
+    if against is None and not launcher:
+        _verify_one(script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path, write_json)
+        return
+    from contextlib import ExitStack
+
+    from .verify.gitrev import Checkout, repo_root
+    from .verify.tree import list_entries, plan_script, plan_tree, run_jobs, summary_table, tree_dict
+
+    notes: list[str] = []
     try:
-        if against is not None:
-            from .verify.gitrev import legacy_source_at
+        with ExitStack() as stack:
+            checkout = None
+            if against is not None:
+                where = script.resolve().parent if script is not None else Path.cwd()
+                checkout = stack.enter_context(Checkout(repo_root(where, against), against))
+            if launcher:
+                from .verify.launch import plan_launcher
 
-            legacy_source, sha = legacy_source_at(script, against)
-            legacy_label = f"git {against} ({sha[:12]})"
-            from .verify.runner import read_source
+                planned = plan_launcher(script, checkout, mode, env, steps, list(script_args), notes)
+            elif script is not None:
+                planned = plan_script(script, checkout, mode, env, list(script_args))
+                _refuse_unchanged(script, checkout, planned)
+            else:
+                planned = plan_tree(checkout, mode, env, list(script_args), notes)
+            label = checkout.label if checkout is not None else None
+            if list_only:
+                click.echo(json.dumps({"against": against, "sha": checkout.sha if checkout else None,
+                                       "scripts": list_entries(planned, against)}, indent=2))
+                sys.exit(EXIT_OK)
+            if plot_path is not None and len(planned) != 1:
+                _usage(f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)")
+            if len(planned) == 1 and script is not None and not launcher:
+                job = planned[0]
+                with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
+                    report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
+                                           script_args=job.args, timeout=timeout, checkout=checkout,
+                                           legacy_env_source=job.source, progress=progress)
+                _finish_one(report, job.notes, json_path, plot_path, write_json)
+                return
+            title = (f"bf16-migrate verify --against {against} ({checkout.sha[:12]})" if checkout is not None else
+                     f"bf16-migrate verify {script}") + f": {len(planned)} verify(s), --jobs {jobs}"
+            if not planned:
+                click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
+                for note in notes:
+                    click.echo(f"Note: {note}")
+                if json_path is not None:
+                    write_json(json_path, tree_dict([], label, notes))
+                sys.exit(EXIT_OK)
 
-            if legacy_source == read_source(script):
-                raise RunError(
-                    f"--against {against}: {script} is the same at {against} as in the work tree, so nothing was migrated "
-                    "between them",
-                    hint="name the commit before the migration (e.g. HEAD~1), or migrate the file first",
-                )
-        names = ["legacy", "migrated", "reference"]
-        with make_progress(steps, names) as progress:
-            report = verify_script(
-                script,
-                mode=mode,
-                steps=steps,
-                legacy_env=env,
-                script_args=list(script_args),
-                timeout=timeout,
-                legacy_source=legacy_source,
-                legacy_label=legacy_label,
-                progress=progress,
-            )
+            def progress_for(job, index):
+                if jobs > 1:
+                    from .verify.progress import PrefixedProgress
+
+                    return PrefixedProgress(sys.stderr, steps, job.rel)
+                return make_progress(steps, ["legacy", "migrated", "reference"])
+
+            if jobs > 1:
+                import os
+
+                from .verify import default_jobs
+
+                per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
+                cores = os.cpu_count() or 1
+                if jobs * per > cores:
+                    click.echo(f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on "
+                               f"{cores} core(s): the runs will compete for them", err=True)
+            started = time.monotonic()
+            outcomes = run_jobs(planned, checkout, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for,
+                                announce=lambda text: click.echo(f"verify: {text}", err=True))
+            for outcome in outcomes:
+                click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
+                if outcome.report is not None:
+                    click.echo(format_report(outcome.report))
+                else:
+                    click.echo(f"error: {outcome.error}\n")
+            click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
+            doc = tree_dict(outcomes, label, notes)
+            if json_path is not None:
+                write_json(json_path, doc)
+                click.echo(f"verify: JSON written to {json_path}", err=True)
+            sys.exit(doc["exit_code"])
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         if json_path is not None:
-            write_json(json_path, {"schema": SCHEMA, "passed": False, "error": error_dict(exc)})
+            write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script) if script else None, "error": error_dict(exc)})
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    click.echo(format_report(report))
+
+
+def _refuse_unchanged(script: Path, checkout, planned) -> None:
+    """``verify SCRIPT --against REV`` when nothing that SCRIPT's legacy run depends on was
+    migrated: the same text, and no launcher of REV switches bf16 on for it."""
+    from .verify import RunError
+    from .verify.runner import read_source
+
+    legacy = checkout.path_for(script)
+    from_launcher = any(job.legacy_env and job.source != ["--legacy-env"] for job in planned)
+    if legacy.is_file() and read_source(legacy) == read_source(script) and not from_launcher:
+        raise RunError(
+            f"--against {checkout.rev}: {script} is the same at {checkout.rev} as in the work tree, so nothing was migrated "
+            "between them",
+            hint="name the commit before the migration (e.g. HEAD~1), or migrate the file first",
+        )
+
+
+def _finish_one(report, notes, json_path, plot_path, write_json) -> None:
+    from .verify import format_report
+    from .verify.report import report_dict
+
+    text = format_report(report)
+    extra = [n for n in notes if not n.startswith("selected: ")]
+    if extra:
+        text = text.replace("\nVERDICT:", "\n" + "".join(f"Note: {n}\n" for n in extra) + "\nVERDICT:", 1)
+    click.echo(text)
     if json_path is not None:
         write_json(json_path, report_dict(report))
         click.echo(f"verify: JSON written to {json_path}", err=True)
@@ -242,6 +356,35 @@ def verify(
             sys.exit(EXIT_ERROR)
         click.echo(f"verify: loss curves written to {plot_path}", err=True)
     sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
+
+
+def _verify_one(script, script_args, mode, steps, env, timeout, json_path, plot_path, write_json) -> None:
+    """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
+    from .verify import RunError, verify_script
+    from .verify.progress import make_progress
+    from .verify.report import SCHEMA, error_dict
+
+    try:
+        with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
+            report = verify_script(
+                script,
+                mode=mode,
+                steps=steps,
+                legacy_env=env,
+                script_args=list(script_args),
+                timeout=timeout,
+                progress=progress,
+                legacy_env_source=["--legacy-env"] if env else [],
+            )
+    except RunError as exc:
+        click.echo(f"error: {exc}", err=True)
+        if json_path is not None:
+            write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script), "error": error_dict(exc)})
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
+        sys.exit(130)
+    _finish_one(report, [], json_path, plot_path, write_json)
 
 
 if __name__ == "__main__":  # pragma: no cover

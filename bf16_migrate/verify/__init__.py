@@ -62,6 +62,8 @@ class VerifyReport:
     ``wall_time_s``: seconds for the whole verify. ``passed``: every part passed.
     ``legacy_label``: where the legacy text came from (``--against``), or None.
     ``graphs``: whether the graphs were dumped (the graph part exists only then).
+    ``legacy_env``: the variables added to the legacy run; ``legacy_env_source``: where they
+    came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
     """
 
     script: Path
@@ -76,6 +78,8 @@ class VerifyReport:
     migrated_source: str = ""
     legacy_label: str | None = None
     graphs: bool = True
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    legacy_env_source: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -122,6 +126,8 @@ def verify_script(
     graphs: bool = True,
     progress: Progress | None = None,
     legacy_label: str | None = None,
+    checkout: Any = None,
+    legacy_env_source: Sequence[str] = (),
 ) -> VerifyReport:
     """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
 
@@ -144,7 +150,13 @@ def verify_script(
     dump and read the executed graphs (the graph part of the verdict; see :mod:`.graphs`).
     ``progress``: a :class:`~bf16_migrate.verify.runner.Progress` told about each run's start,
     steps and end while they go. ``legacy_label``: where ``legacy_source`` came from, for the
-    report (e.g. ``"git HEAD~1 (0123abcd)"``).
+    report (e.g. ``"git HEAD~1 (0123abcd)"``). ``checkout``: a :class:`~.gitrev.Checkout` of
+    the revision before the migration (``verify --against REV``): the legacy run is the
+    checkout's copy of ``script``, run in place, so every module it imports is the legacy one;
+    the FP32 reference runs beside it (links to the checkout's files); ``PYTHONPATH`` entries
+    inside the work tree point into the checkout for both; ``legacy_source`` defaults to the
+    checkout's text and ``legacy_label`` to ``checkout.label``. ``legacy_env_source``: where
+    ``legacy_env`` came from, for the report.
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
     migrated and reference runs are temporary copies with the legacy variables
@@ -172,6 +184,25 @@ def verify_script(
         source = read_source(script)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise RunError(f"{script}: cannot be read: {exc}") from exc
+    legacy_file: Path | None = None
+    legacy_base = base_env
+    if checkout is not None:
+        legacy_file = checkout.path_for(script)
+        rel = checkout.relative(script)
+        if not legacy_file.is_file():
+            raise RunError(
+                f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
+                hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
+            )
+        if legacy_source is None:
+            try:
+                legacy_source = read_source(legacy_file)
+            except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+                raise RunError(f"--against {checkout.rev}: {rel} cannot be read: {exc}") from exc
+        if legacy_label is None:
+            legacy_label = checkout.label
+        if base_env.get("PYTHONPATH"):
+            legacy_base = {**base_env, "PYTHONPATH": checkout.map_pythonpath(base_env["PYTHONPATH"])}
 
     diagnostics: list[Any] = []
     legacy_text = source if legacy_source is None else legacy_source
@@ -201,18 +232,27 @@ def verify_script(
             drop=LEGACY_VARIABLES,
             **common,
         )
-        legacy_file = script if legacy_source is None else stage_script(legacy_source, script, ws.root / LEGACY)
-        legacy_spec = ws.spec(LEGACY, legacy_file, script, add=dict(legacy_env), **common)
+        legacy_common = {**common, "base_env": legacy_base}
+        if legacy_file is not None:  # the checkout's file, run in place among the legacy modules
+            legacy_spec = ws.spec(LEGACY, legacy_file, legacy_file, add=dict(legacy_env), **legacy_common)
+            legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
+            legacy_origin = legacy_file
+        else:
+            legacy_run = script if legacy_source is None else stage_script(legacy_source, script, ws.root / LEGACY)
+            legacy_spec = ws.spec(LEGACY, legacy_run, script, add=dict(legacy_env), **common)
+            legacy_origin = script
         specs = [migrated_spec, legacy_spec]
         if need_reference:
             assert reference_source is not None
             reference_spec = ws.spec(
                 REFERENCE,
-                stage_script(reference_source, script, ws.root / REFERENCE),
-                script,
+                stage_script(reference_source, legacy_origin, ws.root / REFERENCE),
+                legacy_origin,
                 drop=LEGACY_VARIABLES,
-                **common,
+                **legacy_common,
             )
+            if legacy_file is not None:
+                reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
             specs.insert(1 if mode == "amp" else 2, reference_spec)
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
@@ -259,4 +299,6 @@ def verify_script(
         migrated_source=migrated_source,
         legacy_label=legacy_label,
         graphs=graphs,
+        legacy_env=dict(legacy_env),
+        legacy_env_source=list(legacy_env_source),
     )

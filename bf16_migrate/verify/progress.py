@@ -14,7 +14,7 @@ from typing import TextIO
 from .records import RunRecord
 from .runner import Progress
 
-__all__ = ["PlainProgress", "RichProgress", "make_progress"]
+__all__ = ["PlainProgress", "PrefixedProgress", "RichProgress", "make_progress"]
 
 _TITLES = {"legacy": "legacy", "migrated": "migrated", "reference": "fp32-ref"}
 
@@ -127,3 +127,42 @@ def make_progress(steps: int, names: list[str], stream: TextIO | None = None, ri
         except ImportError:
             pass
     return _Closing(PlainProgress(stream, steps))
+
+
+class PrefixedProgress(Progress):
+    """Plain lines for one of several verifies going at once (``verify --against REV --jobs
+    N``): each line names the script, ``verify: train.py: legacy step 3/6 (9.1 s)``; the lines
+    of the threads never interleave within a line."""
+
+    _lock = None
+
+    def __init__(self, stream: TextIO, steps: int, prefix: str) -> None:
+        import threading
+
+        if PrefixedProgress._lock is None:
+            PrefixedProgress._lock = threading.Lock()
+        self.inner = PlainProgress(stream, steps)
+        self.prefix = prefix
+        self.inner._line = self._line  # type: ignore[method-assign]
+        self.stream = stream
+
+    def _line(self, text: str) -> None:
+        assert PrefixedProgress._lock is not None
+        with PrefixedProgress._lock:
+            self.stream.write(f"verify: {self.prefix}: {text}\n")
+            self.stream.flush()
+
+    def __enter__(self) -> "PrefixedProgress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def start(self, name: str) -> None:
+        self.inner.start(name)
+
+    def step(self, name: str, steps: int, seconds: float) -> None:
+        self.inner.step(name, steps, seconds)
+
+    def end(self, name: str, record: RunRecord) -> None:
+        self.inner.end(name, record)

@@ -63,6 +63,9 @@ def format_report(report: "VerifyReport") -> str:
     )
     if report.legacy_label:
         lines.append(f"legacy version: {report.legacy_label}; migrated version: the work tree")
+    if report.legacy_env:
+        source = f" (from {', '.join(report.legacy_env_source)})" if report.legacy_env_source else ""
+        lines.append(f"legacy run under {_env_text(report.legacy_env)}{source}")
     present = [(name, title) for name, title in _COLUMNS if name in report.runs]
     base_title = {LEGACY: "legacy", REFERENCE: "fp32-ref"}.get(v.baseline or "", "-")
     header = ["step", *[t for _n, t in present], f"rel. diff vs {base_title}"]
@@ -132,6 +135,10 @@ def format_report(report: "VerifyReport") -> str:
     return "\n".join(lines) + "\n"
 
 
+def _env_text(env: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "-"
+
+
 def _counts(d: Mapping[str, int] | None) -> str:
     return ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) if d else "-"
 
@@ -198,6 +205,8 @@ def report_dict(report: "VerifyReport") -> dict[str, Any]:
             "script_args": list(report.script_args),
             "device": report.device,
             "legacy_version": report.legacy_label,
+            "legacy_env": dict(report.legacy_env),
+            "legacy_env_source": list(report.legacy_env_source),
             "passed": report.passed,
             "baseline": v.baseline,
             "fallback": v.fallback,

@@ -31,6 +31,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,13 @@ __all__ = [
     "read_source",
     "Workspace",
     "Progress",
+    "stop_all",
 ]
+
+stop_all = threading.Event()
+"""Set by a caller running several verifies in threads (``verify --against REV --jobs N``) to
+stop them all: :func:`run_specs` then raises KeyboardInterrupt in its thread, which kills its
+children and lets the workspace be removed."""
 
 HARNESS_DIR = Path(__file__).resolve().with_name("_child")
 """Directory holding the child harness ``sitecustomize.py``."""
@@ -413,6 +420,8 @@ def run_specs(
                 if progress is not None:
                     progress.start(spec.name)
             time.sleep(_POLL_S)
+            if stop_all.is_set():
+                raise KeyboardInterrupt
             still = []
             for spec, proc, start, log in running:
                 if progress is not None and spec.progress is not None:

@@ -1,0 +1,101 @@
+"""``bf16-migrate verify LAUNCHER``: verify a launcher as users run it.
+
+The launcher (a shell script, a Dockerfile, a YAML job spec: anything the carriers parse, see
+:mod:`bf16_migrate.carriers`) is read with the codemod's own analysis (:mod:`.launchers`):
+each launch of a Python script of the tree becomes one verify of that script with the launch
+line's arguments (followed by the arguments given after ``--``) and the legacy settings in
+force for it. The launch is reduced to one process: the interpreter runs the script itself,
+without the wrappers around it (``torchrun --nproc_per_node=8``, ``mpirun``, ``docker run``),
+and the harness stops it after ``--steps`` optimizer steps. A launch whose arguments are
+computed when the launcher runs (``$DATA``) is not guessed: it is left out with a note.
+
+Without ``--against``, the launcher and its scripts are the legacy ones (migrated on the fly);
+with ``--against REV``, the launcher at REV gives the launches and settings, the legacy side
+runs from REV's tree and the migrated side from the work tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .launchers import launch_settings
+from .records import RunError
+from .runner import read_source
+from .tree import Job, _env_text, _on, detect_mode
+
+__all__ = ["plan_launcher"]
+
+
+def _tree_root(path: Path) -> Path:
+    import subprocess
+
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=str(path.parent), capture_output=True,
+                             stdin=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return path.parent
+    return Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else path.parent
+
+
+def plan_launcher(
+    launcher: Path,
+    checkout=None,
+    mode: str | None = None,
+    legacy_env: Mapping[str, str] | None = None,
+    steps: int = 20,
+    extra_args: Sequence[str] = (),
+    notes: list[str] | None = None,
+) -> list[Job]:
+    """The jobs verifying every Python launch of ``launcher`` (see the module docstring).
+    ``legacy_env`` (``--legacy-env``) replaces the launcher's settings. Raises
+    :class:`RunError` when the launcher starts no Python script of the tree."""
+    notes = notes if notes is not None else []
+    launcher = Path(launcher).resolve()
+    if checkout is not None:
+        root = checkout.tree.resolve()
+        source = checkout.path_for(launcher)
+        if not source.is_file():
+            raise RunError(f"--against {checkout.rev}: {checkout.relative(launcher)} does not exist at {checkout.rev}")
+    else:
+        root = _tree_root(launcher)
+        source = launcher
+    found = [s for s in launch_settings(root, extra=(source,)) if s.launcher == source.resolve()]
+    if not found:
+        raise RunError(
+            f"{launcher}: no launch of a Python script of the tree found in it",
+            hint="verify the script itself: bf16-migrate verify SCRIPT --legacy-env XLA_USE_BF16=1",
+        )
+    jobs: list[Job] = []
+    for s in found:
+        where = s.where(root)
+        if any(word is None for word in s.args):
+            notes.append(f"{where} (`{s.text}`): its arguments are computed when the launcher runs: not verified")
+            continue
+        script = checkout.work_path(s.script) if checkout is not None else s.script
+        rel = checkout.relative(s.script) if checkout is not None else _relative(s.script, root)
+        if not script.is_file():
+            notes.append(f"{where}: {rel} is not in the work tree: not verified")
+            continue
+        env = dict(legacy_env) if legacy_env else _on(s.env)
+        source_label = ["--legacy-env"] if legacy_env else [where]
+        if mode is not None:
+            chosen, how = mode, "--mode"
+        elif checkout is not None:
+            chosen, how = detect_mode(read_source(s.script), read_source(script), rel, env)
+        else:
+            chosen, how = "stochastic", "default"
+        job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(s.args)}".rstrip()]
+        if not env:
+            job_notes.append(f"{where} switches no legacy variable on for {rel}: the legacy run has only the script's own settings")
+        elif not s.sure:
+            job_notes.append(f"{where} switches {_env_text(env)} on some paths only")
+        jobs.append(Job(script, rel, env, source_label, chosen, how, [*(w for w in s.args if w is not None), *map(str, extra_args)], job_notes))
+    return jobs
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)

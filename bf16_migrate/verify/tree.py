@@ -1,0 +1,594 @@
+"""Verify at the level people migrate: every script a migration commit changed, one table.
+
+``bf16-migrate verify --against REV`` (no script) plans one :class:`Job` per Python script
+whose migration changed between REV and the work tree, and per distinct legacy setting the
+launchers at REV gave it; :func:`run_jobs` verifies them (:func:`bf16_migrate.verify.
+verify_script`, legacy side from a :class:`~.gitrev.Checkout` of REV); :func:`summary_table`
+and :func:`tree_dict` give one table, one JSON document and one exit code
+(:func:`exit_code`); :func:`merge_documents` does the same for ``--json`` files written by
+separate runs (a CI matrix built from ``--list``).
+
+Which scripts (:func:`plan_tree`): a *legacy script* at REV is a Python file that a launcher
+of the tree at REV starts with a legacy variable switched on (:mod:`.launchers`), or whose
+text names one and which the codemod, given those settings, treats as the script that ran under
+the switch (its result carries the settings in force: a module that only reads the variable
+is not one; it is verified through the scripts that import it). A legacy script is verified
+when, between REV and the work tree (``git diff --name-only REV``), it changed, one of its
+launchers changed, or a module of the tree it imports (followed through ``import``
+statements, :func:`bf16_migrate.carriers.resolve.tree_imports`) changed.
+
+Which settings (:func:`plan_script`): ``--legacy-env`` when given; else each distinct set of
+legacy variables the launchers at REV put in force for the script (``run.sh`` exports
+``XLA_DOWNCAST_BF16=1``, the ``Dockerfile`` sets ``XLA_USE_BF16=1``: two jobs); none when the
+script sets its own. Launches that switch nothing on are named in a note (the migrated script
+computes in bf16 there too), and so are settings made on some paths only.
+
+Which mode: ``--mode`` when given; else the mode whose codemod output equals the work tree's
+text (the migration was the tool's, untouched), else read from what the migration added
+(``with_fp32_master_weights``: gpu-compatible; ``torch.autocast``: amp; stochastic otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as _FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .compare import MODES
+from .launchers import LaunchSetting, launch_settings, settings_for
+from .records import RunError
+from .report import SCHEMA, error_dict, report_dict
+from .runner import LEGACY_VARIABLES, read_source
+
+__all__ = [
+    "TREE_SCHEMA",
+    "Job",
+    "Outcome",
+    "detect_mode",
+    "plan_script",
+    "plan_tree",
+    "run_jobs",
+    "summary_table",
+    "tree_dict",
+    "exit_code",
+    "merge_documents",
+    "list_entries",
+]
+
+TREE_SCHEMA = "bf16-migrate/verify-tree/1"
+"""``schema`` of the ``--json`` document of a verify of several scripts (or settings)."""
+
+
+@dataclass
+class Job:
+    """One verify to make: ``script`` (work tree, absolute), ``rel`` (relative to the
+    repository's top), the ``legacy_env`` for the legacy run and where it came from
+    (``source``: ``launcher:line`` entries, ``"--legacy-env"``, or ``"its own writes"``),
+    ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``."""
+
+    script: Path
+    rel: str
+    legacy_env: dict[str, str]
+    source: list[str]
+    mode: str
+    mode_source: str
+    args: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self, against: str | None = None) -> dict[str, Any]:
+        """The ``--list`` entry: what to verify, and the command that verifies it alone."""
+        command = ["bf16-migrate", "verify", self.rel]
+        if against:
+            command += ["--against", against]
+        command += ["--mode", self.mode]
+        for key, value in sorted(self.legacy_env.items()):
+            command += ["--legacy-env", f"{key}={value}"]
+        if self.args:
+            command += ["--", *self.args]
+        return {
+            "script": self.rel,
+            "mode": self.mode,
+            "mode_source": self.mode_source,
+            "legacy_env": dict(self.legacy_env),
+            "legacy_env_source": list(self.source),
+            "args": list(self.args),
+            "notes": list(self.notes),
+            "command": command,
+        }
+
+
+@dataclass
+class Outcome:
+    """A job and what came of it: a report (``report``) or the error that kept it from being
+    made (``error``, a :class:`RunError`)."""
+
+    job: Job
+    report: Any = None
+    error: RunError | None = None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None or self.report is None:
+            return "ERROR"
+        return "PASS" if self.report.passed else "FAIL"
+
+
+# -- planning ----------------------------------------------------------------------------------
+
+def _on(env: Mapping[str, str]) -> dict[str, str]:
+    """The settings of ``env`` that switch something on (``XLA_USE_BF16=0`` is off)."""
+    from ..rules import is_truthy
+
+    return {k: v for k, v in env.items() if k in LEGACY_VARIABLES and is_truthy(v)}
+
+
+def _count(text: str, needle: str) -> int:
+    return text.count(needle)
+
+
+def detect_mode(legacy_text: str, migrated_text: str, path: str, launched_with: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The migration mode of ``migrated_text`` (a migration of ``legacy_text``), and how it was
+    told: ``"codemod output"`` when the codemod in that mode gives exactly that text, else
+    ``"read from the migrated text"``."""
+    from ..python import migrate_source
+
+    for mode in MODES:
+        try:
+            if migrate_source(legacy_text, mode, path, launched_with=launched_with or None).code == migrated_text:
+                return mode, "codemod output"
+        except Exception:  # a text the codemod cannot take: read the markers instead
+            break
+    how = "read from the migrated text"
+    if _count(migrated_text, "with_fp32_master_weights") > _count(legacy_text, "with_fp32_master_weights"):
+        return "gpu-compatible", how
+    if _count(migrated_text, "torch.autocast(") > _count(legacy_text, "torch.autocast("):
+        return "amp", how
+    return "stochastic", how
+
+
+def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
+    """Whether the codemod takes ``text`` for a script that ran under the switch (settings in
+    force for it, or the mode's change made): not a module that merely reads the variable."""
+    from ..python import migrate_source
+
+    try:
+        result = migrate_source(text, "stochastic", path, launched_with=dict(env) or None)
+    except Exception:
+        return bool(env)
+    return bool(result.legacy_env) or any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
+
+
+class _Settings:
+    """Launch settings of one checkout, computed once."""
+
+    def __init__(self, checkout) -> None:
+        self.checkout = checkout
+        self._all: list[LaunchSetting] | None = None
+
+    @property
+    def all(self) -> list[LaunchSetting]:
+        if self._all is None:
+            self._all = launch_settings(self.checkout.tree)
+        return self._all
+
+
+def plan_script(
+    script: Path,
+    checkout,
+    mode: str | None = None,
+    legacy_env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    settings: list[LaunchSetting] | None = None,
+) -> list[Job]:
+    """The jobs verifying the work tree's ``script`` against ``checkout`` (see the module
+    docstring for the settings and the mode). Raises :class:`RunError` when the script does not
+    exist at the checkout's revision."""
+    script = Path(script).resolve()
+    rel = checkout.relative(script)
+    legacy_file = checkout.path_for(script)
+    if not legacy_file.is_file():
+        raise RunError(
+            f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
+            hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
+        )
+    try:
+        legacy_text = read_source(legacy_file)
+        migrated_text = read_source(script)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise RunError(f"{rel}: cannot be read: {exc}") from exc
+    root = checkout.tree.resolve()
+    if settings is None:
+        settings = launch_settings(checkout.tree)
+    mine = settings_for(legacy_file, settings)
+    notes: list[str] = []
+    variants: list[tuple[dict[str, str], list[str]]] = []
+    if legacy_env:
+        variants.append((dict(legacy_env), ["--legacy-env"]))
+    else:
+        by_env: dict[tuple, list[str]] = {}
+        for s in mine:
+            on = _on(s.env)
+            if s.computed:
+                notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
+            if not on:
+                continue
+            if not s.sure:
+                notes.append(f"{s.where(root)} (`{s.text}`) switches {_env_text(on)} on some paths only")
+            by_env.setdefault(tuple(sorted(on.items())), []).append(s.where(root))
+        for key, wheres in by_env.items():
+            variants.append((dict(key), wheres))
+        if by_env:
+            for s in mine:
+                if not _on(s.env) and not s.computed:
+                    notes.append(
+                        f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
+                        "migrated script computes in bf16 there too"
+                    )
+        if len(variants) > 1:
+            notes.append(f"the launchers at {checkout.rev} disagree: {rel} is verified under each of the {len(variants)} settings")
+        if not variants:
+            variants.append(({}, ["its own writes"] if any(v in legacy_text for v in LEGACY_VARIABLES) else []))
+    notes.extend(_still_set(script, rel, checkout, mine))
+    jobs = []
+    for env, source in variants:
+        if mode is not None:
+            chosen, how = mode, "--mode"
+        else:
+            chosen, how = detect_mode(legacy_text, migrated_text, rel, env)
+        jobs.append(Job(script, rel, env, source, chosen, how, [str(a) for a in args], list(notes)))
+    return jobs
+
+
+def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> list[str]:
+    """Notes for the launchers of ``script`` at REV that, in the work tree, still switch a
+    legacy variable on for it (the rewrite kept the setting, and said why): the migrated run is
+    made without it, as verify removes the legacy variables from its environment."""
+    files = sorted({checkout.work_root / checkout.relative(s.launcher) for s in mine})
+    files = [f for f in files if f.is_file()]
+    if not files:
+        return []
+    try:
+        now = settings_for(script, launch_settings(checkout.work_root, only=tuple(files)))
+    except Exception:  # an analysis failure must not lose the verify: the rewrite reports it
+        return []
+    return [
+        f"{s.where(checkout.work_root)} in the work tree still sets {_env_text(_on(s.env))} for {rel}: the migrated run "
+        "is made without it (verify removes the legacy variables from its environment); see the rewrite's findings "
+        "for why it was kept"
+        for s in now
+        if _on(s.env)
+    ]
+
+
+def _imports_closure(path: Path, root: Path, limit: int = 200) -> set[Path]:
+    """Files of the tree ``path`` imports, directly or through other files of the tree."""
+    import ast
+
+    from ..carriers.resolve import tree_imports
+
+    seen: set[Path] = set()
+    todo = [path]
+    while todo and len(seen) < limit:
+        current = todo.pop()
+        try:
+            tree = ast.parse(current.read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for module in tree_imports(current, tree, root, path.parent):
+            key = module.resolve()
+            if key not in seen and key != path.resolve():
+                seen.add(key)
+                todo.append(module)
+    return seen
+
+
+def plan_tree(
+    checkout,
+    mode: str | None = None,
+    legacy_env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    notes: list[str] | None = None,
+) -> list[Job]:
+    """The jobs of ``verify --against REV`` without a script (see the module docstring).
+    ``notes`` receives what was left out and why."""
+    from ..scan import scan
+    from .gitrev import changed_paths
+
+    notes = notes if notes is not None else []
+    changed = changed_paths(checkout.work_root, checkout.sha)
+    root = checkout.tree.resolve()
+    settings = launch_settings(checkout.tree)
+    launchers_of: dict[Path, set[str]] = {}
+    env_of: dict[Path, dict[str, str]] = {}
+    for s in settings:
+        if _on(s.env):
+            launchers_of.setdefault(s.script, set()).add(checkout.relative(s.launcher))
+            env_of.setdefault(s.script, _on(s.env))
+    candidates = set(launchers_of)
+    for found in scan([root]):
+        if found.kind == "python" and found.problem is None:
+            resolved = found.path.resolve()
+            if root in resolved.parents:  # not an untracked file linked in from the work tree
+                candidates.add(resolved)
+    jobs: list[Job] = []
+    for legacy_file in sorted(candidates):
+        rel = checkout.relative(legacy_file)
+        try:
+            text = read_source(legacy_file)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+        if not _is_legacy_script(text, rel, env_of.get(legacy_file, {})):
+            continue
+        why = []
+        if rel in changed:
+            why.append("changed")
+        moved = sorted(launcher for launcher in launchers_of.get(legacy_file, ()) if launcher in changed)
+        if moved:
+            why.append(f"its launcher {', '.join(moved)} changed")
+        modules = sorted(checkout.relative(m) for m in _imports_closure(legacy_file, root) if checkout.relative(m) in changed)
+        if modules:
+            why.append(f"the module(s) it imports {', '.join(modules)} changed")
+        if not why:
+            continue
+        work = checkout.work_root / rel
+        if not work.is_file():
+            notes.append(f"{rel}: a legacy script at {checkout.rev} that the work tree no longer has: not verified")
+            continue
+        for job in plan_script(work, checkout, mode, legacy_env, args, settings):
+            job.notes.insert(0, f"selected: {'; '.join(why)}")
+            jobs.append(job)
+    return jobs
+
+
+def list_entries(jobs: Iterable[Job], against: str | None) -> list[dict[str, Any]]:
+    """The ``--list`` document: one entry per job (a CI matrix)."""
+    return [job.to_dict(against) for job in jobs]
+
+
+# -- running -----------------------------------------------------------------------------------
+
+def run_jobs(
+    jobs: Sequence[Job],
+    checkout,
+    *,
+    steps: int,
+    timeout: float,
+    parallel: int = 1,
+    progress_for: Callable[[Job, int], Any] | None = None,
+    announce: Callable[[str], None] | None = None,
+    **verify_kwargs: Any,
+) -> list[Outcome]:
+    """Verify every job (``parallel`` at once, each with its own legacy / migrated / reference
+    runs) and return their outcomes in the jobs' order. ``progress_for(job, index)`` gives a
+    context manager yielding the job's :class:`~.runner.Progress` (None: no progress);
+    ``announce(text)`` is told when a job starts and ends. A job that cannot be made is an
+    outcome with its error; KeyboardInterrupt stops every run (children killed, temporary
+    directories removed) and propagates."""
+    from . import verify_script
+    from .runner import stop_all
+
+    outcomes: list[Outcome | None] = [None] * len(jobs)
+
+    def one(index: int) -> None:
+        job = jobs[index]
+        if announce is not None:
+            env = _env_text(job.legacy_env) if job.legacy_env else "the script's own settings"
+            src = f" from {', '.join(job.source)}" if job.legacy_env and job.source else ""
+            announce(f"[{index + 1}/{len(jobs)}] {job.rel}: mode {job.mode}, legacy run under {env}{src}")
+        started = time.monotonic()
+        manager = progress_for(job, index) if progress_for is not None else None
+        try:
+            if manager is None:
+                report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
+                                       script_args=job.args, timeout=timeout, checkout=checkout,
+                                       legacy_env_source=job.source, **verify_kwargs)
+            else:
+                with manager as progress:
+                    report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
+                                           script_args=job.args, timeout=timeout, checkout=checkout,
+                                           legacy_env_source=job.source, progress=progress, **verify_kwargs)
+            outcomes[index] = Outcome(job, report=report)
+        except RunError as exc:
+            outcomes[index] = Outcome(job, error=exc)
+        if announce is not None:
+            out = outcomes[index]
+            announce(f"[{index + 1}/{len(jobs)}] {job.rel}: {out.status} in {time.monotonic() - started:.1f} s")
+
+    parallel = max(1, int(parallel))
+    if parallel == 1 or len(jobs) <= 1:
+        for i in range(len(jobs)):
+            one(i)
+    else:
+        pool = ThreadPoolExecutor(max_workers=parallel)
+        futures = [pool.submit(one, i) for i in range(len(jobs))]
+        try:
+            for future in futures:
+                while True:
+                    try:
+                        future.result(timeout=0.2)
+                        break
+                    except _FutureTimeout:
+                        continue
+        except BaseException:
+            stop_all.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            stop_all.clear()
+            raise
+        pool.shutdown(wait=True)
+    return [o for o in outcomes if o is not None]
+
+
+# -- one table, one exit code -------------------------------------------------------------------
+
+def _env_text(env: Mapping[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "-"
+
+
+@dataclass
+class Row:
+    """One line of the summary: from an :class:`Outcome` or from a JSON document."""
+
+    script: str
+    setting: str
+    mode: str
+    steps: str
+    status: str
+    detail: str
+    wall: float | None
+
+
+def _row_from_outcome(outcome: Outcome) -> Row:
+    job = outcome.job
+    setting = _env_text(job.legacy_env) if job.legacy_env else "(its own writes)"
+    if job.legacy_env and job.source:
+        setting += f" ({', '.join(job.source)})"
+    if outcome.report is not None:
+        return _row_from_report(report_dict(outcome.report), job.rel, setting)
+    err = outcome.error
+    message = err.message if err is not None else "not run"
+    return Row(job.rel, setting, job.mode, "-", "ERROR", message.splitlines()[0], None)
+
+
+def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting: str | None = None) -> Row:
+    if setting is None:
+        env = data.get("legacy_env") or {}
+        setting = _env_text(env) if env else "(its own writes)"
+        if env and data.get("legacy_env_source"):
+            setting += f" ({', '.join(data['legacy_env_source'])})"
+    failed = [p["name"] for p in data.get("parts", []) if p.get("status") != "PASS"]
+    detail = ("failed: " + ", ".join(failed)) if failed else ""
+    runs = data.get("runs") or {}
+    steps = (runs.get("migrated") or {}).get("steps")
+    return Row(
+        script or str(data.get("script") or "?"),
+        setting,
+        str(data.get("mode") or "-"),
+        str(steps) if steps is not None else "-",
+        "PASS" if data.get("passed") else "FAIL",
+        detail,
+        data.get("wall_time_s"),
+    )
+
+
+def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
+    """Rows of one ``--json`` document: a tree document, a report, or an error document."""
+    schema = data.get("schema")
+    if schema == TREE_SCHEMA:
+        rows = []
+        for item in data.get("results", []):
+            if item.get("report") is not None:
+                rows.append(_row_from_report(item["report"], item.get("script") or None))
+            else:
+                env = item.get("legacy_env") or {}
+                err = item.get("error") or {}
+                rows.append(Row(str(item.get("script") or "?"), _env_text(env) if env else "(its own writes)", str(item.get("mode") or "-"), "-",
+                                "ERROR", str(err.get("message", "not run")).splitlines()[0], None))
+        return rows
+    if schema == SCHEMA:
+        if "error" in data and "parts" not in data:
+            err = data.get("error") or {}
+            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR",
+                        str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
+        return [_row_from_report(data)]
+    raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
+
+
+def exit_code(statuses: Iterable[str]) -> int:
+    """2 when a verify could not be made, else 1 when one failed, else 0 (0 for no job)."""
+    statuses = list(statuses)
+    if "ERROR" in statuses:
+        return 2
+    if "FAIL" in statuses:
+        return 1
+    return 0
+
+
+def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
+    header = ["script", "legacy setting (from)", "mode", "steps", "verdict", "wall", "detail"]
+    body = [[r.script, r.setting, r.mode, r.steps, r.status, f"{r.wall:.1f} s" if r.wall is not None else "-", r.detail] for r in rows]
+    lines = [title]
+    if body:
+        widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
+        lines.append("")
+        lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        lines.append("-+-".join("-" * w for w in widths))
+        for b in body:
+            lines.append(" | ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip())
+    if notes:
+        lines.append("")
+        lines.extend(f"Note: {n}" for n in notes)
+    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "ERROR")}
+    verdict = {0: "PASS", 1: "FAIL", 2: "ERROR"}[exit_code(r.status for r in rows)] if rows else "NOTHING TO VERIFY"
+    lines.append("")
+    lines.append(f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)")
+    return "\n".join(lines) + "\n"
+
+
+def summary_table(outcomes: Sequence[Outcome], title: str, notes: Sequence[str] = ()) -> str:
+    """One line per job (script, legacy setting and where it came from, mode, steps, verdict,
+    wall time, the parts that did not pass or the error), the notes, and a closing
+    ``VERDICT:`` line."""
+    job_notes = [f"{o.job.rel}: {n}" for o in outcomes for n in o.job.notes if not n.startswith("selected: ")]
+    return _table([_row_from_outcome(o) for o in outcomes], title, [*notes, *dict.fromkeys(job_notes)])
+
+
+def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The ``--json`` document of a verify of several jobs (schema :data:`TREE_SCHEMA`)."""
+    results = []
+    for o in outcomes:
+        results.append({
+            "script": o.job.rel,
+            "mode": o.job.mode,
+            "mode_source": o.job.mode_source,
+            "legacy_env": dict(o.job.legacy_env),
+            "legacy_env_source": list(o.job.source),
+            "notes": list(o.job.notes),
+            "status": o.status,
+            "report": report_dict(o.report) if o.report is not None else None,
+            "error": error_dict(o.error) if o.error is not None else None,
+        })
+    code = exit_code(o.status for o in outcomes)
+    return {
+        "schema": TREE_SCHEMA,
+        "against": against,
+        "passed": code == 0 and bool(outcomes),
+        "exit_code": code,
+        "notes": list(notes),
+        "results": results,
+    }
+
+
+def merge_documents(paths: Sequence[Path]) -> tuple[str, dict[str, Any], int]:
+    """Merge ``--json`` documents (reports, error documents, tree documents) into one table,
+    one tree document and one exit code. Raises ``ValueError`` for a file that is not one."""
+    rows: list[Row] = []
+    results: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: cannot be read as JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a bf16-migrate verify --json document")
+        found = _rows_from_document(data, str(path))
+        rows.extend(found)
+        if data.get("schema") == TREE_SCHEMA:
+            results.extend(data.get("results", []))
+        else:
+            results.append({
+                "script": str(data.get("script") or path),
+                "mode": data.get("mode"),
+                "legacy_env": data.get("legacy_env") or {},
+                "legacy_env_source": data.get("legacy_env_source") or [],
+                "status": found[0].status,
+                "report": data if "parts" in data else None,
+                "error": data.get("error") if "parts" not in data else None,
+            })
+    code = exit_code(r.status for r in rows)
+    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code,
+           "notes": [f"merged from {len(paths)} file(s)"], "results": results}
+    return _table(rows, f"bf16-migrate verify --merge: {len(paths)} file(s), {len(rows)} verify(s)"), doc, code
