@@ -196,7 +196,7 @@ def verify(
 
     from .verify import RunError, format_report, verify_script
     from .verify.progress import make_progress
-    from .verify.report import SCHEMA, error_dict, report_dict
+    from .verify.report import SCHEMA, error_dict
 
     if merge:
         from .verify.tree import merge_documents

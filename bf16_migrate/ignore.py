@@ -15,6 +15,10 @@ from __future__ import annotations
 import fnmatch
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when first needed (a clean run never loads it)
+    import pathspec
 
 
 class GitIgnore:

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import codecs
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .diagnostics import Diagnostic
 from .rules import load_rules
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern() -> re.Pattern[str]:
     names = "|".join(sorted(map(re.escape, load_rules().variables), key=len, reverse=True))
     return re.compile(rf"(?<![A-Za-z0-9_])({names})(?![A-Za-z0-9_])")

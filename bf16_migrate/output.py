@@ -25,9 +25,9 @@ import difflib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from .diagnostics import Diagnostic
 from .rules import load_rules

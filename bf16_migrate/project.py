@@ -26,14 +26,14 @@ from pathlib import Path
 
 from .carriers import KINDS, CarrierError, analyze
 from .carriers.link import CarrierFile, FileResult, Planner
+from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic
+from .helpers_module import module_path, module_text
+from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
-from .tree_modules import migrate_imported_modules
-from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
 from .scan import Candidate, ScanError, kind_of, scan, walk
-from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
-from .helpers_module import module_path, module_text
+from .tree_modules import migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
 
 

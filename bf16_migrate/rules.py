@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -221,7 +221,7 @@ def _load_torch_api(path: Path) -> TorchApi:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_rules(directory: Path = RULES_DIR) -> Rules:
     """Load and validate every rule file in ``directory``.
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import click
 
@@ -280,7 +280,7 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
         _write_stdout(rename(outcome.diffs.get(path, "")).encode("utf-8"))
     elif not options.check:
         _write_stdout(new.encode(encoding) if new != text else data)
-    outcome.sources = {name: (text, new)}  # the text for `# noqa` (edits only when it changed)
+    outcome.sources = {name: (text, new)}  # the text for the noqa comments (edits only when it changed)
     outcome.diffs, outcome.changed = {}, ([name] if new != text else [])
     dry = options.show_diff or options.check
     return _report(outcome, dataclasses.replace(options, show_diff=False), settings, to_stderr=True, dry_run=dry)

@@ -24,14 +24,14 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from .diagnostics import Diagnostic
 from .scan import kind_of
 
-# ruff's noqa regex, for this tool's codes: `# noqa`, `# noqa: BFM050`, `# noqa:BFM050,BFM022`.
+# ruff's noqa regex, for this tool's codes: a bare noqa comment, or one naming codes (BFM050, or BFM050,BFM022).
 _NOQA = re.compile(r"#\s*(?i:noqa)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?")
 _COMMENT_START = re.compile(r"(?:^|(?<=\s))#")
 _HASH_COMMENT_KINDS = ("shell", "yaml", "dotenv")

@@ -19,8 +19,8 @@ reported (BFM014).
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from .carriers.link import FileResult
 from .carriers.resolve import tree_imports

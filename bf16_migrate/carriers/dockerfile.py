@@ -48,7 +48,7 @@ INSTRUCTIONS = {
 
 
 class _Stage:
-    def __init__(self, index: int, name: str | None, parent: "_Stage | None") -> None:
+    def __init__(self, index: int, name: str | None, parent: _Stage | None) -> None:
         self.index = index
         self.name = name
         self.parent = parent
@@ -225,7 +225,7 @@ def analyze(text: str, path: str) -> Analysis:
 
     def render(decisions: dict[int, str]) -> str:
         edits: list[Edit] = []
-        for a0, pairs in env_instructions.items():
+        for pairs in env_instructions.values():
             chosen = {p["entry"]: decisions.get(p["entry"], KEEP) for p in pairs if "entry" in p}
             if not chosen or all(v == KEEP for v in chosen.values()):
                 continue

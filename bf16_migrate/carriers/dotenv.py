@@ -11,11 +11,11 @@ takes its whole line, a replaced one has its key and the inside of its value rew
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Edit, LineIndex, apply_edits
 from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Edit, LineIndex, apply_edits
 
 
 @dataclass

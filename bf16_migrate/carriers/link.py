@@ -21,9 +21,9 @@ variable there (kept, BFM070); further legacy settings of the scope are removed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..diagnostics import Diagnostic
 from ..helpers_module import usable_for
@@ -32,7 +32,6 @@ from ..python.snippets import HELPER_SOURCES
 from ..rules import is_truthy, load_rules
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Entry, Launch
 from .resolve import _rel, resolve_module, resolve_script, uses_torch
-
 
 
 @dataclass

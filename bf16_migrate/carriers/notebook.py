@@ -75,7 +75,7 @@ def _cell_source_spans(text: str, path: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     try:
         start = skip(0)
-        for key, vs, ve in obj_items(start):
+        for key, vs, _ve in obj_items(start):
             if key != "cells":
                 continue
             i = skip(vs + 1)

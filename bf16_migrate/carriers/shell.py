@@ -38,15 +38,15 @@ import functools
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import tree_sitter
 import tree_sitter_bash
 
 from ..rules import load_rules
+from . import dotenv
 from .launch import Command, read_command
-from .shell_expand import Expander, mentions_expansion
 from .model import (
     KEEP,
     PASS,
@@ -63,7 +63,7 @@ from .model import (
     LineIndex,
     line_span,
 )
-from . import dotenv
+from .shell_expand import Expander, mentions_expansion
 
 
 @functools.lru_cache(maxsize=1)
@@ -766,7 +766,7 @@ class ShellFragment:
         by_var: dict[str, list[_Event]] = {}
         for ev in self.events:
             by_var.setdefault(ev.variable, []).append(ev)
-        for var, events in by_var.items():
+        for events in by_var.values():
             events.sort(key=lambda e: e.ctx.key)
             for idx in self.my_launches:
                 lc = self.launch_ctx[idx]
@@ -798,7 +798,7 @@ class ShellFragment:
                         launches[idx].reached_by[eid] = sure if prev is None else (prev or sure)
         # `X=1; export X`: the bare export travels with the assignment
         # env-file heredocs reach the launches of the includes that load that file
-        for target, ids, hctx in self.heredocs:
+        for target, ids, _hctx in self.heredocs:
             norm = _norm(target)
             for inc, ictx in self.include_ctx:
                 if _norm(inc.path) == norm:

@@ -9,21 +9,20 @@ It never imports torch (the rewrite path must start fast, e.g. as a pre-commit h
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
 from ..rules import MODES, load_rules
+from . import snippets
 from .apply import apply_plan, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext
+from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .precision import REFERENCE, Planner
 from .string_mentions import report_string_mentions
-
-from . import snippets
-from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 
 __all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
 

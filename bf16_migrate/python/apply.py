@@ -11,8 +11,8 @@ import difflib
 import io
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import libcst as cst
 from libcst.codemod import CodemodContext

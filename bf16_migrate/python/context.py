@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter
 from types import MappingProxyType
-from typing import Iterator, Mapping, Sequence
 
 import libcst as cst
 import libcst.matchers as m

@@ -20,7 +20,7 @@ guessed cast.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import libcst as cst
 import libcst.matchers as m

@@ -17,7 +17,8 @@ import ast
 import sys
 import threading
 import warnings
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 

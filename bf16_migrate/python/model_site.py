@@ -90,7 +90,7 @@ def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[c
         func = _local_def(ctx, call.func)
         if func is None:
             continue
-        for receiver in ctx.memo(("parameters of", func), lambda: [c.func.value for c in findall(func.body, _PARAMETERS)]):
+        for receiver in ctx.memo(("parameters of", func), lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS)]):
             param = next(
                 (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
                  if isinstance(receiver, cst.Name) and p.name.value == receiver.value),

@@ -22,10 +22,10 @@ unfixed: a migration that removed the switch without casting would silently trai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import libcst as cst
 import libcst.matchers as m
-
-from typing import Mapping
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 from . import snippets
@@ -43,7 +43,8 @@ from .env_writes import (
     sets_stochastic_rounding,
     value_state,
 )
-from .in_tests import in_test as in_test_code, is_test_file, is_test_function
+from .in_tests import in_test as in_test_code
+from .in_tests import is_test_file, is_test_function
 from .inputs import InputCasts
 from .model_site import cast_anchor, find_optimizers, loss_accumulators, model_calls, same_model
 
@@ -666,7 +667,7 @@ class Planner:
                     # several writes under different conditions: stochastic rounding follows
                     # their union, the condition every other change carries
                     guard = self.guard
-                    self.plan.replace[id(w.value)] = lambda node: cst.IfExp(
+                    self.plan.replace[id(w.value)] = lambda node, guard=guard: cst.IfExp(
                         test=guard.deep_clone(), body=cst.SimpleString('"1"'), orelse=cst.SimpleString('"0"')
                     )
             else:
@@ -708,7 +709,7 @@ class Planner:
                 isinstance(site.call.func, cst.Name) and site.call.func.value in local
             ):
                 guard = self.guard
-                self.plan.replace[id(site.call.func)] = lambda node: _wrap_master_weights(node, guard)
+                self.plan.replace[id(site.call.func)] = lambda node, guard=guard: _wrap_master_weights(node, guard)
                 wrapped = True
             elif not site.qualified & api.optimizer_owners.keys():
                 ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)

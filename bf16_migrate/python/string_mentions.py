@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import libcst as cst
 import libcst.matchers as m
@@ -69,7 +69,7 @@ class StringMention:
     setting: str | None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     """A whole-word name in a literal's source text; ``\\n`` / ``\\t``... before it count as
     a separator (``"a=1\\nXLA_USE_BF16=1"``)."""

@@ -15,10 +15,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .compare import MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord

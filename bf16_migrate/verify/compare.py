@@ -147,8 +147,8 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
 
 from .records import LEGACY, MIGRATED, REFERENCE, RunRecord
 

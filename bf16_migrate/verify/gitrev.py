@@ -59,7 +59,7 @@ def legacy_source_at(script: Path, rev: str) -> tuple[str, str]:
     try:
         rel = script.relative_to(root).as_posix()
     except ValueError:  # pragma: no cover - rev-parse answered for this directory
-        raise RunError(f"--against {rev}: {script} is outside the work tree {root}")
+        raise RunError(f"--against {rev}: {script} is outside the work tree {root}") from None
     commit = _git(root, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if commit.returncode != 0:
         raise RunError(
@@ -140,7 +140,7 @@ class Checkout:
         self._tmp: tempfile.TemporaryDirectory | None = None
         self.tree = Path()
 
-    def __enter__(self) -> "Checkout":
+    def __enter__(self) -> Checkout:
         self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-against-")
         self.tree = Path(self._tmp.name) / self.work_root.name
         self.tree.mkdir()

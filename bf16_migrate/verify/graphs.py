@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 __all__ = [
     "DumpedGraph",
@@ -154,7 +154,7 @@ class GraphStats:
         return d
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "GraphStats":
+    def from_dict(cls, data: Mapping) -> GraphStats:
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in names})
 

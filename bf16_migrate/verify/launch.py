@@ -16,8 +16,8 @@ runs from REV's tree and the migrated side from the work tree.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from .launchers import launch_settings
 from .records import RunError

@@ -35,7 +35,7 @@ def check_matplotlib() -> str | None:
     return None
 
 
-def plot_report(report: "VerifyReport", path: Path) -> Path:
+def plot_report(report: VerifyReport, path: Path) -> Path:
     """Write a PNG (``path``; 1000 x 750 px at 100 dpi) with two panels: the loss of each run
     per optimizer step, and the relative difference of the migrated loss against the
     comparison run (log scale; identical steps drawn at the bottom edge). Returns ``path``.

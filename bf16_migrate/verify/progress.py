@@ -58,7 +58,8 @@ class RichProgress(Progress):
 
     def __init__(self, stream: TextIO, steps: int, names: list[str]) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress as _Bar, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+        from rich.progress import Progress as _Bar
 
         self.steps = max(1, int(steps))
         self.bar = _Bar(
@@ -75,7 +76,7 @@ class RichProgress(Progress):
             for n in names
         }
 
-    def __enter__(self) -> "RichProgress":
+    def __enter__(self) -> RichProgress:
         self.bar.start()
         return self
 
@@ -152,7 +153,7 @@ class PrefixedProgress(Progress):
             self.stream.write(f"verify: {self.prefix}: {text}\n")
             self.stream.flush()
 
-    def __enter__(self) -> "PrefixedProgress":
+    def __enter__(self) -> PrefixedProgress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .graphs import GraphStats
 
@@ -50,7 +51,7 @@ class RunError(Exception):
         self.tail = list(tail)
         self.returncode = returncode
         self.hint = hint
-        self.runs: dict[str, "RunRecord"] = {}
+        self.runs: dict[str, RunRecord] = {}
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -161,7 +162,7 @@ class RunRecord:
         )
 
     @classmethod
-    def from_json(cls, name: str, data: Mapping[str, Any], **extra: Any) -> "RunRecord":
+    def from_json(cls, name: str, data: Mapping[str, Any], **extra: Any) -> RunRecord:
         """Build from the harness's JSON record (a dict); ``extra`` sets the runner's fields."""
         losses = data.get("losses")
         return cls(

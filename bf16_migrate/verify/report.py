@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import textwrap
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .records import LEGACY, MIGRATED, REFERENCE
 
@@ -49,7 +50,7 @@ def _rel(x: float | None) -> str:
     return f"{x:.2e}"
 
 
-def format_report(report: "VerifyReport") -> str:
+def format_report(report: VerifyReport) -> str:
     """The report as plain text: a header, one row per step (step | legacy | migrated |
     fp32-ref | rel. diff of migrated against the comparison run), the verdict parts with their
     figures, timings, notes, and a closing ``VERDICT: PASS`` or ``VERDICT: FAIL`` line."""
@@ -143,7 +144,7 @@ def _counts(d: Mapping[str, int] | None) -> str:
     return ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) if d else "-"
 
 
-def _evidence_table(report: "VerifyReport") -> list[str]:
+def _evidence_table(report: VerifyReport) -> list[str]:
     """One row per run that recorded something: what its executed training-step graph computes
     and what the device holds (see :class:`~bf16_migrate.verify.graphs.GraphStats`)."""
     header = ["run", "step graph", "matmuls bf16", "converts up/down", "round trips layout/elementwise",
@@ -191,7 +192,7 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def report_dict(report: "VerifyReport") -> dict[str, Any]:
+def report_dict(report: VerifyReport) -> dict[str, Any]:
     """The report as a JSON-ready dict (for ``--json``; schema :data:`SCHEMA`, documented in
     the README); NaN/Inf become the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
     v = report.verdict

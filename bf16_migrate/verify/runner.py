@@ -33,9 +33,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from .graphs import dump_files_for, read_step_graph
 from .records import RunRecord
@@ -481,7 +481,7 @@ class Workspace:
         self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-verify-")
         self.root = Path(self._tmp.name)
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc: object) -> None:
