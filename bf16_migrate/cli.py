@@ -44,6 +44,7 @@ def main() -> None:
 
     \b
     bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--output-format text|json|sarif|github] [--legacy-env K=V]...
+    bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
     bf16-migrate explain BFMxxx
     bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV] [-- ARGS...]
@@ -73,6 +74,11 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no to-do list.")
+@click.option("--verify", is_flag=True, help="After the rewrite, run every rewritten script on the XLA device against its pre-rewrite bytes (with its launchers' settings): one table; exit 1 if a verdict fails.")
+@click.option("--revert-failed", is_flag=True, help="With --verify: put back, byte for byte, the files (launchers included) of every script whose verdict did not pass.")
+@click.option("--verify-steps", type=click.IntRange(min=3), default=20, show_default=True, help="With --verify: optimizer steps to record per run.")
+@click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="With --verify: seconds per run before it is killed.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="With --verify: how many scripts to verify at once (each makes 2-3 runs of its own).")
 def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) -> None:
     """Rewrite PATHS (files or directories) in place for --mode.
 
@@ -91,6 +97,10 @@ def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) ->
     if "-" in map(str, paths) and len(paths) > 1:
         _usage("`-` (stdin) cannot be combined with other PATHS")
     options["legacy_env"] = _parse_env(options["legacy_env"])
+    if options["revert_failed"]:
+        options["verify"] = True
+    if (show_diff or check) and options["verify"]:
+        _usage("--verify proves what the rewrite writes: it does not go with --diff or --check")
     _interrupt_on_termination()
     sys.exit(run_migrate(list(paths), RunOptions(show_diff=show_diff, check=check, **options), _usage))
 
@@ -149,7 +159,7 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 @main.command("verify", context_settings={"ignore_unknown_options": False})
-@click.argument("script", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("script", required=False, type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--mode", type=click.Choice(MODES), default=None, help="The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the work tree).")
 @click.option("--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run.")
@@ -186,6 +196,13 @@ def verify(
     its launch line's arguments and settings. Arguments after `--` are passed to the script.
     Progress goes to stderr; the report to stdout."""
     import json
+
+    if script is not None and str(script).startswith("-"):
+        # only after `--` can SCRIPT start with a dash: `verify --against REV -- --flag` passes
+        # the arguments to every script of the commit (click does not keep the `--` itself)
+        script_args, script = (str(script), *script_args), None
+    if script is not None and not script.is_file():
+        _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
 
     def write_json(path: Path, data: dict) -> None:
         try:

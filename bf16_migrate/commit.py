@@ -112,6 +112,12 @@ def plan_write(path: Path, text: str, encoding: str, roots: list[Path], phase: i
         data = text.encode(encoding)
     except UnicodeEncodeError as exc:
         raise WriteRefused(f"{path}: cannot write: the new text cannot be encoded as {encoding} ({exc.reason})") from None
+    return plan_bytes(path, data, roots, phase)
+
+
+def plan_bytes(path: Path, data: bytes, roots: list[Path], phase: int) -> Write:
+    """:func:`plan_write` for content given as bytes (``bf16-migrate --revert-failed`` puts the
+    exact bytes a file had back). Same checks; raises :class:`WriteRefused`."""
     try:
         link = os.lstat(path)
         target = path.resolve(strict=True) if stat.S_ISLNK(link.st_mode) else path

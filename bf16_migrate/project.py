@@ -90,6 +90,7 @@ def migrate_paths(
     ignore=None,
     hold=None,
     helpers_module: str | None = None,
+    snapshot: dict[Path, bytes | None] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -105,7 +106,11 @@ def migrate_paths(
     leave as they are (path -> reason); their fixed findings become unfixed with the reason.
 
     ``helpers_module``: the migrated scripts import their helper functions from a module of that
-    name written beside them, once per directory (:mod:`bf16_migrate.helpers_module`)."""
+    name written beside them, once per directory (:mod:`bf16_migrate.helpers_module`).
+
+    ``snapshot``: when given (and writing), receives the bytes every file to change holds just
+    before the commit (None for a file the run creates), keyed by its path as reported: what
+    ``--revert-failed`` puts back."""
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
@@ -191,6 +196,12 @@ def migrate_paths(
     if write:
         outcome.removed = remove_stale_temporaries(sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned}))
         if planned:
+            if snapshot is not None:
+                for result in planned:
+                    try:
+                        snapshot[result.path] = read_bytes(result.path) if os.path.lexists(result.path) else None
+                    except ReadError:
+                        pass  # left out: --revert-failed then reports it cannot put this file back
             _commit(planned, paths, outcome)
     return outcome
 

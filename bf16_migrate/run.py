@@ -48,6 +48,13 @@ class RunOptions:
     statistics: bool = False
     exit_zero: bool = False
     quiet: bool = False
+    verify: bool = False
+    """Run every rewritten script on the XLA device against its pre-rewrite bytes."""
+    revert_failed: bool = False
+    """With ``verify``: put back the files of the scripts whose verdict is not PASS."""
+    verify_steps: int = 20
+    verify_timeout: float = 600.0
+    jobs: int = 1
 
 
 @dataclass(frozen=True)
@@ -169,6 +176,9 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             if not options.quiet:
                 click.echo("bf16-migrate: every path given is excluded (--force-exclude); nothing to do", err=True)
             return EXIT_OK
+    if options.verify and (stdin or options.show_diff or options.check):
+        usage("--verify proves what the rewrite writes: it does not go with --diff, --check or `-`")
+    snapshot: dict[Path, bytes | None] | None = {} if options.verify else None
     try:
         if stdin:
             return _run_stdin(Path(options.stdin_filename), options, settings)
@@ -181,14 +191,65 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             outcome = _Nothing()
         else:
             remember(paths, settings.exclude, ignore, candidates)
-            outcome = _migrate(paths, options, settings, ignore)
+            outcome = _migrate(paths, options, settings, ignore, snapshot)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
     except KeyboardInterrupt:
         click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
         return EXIT_INTERRUPTED
-    return _report(outcome, options, settings)
+    code = _report(outcome, options, settings)
+    if options.verify and code != EXIT_INTERRUPTED:
+        code = _verify_rewrite(outcome, snapshot or {}, paths, options, settings, ignore, code)
+    return code
+
+
+def _verify_rewrite(outcome, snapshot: dict, paths: list[Path], options: RunOptions, settings: Settings, ignore, code: int) -> int:
+    """``--verify``: every rewritten legacy script run on the XLA device against its bytes
+    before the rewrite (:func:`bf16_migrate.verify.after_rewrite.verify_rewrite`), one table
+    (stdout in text format, stderr otherwise, so a json/sarif stdout stays one document);
+    ``--revert-failed`` puts back what did not pass. The exit code is the worse of the
+    rewrite's and the verify's (2: a verify could not be made; 1: one failed)."""
+    from .verify.after_rewrite import verify_rewrite
+    from .verify.records import RunError
+
+    to_stderr = settings.fmt != "text"
+
+    def echo(text: str, err: bool) -> None:
+        click.echo(text, err=err or to_stderr)
+
+    if not outcome.changed:
+        if not options.quiet:
+            click.echo("bf16-migrate --verify: nothing was written, nothing to verify", err=True)
+        return code
+    try:
+        result = verify_rewrite(
+            outcome.changed, snapshot, mode=settings.mode, legacy_env=settings.legacy_env, roots=paths, ignore=ignore,
+            steps=options.verify_steps, timeout=options.verify_timeout, jobs=options.jobs, revert=options.revert_failed, echo=echo,
+        )
+    except RunError as exc:
+        click.echo(f"error: --verify: {exc}", err=True)
+        return EXIT_ERROR
+    except OSError as exc:
+        click.echo(f"error: --verify: the tree before the rewrite could not be mirrored: {exc}", err=True)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        click.echo("bf16-migrate --verify: interrupted; the runs were stopped, nothing was reverted (the rewrite stays)", err=True)
+        return EXIT_INTERRUPTED
+    echo(result.table.rstrip("\n"), False)
+    revert = result.revert
+    if revert is not None:
+        if revert.failed:
+            for why in revert.failed.values():
+                click.echo(f"error: --revert-failed: {why}", err=True)
+            click.echo("error: --revert-failed: nothing was put back (the files above could not be); the rewrite stays as written", err=True)
+            return EXIT_ERROR
+        back = [str(p) for p in revert.restored] + [f"{p} (removed)" for p in revert.removed]
+        click.echo(f"bf16-migrate --revert-failed: put back {len(back)} file(s) as they were before the rewrite: {', '.join(back)}", err=True)
+        if revert.kept:
+            click.echo(f"bf16-migrate --revert-failed: left migrated, no verdict speaks for them: {', '.join(map(str, revert.kept))}", err=True)
+    worst = max(code, result.exit_code)
+    return worst
 
 
 @dataclass
@@ -234,7 +295,7 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     return extra
 
 
-def _migrate(paths, options: RunOptions, settings: Settings, ignore):
+def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None):
     from .project import migrate_paths
 
     return migrate_paths(
@@ -247,6 +308,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore):
         ignore=ignore,
         helpers_module=settings.helpers_module,
         hold=hold_noqa_writes,
+        snapshot=snapshot,
     )
 
 

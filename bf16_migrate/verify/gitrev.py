@@ -195,6 +195,11 @@ class Checkout:
             except OSError:
                 pass
 
+    def changed(self) -> set[str]:
+        """Paths (relative to the repository's top, POSIX) that differ between this revision and
+        the work tree (:func:`changed_paths`)."""
+        return changed_paths(self.work_root, self.sha)
+
     def path_for(self, work_path: Path) -> Path:
         """The checkout's file for ``work_path`` (a path in the work tree); it may not exist."""
         return self.tree / Path(work_path).resolve().relative_to(self.work_root)

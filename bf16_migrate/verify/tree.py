@@ -69,7 +69,8 @@ class Job:
     """One verify to make: ``script`` (work tree, absolute), ``rel`` (relative to the
     repository's top), the ``legacy_env`` for the legacy run and where it came from
     (``source``: ``launcher:line`` entries, ``"--legacy-env"``, or ``"its own writes"``),
-    ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``."""
+    ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``,
+    ``depends``."""
 
     script: Path
     rel: str
@@ -79,6 +80,9 @@ class Job:
     mode_source: str
     args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    depends: list[str] = field(default_factory=list)
+    """The changed files (relative, POSIX) the verdict speaks for: the script itself when it
+    changed, its changed launchers, the changed modules it imports (set by :func:`plan_tree`)."""
 
     def to_dict(self, against: str | None = None) -> dict[str, Any]:
         """The ``--list`` entry: what to verify, and the command that verifies it alone."""
@@ -297,10 +301,9 @@ def plan_tree(
     """The jobs of ``verify --against REV`` without a script (see the module docstring).
     ``notes`` receives what was left out and why."""
     from ..scan import scan
-    from .gitrev import changed_paths
 
     notes = notes if notes is not None else []
-    changed = changed_paths(checkout.work_root, checkout.sha)
+    changed = checkout.changed()
     root = checkout.tree.resolve()
     settings = launch_settings(checkout.tree)
     launchers_of: dict[Path, set[str]] = {}
@@ -335,12 +338,14 @@ def plan_tree(
             why.append(f"the module(s) it imports {', '.join(modules)} changed")
         if not why:
             continue
+        depends = sorted({*([rel] if rel in changed else []), *moved, *modules})
         work = checkout.work_root / rel
         if not work.is_file():
             notes.append(f"{rel}: a legacy script at {checkout.rev} that the work tree no longer has: not verified")
             continue
         for job in plan_script(work, checkout, mode, legacy_env, args, settings):
             job.notes.insert(0, f"selected: {'; '.join(why)}")
+            job.depends = list(depends)
             jobs.append(job)
     return jobs
 
