@@ -525,9 +525,9 @@ class Planner:
         accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
         if refused or not accepted:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
-            # removing the setting would leave the other paths in fp32), or a forward pass
-            # cannot go under autocast (BFM033)
-            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM032", "BFM033")]
+            # removing the setting would leave the other paths in fp32), a forward pass cannot
+            # go under autocast (BFM033), or its precision code is another mode's (BFM015)
+            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM015", "BFM032", "BFM033")]
             if refused:
                 reason = refused[0].message.split(":")[0]
             elif own:

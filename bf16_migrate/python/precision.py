@@ -525,7 +525,14 @@ class Planner:
                 if writes:
                     ctx.report("BFM013", node, f"the script already has its own precision code (`{ctx.code(node)}`) and still sets the legacy switch: remove the switch by hand once that code covers every model and input", False)
                     return False
-                # a launcher's setting, and the script already carries the change: nothing twice
+                # a launcher's setting, and the script already carries the change: nothing twice,
+                # unless what it carries is another mode's change (a script migrated in stochastic
+                # mode, then its launcher in gpu-compatible mode: no master weights)
+                missing = self._other_modes_change(node, sites)
+                if missing is not None:
+                    for variable in self.external:
+                        ctx.report("BFM015", node, f"{variable} is set by the launcher of this script, which already has explicit precision code (`{ctx.code(node)}`) but not --mode {self.mode}'s: {missing}; the launcher's switch is left in place: finish the script's migration by hand, or migrate with the mode it was migrated in", False)
+                    return False
                 self.already_migrated = True
                 for variable in self.external:
                     ctx.report("BFM013", node, f"{variable} is set by the launcher of this script, which already has the explicit code (`{ctx.code(node)}`): nothing added", True)
@@ -783,6 +790,33 @@ class Planner:
             return
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
         ctx.report("BFM062", user, f"`{ctx.code(user.func)}` runs attention through scaled_dot_product_attention, whose math kernel upcasts bf16 q/k/v to f32 (torch >= 2.5); under the legacy switch attention computed in bf16: `{api.attention_flag}` added to keep it so", True)
+
+    def _other_modes_change(self, existing: cst.CSTNode, sites) -> str | None:
+        """What ``--mode``'s change lacks in a script whose own, always-on precision code is
+        ``existing`` (:meth:`_existing_precision`), or None when that code is this mode's: amp
+        wants a ``torch.autocast`` region over an FP32 model (Neuron's migration guide: "the model
+        stays in FP32"), not a bf16 cast; stochastic and gpu-compatible want the bf16 cast, not
+        autocast; gpu-compatible also wants FP32 master weights on every stock optimizer
+        (``with_fp32_master_weights``, as this codemod writes it)."""
+        ctx = self.ctx
+        autocast = isinstance(existing, cst.Call) and bool(ctx.qualified_names(existing.func) & ctx.rules.torch_api.autocast)
+        if self.mode == "amp":
+            return None if autocast else "the model is cast to bf16, where amp keeps it in FP32 under torch.autocast"
+        if autocast:
+            return "it runs under torch.autocast (amp), where this mode casts the model to bf16"
+        if self.mode != "gpu-compatible":
+            return None
+        api = ctx.rules.torch_api
+        local = self._local_optimizer_classes()
+        stock = [s for s in sites if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)]
+        factory = snippets.MASTER_WEIGHTS_FACTORY
+        wrapped = any(
+            (isinstance(c.func, cst.Name) and c.func.value == factory) or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
+            for c in ctx.nodes(cst.Call)
+        )
+        if stock and not wrapped:
+            return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+        return None
 
     def _existing_precision(self, models) -> tuple[cst.CSTNode, cst.BaseExpression | None] | None:
         """The script's own precision code, read rather than taken as done: a
