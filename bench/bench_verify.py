@@ -6,7 +6,7 @@ For each fixture (default: mlp_regression and cnn_trainer) and each repetition:
   migration, three runs - legacy, migrated, FP32 reference - at most ``default_jobs`` at once,
   the graph dump, the report);
 * ``by hand``: ``python fixtures/CASE/train.py --steps N`` (the legacy script, switch in force),
-  then ``python fixtures/CASE/expected/stochastic.py --steps N`` (the migrated script), one
+  then ``python fixtures/CASE/expected/stochastic/train.py --steps N`` (the migrated script), one
   after the other, with ``PJRT_DEVICE=CPU``: what a user does without the tool (and still has
   no comparison, no reference, no evidence);
 * ``verify, no graph dump``: ``verify_script(..., graphs=False)`` in a new process, to show the
@@ -50,7 +50,7 @@ def main() -> int:
     results: dict[tuple[str, str], list[float]] = {}
     for case in args.cases:
         script = ROOT / "fixtures" / case / "train.py"
-        migrated = ROOT / "fixtures" / case / "expected" / "stochastic.py"
+        migrated = ROOT / "fixtures" / case / "expected" / "stochastic" / "train.py"
         for rep in range(args.repeat):
             t, rc = _timed([py, "-m", "bf16_migrate.cli", "verify", str(script), "--steps", str(args.steps)], env, ROOT)
             results.setdefault((case, "verify"), []).append(t)

@@ -23,3 +23,29 @@ def fixture_copy(tmp_path):
         return target / "train.py"
 
     return make
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        default=False,
+        help="write the golden files under fixtures/*/expected/<mode>/ from what the code gives, instead of comparing (review git diff fixtures/ after)",
+    )
+
+
+@pytest.fixture(scope="session")
+def goldens(request):
+    """The session's :class:`goldens.Goldens` (``--update-goldens``: write instead of compare)."""
+    from goldens import Goldens
+
+    found = Goldens(request.config.getoption("--update-goldens"))
+    yield found
+    if found.updated:
+        request.config._bf16_goldens_updated = list(found.updated)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    updated = getattr(config, "_bf16_goldens_updated", [])
+    if updated:
+        terminalreporter.write_line(f"--update-goldens: wrote {len(updated)} golden director(ies); review `git diff fixtures/` before committing")

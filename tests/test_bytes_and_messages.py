@@ -15,6 +15,7 @@ from bf16_migrate.python import ParseError, migrate_source
 from bf16_migrate.python.snippets import BF16_INPUTS_SOURCE, MASTER_WEIGHTS_SOURCE
 
 from conftest import FIXTURES, MODES
+from goldens import golden_pairs
 
 ALL_MODES = (*MODES, "reference")
 LEGACY = re.compile(r"XLA_(?:USE|DOWNCAST)_(?:BF16|FP16)")
@@ -166,7 +167,7 @@ def test_crlf_file_through_the_cli_matches_the_golden_with_crlf(tmp_path):
     outcome = migrate_paths([script], "gpu-compatible", write=True)
     assert not outcome.errors
     data = script.read_bytes()
-    assert data == (FIXTURES / "mlp_regression" / "expected" / "gpu-compatible.py").read_bytes().replace(b"\n", b"\r\n")
+    assert data == (FIXTURES / "mlp_regression" / "expected" / "gpu-compatible" / "train.py").read_bytes().replace(b"\n", b"\r\n")
     assert b"def with_fp32_master_weights" in data and not re.search(rb"(?<!\r)\n", data)
 
 
@@ -212,25 +213,8 @@ def test_a_migrated_file_no_longer_names_a_legacy_variable(mode, source):
 
 
 def _golden_pairs():
-    """(input file, golden output) of every golden set tests/regen_goldens.py writes."""
-    for train in sorted(FIXTURES.glob("*/train.py")):
-        for out in sorted((train.parent / "expected").glob("*.py")):
-            yield train, out
-    for src in sorted((FIXTURES / "shapes").glob("*.py")):
-        for out in sorted((FIXTURES / "shapes" / "expected").glob(f"{src.stem}.*.py")):
-            yield src, out
-    for group in ("real_shapes", "project", "carriers"):
-        root = FIXTURES / group
-        for out in sorted(root.rglob("*")):
-            if not out.is_file() or "expected" not in out.relative_to(root).parts or out.name == "diagnostics.txt":
-                continue
-            parts = out.relative_to(root).parts
-            k = parts.index("expected")
-            rel = Path(*parts[k + 2:])  # expected/<mode>/<file>
-            for base in (root.joinpath(*parts[:k]), FIXTURES / "project"):
-                if (base / rel).is_file():
-                    yield base / rel, out
-                    break
+    """(input file, golden output) of every golden (tests/goldens.py: one layout)."""
+    yield from golden_pairs(FIXTURES)
 
 
 def test_no_golden_output_adds_a_line_naming_a_legacy_variable():

@@ -12,6 +12,7 @@ import nbformat
 import re
 
 import pytest
+from goldens import expected_dir
 from ruamel.yaml import YAML
 
 from bf16_migrate.carriers import analyze
@@ -32,19 +33,11 @@ def test_every_carrier_shape_has_a_case():
     }
 
 
-def _expected(case: str, mode: str) -> tuple[dict[str, str], list[str]]:
-    exp = CARRIERS / case / "expected" / mode
-    files = {str(p.relative_to(exp)): p.read_text() for p in exp.rglob("*") if p.is_file() and p.name != "diagnostics.txt"}
-    return files, (exp / "diagnostics.txt").read_text().splitlines()
-
-
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case, mode, tmp_path):
+def test_golden(case, mode, tmp_path, goldens):
     changed, diagnostics, tree = run_case(case, mode, tmp_path)
-    files, expected_diagnostics = _expected(case, mode)
-    assert changed == files
-    assert diagnostics == expected_diagnostics
+    goldens.check(expected_dir(CARRIERS / case, mode), changed, "".join(line + "\n" for line in diagnostics))
     # the launched script received the mode's change exactly when a launcher's setting went
     launched = (tree / LAUNCHED).read_text()
     migrated = any("is set by the launcher of this script" in d and d.startswith(f"{case}/{LAUNCHED}") for d in diagnostics)

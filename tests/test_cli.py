@@ -154,7 +154,7 @@ def test_report_ends_with_a_todo_list_grouped_by_file(tmp_path):
 
 def test_fp32_optimizer_state_flag(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text((FIXTURES / "shapes" / "custom_optimizer.py").read_text())
+    script.write_text((FIXTURES / "shapes" / "custom_optimizer" / "custom_optimizer.py").read_text())
     result = invoke(script, "--fp32-optimizer-state")
     assert result.exit_code == 0, result.output
     assert "grad = p.grad.data.float()" in script.read_text()

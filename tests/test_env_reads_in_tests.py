@@ -1,6 +1,6 @@
 """Tests read the legacy variables and set them through helpers of their own (the shape of
 torch-xla's test/test_data_type.py): every such place is a BFM052 finding, the file is not
-rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/test_env_reads.py)."""
+rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/test_env_reads/)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from bf16_migrate.python import migrate_source
 
 from conftest import FIXTURES, MODES
 
-SHAPE = FIXTURES / "shapes" / "test_env_reads.py"
+SHAPE = FIXTURES / "shapes" / "test_env_reads" / "test_env_reads.py"
 
 
 def codes(result):

@@ -14,8 +14,14 @@ from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import load_rules
 
 from conftest import CASES, FIXTURES, MODES
+from goldens import expected_dir
 
 LEGACY = tuple(load_rules().variables)
+
+
+def golden(case: str, mode: str):
+    """The golden migration of ``fixtures/<case>/train.py`` in ``mode``."""
+    return expected_dir(FIXTURES / case, mode) / "train.py"
 
 
 def only_the_docstring(diagnostics, source: str) -> bool:
@@ -36,11 +42,10 @@ def test_there_are_fixtures():
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case, mode):
+def test_golden(case, mode, goldens):
     source = (FIXTURES / case / "train.py").read_text()
-    expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
     result = migrate_source(source, mode, f"{case}/train.py")
-    assert result.code == expected
+    goldens.check(expected_dir(FIXTURES / case, mode), {"train.py": result.code})
     assert result.unfixed and only_the_docstring(result.unfixed, source), [d.format_text() for d in result.unfixed]
     assert any(d.code == "BFM001" and d.fixed for d in result.diagnostics)
     cst.parse_module(result.code)  # re-parses
@@ -53,8 +58,8 @@ def test_golden(case, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
 def test_idempotent(case, mode):
-    expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
-    again = migrate_source(expected, mode, f"{case}/expected/{mode}.py")
+    expected = golden(case, mode).read_text()
+    again = migrate_source(expected, mode, f"{case}/expected/{mode}/train.py")
     assert again.code == expected
     assert only_the_docstring(again.diagnostics, expected), [d.format_text() for d in again.diagnostics]
 
@@ -62,7 +67,7 @@ def test_idempotent(case, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_migrated_script_never_imports_the_tool(mode):
     for case in CASES:
-        expected = (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+        expected = golden(case, mode).read_text()
         assert "bf16_migrate" not in expected
 
 
@@ -74,7 +79,7 @@ def test_cli_rewrites_fixture_directory_to_golden(case, mode, fixture_copy):
     result = runner.invoke(main, [str(script.parent), "--mode", mode])
     # exit 1: everything is fixed but the docstring, which names the variable (BFM091)
     assert result.exit_code == 1 and set(left_in_output(result.output)) == {"BFM091"}, result.output
-    assert script.read_text() == (FIXTURES / case / "expected" / f"{mode}.py").read_text()
+    assert script.read_text() == golden(case, mode).read_text()
     assert f"{script}:" in result.output and "BFM001" in result.output
     second = runner.invoke(main, [str(script.parent), "--mode", mode, "--check"])
     assert "0 file(s) would change" in second.output and set(left_in_output(second.output)) == {"BFM091"}, second.output

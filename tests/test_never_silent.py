@@ -2,7 +2,7 @@
 (BFM091), files of a kind it does not rewrite (BFM090, every mention), and in Python and notebook
 code the strings the codemod does not rewrite: shell commands (BFM133), docstrings and help texts
 (BFM091), any other string (BFM131). Comments are not reported. Nothing of it is rewritten, and
-``--check`` fails on it. Golden files of the Python shapes: fixtures/shapes/string_mentions.py
+``--check`` fails on it. Golden files of the Python shapes: fixtures/shapes/string_mentions/
 (tests/test_shapes.py)."""
 
 from __future__ import annotations

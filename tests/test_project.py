@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from goldens import expected_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "project"
@@ -38,16 +39,16 @@ def _settings(path: Path) -> str:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_project_migrates_in_one_call(mode, tmp_path):
+def test_project_migrates_in_one_call(mode, tmp_path, goldens):
     tree = _copy(tmp_path)
     result = _cli("project", "--mode", mode, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    expected_dir = PROJECT / "expected" / mode
-    assert result.stdout == (expected_dir / "diagnostics.txt").read_text()
+    changed = {}
     for path in sorted(p for p in PROJECT.rglob("*") if p.is_file() and "expected" not in p.relative_to(PROJECT).parts):
         rel = path.relative_to(PROJECT)
-        golden = expected_dir / rel
-        assert (tree / rel).read_bytes() == (golden.read_bytes() if golden.exists() else path.read_bytes()), rel
+        if (tree / rel).read_bytes() != path.read_bytes():
+            changed[rel.as_posix()] = (tree / rel).read_bytes()
+    goldens.check(expected_dir(PROJECT, mode), changed, result.stdout)
     # no legacy setting left; the launched script carries the change
     for rel in CARRIERS:
         assert not any(v in _settings(tree / rel) for v in LEGACY), rel

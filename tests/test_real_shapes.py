@@ -69,12 +69,9 @@ def migrate_case(case: str, mode: str, where: Path | None = None) -> tuple[dict[
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CASES)
-def test_golden_files_and_diagnostics(case, mode):
+def test_golden_files_and_diagnostics(case, mode, goldens):
     changed, diagnostics = migrate_case(case, mode)
-    golden = expected_dir(case, mode)
-    files = {str(p.relative_to(golden)): p.read_text() for p in golden.rglob("*.py")}
-    assert changed == files
-    assert "".join(line + "\n" for line in diagnostics) == (golden / "diagnostics.txt").read_text()
+    goldens.check(expected_dir(case, mode), changed, "".join(line + "\n" for line in diagnostics))
     for rel, text in changed.items():
         compile(text, rel, "exec")
 

@@ -39,7 +39,7 @@ def test_verify_passes_on_fixture(case, mode, tmp_path):
         assert run["graph"] is not None and run["graph"]["matmuls"] > 0, run["name"]
     assert data["runs"]["reference"]["graph"]["matmuls_bf16"] == 0
     assert parts["graph"]["figures"]["compiles"] is not None
-    if case == "tiny_transformer" and SDPA_FLAG not in (FIXTURES / case / "expected" / f"{mode}.py").read_text():
+    if case == "tiny_transformer" and SDPA_FLAG not in (FIXTURES / case / "expected" / mode / "train.py").read_text():
         # Measured: PyTorch's math scaled_dot_product_attention upcasts bf16 q/k/v to f32 (since
         # 2.5; under the legacy switch the tensors said float32, so it did not). The migrated
         # step graph then runs the 6 attention matmuls in f32 (stochastic, gpu-compatible) or
