@@ -19,7 +19,7 @@ from ..diagnostics import Diagnostic
 from ..rules import MODES, load_rules
 from . import snippets
 from .apply import apply_plan, form_feeds_out, restore_untouched_lines, source_columns
-from .context import FileContext
+from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .precision import REFERENCE, Planner
 from .string_mentions import report_string_mentions
@@ -93,10 +93,11 @@ def migrate_source(
     """
     if mode not in MODES and mode != REFERENCE:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    check_python(source, path)
-    if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
-        raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
-    return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module))
+    with gc_paused():  # the collector's scans were a fifth of a large file's time
+        check_python(source, path)
+        if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
+            raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
+        return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module))
 
 
 def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None) -> MigrationResult:

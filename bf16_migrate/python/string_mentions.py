@@ -83,12 +83,12 @@ def find_string_mentions(ctx: FileContext) -> list[StringMention]:
     found = []
     for literal in [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedStringText)]:
         raw = literal.value
-        start = ctx.positions[literal].start
+        start_line, start_column = ctx.span(literal)[0]
         for match in pattern.finditer(raw):
             offset = match.start(1)
             newlines = raw.count("\n", 0, offset)
-            line = start.line + newlines
-            col = start.column + offset + 1 if not newlines else offset - raw.rfind("\n", 0, offset)
+            line = start_line + newlines
+            col = start_column + offset + 1 if not newlines else offset - raw.rfind("\n", 0, offset)
             setting = match.group(1) + match.group(2) if match.group(2) else None
             found.append(StringMention(match.group(1), line, col, literal, setting))
     return sorted(found, key=lambda s: (s.line, s.col))
@@ -126,9 +126,9 @@ def _planners_literals(ctx: FileContext) -> set[int]:
     points = sorted((d.line, d.col - 1) for d in ctx.diagnostics)  # sorted: one search per literal
     found = set()
     for node in [w.key for w in writes] + [x.node for x in mentions]:
-        span = ctx.positions[node]
-        first = bisect_left(points, (span.start.line, span.start.column))  # the first point in or after the literal
-        if first < len(points) and points[first] < (span.end.line, span.end.column):
+        start, end = ctx.span(node)
+        first = bisect_left(points, start)  # the first point in or after the literal
+        if first < len(points) and points[first] < end:
             found.add(id(node))
     return found
 
