@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from .rules import load_rules
 
@@ -17,6 +17,14 @@ class Diagnostic:
     legacy variable's name or at the construct the message is about. ``fixed`` tells whether the
     codemod applied the change; an unfixed diagnostic makes the CLI exit 1.
     ``code`` must exist in ``rules/diagnostics.toml`` (checked when the object is made).
+
+    A finding inside a notebook's code cell has the path ``nb.ipynb#cellN`` (the cell's 1-based
+    number among all cells) with ``line`` and ``col`` within the cell's source.
+    ``file_position`` is then the same place as a 1-based (line, column) of the ``.ipynb`` JSON
+    text itself, when known (:func:`bf16_migrate.suppress.filter_findings` sets it, the text
+    being at hand there): SARIF, GitHub annotations and the text output point there. It takes
+    no part in equality and is not written in the JSON output (whose ``path``/``line``/``col``
+    keep the cell's).
     """
 
     code: str
@@ -25,6 +33,7 @@ class Diagnostic:
     col: int
     message: str
     fixed: bool
+    file_position: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.code not in load_rules().diagnostics:
@@ -36,12 +45,19 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}{suffix}"
 
 
+def as_dict(d: Diagnostic) -> dict:
+    """``d`` as the JSON output's object: code, path, line, col, message, fixed."""
+    data = asdict(d)
+    del data["file_position"]
+    return data
+
+
 def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = (), held_back: Iterable[str] = ()) -> str:
     """All diagnostics (and per-file errors) as one JSON document: ``{"diagnostics": [...],
     "errors": [...], "held_back": [...]}``, each diagnostic an object with code, path, line,
     col, message, fixed; ``held_back`` the files not written because another one could not be."""
     return json.dumps(
-        {"diagnostics": [asdict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2
+        {"diagnostics": [as_dict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2
     )
 
 

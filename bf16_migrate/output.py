@@ -15,8 +15,15 @@
   escapes them (``%``, CR, LF in the message; also ``:`` and ``,`` in properties).
 
 A finding inside a notebook cell (``nb.ipynb#cell2``, line and column within the cell) points
-at the ``.ipynb`` file itself in ``sarif`` and ``github``, with the cell, line and column at the
-start of the message (GitHub and SARIF viewers know files, not cells).
+at the ``.ipynb`` file itself in ``text``, ``sarif`` and ``github``: at the line and column of
+the JSON text where that character of the cell's ``source`` is
+(:attr:`Diagnostic.file_position`, :class:`bf16_migrate.carriers.notebook.SourceLocator`), so
+that a GitHub annotation or a SARIF region lands on it, with the cell, line and column within
+the cell at the start of the message (``cell 2, line 1, col 6: ``). GitHub and SARIF viewers
+know files, not cells; ruff's text output names the cell instead (``nb.ipynb:cell 2:1:6:``),
+its SARIF output the file. When the notebook's text could not be read again, the location is
+the file without a line (``sarif``, ``github``) or ``nb.ipynb#cell2:1:6`` (``text``).
+``json`` keeps the cell's path, line and column (schema 1 unchanged).
 """
 
 from __future__ import annotations
@@ -26,10 +33,10 @@ import json
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, as_dict
 from .rules import load_rules
 from .wording import would
 
@@ -61,11 +68,17 @@ def message_of(d: Diagnostic, dry_run: bool) -> str:
 
 def format_text(d: Diagnostic, dry_run: bool, style=None) -> str:
     """``path:line:col: CODE message [fixed]`` (``[fixable]`` in a dry run); ``style`` (e.g.
-    :func:`click.style`) colours the code: red when a hand is needed, green when fixed."""
+    :func:`click.style`) colours the code: red when a hand is needed, green when fixed. A
+    notebook cell's finding is ``nb.ipynb:LINE:COL: CODE cell 2, line 1, col 6: message`` with
+    the line and column of the ``.ipynb`` file (:func:`location`)."""
     mark = (" [fixable]" if dry_run else " [fixed]") if d.fixed else ""
     code = d.code if style is None else style(d.code, fg="green" if d.fixed else "red", bold=True)
-    where = f"{d.path}:{d.line}:{d.col}:" if style is None else style(f"{d.path}:{d.line}:{d.col}:", bold=True)
-    return f"{where} {code} {message_of(d, dry_run)}{mark}"
+    file, line, col, prefix = location(d)
+    place = f"{file}:{line}:{col}:" if line is not None else f"{d.path}:{d.line}:{d.col}:"
+    if line is None:
+        prefix = ""  # the cell is in the path
+    where = place if style is None else style(place, bold=True)
+    return f"{where} {code} {prefix}{message_of(d, dry_run)}{mark}"
 
 
 def file_edits(old: str, new: str) -> list[dict]:
@@ -118,7 +131,7 @@ def to_json(report: Report) -> str:
 
 
 def _json_diagnostic(d: Diagnostic, dry_run: bool) -> dict:
-    data = asdict(d)
+    data = as_dict(d)
     data["message"] = message_of(d, dry_run)
     return data
 
@@ -128,12 +141,15 @@ _CELL = re.compile(r"^(?P<file>.+\.ipynb)#cell(?P<cell>\d+)$")
 
 def location(d: Diagnostic) -> tuple[str, int | None, int | None, str]:
     """``(file, line, col, prefix)``: where a finding is for an annotation. A notebook cell's
-    finding is the ``.ipynb`` file without line and column, ``prefix`` naming the cell, line
-    and column (``"cell 2, line 1, col 6: "``); otherwise ``prefix`` is empty."""
+    finding is the ``.ipynb`` file at the line and column of its JSON text
+    (:attr:`Diagnostic.file_position`; None and None when it is not known), ``prefix`` naming
+    the cell, line and column within it (``"cell 2, line 1, col 6: "``); otherwise ``prefix``
+    is empty."""
     match = _CELL.match(d.path)
     if match is None:
         return d.path, d.line, d.col, ""
-    return match.group("file"), None, None, f"cell {match.group('cell')}, line {d.line}, col {d.col}: "
+    line, col = d.file_position if d.file_position is not None else (None, None)
+    return match.group("file"), line, col, f"cell {match.group('cell')}, line {d.line}, col {d.col}: "
 
 
 def _level(d: Diagnostic, dry_run: bool) -> str:

@@ -1,22 +1,44 @@
 """Suppressions: ``# noqa`` comments, and ``--select`` / ``--ignore`` by code or prefix.
 
-Semantics follow ruff's ("Error suppression" in ruff's documentation): ``# noqa: BFM050`` at
-the end of a line suppresses the findings of that code on that line, several codes are
-separated by commas (``# noqa: BFM050, BFM022``), and a bare ``# noqa`` suppresses every finding
-on the line. ``noqa`` is matched case-insensitively, the codes exactly. The comment is read in
-Python files (with :mod:`tokenize`, so a ``#`` inside a string is not a comment), shell
-scripts, YAML and ``.env`` files (a ``#`` at the start of the line or after a blank). Dockerfile
-comments are whole lines and notebook cells are not read: there ``--ignore`` or ``--exclude``
-is the way.
+Semantics follow ruff's ("Error suppression" in ruff's documentation,
+docs.astral.sh/ruff/linter/#error-suppression): ``# noqa: BFM050`` at the end of a line
+suppresses the findings of that code on that line, several codes are separated by commas
+(``# noqa: BFM050, BFM022``), and a bare ``# noqa`` suppresses every finding on the line.
+``noqa`` is matched case-insensitively, the codes exactly. Where the comment is read:
+
+* Python files: with :mod:`tokenize`, so a ``#`` inside a string is not a comment;
+* shell scripts, YAML and ``.env`` files: a ``#`` at the start of the line or after a blank;
+* notebooks: on the line of a code cell, with the cell's own syntax (as ruff reads notebooks:
+  Python through :mod:`tokenize`; ``%`` magic, ``!`` and ``%%bash`` lines as a shell reads
+  them; :func:`bf16_migrate.carriers.notebook.cell_comments`); a finding ``nb.ipynb#cell2`` at
+  line 3 is suppressed by a noqa on line 3 of cell 2. Markdown and raw cells are not read;
+* Dockerfiles: a comment is a whole line there (a ``#`` after an instruction is one of its
+  arguments), so a ``# noqa`` is read on the comment lines directly above an instruction and
+  covers every line of that instruction, continuations included, as hadolint reads its
+  ``# hadolint ignore=DL3008`` pragma on the line before the instruction
+  (:func:`bf16_migrate.carriers.dockerfile.instruction_lines`).
+
+**Unused noqa.** With ``--select BFM900`` (or a prefix of it), a ``# noqa`` naming a BFM code
+that suppresses no finding of the run is reported as BFM900 at the comment, as ruff's RUF100
+(unused-noqa) reports its own: "unused" for a code with no finding on the noqa's line(s),
+"unknown" for a BFM code that is no diagnostic. It is opt-in as RUF100 is (not in the default
+selection). A bare ``# noqa`` and other tools' codes (``# noqa: E501``) are never reported, since
+they may be for another tool. A code counts as used when a finding of it is on the line,
+whether or not ``--select``/``--ignore`` report that finding (ruff reports such a code as
+"non-enabled"; here a noqa is stale only when nothing is there to suppress). Only the files the
+run has a finding in or changes are read (the others are never opened beyond the prefilter on
+the variables' names). The finding is not fixable (the comment is left to the user: removing
+one code from a comment also read by other tools is not done automatically).
 
 **Safety.** A suppression filters what is reported and the exit code; it never changes what is
 rewritten, with one exception: a ``# noqa`` (bare, or naming the code reported there) on a
-legacy write (a line with a fixed finding of :data:`WRITE_CODES`) keeps the whole file as it
-is, its findings reported as suppressed (:func:`hold_noqa_writes`). When such a kept file is
-a Python script that ran under a launcher's setting, every launcher of the run is kept too, so
-that no launcher loses the switch while its script keeps none of the replacement, and so are
-the modules of the tree migrated with a script (BFM014), which may be imported by the kept one.
-A switch is therefore never removed without its replacement because of a suppression.
+legacy write (a line with a fixed finding of :data:`WRITE_CODES`, in any kind of file) keeps
+the whole file as it is, its findings reported as suppressed (:func:`hold_noqa_writes`). When
+such a kept file is a Python script that ran under a launcher's setting, every launcher of the
+run is kept too, so that no launcher loses the switch while its script keeps none of the
+replacement, and so are the modules of the tree migrated with a script (BFM014), which may be
+imported by the kept one. A switch is therefore never removed without its replacement because
+of a suppression.
 """
 
 from __future__ import annotations
@@ -25,11 +47,15 @@ import io
 import re
 import tokenize
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .diagnostics import Diagnostic
 from .scan import kind_of
+
+if TYPE_CHECKING:
+    from .carriers.notebook import SourceLocator
 
 # ruff's noqa regex, for this tool's codes: a bare noqa comment, or one naming codes (BFM050, or BFM050,BFM022).
 _NOQA = re.compile(r"#\s*(?i:noqa)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?")
@@ -43,6 +69,9 @@ WRITE_CODES = frozenset({"BFM001", "BFM002", "BFM003", "BFM045", "BFM047"})
 in a child shell, a write too late to matter): a noqa on their line keeps the file."""
 IMPORTED_MODULE = "BFM014"
 """A module of the tree migrated with the script that imports it: kept when a script is."""
+UNUSED_NOQA = "BFM900"
+"""A ``# noqa`` naming a BFM code that suppresses nothing (ruff's RUF100, unused-noqa): reported
+only when selected, :func:`unused_noqa_enabled`."""
 
 
 class SelectionError(ValueError):
@@ -62,29 +91,104 @@ def parse_noqa(comment: str) -> frozenset[str] | None:
     return frozenset(code for code in re.split(r"[,\s]+", codes) if code)
 
 
-def noqa_by_line(text: str, kind: str | None) -> dict[int, frozenset[str]]:
-    """The ``# noqa`` comments of a file, by 1-based line: Python through :mod:`tokenize`
-    (only real comments), shell/YAML/.env by a ``#`` that starts a comment; other kinds none."""
-    found: dict[int, frozenset[str]] = {}
+_PART = re.compile(r"^(?P<file>.+\.ipynb)(?P<part>#cell(?P<cell>\d+))$")
+
+
+def split_path(path: str) -> tuple[str, str]:
+    """A diagnostic's path as ``(file, part)``: ``("nb.ipynb", "#cell2")`` for a notebook cell's
+    finding, ``(path, "")`` otherwise."""
+    match = _PART.match(path)
+    return (match.group("file"), match.group("part")) if match else (path, "")
+
+
+@dataclass(frozen=True)
+class Noqa:
+    """One ``# noqa`` comment: ``part`` of the file it is in (``""``, or ``"#cellN"`` for a
+    notebook's code cell), its 1-based ``line`` and ``col`` (of its ``#``) there, the ``codes``
+    it names (:data:`ALL` for a bare one) and the ``lines`` of that part whose findings it
+    covers (its own line; in a Dockerfile, the lines of the instruction below it)."""
+
+    part: str
+    line: int
+    col: int
+    codes: frozenset[str]
+    lines: tuple[int, ...]
+
+
+def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
+    """The ``# noqa`` comments of a file of ``kind`` (see the module docstring for where each
+    kind has them); none for the other kinds."""
+    found: list[Noqa] = []
     if kind == "python":
         try:
             for token in tokenize.generate_tokens(io.StringIO(text).readline):
                 if token.type == tokenize.COMMENT:
-                    codes = parse_noqa(token.string)
-                    if codes is not None:
-                        found[token.start[0]] = codes
+                    noqa = _noqa_at("", token.start[0], token.start[1] + 1, token.string)
+                    if noqa is not None:
+                        found.append(noqa)
             return found
-        except (tokenize.TokenError, SyntaxError, IndentationError):
+        except (tokenize.TokenError, SyntaxError):  # IndentationError is one
             found.clear()  # a file the tokenizer refuses: read the lines as the other kinds
+    elif kind == "dockerfile":
+        from .carriers.dockerfile import instruction_lines
+
+        lines = text.split("\n")
+        for first, last, above in instruction_lines(text):
+            for number in above:
+                line = lines[number - 1]
+                noqa = _noqa_at("", number, len(line) - len(line.lstrip()) + 1, line.lstrip(), range(first, last + 1))
+                if noqa is not None:
+                    found.append(noqa)
+        return found
+    elif kind == "notebook":
+        from .carriers.notebook import cell_comments
+
+        for cell, row, col, comment in cell_comments(text):
+            noqa = _noqa_at(f"#cell{cell}", row, col, comment)
+            if noqa is not None:
+                found.append(noqa)
+        return found
     elif kind not in _HASH_COMMENT_KINDS:
         return found
     for number, line in enumerate(text.splitlines(), start=1):
         start = _COMMENT_START.search(line)
         if start is not None:
-            codes = parse_noqa(line[start.start():])
-            if codes is not None:
-                found[number] = codes
+            noqa = _noqa_at("", number, start.start() + 1, line[start.start():])
+            if noqa is not None:
+                found.append(noqa)
     return found
+
+
+def _noqa_at(part: str, line: int, col: int, comment: str, lines: Iterable[int] | None = None) -> Noqa | None:
+    """The :class:`Noqa` of ``comment`` (starting at ``line``:``col``), None when it is none."""
+    match = _NOQA.search(comment)
+    if match is None:
+        return None
+    codes = parse_noqa(comment[match.start():])
+    assert codes is not None  # the same match
+    return Noqa(part, line, col + match.start(), codes, tuple(lines) if lines is not None else (line,))
+
+
+def noqa_by_line(text: str, kind: str | None) -> dict[int, frozenset[str]]:
+    """The codes the ``# noqa`` comments of a file suppress, by 1-based line of the findings
+    they cover (:func:`noqa_comments`; a notebook's are by cell: see :func:`noqa_by_part`)."""
+    return noqa_by_part(text, kind).get("", {})
+
+
+def noqa_by_part(text: str, kind: str | None) -> dict[str, dict[int, frozenset[str]]]:
+    """As :func:`noqa_by_line`, by part of the file: ``""`` for a whole file, ``"#cellN"`` for
+    a notebook's code cell (the part of a diagnostic's path, :func:`split_path`)."""
+    return _index(noqa_comments(text, kind))
+
+
+def _index(comments: Iterable[Noqa]) -> dict[str, dict[int, frozenset[str]]]:
+    out: dict[str, dict[int, frozenset[str]]] = {}
+    for noqa in comments:
+        by_line = out.setdefault(noqa.part, {})
+        for line in noqa.lines:
+            before = by_line.get(line)
+            by_line[line] = noqa.codes if before is None else (ALL if before is ALL or noqa.codes is ALL else before | noqa.codes)
+    return out
 
 
 def covers(codes: frozenset[str] | None, code: str) -> bool:
@@ -138,36 +242,112 @@ def filter_findings(
     kept: Iterable[str] = (),
 ) -> Filtered:
     """Split ``diagnostics`` into reported and suppressed ones. Suppressed: a code not enabled
-    by ``selection``, a ``# noqa`` on the finding's line that covers its code (the file's text
-    is looked up in ``texts`` by the diagnostic's path; a path missing from it is read from
-    disk), and every finding of a file in ``kept`` (left as it is by a noqa on a legacy
-    write, :func:`hold_noqa_writes`)."""
+    by ``selection``, a ``# noqa`` that covers the finding's line and code (the file's text is
+    looked up in ``texts`` by the diagnostic's path, a notebook cell's by the ``.ipynb``'s; a
+    path missing from it is read from disk), and every finding of a file in ``kept`` (left as
+    it is by a noqa on a legacy write, :func:`hold_noqa_writes`). A notebook cell's finding
+    comes back with its :attr:`~bf16_migrate.diagnostics.Diagnostic.file_position` (the line and
+    column of the ``.ipynb`` text, for the output) when the notebook's text can be read."""
     kept = set(kept)
-    cache: dict[str, dict[int, frozenset[str]]] = {}
+    files: dict[str, _File] = {}
+    used: set[tuple[str, int, str]] = set()  # (file, index of the noqa in the file's comments, code)
     reported, suppressed = [], []
     for d in diagnostics:
-        if d.path not in cache:
-            cache[d.path] = _noqa_of(d.path, texts)
-        if not selection.enabled(d.code) or d.path in kept or covers(cache[d.path].get(d.line), d.code):
+        base, part = split_path(d.path)
+        if base not in files:
+            files[base] = _File(base, texts)
+        source = files[base]
+        d = source.locate(d, part)
+        for k in source.at.get((part, d.line), ()):
+            if d.code in source.comments[k].codes:
+                used.add((base, k, d.code))
+        codes = source.noqa.get(part, {}).get(d.line)
+        if not selection.enabled(d.code) or d.path in kept or base in kept or covers(codes, d.code):
             suppressed.append(d)
         else:
             reported.append(d)
+    if unused_noqa_enabled(selection):
+        for base in sorted(set(files) | set(texts)):
+            source = files[base] if base in files else _File(base, texts)
+            for d, self_suppressed in source.unused(used, base):
+                (suppressed if self_suppressed or base in kept else reported).append(d)
     return Filtered(reported, suppressed)
 
 
-def _noqa_of(path: str, texts: Mapping[str, str]) -> dict[int, frozenset[str]]:
-    kind = kind_of(Path(path)) if "#cell" not in path else None
-    if kind not in ("python", *_HASH_COMMENT_KINDS):
-        return {}
-    text = texts.get(path)
-    if text is None:
-        from .write import ReadError, read_source
+def unused_noqa_enabled(selection: Selection) -> bool:
+    """Whether unused ``# noqa`` codes are reported (:data:`UNUSED_NOQA`): only when a
+    ``--select`` entry names it (``BFM900``, or a prefix: ``BFM9``, ``BFM``) and no
+    ``--ignore`` entry does. As ruff's RUF100, it is opt-in: the default selection (every
+    code) leaves it out ("unused-noqa (RUF100)" in ruff's rules, which is not in ruff's default
+    rule set)."""
+    return any(UNUSED_NOQA.startswith(entry) for entry in selection.select) and selection.enabled(UNUSED_NOQA)
 
-        try:
-            text = read_source(Path(path)).text
-        except (ReadError, OSError):
-            return {}
-    return noqa_by_line(text, kind)
+
+class _File:
+    """A file of the run as :func:`filter_findings` reads it: its kind, its ``# noqa`` comments
+    by part and line, and for a notebook the locator of its cells' lines."""
+
+    def __init__(self, path: str, texts: Mapping[str, str]) -> None:
+        self.kind = kind_of(Path(path))
+        self.text = texts.get(path)
+        if self.text is None and self.kind in ("python", "dockerfile", "notebook", *_HASH_COMMENT_KINDS):
+            from .write import ReadError, read_source
+
+            try:
+                self.text = read_source(Path(path)).text
+            except (ReadError, OSError):
+                self.text = None
+        self.comments = noqa_comments(self.text, self.kind) if self.text is not None else []
+        self.noqa = _index(self.comments)
+        self.at: dict[tuple[str, int], list[int]] = {}
+        for k, noqa in enumerate(self.comments):
+            for line in noqa.lines:
+                self.at.setdefault((noqa.part, line), []).append(k)
+        self._locator: SourceLocator | None = None
+        self._unlocatable = False
+
+    def unused(self, used: set[tuple[str, int, str]], base: str) -> list[tuple[Diagnostic, bool]]:
+        """A :data:`UNUSED_NOQA` finding for each noqa of the file naming BFM codes not in
+        ``used`` (``(file, index, code)`` of the codes that covered a finding), at the noqa's
+        ``#``; with whether the noqa names :data:`UNUSED_NOQA` itself (then it is suppressed,
+        as ``# noqa: RUF100`` silences ruff's). A bare noqa and other tools' codes are never
+        reported."""
+        from .rules import load_rules
+
+        catalogue = load_rules().diagnostics
+        out = []
+        for k, noqa in enumerate(self.comments):
+            if noqa.codes is ALL:
+                continue
+            left = sorted(code for code in noqa.codes if code.startswith("BFM") and code != UNUSED_NOQA and (base, k, code) not in used)
+            if not left:
+                continue
+            unknown = [code for code in left if code not in catalogue]
+            unused = [code for code in left if code in catalogue]
+            where = "in the instruction under it" if self.kind == "dockerfile" else "on its line"
+            parts = [f"unused: {', '.join(unused)}"] if unused else []
+            parts += [f"unknown: {', '.join(unknown)}"] if unknown else []
+            message = f"unused `noqa` directive ({'; '.join(parts)}): it suppresses no finding {where}; remove the code from the comment"
+            d = self.locate(Diagnostic(UNUSED_NOQA, base + noqa.part, noqa.line, noqa.col, message, False), noqa.part)
+            out.append((d, UNUSED_NOQA in noqa.codes))
+        return out
+
+    def locate(self, d: Diagnostic, part: str) -> Diagnostic:
+        """``d`` with its place in the ``.ipynb`` text when it is a notebook cell's finding."""
+        if not part or self.kind != "notebook" or self.text is None or d.file_position is not None:
+            return d
+        if self._locator is None and not self._unlocatable:
+            from .carriers.model import CarrierError
+            from .carriers.notebook import SourceLocator
+
+            try:
+                self._locator = SourceLocator(self.text)
+            except CarrierError:
+                self._unlocatable = True
+        if self._locator is None:
+            return d
+        position = self._locator.position(int(part[len("#cell"):]), d.line, d.col)
+        return replace(d, file_position=position) if position is not None else d
 
 
 def hold_noqa_writes(planned) -> dict[Path, str]:
@@ -180,12 +360,16 @@ def hold_noqa_writes(planned) -> dict[Path, str]:
     kept too (see the module docstring)."""
     kept: dict[Path, str] = {}
     for result in planned:
-        noqa = noqa_by_line(result.old, kind_of(result.path))
-        if not noqa:
+        comments = noqa_comments(result.old, kind_of(result.path))
+        if not comments:
             continue
         for d in result.diagnostics:
-            if d.fixed and d.code in WRITE_CODES and d.path == str(result.path) and covers(noqa.get(d.line), d.code):
-                kept[result.path] = f"`# noqa` on line {d.line}, a legacy setting ({d.code})"
+            base, part = split_path(d.path)
+            if not (d.fixed and d.code in WRITE_CODES and base == str(result.path)):
+                continue
+            noqa = next((n for n in comments if n.part == part and d.line in n.lines and covers(n.codes, d.code)), None)
+            if noqa is not None:
+                kept[result.path] = f"{_where(noqa, d.line)}, a legacy setting ({d.code})"
                 break
     scripts = [r for r in planned if r.path in kept and kind_of(r.path) == "python"]
     for result in planned if scripts else ():
@@ -196,3 +380,13 @@ def hold_noqa_writes(planned) -> dict[Path, str]:
         elif any(d.code == IMPORTED_MODULE for d in result.diagnostics):
             kept[result.path] = f"it may be imported by {scripts[0].path}, left as it is by a `# noqa`"
     return kept
+
+
+def _where(noqa: Noqa, line: int) -> str:
+    """Where a noqa is, in words: "`# noqa` on line 8" (and for the instruction under it: "on
+    line 4, for line 5"; in a notebook: "in cell 2, line 3")."""
+    if noqa.part:
+        return f"`# noqa` in cell {noqa.part[len('#cell'):]}, line {noqa.line}"
+    if noqa.line != line:
+        return f"`# noqa` on line {noqa.line}, for line {line}"
+    return f"`# noqa` on line {noqa.line}"

@@ -146,11 +146,17 @@ def test_sarif_and_github_point_notebook_findings_at_the_ipynb(project):
     data, _ = _sarif(project)
     [nb] = [r for r in data["runs"][0]["results"] if ".ipynb" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]]
     assert nb["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "notebooks/quick_run.ipynb"
-    assert "region" not in nb["locations"][0]["physicalLocation"]
+    # cell 2's `%env XLA_USE_BF16=1` is line 29 of the .ipynb, the name at column 11 there
+    assert nb["locations"][0]["physicalLocation"]["region"] == {"startLine": 29, "startColumn": 11}
     assert nb["message"]["text"].startswith("cell 2, line 1, col 6: would replace XLA_USE_BF16")
     gh = invoke(".", "--check", "--output-format", "github")
     [line] = [line for line in gh.stdout.splitlines() if "ipynb" in line.split("::")[1]]
-    assert line.startswith("::warning file=notebooks/quick_run.ipynb,title=BFM001::cell 2, line 1, col 6: would replace")
+    assert line.startswith("::warning file=notebooks/quick_run.ipynb,line=29,col=11,title=BFM001::cell 2, line 1, col 6: would replace")
+    text = invoke(".", "--check")
+    [line] = [line for line in text.stdout.splitlines() if "ipynb" in line]
+    assert line.startswith("notebooks/quick_run.ipynb:29:11: BFM001 cell 2, line 1, col 6: would replace XLA_USE_BF16")
+    [nb] = [d for d in json.loads(invoke(".", "--check", "--json").stdout)["diagnostics"] if "ipynb" in d["path"]]
+    assert (nb["path"], nb["line"], nb["col"]) == ("notebooks/quick_run.ipynb#cell2", 1, 6)  # JSON keeps the cell's place
 
 
 def test_github_workflow_commands(project):

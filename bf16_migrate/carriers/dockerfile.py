@@ -412,3 +412,33 @@ def _env_pairs(raw: str, base: int) -> list[dict]:
         "span": (base, base + len(raw)),
     })
     return pairs
+
+
+def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
+    """The instructions of a Dockerfile as ``(first line, last line, comment lines above)``,
+    1-based: the lines an instruction spans (its ``\\`` continuations included, as
+    dockerfile-parse splits the file after :func:`_continuations`), and the comment lines
+    directly above its first line (each a line whose first non-blank character is ``#``, going
+    up to the first line that is not one; a comment line inside another instruction's
+    continuation is that instruction's). In Dockerfile syntax a comment is a whole line
+    (Dockerfile reference, "Format": a ``#`` elsewhere is an argument), so this is where a
+    ``# noqa`` for an instruction can be, as hadolint reads its ``# hadolint ignore=DL3008``
+    pragma on the line before the instruction (hadolint's README, "Inline ignores").
+    Empty when dockerfile-parse cannot split the file."""
+    _skipped, for_parser = _continuations(text)
+    try:
+        structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
+    except Exception:  # dockerfile-parse raises several kinds on malformed input
+        return []
+    lines = _split_lf(text)
+    spans = [(ins["startline"], ins["endline"]) for ins in structure if ins["instruction"] != "COMMENT"]
+    inside = {k for first, last in spans for k in range(first, last + 1)}
+    out = []
+    for first, last in spans:
+        above = []
+        k = first - 1
+        while k >= 0 and k not in inside and lines[k].lstrip().startswith("#"):
+            above.append(k + 1)
+            k -= 1
+        out.append((first + 1, last + 1, sorted(above)))
+    return out
