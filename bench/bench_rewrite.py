@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from bf16_migrate.python import migrate_source
+from bf16_migrate.rules import MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "fixtures").glob("*/train.py"))
-MODES = ("stochastic", "gpu-compatible", "amp")
 
 
 def per_file_ms(repeats: int = 20) -> dict[str, float]:

@@ -17,8 +17,8 @@ import time
 from typing import Callable
 
 from bf16_migrate.python import migrate_source
+from bf16_migrate.rules import MODES
 
-MODES = ("stochastic", "gpu-compatible", "amp")
 SIZES = (1_000, 5_000, 20_000)
 MEGABYTE = 1_000_000
 

@@ -4,10 +4,10 @@
    Python running this script (its ``site-packages`` too: ~34,000 files, ~13,000 of them Python)
    under ``lib/``,
    once clean and once with 3 legacy training scripts planted in their own directories, against
-   ``grep -rlE 'XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_USE_FP16|XLA_DOWNCAST_FP16'`` over the same
-   tree. Directory names the walk skips (``site-packages``, ``venv``, ``build``, ``dist``, hidden
-   ones) get a ``_`` appended in the copy, so both tools read the same files. Warm cache: one
-   untimed run of each first.
+   ``grep -rlE 'XLA_DOWNCAST_BF16|XLA_DOWNCAST_FP16|XLA_USE_BF16|XLA_USE_FP16'`` (the names of
+   ``rules/XLA_*.toml``) over the same tree. Directory names the walk skips (``site-packages``,
+   ``venv``, ``build``, ``dist``, hidden ones) get a ``_`` appended in the copy, so both tools
+   read the same files. Warm cache: one untimed run of each first.
 2. One clean file, as pre-commit passes it: ``bf16-migrate --check FILE`` in a new process.
 3. A 100-line legacy file (``fixtures/mlp_regression/train.py``): ``migrate_source`` in-process
    (libcst imported beforehand), per mode, and ``bf16-migrate FILE --check`` in a new process.
@@ -37,9 +37,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bf16_migrate.rules import MODES, variable_names
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-PATTERN = "XLA_USE_BF16|XLA_DOWNCAST_BF16|XLA_USE_FP16|XLA_DOWNCAST_FP16"
+PATTERN = "|".join(variable_names())
 SKIPPED = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 PLANTED = {"planted_a": "mlp_regression", "planted_b": "cnn_trainer", "planted_c": "tiny_transformer"}
 
@@ -144,7 +146,7 @@ def main() -> None:
         from bf16_migrate.python import migrate_source
 
         text = legacy.read_text()
-        for mode in ("stochastic", "gpu-compatible", "amp"):
+        for mode in MODES:
             migrate_source(text, mode, "train.py")
             times = []
             for _ in range(max(args.repeat, 10)):

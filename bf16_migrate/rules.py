@@ -1,14 +1,23 @@
-"""Load the knowledge in ``bf16_migrate/rules/*.toml`` into typed, validated objects.
+"""Load the knowledge in ``rules/*.toml`` (at the repository root) into typed, validated objects.
 
 The rules are data so that what we know about each legacy variable (its semantics, the
 diagnostics, what each mode emits) can be read and reviewed without reading code. Every file is
 validated at load time: a malformed rule is a :class:`RuleError` naming the file, never a
 silently wrong migration.
+
+The rule files are the only place that names the legacy variables, the modes and the diagnostic
+codes; the rest of the package derives its lists from here (:func:`variable_names` for the byte
+prefilter and the verify runs, :data:`MODES`). Where they are (:func:`rules_dir`): installed
+(``pip install .``) they are package data, ``bf16_migrate/_rules/`` (pyproject.toml maps the
+package ``bf16_migrate._rules`` to the directory ``rules/``); in a source checkout and an
+editable install they are read from ``rules/`` beside the package. ``BF16_MIGRATE_RULES_DIR``
+names another directory (a copy with a rule added, to try it: see ARCHITECTURE.md).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,20 +28,72 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-RULES_DIR = Path(__file__).parent / "rules"
+RULES_DIR_ENV = "BF16_MIGRATE_RULES_DIR"
+"""An environment variable naming a rules directory to use instead of the installed one."""
 
-MODES = ("stochastic", "gpu-compatible", "amp")
-"""The migration modes, as chosen with ``--mode`` (AWS Neuron's migration guide for XLA_USE_BF16/XLA_DOWNCAST_BF16)."""
+VARIABLE_GLOB = "XLA_*.toml"
+"""The rule files of the legacy variables, one per variable, named after it."""
+
+
+def rules_dir() -> Path:
+    """The directory of the rule files: ``$BF16_MIGRATE_RULES_DIR`` when set, else the package
+    data of an installed copy (``bf16_migrate/_rules``), else ``rules/`` of the source tree the
+    package is imported from (a checkout, an editable install)."""
+    override = os.environ.get(RULES_DIR_ENV)
+    if override:
+        return Path(override)
+    here = Path(__file__).parent
+    installed = here / "_rules"
+    return installed if installed.is_dir() else here.parent / "rules"
+
+
+RULES_DIR = rules_dir()
+
+
+class RuleError(Exception):
+    """A rule file is missing, malformed or inconsistent (the message names the file)."""
+
+
+def _read(path: Path) -> dict:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from exc
+
+
+def _read_modes(directory: Path) -> tuple[str, ...]:
+    path = directory / "modes.toml"
+    modes = _read(path).get("modes")
+    if not (isinstance(modes, list) and modes and all(isinstance(m, str) and m for m in modes) and len(set(modes)) == len(modes)):
+        raise RuleError(f"{path}: 'modes' must be a non-empty list of distinct names")
+    return tuple(modes)
+
+
+MODES = _read_modes(RULES_DIR)
+"""The migration modes, as chosen with ``--mode``, in the order offered (``rules/modes.toml``;
+AWS Neuron's migration guide for XLA_USE_BF16/XLA_DOWNCAST_BF16)."""
+
+
+@functools.cache
+def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
+    """The names of the legacy variables, sorted: the stems of ``XLA_*.toml`` in ``directory``.
+
+    Cheap (one directory listing, no file parsed), for the byte prefilter that runs before
+    anything else: :func:`load_rules` checks that each file's ``name`` is its stem, so these
+    are the names of ``load_rules().variables``. Raises :class:`RuleError` when there is none.
+    """
+    names = sorted(path.stem for path in directory.glob(VARIABLE_GLOB))
+    if not names:
+        raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
+    return tuple(names)
+
 
 EMITS = frozenset(
     {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "fp32-grad-norm", "autocast", "bf16-attention-math"}
 )
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
-
-
-class RuleError(Exception):
-    """A rule file is missing, malformed or inconsistent (the message names the file)."""
 
 
 @dataclass(frozen=True)
@@ -123,14 +184,6 @@ class Rules:
     frameworks: tuple[FrameworkRule, ...] = ()
 
 
-def _read(path: Path) -> dict:
-    try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise RuleError(f"{path}: cannot read rule file: {exc}") from exc
-
-
 def _need(data: dict, key: str, kind: type, path: Path):
     if key not in data:
         raise RuleError(f"{path}: missing key {key!r}")
@@ -140,14 +193,14 @@ def _need(data: dict, key: str, kind: type, path: Path):
     return value
 
 
-def _load_variable(path: Path) -> VariableRule:
+def _load_variable(path: Path, modes_of_rules: tuple[str, ...]) -> VariableRule:
     data = _read(path)
     name = _need(data, "name", str, path)
     if name != path.stem:
         raise RuleError(f"{path}: name {name!r} does not match the file name")
     modes = _need(data, "modes", dict, path)
     emit = {}
-    for mode in MODES:
+    for mode in modes_of_rules:
         if mode not in modes:
             raise RuleError(f"{path}: no [modes.{mode}] table")
         items = frozenset(_need(modes[mode], "emit", list, path))
@@ -229,11 +282,12 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
     when a diagnostic code used by the code is missing from ``diagnostics.toml``.
     """
     variables = {}
-    for path in sorted(directory.glob("XLA_*.toml")):
-        rule = _load_variable(path)
+    modes = _read_modes(directory)
+    for path in sorted(directory.glob(VARIABLE_GLOB)):
+        rule = _load_variable(path, modes)
         variables[rule.name] = rule
     if not variables:
-        raise RuleError(f"{directory}: no variable rules (XLA_*.toml) found")
+        raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
     diagnostics: dict[str, DiagnosticRule] = {}
     for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
         for code, rule in _load_diagnostics(path).items():

@@ -27,7 +27,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-LEGACY_MARKERS = (b"XLA_USE_BF16", b"XLA_DOWNCAST_BF16", b"XLA_USE_FP16", b"XLA_DOWNCAST_FP16")
+from .rules import variable_names
+
+LEGACY_MARKERS = tuple(name.encode() for name in variable_names())
+"""The legacy variables' names, as bytes (``rules/XLA_*.toml``: one directory listing, no rule parsed)."""
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 
 
@@ -124,11 +127,20 @@ _OVERLAP = 2 * max(map(len, LEGACY_MARKERS))
 _WIDE_MARKERS = tuple(m.decode().encode(codec) for m in LEGACY_MARKERS for codec in ("utf-16-le", "utf-16-be"))
 
 
-_ANY_MARKER = b"XLA_"  # every legacy name starts so: one C-level search rules a file out
+def _shared_start(markers: tuple[bytes, ...]) -> bytes:
+    """The longest start every marker has: ``b"XLA_"`` (the rules are ``XLA_*.toml``)."""
+    first, last = min(markers), max(markers)
+    size = 0
+    while size < len(first) and first[size] == last[size]:
+        size += 1
+    return first[:size]
+
+
+_ANY_MARKER = _shared_start(LEGACY_MARKERS)  # every legacy name starts so: one C-level search rules a file out
 _WHOLE = 1 << 20  # a file up to this size is read in one call
 # "XLA_" in ASCII, and "X\0L\0A\0_", which both UTF-16 spellings of "XLA_" contain (it ends
 # with a byte that is rare in binary data, so the search skips fast)
-_WIDE_PREFIX = re.compile(re.escape(_ANY_MARKER) + b"|" + re.escape(b"X\0L\0A\0_"))
+_WIDE_PREFIX = re.compile(re.escape(_ANY_MARKER) + b"|" + re.escape(_ANY_MARKER.decode().encode("utf-16-le")[:-1]))
 _ASCII_PREFIX = re.compile(re.escape(_ANY_MARKER))
 _FIRST = 1 << 16
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)

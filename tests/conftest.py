@@ -1,4 +1,5 @@
-"""Shared test helpers: where the fixtures live, and the migration modes."""
+"""Shared test helpers: where the fixtures live, the migration modes and the legacy variables (both
+from the rules)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from bf16_migrate import rules
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
-MODES = ("stochastic", "gpu-compatible", "amp")
+MODES = rules.MODES
+"""The migration modes (``rules/modes.toml``)."""
+LEGACY = rules.variable_names()
+"""The legacy variables (``rules/XLA_*.toml``)."""
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "train.py").is_file())
 
 

@@ -4,26 +4,23 @@ validity of what is written, and the pieces (launch reading, resolution, discove
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import nbformat
-import re
-
 import pytest
+from conftest import LEGACY
 from goldens import expected_dir
 from ruamel.yaml import YAML
+from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
 
 from bf16_migrate.carriers import analyze
 from bf16_migrate.carriers.launch import read_command
 from bf16_migrate.carriers.resolve import resolve_module, resolve_script, uses_torch
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.scan import kind_of, scan
-
-from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
-
-LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
 
 
 def test_every_carrier_shape_has_a_case():

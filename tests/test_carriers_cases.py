@@ -12,12 +12,13 @@ import os
 import shutil
 from pathlib import Path
 
+from bf16_migrate import rules
 from bf16_migrate.project import migrate_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 CARRIERS = ROOT / "fixtures" / "carriers"
 PROJECT = ROOT / "fixtures" / "project"
-MODES = ("stochastic", "gpu-compatible", "amp")
+MODES = rules.MODES
 CASES = sorted(p.name for p in CARRIERS.iterdir() if p.is_dir())
 LAUNCHED = Path("src") / "train.py"
 

@@ -8,6 +8,7 @@ import libcst as cst
 import pytest
 
 from bf16_migrate.python import ParseError, migrate_source
+from bf16_migrate.rules import MODES
 
 TRAIN = '''
 def main():
@@ -262,7 +263,7 @@ def test_switch_set_by_launcher_migrates_script_that_never_names_it():
     assert off.code == HEADER + TRAIN and off.diagnostics == []
 
 
-@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+@pytest.mark.parametrize("mode", MODES)
 def test_launcher_setting_on_an_already_migrated_script_adds_nothing(mode):
     once = migrate_source(HEADER + TRAIN, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})
     twice = migrate_source(once.code, mode, "t.py", launched_with={"XLA_USE_BF16": "1"})

@@ -5,10 +5,9 @@ rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/te
 from __future__ import annotations
 
 import pytest
+from conftest import FIXTURES, LEGACY, MODES
 
 from bf16_migrate.python import migrate_source
-
-from conftest import FIXTURES, MODES
 
 SHAPE = FIXTURES / "shapes" / "test_env_reads" / "test_env_reads.py"
 
@@ -27,7 +26,7 @@ def test_fixture_is_left_alone_and_every_mention_is_bfm052(mode):
     lines = source.splitlines()
     diagnosed = {d.line for d in result.diagnostics}
     for number, line in enumerate(lines, start=1):
-        if any(f"{v}=" in line or f'"{v}"' in line for v in ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")):
+        if any(f"{v}=" in line or f'"{v}"' in line for v in LEGACY):
             assert number in diagnosed, (number, line)
 
 

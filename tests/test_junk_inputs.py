@@ -39,13 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, LEGACY, MODES
 
-from conftest import FIXTURES, MODES
+from bf16_migrate.rules import load_rules
 
 SEEDS = int(os.environ.get("BF16_MIGRATE_JUNK_SEEDS", "2"))
 TIMEOUT = float(os.environ.get("BF16_MIGRATE_JUNK_TIMEOUT", "120"))
-LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
 MARKERS = [name.encode() for name in LEGACY]
+SWITCHES = tuple(name for name, rule in load_rules().variables.items() if rule.effective)
+"""The variables that still switch precision on (the bf16 pair): what a planted line sets."""
 
 # every fixture file (not the expected outputs), by kind
 SOURCES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and "expected" not in p.relative_to(FIXTURES).parts)
@@ -91,7 +93,7 @@ def _mutate(data: bytes, rng: random.Random, n: int) -> bytes:
 
 
 def _legacy_line(k: str, rng: random.Random) -> bytes:
-    variable = rng.choice(LEGACY[:2])
+    variable = rng.choice(SWITCHES)
     return {
         "python": f'import os\nos.environ["{variable}"] = "1"\n',
         "shell": f"export {variable}=1\n",

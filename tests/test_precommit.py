@@ -63,11 +63,12 @@ def _git(cwd: Path, *args: str) -> None:
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory) -> Path:
-    """This work tree's package and hook manifest, committed in a repository of their own."""
+    """This work tree's package, its rules and the hook manifest, committed in a repository of their own."""
     repo = tmp_path_factory.mktemp("hook-repo")
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy2(ROOT / name, repo / name)
     shutil.copytree(ROOT / "bf16_migrate", repo / "bf16_migrate", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(ROOT / "rules", repo / "rules")  # installed as bf16_migrate/_rules (pyproject.toml)
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "hooks")

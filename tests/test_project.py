@@ -13,11 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from goldens import expected_dir
+from conftest import LEGACY, MODES
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "project"
-MODES = ("stochastic", "gpu-compatible", "amp")
-LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
 CARRIERS = ("run.sh", "Dockerfile", "k8s/job.yaml", "notebooks/quick_run.ipynb")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import ROOT
 
 from bf16_migrate.rules import MODES, RULES_DIR, RuleError, is_truthy, load_rules
 
@@ -20,7 +21,7 @@ def test_rules_load_and_cover_every_mode():
 
 
 def test_every_diagnostic_code_in_readme_and_rules():
-    readme = (RULES_DIR.parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     for code in load_rules().diagnostics:
         assert f"| {code} |" in readme, code
 
@@ -48,10 +49,11 @@ CORRUPTIONS = [
     ("XLA_USE_BF16.toml", '"autocast"', '"autocats"', "unknown changes"),
     ("XLA_USE_FP16.toml", "[modes.amp]\nemit = []", '[modes.amp]\nemit = ["autocast"]', "no effect must emit nothing"),
     ("diagnostics_python.toml", "[BFM062]", "[BFM001]", "defined twice"),
+    ("modes.toml", '"amp"]', '"amp", "amp"]', r"modes\.toml: 'modes' must be a non-empty list of distinct names"),
 ]
 
 
-@pytest.mark.parametrize("name, old, new, error", CORRUPTIONS, ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code"])
+@pytest.mark.parametrize("name, old, new, error", CORRUPTIONS, ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code", "duplicate-mode"])
 def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
     rules = _copy_rules(tmp_path)
     path = rules / name

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bf16_migrate.rules import MODES
 from bf16_migrate.verify.gitrev import Checkout, changed_paths, repo_root
 from bf16_migrate.verify.launchers import launch_settings, settings_for
 from bf16_migrate.verify.records import RunError
@@ -289,7 +290,7 @@ def test_detect_mode_reads_the_migration(tmp_path):
     legacy = SELF_SET.replace("OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-2)")
     from bf16_migrate.python import migrate_source
 
-    for mode in ("stochastic", "gpu-compatible", "amp"):
+    for mode in MODES:
         migrated = migrate_source(legacy, mode, "t.py").code
         assert detect_mode(legacy, migrated, "t.py") == (mode, "codemod output")
         edited = migrated + "\n# reviewed\n"

@@ -12,6 +12,8 @@ Environment of every child (built by :func:`child_env`):
 * ``PYTHONUNBUFFERED=1`` unless set (so the output tail survives a timeout kill);
 * ``PYTHONPATH`` = harness directory, the ORIGINAL script's directory (so sibling modules
   import the same way from the temporary copies), then the caller's ``PYTHONPATH``;
+* ``BF16_MIGRATE_LEGACY_VARIABLES``: the legacy variables' names from the rules, comma-separated
+  (the harness records their values and never imports bf16_migrate);
 * the working directory is the original script's directory for every run;
 * legacy run: the original file, unchanged, plus the ``legacy_env`` pairs;
 * migrated and reference runs: a copy of the rewritten source in a temporary directory that
@@ -37,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import variable_names
 from .graphs import dump_files_for, read_step_graph
 from .records import RunRecord
 
@@ -61,10 +64,11 @@ children and lets the workspace be removed."""
 HARNESS_DIR = Path(__file__).resolve().with_name("_child")
 """Directory holding the child harness ``sitecustomize.py``."""
 
-LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
-"""Removed from the environment of the migrated and reference runs: the two bf16 switches read by
-``torch_xla/csrc/dtype.cpp`` and the two fp16 ones that torch-xla 2.9 only warns about
-(``torch_xla/__init__.py``)."""
+LEGACY_VARIABLES = variable_names()
+"""Removed from the environment of the migrated and reference runs (``rules/XLA_*.toml``): the two
+bf16 switches read by ``torch_xla/csrc/dtype.cpp`` and the two fp16 ones that torch-xla 2.9 only
+warns about (``torch_xla/__init__.py``). The harness, which never imports bf16_migrate, gets them
+in ``BF16_MIGRATE_LEGACY_VARIABLES`` (:func:`child_env`)."""
 
 GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"
 GRAPHS_FMT_ENV = "XLA_SAVE_TENSORS_FMT"
@@ -72,6 +76,7 @@ PROGRESS_ENV = "BF16_MIGRATE_PROGRESS"
 RECORD_ENV = "BF16_MIGRATE_RECORD"
 STEPS_ENV = "BF16_MIGRATE_STEPS"
 ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
+LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
 TAIL_LINES = 20
 _POLL_S = 0.05
 
@@ -123,7 +128,9 @@ def child_env(
     graphs: Path | None = None,
     progress: Path | None = None,
 ) -> dict[str, str]:
-    """The environment of one child: ``base`` minus ``drop``, plus ``add``, plus the harness.
+    """The environment of one child: ``base`` minus ``drop``, plus ``add``, plus the harness
+    (its directory first on ``PYTHONPATH``, the record, the steps, and the names of the legacy
+    variables, comma-separated, whose values it records).
 
     ``PJRT_DEVICE`` defaults to ``CPU`` (kept when ``base`` or ``add`` sets it). Harness
     variables left in ``base`` by an enclosing verify are replaced, never inherited.
@@ -132,7 +139,7 @@ def child_env(
     counts, see :mod:`.graphs`); a dump the user asked for in ``base`` is replaced.
     """
     env = {k: v for k, v in base.items() if k not in set(drop)}
-    for key in (RECORD_ENV, STEPS_ENV, ROOT_ENV, GRAPHS_ENV, GRAPHS_FMT_ENV, PROGRESS_ENV):
+    for key in (RECORD_ENV, STEPS_ENV, ROOT_ENV, GRAPHS_ENV, GRAPHS_FMT_ENV, PROGRESS_ENV, LEGACY_VARIABLES_ENV):
         env.pop(key, None)
     env.update(add or {})
     if graphs is not None:
@@ -146,6 +153,7 @@ def child_env(
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[RECORD_ENV] = str(record)
     env[STEPS_ENV] = str(int(steps))
+    env[LEGACY_VARIABLES_ENV] = ",".join(LEGACY_VARIABLES)
     if progress is not None:
         env[PROGRESS_ENV] = str(progress)
     return env

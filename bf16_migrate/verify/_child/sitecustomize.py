@@ -11,6 +11,9 @@ Contract with the runner (``bf16_migrate.verify.runner``), all through environme
     patches nothing; it only loads a ``sitecustomize`` it shadows, as Python would have.
 ``BF16_MIGRATE_STEPS``
     Stop after this many recorded optimizer steps (0 or absent: never stop).
+``BF16_MIGRATE_LEGACY_VARIABLES``
+    The names of the legacy variables (comma-separated, from the rules of bf16_migrate), whose
+    values in ``os.environ`` the record keeps (``legacy_env``); read when the harness loads.
 ``BF16_MIGRATE_ROOT_PID``
     Set by the first process that loads the harness.  Processes started by the script
     (launchers, ``xmp.spawn``) write ``<record>.<pid>`` instead, and only if they recorded a
@@ -77,7 +80,8 @@ _STEPS_ENV = "BF16_MIGRATE_STEPS"
 _PROGRESS_ENV = "BF16_MIGRATE_PROGRESS"  # the runner polls it for the live progress display
 _ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 _GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"  # set by the runner; torch-xla appends ".<ordinal>"
-_LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
+_LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
+_LEGACY_VARIABLES = tuple(name for name in os.environ.get(_LEGACY_VARIABLES_ENV, "").split(",") if name)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 

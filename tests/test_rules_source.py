@@ -1,0 +1,249 @@
+"""``rules/`` (at the repository root) is the only place that names the legacy variables and the
+modes: a variable rule added there is found end to end (the byte prefilter, the command line's
+report and rewrite, the verify child's list of variables), no module of the package spells the
+names itself, and the rules are installed as package data (``bf16_migrate/_rules``)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from bf16_migrate.rules import MODES, RULES_DIR, RULES_DIR_ENV, load_rules, variable_names
+from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, LEGACY_VARIABLES_ENV, child_env
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+NEW = "XLA_USE_TEST16"
+"""A made-up legacy variable, ruled to do what XLA_USE_BF16 does."""
+
+
+@pytest.fixture(scope="module")
+def new_rules(tmp_path_factory) -> Path:
+    """A copy of the rules with one more variable rule, ``XLA_USE_TEST16.toml`` (XLA_USE_BF16's
+    rule under another name)."""
+    target = tmp_path_factory.mktemp("rules") / "rules"
+    shutil.copytree(RULES_DIR, target)
+    text = (RULES_DIR / "XLA_USE_BF16.toml").read_text()
+    assert 'name = "XLA_USE_BF16"' in text
+    (target / f"{NEW}.toml").write_text(text.replace('name = "XLA_USE_BF16"', f'name = "{NEW}"'))
+    return target
+
+
+def _env(rules: Path | None) -> dict[str, str]:
+    """This environment without bf16-migrate's own variables, plus the rules directory."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BF16_MIGRATE")}
+    if rules is not None:
+        env[RULES_DIR_ENV] = str(rules)
+    return env
+
+
+def _python(code: str, rules: Path | None, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(rules), capture_output=True, text=True, timeout=300)
+
+
+def _cli(args: list[str], rules: Path | None, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *args], cwd=cwd, env=_env(rules), capture_output=True, text=True, timeout=300)
+
+
+def _tree(where: Path, variable: str) -> Path:
+    """A launcher that sets ``variable`` and the training script it starts, which sets it too
+    (``fixtures/mlp_regression``), beside a file that names nothing."""
+    where.mkdir(parents=True)
+    (where / "run.sh").write_text(f"#!/bin/bash\nexport {variable}=1\npython train.py --steps 5\n")
+    (where / "train.py").write_text((FIXTURES / "mlp_regression" / "train.py").read_text().replace("XLA_USE_BF16", variable))
+    (where / "clean.py").write_text("import os\n")
+    return where
+
+
+def test_the_lists_come_from_the_rules_directory():
+    assert (RULES_DIR / "modes.toml").is_file() and (RULES_DIR / "XLA_USE_BF16.toml").is_file()
+    assert variable_names() == tuple(sorted(load_rules().variables)) == LEGACY_VARIABLES
+    assert MODES == tuple(tomllib.loads((RULES_DIR / "modes.toml").read_text())["modes"])
+    for rule in load_rules().variables.values():
+        assert tuple(rule.emit) == MODES
+
+
+def test_a_new_variable_rule_is_found_by_the_prefilter(new_rules, tmp_path):
+    tree = _tree(tmp_path / "tree", NEW)
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from bf16_migrate import rules, scan\n"
+        f"found = sorted(c.path.name for c in scan.scan([Path({str(tree)!r})]))\n"
+        "print(json.dumps({'names': rules.variable_names(), 'loaded': sorted(rules.load_rules().variables),"
+        " 'markers': [m.decode() for m in scan.LEGACY_MARKERS], 'found': found,"
+        " 'libcst': 'libcst' in sys.modules}))\n"
+    )
+    result = _python(code, new_rules, tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert NEW in seen["names"] and NEW in seen["loaded"] and NEW in seen["markers"]
+    assert seen["found"] == ["run.sh", "train.py"] and not seen["libcst"]
+    # the stock rules do not know the name: the same tree names nothing
+    result = _python(code, None, tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert NEW not in seen["names"] and seen["found"] == []
+
+
+def test_a_new_variable_rule_is_reported_and_migrated_like_the_one_it_copies(new_rules, tmp_path):
+    tree = _tree(tmp_path / "check", NEW)
+    check = _cli([".", "--check"], new_rules, tree)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert f"run.sh:2:8: BFM001 would replace {NEW} by NEURON_RT_STOCHASTIC_ROUNDING_EN=1" in check.stdout
+    assert f"train.py:8:12: BFM001 would replace {NEW}" in check.stdout
+    assert "2 file(s) would change" in check.stderr
+    # without the rule, nothing names a legacy variable
+    unknown = _cli([".", "--check"], None, tree)
+    assert unknown.returncode == 0 and "(0 file(s) name a legacy variable)" in unknown.stderr, unknown.stdout + unknown.stderr
+    # written, in every mode: the very change the stock rules make for XLA_USE_BF16, name for name
+    for mode in MODES:
+        new = _tree(tmp_path / mode / "new", NEW)
+        stock = _tree(tmp_path / mode / "stock", "XLA_USE_BF16")
+        for where, rules in ((new, new_rules), (stock, None)):
+            result = _cli([".", "--mode", mode, "-q"], rules, where)
+            assert result.returncode in (0, 1), result.stdout + result.stderr
+        for name in ("run.sh", "train.py"):
+            migrated = (new / name).read_text()
+            assert migrated != (tmp_path / "check" / name).read_text(), (mode, name)
+            assert migrated == (stock / name).read_text().replace("XLA_USE_BF16", NEW), (mode, name)
+            assert f"{NEW}=1" not in migrated and f'"{NEW}"] = "1"' not in migrated, (mode, name)
+
+
+def test_the_verify_child_gets_the_new_variable(new_rules, tmp_path):
+    code = (
+        "import json\n"
+        "from pathlib import Path\n"
+        "from bf16_migrate.verify.runner import LEGACY_VARIABLES, child_env\n"
+        "base = {'PATH': '/bin', 'XLA_USE_TEST16': '1', 'XLA_USE_BF16': '1'}\n"
+        "migrated = child_env(base, Path('.'), record=Path('r.json'), steps=1, drop=LEGACY_VARIABLES)\n"
+        "print(json.dumps({'variables': LEGACY_VARIABLES, 'migrated': migrated}))\n"
+    )
+    result = _python(code, new_rules, tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert NEW in seen["variables"]
+    migrated = seen["migrated"]
+    assert NEW not in migrated and "XLA_USE_BF16" not in migrated  # the migrated run has none of them
+    assert migrated[LEGACY_VARIABLES_ENV].split(",") == seen["variables"]
+    # the harness (which never imports bf16_migrate) reads its list from that variable
+    harness = {**_env(None), LEGACY_VARIABLES_ENV: migrated[LEGACY_VARIABLES_ENV], "PYTHONPATH": str(HARNESS_DIR)}
+    code = "import json, sys; print(json.dumps(sys.modules['sitecustomize']._LEGACY_VARIABLES))"
+    out = subprocess.run([sys.executable, "-c", code], env=harness, capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == seen["variables"]
+
+
+def test_the_stock_child_environment_names_the_stock_variables(tmp_path):
+    env = child_env({"PATH": "/bin", LEGACY_VARIABLES_ENV: "LEFT_BY_AN_ENCLOSING_RUN"}, tmp_path, record=tmp_path / "r.json", steps=1)
+    assert env[LEGACY_VARIABLES_ENV] == ",".join(variable_names())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_the_verify_child_records_the_new_variable(new_rules, tmp_path):
+    """The legacy run's record keeps the value of the new variable (torch on the CPU, no XLA)."""
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(2):\n"
+        "    optimizer.zero_grad()\n"
+        "    model(torch.ones(1, 2)).sum().backward()\n"
+        "    optimizer.step()\n"
+    )
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from bf16_migrate.verify.runner import child_env\n"
+        f"env = child_env({{'PATH': '/usr/bin:/bin'}}, Path({str(tmp_path)!r}), record=Path({str(tmp_path / 'r.json')!r}), steps=0, add={{{NEW!r}: '1'}})\n"
+        "print(json.dumps(env))\n"
+    )
+    result = _python(code, new_rules, tmp_path)
+    assert result.returncode == 0, result.stderr
+    env = {**_env(None), **json.loads(result.stdout)}
+    env.pop(RULES_DIR_ENV, None)
+    subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, check=True, capture_output=True, timeout=300)
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["steps"] == 2 and record["legacy_env"] == {NEW: "1"}, record
+
+
+def _names_in(source: str, names: set[str]) -> list[tuple[int, str]]:
+    """The string and bytes constants of ``source`` outside docstrings that are a variable's name
+    or name two or more variables (a list or a pattern spelled out), with their line."""
+    tree = ast.parse(source)
+    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
+            text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+            if text in names or len({name for name in names if name in text}) > 1:
+                found.append((node.lineno, text))
+    return found
+
+
+def test_no_module_spells_the_variable_names():
+    """Only ``rules/`` names the variables: the package and the benchmarks derive every list
+    from it (a message or a docstring may still name one as an example)."""
+    names = set(variable_names())
+    modules = [p for p in sorted((ROOT / "bf16_migrate").rglob("*.py")) if p != ROOT / "bf16_migrate" / "rules.py"]
+    modules += sorted((ROOT / "bench").glob("*.py"))
+    assert len(modules) > 30
+    found = [f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}" for path in modules for line, text in _names_in(path.read_text(), names)]
+    assert found == []
+    # what the check catches, and what it lets through
+    spelled = (
+        '"""Mentions XLA_USE_BF16 and XLA_USE_FP16 in a docstring."""\n'
+        'LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")\n'
+        'MARKER = b"XLA_USE_FP16"\n'
+        'PATTERN = "XLA_USE_BF16|XLA_DOWNCAST_BF16"\n'
+        'HINT = "pass --legacy-env XLA_USE_BF16=1"\n'
+    )
+    assert sorted(line for line, _ in _names_in(spelled, names)) == [2, 2, 3, 4]
+
+
+def test_every_package_is_listed_for_installation():
+    """pyproject.toml lists the packages (a package-dir mapping puts rules/ at bf16_migrate/_rules,
+    which packages.find cannot): a new subpackage must be added there."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "bf16_migrate").rglob("__init__.py")}
+    assert set(config["packages"]) == on_disk | {"bf16_migrate._rules"}
+    assert config["package-dir"] == {"bf16_migrate._rules": "rules"}
+    assert config["package-data"]["bf16_migrate._rules"] == ["*.toml"]
+
+
+def test_an_installed_copy_reads_its_package_data(tmp_path):
+    """The layout ``pip install .`` installs (setuptools' build_py, which a wheel build runs):
+    the rules are ``bf16_migrate/_rules/*.toml``, and the installed package reads them there."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, source / name)
+    shutil.copytree(ROOT / "bf16_migrate", source / "bf16_migrate", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "rules", source / "rules")
+    lib = tmp_path / "lib"
+    subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py", "-d", str(lib)], cwd=source, check=True, capture_output=True, timeout=300)
+    assert sorted(p.name for p in (lib / "bf16_migrate" / "_rules").iterdir()) == sorted(p.name for p in RULES_DIR.iterdir() if p.suffix == ".toml")
+    assert sorted(p.name for p in lib.iterdir()) == ["bf16_migrate"]
+    # -S: no site-packages, so not the editable install of this checkout
+    code = (
+        f"import sys; sys.path.insert(0, {str(lib)!r})\n"
+        "from bf16_migrate import rules, scan\n"
+        "print(rules.RULES_DIR, ','.join(rules.MODES), len(scan.LEGACY_MARKERS), len(rules.load_rules().diagnostics))\n"
+    )
+    result = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    where, modes, markers, codes = result.stdout.split()
+    assert Path(where) == lib / "bf16_migrate" / "_rules"
+    assert modes == ",".join(MODES) and int(markers) == len(variable_names()) and int(codes) == len(load_rules().diagnostics)
