@@ -34,8 +34,11 @@ import secrets
 import signal
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import Any, TypeAlias
 
 SUFFIX = ".bf16-migrate"
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[0-9a-f]{8}" + re.escape(SUFFIX) + "$")
@@ -254,6 +257,10 @@ def commit(writes: list[Write]) -> CommitReport:
     return report
 
 
+_Handler: TypeAlias = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+"""What :func:`signal.signal` takes and returns (typeshed's ``signal._HANDLER``)."""
+
+
 class _HeldSignals:
     """SIGINT, SIGTERM and SIGHUP recorded instead of acted on, from :meth:`hold` to
     :meth:`release`. Python-level handlers, not ``pthread_sigmask``: the kernel delivers a
@@ -262,7 +269,7 @@ class _HeldSignals:
     held)."""
 
     def __init__(self) -> None:
-        self.previous: dict[int, object] = {}
+        self.previous: dict[int, _Handler] = {}
         self.received: list[str] = []
 
     def hold(self) -> None:
@@ -272,7 +279,7 @@ class _HeldSignals:
         except ValueError:  # not the main thread
             self.release()
 
-    def _record(self, signum, frame) -> None:
+    def _record(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signal.Signals(signum).name)
 
     def release(self) -> str | None:

@@ -20,6 +20,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,7 +102,7 @@ def load_config(paths: list[Path], explicit: Path | None = None) -> Config:
         return Config()
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.{TABLE}] must be a table")
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}  # each value checked against its key's type below
     for key, value in table.items():
         where = f"{path}: [tool.{TABLE}] {key}"
         if key not in KEYS:

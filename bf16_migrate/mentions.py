@@ -33,7 +33,7 @@ def _pattern() -> re.Pattern[str]:
 
 def mentions(text: str) -> list[tuple[int, int, str]]:
     """1-based (line, column, variable) of every whole-word mention of a legacy variable."""
-    found = []
+    found: list[tuple[int, int, str]] = []
     for number, line in enumerate(text.splitlines(), start=1):
         found.extend((number, m.start() + 1, m.group(1)) for m in _pattern().finditer(line))
     return found

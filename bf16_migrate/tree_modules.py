@@ -81,17 +81,17 @@ def migrate_imported_modules(
                 errors.append(f"{module_path}: cannot be read ({exc})")
                 continue
         try:
-            result = migrate_source(text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env)
+            migrated = migrate_source(text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env)
         except ParseError as exc:
             errors.append(str(exc))
             continue
-        if result.code == text and not result.diagnostics and own is None:
+        if migrated.code == text and not migrated.diagnostics and own is None:
             continue
         importer = importers[0][0]
-        diags = list(result.diagnostics)
-        if result.code != text:
+        diags = list(migrated.diagnostics)
+        if migrated.code != text:
             diags.insert(0, Diagnostic("BFM014", str(module_path), 1, 1, f"imported by {importer}, which ran under {', '.join(f'{k}={v}' for k, v in env.items())}: this module's code is migrated with it (its diagnostics follow)", True))
-        new = FileResult(module_path, text, result.code, encoding, diags)
+        new = FileResult(module_path, text, migrated.code, encoding, diags)
         out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
     return out
 

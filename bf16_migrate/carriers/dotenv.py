@@ -88,7 +88,7 @@ def parse(text: str, path: str, pos: Callable[[int], tuple[int, int]] | None = N
                     break
                 chars.append(c)
                 k += 1
-            value = "".join(chars)
+            value: str | None = "".join(chars)
             vend = j + k + 1 if closed else len(body)
             if not closed:
                 problem = f"the quoted value of {name} runs over several lines: edit it by hand"

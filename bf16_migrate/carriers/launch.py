@@ -166,8 +166,8 @@ def read_command(words: list[str | None]) -> Command:
                 if m:
                     cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
                     i += 1
-                elif w in ("-u", "--unset") and i + 1 < n and words[i + 1] is not None:
-                    cmd.env.append(EnvWord(words[i + 1], None, "unset", [i, i + 1], i + 1))
+                elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
+                    cmd.env.append(EnvWord(unset, None, "unset", [i, i + 1], i + 1))
                     i += 2
                 elif w.startswith("--unset="):
                     cmd.env.append(EnvWord(w[len("--unset="):], None, "unset", [i], i, "--unset="))
@@ -182,38 +182,37 @@ def read_command(words: list[str | None]) -> Command:
         if base in WRAPPERS:
             with_arg, assignments = WRAPPERS[base]
             i += 1
-            if base == "taskset" and i < n and words[i] is not None and words[i].startswith("-"):
+            if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
                 i += 1  # -c / -p
             if base == "taskset":
                 i += 1  # the mask or cpu list
-            while i < n and words[i] is not None and words[i].startswith("-") and words[i] != "-":
-                i += 2 if words[i] in with_arg else 1
-            while assignments and i < n and words[i] is not None and NAME_VALUE.match(words[i]):
-                m = NAME_VALUE.match(words[i])
+            while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
+                i += 2 if v in with_arg else 1
+            while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
                 cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
                 i += 1
             continue
         if base == "timeout":
             i += 1
-            while i < n and words[i] is not None and words[i].startswith("-"):
-                i += 2 if words[i] in ("-k", "-s", "--kill-after", "--signal") else 1
+            while i < n and (v := words[i]) is not None and v.startswith("-"):
+                i += 2 if v in ("-k", "-s", "--kill-after", "--signal") else 1
             i += 1  # the duration
             continue
         if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
             return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
         if base in MPI_LAUNCHERS:
             i += 1
-            while i < n and words[i] is not None and words[i].startswith("-"):
-                if words[i] == "-x" and i + 1 < n and words[i + 1] is not None:
-                    m = NAME_VALUE.match(words[i + 1])
+            while i < n and (v := words[i]) is not None and v.startswith("-"):
+                if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
+                    m = NAME_VALUE.match(passed)
                     if m:
                         cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
                     else:
-                        cmd.env.append(EnvWord(words[i + 1], None, "pass", [i, i + 1], i + 1))
+                        cmd.env.append(EnvWord(passed, None, "pass", [i, i + 1], i + 1))
                     i += 2
-                elif words[i] in MPI_OPTS_WITH_ARG:
+                elif v in MPI_OPTS_WITH_ARG:
                     i += 2
-                elif "=" in words[i] or words[i].startswith("--"):
+                elif "=" in v or v.startswith("--"):
                     i += 1
                 else:
                     i += 1
@@ -224,12 +223,13 @@ def read_command(words: list[str | None]) -> Command:
                 cmd.inner = i + 2
                 return cmd
             j = i + 1
-            while j < n and words[j] is not None and words[j].startswith("-"):
+            while j < n and (v := words[j]) is not None and v.startswith("-"):
                 j += 1
             if j < n:
-                if words[j] is None:
+                shell_script = words[j]
+                if shell_script is None:
                     return cmd
-                cmd.target = ("shell", words[j])
+                cmd.target = ("shell", shell_script)
             return cmd
         if base == "coverage" and i + 1 < n and words[i + 1] == "run":
             cmd.python = True
@@ -263,10 +263,10 @@ def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = 
             cmd.problem = "an interpreter option or the script is computed"
             return cmd
         if w == "-m":
-            if i + 1 >= n or words[i + 1] is None:
+            module = words[i + 1] if i + 1 < n else None
+            if module is None:
                 cmd.problem = "the module run with -m is computed"
                 return cmd
-            module = words[i + 1]
             if module in TORCH_LAUNCH_MODULES:
                 return _torchrun(words, i + 2, cmd)
             if module == XLA_DIST:
@@ -339,6 +339,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
     """``words[i]`` is the script started; a script that itself starts the script it is given
     (:data:`SCRIPT_LAUNCHERS`) is looked through."""
     w = words[i]
+    assert w is not None, "the callers pass the index of a static word"
     spawner = SCRIPT_LAUNCHERS.get(_basename(w))
     if spawner is None:
         cmd.target = ("script", w)
@@ -391,8 +392,8 @@ def _xla_dist(words: list[str | None], i: int, cmd: Command) -> Command:
     n = len(words)
     while i < n and words[i] != "--":
         w = words[i]
-        if w == "--env" and i + 1 < n and words[i + 1] is not None:
-            m = NAME_VALUE.match(words[i + 1])
+        if w == "--env" and i + 1 < n and (setting := words[i + 1]) is not None:
+            m = NAME_VALUE.match(setting)
             if m:
                 cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
             i += 2
@@ -440,8 +441,8 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             i += 1
             continue
         if w == "--env-file" and i + 1 < n:
-            if words[i + 1] is not None:
-                cmd.env_files.append(words[i + 1])
+            if (env_file := words[i + 1]) is not None:
+                cmd.env_files.append(env_file)
             i += 2
             continue
         if w.startswith("--env-file="):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 from ..diagnostics import Diagnostic
 from ..helpers_module import usable_for
@@ -62,6 +63,10 @@ class FileResult:
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
     helpers: list[str] = field(default_factory=list)
     """The helper functions the migrated script imports from ``--helpers-module``."""
+
+
+_Node: TypeAlias = tuple[str, Path | int]
+"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
 
 
 @dataclass
@@ -146,9 +151,10 @@ class Planner:
             carrier = self.carriers[ci]
             for li, launch in enumerate(carrier.analysis.launches):
                 reach[(ci, li)] = {(ci, e): sure for e, sure in launch.reached_by.items()}
-                res[(ci, li)] = self._resolve(carrier, launch)
-                if res[(ci, li)].kind == "shell":
-                    self._carrier_at(res[(ci, li)].path)
+                res[(ci, li)] = resolved = self._resolve(carrier, launch)
+                if resolved.kind == "shell":
+                    assert resolved.path is not None, "a resolved shell launch has its script"
+                    self._carrier_at(resolved.path)
             for inc in carrier.analysis.includes:
                 if inc.local:
                     continue
@@ -168,7 +174,7 @@ class Planner:
         # includes: the included file's settings reach the includer's launches
         for ci, carrier in enumerate(self.carriers):
             for inc in carrier.analysis.includes:
-                tj = getattr(inc, "resolved", None)
+                tj = inc.resolved
                 if tj is None:
                     continue
                 for li in inc.launches:
@@ -181,14 +187,15 @@ class Planner:
             for key, r in res.items():
                 if r.kind != "shell" or not reach.get(key):
                     continue
+                assert r.path is not None, "a resolved shell launch has its script"
                 tj = self.by_path.get(r.path.resolve())
                 if tj is None:
                     continue
                 for lj in range(len(self.carriers[tj].analysis.launches)):
-                    target = reach.setdefault((tj, lj), {})
+                    reached = reach.setdefault((tj, lj), {})
                     for g, sure in reach[key].items():
-                        if g not in target or (sure and not target[g]):
-                            target[g] = sure
+                        if g not in reached or (sure and not reached[g]):
+                            reached[g] = sure
                             changed = True
         return self._decide(reach, res, python_files)
 
@@ -238,11 +245,15 @@ class Planner:
                 uf.find(g)
                 if entry.group is not None:
                     groups.setdefault(entry.group, []).append(g)
+
+        def sets_on(entry: Entry) -> bool:
+            return entry.action == SET and entry.value is not None and self.rules.variables[entry.variable].effective and is_truthy(entry.value)
+
         group_on = {}
         for key, members in groups.items():
             for g in members[1:]:
                 uf.union(members[0], g)
-            group_on[key] = any(self._entry(g).action == SET and self._entry(g).value is not None and self.rules.variables[self._entry(g).variable].effective and is_truthy(self._entry(g).value) for g in members)
+            group_on[key] = any(sets_on(self._entry(g)) for g in members)
 
         def block(g, code, message):
             if (code, message) not in why.setdefault(g, []):
@@ -263,7 +274,7 @@ class Planner:
                 elif entry.action == SET and entry.value is None:
                     block(g, "BFM130", f"{entry.variable} is set to a computed value: edit it by hand")
         # launches
-        env_for: dict[Path, dict[str, str]] = {}
+        env_for: dict[_Node, dict[str, str]] = {}
         reached_any: set = set()
         partial: dict = {}
         pynodes: dict = {}
@@ -290,10 +301,10 @@ class Planner:
                 reached_any.add(g)
                 uf.union(g, node)
                 entry = self._entry(g)
-                value = entry.value if entry.action == SET else "1"
                 env = env_for.setdefault(node, {})
                 if entry.action == SET:
-                    env[entry.variable] = value
+                    assert entry.value is not None, "a setting that switches bf16 on has its value (_bf16_on)"
+                    env[entry.variable] = entry.value
                 else:
                     env.setdefault(entry.variable, "1")
                 if not reach[key][g]:
@@ -308,8 +319,8 @@ class Planner:
         framework_ok: dict = {}  # node -> the framework whose flag every launch passes
         for node, (path, kci) in pynodes.items():
             # tried even when the component is already held back: every blocker is reported
-            launched = env_for.get(node, {})
-            result, failure = self._trial(node, path, kci, launched, python_files)
+            trial_env = env_for.get(node, {})
+            result, failure = self._trial(node, path, kci, trial_env, python_files)
             trials[node] = result
             rule = getattr(result, "framework", None)
             if rule is not None:
@@ -381,8 +392,7 @@ class Planner:
                     decisions[ci][entry.id] = REMOVE
                     diags[ci].append(Diagnostic("BFM102", path, entry.line, entry.col, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True))
                     continue
-                on = self._bf16_on(entry, group_on)
-                if not on:
+                if not self._bf16_on(entry, group_on):
                     decisions[ci][entry.id] = REMOVE
                     if entry.action == PASS:
                         diags[ci].append(Diagnostic("BFM002", path, entry.line, entry.col, f"{entry.variable} passed on here was off (or is no longer set): removed, nothing added", True))
@@ -434,7 +444,8 @@ class Planner:
             self._coverage(ci, diags[ci])
             if not carrier.render and not a.entries:
                 continue
-            kernel = ("kernel", ci)
+            kernel: _Node = ("kernel", ci)
+            assert a.render is not None, "every carrier's analysis can render its file"
             if a.python is not None:
                 launched = env_for.get(kernel) if kernel in trials and not is_blocked(kernel) else None
                 new, pyd = self._migrate_notebook_python(carrier, launched)
@@ -503,6 +514,7 @@ class Planner:
     def _trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
         if node[0] == "kernel":
             carrier = self.carriers[kci]
+            assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
             source = carrier.analysis.python.source
             label = str(carrier.path)
         else:
@@ -571,6 +583,7 @@ class Planner:
 
     def _migrate_notebook_python(self, carrier: CarrierFile, launched):
         nb = carrier.analysis.python
+        assert nb is not None, "called for a carrier with Python of its own"
         try:
             result = migrate_source(nb.source, self.mode, str(carrier.path), launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from ..rules import STOCHASTIC_ROUNDING_VAR
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
 
 REMOVE, REPLACE, KEEP = "remove", "replace", "keep"
 SET, UNSET, PASS = "set", "unset", "pass"
@@ -118,6 +122,18 @@ class Include:
     launches: list[int] = field(default_factory=list)
     node: object = None
     local: bool = False
+    resolved: int | None = field(default=None, compare=False, repr=False)
+    """The index of the included file's carrier in the plan (set by :class:`.link.Planner`;
+    None while it is not found in the tree)."""
+
+
+class EmbeddedPython(Protocol):
+    """A carrier's own Python, migrated as one module (a notebook's code cells: see
+    ``notebook.NotebookPython``): its ``source`` and the way back from a line of it."""
+
+    source: str
+
+    def map_diagnostic(self, d: Diagnostic) -> Diagnostic: ...
 
 
 @dataclass
@@ -136,11 +152,14 @@ class Analysis:
     launches: list[Launch] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
     sr_present: set = field(default_factory=set)
-    notes: list[tuple[str, int, int, str, bool]] = field(default_factory=list)
+    notes: list[tuple[str, int, int, str, bool] | tuple[str, int, int, str, bool, str]] = field(default_factory=list)
+    """``(code, line, col, message, fixed)``, or with a sixth item: where in the file (``#cell3``)."""
     handled: list[tuple[int, int]] = field(default_factory=list)
-    render: Callable[[dict[int, str]], str] | None = None
+    render: Callable[..., str] | None = None
+    """``render(decisions)``; a notebook's also takes its migrated Python:
+    ``render(decisions, python_source)``."""
     sr_covered: Callable[[Hashable], bool] | None = None
-    python: object = None  # notebook: the Python part (see notebook.py)
+    python: EmbeddedPython | None = None  # notebook: the Python part (see notebook.py)
 
     def new_entry(self, **kwargs) -> Entry:
         entry = Entry(id=len(self.entries), **kwargs)

@@ -46,6 +46,7 @@ import tree_sitter_bash
 
 from ..rules import load_rules
 from . import dotenv
+from .dotenv import Item as DotenvItem
 from .launch import Command, read_command
 from .model import (
     KEEP,
@@ -133,10 +134,11 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
             parts.append(data[child.start_byte:child.end_byte].decode("utf-8"))
         return _unescape("".join(parts), escapable='"\\$`\n')
     if kind == "concatenation":
-        parts = [static_value(c, data) for c in node.named_children]
-        if any(p is None for p in parts):
+        pieces = [static_value(c, data) for c in node.named_children]
+        static = [p for p in pieces if p is not None]
+        if len(static) != len(pieces):
             return None
-        return "".join(parts)
+        return "".join(static)
     return None
 
 
@@ -169,8 +171,9 @@ class _Data:
     value: tuple[int, int] | None = None
     whole: tuple[int, int] | None = None
     prefix: str = ""
-    dotenv: object = None
-    decl: object = None
+    dotenv: tuple[int, DotenvItem] | None = None
+    """For a ``dotenv`` entry (a heredoc line): the heredoc's start (characters) and its item."""
+    decl: tree_sitter.Node | None = None
     all_words: list = field(default_factory=list)
     quote: str = ""
 
@@ -517,7 +520,6 @@ class ShellFragment:
             inc = Include(f, *self.at(node.start_byte))
             self.analysis.includes.append(inc)
             self.include_ctx.append((inc, self.ctx(node)))
-            inc.only = None  # filled in _link (the launch of this command)
             inc.node = node
         base = words[0] if words else None
         self.prefix_entries[node.id] = list(entry_ids)
@@ -833,7 +835,7 @@ class ShellFragment:
         """The edits (character offsets of ``text``) that carry out ``decisions`` for this
         fragment's entries (missing or ``keep``: left as is)."""
         remove_words: dict[int, list] = {}  # owner id -> word nodes removed
-        owners: dict[int, object] = {}
+        owners: dict[int, tuple[tree_sitter.Node, _Data]] = {}
         edits: list[Edit] = []
         for eid in self.my_entries:
             decision = decisions.get(eid, KEEP)
@@ -841,6 +843,7 @@ class ShellFragment:
                 continue
             d = self.entry_data[eid]
             if d.kind == "dotenv":
+                assert d.dotenv is not None, "a dotenv entry carries its item"
                 start_c, item = d.dotenv
                 edits.extend(Edit(start_c + e.start, start_c + e.end, e.new) for e in dotenv.item_edits(item, decision))
                 continue
@@ -848,6 +851,7 @@ class ShellFragment:
                 edits.extend(self._rename(d))
                 continue
             owner = d.decl if d.kind in ("decl", "decl-name", "unset", "assign") else d.owner
+            assert owner is not None, "every entry but a dotenv one has its statement or command"
             owners[owner.id] = (owner, d)
             remove_words.setdefault(owner.id, []).extend(d.words)
         statements_removed = []
@@ -890,6 +894,7 @@ class ShellFragment:
             q = raw[:1] if raw[:1] in ("'", '"') and raw.endswith(raw[:1]) and len(raw) >= 2 else ""
             out.append(self._span(*d.value, f"{q}1{q}"))
         elif d.kind in ("decl", "assign", "prefix"):
+            assert d.name is not None, "these kinds always carry the name's span"
             end = d.name[1] + 1  # `X=` with no value
             out.append(self._span(end, end, "1"))
         return out

@@ -144,8 +144,8 @@ class Expander:
     def _covering_ifs(self, assigns) -> list:
         """The ``if ... elif ... else ... fi`` statements each of whose branches assigns the
         variable among its own statements: after them the value before them is gone."""
-        branches: dict[int, set] = {}
-        stmts: dict[int, object] = {}
+        branches: dict[int, set[int]] = {}
+        stmts: dict[int, tree_sitter.Node] = {}
         for node, _ in assigns:
             stmt = node.parent if node.parent is not None and node.parent.type in ("declaration_command", "variable_assignments") else node
             holder = stmt.parent

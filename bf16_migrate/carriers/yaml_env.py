@@ -46,7 +46,7 @@ SHELL_KEYS = {"run", "script", "before_script", "after_script"}
 
 def _scalar_text(node) -> str | None:
     if isinstance(node, ScalarNode):
-        if node.tag.endswith(":null"):
+        if node.tag is not None and node.tag.endswith(":null"):  # a composed node always has its tag
             return None
         return node.value
     return None
@@ -133,6 +133,7 @@ class _Yaml:
             anchor = anchor or v
             if isinstance(v, SequenceNode):
                 words += [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in v.value]
+        assert anchor is not None, "command, args or entrypoint is present (checked above)"
         start = anchor.start_mark.index
         line, col = self.pos(start)
         raw = self.text[start:anchor.end_mark.index].split("\n")[0][:100]
@@ -195,7 +196,7 @@ class _Yaml:
                     problem = f"{name} is in a flow-style mapping: edit it by hand"
                 action, val = SET, None
                 if isinstance(v, ScalarNode):
-                    if v.tag.endswith(":null"):
+                    if v.tag is not None and v.tag.endswith(":null"):
                         action = PASS
                     else:
                         val = v.value

@@ -149,6 +149,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeGuard
 
 from .records import LEGACY, MIGRATED, REFERENCE, RunRecord
 
@@ -338,12 +339,12 @@ def trend(losses: Sequence[float]) -> tuple[float, float] | None:
     return statistics.fmean(losses[:k]), statistics.fmean(losses[-k:])
 
 
-def _usable(rec: RunRecord | None) -> bool:
+def _usable(rec: RunRecord | None) -> TypeGuard[RunRecord]:
     return rec is not None and rec.ok and rec.finite
 
 
 def _has_bf16(dtypes: Mapping[str, int] | None) -> bool:
-    return bool(dtypes) and any(k in ("bfloat16", "bf16") for k in dtypes)
+    return dtypes is not None and any(k in ("bfloat16", "bf16") for k in dtypes)  # an empty one has none
 
 
 def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -404,8 +405,8 @@ def judge(
     # -- runs ------------------------------------------------------------------------------
     runs_figs: dict = {name: (r.steps if r is not None else None) for name, r in runs.items()}
     if migrated is None or not migrated.ok:
-        why = migrated.error if migrated is not None else "it did not run"
-        verdict.parts.append(Part("runs", FAIL, f"the migrated run failed: {why}", runs_figs))
+        failure = migrated.error if migrated is not None else "it did not run"
+        verdict.parts.append(Part("runs", FAIL, f"the migrated run failed: {failure}", runs_figs))
     elif base is None:
         what = "legacy run or FP32 reference" if TOLERANCES[mode].baseline == LEGACY else "FP32 reference run"
         failed = [f"{r.name}: {r.error or 'NaN/Inf in its losses'}" for r in (legacy, reference) if r is not None]
@@ -442,7 +443,7 @@ def judge(
         first, last = t
         change = (last - first) / abs(first) if first else 0.0
         k = n // 3
-        figs = {"first_third_mean": first, "last_third_mean": last, "change": change, "k": k}
+        figs: dict[str, object] = {"first_third_mean": first, "last_third_mean": last, "change": change, "k": k}
         detail = f"mean loss of steps 1-{k} {first:.4g} -> steps {n - k + 1}-{n} {last:.4g} ({change:+.1%})"
         if last < first:
             verdict.parts.append(Part("trains", PASS, detail, figs))
@@ -627,7 +628,7 @@ def _precision_from_graphs(
     g = migrated.graph
     if g is None or not g.matmuls:
         return [], [], {}
-    figs = {"matmuls": g.matmuls, "matmuls_bf16": g.matmuls_bf16, "matmuls_f32": g.matmuls_f32}
+    figs: dict[str, int | None] = {"matmuls": g.matmuls, "matmuls_bf16": g.matmuls_bf16, "matmuls_f32": g.matmuls_f32}
     problems: list[str] = []
     fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
     if g.matmuls_bf16 == 0:

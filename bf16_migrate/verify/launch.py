@@ -72,6 +72,7 @@ def plan_launcher(
         if any(word is None for word in s.args):
             notes.append(f"{where} (`{s.text}`): its arguments are computed when the launcher runs: not verified")
             continue
+        args = [word for word in s.args if word is not None]  # all of them (a computed one is skipped above)
         script = checkout.work_path(s.script) if checkout is not None else s.script
         rel = checkout.relative(s.script) if checkout is not None else _relative(s.script, root)
         if not script.is_file():
@@ -85,12 +86,12 @@ def plan_launcher(
             chosen, how = detect_mode(read_source(s.script), read_source(script), rel, env)
         else:
             chosen, how = "stochastic", "default"
-        job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(s.args)}".rstrip()]
+        job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(args)}".rstrip()]
         if not env:
             job_notes.append(f"{where} switches no legacy variable on for {rel}: the legacy run has only the script's own settings")
         elif not s.sure:
             job_notes.append(f"{where} switches {_env_text(env)} on some paths only")
-        jobs.append(Job(script, rel, env, source_label, chosen, how, [*(w for w in s.args if w is not None), *map(str, extra_args)], job_notes))
+        jobs.append(Job(script, rel, env, source_label, chosen, how, [*args, *map(str, extra_args)], job_notes))
     return jobs
 
 

@@ -84,8 +84,8 @@ def format_report(report: VerifyReport) -> str:
         lines.append("")
         lines.append(" | ".join(h.rjust(w) for h, w in zip(header, widths)))
         lines.append("-+-".join("-" * w for w in widths))
-        for r in rows:
-            lines.append(" | ".join(c.rjust(w) for c, w in zip(r, widths)))
+        for cells in rows:
+            lines.append(" | ".join(c.rjust(w) for c, w in zip(cells, widths)))
     lines.append("")
     indent = " " * 24
     for part in v.parts:
