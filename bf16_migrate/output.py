@@ -9,7 +9,8 @@
   ``ruleId``/``ruleIndex`` (§3.27.5-6), ``level`` (§3.27.10) and a ``physicalLocation`` with
   ``region.startLine``/``startColumn`` (§3.30); suppressed findings carry
   ``suppressions`` (§3.27.23, §3.35: ``inSource`` for ``# noqa``, ``external`` for
-  ``--ignore``/``--select``).
+  ``--ignore``/``--select``); in a dry run, each file's change is a ``fixes`` entry
+  (§3.27.30, §3.55-3.57) on the first of its findings the tool would fix (:func:`sarif_fix`).
 - ``github``: GitHub Actions workflow commands (GitHub docs, "Workflow commands for GitHub
   Actions": ``::error file=F,line=L,col=C,title=T::MESSAGE``), escaped as the Actions toolkit
   escapes them (``%``, CR, LF in the message; also ``:`` and ``,`` in properties).
@@ -187,6 +188,8 @@ def to_sarif(report: Report, version: str) -> str:
     ]
     results = [_sarif_result(d, report, index, suppressed=False) for d in report.reported]
     results += [_sarif_result(d, report, index, suppressed=True) for d in report.suppressed]
+    if report.dry_run:
+        _attach_fixes(results, report.reported, report.sources)
     run = {
         "tool": {"driver": {"name": "bf16-migrate", "version": version, "rules": rules}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
@@ -219,6 +222,42 @@ def _sarif_result(d: Diagnostic, report: Report, index: dict[str, int], suppress
         kind = "external" if d.code in report.ignored_codes else "inSource"
         result["suppressions"] = [{"kind": kind}]
     return result
+
+
+def sarif_fix(path: str, old: str, new: str) -> dict:
+    """The change of one file as a SARIF 2.1.0 ``fix`` object (SARIF 2.1.0, 3.55 "fix object"
+    and 3.57 "replacement object"): one ``artifactChange`` whose ``replacements`` are the line
+    edits of :func:`file_edits`, each a ``deletedRegion`` given in characters of ``old``
+    (``charOffset``, ``charLength``: 0 for an insertion; 3.30.11-12) and its
+    ``insertedContent``, in the order of the text (a consumer applies them from the end)."""
+    lines = old.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    replacements = []
+    for edit in file_edits(old, new):
+        first, end = edit["location"]["row"] - 1, edit["end_location"]["row"] - 1
+        region = {"charOffset": starts[first], "charLength": starts[end] - starts[first]}
+        replacements.append({"deletedRegion": region, "insertedContent": {"text": edit["content"]}})
+    uri = _uri(path)
+    location = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {})}
+    return {
+        "description": {"text": f"bf16-migrate's change of {path} (the codemod plans a file's change as a whole: these are all of its edits)"},
+        "artifactChanges": [{"artifactLocation": location, "replacements": replacements}],
+    }
+
+
+def _attach_fixes(results: list[dict], reported: list[Diagnostic], sources: dict[str, tuple[str, str]]) -> None:
+    """In a dry run, the change of each file that would change goes, as ``fixes``, to the
+    first of its reported findings (``results[k]`` is ``reported[k]``'s) that the tool would
+    fix: once per file, so that a consumer applying every result's fixes applies each edit
+    once. A notebook cell's finding belongs to its ``.ipynb`` (:func:`location`)."""
+    pending = dict(sources)
+    for result, d in zip(results, reported):
+        file = location(d)[0]
+        if d.fixed and file in pending:
+            old, new = pending.pop(file)
+            result["fixes"] = [sarif_fix(file, old, new)]
 
 
 def escape_data(text: str) -> str:

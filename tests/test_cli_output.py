@@ -192,3 +192,38 @@ def test_sarif_from_a_subprocess_is_valid_json(tmp_path):
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     assert {r["ruleId"] for r in data["runs"][0]["results"]} == {"BFM001", "BFM091"}
+
+
+def test_sarif_fixes_applied_give_the_migrated_tree(project):
+    """``--check --output-format sarif`` carries each file's change as a ``fix`` (once per
+    file, on its first fixable finding); applying every fix's replacements to the files gives
+    byte for byte what the write run gives."""
+    from sarif_pydantic import Sarif
+
+    data, _ = _sarif(project)
+    Sarif.model_validate(data)
+    changes: dict[str, list[dict]] = {}
+    for result in data["runs"][0]["results"]:
+        for fix in result.get("fixes", []):
+            assert result["properties"]["fixed"] and "suppressions" not in result
+            for change in fix["artifactChanges"]:
+                uri = change["artifactLocation"]["uri"]
+                assert uri not in changes, f"{uri}: two fixes"
+                changes[uri] = change["replacements"]
+    assert {"run.sh", "Dockerfile", "k8s/job.yaml", "src/train.py", "notebooks/quick_run.ipynb"} <= set(changes)
+    applied = {}
+    for uri, replacements in changes.items():
+        text = (project / uri).read_bytes().decode("utf-8")
+        for rep in sorted(replacements, key=lambda r: r["deletedRegion"]["charOffset"], reverse=True):
+            start = rep["deletedRegion"]["charOffset"]
+            text = text[:start] + rep["insertedContent"]["text"] + text[start + rep["deletedRegion"]["charLength"]:]
+        applied[uri] = text
+    assert invoke(".").exit_code == 0
+    for uri, text in applied.items():
+        assert (project / uri).read_bytes().decode("utf-8") == text, uri
+
+
+def test_sarif_of_a_write_run_has_no_fixes(project):
+    result = invoke(".", "--output-format", "sarif")
+    assert result.exit_code == 0, result.output
+    assert not any("fixes" in r for r in json.loads(result.stdout)["runs"][0]["results"])
