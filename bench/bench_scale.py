@@ -7,13 +7,16 @@ each, in-process (imports and rule loading done beforehand).
 
 Run: python bench/bench_scale.py   (results are recorded by hand in bench/RESULTS.md)
      python bench/bench_scale.py --sizes 1000 5000 --shapes functions --modes amp --repeat 3
+     python bench/bench_scale.py --sizes 5000 --no-megabyte --real   (with real modules)
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
+import sysconfig
 import time
+from pathlib import Path
 from typing import Callable
 
 from bf16_migrate.python import migrate_source
@@ -192,6 +195,20 @@ def inputs(sizes=SIZES, shapes=tuple(SHAPES), megabyte: bool = True) -> list[tup
     return out
 
 
+REAL_MODULES = ("_pydecimal.py", "typing.py", "inspect.py", "tarfile.py", "argparse.py")
+"""Large modules of the standard library of the Python running this script: real code, not
+generated (docstrings, comments, classes, long functions), each given a legacy write."""
+
+
+def real_inputs(names=REAL_MODULES) -> list[tuple[str, str]]:
+    """(label, source) of each standard-library module in ``names`` with ``import os`` and
+    ``os.environ["XLA_USE_BF16"] = "1"`` put in front (no model in it: the codemod reads the
+    whole file, plans, and reports that it finds none to cast)."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    head = 'import os\nos.environ["XLA_USE_BF16"] = "1"\n'
+    return [(f"real:{name}", head + (stdlib / name).read_text(encoding="utf-8")) for name in names if (stdlib / name).is_file()]
+
+
 def seconds(source: str, mode: str, repeat: int) -> tuple[float, float]:
     """Median wall and CPU seconds of one `migrate_source` call (CPU: this process, all its
     threads; on a shared machine the wall time also counts the time others had the cores)."""
@@ -210,6 +227,7 @@ def main() -> None:
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES), choices=list(SHAPES))
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     parser.add_argument("--no-megabyte", action="store_true", help="skip the 1 MB file")
+    parser.add_argument("--real", action="store_true", help="also time large standard-library modules (REAL_MODULES)")
     parser.add_argument("--repeat", type=int, default=1, help="calls per cell (median)")
     parser.add_argument("--budget", type=float, default=600, help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)")
     args = parser.parse_args()
@@ -217,8 +235,8 @@ def main() -> None:
     print("| shape | lines | bytes | mode | seconds | CPU seconds | s / 1k lines |")
     print("|---|---:|---:|---|---:|---:|---:|")
     last: dict[tuple[str, str], tuple[int, float]] = {}  # (shape, mode) -> (lines, seconds)
-    for label, source in inputs(args.sizes, args.shapes, not args.no_megabyte):
-        shape = label.rsplit("-", 1)[0]
+    for label, source in inputs(args.sizes, args.shapes, not args.no_megabyte) + (real_inputs() if args.real else []):
+        shape = label if label.startswith("real:") else label.rsplit("-", 1)[0]
         n_lines, n_bytes = source.count("\n"), len(source.encode())
         for mode in args.modes:
             before = last.get((shape, mode))
