@@ -419,3 +419,29 @@ def test_indentation_libcst_cannot_read_is_a_clear_error_at_its_line():
     compile(source, "t.py", "exec")
     with pytest.raises(ParseError, match=r"^t\.py:5:1: cannot migrate: its indentation mixes spaces and tabs in one line.*re-indent"):
         migrate_source(source, "stochastic", "t.py")
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+def test_a_form_feed_line_after_an_old_mac_line_end_stays_a_line(mode):
+    """Found by the property tests: ``"xm\\r"`` then a line holding only ``"\\f\\n"``. Cut to
+    ``"\\n"``, that line joined the ``"\\r"`` before it into one CRLF line end, the lines no
+    longer paired one for one, and the untouched lines were put back at the wrong places (a
+    closing bracket lost: the output did not compile)."""
+    source = (
+        "import os\r\n"
+        "import torch\r"
+        "\x0c\n"
+        "from torch.utils.data import (\r\n"
+        "    DataLoader,\r\n"
+        ")\r\n"
+        'os.environ["XLA_USE_BF16"] = "1"\r\n'
+        "model = torch.nn.Linear(4, 3)\r\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\r\n"
+        "for x, y in DataLoader([], batch_size=2):\r\n"
+        "    loss = (model(x) - y).pow(2).mean()\r\n"
+        "    loss.backward()\r\n"
+    )
+    result = migrate_source(source, mode, "mac.py")
+    compile(result.code, "mac.py", "exec")
+    assert "import torch\r\x0c\nfrom torch.utils.data import (\r\n    DataLoader,\r\n)\r\n" in result.code
+    assert migrate_source(result.code, mode, "mac.py").code == result.code

@@ -283,7 +283,16 @@ def form_feeds_out(source: str) -> str:
             inside.update(range(token.start[0], token.end[0]))
     except (tokenize.TokenError, SyntaxError):
         return source
-    return "".join(line if k in inside else _BEFORE_FORM_FEED.sub("", line) for k, line in enumerate(_LINE.findall(source)))
+    out: list[str] = []
+    for k, line in enumerate(_LINE.findall(source)):
+        if k not in inside:
+            cut = _BEFORE_FORM_FEED.sub("", line)
+            # a line of only a form feed after an old-Mac line end ("x\r" "\f\n") must not
+            # become "\n": joined to the "\r" before it, it would read as one CRLF line end
+            # and the lines would no longer pair one for one with ``source``'s
+            line = " " + cut if cut.startswith("\n") and out and out[-1].endswith("\r") else cut
+        out.append(line)
+    return "".join(out)
 
 
 def restore_untouched_lines(source: str, parsed: str, new: cst.Module) -> str:
