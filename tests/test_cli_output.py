@@ -18,7 +18,7 @@ from bf16_migrate.output import escape_data, escape_property, github_command, lo
 from bf16_migrate.rules import load_rules
 from bf16_migrate.wording import would
 
-from conftest import FIXTURES
+from conftest import FIXTURES, MODES
 
 SCRIPT = (FIXTURES / "mlp_regression" / "train.py").read_text()
 
@@ -61,7 +61,7 @@ def test_would_rewords_every_fixed_message_of_the_fixtures():
     """Each fixed message of every fixture, in every mode, says "would" once reworded, and no
     longer has the done forms."""
     done = re.compile(r"^\S+ (replaced|removed)\b|\bnow (has|have)\b")
-    for mode in ("stochastic", "gpu-compatible", "amp"):
+    for mode in MODES:
         data = json.loads(invoke(FIXTURES, "--check", "--mode", mode, "--output-format", "json").stdout)
         fixed = [d["message"] for d in data["diagnostics"] if d["fixed"]]
         assert len(fixed) > 20

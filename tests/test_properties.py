@@ -53,9 +53,10 @@ from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
 from bf16_migrate.python import ParseError, migrate_source
-from bf16_migrate.rules import is_truthy
+from bf16_migrate.rules import is_truthy, load_rules
 
-MODES = ("stochastic", "gpu-compatible", "amp")
+from conftest import LEGACY, MODES
+
 EXAMPLES = int(os.environ.get("BF16_MIGRATE_FUZZ_EXAMPLES", "60"))
 SEED = int(os.environ.get("BF16_MIGRATE_FUZZ_SEED", "20240611"))
 # Shrinking a failure costs minutes (hundreds of migrations): off by default so the file stays
@@ -74,8 +75,7 @@ if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
     set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "bf16-migrate-hypothesis"))
 
 KEEP, TOUCH, WRITE, AMP = "keep", "touch", "write", "amp"  # AMP: kept, except in amp mode (inside the autocast block)
-EFFECTIVE = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
-LEGACY = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
+EFFECTIVE = tuple(name for name, rule in load_rules().variables.items() if rule.effective)  # the switches still read by torch-xla
 
 
 # -- the script model ----------------------------------------------------------------------------------
@@ -539,7 +539,7 @@ def scripts(draw) -> Script:
     names["guarded"] = False
     if legacy:
         for _ in range(draw(st.integers(1, 2))):
-            variable = draw(st.sampled_from(["XLA_USE_BF16", "XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16"]))
+            variable = draw(st.sampled_from([*EFFECTIVE, *LEGACY]))  # the effective ones twice as often
             value = draw(st.sampled_from(["1", "1", "1", "0", "true"]))
             where = draw(st.sampled_from(positions + (["guarded"] if names["args"] else [])))
             if where == "guarded":
