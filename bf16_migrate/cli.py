@@ -148,6 +148,19 @@ def _interrupt_on_termination() -> None:
             return
 
 
+_AFTER_DASHDASH = "bf16_migrate.after_dashdash"
+
+
+class _VerifyCommand(click.Command):
+    """``verify``, remembering how many words followed ``--`` (None: no ``--``), which click
+    consumes: ``verify --against REV -- --steps 5`` gives every script ``--steps 5``, and
+    ``verify --against REV`` alone leaves each script the arguments of its launch line."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta[_AFTER_DASHDASH] = len(args) - args.index("--") - 1 if "--" in args else None
+        return super().parse_args(ctx, args)
+
+
 def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     env = {}
     for pair in pairs:
@@ -158,7 +171,7 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-@main.command("verify", context_settings={"ignore_unknown_options": False})
+@main.command("verify", cls=_VerifyCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("script", required=False, type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--mode", type=click.Choice(MODES), default=None, help="The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the work tree).")
@@ -193,13 +206,16 @@ def verify(
     its launchers put in force (the CI use: verify the migration commit). Without SCRIPT,
     every script whose migration changed since GITREV is verified: one table, one exit code.
     A launcher (run.sh, a Dockerfile...) as SCRIPT verifies each Python script it starts, with
-    its launch line's arguments and settings. Arguments after `--` are passed to the script.
+    its launch line's arguments and settings. Arguments after `--` are passed to the script
+    (without SCRIPT: to every script; without `--`, each script gets its launch line's).
     Progress goes to stderr; the report to stdout."""
     import json
 
-    if script is not None and str(script).startswith("-"):
-        # only after `--` can SCRIPT start with a dash: `verify --against REV -- --flag` passes
-        # the arguments to every script of the commit (click does not keep the `--` itself)
+    after_dashdash = click.get_current_context().meta.get(_AFTER_DASHDASH)
+    given = (script is not None) + len(script_args)
+    if script is not None and (str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)):
+        # every word came after `--` (only there can SCRIPT start with a dash): `verify --against
+        # REV -- --flag` passes the arguments to every script of the commit
         script_args, script = (str(script), *script_args), None
     if script is not None and not script.is_file():
         _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
@@ -267,7 +283,8 @@ def verify(
                 planned = plan_script(script, checkout, mode, env, list(script_args))
                 _refuse_unchanged(script, checkout, planned)
             else:
-                planned = plan_tree(checkout, mode, env, list(script_args), notes)
+                # the arguments after `--` (even none) are every script's; without `--`, each launch line's
+                planned = plan_tree(checkout, mode, env, list(script_args) if after_dashdash is not None else None, notes)
             label = checkout.label if checkout is not None else None
             if list_only:
                 click.echo(json.dumps({"against": against, "sha": checkout.sha if checkout else None,

@@ -23,6 +23,11 @@ legacy variables the launchers at REV put in force for the script (``run.sh`` ex
 script sets its own. Launches that switch nothing on are named in a note (the migrated script
 computes in bf16 there too), and so are settings made on some paths only.
 
+Which arguments: those after ``--`` when given (every script's); else, for each setting, the
+words of the launch line at REV that gives it (``python train.py --steps 30``: ``--steps 30``;
+a launch whose arguments are computed when it runs is not guessed). ``--list`` carries them
+(``args``, ``args_source``) and puts them after ``--`` in each entry's ``command``.
+
 Which mode: ``--mode`` when given; else the mode whose codemod output equals the work tree's
 text (the migration was the tool's, untouched), else read from what the migration added
 (``with_fp32_master_weights``: gpu-compatible; ``torch.autocast``: amp; stochastic otherwise).
@@ -70,7 +75,7 @@ class Job:
     repository's top), the ``legacy_env`` for the legacy run and where it came from
     (``source``: ``launcher:line`` entries, ``"--legacy-env"``, or ``"its own writes"``),
     ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``,
-    ``depends``."""
+    ``depends``, ``args_source``."""
 
     script: Path
     rel: str
@@ -83,6 +88,9 @@ class Job:
     depends: list[str] = field(default_factory=list)
     """The changed files (relative, POSIX) the verdict speaks for: the script itself when it
     changed, its changed launchers, the changed modules it imports (set by :func:`plan_tree`)."""
+    args_source: list[str] = field(default_factory=list)
+    """Where ``args`` came from: ``["--"]`` (the command line), the ``launcher:line`` of the
+    launch line they were read from, or empty (no arguments)."""
 
     def to_dict(self, against: str | None = None) -> dict[str, Any]:
         """The ``--list`` entry: what to verify, and the command that verifies it alone."""
@@ -101,6 +109,7 @@ class Job:
             "legacy_env": dict(self.legacy_env),
             "legacy_env_source": list(self.source),
             "args": list(self.args),
+            "args_source": list(self.args_source),
             "notes": list(self.notes),
             "command": command,
         }
@@ -186,12 +195,14 @@ def plan_script(
     checkout,
     mode: str | None = None,
     legacy_env: Mapping[str, str] | None = None,
-    args: Sequence[str] = (),
+    args: Sequence[str] | None = (),
     settings: list[LaunchSetting] | None = None,
 ) -> list[Job]:
     """The jobs verifying the work tree's ``script`` against ``checkout`` (see the module
-    docstring for the settings and the mode). Raises :class:`RunError` when the script does not
-    exist at the checkout's revision."""
+    docstring for the settings and the mode). ``args``: the script's arguments for every job
+    (``--``), or None for the arguments of the launch lines at REV that give each job its
+    setting (:func:`_launch_args`). Raises :class:`RunError` when the script does not exist at
+    the checkout's revision."""
     script = Path(script).resolve()
     rel = checkout.relative(script)
     legacy_file = checkout.path_for(script)
@@ -210,42 +221,89 @@ def plan_script(
         settings = launch_settings(checkout.tree)
     mine = settings_for(legacy_file, settings)
     notes: list[str] = []
-    variants: list[tuple[dict[str, str], list[str]]] = []
-    if legacy_env:
-        variants.append((dict(legacy_env), ["--legacy-env"]))
-    else:
-        by_env: dict[tuple, list[str]] = {}
-        for s in mine:
-            on = _on(s.env)
-            if s.computed:
-                notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
-            if not on:
-                continue
-            if not s.sure:
-                notes.append(f"{s.where(root)} (`{s.text}`) switches {_env_text(on)} on some paths only")
-            by_env.setdefault(tuple(sorted(on.items())), []).append(s.where(root))
-        for key, wheres in by_env.items():
-            variants.append((dict(key), wheres))
-        if by_env:
-            for s in mine:
-                if not _on(s.env) and not s.computed:
-                    notes.append(
-                        f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
-                        "migrated script computes in bf16 there too"
-                    )
-        if len(variants) > 1:
-            notes.append(f"the launchers at {checkout.rev} disagree: {rel} is verified under each of the {len(variants)} settings")
-        if not variants:
-            variants.append(({}, ["its own writes"] if any(v in legacy_text for v in LEGACY_VARIABLES) else []))
+    variants = _variants(mine, rel, root, checkout.rev, legacy_env, legacy_text, notes)
     notes.extend(_still_set(script, rel, checkout, mine))
     jobs = []
-    for env, source in variants:
+    for env, source, launches in variants:
         if mode is not None:
             chosen, how = mode, "--mode"
         else:
             chosen, how = detect_mode(legacy_text, migrated_text, rel, env)
-        jobs.append(Job(script, rel, env, source, chosen, how, [str(a) for a in args], list(notes)))
+        job_notes = list(notes)
+        if args is None:
+            job_args, args_source = _launch_args(launches, rel, root, job_notes)
+        else:
+            job_args, args_source = [str(a) for a in args], (["--"] if args else [])
+        jobs.append(Job(script, rel, env, source, chosen, how, job_args, job_notes, args_source=args_source))
     return jobs
+
+
+_Variant = tuple[dict[str, str], list[str], list[LaunchSetting]]
+"""One legacy setting to verify under: the variables, where they came from, the launches that
+give it (their arguments are the script's, see :func:`_launch_args`)."""
+
+
+def _variants(
+    mine: list[LaunchSetting],
+    rel: str,
+    root: Path,
+    rev: str,
+    legacy_env: Mapping[str, str] | None,
+    legacy_text: str,
+    notes: list[str],
+) -> list[_Variant]:
+    """The distinct legacy settings the launches ``mine`` of the script ``rel`` put in force
+    (``--legacy-env`` instead when given; the script's own writes when none switches anything
+    on), noting in ``notes`` the launches left out and why."""
+    if legacy_env:
+        return [(dict(legacy_env), ["--legacy-env"], list(mine))]
+    by_env: dict[tuple[tuple[str, str], ...], tuple[list[str], list[LaunchSetting]]] = {}
+    for s in mine:
+        on = _on(s.env)
+        if s.computed:
+            notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
+        if not on:
+            continue
+        if not s.sure:
+            notes.append(f"{s.where(root)} (`{s.text}`) switches {_env_text(on)} on some paths only")
+        wheres, launches = by_env.setdefault(tuple(sorted(on.items())), ([], []))
+        wheres.append(s.where(root))
+        launches.append(s)
+    variants: list[_Variant] = [(dict(key), wheres, launches) for key, (wheres, launches) in by_env.items()]
+    if by_env:
+        for s in mine:
+            if not _on(s.env) and not s.computed:
+                notes.append(
+                    f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
+                    "migrated script computes in bf16 there too"
+                )
+    if len(variants) > 1:
+        notes.append(f"the launchers at {rev} disagree: {rel} is verified under each of the {len(variants)} settings")
+    if not variants:
+        variants.append(({}, ["its own writes"] if any(v in legacy_text for v in LEGACY_VARIABLES) else [], list(mine)))
+    return variants
+
+
+def _launch_args(launches: Sequence[LaunchSetting], rel: str, root: Path, notes: list[str]) -> tuple[list[str], list[str]]:
+    """The arguments a job of ``rel`` runs with when ``--`` gives none: the words of the first
+    launch line among ``launches`` whose arguments are all written out (``python train.py
+    --steps 30``: ``--steps 30``), and that launch's ``launcher:line``. A launch whose
+    arguments are computed when it runs (``--data "$DATA"``) is not guessed, and launches
+    that pass other arguments are named in ``notes``. No launch: no arguments."""
+    static = [s for s in launches if all(word is not None for word in s.args)]
+    for s in launches:
+        if s not in static:
+            notes.append(f"{s.where(root)} (`{s.text}`) passes {rel} arguments computed when it runs: not used")
+    if not static:
+        if launches:
+            notes.append(f"{rel} runs without arguments (pass them after `--`)")
+        return [], []
+    chosen = static[0]
+    words = [str(word) for word in chosen.args]
+    for s in static[1:]:
+        if [str(word) for word in s.args] != words:
+            notes.append(f"{s.where(root)} (`{s.text}`) starts {rel} with other arguments: verified with those of {chosen.where(root)}")
+    return words, ([chosen.where(root)] if words else [])
 
 
 def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> list[str]:
@@ -295,11 +353,12 @@ def plan_tree(
     checkout,
     mode: str | None = None,
     legacy_env: Mapping[str, str] | None = None,
-    args: Sequence[str] = (),
+    args: Sequence[str] | None = None,
     notes: list[str] | None = None,
 ) -> list[Job]:
     """The jobs of ``verify --against REV`` without a script (see the module docstring).
-    ``notes`` receives what was left out and why."""
+    ``args``: every script's arguments (those after ``--``), or None for each script's launch
+    line at REV (:func:`plan_script`). ``notes`` receives what was left out and why."""
     from ..scan import scan
 
     notes = notes if notes is not None else []
@@ -552,6 +611,8 @@ def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[
             "mode_source": o.job.mode_source,
             "legacy_env": dict(o.job.legacy_env),
             "legacy_env_source": list(o.job.source),
+            "args": list(o.job.args),
+            "args_source": list(o.job.args_source),
             "notes": list(o.job.notes),
             "status": o.status,
             "report": report_dict(o.report) if o.report is not None else None,
