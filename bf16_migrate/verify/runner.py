@@ -37,7 +37,9 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from io import BufferedWriter
 from pathlib import Path
+from typing import Any
 
 from ..rules import variable_names
 from .graphs import dump_files_for, read_step_graph
@@ -239,14 +241,13 @@ def _collect(spec: RunSpec, returncode: int | None, wall: float, timed_out: bool
     tail = _tail(spec.log)
     for old, new in spec.aliases.items():
         tail = [line.replace(old, new) for line in tail]
-    extra = dict(returncode=returncode, wall_time_s=wall, tail=tail)
+    extra: dict[str, Any] = dict(returncode=returncode, wall_time_s=wall, tail=tail)
+    extra_error: str | None = None
     try:
         data = _read_record(spec)
     except (OSError, ValueError) as exc:
         data = None
         extra_error = f"its record could not be read ({exc})"
-    else:
-        extra_error = None
     rec = RunRecord.from_json(spec.name, data, **extra) if data else RunRecord(spec.name, **extra)
     if data and spec.graphs is not None:
         try:
@@ -402,7 +403,7 @@ def run_specs(
     jobs = max(1, int(jobs))
     seen_steps: dict[str, int] = {}
     queue = list(specs)
-    running: list[tuple[RunSpec, subprocess.Popen, float, object]] = []
+    running: list[tuple[RunSpec, subprocess.Popen[bytes], float, BufferedWriter]] = []
     results: dict[str, RunRecord] = {}
     previous_term = _raise_on_sigterm()
     try:

@@ -459,8 +459,8 @@ def run_jobs(
             outcomes[index] = Outcome(job, report=report)
         except RunError as exc:
             outcomes[index] = Outcome(job, error=exc)
-        if announce is not None:
-            out = outcomes[index]
+        out = outcomes[index]
+        if announce is not None and out is not None:
             announce(f"[{index + 1}/{len(jobs)}] {job.rel}: {out.status} in {time.monotonic() - started:.1f} s")
 
     parallel = max(1, int(parallel))
