@@ -35,7 +35,6 @@ text (the migration was the tool's, untouched), else read from what the migratio
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,8 +46,8 @@ from typing import Any
 from .compare import MODES
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
-from .report import SCHEMA, error_dict, report_dict
 from .runner import LEGACY_VARIABLES, read_source
+from .summary import TREE_SCHEMA, _env_text, exit_code, merge_documents, summary_table, tree_dict
 
 __all__ = [
     "TREE_SCHEMA",
@@ -64,10 +63,6 @@ __all__ = [
     "merge_documents",
     "list_entries",
 ]
-
-TREE_SCHEMA = "bf16-migrate/verify-tree/1"
-"""``schema`` of the ``--json`` document of a verify of several scripts (or settings)."""
-
 
 @dataclass
 class Job:
@@ -174,20 +169,6 @@ def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
     except Exception:
         return bool(env)
     return bool(result.legacy_env) or any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
-
-
-class _Settings:
-    """Launch settings of one checkout, computed once."""
-
-    def __init__(self, checkout) -> None:
-        self.checkout = checkout
-        self._all: list[LaunchSetting] | None = None
-
-    @property
-    def all(self) -> list[LaunchSetting]:
-        if self._all is None:
-            self._all = launch_settings(self.checkout.tree)
-        return self._all
 
 
 def plan_script(
@@ -485,177 +466,3 @@ def run_jobs(
             raise
         pool.shutdown(wait=True)
     return [o for o in outcomes if o is not None]
-
-
-# -- one table, one exit code -------------------------------------------------------------------
-
-def _env_text(env: Mapping[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "-"
-
-
-@dataclass
-class Row:
-    """One line of the summary: from an :class:`Outcome` or from a JSON document."""
-
-    script: str
-    setting: str
-    mode: str
-    steps: str
-    status: str
-    detail: str
-    wall: float | None
-
-
-def _row_from_outcome(outcome: Outcome) -> Row:
-    job = outcome.job
-    setting = _env_text(job.legacy_env) if job.legacy_env else "(its own writes)"
-    if job.legacy_env and job.source:
-        setting += f" ({', '.join(job.source)})"
-    if outcome.report is not None:
-        return _row_from_report(report_dict(outcome.report), job.rel, setting)
-    err = outcome.error
-    message = err.message if err is not None else "not run"
-    return Row(job.rel, setting, job.mode, "-", "ERROR", message.splitlines()[0], None)
-
-
-def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting: str | None = None) -> Row:
-    if setting is None:
-        env = data.get("legacy_env") or {}
-        setting = _env_text(env) if env else "(its own writes)"
-        if env and data.get("legacy_env_source"):
-            setting += f" ({', '.join(data['legacy_env_source'])})"
-    failed = [p["name"] for p in data.get("parts", []) if p.get("status") != "PASS"]
-    detail = ("failed: " + ", ".join(failed)) if failed else ""
-    runs = data.get("runs") or {}
-    steps = (runs.get("migrated") or {}).get("steps")
-    return Row(
-        script or str(data.get("script") or "?"),
-        setting,
-        str(data.get("mode") or "-"),
-        str(steps) if steps is not None else "-",
-        "PASS" if data.get("passed") else "FAIL",
-        detail,
-        data.get("wall_time_s"),
-    )
-
-
-def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
-    """Rows of one ``--json`` document: a tree document, a report, or an error document."""
-    schema = data.get("schema")
-    if schema == TREE_SCHEMA:
-        rows = []
-        for item in data.get("results", []):
-            if item.get("report") is not None:
-                rows.append(_row_from_report(item["report"], item.get("script") or None))
-            else:
-                env = item.get("legacy_env") or {}
-                err = item.get("error") or {}
-                rows.append(Row(str(item.get("script") or "?"), _env_text(env) if env else "(its own writes)", str(item.get("mode") or "-"), "-",
-                                "ERROR", str(err.get("message", "not run")).splitlines()[0], None))
-        return rows
-    if schema == SCHEMA:
-        if "error" in data and "parts" not in data:
-            err = data.get("error") or {}
-            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR",
-                        str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
-        return [_row_from_report(data)]
-    raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
-
-
-def exit_code(statuses: Iterable[str]) -> int:
-    """2 when a verify could not be made, else 1 when one failed, else 0 (0 for no job)."""
-    statuses = list(statuses)
-    if "ERROR" in statuses:
-        return 2
-    if "FAIL" in statuses:
-        return 1
-    return 0
-
-
-def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
-    header = ["script", "legacy setting (from)", "mode", "steps", "verdict", "wall", "detail"]
-    body = [[r.script, r.setting, r.mode, r.steps, r.status, f"{r.wall:.1f} s" if r.wall is not None else "-", r.detail] for r in rows]
-    lines = [title]
-    if body:
-        widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
-        lines.append("")
-        lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-        lines.append("-+-".join("-" * w for w in widths))
-        for b in body:
-            lines.append(" | ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip())
-    if notes:
-        lines.append("")
-        lines.extend(f"Note: {n}" for n in notes)
-    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "ERROR")}
-    verdict = {0: "PASS", 1: "FAIL", 2: "ERROR"}[exit_code(r.status for r in rows)] if rows else "NOTHING TO VERIFY"
-    lines.append("")
-    lines.append(f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)")
-    return "\n".join(lines) + "\n"
-
-
-def summary_table(outcomes: Sequence[Outcome], title: str, notes: Sequence[str] = ()) -> str:
-    """One line per job (script, legacy setting and where it came from, mode, steps, verdict,
-    wall time, the parts that did not pass or the error), the notes, and a closing
-    ``VERDICT:`` line."""
-    job_notes = [f"{o.job.rel}: {n}" for o in outcomes for n in o.job.notes if not n.startswith("selected: ")]
-    return _table([_row_from_outcome(o) for o in outcomes], title, [*notes, *dict.fromkeys(job_notes)])
-
-
-def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[str] = ()) -> dict[str, Any]:
-    """The ``--json`` document of a verify of several jobs (schema :data:`TREE_SCHEMA`)."""
-    results = []
-    for o in outcomes:
-        results.append({
-            "script": o.job.rel,
-            "mode": o.job.mode,
-            "mode_source": o.job.mode_source,
-            "legacy_env": dict(o.job.legacy_env),
-            "legacy_env_source": list(o.job.source),
-            "args": list(o.job.args),
-            "args_source": list(o.job.args_source),
-            "notes": list(o.job.notes),
-            "status": o.status,
-            "report": report_dict(o.report) if o.report is not None else None,
-            "error": error_dict(o.error) if o.error is not None else None,
-        })
-    code = exit_code(o.status for o in outcomes)
-    return {
-        "schema": TREE_SCHEMA,
-        "against": against,
-        "passed": code == 0 and bool(outcomes),
-        "exit_code": code,
-        "notes": list(notes),
-        "results": results,
-    }
-
-
-def merge_documents(paths: Sequence[Path]) -> tuple[str, dict[str, Any], int]:
-    """Merge ``--json`` documents (reports, error documents, tree documents) into one table,
-    one tree document and one exit code. Raises ``ValueError`` for a file that is not one."""
-    rows: list[Row] = []
-    results: list[dict[str, Any]] = []
-    for path in paths:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: cannot be read as JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a bf16-migrate verify --json document")
-        found = _rows_from_document(data, str(path))
-        rows.extend(found)
-        if data.get("schema") == TREE_SCHEMA:
-            results.extend(data.get("results", []))
-        else:
-            results.append({
-                "script": str(data.get("script") or path),
-                "mode": data.get("mode"),
-                "legacy_env": data.get("legacy_env") or {},
-                "legacy_env_source": data.get("legacy_env_source") or [],
-                "status": found[0].status,
-                "report": data if "parts" in data else None,
-                "error": data.get("error") if "parts" not in data else None,
-            })
-    code = exit_code(r.status for r in rows)
-    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code,
-           "notes": [f"merged from {len(paths)} file(s)"], "results": results}
-    return _table(rows, f"bf16-migrate verify --merge: {len(paths)} file(s), {len(rows)} verify(s)"), doc, code
