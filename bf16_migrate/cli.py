@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
@@ -114,20 +116,20 @@ def explain(code: str | None) -> None:
         for known, rule in sorted(catalogue.items()):
             click.echo(f"{known}  {rule.title}{'  (fixable)' if rule.fixable else ''}")
         sys.exit(EXIT_OK)
-    rule = catalogue.get(code.upper())
-    if rule is None:
+    entry = catalogue.get(code.upper())
+    if entry is None:
         click.echo(f"error: {code}: no such diagnostic code (`bf16-migrate explain` lists them)", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(f"{code.upper()} {rule.title}")
-    click.echo(f"fixable: {'yes, bf16-migrate fixes it' if rule.fixable else 'no, it needs a hand'}")
+    click.echo(f"{code.upper()} {entry.title}")
+    click.echo(f"fixable: {'yes, bf16-migrate fixes it' if entry.fixable else 'no, it needs a hand'}")
     click.echo("")
-    click.echo(rule.summary)
+    click.echo(entry.summary)
     click.echo("")
-    click.echo(f"What to do: {rule.todo}")
+    click.echo(f"What to do: {entry.todo}")
     sys.exit(EXIT_OK)
 
 
-def _usage(message: str) -> None:
+def _usage(message: str) -> NoReturn:
     click.echo(f"usage error: {message}", err=True)
     sys.exit(EXIT_ERROR)
 
@@ -148,6 +150,19 @@ def _interrupt_on_termination() -> None:
             return
 
 
+_AFTER_DASHDASH = "bf16_migrate.after_dashdash"
+
+
+class _VerifyCommand(click.Command):
+    """``verify``, remembering how many words followed ``--`` (None: no ``--``), which click
+    consumes: ``verify --against REV -- --steps 5`` gives every script ``--steps 5``, and
+    ``verify --against REV`` alone leaves each script the arguments of its launch line."""
+
+    def parse_args(self, ctx, args):
+        ctx.meta[_AFTER_DASHDASH] = len(args) - args.index("--") - 1 if "--" in args else None
+        return super().parse_args(ctx, args)
+
+
 def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     env = {}
     for pair in pairs:
@@ -158,7 +173,7 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-@main.command("verify", context_settings={"ignore_unknown_options": False})
+@main.command("verify", cls=_VerifyCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("script", required=False, type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--mode", type=click.Choice(MODES), default=None, help="The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the work tree).")
@@ -193,42 +208,19 @@ def verify(
     its launchers put in force (the CI use: verify the migration commit). Without SCRIPT,
     every script whose migration changed since GITREV is verified: one table, one exit code.
     A launcher (run.sh, a Dockerfile...) as SCRIPT verifies each Python script it starts, with
-    its launch line's arguments and settings. Arguments after `--` are passed to the script.
+    its launch line's arguments and settings. Arguments after `--` are passed to the script
+    (without SCRIPT: to every script; without `--`, each script gets its launch line's).
     Progress goes to stderr; the report to stdout."""
-    import json
-
-    if script is not None and str(script).startswith("-"):
-        # only after `--` can SCRIPT start with a dash: `verify --against REV -- --flag` passes
-        # the arguments to every script of the commit (click does not keep the `--` itself)
+    after_dashdash = click.get_current_context().meta.get(_AFTER_DASHDASH)
+    given = (script is not None) + len(script_args)
+    if script is not None and (str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)):
+        # every word came after `--` (only there can SCRIPT start with a dash): `verify --against
+        # REV -- --flag` passes the arguments to every script of the commit
         script_args, script = (str(script), *script_args), None
     if script is not None and not script.is_file():
         _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
-
-    def write_json(path: Path, data: dict) -> None:
-        try:
-            path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"error: --json {path}: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
-
-    from .verify import RunError, format_report, verify_script
-    from .verify.progress import make_progress
-    from .verify.report import SCHEMA, error_dict
-
     if merge:
-        from .verify.tree import merge_documents
-
-        files = ([script] if script is not None else []) + [Path(a) for a in script_args]
-        if not files:
-            _usage("--merge needs the --json files to merge")
-        try:
-            table, doc, code = merge_documents(files)
-        except ValueError as exc:
-            _usage(str(exc))
-        click.echo(table, nl=False)
-        if json_path is not None:
-            write_json(json_path, doc)
-        sys.exit(code)
+        _verify_merge([*([script] if script is not None else []), *map(Path, script_args)], json_path)
     env = _parse_env(legacy_env)
     if list_only and against is None:
         _usage("--list needs --against GITREV (the scripts a migration changed)")
@@ -245,13 +237,86 @@ def verify(
 
     launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
-        _verify_one(script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path, write_json)
+        assert script is not None
+        _verify_one(script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path)
         return
+    # the arguments after `--` (even none) are every script's; without `--`, each launch line's
+    request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
+    _verify_planned(request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, json_path=json_path, plot_path=plot_path)
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``--json`` (exit 2 when it cannot be written)."""
+    import json
+
+    try:
+        path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"error: --json {path}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+
+
+def _verify_merge(files: list[Path], json_path: Path | None) -> NoReturn:
+    """``verify --merge FILE.json...``: one table and one exit code from earlier ``--json``."""
+    from .verify.tree import merge_documents
+
+    if not files:
+        _usage("--merge needs the --json files to merge")
+    try:
+        table, doc, code = merge_documents(files)
+    except ValueError as exc:
+        _usage(str(exc))
+    click.echo(table, nl=False)
+    if json_path is not None:
+        _write_json(json_path, doc)
+    sys.exit(code)
+
+
+@dataclass
+class _Planned:
+    """What to plan with ``--against`` or a launcher: ``script`` (None: the whole commit),
+    ``args`` and whether they were given after ``--`` (``explicit``), whether SCRIPT is a
+    launcher, ``mode`` and ``env`` (``--mode``, ``--legacy-env``), ``against``."""
+
+    script: Path | None
+    args: list[str]
+    explicit: bool
+    launcher: bool
+    mode: str | None
+    env: dict[str, str]
+    against: str | None
+
+
+def _plan(request: _Planned, checkout: Any, steps: int, notes: list[str]) -> list[Any]:
+    """The jobs of a launcher, of one script against a revision, or of a whole commit."""
+    from .verify.tree import plan_script, plan_tree
+
+    if request.launcher:
+        from .verify.launch import plan_launcher
+
+        assert request.script is not None
+        return plan_launcher(request.script, checkout, request.mode, request.env, steps, request.args, notes)
+    if request.script is not None:
+        planned = plan_script(request.script, checkout, request.mode, request.env, request.args)
+        _refuse_unchanged(request.script, checkout, planned)
+        return planned
+    return plan_tree(checkout, request.mode, request.env, request.args if request.explicit else None, notes)
+
+
+def _verify_planned(request: _Planned, *, steps: int, timeout: float, jobs: int, list_only: bool, json_path: Path | None,
+                    plot_path: Path | None) -> None:
+    """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
+    verify the one job with its full report, or verify them all into one table."""
+    import json
     from contextlib import ExitStack
 
+    from .verify import RunError, verify_script
     from .verify.gitrev import Checkout, repo_root
-    from .verify.tree import list_entries, plan_script, plan_tree, run_jobs, summary_table, tree_dict
+    from .verify.progress import make_progress
+    from .verify.report import SCHEMA, error_dict
+    from .verify.tree import list_entries
 
+    script, against = request.script, request.against
     notes: list[str] = []
     try:
         with ExitStack() as stack:
@@ -259,83 +324,92 @@ def verify(
             if against is not None:
                 where = script.resolve().parent if script is not None else Path.cwd()
                 checkout = stack.enter_context(Checkout(repo_root(where, against), against))
-            if launcher:
-                from .verify.launch import plan_launcher
-
-                planned = plan_launcher(script, checkout, mode, env, steps, list(script_args), notes)
-            elif script is not None:
-                planned = plan_script(script, checkout, mode, env, list(script_args))
-                _refuse_unchanged(script, checkout, planned)
-            else:
-                planned = plan_tree(checkout, mode, env, list(script_args), notes)
-            label = checkout.label if checkout is not None else None
+            planned = _plan(request, checkout, steps, notes)
             if list_only:
                 click.echo(json.dumps({"against": against, "sha": checkout.sha if checkout else None,
                                        "scripts": list_entries(planned, against)}, indent=2))
                 sys.exit(EXIT_OK)
             if plot_path is not None and len(planned) != 1:
                 _usage(f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)")
-            if len(planned) == 1 and script is not None and not launcher:
+            if len(planned) == 1 and script is not None and not request.launcher:
                 job = planned[0]
                 with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
                     report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
                                            script_args=job.args, timeout=timeout, checkout=checkout,
                                            legacy_env_source=job.source, progress=progress)
-                _finish_one(report, job.notes, json_path, plot_path, write_json)
+                _finish_one(report, job.notes, json_path, plot_path)
                 return
-            title = (f"bf16-migrate verify --against {against} ({checkout.sha[:12]})" if checkout is not None else
-                     f"bf16-migrate verify {script}") + f": {len(planned)} verify(s), --jobs {jobs}"
-            if not planned:
-                click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
-                for note in notes:
-                    click.echo(f"Note: {note}")
-                if json_path is not None:
-                    write_json(json_path, tree_dict([], label, notes))
-                sys.exit(EXIT_OK)
-
-            def progress_for(job, index):
-                if jobs > 1:
-                    from .verify.progress import PrefixedProgress
-
-                    return PrefixedProgress(sys.stderr, steps, job.rel)
-                return make_progress(steps, ["legacy", "migrated", "reference"])
-
-            if jobs > 1:
-                import os
-
-                from .verify import default_jobs
-
-                per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
-                cores = os.cpu_count() or 1
-                if jobs * per > cores:
-                    click.echo(f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on "
-                               f"{cores} core(s): the runs will compete for them", err=True)
-            started = time.monotonic()
-            outcomes = run_jobs(planned, checkout, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for,
-                                announce=lambda text: click.echo(f"verify: {text}", err=True))
-            for outcome in outcomes:
-                click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
-                if outcome.report is not None:
-                    click.echo(format_report(outcome.report))
-                else:
-                    click.echo(f"error: {outcome.error}\n")
-            click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
-            doc = tree_dict(outcomes, label, notes)
-            if json_path is not None:
-                write_json(json_path, doc)
-                click.echo(f"verify: JSON written to {json_path}", err=True)
-            sys.exit(doc["exit_code"])
+            _verify_table(planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, json_path=json_path)
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         if json_path is not None:
-            write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script) if script else None, "error": error_dict(exc)})
+            _write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script) if script else None, "error": error_dict(exc)})
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
 
 
-def _refuse_unchanged(script: Path, checkout, planned) -> None:
+def _verify_table(planned: list[Any], checkout: Any, request: _Planned, notes: list[str], *, steps: int, timeout: float,
+                  jobs: int, json_path: Path | None) -> NoReturn:
+    """Verify every planned job (``jobs`` at once), print each report, then one table; exit
+    with the table's code."""
+    from .verify import format_report
+    from .verify.progress import make_progress
+    from .verify.tree import run_jobs, summary_table, tree_dict
+
+    against = request.against
+    label = checkout.label if checkout is not None else None
+    title = (f"bf16-migrate verify --against {against} ({checkout.sha[:12]})" if checkout is not None else
+             f"bf16-migrate verify {request.script}") + f": {len(planned)} verify(s), --jobs {jobs}"
+    if not planned:
+        click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
+        for note in notes:
+            click.echo(f"Note: {note}")
+        if json_path is not None:
+            _write_json(json_path, tree_dict([], label, notes))
+        sys.exit(EXIT_OK)
+
+    def progress_for(job: Any, index: int) -> Any:
+        if jobs > 1:
+            from .verify.progress import PrefixedProgress
+
+            return PrefixedProgress(sys.stderr, steps, job.rel)
+        return make_progress(steps, ["legacy", "migrated", "reference"])
+
+    if jobs > 1:
+        _warn_cores(jobs)
+    started = time.monotonic()
+    outcomes = run_jobs(planned, checkout, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for,
+                        announce=lambda text: click.echo(f"verify: {text}", err=True))
+    for outcome in outcomes:
+        click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
+        if outcome.report is not None:
+            click.echo(format_report(outcome.report))
+        else:
+            click.echo(f"error: {outcome.error}\n")
+    click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
+    doc = tree_dict(outcomes, label, notes)
+    if json_path is not None:
+        _write_json(json_path, doc)
+        click.echo(f"verify: JSON written to {json_path}", err=True)
+    sys.exit(doc["exit_code"])
+
+
+def _warn_cores(jobs: int) -> None:
+    """Say so on stderr when ``--jobs`` makes more XLA processes than there are cores."""
+    import os
+
+    from .verify import default_jobs
+
+    per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
+    cores = os.cpu_count() or 1
+    if jobs * per > cores:
+        click.echo(f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on "
+                   f"{cores} core(s): the runs will compete for them", err=True)
+
+
+def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
     """``verify SCRIPT --against REV`` when nothing that SCRIPT's legacy run depends on was
     migrated: the same text, and no launcher of REV switches bf16 on for it."""
     from .verify import RunError
@@ -351,7 +425,8 @@ def _refuse_unchanged(script: Path, checkout, planned) -> None:
         )
 
 
-def _finish_one(report, notes, json_path, plot_path, write_json) -> None:
+def _finish_one(report: Any, notes: list[str], json_path: Path | None, plot_path: Path | None) -> NoReturn:
+    """Print one report (with the plan's notes), write ``--json`` and ``--plot``, exit with its verdict."""
     from .verify import format_report
     from .verify.report import report_dict
 
@@ -361,7 +436,7 @@ def _finish_one(report, notes, json_path, plot_path, write_json) -> None:
         text = text.replace("\nVERDICT:", "\n" + "".join(f"Note: {n}\n" for n in extra) + "\nVERDICT:", 1)
     click.echo(text)
     if json_path is not None:
-        write_json(json_path, report_dict(report))
+        _write_json(json_path, report_dict(report))
         click.echo(f"verify: JSON written to {json_path}", err=True)
     if plot_path is not None:
         from .verify.plot import plot_report
@@ -375,7 +450,8 @@ def _finish_one(report, notes, json_path, plot_path, write_json) -> None:
     sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
 
 
-def _verify_one(script, script_args, mode, steps, env, timeout, json_path, plot_path, write_json) -> None:
+def _verify_one(script: Path, script_args: tuple[str, ...], mode: str, steps: int, env: dict[str, str], timeout: float,
+                json_path: Path | None, plot_path: Path | None) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
@@ -396,12 +472,12 @@ def _verify_one(script, script_args, mode, steps, env, timeout, json_path, plot_
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         if json_path is not None:
-            write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script), "error": error_dict(exc)})
+            _write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script), "error": error_dict(exc)})
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    _finish_one(report, [], json_path, plot_path, write_json)
+    _finish_one(report, [], json_path, plot_path)
 
 
 if __name__ == "__main__":  # pragma: no cover

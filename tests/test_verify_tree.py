@@ -305,13 +305,64 @@ def test_list_prints_a_ci_matrix(tmp_path):
     assert data["against"] == "HEAD~1" and len(data["sha"]) == 40
     entries = {e["script"]: e for e in data["scripts"]}
     assert sorted(entries) == ["train.py", "train_adamw.py", "train_sgd.py"]
+    # train.py is started by run.sh's `python train.py --steps 30`: the matrix job runs it with those words
     assert entries["train.py"]["command"] == ["bf16-migrate", "verify", "train.py", "--against", "HEAD~1", "--mode",
-                                              "stochastic", "--legacy-env", "XLA_DOWNCAST_BF16=1"]
+                                              "stochastic", "--legacy-env", "XLA_DOWNCAST_BF16=1", "--", "--steps", "30"]
+    assert entries["train.py"]["args"] == ["--steps", "30"] and entries["train.py"]["args_source"] == ["run.sh:4"]
     assert entries["train_sgd.py"]["legacy_env"] == {}
+    assert entries["train_sgd.py"]["args"] == [] and entries["train_sgd.py"]["args_source"] == []  # no launcher starts it
+    assert "--" not in entries["train_sgd.py"]["command"]
     proc = _cli("verify", "--list", cwd=repo, timeout=60)
     assert proc.returncode == 2 and "--list needs --against" in proc.stderr
     proc = _cli("verify", cwd=repo, timeout=60)
     assert proc.returncode == 2 and "verify needs SCRIPT" in proc.stderr
+
+
+def test_a_commit_without_double_dash_takes_each_launch_line_s_arguments(tmp_path):
+    """`verify --against REV` (no `--`): each script runs with the words of the launch line that
+    gives it its setting; `--` replaces them for every script, even with nothing after it."""
+    repo = _migrated_repo(tmp_path, three=False)
+    proc = _cli("verify", "--against", "HEAD~1", "--list", "--", cwd=repo, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["scripts"]
+    assert entry["script"] == "train.py" and entry["args"] == [] and entry["args_source"] == []
+    assert "--" not in entry["command"]
+    proc = _cli("verify", "--against", "HEAD~1", "--list", "--", "--steps", "7", cwd=repo, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["scripts"]
+    assert entry["args"] == ["--steps", "7"] and entry["args_source"] == ["--"]
+    assert entry["command"][-3:] == ["--", "--steps", "7"]
+    # SCRIPT before `--` stays the one script verified, with the arguments after it
+    proc = _cli("verify", "train.py", "--against", "HEAD~1", "--list", "--", "--steps", "4", cwd=repo, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)["scripts"]
+    assert entry["script"] == "train.py" and entry["args"] == ["--steps", "4"]
+
+
+def test_launch_arguments_per_setting_and_the_launches_not_followed(tmp_path):
+    """Two launchers with the same setting and other words: the first launch's words, the other
+    named in a note; a launch with computed words is not guessed; another setting takes its own
+    launch line's words."""
+    repo = _legacy_repo(tmp_path, three=False)
+    (repo / "long.sh").write_text("#!/bin/bash\nexport XLA_DOWNCAST_BF16=1\npython train.py --steps 90\n")
+    (repo / "computed.sh").write_text('#!/bin/bash\nexport XLA_DOWNCAST_BF16=1\npython train.py --steps "$N"\n')
+    (repo / "Dockerfile").write_text('FROM python:3.11\nENV XLA_USE_BF16=1\nCMD ["python", "train.py", "--steps", "12"]\n')
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "more launchers")
+    (repo / "train.py").write_text(TRAIN + "# migrated\n")
+    with Checkout(repo, "HEAD") as co:
+        jobs = plan_tree(co, mode="stochastic")
+        pinned = plan_tree(co, mode="stochastic", args=["--steps", "3"])
+    by_env = {tuple(j.legacy_env): j for j in jobs}
+    assert sorted(by_env) == [("XLA_DOWNCAST_BF16",), ("XLA_USE_BF16",)]
+    down, use = by_env[("XLA_DOWNCAST_BF16",)], by_env[("XLA_USE_BF16",)]
+    assert use.args == ["--steps", "12"] and use.args_source == ["Dockerfile:3"]
+    # the first launch in the tree's order (computed.sh, long.sh, run.sh) with words written out
+    assert down.args == ["--steps", "90"] and down.args_source == ["long.sh:3"]
+    assert "run.sh:4 (`python train.py --steps 30`) starts train.py with other arguments: verified with those of long.sh:3" in down.notes
+    assert any(n.startswith("computed.sh:3 ") and "computed when it runs: not used" in n for n in down.notes), down.notes
+    assert not any("arguments computed" in n or "other arguments" in n for n in use.notes), use.notes
+    assert all(j.args == ["--steps", "3"] and j.args_source == ["--"] for j in pinned) and len(pinned) == 2
 
 
 def test_launcher_plan_uses_the_launch_line(tmp_path):
@@ -421,6 +472,7 @@ def test_verify_a_migration_commit_of_three_scripts(tmp_path):
     assert all(r["status"] == "PASS" for r in results.values()), proc.stdout
     train = results["train.py"]["report"]
     assert train["legacy_env"] == {"XLA_DOWNCAST_BF16": "1"} and train["legacy_env_source"] == ["run.sh:4"]
+    assert train["script_args"] == ["--steps", "30"] and results["train.py"]["args_source"] == ["run.sh:4"]  # run.sh's launch line
     legacy = train["runs"]["legacy"]
     assert legacy["legacy_env"] == {"XLA_DOWNCAST_BF16": "1"}
     assert legacy["state_dtypes"]["m"] == {"float64/f32": 4}  # HEAD~1's module, .double() under the switch

@@ -171,6 +171,10 @@ def verify_script(
     zero steps), or
     when no comparison run is usable (the legacy run and the FP32 reference both failed for
     stochastic / gpu-compatible; the reference for amp); ``ValueError`` for an unknown mode.
+
+    Long for its parameters' documentation; the body is phases: the legacy side
+    (:func:`_legacy_side`), the texts to run (:func:`_texts`), the runs (:func:`_run`), the
+    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`).
     """
     if mode not in TOLERANCES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -185,26 +189,96 @@ def verify_script(
         source = read_source(script)
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise RunError(f"{script}: cannot be read: {exc}") from exc
-    legacy_file: Path | None = None
-    legacy_base = base_env
-    if checkout is not None:
-        legacy_file = checkout.path_for(script)
-        rel = checkout.relative(script)
-        if not legacy_file.is_file():
-            raise RunError(
-                f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
-                hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
-            )
-        if legacy_source is None:
-            try:
-                legacy_source = read_source(legacy_file)
-            except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-                raise RunError(f"--against {checkout.rev}: {rel} cannot be read: {exc}") from exc
-        if legacy_label is None:
-            legacy_label = checkout.label
-        if base_env.get("PYTHONPATH"):
-            legacy_base = {**base_env, "PYTHONPATH": checkout.map_pythonpath(base_env["PYTHONPATH"])}
+    legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
+    texts = _texts(script, mode, source, legacy.source, legacy_env, base_env, migrated_source, reference_source,
+                   need_reference=run_reference or mode == "amp")
+    args = [str(a) for a in script_args]
+    common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
+    runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
+    _raise_unusable(mode, runs)
+    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
+    return VerifyReport(
+        script=script,
+        mode=mode,
+        steps=steps,
+        runs=runs,
+        verdict=verdict,
+        script_args=args,
+        diagnostics=texts.diagnostics,
+        device=device,
+        wall_time_s=time.monotonic() - started,
+        migrated_source=texts.migrated,
+        legacy_label=legacy.label,
+        graphs=graphs,
+        legacy_env=dict(legacy_env),
+        legacy_env_source=list(legacy_env_source),
+    )
 
+
+@dataclass
+class _Legacy:
+    """The legacy side of a verify: ``file``, the checkout's copy of the script run in place
+    (None: the script itself, or a staged copy of ``source``); ``source``, its text when it is
+    not the script's (None: the script is the legacy file); ``label``, where it came from;
+    ``base_env``, the environment its runs start from (``PYTHONPATH`` mapped into the
+    checkout); ``checkout``."""
+
+    file: Path | None
+    source: str | None
+    label: str | None
+    base_env: dict[str, str]
+    checkout: Any = None
+
+
+def _legacy_side(script: Path, checkout: Any, legacy_source: str | None, legacy_label: str | None, base_env: dict[str, str]) -> _Legacy:
+    """Where the legacy run comes from: with a checkout (``--against REV``), its copy of
+    ``script``, its text and label. Raises :class:`RunError` when the checkout has no such file
+    or it cannot be read."""
+    if checkout is None:
+        return _Legacy(None, legacy_source, legacy_label, base_env)
+    legacy_file = checkout.path_for(script)
+    rel = checkout.relative(script)
+    if not legacy_file.is_file():
+        raise RunError(
+            f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
+            hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
+        )
+    if legacy_source is None:
+        try:
+            legacy_source = read_source(legacy_file)
+        except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+            raise RunError(f"--against {checkout.rev}: {rel} cannot be read: {exc}") from exc
+    legacy_base = base_env
+    if base_env.get("PYTHONPATH"):
+        legacy_base = {**base_env, "PYTHONPATH": checkout.map_pythonpath(base_env["PYTHONPATH"])}
+    return _Legacy(legacy_file, legacy_source, legacy_label if legacy_label is not None else checkout.label, legacy_base, checkout)
+
+
+@dataclass
+class _Texts:
+    """The texts the migrated and FP32 reference runs run (``reference`` None: no reference
+    run), and the migration's findings."""
+
+    migrated: str
+    reference: str | None
+    diagnostics: list[Any]
+
+
+def _texts(
+    script: Path,
+    mode: str,
+    source: str,
+    legacy_source: str | None,
+    legacy_env: Mapping[str, str],
+    base_env: Mapping[str, str],
+    migrated_source: str | None,
+    reference_source: str | None,
+    *,
+    need_reference: bool,
+) -> _Texts:
+    """The migrated text (the codemod's, or the work tree's when ``legacy_source`` is given)
+    and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
+    :class:`RunError` when nothing names a legacy variable or the codemod cannot migrate."""
     diagnostics: list[Any] = []
     legacy_text = source if legacy_source is None else legacy_source
     inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
@@ -219,46 +293,66 @@ def verify_script(
             migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
         else:
             migrated_source = source
-    need_reference = run_reference or mode == "amp"
     if need_reference and reference_source is None:
         reference_source, _ = _migrate(legacy_text, "reference", script)
+    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics)
 
-    args = [str(a) for a in script_args]
+
+def _run(
+    script: Path,
+    mode: str,
+    legacy: _Legacy,
+    texts: _Texts,
+    legacy_env: Mapping[str, str],
+    common: dict[str, Any],
+    *,
+    python: str,
+    jobs: int | None,
+    progress: Progress | None,
+) -> tuple[dict[str, RunRecord], str]:
+    """Make the runs (:mod:`.runner`) in a temporary workspace: the migrated copy, the legacy
+    file (the checkout's in place, or the script, or a staged copy of the legacy text) and the
+    FP32 reference; returns the records by run name and the ``PJRT_DEVICE`` they used."""
     with Workspace() as ws:
-        common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(migrated_source, script, ws.root / MIGRATED),
+            stage_script(texts.migrated, script, ws.root / MIGRATED),
             script,
             drop=LEGACY_VARIABLES,
             **common,
         )
-        legacy_common = {**common, "base_env": legacy_base}
-        if legacy_file is not None:  # the checkout's file, run in place among the legacy modules
-            legacy_spec = ws.spec(LEGACY, legacy_file, legacy_file, add=dict(legacy_env), **legacy_common)
+        legacy_common = {**common, "base_env": legacy.base_env}
+        checkout = legacy.checkout
+        if legacy.file is not None:  # the checkout's file, run in place among the legacy modules
+            legacy_spec = ws.spec(LEGACY, legacy.file, legacy.file, add=dict(legacy_env), **legacy_common)
             legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
-            legacy_origin = legacy_file
+            legacy_origin = legacy.file
         else:
-            legacy_run = script if legacy_source is None else stage_script(legacy_source, script, ws.root / LEGACY)
+            legacy_run = script if legacy.source is None else stage_script(legacy.source, script, ws.root / LEGACY)
             legacy_spec = ws.spec(LEGACY, legacy_run, script, add=dict(legacy_env), **common)
             legacy_origin = script
         specs = [migrated_spec, legacy_spec]
-        if need_reference:
-            assert reference_source is not None
+        if texts.reference is not None:
             reference_spec = ws.spec(
                 REFERENCE,
-                stage_script(reference_source, legacy_origin, ws.root / REFERENCE),
+                stage_script(texts.reference, legacy_origin, ws.root / REFERENCE),
                 legacy_origin,
                 drop=LEGACY_VARIABLES,
                 **legacy_common,
             )
-            if legacy_file is not None:
+            if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
             specs.insert(1 if mode == "amp" else 2, reference_spec)
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
+    return runs, device
 
+
+def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
+    """Raise :class:`RunError` (carrying the runs) when the migrated run failed, or when no
+    comparison run is usable (the FP32 reference for amp; the legacy run and its fallback, the
+    reference, for the other modes)."""
     migrated = runs[MIGRATED]
     legacy = runs.get(LEGACY)
     reference = runs.get(REFERENCE)
@@ -285,21 +379,3 @@ def verify_script(
     if failure is not None:
         failure.runs = dict(runs)
         raise failure
-
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
-    return VerifyReport(
-        script=script,
-        mode=mode,
-        steps=steps,
-        runs=runs,
-        verdict=verdict,
-        script_args=args,
-        diagnostics=diagnostics,
-        device=device,
-        wall_time_s=time.monotonic() - started,
-        migrated_source=migrated_source,
-        legacy_label=legacy_label,
-        graphs=graphs,
-        legacy_env=dict(legacy_env),
-        legacy_env_source=list(legacy_env_source),
-    )

@@ -192,11 +192,12 @@ def revert_failed(
     writes = []
     for rel in sorted(files):
         path = by_rel.get(rel)
-        if path is None or snapshot[path] is None:
+        before = snapshot.get(path) if path is not None else None
+        if path is None or before is None:
             continue
         phase = 1 if kind_of(path) == "python" else 0  # launchers first: the reverse of the migration's order
         try:
-            writes.append(plan_bytes(path, snapshot[path], roots, phase))
+            writes.append(plan_bytes(path, before, roots, phase))
         except WriteRefused as exc:
             out.failed[path] = str(exc)
     if out.failed:

@@ -149,17 +149,21 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypeGuard
 
+from .evidence import COMPILE_ALLOWANCE, SDPA_HINT, graph_part, precision_part
+from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
 from .records import LEGACY, MIGRATED, REFERENCE, RunRecord
 
 __all__ = [
+    "COMPILE_ALLOWANCE",
+    "DEVICE_NOTE",
     "FALLBACK",
     "MODES",
     "PASS",
     "FAIL",
     "INCONCLUSIVE",
     "Part",
+    "SDPA_HINT",
     "Tolerance",
     "TOLERANCES",
     "Verdict",
@@ -169,7 +173,6 @@ __all__ = [
 ]
 
 MODES = ("stochastic", "gpu-compatible", "amp")
-PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 EPS_FRACTION = 0.01
 """``eps`` of the relative difference, as a fraction of the comparison run's largest |loss|."""
 
@@ -264,22 +267,6 @@ FALLBACK = Tolerance(
 
 
 @dataclass
-class Part:
-    """One part of the verdict: ``name`` (runs, trains, precision, matches), ``status`` (PASS,
-    FAIL or INCONCLUSIVE), ``detail`` (one line with the figures) and ``figures`` (numbers,
-    JSON-ready)."""
-
-    name: str
-    status: str
-    detail: str
-    figures: dict = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return self.status == PASS
-
-
-@dataclass
 class Verdict:
     """The parts, the comparison run's name (``"legacy"``, ``"reference"`` or None), the
     per-step relative differences of the migrated losses against it (floats, ``inf`` where
@@ -339,22 +326,6 @@ def trend(losses: Sequence[float]) -> tuple[float, float] | None:
     return statistics.fmean(losses[:k]), statistics.fmean(losses[-k:])
 
 
-def _usable(rec: RunRecord | None) -> TypeGuard[RunRecord]:
-    return rec is not None and rec.ok and rec.finite
-
-
-def _has_bf16(dtypes: Mapping[str, int] | None) -> bool:
-    return dtypes is not None and any(k in ("bfloat16", "bf16") for k in dtypes)  # an empty one has none
-
-
-def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    return {k: v for k, v in (env or {}).items() if v.strip().lower() not in ("", "0", "false", "no", "off")}
-
-
-def _dtypes_text(d: Mapping[str, int] | None) -> str:
-    return ", ".join(f"{k} x{v}" for k, v in sorted(d.items())) if d else "unknown"
-
-
 def judge(
     mode: str,
     runs: Mapping[str, RunRecord],
@@ -370,7 +341,12 @@ def judge(
     ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` on, the migrated script sets it), so bit-identical
     steps cannot be expected and the onset check is skipped (drift only; not measured here,
     there is no Neuron device: see :data:`DEVICE_NOTE`). Raises ValueError for an unknown
-    mode. Never raises for bad runs: they make parts FAIL."""
+    mode. Never raises for bad runs: they make parts FAIL.
+
+    Phases: the comparison run (:func:`_comparison_run`), then the parts in order, runs
+    (:func:`_runs_part`; the others only when it passes), trains (:func:`_trains_part`),
+    precision (:func:`.evidence.precision_part`), matches (:func:`_matches_part`), graph
+    (:func:`.evidence.graph_part`)."""
     if mode not in TOLERANCES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     migrated = runs.get(MIGRATED)
@@ -382,14 +358,37 @@ def judge(
         verdict.notes.append(DEVICE_NOTE.format(device=device))
     if device.upper() == "NEURON" and mode == "stochastic":
         tol = replace(tol, onset_kind="none")
+    base, tol = _comparison_run(tol, legacy, reference, verdict)
+    verdict.baseline = base.name if base is not None else None
+    verdict.tolerance = tol
 
-    # -- which run to compare with ---------------------------------------------------------
-    base: RunRecord | None = None
+    verdict.parts.append(_runs_part(mode, runs, migrated, legacy, reference, base, requested_steps))
+    if not verdict.parts[0].passed:
+        return verdict
+    assert migrated is not None and base is not None
+    verdict.rel = rel_diffs(migrated.losses, base.losses)
+    verdict.parts.append(_trains_part(migrated, base))
+    verdict.parts.append(precision_part(mode, migrated, legacy, reference, base, verdict.notes))
+    verdict.parts.append(_matches_part(verdict, tol, legacy, reference, base))
+    if graphs:
+        graph = graph_part(mode, migrated, base, legacy)
+        verdict.parts.append(graph)
+        if graph.figures.get("layout_round_trips"):
+            verdict.notes.append(SDPA_HINT)
+    return verdict
+
+
+def _comparison_run(
+    tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, verdict: Verdict
+) -> tuple[RunRecord | None, Tolerance]:
+    """The run the migrated one is compared with, and the tolerance for it: the tolerance's
+    baseline when usable; for a legacy baseline that is not, the FP32 reference with
+    :data:`FALLBACK` (``verdict.fallback`` set, a note says why); None when neither is usable."""
     if tol.baseline == LEGACY:
-        if _usable(legacy):
-            base = legacy
-        elif _usable(reference):
-            base, tol, verdict.fallback = reference, FALLBACK, True
+        if usable(legacy):
+            return legacy, tol
+        if usable(reference):
+            verdict.fallback = True
             why = legacy.error if legacy is not None and legacy.error else (
                 "NaN/Inf in its losses" if legacy is not None and legacy.ok else "it did not run"
             )
@@ -397,115 +396,70 @@ def judge(
                 f"The legacy run is unusable ({why}); the migrated run is compared with the FP32 reference "
                 "instead, a weaker check."
             )
-    elif _usable(reference):
-        base = reference
-    verdict.baseline = base.name if base is not None else None
-    verdict.tolerance = tol
+            return reference, FALLBACK
+        return None, tol
+    return (reference, tol) if usable(reference) else (None, tol)
 
-    # -- runs ------------------------------------------------------------------------------
+
+def _runs_part(
+    mode: str,
+    runs: Mapping[str, RunRecord],
+    migrated: RunRecord | None,
+    legacy: RunRecord | None,
+    reference: RunRecord | None,
+    base: RunRecord | None,
+    requested_steps: int | None,
+) -> Part:
+    """The runs part: the migrated run finished with finite losses and as many steps as the
+    comparison run ``base``, which exists."""
     runs_figs: dict = {name: (r.steps if r is not None else None) for name, r in runs.items()}
     if migrated is None or not migrated.ok:
         failure = migrated.error if migrated is not None else "it did not run"
-        verdict.parts.append(Part("runs", FAIL, f"the migrated run failed: {failure}", runs_figs))
-    elif base is None:
+        return Part("runs", FAIL, f"the migrated run failed: {failure}", runs_figs)
+    if base is None:
         what = "legacy run or FP32 reference" if TOLERANCES[mode].baseline == LEGACY else "FP32 reference run"
         failed = [f"{r.name}: {r.error or 'NaN/Inf in its losses'}" for r in (legacy, reference) if r is not None]
-        verdict.parts.append(
-            Part("runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs)
-        )
-    elif not migrated.finite:
+        return Part("runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs)
+    if not migrated.finite:
         bad = [i + 1 for i, x in enumerate(migrated.losses) if not math.isfinite(x)]
-        verdict.parts.append(
-            Part("runs", FAIL, f"NaN/Inf in the migrated losses at step(s) {_steps_text(bad)}", {**runs_figs, "nonfinite_steps": bad})
-        )
-    elif migrated.steps != base.steps:
-        verdict.parts.append(
-            Part("runs", FAIL, f"the migrated run recorded {migrated.steps} steps, the {base.name} run {base.steps}", runs_figs)
-        )
-    else:
-        shown = ", ".join(f"{r.name} {r.steps} steps" for r in (legacy, migrated, reference) if r is not None and r.ok)
-        detail = f"{shown}; migrated losses all finite"
-        if requested_steps and migrated.steps < requested_steps:
-            detail += f" (the script ended after {migrated.steps} of the {requested_steps} steps asked for)"
-        verdict.parts.append(Part("runs", PASS, detail, runs_figs))
-    if not verdict.parts[0].passed:
-        return verdict
+        return Part("runs", FAIL, f"NaN/Inf in the migrated losses at step(s) {steps_text(bad)}", {**runs_figs, "nonfinite_steps": bad})
+    if migrated.steps != base.steps:
+        return Part("runs", FAIL, f"the migrated run recorded {migrated.steps} steps, the {base.name} run {base.steps}", runs_figs)
+    shown = ", ".join(f"{r.name} {r.steps} steps" for r in (legacy, migrated, reference) if r is not None and r.ok)
+    detail = f"{shown}; migrated losses all finite"
+    if requested_steps and migrated.steps < requested_steps:
+        detail += f" (the script ended after {migrated.steps} of the {requested_steps} steps asked for)"
+    return Part("runs", PASS, detail, runs_figs)
 
-    assert migrated is not None and base is not None
+
+def _trains_part(migrated: RunRecord, base: RunRecord) -> Part:
+    """The trains part: the mean of the last third of the migrated losses is below the mean of
+    the first third (:func:`trend`)."""
     n = migrated.steps
-    verdict.rel = rel_diffs(migrated.losses, base.losses)
-
-    # -- trains ----------------------------------------------------------------------------
     t = trend(migrated.losses)
     if t is None:
-        verdict.parts.append(Part("trains", FAIL, f"only {n} step(s): need 3 to judge a trend (raise --steps)", {"steps": n}))
-    else:
-        first, last = t
-        change = (last - first) / abs(first) if first else 0.0
-        k = n // 3
-        figs: dict[str, object] = {"first_third_mean": first, "last_third_mean": last, "change": change, "k": k}
-        detail = f"mean loss of steps 1-{k} {first:.4g} -> steps {n - k + 1}-{n} {last:.4g} ({change:+.1%})"
-        if last < first:
-            verdict.parts.append(Part("trains", PASS, detail, figs))
-        else:
-            bt = trend(base.losses)
-            if bt is not None and not bt[1] < bt[0]:
-                detail += f"; the {base.name} run does not fall either: run more steps"
-            verdict.parts.append(Part("trains", FAIL, detail + "; the loss does not fall", figs))
+        return Part("trains", FAIL, f"only {n} step(s): need 3 to judge a trend (raise --steps)", {"steps": n})
+    first, last = t
+    change = (last - first) / abs(first) if first else 0.0
+    k = n // 3
+    figs: dict[str, object] = {"first_third_mean": first, "last_third_mean": last, "change": change, "k": k}
+    detail = f"mean loss of steps 1-{k} {first:.4g} -> steps {n - k + 1}-{n} {last:.4g} ({change:+.1%})"
+    if last < first:
+        return Part("trains", PASS, detail, figs)
+    bt = trend(base.losses)
+    if bt is not None and not bt[1] < bt[0]:
+        detail += f"; the {base.name} run does not fall either: run more steps"
+    return Part("trains", FAIL, detail + "; the loss does not fall", figs)
 
-    # -- precision -------------------------------------------------------------------------
-    problems: list[str] = []
-    facts: list[str] = []
-    still = _truthy_env(migrated.legacy_env)
-    if still:
-        problems.append(
-            "the migrated run still sees " + ", ".join(f"{k}={v}" for k, v in still.items())
-            + " (set by another file or the environment?)"
-        )
-    if mode in ("stochastic", "gpu-compatible"):
-        if migrated.param_dtypes is not None and not _has_bf16(migrated.param_dtypes):
-            problems.append(f"the migrated optimizer holds no bfloat16 parameters ({_dtypes_text(migrated.param_dtypes)})")
-        else:
-            facts.append(f"migrated parameters {_dtypes_text(migrated.param_dtypes)}")
-    else:
-        facts.append(f"migrated parameters {_dtypes_text(migrated.param_dtypes)}")
-    if _usable(reference) and reference is not migrated:
-        common = min(migrated.steps, reference.steps)
-        if common and migrated.losses[:common] == reference.losses[:common]:
-            problems.append(
-                f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"
-            )
-    if legacy is not None and legacy.ok and legacy.device_param_dtypes is not None:
-        if _has_bf16(legacy.device_param_dtypes):
-            facts.append(f"legacy device parameters {_dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
-        else:
-            msg = (
-                f"the legacy run had no bf16 on the device ({_dtypes_text(legacy.device_param_dtypes)}): the switch "
-                "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
-            )
-            if base is legacy:
-                problems.append(msg)
-            else:
-                verdict.notes.append(msg[0].upper() + msg[1:] + ".")
-    graph_problems, graph_facts, graph_figs = _precision_from_graphs(mode, migrated, legacy)
-    problems.extend(graph_problems)
-    facts.extend(graph_facts)
-    state_problem, state_fact = _state_precision(mode, migrated)
-    if state_problem:
-        problems.append(state_problem)
-    elif state_fact:
-        facts.append(state_fact)
-    if graph_problems and any("f32 where" in p for p in graph_problems):
-        verdict.notes.append(SDPA_HINT)
-    verdict.parts.append(
-        Part("precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs})
-    )
 
-    # -- matches ---------------------------------------------------------------------------
+def _matches_part(verdict: Verdict, tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, base: RunRecord) -> Part:
+    """The matches part from ``verdict.rel`` (the migrated losses against ``base``): the onset
+    and drift checks of ``tol``, and the control (the FP32 reference and the legacy run
+    compared the same way): INCONCLUSIVE when the control passes the onset check too."""
     rel = verdict.rel
     onset_ok, onset_text = tol.onset(rel)
     gap = None
-    if _usable(legacy) and _usable(reference):
+    if usable(legacy) and usable(reference):
         gap_rel = rel_diffs(legacy.losses, reference.losses) if base is reference else rel_diffs(reference.losses, legacy.losses)
         if gap_rel:
             gap = statistics.median(gap_rel)
@@ -513,7 +467,7 @@ def judge(
     med = statistics.median(rel) if rel else math.inf
     worst = max(rel) if rel else math.inf
     drift_ok = med <= limit
-    figs = {
+    figs: dict[str, object] = {
         "onset_passed": onset_ok,
         "median_rel": med,
         "max_rel": worst,
@@ -529,7 +483,7 @@ def judge(
     status = PASS if onset_ok and drift_ok else FAIL
     # Can the onset check tell the precisions apart at all, for this script?
     control = None
-    if not verdict.fallback and tol.onset_kind != "none" and _usable(legacy) and _usable(reference):
+    if not verdict.fallback and tol.onset_kind != "none" and usable(legacy) and usable(reference):
         if base is legacy:
             control_ok, control_text = tol.onset(rel_diffs(reference.losses, legacy.losses))
             control = f"FP32 reference vs legacy: {control_text}"
@@ -548,15 +502,7 @@ def judge(
             detail += " -- the runs drift apart"
     if verdict.fallback:
         detail += " [fallback: weak check]"
-    verdict.parts.append(Part("matches", status, detail, figs))
-
-    # -- graph -----------------------------------------------------------------------------
-    if graphs:
-        graph_part = _graph_part(mode, migrated, base, legacy)
-        verdict.parts.append(graph_part)
-        if graph_part.figures.get("layout_round_trips"):
-            verdict.notes.append(SDPA_HINT)
-    return verdict
+    return Part("matches", status, detail, figs)
 
 
 DEVICE_NOTE = (
@@ -565,176 +511,3 @@ DEVICE_NOTE = (
     "(--plot) before it is called a bad migration."
 )
 """Added to the notes on any device but the CPU."""
-
-SDPA_HINT = (
-    "f32 in the migrated step graph where the legacy run had bf16 is, in the measured cases, PyTorch's math "
-    "scaled_dot_product_attention (nn.MultiheadAttention, nn.TransformerEncoderLayer): since PyTorch 2.5 it upcasts "
-    "bf16 query/key/value to f32 (under the legacy switch the tensors said float32, so it did not), which makes the "
-    "attention matmuls f32, or, under autocast, bf16->f32->bf16 round trips. "
-    "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True) near the top of the script keeps it in bf16 "
-    "(measured on fixtures/tiny_transformer: 21 of 21 matmuls bf16, no round trip, losses still matching). "
-    "Otherwise look for tensors created in f32 inside the model, or .float() on activations."
-)
-"""Shown when the graph shows f32 matmuls a bf16 mode should not have, or layout round trips."""
-
-COMPILE_ALLOWANCE = {"stochastic": 1, "gpu-compatible": 1, "amp": 0}
-"""Compilations the migrated run may have beyond its comparison run. The bf16 modes add
-``model.to(torch.bfloat16)``: when the model is already on the device, that cast is a pending
-graph of its own, first synced together with whatever else is pending (measured on
-fixtures/tiny_transformer, 12 steps: legacy 3 compilations, migrated 4, because the cast joins
-the first ``MpDeviceLoader`` sync, whose graph the legacy run meets again, cached, at the
-``running_loss.zero_()`` of step 10). amp adds no graph (measured: equal counts on the four
-fixtures)."""
-
-
-def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -> dict[str, int]:
-    """Optimizer state device element types (``bf16``/``f32``) -> count, device tensors only."""
-    out: dict[str, int] = {}
-    for per in (state_dtypes or {}).values():
-        for key, n in per.items():
-            if "/" in key:
-                dev = key.split("/", 1)[1]
-                out[dev] = out.get(dev, 0) + n
-    return out
-
-
-def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | None]:
-    """(problem, fact) about the optimizer state on the device. gpu-compatible promises FP32
-    master weights, so its state (exp_avg, momentum_buffer...) is created from them in f32
-    (measured: float32/f32 on the four fixtures; stochastic: bfloat16/bf16)."""
-    counts = _device_dtype_counts(migrated.state_dtypes)
-    if not counts:
-        return None, None
-    text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
-    if mode == "gpu-compatible" and "bf16" in counts:
-        return (
-            f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
-            "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
-        ), None
-    return None, f"optimizer state {text}"
-
-
-def _precision_from_graphs(
-    mode: str, migrated: RunRecord, legacy: RunRecord | None
-) -> tuple[list[str], list[str], dict]:
-    """Problems, facts and figures about the matmuls of the migrated training-step graph.
-
-    Rules: every mode needs bf16 matmuls (an FP32 run has none: 0 of 8/9/21/8 on the four
-    fixtures' reference runs); amp needs all of them in bf16 (autocast lowers matmul, linear,
-    bmm, einsum and conv, forward and backward: 8/8, 9/9, 21/21, 8/8 measured);
-    stochastic / gpu-compatible may not run more matmuls in f32 than the legacy run did (the
-    switch made everything bf16, so the legacy count is 0 unless XLA_DOWNCAST_BF16 kept f64
-    code in f32)."""
-    g = migrated.graph
-    if g is None or not g.matmuls:
-        return [], [], {}
-    figs: dict[str, int | None] = {"matmuls": g.matmuls, "matmuls_bf16": g.matmuls_bf16, "matmuls_f32": g.matmuls_f32}
-    problems: list[str] = []
-    fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
-    if g.matmuls_bf16 == 0:
-        problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
-    elif mode == "amp":
-        if g.matmuls_bf16 < g.matmuls:
-            problems.append(
-                f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
-                "(a forward pass outside the autocast block?)"
-            )
-    else:
-        lg = legacy.graph if legacy is not None and legacy.ok else None
-        allowed = lg.matmuls_f32 if lg is not None else 0
-        figs["legacy_matmuls_f32"] = lg.matmuls_f32 if lg is not None else None
-        if g.matmuls_f32 > allowed:
-            where = f"the legacy run had {allowed}" if lg is not None else "the switch made every matmul bf16"
-            problems.append(f"{g.matmuls_f32} of {g.matmuls} matmuls of the step graph run in f32 where {where}")
-    return problems, [fact], figs
-
-
-def _graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecord | None) -> Part:
-    """The graph part: no f32 round trip that computes nothing, no more compilations than the
-    comparison run (+ :data:`COMPILE_ALLOWANCE`). Figures from
-    :class:`~bf16_migrate.verify.graphs.GraphStats`; rules and measurements in the module
-    docstring ("graph")."""
-    g = migrated.graph
-    figs: dict = {}
-    if g is None:
-        return Part(
-            "graph",
-            INCONCLUSIVE,
-            "no graph of the migrated run was executed before the stop: does the script run on the XLA device and "
-            "sync each step (torch_xla.sync(), xm.mark_step(), MpDeviceLoader)?",
-            figs,
-        )
-    problems: list[str] = []
-    facts: list[str] = []
-    layout = g.round_trips.get("bf16->f32->bf16 (layout)", 0)
-    figs.update(
-        layout_round_trips=layout,
-        round_trips=dict(g.round_trips),
-        converts=dict(g.converts),
-        step=g.step,
-        graph_hash=g.graph_hash,
-        instructions=g.instructions,
-    )
-    if layout:
-        key = "bf16->f32->bf16 (layout)"
-        example = (g.round_trip_examples.get(key) or [""])[0]
-        problems.append(
-            f"{layout} bf16->f32->bf16 round trip(s) that compute nothing in the step graph (the mode needs none, "
-            f"e.g. {example})"
-        )
-    up = g.converts.get("bf16->f32", 0)
-    down = g.converts.get("f32->bf16", 0)
-    elementwise = g.round_trip_count("elementwise")
-    conv_text = f"f32<->bf16 tensor converts {up} up / {down} down"
-    if mode == "amp":
-        params = sum((migrated.param_dtypes or {}).values())
-        conv_text += f" ({params} parameters: one f32 convert per parameter gradient is expected under autocast)"
-    elif mode == "gpu-compatible":
-        params = sum((migrated.param_dtypes or {}).values())
-        conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
-    if elementwise:
-        conv_text += (
-            f", {elementwise} bf16->f32->bf16 round trip(s) doing f32 arithmetic with Python scalars (torch-xla's "
-            "opmath, expected)"
-        )
-    facts.append(conv_text)
-    # compilations
-    comp, allowance = migrated.compile_count, COMPILE_ALLOWANCE[mode]
-    against = legacy if _usable(legacy) else base
-    if comp is not None and against is not None and against.compile_count is not None:
-        figs.update(compiles=comp, compiles_baseline=against.compile_count, compile_allowance=allowance,
-                    compiles_at_step=list(migrated.compiles_at_step))
-        limit = against.compile_count + allowance
-        text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
-        text += f", +{allowance} allowed for the model cast)" if allowance else ")"
-        later = _late_compiles(migrated.compiles_at_step)
-        if later:
-            text += f", new graphs compiled after step(s) {_steps_text(later)}"
-        if comp > limit:
-            problems.append(text.replace(" XLA compilations", " XLA compilations, more than allowed"))
-        else:
-            facts.append(text)
-    elif comp is not None:
-        facts.append(f"{comp} XLA compilations")
-    facts.insert(0, f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16, no round trip computing nothing"
-                 if not layout else f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16")
-    return Part("graph", FAIL if problems else PASS, "; ".join(problems + facts if problems else facts), figs)
-
-
-def _late_compiles(marks: Sequence[int | None]) -> list[int]:
-    """Steps ``k >= 3`` after whose end (and before the end of step ``k + 1``) the compile count
-    grew: graphs first compiled in the steady state, a recompilation every step being the
-    classic XLA slowdown. ``marks[k - 1]`` is the count at the end of step ``k``, before the
-    script's own sync of step ``k``; step 1 (initialisation) and step 2 (the first step with
-    optimizer state) are expected to compile."""
-    out = []
-    for i in range(3, len(marks)):
-        a, b = marks[i - 1], marks[i]
-        if a is not None and b is not None and b > a:
-            out.append(i)
-    return out
-
-
-def _steps_text(steps: Sequence[int], limit: int = 8) -> str:
-    shown = ", ".join(str(s) for s in steps[:limit])
-    return shown + (f" and {len(steps) - limit} more" if len(steps) > limit else "")

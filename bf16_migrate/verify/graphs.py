@@ -217,14 +217,29 @@ def _element_type(type_text: str) -> str | None:
     return m.group("et") if m else None
 
 
+_Instr = tuple[str, str | None, list[tuple[str, str]]]
+"""One HLO instruction: its opcode, its element type (None when not a tensor of one), its
+operands as (element type, name)."""
+
+
 def hlo_stats(hlo: str) -> GraphStats:
     """Count matmuls by operand precision, converts by direction and f32/bf16 round trips in
     the HLO text of one module (all its computations). Never raises; text that is not HLO
-    gives zero counts."""
-    instrs: dict[str, tuple[str, str | None, list[tuple[str, str]]]] = {}
+    gives zero counts. Two passes: :func:`_read_instructions` (the counts of single
+    instructions), then :func:`_count_round_trips` (chains of them)."""
+    stats = GraphStats()
+    instrs, shapes, order = _read_instructions(hlo, stats)
+    _count_round_trips(instrs, shapes, order, stats)
+    return stats
+
+
+def _read_instructions(hlo: str, stats: GraphStats) -> tuple[dict[str, _Instr], dict[str, str], list[str]]:
+    """Every instruction of ``hlo`` by name, the type text of each, their order; counts the
+    instructions, the entry computation's parameter types, the matmuls by operand precision
+    and the converts by direction (tensors and scalars apart) into ``stats``."""
+    instrs: dict[str, _Instr] = {}
     shapes: dict[str, str] = {}
     order: list[str] = []
-    stats = GraphStats()
     in_entry = False
     for line in hlo.splitlines():
         if line.startswith("ENTRY "):
@@ -258,45 +273,53 @@ def hlo_stats(hlo: str) -> GraphStats:
                 stats.scalar_converts[key] = stats.scalar_converts.get(key, 0) + 1
             else:
                 stats.converts[key] = stats.converts.get(key, 0) + 1
+    return instrs, shapes, order
 
-    def scalar(type_text_dims: str | None) -> bool:
-        return type_text_dims is None or _elements(type_text_dims) <= 1
 
-    def origins(name: str, ops: frozenset[str], seen: set[str]) -> list[tuple] | None:
-        """The converts an f32 value comes from through ``ops`` only, or None when some path
-        reaches anything else that is not a scalar (a dot, a reduce, a parameter...)."""
-        if name in seen:
-            return []
-        seen.add(name)
-        node = instrs.get(name)
-        if node is None:
+def _scalar(type_text_dims: str | None) -> bool:
+    return type_text_dims is None or _elements(type_text_dims) <= 1
+
+
+def _origins(name: str, ops: frozenset[str], seen: set[str], instrs: Mapping[str, _Instr], shapes: Mapping[str, str]) -> list[tuple] | None:
+    """The converts an f32 value comes from through ``ops`` only, or None when some path
+    reaches anything else that is not a scalar (a dot, a reduce, a parameter...)."""
+    if name in seen:
+        return []
+    seen.add(name)
+    node = instrs.get(name)
+    if node is None:
+        return None
+    op, _et, operands = node
+    if op == "convert":
+        return [node]
+    if op in ("constant", "parameter", "iota") and _scalar(shapes.get(name)):
+        return []
+    if op not in ops or not operands:
+        return None
+    found: list[tuple] = []
+    for _t, operand in operands:
+        if op == "broadcast" and _scalar(shapes.get(operand)):
+            continue  # a scalar spread over the tensor: the optimizer's lr, beta...
+        sub = _origins(operand, ops, seen, instrs, shapes)
+        if sub is None:
             return None
-        op, _et, operands = node
-        if op == "convert":
-            return [node]
-        if op in ("constant", "parameter", "iota") and scalar(shapes.get(name)):
-            return []
-        if op not in ops or not operands:
-            return None
-        found: list[tuple] = []
-        for _t, operand in operands:
-            if op == "broadcast" and scalar(shapes.get(operand)):
-                continue  # a scalar spread over the tensor: the optimizer's lr, beta...
-            sub = origins(operand, ops, seen)
-            if sub is None:
-                return None
-            found.extend(sub)
-        return found
+        found.extend(sub)
+    return found
 
+
+def _count_round_trips(instrs: Mapping[str, _Instr], shapes: Mapping[str, str], order: list[str], stats: GraphStats) -> None:
+    """Count into ``stats`` the tensor converts back to a precision their value came from
+    (bf16->f32->bf16, f32->bf16->f32) through layout ops only (``layout``) or layout and
+    element-wise ops (``elementwise``), with up to three examples of each."""
     pair = {"bf16": "f32", "f32": "bf16"}
     for name in order:
         op, et, operands = instrs[name]
         if op != "convert" or not operands or et not in pair or operands[0][0] != pair[et]:
             continue
-        if scalar(shapes.get(name)):
+        if _scalar(shapes.get(name)):
             continue
         for kind, ops in (("layout", LAYOUT_OPS), ("elementwise", LAYOUT_OPS | ELEMENTWISE_OPS)):
-            src = origins(operands[0][1], ops, set())
+            src = _origins(operands[0][1], ops, set(), instrs, shapes)
             if src and all(s_et == pair[et] and s_ops and s_ops[0][0] == et for _o, s_et, s_ops in src):
                 key = f"{et}->{pair[et]}->{et} ({kind})"
                 stats.round_trips[key] = stats.round_trips.get(key, 0) + 1
@@ -304,7 +327,6 @@ def hlo_stats(hlo: str) -> GraphStats:
                 if len(examples) < 3:
                     examples.append(_chain(name, instrs, shapes))
                 break
-    return stats
 
 
 def _chain(name: str, instrs: Mapping, shapes: Mapping, limit: int = 6) -> str:

@@ -54,19 +54,42 @@ def format_report(report: VerifyReport) -> str:
     """The report as plain text: a header, one row per step (step | legacy | migrated |
     fp32-ref | rel. diff of migrated against the comparison run), the verdict parts with their
     figures, timings, notes, and a closing ``VERDICT: PASS`` or ``VERDICT: FAIL`` line."""
-    v = report.verdict
-    lines: list[str] = []
+    lines = _header_lines(report)
+    lines.extend(_loss_table(report))
+    lines.append("")
+    lines.extend(_part_lines(report))
+    lines.append("")
+    lines.extend(_run_lines(report))
+    evidence = _evidence_table(report)
+    if evidence:
+        lines.append("")
+        lines.extend(evidence)
+    lines.extend(_closing_lines(report))
+    lines.append("")
+    lines.append(f"VERDICT: {'PASS' if report.passed else 'FAIL'}")
+    return "\n".join(lines) + "\n"
+
+
+def _header_lines(report: VerifyReport) -> list[str]:
+    """What was verified: script, mode, steps, arguments, device, legacy version and setting."""
     args = " ".join(report.script_args)
-    lines.append(
+    lines = [
         f"bf16-migrate verify {report.script} (mode {report.mode}, {report.steps} steps"
         + (f", script args: {args}" if args else "")
         + f", PJRT_DEVICE={report.device})"
-    )
+    ]
     if report.legacy_label:
         lines.append(f"legacy version: {report.legacy_label}; migrated version: the work tree")
     if report.legacy_env:
         source = f" (from {', '.join(report.legacy_env_source)})" if report.legacy_env_source else ""
         lines.append(f"legacy run under {_env_text(report.legacy_env)}{source}")
+    return lines
+
+
+def _loss_table(report: VerifyReport) -> list[str]:
+    """One row per step: the loss of each run and the relative difference of the migrated one
+    against the comparison run (a blank line first; nothing when no run has a step)."""
+    v = report.verdict
     present = [(name, title) for name, title in _COLUMNS if name in report.runs]
     base_title = {LEGACY: "legacy", REFERENCE: "fp32-ref"}.get(v.baseline or "", "-")
     header = ["step", *[t for _n, t in present], f"rel. diff vs {base_title}"]
@@ -79,14 +102,18 @@ def format_report(report: VerifyReport) -> str:
             row.append(_num(losses[i]) if i < len(losses) else "-")
         row.append(_rel(v.rel[i]) if i < len(v.rel) else "-")
         rows.append(row)
-    if rows:
-        widths = [max(len(header[c]), *(len(r[c]) for r in rows)) for c in range(len(header))]
-        lines.append("")
-        lines.append(" | ".join(h.rjust(w) for h, w in zip(header, widths)))
-        lines.append("-+-".join("-" * w for w in widths))
-        for cells in rows:
-            lines.append(" | ".join(c.rjust(w) for c, w in zip(cells, widths)))
-    lines.append("")
+    if not rows:
+        return []
+    widths = [max(len(header[c]), *(len(r[c]) for r in rows)) for c in range(len(header))]
+    lines = ["", " | ".join(h.rjust(w) for h, w in zip(header, widths)), "-+-".join("-" * w for w in widths)]
+    lines.extend(" | ".join(c.rjust(w) for c, w in zip(cells, widths)) for cells in rows)
+    return lines
+
+
+def _part_lines(report: VerifyReport) -> list[str]:
+    """The verdict's parts, one figure per line, and the tolerances' source under matches."""
+    v = report.verdict
+    lines = []
     indent = " " * 24
     for part in v.parts:
         pieces = part.detail.split("; ")
@@ -94,7 +121,13 @@ def format_report(report: VerifyReport) -> str:
         lines.extend(indent + piece for piece in pieces[1:])
         if part.name == "matches" and v.tolerance is not None:
             lines.append(f"{indent}(tolerances: {v.tolerance.source})")
-    lines.append("")
+    return lines
+
+
+def _run_lines(report: VerifyReport) -> list[str]:
+    """One line per run: wall time, median step time, compilations, device parameter dtypes;
+    a failed run's error and the last lines of its output instead."""
+    lines = []
     for name, title in _COLUMNS:
         r = report.runs.get(name)
         if r is None:
@@ -112,17 +145,19 @@ def format_report(report: VerifyReport) -> str:
         if r.device_param_dtypes:
             bits.append("device params " + ", ".join(f"{k} x{c}" for k, c in sorted(r.device_param_dtypes.items())))
         lines.append(f"{title:<9} " + ", ".join(b for b in bits if b))
-    evidence = _evidence_table(report)
-    if evidence:
-        lines.append("")
-        lines.extend(evidence)
+    return lines
+
+
+def _closing_lines(report: VerifyReport) -> list[str]:
+    """The findings the migration did not fix, and the notes (the verdict's and the mode's)."""
+    lines = []
     unfixed = [d for d in report.diagnostics if not getattr(d, "fixed", True)]
     if unfixed:
         lines.append("")
         lines.append("Findings the migration did not fix (the migrated run keeps them):")
         for d in unfixed:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
-    notes = list(v.notes)
+    notes = list(report.verdict.notes)
     if report.mode == "stochastic":
         notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
     if report.mode == "amp":
@@ -131,9 +166,7 @@ def format_report(report: VerifyReport) -> str:
         lines.append("")
         for note in notes:
             lines.extend(textwrap.wrap(f"Note: {note}", width=100, subsequent_indent="      "))
-    lines.append("")
-    lines.append(f"VERDICT: {'PASS' if report.passed else 'FAIL'}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _env_text(env: Mapping[str, str]) -> str:

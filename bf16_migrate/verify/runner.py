@@ -26,9 +26,7 @@ children (each in its own process group) are killed on Ctrl-C and on timeout.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -37,10 +35,13 @@ import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from io import BufferedWriter
 from pathlib import Path
 
 from ..rules import variable_names
-from .graphs import dump_files_for, read_step_graph
+from .collect import _argparse_error as _argparse_error  # re-exported: the tests read them here
+from .collect import _crash_hint as _crash_hint
+from .collect import _read_progress, collect
 from .records import RunRecord
 
 __all__ = [
@@ -77,7 +78,6 @@ RECORD_ENV = "BF16_MIGRATE_RECORD"
 STEPS_ENV = "BF16_MIGRATE_STEPS"
 ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
-TAIL_LINES = 20
 _POLL_S = 0.05
 
 
@@ -180,15 +180,6 @@ def stage_script(source: str, original: Path, dest_dir: Path) -> Path:
     return target
 
 
-def _tail(log: Path, n: int = TAIL_LINES) -> list[str]:
-    try:
-        with open(log, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return []
-    return lines[-n:]
-
-
 def _kill(proc: subprocess.Popen) -> None:
     if proc.poll() is not None:
         return
@@ -214,156 +205,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _read_record(spec: RunSpec) -> dict | None:
-    if spec.record.exists():
-        with open(spec.record, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if data.get("steps"):
-            return data
-    else:
-        data = None
-    # A launcher-style script trains in a process it starts: use the record with most steps.
-    best = data
-    for extra in spec.record.parent.glob(spec.record.name + ".*"):
-        if extra.name.split(".")[-1].isdigit():
-            with open(extra, encoding="utf-8") as fh:
-                cand = json.load(fh)
-            if best is None or cand.get("steps", 0) > best.get("steps", 0):
-                best = cand
-    return best
-
-
-def _collect(spec: RunSpec, returncode: int | None, wall: float, timed_out: bool) -> RunRecord:
-    tail = _tail(spec.log)
-    for old, new in spec.aliases.items():
-        tail = [line.replace(old, new) for line in tail]
-    extra = dict(returncode=returncode, wall_time_s=wall, tail=tail)
-    try:
-        data = _read_record(spec)
-    except (OSError, ValueError) as exc:
-        data = None
-        extra_error = f"its record could not be read ({exc})"
-    else:
-        extra_error = None
-    rec = RunRecord.from_json(spec.name, data, **extra) if data else RunRecord(spec.name, **extra)
-    if data and spec.graphs is not None:
-        try:
-            rec.graph = read_step_graph(dump_files_for(spec.graphs), data.get("graph_marks"), data.get("graph_end"))
-            if rec.graph is not None:
-                for old, new in spec.aliases.items():
-                    rec.graph.frames = [f.replace(old, new) for f in rec.graph.frames]
-        except Exception as exc:  # evidence is best effort: a parse failure must not lose the run
-            rec.harness_errors.append(f"the graph dump could not be read: {exc!r}")
-    stopped = rec.exit_reason == "steps_reached"
-    progress_steps = _read_progress(spec.progress)[0] if spec.progress is not None else None
-    if timed_out:
-        made = max(rec.steps, progress_steps or 0)
-        rec.error = f"timed out after {spec.timeout:g} s ({made} optimizer steps made)"
-        if made == 0:
-            rec.hint = (
-                "it finished no optimizer step: if its first XLA compilation is slow, raise --timeout; otherwise it "
-                "waits for something (a download, a distributed rendezvous, input on stdin, which verify closes)"
-            )
-        else:
-            rec.hint = (
-                f"it made {made} of the {spec.steps} steps asked for: raise --timeout (each run needs compilation plus "
-                "--steps steps) or lower --steps; if it stopped making progress, it waits for something"
-            )
-    elif returncode is not None and returncode < 0:
-        rec.error = f"was killed by signal {-returncode}"
-        if -returncode == signal.SIGKILL:
-            rec.hint = "SIGKILL from outside is often the kernel's out-of-memory killer: lower the batch size with script arguments after --"
-    elif returncode and not stopped:
-        usage = _argparse_error(tail) if returncode == 2 else None
-        if usage is not None:
-            rec.error = f"the script rejected its arguments: {usage}"
-            rec.hint = (
-                "pass the script's own arguments after `--`, e.g. bf16-migrate verify SCRIPT --steps 20 -- --data-dir DIR "
-                "(they go to every run)"
-            )
-        else:
-            first = (rec.exception or "").strip().splitlines()
-            why = f": {first[0]}" if first else ""
-            rec.error = f"exited with code {returncode}{why}"
-            rec.hint = _crash_hint(tail)
-    elif extra_error:
-        rec.error = extra_error
-    elif data is None:
-        rec.error = "wrote no record (did the script end through os._exit, or never start Python?)"
-    elif rec.steps == 0:
-        calls = rec.backward_calls or 0
-        if calls == 0:
-            rec.error = "ran to its end without calling backward(): 0 optimizer steps"
-            rec.hint = (
-                "with these arguments it does not train (a step or epoch count of 0, an empty dataset, a --do-train "
-                "flag?): pass its arguments after `--`"
-            )
-        else:
-            rec.error = f"called backward() {calls} time(s) but no torch.optim optimizer step followed"
-            rec.hint = (
-                "verify counts steps through torch.optim.Optimizer's step hooks: an optimizer that does not subclass "
-                "torch.optim.Optimizer is not seen"
-            )
-    elif data.get("losses") is None:
-        rec.error = "its loss values could not be read back: " + "; ".join(rec.harness_errors)
-    if returncode and stopped and rec.error is None:
-        rec.harness_errors.append(f"exit code {returncode} after the harness stopped the script")
-    return rec
-
-
-_USAGE_ERROR = re.compile(r"^\S+: error: (.+)$")
-
-
-def _argparse_error(tail: Sequence[str]) -> str | None:
-    """The message of an argparse usage error (``usage: ...`` then ``prog: error: msg``, exit
-    code 2, as ``ArgumentParser.error`` prints it), or None."""
-    if not any(line.startswith("usage:") for line in tail):
-        return None
-    for line in reversed(tail):
-        m = _USAGE_ERROR.match(line.strip())
-        if m:
-            return m.group(1)
-    return None
-
-
-_CRASH_HINTS = (
-    (
-        ("mixed precision is disallowed", "Seen floating point types of different precisions"),
-        "the XLA verifier met f32 and bf16 in one op: a floating tensor reaches the bf16 model uncast (inputs, "
-        "targets, a tensor created inside the model); cast it with .to(torch.bfloat16) (under the legacy "
-        "switch it was bf16 on the device too)",
-    ),
-    (
-        ("Input type (", "should be the same"),
-        "an input and the weights differ in dtype: cast the floating inputs to the model's dtype",
-    ),
-    (
-        ("expected scalar type", "mat1 and mat2 must have the same dtype"),
-        "two operands differ in dtype: cast the floating inputs to the model's dtype",
-    ),
-)
-
-
-def _crash_hint(tail: Sequence[str]) -> str | None:
-    text = "\n".join(tail)
-    for needles, hint in _CRASH_HINTS:
-        if any(n in text for n in needles):
-            return hint
-    return None
-
-
-def _read_progress(path: Path | None) -> tuple[int | None, float | None]:
-    """(steps, seconds) from a progress file, (None, None) when absent or unreadable."""
-    if path is None:
-        return None, None
-    try:
-        with open(path, encoding="utf-8") as fh:
-            parts = fh.read().split()
-        return int(parts[0]), float(parts[1])
-    except (OSError, ValueError, IndexError):
-        return None, None
 
 
 class Progress:
@@ -402,7 +243,7 @@ def run_specs(
     jobs = max(1, int(jobs))
     seen_steps: dict[str, int] = {}
     queue = list(specs)
-    running: list[tuple[RunSpec, subprocess.Popen, float, object]] = []
+    running: list[tuple[RunSpec, subprocess.Popen[bytes], float, BufferedWriter]] = []
     results: dict[str, RunRecord] = {}
     previous_term = _raise_on_sigterm()
     try:
@@ -448,7 +289,7 @@ def run_specs(
                     continue
                 log.close()
                 _kill_group(proc)
-                results[spec.name] = _collect(spec, None if timed_out else rc, elapsed, timed_out)
+                results[spec.name] = collect(spec, None if timed_out else rc, elapsed, timed_out)
                 if progress is not None:
                     progress.end(spec.name, results[spec.name])
             running = still

@@ -23,6 +23,11 @@ legacy variables the launchers at REV put in force for the script (``run.sh`` ex
 script sets its own. Launches that switch nothing on are named in a note (the migrated script
 computes in bf16 there too), and so are settings made on some paths only.
 
+Which arguments: those after ``--`` when given (every script's); else, for each setting, the
+words of the launch line at REV that gives it (``python train.py --steps 30``: ``--steps 30``;
+a launch whose arguments are computed when it runs is not guessed). ``--list`` carries them
+(``args``, ``args_source``) and puts them after ``--`` in each entry's ``command``.
+
 Which mode: ``--mode`` when given; else the mode whose codemod output equals the work tree's
 text (the migration was the tool's, untouched), else read from what the migration added
 (``with_fp32_master_weights``: gpu-compatible; ``torch.autocast``: amp; stochastic otherwise).
@@ -30,7 +35,6 @@ text (the migration was the tool's, untouched), else read from what the migratio
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,8 +46,8 @@ from typing import Any
 from .compare import MODES
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
-from .report import SCHEMA, error_dict, report_dict
 from .runner import LEGACY_VARIABLES, read_source
+from .summary import TREE_SCHEMA, _env_text, exit_code, merge_documents, summary_table, tree_dict
 
 __all__ = [
     "TREE_SCHEMA",
@@ -60,17 +64,13 @@ __all__ = [
     "list_entries",
 ]
 
-TREE_SCHEMA = "bf16-migrate/verify-tree/1"
-"""``schema`` of the ``--json`` document of a verify of several scripts (or settings)."""
-
-
 @dataclass
 class Job:
     """One verify to make: ``script`` (work tree, absolute), ``rel`` (relative to the
     repository's top), the ``legacy_env`` for the legacy run and where it came from
     (``source``: ``launcher:line`` entries, ``"--legacy-env"``, or ``"its own writes"``),
     ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``,
-    ``depends``."""
+    ``depends``, ``args_source``."""
 
     script: Path
     rel: str
@@ -83,6 +83,9 @@ class Job:
     depends: list[str] = field(default_factory=list)
     """The changed files (relative, POSIX) the verdict speaks for: the script itself when it
     changed, its changed launchers, the changed modules it imports (set by :func:`plan_tree`)."""
+    args_source: list[str] = field(default_factory=list)
+    """Where ``args`` came from: ``["--"]`` (the command line), the ``launcher:line`` of the
+    launch line they were read from, or empty (no arguments)."""
 
     def to_dict(self, against: str | None = None) -> dict[str, Any]:
         """The ``--list`` entry: what to verify, and the command that verifies it alone."""
@@ -101,6 +104,7 @@ class Job:
             "legacy_env": dict(self.legacy_env),
             "legacy_env_source": list(self.source),
             "args": list(self.args),
+            "args_source": list(self.args_source),
             "notes": list(self.notes),
             "command": command,
         }
@@ -167,31 +171,19 @@ def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
     return bool(result.legacy_env) or any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
 
 
-class _Settings:
-    """Launch settings of one checkout, computed once."""
-
-    def __init__(self, checkout) -> None:
-        self.checkout = checkout
-        self._all: list[LaunchSetting] | None = None
-
-    @property
-    def all(self) -> list[LaunchSetting]:
-        if self._all is None:
-            self._all = launch_settings(self.checkout.tree)
-        return self._all
-
-
 def plan_script(
     script: Path,
     checkout,
     mode: str | None = None,
     legacy_env: Mapping[str, str] | None = None,
-    args: Sequence[str] = (),
+    args: Sequence[str] | None = (),
     settings: list[LaunchSetting] | None = None,
 ) -> list[Job]:
     """The jobs verifying the work tree's ``script`` against ``checkout`` (see the module
-    docstring for the settings and the mode). Raises :class:`RunError` when the script does not
-    exist at the checkout's revision."""
+    docstring for the settings and the mode). ``args``: the script's arguments for every job
+    (``--``), or None for the arguments of the launch lines at REV that give each job its
+    setting (:func:`_launch_args`). Raises :class:`RunError` when the script does not exist at
+    the checkout's revision."""
     script = Path(script).resolve()
     rel = checkout.relative(script)
     legacy_file = checkout.path_for(script)
@@ -210,42 +202,89 @@ def plan_script(
         settings = launch_settings(checkout.tree)
     mine = settings_for(legacy_file, settings)
     notes: list[str] = []
-    variants: list[tuple[dict[str, str], list[str]]] = []
-    if legacy_env:
-        variants.append((dict(legacy_env), ["--legacy-env"]))
-    else:
-        by_env: dict[tuple, list[str]] = {}
-        for s in mine:
-            on = _on(s.env)
-            if s.computed:
-                notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
-            if not on:
-                continue
-            if not s.sure:
-                notes.append(f"{s.where(root)} (`{s.text}`) switches {_env_text(on)} on some paths only")
-            by_env.setdefault(tuple(sorted(on.items())), []).append(s.where(root))
-        for key, wheres in by_env.items():
-            variants.append((dict(key), wheres))
-        if by_env:
-            for s in mine:
-                if not _on(s.env) and not s.computed:
-                    notes.append(
-                        f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
-                        "migrated script computes in bf16 there too"
-                    )
-        if len(variants) > 1:
-            notes.append(f"the launchers at {checkout.rev} disagree: {rel} is verified under each of the {len(variants)} settings")
-        if not variants:
-            variants.append(({}, ["its own writes"] if any(v in legacy_text for v in LEGACY_VARIABLES) else []))
+    variants = _variants(mine, rel, root, checkout.rev, legacy_env, legacy_text, notes)
     notes.extend(_still_set(script, rel, checkout, mine))
     jobs = []
-    for env, source in variants:
+    for env, source, launches in variants:
         if mode is not None:
             chosen, how = mode, "--mode"
         else:
             chosen, how = detect_mode(legacy_text, migrated_text, rel, env)
-        jobs.append(Job(script, rel, env, source, chosen, how, [str(a) for a in args], list(notes)))
+        job_notes = list(notes)
+        if args is None:
+            job_args, args_source = _launch_args(launches, rel, root, job_notes)
+        else:
+            job_args, args_source = [str(a) for a in args], (["--"] if args else [])
+        jobs.append(Job(script, rel, env, source, chosen, how, job_args, job_notes, args_source=args_source))
     return jobs
+
+
+_Variant = tuple[dict[str, str], list[str], list[LaunchSetting]]
+"""One legacy setting to verify under: the variables, where they came from, the launches that
+give it (their arguments are the script's, see :func:`_launch_args`)."""
+
+
+def _variants(
+    mine: list[LaunchSetting],
+    rel: str,
+    root: Path,
+    rev: str,
+    legacy_env: Mapping[str, str] | None,
+    legacy_text: str,
+    notes: list[str],
+) -> list[_Variant]:
+    """The distinct legacy settings the launches ``mine`` of the script ``rel`` put in force
+    (``--legacy-env`` instead when given; the script's own writes when none switches anything
+    on), noting in ``notes`` the launches left out and why."""
+    if legacy_env:
+        return [(dict(legacy_env), ["--legacy-env"], list(mine))]
+    by_env: dict[tuple[tuple[str, str], ...], tuple[list[str], list[LaunchSetting]]] = {}
+    for s in mine:
+        on = _on(s.env)
+        if s.computed:
+            notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
+        if not on:
+            continue
+        if not s.sure:
+            notes.append(f"{s.where(root)} (`{s.text}`) switches {_env_text(on)} on some paths only")
+        wheres, launches = by_env.setdefault(tuple(sorted(on.items())), ([], []))
+        wheres.append(s.where(root))
+        launches.append(s)
+    variants: list[_Variant] = [(dict(key), wheres, launches) for key, (wheres, launches) in by_env.items()]
+    if by_env:
+        for s in mine:
+            if not _on(s.env) and not s.computed:
+                notes.append(
+                    f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
+                    "migrated script computes in bf16 there too"
+                )
+    if len(variants) > 1:
+        notes.append(f"the launchers at {rev} disagree: {rel} is verified under each of the {len(variants)} settings")
+    if not variants:
+        variants.append(({}, ["its own writes"] if any(v in legacy_text for v in LEGACY_VARIABLES) else [], list(mine)))
+    return variants
+
+
+def _launch_args(launches: Sequence[LaunchSetting], rel: str, root: Path, notes: list[str]) -> tuple[list[str], list[str]]:
+    """The arguments a job of ``rel`` runs with when ``--`` gives none: the words of the first
+    launch line among ``launches`` whose arguments are all written out (``python train.py
+    --steps 30``: ``--steps 30``), and that launch's ``launcher:line``. A launch whose
+    arguments are computed when it runs (``--data "$DATA"``) is not guessed, and launches
+    that pass other arguments are named in ``notes``. No launch: no arguments."""
+    static = [s for s in launches if all(word is not None for word in s.args)]
+    for s in launches:
+        if s not in static:
+            notes.append(f"{s.where(root)} (`{s.text}`) passes {rel} arguments computed when it runs: not used")
+    if not static:
+        if launches:
+            notes.append(f"{rel} runs without arguments (pass them after `--`)")
+        return [], []
+    chosen = static[0]
+    words = [str(word) for word in chosen.args]
+    for s in static[1:]:
+        if [str(word) for word in s.args] != words:
+            notes.append(f"{s.where(root)} (`{s.text}`) starts {rel} with other arguments: verified with those of {chosen.where(root)}")
+    return words, ([chosen.where(root)] if words else [])
 
 
 def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> list[str]:
@@ -295,11 +334,12 @@ def plan_tree(
     checkout,
     mode: str | None = None,
     legacy_env: Mapping[str, str] | None = None,
-    args: Sequence[str] = (),
+    args: Sequence[str] | None = None,
     notes: list[str] | None = None,
 ) -> list[Job]:
     """The jobs of ``verify --against REV`` without a script (see the module docstring).
-    ``notes`` receives what was left out and why."""
+    ``args``: every script's arguments (those after ``--``), or None for each script's launch
+    line at REV (:func:`plan_script`). ``notes`` receives what was left out and why."""
     from ..scan import scan
 
     notes = notes if notes is not None else []
@@ -400,8 +440,8 @@ def run_jobs(
             outcomes[index] = Outcome(job, report=report)
         except RunError as exc:
             outcomes[index] = Outcome(job, error=exc)
-        if announce is not None:
-            out = outcomes[index]
+        out = outcomes[index]
+        if announce is not None and out is not None:
             announce(f"[{index + 1}/{len(jobs)}] {job.rel}: {out.status} in {time.monotonic() - started:.1f} s")
 
     parallel = max(1, int(parallel))
@@ -426,175 +466,3 @@ def run_jobs(
             raise
         pool.shutdown(wait=True)
     return [o for o in outcomes if o is not None]
-
-
-# -- one table, one exit code -------------------------------------------------------------------
-
-def _env_text(env: Mapping[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in sorted(env.items())) or "-"
-
-
-@dataclass
-class Row:
-    """One line of the summary: from an :class:`Outcome` or from a JSON document."""
-
-    script: str
-    setting: str
-    mode: str
-    steps: str
-    status: str
-    detail: str
-    wall: float | None
-
-
-def _row_from_outcome(outcome: Outcome) -> Row:
-    job = outcome.job
-    setting = _env_text(job.legacy_env) if job.legacy_env else "(its own writes)"
-    if job.legacy_env and job.source:
-        setting += f" ({', '.join(job.source)})"
-    if outcome.report is not None:
-        return _row_from_report(report_dict(outcome.report), job.rel, setting)
-    err = outcome.error
-    message = err.message if err is not None else "not run"
-    return Row(job.rel, setting, job.mode, "-", "ERROR", message.splitlines()[0], None)
-
-
-def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting: str | None = None) -> Row:
-    if setting is None:
-        env = data.get("legacy_env") or {}
-        setting = _env_text(env) if env else "(its own writes)"
-        if env and data.get("legacy_env_source"):
-            setting += f" ({', '.join(data['legacy_env_source'])})"
-    failed = [p["name"] for p in data.get("parts", []) if p.get("status") != "PASS"]
-    detail = ("failed: " + ", ".join(failed)) if failed else ""
-    runs = data.get("runs") or {}
-    steps = (runs.get("migrated") or {}).get("steps")
-    return Row(
-        script or str(data.get("script") or "?"),
-        setting,
-        str(data.get("mode") or "-"),
-        str(steps) if steps is not None else "-",
-        "PASS" if data.get("passed") else "FAIL",
-        detail,
-        data.get("wall_time_s"),
-    )
-
-
-def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
-    """Rows of one ``--json`` document: a tree document, a report, or an error document."""
-    schema = data.get("schema")
-    if schema == TREE_SCHEMA:
-        rows = []
-        for item in data.get("results", []):
-            if item.get("report") is not None:
-                rows.append(_row_from_report(item["report"], item.get("script") or None))
-            else:
-                env = item.get("legacy_env") or {}
-                err = item.get("error") or {}
-                rows.append(Row(str(item.get("script") or "?"), _env_text(env) if env else "(its own writes)", str(item.get("mode") or "-"), "-",
-                                "ERROR", str(err.get("message", "not run")).splitlines()[0], None))
-        return rows
-    if schema == SCHEMA:
-        if "error" in data and "parts" not in data:
-            err = data.get("error") or {}
-            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR",
-                        str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
-        return [_row_from_report(data)]
-    raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
-
-
-def exit_code(statuses: Iterable[str]) -> int:
-    """2 when a verify could not be made, else 1 when one failed, else 0 (0 for no job)."""
-    statuses = list(statuses)
-    if "ERROR" in statuses:
-        return 2
-    if "FAIL" in statuses:
-        return 1
-    return 0
-
-
-def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
-    header = ["script", "legacy setting (from)", "mode", "steps", "verdict", "wall", "detail"]
-    body = [[r.script, r.setting, r.mode, r.steps, r.status, f"{r.wall:.1f} s" if r.wall is not None else "-", r.detail] for r in rows]
-    lines = [title]
-    if body:
-        widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
-        lines.append("")
-        lines.append(" | ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-        lines.append("-+-".join("-" * w for w in widths))
-        for b in body:
-            lines.append(" | ".join(c.ljust(w) for c, w in zip(b, widths)).rstrip())
-    if notes:
-        lines.append("")
-        lines.extend(f"Note: {n}" for n in notes)
-    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "ERROR")}
-    verdict = {0: "PASS", 1: "FAIL", 2: "ERROR"}[exit_code(r.status for r in rows)] if rows else "NOTHING TO VERIFY"
-    lines.append("")
-    lines.append(f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)")
-    return "\n".join(lines) + "\n"
-
-
-def summary_table(outcomes: Sequence[Outcome], title: str, notes: Sequence[str] = ()) -> str:
-    """One line per job (script, legacy setting and where it came from, mode, steps, verdict,
-    wall time, the parts that did not pass or the error), the notes, and a closing
-    ``VERDICT:`` line."""
-    job_notes = [f"{o.job.rel}: {n}" for o in outcomes for n in o.job.notes if not n.startswith("selected: ")]
-    return _table([_row_from_outcome(o) for o in outcomes], title, [*notes, *dict.fromkeys(job_notes)])
-
-
-def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[str] = ()) -> dict[str, Any]:
-    """The ``--json`` document of a verify of several jobs (schema :data:`TREE_SCHEMA`)."""
-    results = []
-    for o in outcomes:
-        results.append({
-            "script": o.job.rel,
-            "mode": o.job.mode,
-            "mode_source": o.job.mode_source,
-            "legacy_env": dict(o.job.legacy_env),
-            "legacy_env_source": list(o.job.source),
-            "notes": list(o.job.notes),
-            "status": o.status,
-            "report": report_dict(o.report) if o.report is not None else None,
-            "error": error_dict(o.error) if o.error is not None else None,
-        })
-    code = exit_code(o.status for o in outcomes)
-    return {
-        "schema": TREE_SCHEMA,
-        "against": against,
-        "passed": code == 0 and bool(outcomes),
-        "exit_code": code,
-        "notes": list(notes),
-        "results": results,
-    }
-
-
-def merge_documents(paths: Sequence[Path]) -> tuple[str, dict[str, Any], int]:
-    """Merge ``--json`` documents (reports, error documents, tree documents) into one table,
-    one tree document and one exit code. Raises ``ValueError`` for a file that is not one."""
-    rows: list[Row] = []
-    results: list[dict[str, Any]] = []
-    for path in paths:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{path}: cannot be read as JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a bf16-migrate verify --json document")
-        found = _rows_from_document(data, str(path))
-        rows.extend(found)
-        if data.get("schema") == TREE_SCHEMA:
-            results.extend(data.get("results", []))
-        else:
-            results.append({
-                "script": str(data.get("script") or path),
-                "mode": data.get("mode"),
-                "legacy_env": data.get("legacy_env") or {},
-                "legacy_env_source": data.get("legacy_env_source") or [],
-                "status": found[0].status,
-                "report": data if "parts" in data else None,
-                "error": data.get("error") if "parts" not in data else None,
-            })
-    code = exit_code(r.status for r in rows)
-    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code,
-           "notes": [f"merged from {len(paths)} file(s)"], "results": results}
-    return _table(rows, f"bf16-migrate verify --merge: {len(paths)} file(s), {len(rows)} verify(s)"), doc, code

@@ -212,8 +212,8 @@ class _Recorder:
         self.dtypes_from = optimizer
         self.optimizer = type(optimizer).__name__
         self.legacy_env = {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ}
-        torch_dtypes = {}
-        device_dtypes = {}
+        torch_dtypes: dict[str, int] = {}
+        device_dtypes: dict[str, int] = {}
         xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
         shape_type = getattr(xlac, "_get_xla_tensor_shape_type", None)
         try:
@@ -238,7 +238,7 @@ class _Recorder:
         for device tensors (``bf16``, ``f32``: what the device really holds, which differs from
         torch's under ``XLA_USE_BF16``) as ``torch/device``, and ``@cpu`` for host tensors
         (AdamW's ``step`` counter)."""
-        out = {}
+        out: dict[str, dict[str, int]] = {}
         try:
             for state in getattr(optimizer, "state", {}).values():
                 if not isinstance(state, dict):
@@ -261,7 +261,9 @@ class _Recorder:
 
     def _graph_sizes(self):
         """File name -> size in bytes of torch-xla's graph dump files (``<prefix>.<ordinal>``)."""
-        out = {}
+        out: dict[str, int] = {}
+        if not self.graph_prefix:
+            return out
         try:
             folder, base = os.path.split(self.graph_prefix)
             for name in os.listdir(folder or "."):
@@ -417,7 +419,7 @@ class _TorchImportWatcher:
         spec = importlib.util.find_spec("torch")
         loader = getattr(spec, "loader", None)
         orig_exec = getattr(loader, "exec_module", None)
-        if orig_exec is None:
+        if loader is None or orig_exec is None:
             return spec
         rec = self.rec
 

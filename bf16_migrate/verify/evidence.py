@@ -1,0 +1,258 @@
+"""The evidence of precision a verdict reads besides the losses: the dtypes the runs recorded
+and the executed training-step graph (:mod:`.graphs`). Two parts of the verdict
+(:func:`bf16_migrate.verify.compare.judge`) come from here:
+
+precision (:func:`precision_part`)
+    the legacy switch was in effect in the legacy run and lower precision is in effect in the
+    migrated one: its environment, its optimizer's parameters and state, the matmuls of its
+    step graph (rules and measurements in the docstrings of :func:`_precision_from_graphs` and
+    :func:`_state_precision`).
+graph (:func:`graph_part`)
+    no bf16->f32->bf16 round trip that computes nothing, no more XLA compilations than the
+    comparison run plus :data:`COMPILE_ALLOWANCE` (figures from
+    :class:`~bf16_migrate.verify.graphs.GraphStats`; the rules and measurements are in
+    :mod:`bf16_migrate.verify.compare`'s docstring, "graph").
+
+Pure Python over :class:`~bf16_migrate.verify.records.RunRecord` (no torch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
+from .records import RunRecord
+
+__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part"]
+
+
+def precision_part(
+    mode: str,
+    migrated: RunRecord,
+    legacy: RunRecord | None,
+    reference: RunRecord | None,
+    base: RunRecord,
+    notes: list[str],
+) -> Part:
+    """The precision part for ``mode``: FAIL with every problem found, else PASS with the facts
+    (dtypes, step-graph matmuls, optimizer state). ``base`` is the comparison run; what is worth
+    saying but is no failure (the legacy switch not in effect in a run that is not the
+    comparison run, :data:`SDPA_HINT`) is appended to ``notes``."""
+    problems: list[str] = []
+    facts: list[str] = []
+    still = _truthy_env(migrated.legacy_env)
+    if still:
+        problems.append(
+            "the migrated run still sees " + ", ".join(f"{k}={v}" for k, v in still.items())
+            + " (set by another file or the environment?)"
+        )
+    if mode in ("stochastic", "gpu-compatible"):
+        if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
+            problems.append(f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})")
+        else:
+            facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
+    else:
+        facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
+    if usable(reference) and reference is not migrated:
+        common = min(migrated.steps, reference.steps)
+        if common and migrated.losses[:common] == reference.losses[:common]:
+            problems.append(
+                f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"
+            )
+    if legacy is not None and legacy.ok and legacy.device_param_dtypes is not None:
+        if has_bf16(legacy.device_param_dtypes):
+            facts.append(f"legacy device parameters {dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
+        else:
+            msg = (
+                f"the legacy run had no bf16 on the device ({dtypes_text(legacy.device_param_dtypes)}): the switch "
+                "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
+            )
+            if base is legacy:
+                problems.append(msg)
+            else:
+                notes.append(msg[0].upper() + msg[1:] + ".")
+    graph_problems, graph_facts, graph_figs = _precision_from_graphs(mode, migrated, legacy)
+    problems.extend(graph_problems)
+    facts.extend(graph_facts)
+    state_problem, state_fact = _state_precision(mode, migrated)
+    if state_problem:
+        problems.append(state_problem)
+    elif state_fact:
+        facts.append(state_fact)
+    if graph_problems and any("f32 where" in p for p in graph_problems):
+        notes.append(SDPA_HINT)
+    return Part("precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs})
+
+
+def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The variables of ``env`` set to a true value (``XLA_USE_BF16=0`` is off)."""
+    return {k: v for k, v in (env or {}).items() if v.strip().lower() not in ("", "0", "false", "no", "off")}
+
+
+SDPA_HINT = (
+    "f32 in the migrated step graph where the legacy run had bf16 is, in the measured cases, PyTorch's math "
+    "scaled_dot_product_attention (nn.MultiheadAttention, nn.TransformerEncoderLayer): since PyTorch 2.5 it upcasts "
+    "bf16 query/key/value to f32 (under the legacy switch the tensors said float32, so it did not), which makes the "
+    "attention matmuls f32, or, under autocast, bf16->f32->bf16 round trips. "
+    "torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True) near the top of the script keeps it in bf16 "
+    "(measured on fixtures/tiny_transformer: 21 of 21 matmuls bf16, no round trip, losses still matching). "
+    "Otherwise look for tensors created in f32 inside the model, or .float() on activations."
+)
+"""Shown when the graph shows f32 matmuls a bf16 mode should not have, or layout round trips."""
+
+COMPILE_ALLOWANCE = {"stochastic": 1, "gpu-compatible": 1, "amp": 0}
+"""Compilations the migrated run may have beyond its comparison run. The bf16 modes add
+``model.to(torch.bfloat16)``: when the model is already on the device, that cast is a pending
+graph of its own, first synced together with whatever else is pending (measured on
+fixtures/tiny_transformer, 12 steps: legacy 3 compilations, migrated 4, because the cast joins
+the first ``MpDeviceLoader`` sync, whose graph the legacy run meets again, cached, at the
+``running_loss.zero_()`` of step 10). amp adds no graph (measured: equal counts on the four
+fixtures)."""
+
+
+def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -> dict[str, int]:
+    """Optimizer state device element types (``bf16``/``f32``) -> count, device tensors only."""
+    out: dict[str, int] = {}
+    for per in (state_dtypes or {}).values():
+        for key, n in per.items():
+            if "/" in key:
+                dev = key.split("/", 1)[1]
+                out[dev] = out.get(dev, 0) + n
+    return out
+
+
+def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | None]:
+    """(problem, fact) about the optimizer state on the device. gpu-compatible promises FP32
+    master weights, so its state (exp_avg, momentum_buffer...) is created from them in f32
+    (measured: float32/f32 on the four fixtures; stochastic: bfloat16/bf16)."""
+    counts = _device_dtype_counts(migrated.state_dtypes)
+    if not counts:
+        return None, None
+    text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
+    if mode == "gpu-compatible" and "bf16" in counts:
+        return (
+            f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
+            "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
+        ), None
+    return None, f"optimizer state {text}"
+
+
+def _precision_from_graphs(
+    mode: str, migrated: RunRecord, legacy: RunRecord | None
+) -> tuple[list[str], list[str], dict]:
+    """Problems, facts and figures about the matmuls of the migrated training-step graph.
+
+    Rules: every mode needs bf16 matmuls (an FP32 run has none: 0 of 8/9/21/8 on the four
+    fixtures' reference runs); amp needs all of them in bf16 (autocast lowers matmul, linear,
+    bmm, einsum and conv, forward and backward: 8/8, 9/9, 21/21, 8/8 measured);
+    stochastic / gpu-compatible may not run more matmuls in f32 than the legacy run did (the
+    switch made everything bf16, so the legacy count is 0 unless XLA_DOWNCAST_BF16 kept f64
+    code in f32)."""
+    g = migrated.graph
+    if g is None or not g.matmuls:
+        return [], [], {}
+    figs: dict[str, int | None] = {"matmuls": g.matmuls, "matmuls_bf16": g.matmuls_bf16, "matmuls_f32": g.matmuls_f32}
+    problems: list[str] = []
+    fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
+    if g.matmuls_bf16 == 0:
+        problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
+    elif mode == "amp":
+        if g.matmuls_bf16 < g.matmuls:
+            problems.append(
+                f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
+                "(a forward pass outside the autocast block?)"
+            )
+    else:
+        lg = legacy.graph if legacy is not None and legacy.ok else None
+        allowed = lg.matmuls_f32 if lg is not None else 0
+        figs["legacy_matmuls_f32"] = lg.matmuls_f32 if lg is not None else None
+        if g.matmuls_f32 > allowed:
+            where = f"the legacy run had {allowed}" if lg is not None else "the switch made every matmul bf16"
+            problems.append(f"{g.matmuls_f32} of {g.matmuls} matmuls of the step graph run in f32 where {where}")
+    return problems, [fact], figs
+
+
+def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecord | None) -> Part:
+    """The graph part: no f32 round trip that computes nothing, no more compilations than the
+    comparison run (+ :data:`COMPILE_ALLOWANCE`). Figures from
+    :class:`~bf16_migrate.verify.graphs.GraphStats`; rules and measurements in the module
+    docstring ("graph")."""
+    g = migrated.graph
+    figs: dict = {}
+    if g is None:
+        return Part(
+            "graph",
+            INCONCLUSIVE,
+            "no graph of the migrated run was executed before the stop: does the script run on the XLA device and "
+            "sync each step (torch_xla.sync(), xm.mark_step(), MpDeviceLoader)?",
+            figs,
+        )
+    problems: list[str] = []
+    facts: list[str] = []
+    layout = g.round_trips.get("bf16->f32->bf16 (layout)", 0)
+    figs.update(
+        layout_round_trips=layout,
+        round_trips=dict(g.round_trips),
+        converts=dict(g.converts),
+        step=g.step,
+        graph_hash=g.graph_hash,
+        instructions=g.instructions,
+    )
+    if layout:
+        key = "bf16->f32->bf16 (layout)"
+        example = (g.round_trip_examples.get(key) or [""])[0]
+        problems.append(
+            f"{layout} bf16->f32->bf16 round trip(s) that compute nothing in the step graph (the mode needs none, "
+            f"e.g. {example})"
+        )
+    up = g.converts.get("bf16->f32", 0)
+    down = g.converts.get("f32->bf16", 0)
+    elementwise = g.round_trip_count("elementwise")
+    conv_text = f"f32<->bf16 tensor converts {up} up / {down} down"
+    if mode == "amp":
+        params = sum((migrated.param_dtypes or {}).values())
+        conv_text += f" ({params} parameters: one f32 convert per parameter gradient is expected under autocast)"
+    elif mode == "gpu-compatible":
+        params = sum((migrated.param_dtypes or {}).values())
+        conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
+    if elementwise:
+        conv_text += (
+            f", {elementwise} bf16->f32->bf16 round trip(s) doing f32 arithmetic with Python scalars (torch-xla's "
+            "opmath, expected)"
+        )
+    facts.append(conv_text)
+    # compilations
+    comp, allowance = migrated.compile_count, COMPILE_ALLOWANCE[mode]
+    against = legacy if usable(legacy) else base
+    if comp is not None and against is not None and against.compile_count is not None:
+        figs.update(compiles=comp, compiles_baseline=against.compile_count, compile_allowance=allowance,
+                    compiles_at_step=list(migrated.compiles_at_step))
+        limit = against.compile_count + allowance
+        text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
+        text += f", +{allowance} allowed for the model cast)" if allowance else ")"
+        later = _late_compiles(migrated.compiles_at_step)
+        if later:
+            text += f", new graphs compiled after step(s) {steps_text(later)}"
+        if comp > limit:
+            problems.append(text.replace(" XLA compilations", " XLA compilations, more than allowed"))
+        else:
+            facts.append(text)
+    elif comp is not None:
+        facts.append(f"{comp} XLA compilations")
+    facts.insert(0, f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16, no round trip computing nothing"
+                 if not layout else f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16")
+    return Part("graph", FAIL if problems else PASS, "; ".join(problems + facts if problems else facts), figs)
+
+
+def _late_compiles(marks: Sequence[int | None]) -> list[int]:
+    """Steps ``k >= 3`` after whose end (and before the end of step ``k + 1``) the compile count
+    grew: graphs first compiled in the steady state, a recompilation every step being the
+    classic XLA slowdown. ``marks[k - 1]`` is the count at the end of step ``k``, before the
+    script's own sync of step ``k``; step 1 (initialisation) and step 2 (the first step with
+    optimizer state) are expected to compile."""
+    out = []
+    for i in range(3, len(marks)):
+        a, b = marks[i - 1], marks[i]
+        if a is not None and b is not None and b > a:
+            out.append(i)
+    return out
