@@ -113,6 +113,21 @@ def test_fixed_implies_fixable():
         Diagnostic("BFM040", "t.py", 1, 1, "a ready message", True)
 
 
+def test_context_report_takes_fields_and_the_old_form():
+    from bf16_migrate.python.context import FileContext
+
+    ctx = FileContext.__new__(FileContext)
+    ctx.path, ctx.diagnostics = "t.py", []
+    ctx.report_at("BFM044", 2, 5, fixed=True, variable="XLA_USE_BF16")
+    ctx.report_at("BFM131", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False)
+    assert ctx.diagnostics == [
+        Diagnostic("BFM044", "t.py", 2, 5, "XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed", True),
+        Diagnostic("BFM131", "t.py", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False),
+    ]
+    with pytest.raises(TypeError, match="no template fields"):
+        ctx.report_at("BFM131", 3, 1, "a message", False, variable="X")
+
+
 PAGE_CORRUPTIONS = [
     ('title = "legacy-switch-off"', 'title = "legacy-switch-off"\nsummary = "old"', r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]"),
     ('why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n', "", r"diagnostics\.toml \[BFM002\]: missing key 'why'"),
