@@ -205,7 +205,7 @@ class Planner:
         found, handled = False, set()
         for w in writes:
             if test_file or test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
-                ctx.report("BFM052", w.key, fixed=False, variable=w.variable, mode=self.mode)
+                ctx.report("BFM052", w.key, fixed=False, variable=w.variable)
                 found = True
         for mention in mentions:
             call = ctx.enclosing(mention.node, cst.Call)
@@ -227,11 +227,11 @@ class Planner:
                 callee = ctx.code(helper.func)
                 verb = callee.rsplit(".", 1)[-1].lower()
                 if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
-                    ctx.report("BFM052", mention.node, fixed=False, variant="sets_through_helper", variable=mention.variable, callee=callee, mode=self.mode)
+                    ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=callee)
                 else:
                     ctx.report("BFM052", mention.node, fixed=False, variant="reads_through", variable=mention.variable, callee=callee)
             else:
-                ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable, mode=self.mode)
+                ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable)
             handled.add(id(mention.node))
             found = found or test_file
         keys = {id(w.key) for w in writes}
@@ -240,7 +240,7 @@ class Planner:
                 keyword = arg.keyword
                 if keyword is None or keyword.value not in ctx.rules.variables or id(keyword) in keys or not in_test(call):
                     continue
-                ctx.report("BFM052", keyword, fixed=False, variant="keyword", variable=keyword.value, callee=ctx.code(call.func), mode=self.mode)
+                ctx.report("BFM052", keyword, fixed=False, variant="sets_through", variable=keyword.value, callee=f"{ctx.code(call.func)}({keyword.value}=...)")
                 found = found or test_file
         tests_only = found and (test_file or not writes or all(test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes))
         return tests_only, handled
