@@ -110,7 +110,10 @@ def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) ->
 @main.command("explain")
 @click.argument("code", required=False)
 def explain(code: str | None) -> None:
-    """Print the catalogue entry of a diagnostic code such as BFM050; without CODE, list all."""
+    """Print the rule page of a diagnostic code such as BFM050 (what it finds, why it matters,
+    an example, what to use instead, whether it is fixed); without CODE, list all."""
+    from .diagnostics import rule_page
+
     catalogue = load_rules().diagnostics
     if code is None:
         for known, rule in sorted(catalogue.items()):
@@ -120,12 +123,7 @@ def explain(code: str | None) -> None:
     if entry is None:
         click.echo(f"error: {code}: no such diagnostic code (`bf16-migrate explain` lists them)", err=True)
         sys.exit(EXIT_ERROR)
-    click.echo(f"{code.upper()} {entry.title}")
-    click.echo(f"fixable: {'yes, bf16-migrate fixes it' if entry.fixable else 'no, it needs a hand'}")
-    click.echo("")
-    click.echo(entry.summary)
-    click.echo("")
-    click.echo(f"What to do: {entry.todo}")
+    click.echo(rule_page(entry), nl=False)
     sys.exit(EXIT_OK)
 
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from .rules import load_rules
+from .rules import DiagnosticRule, load_rules
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,10 @@ class Diagnostic:
     ``line`` is 1-based and ``col`` 1-based (as editors and ruff print them), pointing at the
     legacy variable's name or at the construct the message is about. ``fixed`` tells whether the
     codemod applied the change; an unfixed diagnostic makes the CLI exit 1.
-    ``code`` must exist in ``rules/diagnostics.toml`` (checked when the object is made).
+    ``code`` must exist in ``rules/diagnostics*.toml``, and a finding reported ``fixed`` must be
+    of a code whose rule page says it can be fixed (both checked when the object is made: a
+    fixed finding of a "needs a hand" code means the catalogue or the call site is wrong).
+    Make one with :func:`report`, which words the message from the catalogue's template.
 
     A finding inside a notebook's code cell has the path ``nb.ipynb#cellN`` (the cell's 1-based
     number among all cells) with ``line`` and ``col`` within the cell's source.
@@ -36,13 +39,27 @@ class Diagnostic:
     file_position: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.code not in load_rules().diagnostics:
+        rule = load_rules().diagnostics.get(self.code)
+        if rule is None:
             raise ValueError(f"unknown diagnostic code {self.code!r}")
+        if self.fixed and not rule.fixable:
+            raise ValueError(f"{self.code} is reported fixed, but its rule page says {rule.fix!r} (rules/diagnostics*.toml)")
 
     def format_text(self) -> str:
         """``path:line:col: CODE message [fixed]``."""
         suffix = " [fixed]" if self.fixed else ""
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}{suffix}"
+
+
+def report(code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object) -> Diagnostic:
+    """The finding ``code`` at ``path:line:col``, its message the catalogue's template
+    (``message``, or ``variants.<variant>``) formatted with ``fields``: the one emitter outside
+    the codemod (:meth:`bf16_migrate.python.context.FileContext.report` is the codemod's).
+    A field missing from or unknown to the template is a ``KeyError``."""
+    rule = load_rules().diagnostics.get(code)
+    if rule is None:
+        raise ValueError(f"unknown diagnostic code {code!r}")
+    return Diagnostic(code, path, line, col, rule.format(variant, **fields), fixed)
 
 
 def as_dict(d: Diagnostic) -> dict:
@@ -78,3 +95,58 @@ def format_todo(diagnostics: Iterable[Diagnostic]) -> str:
             rule = rules[d.code]
             lines.append(f"    [ ] line {d.line}: {rule.title} ({d.code}): {rule.todo}")
     return "\n".join(lines)
+
+
+def rule_page(rule: DiagnosticRule) -> str:
+    """A diagnostic's rule page as ``bf16-migrate explain CODE`` prints it, in the sections of
+    ruff's rule pages: what it does, why it matters, an example, what to use instead, the fix
+    safety, and the to-do line an unfixed finding gets."""
+
+    def indented(text: str) -> str:
+        return "\n".join(f"    {line}" if line else "" for line in text.splitlines())
+
+    return (
+        f"{rule.code} {rule.title}\n\n"
+        f"What it does\n{rule.what}\n\n"
+        f"Why it matters\n{rule.why}\n\n"
+        f"Example\n{indented(rule.example)}\n\n"
+        f"Instead\n{indented(rule.instead)}\n\n"
+        f"Fix: {rule.fix}. {rule.fix_note[:1].upper()}{rule.fix_note[1:]}\n\n"
+        f"What to do: {rule.todo}\n"
+    )
+
+
+README_BEGIN = "<!-- diagnostics-table: generated from rules/diagnostics*.toml by `python -m bf16_migrate.diagnostics --readme`; do not edit -->"
+README_END = "<!-- end of diagnostics-table -->"
+
+
+def readme_table() -> str:
+    """README.md's diagnostics table, one row per code of the catalogue: the code, its title,
+    what it finds and does, the fix safety, what to do."""
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|")
+
+    lines = [README_BEGIN, "| code | name | what it finds and does | fix | what to do |", "|---|---|---|---|---|"]
+    for code, rule in sorted(load_rules().diagnostics.items()):
+        lines.append(f"| {code} | {rule.title} | {cell(rule.what)} | {rule.fix} | {cell(rule.todo)} |")
+    lines.append(README_END)
+    return "\n".join(lines) + "\n"
+
+
+def with_readme_table(readme: str) -> str:
+    """``readme`` with its generated table (between :data:`README_BEGIN` and
+    :data:`README_END`) replaced by :func:`readme_table`."""
+    start = readme.index(README_BEGIN)
+    end = readme.index(README_END, start) + len(README_END) + 1
+    return readme[:start] + readme_table() + readme[end:]
+
+
+if __name__ == "__main__":  # python -m bf16_migrate.diagnostics --readme [README.md]
+    import sys
+    from pathlib import Path
+
+    if len(sys.argv) < 2 or sys.argv[1] != "--readme":
+        sys.exit("usage: python -m bf16_migrate.diagnostics --readme [README.md]")
+    target = Path(sys.argv[2] if len(sys.argv) > 2 else "README.md")
+    target.write_text(with_readme_table(target.read_text()))

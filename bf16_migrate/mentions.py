@@ -21,7 +21,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, report
 from .rules import load_rules
 
 
@@ -39,10 +39,9 @@ def mentions(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def docs_message(variables: list[str]) -> str:
-    """The BFM091 message for documentation naming ``variables`` (in order, each once)."""
-    names = " and ".join(dict.fromkeys(variables))
-    return f"documentation names {names}: update the text by hand (the variable is deprecated; see the migration guide)"
+def named(variables: list[str]) -> str:
+    """``variables`` in order, each once, joined by "and" (the ``variables`` field of BFM091)."""
+    return " and ".join(dict.fromkeys(variables))
 
 
 def docs_findings(path: str, text: str) -> list[Diagnostic]:
@@ -52,7 +51,7 @@ def docs_findings(path: str, text: str) -> list[Diagnostic]:
     for line, col, variable in mentions(text):
         by_line.setdefault(line, []).append((col, variable))
     return [
-        Diagnostic("BFM091", path, line, found[0][0], docs_message([v for _, v in found]), False)
+        report("BFM091", path, line, found[0][0], False, variables=named([v for _, v in found]))
         for line, found in sorted(by_line.items())
     ]
 
@@ -61,11 +60,8 @@ def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Di
     """BFM090 for every mention in a file of a kind bf16-migrate does not rewrite (``binary``:
     a compiled or data file, which only a rebuild from migrated sources changes)."""
     kind = f"`{path.suffix}`" if path.suffix else f"`{path.name}`"
-    if binary:
-        advice = f"is named in a binary file ({kind}) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data"
-    else:
-        advice = f"is named in a kind of file bf16-migrate does not rewrite ({kind}): remove it by hand and migrate the Python script it launches"
-    return [Diagnostic("BFM090", str(path), line, col, f"{variable} {advice}", False) for line, col, variable in mentions(text)]
+    variant = "binary" if binary else None
+    return [report("BFM090", str(path), line, col, False, variant, variable=variable, kind=kind) for line, col, variable in mentions(text)]
 
 
 def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:

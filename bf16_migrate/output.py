@@ -179,7 +179,7 @@ def to_sarif(report: Report, version: str) -> str:
             "id": code,
             "name": catalogue[code].title,
             "shortDescription": {"text": catalogue[code].title},
-            "fullDescription": {"text": catalogue[code].summary},
+            "fullDescription": {"text": catalogue[code].what},
             "help": {"text": catalogue[code].todo},
             "defaultConfiguration": {"level": "warning" if catalogue[code].fixable else "error"},
             "properties": {"fixable": catalogue[code].fixable},

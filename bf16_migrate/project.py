@@ -27,7 +27,7 @@ from pathlib import Path
 from .carriers import KINDS, CarrierError, analyze
 from .carriers.link import CarrierFile, FileResult, Planner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
 from .python import ParseError, migrate_source
@@ -312,18 +312,7 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
         where = paths[0] if paths else Path(".")
         named = ", ".join(str(p) for p in paths)
         for key, value in active.items():
-            extra.append(
-                Diagnostic(
-                    "BFM110",
-                    str(where),
-                    1,
-                    1,
-                    f"--legacy-env {key}={value}: no Python script under {named} can receive the code change for --mode {mode} "
-                    "(none builds an optimizer from `<model>.parameters()` the codemod can cast); keep the setting where it is "
-                    "set, migrate the script it is meant for by hand (or give bf16-migrate the tree that holds it), then remove it",
-                    False,
-                )
-            )
+            extra.append(report("BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode))
     return targets
 
 
@@ -364,7 +353,7 @@ def _reported_only(candidate: Candidate, extra: list, outcome: Outcome) -> None:
         found = unsupported_findings(candidate.path, text, binary)
     if not found and not any(name in text for name in load_rules().variables):
         # the bytes name a variable, but not in any encoding read here (e.g. UTF-32 without a BOM)
-        found = [Diagnostic("BFM090", str(candidate.path), 1, 1, "names a legacy variable in bytes bf16-migrate cannot read as text: check it by hand, or --exclude it", False)]
+        found = [report("BFM090", str(candidate.path), 1, 1, False, "undecodable")]
     extra.extend(found)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import string
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -117,16 +118,69 @@ class VariableRule:
     source: Path
 
 
+FIX_KINDS = ("fixed automatically", "fixed automatically, review", "needs a hand")
+"""A diagnostic's fix safety, as the ``fix`` key of its rule page begins (then ``": "`` and a
+sentence): the change is safe, the change is made but wants a look, or nothing is changed."""
+
+DIAGNOSTIC_KEYS = frozenset({"title", "what", "why", "example", "instead", "fix", "todo", "message", "variants"})
+"""The keys of a rule page in ``rules/diagnostics*.toml``; all but ``variants`` are required."""
+
+
 @dataclass(frozen=True)
 class DiagnosticRule:
-    """One diagnostic code: a short title, what it means, what the user should do, and whether
-    the codemod can fix it."""
+    """One diagnostic code's rule page, as ruff documents its rules: what it finds and does
+    (``what``), why it matters (``why``), a legacy ``example`` and what to use ``instead``, the
+    fix safety (``fix``, one of :data:`FIX_KINDS`, and ``fix_note``, its sentence), the to-do line
+    of an unfixed finding, and the finding's ``message``: a ``str.format`` template with named
+    fields, ``variants`` the templates of the other situations the code covers."""
 
     code: str
     title: str
-    summary: str
+    what: str
+    why: str
+    example: str
+    instead: str
+    fix: str
+    fix_note: str
     todo: str
-    fixable: bool
+    message: str
+    variants: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fixable(self) -> bool:
+        """Whether a finding of this code may be reported fixed (its fix is not "needs a hand")."""
+        return self.fix != "needs a hand"
+
+    def template(self, variant: str | None = None) -> str:
+        """The message template of ``variant`` (the main ``message`` when None)."""
+        if variant is None:
+            return self.message
+        try:
+            return self.variants[variant]
+        except KeyError:
+            raise KeyError(f"{self.code} has no message variant {variant!r} (it has {sorted(self.variants)})") from None
+
+    def format(self, variant: str | None = None, **fields: object) -> str:
+        """The message of ``variant`` with ``fields``; a field missing from or unknown to the
+        template is a ``KeyError`` (a call site and its catalogue entry disagree)."""
+        template = self.template(variant)
+        wanted = template_fields(template)
+        if set(fields) != wanted:
+            raise KeyError(f"{self.code}{f' ({variant})' if variant else ''}: the template wants fields {sorted(wanted)}, got {sorted(fields)}")
+        return template.format(**fields)
+
+
+def template_fields(template: str) -> set[str]:
+    """The named fields of a ``str.format`` template (a positional or empty field raises
+    ``ValueError``)."""
+    names = set()
+    for _text, name, _spec, _conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name or name.isdigit() or not name.isidentifier():
+            raise ValueError(f"field {name!r} is not a name")
+        names.add(name)
+    return names
 
 
 @dataclass(frozen=True)
@@ -230,12 +284,38 @@ def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
     for code, entry in data.items():
         if not (code.startswith("BFM") and code[3:].isdigit()):
             raise RuleError(f"{path}: diagnostic code {code!r} is not of the form BFMnnn")
+        if not isinstance(entry, dict):
+            raise RuleError(f"{path}: [{code}] must be a table")
+        unknown = set(entry) - DIAGNOSTIC_KEYS
+        if unknown:
+            raise RuleError(f"{path}: [{code}] has unknown keys {sorted(unknown)}")
+        where = Path(f"{path} [{code}]")
+        fix = _need(entry, "fix", str, where)
+        kind, _, note = fix.partition(": ")
+        if kind not in FIX_KINDS or not note.strip():
+            raise RuleError(f"{where}: 'fix' must be one of {list(FIX_KINDS)}, then ': ' and a sentence, got {fix!r}")
+        variants = entry.get("variants", {})
+        if not isinstance(variants, dict) or not all(isinstance(v, str) for v in variants.values()):
+            raise RuleError(f"{where}: 'variants' must be a table of message templates")
+        for name, template in [("message", _need(entry, "message", str, where)), *((f"variants.{k}", v) for k, v in variants.items())]:
+            try:
+                reserved = template_fields(template) & {"fixed", "variant"}
+            except ValueError as e:
+                raise RuleError(f"{where}: {name} is not a template with named fields: {e}") from None
+            if reserved:
+                raise RuleError(f"{where}: {name} uses the reserved field names {sorted(reserved)}")
         out[code] = DiagnosticRule(
             code=code,
-            title=_need(entry, "title", str, path),
-            summary=_need(entry, "summary", str, path),
-            todo=_need(entry, "todo", str, path),
-            fixable=_need(entry, "fixable", bool, path),
+            title=_need(entry, "title", str, where),
+            what=_need(entry, "what", str, where),
+            why=_need(entry, "why", str, where),
+            example=_need(entry, "example", str, where),
+            instead=_need(entry, "instead", str, where),
+            fix=kind,
+            fix_note=note.strip(),
+            todo=_need(entry, "todo", str, where),
+            message=entry["message"],
+            variants=variants,
         )
     return out
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .carriers.link import FileResult
 from .carriers.resolve import tree_imports
-from .diagnostics import Diagnostic
+from .diagnostics import report
 from .python import ParseError, migrate_source
 
 
@@ -65,7 +65,7 @@ def migrate_imported_modules(
             continue  # a script of its own, migrated as such
         if len(settings) > 1:
             names = ", ".join(f"{p} ({', '.join(f'{k}={v}' for k, v in env.items())})" for p, env in importers)
-            diag = Diagnostic("BFM014", str(module_path), 1, 1, f"this module is imported by scripts that ran under different legacy settings ({names}): migrate what it does under each by hand", False)
+            diag = report("BFM014", str(module_path), 1, 1, False, "different_settings", settings=names)
             if own is not None:
                 own.diagnostics.append(diag)
             else:
@@ -90,7 +90,7 @@ def migrate_imported_modules(
         importer = importers[0][0]
         diags = list(migrated.diagnostics)
         if migrated.code != text:
-            diags.insert(0, Diagnostic("BFM014", str(module_path), 1, 1, f"imported by {importer}, which ran under {', '.join(f'{k}={v}' for k, v in env.items())}: this module's code is migrated with it (its diagnostics follow)", True))
+            diags.insert(0, report("BFM014", str(module_path), 1, 1, True, importer=importer, settings=", ".join(f"{k}={v}" for k, v in env.items())))
         new = FileResult(module_path, text, migrated.code, encoding, diags)
         out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
     return out

@@ -105,7 +105,11 @@ def test_explain():
     rule = load_rules().diagnostics["BFM050"]
     result = invoke("explain", "bfm050")
     assert result.exit_code == 0
-    assert result.stdout.startswith(f"BFM050 {rule.title}\n") and rule.summary in result.stdout and rule.todo in result.stdout
+    assert result.stdout.startswith(f"BFM050 {rule.title}\n\nWhat it does\n{rule.what}\n\nWhy it matters\n{rule.why}\n\nExample\n    ")
+    for line in rule.example.splitlines() + rule.instead.splitlines():
+        assert f"    {line}\n" in result.stdout
+    assert "\nFix: fixed automatically, review. Replaced when the switch is migrated unconditionally" in result.stdout
+    assert result.stdout.endswith(f"\nWhat to do: {rule.todo}\n")
     listing = invoke("explain")
     assert listing.exit_code == 0 and len(listing.stdout.splitlines()) == len(load_rules().diagnostics)
     unknown = invoke("explain", "BFM999")

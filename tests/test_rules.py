@@ -7,7 +7,8 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from bf16_migrate.rules import MODES, RULES_DIR, RuleError, is_truthy, load_rules
+from bf16_migrate.diagnostics import Diagnostic, report, with_readme_table
+from bf16_migrate.rules import FIX_KINDS, MODES, RULES_DIR, RuleError, is_truthy, load_rules
 
 
 def test_rules_load_and_cover_every_mode():
@@ -18,12 +19,6 @@ def test_rules_load_and_cover_every_mode():
     assert rules.variables["XLA_DOWNCAST_BF16"].f64_becomes == "f32"
     assert rules.variables["XLA_USE_BF16"].f64_becomes == "bf16"
     assert not rules.variables["XLA_USE_FP16"].effective
-
-
-def test_every_diagnostic_code_in_readme_and_rules():
-    readme = (ROOT / "README.md").read_text()
-    for code in load_rules().diagnostics:
-        assert f"| {code} |" in readme, code
 
 
 # Measured on the XLA CPU device, torch-xla 2.9: XLA_USE_BF16=<value>, then the dtype of the HLO
@@ -61,5 +56,94 @@ def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
     if old is not None:
         assert old in text
     path.write_text(new if old is None else text.replace(old, new))
+    with pytest.raises(RuleError, match=error):
+        load_rules.__wrapped__(rules)
+
+
+def test_readme_table_is_the_catalogue():
+    """README.md's diagnostics table is generated from rules/diagnostics*.toml; regenerate it
+    with `python -m bf16_migrate.diagnostics --readme` after changing the catalogue."""
+    readme = (ROOT / "README.md").read_text()
+    assert with_readme_table(readme) == readme, "README.md's diagnostics table and rules/diagnostics*.toml disagree: run `python -m bf16_migrate.diagnostics --readme` and review `git diff README.md`"
+    for code, rule in load_rules().diagnostics.items():
+        assert f"| {code} | {rule.title} |" in readme, code
+
+
+def test_every_rule_page_is_complete():
+    for code, rule in load_rules().diagnostics.items():
+        for key in ("title", "what", "why", "example", "instead", "fix_note", "todo", "message"):
+            assert getattr(rule, key).strip(), (code, key)
+        assert rule.fix in FIX_KINDS
+        assert rule.fixable is (rule.fix != "needs a hand")
+
+
+def test_the_catalogue_says_what_the_code_fixes():
+    """The codes the codemod reports both fixed and not (the review found BFM043, BFM050 and
+    BFM055 reported [fixed] while the catalogue said they could not be)."""
+    rules = load_rules().diagnostics
+    assert {rules[c].fix for c in ("BFM043", "BFM050", "BFM055")} <= {"fixed automatically", "fixed automatically, review"}
+    assert rules["BFM010"].fix == "needs a hand"
+
+
+def test_report_formats_the_template():
+    d = report("BFM002", "t.py", 3, 1, True, variable="XLA_USE_BF16", value='"0"')
+    assert d.message == 'XLA_USE_BF16="0" means bf16 was off: removed, nothing added' and d.fixed
+    d = report("BFM050", "t.py", 3, 1, True, "replaced", variable="XLA_USE_BF16")
+    assert d.message.startswith("XLA_USE_BF16 is no longer set; this read is replaced")
+
+
+@pytest.mark.parametrize(
+    "args, fields, error",
+    [
+        (("BFM002", "t.py", 1, 1, True), {"variable": "X"}, r"wants fields \['value', 'variable'\], got \['variable'\]"),
+        (("BFM002", "t.py", 1, 1, True), {"variable": "X", "value": "0", "mode": "amp"}, "wants fields"),
+        (("BFM050", "t.py", 1, 1, False, "nope"), {"variable": "X"}, "no message variant 'nope'"),
+    ],
+    ids=["missing-field", "unknown-field", "unknown-variant"],
+)
+def test_report_rejects_fields_the_template_does_not_have(args, fields, error):
+    with pytest.raises(KeyError, match=error):
+        report(*args, **fields)
+
+
+def test_fixed_implies_fixable():
+    with pytest.raises(ValueError, match="BFM010 is reported fixed, but its rule page says 'needs a hand'"):
+        report("BFM010", "t.py", 1, 1, True, variable="XLA_USE_BF16", by_hand="cast it")
+    with pytest.raises(ValueError, match="BFM040 is reported fixed"):
+        Diagnostic("BFM040", "t.py", 1, 1, "a ready message", True)
+
+
+def test_context_report_takes_fields_and_the_old_form():
+    from bf16_migrate.python.context import FileContext
+
+    ctx = FileContext.__new__(FileContext)
+    ctx.path, ctx.diagnostics = "t.py", []
+    ctx.report_at("BFM044", 2, 5, fixed=True, variable="XLA_USE_BF16")
+    ctx.report_at("BFM131", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False)
+    assert ctx.diagnostics == [
+        Diagnostic("BFM044", "t.py", 2, 5, "XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed", True),
+        Diagnostic("BFM131", "t.py", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False),
+    ]
+    with pytest.raises(TypeError, match="no template fields"):
+        ctx.report_at("BFM131", 3, 1, "a message", False, variable="X")
+
+
+PAGE_CORRUPTIONS = [
+    ('title = "legacy-switch-off"', 'title = "legacy-switch-off"\nsummary = "old"', r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]"),
+    ('why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n', "", r"diagnostics\.toml \[BFM002\]: missing key 'why'"),
+    ('fix = "fixed automatically: removing a write', 'fix = "fixed: removing a write', r"diagnostics\.toml \[BFM002\]: 'fix' must be one of"),
+    ('fix = "fixed automatically: removing a write of a false value changes nothing the script computes."', 'fix = "needs a hand"', "'fix' must be one of"),
+    ('message = "{variable}={value} means', 'message = "{}={value} means', r"\[BFM002\]: message is not a template with named fields"),
+    ('message = "{variable}={value} means', 'message = "{fixed}={value} means', r"\[BFM002\]: message uses the reserved field names \['fixed'\]"),
+]
+
+
+@pytest.mark.parametrize("old, new, error", PAGE_CORRUPTIONS, ids=["unknown-key", "missing-key", "bad-fix", "fix-without-sentence", "positional-field", "reserved-field"])
+def test_a_bad_rule_page_is_rejected_naming_it(tmp_path, old, new, error):
+    rules = _copy_rules(tmp_path)
+    path = rules / "diagnostics.toml"
+    text = path.read_text()
+    assert text.count(old) == 1
+    path.write_text(text.replace(old, new))
     with pytest.raises(RuleError, match=error):
         load_rules.__wrapped__(rules)

@@ -30,6 +30,7 @@ from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
 
 from ..diagnostics import Diagnostic
+from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
 
 
@@ -165,13 +166,32 @@ class FileContext:
         return self.module.code_for_node(node)
 
     # -- reporting --------------------------------------------------------------------------
-    def report(self, code: str, node: cst.CSTNode, message: str, fixed: bool) -> None:
+    def report(self, code: str, node: cst.CSTNode, message: str | None = None, fixed: bool | None = None, /, **fields: object) -> None:
+        """Report ``code`` at ``node``: ``ctx.report(code, node, fixed=..., variant=..., **fields)``
+        words the message from the catalogue's template (``rules/diagnostics*.toml``: its
+        ``message``, or ``variants.<variant>``); ``ctx.report(code, node, message, fixed)`` is
+        the older form with a ready message (the carriers' until they move to the templates)."""
         line, col = self.pos(node)
-        self.report_at(code, line, col, message, fixed)
+        self.report_at(code, line, col, message, fixed, **fields)
 
-    def report_at(self, code: str, line: int, col: int, message: str, fixed: bool) -> None:
-        """Report at a 1-based (line, column) inside a node (a name within a string literal)."""
-        self.diagnostics.append(Diagnostic(code, self.path, line, col, message, fixed))
+    def report_at(self, code: str, line: int, col: int, message: str | None = None, fixed: bool | None = None, /, **fields: object) -> None:
+        """Report at a 1-based (line, column) inside a node (a name within a string literal);
+        the arguments as :meth:`report`'s."""
+        if "fixed" in fields:
+            if fixed is not None:
+                raise TypeError(f"{code}: fixed given twice")
+            fixed = bool(fields.pop("fixed"))
+        if fixed is None:
+            raise TypeError(f"{code}: say whether the finding is fixed")
+        variant = fields.pop("variant", None)
+        if not (variant is None or isinstance(variant, str)):
+            raise TypeError(f"{code}: variant must be the name of a message variant")
+        if message is None:
+            self.diagnostics.append(new_diagnostic(code, self.path, line, col, fixed, variant, **fields))
+        else:
+            if variant is not None or fields:
+                raise TypeError(f"{code}: a ready message takes no template fields")
+            self.diagnostics.append(Diagnostic(code, self.path, line, col, message, fixed))
 
 
 _gc_lock = threading.Lock()

@@ -745,43 +745,45 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
     return found
 
 
-def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[str, bool] | None:
-    """The BFM049 finding for ``write``, as ``(message, removed)``, or None when nothing says it
-    was not in force (the planner then goes on as usual). ``removed``: it provably never took
-    effect and goes, with nothing added (its undo is removed by its own finding); otherwise the
-    switch is kept and reported, and so is an undo that takes back a kept write. The rule of the
-    project: a migrated script that computes in bf16 where the legacy one trained in fp32
-    changes its numerics, so when this cannot be told the switch stays."""
+def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[str | None, dict[str, object], bool] | None:
+    """The BFM049 finding for ``write``, as ``(variant, fields, removed)`` (the message is the
+    catalogue's template ``variant`` of BFM049, None for the main one, with ``fields``), or None
+    when nothing says it was not in force (the planner then goes on as usual). ``removed``: it
+    provably never took effect and goes, with nothing added (its undo is removed by its own
+    finding); otherwise the switch is kept and reported, and so is an undo that takes back a
+    kept write. The rule of the project: a migrated script that computes in bf16 where the
+    legacy one trained in fp32 changes its numerics, so when this cannot be told the switch
+    stays."""
     writes, _ = collect_writes(ctx, set(ctx.rules.variables))
     undone = ctx.memo(("undone writes",), lambda: undone_writes(ctx, writes))
     line = lambda node: ctx.pos(node)[0]  # noqa: E731
-    by_hand = f"replace it by hand with the explicit code for --mode {mode}"
+    variable = write.variable
     for undo in undone.values():
         if undo.undo is write and not undo.dead:
-            return f"{write.variable}: this takes back the write of line {line(undo.write.statement)}, which is kept (see there): kept with it", False
+            return "undo_of_kept", {"variable": variable, "line": line(undo.write.statement)}, False
     if write.unsets or write.form == "system-export" or value_state(write.value)[0] not in ("on", "if"):
         return None
     undo = undone.get(id(write.key))
     if undo is not None:
-        taken = f"taken back at line {line(undo.undo.statement)} (`{ctx.code(undo.undo.small)}`)"
+        taken = {"variable": variable, "line": line(undo.undo.statement), "undo": ctx.code(undo.undo.small)}
         if undo.dead:
-            return f"{write.variable} removed: it is {taken} before anything used the device, so it never took effect and the script trained in fp32; nothing added (migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)", True
-        return f"{write.variable} is {taken}, and whether the code in between used the device with it cannot be told: the switch is kept with its undo; delete both if the script trained in fp32, else {by_hand} where it was in force", False
+            return None, taken, True
+        return "undone_unknown", {**taken, "mode": mode}, False
     lam = in_lambda(ctx, write)
     if lam is not None:
-        return f"{write.variable} is written inside a lambda (line {line(lam)}): whether and when it runs cannot be told here, so the switch is kept; delete it if nothing calls the lambda before the device is used, else {by_hand}", False
+        return "lambda", {"variable": variable, "line": line(lam), "mode": mode}, False
     why = not_in_force(ctx, write)
     if why is None:
         return None
     function = ctx.enclosing(write.statement, cst.FunctionDef)
     where = f"`{function.name.value}()`" if function is not None else "this function"
+    called = {"variable": variable, "function": where, "line": line(why.node)}
     if why.reason == "uncalled":
         if why.dead:
-            return f"{write.variable} removed: it is set in {where} (line {line(why.node)}), a private function nothing in this file calls or names, so it never took effect and the script trained in fp32; nothing added (add the mode's code by hand if bf16 is wanted, and run `bf16-migrate verify`)", True
-        return f"{write.variable} is set in {where} (line {line(why.node)}), which nothing in this file calls: if nothing else does, it never took effect (the script trained in fp32): delete it; if another module calls it, the switch is kept: {by_hand} there", False
-    late = "torch-xla had read the variable by then, so it probably never took effect, which cannot be told for sure here; the switch is kept: delete it if the script trained in fp32, else"
+            return "private_uncalled", called, True
+        return "uncalled", {**called, "mode": mode}, False
     if why.reason == "late-call":
-        return f"{write.variable} is set in {where}, which is called (line {line(why.node)}) only after the device was first used: {late} {by_hand} before the device is used", False
+        return "late_call", {**called, "mode": mode}, False
     if why.reason == "conditional-call":
-        return f"{write.variable} is set in {where}, which is called (line {line(why.node)}) only under `{ctx.code(why.condition)}`: the switch is kept; {by_hand} under the same condition", False
-    return f"{write.variable} is set after `{ctx.code(why.node)}` (line {line(why.node)}), which had already used the device: {late} {by_hand} before the device is used", False
+        return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
+    return "after_device", {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode}, False

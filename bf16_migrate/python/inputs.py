@@ -64,7 +64,7 @@ class InputCasts:
             else:
                 why = "it is not called in this file"
                 anchor = model
-            ctx.report("BFM022", anchor, f"`{ctx.code(model)}` casts its floating inputs to bf16 at run time ({snippets.BF16_INPUTS_HOOK}, a forward pre-hook; integer inputs untouched), since {why}", True)
+            ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
         else:
             for expr in static:
                 self._cast(expr)
@@ -105,7 +105,7 @@ class InputCasts:
         guard = self.guard
         self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
         self._need_helper()
-        self.ctx.report("BFM022", expr, f"the dtype of `{self.ctx.code(expr)}` (compared with the model's output in the loss) cannot be told from the code: it goes through {snippets.BF16_FLOATING}(), which casts floating tensors to bf16 at run time and leaves integer ones", True)
+        self.ctx.report("BFM022", expr, fixed=True, variant="loss_target", target=self.ctx.code(expr), helper=snippets.BF16_FLOATING)
 
     def _need_helper(self) -> None:
         if not self.helper_added:

@@ -107,10 +107,10 @@ class Planner:
         reads = [mention for mention in mentions if mention.is_read]
         for mention in mentions:
             if not mention.is_read:
-                ctx.report("BFM042", mention.node, f"{mention.variable} is named here outside a write the codemod can rewrite: remove it and add the explicit code for --mode {self.mode} by hand", False)
+                ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode)
         if tests_only:
             for mention in reads:
-                ctx.report("BFM052", mention.node, f"a test reads {mention.variable}: tests are not rewritten; make it check the explicit precision (e.g. the parameter dtype) instead", False)
+                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
             return self.plan
         framework = self._framework()
         if framework is not None and writes:
@@ -119,9 +119,9 @@ class Planner:
                 hack = self._framework_flag_hack(w) if rule.key == "hf-trainer" else None
                 if hack is not None:
                     self.plan.remove.add(id(hack))
-                    ctx.report("BFM055", w.key, f"{w.variable}: this block turned {rule.name}'s own bf16 setting off to set the legacy variable instead; removed, so `{ctx.code(hack.test)}` stays on and the framework applies bf16 itself ({rule.advice})", True)
+                    ctx.report("BFM055", w.key, fixed=True, variant="trade_undone", variable=w.variable, framework=rule.name, flag=ctx.code(hack.test), advice=rule.advice)
                 else:
-                    ctx.report("BFM055", w.key, f"{w.variable}: this file builds {rule.name} (`{ctx.code(call.func)}`, line {ctx.pos(call)[0]}), which owns precision: use {rule.setting} instead; {rule.advice}", False)
+                    ctx.report("BFM055", w.key, fixed=False, variable=w.variable, framework=rule.name, call=ctx.code(call.func), line=ctx.pos(call)[0], setting=rule.setting, advice=rule.advice)
             return self.plan
         if framework is not None and not writes and self.external:
             self._framework_launched(*framework)
@@ -182,9 +182,9 @@ class Planner:
             statement = ctx.statement_of(mention.node)
             if done and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
                 self.plan.remove.add(id(statement))
-                ctx.report("BFM043", mention.node, f"`{name}` only named {mention.variable} for the writes migrated here: removed", True)
+                ctx.report("BFM043", mention.node, fixed=True, name=name, variable=mention.variable)
             else:
-                ctx.report("BFM043", mention.node, f"`{name}` names {mention.variable}; not every use of it was migrated: remove it once nothing uses it", False)
+                ctx.report("BFM043", mention.node, fixed=False, variant="still_used", name=name, variable=mention.variable)
 
     def _in_tests(self, writes, mentions) -> tuple[bool, set[int]]:
         """Tests set the variable to exercise the legacy path (``monkeypatch.setenv``,
@@ -205,35 +205,33 @@ class Planner:
         found, handled = False, set()
         for w in writes:
             if test_file or test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
-                ctx.report("BFM052", w.key, f"a test sets {w.variable}: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable", False)
+                ctx.report("BFM052", w.key, fixed=False, variable=w.variable)
                 found = True
         for mention in mentions:
             call = ctx.enclosing(mention.node, cst.Call)
             if call is not None and (m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or ctx.code(call.func).endswith("patch.dict")):
-                ctx.report("BFM052", mention.node, f"a test sets {mention.variable} through `{ctx.code(call.func)}`: tests are not rewritten; make it exercise the explicit code instead of the variable", False)
+                ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=ctx.code(call.func))
                 handled.add(id(mention.node))
                 found = True
         # reads and other names of the variable in a test (a test file: they alone make the
         # file a test's business, so nothing of it is migrated; elsewhere they are reported
         # here and the rest of the file is migrated as usual)
-        check = "make it check the explicit precision (e.g. the parameter dtype, or the element type in the HLO text) instead"
         for mention in mentions:
             if id(mention.node) in handled or not in_test(mention.node):
                 continue
             parent = ctx.parent(mention.node)
             helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
             if mention.is_read:
-                message = f"a test reads {mention.variable}: tests are not rewritten; make it check the explicit precision (e.g. the parameter dtype) instead"
+                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
             elif isinstance(helper, cst.Call):
                 callee = ctx.code(helper.func)
                 verb = callee.rsplit(".", 1)[-1].lower()
                 if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
-                    message = f"a test sets {mention.variable} through `{callee}`: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable"
+                    ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=callee)
                 else:
-                    message = f"a test reads {mention.variable} through `{callee}`: tests are not rewritten; {check}"
+                    ctx.report("BFM052", mention.node, fixed=False, variant="reads_through", variable=mention.variable, callee=callee)
             else:
-                message = f"a test names {mention.variable}: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) and {check.removeprefix('make it ')}"
-            ctx.report("BFM052", mention.node, message, False)
+                ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable)
             handled.add(id(mention.node))
             found = found or test_file
         keys = {id(w.key) for w in writes}
@@ -242,7 +240,7 @@ class Planner:
                 keyword = arg.keyword
                 if keyword is None or keyword.value not in ctx.rules.variables or id(keyword) in keys or not in_test(call):
                     continue
-                ctx.report("BFM052", keyword, f"a test sets {keyword.value} through `{ctx.code(call.func)}({keyword.value}=...)`: tests are not rewritten; make it exercise the explicit code for --mode {self.mode} (model.to(torch.bfloat16) or autocast) instead of the variable", False)
+                ctx.report("BFM052", keyword, fixed=False, variant="sets_through", variable=keyword.value, callee=f"{ctx.code(call.func)}({keyword.value}=...)")
                 found = found or test_file
         tests_only = found and (test_file or not writes or all(test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes))
         return tests_only, handled
@@ -299,11 +297,11 @@ class Planner:
         variables = ", ".join(self.external)
         flag = f" (on the command line: `{rule.launch_flag}`)" if rule.launch_flag else ""
         self.framework = rule
-        self.ctx.report("BFM055", call, f"{variables} is set by the launcher of this script, which builds {rule.name} (`{self.ctx.code(call.func)}`, line {self.ctx.pos(call)[0]}) and so owns precision: use {rule.setting}{flag} instead; {rule.advice}", False)
+        self.ctx.report("BFM055", call, fixed=False, variant="launcher", variables=variables, framework=rule.name, call=self.ctx.code(call.func), line=self.ctx.pos(call)[0], setting=rule.setting, flag=flag, advice=rule.advice)
 
     def _report_reads(self, reads) -> None:
         for mention in reads:
-            self.ctx.report("BFM050", mention.node, f"{mention.variable} is read here; after migration it is never set, so this no longer tells whether bf16 is on: use the precision the script now uses (e.g. the model's parameter dtype)", False)
+            self.ctx.report("BFM050", mention.node, fixed=False, variable=mention.variable)
 
     def _imported_module(self, reads) -> None:
         """A module of the tree imported by a script that runs under ``imported_under`` (found
@@ -346,7 +344,7 @@ class Planner:
             else:
                 self.plan.replace[id(expr)] = lambda node: cst.Name(_ENABLED_CONSTANT).with_changes(lpar=node.lpar, rpar=node.rpar)
                 replaced = True
-            ctx.report("BFM050", mention.node, f"{mention.variable} is no longer set; this read is replaced by what it now always says (bf16 is on: the model runs in bf16 explicitly)", True)
+            ctx.report("BFM050", mention.node, fixed=True, variant="replaced", variable=mention.variable)
         if replaced:
             self.plan.prelude.append(
                 cst.parse_statement(
@@ -377,7 +375,7 @@ class Planner:
             if patch is None:
                 left.append(mention)
             else:
-                ctx.report("BFM051", mention.node, f"this `if` on {mention.variable} patches torch.finfo / get_parameter_dtype to undo the switch's side effects; with an explicit bf16 model (or autocast) the patch is dead weight: removed", True)
+                ctx.report("BFM051", mention.node, fixed=True, variable=mention.variable)
         return left
 
     def _workaround_patch(self, read: cst.CSTNode) -> cst.If | None:
@@ -396,45 +394,45 @@ class Planner:
         ctx, rule = self.ctx, self.ctx.rules.variables[w.variable]
         if not rule.effective:
             self._remove_write(w)
-            ctx.report("BFM003", w.key, f"{w.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast(\"xla\", dtype=torch.float16) with torch.amp.GradScaler", True)
+            ctx.report("BFM003", w.key, fixed=True, variable=w.variable, since=rule.deprecated_since)
             return None
         if len(w.statement.body) != 1:
-            ctx.report("BFM042", w.key, f"{w.variable} is written on a line with other statements: split the line, then run bf16-migrate again", False)
+            ctx.report("BFM042", w.key, fixed=False, variant="one_line", variable=w.variable)
             return None
         if w.form == "system-export":
             self._remove_write(w)
-            ctx.report("BFM045", w.key, f"`export {w.variable}=...` in os.system() runs in a child shell and never reached this process: the script never ran in bf16 through it; removed, nothing added (migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)", True)
+            ctx.report("BFM045", w.key, fixed=True, variable=w.variable)
             return None
         verdict = in_force_verdict(ctx, w, self.mode)
         if verdict is not None:  # BFM049: a write that never took effect, or may not have
-            message, removed = verdict
+            variant, fields, removed = verdict
             if removed:
                 self._remove_write(w)
-            ctx.report("BFM049", w.key, message, removed)
+            ctx.report("BFM049", w.key, fixed=removed, variant=variant, **fields)
             return None
         if w.unsets:
             self._remove_write(w)
-            ctx.report("BFM044", w.key, f"{w.variable} is taken out of the environment here; once no code sets it this is dead: removed", True)
+            ctx.report("BFM044", w.key, fixed=True, variable=w.variable)
             return None
         state, value_condition = value_state(w.value)
         if state == "not-a-string":
-            ctx.report("BFM046", w.key, f"{w.variable} is given a non-string value ({ctx.code(w.value)}): os.environ raises TypeError here, so the script stopped at this line; fix it by hand (remove it, or add the explicit code for --mode {self.mode})", False)
+            ctx.report("BFM046", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode)
             return None
         if state == "unknown":
-            ctx.report("BFM040", w.key, f"{w.variable} is set to a computed value ({ctx.code(w.value)}), so whether bf16 was on cannot be told: replace it by hand with the explicit code for --mode {self.mode} under the condition the value expresses", False)
+            ctx.report("BFM040", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode)
             return None
         if state == "off":
             self._remove_write(w)
-            ctx.report("BFM002", w.key, f"{w.variable}={ctx.code(w.value)} means bf16 was off: removed, nothing added", True)
+            ctx.report("BFM002", w.key, fixed=True, variable=w.variable, value=ctx.code(w.value))
             return None
         conditions, blocker = guard_of(ctx, w)
         if blocker is not None:
-            ctx.report("BFM041", w.key, f"{w.variable} is written inside a {type(blocker).__name__.lower()} (line {ctx.pos(blocker)[0]}): replace it by hand with the explicit code for --mode {self.mode}, under the same guard", False)
+            ctx.report("BFM041", w.key, fixed=False, variable=w.variable, construct=type(blocker).__name__.lower(), line=ctx.pos(blocker)[0], mode=self.mode)
             return None
         late = self._device_used_before(w)
         if late is not None:
             self._remove_write(w)
-            ctx.report("BFM047", w.key, f"{w.variable} is set after the device was first used (line {ctx.pos(late)[0]}): torch-xla had already read it, so it never took effect and the script trained in fp32; removed, nothing added (migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)", True)
+            ctx.report("BFM047", w.key, fixed=True, variable=w.variable, line=ctx.pos(late)[0])
             return None
         return conditions + ([value_condition] if value_condition is not None else [])
 
@@ -458,7 +456,7 @@ class Planner:
         if problem is None:
             return True
         for w in writes:
-            ctx.report("BFM041", w.key, f"{w.variable} is switched on under a condition ({ctx.code(self.guard)}) that cannot be re-evaluated where the model is cast (line {ctx.pos(problem)[0]}): replace the write by hand with the explicit code for --mode {self.mode}, under the same condition", False)
+            ctx.report("BFM041", w.key, fixed=False, variant="condition", variable=w.variable, condition=ctx.code(self.guard), line=ctx.pos(problem)[0], mode=self.mode)
         return False
 
     def _device_used_before(self, w: LegacyWrite) -> cst.CSTNode | None:
@@ -495,7 +493,7 @@ class Planner:
         if self.mode == REFERENCE:
             for w in writes:
                 self._remove_write(w)
-                ctx.report("BFM001", w.key, f"{w.variable} {_MODE_SUMMARY[REFERENCE]}", True)
+                ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
             return True
         variables = [w.variable for w in writes] + self.external
         emits = set().union(*(ctx.rules.variables[v].emit[self.mode] for v in variables))
@@ -505,9 +503,9 @@ class Planner:
             anchors = [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]
             for variable, anchor in anchors:
                 if not sites:
-                    ctx.report("BFM010", anchor, f"{variable}: no optimizer built from `<model>.parameters()` in this file, so the model to migrate cannot be found; the switch is left in place: cast the model by hand ({'autocast the forward pass' if self.mode == 'amp' else 'model.to(torch.bfloat16) before the optimizer is built'})", False)
+                    ctx.report("BFM010", anchor, fixed=False, variable=variable, by_hand="autocast the forward pass" if self.mode == "amp" else "model.to(torch.bfloat16) before the optimizer is built")
                 else:
-                    ctx.report("BFM011", sites[0].call, "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is left in place: cast each model by hand before the optimizer is built", False)
+                    ctx.report("BFM011", sites[0].call, fixed=False)
             return False
         cast_anchors = [
             cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)])
@@ -516,14 +514,14 @@ class Planner:
         if "model-cast" in emits and any(a is None for a in cast_anchors):
             site = next(s for s, a in zip(models, cast_anchors) if a is None)
             for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
-                ctx.report("BFM011", anchor, f"{variable}: an optimizer of `{ctx.code(site)}` is built inside a compound statement header, so there is no statement to cast the model before; the switch is left in place: cast the model by hand before the optimizer is built", False)
+                ctx.report("BFM011", anchor, fixed=False, variant="header", variable=variable, model=ctx.code(site))
             return False
         existing = self._existing_precision(models)
         if existing is not None:
             node, condition = existing
             if condition is None:
                 if writes:
-                    ctx.report("BFM013", node, f"the script already has its own precision code (`{ctx.code(node)}`) and still sets the legacy switch: remove the switch by hand once that code covers every model and input", False)
+                    ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node))
                     return False
                 # a launcher's setting, and the script already carries the change: nothing twice,
                 # unless what it carries is another mode's change (a script migrated in stochastic
@@ -531,24 +529,24 @@ class Planner:
                 missing = self._other_modes_change(node, sites)
                 if missing is not None:
                     for variable in self.external:
-                        ctx.report("BFM015", node, f"{variable} is set by the launcher of this script, which already has explicit precision code (`{ctx.code(node)}`) but not --mode {self.mode}'s: {missing}; the launcher's switch is left in place: finish the script's migration by hand, or migrate with the mode it was migrated in", False)
+                        ctx.report("BFM015", node, fixed=False, variable=variable, code=ctx.code(node), mode=self.mode, missing=missing)
                     return False
                 self.already_migrated = True
                 for variable in self.external:
-                    ctx.report("BFM013", node, f"{variable} is set by the launcher of this script, which already has the explicit code (`{ctx.code(node)}`): nothing added", True)
+                    ctx.report("BFM013", node, fixed=True, variable=variable, code=ctx.code(node))
                 return True
             if self.mode == "amp":
                 for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
-                    ctx.report("BFM032", anchor, f"{variable}: the script already runs its own precision code under `{ctx.code(condition)}` (line {ctx.pos(node)[0]}); for --mode amp turn that on (autocast for the forward pass and loss) instead of the legacy switch, by hand; the switch is left in place", False)
+                    ctx.report("BFM032", anchor, fixed=False, variant="amp", variable=variable, condition=ctx.code(condition), line=ctx.pos(node)[0])
                 return False
             if not all(_evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors):
                 for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
-                    ctx.report("BFM032", anchor, f"{variable}: the script's own precision code runs under `{ctx.code(condition)}` (line {ctx.pos(node)[0]}), which cannot be evaluated where the model is cast; the switch is left in place: cast the model by hand under `not ({ctx.code(condition)})`", False)
+                    ctx.report("BFM032", anchor, fixed=False, variant="not_evaluable", variable=variable, condition=ctx.code(condition), line=ctx.pos(node)[0])
                 return False
             complement = _negate(ctx.code(condition))
             self.guard = cst.parse_expression(complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}")
             self.own_gate = complement
-            ctx.report("BFM032", node, f"the script's own precision code (`{ctx.code(node)}`) is on under `{ctx.code(condition)}`; the legacy switch was the precision otherwise, so the bf16 changes go under `{complement}`", True)
+            ctx.report("BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement)
         calls = {id(model): model_calls(ctx, model) for model in models}
         regions: list = []
         if "autocast" in emits:
@@ -560,16 +558,16 @@ class Planner:
                 regions += found
                 problems += failed
             if problems:
-                for code, node, message in problems:
-                    ctx.report(code, node, message, False)
+                for code, node, variant, fields in problems:
+                    ctx.report(code, node, fixed=False, variant=variant, **fields)
                 for variable, anchor in [(w.variable, w.key) for w in writes] or [(v, ctx.module) for v in self.external]:
-                    ctx.report("BFM033", anchor, f"{variable}: the switch is left in place, since {len(problems)} forward pass(es) of the model cannot be put under torch.autocast (see {problems[0][0]} at line {ctx.pos(problems[0][1])[0]}); wrap them by hand, then remove the switch", False)
+                    ctx.report("BFM033", anchor, fixed=False, variable=variable, count=len(problems), first_code=problems[0][0], first_line=ctx.pos(problems[0][1])[0])
                 return False
         for variable in self.external:
-            ctx.report("BFM001", ctx.module, f"{variable} is set by the launcher of this script: {_MODE_SUMMARY[self.mode].replace(', NEURON_RT_STOCHASTIC_ROUNDING_EN=1', '')} (stochastic rounding belongs where the launcher sets the variable)", True)
+            ctx.report("BFM001", ctx.module, fixed=True, variant="launcher", variable=variable, summary=_MODE_SUMMARY[self.mode].replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""))
         for site in sites:
             if site.model is None:
-                ctx.report("BFM011", site.call, "this optimizer's parameters do not come from one `<model>.parameters()`: cast its model by hand before the optimizer is built", False)
+                ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
         if not _module_binds(ctx, "torch"):
             # AddImportsVisitor only sees the leading import block, which a legacy write often
             # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
@@ -612,11 +610,11 @@ class Planner:
         for attr in ctx.nodes(cst.Attribute):
             if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
                 self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(lpar=node.lpar, rpar=node.rpar)
-                ctx.report("BFM048", attr, f"`{ctx.code(attr)}` meant fp32 on the device under XLA_DOWNCAST_BF16: now torch.float32 (change it back if this tensor is meant to be f64 on the CPU)", True)
+                ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
         for call in ctx.nodes(cst.Call):
             if m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[])) and not _on_cpu_side(ctx, call):
                 self.plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
-                ctx.report("BFM048", call.func.attr, "`.double()` meant fp32 on the device under XLA_DOWNCAST_BF16: now `.float()` (change it back if this tensor is meant to be f64 on the CPU)", True)
+                ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
 
     # -- helpers ----------------------------------------------------------------------------
     def _unique_models(self, sites):
@@ -683,7 +681,7 @@ class Planner:
                     summary = summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", f"; the script's own {STOCHASTIC_ROUNDING_VAR} setting is kept as it is")
             if self.guard is not None:
                 summary += f", all under the script's condition `{cst.Module(body=[]).code_for_node(self.guard)}`"
-            ctx.report("BFM001", w.key, f"{w.variable} replaced: {summary}", True)
+            ctx.report("BFM001", w.key, fixed=True, variable=w.variable, summary=summary)
 
     def _rename_to_stochastic_rounding(self, w: LegacyWrite) -> None:
         if isinstance(w.key, cst.SimpleString):
@@ -719,11 +717,11 @@ class Planner:
                 self.plan.replace[id(site.call.func)] = lambda node, guard=guard: _wrap_master_weights(node, guard)
                 wrapped = True
             elif not site.qualified & api.optimizer_owners.keys():
-                ctx.report("BFM060", site.call, f"`{ctx.code(site.call.func)}` is not a stock torch.optim optimizer, so FP32 master weights cannot be added automatically: keep an FP32 copy of the weights in it and update that (Neuron's migration guide shows the pattern)", False)
+                ctx.report("BFM060", site.call, fixed=False, optimizer=ctx.code(site.call.func))
         for call in ctx.nodes(cst.Call):
             owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
             if owner:
-                ctx.report("BFM060", call, f"`{ctx.code(call.func)}` owns the optimizer, so FP32 master weights are its own setting: {api.optimizer_owners[owner[0]]}", False)
+                ctx.report("BFM060", call, fixed=False, variant="owner", owner=ctx.code(call.func), setting=api.optimizer_owners[owner[0]])
         if wrapped:
             self.plan.prelude.append(snippets.master_weights_helper())
 
@@ -739,7 +737,7 @@ class Planner:
         name = ctx.code(call.func)
         added = []
         if "optimizer_dtype" in keywords:
-            ctx.report("BFM063", keywords["optimizer_dtype"], f"`{name}` already sets `optimizer_dtype={ctx.code(keywords['optimizer_dtype'].value)}`: kept; gpu-compatible mode wants torch.float32 (FP32 master weights and state)", False)
+            ctx.report("BFM063", keywords["optimizer_dtype"], fixed=False, variant="kept", optimizer=name, value=ctx.code(keywords["optimizer_dtype"].value))
         else:
             added.append(("optimizer_dtype", "torch.float32", "None"))
         if "save_master_weights" not in keywords and self._checkpoints(site):
@@ -749,7 +747,7 @@ class Planner:
         guard = self.guard
         self.plan.replace[id(call)] = lambda node: _add_keywords(node, added, guard)
         text = " and ".join(f"`{k}={v}`" for k, v, _ in added)
-        ctx.report("BFM063", call, f"`{name}` keeps FP32 master weights and optimizer state: {text} added", True)
+        ctx.report("BFM063", call, fixed=True, optimizer=name, added=text)
 
     def _checkpoints(self, site) -> bool:
         """Whether the file checkpoints the optimizer: calls one of ``checkpoint_methods``
@@ -775,7 +773,7 @@ class Planner:
         guard = self.guard
         for call in calls:
             self.plan.replace[id(call.func)] = lambda node: _choose(cst.Name(snippets.FP32_GRAD_NORM), node, guard)
-            ctx.report("BFM064", call, f"`{ctx.code(call.func)}` took the norm of the bf16 gradients in bf16: now `{snippets.FP32_GRAD_NORM}`, the same clipping with the norm computed in FP32", True)
+            ctx.report("BFM064", call, fixed=True, call=ctx.code(call.func), helper=snippets.FP32_GRAD_NORM)
         if calls:
             self.plan.prelude.append(snippets.fp32_grad_norm_helper())
 
@@ -789,7 +787,7 @@ class Planner:
         if user is None or first is None or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call)):
             return
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
-        ctx.report("BFM062", user, f"`{ctx.code(user.func)}` runs attention through scaled_dot_product_attention, whose math kernel upcasts bf16 q/k/v to f32 (torch >= 2.5); under the legacy switch attention computed in bf16: `{api.attention_flag}` added to keep it so", True)
+        ctx.report("BFM062", user, fixed=True, user=ctx.code(user.func), flag=api.attention_flag)
 
     def _other_modes_change(self, existing: cst.CSTNode, sites) -> str | None:
         """What ``--mode``'s change lacks in a script whose own, always-on precision code is
@@ -875,28 +873,29 @@ class Planner:
             for func in findall(cls.body, m.FunctionDef(name=m.Name("step"))):
                 for assign in findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
                     self.plan.replace[id(assign.value)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
-                    ctx.report("BFM061", assign.value, f"the gradient is upcast with `.float()` so `{cls.name.value}` computes its update and keeps its state in FP32 (--fp32-optimizer-state)", True)
+                    ctx.report("BFM061", assign.value, fixed=True, optimizer=cls.name.value)
                 for call in findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
                     if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
                         self.plan.replace[id(call)] = _add_float32_dtype
-                        ctx.report("BFM061", call, f"optimizer state created in FP32 in `{cls.name.value}.step` (--fp32-optimizer-state)", True)
+                        ctx.report("BFM061", call, fixed=True, variant="state", optimizer=cls.name.value)
         for site in find_optimizers(ctx):
             if site.qualified & ctx.rules.torch_api.stock_optimizers and self.mode == "stochastic":
-                ctx.report("BFM061", site.call, f"`{ctx.code(site.call.func)}` keeps its state in the parameter dtype (bf16): for FP32 state use --mode gpu-compatible (FP32 master weights and state) or an optimizer that upcasts its gradients", False)
+                ctx.report("BFM061", site.call, fixed=False, variant="stock", optimizer=ctx.code(site.call.func))
 
     def _autocast_regions(self, model, calls) -> tuple[list, list]:
         """Where ``model``'s forward pass and loss can go under autocast: ``(regions, problems)``,
         regions as ``(block, first, last)`` statements to wrap, problems as ``(code, node,
-        message)`` for the calls that cannot be wrapped (planned nothing yet)."""
+        variant, fields)`` of the findings for the calls that cannot be wrapped (planned nothing
+        yet; the messages are the catalogue's templates)."""
         ctx = self.ctx
         if not calls:
-            return [], [("BFM021", model, f"`{ctx.code(model)}` is never called in this file: wrap its forward pass and loss in torch.autocast(\"xla\", dtype=torch.bfloat16) where it is called")]
+            return [], [("BFM021", model, None, {"model": ctx.code(model)})]
         regions, problems = [], []
         for call in calls:
             first = call.statement
             block = ctx.block_of(first) if first is not None else None
             if block is None:
-                problems.append(("BFM030", call.call, "the model is called inside a compound statement or one-line block: wrap the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand"))
+                problems.append(("BFM030", call.call, None, {}))
                 continue
             body = list(block.body)
             last = first
@@ -905,7 +904,7 @@ class Planner:
                     last = stmt
             region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
             if any(_steps_or_backward(s) for s in region):
-                problems.append(("BFM030", call.call, "backward or the optimizer step sits between the forward pass and the loss: wrap only the forward pass and the loss in torch.autocast(\"xla\", dtype=torch.bfloat16) by hand"))
+                problems.append(("BFM030", call.call, "step_between", {}))
                 continue
             regions.append((block, first, last))
         return regions, problems

@@ -38,7 +38,7 @@ from functools import cache
 import libcst as cst
 import libcst.matchers as m
 
-from ..mentions import docs_message
+from ..mentions import named
 from .context import FileContext
 from .env_writes import collect_writes
 from .in_tests import in_test
@@ -107,15 +107,15 @@ def report_string_mentions(ctx: FileContext) -> None:
             if EMITTED_MARK not in mention.literal.value:  # not the docstring of a helper the codemod wrote
                 docs.setdefault((mention.line, id(mention.literal)), []).append(mention)
         elif in_test(ctx, mention.literal):
-            ctx.report_at("BFM052", mention.line, mention.col, f"a test names {mention.variable} in a string: tests are not rewritten; make it exercise the explicit code (model.to(torch.bfloat16) or autocast) instead of the variable", False)
+            ctx.report_at("BFM052", mention.line, mention.col, fixed=False, variant="string", variable=mention.variable)
         else:
             call = _shell_call(ctx, mention.literal)
             if call is not None:
-                ctx.report_at("BFM133", mention.line, mention.col, _shell_message(ctx, mention, call), False)
+                _report_shell_string(ctx, mention, call)
             else:
-                ctx.report_at("BFM131", mention.line, mention.col, f"{mention.variable} is named in a string bf16-migrate does not rewrite: edit it by hand", False)
+                ctx.report_at("BFM131", mention.line, mention.col, fixed=False, variable=mention.variable, where="in a string bf16-migrate does not rewrite")
     for mentions in docs.values():  # one per line of documentation
-        ctx.report_at("BFM091", mentions[0].line, mentions[0].col, docs_message([x.variable for x in mentions]), False)
+        ctx.report_at("BFM091", mentions[0].line, mentions[0].col, fixed=False, variables=named([x.variable for x in mentions]))
 
 
 def _planners_literals(ctx: FileContext) -> set[int]:
@@ -251,14 +251,20 @@ def _runs_in_shell(ctx: FileContext, call: cst.Call) -> bool:
     return bool(names & SHELL_IF_ASKED) and m.matches(shell, m.Name("True"))
 
 
-def _shell_message(ctx: FileContext, mention: StringMention, call: cst.Call) -> str:
+def _report_shell_string(ctx: FileContext, mention: StringMention, call: cst.Call) -> None:
+    """BFM133 for ``mention`` in the command string of ``call``, naming the command and, when
+    its words can be read, the script it launches."""
     parts = pieces(ctx, _command_arg(call).value)
     script = launched_script(parts, mention.variable)
-    what = f"{mention.setting} is set" if mention.setting else f"{mention.variable} is named"
-    return (
-        f"{what} in a Python string run as a shell command ({_line_label(ctx, ctx.pos(call)[0])}: `{shown(parts)}`): "
-        f"remove it from the string and migrate the script the command launches{f' (`{script}`)' if script else ''}"
-    )
+    fields = {
+        "subject": f"{mention.setting} is set" if mention.setting else f"{mention.variable} is named",
+        "where": _line_label(ctx, ctx.pos(call)[0]),
+        "command": shown(parts),
+    }
+    if script:
+        ctx.report_at("BFM133", mention.line, mention.col, fixed=False, script=script, **fields)
+    else:
+        ctx.report_at("BFM133", mention.line, mention.col, fixed=False, variant="script_unknown", **fields)
 
 
 def _line_label(ctx: FileContext, line: int) -> str:
