@@ -445,3 +445,23 @@ def test_a_form_feed_line_after_an_old_mac_line_end_stays_a_line(mode):
     compile(result.code, "mac.py", "exec")
     assert "import torch\r\x0c\nfrom torch.utils.data import (\r\n    DataLoader,\r\n)\r\n" in result.code
     assert migrate_source(result.code, mode, "mac.py").code == result.code
+
+
+FOOTERS = ["\n \n", "\n\t\n", "\n  ", "\n \n# end\n\n \n", "\n\n \n\n \n"]
+
+
+@pytest.mark.parametrize("mode", ALL_MODES)
+@pytest.mark.parametrize("footer", FOOTERS, ids=repr)
+def test_blank_lines_before_a_line_of_spaces_at_the_end_are_kept(mode, footer):
+    """Found by the property tests: libcst drops the blank lines of a module's footer that a
+    line of only spaces or tabs follows ("x = 1\\n\\n \\n" renders as "x = 1\\n \\n"), so a
+    file whose migration changes nothing came out changed, and a migrated one lost lines."""
+    plain = FF_REPRO.replace("\x0c", "")
+    assert plain.endswith("\n")
+    result = migrate_source(plain + footer, mode, "footer.py")
+    assert result.code == migrate_source(plain, mode, "footer.py").code + footer
+    untouched = "x = 1\n" + footer
+    assert migrate_source(untouched, mode, "x.py").code == untouched
+    for newline in ("\r\n", "\r"):
+        crlf = untouched.replace("\n", newline)
+        assert migrate_source(crlf, mode, "x.py").code == crlf

@@ -18,7 +18,7 @@ from libcst.metadata import MetadataWrapper
 from ..diagnostics import Diagnostic
 from ..rules import MODES, load_rules
 from . import snippets
-from .apply import apply_plan, form_feeds_out, restore_untouched_lines, source_columns
+from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .precision import REFERENCE, Planner
@@ -101,7 +101,7 @@ def migrate_source(
 
 
 def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None) -> MigrationResult:
-    parsed = form_feeds_out(source)  # what libcst can model: no form feed in indentation
+    parsed = blank_footer_out(form_feeds_out(source))  # what libcst can model: no form feed in indentation, no spaces in the footer's blank lines
     try:
         module = cst.parse_module(parsed)
     except cst.ParserSyntaxError as exc:

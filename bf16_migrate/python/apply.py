@@ -295,21 +295,57 @@ def form_feeds_out(source: str) -> str:
     return "".join(out)
 
 
+# libcst loses blank lines in a module's footer (after its last statement) when a line of
+# only spaces or tabs follows them: "x = 1\n\n \n" renders as "x = 1\n \n" (libcst 1.x's
+# native parser; found by the property tests). Python ignores such lines, so libcst is given
+# them empty, and the lines the edits leave alone are written back as they were; a last line
+# of only spaces or tabs without a line end is left out and put back after the rendering.
+_FOOTER_SPACE = re.compile(r"[ \t]+(?=\r\n|\r|\n|\Z)")
+
+
+def blank_footer_out(source: str) -> str:
+    """``source`` with the lines of only spaces and tabs of its footer (the blank and comment
+    lines after the last line of code) emptied, and a last such line without a line end left
+    out (:func:`restore_untouched_lines` puts it back); ``source`` itself when its footer has
+    none. The lines pair one for one with ``source``'s but for that last one."""
+    lines = _LINE.findall(source)
+    k = len(lines)
+    while k > 0 and (not lines[k - 1].strip(" \t\f\r\n") or lines[k - 1].lstrip(" \t\f").startswith("#")):
+        k -= 1
+    if not any(_FOOTER_SPACE.match(line) and not line.strip(" \t\r\n") for line in lines[k:]):
+        return source
+    out = lines[:k]
+    for line in lines[k:]:
+        if line.strip(" \t\r\n") or not _FOOTER_SPACE.match(line):
+            out.append(line)
+            continue
+        ending = line.lstrip(" \t")
+        if not ending:
+            continue  # the last line, without a line end: put back by restore_untouched_lines
+        # a line end must not join an old-Mac "\r" before it into one CRLF (see form_feeds_out)
+        out.append(line if ending.startswith("\n") and out and out[-1].endswith("\r") else ending)
+    return "".join(out)
+
+
 def restore_untouched_lines(source: str, parsed: str, new: cst.Module) -> str:
-    """The code of ``new`` (the migrated module of ``parsed``, the :func:`form_feeds_out` of
-    ``source``) with every line the edits left alone byte for byte as in ``source``:
-    :mod:`difflib` pairs the unchanged lines of ``parsed`` with those of the code, and
-    ``parsed`` has the lines of ``source`` one for one.
+    """The code of ``new`` (the migrated module of ``parsed``, the :func:`form_feeds_out` and
+    :func:`blank_footer_out` of ``source``) with every line the edits left alone byte for byte
+    as in ``source``: :mod:`difflib` pairs the unchanged lines of ``parsed`` with those of the
+    code, and ``parsed`` has the lines of ``source`` one for one (but a last line of spaces
+    without a line end, which blank_footer_out leaves out and this puts back).
 
     Also the last line end of a file with CR (old Mac) line ends: libcst's parser takes a final
     ``\\r`` for no line end (``Module.has_trailing_newline`` is False, libcst's "Nodes"
     documentation), so the rendering would lose it."""
-    if source.endswith("\r") and not source.endswith("\\\r") and not new.has_trailing_newline:
+    if parsed.endswith("\r") and not parsed.endswith("\\\r") and not new.has_trailing_newline:
         new = new.with_changes(has_trailing_newline=True)
     code = new.code
     if parsed == source:
         return code
     original, before, out = _LINE.findall(source), _LINE.findall(parsed), _LINE.findall(code)
+    if len(original) == len(before) + 1 and not original[-1].strip(" \t"):  # left out by blank_footer_out
+        out.append(original[-1])
+        before.append(original[-1])
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, out, autojunk=False).get_opcodes():
         if tag == "equal":
             out[j1:j2] = original[i1:i2]
