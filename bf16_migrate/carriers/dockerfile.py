@@ -39,7 +39,9 @@ from dockerfile_parse import DockerfileParser
 
 from .launch import read_command
 from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
-from .shell import ShellFragment, _parser, find_mentions, legacy_names, static_value
+from .shell_fragment import ShellFragment
+from .shell_words import parser, static_value
+from .text import find_mentions, legacy_names
 
 INSTRUCTIONS = {
     "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
@@ -364,7 +366,7 @@ def _env_pairs(raw: str, base: int) -> list[dict]:
     from .model import ByteMap
 
     bm = ByteMap(raw)
-    tree = _parser().parse(data)
+    tree = parser().parse(data)
     root = tree.root_node
     stmt = root.named_children[0] if root.named_children else None
     pairs = []

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
 from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Edit, LineIndex, apply_edits
+from .text import legacy_names
 
 
 @dataclass
@@ -119,8 +120,6 @@ def item_edits(item: Item, decision: str) -> list[Edit]:
 def analyze(text: str, path: str) -> Analysis:
     """Analyse a ``.env`` file: every legacy ``KEY=VALUE`` line is an entry (its launches come
     from the files that load it: ``source``, ``--env-file``, compose ``env_file:``)."""
-    from .shell import legacy_names
-
     analysis = Analysis("dotenv", text)
     index = LineIndex(text)
     parsed = parse(text, path)

@@ -493,7 +493,7 @@ class Planner:
 
     def _coverage(self, ci: int, diags: list[Diagnostic]) -> None:
         """Report every mention of a legacy variable no entry or note covers."""
-        from .shell import find_mentions
+        from .text import find_mentions
 
         carrier = self.carriers[ci]
         a = carrier.analysis

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 import nbformat
 
 from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
-from .shell import ShellFragment, find_mentions, legacy_names
+from .shell_fragment import ShellFragment
+from .text import find_mentions, legacy_names
 
 _PLACEHOLDER = "__bf16_migrate_line_{}__"
 _MARKER = "__bf16_migrate_cell_{}__"

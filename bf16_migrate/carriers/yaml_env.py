@@ -38,7 +38,8 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .launch import read_command
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Include, Launch, LineIndex, apply_edits, line_span
-from .shell import ShellFragment, legacy_names
+from .shell_fragment import ShellFragment
+from .text import legacy_names
 
 ENV_KEYS = {"env", "environment", "variables"}
 SHELL_KEYS = {"run", "script", "before_script", "after_script"}
