@@ -38,7 +38,7 @@ import json
 from dockerfile_parse import DockerfileParser
 
 from .launch import read_command
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
 from .shell_fragment import ShellFragment
 from .shell_words import parser, static_value
 from .text import find_mentions, legacy_names
@@ -95,7 +95,7 @@ def analyze(text: str, path: str) -> Analysis:
     if degraded is not None:
         for var, off in find_mentions(text, legacy):
             line, col = index.pos(off)
-            analysis.notes.append(("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand", False))
+            analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
             analysis.handled.append((off, off + len(var)))
         analysis.render = lambda decisions: text
         return analysis
@@ -225,7 +225,7 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.sr_covered = sr_covered
 
-    def render(decisions: dict[int, str]) -> str:
+    def render(decisions: dict[int, Decision]) -> str:
         edits: list[Edit] = []
         for pairs in env_instructions.values():
             chosen = {p["entry"]: decisions.get(p["entry"], KEEP) for p in pairs if "entry" in p}

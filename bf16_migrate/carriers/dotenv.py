@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Edit, LineIndex, apply_edits
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Decision, Edit, LineIndex, apply_edits
 from .text import legacy_names
 
 
@@ -140,7 +140,7 @@ def analyze(text: str, path: str) -> Analysis:
         analysis.sr_present.add(("file",))
     analysis.sr_covered = lambda scope: scope in analysis.sr_present
 
-    def render(decisions: dict[int, str]) -> str:
+    def render(decisions: dict[int, Decision]) -> str:
         edits = []
         for eid, item in items.items():
             edits.extend(item_edits(item, decisions.get(eid, KEEP)))

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .model import PASS, SET, UNSET, Action
+
 NAME_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 """One word of the form ``NAME=VALUE`` (applied to a single, already tokenized word)."""
 
@@ -114,7 +116,7 @@ class EnvWord:
 
     name: str
     value: str | None
-    action: str
+    action: Action
     words: list[int]
     value_word: int
     prefix: str = ""
@@ -164,13 +166,13 @@ def read_command(words: list[str | None]) -> Command:
                     return cmd
                 m = NAME_VALUE.match(w)
                 if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
+                    cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
                     i += 1
                 elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
-                    cmd.env.append(EnvWord(unset, None, "unset", [i, i + 1], i + 1))
+                    cmd.env.append(EnvWord(unset, None, UNSET, [i, i + 1], i + 1))
                     i += 2
                 elif w.startswith("--unset="):
-                    cmd.env.append(EnvWord(w[len("--unset="):], None, "unset", [i], i, "--unset="))
+                    cmd.env.append(EnvWord(w[len("--unset="):], None, UNSET, [i], i, "--unset="))
                     i += 1
                 elif w in ENV_OPTS_WITH_ARG:
                     i += 2
@@ -189,7 +191,7 @@ def read_command(words: list[str | None]) -> Command:
             while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
                 i += 2 if v in with_arg else 1
             while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
                 i += 1
             continue
         if base == "timeout":
@@ -206,9 +208,9 @@ def read_command(words: list[str | None]) -> Command:
                 if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
                     m = NAME_VALUE.match(passed)
                     if m:
-                        cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                        cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
                     else:
-                        cmd.env.append(EnvWord(passed, None, "pass", [i, i + 1], i + 1))
+                        cmd.env.append(EnvWord(passed, None, PASS, [i, i + 1], i + 1))
                     i += 2
                 elif v in MPI_OPTS_WITH_ARG:
                     i += 2
@@ -395,7 +397,7 @@ def _xla_dist(words: list[str | None], i: int, cmd: Command) -> Command:
         if w == "--env" and i + 1 < n and (setting := words[i + 1]) is not None:
             m = NAME_VALUE.match(setting)
             if m:
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
             i += 2
             continue
         i += 1 if (w is None or "=" in w or w in XLA_DIST_FLAGS) else 2 if w.startswith("-") else 1
@@ -425,9 +427,9 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             if v is not None:
                 m = NAME_VALUE.match(v)
                 if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                    cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
                 else:
-                    cmd.env.append(EnvWord(v, None, "pass", [i, i + 1], i + 1))
+                    cmd.env.append(EnvWord(v, None, PASS, [i, i + 1], i + 1))
             i += 2
             continue
         if w.startswith("--env=") or (w.startswith("-e") and len(w) > 2 and not w.startswith("--")):
@@ -435,9 +437,9 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             body = w[len(prefix):]
             m = NAME_VALUE.match(body)
             if m:
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i, prefix))
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i, prefix))
             else:
-                cmd.env.append(EnvWord(body, None, "pass", [i], i, prefix))
+                cmd.env.append(EnvWord(body, None, PASS, [i], i, prefix))
             i += 1
             continue
         if w == "--env-file" and i + 1 < n:

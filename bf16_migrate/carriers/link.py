@@ -31,7 +31,7 @@ from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
 from ..python.snippets import HELPER_SOURCES
 from ..rules import is_truthy, load_rules
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Entry, Launch
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Decision, Entry, Launch
 from .resolve import _rel, resolve_module, resolve_script, uses_torch
 
 
@@ -358,7 +358,7 @@ class Planner:
         for root, found in reasons.items():
             found.sort(key=lambda r: BLOCKER_DEPTH.index(r[0]) if r[0] in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
             member_of[root] = next(m for m in why if uf.find(m) == root and found[0] in why[m])
-        decisions: dict[int, dict[int, str]] = {ci: {} for ci in range(len(self.carriers))}
+        decisions: dict[int, dict[int, Decision]] = {ci: {} for ci in range(len(self.carriers))}
         diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
         used_scopes: set = set()
         for ci, carrier in enumerate(self.carriers):
@@ -438,9 +438,7 @@ class Planner:
         for ci, carrier in enumerate(self.carriers):
             a = carrier.analysis
             for note in a.notes:
-                code, line, col, message, fixed = note[:5]
-                where = note[5] if len(note) > 5 else ""
-                diags[ci].append(Diagnostic(code, f"{carrier.path}{where}", line, col, message, fixed))
+                diags[ci].append(Diagnostic(note.code, f"{carrier.path}{note.where}", note.line, note.col, note.message, note.fixed))
             self._coverage(ci, diags[ci])
             if not carrier.render and not a.entries:
                 continue

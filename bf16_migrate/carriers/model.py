@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Protocol
 
 from ..rules import STOCHASTIC_ROUNDING_VAR
@@ -22,8 +23,39 @@ from ..rules import STOCHASTIC_ROUNDING_VAR
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
 
-REMOVE, REPLACE, KEEP = "remove", "replace", "keep"
-SET, UNSET, PASS = "set", "unset", "pass"
+
+
+class _Word(str, Enum):
+    """An enum whose members are their lower-case words: equal to, hashed, printed and
+    formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Decision(_Word):
+    """What the plan does with an :class:`Entry`: remove it, replace it by
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1`` (stochastic mode), or keep it (with a diagnostic)."""
+
+    REMOVE = "remove"
+    REPLACE = "replace"
+    KEEP = "keep"
+
+
+class Action(_Word):
+    """What an :class:`Entry` does to its variable: sets it, unsets it, or passes on the value
+    of the launcher's own environment (``docker run -e X``, a bare ``export X``)."""
+
+    SET = "set"
+    UNSET = "unset"
+    PASS = "pass"
+
+
+REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
+SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
 
 
 class CarrierError(Exception):
@@ -52,6 +84,27 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class Note:
+    """A diagnostic a carrier finds on its own while parsing (a read of the variable, a name in
+    a heredoc or a message it does not rewrite): ``code`` (``BFMnnn``), the 1-based ``line`` and
+    ``col`` in the file, the ``message``, whether the file's change ``fixed`` it, and ``where``
+    in the file it is (appended to the path: ``#cell3`` in a notebook, ``""`` elsewhere).
+
+    Indexing reads it as the tuple ``(code, line, col, message, fixed, where)``
+    (``note[:4]``)."""
+
+    code: str
+    line: int
+    col: int
+    message: str
+    fixed: bool = False
+    where: str = ""
+
+    def __getitem__(self, index: int | slice) -> object:
+        return (self.code, self.line, self.col, self.message, self.fixed, self.where)[index]
+
+
 @dataclass
 class Entry:
     """One place a carrier names a legacy variable.
@@ -70,7 +123,7 @@ class Entry:
 
     id: int
     variable: str
-    action: str
+    action: Action
     value: str | None
     line: int
     col: int
@@ -141,8 +194,8 @@ class Analysis:
     """Everything one carrier file holds for the planner.
 
     ``sr_present`` are the ``sr_scope`` keys in which the file already sets
-    ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (kept as is, BFM070). ``notes`` are diagnostics the
-    carrier found on its own: ``(code, line, col, message, fixed)``. ``render`` maps the
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (kept as is, BFM070). ``notes`` are the diagnostics the
+    carrier found on its own (:class:`Note`). ``render`` maps the
     decisions (entry id -> remove/replace/keep) to the new text; ``handled`` are the character
     spans of the entries (anything naming a legacy variable outside them is reported)."""
 
@@ -152,8 +205,7 @@ class Analysis:
     launches: list[Launch] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
     sr_present: set = field(default_factory=set)
-    notes: list[tuple[str, int, int, str, bool] | tuple[str, int, int, str, bool, str]] = field(default_factory=list)
-    """``(code, line, col, message, fixed)``, or with a sixth item: where in the file (``#cell3``)."""
+    notes: list[Note] = field(default_factory=list)
     handled: list[tuple[int, int]] = field(default_factory=list)
     render: Callable[..., str] | None = None
     """``render(decisions)``; a notebook's also takes its migrated Python:

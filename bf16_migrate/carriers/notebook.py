@@ -24,11 +24,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import nbformat
 
-from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
+from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
 from .shell_fragment import ShellFragment
 from .text import find_mentions, legacy_names
 
@@ -430,7 +430,7 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.sr_covered = sr_covered
 
-    def render(decisions: dict[int, str], python_code: str) -> str:
+    def render(decisions: dict[int, Decision], python_code: str) -> str:
         # 1. the final text of every special line
         final: dict[int, str | None] = {}
         for ln in special.values():
@@ -512,7 +512,7 @@ def _json_kind(value) -> str:
     return "an object"
 
 
-def _render_line(ln: _Line, decisions: dict[int, str]) -> str | None:
+def _render_line(ln: _Line, decisions: dict[int, Decision]) -> str | None:
     if ln.kind in ("other", "frozen"):
         return ln.text
     if ln.kind == "env":
@@ -586,8 +586,8 @@ def _tag(analysis: Analysis, ln: _Line, where: str, launches_before: int) -> Non
         analysis.launches[li].where = where
     notes = analysis.notes
     for k, note in enumerate(notes):
-        if len(note) == 5:
-            notes[k] = (*note, where)
+        if not note.where:
+            notes[k] = replace(note, where=where)
 
 
 def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line_no: int | None = None) -> None:
@@ -596,7 +596,7 @@ def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line
     index = LineIndex(text)
     for var, off in find_mentions(text, legacy):
         line, col = index.pos(off)
-        analysis.notes.append(("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
+        analysis.notes.append(Note("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
 
 
 def _dump_source(original: str, source: str) -> str:

@@ -38,7 +38,7 @@ import tree_sitter
 from . import dotenv, shell_render
 from .dotenv import Item as DotenvItem
 from .launch import read_command
-from .model import PASS, SET, STOCHASTIC, UNSET, Analysis, ByteMap, CarrierError, Edit, Include, Launch, LineIndex
+from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, CarrierError, Decision, Edit, Include, Launch, LineIndex, Note
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
@@ -133,7 +133,7 @@ class ShellFragment:
 
     def _note(self, code: str, byte: int, message: str, fixed: bool = False) -> None:
         line, col = self.at(byte)
-        self.analysis.notes.append((code, line, col, message, fixed))
+        self.analysis.notes.append(Note(code, line, col, message, fixed))
 
     def _handled(self, start: int, end: int) -> None:
         self.analysis.handled.append((self.base + self.bm.char(start), self.base + self.bm.char(end)))
@@ -141,7 +141,7 @@ class ShellFragment:
     def _note_mentions(self, start_char: int, end_char: int, code: str, template: str) -> None:
         for var, off in find_mentions(self.text[start_char:end_char], self.legacy):
             line, col = self.pos(start_char + off)
-            self.analysis.notes.append((code, line, col, template.format(var=var), False))
+            self.analysis.notes.append(Note(code, line, col, template.format(var=var)))
             self.analysis.handled.append((self.base + start_char + off, self.base + start_char + off + len(var)))
 
     def ctx(self, node) -> Ctx:
@@ -153,7 +153,7 @@ class ShellFragment:
         wherever ``scope`` is (:func:`.shell_reach.sr_covered`)."""
         return sr_covered(self, scope)
 
-    def edits(self, decisions: dict[int, str]) -> list[Edit]:
+    def edits(self, decisions: dict[int, Decision]) -> list[Edit]:
         """The edits (character offsets of ``text``) that carry out ``decisions`` for this
         fragment's entries (:func:`.shell_render.edits`)."""
         return shell_render.edits(self, decisions)
@@ -232,7 +232,7 @@ class ShellFragment:
         c = self.ctx(node)
         return (c.guard, c.containers, cmd)
 
-    def _add(self, variable: str, action: str, value: str | None, name_byte: int, data: _Data, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None) -> int:
+    def _add(self, variable: str, action: Action, value: str | None, name_byte: int, data: _Data, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None) -> int:
         line, col = self.at(name_byte)
         entry = self.analysis.new_entry(variable=variable, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem, data=("shell", id(self)))
         entry.group = ("var", self.path, variable) if group else None
@@ -476,7 +476,7 @@ class ShellFragment:
             ids.append(entry.id)
         for problem_off, message in parsed.problems:
             line, col = self.pos(start_c + problem_off)
-            self.analysis.notes.append(("BFM131", line, col, message, False))
+            self.analysis.notes.append(Note("BFM131", line, col, message))
         self.heredocs.append((target, ids, self.ctx(node)))
 
     def _read(self, node) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import tree_sitter
 
 from . import dotenv
-from .model import KEEP, REPLACE, STOCHASTIC, Edit, line_span
+from .model import KEEP, REPLACE, STOCHASTIC, Decision, Edit, line_span
 
 if TYPE_CHECKING:
     from .shell_fragment import ShellFragment, _Data
@@ -30,7 +30,7 @@ NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement"
 KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
 
 
-def edits(frag: ShellFragment, decisions: dict[int, str]) -> list[Edit]:
+def edits(frag: ShellFragment, decisions: dict[int, Decision]) -> list[Edit]:
     """The edits (character offsets of ``text``) that carry out ``decisions`` for this
     fragment's entries (missing or ``keep``: left as is)."""
     remove_words: dict[int, list] = {}  # owner id -> word nodes removed

@@ -37,7 +37,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .launch import read_command
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Include, Launch, LineIndex, apply_edits, line_span
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Include, Launch, LineIndex, apply_edits, line_span
 from .shell_fragment import ShellFragment
 from .text import legacy_names
 
@@ -273,7 +273,7 @@ class _Yaml:
         return entry.id
 
     # -- rendering -------------------------------------------------------------------------------
-    def render(self, decisions: dict[int, str]) -> str:
+    def render(self, decisions: dict[int, Decision]) -> str:
         edits: list[Edit] = []
         for record in self.containers:
             removed = 0
