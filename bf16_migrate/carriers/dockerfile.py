@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
@@ -42,6 +44,17 @@ from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierErro
 from .shell_fragment import ShellFragment
 from .shell_words import parser, static_value
 from .text import find_mentions, legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "dockerfile"
+INCLUDES = True
+INCLUDED_ONLY = False
+OWN_COVERAGE = False
 
 INSTRUCTIONS = {
     "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
@@ -71,7 +84,7 @@ def analyze(text: str, path: str) -> Analysis:
     """Analyse a Dockerfile (see the module docstring). Content it does not understand becomes
     BFM131 diagnostics; raises :class:`CarrierError` only when dockerfile-parse cannot split the
     file into instructions."""
-    analysis = Analysis("dockerfile", text)
+    analysis = Analysis(KIND, text)
     index = LineIndex(text)
     lines = text.splitlines(keepends=True)
     legacy = legacy_names()
@@ -97,7 +110,7 @@ def analyze(text: str, path: str) -> Analysis:
             line, col = index.pos(off)
             analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
             analysis.handled.append((off, off + len(var)))
-        analysis.render = lambda decisions: text
+        analysis.render = lambda decisions, python=None: text
         return analysis
 
     stages: list[_Stage] = []
@@ -225,7 +238,7 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.sr_covered = sr_covered
 
-    def render(decisions: dict[int, Decision]) -> str:
+    def render(decisions: Mapping[int, Decision], python: str | None = None) -> str:
         edits: list[Edit] = []
         for pairs in env_instructions.values():
             chosen = {p["entry"]: decisions.get(p["entry"], KEEP) for p in pairs if "entry" in p}
@@ -444,3 +457,9 @@ def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
             k -= 1
         out.append((first + 1, last + 1, sorted(above)))
     return out
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none, every mention in a
+    dockerfile file is an entry, a note or the planner's coverage check."""
+    return []

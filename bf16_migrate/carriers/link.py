@@ -31,6 +31,7 @@ from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
 from ..python.snippets import HELPER_SOURCES
 from ..rules import is_truthy, load_rules
+from . import for_kind
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Decision, Entry, Launch
 from .resolve import _rel, resolve_module, resolve_script, uses_torch
 
@@ -163,7 +164,7 @@ class Planner:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
-            needs_includers = carrier.analysis.kind == "dotenv" or (
+            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
                 carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
             )
             if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
@@ -444,15 +445,14 @@ class Planner:
                 continue
             kernel: _Node = ("kernel", ci)
             assert a.render is not None, "every carrier's analysis can render its file"
+            new: str | None = None
             if a.python is not None:
                 launched = env_for.get(kernel) if kernel in trials and not is_blocked(kernel) else None
-                new, pyd = self._migrate_notebook_python(carrier, launched)
+                new, pyd = self._migrate_embedded_python(carrier, launched)
                 diags[ci].extend(pyd)
                 if new is None:
                     continue
-                text = a.render(decisions[ci], new)
-            else:
-                text = a.render(decisions[ci])
+            text = a.render(decisions[ci], new)
             results.append(FileResult(carrier.path, carrier.text, text, carrier.encoding, sorted(diags[ci], key=lambda d: (d.path, d.line, d.col, d.code))))
         # python files: the candidates, and the launched scripts migrated with their launchers
         targets = {n[1]: (p, env_for.get(n)) for n, (p, kci) in pynodes.items() if n[0] == "py" and not is_blocked(n) and n not in framework_ok}
@@ -495,7 +495,7 @@ class Planner:
 
         carrier = self.carriers[ci]
         a = carrier.analysis
-        if a.kind == "notebook" or not carrier.render:
+        if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
             return
         covered = a.handled
         index = None
@@ -579,7 +579,9 @@ class Planner:
                     diags.append(d)
         return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
 
-    def _migrate_notebook_python(self, carrier: CarrierFile, launched):
+    def _migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
+        """The carrier's own Python (a notebook's code cells) migrated as one module: its new
+        source and diagnostics mapped back to the file; ``(None, [])`` when it does not parse."""
         nb = carrier.analysis.python
         assert nb is not None, "called for a carrier with Python of its own"
         try:

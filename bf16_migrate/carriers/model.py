@@ -13,7 +13,7 @@ entry: ``remove``, ``replace`` (by ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, stoch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Protocol
@@ -180,6 +180,17 @@ class Include:
     None while it is not found in the tree)."""
 
 
+class Render(Protocol):
+    """How an :class:`Analysis` renders its file: ``render(decisions, python=None) -> str``.
+
+    ``decisions`` maps entry ids to a :class:`Decision` (a missing id is kept); ``python`` is the
+    migrated source of the file's own Python (:attr:`Analysis.python`; a notebook's code cells),
+    ``None`` to leave it as it is (and for a file without any). Returns the new text of the
+    whole file, byte for byte the old one outside the edited spans."""
+
+    def __call__(self, decisions: Mapping[int, Decision], python: str | None = None, /) -> str: ...
+
+
 class EmbeddedPython(Protocol):
     """A carrier's own Python, migrated as one module (a notebook's code cells: see
     ``notebook.NotebookPython``): its ``source`` and the way back from a line of it."""
@@ -207,9 +218,8 @@ class Analysis:
     sr_present: set = field(default_factory=set)
     notes: list[Note] = field(default_factory=list)
     handled: list[tuple[int, int]] = field(default_factory=list)
-    render: Callable[..., str] | None = None
-    """``render(decisions)``; a notebook's also takes its migrated Python:
-    ``render(decisions, python_source)``."""
+    render: Render | None = None
+    """Set by the carrier's ``analyze`` (:class:`Render`)."""
     sr_covered: Callable[[Hashable], bool] | None = None
     python: EmbeddedPython | None = None  # notebook: the Python part (see notebook.py)
 

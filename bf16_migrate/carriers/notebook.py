@@ -24,13 +24,26 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import nbformat
 
 from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
 from .shell_fragment import ShellFragment
 from .text import find_mentions, legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "notebook"
+INCLUDES = False
+INCLUDED_ONLY = False
+OWN_COVERAGE = True
 
 _PLACEHOLDER = "__bf16_migrate_line_{}__"
 _MARKER = "__bf16_migrate_cell_{}__"
@@ -299,7 +312,7 @@ def analyze(text: str, path: str) -> Analysis:
     spans = _cell_source_spans(text, path)
     if len(spans) != len(cells):
         raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON")
-    analysis = Analysis("notebook", text)
+    analysis = Analysis(KIND, text)
     legacy = legacy_names()
     py = NotebookPython(path)
     analysis.python = py
@@ -430,7 +443,8 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.sr_covered = sr_covered
 
-    def render(decisions: dict[int, Decision], python_code: str) -> str:
+    def render(decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        python_code = py.source if python is None else python
         # 1. the final text of every special line
         final: dict[int, str | None] = {}
         for ln in special.values():
@@ -512,7 +526,7 @@ def _json_kind(value) -> str:
     return "an object"
 
 
-def _render_line(ln: _Line, decisions: dict[int, Decision]) -> str | None:
+def _render_line(ln: _Line, decisions: Mapping[int, Decision]) -> str | None:
     if ln.kind in ("other", "frozen"):
         return ln.text
     if ln.kind == "env":
@@ -614,3 +628,12 @@ def _dump_source(original: str, source: str) -> str:
         sep = ","
         return "[" + sep.join(lead + json.dumps(line, ensure_ascii=ascii_) for line in lines) + close + "]"
     return json.dumps(source, ensure_ascii=ascii_)
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """BFM091 for each line of a markdown or raw cell naming a variable, at ``nb.ipynb#cellN``
+    (:func:`bf16_migrate.mentions.notebook_text_cells`); ``[]`` when the notebook cannot be read
+    (:func:`analyze` reports that)."""
+    from ..mentions import notebook_text_cells
+
+    return notebook_text_cells(path, text)

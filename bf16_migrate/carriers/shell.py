@@ -11,11 +11,21 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from typing import TYPE_CHECKING
 
 from .model import Analysis, CarrierError, apply_edits
 from .shell_fragment import ShellFragment
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
 KIND = "shell"
+INCLUDES = True
+INCLUDED_ONLY = False
+OWN_COVERAGE = False
 
 
 def analyze(text: str, path: str) -> Analysis:
@@ -29,7 +39,7 @@ def analyze(text: str, path: str) -> Analysis:
     analysis = Analysis(KIND, text)
     frag = ShellFragment(text, path, analysis)
     analysis.sr_covered = frag.sr_covered
-    analysis.render = lambda decisions: apply_edits(text, frag.edits(decisions))
+    analysis.render = lambda decisions, python=None: apply_edits(text, frag.edits(decisions))
     return analysis
 
 
@@ -50,3 +60,9 @@ def bash_syntax_error(text: str) -> tuple[int, str] | None:
     first = next((line for line in proc.stderr.decode("utf-8", "replace").splitlines() if line.strip()), "syntax error")
     found = re.search(r"line (\d+): (.*)", first)
     return (int(found.group(1)), found.group(2)) if found else (1, first)
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none, every mention in a
+    shell file is an entry, a note or the planner's coverage check."""
+    return []

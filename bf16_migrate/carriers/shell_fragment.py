@@ -30,7 +30,7 @@ What is read (every rule below is bash semantics, ``man bash``, unless said othe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -153,7 +153,7 @@ class ShellFragment:
         wherever ``scope`` is (:func:`.shell_reach.sr_covered`)."""
         return sr_covered(self, scope)
 
-    def edits(self, decisions: dict[int, Decision]) -> list[Edit]:
+    def edits(self, decisions: Mapping[int, Decision]) -> list[Edit]:
         """The edits (character offsets of ``text``) that carry out ``decisions`` for this
         fragment's entries (:func:`.shell_render.edits`)."""
         return shell_render.edits(self, decisions)

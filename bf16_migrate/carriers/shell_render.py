@@ -10,6 +10,7 @@ entry keeps its place, renamed to ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` with the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import tree_sitter
@@ -30,7 +31,7 @@ NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement"
 KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
 
 
-def edits(frag: ShellFragment, decisions: dict[int, Decision]) -> list[Edit]:
+def edits(frag: ShellFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
     """The edits (character offsets of ``text``) that carry out ``decisions`` for this
     fragment's entries (missing or ``keep``: left as is)."""
     remove_words: dict[int, list] = {}  # owner id -> word nodes removed
