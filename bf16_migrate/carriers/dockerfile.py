@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
 from .launch import read_command
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, ByteMap, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
 from .shell_fragment import ShellFragment
 from .shell_words import parser, static_value
 from .text import find_mentions, legacy_names
@@ -62,6 +63,33 @@ INSTRUCTIONS = {
 }
 
 
+@dataclass(eq=False)
+class _EnvPair:
+    """One ``KEY=VALUE`` of an ``ENV`` instruction: character spans (of the file) of its name,
+    its value as written and the whole pair; ``old`` for the ``ENV KEY value`` form. ``entry``
+    and ``ins`` (the instruction's span) are set for a legacy variable's pair."""
+
+    name: str
+    value: str | None
+    old: bool
+    name_span: tuple[int, int]
+    value_span: tuple[int, int]
+    span: tuple[int, int]
+    entry: int | None = None
+    ins: tuple[int, int] | None = None
+
+
+@dataclass(eq=False)
+class _Command:
+    """A ``RUN``, ``CMD`` or ``ENTRYPOINT``: its dockerfile-parse record, its exec-form words
+    (None for the shell form), where its arguments start, and the launches of its shell form."""
+
+    ins: dict
+    exec: list[str] | None
+    start: int
+    launches: list[int] = field(default_factory=list)
+
+
 class _Stage:
     def __init__(self, index: int, name: str | None, parent: _Stage | None) -> None:
         self.index = index
@@ -69,30 +97,45 @@ class _Stage:
         self.parent = parent
         self.env: list[tuple[int, int]] = []  # (char offset, entry id)
         self.sr = False
-        self.cmd = None  # (instruction record)
-        self.entrypoint = None
+        self.cmd: _Command | None = None
+        self.entrypoint: _Command | None = None
         self.entrypoint_reset = False
 
-    def chain(self):
-        s = self
+    def chain(self) -> Iterator[_Stage]:
+        s: _Stage | None = self
         while s is not None:
             yield s
             s = s.parent
 
 
 def analyze(text: str, path: str) -> Analysis:
-    """Analyse a Dockerfile (see the module docstring). Content it does not understand becomes
-    BFM131 diagnostics; raises :class:`CarrierError` only when dockerfile-parse cannot split the
-    file into instructions."""
-    analysis = Analysis(KIND, text)
-    index = LineIndex(text)
-    lines = text.splitlines(keepends=True)
-    legacy = legacy_names()
+    """Analyse a Dockerfile (see the module docstring) into an :class:`Analysis` of kind
+    ``"dockerfile"``. Content it does not understand becomes BFM131 notes (and the file is then
+    never edited); raises :class:`CarrierError` (``path:1:1: ...``) only when dockerfile-parse
+    cannot split the file into instructions."""
     skipped, for_parser = _continuations(text)
     try:
         structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception as exc:  # dockerfile-parse raises several kinds on malformed input
         raise CarrierError(f"{path}:1:1: cannot parse as a Dockerfile: {exc}") from None
+    analysis = Analysis(KIND, text)
+    degraded = _degraded(text, structure)
+    if degraded is not None:
+        _report_unparsed(analysis, degraded)
+        return analysis
+    reader = _Reader(analysis, path, skipped)
+    for ins in structure:
+        reader.instruction(ins)
+    reader.container_commands()
+    analysis.sr_present = reader.sr_stages = {("stage", s.index) for s in reader.stages if any(x.sr for x in s.chain())}
+    analysis.sr_covered = reader.sr_covered
+    analysis.render = reader.render
+    return analysis
+
+
+def _degraded(text: str, structure: list[dict]) -> str | None:
+    """Why the file is not parsed (an unknown instruction, a BuildKit heredoc, the backquote
+    escape), as the end of a sentence; None when it is."""
     degraded = None
     for ins in structure:
         name = ins["instruction"]
@@ -102,31 +145,53 @@ def analyze(text: str, path: str) -> Analysis:
         if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and _heredoc(ins["value"]):
             degraded = f"uses a BuildKit heredoc (line {ins['startline'] + 1})"
             break
+    lines = text.splitlines(keepends=True)
     escape = [k for k, line in enumerate(lines[:5]) if line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n"]
     if escape:
         degraded = f"uses the backquote escape (line {escape[0] + 1})"
-    if degraded is not None:
-        for var, off in find_mentions(text, legacy):
-            line, col = index.pos(off)
-            analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
-            analysis.handled.append((off, off + len(var)))
-        analysis.render = lambda decisions, python=None: text
-        return analysis
+    return degraded
 
-    stages: list[_Stage] = []
-    by_name: dict[str, _Stage] = {}
-    edits_for: dict[int, object] = {}  # entry id -> env pair record
-    env_instructions: dict[int, list] = {}  # instruction start -> [pair records]
-    fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
 
-    def ins_span(ins) -> tuple[int, int]:
-        start = index.offset(ins["startline"] + 1)
+def _report_unparsed(analysis: Analysis, degraded: str) -> None:
+    """Every mention of a variable in a file not parsed is a BFM131 note; the file renders as it is."""
+    text = analysis.text
+    index = LineIndex(text)
+    for var, off in find_mentions(text, legacy_names()):
+        line, col = index.pos(off)
+        analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
+        analysis.handled.append((off, off + len(var)))
+    analysis.render = lambda decisions, python=None: text
+
+
+class _Reader:
+    """The instructions of one Dockerfile read in order into ``analysis``: stages, ``ENV``
+    pairs, ``RUN`` launches, then each stage's container command."""
+
+    def __init__(self, analysis: Analysis, path: str, skipped: list[tuple[int, int]]) -> None:
+        self.analysis = analysis
+        self.text = analysis.text
+        self.path = path
+        self.skipped = skipped
+        self.index = LineIndex(self.text)
+        self.legacy = legacy_names()
+        self.stages: list[_Stage] = []
+        self.by_name: dict[str, _Stage] = {}
+        self.stage: _Stage | None = None
+        self.env_instructions: dict[int, list[_EnvPair]] = {}  # instruction start -> its pairs
+        self.fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
+        self.sr_stages: set = set()
+
+    def ins_span(self, ins: dict) -> tuple[int, int]:
+        """Character span of the whole instruction, its last line end included."""
+        start = self.index.offset(ins["startline"] + 1)
         last = ins["endline"] + 1
-        end = index.offset(last + 1) if last < len(index.starts) else len(text)
+        end = self.index.offset(last + 1) if last < len(self.index.starts) else len(self.text)
         return start, end
 
-    def args_span(ins) -> tuple[int, int]:
-        start, end = ins_span(ins)
+    def args_span(self, ins: dict) -> tuple[int, int]:
+        """Character span of the instruction's arguments (after its keyword, before the line end)."""
+        text = self.text
+        start, end = self.ins_span(ins)
         k = start
         while k < end and text[k] in " \t":
             k += 1
@@ -138,141 +203,122 @@ def analyze(text: str, path: str) -> Analysis:
             e -= 1
         return k, e
 
-    stage: _Stage | None = None
-    for ins in structure:
+    # -- the instructions ---------------------------------------------------------------------
+    def instruction(self, ins: dict) -> None:
         name = ins["instruction"]
         if name == "COMMENT":
-            continue
+            return
         if name == "FROM":
-            words = ins["value"].split()
-            words = [w for w in words if not w.startswith("--")]
-            image = words[0] if words else ""
-            alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
-            parent = by_name.get(image.lower())
-            stage = _Stage(len(stages), alias, parent)
-            stages.append(stage)
-            if alias:
-                by_name[alias.lower()] = stage
-            continue
-        if stage is None:
-            continue
-        a0, a1 = args_span(ins)
-        raw = _blanked(text, a0, a1, skipped)  # what Docker reads: same offsets as text[a0:a1]
+            self._from(ins)
+            return
+        if self.stage is None:
+            return
+        a0, a1 = self.args_span(ins)
+        raw = _blanked(self.text, a0, a1, self.skipped)  # what Docker reads: same offsets as text[a0:a1]
         if name == "ENV":
-            pairs = _env_pairs(raw, a0)
-            env_instructions[a0] = pairs
-            for pair in pairs:
-                if pair["name"] == STOCHASTIC:
-                    stage.sr = True
-                if pair["name"] not in legacy:
-                    continue
-                line, col = index.pos(pair["name_span"][0])
-                entry = analysis.new_entry(variable=pair["name"], action=SET, value=pair["value"], line=line, col=col, sr_scope=("stage", stage.index))
-                entry.group = None
-                pair["entry"] = entry.id
-                pair["ins"] = ins_span(ins)
-                pair["all"] = pairs
-                edits_for[entry.id] = pair
-                stage.env.append((a0, entry.id))
-                analysis.handled.append(pair["name_span"])
-            continue
-        if name in ("RUN", "CMD", "ENTRYPOINT"):
-            exec_words = _exec_form(raw)
-            record = {"ins": ins, "exec": exec_words, "start": a0, "launches": []}
-            if exec_words is None:
-                frag = ShellFragment(raw, path, analysis, pos=lambda off, a0=a0: index.pos(a0 + off), embedded=True, base=a0)
-                fragments.append((a0, a1, frag, ins_span(ins)))
-                record["launches"] = list(frag.my_launches)
-                record["frag"] = frag
-            if name == "RUN":
-                launches = record["launches"]
-                if exec_words is not None:
-                    launches = _exec_launch(analysis, exec_words, index.pos(a0), raw)
-                for li in launches:
-                    for s in stage.chain():
-                        for pos, eid in s.env:
-                            if s is not stage or pos < a0:
-                                analysis.launches[li].reached_by.setdefault(eid, True)
-            elif name == "CMD":
-                stage.cmd = record
-            else:
-                stage.entrypoint = record
-                stage.cmd = None if stage.cmd is None or stage.cmd["start"] < a0 else stage.cmd
-                stage.entrypoint_reset = True
-    # the container command of every stage
-    made: dict = {}
-    for st in stages:
-        ep, cmd = None, None
-        for s in st.chain():
-            if ep is None and s.entrypoint is not None:
-                ep = s.entrypoint
-            if cmd is None and s.cmd is not None:
-                cmd = s.cmd
-            if s.entrypoint_reset:
-                break
-        if ep is None and cmd is None:
-            continue
-        key = (id(ep), id(cmd))
-        if key not in made:
-            if ep is not None and ep["exec"] is not None:
-                words = ep["exec"] + (cmd["exec"] if cmd is not None and cmd["exec"] is not None else [])
-                src = cmd if cmd is not None and cmd["exec"] is not None and len(ep["exec"]) < 2 else ep
-                made[key] = _exec_launch(analysis, words, index.pos(src["start"]), text[src["start"]:args_span(src["ins"])[1]])
-            elif ep is not None:
-                made[key] = ep["launches"]
-            elif cmd["exec"] is not None:
-                made[key] = _exec_launch(analysis, cmd["exec"], index.pos(cmd["start"]), text[cmd["start"]:args_span(cmd["ins"])[1]])
-            else:
-                made[key] = cmd["launches"]
-        for li in made[key]:
+            self._env(ins, self.stage, raw, a0)
+        elif name in ("RUN", "CMD", "ENTRYPOINT"):
+            self._command(ins, self.stage, raw, a0, a1)
+
+    def _from(self, ins: dict) -> None:
+        words = [w for w in ins["value"].split() if not w.startswith("--")]
+        image = words[0] if words else ""
+        alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+        self.stage = _Stage(len(self.stages), alias, self.by_name.get(image.lower()))
+        self.stages.append(self.stage)
+        if alias:
+            self.by_name[alias.lower()] = self.stage
+
+    def _env(self, ins: dict, stage: _Stage, raw: str, a0: int) -> None:
+        pairs = _env_pairs(raw, a0)
+        self.env_instructions[a0] = pairs
+        for pair in pairs:
+            if pair.name == STOCHASTIC:
+                stage.sr = True
+            if pair.name not in self.legacy:
+                continue
+            line, col = self.index.pos(pair.name_span[0])
+            entry = self.analysis.new_entry(variable=pair.name, action=SET, value=pair.value, line=line, col=col, sr_scope=("stage", stage.index))
+            entry.group = None
+            pair.entry = entry.id
+            pair.ins = self.ins_span(ins)
+            stage.env.append((a0, entry.id))
+            self.analysis.handled.append(pair.name_span)
+
+    def _command(self, ins: dict, stage: _Stage, raw: str, a0: int, a1: int) -> None:
+        name = ins["instruction"]
+        record = _Command(ins, _exec_form(raw), a0)
+        if record.exec is None:
+            index = self.index
+            frag = ShellFragment(raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0)
+            self.fragments.append((a0, a1, frag, self.ins_span(ins)))
+            record.launches = list(frag.my_launches)
+        if name == "RUN":
+            launches = record.launches if record.exec is None else _exec_launch(self.analysis, record.exec, self.index.pos(a0), raw)
+            for li in launches:
+                for s in stage.chain():
+                    for pos, eid in s.env:
+                        if s is not stage or pos < a0:
+                            self.analysis.launches[li].reached_by.setdefault(eid, True)
+        elif name == "CMD":
+            stage.cmd = record
+        else:
+            stage.entrypoint = record
+            stage.cmd = None if stage.cmd is None or stage.cmd.start < a0 else stage.cmd
+            stage.entrypoint_reset = True
+
+    def container_commands(self) -> None:
+        """The command each stage's container runs (``ENTRYPOINT`` and ``CMD``, inherited from
+        the parent stages), reached by every ``ENV`` of the stage and its parents."""
+        made: dict[tuple[int, int], list[int]] = {}
+        for st in self.stages:
+            ep, cmd = None, None
             for s in st.chain():
-                for _, eid in s.env:
-                    analysis.launches[li].reached_by.setdefault(eid, True)
-    sr_stages = {("stage", s.index) for s in stages if any(x.sr for x in s.chain())}
-    analysis.sr_present = sr_stages
+                if ep is None and s.entrypoint is not None:
+                    ep = s.entrypoint
+                if cmd is None and s.cmd is not None:
+                    cmd = s.cmd
+                if s.entrypoint_reset:
+                    break
+            if ep is None and cmd is None:
+                continue
+            key = (id(ep), id(cmd))
+            if key not in made:
+                made[key] = self._container_launches(ep, cmd)
+            for li in made[key]:
+                for s in st.chain():
+                    for _, eid in s.env:
+                        self.analysis.launches[li].reached_by.setdefault(eid, True)
 
-    def sr_covered(scope) -> bool:
-        if scope in sr_stages:
+    def _container_launches(self, ep: _Command | None, cmd: _Command | None) -> list[int]:
+        if ep is not None and ep.exec is not None:
+            words = ep.exec + (cmd.exec if cmd is not None and cmd.exec is not None else [])
+            src = cmd if cmd is not None and cmd.exec is not None and len(ep.exec) < 2 else ep
+            return _exec_launch(self.analysis, words, self.index.pos(src.start), self.text[src.start:self.args_span(src.ins)[1]])
+        if ep is not None:
+            return ep.launches
+        assert cmd is not None, "a stage with neither ENTRYPOINT nor CMD starts nothing"
+        if cmd.exec is not None:
+            return _exec_launch(self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start:self.args_span(cmd.ins)[1]])
+        return cmd.launches
+
+    def sr_covered(self, scope: Hashable) -> bool:
+        """Whether ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` is set where ``scope`` is: by an ``ENV``
+        of the stage (or a parent) or in the same shell form."""
+        if scope in self.sr_stages:
             return True
-        return any(f.sr_covered(scope) for _, _, f, _ in fragments)
+        return any(f.sr_covered(scope) for _, _, f, _ in self.fragments)
 
-    analysis.sr_covered = sr_covered
-
-    def render(decisions: Mapping[int, Decision], python: str | None = None) -> str:
+    # -- rendering ----------------------------------------------------------------------------
+    def render(self, decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        """The new text for ``decisions`` (a Dockerfile holds no Python of its own: ``python``
+        is unused): ``ENV`` pairs renamed or removed, shell forms edited by :mod:`.shell_render`;
+        an ``ENV`` or ``RUN`` left empty goes with its lines."""
         edits: list[Edit] = []
-        for pairs in env_instructions.values():
-            chosen = {p["entry"]: decisions.get(p["entry"], KEEP) for p in pairs if "entry" in p}
-            if not chosen or all(v == KEEP for v in chosen.values()):
-                continue
-            removed = [p for p in pairs if chosen.get(p.get("entry")) == REMOVE]
-            if len(removed) == len(pairs):
-                s, e = pairs[0]["ins"]
-                edits.append(Edit(s, e, ""))
-                continue
-            for p in pairs:
-                d = chosen.get(p.get("entry"), KEEP)
-                if d == REPLACE:
-                    edits.append(Edit(*p["name_span"], STOCHASTIC))
-                    vraw = text[p["value_span"][0]:p["value_span"][1]]
-                    q = vraw[:1] if vraw[:1] in ("'", '"') and len(vraw) >= 2 and vraw.endswith(vraw[:1]) else ""
-                    if p["value_span"][0] == p["value_span"][1] and not p["old"]:
-                        edits.append(Edit(p["value_span"][0], p["value_span"][0], "1"))
-                    else:
-                        edits.append(Edit(*p["value_span"], f"{q}1{q}"))
-            i = 0
-            while i < len(pairs):
-                if pairs[i] not in removed:
-                    i += 1
-                    continue
-                j = i
-                while j + 1 < len(pairs) and pairs[j + 1] in removed:
-                    j += 1
-                if j + 1 < len(pairs):
-                    edits.append(Edit(pairs[i]["span"][0], pairs[j + 1]["span"][0], ""))
-                else:
-                    edits.append(Edit(pairs[i - 1]["span"][1], pairs[j]["span"][1], ""))
-                i = j + 1
-        for a0, a1, frag, (s, e) in fragments:
+        for pairs in self.env_instructions.values():
+            edits.extend(self._env_edits(pairs, decisions))
+        text = self.text
+        for a0, a1, frag, (s, e) in self.fragments:
             fe = frag.edits(decisions)
             if not fe:
                 continue
@@ -283,8 +329,39 @@ def analyze(text: str, path: str) -> Analysis:
                 edits.append(Edit(a0, a1, apply_edits(text[a0:a1], fe)))
         return apply_edits(text, edits)
 
-    analysis.render = render
-    return analysis
+    def _env_edits(self, pairs: list[_EnvPair], decisions: Mapping[int, Decision]) -> list[Edit]:
+        text = self.text
+        chosen = {p.entry: decisions.get(p.entry, KEEP) for p in pairs if p.entry is not None}
+        if not chosen or all(v == KEEP for v in chosen.values()):
+            return []
+        removed = [p for p in pairs if p.entry is not None and chosen.get(p.entry) == REMOVE]
+        if len(removed) == len(pairs):
+            assert pairs[0].ins is not None, "a removed pair is a legacy one, with its instruction"
+            return [Edit(pairs[0].ins[0], pairs[0].ins[1], "")]
+        edits: list[Edit] = []
+        for p in pairs:
+            if p.entry is not None and chosen.get(p.entry, KEEP) == REPLACE:
+                edits.append(Edit(p.name_span[0], p.name_span[1], STOCHASTIC))
+                vraw = text[p.value_span[0]:p.value_span[1]]
+                q = vraw[:1] if vraw[:1] in ("'", '"') and len(vraw) >= 2 and vraw.endswith(vraw[:1]) else ""
+                if p.value_span[0] == p.value_span[1] and not p.old:
+                    edits.append(Edit(p.value_span[0], p.value_span[0], "1"))
+                else:
+                    edits.append(Edit(p.value_span[0], p.value_span[1], f"{q}1{q}"))
+        i = 0
+        while i < len(pairs):
+            if pairs[i] not in removed:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(pairs) and pairs[j + 1] in removed:
+                j += 1
+            if j + 1 < len(pairs):
+                edits.append(Edit(pairs[i].span[0], pairs[j + 1].span[0], ""))
+            else:
+                edits.append(Edit(pairs[i - 1].span[1], pairs[j].span[1], ""))
+            i = j + 1
+        return edits
 
 
 def _continuations(text: str) -> tuple[list[tuple[int, int]], str]:
@@ -365,24 +442,25 @@ def _exec_form(raw: str) -> list[str] | None:
 
 
 def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw: str) -> list[int]:
-    cmd = read_command(words)
+    """The launch of an exec-form command (its ``words``, all static) as a list of launch
+    indices: one when it starts Python, none otherwise."""
+    static: list[str | None] = list(words)
+    cmd = read_command(static)
     if not (cmd.python or cmd.target is not None):
         return []
     analysis.launches.append(Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args)))
     return [len(analysis.launches) - 1]
 
 
-def _env_pairs(raw: str, base: int) -> list[dict]:
+def _env_pairs(raw: str, base: int) -> list[_EnvPair]:
     """The ``KEY=VALUE`` pairs of an ``ENV`` instruction's arguments ``raw`` (which start at
     character ``base`` of the file), each with the spans of its name, value and whole word."""
     data = raw.encode("utf-8")
-    from .model import ByteMap
-
     bm = ByteMap(raw)
     tree = parser().parse(data)
     root = tree.root_node
     stmt = root.named_children[0] if root.named_children else None
-    pairs = []
+    pairs: list[_EnvPair] = []
     if stmt is None:
         return pairs
     assigns = []
@@ -394,17 +472,19 @@ def _env_pairs(raw: str, base: int) -> list[dict]:
         for a in assigns:
             n = a.child_by_field_name("name")
             v = a.child_by_field_name("value")
+            assert n is not None, "tree-sitter-bash gives every variable_assignment its name"
             name = data[n.start_byte:n.end_byte].decode()
+            value: str | None
             if v is None:
                 value, vspan = "", (bm.char(n.end_byte) + 1, bm.char(n.end_byte) + 1)
             else:
                 value, vspan = static_value(v, data), (bm.char(v.start_byte), bm.char(v.end_byte))
-            pairs.append({
-                "name": name, "value": value, "old": False,
-                "name_span": (base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
-                "value_span": (base + vspan[0], base + vspan[1]),
-                "span": (base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
-            })
+            pairs.append(_EnvPair(
+                name, value, False,
+                name_span=(base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
+                value_span=(base + vspan[0], base + vspan[1]),
+                span=(base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
+            ))
         return pairs
     # the old form: ENV KEY the rest of the line
     k = 0
@@ -415,17 +495,17 @@ def _env_pairs(raw: str, base: int) -> list[dict]:
     while rest_start < len(raw) and raw[rest_start] in " \t\\\n":
         rest_start += 1
     value_raw = raw[rest_start:].rstrip()
-    value = value_raw
+    old_value: str | None = value_raw
     if value_raw[:1] in ("'", '"') and value_raw.endswith(value_raw[:1]) and len(value_raw) >= 2:
-        value = value_raw[1:-1]
+        old_value = value_raw[1:-1]
     if "$" in value_raw or "\\\n" in value_raw or "=" in key:
-        value = None
-    pairs.append({
-        "name": key, "value": value, "old": True,
-        "name_span": (base, base + len(key)),
-        "value_span": (base + rest_start, base + rest_start + len(value_raw)),
-        "span": (base, base + len(raw)),
-    })
+        old_value = None
+    pairs.append(_EnvPair(
+        key, old_value, True,
+        name_span=(base, base + len(key)),
+        value_span=(base + rest_start, base + rest_start + len(value_raw)),
+        span=(base, base + len(raw)),
+    ))
     return pairs
 
 
