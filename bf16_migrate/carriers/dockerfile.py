@@ -2,7 +2,7 @@
 
 Parsers: dockerfile-parse (maintained by the containerbuildsystem project; it splits the file
 into instructions with their first and last lines, continuations and the ``# escape=``
-directive included) for the instructions; tree-sitter-bash (see :mod:`.shell`) for what is
+directive included) for the instructions; tree-sitter-bash (see :mod:`.shell_fragment`) for what is
 inside them: the ``KEY=VALUE`` pairs of ``ENV`` (several per instruction, over ``\\``
 continuations, quoted or not), and the shell forms of ``RUN``, ``CMD`` and ``ENTRYPOINT``.
 
@@ -21,7 +21,7 @@ Rules (Dockerfile reference, docs.docker.com/reference/dockerfile):
   empty (blank) line are skipped, the continuation going on after them (the reference's
   "Format" section: comment lines are removed before the instructions run; Docker warns
   "Empty continuation line found" for the blank one). dockerfile-parse ends the instruction at
-  such a blank line, so it is given a comment line in its place (:func:`_continuations`), and
+  such a blank line, so it is given a comment line in its place (:func:`.dockerfile_syntax.continuations`), and
   the shell parser is given the instruction with those lines blanked out (same offsets).
 
 A removed ``ENV`` pair takes the blanks and continuation after it; an ``ENV`` (or ``RUN``) left
@@ -33,17 +33,16 @@ file's mentions are reported (BFM131, with the reason and its line), never edite
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
+from .dockerfile_syntax import EnvPair, blanked, continuations, env_pairs, exec_form, has_heredoc, split_lf
 from .launch import read_command
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, ByteMap, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
 from .shell_fragment import ShellFragment
-from .shell_words import parser, static_value
 from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:
@@ -61,22 +60,6 @@ INSTRUCTIONS = {
     "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
     "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL", "COMMENT",
 }
-
-
-@dataclass(eq=False)
-class _EnvPair:
-    """One ``KEY=VALUE`` of an ``ENV`` instruction: character spans (of the file) of its name,
-    its value as written and the whole pair; ``old`` for the ``ENV KEY value`` form. ``entry``
-    and ``ins`` (the instruction's span) are set for a legacy variable's pair."""
-
-    name: str
-    value: str | None
-    old: bool
-    name_span: tuple[int, int]
-    value_span: tuple[int, int]
-    span: tuple[int, int]
-    entry: int | None = None
-    ins: tuple[int, int] | None = None
 
 
 @dataclass(eq=False)
@@ -113,7 +96,7 @@ def analyze(text: str, path: str) -> Analysis:
     ``"dockerfile"``. Content it does not understand becomes BFM131 notes (and the file is then
     never edited); raises :class:`CarrierError` (``path:1:1: ...``) only when dockerfile-parse
     cannot split the file into instructions."""
-    skipped, for_parser = _continuations(text)
+    skipped, for_parser = continuations(text)
     try:
         structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception as exc:  # dockerfile-parse raises several kinds on malformed input
@@ -142,7 +125,7 @@ def _degraded(text: str, structure: list[dict]) -> str | None:
         if name not in INSTRUCTIONS:
             degraded = f"has an unknown instruction ({name[:20]}, line {ins['startline'] + 1}; docker build rejects it)"
             break
-        if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and _heredoc(ins["value"]):
+        if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and has_heredoc(ins["value"]):
             degraded = f"uses a BuildKit heredoc (line {ins['startline'] + 1})"
             break
     lines = text.splitlines(keepends=True)
@@ -177,7 +160,7 @@ class _Reader:
         self.stages: list[_Stage] = []
         self.by_name: dict[str, _Stage] = {}
         self.stage: _Stage | None = None
-        self.env_instructions: dict[int, list[_EnvPair]] = {}  # instruction start -> its pairs
+        self.env_instructions: dict[int, list[EnvPair]] = {}  # instruction start -> its pairs
         self.fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
         self.sr_stages: set = set()
 
@@ -214,7 +197,7 @@ class _Reader:
         if self.stage is None:
             return
         a0, a1 = self.args_span(ins)
-        raw = _blanked(self.text, a0, a1, self.skipped)  # what Docker reads: same offsets as text[a0:a1]
+        raw = blanked(self.text, a0, a1, self.skipped)  # what Docker reads: same offsets as text[a0:a1]
         if name == "ENV":
             self._env(ins, self.stage, raw, a0)
         elif name in ("RUN", "CMD", "ENTRYPOINT"):
@@ -230,7 +213,7 @@ class _Reader:
             self.by_name[alias.lower()] = self.stage
 
     def _env(self, ins: dict, stage: _Stage, raw: str, a0: int) -> None:
-        pairs = _env_pairs(raw, a0)
+        pairs = env_pairs(raw, a0)
         self.env_instructions[a0] = pairs
         for pair in pairs:
             if pair.name == STOCHASTIC:
@@ -247,7 +230,7 @@ class _Reader:
 
     def _command(self, ins: dict, stage: _Stage, raw: str, a0: int, a1: int) -> None:
         name = ins["instruction"]
-        record = _Command(ins, _exec_form(raw), a0)
+        record = _Command(ins, exec_form(raw), a0)
         if record.exec is None:
             index = self.index
             frag = ShellFragment(raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0)
@@ -329,7 +312,7 @@ class _Reader:
                 edits.append(Edit(a0, a1, apply_edits(text[a0:a1], fe)))
         return apply_edits(text, edits)
 
-    def _env_edits(self, pairs: list[_EnvPair], decisions: Mapping[int, Decision]) -> list[Edit]:
+    def _env_edits(self, pairs: list[EnvPair], decisions: Mapping[int, Decision]) -> list[Edit]:
         text = self.text
         chosen = {p.entry: decisions.get(p.entry, KEEP) for p in pairs if p.entry is not None}
         if not chosen or all(v == KEEP for v in chosen.values()):
@@ -364,83 +347,6 @@ class _Reader:
         return edits
 
 
-def _continuations(text: str) -> tuple[list[tuple[int, int]], str]:
-    """Read the ``\\`` line continuations of a Dockerfile as Docker does.
-
-    Returns the character spans (line end included) of the lines Docker skips inside a
-    continuation, and ``text`` with each of those that is blank turned into a ``#`` comment
-    line, for dockerfile-parse. Docker's Dockerfile reference ("Format"): comment lines are
-    removed before the instructions run, also inside a continuation (its example
-    ``RUN echo hello \\`` / ``# comment`` / ``world``); a blank line there is skipped with the
-    warning "Empty continuation line found" and the continuation goes on after it (Docker's
-    build check NoEmptyContinuation, docs.docker.com/reference/build-checks/no-empty-continuation;
-    dockerfile-parse ends the instruction there instead). A line continues when its last
-    character other than spaces and tabs is the escape character; a skipped line neither
-    continues nor ends the instruction.
-    """
-    skipped: list[tuple[int, int]] = []
-    out: list[str] = []
-    offset = 0
-    continued = False
-    for line in _split_lf(text):
-        body = line.rstrip("\r\n")
-        blank = not body.strip()
-        comment = body.lstrip().startswith("#")
-        if continued and (blank or comment):
-            skipped.append((offset, offset + len(line)))
-            out.append("#" + line[len(body):] if blank else line)
-        else:
-            if not comment:  # a comment line outside a continuation starts none
-                continued = body.rstrip(" \t").endswith("\\")
-            out.append(line)
-        offset += len(line)
-    return skipped, "".join(out)
-
-
-def _split_lf(text: str) -> list[str]:
-    """``text`` in lines, each with its ``\\n`` (Docker and dockerfile-parse end a line there
-    only: a ``\\r`` before it is part of the line end, a form feed is not one)."""
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-
-
-def _blanked(text: str, start: int, end: int, skipped: list[tuple[int, int]]) -> str:
-    """``text[start:end]`` with the characters of the ``skipped`` spans in it made spaces (line
-    ends included), so that a shell parser reads the continuation as Docker joins it while
-    every offset stays that of ``text``."""
-    raw = text[start:end]
-    for s, e in skipped:
-        if s < end and e > start:
-            s, e = max(s, start), min(e, end)
-            raw = raw[: s - start] + " " * (e - s) + raw[e - start:]
-    return raw
-
-
-def _heredoc(value: str) -> bool:
-    k = value.find("<<")
-    while k >= 0:
-        rest = value[k + 2:].lstrip("-").lstrip("'\"")
-        if rest[:1].isalpha() or rest[:1] == "_":
-            return True
-        k = value.find("<<", k + 2)
-    return False
-
-
-def _exec_form(raw: str) -> list[str] | None:
-    """The words of an exec-form (JSON array) instruction, None for the shell form (Docker
-    runs an argument that is not a valid JSON array of strings as a shell command)."""
-    s = raw.strip()
-    if not s.startswith("["):
-        return None
-    try:
-        words = json.loads(s.replace("\\\n", ""))
-    except ValueError:
-        return None
-    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        return None
-    return words
-
-
 def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw: str) -> list[int]:
     """The launch of an exec-form command (its ``words``, all static) as a list of launch
     indices: one when it starts Python, none otherwise."""
@@ -452,67 +358,10 @@ def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw
     return [len(analysis.launches) - 1]
 
 
-def _env_pairs(raw: str, base: int) -> list[_EnvPair]:
-    """The ``KEY=VALUE`` pairs of an ``ENV`` instruction's arguments ``raw`` (which start at
-    character ``base`` of the file), each with the spans of its name, value and whole word."""
-    data = raw.encode("utf-8")
-    bm = ByteMap(raw)
-    tree = parser().parse(data)
-    root = tree.root_node
-    stmt = root.named_children[0] if root.named_children else None
-    pairs: list[_EnvPair] = []
-    if stmt is None:
-        return pairs
-    assigns = []
-    if stmt.type == "variable_assignment":
-        assigns = [stmt]
-    elif stmt.type == "variable_assignments":
-        assigns = [c for c in stmt.named_children if c.type == "variable_assignment"]
-    if assigns and not root.has_error and len(root.named_children) == 1:
-        for a in assigns:
-            n = a.child_by_field_name("name")
-            v = a.child_by_field_name("value")
-            assert n is not None, "tree-sitter-bash gives every variable_assignment its name"
-            name = data[n.start_byte:n.end_byte].decode()
-            value: str | None
-            if v is None:
-                value, vspan = "", (bm.char(n.end_byte) + 1, bm.char(n.end_byte) + 1)
-            else:
-                value, vspan = static_value(v, data), (bm.char(v.start_byte), bm.char(v.end_byte))
-            pairs.append(_EnvPair(
-                name, value, False,
-                name_span=(base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
-                value_span=(base + vspan[0], base + vspan[1]),
-                span=(base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
-            ))
-        return pairs
-    # the old form: ENV KEY the rest of the line
-    k = 0
-    while k < len(raw) and not raw[k].isspace():
-        k += 1
-    key = raw[:k]
-    rest_start = k
-    while rest_start < len(raw) and raw[rest_start] in " \t\\\n":
-        rest_start += 1
-    value_raw = raw[rest_start:].rstrip()
-    old_value: str | None = value_raw
-    if value_raw[:1] in ("'", '"') and value_raw.endswith(value_raw[:1]) and len(value_raw) >= 2:
-        old_value = value_raw[1:-1]
-    if "$" in value_raw or "\\\n" in value_raw or "=" in key:
-        old_value = None
-    pairs.append(_EnvPair(
-        key, old_value, True,
-        name_span=(base, base + len(key)),
-        value_span=(base + rest_start, base + rest_start + len(value_raw)),
-        span=(base, base + len(raw)),
-    ))
-    return pairs
-
-
 def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
     """The instructions of a Dockerfile as ``(first line, last line, comment lines above)``,
     1-based: the lines an instruction spans (its ``\\`` continuations included, as
-    dockerfile-parse splits the file after :func:`_continuations`), and the comment lines
+    dockerfile-parse splits the file after :func:`.dockerfile_syntax.continuations`), and the comment lines
     directly above its first line (each a line whose first non-blank character is ``#``, going
     up to the first line that is not one; a comment line inside another instruction's
     continuation is that instruction's). In Dockerfile syntax a comment is a whole line
@@ -520,12 +369,12 @@ def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
     ``# noqa`` for an instruction can be, as hadolint reads its ``# hadolint ignore=DL3008``
     pragma on the line before the instruction (hadolint's README, "Inline ignores").
     Empty when dockerfile-parse cannot split the file."""
-    _skipped, for_parser = _continuations(text)
+    _skipped, for_parser = continuations(text)
     try:
         structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception:  # dockerfile-parse raises several kinds on malformed input
         return []
-    lines = _split_lf(text)
+    lines = split_lf(text)
     spans = [(ins["startline"], ins["endline"]) for ins in structure if ins["instruction"] != "COMMENT"]
     inside = {k for first, last in spans for k in range(first, last + 1)}
     out = []
