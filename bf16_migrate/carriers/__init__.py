@@ -95,11 +95,15 @@ def analyze(kind: str, text: str, path: str) -> Analysis:
     (:func:`bf16_migrate.python.guard.run_deep`)."""
     from ..python.guard import ParseError, run_deep
 
-    carrier = for_kind(kind)
+    for_kind(kind)  # ValueError here, not as that file's error
     try:
-        return run_deep(path, lambda: carrier.analyze(text, path), expected=(CarrierError,))
+        return run_deep(path, lambda: _analyze(kind, text, path), expected=(CarrierError,))
     except ParseError as exc:  # run_deep's CodemodError: recursion, memory, a bug
         raise CarrierError(str(exc)) from None
+
+
+def _analyze(kind: str, text: str, path: str) -> Analysis:
+    return for_kind(kind).analyze(text, path)
 
 
 __all__ = ["Analysis", "Carrier", "CarrierError", "KINDS", "REGISTRY", "analyze", "for_kind"]

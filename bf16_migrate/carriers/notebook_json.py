@@ -17,8 +17,10 @@ SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
 PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
 
 
-def cell_source_spans(text: str, path: str) -> list[tuple[int, int]]:
-    """Character spans of ``cells[i].source`` in the notebook's JSON text, in cell order."""
+def cell_source_spans(text: str, path: str) -> list[tuple[int, int] | None]:
+    """Character spans of ``cells[i].source`` in the notebook's JSON text, in cell order (None
+    for a cell without one). Raises :class:`CarrierError` (``path:1:1: ...``) when the text is
+    not a JSON object with a ``cells`` list."""
     dec = json.JSONDecoder()
     ws = " \t\r\n"
 
@@ -50,7 +52,7 @@ def cell_source_spans(text: str, path: str) -> list[tuple[int, int]]:
             assert text[i] == ","
             i = skip(i + 1)
 
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int] | None] = []
     try:
         start = skip(0)
         for key, vs, _ve in obj_items(start):
@@ -96,10 +98,11 @@ class SourceLocator:
 
     def _strings(self, cell: int) -> list[tuple[int, str]] | None:
         """The JSON strings of cell ``cell``'s source: (offset of the opening quote, value)."""
-        if not 1 <= cell <= len(self.spans) or self.spans[cell - 1] is None:
+        span = self.spans[cell - 1] if 1 <= cell <= len(self.spans) else None
+        if span is None:
             return None
         if cell not in self._pieces:
-            start, _end = self.spans[cell - 1]
+            start = span[0]
             text, dec = self.text, json.JSONDecoder()
             pieces: list[tuple[int, str]] = []
             if text[start] == '"':
@@ -132,8 +135,9 @@ class SourceLocator:
         if not 1 <= line <= len(lines):
             return None
         offset = sum(len(before) + 1 for before in lines[: line - 1]) + min(max(col, 1) - 1, len(lines[line - 1]))
-        if not pieces:  # "source": [] (an empty cell): the list itself
-            return self._index.pos(self.spans[cell - 1][0])
+        span = self.spans[cell - 1]
+        if not pieces and span is not None:  # "source": [] (an empty cell): the list itself
+            return self._index.pos(span[0])
         for k, (quote, value) in enumerate(pieces):
             if offset < len(value) or k == len(pieces) - 1:
                 return self._index.pos(_raw_offset(self.text, quote, min(offset, len(value))))
