@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .carriers import KINDS, CarrierError, analyze, for_kind
-from .carriers.link import CarrierFile, FileResult, Planner
+from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic
 from .helpers_module import module_path, module_text
@@ -151,7 +151,7 @@ def migrate_paths(
     external: dict[Path, dict[str, str]] = {}
     if legacy_env:
         external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
-    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
+    planner = LinkPlanner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -327,7 +327,7 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
     return targets
 
 
-def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files: dict, extra: list, outcome: Outcome) -> None:
+def _one(candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome) -> None:
     path = candidate.path
     if candidate.kind not in ("python", *KINDS):
         _reported_only(candidate, extra, outcome)

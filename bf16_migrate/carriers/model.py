@@ -176,7 +176,7 @@ class Include:
     node: object = None
     local: bool = False
     resolved: int | None = field(default=None, compare=False, repr=False)
-    """The index of the included file's carrier in the plan (set by :class:`.link.Planner`;
+    """The index of the included file's carrier in the plan (set by :class:`.link.LinkPlanner`;
     None while it is not found in the tree)."""
 
 
