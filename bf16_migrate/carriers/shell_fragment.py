@@ -37,7 +37,7 @@ import tree_sitter
 
 from . import dotenv, shell_render
 from .dotenv import Item as DotenvItem
-from .launch import read_command
+from .launch import Command, read_command
 from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, CarrierError, Decision, Edit, Include, Launch, LineIndex, Note
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
 from .shell_expand import Expander, mentions_expansion
@@ -309,12 +309,41 @@ class ShellFragment:
             self._add(name, SET, value, name_node.start_byte, data, event_node=node, scope=self._scope(node))
 
     def _command(self, node) -> None:
+        """A simple command: its prefix settings (``X=1 python ...``), the settings its
+        wrapper words carry (``env X=1``, ``docker run -e X``), the files it loads, and the
+        Python it starts (directly, through a function of the script, or through expansions)."""
         assignments = [c for c in node.children if c.type == "variable_assignment"]
         name = node.child_by_field_name("name")
         word_nodes = ([name] if name is not None else []) + [c for c in node.children_by_field_name("argument")]
         words = [self._word(w if w.type != "command_name" else (w.named_children[0] if w.named_children else w)) for w in word_nodes]
         cmd = read_command(words)
         scope = self._scope(node, node.id)
+        entry_ids = self._prefix_settings(node, assignments, word_nodes, scope)
+        entry_ids += self._wrapper_settings(node, cmd, assignments, word_nodes, scope)
+        self._loads_and_mentions(node, cmd, words, word_nodes)
+        base = words[0] if words else None
+        self.prefix_entries[node.id] = list(entry_ids)
+        if base is not None and base in self.functions and not inside_function(self, node, base):
+            self.function_calls.append((node, base, word_nodes[1:]))
+            return
+        if forwards_arguments(self, node, word_nodes):
+            return  # `python3 "$@"` in a function body: read at each call (shell_calls.follow_calls)
+        if (cmd.problem or not (cmd.python or cmd.target)) and any(mentions_expansion(w) for w in word_nodes):
+            through = expanded(self, word_nodes, node)
+            if through is not None:
+                cmd = through
+        if base == "set" and any(w in ("-a", "allexport") or (w or "").startswith("-") and "a" in (w or "") and not (w or "").startswith("--") for w in words[1:]):
+            self.allexport = True
+        if base in ("source", ".") and len(words) > 1 and words[1] is not None:
+            inc = Include(words[1], *self.at(node.start_byte))
+            self.analysis.includes.append(inc)
+            self.include_ctx.append((inc, self.ctx(node)))
+            inc.node = None
+        if cmd.python or cmd.target is not None:
+            self._launch(node, cmd, entry_ids)
+
+    def _prefix_settings(self, node, assignments: list, word_nodes: list, scope: tuple) -> list[int]:
+        """``X=1 cmd``: entries in force for this command only."""
         entry_ids = []
         for a in assignments:
             name_node = a.child_by_field_name("name")
@@ -329,6 +358,12 @@ class ShellFragment:
             data = _Data("prefix", [a], node, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
             data.all_words = assignments + word_nodes
             entry_ids.append(self._add(var, SET, value, name_node.start_byte, data, group=False, scope=scope))
+        return entry_ids
+
+    def _wrapper_settings(self, node, cmd: Command, assignments: list, word_nodes: list, scope: tuple) -> list[int]:
+        """Settings carried by wrapper words (:attr:`.launch.Command.env`): the entries set or
+        passed for this command (an ``env -u`` unsets for it only, and is no launch's entry)."""
+        entry_ids = []
         for ew in cmd.env:
             kind = self._legacy_or_sr(ew.name)
             if kind == "sr" and ew.action == SET:
@@ -354,6 +389,11 @@ class ShellFragment:
                 self.analysis.entries[eid].group = None
             else:
                 entry_ids.append(eid)
+        return entry_ids
+
+    def _loads_and_mentions(self, node, cmd: Command, words: list[str | None], word_nodes: list) -> None:
+        """The env files the command loads (``--env-file``), and the names in a ``sh -c``
+        string or a message it prints (reported, not rewritten)."""
         if cmd.inner is not None:
             inner_node = word_nodes[cmd.inner]
             inner_text = self.t(inner_node)
@@ -364,41 +404,25 @@ class ShellFragment:
             self.analysis.includes.append(inc)
             self.include_ctx.append((inc, self.ctx(node)))
             inc.node = node
-        base = words[0] if words else None
-        self.prefix_entries[node.id] = list(entry_ids)
-        if base in ("echo", "printf"):
+        if words and words[0] in ("echo", "printf"):
             for arg in word_nodes[1:]:
                 self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "{var} is named in a message this script prints: update the text by hand")
-        if base is not None and base in self.functions and not inside_function(self, node, base):
-            self.function_calls.append((node, base, word_nodes[1:]))
-            return
-        if forwards_arguments(self, node, word_nodes):
-            return  # `python3 "$@"` in a function body: read at each call (_follow_calls)
-        if (cmd.problem or not (cmd.python or cmd.target)) and any(mentions_expansion(w) for w in word_nodes):
-            through = expanded(self, word_nodes, node)
-            if through is not None:
-                cmd = through
-        if base == "set" and any(w in ("-a", "allexport") or (w or "").startswith("-") and "a" in (w or "") and not (w or "").startswith("--") for w in words[1:]):
-            self.allexport = True
-        if base in ("source", ".") and len(words) > 1 and words[1] is not None:
-            inc = Include(words[1], *self.at(node.start_byte))
-            self.analysis.includes.append(inc)
-            self.include_ctx.append((inc, self.ctx(node)))
-            inc.node = None
-        if cmd.python or cmd.target is not None:
-            line, col = self.at(node.start_byte)
-            text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
-            launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node))
-            for eid in entry_ids:
-                launch.reached_by[eid] = True
-            self.analysis.launches.append(launch)
-            idx = len(self.analysis.launches) - 1
-            self.my_launches.append(idx)
-            self.launch_ctx[idx] = self.ctx(node)
-            self.launch_of_node[node.id] = idx
-            for inc, _ in self.include_ctx:
-                if getattr(inc, "node", None) is node:
-                    inc.launches.append(idx)
+
+    def _launch(self, node, cmd: Command, entry_ids: list[int]) -> None:
+        """The Python launch of ``node``, reached by its own prefix and wrapper settings."""
+        line, col = self.at(node.start_byte)
+        text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
+        launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node))
+        for eid in entry_ids:
+            launch.reached_by[eid] = True
+        self.analysis.launches.append(launch)
+        idx = len(self.analysis.launches) - 1
+        self.my_launches.append(idx)
+        self.launch_ctx[idx] = self.ctx(node)
+        self.launch_of_node[node.id] = idx
+        for inc, _ in self.include_ctx:
+            if getattr(inc, "node", None) is node:
+                inc.launches.append(idx)
 
     @staticmethod
     def _captured(node) -> bool:
