@@ -146,112 +146,148 @@ def _basename(word: str) -> str:
 
 
 def read_command(words: list[str | None]) -> Command:
-    """Read ``words`` (a command's words after its leading ``NAME=VALUE`` assignments).
+    """Read ``words`` (a command's words after its leading ``NAME=VALUE`` assignments; ``None``
+    for a computed word) into a :class:`Command`: the wrappers in front (``env``, ``nohup``,
+    ``timeout``, ``mpirun``...) skipped with the settings they carry, then the program.
 
     Never raises: what cannot be read becomes ``Command.problem`` (only when the command starts
     Python) or an unrecognised command (``python`` False)."""
     cmd = Command()
-    i = 0
+    i: int | None = 0
     n = len(words)
-    while i < n:
+    while i is not None and i < n:
         w = words[i]
         if w is None:
             return cmd  # computed program name: not recognisably Python
         base = _basename(w)
         if base == "env":
+            i = _env(words, i + 1, cmd)
+        elif base in WRAPPERS:
+            i = _wrapper(words, i + 1, cmd, base)
+        elif base == "timeout":
+            i = _timeout(words, i + 1)
+        elif base in MPI_LAUNCHERS:
+            i = _mpi(words, i + 1, cmd)
+        else:
+            return _program(words, i, cmd, w, base)
+    return cmd
+
+
+def _env(words: list[str | None], i: int, cmd: Command) -> int | None:
+    """``env [-u X] [X=1]... cmd`` (GNU coreutils env(1)) from ``i``: the settings carried, and
+    the index of the command (None when a computed word ends the reading)."""
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            return None
+        m = NAME_VALUE.match(w)
+        if m:
+            cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
             i += 1
-            while i < n:
-                w = words[i]
-                if w is None:
-                    return cmd
-                m = NAME_VALUE.match(w)
-                if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
-                    i += 1
-                elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
-                    cmd.env.append(EnvWord(unset, None, UNSET, [i, i + 1], i + 1))
-                    i += 2
-                elif w.startswith("--unset="):
-                    cmd.env.append(EnvWord(w[len("--unset="):], None, UNSET, [i], i, "--unset="))
-                    i += 1
-                elif w in ENV_OPTS_WITH_ARG:
-                    i += 2
-                elif w.startswith("-") and w != "-":
-                    i += 1
-                else:
-                    break
-            continue
-        if base in WRAPPERS:
-            with_arg, assignments = WRAPPERS[base]
+        elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
+            cmd.env.append(EnvWord(unset, None, UNSET, [i, i + 1], i + 1))
+            i += 2
+        elif w.startswith("--unset="):
+            cmd.env.append(EnvWord(w[len("--unset="):], None, UNSET, [i], i, "--unset="))
             i += 1
-            if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
-                i += 1  # -c / -p
-            if base == "taskset":
-                i += 1  # the mask or cpu list
-            while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
-                i += 2 if v in with_arg else 1
-            while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
-                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
-                i += 1
-            continue
-        if base == "timeout":
+        elif w in ENV_OPTS_WITH_ARG:
+            i += 2
+        elif w.startswith("-") and w != "-":
             i += 1
-            while i < n and (v := words[i]) is not None and v.startswith("-"):
-                i += 2 if v in ("-k", "-s", "--kill-after", "--signal") else 1
-            i += 1  # the duration
-            continue
-        if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
-            return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
-        if base in MPI_LAUNCHERS:
+        else:
+            break
+    return i
+
+
+def _wrapper(words: list[str | None], i: int, cmd: Command, base: str) -> int:
+    """A wrapper of :data:`WRAPPERS` (``nohup``, ``nice``, ``taskset``...) from ``i``: its
+    options skipped (and the ``NAME=VALUE`` words of those that take them); the command's index."""
+    n = len(words)
+    with_arg, assignments = WRAPPERS[base]
+    if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
+        i += 1  # -c / -p
+    if base == "taskset":
+        i += 1  # the mask or cpu list
+    while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
+        i += 2 if v in with_arg else 1
+    while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
+        cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
+        i += 1
+    return i
+
+
+def _timeout(words: list[str | None], i: int) -> int:
+    """``timeout [options] DURATION cmd`` (coreutils timeout(1)) from ``i``: the command's index."""
+    n = len(words)
+    while i < n and (v := words[i]) is not None and v.startswith("-"):
+        i += 2 if v in ("-k", "-s", "--kill-after", "--signal") else 1
+    return i + 1  # the duration
+
+
+def _mpi(words: list[str | None], i: int, cmd: Command) -> int:
+    """``mpirun``/``mpiexec`` options from ``i`` (Open MPI mpirun(1): ``-x NAME=VALUE`` sets,
+    ``-x NAME`` passes the launcher's value): the command's index."""
+    n = len(words)
+    while i < n and (v := words[i]) is not None and v.startswith("-"):
+        if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
+            m = NAME_VALUE.match(passed)
+            if m:
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
+            else:
+                cmd.env.append(EnvWord(passed, None, PASS, [i, i + 1], i + 1))
+            i += 2
+        elif v in MPI_OPTS_WITH_ARG:
+            i += 2
+        else:
             i += 1
-            while i < n and (v := words[i]) is not None and v.startswith("-"):
-                if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
-                    m = NAME_VALUE.match(passed)
-                    if m:
-                        cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
-                    else:
-                        cmd.env.append(EnvWord(passed, None, PASS, [i, i + 1], i + 1))
-                    i += 2
-                elif v in MPI_OPTS_WITH_ARG:
-                    i += 2
-                elif "=" in v or v.startswith("--"):
-                    i += 1
-                else:
-                    i += 1
-            continue
-        if base in SHELLS:
-            rest = words[i + 1:]
-            if rest and rest[0] == "-c" and len(rest) > 1:
-                cmd.inner = i + 2
-                return cmd
-            j = i + 1
-            while j < n and (v := words[j]) is not None and v.startswith("-"):
-                j += 1
-            if j < n:
-                shell_script = words[j]
-                if shell_script is None:
-                    return cmd
-                cmd.target = ("shell", shell_script)
-            return cmd
-        if base == "coverage" and i + 1 < n and words[i + 1] == "run":
-            cmd.python = True
-            return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)
-        if base == "accelerate" and i + 1 < n and words[i + 1] == "launch":
-            return _accelerate(words, i + 2, cmd)
-        if PYTHON.match(base):
-            cmd.python = True
-            return _python(words, i + 1, cmd)
-        if base == "torchrun":
-            cmd.python = True
-            return _torchrun(words, i + 1, cmd)
-        if base.endswith(".sh") or base.endswith(".bash"):
-            cmd.target = ("shell", w)
-            return cmd
-        if base.endswith(".py"):
-            cmd.python = True
-            cmd.target = ("script", w)
-            return cmd
+    return i
+
+
+def _program(words: list[str | None], i: int, cmd: Command, w: str, base: str) -> Command:
+    """The program at ``i`` (``w``, its basename ``base``): docker, a shell, coverage,
+    accelerate, Python, torchrun, or a script run directly."""
+    n = len(words)
+    if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
+        return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
+    if base in SHELLS:
+        return _shell(words, i, cmd)
+    if base == "coverage" and i + 1 < n and words[i + 1] == "run":
+        cmd.python = True
+        return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)
+    if base == "accelerate" and i + 1 < n and words[i + 1] == "launch":
+        return _accelerate(words, i + 2, cmd)
+    if PYTHON.match(base):
+        cmd.python = True
+        return _python(words, i + 1, cmd)
+    if base == "torchrun":
+        cmd.python = True
+        return _torchrun(words, i + 1, cmd)
+    if base.endswith(".sh") or base.endswith(".bash"):
+        cmd.target = ("shell", w)
         return cmd
+    if base.endswith(".py"):
+        cmd.python = True
+        cmd.target = ("script", w)
+    return cmd
+
+
+def _shell(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``bash -c '...'`` (its string read by the caller, ``Command.inner``) or ``bash
+    script.sh`` (a launch of that shell script)."""
+    n = len(words)
+    rest = words[i + 1:]
+    if rest and rest[0] == "-c" and len(rest) > 1:
+        cmd.inner = i + 2
+        return cmd
+    j = i + 1
+    while j < n and (v := words[j]) is not None and v.startswith("-"):
+        j += 1
+    if j < n:
+        shell_script = words[j]
+        if shell_script is None:
+            return cmd
+        cmd.target = ("shell", shell_script)
     return cmd
 
 
