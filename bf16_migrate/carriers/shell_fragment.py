@@ -42,7 +42,7 @@ from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, Carr
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
-from .shell_words import first_error, is_env_file_name, parser, static_value
+from .shell_words import first_error, heredoc_target, is_env_file_name, parser, static_value
 from .text import find_mentions, legacy_names
 
 
@@ -451,30 +451,15 @@ class ShellFragment:
         return value
 
     def _heredoc(self, node) -> None:
+        """A heredoc naming a variable: read as an env file (:func:`.dotenv.parse`) when it
+        writes one, its lines then entries in force where that file is loaded; else reported."""
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if body is None:
             return
         body_text = self.t(body)
         if not any(v in body_text for v in self.legacy):
             return
-        stmt = node.parent
-        target = None
-        if stmt is not None and stmt.type == "redirected_statement":
-            for r in stmt.children:
-                if r.type == "file_redirect":
-                    dest = r.child_by_field_name("destination")
-                    if dest is not None:
-                        target = static_value(dest, self.data)
-        for c in node.children:
-            if c.type == "pipeline":
-                for cmdn in c.named_children:
-                    if cmdn.type == "command":
-                        nm = cmdn.child_by_field_name("name")
-                        if nm is not None and self.t(nm) == "tee":
-                            args = [static_value(a, self.data) for a in cmdn.children_by_field_name("argument")]
-                            args = [a for a in args if a is not None and not a.startswith("-")]
-                            if args:
-                                target = args[0]
+        target = heredoc_target(node, self.data)
         start_c, end_c = self.bm.char(body.start_byte), self.bm.char(body.end_byte)
         if target is None or not is_env_file_name(target):
             self._note_mentions(start_c, end_c, "BFM131", "{var} is set in a heredoc that does not write an env file: edit it by hand")

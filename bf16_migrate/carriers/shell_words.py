@@ -82,3 +82,28 @@ def first_error(node: tree_sitter.Node) -> tree_sitter.Node:
         if c.has_error or c.type == "ERROR" or c.is_missing:
             return first_error(c)
     return node
+
+
+def heredoc_target(node: tree_sitter.Node, data: bytes) -> str | None:
+    """The file a ``heredoc_redirect`` node writes, as a static word: ``cat > F <<EOF`` (the
+    statement's file redirect) or ``cat <<EOF | tee F`` (tee's first operand, which wins);
+    None when it writes none or the name is computed. ``data`` is the parsed bytes."""
+    stmt = node.parent
+    target = None
+    if stmt is not None and stmt.type == "redirected_statement":
+        for r in stmt.children:
+            if r.type == "file_redirect":
+                dest = r.child_by_field_name("destination")
+                if dest is not None:
+                    target = static_value(dest, data)
+    for c in node.children:
+        if c.type == "pipeline":
+            for cmdn in c.named_children:
+                if cmdn.type == "command":
+                    nm = cmdn.child_by_field_name("name")
+                    if nm is not None and data[nm.start_byte:nm.end_byte].decode("utf-8") == "tee":
+                        args = [static_value(a, data) for a in cmdn.children_by_field_name("argument")]
+                        operands = [a for a in args if a is not None and not a.startswith("-")]
+                        if operands:
+                            target = operands[0]
+    return target
