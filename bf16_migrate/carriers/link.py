@@ -22,9 +22,7 @@ variable there (kept, BFM070); further legacy settings of the scope are removed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
 
 from ..diagnostics import Diagnostic
 from ..helpers_module import usable_for
@@ -33,49 +31,9 @@ from ..python.snippets import HELPER_SOURCES
 from ..rules import is_truthy, load_rules
 from . import for_kind
 from .link_decide import REFUSALS, Decider
-from .model import PASS, SET, Analysis, Entry, Launch
+from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
+from .model import PASS, SET, CarrierFile, Entry, FileResult, Launch, Resolved
 from .resolve import _rel, resolve_module, resolve_script, uses_torch
-
-
-@dataclass
-class CarrierFile:
-    """A carrier to plan: its path, the root of the tree it was found in, its decoded text and
-    encoding, and its :class:`Analysis`. ``render`` is False for a file loaded only to follow a
-    launch or an include (it holds no legacy setting of its own)."""
-
-    path: Path
-    root: Path
-    text: str
-    encoding: str
-    analysis: Analysis
-    render: bool = True
-
-
-@dataclass
-class FileResult:
-    """The outcome for one file: its new text (== ``old`` when unchanged) and diagnostics."""
-
-    path: Path
-    old: str
-    new: str
-    encoding: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    legacy_env: dict[str, str] = field(default_factory=dict)
-    """For a migrated Python script, the legacy settings that were in force for it (what the
-    modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
-    helpers: list[str] = field(default_factory=list)
-    """The helper functions the migrated script imports from ``--helpers-module``."""
-
-
-_Node: TypeAlias = tuple[str, Path | int]
-"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
-
-
-@dataclass
-class _Res:
-    kind: str  # "py", "kernel", "shell", "none", "ignored"
-    path: Path | None = None
-    problem: str | None = None
 
 
 class LinkPlanner:
@@ -129,7 +87,7 @@ class LinkPlanner:
         """Plan every carrier added and migrate ``python_files`` (path -> (text, encoding)) and
         the scripts launched. Returns one :class:`FileResult` per file looked at."""
         reach: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
-        res: dict[tuple[int, int], _Res] = {}
+        res: dict[tuple[int, int], Resolved] = {}
         done_includers: set[Path] = set()
         ci = 0
         while ci < len(self.carriers):  # the list grows as launches and includes are followed
@@ -184,27 +142,27 @@ class LinkPlanner:
                             changed = True
         return self._decide(reach, res, python_files)
 
-    def _resolve(self, carrier: CarrierFile, launch: Launch) -> _Res:
+    def _resolve(self, carrier: CarrierFile, launch: Launch) -> Resolved:
         if launch.target is None:
-            return _Res("none", problem=launch.problem) if launch.problem else _Res("ignored")
+            return Resolved("none", problem=launch.problem) if launch.problem else Resolved("ignored")
         kind, word = launch.target
         if kind == "kernel":
-            return _Res("kernel", carrier.path)
+            return Resolved("kernel", carrier.path)
         if launch.problem:
-            return _Res("none", problem=launch.problem)
+            return Resolved("none", problem=launch.problem)
         if kind == "module":
             path, problem = resolve_module(word, carrier.path, carrier.root)
         else:
             path, problem = resolve_script(word, carrier.path, carrier.root)
         if path is None:
             if kind == "shell" or launch.captured:
-                return _Res("ignored")  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
-            return _Res("none", problem=problem)
+                return Resolved("ignored")  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
+            return Resolved("none", problem=problem)
         if kind == "shell" or path.suffix in (".sh", ".bash"):
-            return _Res("shell", path)
+            return Resolved("shell", path)
         if not uses_torch(path, carrier.root):
-            return _Res("ignored", path)
-        return _Res("py", path)
+            return Resolved("ignored", path)
+        return Resolved("py", path)
 
     # -- decisions -------------------------------------------------------------------------------
     def _entry(self, g: tuple[int, int]) -> Entry:
@@ -220,7 +178,7 @@ class LinkPlanner:
             return group_values.get(entry.group, False)
         return False
 
-    def _decide(self, reach: dict, res: dict[tuple[int, int], _Res], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
+    def _decide(self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
         """The plan's decisions from what reaches each launch (:class:`.link_decide.Decider`).
         The one step after following the files: a subclass that only wants ``reach`` and
         ``res`` overrides it (``bf16_migrate.verify.launchers``)."""
@@ -336,19 +294,3 @@ class LinkPlanner:
             self.errors.append(str(exc))
             return None, []
         return result.code, [nb.map_diagnostic(d) for d in result.diagnostics]
-
-
-def passes_flag(args: list[str | None], flag: str) -> bool:
-    """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
-    ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
-    yes/true/t/y/1 as on and no/false/f/n/0 as off; the last occurrence wins, as argparse's)."""
-    state = False
-    for k, word in enumerate(args):
-        if word is None:
-            continue
-        if word == flag:
-            nxt = args[k + 1] if k + 1 < len(args) else None
-            state = not (nxt is not None and nxt.lower() in ("no", "false", "f", "n", "0"))
-        elif word.startswith(flag + "="):
-            state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
-    return state

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 from ..diagnostics import Diagnostic
 from ..rules import is_truthy
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Decision, Entry, Launch
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Decision, Entry, FileResult, Launch, PlanNode, Resolved
 
 if TYPE_CHECKING:
-    from .link import FileResult, LinkPlanner, _Node, _Res
+    from .link import LinkPlanner
 
 REFUSALS = ("BFM010", "BFM011", "BFM055")
 """A launched script's own reasons for not taking the change (shown with the launcher's)."""
@@ -55,16 +55,16 @@ class _Partial:
 
     launch: Launch
     where: str
-    node: _Node
+    node: PlanNode
 
 
 class Decider:
     """One plan's decisions. ``reach`` maps a launch ``(carrier, launch)`` to the entries in
-    force for it (-> True when on every path); ``res`` maps it to what it starts (``_Res``);
+    force for it (-> True when on every path); ``res`` maps it to what it starts (:class:`~.model.Resolved`);
     ``python_files`` are the Python candidates (path -> (text, encoding)). :meth:`run` returns
-    one :class:`~.link.FileResult` per file looked at."""
+    one :class:`~.model.FileResult` per file looked at."""
 
-    def __init__(self, planner: LinkPlanner, reach: dict, res: dict[tuple[int, int], _Res], python_files: dict[Path, tuple[str, str]]) -> None:
+    def __init__(self, planner: LinkPlanner, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> None:
         self.p = planner
         self.carriers = planner.carriers
         self.mode = planner.mode
@@ -74,7 +74,7 @@ class Decider:
         self.uf = _UF()
         self.why: dict = {}  # component member -> [(code, message)], every reason found
         self.group_on: dict = {}
-        self.env_for: dict[_Node, dict[str, str]] = {}
+        self.env_for: dict[PlanNode, dict[str, str]] = {}
         self.reached_any: set = set()
         self.partial: dict[tuple[int, int], _Partial] = {}
         self.pynodes: dict = {}  # node -> (script path, notebook carrier index or None)
@@ -161,7 +161,7 @@ class Decider:
                     self.block(g, "BFM111", f"the Python launch at {where} (`{launch.text}`) cannot be resolved: {r.problem}")
                 continue
             assert r.path is not None, "a py or kernel launch has its path"
-            node: _Node = ("py", r.path.resolve()) if r.kind == "py" else ("kernel", ci)
+            node: PlanNode = ("py", r.path.resolve()) if r.kind == "py" else ("kernel", ci)
             self.pynodes[node] = (r.path, ci if r.kind == "kernel" else None)
             for g in self.reach.get(key, {}):
                 entry = self.p._entry(g)
@@ -191,8 +191,6 @@ class Decider:
         """A trial migration of every launched script (even of a component already held back:
         every blocker is reported); a script that cannot take the change, or builds a
         framework that owns precision without its flag on every launch, holds it back."""
-        from .link import passes_flag
-
         for node, (path, kci) in self.pynodes.items():
             result, failure = self.p._trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
             self.trials[node] = result
@@ -324,8 +322,6 @@ class Decider:
     def _render_carriers(self) -> list[FileResult]:
         """Each carrier with its notes and coverage findings, rendered for its decisions (a
         notebook with its Python migrated as one module)."""
-        from .link import FileResult
-
         results: list[FileResult] = []
         for ci, carrier in enumerate(self.carriers):
             a = carrier.analysis
@@ -335,7 +331,7 @@ class Decider:
             self.p._coverage(ci, diags)
             if not carrier.render and not a.entries:
                 continue
-            kernel: _Node = ("kernel", ci)
+            kernel: PlanNode = ("kernel", ci)
             assert a.render is not None, "every carrier's analysis can render its file"
             new: str | None = None
             if a.python is not None:
@@ -351,8 +347,6 @@ class Decider:
     def _python_results(self) -> list[FileResult]:
         """The Python candidates, and the launched scripts migrated with their launchers (or,
         held back, their reasons)."""
-        from .link import FileResult
-
         results: list[FileResult] = []
         targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == "py" and not self.is_blocked(n) and n not in self.framework_ok}
         seen: set = set()
@@ -378,3 +372,19 @@ class Decider:
                 continue
             results.append(self.p._python_result(path, text, encoding, launched, self.trials.get(("py", key))))
         return results
+
+
+def passes_flag(args: list[str | None], flag: str) -> bool:
+    """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
+    ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
+    yes/true/t/y/1 as on and no/false/f/n/0 as off; the last occurrence wins, as argparse's)."""
+    state = False
+    for k, word in enumerate(args):
+        if word is None:
+            continue
+        if word == flag:
+            nxt = args[k + 1] if k + 1 < len(args) else None
+            state = not (nxt is not None and nxt.lower() in ("no", "false", "f", "n", "0"))
+        elif word.startswith(flag + "="):
+            state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
+    return state

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from ..rules import STOCHASTIC_ROUNDING_VAR
 
@@ -293,3 +294,50 @@ def line_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     if rest and not rest.startswith("#"):
         return None
     return ls, le
+
+
+# -- the cross-file plan (:mod:`.link`) ----------------------------------------------------------
+@dataclass
+class CarrierFile:
+    """A carrier to plan: its path, the root of the tree it was found in, its decoded text and
+    encoding, and its :class:`Analysis`. ``render`` is False for a file loaded only to follow a
+    launch or an include (it holds no legacy setting of its own)."""
+
+    path: Path
+    root: Path
+    text: str
+    encoding: str
+    analysis: Analysis
+    render: bool = True
+
+
+@dataclass
+class FileResult:
+    """The outcome for one file: its new text (== ``old`` when unchanged) and diagnostics."""
+
+    path: Path
+    old: str
+    new: str
+    encoding: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """For a migrated Python script, the legacy settings that were in force for it (what the
+    modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
+    helpers: list[str] = field(default_factory=list)
+    """The helper functions the migrated script imports from ``--helpers-module``."""
+
+
+PlanNode: TypeAlias = tuple[str, Path | int]
+"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
+
+
+@dataclass
+class Resolved:
+    """What a launch starts, as the plan resolved it: ``kind`` ``"py"`` (a script of the tree
+    that uses torch, at ``path``), ``"kernel"`` (a notebook's own Python), ``"shell"`` (a shell
+    script of the tree, followed as a carrier), ``"none"`` (a Python launch that cannot be
+    resolved: ``problem`` says why) or ``"ignored"`` (nothing of the tree's training code)."""
+
+    kind: str
+    path: Path | None = None
+    problem: str | None = None
