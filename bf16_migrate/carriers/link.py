@@ -28,12 +28,12 @@ from ..diagnostics import Diagnostic
 from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
 from ..python.snippets import HELPER_SOURCES
-from ..rules import is_truthy, load_rules
+from ..rules import load_rules
 from . import for_kind
 from .link_decide import REFUSALS, Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
-from .model import PASS, SET, CarrierFile, Entry, FileResult, Launch, Resolved
-from .resolve import _rel, resolve_module, resolve_script, uses_torch
+from .model import CarrierFile, FileResult, Launch, Resolved
+from .resolve import resolve_module, resolve_script, uses_torch
 
 
 class LinkPlanner:
@@ -165,55 +165,13 @@ class LinkPlanner:
         return Resolved("py", path)
 
     # -- decisions -------------------------------------------------------------------------------
-    def _entry(self, g: tuple[int, int]) -> Entry:
-        return self.carriers[g[0]].analysis.entries[g[1]]
-
-    def _bf16_on(self, entry: Entry, group_values: dict) -> bool:
-        rule = self.rules.variables[entry.variable]
-        if not rule.effective:
-            return False
-        if entry.action == SET:
-            return entry.value is not None and is_truthy(entry.value)
-        if entry.action == PASS:
-            return group_values.get(entry.group, False)
-        return False
-
     def _decide(self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
         """The plan's decisions from what reaches each launch (:class:`.link_decide.Decider`).
         The one step after following the files: a subclass that only wants ``reach`` and
         ``res`` overrides it (``bf16_migrate.verify.launchers``)."""
         return Decider(self, reach, res, python_files).run()
 
-    def _where(self, member) -> str:
-        """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
-        if member is None:
-            return "see the other diagnostics"
-        if member[0] in ("py", "kernel"):
-            return str(_rel(member[1])) if member[0] == "py" else str(self.carriers[member[1]].path)
-        entry = self._entry(member)
-        return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
-
-    def _coverage(self, ci: int, diags: list[Diagnostic]) -> None:
-        """Report every mention of a legacy variable no entry or note covers."""
-        from .text import find_mentions
-
-        carrier = self.carriers[ci]
-        a = carrier.analysis
-        if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
-            return
-        covered = a.handled
-        index = None
-        for var, off in find_mentions(a.text, self.rules.variables):
-            if any(s <= off < e for s, e in covered):
-                continue
-            if index is None:
-                from .model import LineIndex
-
-                index = LineIndex(a.text)
-            line, col = index.pos(off)
-            diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
-
-    def _trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
+    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
         if node[0] == "kernel":
             carrier = self.carriers[kci]
             assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
@@ -267,7 +225,7 @@ class LinkPlanner:
         reason = usable_for(path, self.helpers_module)
         return (None, reason) if reason else (self.helpers_module, None)
 
-    def _python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
+    def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
         module, inline_reason = self._helpers_for(path)
         try:
             result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state, helpers_module=module)
@@ -283,7 +241,7 @@ class LinkPlanner:
                     diags.append(d)
         return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
 
-    def _migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
+    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
         """The carrier's own Python (a notebook's code cells) migrated as one module: its new
         source and diagnostics mapped back to the file; ``(None, [])`` when it does not parse."""
         nb = carrier.analysis.python

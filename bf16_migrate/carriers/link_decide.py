@@ -10,16 +10,17 @@ and the carriers and Python files rendered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..diagnostics import Diagnostic
-from ..rules import is_truthy
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Decision, Entry, FileResult, Launch, PlanNode, Resolved
-
-if TYPE_CHECKING:
-    from .link import LinkPlanner
+from ..rules import Rules, is_truthy
+from . import for_kind
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolved
+from .resolve import _rel
+from .text import find_mentions
 
 REFUSALS = ("BFM010", "BFM011", "BFM055")
 """A launched script's own reasons for not taking the change (shown with the launcher's)."""
@@ -28,6 +29,26 @@ BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
 """Why a setting is kept, deepest first: the launched script cannot take the change, the
 launch cannot be resolved, no launch at all, then the form of the setting itself. A message
 leads with the deepest, so the user starts where the work is."""
+
+
+class Planning(Protocol):
+    """What the decisions read of the planner (:class:`~.link.LinkPlanner`): the carriers, the
+    mode and rules, and the migration of the Python scripts (a trial, the final result, a
+    notebook's own Python), which stays with the planner."""
+
+    @property
+    def carriers(self) -> list[CarrierFile]: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def errors(self) -> list[str]: ...
+    @property
+    def read_python(self) -> Callable: ...
+    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]: ...
+    def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult: ...
+    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]: ...
 
 
 class _UF:
@@ -64,7 +85,7 @@ class Decider:
     ``python_files`` are the Python candidates (path -> (text, encoding)). :meth:`run` returns
     one :class:`~.model.FileResult` per file looked at."""
 
-    def __init__(self, planner: LinkPlanner, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> None:
+    def __init__(self, planner: Planning, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> None:
         self.p = planner
         self.carriers = planner.carriers
         self.mode = planner.mode
@@ -130,7 +151,7 @@ class Decider:
         for key, members in groups.items():
             for g in members[1:]:
                 self.uf.union(members[0], g)
-            self.group_on[key] = any(sets_on(self.p._entry(g)) for g in members)
+            self.group_on[key] = any(sets_on(self._entry(g)) for g in members)
 
     def _block_entries(self) -> None:
         """An entry the carrier could not read safely, or set to a computed value, is kept."""
@@ -150,7 +171,7 @@ class Decider:
         for key, r in self.res.items():
             ci, li = key
             launch = self.carriers[ci].analysis.launches[li]
-            on = [g for g in self.reach.get(key, {}) if self.p._bf16_on(self.p._entry(g), self.group_on)]
+            on = [g for g in self.reach.get(key, {}) if self._bf16_on(self._entry(g), self.group_on)]
             if not on or r.kind in ("ignored", "shell"):
                 if r.kind == "shell":
                     self.reached_any.update(on)
@@ -164,13 +185,13 @@ class Decider:
             node: PlanNode = ("py", r.path.resolve()) if r.kind == "py" else ("kernel", ci)
             self.pynodes[node] = (r.path, ci if r.kind == "kernel" else None)
             for g in self.reach.get(key, {}):
-                entry = self.p._entry(g)
+                entry = self._entry(g)
                 if entry.action == SET and entry.value is None and self.p.rules.variables[entry.variable].effective:
                     self.uf.union(g, node)  # bf16 may or may not be on for this launch: decided by hand
             for g in on:
                 self.reached_any.add(g)
                 self.uf.union(g, node)
-                entry = self.p._entry(g)
+                entry = self._entry(g)
                 env = self.env_for.setdefault(node, {})
                 if entry.action == SET:
                     assert entry.value is not None, "a setting that switches bf16 on has its value (_bf16_on)"
@@ -184,7 +205,7 @@ class Decider:
         for ci, carrier in enumerate(self.carriers):
             for entry in carrier.analysis.entries:
                 g = (ci, entry.id)
-                if entry.action == SET and not entry.noop and self.p._bf16_on(entry, self.group_on) and g not in self.reached_any and g not in self.why:
+                if entry.action == SET and not entry.noop and self._bf16_on(entry, self.group_on) and g not in self.reached_any and g not in self.why:
                     self.block(g, "BFM110", f"{entry.variable} reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")
 
     def _try_scripts(self) -> None:
@@ -192,7 +213,7 @@ class Decider:
         every blocker is reported); a script that cannot take the change, or builds a
         framework that owns precision without its flag on every launch, holds it back."""
         for node, (path, kci) in self.pynodes.items():
-            result, failure = self.p._trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
+            result, failure = self.p.trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
             self.trials[node] = result
             rule = getattr(result, "framework", None)
             if rule is not None:
@@ -215,7 +236,7 @@ class Decider:
             node = ("py", r.path.resolve())
             if node not in self.pynodes or self.is_blocked(node):
                 continue
-            if any(self.p._bf16_on(self.p._entry(g), self.group_on) for g in self.reach.get(key, {})):
+            if any(self._bf16_on(self._entry(g), self.group_on) for g in self.reach.get(key, {})):
                 continue
             ci, li = key
             launch = self.carriers[ci].analysis.launches[li]
@@ -253,7 +274,7 @@ class Decider:
         if ordered[0] in self.why.get(g, []):
             lead = f"{entry.variable} kept"
         else:
-            lead = f"{entry.variable} kept with the settings it goes with ({self.p._where(self.member_of.get(self.uf.find(g)))})"
+            lead = f"{entry.variable} kept with the settings it goes with ({self._where(self.member_of.get(self.uf.find(g)))})"
         more = [f"{m} ({c})" for c, m in ordered[1:]]
         tail = f"; also: {'; '.join(more)}" if more else ""
         self._say(ci, code, path, entry, f"{lead}: {message}{tail}", False)
@@ -270,7 +291,7 @@ class Decider:
             self._say(ci, "BFM003", path, entry, f"{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast(\"xla\", dtype=torch.float16) with torch.amp.GradScaler", True)
         elif entry.action == UNSET:
             self._say(ci, "BFM102", path, entry, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True)
-        elif not self.p._bf16_on(entry, self.group_on):
+        elif not self._bf16_on(entry, self.group_on):
             if entry.action == PASS:
                 self._say(ci, "BFM002", path, entry, f"{entry.variable} passed on here was off (or is no longer set): removed, nothing added", True)
             else:
@@ -318,6 +339,48 @@ class Decider:
                 consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
             self._say(ci, "BFM120", path, entry, f"{entry.variable} is set here on some paths only, but the launch at {part.where} (`{part.launch.text}`) runs on others too: {consequence}", False)
 
+    # -- helpers --------------------------------------------------------------------------------
+    def _entry(self, g: tuple[int, int]) -> Entry:
+        """The entry of member ``g`` = (carrier index, entry id)."""
+        return self.carriers[g[0]].analysis.entries[g[1]]
+
+    def _bf16_on(self, entry: Entry, group_values: dict) -> bool:
+        """Whether ``entry`` switches bf16 on (a pass-through: when its group sets it on)."""
+        rule = self.p.rules.variables[entry.variable]
+        if not rule.effective:
+            return False
+        if entry.action == SET:
+            return entry.value is not None and is_truthy(entry.value)
+        if entry.action == PASS:
+            return group_values.get(entry.group, False)
+        return False
+
+    def _where(self, member) -> str:
+        """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
+        if member is None:
+            return "see the other diagnostics"
+        if member[0] in ("py", "kernel"):
+            return str(_rel(member[1])) if member[0] == "py" else str(self.carriers[member[1]].path)
+        entry = self._entry(member)
+        return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
+
+    def _coverage(self, ci: int, diags: list[Diagnostic]) -> None:
+        """Report every mention of a legacy variable no entry or note covers."""
+        carrier = self.carriers[ci]
+        a = carrier.analysis
+        if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
+            return
+        covered = a.handled
+        index = None
+        for var, off in find_mentions(a.text, self.p.rules.variables):
+            if any(s <= off < e for s, e in covered):
+                continue
+            if index is None:
+                index = LineIndex(a.text)
+            line, col = index.pos(off)
+            diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
+
+
     # -- the files ------------------------------------------------------------------------------
     def _render_carriers(self) -> list[FileResult]:
         """Each carrier with its notes and coverage findings, rendered for its decisions (a
@@ -328,7 +391,7 @@ class Decider:
             diags = self.diags[ci]
             for note in a.notes:
                 diags.append(Diagnostic(note.code, f"{carrier.path}{note.where}", note.line, note.col, note.message, note.fixed))
-            self.p._coverage(ci, diags)
+            self._coverage(ci, diags)
             if not carrier.render and not a.entries:
                 continue
             kernel: PlanNode = ("kernel", ci)
@@ -336,7 +399,7 @@ class Decider:
             new: str | None = None
             if a.python is not None:
                 launched = self.env_for.get(kernel) if kernel in self.trials and not self.is_blocked(kernel) else None
-                new, pyd = self.p._migrate_embedded_python(carrier, launched)
+                new, pyd = self.p.migrate_embedded_python(carrier, launched)
                 diags.extend(pyd)
                 if new is None:
                     continue
@@ -354,7 +417,7 @@ class Decider:
             key = path.resolve()
             seen.add(key)
             launched = targets.get(key, (None, None))[1]
-            results.append(self.p._python_result(path, text, encoding, launched, self.trials.get(("py", key))))
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get(("py", key))))
         for node, trial in self.trials.items():
             if node[0] != "py" or node[1] in seen or not self.is_blocked(node) or trial is None:
                 continue
@@ -370,7 +433,7 @@ class Decider:
             except Exception as exc:  # ReadError: named in the message
                 self.p.errors.append(str(exc))
                 continue
-            results.append(self.p._python_result(path, text, encoding, launched, self.trials.get(("py", key))))
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get(("py", key))))
         return results
 
 

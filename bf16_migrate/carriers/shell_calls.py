@@ -5,21 +5,48 @@ variables is read through them (:mod:`.shell_expand`) before it is called unreso
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
+
+import tree_sitter
 
 from .launch import Command, read_command
-from .model import Launch
+from .model import Analysis, Launch
+from .shell_expand import Expander
+from .shell_reach import Ctx
 
-if TYPE_CHECKING:
-    from .shell_fragment import ShellFragment
+
+class CallingFragment(Protocol):
+    """What this module reads of a :class:`~.shell_fragment.ShellFragment`: its functions, the
+    calls of them and the prefix settings of each command, its launches, its expander."""
+
+    @property
+    def analysis(self) -> Analysis: ...
+    @property
+    def expander(self) -> Expander: ...
+    @property
+    def functions(self) -> Mapping[str, tree_sitter.Node]: ...
+    @property
+    def function_calls(self) -> list: ...
+    @property
+    def prefix_entries(self) -> Mapping[int, list[int]]: ...
+    @property
+    def launch_of_node(self) -> Mapping[int, int]: ...
+    @property
+    def launch_ctx(self) -> dict[int, Ctx]: ...
+    @property
+    def my_launches(self) -> list[int]: ...
+    def t(self, node_or_span) -> str: ...
+    def at(self, byte: int) -> tuple[int, int]: ...
+    def ctx(self, node) -> Ctx: ...
 
 
-def inside_function(frag: ShellFragment, node, name: str) -> bool:
+def inside_function(frag: CallingFragment, node, name: str) -> bool:
     """Whether ``node`` lies in the body of the script's function ``name``."""
     fn = frag.functions[name]
     return fn.start_byte <= node.start_byte < fn.end_byte
 
-def enclosing_function(frag: ShellFragment, node):
+def enclosing_function(frag: CallingFragment, node):
     """The ``function_definition`` node around ``node``, or None."""
     anc = node.parent
     while anc is not None:
@@ -28,7 +55,7 @@ def enclosing_function(frag: ShellFragment, node):
         anc = anc.parent
     return None
 
-def forwards_arguments(frag: ShellFragment, node, word_nodes) -> bool:
+def forwards_arguments(frag: CallingFragment, node, word_nodes) -> bool:
     """A command of a function body whose words hold ``"$@"``, ``$*`` or ``$1``...: what
     it starts depends on each call's arguments."""
     if enclosing_function(frag, node) is None:
@@ -44,7 +71,7 @@ def forwards_arguments(frag: ShellFragment, node, word_nodes) -> bool:
             stack.extend(n.children)
     return False
 
-def expanded(frag: ShellFragment, word_nodes, node, positional=None) -> Command | None:
+def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Command | None:
     """The command read through its expansions (:mod:`.shell_expand`): the script every
     expansion starts, or a problem naming what stays computed; ``None`` when no expansion
     starts Python."""
@@ -71,7 +98,7 @@ def expanded(frag: ShellFragment, word_nodes, node, positional=None) -> Command 
     out.problem = (r.problem or "no training script found") + (f"; computed at run time: {computed}" if computed else "")
     return out
 
-def follow_calls(frag: ShellFragment) -> None:
+def follow_calls(frag: CallingFragment) -> None:
     """Each call of a function defined in the script: the commands of its body that
     forward the call's arguments (``python3 "$@"``, ``run_test "$@"``, through further
     functions) are launches at the call, reached by the prefix settings along the way
@@ -99,7 +126,10 @@ def follow_calls(frag: ShellFragment) -> None:
             frag.my_launches.append(idx)
             frag.launch_ctx[idx] = frag.ctx(call)
 
-def _launches_of(frag: ShellFragment, name: str, positional, entries: list[int], found: list, depth: int) -> None:
+
+def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int], found: list, depth: int) -> None:
+    """The launches function ``name``'s body starts for a call with ``positional`` words
+    (``None``: the caller's own arguments), appended to ``found``; through nested calls, to depth 8."""
     if depth > 8:
         return
     body = frag.functions[name]
@@ -115,13 +145,13 @@ def _launches_of(frag: ShellFragment, name: str, positional, entries: list[int],
                 if n.id in frag.launch_of_node and entries:
                     found.append((None, entries, frag.launch_of_node[n.id]))
                 callee = frag.t(nm) if nm is not None else None
-                if callee in frag.functions and callee != name and entries:
+                if callee is not None and callee in frag.functions and callee != name and entries:
                     _launches_of(frag, callee, None, entries + frag.prefix_entries.get(n.id, []), found, depth + 1)
                 stack.extend(n.children)
                 continue
             here = entries + frag.prefix_entries.get(n.id, [])
             callee = frag.t(nm) if nm is not None else None
-            if callee in frag.functions and callee != name:
+            if callee is not None and callee in frag.functions and callee != name:
                 inner = frag.expander.words(words[1:], n, positional)
                 if inner is not None:
                     _launches_of(frag, callee, inner, here, found, depth + 1)

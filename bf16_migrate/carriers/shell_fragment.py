@@ -31,40 +31,18 @@ What is read (every rule below is bash semantics, ``man bash``, unless said othe
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
 
 import tree_sitter
 
 from . import dotenv, shell_render
-from .dotenv import Item as DotenvItem
 from .launch import Command, read_command
 from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, CarrierError, Decision, Edit, Include, Launch, LineIndex, Note
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
+from .shell_render import EntryData
 from .shell_words import first_error, heredoc_target, is_env_file_name, parser, static_value
 from .text import find_mentions, legacy_names
-
-
-@dataclass
-class _Data:
-    """Where an entry lives in the tree: ``words`` the nodes (or (start, end) byte spans)
-    removed with it, ``owner`` the statement or command holding them, ``name`` the byte span of
-    the variable's name, ``value`` the byte span of its value (both ``None`` when not renamed
-    in place), ``whole`` a node replaced as a whole on rename (``-e "X=1"``)."""
-
-    kind: str
-    words: list
-    owner: tree_sitter.Node | None
-    name: tuple[int, int] | None = None
-    value: tuple[int, int] | None = None
-    whole: tuple[int, int] | None = None
-    prefix: str = ""
-    dotenv: tuple[int, DotenvItem] | None = None
-    """For a ``dotenv`` entry (a heredoc line): the heredoc's start (characters) and its item."""
-    decl: tree_sitter.Node | None = None
-    all_words: list = field(default_factory=list)
-    quote: str = ""
 
 
 class ShellFragment:
@@ -90,7 +68,7 @@ class ShellFragment:
         tail = self.data.rstrip(b"\n")
         continued = tail.endswith(b"\\") and (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
         self.tree = parser().parse(self.data + (b"\n" if continued else b""))
-        self.entry_data: dict[int, _Data] = {}
+        self.entry_data: dict[int, EntryData] = {}
         self.my_entries: list[int] = []
         self.my_launches: list[int] = []
         self.events: list[Event] = []
@@ -100,7 +78,7 @@ class ShellFragment:
         self.functions: dict[str, tree_sitter.Node] = {}
         self.calls: dict[str, tree_sitter.Node] = {}
         self.sr_scopes: list[tuple] = []
-        self._ctx_cache: dict[int, Ctx] = {}
+        self.ctx_cache: dict[int, Ctx] = {}
         self.ok = True
         root = self.tree.root_node
         if root.has_error:
@@ -232,7 +210,7 @@ class ShellFragment:
         c = self.ctx(node)
         return (c.guard, c.containers, cmd)
 
-    def _add(self, variable: str, action: Action, value: str | None, name_byte: int, data: _Data, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None) -> int:
+    def _add(self, variable: str, action: Action, value: str | None, name_byte: int, data: EntryData, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None) -> int:
         line, col = self.at(name_byte)
         entry = self.analysis.new_entry(variable=variable, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem, data=("shell", id(self)))
         entry.group = ("var", self.path, variable) if group else None
@@ -269,14 +247,14 @@ class ShellFragment:
                 if not exported or unexport:
                     problem = f"`{keyword} {' '.join(flags)}` does not export {name}" if flags else f"`{keyword}` does not export {name} to the processes the script starts"
                 value = "" if value_node is None else static_value(value_node, self.data)
-                data = _Data("decl", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+                data = EntryData("decl", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
                 data.decl = node
                 self._add(name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node))
             elif w.type == "variable_name":
                 name = self.t(w)
                 if not self._declared_legacy(name, exported, node):
                     continue
-                data = _Data("decl-name", [w], stmt, (w.start_byte, w.end_byte))
+                data = EntryData("decl-name", [w], stmt, (w.start_byte, w.end_byte))
                 data.decl = node
                 problem = None if exported and not unexport else (f"`{keyword} -n` takes {name} out of the environment: edit it by hand" if unexport else f"`{keyword}` here does not export {name}")
                 self._add(name, PASS, None, w.start_byte, data, problem, event_node=None, scope=self._scope(node))
@@ -287,7 +265,7 @@ class ShellFragment:
             if w.type == "variable_name" or (w.type == "word" and not self.t(w).startswith("-")):
                 name = self.t(w)
                 if name in self.legacy:
-                    data = _Data("unset", [w], stmt)
+                    data = EntryData("unset", [w], stmt)
                     data.decl = node
                     self._add(name, UNSET, None, w.start_byte, data, event_node=node, scope=self._scope(node))
 
@@ -304,7 +282,7 @@ class ShellFragment:
             if kind != "legacy":
                 continue
             value = "" if value_node is None else static_value(value_node, self.data)
-            data = _Data("assign", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+            data = EntryData("assign", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
             data.decl = node
             self._add(name, SET, value, name_node.start_byte, data, event_node=node, scope=self._scope(node))
 
@@ -355,7 +333,7 @@ class ShellFragment:
             if kind != "legacy":
                 continue
             value = "" if value_node is None else static_value(value_node, self.data)
-            data = _Data("prefix", [a], node, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+            data = EntryData("prefix", [a], node, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
             data.all_words = assignments + word_nodes
             entry_ids.append(self._add(var, SET, value, name_node.start_byte, data, group=False, scope=scope))
         return entry_ids
@@ -375,7 +353,7 @@ class ShellFragment:
             raw = self.t(vnode_word)
             quote = raw[0] if raw[:1] in ("'", '"') else ""
             name_start = vnode_word.start_byte + len(quote.encode()) + len(ew.prefix.encode())
-            data = _Data("envword", [word_nodes[k] for k in ew.words], node, whole=(vnode_word.start_byte, vnode_word.end_byte), prefix=ew.prefix)
+            data = EntryData("envword", [word_nodes[k] for k in ew.words], node, whole=(vnode_word.start_byte, vnode_word.end_byte), prefix=ew.prefix)
             data.all_words = assignments + word_nodes
             data.quote = quote
             if raw[len(quote):].startswith(ew.prefix + ew.name):
@@ -477,7 +455,7 @@ class ShellFragment:
             line, col = self.pos(start_c + item.name_span[0])
             entry = self.analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem)
             entry.group = ("heredoc", self.path, node.id)
-            data = _Data("dotenv", [], None)
+            data = EntryData("dotenv", [], None)
             data.dotenv = (start_c, item)
             self.entry_data[entry.id] = data
             self.my_entries.append(entry.id)

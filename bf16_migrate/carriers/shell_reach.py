@@ -10,14 +10,14 @@ containers (subshells, pipeline elements). :func:`link` then fills every launch'
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from .model import SET, UNSET
+import tree_sitter
 
-if TYPE_CHECKING:
-    from .shell_fragment import ShellFragment
+from .model import SET, UNSET, Analysis, Include
+from .shell_render import EntryData
 
 CONDITIONAL = {"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement", "c_style_for_statement", "list"}
 SUBSHELLS = {"subshell", "command_substitution", "process_substitution"}
@@ -43,10 +43,38 @@ class Event:
     ctx: Ctx
 
 
-def context(frag: ShellFragment, node) -> Ctx:
+class ReachedFragment(Protocol):
+    """What this module reads of a :class:`~.shell_fragment.ShellFragment`: its functions and
+    their first calls, its entries, events, launches, includes and env-file heredocs, and the
+    cache of :func:`context`."""
+
+    @property
+    def analysis(self) -> Analysis: ...
+    @property
+    def calls(self) -> Mapping[str, tree_sitter.Node]: ...
+    @property
+    def ctx_cache(self) -> dict[int, Ctx]: ...
+    @property
+    def entry_data(self) -> Mapping[int, EntryData]: ...
+    @property
+    def events(self) -> list[Event]: ...
+    @property
+    def heredocs(self) -> list[tuple[str, list[int], Ctx]]: ...
+    @property
+    def include_ctx(self) -> list[tuple[Include, Ctx]]: ...
+    @property
+    def launch_ctx(self) -> Mapping[int, Ctx]: ...
+    @property
+    def my_launches(self) -> list[int]: ...
+    @property
+    def sr_scopes(self) -> list[tuple]: ...
+    def t(self, node_or_span) -> str: ...
+
+
+def context(frag: ReachedFragment, node) -> Ctx:
     """Order key, guard path and subshell containers of ``node`` (functions inlined at their
     first call)."""
-    cached = frag._ctx_cache.get(node.id)
+    cached = frag.ctx_cache.get(node.id)
     if cached is not None:
         return cached
     guard: list = []
@@ -79,7 +107,7 @@ def context(frag: ShellFragment, node) -> Ctx:
         result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers))
     else:
         result = Ctx(key, tuple(guard), tuple(containers))
-    frag._ctx_cache[node.id] = result
+    frag.ctx_cache[node.id] = result
     return result
 
 def _branch_tag(anc, child) -> str | None:
@@ -104,7 +132,7 @@ def _branch_tag(anc, child) -> str | None:
     return None
 
 
-def link(frag: ShellFragment) -> None:
+def link(frag: ReachedFragment) -> None:
     """Fill ``reached_by`` of ``frag``'s launches from its events (a launch is reached surely
     when the last setting before it in execution order is on its guard path, partially when on
     some branch only), and the launches of its includes and env-file heredocs."""
@@ -160,7 +188,7 @@ def link(frag: ShellFragment) -> None:
             inc.launches.extend(idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key and idx not in inc.launches)
 
 
-def sr_covered(frag: ShellFragment, scope: Hashable) -> bool:
+def sr_covered(frag: ReachedFragment, scope: Hashable) -> bool:
     """True when a ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` setting of ``frag`` is in force
     wherever ``scope`` is (its branch and subshell enclose ``scope``'s). A shell scope is
     ``(guard, containers, command id or None)`` or ``("heredoc", node id)``; anything else

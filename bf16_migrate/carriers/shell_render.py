@@ -11,15 +11,55 @@ entry keeps its place, renamed to ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` with the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import tree_sitter
 
 from . import dotenv
-from .model import KEEP, REPLACE, STOCHASTIC, Decision, Edit, line_span
+from .dotenv import Item as DotenvItem
+from .model import KEEP, REPLACE, STOCHASTIC, ByteMap, Decision, Edit, line_span
 
-if TYPE_CHECKING:
-    from .shell_fragment import ShellFragment, _Data
+
+@dataclass
+class EntryData:
+    """Where an entry of a shell fragment lives in its tree, what rendering needs of it: ``kind``
+    (``decl``, ``decl-name``, ``unset``, ``assign``, ``prefix``, ``envword``, ``dotenv``), ``words`` the nodes (or (start, end) byte spans)
+    removed with it, ``owner`` the statement or command holding them, ``name`` the byte span of
+    the variable's name, ``value`` the byte span of its value (both ``None`` when not renamed
+    in place), ``whole`` a node replaced as a whole on rename (``-e "X=1"``)."""
+
+    kind: str
+    words: list
+    owner: tree_sitter.Node | None
+    name: tuple[int, int] | None = None
+    value: tuple[int, int] | None = None
+    whole: tuple[int, int] | None = None
+    prefix: str = ""
+    dotenv: tuple[int, DotenvItem] | None = None
+    """For a ``dotenv`` entry (a heredoc line): the heredoc's start (characters) and its item."""
+    decl: tree_sitter.Node | None = None
+    all_words: list = field(default_factory=list)
+    quote: str = ""
+
+
+class RenderedFragment(Protocol):
+    """What rendering reads of a :class:`~.shell_fragment.ShellFragment`: its text (and UTF-8
+    bytes with their :class:`~.model.ByteMap`), its entries and their :class:`EntryData`."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def bm(self) -> ByteMap: ...
+    @property
+    def my_entries(self) -> list[int]: ...
+    @property
+    def entry_data(self) -> Mapping[int, EntryData]: ...
+    def t(self, node_or_span) -> str: ...
+    def statement_of(self, node): ...
+
 
 STATEMENTS = {
     "command", "declaration_command", "unset_command", "variable_assignment", "variable_assignments",
@@ -31,11 +71,11 @@ NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement"
 KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
 
 
-def edits(frag: ShellFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
+def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
     """The edits (character offsets of ``text``) that carry out ``decisions`` for this
     fragment's entries (missing or ``keep``: left as is)."""
     remove_words: dict[int, list] = {}  # owner id -> word nodes removed
-    owners: dict[int, tuple[tree_sitter.Node, _Data]] = {}
+    owners: dict[int, tuple[tree_sitter.Node, EntryData]] = {}
     edits: list[Edit] = []
     for eid in frag.my_entries:
         decision = decisions.get(eid, KEEP)
@@ -70,10 +110,10 @@ def edits(frag: ShellFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
     edits.extend(_remove_statements(frag, statements_removed))
     return edits
 
-def _span(frag: ShellFragment, a: int, b: int, new: str) -> Edit:
+def _span(frag: RenderedFragment, a: int, b: int, new: str) -> Edit:
     return Edit(frag.bm.char(a), frag.bm.char(b), new)
 
-def _rename(frag: ShellFragment, d: _Data) -> list[Edit]:
+def _rename(frag: RenderedFragment, d: EntryData) -> list[Edit]:
     out = []
     if d.kind == "envword" and d.whole is not None and d.name is None:
         return [_span(frag, *d.whole, f"{d.quote}{d.prefix}{STOCHASTIC}=1{d.quote}")]
@@ -99,7 +139,7 @@ def _rename(frag: ShellFragment, d: _Data) -> list[Edit]:
         out.append(_span(frag, end, end, "1"))
     return out
 
-def _remove_words(frag: ShellFragment, seq: list, gone: set) -> list[Edit]:
+def _remove_words(frag: RenderedFragment, seq: list, gone: set) -> list[Edit]:
     out = []
     i = 0
     while i < len(seq):
@@ -119,7 +159,7 @@ def _remove_words(frag: ShellFragment, seq: list, gone: set) -> list[Edit]:
         i = j + 1
     return out
 
-def _remove_statements(frag: ShellFragment, stmts: list) -> list[Edit]:
+def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
     out = []
     gone = {s.id for s in stmts}
     colon_done: set = set()
@@ -141,7 +181,7 @@ def _remove_statements(frag: ShellFragment, stmts: list) -> list[Edit]:
         out.append(_delete_statement(frag, s))
     return out
 
-def _delete_statement(frag: ShellFragment, s) -> Edit:
+def _delete_statement(frag: RenderedFragment, s) -> Edit:
     text = frag.text
     a, b = frag.bm.char(s.start_byte), frag.bm.char(s.end_byte)
     span = line_span(text, a, b)
