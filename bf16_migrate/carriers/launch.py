@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .model import PASS, SET, UNSET, Action
+from .model import PASS, SET, UNSET, Action, Target
 
 NAME_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 """One word of the form ``NAME=VALUE`` (applied to a single, already tokenized word)."""
@@ -131,7 +131,7 @@ class Command:
     ``env`` the wrapper settings; ``env_files`` the ``--env-file`` paths; ``inner`` is set for
     ``bash -c 'SCRIPT'`` (the index of the script word)."""
 
-    target: tuple[str, str] | None = None
+    target: tuple[Target, str] | None = None
     problem: str | None = None
     python: bool = False
     env: list[EnvWord] = field(default_factory=list)
@@ -264,11 +264,11 @@ def _program(words: list[str | None], i: int, cmd: Command, w: str, base: str) -
         cmd.python = True
         return _torchrun(words, i + 1, cmd)
     if base.endswith(".sh") or base.endswith(".bash"):
-        cmd.target = ("shell", w)
+        cmd.target = (Target.SHELL, w)
         return cmd
     if base.endswith(".py"):
         cmd.python = True
-        cmd.target = ("script", w)
+        cmd.target = (Target.SCRIPT, w)
     return cmd
 
 
@@ -287,7 +287,7 @@ def _shell(words: list[str | None], i: int, cmd: Command) -> Command:
         shell_script = words[j]
         if shell_script is None:
             return cmd
-        cmd.target = ("shell", shell_script)
+        cmd.target = (Target.SHELL, shell_script)
     return cmd
 
 
@@ -312,11 +312,11 @@ def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = 
             if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
                 cmd.python = False
                 return cmd
-            cmd.target = ("module", module)
+            cmd.target = (Target.MODULE, module)
             cmd.args = words[i + 2:]
             return cmd
         if w.startswith("-m") and len(w) > 2:
-            cmd.target = ("module", w[2:])
+            cmd.target = (Target.MODULE, w[2:])
             return cmd
         if w == "-c" or (w.startswith("-c") and len(w) > 2):
             code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < n else "")
@@ -365,7 +365,7 @@ def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 1 if "=" in w else 2
             continue
         if module:
-            cmd.target = ("module", w)
+            cmd.target = (Target.MODULE, w)
             cmd.args = words[i + 1:]
             return cmd
         return _script(words, i, cmd)
@@ -380,7 +380,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
     assert w is not None, "the callers pass the index of a static word"
     spawner = SCRIPT_LAUNCHERS.get(_basename(w))
     if spawner is None:
-        cmd.target = ("script", w)
+        cmd.target = (Target.SCRIPT, w)
         cmd.args = words[i + 1:]
         return cmd
     i += 1
@@ -392,7 +392,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
         if v.startswith("-"):
             i += 2 if v in spawner else 1
             continue
-        cmd.target = ("script", v)
+        cmd.target = (Target.SCRIPT, v)
         cmd.args = words[i + 1:]
         return cmd
     cmd.problem = f"{_basename(w)} is given no training script"
@@ -417,7 +417,7 @@ def _accelerate(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 1 if ("=" in w or w in ACCELERATE_FLAGS) else 2
             continue
         if module:
-            cmd.target = ("module", w)
+            cmd.target = (Target.MODULE, w)
             return cmd
         return _script(words, i, cmd)
     cmd.problem = "no training script after accelerate's options"

@@ -32,7 +32,7 @@ from ..rules import load_rules
 from . import for_kind
 from .link_decide import REFUSALS, Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
-from .model import CarrierFile, FileResult, Launch, Resolved
+from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
 
 
@@ -95,7 +95,7 @@ class LinkPlanner:
             for li, launch in enumerate(carrier.analysis.launches):
                 reach[(ci, li)] = {(ci, e): sure for e, sure in launch.reached_by.items()}
                 res[(ci, li)] = resolved = self._resolve(carrier, launch)
-                if resolved.kind == "shell":
+                if resolved.kind == Resolution.SHELL:
                     assert resolved.path is not None, "a resolved shell launch has its script"
                     self._carrier_at(resolved.path)
             for inc in carrier.analysis.includes:
@@ -128,7 +128,7 @@ class LinkPlanner:
         while changed:
             changed = False
             for key, r in res.items():
-                if r.kind != "shell" or not reach.get(key):
+                if r.kind != Resolution.SHELL or not reach.get(key):
                     continue
                 assert r.path is not None, "a resolved shell launch has its script"
                 tj = self.by_path.get(r.path.resolve())
@@ -144,25 +144,25 @@ class LinkPlanner:
 
     def _resolve(self, carrier: CarrierFile, launch: Launch) -> Resolved:
         if launch.target is None:
-            return Resolved("none", problem=launch.problem) if launch.problem else Resolved("ignored")
+            return Resolved(Resolution.NONE, problem=launch.problem) if launch.problem else Resolved(Resolution.IGNORED)
         kind, word = launch.target
-        if kind == "kernel":
-            return Resolved("kernel", carrier.path)
+        if kind == Target.KERNEL:
+            return Resolved(Resolution.KERNEL, carrier.path)
         if launch.problem:
-            return Resolved("none", problem=launch.problem)
-        if kind == "module":
+            return Resolved(Resolution.NONE, problem=launch.problem)
+        if kind == Target.MODULE:
             path, problem = resolve_module(word, carrier.path, carrier.root)
         else:
             path, problem = resolve_script(word, carrier.path, carrier.root)
         if path is None:
-            if kind == "shell" or launch.captured:
-                return Resolved("ignored")  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
-            return Resolved("none", problem=problem)
-        if kind == "shell" or path.suffix in (".sh", ".bash"):
-            return Resolved("shell", path)
+            if kind == Target.SHELL or launch.captured:
+                return Resolved(Resolution.IGNORED)  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
+            return Resolved(Resolution.NONE, problem=problem)
+        if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
+            return Resolved(Resolution.SHELL, path)
         if not uses_torch(path, carrier.root):
-            return Resolved("ignored", path)
-        return Resolved("py", path)
+            return Resolved(Resolution.IGNORED, path)
+        return Resolved(Resolution.PY, path)
 
     # -- decisions -------------------------------------------------------------------------------
     def _decide(self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
@@ -172,7 +172,7 @@ class LinkPlanner:
         return Decider(self, reach, res, python_files).run()
 
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
-        if node[0] == "kernel":
+        if node[0] == Resolution.KERNEL:
             carrier = self.carriers[kci]
             assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
             source = carrier.analysis.python.source

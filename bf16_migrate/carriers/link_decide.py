@@ -18,7 +18,7 @@ from typing import Protocol
 from ..diagnostics import Diagnostic
 from ..rules import Rules, is_truthy
 from . import for_kind
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolved
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolution, Resolved
 from .resolve import _rel
 from .text import find_mentions
 
@@ -172,18 +172,18 @@ class Decider:
             ci, li = key
             launch = self.carriers[ci].analysis.launches[li]
             on = [g for g in self.reach.get(key, {}) if self._bf16_on(self._entry(g), self.group_on)]
-            if not on or r.kind in ("ignored", "shell"):
-                if r.kind == "shell":
+            if not on or r.kind in (Resolution.IGNORED, Resolution.SHELL):
+                if r.kind == Resolution.SHELL:
                     self.reached_any.update(on)
                 continue
             where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
-            if r.kind == "none":
+            if r.kind == Resolution.NONE:
                 for g in on:
                     self.block(g, "BFM111", f"the Python launch at {where} (`{launch.text}`) cannot be resolved: {r.problem}")
                 continue
             assert r.path is not None, "a py or kernel launch has its path"
-            node: PlanNode = ("py", r.path.resolve()) if r.kind == "py" else ("kernel", ci)
-            self.pynodes[node] = (r.path, ci if r.kind == "kernel" else None)
+            node: PlanNode = (Resolution.PY, r.path.resolve()) if r.kind == Resolution.PY else (Resolution.KERNEL, ci)
+            self.pynodes[node] = (r.path, ci if r.kind == Resolution.KERNEL else None)
             for g in self.reach.get(key, {}):
                 entry = self._entry(g)
                 if entry.action == SET and entry.value is None and self.p.rules.variables[entry.variable].effective:
@@ -217,7 +217,7 @@ class Decider:
             self.trials[node] = result
             rule = getattr(result, "framework", None)
             if rule is not None:
-                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in self.res.items() if r.kind == "py" and r.path is not None and ("py", r.path.resolve()) == node]
+                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in self.res.items() if r.kind == Resolution.PY and r.path is not None and (Resolution.PY, r.path.resolve()) == node]
                 if rule.launch_flag and runs and all(passes_flag(run.args, rule.launch_flag) for run in runs):
                     self.framework_ok[node] = rule
                     failure = None
@@ -231,9 +231,9 @@ class Decider:
     def _find_fp32_runs(self) -> None:
         """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
         for key, r in self.res.items():
-            if r.kind != "py" or r.path is None:
+            if r.kind != Resolution.PY or r.path is None:
                 continue
-            node = ("py", r.path.resolve())
+            node = (Resolution.PY, r.path.resolve())
             if node not in self.pynodes or self.is_blocked(node):
                 continue
             if any(self._bf16_on(self._entry(g), self.group_on) for g in self.reach.get(key, {})):
@@ -359,8 +359,8 @@ class Decider:
         """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
         if member is None:
             return "see the other diagnostics"
-        if member[0] in ("py", "kernel"):
-            return str(_rel(member[1])) if member[0] == "py" else str(self.carriers[member[1]].path)
+        if member[0] in (Resolution.PY, Resolution.KERNEL):
+            return str(_rel(member[1])) if member[0] == Resolution.PY else str(self.carriers[member[1]].path)
         entry = self._entry(member)
         return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
 
@@ -394,7 +394,7 @@ class Decider:
             self._coverage(ci, diags)
             if not carrier.render and not a.entries:
                 continue
-            kernel: PlanNode = ("kernel", ci)
+            kernel: PlanNode = (Resolution.KERNEL, ci)
             assert a.render is not None, "every carrier's analysis can render its file"
             new: str | None = None
             if a.python is not None:
@@ -411,15 +411,15 @@ class Decider:
         """The Python candidates, and the launched scripts migrated with their launchers (or,
         held back, their reasons)."""
         results: list[FileResult] = []
-        targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == "py" and not self.is_blocked(n) and n not in self.framework_ok}
+        targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == Resolution.PY and not self.is_blocked(n) and n not in self.framework_ok}
         seen: set = set()
         for path, (text, encoding) in self.python_files.items():
             key = path.resolve()
             seen.add(key)
             launched = targets.get(key, (None, None))[1]
-            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get(("py", key))))
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
         for node, trial in self.trials.items():
-            if node[0] != "py" or node[1] in seen or not self.is_blocked(node) or trial is None:
+            if node[0] != Resolution.PY or node[1] in seen or not self.is_blocked(node) or trial is None:
                 continue
             seen.add(node[1])  # a launched script that could not take the change: say why
             path = self.pynodes[node][0]
@@ -433,7 +433,7 @@ class Decider:
             except Exception as exc:  # ReadError: named in the message
                 self.p.errors.append(str(exc))
                 continue
-            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get(("py", key))))
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
         return results
 
 

@@ -55,6 +55,27 @@ class Action(_Word):
     PASS = "pass"
 
 
+class Target(_Word):
+    """What kind of thing a :class:`Launch` starts: a Python ``script``, a ``module``
+    (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
+
+    SCRIPT = "script"
+    MODULE = "module"
+    SHELL = "shell"
+    KERNEL = "kernel"
+
+
+class Resolution(_Word):
+    """What the plan resolved a launch to (:class:`Resolved`); ``PY`` and ``KERNEL`` also tag
+    the plan's Python nodes (:data:`PlanNode`)."""
+
+    PY = "py"
+    KERNEL = "kernel"
+    SHELL = "shell"
+    NONE = "none"
+    IGNORED = "ignored"
+
+
 REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
 SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
 
@@ -140,8 +161,8 @@ class Entry:
 class Launch:
     """A process started by the carrier, with the entries in force for it.
 
-    ``target`` is ``("script", "src/train.py")``, ``("module", "pkg.train")``, ``("shell",
-    "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
+    ``target`` is a :class:`Target` and a word: ``("script", "src/train.py")``, ``("module",
+    "pkg.train")``, ``("shell", "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
     launch cannot be resolved (``$SCRIPT``, ``python -c``, the image's default command...).
     ``reached_by`` maps entry ids to True when the entry is in force on every path to the
     launch, False when only on some (a guarded ``export``). ``base_dirs`` are extra directories
@@ -151,7 +172,7 @@ class Launch:
     line: int
     col: int
     text: str
-    target: tuple[str, str] | None = None
+    target: tuple[Target, str] | None = None
     problem: str | None = None
     reached_by: dict[int, bool] = field(default_factory=dict)
     where: str = ""
@@ -327,7 +348,7 @@ class FileResult:
     """The helper functions the migrated script imports from ``--helpers-module``."""
 
 
-PlanNode: TypeAlias = tuple[str, Path | int]
+PlanNode: TypeAlias = tuple[Resolution, Path | int]
 """A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
 
 
@@ -338,6 +359,6 @@ class Resolved:
     script of the tree, followed as a carrier), ``"none"`` (a Python launch that cannot be
     resolved: ``problem`` says why) or ``"ignored"`` (nothing of the tree's training code)."""
 
-    kind: str
+    kind: Resolution
     path: Path | None = None
     problem: str | None = None

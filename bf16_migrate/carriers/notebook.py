@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import nbformat
 
-from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
+from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, Target, apply_edits
 from .notebook_json import PYTHON_CELL_MAGICS, SHELL_CELL_MAGICS, cell_source_spans, dump_source, json_kind
 from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
 from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
@@ -263,7 +263,7 @@ class _Reader:
         py.source = "\n".join(out_lines) + ("\n" if out_lines else "")
         python_text = "\n".join(l for _, ls in self.module_parts for l in ls)
         if "torch" in python_text:
-            analysis.launches.append(Launch(1, 1, "the notebook's own Python", ("kernel", "")))
+            analysis.launches.append(Launch(1, 1, "the notebook's own Python", (Target.KERNEL, "")))
             kernel = len(analysis.launches) - 1
             for _, eid in self.env_entries:
                 analysis.launches[kernel].reached_by[eid] = True

@@ -39,7 +39,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .launch import read_command
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Include, Launch, LineIndex, apply_edits, line_span
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Include, Launch, LineIndex, Target, apply_edits, line_span
 from .shell_fragment import ShellFragment
 from .text import legacy_names
 
@@ -153,7 +153,7 @@ class _Yaml:
         raw = self.text[start:anchor.end_mark.index].split("\n")[0][:100]
         if cmd is None and ep is None:
             if any(w and w.endswith(".py") for w in words):
-                self.analysis.launches.append(Launch(line, col, raw, ("script", "?"), "the container runs the image's entrypoint with these args"))
+                self.analysis.launches.append(Launch(line, col, raw, (Target.SCRIPT, "?"), "the container runs the image's entrypoint with these args"))
                 return [len(self.analysis.launches) - 1]
             return []
         command = read_command(words)
@@ -185,7 +185,7 @@ class _Yaml:
             if on:
                 launch.problem = launch.problem or f"{on[0].variable} is set inside this script, which bf16-migrate does not edit in YAML"
                 if launch.target is None:
-                    launch.target = ("script", "?")
+                    launch.target = (Target.SCRIPT, "?")
             self.analysis.launches.append(launch)
             out.append(len(self.analysis.launches) - 1)
         return out
