@@ -24,12 +24,12 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .carriers import KINDS, CarrierError, analyze
-from .carriers.link import CarrierFile, FileResult, Planner
+from .carriers import KINDS, CarrierError, analyze, for_kind
+from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
-from .mentions import decode_text, docs_findings, notebook_text_cells, unsupported_findings
+from .mentions import decode_text, docs_findings, unsupported_findings
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
 from .scan import Candidate, ScanError, kind_of, scan, walk
@@ -130,7 +130,7 @@ def migrate_paths(
         found = []
         needle = path.name.encode()
         for candidate_path, kind in walk(root, exclude, ignore=ignore):
-            if kind not in ("shell", "dockerfile", "yaml") or candidate_path.resolve() == path.resolve():
+            if kind not in KINDS or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
                 continue
             try:
                 if needle not in candidate_path.read_bytes():
@@ -151,7 +151,7 @@ def migrate_paths(
     external: dict[Path, dict[str, str]] = {}
     if legacy_env:
         external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
-    planner = Planner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
+    planner = LinkPlanner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -316,7 +316,7 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
     return targets
 
 
-def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files: dict, extra: list, outcome: Outcome) -> None:
+def _one(candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome) -> None:
     path = candidate.path
     if candidate.kind not in ("python", *KINDS):
         _reported_only(candidate, extra, outcome)
@@ -335,8 +335,7 @@ def _one(candidate: Candidate, roots: list[Path], planner: Planner, python_files
         outcome.errors.append(str(exc))
         return
     planner.add(CarrierFile(path, _root_of(path, roots), source.text, source.encoding, analysis))
-    if candidate.kind == "notebook":
-        extra.extend(notebook_text_cells(path, source.text))
+    extra.extend(for_kind(candidate.kind).reported_text(path, source.text))
 
 
 def _reported_only(candidate: Candidate, extra: list, outcome: Outcome) -> None:

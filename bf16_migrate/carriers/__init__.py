@@ -1,26 +1,88 @@
 """Carriers: the files outside Python that set the legacy variables, and the scripts they launch.
 
-One module per kind, each with a real parser (never a regular expression over the file):
+One module per kind, each with a real parser (never a regular expression over the file), each a
+:class:`Carrier` registered by its kind in :data:`REGISTRY`:
 
-* :mod:`.shell` - shell scripts (tree-sitter-bash), also used for Dockerfile ``RUN``/``CMD``
-  shell forms, notebook ``!`` lines and YAML ``run:``/``script:`` blocks;
+* :mod:`.shell` - shell scripts (tree-sitter-bash, read by :mod:`.shell_fragment`, which also
+  reads Dockerfile ``RUN``/``CMD`` shell forms, notebook ``!`` lines and YAML
+  ``run:``/``script:`` blocks; rendered by :mod:`.shell_render`);
 * :mod:`.dockerfile` - Dockerfiles (dockerfile-parse for the instructions, the shell parser for
   ``ENV`` pairs and shell forms), multi-stage;
 * :mod:`.yaml_env` - Kubernetes, docker compose and CI YAML (ruamel.yaml node marks to find the
   entries; the text edited in place so comments, quoting and order survive byte for byte);
 * :mod:`.dotenv` - ``.env`` files;
 * :mod:`.notebook` - Jupyter notebooks (nbformat; Python through the codemod, magics and ``!``
-  lines through the shell carrier).
+  lines through the shell reader).
 
-:mod:`.link` plans across files: a setting is removed only together with the code change of the
-Python scripts it is in force for (:mod:`.resolve` finds them in the tree).
+Shared by them: :mod:`.model` (what an analysis holds), :mod:`.text` (the variables' names and
+their mentions in a text), :mod:`.shell_words` (the shell parser and a word's static value) and
+:mod:`.launch` (which Python a command line starts). :mod:`.link` plans across files: a setting
+is removed only together with the code change of the Python scripts it is in force for
+(:mod:`.resolve` finds them in the tree).
 """
 
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, cast
+
 from .model import Analysis, CarrierError
 
-KINDS = ("shell", "dockerfile", "yaml", "dotenv", "notebook")
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
+
+
+class Carrier(Protocol):
+    """What a carrier module provides (each of :data:`REGISTRY`'s modules is one; mypy checks it).
+
+    ``KIND``: its name in :data:`REGISTRY` and in ``scan.kind_of``. ``INCLUDES``: its files can
+    load another file's settings (``source``, ``--env-file``, compose ``env_file:``): they are
+    searched for the files that load an env file. ``INCLUDED_ONLY``: its settings reach a
+    process only through the files that load it (``.env``), so those are always looked for.
+    ``OWN_COVERAGE``: its analysis reports every mention of a variable itself (as
+    :attr:`Analysis.notes`), so the planner's coverage check skips it.
+
+    ``analyze(text, path)`` parses a file into an :class:`Analysis` whose ``render`` (a
+    :class:`.model.Render`: ``render(decisions, python=None) -> str``) applies the plan's
+    decisions to the text byte for byte; raises :class:`CarrierError` (``path:line:col: ...``)
+    for what it cannot parse. ``reported_text(path, text)`` gives the findings for the parts of
+    the file it reads but never rewrites (a notebook's markdown and raw cells), ``[]`` for most.
+    """
+
+    KIND: str
+    INCLUDES: bool
+    INCLUDED_ONLY: bool
+    OWN_COVERAGE: bool
+
+    def analyze(self, text: str, path: str) -> Analysis: ...
+
+    def reported_text(self, path: Path, text: str) -> list[Diagnostic]: ...
+
+
+REGISTRY: dict[str, str] = {
+    "shell": "shell",
+    "dockerfile": "dockerfile",
+    "yaml": "yaml_env",
+    "dotenv": "dotenv",
+    "notebook": "notebook",
+}
+"""Carrier kind -> its module in this package (imported on first use: a run that meets no
+notebook never imports nbformat)."""
+
+KINDS = tuple(REGISTRY)
+
+if TYPE_CHECKING:  # every registered module satisfies the protocol (checked by mypy, never imported here at run time)
+    from . import dockerfile, dotenv, notebook, shell, yaml_env
+
+    _CHECKED: tuple[Carrier, ...] = (shell, dockerfile, yaml_env, dotenv, notebook)
+
+
+def for_kind(kind: str) -> Carrier:
+    """The carrier module of ``kind`` (one of :data:`KINDS`). ``ValueError`` for an unknown kind."""
+    if kind not in REGISTRY:
+        raise ValueError(f"unknown carrier kind {kind!r}")
+    return cast(Carrier, importlib.import_module(f".{REGISTRY[kind]}", __name__))
 
 
 def analyze(kind: str, text: str, path: str) -> Analysis:
@@ -33,8 +95,7 @@ def analyze(kind: str, text: str, path: str) -> Analysis:
     (:func:`bf16_migrate.python.guard.run_deep`)."""
     from ..python.guard import ParseError, run_deep
 
-    if kind not in KINDS:
-        raise ValueError(f"unknown carrier kind {kind!r}")
+    for_kind(kind)  # ValueError here, not as that file's error
     try:
         return run_deep(path, lambda: _analyze(kind, text, path), expected=(CarrierError,))
     except ParseError as exc:  # run_deep's CodemodError: recursion, memory, a bug
@@ -42,27 +103,7 @@ def analyze(kind: str, text: str, path: str) -> Analysis:
 
 
 def _analyze(kind: str, text: str, path: str) -> Analysis:
-    if kind == "shell":
-        from . import shell
-
-        return shell.analyze(text, path)
-    if kind == "dockerfile":
-        from . import dockerfile
-
-        return dockerfile.analyze(text, path)
-    if kind == "yaml":
-        from . import yaml_env
-
-        return yaml_env.analyze(text, path)
-    if kind == "dotenv":
-        from . import dotenv
-
-        return dotenv.analyze(text, path)
-    if kind == "notebook":
-        from . import notebook
-
-        return notebook.analyze(text, path)
-    raise ValueError(f"unknown carrier kind {kind!r}")
+    return for_kind(kind).analyze(text, path)
 
 
-__all__ = ["Analysis", "CarrierError", "KINDS", "analyze"]
+__all__ = ["Analysis", "Carrier", "CarrierError", "KINDS", "REGISTRY", "analyze", "for_kind"]

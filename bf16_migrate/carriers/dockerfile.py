@@ -2,7 +2,7 @@
 
 Parsers: dockerfile-parse (maintained by the containerbuildsystem project; it splits the file
 into instructions with their first and last lines, continuations and the ``# escape=``
-directive included) for the instructions; tree-sitter-bash (see :mod:`.shell`) for what is
+directive included) for the instructions; tree-sitter-bash (see :mod:`.shell_fragment`) for what is
 inside them: the ``KEY=VALUE`` pairs of ``ENV`` (several per instruction, over ``\\``
 continuations, quoted or not), and the shell forms of ``RUN``, ``CMD`` and ``ENTRYPOINT``.
 
@@ -21,7 +21,7 @@ Rules (Dockerfile reference, docs.docker.com/reference/dockerfile):
   empty (blank) line are skipped, the continuation going on after them (the reference's
   "Format" section: comment lines are removed before the instructions run; Docker warns
   "Empty continuation line found" for the blank one). dockerfile-parse ends the instruction at
-  such a blank line, so it is given a comment line in its place (:func:`_continuations`), and
+  such a blank line, so it is given a comment line in its place (:func:`.dockerfile_syntax.continuations`), and
   the shell parser is given the instruction with those lines blanked out (same offsets).
 
 A removed ``ENV`` pair takes the blanks and continuation after it; an ``ENV`` (or ``RUN``) left
@@ -33,18 +33,44 @@ file's mentions are reported (BFM131, with the reason and its line), never edite
 from __future__ import annotations
 
 import io
-import json
+from collections.abc import Hashable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
+from .dockerfile_syntax import EnvPair, blanked, continuations, env_pairs, exec_form, has_heredoc, split_lf
 from .launch import read_command
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
-from .shell import ShellFragment, _parser, find_mentions, legacy_names, static_value
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
+from .shell_fragment import ShellFragment
+from .text import find_mentions, legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "dockerfile"
+INCLUDES = True
+INCLUDED_ONLY = False
+OWN_COVERAGE = False
 
 INSTRUCTIONS = {
     "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
     "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL", "COMMENT",
 }
+
+
+@dataclass(eq=False)
+class _Command:
+    """A ``RUN``, ``CMD`` or ``ENTRYPOINT``: its dockerfile-parse record, its exec-form words
+    (None for the shell form), where its arguments start, and the launches of its shell form."""
+
+    ins: dict
+    exec: list[str] | None
+    start: int
+    launches: list[int] = field(default_factory=list)
 
 
 class _Stage:
@@ -54,64 +80,101 @@ class _Stage:
         self.parent = parent
         self.env: list[tuple[int, int]] = []  # (char offset, entry id)
         self.sr = False
-        self.cmd = None  # (instruction record)
-        self.entrypoint = None
+        self.cmd: _Command | None = None
+        self.entrypoint: _Command | None = None
         self.entrypoint_reset = False
 
-    def chain(self):
-        s = self
+    def chain(self) -> Iterator[_Stage]:
+        s: _Stage | None = self
         while s is not None:
             yield s
             s = s.parent
 
 
 def analyze(text: str, path: str) -> Analysis:
-    """Analyse a Dockerfile (see the module docstring). Content it does not understand becomes
-    BFM131 diagnostics; raises :class:`CarrierError` only when dockerfile-parse cannot split the
-    file into instructions."""
-    analysis = Analysis("dockerfile", text)
-    index = LineIndex(text)
-    lines = text.splitlines(keepends=True)
-    legacy = legacy_names()
-    skipped, for_parser = _continuations(text)
+    """Analyse a Dockerfile (see the module docstring) into an :class:`Analysis` of kind
+    ``"dockerfile"``. Content it does not understand becomes BFM131 notes (and the file is then
+    never edited); raises :class:`CarrierError` (``path:1:1: ...``) only when dockerfile-parse
+    cannot split the file into instructions."""
+    skipped, for_parser = continuations(text)
     try:
         structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception as exc:  # dockerfile-parse raises several kinds on malformed input
         raise CarrierError(f"{path}:1:1: cannot parse as a Dockerfile: {exc}") from None
+    analysis = Analysis(KIND, text)
+    degraded = _degraded(text, structure)
+    if degraded is not None:
+        _report_unparsed(analysis, degraded)
+        return analysis
+    reader = _Reader(analysis, path, skipped)
+    for ins in structure:
+        reader.instruction(ins)
+    reader.container_commands()
+    analysis.sr_present = reader.sr_stages = {("stage", s.index) for s in reader.stages if any(x.sr for x in s.chain())}
+    analysis.sr_covered = reader.sr_covered
+    analysis.render = reader.render
+    return analysis
+
+
+def _degraded(text: str, structure: list[dict]) -> str | None:
+    """Why the file is not parsed (an unknown instruction, a BuildKit heredoc, the backquote
+    escape), as the end of a sentence; None when it is."""
     degraded = None
     for ins in structure:
         name = ins["instruction"]
         if name not in INSTRUCTIONS:
             degraded = f"has an unknown instruction ({name[:20]}, line {ins['startline'] + 1}; docker build rejects it)"
             break
-        if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and _heredoc(ins["value"]):
+        if name in ("RUN", "COPY", "ADD") and "<<" in ins["value"] and has_heredoc(ins["value"]):
             degraded = f"uses a BuildKit heredoc (line {ins['startline'] + 1})"
             break
+    lines = text.splitlines(keepends=True)
     escape = [k for k, line in enumerate(lines[:5]) if line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n"]
     if escape:
         degraded = f"uses the backquote escape (line {escape[0] + 1})"
-    if degraded is not None:
-        for var, off in find_mentions(text, legacy):
-            line, col = index.pos(off)
-            analysis.notes.append(("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand", False))
-            analysis.handled.append((off, off + len(var)))
-        analysis.render = lambda decisions: text
-        return analysis
+    return degraded
 
-    stages: list[_Stage] = []
-    by_name: dict[str, _Stage] = {}
-    edits_for: dict[int, object] = {}  # entry id -> env pair record
-    env_instructions: dict[int, list] = {}  # instruction start -> [pair records]
-    fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
 
-    def ins_span(ins) -> tuple[int, int]:
-        start = index.offset(ins["startline"] + 1)
+def _report_unparsed(analysis: Analysis, degraded: str) -> None:
+    """Every mention of a variable in a file not parsed is a BFM131 note; the file renders as it is."""
+    text = analysis.text
+    index = LineIndex(text)
+    for var, off in find_mentions(text, legacy_names()):
+        line, col = index.pos(off)
+        analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
+        analysis.handled.append((off, off + len(var)))
+    analysis.render = lambda decisions, python=None: text
+
+
+class _Reader:
+    """The instructions of one Dockerfile read in order into ``analysis``: stages, ``ENV``
+    pairs, ``RUN`` launches, then each stage's container command."""
+
+    def __init__(self, analysis: Analysis, path: str, skipped: list[tuple[int, int]]) -> None:
+        self.analysis = analysis
+        self.text = analysis.text
+        self.path = path
+        self.skipped = skipped
+        self.index = LineIndex(self.text)
+        self.legacy = legacy_names()
+        self.stages: list[_Stage] = []
+        self.by_name: dict[str, _Stage] = {}
+        self.stage: _Stage | None = None
+        self.env_instructions: dict[int, list[EnvPair]] = {}  # instruction start -> its pairs
+        self.fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
+        self.sr_stages: set = set()
+
+    def ins_span(self, ins: dict) -> tuple[int, int]:
+        """Character span of the whole instruction, its last line end included."""
+        start = self.index.offset(ins["startline"] + 1)
         last = ins["endline"] + 1
-        end = index.offset(last + 1) if last < len(index.starts) else len(text)
+        end = self.index.offset(last + 1) if last < len(self.index.starts) else len(self.text)
         return start, end
 
-    def args_span(ins) -> tuple[int, int]:
-        start, end = ins_span(ins)
+    def args_span(self, ins: dict) -> tuple[int, int]:
+        """Character span of the instruction's arguments (after its keyword, before the line end)."""
+        text = self.text
+        start, end = self.ins_span(ins)
         k = start
         while k < end and text[k] in " \t":
             k += 1
@@ -123,141 +186,122 @@ def analyze(text: str, path: str) -> Analysis:
             e -= 1
         return k, e
 
-    stage: _Stage | None = None
-    for ins in structure:
+    # -- the instructions ---------------------------------------------------------------------
+    def instruction(self, ins: dict) -> None:
         name = ins["instruction"]
         if name == "COMMENT":
-            continue
+            return
         if name == "FROM":
-            words = ins["value"].split()
-            words = [w for w in words if not w.startswith("--")]
-            image = words[0] if words else ""
-            alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
-            parent = by_name.get(image.lower())
-            stage = _Stage(len(stages), alias, parent)
-            stages.append(stage)
-            if alias:
-                by_name[alias.lower()] = stage
-            continue
-        if stage is None:
-            continue
-        a0, a1 = args_span(ins)
-        raw = _blanked(text, a0, a1, skipped)  # what Docker reads: same offsets as text[a0:a1]
+            self._from(ins)
+            return
+        if self.stage is None:
+            return
+        a0, a1 = self.args_span(ins)
+        raw = blanked(self.text, a0, a1, self.skipped)  # what Docker reads: same offsets as text[a0:a1]
         if name == "ENV":
-            pairs = _env_pairs(raw, a0)
-            env_instructions[a0] = pairs
-            for pair in pairs:
-                if pair["name"] == STOCHASTIC:
-                    stage.sr = True
-                if pair["name"] not in legacy:
-                    continue
-                line, col = index.pos(pair["name_span"][0])
-                entry = analysis.new_entry(variable=pair["name"], action=SET, value=pair["value"], line=line, col=col, sr_scope=("stage", stage.index))
-                entry.group = None
-                pair["entry"] = entry.id
-                pair["ins"] = ins_span(ins)
-                pair["all"] = pairs
-                edits_for[entry.id] = pair
-                stage.env.append((a0, entry.id))
-                analysis.handled.append(pair["name_span"])
-            continue
-        if name in ("RUN", "CMD", "ENTRYPOINT"):
-            exec_words = _exec_form(raw)
-            record = {"ins": ins, "exec": exec_words, "start": a0, "launches": []}
-            if exec_words is None:
-                frag = ShellFragment(raw, path, analysis, pos=lambda off, a0=a0: index.pos(a0 + off), embedded=True, base=a0)
-                fragments.append((a0, a1, frag, ins_span(ins)))
-                record["launches"] = list(frag.my_launches)
-                record["frag"] = frag
-            if name == "RUN":
-                launches = record["launches"]
-                if exec_words is not None:
-                    launches = _exec_launch(analysis, exec_words, index.pos(a0), raw)
-                for li in launches:
-                    for s in stage.chain():
-                        for pos, eid in s.env:
-                            if s is not stage or pos < a0:
-                                analysis.launches[li].reached_by.setdefault(eid, True)
-            elif name == "CMD":
-                stage.cmd = record
-            else:
-                stage.entrypoint = record
-                stage.cmd = None if stage.cmd is None or stage.cmd["start"] < a0 else stage.cmd
-                stage.entrypoint_reset = True
-    # the container command of every stage
-    made: dict = {}
-    for st in stages:
-        ep, cmd = None, None
-        for s in st.chain():
-            if ep is None and s.entrypoint is not None:
-                ep = s.entrypoint
-            if cmd is None and s.cmd is not None:
-                cmd = s.cmd
-            if s.entrypoint_reset:
-                break
-        if ep is None and cmd is None:
-            continue
-        key = (id(ep), id(cmd))
-        if key not in made:
-            if ep is not None and ep["exec"] is not None:
-                words = ep["exec"] + (cmd["exec"] if cmd is not None and cmd["exec"] is not None else [])
-                src = cmd if cmd is not None and cmd["exec"] is not None and len(ep["exec"]) < 2 else ep
-                made[key] = _exec_launch(analysis, words, index.pos(src["start"]), text[src["start"]:args_span(src["ins"])[1]])
-            elif ep is not None:
-                made[key] = ep["launches"]
-            elif cmd["exec"] is not None:
-                made[key] = _exec_launch(analysis, cmd["exec"], index.pos(cmd["start"]), text[cmd["start"]:args_span(cmd["ins"])[1]])
-            else:
-                made[key] = cmd["launches"]
-        for li in made[key]:
+            self._env(ins, self.stage, raw, a0)
+        elif name in ("RUN", "CMD", "ENTRYPOINT"):
+            self._command(ins, self.stage, raw, a0, a1)
+
+    def _from(self, ins: dict) -> None:
+        words = [w for w in ins["value"].split() if not w.startswith("--")]
+        image = words[0] if words else ""
+        alias = words[2] if len(words) >= 3 and words[1].lower() == "as" else None
+        self.stage = _Stage(len(self.stages), alias, self.by_name.get(image.lower()))
+        self.stages.append(self.stage)
+        if alias:
+            self.by_name[alias.lower()] = self.stage
+
+    def _env(self, ins: dict, stage: _Stage, raw: str, a0: int) -> None:
+        pairs = env_pairs(raw, a0)
+        self.env_instructions[a0] = pairs
+        for pair in pairs:
+            if pair.name == STOCHASTIC:
+                stage.sr = True
+            if pair.name not in self.legacy:
+                continue
+            line, col = self.index.pos(pair.name_span[0])
+            entry = self.analysis.new_entry(variable=pair.name, action=SET, value=pair.value, line=line, col=col, sr_scope=("stage", stage.index))
+            entry.group = None
+            pair.entry = entry.id
+            pair.ins = self.ins_span(ins)
+            stage.env.append((a0, entry.id))
+            self.analysis.handled.append(pair.name_span)
+
+    def _command(self, ins: dict, stage: _Stage, raw: str, a0: int, a1: int) -> None:
+        name = ins["instruction"]
+        record = _Command(ins, exec_form(raw), a0)
+        if record.exec is None:
+            index = self.index
+            frag = ShellFragment(raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0)
+            self.fragments.append((a0, a1, frag, self.ins_span(ins)))
+            record.launches = list(frag.my_launches)
+        if name == "RUN":
+            launches = record.launches if record.exec is None else _exec_launch(self.analysis, record.exec, self.index.pos(a0), raw)
+            for li in launches:
+                for s in stage.chain():
+                    for pos, eid in s.env:
+                        if s is not stage or pos < a0:
+                            self.analysis.launches[li].reached_by.setdefault(eid, True)
+        elif name == "CMD":
+            stage.cmd = record
+        else:
+            stage.entrypoint = record
+            stage.cmd = None if stage.cmd is None or stage.cmd.start < a0 else stage.cmd
+            stage.entrypoint_reset = True
+
+    def container_commands(self) -> None:
+        """The command each stage's container runs (``ENTRYPOINT`` and ``CMD``, inherited from
+        the parent stages), reached by every ``ENV`` of the stage and its parents."""
+        made: dict[tuple[int, int], list[int]] = {}
+        for st in self.stages:
+            ep, cmd = None, None
             for s in st.chain():
-                for _, eid in s.env:
-                    analysis.launches[li].reached_by.setdefault(eid, True)
-    sr_stages = {("stage", s.index) for s in stages if any(x.sr for x in s.chain())}
-    analysis.sr_present = sr_stages
+                if ep is None and s.entrypoint is not None:
+                    ep = s.entrypoint
+                if cmd is None and s.cmd is not None:
+                    cmd = s.cmd
+                if s.entrypoint_reset:
+                    break
+            if ep is None and cmd is None:
+                continue
+            key = (id(ep), id(cmd))
+            if key not in made:
+                made[key] = self._container_launches(ep, cmd)
+            for li in made[key]:
+                for s in st.chain():
+                    for _, eid in s.env:
+                        self.analysis.launches[li].reached_by.setdefault(eid, True)
 
-    def sr_covered(scope) -> bool:
-        if scope in sr_stages:
+    def _container_launches(self, ep: _Command | None, cmd: _Command | None) -> list[int]:
+        if ep is not None and ep.exec is not None:
+            words = ep.exec + (cmd.exec if cmd is not None and cmd.exec is not None else [])
+            src = cmd if cmd is not None and cmd.exec is not None and len(ep.exec) < 2 else ep
+            return _exec_launch(self.analysis, words, self.index.pos(src.start), self.text[src.start:self.args_span(src.ins)[1]])
+        if ep is not None:
+            return ep.launches
+        assert cmd is not None, "a stage with neither ENTRYPOINT nor CMD starts nothing"
+        if cmd.exec is not None:
+            return _exec_launch(self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start:self.args_span(cmd.ins)[1]])
+        return cmd.launches
+
+    def sr_covered(self, scope: Hashable) -> bool:
+        """Whether ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` is set where ``scope`` is: by an ``ENV``
+        of the stage (or a parent) or in the same shell form."""
+        if scope in self.sr_stages:
             return True
-        return any(f.sr_covered(scope) for _, _, f, _ in fragments)
+        return any(f.sr_covered(scope) for _, _, f, _ in self.fragments)
 
-    analysis.sr_covered = sr_covered
-
-    def render(decisions: dict[int, str]) -> str:
+    # -- rendering ----------------------------------------------------------------------------
+    def render(self, decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        """The new text for ``decisions`` (a Dockerfile holds no Python of its own: ``python``
+        is unused): ``ENV`` pairs renamed or removed, shell forms edited by :mod:`.shell_render`;
+        an ``ENV`` or ``RUN`` left empty goes with its lines."""
         edits: list[Edit] = []
-        for pairs in env_instructions.values():
-            chosen = {p["entry"]: decisions.get(p["entry"], KEEP) for p in pairs if "entry" in p}
-            if not chosen or all(v == KEEP for v in chosen.values()):
-                continue
-            removed = [p for p in pairs if chosen.get(p.get("entry")) == REMOVE]
-            if len(removed) == len(pairs):
-                s, e = pairs[0]["ins"]
-                edits.append(Edit(s, e, ""))
-                continue
-            for p in pairs:
-                d = chosen.get(p.get("entry"), KEEP)
-                if d == REPLACE:
-                    edits.append(Edit(*p["name_span"], STOCHASTIC))
-                    vraw = text[p["value_span"][0]:p["value_span"][1]]
-                    q = vraw[:1] if vraw[:1] in ("'", '"') and len(vraw) >= 2 and vraw.endswith(vraw[:1]) else ""
-                    if p["value_span"][0] == p["value_span"][1] and not p["old"]:
-                        edits.append(Edit(p["value_span"][0], p["value_span"][0], "1"))
-                    else:
-                        edits.append(Edit(*p["value_span"], f"{q}1{q}"))
-            i = 0
-            while i < len(pairs):
-                if pairs[i] not in removed:
-                    i += 1
-                    continue
-                j = i
-                while j + 1 < len(pairs) and pairs[j + 1] in removed:
-                    j += 1
-                if j + 1 < len(pairs):
-                    edits.append(Edit(pairs[i]["span"][0], pairs[j + 1]["span"][0], ""))
-                else:
-                    edits.append(Edit(pairs[i - 1]["span"][1], pairs[j]["span"][1], ""))
-                i = j + 1
-        for a0, a1, frag, (s, e) in fragments:
+        for pairs in self.env_instructions.values():
+            edits.extend(self._env_edits(pairs, decisions))
+        text = self.text
+        for a0, a1, frag, (s, e) in self.fragments:
             fe = frag.edits(decisions)
             if not fe:
                 continue
@@ -268,156 +312,56 @@ def analyze(text: str, path: str) -> Analysis:
                 edits.append(Edit(a0, a1, apply_edits(text[a0:a1], fe)))
         return apply_edits(text, edits)
 
-    analysis.render = render
-    return analysis
-
-
-def _continuations(text: str) -> tuple[list[tuple[int, int]], str]:
-    """Read the ``\\`` line continuations of a Dockerfile as Docker does.
-
-    Returns the character spans (line end included) of the lines Docker skips inside a
-    continuation, and ``text`` with each of those that is blank turned into a ``#`` comment
-    line, for dockerfile-parse. Docker's Dockerfile reference ("Format"): comment lines are
-    removed before the instructions run, also inside a continuation (its example
-    ``RUN echo hello \\`` / ``# comment`` / ``world``); a blank line there is skipped with the
-    warning "Empty continuation line found" and the continuation goes on after it (Docker's
-    build check NoEmptyContinuation, docs.docker.com/reference/build-checks/no-empty-continuation;
-    dockerfile-parse ends the instruction there instead). A line continues when its last
-    character other than spaces and tabs is the escape character; a skipped line neither
-    continues nor ends the instruction.
-    """
-    skipped: list[tuple[int, int]] = []
-    out: list[str] = []
-    offset = 0
-    continued = False
-    for line in _split_lf(text):
-        body = line.rstrip("\r\n")
-        blank = not body.strip()
-        comment = body.lstrip().startswith("#")
-        if continued and (blank or comment):
-            skipped.append((offset, offset + len(line)))
-            out.append("#" + line[len(body):] if blank else line)
-        else:
-            if not comment:  # a comment line outside a continuation starts none
-                continued = body.rstrip(" \t").endswith("\\")
-            out.append(line)
-        offset += len(line)
-    return skipped, "".join(out)
-
-
-def _split_lf(text: str) -> list[str]:
-    """``text`` in lines, each with its ``\\n`` (Docker and dockerfile-parse end a line there
-    only: a ``\\r`` before it is part of the line end, a form feed is not one)."""
-    lines = text.split("\n")
-    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-
-
-def _blanked(text: str, start: int, end: int, skipped: list[tuple[int, int]]) -> str:
-    """``text[start:end]`` with the characters of the ``skipped`` spans in it made spaces (line
-    ends included), so that a shell parser reads the continuation as Docker joins it while
-    every offset stays that of ``text``."""
-    raw = text[start:end]
-    for s, e in skipped:
-        if s < end and e > start:
-            s, e = max(s, start), min(e, end)
-            raw = raw[: s - start] + " " * (e - s) + raw[e - start:]
-    return raw
-
-
-def _heredoc(value: str) -> bool:
-    k = value.find("<<")
-    while k >= 0:
-        rest = value[k + 2:].lstrip("-").lstrip("'\"")
-        if rest[:1].isalpha() or rest[:1] == "_":
-            return True
-        k = value.find("<<", k + 2)
-    return False
-
-
-def _exec_form(raw: str) -> list[str] | None:
-    """The words of an exec-form (JSON array) instruction, None for the shell form (Docker
-    runs an argument that is not a valid JSON array of strings as a shell command)."""
-    s = raw.strip()
-    if not s.startswith("["):
-        return None
-    try:
-        words = json.loads(s.replace("\\\n", ""))
-    except ValueError:
-        return None
-    if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-        return None
-    return words
+    def _env_edits(self, pairs: list[EnvPair], decisions: Mapping[int, Decision]) -> list[Edit]:
+        text = self.text
+        chosen = {p.entry: decisions.get(p.entry, KEEP) for p in pairs if p.entry is not None}
+        if not chosen or all(v == KEEP for v in chosen.values()):
+            return []
+        removed = [p for p in pairs if p.entry is not None and chosen.get(p.entry) == REMOVE]
+        if len(removed) == len(pairs):
+            assert pairs[0].ins is not None, "a removed pair is a legacy one, with its instruction"
+            return [Edit(pairs[0].ins[0], pairs[0].ins[1], "")]
+        edits: list[Edit] = []
+        for p in pairs:
+            if p.entry is not None and chosen.get(p.entry, KEEP) == REPLACE:
+                edits.append(Edit(p.name_span[0], p.name_span[1], STOCHASTIC))
+                vraw = text[p.value_span[0]:p.value_span[1]]
+                q = vraw[:1] if vraw[:1] in ("'", '"') and len(vraw) >= 2 and vraw.endswith(vraw[:1]) else ""
+                if p.value_span[0] == p.value_span[1] and not p.old:
+                    edits.append(Edit(p.value_span[0], p.value_span[0], "1"))
+                else:
+                    edits.append(Edit(p.value_span[0], p.value_span[1], f"{q}1{q}"))
+        i = 0
+        while i < len(pairs):
+            if pairs[i] not in removed:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(pairs) and pairs[j + 1] in removed:
+                j += 1
+            if j + 1 < len(pairs):
+                edits.append(Edit(pairs[i].span[0], pairs[j + 1].span[0], ""))
+            else:
+                edits.append(Edit(pairs[i - 1].span[1], pairs[j].span[1], ""))
+            i = j + 1
+        return edits
 
 
 def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw: str) -> list[int]:
-    cmd = read_command(words)
+    """The launch of an exec-form command (its ``words``, all static) as a list of launch
+    indices: one when it starts Python, none otherwise."""
+    static: list[str | None] = list(words)
+    cmd = read_command(static)
     if not (cmd.python or cmd.target is not None):
         return []
     analysis.launches.append(Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args)))
     return [len(analysis.launches) - 1]
 
 
-def _env_pairs(raw: str, base: int) -> list[dict]:
-    """The ``KEY=VALUE`` pairs of an ``ENV`` instruction's arguments ``raw`` (which start at
-    character ``base`` of the file), each with the spans of its name, value and whole word."""
-    data = raw.encode("utf-8")
-    from .model import ByteMap
-
-    bm = ByteMap(raw)
-    tree = _parser().parse(data)
-    root = tree.root_node
-    stmt = root.named_children[0] if root.named_children else None
-    pairs = []
-    if stmt is None:
-        return pairs
-    assigns = []
-    if stmt.type == "variable_assignment":
-        assigns = [stmt]
-    elif stmt.type == "variable_assignments":
-        assigns = [c for c in stmt.named_children if c.type == "variable_assignment"]
-    if assigns and not root.has_error and len(root.named_children) == 1:
-        for a in assigns:
-            n = a.child_by_field_name("name")
-            v = a.child_by_field_name("value")
-            name = data[n.start_byte:n.end_byte].decode()
-            if v is None:
-                value, vspan = "", (bm.char(n.end_byte) + 1, bm.char(n.end_byte) + 1)
-            else:
-                value, vspan = static_value(v, data), (bm.char(v.start_byte), bm.char(v.end_byte))
-            pairs.append({
-                "name": name, "value": value, "old": False,
-                "name_span": (base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
-                "value_span": (base + vspan[0], base + vspan[1]),
-                "span": (base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
-            })
-        return pairs
-    # the old form: ENV KEY the rest of the line
-    k = 0
-    while k < len(raw) and not raw[k].isspace():
-        k += 1
-    key = raw[:k]
-    rest_start = k
-    while rest_start < len(raw) and raw[rest_start] in " \t\\\n":
-        rest_start += 1
-    value_raw = raw[rest_start:].rstrip()
-    value = value_raw
-    if value_raw[:1] in ("'", '"') and value_raw.endswith(value_raw[:1]) and len(value_raw) >= 2:
-        value = value_raw[1:-1]
-    if "$" in value_raw or "\\\n" in value_raw or "=" in key:
-        value = None
-    pairs.append({
-        "name": key, "value": value, "old": True,
-        "name_span": (base, base + len(key)),
-        "value_span": (base + rest_start, base + rest_start + len(value_raw)),
-        "span": (base, base + len(raw)),
-    })
-    return pairs
-
-
 def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
     """The instructions of a Dockerfile as ``(first line, last line, comment lines above)``,
     1-based: the lines an instruction spans (its ``\\`` continuations included, as
-    dockerfile-parse splits the file after :func:`_continuations`), and the comment lines
+    dockerfile-parse splits the file after :func:`.dockerfile_syntax.continuations`), and the comment lines
     directly above its first line (each a line whose first non-blank character is ``#``, going
     up to the first line that is not one; a comment line inside another instruction's
     continuation is that instruction's). In Dockerfile syntax a comment is a whole line
@@ -425,12 +369,12 @@ def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
     ``# noqa`` for an instruction can be, as hadolint reads its ``# hadolint ignore=DL3008``
     pragma on the line before the instruction (hadolint's README, "Inline ignores").
     Empty when dockerfile-parse cannot split the file."""
-    _skipped, for_parser = _continuations(text)
+    _skipped, for_parser = continuations(text)
     try:
         structure = DockerfileParser(fileobj=io.BytesIO(for_parser.encode("utf-8"))).structure
     except Exception:  # dockerfile-parse raises several kinds on malformed input
         return []
-    lines = _split_lf(text)
+    lines = split_lf(text)
     spans = [(ins["startline"], ins["endline"]) for ins in structure if ins["instruction"] != "COMMENT"]
     inside = {k for first, last in spans for k in range(first, last + 1)}
     out = []
@@ -442,3 +386,9 @@ def instruction_lines(text: str) -> list[tuple[int, int, list[int]]]:
             k -= 1
         out.append((first + 1, last + 1, sorted(above)))
     return out
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none, every mention in a
+    dockerfile file is an entry, a note or the planner's coverage check."""
+    return []

@@ -11,11 +11,24 @@ takes its whole line, a replaced one has its key and the inside of its value rew
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Edit, LineIndex, apply_edits
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Decision, Edit, LineIndex, apply_edits
+from .text import legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "dotenv"
+INCLUDES = False
+INCLUDED_ONLY = True
+OWN_COVERAGE = False
 
 
 @dataclass
@@ -119,9 +132,7 @@ def item_edits(item: Item, decision: str) -> list[Edit]:
 def analyze(text: str, path: str) -> Analysis:
     """Analyse a ``.env`` file: every legacy ``KEY=VALUE`` line is an entry (its launches come
     from the files that load it: ``source``, ``--env-file``, compose ``env_file:``)."""
-    from .shell import legacy_names
-
-    analysis = Analysis("dotenv", text)
+    analysis = Analysis(KIND, text)
     index = LineIndex(text)
     parsed = parse(text, path)
     legacy = legacy_names()
@@ -141,7 +152,7 @@ def analyze(text: str, path: str) -> Analysis:
         analysis.sr_present.add(("file",))
     analysis.sr_covered = lambda scope: scope in analysis.sr_present
 
-    def render(decisions: dict[int, str]) -> str:
+    def render(decisions: Mapping[int, Decision], python: str | None = None) -> str:
         edits = []
         for eid, item in items.items():
             edits.extend(item_edits(item, decisions.get(eid, KEEP)))
@@ -149,3 +160,9 @@ def analyze(text: str, path: str) -> Analysis:
 
     analysis.render = render
     return analysis
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none, every mention in a
+    dotenv file is an entry, a note or the planner's coverage check."""
+    return []

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .model import PASS, SET, UNSET, Action, Target
+
 NAME_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 """One word of the form ``NAME=VALUE`` (applied to a single, already tokenized word)."""
 
@@ -114,7 +116,7 @@ class EnvWord:
 
     name: str
     value: str | None
-    action: str
+    action: Action
     words: list[int]
     value_word: int
     prefix: str = ""
@@ -129,7 +131,7 @@ class Command:
     ``env`` the wrapper settings; ``env_files`` the ``--env-file`` paths; ``inner`` is set for
     ``bash -c 'SCRIPT'`` (the index of the script word)."""
 
-    target: tuple[str, str] | None = None
+    target: tuple[Target, str] | None = None
     problem: str | None = None
     python: bool = False
     env: list[EnvWord] = field(default_factory=list)
@@ -144,112 +146,148 @@ def _basename(word: str) -> str:
 
 
 def read_command(words: list[str | None]) -> Command:
-    """Read ``words`` (a command's words after its leading ``NAME=VALUE`` assignments).
+    """Read ``words`` (a command's words after its leading ``NAME=VALUE`` assignments; ``None``
+    for a computed word) into a :class:`Command`: the wrappers in front (``env``, ``nohup``,
+    ``timeout``, ``mpirun``...) skipped with the settings they carry, then the program.
 
     Never raises: what cannot be read becomes ``Command.problem`` (only when the command starts
     Python) or an unrecognised command (``python`` False)."""
     cmd = Command()
-    i = 0
+    i: int | None = 0
     n = len(words)
-    while i < n:
+    while i is not None and i < n:
         w = words[i]
         if w is None:
             return cmd  # computed program name: not recognisably Python
         base = _basename(w)
         if base == "env":
+            i = _env(words, i + 1, cmd)
+        elif base in WRAPPERS:
+            i = _wrapper(words, i + 1, cmd, base)
+        elif base == "timeout":
+            i = _timeout(words, i + 1)
+        elif base in MPI_LAUNCHERS:
+            i = _mpi(words, i + 1, cmd)
+        else:
+            return _program(words, i, cmd, w, base)
+    return cmd
+
+
+def _env(words: list[str | None], i: int, cmd: Command) -> int | None:
+    """``env [-u X] [X=1]... cmd`` (GNU coreutils env(1)) from ``i``: the settings carried, and
+    the index of the command (None when a computed word ends the reading)."""
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            return None
+        m = NAME_VALUE.match(w)
+        if m:
+            cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
             i += 1
-            while i < n:
-                w = words[i]
-                if w is None:
-                    return cmd
-                m = NAME_VALUE.match(w)
-                if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
-                    i += 1
-                elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
-                    cmd.env.append(EnvWord(unset, None, "unset", [i, i + 1], i + 1))
-                    i += 2
-                elif w.startswith("--unset="):
-                    cmd.env.append(EnvWord(w[len("--unset="):], None, "unset", [i], i, "--unset="))
-                    i += 1
-                elif w in ENV_OPTS_WITH_ARG:
-                    i += 2
-                elif w.startswith("-") and w != "-":
-                    i += 1
-                else:
-                    break
-            continue
-        if base in WRAPPERS:
-            with_arg, assignments = WRAPPERS[base]
+        elif w in ("-u", "--unset") and i + 1 < n and (unset := words[i + 1]) is not None:
+            cmd.env.append(EnvWord(unset, None, UNSET, [i, i + 1], i + 1))
+            i += 2
+        elif w.startswith("--unset="):
+            cmd.env.append(EnvWord(w[len("--unset="):], None, UNSET, [i], i, "--unset="))
             i += 1
-            if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
-                i += 1  # -c / -p
-            if base == "taskset":
-                i += 1  # the mask or cpu list
-            while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
-                i += 2 if v in with_arg else 1
-            while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i))
-                i += 1
-            continue
-        if base == "timeout":
+        elif w in ENV_OPTS_WITH_ARG:
+            i += 2
+        elif w.startswith("-") and w != "-":
             i += 1
-            while i < n and (v := words[i]) is not None and v.startswith("-"):
-                i += 2 if v in ("-k", "-s", "--kill-after", "--signal") else 1
-            i += 1  # the duration
-            continue
-        if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
-            return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
-        if base in MPI_LAUNCHERS:
+        else:
+            break
+    return i
+
+
+def _wrapper(words: list[str | None], i: int, cmd: Command, base: str) -> int:
+    """A wrapper of :data:`WRAPPERS` (``nohup``, ``nice``, ``taskset``...) from ``i``: its
+    options skipped (and the ``NAME=VALUE`` words of those that take them); the command's index."""
+    n = len(words)
+    with_arg, assignments = WRAPPERS[base]
+    if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
+        i += 1  # -c / -p
+    if base == "taskset":
+        i += 1  # the mask or cpu list
+    while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
+        i += 2 if v in with_arg else 1
+    while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
+        cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
+        i += 1
+    return i
+
+
+def _timeout(words: list[str | None], i: int) -> int:
+    """``timeout [options] DURATION cmd`` (coreutils timeout(1)) from ``i``: the command's index."""
+    n = len(words)
+    while i < n and (v := words[i]) is not None and v.startswith("-"):
+        i += 2 if v in ("-k", "-s", "--kill-after", "--signal") else 1
+    return i + 1  # the duration
+
+
+def _mpi(words: list[str | None], i: int, cmd: Command) -> int:
+    """``mpirun``/``mpiexec`` options from ``i`` (Open MPI mpirun(1): ``-x NAME=VALUE`` sets,
+    ``-x NAME`` passes the launcher's value): the command's index."""
+    n = len(words)
+    while i < n and (v := words[i]) is not None and v.startswith("-"):
+        if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
+            m = NAME_VALUE.match(passed)
+            if m:
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
+            else:
+                cmd.env.append(EnvWord(passed, None, PASS, [i, i + 1], i + 1))
+            i += 2
+        elif v in MPI_OPTS_WITH_ARG:
+            i += 2
+        else:
             i += 1
-            while i < n and (v := words[i]) is not None and v.startswith("-"):
-                if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
-                    m = NAME_VALUE.match(passed)
-                    if m:
-                        cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
-                    else:
-                        cmd.env.append(EnvWord(passed, None, "pass", [i, i + 1], i + 1))
-                    i += 2
-                elif v in MPI_OPTS_WITH_ARG:
-                    i += 2
-                elif "=" in v or v.startswith("--"):
-                    i += 1
-                else:
-                    i += 1
-            continue
-        if base in SHELLS:
-            rest = words[i + 1:]
-            if rest and rest[0] == "-c" and len(rest) > 1:
-                cmd.inner = i + 2
-                return cmd
-            j = i + 1
-            while j < n and (v := words[j]) is not None and v.startswith("-"):
-                j += 1
-            if j < n:
-                shell_script = words[j]
-                if shell_script is None:
-                    return cmd
-                cmd.target = ("shell", shell_script)
-            return cmd
-        if base == "coverage" and i + 1 < n and words[i + 1] == "run":
-            cmd.python = True
-            return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)
-        if base == "accelerate" and i + 1 < n and words[i + 1] == "launch":
-            return _accelerate(words, i + 2, cmd)
-        if PYTHON.match(base):
-            cmd.python = True
-            return _python(words, i + 1, cmd)
-        if base == "torchrun":
-            cmd.python = True
-            return _torchrun(words, i + 1, cmd)
-        if base.endswith(".sh") or base.endswith(".bash"):
-            cmd.target = ("shell", w)
-            return cmd
-        if base.endswith(".py"):
-            cmd.python = True
-            cmd.target = ("script", w)
-            return cmd
+    return i
+
+
+def _program(words: list[str | None], i: int, cmd: Command, w: str, base: str) -> Command:
+    """The program at ``i`` (``w``, its basename ``base``): docker, a shell, coverage,
+    accelerate, Python, torchrun, or a script run directly."""
+    n = len(words)
+    if base in DOCKER_ENGINES and i + 1 < n and words[i + 1] in DOCKER_SUBCOMMANDS:
+        return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
+    if base in SHELLS:
+        return _shell(words, i, cmd)
+    if base == "coverage" and i + 1 < n and words[i + 1] == "run":
+        cmd.python = True
+        return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)
+    if base == "accelerate" and i + 1 < n and words[i + 1] == "launch":
+        return _accelerate(words, i + 2, cmd)
+    if PYTHON.match(base):
+        cmd.python = True
+        return _python(words, i + 1, cmd)
+    if base == "torchrun":
+        cmd.python = True
+        return _torchrun(words, i + 1, cmd)
+    if base.endswith(".sh") or base.endswith(".bash"):
+        cmd.target = (Target.SHELL, w)
         return cmd
+    if base.endswith(".py"):
+        cmd.python = True
+        cmd.target = (Target.SCRIPT, w)
+    return cmd
+
+
+def _shell(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``bash -c '...'`` (its string read by the caller, ``Command.inner``) or ``bash
+    script.sh`` (a launch of that shell script)."""
+    n = len(words)
+    rest = words[i + 1:]
+    if rest and rest[0] == "-c" and len(rest) > 1:
+        cmd.inner = i + 2
+        return cmd
+    j = i + 1
+    while j < n and (v := words[j]) is not None and v.startswith("-"):
+        j += 1
+    if j < n:
+        shell_script = words[j]
+        if shell_script is None:
+            return cmd
+        cmd.target = (Target.SHELL, shell_script)
     return cmd
 
 
@@ -274,11 +312,11 @@ def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = 
             if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
                 cmd.python = False
                 return cmd
-            cmd.target = ("module", module)
+            cmd.target = (Target.MODULE, module)
             cmd.args = words[i + 2:]
             return cmd
         if w.startswith("-m") and len(w) > 2:
-            cmd.target = ("module", w[2:])
+            cmd.target = (Target.MODULE, w[2:])
             return cmd
         if w == "-c" or (w.startswith("-c") and len(w) > 2):
             code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < n else "")
@@ -327,7 +365,7 @@ def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 1 if "=" in w else 2
             continue
         if module:
-            cmd.target = ("module", w)
+            cmd.target = (Target.MODULE, w)
             cmd.args = words[i + 1:]
             return cmd
         return _script(words, i, cmd)
@@ -342,7 +380,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
     assert w is not None, "the callers pass the index of a static word"
     spawner = SCRIPT_LAUNCHERS.get(_basename(w))
     if spawner is None:
-        cmd.target = ("script", w)
+        cmd.target = (Target.SCRIPT, w)
         cmd.args = words[i + 1:]
         return cmd
     i += 1
@@ -354,7 +392,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
         if v.startswith("-"):
             i += 2 if v in spawner else 1
             continue
-        cmd.target = ("script", v)
+        cmd.target = (Target.SCRIPT, v)
         cmd.args = words[i + 1:]
         return cmd
     cmd.problem = f"{_basename(w)} is given no training script"
@@ -379,7 +417,7 @@ def _accelerate(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 1 if ("=" in w or w in ACCELERATE_FLAGS) else 2
             continue
         if module:
-            cmd.target = ("module", w)
+            cmd.target = (Target.MODULE, w)
             return cmd
         return _script(words, i, cmd)
     cmd.problem = "no training script after accelerate's options"
@@ -395,7 +433,7 @@ def _xla_dist(words: list[str | None], i: int, cmd: Command) -> Command:
         if w == "--env" and i + 1 < n and (setting := words[i + 1]) is not None:
             m = NAME_VALUE.match(setting)
             if m:
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
             i += 2
             continue
         i += 1 if (w is None or "=" in w or w in XLA_DIST_FLAGS) else 2 if w.startswith("-") else 1
@@ -425,9 +463,9 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             if v is not None:
                 m = NAME_VALUE.match(v)
                 if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i, i + 1], i + 1))
+                    cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
                 else:
-                    cmd.env.append(EnvWord(v, None, "pass", [i, i + 1], i + 1))
+                    cmd.env.append(EnvWord(v, None, PASS, [i, i + 1], i + 1))
             i += 2
             continue
         if w.startswith("--env=") or (w.startswith("-e") and len(w) > 2 and not w.startswith("--")):
@@ -435,9 +473,9 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             body = w[len(prefix):]
             m = NAME_VALUE.match(body)
             if m:
-                cmd.env.append(EnvWord(m.group(1), m.group(2), "set", [i], i, prefix))
+                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i, prefix))
             else:
-                cmd.env.append(EnvWord(body, None, "pass", [i], i, prefix))
+                cmd.env.append(EnvWord(body, None, PASS, [i], i, prefix))
             i += 1
             continue
         if w == "--env-file" and i + 1 < n:

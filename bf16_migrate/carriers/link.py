@@ -22,78 +22,21 @@ variable there (kept, BFM070); further legacy settings of the scope are removed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
 
 from ..diagnostics import Diagnostic
 from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
 from ..python.snippets import HELPER_SOURCES
-from ..rules import is_truthy, load_rules
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, Analysis, Entry, Launch
-from .resolve import _rel, resolve_module, resolve_script, uses_torch
+from ..rules import load_rules
+from . import for_kind
+from .link_decide import REFUSALS, Decider
+from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
+from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
+from .resolve import resolve_module, resolve_script, uses_torch
 
 
-@dataclass
-class CarrierFile:
-    """A carrier to plan: its path, the root of the tree it was found in, its decoded text and
-    encoding, and its :class:`Analysis`. ``render`` is False for a file loaded only to follow a
-    launch or an include (it holds no legacy setting of its own)."""
-
-    path: Path
-    root: Path
-    text: str
-    encoding: str
-    analysis: Analysis
-    render: bool = True
-
-
-@dataclass
-class FileResult:
-    """The outcome for one file: its new text (== ``old`` when unchanged) and diagnostics."""
-
-    path: Path
-    old: str
-    new: str
-    encoding: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    legacy_env: dict[str, str] = field(default_factory=dict)
-    """For a migrated Python script, the legacy settings that were in force for it (what the
-    modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
-    helpers: list[str] = field(default_factory=list)
-    """The helper functions the migrated script imports from ``--helpers-module``."""
-
-
-_Node: TypeAlias = tuple[str, Path | int]
-"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
-
-
-@dataclass
-class _Res:
-    kind: str  # "py", "kernel", "shell", "none", "ignored"
-    path: Path | None = None
-    problem: str | None = None
-
-
-class _UF:
-    def __init__(self) -> None:
-        self.parent: dict = {}
-
-    def find(self, x):
-        self.parent.setdefault(x, x)
-        while self.parent[x] != x:
-            self.parent[x] = self.parent[self.parent[x]]
-            x = self.parent[x]
-        return x
-
-    def union(self, a, b) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-
-
-class Planner:
+class LinkPlanner:
     """Plan and carry out the migration of carriers and the Python scripts they launch.
 
     ``read_python(path) -> (text, encoding)`` reads a launched script (raising
@@ -144,7 +87,7 @@ class Planner:
         """Plan every carrier added and migrate ``python_files`` (path -> (text, encoding)) and
         the scripts launched. Returns one :class:`FileResult` per file looked at."""
         reach: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
-        res: dict[tuple[int, int], _Res] = {}
+        res: dict[tuple[int, int], Resolved] = {}
         done_includers: set[Path] = set()
         ci = 0
         while ci < len(self.carriers):  # the list grows as launches and includes are followed
@@ -152,7 +95,7 @@ class Planner:
             for li, launch in enumerate(carrier.analysis.launches):
                 reach[(ci, li)] = {(ci, e): sure for e, sure in launch.reached_by.items()}
                 res[(ci, li)] = resolved = self._resolve(carrier, launch)
-                if resolved.kind == "shell":
+                if resolved.kind == Resolution.SHELL:
                     assert resolved.path is not None, "a resolved shell launch has its script"
                     self._carrier_at(resolved.path)
             for inc in carrier.analysis.includes:
@@ -163,7 +106,7 @@ class Planner:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
-            needs_includers = carrier.analysis.kind == "dotenv" or (
+            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
                 carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
             )
             if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
@@ -185,7 +128,7 @@ class Planner:
         while changed:
             changed = False
             for key, r in res.items():
-                if r.kind != "shell" or not reach.get(key):
+                if r.kind != Resolution.SHELL or not reach.get(key):
                     continue
                 assert r.path is not None, "a resolved shell launch has its script"
                 tj = self.by_path.get(r.path.resolve())
@@ -199,320 +142,37 @@ class Planner:
                             changed = True
         return self._decide(reach, res, python_files)
 
-    def _resolve(self, carrier: CarrierFile, launch: Launch) -> _Res:
+    def _resolve(self, carrier: CarrierFile, launch: Launch) -> Resolved:
         if launch.target is None:
-            return _Res("none", problem=launch.problem) if launch.problem else _Res("ignored")
+            return Resolved(Resolution.NONE, problem=launch.problem) if launch.problem else Resolved(Resolution.IGNORED)
         kind, word = launch.target
-        if kind == "kernel":
-            return _Res("kernel", carrier.path)
+        if kind == Target.KERNEL:
+            return Resolved(Resolution.KERNEL, carrier.path)
         if launch.problem:
-            return _Res("none", problem=launch.problem)
-        if kind == "module":
+            return Resolved(Resolution.NONE, problem=launch.problem)
+        if kind == Target.MODULE:
             path, problem = resolve_module(word, carrier.path, carrier.root)
         else:
             path, problem = resolve_script(word, carrier.path, carrier.root)
         if path is None:
-            if kind == "shell" or launch.captured:
-                return _Res("ignored")  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
-            return _Res("none", problem=problem)
-        if kind == "shell" or path.suffix in (".sh", ".bash"):
-            return _Res("shell", path)
+            if kind == Target.SHELL or launch.captured:
+                return Resolved(Resolution.IGNORED)  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
+            return Resolved(Resolution.NONE, problem=problem)
+        if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
+            return Resolved(Resolution.SHELL, path)
         if not uses_torch(path, carrier.root):
-            return _Res("ignored", path)
-        return _Res("py", path)
+            return Resolved(Resolution.IGNORED, path)
+        return Resolved(Resolution.PY, path)
 
     # -- decisions -------------------------------------------------------------------------------
-    def _entry(self, g: tuple[int, int]) -> Entry:
-        return self.carriers[g[0]].analysis.entries[g[1]]
+    def _decide(self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
+        """The plan's decisions from what reaches each launch (:class:`.link_decide.Decider`).
+        The one step after following the files: a subclass that only wants ``reach`` and
+        ``res`` overrides it (``bf16_migrate.verify.launchers``)."""
+        return Decider(self, reach, res, python_files).run()
 
-    def _bf16_on(self, entry: Entry, group_values: dict) -> bool:
-        rule = self.rules.variables[entry.variable]
-        if not rule.effective:
-            return False
-        if entry.action == SET:
-            return entry.value is not None and is_truthy(entry.value)
-        if entry.action == PASS:
-            return group_values.get(entry.group, False)
-        return False
-
-    def _decide(self, reach, res, python_files) -> list[FileResult]:
-        uf = _UF()
-        why: dict = {}  # component member -> [(code, message)], every reason found
-        groups: dict = {}
-        for ci, carrier in enumerate(self.carriers):
-            for entry in carrier.analysis.entries:
-                g = (ci, entry.id)
-                uf.find(g)
-                if entry.group is not None:
-                    groups.setdefault(entry.group, []).append(g)
-
-        def sets_on(entry: Entry) -> bool:
-            return entry.action == SET and entry.value is not None and self.rules.variables[entry.variable].effective and is_truthy(entry.value)
-
-        group_on = {}
-        for key, members in groups.items():
-            for g in members[1:]:
-                uf.union(members[0], g)
-            group_on[key] = any(sets_on(self._entry(g)) for g in members)
-
-        def block(g, code, message):
-            if (code, message) not in why.setdefault(g, []):
-                why[g].append((code, message))
-
-        def is_blocked(x) -> bool:
-            root = uf.find(x)
-            return any(uf.find(m) == root for m in why)
-
-        for ci, carrier in enumerate(self.carriers):
-            for entry in carrier.analysis.entries:
-                g = (ci, entry.id)
-                if entry.noop:
-                    continue
-                if entry.problem:
-                    code = "BFM130" if "computed" in entry.problem else "BFM131"
-                    block(g, code, entry.problem)
-                elif entry.action == SET and entry.value is None:
-                    block(g, "BFM130", f"{entry.variable} is set to a computed value: edit it by hand")
-        # launches
-        env_for: dict[_Node, dict[str, str]] = {}
-        reached_any: set = set()
-        partial: dict = {}
-        pynodes: dict = {}
-        for key, r in res.items():
-            ci, li = key
-            launch = self.carriers[ci].analysis.launches[li]
-            on = [g for g in reach.get(key, {}) if self._bf16_on(self._entry(g), group_on)]
-            if not on or r.kind in ("ignored", "shell"):
-                if r.kind == "shell":
-                    reached_any.update(on)
-                continue
-            where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
-            if r.kind == "none":
-                for g in on:
-                    block(g, "BFM111", f"the Python launch at {where} (`{launch.text}`) cannot be resolved: {r.problem}")
-                continue
-            node = ("py", r.path.resolve()) if r.kind == "py" else ("kernel", ci)
-            pynodes[node] = (r.path, ci if r.kind == "kernel" else None)
-            for g in reach.get(key, {}):
-                entry = self._entry(g)
-                if entry.action == SET and entry.value is None and self.rules.variables[entry.variable].effective:
-                    uf.union(g, node)  # bf16 may or may not be on for this launch: decided by hand
-            for g in on:
-                reached_any.add(g)
-                uf.union(g, node)
-                entry = self._entry(g)
-                env = env_for.setdefault(node, {})
-                if entry.action == SET:
-                    assert entry.value is not None, "a setting that switches bf16 on has its value (_bf16_on)"
-                    env[entry.variable] = entry.value
-                else:
-                    env.setdefault(entry.variable, "1")
-                if not reach[key][g]:
-                    partial.setdefault(g, (launch, where, node))
-        for ci, carrier in enumerate(self.carriers):
-            for entry in carrier.analysis.entries:
-                g = (ci, entry.id)
-                if entry.action == SET and not entry.noop and self._bf16_on(entry, group_on) and g not in reached_any and g not in why:
-                    block(g, "BFM110", f"{entry.variable} reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")
-        # trial migrations of the launched scripts
-        trials: dict = {}
-        framework_ok: dict = {}  # node -> the framework whose flag every launch passes
-        for node, (path, kci) in pynodes.items():
-            # tried even when the component is already held back: every blocker is reported
-            trial_env = env_for.get(node, {})
-            result, failure = self._trial(node, path, kci, trial_env, python_files)
-            trials[node] = result
-            rule = getattr(result, "framework", None)
-            if rule is not None:
-                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in res.items() if r.kind == "py" and ("py", r.path.resolve()) == node]
-                if rule.launch_flag and runs and all(passes_flag(run.args, rule.launch_flag) for run in runs):
-                    framework_ok[node] = rule
-                    failure = None
-                else:
-                    wheres = ", ".join(f"line {run.line}" for run in runs)
-                    fix = f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting" if rule.launch_flag else f"set {rule.setting} in it and remove this setting"
-                    failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
-            if failure:
-                block(node, "BFM112", failure)
-        # launches that run a migrated script without bf16 (an fp32 path): say so
-        fp32_runs: list = []
-        for key, r in res.items():
-            if r.kind != "py":
-                continue
-            node = ("py", r.path.resolve())
-            if node not in pynodes or is_blocked(node):
-                continue
-            if any(self._bf16_on(self._entry(g), group_on) for g in reach.get(key, {})):
-                continue
-            ci, li = key
-            launch = self.carriers[ci].analysis.launches[li]
-            if not any(c == ci and (l.line, l.col) == (launch.line, launch.col) and p == r.path for c, l, p in fp32_runs):
-                fp32_runs.append((ci, launch, r.path))  # once per call (a function may start it twice)
-        # decisions
-        reasons: dict = {}
-        member_of: dict = {}
-        for member, found in why.items():
-            for reason in found:
-                if reason not in reasons.setdefault(uf.find(member), []):
-                    reasons[uf.find(member)].append(reason)
-        for root, found in reasons.items():
-            found.sort(key=lambda r: BLOCKER_DEPTH.index(r[0]) if r[0] in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
-            member_of[root] = next(m for m in why if uf.find(m) == root and found[0] in why[m])
-        decisions: dict[int, dict[int, str]] = {ci: {} for ci in range(len(self.carriers))}
-        diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
-        used_scopes: set = set()
-        for ci, carrier in enumerate(self.carriers):
-            a = carrier.analysis
-            for entry in sorted(a.entries, key=lambda e: (e.line, e.col)):
-                g = (ci, entry.id)
-                path = f"{carrier.path}{entry.where}"
-                if is_blocked(g):
-                    found = reasons.get(uf.find(g)) or [("BFM111", "another setting it goes with cannot be migrated")]
-                    ordered = found  # deepest first, whoever it belongs to
-                    code, message = ordered[0]
-                    if ordered[0] in why.get(g, []):
-                        lead = f"{entry.variable} kept"
-                    else:
-                        lead = f"{entry.variable} kept with the settings it goes with ({self._where(member_of.get(uf.find(g)))})"
-                    more = [f"{m} ({c})" for c, m in ordered[1:]]
-                    tail = f"; also: {'; '.join(more)}" if more else ""
-                    diags[ci].append(Diagnostic(code, path, entry.line, entry.col, f"{lead}: {message}{tail}", False))
-                    decisions[ci][entry.id] = KEEP
-                    continue
-                rule = self.rules.variables[entry.variable]
-                if entry.noop:
-                    decisions[ci][entry.id] = REMOVE
-                    diags[ci].append(Diagnostic("BFM140", path, entry.line, entry.col, f"{entry.variable}: {entry.noop}: removed (the cells after it never ran with it)", True))
-                    continue
-                if not rule.effective:
-                    decisions[ci][entry.id] = REMOVE
-                    diags[ci].append(Diagnostic("BFM003", path, entry.line, entry.col, f"{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast(\"xla\", dtype=torch.float16) with torch.amp.GradScaler", True))
-                    continue
-                if entry.action == UNSET:
-                    decisions[ci][entry.id] = REMOVE
-                    diags[ci].append(Diagnostic("BFM102", path, entry.line, entry.col, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True))
-                    continue
-                if not self._bf16_on(entry, group_on):
-                    decisions[ci][entry.id] = REMOVE
-                    if entry.action == PASS:
-                        diags[ci].append(Diagnostic("BFM002", path, entry.line, entry.col, f"{entry.variable} passed on here was off (or is no longer set): removed, nothing added", True))
-                    else:
-                        diags[ci].append(Diagnostic("BFM002", path, entry.line, entry.col, f"{entry.variable}={entry.value!r} means bf16 was off: removed, nothing added", True))
-                    continue
-                scripts = sorted({str(pynodes[n][0]) for n in pynodes if uf.find(n) == uf.find(g)})
-                target = ", ".join(scripts) if scripts else "the script it launches"
-                change = "replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1" if self.mode == "stochastic" else "removed"
-                if self.mode == "stochastic":
-                    scope = (ci, entry.sr_scope)
-                    covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
-                    if covered:
-                        decisions[ci][entry.id] = REMOVE
-                        diags[ci].append(Diagnostic("BFM070", path, entry.line, entry.col, f"{entry.variable} removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)", True))
-                    elif scope in used_scopes and entry.action == SET:
-                        decisions[ci][entry.id] = REMOVE
-                        change = "removed (NEURON_RT_STOCHASTIC_ROUNDING_EN=1 is set just before)"
-                    else:
-                        if entry.action == SET:
-                            used_scopes.add(scope)
-                        decisions[ci][entry.id] = REPLACE
-                else:
-                    decisions[ci][entry.id] = REMOVE
-                owners = [framework_ok[n] for n in pynodes if n in framework_ok and uf.find(n) == uf.find(g)]
-                if owners:
-                    diags[ci].append(Diagnostic("BFM055", path, entry.line, entry.col, f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})", True))
-                elif not (self.mode == "stochastic" and decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
-                    what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
-                    diags[ci].append(Diagnostic("BFM001", path, entry.line, entry.col, f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)", True))
-                if g in partial:
-                    launch, where, node = partial[g]
-                    gate = getattr(trials.get(node), "own_gate", None)
-                    if gate:
-                        consequence = f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the other paths pass that flag, or add one for an fp32 run"
-                    else:
-                        consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
-                    diags[ci].append(Diagnostic("BFM120", path, entry.line, entry.col, f"{entry.variable} is set here on some paths only, but the launch at {where} (`{launch.text}`) runs on others too: {consequence}", False))
-        for ci, launch, path in fp32_runs:
-            diags[ci].append(Diagnostic("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32", False))
-        # render
-        results: list[FileResult] = []
-        for ci, carrier in enumerate(self.carriers):
-            a = carrier.analysis
-            for note in a.notes:
-                code, line, col, message, fixed = note[:5]
-                where = note[5] if len(note) > 5 else ""
-                diags[ci].append(Diagnostic(code, f"{carrier.path}{where}", line, col, message, fixed))
-            self._coverage(ci, diags[ci])
-            if not carrier.render and not a.entries:
-                continue
-            kernel: _Node = ("kernel", ci)
-            assert a.render is not None, "every carrier's analysis can render its file"
-            if a.python is not None:
-                launched = env_for.get(kernel) if kernel in trials and not is_blocked(kernel) else None
-                new, pyd = self._migrate_notebook_python(carrier, launched)
-                diags[ci].extend(pyd)
-                if new is None:
-                    continue
-                text = a.render(decisions[ci], new)
-            else:
-                text = a.render(decisions[ci])
-            results.append(FileResult(carrier.path, carrier.text, text, carrier.encoding, sorted(diags[ci], key=lambda d: (d.path, d.line, d.col, d.code))))
-        # python files: the candidates, and the launched scripts migrated with their launchers
-        targets = {n[1]: (p, env_for.get(n)) for n, (p, kci) in pynodes.items() if n[0] == "py" and not is_blocked(n) and n not in framework_ok}
-        seen: set = set()
-        for path, (text, encoding) in python_files.items():
-            key = path.resolve()
-            seen.add(key)
-            launched = targets.get(key, (None, None))[1]
-            results.append(self._python_result(path, text, encoding, launched, trials.get(("py", key))))
-        for node, trial in trials.items():
-            if node[0] != "py" or node[1] in seen or not is_blocked(node) or trial is None:
-                continue
-            seen.add(node[1])  # a launched script that could not take the change: say why
-            path = pynodes[node][0]
-            refused = [d for d in trial.diagnostics if not d.fixed and d.code in REFUSALS]
-            results.append(FileResult(path, "", "", "utf-8", refused))
-        for key, (path, launched) in targets.items():
-            if key in seen:
-                continue
-            try:
-                text, encoding = self.read_python(path)
-            except Exception as exc:  # ReadError: named in the message
-                self.errors.append(str(exc))
-                continue
-            results.append(self._python_result(path, text, encoding, launched, trials.get(("py", key))))
-        return results
-
-    def _where(self, member) -> str:
-        """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
-        if member is None:
-            return "see the other diagnostics"
-        if member[0] in ("py", "kernel"):
-            return str(_rel(member[1])) if member[0] == "py" else str(self.carriers[member[1]].path)
-        entry = self._entry(member)
-        return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
-
-    def _coverage(self, ci: int, diags: list[Diagnostic]) -> None:
-        """Report every mention of a legacy variable no entry or note covers."""
-        from .shell import find_mentions
-
-        carrier = self.carriers[ci]
-        a = carrier.analysis
-        if a.kind == "notebook" or not carrier.render:
-            return
-        covered = a.handled
-        index = None
-        for var, off in find_mentions(a.text, self.rules.variables):
-            if any(s <= off < e for s, e in covered):
-                continue
-            if index is None:
-                from .model import LineIndex
-
-                index = LineIndex(a.text)
-            line, col = index.pos(off)
-            diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
-
-    def _trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
-        if node[0] == "kernel":
+    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
+        if node[0] == Resolution.KERNEL:
             carrier = self.carriers[kci]
             assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
             source = carrier.analysis.python.source
@@ -565,7 +225,7 @@ class Planner:
         reason = usable_for(path, self.helpers_module)
         return (None, reason) if reason else (self.helpers_module, None)
 
-    def _python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
+    def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
         module, inline_reason = self._helpers_for(path)
         try:
             result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state, helpers_module=module)
@@ -581,7 +241,9 @@ class Planner:
                     diags.append(d)
         return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
 
-    def _migrate_notebook_python(self, carrier: CarrierFile, launched):
+    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
+        """The carrier's own Python (a notebook's code cells) migrated as one module: its new
+        source and diagnostics mapped back to the file; ``(None, [])`` when it does not parse."""
         nb = carrier.analysis.python
         assert nb is not None, "called for a carrier with Python of its own"
         try:
@@ -590,28 +252,3 @@ class Planner:
             self.errors.append(str(exc))
             return None, []
         return result.code, [nb.map_diagnostic(d) for d in result.diagnostics]
-
-
-REFUSALS = ("BFM010", "BFM011", "BFM055")
-"""A launched script's own reasons for not taking the change (shown with the launcher's)."""
-
-BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
-"""Why a setting is kept, deepest first: the launched script cannot take the change, the
-launch cannot be resolved, no launch at all, then the form of the setting itself. A message
-leads with the deepest, so the user starts where the work is."""
-
-
-def passes_flag(args: list[str | None], flag: str) -> bool:
-    """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
-    ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
-    yes/true/t/y/1 as on and no/false/f/n/0 as off; the last occurrence wins, as argparse's)."""
-    state = False
-    for k, word in enumerate(args):
-        if word is None:
-            continue
-        if word == flag:
-            nxt = args[k + 1] if k + 1 < len(args) else None
-            state = not (nxt is not None and nxt.lower() in ("no", "false", "f", "n", "0"))
-        elif word.startswith(flag + "="):
-            state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
-    return state

@@ -13,17 +13,71 @@ entry: ``remove``, ``replace`` (by ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, stoch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from ..rules import STOCHASTIC_ROUNDING_VAR
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
 
-REMOVE, REPLACE, KEEP = "remove", "replace", "keep"
-SET, UNSET, PASS = "set", "unset", "pass"
+
+
+class _Word(str, Enum):
+    """An enum whose members are their lower-case words: equal to, hashed, printed and
+    formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Decision(_Word):
+    """What the plan does with an :class:`Entry`: remove it, replace it by
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1`` (stochastic mode), or keep it (with a diagnostic)."""
+
+    REMOVE = "remove"
+    REPLACE = "replace"
+    KEEP = "keep"
+
+
+class Action(_Word):
+    """What an :class:`Entry` does to its variable: sets it, unsets it, or passes on the value
+    of the launcher's own environment (``docker run -e X``, a bare ``export X``)."""
+
+    SET = "set"
+    UNSET = "unset"
+    PASS = "pass"
+
+
+class Target(_Word):
+    """What kind of thing a :class:`Launch` starts: a Python ``script``, a ``module``
+    (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
+
+    SCRIPT = "script"
+    MODULE = "module"
+    SHELL = "shell"
+    KERNEL = "kernel"
+
+
+class Resolution(_Word):
+    """What the plan resolved a launch to (:class:`Resolved`); ``PY`` and ``KERNEL`` also tag
+    the plan's Python nodes (:data:`PlanNode`)."""
+
+    PY = "py"
+    KERNEL = "kernel"
+    SHELL = "shell"
+    NONE = "none"
+    IGNORED = "ignored"
+
+
+REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
+SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
 
 
 class CarrierError(Exception):
@@ -52,6 +106,27 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class Note:
+    """A diagnostic a carrier finds on its own while parsing (a read of the variable, a name in
+    a heredoc or a message it does not rewrite): ``code`` (``BFMnnn``), the 1-based ``line`` and
+    ``col`` in the file, the ``message``, whether the file's change ``fixed`` it, and ``where``
+    in the file it is (appended to the path: ``#cell3`` in a notebook, ``""`` elsewhere).
+
+    Indexing reads it as the tuple ``(code, line, col, message, fixed, where)``
+    (``note[:4]``)."""
+
+    code: str
+    line: int
+    col: int
+    message: str
+    fixed: bool = False
+    where: str = ""
+
+    def __getitem__(self, index: int | slice) -> object:
+        return (self.code, self.line, self.col, self.message, self.fixed, self.where)[index]
+
+
 @dataclass
 class Entry:
     """One place a carrier names a legacy variable.
@@ -70,7 +145,7 @@ class Entry:
 
     id: int
     variable: str
-    action: str
+    action: Action
     value: str | None
     line: int
     col: int
@@ -86,8 +161,8 @@ class Entry:
 class Launch:
     """A process started by the carrier, with the entries in force for it.
 
-    ``target`` is ``("script", "src/train.py")``, ``("module", "pkg.train")``, ``("shell",
-    "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
+    ``target`` is a :class:`Target` and a word: ``("script", "src/train.py")``, ``("module",
+    "pkg.train")``, ``("shell", "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
     launch cannot be resolved (``$SCRIPT``, ``python -c``, the image's default command...).
     ``reached_by`` maps entry ids to True when the entry is in force on every path to the
     launch, False when only on some (a guarded ``export``). ``base_dirs`` are extra directories
@@ -97,7 +172,7 @@ class Launch:
     line: int
     col: int
     text: str
-    target: tuple[str, str] | None = None
+    target: tuple[Target, str] | None = None
     problem: str | None = None
     reached_by: dict[int, bool] = field(default_factory=dict)
     where: str = ""
@@ -123,8 +198,19 @@ class Include:
     node: object = None
     local: bool = False
     resolved: int | None = field(default=None, compare=False, repr=False)
-    """The index of the included file's carrier in the plan (set by :class:`.link.Planner`;
+    """The index of the included file's carrier in the plan (set by :class:`.link.LinkPlanner`;
     None while it is not found in the tree)."""
+
+
+class Render(Protocol):
+    """How an :class:`Analysis` renders its file: ``render(decisions, python=None) -> str``.
+
+    ``decisions`` maps entry ids to a :class:`Decision` (a missing id is kept); ``python`` is the
+    migrated source of the file's own Python (:attr:`Analysis.python`; a notebook's code cells),
+    ``None`` to leave it as it is (and for a file without any). Returns the new text of the
+    whole file, byte for byte the old one outside the edited spans."""
+
+    def __call__(self, decisions: Mapping[int, Decision], python: str | None = None, /) -> str: ...
 
 
 class EmbeddedPython(Protocol):
@@ -141,8 +227,8 @@ class Analysis:
     """Everything one carrier file holds for the planner.
 
     ``sr_present`` are the ``sr_scope`` keys in which the file already sets
-    ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (kept as is, BFM070). ``notes`` are diagnostics the
-    carrier found on its own: ``(code, line, col, message, fixed)``. ``render`` maps the
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (kept as is, BFM070). ``notes`` are the diagnostics the
+    carrier found on its own (:class:`Note`). ``render`` maps the
     decisions (entry id -> remove/replace/keep) to the new text; ``handled`` are the character
     spans of the entries (anything naming a legacy variable outside them is reported)."""
 
@@ -152,12 +238,10 @@ class Analysis:
     launches: list[Launch] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
     sr_present: set = field(default_factory=set)
-    notes: list[tuple[str, int, int, str, bool] | tuple[str, int, int, str, bool, str]] = field(default_factory=list)
-    """``(code, line, col, message, fixed)``, or with a sixth item: where in the file (``#cell3``)."""
+    notes: list[Note] = field(default_factory=list)
     handled: list[tuple[int, int]] = field(default_factory=list)
-    render: Callable[..., str] | None = None
-    """``render(decisions)``; a notebook's also takes its migrated Python:
-    ``render(decisions, python_source)``."""
+    render: Render | None = None
+    """Set by the carrier's ``analyze`` (:class:`Render`)."""
     sr_covered: Callable[[Hashable], bool] | None = None
     python: EmbeddedPython | None = None  # notebook: the Python part (see notebook.py)
 
@@ -231,3 +315,50 @@ def line_span(text: str, start: int, end: int) -> tuple[int, int] | None:
     if rest and not rest.startswith("#"):
         return None
     return ls, le
+
+
+# -- the cross-file plan (:mod:`.link`) ----------------------------------------------------------
+@dataclass
+class CarrierFile:
+    """A carrier to plan: its path, the root of the tree it was found in, its decoded text and
+    encoding, and its :class:`Analysis`. ``render`` is False for a file loaded only to follow a
+    launch or an include (it holds no legacy setting of its own)."""
+
+    path: Path
+    root: Path
+    text: str
+    encoding: str
+    analysis: Analysis
+    render: bool = True
+
+
+@dataclass
+class FileResult:
+    """The outcome for one file: its new text (== ``old`` when unchanged) and diagnostics."""
+
+    path: Path
+    old: str
+    new: str
+    encoding: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """For a migrated Python script, the legacy settings that were in force for it (what the
+    modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
+    helpers: list[str] = field(default_factory=list)
+    """The helper functions the migrated script imports from ``--helpers-module``."""
+
+
+PlanNode: TypeAlias = tuple[Resolution, Path | int]
+"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
+
+
+@dataclass
+class Resolved:
+    """What a launch starts, as the plan resolved it: ``kind`` ``"py"`` (a script of the tree
+    that uses torch, at ``path``), ``"kernel"`` (a notebook's own Python), ``"shell"`` (a shell
+    script of the tree, followed as a carrier), ``"none"`` (a Python launch that cannot be
+    resolved: ``problem`` says why) or ``"ignored"`` (nothing of the tree's training code)."""
+
+    kind: Resolution
+    path: Path | None = None
+    problem: str | None = None

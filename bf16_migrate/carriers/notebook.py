@@ -1,7 +1,7 @@
 """Jupyter notebooks (``*.ipynb``).
 
 Parsers: nbformat reads and checks the notebook (format 4) and gives the cells; the JSON text
-itself is located with a scanner (:func:`_cell_source_spans`, built on the standard library's
+itself is located with a scanner (:func:`.notebook_json.cell_source_spans`, built on the standard library's
 JSON decoder), so that only the ``source`` of a changed code cell is rewritten: outputs,
 metadata, execution counts and the file's formatting stay byte for byte.
 
@@ -24,221 +24,34 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import nbformat
 
-from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Launch, LineIndex, apply_edits
-from .shell import ShellFragment, find_mentions, legacy_names
+from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, Target, apply_edits
+from .notebook_json import PYTHON_CELL_MAGICS, SHELL_CELL_MAGICS, cell_source_spans, dump_source, json_kind
+from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
+from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
+from .shell_fragment import ShellFragment
+from .text import find_mentions, legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "notebook"
+INCLUDES = False
+INCLUDED_ONLY = False
+OWN_COVERAGE = True
 
 _PLACEHOLDER = "__bf16_migrate_line_{}__"
 _MARKER = "__bf16_migrate_cell_{}__"
 _PLACEHOLDER_RE = re.compile(r"^([ \t]*)__bf16_migrate_line_(\d+)__[ \t]*$")
 _MARKER_RE = re.compile(r"^__bf16_migrate_cell_(\d+)__$")
-SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
-PYTHON_CELL_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
-
-
-def _cell_source_spans(text: str, path: str) -> list[tuple[int, int]]:
-    """Character spans of ``cells[i].source`` in the notebook's JSON text, in cell order."""
-    dec = json.JSONDecoder()
-    ws = " \t\r\n"
-
-    def skip(i: int) -> int:
-        while i < len(text) and text[i] in ws:
-            i += 1
-        return i
-
-    def obj_items(i: int):
-        """Yield (key, value_start, value_end) of the object starting at ``i``; the last yield
-        is (None, end, end)."""
-        assert text[i] == "{"
-        i = skip(i + 1)
-        if text[i] == "}":
-            yield None, i + 1, i + 1
-            return
-        while True:
-            key, i = dec.raw_decode(text, i)
-            i = skip(i)
-            assert text[i] == ":"
-            i = skip(i + 1)
-            start = i
-            _, end = dec.raw_decode(text, i)
-            yield key, start, end
-            i = skip(end)
-            if text[i] == "}":
-                yield None, i + 1, i + 1
-                return
-            assert text[i] == ","
-            i = skip(i + 1)
-
-    spans: list[tuple[int, int]] = []
-    try:
-        start = skip(0)
-        for key, vs, _ve in obj_items(start):
-            if key != "cells":
-                continue
-            i = skip(vs + 1)
-            while text[i] != "]":
-                cell_span = None
-                for ckey, cs, ce in obj_items(i):
-                    if ckey == "source":
-                        cell_span = (cs, ce)
-                    if ckey is None:
-                        i = ce
-                spans.append(cell_span)
-                i = skip(i)
-                if text[i] == ",":
-                    i = skip(i + 1)
-    except (AssertionError, ValueError, IndexError) as exc:
-        raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON ({exc})") from None
-    return spans
-
-
-class SourceLocator:
-    """Where a code cell's characters are in the notebook's JSON text: a finding inside cell
-    ``N`` (1-based, counted over all cells, as the carrier numbers them in ``nb.ipynb#cellN``),
-    at a line and column of that cell's source, is also at a line and column of the ``.ipynb``
-    file itself, which is what a SARIF region or a GitHub annotation can point at (they know
-    files, not cells; ruff's own text output names the cell instead, ``nb.ipynb:cell 2:1:6``).
-
-    The ``source`` value of each cell is found by :func:`_cell_source_spans` (the standard
-    library's JSON decoder, whatever the layout: nbformat's ``indent=1``, one line, any
-    spacing), then each JSON string of it (the whole source, or one per line in the list form
-    of nbformat's format 4 schema, "multiline_string") is decoded by the same decoder. Only the
-    offset of a character inside one string literal is counted by hand
-    (:func:`_raw_offset`), because :mod:`json` decodes a string whole and tells no positions
-    inside it. Raises :class:`CarrierError` when the cells cannot be located."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.spans = _cell_source_spans(text, "notebook")
-        self._index = LineIndex(text)
-        self._pieces: dict[int, list[tuple[int, str]]] = {}
-
-    def _strings(self, cell: int) -> list[tuple[int, str]] | None:
-        """The JSON strings of cell ``cell``'s source: (offset of the opening quote, value)."""
-        if not 1 <= cell <= len(self.spans) or self.spans[cell - 1] is None:
-            return None
-        if cell not in self._pieces:
-            start, _end = self.spans[cell - 1]
-            text, dec = self.text, json.JSONDecoder()
-            pieces: list[tuple[int, str]] = []
-            if text[start] == '"':
-                pieces.append((start, dec.raw_decode(text, start)[0]))
-            else:  # a list of strings: nbformat's "multiline_string"
-                i = _skip_ws(text, start + 1)
-                while text[i] != "]":
-                    value, end = dec.raw_decode(text, i)
-                    if isinstance(value, str):
-                        pieces.append((i, value))
-                    i = _skip_ws(text, end)
-                    if text[i] == ",":
-                        i = _skip_ws(text, i + 1)
-            self._pieces[cell] = pieces
-        return self._pieces[cell]
-
-    def position(self, cell: int, line: int, col: int) -> tuple[int, int] | None:
-        """The 1-based (line, column) in the JSON text of the character at 1-based ``line`` and
-        ``col`` of cell ``cell``'s source (lines split at ``\\n``, as the carrier splits them);
-        a column past the line's end is its end. None when the notebook has no such cell or
-        line."""
-        try:
-            pieces = self._strings(cell)
-        except (ValueError, IndexError):
-            return None
-        if pieces is None:
-            return None
-        source = "".join(value for _, value in pieces)
-        lines = source.split("\n")
-        if not 1 <= line <= len(lines):
-            return None
-        offset = sum(len(before) + 1 for before in lines[: line - 1]) + min(max(col, 1) - 1, len(lines[line - 1]))
-        if not pieces:  # "source": [] (an empty cell): the list itself
-            return self._index.pos(self.spans[cell - 1][0])
-        for k, (quote, value) in enumerate(pieces):
-            if offset < len(value) or k == len(pieces) - 1:
-                return self._index.pos(_raw_offset(self.text, quote, min(offset, len(value))))
-            offset -= len(value)
-        return None
-
-
-_HASH_COMMENT = re.compile(r"(?:^|(?<=\s))#")
-
-
-def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
-    """The comments of a notebook's code cells as ``(cell, line, col, comment)``: the cell's
-    1-based number among all cells (as in ``nb.ipynb#cellN``), the 1-based line and column of
-    the ``#`` within the cell's source, the comment to the line's end. Python lines are read
-    with :mod:`tokenize` (a ``#`` in a string is no comment); the lines IPython does not run as
-    Python (``%`` magics, ``!`` and ``x = !`` shell lines, the body of a ``%%bash`` or other
-    cell magic) have their comment where ``#`` starts a word, as in a shell. Markdown and raw
-    cells have none. Empty for a text that is not notebook JSON."""
-    import io
-    import tokenize
-
-    try:
-        top = json.loads(text)
-    except ValueError:
-        return []
-    cells = top.get("cells") if isinstance(top, dict) else None
-    out: list[tuple[int, int, int, str]] = []
-    for number, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        source = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else source
-        if not isinstance(source, str):
-            continue
-        lines = source.split("\n")
-        first = lines[0].strip()
-        whole_magic = first.startswith("%%") and not first.startswith(PYTHON_CELL_MAGICS)
-        special = {
-            k for k, line in enumerate(lines)
-            if whole_magic or line.lstrip().startswith(("%", "!")) or re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line)
-        }
-        python = "\n".join("" if k in special else line for k, line in enumerate(lines))
-        found: list[tuple[int, int, int, str]] = []
-        try:
-            for token in tokenize.generate_tokens(io.StringIO(python).readline):
-                if token.type == tokenize.COMMENT:
-                    found.append((number, token.start[0], token.start[1] + 1, token.string))
-        except (tokenize.TokenError, SyntaxError):
-            found = []  # not Python the tokenizer takes: every line is read as a shell line
-            special = set(range(len(lines)))
-        for k in sorted(special):
-            start = _HASH_COMMENT.search(lines[k])
-            if start is not None:
-                found.append((number, k + 1, start.start() + 1, lines[k][start.start():]))
-        out.extend(sorted(found))
-    return out
-
-
-def _skip_ws(text: str, i: int) -> int:
-    """The first offset from ``i`` that is not JSON whitespace (RFC 8259, section 2)."""
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def _raw_offset(text: str, quote: int, n: int) -> int:
-    """The offset in ``text`` of the ``n``-th decoded character of the JSON string literal whose
-    opening quote is at ``quote`` (``n`` = its length: the closing quote). Escapes are those of
-    RFC 8259, section 7: ``\\uXXXX`` is one character, or one with the ``\\uXXXX`` low
-    surrogate after it (as :mod:`json` decodes a pair); any other escape is two characters of
-    text for one; an unescaped character is itself."""
-    i = quote + 1
-    for _ in range(n):
-        if text[i] != "\\":
-            i += 1
-        elif text[i + 1] != "u":
-            i += 2
-        else:
-            high = int(text[i + 2 : i + 6], 16)
-            i += 6
-            if 0xD800 <= high <= 0xDBFF and text[i : i + 2] == "\\u" and 0xDC00 <= int(text[i + 2 : i + 6], 16) <= 0xDFFF:
-                i += 6
-    return i
 
 
 @dataclass
@@ -252,7 +65,7 @@ class _Line:
     kind: str   # "env", "shell", "other"
     fragment: ShellFragment | None = None
     entry_ids: list[int] = field(default_factory=list)
-    env: dict | None = None
+    env: tuple[str, str | None, str] | None = None  # %env: (name, value, arguments as written)
 
 
 class NotebookPython:
@@ -263,7 +76,7 @@ class NotebookPython:
         self.source = ""
         self.line_map: list[tuple[int, int]] = []  # module line -> (cell number, line in cell)
 
-    def map_diagnostic(self, d):
+    def map_diagnostic(self, d: Diagnostic) -> Diagnostic:
         """The codemod's diagnostic ``d`` (a line of :attr:`source`) moved to its cell:
         path ``nb.ipynb#cell3``, line within that cell."""
         from ..diagnostics import Diagnostic
@@ -274,14 +87,32 @@ class NotebookPython:
 
 
 def analyze(text: str, path: str) -> Analysis:
-    """Analyse a notebook. Raises :class:`CarrierError` when it is not a readable format-4
-    notebook (the message names the file and, for bad JSON, the line)."""
+    """Analyse a notebook (see the module docstring) into an :class:`Analysis` of kind
+    ``"notebook"`` whose ``python`` is the code cells as one module (:class:`NotebookPython`)
+    and whose ``render(decisions, python)`` writes the migrated module back into the cells.
+    Raises :class:`CarrierError` when it is not a readable format-4 notebook (the message names
+    the file and, for bad JSON, the line)."""
+    cells, spans = _read_cells(text, path)
+    reader = _Reader(Analysis(KIND, text), path)
+    for ci, cell in enumerate(cells):
+        if cell.cell_type == "code":
+            reader.code_cell(ci, cell.source)
+    reader.finish()
+    analysis = reader.analysis
+    analysis.sr_covered = reader.sr_covered
+    analysis.render = _Renderer(reader, cells, spans).render
+    return analysis
+
+
+def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None]]:
+    """The cells of a format-4 notebook (nbformat's ``NotebookNode`` objects) and the span of
+    each cell's ``source`` in ``text``; :class:`CarrierError` for anything else."""
     try:
         top = json.loads(text)
     except ValueError as exc:
         raise CarrierError(f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: {getattr(exc, 'msg', exc)}") from None
     if not isinstance(top, dict):  # nbformat would fail with "'list' object has no attribute 'get'"
-        raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {_json_kind(top)}, not an object")
+        raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {json_kind(top)}, not an object")
     try:
         nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
     except Exception as exc:  # nbformat raises several kinds
@@ -295,146 +126,190 @@ def analyze(text: str, path: str) -> Analysis:
         # nbformat.reads does not validate; a cell without these would fail deep in the analysis
         if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str) or not isinstance(cell.get("source"), (str, list)):
             raise CarrierError(f"{path}:1:1: not a readable notebook: cell {ci + 1} has no `cell_type` or `source`")
-    spans = _cell_source_spans(text, path)
+    spans = cell_source_spans(text, path)
     if len(spans) != len(cells):
         raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON")
-    analysis = Analysis("notebook", text)
-    legacy = legacy_names()
-    py = NotebookPython(path)
-    analysis.python = py
-    special: dict[int, _Line] = {}
-    cell_lines: dict[int, list[str]] = {}
-    python_cells: list[int] = []
-    env_entries: list[tuple[tuple[int, int], int]] = []  # (order, entry id)
-    shell_launches: list[tuple[tuple[int, int], int]] = []
-    noops: list[int] = []
-    module_parts: list[str] = []
-    sr_present = False
+    return cells, spans
 
-    for ci, cell in enumerate(cells):
-        if cell.cell_type != "code":
-            continue
-        src = cell.source
+
+class _Reader:
+    """The code cells of one notebook read in order into ``analysis``: magics and shell lines
+    set aside (:class:`_Line`), the rest joined into :attr:`python`."""
+
+    def __init__(self, analysis: Analysis, path: str) -> None:
+        self.analysis = analysis
+        self.path = path
+        self.legacy = legacy_names()
+        self.python = NotebookPython(path)
+        analysis.python = self.python
+        self.special: dict[int, _Line] = {}
+        self.cell_lines: dict[int, list[str]] = {}
+        self.python_cells: list[int] = []
+        self.env_entries: list[tuple[tuple[int, int], int]] = []  # (order, entry id)
+        self.shell_launches: list[tuple[tuple[int, int], int]] = []
+        self.module_parts: list[tuple[int, list[str]]] = []
+        self.sr_present = False
+
+    def _new_line(self, cell: int, index: int, text: str, kind: str) -> _Line:
+        ln = _Line(len(self.special), cell, index, text, kind)
+        self.special[ln.id] = ln
+        return ln
+
+    def code_cell(self, ci: int, src: str) -> None:
+        """Read code cell ``ci`` (0-based) with source ``src``."""
         lines = src.split("\n")
-        cell_lines[ci] = lines
+        self.cell_lines[ci] = lines
         where = f"#cell{ci + 1}"
         first = lines[0].strip() if lines else ""
         if first.startswith("%%"):
             if first.startswith(SHELL_CELL_MAGICS):
-                body = "\n".join(lines[1:])
-                line0 = 2
-                frag_analysis_len = len(analysis.launches)
-                ln = _Line(len(special), ci, -1, body, "shell")
-                special[ln.id] = ln
-                ln.fragment = ShellFragment(body, path, analysis, pos=_cell_pos(body, line0), embedded=True)
-                _tag(analysis, ln, where, frag_analysis_len)
-                for li in ln.fragment.my_launches:
-                    shell_launches.append(((ci, 0), li))
-                continue
+                self._shell_cell(ci, lines, where)
+                return
             if not first.startswith(PYTHON_CELL_MAGICS):
-                _mentions(analysis, src, where, legacy, "a cell magic bf16-migrate does not read")
-                continue
-        py_lines = []
-        for li, line in enumerate(lines):
-            stripped = line.lstrip()
-            indent = line[: len(line) - len(stripped)]
-            if stripped.startswith(("%env ", "%set_env ")) or stripped in ("%env", "%set_env"):
-                ln = _Line(len(special), ci, li, line, "env")
-                special[ln.id] = ln
-                body = stripped.split(None, 1)[1] if " " in stripped else ""
-                name, value = _env_args(body)
-                if name == STOCHASTIC:
-                    sr_present = True
-                if name in legacy:
-                    col = len(indent) + stripped.find(name) + 1
-                    entry = analysis.new_entry(variable=name, action=SET, value=value, line=li + 1, col=col, sr_scope=("kernel",), problem=None if value is not None or not body else None)
-                    entry.where = where
-                    if value is None:
-                        entry.problem = f"the value of {name} is computed ({body}): edit it by hand"
-                    ln.entry_ids.append(entry.id)
-                    ln.env = {"name": name, "value": value, "body": body}
-                    env_entries.append(((ci, li), entry.id))
-                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
-            elif stripped.startswith("!") or stripped.startswith("%sx ") or stripped.startswith("%system "):
-                cmd = stripped[2:] if stripped.startswith("!!") else stripped[1:] if stripped.startswith("!") else stripped.split(None, 1)[1]
-                ln = _Line(len(special), ci, li, line, "shell")
-                special[ln.id] = ln
-                prefix_len = len(line) - len(cmd)
-                before = len(analysis.launches)
-                ln.fragment = ShellFragment(cmd, path, analysis, pos=lambda off, li=li, p=prefix_len: (li + 1, p + off + 1), embedded=True)
-                _tag(analysis, ln, where, before)
-                for lidx in ln.fragment.my_launches:
-                    shell_launches.append(((ci, li), lidx))
-                # `!export X=1` with nothing launched in the same line: never had an effect
-                for eid in ln.fragment.my_entries:
-                    e = analysis.entries[eid]
-                    if e.action == SET and ln.fragment.entry_data[eid].kind == "decl" and not any(eid in analysis.launches[k].reached_by for k in ln.fragment.my_launches):
-                        e.noop = "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells after it"
-                        noops.append(eid)
-                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
-            elif stripped.startswith("%"):
-                ln = _Line(len(special), ci, li, line, "other")
-                special[ln.id] = ln
-                if any(v in line for v in legacy):
-                    _mentions(analysis, line, where, legacy, "a magic bf16-migrate does not read", line_no=li + 1)
-                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
-            elif re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line):
-                ln = _Line(len(special), ci, li, line, "other")
-                special[ln.id] = ln
-                if any(v in line for v in legacy):
-                    _mentions(analysis, line, where, legacy, "a shell capture (`x = !cmd`) bf16-migrate does not read", line_no=li + 1)
-                py_lines.append(indent + _PLACEHOLDER.format(ln.id))
-            else:
-                py_lines.append(line)
-        if first.startswith(PYTHON_CELL_MAGICS):
-            pass  # the first line became a placeholder above (it starts with %)
-        body = "\n".join(py_lines)
+                _mentions(self.analysis, src, where, self.legacy, "a cell magic bf16-migrate does not read")
+                return
+        # a Python cell magic's first line (%%time) becomes a placeholder below (it starts with %)
+        py_lines = [self._line(ci, li, line, where) for li, line in enumerate(lines)]
         try:
-            ast.parse(body)
+            ast.parse("\n".join(py_lines))
         except SyntaxError:
-            if any(v in src for v in legacy):
-                _mentions(analysis, src, where, legacy, "a cell that is not valid Python")
-            for ln in [x for x in special.values() if x.cell == ci]:
+            if any(v in src for v in self.legacy):
+                _mentions(self.analysis, src, where, self.legacy, "a cell that is not valid Python")
+            for ln in [x for x in self.special.values() if x.cell == ci]:
                 ln.kind = "frozen"
-            continue
-        python_cells.append(ci)
-        module_parts.append((ci, py_lines))
+            return
+        self.python_cells.append(ci)
+        self.module_parts.append((ci, py_lines))
 
-    # the notebook's Python as one module
-    out_lines: list[str] = []
-    for ci, py_lines in module_parts:
-        out_lines.append(_MARKER.format(ci))
-        py.line_map.append((ci + 1, 1))
-        for k, line in enumerate(py_lines):
-            out_lines.append(line)
-            py.line_map.append((ci + 1, k + 1))
-    py.source = "\n".join(out_lines) + ("\n" if out_lines else "")
-    python_text = "\n".join(l for _, ls in module_parts for l in ls)
-    if "torch" in python_text:
-        analysis.launches.append(Launch(1, 1, "the notebook's own Python", ("kernel", "")))
-        kernel = len(analysis.launches) - 1
-        for _, eid in env_entries:
-            analysis.launches[kernel].reached_by[eid] = True
-    for order, li in shell_launches:
-        for eorder, eid in env_entries:
-            if eorder < order:
-                analysis.launches[li].reached_by.setdefault(eid, True)
-    if sr_present:
-        analysis.sr_present.add(("kernel",))
+    def _shell_cell(self, ci: int, lines: list[str], where: str) -> None:
+        body = "\n".join(lines[1:])
+        before = len(self.analysis.launches)
+        ln = self._new_line(ci, -1, body, "shell")
+        ln.fragment = frag = ShellFragment(body, self.path, self.analysis, pos=_cell_pos(body, 2), embedded=True)
+        _tag(self.analysis, frag, where, before)
+        for li in frag.my_launches:
+            self.shell_launches.append(((ci, 0), li))
 
-    def sr_covered(scope) -> bool:
-        if scope in analysis.sr_present:
+    def _line(self, ci: int, li: int, line: str, where: str) -> str:
+        """Line ``li`` of code cell ``ci`` as it goes into the module: itself when it is Python,
+        else a placeholder for the :class:`_Line` set aside."""
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if stripped.startswith(("%env ", "%set_env ")) or stripped in ("%env", "%set_env"):
+            ln = self._env_line(ci, li, line, where)
+        elif stripped.startswith("!") or stripped.startswith("%sx ") or stripped.startswith("%system "):
+            ln = self._bang_line(ci, li, line, where)
+        elif stripped.startswith("%"):
+            ln = self._new_line(ci, li, line, "other")
+            if any(v in line for v in self.legacy):
+                _mentions(self.analysis, line, where, self.legacy, "a magic bf16-migrate does not read", line_no=li + 1)
+        elif re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line):
+            ln = self._new_line(ci, li, line, "other")
+            if any(v in line for v in self.legacy):
+                _mentions(self.analysis, line, where, self.legacy, "a shell capture (`x = !cmd`) bf16-migrate does not read", line_no=li + 1)
+        else:
+            return line
+        return indent + _PLACEHOLDER.format(ln.id)
+
+    def _env_line(self, ci: int, li: int, line: str, where: str) -> _Line:
+        """``%env X=1``: an entry in force for the kernel and the ``!`` lines after it."""
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        ln = self._new_line(ci, li, line, "env")
+        body = stripped.split(None, 1)[1] if " " in stripped else ""
+        name, value = _env_args(body)
+        if name == STOCHASTIC:
+            self.sr_present = True
+        if name is not None and name in self.legacy:
+            col = len(indent) + stripped.find(name) + 1
+            entry = self.analysis.new_entry(variable=name, action=SET, value=value, line=li + 1, col=col, sr_scope=("kernel",))
+            entry.where = where
+            if value is None:
+                entry.problem = f"the value of {name} is computed ({body}): edit it by hand"
+            ln.entry_ids.append(entry.id)
+            ln.env = (name, value, body)
+            self.env_entries.append(((ci, li), entry.id))
+        return ln
+
+    def _bang_line(self, ci: int, li: int, line: str, where: str) -> _Line:
+        """``!cmd`` (``!!cmd``, ``%sx``, ``%system``): a shell of its own."""
+        stripped = line.lstrip()
+        cmd = stripped[2:] if stripped.startswith("!!") else stripped[1:] if stripped.startswith("!") else stripped.split(None, 1)[1]
+        ln = self._new_line(ci, li, line, "shell")
+        prefix_len = len(line) - len(cmd)
+        before = len(self.analysis.launches)
+        ln.fragment = frag = ShellFragment(cmd, self.path, self.analysis, pos=lambda off: (li + 1, prefix_len + off + 1), embedded=True)
+        _tag(self.analysis, frag, where, before)
+        for lidx in frag.my_launches:
+            self.shell_launches.append(((ci, li), lidx))
+        # `!export X=1` with nothing launched in the same line: never had an effect
+        for eid in frag.my_entries:
+            e = self.analysis.entries[eid]
+            if e.action == SET and frag.entry_data[eid].kind == "decl" and not any(eid in self.analysis.launches[k].reached_by for k in frag.my_launches):
+                e.noop = "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells after it"
+        return ln
+
+    def finish(self) -> None:
+        """The Python cells joined into one module (a marker line opening each cell), the
+        kernel's launch when it uses torch, and which ``%env`` reaches which launch."""
+        analysis, py = self.analysis, self.python
+        out_lines: list[str] = []
+        for ci, py_lines in self.module_parts:
+            out_lines.append(_MARKER.format(ci))
+            py.line_map.append((ci + 1, 1))
+            for k, line in enumerate(py_lines):
+                out_lines.append(line)
+                py.line_map.append((ci + 1, k + 1))
+        py.source = "\n".join(out_lines) + ("\n" if out_lines else "")
+        python_text = "\n".join(l for _, ls in self.module_parts for l in ls)
+        if "torch" in python_text:
+            analysis.launches.append(Launch(1, 1, "the notebook's own Python", (Target.KERNEL, "")))
+            kernel = len(analysis.launches) - 1
+            for _, eid in self.env_entries:
+                analysis.launches[kernel].reached_by[eid] = True
+        for order, li in self.shell_launches:
+            for eorder, eid in self.env_entries:
+                if eorder < order:
+                    analysis.launches[li].reached_by.setdefault(eid, True)
+        if self.sr_present:
+            analysis.sr_present.add(("kernel",))
+
+    def sr_covered(self, scope: Hashable) -> bool:
+        """Whether ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` is set where ``scope`` is: by ``%env``
+        for the kernel, or in the shell line or cell of ``scope``."""
+        if scope in self.analysis.sr_present:
             return True
-        return any(ln.fragment is not None and ln.fragment.ok and ln.fragment.sr_covered(scope) for ln in special.values())
+        return any(ln.fragment is not None and ln.fragment.ok and ln.fragment.sr_covered(scope) for ln in self.special.values())
 
-    analysis.sr_covered = sr_covered
 
-    def render(decisions: dict[int, str], python_code: str) -> str:
-        # 1. the final text of every special line
-        final: dict[int, str | None] = {}
-        for ln in special.values():
-            final[ln.id] = _render_line(ln, decisions)
-        # 2. split the migrated module back into cells
+class _Renderer:
+    """The plan's decisions and the migrated module written back into the notebook's cells."""
+
+    def __init__(self, reader: _Reader, cells: list, spans: list[tuple[int, int] | None]) -> None:
+        self.reader = reader
+        self.text = reader.analysis.text
+        self.cells = cells
+        self.spans = spans
+
+    def render(self, decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        """The new notebook text: the special lines rendered for ``decisions``, the Python cells
+        from ``python`` (the migrated module; None: the module as it was)."""
+        reader = self.reader
+        final = {ln.id: _render_line(ln, decisions) for ln in reader.special.values()}
+        new_py = self._split_module(reader.python.source if python is None else python)
+        edits: list[Edit] = []
+        for ci, cell in enumerate(self.cells):
+            span = self.spans[ci]
+            if cell.cell_type != "code" or span is None:
+                continue
+            new_src = self._cell_source(ci, new_py, final)
+            if new_src != cell.source:
+                edits.append(Edit(span[0], span[1], dump_source(self.text[span[0]:span[1]], new_src)))
+        return apply_edits(self.text, edits)
+
+    def _split_module(self, python_code: str) -> dict[int, list[str]]:
+        """The migrated module split back at its cell markers: cell index -> its lines (lines
+        the codemod put before the first marker go to the first Python cell)."""
         new_py: dict[int, list[str]] = {}
         current = None
         head: list[str] = []
@@ -451,67 +326,46 @@ def analyze(text: str, path: str) -> Analysis:
                 head.append(line)
             else:
                 new_py[current].append(line)
-        if python_cells and any(h.strip() for h in head):
-            new_py[python_cells[0]] = [h for h in head if h.strip()] + new_py[python_cells[0]]
-        edits: list[Edit] = []
-        for ci, cell in enumerate(cells):
-            if cell.cell_type != "code" or spans[ci] is None:
-                continue
-            lines = cell_lines[ci]
-            if ci in new_py:
-                body = new_py[ci]
-                result = []
-                for line in body:
-                    m = _PLACEHOLDER_RE.match(line)
-                    if m:
-                        ln = special[int(m.group(2))]
-                        text_ = final[ln.id]
-                        if text_ is None:
-                            continue
-                        original_indent = ln.text[: len(ln.text) - len(ln.text.lstrip())]
-                        result.append(m.group(1) + text_[len(original_indent):])
-                    else:
-                        result.append(line)
-                new_src = "\n".join(result)
+        first_cell = self.reader.python_cells[0] if self.reader.python_cells else None
+        if first_cell is not None and any(h.strip() for h in head):
+            new_py[first_cell] = [h for h in head if h.strip()] + new_py[first_cell]
+        return new_py
+
+    def _cell_source(self, ci: int, new_py: dict[int, list[str]], final: dict[int, str | None]) -> str:
+        """The new source of code cell ``ci``: its migrated Python with the special lines put
+        back in place of their placeholders, or (a cell outside the module) its own lines with
+        the special ones rendered."""
+        special = self.reader.special
+        lines = self.reader.cell_lines[ci]
+        result: list[str] = []
+        if ci in new_py:
+            for line in new_py[ci]:
+                m = _PLACEHOLDER_RE.match(line)
+                if not m:
+                    result.append(line)
+                    continue
+                ln = special[int(m.group(2))]
+                text_ = final[ln.id]
+                if text_ is not None:
+                    original_indent = ln.text[: len(ln.text) - len(ln.text.lstrip())]
+                    result.append(m.group(1) + text_[len(original_indent):])
+            return "\n".join(result)
+        shell_cell = next((x for x in special.values() if x.cell == ci and x.index == -1), None)
+        if shell_cell is not None:
+            text_ = final[shell_cell.id]
+            return lines[0] + "\n" + (text_ if text_ is not None else "")
+        for li, line in enumerate(lines):
+            found = next((x for x in special.values() if x.cell == ci and x.index == li), None)
+            if found is None:
+                result.append(line)
             else:
-                result = []
-                shell_cell = next((x for x in special.values() if x.cell == ci and x.index == -1), None)
-                if shell_cell is not None:
-                    text_ = final[shell_cell.id]
-                    new_src = lines[0] + "\n" + (text_ if text_ is not None else "")
-                else:
-                    for li, line in enumerate(lines):
-                        ln = next((x for x in special.values() if x.cell == ci and x.index == li), None)
-                        if ln is None:
-                            result.append(line)
-                        elif final[ln.id] is not None:
-                            result.append(final[ln.id])
-                    new_src = "\n".join(result)
-            if new_src != cell.source:
-                edits.append(Edit(*spans[ci], _dump_source(text[spans[ci][0]:spans[ci][1]], new_src)))
-        return apply_edits(text, edits)
-
-    analysis.render = render
-    return analysis
+                text_ = final[found.id]
+                if text_ is not None:
+                    result.append(text_)
+        return "\n".join(result)
 
 
-def _json_kind(value) -> str:
-    """The JSON type of a decoded value, as a noun phrase ("a list", "a string", ...): the
-    types of RFC 8259, section 3, as Python's json module decodes them."""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):  # before the numbers: bool is an int in Python
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if value is None:
-        return "null"
-    return "an object"
-
-
-def _render_line(ln: _Line, decisions: dict[int, str]) -> str | None:
+def _render_line(ln: _Line, decisions: Mapping[int, Decision]) -> str | None:
     if ln.kind in ("other", "frozen"):
         return ln.text
     if ln.kind == "env":
@@ -522,7 +376,8 @@ def _render_line(ln: _Line, decisions: dict[int, str]) -> str | None:
             return ln.text
         if d == REMOVE:
             return None
-        name, value, body = ln.env["name"], ln.env["value"], ln.env["body"]
+        assert ln.env is not None, "an env line with an entry has its arguments"
+        name, value, body = ln.env
         new_body = body.replace(name, STOCHASTIC, 1)
         if value is not None and value != "":
             k = new_body.rfind(value)
@@ -566,7 +421,6 @@ def _env_args(body: str) -> tuple[str | None, str | None]:
 
 
 def _cell_pos(body: str, first_line: int):
-    from .model import LineIndex
 
     index = LineIndex(body)
 
@@ -577,39 +431,30 @@ def _cell_pos(body: str, first_line: int):
     return pos
 
 
-def _tag(analysis: Analysis, ln: _Line, where: str, launches_before: int) -> None:
-    frag = ln.fragment
+def _tag(analysis: Analysis, frag: ShellFragment, where: str, launches_before: int) -> None:
+    """The entries, launches and notes of a shell line or cell just read: in cell ``where``."""
     for eid in frag.my_entries:
         analysis.entries[eid].where = where
     for li in range(launches_before, len(analysis.launches)):
         analysis.launches[li].where = where
     notes = analysis.notes
     for k, note in enumerate(notes):
-        if len(note) == 5:
-            notes[k] = (*note, where)
+        if not note.where:
+            notes[k] = replace(note, where=where)
 
 
 def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line_no: int | None = None) -> None:
-    from .model import LineIndex
 
     index = LineIndex(text)
     for var, off in find_mentions(text, legacy):
         line, col = index.pos(off)
-        analysis.notes.append(("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
+        analysis.notes.append(Note("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
 
 
-def _dump_source(original: str, source: str) -> str:
-    """``source`` as JSON in the style of ``original`` (a list of lines or one string; the
-    same indentation; ``\\u`` escapes only if the original used them)."""
-    ascii_ = "\\u" in original
-    if original.lstrip().startswith("["):
-        lines = source.splitlines(keepends=True)
-        if not lines:
-            return "[]"
-        first_q = original.find('"')
-        last_q = original.rfind('"')
-        lead = original[1:first_q] if first_q > 0 else "\n"
-        close = original[last_q + 1:-1] if last_q > 0 else "\n"
-        sep = ","
-        return "[" + sep.join(lead + json.dumps(line, ensure_ascii=ascii_) for line in lines) + close + "]"
-    return json.dumps(source, ensure_ascii=ascii_)
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """BFM091 for each line of a markdown or raw cell naming a variable, at ``nb.ipynb#cellN``
+    (:func:`bf16_migrate.mentions.notebook_text_cells`); ``[]`` when the notebook cannot be read
+    (:func:`analyze` reports that)."""
+    from ..mentions import notebook_text_cells
+
+    return notebook_text_cells(path, text)

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from .shell_words import static_value
+
 COMPUTED = "\0"
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 8
@@ -73,7 +75,7 @@ def _finish(text: str) -> str | None:
 
 
 class Expander:
-    """The expansions of command words of one :class:`~.shell.ShellFragment` (``frag``: gives
+    """The expansions of command words of one :class:`~.shell_fragment.ShellFragment` (``frag``: gives
     ``t(node)``, ``ctx(node)``, ``at(byte)`` and the parsed ``tree``)."""
 
     def __init__(self, frag) -> None:
@@ -169,7 +171,6 @@ class Expander:
 
     def _value(self, node, at, depth: int) -> list[tuple[str, dict[str, int]]]:
         """The text of an assignment's value (no word splitting: ``man bash`` "PARAMETERS")."""
-        from .shell import static_value
 
         static = static_value(node, self.frag.data)
         if static is not None:
@@ -264,7 +265,6 @@ class Expander:
         return out
 
     def _word(self, node, at, positional) -> list[tuple[list[str | None], dict[str, int]]]:
-        from .shell import static_value
 
         if node.type == "command_name" and node.named_children:
             node = node.named_children[0]

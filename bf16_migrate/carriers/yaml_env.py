@@ -31,14 +31,28 @@ key keeps a valid empty value instead of becoming ``null``. Flow-style container
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .launch import read_command
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Edit, Include, Launch, LineIndex, apply_edits, line_span
-from .shell import ShellFragment, legacy_names
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Include, Launch, LineIndex, Target, apply_edits, line_span
+from .shell_fragment import ShellFragment
+from .text import legacy_names
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "yaml"
+INCLUDES = True
+INCLUDED_ONLY = False
+OWN_COVERAGE = False
 
 ENV_KEYS = {"env", "environment", "variables"}
 SHELL_KEYS = {"run", "script", "before_script", "after_script"}
@@ -57,7 +71,7 @@ class _Yaml:
         self.text = text
         self.path = path
         self.index = LineIndex(text)
-        self.analysis = Analysis("yaml", text)
+        self.analysis = Analysis(KIND, text)
         self.legacy = legacy_names()
         self.items: dict[int, dict] = {}  # entry id -> how to edit it
         self.containers: list[dict] = []
@@ -139,7 +153,7 @@ class _Yaml:
         raw = self.text[start:anchor.end_mark.index].split("\n")[0][:100]
         if cmd is None and ep is None:
             if any(w and w.endswith(".py") for w in words):
-                self.analysis.launches.append(Launch(line, col, raw, ("script", "?"), "the container runs the image's entrypoint with these args"))
+                self.analysis.launches.append(Launch(line, col, raw, (Target.SCRIPT, "?"), "the container runs the image's entrypoint with these args"))
                 return [len(self.analysis.launches) - 1]
             return []
         command = read_command(words)
@@ -171,7 +185,7 @@ class _Yaml:
             if on:
                 launch.problem = launch.problem or f"{on[0].variable} is set inside this script, which bf16-migrate does not edit in YAML"
                 if launch.target is None:
-                    launch.target = ("script", "?")
+                    launch.target = (Target.SCRIPT, "?")
             self.analysis.launches.append(launch)
             out.append(len(self.analysis.launches) - 1)
         return out
@@ -272,7 +286,8 @@ class _Yaml:
         return entry.id
 
     # -- rendering -------------------------------------------------------------------------------
-    def render(self, decisions: dict[int, str]) -> str:
+    def render(self, decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        """The new text for ``decisions`` (a YAML file holds no Python of its own: ``python`` is unused)."""
         edits: list[Edit] = []
         for record in self.containers:
             removed = 0
@@ -366,3 +381,9 @@ def analyze(text: str, path: str) -> Analysis:
     y.analysis.sr_covered = lambda scope: scope in y.sr_containers
     y.analysis.render = y.render
     return y.analysis
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none, every mention in a
+    yaml file is an entry, a note or the planner's coverage check."""
+    return []

@@ -3,7 +3,7 @@
 This is the codemod's own analysis, read only: every carrier of the tree that names a legacy
 variable (shell scripts, Dockerfiles, YAML job specs, ``.env`` files; found by
 :func:`bf16_migrate.scan.scan`) is parsed by its carrier (:func:`bf16_migrate.carriers.analyze`)
-and given to the cross-file planner (:class:`bf16_migrate.carriers.link.Planner`), which follows
+and given to the cross-file planner (:class:`bf16_migrate.carriers.link.LinkPlanner`), which follows
 launches, includes (``source env.sh``, ``--env-file``) and launched shell scripts, and resolves
 each Python launch to a file of the tree. Its plan stops there: instead of deciding what to
 rewrite, :class:`_Reach` keeps, for every launch, which entries reach it, and
@@ -57,9 +57,9 @@ class LaunchSetting:
 
 
 def _planner_class():
-    from ..carriers.link import Planner
+    from ..carriers.link import LinkPlanner
 
-    class _Reach(Planner):
+    class _Reach(LinkPlanner):
         """The planner up to its decisions: :meth:`run` follows launches, includes and
         launched shell scripts, then hands what reaches each launch to ``_decide``, which here
         only keeps it (nothing is migrated, nothing written)."""

@@ -1,0 +1,453 @@
+"""The decisions of the cross-file plan (:mod:`.link`): given what reaches each launch, which
+entries are removed, replaced or kept, the diagnostics that say so, and the files rendered.
+
+The phases, in order (:meth:`Decider.run`): entries grouped into components (a union-find over
+entries and the Python nodes they reach); the reasons to keep a component (the entry's own
+form, a launch that cannot be resolved, no launch at all, a launched script the codemod cannot
+give the change); the launches that run a migrated script in fp32; then one decision per entry,
+and the carriers and Python files rendered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..diagnostics import Diagnostic
+from ..rules import Rules, is_truthy
+from . import for_kind
+from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolution, Resolved
+from .resolve import _rel
+from .text import find_mentions
+
+REFUSALS = ("BFM010", "BFM011", "BFM055")
+"""A launched script's own reasons for not taking the change (shown with the launcher's)."""
+
+BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
+"""Why a setting is kept, deepest first: the launched script cannot take the change, the
+launch cannot be resolved, no launch at all, then the form of the setting itself. A message
+leads with the deepest, so the user starts where the work is."""
+
+
+class Planning(Protocol):
+    """What the decisions read of the planner (:class:`~.link.LinkPlanner`): the carriers, the
+    mode and rules, and the migration of the Python scripts (a trial, the final result, a
+    notebook's own Python), which stays with the planner."""
+
+    @property
+    def carriers(self) -> list[CarrierFile]: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def errors(self) -> list[str]: ...
+    @property
+    def read_python(self) -> Callable: ...
+    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]: ...
+    def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult: ...
+    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]: ...
+
+
+class _UF:
+    """Union-find over the plan's members (entries ``(carrier, entry id)`` and Python nodes)."""
+
+    def __init__(self) -> None:
+        self.parent: dict = {}
+
+    def find(self, x):
+        self.parent.setdefault(x, x)
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+@dataclass
+class _Partial:
+    """An entry in force on some paths to a launch only (BFM120)."""
+
+    launch: Launch
+    where: str
+    node: PlanNode
+
+
+class Decider:
+    """One plan's decisions. ``reach`` maps a launch ``(carrier, launch)`` to the entries in
+    force for it (-> True when on every path); ``res`` maps it to what it starts (:class:`~.model.Resolved`);
+    ``python_files`` are the Python candidates (path -> (text, encoding)). :meth:`run` returns
+    one :class:`~.model.FileResult` per file looked at."""
+
+    def __init__(self, planner: Planning, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> None:
+        self.p = planner
+        self.carriers = planner.carriers
+        self.mode = planner.mode
+        self.reach = reach
+        self.res = res
+        self.python_files = python_files
+        self.uf = _UF()
+        self.why: dict = {}  # component member -> [(code, message)], every reason found
+        self.group_on: dict = {}
+        self.env_for: dict[PlanNode, dict[str, str]] = {}
+        self.reached_any: set = set()
+        self.partial: dict[tuple[int, int], _Partial] = {}
+        self.pynodes: dict = {}  # node -> (script path, notebook carrier index or None)
+        self.trials: dict = {}
+        self.framework_ok: dict = {}  # node -> the framework whose flag every launch passes
+        self.fp32_runs: list[tuple[int, Launch, Path]] = []
+        self.reasons: dict = {}  # component root -> [(code, message)], deepest first
+        self.member_of: dict = {}  # component root -> the member whose reason leads
+        self.decisions: dict[int, dict[int, Decision]] = {ci: {} for ci in range(len(self.carriers))}
+        self.diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
+        self.used_scopes: set = set()
+
+    def run(self) -> list[FileResult]:
+        self._group()
+        self._block_entries()
+        self._follow_launches()
+        self._block_unreached()
+        self._try_scripts()
+        self._find_fp32_runs()
+        self._order_reasons()
+        for ci, carrier in enumerate(self.carriers):
+            for entry in sorted(carrier.analysis.entries, key=lambda e: (e.line, e.col)):
+                self._decide_entry(ci, entry)
+        for ci, launch, path in self.fp32_runs:
+            self.diags[ci].append(Diagnostic("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32", False))
+        return self._render_carriers() + self._python_results()
+
+    # -- components and their reasons -----------------------------------------------------------
+    def block(self, g, code: str, message: str) -> None:
+        """Record why member ``g`` (and so its component) is kept."""
+        if (code, message) not in self.why.setdefault(g, []):
+            self.why[g].append((code, message))
+
+    def is_blocked(self, x) -> bool:
+        root = self.uf.find(x)
+        return any(self.uf.find(m) == root for m in self.why)
+
+    def _group(self) -> None:
+        """Every entry a member; entries of one group (``export X=1`` and the ``unset X`` of
+        the other branch) in one component, on when any of them switches bf16 on."""
+        groups: dict = {}
+        for ci, carrier in enumerate(self.carriers):
+            for entry in carrier.analysis.entries:
+                g = (ci, entry.id)
+                self.uf.find(g)
+                if entry.group is not None:
+                    groups.setdefault(entry.group, []).append(g)
+        rules = self.p.rules.variables
+
+        def sets_on(entry: Entry) -> bool:
+            return entry.action == SET and entry.value is not None and rules[entry.variable].effective and is_truthy(entry.value)
+
+        for key, members in groups.items():
+            for g in members[1:]:
+                self.uf.union(members[0], g)
+            self.group_on[key] = any(sets_on(self._entry(g)) for g in members)
+
+    def _block_entries(self) -> None:
+        """An entry the carrier could not read safely, or set to a computed value, is kept."""
+        for ci, carrier in enumerate(self.carriers):
+            for entry in carrier.analysis.entries:
+                g = (ci, entry.id)
+                if entry.noop:
+                    continue
+                if entry.problem:
+                    self.block(g, "BFM130" if "computed" in entry.problem else "BFM131", entry.problem)
+                elif entry.action == SET and entry.value is None:
+                    self.block(g, "BFM130", f"{entry.variable} is set to a computed value: edit it by hand")
+
+    def _follow_launches(self) -> None:
+        """Each launch joins the entries switching bf16 on for it with the Python it starts
+        (a script, or a notebook's kernel), and collects the environment that script ran under."""
+        for key, r in self.res.items():
+            ci, li = key
+            launch = self.carriers[ci].analysis.launches[li]
+            on = [g for g in self.reach.get(key, {}) if self._bf16_on(self._entry(g), self.group_on)]
+            if not on or r.kind in (Resolution.IGNORED, Resolution.SHELL):
+                if r.kind == Resolution.SHELL:
+                    self.reached_any.update(on)
+                continue
+            where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
+            if r.kind == Resolution.NONE:
+                for g in on:
+                    self.block(g, "BFM111", f"the Python launch at {where} (`{launch.text}`) cannot be resolved: {r.problem}")
+                continue
+            assert r.path is not None, "a py or kernel launch has its path"
+            node: PlanNode = (Resolution.PY, r.path.resolve()) if r.kind == Resolution.PY else (Resolution.KERNEL, ci)
+            self.pynodes[node] = (r.path, ci if r.kind == Resolution.KERNEL else None)
+            for g in self.reach.get(key, {}):
+                entry = self._entry(g)
+                if entry.action == SET and entry.value is None and self.p.rules.variables[entry.variable].effective:
+                    self.uf.union(g, node)  # bf16 may or may not be on for this launch: decided by hand
+            for g in on:
+                self.reached_any.add(g)
+                self.uf.union(g, node)
+                entry = self._entry(g)
+                env = self.env_for.setdefault(node, {})
+                if entry.action == SET:
+                    assert entry.value is not None, "a setting that switches bf16 on has its value (_bf16_on)"
+                    env[entry.variable] = entry.value
+                else:
+                    env.setdefault(entry.variable, "1")
+                if not self.reach[key][g]:
+                    self.partial.setdefault(g, _Partial(launch, where, node))
+
+    def _block_unreached(self) -> None:
+        for ci, carrier in enumerate(self.carriers):
+            for entry in carrier.analysis.entries:
+                g = (ci, entry.id)
+                if entry.action == SET and not entry.noop and self._bf16_on(entry, self.group_on) and g not in self.reached_any and g not in self.why:
+                    self.block(g, "BFM110", f"{entry.variable} reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")
+
+    def _try_scripts(self) -> None:
+        """A trial migration of every launched script (even of a component already held back:
+        every blocker is reported); a script that cannot take the change, or builds a
+        framework that owns precision without its flag on every launch, holds it back."""
+        for node, (path, kci) in self.pynodes.items():
+            result, failure = self.p.trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
+            self.trials[node] = result
+            rule = getattr(result, "framework", None)
+            if rule is not None:
+                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in self.res.items() if r.kind == Resolution.PY and r.path is not None and (Resolution.PY, r.path.resolve()) == node]
+                if rule.launch_flag and runs and all(passes_flag(run.args, rule.launch_flag) for run in runs):
+                    self.framework_ok[node] = rule
+                    failure = None
+                else:
+                    wheres = ", ".join(f"line {run.line}" for run in runs)
+                    fix = f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting" if rule.launch_flag else f"set {rule.setting} in it and remove this setting"
+                    failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
+            if failure:
+                self.block(node, "BFM112", failure)
+
+    def _find_fp32_runs(self) -> None:
+        """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
+        for key, r in self.res.items():
+            if r.kind != Resolution.PY or r.path is None:
+                continue
+            node = (Resolution.PY, r.path.resolve())
+            if node not in self.pynodes or self.is_blocked(node):
+                continue
+            if any(self._bf16_on(self._entry(g), self.group_on) for g in self.reach.get(key, {})):
+                continue
+            ci, li = key
+            launch = self.carriers[ci].analysis.launches[li]
+            if not any(c == ci and (l.line, l.col) == (launch.line, launch.col) and p == r.path for c, l, p in self.fp32_runs):
+                self.fp32_runs.append((ci, launch, r.path))  # once per call (a function may start it twice)
+
+    def _order_reasons(self) -> None:
+        """Each held-back component's reasons, deepest first (:data:`BLOCKER_DEPTH`), and the
+        member the first belongs to."""
+        for member, found in self.why.items():
+            for reason in found:
+                if reason not in self.reasons.setdefault(self.uf.find(member), []):
+                    self.reasons[self.uf.find(member)].append(reason)
+        for root, found in self.reasons.items():
+            found.sort(key=lambda r: BLOCKER_DEPTH.index(r[0]) if r[0] in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
+            self.member_of[root] = next(m for m in self.why if self.uf.find(m) == root and found[0] in self.why[m])
+
+    # -- one decision per entry -----------------------------------------------------------------
+    def _decide_entry(self, ci: int, entry: Entry) -> None:
+        g = (ci, entry.id)
+        path = f"{self.carriers[ci].path}{entry.where}"
+        if self.is_blocked(g):
+            self._keep(ci, entry, path)
+        elif not self._remove_outright(ci, entry, path):
+            self._migrate(ci, entry, path)
+
+    def _say(self, ci: int, code: str, path: str, entry: Entry, message: str, fixed: bool) -> None:
+        self.diags[ci].append(Diagnostic(code, path, entry.line, entry.col, message, fixed))
+
+    def _keep(self, ci: int, entry: Entry, path: str) -> None:
+        """A held-back entry: kept, with the deepest reason of its component first."""
+        g = (ci, entry.id)
+        ordered = self.reasons.get(self.uf.find(g)) or [("BFM111", "another setting it goes with cannot be migrated")]
+        code, message = ordered[0]
+        if ordered[0] in self.why.get(g, []):
+            lead = f"{entry.variable} kept"
+        else:
+            lead = f"{entry.variable} kept with the settings it goes with ({self._where(self.member_of.get(self.uf.find(g)))})"
+        more = [f"{m} ({c})" for c, m in ordered[1:]]
+        tail = f"; also: {'; '.join(more)}" if more else ""
+        self._say(ci, code, path, entry, f"{lead}: {message}{tail}", False)
+        self.decisions[ci][entry.id] = KEEP
+
+    def _remove_outright(self, ci: int, entry: Entry, path: str) -> bool:
+        """Entries removed with no code change (True when ``entry`` is one): a setting that
+        never took effect (BFM140), a variable that does nothing (BFM003), an unset (BFM102),
+        bf16 off (BFM002)."""
+        rule = self.p.rules.variables[entry.variable]
+        if entry.noop:
+            self._say(ci, "BFM140", path, entry, f"{entry.variable}: {entry.noop}: removed (the cells after it never ran with it)", True)
+        elif not rule.effective:
+            self._say(ci, "BFM003", path, entry, f"{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast(\"xla\", dtype=torch.float16) with torch.amp.GradScaler", True)
+        elif entry.action == UNSET:
+            self._say(ci, "BFM102", path, entry, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True)
+        elif not self._bf16_on(entry, self.group_on):
+            if entry.action == PASS:
+                self._say(ci, "BFM002", path, entry, f"{entry.variable} passed on here was off (or is no longer set): removed, nothing added", True)
+            else:
+                self._say(ci, "BFM002", path, entry, f"{entry.variable}={entry.value!r} means bf16 was off: removed, nothing added", True)
+        else:
+            return False
+        self.decisions[ci][entry.id] = REMOVE
+        return True
+
+    def _migrate(self, ci: int, entry: Entry, path: str) -> None:
+        """A setting migrated with its scripts: replaced (stochastic, first of its scope) or removed."""
+        g = (ci, entry.id)
+        a = self.carriers[ci].analysis
+        root = self.uf.find(g)
+        scripts = sorted({str(self.pynodes[n][0]) for n in self.pynodes if self.uf.find(n) == root})
+        target = ", ".join(scripts) if scripts else "the script it launches"
+        change = "replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1" if self.mode == "stochastic" else "removed"
+        if self.mode == "stochastic":
+            scope = (ci, entry.sr_scope)
+            covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
+            if covered:
+                self.decisions[ci][entry.id] = REMOVE
+                self._say(ci, "BFM070", path, entry, f"{entry.variable} removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)", True)
+            elif scope in self.used_scopes and entry.action == SET:
+                self.decisions[ci][entry.id] = REMOVE
+                change = "removed (NEURON_RT_STOCHASTIC_ROUNDING_EN=1 is set just before)"
+            else:
+                if entry.action == SET:
+                    self.used_scopes.add(scope)
+                self.decisions[ci][entry.id] = REPLACE
+        else:
+            self.decisions[ci][entry.id] = REMOVE
+        owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
+        if owners:
+            self._say(ci, "BFM055", path, entry, f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})", True)
+        elif not (self.mode == "stochastic" and self.decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
+            what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
+            self._say(ci, "BFM001", path, entry, f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)", True)
+        if g in self.partial:
+            part = self.partial[g]
+            gate = getattr(self.trials.get(part.node), "own_gate", None)
+            if gate:
+                consequence = f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the other paths pass that flag, or add one for an fp32 run"
+            else:
+                consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
+            self._say(ci, "BFM120", path, entry, f"{entry.variable} is set here on some paths only, but the launch at {part.where} (`{part.launch.text}`) runs on others too: {consequence}", False)
+
+    # -- helpers --------------------------------------------------------------------------------
+    def _entry(self, g: tuple[int, int]) -> Entry:
+        """The entry of member ``g`` = (carrier index, entry id)."""
+        return self.carriers[g[0]].analysis.entries[g[1]]
+
+    def _bf16_on(self, entry: Entry, group_values: dict) -> bool:
+        """Whether ``entry`` switches bf16 on (a pass-through: when its group sets it on)."""
+        rule = self.p.rules.variables[entry.variable]
+        if not rule.effective:
+            return False
+        if entry.action == SET:
+            return entry.value is not None and is_truthy(entry.value)
+        if entry.action == PASS:
+            return group_values.get(entry.group, False)
+        return False
+
+    def _where(self, member) -> str:
+        """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
+        if member is None:
+            return "see the other diagnostics"
+        if member[0] in (Resolution.PY, Resolution.KERNEL):
+            return str(_rel(member[1])) if member[0] == Resolution.PY else str(self.carriers[member[1]].path)
+        entry = self._entry(member)
+        return f"{self.carriers[member[0]].path}{entry.where}:{entry.line}"
+
+    def _coverage(self, ci: int, diags: list[Diagnostic]) -> None:
+        """Report every mention of a legacy variable no entry or note covers."""
+        carrier = self.carriers[ci]
+        a = carrier.analysis
+        if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
+            return
+        covered = a.handled
+        index = None
+        for var, off in find_mentions(a.text, self.p.rules.variables):
+            if any(s <= off < e for s, e in covered):
+                continue
+            if index is None:
+                index = LineIndex(a.text)
+            line, col = index.pos(off)
+            diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
+
+
+    # -- the files ------------------------------------------------------------------------------
+    def _render_carriers(self) -> list[FileResult]:
+        """Each carrier with its notes and coverage findings, rendered for its decisions (a
+        notebook with its Python migrated as one module)."""
+        results: list[FileResult] = []
+        for ci, carrier in enumerate(self.carriers):
+            a = carrier.analysis
+            diags = self.diags[ci]
+            for note in a.notes:
+                diags.append(Diagnostic(note.code, f"{carrier.path}{note.where}", note.line, note.col, note.message, note.fixed))
+            self._coverage(ci, diags)
+            if not carrier.render and not a.entries:
+                continue
+            kernel: PlanNode = (Resolution.KERNEL, ci)
+            assert a.render is not None, "every carrier's analysis can render its file"
+            new: str | None = None
+            if a.python is not None:
+                launched = self.env_for.get(kernel) if kernel in self.trials and not self.is_blocked(kernel) else None
+                new, pyd = self.p.migrate_embedded_python(carrier, launched)
+                diags.extend(pyd)
+                if new is None:
+                    continue
+            text = a.render(self.decisions[ci], new)
+            results.append(FileResult(carrier.path, carrier.text, text, carrier.encoding, sorted(diags, key=lambda d: (d.path, d.line, d.col, d.code))))
+        return results
+
+    def _python_results(self) -> list[FileResult]:
+        """The Python candidates, and the launched scripts migrated with their launchers (or,
+        held back, their reasons)."""
+        results: list[FileResult] = []
+        targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == Resolution.PY and not self.is_blocked(n) and n not in self.framework_ok}
+        seen: set = set()
+        for path, (text, encoding) in self.python_files.items():
+            key = path.resolve()
+            seen.add(key)
+            launched = targets.get(key, (None, None))[1]
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
+        for node, trial in self.trials.items():
+            if node[0] != Resolution.PY or node[1] in seen or not self.is_blocked(node) or trial is None:
+                continue
+            seen.add(node[1])  # a launched script that could not take the change: say why
+            path = self.pynodes[node][0]
+            refused = [d for d in trial.diagnostics if not d.fixed and d.code in REFUSALS]
+            results.append(FileResult(path, "", "", "utf-8", refused))
+        for key, (path, launched) in targets.items():
+            if key in seen:
+                continue
+            try:
+                text, encoding = self.p.read_python(path)
+            except Exception as exc:  # ReadError: named in the message
+                self.p.errors.append(str(exc))
+                continue
+            results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
+        return results
+
+
+def passes_flag(args: list[str | None], flag: str) -> bool:
+    """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
+    ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
+    yes/true/t/y/1 as on and no/false/f/n/0 as off; the last occurrence wins, as argparse's)."""
+    state = False
+    for k, word in enumerate(args):
+        if word is None:
+            continue
+        if word == flag:
+            nxt = args[k + 1] if k + 1 < len(args) else None
+            state = not (nxt is not None and nxt.lower() in ("no", "false", "f", "n", "0"))
+        elif word.startswith(flag + "="):
+            state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
+    return state

@@ -1,0 +1,109 @@
+"""Shell words shared by every carrier that holds shell: the tree-sitter-bash parser and the
+static value of a word (bash's quote removal, "QUOTING" and "Quote Removal" in bash(1)).
+
+Used by the shell carrier (:mod:`.shell_fragment`), Dockerfile ``ENV`` pairs and shell forms
+(:mod:`.dockerfile`) and the expansion reader (:mod:`.shell_expand`).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import tree_sitter
+import tree_sitter_bash
+
+
+@functools.lru_cache(maxsize=1)
+def parser() -> tree_sitter.Parser:
+    """The tree-sitter parser of the tree-sitter-bash grammar (one per process)."""
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+def is_env_file_name(name: str) -> bool:
+    """``.env``, ``train.env``, ``.env.local``: the names docker compose and dotenv tools read."""
+    base = name.rstrip("/").rsplit("/", 1)[-1]
+    return base == ".env" or base.endswith(".env") or base.startswith(".env.") or base == "env.list"
+
+
+def _unescape(text: str, escapable: str | None) -> str:
+    """Bash backslash removal: outside quotes (``escapable=None``) a backslash escapes any
+    character; inside double quotes only ``"``, ``\\``, ``$``, `` ` `` and newline. An escaped
+    newline is a line continuation and disappears."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == "\\" and i + 1 < len(text) and (escapable is None or text[i + 1] in escapable):
+            if text[i + 1] != "\n":
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(text[i])
+        i += 1
+    return "".join(out)
+
+
+def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
+    """The value of a shell word node when it holds no expansion, ``None`` otherwise.
+
+    ``word``/``number``: backslash escapes removed; ``"..."``: only literal content (``\\"``,
+    ``\\\\``, ``\\$``, ``\\```` unescaped); ``'...'`` verbatim; concatenations of those."""
+    kind = node.type
+    text = data[node.start_byte:node.end_byte].decode("utf-8")
+    if kind in ("word", "number"):
+        if any(c in text for c in "$`*?["):
+            return None
+        return _unescape(text, escapable=None)
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "string":
+        parts = []
+        for child in node.children:
+            if child.type == '"':
+                continue
+            if child.type != "string_content":
+                return None
+            parts.append(data[child.start_byte:child.end_byte].decode("utf-8"))
+        return _unescape("".join(parts), escapable='"\\$`\n')
+    if kind == "concatenation":
+        pieces = [static_value(c, data) for c in node.named_children]
+        static = [p for p in pieces if p is not None]
+        if len(static) != len(pieces):
+            return None
+        return "".join(static)
+    return None
+
+
+
+def first_error(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The first ``ERROR`` or missing node under ``node`` (``node`` itself when none is found
+    below it): where a parse went wrong."""
+    if node.type == "ERROR" or node.is_missing:
+        return node
+    for c in node.children:
+        if c.has_error or c.type == "ERROR" or c.is_missing:
+            return first_error(c)
+    return node
+
+
+def heredoc_target(node: tree_sitter.Node, data: bytes) -> str | None:
+    """The file a ``heredoc_redirect`` node writes, as a static word: ``cat > F <<EOF`` (the
+    statement's file redirect) or ``cat <<EOF | tee F`` (tee's first operand, which wins);
+    None when it writes none or the name is computed. ``data`` is the parsed bytes."""
+    stmt = node.parent
+    target = None
+    if stmt is not None and stmt.type == "redirected_statement":
+        for r in stmt.children:
+            if r.type == "file_redirect":
+                dest = r.child_by_field_name("destination")
+                if dest is not None:
+                    target = static_value(dest, data)
+    for c in node.children:
+        if c.type == "pipeline":
+            for cmdn in c.named_children:
+                if cmdn.type == "command":
+                    nm = cmdn.child_by_field_name("name")
+                    if nm is not None and data[nm.start_byte:nm.end_byte].decode("utf-8") == "tee":
+                        args = [static_value(a, data) for a in cmdn.children_by_field_name("argument")]
+                        operands = [a for a in args if a is not None and not a.startswith("-")]
+                        if operands:
+                            target = operands[0]
+    return target
