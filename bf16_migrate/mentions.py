@@ -3,7 +3,7 @@ never rewrites: documentation, files of a kind it has no parser for, a notebook'
 
 A mention is a whole word: ``XLA_USE_BF16`` in ``export XLA_USE_BF16=1``, ``$XLA_USE_BF16`` or
 ``'XLA_USE_BF16': '1',``, not in ``MY_XLA_USE_BF16`` (the rule of the carriers' coverage check,
-:func:`bf16_migrate.carriers.shell.find_mentions`). The names come from ``rules/XLA_*.toml``.
+:func:`bf16_migrate.carriers.text.find_mentions`). The names come from ``rules/XLA_*.toml``.
 
 * documentation (scan kind ``"docs"``: ``.md``, ``.mdx``, ``.rst``, ``.txt``, ``.html``,
   ``.adoc``) and a notebook's markdown and raw cells: one BFM091 per line naming a variable

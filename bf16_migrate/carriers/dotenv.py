@@ -43,6 +43,7 @@ class Item:
     line_span: tuple[int, int]
     quote: str = ""
     problem: str | None = None
+    computed: bool = False  # the problem is a computed value (BFM130)
 
 
 @dataclass
@@ -85,6 +86,7 @@ def parse(text: str, path: str, pos: Callable[[int], tuple[int, int]] | None = N
             j += 1
         rest = body[j:]
         problem = None
+        computed = False
         quote = ""
         if rest[:1] in ("'", '"'):
             quote = rest[0]
@@ -114,8 +116,8 @@ def parse(text: str, path: str, pos: Callable[[int], tuple[int, int]] | None = N
             vend = j + len(value)
         if value is not None and expand and quote != "'" and "$" in value:
             problem = f"the value of {name} is computed ({value}): edit it by hand"
-            value = None
-        out.items.append(Item(name, value, name_span, (line_start + j, line_start + vend), (line_start, offset), quote, problem))
+            value, computed = None, True
+        out.items.append(Item(name, value, name_span, (line_start + j, line_start + vend), (line_start, offset), quote, problem, computed=computed))
     return out
 
 
@@ -144,7 +146,7 @@ def analyze(text: str, path: str) -> Analysis:
         if item.name not in legacy:
             continue
         line, col = index.pos(item.name_span[0])
-        entry = analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("file",), problem=item.problem)
+        entry = analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("file",), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131")
         entry.group = ("dotenv", path)
         items[entry.id] = item
         analysis.handled.append(item.name_span)

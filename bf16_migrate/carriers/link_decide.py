@@ -161,7 +161,7 @@ class Decider:
                 if entry.noop:
                     continue
                 if entry.problem:
-                    self.block(g, "BFM130" if "computed" in entry.problem else "BFM131", entry.problem)
+                    self.block(g, entry.problem_code, entry.problem)
                 elif entry.action == SET and entry.value is None:
                     self.block(g, "BFM130", f"{entry.variable} is set to a computed value: edit it by hand")
 

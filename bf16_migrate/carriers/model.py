@@ -140,7 +140,9 @@ class Entry:
     computed, e.g. ``$FLAG`` or ``valueFrom``). ``line``/``col`` (1-based) point at the
     variable's name. ``sr_scope`` is where a stochastic-rounding replacement would live (two
     legacy entries of one scope get one replacement). ``problem``, when set, says why the entry
-    cannot be rewritten safely; it is then kept and reported. ``data`` is the carrier's own.
+    cannot be rewritten safely; it is then kept and reported, with ``problem_code``: BFM130
+    when the value is computed, BFM131 for any other form the carrier does not rewrite.
+    ``data`` is the carrier's own.
     """
 
     id: int
@@ -151,6 +153,7 @@ class Entry:
     col: int
     sr_scope: Hashable = None
     problem: str | None = None
+    problem_code: str = "BFM131"
     data: object = None
     group: Hashable = None
     where: str = ""

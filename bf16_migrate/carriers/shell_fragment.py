@@ -453,7 +453,7 @@ class ShellFragment:
             if kind != "legacy":
                 continue
             line, col = self.pos(start_c + item.name_span[0])
-            entry = self.analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem)
+            entry = self.analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131")
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)
             data.dotenv = (start_c, item)

@@ -239,6 +239,7 @@ class _Yaml:
                         problem = f"{name} is in a flow-style list: edit it by hand"
                     vnode = fields.get("value")
                     val = _scalar_text(vnode) if vnode is not None else None
+                    computed = problem is None and "valueFrom" in fields  # BFM130, not BFM131
                     if "valueFrom" in fields:
                         problem = problem or f"{name} takes its value from valueFrom, which is computed: edit it by hand"
                     if val is not None and "$" in val:
@@ -247,6 +248,8 @@ class _Yaml:
                         val = ""
                     end = _end(item)
                     ids.append(self.entry(name, SET, val, name_node, problem, scope, {"kind": "item", "key": name_node, "value": vnode, "span": (self._dash(item), end), "container": record}))
+                    if computed:
+                        self.analysis.entries[ids[-1]].problem_code = "BFM130"
                 elif isinstance(item, ScalarNode):
                     raw = item.value
                     name, eq, val = raw.partition("=")
