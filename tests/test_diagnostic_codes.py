@@ -102,6 +102,38 @@ def test_bfm132_launcher_reading_the_variable_is_reported(tmp_path):
     ]
 
 
+JOB = """apiVersion: batch/v1
+kind: Job
+spec:
+  template:
+    spec:
+      containers:
+        - name: train
+          command: ["python", "train.py"]
+          env:
+{env}
+"""
+
+
+@pytest.mark.parametrize(
+    "files, where, code",
+    [
+        ({".env": "XLA_USE_BF16=$BF16\n", "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"}, (".env", 1), "BFM130"),
+        ({".env": 'XLA_USE_BF16="1\n"\n', "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"}, (".env", 1), "BFM131"),
+        ({"job.yaml": JOB.format(env="            - name: XLA_USE_BF16\n              valueFrom: {configMapKeyRef: {name: c, key: k}}")}, ("job.yaml", 10), "BFM130"),
+        ({"job.yaml": JOB.format(env="            - {name: XLA_USE_BF16, valueFrom: {configMapKeyRef: {name: c, key: k}}}")}, ("job.yaml", 10), "BFM131"),
+    ],
+    ids=["dotenv-computed", "dotenv-multiline", "yaml-valueFrom", "yaml-flow-style-first"],
+)
+def test_bfm130_for_a_computed_value_bfm131_for_another_form(tmp_path, files, where, code):
+    """The carrier says which: a computed value (``$BF16``, ``valueFrom``) is BFM130, any other
+    form it does not rewrite BFM131 (a flow-style item is reported as such even when its value
+    is computed too); the setting is kept either way."""
+    tree = _tree(tmp_path, {"train.py": TRAIN, **files})
+    found = [f for f in _outcome(tree) if f[2] in ("BFM130", "BFM131")]
+    assert [(f[0], f[1], f[2], f[3]) for f in found] == [(*where, code, False)], found
+
+
 def test_every_catalogue_code_is_produced_by_some_test():
     """A code of the catalogue named by no test and no golden is either untested or dead."""
     texts = [p.read_text() for p in (ROOT / "tests").glob("*.py") if p.name != Path(__file__).name]
