@@ -169,8 +169,8 @@ def migrate_paths(
         by_path.setdefault(d.path, []).append(d)
     for result in results:
         by_path.setdefault(str(result.path), []).extend(result.diagnostics)
-    for path in sorted(by_path):
-        outcome.diagnostics.extend(by_path[path])
+    for key in sorted(by_path):
+        outcome.diagnostics.extend(by_path[key])
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
     if hold is not None:
         outcome.kept = hold(planned)

@@ -154,7 +154,8 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         usage("`-` reads the source from stdin and needs --stdin-filename PATH (its name decides its kind)")
     if options.stdin_filename and not stdin:
         usage("--stdin-filename only goes with the PATHS `-`")
-    config_paths = [Path(options.stdin_filename)] if stdin else paths
+    stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
+    config_paths = [stdin_path] if stdin_path is not None else paths
     try:
         config = load_config(config_paths, options.config_path)
         settings = resolve_settings(options, config, config_paths)
@@ -166,7 +167,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         usage(f"--statistics prints text or json, not {settings.fmt}")
     ignore = GitIgnore(settings.root) if settings.respect_gitignore else None
     if settings.force_exclude:
-        named = [Path(options.stdin_filename)] if stdin else paths
+        named = [stdin_path] if stdin_path is not None else paths
         skipped = [p for p in named if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))]
         if stdin and skipped:
             _write_stdout(sys.stdin.buffer.read())  # as ruff does: an excluded file comes back as it is
@@ -180,8 +181,8 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         usage("--verify proves what the rewrite writes: it does not go with --diff, --check or `-`")
     snapshot: dict[Path, bytes | None] | None = {} if options.verify else None
     try:
-        if stdin:
-            return _run_stdin(Path(options.stdin_filename), options, settings)
+        if stdin_path is not None:
+            return _run_stdin(stdin_path, options, settings)
         paths = paths + _launchers_of_scripts(paths, settings, ignore)
         from .scan import remember, scan
 
