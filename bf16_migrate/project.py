@@ -114,44 +114,13 @@ def migrate_paths(
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
-
-    def load(path: Path, kind: str | None = None) -> CarrierFile | None:
-        kind = kind or kind_of(path)
-        if kind not in KINDS:
-            return None
-        try:
-            source = read_source(path)
-            analysis = analyze(kind, source.text, str(path))
-        except (ReadError, CarrierError):
-            return None  # only followed (a launch or an include): its own run reports it
-        return CarrierFile(path, _root_of(path, roots), source.text, source.encoding, analysis, render=False)
-
-    def includers(path: Path, root: Path) -> list[CarrierFile]:
-        found = []
-        needle = path.name.encode()
-        for candidate_path, kind in walk(root, exclude, ignore=ignore):
-            if kind not in KINDS or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
-                continue
-            try:
-                if needle not in candidate_path.read_bytes():
-                    continue
-            except OSError:
-                continue
-            loaded = load(candidate_path, kind)
-            if loaded is not None:
-                found.append(loaded)
-        return found
-
-    def read_python(path: Path) -> tuple[str, str]:
-        source = read_source(path)
-        return source.text, source.encoding
-
+    tree = _TreeReader(roots, exclude, ignore)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
     if legacy_env:
         external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
-    planner = LinkPlanner(mode, read_python, load, includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
+    planner = LinkPlanner(mode, tree.read_python, tree.load, tree.includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -162,8 +131,69 @@ def migrate_paths(
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
     results = planner.run(python_files)
-    results = migrate_imported_modules(results, read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors)
+    results = migrate_imported_modules(results, tree.read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors)
     outcome.errors.extend(planner.errors)
+    _collect_diagnostics(outcome, extra, results)
+    planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
+    if hold is not None:
+        planned = _hold_back(outcome, planned, hold)
+    planned += _helpers_modules(planned, helpers_module)
+    _record_changes(outcome, planned)
+    if write:
+        outcome.removed = remove_stale_temporaries(sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned}))
+        if planned:
+            _take_snapshot(planned, snapshot)
+            _commit(planned, paths, outcome)
+    return outcome
+
+
+class _TreeReader:
+    """How the cross-file plan reads the tree: a carrier it follows (a launch, an include) and
+    the files that include a given one, under the walk's excludes and ignore rules."""
+
+    def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore) -> None:
+        self.roots, self.exclude, self.ignore = roots, exclude, ignore
+
+    def load(self, path: Path, kind: str | None = None) -> CarrierFile | None:
+        """The carrier file at ``path`` analysed, or None when it is no carrier or cannot be
+        read or parsed (only followed here: its own run reports it)."""
+        kind = kind or kind_of(path)
+        if kind not in KINDS:
+            return None
+        try:
+            source = read_source(path)
+            analysis = analyze(kind, source.text, str(path))
+        except (ReadError, CarrierError):
+            return None
+        return CarrierFile(path, _root_of(path, self.roots), source.text, source.encoding, analysis, render=False)
+
+    def includers(self, path: Path, root: Path) -> list[CarrierFile]:
+        """The carriers under ``root`` of a kind that includes others whose bytes name
+        ``path``'s file name, analysed."""
+        found = []
+        needle = path.name.encode()
+        for candidate_path, kind in walk(root, self.exclude, ignore=self.ignore):
+            if kind not in KINDS or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
+                continue
+            try:
+                if needle not in candidate_path.read_bytes():
+                    continue
+            except OSError:
+                continue
+            loaded = self.load(candidate_path, kind)
+            if loaded is not None:
+                found.append(loaded)
+        return found
+
+    @staticmethod
+    def read_python(path: Path) -> tuple[str, str]:
+        """A Python file's text and encoding (:class:`ReadError` when it cannot be read)."""
+        source = read_source(path)
+        return source.text, source.encoding
+
+
+def _collect_diagnostics(outcome: Outcome, extra: list[Diagnostic], results: list) -> None:
+    """The findings of the run, file by file in path order (each file's in the order found)."""
     by_path: dict[str, list[Diagnostic]] = {}
     for d in extra:
         by_path.setdefault(d.path, []).append(d)
@@ -171,16 +201,22 @@ def migrate_paths(
         by_path.setdefault(str(result.path), []).extend(result.diagnostics)
     for key in sorted(by_path):
         outcome.diagnostics.extend(by_path[key])
-    planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
-    if hold is not None:
-        outcome.kept = hold(planned)
-        planned = [result for result in planned if result.path not in outcome.kept]
-        why = {str(path): reason for path, reason in outcome.kept.items()}
-        outcome.diagnostics = [
-            dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d
-            for d in outcome.diagnostics
-        ]
-    planned += _helpers_modules(planned, helpers_module)
+
+
+def _hold_back(outcome: Outcome, planned: list, hold) -> list:
+    """``planned`` without the files ``hold(planned)`` keeps as they are (recorded in
+    ``outcome.kept``); their fixed findings become unfixed, with the reason."""
+    outcome.kept = hold(planned)
+    why = {str(path): reason for path, reason in outcome.kept.items()}
+    outcome.diagnostics = [
+        dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d
+        for d in outcome.diagnostics
+    ]
+    return [result for result in planned if result.path not in outcome.kept]
+
+
+def _record_changes(outcome: Outcome, planned: list) -> None:
+    """Each planned file's path, old and new text, and unified diff, in ``outcome``."""
     for result in planned:
         path = result.path
         outcome.changed.append(path)
@@ -193,17 +229,19 @@ def migrate_paths(
                 tofile=f"b/{path}",
             )
         )
-    if write:
-        outcome.removed = remove_stale_temporaries(sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned}))
-        if planned:
-            if snapshot is not None:
-                for result in planned:
-                    try:
-                        snapshot[result.path] = read_bytes(result.path) if os.path.lexists(result.path) else None
-                    except ReadError:
-                        pass  # left out: --revert-failed then reports it cannot put this file back
-            _commit(planned, paths, outcome)
-    return outcome
+
+
+def _take_snapshot(planned: list, snapshot: dict[Path, bytes | None] | None) -> None:
+    """The bytes each planned file holds before the commit (None: the run creates it), into
+    ``snapshot`` when given; a file that cannot be read is left out (``--revert-failed`` then
+    says it cannot put it back)."""
+    if snapshot is None:
+        return
+    for result in planned:
+        try:
+            snapshot[result.path] = read_bytes(result.path) if os.path.lexists(result.path) else None
+        except ReadError:
+            pass
 
 
 def _helpers_modules(planned, name: str | None) -> list[FileResult]:
