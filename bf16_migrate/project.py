@@ -114,7 +114,7 @@ def migrate_paths(
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
-    tree = _TreeReader(roots, exclude, ignore)
+    tree = TreeReader(roots, exclude, ignore)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
@@ -147,9 +147,12 @@ def migrate_paths(
     return outcome
 
 
-class _TreeReader:
-    """How the cross-file plan reads the tree: a carrier it follows (a launch, an include) and
-    the files that include a given one, under the walk's excludes and ignore rules."""
+class TreeReader:
+    """How the cross-file plan (:class:`bf16_migrate.carriers.link.LinkPlanner`) reads the tree
+    under ``roots``: a carrier it follows (a launch, an include), the carriers that include a
+    given file, and Python files; under the walk's ``exclude`` globs and ``ignore(path,
+    is_dir)`` rules. Also what verify reads a tree's launchers with
+    (:mod:`bf16_migrate.verify.launchers`)."""
 
     def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore) -> None:
         self.roots, self.exclude, self.ignore = roots, exclude, ignore
@@ -163,7 +166,7 @@ class _TreeReader:
         try:
             source = read_source(path)
             analysis = analyze(kind, source.text, str(path))
-        except (ReadError, CarrierError):
+        except (ReadError, CarrierError, OSError):
             return None
         return CarrierFile(path, _root_of(path, self.roots), source.text, source.encoding, analysis, render=False)
 

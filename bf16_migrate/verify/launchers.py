@@ -78,45 +78,14 @@ def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...
     no legacy variable (a launcher given to ``verify``). ``only``: analyse these carriers (and
     what they follow) instead of scanning the whole tree. ``mode`` only matters to the
     planner's bookkeeping, not to what reaches a launch."""
-    from ..carriers import KINDS, CarrierError, analyze
-    from ..carriers.link import CarrierFile
-    from ..scan import kind_of, scan, walk
-    from ..write import ReadError, read_source
+    from ..carriers import KINDS
+    from ..project import TreeReader
+    from ..scan import scan
 
     root = Path(root).resolve()
-
-    def load(path: Path, kind: str | None = None):
-        kind = kind or kind_of(path)
-        if kind not in KINDS:
-            return None
-        try:
-            source = read_source(path)
-            analysis = analyze(kind, source.text, str(path))
-        except (ReadError, CarrierError, OSError):
-            return None
-        return CarrierFile(path, root, source.text, source.encoding, analysis, render=False)
-
-    def includers(path: Path, _root: Path):
-        found = []
-        needle = path.name.encode()
-        for candidate, kind in walk(root):
-            if kind not in ("shell", "dockerfile", "yaml") or candidate.resolve() == path.resolve():
-                continue
-            try:
-                if needle not in candidate.read_bytes():
-                    continue
-            except OSError:
-                continue
-            loaded = load(candidate, kind)
-            if loaded is not None:
-                found.append(loaded)
-        return found
-
-    def read_python(path: Path):
-        source = read_source(path)
-        return source.text, source.encoding
-
-    planner = _planner_class()(mode, read_python, load, includers)
+    tree = TreeReader([root], (), None)
+    load = tree.load
+    planner = _planner_class()(mode, tree.read_python, tree.load, tree.includers)
     for candidate in ([] if only is not None else scan([root])):
         if candidate.problem is not None or candidate.kind not in KINDS or candidate.kind == "notebook":
             continue
@@ -132,44 +101,47 @@ def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...
             loaded.render = True
             planner.add(loaded)
     planner.run({})
-    out: list[LaunchSetting] = []
     groups_on = _group_values(planner)
-    for (ci, li), res in sorted(planner.res.items()):
-        if res.kind != "py" or res.path is None:
+    return [
+        _setting(planner, ci, li, res.path, groups_on)
+        for (ci, li), res in sorted(planner.res.items())
+        if res.kind == "py" and res.path is not None
+    ]
+
+
+def _setting(planner, ci: int, li: int, script, groups_on: dict) -> LaunchSetting:
+    """The legacy settings that reach launch ``li`` of carrier ``ci`` (the planner's ``reach``:
+    set, unset, or passed on with the value a setting group gives it), as a LaunchSetting."""
+    carrier = planner.carriers[ci]
+    launch = carrier.analysis.launches[li]
+    env: dict[str, str] = {}
+    computed: list[str] = []
+    sure = True
+    for (cj, ej), always in sorted(planner.reach.get((ci, li), {}).items()):
+        entry = planner.carriers[cj].analysis.entries[ej]
+        if entry.variable not in LEGACY_VARIABLES or entry.noop:
             continue
-        carrier = planner.carriers[ci]
-        launch = carrier.analysis.launches[li]
-        env: dict[str, str] = {}
-        computed: list[str] = []
-        sure = True
-        for (cj, ej), always in sorted(planner.reach.get((ci, li), {}).items()):
-            entry = planner.carriers[cj].analysis.entries[ej]
-            if entry.variable not in LEGACY_VARIABLES or entry.noop:
+        if entry.action == "set":
+            if entry.value is None:
+                computed.append(entry.variable)
                 continue
-            if entry.action == "set":
-                if entry.value is None:
-                    computed.append(entry.variable)
-                    continue
-                env[entry.variable] = entry.value
-            elif entry.action == "unset":
-                env.pop(entry.variable, None)
-            elif entry.action == "pass" and entry.group in groups_on:
-                env.setdefault(entry.variable, groups_on[entry.group])
-            if not always:
-                sure = False
-        out.append(
-            LaunchSetting(
-                script=Path(res.path).resolve(),
-                env=env,
-                launcher=Path(carrier.path).resolve(),
-                line=launch.line,
-                text=launch.text,
-                args=list(launch.args),
-                sure=sure,
-                computed=computed,
-            )
-        )
-    return out
+            env[entry.variable] = entry.value
+        elif entry.action == "unset":
+            env.pop(entry.variable, None)
+        elif entry.action == "pass" and entry.group in groups_on:
+            env.setdefault(entry.variable, groups_on[entry.group])
+        if not always:
+            sure = False
+    return LaunchSetting(
+        script=Path(script).resolve(),
+        env=env,
+        launcher=Path(carrier.path).resolve(),
+        line=launch.line,
+        text=launch.text,
+        args=list(launch.args),
+        sure=sure,
+        computed=computed,
+    )
 
 
 def _inside(path: Path, root: Path) -> bool:
