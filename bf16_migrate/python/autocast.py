@@ -14,7 +14,7 @@ from .apply import EditPlan
 from .context import FileContext, findall
 from .model_site import ModelCall
 
-Region = tuple[cst.CSTNode, cst.BaseStatement, cst.BaseStatement]
+Region = tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement, cst.BaseStatement]
 """A block and its first and last statements to wrap."""
 Problem = tuple[str, cst.CSTNode, str | None, dict[str, Any]]
 """A finding for a call that cannot be wrapped: (code, node, variant, template fields)."""
@@ -27,15 +27,16 @@ def autocast_regions(ctx: FileContext, model: cst.BaseExpression, calls: list[Mo
     yet; the messages are the catalogue's templates)."""
     if not calls:
         return [], [("BFM021", model, None, {"model": ctx.code(model)})]
-    regions, problems = [], []
+    regions: list[Region] = []
+    problems: list[Problem] = []
     for call in calls:
         first = call.statement
         block = ctx.block_of(first) if first is not None else None
-        if block is None:
+        if first is None or block is None:
             problems.append(("BFM030", call.call, None, {}))
             continue
         body = list(block.body)
-        last = first
+        last: cst.BaseStatement = first
         for stmt in call.loss_statements:
             if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                 last = stmt

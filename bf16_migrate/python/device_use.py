@@ -22,14 +22,9 @@ DEVICE_FUNCTIONS = frozenset({"torch_xla.device", "torch_xla.core.xla_model.xla_
 def _device_names(ctx: FileContext) -> frozenset[str]:
     """Names assigned the result of ``torch_xla.device()`` / ``xm.xla_device()``."""
 
-    def compute():
-        return frozenset(
-            n.value
-            for call in ctx.nodes(cst.Call)
-            if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS and isinstance(ctx.parent(call), cst.Assign)
-            for t in ctx.parent(call).targets
-            for n in findall(t.target, m.Name())
-        )
+    def compute() -> frozenset[str]:
+        assigns = [ctx.parent(call) for call in ctx.nodes(cst.Call) if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS]
+        return frozenset(n.value for assign in assigns if isinstance(assign, cst.Assign) for t in assign.targets for n in findall(t.target, m.Name()))
 
     return ctx.memo(("device names",), compute)
 

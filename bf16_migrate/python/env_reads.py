@@ -8,7 +8,7 @@ reported (BFM050, BFM051). A constant that only keyed writes goes with them (BFM
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import libcst as cst
 import libcst.matchers as m
@@ -45,9 +45,9 @@ def replace_reads(ctx: FileContext, plan: EditPlan, mode: str, reads: list[Menti
         if isinstance(expr, cst.Comparison):
             negated = isinstance(expr.comparisons[0].operator, cst.NotIn)
             value = "False" if negated else "True"
-            plan.replace[id(expr)] = lambda node, value=value: cst.Name(value).with_changes(lpar=node.lpar, rpar=node.rpar)
+            plan.replace[id(expr)] = _becomes_name(value)
         else:
-            plan.replace[id(expr)] = lambda node: cst.Name(ENABLED_CONSTANT).with_changes(lpar=node.lpar, rpar=node.rpar)
+            plan.replace[id(expr)] = _becomes_name(ENABLED_CONSTANT)
             replaced = True
         ctx.report("BFM050", mention.node, fixed=True, variant="replaced", variable=mention.variable)
     if replaced:
@@ -126,6 +126,7 @@ def plan_constants(ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str,
     removed or renamed; otherwise it is reported (BFM043)."""
     for mention in constants:
         name = constant_target(ctx, constant_keys, mention)
+        assert name is not None, "the planner passes only the mentions constant_target names"
         by_key = {id(w.key): w for w in constant_keys[name]}
         uses = [n for n in ctx.nodes(cst.Name) if n.value == name and not isinstance(ctx.parent(n), cst.AssignTarget)]
         done = all(
@@ -138,3 +139,9 @@ def plan_constants(ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str,
             ctx.report("BFM043", mention.node, fixed=True, name=name, variable=mention.variable)
         else:
             ctx.report("BFM043", mention.node, fixed=False, variant="still_used", name=name, variable=mention.variable)
+
+
+def _becomes_name(name: str) -> Callable[[cst.BaseExpression], cst.Name]:
+    """A replacement (:attr:`.apply.EditPlan.replace`) of an expression by the name ``name``,
+    keeping the expression's parentheses."""
+    return lambda node: cst.Name(name).with_changes(lpar=node.lpar, rpar=node.rpar)

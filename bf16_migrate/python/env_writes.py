@@ -41,7 +41,7 @@ class LegacyWrite:
     variable: str
     form: str
     key: cst.CSTNode
-    value: cst.BaseExpression
+    value: cst.BaseExpression | None  # None for an unset (``del``, ``pop``, ``unsetenv``) and ``os.system``
     literal: str | None
     statement: cst.SimpleStatementLine
     small: cst.BaseSmallStatement
@@ -83,7 +83,7 @@ def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None
         return ("on" if is_truthy(literal) else "off"), None
     if isinstance(value, (cst.Integer, cst.Float)) or m.matches(value, m.Name("True") | m.Name("False")):
         return "not-a-string", None
-    if m.matches(value, m.Call(func=m.Name("str"), args=[m.Arg(keyword=None)])):
+    if isinstance(value, cst.Call) and m.matches(value, m.Call(func=m.Name("str"), args=[m.Arg(keyword=None)])):
         inner = value.args[0].value
         if isinstance(inner, cst.Integer):
             return ("on" if int(inner.value, 0) != 0 else "off"), None
@@ -117,8 +117,8 @@ def string_value(node: cst.CSTNode) -> str | None:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+        joined = node.evaluated_value
+        return joined if isinstance(joined, str) else None
     return None
 
 
@@ -209,8 +209,9 @@ class _WriteCollector:
             target = delete.target
             if isinstance(target, cst.Subscript) and is_environ(ctx, target.value) and len(target.slice) == 1:
                 index = target.slice[0].slice
-                if isinstance(index, cst.Index) and self.name_of(index.value) in variables:
-                    self.add(self.name_of(index.value), "del", index.value, None, delete)
+                name = self.name_of(index.value) if isinstance(index, cst.Index) else None
+                if isinstance(index, cst.Index) and name is not None and name in variables:
+                    self.add(name, "del", index.value, None, delete)
 
     def call(self, call: cst.Call) -> None:
         """A method of ``os.environ`` (``update``, ``setdefault``, ``pop``), ``os.putenv``,
@@ -241,12 +242,14 @@ class _WriteCollector:
             if len(call.args) == 1 and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Dict):
                 elements = call.args[0].value.elements
                 for el in elements:
-                    if isinstance(el, cst.DictElement) and string_value(el.key) in variables:
-                        add(string_value(el.key), "update-dict", el.key, el.value, call, el, len(elements) - 1)
+                    name = string_value(el.key) if isinstance(el, cst.DictElement) else None
+                    if isinstance(el, cst.DictElement) and name is not None and name in variables:
+                        add(name, "update-dict", el.key, el.value, call, el, len(elements) - 1)
             elif all(a.keyword is not None for a in call.args):
                 for arg in call.args:
-                    if arg.keyword.value in variables:
-                        add(arg.keyword.value, "update-kwarg", arg.keyword, arg.value, call, arg, len(call.args) - 1)
+                    keyword = arg.keyword
+                    if keyword is not None and keyword.value in variables:
+                        add(keyword.value, "update-kwarg", keyword, arg.value, call, arg, len(call.args) - 1)
         elif method == "setdefault" and len(call.args) == 2:
             name = self.name_of(call.args[0].value)
             if name in variables:
@@ -277,7 +280,9 @@ def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
         parent = ctx.parent(assignment.node) if hasattr(assignment, "node") else None
         if not isinstance(parent, cst.AssignTarget):
             return None
-        value = string_value(ctx.parent(parent).value)
+        assign = ctx.parent(parent)
+        assert isinstance(assign, cst.Assign), "an AssignTarget belongs to an Assign"
+        value = string_value(assign.value)
         if value is None:
             return None
         values.add(value)

@@ -44,7 +44,7 @@ def framework_flag_hack(ctx: FileContext, w: LegacyWrite) -> cst.If | None:
     trade is safe: the block only moves the setting. Returns the ``if`` to remove."""
     block = ctx.parent(w.statement)
     owner = ctx.parent(block)
-    if not (isinstance(owner, cst.If) and owner.orelse is None and isinstance(owner.test, cst.Attribute)):
+    if not (isinstance(block, cst.IndentedBlock) and isinstance(owner, cst.If) and owner.orelse is None and isinstance(owner.test, cst.Attribute)):
         return None
     flag = ctx.code(owner.test)
     others = [st for st in block.body if st is not w.statement]

@@ -16,7 +16,7 @@ import libcst.matchers as m
 
 from .context import FileContext, findall
 from .device_use import device_functions, device_use_before, module_functions, uses_device
-from .env_writes import ENVIRON, LegacyWrite, collect_writes, string_value, value_state
+from .env_writes import ENVIRON, Condition, LegacyWrite, collect_writes, string_value, value_state
 from .write_conditions import conditions_of
 
 
@@ -177,9 +177,10 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
         if ctx.enclosing(call, cst.FunctionDef) is function:
             continue
         calls.append(call)
-    statuses = []
+    statuses: list[tuple[str, cst.Call, Condition | None]] = []
     for call in calls:
         statement = ctx.statement_of(call)
+        assert statement is not None, "every call of a module is in a statement"
         conditions, _ = conditions_of(ctx, call, statement)
         if device_use_before(ctx, call) is not None:
             statuses.append(("late-call", call, None))
@@ -190,10 +191,11 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
             return None  # one call runs it, unconditionally, before the device is used
     if not statuses:
         return None
-    late = [s for s in statuses if s[0] == "late-call"]
-    if len(late) == len(statuses):
-        return NotInForce("late-call", late[0][1])
+    late_calls = [s for s in statuses if s[0] == "late-call"]
+    if len(late_calls) == len(statuses):
+        return NotInForce("late-call", late_calls[0][1])
     reason, call, condition = next(s for s in statuses if s[0] == "conditional-call")
+    assert condition is not None, "a conditional call is listed with its condition"
     return NotInForce(reason, call, condition=condition.expr if not condition.negated else cst.parse_expression(f"not ({ctx.code(condition.expr)})"))
 
 
@@ -237,6 +239,7 @@ def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[s
     if why.reason == "late-call":
         return "late_call", {**called, "mode": mode}, False
     if why.reason == "conditional-call":
+        assert why.condition is not None, "a conditional call is reported with its condition"
         return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
     return "after_device", {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode}, False
 

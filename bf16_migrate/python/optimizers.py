@@ -36,8 +36,7 @@ def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
         elif site.qualified & api.stock_optimizers or (
             isinstance(site.call.func, cst.Name) and site.call.func.value in local
         ):
-            guard = guard
-            plan.replace[id(site.call.func)] = lambda node, guard=guard: wrap_master_weights(node, guard)
+            plan.replace[id(site.call.func)] = lambda node: wrap_master_weights(node, guard)
             wrapped = True
         elif not site.qualified & api.optimizer_owners.keys():
             ctx.report("BFM060", site.call, fixed=False, optimizer=ctx.code(site.call.func))

@@ -34,7 +34,7 @@ def existing_precision(ctx: FileContext, models: list[cst.BaseExpression]) -> tu
                 return call, None
             if not m.matches(enabled, m.Name("False")):
                 flags.append((call, enabled))
-        elif m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
+        elif isinstance(call.func, cst.Attribute) and m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
             ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
         ) and any(same_model(ctx, call.func.value, model) for model in models):
             branch = ctx.enclosing(call, cst.If)

@@ -185,6 +185,7 @@ class Planner:
             remove_write(ctx, self.plan, w)
             ctx.report("BFM044", w.key, fixed=True, variable=w.variable)
             return None
+        assert w.value is not None, "only unsets and os.system exports write no value, both handled above"
         state, value_condition = value_state(w.value)
         if state == "not-a-string":
             ctx.report("BFM046", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode)
@@ -213,8 +214,10 @@ class Planner:
         ctx = self.ctx
         scope_node = ctx.enclosing(writes[0].statement, cst.FunctionDef) or ctx.module
         last_write = max(ctx.pos(w.statement)[0] for w in writes)
-        names = {n.value for n in findall(self.guard, m.Name())}
-        problem = None
+        guard = self.guard
+        assert guard is not None, "the planner asks only about a guard it has"
+        names = {n.value for n in findall(guard, m.Name())}
+        problem: cst.CSTNode | None = None
         for site in find_optimizers(ctx):
             if (ctx.enclosing(site.call, cst.FunctionDef) or ctx.module) is not scope_node or ctx.pos(site.call)[0] < last_write:
                 problem = site.call
@@ -227,7 +230,7 @@ class Planner:
         if problem is None:
             return True
         for w in writes:
-            ctx.report("BFM041", w.key, fixed=False, variant="condition", variable=w.variable, condition=ctx.code(self.guard), line=ctx.pos(problem)[0], mode=self.mode)
+            ctx.report("BFM041", w.key, fixed=False, variant="condition", variable=w.variable, condition=ctx.code(guard), line=ctx.pos(problem)[0], mode=self.mode)
         return False
 
     def _migrate(self, writes: list[LegacyWrite]) -> bool:
@@ -426,7 +429,7 @@ class Planner:
                 self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(lpar=node.lpar, rpar=node.rpar)
                 ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
         for call in ctx.nodes(cst.Call):
-            if m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[])) and not _on_cpu_side(ctx, call):
+            if isinstance(call.func, cst.Attribute) and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[])) and not _on_cpu_side(ctx, call):
                 self.plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
                 ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
 

@@ -75,8 +75,11 @@ def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
             return False
         covered.append((owner, isinstance(ctx.parent(block), cst.Else)))
         root = owner
-        while isinstance(ctx.parent(root), cst.If) and ctx.parent(root).orelse is root:
-            root = ctx.parent(root)
+        while True:  # up to the first `if` of an `if/elif` chain
+            above = ctx.parent(root)
+            if not (isinstance(above, cst.If) and above.orelse is root):
+                break
+            root = above
         if top is not None and root is not top:
             return False
         top = root
@@ -95,7 +98,7 @@ def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
 
 
 def _is_main_guard(node: cst.If) -> bool:
-    return m.matches(
+    return isinstance(node.test, cst.Comparison) and m.matches(
         node.test,
         m.Comparison(
             left=m.Name("__name__"),

@@ -5,6 +5,8 @@ same spelling (stochastic mode: Neuron's migration guide), each reported as BFM0
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from ..rules import STOCHASTIC_ROUNDING_VAR
@@ -26,6 +28,7 @@ def remove_write(ctx: FileContext, plan: EditPlan, w: LegacyWrite) -> None:
     plan.drop_elements.add(id(w.element))
     # an update() whose keys are all dropped goes away as a whole
     container = ctx.parent(w.element)
+    assert isinstance(container, (cst.Dict, cst.Call)), "a key of a multi-key update() is an element of its Dict or an argument of the call"
     items = container.elements if isinstance(container, cst.Dict) else container.args
     if all(id(item) in plan.drop_elements for item in items):
         for item in items:
@@ -43,9 +46,13 @@ def drop_emptied_if(ctx: FileContext, plan: EditPlan, statement: cst.BaseStateme
     if not isinstance(owner, cst.If):
         return
     root = owner
-    while isinstance(ctx.parent(root), cst.If) and ctx.parent(root).orelse is root:
-        root = ctx.parent(root)
-    node, blocks = root, []
+    while True:  # up to the first `if` of an `if/elif` chain
+        above = ctx.parent(root)
+        if not (isinstance(above, cst.If) and above.orelse is root):
+            break
+        root = above
+    node: cst.If | cst.Else | None = root
+    blocks: list[cst.BaseSuite] = []
     while isinstance(node, cst.If):
         blocks.append(node.body)
         if isinstance(node.orelse, cst.Else):
@@ -70,9 +77,7 @@ def switch_writes(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | 
             if guard is not None and len(writes) > 1 and not chooser:
                 # several writes under different conditions: stochastic rounding follows
                 # their union, the condition every other change carries
-                plan.replace[id(w.value)] = lambda node, guard=guard: cst.IfExp(
-                    test=guard.deep_clone(), body=cst.SimpleString('"1"'), orelse=cst.SimpleString('"0"')
-                )
+                plan.replace[id(w.value)] = _on_when(guard)
         else:
             remove_write(ctx, plan, w)
             if stochastic and keep_sr:
@@ -97,3 +102,8 @@ def rename_to_stochastic_rounding(plan: EditPlan, w: LegacyWrite) -> None:
         plan.replace[id(w.value)] = lambda node: node.with_changes(
             value=f"{node.prefix}{node.quote}1{node.quote}"
         )
+
+
+def _on_when(guard: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.IfExp]:
+    """A replacement of a written value by ``"1" if guard else "0"``."""
+    return lambda node: cst.IfExp(test=guard.deep_clone(), body=cst.SimpleString('"1"'), orelse=cst.SimpleString('"0"'))
