@@ -361,7 +361,7 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
     Raises :class:`RuleError` (naming the file) when a file is unreadable or inconsistent, or
     when a diagnostic code used by the code is missing from ``diagnostics.toml``.
     """
-    variables = {}
+    variables: dict[str, VariableRule] = {}
     modes = _read_modes(directory)
     for path in sorted(directory.glob(VARIABLE_GLOB)):
         rule = _load_variable(path, modes)
@@ -370,10 +370,10 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
     diagnostics: dict[str, DiagnosticRule] = {}
     for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
-        for code, rule in _load_diagnostics(path).items():
+        for code, page in _load_diagnostics(path).items():
             if code in diagnostics:
                 raise RuleError(f"{path}: diagnostic code {code} is defined twice")
-            diagnostics[code] = rule
+            diagnostics[code] = page
     if "BFM001" not in diagnostics:
         raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
     torch_api = _load_torch_api(directory / "torch_api.toml")

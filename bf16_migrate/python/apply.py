@@ -13,6 +13,7 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -40,7 +41,9 @@ class EditPlan:
 
     remove: set[int] = field(default_factory=set)
     insert_before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
-    replace: dict[int, Callable[[cst.CSTNode], cst.CSTNode]] = field(default_factory=dict)
+    # the function gets the updated node whose id is the key (an Attribute for an Attribute's
+    # id...): typed Any, as a dict cannot tie each key to its node's class
+    replace: dict[int, Callable[[Any], cst.CSTNode]] = field(default_factory=dict)
     drop_elements: set[int] = field(default_factory=set)
     wraps: dict[int, list[tuple[cst.BaseStatement, cst.BaseStatement]]] = field(default_factory=dict)
     wrap_guard: cst.BaseExpression | None = None
@@ -104,7 +107,7 @@ class _Apply(cst.CSTTransformer):
                 self._parents = _parent_map(self.module)
             parent_of = self._parents.get
         parts = []
-        node = block
+        node: cst.CSTNode | None = block
         while node is not None:
             if isinstance(node, cst.IndentedBlock):
                 parts.append(self.default_indent if node.indent is None else node.indent)
@@ -227,13 +230,15 @@ def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStateme
     rest = body[position:]
     if rest and isinstance(prelude[-1], (cst.FunctionDef, cst.ClassDef)):
         # PEP 8: two blank lines after a top-level definition
+        first = rest[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), "a Module's body holds statement lines and compound statements"
         blank = 0
-        for line in rest[0].leading_lines:
+        for line in first.leading_lines:
             if line.comment is not None:
                 break
             blank += 1
         if blank < 2:
-            rest[0] = rest[0].with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(rest[0].leading_lines))
+            rest[0] = first.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(first.leading_lines))
     return body[:position] + list(prelude) + rest
 
 

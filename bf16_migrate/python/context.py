@@ -10,12 +10,13 @@ import dataclasses
 import gc
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
 from types import MappingProxyType
+from typing import Any, TypeVar, cast, overload
 
 import libcst as cst
 import libcst.matchers as m
@@ -32,6 +33,8 @@ from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
 from ..diagnostics import Diagnostic
 from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
+
+N = TypeVar("N", bound=cst.CSTNode)
 
 
 @dataclass
@@ -78,7 +81,7 @@ class FileContext:
             self._memo[key] = compute()
         return self._memo[key]
 
-    def nodes(self, kind: type) -> list[cst.CSTNode]:
+    def nodes(self, kind: type[N]) -> list[N]:
         """Every node of exactly type ``kind`` in the module, in source order (one indexing
         pass instead of a libcst ``findall`` walk per question; sorted once per kind)."""
         found = self._sorted.get(kind)
@@ -87,10 +90,10 @@ class FileContext:
             # order of the index, innermost first
             spans = self._spans
             found = self._sorted[kind] = sorted(self._by_type.get(kind, []), key=lambda n: spans[id(n)][0])
-        return list(found)
+        return cast(list[N], list(found))  # the index lists each node under its exact type
 
     # -- navigation -------------------------------------------------------------------------
-    def index_in_block(self, block: cst.CSTNode, stmt: cst.BaseStatement) -> int:
+    def index_in_block(self, block: cst.Module | cst.IndentedBlock, stmt: cst.CSTNode) -> int:
         """``list(block.body).index(stmt)`` from a table made once per block (each model call
         and loss of a long block asked it, a scan of the block each time)."""
         table = self.memo(("statement index", block), lambda: {id(st): k for k, st in enumerate(block.body)})
@@ -99,9 +102,10 @@ class FileContext:
         except KeyError:
             raise ValueError(f"{type(stmt).__name__} is not in the block") from None
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The parent of ``node`` (None for the module, for a node of no file's module, and for
-        punctuation, operators, brackets and whitespace)."""
+    def parent(self, node: cst.CSTNode | None) -> cst.CSTNode | None:
+        """The parent of ``node`` (None for the module, for a node of no file's module, for
+        punctuation, operators, brackets and whitespace, and for None: ``parent(parent(x))``
+        asks without a check in between)."""
         return self._parent.get(id(node))
 
     def parent_of_id(self, node_id: int) -> cst.CSTNode | None:
@@ -109,7 +113,7 @@ class FileContext:
         its edits by id)."""
         return self._parent.get(node_id)
 
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    def ancestors(self, node: cst.CSTNode | None) -> Iterator[cst.CSTNode]:
         """The parents of ``node``, innermost first."""
         parents = self._parent
         current = parents.get(id(node))
@@ -117,8 +121,9 @@ class FileContext:
             yield current
             current = parents.get(id(current))
 
-    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
-        """The innermost statement (simple line or compound statement) holding ``node``."""
+    def statement_of(self, node: cst.CSTNode | None) -> cst.BaseStatement | None:
+        """The innermost statement (simple line or compound statement) holding ``node`` (None
+        for None)."""
         if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return node
         for anc in self.ancestors(node):
@@ -126,7 +131,7 @@ class FileContext:
                 return anc
         return None
 
-    def block_of(self, stmt: cst.BaseStatement) -> cst.CSTNode | None:
+    def block_of(self, stmt: cst.CSTNode) -> cst.Module | cst.IndentedBlock | None:
         """The Module or IndentedBlock whose ``body`` lists ``stmt`` (None for a one-line
         ``SimpleStatementSuite`` body such as ``if x: a = 1``)."""
         parent = self._parent.get(id(stmt))
@@ -134,7 +139,9 @@ class FileContext:
             return parent
         return None
 
-    def enclosing(self, node: cst.CSTNode, kind: type) -> cst.CSTNode | None:
+    def enclosing(self, node: cst.CSTNode, kind: type[N] | tuple[type[N], ...]) -> N | None:
+        """The innermost ancestor of ``node`` that is a ``kind`` (a class or a tuple of them, as
+        ``isinstance`` takes), or None."""
         for anc in self.ancestors(node):
             if isinstance(anc, kind):
                 return anc
@@ -305,7 +312,7 @@ class _SpanState(CodegenState):
         if key not in self.spans:
             self.spans[key] = (start, (self.line, self.column))
 
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):  # type: ignore[override]
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
 
 
@@ -434,6 +441,8 @@ class _Shape:
 
     __slots__ = ("fields", "get", "skipped")
 
+    get: Callable[[cst.CSTNode], tuple[Any, ...]]
+
     def __init__(self, node: cst.CSTNode) -> None:
         recorder = _FieldRecorder()
         node._visit_and_replace_children(recorder)
@@ -498,7 +507,49 @@ def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
     return out
 
 
-def findall(tree: cst.CSTNode, matcher) -> Sequence[cst.CSTNode]:
+# A matcher of the class m.X matches only nodes of the class cst.X (libcst compares class
+# names): the overloads say so for the classes the codemod asks about.
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Name) -> Sequence[cst.Name]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Call) -> Sequence[cst.Call]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Assign) -> Sequence[cst.Assign]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.AssignTarget) -> Sequence[cst.AssignTarget]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.FunctionDef) -> Sequence[cst.FunctionDef]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.SimpleString) -> Sequence[cst.SimpleString]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Return) -> Sequence[cst.Return]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Yield) -> Sequence[cst.Yield]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Float) -> Sequence[cst.Float]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]: ...
+
+
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]:
     """``libcst.matchers.findall(tree, matcher)``, the same nodes in the same order, without
     rebuilding the tree (a libcst visit rebuilds every node it passes): a walk of
     :func:`children` that tries the matcher only on nodes of the classes it names (and so
@@ -560,7 +611,8 @@ def _matcher_classes(matcher) -> frozenset[str] | None:
     it is a matcher of node classes or a ``|`` of them, else None."""
     if isinstance(matcher, m.OneOf):
         names = [_matcher_classes(option) for option in matcher.options]
-        return None if any(n is None for n in names) else frozenset().union(*names)
+        known = [n for n in names if n is not None]
+        return None if len(known) < len(names) else frozenset[str]().union(*known)
     name = type(matcher).__name__
     node_class = getattr(cst, name, None)
     if isinstance(matcher, m.BaseMatcherNode) and isinstance(node_class, type) and issubclass(node_class, cst.CSTNode):

@@ -128,6 +128,7 @@ class DtypeFlow:
             parent = self.ctx.parent(node)
             if isinstance(parent, cst.Element):
                 container = self.ctx.parent(parent)
+                assert isinstance(container, (cst.Tuple, cst.List, cst.Set)), "an Element belongs to a tuple, list or set"
                 path.insert(0, ("index", list(container.elements).index(parent)))
                 node = container
                 continue
@@ -136,6 +137,7 @@ class DtypeFlow:
         unpack = tuple(path)
         if isinstance(stmt, cst.AssignTarget):
             assign = self.ctx.parent(stmt)
+            assert isinstance(assign, cst.Assign), "an AssignTarget belongs to an Assign"
             return self.infer(assign.value, unpack + ops, depth)
         if isinstance(stmt, cst.AnnAssign) and stmt.value is not None:
             return self.infer(stmt.value, unpack + ops, depth)
@@ -286,6 +288,7 @@ class DtypeFlow:
         return UNKNOWN
 
     def _method(self, call: cst.Call, ops, depth, explicit) -> str | None:
+        assert isinstance(call.func, cst.Attribute), "called for method calls only"
         attr = call.func.attr.value
         receiver = call.func.value
         if attr == "per_device_loader":  # ParallelLoader(loader, [device]).per_device_loader(device)
@@ -320,7 +323,8 @@ class DtypeFlow:
                 continue
             for a in scope[name.value]:
                 target = self.ctx.parent(a.node) if isinstance(a, Assignment) else None
-                if isinstance(target, cst.AssignTarget) and self._applies_to_tensor(self.ctx.parent(target).value, depth + 1):
+                assign = self.ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+                if isinstance(assign, cst.Assign) and self._applies_to_tensor(assign.value, depth + 1):
                     return True
         return False
 

@@ -8,6 +8,10 @@ is a ``MutableMapping``, plus ``os.putenv``), each with the string literal that 
 
 Every other string literal naming a legacy variable (a read, a write in a form not handled) is
 returned as a :class:`Mention`, so the planner can report it: nothing is skipped silently.
+
+What surrounds a write lives next door: the conditions it runs under in
+:mod:`.write_conditions`, whether it was in force when the device was first used in
+:mod:`.in_force` (with the device-use facts of :mod:`.device_use`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
-from .context import FileContext, findall
+from .context import FileContext
 
 ENVIRON = "os.environ"
 
@@ -37,7 +41,7 @@ class LegacyWrite:
     variable: str
     form: str
     key: cst.CSTNode
-    value: cst.BaseExpression
+    value: cst.BaseExpression | None  # None for an unset (``del``, ``pop``, ``unsetenv``) and ``os.system``
     literal: str | None
     statement: cst.SimpleStatementLine
     small: cst.BaseSmallStatement
@@ -74,12 +78,12 @@ def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None
     ``"1" if args.bf16 else "0"``)."""
     if value is None:
         return "unknown", None
-    literal = _string_value(value)
+    literal = string_value(value)
     if literal is not None:
         return ("on" if is_truthy(literal) else "off"), None
     if isinstance(value, (cst.Integer, cst.Float)) or m.matches(value, m.Name("True") | m.Name("False")):
         return "not-a-string", None
-    if m.matches(value, m.Call(func=m.Name("str"), args=[m.Arg(keyword=None)])):
+    if isinstance(value, cst.Call) and m.matches(value, m.Call(func=m.Name("str"), args=[m.Arg(keyword=None)])):
         inner = value.args[0].value
         if isinstance(inner, cst.Integer):
             return ("on" if int(inner.value, 0) != 0 else "off"), None
@@ -106,17 +110,20 @@ class Mention:
     is_read: bool
 
 
-def _string_value(node: cst.CSTNode) -> str | None:
+def string_value(node: cst.CSTNode) -> str | None:
+    """The ``str`` a (possibly implicitly concatenated) string literal evaluates to (libcst's
+    ``evaluated_value``); None for any other node and for a bytes literal."""
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+        joined = node.evaluated_value
+        return joined if isinstance(joined, str) else None
     return None
 
 
-def _is_environ(ctx: FileContext, node: cst.CSTNode) -> bool:
+def is_environ(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``os.environ`` under any import spelling (QualifiedNameProvider)."""
     return ENVIRON in ctx.qualified_names(node)
 
 
@@ -141,88 +148,125 @@ def collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWr
 
 
 def _collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyWrite], list[Mention]]:
-    writes: list[LegacyWrite] = []
-    consumed: set[int] = set()
+    """The phases of :func:`collect_writes`, in the order the writes are listed: subscript
+    assignments, ``del``, calls (``os.environ`` methods, ``os.putenv``/``unsetenv``/``system``),
+    then every other literal naming a variable."""
+    collector = _WriteCollector(ctx, variables)
+    collector.subscript_assignments()
+    collector.deletions()
+    for call in ctx.nodes(cst.Call):
+        collector.call(call)
+    return collector.writes, collector.mentions()
 
-    def add(variable, form, key, value, call_or_assign, element=None, siblings=0):
-        small, line = _small_and_line(ctx, call_or_assign)
+
+class _WriteCollector:
+    """The writes of ``variables`` found so far in one file, and the ids of the keys they
+    consumed (a literal that keys a write is not also a mention)."""
+
+    def __init__(self, ctx: FileContext, variables: set[str]) -> None:
+        self.ctx = ctx
+        self.variables = variables
+        self.writes: list[LegacyWrite] = []
+        self.consumed: set[int] = set()
+
+    def add(self, variable: str, form: str, key: cst.CSTNode, value: cst.BaseExpression | None, call_or_assign: cst.CSTNode, element: cst.CSTNode | None = None, siblings: int = 0) -> None:
+        small, line = _small_and_line(self.ctx, call_or_assign)
         if line is None:  # e.g. a write inside a one-line `if x: os.environ[...] = "1"` suite
             return
-        writes.append(
-            LegacyWrite(variable, form, key, value, _string_value(value) if value is not None else None, line, small, element, siblings)
+        self.writes.append(
+            LegacyWrite(variable, form, key, value, string_value(value) if value is not None else None, line, small, element, siblings)
         )
-        consumed.add(id(key))
+        self.consumed.add(id(key))
 
-    def name_of(node):
+    def name_of(self, node: cst.CSTNode) -> str | None:
         """The variable a key names: a string literal, or a name bound once to one."""
-        literal = _string_value(node)
+        literal = string_value(node)
         if literal is not None or not isinstance(node, cst.Name):
             return literal
-        constant = _constant_string(ctx, node)
+        constant = _constant_string(self.ctx, node)
         return constant
 
-    for assign in ctx.nodes(cst.Assign):
-        if len(assign.targets) != 1:
-            continue
-        target = assign.targets[0].target
-        if not (isinstance(target, cst.Subscript) and _is_environ(ctx, target.value)):
-            continue
-        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
-            continue
-        key = target.slice[0].slice.value
-        name = name_of(key)
-        if name in variables:
-            add(name, "subscript", key, assign.value, assign)
+    def subscript_assignments(self) -> None:
+        """``os.environ[X] = value``."""
+        ctx, variables = self.ctx, self.variables
+        for assign in ctx.nodes(cst.Assign):
+            if len(assign.targets) != 1:
+                continue
+            target = assign.targets[0].target
+            if not (isinstance(target, cst.Subscript) and is_environ(ctx, target.value)):
+                continue
+            if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+                continue
+            key = target.slice[0].slice.value
+            name = self.name_of(key)
+            if name in variables:
+                self.add(name, "subscript", key, assign.value, assign)
 
-    for delete in ctx.nodes(cst.Del):
-        target = delete.target
-        if isinstance(target, cst.Subscript) and _is_environ(ctx, target.value) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            if isinstance(index, cst.Index) and name_of(index.value) in variables:
-                add(name_of(index.value), "del", index.value, None, delete)
+    def deletions(self) -> None:
+        """``del os.environ[X]``."""
+        ctx, variables = self.ctx, self.variables
+        for delete in ctx.nodes(cst.Del):
+            target = delete.target
+            if isinstance(target, cst.Subscript) and is_environ(ctx, target.value) and len(target.slice) == 1:
+                index = target.slice[0].slice
+                name = self.name_of(index.value) if isinstance(index, cst.Index) else None
+                if isinstance(index, cst.Index) and name is not None and name in variables:
+                    self.add(name, "del", index.value, None, delete)
 
-    for call in ctx.nodes(cst.Call):
+    def call(self, call: cst.Call) -> None:
+        """A method of ``os.environ`` (``update``, ``setdefault``, ``pop``), ``os.putenv``,
+        ``os.unsetenv``, or ``os.system("export X=1")``."""
+        ctx, variables, add = self.ctx, self.variables, self.add
         func = call.func
-        if isinstance(func, cst.Attribute) and _is_environ(ctx, func.value):
-            method = func.attr.value
-            if method == "update":
-                if len(call.args) == 1 and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Dict):
-                    elements = call.args[0].value.elements
-                    for el in elements:
-                        if isinstance(el, cst.DictElement) and _string_value(el.key) in variables:
-                            add(_string_value(el.key), "update-dict", el.key, el.value, call, el, len(elements) - 1)
-                elif all(a.keyword is not None for a in call.args):
-                    for arg in call.args:
-                        if arg.keyword.value in variables:
-                            add(arg.keyword.value, "update-kwarg", arg.keyword, arg.value, call, arg, len(call.args) - 1)
-            elif method == "setdefault" and len(call.args) == 2:
-                name = name_of(call.args[0].value)
-                if name in variables:
-                    add(name, "setdefault", call.args[0].value, call.args[1].value, call)
-            elif method == "pop" and call.args and isinstance(ctx.parent(call), cst.Expr):
-                name = name_of(call.args[0].value)
-                if name in variables:
-                    add(name, "pop", call.args[0].value, None, call)
+        if isinstance(func, cst.Attribute) and is_environ(ctx, func.value):
+            self.environ_method(call, func.attr.value)
         elif "os.putenv" in ctx.qualified_names(func) and len(call.args) == 2:
-            name = name_of(call.args[0].value)
+            name = self.name_of(call.args[0].value)
             if name in variables:
                 add(name, "putenv", call.args[0].value, call.args[1].value, call)
         elif "os.unsetenv" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
-            name = name_of(call.args[0].value)
+            name = self.name_of(call.args[0].value)
             if name in variables:
                 add(name, "pop", call.args[0].value, None, call)
         elif "os.system" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
-            command = _string_value(call.args[0].value)
+            command = string_value(call.args[0].value)
             exported = _export_only(command, variables) if command else None
             if exported:
                 add(exported, "system-export", call.args[0].value, None, call)
 
-    mentions = []
-    for string in ctx.nodes(cst.SimpleString):
-        name = _string_value(string)
-        if name in variables and id(string) not in consumed:
-            mentions.append(Mention(name, string, _is_read(ctx, string)))
-    return writes, mentions
+    def environ_method(self, call: cst.Call, method: str) -> None:
+        """``os.environ.update({X: v, ...})`` / ``.update(X=v)``, ``.setdefault(X, v)``, and
+        ``.pop(X)`` as a statement of its own."""
+        ctx, variables, add = self.ctx, self.variables, self.add
+        if method == "update":
+            if len(call.args) == 1 and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Dict):
+                elements = call.args[0].value.elements
+                for el in elements:
+                    name = string_value(el.key) if isinstance(el, cst.DictElement) else None
+                    if isinstance(el, cst.DictElement) and name is not None and name in variables:
+                        add(name, "update-dict", el.key, el.value, call, el, len(elements) - 1)
+            elif all(a.keyword is not None for a in call.args):
+                for arg in call.args:
+                    keyword = arg.keyword
+                    if keyword is not None and keyword.value in variables:
+                        add(keyword.value, "update-kwarg", keyword, arg.value, call, arg, len(call.args) - 1)
+        elif method == "setdefault" and len(call.args) == 2:
+            name = self.name_of(call.args[0].value)
+            if name in variables:
+                add(name, "setdefault", call.args[0].value, call.args[1].value, call)
+        elif method == "pop" and call.args and isinstance(ctx.parent(call), cst.Expr):
+            name = self.name_of(call.args[0].value)
+            if name in variables:
+                add(name, "pop", call.args[0].value, None, call)
+
+    def mentions(self) -> list[Mention]:
+        """Every other literal naming one of the variables (a read, a write in a form not handled)."""
+        mentions = []
+        for string in self.ctx.nodes(cst.SimpleString):
+            name = string_value(string)
+            if name in self.variables and id(string) not in self.consumed:
+                mentions.append(Mention(name, string, _is_read(self.ctx, string)))
+        return mentions
 
 
 def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
@@ -236,7 +280,9 @@ def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
         parent = ctx.parent(assignment.node) if hasattr(assignment, "node") else None
         if not isinstance(parent, cst.AssignTarget):
             return None
-        value = _string_value(ctx.parent(parent).value)
+        assign = ctx.parent(parent)
+        assert isinstance(assign, cst.Assign), "an AssignTarget belongs to an Assign"
+        value = string_value(assign.value)
         if value is None:
             return None
         values.add(value)
@@ -268,7 +314,7 @@ def _is_read(ctx: FileContext, string: cst.SimpleString) -> bool:
             names = ctx.qualified_names(call.func)
             if "os.getenv" in names:
                 return True
-            if isinstance(call.func, cst.Attribute) and _is_environ(ctx, call.func.value):
+            if isinstance(call.func, cst.Attribute) and is_environ(ctx, call.func.value):
                 return call.func.attr.value in ("get", "__getitem__", "__contains__")
     if isinstance(parent, cst.Comparison):
         return any(isinstance(t.operator, (cst.In, cst.NotIn)) for t in parent.comparisons)
@@ -281,509 +327,4 @@ def _is_read(ctx: FileContext, string: cst.SimpleString) -> bool:
 def sets_stochastic_rounding(ctx: FileContext) -> bool:
     """True when the file already names ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in a string literal
     (a write, or a read the user relies on): the codemod then adds no write of its own."""
-    return any(_string_value(s) == STOCHASTIC_ROUNDING_VAR for s in ctx.nodes(cst.SimpleString))
-
-
-_UNGUARDED_PARENTS = (cst.Module, cst.FunctionDef)
-
-
-def guard_of(ctx: FileContext, write: LegacyWrite) -> tuple[list[Condition], cst.CSTNode | None]:
-    """The ``if`` conditions the write runs under, outermost first, up to its function or the
-    module; and the construct that makes it conditional in a way no condition expresses (a
-    loop, ``try``, ``with``, class body, comprehension, lambda), or None. ``if __name__ ==
-    "__main__":`` counts as unconditional for a script; an ``else``/``elif`` branch gives the
-    negated test. Within the statement, ``flag and os.environ.update(...)`` and ``... if flag
-    else ...`` give their test (Python's language reference, "Boolean operations" and
-    "Conditional expressions": the right operand runs only when the left one does not decide);
-    before it, an ``if`` branch that trained and returned (``if not args.bf16: train(args);
-    return``) gives its negated test."""
-    return _conditions_of(ctx, write.key, write.statement)
-
-
-def _statement_guard(ctx: FileContext, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
-    conditions: list[Condition] = []
-    child: cst.CSTNode = statement
-    for anc in ctx.ancestors(statement):
-        if isinstance(anc, (cst.IndentedBlock, cst.Else)):
-            child = anc
-            continue
-        if isinstance(anc, _UNGUARDED_PARENTS):
-            return conditions, None
-        if isinstance(anc, cst.If):
-            in_body = anc.body is child
-            if _is_main_guard(anc) and in_body:
-                child = anc
-                continue
-            if in_body:
-                conditions.insert(0, Condition(anc.test))
-            else:  # in the else branch, or in an elif (an If nested as orelse)
-                conditions.insert(0, Condition(anc.test, negated=True))
-            child = anc
-            continue
-        return conditions, anc
-    return conditions, None
-
-
-def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
-    """Whether ``writes`` sit one in each branch of a single ``if/elif/else`` chain that has an
-    ``else`` (the "one variable or the other, chosen by a flag" shape), so together they run
-    unconditionally."""
-    if len(writes) < 2:
-        return False
-    top = None
-    covered = []
-    for w in writes:
-        block = ctx.parent(w.statement)
-        owner = ctx.parent(block)
-        if isinstance(owner, cst.Else):
-            owner = ctx.parent(owner)
-        if not isinstance(owner, cst.If):
-            return False
-        covered.append((owner, isinstance(ctx.parent(block), cst.Else)))
-        root = owner
-        while isinstance(ctx.parent(root), cst.If) and ctx.parent(root).orelse is root:
-            root = ctx.parent(root)
-        if top is not None and root is not top:
-            return False
-        top = root
-    # every branch of the chain holds one of the writes
-    branches = []
-    node = top
-    while isinstance(node, cst.If):
-        branches.append((node, False))
-        if isinstance(node.orelse, cst.Else):
-            branches.append((node, True))
-            break
-        node = node.orelse
-    else:
-        return False
-    return {(id(n), e) for n, e in branches} <= {(id(n), e) for n, e in covered}
-
-
-def _direct_body(node: cst.If):
-    body = node.body
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
-
-
-def _is_main_guard(node: cst.If) -> bool:
-    return m.matches(
-        node.test,
-        m.Comparison(
-            left=m.Name("__name__"),
-            comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
-        ),
-    ) and _string_value(node.test.comparisons[0].comparator) == "__main__"
-
-
-# -- whether a write was in force when the device was first used ------------------------------------
-# torch-xla reads XLA_USE_BF16 / XLA_DOWNCAST_BF16 once, when the first tensor goes to the device
-# (static initialisers over ``GetEnvBool`` in torch-xla's ``torch_xla/csrc/runtime/sys_util.cc``,
-# used by ``torch_xla/csrc/dtype.cpp``), through the C environment (``getenv``). A write that is
-# undone before that, or that only runs after it, never took effect: the legacy script trained in
-# FP32. Migrating it as if it had would change the script's numerics.
-
-DEVICE_FUNCTIONS = frozenset({"torch_xla.device", "torch_xla.core.xla_model.xla_device"})
-
-
-@dataclass(frozen=True)
-class Undo:
-    """A later statement of the same block that takes a write back: ``undo`` (a ``del``,
-    ``pop``, ``unsetenv``, or a write of a false value). ``dead``: nothing between the two can
-    have used the device, so the write never took effect; False when that cannot be told."""
-
-    write: LegacyWrite
-    undo: LegacyWrite
-    dead: bool
-
-
-@dataclass(frozen=True)
-class NotInForce:
-    """Why a write may not have been in force when the device was first used. ``reason`` is
-    ``"uncalled"`` (set in a function nothing in the file calls), ``"lambda"``, ``"late-call"``
-    (its function is called only after the device was used), ``"conditional-call"`` (called
-    only under a condition), ``"after-device-call"`` (a call before it in its scope already used
-    the device); ``node`` is what the message points to (the function, the call), ``dead`` is
-    True only when the write provably never ran (a private function nothing references)."""
-
-    reason: str
-    node: cst.CSTNode
-    dead: bool = False
-    condition: cst.BaseExpression | None = None
-
-
-def _device_names(ctx: FileContext) -> frozenset[str]:
-    """Names assigned the result of ``torch_xla.device()`` / ``xm.xla_device()``."""
-
-    def compute():
-        return frozenset(
-            n.value
-            for call in ctx.nodes(cst.Call)
-            if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS and isinstance(ctx.parent(call), cst.Assign)
-            for t in ctx.parent(call).targets
-            for n in findall(t.target, m.Name())
-        )
-
-    return ctx.memo(("device names",), compute)
-
-
-def _direct_device_use(ctx: FileContext, call: cst.Call) -> bool:
-    """``x.to(device)`` / ``device=device`` with ``device`` from a device function (or the call
-    itself): a tensor put on the XLA device."""
-    names = _device_names(ctx)
-    for arg in call.args:
-        if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (arg.keyword is not None and arg.keyword.value == "device"):
-            value = arg.value
-            if (isinstance(value, cst.Name) and value.value in names) or (isinstance(value, cst.Call) and ctx.qualified_names(value.func) & DEVICE_FUNCTIONS):
-                return True
-    return False
-
-
-def _module_functions(ctx: FileContext) -> dict[str, cst.FunctionDef]:
-    """The functions defined at the module's top level, by name (a name defined twice: neither)."""
-
-    def compute():
-        found: dict[str, cst.FunctionDef] = {}
-        twice = set()
-        for statement in ctx.module.body:
-            if isinstance(statement, cst.FunctionDef):
-                name = statement.name.value
-                if name in found:
-                    twice.add(name)
-                found[name] = statement
-        return {name: fn for name, fn in found.items() if name not in twice}
-
-    return ctx.memo(("module functions",), compute)
-
-
-def device_functions(ctx: FileContext) -> frozenset[str]:
-    """Names of the module's top-level functions that put a tensor on the XLA device, directly
-    (``x.to(device)``, ``device=device`` with ``device`` from ``torch_xla.device()`` /
-    ``xm.xla_device()``) or through a call of another such function (a fixed point over the
-    file's call graph). Calling one is what makes torch-xla read the legacy variables: it reads
-    them once, at the first device tensor (torch-xla ``torch_xla/csrc/runtime/sys_util.cc``
-    through static initialisers in ``torch_xla/csrc/dtype.cpp``)."""
-
-    def compute():
-        functions = _module_functions(ctx)
-        direct, calls = set(), {}
-        for name, fn in functions.items():
-            inner = findall(fn.body, m.Call())
-            if any(_direct_device_use(ctx, c) for c in inner):
-                direct.add(name)
-            calls[name] = {c.func.value for c in inner if isinstance(c.func, cst.Name) and c.func.value in functions}
-        using = set(direct)
-        changed = True
-        while changed:
-            changed = False
-            for name, callees in calls.items():
-                if name not in using and callees & using:
-                    using.add(name)
-                    changed = True
-        return frozenset(using)
-
-    return ctx.memo(("device functions",), compute)
-
-
-def _uses_device(ctx: FileContext, call: cst.Call) -> bool:
-    return _direct_device_use(ctx, call) or (isinstance(call.func, cst.Name) and call.func.value in device_functions(ctx))
-
-
-def _scope_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
-    return ctx.enclosing(node, cst.FunctionDef) or ctx.module
-
-
-def _exits(block: cst.CSTNode) -> bool:
-    """Whether an ``if`` body ends by leaving its function or the program (``return``,
-    ``raise``, ``sys.exit()``), so the statements after the ``if`` do not run on its path."""
-    if not isinstance(block, cst.IndentedBlock) or not block.body:
-        return False
-    last = block.body[-1]
-    if not isinstance(last, cst.SimpleStatementLine):
-        return False
-    small = last.body[-1]
-    if isinstance(small, (cst.Return, cst.Raise)):
-        return True
-    return isinstance(small, cst.Expr) and m.matches(small.value, m.Call(func=m.Name("exit") | m.Name("quit") | m.Attribute(value=m.Name("sys"), attr=m.Name("exit")) | m.Attribute(value=m.Name("os"), attr=m.Name("_exit"))))
-
-
-def off_path(ctx: FileContext, node: cst.CSTNode, target: cst.CSTNode) -> bool:
-    """Whether ``node`` sits in an ``if`` branch that does not hold ``target`` and leaves the
-    function or the program (``if not args.bf16: train(args); return``): ``target``, after the
-    ``if``, does not run after it (Python's language reference, "The return statement")."""
-    held = {id(a) for a in ctx.ancestors(target)}
-    child = node
-    for anc in ctx.ancestors(node):
-        if id(anc) in held:
-            return False
-        if isinstance(anc, cst.If) and anc.body is child and _exits(child):
-            return True
-        child = anc
-    return False
-
-
-def device_use_before(ctx: FileContext, node: cst.CSTNode) -> cst.Call | None:
-    """The first call before ``node`` in its function (or at module level), on the path to it,
-    that puts a tensor on the device, directly (``.to(device)``) or through a function of the
-    file that does (``train(args)``, :func:`device_functions`): after it, torch-xla has read the
-    legacy variables (torch-xla ``torch_xla/csrc/runtime/sys_util.cc``). A call in an ``if``
-    branch that returns or exits is not on the path to what follows the ``if``."""
-    scope = _scope_of(ctx, node)
-    line = ctx.pos(ctx.statement_of(node) or node)[0]
-    for call in ctx.nodes(cst.Call):
-        if ctx.pos(call)[0] >= line:
-            break
-        if _scope_of(ctx, call) is scope and _uses_device(ctx, call) and not off_path(ctx, call, node):
-            return call
-    return None
-
-
-def _undoes(ctx: FileContext, write: LegacyWrite, later: LegacyWrite) -> bool | None:
-    """True when ``later`` takes ``write`` back (a ``del``/``pop`` of what ``os.environ`` set,
-    an ``unsetenv``, a write of a false value that replaces it); False when it sets the
-    variable on again; None when it does not bear on it (``setdefault`` of a set variable)."""
-    if later.variable != write.variable:
-        return None
-    if later.unsets:
-        call = next((a for a in ctx.ancestors(later.key) if isinstance(a, cst.Call)), None)
-        unsetenv = call is not None and "os.unsetenv" in ctx.qualified_names(call.func)
-        # os.putenv does not update os.environ: a del/pop of os.environ does not see it
-        # (Python's os.putenv documentation); os.unsetenv clears the C environment either way
-        return True if unsetenv or write.form != "putenv" else None
-    if later.form == "setdefault" or later.form == "system-export":
-        return None
-    state, _ = value_state(later.value)
-    if state == "off":
-        return True
-    return False if state == "on" else None
-
-
-def _inert(ctx: FileContext, statement: cst.CSTNode, legacy: set[int]) -> bool:
-    """A statement that cannot use the device: an import, ``pass``, a docstring, an
-    assignment without calls, a write of the environment (``os.environ[...]``, ``os.putenv``),
-    ``print`` of call-free values, a function definition without decorators."""
-    if isinstance(statement, cst.FunctionDef):
-        return not statement.decorators
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if id(small) in legacy or isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass)):
-            continue
-        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Del)) and not findall(small, m.Call()):
-            continue
-        if isinstance(small, cst.Expr):
-            value = small.value
-            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
-                continue
-            if isinstance(value, cst.Call) and not any(findall(a, m.Call()) for a in value.args):
-                names = ctx.qualified_names(value.func)
-                if names & {"os.putenv", "os.unsetenv", "builtins.print", "print"} or any(n.startswith(ENVIRON + ".") for n in names):
-                    continue
-        return False
-    return True
-
-
-def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo]:
-    """The writes taken back later in the same block (``os.environ[X] = "1"`` then ``del
-    os.environ[X]``, ``os.environ.pop(X)``, ``os.unsetenv(X)`` or ``os.environ[X] = "0"``), by
-    ``id`` of the write's key: ``dead`` when only statements that cannot use the device come
-    between; a device use in between means the write was in force (the undo is a cleanup, not
-    listed). Python's :mod:`os` documentation: assignments to and deletions from
-    ``os.environ`` call ``putenv()``/``unsetenv()``, while calling ``os.putenv()`` directly does
-    not update ``os.environ`` (so a ``del``/``pop`` does not take back an ``os.putenv``, and an
-    ``os.unsetenv`` takes back any write); ``setdefault`` leaves a set variable as it is."""
-    legacy = {id(w.small) for w in writes}
-    by_statement: dict[int, list[LegacyWrite]] = {}
-    for w in writes:
-        by_statement.setdefault(id(w.statement), []).append(w)
-    found: dict[int, Undo] = {}
-    for w in writes:
-        if w.unsets or w.form == "system-export" or value_state(w.value)[0] not in ("on", "if"):
-            continue
-        block = ctx.block_of(w.statement)
-        if block is None:
-            continue
-        later_writes = block.body[ctx.index_in_block(block, w.statement) + 1 :]
-        if not any(_undoes(ctx, w, later) is not None for st in later_writes for later in by_statement.get(id(st), [])):
-            continue  # nothing later in the block touches the variable: no undo to weigh
-        sure = True
-        for statement in later_writes:
-            verdicts = [v for v in (_undoes(ctx, w, later) for later in by_statement.get(id(statement), [])) if v is not None]
-            if verdicts:
-                if verdicts[0]:
-                    undo = next(later for later in by_statement[id(statement)] if _undoes(ctx, w, later))
-                    found[id(w.key)] = Undo(w, undo, sure)
-                break
-            if _inert(ctx, statement, legacy):
-                continue
-            if any(_uses_device(ctx, c) for c in findall(statement, m.Call())):
-                break  # in force when the device was used: the undo only cleans up
-            sure = False
-    return found
-
-
-def in_lambda(ctx: FileContext, write: LegacyWrite) -> cst.Lambda | None:
-    """The lambda a write is made in (``enable = lambda: os.environ.update(X="1")``): its body
-    runs when the lambda is called, not where it is defined (Python's language reference,
-    "Lambdas"), which the file does not tell."""
-    for anc in ctx.ancestors(write.key):
-        if anc is write.statement:
-            return None
-        if isinstance(anc, cst.Lambda):
-            return anc
-    return None
-
-
-def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
-    """Why ``write`` may not have been in force when the device was first used (torch-xla reads
-    the legacy variables once, at the first device tensor: ``torch_xla/csrc/runtime/sys_util.cc``),
-    or None when nothing in the file says so. Only top-level functions of the file are followed,
-    one level: a write in ``setup()`` counts as in force when some call of ``setup()`` runs
-    unconditionally before anything used the device; a function passed on (``xmp.spawn(fn)``,
-    a callback) or named in a string counts as run. A function nothing calls is looked at only
-    in a file that trains (:func:`device_functions`): a library of helpers is its callers'."""
-    late = device_use_before(ctx, write.statement)
-    if late is not None and isinstance(late.func, cst.Name) and late.func.value in device_functions(ctx):
-        return NotInForce("after-device-call", late)
-    if late is not None:
-        return None  # a direct use before the write: BFM047 (removed, it never took effect)
-    function = ctx.enclosing(write.statement, cst.FunctionDef)
-    if function is None or ctx.parent(function) is not ctx.module or function.decorators:
-        return None
-    name = function.name.value
-    if _module_functions(ctx).get(name) is not function:
-        return None
-    references = [n for n in ctx.nodes(cst.Name) if n.value == name and n is not function.name]
-    named_in_string = any(_string_value(s) == name for s in ctx.nodes(cst.SimpleString))
-    if not references:
-        if not device_functions(ctx):
-            return None  # nothing in the file trains: a library of helpers (BFM010 says so)
-        if named_in_string or name in device_functions(ctx) or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters")))):
-            return None  # the training function itself, or reached by name (getattr, __all__)
-        return NotInForce("uncalled", function, dead=name.startswith("_"))
-    calls = []
-    for ref in references:
-        call = ctx.parent(ref)
-        if not (isinstance(call, cst.Call) and call.func is ref):
-            return None  # passed on (xmp.spawn(fn), a callback): when it runs is not read here
-        if ctx.enclosing(call, cst.FunctionDef) is function:
-            continue
-        calls.append(call)
-    statuses = []
-    for call in calls:
-        statement = ctx.statement_of(call)
-        conditions, _ = _conditions_of(ctx, call, statement)
-        if device_use_before(ctx, call) is not None:
-            statuses.append(("late-call", call, None))
-        elif conditions:
-            c = conditions[-1]
-            statuses.append(("conditional-call", call, c))
-        else:
-            return None  # one call runs it, unconditionally, before the device is used
-    if not statuses:
-        return None
-    late = [s for s in statuses if s[0] == "late-call"]
-    if len(late) == len(statuses):
-        return NotInForce("late-call", late[0][1])
-    reason, call, condition = next(s for s in statuses if s[0] == "conditional-call")
-    return NotInForce(reason, call, condition=condition.expr if not condition.negated else cst.parse_expression(f"not ({ctx.code(condition.expr)})"))
-
-
-def _conditions_of(ctx: FileContext, node: cst.CSTNode, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
-    """The conditions ``node`` (inside ``statement``) runs under: the ``if`` branches around the
-    statement (:func:`guard_of`), those of the expression it is in (``flag and f()``,
-    ``f() if flag else None``), and the early exits before it that used the device."""
-    conditions, blocker = _statement_guard(ctx, statement)
-    conditions = conditions + _early_exit_conditions(ctx, statement)
-    inner: list[Condition] = []
-    child = node
-    for anc in ctx.ancestors(node):
-        if anc is statement:
-            break
-        if isinstance(anc, cst.BooleanOperation) and anc.right is child:
-            inner.insert(0, Condition(anc.left, negated=isinstance(anc.operator, cst.Or)))
-        elif isinstance(anc, cst.IfExp) and anc.test is not child:
-            inner.insert(0, Condition(anc.test, negated=anc.orelse is child))
-        elif isinstance(anc, cst.Lambda):
-            return conditions, anc  # the conditions inside a lambda are the lambda's business
-        elif isinstance(anc, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)) and blocker is None:
-            blocker = anc
-        child = anc
-    return conditions + inner, blocker
-
-
-def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> list[Condition]:
-    """``if not args.bf16: train(args); return`` before ``statement`` in its function (in its
-    block or an enclosing one): the statement runs only when that test is false. Counted only
-    when the branch used the device (the script trained there, without the write): an exit on
-    a usage error trains nothing, so it conditions nothing."""
-    found: list[Condition] = []
-    child: cst.CSTNode = statement
-    while True:
-        block = ctx.block_of(child)
-        if block is None:
-            break
-        for before in list(block.body)[: ctx.index_in_block(block, child)]:
-            if (
-                isinstance(before, cst.If)
-                and before.orelse is None
-                and _exits(before.body)
-                and any(_uses_device(ctx, c) for c in findall(before.body, m.Call()))
-            ):
-                test = before.test
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    found.insert(0, Condition(test.expression))
-                else:
-                    found.insert(0, Condition(test, negated=True))
-        if isinstance(block, cst.Module):
-            break
-        owner = ctx.parent(block)
-        while owner is not None and not isinstance(owner, cst.BaseStatement):
-            owner = ctx.parent(owner)
-        if owner is None or isinstance(owner, (cst.FunctionDef, cst.ClassDef)):
-            break
-        child = owner
-    return found
-
-
-def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[str | None, dict[str, object], bool] | None:
-    """The BFM049 finding for ``write``, as ``(variant, fields, removed)`` (the message is the
-    catalogue's template ``variant`` of BFM049, None for the main one, with ``fields``), or None
-    when nothing says it was not in force (the planner then goes on as usual). ``removed``: it
-    provably never took effect and goes, with nothing added (its undo is removed by its own
-    finding); otherwise the switch is kept and reported, and so is an undo that takes back a
-    kept write. The rule of the project: a migrated script that computes in bf16 where the
-    legacy one trained in fp32 changes its numerics, so when this cannot be told the switch
-    stays."""
-    writes, _ = collect_writes(ctx, set(ctx.rules.variables))
-    undone = ctx.memo(("undone writes",), lambda: undone_writes(ctx, writes))
-    line = lambda node: ctx.pos(node)[0]  # noqa: E731
-    variable = write.variable
-    for undo in undone.values():
-        if undo.undo is write and not undo.dead:
-            return "undo_of_kept", {"variable": variable, "line": line(undo.write.statement)}, False
-    if write.unsets or write.form == "system-export" or value_state(write.value)[0] not in ("on", "if"):
-        return None
-    undo = undone.get(id(write.key))
-    if undo is not None:
-        taken = {"variable": variable, "line": line(undo.undo.statement), "undo": ctx.code(undo.undo.small)}
-        if undo.dead:
-            return None, taken, True
-        return "undone_unknown", {**taken, "mode": mode}, False
-    lam = in_lambda(ctx, write)
-    if lam is not None:
-        return "lambda", {"variable": variable, "line": line(lam), "mode": mode}, False
-    why = not_in_force(ctx, write)
-    if why is None:
-        return None
-    function = ctx.enclosing(write.statement, cst.FunctionDef)
-    where = f"`{function.name.value}()`" if function is not None else "this function"
-    called = {"variable": variable, "function": where, "line": line(why.node)}
-    if why.reason == "uncalled":
-        if why.dead:
-            return "private_uncalled", called, True
-        return "uncalled", {**called, "mode": mode}, False
-    if why.reason == "late-call":
-        return "late_call", {**called, "mode": mode}, False
-    if why.reason == "conditional-call":
-        return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
-    return "after_device", {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode}, False
+    return any(string_value(s) == STOCHASTIC_ROUNDING_VAR for s in ctx.nodes(cst.SimpleString))

@@ -77,13 +77,14 @@ def run_deep(path: str, work: Callable[[], T], expected: tuple[type[BaseExceptio
     through; a RecursionError, MemoryError or any other exception becomes a
     :class:`CodemodError` for ``path``. KeyboardInterrupt in the caller while waiting
     propagates (the worker is a daemon thread)."""
-    outcome: dict[str, object] = {}
+    outcome: dict[str, T] = {}
+    errors: list[BaseException] = []
 
     def target() -> None:
         try:
             outcome["value"] = work()
         except BaseException as exc:  # reported below, in the caller's thread
-            outcome["error"] = exc
+            errors.append(exc)
 
     old_limit = sys.getrecursionlimit()
     old_stack = threading.stack_size()
@@ -99,9 +100,9 @@ def run_deep(path: str, work: Callable[[], T], expected: tuple[type[BaseExceptio
     finally:
         sys.setrecursionlimit(old_limit)
     if "value" in outcome:
-        return outcome["value"]  # type: ignore[return-value]
-    error = outcome.get("error")
-    if isinstance(error, (ParseError, *expected)):
+        return outcome["value"]
+    error = errors[0] if errors else None
+    if error is not None and isinstance(error, (ParseError, *expected)):
         raise error
     if isinstance(error, RecursionError):
         raise CodemodError(f"{path}:1:1: cannot migrate: nested too deeply for the codemod (more than {RECURSION_LIMIT} levels)") from None

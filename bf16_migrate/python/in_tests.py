@@ -1,5 +1,6 @@
 """Where test code is: tests name the legacy variables to exercise the legacy path, and are
-reported, never rewritten (BFM052).
+reported, never rewritten (BFM052): :func:`report_tests` reports the writes, reads and other
+names of the variables in test code.
 
 Test files are pytest's default discovery patterns (``python_files = test_*.py *_test.py``,
 docs.pytest.org "Conventions for Python test discovery") and ``conftest.py``; test code is
@@ -10,8 +11,10 @@ also a ``test*`` function, a unittest/pytest set-up or tear-down hook, or a meth
 from __future__ import annotations
 
 import libcst as cst
+import libcst.matchers as m
 
 from .context import FileContext
+from .env_writes import LegacyWrite, Mention
 
 HOOKS = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method")
 
@@ -37,3 +40,57 @@ def in_test(ctx: FileContext, node: cst.CSTNode) -> bool:
         if isinstance(anc, cst.ClassDef) and any(ctx.code(b.value).endswith("TestCase") for b in anc.bases):
             return True
     return False
+
+
+def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Mention]) -> tuple[bool, set[int]]:
+    """Tests set the variable to exercise the legacy path (``monkeypatch.setenv``,
+    ``mock.patch.dict(os.environ, ...)``, ``setUp``, ``test_*`` functions, ``test_*.py``
+    files) and read it to choose what to expect (``os.getenv(X)``, a helper such as
+    ``check_env_flag(X)``, ``print(os.getenv(X))``): report, never rewrite. In a
+    test, a keyword argument named like a legacy variable (``self._set_env(XLA_USE_BF16="1")``,
+    ``mock.patch.dict(os.environ, XLA_USE_BF16="1")``) sets it too. Returns whether the file
+    is only tests' business (a test file, or every write is a test's: the file is then left
+    alone) and the ids of the mentions reported here."""
+    test_file = is_test_file(ctx.path)
+    found, handled = False, set[int]()
+    for w in writes:
+        if test_file or is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
+            ctx.report("BFM052", w.key, fixed=False, variable=w.variable)
+            found = True
+    for mention in mentions:
+        call = ctx.enclosing(mention.node, cst.Call)
+        if call is not None and (m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or ctx.code(call.func).endswith("patch.dict")):
+            ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=ctx.code(call.func))
+            handled.add(id(mention.node))
+            found = True
+    # reads and other names of the variable in a test (a test file: they alone make the
+    # file a test's business, so nothing of it is migrated; elsewhere they are reported
+    # here and the rest of the file is migrated as usual)
+    for mention in mentions:
+        if id(mention.node) in handled or not in_test(ctx, mention.node):
+            continue
+        parent = ctx.parent(mention.node)
+        helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if mention.is_read:
+            ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
+        elif isinstance(helper, cst.Call):
+            callee = ctx.code(helper.func)
+            verb = callee.rsplit(".", 1)[-1].lower()
+            if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
+                ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=callee)
+            else:
+                ctx.report("BFM052", mention.node, fixed=False, variant="reads_through", variable=mention.variable, callee=callee)
+        else:
+            ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable)
+        handled.add(id(mention.node))
+        found = found or test_file
+    keys = {id(w.key) for w in writes}
+    for call in ctx.nodes(cst.Call):
+        for arg in call.args:
+            keyword = arg.keyword
+            if keyword is None or keyword.value not in ctx.rules.variables or id(keyword) in keys or not in_test(ctx, call):
+                continue
+            ctx.report("BFM052", keyword, fixed=False, variant="sets_through", variable=keyword.value, callee=f"{ctx.code(call.func)}({keyword.value}=...)")
+            found = found or test_file
+    tests_only = found and (test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes))
+    return tests_only, handled

@@ -69,11 +69,12 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
 
 def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
     inside = findall(expr, _CALL_OR_NAME)  # one walk for the three questions below
-    found = [c.func.value for c in inside if isinstance(c, cst.Call) and m.matches(c, _PARAMETERS)]
+    found = [c.func.value for c in inside if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and m.matches(c, _PARAMETERS)]
     if depth >= _MAX_TRACE:
         return found
     for name in (n for n in inside if isinstance(n, cst.Name)):
-        if isinstance(ctx.parent(name), cst.Attribute) and ctx.parent(name).attr is name:
+        parent = ctx.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
             continue
         scope = ctx.scopes.get(name)
         if scope is None:
@@ -82,15 +83,16 @@ def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[c
             if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
                 continue
             target = ctx.parent(a.node)
-            if isinstance(target, cst.AssignTarget) and isinstance(ctx.parent(target), cst.Assign):
-                value = ctx.parent(target).value
+            assign = ctx.parent(target)
+            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                value = assign.value
                 if _collects_parameters(ctx, value):
                     found.extend(_parameters_receivers(ctx, value, depth + 1))
     for call in (c for c in inside if isinstance(c, cst.Call) and m.matches(c, _CALL_OF_NAME)):
         func = _local_def(ctx, call.func)
         if func is None:
             continue
-        for receiver in ctx.memo(("parameters of", func), lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS)]):
+        for receiver in ctx.memo(("parameters of", func), lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)]):
             param = next(
                 (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
                  if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
@@ -239,7 +241,7 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     func = ctx.enclosing(model, cst.FunctionDef)
     if func is None:
         return []
-    positions = set()
+    positions: set[int | str | None] = set()
     for ret in findall(func.body, m.Return()):
         if ctx.enclosing(ret, cst.FunctionDef) is not func:
             continue
@@ -253,15 +255,15 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     if len(positions) != 1 or "unknown" in positions:
         return []
     (position,) = positions
-    names = []
+    names: list[cst.Name] = []
     for call in ctx.nodes(cst.Call):
         if not (isinstance(call.func, cst.Name) and call.func.value == func.name.value and _local_def(ctx, call.func) is func):
             continue
         assign = ctx.parent(call)
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             continue
-        target = assign.targets[0].target
-        if position is not None:
+        target: cst.BaseExpression = assign.targets[0].target
+        if isinstance(position, int):  # else None: the model is returned alone
             elements = target.elements if isinstance(target, (cst.Tuple, cst.List)) else ()
             if any(isinstance(e, cst.StarredElement) for e in elements) or position >= len(elements):
                 continue
@@ -271,7 +273,11 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     return names
 
 
-def _local_def(ctx: FileContext, name: cst.Name) -> cst.FunctionDef | None:
+def _local_def(ctx: FileContext, name: cst.BaseExpression) -> cst.FunctionDef | None:
+    """The one function of the file ``name`` is bound to (its scope's only binding of it), or
+    None (not a name, bound otherwise or more than once)."""
+    if not isinstance(name, cst.Name):
+        return None
     scope = ctx.scopes.get(name)
     if scope is None:
         return None
@@ -336,7 +342,7 @@ def _describe(ctx: FileContext, call: cst.Call) -> ModelCall:
     return info
 
 
-def _block_losses(ctx: FileContext, block: cst.CSTNode) -> tuple[dict[int, list[tuple[cst.Call, set[str]]]], dict[str, list[int]]]:
+def _block_losses(ctx: FileContext, block: cst.Module | cst.IndentedBlock) -> tuple[dict[int, list[tuple[cst.Call, set[str]]]], dict[str, list[int]]]:
     """For the statements of ``block`` (by index): the loss calls in each with the names their
     arguments read, and for each name the indices of the statements with a loss that reads it.
     Once per block: every model call of the block looks for its loss there, and scanning the
@@ -366,7 +372,8 @@ def _first_after(indices, start: int) -> int | None:
 
 
 def _assigned_names(stmt: cst.SimpleStatementLine) -> list[str]:
-    names = []
+    """The names the statement's assignments bind."""
+    names: list[str] = []
     for small in stmt.body:
         if isinstance(small, cst.Assign):
             for t in small.targets:
@@ -381,20 +388,25 @@ def loss_accumulators(ctx: FileContext, loss_names: set[str]) -> list[cst.Call]:
     tensor the loss is summed into (``acc += loss.detach()``, ``acc = acc + loss``); Neuron's
     guide keeps such accumulators in FP32 (Neuron's migration guide from XLA_DOWNCAST_BF16)."""
     found: list[cst.Call] = []
-    for aug in (a for a in ctx.nodes(cst.AugAssign) if isinstance(a.operator, cst.AddAssign) and isinstance(a.target, cst.Name)):
+    for aug in ctx.nodes(cst.AugAssign):
+        accumulator = aug.target
+        if not (isinstance(aug.operator, cst.AddAssign) and isinstance(accumulator, cst.Name)):
+            continue
         used = {n.value for n in findall(aug.value, m.Name())}
         if not used & loss_names:
             continue
-        scope = ctx.scopes.get(aug.target)
+        scope = ctx.scopes.get(accumulator)
         if scope is None:
             continue
-        for a in scope[aug.target.value]:
+        for a in scope[accumulator.value]:
             if not isinstance(a, Assignment):
                 continue
             target_parent = ctx.parent(a.node)
             if not isinstance(target_parent, cst.AssignTarget):
                 continue
-            factory = _factory_call(ctx, ctx.parent(target_parent).value)
+            assign = ctx.parent(target_parent)
+            assert isinstance(assign, cst.Assign), "an AssignTarget belongs to an Assign"
+            factory = _factory_call(ctx, assign.value)
             if factory is not None and factory not in found:
                 found.append(factory)
     return found
@@ -423,8 +435,8 @@ def cast_anchor(ctx: FileContext, model: cst.BaseExpression, sites: list[Optimiz
 
     Returns the statements to insert the cast before (one, or one per site when the model is
     bound inside the lifted statement), or None when a site is not a simple statement line."""
-    statements = [s.statement for s in sites]
-    if not statements or any(st is None for st in statements):
+    statements = [s.statement for s in sites if s.statement is not None]
+    if not statements or len(statements) < len(sites):
         return None
     chains = [_block_chain(ctx, st) for st in statements]
     for block, _ in chains[0]:
@@ -438,10 +450,10 @@ def cast_anchor(ctx: FileContext, model: cst.BaseExpression, sites: list[Optimiz
     return list(dict.fromkeys(statements))
 
 
-def _block_chain(ctx: FileContext, stmt: cst.BaseStatement) -> list[tuple[cst.CSTNode, cst.BaseStatement]]:
+def _block_chain(ctx: FileContext, stmt: cst.BaseStatement) -> list[tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement]]:
     """(block, statement of that block holding ``stmt``), innermost block first."""
-    chain = []
-    current: cst.CSTNode | None = stmt
+    chain: list[tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement]] = []
+    current: cst.BaseStatement | None = stmt
     while current is not None:
         parent = ctx.parent(current)
         if isinstance(parent, (cst.Module, cst.IndentedBlock)):
@@ -460,7 +472,12 @@ def _binds(ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression)
         return False
     code = ctx.code(model)
     for target in findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
-        bound = target.target if isinstance(target, (cst.AssignTarget, cst.For)) else (target.asname.name if target.asname else None)
+        bound: cst.BaseExpression | None
+        if isinstance(target, (cst.AssignTarget, cst.For)):
+            bound = target.target
+        else:
+            assert isinstance(target, cst.WithItem), "the matcher names three classes"
+            bound = target.asname.name if target.asname else None
         if bound is not None and any(ctx.code(n) == code for n in [bound, *findall(bound, m.Name() | m.Attribute())]):
             return True
     return False

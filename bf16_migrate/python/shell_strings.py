@@ -42,9 +42,9 @@ def pieces(ctx: FileContext, expr: cst.CSTNode, hops: int = 0) -> list[Piece]:
         return [piece for part in expr.parts for piece in _fstring_part(ctx, part, hops)]
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
         return _printf(ctx, expr, hops) or _opaque(ctx, expr)
-    if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("format")))):
+    if isinstance(expr, cst.Call) and m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("format")))):
         return _str_format(ctx, expr, hops) or _opaque(ctx, expr)
-    if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("join")), args=[m.Arg(keyword=None)])):
+    if isinstance(expr, cst.Call) and m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("join")), args=[m.Arg(keyword=None)])):
         return _join(ctx, expr, hops) or _opaque(ctx, expr)
     if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
         bound = bound_once(ctx, expr)
@@ -123,12 +123,14 @@ def _opaque(ctx: FileContext, expr: cst.CSTNode) -> list[Piece]:
 
 def _static(ctx: FileContext, expr: cst.CSTNode) -> str | None:
     parts = pieces(ctx, expr)
-    return None if any(p is None for p, _ in parts) else "".join(p for p, _ in parts)
+    known = [p for p, _ in parts if p is not None]
+    return None if len(known) < len(parts) else "".join(known)
 
 
 def _fstring_part(ctx: FileContext, part: cst.BaseFormattedStringContent, hops: int) -> list[Piece]:
     if isinstance(part, cst.FormattedStringText):
         return [(part.value.replace("{{", "{").replace("}}", "}"), "")]
+    assert isinstance(part, cst.FormattedStringExpression), "an f-string part is text or an expression"
     if part.conversion is None and part.format_spec is None:
         return pieces(ctx, part.expression, hops)
     return _opaque(ctx, part.expression)
@@ -136,6 +138,7 @@ def _fstring_part(ctx: FileContext, part: cst.BaseFormattedStringContent, hops: 
 
 def _str_format(ctx: FileContext, call: cst.Call, hops: int) -> list[Piece] | None:
     """``"...{}...".format(a, k=b)``; None when the template is not static."""
+    assert isinstance(call.func, cst.Attribute), "pieces() matched `<template>.format(...)`"
     template = _static(ctx, call.func.value)
     if template is None:
         return None
@@ -183,6 +186,7 @@ def _printf(ctx: FileContext, expr: cst.BinaryOperation, hops: int) -> list[Piec
 
 def _join(ctx: FileContext, call: cst.Call, hops: int) -> list[Piece] | None:
     """``sep.join([a, b, ...])`` over a literal list or tuple; None otherwise."""
+    assert isinstance(call.func, cst.Attribute), "pieces() matched `<sep>.join(...)`"
     sep = _static(ctx, call.func.value)
     items = call.args[0].value
     if sep is None or not isinstance(items, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in items.elements):

@@ -7,6 +7,7 @@ so anything more than a one-liner is emitted as self-contained source.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -209,8 +210,10 @@ def helpers_module_source(newline: str = "\n") -> str:
 
 def import_helpers(module: str, names: list[str]) -> cst.SimpleStatementLine:
     """``from <module> import <names>`` (names in the order given)."""
+    dotted = cst.parse_expression(module)
+    assert isinstance(dotted, (cst.Name, cst.Attribute)), f"{module!r} is not a dotted module name"
     return cst.SimpleStatementLine(body=[cst.ImportFrom(
-        module=cst.parse_expression(module),
+        module=dotted,
         names=[cst.ImportAlias(name=cst.Name(n)) for n in names],
     )])
 
@@ -241,6 +244,7 @@ def fp32_grad_norm_helper() -> cst.FunctionDef:
     """The ``clip_grad_norm_fp32_(parameters, max_norm, ...)`` function as a FunctionDef node,
     with the two blank lines PEP 8 puts before a top-level definition."""
     node = cst.parse_module(FP32_GRAD_NORM_SOURCE.lstrip("\n")).body[0]
+    assert isinstance(node, cst.FunctionDef), "FP32_GRAD_NORM_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
 
@@ -248,6 +252,7 @@ def master_weights_helper() -> cst.FunctionDef:
     """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
     two blank lines PEP 8 puts before a top-level definition."""
     node = cst.parse_module(MASTER_WEIGHTS_SOURCE.lstrip("\n")).body[0]
+    assert isinstance(node, cst.FunctionDef), "MASTER_WEIGHTS_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
 
@@ -280,12 +285,13 @@ def in_newline_style(statements: list[cst.BaseStatement], newline: str) -> list[
     if newline == "\n":
         return list(statements)
     style = _NewlineStyle(newline)
-    return [statement.visit(style) if _has_line_break(statement) else statement for statement in statements]
+    # a transformer that only rewrites string tokens returns a statement for a statement
+    return [cast(cst.BaseStatement, statement.visit(style)) if _has_line_break(statement) else statement for statement in statements]
 
 
 def _has_line_break(node: cst.CSTNode) -> bool:
     strings = m.findall(node, m.SimpleString() | m.FormattedStringText())
-    return any("\n" in s.value or "\r" in s.value for s in strings)
+    return any("\n" in s.value or "\r" in s.value for s in strings if isinstance(s, (cst.SimpleString, cst.FormattedStringText)))
 
 
 def attr(dotted: str) -> cst.BaseExpression:
@@ -335,11 +341,13 @@ def autocast_with(body: list[cst.BaseStatement], guard: cst.BaseExpression | Non
     only, per torch-xla's AMP guide; ``torch_xla.amp.autocast`` raises AttributeError off
     TPU/Neuron in torch-xla 2.9, measured on the XLA CPU device)."""
     template = cst.parse_statement('with torch.autocast("xla", dtype=torch.bfloat16):\n    pass\n')
+    assert isinstance(template, cst.With)
     if guard is not None:
         enabled = guard.deep_clone()
         if not isinstance(guard, (cst.Comparison, cst.UnaryOperation)):
             enabled = cst.Call(func=cst.Name("bool"), args=[cst.Arg(enabled)])
         call = template.items[0].item
+        assert isinstance(call, cst.Call)
         template = template.with_changes(items=[template.items[0].with_changes(item=call.with_changes(args=[
             *call.args[:-1],
             call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),

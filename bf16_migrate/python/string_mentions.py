@@ -65,7 +65,7 @@ class StringMention:
     variable: str
     line: int
     col: int
-    literal: cst.CSTNode
+    literal: cst.SimpleString | cst.FormattedStringText
     setting: str | None
 
 
@@ -81,7 +81,8 @@ def find_string_mentions(ctx: FileContext) -> list[StringMention]:
     """Every legacy variable named in a string literal of the file, in source order."""
     pattern = _pattern(tuple(sorted(ctx.rules.variables)))
     found = []
-    for literal in [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedStringText)]:
+    literals: list[cst.SimpleString | cst.FormattedStringText] = [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedStringText)]
+    for literal in literals:
         raw = literal.value
         start_line, start_column = ctx.span(literal)[0]
         for match in pattern.finditer(raw):
@@ -144,17 +145,25 @@ def _built_string(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
         if isinstance(parent, (cst.ConcatenatedString, cst.FormattedString)):
             node = parent
         elif isinstance(parent, cst.FormattedStringExpression):
-            node = ctx.parent(parent)
+            node = _up(ctx, parent)
         elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Modulo)):
             node = parent
         elif isinstance(parent, cst.Element) and _is_operand_sequence(ctx, ctx.parent(parent)):
-            node = ctx.parent(parent)
+            node = _up(ctx, parent)
         elif isinstance(parent, cst.Attribute) and parent.attr.value in ("format", "join") and _calls(ctx, parent):
-            node = ctx.parent(parent)
+            node = _up(ctx, parent)
         elif isinstance(parent, cst.Arg) and _is_string_method_call(ctx.parent(parent)):
-            node = ctx.parent(parent)
+            node = _up(ctx, parent)
         else:
             return node
+
+
+def _up(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
+    """The parent of ``node``, which has one (an f-string's expression, a sequence's element,
+    a call's attribute or argument)."""
+    parent = ctx.parent(node)
+    assert parent is not None, f"a {type(node).__name__} inside the module has a parent"
+    return parent
 
 
 def _calls(ctx: FileContext, attribute: cst.Attribute) -> bool:
@@ -163,7 +172,7 @@ def _calls(ctx: FileContext, attribute: cst.Attribute) -> bool:
 
 
 def _is_string_method_call(call: cst.CSTNode | None) -> bool:
-    return m.matches(call, m.Call(func=m.Attribute(attr=m.Name("format") | m.Name("join"))))
+    return call is not None and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("format") | m.Name("join"))))
 
 
 def _is_operand_sequence(ctx: FileContext, seq: cst.CSTNode | None) -> bool:
@@ -185,7 +194,7 @@ def _is_help_text(ctx: FileContext, top: cst.CSTNode) -> bool:
     """The help text of a command-line option or parser (see the module docstring)."""
     arg = ctx.parent(top)
     call = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    if not isinstance(call, cst.Call):
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
         return False
     keyword = arg.keyword.value if arg.keyword is not None else None
     func = call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value if isinstance(call.func, cst.Name) else ""
@@ -225,9 +234,11 @@ def _uses_of_name_bound_to(ctx: FileContext, value: cst.CSTNode) -> list[cst.CST
         targets = [statement.target]
     else:
         return []
-    uses = []
+    uses: list[cst.CSTNode] = []
     for target in targets:
-        scope = ctx.scopes.get(target) if isinstance(target, cst.Name) else None
+        if not isinstance(target, cst.Name):
+            continue
+        scope = ctx.scopes.get(target)
         if scope is None:
             continue
         for assignment in scope.assignments[target.value]:
@@ -248,13 +259,15 @@ def _runs_in_shell(ctx: FileContext, call: cst.Call) -> bool:
     if names & ALWAYS_SHELL or m.matches(call.func, IPYTHON_SHELL):
         return True
     shell = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "shell"), None)
-    return bool(names & SHELL_IF_ASKED) and m.matches(shell, m.Name("True"))
+    return bool(names & SHELL_IF_ASKED) and shell is not None and m.matches(shell, m.Name("True"))
 
 
 def _report_shell_string(ctx: FileContext, mention: StringMention, call: cst.Call) -> None:
     """BFM133 for ``mention`` in the command string of ``call``, naming the command and, when
     its words can be read, the script it launches."""
-    parts = pieces(ctx, _command_arg(call).value)
+    command = _command_arg(call)
+    assert command is not None, "_shell_call found the call by its command argument"
+    parts = pieces(ctx, command.value)
     script = launched_script(parts, mention.variable)
     fields = {
         "subject": f"{mention.setting} is set" if mention.setting else f"{mention.variable} is named",

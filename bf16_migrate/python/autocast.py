@@ -1,0 +1,70 @@
+"""amp mode's regions: the statements from a model's forward pass to its loss, wrapped in
+``with torch.autocast("xla", dtype=torch.bfloat16):`` (PyTorch's torch.amp documentation:
+autocast covers the forward pass and the loss, not ``backward()`` nor ``optimizer.step()``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+import libcst.matchers as m
+
+from .apply import EditPlan
+from .context import FileContext, findall
+from .model_site import ModelCall
+
+Region = tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement, cst.BaseStatement]
+"""A block and its first and last statements to wrap."""
+Problem = tuple[str, cst.CSTNode, str | None, dict[str, Any]]
+"""A finding for a call that cannot be wrapped: (code, node, variant, template fields)."""
+
+
+def autocast_regions(ctx: FileContext, model: cst.BaseExpression, calls: list[ModelCall]) -> tuple[list[Region], list[Problem]]:
+    """Where ``model``'s forward pass and loss can go under autocast: ``(regions, problems)``,
+    regions as ``(block, first, last)`` statements to wrap, problems as ``(code, node,
+    variant, fields)`` of the findings for the calls that cannot be wrapped (planned nothing
+    yet; the messages are the catalogue's templates)."""
+    if not calls:
+        return [], [("BFM021", model, None, {"model": ctx.code(model)})]
+    regions: list[Region] = []
+    problems: list[Problem] = []
+    for call in calls:
+        first = call.statement
+        block = ctx.block_of(first) if first is not None else None
+        if first is None or block is None:
+            problems.append(("BFM030", call.call, None, {}))
+            continue
+        body = list(block.body)
+        last: cst.BaseStatement = first
+        for stmt in call.loss_statements:
+            if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
+                last = stmt
+        region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
+        if any(steps_or_backward(s) for s in region):
+            problems.append(("BFM030", call.call, "step_between", {}))
+            continue
+        regions.append((block, first, last))
+    return regions, problems
+
+
+def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
+    """Add ``regions`` to ``plan.wraps`` (by id of the block: ``(first, last)`` statements),
+    each region once however many models share it."""
+    starts: dict[int, set[int]] = {}  # per block, the first statements wrapped (a block may hold thousands)
+    for block, first, last in regions:
+        ranges = plan.wraps.setdefault(id(block), [])
+        wrapped = starts.get(id(block))
+        if wrapped is None:
+            wrapped = starts[id(block)] = {id(a) for a, _ in ranges}
+        if id(first) not in wrapped:
+            wrapped.add(id(first))
+            ranges.append((first, last))
+
+
+def steps_or_backward(stmt: cst.CSTNode) -> bool:
+    """Whether ``stmt`` calls ``backward()``, ``step()`` or ``optimizer_step()``: no autocast
+    region may hold one (PyTorch's torch.amp documentation)."""
+    return bool(
+        findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
+    )

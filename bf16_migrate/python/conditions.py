@@ -1,0 +1,71 @@
+"""Conditions as source: the guard the migrated changes go under, its complement, and where it
+can be evaluated.
+
+A legacy write that runs under ``if`` tests (:func:`.write_conditions.guard_of`) switched bf16 on
+only when they held; the migrated changes then carry the same test. The conditions are rendered
+back to Python source (libcst's ``Module.code_for_node``) and re-parsed where they are used, so the
+emitted code reads as the script's own.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from .context import FileContext, findall
+from .env_writes import Condition
+
+
+def guard_code(conditions: list[Condition]) -> str:
+    """``a and not (b)``: the conjunction of the conditions, as source."""
+    module = cst.Module(body=[])
+    parts = []
+    for c in conditions:
+        code = module.code_for_node(c.expr)
+        atomic = isinstance(c.expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))
+        if c.negated:
+            parts.append(f"not {code}" if atomic else f"not ({code})")
+        else:
+            parts.append(code if atomic or len(conditions) == 1 else f"({code})")
+    return " and ".join(parts)
+
+
+def negate(code: str) -> str:
+    """``not x`` / ``not (a and b)``: the complement of the condition ``code``, as source
+    (``not not_x`` is written ``x``). Raises libcst's ``ParserSyntaxError`` when ``code`` is no
+    expression."""
+    atomic = cst.parse_expression(code)
+    if isinstance(atomic, cst.UnaryOperation) and isinstance(atomic.operator, cst.Not):
+        return cst.Module(body=[]).code_for_node(atomic.expression)
+    if isinstance(atomic, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return f"not {code}"
+    return f"not ({code})"
+
+
+def evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CSTNode) -> bool:
+    """Whether every name ``condition`` reads denotes the same binding at ``where`` (libcst
+    ScopeProvider), so the condition can be evaluated there."""
+    for name in findall(condition, m.Name()):
+        parent = ctx.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            continue
+        here, there = ctx.scopes.get(name), ctx.scopes.get(where)
+        if here is None or there is None:
+            return False
+        ours = {id(a) for a in here[name.value]}
+        if not ours or ours != {id(a) for a in there[name.value]}:
+            return False
+    return True
+
+
+def has_calls(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` calls anything (evaluating it again could then have effects)."""
+    return bool(findall(expr, m.Call()))
+
+
+def choose(new: cst.BaseExpression, old: cst.BaseExpression, guard: cst.BaseExpression | None) -> cst.BaseExpression:
+    """``new``, or ``(new if guard else old)`` when the migration is under the script's condition."""
+    if guard is None:
+        return new
+    choice = cst.IfExp(test=guard.deep_clone(), body=new, orelse=old.deep_clone())
+    return choice.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

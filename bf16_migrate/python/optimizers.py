@@ -1,0 +1,176 @@
+"""The optimizer side of the migration: FP32 master weights, torch-xla's ZeRO-1, the FP32
+gradient norm, and ``--fp32-optimizer-state``.
+
+gpu-compatible mode keeps the bf16 model's updates in FP32 (Neuron's migration guide, "FP32
+master weights"): a stock optimizer is built through ``with_fp32_master_weights``
+(:mod:`.snippets`), ZeRO-1 (``torch_xla/distributed/zero_redundancy_optimizer.py``) gets its own
+``optimizer_dtype``, and ``torch.nn.utils.clip_grad_norm_`` computes its norm in FP32. Edits go
+into the :class:`~.apply.EditPlan`; expressions are built with libcst nodes.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from . import snippets
+from .apply import EditPlan
+from .conditions import choose
+from .context import FileContext, findall
+from .model_site import OptimizerSite, find_optimizers
+
+
+def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, sites: list[OptimizerSite]) -> None:
+    """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a stock
+    optimizer (or an ``Optimizer`` subclass defined here) is built through
+    ``with_fp32_master_weights`` (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1
+    gets its own setting (:func:`zero1_master_weights`); a wrapper that owns the optimizer
+    (``rules/torch_api.toml`` ``[optimizer_owners]``: NxD, FSDP) and any other optimizer are
+    reported (BFM060), the former with the wrapper's own setting named."""
+    api = ctx.rules.torch_api
+    wrapped = False
+    local = local_optimizer_classes(ctx)
+    for site in sites:
+        if site.qualified & api.zero_redundancy_optimizers:
+            zero1_master_weights(ctx, plan, guard, site)
+        elif site.qualified & api.stock_optimizers or (
+            isinstance(site.call.func, cst.Name) and site.call.func.value in local
+        ):
+            plan.replace[id(site.call.func)] = lambda node: wrap_master_weights(node, guard)
+            wrapped = True
+        elif not site.qualified & api.optimizer_owners.keys():
+            ctx.report("BFM060", site.call, fixed=False, optimizer=ctx.code(site.call.func))
+    for call in ctx.nodes(cst.Call):
+        owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
+        if owner:
+            ctx.report("BFM060", call, fixed=False, variant="owner", owner=ctx.code(call.func), setting=api.optimizer_owners[owner[0]])
+    if wrapped:
+        plan.prelude.append(snippets.master_weights_helper())
+
+
+def zero1_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, site: OptimizerSite) -> None:
+    """torch-xla's ``ZeroRedundancyOptimizer`` keeps its sharded master weights and state in
+    ``optimizer_dtype`` (default: the parameters' dtype, bf16 after the model cast), and puts
+    them in its ``state_dict`` only with ``save_master_weights=True``
+    (torch_xla/distributed/zero_redundancy_optimizer.py): ``optimizer_dtype=torch.float32``
+    is added, and ``save_master_weights=True`` where the file takes the optimizer's
+    ``state_dict()``. A value the script already passes is kept and reported."""
+    call = site.call
+    keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    name = ctx.code(call.func)
+    added = []
+    if "optimizer_dtype" in keywords:
+        ctx.report("BFM063", keywords["optimizer_dtype"], fixed=False, variant="kept", optimizer=name, value=ctx.code(keywords["optimizer_dtype"].value))
+    else:
+        added.append(("optimizer_dtype", "torch.float32", "None"))
+    if "save_master_weights" not in keywords and checkpoints(ctx, site):
+        added.append(("save_master_weights", "True", "False"))
+    if not added:
+        return
+    plan.replace[id(call)] = lambda node: add_keywords(node, added, guard)
+    text = " and ".join(f"`{k}={v}`" for k, v, _ in added)
+    ctx.report("BFM063", call, fixed=True, optimizer=name, added=text)
+
+
+def checkpoints(ctx: FileContext, site: OptimizerSite) -> bool:
+    """Whether the file checkpoints the optimizer: calls one of ``checkpoint_methods``
+    (``rules/torch_api.toml``: ``state_dict()``, ``save_sharded_state_dict(...)``...) on a
+    name the optimizer is assigned to."""
+    assign = ctx.parent(site.call)
+    if not isinstance(assign, cst.Assign):
+        return False
+    targets = {ctx.code(t.target) for t in assign.targets}
+    methods = ctx.rules.torch_api.checkpoint_methods
+    return any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets
+        for c in ctx.nodes(cst.Call)
+    )
+
+
+def plan_fp32_grad_norm(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None) -> None:
+    """gpu-compatible mode: ``torch.nn.utils.clip_grad_norm_`` (``rules/torch_api.toml``
+    ``grad_norm_clipping``) becomes ``clip_grad_norm_fp32_`` (``snippets.FP32_GRAD_NORM_SOURCE``),
+    the same clipping with the norm of the bf16 gradients computed in FP32."""
+    api = ctx.rules.torch_api
+    calls = [c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.grad_norm_clipping]
+    for call in calls:
+        plan.replace[id(call.func)] = lambda node: choose(cst.Name(snippets.FP32_GRAD_NORM), node, guard)
+        ctx.report("BFM064", call, fixed=True, call=ctx.code(call.func), helper=snippets.FP32_GRAD_NORM)
+    if calls:
+        plan.prelude.append(snippets.fp32_grad_norm_helper())
+
+
+def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
+    """``--fp32-optimizer-state`` (Neuron's migration guide from XLA_DOWNCAST_BF16: "if the optimizer states are to
+    be kept in FP32, convert the gradients to FP32 before optimizer computations"): in the
+    ``step`` of optimizer classes defined in the file, ``p.grad`` / ``p.grad.data`` read
+    into a local become ``.float()``, and ``torch.zeros_like(p...)`` states get
+    ``dtype=torch.float32``. Stock optimizers keep state in the parameter dtype: reported."""
+    local = local_optimizer_classes(ctx)
+    for cls in ctx.nodes(cst.ClassDef):
+        if cls.name.value not in local:
+            continue
+        for func in findall(cls.body, m.FunctionDef(name=m.Name("step"))):
+            for assign in findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
+                plan.replace[id(assign.value)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
+                ctx.report("BFM061", assign.value, fixed=True, optimizer=cls.name.value)
+            for call in findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
+                if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+                    plan.replace[id(call)] = add_float32_dtype
+                    ctx.report("BFM061", call, fixed=True, variant="state", optimizer=cls.name.value)
+    for site in find_optimizers(ctx):
+        if site.qualified & ctx.rules.torch_api.stock_optimizers and mode == "stochastic":
+            ctx.report("BFM061", site.call, fixed=False, variant="stock", optimizer=ctx.code(site.call.func))
+
+
+def local_optimizer_classes(ctx: FileContext) -> set[str]:
+    """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock
+    optimizer): the master-weights subclass wraps their ``step`` as it does a stock one's."""
+    names: set[str] = set()
+    bases_ok = ctx.rules.torch_api.stock_optimizers | {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
+    for cls in ctx.nodes(cst.ClassDef):
+        if any(ctx.qualified_names(b.value) & bases_ok for b in cls.bases):
+            names.add(cls.name.value)
+    return names
+
+
+def wrap_master_weights(func: cst.BaseExpression, guard: cst.BaseExpression | None) -> cst.BaseExpression:
+    """``with_fp32_master_weights(func)`` in place of the optimizer class ``func`` (under
+    ``guard``: :func:`.conditions.choose`)."""
+    return choose(cst.Call(func=cst.Name(snippets.MASTER_WEIGHTS_FACTORY), args=[cst.Arg(func)]), func, guard)
+
+
+def add_keywords(call: cst.Call, added: list[tuple[str, str, str]], guard: cst.BaseExpression | None) -> cst.Call:
+    """``call`` with ``keyword=value`` arguments appended (``added``: (keyword, value, value
+    when the guard is false) source triples), as :func:`add_float32_dtype` appends its own."""
+    for keyword, value, otherwise in added:
+        expr = choose(cst.parse_expression(value), cst.parse_expression(otherwise), guard)
+        call = append_keyword(call, keyword, expr)
+    return call
+
+
+def add_float32_dtype(call: cst.Call) -> cst.Call:
+    """``call`` with ``dtype=torch.float32`` appended (:func:`append_keyword`)."""
+    return append_keyword(call, "dtype", snippets.attr("torch.float32"))
+
+
+def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``keyword=value`` as its last argument. After an explicit trailing comma
+    (a call written one argument per line) the new argument takes that comma and the one before
+    it the separator of the line above, so it lands on a line of its own, indented alike."""
+    args = list(call.args)
+    new = cst.Arg(value=value, keyword=cst.Name(keyword), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif args:
+        trailing = args[-1].comma
+        separator = args[-2].comma if len(args) > 1 else cst.MaybeSentinel.DEFAULT
+        if not isinstance(separator, cst.Comma):
+            separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        elif isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):  # the line break and indent, not a comment
+            ws = separator.whitespace_after
+            separator = separator.with_changes(whitespace_after=ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[]))
+        args[-1] = args[-1].with_changes(comma=separator)
+        new = new.with_changes(comma=trailing)
+    args.append(new)
+    return call.with_changes(args=args)

@@ -1,0 +1,77 @@
+"""The script's own precision code: a ``torch.autocast`` region or a ``model.to(torch.bfloat16)``
+it already has, always on or behind a flag, and whether it is the change ``--mode`` makes.
+
+torch.autocast: PyTorch's "Automatic Mixed Precision package - torch.amp" documentation;
+the modes: Neuron's migration guide from XLA_USE_BF16/XLA_DOWNCAST_BF16.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from . import snippets
+from .conditions import negate
+from .context import FileContext
+from .model_site import OptimizerSite, same_model
+from .optimizers import local_optimizer_classes
+
+
+def existing_precision(ctx: FileContext, models: list[cst.BaseExpression]) -> tuple[cst.CSTNode, cst.BaseExpression | None] | None:
+    """The script's own precision code, read rather than taken as done: a
+    ``torch.autocast(...)`` region (``rules/torch_api.toml`` ``autocast``) or a
+    ``<model>.to(torch.bfloat16)`` of one of its models. Returns (the code, None) when it is
+    always on, (the code, its condition) when it is switched by a flag
+    (``autocast(enabled=flags.x)``, ``if args.bf16: model.to(torch.bfloat16)``), or None.
+    The legacy switch was the precision whenever that code was off, so the migrated changes
+    go under the complementary condition (as aws-neuron-samples' BERT migration did:
+    ``if not flags.enable_fp32 and not flags.enable_pt_autocast: model.to(torch.bfloat16)``)."""
+    flags: list[tuple[cst.CSTNode, cst.BaseExpression]] = []  # code on under a condition
+    for call in ctx.nodes(cst.Call):
+        if ctx.qualified_names(call.func) & ctx.rules.torch_api.autocast:
+            enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+            if enabled is None or m.matches(enabled, m.Name("True")):
+                return call, None
+            if not m.matches(enabled, m.Name("False")):
+                flags.append((call, enabled))
+        elif isinstance(call.func, cst.Attribute) and m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
+            ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
+        ) and any(same_model(ctx, call.func.value, model) for model in models):
+            branch = ctx.enclosing(call, cst.If)
+            if branch is None or ctx.enclosing(call, cst.Else) is not None:
+                return call, None
+            flags.append((call, branch.test))
+    # code on under a condition and code on under its complement: always on (a second run
+    # over `if not flags.x: model.to(torch.bfloat16)` next to `autocast(enabled=flags.x)`)
+    conditions = {ctx.code(c) for _, c in flags}
+    for node, condition in flags:
+        if negate(ctx.code(condition)) in conditions:
+            return node, None
+    return flags[0] if flags else None
+
+
+def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites: list[OptimizerSite]) -> str | None:
+    """What ``--mode``'s change lacks in a script whose own, always-on precision code is
+    ``existing`` (:func:`existing_precision`), or None when that code is this mode's: amp
+    wants a ``torch.autocast`` region over an FP32 model (Neuron's migration guide: "the model
+    stays in FP32"), not a bf16 cast; stochastic and gpu-compatible want the bf16 cast, not
+    autocast; gpu-compatible also wants FP32 master weights on every stock optimizer
+    (``with_fp32_master_weights``, as this codemod writes it)."""
+    autocast = isinstance(existing, cst.Call) and bool(ctx.qualified_names(existing.func) & ctx.rules.torch_api.autocast)
+    if mode == "amp":
+        return None if autocast else "the model is cast to bf16, where amp keeps it in FP32 under torch.autocast"
+    if autocast:
+        return "it runs under torch.autocast (amp), where this mode casts the model to bf16"
+    if mode != "gpu-compatible":
+        return None
+    api = ctx.rules.torch_api
+    local = local_optimizer_classes(ctx)
+    stock = [s for s in sites if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)]
+    factory = snippets.MASTER_WEIGHTS_FACTORY
+    wrapped = any(
+        (isinstance(c.func, cst.Name) and c.func.value == factory) or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
+        for c in ctx.nodes(cst.Call)
+    )
+    if stock and not wrapped:
+        return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+    return None
