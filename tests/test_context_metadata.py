@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, PositionProvider, ScopeProvider
 
-from bf16_migrate.python.context import _expression_contexts, _index, _is_trivia, _scopes, _spans
+from bf16_migrate.python.metadata import _expression_contexts, _scopes, _spans
+from bf16_migrate.python.walk import _index, _is_trivia
 
 from conftest import FIXTURES
 

@@ -191,7 +191,7 @@ class LinkPlanner:
         except ParseError as exc:
             return None, f"{path} cannot be migrated ({exc})"
         # accepted: the codemod gives the script the change (BFM001), or the script already
-        # carries it, always on (BFM013: precision.Planner._existing_precision read its
+        # carries it, always on (BFM013: own_precision.existing_precision read its
         # autocast region or model cast, in whatever order the files were migrated)
         refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
         accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)

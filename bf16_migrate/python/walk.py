@@ -1,0 +1,224 @@
+"""Walking a libcst tree without libcst's visits, which rebuild every node they pass: the
+children of a node in libcst's visiting order (:func:`children`), ``libcst.matchers.findall``
+over them (:func:`findall`), and one index of parents and nodes by class (:func:`_index`).
+Punctuation, operators, brackets and whitespace ("trivia") are left out where nothing asks
+about them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any, overload
+
+import libcst as cst
+import libcst.matchers as m
+
+
+class _FieldRecorder(cst.CSTVisitor):
+    """Records the fields libcst visits on one node, in the order it visits them, without
+    going further down."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        pass
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.fields.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+
+class _Shape:
+    """How to read the children of the nodes of one class: ``get(node)`` gives the values of
+    the fields libcst visits, in its order; ``skipped`` are the other fields that were None on
+    the node the order was read from (a class may skip a field when it is None, e.g.
+    ``format_spec``: the order is read again from a node where one of them holds nodes)."""
+
+    __slots__ = ("fields", "get", "skipped")
+
+    get: Callable[[cst.CSTNode], tuple[Any, ...]]
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        recorder = _FieldRecorder()
+        node._visit_and_replace_children(recorder)
+        visited = self.fields = tuple(dict.fromkeys(recorder.fields))
+        if len(visited) > 1:
+            self.get = attrgetter(*visited)
+        elif visited:
+            only = attrgetter(visited[0])
+            self.get = lambda n: (only(n),)
+        else:
+            self.get = lambda n: ()
+        self.skipped = tuple(
+            f.name for f in dataclasses.fields(node) if f.name not in visited and getattr(node, f.name) is None
+        )
+
+
+_SHAPES: dict[type, _Shape] = {}
+
+# Punctuation, operators, brackets and whitespace: nodes that hold nothing but more of the same
+# (libcst's ``whitespace`` and ``op`` modules, and the brackets). Nothing the codemod asks about
+# is one of them or below one, so the index and :func:`findall` do not walk them (most of a
+# tree's nodes).
+_TRIVIA_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
+_BRACKETS = {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace}
+_TRIVIA: dict[type, bool] = {}
+
+
+def _is_trivia(cls: type) -> bool:
+    found = _TRIVIA.get(cls)
+    if found is None:
+        found = _TRIVIA[cls] = cls.__module__ in _TRIVIA_MODULES or cls in _BRACKETS
+    return found
+
+
+def _holds_nodes(value: object) -> bool:
+    return isinstance(value, cst.CSTNode) or (
+        isinstance(value, (tuple, list)) and any(isinstance(v, cst.CSTNode) for v in value)
+    )
+
+
+def _shape(node: cst.CSTNode) -> _Shape:
+    shape = _SHAPES.get(type(node))
+    if shape is None or (shape.skipped and any(_holds_nodes(getattr(node, name)) for name in shape.skipped)):
+        shape = _SHAPES[type(node)] = _Shape(node)
+    return shape
+
+
+def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
+    """The children of ``node`` in the order libcst visits them (what ``node.children`` gives
+    by rebuilding the node); without punctuation, operators, brackets and whitespace when
+    ``trivia`` is False."""
+    out: list[cst.CSTNode] = []
+    for value in _shape(node).get(node):
+        if value is None or value is cst.MaybeSentinel.DEFAULT:
+            continue
+        if isinstance(value, (tuple, list)):
+            out.extend(value)
+        else:
+            out.append(value)
+    if not trivia:
+        out = [child for child in out if not _is_trivia(type(child))]
+    return out
+
+
+# A matcher of the class m.X matches only nodes of the class cst.X (libcst compares class
+# names): the overloads say so for the classes the codemod asks about.
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Name) -> Sequence[cst.Name]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Call) -> Sequence[cst.Call]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Assign) -> Sequence[cst.Assign]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.AssignTarget) -> Sequence[cst.AssignTarget]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.FunctionDef) -> Sequence[cst.FunctionDef]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.SimpleString) -> Sequence[cst.SimpleString]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Return) -> Sequence[cst.Return]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Yield) -> Sequence[cst.Yield]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.Float) -> Sequence[cst.Float]: ...
+
+
+@overload
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]: ...
+
+
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]:
+    """``libcst.matchers.findall(tree, matcher)``, the same nodes in the same order, without
+    rebuilding the tree (a libcst visit rebuilds every node it passes): a walk of
+    :func:`children` that tries the matcher only on nodes of the classes it names (and so
+    skips the trivia below the tree unless it names a trivia class). Any other matcher (a
+    predicate, an inverse, metadata) goes to libcst."""
+    names = _matcher_classes(matcher)
+    if names is None or not isinstance(tree, cst.CSTNode):
+        return m.findall(tree, matcher)
+    trivia = any(_is_trivia(getattr(cst, name)) for name in names)
+    bare = _is_bare(matcher)  # m.Name() | m.Call(): the class is the whole question
+    found = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node).__name__ in names and (bare or m.matches(node, matcher)):
+            found.append(node)
+        kids = children(node, trivia)
+        if kids:
+            kids.reverse()
+            stack.extend(kids)
+    return found
+
+
+def _index(module: cst.Module) -> tuple[dict[int, cst.CSTNode], dict[type, list[cst.CSTNode]]]:
+    """One walk: the parent of every node but the trivia (by ``id``) and those nodes grouped
+    by class, in the order libcst's ParentNodeProvider records them (a node's children, in
+    order, when the walk leaves the node), so that ties in :meth:`FileContext.nodes` keep
+    their order."""
+    parent: dict[int, cst.CSTNode] = {}
+    by_type: dict[type, list[cst.CSTNode]] = {}
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None]] = [(module, None)]
+    while stack:
+        node, kids = stack.pop()
+        if kids is None:  # entering: leave after the children
+            kids = children(node, trivia=False)
+            stack.append((node, kids))
+            stack.extend((child, None) for child in reversed(kids))
+            continue
+        for child in kids:  # leaving
+            key = id(child)
+            if key not in parent:
+                by_type.setdefault(type(child), []).append(child)
+            parent[key] = node
+    return parent, by_type
+
+
+def _is_bare(matcher) -> bool:
+    """Whether ``matcher`` (one that :func:`_matcher_classes` reads) asks nothing but the
+    class: every field of it (and of each option of a ``|``) is ``DoNotCare()``."""
+    options = matcher.options if isinstance(matcher, m.OneOf) else (matcher,)
+    return all(
+        not isinstance(option, m.OneOf) and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option))
+        for option in options
+    )
+
+
+def _matcher_classes(matcher) -> frozenset[str] | None:
+    """The names of the node classes ``matcher`` can match (libcst compares class names) when
+    it is a matcher of node classes or a ``|`` of them, else None."""
+    if isinstance(matcher, m.OneOf):
+        names = [_matcher_classes(option) for option in matcher.options]
+        known = [n for n in names if n is not None]
+        return None if len(known) < len(names) else frozenset[str]().union(*known)
+    name = type(matcher).__name__
+    node_class = getattr(cst, name, None)
+    if isinstance(matcher, m.BaseMatcherNode) and isinstance(node_class, type) and issubclass(node_class, cst.CSTNode):
+        return frozenset([name])  # a matcher of one node class (m.Name(), m.Call(...))
+    return None
