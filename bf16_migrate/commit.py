@@ -131,9 +131,7 @@ def plan_bytes(path: Path, data: bytes, roots: list[Path], phase: int) -> Write:
         reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
         raise WriteRefused(f"{path}: cannot write: {reason}") from None
     if stat.S_ISLNK(link.st_mode) and not _inside(target, roots):
-        raise WriteRefused(
-            f"{path}: not written: it is a symlink to {target}, outside the paths given; migrate {target} itself (name it on the command line)"
-        )
+        raise WriteRefused(f"{path}: not written: it is a symlink to {target}, outside the paths given; migrate {target} itself (name it on the command line)")
     if not stat.S_ISREG(info.st_mode):
         raise WriteRefused(f"{path}: not written: not a regular file ({describe_file_type(info.st_mode)})")
     if not info.st_mode & 0o222 or not os.access(target, os.W_OK):

@@ -73,9 +73,7 @@ def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = (), h
     """All diagnostics (and per-file errors) as one JSON document: ``{"diagnostics": [...],
     "errors": [...], "held_back": [...]}``, each diagnostic an object with code, path, line,
     col, message, fixed; ``held_back`` the files not written because another one could not be."""
-    return json.dumps(
-        {"diagnostics": [as_dict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2
-    )
+    return json.dumps({"diagnostics": [as_dict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2)
 
 
 def format_todo(diagnostics: Iterable[Diagnostic]) -> str:

@@ -50,10 +50,7 @@ def docs_findings(path: str, text: str) -> list[Diagnostic]:
     by_line: dict[int, list[tuple[int, str]]] = {}
     for line, col, variable in mentions(text):
         by_line.setdefault(line, []).append((col, variable))
-    return [
-        report("BFM091", path, line, found[0][0], False, variables=named([v for _, v in found]))
-        for line, found in sorted(by_line.items())
-    ]
+    return [report("BFM091", path, line, found[0][0], False, variables=named([v for _, v in found])) for line, found in sorted(by_line.items())]
 
 
 def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Diagnostic]:

@@ -101,10 +101,7 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> list[dict]:
     counts: dict[str, int] = {}
     for d in diagnostics:
         counts[d.code] = counts.get(d.code, 0) + 1
-    return [
-        {"code": code, "name": catalogue[code].title, "count": count, "fixable": catalogue[code].fixable}
-        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    ]
+    return [{"code": code, "name": catalogue[code].title, "count": count, "fixable": catalogue[code].fixable} for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
 def to_json(report: Report) -> str:

@@ -64,7 +64,6 @@ class Outcome:
     given by the ``hold`` callback of :func:`migrate_paths` (a ``# noqa`` on a legacy write)."""
 
 
-
 def _roots(paths: list[Path]) -> list[Path]:
     return [p if p.is_dir() else p.parent for p in paths]
 
@@ -211,10 +210,7 @@ def _hold_back(outcome: Outcome, planned: list, hold) -> list:
     ``outcome.kept``); their fixed findings become unfixed, with the reason."""
     outcome.kept = hold(planned)
     why = {str(path): reason for path, reason in outcome.kept.items()}
-    outcome.diagnostics = [
-        dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d
-        for d in outcome.diagnostics
-    ]
+    outcome.diagnostics = [dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d for d in outcome.diagnostics]
     return [result for result in planned if result.path not in outcome.kept]
 
 
@@ -288,10 +284,7 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     outcome.errors.extend(report.failed.values())
     outcome.held_back = list(report.not_written)
     unwritten = {str(path) for path in [*report.failed, *report.not_written]}
-    outcome.diagnostics = [
-        dataclasses.replace(d, fixed=False, message=f"{d.message} (not written)") if d.fixed and d.path in unwritten else d
-        for d in outcome.diagnostics
-    ]
+    outcome.diagnostics = [dataclasses.replace(d, fixed=False, message=f"{d.message} (not written)") if d.fixed and d.path in unwritten else d for d in outcome.diagnostics]
 
 
 def _is_test_file(path: Path) -> bool:

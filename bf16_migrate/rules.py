@@ -90,9 +90,7 @@ def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
     return tuple(names)
 
 
-EMITS = frozenset(
-    {"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "fp32-grad-norm", "autocast", "bf16-attention-math"}
-)
+EMITS = frozenset({"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "fp32-grad-norm", "autocast", "bf16-attention-math"})
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 

@@ -225,8 +225,17 @@ def _verify_rewrite(outcome, snapshot: dict, paths: list[Path], options: RunOpti
         return code
     try:
         result = verify_rewrite(
-            outcome.changed, snapshot, mode=settings.mode, legacy_env=settings.legacy_env, roots=paths, ignore=ignore,
-            steps=options.verify_steps, timeout=options.verify_timeout, jobs=options.jobs, revert=options.revert_failed, echo=echo,
+            outcome.changed,
+            snapshot,
+            mode=settings.mode,
+            legacy_env=settings.legacy_env,
+            roots=paths,
+            ignore=ignore,
+            steps=options.verify_steps,
+            timeout=options.verify_timeout,
+            jobs=options.jobs,
+            revert=options.revert_failed,
+            echo=echo,
         )
     except RunError as exc:
         click.echo(f"error: --verify: {exc}", err=True)
@@ -410,10 +419,7 @@ def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = 
                 err(f"error: {error}")
         if outcome.held_back:
             written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
-            err(
-                f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} "
-                f"({written}); fix the error above and run again"
-            )
+            err(f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} ({written}); fix the error above and run again")
         if not options.quiet:
             for path, why in report.kept.items():
                 err(f"bf16-migrate: left as it is: {path} ({why})")

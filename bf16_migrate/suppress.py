@@ -153,7 +153,7 @@ def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
     for number, line in enumerate(text.splitlines(), start=1):
         start = _COMMENT_START.search(line)
         if start is not None:
-            noqa = _noqa_at("", number, start.start() + 1, line[start.start():])
+            noqa = _noqa_at("", number, start.start() + 1, line[start.start() :])
             if noqa is not None:
                 found.append(noqa)
     return found
@@ -164,7 +164,7 @@ def _noqa_at(part: str, line: int, col: int, comment: str, lines: Iterable[int] 
     match = _NOQA.search(comment)
     if match is None:
         return None
-    codes = parse_noqa(comment[match.start():])
+    codes = parse_noqa(comment[match.start() :])
     assert codes is not None  # the same match
     return Noqa(part, line, col + match.start(), codes, tuple(lines) if lines is not None else (line,))
 
@@ -346,7 +346,7 @@ class _File:
                 self._unlocatable = True
         if self._locator is None:
             return d
-        position = self._locator.position(int(part[len("#cell"):]), d.line, d.col)
+        position = self._locator.position(int(part[len("#cell") :]), d.line, d.col)
         return replace(d, file_position=position) if position is not None else d
 
 
@@ -386,7 +386,7 @@ def _where(noqa: Noqa, line: int) -> str:
     """Where a noqa is, in words: "`# noqa` on line 8" (and for the instruction under it: "on
     line 4, for line 5"; in a notebook: "in cell 2, line 3")."""
     if noqa.part:
-        return f"`# noqa` in cell {noqa.part[len('#cell'):]}, line {noqa.line}"
+        return f"`# noqa` in cell {noqa.part[len('#cell') :]}, line {noqa.line}"
     if noqa.line != line:
         return f"`# noqa` on line {noqa.line}, for line {line}"
     return f"`# noqa` on line {noqa.line}"

@@ -57,8 +57,25 @@ INCLUDED_ONLY = False
 OWN_COVERAGE = False
 
 INSTRUCTIONS = {
-    "FROM", "RUN", "CMD", "LABEL", "MAINTAINER", "EXPOSE", "ENV", "ADD", "COPY", "ENTRYPOINT", "VOLUME",
-    "USER", "WORKDIR", "ARG", "ONBUILD", "STOPSIGNAL", "HEALTHCHECK", "SHELL", "COMMENT",
+    "FROM",
+    "RUN",
+    "CMD",
+    "LABEL",
+    "MAINTAINER",
+    "EXPOSE",
+    "ENV",
+    "ADD",
+    "COPY",
+    "ENTRYPOINT",
+    "VOLUME",
+    "USER",
+    "WORKDIR",
+    "ARG",
+    "ONBUILD",
+    "STOPSIGNAL",
+    "HEALTHCHECK",
+    "SHELL",
+    "COMMENT",
 }
 
 
@@ -277,12 +294,12 @@ class _Reader:
         if ep is not None and ep.exec is not None:
             words = ep.exec + (cmd.exec if cmd is not None and cmd.exec is not None else [])
             src = cmd if cmd is not None and cmd.exec is not None and len(ep.exec) < 2 else ep
-            return _exec_launch(self.analysis, words, self.index.pos(src.start), self.text[src.start:self.args_span(src.ins)[1]])
+            return _exec_launch(self.analysis, words, self.index.pos(src.start), self.text[src.start : self.args_span(src.ins)[1]])
         if ep is not None:
             return ep.launches
         assert cmd is not None, "a stage with neither ENTRYPOINT nor CMD starts nothing"
         if cmd.exec is not None:
-            return _exec_launch(self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start:self.args_span(cmd.ins)[1]])
+            return _exec_launch(self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start : self.args_span(cmd.ins)[1]])
         return cmd.launches
 
     def sr_covered(self, scope: Hashable) -> bool:
@@ -325,7 +342,7 @@ class _Reader:
         for p in pairs:
             if p.entry is not None and chosen.get(p.entry, KEEP) == REPLACE:
                 edits.append(Edit(p.name_span[0], p.name_span[1], STOCHASTIC))
-                vraw = text[p.value_span[0]:p.value_span[1]]
+                vraw = text[p.value_span[0] : p.value_span[1]]
                 q = vraw[:1] if vraw[:1] in ("'", '"') and len(vraw) >= 2 and vraw.endswith(vraw[:1]) else ""
                 if p.value_span[0] == p.value_span[1] and not p.old:
                     edits.append(Edit(p.value_span[0], p.value_span[0], "1"))

@@ -55,7 +55,7 @@ def continuations(text: str) -> tuple[list[tuple[int, int]], str]:
         comment = body.lstrip().startswith("#")
         if continued and (blank or comment):
             skipped.append((offset, offset + len(line)))
-            out.append("#" + line[len(body):] if blank else line)
+            out.append("#" + line[len(body) :] if blank else line)
         else:
             if not comment:  # a comment line outside a continuation starts none
                 continued = body.rstrip(" \t").endswith("\\")
@@ -79,7 +79,7 @@ def blanked(text: str, start: int, end: int, skipped: list[tuple[int, int]]) -> 
     for s, e in skipped:
         if s < end and e > start:
             s, e = max(s, start), min(e, end)
-            raw = raw[: s - start] + " " * (e - s) + raw[e - start:]
+            raw = raw[: s - start] + " " * (e - s) + raw[e - start :]
     return raw
 
 
@@ -87,7 +87,7 @@ def has_heredoc(value: str) -> bool:
     """Whether an instruction's ``value`` opens a BuildKit heredoc (``<<EOF``, ``<<-"EOF"``)."""
     k = value.find("<<")
     while k >= 0:
-        rest = value[k + 2:].lstrip("-").lstrip("'\"")
+        rest = value[k + 2 :].lstrip("-").lstrip("'\"")
         if rest[:1].isalpha() or rest[:1] == "_":
             return True
         k = value.find("<<", k + 2)
@@ -130,18 +130,22 @@ def env_pairs(raw: str, base: int) -> list[EnvPair]:
             n = a.child_by_field_name("name")
             v = a.child_by_field_name("value")
             assert n is not None, "tree-sitter-bash gives every variable_assignment its name"
-            name = data[n.start_byte:n.end_byte].decode()
+            name = data[n.start_byte : n.end_byte].decode()
             value: str | None
             if v is None:
                 value, vspan = "", (bm.char(n.end_byte) + 1, bm.char(n.end_byte) + 1)
             else:
                 value, vspan = static_value(v, data), (bm.char(v.start_byte), bm.char(v.end_byte))
-            pairs.append(EnvPair(
-                name, value, False,
-                name_span=(base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
-                value_span=(base + vspan[0], base + vspan[1]),
-                span=(base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
-            ))
+            pairs.append(
+                EnvPair(
+                    name,
+                    value,
+                    False,
+                    name_span=(base + bm.char(n.start_byte), base + bm.char(n.end_byte)),
+                    value_span=(base + vspan[0], base + vspan[1]),
+                    span=(base + bm.char(a.start_byte), base + bm.char(a.end_byte)),
+                )
+            )
         return pairs
     # the old form: ENV KEY the rest of the line
     k = 0
@@ -157,10 +161,14 @@ def env_pairs(raw: str, base: int) -> list[EnvPair]:
         old_value = value_raw[1:-1]
     if "$" in value_raw or "\\\n" in value_raw or "=" in key:
         old_value = None
-    pairs.append(EnvPair(
-        key, old_value, True,
-        name_span=(base, base + len(key)),
-        value_span=(base + rest_start, base + rest_start + len(value_raw)),
-        span=(base, base + len(raw)),
-    ))
+    pairs.append(
+        EnvPair(
+            key,
+            old_value,
+            True,
+            name_span=(base, base + len(key)),
+            value_span=(base + rest_start, base + rest_start + len(value_raw)),
+            span=(base, base + len(raw)),
+        )
+    )
     return pairs

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from .model import PASS, SET, UNSET, Action, Target
 
+# The launchers' option tables, one line per table (ruff format would put one option per line):
+# fmt: off
 NAME_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 """One word of the form ``NAME=VALUE`` (applied to a single, already tokenized word)."""
 
@@ -105,6 +107,7 @@ DOCKER_OPTS_WITH_ARG = {
 MPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
 MPI_OPTS_WITH_ARG = {"-n", "-np", "-c", "--np", "-N", "--npernode", "-H", "--host", "--hostfile", "-hostfile", "--map-by", "--bind-to", "--rank-by", "--mca", "-mca", "-wdir", "--wdir", "-x"}
 SHELLS = {"bash", "sh", "zsh", "dash"}
+# fmt: on
 
 
 @dataclass
@@ -189,7 +192,7 @@ def _env(words: list[str | None], i: int, cmd: Command) -> int | None:
             cmd.env.append(EnvWord(unset, None, UNSET, [i, i + 1], i + 1))
             i += 2
         elif w.startswith("--unset="):
-            cmd.env.append(EnvWord(w[len("--unset="):], None, UNSET, [i], i, "--unset="))
+            cmd.env.append(EnvWord(w[len("--unset=") :], None, UNSET, [i], i, "--unset="))
             i += 1
         elif w in ENV_OPTS_WITH_ARG:
             i += 2
@@ -276,7 +279,7 @@ def _shell(words: list[str | None], i: int, cmd: Command) -> Command:
     """``bash -c '...'`` (its string read by the caller, ``Command.inner``) or ``bash
     script.sh`` (a launch of that shell script)."""
     n = len(words)
-    rest = words[i + 1:]
+    rest = words[i + 1 :]
     if rest and rest[0] == "-c" and len(rest) > 1:
         cmd.inner = i + 2
         return cmd
@@ -313,7 +316,7 @@ def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = 
                 cmd.python = False
                 return cmd
             cmd.target = (Target.MODULE, module)
-            cmd.args = words[i + 2:]
+            cmd.args = words[i + 2 :]
             return cmd
         if w.startswith("-m") and len(w) > 2:
             cmd.target = (Target.MODULE, w[2:])
@@ -366,7 +369,7 @@ def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:
             continue
         if module:
             cmd.target = (Target.MODULE, w)
-            cmd.args = words[i + 1:]
+            cmd.args = words[i + 1 :]
             return cmd
         return _script(words, i, cmd)
     cmd.problem = "no training script after the launcher's options"
@@ -381,7 +384,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
     spawner = SCRIPT_LAUNCHERS.get(_basename(w))
     if spawner is None:
         cmd.target = (Target.SCRIPT, w)
-        cmd.args = words[i + 1:]
+        cmd.args = words[i + 1 :]
         return cmd
     i += 1
     while i < len(words):
@@ -393,7 +396,7 @@ def _script(words: list[str | None], i: int, cmd: Command) -> Command:
             i += 2 if v in spawner else 1
             continue
         cmd.target = (Target.SCRIPT, v)
-        cmd.args = words[i + 1:]
+        cmd.args = words[i + 1 :]
         return cmd
     cmd.problem = f"{_basename(w)} is given no training script"
     return cmd
@@ -440,7 +443,7 @@ def _xla_dist(words: list[str | None], i: int, cmd: Command) -> Command:
     if i >= n:
         cmd.problem = "xla_dist is given no command after `--`"
         return cmd
-    inner = read_command(words[i + 1:])
+    inner = read_command(words[i + 1 :])
     cmd.target, cmd.problem, cmd.args = inner.target, inner.problem, inner.args
     offset = i + 1
     for e in inner.env:
@@ -470,7 +473,7 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             continue
         if w.startswith("--env=") or (w.startswith("-e") and len(w) > 2 and not w.startswith("--")):
             prefix = "--env=" if w.startswith("--env=") else "-e"
-            body = w[len(prefix):]
+            body = w[len(prefix) :]
             m = NAME_VALUE.match(body)
             if m:
                 cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i, prefix))
@@ -484,14 +487,14 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             i += 2
             continue
         if w.startswith("--env-file="):
-            cmd.env_files.append(w[len("--env-file="):])
+            cmd.env_files.append(w[len("--env-file=") :])
             i += 1
             continue
         if w.startswith("-"):
             i += 2 if (w in DOCKER_OPTS_WITH_ARG and "=" not in w) else 1
             continue
         # the image (run/create) or the container (exec); the command follows
-        rest = words[i + 1:]
+        rest = words[i + 1 :]
         if not rest:
             cmd.python = True
             cmd.problem = "the container runs the image's default command"

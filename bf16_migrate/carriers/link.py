@@ -46,7 +46,16 @@ class LinkPlanner:
     scripts to legacy settings they run under from outside the tree (``--legacy-env``): they get
     the mode's code change as if a launcher of the tree set them."""
 
-    def __init__(self, mode: str, read_python: Callable, load_carrier: Callable, find_includers: Callable, fp32_optimizer_state: bool = False, launched_with: dict[Path, dict[str, str]] | None = None, helpers_module: str | None = None) -> None:
+    def __init__(
+        self,
+        mode: str,
+        read_python: Callable,
+        load_carrier: Callable,
+        find_includers: Callable,
+        fp32_optimizer_state: bool = False,
+        launched_with: dict[Path, dict[str, str]] | None = None,
+        helpers_module: str | None = None,
+    ) -> None:
         self.mode = mode
         self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
         self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
@@ -106,9 +115,7 @@ class LinkPlanner:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
-            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
-                carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
-            )
+            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches))
             if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
                 done_includers.add(carrier.path.resolve())
                 for includer in self.find_includers(carrier.path, carrier.root):

@@ -120,7 +120,16 @@ class Decider:
             for entry in sorted(carrier.analysis.entries, key=lambda e: (e.line, e.col)):
                 self._decide_entry(ci, entry)
         for ci, launch, path in self.fp32_runs:
-            self.diags[ci].append(Diagnostic("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32", False))
+            self.diags[ci].append(
+                Diagnostic(
+                    "BFM120",
+                    f"{self.carriers[ci].path}{launch.where}",
+                    launch.line,
+                    launch.col,
+                    f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32",
+                    False,
+                )
+            )
         return self._render_carriers() + self._python_results()
 
     # -- components and their reasons -----------------------------------------------------------
@@ -288,7 +297,14 @@ class Decider:
         if entry.noop:
             self._say(ci, "BFM140", path, entry, f"{entry.variable}: {entry.noop}: removed (the cells after it never ran with it)", True)
         elif not rule.effective:
-            self._say(ci, "BFM003", path, entry, f"{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast(\"xla\", dtype=torch.float16) with torch.amp.GradScaler", True)
+            self._say(
+                ci,
+                "BFM003",
+                path,
+                entry,
+                f'{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast("xla", dtype=torch.float16) with torch.amp.GradScaler',
+                True,
+            )
         elif entry.action == UNSET:
             self._say(ci, "BFM102", path, entry, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True)
         elif not self._bf16_on(entry, self.group_on):
@@ -314,7 +330,14 @@ class Decider:
             covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
             if covered:
                 self.decisions[ci][entry.id] = REMOVE
-                self._say(ci, "BFM070", path, entry, f"{entry.variable} removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)", True)
+                self._say(
+                    ci,
+                    "BFM070",
+                    path,
+                    entry,
+                    f"{entry.variable} removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)",
+                    True,
+                )
             elif scope in self.used_scopes and entry.action == SET:
                 self.decisions[ci][entry.id] = REMOVE
                 change = "removed (NEURON_RT_STOCHASTIC_ROUNDING_EN=1 is set just before)"
@@ -326,10 +349,24 @@ class Decider:
             self.decisions[ci][entry.id] = REMOVE
         owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
         if owners:
-            self._say(ci, "BFM055", path, entry, f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})", True)
+            self._say(
+                ci,
+                "BFM055",
+                path,
+                entry,
+                f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})",
+                True,
+            )
         elif not (self.mode == "stochastic" and self.decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
             what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
-            self._say(ci, "BFM001", path, entry, f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)", True)
+            self._say(
+                ci,
+                "BFM001",
+                path,
+                entry,
+                f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)",
+                True,
+            )
         if g in self.partial:
             part = self.partial[g]
             gate = getattr(self.trials.get(part.node), "own_gate", None)
@@ -379,7 +416,6 @@ class Decider:
                 index = LineIndex(a.text)
             line, col = index.pos(off)
             diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
-
 
     # -- the files ------------------------------------------------------------------------------
     def _render_carriers(self) -> list[FileResult]:

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
 
 
-
 class _Word(str, Enum):
     """An enum whose members are their lower-case words: equal to, hashed, printed and
     formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
@@ -99,7 +98,7 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     out, pos = [], 0
     for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
         assert edit.start >= pos, f"overlapping edits at {edit.start} (bf16-migrate bug)"
-        out.append(text[pos:edit.start])
+        out.append(text[pos : edit.start])
         out.append(edit.new)
         pos = edit.end
     out.append(text[pos:])

@@ -61,8 +61,8 @@ class _Line:
     id: int
     cell: int
     index: int  # line index in the cell
-    text: str   # the line as written, without its newline
-    kind: str   # "env", "shell", "other"
+    text: str  # the line as written, without its newline
+    kind: str  # "env", "shell", "other"
     fragment: ShellFragment | None = None
     entry_ids: list[int] = field(default_factory=list)
     env: tuple[str, str | None, str] | None = None  # %env: (name, value, arguments as written)
@@ -304,7 +304,7 @@ class _Renderer:
                 continue
             new_src = self._cell_source(ci, new_py, final)
             if new_src != cell.source:
-                edits.append(Edit(span[0], span[1], dump_source(self.text[span[0]:span[1]], new_src)))
+                edits.append(Edit(span[0], span[1], dump_source(self.text[span[0] : span[1]], new_src)))
         return apply_edits(self.text, edits)
 
     def _split_module(self, python_code: str) -> dict[int, list[str]]:
@@ -348,7 +348,7 @@ class _Renderer:
                 text_ = final[ln.id]
                 if text_ is not None:
                     original_indent = ln.text[: len(ln.text) - len(ln.text.lstrip())]
-                    result.append(m.group(1) + text_[len(original_indent):])
+                    result.append(m.group(1) + text_[len(original_indent) :])
             return "\n".join(result)
         shell_cell = next((x for x in special.values() if x.cell == ci and x.index == -1), None)
         if shell_cell is not None:
@@ -381,9 +381,9 @@ def _render_line(ln: _Line, decisions: Mapping[int, Decision]) -> str | None:
         new_body = body.replace(name, STOCHASTIC, 1)
         if value is not None and value != "":
             k = new_body.rfind(value)
-            new_body = new_body[:k] + "1" + new_body[k + len(value):]
+            new_body = new_body[:k] + "1" + new_body[k + len(value) :]
         start = ln.text.find(body)
-        return ln.text[:start] + new_body + ln.text[start + len(body):]
+        return ln.text[:start] + new_body + ln.text[start + len(body) :]
     frag = ln.fragment
     if frag is None or not frag.ok:
         return ln.text

@@ -175,10 +175,7 @@ def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
         lines = source.split("\n")
         first = lines[0].strip()
         whole_magic = first.startswith("%%") and not first.startswith(PYTHON_CELL_MAGICS)
-        special = {
-            k for k, line in enumerate(lines)
-            if whole_magic or line.lstrip().startswith(("%", "!")) or re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line)
-        }
+        special = {k for k, line in enumerate(lines) if whole_magic or line.lstrip().startswith(("%", "!")) or re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line)}
         python = "\n".join("" if k in special else line for k, line in enumerate(lines))
         found: list[tuple[int, int, int, str]] = []
         try:
@@ -191,7 +188,7 @@ def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
         for k in sorted(special):
             start = _HASH_COMMENT.search(lines[k])
             if start is not None:
-                found.append((number, k + 1, start.start() + 1, lines[k][start.start():]))
+                found.append((number, k + 1, start.start() + 1, lines[k][start.start() :]))
         out.extend(sorted(found))
     return out
 
@@ -250,7 +247,7 @@ def dump_source(original: str, source: str) -> str:
         first_q = original.find('"')
         last_q = original.rfind('"')
         lead = original[1:first_q] if first_q > 0 else "\n"
-        close = original[last_q + 1:-1] if last_q > 0 else "\n"
+        close = original[last_q + 1 : -1] if last_q > 0 else "\n"
         sep = ","
         return "[" + sep.join(lead + json.dumps(line, ensure_ascii=ascii_) for line in lines) + close + "]"
     return json.dumps(source, ensure_ascii=ascii_)

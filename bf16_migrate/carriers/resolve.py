@@ -41,9 +41,7 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
     # path such as /workspace/src/train.py matched by src/train.py); the first that names
     # exactly one file wins, several is ambiguous
     parts = [x for x in p.parts if x not in ("/", ".")]
-    tries = ([(p, "names several files")] if not p.is_absolute() else []) + [
-        (PurePosixPath(*parts[k:]), "matches several files by its path") for k in range(1, len(parts))
-    ]
+    tries = ([(p, "names several files")] if not p.is_absolute() else []) + [(PurePosixPath(*parts[k:]), "matches several files by its path") for k in range(1, len(parts))]
     found: dict[Path, Path] = {}
     for relative, how in tries:
         for base in bases:

@@ -46,6 +46,7 @@ def inside_function(frag: CallingFragment, node, name: str) -> bool:
     fn = frag.functions[name]
     return fn.start_byte <= node.start_byte < fn.end_byte
 
+
 def enclosing_function(frag: CallingFragment, node):
     """The ``function_definition`` node around ``node``, or None."""
     anc = node.parent
@@ -54,6 +55,7 @@ def enclosing_function(frag: CallingFragment, node):
             return anc
         anc = anc.parent
     return None
+
 
 def forwards_arguments(frag: CallingFragment, node, word_nodes) -> bool:
     """A command of a function body whose words hold ``"$@"``, ``$*`` or ``$1``...: what
@@ -71,6 +73,7 @@ def forwards_arguments(frag: CallingFragment, node, word_nodes) -> bool:
             stack.extend(n.children)
     return False
 
+
 def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Command | None:
     """The command read through its expansions (:mod:`.shell_expand`): the script every
     expansion starts, or a problem naming what stays computed; ``None`` when no expansion
@@ -85,7 +88,11 @@ def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Comman
     resolved = {r.target for r, _ in launching if r.problem is None and r.target is not None}
     out = Command(python=any(r.python for r, _ in launching))
     if len(resolved) > 1:
-        out.problem = "it starts a different script depending on " + ", ".join(f"${n}" for n in sorted({n for _, e in launching for n in e.computed} or {"its variables"})) + f" ({', '.join(sorted(t[1] for t in resolved))})"
+        out.problem = (
+            "it starts a different script depending on "
+            + ", ".join(f"${n}" for n in sorted({n for _, e in launching for n in e.computed} or {"its variables"}))
+            + f" ({', '.join(sorted(t[1] for t in resolved))})"
+        )
         return out
     unresolved = [(r, e) for r, e in launching if r.problem is not None or r.target is None]
     if resolved and not unresolved:
@@ -97,6 +104,7 @@ def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Comman
     out.target = r.target
     out.problem = (r.problem or "no training script found") + (f"; computed at run time: {computed}" if computed else "")
     return out
+
 
 def follow_calls(frag: CallingFragment) -> None:
     """Each call of a function defined in the script: the commands of its body that
@@ -163,11 +171,9 @@ def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int
         stack.extend(n.children)
 
 
-
 def _describe(name: str, line: int) -> str:
     """How a computed piece of a launch line is named in a message."""
     shown = name if name.startswith(("$", "`")) else f"${name}"
     if line:
         return f"{shown} (set at line {line})" if not name.startswith(("$", "`")) else f"{shown} (line {line})"
     return f"{shown} (from the environment)" if not name.isdigit() and name not in ("@", "*") else f"{shown} (the script's arguments)"
-

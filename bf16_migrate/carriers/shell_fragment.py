@@ -210,7 +210,9 @@ class ShellFragment:
         c = self.ctx(node)
         return (c.guard, c.containers, cmd)
 
-    def _add(self, variable: str, action: Action, value: str | None, name_byte: int, data: EntryData, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None) -> int:
+    def _add(
+        self, variable: str, action: Action, value: str | None, name_byte: int, data: EntryData, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None
+    ) -> int:
         line, col = self.at(name_byte)
         entry = self.analysis.new_entry(variable=variable, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem, data=("shell", id(self)))
         entry.group = ("var", self.path, variable) if group else None
@@ -356,7 +358,7 @@ class ShellFragment:
             data = EntryData("envword", [word_nodes[k] for k in ew.words], node, whole=(vnode_word.start_byte, vnode_word.end_byte), prefix=ew.prefix)
             data.all_words = assignments + word_nodes
             data.quote = quote
-            if raw[len(quote):].startswith(ew.prefix + ew.name):
+            if raw[len(quote) :].startswith(ew.prefix + ew.name):
                 data.name = (name_start, name_start + len(ew.name.encode()))
             if ew.action == PASS:
                 eid = self._add(ew.name, PASS, None, name_start, data, scope=scope)
@@ -453,7 +455,9 @@ class ShellFragment:
             if kind != "legacy":
                 continue
             line, col = self.pos(start_c + item.name_span[0])
-            entry = self.analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131")
+            entry = self.analysis.new_entry(
+                variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131"
+            )
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)
             data.dotenv = (start_c, item)

@@ -110,6 +110,7 @@ def context(frag: ReachedFragment, node) -> Ctx:
     frag.ctx_cache[node.id] = result
     return result
 
+
 def _branch_tag(anc, child) -> str | None:
     if anc.type == "list":
         return None if anc.children and anc.children[0].id == child.id else "rhs"
@@ -177,9 +178,7 @@ def link(frag: ReachedFragment) -> None:
         for inc, ictx in frag.include_ctx:
             if _norm(inc.path) == norm:
                 inc.local = True
-                reach = list(inc.launches) if getattr(inc, "node", None) is not None else [
-                    idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key
-                ]
+                reach = list(inc.launches) if getattr(inc, "node", None) is not None else [idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key]
                 for idx in reach:
                     for eid in ids:
                         launches[idx].reached_by.setdefault(eid, True)

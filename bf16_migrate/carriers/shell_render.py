@@ -62,10 +62,24 @@ class RenderedFragment(Protocol):
 
 
 STATEMENTS = {
-    "command", "declaration_command", "unset_command", "variable_assignment", "variable_assignments",
-    "redirected_statement", "list", "pipeline", "subshell", "compound_statement", "if_statement",
-    "while_statement", "for_statement", "c_style_for_statement", "case_statement", "function_definition",
-    "negated_command", "test_command",
+    "command",
+    "declaration_command",
+    "unset_command",
+    "variable_assignment",
+    "variable_assignments",
+    "redirected_statement",
+    "list",
+    "pipeline",
+    "subshell",
+    "compound_statement",
+    "if_statement",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "function_definition",
+    "negated_command",
+    "test_command",
 }
 NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement", "do_group", "compound_statement", "subshell"}
 KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
@@ -98,7 +112,11 @@ def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edi
     for oid, (owner, d) in owners.items():
         gone = {w.id for w in remove_words[oid]}
         if d.kind in ("decl", "decl-name", "unset", "assign"):
-            all_words = [c for c in owner.named_children if c.type in ("variable_assignment", "variable_name") or (c.type == "word" and not frag.t(c).startswith("-"))] if owner.type != "variable_assignment" else [owner]
+            all_words = (
+                [c for c in owner.named_children if c.type in ("variable_assignment", "variable_name") or (c.type == "word" and not frag.t(c).startswith("-"))]
+                if owner.type != "variable_assignment"
+                else [owner]
+            )
             keepers = [w for w in all_words if w.id not in gone]
             if not keepers:
                 statements_removed.append(frag.statement_of(owner))
@@ -110,8 +128,10 @@ def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edi
     edits.extend(_remove_statements(frag, statements_removed))
     return edits
 
+
 def _span(frag: RenderedFragment, a: int, b: int, new: str) -> Edit:
     return Edit(frag.bm.char(a), frag.bm.char(b), new)
+
 
 def _rename(frag: RenderedFragment, d: EntryData) -> list[Edit]:
     out = []
@@ -139,6 +159,7 @@ def _rename(frag: RenderedFragment, d: EntryData) -> list[Edit]:
         out.append(_span(frag, end, end, "1"))
     return out
 
+
 def _remove_words(frag: RenderedFragment, seq: list, gone: set) -> list[Edit]:
     out = []
     i = 0
@@ -158,6 +179,7 @@ def _remove_words(frag: RenderedFragment, seq: list, gone: set) -> list[Edit]:
             out.append(_span(frag, start, end, ":"))
         i = j + 1
     return out
+
 
 def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
     out = []
@@ -181,6 +203,7 @@ def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
         out.append(_delete_statement(frag, s))
     return out
 
+
 def _delete_statement(frag: RenderedFragment, s) -> Edit:
     text = frag.text
     a, b = frag.bm.char(s.start_byte), frag.bm.char(s.end_byte)
@@ -190,7 +213,7 @@ def _delete_statement(frag: RenderedFragment, s) -> Edit:
     j = b
     while j < len(text) and text[j] in " \t":
         j += 1
-    if j < len(text) and text[j] in ";&" and text[j:j + 2] not in (";;", "&&", ";&"):
+    if j < len(text) and text[j] in ";&" and text[j : j + 2] not in (";;", "&&", ";&"):
         j += 1
         while j < len(text) and text[j] in " \t":
             j += 1
@@ -198,7 +221,7 @@ def _delete_statement(frag: RenderedFragment, s) -> Edit:
     k = a
     while k > 0 and text[k - 1] in " \t":
         k -= 1
-    if k > 0 and text[k - 1] in ";&" and text[k - 2:k] not in (";;", "&&"):
+    if k > 0 and text[k - 1] in ";&" and text[k - 2 : k] not in (";;", "&&"):
         return Edit(k - 1, b, "")
     return Edit(a, j, "")
 

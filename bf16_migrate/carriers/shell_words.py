@@ -47,7 +47,7 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
     ``word``/``number``: backslash escapes removed; ``"..."``: only literal content (``\\"``,
     ``\\\\``, ``\\$``, ``\\```` unescaped); ``'...'`` verbatim; concatenations of those."""
     kind = node.type
-    text = data[node.start_byte:node.end_byte].decode("utf-8")
+    text = data[node.start_byte : node.end_byte].decode("utf-8")
     if kind in ("word", "number"):
         if any(c in text for c in "$`*?["):
             return None
@@ -61,7 +61,7 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
                 continue
             if child.type != "string_content":
                 return None
-            parts.append(data[child.start_byte:child.end_byte].decode("utf-8"))
+            parts.append(data[child.start_byte : child.end_byte].decode("utf-8"))
         return _unescape("".join(parts), escapable='"\\$`\n')
     if kind == "concatenation":
         pieces = [static_value(c, data) for c in node.named_children]
@@ -70,7 +70,6 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
             return None
         return "".join(static)
     return None
-
 
 
 def first_error(node: tree_sitter.Node) -> tree_sitter.Node:
@@ -101,7 +100,7 @@ def heredoc_target(node: tree_sitter.Node, data: bytes) -> str | None:
             for cmdn in c.named_children:
                 if cmdn.type == "command":
                     nm = cmdn.child_by_field_name("name")
-                    if nm is not None and data[nm.start_byte:nm.end_byte].decode("utf-8") == "tee":
+                    if nm is not None and data[nm.start_byte : nm.end_byte].decode("utf-8") == "tee":
                         args = [static_value(a, data) for a in cmdn.children_by_field_name("argument")]
                         operands = [a for a in args if a is not None and not a.startswith("-")]
                         if operands:

@@ -150,7 +150,7 @@ class _Yaml:
         assert anchor is not None, "command, args or entrypoint is present (checked above)"
         start = anchor.start_mark.index
         line, col = self.pos(start)
-        raw = self.text[start:anchor.end_mark.index].split("\n")[0][:100]
+        raw = self.text[start : anchor.end_mark.index].split("\n")[0][:100]
         if cmd is None and ep is None:
             if any(w and w.endswith(".py") for w in words):
                 self.analysis.launches.append(Launch(line, col, raw, (Target.SCRIPT, "?"), "the container runs the image's entrypoint with these args"))
@@ -192,6 +192,8 @@ class _Yaml:
 
     # -- environment containers -------------------------------------------------------------------
     def container(self, key: ScalarNode, value) -> list[int]:
+        """The legacy settings of one ``env:`` container (a mapping, or a list of ``name:``/
+        ``value:`` items or ``NAME=VALUE`` strings), each an entry; returns their ids."""
         ids: list[int] = []
         record = {"key": key, "value": value, "entries": [], "kind": None, "count": 0}
         self.containers.append(record)
@@ -200,74 +202,99 @@ class _Yaml:
             record["kind"] = "map"
             record["count"] = len(value.value)
             for k, v in value.value:
-                name = _scalar_text(k)
-                if name == STOCHASTIC:
-                    self.sr_containers.add(scope)
-                if name not in self.legacy:
-                    continue
-                problem = None
-                if value.flow_style:
-                    problem = f"{name} is in a flow-style mapping: edit it by hand"
-                action, val = SET, None
-                if isinstance(v, ScalarNode):
-                    if v.tag is not None and v.tag.endswith(":null"):
-                        action = PASS
-                    else:
-                        val = v.value
-                        if "$" in val:
-                            val = None
-                        if v.style in ("|", ">") or "\n" in self.text[v.start_mark.index:v.end_mark.index]:
-                            problem = problem or f"{name} has a multi-line value: edit it by hand"
-                else:
-                    problem = problem or f"{name} has a structured value: edit it by hand"
-                end = v.end_mark.index if isinstance(v, ScalarNode) else k.end_mark.index
-                ids.append(self.entry(name, action, val, k, problem, scope, {"kind": "map", "key": k, "value": v if isinstance(v, ScalarNode) else None, "span": (k.start_mark.index, end), "container": record}))
+                self._map_entry(value, k, v, scope, record, ids)
         elif isinstance(value, SequenceNode):
             record["kind"] = "seq"
             record["count"] = len(value.value)
             for item in value.value:
                 if isinstance(item, MappingNode):
-                    fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
-                    name_node = fields.get("name")
-                    name = _scalar_text(name_node) if name_node is not None else None
-                    if name == STOCHASTIC:
-                        self.sr_containers.add(scope)
-                    if name not in self.legacy:
-                        continue
-                    problem = None
-                    if value.flow_style or item.flow_style:
-                        problem = f"{name} is in a flow-style list: edit it by hand"
-                    vnode = fields.get("value")
-                    val = _scalar_text(vnode) if vnode is not None else None
-                    computed = problem is None and "valueFrom" in fields  # BFM130, not BFM131
-                    if "valueFrom" in fields:
-                        problem = problem or f"{name} takes its value from valueFrom, which is computed: edit it by hand"
-                    if val is not None and "$" in val:
-                        val = None
-                    if vnode is None and "valueFrom" not in fields:
-                        val = ""
-                    end = _end(item)
-                    ids.append(self.entry(name, SET, val, name_node, problem, scope, {"kind": "item", "key": name_node, "value": vnode, "span": (self._dash(item), end), "container": record}))
-                    if computed:
-                        self.analysis.entries[ids[-1]].problem_code = "BFM130"
+                    self._item_entry(value, item, scope, record, ids)
                 elif isinstance(item, ScalarNode):
-                    raw = item.value
-                    name, eq, val = raw.partition("=")
-                    name = name.strip()
-                    if name == STOCHASTIC:
-                        self.sr_containers.add(scope)
-                    if name not in self.legacy:
-                        continue
-                    problem = f"{name} is in a flow-style list: edit it by hand" if value.flow_style else None
-                    action = SET if eq else PASS
-                    value_text = val if eq else None
-                    if value_text is not None and "$" in value_text:
-                        value_text = None
-                    ids.append(self.entry(name, action, value_text, item, problem, scope, {"kind": "str", "key": item, "value": None, "span": (self._dash(item), item.end_mark.index), "container": record}, name_offset=self._name_offset(item, name)))
+                    self._string_entry(value, item, scope, record, ids)
         return ids
 
+    def _map_entry(self, value: MappingNode, k, v, scope: tuple, record: dict, ids: list[int]) -> None:
+        """``NAME: VALUE`` of an env mapping (docker compose ``environment:``, GitHub Actions ``env:``)."""
+        name = _scalar_text(k)
+        if name == STOCHASTIC:
+            self.sr_containers.add(scope)
+        if name not in self.legacy:
+            return
+        problem = None
+        if value.flow_style:
+            problem = f"{name} is in a flow-style mapping: edit it by hand"
+        action, val = SET, None
+        if isinstance(v, ScalarNode):
+            if v.tag is not None and v.tag.endswith(":null"):
+                action = PASS
+            else:
+                val = v.value
+                if "$" in val:
+                    val = None
+                if v.style in ("|", ">") or "\n" in self.text[v.start_mark.index : v.end_mark.index]:
+                    problem = problem or f"{name} has a multi-line value: edit it by hand"
+        else:
+            problem = problem or f"{name} has a structured value: edit it by hand"
+        end = v.end_mark.index if isinstance(v, ScalarNode) else k.end_mark.index
+        ids.append(
+            self.entry(name, action, val, k, problem, scope, {"kind": "map", "key": k, "value": v if isinstance(v, ScalarNode) else None, "span": (k.start_mark.index, end), "container": record})
+        )
+
+    def _item_entry(self, value: SequenceNode, item: MappingNode, scope: tuple, record: dict, ids: list[int]) -> None:
+        """``- name: NAME`` / ``value:`` (or ``valueFrom:``) of an env list (Kubernetes)."""
+        fields = {k.value: v for k, v in item.value if isinstance(k, ScalarNode)}
+        name_node = fields.get("name")
+        name = _scalar_text(name_node) if name_node is not None else None
+        if name == STOCHASTIC:
+            self.sr_containers.add(scope)
+        if name not in self.legacy:
+            return
+        problem = None
+        if value.flow_style or item.flow_style:
+            problem = f"{name} is in a flow-style list: edit it by hand"
+        vnode = fields.get("value")
+        val = _scalar_text(vnode) if vnode is not None else None
+        computed = problem is None and "valueFrom" in fields  # BFM130, not BFM131
+        if "valueFrom" in fields:
+            problem = problem or f"{name} takes its value from valueFrom, which is computed: edit it by hand"
+        if val is not None and "$" in val:
+            val = None
+        if vnode is None and "valueFrom" not in fields:
+            val = ""
+        end = _end(item)
+        ids.append(self.entry(name, SET, val, name_node, problem, scope, {"kind": "item", "key": name_node, "value": vnode, "span": (self._dash(item), end), "container": record}))
+        if computed:
+            self.analysis.entries[ids[-1]].problem_code = "BFM130"
+
+    def _string_entry(self, value: SequenceNode, item: ScalarNode, scope: tuple, record: dict, ids: list[int]) -> None:
+        """``- NAME=VALUE`` (or ``- NAME``, passed on) of an env list (docker compose)."""
+        raw = item.value
+        name, eq, val = raw.partition("=")
+        name = name.strip()
+        if name == STOCHASTIC:
+            self.sr_containers.add(scope)
+        if name not in self.legacy:
+            return
+        problem = f"{name} is in a flow-style list: edit it by hand" if value.flow_style else None
+        action = SET if eq else PASS
+        value_text = val if eq else None
+        if value_text is not None and "$" in value_text:
+            value_text = None
+        ids.append(
+            self.entry(
+                name,
+                action,
+                value_text,
+                item,
+                problem,
+                scope,
+                {"kind": "str", "key": item, "value": None, "span": (self._dash(item), item.end_mark.index), "container": record},
+                name_offset=self._name_offset(item, name),
+            )
+        )
+
     def _name_offset(self, node: ScalarNode, name: str) -> int:
-        raw = self.text[node.start_mark.index:node.end_mark.index]
+        raw = self.text[node.start_mark.index : node.end_mark.index]
         return node.start_mark.index + max(raw.find(name), 0)
 
     def _dash(self, node) -> int:
@@ -315,13 +342,13 @@ class _Yaml:
         key = item["key"]
         off = item["name_offset"]
         if item["kind"] == "str":
-            raw = t[key.start_mark.index:key.end_mark.index]
+            raw = t[key.start_mark.index : key.end_mark.index]
             q = raw[0] if raw[:1] in ("'", '"') else ""
             return [Edit(key.start_mark.index, key.end_mark.index, f"{q}{STOCHASTIC}=1{q}")]
         out = [Edit(off, off + len(_scalar_text(key) or ""), STOCHASTIC)]
         v = item["value"]
         if v is not None:
-            raw = t[v.start_mark.index:v.end_mark.index]
+            raw = t[v.start_mark.index : v.end_mark.index]
             q = raw[0] if raw[:1] in ("'", '"') else ('"' if item["kind"] == "item" else "")
             out.append(Edit(v.start_mark.index, v.end_mark.index, f"{q}1{q}"))
         return out

@@ -27,8 +27,6 @@ from .string_mentions import report_string_mentions
 __all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
 
 
-
-
 @dataclass
 class MigrationResult:
     """The migrated source (``code``, a str; identical to the input when nothing changed) and

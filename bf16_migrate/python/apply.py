@@ -166,9 +166,7 @@ class _Apply(cst.CSTTransformer):
             if id(old) in wraps:
                 last = wraps[id(old)]
                 j = next(k for k in range(i, len(old_body)) if old_body[k] is last)
-                inner = [new] + [
-                    stmt for k in range(i + 1, j + 1) for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])
-                ]
+                inner = [new] + [stmt for k in range(i + 1, j + 1) for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])]
                 leading = inner[0].leading_lines
                 inner[0] = inner[0].with_changes(leading_lines=[])
                 out.append(autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading))
@@ -223,9 +221,7 @@ def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStateme
     for index, stmt in enumerate(body):
         if isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.If, cst.Try)):
             break
-        if isinstance(stmt, cst.SimpleStatementLine) and any(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
             position = index + 1
     rest = body[position:]
     if rest and isinstance(prelude[-1], (cst.FunctionDef, cst.ClassDef)):
@@ -248,9 +244,7 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
         return module
     newline = module.default_newline
     if newline != "\n":  # inserted string tokens (the helpers' docstrings) take the file's line end
-        plan = replace(plan, prelude=in_newline_style(plan.prelude, newline), insert_before={
-            key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()
-        })
+        plan = replace(plan, prelude=in_newline_style(plan.prelude, newline), insert_before={key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()})
     new = module.visit(_Apply(plan, module))
     if plan.imports:
         context = CodemodContext()
@@ -258,7 +252,6 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
             AddImportsVisitor.add_needed_import(context, name)
         new = AddImportsVisitor(context).transform_module(new)
     return new
-
 
 
 # libcst does not model a form feed in the indentation of a line: a statement's indentation is

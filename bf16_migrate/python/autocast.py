@@ -65,6 +65,4 @@ def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
 def steps_or_backward(stmt: cst.CSTNode) -> bool:
     """Whether ``stmt`` calls ``backward()``, ``step()`` or ``optimizer_step()``: no autocast
     region may hold one (PyTorch's torch.amp documentation)."""
-    return bool(
-        findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
-    )
+    return bool(findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step")))))

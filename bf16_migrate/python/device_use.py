@@ -109,7 +109,9 @@ def exits(block: cst.CSTNode) -> bool:
     small = last.body[-1]
     if isinstance(small, (cst.Return, cst.Raise)):
         return True
-    return isinstance(small, cst.Expr) and m.matches(small.value, m.Call(func=m.Name("exit") | m.Name("quit") | m.Attribute(value=m.Name("sys"), attr=m.Name("exit")) | m.Attribute(value=m.Name("os"), attr=m.Name("_exit"))))
+    return isinstance(small, cst.Expr) and m.matches(
+        small.value, m.Call(func=m.Name("exit") | m.Name("quit") | m.Attribute(value=m.Name("sys"), attr=m.Name("exit")) | m.Attribute(value=m.Name("os"), attr=m.Name("_exit")))
+    )
 
 
 def off_path(ctx: FileContext, node: cst.CSTNode, target: cst.CSTNode) -> bool:
@@ -141,7 +143,6 @@ def device_use_before(ctx: FileContext, node: cst.CSTNode) -> cst.Call | None:
         if scope_of(ctx, call) is scope and uses_device(ctx, call) and not off_path(ctx, call, node):
             return call
     return None
-
 
 
 def direct_device_use_before(ctx: FileContext, statement: cst.BaseStatement) -> cst.Call | None:

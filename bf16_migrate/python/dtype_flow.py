@@ -343,10 +343,7 @@ class DtypeFlow:
         cls = self.ctx.enclosing(func, cst.ClassDef)
         if cls is None:
             return UNKNOWN
-        defs = [
-            st for st in cls.body.body
-            if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value and not st.decorators
-        ]
+        defs = [st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value and not st.decorators]
         if len(defs) != 1:
             return UNKNOWN
         return self._function_result(defs[0], ops, depth)

@@ -53,7 +53,7 @@ def replace_reads(ctx: FileContext, plan: EditPlan, mode: str, reads: list[Menti
     if replaced:
         plan.prelude.append(
             cst.parse_statement(
-                f'{ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({mode} mode)\n'.replace("'", '"', 2)
+                f"{ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({mode} mode)\n".replace("'", '"', 2)
             ).with_changes(leading_lines=[cst.EmptyLine()])
         )
 
@@ -129,10 +129,7 @@ def plan_constants(ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str,
         assert name is not None, "the planner passes only the mentions constant_target names"
         by_key = {id(w.key): w for w in constant_keys[name]}
         uses = [n for n in ctx.nodes(cst.Name) if n.value == name and not isinstance(ctx.parent(n), cst.AssignTarget)]
-        done = all(
-            id(u) in by_key and (id(u) in plan.replace or id(by_key[id(u)].statement) in plan.remove)
-            for u in uses
-        )
+        done = all(id(u) in by_key and (id(u) in plan.replace or id(by_key[id(u)].statement) in plan.remove) for u in uses)
         statement = ctx.statement_of(mention.node)
         if done and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
             plan.remove.add(id(statement))

@@ -173,9 +173,7 @@ class _WriteCollector:
         small, line = _small_and_line(self.ctx, call_or_assign)
         if line is None:  # e.g. a write inside a one-line `if x: os.environ[...] = "1"` suite
             return
-        self.writes.append(
-            LegacyWrite(variable, form, key, value, string_value(value) if value is not None else None, line, small, element, siblings)
-        )
+        self.writes.append(LegacyWrite(variable, form, key, value, string_value(value) if value is not None else None, line, small, element, siblings))
         self.consumed.add(id(key))
 
     def name_of(self, node: cst.CSTNode) -> str | None:

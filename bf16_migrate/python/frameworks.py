@@ -50,12 +50,7 @@ def framework_flag_hack(ctx: FileContext, w: LegacyWrite) -> cst.If | None:
     others = [st for st in block.body if st is not w.statement]
     for st in others:
         assign = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
-        if not (
-            isinstance(assign, cst.Assign)
-            and len(assign.targets) == 1
-            and ctx.code(assign.targets[0].target) == flag
-            and m.matches(assign.value, m.Name("False"))
-        ):
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and ctx.code(assign.targets[0].target) == flag and m.matches(assign.value, m.Name("False"))):
             return None
     return owner if others and isinstance(ctx.parent(owner), (cst.IndentedBlock, cst.Module)) else None
 
@@ -67,7 +62,9 @@ def report_framework_launched(ctx: FileContext, external: list[str], rule: Frame
     ``--bf16``). Reported; the launcher keeps the switch unless it passes the flag."""
     variables = ", ".join(external)
     flag = f" (on the command line: `{rule.launch_flag}`)" if rule.launch_flag else ""
-    ctx.report("BFM055", call, fixed=False, variant="launcher", variables=variables, framework=rule.name, call=ctx.code(call.func), line=ctx.pos(call)[0], setting=rule.setting, flag=flag, advice=rule.advice)
+    ctx.report(
+        "BFM055", call, fixed=False, variant="launcher", variables=variables, framework=rule.name, call=ctx.code(call.func), line=ctx.pos(call)[0], setting=rule.setting, flag=flag, advice=rule.advice
+    )
 
 
 def report_framework_writes(ctx: FileContext, plan: EditPlan, rule: FrameworkRule, call: cst.Call, writes: list[LegacyWrite]) -> None:

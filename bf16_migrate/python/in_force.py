@@ -242,4 +242,3 @@ def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[s
         assert why.condition is not None, "a conditional call is reported with its condition"
         return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
     return "after_device", {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode}, False
-

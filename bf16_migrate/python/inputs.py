@@ -88,9 +88,7 @@ class InputCasts:
             return "explicit"
         if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("float") | m.Name("double") | m.Name("half") | m.Name("bfloat16")), args=[])):
             return "explicit"  # a dtype the script chose (e.g. a loss computed in fp32 on purpose)
-        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(attr=m.Name("to"))) and any(
-            self.flow._dtype_class(a.value) is not None for a in expr.args
-        ):
+        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(attr=m.Name("to"))) and any(self.flow._dtype_class(a.value) is not None for a in expr.args):
             return "explicit"
         if m.matches(expr, m.Call(func=m.Name(snippets.BF16_FLOATING))):
             return "explicit"  # already migrated

@@ -185,11 +185,7 @@ class _NoRebuild:
         # the node classes with a field hook of the visitor's own (libcst's base visitor
         # defines a no-op one for every field of every class)
         cls._field_hooks = frozenset(
-            parts[1]
-            for name in dir(cls)
-            if name.startswith(("visit_", "leave_"))
-            and len(parts := name.split("_", 2)) == 3
-            and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
+            parts[1] for name in dir(cls) if name.startswith(("visit_", "leave_")) and len(parts := name.split("_", 2)) == 3 and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
         )
 
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -94,8 +94,7 @@ def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[c
             continue
         for receiver in ctx.memo(("parameters of", func), lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)]):
             param = next(
-                (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
-                 if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
+                (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params)) if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
                 None,
             )
             if param is not None and param < len(call.args) and call.args[param].keyword is None:
@@ -163,9 +162,7 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
             continue
         # the cheap question first: most calls of a file do not look like an optimizer
         qualified = ctx.qualified_names(func)
-        looks_like = bool(qualified & ctx.rules.torch_api.stock_optimizers) or any(
-            h in name.lower() for h in _OPTIMIZER_HINTS
-        ) or name[:1].isupper()
+        looks_like = bool(qualified & ctx.rules.torch_api.stock_optimizers) or any(h in name.lower() for h in _OPTIMIZER_HINTS) or name[:1].isupper()
         if not looks_like:
             continue
         receivers = _parameters_receivers(ctx, params)
@@ -175,9 +172,7 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
             model = None  # parameters of several models: each must be cast by hand
         stmt = ctx.statement_of(call)
-        sites.append(
-            OptimizerSite(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None, model, qualified)
-        )
+        sites.append(OptimizerSite(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None, model, qualified))
     return sites
 
 

@@ -33,9 +33,7 @@ def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
     for site in sites:
         if site.qualified & api.zero_redundancy_optimizers:
             zero1_master_weights(ctx, plan, guard, site)
-        elif site.qualified & api.stock_optimizers or (
-            isinstance(site.call.func, cst.Name) and site.call.func.value in local
-        ):
+        elif site.qualified & api.stock_optimizers or (isinstance(site.call.func, cst.Name) and site.call.func.value in local):
             plan.replace[id(site.call.func)] = lambda node: wrap_master_weights(node, guard)
             wrapped = True
         elif not site.qualified & api.optimizer_owners.keys():
@@ -81,10 +79,7 @@ def checkpoints(ctx: FileContext, site: OptimizerSite) -> bool:
         return False
     targets = {ctx.code(t.target) for t in assign.targets}
     methods = ctx.rules.torch_api.checkpoint_methods
-    return any(
-        isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets
-        for c in ctx.nodes(cst.Call)
-    )
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets for c in ctx.nodes(cst.Call))
 
 
 def plan_fp32_grad_norm(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None) -> None:

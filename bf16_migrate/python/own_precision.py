@@ -34,9 +34,12 @@ def existing_precision(ctx: FileContext, models: list[cst.BaseExpression]) -> tu
                 return call, None
             if not m.matches(enabled, m.Name("False")):
                 flags.append((call, enabled))
-        elif isinstance(call.func, cst.Attribute) and m.matches(call.func, m.Attribute(attr=m.Name("to"))) and any(
-            ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args
-        ) and any(same_model(ctx, call.func.value, model) for model in models):
+        elif (
+            isinstance(call.func, cst.Attribute)
+            and m.matches(call.func, m.Attribute(attr=m.Name("to")))
+            and any(ctx.qualified_names(a.value) & {"torch.bfloat16"} for a in call.args)
+            and any(same_model(ctx, call.func.value, model) for model in models)
+        ):
             branch = ctx.enclosing(call, cst.If)
             if branch is None or ctx.enclosing(call, cst.Else) is not None:
                 return call, None
@@ -68,10 +71,7 @@ def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites
     local = local_optimizer_classes(ctx)
     stock = [s for s in sites if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)]
     factory = snippets.MASTER_WEIGHTS_FACTORY
-    wrapped = any(
-        (isinstance(c.func, cst.Name) and c.func.value == factory) or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
-        for c in ctx.nodes(cst.Call)
-    )
+    wrapped = any((isinstance(c.func, cst.Name) and c.func.value == factory) or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func)) for c in ctx.nodes(cst.Call))
     if stock and not wrapped:
         return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
     return None

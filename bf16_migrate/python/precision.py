@@ -59,7 +59,7 @@ REFERENCE = "reference"
 _MODE_SUMMARY = {
     "stochastic": "model cast to torch.bfloat16, floating inputs cast, NEURON_RT_STOCHASTIC_ROUNDING_EN=1",
     "gpu-compatible": "model cast to torch.bfloat16 with FP32 master weights in the optimizer, floating inputs cast",
-    "amp": "model kept in FP32, forward and loss under torch.autocast(\"xla\", dtype=torch.bfloat16)",
+    "amp": 'model kept in FP32, forward and loss under torch.autocast("xla", dtype=torch.bfloat16)',
     REFERENCE: "removed (FP32 reference run)",
 }
 
@@ -73,21 +73,13 @@ class Planner:
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
         # (its optimizer classes, its reads of the variables): see _imported_module
-        self.imported_under = {
-            name: value
-            for name, value in (imported_under or {}).items()
-            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
-        }
+        self.imported_under = {name: value for name, value in (imported_under or {}).items() if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)}
         self.launched_values = {name: value for name, value in (launched_with or {}).items()}
         self.in_force: dict[str, str] = {}
         self.already_migrated = False  # a launcher's setting on a script that carries the change
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
-        self.external = [
-            name
-            for name, value in (launched_with or {}).items()
-            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
-        ]
+        self.external = [name for name, value in (launched_with or {}).items() if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)]
         self.plan = EditPlan(parent_of=ctx.parent_of_id)
         self.framework: FrameworkRule | None = None
         self.own_gate: str | None = None
@@ -288,10 +280,7 @@ class Planner:
         """Per model, the statements its cast goes before (:func:`.model_site.cast_anchor`), or
         None when the mode casts the model and one has no such place (reported: BFM011)."""
         ctx = self.ctx
-        cast_anchors = [
-            cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)])
-            for model in models
-        ]
+        cast_anchors = [cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)]) for model in models]
         if "model-cast" in emits and any(a is None for a in cast_anchors):
             site = next(s for s, a in zip(models, cast_anchors) if a is None)
             for variable, anchor in self._anchors(writes):
@@ -358,7 +347,17 @@ class Planner:
             ctx.report("BFM033", anchor, fixed=False, variable=variable, count=len(problems), first_code=problems[0][0], first_line=ctx.pos(problems[0][1])[0])
         return None
 
-    def _plan_changes(self, writes: list[LegacyWrite], variables: list[str], emits: set[str], sites: list[OptimizerSite], models: list[cst.BaseExpression], cast_anchors: list[list[cst.BaseStatement] | None], calls: Mapping[int, list[ModelCall]], regions: list[Region]) -> None:
+    def _plan_changes(
+        self,
+        writes: list[LegacyWrite],
+        variables: list[str],
+        emits: set[str],
+        sites: list[OptimizerSite],
+        models: list[cst.BaseExpression],
+        cast_anchors: list[list[cst.BaseStatement] | None],
+        calls: Mapping[int, list[ModelCall]],
+        regions: list[Region],
+    ) -> None:
         """The mode's changes (``emits``, from the rules of ``variables``), once every phase of
         :meth:`_migrate` let them through, and what becomes of the writes."""
         ctx = self.ctx

@@ -171,7 +171,7 @@ def _printf(ctx: FileContext, expr: cst.BinaryOperation, hops: int) -> list[Piec
     out: list[Piece] = []
     pos = 0
     for match in _PRINTF.finditer(template):
-        out.append((template[pos:match.start()], ""))
+        out.append((template[pos : match.start()], ""))
         pos = match.end()
         if match.group(2) == "%":
             out.append(("%", ""))

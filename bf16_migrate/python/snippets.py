@@ -202,8 +202,7 @@ def helpers_module_source(newline: str = "\n") -> str:
         '"""Functions bf16-migrate writes for the migrated scripts of this directory, which import them.\n\n'
         f"{EMITTED_MARK}--helpers-module): they replace the legacy bf16 environment switch; each\n"
         'docstring says what it does. Nothing here imports bf16_migrate."""\n\n'
-        "import torch\n"
-        + "".join("\n\n" + src.strip("\n") + "\n" for src in sources)
+        "import torch\n" + "".join("\n\n" + src.strip("\n") + "\n" for src in sources)
     )
     return text.replace("\n", newline)
 
@@ -212,10 +211,14 @@ def import_helpers(module: str, names: list[str]) -> cst.SimpleStatementLine:
     """``from <module> import <names>`` (names in the order given)."""
     dotted = cst.parse_expression(module)
     assert isinstance(dotted, (cst.Name, cst.Attribute)), f"{module!r} is not a dotted module name"
-    return cst.SimpleStatementLine(body=[cst.ImportFrom(
-        module=dotted,
-        names=[cst.ImportAlias(name=cst.Name(n)) for n in names],
-    )])
+    return cst.SimpleStatementLine(
+        body=[
+            cst.ImportFrom(
+                module=dotted,
+                names=[cst.ImportAlias(name=cst.Name(n)) for n in names],
+            )
+        ]
+    )
 
 
 def bf16_inputs_helper() -> list[cst.BaseStatement]:
@@ -348,9 +351,17 @@ def autocast_with(body: list[cst.BaseStatement], guard: cst.BaseExpression | Non
             enabled = cst.Call(func=cst.Name("bool"), args=[cst.Arg(enabled)])
         call = template.items[0].item
         assert isinstance(call, cst.Call)
-        template = template.with_changes(items=[template.items[0].with_changes(item=call.with_changes(args=[
-            *call.args[:-1],
-            call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-            cst.Arg(enabled, keyword=cst.Name("enabled"), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))),
-        ]))])
+        template = template.with_changes(
+            items=[
+                template.items[0].with_changes(
+                    item=call.with_changes(
+                        args=[
+                            *call.args[:-1],
+                            call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                            cst.Arg(enabled, keyword=cst.Name("enabled"), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))),
+                        ]
+                    )
+                )
+            ]
+        )
     return template.with_changes(body=cst.IndentedBlock(body=body))

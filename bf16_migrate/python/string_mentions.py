@@ -136,6 +136,7 @@ def _planners_literals(ctx: FileContext) -> set[int]:
 
 # -- the string an expression is part of --------------------------------------------------------
 
+
 def _built_string(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
     """The outermost expression built from ``node`` by string operations: an implicit
     concatenation, an f-string it is interpolated in, ``+`` / ``%``, ``.format(...)`` (as the
@@ -207,6 +208,7 @@ def _is_help_text(ctx: FileContext, top: cst.CSTNode) -> bool:
 
 
 # -- shell commands -----------------------------------------------------------------------------
+
 
 def _shell_call(ctx: FileContext, node: cst.CSTNode, hops: int = 0) -> cst.Call | None:
     """The call that runs the string ``node`` is part of as a shell command, following names

@@ -58,9 +58,7 @@ class _Shape:
             self.get = lambda n: (only(n),)
         else:
             self.get = lambda n: ()
-        self.skipped = tuple(
-            f.name for f in dataclasses.fields(node) if f.name not in visited and getattr(node, f.name) is None
-        )
+        self.skipped = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited and getattr(node, f.name) is None)
 
 
 _SHAPES: dict[type, _Shape] = {}
@@ -82,9 +80,7 @@ def _is_trivia(cls: type) -> bool:
 
 
 def _holds_nodes(value: object) -> bool:
-    return isinstance(value, cst.CSTNode) or (
-        isinstance(value, (tuple, list)) and any(isinstance(v, cst.CSTNode) for v in value)
-    )
+    return isinstance(value, cst.CSTNode) or (isinstance(value, (tuple, list)) and any(isinstance(v, cst.CSTNode) for v in value))
 
 
 def _shape(node: cst.CSTNode) -> _Shape:
@@ -204,10 +200,7 @@ def _is_bare(matcher) -> bool:
     """Whether ``matcher`` (one that :func:`_matcher_classes` reads) asks nothing but the
     class: every field of it (and of each option of a ``|``) is ``DoNotCare()``."""
     options = matcher.options if isinstance(matcher, m.OneOf) else (matcher,)
-    return all(
-        not isinstance(option, m.OneOf) and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option))
-        for option in options
-    )
+    return all(not isinstance(option, m.OneOf) and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option)) for option in options)
 
 
 def _matcher_classes(matcher) -> frozenset[str] | None:

@@ -98,13 +98,17 @@ def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
 
 
 def _is_main_guard(node: cst.If) -> bool:
-    return isinstance(node.test, cst.Comparison) and m.matches(
-        node.test,
-        m.Comparison(
-            left=m.Name("__name__"),
-            comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
-        ),
-    ) and string_value(node.test.comparisons[0].comparator) == "__main__"
+    return (
+        isinstance(node.test, cst.Comparison)
+        and m.matches(
+            node.test,
+            m.Comparison(
+                left=m.Name("__name__"),
+                comparisons=[m.ComparisonTarget(operator=m.Equal(), comparator=m.SimpleString())],
+            ),
+        )
+        and string_value(node.test.comparisons[0].comparator) == "__main__"
+    )
 
 
 def conditions_of(ctx: FileContext, node: cst.CSTNode, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
@@ -142,12 +146,7 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
         if block is None:
             break
         for before in list(block.body)[: ctx.index_in_block(block, child)]:
-            if (
-                isinstance(before, cst.If)
-                and before.orelse is None
-                and exits(before.body)
-                and any(uses_device(ctx, c) for c in findall(before.body, m.Call()))
-            ):
+            if isinstance(before, cst.If) and before.orelse is None and exits(before.body) and any(uses_device(ctx, c) for c in findall(before.body, m.Call())):
                 test = before.test
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                     found.insert(0, Condition(test.expression))
@@ -162,4 +161,3 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
             break
         child = owner
     return found
-

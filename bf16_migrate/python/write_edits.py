@@ -91,17 +91,13 @@ def rename_to_stochastic_rounding(plan: EditPlan, w: LegacyWrite) -> None:
     """``w`` in its own spelling, now writing ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (a literal
     where a constant held the old name) with the value ``"1"``."""
     if isinstance(w.key, cst.SimpleString):
-        plan.replace[id(w.key)] = lambda node: node.with_changes(
-            value=f"{node.prefix}{node.quote}{STOCHASTIC_ROUNDING_VAR}{node.quote}"
-        )
+        plan.replace[id(w.key)] = lambda node: node.with_changes(value=f"{node.prefix}{node.quote}{STOCHASTIC_ROUNDING_VAR}{node.quote}")
     elif w.form == "update-kwarg":  # update(XLA_USE_BF16="1")
         plan.replace[id(w.key)] = lambda node: node.with_changes(value=STOCHASTIC_ROUNDING_VAR)
     else:  # a constant holding the name: write the new variable's name as a literal
         plan.replace[id(w.key)] = lambda node: cst.SimpleString(f'"{STOCHASTIC_ROUNDING_VAR}"')
     if w.literal != "1" and isinstance(w.value, cst.SimpleString):
-        plan.replace[id(w.value)] = lambda node: node.with_changes(
-            value=f"{node.prefix}{node.quote}1{node.quote}"
-        )
+        plan.replace[id(w.value)] = lambda node: node.with_changes(value=f"{node.prefix}{node.quote}1{node.quote}")
 
 
 def _on_when(guard: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.IfExp]:

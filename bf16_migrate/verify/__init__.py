@@ -190,8 +190,7 @@ def verify_script(
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise RunError(f"{script}: cannot be read: {exc}") from exc
     legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
-    texts = _texts(script, mode, source, legacy.source, legacy_env, base_env, migrated_source, reference_source,
-                   need_reference=run_reference or mode == "amp")
+    texts = _texts(script, mode, source, legacy.source, legacy_env, base_env, migrated_source, reference_source, need_reference=run_reference or mode == "amp")
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
@@ -285,8 +284,7 @@ def _texts(
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
         raise RunError(
             f"{script}: the legacy script names no legacy variable ({', '.join(LEGACY_VARIABLES)}): nothing to verify",
-            hint="if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with "
-            "--against, name the revision before the migration",
+            hint="if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with --against, name the revision before the migration",
         )
     if migrated_source is None:
         if legacy_source is None:
@@ -359,11 +357,7 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
     if not migrated.ok:
         err = migrated.as_error()
         if legacy is not None:
-            err.message += (
-                " (the legacy run succeeded: the migration broke the script)"
-                if legacy.ok
-                else f" (the legacy run failed too: {legacy.error})"
-            )
+            err.message += " (the legacy run succeeded: the migration broke the script)" if legacy.ok else f" (the legacy run failed too: {legacy.error})"
             err.args = (err.message,)
         err.runs = dict(runs)
         raise err

@@ -286,8 +286,7 @@ def verify_rewrite(
                 return PrefixedProgress(sys.stderr, steps, job.rel)
             return make_progress(steps, ["legacy", "migrated", "reference"])
 
-        outcomes = run_jobs(planned, before, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for,
-                            announce=lambda text: echo(f"verify: {text}", True))
+        outcomes = run_jobs(planned, before, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for, announce=lambda text: echo(f"verify: {text}", True))
     for outcome in outcomes:
         echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==", False)
         echo(format_report(outcome.report) if outcome.report is not None else f"error: {outcome.error}\n", False)

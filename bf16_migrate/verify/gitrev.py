@@ -29,9 +29,7 @@ __all__ = ["Checkout", "changed_paths", "legacy_source_at", "repo_root", "resolv
 
 def _git(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(
-            ["git", *args], cwd=str(cwd), capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout
-        )
+        return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout)
     except FileNotFoundError as exc:
         raise RunError("--against needs git, which is not on PATH", hint="install git, or verify the legacy file itself") from exc
     except subprocess.TimeoutExpired as exc:  # pragma: no cover - a local git does not hang
@@ -161,7 +159,10 @@ class Checkout:
         try:
             proc = subprocess.Popen(
                 ["git", "archive", "--format=tar", self.sha],
-                cwd=str(self.work_root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                cwd=str(self.work_root),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
             )
         except FileNotFoundError as exc:
             raise RunError("--against needs git, which is not on PATH") from exc

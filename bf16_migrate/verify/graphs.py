@@ -53,9 +53,7 @@ _END = "## END_GRAPH"
 _HASH = re.compile(r"^Graph Hash: (\S+)", re.M)
 # `  [ROOT ]%name = TYPE opcode(operands), attributes`; TYPE is `f32[2,3]{1,0}`, `bf16[]` or a
 # tuple `(f32[2], s64[])` (which holds spaces).
-_INSTR = re.compile(
-    r"^\s*(?:ROOT\s+)?%(?P<name>[^\s=]+)\s*=\s*(?P<type>\((?:[^()]|\([^()]*\))*\)|\S+)\s+(?P<op>[\w\-]+)\((?P<args>.*)$"
-)
+_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[^\s=]+)\s*=\s*(?P<type>\((?:[^()]|\([^()]*\))*\)|\S+)\s+(?P<op>[\w\-]+)\((?P<args>.*)$")
 _OPERAND = re.compile(r"(?P<et>[a-z]+\d*)\[[^\]]*\](?:\{[^}]*\})?\s+%(?P<name>[^\s,)]+)")
 _ELEMENT = re.compile(r"^(?P<et>[a-z]+\d*)\[")
 
@@ -65,11 +63,34 @@ a round trip that computes nothing in the wider type (the backward graph of
 https://github.com/pytorch/xla/issues/3718: ``mm`` in bf16, ``convert`` to f32, ``permute``,
 ``convert`` back to bf16)."""
 
-ELEMENTWISE_OPS = frozenset({
-    "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs", "sqrt",
-    "rsqrt", "exponential", "log", "tanh", "power", "select", "clamp", "sign", "floor", "ceil",
-    "compare", "logistic", "erf", "exponential-minus-one", "log-plus-one",
-})
+ELEMENTWISE_OPS = frozenset(
+    {
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "maximum",
+        "minimum",
+        "negate",
+        "abs",
+        "sqrt",
+        "rsqrt",
+        "exponential",
+        "log",
+        "tanh",
+        "power",
+        "select",
+        "clamp",
+        "sign",
+        "floor",
+        "ceil",
+        "compare",
+        "logistic",
+        "erf",
+        "exponential-minus-one",
+        "log-plus-one",
+    }
+)
 """Element-wise arithmetic. A bf16 tensor converted to f32, combined element-wise with f32
 scalars and rounded back is how torch-xla computes ``bf16_tensor * python_float`` (measured: the
 migrated AdamW step holds one per parameter and one per ``exp_avg``, e.g.
@@ -187,7 +208,7 @@ def parse_dump(text: str) -> list[DumpedGraph]:
                     in_frames = False
                     continue
                 frames.append(line.strip())
-        body = text[begin + len(_BEGIN):end]
+        body = text[begin + len(_BEGIN) : end]
         m = _HASH.search(body)
         hlo = body[: m.start()] if m else body
         graphs.append(DumpedGraph(frames=frames, graph_hash=m.group(1) if m else None, hlo=hlo.strip("\n")))
@@ -380,7 +401,7 @@ def read_step_graph(
         # offset (to place it in a step window)
         starts = [m.start() for m in re.finditer(re.escape(b"[ScheduleSyncTensorsGraph]"), raw)]
         for i, off in enumerate(starts):
-            chunk = raw[off: starts[i + 1] if i + 1 < len(starts) else len(raw)]
+            chunk = raw[off : starts[i + 1] if i + 1 < len(starts) else len(raw)]
             for g in parse_dump(chunk.decode("utf-8", errors="replace")):
                 entries.append((off, g))
         if entries and (best is None or len(entries) > best[0]):
@@ -412,4 +433,4 @@ def dump_files_for(prefix: Path) -> list[Path]:
         names = os.listdir(parent)
     except OSError:
         return []
-    return sorted(parent / n for n in names if n.startswith(base + ".") and n[len(base) + 1:].isdigit())
+    return sorted(parent / n for n in names if n.startswith(base + ".") and n[len(base) + 1 :].isdigit())

@@ -31,8 +31,7 @@ def _tree_root(path: Path) -> Path:
     import subprocess
 
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=str(path.parent), capture_output=True,
-                             stdin=subprocess.DEVNULL, timeout=60)
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=str(path.parent), capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return path.parent
     return Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else path.parent

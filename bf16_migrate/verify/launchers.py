@@ -86,7 +86,7 @@ def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...
     tree = TreeReader([root], (), None)
     load = tree.load
     planner = _planner_class()(mode, tree.read_python, tree.load, tree.includers)
-    for candidate in ([] if only is not None else scan([root])):
+    for candidate in [] if only is not None else scan([root]):
         if candidate.problem is not None or candidate.kind not in KINDS or candidate.kind == "notebook":
             continue
         if not _inside(candidate.path, root):
@@ -102,11 +102,7 @@ def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...
             planner.add(loaded)
     planner.run({})
     groups_on = _group_values(planner)
-    return [
-        _setting(planner, ci, li, res.path, groups_on)
-        for (ci, li), res in sorted(planner.res.items())
-        if res.kind == "py" and res.path is not None
-    ]
+    return [_setting(planner, ci, li, res.path, groups_on) for (ci, li), res in sorted(planner.res.items()) if res.kind == "py" and res.path is not None]
 
 
 def _setting(planner, ci: int, li: int, script, groups_on: dict) -> LaunchSetting:

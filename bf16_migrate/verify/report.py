@@ -73,11 +73,7 @@ def format_report(report: VerifyReport) -> str:
 def _header_lines(report: VerifyReport) -> list[str]:
     """What was verified: script, mode, steps, arguments, device, legacy version and setting."""
     args = " ".join(report.script_args)
-    lines = [
-        f"bf16-migrate verify {report.script} (mode {report.mode}, {report.steps} steps"
-        + (f", script args: {args}" if args else "")
-        + f", PJRT_DEVICE={report.device})"
-    ]
+    lines = [f"bf16-migrate verify {report.script} (mode {report.mode}, {report.steps} steps" + (f", script args: {args}" if args else "") + f", PJRT_DEVICE={report.device})"]
     if report.legacy_label:
         lines.append(f"legacy version: {report.legacy_label}; migrated version: the work tree")
     if report.legacy_env:
@@ -180,8 +176,7 @@ def _counts(d: Mapping[str, int] | None) -> str:
 def _evidence_table(report: VerifyReport) -> list[str]:
     """One row per run that recorded something: what its executed training-step graph computes
     and what the device holds (see :class:`~bf16_migrate.verify.graphs.GraphStats`)."""
-    header = ["run", "step graph", "matmuls bf16", "converts up/down", "round trips layout/elementwise",
-              "compiles", "device params", "optimizer state"]
+    header = ["run", "step graph", "matmuls bf16", "converts up/down", "round trips layout/elementwise", "compiles", "device params", "optimizer state"]
     rows = []
     for name, title in _COLUMNS:
         r = report.runs.get(name)
@@ -194,16 +189,18 @@ def _evidence_table(report: VerifyReport) -> list[str]:
                 if "/" in key:
                     dev = key.split("/", 1)[1]
                     state[dev] = state.get(dev, 0) + n
-        rows.append([
-            title,
-            f"step {g.step}" if g is not None and g.step else "-",
-            f"{g.matmuls_bf16} of {g.matmuls}" if g is not None else "-",
-            f"{g.converts.get('bf16->f32', 0)} / {g.converts.get('f32->bf16', 0)}" if g is not None else "-",
-            f"{g.round_trips.get('bf16->f32->bf16 (layout)', 0)} / {g.round_trip_count('elementwise')}" if g is not None else "-",
-            str(r.compile_count) if r.compile_count is not None else "-",
-            _counts(r.device_param_dtypes),
-            _counts(state),
-        ])
+        rows.append(
+            [
+                title,
+                f"step {g.step}" if g is not None and g.step else "-",
+                f"{g.matmuls_bf16} of {g.matmuls}" if g is not None else "-",
+                f"{g.converts.get('bf16->f32', 0)} / {g.converts.get('f32->bf16', 0)}" if g is not None else "-",
+                f"{g.round_trips.get('bf16->f32->bf16 (layout)', 0)} / {g.round_trip_count('elementwise')}" if g is not None else "-",
+                str(r.compile_count) if r.compile_count is not None else "-",
+                _counts(r.device_param_dtypes),
+                _counts(state),
+            ]
+        )
     if not rows or all(row[1] == "-" and row[5] == "-" for row in rows):
         return []
     widths = [max(len(header[c]), *(len(row[c]) for row in rows)) for c in range(len(header))]
@@ -244,20 +241,25 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "passed": report.passed,
             "baseline": v.baseline,
             "fallback": v.fallback,
-            "tolerance": None if tol is None else {
-                "baseline": tol.baseline, "onset_kind": tol.onset_kind, "onset_steps": tol.onset_steps,
-                "onset_tol": tol.onset_tol, "onset_min": tol.onset_min, "drift_factor": tol.drift_factor,
-                "drift_floor": tol.drift_floor, "drift_no_gap": tol.drift_no_gap, "source": tol.source,
+            "tolerance": None
+            if tol is None
+            else {
+                "baseline": tol.baseline,
+                "onset_kind": tol.onset_kind,
+                "onset_steps": tol.onset_steps,
+                "onset_tol": tol.onset_tol,
+                "onset_min": tol.onset_min,
+                "drift_factor": tol.drift_factor,
+                "drift_floor": tol.drift_floor,
+                "drift_no_gap": tol.drift_no_gap,
+                "source": tol.source,
             },
             "parts": [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in v.parts],
             "rel_diff": v.rel,
             "notes": v.notes,
             "runs": {name: r.to_dict() for name, r in report.runs.items()},
             "wall_time_s": report.wall_time_s,
-            "diagnostics": [
-                {"code": d.code, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed}
-                for d in report.diagnostics
-            ],
+            "diagnostics": [{"code": d.code, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed} for d in report.diagnostics],
         }
     )
 

@@ -88,14 +88,22 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
             else:
                 env = item.get("legacy_env") or {}
                 err = item.get("error") or {}
-                rows.append(Row(str(item.get("script") or "?"), _env_text(env) if env else "(its own writes)", str(item.get("mode") or "-"), "-",
-                                "ERROR", str(err.get("message", "not run")).splitlines()[0], None))
+                rows.append(
+                    Row(
+                        str(item.get("script") or "?"),
+                        _env_text(env) if env else "(its own writes)",
+                        str(item.get("mode") or "-"),
+                        "-",
+                        "ERROR",
+                        str(err.get("message", "not run")).splitlines()[0],
+                        None,
+                    )
+                )
         return rows
     if schema == SCHEMA:
         if "error" in data and "parts" not in data:
             err = data.get("error") or {}
-            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR",
-                        str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
+            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR", str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
         return [_row_from_report(data)]
     raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
 
@@ -143,19 +151,21 @@ def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[
     """The ``--json`` document of a verify of several jobs (schema :data:`TREE_SCHEMA`)."""
     results = []
     for o in outcomes:
-        results.append({
-            "script": o.job.rel,
-            "mode": o.job.mode,
-            "mode_source": o.job.mode_source,
-            "legacy_env": dict(o.job.legacy_env),
-            "legacy_env_source": list(o.job.source),
-            "args": list(o.job.args),
-            "args_source": list(o.job.args_source),
-            "notes": list(o.job.notes),
-            "status": o.status,
-            "report": report_dict(o.report) if o.report is not None else None,
-            "error": error_dict(o.error) if o.error is not None else None,
-        })
+        results.append(
+            {
+                "script": o.job.rel,
+                "mode": o.job.mode,
+                "mode_source": o.job.mode_source,
+                "legacy_env": dict(o.job.legacy_env),
+                "legacy_env_source": list(o.job.source),
+                "args": list(o.job.args),
+                "args_source": list(o.job.args_source),
+                "notes": list(o.job.notes),
+                "status": o.status,
+                "report": report_dict(o.report) if o.report is not None else None,
+                "error": error_dict(o.error) if o.error is not None else None,
+            }
+        )
     code = exit_code(o.status for o in outcomes)
     return {
         "schema": TREE_SCHEMA,
@@ -184,16 +194,17 @@ def merge_documents(paths: Sequence[Path]) -> tuple[str, dict[str, Any], int]:
         if data.get("schema") == TREE_SCHEMA:
             results.extend(data.get("results", []))
         else:
-            results.append({
-                "script": str(data.get("script") or path),
-                "mode": data.get("mode"),
-                "legacy_env": data.get("legacy_env") or {},
-                "legacy_env_source": data.get("legacy_env_source") or [],
-                "status": found[0].status,
-                "report": data if "parts" in data else None,
-                "error": data.get("error") if "parts" not in data else None,
-            })
+            results.append(
+                {
+                    "script": str(data.get("script") or path),
+                    "mode": data.get("mode"),
+                    "legacy_env": data.get("legacy_env") or {},
+                    "legacy_env_source": data.get("legacy_env_source") or [],
+                    "status": found[0].status,
+                    "report": data if "parts" in data else None,
+                    "error": data.get("error") if "parts" not in data else None,
+                }
+            )
     code = exit_code(r.status for r in rows)
-    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code,
-           "notes": [f"merged from {len(paths)} file(s)"], "results": results}
+    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code, "notes": [f"merged from {len(paths)} file(s)"], "results": results}
     return _table(rows, f"bf16-migrate verify --merge: {len(paths)} file(s), {len(rows)} verify(s)"), doc, code

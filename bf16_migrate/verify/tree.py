@@ -64,6 +64,7 @@ __all__ = [
     "list_entries",
 ]
 
+
 @dataclass
 class Job:
     """One verify to make: ``script`` (work tree, absolute), ``rel`` (relative to the
@@ -127,6 +128,7 @@ class Outcome:
 
 
 # -- planning ----------------------------------------------------------------------------------
+
 
 def _on(env: Mapping[str, str]) -> dict[str, str]:
     """The settings of ``env`` that switch something on (``XLA_USE_BF16=0`` is off)."""
@@ -254,10 +256,7 @@ def _variants(
     if by_env:
         for s in mine:
             if not _on(s.env) and not s.computed:
-                notes.append(
-                    f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the "
-                    "migrated script computes in bf16 there too"
-                )
+                notes.append(f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the migrated script computes in bf16 there too")
     if len(variants) > 1:
         notes.append(f"the launchers at {rev} disagree: {rel} is verified under each of the {len(variants)} settings")
     if not variants:
@@ -397,6 +396,7 @@ def list_entries(jobs: Iterable[Job], against: str | None) -> list[dict[str, Any
 
 # -- running -----------------------------------------------------------------------------------
 
+
 def run_jobs(
     jobs: Sequence[Job],
     checkout,
@@ -429,14 +429,23 @@ def run_jobs(
         manager = progress_for(job, index) if progress_for is not None else None
         try:
             if manager is None:
-                report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
-                                       script_args=job.args, timeout=timeout, checkout=checkout,
-                                       legacy_env_source=job.source, **verify_kwargs)
+                report = verify_script(
+                    job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env, script_args=job.args, timeout=timeout, checkout=checkout, legacy_env_source=job.source, **verify_kwargs
+                )
             else:
                 with manager as progress:
-                    report = verify_script(job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env,
-                                           script_args=job.args, timeout=timeout, checkout=checkout,
-                                           legacy_env_source=job.source, progress=progress, **verify_kwargs)
+                    report = verify_script(
+                        job.script,
+                        mode=job.mode,
+                        steps=steps,
+                        legacy_env=job.legacy_env,
+                        script_args=job.args,
+                        timeout=timeout,
+                        checkout=checkout,
+                        legacy_env_source=job.source,
+                        progress=progress,
+                        **verify_kwargs,
+                    )
             outcomes[index] = Outcome(job, report=report)
         except RunError as exc:
             outcomes[index] = Outcome(job, error=exc)

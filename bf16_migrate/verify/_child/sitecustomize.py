@@ -204,9 +204,7 @@ class _Recorder:
     @staticmethod
     def _wraps(outer, inner):
         """Whether optimizer ``outer`` holds optimizer ``inner`` (``base_optimizer``, ``optimizer``)."""
-        return inner is not None and outer is not inner and any(
-            getattr(outer, name, None) is inner for name in ("base_optimizer", "optimizer", "optim")
-        )
+        return inner is not None and outer is not inner and any(getattr(outer, name, None) is inner for name in ("base_optimizer", "optimizer", "optim"))
 
     def _read_dtypes(self, optimizer):
         self.dtypes_from = optimizer
@@ -267,7 +265,7 @@ class _Recorder:
         try:
             folder, base = os.path.split(self.graph_prefix)
             for name in os.listdir(folder or "."):
-                if name.startswith(base + ".") and name[len(base) + 1:].isdigit():
+                if name.startswith(base + ".") and name[len(base) + 1 :].isdigit():
                     out[name] = os.path.getsize(os.path.join(folder, name))
         except OSError:
             pass
