@@ -465,3 +465,26 @@ def test_blank_lines_before_a_line_of_spaces_at_the_end_are_kept(mode, footer):
     for newline in ("\r\n", "\r"):
         crlf = untouched.replace("\n", newline)
         assert migrate_source(crlf, mode, "x.py").code == crlf
+
+
+@pytest.mark.parametrize(
+    "source, error",
+    [
+        ("import os\nreturn 1\n", "t.py:2:1: not valid Python: 'return' outside function"),
+        ("def f():\n    nonlocal x\n", "t.py:2:5: not valid Python: no binding for nonlocal 'x' found"),
+        ("x = [i for i in range(3)]\nyield x\n", "t.py:2:1: not valid Python: 'yield' outside function"),
+    ],
+)
+def test_what_cpython_does_not_compile_is_a_parse_error(source, error):
+    """Found by the property tests: ``ast.parse`` accepts code the compiler rejects (a
+    ``return`` outside a function), which was migrated into output that did not compile
+    either. CPython's compile judges now: the file is that file's error, nothing written."""
+    with pytest.raises(ParseError) as exc:
+        migrate_source(source, "stochastic", "t.py")
+    assert str(exc.value) == error
+
+
+def test_top_level_await_is_python_in_a_notebook_cell():
+    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nawait asyncio.sleep(0)\n'
+    result = migrate_source(source, "stochastic", "nb.py")  # parsed and analysed, no ParseError
+    assert result.code == source and [d.code for d in result.diagnostics] == ["BFM010"]  # no model: the switch stays

@@ -41,8 +41,11 @@ class CodemodError(ParseError):
 
 def check_python(source: str, path: str) -> None:
     """Raise :class:`ParseError` at CPython's line and column when ``source`` is not valid
-    Python for the running interpreter (``ast.parse``; a NUL character, nesting beyond CPython's
-    limits and Python 2 syntax included)."""
+    Python for the running interpreter (what ``compile`` rejects: a NUL character, nesting
+    beyond CPython's limits, Python 2 syntax, and the compiler's checks such as ``return``
+    outside a function).
+
+    CPython's own judgement, so what it rejects never reaches libcst."""
     nul = source.find("\0")
     if nul >= 0:
         line = source.count("\n", 0, nul) + 1
@@ -51,7 +54,11 @@ def check_python(source: str, path: str) -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning (invalid escapes) is not our finding
-            ast.parse(source, filename=path)
+            # compiled, not only parsed: the compiler's own checks ('return' outside function,
+            # 'nonlocal' at module level...) are CPython's too. Top-level await is allowed, as
+            # IPython allows it in a notebook's cells (compile's flags, Python's "Built-in
+            # Functions": ast.PyCF_ALLOW_TOP_LEVEL_AWAIT). Compiling is no slower than ast.parse.
+            compile(source, path, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as exc:
         line = exc.lineno or 1
         col = exc.offset or 1
