@@ -51,15 +51,22 @@ class Diagnostic:
         return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message}{suffix}"
 
 
-def report(code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object) -> Diagnostic:
-    """The finding ``code`` at ``path:line:col``, its message the catalogue's template
-    (``message``, or ``variants.<variant>``) formatted with ``fields``: the one emitter outside
-    the codemod (:meth:`bf16_migrate.python.context.FileContext.report` is the codemod's).
-    A field missing from or unknown to the template is a ``KeyError``."""
+def message(code: str, variant: str | None = None, /, **fields: object) -> str:
+    """The message of ``code``: the catalogue's template (``message``, or
+    ``variants.<variant>``) formatted with ``fields``. A field missing from or unknown to the
+    template is a ``KeyError``; an unknown code a ``ValueError``."""
     rule = load_rules().diagnostics.get(code)
     if rule is None:
         raise ValueError(f"unknown diagnostic code {code!r}")
-    return Diagnostic(code, path, line, col, rule.format(variant, **fields), fixed)
+    return rule.format(variant, **fields)
+
+
+def report(code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object) -> Diagnostic:
+    """The finding ``code`` at ``path:line:col``, its message the catalogue's template
+    (``message``, or ``variants.<variant>``) formatted with ``fields`` (:func:`message`): the
+    one emitter outside the codemod (:meth:`bf16_migrate.python.context.FileContext.report` is
+    the codemod's). A field missing from or unknown to the template is a ``KeyError``."""
+    return Diagnostic(code, path, line, col, message(code, variant, **fields), fixed)
 
 
 def as_dict(d: Diagnostic) -> dict:

@@ -158,7 +158,7 @@ def _report_unparsed(analysis: Analysis, degraded: str) -> None:
     index = LineIndex(text)
     for var, off in find_mentions(text, legacy_names()):
         line, col = index.pos(off)
-        analysis.notes.append(Note("BFM131", line, col, f"{var} is named in a Dockerfile that {degraded}, which bf16-migrate does not parse: edit it by hand"))
+        analysis.notes.append(Note.of("BFM131", line, col, variable=var, where=f"in a Dockerfile that {degraded}, which bf16-migrate does not parse"))
         analysis.handled.append((off, off + len(var)))
     analysis.render = lambda decisions, python=None: text
 

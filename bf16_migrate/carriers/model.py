@@ -19,6 +19,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+from ..diagnostics import message
 from ..rules import STOCHASTIC_ROUNDING_VAR
 
 if TYPE_CHECKING:
@@ -124,6 +125,14 @@ class Note:
 
     def __getitem__(self, index: int | slice) -> object:
         return (self.code, self.line, self.col, self.message, self.fixed, self.where)[index]
+
+    @classmethod
+    def of(cls, code: str, line: int, col: int, variant: str | None = None, /, *, fixed: bool = False, at: str = "", **fields: object) -> Note:
+        """The note ``code`` at ``line``/``col``, its message the catalogue's template
+        (``message``, or ``variants.<variant>``) formatted with ``fields``
+        (:func:`bf16_migrate.diagnostics.message`, as :func:`bf16_migrate.diagnostics.report`
+        words a finding); ``at`` is the note's ``where`` (a template may have a field of that name)."""
+        return cls(code, line, col, message(code, variant, **fields), fixed, at)
 
 
 @dataclass

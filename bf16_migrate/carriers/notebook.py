@@ -448,7 +448,7 @@ def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line
     index = LineIndex(text)
     for var, off in find_mentions(text, legacy):
         line, col = index.pos(off)
-        analysis.notes.append(Note("BFM131", line_no or line, col, f"{var} is named in {what}: edit it by hand", False, where))
+        analysis.notes.append(Note.of("BFM131", line_no or line, col, at=where, variable=var, where=f"in {what}"))
 
 
 def reported_text(path: Path, text: str) -> list[Diagnostic]:

@@ -34,6 +34,7 @@ from collections.abc import Callable, Hashable, Mapping
 
 import tree_sitter
 
+from ..diagnostics import message
 from . import dotenv, shell_render
 from .launch import Command, read_command
 from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, CarrierError, Decision, Edit, Include, Launch, LineIndex, Note
@@ -88,7 +89,7 @@ class ShellFragment:
             if not embedded:
                 raise CarrierError(msg)
             self.ok = False
-            self._note_mentions(0, len(text), "BFM131", "{var} is named in a shell command bf16-migrate cannot parse: edit it by hand")
+            self._note_mentions(0, len(text), "BFM131", where="in a shell command bf16-migrate cannot parse")
             return
         self._index_functions(root)
         self.allexport = False
@@ -109,17 +110,20 @@ class ShellFragment:
     def at(self, byte: int) -> tuple[int, int]:
         return self.pos(self.bm.char(byte))
 
-    def _note(self, code: str, byte: int, message: str, fixed: bool = False) -> None:
+    def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
+        """The note ``code`` at ``byte``, worded by the catalogue's template (:func:`bf16_migrate.diagnostics.message`)."""
         line, col = self.at(byte)
-        self.analysis.notes.append(Note(code, line, col, message, fixed))
+        self.analysis.notes.append(Note(code, line, col, message(code, variant, **fields)))
 
     def _handled(self, start: int, end: int) -> None:
         self.analysis.handled.append((self.base + self.bm.char(start), self.base + self.bm.char(end)))
 
-    def _note_mentions(self, start_char: int, end_char: int, code: str, template: str) -> None:
+    def _note_mentions(self, start_char: int, end_char: int, code: str, variant: str | None = None, /, **fields: object) -> None:
+        """A note ``code`` at each legacy name in ``text[start_char:end_char]``, worded by the
+        catalogue's template with ``variable`` (the name) and ``fields`` (:func:`bf16_migrate.diagnostics.message`)."""
         for var, off in find_mentions(self.text[start_char:end_char], self.legacy):
             line, col = self.pos(start_char + off)
-            self.analysis.notes.append(Note(code, line, col, template.format(var=var)))
+            self.analysis.notes.append(Note(code, line, col, message(code, variant, variable=var, **fields)))
             self.analysis.handled.append((self.base + start_char + off, self.base + start_char + off + len(var)))
 
     def ctx(self, node) -> Ctx:
@@ -378,7 +382,7 @@ class ShellFragment:
             inner_node = word_nodes[cmd.inner]
             inner_text = self.t(inner_node)
             if any(v in inner_text for v in self.legacy):
-                self._note_mentions(self.bm.char(inner_node.start_byte), self.bm.char(inner_node.end_byte), "BFM131", "{var} is named inside a `sh -c` string: edit it by hand")
+                self._note_mentions(self.bm.char(inner_node.start_byte), self.bm.char(inner_node.end_byte), "BFM131", where="inside a `sh -c` string")
         for f in cmd.env_files:
             inc = Include(f, *self.at(node.start_byte))
             self.analysis.includes.append(inc)
@@ -386,7 +390,7 @@ class ShellFragment:
             inc.node = node
         if words and words[0] in ("echo", "printf"):
             for arg in word_nodes[1:]:
-                self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "{var} is named in a message this script prints: update the text by hand")
+                self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "echo")
 
     def _launch(self, node, cmd: Command, entry_ids: list[int]) -> None:
         """The Python launch of ``node``, reached by its own prefix and wrapper settings."""
@@ -442,7 +446,7 @@ class ShellFragment:
         target = heredoc_target(node, self.data)
         start_c, end_c = self.bm.char(body.start_byte), self.bm.char(body.end_byte)
         if target is None or not is_env_file_name(target):
-            self._note_mentions(start_c, end_c, "BFM131", "{var} is set in a heredoc that does not write an env file: edit it by hand")
+            self._note_mentions(start_c, end_c, "BFM131", "heredoc")
             return
         delim = next((c for c in node.children if c.type == "heredoc_start"), None)
         quoted = delim is not None and self.t(delim)[:1] in ("'", '"', "\\")
@@ -465,9 +469,9 @@ class ShellFragment:
             self.my_entries.append(entry.id)
             self.analysis.handled.append((self.base + start_c + item.name_span[0], self.base + start_c + item.name_span[1]))
             ids.append(entry.id)
-        for problem_off, message in parsed.problems:
+        for problem_off, problem in parsed.problems:
             line, col = self.pos(start_c + problem_off)
-            self.analysis.notes.append(Note("BFM131", line, col, message))
+            self.analysis.notes.append(Note("BFM131", line, col, problem))
         self.heredocs.append((target, ids, self.ctx(node)))
 
     def _read(self, node) -> None:
@@ -477,6 +481,6 @@ class ShellFragment:
         name = self.t(var)
         if name in self.legacy:
             self._handled(var.start_byte, var.end_byte)
-            self._note("BFM132", var.start_byte, f"{name} is read here; once it is no longer set the read no longer tells whether bf16 is on: test the precision your script uses instead")
+            self._note("BFM132", var.start_byte, variable=name)
 
     # -- who reaches what -----------------------------------------------------------------------
