@@ -61,6 +61,24 @@ def message(code: str, variant: str | None = None, /, **fields: object) -> str:
     return rule.format(variant, **fields)
 
 
+KEPT_LEAD, KEPT_ALSO = "{lead}: ", "{also}"
+"""How the template of a kept carrier setting begins and ends (``{lead}: <reason>{also}``,
+``rules/diagnostics.toml``)."""
+
+
+def kept_reason(code: str, variant: str | None = None, /, **fields: object) -> str:
+    """The ``<reason>`` of a kept carrier setting's template ``{lead}: <reason>{also}``,
+    formatted with ``fields`` (the other reasons a message lists after ``also:`` are worded
+    so); a template not of that shape is a ``ValueError``."""
+    rule = load_rules().diagnostics.get(code)
+    if rule is None:
+        raise ValueError(f"unknown diagnostic code {code!r}")
+    template = rule.template(variant)
+    if not (template.startswith(KEPT_LEAD) and template.endswith(KEPT_ALSO)):
+        raise ValueError(f"{code}{f' ({variant})' if variant else ''}: the template is not {KEPT_LEAD}<reason>{KEPT_ALSO}: {template!r}")
+    return template[len(KEPT_LEAD) : -len(KEPT_ALSO)].format(**fields)
+
+
 def report(code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object) -> Diagnostic:
     """The finding ``code`` at ``path:line:col``, its message the catalogue's template
     (``message``, or ``variants.<variant>``) formatted with ``fields`` (:func:`message`): the

@@ -11,16 +11,37 @@ and the carriers and Python files rendered.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, kept_reason, report
 from ..rules import Rules, is_truthy
 from . import for_kind
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolution, Resolved
 from .resolve import _rel
 from .text import find_mentions
+
+PROBLEM_VARIANT = {"BFM130": "problem", "BFM131": "kept"}
+"""The variant of an entry's ``problem_code`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a setting is kept: ``code``, the ``variant`` of its template (``{lead}: <reason>{also}``)
+    and its ``fields``; ``text`` is the reason as the template words it
+    (:func:`bf16_migrate.diagnostics.kept_reason`), and two reasons are the same when their code
+    and text are."""
+
+    code: str
+    text: str
+    variant: str | None = field(default=None, compare=False)
+    fields: tuple[tuple[str, object], ...] = field(default=(), compare=False)
+
+    @classmethod
+    def of(cls, code: str, variant: str | None = None, /, **fields: object) -> Reason:
+        return cls(code, kept_reason(code, variant, **fields), variant, tuple(fields.items()))
+
 
 REFUSALS = ("BFM010", "BFM011", "BFM055")
 """A launched script's own reasons for not taking the change (shown with the launcher's)."""
@@ -93,7 +114,7 @@ class Decider:
         self.res = res
         self.python_files = python_files
         self.uf = _UF()
-        self.why: dict = {}  # component member -> [(code, message)], every reason found
+        self.why: dict = {}  # component member -> [Reason], every reason found
         self.group_on: dict = {}
         self.env_for: dict[PlanNode, dict[str, str]] = {}
         self.reached_any: set = set()
@@ -102,7 +123,7 @@ class Decider:
         self.trials: dict = {}
         self.framework_ok: dict = {}  # node -> the framework whose flag every launch passes
         self.fp32_runs: list[tuple[int, Launch, Path]] = []
-        self.reasons: dict = {}  # component root -> [(code, message)], deepest first
+        self.reasons: dict = {}  # component root -> [Reason], deepest first
         self.member_of: dict = {}  # component root -> the member whose reason leads
         self.decisions: dict[int, dict[int, Decision]] = {ci: {} for ci in range(len(self.carriers))}
         self.diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
@@ -120,23 +141,17 @@ class Decider:
             for entry in sorted(carrier.analysis.entries, key=lambda e: (e.line, e.col)):
                 self._decide_entry(ci, entry)
         for ci, launch, path in self.fp32_runs:
-            self.diags[ci].append(
-                Diagnostic(
-                    "BFM120",
-                    f"{self.carriers[ci].path}{launch.where}",
-                    launch.line,
-                    launch.col,
-                    f"`{launch.text}` runs {path} without a legacy bf16 setting (in fp32), but other launchers switch it on: the migrated script now computes in bf16 here too; add a flag to it if this run must stay fp32",
-                    False,
-                )
-            )
+            self.diags[ci].append(report("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, False, "launch_without", launch=launch.text, script=path))
         return self._render_carriers() + self._python_results()
 
     # -- components and their reasons -----------------------------------------------------------
-    def block(self, g, code: str, message: str) -> None:
-        """Record why member ``g`` (and so its component) is kept."""
-        if (code, message) not in self.why.setdefault(g, []):
-            self.why[g].append((code, message))
+    def block(self, g, code: str, variant: str | None = None, /, **fields: object) -> None:
+        """Record why member ``g`` (and so its component) is kept: the reason of ``code``'s
+        template (``variant``) with ``fields``, the message's lead and further reasons left to
+        :meth:`_keep` (:class:`Reason`)."""
+        reason = Reason.of(code, variant, **fields)
+        if reason not in self.why.setdefault(g, []):
+            self.why[g].append(reason)
 
     def is_blocked(self, x) -> bool:
         root = self.uf.find(x)
@@ -170,9 +185,9 @@ class Decider:
                 if entry.noop:
                     continue
                 if entry.problem:
-                    self.block(g, entry.problem_code, entry.problem)
+                    self.block(g, entry.problem_code, PROBLEM_VARIANT[entry.problem_code], problem=entry.problem)
                 elif entry.action == SET and entry.value is None:
-                    self.block(g, "BFM130", f"{entry.variable} is set to a computed value: edit it by hand")
+                    self.block(g, "BFM130", variable=entry.variable)
 
     def _follow_launches(self) -> None:
         """Each launch joins the entries switching bf16 on for it with the Python it starts
@@ -188,7 +203,7 @@ class Decider:
             where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
             if r.kind == Resolution.NONE:
                 for g in on:
-                    self.block(g, "BFM111", f"the Python launch at {where} (`{launch.text}`) cannot be resolved: {r.problem}")
+                    self.block(g, "BFM111", where=where, launch=launch.text, problem=r.problem)
                 continue
             assert r.path is not None, "a py or kernel launch has its path"
             node: PlanNode = (Resolution.PY, r.path.resolve()) if r.kind == Resolution.PY else (Resolution.KERNEL, ci)
@@ -215,7 +230,7 @@ class Decider:
             for entry in carrier.analysis.entries:
                 g = (ci, entry.id)
                 if entry.action == SET and not entry.noop and self._bf16_on(entry, self.group_on) and g not in self.reached_any and g not in self.why:
-                    self.block(g, "BFM110", f"{entry.variable} reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")
+                    self.block(g, "BFM110", variable=entry.variable)
 
     def _try_scripts(self) -> None:
         """A trial migration of every launched script (even of a component already held back:
@@ -235,7 +250,7 @@ class Decider:
                     fix = f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting" if rule.launch_flag else f"set {rule.setting} in it and remove this setting"
                     failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
             if failure:
-                self.block(node, "BFM112", failure)
+                self.block(node, "BFM112", reason=failure)
 
     def _find_fp32_runs(self) -> None:
         """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
@@ -260,7 +275,7 @@ class Decider:
                 if reason not in self.reasons.setdefault(self.uf.find(member), []):
                     self.reasons[self.uf.find(member)].append(reason)
         for root, found in self.reasons.items():
-            found.sort(key=lambda r: BLOCKER_DEPTH.index(r[0]) if r[0] in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
+            found.sort(key=lambda r: BLOCKER_DEPTH.index(r.code) if r.code in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
             self.member_of[root] = next(m for m in self.why if self.uf.find(m) == root and found[0] in self.why[m])
 
     # -- one decision per entry -----------------------------------------------------------------
@@ -272,21 +287,22 @@ class Decider:
         elif not self._remove_outright(ci, entry, path):
             self._migrate(ci, entry, path)
 
-    def _say(self, ci: int, code: str, path: str, entry: Entry, message: str, fixed: bool) -> None:
-        self.diags[ci].append(Diagnostic(code, path, entry.line, entry.col, message, fixed))
+    def _say(self, ci: int, code: str, path: str, entry: Entry, fixed: bool, variant: str | None = None, /, **fields: object) -> None:
+        """The finding ``code`` at ``entry``, worded by the catalogue's template (:func:`bf16_migrate.diagnostics.report`)."""
+        self.diags[ci].append(report(code, path, entry.line, entry.col, fixed, variant, **fields))
 
     def _keep(self, ci: int, entry: Entry, path: str) -> None:
         """A held-back entry: kept, with the deepest reason of its component first."""
         g = (ci, entry.id)
-        ordered = self.reasons.get(self.uf.find(g)) or [("BFM111", "another setting it goes with cannot be migrated")]
-        code, message = ordered[0]
-        if ordered[0] in self.why.get(g, []):
+        ordered = self.reasons.get(self.uf.find(g)) or [Reason.of("BFM111", "group")]
+        first = ordered[0]
+        if first in self.why.get(g, []):
             lead = f"{entry.variable} kept"
         else:
             lead = f"{entry.variable} kept with the settings it goes with ({self._where(self.member_of.get(self.uf.find(g)))})"
-        more = [f"{m} ({c})" for c, m in ordered[1:]]
+        more = [f"{r.text} ({r.code})" for r in ordered[1:]]
         tail = f"; also: {'; '.join(more)}" if more else ""
-        self._say(ci, code, path, entry, f"{lead}: {message}{tail}", False)
+        self._say(ci, first.code, path, entry, False, first.variant, lead=lead, also=tail, **dict(first.fields))
         self.decisions[ci][entry.id] = KEEP
 
     def _remove_outright(self, ci: int, entry: Entry, path: str) -> bool:
@@ -295,23 +311,16 @@ class Decider:
         bf16 off (BFM002)."""
         rule = self.p.rules.variables[entry.variable]
         if entry.noop:
-            self._say(ci, "BFM140", path, entry, f"{entry.variable}: {entry.noop}: removed (the cells after it never ran with it)", True)
+            self._say(ci, "BFM140", path, entry, True, variable=entry.variable, noop=entry.noop)
         elif not rule.effective:
-            self._say(
-                ci,
-                "BFM003",
-                path,
-                entry,
-                f'{entry.variable} has done nothing since torch-xla {rule.deprecated_since} (the script trained in fp32): removed; for fp16 use torch.autocast("xla", dtype=torch.float16) with torch.amp.GradScaler',
-                True,
-            )
+            self._say(ci, "BFM003", path, entry, True, variable=entry.variable, since=rule.deprecated_since)
         elif entry.action == UNSET:
-            self._say(ci, "BFM102", path, entry, f"unset of {entry.variable} removed (the variable is no longer set anywhere)", True)
+            self._say(ci, "BFM102", path, entry, True, variable=entry.variable)
         elif not self._bf16_on(entry, self.group_on):
             if entry.action == PASS:
-                self._say(ci, "BFM002", path, entry, f"{entry.variable} passed on here was off (or is no longer set): removed, nothing added", True)
+                self._say(ci, "BFM002", path, entry, True, "passed_off", variable=entry.variable)
             else:
-                self._say(ci, "BFM002", path, entry, f"{entry.variable}={entry.value!r} means bf16 was off: removed, nothing added", True)
+                self._say(ci, "BFM002", path, entry, True, variable=entry.variable, value=repr(entry.value))
         else:
             return False
         self.decisions[ci][entry.id] = REMOVE
@@ -330,14 +339,7 @@ class Decider:
             covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
             if covered:
                 self.decisions[ci][entry.id] = REMOVE
-                self._say(
-                    ci,
-                    "BFM070",
-                    path,
-                    entry,
-                    f"{entry.variable} removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)",
-                    True,
-                )
+                self._say(ci, "BFM070", path, entry, True, variable=entry.variable)
             elif scope in self.used_scopes and entry.action == SET:
                 self.decisions[ci][entry.id] = REMOVE
                 change = "removed (NEURON_RT_STOCHASTIC_ROUNDING_EN=1 is set just before)"
@@ -349,24 +351,12 @@ class Decider:
             self.decisions[ci][entry.id] = REMOVE
         owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
         if owners:
-            self._say(
-                ci,
-                "BFM055",
-                path,
-                entry,
-                f"{entry.variable} {change}; {target} builds {owners[0].name}, and the launch passes `{owners[0].launch_flag}`, so the framework applies bf16 itself ({owners[0].advice})",
-                True,
-            )
+            owner = owners[0]
+            self._say(ci, "BFM055", path, entry, True, "launch_flag", variable=entry.variable, change=change, target=target, framework=owner.name, flag=owner.launch_flag, advice=owner.advice)
         elif not (self.mode == "stochastic" and self.decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
             what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
-            self._say(
-                ci,
-                "BFM001",
-                path,
-                entry,
-                f"{entry.variable} {change}; {target} now {'have' if len(scripts) > 1 else 'has'} {what} (review it; `bf16-migrate verify SCRIPT --legacy-env {entry.variable}=1` compares it with the legacy run)",
-                True,
-            )
+            have = "have" if len(scripts) > 1 else "has"
+            self._say(ci, "BFM001", path, entry, True, "carrier", variable=entry.variable, change=change, scripts=target, have=have, what=what)
         if g in self.partial:
             part = self.partial[g]
             gate = getattr(self.trials.get(part.node), "own_gate", None)
@@ -374,7 +364,7 @@ class Decider:
                 consequence = f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the other paths pass that flag, or add one for an fp32 run"
             else:
                 consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
-            self._say(ci, "BFM120", path, entry, f"{entry.variable} is set here on some paths only, but the launch at {part.where} (`{part.launch.text}`) runs on others too: {consequence}", False)
+            self._say(ci, "BFM120", path, entry, False, variable=entry.variable, where=part.where, launch=part.launch.text, consequence=consequence)
 
     # -- helpers --------------------------------------------------------------------------------
     def _entry(self, g: tuple[int, int]) -> Entry:
@@ -415,7 +405,7 @@ class Decider:
             if index is None:
                 index = LineIndex(a.text)
             line, col = index.pos(off)
-            diags.append(Diagnostic("BFM131", str(carrier.path), line, col, f"{var} is named here in a form bf16-migrate does not rewrite: edit it by hand", False))
+            diags.append(report("BFM131", str(carrier.path), line, col, False, variable=var, where="here in a form bf16-migrate does not rewrite"))
 
     # -- the files ------------------------------------------------------------------------------
     def _render_carriers(self) -> list[FileResult]:
