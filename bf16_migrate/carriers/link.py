@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, report
 from ..helpers_module import usable_for
 from ..python import ParseError, migrate_source
 from ..python.snippets import HELPER_SOURCES
@@ -241,7 +241,7 @@ class LinkPlanner:
             return FileResult(path, text, text, encoding, [])
         diags = list(result.diagnostics)
         if inline_reason and any(f"def {name}(" in result.code and f"def {name}(" not in text for name in HELPER_SOURCES):
-            diags.append(Diagnostic("BFM065", str(path), 1, 1, f"the helper functions are written into this script, not imported from {self.helpers_module}.py: {inline_reason}", True))
+            diags.append(report("BFM065", str(path), 1, 1, True, module=self.helpers_module, reason=inline_reason))
         if launched is None and trial is not None:
             for d in trial.diagnostics:  # why the launcher's setting was kept
                 if not d.fixed and d.code in REFUSALS and d not in diags:
