@@ -49,7 +49,6 @@ class Item:
 @dataclass
 class Parsed:
     items: list[Item] = field(default_factory=list)
-    problems: list[tuple[int, str]] = field(default_factory=list)
 
 
 def _is_name(s: str) -> bool:

@@ -469,9 +469,6 @@ class ShellFragment:
             self.my_entries.append(entry.id)
             self.analysis.handled.append((self.base + start_c + item.name_span[0], self.base + start_c + item.name_span[1]))
             ids.append(entry.id)
-        for problem_off, problem in parsed.problems:
-            line, col = self.pos(start_c + problem_off)
-            self.analysis.notes.append(Note("BFM131", line, col, problem))
         self.heredocs.append((target, ids, self.ctx(node)))
 
     def _read(self, node) -> None:
