@@ -234,11 +234,7 @@ def _mpi(words: list[str | None], i: int, cmd: Command) -> int:
     n = len(words)
     while i < n and (v := words[i]) is not None and v.startswith("-"):
         if v == "-x" and i + 1 < n and (passed := words[i + 1]) is not None:
-            m = NAME_VALUE.match(passed)
-            if m:
-                cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
-            else:
-                cmd.env.append(EnvWord(passed, None, PASS, [i, i + 1], i + 1))
+            cmd.env.append(_env_word(passed, i))
             i += 2
         elif v in MPI_OPTS_WITH_ARG:
             i += 2
@@ -464,11 +460,7 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
         if w in ("-e", "--env") and i + 1 < n:
             v = words[i + 1]
             if v is not None:
-                m = NAME_VALUE.match(v)
-                if m:
-                    cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1))
-                else:
-                    cmd.env.append(EnvWord(v, None, PASS, [i, i + 1], i + 1))
+                cmd.env.append(_env_word(v, i))
             i += 2
             continue
         if w.startswith("--env=") or (w.startswith("-e") and len(w) > 2 and not w.startswith("--")):
@@ -514,3 +506,12 @@ def _docker(words: list[str | None], i: int, cmd: Command, exec_: bool) -> Comma
             cmd.inner = inner.inner + offset
         return cmd
     return cmd
+
+
+def _env_word(word: str, i: int) -> EnvWord:
+    """The value of an option at word ``i`` that passes a variable to the command (``mpirun -x``,
+    ``docker run -e``): ``NAME=VALUE`` sets it, a bare ``NAME`` passes the caller's value on."""
+    m = NAME_VALUE.match(word)
+    if m:
+        return EnvWord(m.group(1), m.group(2), SET, [i, i + 1], i + 1)
+    return EnvWord(word, None, PASS, [i, i + 1], i + 1)

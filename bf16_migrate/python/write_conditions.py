@@ -74,12 +74,7 @@ def branches_cover(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
         if not isinstance(owner, cst.If):
             return False
         covered.append((owner, isinstance(ctx.parent(block), cst.Else)))
-        root = owner
-        while True:  # up to the first `if` of an `if/elif` chain
-            above = ctx.parent(root)
-            if not (isinstance(above, cst.If) and above.orelse is root):
-                break
-            root = above
+        root = chain_head(ctx, owner)
         if top is not None and root is not top:
             return False
         top = root
@@ -161,3 +156,14 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
             break
         child = owner
     return found
+
+
+def chain_head(ctx: FileContext, node: cst.If) -> cst.If:
+    """The first ``if`` of the ``if/elif`` chain ``node`` is part of (``node`` itself when it is
+    no ``elif``): libcst writes ``elif`` as an If in the ``orelse`` of the one before."""
+    root = node
+    while True:
+        above = ctx.parent(root)
+        if not (isinstance(above, cst.If) and above.orelse is root):
+            return root
+        root = above

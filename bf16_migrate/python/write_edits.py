@@ -14,7 +14,7 @@ from .apply import EditPlan
 from .conditions import has_calls
 from .context import FileContext
 from .env_writes import LegacyWrite, sets_stochastic_rounding
-from .write_conditions import branches_cover
+from .write_conditions import branches_cover, chain_head
 
 
 def remove_write(ctx: FileContext, plan: EditPlan, w: LegacyWrite) -> None:
@@ -45,12 +45,7 @@ def drop_emptied_if(ctx: FileContext, plan: EditPlan, statement: cst.BaseStateme
         owner = ctx.parent(owner)
     if not isinstance(owner, cst.If):
         return
-    root = owner
-    while True:  # up to the first `if` of an `if/elif` chain
-        above = ctx.parent(root)
-        if not (isinstance(above, cst.If) and above.orelse is root):
-            break
-        root = above
+    root = chain_head(ctx, owner)
     node: cst.If | cst.Else | None = root
     blocks: list[cst.BaseSuite] = []
     while isinstance(node, cst.If):
