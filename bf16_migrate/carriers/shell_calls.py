@@ -39,6 +39,7 @@ class CallingFragment(Protocol):
     def t(self, node_or_span) -> str: ...
     def at(self, byte: int) -> tuple[int, int]: ...
     def ctx(self, node) -> Ctx: ...
+    def add_launch(self, launch: Launch, entry_ids, node) -> int: ...
 
 
 def inside_function(frag: CallingFragment, node, name: str) -> bool:
@@ -126,13 +127,7 @@ def follow_calls(frag: CallingFragment) -> None:
                 for eid in entries:
                     frag.analysis.launches[inner].reached_by.setdefault(eid, True)
                 continue
-            launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args))
-            for eid in entries:
-                launch.reached_by[eid] = True
-            frag.analysis.launches.append(launch)
-            idx = len(frag.analysis.launches) - 1
-            frag.my_launches.append(idx)
-            frag.launch_ctx[idx] = frag.ctx(call)
+            frag.add_launch(Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args)), entries, call)
 
 
 def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int], found: list, depth: int) -> None:

@@ -397,16 +397,22 @@ class ShellFragment:
         line, col = self.at(node.start_byte)
         text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
         launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node))
+        idx = self.add_launch(launch, entry_ids, node)
+        self.launch_of_node[node.id] = idx
+        for inc, _ in self.include_ctx:
+            if getattr(inc, "node", None) is node:
+                inc.launches.append(idx)
+
+    def add_launch(self, launch: Launch, entry_ids, node) -> int:
+        """Record ``launch`` (started at the syntax ``node``) as this fragment's, reached by the
+        settings ``entry_ids`` made for its command alone (``X=1 cmd``); returns its index."""
         for eid in entry_ids:
             launch.reached_by[eid] = True
         self.analysis.launches.append(launch)
         idx = len(self.analysis.launches) - 1
         self.my_launches.append(idx)
         self.launch_ctx[idx] = self.ctx(node)
-        self.launch_of_node[node.id] = idx
-        for inc, _ in self.include_ctx:
-            if getattr(inc, "node", None) is node:
-                inc.launches.append(idx)
+        return idx
 
     @staticmethod
     def _captured(node) -> bool:

@@ -235,13 +235,8 @@ def _legacy_side(script: Path, checkout: Any, legacy_source: str | None, legacy_
     or it cannot be read."""
     if checkout is None:
         return _Legacy(None, legacy_source, legacy_label, base_env)
-    legacy_file = checkout.path_for(script)
+    legacy_file = checkout.legacy_file(script)
     rel = checkout.relative(script)
-    if not legacy_file.is_file():
-        raise RunError(
-            f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
-            hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
-        )
     if legacy_source is None:
         try:
             legacy_source = read_source(legacy_file)

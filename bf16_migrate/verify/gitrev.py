@@ -205,6 +205,17 @@ class Checkout:
         """The checkout's file for ``work_path`` (a path in the work tree); it may not exist."""
         return self.tree / Path(work_path).resolve().relative_to(self.work_root)
 
+    def legacy_file(self, work_path: Path) -> Path:
+        """The checkout's file for the script ``work_path``; :class:`RunError` (with what to
+        try) when it does not exist at the revision."""
+        legacy = self.path_for(work_path)
+        if not legacy.is_file():
+            raise RunError(
+                f"--against {self.rev}: {self.relative(work_path)} does not exist at {self.rev} ({self.sha[:12]})",
+                hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
+            )
+        return legacy
+
     def work_path(self, tree_path: Path) -> Path:
         """The work tree's file for ``tree_path`` (a path in the checkout)."""
         return self.work_root / Path(tree_path).resolve().relative_to(self.tree.resolve())

@@ -188,12 +188,7 @@ def plan_script(
     the checkout's revision."""
     script = Path(script).resolve()
     rel = checkout.relative(script)
-    legacy_file = checkout.path_for(script)
-    if not legacy_file.is_file():
-        raise RunError(
-            f"--against {checkout.rev}: {rel} does not exist at {checkout.rev} ({checkout.sha[:12]})",
-            hint="was the file renamed or added after that commit? pass the revision where the legacy file exists",
-        )
+    legacy_file = checkout.legacy_file(script)
     try:
         legacy_text = read_source(legacy_file)
         migrated_text = read_source(script)
