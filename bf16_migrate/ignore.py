@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,7 @@ class GitIgnore:
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
         self._states: dict[str, tuple[str, bool, list]] = {}  # per directory: see _state
         self._git: dict[str, str | None] = {}
+        self._listed: tuple[str, Collection[str] | None] | None = None  # see applies
 
     def __call__(self, path, is_dir: bool = False) -> bool:
         """Whether ``path`` (a file, or a directory when ``is_dir``; a str or a Path) is
@@ -43,12 +45,28 @@ class GitIgnore:
             return True
         return _decision(specs, absolute, is_dir)
 
-    def applies(self, directory) -> bool:
-        """Whether any file directly in ``directory`` can be ignored: the directory is ignored,
-        or a ``.gitignore`` (or ``.git/info/exclude``) applies to it. When not, a walk need not
-        ask about each of its files."""
-        _root, ignored, specs = self._state_of(os.path.abspath(directory))
+    def applies(self, directory, names: Collection[str] | None = None, parent_applies: bool | None = None) -> bool:
+        """Whether any file or subdirectory directly in ``directory`` can be ignored: the
+        directory is ignored, or a ``.gitignore`` (or ``.git/info/exclude``) applies to it.
+        When not, a walk need not ask about each of its entries. ``names``, the names in
+        ``directory`` when the caller has listed it, spares a look for its ``.git`` and
+        ``.gitignore``; with ``parent_applies`` False too (this method's answer for the parent
+        directory), a directory that holds neither is answered at once: nothing above reaches
+        it and nothing starts in it."""
+        if parent_applies is False and names is not None and ".gitignore" not in names and ".git" not in names:
+            return False
+        absolute = os.path.abspath(directory)
+        self._listed = (absolute, names)
+        try:
+            _root, ignored, specs = self._state_of(absolute)
+        finally:
+            self._listed = None
         return ignored or bool(specs)
+
+    def _lacks(self, directory: str, name: str) -> bool:
+        """Whether ``directory`` is known (from the listing given to :meth:`applies`) to hold no ``name``."""
+        listed = self._listed
+        return listed is not None and listed[0] == directory and listed[1] is not None and name not in listed[1]
 
     def _state_of(self, directory: str) -> tuple[str, bool, list]:
         state = self._states.get(directory)
@@ -81,6 +99,8 @@ class GitIgnore:
             sources = [os.path.join(directory, ".gitignore")]
             if directory == root:
                 sources.insert(0, os.path.join(directory, ".git", "info", "exclude"))
+            if self._lacks(directory, ".gitignore"):
+                sources.remove(os.path.join(directory, ".gitignore"))
             for source in sources:
                 try:
                     with open(source, encoding="utf-8", errors="replace") as f:
@@ -101,7 +121,7 @@ class GitIgnore:
         if directory in self._git:
             return self._git[directory]
         up = os.path.dirname(directory)
-        if os.path.exists(os.path.join(directory, ".git")):
+        if not self._lacks(directory, ".git") and os.path.exists(os.path.join(directory, ".git")):
             found = directory
         elif up == directory:
             found = None

@@ -4,10 +4,8 @@ Directories are walked recursively (hidden directories other than CI configurati
 ``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
 metadata are skipped; ``--exclude`` globs apply to the name or the path relative to the argument, of
 files and of directories, whose whole content is then skipped).
-A byte prefilter keeps only files that name a legacy variable, so large trees scan fast. A file
-with a NUL byte in its first 8 KiB is binary or UTF-16/32: its first 16 MiB are searched for the
-names in ASCII and in UTF-16 (a match is reported, since such a file cannot be rewritten), the
-rest is not read. Only regular files are opened: a FIFO, device or socket of a kind bf16-migrate
+A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
+read in two processes) keeps only files that name a legacy variable. Only regular files are opened: a FIFO, device or socket of a kind bf16-migrate
 handles, a dangling symlink or a symlink loop is a candidate with a ``problem`` (reported as that
 file's error), never read. Our own temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds
 come from the name (``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
@@ -22,15 +20,14 @@ import errno
 import fnmatch
 import operator
 import os
-import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .rules import variable_names
+from .prefilter import LEGACY_MARKERS, mentioning, mentions_legacy
 
-LEGACY_MARKERS = tuple(name.encode() for name in variable_names())
-"""The legacy variables' names, as bytes (``rules/XLA_*.toml``: one directory listing, no rule parsed)."""
+_mentions_legacy = mentions_legacy
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 
 
@@ -120,75 +117,6 @@ def kind_of(path: Path) -> str | None:
     return None
 
 
-_HEAD = 8192
-_CHUNK = 1 << 20
-_BINARY_LIMIT = 16 << 20
-_OVERLAP = 2 * max(map(len, LEGACY_MARKERS))
-_WIDE_MARKERS = tuple(m.decode().encode(codec) for m in LEGACY_MARKERS for codec in ("utf-16-le", "utf-16-be"))
-
-
-def _shared_start(markers: tuple[bytes, ...]) -> bytes:
-    """The longest start every marker has: ``b"XLA_"`` (the rules are ``XLA_*.toml``)."""
-    first, last = min(markers), max(markers)
-    size = 0
-    while size < len(first) and first[size] == last[size]:
-        size += 1
-    return first[:size]
-
-
-_ANY_MARKER = _shared_start(LEGACY_MARKERS)  # every legacy name starts so: one C-level search rules a file out
-_WHOLE = 1 << 20  # a file up to this size is read in one call
-# "XLA_" in ASCII, and "X\0L\0A\0_", which both UTF-16 spellings of "XLA_" contain (it ends
-# with a byte that is rare in binary data, so the search skips fast)
-_WIDE_PREFIX = re.compile(re.escape(_ANY_MARKER) + b"|" + re.escape(_ANY_MARKER.decode().encode("utf-16-le")[:-1]))
-_ASCII_PREFIX = re.compile(re.escape(_ANY_MARKER))
-_FIRST = 1 << 16
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-def _mentions_legacy(path) -> bool:
-    """Whether the bytes of the regular file ``path`` (a str or a Path) name a legacy variable.
-    A file up to 1 MiB is read in one call; a larger one in chunks, so a large data file costs
-    no memory. A file with a NUL in its first 8 KiB (binary, or UTF-16) is searched for the
-    names in ASCII and UTF-16 in its first 16 MiB only."""
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError:
-        return True  # let the reader report it with its reason
-    try:
-        # a first read of 64 KiB holds most source files whole (a larger buffer would be
-        # allocated, and its pages touched, for every small file)
-        data = os.read(fd, _FIRST)
-        if len(data) == _FIRST:
-            data += os.read(fd, _WHOLE - _FIRST)
-        binary = b"\0" in data[:_HEAD]
-        if not binary:
-            if _ANY_MARKER in data and any(marker in data for marker in LEGACY_MARKERS):
-                return True
-            if len(data) < _WHOLE:
-                return False
-        markers = LEGACY_MARKERS + _WIDE_MARKERS if binary else LEGACY_MARKERS
-        prefix = _WIDE_PREFIX if binary else _ASCII_PREFIX
-        read = len(data)
-        while True:
-            if prefix.search(data) and any(marker in data for marker in markers):
-                return True
-            if binary and read >= _BINARY_LIMIT:
-                return False
-            chunk = os.read(fd, _CHUNK)
-            if not chunk:
-                return False
-            read += len(chunk)
-            data = data[-_OVERLAP:] + chunk
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-
-
-mentions_legacy = _mentions_legacy
-
-
 def _problem(path: Path) -> str | None:
     """Why ``path`` must not be opened (a special file, a symlink loop, a dangling symlink), or
     None for a regular file (a symlink is followed)."""
@@ -218,9 +146,10 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
     entry of another type is ``stat``-ed. Skips, excludes, ``ignore`` and ``special``: as
     :func:`walk`."""
     top = os.fspath(root)
-    stack = [(top, "")]
+    applies = getattr(ignore, "applies", None)
+    stack: list[tuple[str, str, bool | None]] = [(top, "", None)]
     while stack:
-        directory, base = stack.pop()
+        directory, base, above = stack.pop()
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=_name)
@@ -228,7 +157,8 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
             continue  # as os.walk: an unreadable directory is passed over
         subdirs = []
         # per file, only where a .gitignore applies (GitIgnore.applies: once per directory)
-        check = ignore is not None and (not hasattr(ignore, "applies") or ignore.applies(directory))
+        # (an entry the .gitignore files above cannot reach, directory or file, is not asked about)
+        check = ignore is not None and (applies is None or applies(directory, {entry.name for entry in entries}, above))
         for entry in entries:
             name = entry.name
             try:
@@ -242,9 +172,9 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
                     continue
                 if exclude and any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base + name, p) for p in exclude):
                     continue  # a glob naming a directory skips all of it, as ruff's exclude does
-                if ignore is not None and ignore(entry.path, True):
+                if check and ignore(entry.path, True):
                     continue
-                subdirs.append((entry.path, base + name + "/"))
+                subdirs.append((entry.path, base + name + "/", check))
                 continue
             if name.endswith(".bf16-migrate") and is_temporary(name):
                 continue
@@ -292,7 +222,7 @@ def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: li
     _remembered = (list(paths), tuple(exclude), ignore, candidates)
 
 
-def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[Candidate]:
+def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None) -> list[Candidate]:
     """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
     is the same file: it is read and written once, under the first name in sorted order).
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
@@ -300,7 +230,9 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[
     kind is ``"unsupported"``. A path named explicitly that is not a regular file, and a special
     file of a handled kind found in a directory, is a candidate with a ``problem``. The kind of
     a file is only worked out once its bytes name a variable (an extensionless file's ``#!``
-    line is not read otherwise)."""
+    line is not read otherwise). ``on_found`` is called once, as soon as one file is known to
+    name a variable, possibly while the rest of a large tree is still being read in another
+    process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
     global _remembered
     if _remembered is not None:
         kept, _remembered = _remembered, None
@@ -318,14 +250,16 @@ def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None) -> list[
             problem = _problem(root)
             if problem is not None:
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
-            elif _mentions_legacy(root):
+            elif mentions_legacy(root):
+                if on_found is not None and not found:
+                    on_found()
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported"))
             continue
         special: list[Candidate] = []
-        for name in _files(root, exclude, special, ignore):
-            if _mentions_legacy(name):
-                path = Path(name)
-                found.setdefault(path, Candidate(path, kind_of(path) or "unsupported"))
+        first = None if found or on_found is None else on_found
+        for name in mentioning(list(_files(root, exclude, special, ignore)), first):
+            path = Path(name)
+            found.setdefault(path, Candidate(path, kind_of(path) or "unsupported"))
         for candidate in special:
             found.setdefault(candidate.path, candidate)
     by_file: dict[Path, Path] = {}
