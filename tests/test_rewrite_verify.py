@@ -47,9 +47,9 @@ def _tree(where: Path, bad: bool = True) -> Path:
 
 def _break_train_bad(monkeypatch) -> None:
     """The codemod "migrates" train_bad.py by deleting its legacy write and nothing else."""
-    import bf16_migrate.carriers.link as link
+    import bf16_migrate.migrations as migrations
 
-    real = link.migrate_source
+    real = migrations.migrate_source
 
     def only_delete(text, mode, path, *args, **kwargs):
         result = real(text, mode, path, *args, **kwargs)
@@ -58,7 +58,7 @@ def _break_train_bad(monkeypatch) -> None:
         code = "".join(line for line in text.splitlines(keepends=True) if "XLA_USE_BF16" not in line)
         return dataclasses.replace(result, code=code)
 
-    monkeypatch.setattr(link, "migrate_source", only_delete)
+    monkeypatch.setattr(migrations, "migrate_source", only_delete)  # forked workers inherit it
 
 
 # -- the tree before the rewrite -------------------------------------------------------------------

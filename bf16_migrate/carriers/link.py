@@ -26,7 +26,8 @@ from pathlib import Path
 
 from ..diagnostics import Diagnostic, report
 from ..helpers_module import usable_for
-from ..python import ParseError, migrate_source
+from ..migrations import Call, Migrations
+from ..python import ParseError
 from ..python.snippets import HELPER_SOURCES
 from ..rules import load_rules
 from . import for_kind
@@ -67,6 +68,7 @@ class LinkPlanner:
         self.carriers: list[CarrierFile] = []
         self.by_path: dict[Path, int] = {}
         self.errors: list[str] = []
+        self.migrations = Migrations()  # each migrate_source call once; a batch across cores (Decider)
 
     # -- carriers ---------------------------------------------------------------------------------
     def add(self, carrier: CarrierFile) -> int:
@@ -178,7 +180,9 @@ class LinkPlanner:
         ``res`` overrides it (``bf16_migrate.verify.launchers``)."""
         return Decider(self, reach, res, python_files).run()
 
-    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
+    def trial_call(self, node, path: Path, kci, launched: dict[str, str], python_files) -> Call | str:
+        """The ``migrate_source`` call of :meth:`trial` (:data:`bf16_migrate.migrations.Call`),
+        or why it cannot be made (the script cannot be read)."""
         if node[0] == Resolution.KERNEL:
             carrier = self.carriers[kci]
             assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
@@ -190,11 +194,18 @@ class LinkPlanner:
                 try:
                     found = self.read_python(path)
                 except Exception as exc:
-                    return None, f"{path} cannot be read ({exc})"
+                    return f"{path} cannot be read ({exc})"
             source, label = found[0], str(path)
             launched = self._with_external(path, launched)
+        return source, self.mode, label, {"launched_with": launched, "fp32_optimizer_state": self.fp32_optimizer_state}
+
+    def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
+        call = self.trial_call(node, path, kci, launched, python_files)
+        if isinstance(call, str):
+            return None, call
+        source, mode, label, options = call
         try:
-            result = migrate_source(source, self.mode, label, launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
+            result = self.migrations(source, mode, label, **options)
         except ParseError as exc:
             return None, f"{path} cannot be migrated ({exc})"
         # accepted: the codemod gives the script the change (BFM001), or the script already
@@ -232,10 +243,16 @@ class LinkPlanner:
         reason = usable_for(path, self.helpers_module)
         return (None, reason) if reason else (self.helpers_module, None)
 
+    def python_call(self, path: Path, text: str, launched) -> Call:
+        """The ``migrate_source`` call of :meth:`python_result` (:data:`bf16_migrate.migrations.Call`)."""
+        module, _ = self._helpers_for(path)
+        return text, self.mode, str(path), {"launched_with": self._with_external(path, launched), "fp32_optimizer_state": self.fp32_optimizer_state, "helpers_module": module}
+
     def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
-        module, inline_reason = self._helpers_for(path)
+        _, inline_reason = self._helpers_for(path)
+        source, mode, label, options = self.python_call(path, text, launched)
         try:
-            result = migrate_source(text, self.mode, str(path), launched_with=self._with_external(path, launched), fp32_optimizer_state=self.fp32_optimizer_state, helpers_module=module)
+            result = self.migrations(source, mode, label, **options)
         except ParseError as exc:
             self.errors.append(str(exc))
             return FileResult(path, text, text, encoding, [])
@@ -254,7 +271,7 @@ class LinkPlanner:
         nb = carrier.analysis.python
         assert nb is not None, "called for a carrier with Python of its own"
         try:
-            result = migrate_source(nb.source, self.mode, str(carrier.path), launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
+            result = self.migrations(nb.source, self.mode, str(carrier.path), launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
         except ParseError as exc:
             self.errors.append(str(exc))
             return None, []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
 from ..rules import Rules, is_truthy
@@ -21,6 +21,9 @@ from . import for_kind
 from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolution, Resolved
 from .resolve import _rel
 from .text import find_mentions
+
+if TYPE_CHECKING:
+    from ..migrations import Call, Migrations
 
 PROBLEM_VARIANT = {"BFM130": "problem", "BFM131": "kept"}
 """The variant of an entry's ``problem_code`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
@@ -55,7 +58,8 @@ leads with the deepest, so the user starts where the work is."""
 class Planning(Protocol):
     """What the decisions read of the planner (:class:`~.link.LinkPlanner`): the carriers, the
     mode and rules, and the migration of the Python scripts (a trial, the final result, a
-    notebook's own Python), which stays with the planner."""
+    notebook's own Python, and the arguments of the first two, which the decisions hand to
+    :meth:`~bf16_migrate.migrations.Migrations.ahead` as one batch), which stays with the planner."""
 
     @property
     def carriers(self) -> list[CarrierFile]: ...
@@ -67,7 +71,11 @@ class Planning(Protocol):
     def errors(self) -> list[str]: ...
     @property
     def read_python(self) -> Callable: ...
+    @property
+    def migrations(self) -> Migrations: ...
+    def trial_call(self, node, path: Path, kci, launched: dict[str, str], python_files) -> Call | str: ...
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]: ...
+    def python_call(self, path: Path, text: str, launched) -> Call: ...
     def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult: ...
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]: ...
 
@@ -236,6 +244,8 @@ class Decider:
         """A trial migration of every launched script (even of a component already held back:
         every blocker is reported); a script that cannot take the change, or builds a
         framework that owns precision without its flag on every launch, holds it back."""
+        calls = (self.p.trial_call(node, path, kci, self.env_for.get(node, {}), self.python_files) for node, (path, kci) in self.pynodes.items())
+        self.p.migrations.ahead(call for call in calls if not isinstance(call, str))
         for node, (path, kci) in self.pynodes.items():
             result, failure = self.p.trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
             self.trials[node] = result
@@ -439,6 +449,7 @@ class Decider:
         results: list[FileResult] = []
         targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == Resolution.PY and not self.is_blocked(n) and n not in self.framework_ok}
         seen: set = set()
+        self.p.migrations.ahead(self.p.python_call(path, text, targets.get(path.resolve(), (None, None))[1]) for path, (text, _) in self.python_files.items())
         for path, (text, encoding) in self.python_files.items():
             key = path.resolve()
             seen.add(key)

@@ -1,0 +1,93 @@
+"""The Python migrations of one run: each distinct call of
+:func:`bf16_migrate.python.migrate_source` made once, and the calls known ahead made across cores.
+
+A launched script is migrated twice with the same arguments in a tree run (the trial that decides
+whether its launcher's setting can go, then its result), and a tree with many legacy scripts
+migrates them one after the other. :class:`Migrations` remembers every answer (or ParseError)
+for the run, and :meth:`Migrations.ahead` makes a batch of calls in worker processes forked from
+this one, which already has libcst and the rules loaded: nothing is imported again, only the
+sources go out and the results come back (pickled).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any
+
+from . import workers
+from .python import MigrationResult, ParseError, migrate_source
+
+Call = tuple[str, str, str, Mapping[str, Any]]
+"""``(source, mode, path, options)``: the arguments of one ``migrate_source`` call (options by keyword)."""
+
+
+def _key(call: Call) -> Hashable:
+    source, mode, path, options = call
+    frozen = tuple(sorted((name, tuple(sorted(value.items())) if isinstance(value, Mapping) else value) for name, value in options.items()))
+    return source, mode, path, frozen
+
+
+def _run(call: Call) -> MigrationResult | ParseError:
+    """One call, its ParseError (or CodemodError) returned rather than raised (it crosses a process boundary)."""
+    source, mode, path, options = call
+    try:
+        return migrate_source(source, mode, path, **options)
+    except ParseError as exc:
+        return exc
+
+
+class Migrations:
+    """``migrate_source`` for one run, remembered. Calling it returns what
+    ``migrate_source(source, mode, path, **options)`` returns (a copy: the caller may change
+    its lists) or raises its :class:`~bf16_migrate.python.ParseError`."""
+
+    AHEAD_FROM = 2
+    """:meth:`ahead` uses worker processes from this many new calls on."""
+
+    def __init__(self) -> None:
+        self._done: dict[Hashable, MigrationResult | ParseError] = {}
+
+    def __call__(self, source: str, mode: str, path: str, **options: Any) -> MigrationResult:
+        call = (source, mode, path, options)
+        key = _key(call)
+        if key not in self._done:
+            self._done[key] = _run(call)
+        return _answer(self._done[key])
+
+    def ahead(self, calls: Iterable[Call]) -> None:
+        """Make ``calls`` now, those not made yet, in up to one worker process per core
+        (:func:`bf16_migrate.workers.fork_workers`; with one core, nothing is made ahead:
+        :meth:`__call__` makes each call when asked). A worker that fails leaves its calls
+        to be made here when asked for."""
+        todo: dict[Hashable, Call] = {}
+        for call in calls:
+            key = _key(call)
+            if key not in self._done:
+                todo.setdefault(key, call)
+        count = min(workers.fork_workers(), len(todo))
+        if len(todo) < self.AHEAD_FROM or count < 2:
+            return
+        sizes = sorted((len(call[0]) for call in todo.values()), reverse=True)
+        if 2 * sizes[0] >= sum(sizes):
+            return  # one call is at least half of the work (time grows with the size): no gain from workers
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        # fork: the workers start with everything this process has imported and read
+        with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
+            # the largest first, so that no worker is left with a large one at the end
+            largest_first = sorted(todo.items(), key=lambda item: -len(item[1][0]))
+            futures = {key: pool.submit(_run, call) for key, call in largest_first}
+            for key, future in futures.items():
+                try:
+                    self._done[key] = future.result()
+                except (BrokenProcessPool, OSError, EOFError):
+                    continue  # made here when asked for
+
+
+def _answer(done: MigrationResult | ParseError) -> MigrationResult:
+    if isinstance(done, ParseError):
+        raise done
+    return dataclasses.replace(done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers))

@@ -1,0 +1,137 @@
+"""The Python migrations of a run (bf16_migrate.migrations): each distinct call made once, the
+answers handed out as copies, a ParseError remembered, and a batch made in worker processes with
+the same results as here, a dead worker's calls made here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from bf16_migrate import migrations, workers
+from bf16_migrate.migrations import Migrations
+from bf16_migrate.python import ParseError, migrate_source
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = ["mlp_regression", "cnn_trainer", "tiny_transformer", "resume_checkpoint"]
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """migrate_source calls made in this process (a worker's are counted in its own copy)."""
+    calls: list[str] = []
+    parent = os.getpid()
+
+    def counting(source, mode, path, **options):
+        if os.getpid() == parent:
+            calls.append(path)
+        return migrate_source(source, mode, path, **options)
+
+    monkeypatch.setattr(migrations, "migrate_source", counting)
+    return calls
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    monkeypatch.setattr(workers, "fork_workers", lambda: 2)
+    if not hasattr(os, "fork"):
+        pytest.skip("worker processes are forked")
+    if threading.active_count() != 1:
+        pytest.skip("another thread runs in this process: the calls are made here then")
+
+
+def _source(name: str) -> str:
+    return (ROOT / "fixtures" / name / "train.py").read_text()
+
+
+def test_each_call_is_made_once_and_answered_with_copies(counted):
+    runs = Migrations()
+    first = runs(_source("mlp_regression"), "stochastic", "train.py", launched_with=None)
+    first.diagnostics.clear()
+    first.helpers.append("mine")
+    second = runs(_source("mlp_regression"), "stochastic", "train.py", launched_with=None)
+    assert counted == ["train.py"]
+    assert second.diagnostics and second.helpers == []
+    assert second.code == migrate_source(_source("mlp_regression"), "stochastic", "train.py").code
+    # another argument is another call
+    runs(_source("mlp_regression"), "amp", "train.py", launched_with=None)
+    runs(_source("mlp_regression"), "stochastic", "train.py", launched_with={"XLA_USE_BF16": "1"})
+    assert len(counted) == 3
+
+
+def test_a_parse_error_is_remembered_and_raised_each_time(counted):
+    runs = Migrations()
+    for _ in range(2):
+        with pytest.raises(ParseError, match=r"broken\.py:1:"):
+            runs("def (:\n", "stochastic", "broken.py")
+    assert counted == ["broken.py"]
+
+
+def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
+    calls = [(_source(name), mode, f"{name}.py", {"launched_with": None}) for name in SCRIPTS for mode in ("stochastic", "amp")]
+    calls.append(("def (:\n", "stochastic", "broken.py", {}))
+    runs = Migrations()
+    runs.ahead(calls)
+    assert counted == [], "the batch was made in the workers"
+    for source, mode, path, options in calls[:-1]:
+        got = runs(source, mode, path, **options)
+        want = migrate_source(source, mode, path, **options)
+        assert (got.code, got.diagnostics, got.legacy_env, got.helpers) == (want.code, want.diagnostics, want.legacy_env, want.helpers)
+    with pytest.raises(ParseError):
+        runs("def (:\n", "stochastic", "broken.py")
+    assert counted == [], "every answer came from the batch"
+
+
+def test_one_call_that_is_half_the_work_is_made_here(counted, two_cores):
+    big = _source("tiny_transformer") * 3
+    runs = Migrations()
+    runs.ahead([(big, "stochastic", "big.py", {}), (_source("mlp_regression"), "stochastic", "small.py", {})])
+    assert counted == [], "nothing made ahead: workers would not gain"
+    runs(big, "stochastic", "big.py")
+    assert counted == ["big.py"]
+
+
+def test_a_dead_worker_leaves_its_calls_to_this_process(monkeypatch, two_cores):
+    parent = os.getpid()
+
+    def dies(source, mode, path, **options):
+        if os.getpid() != parent:
+            os._exit(7)
+        return migrate_source(source, mode, path, **options)
+
+    monkeypatch.setattr(migrations, "migrate_source", dies)
+    runs = Migrations()
+    calls = [(_source(name), "stochastic", f"{name}.py", {}) for name in SCRIPTS]
+    runs.ahead(calls)
+    for source, mode, path, options in calls:
+        assert runs(source, mode, path, **options).code == migrate_source(source, mode, path).code
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+def test_a_tree_run_is_the_same_with_and_without_workers(tmp_path, monkeypatch, counted, two_cores, mode):
+    """Four legacy scripts and a launcher: the same diff whether the migrations are made in
+    workers or here, one after the other."""
+    from click.testing import CliRunner
+
+    from bf16_migrate.cli import main
+
+    for name in SCRIPTS:
+        shutil.copytree(ROOT / "fixtures" / name, tmp_path / name, ignore=shutil.ignore_patterns("expected"))
+    shutil.copytree(ROOT / "fixtures" / "project", tmp_path / "project", ignore=shutil.ignore_patterns("expected"))
+    monkeypatch.chdir(tmp_path)
+
+    def diff() -> str:
+        result = CliRunner().invoke(main, [".", "--diff", "--mode", mode])
+        assert result.exit_code == 1, result.output
+        return result.stdout
+
+    with_workers = diff()
+    made_here = len(counted)
+    monkeypatch.setattr(Migrations, "AHEAD_FROM", 10**9)
+    counted.clear()
+    assert diff() == with_workers
+    assert made_here < len(counted), "the first run made some migrations in workers"
+    assert "+++" in with_workers
