@@ -42,8 +42,12 @@ class Migrations:
     ``migrate_source(source, mode, path, **options)`` returns (a copy: the caller may change
     its lists) or raises its :class:`~bf16_migrate.python.ParseError`."""
 
-    AHEAD_FROM = 2
-    """:meth:`ahead` uses worker processes from this many new calls on."""
+    AHEAD_FROM_BYTES = 32 * 1024
+    """:meth:`ahead` uses worker processes from this much source on (new calls, together).
+    Measured on 2 cores: a migration costs about 3.4 ms per KB of source, and starting the
+    workers and their first calls (the pages they copy from this process) about 35 ms, so
+    three 5 KB scripts went from 60 ms to 64 ms with workers, eight scripts of 177 KB from
+    0.60 s to 0.40 s."""
 
     def __init__(self) -> None:
         self._done: dict[Hashable, MigrationResult | ParseError] = {}
@@ -66,11 +70,9 @@ class Migrations:
             if key not in self._done:
                 todo.setdefault(key, call)
         count = min(workers.fork_workers(), len(todo))
-        if len(todo) < self.AHEAD_FROM or count < 2:
-            return
         sizes = sorted((len(call[0]) for call in todo.values()), reverse=True)
-        if 2 * sizes[0] >= sum(sizes):
-            return  # one call is at least half of the work (time grows with the size): no gain from workers
+        if count < 2 or sum(sizes) < self.AHEAD_FROM_BYTES or 2 * sizes[0] >= sum(sizes):
+            return  # too little work, or one call is at least half of it (time grows with the size)
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool

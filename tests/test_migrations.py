@@ -37,6 +37,7 @@ def counted(monkeypatch):
 @pytest.fixture
 def two_cores(monkeypatch):
     monkeypatch.setattr(workers, "fork_workers", lambda: 2)
+    monkeypatch.setattr(Migrations, "AHEAD_FROM_BYTES", 1)
     if not hasattr(os, "fork"):
         pytest.skip("worker processes are forked")
     if threading.active_count() != 1:
@@ -85,6 +86,16 @@ def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
     assert counted == [], "every answer came from the batch"
 
 
+def test_too_little_work_is_made_here(counted, two_cores, monkeypatch):
+    """Two small scripts: workers would cost more than they save (AHEAD_FROM_BYTES)."""
+    monkeypatch.setattr(Migrations, "AHEAD_FROM_BYTES", 32 * 1024)
+    runs = Migrations()
+    runs.ahead([(_source("mlp_regression"), "stochastic", "a.py", {}), (_source("cnn_trainer"), "stochastic", "b.py", {})])
+    assert counted == []
+    runs(_source("mlp_regression"), "stochastic", "a.py")
+    assert counted == ["a.py"]
+
+
 def test_one_call_that_is_half_the_work_is_made_here(counted, two_cores):
     big = _source("tiny_transformer") * 3
     runs = Migrations()
@@ -130,7 +141,7 @@ def test_a_tree_run_is_the_same_with_and_without_workers(tmp_path, monkeypatch, 
 
     with_workers = diff()
     made_here = len(counted)
-    monkeypatch.setattr(Migrations, "AHEAD_FROM", 10**9)
+    monkeypatch.setattr(Migrations, "AHEAD_FROM_BYTES", 10**12)
     counted.clear()
     assert diff() == with_workers
     assert made_here < len(counted), "the first run made some migrations in workers"
