@@ -8,10 +8,16 @@
    ``rules/XLA_*.toml``) over the same tree. Directory names the walk skips (``site-packages``,
    ``venv``, ``build``, ``dist``, hidden ones) get a ``_`` appended in the copy, so both tools
    read the same files. Warm cache: one untimed run of each first.
+   A third state moves the 3 scripts to the directory of the file in the middle of the
+   walk's order, where the two processes that read the files (one from each end of the
+   list) reach them last.
 2. One clean file, as pre-commit passes it: ``bf16-migrate --check FILE`` in a new process.
 3. A 100-line legacy file (``fixtures/mlp_regression/train.py``): ``migrate_source`` in-process
    (libcst imported beforehand), per mode, and ``bf16-migrate FILE --check`` in a new process.
-4. pre-commit's choice: ``--check`` on one changed file of that tree (``pass_filenames``) against
+4. 12 legacy scripts (4 fixtures, 3 copies), each started by a ``run.sh`` that exports
+   ``XLA_USE_BF16=1``: ``--check .``, where the migrations themselves are the work (made in
+   worker processes: ``bf16_migrate/migrations.py``).
+5. pre-commit's choice: ``--check`` on one changed file of that tree (``pass_filenames``) against
    ``--check .`` (``pass_filenames: false``).
 
 Every figure is the median wall time of ``--repeat`` runs (``time.perf_counter`` around
@@ -69,6 +75,23 @@ def _rename(name: str) -> str:
     return name + "_" if name in SKIPPED or name.startswith(".") or name.endswith(".egg-info") else name
 
 
+def plant(where: Path) -> None:
+    """The three legacy scripts, each in its own directory under ``where``."""
+    for directory, fixture in PLANTED.items():
+        (where / directory).mkdir(exist_ok=True)
+        shutil.copyfile(FIXTURES / fixture / "train.py", where / directory / "train.py")
+
+
+def middle_directory(tree: Path) -> Path:
+    """The directory of the file in the middle of the walk's order: scripts planted there are
+    the last ones the two reading processes reach (one reads the list from its front, the
+    other from its back: ``bf16_migrate/prefilter_fork.py``)."""
+    from bf16_migrate.scan import _files
+
+    names = list(_files(tree))
+    return Path(names[len(names) // 2]).parent
+
+
 def timed(cmd: list[str], cwd: Path, repeat: int, env: dict | None = None) -> tuple[float, int]:
     """Median wall seconds of ``cmd`` over ``repeat`` runs (after one untimed run), and its exit code."""
     code = subprocess.run(cmd, cwd=cwd, capture_output=True, env=env).returncode
@@ -118,13 +141,19 @@ def main() -> None:
             files = sum(1 for _ in tree.rglob("*") if _.is_file())
         print(f"machine: {machine()}")
         print(f"tree: {files} files ({sum(1 for _ in tree.rglob('*.py'))} .py) from {sysconfig.get_paths()['stdlib']}")
+        for directory in PLANTED:  # planted at the root by an earlier version of this script
+            shutil.rmtree(tree / directory, ignore_errors=True)
+        mid = tree
         grep = ["grep", "-rlE", PATTERN, "."]
         rows = []
-        for state in ("clean", "3 planted"):
+        for state in ("clean", "3 planted", "3 planted mid-tree"):
             if state == "3 planted":
-                for directory, fixture in PLANTED.items():
-                    (tree / directory).mkdir(exist_ok=True)
-                    shutil.copyfile(FIXTURES / fixture / "train.py", tree / directory / "train.py")
+                plant(tree)
+            elif state == "3 planted mid-tree":
+                for directory in PLANTED:
+                    shutil.rmtree(tree / directory)
+                mid = middle_directory(tree)
+                plant(mid)
             base, _ = timed(grep, tree, args.repeat)
             rows.append((f"grep -rlE, {state}", base, None))
             for name, source in versions.items():
@@ -137,6 +166,16 @@ def main() -> None:
             rows.append((f"one clean file (argparse.py), new process ({name}, exit {code})", took, None))
             took, code = timed([*cli(source), "--check", "-q", "lib/argparse.py"], tree, args.repeat)
             rows.append((f"pre-commit, one changed file of the tree ({name}, exit {code})", took, None))
+        many = work / "many"
+        for copy in range(3):  # 12 legacy scripts, each with a launcher: the migrations are the work
+            for fixture in (*PLANTED.values(), "resume_checkpoint"):
+                target = many / f"{fixture}_{copy}"
+                if not target.exists():
+                    shutil.copytree(FIXTURES / fixture, target, ignore=shutil.ignore_patterns("expected"))
+                    (target / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py \"$@\"\n")
+        for name, source in versions.items():
+            took, code = timed([*cli(source), ".", "--check", "-q"], many, args.repeat)
+            rows.append((f"12 legacy scripts with their launchers, `--check .` ({name}, exit {code})", took, None))
         legacy = work / "legacy" / "train.py"
         legacy.parent.mkdir(exist_ok=True)
         shutil.copyfile(FIXTURES / "mlp_regression" / "train.py", legacy)
@@ -154,6 +193,8 @@ def main() -> None:
                 migrate_source(text, mode, "train.py")
                 times.append(time.perf_counter() - start)
             rows.append((f"100-line legacy file ({len(text.splitlines())} lines), migrate_source in-process, {mode}", statistics.median(times), None))
+        for directory in PLANTED:  # the tree is left clean for the next run (--keep)
+            shutil.rmtree(mid / directory, ignore_errors=True)
         print()
         print("| what | median wall | vs grep |")
         print("|---|---|---|")
