@@ -23,8 +23,11 @@ Call = tuple[str, str, str, Mapping[str, Any]]
 
 
 def _key(call: Call) -> Hashable:
+    """The call as a dict key; an option given as None is the same call as one not given (every
+    optional argument of ``migrate_source`` that can be None defaults to None)."""
     source, mode, path, options = call
-    frozen = tuple(sorted((name, tuple(sorted(value.items())) if isinstance(value, Mapping) else value) for name, value in options.items()))
+    given = ((name, value) for name, value in options.items() if value is not None)
+    frozen = tuple(sorted((name, tuple(sorted(value.items())) if isinstance(value, Mapping) else value) for name, value in given))
     return source, mode, path, frozen
 
 

@@ -30,6 +30,7 @@ from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_writ
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
+from .migrations import Migrations
 from .python import ParseError, migrate_source
 from .rules import is_truthy, load_rules
 from .scan import Candidate, ScanError, kind_of, scan, walk
@@ -117,9 +118,10 @@ def migrate_paths(
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
+    runs = Migrations()  # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
     if legacy_env:
-        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore)
-    planner = LinkPlanner(mode, tree.read_python, tree.load, tree.includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module)
+        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore, runs)
+    planner = LinkPlanner(mode, tree.read_python, tree.load, tree.includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module, migrations=runs)
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -130,7 +132,7 @@ def migrate_paths(
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
     results = planner.run(python_files)
-    results = migrate_imported_modules(results, tree.read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors)
+    results = migrate_imported_modules(results, tree.read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors, migrate=runs)
     outcome.errors.extend(planner.errors)
     _collect_diagnostics(outcome, extra, results)
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
@@ -297,7 +299,7 @@ def _is_test_file(path: Path) -> bool:
 _REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
 
 
-def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome, ignore=None) -> dict[Path, dict[str, str]]:
+def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome, ignore=None, runs: Migrations | None = None) -> dict[Path, dict[str, str]]:
     """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
     to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
     setting that switches bf16 on when no file can take the change."""
@@ -328,7 +330,7 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
         if not direct and "parameters" not in source.text:
             continue  # no `<model>.parameters()`: a module, not a script the change goes to
         try:
-            trial = migrate_source(source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state)
+            trial = (runs or migrate_source)(source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state)
         except ParseError:
             if direct:  # reported when the file is migrated
                 python_files[path] = (source.text, source.encoding)

@@ -25,7 +25,7 @@ from pathlib import Path
 from .carriers.link import FileResult
 from .carriers.resolve import tree_imports
 from .diagnostics import report
-from .python import ParseError, migrate_source
+from .python import MigrationResult, ParseError, migrate_source
 
 
 def migrate_imported_modules(
@@ -35,6 +35,7 @@ def migrate_imported_modules(
     mode: str,
     fp32_optimizer_state: bool,
     errors: list[str],
+    migrate: Callable[..., MigrationResult] = migrate_source,
 ) -> list[FileResult]:
     """``results`` with the modules imported by migrated scripts migrated as well.
 
@@ -81,7 +82,7 @@ def migrate_imported_modules(
                 errors.append(f"{module_path}: cannot be read ({exc})")
                 continue
         try:
-            migrated = migrate_source(text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env)
+            migrated = migrate(text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env)
         except ParseError as exc:
             errors.append(str(exc))
             continue

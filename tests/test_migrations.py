@@ -146,3 +146,20 @@ def test_a_tree_run_is_the_same_with_and_without_workers(tmp_path, monkeypatch, 
     assert diff() == with_workers
     assert made_here < len(counted), "the first run made some migrations in workers"
     assert "+++" in with_workers
+
+
+def test_a_legacy_env_script_is_migrated_once(tmp_path, monkeypatch, counted):
+    """``--legacy-env``: the trial that decides whether the script takes the change is the
+    script's own migration (the same call); the run makes it once and writes its code."""
+    from click.testing import CliRunner
+
+    from bf16_migrate.cli import main
+
+    original = (ROOT / "fixtures" / "project" / "src" / "train.py").read_text()
+    (tmp_path / "train.py").write_text(original)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["train.py", "--legacy-env", "XLA_USE_BF16=1"])
+    assert result.exit_code == 0, result.output
+    assert counted == ["train.py"]
+    expected = migrate_source(original, "stochastic", "train.py", launched_with={"XLA_USE_BF16": "1"}).code
+    assert expected != original and (tmp_path / "train.py").read_text() == expected

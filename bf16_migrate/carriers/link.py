@@ -56,6 +56,7 @@ class LinkPlanner:
         fp32_optimizer_state: bool = False,
         launched_with: dict[Path, dict[str, str]] | None = None,
         helpers_module: str | None = None,
+        migrations: Migrations | None = None,
     ) -> None:
         self.mode = mode
         self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
@@ -68,7 +69,7 @@ class LinkPlanner:
         self.carriers: list[CarrierFile] = []
         self.by_path: dict[Path, int] = {}
         self.errors: list[str] = []
-        self.migrations = Migrations()  # each migrate_source call once; a batch across cores (Decider)
+        self.migrations = migrations or Migrations()  # each migrate_source call once; a batch across cores (Decider)
 
     # -- carriers ---------------------------------------------------------------------------------
     def add(self, carrier: CarrierFile) -> int:
