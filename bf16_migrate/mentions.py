@@ -65,10 +65,10 @@ def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
     """BFM091 for the markdown and raw cells of a notebook that name a variable (the code
     cells are the notebook carrier's), at ``nb.ipynb#cellN`` as the carrier numbers cells.
     Nothing when the notebook cannot be read: the carrier reports that."""
-    import nbformat
+    from .carriers.notebook_json import read_notebook
 
     try:
-        nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        nb = read_notebook(text)
     except Exception:  # nbformat raises several kinds; the notebook carrier reports them
         return []
     found = []

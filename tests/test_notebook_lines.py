@@ -6,6 +6,8 @@ one string, ``\\u`` escapes. The cell, line and column within the cell stay in t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -172,3 +174,28 @@ def test_a_written_notebook_is_located_in_its_text_before_the_write(tmp_path, mo
     assert lines, result.stdout
     line, col = before.position(2, 2, 6)
     assert all(f"line={line},col={col}," in x for x in lines), lines
+
+
+def test_a_notebook_without_cell_ids_is_read_quietly_and_keeps_its_json(tmp_path):
+    """nbformat warns on stderr about a format-4.5 notebook whose cells have no ``id`` (and adds
+    ids to its own copy); bf16-migrate says nothing of it and adds none: only the edited cell's
+    source changes."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("Sets XLA_USE_BF16 off."), nbformat.v4.new_code_cell("%env XLA_USE_BF16=0\nprint('ok')")]
+    data = json.loads(nbformat.writes(nb))
+    data["nbformat_minor"] = 5
+    for cell in data["cells"]:
+        cell.pop("id", None)
+    path = tmp_path / "quick_run.ipynb"
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    for args in (["--check"], []):
+        # a new process: pytest records warnings itself, the user's terminal would show them
+        command = [sys.executable, "-c", "from bf16_migrate.cli import main; main()", str(path), *args]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode in (0, 1), result.stdout + result.stderr
+        assert "Warning" not in result.stderr, result.stderr
+    after = json.loads(path.read_text(encoding="utf-8"))
+    assert all("id" not in cell for cell in after["cells"])
+    assert "".join(after["cells"][1]["source"]) == "print('ok')"  # the false setting removed (BFM002)
+    after["cells"][1]["source"] = data["cells"][1]["source"]
+    assert after == data

@@ -28,10 +28,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-import nbformat
-
 from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, Target, apply_edits
-from .notebook_json import PYTHON_CELL_MAGICS, SHELL_CELL_MAGICS, cell_source_spans, dump_source, json_kind
+from .notebook_json import PYTHON_CELL_MAGICS, SHELL_CELL_MAGICS, cell_source_spans, dump_source, json_kind, read_notebook
 from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
 from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
 from .shell_fragment import ShellFragment
@@ -114,7 +112,7 @@ def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None
     if not isinstance(top, dict):  # nbformat would fail with "'list' object has no attribute 'get'"
         raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {json_kind(top)}, not an object")
     try:
-        nb = nbformat.reads(text, as_version=nbformat.NO_CONVERT)
+        nb = read_notebook(text)
     except Exception as exc:  # nbformat raises several kinds
         raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
     if nb.get("nbformat") != 4:

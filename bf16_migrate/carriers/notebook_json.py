@@ -251,3 +251,18 @@ def dump_source(original: str, source: str) -> str:
         sep = ","
         return "[" + sep.join(lead + json.dumps(line, ensure_ascii=ascii_) for line in lines) + close + "]"
     return json.dumps(source, ensure_ascii=ascii_)
+
+
+def read_notebook(text: str):
+    """``nbformat.reads(text, as_version=NO_CONVERT)`` (raises what nbformat raises), without
+    nbformat's warning on stderr for a format-4.5 notebook whose cells have no ``id``: that is the
+    file's own format, not a finding, and bf16-migrate edits the file in its own JSON text, so
+    the ids nbformat adds to its copy are never written."""
+    import warnings
+
+    import nbformat
+    from nbformat.warnings import MissingIDFieldWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingIDFieldWarning)
+        return nbformat.reads(text, as_version=nbformat.NO_CONVERT)
