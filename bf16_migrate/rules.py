@@ -160,12 +160,21 @@ class DiagnosticRule:
 
     def format(self, variant: str | None = None, **fields: object) -> str:
         """The message of ``variant`` with ``fields``; a field missing from or unknown to the
-        template is a ``KeyError`` (a call site and its catalogue entry disagree)."""
+        template is a ``KeyError`` (a call site and its catalogue entry disagree). A message is
+        one line (one finding per line in the text output, a GitHub workflow command ends at
+        the line's end): a line break inside a field's text (code quoted from a file) is
+        written ``\\n``."""
         template = self.template(variant)
         wanted = template_fields(template)
         if set(fields) != wanted:
             raise KeyError(f"{self.code}{f' ({variant})' if variant else ''}: the template wants fields {sorted(wanted)}, got {sorted(fields)}")
-        return template.format(**fields)
+        return template.format(**{name: _one_line(value) for name, value in fields.items()})
+
+
+def _one_line(value: object) -> object:
+    if isinstance(value, str) and ("\n" in value or "\r" in value):
+        return value.replace("\r", "\\r").replace("\n", "\\n")
+    return value
 
 
 def template_fields(template: str) -> set[str]:

@@ -229,8 +229,11 @@ def test_strings_of_python(source, expected):
         ('import subprocess\ndef go(n):\n    subprocess.run(f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} b.py", shell=True)\n', "b.py"),
         ('import subprocess\ndef go(script):\n    subprocess.run(f"XLA_USE_BF16=1 python {script}", shell=True)\n', None),
         ("get_ipython().system('XLA_USE_BF16=1 python3 c.py')\n", "c.py"),  # a notebook exported by nbconvert
+        # a command written over several lines with shell line continuations (a notebook's
+        # f-string of torchrun options): the backslash-newline is not a word
+        ('import subprocess\nn = 2\nCMD = f"""XLA_USE_BF16=1 torchrun --nproc_per_node={n} \\\n    run_glue.py \\\n    --do_train"""\nsubprocess.check_call(CMD, shell=True)\n', "run_glue.py"),
     ],
-    ids=["os.system", "os.popen", "format", "percent", "join", "names-and-plus", "option-value-computed", "script-computed", "ipython"],
+    ids=["os.system", "os.popen", "format", "percent", "join", "names-and-plus", "option-value-computed", "script-computed", "ipython", "line-continuations"],
 )
 def test_shell_commands_name_their_script(source, script):
     result = migrate_source(source, "stochastic", "launch.py")
@@ -260,3 +263,14 @@ def test_the_helpers_the_codemod_writes_are_not_findings():
     once = migrate_source(source, "gpu-compatible", "train.py")
     assert "replacing the legacy bf16 environment switch" in once.code and "XLA_" not in once.code
     assert migrate_source(once.code, "gpu-compatible", "train.py").diagnostics == []
+
+
+def test_a_message_is_one_line_whatever_its_fields_hold():
+    """A field quoting code with a line break (a command string, a launch line) is written with
+    ``\\n``: one finding per line in the text output, and a GitHub workflow command ends at
+    the end of its line."""
+    from bf16_migrate.diagnostics import message
+
+    text = message("BFM133", subject="XLA_USE_BF16=1 is set", where="line 3", command="a \\\nb", script="x\r\ny.py")
+    assert "\n" not in text and "\r" not in text
+    assert "`a \\\\nb`" in text and "`x\\r\\ny.py`" in text

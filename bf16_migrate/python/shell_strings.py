@@ -95,6 +95,9 @@ def command_words(parts: list[Piece]) -> list[list[str | None]]:
     (``--nproc_per_node={n}``: an option whatever the value, kept as ``--nproc_per_node=*``).
     Empty when shlex cannot split the text (an unmatched quote)."""
     text = "".join(p if p is not None else f"{_HOLE}{k}{_HOLE}" for k, (p, _) in enumerate(parts))
+    # a line continuation (backslash, newline) is removed before the words are split (POSIX
+    # Shell Command Language 2.2.1); shlex would keep the newline as a word of its own
+    text = text.replace("\\\n", "")
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     try:
