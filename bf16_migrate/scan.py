@@ -5,9 +5,9 @@ Directories are walked recursively (hidden directories other than CI configurati
 metadata are skipped; ``--exclude`` globs apply to the name or the path relative to the argument, of
 files and of directories, whose whole content is then skipped).
 A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
-read in two processes) keeps only files that name a legacy variable. Only regular files are opened: a FIFO, device or socket of a kind bf16-migrate
-handles, a dangling symlink or a symlink loop is a candidate with a ``problem`` (reported as that
-file's error), never read. Our own temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds
+read in two processes) keeps only files that name a legacy variable. Only regular files are
+opened: a FIFO, device or socket of a kind bf16-migrate handles, a dangling symlink or a symlink
+loop is a candidate with a ``problem`` (reported as that file's error), never read. Our own temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds
 come from the name (``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
 ``.env``/``*.env``, ``*.ipynb``, documentation) or, for an extensionless file, from its ``#!``
 line. Every other text file that names a variable is a candidate too (``"unsupported"``): the
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .prefilter import LEGACY_MARKERS, mentioning, mentions_legacy
+from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
+from .prefilter import mentioning, mentions_legacy
 
-_mentions_legacy = mentions_legacy
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 
 

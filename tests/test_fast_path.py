@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from bf16_migrate.ignore import GitIgnore
-from bf16_migrate.scan import CONFIG_DIRS, SKIP_DIRS, _mentions_legacy, scan, walk
+from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
+from bf16_migrate.scan import CONFIG_DIRS, SKIP_DIRS, scan, walk
 
 
 def test_a_clean_run_loads_no_codemod(tmp_path):

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from bf16_migrate.cli import main
 from bf16_migrate.python import migrate_source
-from bf16_migrate.scan import _mentions_legacy, scan
+from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
+from bf16_migrate.scan import scan
 
 LIBSONNET = """\
 local base = import 'base.libsonnet';

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import random
 import threading
+import time
 
 import pytest
 
@@ -64,14 +65,24 @@ def test_two_processes_find_what_one_finds(tmp_path, forced, where):
 
 
 @needs_fork
-def test_both_processes_read_and_share_the_list():
-    """The child reads a prefix of the list, this process the rest: every index exactly once
-    but where both claimed the same one."""
+def test_both_processes_read_and_share_the_list(tmp_path):
+    """The child reads a prefix of the list, this process the rest. So that the test does not
+    depend on when the child is scheduled, this process's first read waits until the child has
+    read one file."""
     parent = os.getpid()
+    started = tmp_path / "child-started"
     names = [str(i) for i in range(5000)]
-    # True where the child read it: the child's answers come back through the pipe
-    by_child = prefilter_fork.read_forked(names, lambda name: os.getpid() != parent, None)
-    indices = [int(name) for name in by_child]
+
+    def test(name: str) -> bool:
+        if os.getpid() != parent:
+            started.touch()
+            return True  # True where the child read it: its answers come back through the pipe
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return False
+
+    indices = [int(name) for name in prefilter_fork.read_forked(names, test, None)]
     assert indices and indices == list(range(len(indices))), "the child reads a prefix"
     assert len(indices) < len(names), "this process read the end of the list"
     assert _no_child_left()
@@ -86,12 +97,19 @@ def test_more_hits_than_a_pipe_holds():
 
 
 @needs_fork
-def test_a_child_that_dies_is_read_again_here():
+def test_a_child_that_dies_is_read_again_here(tmp_path):
     parent = os.getpid()
+    started = tmp_path / "child-started"
 
     def test(name: str) -> bool:
-        if os.getpid() != parent and int(name) == 7:
-            os._exit(3)  # the child dies in the middle of its share
+        if os.getpid() != parent:
+            started.touch()
+            if int(name) == 7:
+                os._exit(3)  # the child dies in the middle of its share
+        elif not started.exists():  # this process waits until the child has claimed its first files
+            deadline = time.monotonic() + 30
+            while not started.exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
         return int(name) % 100 == 7
 
     names = [str(i) for i in range(3000)]
