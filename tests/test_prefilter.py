@@ -89,10 +89,23 @@ def test_both_processes_read_and_share_the_list(tmp_path):
 
 
 @needs_fork
-def test_more_hits_than_a_pipe_holds():
-    """40,000 hits (320 KB of indices, several times a pipe's buffer): no deadlock, none lost."""
+def test_more_hits_than_a_pipe_holds(tmp_path):
+    """40,000 hits, the child's share more than a pipe's buffer holds (64 KiB, 8,192 indices):
+    it waits for this process to drain the pipe; no deadlock, none lost."""
+    parent = os.getpid()
+    started = tmp_path / "child-started"
+
+    def test(name: str) -> bool:
+        if os.getpid() != parent:
+            started.touch()
+        elif not started.exists():  # the child has read its first file before this process reads on
+            deadline = time.monotonic() + 30
+            while not started.exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return True
+
     names = [str(i) for i in range(40000)]
-    assert prefilter_fork.read_forked(names, lambda name: True, None) == names
+    assert prefilter_fork.read_forked(names, test, None) == names
     assert _no_child_left()
 
 
