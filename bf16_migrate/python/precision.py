@@ -113,10 +113,12 @@ class Planner:
         framework = find_framework(ctx)
         if framework is not None and writes:
             report_framework_writes(ctx, self.plan, *framework, writes)
+            report_reads(ctx, reads)  # once the framework's setting replaces the variable, they tell nothing
             return self.plan
         if framework is not None and not writes and self.external:
             self.framework = framework[0]
             report_framework_launched(ctx, self.external, *framework)
+            report_reads(ctx, reads)
             return self.plan
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
