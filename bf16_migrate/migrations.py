@@ -81,15 +81,18 @@ class Migrations:
         from concurrent.futures.process import BrokenProcessPool
 
         # fork: the workers start with everything this process has imported and read
-        with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
-            # the largest first, so that no worker is left with a large one at the end
-            largest_first = sorted(todo.items(), key=lambda item: -len(item[1][0]))
-            futures = {key: pool.submit(_run, call) for key, call in largest_first}
-            for key, future in futures.items():
-                try:
-                    self._done[key] = future.result()
-                except (BrokenProcessPool, OSError, EOFError):
-                    continue  # made here when asked for
+        try:
+            with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
+                # the largest first, so that no worker is left with a large one at the end
+                largest_first = sorted(todo.items(), key=lambda item: -len(item[1][0]))
+                futures = {key: pool.submit(_run, call) for key, call in largest_first}
+                for key, future in futures.items():
+                    try:
+                        self._done[key] = future.result()
+                    except (BrokenProcessPool, OSError, EOFError):
+                        continue  # made here when asked for
+        except OSError:
+            return  # no worker could be started (EAGAIN, ENOMEM): the calls are made here when asked for
 
 
 def _answer(done: MigrationResult | ParseError) -> MigrationResult:

@@ -37,10 +37,14 @@ def read_forked(names: Sequence[str], test: Callable[[str], bool], on_found: Cal
     slots = memoryview(shared).cast("q")
     slots[_FRONT], slots[_BACK], slots[_FOUND], slots[_STOP] = 0, len(names), 0, 0
     read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        os.close(read_end)
-        _child(names, test, slots, write_end)
+    try:
+        pid = os.fork()
+    except OSError:  # no process to spare (EAGAIN, ENOMEM): this process reads the whole list
+        pid = 0
+    else:
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            _child(names, test, slots, write_end)
     os.close(write_end)
     hits: set[int] = set()
     called = on_found is None
@@ -59,7 +63,7 @@ def read_forked(names: Sequence[str], test: Callable[[str], bool], on_found: Cal
                 called = True
                 on_found()  # type: ignore[misc]
         hits.update(_drain(read_end))
-        ok = _reap(pid)
+        ok = _reap(pid) if pid else True  # without a child, front stayed 0: all read here
         pid = 0
         if not ok:  # the child's share is read again here
             hits.update(i for i in range(slots[_FRONT]) if test(names[i]))

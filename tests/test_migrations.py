@@ -163,3 +163,18 @@ def test_a_legacy_env_script_is_migrated_once(tmp_path, monkeypatch, counted):
     assert counted == ["train.py"]
     expected = migrate_source(original, "stochastic", "train.py", launched_with={"XLA_USE_BF16": "1"}).code
     assert expected != original and (tmp_path / "train.py").read_text() == expected
+
+
+def test_no_worker_to_start_makes_the_calls_here(monkeypatch, counted, two_cores):
+    """os.fork fails when the pool starts its workers: nothing is lost, the calls are made here."""
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    runs = Migrations()
+    calls = [(_source(name), "stochastic", f"{name}.py", {}) for name in SCRIPTS]
+    runs.ahead(calls)
+    for source, mode, path, options in calls:
+        assert runs(source, mode, path, **options).code == migrate_source(source, mode, path).code
+    assert counted == [f"{name}.py" for name in SCRIPTS]

@@ -237,3 +237,17 @@ def test_the_read_without_readv_gives_the_same_answers(tmp_path, monkeypatch):
     small = tmp_path / "small.txt"
     small.write_bytes(b"XLA_USE=1\n")
     assert mentions_legacy(big) and not mentions_legacy(small)
+
+
+@needs_fork
+def test_no_process_to_spare_reads_everything_here(tmp_path, monkeypatch):
+    """os.fork fails (EAGAIN: a process limit): the whole list is read in this process."""
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(prefilter_fork.os, "fork", no_fork)
+    names = [str(i) for i in range(3000)]
+    calls = []
+    assert prefilter_fork.read_forked(names, lambda name: name.endswith("7"), lambda: calls.append(1)) == [n for n in names if n.endswith("7")]
+    assert calls == [1] and _no_child_left()
