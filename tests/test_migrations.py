@@ -114,11 +114,7 @@ def test_a_dead_worker_leaves_its_calls_to_this_process(monkeypatch, two_cores):
         return migrate_source(source, mode, path, **options)
 
     monkeypatch.setattr(migrations, "migrate_source", dies)
-    runs = Migrations()
-    calls = [(_source(name), "stochastic", f"{name}.py", {}) for name in SCRIPTS]
-    runs.ahead(calls)
-    for source, mode, path, options in calls:
-        assert runs(source, mode, path, **options).code == migrate_source(source, mode, path).code
+    _ahead_then_each_call()
 
 
 @pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
@@ -172,9 +168,14 @@ def test_no_worker_to_start_makes_the_calls_here(monkeypatch, counted, two_cores
         raise BlockingIOError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(os, "fork", no_fork)
+    _ahead_then_each_call()
+    assert counted == [f"{name}.py" for name in SCRIPTS]
+
+
+def _ahead_then_each_call() -> None:
+    """The four scripts made ahead, then asked for one by one: each answer is migrate_source's."""
     runs = Migrations()
     calls = [(_source(name), "stochastic", f"{name}.py", {}) for name in SCRIPTS]
     runs.ahead(calls)
     for source, mode, path, options in calls:
         assert runs(source, mode, path, **options).code == migrate_source(source, mode, path).code
-    assert counted == [f"{name}.py" for name in SCRIPTS]

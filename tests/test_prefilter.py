@@ -64,6 +64,13 @@ def test_two_processes_find_what_one_finds(tmp_path, forced, where):
     assert _no_child_left()
 
 
+def _wait_for(started) -> None:
+    """Until the child has touched ``started`` (at most 30 s: a test must not hang)."""
+    deadline = time.monotonic() + 30
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 @needs_fork
 def test_both_processes_read_and_share_the_list(tmp_path):
     """The child reads a prefix of the list, this process the rest. So that the test does not
@@ -77,9 +84,7 @@ def test_both_processes_read_and_share_the_list(tmp_path):
         if os.getpid() != parent:
             started.touch()
             return True  # True where the child read it: its answers come back through the pipe
-        deadline = time.monotonic() + 30
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.001)
+        _wait_for(started)
         return False
 
     indices = [int(name) for name in prefilter_fork.read_forked(names, test, None)]
@@ -98,10 +103,8 @@ def test_more_hits_than_a_pipe_holds(tmp_path):
     def test(name: str) -> bool:
         if os.getpid() != parent:
             started.touch()
-        elif not started.exists():  # the child has read its first file before this process reads on
-            deadline = time.monotonic() + 30
-            while not started.exists() and time.monotonic() < deadline:
-                time.sleep(0.001)
+        else:  # the child has read its first file before this process reads on
+            _wait_for(started)
         return True
 
     names = [str(i) for i in range(40000)]
@@ -119,10 +122,8 @@ def test_a_child_that_dies_is_read_again_here(tmp_path):
             started.touch()
             if int(name) == 7:
                 os._exit(3)  # the child dies in the middle of its share
-        elif not started.exists():  # this process waits until the child has claimed its first files
-            deadline = time.monotonic() + 30
-            while not started.exists() and time.monotonic() < deadline:
-                time.sleep(0.001)
+        else:  # this process waits until the child has claimed its first files
+            _wait_for(started)
         return int(name) % 100 == 7
 
     names = [str(i) for i in range(3000)]
