@@ -278,19 +278,30 @@ class ShellFragment:
     def _bare_assignments(self, node) -> None:
         items = [node] if node.type == "variable_assignment" else [c for c in node.named_children if c.type == "variable_assignment"]
         stmt = self.statement_of(node)
+        scope = self._scope(node)
         for w in items:
-            name_node = w.child_by_field_name("name")
-            value_node = w.child_by_field_name("value")
-            name = self.t(name_node)
-            kind = self._legacy_or_sr(name)
-            if kind == "sr":
-                self.sr_scopes.append(self._scope(node))
-            if kind != "legacy":
+            legacy = self._legacy_assignment(w, scope)
+            if legacy is None:
                 continue
-            value = "" if value_node is None else static_value(value_node, self.data)
-            data = EntryData("assign", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+            name, value, name_span, value_span = legacy
+            data = EntryData("assign", [w], stmt, name_span, value_span)
             data.decl = node
-            self._add(name, SET, value, name_node.start_byte, data, event_node=node, scope=self._scope(node))
+            self._add(name, SET, value, name_span[0], data, event_node=node, scope=scope)
+
+    def _legacy_assignment(self, a, scope: tuple) -> tuple[str, str | None, tuple[int, int], tuple[int, int] | None] | None:
+        """A ``NAME=VALUE`` assignment node that sets a legacy variable: ``(name, static value,
+        name's byte span, value's byte span or None)``; None for any other variable (the scope
+        is noted when it sets NEURON_RT_STOCHASTIC_ROUNDING_EN)."""
+        name_node = a.child_by_field_name("name")
+        value_node = a.child_by_field_name("value")
+        name = self.t(name_node)
+        kind = self._legacy_or_sr(name)
+        if kind == "sr":
+            self.sr_scopes.append(scope)
+        if kind != "legacy":
+            return None
+        value = "" if value_node is None else static_value(value_node, self.data)
+        return name, value, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte)
 
     def _command(self, node) -> None:
         """A simple command: its prefix settings (``X=1 python ...``), the settings its
@@ -330,18 +341,13 @@ class ShellFragment:
         """``X=1 cmd``: entries in force for this command only."""
         entry_ids = []
         for a in assignments:
-            name_node = a.child_by_field_name("name")
-            value_node = a.child_by_field_name("value")
-            var = self.t(name_node)
-            kind = self._legacy_or_sr(var)
-            if kind == "sr":
-                self.sr_scopes.append(scope)
-            if kind != "legacy":
+            legacy = self._legacy_assignment(a, scope)
+            if legacy is None:
                 continue
-            value = "" if value_node is None else static_value(value_node, self.data)
-            data = EntryData("prefix", [a], node, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+            var, value, name_span, value_span = legacy
+            data = EntryData("prefix", [a], node, name_span, value_span)
             data.all_words = assignments + word_nodes
-            entry_ids.append(self._add(var, SET, value, name_node.start_byte, data, group=False, scope=scope))
+            entry_ids.append(self._add(var, SET, value, name_span[0], data, group=False, scope=scope))
         return entry_ids
 
     def _wrapper_settings(self, node, cmd: Command, assignments: list, word_nodes: list, scope: tuple) -> list[int]:
