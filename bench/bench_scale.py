@@ -39,7 +39,7 @@ os.environ["XLA_USE_BF16"] = "1"
 
 # the part every shape shares: a model, an optimizer built from its parameters, a loss
 # accumulator and a training loop (what the planner looks for in every mode)
-TRAINING = '''
+TRAINING = """
 
 def make_data(n):
     xs = torch.randn(n, 16)
@@ -68,7 +68,7 @@ def train(steps=10):
 
 if __name__ == "__main__":
     train()
-'''
+"""
 
 
 def _functions(i: int) -> str:
@@ -86,21 +86,21 @@ def _functions(i: int) -> str:
 def _long_function_body(i: int) -> str:
     """Statements of one long function (the header is added once)."""
     return (
-        f"    v{i} = v{i - 1} + {i} if {i} else 0\n"
-        f"    if v{i} % 3 == 0:\n"
-        f"        v{i} = torch.ones(2) * v{i}\n"
-        f"    items.append(v{i})\n"
-    ) if i else "    v0 = 0\n"
+        (
+            f"    v{i} = v{i - 1} + {i} if {i} else 0\n"
+            f"    if v{i} % 3 == 0:\n"
+            f"        v{i} = torch.ones(2) * v{i}\n"
+            f"    items.append(v{i})\n"
+        )
+        if i
+        else "    v0 = 0\n"
+    )
 
 
 def _model_calls_body(i: int) -> str:
     """Statements of one long evaluation function that calls the model again and again
     (each call's loss is looked for in the rest of the function)."""
-    return (
-        f"    x{i} = batches[{i}]\n"
-        f"    out{i} = model(x{i})\n"
-        f"    scores.append(out{i}.sum())\n"
-    )
+    return f"    x{i} = batches[{i}]\n    out{i} = model(x{i})\n    scores.append(out{i}.sum())\n"
 
 
 def _classes(i: int) -> str:
@@ -115,11 +115,15 @@ def _classes(i: int) -> str:
             f"        self.scale = {i}\n\n"
         )
     tail = "\n" if i % 50 == 49 else ""
-    return head + (
-        f"    def step_{i}(self, x):\n"
-        f"        y = self.lin(x) * self.scale\n"
-        f"        return self.step_{i - 1}(y) if {i % 50} else y\n\n"
-    ) + tail
+    return (
+        head
+        + (
+            f"    def step_{i}(self, x):\n"
+            f"        y = self.lin(x) * self.scale\n"
+            f"        return self.step_{i - 1}(y) if {i % 50} else y\n\n"
+        )
+        + tail
+    )
 
 
 def _expression_chain(i: int) -> str:
@@ -142,7 +146,7 @@ def _strings(i: int) -> str:
         f'    """Describe item {i}: a docstring of a few words."""\n'
         f'    table = {{"a": "alpha {i}", "b": "beta {i}", "c": "gamma {i}"}}\n'
         f"{help_text}"
-        f'    return f"{{name}}: {{table[\'a\']}} / item {i}"\n\n\n'
+        f"    return f\"{{name}}: {{table['a']}} / item {i}\"\n\n\n"
     )
 
 
@@ -206,7 +210,11 @@ def real_inputs(names=REAL_MODULES) -> list[tuple[str, str]]:
     whole file, plans, and reports that it finds none to cast)."""
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     head = 'import os\nos.environ["XLA_USE_BF16"] = "1"\n'
-    return [(f"real:{name}", head + (stdlib / name).read_text(encoding="utf-8")) for name in names if (stdlib / name).is_file()]
+    return [
+        (f"real:{name}", head + (stdlib / name).read_text(encoding="utf-8"))
+        for name in names
+        if (stdlib / name).is_file()
+    ]
 
 
 def seconds(source: str, mode: str, repeat: int) -> tuple[float, float]:
@@ -229,7 +237,12 @@ def main() -> None:
     parser.add_argument("--no-megabyte", action="store_true", help="skip the 1 MB file")
     parser.add_argument("--real", action="store_true", help="also time large standard-library modules (REAL_MODULES)")
     parser.add_argument("--repeat", type=int, default=1, help="calls per cell (median)")
-    parser.add_argument("--budget", type=float, default=600, help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=600,
+        help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)",
+    )
     args = parser.parse_args()
     migrate_source(generate("functions", lines=50), "stochastic", "train.py")  # warm caches
     print("| shape | lines | bytes | mode | seconds | CPU seconds | s / 1k lines |")
@@ -242,11 +255,17 @@ def main() -> None:
             before = last.get((shape, mode))
             expected = before[1] * n_lines / before[0] if before is not None else 0.0
             if expected > args.budget:
-                print(f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | not run (over {expected:.0f} s) | | |", flush=True)
+                print(
+                    f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | not run (over {expected:.0f} s) | | |",
+                    flush=True,
+                )
                 continue
             wall, cpu = seconds(source, mode, args.repeat)
             last[shape, mode] = (n_lines, wall)
-            print(f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | {cpu:.2f} | {wall / n_lines * 1000:.3f} |", flush=True)
+            print(
+                f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | {cpu:.2f} | {wall / n_lines * 1000:.3f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

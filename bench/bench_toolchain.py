@@ -108,7 +108,12 @@ def cli(source: Path | None) -> list[str]:
     if source is None:
         return [sys.executable, "-P", "-c", "from bf16_migrate.cli import main; main()"]
     # -P: the current directory (a copy of the standard library) must not shadow the real one
-    return [sys.executable, "-P", "-c", f"import sys; sys.path.insert(0, {str(source)!r}); from bf16_migrate.cli import main; main()"]
+    return [
+        sys.executable,
+        "-P",
+        "-c",
+        f"import sys; sys.path.insert(0, {str(source)!r}); from bf16_migrate.cli import main; main()",
+    ]
 
 
 def machine() -> str:
@@ -172,7 +177,7 @@ def main() -> None:
                 target = many / f"{fixture}_{copy}"
                 if not target.exists():
                     shutil.copytree(FIXTURES / fixture, target, ignore=shutil.ignore_patterns("expected"))
-                    (target / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py \"$@\"\n")
+                    (target / "run.sh").write_text('#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py "$@"\n')
         for name, source in versions.items():
             took, code = timed([*cli(source), ".", "--check", "-q"], many, args.repeat)
             rows.append((f"12 legacy scripts with their launchers, `--check .` ({name}, exit {code})", took, None))
@@ -181,7 +186,9 @@ def main() -> None:
         shutil.copyfile(FIXTURES / "mlp_regression" / "train.py", legacy)
         for name, source in versions.items():
             took, code = timed([*cli(source), "--check", "-q", "train.py"], legacy.parent, args.repeat)
-            rows.append((f"100-line legacy file, `bf16-migrate FILE --check`, new process ({name}, exit {code})", took, None))
+            rows.append(
+                (f"100-line legacy file, `bf16-migrate FILE --check`, new process ({name}, exit {code})", took, None)
+            )
         from bf16_migrate.python import migrate_source
 
         text = legacy.read_text()
@@ -192,7 +199,13 @@ def main() -> None:
                 start = time.perf_counter()
                 migrate_source(text, mode, "train.py")
                 times.append(time.perf_counter() - start)
-            rows.append((f"100-line legacy file ({len(text.splitlines())} lines), migrate_source in-process, {mode}", statistics.median(times), None))
+            rows.append(
+                (
+                    f"100-line legacy file ({len(text.splitlines())} lines), migrate_source in-process, {mode}",
+                    statistics.median(times),
+                    None,
+                )
+            )
         for directory in PLANTED:  # the tree is left clean for the next run (--keep)
             shutil.rmtree(mid / directory, ignore_errors=True)
         print()

@@ -58,7 +58,9 @@ def main() -> int:
             t1, rc1 = _timed([py, str(script), "--steps", str(args.steps)], env, script.parent)
             t2, rc2 = _timed([py, str(migrated), "--steps", str(args.steps)], env, script.parent)
             results.setdefault((case, "by hand"), []).append(t1 + t2)
-            print(f"{case} rep {rep + 1} by hand: {t1:.1f} + {t2:.1f} = {t1 + t2:.1f} s (exit {rc1}, {rc2})", flush=True)
+            print(
+                f"{case} rep {rep + 1} by hand: {t1:.1f} + {t2:.1f} = {t1 + t2:.1f} s (exit {rc1}, {rc2})", flush=True
+            )
             code = (
                 "import sys; from bf16_migrate.verify import verify_script; "
                 f"r = verify_script(sys.argv[1], steps={args.steps}, graphs=False); sys.exit(0 if r.passed else 1)"

@@ -45,7 +45,8 @@ def main() -> None:
     """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
 
     \b
-    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--output-format text|json|sarif|github] [--legacy-env K=V]...
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check]
+                          [--output-format text|json|sarif|github] [--legacy-env K=V]...
     bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
     bf16-migrate explain BFMxxx
@@ -61,40 +62,130 @@ def main() -> None:
     "--mode",
     type=click.Choice(MODES),
     default=None,
-    help="stochastic (default): bf16 model + NEURON_RT_STOCHASTIC_ROUNDING_EN=1; gpu-compatible: bf16 model with FP32 master weights; amp: FP32 model under torch.autocast.",
+    help=(
+        "stochastic (default): bf16 model + NEURON_RT_STOCHASTIC_ROUNDING_EN=1; gpu-compatible: bf16 model with FP32 "
+        "master weights; amp: FP32 model under torch.autocast."
+    ),
 )
 @click.option("--diff", "show_diff", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if anything would change or needs a hand.")
-@click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default=None, help="text (default), json, sarif (SARIF 2.1.0) or github (workflow commands).")
+@click.option(
+    "--output-format",
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="text (default), json, sarif (SARIF 2.1.0) or github (workflow commands).",
+)
 @click.option("--json", "json_flag", is_flag=True, help="Same as --output-format json.")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB (repeatable; replaces the configuration's exclude).")
-@click.option("--extend-exclude", multiple=True, metavar="GLOB", help="Skip files matching GLOB, in addition to exclude (repeatable).")
-@click.option("--force-exclude/--no-force-exclude", default=None, help="Apply the excludes and .gitignore to files named on the command line too (for pre-commit).")
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Skip the files .gitignore ignores (default: yes).")
-@click.option("--select", multiple=True, metavar="CODE", help="Report only these codes or prefixes (BFM1: every BFM1xx; repeatable or comma-separated).")
-@click.option("--ignore", "ignore_codes", multiple=True, metavar="CODE", help="Do not report these codes or prefixes (wins over --select).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read [tool.bf16-migrate] from this pyproject.toml instead of the nearest one.")
-@click.option("--stdin-filename", metavar="PATH", help="With PATHS `-`: the name of the file read from stdin (its kind, its place in the configuration).")
-@click.option("--fp32-optimizer-state", is_flag=True, default=None, help="Optimizers defined in the files upcast their gradients and keep their state in FP32.")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files matching GLOB (repeatable; replaces the configuration's exclude).",
+)
+@click.option(
+    "--extend-exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files matching GLOB, in addition to exclude (repeatable).",
+)
+@click.option(
+    "--force-exclude/--no-force-exclude",
+    default=None,
+    help="Apply the excludes and .gitignore to files named on the command line too (for pre-commit).",
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore", default=None, help="Skip the files .gitignore ignores (default: yes)."
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODE",
+    help="Report only these codes or prefixes (BFM1: every BFM1xx; repeatable or comma-separated).",
+)
+@click.option(
+    "--ignore",
+    "ignore_codes",
+    multiple=True,
+    metavar="CODE",
+    help="Do not report these codes or prefixes (wins over --select).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read [tool.bf16-migrate] from this pyproject.toml instead of the nearest one.",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="With PATHS `-`: the name of the file read from stdin (its kind, its place in the configuration).",
+)
+@click.option(
+    "--fp32-optimizer-state",
+    is_flag=True,
+    default=None,
+    help="Optimizers defined in the files upcast their gradients and keep their state in FP32.",
+)
 @click.option(
     "--helpers-module",
     metavar="NAME",
     default=None,
-    help="Write the helper functions once per directory as NAME.py and import them, instead of a copy in every script (gpu-compatible trees with many scripts).",
+    help=(
+        "Write the helper functions once per directory as NAME.py and import them, instead of a copy in every script "
+        "(gpu-compatible trees with many scripts)."
+    ),
 )
 @click.option(
-    "--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable the scripts in PATHS run under from outside the tree (a job spec): they get the mode's code change (repeatable)."
+    "--legacy-env",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help=(
+        "A legacy variable the scripts in PATHS run under from outside the tree (a job spec): they get the mode's "
+        "code change (repeatable)."
+    ),
 )
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no to-do list.")
 @click.option(
-    "--verify", is_flag=True, help="After the rewrite, run every rewritten script on the XLA device against its pre-rewrite bytes (with its launchers' settings): one table; exit 1 if a verdict fails."
+    "--verify",
+    is_flag=True,
+    help=(
+        "After the rewrite, run every rewritten script on the XLA device against its pre-rewrite bytes (with its "
+        "launchers' settings): one table; exit 1 if a verdict fails."
+    ),
 )
-@click.option("--revert-failed", is_flag=True, help="With --verify: put back, byte for byte, the files (launchers included) of every script whose verdict did not pass.")
-@click.option("--verify-steps", type=click.IntRange(min=3), default=20, show_default=True, help="With --verify: optimizer steps to record per run.")
-@click.option("--verify-timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="With --verify: seconds per run before it is killed.")
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="With --verify: how many scripts to verify at once (each makes 2-3 runs of its own).")
+@click.option(
+    "--revert-failed",
+    is_flag=True,
+    help=(
+        "With --verify: put back, byte for byte, the files (launchers included) of every script whose verdict did not "
+        "pass."
+    ),
+)
+@click.option(
+    "--verify-steps",
+    type=click.IntRange(min=3),
+    default=20,
+    show_default=True,
+    help="With --verify: optimizer steps to record per run.",
+)
+@click.option(
+    "--verify-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="With --verify: seconds per run before it is killed.",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With --verify: how many scripts to verify at once (each makes 2-3 runs of its own).",
+)
 def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) -> None:
     """Rewrite PATHS (files or directories) in place for --mode.
 
@@ -188,20 +279,68 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
 @main.command("verify", cls=_VerifyCommand, context_settings={"ignore_unknown_options": False})
 @click.argument("script", required=False, type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--mode", type=click.Choice(MODES), default=None, help="The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the work tree).")
-@click.option("--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run.")
-@click.option("--legacy-env", multiple=True, metavar="KEY=VALUE", help="A legacy variable a launcher set (legacy run only; repeatable; with --against, replaces what the launchers at GITREV set).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True, help="Seconds per run before it is killed.")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    help=(
+        "The migration's mode (default: stochastic; with --against, the mode the migration used, detected from the "
+        "work tree)."
+    ),
+)
+@click.option(
+    "--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run."
+)
+@click.option(
+    "--legacy-env",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help=(
+        "A legacy variable a launcher set (legacy run only; repeatable; with --against, replaces what the launchers "
+        "at GITREV set)."
+    ),
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=600.0,
+    show_default=True,
+    help="Seconds per run before it is killed.",
+)
 @click.option(
     "--against",
     "against",
     metavar="GITREV",
-    help="The work tree is migrated: run the legacy side from the tree at GITREV (its modules, its launchers' settings). Without SCRIPT: every script whose migration changed since GITREV.",
+    help=(
+        "The work tree is migrated: run the legacy side from the tree at GITREV (its modules, its launchers' "
+        "settings). Without SCRIPT: every script whose migration changed since GITREV."
+    ),
 )
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="With several scripts: how many to verify at once (each makes 2-3 runs of its own).")
-@click.option("--list", "list_only", is_flag=True, help="With --against: print the scripts to verify, with their settings, as JSON (a CI matrix); run nothing.")
-@click.option("--merge", is_flag=True, help="SCRIPT and the arguments after it are --json files of earlier verifies: print one table, exit with one code.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True, path_type=Path), metavar="FILE", help="Also write every record and the verdict as JSON.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="With several scripts: how many to verify at once (each makes 2-3 runs of its own).",
+)
+@click.option(
+    "--list",
+    "list_only",
+    is_flag=True,
+    help="With --against: print the scripts to verify, with their settings, as JSON (a CI matrix); run nothing.",
+)
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="SCRIPT and the arguments after it are --json files of earlier verifies: print one table, exit with one code.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    metavar="FILE",
+    help="Also write every record and the verdict as JSON.",
+)
 @click.option(
     "--plot",
     "plot_path",
@@ -236,7 +375,9 @@ def verify(
     Progress goes to stderr; the report to stdout."""
     after_dashdash = click.get_current_context().meta.get(_AFTER_DASHDASH)
     given = (script is not None) + len(script_args)
-    if script is not None and (str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)):
+    if script is not None and (
+        str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)
+    ):
         # every word came after `--` (only there can SCRIPT start with a dash): `verify --against
         # REV -- --flag` passes the arguments to every script of the commit
         script_args, script = (str(script), *script_args), None
@@ -265,7 +406,9 @@ def verify(
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
-    _verify_planned(request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, json_path=json_path, plot_path=plot_path)
+    _verify_planned(
+        request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, json_path=json_path, plot_path=plot_path
+    )
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -326,7 +469,16 @@ def _plan(request: _Planned, checkout: Any, steps: int, notes: list[str]) -> lis
     return plan_tree(checkout, request.mode, request.env, request.args if request.explicit else None, notes)
 
 
-def _verify_planned(request: _Planned, *, steps: int, timeout: float, jobs: int, list_only: bool, json_path: Path | None, plot_path: Path | None) -> None:
+def _verify_planned(
+    request: _Planned,
+    *,
+    steps: int,
+    timeout: float,
+    jobs: int,
+    list_only: bool,
+    json_path: Path | None,
+    plot_path: Path | None,
+) -> None:
     """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
     verify the one job with its full report, or verify them all into one table."""
     import json
@@ -348,30 +500,69 @@ def _verify_planned(request: _Planned, *, steps: int, timeout: float, jobs: int,
                 checkout = stack.enter_context(Checkout(repo_root(where, against), against))
             planned = _plan(request, checkout, steps, notes)
             if list_only:
-                click.echo(json.dumps({"against": against, "sha": checkout.sha if checkout else None, "scripts": list_entries(planned, against)}, indent=2))
+                click.echo(
+                    json.dumps(
+                        {
+                            "against": against,
+                            "sha": checkout.sha if checkout else None,
+                            "scripts": list_entries(planned, against),
+                        },
+                        indent=2,
+                    )
+                )
                 sys.exit(EXIT_OK)
             if plot_path is not None and len(planned) != 1:
-                _usage(f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)")
+                _usage(
+                    f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)"
+                )
             if len(planned) == 1 and script is not None and not request.launcher:
                 job = planned[0]
                 with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
                     report = verify_script(
-                        job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env, script_args=job.args, timeout=timeout, checkout=checkout, legacy_env_source=job.source, progress=progress
+                        job.script,
+                        mode=job.mode,
+                        steps=steps,
+                        legacy_env=job.legacy_env,
+                        script_args=job.args,
+                        timeout=timeout,
+                        checkout=checkout,
+                        legacy_env_source=job.source,
+                        progress=progress,
                     )
                 _finish_one(report, job.notes, json_path, plot_path)
                 return
-            _verify_table(planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, json_path=json_path)
+            _verify_table(
+                planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, json_path=json_path
+            )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         if json_path is not None:
-            _write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script) if script else None, "error": error_dict(exc)})
+            _write_json(
+                json_path,
+                {
+                    "schema": SCHEMA,
+                    "passed": False,
+                    "script": str(script) if script else None,
+                    "error": error_dict(exc),
+                },
+            )
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
 
 
-def _verify_table(planned: list[Any], checkout: Any, request: _Planned, notes: list[str], *, steps: int, timeout: float, jobs: int, json_path: Path | None) -> NoReturn:
+def _verify_table(
+    planned: list[Any],
+    checkout: Any,
+    request: _Planned,
+    notes: list[str],
+    *,
+    steps: int,
+    timeout: float,
+    jobs: int,
+    json_path: Path | None,
+) -> NoReturn:
     """Verify every planned job (``jobs`` at once), print each report, then one table; exit
     with the table's code."""
     from .verify import format_report
@@ -380,7 +571,11 @@ def _verify_table(planned: list[Any], checkout: Any, request: _Planned, notes: l
 
     against = request.against
     label = checkout.label if checkout is not None else None
-    title = (f"bf16-migrate verify --against {against} ({checkout.sha[:12]})" if checkout is not None else f"bf16-migrate verify {request.script}") + f": {len(planned)} verify(s), --jobs {jobs}"
+    title = (
+        f"bf16-migrate verify --against {against} ({checkout.sha[:12]})"
+        if checkout is not None
+        else f"bf16-migrate verify {request.script}"
+    ) + f": {len(planned)} verify(s), --jobs {jobs}"
     if not planned:
         click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
         for note in notes:
@@ -399,7 +594,15 @@ def _verify_table(planned: list[Any], checkout: Any, request: _Planned, notes: l
     if jobs > 1:
         _warn_cores(jobs)
     started = time.monotonic()
-    outcomes = run_jobs(planned, checkout, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for, announce=lambda text: click.echo(f"verify: {text}", err=True))
+    outcomes = run_jobs(
+        planned,
+        checkout,
+        steps=steps,
+        timeout=timeout,
+        parallel=jobs,
+        progress_for=progress_for,
+        announce=lambda text: click.echo(f"verify: {text}", err=True),
+    )
     for outcome in outcomes:
         click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
         if outcome.report is not None:
@@ -423,7 +626,11 @@ def _warn_cores(jobs: int) -> None:
     per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
     cores = os.cpu_count() or 1
     if jobs * per > cores:
-        click.echo(f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on {cores} core(s): the runs will compete for them", err=True)
+        click.echo(
+            f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on {cores} "
+            "core(s): the runs will compete for them",
+            err=True,
+        )
 
 
 def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
@@ -436,7 +643,8 @@ def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
     from_launcher = any(job.legacy_env and job.source != ["--legacy-env"] for job in planned)
     if legacy.is_file() and read_source(legacy) == read_source(script) and not from_launcher:
         raise RunError(
-            f"--against {checkout.rev}: {script} is the same at {checkout.rev} as in the work tree, so nothing was migrated between them",
+            f"--against {checkout.rev}: {script} is the same at {checkout.rev} as in the work tree, so nothing was "
+            "migrated between them",
             hint="name the commit before the migration (e.g. HEAD~1), or migrate the file first",
         )
 
@@ -466,7 +674,16 @@ def _finish_one(report: Any, notes: list[str], json_path: Path | None, plot_path
     sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
 
 
-def _verify_one(script: Path, script_args: tuple[str, ...], mode: str, steps: int, env: dict[str, str], timeout: float, json_path: Path | None, plot_path: Path | None) -> None:
+def _verify_one(
+    script: Path,
+    script_args: tuple[str, ...],
+    mode: str,
+    steps: int,
+    env: dict[str, str],
+    timeout: float,
+    json_path: Path | None,
+    plot_path: Path | None,
+) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
     from .verify import RunError, verify_script
     from .verify.progress import make_progress

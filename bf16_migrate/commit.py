@@ -114,7 +114,9 @@ def plan_write(path: Path, text: str, encoding: str, roots: list[Path], phase: i
     try:
         data = text.encode(encoding)
     except UnicodeEncodeError as exc:
-        raise WriteRefused(f"{path}: cannot write: the new text cannot be encoded as {encoding} ({exc.reason})") from None
+        raise WriteRefused(
+            f"{path}: cannot write: the new text cannot be encoded as {encoding} ({exc.reason})"
+        ) from None
     return plan_bytes(path, data, roots, phase)
 
 
@@ -131,7 +133,10 @@ def plan_bytes(path: Path, data: bytes, roots: list[Path], phase: int) -> Write:
         reason = "symlink loop" if exc.errno == errno.ELOOP else exc.strerror
         raise WriteRefused(f"{path}: cannot write: {reason}") from None
     if stat.S_ISLNK(link.st_mode) and not _inside(target, roots):
-        raise WriteRefused(f"{path}: not written: it is a symlink to {target}, outside the paths given; migrate {target} itself (name it on the command line)")
+        raise WriteRefused(
+            f"{path}: not written: it is a symlink to {target}, outside the paths given; migrate {target} itself "
+            "(name it on the command line)"
+        )
     if not stat.S_ISREG(info.st_mode):
         raise WriteRefused(f"{path}: not written: not a regular file ({describe_file_type(info.st_mode)})")
     if not info.st_mode & 0o222 or not os.access(target, os.W_OK):

@@ -43,7 +43,9 @@ class Diagnostic:
         if rule is None:
             raise ValueError(f"unknown diagnostic code {self.code!r}")
         if self.fixed and not rule.fixable:
-            raise ValueError(f"{self.code} is reported fixed, but its rule page says {rule.fix!r} (rules/diagnostics*.toml)")
+            raise ValueError(
+                f"{self.code} is reported fixed, but its rule page says {rule.fix!r} (rules/diagnostics*.toml)"
+            )
 
     def format_text(self) -> str:
         """``path:line:col: CODE message [fixed]``."""
@@ -75,11 +77,16 @@ def kept_reason(code: str, variant: str | None = None, /, **fields: object) -> s
         raise ValueError(f"unknown diagnostic code {code!r}")
     template = rule.template(variant)
     if not (template.startswith(KEPT_LEAD) and template.endswith(KEPT_ALSO)):
-        raise ValueError(f"{code}{f' ({variant})' if variant else ''}: the template is not {KEPT_LEAD}<reason>{KEPT_ALSO}: {template!r}")
+        raise ValueError(
+            f"{code}{f' ({variant})' if variant else ''}: the template is not {KEPT_LEAD}<reason>{KEPT_ALSO}: "
+            f"{template!r}"
+        )
     return template[len(KEPT_LEAD) : -len(KEPT_ALSO)].format(**fields)
 
 
-def report(code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object) -> Diagnostic:
+def report(
+    code: str, path: str, line: int, col: int, fixed: bool, variant: str | None = None, /, **fields: object
+) -> Diagnostic:
     """The finding ``code`` at ``path:line:col``, its message the catalogue's template
     (``message``, or ``variants.<variant>``) formatted with ``fields`` (:func:`message`): the
     one emitter outside the codemod (:meth:`bf16_migrate.python.context.FileContext.report` is
@@ -98,7 +105,10 @@ def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = (), h
     """All diagnostics (and per-file errors) as one JSON document: ``{"diagnostics": [...],
     "errors": [...], "held_back": [...]}``, each diagnostic an object with code, path, line,
     col, message, fixed; ``held_back`` the files not written because another one could not be."""
-    return json.dumps({"diagnostics": [as_dict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)}, indent=2)
+    return json.dumps(
+        {"diagnostics": [as_dict(d) for d in diagnostics], "errors": list(errors), "held_back": list(held_back)},
+        indent=2,
+    )
 
 
 def format_todo(diagnostics: Iterable[Diagnostic]) -> str:
@@ -139,7 +149,10 @@ def rule_page(rule: DiagnosticRule) -> str:
     )
 
 
-README_BEGIN = "<!-- diagnostics-table: generated from rules/diagnostics*.toml by `python -m bf16_migrate.diagnostics --readme`; do not edit -->"
+README_BEGIN = (
+    "<!-- diagnostics-table: generated from rules/diagnostics*.toml by `python -m bf16_migrate.diagnostics --readme`; "
+    "do not edit -->"
+)
 README_END = "<!-- end of diagnostics-table -->"
 
 

@@ -30,7 +30,21 @@ class HelpersModuleError(ValueError):
 
 # A module beside the script shadows any installed one of that name (the script's directory comes
 # first on sys.path): the standard library's (sys.stdlib_module_names) and these are refused.
-_INSTALLED = frozenset({"torch", "torch_xla", "torchvision", "numpy", "transformers", "accelerate", "datasets", "neuronx_distributed", "torch_neuronx", "lightning", "pytorch_lightning"})
+_INSTALLED = frozenset(
+    {
+        "torch",
+        "torch_xla",
+        "torchvision",
+        "numpy",
+        "transformers",
+        "accelerate",
+        "datasets",
+        "neuronx_distributed",
+        "torch_neuronx",
+        "lightning",
+        "pytorch_lightning",
+    }
+)
 
 
 def check_name(name: str) -> str:
@@ -38,9 +52,13 @@ def check_name(name: str) -> str:
     :class:`HelpersModuleError` with a one-line message: not an identifier, or the name of a
     standard-library or training-stack module it would shadow."""
     if not name.isidentifier():
-        raise HelpersModuleError(f"--helpers-module {name!r}: not a plain Python module name (letters, digits, _; no dots)")
+        raise HelpersModuleError(
+            f"--helpers-module {name!r}: not a plain Python module name (letters, digits, _; no dots)"
+        )
     if name in sys.stdlib_module_names or name in _INSTALLED:
-        raise HelpersModuleError(f"--helpers-module {name!r}: a module of that name beside the scripts would shadow the installed {name}")
+        raise HelpersModuleError(
+            f"--helpers-module {name!r}: a module of that name beside the scripts would shadow the installed {name}"
+        )
     return name
 
 
@@ -61,7 +79,10 @@ def usable_for(script: Path, name: str) -> str | None:
     if re.search(rf"^\s*(?:import|from)\s+{re.escape(name)}\b", source, re.M):
         return f"{script} already imports a module named {name}"
     if (script.parent / "__init__.py").exists():
-        return f"{script.parent} is a package (it has __init__.py; run as `python -m` the module beside the script is not found)"
+        return (
+            f"{script.parent} is a package (it has __init__.py; run as `python -m` the module beside the script is "
+            "not found)"
+        )
     target = module_path(script, name)
     if target.is_symlink() or (target.exists() and not target.is_file()):
         return f"{target} exists and is not a regular file"

@@ -50,7 +50,10 @@ def docs_findings(path: str, text: str) -> list[Diagnostic]:
     by_line: dict[int, list[tuple[int, str]]] = {}
     for line, col, variable in mentions(text):
         by_line.setdefault(line, []).append((col, variable))
-    return [report("BFM091", path, line, found[0][0], False, variables=named([v for _, v in found])) for line, found in sorted(by_line.items())]
+    return [
+        report("BFM091", path, line, found[0][0], False, variables=named([v for _, v in found]))
+        for line, found in sorted(by_line.items())
+    ]
 
 
 def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Diagnostic]:
@@ -58,7 +61,10 @@ def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Di
     a compiled or data file, which only a rebuild from migrated sources changes)."""
     kind = f"`{path.suffix}`" if path.suffix else f"`{path.name}`"
     variant = "binary" if binary else None
-    return [report("BFM090", str(path), line, col, False, variant, variable=variable, kind=kind) for line, col, variable in mentions(text)]
+    return [
+        report("BFM090", str(path), line, col, False, variant, variable=variable, kind=kind)
+        for line, col, variable in mentions(text)
+    ]
 
 
 def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
@@ -83,12 +89,19 @@ def decode_text(data: bytes) -> tuple[str, bool]:
     byte-order mark, UTF-16 without one when a name appears in it that way, otherwise UTF-8
     with undecodable bytes replaced (a Latin-1 README still gets its findings). ``binary`` is
     True when NUL bytes remain in UTF-8 reading (a compiled or data file)."""
-    for bom, codec in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, codec in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             return data.decode(codec, "replace"), False
     if b"\0" in data:
         for codec in ("utf-16-le", "utf-16-be"):
-            if any(name.encode(codec) in data for name in load_rules().variables) and not any(name.encode() in data for name in load_rules().variables):
+            if any(name.encode(codec) in data for name in load_rules().variables) and not any(
+                name.encode() in data for name in load_rules().variables
+            ):
                 return data.decode(codec, "replace"), False
         return data.decode("utf-8", "replace"), True
     return data.decode("utf-8-sig", "replace"), False

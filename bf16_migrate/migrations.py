@@ -27,7 +27,9 @@ def _key(call: Call) -> Hashable:
     optional argument of ``migrate_source`` that can be None defaults to None)."""
     source, mode, path, options = call
     given = ((name, value) for name, value in options.items() if value is not None)
-    frozen = tuple(sorted((name, tuple(sorted(value.items())) if isinstance(value, Mapping) else value) for name, value in given))
+    frozen = tuple(
+        sorted((name, tuple(sorted(value.items())) if isinstance(value, Mapping) else value) for name, value in given)
+    )
     return source, mode, path, frozen
 
 
@@ -98,4 +100,6 @@ class Migrations:
 def _answer(done: MigrationResult | ParseError) -> MigrationResult:
     if isinstance(done, ParseError):
         raise done
-    return dataclasses.replace(done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers))
+    return dataclasses.replace(
+        done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers)
+    )

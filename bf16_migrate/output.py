@@ -91,7 +91,13 @@ def file_edits(old: str, new: str) -> list[dict]:
     out = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag != "equal":
-            out.append({"content": "".join(b[j1:j2]), "location": {"row": i1 + 1, "column": 1}, "end_location": {"row": i2 + 1, "column": 1}})
+            out.append(
+                {
+                    "content": "".join(b[j1:j2]),
+                    "location": {"row": i1 + 1, "column": 1},
+                    "end_location": {"row": i2 + 1, "column": 1},
+                }
+            )
     return out
 
 
@@ -101,7 +107,10 @@ def statistics(diagnostics: Iterable[Diagnostic]) -> list[dict]:
     counts: dict[str, int] = {}
     for d in diagnostics:
         counts[d.code] = counts.get(d.code, 0) + 1
-    return [{"code": code, "name": catalogue[code].title, "count": count, "fixable": catalogue[code].fixable} for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    return [
+        {"code": code, "name": catalogue[code].title, "count": count, "fixable": catalogue[code].fixable}
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def to_json(report: Report) -> str:
@@ -193,7 +202,9 @@ def to_sarif(report: Report, version: str) -> str:
         "invocations": [
             {
                 "executionSuccessful": not (report.errors or report.held_back),
-                "toolExecutionNotifications": [{"level": "error", "message": {"text": error}} for error in report.errors],
+                "toolExecutionNotifications": [
+                    {"level": "error", "message": {"text": error}} for error in report.errors
+                ],
             }
         ],
         "results": results,
@@ -204,7 +215,9 @@ def to_sarif(report: Report, version: str) -> str:
 def _sarif_result(d: Diagnostic, report: Report, index: dict[str, int], suppressed: bool) -> dict:
     file, line, col, prefix = location(d)
     uri = _uri(file)
-    physical: dict = {"artifactLocation": {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {})}}
+    physical: dict = {
+        "artifactLocation": {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {})}
+    }
     if line is not None:
         physical["region"] = {"startLine": line, "startColumn": col}
     result = {
@@ -239,7 +252,10 @@ def sarif_fix(path: str, old: str, new: str) -> dict:
     uri = _uri(path)
     location = {"uri": uri, **({"uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {})}
     return {
-        "description": {"text": f"bf16-migrate's change of {path} (the codemod plans a file's change as a whole: these are all of its edits)"},
+        "description": {
+            "text": f"bf16-migrate's change of {path} (the codemod plans a file's change as a whole: these are all of "
+            "its edits)"
+        },
         "artifactChanges": [{"artifactLocation": location, "replacements": replacements}],
     }
 
@@ -285,5 +301,10 @@ def to_github(report: Report) -> list[str]:
     lines = [github_command(d, report.dry_run) for d in report.reported]
     lines += [f"::error title=bf16-migrate::{escape_data(error)}" for error in report.errors]
     if report.held_back:
-        lines.append(f"::error title=bf16-migrate::{escape_data('not written, so that no launcher is migrated without its script: ' + ', '.join(report.held_back))}")
+        lines.append(
+            "::error title=bf16-migrate::"
+            + escape_data(
+                "not written, so that no launcher is migrated without its script: " + ", ".join(report.held_back)
+            )
+        )
     return lines

@@ -148,8 +148,9 @@ def mentioning(names: Sequence[str], on_found: Callable[[], None] | None = None)
     long (:data:`PREPARE_FROM`) and the files are read in two processes: then at once.
 
     From :data:`PARALLEL_FROM` files on, with two cores or more to fork to
-    (:func:`bf16_migrate.workers.fork_workers`), the files are read in two processes (:func:`bf16_migrate.prefilter_fork.read_forked`):
-    a forked child from the front of the list, this process from the back. The two meet wherever
+    (:func:`bf16_migrate.workers.fork_workers`), the files are read in two processes
+    (:func:`bf16_migrate.prefilter_fork.read_forked`): a forked child from the front of the list,
+    this process from the back. The two meet wherever
     the work takes them, so this process can stop to run ``on_found`` while the child reads on."""
     if len(names) >= PARALLEL_FROM and workers.fork_workers() >= 2:
         from .prefilter_fork import read_forked

@@ -27,7 +27,9 @@ _FRONT, _BACK, _FOUND, _STOP = range(4)  # int64 slots of the shared mapping
 _INDEX = struct.Struct("<q")
 
 
-def read_forked(names: Sequence[str], test: Callable[[str], bool], on_found: Callable[[], None] | None, at_once: bool = False) -> list[str]:
+def read_forked(
+    names: Sequence[str], test: Callable[[str], bool], on_found: Callable[[], None] | None, at_once: bool = False
+) -> list[str]:
     """Those of ``names`` for which ``test`` (:func:`bf16_migrate.prefilter.mentions_legacy`) is
     True, in the order of ``names``, read by this process and a forked child (see the module's
     docstring). ``on_found`` is called once in this process: as soon as either process has found

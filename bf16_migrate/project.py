@@ -120,8 +120,19 @@ def migrate_paths(
     external: dict[Path, dict[str, str]] = {}
     runs = Migrations()  # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
     if legacy_env:
-        external = _legacy_env_scripts(paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore, runs)
-    planner = LinkPlanner(mode, tree.read_python, tree.load, tree.includers, fp32_optimizer_state=fp32_optimizer_state, launched_with=external, helpers_module=helpers_module, migrations=runs)
+        external = _legacy_env_scripts(
+            paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore, runs
+        )
+    planner = LinkPlanner(
+        mode,
+        tree.read_python,
+        tree.load,
+        tree.includers,
+        fp32_optimizer_state=fp32_optimizer_state,
+        launched_with=external,
+        helpers_module=helpers_module,
+        migrations=runs,
+    )
     taken = {path.resolve() for path in python_files}
     for candidate in candidates:
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -132,7 +143,15 @@ def migrate_paths(
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
     results = planner.run(python_files)
-    results = migrate_imported_modules(results, tree.read_python, lambda path: _root_of(path, roots), mode, fp32_optimizer_state, planner.errors, migrate=runs)
+    results = migrate_imported_modules(
+        results,
+        tree.read_python,
+        lambda path: _root_of(path, roots),
+        mode,
+        fp32_optimizer_state,
+        planner.errors,
+        migrate=runs,
+    )
     outcome.errors.extend(planner.errors)
     _collect_diagnostics(outcome, extra, results)
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
@@ -141,7 +160,9 @@ def migrate_paths(
     planned += _helpers_modules(planned, helpers_module)
     _record_changes(outcome, planned)
     if write:
-        outcome.removed = remove_stale_temporaries(sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned}))
+        outcome.removed = remove_stale_temporaries(
+            sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned})
+        )
         if planned:
             _take_snapshot(planned, snapshot)
             _commit(planned, paths, outcome)
@@ -212,7 +233,12 @@ def _hold_back(outcome: Outcome, planned: list, hold) -> list:
     ``outcome.kept``); their fixed findings become unfixed, with the reason."""
     outcome.kept = hold(planned)
     why = {str(path): reason for path, reason in outcome.kept.items()}
-    outcome.diagnostics = [dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})") if d.fixed and d.path in why else d for d in outcome.diagnostics]
+    outcome.diagnostics = [
+        dataclasses.replace(d, fixed=False, message=f"{d.message} (left as it is: {why[d.path]})")
+        if d.fixed and d.path in why
+        else d
+        for d in outcome.diagnostics
+    ]
     return [result for result in planned if result.path not in outcome.kept]
 
 
@@ -286,7 +312,12 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     outcome.errors.extend(report.failed.values())
     outcome.held_back = list(report.not_written)
     unwritten = {str(path) for path in [*report.failed, *report.not_written]}
-    outcome.diagnostics = [dataclasses.replace(d, fixed=False, message=f"{d.message} (not written)") if d.fixed and d.path in unwritten else d for d in outcome.diagnostics]
+    outcome.diagnostics = [
+        dataclasses.replace(d, fixed=False, message=f"{d.message} (not written)")
+        if d.fixed and d.path in unwritten
+        else d
+        for d in outcome.diagnostics
+    ]
 
 
 def _is_test_file(path: Path) -> bool:
@@ -299,7 +330,18 @@ def _is_test_file(path: Path) -> bool:
 _REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
 
 
-def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_files, extra, outcome, ignore=None, runs: Migrations | None = None) -> dict[Path, dict[str, str]]:
+def _legacy_env_scripts(
+    paths,
+    exclude,
+    mode,
+    env,
+    fp32_optimizer_state,
+    python_files,
+    extra,
+    outcome,
+    ignore=None,
+    runs: Migrations | None = None,
+) -> dict[Path, dict[str, str]]:
     """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
     to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
     setting that switches bf16 on when no file can take the change."""
@@ -330,13 +372,17 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
         if not direct and "parameters" not in source.text:
             continue  # no `<model>.parameters()`: a module, not a script the change goes to
         try:
-            trial = (runs or migrate_source)(source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state)
+            trial = (runs or migrate_source)(
+                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state
+            )
         except ParseError:
             if direct:  # reported when the file is migrated
                 python_files[path] = (source.text, source.encoding)
             continue
         refused = [d for d in trial.diagnostics if not d.fixed and d.code in _REFUSALS]
-        took = not refused and (trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics))
+        took = not refused and (
+            trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics)
+        )
         has_optimizer = any(d.code == "BFM011" for d in refused)
         if took or direct or has_optimizer:
             # a script: it gets the change, or (named directly, or it builds an optimizer the
@@ -348,11 +394,17 @@ def _legacy_env_scripts(paths, exclude, mode, env, fp32_optimizer_state, python_
         where = paths[0] if paths else Path(".")
         named = ", ".join(str(p) for p in paths)
         for key, value in active.items():
-            extra.append(report("BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode))
+            extra.append(
+                report(
+                    "BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode
+                )
+            )
     return targets
 
 
-def _one(candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome) -> None:
+def _one(
+    candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome
+) -> None:
     path = candidate.path
     if candidate.kind not in ("python", *KINDS):
         _reported_only(candidate, extra, outcome)

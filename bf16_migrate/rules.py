@@ -66,7 +66,12 @@ def _read(path: Path) -> dict:
 def _read_modes(directory: Path) -> tuple[str, ...]:
     path = directory / "modes.toml"
     modes = _read(path).get("modes")
-    if not (isinstance(modes, list) and modes and all(isinstance(m, str) and m for m in modes) and len(set(modes)) == len(modes)):
+    if not (
+        isinstance(modes, list)
+        and modes
+        and all(isinstance(m, str) and m for m in modes)
+        and len(set(modes)) == len(modes)
+    ):
         raise RuleError(f"{path}: 'modes' must be a non-empty list of distinct names")
     return tuple(modes)
 
@@ -90,7 +95,18 @@ def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
     return tuple(names)
 
 
-EMITS = frozenset({"stochastic-rounding", "model-cast", "input-cast", "fp32-loss-accumulator", "fp32-master-weights", "fp32-grad-norm", "autocast", "bf16-attention-math"})
+EMITS = frozenset(
+    {
+        "stochastic-rounding",
+        "model-cast",
+        "input-cast",
+        "fp32-loss-accumulator",
+        "fp32-master-weights",
+        "fp32-grad-norm",
+        "autocast",
+        "bf16-attention-math",
+    }
+)
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 
@@ -167,7 +183,10 @@ class DiagnosticRule:
         template = self.template(variant)
         wanted = template_fields(template)
         if set(fields) != wanted:
-            raise KeyError(f"{self.code}{f' ({variant})' if variant else ''}: the template wants fields {sorted(wanted)}, got {sorted(fields)}")
+            raise KeyError(
+                f"{self.code}{f' ({variant})' if variant else ''}: the template wants fields {sorted(wanted)}, got "
+                f"{sorted(fields)}"
+            )
         return template.format(**{name: _one_line(value) for name, value in fields.items()})
 
 
@@ -304,7 +323,10 @@ def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
         variants = entry.get("variants", {})
         if not isinstance(variants, dict) or not all(isinstance(v, str) for v in variants.values()):
             raise RuleError(f"{where}: 'variants' must be a table of message templates")
-        for name, template in [("message", _need(entry, "message", str, where)), *((f"variants.{k}", v) for k, v in variants.items())]:
+        for name, template in [
+            ("message", _need(entry, "message", str, where)),
+            *((f"variants.{k}", v) for k, v in variants.items()),
+        ]:
             try:
                 reserved = template_fields(template) & {"fixed", "variant"}
             except ValueError as e:
@@ -405,7 +427,8 @@ def is_truthy(value: str) -> bool:
     """How torch-xla parses a boolean variable: ``"true"`` is on, ``"false"`` off, otherwise
     the leading integer (C ``atoi``) is on when non-zero, so ``"1"`` is on and ``""``, ``"0"``,
     ``"yes"`` are off. Source: ``torch_xla/csrc/runtime/sys_util.cc`` ``GetEnvBool``; checked on
-    the XLA CPU device with torch-xla 2.9 (measured: ``XLA_USE_BF16=<v>``, then the element type of a device op in its HLO)."""
+    the XLA CPU device with torch-xla 2.9 (measured: ``XLA_USE_BF16=<v>``, then the element type
+    of a device op in its HLO)."""
     if value == "true":
         return True
     if value == "false":

@@ -93,7 +93,9 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     exclude = (*exclude, *config.extend_exclude, *options.extend_exclude)
     # the rules (TOML) are loaded only when a code or a variable is to be checked: a run on
     # files that name nothing never reads them
-    codes = load_rules().diagnostics if (options.select or options.ignore_codes or config.select or config.ignore) else {}
+    codes = (
+        load_rules().diagnostics if (options.select or options.ignore_codes or config.select or config.ignore) else {}
+    )
     if options.select:
         select = check_codes("--select", options.select, codes)
     else:
@@ -114,7 +116,9 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
         exclude=tuple(exclude),
         selection=Selection(select, ignore),
         legacy_env=legacy_env,
-        fp32_optimizer_state=bool(options.fp32_optimizer_state if options.fp32_optimizer_state is not None else config.fp32_optimizer_state),
+        fp32_optimizer_state=bool(
+            options.fp32_optimizer_state if options.fp32_optimizer_state is not None else config.fp32_optimizer_state
+        ),
         helpers_module=_helpers_module(options.helpers_module, config.helpers_module, where),
         respect_gitignore=_first(options.respect_gitignore, config.respect_gitignore, True),
         force_exclude=_first(options.force_exclude, config.force_exclude, False),
@@ -131,7 +135,9 @@ def _helpers_module(option: str | None, configured: str | None, where: str) -> s
     try:
         return check_name(name)
     except HelpersModuleError as exc:
-        raise ConfigError(str(exc) if option is not None else f"{where} helpers-module = {name!r}: not a plain Python module name") from None
+        raise ConfigError(
+            str(exc) if option is not None else f"{where} helpers-module = {name!r}: not a plain Python module name"
+        ) from None
 
 
 def _default_root(paths: list[Path]) -> Path:
@@ -170,7 +176,11 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     ignore = GitIgnore(settings.root) if settings.respect_gitignore else None
     if settings.force_exclude:
         named = [stdin_path] if stdin_path is not None else paths
-        skipped = [p for p in named if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))]
+        skipped = [
+            p
+            for p in named
+            if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
+        ]
         if stdin and skipped:
             _write_stdout(sys.stdin.buffer.read())  # as ruff does: an excluded file comes back as it is
             return EXIT_OK
@@ -209,7 +219,9 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     return code
 
 
-def _verify_rewrite(outcome, snapshot: dict, paths: list[Path], options: RunOptions, settings: Settings, ignore, code: int) -> int:
+def _verify_rewrite(
+    outcome, snapshot: dict, paths: list[Path], options: RunOptions, settings: Settings, ignore, code: int
+) -> int:
     """``--verify``: every rewritten legacy script run on the XLA device against its bytes
     before the rewrite (:func:`bf16_migrate.verify.after_rewrite.verify_rewrite`), one table
     (stdout in text format, stderr otherwise, so a json/sarif stdout stays one document);
@@ -248,7 +260,10 @@ def _verify_rewrite(outcome, snapshot: dict, paths: list[Path], options: RunOpti
         click.echo(f"error: --verify: the tree before the rewrite could not be mirrored: {exc}", err=True)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        click.echo("bf16-migrate --verify: interrupted; the runs were stopped, nothing was reverted (the rewrite stays)", err=True)
+        click.echo(
+            "bf16-migrate --verify: interrupted; the runs were stopped, nothing was reverted (the rewrite stays)",
+            err=True,
+        )
         return EXIT_INTERRUPTED
     echo(result.table.rstrip("\n"), False)
     revert = result.revert
@@ -256,12 +271,24 @@ def _verify_rewrite(outcome, snapshot: dict, paths: list[Path], options: RunOpti
         if revert.failed:
             for why in revert.failed.values():
                 click.echo(f"error: --revert-failed: {why}", err=True)
-            click.echo("error: --revert-failed: nothing was put back (the files above could not be); the rewrite stays as written", err=True)
+            click.echo(
+                "error: --revert-failed: nothing was put back (the files above could not be); the rewrite stays as "
+                "written",
+                err=True,
+            )
             return EXIT_ERROR
         back = [str(p) for p in revert.restored] + [f"{p} (removed)" for p in revert.removed]
-        click.echo(f"bf16-migrate --revert-failed: put back {len(back)} file(s) as they were before the rewrite: {', '.join(back)}", err=True)
+        click.echo(
+            f"bf16-migrate --revert-failed: put back {len(back)} file(s) as they were before the rewrite: "
+            f"{', '.join(back)}",
+            err=True,
+        )
         if revert.kept:
-            click.echo(f"bf16-migrate --revert-failed: left migrated, no verdict speaks for them: {', '.join(map(str, revert.kept))}", err=True)
+            click.echo(
+                "bf16-migrate --revert-failed: left migrated, no verdict speaks for them: "
+                f"{', '.join(map(str, revert.kept))}",
+                err=True,
+            )
     worst = max(code, result.exit_code)
     return worst
 
@@ -366,7 +393,9 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     def rename(value: str) -> str:
         return value.replace(str(path), str(name))
 
-    outcome.diagnostics = [dataclasses.replace(d, path=rename(d.path), message=rename(d.message)) for d in outcome.diagnostics]
+    outcome.diagnostics = [
+        dataclasses.replace(d, path=rename(d.path), message=rename(d.message)) for d in outcome.diagnostics
+    ]
     outcome.errors = [rename(e) for e in outcome.errors]
     new = outcome.sources.get(path, (text, text))[1]
     if options.show_diff:
@@ -385,7 +414,9 @@ def _write_stdout(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = False, dry_run: bool | None = None) -> int:
+def _report(  # noqa: C901
+    outcome, options: RunOptions, settings: Settings, to_stderr: bool = False, dry_run: bool | None = None
+) -> int:
     """Print the outcome in the chosen format and return the exit code."""
     dry = (options.show_diff or options.check) if dry_run is None else dry_run
     texts = {str(path): old for path, (old, _new) in outcome.sources.items()}
@@ -440,7 +471,10 @@ def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = 
                 err(f"error: {error}")
         if outcome.held_back:
             written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
-            err(f"error: not written, so that no launcher is migrated without its script: {', '.join(map(str, outcome.held_back))} ({written}); fix the error above and run again")
+            err(
+                "error: not written, so that no launcher is migrated without its script: "
+                f"{', '.join(map(str, outcome.held_back))} ({written}); fix the error above and run again"
+            )
         if not options.quiet:
             for path, why in report.kept.items():
                 err(f"bf16-migrate: left as it is: {path} ({why})")
@@ -452,9 +486,15 @@ def _report(outcome, options: RunOptions, settings: Settings, to_stderr: bool = 
                 if todo:
                     err(todo)
     if outcome.removed and not options.quiet:
-        err(f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: {', '.join(map(str, outcome.removed))}")
+        err(
+            f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: "
+            f"{', '.join(map(str, outcome.removed))}"
+        )
     if outcome.interrupted:
-        err(f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files above were written), then the run stopped")
+        err(
+            f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files "
+            "above were written), then the run stopped"
+        )
         return EXIT_INTERRUPTED
     if outcome.errors or outcome.held_back:
         return EXIT_ERROR

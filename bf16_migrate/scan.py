@@ -7,8 +7,9 @@ files and of directories, whose whole content is then skipped).
 A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
 read in two processes) keeps only files that name a legacy variable. Only regular files are
 opened: a FIFO, device or socket of a kind bf16-migrate handles, a dangling symlink or a symlink
-loop is a candidate with a ``problem`` (reported as that file's error), never read. Our own temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds
-come from the name (``*.py``, ``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
+loop is a candidate with a ``problem`` (reported as that file's error), never read. Our own
+temporaries (``.NAME.PID.RANDOM.bf16-migrate``) are skipped. Kinds come from the name (``*.py``,
+``*.sh``/``*.bash``, ``Dockerfile*``, ``*.yaml``/``*.yml``,
 ``.env``/``*.env``, ``*.ipynb``, documentation) or, for an extensionless file, from its ``#!``
 line. Every other text file that names a variable is a candidate too (``"unsupported"``): the
 tool is never silent about a file that names a legacy variable.
@@ -106,7 +107,9 @@ def kind_of(path: Path) -> str | None:
         return "yaml"
     if suffix in DOC_SUFFIXES or (not suffix and name.startswith(DOC_NAMES)):
         return "docs"  # before the Dockerfile names: Dockerfile.md is documentation
-    if name.startswith(("Dockerfile", "Containerfile")) or name.endswith((".dockerfile", ".Dockerfile", ".containerfile")):
+    if name.startswith(("Dockerfile", "Containerfile")) or name.endswith(
+        (".dockerfile", ".Dockerfile", ".containerfile")
+    ):
         return "dockerfile"
     if name == ".env" or name.endswith(".env") or name.startswith(".env."):
         return "dotenv"
@@ -168,7 +171,11 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
             if is_dir:
                 if entry.is_symlink():
                     continue  # os.walk does not follow a symlink to a directory
-                if (name.startswith(".") and name not in CONFIG_DIRS) or name in SKIP_DIRS or name.endswith(".egg-info"):
+                if (
+                    (name.startswith(".") and name not in CONFIG_DIRS)
+                    or name in SKIP_DIRS
+                    or name.endswith(".egg-info")
+                ):
                     continue
                 if exclude and any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base + name, p) for p in exclude):
                     continue  # a glob naming a directory skips all of it, as ruff's exclude does
@@ -222,7 +229,9 @@ def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: li
     _remembered = (list(paths), tuple(exclude), ignore, candidates)
 
 
-def scan(paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None) -> list[Candidate]:
+def scan(
+    paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
+) -> list[Candidate]:
     """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
     is the same file: it is read and written once, under the first name in sorted order).
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
@@ -285,7 +294,9 @@ def is_temporary(name: str) -> bool:
 _LAUNCHER_KINDS = ("shell", "dockerfile", "yaml", "dotenv", "notebook")
 
 
-def launchers_of(scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8) -> list[Path]:
+def launchers_of(
+    scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8
+) -> list[Path]:
     """The carriers under ``root`` that start one of the Python ``scripts`` (named explicitly)
     and name a legacy variable, directly or through other launchers (``run.sh`` runs
     ``launch.sh``, which runs ``train.py``), up to ``limit`` levels, and the env files those

@@ -187,7 +187,9 @@ def _index(comments: Iterable[Noqa]) -> dict[str, dict[int, frozenset[str]]]:
         by_line = out.setdefault(noqa.part, {})
         for line in noqa.lines:
             before = by_line.get(line)
-            by_line[line] = noqa.codes if before is None else (ALL if before is ALL or noqa.codes is ALL else before | noqa.codes)
+            by_line[line] = (
+                noqa.codes if before is None else (ALL if before is ALL or noqa.codes is ALL else before | noqa.codes)
+            )
     return out
 
 
@@ -319,7 +321,11 @@ class _File:
         for k, noqa in enumerate(self.comments):
             if noqa.codes is ALL:
                 continue
-            left = sorted(code for code in noqa.codes if code.startswith("BFM") and code != UNUSED_NOQA and (base, k, code) not in used)
+            left = sorted(
+                code
+                for code in noqa.codes
+                if code.startswith("BFM") and code != UNUSED_NOQA and (base, k, code) not in used
+            )
             if not left:
                 continue
             unknown = [code for code in left if code not in catalogue]
@@ -327,7 +333,10 @@ class _File:
             where = "in the instruction under it" if self.kind == "dockerfile" else "on its line"
             parts = [f"unused: {', '.join(unused)}"] if unused else []
             parts += [f"unknown: {', '.join(unknown)}"] if unknown else []
-            message = f"unused `noqa` directive ({'; '.join(parts)}): it suppresses no finding {where}; remove the code from the comment"
+            message = (
+                f"unused `noqa` directive ({'; '.join(parts)}): it suppresses no finding {where}; remove the code "
+                "from the comment"
+            )
             d = self.locate(Diagnostic(UNUSED_NOQA, base + noqa.part, noqa.line, noqa.col, message, False), noqa.part)
             out.append((d, UNUSED_NOQA in noqa.codes))
         return out

@@ -82,7 +82,9 @@ def migrate_imported_modules(
                 errors.append(f"{module_path}: cannot be read ({exc})")
                 continue
         try:
-            migrated = migrate(text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env)
+            migrated = migrate(
+                text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env
+            )
         except ParseError as exc:
             errors.append(str(exc))
             continue
@@ -91,7 +93,18 @@ def migrate_imported_modules(
         importer = importers[0][0]
         diags = list(migrated.diagnostics)
         if migrated.code != text:
-            diags.insert(0, report("BFM014", str(module_path), 1, 1, True, importer=importer, settings=", ".join(f"{k}={v}" for k, v in env.items())))
+            diags.insert(
+                0,
+                report(
+                    "BFM014",
+                    str(module_path),
+                    1,
+                    1,
+                    True,
+                    importer=importer,
+                    settings=", ".join(f"{k}={v}" for k, v in env.items()),
+                ),
+            )
         new = FileResult(module_path, text, migrated.code, encoding, diags)
         out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
     return out

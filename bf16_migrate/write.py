@@ -70,7 +70,10 @@ def read_source(path: Path) -> SourceFile:
     source), or holding a NUL byte (CPython refuses those); the message names the line."""
     data = read_bytes(path)
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise ReadError(f"{path}:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 coding")
+        raise ReadError(
+            f"{path}:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 "
+            "coding"
+        )
     nul = data.find(b"\0")
     if nul >= 0:
         line, col = _line_col(data, nul)
@@ -85,5 +88,7 @@ def read_source(path: Path) -> SourceFile:
         raise ReadError(f"{path}:1:1: cannot decode: {exc}") from None
     except UnicodeDecodeError as exc:
         line, col = _line_col(data, exc.start)
-        raise ReadError(f"{path}:{line}:{col}: cannot decode as {encoding}: {exc.reason} (byte 0x{data[exc.start]:02x})") from None
+        raise ReadError(
+            f"{path}:{line}:{col}: cannot decode as {encoding}: {exc.reason} (byte 0x{data[exc.start]:02x})"
+        ) from None
     return SourceFile(path, text, encoding)

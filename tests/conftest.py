@@ -54,4 +54,6 @@ def goldens(request):
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     updated = getattr(config, "_bf16_goldens_updated", [])
     if updated:
-        terminalreporter.write_line(f"--update-goldens: wrote {len(updated)} golden director(ies); review `git diff fixtures/` before committing")
+        terminalreporter.write_line(
+            f"--update-goldens: wrote {len(updated)} golden director(ies); review `git diff fixtures/` before committing"
+        )

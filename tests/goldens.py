@@ -43,7 +43,9 @@ class Goldens:
             return
         assert expected.is_dir(), f"no golden directory {expected} (run pytest --update-goldens, then review git diff)"
         found: dict[str, str | bytes] = {}
-        for path in sorted(p for p in expected.rglob("*") if p.is_file() and p.relative_to(expected).as_posix() != DIAGNOSTICS):
+        for path in sorted(
+            p for p in expected.rglob("*") if p.is_file() and p.relative_to(expected).as_posix() != DIAGNOSTICS
+        ):
             rel = path.relative_to(expected).as_posix()
             want = files.get(rel)
             found[rel] = path.read_bytes() if isinstance(want, bytes) else path.read_text()
@@ -66,7 +68,7 @@ def golden_pairs(fixtures: Path):
         if not out.is_file() or "expected" not in parts or out.name == DIAGNOSTICS:
             continue
         k = parts.index("expected")
-        rel = Path(*parts[k + 2:])
+        rel = Path(*parts[k + 2 :])
         for base in (fixtures.joinpath(*parts[:k]), fixtures / "project"):
             if (base / rel).is_file():
                 yield base / rel, out

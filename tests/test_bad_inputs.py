@@ -16,7 +16,7 @@ import pytest
 
 from bf16_migrate.python import CodemodError, ParseError, migrate_source
 
-GOOD = '''import os
+GOOD = """import os
 import torch
 
 os.environ["XLA_USE_BF16"] = "1"
@@ -26,12 +26,18 @@ for step in range(3):
     loss = model(torch.randn(2, 4)).sum()
     loss.backward()
     optimizer.step()
-'''
+"""
 
 
 def run(*args, cwd=None):
     # -P: the tree is the working directory, and its token.py must not shadow the standard library
-    return subprocess.run([sys.executable, "-P", "-m", "bf16_migrate.cli", *map(str, args)], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "bf16_migrate.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
 
 
 def errors(result) -> list[str]:
@@ -54,12 +60,36 @@ def assert_good_migrated(root: Path) -> None:
 # -- per-file isolation ---------------------------------------------------------------------------------
 BAD_PYTHON = [
     # (name, source, the error line after "error: ")
-    ("nested.py", "# XLA_USE_BF16\nx = " + "[" * 1000 + "]" * 1000 + "\n", "nested.py:2:205: not valid Python: too many nested parentheses"),
-    ("parens.py", "# XLA_USE_BF16\nx = " + "(" * 2000 + ")" * 2000 + "\n", "parens.py:2:205: not valid Python: too many nested parentheses"),
-    ("ident.py", "# XLA_USE_BF16\nimport os\nvalue\u20ac = 1\n", "ident.py:3:6: not valid Python: invalid character '€' (U+20AC)"),
-    ("py2.py", "import os\nos.environ['XLA_USE_BF16'] = '1'\n\nprint \"training\"\n", "py2.py:4:1: not valid Python: Missing parentheses in call to 'print'. Did you mean print(...)?"),
-    ("token.py", "import os\nos.environ['XLA_USE_BF16'] = '1'\nx = 'unterminated\n", "token.py:3:5: not valid Python: unterminated string literal (detected at line 3)"),
-    ("indent.py", "import os\nos.environ['XLA_USE_BF16'] = '1'\n  x = 1\n", "indent.py:3:2: not valid Python: unexpected indent"),
+    (
+        "nested.py",
+        "# XLA_USE_BF16\nx = " + "[" * 1000 + "]" * 1000 + "\n",
+        "nested.py:2:205: not valid Python: too many nested parentheses",
+    ),
+    (
+        "parens.py",
+        "# XLA_USE_BF16\nx = " + "(" * 2000 + ")" * 2000 + "\n",
+        "parens.py:2:205: not valid Python: too many nested parentheses",
+    ),
+    (
+        "ident.py",
+        "# XLA_USE_BF16\nimport os\nvalue\u20ac = 1\n",
+        "ident.py:3:6: not valid Python: invalid character '€' (U+20AC)",
+    ),
+    (
+        "py2.py",
+        "import os\nos.environ['XLA_USE_BF16'] = '1'\n\nprint \"training\"\n",
+        "py2.py:4:1: not valid Python: Missing parentheses in call to 'print'. Did you mean print(...)?",
+    ),
+    (
+        "token.py",
+        "import os\nos.environ['XLA_USE_BF16'] = '1'\nx = 'unterminated\n",
+        "token.py:3:5: not valid Python: unterminated string literal (detected at line 3)",
+    ),
+    (
+        "indent.py",
+        "import os\nos.environ['XLA_USE_BF16'] = '1'\n  x = 1\n",
+        "indent.py:3:2: not valid Python: unexpected indent",
+    ),
 ]
 
 
@@ -92,7 +122,10 @@ def test_an_internal_error_is_that_files_error(monkeypatch):
     monkeypatch.setattr(precision.Planner, "run", broken)
     with pytest.raises(CodemodError) as info:
         migrate_source(GOOD, "stochastic", "t.py")
-    assert str(info.value) == "t.py:1:1: cannot migrate: internal error (KeyError: 'boom'); this is a bf16-migrate bug, please report it"
+    assert (
+        str(info.value)
+        == "t.py:1:1: cannot migrate: internal error (KeyError: 'boom'); this is a bf16-migrate bug, please report it"
+    )
     assert isinstance(info.value, ParseError)  # every caller reports it as the file's error
 
 
@@ -158,8 +191,13 @@ def test_a_symlink_out_of_the_paths_is_refused_and_nothing_is_written(tmp_path, 
     (tree / "linked.py").symlink_to(outside)
     result = run(".", cwd=tree)
     assert result.returncode == 2
-    assert errors(result)[0] == f"error: linked.py: not written: it is a symlink to {outside}, outside the paths given; migrate {outside} itself (name it on the command line)"
-    assert errors(result)[1].startswith("error: not written, so that no launcher is migrated without its script: good.py (nothing was written)")
+    assert (
+        errors(result)[0]
+        == f"error: linked.py: not written: it is a symlink to {outside}, outside the paths given; migrate {outside} itself (name it on the command line)"
+    )
+    assert errors(result)[1].startswith(
+        "error: not written, so that no launcher is migrated without its script: good.py (nothing was written)"
+    )
     assert outside.read_text() == GOOD and (tree / "good.py").read_text() == GOOD
 
 
@@ -178,10 +216,26 @@ def test_a_hard_link_keeps_its_inode(tmp_path, tree):
 @pytest.mark.parametrize(
     "name, data, line",
     [
-        ("utf16.py", "\ufeffimport os\nos.environ['XLA_USE_BF16'] = '1'\n".encode("utf-16"), "utf16.py:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 coding"),
-        ("nul.py", b"import os\nos.environ['XLA_USE_BF16'] = '1'\nx = 1\0\n", "nul.py:3:6: cannot decode: NUL byte (a binary or UTF-16 file?)"),
-        ("latin.py", b"import os\nos.environ['XLA_USE_BF16'] = '1'\nname = '\xe9'\n", "latin.py:3:9: cannot decode as utf-8: invalid continuation byte (byte 0xe9)"),
-        ("run.sh", "export XLA_USE_BF16=1\n".encode("utf-16-le"), "run.sh:1:2: cannot decode: NUL byte (a binary or UTF-16 file?)"),
+        (
+            "utf16.py",
+            "\ufeffimport os\nos.environ['XLA_USE_BF16'] = '1'\n".encode("utf-16"),
+            "utf16.py:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 coding",
+        ),
+        (
+            "nul.py",
+            b"import os\nos.environ['XLA_USE_BF16'] = '1'\nx = 1\0\n",
+            "nul.py:3:6: cannot decode: NUL byte (a binary or UTF-16 file?)",
+        ),
+        (
+            "latin.py",
+            b"import os\nos.environ['XLA_USE_BF16'] = '1'\nname = '\xe9'\n",
+            "latin.py:3:9: cannot decode as utf-8: invalid continuation byte (byte 0xe9)",
+        ),
+        (
+            "run.sh",
+            "export XLA_USE_BF16=1\n".encode("utf-16-le"),
+            "run.sh:1:2: cannot decode: NUL byte (a binary or UTF-16 file?)",
+        ),
     ],
 )
 def test_an_undecodable_file_naming_a_variable_is_an_error(tree, name, data, line):
@@ -197,12 +251,17 @@ def test_binary_junk_naming_a_variable_is_reported(tree):
     (tree / "blob.bin").write_bytes(b"\x7fELF\0\0\x01" + b"XLA_USE_BF16\0" + bytes(range(256)))
     result = run("blob.bin", "--check", cwd=tree)
     assert result.returncode == 1
-    assert "blob.bin:1:8: BFM090 XLA_USE_BF16 is named in a binary file (`.bin`) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data" in result.stdout
+    assert (
+        "blob.bin:1:8: BFM090 XLA_USE_BF16 is named in a binary file (`.bin`) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data"
+        in result.stdout
+    )
 
 
 # -- carriers: one file's failure is its own -----------------------------------------------------------------
 def test_a_notebook_cell_without_a_type_is_that_files_error(tree):
-    (tree / "probe.ipynb").write_text('{"cells": [{"source": "import os\\nos.environ[\\"XLA_USE_BF16\\"] = \\"1\\"", "metadata": {}}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (tree / "probe.ipynb").write_text(
+        '{"cells": [{"source": "import os\\nos.environ[\\"XLA_USE_BF16\\"] = \\"1\\"", "metadata": {}}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
     result = run(".", cwd=tree)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert errors(result) == ["error: probe.ipynb:1:1: not a readable notebook: cell 1 has no `cell_type` or `source`"]
@@ -219,4 +278,7 @@ def test_an_internal_error_in_a_carrier_is_that_files_error(tree, monkeypatch):
     monkeypatch.setattr(carriers, "_analyze", broken)
     with pytest.raises(CarrierError) as info:
         carriers.analyze("shell", "export XLA_USE_BF16=1\n", "run.sh")
-    assert str(info.value) == "run.sh:1:1: cannot migrate: internal error (IndexError: boom); this is a bf16-migrate bug, please report it"
+    assert (
+        str(info.value)
+        == "run.sh:1:1: cannot migrate: internal error (IndexError: boom); this is a bf16-migrate bug, please report it"
+    )

@@ -93,9 +93,7 @@ def test_form_feeds_in_stochastic_mode_exact_bytes_and_columns():
     assert result.code == (
         "import os\n"
         "\x0c\n"
-        "\x0cimport torch\n"
-        + helpers
-        + "class Net(torch.nn.Module):\n"
+        "\x0cimport torch\n" + helpers + "class Net(torch.nn.Module):\n"
         '\x0c    """A net."""\n'
         "    def forward(self, x):\n"
         "        return x\n"
@@ -127,7 +125,9 @@ def test_a_file_with_form_feeds_and_nothing_to_edit_is_returned_as_it_is():
 def test_column_after_a_form_feed_inside_the_indentation():
     """BFM042 points at the string literal: column 9 without the form feed, 10 with it."""
     source = 'def f():\n    x = 1\n    y = "XLA_USE_BF16"\n'
-    assert [(d.code, d.line, d.col) for d in migrate_source(source, "stochastic", "f.py").diagnostics] == [("BFM042", 3, 9)]
+    assert [(d.code, d.line, d.col) for d in migrate_source(source, "stochastic", "f.py").diagnostics] == [
+        ("BFM042", 3, 9)
+    ]
     source = source.replace("    y =", "\x0c    y =")
     result = migrate_source(source, "stochastic", "f.py")
     assert result.code == source
@@ -135,6 +135,7 @@ def test_column_after_a_form_feed_inside_the_indentation():
 
 
 # -- 2. line ends -------------------------------------------------------------------------------
+
 
 def _sources():
     """The fixtures' scripts (gpu-compatible inserts the master-weights helper into them) and
@@ -151,7 +152,10 @@ def test_inserted_code_takes_the_files_line_ends(mode):
         for fp32_state in (False, True) if mode == "gpu-compatible" else (False,):
             lf = migrate_source(source, mode, name, fp32_optimizer_state=fp32_state).code
             assert "\r" not in lf, name
-            if mode == "gpu-compatible" and name not in ("uncalled.py", "zero1_sharded"):  # ZeRO-1 keeps its own master weights
+            if mode == "gpu-compatible" and name not in (
+                "uncalled.py",
+                "zero1_sharded",
+            ):  # ZeRO-1 keeps its own master weights
                 assert '    """Return a subclass of `optimizer_class`' in lf, name
             if mode == "gpu-compatible" and name == "resume_checkpoint":
                 assert '    """torch.nn.utils.clip_grad_norm_ with the gradient norm' in lf
@@ -167,7 +171,9 @@ def test_crlf_file_through_the_cli_matches_the_golden_with_crlf(tmp_path):
     outcome = migrate_paths([script], "gpu-compatible", write=True)
     assert not outcome.errors
     data = script.read_bytes()
-    assert data == (FIXTURES / "mlp_regression" / "expected" / "gpu-compatible" / "train.py").read_bytes().replace(b"\n", b"\r\n")
+    assert data == (FIXTURES / "mlp_regression" / "expected" / "gpu-compatible" / "train.py").read_bytes().replace(
+        b"\n", b"\r\n"
+    )
     assert b"def with_fp32_master_weights" in data and not re.search(rb"(?<!\r)\n", data)
 
 
@@ -183,6 +189,7 @@ def test_cr_file_keeps_its_last_line_end():
 
 
 # -- 3. emitted code never names a legacy variable ----------------------------------------------
+
 
 def test_emitted_helpers_name_no_legacy_variable():
     assert not LEGACY.search(MASTER_WEIGHTS_SOURCE)
@@ -258,13 +265,7 @@ def test_dockerfile_comment_and_blank_line_inside_a_continuation(tmp_path, monke
     """Docker skips the comment line and (with a warning) the blank line: the RUN goes on to
     `&& ... python train.py`, which is rewritten; not a 'BuildKit heredoc'."""
     text, lines = _docker_run(tmp_path, monkeypatch, CONTINUED, "amp")
-    assert text == (
-        "FROM python:3.11\n"
-        "RUN pip install torch \\\n"
-        "# a comment line\n"
-        "\n"
-        "    && python train.py\n"
-    )
+    assert text == ("FROM python:3.11\nRUN pip install torch \\\n# a comment line\n\n    && python train.py\n")
     why = "train.py now has forward and loss under torch.autocast (review it; `bf16-migrate verify SCRIPT --legacy-env XLA_USE_BF16=1` compares it with the legacy run) [fixed]"
     assert lines == [
         f"Dockerfile:2:5: BFM001 XLA_USE_BF16 removed; {why}",
@@ -306,24 +307,40 @@ def test_dockerfile_unknown_instruction_is_named_as_such(tmp_path, monkeypatch):
 def test_dockerfile_heredoc_and_backquote_escape_messages():
     heredoc = analyze("dockerfile", "FROM x\nENV XLA_USE_BF16=1\nRUN <<EOF\necho hi\nEOF\n", "Dockerfile")
     assert [n[:4] for n in heredoc.notes] == [
-        ("BFM131", 2, 5, "XLA_USE_BF16 is named in a Dockerfile that uses a BuildKit heredoc (line 3), which bf16-migrate does not parse: edit it by hand"),
+        (
+            "BFM131",
+            2,
+            5,
+            "XLA_USE_BF16 is named in a Dockerfile that uses a BuildKit heredoc (line 3), which bf16-migrate does not parse: edit it by hand",
+        ),
     ]
-    escape = analyze("dockerfile", "# syntax=docker/dockerfile:1\n# escape=`\nFROM x\nENV XLA_USE_BF16=1\n", "Dockerfile")
+    escape = analyze(
+        "dockerfile", "# syntax=docker/dockerfile:1\n# escape=`\nFROM x\nENV XLA_USE_BF16=1\n", "Dockerfile"
+    )
     assert [n[:4] for n in escape.notes] == [
-        ("BFM131", 4, 5, "XLA_USE_BF16 is named in a Dockerfile that uses the backquote escape (line 2), which bf16-migrate does not parse: edit it by hand"),
+        (
+            "BFM131",
+            4,
+            5,
+            "XLA_USE_BF16 is named in a Dockerfile that uses the backquote escape (line 2), which bf16-migrate does not parse: edit it by hand",
+        ),
     ]
 
 
 # -- 5. notebooks that are not JSON objects -----------------------------------------------------
 
-@pytest.mark.parametrize("text, kind", [
-    ('["XLA_USE_BF16"]\n', "a list"),
-    ('"XLA_USE_BF16"\n', "a string"),
-    ("16\n", "a number"),
-    ("1.5\n", "a number"),
-    ("true\n", "a boolean"),
-    ("null\n", "null"),
-])
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ('["XLA_USE_BF16"]\n', "a list"),
+        ('"XLA_USE_BF16"\n', "a string"),
+        ("16\n", "a number"),
+        ("1.5\n", "a number"),
+        ("true\n", "a boolean"),
+        ("null\n", "null"),
+    ],
+)
 def test_notebook_top_level_not_an_object(text, kind):
     with pytest.raises(CarrierError) as info:
         analyze("notebook", text, "nb.ipynb")
@@ -399,9 +416,7 @@ def test_comments_of_a_removed_block_keep_their_bytes(mode):
 
 def test_comments_of_a_removed_block_amp_exact_bytes():
     assert migrate_source(COMMENTS_OF_REMOVED, "amp", "c.py").code == (
-        COMMENTS_OF_REMOVED.split("def setup", 1)[0]
-        + COMMENTS_KEPT
-        + "\tmodel = nn.Linear(4, 2).to(device)\n"
+        COMMENTS_OF_REMOVED.split("def setup", 1)[0] + COMMENTS_KEPT + "\tmodel = nn.Linear(4, 2).to(device)\n"
         "\toptimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
         "\tx = torch.randn(8, 4).to(device)\n"
         '\twith torch.autocast("xla", dtype=torch.bfloat16):\n'
@@ -415,9 +430,13 @@ def test_indentation_libcst_cannot_read_is_a_clear_error_at_its_line():
     """Python reads a space before a tab in an indentation (8-column tabs); libcst's tokenizer
     rejects it inside a tab-indented block (Instagram/LibCST#829). The file is that file's
     error, at the line, with what to do; never a crash, never a guess."""
-    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nif True:\n\ttry:\n    \t\tx = 1\n\texcept KeyError:\n\t\tpass\n'
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nif True:\n\ttry:\n    \t\tx = 1\n\texcept KeyError:\n\t\tpass\n'
+    )
     compile(source, "t.py", "exec")
-    with pytest.raises(ParseError, match=r"^t\.py:5:1: cannot migrate: its indentation mixes spaces and tabs in one line.*re-indent"):
+    with pytest.raises(
+        ParseError, match=r"^t\.py:5:1: cannot migrate: its indentation mixes spaces and tabs in one line.*re-indent"
+    ):
         migrate_source(source, "stochastic", "t.py")
 
 

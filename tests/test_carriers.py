@@ -25,8 +25,17 @@ from bf16_migrate.scan import kind_of, scan
 
 def test_every_carrier_shape_has_a_case():
     assert set(CASES) >= {
-        "shell_functions", "shell_if_unset", "shell_heredoc", "shell_launchers", "shell_unresolved",
-        "dockerfile_multistage", "k8s_job", "compose", "dotenv", "notebook", "ci_workflow",
+        "shell_functions",
+        "shell_if_unset",
+        "shell_heredoc",
+        "shell_launchers",
+        "shell_unresolved",
+        "dockerfile_multistage",
+        "k8s_job",
+        "compose",
+        "dotenv",
+        "notebook",
+        "ci_workflow",
     }
 
 
@@ -37,7 +46,9 @@ def test_golden(case, mode, tmp_path, goldens):
     goldens.check(expected_dir(CARRIERS / case, mode), changed, "".join(line + "\n" for line in diagnostics))
     # the launched script received the mode's change exactly when a launcher's setting went
     launched = (tree / LAUNCHED).read_text()
-    migrated = any("is set by the launcher of this script" in d and d.startswith(f"{case}/{LAUNCHED}") for d in diagnostics)
+    migrated = any(
+        "is set by the launcher of this script" in d and d.startswith(f"{case}/{LAUNCHED}") for d in diagnostics
+    )
     marker = 'torch.autocast("xla"' if mode == "amp" else ".to(torch.bfloat16)"
     assert (marker in launched) == migrated
 
@@ -75,7 +86,11 @@ def test_outputs_stay_valid(case, mode, tmp_path):
 def test_no_legacy_setting_left_where_nothing_was_kept(tmp_path):
     for case in CASES:
         _, diagnostics, tree = run_case(case, "stochastic", tmp_path / case)
-        kept = {d.split(":")[0].split("#")[0] for d in diagnostics if " BFM1" in d and "[fixed]" not in d and " BFM120 " not in d}
+        kept = {
+            d.split(":")[0].split("#")[0]
+            for d in diagnostics
+            if " BFM1" in d and "[fixed]" not in d and " BFM120 " not in d
+        }
         # a message the script prints is text, not a setting: reported (BFM091), left to the user
         prose = {(d.split(":")[0], int(d.split(":")[1])) for d in diagnostics if " BFM091 " in d}
         for rel in carrier_files(tree):
@@ -124,7 +139,9 @@ def test_read_command_tools_are_not_launches():
 def test_wrapper_settings_are_read():
     cmd = read_command(["docker", "run", "-e", "XLA_USE_BF16=1", "--env=A=2", "-e", "B", "img", "python", "t.py"])
     assert [(e.name, e.value, e.action, e.words) for e in cmd.env] == [
-        ("XLA_USE_BF16", "1", "set", [2, 3]), ("A", "2", "set", [4]), ("B", None, "pass", [5, 6]),
+        ("XLA_USE_BF16", "1", "set", [2, 3]),
+        ("A", "2", "set", [4]),
+        ("B", None, "pass", [5, 6]),
     ]
 
 
@@ -139,10 +156,16 @@ def test_resolution_rules(tmp_path):
     launcher.parent.mkdir()
     launcher.write_text("")
     assert resolve_script("src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
-    assert resolve_script("/workspace/src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
+    assert (
+        resolve_script("/workspace/src/train.py", launcher, tmp_path)[0].resolve()
+        == (tmp_path / "src" / "train.py").resolve()
+    )
     assert resolve_script("$SCRIPT", launcher, tmp_path) == (None, "its path is computed ($SCRIPT)")
     assert resolve_script("other.py", launcher, tmp_path)[0] is None
-    assert resolve_module("pkg.train", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "pkg" / "train.py").resolve()
+    assert (
+        resolve_module("pkg.train", launcher, tmp_path)[0].resolve()
+        == (tmp_path / "src" / "pkg" / "train.py").resolve()
+    )
     assert resolve_module("numpy.distutils", launcher, tmp_path)[0] is None
     assert uses_torch(tmp_path / "src" / "pkg" / "train.py", tmp_path)  # through its relative import
     assert not uses_torch(tmp_path / "tools.py", tmp_path)
@@ -178,9 +201,16 @@ def test_discovery_by_name_extension_and_shebang(tmp_path):
         (tmp_path / name).write_text(text)
     kinds = {c.path.name: c.kind for c in scan([tmp_path])}
     assert kinds == {
-        "launch": "shell", "tool": "python", "Dockerfile.train": "dockerfile", "job.yml": "yaml",
-        "nb.ipynb": "notebook", "train.env": "dotenv", ".env": "dotenv", "Makefile": "unsupported",
-        "run.bash": "shell", "NOTES.md": "docs",  # reported (BFM091), never rewritten
+        "launch": "shell",
+        "tool": "python",
+        "Dockerfile.train": "dockerfile",
+        "job.yml": "yaml",
+        "nb.ipynb": "notebook",
+        "train.env": "dotenv",
+        ".env": "dotenv",
+        "Makefile": "unsupported",
+        "run.bash": "shell",
+        "NOTES.md": "docs",  # reported (BFM091), never rewritten
         "weights.bin": "unsupported",  # a binary file naming a variable: reported (BFM090), never read as source
     }
 
@@ -198,7 +228,11 @@ def test_ci_directories_are_walked(tmp_path):
 @pytest.mark.parametrize(
     "name, text, where",
     [
-        ("bad.sh", "#!/bin/bash\nexport XLA_USE_BF16=1\nif then fi\n", ":3:"),  # bash -n's line (tree-sitter's error node began on line 2)
+        (
+            "bad.sh",
+            "#!/bin/bash\nexport XLA_USE_BF16=1\nif then fi\n",
+            ":3:",
+        ),  # bash -n's line (tree-sitter's error node began on line 2)
         ("bad.yaml", "env:\n  XLA_USE_BF16: [1\n", ":3:"),
         ("bad.ipynb", '{"cells": [XLA_USE_BF16\n', ":1:"),
     ],
@@ -245,22 +279,37 @@ def test_a_script_that_never_imports_torch_is_not_a_target(tmp_path):
     assert [d.code for d in outcome.diagnostics] == ["BFM002"]
 
 
-@pytest.mark.parametrize("text, line, said", [
-    ("export XLA_USE_BF16=1\npython train.py &f { export XLA_USE_BF16=1; }\n", 2, "unexpected token `}'"),
-    ("#!/bin/bash\nif [ -n \"$X\" ]; then\n  export XLA_USE_BF16=1\nfi\nelse\npython train.py\n", 5, "unexpected token `else'"),
-])
+@pytest.mark.parametrize(
+    "text, line, said",
+    [
+        ("export XLA_USE_BF16=1\npython train.py &f { export XLA_USE_BF16=1; }\n", 2, "unexpected token `}'"),
+        (
+            '#!/bin/bash\nif [ -n "$X" ]; then\n  export XLA_USE_BF16=1\nfi\nelse\npython train.py\n',
+            5,
+            "unexpected token `else'",
+        ),
+    ],
+)
 def test_a_shell_script_bash_rejects_is_an_error_not_a_rewrite(text, line, said):
     """tree-sitter-bash recovers from these without an ERROR node; bash -n is the judge."""
     from bf16_migrate.carriers import CarrierError, analyze
 
-    with pytest.raises(CarrierError, match=rf"^run\.sh:{line}:1: cannot parse as a shell script: bash -n says: .*{re.escape(said)}"):
+    with pytest.raises(
+        CarrierError, match=rf"^run\.sh:{line}:1: cannot parse as a shell script: bash -n says: .*{re.escape(said)}"
+    ):
         analyze("shell", text, "run.sh")
 
 
-@pytest.mark.parametrize("text, line", [
-    ("env:\n  - name: XLA_USE_BF16\n    value: '1'\nenv: {XLA_USE_BF16: '1'}\n", 4),
-    ("services:\n  train:\n    command: python train.py\n    environment:\n      XLA_USE_BF16: '1'\n    command: [python, t.py]\n", 6),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("env:\n  - name: XLA_USE_BF16\n    value: '1'\nenv: {XLA_USE_BF16: '1'}\n", 4),
+        (
+            "services:\n  train:\n    command: python train.py\n    environment:\n      XLA_USE_BF16: '1'\n    command: [python, t.py]\n",
+            6,
+        ),
+    ],
+)
 def test_a_yaml_file_with_a_duplicate_key_is_an_error_not_a_rewrite(text, line):
     """YAML 1.2: the keys of a mapping are unique (ruamel.yaml's composer does not check it)."""
     from bf16_migrate.carriers import CarrierError, analyze

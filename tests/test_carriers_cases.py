@@ -53,5 +53,7 @@ def run_case(case: str, mode: str, where: Path, write: bool = True):
     finally:
         os.chdir(old)
     assert not outcome.errors, outcome.errors
-    changed = {str(rel): (tree / rel).read_text() for rel in carrier_files(tree) if (tree / rel).read_bytes() != before[rel]}
+    changed = {
+        str(rel): (tree / rel).read_text() for rel in carrier_files(tree) if (tree / rel).read_bytes() != before[rel]
+    }
     return changed, [d.format_text() for d in outcome.diagnostics], tree

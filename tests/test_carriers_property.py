@@ -47,7 +47,7 @@ def _shell_filler(rng) -> str:
     if k == 0:
         return f"# {_words(rng)}\n"
     if k == 1:
-        return f'echo "{rng.choice(["hi", "é ü", "a b"])}" \'{rng.choice(["x", "$y"])}\'\n'
+        return f"echo \"{rng.choice(['hi', 'é ü', 'a b'])}\" '{rng.choice(['x', '$y'])}'\n"
     if k == 2:
         return f"export OTHER_{rng.randrange(99)}={rng.randrange(9)}\n"
     if k == 3:
@@ -68,10 +68,26 @@ def _shell_entry(rng):
     shapes = [
         (f"{ind}export XLA_USE_BF16=1\n", f"{ind}export {SR}=1\n", ""),
         (f'{ind}export XLA_DOWNCAST_BF16="1" KEEP=2\n', f'{ind}export {SR}="1" KEEP=2\n', f"{ind}export KEEP=2\n"),
-        (f"{ind}XLA_USE_BF16=1 python src/train.py --steps 3\n", f"{ind}{SR}=1 python src/train.py --steps 3\n", f"{ind}python src/train.py --steps 3\n"),
-        (f"{ind}env XLA_USE_BF16='1' python3 -u src/train.py\n", f"{ind}env {SR}='1' python3 -u src/train.py\n", f"{ind}env python3 -u src/train.py\n"),
-        (f"{ind}time XLA_USE_BF16=1 \\\n  torchrun --nproc_per_node=2 src/train.py\n", f"{ind}time {SR}=1 \\\n  torchrun --nproc_per_node=2 src/train.py\n", f"{ind}time torchrun --nproc_per_node=2 src/train.py\n"),
-        (f"{ind}docker run --rm -e XLA_USE_BF16=1 img python src/train.py\n", f"{ind}docker run --rm -e {SR}=1 img python src/train.py\n", f"{ind}docker run --rm img python src/train.py\n"),
+        (
+            f"{ind}XLA_USE_BF16=1 python src/train.py --steps 3\n",
+            f"{ind}{SR}=1 python src/train.py --steps 3\n",
+            f"{ind}python src/train.py --steps 3\n",
+        ),
+        (
+            f"{ind}env XLA_USE_BF16='1' python3 -u src/train.py\n",
+            f"{ind}env {SR}='1' python3 -u src/train.py\n",
+            f"{ind}env python3 -u src/train.py\n",
+        ),
+        (
+            f"{ind}time XLA_USE_BF16=1 \\\n  torchrun --nproc_per_node=2 src/train.py\n",
+            f"{ind}time {SR}=1 \\\n  torchrun --nproc_per_node=2 src/train.py\n",
+            f"{ind}time torchrun --nproc_per_node=2 src/train.py\n",
+        ),
+        (
+            f"{ind}docker run --rm -e XLA_USE_BF16=1 img python src/train.py\n",
+            f"{ind}docker run --rm -e {SR}=1 img python src/train.py\n",
+            f"{ind}docker run --rm img python src/train.py\n",
+        ),
         (f"{ind}cd /w; export XLA_USE_BF16=1\n", f"{ind}cd /w; export {SR}=1\n", f"{ind}cd /w\n"),
     ]
     return rng.choice(shapes)
@@ -90,7 +106,17 @@ def test_shell_edits_only_the_entry(decision):
 
 # -- .env ------------------------------------------------------------------------------------------------
 def _dotenv_filler(rng) -> str:
-    return rng.choice([f"# {_words(rng)}\n", f"KEY_{rng.randrange(99)}=value\n", "export K=v\n", "Q='a b # not a comment'\n", "\n", 'D="x\\"y"\n', "NOT_XLA_USE_BF16=1\n"])
+    return rng.choice(
+        [
+            f"# {_words(rng)}\n",
+            f"KEY_{rng.randrange(99)}=value\n",
+            "export K=v\n",
+            "Q='a b # not a comment'\n",
+            "\n",
+            'D="x\\"y"\n',
+            "NOT_XLA_USE_BF16=1\n",
+        ]
+    )
 
 
 @pytest.mark.parametrize("decision", [REPLACE, REMOVE])
@@ -111,10 +137,19 @@ def test_dotenv_edits_only_the_entry(decision):
 
 # -- Dockerfile -------------------------------------------------------------------------------------------
 def _docker_filler(rng) -> str:
-    return rng.choice([
-        "RUN echo hi\n", f"# {_words(rng)}\n", "WORKDIR /w\n", "COPY . /w\n", "ENV A=1 B='two words'\n", "LABEL x=y\n",
-        "RUN apt-get update && \\\n    apt-get install -y curl\n", "\n", "ENV OLD style value\n",
-    ])
+    return rng.choice(
+        [
+            "RUN echo hi\n",
+            f"# {_words(rng)}\n",
+            "WORKDIR /w\n",
+            "COPY . /w\n",
+            "ENV A=1 B='two words'\n",
+            "LABEL x=y\n",
+            "RUN apt-get update && \\\n    apt-get install -y curl\n",
+            "\n",
+            "ENV OLD style value\n",
+        ]
+    )
 
 
 @pytest.mark.parametrize("decision", [REPLACE, REMOVE])
@@ -123,12 +158,14 @@ def test_dockerfile_edits_only_the_entry(decision):
     shapes = [
         ("ENV XLA_USE_BF16=1\n", f"ENV {SR}=1\n", ""),
         ("ENV A=1 \\\n    XLA_USE_BF16=1\n", f"ENV A=1 \\\n    {SR}=1\n", "ENV A=1\n"),
-        ("ENV XLA_USE_BF16=\"1\" \\\n    B=2\n", f"ENV {SR}=\"1\" \\\n    B=2\n", "ENV B=2\n"),
+        ('ENV XLA_USE_BF16="1" \\\n    B=2\n', f'ENV {SR}="1" \\\n    B=2\n', "ENV B=2\n"),
         ("ENV XLA_DOWNCAST_BF16 1\n", f"ENV {SR} 1\n", ""),
         ("RUN XLA_USE_BF16=1 python src/train.py\n", f"RUN {SR}=1 python src/train.py\n", "RUN python src/train.py\n"),
     ]
     for _ in range(N):
-        blocks = [("FROM python:3.11 AS base\n",) * 3] + [(s, s, s) for s in (_docker_filler(rng) for _ in range(rng.randint(0, 6)))]
+        blocks = [("FROM python:3.11 AS base\n",) * 3] + [
+            (s, s, s) for s in (_docker_filler(rng) for _ in range(rng.randint(0, 6)))
+        ]
         at = rng.randint(1, len(blocks))
         blocks.insert(at, rng.choice(shapes))
         blocks += [(s, s, s) for s in (_docker_filler(rng) for _ in range(rng.randint(0, 3)))]
@@ -141,23 +178,28 @@ def test_dockerfile_edits_only_the_entry(decision):
 def test_yaml_env_list_edits_only_the_entry(decision):
     rng = random.Random(4000 + (decision == REMOVE))
     for _ in range(N):
-        head = "# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n    - name: t   # main\n      command: [\"python\", \"src/train.py\"]\n      env:\n"
+        head = '# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n    - name: t   # main\n      command: ["python", "src/train.py"]\n      env:\n'
         blocks = [(head,) * 3]
         for _ in range(rng.randint(1, 4)):
-            s = rng.choice([
-                f"        - name: OTHER_{rng.randrange(99)}\n          value: \"{rng.choice(['a', 'é', '#x'])}\"\n",
-                f"        # {_words(rng)}\n",
-                "        - {name: FLOW, value: x}\n",
-                "        - name: FROM_SECRET\n          valueFrom:\n            secretKeyRef: {name: s, key: k}\n",
-            ])
+            s = rng.choice(
+                [
+                    f'        - name: OTHER_{rng.randrange(99)}\n          value: "{rng.choice(["a", "é", "#x"])}"\n',
+                    f"        # {_words(rng)}\n",
+                    "        - {name: FLOW, value: x}\n",
+                    "        - name: FROM_SECRET\n          valueFrom:\n            secretKeyRef: {name: s, key: k}\n",
+                ]
+            )
             blocks.append((s, s, s))
         at = rng.randint(1, len(blocks))
         q = rng.choice(['"', "'"])
-        blocks.insert(at, (
-            f"        - name: XLA_USE_BF16   # legacy\n          value: {q}1{q}  # on\n",
-            f"        - name: {SR}   # legacy\n          value: {q}1{q}  # on\n",
-            "",
-        ))
+        blocks.insert(
+            at,
+            (
+                f"        - name: XLA_USE_BF16   # legacy\n          value: {q}1{q}  # on\n",
+                f"        - name: {SR}   # legacy\n          value: {q}1{q}  # on\n",
+                "",
+            ),
+        )
         blocks.append(("        - name: LAST\n          value: z\n",) * 3)
         blocks.append(("  restartPolicy: Never\n",) * 3)
         _check("yaml", blocks, at, decision, "job.yaml")
@@ -170,7 +212,9 @@ def test_yaml_env_map_edits_only_the_entry(decision):
         blocks = [("services:\n  train:\n    command: python src/train.py\n    environment:\n",) * 3]
         keys = set()  # a mapping's keys are unique (YAML 1.2): a repeated one is an error, tested in test_carriers.py
         for _ in range(rng.randint(1, 4)):
-            s = rng.choice([f"      K{rng.randrange(99)}: v\n", f"      # {_words(rng)}\n", "      Q: 'a: b'\n", "      E: é\n"])
+            s = rng.choice(
+                [f"      K{rng.randrange(99)}: v\n", f"      # {_words(rng)}\n", "      Q: 'a: b'\n", "      E: é\n"]
+            )
             key = s.split(":")[0].strip()
             if not key.startswith("#") and key in keys:
                 continue
@@ -194,8 +238,13 @@ def test_notebook_edits_only_the_entry_cell(decision):
             if rng.random() < 0.4:
                 cells.append(new_markdown_cell(f"# {_words(rng)}"))
             else:
-                cells.append(new_code_cell(f"x = {rng.randrange(9)}\nprint('{rng.choice(['é', 'a', 'XLA_USE_BF16_NOT'])}')", execution_count=rng.randrange(9),
-                                           outputs=[new_output("stream", name="stdout", text="é\n")]))
+                cells.append(
+                    new_code_cell(
+                        f"x = {rng.randrange(9)}\nprint('{rng.choice(['é', 'a', 'XLA_USE_BF16_NOT'])}')",
+                        execution_count=rng.randrange(9),
+                        outputs=[new_output("stream", name="stdout", text="é\n")],
+                    )
+                )
         at = rng.randint(0, len(cells))
         before = rng.choice(["", "y = 2\n"])
         after = rng.choice(["", "\nprint(y)"])

@@ -88,10 +88,17 @@ def test_json_format(tmp_path):
     data = json.loads(result.stdout)
     assert data["errors"] == []
     # the module docstring names the variable (line 4: documentation, never fixed), then the switch
-    assert [(d["code"], d["line"], d["col"], d["fixed"]) for d in data["diagnostics"][:2]] == [("BFM091", 4, 13, False), ("BFM001", 8, 12, True)]
+    assert [(d["code"], d["line"], d["col"], d["fixed"]) for d in data["diagnostics"][:2]] == [
+        ("BFM091", 4, 13, False),
+        ("BFM001", 8, 12, True),
+    ]
     assert data["diagnostics"][1] == {
-        "code": "BFM001", "path": str(script), "line": 8, "col": 12,
-        "message": data["diagnostics"][1]["message"], "fixed": True,
+        "code": "BFM001",
+        "path": str(script),
+        "line": 8,
+        "col": 12,
+        "message": data["diagnostics"][1]["message"],
+        "fixed": True,
     }
 
 
@@ -118,7 +125,9 @@ def test_launcher_whose_script_is_missing_is_reported_and_kept(tmp_path):
     assert result.exit_code == 1
     assert f"{tmp_path / 'run.sh'}:2:8: BFM111" in result.output
     assert "export XLA_USE_BF16=1" in (tmp_path / "run.sh").read_text()  # kept: nothing trains in fp32 by surprise
-    assert f"{tmp_path / 'NOTES.md'}:1:9: BFM091 documentation names XLA_USE_BF16" in result.output  # reported, not edited
+    assert (
+        f"{tmp_path / 'NOTES.md'}:1:9: BFM091 documentation names XLA_USE_BF16" in result.output
+    )  # reported, not edited
     assert (tmp_path / "NOTES.md").read_text() == "We used XLA_USE_BF16 once.\n"
 
 
@@ -146,10 +155,12 @@ def test_report_ends_with_a_todo_list_grouped_by_file(tmp_path):
     (tmp_path / "b.py").write_text(SCRIPT)
     result = invoke(tmp_path)
     assert result.exit_code == 1
-    todo = result.output[result.output.index("Left to do by hand (2):"):]
+    todo = result.output[result.output.index("Left to do by hand (2):") :]
     assert f"  {tmp_path / 'a.py'}\n    [ ] line 2: non-string-value (BFM046): Fix the line by hand" in todo
     # everything in b.py was fixed but its docstring, which names the variable
-    assert f"  {tmp_path / 'b.py'}\n    [ ] line 4: documentation-names-variable (BFM091): Update the text by hand" in todo
+    assert (
+        f"  {tmp_path / 'b.py'}\n    [ ] line 4: documentation-names-variable (BFM091): Update the text by hand" in todo
+    )
 
 
 def test_fp32_optimizer_state_flag(tmp_path):

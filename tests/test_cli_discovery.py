@@ -105,4 +105,6 @@ def test_exclude_names_a_directory(tmp_path):
     (tmp_path / "vendor" / "deep").mkdir(parents=True)
     (tmp_path / "vendor" / "deep" / "train.py").write_text(SCRIPT)
     (tmp_path / "train.py").write_text(SCRIPT)
-    assert found(invoke(tmp_path, "--check", "--json", "--select", "BFM001", "--exclude", "vendor")) == [str(tmp_path / "train.py")]
+    assert found(invoke(tmp_path, "--check", "--json", "--select", "BFM001", "--exclude", "vendor")) == [
+        str(tmp_path / "train.py")
+    ]

@@ -17,7 +17,7 @@ from conftest import FIXTURES, MODES
 
 LEGACY_WRITE = '    os.environ.update({"XLA_DOWNCAST_BF16": "1", "OMP_NUM_THREADS": "1"})\n'
 DOCSTRING_MENTION = "XLA_DOWNCAST_BF16, set in main()"
-MODULE = 'import torch\n\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n'
+MODULE = "import torch\n\n\nclass Head(torch.nn.Module):\n    def forward(self, x):\n        return x.relu()\n"
 TEST = (
     "import torch\n\n\ndef test_step():\n    model = torch.nn.Linear(2, 2)\n"
     "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    optimizer.step()\n"
@@ -59,7 +59,7 @@ def assert_reparses(tree):
 def test_scripts_get_the_change_modules_and_tests_are_left_alone(tmp_path, mode):
     tree = cnn_tree(tmp_path)
     before = snapshot(tree)
-    assert "os.environ.update({\"OMP_NUM_THREADS\": \"1\"})" in before["train.py"]
+    assert 'os.environ.update({"OMP_NUM_THREADS": "1"})' in before["train.py"]
     result = invoke(tree, "--mode", mode, "--legacy-env", "XLA_DOWNCAST_BF16=1")
     assert result.exit_code == 0, result.output
     after = snapshot(tree)
@@ -107,7 +107,9 @@ def test_json_format(tmp_path):
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["errors"] == []
-    assert [(d["code"], d["path"], d["fixed"]) for d in data["diagnostics"]] == [("BFM001", str(tree / "train.py"), True)]
+    assert [(d["code"], d["path"], d["fixed"]) for d in data["diagnostics"]] == [
+        ("BFM001", str(tree / "train.py"), True)
+    ]
     assert "XLA_USE_BF16" in data["diagnostics"][0]["message"]
 
 
@@ -117,7 +119,7 @@ def test_with_the_scripts_own_write_and_a_repeated_option(tmp_path):
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     train = (tree / "train.py").read_text()
-    assert "XLA_DOWNCAST_BF16\": \"1\"" not in train
+    assert 'XLA_DOWNCAST_BF16": "1"' not in train
     assert '"NEURON_RT_STOCHASTIC_ROUNDING_EN": "1", "OMP_NUM_THREADS": "1"' in train  # its own write, replaced
     assert train.count("self.model.to(torch.bfloat16)") == 1
     assert train.count("images.to(torch.bfloat16)") == 1
@@ -150,10 +152,15 @@ def test_no_script_can_take_it_is_a_finding(tmp_path):
     before = snapshot(tree)
     result = invoke(tree, "--legacy-env", "XLA_USE_BF16=1")
     assert result.exit_code == 1, result.output
-    assert f"{tree}:1:1: BFM110 --legacy-env XLA_USE_BF16=1: no Python script under {tree} can receive the code change" in result.output
+    assert (
+        f"{tree}:1:1: BFM110 --legacy-env XLA_USE_BF16=1: no Python script under {tree} can receive the code change"
+        in result.output
+    )
     assert "BFM010" not in result.output  # the module itself gets no diagnostic
     assert snapshot(tree) == before
-    data = json.loads(CliRunner().invoke(main, [str(tree), "--format", "json", "--legacy-env", "XLA_USE_BF16=1"]).stdout)
+    data = json.loads(
+        CliRunner().invoke(main, [str(tree), "--format", "json", "--legacy-env", "XLA_USE_BF16=1"]).stdout
+    )
     assert [(d["code"], d["fixed"]) for d in data["diagnostics"]] == [("BFM110", False)]
 
 
@@ -188,7 +195,10 @@ def test_a_setting_that_asks_for_no_bf16_changes_nothing(tmp_path, setting):
     [
         ("XLA_USE_BF16", "usage error: --legacy-env expects KEY=VALUE, got 'XLA_USE_BF16'"),
         ("=1", "usage error: --legacy-env expects KEY=VALUE, got '=1'"),
-        ("XLA_USE_BF17=1", "usage error: --legacy-env XLA_USE_BF17: not a legacy variable (one of XLA_DOWNCAST_BF16, XLA_DOWNCAST_FP16, XLA_USE_BF16, XLA_USE_FP16)"),
+        (
+            "XLA_USE_BF17=1",
+            "usage error: --legacy-env XLA_USE_BF17: not a legacy variable (one of XLA_DOWNCAST_BF16, XLA_DOWNCAST_FP16, XLA_USE_BF16, XLA_USE_FP16)",
+        ),
         ("PJRT_DEVICE=CPU", "usage error: --legacy-env PJRT_DEVICE: not a legacy variable"),
     ],
 )

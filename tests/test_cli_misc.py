@@ -24,13 +24,19 @@ def invoke(*args, **kwargs):
 
 
 def cli(*args, stdin: str | None = None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *map(str, args)], input=stdin, capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", *map(str, args)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
 
 
 def test_stdin_migrated_source_to_stdout_diagnostics_to_stderr(tmp_path):
     proc = cli("-", "--stdin-filename", "src/train.py", stdin=SCRIPT, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # the docstring's mention is left to do (BFM091)
-    assert 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"' in proc.stdout and "XLA_USE_BF16\"]" not in proc.stdout
+    assert 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"' in proc.stdout and 'XLA_USE_BF16"]' not in proc.stdout
     assert "src/train.py:8:12: BFM001 XLA_USE_BF16 replaced" in proc.stderr
     assert "bf16-migrate-stdin" not in proc.stderr  # the temporary copy is never named
     assert list(tmp_path.iterdir()) == []  # nothing written
@@ -38,7 +44,9 @@ def test_stdin_migrated_source_to_stdout_diagnostics_to_stderr(tmp_path):
 
 def test_stdin_keeps_bom_and_crlf(tmp_path):
     data = b"\xef\xbb\xbf" + SCRIPT.replace("\n", "\r\n").encode()
-    proc = subprocess.run([sys.executable, "-m", "bf16_migrate.cli", "-", "--stdin-filename", "train.py"], input=data, capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "-", "--stdin-filename", "train.py"], input=data, capture_output=True
+    )
     assert proc.stdout.startswith(b"\xef\xbb\xbf") and b"NEURON_RT_STOCHASTIC_ROUNDING_EN" in proc.stdout
     assert proc.stdout.count(b"\r\n") == proc.stdout.count(b"\n")
     script = tmp_path / "train.py"
@@ -83,7 +91,10 @@ def test_statistics(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     result = invoke(script, "--check", "--statistics")
-    assert result.stdout.splitlines() == ["1\tBFM001\t[*] legacy-bf16-switch", "1\tBFM091\tdocumentation-names-variable"]
+    assert result.stdout.splitlines() == [
+        "1\tBFM001\t[*] legacy-bf16-switch",
+        "1\tBFM091\tdocumentation-names-variable",
+    ]
     data = json.loads(invoke(script, "--check", "--statistics", "--json").stdout)
     assert data == [
         {"code": "BFM001", "name": "legacy-bf16-switch", "count": 1, "fixable": True},
@@ -105,7 +116,9 @@ def test_explain():
     rule = load_rules().diagnostics["BFM050"]
     result = invoke("explain", "bfm050")
     assert result.exit_code == 0
-    assert result.stdout.startswith(f"BFM050 {rule.title}\n\nWhat it does\n{rule.what}\n\nWhy it matters\n{rule.why}\n\nExample\n    ")
+    assert result.stdout.startswith(
+        f"BFM050 {rule.title}\n\nWhat it does\n{rule.what}\n\nWhy it matters\n{rule.why}\n\nExample\n    "
+    )
     for line in rule.example.splitlines() + rule.instead.splitlines():
         assert f"    {line}\n" in result.stdout
     assert "\nFix: fixed automatically, review. Replaced when the switch is migrated unconditionally" in result.stdout
@@ -113,7 +126,10 @@ def test_explain():
     listing = invoke("explain")
     assert listing.exit_code == 0 and len(listing.stdout.splitlines()) == len(load_rules().diagnostics)
     unknown = invoke("explain", "BFM999")
-    assert unknown.exit_code == 2 and unknown.stderr == "error: BFM999: no such diagnostic code (`bf16-migrate explain` lists them)\n"
+    assert (
+        unknown.exit_code == 2
+        and unknown.stderr == "error: BFM999: no such diagnostic code (`bf16-migrate explain` lists them)\n"
+    )
 
 
 def test_version():

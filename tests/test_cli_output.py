@@ -38,6 +38,7 @@ def project(tmp_path, monkeypatch):
 
 # 1. a run that writes nothing says "would"
 
+
 @pytest.mark.parametrize("flag", ["--check", "--diff"])
 def test_dry_run_says_would_and_never_fixed(project, flag):
     result = invoke(".", flag)
@@ -45,14 +46,20 @@ def test_dry_run_says_would_and_never_fixed(project, flag):
     lines = [line for line in result.stdout.splitlines() if re.match(r"^\S+:\d+:\d+: BFM", line)]
     assert lines and "[fixed]" not in result.output
     assert all(line.endswith("[fixable]") and " would " in f" {line}" for line in lines), lines
-    assert "run.sh:6:8: BFM001 would replace XLA_USE_BF16 by NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py would then have" in result.stdout
+    assert (
+        "run.sh:6:8: BFM001 would replace XLA_USE_BF16 by NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py would then have"
+        in result.stdout
+    )
     assert "would be fixed" in result.stderr and "would change" in result.stderr
 
 
 def test_write_run_keeps_the_done_wording(project):
     result = invoke(".")
     assert result.exit_code == 0, result.output
-    assert "run.sh:6:8: BFM001 XLA_USE_BF16 replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py now has" in result.stdout
+    assert (
+        "run.sh:6:8: BFM001 XLA_USE_BF16 replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py now has"
+        in result.stdout
+    )
     assert "[fixed]" in result.stdout and "would" not in result.stdout
     assert "finding(s) fixed" in result.stderr
 
@@ -72,6 +79,7 @@ def test_would_rewords_every_fixed_message_of_the_fixtures():
 
 
 # 2. formats
+
 
 def test_json_has_schema_dry_run_and_edits(tmp_path):
     script = tmp_path / "train.py"
@@ -144,19 +152,29 @@ def test_sarif_read_back_with_sarif_tools(project):
 
 def test_sarif_and_github_point_notebook_findings_at_the_ipynb(project):
     data, _ = _sarif(project)
-    [nb] = [r for r in data["runs"][0]["results"] if ".ipynb" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]]
+    [nb] = [
+        r
+        for r in data["runs"][0]["results"]
+        if ".ipynb" in r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    ]
     assert nb["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "notebooks/quick_run.ipynb"
     # cell 2's `%env XLA_USE_BF16=1` is line 29 of the .ipynb, the name at column 11 there
     assert nb["locations"][0]["physicalLocation"]["region"] == {"startLine": 29, "startColumn": 11}
     assert nb["message"]["text"].startswith("cell 2, line 1, col 6: would replace XLA_USE_BF16")
     gh = invoke(".", "--check", "--output-format", "github")
     [line] = [line for line in gh.stdout.splitlines() if "ipynb" in line.split("::")[1]]
-    assert line.startswith("::warning file=notebooks/quick_run.ipynb,line=29,col=11,title=BFM001::cell 2, line 1, col 6: would replace")
+    assert line.startswith(
+        "::warning file=notebooks/quick_run.ipynb,line=29,col=11,title=BFM001::cell 2, line 1, col 6: would replace"
+    )
     text = invoke(".", "--check")
     [line] = [line for line in text.stdout.splitlines() if "ipynb" in line]
     assert line.startswith("notebooks/quick_run.ipynb:29:11: BFM001 cell 2, line 1, col 6: would replace XLA_USE_BF16")
     [nb] = [d for d in json.loads(invoke(".", "--check", "--json").stdout)["diagnostics"] if "ipynb" in d["path"]]
-    assert (nb["path"], nb["line"], nb["col"]) == ("notebooks/quick_run.ipynb#cell2", 1, 6)  # JSON keeps the cell's place
+    assert (nb["path"], nb["line"], nb["col"]) == (
+        "notebooks/quick_run.ipynb#cell2",
+        1,
+        6,
+    )  # JSON keeps the cell's place
 
 
 def test_github_workflow_commands(project):
@@ -164,9 +182,14 @@ def test_github_workflow_commands(project):
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
     assert all(line.startswith(("::warning ", "::error ", "::notice ")) for line in lines), lines
-    assert any(line.startswith("::warning file=run.sh,line=6,col=8,title=BFM001::would replace XLA_USE_BF16") for line in lines)
+    assert any(
+        line.startswith("::warning file=run.sh,line=6,col=8,title=BFM001::would replace XLA_USE_BF16") for line in lines
+    )
     written = invoke(".", "--output-format", "github")
-    assert any(line.startswith("::notice file=run.sh,line=6,col=8,title=BFM001::XLA_USE_BF16 replaced") for line in written.stdout.splitlines())
+    assert any(
+        line.startswith("::notice file=run.sh,line=6,col=8,title=BFM001::XLA_USE_BF16 replaced")
+        for line in written.stdout.splitlines()
+    )
 
 
 def test_github_escaping():
@@ -175,7 +198,10 @@ def test_github_escaping():
     assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     d = Diagnostic("BFM090", "we,ird:name.cfg", 3, 2, "100% sure\nreally", False)
-    assert github_command(d, dry_run=True) == "::error file=we%2Cird%3Aname.cfg,line=3,col=2,title=BFM090::100%25 sure%0Areally"
+    assert (
+        github_command(d, dry_run=True)
+        == "::error file=we%2Cird%3Aname.cfg,line=3,col=2,title=BFM090::100%25 sure%0Areally"
+    )
 
 
 def test_location_of_a_notebook_cell():
@@ -188,7 +214,11 @@ def test_sarif_from_a_subprocess_is_valid_json(tmp_path):
     """The installed entry point (not CliRunner) writes SARIF to stdout, the summary nowhere."""
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    proc = subprocess.run([sys.executable, "-m", "bf16_migrate.cli", str(script), "--check", "--output-format", "sarif"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", str(script), "--check", "--output-format", "sarif"],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     assert {r["ruleId"] for r in data["runs"][0]["results"]} == {"BFM001", "BFM091"}
@@ -216,7 +246,7 @@ def test_sarif_fixes_applied_give_the_migrated_tree(project):
         text = (project / uri).read_bytes().decode("utf-8")
         for rep in sorted(replacements, key=lambda r: r["deletedRegion"]["charOffset"], reverse=True):
             start = rep["deletedRegion"]["charOffset"]
-            text = text[:start] + rep["insertedContent"]["text"] + text[start + rep["deletedRegion"]["charLength"]:]
+            text = text[:start] + rep["insertedContent"]["text"] + text[start + rep["deletedRegion"]["charLength"] :]
         applied[uri] = text
     assert invoke(".").exit_code == 0
     for uri, text in applied.items():

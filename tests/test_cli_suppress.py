@@ -15,9 +15,13 @@ from bf16_migrate.suppress import ALL, Selection, SelectionError, check_codes, n
 from conftest import FIXTURES
 
 # the fixture without the docstring's mention of the variable (a BFM091 finding of its own)
-SCRIPT = (FIXTURES / "mlp_regression" / "train.py").read_text().replace("through the XLA_USE_BF16 environment variable", "through an environment variable")
+SCRIPT = (
+    (FIXTURES / "mlp_regression" / "train.py")
+    .read_text()
+    .replace("through the XLA_USE_BF16 environment variable", "through an environment variable")
+)
 WRITE = 'os.environ["XLA_USE_BF16"] = "1"\n'
-READ = '    args = parse_args()\n'
+READ = "    args = parse_args()\n"
 
 
 def invoke(*args):
@@ -51,7 +55,7 @@ def test_noqa_on_a_read_suppresses_the_finding_and_the_file_is_still_migrated(tm
     text = invoke(script, "--check")
     assert "BFM050" not in text.stdout and "1 suppressed" in text.stderr
     invoke(script)
-    assert 'NEURON_RT_STOCHASTIC_ROUNDING_EN' in script.read_text()  # the rewrite is the same
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in script.read_text()  # the rewrite is the same
 
 
 @pytest.mark.parametrize("comment", ["# noqa", "# noqa: BFM001", "# NOQA:BFM001,BFM050"])
@@ -83,7 +87,9 @@ def _launcher_tree(tmp_path, script_suffix="", launcher_suffix=""):
     (tree / "run.sh").write_text(f"#!/bin/bash\nexport XLA_USE_BF16=1{launcher_suffix}\npython3 train.py\n")
     body = SCRIPT.replace(WRITE, "")
     if script_suffix:
-        body = body.replace("import os\n", f"import os\nif os.environ.get('RANK') == '0':\n    {WRITE.rstrip()}{script_suffix}\n", 1)
+        body = body.replace(
+            "import os\n", f"import os\nif os.environ.get('RANK') == '0':\n    {WRITE.rstrip()}{script_suffix}\n", 1
+        )
     (tree / "train.py").write_text(body)
     return tree
 
@@ -144,7 +150,9 @@ def test_ignoring_every_finding_of_a_change_passes_check(tmp_path):
 def test_unknown_code_is_a_one_line_usage_error(tmp_path, option):
     result = invoke(tmp_path, option, "XYZ1")
     assert result.exit_code == 2
-    assert result.stderr == f"usage error: {option} XYZ1: no diagnostic code starts with it (see `bf16-migrate explain`)\n"
+    assert (
+        result.stderr == f"usage error: {option} XYZ1: no diagnostic code starts with it (see `bf16-migrate explain`)\n"
+    )
 
 
 def test_selection_unit():

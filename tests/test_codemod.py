@@ -10,7 +10,7 @@ import pytest
 from bf16_migrate.python import ParseError, migrate_source
 from bf16_migrate.rules import MODES
 
-TRAIN = '''
+TRAIN = """
 def main():
     device = torch_xla.device()
     model = Net().to(device)
@@ -21,7 +21,7 @@ def main():
     loss = loss_fn(out, ids)
     loss.backward()
     optimizer.step()
-'''
+"""
 
 
 def run(source: str, mode: str = "stochastic"):
@@ -42,10 +42,16 @@ HEADER = "import os\nimport torch\nimport torch_xla\n"
     [
         ('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"'),
         ("os.environ['XLA_DOWNCAST_BF16'] = 'true'", "os.environ['NEURON_RT_STOCHASTIC_ROUNDING_EN'] = '1'"),
-        ('os.environ.setdefault("XLA_USE_BF16", "1")', 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")'),
+        (
+            'os.environ.setdefault("XLA_USE_BF16", "1")',
+            'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")',
+        ),
         ('os.putenv("XLA_USE_BF16", "1")', 'os.putenv("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")'),
         ('os.environ.update({"XLA_USE_BF16": "1"})', 'os.environ.update({"NEURON_RT_STOCHASTIC_ROUNDING_EN": "1"})'),
-        ('os.environ.update(XLA_USE_BF16="1", OMP_NUM_THREADS="2")', 'os.environ.update(NEURON_RT_STOCHASTIC_ROUNDING_EN="1", OMP_NUM_THREADS="2")'),
+        (
+            'os.environ.update(XLA_USE_BF16="1", OMP_NUM_THREADS="2")',
+            'os.environ.update(NEURON_RT_STOCHASTIC_ROUNDING_EN="1", OMP_NUM_THREADS="2")',
+        ),
     ],
 )
 def test_every_write_spelling_becomes_stochastic_rounding(write, renamed):
@@ -150,17 +156,26 @@ def test_no_optimizer_leaves_the_switch_and_reports():
 
 
 def test_unknown_input_dtype_is_cast_at_run_time_not_guessed():
-    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + textwrap.dedent('''
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + textwrap.dedent("""
     def main(loader):
         model = Net()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
         for batch in loader:
             out = model(batch)
-    ''')
+    """)
+    )
     result = run(src)
     assert "model(batch)" in result.code  # no static cast guessed at the call
-    assert "    model.to(torch.bfloat16)\n    model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n    optimizer = " in result.code
-    assert "def floating_to_bf16(batch):" in result.code and "def bf16_inputs_hook(module, args, kwargs):" in result.code
+    assert (
+        "    model.to(torch.bfloat16)\n    model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n    optimizer = "
+        in result.code
+    )
+    assert (
+        "def floating_to_bf16(batch):" in result.code and "def bf16_inputs_hook(module, args, kwargs):" in result.code
+    )
     assert ("BFM022", True) in codes(result)
 
 
@@ -192,14 +207,21 @@ def test_existing_stochastic_rounding_setting_is_not_duplicated():
 
 def test_removed_write_keeps_its_comment_and_empty_block_gets_pass():
     # setup() runs before main(): the write was in force (a setup() nothing calls is BFM049)
-    src = HEADER + TRAIN + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n\n\nif __name__ == "__main__":\n    setup()\n    main()\n'
+    src = (
+        HEADER
+        + TRAIN
+        + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n\n\nif __name__ == "__main__":\n    setup()\n    main()\n'
+    )
     result = run(src, mode="amp")
     assert "def setup():\n    # bf16 on the device\n    pass\n" in result.code
     assert codes(result) == [("BFM001", True)]
 
 
 def test_amp_refuses_region_with_backward_inside():
-    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + textwrap.dedent('''
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + textwrap.dedent("""
     def main():
         model = Net()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -207,7 +229,8 @@ def test_amp_refuses_region_with_backward_inside():
         out = model(x)
         out.sum().backward()
         loss = loss_fn(out, x)
-    ''')
+    """)
+    )
     result = run(src, mode="amp")
     assert ("BFM030", False) in codes(result)
     assert "autocast" not in result.code
@@ -228,7 +251,12 @@ def test_gpu_compatible_wraps_stock_optimizer_and_emits_helper_once():
 
 
 def test_loss_accumulator_made_float32():
-    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN + "    total = torch.zeros(1, device=device)\n    total += loss.detach()\n"
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + TRAIN
+        + "    total = torch.zeros(1, device=device)\n    total += loss.detach()\n"
+    )
     result = run(src)
     assert "total = torch.zeros(1, device=device, dtype=torch.float32)" in result.code
 

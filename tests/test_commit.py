@@ -65,7 +65,9 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def check_invariant(root: Path, pairs: dict[Path, Path], old: dict[str, bytes], new: dict[str, bytes]) -> tuple[int, int]:
+def check_invariant(
+    root: Path, pairs: dict[Path, Path], old: dict[str, bytes], new: dict[str, bytes]
+) -> tuple[int, int]:
     """Every file old or new; no migrated launcher before its script. Returns (launchers,
     scripts) migrated."""
     now = snapshot(root)
@@ -115,7 +117,9 @@ def test_the_commit_order_is_python_first(tmp_path, reference, monkeypatch):
 
 
 @pytest.mark.parametrize("position", range(12))
-def test_a_rename_failing_at_any_position_never_leaves_a_launcher_without_its_script(tmp_path, reference, monkeypatch, position):
+def test_a_rename_failing_at_any_position_never_leaves_a_launcher_without_its_script(
+    tmp_path, reference, monkeypatch, position
+):
     pairs = fresh(tmp_path, reference)
     calls = []
     real = os.replace
@@ -288,7 +292,11 @@ def test_kill_9_inside_the_commit_never_leaves_a_launcher_without_its_script(tmp
     killed = subprocess.run([sys.executable, "-c", KILLER, what, str(k), str(tmp_path)], capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     temporaries = sorted(p for p in tmp_path.rglob("*") if p.name.endswith(".bf16-migrate"))
-    now = {p.relative_to(tmp_path).as_posix(): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file() and p not in temporaries}
+    now = {
+        p.relative_to(tmp_path).as_posix(): p.read_bytes()
+        for p in sorted(tmp_path.rglob("*"))
+        if p.is_file() and p not in temporaries
+    }
     assert set(now) == set(old)
     changed = [name for name in now if now[name] != old[name]]
     assert len(changed) == (k - 1 if what == "replace" else 0)
@@ -321,7 +329,9 @@ main()
 def test_sigterm_while_planning_says_nothing_was_written(tmp_path):
     make_tree(tmp_path, 2, 2)
     old = snapshot(tmp_path)
-    result = subprocess.run([sys.executable, "-c", SIGTERM_WHILE_PLANNING, str(tmp_path)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", SIGTERM_WHILE_PLANNING, str(tmp_path)], capture_output=True, text=True
+    )
     assert result.returncode == 130, result.stderr
     assert result.stderr.strip() == "bf16-migrate: interrupted before anything was written; no file was changed"
     assert snapshot(tmp_path) == old

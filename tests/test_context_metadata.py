@@ -27,7 +27,16 @@ from conftest import FIXTURES
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 # large modules with classes, closures, comprehensions, global/nonlocal, decorators, lambdas,
 # match statements, f-strings, walrus, star-args, async
-REAL_MODULES = ["argparse.py", "dataclasses.py", "inspect.py", "typing.py", "asyncio/tasks.py", "re/_parser.py", "json/decoder.py", "pydoc.py"]
+REAL_MODULES = [
+    "argparse.py",
+    "dataclasses.py",
+    "inspect.py",
+    "typing.py",
+    "asyncio/tasks.py",
+    "re/_parser.py",
+    "json/decoder.py",
+    "pydoc.py",
+]
 
 
 def _libcst_metadata(module: cst.Module):
@@ -40,7 +49,9 @@ def _scope_key(scope) -> tuple:
     if scope is None:
         return (None,)
     assignments = sorted((a.name, id(a.node)) for a in scope.assignments)
-    accesses = sorted((a.node.value if isinstance(a.node, cst.Name) else type(a.node).__name__, id(a.node)) for a in scope.accesses)
+    accesses = sorted(
+        (a.node.value if isinstance(a.node, cst.Name) else type(a.node).__name__, id(a.node)) for a in scope.accesses
+    )
     return (type(scope).__name__, id(getattr(scope, "node", None)), tuple(assignments), tuple(accesses))
 
 
@@ -58,7 +69,10 @@ def assert_same_metadata(source: str) -> int:
     for node in nodes:
         assert not _is_trivia(type(node))
         where = positions[node]
-        assert spans[id(node)] == ((where.start.line, where.start.column), (where.end.line, where.end.column)), (type(node).__name__, module.code_for_node(node)[:60])
+        assert spans[id(node)] == ((where.start.line, where.start.column), (where.end.line, where.end.column)), (
+            type(node).__name__,
+            module.code_for_node(node)[:60],
+        )
         assert our_contexts.get(node) == contexts.get(node), (type(node).__name__, module.code_for_node(node)[:60])
         theirs, ours = scopes.get(node), our_scopes.get(node)
         if theirs is None or ours is None:
@@ -137,7 +151,13 @@ def _expr(draw, depth=0):
 def _block(draw, indent="", depth=0):
     lines = []
     for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["assign", "aug", "expr", "def", "class", "if", "for", "with", "import", "global", "try"] if depth < 2 else ["assign", "aug", "expr", "import"]))
+        kind = draw(
+            st.sampled_from(
+                ["assign", "aug", "expr", "def", "class", "if", "for", "with", "import", "global", "try"]
+                if depth < 2
+                else ["assign", "aug", "expr", "import"]
+            )
+        )
         e = draw(_expr())
         target = draw(_NAMES)
         if kind == "assign":
@@ -147,7 +167,9 @@ def _block(draw, indent="", depth=0):
         elif kind == "expr":
             lines.append(f"{indent}{e}")
         elif kind == "import":
-            lines.append(f"{indent}{draw(st.sampled_from(['import os', 'import torch.nn as nn', 'from os import environ as env', 'from . import x']))}")
+            lines.append(
+                f"{indent}{draw(st.sampled_from(['import os', 'import torch.nn as nn', 'from os import environ as env', 'from . import x']))}"
+            )
         elif kind == "global":
             lines.append(f"{indent}def g():\n{indent}    global {target}\n{indent}    {target} = 1")
         else:
@@ -166,7 +188,9 @@ def _block(draw, indent="", depth=0):
     return "\n".join(lines)
 
 
-@settings(max_examples=200, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, database=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(_block())
 def test_generated_programs(source):
     source += "\n"

@@ -22,7 +22,7 @@ from bf16_migrate.scan import launchers_of, project_dir
 
 from conftest import MODES
 
-PLAIN = '''\
+PLAIN = """\
 import torch
 import torch.nn as nn
 import torch_xla.core.xla_model as xm
@@ -46,10 +46,10 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 # the script switches bf16 on itself, under its own flag; the launcher switches it on always
-GUARDED = '''\
+GUARDED = """\
 import argparse
 import os
 
@@ -81,10 +81,12 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
-RUN_SH = "#!/usr/bin/env bash\nset -e\nexport XLA_USE_BF16=1\npython train.py \"$@\"\n"
-DOCKERFILE = 'FROM python:3.11\nWORKDIR /app\nCOPY train.py /app/train.py\nENV XLA_USE_BF16=1\nCMD ["python", "/app/train.py"]\n'
+RUN_SH = '#!/usr/bin/env bash\nset -e\nexport XLA_USE_BF16=1\npython train.py "$@"\n'
+DOCKERFILE = (
+    'FROM python:3.11\nWORKDIR /app\nCOPY train.py /app/train.py\nENV XLA_USE_BF16=1\nCMD ["python", "/app/train.py"]\n'
+)
 
 
 def _project(root: Path, script: str, docker: bool) -> list[str]:
@@ -228,7 +230,10 @@ def test_project_dir(tmp_path):
     assert project_dir(script) == (tmp_path / "repo").resolve()
     (tmp_path / "loose").mkdir()
     (tmp_path / "loose" / "t.py").write_text("")
-    assert project_dir(tmp_path / "loose" / "t.py") in ((tmp_path / "loose").resolve(), *(tmp_path / "loose").resolve().parents)
+    assert project_dir(tmp_path / "loose" / "t.py") in (
+        (tmp_path / "loose").resolve(),
+        *(tmp_path / "loose").resolve().parents,
+    )
 
 
 def test_another_script_of_the_same_name_brings_nothing_in(tmp_path, monkeypatch):

@@ -19,7 +19,7 @@ from bf16_migrate.python import migrate_source
 from conftest import MODES
 
 HEAD = "import os\n\nimport torch\nimport torch.nn as nn\nimport torch_xla.core.xla_model as xm\n"
-TRAIN = '''
+TRAIN = """
 
 def train():
     device = xm.xla_device()
@@ -31,7 +31,7 @@ def train():
         loss.backward()
         optimizer.step()
         xm.mark_step()
-'''.format
+""".format
 MAIN = '\n\nif __name__ == "__main__":\n    train()\n'
 NEVER = "never took effect and the script trained in fp32; nothing added"
 ADD_BY_HAND = "(migrating to bf16 would change its numerics: add the mode's code by hand and run `bf16-migrate verify`)"
@@ -46,7 +46,10 @@ def migrate(source: str, mode: str):
 # -- never in force: removed with the undo, nothing added (the same in every mode) --------------------
 DEAD = {
     "del-after": (
-        HEAD + 'os.environ["XLA_USE_BF16"] = "1"  # tried bf16\ndel os.environ["XLA_USE_BF16"]\n' + TRAIN(late="") + MAIN,
+        HEAD
+        + 'os.environ["XLA_USE_BF16"] = "1"  # tried bf16\ndel os.environ["XLA_USE_BF16"]\n'
+        + TRAIN(late="")
+        + MAIN,
         HEAD + TRAIN(late="") + MAIN,
         [
             f't.py:6:12: BFM049 XLA_USE_BF16 removed: it is taken back at line 7 (`del os.environ["XLA_USE_BF16"]`) before anything used the device, so it {NEVER} {ADD_BY_HAND} [fixed]',
@@ -55,7 +58,10 @@ DEAD = {
     ),
     # an import between the two uses no device; the other key of the update() stays
     "pop-after-update": (
-        HEAD + 'os.environ.update({"XLA_DOWNCAST_BF16": "1", "PJRT_DEVICE": "CPU"})\nimport torch_xla\nos.environ.pop("XLA_DOWNCAST_BF16", None)\n' + TRAIN(late="") + MAIN,
+        HEAD
+        + 'os.environ.update({"XLA_DOWNCAST_BF16": "1", "PJRT_DEVICE": "CPU"})\nimport torch_xla\nos.environ.pop("XLA_DOWNCAST_BF16", None)\n'
+        + TRAIN(late="")
+        + MAIN,
         HEAD + 'os.environ.update({"PJRT_DEVICE": "CPU"})\nimport torch_xla\n' + TRAIN(late="") + MAIN,
         [
             f't.py:6:20: BFM049 XLA_DOWNCAST_BF16 removed: it is taken back at line 8 (`os.environ.pop("XLA_DOWNCAST_BF16", None)`) before anything used the device, so it {NEVER} {ADD_BY_HAND} [fixed]',
@@ -126,26 +132,38 @@ KEPT = {
         ],
     ),
     "late-call": (
-        HEAD + '\n\ndef configure():\n    os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN(late="    configure()  # too late: the device is in use\n") + MAIN,
+        HEAD
+        + '\n\ndef configure():\n    os.environ["XLA_USE_BF16"] = "1"\n'
+        + TRAIN(late="    configure()  # too late: the device is in use\n")
+        + MAIN,
         [
             f"t.py:9:16: BFM049 XLA_USE_BF16 is set in `configure()`, which is called (line 15) only after the device was first used: {PROBABLY} replace it by hand with the explicit code for --mode {{mode}} before the device is used",
         ],
     ),
     # in force only under the flag, which cannot be evaluated in train(), where the model is cast
     "called-if-flag": (
-        HEAD + 'import sys\n\n\ndef setup():\n    os.environ["XLA_USE_BF16"] = "1"\n' + TRAIN(late="") + '\n\nif __name__ == "__main__":\n    if "--bf16" in sys.argv:\n        setup()\n    train()\n',
+        HEAD
+        + 'import sys\n\n\ndef setup():\n    os.environ["XLA_USE_BF16"] = "1"\n'
+        + TRAIN(late="")
+        + '\n\nif __name__ == "__main__":\n    if "--bf16" in sys.argv:\n        setup()\n    train()\n',
         [
             't.py:10:16: BFM049 XLA_USE_BF16 is set in `setup()`, which is called (line 27) only under `"--bf16" in sys.argv`: the switch is kept; replace it by hand with the explicit code for --mode {mode} under the same condition',
         ],
     ),
     "early-branch": (
-        HEAD + "import sys\n" + TRAIN(late="") + '\n\ndef main(bf16):\n    if not bf16:\n        train()\n        return\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n\n\nif __name__ == "__main__":\n    main("--bf16" in sys.argv)\n',
+        HEAD
+        + "import sys\n"
+        + TRAIN(late="")
+        + '\n\ndef main(bf16):\n    if not bf16:\n        train()\n        return\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n\n\nif __name__ == "__main__":\n    main("--bf16" in sys.argv)\n',
         [
             "t.py:25:16: BFM041 XLA_USE_BF16 is switched on under a condition (bf16) that cannot be re-evaluated where the model is cast (line 12): replace the write by hand with the explicit code for --mode {mode}, under the same condition",
         ],
     ),
     "and-expr": (
-        HEAD + "import sys\n" + TRAIN(late="") + '\n\ndef main(bf16):\n    bf16 and os.environ.update(XLA_USE_BF16="1")\n    train()\n\n\nif __name__ == "__main__":\n    main("--bf16" in sys.argv)\n',
+        HEAD
+        + "import sys\n"
+        + TRAIN(late="")
+        + '\n\ndef main(bf16):\n    bf16 and os.environ.update(XLA_USE_BF16="1")\n    train()\n\n\nif __name__ == "__main__":\n    main("--bf16" in sys.argv)\n',
         [
             "t.py:22:32: BFM041 XLA_USE_BF16 is switched on under a condition (bf16) that cannot be re-evaluated where the model is cast (line 12): replace the write by hand with the explicit code for --mode {mode}, under the same condition",
         ],
@@ -161,25 +179,42 @@ def test_a_write_that_may_not_have_taken_effect_is_kept_and_reported(case, mode)
 
 
 # -- in force: migrated as before ------------------------------------------------------------------------
-AMP_TRAIN = TRAIN(late="").replace("        loss = model(x).sum()\n", '        with torch.autocast("xla", dtype=torch.bfloat16):\n            loss = model(x).sum()\n')
+AMP_TRAIN = TRAIN(late="").replace(
+    "        loss = model(x).sum()\n",
+    '        with torch.autocast("xla", dtype=torch.bfloat16):\n            loss = model(x).sum()\n',
+)
 AMP = 't.py:{line}:{col}: BFM001 XLA_USE_BF16 replaced: model kept in FP32, forward and loss under torch.autocast("xla", dtype=torch.bfloat16) [fixed]'
 LIVE = {
     # the device was used between the write and the del: the del only cleans up
     "del-after-training": (
-        HEAD + TRAIN(late="") + '\n\nif __name__ == "__main__":\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n    del os.environ["XLA_USE_BF16"]\n',
+        HEAD
+        + TRAIN(late="")
+        + '\n\nif __name__ == "__main__":\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n    del os.environ["XLA_USE_BF16"]\n',
         HEAD + AMP_TRAIN + '\n\nif __name__ == "__main__":\n    train()\n',
-        [AMP.format(line=21, col=16), "t.py:23:20: BFM044 XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed [fixed]"],
+        [
+            AMP.format(line=21, col=16),
+            "t.py:23:20: BFM044 XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed [fixed]",
+        ],
     ),
     # os.putenv does not update os.environ: the pop does not take it back
     "pop-after-putenv": (
         HEAD + 'os.putenv("XLA_USE_BF16", "1")\nos.environ.pop("XLA_USE_BF16", None)\n' + TRAIN(late="") + MAIN,
         HEAD + AMP_TRAIN + MAIN,
-        [AMP.format(line=6, col=11), "t.py:7:16: BFM044 XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed [fixed]"],
+        [
+            AMP.format(line=6, col=11),
+            "t.py:7:16: BFM044 XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed [fixed]",
+        ],
     ),
     # an early exit that trains nothing (a usage error) conditions nothing
     "exit-on-usage-error": (
-        HEAD + "import sys\n" + TRAIN(late="") + '\n\ndef main(argv):\n    if len(argv) > 2:\n        print("usage: train.py [--bf16]")\n        sys.exit(2)\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n',
-        HEAD + "import sys\n" + AMP_TRAIN + '\n\ndef main(argv):\n    if len(argv) > 2:\n        print("usage: train.py [--bf16]")\n        sys.exit(2)\n    train()\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n',
+        HEAD
+        + "import sys\n"
+        + TRAIN(late="")
+        + '\n\ndef main(argv):\n    if len(argv) > 2:\n        print("usage: train.py [--bf16]")\n        sys.exit(2)\n    os.environ["XLA_USE_BF16"] = "1"\n    train()\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n',
+        HEAD
+        + "import sys\n"
+        + AMP_TRAIN
+        + '\n\ndef main(argv):\n    if len(argv) > 2:\n        print("usage: train.py [--bf16]")\n        sys.exit(2)\n    train()\n\n\nif __name__ == "__main__":\n    main(sys.argv)\n',
         [AMP.format(line=25, col=16)],
     ),
 }
@@ -191,7 +226,7 @@ def test_a_write_in_force_is_migrated(case):
     assert migrate(source, "amp") == (expected, diagnostics)
 
 
-FLAG_AND_WRITE = '''import os
+FLAG_AND_WRITE = """import os
 import sys
 
 import torch
@@ -212,7 +247,7 @@ def main(bf16):
 
 if __name__ == "__main__":
     main("--bf16" in sys.argv)
-'''
+"""
 
 
 def test_a_write_behind_and_is_migrated_under_its_flag():
@@ -227,14 +262,15 @@ def test_a_write_behind_and_is_migrated_under_its_flag():
     ]
     code, diagnostics = migrate(FLAG_AND_WRITE, "amp")
     assert code == FLAG_AND_WRITE.replace('    bf16 and os.environ.update(XLA_USE_BF16="1")\n', "").replace(
-        "    loss = model(x).sum()\n", '    with torch.autocast("xla", dtype=torch.bfloat16, enabled=bool(bf16)):\n        loss = model(x).sum()\n'
+        "    loss = model(x).sum()\n",
+        '    with torch.autocast("xla", dtype=torch.bfloat16, enabled=bool(bf16)):\n        loss = model(x).sum()\n',
     )
     assert diagnostics == [
         't.py:10:32: BFM001 XLA_USE_BF16 replaced: model kept in FP32, forward and loss under torch.autocast("xla", dtype=torch.bfloat16), all under the script\'s condition `bf16` [fixed]'
     ]
 
 
-EARLY_RETURN_AND_WRITE = '''import os
+EARLY_RETURN_AND_WRITE = """import os
 import sys
 
 import torch
@@ -259,7 +295,7 @@ def main(bf16):
 
 if __name__ == "__main__":
     main("--bf16" in sys.argv)
-'''
+"""
 
 
 def test_a_write_after_an_early_return_is_migrated_under_the_branch_condition():
@@ -268,10 +304,14 @@ def test_a_write_after_an_early_return_is_migrated_under_the_branch_condition():
     ``bf16`` holds, so the changes go under ``bf16``."""
     code, diagnostics = migrate(EARLY_RETURN_AND_WRITE, "amp")
     assert code == EARLY_RETURN_AND_WRITE.replace('    os.environ["XLA_USE_BF16"] = "1"\n', "").replace(
-        "    loss = model(x).sum()\n", '    with torch.autocast("xla", dtype=torch.bfloat16, enabled=bool(bf16)):\n        loss = model(x).sum()\n'
+        "    loss = model(x).sum()\n",
+        '    with torch.autocast("xla", dtype=torch.bfloat16, enabled=bool(bf16)):\n        loss = model(x).sum()\n',
     )
     assert diagnostics == [
         't.py:15:16: BFM001 XLA_USE_BF16 replaced: model kept in FP32, forward and loss under torch.autocast("xla", dtype=torch.bfloat16), all under the script\'s condition `bf16` [fixed]'
     ]
     code, _ = migrate(EARLY_RETURN_AND_WRITE, "stochastic")
-    assert "    if bf16:\n        model.to(torch.bfloat16)\n" in code and "model(x.to(torch.bfloat16) if bf16 else x)" in code
+    assert (
+        "    if bf16:\n        model.to(torch.bfloat16)\n" in code
+        and "model(x.to(torch.bfloat16) if bf16 else x)" in code
+    )

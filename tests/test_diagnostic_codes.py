@@ -64,7 +64,10 @@ def test_bfm021_amp_model_never_called_keeps_the_switch():
     result = migrate_source(src, "amp", "t.py")
     assert result.code == src
     assert [(d.code, d.line, d.fixed) for d in result.diagnostics] == [("BFM033", 5, False), ("BFM021", 7, False)]
-    assert result.diagnostics[1].message == '`model` is never called in this file: wrap its forward pass and loss in torch.autocast("xla", dtype=torch.bfloat16) where it is called'
+    assert (
+        result.diagnostics[1].message
+        == '`model` is never called in this file: wrap its forward pass and loss in torch.autocast("xla", dtype=torch.bfloat16) where it is called'
+    )
     assert "(see BFM021 at line 7)" in result.diagnostics[0].message
 
 
@@ -80,9 +83,21 @@ def _outcome(tree: Path, mode: str = "stochastic"):
 
 
 def test_bfm070_launcher_keeps_its_own_stochastic_rounding_setting(tmp_path):
-    tree = _tree(tmp_path, {"run.sh": "#!/bin/bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=0\nexport XLA_USE_BF16=1\npython train.py\n", "train.py": TRAIN})
+    tree = _tree(
+        tmp_path,
+        {
+            "run.sh": "#!/bin/bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=0\nexport XLA_USE_BF16=1\npython train.py\n",
+            "train.py": TRAIN,
+        },
+    )
     found = _outcome(tree)
-    assert ("run.sh", 3, "BFM070", True, "XLA_USE_BF16 removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)") in found
+    assert (
+        "run.sh",
+        3,
+        "BFM070",
+        True,
+        "XLA_USE_BF16 removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)",
+    ) in found
     assert ("train.py", 1, "BFM001", True) in [f[:4] for f in found]
     outcome = migrate_paths([tree], "stochastic", write=True)
     assert not outcome.errors
@@ -91,14 +106,31 @@ def test_bfm070_launcher_keeps_its_own_stochastic_rounding_setting(tmp_path):
 
 def test_bfm110_setting_that_starts_no_script_is_kept(tmp_path):
     tree = _tree(tmp_path, {"env.sh": "#!/bin/bash\nexport XLA_USE_BF16=1\n"})
-    assert _outcome(tree) == [("env.sh", 2, "BFM110", False, "XLA_USE_BF16 kept: XLA_USE_BF16 reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)")]
+    assert _outcome(tree) == [
+        (
+            "env.sh",
+            2,
+            "BFM110",
+            False,
+            "XLA_USE_BF16 kept: XLA_USE_BF16 reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)",
+        )
+    ]
 
 
 def test_bfm132_launcher_reading_the_variable_is_reported(tmp_path):
-    tree = _tree(tmp_path, {"run.sh": '#!/bin/bash\nif [ "$XLA_USE_BF16" = 1 ]; then BATCH=64; fi\npython train.py\n', "train.py": TRAIN})
+    tree = _tree(
+        tmp_path,
+        {"run.sh": '#!/bin/bash\nif [ "$XLA_USE_BF16" = 1 ]; then BATCH=64; fi\npython train.py\n', "train.py": TRAIN},
+    )
     found = _outcome(tree)
     assert [f for f in found if f[2] == "BFM132"] == [
-        ("run.sh", 2, "BFM132", False, "XLA_USE_BF16 is read here; once it is no longer set the read no longer tells whether bf16 is on: test the precision your script uses instead")
+        (
+            "run.sh",
+            2,
+            "BFM132",
+            False,
+            "XLA_USE_BF16 is read here; once it is no longer set the read no longer tells whether bf16 is on: test the precision your script uses instead",
+        )
     ]
 
 
@@ -118,10 +150,34 @@ spec:
 @pytest.mark.parametrize(
     "files, where, code",
     [
-        ({".env": "XLA_USE_BF16=$BF16\n", "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"}, (".env", 1), "BFM130"),
-        ({".env": 'XLA_USE_BF16="1\n"\n', "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"}, (".env", 1), "BFM131"),
-        ({"job.yaml": JOB.format(env="            - name: XLA_USE_BF16\n              valueFrom: {configMapKeyRef: {name: c, key: k}}")}, ("job.yaml", 10), "BFM130"),
-        ({"job.yaml": JOB.format(env="            - {name: XLA_USE_BF16, valueFrom: {configMapKeyRef: {name: c, key: k}}}")}, ("job.yaml", 10), "BFM131"),
+        (
+            {".env": "XLA_USE_BF16=$BF16\n", "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"},
+            (".env", 1),
+            "BFM130",
+        ),
+        (
+            {".env": 'XLA_USE_BF16="1\n"\n', "run.sh": "#!/bin/bash\nset -a; . ./.env; set +a\npython train.py\n"},
+            (".env", 1),
+            "BFM131",
+        ),
+        (
+            {
+                "job.yaml": JOB.format(
+                    env="            - name: XLA_USE_BF16\n              valueFrom: {configMapKeyRef: {name: c, key: k}}"
+                )
+            },
+            ("job.yaml", 10),
+            "BFM130",
+        ),
+        (
+            {
+                "job.yaml": JOB.format(
+                    env="            - {name: XLA_USE_BF16, valueFrom: {configMapKeyRef: {name: c, key: k}}}"
+                )
+            },
+            ("job.yaml", 10),
+            "BFM131",
+        ),
     ],
     ids=["dotenv-computed", "dotenv-multiline", "yaml-valueFrom", "yaml-flow-style-first"],
 )
@@ -153,7 +209,9 @@ def _pattern(template: str) -> str:
     return "".join(out)
 
 
-FINDING = re.compile(r"^\S+?:\d+:\d+: (BFM\d{3}) (?:cell \d+, line \d+, col \d+: )?(.*?)( \[fixed\])?$")  # a notebook cell's place first
+FINDING = re.compile(
+    r"^\S+?:\d+:\d+: (BFM\d{3}) (?:cell \d+, line \d+, col \d+: )?(.*?)( \[fixed\])?$"
+)  # a notebook cell's place first
 
 
 def test_every_golden_message_is_worded_by_its_template():
@@ -161,7 +219,10 @@ def test_every_golden_message_is_worded_by_its_template():
     its code's template or one of its variants in the catalogue: the templates are what the
     tool says, not a second description of it."""
     rules = load_rules().diagnostics
-    patterns = {code: re.compile("|".join(f"(?:{_pattern(t)})" for t in [rule.message, *rule.variants.values()]) + r"\Z", re.S) for code, rule in rules.items()}
+    patterns = {
+        code: re.compile("|".join(f"(?:{_pattern(t)})" for t in [rule.message, *rule.variants.values()]) + r"\Z", re.S)
+        for code, rule in rules.items()
+    }
     unworded = []
     for path in sorted((ROOT / "fixtures").rglob("diagnostics.txt")):
         for line in path.read_text().splitlines():
@@ -180,10 +241,22 @@ def test_every_golden_message_is_worded_by_its_template():
 # usual imports, produces its own code (the other pages' examples are fragments of a larger
 # script, a launcher or a command line).
 SELF_CONTAINED_EXAMPLES = [
-    ("BFM002", "stochastic"), ("BFM003", "stochastic"), ("BFM010", "stochastic"), ("BFM011", "stochastic"),
-    ("BFM021", "amp"), ("BFM040", "stochastic"), ("BFM041", "stochastic"), ("BFM042", "stochastic"),
-    ("BFM043", "stochastic"), ("BFM044", "stochastic"), ("BFM045", "stochastic"), ("BFM046", "stochastic"),
-    ("BFM047", "stochastic"), ("BFM049", "stochastic"), ("BFM050", "stochastic"), ("BFM052", "stochastic"),
+    ("BFM002", "stochastic"),
+    ("BFM003", "stochastic"),
+    ("BFM010", "stochastic"),
+    ("BFM011", "stochastic"),
+    ("BFM021", "amp"),
+    ("BFM040", "stochastic"),
+    ("BFM041", "stochastic"),
+    ("BFM042", "stochastic"),
+    ("BFM043", "stochastic"),
+    ("BFM044", "stochastic"),
+    ("BFM045", "stochastic"),
+    ("BFM046", "stochastic"),
+    ("BFM047", "stochastic"),
+    ("BFM049", "stochastic"),
+    ("BFM050", "stochastic"),
+    ("BFM052", "stochastic"),
     ("BFM060", "gpu-compatible"),
 ]
 

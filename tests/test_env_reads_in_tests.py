@@ -53,7 +53,7 @@ def test_a_read_in_a_test_file_without_any_write(source):
 def test_a_label_naming_the_variable_is_reported_with_the_read():
     """The text of an f-string names the variable too: in a test it is the test's (BFM052), in a
     script a string the codemod does not rewrite (BFM131); the read inside is reported as above."""
-    source = 'import os\nprint(f\'XLA_USE_BF16: {os.getenv("XLA_USE_BF16")}\')\n'
+    source = "import os\nprint(f'XLA_USE_BF16: {os.getenv(\"XLA_USE_BF16\")}')\n"
     result = migrate_source(source, "stochastic", "tests/test_dtype.py")
     assert result.code == source
     assert [(d.code, d.line, d.col) for d in result.diagnostics] == [("BFM052", 2, 9), ("BFM052", 2, 34)]
@@ -92,4 +92,3 @@ def test_reads_in_a_test_function_of_a_script_do_not_stop_its_migration():
     assert "model.to(torch.bfloat16)" in result.code
     assert (10, "BFM052") in codes(result)
     assert not any(d.code in ("BFM050", "BFM042") for d in result.diagnostics)
-

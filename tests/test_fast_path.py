@@ -76,9 +76,17 @@ def _reference_walk(root: Path, exclude=()):
     import fnmatch
 
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info")
+        )
         base = Path(dirpath).relative_to(root)
-        dirnames[:] = [d for d in dirnames if not any(fnmatch.fnmatch(d, p) or fnmatch.fnmatch((base / d).as_posix(), p) for p in exclude)]
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not any(fnmatch.fnmatch(d, p) or fnmatch.fnmatch((base / d).as_posix(), p) for p in exclude)
+        ]
         for name in sorted(filenames):
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
@@ -90,9 +98,21 @@ def _reference_walk(root: Path, exclude=()):
 
 def test_walk_matches_os_walk(tmp_path):
     layout = [
-        "a.py", "b/c.sh", "b/d/e.yaml", "b/.hidden/x.py", ".github/workflows/ci.yml", "node_modules/m.js",
-        "venv/lib.py", "pkg.egg-info/PKG-INFO", "z/Dockerfile", "z/__pycache__/q.pyc", "B/upper.py", "b/d/f/g/h.env",
-        "docs/skip/me.md", "docs/keep.md", ".env",
+        "a.py",
+        "b/c.sh",
+        "b/d/e.yaml",
+        "b/.hidden/x.py",
+        ".github/workflows/ci.yml",
+        "node_modules/m.js",
+        "venv/lib.py",
+        "pkg.egg-info/PKG-INFO",
+        "z/Dockerfile",
+        "z/__pycache__/q.pyc",
+        "B/upper.py",
+        "b/d/f/g/h.env",
+        "docs/skip/me.md",
+        "docs/keep.md",
+        ".env",
     ]
     for rel in layout:
         path = tmp_path / rel
@@ -118,8 +138,19 @@ def test_scan_reports_special_files(tmp_path):
 def test_gitignore_agrees_with_git(tmp_path):
     repo = tmp_path / "repo"
     files = [
-        "keep.py", "build.log", "logs/a.txt", "logs/keep.txt", "src/gen/x.py", "src/gen/y.py", "src/main.py",
-        "src/deep/er/z.tmp", "src/deep/er/keep.tmp", "data/raw/d.csv", "data/raw/sub/e.csv", "notes/n.md", "top.tmp",
+        "keep.py",
+        "build.log",
+        "logs/a.txt",
+        "logs/keep.txt",
+        "src/gen/x.py",
+        "src/gen/y.py",
+        "src/main.py",
+        "src/deep/er/z.tmp",
+        "src/deep/er/keep.tmp",
+        "data/raw/d.csv",
+        "data/raw/sub/e.csv",
+        "notes/n.md",
+        "top.tmp",
     ]
     for rel in files:
         path = repo / rel
@@ -134,8 +165,17 @@ def test_gitignore_agrees_with_git(tmp_path):
     result = subprocess.run(["git", "check-ignore", "--no-index", *files], cwd=repo, capture_output=True, text=True)
     by_git = set(result.stdout.split())
     ignore = GitIgnore(repo)
-    ours = {rel for rel in files if ignore(repo / rel) or any(ignore(repo / Path(rel).parents[i], True) for i in range(len(Path(rel).parents) - 1))}
+    ours = {
+        rel
+        for rel in files
+        if ignore(repo / rel)
+        or any(ignore(repo / Path(rel).parents[i], True) for i in range(len(Path(rel).parents) - 1))
+    }
     assert ours == by_git
     # and as the walk asks (directories first, str paths)
     walked = {p.relative_to(repo).as_posix() for p, _ in walk(repo, ignore=ignore)}
-    assert walked == {rel for rel in files if rel not in by_git} | {".gitignore", "src/.gitignore", "src/deep/.gitignore"}
+    assert walked == {rel for rel in files if rel not in by_git} | {
+        ".gitignore",
+        "src/.gitignore",
+        "src/deep/.gitignore",
+    }

@@ -33,7 +33,11 @@ def only_the_docstring(diagnostics, source: str) -> bool:
 
 def left_in_output(output: str) -> list[str]:
     """The codes of the unfixed findings the CLI printed."""
-    return [m.group(1) for m in re.finditer(r"^\S+:\d+:\d+: (BFM\d+) .*$", output, re.M) if not m.group(0).endswith("[fixed]")]
+    return [
+        m.group(1)
+        for m in re.finditer(r"^\S+:\d+:\d+: (BFM\d+) .*$", output, re.M)
+        if not m.group(0).endswith("[fixed]")
+    ]
 
 
 def test_there_are_fixtures():
@@ -51,7 +55,9 @@ def test_golden(case, mode, goldens):
     cst.parse_module(result.code)  # re-parses
     compile(result.code, f"{case}/{mode}.py", "exec")
     # no legacy variable is left in any string literal
-    strings = [s.evaluated_value for s in cst.matchers.findall(cst.parse_module(result.code), cst.matchers.SimpleString())]
+    strings = [
+        s.evaluated_value for s in cst.matchers.findall(cst.parse_module(result.code), cst.matchers.SimpleString())
+    ]
     assert not set(strings) & set(LEGACY)
 
 

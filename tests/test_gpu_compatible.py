@@ -39,10 +39,13 @@ def main(args):
 """
 
 
-@pytest.mark.parametrize("clip", [
-    "torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_norm)",
-    "grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0, norm_type=2.0)",
-])
+@pytest.mark.parametrize(
+    "clip",
+    [
+        "torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_norm)",
+        "grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0, norm_type=2.0)",
+    ],
+)
 def test_clip_grad_norm_computed_in_fp32(clip):
     result = run(LOOP.format(clip=clip))
     new = clip.replace("torch.nn.utils.clip_grad_norm_", "clip_grad_norm_fp32_")
@@ -57,13 +60,17 @@ def test_clip_imported_by_name_and_under_the_scripts_flag():
     )
     result = run(body)
     assert "        clip_grad_norm_fp32_(model.parameters(), 1.0)\n" in result.code
-    guarded = (
-        'import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n\n'
-        + textwrap.dedent(LOOP.format(clip="torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)")).replace(
-            "    device = torch_xla.device()", '    if args.bf16:\n        os.environ["XLA_USE_BF16"] = "1"\n    device = torch_xla.device()')
+    guarded = "import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n\n" + textwrap.dedent(
+        LOOP.format(clip="torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)")
+    ).replace(
+        "    device = torch_xla.device()",
+        '    if args.bf16:\n        os.environ["XLA_USE_BF16"] = "1"\n    device = torch_xla.device()',
     )
     out = migrate_source(guarded, "gpu-compatible", "train.py")
-    assert "        (clip_grad_norm_fp32_ if args.bf16 else torch.nn.utils.clip_grad_norm_)(model.parameters(), 1.0)\n" in out.code
+    assert (
+        "        (clip_grad_norm_fp32_ if args.bf16 else torch.nn.utils.clip_grad_norm_)(model.parameters(), 1.0)\n"
+        in out.code
+    )
 
 
 def test_stochastic_mode_keeps_torch_clipping():
@@ -106,7 +113,9 @@ def test_zero1_gets_fp32_optimizer_dtype_and_saves_master_weights_when_it_checkp
 def test_zero1_without_checkpoint_and_with_its_own_dtype():
     result = run(ZERO1.format(save=""))
     assert "optimizer_dtype=torch.float32," in result.code and "save_master_weights" not in result.code
-    own = run(ZERO1.format(save="").replace("pin_layout=False,", "pin_layout=False,\n        optimizer_dtype=torch.bfloat16,"))
+    own = run(
+        ZERO1.format(save="").replace("pin_layout=False,", "pin_layout=False,\n        optimizer_dtype=torch.bfloat16,")
+    )
     assert "optimizer_dtype=torch.bfloat16," in own.code and "torch.float32" not in own.code.split("def main")[1]
     assert ("BFM063", False) in codes(own)
 
@@ -149,7 +158,13 @@ def test_model_returned_by_a_builder_is_followed_to_its_calls():
     result = run(body)
     # before, the calls in main() were not seen: a run-time input hook, and the f32 target left
     # in front of the bf16 output (MSE-style losses then fail on the dtype mismatch)
-    assert "        logits = model(x.to(torch.bfloat16))\n        loss = loss_fn(logits, y.to(torch.bfloat16))\n" in result.code
+    assert (
+        "        logits = model(x.to(torch.bfloat16))\n        loss = loss_fn(logits, y.to(torch.bfloat16))\n"
+        in result.code
+    )
     assert "bf16_inputs_hook" not in result.code
     amp = run(body, mode="amp")
-    assert '        with torch.autocast("xla", dtype=torch.bfloat16):\n            logits = model(x)\n            loss = loss_fn(logits, y)\n' in amp.code
+    assert (
+        '        with torch.autocast("xla", dtype=torch.bfloat16):\n            logits = model(x)\n            loss = loss_fn(logits, y)\n'
+        in amp.code
+    )

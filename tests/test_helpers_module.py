@@ -22,7 +22,9 @@ FOREIGN = "def with_fp32_master_weights(cls):\n    return cls  # the user's own 
 
 
 def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -63,13 +65,19 @@ def test_one_module_per_directory_imported_by_its_scripts(tmp_path):
     assert not (tmp_path / "pkg" / "bf16_helpers.py").exists()
     assert (tmp_path / "mine" / "bf16_helpers.py").read_text() == FOREIGN
     inline = [line for line in proc.stdout.splitlines() if "BFM065" in line]
-    assert len(inline) == 2 and any("is a package" in line for line in inline) and any("not written by bf16-migrate" in line for line in inline), proc.stdout
+    assert (
+        len(inline) == 2
+        and any("is a package" in line for line in inline)
+        and any("not written by bf16-migrate" in line for line in inline)
+    ), proc.stdout
     # a second run changes nothing, and --check finds nothing to change
     after = snapshot(tmp_path)
     assert after != before
     again = cli(tmp_path, "--mode", "gpu-compatible", "--helpers-module", "bf16_helpers")
     assert snapshot(tmp_path) == after, again.stdout
-    assert "bf16-migrate: 0 file(s) changed, 0 finding(s) fixed" in again.stdout + again.stderr, again.stdout + again.stderr
+    assert "bf16-migrate: 0 file(s) changed, 0 finding(s) fixed" in again.stdout + again.stderr, (
+        again.stdout + again.stderr
+    )
 
 
 def test_check_and_diff_write_nothing_and_name_the_module(tmp_path):
@@ -88,7 +96,9 @@ def test_a_module_name_that_is_not_an_identifier_is_a_one_line_error(tmp_path):
 
 
 def test_configuration_key(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.bf16-migrate]\nmode = "gpu-compatible"\nhelpers-module = "precision_helpers"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.bf16-migrate]\nmode = "gpu-compatible"\nhelpers-module = "precision_helpers"\n'
+    )
     (tmp_path / "train.py").write_text(MLP)
     proc = cli(tmp_path / "train.py", cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -113,7 +123,9 @@ def test_new_file_never_replaces_one_that_appeared(tmp_path):
     assert other.read_text() == "x = 1\n"  # the change is all or nothing
 
 
-@pytest.mark.parametrize("name, error", [("bf16-helpers", "not a plain Python module name"), ("json", "shadow"), ("torch", "shadow")])
+@pytest.mark.parametrize(
+    "name, error", [("bf16-helpers", "not a plain Python module name"), ("json", "shadow"), ("torch", "shadow")]
+)
 def test_names_that_would_not_import_or_would_shadow_are_refused(tmp_path, name, error):
     (tmp_path / "train.py").write_text(MLP)
     proc = cli(tmp_path, "--mode", "gpu-compatible", "--helpers-module", name)

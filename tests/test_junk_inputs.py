@@ -83,9 +83,9 @@ def _mutate(data: bytes, rng: random.Random, n: int) -> bytes:
         if op == 0:
             data[at] ^= 1 << rng.randrange(8)
         elif op == 1:
-            del data[at:at + rng.randint(1, 16)]
+            del data[at : at + rng.randint(1, 16)]
         elif op == 2:
-            span = bytes(data[at:at + rng.randint(1, 64)])
+            span = bytes(data[at : at + rng.randint(1, 64)])
             data[at:at] = span
         else:
             data[at:at] = bytes([rng.choice(b"\x00\r\n\t \\\"'(){}[]:#=$`\x0c\xff\xc3\xa9\x1c")])
@@ -122,44 +122,114 @@ NAMES = {
 V = "XLA_USE_BF16"
 EDGES = {
     "shell": [
-        f"export {V}=1 \\\n", f'export {V}="1\n', f"{V}=1 python train.py &\n", f"if true; then export {V}=1; fi\n",
-        f"case $x in a) export {V}=1;; esac\n", f"export {V}=1 # it's\n", f"cat <<EOF\nexport {V}=1\nEOF\n",
-        f"cat <<EOF\nexport {V}=1\n", f"export {V}=$((1))\n", f"export {V}=1; export XLA_DOWNCAST_BF16=1\n",
-        f"{{ export {V}=1; }}\n", f"(export {V}=1; python train.py)\n", f"export {V}=1 XLA_DOWNCAST_BF16=1\n",
-        "python train.py\n", f"\t{V}=1 \\\n\tpython train.py\n", f"export {V}=1\r\n", f"function f {{ export {V}=1; }}\nf\n",
-        f"export {V}=1 && python train.py\n", f"unset {V}\n", f"{V}=1\nexport {V}\n", f"declare -x {V}=1\n",
-        f"readonly {V}=1\n", f"exec env {V}=1 python train.py\n", f"export '{V}=1'\n", f"export {V}=${{{V}:-1}}\n",
-        f"f() {{\n  local {V}=1\n  python train.py\n}}\nf\n", f"export {V}=1 `echo`\n", f"echo $(export {V}=1)\n",
-        f"[[ -n $A ]] && export {V}=1 || export {V}=0\n", f"export {V}=1;;\n", f"export {V}=1 <<< x\n",
+        f"export {V}=1 \\\n",
+        f'export {V}="1\n',
+        f"{V}=1 python train.py &\n",
+        f"if true; then export {V}=1; fi\n",
+        f"case $x in a) export {V}=1;; esac\n",
+        f"export {V}=1 # it's\n",
+        f"cat <<EOF\nexport {V}=1\nEOF\n",
+        f"cat <<EOF\nexport {V}=1\n",
+        f"export {V}=$((1))\n",
+        f"export {V}=1; export XLA_DOWNCAST_BF16=1\n",
+        f"{{ export {V}=1; }}\n",
+        f"(export {V}=1; python train.py)\n",
+        f"export {V}=1 XLA_DOWNCAST_BF16=1\n",
+        "python train.py\n",
+        f"\t{V}=1 \\\n\tpython train.py\n",
+        f"export {V}=1\r\n",
+        f"function f {{ export {V}=1; }}\nf\n",
+        f"export {V}=1 && python train.py\n",
+        f"unset {V}\n",
+        f"{V}=1\nexport {V}\n",
+        f"declare -x {V}=1\n",
+        f"readonly {V}=1\n",
+        f"exec env {V}=1 python train.py\n",
+        f"export '{V}=1'\n",
+        f"export {V}=${{{V}:-1}}\n",
+        f"f() {{\n  local {V}=1\n  python train.py\n}}\nf\n",
+        f"export {V}=1 `echo`\n",
+        f"echo $(export {V}=1)\n",
+        f"[[ -n $A ]] && export {V}=1 || export {V}=0\n",
+        f"export {V}=1;;\n",
+        f"export {V}=1 <<< x\n",
     ],
     "dockerfile": [
-        f"ENV {V}=1 \\\n", f"ENV {V}\n", f"ENV {V} 1 2\n", f'ENV {V}="1\n', f"# escape=`\nENV {V}=1\n",
-        f"ARG X\nENV {V}=$X\n", f"RUN export {V}=1 && python train.py\n", "CMD python train.py\n",
-        f"FROM a AS b\nENV {V}=1\nFROM b\n", f"ENV A=1 {V}=1\\\n B=2\n", f"env {V}=1\n", f"ENV {V}=1\r\n",
-        f"ENV {V}=1 \\\n\n", f"ONBUILD ENV {V}=1\n", 'CMD ["python", "train.py"]\n', "FROM python:3.11\n",
-        f"ENV {V}=1 \\\n    # comment\n    B=2\n", f"ENV {V}='1' B=\"two words\"\n", f"RUN {V}=1 python train.py \\\n",
+        f"ENV {V}=1 \\\n",
+        f"ENV {V}\n",
+        f"ENV {V} 1 2\n",
+        f'ENV {V}="1\n',
+        f"# escape=`\nENV {V}=1\n",
+        f"ARG X\nENV {V}=$X\n",
+        f"RUN export {V}=1 && python train.py\n",
+        "CMD python train.py\n",
+        f"FROM a AS b\nENV {V}=1\nFROM b\n",
+        f"ENV A=1 {V}=1\\\n B=2\n",
+        f"env {V}=1\n",
+        f"ENV {V}=1\r\n",
+        f"ENV {V}=1 \\\n\n",
+        f"ONBUILD ENV {V}=1\n",
+        'CMD ["python", "train.py"]\n',
+        "FROM python:3.11\n",
+        f"ENV {V}=1 \\\n    # comment\n    B=2\n",
+        f"ENV {V}='1' B=\"two words\"\n",
+        f"RUN {V}=1 python train.py \\\n",
     ],
     "yaml": [
-        f'env:\n- name: {V}\n  value: "1"\n', f"env: {{{V}: '1'}}\n", f"environment:\n  - {V}=1\n", f"env:\n  {V}: 1\n",
-        f"env:\n  {V}: &a '1'\n  OTHER: *a\n", f"env:\n  {V}: >\n    1\n", f"env:\n\t{V}: 1\n",
-        f"---\nenv:\n  {V}: '1'\n---\nenv:\n  {V}: '1'\n", f"env:\n  {V}: '1' # c\n  {V}: '0'\n",
-        'command: ["python", "train.py"]\n', f"run: |\n  export {V}=1\n  python train.py\n",
-        f"env:\n  - name: {V}\n    value: '1'\n    # trailing\n", f"env:\n  - {{name: {V}, value: '1'}}\n",
-        f"env:\n  ? {V}\n  : '1'\n", f'env:\n  "{V}": "1"\n', f"env:\n  {V}: !!str 1\n", f"env:\n  {V}: '1'\r\n",
-        f"env:\n  {V}: '1'", f"env:\n  - name: {V}\n    value: '1'\n  - name: {V}\n    value: '1'\n",
-        f"steps:\n  - run: {V}=1 python train.py\n", f"script:\n  - export {V}=1\n  - python train.py\n",
+        f'env:\n- name: {V}\n  value: "1"\n',
+        f"env: {{{V}: '1'}}\n",
+        f"environment:\n  - {V}=1\n",
+        f"env:\n  {V}: 1\n",
+        f"env:\n  {V}: &a '1'\n  OTHER: *a\n",
+        f"env:\n  {V}: >\n    1\n",
+        f"env:\n\t{V}: 1\n",
+        f"---\nenv:\n  {V}: '1'\n---\nenv:\n  {V}: '1'\n",
+        f"env:\n  {V}: '1' # c\n  {V}: '0'\n",
+        'command: ["python", "train.py"]\n',
+        f"run: |\n  export {V}=1\n  python train.py\n",
+        f"env:\n  - name: {V}\n    value: '1'\n    # trailing\n",
+        f"env:\n  - {{name: {V}, value: '1'}}\n",
+        f"env:\n  ? {V}\n  : '1'\n",
+        f'env:\n  "{V}": "1"\n',
+        f"env:\n  {V}: !!str 1\n",
+        f"env:\n  {V}: '1'\r\n",
+        f"env:\n  {V}: '1'",
+        f"env:\n  - name: {V}\n    value: '1'\n  - name: {V}\n    value: '1'\n",
+        f"steps:\n  - run: {V}=1 python train.py\n",
+        f"script:\n  - export {V}=1\n  - python train.py\n",
     ],
     "dotenv": [
-        f"{V}\n", f"{V}=\n", f"{V}=1=2\n", f"{V}='1\n", f"export {V} = 1\n", f"{V}=1 # c\n", f'{V}="multi\nline"\n',
-        f"  {V}=1\r\n", f"{V}=1\\\n", f"{V}=1", f"{V}=1\n{V}=1\n", f"{V}=${{OTHER}}\n", f"# {V}=1\n",
+        f"{V}\n",
+        f"{V}=\n",
+        f"{V}=1=2\n",
+        f"{V}='1\n",
+        f"export {V} = 1\n",
+        f"{V}=1 # c\n",
+        f'{V}="multi\nline"\n',
+        f"  {V}=1\r\n",
+        f"{V}=1\\\n",
+        f"{V}=1",
+        f"{V}=1\n{V}=1\n",
+        f"{V}=${{OTHER}}\n",
+        f"# {V}=1\n",
     ],
     "notebook": [],  # built below
     "python": [
-        f'import os\nos.environ["{V}"] = "1"\n', "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\nloss.backward()\nopt.step()\n",
-        f'import os\nif True: os.environ["{V}"] = "1"\n', f'import os\nos.environ["{V}"] = "1" \\\n', "def f(:\n", "return 1\n",
-        f'import os\nos.environ["{V}"] = "1";\n', f'import os; os.environ["{V}"] = "1"\n', "\x0cclass A:\n\x0c    pass\n",
-        f'import os\nos.environ["{V}"] = "1"\r', "x = (" * 210 + ")" * 210 + "\n", "y = 1" + " + 1" * 1500 + "\n",
-        f'# -*- coding: latin-1 -*-\nimport os\nos.environ["{V}"] = "1"\n', "break\n", "nonlocal q\n",
+        f'import os\nos.environ["{V}"] = "1"\n',
+        "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\nloss.backward()\nopt.step()\n",
+        f'import os\nif True: os.environ["{V}"] = "1"\n',
+        f'import os\nos.environ["{V}"] = "1" \\\n',
+        "def f(:\n",
+        "return 1\n",
+        f'import os\nos.environ["{V}"] = "1";\n',
+        f'import os; os.environ["{V}"] = "1"\n',
+        "\x0cclass A:\n\x0c    pass\n",
+        f'import os\nos.environ["{V}"] = "1"\r',
+        "x = (" * 210 + ")" * 210 + "\n",
+        "y = 1" + " + 1" * 1500 + "\n",
+        f'# -*- coding: latin-1 -*-\nimport os\nos.environ["{V}"] = "1"\n',
+        "break\n",
+        "nonlocal q\n",
     ],
 }
 
@@ -167,14 +237,26 @@ EDGES = {
 def _notebook_edge(rng: random.Random) -> bytes:
     import json
 
-    sources = [f"%env {V}=1", f"%set_env {V}=1", f"!{V}=1 python train.py", f"%%bash\nexport {V}=1\npython train.py",
-               f'import os\nos.environ["{V}"] = "1"', f"!export {V}=1", f"%env {V} 1", f"# {V}\r\nx = 1", f"x = '\u2028{V}'"]
+    sources = [
+        f"%env {V}=1",
+        f"%set_env {V}=1",
+        f"!{V}=1 python train.py",
+        f"%%bash\nexport {V}=1\npython train.py",
+        f'import os\nos.environ["{V}"] = "1"',
+        f"!export {V}=1",
+        f"%env {V} 1",
+        f"# {V}\r\nx = 1",
+        f"x = '\u2028{V}'",
+    ]
     cells = []
     for _ in range(rng.randint(1, 4)):
         source = rng.choice(sources)
         as_list = rng.random() < 0.5
-        cell = {"cell_type": rng.choice(["code", "code", "markdown", "raw"]), "metadata": {},
-                "source": source.splitlines(keepends=True) if as_list else source}
+        cell = {
+            "cell_type": rng.choice(["code", "code", "markdown", "raw"]),
+            "metadata": {},
+            "source": source.splitlines(keepends=True) if as_list else source,
+        }
         if cell["cell_type"] == "code":
             cell.update(outputs=[], execution_count=None)
         if rng.random() < 0.1:
@@ -223,7 +305,11 @@ def build_tree(root: Path, seed: int, size: int = 40) -> Tree:
         text = data.decode("utf-8", "replace")
         if way == 0:  # random bytes around a variable's name
             junk = bytes(rng.randrange(256) for _ in range(rng.randint(0, 300)))
-            tree.add(slot(k), junk + rng.choice(MARKERS) + bytes(rng.randrange(256) for _ in range(rng.randint(0, 300))), "random bytes")
+            tree.add(
+                slot(k),
+                junk + rng.choice(MARKERS) + bytes(rng.randrange(256) for _ in range(rng.randint(0, 300))),
+                "random bytes",
+            )
         elif way == 1:  # truncated UTF-8: cut inside a multi-byte character
             raw = (text + "\n# é ü 日本\n").encode()
             cut = len(raw) - rng.choice([1, 2, 5, 8])
@@ -268,7 +354,11 @@ def build_tree(root: Path, seed: int, size: int = 40) -> Tree:
                 body, note = _mutate(body, rng, rng.choice([1, 2])), "edge mutated"
             tree.add(where, body, note)
             if Path(where).name != "train.py":
-                tree.add(str(Path(where).parent / "train.py"), (FIXTURES / "mlp_regression" / "train.py").read_bytes(), "train.py beside an edge")
+                tree.add(
+                    str(Path(where).parent / "train.py"),
+                    (FIXTURES / "mlp_regression" / "train.py").read_bytes(),
+                    "train.py beside an edge",
+                )
         else:  # mutated fixture
             count = rng.choice([1, 1, 2, 3, 8])
             tree.add(slot(k), _mutate(data, rng, count), f"mutated x{count}")
@@ -360,9 +450,13 @@ def run_cli(args: list[str], cwd: Path | None = None, timeout: float = TIMEOUT, 
     if code_path:  # the code under test (the campaign pins a snapshot); else whatever `import bf16_migrate` finds
         env["PYTHONPATH"] = os.pathsep.join(p for p in (code_path, env.get("PYTHONPATH", "")) if p)
     try:
-        proc = subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *args], capture_output=True, timeout=timeout, cwd=cwd, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-m", "bf16_migrate.cli", *args], capture_output=True, timeout=timeout, cwd=cwd, env=env
+        )
     except subprocess.TimeoutExpired as exc:
-        return Run(None, (exc.stdout or b"").decode("utf-8", "replace"), (exc.stderr or b"").decode("utf-8", "replace"), True)
+        return Run(
+            None, (exc.stdout or b"").decode("utf-8", "replace"), (exc.stderr or b"").decode("utf-8", "replace"), True
+        )
     return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 
@@ -376,7 +470,7 @@ def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
     crashed = "Traceback" in run.stderr or "Traceback" in run.stdout
     for stream, text in (("stderr", run.stderr), ("stdout", run.stdout)):
         if "Traceback" in text:
-            problems.append(f"traceback on {stream}:\n" + text[text.index("Traceback"):][:3000])
+            problems.append(f"traceback on {stream}:\n" + text[text.index("Traceback") :][:3000])
     errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
     reported: set[Path] = set()
     by_length = sorted(tree.files, key=lambda p: len(str(p)), reverse=True)
@@ -409,8 +503,16 @@ def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
                     )
         if crashed:
             continue  # the run died: what it would have reported is unknown (the traceback is the finding)
-        if tree.notes[path] != "random bytes" and names_legacy(before) and undecodable(path, before) and str(path) not in run.stdout and path not in reported:
-            problems.append(f"{path} ({tree.notes[path]}): names a legacy variable, cannot be decoded, and nothing reports it")
+        if (
+            tree.notes[path] != "random bytes"
+            and names_legacy(before)
+            and undecodable(path, before)
+            and str(path) not in run.stdout
+            and path not in reported
+        ):
+            problems.append(
+                f"{path} ({tree.notes[path]}): names a legacy variable, cannot be decoded, and nothing reports it"
+            )
     return problems
 
 
@@ -430,10 +532,16 @@ def check_second_run(tree: Tree, mode: str, code_path: str | None = None) -> lis
     """Idempotence through the CLI: a second run over the migrated tree changes no file."""
     first = {path: path.read_bytes() for path in tree.files}
     run = run_cli([str(tree.root), "--mode", mode], code_path=code_path)
-    problems = [f"second run: {p}" for p in check_tree(Tree(tree.root, first, tree.notes), run, wrote=True) if "traceback" in p or "timed out" in p]
+    problems = [
+        f"second run: {p}"
+        for p in check_tree(Tree(tree.root, first, tree.notes), run, wrote=True)
+        if "traceback" in p or "timed out" in p
+    ]
     for path, before in first.items():
         if path.read_bytes() != before:
-            problems.append(f"{path} ({tree.notes[path]}): changed again by a second run in {mode} mode (not a fixed point)")
+            problems.append(
+                f"{path} ({tree.notes[path]}): changed again by a second run in {mode} mode (not a fixed point)"
+            )
     return problems
 
 

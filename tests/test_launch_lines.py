@@ -46,13 +46,28 @@ def launches(script: str) -> list:
 @pytest.mark.parametrize(
     "words, target",
     [
-        (["neuron_parallel_compile", "--num_parallel", "4", "torchrun", "--nproc_per_node=2", "t.py"], ("script", "t.py")),
+        (
+            ["neuron_parallel_compile", "--num_parallel", "4", "torchrun", "--nproc_per_node=2", "t.py"],
+            ("script", "t.py"),
+        ),
         (["python", "xla_spawn.py", "--num_cores", "8", "run_glue.py", "--bf16"], ("script", "run_glue.py")),
         (["accelerate", "launch", "--mixed_precision", "bf16", "--tpu", "t.py"], ("script", "t.py")),
         (["accelerate", "launch", "-m", "pkg.train"], ("module", "pkg.train")),
         (["coverage", "run", "--source=pkg", "-p", "t.py"], ("script", "t.py")),
         (["srun", "-N", "2", "--ntasks-per-node", "1", "python3", "-u", "t.py"], ("script", "t.py")),
-        (["python", "-m", "torch_xla.distributed.xla_dist", "--tpu=a", "--restart-tpuvm-pod-server", "--", "python3", "t.py"], ("script", "t.py")),
+        (
+            [
+                "python",
+                "-m",
+                "torch_xla.distributed.xla_dist",
+                "--tpu=a",
+                "--restart-tpuvm-pod-server",
+                "--",
+                "python3",
+                "t.py",
+            ],
+            ("script", "t.py"),
+        ),
     ],
 )
 def test_wrappers_and_launchers_are_looked_through(words, target):
@@ -61,7 +76,9 @@ def test_wrappers_and_launchers_are_looked_through(words, target):
 
 
 def test_xla_dist_env_is_a_setting_of_the_command():
-    cmd = read_command(["python", "-m", "torch_xla.distributed.xla_dist", "--env", "XLA_USE_BF16=1", "--", "python", "t.py"])
+    cmd = read_command(
+        ["python", "-m", "torch_xla.distributed.xla_dist", "--env", "XLA_USE_BF16=1", "--", "python", "t.py"]
+    )
     assert [(e.name, e.value, e.words) for e in cmd.env] == [("XLA_USE_BF16", "1", [3, 4])]
 
 
@@ -72,7 +89,16 @@ def test_script_arguments_are_kept_for_framework_flags():
 
 @pytest.mark.parametrize(
     "args, on",
-    [(["--bf16"], True), (["--bf16", "--x"], True), (["--bf16", "false"], False), (["--bf16=True"], True), (["--bf16=0"], False), (["--fp16"], False), ([], False), (["--bf16", "--bf16", "no"], False)],
+    [
+        (["--bf16"], True),
+        (["--bf16", "--x"], True),
+        (["--bf16", "false"], False),
+        (["--bf16=True"], True),
+        (["--bf16=0"], False),
+        (["--fp16"], False),
+        ([], False),
+        (["--bf16", "--bf16", "no"], False),
+    ],
 )
 def test_passes_flag(args, on):
     assert passes_flag(args, "--bf16") is on
@@ -120,7 +146,7 @@ def test_quoted_expansion_is_one_word_and_empty_unquoted_is_none():
 
 
 def test_what_stays_computed_is_named_with_its_line():
-    (line, target, problem), = launches(
+    ((line, target, problem),) = launches(
         """\
         ARGS=$(cat launcher.args)
         torchrun $ARGS train.py
@@ -130,7 +156,7 @@ def test_what_stays_computed_is_named_with_its_line():
 
 
 def test_different_scripts_on_different_paths_are_reported():
-    (line, target, problem), = launches(
+    ((line, target, problem),) = launches(
         """\
         if [ "$1" = big ]; then S=big.py; else S=small.py; fi
         python3 $S
@@ -232,7 +258,7 @@ def test_every_blocker_is_listed_deepest_first(tmp_path):
         python3 $SCRIPT
         """,
     )
-    (code, line, message), = got
+    ((code, line, message),) = got
     assert code == "BFM112" and line == 1
     assert message.index("eval.py") < message.index("also:") < message.index("$SCRIPT")
 

@@ -45,7 +45,10 @@ def groups(model, weight_decay=0.1):
 
 def batches(n, seed=1):
     gen = torch.Generator().manual_seed(seed)
-    return [(torch.randn(16, 8, generator=gen).to(torch.bfloat16), torch.randint(0, 3, (16,), generator=gen)) for _ in range(n)]
+    return [
+        (torch.randn(16, 8, generator=gen).to(torch.bfloat16), torch.randint(0, 3, (16,), generator=gen))
+        for _ in range(n)
+    ]
 
 
 def train(model, optimizer, data, scheduler=None, clip=None):
@@ -72,7 +75,9 @@ def build(optimizer_class=torch.optim.AdamW, seed=0):
 
 def checkpoint(model, optimizer, scheduler) -> bytes:
     buffer = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, buffer)
+    torch.save(
+        {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}, buffer
+    )
     return buffer.getvalue()
 
 
@@ -80,7 +85,9 @@ def resume(blob: bytes, optimizer_class=torch.optim.AdamW, drop_master_weights=F
     state = torch.load(io.BytesIO(blob), weights_only=False)
     if drop_master_weights:
         del state["optimizer"]["fp32_master_weights"]
-    model, optimizer, scheduler = build(optimizer_class, seed=123)  # other initial weights: everything must come from the checkpoint
+    model, optimizer, scheduler = build(
+        optimizer_class, seed=123
+    )  # other initial weights: everything must come from the checkpoint
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     scheduler.load_state_dict(state["scheduler"])
@@ -103,7 +110,11 @@ def test_resumed_run_is_bit_identical_to_one_that_never_stopped(optimizer_class)
         second = train(model, optimizer, data[5:], scheduler, clip=1.0)
     assert first + second == straight
     for state in optimizer.state.values():  # load_state_dict cast it to bf16 before: the crash in Adam's lerp
-        assert all(v.dtype == torch.float32 for k, v in state.items() if torch.is_tensor(v) and v.is_floating_point() and k != "step")
+        assert all(
+            v.dtype == torch.float32
+            for k, v in state.items()
+            if torch.is_tensor(v) and v.is_floating_point() and k != "step"
+        )
     assert all(p.dtype == torch.bfloat16 for p in model.parameters())
 
 
@@ -206,8 +217,16 @@ def test_resume_fixture_on_xla_continues_bit_identically(tmp_path):
     with Workspace() as ws:
         script = stage_script(migrated, RESUME, ws.root)
         specs = [
-            ws.spec(name, script, RESUME, base_env=os.environ, args=["--restart-at", restart, "--checkpoint-dir", str(tmp_path / name), "--steps", "40"],
-                    steps=16, timeout=600, graphs=False)
+            ws.spec(
+                name,
+                script,
+                RESUME,
+                base_env=os.environ,
+                args=["--restart-at", restart, "--checkpoint-dir", str(tmp_path / name), "--steps", "40"],
+                steps=16,
+                timeout=600,
+                graphs=False,
+            )
             for name, restart in (("straight", "0"), ("resumed", "8"))
         ]
         for spec in specs:

@@ -72,7 +72,11 @@ def test_a_parse_error_is_remembered_and_raised_each_time(counted):
 
 
 def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
-    calls = [(_source(name), mode, f"{name}.py", {"launched_with": None}) for name in SCRIPTS for mode in ("stochastic", "amp")]
+    calls = [
+        (_source(name), mode, f"{name}.py", {"launched_with": None})
+        for name in SCRIPTS
+        for mode in ("stochastic", "amp")
+    ]
     calls.append(("def (:\n", "stochastic", "broken.py", {}))
     runs = Migrations()
     runs.ahead(calls)
@@ -80,7 +84,12 @@ def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
     for source, mode, path, options in calls[:-1]:
         got = runs(source, mode, path, **options)
         want = migrate_source(source, mode, path, **options)
-        assert (got.code, got.diagnostics, got.legacy_env, got.helpers) == (want.code, want.diagnostics, want.legacy_env, want.helpers)
+        assert (got.code, got.diagnostics, got.legacy_env, got.helpers) == (
+            want.code,
+            want.diagnostics,
+            want.legacy_env,
+            want.helpers,
+        )
     with pytest.raises(ParseError):
         runs("def (:\n", "stochastic", "broken.py")
     assert counted == [], "every answer came from the batch"
@@ -90,7 +99,9 @@ def test_too_little_work_is_made_here(counted, two_cores, monkeypatch):
     """Two small scripts: workers would cost more than they save (AHEAD_FROM_BYTES)."""
     monkeypatch.setattr(Migrations, "AHEAD_FROM_BYTES", 32 * 1024)
     runs = Migrations()
-    runs.ahead([(_source("mlp_regression"), "stochastic", "a.py", {}), (_source("cnn_trainer"), "stochastic", "b.py", {})])
+    runs.ahead(
+        [(_source("mlp_regression"), "stochastic", "a.py", {}), (_source("cnn_trainer"), "stochastic", "b.py", {})]
+    )
     assert counted == []
     runs(_source("mlp_regression"), "stochastic", "a.py")
     assert counted == ["a.py"]

@@ -15,7 +15,7 @@ from conftest import MODES
 
 RUN_SH = "#!/bin/bash\nset -e\nexport XLA_USE_BF16=1\npython train.py --epochs 3\n"
 
-TRAIN = '''import torch
+TRAIN = """import torch
 import torch.nn as nn
 import torch_xla
 import torch_xla.core.xla_model as xm
@@ -38,7 +38,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 # (the mode train.py was migrated in, the mode of the later run) -> the launcher's switch goes
 ACCEPTED = {

@@ -89,15 +89,17 @@ def test_every_mention_gets_its_finding_and_nothing_is_written(tree, monkeypatch
     result = invoke("job", "--check", "--format", "json")
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["errors"] == []
-    assert sorted(findings(result)) == sorted([
-        ("BFM091", "job/README.md", 5, 12),  # one per line: XLA_DOWNCAST_BF16 on the same line
-        ("BFM090", "job/configs/settings.json", 1, 11),
-        ("BFM090", "job/configs/train.libsonnet", 4, 5),  # every mention
-        ("BFM090", "job/configs/train.libsonnet", 6, 5),
-        ("BFM133", "job/launch.py", 2, 29),  # not the comment of line 4
-        ("BFM091", "job/quick_run.ipynb#cell1", 3, 22),
-        ("BFM133", "job/quick_run.ipynb#cell2", 2, 40),
-    ])
+    assert sorted(findings(result)) == sorted(
+        [
+            ("BFM091", "job/README.md", 5, 12),  # one per line: XLA_DOWNCAST_BF16 on the same line
+            ("BFM090", "job/configs/settings.json", 1, 11),
+            ("BFM090", "job/configs/train.libsonnet", 4, 5),  # every mention
+            ("BFM090", "job/configs/train.libsonnet", 6, 5),
+            ("BFM133", "job/launch.py", 2, 29),  # not the comment of line 4
+            ("BFM091", "job/quick_run.ipynb#cell1", 3, 22),
+            ("BFM133", "job/quick_run.ipynb#cell2", 2, 40),
+        ]
+    )
     assert snapshot(tree) == before
     # and the same without --check: findings are never fixed, so the exit is 1 and nothing is written
     assert invoke("job").exit_code == 1
@@ -106,7 +108,10 @@ def test_every_mention_gets_its_finding_and_nothing_is_written(tree, monkeypatch
 
 def test_messages_name_the_variable_the_command_and_the_launched_script(tree, monkeypatch):
     monkeypatch.chdir(tree.parent)
-    messages = {(d["path"], d["line"]): d["message"] for d in json.loads(invoke("job", "--check", "--format", "json").stdout)["diagnostics"]}
+    messages = {
+        (d["path"], d["line"]): d["message"]
+        for d in json.loads(invoke("job", "--check", "--format", "json").stdout)["diagnostics"]
+    }
     assert messages[("job/launch.py", 2)] == (
         "XLA_USE_BF16=1 is set in a Python string run as a shell command (line 3: "
         "`MALLOC_ARENA_MAX=64 XLA_USE_BF16=1 torchrun --nproc_per_node...`): remove it from the "
@@ -120,12 +125,27 @@ def test_messages_name_the_variable_the_command_and_the_launched_script(tree, mo
         "documentation names XLA_USE_BF16 and XLA_DOWNCAST_BF16: update the text by hand "
         "(the variable is deprecated; see the migration guide)"
     )
-    assert messages[("job/configs/train.libsonnet", 6)].startswith("XLA_DOWNCAST_BF16 is named in a kind of file bf16-migrate does not rewrite (`.libsonnet`)")
+    assert messages[("job/configs/train.libsonnet", 6)].startswith(
+        "XLA_DOWNCAST_BF16 is named in a kind of file bf16-migrate does not rewrite (`.libsonnet`)"
+    )
 
 
 def test_exclude_silences_them(tree, monkeypatch):
     monkeypatch.chdir(tree.parent)
-    result = invoke("job", "--check", "--format", "json", "--exclude", "*.md", "--exclude", "configs/*", "--exclude", "*.ipynb", "--exclude", "launch.py")
+    result = invoke(
+        "job",
+        "--check",
+        "--format",
+        "json",
+        "--exclude",
+        "*.md",
+        "--exclude",
+        "configs/*",
+        "--exclude",
+        "*.ipynb",
+        "--exclude",
+        "launch.py",
+    )
     assert result.exit_code == 0, result.output
     assert findings(result) == []
 
@@ -144,15 +164,27 @@ def test_a_clean_directory_still_exits_0(tmp_path):
 
 def test_kinds_of_files_found_in_a_walk(tmp_path):
     files = {
-        "guide.rst": "XLA_USE_BF16", "index.html": "XLA_USE_BF16", "doc.adoc": "XLA_USE_BF16",
-        "page.mdx": "XLA_USE_BF16", "CHANGELOG": "XLA_USE_BF16", "job.jsonnet": "XLA_USE_BF16",
-        "tpu.cfg": "XLA_USE_BF16", "run.log": "XLA_USE_BF16", "plain.md": "nothing here",
+        "guide.rst": "XLA_USE_BF16",
+        "index.html": "XLA_USE_BF16",
+        "doc.adoc": "XLA_USE_BF16",
+        "page.mdx": "XLA_USE_BF16",
+        "CHANGELOG": "XLA_USE_BF16",
+        "job.jsonnet": "XLA_USE_BF16",
+        "tpu.cfg": "XLA_USE_BF16",
+        "run.log": "XLA_USE_BF16",
+        "plain.md": "nothing here",
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert {c.path.name: c.kind for c in scan([tmp_path])} == {
-        "guide.rst": "docs", "index.html": "docs", "doc.adoc": "docs", "page.mdx": "docs", "CHANGELOG": "docs",
-        "job.jsonnet": "unsupported", "tpu.cfg": "unsupported", "run.log": "unsupported",
+        "guide.rst": "docs",
+        "index.html": "docs",
+        "doc.adoc": "docs",
+        "page.mdx": "docs",
+        "CHANGELOG": "docs",
+        "job.jsonnet": "unsupported",
+        "tpu.cfg": "unsupported",
+        "run.log": "unsupported",
     }
 
 
@@ -183,6 +215,7 @@ def test_an_undecodable_text_file_is_reported_not_an_error(tmp_path):
 
 # -- Python strings ------------------------------------------------------------------------------
 
+
 def diagnosed(source: str, path: str = "launch.py", mode: str = "stochastic") -> list[tuple[str, int, int]]:
     result = migrate_source(source, mode, path)
     assert result.code == source or "os.environ" in source
@@ -201,10 +234,19 @@ def test_a_write_the_codemod_handles_is_not_reported_twice():
 @pytest.mark.parametrize(
     "source, expected",
     [
-        ('"""Set XLA_USE_BF16=1 to train in bf16.\n\nXLA_DOWNCAST_BF16 and XLA_USE_BF16 both work.\n"""\n', [("BFM091", 1, 8), ("BFM091", 3, 1)]),
+        (
+            '"""Set XLA_USE_BF16=1 to train in bf16.\n\nXLA_DOWNCAST_BF16 and XLA_USE_BF16 both work.\n"""\n',
+            [("BFM091", 1, 8), ("BFM091", 3, 1)],
+        ),
         ('def f():\n    """Reads XLA_USE_BF16."""\n', [("BFM091", 2, 14)]),
-        ('import argparse\np = argparse.ArgumentParser()\np.add_argument("--bf16", help="like " "XLA_USE_BF16=1")\n', [("BFM091", 3, 40)]),
-        ('import argparse\np = argparse.ArgumentParser(description=f"sets XLA_USE_BF16 for {__name__}")\n', [("BFM091", 2, 48)]),
+        (
+            'import argparse\np = argparse.ArgumentParser()\np.add_argument("--bf16", help="like " "XLA_USE_BF16=1")\n',
+            [("BFM091", 3, 40)],
+        ),
+        (
+            'import argparse\np = argparse.ArgumentParser(description=f"sets XLA_USE_BF16 for {__name__}")\n',
+            [("BFM091", 2, 48)],
+        ),
         ('label = "XLA_USE_BF16 is on"  # XLA_DOWNCAST_BF16 in a comment\n', [("BFM131", 1, 10)]),
         ('import subprocess\nsubprocess.run(["env", "XLA_USE_BF16=1", "python", "t.py"])\n', [("BFM131", 2, 25)]),
         ('import subprocess\nsubprocess.run("XLA_USE_BF16=1 python t.py", shell=False)\n', [("BFM131", 2, 17)]),
@@ -212,7 +254,18 @@ def test_a_write_the_codemod_handles_is_not_reported_twice():
         ('x = "a=1\\nXLA_USE_BF16=1"\n', [("BFM131", 1, 11)]),
         ('x = "MY_XLA_USE_BF16=1"\n', []),
     ],
-    ids=["module-docstring", "function-docstring", "help", "description", "label", "argv-list", "shell-false", "bytes-command", "escape", "other-name"],
+    ids=[
+        "module-docstring",
+        "function-docstring",
+        "help",
+        "description",
+        "label",
+        "argv-list",
+        "shell-false",
+        "bytes-command",
+        "escape",
+        "other-name",
+    ],
 )
 def test_strings_of_python(source, expected):
     assert diagnosed(source) == expected
@@ -226,15 +279,38 @@ def test_strings_of_python(source, expected):
         ('import subprocess as sp\nsp.Popen("XLA_USE_BF16=1 {} t.py".format("python"), shell=True)\n', "t.py"),
         ('import subprocess\nsubprocess.call("%s XLA_USE_BF16=1 python %s" % ("env", "z.py"), shell=True)\n', "z.py"),
         ('import subprocess\nsubprocess.run(" ".join(["XLA_USE_BF16=1", "python", "j.py"]), shell=True)\n', "j.py"),
-        ('from subprocess import check_output\nbase = "XLA_USE_BF16=1 "\ncmd = base + "torchrun --nnodes=1 a.py"\ncheck_output(cmd, shell=True)\n', "a.py"),
-        ('import subprocess\ndef go(n):\n    subprocess.run(f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} b.py", shell=True)\n', "b.py"),
-        ('import subprocess\ndef go(script):\n    subprocess.run(f"XLA_USE_BF16=1 python {script}", shell=True)\n', None),
+        (
+            'from subprocess import check_output\nbase = "XLA_USE_BF16=1 "\ncmd = base + "torchrun --nnodes=1 a.py"\ncheck_output(cmd, shell=True)\n',
+            "a.py",
+        ),
+        (
+            'import subprocess\ndef go(n):\n    subprocess.run(f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} b.py", shell=True)\n',
+            "b.py",
+        ),
+        (
+            'import subprocess\ndef go(script):\n    subprocess.run(f"XLA_USE_BF16=1 python {script}", shell=True)\n',
+            None,
+        ),
         ("get_ipython().system('XLA_USE_BF16=1 python3 c.py')\n", "c.py"),  # a notebook exported by nbconvert
         # a command written over several lines with shell line continuations (a notebook's
         # f-string of torchrun options): the backslash-newline is not a word
-        ('import subprocess\nn = 2\nCMD = f"""XLA_USE_BF16=1 torchrun --nproc_per_node={n} \\\n    run_glue.py \\\n    --do_train"""\nsubprocess.check_call(CMD, shell=True)\n', "run_glue.py"),
+        (
+            'import subprocess\nn = 2\nCMD = f"""XLA_USE_BF16=1 torchrun --nproc_per_node={n} \\\n    run_glue.py \\\n    --do_train"""\nsubprocess.check_call(CMD, shell=True)\n',
+            "run_glue.py",
+        ),
     ],
-    ids=["os.system", "os.popen", "format", "percent", "join", "names-and-plus", "option-value-computed", "script-computed", "ipython", "line-continuations"],
+    ids=[
+        "os.system",
+        "os.popen",
+        "format",
+        "percent",
+        "join",
+        "names-and-plus",
+        "option-value-computed",
+        "script-computed",
+        "ipython",
+        "line-continuations",
+    ],
 )
 def test_shell_commands_name_their_script(source, script):
     result = migrate_source(source, "stochastic", "launch.py")

@@ -19,7 +19,8 @@ from conftest import FIXTURES
 
 # the fixture without its own write of the switch and without the docstring's mention of it
 TRAIN = (
-    (FIXTURES / "mlp_regression" / "train.py").read_text()
+    (FIXTURES / "mlp_regression" / "train.py")
+    .read_text()
     .replace("through the XLA_USE_BF16 environment variable", "through an environment variable")
     .replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
 )
@@ -41,8 +42,11 @@ def _notebook(*sources: str) -> str:
 # the noqa on (``None``: on the setting's own line, at its end).
 CARRIERS = {
     "shell": ("run.sh", "#!/bin/bash\nexport XLA_USE_BF16=1{noqa}\necho hi\n"),
-    "yaml": ("job.yaml", "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n"
-                         "          image: x\n          env:\n            - name: XLA_USE_BF16{noqa}\n              value: \"1\"\n"),
+    "yaml": (
+        "job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      containers:\n        - name: t\n"
+        '          image: x\n          env:\n            - name: XLA_USE_BF16{noqa}\n              value: "1"\n',
+    ),
     "dotenv": (".env", "XLA_USE_BF16=1{noqa}\n"),
     "dockerfile": ("Dockerfile", "FROM python:3.11\n{above}ENV XLA_USE_BF16=1\n"),
     "notebook": ("nb.ipynb", None),
@@ -77,7 +81,10 @@ def test_select_ignore_and_noqa_are_the_same_for_every_carrier(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", sorted(CARRIERS))
-@pytest.mark.parametrize("comment, suppressed", [("# noqa: BFM110", True), ("# noqa", True), ("# NOQA:BFM050,BFM110", True), ("# noqa: BFM050", False)])
+@pytest.mark.parametrize(
+    "comment, suppressed",
+    [("# noqa: BFM110", True), ("# noqa", True), ("# NOQA:BFM050,BFM110", True), ("# noqa: BFM050", False)],
+)
 def test_a_noqa_in_each_carriers_syntax(tmp_path, kind, comment, suppressed):
     _carrier(tmp_path, kind, comment)
     code, doc = _run(tmp_path)
@@ -92,21 +99,22 @@ def test_a_noqa_in_each_carriers_syntax(tmp_path, kind, comment, suppressed):
 
 # -- Dockerfiles ---------------------------------------------------------------------------------
 
+
 def test_dockerfile_noqa_is_read_above_the_instruction_and_covers_its_lines():
     text = (
-        "# syntax=docker/dockerfile:1\n"   # 1
-        "FROM python:3.11\n"               # 2
-        "# hadolint ignore=DL3008\n"       # 3
-        "# noqa: BFM001\n"                 # 4
-        "ENV A=1 \\\n"                     # 5
-        "    XLA_USE_BF16=1\n"             # 6
-        "\n"                               # 7
-        "# noqa\n"                         # 8
-        "\n"                               # 9
-        "RUN echo a \\\n"                  # 10
-        "# noqa: BFM110\n"                 # 11 (inside RUN's continuation: RUN's, not CMD's)
-        "  && echo b\n"                    # 12
-        "CMD python train.py # noqa\n"     # 13 (an argument of CMD, no comment)
+        "# syntax=docker/dockerfile:1\n"  # 1
+        "FROM python:3.11\n"  # 2
+        "# hadolint ignore=DL3008\n"  # 3
+        "# noqa: BFM001\n"  # 4
+        "ENV A=1 \\\n"  # 5
+        "    XLA_USE_BF16=1\n"  # 6
+        "\n"  # 7
+        "# noqa\n"  # 8
+        "\n"  # 9
+        "RUN echo a \\\n"  # 10
+        "# noqa: BFM110\n"  # 11 (inside RUN's continuation: RUN's, not CMD's)
+        "  && echo b\n"  # 12
+        "CMD python train.py # noqa\n"  # 13 (an argument of CMD, no comment)
     )
     assert noqa_by_line(text, "dockerfile") == {5: {"BFM001"}, 6: {"BFM001"}}
     assert noqa_by_line("ENV X=1 # noqa\n", "dockerfile") == {}
@@ -120,7 +128,9 @@ def test_dockerfile_noqa_on_a_legacy_write_keeps_the_file_and_the_script_is_migr
     dockerfile.write_text(text)
     code, doc = _run(tmp_path)
     assert [d["code"] for d in doc["suppressed"]] == ["BFM001"] and doc["suppressed"][0]["line"] == 5
-    assert doc["kept"] == [{"path": str(dockerfile), "reason": "`# noqa` on line 3, for line 5, a legacy setting (BFM001)"}]
+    assert doc["kept"] == [
+        {"path": str(dockerfile), "reason": "`# noqa` on line 3, for line 5, a legacy setting (BFM001)"}
+    ]
     result = invoke(tmp_path)
     assert dockerfile.read_text() == text  # left as it is
     assert "model.to(torch.bfloat16)" in (tmp_path / "train.py").read_text()  # its script still migrated
@@ -137,10 +147,13 @@ def test_dockerfile_noqa_of_another_code_or_not_directly_above_keeps_nothing(tmp
     ):
         dockerfile.write_text(text)
         code, doc = _run(tmp_path)
-        assert doc["kept"] == [] and "Dockerfile" in [Path(d["path"]).name for d in doc["diagnostics"] if d["code"] == "BFM001"], text
+        assert doc["kept"] == [] and "Dockerfile" in [
+            Path(d["path"]).name for d in doc["diagnostics"] if d["code"] == "BFM001"
+        ], text
 
 
 # -- notebooks -------------------------------------------------------------------------------------
+
 
 def test_notebook_noqa_is_read_per_cell_in_the_cells_syntax():
     text = _notebook(
@@ -176,17 +189,25 @@ def test_notebook_without_the_noqa_is_migrated(tmp_path):
     code, doc = _run(tmp_path)
     assert doc["kept"] == [] and ("BFM001", f"{nb}#cell2") in [(d["code"], d["path"]) for d in doc["diagnostics"]]
     invoke(tmp_path)
-    assert "XLA_USE_BF16" not in "".join(c.source for c in nbformat.reads(nb.read_text(), as_version=4).cells if c.cell_type == "code")
+    assert "XLA_USE_BF16" not in "".join(
+        c.source for c in nbformat.reads(nb.read_text(), as_version=4).cells if c.cell_type == "code"
+    )
 
 
 def test_notebook_noqa_in_a_python_line_and_not_in_a_string(tmp_path):
     nb = tmp_path / "nb.ipynb"
-    nb.write_text(_notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\nprint(torch.ones(2))'))
+    nb.write_text(
+        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\nprint(torch.ones(2))')
+    )
     code, doc = _run(tmp_path)
     assert code == 0 and [(d["code"], d["line"]) for d in doc["suppressed"]] == [("BFM010", 3)], doc
-    nb.write_text(_notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\nprint(torch.ones(2))'))
+    nb.write_text(
+        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\nprint(torch.ones(2))')
+    )
     code, doc = _run(tmp_path)
-    assert code == 1 and [d["line"] for d in doc["diagnostics"]] == [3] and doc["suppressed"] == []  # a string is no comment
+    assert (
+        code == 1 and [d["line"] for d in doc["diagnostics"]] == [3] and doc["suppressed"] == []
+    )  # a string is no comment
 
 
 # -- unused noqa (BFM900, as ruff's RUF100) ---------------------------------------------------------
@@ -263,7 +284,9 @@ def test_unused_noqa_changes_no_file(tmp_path):
 
 
 def test_unused_noqa_in_a_dockerfile_and_a_notebook(tmp_path):
-    (tmp_path / "Dockerfile").write_text("FROM python:3.11\n# noqa: BFM110\nENV XLA_USE_BF16=1\n# noqa: BFM001\nRUN echo hi\n")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM python:3.11\n# noqa: BFM110\nENV XLA_USE_BF16=1\n# noqa: BFM001\nRUN echo hi\n"
+    )
     (tmp_path / "nb.ipynb").write_text(_notebook("%env XLA_USE_BF16=1  # noqa: BFM110\nx = 1  # noqa: BFM131"))
     code, doc = _run(tmp_path, "--select", "BFM900")
     assert _codes(doc) == [("BFM900", "Dockerfile", 4, 1), ("BFM900", "nb.ipynb#cell2", 2, 8)]

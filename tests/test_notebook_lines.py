@@ -46,7 +46,10 @@ def _layouts():
     for as_list in (True, False):
         data = _notebook(as_list)
         form = "list" if as_list else "string"
-        yield f"nbformat-{form}", nbformat.writes(nbformat.from_dict(data)) if as_list else json.dumps(data, indent=1, ensure_ascii=False)
+        yield (
+            f"nbformat-{form}",
+            nbformat.writes(nbformat.from_dict(data)) if as_list else json.dumps(data, indent=1, ensure_ascii=False),
+        )
         yield f"compact-{form}", json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         yield f"indent4-ascii-{form}", json.dumps(data, indent=4, ensure_ascii=True)
         yield f"spaced-ascii-{form}", json.dumps(data, indent="\t", separators=(" , ", " : "))
@@ -56,7 +59,7 @@ LAYOUTS = dict(_layouts())
 
 
 def _char_at(text: str, line: int, col: int) -> str:
-    return text.split("\n")[line - 1][col - 1:]
+    return text.split("\n")[line - 1][col - 1 :]
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
@@ -83,7 +86,7 @@ def test_the_line_in_nbformat_indent_1_and_in_one_line():
     compact = LAYOUTS["compact-list"]
     assert "\n" not in compact
     line, col = SourceLocator(compact).position(2, 2, 6)
-    assert line == 1 and compact[col - 1:].startswith("XLA_USE_BF16=1")
+    assert line == 1 and compact[col - 1 :].startswith("XLA_USE_BF16=1")
 
 
 def test_source_as_one_string_is_one_json_line():
@@ -129,7 +132,10 @@ def test_filter_findings_locates_a_cell_finding_and_the_output_points_there(tmp_
     line, col = located.file_position
     assert _char_at(text, line, col).startswith("XLA_USE_BF16=1")
     assert location(located) == (path, line, col, "cell 2, line 2, col 6: ")
-    assert format_text(located, dry_run=False) == f"{path}:{line}:{col}: BFM110 cell 2, line 2, col 6: XLA_USE_BF16 reaches no script"
+    assert (
+        format_text(located, dry_run=False)
+        == f"{path}:{line}:{col}: BFM110 cell 2, line 2, col 6: XLA_USE_BF16 reaches no script"
+    )
     # the notebook's text not at hand: the cell's own place, as before
     assert format_text(d, dry_run=False) == f"{path}#cell2:2:6: BFM110 XLA_USE_BF16 reaches no script"
     assert location(d) == (path, None, None, "cell 2, line 2, col 6: ")
@@ -149,10 +155,15 @@ def test_cli_outputs_point_at_the_ipynb_line(tmp_path, monkeypatch, layout):
     assert line.startswith(f"nb.ipynb:{expected[0]}:{expected[1]}: BFM110 cell 2, line 2, col 6: ")
     gh = runner.invoke(main, ["nb.ipynb", "--check", "--output-format", "github"]).stdout
     [line] = [x for x in gh.splitlines() if "BFM110" in x]
-    assert line.startswith(f"::error file=nb.ipynb,line={expected[0]},col={expected[1]},title=BFM110::cell 2, line 2, col 6: ")
+    assert line.startswith(
+        f"::error file=nb.ipynb,line={expected[0]},col={expected[1]},title=BFM110::cell 2, line 2, col 6: "
+    )
     sarif = json.loads(runner.invoke(main, ["nb.ipynb", "--check", "--output-format", "sarif"]).stdout)
     [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "BFM110"]
-    assert result["locations"][0]["physicalLocation"]["region"] == {"startLine": expected[0], "startColumn": expected[1]}
+    assert result["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": expected[0],
+        "startColumn": expected[1],
+    }
     doc = json.loads(runner.invoke(main, ["nb.ipynb", "--check", "--json"]).stdout)
     [found] = [x for x in doc["diagnostics"] if x["code"] == "BFM110"]
     assert (found["path"], found["line"], found["col"]) == ("nb.ipynb#cell2", 2, 6) and "file_position" not in found
@@ -164,8 +175,17 @@ def test_a_written_notebook_is_located_in_its_text_before_the_write(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     (tmp_path / "train.py").write_text("import torch\nimport torch_xla\nprint(torch.ones(2))\n")
     data = _notebook(True)
-    data["cells"].insert(1, {"cell_type": "code", "execution_count": None, "id": "aa", "metadata": {}, "outputs": [],
-                             "source": ["%env XLA_USE_BF16=0\n", "%env XLA_USE_BF16=1\n", "!python train.py"]})
+    data["cells"].insert(
+        1,
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "aa",
+            "metadata": {},
+            "outputs": [],
+            "source": ["%env XLA_USE_BF16=0\n", "%env XLA_USE_BF16=1\n", "!python train.py"],
+        },
+    )
     text = nbformat.writes(nbformat.from_dict(data))
     (tmp_path / "nb.ipynb").write_text(text)
     before = SourceLocator(text)
@@ -181,7 +201,10 @@ def test_a_notebook_without_cell_ids_is_read_quietly_and_keeps_its_json(tmp_path
     ids to its own copy); bf16-migrate says nothing of it and adds none: only the edited cell's
     source changes."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("Sets XLA_USE_BF16 off."), nbformat.v4.new_code_cell("%env XLA_USE_BF16=0\nprint('ok')")]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("Sets XLA_USE_BF16 off."),
+        nbformat.v4.new_code_cell("%env XLA_USE_BF16=0\nprint('ok')"),
+    ]
     data = json.loads(nbformat.writes(nb))
     data["nbformat_minor"] = 5
     for cell in data["cells"]:

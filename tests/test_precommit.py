@@ -23,7 +23,7 @@ from conftest import ROOT
 
 pre_commit = pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
 
-TRAIN = '''\
+TRAIN = """\
 import torch
 import torch.nn as nn
 import torch_xla.core.xla_model as xm
@@ -43,7 +43,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 LEGACY_TRAIN = 'import os\nos.environ["XLA_USE_BF16"] = "1"\n' + TRAIN
 RUN_SH = "#!/usr/bin/env bash\nexport XLA_USE_BF16=1\npython train.py\n"
 
@@ -136,8 +136,12 @@ def test_hooks_shell_launcher(tmp_path, hook_repo, pre_commit_home):
     assert "run.sh:2:8: BFM001" in check.stdout
     assert (repo / "run.sh").read_text() == RUN_SH and (repo / "train.py").read_text() == TRAIN
     rewrite = _try_repo(hook_repo, pre_commit_home, repo, "bf16-migrate")
-    assert rewrite.returncode == 1 and "files were modified by this hook" in rewrite.stdout, rewrite.stdout + rewrite.stderr
-    assert (repo / "run.sh").read_text() == "#!/usr/bin/env bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1\npython train.py\n"
+    assert rewrite.returncode == 1 and "files were modified by this hook" in rewrite.stdout, (
+        rewrite.stdout + rewrite.stderr
+    )
+    assert (
+        repo / "run.sh"
+    ).read_text() == "#!/usr/bin/env bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1\npython train.py\n"
     assert "model.to(torch.bfloat16)" in (repo / "train.py").read_text()
     _git(repo, "add", "-A")
     again = _try_repo(hook_repo, pre_commit_home, repo, "bf16-migrate-check")
@@ -145,5 +149,9 @@ def test_hooks_shell_launcher(tmp_path, hook_repo, pre_commit_home):
 
 
 def test_manifest_is_valid():
-    result = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -50,7 +50,9 @@ def forced(monkeypatch):
 def test_two_processes_find_what_one_finds(tmp_path, forced, where):
     count = 600
     rng = random.Random(where)
-    wanted = {"none": set(), "first": {0}, "last": {count - 1}, "middle": {count // 2}, "all": set(range(count))}.get(where) or set(rng.sample(range(count), 25))
+    wanted = {"none": set(), "first": {0}, "last": {count - 1}, "middle": {count // 2}, "all": set(range(count))}.get(
+        where
+    ) or set(rng.sample(range(count), 25))
     names = []
     for i in range(count):
         path = tmp_path / f"f{i:04d}.sh"
@@ -250,5 +252,7 @@ def test_no_process_to_spare_reads_everything_here(tmp_path, monkeypatch):
     monkeypatch.setattr(prefilter_fork.os, "fork", no_fork)
     names = [str(i) for i in range(3000)]
     calls = []
-    assert prefilter_fork.read_forked(names, lambda name: name.endswith("7"), lambda: calls.append(1)) == [n for n in names if n.endswith("7")]
+    assert prefilter_fork.read_forked(names, lambda name: name.endswith("7"), lambda: calls.append(1)) == [
+        n for n in names if n.endswith("7")
+    ]
     assert calls == [1] and _no_child_left()

@@ -102,9 +102,20 @@ def test_launched_script_verifies_with_the_launchers_setting():
     """The launcher sets XLA_USE_BF16 for src/train.py; verify migrates it with that setting and
     compares the two runs on the XLA CPU device."""
     result = subprocess.run(
-        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(PROJECT / "src" / "train.py"),
-         "--legacy-env", "XLA_USE_BF16=1", "--steps", "10"],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "bf16_migrate.cli",
+            "verify",
+            str(PROJECT / "src" / "train.py"),
+            "--legacy-env",
+            "XLA_USE_BF16=1",
+            "--steps",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "VERDICT: PASS" in result.stdout

@@ -75,7 +75,9 @@ if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
     set_hypothesis_home_dir(os.path.join(tempfile.gettempdir(), "bf16-migrate-hypothesis"))
 
 KEEP, TOUCH, WRITE, AMP = "keep", "touch", "write", "amp"  # AMP: kept, except in amp mode (inside the autocast block)
-EFFECTIVE = tuple(name for name, rule in load_rules().variables.items() if rule.effective)  # the switches still read by torch-xla
+EFFECTIVE = tuple(
+    name for name, rule in load_rules().variables.items() if rule.effective
+)  # the switches still read by torch-xla
 
 
 # -- the script model ----------------------------------------------------------------------------------
@@ -124,7 +126,18 @@ class Builder:
 
 # -- pieces ---------------------------------------------------------------------------------------------
 NON_ASCII = ["é", "über", "日本語", "Ω", "naïve", "ñ", "✓", "😀"]
-COMMENTS = ["# set up", "# TODO: tune", "#", "# bf16 is tricky here", "# noqa", "#!not a shebang", "# ümlaut ß", "# 日本語のコメント", "#\ttabbed comment", "# type: ignore"]
+COMMENTS = [
+    "# set up",
+    "# TODO: tune",
+    "#",
+    "# bf16 is tricky here",
+    "# noqa",
+    "#!not a shebang",
+    "# ümlaut ß",
+    "# 日本語のコメント",
+    "#\ttabbed comment",
+    "# type: ignore",
+]
 
 
 def _comment(draw) -> str:
@@ -159,9 +172,15 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
         elif k == 1:
             b.add(level, _comment(draw))
         elif k == 2:
-            b.add(level, f"print({q}{draw(st.sampled_from(NON_ASCII))} {draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}")
+            b.add(
+                level,
+                f"print({q}{draw(st.sampled_from(NON_ASCII))} {draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}",
+            )
         elif k == 3:
-            b.add(level, f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; verbose = {draw(st.booleans())}{_trailing(draw)}")
+            b.add(
+                level,
+                f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; verbose = {draw(st.booleans())}{_trailing(draw)}",
+            )
         elif k == 4:
             b.extend(level, ["total_steps = 10 + \\", "    5" + _trailing(draw)])
         elif k == 5:
@@ -170,7 +189,10 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
             b.add(level, "")
             b.add(level, "")
         elif k == 7:
-            b.add(level, f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = {draw(st.integers(0, 9))}{_trailing(draw)}")
+            b.add(
+                level,
+                f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = {draw(st.integers(0, 9))}{_trailing(draw)}",
+            )
         elif k == 8:
             b.add(level, f"msg = f{q}{{{draw(st.integers(0, 9))}}} {draw(st.sampled_from(NON_ASCII))}{q}  # f-string")
         elif k == 9:
@@ -198,7 +220,11 @@ def _write_lines(draw, names: dict, variable: str, value: str, where: str, one_l
     form = draw(st.sampled_from(spellings))
     key, val = f"{q}{variable}{q}", f"{q}{value}{q}"
     if value == "1" and form not in ("update-kwarg",) and draw(st.integers(0, 7)) == 0:
-        computed = ["str(1)"] + (['"1" if args.bf16 else "0"', "str(int(args.bf16))"] if where in ("guarded", "body") and names["args"] else [])
+        computed = ["str(1)"] + (
+            ['"1" if args.bf16 else "0"', "str(int(args.bf16))"]
+            if where in ("guarded", "body") and names["args"]
+            else []
+        )
         val = draw(st.sampled_from(computed))
     t = _trailing(draw)
     names["notes"].append(f"write:{form}:{variable}={value}@{where}")
@@ -232,7 +258,18 @@ def _writes(draw, b: Builder, level: int, names: dict, where: str) -> None:
         # a clean slate before the writes (as fixtures/shapes/spellings.py does)
         q = _q(draw)
         variable = draw(st.sampled_from(LEGACY))
-        b.add(level, draw(st.sampled_from([f"{names['os']}.environ.pop({q}{variable}{q}, None)", f"del {names['os']}.environ[{q}{variable}{q}]"])), WRITE)
+        b.add(
+            level,
+            draw(
+                st.sampled_from(
+                    [
+                        f"{names['os']}.environ.pop({q}{variable}{q}, None)",
+                        f"del {names['os']}.environ[{q}{variable}{q}]",
+                    ]
+                )
+            ),
+            WRITE,
+        )
         names["notes"].append(f"unset:{variable}@{where}")
     for variable, value in names["writes"].get(where, []):
         if draw(st.booleans()):
@@ -274,7 +311,9 @@ def _read(draw, b: Builder, level: int, names: dict) -> None:
     if os_name:
         form = draw(st.integers(0, 3))
         if form == 0:
-            b.add(level, f"use_bf16 = {os_name}.environ.get({q}{variable}{q}, {q}0{q}) == {q}1{q}{_trailing(draw)}", TOUCH)
+            b.add(
+                level, f"use_bf16 = {os_name}.environ.get({q}{variable}{q}, {q}0{q}) == {q}1{q}{_trailing(draw)}", TOUCH
+            )
         elif form == 1:
             b.add(level, f"print({q}bf16:{q}, {os_name}.getenv({q}{variable}{q})){_trailing(draw)}", TOUCH)
         elif form == 2:
@@ -370,7 +409,17 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:
         b.add(level, f"{model} = {names['cls']}(IN, 32, OUT)", TOUCH)
         b.add(level, f"{model}.to(device)", TOUCH)
     elif form == 2:
-        b.extend(level, [f"{model} = nn.Sequential(", "    nn.Linear(IN, 8),", "    nn.ReLU(),", "    nn.Linear(8, OUT),", ").to(device)"], TOUCH)
+        b.extend(
+            level,
+            [
+                f"{model} = nn.Sequential(",
+                "    nn.Linear(IN, 8),",
+                "    nn.ReLU(),",
+                "    nn.Linear(8, OUT),",
+                ").to(device)",
+            ],
+            TOUCH,
+        )
     elif form == 3:
         b.add(level, f"{model}: nn.Module = nn.Linear(IN, OUT).to(device){_trailing(draw)}", TOUCH)
     else:
@@ -386,7 +435,11 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:
     elif opt_form <= 3:
         b.extend(level, [f"{opt} = torch.optim.{optim}(", f"    {model}.parameters(),", f"    lr={lr},", ")"], TOUCH)
     elif opt_form == 4:
-        b.add(level, f'{opt} = torch.optim.{optim}([{{"params": {model}.parameters(), "lr": {lr}}}]){_trailing(draw)}', TOUCH)
+        b.add(
+            level,
+            f'{opt} = torch.optim.{optim}([{{"params": {model}.parameters(), "lr": {lr}}}]){_trailing(draw)}',
+            TOUCH,
+        )
     else:
         b.add(level, f"{opt}: torch.optim.Optimizer = torch.optim.{optim}({model}.parameters(), lr={lr})", TOUCH)
     _filler(draw, b, level, names)
@@ -522,7 +575,9 @@ def scripts(draw) -> Script:
     names["y"] = draw(st.sampled_from(["y", "target", "étiquettes"]))
     names["loss"] = draw(st.sampled_from(["loss", "perte"]))
     names["spawn"] = layout == "main" and draw(st.integers(0, 3)) == 0
-    os_form = draw(st.sampled_from(["import os", "import os", "import os as _os", "from os import environ", "both", "none"]))
+    os_form = draw(
+        st.sampled_from(["import os", "import os", "import os as _os", "from os import environ", "both", "none"])
+    )
     if not legacy and os_form == "none":
         pass
     elif os_form == "none":
@@ -535,7 +590,9 @@ def scripts(draw) -> Script:
 
     # where the writes go
     writes: dict[str, list[tuple[str, str]]] = {}
-    positions = ["top", "after_imports", "body", "main_guard", "setup"] if layout == "main" else ["top", "after_imports"]
+    positions = (
+        ["top", "after_imports", "body", "main_guard", "setup"] if layout == "main" else ["top", "after_imports"]
+    )
     names["guarded"] = False
     if legacy:
         for _ in range(draw(st.integers(1, 2))):
@@ -571,7 +628,9 @@ def scripts(draw) -> Script:
     elif doc == 3:
         b.add(0, "r'''Raw docstring with a \\backslash.'''")
     if "top" in writes:
-        first_import = {"import os": "import os", "import os as _os": "import os as _os", "both": "import os, sys"}[os_form]
+        first_import = {"import os": "import os", "import os as _os": "import os as _os", "both": "import os, sys"}[
+            os_form
+        ]
         b.add(0, first_import)
         if os_form == "both":
             b.add(0, "from os import environ")
@@ -656,7 +715,14 @@ def scripts(draw) -> Script:
                 if not texts[j].strip():
                     droppable.add(j)
                 j -= 1
-    keep = {mode: [k for k, role in enumerate(roles) if (role == KEEP or (role == AMP and mode != "amp")) and k not in droppable] for mode in MODES}
+    keep = {
+        mode: [
+            k
+            for k, role in enumerate(roles)
+            if (role == KEEP or (role == AMP and mode != "amp")) and k not in droppable
+        ]
+        for mode in MODES
+    }
     script = Script(source, keep, newline, names["notes"])
     return script
 
@@ -690,7 +756,12 @@ def compiles(source: str) -> str | None:
     """None when CPython compiles ``source``, else the error."""
     try:
         compile(source, "gen.py", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: NUL bytes; RecursionError: nested too deeply
+    except (
+        SyntaxError,
+        ValueError,
+        RecursionError,
+        MemoryError,
+    ) as exc:  # ValueError: NUL bytes; RecursionError: nested too deeply
         return f"{type(exc).__name__}: {exc}"
     return None
 
@@ -707,7 +778,9 @@ def _ok(source: str, mode: str):
 def check_no_crash(source: str, mode: str) -> None:
     """(d) no exception other than ParseError."""
     outcome = migrate(source, mode)
-    assert outcome.crash is None, f"(d) migrate_source raised an exception other than ParseError in {mode} mode:\n{outcome.crash}"
+    assert outcome.crash is None, (
+        f"(d) migrate_source raised an exception other than ParseError in {mode} mode:\n{outcome.crash}"
+    )
 
 
 def check_compiles(source: str, mode: str) -> None:
@@ -806,19 +879,29 @@ def effective_writes(source: str) -> set[str]:
     constants = {
         node.targets[0].id: node.value.value
         for node in tree.body
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
     }
 
     def environ_like(node) -> bool:
-        return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and "environ" in node.id.lower())
+        return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+            isinstance(node, ast.Name) and "environ" in node.id.lower()
+        )
 
     def may_be_on(value) -> bool:
         if isinstance(value, ast.Constant):
             return isinstance(value.value, str) and is_truthy(value.value)
         if isinstance(value, ast.IfExp):
             return may_be_on(value.body) or may_be_on(value.orelse)
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "str" and len(value.args) == 1:
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "str"
+            and len(value.args) == 1
+        ):
             inner = value.args[0]
             if isinstance(inner, ast.Constant) and isinstance(inner.value, int) and not isinstance(inner.value, bool):
                 return inner.value != 0
@@ -857,7 +940,9 @@ def effective_writes(source: str) -> set[str]:
 
 
 def _environ_like(node) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (isinstance(node, ast.Name) and "environ" in node.id.lower())
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and "environ" in node.id.lower()
+    )
 
 
 def _undone_statements(tree) -> set[int]:
@@ -867,8 +952,11 @@ def _undone_statements(tree) -> set[int]:
     constants = {
         node.targets[0].id: node.value.value
         for node in tree.body
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
-        and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
     }
 
     def name(key):
@@ -887,7 +975,11 @@ def _undone_statements(tree) -> set[int]:
             for target in stmt.targets:
                 if isinstance(target, ast.Subscript) and _environ_like(target.value):
                     out.append((name(target.slice), "del", None))
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+        ):
             call, attr = stmt.value, stmt.value.func.attr
             owner = call.func.value
             if attr == "update" and _environ_like(owner):
@@ -895,7 +987,9 @@ def _undone_statements(tree) -> set[int]:
                     if isinstance(arg, ast.Dict):
                         out += [(name(k), "update", v) for k, v in zip(arg.keys, arg.values)]
                 out += [(kw.arg, "update", kw.value) for kw in call.keywords]
-            elif attr in ("setdefault", "putenv") and len(call.args) == 2 and (attr == "putenv" or _environ_like(owner)):
+            elif (
+                attr in ("setdefault", "putenv") and len(call.args) == 2 and (attr == "putenv" or _environ_like(owner))
+            ):
                 out.append((name(call.args[0]), attr, call.args[1]))
             elif attr == "pop" and _environ_like(owner) and call.args:
                 out.append((name(call.args[0]), "pop", None))
@@ -920,7 +1014,12 @@ def _undone_statements(tree) -> set[int]:
             value = stmt.value
             if isinstance(value, ast.Constant):
                 return True
-            return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print" and not any(calls(a) for a in value.args)
+            return (
+                isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name)
+                and value.func.id == "print"
+                and not any(calls(a) for a in value.args)
+            )
         return False
 
     def taken_back(body, index, variable, form) -> bool:
@@ -928,7 +1027,11 @@ def _undone_statements(tree) -> set[int]:
             for other, kind, value in writes(later):
                 if other != variable:
                     continue
-                if kind == "unsetenv" or (kind in ("del", "pop") and form != "putenv") or (kind not in ("setdefault", "del", "pop") and constant(value, False)):
+                if (
+                    kind == "unsetenv"
+                    or (kind in ("del", "pop") and form != "putenv")
+                    or (kind not in ("setdefault", "del", "pop") and constant(value, False))
+                ):
                     return True
                 if kind != "setdefault" and constant(value, True):
                     return False
@@ -1081,24 +1184,65 @@ def switch_not_in_force(draw) -> tuple[str, str]:
     parse = "    parser = argparse.ArgumentParser()\n    parser.add_argument('--bf16', action='store_true')\n    args = parser.parse_args()\n"
     train = TRAIN_FN.format(late="")
     if form == "unset-after":
-        undo = draw(st.sampled_from([f"del os.environ[{q}{variable}{q}]", f"os.environ.pop({q}{variable}{q}, None)", f"os.unsetenv({q}{variable}{q})"]))
+        undo = draw(
+            st.sampled_from(
+                [
+                    f"del os.environ[{q}{variable}{q}]",
+                    f"os.environ.pop({q}{variable}{q}, None)",
+                    f"os.unsetenv({q}{variable}{q})",
+                ]
+            )
+        )
         source = head + f"{write}\n{undo}\n" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
     elif form == "zero-after":
-        source = head + f"{write}\nos.environ[{q}{variable}{q}] = {q}0{q}\n" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        source = (
+            head
+            + f"{write}\nos.environ[{q}{variable}{q}] = {q}0{q}\n"
+            + train
+            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        )
     elif form == "never-called":
-        source = head + f"\n\ndef enable_bf16():\n    {write}\n" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        source = (
+            head
+            + f"\n\ndef enable_bf16():\n    {write}\n"
+            + train
+            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        )
     elif form == "lambda":
-        source = head + f"\nenable_bf16 = lambda: {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        source = (
+            head
+            + f"\nenable_bf16 = lambda: {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
+            + train
+            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        )
     elif form == "after-training":
         source = head + train + f"\n\nif __name__ == '__main__':\n    train(None)\n    {write}\n"
     elif form == "late-call":
-        source = head + f"\n\ndef configure():\n    {write}\n" + TRAIN_FN.format(late="    configure()  # too late: the device is in use\n") + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        source = (
+            head
+            + f"\n\ndef configure():\n    {write}\n"
+            + TRAIN_FN.format(late="    configure()  # too late: the device is in use\n")
+            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+        )
     elif form == "called-if-flag":
-        source = head + f"\n\ndef setup():\n    {write}\n" + train + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        source = (
+            head
+            + f"\n\ndef setup():\n    {write}\n"
+            + train
+            + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        )
     elif form == "early-branch":
-        source = head + train + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        source = (
+            head
+            + train
+            + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        )
     else:  # and-expr
-        source = head + train + f"\n\ndef main():\n{parse}    args.bf16 and {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        source = (
+            head
+            + train
+            + f"\n\ndef main():\n{parse}    args.bf16 and {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+        )
     return form, source
 
 
@@ -1152,9 +1296,40 @@ def mutated_scripts(draw) -> str:
         kind = draw(st.integers(0, 4))
         at = draw(st.integers(0, len(source) - 1))
         if kind == 0:
-            source = source[:at] + source[at + draw(st.integers(1, 4)):]
+            source = source[:at] + source[at + draw(st.integers(1, 4)) :]
         elif kind == 1:
-            source = source[:at] + draw(st.sampled_from(["(", ")", ":", "\\", '"', "'", "\t", " ", "\n", "\r", "#", ",", "=", "\x0c", "é", "{", "]", "lambda", "return ", "yield ", "await ", "*"])) + source[at:]
+            source = (
+                source[:at]
+                + draw(
+                    st.sampled_from(
+                        [
+                            "(",
+                            ")",
+                            ":",
+                            "\\",
+                            '"',
+                            "'",
+                            "\t",
+                            " ",
+                            "\n",
+                            "\r",
+                            "#",
+                            ",",
+                            "=",
+                            "\x0c",
+                            "é",
+                            "{",
+                            "]",
+                            "lambda",
+                            "return ",
+                            "yield ",
+                            "await ",
+                            "*",
+                        ]
+                    )
+                )
+                + source[at:]
+            )
         elif kind == 2:
             lines = split_lines(source)
             k = draw(st.integers(0, len(lines) - 1))

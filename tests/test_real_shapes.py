@@ -63,7 +63,9 @@ def migrate_case(case: str, mode: str, where: Path | None = None) -> tuple[dict[
         before = {p.relative_to(tree): p.read_text() for p in tree.rglob("*.py")}
         outcome = _run(case, mode, base)
         assert not outcome.errors, outcome.errors
-        changed = {str(rel): (tree / rel).read_text() for rel, text in before.items() if (tree / rel).read_text() != text}
+        changed = {
+            str(rel): (tree / rel).read_text() for rel, text in before.items() if (tree / rel).read_text() != text
+        }
         return changed, [d.format_text() for d in outcome.diagnostics]
 
 
@@ -86,7 +88,9 @@ def test_second_run_changes_nothing(case, mode, tmp_path):
     assert {p: p.read_text() for p in tree.rglob("*.py")} == after
     assert not again.errors
     # nothing is fixed twice; the script says it already carries the change (BFM013)
-    assert all(not d.fixed or d.code == "BFM013" for d in again.diagnostics), [d.format_text() for d in again.diagnostics]
+    assert all(not d.fixed or d.code == "BFM013" for d in again.diagnostics), [
+        d.format_text() for d in again.diagnostics
+    ]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -113,6 +117,7 @@ def test_module_of_the_tree_gets_the_switch_meaning():
 
 # -- on the XLA CPU device ------------------------------------------------------------------------
 
+
 def _migrated_tree(case: str, mode: str, where: Path) -> Path:
     tree = _tree(case, where)
     outcome = _run(case, mode, where)
@@ -130,14 +135,20 @@ def test_gru_fed_from_a_tuple_runs_migrated(mode, tmp_path):
     env = {**os.environ, "PJRT_DEVICE": "CPU"}
     for name in ("XLA_USE_BF16", "XLA_DOWNCAST_BF16"):
         env.pop(name, None)
-    proc = subprocess.run([sys.executable, str(tree / "train.py"), "--steps", "10"], capture_output=True, text=True, timeout=600, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(tree / "train.py"), "--steps", "10"], capture_output=True, text=True, timeout=600, env=env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "step 10 loss" in proc.stdout
 
 
 VERIFIED = [
-    ("mnist_loops", "stochastic"), ("mnist_loops", "gpu-compatible"), ("trainer_generator", "amp"),
-    ("trainer_generator", "stochastic"), ("opaque_batches", "stochastic"), ("opaque_batches", "gpu-compatible"),
+    ("mnist_loops", "stochastic"),
+    ("mnist_loops", "gpu-compatible"),
+    ("trainer_generator", "amp"),
+    ("trainer_generator", "stochastic"),
+    ("opaque_batches", "stochastic"),
+    ("opaque_batches", "gpu-compatible"),
 ]
 
 
@@ -151,12 +162,29 @@ def test_verify_passes(case, mode, tmp_path):
     the FP32 reference on the XLA CPU device; the verdict passes (the migrated run does not
     crash on a dtype the legacy run handled, and matches it)."""
     out = tmp_path / "verify.json"
-    (key, value), = setting(case).items()
+    ((key, value),) = setting(case).items()
     proc = subprocess.run(
-        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(REAL / case / "train.py"), "--mode", mode,
-         "--legacy-env", f"{key}={value}", "--steps", "12", "--json", str(out)],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "bf16_migrate.cli",
+            "verify",
+            str(REAL / case / "train.py"),
+            "--mode",
+            mode,
+            "--legacy-env",
+            f"{key}={value}",
+            "--steps",
+            "12",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
-    assert {p["name"]: p["status"] for p in data["parts"]} == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS")
+    assert {p["name"]: p["status"] for p in data["parts"]} == dict.fromkeys(
+        ("runs", "trains", "precision", "matches", "graph"), "PASS"
+    )

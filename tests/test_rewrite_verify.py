@@ -25,7 +25,9 @@ from test_verify_tree import RUN_SH, SELF_SET, TRAIN, WIDE_ADAM
 
 STEPS = "6"
 SGD = SELF_SET.replace("OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=5e-2, momentum=0.9)")
-BAD = SELF_SET.replace("OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-2)").replace("torch.manual_seed(1)", "torch.manual_seed(2)")
+BAD = SELF_SET.replace("OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-2)").replace(
+    "torch.manual_seed(1)", "torch.manual_seed(2)"
+)
 
 
 def _tree(where: Path, bad: bool = True) -> Path:
@@ -63,6 +65,7 @@ def _break_train_bad(monkeypatch) -> None:
 
 # -- the tree before the rewrite -------------------------------------------------------------------
 
+
 def test_the_mirror_holds_the_bytes_before_the_rewrite(tmp_path):
     repo = _tree(tmp_path)
     (repo / "_helpers.py").write_text("# created by the rewrite\n")
@@ -74,7 +77,9 @@ def test_the_mirror_holds_the_bytes_before_the_rewrite(tmp_path):
         mirror = tree.tree
         assert (mirror / "train.py").read_bytes() == b"legacy train\n"  # put back
         assert not (mirror / "_helpers.py").exists()  # created by the rewrite: not there before
-        assert (mirror / "wide_adam.py").read_text() == WIDE_ADAM and not (mirror / "wide_adam.py").is_symlink()  # copied
+        assert (mirror / "wide_adam.py").read_text() == WIDE_ADAM and not (
+            mirror / "wide_adam.py"
+        ).is_symlink()  # copied
         assert (mirror / "sub" / "job.yaml").is_file() and not (mirror / "sub" / "job.yaml").is_symlink()
         assert (mirror / "data").is_symlink() and (mirror / "data" / "set.bin").read_bytes() == b"\x00\x01"
         assert tree.changed() == {"train.py", "_helpers.py"}
@@ -90,7 +95,9 @@ def test_plan_over_the_mirror_selects_the_rewritten_scripts(tmp_path):
     """plan_tree over the mirror: train.py under run.sh's setting (run.sh and wide_adam.py are
     among the files its verdict speaks for), train_sgd.py under its own writes."""
     repo = _tree(tmp_path, bad=False)
-    legacy = {p: p.read_bytes() for p in (repo / "run.sh", repo / "train.py", repo / "wide_adam.py", repo / "train_sgd.py")}
+    legacy = {
+        p: p.read_bytes() for p in (repo / "run.sh", repo / "train.py", repo / "wide_adam.py", repo / "train_sgd.py")
+    }
     result = CliRunner().invoke(main, [str(repo), "--mode", "stochastic"])
     assert result.exit_code == 0, result.output
     with PreRewriteTree(repo, legacy) as tree:
@@ -102,6 +109,7 @@ def test_plan_over_the_mirror_selects_the_rewritten_scripts(tmp_path):
 
 
 # -- what is put back -------------------------------------------------------------------------------
+
 
 def _outcome(rel: str, depends: list[str], passed: bool) -> Outcome:
     job = Job(Path(rel), rel, {}, [], "stochastic", "--mode", depends=depends)
@@ -124,7 +132,13 @@ def test_jobs_sharing_a_file_stand_or_fall_together():
 
 def test_revert_puts_the_bytes_back_and_removes_what_the_rewrite_created(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
-    for name, text in (("a.py", "new a\n"), ("run.sh", "new run\n"), ("b.py", "new b\n"), ("_helpers.py", "def f(): ...\n"), ("notes.yaml", "x: 1\n")):
+    for name, text in (
+        ("a.py", "new a\n"),
+        ("run.sh", "new run\n"),
+        ("b.py", "new b\n"),
+        ("_helpers.py", "def f(): ...\n"),
+        ("notes.yaml", "x: 1\n"),
+    ):
         (tmp_path / name).write_text(text)
     os.chmod(tmp_path / "run.sh", 0o755)
     snapshot = {
@@ -138,7 +152,10 @@ def test_revert_puts_the_bytes_back_and_removes_what_the_rewrite_created(tmp_pat
     done = revert_failed(outcomes, snapshot, tmp_path, [tmp_path])
     assert not done.failed
     assert sorted(p.name for p in done.restored) == ["a.py", "run.sh"]
-    assert [p.name for p in done.restored] == ["run.sh", "a.py"]  # the launcher first: never a launcher without its switch before an uncast script
+    assert [p.name for p in done.restored] == [
+        "run.sh",
+        "a.py",
+    ]  # the launcher first: never a launcher without its switch before an uncast script
     assert (tmp_path / "a.py").read_bytes() == b"\xef\xbb\xbfold a\r\n"
     assert (tmp_path / "run.sh").read_bytes() == b"export XLA_USE_BF16=1\npython a.py\n"
     assert os.stat(tmp_path / "run.sh").st_mode & 0o777 == 0o755
@@ -167,6 +184,7 @@ def test_a_file_that_cannot_be_put_back_puts_nothing_back(tmp_path):
 
 # -- the command line ---------------------------------------------------------------------------------
 
+
 def test_verify_needs_a_rewrite_that_writes(tmp_path):
     repo = _tree(tmp_path, bad=False)
     for extra in (["--check"], ["--diff"]):
@@ -189,7 +207,9 @@ def test_verify_and_revert_failed_on_a_tree_where_one_migration_fails(tmp_path, 
     repo = _tree(tmp_path)
     legacy_bad = (repo / "train_bad.py").read_bytes()
     _break_train_bad(monkeypatch)
-    result = CliRunner().invoke(main, [str(repo), "--mode", "stochastic", "--verify", "--revert-failed", "--verify-steps", STEPS])
+    result = CliRunner().invoke(
+        main, [str(repo), "--mode", "stochastic", "--verify", "--revert-failed", "--verify-steps", STEPS]
+    )
     out = result.output
     assert result.exit_code == 1, out
     rows = {line.split("|")[0].strip(): line for line in out.splitlines() if line.count("|") >= 6}

@@ -25,8 +25,17 @@ def test_rules_load_and_cover_every_mode():
 # of `torch.ones(2, 2, device=xla) * 1.5` (the parse is GetEnvBool, torch_xla/csrc/runtime/sys_util.cc).
 @pytest.mark.parametrize(
     "value, on",
-    [("1", True), ("true", True), ("2", True), (" 1", True), ("0", False), ("false", False),
-     ("yes", False), ("", False), ("TRUE", False)],
+    [
+        ("1", True),
+        ("true", True),
+        ("2", True),
+        (" 1", True),
+        ("0", False),
+        ("false", False),
+        ("yes", False),
+        ("", False),
+        ("TRUE", False),
+    ],
 )
 def test_truthiness_as_torch_xla_reads_it(value, on):
     assert is_truthy(value) is on
@@ -48,7 +57,11 @@ CORRUPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("name, old, new, error", CORRUPTIONS, ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code", "duplicate-mode"])
+@pytest.mark.parametrize(
+    "name, old, new, error",
+    CORRUPTIONS,
+    ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code", "duplicate-mode"],
+)
 def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
     rules = _copy_rules(tmp_path)
     path = rules / name
@@ -64,7 +77,9 @@ def test_readme_table_is_the_catalogue():
     """README.md's diagnostics table is generated from rules/diagnostics*.toml; regenerate it
     with `python -m bf16_migrate.diagnostics --readme` after changing the catalogue."""
     readme = (ROOT / "README.md").read_text()
-    assert with_readme_table(readme) == readme, "README.md's diagnostics table and rules/diagnostics*.toml disagree: run `python -m bf16_migrate.diagnostics --readme` and review `git diff README.md`"
+    assert with_readme_table(readme) == readme, (
+        "README.md's diagnostics table and rules/diagnostics*.toml disagree: run `python -m bf16_migrate.diagnostics --readme` and review `git diff README.md`"
+    )
     for code, rule in load_rules().diagnostics.items():
         assert f"| {code} | {rule.title} |" in readme, code
 
@@ -81,7 +96,10 @@ def test_the_catalogue_says_what_the_code_fixes():
     """The codes the codemod reports both fixed and not (the review found BFM043, BFM050 and
     BFM055 reported [fixed] while the catalogue said they could not be)."""
     rules = load_rules().diagnostics
-    assert {rules[c].fix for c in ("BFM043", "BFM050", "BFM055")} <= {"fixed automatically", "fixed automatically, review"}
+    assert {rules[c].fix for c in ("BFM043", "BFM050", "BFM055")} <= {
+        "fixed automatically",
+        "fixed automatically, review",
+    }
     assert rules["BFM010"].fix == "needs a hand"
 
 
@@ -95,7 +113,11 @@ def test_report_formats_the_template():
 @pytest.mark.parametrize(
     "args, fields, error",
     [
-        (("BFM002", "t.py", 1, 1, True), {"variable": "X"}, r"wants fields \['value', 'variable'\], got \['variable'\]"),
+        (
+            ("BFM002", "t.py", 1, 1, True),
+            {"variable": "X"},
+            r"wants fields \['value', 'variable'\], got \['variable'\]",
+        ),
         (("BFM002", "t.py", 1, 1, True), {"variable": "X", "value": "0", "mode": "amp"}, "wants fields"),
         (("BFM050", "t.py", 1, 1, False, "nope"), {"variable": "X"}, "no message variant 'nope'"),
     ],
@@ -121,7 +143,14 @@ def test_context_report_takes_fields_and_the_old_form():
     ctx.report_at("BFM044", 2, 5, fixed=True, variable="XLA_USE_BF16")
     ctx.report_at("BFM131", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False)
     assert ctx.diagnostics == [
-        Diagnostic("BFM044", "t.py", 2, 5, "XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed", True),
+        Diagnostic(
+            "BFM044",
+            "t.py",
+            2,
+            5,
+            "XLA_USE_BF16 is taken out of the environment here; once no code sets it this is dead: removed",
+            True,
+        ),
         Diagnostic("BFM131", "t.py", 3, 1, "XLA_USE_BF16 is named somewhere: edit it by hand", False),
     ]
     with pytest.raises(TypeError, match="no template fields"):
@@ -129,16 +158,44 @@ def test_context_report_takes_fields_and_the_old_form():
 
 
 PAGE_CORRUPTIONS = [
-    ('title = "legacy-switch-off"', 'title = "legacy-switch-off"\nsummary = "old"', r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]"),
-    ('why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n', "", r"diagnostics\.toml \[BFM002\]: missing key 'why'"),
-    ('fix = "fixed automatically: removing a write', 'fix = "fixed: removing a write', r"diagnostics\.toml \[BFM002\]: 'fix' must be one of"),
-    ('fix = "fixed automatically: removing a write of a false value changes nothing the script computes."', 'fix = "needs a hand"', "'fix' must be one of"),
-    ('message = "{variable}={value} means', 'message = "{}={value} means', r"\[BFM002\]: message is not a template with named fields"),
-    ('message = "{variable}={value} means', 'message = "{fixed}={value} means', r"\[BFM002\]: message uses the reserved field names \['fixed'\]"),
+    (
+        'title = "legacy-switch-off"',
+        'title = "legacy-switch-off"\nsummary = "old"',
+        r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]",
+    ),
+    (
+        'why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n',
+        "",
+        r"diagnostics\.toml \[BFM002\]: missing key 'why'",
+    ),
+    (
+        'fix = "fixed automatically: removing a write',
+        'fix = "fixed: removing a write',
+        r"diagnostics\.toml \[BFM002\]: 'fix' must be one of",
+    ),
+    (
+        'fix = "fixed automatically: removing a write of a false value changes nothing the script computes."',
+        'fix = "needs a hand"',
+        "'fix' must be one of",
+    ),
+    (
+        'message = "{variable}={value} means',
+        'message = "{}={value} means',
+        r"\[BFM002\]: message is not a template with named fields",
+    ),
+    (
+        'message = "{variable}={value} means',
+        'message = "{fixed}={value} means',
+        r"\[BFM002\]: message uses the reserved field names \['fixed'\]",
+    ),
 ]
 
 
-@pytest.mark.parametrize("old, new, error", PAGE_CORRUPTIONS, ids=["unknown-key", "missing-key", "bad-fix", "fix-without-sentence", "positional-field", "reserved-field"])
+@pytest.mark.parametrize(
+    "old, new, error",
+    PAGE_CORRUPTIONS,
+    ids=["unknown-key", "missing-key", "bad-fix", "fix-without-sentence", "positional-field", "reserved-field"],
+)
 def test_a_bad_rule_page_is_rejected_naming_it(tmp_path, old, new, error):
     rules = _copy_rules(tmp_path)
     path = rules / "diagnostics.toml"

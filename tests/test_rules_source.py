@@ -50,11 +50,20 @@ def _env(rules: Path | None) -> dict[str, str]:
 
 
 def _python(code: str, rules: Path | None, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=_env(rules), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=_env(rules), capture_output=True, text=True, timeout=300
+    )
 
 
 def _cli(args: list[str], rules: Path | None, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *args], cwd=cwd, env=_env(rules), capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", *args],
+        cwd=cwd,
+        env=_env(rules),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def _tree(where: Path, variable: str) -> Path:
@@ -62,7 +71,9 @@ def _tree(where: Path, variable: str) -> Path:
     (``fixtures/mlp_regression``), beside a file that names nothing."""
     where.mkdir(parents=True)
     (where / "run.sh").write_text(f"#!/bin/bash\nexport {variable}=1\npython train.py --steps 5\n")
-    (where / "train.py").write_text((FIXTURES / "mlp_regression" / "train.py").read_text().replace("XLA_USE_BF16", variable))
+    (where / "train.py").write_text(
+        (FIXTURES / "mlp_regression" / "train.py").read_text().replace("XLA_USE_BF16", variable)
+    )
     (where / "clean.py").write_text("import os\n")
     return where
 
@@ -107,7 +118,9 @@ def test_a_new_variable_rule_is_reported_and_migrated_like_the_one_it_copies(new
     assert "2 file(s) would change" in check.stderr
     # without the rule, nothing names a legacy variable
     unknown = _cli([".", "--check"], None, tree)
-    assert unknown.returncode == 0 and "(0 file(s) name a legacy variable)" in unknown.stderr, unknown.stdout + unknown.stderr
+    assert unknown.returncode == 0 and "(0 file(s) name a legacy variable)" in unknown.stderr, (
+        unknown.stdout + unknown.stderr
+    )
     # written, in every mode: the very change the stock rules make for XLA_USE_BF16, name for name
     for mode in MODES:
         new = _tree(tmp_path / mode / "new", NEW)
@@ -146,7 +159,12 @@ def test_the_verify_child_gets_the_new_variable(new_rules, tmp_path):
 
 
 def test_the_stock_child_environment_names_the_stock_variables(tmp_path):
-    env = child_env({"PATH": "/bin", LEGACY_VARIABLES_ENV: "LEFT_BY_AN_ENCLOSING_RUN"}, tmp_path, record=tmp_path / "r.json", steps=1)
+    env = child_env(
+        {"PATH": "/bin", LEGACY_VARIABLES_ENV: "LEFT_BY_AN_ENCLOSING_RUN"},
+        tmp_path,
+        record=tmp_path / "r.json",
+        steps=1,
+    )
     assert env[LEGACY_VARIABLES_ENV] == ",".join(variable_names())
 
 
@@ -183,7 +201,9 @@ def _names_in(source: str, names: set[str]) -> list[tuple[int, str]]:
     """The string and bytes constants of ``source`` outside docstrings that are a variable's name
     or name two or more variables (a list or a pattern spelled out), with their line."""
     tree = ast.parse(source)
-    docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    docstrings = {
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
@@ -200,7 +220,11 @@ def test_no_module_spells_the_variable_names():
     modules = [p for p in sorted((ROOT / "bf16_migrate").rglob("*.py")) if p != ROOT / "bf16_migrate" / "rules.py"]
     modules += sorted((ROOT / "bench").glob("*.py"))
     assert len(modules) > 30
-    found = [f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}" for path in modules for line, text in _names_in(path.read_text(), names)]
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text[:80]!r}"
+        for path in modules
+        for line, text in _names_in(path.read_text(), names)
+    ]
     assert found == []
     # what the check catches, and what it lets through
     spelled = (
@@ -233,8 +257,16 @@ def test_an_installed_copy_reads_its_package_data(tmp_path):
     shutil.copytree(ROOT / "bf16_migrate", source / "bf16_migrate", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "rules", source / "rules")
     lib = tmp_path / "lib"
-    subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py", "-d", str(lib)], cwd=source, check=True, capture_output=True, timeout=300)
-    assert sorted(p.name for p in (lib / "bf16_migrate" / "_rules").iterdir()) == sorted(p.name for p in RULES_DIR.iterdir() if p.suffix == ".toml")
+    subprocess.run(
+        [sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py", "-d", str(lib)],
+        cwd=source,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    assert sorted(p.name for p in (lib / "bf16_migrate" / "_rules").iterdir()) == sorted(
+        p.name for p in RULES_DIR.iterdir() if p.suffix == ".toml"
+    )
     assert sorted(p.name for p in lib.iterdir()) == ["bf16_migrate"]
     # -S: no site-packages, so not the editable install of this checkout
     code = (
@@ -242,8 +274,14 @@ def test_an_installed_copy_reads_its_package_data(tmp_path):
         "from bf16_migrate import rules, scan\n"
         "print(rules.RULES_DIR, ','.join(rules.MODES), len(scan.LEGACY_MARKERS), len(rules.load_rules().diagnostics))\n"
     )
-    result = subprocess.run([sys.executable, "-S", "-c", code], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=tmp_path, env=_env(None), capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     where, modes, markers, codes = result.stdout.split()
     assert Path(where) == lib / "bf16_migrate" / "_rules"
-    assert modes == ",".join(MODES) and int(markers) == len(variable_names()) and int(codes) == len(load_rules().diagnostics)
+    assert (
+        modes == ",".join(MODES)
+        and int(markers) == len(variable_names())
+        and int(codes) == len(load_rules().diagnostics)
+    )

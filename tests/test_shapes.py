@@ -42,8 +42,18 @@ def migrate(name: str, mode: str):
 
 def test_every_issue_shape_has_a_fixture():
     assert set(NAMES) >= {
-        "flag_chooser", "computed_values", "guarded_write", "reads_and_patches", "downcast_double",
-        "no_op_and_late", "spellings", "test_legacy_switch", "hf_trainer", "lightning_module", "library_code", "test_env_reads",
+        "flag_chooser",
+        "computed_values",
+        "guarded_write",
+        "reads_and_patches",
+        "downcast_double",
+        "no_op_and_late",
+        "spellings",
+        "test_legacy_switch",
+        "hf_trainer",
+        "lightning_module",
+        "library_code",
+        "test_env_reads",
     }
 
 
@@ -106,7 +116,9 @@ def test_flag_chooser_trains_after_migration(tmp_path, flags):
     script = tmp_path / "flag_chooser.py"
     script.write_text(golden("flag_chooser", "stochastic").read_text())
     env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
-    proc = subprocess.run([sys.executable, str(script), "--steps", "30", *flags], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), "--steps", "30", *flags], capture_output=True, text=True, env=env, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", proc.stdout)]
     assert len(losses) == 3 and losses[-1] < losses[0] * 0.8, proc.stdout
@@ -119,7 +131,9 @@ def test_fp32_optimizer_state_golden(goldens):
     source = source_of("custom_optimizer").read_text()
     result = migrate_source(source, "stochastic", "custom_optimizer.py", fp32_optimizer_state=True)
     text = "".join(d.format_text() + "\n" for d in result.diagnostics)
-    goldens.check(expected_dir(SHAPES / "custom_optimizer", "stochastic+fp32-state"), {"custom_optimizer.py": result.code}, text)
+    goldens.check(
+        expected_dir(SHAPES / "custom_optimizer", "stochastic+fp32-state"), {"custom_optimizer.py": result.code}, text
+    )
     assert "grad = p.grad.data.float()" in result.code
     again = migrate_source(result.code, "stochastic", "custom_optimizer.py", fp32_optimizer_state=True)
     assert again.code == result.code
@@ -137,7 +151,9 @@ def test_custom_optimizer_variants_run(tmp_path, variant):
     script = tmp_path / "custom_optimizer.py"
     script.write_text(golden("custom_optimizer", variant).read_text())
     env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
-    proc = subprocess.run([sys.executable, str(script), "--steps", "20"], capture_output=True, text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), "--steps", "20"], capture_output=True, text=True, env=env, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     losses = [float(x) for x in re.findall(r"step \d+ loss ([0-9.]+)", proc.stdout)]
     assert len(losses) == 2 and all(math.isfinite(v) for v in losses), proc.stdout

@@ -73,17 +73,28 @@ def test_negative_control_only_deleting_the_variable_fails_matches():
 
 def test_timeout_kills_the_child():
     with pytest.raises(RunError) as info:
-        verify_script(LEGACY, "stochastic", steps=STEPS, migrated_source=_source("verify_mlp_stochastic.py"),
-                      run_reference=False, jobs=JOBS, timeout=1.0)
+        verify_script(
+            LEGACY,
+            "stochastic",
+            steps=STEPS,
+            migrated_source=_source("verify_mlp_stochastic.py"),
+            run_reference=False,
+            jobs=JOBS,
+            timeout=1.0,
+        )
     assert "timed out" in str(info.value)
 
 
 # -- real script shapes (tests/data/verify_*.py) ----------------------------------------------
 
+
 def _cli(*args, cwd=None, timeout=900):
     return subprocess.run(
         [sys.executable, "-m", "bf16_migrate.cli", "verify", *map(str, args)],
-        capture_output=True, text=True, timeout=timeout, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
     )
 
 
@@ -109,8 +120,9 @@ def test_loop_wrapped_in_try_except_exception_is_still_stopped():
 
 
 def test_xmp_spawn_with_one_process():
-    report = verify_script(DATA / "verify_spawn.py", "stochastic", steps=5, script_args=["--nprocs", "1"],
-                           run_reference=False, jobs=JOBS)
+    report = verify_script(
+        DATA / "verify_spawn.py", "stochastic", steps=5, script_args=["--nprocs", "1"], run_reference=False, jobs=JOBS
+    )
     assert report.passed, format_report(report)
     assert report.runs["migrated"].steps == 5
     assert report.runs["legacy"].device_param_dtypes == {"bf16": 4}
@@ -118,8 +130,13 @@ def test_xmp_spawn_with_one_process():
 
 
 def _git(cwd, *args):
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env)
 
 

@@ -35,7 +35,11 @@ def _cli(args, tmp_path, timeout=120, **kw):
     env = {**os.environ, "TMPDIR": str(tmpdir)}
     proc = subprocess.run(
         [sys.executable, "-m", "bf16_migrate.cli", "verify", *args],
-        capture_output=True, text=True, timeout=timeout, env=env, **kw,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        **kw,
     )
     return proc, tmpdir
 
@@ -58,8 +62,11 @@ def _no_leftovers(tmpdir: Path, marker: str) -> None:
 
 
 def test_script_that_never_calls_backward_is_exit_2_with_advice(tmp_path):
-    script = _script(tmp_path, "import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs', type=int, default=0)\n"
-                               "args = p.parse_args()\nfor _ in range(args.epochs):\n    pass\nprint('done')\n")
+    script = _script(
+        tmp_path,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--epochs', type=int, default=0)\n"
+        "args = p.parse_args()\nfor _ in range(args.epochs):\n    pass\nprint('done')\n",
+    )
     proc, tmpdir = _cli([str(script), "--steps", "3"], tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "ran to its end without calling backward(): 0 optimizer steps" in proc.stderr
@@ -68,8 +75,10 @@ def test_script_that_never_calls_backward_is_exit_2_with_advice(tmp_path):
 
 
 def test_script_that_needs_arguments_says_to_pass_them_after_dashes(tmp_path):
-    script = _script(tmp_path, "import argparse\np = argparse.ArgumentParser()\np.add_argument('--data-dir', required=True)\n"
-                               "p.parse_args()\n")
+    script = _script(
+        tmp_path,
+        "import argparse\np = argparse.ArgumentParser()\np.add_argument('--data-dir', required=True)\np.parse_args()\n",
+    )
     proc, tmpdir = _cli([str(script), "--steps", "3"], tmp_path)
     assert proc.returncode == 2
     assert "the script rejected its arguments: the following arguments are required: --data-dir" in proc.stderr
@@ -94,7 +103,10 @@ def test_ctrl_c_kills_the_runs_and_removes_the_temporary_files(tmp_path):
     tmpdir.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--steps", "3"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(tmpdir)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmpdir)},
     )
     try:
         line = ""
@@ -165,10 +177,21 @@ def test_json_is_written_on_a_run_error_too(tmp_path):
 
 # -- --against: git errors (the passing case runs on XLA in test_verify_e2e.py) ------------------
 
+
 def _git(cwd, *args):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+        },
+    )
 
 
 def test_against_outside_a_git_repository_is_exit_2(tmp_path):
@@ -203,8 +226,12 @@ def test_against_errors_in_a_repository(tmp_path):
 
 # -- small pieces ---------------------------------------------------------------------------
 
+
 def test_argparse_error_and_crash_hints_are_recognised():
-    tail = ["usage: train.py [-h] --data-dir DATA_DIR", "train.py: error: the following arguments are required: --data-dir"]
+    tail = [
+        "usage: train.py [-h] --data-dir DATA_DIR",
+        "train.py: error: the following arguments are required: --data-dir",
+    ]
     assert _argparse_error(tail) == "the following arguments are required: --data-dir"
     assert _argparse_error(["error: something"]) is None
     hint = _crash_hint(["RuntimeError: ... Seen floating point types of different precisions in %multiply"])
@@ -216,8 +243,14 @@ def test_progress_file_and_child_env(tmp_path):
     assert _read_progress(tmp_path / "none") == (None, None)
     (tmp_path / "p").write_text("7 12.5\n")
     assert _read_progress(tmp_path / "p") == (7, 12.5)
-    env = child_env({"XLA_SAVE_TENSORS_FILE": "/mine", "XLA_SAVE_TENSORS_FMT": "text"}, tmp_path,
-                    record=tmp_path / "r", steps=3, graphs=tmp_path / "g", progress=tmp_path / "p")
+    env = child_env(
+        {"XLA_SAVE_TENSORS_FILE": "/mine", "XLA_SAVE_TENSORS_FMT": "text"},
+        tmp_path,
+        record=tmp_path / "r",
+        steps=3,
+        graphs=tmp_path / "g",
+        progress=tmp_path / "p",
+    )
     assert env["XLA_SAVE_TENSORS_FILE"] == str(tmp_path / "g") and env["XLA_SAVE_TENSORS_FMT"] == "hlo"
     assert env["BF16_MIGRATE_PROGRESS"] == str(tmp_path / "p")
     env = child_env({"XLA_SAVE_TENSORS_FILE": "/mine"}, tmp_path, record=tmp_path / "r", steps=3)
@@ -275,11 +308,19 @@ def test_plot_writes_a_png(tmp_path):
     g = GraphStats(matmuls=8, matmuls_bf16=8, step=6)
     runs = {
         "legacy": RunRecord("legacy", losses=legacy, device_param_dtypes={"bf16": 6}, graph=g, compile_count=2),
-        "migrated": RunRecord("migrated", losses=legacy[:3] + [x * 1.004 for x in legacy[3:]], param_dtypes={"bfloat16": 6},
-                              device_param_dtypes={"bf16": 6}, graph=g, compile_count=2),
+        "migrated": RunRecord(
+            "migrated",
+            losses=legacy[:3] + [x * 1.004 for x in legacy[3:]],
+            param_dtypes={"bfloat16": 6},
+            device_param_dtypes={"bf16": 6},
+            graph=g,
+            compile_count=2,
+        ),
         "reference": RunRecord("reference", losses=fp32, graph=GraphStats(matmuls=8, matmuls_f32=8), compile_count=2),
     }
-    rep = VerifyReport(script=tmp_path / "train.py", mode="stochastic", steps=6, runs=runs, verdict=judge("stochastic", runs))
+    rep = VerifyReport(
+        script=tmp_path / "train.py", mode="stochastic", steps=6, runs=runs, verdict=judge("stochastic", runs)
+    )
     out = plot_report(rep, tmp_path / "curves.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert out.stat().st_size > 10_000

@@ -27,9 +27,22 @@ def test_verify_passes_on_fixture(case, mode, tmp_path):
     script = FIXTURES / case / "train.py"
     out = tmp_path / "verify.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--mode", mode, "--steps", "12",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "bf16_migrate.cli",
+            "verify",
+            str(script),
+            "--mode",
+            mode,
+            "--steps",
+            "12",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     data = json.loads(out.read_text())
     parts = {p["name"]: p for p in data["parts"]}
@@ -66,11 +79,25 @@ def test_verify_with_legacy_env_for_a_script_its_launcher_switched(tmp_path):
     source = (FIXTURES / "mlp_regression" / "train.py").read_text()
     script = tmp_path / "train.py"
     script.write_text(source.replace('os.environ["XLA_USE_BF16"] = "1"\n', ""))
-    (tmp_path / "launch.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py \"$@\"\n")
+    (tmp_path / "launch.sh").write_text('#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py "$@"\n')
     proc = subprocess.run(
-        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--legacy-env", "XLA_USE_BF16=1",
-         "--steps", "10", "--", "--batch-size", "32"],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "bf16_migrate.cli",
+            "verify",
+            str(script),
+            "--legacy-env",
+            "XLA_USE_BF16=1",
+            "--steps",
+            "10",
+            "--",
+            "--batch-size",
+            "32",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "device params bf16" in proc.stdout  # the legacy run really ran in bf16
@@ -78,11 +105,19 @@ def test_verify_with_legacy_env_for_a_script_its_launcher_switched(tmp_path):
 
 def test_verify_reports_a_script_that_crashes_with_exit_2(tmp_path):
     script = tmp_path / "train.py"
-    script.write_text((FIXTURES / "mlp_regression" / "train.py").read_text().replace(
-        "    loss_fn = nn.MSELoss()\n", "    loss_fn = nn.MSELoss()\n    raise RuntimeError('dataset shard missing')\n"))
+    script.write_text(
+        (FIXTURES / "mlp_regression" / "train.py")
+        .read_text()
+        .replace(
+            "    loss_fn = nn.MSELoss()\n",
+            "    loss_fn = nn.MSELoss()\n    raise RuntimeError('dataset shard missing')\n",
+        )
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--steps", "5"],
-        capture_output=True, text=True, timeout=900,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "dataset shard missing" in proc.stderr

@@ -77,7 +77,11 @@ def entry(hlo: str, graph_hash: str, line: int = 80) -> str:
 
 
 def test_parse_dump_splits_entries_and_reads_frames_and_hashes():
-    text = entry(HLO_MIXED, "aaa") + entry(HLO_SMALL, "bbb", line=81) + "[ScheduleSyncTensorsGraph]\n## BEGIN_GRAPH\nHloMod"
+    text = (
+        entry(HLO_MIXED, "aaa")
+        + entry(HLO_SMALL, "bbb", line=81)
+        + "[ScheduleSyncTensorsGraph]\n## BEGIN_GRAPH\nHloMod"
+    )
     graphs = parse_dump(text)
     assert [g.graph_hash for g in graphs] == ["aaa", "bbb"]  # the truncated third entry is dropped
     assert graphs[0].frames[1] == "main (/tmp/train.py:80)"
@@ -163,8 +167,13 @@ def graph(bf16=8, f32=0, layout=0, elementwise=0, converts=None, step=9):
     if elementwise:
         rt["bf16->f32->bf16 (elementwise)"] = elementwise
     return GraphStats(
-        instructions=300, matmuls=bf16 + f32, matmuls_bf16=bf16, matmuls_f32=f32, converts=converts or {},
-        round_trips=rt, round_trip_examples={"bf16->f32->bf16 (layout)": ["convert bf16[4,8] <- convert f32[4,8]"]},
+        instructions=300,
+        matmuls=bf16 + f32,
+        matmuls_bf16=bf16,
+        matmuls_f32=f32,
+        converts=converts or {},
+        round_trips=rt,
+        round_trip_examples={"bf16->f32->bf16 (layout)": ["convert bf16[4,8] <- convert f32[4,8]"]},
         step=step,
     )
 
@@ -294,8 +303,14 @@ def test_report_shows_the_evidence_table_and_json_schema():
     from bf16_migrate.verify.report import SCHEMA, report_dict
 
     r = runs(state={"exp_avg": {"bfloat16/bf16": 6}, "step": {"float32@cpu": 6}})
-    rep = VerifyReport(script=Path("train.py"), mode="stochastic", steps=9, runs=r, verdict=judge("stochastic", r),
-                       legacy_label="git HEAD~1 (0123456789ab)")
+    rep = VerifyReport(
+        script=Path("train.py"),
+        mode="stochastic",
+        steps=9,
+        runs=r,
+        verdict=judge("stochastic", r),
+        legacy_label="git HEAD~1 (0123456789ab)",
+    )
     text = format_report(rep)
     assert "legacy version: git HEAD~1 (0123456789ab)" in text
     assert "Evidence (executed training-step graph" in text

@@ -150,14 +150,24 @@ if __name__ == "__main__":
 
 
 def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
 
 
 def _cli(*args, cwd: Path, timeout: float = 1200) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bf16_migrate.cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _legacy_repo(where: Path, three: bool = True) -> Path:
@@ -168,8 +178,12 @@ def _legacy_repo(where: Path, three: bool = True) -> Path:
     (repo / "wide_adam.py").write_text(WIDE_ADAM)
     (repo / "train.py").write_text(TRAIN)
     if three:
-        (repo / "train_adamw.py").write_text(SELF_SET.replace("OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-2)"))
-        (repo / "train_sgd.py").write_text(SELF_SET.replace("OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=5e-2, momentum=0.9)"))
+        (repo / "train_adamw.py").write_text(
+            SELF_SET.replace("OPTIMIZER", "torch.optim.AdamW(model.parameters(), lr=1e-2)")
+        )
+        (repo / "train_sgd.py").write_text(
+            SELF_SET.replace("OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=5e-2, momentum=0.9)")
+        )
     (repo / ".gitignore").write_text("data/\n")
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
@@ -187,6 +201,7 @@ def _migrated_repo(where: Path, mode: str = "stochastic", three: bool = True) ->
 
 
 # -- the checkout of REV ---------------------------------------------------------------------
+
 
 def test_checkout_is_the_tree_at_rev_read_only(tmp_path):
     repo = _migrated_repo(tmp_path, three=False)
@@ -221,9 +236,12 @@ def test_checkout_errors(tmp_path):
 
 # -- the launchers' settings at REV -------------------------------------------------------------
 
+
 def test_launch_settings_come_from_the_launchers(tmp_path):
     repo = _legacy_repo(tmp_path, three=False)
-    (repo / "Dockerfile").write_text('FROM python:3.11\nENV XLA_USE_BF16=1\nCMD ["python", "train.py", "--steps", "100"]\n')
+    (repo / "Dockerfile").write_text(
+        'FROM python:3.11\nENV XLA_USE_BF16=1\nCMD ["python", "train.py", "--steps", "100"]\n'
+    )
     found = settings_for(repo / "train.py", launch_settings(repo))
     by_launcher = {s.launcher.name: s for s in found}
     assert by_launcher["run.sh"].env == {"XLA_DOWNCAST_BF16": "1"} and by_launcher["run.sh"].line == 4
@@ -256,6 +274,7 @@ def test_launchers_that_disagree_give_one_job_per_setting(tmp_path):
 
 
 # -- which scripts, which mode ----------------------------------------------------------------
+
 
 def test_plan_tree_selects_the_scripts_the_migration_changed(tmp_path):
     repo = _migrated_repo(tmp_path)
@@ -306,11 +325,25 @@ def test_list_prints_a_ci_matrix(tmp_path):
     entries = {e["script"]: e for e in data["scripts"]}
     assert sorted(entries) == ["train.py", "train_adamw.py", "train_sgd.py"]
     # train.py is started by run.sh's `python train.py --steps 30`: the matrix job runs it with those words
-    assert entries["train.py"]["command"] == ["bf16-migrate", "verify", "train.py", "--against", "HEAD~1", "--mode",
-                                              "stochastic", "--legacy-env", "XLA_DOWNCAST_BF16=1", "--", "--steps", "30"]
+    assert entries["train.py"]["command"] == [
+        "bf16-migrate",
+        "verify",
+        "train.py",
+        "--against",
+        "HEAD~1",
+        "--mode",
+        "stochastic",
+        "--legacy-env",
+        "XLA_DOWNCAST_BF16=1",
+        "--",
+        "--steps",
+        "30",
+    ]
     assert entries["train.py"]["args"] == ["--steps", "30"] and entries["train.py"]["args_source"] == ["run.sh:4"]
     assert entries["train_sgd.py"]["legacy_env"] == {}
-    assert entries["train_sgd.py"]["args"] == [] and entries["train_sgd.py"]["args_source"] == []  # no launcher starts it
+    assert (
+        entries["train_sgd.py"]["args"] == [] and entries["train_sgd.py"]["args_source"] == []
+    )  # no launcher starts it
     assert "--" not in entries["train_sgd.py"]["command"]
     proc = _cli("verify", "--list", cwd=repo, timeout=60)
     assert proc.returncode == 2 and "--list needs --against" in proc.stderr
@@ -346,7 +379,9 @@ def test_launch_arguments_per_setting_and_the_launches_not_followed(tmp_path):
     repo = _legacy_repo(tmp_path, three=False)
     (repo / "long.sh").write_text("#!/bin/bash\nexport XLA_DOWNCAST_BF16=1\npython train.py --steps 90\n")
     (repo / "computed.sh").write_text('#!/bin/bash\nexport XLA_DOWNCAST_BF16=1\npython train.py --steps "$N"\n')
-    (repo / "Dockerfile").write_text('FROM python:3.11\nENV XLA_USE_BF16=1\nCMD ["python", "train.py", "--steps", "12"]\n')
+    (repo / "Dockerfile").write_text(
+        'FROM python:3.11\nENV XLA_USE_BF16=1\nCMD ["python", "train.py", "--steps", "12"]\n'
+    )
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "more launchers")
     (repo / "train.py").write_text(TRAIN + "# migrated\n")
@@ -359,8 +394,13 @@ def test_launch_arguments_per_setting_and_the_launches_not_followed(tmp_path):
     assert use.args == ["--steps", "12"] and use.args_source == ["Dockerfile:3"]
     # the first launch in the tree's order (computed.sh, long.sh, run.sh) with words written out
     assert down.args == ["--steps", "90"] and down.args_source == ["long.sh:3"]
-    assert "run.sh:4 (`python train.py --steps 30`) starts train.py with other arguments: verified with those of long.sh:3" in down.notes
-    assert any(n.startswith("computed.sh:3 ") and "computed when it runs: not used" in n for n in down.notes), down.notes
+    assert (
+        "run.sh:4 (`python train.py --steps 30`) starts train.py with other arguments: verified with those of long.sh:3"
+        in down.notes
+    )
+    assert any(n.startswith("computed.sh:3 ") and "computed when it runs: not used" in n for n in down.notes), (
+        down.notes
+    )
     assert not any("arguments computed" in n or "other arguments" in n for n in use.notes), use.notes
     assert all(j.args == ["--steps", "3"] and j.args_source == ["--"] for j in pinned) and len(pinned) == 2
 
@@ -381,20 +421,39 @@ def test_launcher_plan_uses_the_launch_line(tmp_path):
 
 # -- one table, one exit code; --merge; --jobs ---------------------------------------------------
 
+
 def _report_doc(script: str, passed: bool, failed_part: str | None = None) -> dict:
-    parts = [{"name": n, "status": "FAIL" if n == failed_part else "PASS", "detail": "", "figures": {}}
-             for n in ("runs", "trains", "precision", "matches", "graph")]
-    return {"schema": "bf16-migrate/verify/2", "script": script, "mode": "stochastic", "passed": passed,
-            "legacy_env": {"XLA_USE_BF16": "1"}, "legacy_env_source": ["run.sh:2"], "parts": parts,
-            "runs": {"migrated": {"steps": 6}}, "wall_time_s": 12.5}
+    parts = [
+        {"name": n, "status": "FAIL" if n == failed_part else "PASS", "detail": "", "figures": {}}
+        for n in ("runs", "trains", "precision", "matches", "graph")
+    ]
+    return {
+        "schema": "bf16-migrate/verify/2",
+        "script": script,
+        "mode": "stochastic",
+        "passed": passed,
+        "legacy_env": {"XLA_USE_BF16": "1"},
+        "legacy_env_source": ["run.sh:2"],
+        "parts": parts,
+        "runs": {"migrated": {"steps": 6}},
+        "wall_time_s": 12.5,
+    }
 
 
 def test_merge_gives_one_table_and_one_exit_code(tmp_path):
     a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
     a.write_text(json.dumps(_report_doc("a.py", True)))
     b.write_text(json.dumps(_report_doc("b.py", False, "matches")))
-    c.write_text(json.dumps({"schema": "bf16-migrate/verify/2", "passed": False, "script": "c.py",
-                             "error": {"message": "the migrated run exited with code 1\nmore", "run": "migrated"}}))
+    c.write_text(
+        json.dumps(
+            {
+                "schema": "bf16-migrate/verify/2",
+                "passed": False,
+                "script": "c.py",
+                "error": {"message": "the migrated run exited with code 1\nmore", "run": "migrated"},
+            }
+        )
+    )
     table, doc, code = merge_documents([a, b])
     assert code == 1 and doc["schema"] == TREE_SCHEMA and len(doc["results"]) == 2
     assert "failed: matches" in table and "VERDICT: FAIL (1 passed, 1 failed, 0 could not be made)" in table
@@ -433,7 +492,9 @@ def test_run_jobs_in_parallel_keeps_the_order_and_the_errors(tmp_path, monkeypat
         return Fake(Path(script).name == "a.py")
 
     monkeypatch.setattr(verify_pkg, "verify_script", fake_verify)
-    jobs = [Job(tmp_path / f"{n}.py", f"{n}.py", {"XLA_USE_BF16": "1"}, ["run.sh:2"], "stochastic", "--mode") for n in "abc"]
+    jobs = [
+        Job(tmp_path / f"{n}.py", f"{n}.py", {"XLA_USE_BF16": "1"}, ["run.sh:2"], "stochastic", "--mode") for n in "abc"
+    ]
     outcomes = run_jobs(jobs, "CHECKOUT", steps=6, timeout=60, parallel=2)
     assert [o.job.rel for o in outcomes] == ["a.py", "b.py", "c.py"]
     assert [o.status for o in outcomes] == ["PASS", "FAIL", "ERROR"]
@@ -455,6 +516,7 @@ def test_exit_code():
 
 # -- on the XLA CPU device ---------------------------------------------------------------------
 
+
 @pytest.mark.xla
 def test_verify_a_migration_commit_of_three_scripts(tmp_path):
     """The second commit is bf16-migrate's own output. verify --against HEAD~1, no script, no
@@ -472,7 +534,9 @@ def test_verify_a_migration_commit_of_three_scripts(tmp_path):
     assert all(r["status"] == "PASS" for r in results.values()), proc.stdout
     train = results["train.py"]["report"]
     assert train["legacy_env"] == {"XLA_DOWNCAST_BF16": "1"} and train["legacy_env_source"] == ["run.sh:4"]
-    assert train["script_args"] == ["--steps", "30"] and results["train.py"]["args_source"] == ["run.sh:4"]  # run.sh's launch line
+    assert train["script_args"] == ["--steps", "30"] and results["train.py"]["args_source"] == [
+        "run.sh:4"
+    ]  # run.sh's launch line
     legacy = train["runs"]["legacy"]
     assert legacy["legacy_env"] == {"XLA_DOWNCAST_BF16": "1"}
     assert legacy["state_dtypes"]["m"] == {"float64/f32": 4}  # HEAD~1's module, .double() under the switch
@@ -525,7 +589,9 @@ def test_a_setting_the_migration_kept_in_a_launcher_is_noted(tmp_path):
     with Checkout(repo, "HEAD~1") as co:
         (job,) = plan_script(repo / "train.py", co)
     assert job.legacy_env == {"XLA_DOWNCAST_BF16": "1"}
-    assert any(n.startswith("run.sh:4 in the work tree still sets XLA_DOWNCAST_BF16=1 for train.py") for n in job.notes), job.notes
+    assert any(
+        n.startswith("run.sh:4 in the work tree still sets XLA_DOWNCAST_BF16=1 for train.py") for n in job.notes
+    ), job.notes
 
 
 @pytest.mark.xla

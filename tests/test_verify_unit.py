@@ -18,9 +18,28 @@ from bf16_migrate.verify.records import RunError, RunRecord
 from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, child_env, stage_script
 
 # A falling bf16-looking loss curve (values exactly representable in bf16).
-LEGACY_LOSSES = [0.71484375, 0.8828125, 0.84375, 0.7421875, 0.73046875, 0.625, 0.7265625, 0.6484375, 0.6796875,
-                 0.609375, 0.58203125, 0.578125, 0.58984375, 0.55078125, 0.458984375, 0.40625, 0.404296875,
-                 0.40234375, 0.41796875, 0.3046875]
+LEGACY_LOSSES = [
+    0.71484375,
+    0.8828125,
+    0.84375,
+    0.7421875,
+    0.73046875,
+    0.625,
+    0.7265625,
+    0.6484375,
+    0.6796875,
+    0.609375,
+    0.58203125,
+    0.578125,
+    0.58984375,
+    0.55078125,
+    0.458984375,
+    0.40625,
+    0.404296875,
+    0.40234375,
+    0.41796875,
+    0.3046875,
+]
 # What an FP32 run of the same script gives: about 1% away at every step, never a bf16 value.
 FP32_LOSSES = [x * (1.0 + 0.011 * (-1) ** i) + 1e-7 for i, x in enumerate(LEGACY_LOSSES)]
 
@@ -34,8 +53,12 @@ def rec(name, losses, **kw):
         compile_count=2,
         wall_time_s=10.0,
         # the executed step graph: 8 matmuls, bf16 except in the FP32 reference
-        graph=GraphStats(matmuls=8, matmuls_bf16=0 if name == "reference" else 8,
-                         matmuls_f32=8 if name == "reference" else 0, step=len(losses)),
+        graph=GraphStats(
+            matmuls=8,
+            matmuls_bf16=0 if name == "reference" else 8,
+            matmuls_f32=8 if name == "reference" else 0,
+            step=len(losses),
+        ),
     )
     defaults.update(kw)
     return RunRecord(name, losses=list(losses), **defaults)
@@ -63,8 +86,15 @@ def test_identical_run_passes_every_part():
 
 def test_fp32_negative_control_fails_matches_in_stochastic_mode():
     # A "migration" that only deleted the variable is an FP32 run.
-    v = judge("stochastic", runs(FP32_LOSSES, reference=[x * 1.0001 for x in FP32_LOSSES],
-                                 param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}))
+    v = judge(
+        "stochastic",
+        runs(
+            FP32_LOSSES,
+            reference=[x * 1.0001 for x in FP32_LOSSES],
+            param_dtypes={"float32": 6},
+            device_param_dtypes={"f32": 6},
+        ),
+    )
     assert status(v)["matches"] == FAIL
     assert "first steps differ" in v.part("matches").detail
     assert status(v)["precision"] == FAIL  # no bfloat16 parameters
@@ -80,7 +110,7 @@ def test_negative_control_identical_to_reference_fails_precision():
 def test_later_one_ulp_drift_is_tolerated():
     # SGD-momentum-like: identical first steps, then whole-ulp differences (scalar rounding, see
     # the docstring of bf16_migrate/verify/compare.py).
-    migrated = LEGACY_LOSSES[:6] + [x - 2 ** -8 * x for x in LEGACY_LOSSES[6:]]
+    migrated = LEGACY_LOSSES[:6] + [x - 2**-8 * x for x in LEGACY_LOSSES[6:]]
     v = judge("stochastic", runs(migrated))
     assert status(v)["matches"] == PASS, v.part("matches").detail
 
@@ -228,8 +258,14 @@ def test_rel_diffs_eps_and_nonfinite():
 
 
 def test_record_from_json_and_properties():
-    data = {"losses": [1.0, float("nan")], "step_end_s": [1.0, 1.5, 1.75], "param_dtypes": {"bfloat16": 2},
-            "exit_reason": "steps_reached", "errors": ["x"], "legacy_env": {"XLA_USE_BF16": "1"}}
+    data = {
+        "losses": [1.0, float("nan")],
+        "step_end_s": [1.0, 1.5, 1.75],
+        "param_dtypes": {"bfloat16": 2},
+        "exit_reason": "steps_reached",
+        "errors": ["x"],
+        "legacy_env": {"XLA_USE_BF16": "1"},
+    }
     r = RunRecord.from_json("legacy", data, returncode=0)
     assert r.ok and r.steps == 2 and not r.finite
     assert r.step_times_s == [0.5, 0.25] and r.median_step_time_s == 0.375

@@ -41,7 +41,21 @@ from dockerfile_parse import DockerfileParser
 
 from .dockerfile_syntax import EnvPair, blanked, continuations, env_pairs, exec_form, has_heredoc, split_lf
 from .launch import read_command
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, apply_edits
+from .model import (
+    KEEP,
+    REMOVE,
+    REPLACE,
+    SET,
+    STOCHASTIC,
+    Analysis,
+    CarrierError,
+    Decision,
+    Edit,
+    Launch,
+    LineIndex,
+    Note,
+    apply_edits,
+)
 from .shell_fragment import ShellFragment
 from .text import find_mentions, legacy_names
 
@@ -146,7 +160,11 @@ def _degraded(text: str, structure: list[dict]) -> str | None:
             degraded = f"uses a BuildKit heredoc (line {ins['startline'] + 1})"
             break
     lines = text.splitlines(keepends=True)
-    escape = [k for k, line in enumerate(lines[:5]) if line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n"]
+    escape = [
+        k
+        for k, line in enumerate(lines[:5])
+        if line.lstrip().lower().startswith("# escape=`") or line.replace(" ", "").lower() == "#escape=`\n"
+    ]
     if escape:
         degraded = f"uses the backquote escape (line {escape[0] + 1})"
     return degraded
@@ -158,7 +176,15 @@ def _report_unparsed(analysis: Analysis, degraded: str) -> None:
     index = LineIndex(text)
     for var, off in find_mentions(text, legacy_names()):
         line, col = index.pos(off)
-        analysis.notes.append(Note.of("BFM131", line, col, variable=var, where=f"in a Dockerfile that {degraded}, which bf16-migrate does not parse"))
+        analysis.notes.append(
+            Note.of(
+                "BFM131",
+                line,
+                col,
+                variable=var,
+                where=f"in a Dockerfile that {degraded}, which bf16-migrate does not parse",
+            )
+        )
         analysis.handled.append((off, off + len(var)))
     analysis.render = lambda decisions, python=None: text
 
@@ -178,7 +204,9 @@ class _Reader:
         self.by_name: dict[str, _Stage] = {}
         self.stage: _Stage | None = None
         self.env_instructions: dict[int, list[EnvPair]] = {}  # instruction start -> its pairs
-        self.fragments: list[tuple[int, int, ShellFragment, tuple[int, int]]] = []  # (args start, args end, fragment, instruction span)
+        self.fragments: list[
+            tuple[int, int, ShellFragment, tuple[int, int]]
+        ] = []  # (args start, args end, fragment, instruction span)
         self.sr_stages: set = set()
 
     def ins_span(self, ins: dict) -> tuple[int, int]:
@@ -238,7 +266,9 @@ class _Reader:
             if pair.name not in self.legacy:
                 continue
             line, col = self.index.pos(pair.name_span[0])
-            entry = self.analysis.new_entry(variable=pair.name, action=SET, value=pair.value, line=line, col=col, sr_scope=("stage", stage.index))
+            entry = self.analysis.new_entry(
+                variable=pair.name, action=SET, value=pair.value, line=line, col=col, sr_scope=("stage", stage.index)
+            )
             entry.group = None
             pair.entry = entry.id
             pair.ins = self.ins_span(ins)
@@ -250,11 +280,17 @@ class _Reader:
         record = _Command(ins, exec_form(raw), a0)
         if record.exec is None:
             index = self.index
-            frag = ShellFragment(raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0)
+            frag = ShellFragment(
+                raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0
+            )
             self.fragments.append((a0, a1, frag, self.ins_span(ins)))
             record.launches = list(frag.my_launches)
         if name == "RUN":
-            launches = record.launches if record.exec is None else _exec_launch(self.analysis, record.exec, self.index.pos(a0), raw)
+            launches = (
+                record.launches
+                if record.exec is None
+                else _exec_launch(self.analysis, record.exec, self.index.pos(a0), raw)
+            )
             for li in launches:
                 for s in stage.chain():
                     for pos, eid in s.env:
@@ -294,12 +330,16 @@ class _Reader:
         if ep is not None and ep.exec is not None:
             words = ep.exec + (cmd.exec if cmd is not None and cmd.exec is not None else [])
             src = cmd if cmd is not None and cmd.exec is not None and len(ep.exec) < 2 else ep
-            return _exec_launch(self.analysis, words, self.index.pos(src.start), self.text[src.start : self.args_span(src.ins)[1]])
+            return _exec_launch(
+                self.analysis, words, self.index.pos(src.start), self.text[src.start : self.args_span(src.ins)[1]]
+            )
         if ep is not None:
             return ep.launches
         assert cmd is not None, "a stage with neither ENTRYPOINT nor CMD starts nothing"
         if cmd.exec is not None:
-            return _exec_launch(self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start : self.args_span(cmd.ins)[1]])
+            return _exec_launch(
+                self.analysis, cmd.exec, self.index.pos(cmd.start), self.text[cmd.start : self.args_span(cmd.ins)[1]]
+            )
         return cmd.launches
 
     def sr_covered(self, scope: Hashable) -> bool:
@@ -371,7 +411,9 @@ def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw
     cmd = read_command(static)
     if not (cmd.python or cmd.target is not None):
         return []
-    analysis.launches.append(Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args)))
+    analysis.launches.append(
+        Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args))
+    )
     return [len(analysis.launches) - 1]
 
 

@@ -116,7 +116,18 @@ def parse(text: str, path: str, pos: Callable[[int], tuple[int, int]] | None = N
         if value is not None and expand and quote != "'" and "$" in value:
             problem = f"the value of {name} is computed ({value}): edit it by hand"
             value, computed = None, True
-        out.items.append(Item(name, value, name_span, (line_start + j, line_start + vend), (line_start, offset), quote, problem, computed=computed))
+        out.items.append(
+            Item(
+                name,
+                value,
+                name_span,
+                (line_start + j, line_start + vend),
+                (line_start, offset),
+                quote,
+                problem,
+                computed=computed,
+            )
+        )
     return out
 
 
@@ -145,7 +156,16 @@ def analyze(text: str, path: str) -> Analysis:
         if item.name not in legacy:
             continue
         line, col = index.pos(item.name_span[0])
-        entry = analysis.new_entry(variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("file",), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131")
+        entry = analysis.new_entry(
+            variable=item.name,
+            action=SET,
+            value=item.value,
+            line=line,
+            col=col,
+            sr_scope=("file",),
+            problem=item.problem,
+            problem_code="BFM130" if item.computed else "BFM131",
+        )
         entry.group = ("dotenv", path)
         items[entry.id] = item
         analysis.handled.append(item.name_span)

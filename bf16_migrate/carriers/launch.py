@@ -44,7 +44,10 @@ TORCH_LAUNCH_MODULES = {"torch.distributed.run", "torch.distributed.launch"}
 
 # Modules run with ``python -m`` that are tools, not training code: they never create an XLA
 # tensor, so a legacy variable in their environment does nothing.
-TOOL_MODULES = {"pip", "venv", "ensurepip", "http.server", "json.tool", "compileall", "pydoc", "site", "zipfile", "tarfile", "pip._internal", "build", "twine", "virtualenv"}
+TOOL_MODULES = {
+    "pip", "venv", "ensurepip", "http.server", "json.tool", "compileall", "pydoc", "site", "zipfile", "tarfile",
+    "pip._internal", "build", "twine", "virtualenv",
+}
 
 # Wrappers: name -> (options taking a value, whether NAME=VALUE words are environment settings)
 WRAPPERS: dict[str, tuple[frozenset[str], bool]] = {
@@ -56,15 +59,24 @@ WRAPPERS: dict[str, tuple[frozenset[str], bool]] = {
     "nice": (frozenset({"-n", "--adjustment"}), False),
     "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), False),
     "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), False),
-    "numactl": (frozenset({"-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"}), False),
+    "numactl": (frozenset({
+        "-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave",
+    }), False),
     "taskset": (frozenset(), False),
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir"}), True),
     "xvfb-run": (frozenset({"-s", "-n", "-a", "--server-args", "--server-num"}), False),
     # AWS Neuron: runs the command given to it to extract and compile its graphs (Neuron docs,
     # "PyTorch NeuronX neuron_parallel_compile CLI": ``neuron_parallel_compile <run commands>``)
-    "neuron_parallel_compile": (frozenset({"--num_parallel", "--command", "--hlo_file", "--analyze-output", "--analyze-verbosity"}), False),
+    "neuron_parallel_compile": (frozenset({
+        "--num_parallel", "--command", "--hlo_file", "--analyze-output", "--analyze-verbosity",
+    }), False),
     # Slurm ``srun [options] <executable> [args]`` (srun(1)): the short options taking a value
-    "srun": (frozenset({"-A", "-b", "-c", "-C", "-d", "-D", "-e", "-G", "-i", "-J", "-L", "-m", "-n", "-N", "-o", "-p", "-q", "-t", "-w", "-W", "-x", "--account", "--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--partition", "--time", "--job-name", "--output", "--error", "--nodelist", "--exclude", "--gres", "--mem", "--export", "--chdir", "--constraint", "--gpus", "--distribution", "--mpi", "--kill-on-bad-exit"}), False),
+    "srun": (frozenset({
+        "-A", "-b", "-c", "-C", "-d", "-D", "-e", "-G", "-i", "-J", "-L", "-m", "-n", "-N", "-o", "-p", "-q", "-t",
+        "-w", "-W", "-x", "--account", "--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--partition",
+        "--time", "--job-name", "--output", "--error", "--nodelist", "--exclude", "--gres", "--mem", "--export",
+        "--chdir", "--constraint", "--gpus", "--distribution", "--mpi", "--kill-on-bad-exit",
+    }), False),
 }
 # ``coverage run [options] script.py`` / ``-m module`` (coverage.py ``coverage run --help``)
 COVERAGE_OPTS_WITH_ARG = {"--source", "--include", "--omit", "--rcfile", "--context", "--concurrency", "--data-file"}
@@ -105,7 +117,10 @@ DOCKER_OPTS_WITH_ARG = {
     "--volume-driver", "--volumes-from", "-w", "--workdir",
 }
 MPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
-MPI_OPTS_WITH_ARG = {"-n", "-np", "-c", "--np", "-N", "--npernode", "-H", "--host", "--hostfile", "-hostfile", "--map-by", "--bind-to", "--rank-by", "--mca", "-mca", "-wdir", "--wdir", "-x"}
+MPI_OPTS_WITH_ARG = {
+    "-n", "-np", "-c", "--np", "-N", "--npernode", "-H", "--host", "--hostfile", "-hostfile", "--map-by", "--bind-to",
+    "--rank-by", "--mca", "-mca", "-wdir", "--wdir", "-x",
+}
 SHELLS = {"bash", "sh", "zsh", "dash"}
 # fmt: on
 
@@ -290,7 +305,13 @@ def _shell(words: list[str | None], i: int, cmd: Command) -> Command:
     return cmd
 
 
-def _python(words: list[str | None], i: int, cmd: Command, with_arg: set[str] = PYTHON_OPTS_WITH_ARG, flags: set[str] | None = PYTHON_FLAGS) -> Command:
+def _python(
+    words: list[str | None],
+    i: int,
+    cmd: Command,
+    with_arg: set[str] = PYTHON_OPTS_WITH_ARG,
+    flags: set[str] | None = PYTHON_FLAGS,
+) -> Command:
     """An interpreter's words from ``i``: options (``with_arg`` take the next word; short
     ``flags`` may be bundled, ``None`` accepts any option), then ``-m module`` or the script."""
     n = len(words)

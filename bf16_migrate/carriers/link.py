@@ -95,7 +95,7 @@ class LinkPlanner:
         return self.add(loaded)
 
     # -- the plan --------------------------------------------------------------------------------
-    def run(self, python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
+    def run(self, python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:  # noqa: C901
         """Plan every carrier added and migrate ``python_files`` (path -> (text, encoding)) and
         the scripts launched. Returns one :class:`FileResult` per file looked at."""
         reach: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
@@ -118,7 +118,9 @@ class LinkPlanner:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
-            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches))
+            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
+                carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
+            )
             if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
                 done_includers.add(carrier.path.resolve())
                 for includer in self.find_includers(carrier.path, carrier.root):
@@ -166,7 +168,9 @@ class LinkPlanner:
             path, problem = resolve_script(word, carrier.path, carrier.root)
         if path is None:
             if kind == Target.SHELL or launch.captured:
-                return Resolved(Resolution.IGNORED)  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
+                return Resolved(
+                    Resolution.IGNORED
+                )  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
             return Resolved(Resolution.NONE, problem=problem)
         if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
             return Resolved(Resolution.SHELL, path)
@@ -175,7 +179,9 @@ class LinkPlanner:
         return Resolved(Resolution.PY, path)
 
     # -- decisions -------------------------------------------------------------------------------
-    def _decide(self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
+    def _decide(
+        self, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]
+    ) -> list[FileResult]:
         """The plan's decisions from what reaches each launch (:class:`.link_decide.Decider`).
         The one step after following the files: a subclass that only wants ``reach`` and
         ``res`` overrides it (``bf16_migrate.verify.launchers``)."""
@@ -190,7 +196,9 @@ class LinkPlanner:
             source = carrier.analysis.python.source
             label = str(carrier.path)
         else:
-            found = python_files.get(path) or next((v for k, v in python_files.items() if k.resolve() == path.resolve()), None)
+            found = python_files.get(path) or next(
+                (v for k, v in python_files.items() if k.resolve() == path.resolve()), None
+            )
             if found is None:
                 try:
                     found = self.read_python(path)
@@ -225,7 +233,11 @@ class LinkPlanner:
                 reason = f"{own[0].code} at line {own[0].line}: {own[0].message.split(': ', 1)[-1]}"
             else:
                 reason = "the codemod made no change"
-            return result, f"{path} cannot receive the change for --mode {self.mode} ({reason}); migrate it by hand (see its diagnostics), then remove this setting"
+            return (
+                result,
+                f"{path} cannot receive the change for --mode {self.mode} ({reason}); migrate it by hand (see its "
+                "diagnostics), then remove this setting",
+            )
         return result, None
 
     def _with_external(self, path: Path, launched):
@@ -247,7 +259,16 @@ class LinkPlanner:
     def python_call(self, path: Path, text: str, launched) -> Call:
         """The ``migrate_source`` call of :meth:`python_result` (:data:`bf16_migrate.migrations.Call`)."""
         module, _ = self._helpers_for(path)
-        return text, self.mode, str(path), {"launched_with": self._with_external(path, launched), "fp32_optimizer_state": self.fp32_optimizer_state, "helpers_module": module}
+        return (
+            text,
+            self.mode,
+            str(path),
+            {
+                "launched_with": self._with_external(path, launched),
+                "fp32_optimizer_state": self.fp32_optimizer_state,
+                "helpers_module": module,
+            },
+        )
 
     def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
         _, inline_reason = self._helpers_for(path)
@@ -258,7 +279,9 @@ class LinkPlanner:
             self.errors.append(str(exc))
             return FileResult(path, text, text, encoding, [])
         diags = list(result.diagnostics)
-        if inline_reason and any(f"def {name}(" in result.code and f"def {name}(" not in text for name in HELPER_SOURCES):
+        if inline_reason and any(
+            f"def {name}(" in result.code and f"def {name}(" not in text for name in HELPER_SOURCES
+        ):
             diags.append(report("BFM065", str(path), 1, 1, True, module=self.helpers_module, reason=inline_reason))
         if launched is None and trial is not None:
             for d in trial.diagnostics:  # why the launcher's setting was kept
@@ -272,7 +295,13 @@ class LinkPlanner:
         nb = carrier.analysis.python
         assert nb is not None, "called for a carrier with Python of its own"
         try:
-            result = self.migrations(nb.source, self.mode, str(carrier.path), launched_with=launched, fp32_optimizer_state=self.fp32_optimizer_state)
+            result = self.migrations(
+                nb.source,
+                self.mode,
+                str(carrier.path),
+                launched_with=launched,
+                fp32_optimizer_state=self.fp32_optimizer_state,
+            )
         except ParseError as exc:
             self.errors.append(str(exc))
             return None, []

@@ -18,7 +18,23 @@ from typing import TYPE_CHECKING, Protocol
 from ..diagnostics import Diagnostic, kept_reason, report
 from ..rules import Rules, is_truthy
 from . import for_kind
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, UNSET, CarrierFile, Decision, Entry, FileResult, Launch, LineIndex, PlanNode, Resolution, Resolved
+from .model import (
+    KEEP,
+    PASS,
+    REMOVE,
+    REPLACE,
+    SET,
+    UNSET,
+    CarrierFile,
+    Decision,
+    Entry,
+    FileResult,
+    Launch,
+    LineIndex,
+    PlanNode,
+    Resolution,
+    Resolved,
+)
 from .resolve import _rel
 from .text import find_mentions
 
@@ -114,7 +130,13 @@ class Decider:
     ``python_files`` are the Python candidates (path -> (text, encoding)). :meth:`run` returns
     one :class:`~.model.FileResult` per file looked at."""
 
-    def __init__(self, planner: Planning, reach: dict, res: dict[tuple[int, int], Resolved], python_files: dict[Path, tuple[str, str]]) -> None:
+    def __init__(
+        self,
+        planner: Planning,
+        reach: dict,
+        res: dict[tuple[int, int], Resolved],
+        python_files: dict[Path, tuple[str, str]],
+    ) -> None:
         self.p = planner
         self.carriers = planner.carriers
         self.mode = planner.mode
@@ -149,7 +171,18 @@ class Decider:
             for entry in sorted(carrier.analysis.entries, key=lambda e: (e.line, e.col)):
                 self._decide_entry(ci, entry)
         for ci, launch, path in self.fp32_runs:
-            self.diags[ci].append(report("BFM120", f"{self.carriers[ci].path}{launch.where}", launch.line, launch.col, False, "launch_without", launch=launch.text, script=path))
+            self.diags[ci].append(
+                report(
+                    "BFM120",
+                    f"{self.carriers[ci].path}{launch.where}",
+                    launch.line,
+                    launch.col,
+                    False,
+                    "launch_without",
+                    launch=launch.text,
+                    script=path,
+                )
+            )
         return self._render_carriers() + self._python_results()
 
     # -- components and their reasons -----------------------------------------------------------
@@ -178,7 +211,12 @@ class Decider:
         rules = self.p.rules.variables
 
         def sets_on(entry: Entry) -> bool:
-            return entry.action == SET and entry.value is not None and rules[entry.variable].effective and is_truthy(entry.value)
+            return (
+                entry.action == SET
+                and entry.value is not None
+                and rules[entry.variable].effective
+                and is_truthy(entry.value)
+            )
 
         for key, members in groups.items():
             for g in members[1:]:
@@ -237,27 +275,44 @@ class Decider:
         for ci, carrier in enumerate(self.carriers):
             for entry in carrier.analysis.entries:
                 g = (ci, entry.id)
-                if entry.action == SET and not entry.noop and self._bf16_on(entry, self.group_on) and g not in self.reached_any and g not in self.why:
+                if (
+                    entry.action == SET
+                    and not entry.noop
+                    and self._bf16_on(entry, self.group_on)
+                    and g not in self.reached_any
+                    and g not in self.why
+                ):
                     self.block(g, "BFM110", variable=entry.variable)
 
     def _try_scripts(self) -> None:
         """A trial migration of every launched script (even of a component already held back:
         every blocker is reported); a script that cannot take the change, or builds a
         framework that owns precision without its flag on every launch, holds it back."""
-        calls = (self.p.trial_call(node, path, kci, self.env_for.get(node, {}), self.python_files) for node, (path, kci) in self.pynodes.items())
+        calls = (
+            self.p.trial_call(node, path, kci, self.env_for.get(node, {}), self.python_files)
+            for node, (path, kci) in self.pynodes.items()
+        )
         self.p.migrations.ahead(call for call in calls if not isinstance(call, str))
         for node, (path, kci) in self.pynodes.items():
             result, failure = self.p.trial(node, path, kci, self.env_for.get(node, {}), self.python_files)
             self.trials[node] = result
             rule = getattr(result, "framework", None)
             if rule is not None:
-                runs = [self.carriers[k[0]].analysis.launches[k[1]] for k, r in self.res.items() if r.kind == Resolution.PY and r.path is not None and (Resolution.PY, r.path.resolve()) == node]
+                runs = [
+                    self.carriers[k[0]].analysis.launches[k[1]]
+                    for k, r in self.res.items()
+                    if r.kind == Resolution.PY and r.path is not None and (Resolution.PY, r.path.resolve()) == node
+                ]
                 if rule.launch_flag and runs and all(passes_flag(run.args, rule.launch_flag) for run in runs):
                     self.framework_ok[node] = rule
                     failure = None
                 else:
                     wheres = ", ".join(f"line {run.line}" for run in runs)
-                    fix = f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting" if rule.launch_flag else f"set {rule.setting} in it and remove this setting"
+                    fix = (
+                        f"pass `{rule.launch_flag}` to it ({wheres}) and remove this setting"
+                        if rule.launch_flag
+                        else f"set {rule.setting} in it and remove this setting"
+                    )
                     failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
             if failure:
                 self.block(node, "BFM112", reason=failure)
@@ -274,7 +329,9 @@ class Decider:
                 continue
             ci, li = key
             launch = self.carriers[ci].analysis.launches[li]
-            if not any(c == ci and (l.line, l.col) == (launch.line, launch.col) and p == r.path for c, l, p in self.fp32_runs):
+            if not any(
+                c == ci and (l.line, l.col) == (launch.line, launch.col) and p == r.path for c, l, p in self.fp32_runs
+            ):
                 self.fp32_runs.append((ci, launch, r.path))  # once per call (a function may start it twice)
 
     def _order_reasons(self) -> None:
@@ -297,8 +354,11 @@ class Decider:
         elif not self._remove_outright(ci, entry, path):
             self._migrate(ci, entry, path)
 
-    def _say(self, ci: int, code: str, path: str, entry: Entry, fixed: bool, variant: str | None = None, /, **fields: object) -> None:
-        """The finding ``code`` at ``entry``, worded by the catalogue's template (:func:`bf16_migrate.diagnostics.report`)."""
+    def _say(
+        self, ci: int, code: str, path: str, entry: Entry, fixed: bool, variant: str | None = None, /, **fields: object
+    ) -> None:
+        """The finding ``code`` at ``entry``, worded by the catalogue's template
+        (:func:`bf16_migrate.diagnostics.report`)."""
         self.diags[ci].append(report(code, path, entry.line, entry.col, fixed, variant, **fields))
 
     def _keep(self, ci: int, entry: Entry, path: str) -> None:
@@ -309,7 +369,10 @@ class Decider:
         if first in self.why.get(g, []):
             lead = f"{entry.variable} kept"
         else:
-            lead = f"{entry.variable} kept with the settings it goes with ({self._where(self.member_of.get(self.uf.find(g)))})"
+            lead = (
+                f"{entry.variable} kept with the settings it goes with "
+                f"({self._where(self.member_of.get(self.uf.find(g)))})"
+            )
         more = [f"{r.text} ({r.code})" for r in ordered[1:]]
         tail = f"; also: {'; '.join(more)}" if more else ""
         self._say(ci, first.code, path, entry, False, first.variant, lead=lead, also=tail, **dict(first.fields))
@@ -362,19 +425,69 @@ class Decider:
         owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
         if owners:
             owner = owners[0]
-            self._say(ci, "BFM055", path, entry, True, "launch_flag", variable=entry.variable, change=change, target=target, framework=owner.name, flag=owner.launch_flag, advice=owner.advice)
-        elif not (self.mode == "stochastic" and self.decisions[ci][entry.id] == REMOVE and a.sr_covered and a.sr_covered(entry.sr_scope)):
-            what = "the model cast to torch.bfloat16 and its floating inputs cast" if self.mode != "amp" else "forward and loss under torch.autocast"
+            self._say(
+                ci,
+                "BFM055",
+                path,
+                entry,
+                True,
+                "launch_flag",
+                variable=entry.variable,
+                change=change,
+                target=target,
+                framework=owner.name,
+                flag=owner.launch_flag,
+                advice=owner.advice,
+            )
+        elif not (
+            self.mode == "stochastic"
+            and self.decisions[ci][entry.id] == REMOVE
+            and a.sr_covered
+            and a.sr_covered(entry.sr_scope)
+        ):
+            what = (
+                "the model cast to torch.bfloat16 and its floating inputs cast"
+                if self.mode != "amp"
+                else "forward and loss under torch.autocast"
+            )
             have = "have" if len(scripts) > 1 else "has"
-            self._say(ci, "BFM001", path, entry, True, "carrier", variable=entry.variable, change=change, scripts=target, have=have, what=what)
+            self._say(
+                ci,
+                "BFM001",
+                path,
+                entry,
+                True,
+                "carrier",
+                variable=entry.variable,
+                change=change,
+                scripts=target,
+                have=have,
+                what=what,
+            )
         if g in self.partial:
             part = self.partial[g]
             gate = getattr(self.trials.get(part.node), "own_gate", None)
             if gate:
-                consequence = f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the other paths pass that flag, or add one for an fp32 run"
+                consequence = (
+                    f"the migrated script's bf16 changes are under `{gate}` (its own precision flag): check that the "
+                    "other paths pass that flag, or add one for an fp32 run"
+                )
             else:
-                consequence = "the migrated script now computes in bf16 on every path; add a flag to it if you still need an fp32 run"
-            self._say(ci, "BFM120", path, entry, False, variable=entry.variable, where=part.where, launch=part.launch.text, consequence=consequence)
+                consequence = (
+                    "the migrated script now computes in bf16 on every path; add a flag to it if you still need an "
+                    "fp32 run"
+                )
+            self._say(
+                ci,
+                "BFM120",
+                path,
+                entry,
+                False,
+                variable=entry.variable,
+                where=part.where,
+                launch=part.launch.text,
+                consequence=consequence,
+            )
 
     # -- helpers --------------------------------------------------------------------------------
     def _entry(self, g: tuple[int, int]) -> Entry:
@@ -415,7 +528,17 @@ class Decider:
             if index is None:
                 index = LineIndex(a.text)
             line, col = index.pos(off)
-            diags.append(report("BFM131", str(carrier.path), line, col, False, variable=var, where="here in a form bf16-migrate does not rewrite"))
+            diags.append(
+                report(
+                    "BFM131",
+                    str(carrier.path),
+                    line,
+                    col,
+                    False,
+                    variable=var,
+                    where="here in a form bf16-migrate does not rewrite",
+                )
+            )
 
     # -- the files ------------------------------------------------------------------------------
     def _render_carriers(self) -> list[FileResult]:
@@ -426,7 +549,9 @@ class Decider:
             a = carrier.analysis
             diags = self.diags[ci]
             for note in a.notes:
-                diags.append(Diagnostic(note.code, f"{carrier.path}{note.where}", note.line, note.col, note.message, note.fixed))
+                diags.append(
+                    Diagnostic(note.code, f"{carrier.path}{note.where}", note.line, note.col, note.message, note.fixed)
+                )
             self._coverage(ci, diags)
             if not carrier.render and not a.entries:
                 continue
@@ -440,16 +565,31 @@ class Decider:
                 if new is None:
                     continue
             text = a.render(self.decisions[ci], new)
-            results.append(FileResult(carrier.path, carrier.text, text, carrier.encoding, sorted(diags, key=lambda d: (d.path, d.line, d.col, d.code))))
+            results.append(
+                FileResult(
+                    carrier.path,
+                    carrier.text,
+                    text,
+                    carrier.encoding,
+                    sorted(diags, key=lambda d: (d.path, d.line, d.col, d.code)),
+                )
+            )
         return results
 
     def _python_results(self) -> list[FileResult]:
         """The Python candidates, and the launched scripts migrated with their launchers (or,
         held back, their reasons)."""
         results: list[FileResult] = []
-        targets = {n[1]: (p, self.env_for.get(n)) for n, (p, kci) in self.pynodes.items() if n[0] == Resolution.PY and not self.is_blocked(n) and n not in self.framework_ok}
+        targets = {
+            n[1]: (p, self.env_for.get(n))
+            for n, (p, kci) in self.pynodes.items()
+            if n[0] == Resolution.PY and not self.is_blocked(n) and n not in self.framework_ok
+        }
         seen: set = set()
-        self.p.migrations.ahead(self.p.python_call(path, text, targets.get(path.resolve(), (None, None))[1]) for path, (text, _) in self.python_files.items())
+        self.p.migrations.ahead(
+            self.p.python_call(path, text, targets.get(path.resolve(), (None, None))[1])
+            for path, (text, _) in self.python_files.items()
+        )
         for path, (text, encoding) in self.python_files.items():
             key = path.resolve()
             seen.add(key)

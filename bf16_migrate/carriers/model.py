@@ -127,7 +127,18 @@ class Note:
         return (self.code, self.line, self.col, self.message, self.fixed, self.where)[index]
 
     @classmethod
-    def of(cls, code: str, line: int, col: int, variant: str | None = None, /, *, fixed: bool = False, at: str = "", **fields: object) -> Note:
+    def of(
+        cls,
+        code: str,
+        line: int,
+        col: int,
+        variant: str | None = None,
+        /,
+        *,
+        fixed: bool = False,
+        at: str = "",
+        **fields: object,
+    ) -> Note:
         """The note ``code`` at ``line``/``col``, its message the catalogue's template
         (``message``, or ``variants.<variant>``) formatted with ``fields``
         (:func:`bf16_migrate.diagnostics.message`, as :func:`bf16_migrate.diagnostics.report`
@@ -173,8 +184,9 @@ class Launch:
     """A process started by the carrier, with the entries in force for it.
 
     ``target`` is a :class:`Target` and a word: ``("script", "src/train.py")``, ``("module",
-    "pkg.train")``, ``("shell", "run.sh")`` or ``("kernel", "")`` (a notebook's own Python); ``problem`` says why a Python
-    launch cannot be resolved (``$SCRIPT``, ``python -c``, the image's default command...).
+    "pkg.train")``, ``("shell", "run.sh")`` or ``("kernel", "")`` (a notebook's own Python);
+    ``problem`` says why a Python launch cannot be resolved (``$SCRIPT``, ``python -c``, the
+    image's default command...).
     ``reached_by`` maps entry ids to True when the entry is in force on every path to the
     launch, False when only on some (a guarded ``export``). ``base_dirs`` are extra directories
     (inside the tree) to resolve a relative path against; ``line``/``col`` are 1-based.

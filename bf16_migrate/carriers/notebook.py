@@ -28,8 +28,29 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from .model import KEEP, REMOVE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Launch, LineIndex, Note, Target, apply_edits
-from .notebook_json import PYTHON_CELL_MAGICS, SHELL_CELL_MAGICS, cell_source_spans, dump_source, json_kind, read_notebook
+from .model import (
+    KEEP,
+    REMOVE,
+    SET,
+    STOCHASTIC,
+    Analysis,
+    CarrierError,
+    Decision,
+    Edit,
+    Launch,
+    LineIndex,
+    Note,
+    Target,
+    apply_edits,
+)
+from .notebook_json import (
+    PYTHON_CELL_MAGICS,
+    SHELL_CELL_MAGICS,
+    cell_source_spans,
+    dump_source,
+    json_kind,
+    read_notebook,
+)
 from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
 from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
 from .shell_fragment import ShellFragment
@@ -108,7 +129,10 @@ def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None
     try:
         top = json.loads(text)
     except ValueError as exc:
-        raise CarrierError(f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: {getattr(exc, 'msg', exc)}") from None
+        raise CarrierError(
+            f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: "
+            f"{getattr(exc, 'msg', exc)}"
+        ) from None
     if not isinstance(top, dict):  # nbformat would fail with "'list' object has no attribute 'get'"
         raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {json_kind(top)}, not an object")
     try:
@@ -116,13 +140,20 @@ def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None
     except Exception as exc:  # nbformat raises several kinds
         raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
     if nb.get("nbformat") != 4:
-        raise CarrierError(f"{path}:1:1: notebook format {nb.get('nbformat')} is not supported (convert it to format 4 with `jupyter nbconvert --to notebook`)")
+        raise CarrierError(
+            f"{path}:1:1: notebook format {nb.get('nbformat')} is not supported (convert it to format 4 with `jupyter "
+            "nbconvert --to notebook`)"
+        )
     cells = nb.get("cells")
     if not isinstance(cells, list):
         raise CarrierError(f"{path}:1:1: not a readable notebook: `cells` is not a list")
     for ci, cell in enumerate(cells):
         # nbformat.reads does not validate; a cell without these would fail deep in the analysis
-        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str) or not isinstance(cell.get("source"), (str, list)):
+        if (
+            not isinstance(cell, dict)
+            or not isinstance(cell.get("cell_type"), str)
+            or not isinstance(cell.get("source"), (str, list))
+        ):
             raise CarrierError(f"{path}:1:1: not a readable notebook: cell {ci + 1} has no `cell_type` or `source`")
     spans = cell_source_spans(text, path)
     if len(spans) != len(cells):
@@ -204,7 +235,14 @@ class _Reader:
         elif re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line):
             ln = self._new_line(ci, li, line, "other")
             if any(v in line for v in self.legacy):
-                _mentions(self.analysis, line, where, self.legacy, "a shell capture (`x = !cmd`) bf16-migrate does not read", line_no=li + 1)
+                _mentions(
+                    self.analysis,
+                    line,
+                    where,
+                    self.legacy,
+                    "a shell capture (`x = !cmd`) bf16-migrate does not read",
+                    line_no=li + 1,
+                )
         else:
             return line
         return indent + _PLACEHOLDER.format(ln.id)
@@ -220,7 +258,9 @@ class _Reader:
             self.sr_present = True
         if name is not None and name in self.legacy:
             col = len(indent) + stripped.find(name) + 1
-            entry = self.analysis.new_entry(variable=name, action=SET, value=value, line=li + 1, col=col, sr_scope=("kernel",))
+            entry = self.analysis.new_entry(
+                variable=name, action=SET, value=value, line=li + 1, col=col, sr_scope=("kernel",)
+            )
             entry.where = where
             if value is None:
                 entry.problem = f"the value of {name} is computed ({body}): edit it by hand"
@@ -232,19 +272,34 @@ class _Reader:
     def _bang_line(self, ci: int, li: int, line: str, where: str) -> _Line:
         """``!cmd`` (``!!cmd``, ``%sx``, ``%system``): a shell of its own."""
         stripped = line.lstrip()
-        cmd = stripped[2:] if stripped.startswith("!!") else stripped[1:] if stripped.startswith("!") else stripped.split(None, 1)[1]
+        cmd = (
+            stripped[2:]
+            if stripped.startswith("!!")
+            else stripped[1:]
+            if stripped.startswith("!")
+            else stripped.split(None, 1)[1]
+        )
         ln = self._new_line(ci, li, line, "shell")
         prefix_len = len(line) - len(cmd)
         before = len(self.analysis.launches)
-        ln.fragment = frag = ShellFragment(cmd, self.path, self.analysis, pos=lambda off: (li + 1, prefix_len + off + 1), embedded=True)
+        ln.fragment = frag = ShellFragment(
+            cmd, self.path, self.analysis, pos=lambda off: (li + 1, prefix_len + off + 1), embedded=True
+        )
         _tag(self.analysis, frag, where, before)
         for lidx in frag.my_launches:
             self.shell_launches.append(((ci, li), lidx))
         # `!export X=1` with nothing launched in the same line: never had an effect
         for eid in frag.my_entries:
             e = self.analysis.entries[eid]
-            if e.action == SET and frag.entry_data[eid].kind == "decl" and not any(eid in self.analysis.launches[k].reached_by for k in frag.my_launches):
-                e.noop = "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells after it"
+            if (
+                e.action == SET
+                and frag.entry_data[eid].kind == "decl"
+                and not any(eid in self.analysis.launches[k].reached_by for k in frag.my_launches)
+            ):
+                e.noop = (
+                    "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells "
+                    "after it"
+                )
         return ln
 
     def finish(self) -> None:
@@ -277,7 +332,9 @@ class _Reader:
         for the kernel, or in the shell line or cell of ``scope``."""
         if scope in self.analysis.sr_present:
             return True
-        return any(ln.fragment is not None and ln.fragment.ok and ln.fragment.sr_covered(scope) for ln in self.special.values())
+        return any(
+            ln.fragment is not None and ln.fragment.ok and ln.fragment.sr_covered(scope) for ln in self.special.values()
+        )
 
 
 class _Renderer:

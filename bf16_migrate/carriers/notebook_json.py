@@ -175,7 +175,13 @@ def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
         lines = source.split("\n")
         first = lines[0].strip()
         whole_magic = first.startswith("%%") and not first.startswith(PYTHON_CELL_MAGICS)
-        special = {k for k, line in enumerate(lines) if whole_magic or line.lstrip().startswith(("%", "!")) or re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line)}
+        special = {
+            k
+            for k, line in enumerate(lines)
+            if whole_magic
+            or line.lstrip().startswith(("%", "!"))
+            or re.match(r"^[ \t]*[A-Za-z_][A-Za-z0-9_]*\s*=\s*!", line)
+        }
         python = "\n".join("" if k in special else line for k, line in enumerate(lines))
         found: list[tuple[int, int, int, str]] = []
         try:
@@ -215,7 +221,11 @@ def _raw_offset(text: str, quote: int, n: int) -> int:
         else:
             high = int(text[i + 2 : i + 6], 16)
             i += 6
-            if 0xD800 <= high <= 0xDBFF and text[i : i + 2] == "\\u" and 0xDC00 <= int(text[i + 2 : i + 6], 16) <= 0xDFFF:
+            if (
+                0xD800 <= high <= 0xDBFF
+                and text[i : i + 2] == "\\u"
+                and 0xDC00 <= int(text[i + 2 : i + 6], 16) <= 0xDFFF
+            ):
                 i += 6
     return i
 

@@ -31,7 +31,9 @@ def _inside(path: Path, roots: list[Path]) -> bool:
     return any(rp == r.resolve() or r.resolve() in rp.parents for r in roots)
 
 
-def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()) -> tuple[Path | None, str | None]:
+def resolve_script(
+    word: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()
+) -> tuple[Path | None, str | None]:
     """``(file, None)`` or ``(None, why not)`` for the script ``word`` started by ``launcher``."""
     if any(c in word for c in "$`~*?["):
         return None, f"its path is computed ({word})"
@@ -41,7 +43,9 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
     # path such as /workspace/src/train.py matched by src/train.py); the first that names
     # exactly one file wins, several is ambiguous
     parts = [x for x in p.parts if x not in ("/", ".")]
-    tries = ([(p, "names several files")] if not p.is_absolute() else []) + [(PurePosixPath(*parts[k:]), "matches several files by its path") for k in range(1, len(parts))]
+    tries = ([(p, "names several files")] if not p.is_absolute() else []) + [
+        (PurePosixPath(*parts[k:]), "matches several files by its path") for k in range(1, len(parts))
+    ]
     found: dict[Path, Path] = {}
     for relative, how in tries:
         for base in bases:
@@ -55,7 +59,9 @@ def resolve_script(word: str, launcher: Path, root: Path, extra: tuple[Path, ...
     return None, f"{word} is not in the tree ({root})"
 
 
-def resolve_module(module: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()) -> tuple[Path | None, str | None]:
+def resolve_module(
+    module: str, launcher: Path, root: Path, extra: tuple[Path, ...] = ()
+) -> tuple[Path | None, str | None]:
     """``python -m module``: ``(file, None)`` or ``(None, why not)``."""
     if any(c in module for c in "$`~*?[/"):
         return None, f"the module name is computed ({module})"

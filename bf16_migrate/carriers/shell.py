@@ -52,7 +52,9 @@ def bash_syntax_error(text: str) -> tuple[int, str] | None:
     if bash is None:
         return None
     try:
-        proc = subprocess.run([bash, "-n"], input=text.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30)
+        proc = subprocess.run(
+            [bash, "-n"], input=text.encode("utf-8", "surrogateescape"), capture_output=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if proc.returncode == 0:

@@ -103,7 +103,9 @@ def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Comman
     r, e = unresolved[0]
     computed = ", ".join(_describe(n, line) for n, line in sorted(e.first_unknown().items()))
     out.target = r.target
-    out.problem = (r.problem or "no training script found") + (f"; computed at run time: {computed}" if computed else "")
+    out.problem = (r.problem or "no training script found") + (
+        f"; computed at run time: {computed}" if computed else ""
+    )
     return out
 
 
@@ -171,4 +173,8 @@ def _describe(name: str, line: int) -> str:
     shown = name if name.startswith(("$", "`")) else f"${name}"
     if line:
         return f"{shown} (set at line {line})" if not name.startswith(("$", "`")) else f"{shown} (line {line})"
-    return f"{shown} (from the environment)" if not name.isdigit() and name not in ("@", "*") else f"{shown} (the script's arguments)"
+    return (
+        f"{shown} (from the environment)"
+        if not name.isdigit() and name not in ("@", "*")
+        else f"{shown} (the script's arguments)"
+    )

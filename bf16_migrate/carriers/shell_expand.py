@@ -42,7 +42,16 @@ COMPUTED = "\0"
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 8
 SCRIPT_DIR_COMMANDS = {"cd", "dirname", "pwd", "realpath", "readlink"}
-SCRIPT_PATH_WORDS = {"$0", "${0}", "${BASH_SOURCE[0]}", "$BASH_SOURCE", "${BASH_SOURCE}", '"$0"', '"${BASH_SOURCE[0]}"', '"$BASH_SOURCE"'}
+SCRIPT_PATH_WORDS = {
+    "$0",
+    "${0}",
+    "${BASH_SOURCE[0]}",
+    "$BASH_SOURCE",
+    "${BASH_SOURCE}",
+    '"$0"',
+    '"${BASH_SOURCE[0]}"',
+    '"$BASH_SOURCE"',
+}
 
 
 @dataclass
@@ -149,7 +158,11 @@ class Expander:
         branches: dict[int, set[int]] = {}
         stmts: dict[int, tree_sitter.Node] = {}
         for node, _ in assigns:
-            stmt = node.parent if node.parent is not None and node.parent.type in ("declaration_command", "variable_assignments") else node
+            stmt = (
+                node.parent
+                if node.parent is not None and node.parent.type in ("declaration_command", "variable_assignments")
+                else node
+            )
             holder = stmt.parent
             if holder is None:
                 continue
@@ -182,7 +195,9 @@ class Expander:
                 if child.type == '"':
                     continue
                 if child.type == "string_content":
-                    parts.append([(self.frag.t(child).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\"), {})])
+                    parts.append(
+                        [(self.frag.t(child).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\"), {})]
+                    )
                 else:
                     parts.append(self._value(child, at, depth))
             return _join(parts)
@@ -295,7 +310,9 @@ class Expander:
         name = self.frag.t(var)
         if name in ("@", "*"):
             if name == "*" and quoted:
-                return [([None if any(w is None for w in e.words) else " ".join(e.words)], e.computed) for e in positional]
+                return [
+                    ([None if any(w is None for w in e.words) else " ".join(e.words)], e.computed) for e in positional
+                ]
             return [(list(e.words), e.computed) for e in positional]
         if name.isdigit() and name != "0":
             k = int(name) - 1

@@ -37,7 +37,22 @@ import tree_sitter
 from ..diagnostics import message
 from . import dotenv, shell_render
 from .launch import Command, read_command
-from .model import PASS, SET, STOCHASTIC, UNSET, Action, Analysis, ByteMap, CarrierError, Decision, Edit, Include, Launch, LineIndex, Note
+from .model import (
+    PASS,
+    SET,
+    STOCHASTIC,
+    UNSET,
+    Action,
+    Analysis,
+    ByteMap,
+    CarrierError,
+    Decision,
+    Edit,
+    Include,
+    Launch,
+    LineIndex,
+    Note,
+)
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
@@ -54,7 +69,15 @@ class ShellFragment:
     After construction, :meth:`edits` maps decisions to :class:`Edit` objects in ``text``
     coordinates. Raises :class:`CarrierError` for a script that does not parse."""
 
-    def __init__(self, text: str, path: str, analysis: Analysis, pos: Callable[[int], tuple[int, int]] | None = None, embedded: bool = False, base: int = 0) -> None:
+    def __init__(
+        self,
+        text: str,
+        path: str,
+        analysis: Analysis,
+        pos: Callable[[int], tuple[int, int]] | None = None,
+        embedded: bool = False,
+        base: int = 0,
+    ) -> None:
         self.text = text
         self.base = base
         self.path = path
@@ -111,14 +134,17 @@ class ShellFragment:
         return self.pos(self.bm.char(byte))
 
     def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
-        """The note ``code`` at ``byte``, worded by the catalogue's template (:func:`bf16_migrate.diagnostics.message`)."""
+        """The note ``code`` at ``byte``, worded by the catalogue's template
+        (:func:`bf16_migrate.diagnostics.message`)."""
         line, col = self.at(byte)
         self.analysis.notes.append(Note(code, line, col, message(code, variant, **fields)))
 
     def _handled(self, start: int, end: int) -> None:
         self.analysis.handled.append((self.base + self.bm.char(start), self.base + self.bm.char(end)))
 
-    def _note_mentions(self, start_char: int, end_char: int, code: str, variant: str | None = None, /, **fields: object) -> None:
+    def _note_mentions(
+        self, start_char: int, end_char: int, code: str, variant: str | None = None, /, **fields: object
+    ) -> None:
         """A note ``code`` at each legacy name in ``text[start_char:end_char]``, worded by the
         catalogue's template with ``variable`` (the name) and ``fields`` (:func:`bf16_migrate.diagnostics.message`)."""
         for var, off in find_mentions(self.text[start_char:end_char], self.legacy):
@@ -171,7 +197,11 @@ class ShellFragment:
                 self._declaration(node)
             elif kind == "unset_command":
                 self._unset(node)
-            elif kind in ("variable_assignment", "variable_assignments") and node.parent is not None and node.parent.type not in ("declaration_command", "command", "variable_assignments"):
+            elif (
+                kind in ("variable_assignment", "variable_assignments")
+                and node.parent is not None
+                and node.parent.type not in ("declaration_command", "command", "variable_assignments")
+            ):
                 self._bare_assignments(node)
             elif kind == "command":
                 self._command(node)
@@ -192,9 +222,15 @@ class ShellFragment:
         for e in entries:
             kind = self.entry_data[e.id].kind
             if kind == "assign" and e.variable not in exported and not self.allexport and e.problem is None:
-                e.problem = f"{e.variable} is assigned but not exported here, so the processes this script starts see it only if the environment already exported it: edit it by hand"
+                e.problem = (
+                    f"{e.variable} is assigned but not exported here, so the processes this script starts see it only "
+                    "if the environment already exported it: edit it by hand"
+                )
             if e.action == PASS and e.variable not in assigned and e.problem is None:
-                e.problem = f"{e.variable} is passed on with the value it has in the environment this runs in: remove it by hand where that value is set"
+                e.problem = (
+                    f"{e.variable} is passed on with the value it has in the environment this runs in: remove it by "
+                    "hand where that value is set"
+                )
 
     def _legacy_or_sr(self, name: str) -> str | None:
         if name in self.legacy:
@@ -215,10 +251,28 @@ class ShellFragment:
         return (c.guard, c.containers, cmd)
 
     def _add(
-        self, variable: str, action: Action, value: str | None, name_byte: int, data: EntryData, problem: str | None = None, event_node=None, group: bool = True, scope: tuple | None = None
+        self,
+        variable: str,
+        action: Action,
+        value: str | None,
+        name_byte: int,
+        data: EntryData,
+        problem: str | None = None,
+        event_node=None,
+        group: bool = True,
+        scope: tuple | None = None,
     ) -> int:
         line, col = self.at(name_byte)
-        entry = self.analysis.new_entry(variable=variable, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem, data=("shell", id(self)))
+        entry = self.analysis.new_entry(
+            variable=variable,
+            action=action,
+            value=value,
+            line=line,
+            col=col,
+            sr_scope=scope,
+            problem=problem,
+            data=("shell", id(self)),
+        )
         entry.group = ("var", self.path, variable) if group else None
         self.entry_data[entry.id] = data
         self.my_entries.append(entry.id)
@@ -251,18 +305,38 @@ class ShellFragment:
                     continue
                 problem = None
                 if not exported or unexport:
-                    problem = f"`{keyword} {' '.join(flags)}` does not export {name}" if flags else f"`{keyword}` does not export {name} to the processes the script starts"
+                    problem = (
+                        f"`{keyword} {' '.join(flags)}` does not export {name}"
+                        if flags
+                        else f"`{keyword}` does not export {name} to the processes the script starts"
+                    )
                 value = "" if value_node is None else static_value(value_node, self.data)
-                data = EntryData("decl", [w], stmt, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte))
+                data = EntryData(
+                    "decl",
+                    [w],
+                    stmt,
+                    (name_node.start_byte, name_node.end_byte),
+                    None if value_node is None else (value_node.start_byte, value_node.end_byte),
+                )
                 data.decl = node
-                self._add(name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node))
+                self._add(
+                    name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node)
+                )
             elif w.type == "variable_name":
                 name = self.t(w)
                 if not self._declared_legacy(name, exported, node):
                     continue
                 data = EntryData("decl-name", [w], stmt, (w.start_byte, w.end_byte))
                 data.decl = node
-                problem = None if exported and not unexport else (f"`{keyword} -n` takes {name} out of the environment: edit it by hand" if unexport else f"`{keyword}` here does not export {name}")
+                problem = (
+                    None
+                    if exported and not unexport
+                    else (
+                        f"`{keyword} -n` takes {name} out of the environment: edit it by hand"
+                        if unexport
+                        else f"`{keyword}` here does not export {name}"
+                    )
+                )
                 self._add(name, PASS, None, w.start_byte, data, problem, event_node=None, scope=self._scope(node))
 
     def _unset(self, node) -> None:
@@ -276,7 +350,11 @@ class ShellFragment:
                     self._add(name, UNSET, None, w.start_byte, data, event_node=node, scope=self._scope(node))
 
     def _bare_assignments(self, node) -> None:
-        items = [node] if node.type == "variable_assignment" else [c for c in node.named_children if c.type == "variable_assignment"]
+        items = (
+            [node]
+            if node.type == "variable_assignment"
+            else [c for c in node.named_children if c.type == "variable_assignment"]
+        )
         stmt = self.statement_of(node)
         scope = self._scope(node)
         for w in items:
@@ -288,7 +366,9 @@ class ShellFragment:
             data.decl = node
             self._add(name, SET, value, name_span[0], data, event_node=node, scope=scope)
 
-    def _legacy_assignment(self, a, scope: tuple) -> tuple[str, str | None, tuple[int, int], tuple[int, int] | None] | None:
+    def _legacy_assignment(
+        self, a, scope: tuple
+    ) -> tuple[str, str | None, tuple[int, int], tuple[int, int] | None] | None:
         """A ``NAME=VALUE`` assignment node that sets a legacy variable: ``(name, static value,
         name's byte span, value's byte span or None)``; None for any other variable (the scope
         is noted when it sets NEURON_RT_STOCHASTIC_ROUNDING_EN)."""
@@ -301,7 +381,12 @@ class ShellFragment:
         if kind != "legacy":
             return None
         value = "" if value_node is None else static_value(value_node, self.data)
-        return name, value, (name_node.start_byte, name_node.end_byte), None if value_node is None else (value_node.start_byte, value_node.end_byte)
+        return (
+            name,
+            value,
+            (name_node.start_byte, name_node.end_byte),
+            None if value_node is None else (value_node.start_byte, value_node.end_byte),
+        )
 
     def _command(self, node) -> None:
         """A simple command: its prefix settings (``X=1 python ...``), the settings its
@@ -310,7 +395,10 @@ class ShellFragment:
         assignments = [c for c in node.children if c.type == "variable_assignment"]
         name = node.child_by_field_name("name")
         word_nodes = ([name] if name is not None else []) + [c for c in node.children_by_field_name("argument")]
-        words = [self._word(w if w.type != "command_name" else (w.named_children[0] if w.named_children else w)) for w in word_nodes]
+        words = [
+            self._word(w if w.type != "command_name" else (w.named_children[0] if w.named_children else w))
+            for w in word_nodes
+        ]
         cmd = read_command(words)
         scope = self._scope(node, node.id)
         entry_ids = self._prefix_settings(node, assignments, word_nodes, scope)
@@ -327,7 +415,13 @@ class ShellFragment:
             through = expanded(self, word_nodes, node)
             if through is not None:
                 cmd = through
-        if base == "set" and any(w in ("-a", "allexport") or (w or "").startswith("-") and "a" in (w or "") and not (w or "").startswith("--") for w in words[1:]):
+        if base == "set" and any(
+            w in ("-a", "allexport")
+            or (w or "").startswith("-")
+            and "a" in (w or "")
+            and not (w or "").startswith("--")
+            for w in words[1:]
+        ):
             self.allexport = True
         if base in ("source", ".") and len(words) > 1 and words[1] is not None:
             inc = Include(words[1], *self.at(node.start_byte))
@@ -365,7 +459,13 @@ class ShellFragment:
             raw = self.t(vnode_word)
             quote = raw[0] if raw[:1] in ("'", '"') else ""
             name_start = vnode_word.start_byte + len(quote.encode()) + len(ew.prefix.encode())
-            data = EntryData("envword", [word_nodes[k] for k in ew.words], node, whole=(vnode_word.start_byte, vnode_word.end_byte), prefix=ew.prefix)
+            data = EntryData(
+                "envword",
+                [word_nodes[k] for k in ew.words],
+                node,
+                whole=(vnode_word.start_byte, vnode_word.end_byte),
+                prefix=ew.prefix,
+            )
             data.all_words = assignments + word_nodes
             data.quote = quote
             if raw[len(quote) :].startswith(ew.prefix + ew.name):
@@ -388,7 +488,12 @@ class ShellFragment:
             inner_node = word_nodes[cmd.inner]
             inner_text = self.t(inner_node)
             if any(v in inner_text for v in self.legacy):
-                self._note_mentions(self.bm.char(inner_node.start_byte), self.bm.char(inner_node.end_byte), "BFM131", where="inside a `sh -c` string")
+                self._note_mentions(
+                    self.bm.char(inner_node.start_byte),
+                    self.bm.char(inner_node.end_byte),
+                    "BFM131",
+                    where="inside a `sh -c` string",
+                )
         for f in cmd.env_files:
             inc = Include(f, *self.at(node.start_byte))
             self.analysis.includes.append(inc)
@@ -402,7 +507,9 @@ class ShellFragment:
         """The Python launch of ``node``, reached by its own prefix and wrapper settings."""
         line, col = self.at(node.start_byte)
         text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
-        launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node))
+        launch = Launch(
+            line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node)
+        )
         idx = self.add_launch(launch, entry_ids, node)
         self.launch_of_node[node.id] = idx
         for inc, _ in self.include_ctx:
@@ -462,7 +569,9 @@ class ShellFragment:
             return
         delim = next((c for c in node.children if c.type == "heredoc_start"), None)
         quoted = delim is not None and self.t(delim)[:1] in ("'", '"', "\\")
-        parsed = dotenv.parse(self.text[start_c:end_c], self.path, lambda off: self.pos(start_c + off), expand=not quoted)
+        parsed = dotenv.parse(
+            self.text[start_c:end_c], self.path, lambda off: self.pos(start_c + off), expand=not quoted
+        )
         ids = []
         for item in parsed.items:
             kind = self._legacy_or_sr(item.name)
@@ -472,14 +581,23 @@ class ShellFragment:
                 continue
             line, col = self.pos(start_c + item.name_span[0])
             entry = self.analysis.new_entry(
-                variable=item.name, action=SET, value=item.value, line=line, col=col, sr_scope=("heredoc", node.id), problem=item.problem, problem_code="BFM130" if item.computed else "BFM131"
+                variable=item.name,
+                action=SET,
+                value=item.value,
+                line=line,
+                col=col,
+                sr_scope=("heredoc", node.id),
+                problem=item.problem,
+                problem_code="BFM130" if item.computed else "BFM131",
             )
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)
             data.dotenv = (start_c, item)
             self.entry_data[entry.id] = data
             self.my_entries.append(entry.id)
-            self.analysis.handled.append((self.base + start_c + item.name_span[0], self.base + start_c + item.name_span[1]))
+            self.analysis.handled.append(
+                (self.base + start_c + item.name_span[0], self.base + start_c + item.name_span[1])
+            )
             ids.append(entry.id)
         self.heredocs.append((target, ids, self.ctx(node)))
 

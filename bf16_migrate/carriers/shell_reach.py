@@ -19,7 +19,16 @@ import tree_sitter
 from .model import SET, UNSET, Analysis, Include
 from .shell_render import EntryData
 
-CONDITIONAL = {"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement", "c_style_for_statement", "list"}
+CONDITIONAL = {
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "case_item",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "list",
+}
 SUBSHELLS = {"subshell", "command_substitution", "process_substitution"}
 
 
@@ -133,7 +142,7 @@ def _branch_tag(anc, child) -> str | None:
     return None
 
 
-def link(frag: ReachedFragment) -> None:
+def link(frag: ReachedFragment) -> None:  # noqa: C901
     """Fill ``reached_by`` of ``frag``'s launches from its events (a launch is reached surely
     when the last setting before it in execution order is on its guard path, partially when on
     some branch only), and the launches of its includes and env-file heredocs."""
@@ -178,13 +187,19 @@ def link(frag: ReachedFragment) -> None:
         for inc, ictx in frag.include_ctx:
             if _norm(inc.path) == norm:
                 inc.local = True
-                reach = list(inc.launches) if getattr(inc, "node", None) is not None else [idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key]
+                reach = (
+                    list(inc.launches)
+                    if getattr(inc, "node", None) is not None
+                    else [idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key]
+                )
                 for idx in reach:
                     for eid in ids:
                         launches[idx].reached_by.setdefault(eid, True)
     for inc, ictx in frag.include_ctx:
         if getattr(inc, "node", None) is None:
-            inc.launches.extend(idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key and idx not in inc.launches)
+            inc.launches.extend(
+                idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key and idx not in inc.launches
+            )
 
 
 def sr_covered(frag: ReachedFragment, scope: Hashable) -> bool:

@@ -24,8 +24,9 @@ from .model import KEEP, REPLACE, STOCHASTIC, ByteMap, Decision, Edit, line_span
 @dataclass
 class EntryData:
     """Where an entry of a shell fragment lives in its tree, what rendering needs of it: ``kind``
-    (``decl``, ``decl-name``, ``unset``, ``assign``, ``prefix``, ``envword``, ``dotenv``), ``words`` the nodes (or (start, end) byte spans)
-    removed with it, ``owner`` the statement or command holding them, ``name`` the byte span of
+    (``decl``, ``decl-name``, ``unset``, ``assign``, ``prefix``, ``envword``, ``dotenv``), ``words``
+    the nodes (or (start, end) byte spans) removed with it, ``owner`` the statement or command
+    holding them, ``name`` the byte span of
     the variable's name, ``value`` the byte span of its value (both ``None`` when not renamed
     in place), ``whole`` a node replaced as a whole on rename (``-e "X=1"``)."""
 
@@ -81,8 +82,34 @@ STATEMENTS = {
     "negated_command",
     "test_command",
 }
-NEEDS_COMMAND = {"if_statement", "elif_clause", "else_clause", "while_statement", "do_group", "compound_statement", "subshell"}
-KEYWORDS = {"if", "then", "elif", "else", "fi", "do", "done", "{", "}", "(", ")", "in", "esac", "case", "while", "until", "for"}
+NEEDS_COMMAND = {
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "do_group",
+    "compound_statement",
+    "subshell",
+}
+KEYWORDS = {
+    "if",
+    "then",
+    "elif",
+    "else",
+    "fi",
+    "do",
+    "done",
+    "{",
+    "}",
+    "(",
+    ")",
+    "in",
+    "esac",
+    "case",
+    "while",
+    "until",
+    "for",
+}
 
 
 def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
@@ -113,7 +140,12 @@ def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edi
         gone = {w.id for w in remove_words[oid]}
         if d.kind in ("decl", "decl-name", "unset", "assign"):
             all_words = (
-                [c for c in owner.named_children if c.type in ("variable_assignment", "variable_name") or (c.type == "word" and not frag.t(c).startswith("-"))]
+                [
+                    c
+                    for c in owner.named_children
+                    if c.type in ("variable_assignment", "variable_name")
+                    or (c.type == "word" and not frag.t(c).startswith("-"))
+                ]
                 if owner.type != "variable_assignment"
                 else [owner]
             )
@@ -147,7 +179,11 @@ def _rename(frag: RenderedFragment, d: EntryData) -> list[Edit]:
             start = d.whole[0] + len(raw[: eq + 1].encode())
             end = d.whole[1] - len(tail_quote.encode())
             value_raw = frag.data[start:end].decode("utf-8")
-            q = value_raw[:1] if value_raw[:1] in ("'", '"') and len(value_raw) >= 2 and value_raw.endswith(value_raw[:1]) else ""
+            q = (
+                value_raw[:1]
+                if value_raw[:1] in ("'", '"') and len(value_raw) >= 2 and value_raw.endswith(value_raw[:1])
+                else ""
+            )
             out.append(_span(frag, start, end, f"{q}1{q}"))
     if d.value is not None:
         raw = frag.t(d.value)
@@ -226,7 +262,16 @@ def _delete_statement(frag: RenderedFragment, s) -> Edit:
     return Edit(a, j, "")
 
 
-STATEMENT_PARENTS = {"program", "compound_statement", "do_group", "if_statement", "elif_clause", "else_clause", "case_item", "subshell"}
+STATEMENT_PARENTS = {
+    "program",
+    "compound_statement",
+    "do_group",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "case_item",
+    "subshell",
+}
 
 
 def _segment(parent, stmt) -> list:

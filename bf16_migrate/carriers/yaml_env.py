@@ -39,7 +39,24 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .launch import read_command
-from .model import KEEP, PASS, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, CarrierError, Decision, Edit, Include, Launch, LineIndex, Target, apply_edits, line_span
+from .model import (
+    KEEP,
+    PASS,
+    REMOVE,
+    REPLACE,
+    SET,
+    STOCHASTIC,
+    Analysis,
+    CarrierError,
+    Decision,
+    Edit,
+    Include,
+    Launch,
+    LineIndex,
+    Target,
+    apply_edits,
+    line_span,
+)
 from .shell_fragment import ShellFragment
 from .text import legacy_names
 
@@ -102,7 +119,13 @@ class _Yaml:
             if name in ENV_KEYS:
                 envs.append(self.container(k, v))
             elif name in SHELL_KEYS:
-                scripts = [v] if isinstance(v, ScalarNode) else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)] if isinstance(v, SequenceNode) else []
+                scripts = (
+                    [v]
+                    if isinstance(v, ScalarNode)
+                    else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)]
+                    if isinstance(v, SequenceNode)
+                    else []
+                )
                 for s in scripts:
                     launches.extend(self.shell_launches(s))
             elif name in ("command", "args", "entrypoint", "env_file"):
@@ -112,7 +135,9 @@ class _Yaml:
         launches.extend(self.container_command(keys))
         if "env_file" in keys:
             k, v = keys["env_file"]
-            files = [v] if isinstance(v, ScalarNode) else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)]
+            files = (
+                [v] if isinstance(v, ScalarNode) else [x for x in getattr(v, "value", []) if isinstance(x, ScalarNode)]
+            )
             for f in files:
                 line, col = self.pos(f.start_mark.index)
                 self.analysis.includes.append(Include(f.value, line, col, list(launches)))
@@ -153,7 +178,15 @@ class _Yaml:
         raw = self.text[start : anchor.end_mark.index].split("\n")[0][:100]
         if cmd is None and ep is None:
             if any(w and w.endswith(".py") for w in words):
-                self.analysis.launches.append(Launch(line, col, raw, (Target.SCRIPT, "?"), "the container runs the image's entrypoint with these args"))
+                self.analysis.launches.append(
+                    Launch(
+                        line,
+                        col,
+                        raw,
+                        (Target.SCRIPT, "?"),
+                        "the container runs the image's entrypoint with these args",
+                    )
+                )
                 return [len(self.analysis.launches) - 1]
             return []
         command = read_command(words)
@@ -183,7 +216,10 @@ class _Yaml:
             on = [scratch.entries[e] for e in launch.reached_by]
             launch.reached_by = {}
             if on:
-                launch.problem = launch.problem or f"{on[0].variable} is set inside this script, which bf16-migrate does not edit in YAML"
+                launch.problem = (
+                    launch.problem
+                    or f"{on[0].variable} is set inside this script, which bf16-migrate does not edit in YAML"
+                )
                 if launch.target is None:
                     launch.target = (Target.SCRIPT, "?")
             self.analysis.launches.append(launch)
@@ -237,7 +273,21 @@ class _Yaml:
             problem = problem or f"{name} has a structured value: edit it by hand"
         end = v.end_mark.index if isinstance(v, ScalarNode) else k.end_mark.index
         ids.append(
-            self.entry(name, action, val, k, problem, scope, {"kind": "map", "key": k, "value": v if isinstance(v, ScalarNode) else None, "span": (k.start_mark.index, end), "container": record})
+            self.entry(
+                name,
+                action,
+                val,
+                k,
+                problem,
+                scope,
+                {
+                    "kind": "map",
+                    "key": k,
+                    "value": v if isinstance(v, ScalarNode) else None,
+                    "span": (k.start_mark.index, end),
+                    "container": record,
+                },
+            )
         )
 
     def _item_entry(self, value: SequenceNode, item: MappingNode, scope: tuple, record: dict, ids: list[int]) -> None:
@@ -262,7 +312,23 @@ class _Yaml:
         if vnode is None and "valueFrom" not in fields:
             val = ""
         end = _end(item)
-        ids.append(self.entry(name, SET, val, name_node, problem, scope, {"kind": "item", "key": name_node, "value": vnode, "span": (self._dash(item), end), "container": record}))
+        ids.append(
+            self.entry(
+                name,
+                SET,
+                val,
+                name_node,
+                problem,
+                scope,
+                {
+                    "kind": "item",
+                    "key": name_node,
+                    "value": vnode,
+                    "span": (self._dash(item), end),
+                    "container": record,
+                },
+            )
+        )
         if computed:
             self.analysis.entries[ids[-1]].problem_code = "BFM130"
 
@@ -288,7 +354,13 @@ class _Yaml:
                 item,
                 problem,
                 scope,
-                {"kind": "str", "key": item, "value": None, "span": (self._dash(item), item.end_mark.index), "container": record},
+                {
+                    "kind": "str",
+                    "key": item,
+                    "value": None,
+                    "span": (self._dash(item), item.end_mark.index),
+                    "container": record,
+                },
                 name_offset=self._name_offset(item, name),
             )
         )
@@ -308,7 +380,9 @@ class _Yaml:
     def entry(self, name, action, value, key_node, problem, scope, record, name_offset=None) -> int:
         offset = name_offset if name_offset is not None else key_node.start_mark.index
         line, col = self.pos(offset)
-        entry = self.analysis.new_entry(variable=name, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem)
+        entry = self.analysis.new_entry(
+            variable=name, action=action, value=value, line=line, col=col, sr_scope=scope, problem=problem
+        )
         record["name_offset"] = offset
         self.items[entry.id] = record
         record["container"]["entries"].append(entry.id)
@@ -377,7 +451,9 @@ def _unique_keys(node, path: str) -> None:
                 if isinstance(key, ScalarNode) and key.tag != "tag:yaml.org,2002:merge" and key.value != "<<":
                     if key.value in seen:
                         mark = key.start_mark
-                        raise CarrierError(f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: duplicate key {key.value!r}")
+                        raise CarrierError(
+                            f"{path}:{mark.line + 1}:{mark.column + 1}: not valid YAML: duplicate key {key.value!r}"
+                        )
                     seen.add(key.value)
                 stack.extend((key, value))
         elif isinstance(current, SequenceNode):

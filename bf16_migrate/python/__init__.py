@@ -95,11 +95,18 @@ def migrate_source(
         check_python(source, path)
         if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
             raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
-        return run_deep(path, lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module))
+        return run_deep(
+            path,
+            lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
+        )
 
 
-def _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None) -> MigrationResult:
-    parsed = blank_footer_out(form_feeds_out(source))  # what libcst can model: no form feed in indentation, no spaces in the footer's blank lines
+def _migrate(
+    source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None
+) -> MigrationResult:
+    parsed = blank_footer_out(
+        form_feeds_out(source)
+    )  # what libcst can model: no form feed in indentation, no spaces in the footer's blank lines
     try:
         module = cst.parse_module(parsed)
     except cst.ParserSyntaxError as exc:
@@ -135,15 +142,23 @@ def _libcst_limit(path: str, source: str, exc: cst.ParserSyntaxError) -> str:
         line = source.count("\n", 0, mixed.start()) + 1
         return (
             f"{path}:{line}:1: cannot migrate: its indentation mixes spaces and tabs in one line, which Python reads "
-            f"but libcst cannot ({exc.message}; Instagram/LibCST#829): re-indent the file with spaces only (or tabs only), then run again"
+            f"but libcst cannot ({exc.message}; Instagram/LibCST#829): re-indent the file with spaces only (or tabs "
+            "only), then run again"
         )
-    return f"{path}:{exc.raw_line}:{exc.raw_column + 1}: cannot migrate: Python reads this file but libcst cannot ({exc.message})"
+    return (
+        f"{path}:{exc.raw_line}:{exc.raw_column + 1}: cannot migrate: Python reads this file but libcst cannot "
+        f"({exc.message})"
+    )
 
 
 def _import_helpers(plan, module: str) -> list[str]:
     """Replace the helper definitions of ``plan.prelude`` by one ``from <module> import ...``;
     returns the names imported."""
-    names = [st.name.value for st in plan.prelude if isinstance(st, cst.FunctionDef) and st.name.value in snippets.HELPER_SOURCES]
+    names = [
+        st.name.value
+        for st in plan.prelude
+        if isinstance(st, cst.FunctionDef) and st.name.value in snippets.HELPER_SOURCES
+    ]
     if names:
         rest = [st for st in plan.prelude if not (isinstance(st, cst.FunctionDef) and st.name.value in names)]
         plan.prelude[:] = [snippets.import_helpers(module, names), *rest]

@@ -53,12 +53,20 @@ class EditPlan:
 
     @property
     def empty(self) -> bool:
-        return not (self.remove or self.insert_before or self.replace or self.drop_elements or self.wraps or self.prelude)
+        return not (
+            self.remove or self.insert_before or self.replace or self.drop_elements or self.wraps or self.prelude
+        )
 
 
 # what holds no statement-level comment line: an EmptyLine found below one of these is part of
 # an expression (a comment line inside parentheses), which goes with the removed code
-_NO_STATEMENT_LINES = (cst.BaseExpression, cst.BaseSmallStatement, cst.BaseParenthesizableWhitespace, cst.TrailingWhitespace, cst.Comment)
+_NO_STATEMENT_LINES = (
+    cst.BaseExpression,
+    cst.BaseSmallStatement,
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.Comment,
+)
 
 
 def comments_within(node: cst.CSTNode, indent: str, default_indent: str) -> list[cst.EmptyLine]:
@@ -77,7 +85,11 @@ def comments_within(node: cst.CSTNode, indent: str, default_indent: str) -> list
     def walk(current: cst.CSTNode, at: str) -> None:
         if isinstance(current, cst.EmptyLine):
             if current.comment is not None:
-                out.append(current.with_changes(indent=False, whitespace=cst.SimpleWhitespace(at + current.whitespace.value)) if current.indent else current)
+                out.append(
+                    current.with_changes(indent=False, whitespace=cst.SimpleWhitespace(at + current.whitespace.value))
+                    if current.indent
+                    else current
+                )
             return
         if isinstance(current, _NO_STATEMENT_LINES):
             return
@@ -166,7 +178,11 @@ class _Apply(cst.CSTTransformer):
             if id(old) in wraps:
                 last = wraps[id(old)]
                 j = next(k for k in range(i, len(old_body)) if old_body[k] is last)
-                inner = [new] + [stmt for k in range(i + 1, j + 1) for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])]
+                inner = [new] + [
+                    stmt
+                    for k in range(i + 1, j + 1)
+                    for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])
+                ]
                 leading = inner[0].leading_lines
                 inner[0] = inner[0].with_changes(leading_lines=[])
                 out.append(autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading))
@@ -221,13 +237,17 @@ def _insert_prelude(body: list[cst.BaseStatement], prelude: list[cst.BaseStateme
     for index, stmt in enumerate(body):
         if isinstance(stmt, cst.BaseCompoundStatement) and not isinstance(stmt, (cst.If, cst.Try)):
             break
-        if isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+        ):
             position = index + 1
     rest = body[position:]
     if rest and isinstance(prelude[-1], (cst.FunctionDef, cst.ClassDef)):
         # PEP 8: two blank lines after a top-level definition
         first = rest[0]
-        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), "a Module's body holds statement lines and compound statements"
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement)), (
+            "a Module's body holds statement lines and compound statements"
+        )
         blank = 0
         for line in first.leading_lines:
             if line.comment is not None:
@@ -244,7 +264,13 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
         return module
     newline = module.default_newline
     if newline != "\n":  # inserted string tokens (the helpers' docstrings) take the file's line end
-        plan = replace(plan, prelude=in_newline_style(plan.prelude, newline), insert_before={key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()})
+        plan = replace(
+            plan,
+            prelude=in_newline_style(plan.prelude, newline),
+            insert_before={
+                key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()
+            },
+        )
     new = module.visit(_Apply(plan, module))
     if plan.imports:
         context = CodemodContext()

@@ -20,7 +20,9 @@ Problem = tuple[str, cst.CSTNode, str | None, dict[str, Any]]
 """A finding for a call that cannot be wrapped: (code, node, variant, template fields)."""
 
 
-def autocast_regions(ctx: FileContext, model: cst.BaseExpression, calls: list[ModelCall]) -> tuple[list[Region], list[Problem]]:
+def autocast_regions(
+    ctx: FileContext, model: cst.BaseExpression, calls: list[ModelCall]
+) -> tuple[list[Region], list[Problem]]:
     """Where ``model``'s forward pass and loss can go under autocast: ``(regions, problems)``,
     regions as ``(block, first, last)`` statements to wrap, problems as ``(code, node,
     variant, fields)`` of the findings for the calls that cannot be wrapped (planned nothing
@@ -65,4 +67,6 @@ def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
 def steps_or_backward(stmt: cst.CSTNode) -> bool:
     """Whether ``stmt`` calls ``backward()``, ``step()`` or ``optimizer_step()``: no autocast
     region may hold one (PyTorch's torch.amp documentation)."""
-    return bool(findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step")))))
+    return bool(
+        findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
+    )

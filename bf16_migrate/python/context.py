@@ -21,7 +21,13 @@ from ..rules import Rules
 from .metadata import Span, _expression_contexts, _scopes, _spans, gc_paused
 from .walk import _index, children, findall
 
-__all__ = ["FileContext", "Span", "children", "findall", "gc_paused"]  # children, findall and gc_paused: re-exported for the collectors
+__all__ = [
+    "FileContext",
+    "Span",
+    "children",
+    "findall",
+    "gc_paused",
+]  # children, findall and gc_paused: re-exported for the collectors
 
 N = TypeVar("N", bound=cst.CSTNode)
 
@@ -162,7 +168,9 @@ class FileContext:
         return self.module.code_for_node(node)
 
     # -- reporting --------------------------------------------------------------------------
-    def report(self, code: str, node: cst.CSTNode, message: str | None = None, fixed: bool | None = None, /, **fields: object) -> None:
+    def report(
+        self, code: str, node: cst.CSTNode, message: str | None = None, fixed: bool | None = None, /, **fields: object
+    ) -> None:
         """Report ``code`` at ``node``: ``ctx.report(code, node, fixed=..., variant=..., **fields)``
         words the message from the catalogue's template (``rules/diagnostics*.toml``: its
         ``message``, or ``variants.<variant>``); ``ctx.report(code, node, message, fixed)`` is
@@ -170,7 +178,9 @@ class FileContext:
         line, col = self.pos(node)
         self.report_at(code, line, col, message, fixed, **fields)
 
-    def report_at(self, code: str, line: int, col: int, message: str | None = None, fixed: bool | None = None, /, **fields: object) -> None:
+    def report_at(
+        self, code: str, line: int, col: int, message: str | None = None, fixed: bool | None = None, /, **fields: object
+    ) -> None:
         """Report at a 1-based (line, column) inside a node (a name within a string literal);
         the arguments as :meth:`report`'s."""
         if "fixed" in fields:

@@ -23,8 +23,16 @@ def _device_names(ctx: FileContext) -> frozenset[str]:
     """Names assigned the result of ``torch_xla.device()`` / ``xm.xla_device()``."""
 
     def compute() -> frozenset[str]:
-        assigns = [ctx.parent(call) for call in ctx.nodes(cst.Call) if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS]
-        return frozenset(n.value for assign in assigns if isinstance(assign, cst.Assign) for t in assign.targets for n in findall(t.target, m.Name()))
+        assigns = [
+            ctx.parent(call) for call in ctx.nodes(cst.Call) if ctx.qualified_names(call.func) & DEVICE_FUNCTIONS
+        ]
+        return frozenset(
+            n.value
+            for assign in assigns
+            if isinstance(assign, cst.Assign)
+            for t in assign.targets
+            for n in findall(t.target, m.Name())
+        )
 
     return ctx.memo(("device names",), compute)
 
@@ -34,9 +42,13 @@ def _direct_device_use(ctx: FileContext, call: cst.Call) -> bool:
     itself): a tensor put on the XLA device."""
     names = _device_names(ctx)
     for arg in call.args:
-        if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (arg.keyword is not None and arg.keyword.value == "device"):
+        if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (
+            arg.keyword is not None and arg.keyword.value == "device"
+        ):
             value = arg.value
-            if (isinstance(value, cst.Name) and value.value in names) or (isinstance(value, cst.Call) and ctx.qualified_names(value.func) & DEVICE_FUNCTIONS):
+            if (isinstance(value, cst.Name) and value.value in names) or (
+                isinstance(value, cst.Call) and ctx.qualified_names(value.func) & DEVICE_FUNCTIONS
+            ):
                 return True
     return False
 
@@ -90,7 +102,9 @@ def device_functions(ctx: FileContext) -> frozenset[str]:
 def uses_device(ctx: FileContext, call: cst.Call) -> bool:
     """Whether ``call`` puts a tensor on the device, directly or through one of the file's
     :func:`device_functions`."""
-    return _direct_device_use(ctx, call) or (isinstance(call.func, cst.Name) and call.func.value in device_functions(ctx))
+    return _direct_device_use(ctx, call) or (
+        isinstance(call.func, cst.Name) and call.func.value in device_functions(ctx)
+    )
 
 
 def scope_of(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode:
@@ -110,7 +124,13 @@ def exits(block: cst.CSTNode) -> bool:
     if isinstance(small, (cst.Return, cst.Raise)):
         return True
     return isinstance(small, cst.Expr) and m.matches(
-        small.value, m.Call(func=m.Name("exit") | m.Name("quit") | m.Attribute(value=m.Name("sys"), attr=m.Name("exit")) | m.Attribute(value=m.Name("os"), attr=m.Name("_exit")))
+        small.value,
+        m.Call(
+            func=m.Name("exit")
+            | m.Name("quit")
+            | m.Attribute(value=m.Name("sys"), attr=m.Name("exit"))
+            | m.Attribute(value=m.Name("os"), attr=m.Name("_exit"))
+        ),
     )
 
 

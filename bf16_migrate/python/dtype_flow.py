@@ -1,8 +1,9 @@
 """Tell, from the code alone, whether a tensor expression is floating-point or integer.
 
 Under ``XLA_USE_BF16`` every floating tensor on the device became bf16 while integer tensors
-(token ids, labels) stayed as they were (torch-xla `torch_xla/csrc/dtype.cpp`, `MaybeDowncastToXlaDeviceType`). After ``model.to(torch.bfloat16)`` the
-floating inputs must be cast explicitly and the integer ones must not, so the codemod needs each
+(token ids, labels) stayed as they were (torch-xla `torch_xla/csrc/dtype.cpp`,
+`MaybeDowncastToXlaDeviceType`). After ``model.to(torch.bfloat16)`` the floating inputs must be
+cast explicitly and the integer ones must not, so the codemod needs each
 input's dtype class. This module follows the data flow inside one file:
 
 * names through their bindings (libcst ScopeProvider; ``for`` targets, tuple unpacking,
@@ -128,7 +129,9 @@ class DtypeFlow:
             parent = self.ctx.parent(node)
             if isinstance(parent, cst.Element):
                 container = self.ctx.parent(parent)
-                assert isinstance(container, (cst.Tuple, cst.List, cst.Set)), "an Element belongs to a tuple, list or set"
+                assert isinstance(container, (cst.Tuple, cst.List, cst.Set)), (
+                    "an Element belongs to a tuple, list or set"
+                )
                 path.insert(0, ("index", list(container.elements).index(parent)))
                 node = container
                 continue
@@ -343,7 +346,11 @@ class DtypeFlow:
         cls = self.ctx.enclosing(func, cst.ClassDef)
         if cls is None:
             return UNKNOWN
-        defs = [st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value and not st.decorators]
+        defs = [
+            st
+            for st in cls.body.body
+            if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value and not st.decorators
+        ]
         if len(defs) != 1:
             return UNKNOWN
         return self._function_result(defs[0], ops, depth)
@@ -365,7 +372,11 @@ class DtypeFlow:
                 else:
                     results.append(self.infer(y.value, ops[1:], depth))
             return combine(results)
-        returns = [r.value for r in self.ctx.memo(("returns in", func), lambda: findall(func.body, m.Return())) if r.value is not None and own(r)]
+        returns = [
+            r.value
+            for r in self.ctx.memo(("returns in", func), lambda: findall(func.body, m.Return()))
+            if r.value is not None and own(r)
+        ]
         return combine(self.infer(v, ops, depth) for v in returns)
 
     # -- dtypes ----------------------------------------------------------------------------
@@ -392,7 +403,11 @@ class DtypeFlow:
         if kind in ("like", "first"):
             if first is None:
                 return UNKNOWN
-            inner = first.elements[0].value if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements else first
+            inner = (
+                first.elements[0].value
+                if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements
+                else first
+            )
             return self.infer(inner, (), depth)
         if kind == "arange":
             numbers = [a.value for a in call.args if a.keyword is None]

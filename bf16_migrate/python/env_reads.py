@@ -27,7 +27,9 @@ def report_reads(ctx: FileContext, reads: list[Mention]) -> None:
         ctx.report("BFM050", mention.node, fixed=False, variable=mention.variable)
 
 
-def replace_reads(ctx: FileContext, plan: EditPlan, mode: str, reads: list[Mention], values: Mapping[str, str]) -> list[Mention]:
+def replace_reads(
+    ctx: FileContext, plan: EditPlan, mode: str, reads: list[Mention], values: Mapping[str, str]
+) -> list[Mention]:
     """In bf16 modes, with the switch migrated unconditionally, a read of a variable that
     was in force (``values``: variable -> the value the legacy run saw) now has one answer.
     Value reads become the constant ``BF16_ENABLED`` (declared once, with a comment) and
@@ -39,7 +41,11 @@ def replace_reads(ctx: FileContext, plan: EditPlan, mode: str, reads: list[Menti
     left, replaced = [], False
     for mention in reads:
         expr = read_expression(ctx, mention.node)
-        if mention.variable not in migrated or expr is None or (constant is None and not isinstance(expr, cst.Comparison)):
+        if (
+            mention.variable not in migrated
+            or expr is None
+            or (constant is None and not isinstance(expr, cst.Comparison))
+        ):
             left.append(mention)
             continue
         if isinstance(expr, cst.Comparison):
@@ -53,7 +59,10 @@ def replace_reads(ctx: FileContext, plan: EditPlan, mode: str, reads: list[Menti
     if replaced:
         plan.prelude.append(
             cst.parse_statement(
-                f"{ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; the model now runs in bf16 explicitly ({mode} mode)\n".replace("'", '"', 2)
+                (
+                    f"{ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; "
+                    f"the model now runs in bf16 explicitly ({mode} mode)\n"
+                ).replace("'", '"', 2)
             ).with_changes(leading_lines=[cst.EmptyLine()])
         )
 
@@ -88,7 +97,11 @@ def workaround_patch(ctx: FileContext, read: cst.CSTNode) -> cst.If | None:
     """The ``if`` around ``read`` that patches ``torch.finfo`` or ``get_parameter_dtype`` (see
     :func:`remove_patches`), or None."""
     stmt = ctx.enclosing(read, cst.If)
-    if stmt is None or stmt.orelse is not None or not any(read is n for n in findall(stmt.test, m.Call() | m.Subscript() | m.Comparison())):
+    if (
+        stmt is None
+        or stmt.orelse is not None
+        or not any(read is n for n in findall(stmt.test, m.Call() | m.Subscript() | m.Comparison()))
+    ):
         return None
     for target in findall(stmt.body, m.AssignTarget()):
         code = cst.Module(body=[]).code_for_node(target.target)
@@ -121,7 +134,9 @@ def constant_target(ctx: FileContext, constant_keys: Mapping[str, list[LegacyWri
     return None
 
 
-def plan_constants(ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str, list[LegacyWrite]], constants: list[Mention]) -> None:
+def plan_constants(
+    ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str, list[LegacyWrite]], constants: list[Mention]
+) -> None:
     """A constant naming a legacy variable goes when every use of it was a write this run
     removed or renamed; otherwise it is reported (BFM043)."""
     for mention in constants:
@@ -129,7 +144,9 @@ def plan_constants(ctx: FileContext, plan: EditPlan, constant_keys: Mapping[str,
         assert name is not None, "the planner passes only the mentions constant_target names"
         by_key = {id(w.key): w for w in constant_keys[name]}
         uses = [n for n in ctx.nodes(cst.Name) if n.value == name and not isinstance(ctx.parent(n), cst.AssignTarget)]
-        done = all(id(u) in by_key and (id(u) in plan.replace or id(by_key[id(u)].statement) in plan.remove) for u in uses)
+        done = all(
+            id(u) in by_key and (id(u) in plan.replace or id(by_key[id(u)].statement) in plan.remove) for u in uses
+        )
         statement = ctx.statement_of(mention.node)
         if done and isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
             plan.remove.add(id(statement))

@@ -169,11 +169,32 @@ class _WriteCollector:
         self.writes: list[LegacyWrite] = []
         self.consumed: set[int] = set()
 
-    def add(self, variable: str, form: str, key: cst.CSTNode, value: cst.BaseExpression | None, call_or_assign: cst.CSTNode, element: cst.CSTNode | None = None, siblings: int = 0) -> None:
+    def add(
+        self,
+        variable: str,
+        form: str,
+        key: cst.CSTNode,
+        value: cst.BaseExpression | None,
+        call_or_assign: cst.CSTNode,
+        element: cst.CSTNode | None = None,
+        siblings: int = 0,
+    ) -> None:
         small, line = _small_and_line(self.ctx, call_or_assign)
         if line is None:  # e.g. a write inside a one-line `if x: os.environ[...] = "1"` suite
             return
-        self.writes.append(LegacyWrite(variable, form, key, value, string_value(value) if value is not None else None, line, small, element, siblings))
+        self.writes.append(
+            LegacyWrite(
+                variable,
+                form,
+                key,
+                value,
+                string_value(value) if value is not None else None,
+                line,
+                small,
+                element,
+                siblings,
+            )
+        )
         self.consumed.add(id(key))
 
     def name_of(self, node: cst.CSTNode) -> str | None:
@@ -222,11 +243,17 @@ class _WriteCollector:
             name = self.name_of(call.args[0].value)
             if name in variables:
                 add(name, "putenv", call.args[0].value, call.args[1].value, call)
-        elif "os.unsetenv" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
+        elif (
+            "os.unsetenv" in ctx.qualified_names(func)
+            and len(call.args) == 1
+            and isinstance(ctx.parent(call), cst.Expr)
+        ):
             name = self.name_of(call.args[0].value)
             if name in variables:
                 add(name, "pop", call.args[0].value, None, call)
-        elif "os.system" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr):
+        elif (
+            "os.system" in ctx.qualified_names(func) and len(call.args) == 1 and isinstance(ctx.parent(call), cst.Expr)
+        ):
             command = string_value(call.args[0].value)
             exported = _export_only(command, variables) if command else None
             if exported:

@@ -22,7 +22,10 @@ def find_framework(ctx: FileContext) -> tuple[FrameworkRule, cst.Call] | None:
     for call in ctx.nodes(cst.Call):
         names = ctx.qualified_names(call.func)
         for rule in ctx.rules.frameworks:
-            if names & rule.qualified and (rule.owns_with is None or any(a.keyword is not None and a.keyword.value == rule.owns_with for a in call.args)):
+            if names & rule.qualified and (
+                rule.owns_with is None
+                or any(a.keyword is not None and a.keyword.value == rule.owns_with for a in call.args)
+            ):
                 return rule, call
     for call in ctx.nodes(cst.Call):
         for arg in call.args:
@@ -44,13 +47,23 @@ def framework_flag_hack(ctx: FileContext, w: LegacyWrite) -> cst.If | None:
     trade is safe: the block only moves the setting. Returns the ``if`` to remove."""
     block = ctx.parent(w.statement)
     owner = ctx.parent(block)
-    if not (isinstance(block, cst.IndentedBlock) and isinstance(owner, cst.If) and owner.orelse is None and isinstance(owner.test, cst.Attribute)):
+    if not (
+        isinstance(block, cst.IndentedBlock)
+        and isinstance(owner, cst.If)
+        and owner.orelse is None
+        and isinstance(owner.test, cst.Attribute)
+    ):
         return None
     flag = ctx.code(owner.test)
     others = [st for st in block.body if st is not w.statement]
     for st in others:
         assign = st.body[0] if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 else None
-        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and ctx.code(assign.targets[0].target) == flag and m.matches(assign.value, m.Name("False"))):
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and ctx.code(assign.targets[0].target) == flag
+            and m.matches(assign.value, m.Name("False"))
+        ):
             return None
     return owner if others and isinstance(ctx.parent(owner), (cst.IndentedBlock, cst.Module)) else None
 
@@ -63,11 +76,23 @@ def report_framework_launched(ctx: FileContext, external: list[str], rule: Frame
     variables = ", ".join(external)
     flag = f" (on the command line: `{rule.launch_flag}`)" if rule.launch_flag else ""
     ctx.report(
-        "BFM055", call, fixed=False, variant="launcher", variables=variables, framework=rule.name, call=ctx.code(call.func), line=ctx.pos(call)[0], setting=rule.setting, flag=flag, advice=rule.advice
+        "BFM055",
+        call,
+        fixed=False,
+        variant="launcher",
+        variables=variables,
+        framework=rule.name,
+        call=ctx.code(call.func),
+        line=ctx.pos(call)[0],
+        setting=rule.setting,
+        flag=flag,
+        advice=rule.advice,
     )
 
 
-def report_framework_writes(ctx: FileContext, plan: EditPlan, rule: FrameworkRule, call: cst.Call, writes: list[LegacyWrite]) -> None:
+def report_framework_writes(
+    ctx: FileContext, plan: EditPlan, rule: FrameworkRule, call: cst.Call, writes: list[LegacyWrite]
+) -> None:
     """The file's own writes in a script whose precision ``rule``'s framework owns (first used
     at ``call``): each is reported as the framework's setting to use (BFM055), and the Hugging
     Face trade of the framework's flag for the variable (:func:`framework_flag_hack`) is undone."""
@@ -75,6 +100,25 @@ def report_framework_writes(ctx: FileContext, plan: EditPlan, rule: FrameworkRul
         hack = framework_flag_hack(ctx, w) if rule.key == "hf-trainer" else None
         if hack is not None:
             plan.remove.add(id(hack))
-            ctx.report("BFM055", w.key, fixed=True, variant="trade_undone", variable=w.variable, framework=rule.name, flag=ctx.code(hack.test), advice=rule.advice)
+            ctx.report(
+                "BFM055",
+                w.key,
+                fixed=True,
+                variant="trade_undone",
+                variable=w.variable,
+                framework=rule.name,
+                flag=ctx.code(hack.test),
+                advice=rule.advice,
+            )
         else:
-            ctx.report("BFM055", w.key, fixed=False, variable=w.variable, framework=rule.name, call=ctx.code(call.func), line=ctx.pos(call)[0], setting=rule.setting, advice=rule.advice)
+            ctx.report(
+                "BFM055",
+                w.key,
+                fixed=False,
+                variable=w.variable,
+                framework=rule.name,
+                call=ctx.code(call.func),
+                line=ctx.pos(call)[0],
+                setting=rule.setting,
+                advice=rule.advice,
+            )

@@ -75,7 +75,9 @@ def check_output(code: str, path: str) -> None:
     try:
         check_python(code, path)
     except ParseError as exc:
-        raise CodemodError(f"{exc}; the migrated code is not valid Python: this is a bf16-migrate bug, please report it") from None
+        raise CodemodError(
+            f"{exc}; the migrated code is not valid Python: this is a bf16-migrate bug, please report it"
+        ) from None
 
 
 def run_deep(path: str, work: Callable[[], T], expected: tuple[type[BaseException], ...] = ()) -> T:
@@ -112,12 +114,17 @@ def run_deep(path: str, work: Callable[[], T], expected: tuple[type[BaseExceptio
     if error is not None and isinstance(error, (ParseError, *expected)):
         raise error
     if isinstance(error, RecursionError):
-        raise CodemodError(f"{path}:1:1: cannot migrate: nested too deeply for the codemod (more than {RECURSION_LIMIT} levels)") from None
+        raise CodemodError(
+            f"{path}:1:1: cannot migrate: nested too deeply for the codemod (more than {RECURSION_LIMIT} levels)"
+        ) from None
     if isinstance(error, MemoryError):
         raise CodemodError(f"{path}:1:1: cannot migrate: out of memory") from None
     if isinstance(error, KeyboardInterrupt):  # pragma: no cover - signals go to the main thread
         raise error
-    raise CodemodError(f"{path}:1:1: cannot migrate: internal error ({type(error).__name__}: {_one_line(error)}); this is a bf16-migrate bug, please report it") from error
+    raise CodemodError(
+        f"{path}:1:1: cannot migrate: internal error ({type(error).__name__}: {_one_line(error)}); this is a "
+        "bf16-migrate bug, please report it"
+    ) from error
 
 
 def _one_line(error: object) -> str:

@@ -85,7 +85,9 @@ def _inert(ctx: FileContext, statement: cst.CSTNode, legacy: set[int]) -> bool:
                 continue
             if isinstance(value, cst.Call) and not any(findall(a, m.Call()) for a in value.args):
                 names = ctx.qualified_names(value.func)
-                if names & {"os.putenv", "os.unsetenv", "builtins.print", "print"} or any(n.startswith(ENVIRON + ".") for n in names):
+                if names & {"os.putenv", "os.unsetenv", "builtins.print", "print"} or any(
+                    n.startswith(ENVIRON + ".") for n in names
+                ):
                     continue
         return False
     return True
@@ -116,7 +118,9 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
             continue  # nothing later in the block touches the variable: no undo to weigh
         sure = True
         for statement in later_writes:
-            verdicts = [v for v in (_undoes(ctx, w, later) for later in by_statement.get(id(statement), [])) if v is not None]
+            verdicts = [
+                v for v in (_undoes(ctx, w, later) for later in by_statement.get(id(statement), [])) if v is not None
+            ]
             if verdicts:
                 if verdicts[0]:
                     undo = next(later for later in by_statement[id(statement)] if _undoes(ctx, w, later))
@@ -166,7 +170,11 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
     if not references:
         if not device_functions(ctx):
             return None  # nothing in the file trains: a library of helpers (BFM010 says so)
-        if named_in_string or name in device_functions(ctx) or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters")))):
+        if (
+            named_in_string
+            or name in device_functions(ctx)
+            or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters"))))
+        ):
             return None  # the training function itself, or reached by name (getattr, __all__)
         return NotInForce("uncalled", function, dead=name.startswith("_"))
     calls = []
@@ -196,10 +204,18 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
         return NotInForce("late-call", late_calls[0][1])
     reason, call, condition = next(s for s in statuses if s[0] == "conditional-call")
     assert condition is not None, "a conditional call is listed with its condition"
-    return NotInForce(reason, call, condition=condition.expr if not condition.negated else cst.parse_expression(f"not ({ctx.code(condition.expr)})"))
+    return NotInForce(
+        reason,
+        call,
+        condition=condition.expr
+        if not condition.negated
+        else cst.parse_expression(f"not ({ctx.code(condition.expr)})"),
+    )
 
 
-def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[str | None, dict[str, object], bool] | None:
+def in_force_verdict(
+    ctx: FileContext, write: LegacyWrite, mode: str
+) -> tuple[str | None, dict[str, object], bool] | None:
     """The BFM049 finding for ``write``, as ``(variant, fields, removed)`` (the message is the
     catalogue's template ``variant`` of BFM049, None for the main one, with ``fields``), or None
     when nothing says it was not in force (the planner then goes on as usual). ``removed``: it
@@ -241,4 +257,8 @@ def in_force_verdict(ctx: FileContext, write: LegacyWrite, mode: str) -> tuple[s
     if why.reason == "conditional-call":
         assert why.condition is not None, "a conditional call is reported with its condition"
         return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
-    return "after_device", {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode}, False
+    return (
+        "after_device",
+        {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode},
+        False,
+    )

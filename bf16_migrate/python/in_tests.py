@@ -59,8 +59,18 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
             found = True
     for mention in mentions:
         call = ctx.enclosing(mention.node, cst.Call)
-        if call is not None and (m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or ctx.code(call.func).endswith("patch.dict")):
-            ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=ctx.code(call.func))
+        if call is not None and (
+            m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv")))
+            or ctx.code(call.func).endswith("patch.dict")
+        ):
+            ctx.report(
+                "BFM052",
+                mention.node,
+                fixed=False,
+                variant="sets_through",
+                variable=mention.variable,
+                callee=ctx.code(call.func),
+            )
             handled.add(id(mention.node))
             found = True
     # reads and other names of the variable in a test (a test file: they alone make the
@@ -77,9 +87,23 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
             callee = ctx.code(helper.func)
             verb = callee.rsplit(".", 1)[-1].lower()
             if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
-                ctx.report("BFM052", mention.node, fixed=False, variant="sets_through", variable=mention.variable, callee=callee)
+                ctx.report(
+                    "BFM052",
+                    mention.node,
+                    fixed=False,
+                    variant="sets_through",
+                    variable=mention.variable,
+                    callee=callee,
+                )
             else:
-                ctx.report("BFM052", mention.node, fixed=False, variant="reads_through", variable=mention.variable, callee=callee)
+                ctx.report(
+                    "BFM052",
+                    mention.node,
+                    fixed=False,
+                    variant="reads_through",
+                    variable=mention.variable,
+                    callee=callee,
+                )
         else:
             ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable)
         handled.add(id(mention.node))
@@ -88,9 +112,23 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
     for call in ctx.nodes(cst.Call):
         for arg in call.args:
             keyword = arg.keyword
-            if keyword is None or keyword.value not in ctx.rules.variables or id(keyword) in keys or not in_test(ctx, call):
+            if (
+                keyword is None
+                or keyword.value not in ctx.rules.variables
+                or id(keyword) in keys
+                or not in_test(ctx, call)
+            ):
                 continue
-            ctx.report("BFM052", keyword, fixed=False, variant="sets_through", variable=keyword.value, callee=f"{ctx.code(call.func)}({keyword.value}=...)")
+            ctx.report(
+                "BFM052",
+                keyword,
+                fixed=False,
+                variant="sets_through",
+                variable=keyword.value,
+                callee=f"{ctx.code(call.func)}({keyword.value}=...)",
+            )
             found = found or test_file
-    tests_only = found and (test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes))
+    tests_only = found and (
+        test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes)
+    )
     return tests_only, handled

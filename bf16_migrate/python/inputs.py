@@ -2,8 +2,8 @@
 
 Under the legacy switch every floating tensor on the device was bf16, inputs included, while
 integer tensors (token ids, labels) stayed integer (torch-xla
-``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``). A bf16 model fed an f32 tensor crashes (``Input type (float) and
-bias type (c10::BFloat16) should be the same`` for conv, ``input must have the type
+``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``). A bf16 model fed an f32 tensor
+crashes (``Input type (float) and bias type (c10::BFloat16) should be the same`` for conv, ``input must have the type
 torch.bfloat16`` for RNNs, the HLO verifier's "mixed precision is disallowed" for linear at
 sync). So once the model is cast, every floating input must be cast too:
 
@@ -55,7 +55,11 @@ class InputCasts:
                     unknown.append(arg.value)
         after: list[cst.BaseStatement] = []
         if unknown or not calls:
-            after.append(snippets.statement(f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"))
+            after.append(
+                snippets.statement(
+                    f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"
+                )
+            )
             self._need_helper()
             if unknown:
                 shown = ", ".join(f"`{ctx.code(e)}`" for e in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
@@ -84,11 +88,22 @@ class InputCasts:
     # -- helpers ---------------------------------------------------------------------------
     def _kind(self, expr: cst.BaseExpression) -> str:
         """FLOAT (cast it), INT or "explicit" (leave it), or "unknown"."""
-        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Lambda)) or m.matches(expr, m.Name("None") | m.Name("True") | m.Name("False")):
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Lambda)) or m.matches(
+            expr, m.Name("None") | m.Name("True") | m.Name("False")
+        ):
             return "explicit"
-        if m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("float") | m.Name("double") | m.Name("half") | m.Name("bfloat16")), args=[])):
+        if m.matches(
+            expr,
+            m.Call(
+                func=m.Attribute(attr=m.Name("float") | m.Name("double") | m.Name("half") | m.Name("bfloat16")), args=[]
+            ),
+        ):
             return "explicit"  # a dtype the script chose (e.g. a loss computed in fp32 on purpose)
-        if isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(attr=m.Name("to"))) and any(self.flow._dtype_class(a.value) is not None for a in expr.args):
+        if (
+            isinstance(expr, cst.Call)
+            and m.matches(expr.func, m.Attribute(attr=m.Name("to")))
+            and any(self.flow._dtype_class(a.value) is not None for a in expr.args)
+        ):
             return "explicit"
         if m.matches(expr, m.Call(func=m.Name(snippets.BF16_FLOATING))):
             return "explicit"  # already migrated
@@ -103,7 +118,9 @@ class InputCasts:
         guard = self.guard
         self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
         self._need_helper()
-        self.ctx.report("BFM022", expr, fixed=True, variant="loss_target", target=self.ctx.code(expr), helper=snippets.BF16_FLOATING)
+        self.ctx.report(
+            "BFM022", expr, fixed=True, variant="loss_target", target=self.ctx.code(expr), helper=snippets.BF16_FLOATING
+        )
 
     def _need_helper(self) -> None:
         if not self.helper_added:

@@ -149,7 +149,9 @@ class _Syntactic:
 
     __slots__ = ("end_node", "node", "start", "start_node", "state")
 
-    def __init__(self, state: _SpanState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None) -> None:
+    def __init__(
+        self, state: _SpanState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None
+    ) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
@@ -185,7 +187,11 @@ class _NoRebuild:
         # the node classes with a field hook of the visitor's own (libcst's base visitor
         # defines a no-op one for every field of every class)
         cls._field_hooks = frozenset(
-            parts[1] for name in dir(cls) if name.startswith(("visit_", "leave_")) and len(parts := name.split("_", 2)) == 3 and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
+            parts[1]
+            for name in dir(cls)
+            if name.startswith(("visit_", "leave_"))
+            and len(parts := name.split("_", 2)) == 3
+            and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
         )
 
     def on_visit(self, node: cst.CSTNode) -> bool:

@@ -3,7 +3,8 @@
 A model is an object whose ``.parameters()`` feed an optimizer (``torch.optim.Optimizer(params)``:
 the parameters it updates are the model's). From each optimizer
 construction we take the model expression (``model``, ``self.model``), the statement before which
-a cast must go (the cast goes before the optimizer is built: torch `nn.Module._apply`: a cast after the optimizer is built leaves the optimizer holding the old parameters unless swapped), the
+a cast must go (the cast goes before the optimizer is built: torch `nn.Module._apply`: a cast
+after the optimizer is built leaves the optimizer holding the old parameters unless swapped), the
 places the model is called, the loss computed from its output, and the loss accumulators.
 """
 
@@ -69,7 +70,11 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
 
 def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
     inside = findall(expr, _CALL_OR_NAME)  # one walk for the three questions below
-    found = [c.func.value for c in inside if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and m.matches(c, _PARAMETERS)]
+    found = [
+        c.func.value
+        for c in inside
+        if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and m.matches(c, _PARAMETERS)
+    ]
     if depth >= _MAX_TRACE:
         return found
     for name in (n for n in inside if isinstance(n, cst.Name)):
@@ -92,9 +97,18 @@ def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[c
         func = _local_def(ctx, call.func)
         if func is None:
             continue
-        for receiver in ctx.memo(("parameters of", func), lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)]):
+        for receiver in ctx.memo(
+            ("parameters of", func),
+            lambda func=func: [
+                c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)
+            ],
+        ):
             param = next(
-                (i for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params)) if isinstance(receiver, cst.Name) and p.name.value == receiver.value),
+                (
+                    i
+                    for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
+                    if isinstance(receiver, cst.Name) and p.name.value == receiver.value
+                ),
                 None,
             )
             if param is not None and param < len(call.args) and call.args[param].keyword is None:
@@ -125,7 +139,14 @@ def _unwrap_factory(func: cst.BaseExpression) -> cst.BaseExpression:
             return func
 
 
-_COLLECTIONS = {"builtins.list", "builtins.tuple", "builtins.filter", "builtins.sorted", "builtins.set", "itertools.chain"}
+_COLLECTIONS = {
+    "builtins.list",
+    "builtins.tuple",
+    "builtins.filter",
+    "builtins.sorted",
+    "builtins.set",
+    "itertools.chain",
+}
 
 
 def _collects_parameters(ctx: FileContext, value: cst.BaseExpression) -> bool:
@@ -162,7 +183,11 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
             continue
         # the cheap question first: most calls of a file do not look like an optimizer
         qualified = ctx.qualified_names(func)
-        looks_like = bool(qualified & ctx.rules.torch_api.stock_optimizers) or any(h in name.lower() for h in _OPTIMIZER_HINTS) or name[:1].isupper()
+        looks_like = (
+            bool(qualified & ctx.rules.torch_api.stock_optimizers)
+            or any(h in name.lower() for h in _OPTIMIZER_HINTS)
+            or name[:1].isupper()
+        )
         if not looks_like:
             continue
         receivers = _parameters_receivers(ctx, params)
@@ -243,7 +268,11 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
         if ret.value is not None and same_model(ctx, ret.value, model):
             positions.add(None)
         elif isinstance(ret.value, cst.Tuple):
-            hits = [i for i, e in enumerate(ret.value.elements) if not isinstance(e, cst.StarredElement) and same_model(ctx, e.value, model)]
+            hits = [
+                i
+                for i, e in enumerate(ret.value.elements)
+                if not isinstance(e, cst.StarredElement) and same_model(ctx, e.value, model)
+            ]
             positions.add(hits[0] if len(hits) == 1 else "unknown")
         else:
             positions.add("unknown")
@@ -252,7 +281,11 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     (position,) = positions
     names: list[cst.Name] = []
     for call in ctx.nodes(cst.Call):
-        if not (isinstance(call.func, cst.Name) and call.func.value == func.name.value and _local_def(ctx, call.func) is func):
+        if not (
+            isinstance(call.func, cst.Name)
+            and call.func.value == func.name.value
+            and _local_def(ctx, call.func) is func
+        ):
             continue
         assign = ctx.parent(call)
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
@@ -337,7 +370,9 @@ def _describe(ctx: FileContext, call: cst.Call) -> ModelCall:
     return info
 
 
-def _block_losses(ctx: FileContext, block: cst.Module | cst.IndentedBlock) -> tuple[dict[int, list[tuple[cst.Call, set[str]]]], dict[str, list[int]]]:
+def _block_losses(
+    ctx: FileContext, block: cst.Module | cst.IndentedBlock
+) -> tuple[dict[int, list[tuple[cst.Call, set[str]]]], dict[str, list[int]]]:
     """For the statements of ``block`` (by index): the loss calls in each with the names their
     arguments read, and for each name the indices of the statements with a loss that reads it.
     Once per block: every model call of the block looks for its loss there, and scanning the
@@ -411,7 +446,10 @@ def _factory_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None
     """The ``torch.zeros``/``torch.tensor`` call at the root of ``expr`` (through ``.to(...)``),
     when it has no ``dtype=`` argument."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "to":
-        if any(a.keyword is None and ctx.qualified_names(a.value) & {"torch.float32", "torch.float", "torch.bfloat16"} for a in expr.args):
+        if any(
+            a.keyword is None and ctx.qualified_names(a.value) & {"torch.float32", "torch.float", "torch.bfloat16"}
+            for a in expr.args
+        ):
             return None
         expr = expr.func.value
     if not isinstance(expr, cst.Call):
@@ -423,7 +461,9 @@ def _factory_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None
     return expr
 
 
-def cast_anchor(ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite]) -> list[cst.BaseStatement] | None:
+def cast_anchor(
+    ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite]
+) -> list[cst.BaseStatement] | None:
     """Where ``<model>.to(torch.bfloat16)`` goes: before the first of the optimizer
     constructions ``sites`` of that model, lifted to the block that holds them all, so that an
     ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per branch.
@@ -445,7 +485,9 @@ def cast_anchor(ctx: FileContext, model: cst.BaseExpression, sites: list[Optimiz
     return list(dict.fromkeys(statements))
 
 
-def _block_chain(ctx: FileContext, stmt: cst.BaseStatement) -> list[tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement]]:
+def _block_chain(
+    ctx: FileContext, stmt: cst.BaseStatement
+) -> list[tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement]]:
     """(block, statement of that block holding ``stmt``), innermost block first."""
     chain: list[tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement]] = []
     current: cst.BaseStatement | None = stmt

@@ -20,7 +20,9 @@ from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers
 
 
-def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, sites: list[OptimizerSite]) -> None:
+def plan_master_weights(
+    ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, sites: list[OptimizerSite]
+) -> None:
     """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a stock
     optimizer (or an ``Optimizer`` subclass defined here) is built through
     ``with_fp32_master_weights`` (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1
@@ -33,7 +35,9 @@ def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
     for site in sites:
         if site.qualified & api.zero_redundancy_optimizers:
             zero1_master_weights(ctx, plan, guard, site)
-        elif site.qualified & api.stock_optimizers or (isinstance(site.call.func, cst.Name) and site.call.func.value in local):
+        elif site.qualified & api.stock_optimizers or (
+            isinstance(site.call.func, cst.Name) and site.call.func.value in local
+        ):
             plan.replace[id(site.call.func)] = lambda node: wrap_master_weights(node, guard)
             wrapped = True
         elif not site.qualified & api.optimizer_owners.keys():
@@ -41,12 +45,21 @@ def plan_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
     for call in ctx.nodes(cst.Call):
         owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
         if owner:
-            ctx.report("BFM060", call, fixed=False, variant="owner", owner=ctx.code(call.func), setting=api.optimizer_owners[owner[0]])
+            ctx.report(
+                "BFM060",
+                call,
+                fixed=False,
+                variant="owner",
+                owner=ctx.code(call.func),
+                setting=api.optimizer_owners[owner[0]],
+            )
     if wrapped:
         plan.prelude.append(snippets.master_weights_helper())
 
 
-def zero1_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, site: OptimizerSite) -> None:
+def zero1_master_weights(
+    ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, site: OptimizerSite
+) -> None:
     """torch-xla's ``ZeroRedundancyOptimizer`` keeps its sharded master weights and state in
     ``optimizer_dtype`` (default: the parameters' dtype, bf16 after the model cast), and puts
     them in its ``state_dict`` only with ``save_master_weights=True``
@@ -58,7 +71,14 @@ def zero1_master_weights(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpres
     name = ctx.code(call.func)
     added = []
     if "optimizer_dtype" in keywords:
-        ctx.report("BFM063", keywords["optimizer_dtype"], fixed=False, variant="kept", optimizer=name, value=ctx.code(keywords["optimizer_dtype"].value))
+        ctx.report(
+            "BFM063",
+            keywords["optimizer_dtype"],
+            fixed=False,
+            variant="kept",
+            optimizer=name,
+            value=ctx.code(keywords["optimizer_dtype"].value),
+        )
     else:
         added.append(("optimizer_dtype", "torch.float32", "None"))
     if "save_master_weights" not in keywords and checkpoints(ctx, site):
@@ -79,7 +99,10 @@ def checkpoints(ctx: FileContext, site: OptimizerSite) -> bool:
         return False
     targets = {ctx.code(t.target) for t in assign.targets}
     methods = ctx.rules.torch_api.checkpoint_methods
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets for c in ctx.nodes(cst.Call))
+    return any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in methods and ctx.code(c.func.value) in targets
+        for c in ctx.nodes(cst.Call)
+    )
 
 
 def plan_fp32_grad_norm(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None) -> None:
@@ -106,10 +129,25 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
         if cls.name.value not in local:
             continue
         for func in findall(cls.body, m.FunctionDef(name=m.Name("step"))):
-            for assign in findall(func.body, m.Assign(value=m.Attribute(attr=m.Name("grad")) | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data")))):
-                plan.replace[id(assign.value)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
+            for assign in findall(
+                func.body,
+                m.Assign(
+                    value=m.Attribute(attr=m.Name("grad"))
+                    | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data"))
+                ),
+            ):
+                plan.replace[id(assign.value)] = lambda node: cst.Call(
+                    func=cst.Attribute(value=node, attr=cst.Name("float"))
+                )
                 ctx.report("BFM061", assign.value, fixed=True, optimizer=cls.name.value)
-            for call in findall(func.body, m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")))):
+            for call in findall(
+                func.body,
+                m.Call(
+                    func=m.Attribute(
+                        value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")
+                    )
+                ),
+            ):
                 if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
                     plan.replace[id(call)] = add_float32_dtype
                     ctx.report("BFM061", call, fixed=True, variant="state", optimizer=cls.name.value)
@@ -154,7 +192,11 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
     (a call written one argument per line) the new argument takes that comma and the one before
     it the separator of the line above, so it lands on a line of its own, indented alike."""
     args = list(call.args)
-    new = cst.Arg(value=value, keyword=cst.Name(keyword), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+    new = cst.Arg(
+        value=value,
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
     if args and args[-1].comma is cst.MaybeSentinel.DEFAULT:
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     elif args:
@@ -162,9 +204,13 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
         separator = args[-2].comma if len(args) > 1 else cst.MaybeSentinel.DEFAULT
         if not isinstance(separator, cst.Comma):
             separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        elif isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):  # the line break and indent, not a comment
+        elif isinstance(
+            separator.whitespace_after, cst.ParenthesizedWhitespace
+        ):  # the line break and indent, not a comment
             ws = separator.whitespace_after
-            separator = separator.with_changes(whitespace_after=ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[]))
+            separator = separator.with_changes(
+                whitespace_after=ws.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+            )
         args[-1] = args[-1].with_changes(comma=separator)
         new = new.with_changes(comma=trailing)
     args.append(new)

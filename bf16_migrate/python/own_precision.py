@@ -17,7 +17,9 @@ from .model_site import OptimizerSite, same_model
 from .optimizers import local_optimizer_classes
 
 
-def existing_precision(ctx: FileContext, models: list[cst.BaseExpression]) -> tuple[cst.CSTNode, cst.BaseExpression | None] | None:
+def existing_precision(
+    ctx: FileContext, models: list[cst.BaseExpression]
+) -> tuple[cst.CSTNode, cst.BaseExpression | None] | None:
     """The script's own precision code, read rather than taken as done: a
     ``torch.autocast(...)`` region (``rules/torch_api.toml`` ``autocast``) or a
     ``<model>.to(torch.bfloat16)`` of one of its models. Returns (the code, None) when it is
@@ -60,7 +62,9 @@ def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites
     stays in FP32"), not a bf16 cast; stochastic and gpu-compatible want the bf16 cast, not
     autocast; gpu-compatible also wants FP32 master weights on every stock optimizer
     (``with_fp32_master_weights``, as this codemod writes it)."""
-    autocast = isinstance(existing, cst.Call) and bool(ctx.qualified_names(existing.func) & ctx.rules.torch_api.autocast)
+    autocast = isinstance(existing, cst.Call) and bool(
+        ctx.qualified_names(existing.func) & ctx.rules.torch_api.autocast
+    )
     if mode == "amp":
         return None if autocast else "the model is cast to bf16, where amp keeps it in FP32 under torch.autocast"
     if autocast:
@@ -69,9 +73,17 @@ def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites
         return None
     api = ctx.rules.torch_api
     local = local_optimizer_classes(ctx)
-    stock = [s for s in sites if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)]
+    stock = [
+        s
+        for s in sites
+        if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)
+    ]
     factory = snippets.MASTER_WEIGHTS_FACTORY
-    wrapped = any((isinstance(c.func, cst.Name) and c.func.value == factory) or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func)) for c in ctx.nodes(cst.Call))
+    wrapped = any(
+        (isinstance(c.func, cst.Name) and c.func.value == factory)
+        or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
+        for c in ctx.nodes(cst.Call)
+    )
     if stock and not wrapped:
         return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
     return None

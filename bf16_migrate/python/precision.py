@@ -47,7 +47,15 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
-from .model_site import ModelCall, OptimizerSite, cast_anchor, find_optimizers, loss_accumulators, model_calls, same_model
+from .model_site import (
+    ModelCall,
+    OptimizerSite,
+    cast_anchor,
+    find_optimizers,
+    loss_accumulators,
+    model_calls,
+    same_model,
+)
 from .optimizers import add_float32_dtype, fp32_optimizer_state, plan_fp32_grad_norm, plan_master_weights
 from .own_precision import existing_precision, other_modes_change
 from .write_conditions import branches_cover, guard_of
@@ -67,19 +75,34 @@ _MODE_SUMMARY = {
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
-    def __init__(self, ctx: FileContext, mode: str, launched_with: Mapping[str, str] | None = None, fp32_optimizer_state: bool = False, imported_under: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: FileContext,
+        mode: str,
+        launched_with: Mapping[str, str] | None = None,
+        fp32_optimizer_state: bool = False,
+        imported_under: Mapping[str, str] | None = None,
+    ) -> None:
         self.ctx = ctx
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
         # (its optimizer classes, its reads of the variables): see _imported_module
-        self.imported_under = {name: value for name, value in (imported_under or {}).items() if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)}
+        self.imported_under = {
+            name: value
+            for name, value in (imported_under or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        }
         self.launched_values = {name: value for name, value in (launched_with or {}).items()}
         self.in_force: dict[str, str] = {}
         self.already_migrated = False  # a launcher's setting on a script that carries the change
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
-        self.external = [name for name, value in (launched_with or {}).items() if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)]
+        self.external = [
+            name
+            for name, value in (launched_with or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        ]
         self.plan = EditPlan(parent_of=ctx.parent_of_id)
         self.framework: FrameworkRule | None = None
         self.own_gate: str | None = None
@@ -193,7 +216,15 @@ class Planner:
             return None
         conditions, blocker = guard_of(ctx, w)
         if blocker is not None:
-            ctx.report("BFM041", w.key, fixed=False, variable=w.variable, construct=type(blocker).__name__.lower(), line=ctx.pos(blocker)[0], mode=self.mode)
+            ctx.report(
+                "BFM041",
+                w.key,
+                fixed=False,
+                variable=w.variable,
+                construct=type(blocker).__name__.lower(),
+                line=ctx.pos(blocker)[0],
+                mode=self.mode,
+            )
             return None
         late = direct_device_use_before(ctx, w.statement)
         if late is not None:
@@ -213,18 +244,31 @@ class Planner:
         names = {n.value for n in findall(guard, m.Name())}
         problem: cst.CSTNode | None = None
         for site in find_optimizers(ctx):
-            if (ctx.enclosing(site.call, cst.FunctionDef) or ctx.module) is not scope_node or ctx.pos(site.call)[0] < last_write:
+            if (ctx.enclosing(site.call, cst.FunctionDef) or ctx.module) is not scope_node or ctx.pos(site.call)[
+                0
+            ] < last_write:
                 problem = site.call
         for name in names:
             for assign in ctx.nodes(cst.Name):
                 if assign.value != name or not isinstance(ctx.parent(assign), cst.AssignTarget):
                     continue
-                if (ctx.enclosing(assign, cst.FunctionDef) or ctx.module) is scope_node and ctx.pos(assign)[0] > last_write:
+                if (ctx.enclosing(assign, cst.FunctionDef) or ctx.module) is scope_node and ctx.pos(assign)[
+                    0
+                ] > last_write:
                     problem = assign
         if problem is None:
             return True
         for w in writes:
-            ctx.report("BFM041", w.key, fixed=False, variant="condition", variable=w.variable, condition=ctx.code(guard), line=ctx.pos(problem)[0], mode=self.mode)
+            ctx.report(
+                "BFM041",
+                w.key,
+                fixed=False,
+                variant="condition",
+                variable=w.variable,
+                condition=ctx.code(guard),
+                line=ctx.pos(problem)[0],
+                mode=self.mode,
+            )
         return False
 
     def _migrate(self, writes: list[LegacyWrite]) -> bool:
@@ -273,16 +317,29 @@ class Planner:
             return models
         for variable, anchor in self._anchors(writes):
             if not sites:
-                ctx.report("BFM010", anchor, fixed=False, variable=variable, by_hand="autocast the forward pass" if self.mode == "amp" else "model.to(torch.bfloat16) before the optimizer is built")
+                ctx.report(
+                    "BFM010",
+                    anchor,
+                    fixed=False,
+                    variable=variable,
+                    by_hand="autocast the forward pass"
+                    if self.mode == "amp"
+                    else "model.to(torch.bfloat16) before the optimizer is built",
+                )
             else:
                 ctx.report("BFM011", sites[0].call, fixed=False)
         return None
 
-    def _cast_anchors(self, writes: list[LegacyWrite], sites: list[OptimizerSite], models: list[cst.BaseExpression], emits: set[str]) -> list[list[cst.BaseStatement] | None] | None:
+    def _cast_anchors(
+        self, writes: list[LegacyWrite], sites: list[OptimizerSite], models: list[cst.BaseExpression], emits: set[str]
+    ) -> list[list[cst.BaseStatement] | None] | None:
         """Per model, the statements its cast goes before (:func:`.model_site.cast_anchor`), or
         None when the mode casts the model and one has no such place (reported: BFM011)."""
         ctx = self.ctx
-        cast_anchors = [cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)]) for model in models]
+        cast_anchors = [
+            cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)])
+            for model in models
+        ]
         if "model-cast" in emits and any(a is None for a in cast_anchors):
             site = next(s for s, a in zip(models, cast_anchors) if a is None)
             for variable, anchor in self._anchors(writes):
@@ -290,7 +347,13 @@ class Planner:
             return None
         return cast_anchors
 
-    def _own_precision(self, writes: list[LegacyWrite], sites: list[OptimizerSite], models: list[cst.BaseExpression], cast_anchors: list[list[cst.BaseStatement] | None]) -> bool | None:
+    def _own_precision(
+        self,
+        writes: list[LegacyWrite],
+        sites: list[OptimizerSite],
+        models: list[cst.BaseExpression],
+        cast_anchors: list[list[cst.BaseStatement] | None],
+    ) -> bool | None:
         """Weigh the script's own precision code (:func:`.own_precision.existing_precision`).
         Returns what :meth:`_migrate` returns when that code decides it (always on: the changes
         are there or conflict, BFM013/BFM015; behind a flag it cannot carry, BFM032), or None to
@@ -310,7 +373,15 @@ class Planner:
             missing = other_modes_change(ctx, self.mode, node, sites)
             if missing is not None:
                 for variable in self.external:
-                    ctx.report("BFM015", node, fixed=False, variable=variable, code=ctx.code(node), mode=self.mode, missing=missing)
+                    ctx.report(
+                        "BFM015",
+                        node,
+                        fixed=False,
+                        variable=variable,
+                        code=ctx.code(node),
+                        mode=self.mode,
+                        missing=missing,
+                    )
                 return False
             self.already_migrated = True
             for variable in self.external:
@@ -318,19 +389,41 @@ class Planner:
             return True
         if self.mode == "amp":
             for variable, anchor in self._anchors(writes):
-                ctx.report("BFM032", anchor, fixed=False, variant="amp", variable=variable, condition=ctx.code(condition), line=ctx.pos(node)[0])
+                ctx.report(
+                    "BFM032",
+                    anchor,
+                    fixed=False,
+                    variant="amp",
+                    variable=variable,
+                    condition=ctx.code(condition),
+                    line=ctx.pos(node)[0],
+                )
             return False
         if not all(evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors or ()):
             for variable, anchor in self._anchors(writes):
-                ctx.report("BFM032", anchor, fixed=False, variant="not_evaluable", variable=variable, condition=ctx.code(condition), line=ctx.pos(node)[0])
+                ctx.report(
+                    "BFM032",
+                    anchor,
+                    fixed=False,
+                    variant="not_evaluable",
+                    variable=variable,
+                    condition=ctx.code(condition),
+                    line=ctx.pos(node)[0],
+                )
             return False
         complement = negate(ctx.code(condition))
-        self.guard = cst.parse_expression(complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}")
+        self.guard = cst.parse_expression(
+            complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}"
+        )
         self.own_gate = complement
-        ctx.report("BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement)
+        ctx.report(
+            "BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement
+        )
         return None
 
-    def _regions(self, writes: list[LegacyWrite], models: list[cst.BaseExpression], calls: Mapping[int, list[ModelCall]]) -> list[Region] | None:
+    def _regions(
+        self, writes: list[LegacyWrite], models: list[cst.BaseExpression], calls: Mapping[int, list[ModelCall]]
+    ) -> list[Region] | None:
         """amp's autocast regions over every model's forward pass and loss, or None when one
         cannot be wrapped (reported, with BFM033 on the writes): autocast is the whole
         replacement in amp, so removing the switch would leave that pass in FP32."""
@@ -346,7 +439,15 @@ class Planner:
         for code, node, variant, fields in problems:
             ctx.report(code, node, fixed=False, variant=variant, **fields)
         for variable, anchor in self._anchors(writes):
-            ctx.report("BFM033", anchor, fixed=False, variable=variable, count=len(problems), first_code=problems[0][0], first_line=ctx.pos(problems[0][1])[0])
+            ctx.report(
+                "BFM033",
+                anchor,
+                fixed=False,
+                variable=variable,
+                count=len(problems),
+                first_code=problems[0][0],
+                first_line=ctx.pos(problems[0][1])[0],
+            )
         return None
 
     def _plan_changes(
@@ -364,7 +465,14 @@ class Planner:
         :meth:`_migrate` let them through, and what becomes of the writes."""
         ctx = self.ctx
         for variable in self.external:
-            ctx.report("BFM001", ctx.module, fixed=True, variant="launcher", variable=variable, summary=_MODE_SUMMARY[self.mode].replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""))
+            ctx.report(
+                "BFM001",
+                ctx.module,
+                fixed=True,
+                variant="launcher",
+                variable=variable,
+                summary=_MODE_SUMMARY[self.mode].replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
+            )
         for site in sites:
             if site.model is None:
                 ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
@@ -382,7 +490,9 @@ class Planner:
                 after = inputs.plan_model(model, calls[id(model)]) if "input-cast" in emits else []
                 for anchor in anchors:
                     cast = snippets.model_cast_statement(model)
-                    self.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *after], self.guard))
+                    self.plan.insert_before.setdefault(id(anchor), []).extend(
+                        snippets.guarded([cast, *after], self.guard)
+                    )
         if "bf16-attention-math" in emits:
             self._attention_math(sites)
         if "fp32-loss-accumulator" in emits:
@@ -427,10 +537,16 @@ class Planner:
         ctx = self.ctx
         for attr in ctx.nodes(cst.Attribute):
             if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
-                self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(lpar=node.lpar, rpar=node.rpar)
+                self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(
+                    lpar=node.lpar, rpar=node.rpar
+                )
                 ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
         for call in ctx.nodes(cst.Call):
-            if isinstance(call.func, cst.Attribute) and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[])) and not _on_cpu_side(ctx, call):
+            if (
+                isinstance(call.func, cst.Attribute)
+                and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[]))
+                and not _on_cpu_side(ctx, call)
+            ):
                 self.plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
                 ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
 
@@ -450,7 +566,11 @@ class Planner:
         ctx, api = self.ctx, self.ctx.rules.torch_api
         user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
         first = next((s.statement for s in sites if s.statement is not None), None)
-        if user is None or first is None or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call)):
+        if (
+            user is None
+            or first is None
+            or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call))
+        ):
             return
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
         ctx.report("BFM062", user, fixed=True, user=ctx.code(user.func), flag=api.attention_flag)
@@ -468,7 +588,9 @@ def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
         func = expr.func if isinstance(expr, cst.Call) else expr
         if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "numpy", "item", "tolist"):
             return True
-        if ctx.qualified_names(func) & {"numpy", "np"} or any(q.startswith("numpy.") for q in ctx.qualified_names(func)):
+        if ctx.qualified_names(func) & {"numpy", "np"} or any(
+            q.startswith("numpy.") for q in ctx.qualified_names(func)
+        ):
             return True
         expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
     return False

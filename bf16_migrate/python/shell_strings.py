@@ -36,7 +36,9 @@ def pieces(ctx: FileContext, expr: cst.CSTNode, hops: int = 0) -> list[Piece]:
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return [(value if isinstance(value, str) else value.decode("utf-8", "replace"), "")]
-    if isinstance(expr, cst.ConcatenatedString) or (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)):
+    if isinstance(expr, cst.ConcatenatedString) or (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)
+    ):
         return pieces(ctx, expr.left, hops) + pieces(ctx, expr.right, hops)
     if isinstance(expr, cst.FormattedString):
         return [piece for part in expr.parts for piece in _fstring_part(ctx, part, hops)]
@@ -44,7 +46,9 @@ def pieces(ctx: FileContext, expr: cst.CSTNode, hops: int = 0) -> list[Piece]:
         return _printf(ctx, expr, hops) or _opaque(ctx, expr)
     if isinstance(expr, cst.Call) and m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("format")))):
         return _str_format(ctx, expr, hops) or _opaque(ctx, expr)
-    if isinstance(expr, cst.Call) and m.matches(expr, m.Call(func=m.Attribute(attr=m.Name("join")), args=[m.Arg(keyword=None)])):
+    if isinstance(expr, cst.Call) and m.matches(
+        expr, m.Call(func=m.Attribute(attr=m.Name("join")), args=[m.Arg(keyword=None)])
+    ):
         return _join(ctx, expr, hops) or _opaque(ctx, expr)
     if isinstance(expr, cst.Name) and hops < _MAX_HOPS:
         bound = bound_once(ctx, expr)
@@ -192,7 +196,11 @@ def _join(ctx: FileContext, call: cst.Call, hops: int) -> list[Piece] | None:
     assert isinstance(call.func, cst.Attribute), "pieces() matched `<sep>.join(...)`"
     sep = _static(ctx, call.func.value)
     items = call.args[0].value
-    if sep is None or not isinstance(items, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in items.elements):
+    if (
+        sep is None
+        or not isinstance(items, (cst.List, cst.Tuple))
+        or any(isinstance(e, cst.StarredElement) for e in items.elements)
+    ):
         return None
     out: list[Piece] = []
     for k, element in enumerate(items.elements):

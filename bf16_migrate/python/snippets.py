@@ -289,12 +289,19 @@ def in_newline_style(statements: list[cst.BaseStatement], newline: str) -> list[
         return list(statements)
     style = _NewlineStyle(newline)
     # a transformer that only rewrites string tokens returns a statement for a statement
-    return [cast(cst.BaseStatement, statement.visit(style)) if _has_line_break(statement) else statement for statement in statements]
+    return [
+        cast(cst.BaseStatement, statement.visit(style)) if _has_line_break(statement) else statement
+        for statement in statements
+    ]
 
 
 def _has_line_break(node: cst.CSTNode) -> bool:
     strings = m.findall(node, m.SimpleString() | m.FormattedStringText())
-    return any("\n" in s.value or "\r" in s.value for s in strings if isinstance(s, (cst.SimpleString, cst.FormattedStringText)))
+    return any(
+        "\n" in s.value or "\r" in s.value
+        for s in strings
+        if isinstance(s, (cst.SimpleString, cst.FormattedStringText))
+    )
 
 
 def attr(dotted: str) -> cst.BaseExpression:
@@ -358,7 +365,14 @@ def autocast_with(body: list[cst.BaseStatement], guard: cst.BaseExpression | Non
                         args=[
                             *call.args[:-1],
                             call.args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
-                            cst.Arg(enabled, keyword=cst.Name("enabled"), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))),
+                            cst.Arg(
+                                enabled,
+                                keyword=cst.Name("enabled"),
+                                equal=cst.AssignEqual(
+                                    whitespace_before=cst.SimpleWhitespace(""),
+                                    whitespace_after=cst.SimpleWhitespace(""),
+                                ),
+                            ),
                         ]
                     )
                 )

@@ -46,7 +46,13 @@ from .shell_strings import launched_script, pieces, shown
 from .snippets import EMITTED_MARK
 
 ALWAYS_SHELL = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput"}
-SHELL_IF_ASKED = {"subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "subprocess.Popen"}
+SHELL_IF_ASKED = {
+    "subprocess.run",
+    "subprocess.call",
+    "subprocess.check_call",
+    "subprocess.check_output",
+    "subprocess.Popen",
+}
 # IPython's InteractiveShell.system / getoutput run a shell command; a notebook exported as a
 # script (nbconvert --to script) has its `!cmd` lines as `get_ipython().system('cmd')`
 IPYTHON_SHELL = m.Attribute(value=m.Call(func=m.Name("get_ipython")), attr=m.Name("system") | m.Name("getoutput"))
@@ -81,7 +87,10 @@ def find_string_mentions(ctx: FileContext) -> list[StringMention]:
     """Every legacy variable named in a string literal of the file, in source order."""
     pattern = _pattern(tuple(sorted(ctx.rules.variables)))
     found = []
-    literals: list[cst.SimpleString | cst.FormattedStringText] = [*ctx.nodes(cst.SimpleString), *ctx.nodes(cst.FormattedStringText)]
+    literals: list[cst.SimpleString | cst.FormattedStringText] = [
+        *ctx.nodes(cst.SimpleString),
+        *ctx.nodes(cst.FormattedStringText),
+    ]
     for literal in literals:
         raw = literal.value
         start_line, start_column = ctx.span(literal)[0]
@@ -114,9 +123,18 @@ def report_string_mentions(ctx: FileContext) -> None:
             if call is not None:
                 _report_shell_string(ctx, mention, call)
             else:
-                ctx.report_at("BFM131", mention.line, mention.col, fixed=False, variable=mention.variable, where="in a string bf16-migrate does not rewrite")
+                ctx.report_at(
+                    "BFM131",
+                    mention.line,
+                    mention.col,
+                    fixed=False,
+                    variable=mention.variable,
+                    where="in a string bf16-migrate does not rewrite",
+                )
     for mentions in docs.values():  # one per line of documentation
-        ctx.report_at("BFM091", mentions[0].line, mentions[0].col, fixed=False, variables=named([x.variable for x in mentions]))
+        ctx.report_at(
+            "BFM091", mentions[0].line, mentions[0].col, fixed=False, variables=named([x.variable for x in mentions])
+        )
 
 
 def _planners_literals(ctx: FileContext) -> set[int]:
@@ -198,7 +216,13 @@ def _is_help_text(ctx: FileContext, top: cst.CSTNode) -> bool:
     if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
         return False
     keyword = arg.keyword.value if arg.keyword is not None else None
-    func = call.func.attr.value if isinstance(call.func, cst.Attribute) else call.func.value if isinstance(call.func, cst.Name) else ""
+    func = (
+        call.func.attr.value
+        if isinstance(call.func, cst.Attribute)
+        else call.func.value
+        if isinstance(call.func, cst.Name)
+        else ""
+    )
     if keyword == "help":
         return True
     if keyword in PARSER_TEXT_KEYWORDS and func in PARSER_FACTORIES:
@@ -217,7 +241,9 @@ def _shell_call(ctx: FileContext, node: cst.CSTNode, hops: int = 0) -> cst.Call 
     parent = ctx.parent(top)
     if isinstance(parent, cst.Arg):
         call = ctx.parent(parent)
-        return call if isinstance(call, cst.Call) and _command_arg(call) is parent and _runs_in_shell(ctx, call) else None
+        return (
+            call if isinstance(call, cst.Call) and _command_arg(call) is parent and _runs_in_shell(ctx, call) else None
+        )
     if hops >= _MAX_HOPS:
         return None
     for use in _uses_of_name_bound_to(ctx, top):
@@ -251,7 +277,9 @@ def _uses_of_name_bound_to(ctx: FileContext, value: cst.CSTNode) -> list[cst.CST
 
 def _command_arg(call: cst.Call) -> cst.Arg | None:
     for arg in call.args:
-        if (arg.keyword is None and not arg.star) or (arg.keyword is not None and arg.keyword.value in COMMAND_KEYWORDS):
+        if (arg.keyword is None and not arg.star) or (
+            arg.keyword is not None and arg.keyword.value in COMMAND_KEYWORDS
+        ):
             return arg
     return None
 

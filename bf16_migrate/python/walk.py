@@ -58,7 +58,9 @@ class _Shape:
             self.get = lambda n: (only(n),)
         else:
             self.get = lambda n: ()
-        self.skipped = tuple(f.name for f in dataclasses.fields(node) if f.name not in visited and getattr(node, f.name) is None)
+        self.skipped = tuple(
+            f.name for f in dataclasses.fields(node) if f.name not in visited and getattr(node, f.name) is None
+        )
 
 
 _SHAPES: dict[type, _Shape] = {}
@@ -68,7 +70,14 @@ _SHAPES: dict[type, _Shape] = {}
 # is one of them or below one, so the index and :func:`findall` do not walk them (most of a
 # tree's nodes).
 _TRIVIA_MODULES = ("libcst._nodes.whitespace", "libcst._nodes.op")
-_BRACKETS = {cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace}
+_BRACKETS = {
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+}
 _TRIVIA: dict[type, bool] = {}
 
 
@@ -80,7 +89,9 @@ def _is_trivia(cls: type) -> bool:
 
 
 def _holds_nodes(value: object) -> bool:
-    return isinstance(value, cst.CSTNode) or (isinstance(value, (tuple, list)) and any(isinstance(v, cst.CSTNode) for v in value))
+    return isinstance(value, cst.CSTNode) or (
+        isinstance(value, (tuple, list)) and any(isinstance(v, cst.CSTNode) for v in value)
+    )
 
 
 def _shape(node: cst.CSTNode) -> _Shape:
@@ -200,7 +211,11 @@ def _is_bare(matcher) -> bool:
     """Whether ``matcher`` (one that :func:`_matcher_classes` reads) asks nothing but the
     class: every field of it (and of each option of a ``|``) is ``DoNotCare()``."""
     options = matcher.options if isinstance(matcher, m.OneOf) else (matcher,)
-    return all(not isinstance(option, m.OneOf) and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option)) for option in options)
+    return all(
+        not isinstance(option, m.OneOf)
+        and all(isinstance(getattr(option, f.name), m.DoNotCareSentinel) for f in dataclasses.fields(option))
+        for option in options
+    )
 
 
 def _matcher_classes(matcher) -> frozenset[str] | None:

@@ -106,7 +106,9 @@ def _is_main_guard(node: cst.If) -> bool:
     )
 
 
-def conditions_of(ctx: FileContext, node: cst.CSTNode, statement: cst.BaseStatement) -> tuple[list[Condition], cst.CSTNode | None]:
+def conditions_of(
+    ctx: FileContext, node: cst.CSTNode, statement: cst.BaseStatement
+) -> tuple[list[Condition], cst.CSTNode | None]:
     """The conditions ``node`` (inside ``statement``) runs under: the ``if`` branches around the
     statement (:func:`guard_of`), those of the expression it is in (``flag and f()``,
     ``f() if flag else None``), and the early exits before it that used the device."""
@@ -141,7 +143,12 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
         if block is None:
             break
         for before in list(block.body)[: ctx.index_in_block(block, child)]:
-            if isinstance(before, cst.If) and before.orelse is None and exits(before.body) and any(uses_device(ctx, c) for c in findall(before.body, m.Call())):
+            if (
+                isinstance(before, cst.If)
+                and before.orelse is None
+                and exits(before.body)
+                and any(uses_device(ctx, c) for c in findall(before.body, m.Call()))
+            ):
                 test = before.test
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                     found.insert(0, Condition(test.expression))

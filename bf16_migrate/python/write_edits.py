@@ -28,7 +28,9 @@ def remove_write(ctx: FileContext, plan: EditPlan, w: LegacyWrite) -> None:
     plan.drop_elements.add(id(w.element))
     # an update() whose keys are all dropped goes away as a whole
     container = ctx.parent(w.element)
-    assert isinstance(container, (cst.Dict, cst.Call)), "a key of a multi-key update() is an element of its Dict or an argument of the call"
+    assert isinstance(container, (cst.Dict, cst.Call)), (
+        "a key of a multi-key update() is an element of its Dict or an argument of the call"
+    )
     items = container.elements if isinstance(container, cst.Dict) else container.args
     if all(id(item) in plan.drop_elements for item in items):
         for item in items:
@@ -58,7 +60,14 @@ def drop_emptied_if(ctx: FileContext, plan: EditPlan, statement: cst.BaseStateme
             plan.remove.add(id(root))
 
 
-def switch_writes(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, writes: list[LegacyWrite], stochastic: bool, summary_of_mode: str) -> None:
+def switch_writes(
+    ctx: FileContext,
+    plan: EditPlan,
+    guard: cst.BaseExpression | None,
+    writes: list[LegacyWrite],
+    stochastic: bool,
+    summary_of_mode: str,
+) -> None:
     """The migrated writes, each reported as BFM001 (``summary_of_mode``: what the mode put in
     the switch's place). With ``stochastic``, the first write (each of them when they cover the
     branches of one ``if``) becomes the stochastic-rounding write, unless the file already names
@@ -76,7 +85,10 @@ def switch_writes(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | 
         else:
             remove_write(ctx, plan, w)
             if stochastic and keep_sr:
-                summary = summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", f"; the script's own {STOCHASTIC_ROUNDING_VAR} setting is kept as it is")
+                summary = summary.replace(
+                    f", {STOCHASTIC_ROUNDING_VAR}=1",
+                    f"; the script's own {STOCHASTIC_ROUNDING_VAR} setting is kept as it is",
+                )
         if guard is not None:
             summary += f", all under the script's condition `{cst.Module(body=[]).code_for_node(guard)}`"
         ctx.report("BFM001", w.key, fixed=True, variable=w.variable, summary=summary)
@@ -86,7 +98,9 @@ def rename_to_stochastic_rounding(plan: EditPlan, w: LegacyWrite) -> None:
     """``w`` in its own spelling, now writing ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (a literal
     where a constant held the old name) with the value ``"1"``."""
     if isinstance(w.key, cst.SimpleString):
-        plan.replace[id(w.key)] = lambda node: node.with_changes(value=f"{node.prefix}{node.quote}{STOCHASTIC_ROUNDING_VAR}{node.quote}")
+        plan.replace[id(w.key)] = lambda node: node.with_changes(
+            value=f"{node.prefix}{node.quote}{STOCHASTIC_ROUNDING_VAR}{node.quote}"
+        )
     elif w.form == "update-kwarg":  # update(XLA_USE_BF16="1")
         plan.replace[id(w.key)] = lambda node: node.with_changes(value=STOCHASTIC_ROUNDING_VAR)
     else:  # a constant holding the name: write the new variable's name as a literal

@@ -95,7 +95,9 @@ class VerifyReport:
         return report_dict(self)
 
 
-def _migrate(source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
+def _migrate(
+    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None
+) -> tuple[str, list[Any]]:
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
@@ -190,7 +192,17 @@ def verify_script(
     except (OSError, SyntaxError, UnicodeDecodeError) as exc:
         raise RunError(f"{script}: cannot be read: {exc}") from exc
     legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
-    texts = _texts(script, mode, source, legacy.source, legacy_env, base_env, migrated_source, reference_source, need_reference=run_reference or mode == "amp")
+    texts = _texts(
+        script,
+        mode,
+        source,
+        legacy.source,
+        legacy_env,
+        base_env,
+        migrated_source,
+        reference_source,
+        need_reference=run_reference or mode == "amp",
+    )
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
@@ -229,7 +241,9 @@ class _Legacy:
     checkout: Any = None
 
 
-def _legacy_side(script: Path, checkout: Any, legacy_source: str | None, legacy_label: str | None, base_env: dict[str, str]) -> _Legacy:
+def _legacy_side(
+    script: Path, checkout: Any, legacy_source: str | None, legacy_label: str | None, base_env: dict[str, str]
+) -> _Legacy:
     """Where the legacy run comes from: with a checkout (``--against REV``), its copy of
     ``script``, its text and label. Raises :class:`RunError` when the checkout has no such file
     or it cannot be read."""
@@ -245,7 +259,9 @@ def _legacy_side(script: Path, checkout: Any, legacy_source: str | None, legacy_
     legacy_base = base_env
     if base_env.get("PYTHONPATH"):
         legacy_base = {**base_env, "PYTHONPATH": checkout.map_pythonpath(base_env["PYTHONPATH"])}
-    return _Legacy(legacy_file, legacy_source, legacy_label if legacy_label is not None else checkout.label, legacy_base, checkout)
+    return _Legacy(
+        legacy_file, legacy_source, legacy_label if legacy_label is not None else checkout.label, legacy_base, checkout
+    )
 
 
 @dataclass
@@ -279,7 +295,10 @@ def _texts(
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
         raise RunError(
             f"{script}: the legacy script names no legacy variable ({', '.join(LEGACY_VARIABLES)}): nothing to verify",
-            hint="if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with --against, name the revision before the migration",
+            hint=(
+                "if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with "
+                "--against, name the revision before the migration"
+            ),
         )
     if migrated_source is None:
         if legacy_source is None:
@@ -352,7 +371,11 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
     if not migrated.ok:
         err = migrated.as_error()
         if legacy is not None:
-            err.message += " (the legacy run succeeded: the migration broke the script)" if legacy.ok else f" (the legacy run failed too: {legacy.error})"
+            err.message += (
+                " (the legacy run succeeded: the migration broke the script)"
+                if legacy.ok
+                else f" (the legacy run failed too: {legacy.error})"
+            )
             err.args = (err.message,)
         err.runs = dict(runs)
         raise err

@@ -64,7 +64,9 @@ class PreRewriteTree(Checkout):
     rewritten file lies in it. Raises ``OSError`` when the mirror cannot be written.
     """
 
-    def __init__(self, root: Path, restore: Mapping[Path, bytes | None], ignore: Callable[[str, bool], bool] | None = None) -> None:
+    def __init__(
+        self, root: Path, restore: Mapping[Path, bytes | None], ignore: Callable[[str, bool], bool] | None = None
+    ) -> None:
         self.work_root = Path(root).resolve()
         self.rev = "the files before the rewrite"
         self.sha = "pre-rewrite"
@@ -97,7 +99,12 @@ class PreRewriteTree(Checkout):
         from ..carriers import KINDS
         from ..scan import CONFIG_DIRS, SKIP_DIRS, kind_of
 
-        needed = {parent for p in self._restore for parent in p.parents if parent == self.work_root or self.work_root in parent.parents}
+        needed = {
+            parent
+            for p in self._restore
+            for parent in p.parents
+            if parent == self.work_root or self.work_root in parent.parents
+        }
         for directory, dirnames, filenames in os.walk(self.work_root):
             source = Path(directory)
             dest = self.tree / source.relative_to(self.work_root)
@@ -213,7 +220,13 @@ def revert_failed(
             if rel not in verified:
                 out.kept.append(path)
             continue
-        siblings = [p for p in snapshot if snapshot[p] is not None and Path(p).resolve().parent == Path(path).resolve().parent and kind_of(Path(p)) == "python"]
+        siblings = [
+            p
+            for p in snapshot
+            if snapshot[p] is not None
+            and Path(p).resolve().parent == Path(path).resolve().parent
+            and kind_of(Path(p)) == "python"
+        ]
         if siblings and all(Path(p).resolve() in back for p in siblings):
             try:
                 Path(path).unlink()
@@ -263,20 +276,29 @@ def verify_rewrite(
     from .tree import plan_tree, run_jobs, summary_table
 
     restore = {Path(p): snapshot[p] for p in written if p in snapshot}
-    notes: list[str] = [f"{p}: rewritten but its earlier bytes were not kept: not verified" for p in written if p not in snapshot]
+    notes: list[str] = [
+        f"{p}: rewritten but its earlier bytes were not kept: not verified" for p in written if p not in snapshot
+    ]
     if not restore:
         return RewriteVerify([], notes, [], "", 0)
     root = mirror_root(restore)
     with PreRewriteTree(root, restore, ignore) as before:
         planned = plan_tree(before, mode, dict(legacy_env) if legacy_env else None, (), notes)
         depends = {rel for job in planned for rel in job.depends}
-        created = {Path(p).resolve().relative_to(before.work_root).as_posix() for p, data in restore.items() if data is None}
+        created = {
+            Path(p).resolve().relative_to(before.work_root).as_posix() for p, data in restore.items() if data is None
+        }
         unverified = sorted(before.changed() - depends - created)
         for rel in unverified:
-            notes.append(f"{rel}: rewritten, but no legacy script verified here depends on it (not a script, or its script is not rewritten): not proven")
+            notes.append(
+                f"{rel}: rewritten, but no legacy script verified here depends on it (not a script, or its script is "
+                "not rewritten): not proven"
+            )
         title = f"bf16-migrate --verify: {len(planned)} verify(s) of the rewrite, --jobs {jobs}"
         if not planned:
-            table = f"{title}\n\nnothing to verify: the rewrite changed no legacy script\n" + "".join(f"Note: {n}\n" for n in notes)
+            table = f"{title}\n\nnothing to verify: the rewrite changed no legacy script\n" + "".join(
+                f"Note: {n}\n" for n in notes
+            )
             return RewriteVerify([], notes, unverified, table, 0)
 
         def progress_for(job: Job, index: int):
@@ -286,7 +308,15 @@ def verify_rewrite(
                 return PrefixedProgress(sys.stderr, steps, job.rel)
             return make_progress(steps, ["legacy", "migrated", "reference"])
 
-        outcomes = run_jobs(planned, before, steps=steps, timeout=timeout, parallel=jobs, progress_for=progress_for, announce=lambda text: echo(f"verify: {text}", True))
+        outcomes = run_jobs(
+            planned,
+            before,
+            steps=steps,
+            timeout=timeout,
+            parallel=jobs,
+            progress_for=progress_for,
+            announce=lambda text: echo(f"verify: {text}", True),
+        )
     for outcome in outcomes:
         echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==", False)
         echo(format_report(outcome.report) if outcome.report is not None else f"error: {outcome.error}\n", False)

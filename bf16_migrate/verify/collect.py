@@ -89,7 +89,15 @@ def collect(spec: RunSpec, returncode: int | None, wall: float, timed_out: bool)
     return rec
 
 
-def _diagnose(rec: RunRecord, spec: RunSpec, returncode: int | None, timed_out: bool, tail: list[str], data: dict | None, extra_error: str | None) -> None:
+def _diagnose(
+    rec: RunRecord,
+    spec: RunSpec,
+    returncode: int | None,
+    timed_out: bool,
+    tail: list[str],
+    data: dict | None,
+    extra_error: str | None,
+) -> None:
     """Set ``rec.error`` and ``rec.hint`` from how the child ended: a timeout, a signal, a
     non-zero exit (an argparse usage error, a known crash), a missing or unreadable record,
     no optimizer step, losses that could not be read back; None when the run worked."""
@@ -111,12 +119,18 @@ def _diagnose(rec: RunRecord, spec: RunSpec, returncode: int | None, timed_out: 
     elif returncode is not None and returncode < 0:
         rec.error = f"was killed by signal {-returncode}"
         if -returncode == signal.SIGKILL:
-            rec.hint = "SIGKILL from outside is often the kernel's out-of-memory killer: lower the batch size with script arguments after --"
+            rec.hint = (
+                "SIGKILL from outside is often the kernel's out-of-memory killer: lower the batch size with script "
+                "arguments after --"
+            )
     elif returncode and not stopped:
         usage = _argparse_error(tail) if returncode == 2 else None
         if usage is not None:
             rec.error = f"the script rejected its arguments: {usage}"
-            rec.hint = "pass the script's own arguments after `--`, e.g. bf16-migrate verify SCRIPT --steps 20 -- --data-dir DIR (they go to every run)"
+            rec.hint = (
+                "pass the script's own arguments after `--`, e.g. bf16-migrate verify SCRIPT --steps 20 -- --data-dir "
+                "DIR (they go to every run)"
+            )
         else:
             first = (rec.exception or "").strip().splitlines()
             why = f": {first[0]}" if first else ""
@@ -130,10 +144,16 @@ def _diagnose(rec: RunRecord, spec: RunSpec, returncode: int | None, timed_out: 
         calls = rec.backward_calls or 0
         if calls == 0:
             rec.error = "ran to its end without calling backward(): 0 optimizer steps"
-            rec.hint = "with these arguments it does not train (a step or epoch count of 0, an empty dataset, a --do-train flag?): pass its arguments after `--`"
+            rec.hint = (
+                "with these arguments it does not train (a step or epoch count of 0, an empty dataset, a --do-train "
+                "flag?): pass its arguments after `--`"
+            )
         else:
             rec.error = f"called backward() {calls} time(s) but no torch.optim optimizer step followed"
-            rec.hint = "verify counts steps through torch.optim.Optimizer's step hooks: an optimizer that does not subclass torch.optim.Optimizer is not seen"
+            rec.hint = (
+                "verify counts steps through torch.optim.Optimizer's step hooks: an optimizer that does not subclass "
+                "torch.optim.Optimizer is not seen"
+            )
     elif data.get("losses") is None:
         rec.error = "its loss values could not be read back: " + "; ".join(rec.harness_errors)
     if returncode and stopped and rec.error is None:

@@ -212,9 +212,13 @@ class Tolerance:
         if self.onset_kind == "identical":
             need = min(self.onset_min, len(window))
             got = sum(1 for r in window if r <= self.onset_tol)
-            return got >= need, (f"{got} of the first {len(window)} steps the same (rel. diff <= {self.onset_tol:g}, need {need})")
+            return got >= need, (
+                f"{got} of the first {len(window)} steps the same (rel. diff <= {self.onset_tol:g}, need {need})"
+            )
         med = statistics.median(window)
-        return med <= self.onset_tol, (f"median rel. diff of the first {len(window)} steps {_fmt(med)} (limit {self.onset_tol:g})")
+        return med <= self.onset_tol, (
+            f"median rel. diff of the first {len(window)} steps {_fmt(med)} (limit {self.onset_tol:g})"
+        )
 
     def drift_limit(self, gap: float | None) -> tuple[float, str]:
         """The drift bound for a precision gap (None: unknown); (limit, how it was made)."""
@@ -224,7 +228,10 @@ class Tolerance:
         return limit, f"limit {limit:.2g} = max({self.drift_factor:g} x precision gap {gap:.2g}, {self.drift_floor:g})"
 
 
-_BF16_SOURCE = "4 fixtures, 20 steps: stochastic/gpu-compatible 2-3 of the first 3 steps the same, FP32 control 0 of 3, drift <= 1.14 x the precision gap (table in bf16_migrate/verify/compare.py)"
+_BF16_SOURCE = (
+    "4 fixtures, 20 steps: stochastic/gpu-compatible 2-3 of the first 3 steps the same, FP32 control 0 of 3, drift <= "
+    "1.14 x the precision gap (table in bf16_migrate/verify/compare.py)"
+)
 TOLERANCES: dict[str, Tolerance] = {
     "stochastic": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
     "gpu-compatible": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
@@ -237,7 +244,8 @@ TOLERANCES: dict[str, Tolerance] = {
         1.0,
         5e-3,
         0.02,
-        "4 fixtures, 20 steps: amp vs FP32 first-10 medians 1.3e-4..1.1e-3, full bf16 3.9e-3..9.3e-3, drift <= 0.22 x the precision gap (table in bf16_migrate/verify/compare.py)",
+        "4 fixtures, 20 steps: amp vs FP32 first-10 medians 1.3e-4..1.1e-3, full bf16 3.9e-3..9.3e-3, drift <= 0.22 x "
+        "the precision gap (table in bf16_migrate/verify/compare.py)",
     ),
 }
 """Tolerance per migration mode; figures in the module docstring."""
@@ -370,7 +378,9 @@ def judge(
     return verdict
 
 
-def _comparison_run(tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, verdict: Verdict) -> tuple[RunRecord | None, Tolerance]:
+def _comparison_run(
+    tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, verdict: Verdict
+) -> tuple[RunRecord | None, Tolerance]:
     """The run the migrated one is compared with, and the tolerance for it: the tolerance's
     baseline when usable; for a legacy baseline that is not, the FP32 reference with
     :data:`FALLBACK` (``verdict.fallback`` set, a note says why); None when neither is usable."""
@@ -379,8 +389,15 @@ def _comparison_run(tol: Tolerance, legacy: RunRecord | None, reference: RunReco
             return legacy, tol
         if usable(reference):
             verdict.fallback = True
-            why = legacy.error if legacy is not None and legacy.error else ("NaN/Inf in its losses" if legacy is not None and legacy.ok else "it did not run")
-            verdict.notes.append(f"The legacy run is unusable ({why}); the migrated run is compared with the FP32 reference instead, a weaker check.")
+            why = (
+                legacy.error
+                if legacy is not None and legacy.error
+                else ("NaN/Inf in its losses" if legacy is not None and legacy.ok else "it did not run")
+            )
+            verdict.notes.append(
+                f"The legacy run is unusable ({why}); the migrated run is compared with the FP32 reference instead, a "
+                "weaker check."
+            )
             return reference, FALLBACK
         return None, tol
     return (reference, tol) if usable(reference) else (None, tol)
@@ -404,12 +421,24 @@ def _runs_part(
     if base is None:
         what = "legacy run or FP32 reference" if TOLERANCES[mode].baseline == LEGACY else "FP32 reference run"
         failed = [f"{r.name}: {r.error or 'NaN/Inf in its losses'}" for r in (legacy, reference) if r is not None]
-        return Part("runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs)
+        return Part(
+            "runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs
+        )
     if not migrated.finite:
         bad = [i + 1 for i, x in enumerate(migrated.losses) if not math.isfinite(x)]
-        return Part("runs", FAIL, f"NaN/Inf in the migrated losses at step(s) {steps_text(bad)}", {**runs_figs, "nonfinite_steps": bad})
+        return Part(
+            "runs",
+            FAIL,
+            f"NaN/Inf in the migrated losses at step(s) {steps_text(bad)}",
+            {**runs_figs, "nonfinite_steps": bad},
+        )
     if migrated.steps != base.steps:
-        return Part("runs", FAIL, f"the migrated run recorded {migrated.steps} steps, the {base.name} run {base.steps}", runs_figs)
+        return Part(
+            "runs",
+            FAIL,
+            f"the migrated run recorded {migrated.steps} steps, the {base.name} run {base.steps}",
+            runs_figs,
+        )
     shown = ", ".join(f"{r.name} {r.steps} steps" for r in (legacy, migrated, reference) if r is not None and r.ok)
     detail = f"{shown}; migrated losses all finite"
     if requested_steps and migrated.steps < requested_steps:
@@ -437,7 +466,9 @@ def _trains_part(migrated: RunRecord, base: RunRecord) -> Part:
     return Part("trains", FAIL, detail + "; the loss does not fall", figs)
 
 
-def _matches_part(verdict: Verdict, tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, base: RunRecord) -> Part:
+def _matches_part(
+    verdict: Verdict, tol: Tolerance, legacy: RunRecord | None, reference: RunRecord | None, base: RunRecord
+) -> Part:
     """The matches part from ``verdict.rel`` (the migrated losses against ``base``): the onset
     and drift checks of ``tol``, and the control (the FP32 reference and the legacy run
     compared the same way): INCONCLUSIVE when the control passes the onset check too."""
@@ -445,7 +476,11 @@ def _matches_part(verdict: Verdict, tol: Tolerance, legacy: RunRecord | None, re
     onset_ok, onset_text = tol.onset(rel)
     gap = None
     if usable(legacy) and usable(reference):
-        gap_rel = rel_diffs(legacy.losses, reference.losses) if base is reference else rel_diffs(reference.losses, legacy.losses)
+        gap_rel = (
+            rel_diffs(legacy.losses, reference.losses)
+            if base is reference
+            else rel_diffs(reference.losses, legacy.losses)
+        )
         if gap_rel:
             gap = statistics.median(gap_rel)
     limit, limit_text = tol.drift_limit(gap)
@@ -461,7 +496,10 @@ def _matches_part(verdict: Verdict, tol: Tolerance, legacy: RunRecord | None, re
         "precision_gap": gap,
         "baseline": base.name,
     }
-    detail = f"vs {'the FP32 reference' if base is reference else 'the legacy run'}: {onset_text}; median rel. diff over {len(rel)} steps {_fmt(med)} ({limit_text}); max {_fmt(worst)}"
+    detail = (
+        f"vs {'the FP32 reference' if base is reference else 'the legacy run'}: {onset_text}; median rel. diff over "
+        f"{len(rel)} steps {_fmt(med)} ({limit_text}); max {_fmt(worst)}"
+    )
     status = PASS if onset_ok and drift_ok else FAIL
     # Can the onset check tell the precisions apart at all, for this script?
     control = None

@@ -42,10 +42,16 @@ def precision_part(
     facts: list[str] = []
     still = _truthy_env(migrated.legacy_env)
     if still:
-        problems.append("the migrated run still sees " + ", ".join(f"{k}={v}" for k, v in still.items()) + " (set by another file or the environment?)")
+        problems.append(
+            "the migrated run still sees "
+            + ", ".join(f"{k}={v}" for k, v in still.items())
+            + " (set by another file or the environment?)"
+        )
     if mode in ("stochastic", "gpu-compatible"):
         if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
-            problems.append(f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})")
+            problems.append(
+                f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})"
+            )
         else:
             facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
     else:
@@ -53,12 +59,17 @@ def precision_part(
     if usable(reference) and reference is not migrated:
         common = min(migrated.steps, reference.steps)
         if common and migrated.losses[:common] == reference.losses[:common]:
-            problems.append(f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect")
+            problems.append(
+                f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"
+            )
     if legacy is not None and legacy.ok and legacy.device_param_dtypes is not None:
         if has_bf16(legacy.device_param_dtypes):
             facts.append(f"legacy device parameters {dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
         else:
-            msg = f"the legacy run had no bf16 on the device ({dtypes_text(legacy.device_param_dtypes)}): the switch was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
+            msg = (
+                f"the legacy run had no bf16 on the device ({dtypes_text(legacy.device_param_dtypes)}): the switch "
+                "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
+            )
             if base is legacy:
                 problems.append(msg)
             else:
@@ -73,7 +84,9 @@ def precision_part(
         facts.append(state_fact)
     if graph_problems and any("f32 where" in p for p in graph_problems):
         notes.append(SDPA_HINT)
-    return Part("precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs})
+    return Part(
+        "precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs}
+    )
 
 
 def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -123,12 +136,15 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
     if mode == "gpu-compatible" and "bf16" in counts:
         return (
-            f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
+            f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
+            "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
         ), None
     return None, f"optimizer state {text}"
 
 
-def _precision_from_graphs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> tuple[list[str], list[str], dict]:
+def _precision_from_graphs(
+    mode: str, migrated: RunRecord, legacy: RunRecord | None
+) -> tuple[list[str], list[str], dict]:
     """Problems, facts and figures about the matmuls of the migrated training-step graph.
 
     Rules: every mode needs bf16 matmuls (an FP32 run has none: 0 of 8/9/21/8 on the four
@@ -147,7 +163,10 @@ def _precision_from_graphs(mode: str, migrated: RunRecord, legacy: RunRecord | N
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
     elif mode == "amp":
         if g.matmuls_bf16 < g.matmuls:
-            problems.append(f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast (a forward pass outside the autocast block?)")
+            problems.append(
+                f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
+                "(a forward pass outside the autocast block?)"
+            )
     else:
         lg = legacy.graph if legacy is not None and legacy.ok else None
         allowed = lg.matmuls_f32 if lg is not None else 0
@@ -169,7 +188,8 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
         return Part(
             "graph",
             INCONCLUSIVE,
-            "no graph of the migrated run was executed before the stop: does the script run on the XLA device and sync each step (torch_xla.sync(), xm.mark_step(), MpDeviceLoader)?",
+            "no graph of the migrated run was executed before the stop: does the script run on the XLA device and "
+            "sync each step (torch_xla.sync(), xm.mark_step(), MpDeviceLoader)?",
             figs,
         )
     problems: list[str] = []
@@ -186,7 +206,10 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
     if layout:
         key = "bf16->f32->bf16 (layout)"
         example = (g.round_trip_examples.get(key) or [""])[0]
-        problems.append(f"{layout} bf16->f32->bf16 round trip(s) that compute nothing in the step graph (the mode needs none, e.g. {example})")
+        problems.append(
+            f"{layout} bf16->f32->bf16 round trip(s) that compute nothing in the step graph (the mode needs none, "
+            f"e.g. {example})"
+        )
     up = g.converts.get("bf16->f32", 0)
     down = g.converts.get("f32->bf16", 0)
     elementwise = g.round_trip_count("elementwise")
@@ -198,13 +221,21 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
     if elementwise:
-        conv_text += f", {elementwise} bf16->f32->bf16 round trip(s) doing f32 arithmetic with Python scalars (torch-xla's opmath, expected)"
+        conv_text += (
+            f", {elementwise} bf16->f32->bf16 round trip(s) doing f32 arithmetic with Python scalars (torch-xla's "
+            "opmath, expected)"
+        )
     facts.append(conv_text)
     # compilations
     comp, allowance = migrated.compile_count, COMPILE_ALLOWANCE[mode]
     against = legacy if usable(legacy) else base
     if comp is not None and against is not None and against.compile_count is not None:
-        figs.update(compiles=comp, compiles_baseline=against.compile_count, compile_allowance=allowance, compiles_at_step=list(migrated.compiles_at_step))
+        figs.update(
+            compiles=comp,
+            compiles_baseline=against.compile_count,
+            compile_allowance=allowance,
+            compiles_at_step=list(migrated.compiles_at_step),
+        )
         limit = against.compile_count + allowance
         text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
         text += f", +{allowance} allowed for the model cast)" if allowance else ")"
@@ -218,7 +249,10 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
     elif comp is not None:
         facts.append(f"{comp} XLA compilations")
     facts.insert(
-        0, f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16, no round trip computing nothing" if not layout else f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
+        0,
+        f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16, no round trip computing nothing"
+        if not layout
+        else f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16",
     )
     return Part("graph", FAIL if problems else PASS, "; ".join(problems + facts if problems else facts), figs)
 

@@ -29,9 +29,13 @@ __all__ = ["Checkout", "changed_paths", "legacy_source_at", "repo_root", "resolv
 
 def _git(cwd: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", *args], cwd=str(cwd), capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout)
+        return subprocess.run(
+            ["git", *args], cwd=str(cwd), capture_output=True, stdin=subprocess.DEVNULL, timeout=timeout
+        )
     except FileNotFoundError as exc:
-        raise RunError("--against needs git, which is not on PATH", hint="install git, or verify the legacy file itself") from exc
+        raise RunError(
+            "--against needs git, which is not on PATH", hint="install git, or verify the legacy file itself"
+        ) from exc
     except subprocess.TimeoutExpired as exc:  # pragma: no cover - a local git does not hang
         raise RunError(f"git {' '.join(args)} did not answer in 60 s") from exc
 
@@ -178,7 +182,9 @@ class Checkout:
             err = proc.stderr.read() if proc.stderr is not None else b""
             proc.wait()
         if proc.returncode != 0:
-            raise RunError(f"--against {self.rev}: git archive {self.sha[:12]} failed: {err.decode(errors='replace').strip()}")
+            raise RunError(
+                f"--against {self.rev}: git archive {self.sha[:12]} failed: {err.decode(errors='replace').strip()}"
+            )
 
     def _link_untracked(self) -> None:
         others = _git(self.work_root, "ls-files", "--others", "--directory", "-z", timeout=300)

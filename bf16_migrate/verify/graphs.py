@@ -53,7 +53,9 @@ _END = "## END_GRAPH"
 _HASH = re.compile(r"^Graph Hash: (\S+)", re.M)
 # `  [ROOT ]%name = TYPE opcode(operands), attributes`; TYPE is `f32[2,3]{1,0}`, `bf16[]` or a
 # tuple `(f32[2], s64[])` (which holds spaces).
-_INSTR = re.compile(r"^\s*(?:ROOT\s+)?%(?P<name>[^\s=]+)\s*=\s*(?P<type>\((?:[^()]|\([^()]*\))*\)|\S+)\s+(?P<op>[\w\-]+)\((?P<args>.*)$")
+_INSTR = re.compile(
+    r"^\s*(?:ROOT\s+)?%(?P<name>[^\s=]+)\s*=\s*(?P<type>\((?:[^()]|\([^()]*\))*\)|\S+)\s+(?P<op>[\w\-]+)\((?P<args>.*)$"
+)
 _OPERAND = re.compile(r"(?P<et>[a-z]+\d*)\[[^\]]*\](?:\{[^}]*\})?\s+%(?P<name>[^\s,)]+)")
 _ELEMENT = re.compile(r"^(?P<et>[a-z]+\d*)\[")
 
@@ -301,7 +303,9 @@ def _scalar(type_text_dims: str | None) -> bool:
     return type_text_dims is None or _elements(type_text_dims) <= 1
 
 
-def _origins(name: str, ops: frozenset[str], seen: set[str], instrs: Mapping[str, _Instr], shapes: Mapping[str, str]) -> list[tuple] | None:
+def _origins(
+    name: str, ops: frozenset[str], seen: set[str], instrs: Mapping[str, _Instr], shapes: Mapping[str, str]
+) -> list[tuple] | None:
     """The converts an f32 value comes from through ``ops`` only, or None when some path
     reaches anything else that is not a scalar (a dot, a reduce, a parameter...)."""
     if name in seen:
@@ -328,7 +332,9 @@ def _origins(name: str, ops: frozenset[str], seen: set[str], instrs: Mapping[str
     return found
 
 
-def _count_round_trips(instrs: Mapping[str, _Instr], shapes: Mapping[str, str], order: list[str], stats: GraphStats) -> None:
+def _count_round_trips(
+    instrs: Mapping[str, _Instr], shapes: Mapping[str, str], order: list[str], stats: GraphStats
+) -> None:
     """Count into ``stats`` the tensor converts back to a precision their value came from
     (bf16->f32->bf16, f32->bf16->f32) through layout ops only (``layout``) or layout and
     element-wise ops (``elementwise``), with up to three examples of each."""

@@ -31,7 +31,13 @@ def _tree_root(path: Path) -> Path:
     import subprocess
 
     try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=str(path.parent), capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=str(path.parent),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return path.parent
     return Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else path.parent
@@ -87,7 +93,9 @@ def plan_launcher(
             chosen, how = "stochastic", "default"
         job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(args)}".rstrip()]
         if not env:
-            job_notes.append(f"{where} switches no legacy variable on for {rel}: the legacy run has only the script's own settings")
+            job_notes.append(
+                f"{where} switches no legacy variable on for {rel}: the legacy run has only the script's own settings"
+            )
         elif not s.sure:
             job_notes.append(f"{where} switches {_env_text(env)} on some paths only")
         jobs.append(Job(script, rel, env, source_label, chosen, how, [*args, *map(str, extra_args)], job_notes))

@@ -71,7 +71,9 @@ def _planner_class():
     return _Reach
 
 
-def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None) -> list[LaunchSetting]:
+def launch_settings(
+    root: Path, mode: str = "stochastic", extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
+) -> list[LaunchSetting]:
     """Every launch of a Python script (of the tree, that uses torch) by a carrier under
     ``root``, with the legacy settings in force for it. Carriers that cannot be read or parsed
     are left out (the codemod reports them). ``extra``: carriers to analyse although they name
@@ -102,7 +104,11 @@ def launch_settings(root: Path, mode: str = "stochastic", extra: tuple[Path, ...
             planner.add(loaded)
     planner.run({})
     groups_on = _group_values(planner)
-    return [_setting(planner, ci, li, res.path, groups_on) for (ci, li), res in sorted(planner.res.items()) if res.kind == "py" and res.path is not None]
+    return [
+        _setting(planner, ci, li, res.path, groups_on)
+        for (ci, li), res in sorted(planner.res.items())
+        if res.kind == "py" and res.path is not None
+    ]
 
 
 def _setting(planner, ci: int, li: int, script, groups_on: dict) -> LaunchSetting:

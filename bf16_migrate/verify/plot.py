@@ -45,7 +45,9 @@ def plot_report(report: VerifyReport, path: Path) -> Path:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    fig, (ax, axr) = plt.subplots(2, 1, figsize=(10, 7.5), dpi=100, sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
+    fig, (ax, axr) = plt.subplots(
+        2, 1, figsize=(10, 7.5), dpi=100, sharex=True, gridspec_kw={"height_ratios": [3, 1.4]}
+    )
     _plot_losses(ax, report)
     if report.verdict.rel:
         _plot_rel(axr, report)
@@ -108,7 +110,15 @@ def _plot_rel(axr: Any, report: VerifyReport) -> None:
     axr.scatter(range(1, len(shown) + 1), shown, c=colors, s=14, zorder=3)
     proxies = [
         Line2D([], [], color=_STYLE[MIGRATED]["color"], marker="o", linestyle="", markersize=4, label="migrated"),
-        Line2D([], [], color="#2ca02c", marker="o", linestyle="", markersize=4, label="migrated, identical step (drawn at the floor)"),
+        Line2D(
+            [],
+            [],
+            color="#2ca02c",
+            marker="o",
+            linestyle="",
+            markersize=4,
+            label="migrated, identical step (drawn at the floor)",
+        ),
     ]
     axr.set_yscale("log")
     base = {LEGACY: "legacy", REFERENCE: "FP32 ref"}.get(v.baseline or "", "?")

@@ -71,7 +71,10 @@ class RichProgress(Progress):
             console=Console(file=stream),
             transient=False,
         )
-        self.tasks = {n: self.bar.add_task("", total=self.steps, start=False, title=_TITLES.get(n, n), state="queued") for n in names}
+        self.tasks = {
+            n: self.bar.add_task("", total=self.steps, start=False, title=_TITLES.get(n, n), state="queued")
+            for n in names
+        }
 
     def __enter__(self) -> RichProgress:
         self.bar.start()

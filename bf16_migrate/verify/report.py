@@ -73,7 +73,11 @@ def format_report(report: VerifyReport) -> str:
 def _header_lines(report: VerifyReport) -> list[str]:
     """What was verified: script, mode, steps, arguments, device, legacy version and setting."""
     args = " ".join(report.script_args)
-    lines = [f"bf16-migrate verify {report.script} (mode {report.mode}, {report.steps} steps" + (f", script args: {args}" if args else "") + f", PJRT_DEVICE={report.device})"]
+    lines = [
+        f"bf16-migrate verify {report.script} (mode {report.mode}, {report.steps} steps"
+        + (f", script args: {args}" if args else "")
+        + f", PJRT_DEVICE={report.device})"
+    ]
     if report.legacy_label:
         lines.append(f"legacy version: {report.legacy_label}; migrated version: the work tree")
     if report.legacy_env:
@@ -176,7 +180,16 @@ def _counts(d: Mapping[str, int] | None) -> str:
 def _evidence_table(report: VerifyReport) -> list[str]:
     """One row per run that recorded something: what its executed training-step graph computes
     and what the device holds (see :class:`~bf16_migrate.verify.graphs.GraphStats`)."""
-    header = ["run", "step graph", "matmuls bf16", "converts up/down", "round trips layout/elementwise", "compiles", "device params", "optimizer state"]
+    header = [
+        "run",
+        "step graph",
+        "matmuls bf16",
+        "converts up/down",
+        "round trips layout/elementwise",
+        "compiles",
+        "device params",
+        "optimizer state",
+    ]
     rows = []
     for name, title in _COLUMNS:
         r = report.runs.get(name)
@@ -195,7 +208,9 @@ def _evidence_table(report: VerifyReport) -> list[str]:
                 f"step {g.step}" if g is not None and g.step else "-",
                 f"{g.matmuls_bf16} of {g.matmuls}" if g is not None else "-",
                 f"{g.converts.get('bf16->f32', 0)} / {g.converts.get('f32->bf16', 0)}" if g is not None else "-",
-                f"{g.round_trips.get('bf16->f32->bf16 (layout)', 0)} / {g.round_trip_count('elementwise')}" if g is not None else "-",
+                f"{g.round_trips.get('bf16->f32->bf16 (layout)', 0)} / {g.round_trip_count('elementwise')}"
+                if g is not None
+                else "-",
                 str(r.compile_count) if r.compile_count is not None else "-",
                 _counts(r.device_param_dtypes),
                 _counts(state),
@@ -259,7 +274,10 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "notes": v.notes,
             "runs": {name: r.to_dict() for name, r in report.runs.items()},
             "wall_time_s": report.wall_time_s,
-            "diagnostics": [{"code": d.code, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed} for d in report.diagnostics],
+            "diagnostics": [
+                {"code": d.code, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed}
+                for d in report.diagnostics
+            ],
         }
     )
 

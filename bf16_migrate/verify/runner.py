@@ -355,7 +355,9 @@ class Workspace:
         record = self.root / f"{name}.json"
         dump = self.root / f"{name}.graphs" if graphs else None
         progress = self.root / f"{name}.progress"
-        env = child_env(base_env, original.parent, record=record, steps=steps, drop=drop, add=add, graphs=dump, progress=progress)
+        env = child_env(
+            base_env, original.parent, record=record, steps=steps, drop=drop, add=add, graphs=dump, progress=progress
+        )
         return RunSpec(
             name=name,
             script=script,

@@ -103,7 +103,17 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
     if schema == SCHEMA:
         if "error" in data and "parts" not in data:
             err = data.get("error") or {}
-            return [Row(str(data.get("script") or name), "-", str(data.get("mode") or "-"), "-", "ERROR", str(err.get("message", "")).splitlines()[0] if err.get("message") else "", None)]
+            return [
+                Row(
+                    str(data.get("script") or name),
+                    "-",
+                    str(data.get("mode") or "-"),
+                    "-",
+                    "ERROR",
+                    str(err.get("message", "")).splitlines()[0] if err.get("message") else "",
+                    None,
+                )
+            ]
         return [_row_from_report(data)]
     raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
 
@@ -120,7 +130,10 @@ def exit_code(statuses: Iterable[str]) -> int:
 
 def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
     header = ["script", "legacy setting (from)", "mode", "steps", "verdict", "wall", "detail"]
-    body = [[r.script, r.setting, r.mode, r.steps, r.status, f"{r.wall:.1f} s" if r.wall is not None else "-", r.detail] for r in rows]
+    body = [
+        [r.script, r.setting, r.mode, r.steps, r.status, f"{r.wall:.1f} s" if r.wall is not None else "-", r.detail]
+        for r in rows
+    ]
     lines = [title]
     if body:
         widths = [max(len(header[c]), *(len(b[c]) for b in body)) for c in range(len(header))]
@@ -135,7 +148,9 @@ def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
     counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "ERROR")}
     verdict = {0: "PASS", 1: "FAIL", 2: "ERROR"}[exit_code(r.status for r in rows)] if rows else "NOTHING TO VERIFY"
     lines.append("")
-    lines.append(f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)")
+    lines.append(
+        f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -206,5 +221,12 @@ def merge_documents(paths: Sequence[Path]) -> tuple[str, dict[str, Any], int]:
                 }
             )
     code = exit_code(r.status for r in rows)
-    doc = {"schema": TREE_SCHEMA, "against": None, "passed": code == 0 and bool(rows), "exit_code": code, "notes": [f"merged from {len(paths)} file(s)"], "results": results}
+    doc = {
+        "schema": TREE_SCHEMA,
+        "against": None,
+        "passed": code == 0 and bool(rows),
+        "exit_code": code,
+        "notes": [f"merged from {len(paths)} file(s)"],
+        "results": results,
+    }
     return _table(rows, f"bf16-migrate verify --merge: {len(paths)} file(s), {len(rows)} verify(s)"), doc, code

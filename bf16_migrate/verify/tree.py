@@ -141,7 +141,9 @@ def _count(text: str, needle: str) -> int:
     return text.count(needle)
 
 
-def detect_mode(legacy_text: str, migrated_text: str, path: str, launched_with: Mapping[str, str] | None = None) -> tuple[str, str]:
+def detect_mode(
+    legacy_text: str, migrated_text: str, path: str, launched_with: Mapping[str, str] | None = None
+) -> tuple[str, str]:
     """The migration mode of ``migrated_text`` (a migration of ``legacy_text``), and how it was
     told: ``"codemod output"`` when the codemod in that mode gives exactly that text, else
     ``"read from the migrated text"``."""
@@ -239,7 +241,9 @@ def _variants(
     for s in mine:
         on = _on(s.env)
         if s.computed:
-            notes.append(f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it")
+            notes.append(
+                f"{s.where(root)} sets {', '.join(s.computed)} to a value computed when it runs: not verified under it"
+            )
         if not on:
             continue
         if not s.sure:
@@ -251,7 +255,10 @@ def _variants(
     if by_env:
         for s in mine:
             if not _on(s.env) and not s.computed:
-                notes.append(f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; the migrated script computes in bf16 there too")
+                notes.append(
+                    f"{s.where(root)} (`{s.text}`) runs {rel} without a legacy setting (fp32 there): not verified; "
+                    "the migrated script computes in bf16 there too"
+                )
     if len(variants) > 1:
         notes.append(f"the launchers at {rev} disagree: {rel} is verified under each of the {len(variants)} settings")
     if not variants:
@@ -259,7 +266,9 @@ def _variants(
     return variants
 
 
-def _launch_args(launches: Sequence[LaunchSetting], rel: str, root: Path, notes: list[str]) -> tuple[list[str], list[str]]:
+def _launch_args(
+    launches: Sequence[LaunchSetting], rel: str, root: Path, notes: list[str]
+) -> tuple[list[str], list[str]]:
     """The arguments a job of ``rel`` runs with when ``--`` gives none: the words of the first
     launch line among ``launches`` whose arguments are all written out (``python train.py
     --steps 30``: ``--steps 30``), and that launch's ``launcher:line``. A launch whose
@@ -277,7 +286,10 @@ def _launch_args(launches: Sequence[LaunchSetting], rel: str, root: Path, notes:
     words = [str(word) for word in chosen.args]
     for s in static[1:]:
         if [str(word) for word in s.args] != words:
-            notes.append(f"{s.where(root)} (`{s.text}`) starts {rel} with other arguments: verified with those of {chosen.where(root)}")
+            notes.append(
+                f"{s.where(root)} (`{s.text}`) starts {rel} with other arguments: verified with those of "
+                f"{chosen.where(root)}"
+            )
     return words, ([chosen.where(root)] if words else [])
 
 
@@ -294,7 +306,8 @@ def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> l
     except Exception:  # an analysis failure must not lose the verify: the rewrite reports it
         return []
     return [
-        f"{s.where(checkout.work_root)} in the work tree still sets {_env_text(_on(s.env))} for {rel}: the migrated run "
+        f"{s.where(checkout.work_root)} in the work tree still sets {_env_text(_on(s.env))} for {rel}: the migrated "
+        "run "
         "is made without it (verify removes the legacy variables from its environment); see the rewrite's findings "
         "for why it was kept"
         for s in now
@@ -367,7 +380,9 @@ def plan_tree(
         moved = sorted(launcher for launcher in launchers_of.get(legacy_file, ()) if launcher in changed)
         if moved:
             why.append(f"its launcher {', '.join(moved)} changed")
-        modules = sorted(checkout.relative(m) for m in _imports_closure(legacy_file, root) if checkout.relative(m) in changed)
+        modules = sorted(
+            checkout.relative(m) for m in _imports_closure(legacy_file, root) if checkout.relative(m) in changed
+        )
         if modules:
             why.append(f"the module(s) it imports {', '.join(modules)} changed")
         if not why:
@@ -425,7 +440,15 @@ def run_jobs(
         try:
             if manager is None:
                 report = verify_script(
-                    job.script, mode=job.mode, steps=steps, legacy_env=job.legacy_env, script_args=job.args, timeout=timeout, checkout=checkout, legacy_env_source=job.source, **verify_kwargs
+                    job.script,
+                    mode=job.mode,
+                    steps=steps,
+                    legacy_env=job.legacy_env,
+                    script_args=job.args,
+                    timeout=timeout,
+                    checkout=checkout,
+                    legacy_env_source=job.source,
+                    **verify_kwargs,
                 )
             else:
                 with manager as progress:

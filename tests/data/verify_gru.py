@@ -6,6 +6,7 @@ the switch: "RuntimeError: Call parameter must match argument; got parameter 0 s
 f32[32,16], argument shape: bf16[32,16]". The explicitly cast model (stochastic mode) and the
 FP32 run train. verify then compares the migrated run with the FP32 reference and says so.
 """
+
 import os
 
 os.environ["XLA_USE_BF16"] = "1"

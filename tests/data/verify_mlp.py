@@ -2,6 +2,7 @@
 
 tests/data/verify_mlp_stochastic.py is the same script migrated by hand (stochastic mode).
 """
+
 import os
 
 os.environ["XLA_USE_BF16"] = "1"

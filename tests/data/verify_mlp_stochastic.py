@@ -1,4 +1,5 @@
 """tests/data/verify_mlp.py migrated by hand to explicit bf16 (what stochastic mode emits)."""
+
 import os
 
 os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"

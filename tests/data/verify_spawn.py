@@ -1,6 +1,7 @@
 """A training function launched with torch_xla's xmp.spawn, one process (the shape of the
 multi-device example scripts). torch-xla 2.9 accepts nprocs=1 and nprocs=None on the CPU
 device (measured: both train); the test passes --nprocs."""
+
 import os
 
 os.environ["XLA_USE_BF16"] = "1"

@@ -1,5 +1,6 @@
 """A training loop wrapped in try/except Exception that logs and keeps going (a common shape
 in long-running scripts): the harness's stop (SystemExit) must still end it after N steps."""
+
 import os
 
 os.environ["XLA_USE_BF16"] = "1"

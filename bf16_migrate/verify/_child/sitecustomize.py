@@ -204,7 +204,11 @@ class _Recorder:
     @staticmethod
     def _wraps(outer, inner):
         """Whether optimizer ``outer`` holds optimizer ``inner`` (``base_optimizer``, ``optimizer``)."""
-        return inner is not None and outer is not inner and any(getattr(outer, name, None) is inner for name in ("base_optimizer", "optimizer", "optim"))
+        return (
+            inner is not None
+            and outer is not inner
+            and any(getattr(outer, name, None) is inner for name in ("base_optimizer", "optimizer", "optim"))
+        )
 
     def _read_dtypes(self, optimizer):
         self.dtypes_from = optimizer
