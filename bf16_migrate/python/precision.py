@@ -14,7 +14,10 @@ each emitted change:
   that the loss is summed into (Neuron's migration guide: loss accumulators in FP32);
 * ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
   (emitted into the script, see :mod:`.snippets`);
-* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``.
+* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
+* ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
+  f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
+  to follow keeps the switch (:mod:`.model_code`).
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
@@ -47,6 +50,8 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
+from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
+from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
     ModelCall,
     OptimizerSite,
@@ -300,7 +305,11 @@ class Planner:
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
             return False
+        audit = self._model_code(writes, variables, sites, models) if "model-code-dtypes" in emits else ModelCodeAudit()
+        if not audit.clean:
+            return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions)
+        plan_model_code(ctx, self.plan, audit)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -450,6 +459,36 @@ class Planner:
             )
         return None
 
+    def _model_code(
+        self,
+        writes: list[LegacyWrite],
+        variables: list[str],
+        sites: list[OptimizerSite],
+        models: list[cst.BaseExpression],
+    ) -> ModelCodeAudit:
+        """The audit of the code the models and the file's optimizer classes run in a step
+        (:mod:`.model_code`). When a place cannot be made to follow the dtype it meets, it is
+        reported with BFM085 on the writes and the switch is kept: removing it would leave the model
+        computing in f32 there."""
+        ctx = self.ctx
+        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]))
+        audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
+        if audit.clean:
+            return audit
+        report_blocked(ctx, audit)
+        first = audit.blocked[0]
+        for variable, anchor in self._anchors(writes):
+            ctx.report(
+                "BFM085",
+                anchor,
+                fixed=False,
+                variable=variable,
+                count=len(audit.blocked),
+                first_code=first.code,
+                first_line=ctx.pos(first.site.node)[0],
+            )
+        return audit
+
     def _plan_changes(
         self,
         writes: list[LegacyWrite],
@@ -529,6 +568,16 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
+        emits: set[str] = set().union(*(self.ctx.rules.variables[v].emit.get(self.mode, ()) for v in variables))
+        if "model-code-dtypes" in emits:
+            # its classes ran under the switch for the script that imports them: the same audit,
+            # over every module and optimizer class (which of them the script uses is not known here);
+            # what cannot follow is reported, the script's own migration is already made
+            modules, optimizers = module_classes(self.ctx)
+            reached = reach_from(self.ctx, modules, optimizers)
+            audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
+            plan_model_code(self.ctx, self.plan, audit)
+            report_blocked(self.ctx, audit)
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
