@@ -121,10 +121,19 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     for site, carrier in audit.follows:
         dtype = f"{carrier}.dtype"
         _plan_follow(plan, site, dtype)
-        ctx.report("BFM080", site.node, fixed=True, variant=site.kind, code=_short(ctx, site.node), dtype=dtype)
-    for site in audit.islands:
         ctx.report(
-            "BFM082", site.node, fixed=True, code=_short(ctx, site.node), back=_short(ctx, site.flow.casts_back[0])
+            "BFM080",
+            site.node,
+            fixed=True,
+            variant=site.kind,
+            code=_short(ctx, site.node),
+            inside=inside(ctx, site.node),
+            dtype=dtype,
+        )
+    for site in audit.islands:
+        back = _short(ctx, site.flow.casts_back[0])
+        ctx.report(
+            "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
         )
 
 
@@ -132,6 +141,15 @@ def report_blocked(ctx: FileContext, audit: ModelCodeAudit) -> None:
     """Report the places of ``audit`` that need a hand (unfixed)."""
     for blocked in audit.blocked:
         ctx.report(blocked.code, blocked.site.node, fixed=False, variant=blocked.variant, **blocked.fields)
+
+
+def inside(ctx: FileContext, node: cst.CSTNode) -> str:
+    """Where ``node`` is, for a message: ``Class.method`` or ``function``."""
+    func = ctx.enclosing(node, cst.FunctionDef)
+    if func is None:
+        return "<module>"
+    cls = ctx.enclosing(func, cst.ClassDef)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
 def _short(ctx: FileContext, node: cst.CSTNode, limit: int = 60) -> str:
@@ -237,9 +255,31 @@ class _Audit:
                     factories.append((call, "factory", cls != FLOAT))
                 continue
             upcast = self._upcast(call)
-            if upcast is not None:
+            if upcast is not None and not self._from_kept_f64(call):
                 upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
         return factories, int_roots, upcasts
+
+    def _from_kept_f64(self, call: cst.Call) -> bool:
+        """Whether the receiver of an upcast is computed from an f64 value that was not low
+        precision (XLA_DOWNCAST_BF16 kept f64 as f32: ``x.double().sum().float()`` was f32 there)."""
+        if "f64" in self.low or not isinstance(call.func, cst.Attribute):
+            return False
+        expr: cst.BaseExpression = call.func.value
+        while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+            if isinstance(expr, cst.Call):
+                func = expr.func
+                if isinstance(func, cst.Attribute) and self.rules.upcast_methods.get(func.attr.value) == "f64":
+                    return True
+                if any(
+                    self.ctx.qualified_names(a.value) & self.rules.f64_dtypes
+                    for a in expr.args
+                    if a.keyword is None or a.keyword.value == "dtype"
+                ):
+                    return True
+                expr = func
+            else:
+                expr = expr.value
+        return False
 
     def _factory_name(self, call: cst.Call) -> str | None:
         for name in self.ctx.qualified_names(call.func):
@@ -429,7 +469,7 @@ class _Audit:
             self.result.islands.append(site)
 
     def _block(self, site: Site, code: str, variant: str | None, **fields: object) -> None:
-        fields = {"code": _short(self.ctx, site.node), **fields}
+        fields = {"code": _short(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
         self.result.blocked.append(Blocked(site, code, variant, fields))
 
     # -- the tensor whose dtype a site takes ---------------------------------------------------

@@ -96,8 +96,11 @@ class VerifyReport:
 
 
 def _migrate(
-    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None
-) -> tuple[str, list[Any]]:
+    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
+) -> tuple[str, list[Any], dict[Path, str]]:
+    """The migrated text of ``source`` (the script at ``path``), its findings and, with
+    ``modules``, those of the modules of the tree it imports and the migrated text of each such
+    module that changes (:func:`_migrated_modules`)."""
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
@@ -108,7 +111,38 @@ def _migrate(
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
-    return result.code, list(result.diagnostics)
+    diagnostics = list(result.diagnostics)
+    staged = _migrated_modules(path, source, result, mode, diagnostics) if modules and result.legacy_env else {}
+    return result.code, diagnostics, staged
+
+
+def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
+    """The modules of the tree under the script's directory that it imports, migrated as the
+    rewrite migrates them (:func:`bf16_migrate.tree_modules.migrate_imported_modules`: they ran under
+    the switch too): path -> migrated text, for those that change; their findings are added to
+    ``diagnostics``. The migrated run stages them in place of the legacy ones, so it runs what the
+    rewrite writes. Modules the script reaches elsewhere (``PYTHONPATH``) run as they are: a whole
+    tree is proven by ``bf16-migrate DIR --verify``. Raises :class:`RunError` when one cannot be
+    read or migrated."""
+    from bf16_migrate.carriers.model import FileResult
+    from bf16_migrate.tree_modules import migrate_imported_modules
+
+    script = script.resolve()
+    errors: list[str] = []
+    own = FileResult(script, source, result.code, "utf-8", [], dict(result.legacy_env))
+    results = migrate_imported_modules(
+        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
+    )
+    if errors:
+        raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
+    modules: dict[Path, str] = {}
+    for module in results:
+        if module is own:
+            continue
+        diagnostics.extend(module.diagnostics)
+        if module.new != module.old:
+            modules[module.path.resolve()] = module.new
+    return modules
 
 
 def verify_script(
@@ -272,6 +306,8 @@ class _Texts:
     migrated: str
     reference: str | None
     diagnostics: list[Any]
+    modules: dict[Path, str] = field(default_factory=dict)
+    """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
 
 
 def _texts(
@@ -290,6 +326,7 @@ def _texts(
     and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
     :class:`RunError` when nothing names a legacy variable or the codemod cannot migrate."""
     diagnostics: list[Any] = []
+    modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
     inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
@@ -302,12 +339,12 @@ def _texts(
         )
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, modules = _migrate(source, mode, script, launched_with=legacy_env)
         else:
             migrated_source = source
     if need_reference and reference_source is None:
-        reference_source, _ = _migrate(legacy_text, "reference", script)
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics)
+        reference_source, _, _ = _migrate(legacy_text, "reference", script, modules=False)
+    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, modules)
 
 
 def _run(
@@ -328,7 +365,7 @@ def _run(
     with Workspace() as ws:
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, ws.root / MIGRATED),
+            stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
             **common,
