@@ -181,8 +181,8 @@ class _Audit:
         self.reached = reached
         self.low = low
         self.rules = ctx.rules.model_code
-        self.flows = TensorFlow(ctx)
         self.dtypes = DtypeFlow(ctx)
+        self.flows = TensorFlow(ctx, self.dtypes)
         self.result = ModelCodeAudit()
 
     def run(self) -> ModelCodeAudit:
@@ -197,8 +197,14 @@ class _Audit:
                 break
             fresh = found
         self._decide_creations(creations, fresh)
-        for call, arg in islands:
-            self._decide_island(Site(call, "island", self.flows.follow(call, through=True, fresh=fresh), arg))
+        in_islands: set[int] = set()
+        for call, arg in sorted(islands, key=lambda island: self.ctx.span(island[0])[1]):  # inner ones first
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else call
+            if id(receiver) in in_islands:
+                continue  # an upcast inside an island already followed (`h.double().mean().float()`)
+            site = Site(call, "island", self.flows.follow(call, through=True, fresh=fresh), arg)
+            in_islands |= site.flow.visited
+            self._decide_island(site)
         return self.result
 
     def _creations(self, factories, int_roots, upcasts, attributes, fresh: frozenset[int]):
@@ -249,7 +255,9 @@ class _Audit:
                         factories.append((call, "explicit", False))
                     continue
                 cls = self._factory_class(call, factory)
-                if cls == INT:
+                if cls == INT or (cls != FLOAT and factory == "arange"):
+                    # an arange of bounds of unknown type is taken as integer: a floating use of it
+                    # goes through an upcast (`.float()`), which is audited
                     int_roots.append(call)
                 else:
                     factories.append((call, "factory", cls != FLOAT))

@@ -32,6 +32,7 @@ import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .context import FileContext, findall
+from .dtype_flow import INT, DtypeFlow
 from .model_reach import self_assigned
 
 __all__ = ["Flow", "Meet", "TensorFlow", "cast_kind"]
@@ -138,9 +139,10 @@ def _bound_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
 class TensorFlow:
     """Follows values forward inside one file (see the module docstring)."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, dtypes: DtypeFlow | None = None) -> None:
         self.ctx = ctx
         self.rules = ctx.rules.model_code
+        self.dtypes = dtypes or DtypeFlow(ctx)
         self._fresh: frozenset[int] = frozenset()
 
     # -- what is a tensor ------------------------------------------------------------------
@@ -277,7 +279,7 @@ class TensorFlow:
         for other in others:
             if id(other) in self._fresh:
                 flow.meets.append(Meet(other, at, kind, fresh=True))
-            elif self.tensor_like(other):
+            elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
                 flow.meets.append(Meet(other, at, kind))
                 met = True
         if kind == "matmul":
