@@ -32,7 +32,7 @@ from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
 from .python import ParseError, migrate_source
-from .rules import is_truthy, load_rules
+from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
@@ -82,7 +82,7 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
 
 def migrate_paths(
     paths: list[Path],
-    mode: str,
+    mode: str | Mode,
     write: bool,
     exclude: tuple[str, ...] = (),
     fp32_optimizer_state: bool = False,
@@ -111,6 +111,7 @@ def migrate_paths(
     ``snapshot``: when given (and writing), receives the bytes every file to change holds just
     before the commit (None for a file the run creates), keyed by its path as reported: what
     ``--revert-failed`` puts back."""
+    mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
     candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist

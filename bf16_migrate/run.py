@@ -21,7 +21,7 @@ import click
 
 from .config import Config, ConfigError, common_parent, load_config
 from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
-from .rules import MODES, RuleError, load_rules
+from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -83,7 +83,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     configuration's value of the same variable). Raises :class:`ConfigError` or
     :class:`SelectionError` with a one-line message naming the file or the option."""
     where = f"{config.path}: [tool.bf16-migrate]"
-    mode = options.mode or config.mode or "stochastic"
+    mode = options.mode or config.mode or DEFAULT_MODE
     if mode not in MODES:
         raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
     fmt = options.fmt or config.output_format or "text"

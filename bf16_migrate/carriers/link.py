@@ -29,7 +29,7 @@ from ..helpers_module import usable_for
 from ..migrations import Call, Migrations
 from ..python import ParseError
 from ..python.snippets import HELPER_SOURCES
-from ..rules import load_rules
+from ..rules import Mode, load_rules
 from . import for_kind
 from .link_decide import REFUSALS, Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
@@ -49,7 +49,7 @@ class LinkPlanner:
 
     def __init__(
         self,
-        mode: str,
+        mode: Mode,
         read_python: Callable,
         load_carrier: Callable,
         find_includers: Callable,

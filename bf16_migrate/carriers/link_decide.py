@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
-from ..rules import Rules, is_truthy
+from ..rules import STOCHASTIC_ROUNDING_VAR, Mode, Rules, is_truthy
 from . import for_kind
 from .model import (
     KEEP,
@@ -80,7 +80,7 @@ class Planning(Protocol):
     @property
     def carriers(self) -> list[CarrierFile]: ...
     @property
-    def mode(self) -> str: ...
+    def mode(self) -> Mode: ...
     @property
     def rules(self) -> Rules: ...
     @property
@@ -406,8 +406,8 @@ class Decider:
         root = self.uf.find(g)
         scripts = sorted({str(self.pynodes[n][0]) for n in self.pynodes if self.uf.find(n) == root})
         target = ", ".join(scripts) if scripts else "the script it launches"
-        change = "replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1" if self.mode == "stochastic" else "removed"
-        if self.mode == "stochastic":
+        change = f"replaced by {STOCHASTIC_ROUNDING_VAR}=1" if self.mode.stochastic_rounding else "removed"
+        if self.mode.stochastic_rounding:
             scope = (ci, entry.sr_scope)
             covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
             if covered:
@@ -440,16 +440,12 @@ class Decider:
                 advice=owner.advice,
             )
         elif not (
-            self.mode == "stochastic"
+            self.mode.stochastic_rounding
             and self.decisions[ci][entry.id] == REMOVE
             and a.sr_covered
             and a.sr_covered(entry.sr_scope)
         ):
-            what = (
-                "the model cast to torch.bfloat16 and its floating inputs cast"
-                if self.mode != "amp"
-                else "forward and loss under torch.autocast"
-            )
+            what = self.mode.script_change
             have = "have" if len(scripts) > 1 else "has"
             self._say(
                 ci,

@@ -16,12 +16,12 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
-from ..rules import MODES, load_rules
+from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
 from . import snippets
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
-from .precision import REFERENCE, Planner
+from .precision import Planner
 from .string_mentions import report_string_mentions
 
 __all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
@@ -55,7 +55,7 @@ class MigrationResult:
 
 def migrate_source(
     source: str,
-    mode: str = "stochastic",
+    mode: str | Mode = DEFAULT_MODE,
     path: str = "<string>",
     launched_with: Mapping[str, str] | None = None,
     fp32_optimizer_state: bool = False,
@@ -64,9 +64,9 @@ def migrate_source(
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
-    ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
-    ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
-    amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
+    ``mode`` is a :class:`~bf16_migrate.rules.Mode` or the name of one (:data:`MODES`, from
+    ``rules/modes.toml``), or :data:`REFERENCE` (remove the legacy writes, add nothing: the FP32
+    run ``verify`` compares amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
     CPython's line and column), :class:`CodemodError` (a ParseError) when it is but cannot be
     migrated (nested beyond what libcst can walk, a bug), ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
@@ -89,15 +89,14 @@ def migrate_source(
     (``from <helpers_module> import ...``, named in ``MigrationResult.helpers``) instead of
     being written into the script; the caller writes the module.
     """
-    if mode not in MODES and mode != REFERENCE:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
         check_python(source, path)
         if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
             raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
         return run_deep(
             path,
-            lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
+            lambda: _migrate(source, chosen, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
         )
 
 
