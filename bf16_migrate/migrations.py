@@ -102,5 +102,9 @@ def _answer(done: MigrationResult | ParseError) -> MigrationResult:
     if isinstance(done, ParseError):
         raise done
     return dataclasses.replace(
-        done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers)
+        done,
+        diagnostics=list(done.diagnostics),
+        legacy_env=dict(done.legacy_env),
+        helpers=list(done.helpers),
+        outcome=dataclasses.replace(done.outcome, refusals=list(done.outcome.refusals)),
     )

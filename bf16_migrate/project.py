@@ -31,7 +31,7 @@ from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
-from .python import ParseError, migrate_source
+from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import migrate_imported_modules
@@ -326,11 +326,6 @@ def _is_test_file(path: Path) -> bool:
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
-# Unfixed diagnostics of a trial migration under the setting that mean the file cannot take the
-# change (no model found / the optimizer's parameters cannot be cast, a test, a framework object).
-_REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
-
-
 def _legacy_env_scripts(
     paths,
     exclude,
@@ -380,11 +375,11 @@ def _legacy_env_scripts(
             if direct:  # reported when the file is migrated
                 python_files[path] = (source.text, source.encoding)
             continue
-        refused = [d for d in trial.diagnostics if not d.fixed and d.code in _REFUSALS]
-        took = not refused and (
-            trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics)
-        )
-        has_optimizer = any(d.code == "BFM011" for d in refused)
+        # the trial under the setting: not a script the change goes to (no model, a test's, a
+        # framework's), or a script that has the change now
+        refused = trial.outcome.refused(SCRIPT_REFUSALS)
+        took = not refused and (trial.code == source.text or trial.outcome.took)
+        has_optimizer = any(why is Refusal.MODEL_UNKNOWN for why, _ in refused)
         if took or direct or has_optimizer:
             # a script: it gets the change, or (named directly, or it builds an optimizer the
             # codemod cannot cast) its diagnostics say why it cannot

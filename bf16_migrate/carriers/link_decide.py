@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
+from ..python.outcome import LAUNCH_REFUSALS
 from ..rules import STOCHASTIC_ROUNDING_VAR, Mode, Rules, is_truthy
 from . import for_kind
 from .model import (
@@ -61,9 +62,6 @@ class Reason:
     def of(cls, code: str, variant: str | None = None, /, **fields: object) -> Reason:
         return cls(code, kept_reason(code, variant, **fields), variant, tuple(fields.items()))
 
-
-REFUSALS = ("BFM010", "BFM011", "BFM055")
-"""A launched script's own reasons for not taking the change (shown with the launcher's)."""
 
 BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
 """Why a setting is kept, deepest first: the launched script cannot take the change, the
@@ -596,7 +594,7 @@ class Decider:
                 continue
             seen.add(node[1])  # a launched script that could not take the change: say why
             path = self.pynodes[node][0]
-            refused = [d for d in trial.diagnostics if not d.fixed and d.code in REFUSALS]
+            refused = [d for _, d in trial.outcome.refused(LAUNCH_REFUSALS)]
             results.append(FileResult(path, "", "", "utf-8", refused))
         for key, (path, launched) in targets.items():
             if key in seen:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
@@ -21,10 +21,22 @@ from . import snippets
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
+from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
 from .precision import Planner
 from .string_mentions import report_string_mentions
 
-__all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
+__all__ = [
+    "CodemodError",
+    "LAUNCH_REFUSALS",
+    "MigrationResult",
+    "MODES",
+    "Outcome",
+    "ParseError",
+    "REFERENCE",
+    "Refusal",
+    "SCRIPT_REFUSALS",
+    "migrate_source",
+]
 
 
 @dataclass
@@ -47,6 +59,9 @@ class MigrationResult:
     helpers: list[str] = field(default_factory=list)
     """With ``helpers_module``: the helper functions the migrated code imports from that module
     (which must then exist beside the script: :func:`.snippets.helpers_module_source`)."""
+    outcome: Outcome = field(default_factory=Outcome)
+    """What the migration did (took the change, or why not): what the launcher plan, the
+    project and verify act on (:mod:`.outcome`); ``diagnostics`` only tell the user."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -123,8 +138,15 @@ def _migrate(
         # cost a fifth of a large file's time; that the output parses again with libcst is what
         # idempotence needs, and the property tests migrate every output twice.
         check_output(code, path)
-    diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
-    return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers)
+    placed = dict(zip(map(id, ctx.diagnostics), source_columns(source, parsed, ctx.diagnostics)))
+    diagnostics = sorted(placed.values(), key=lambda d: (d.line, d.col, d.code))
+    refusals = [(why, placed[id(d)]) for why, d in ctx.outcome.refusals]
+    # in the order of the findings (the first is the one a launcher's message quotes)
+    refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
+    outcome = replace(ctx.outcome, refusals=refusals)
+    return MigrationResult(
+        code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers, outcome
+    )
 
 
 _SPACE_BEFORE_TAB = re.compile(r"^[ \t]* \t", re.M)

@@ -57,6 +57,7 @@ from .model_site import (
     same_model,
 )
 from .optimizers import add_float32_dtype, fp32_optimizer_state, plan_fp32_grad_norm, plan_master_weights
+from .outcome import Refusal
 from .own_precision import existing_precision, other_modes_change
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
@@ -121,7 +122,10 @@ class Planner:
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
         if tests_only:
             for mention in reads:
-                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
+                ctx.outcome.refuse(
+                    Refusal.TEST,
+                    ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
+                )
             return self.plan
         framework = find_framework(ctx)
         if framework is not None and writes:
@@ -273,6 +277,7 @@ class Planner:
             for w in writes:
                 remove_write(ctx, self.plan, w)
                 ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
+                ctx.outcome.switch_migrated = True
             return True
         variables = [w.variable for w in writes] + self.external
         emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
@@ -307,15 +312,18 @@ class Planner:
             return models
         for variable, anchor in self._anchors(writes):
             if not sites:
-                ctx.report(
-                    "BFM010",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    by_hand=self.mode.by_hand,
+                ctx.outcome.refuse(
+                    Refusal.NO_OPTIMIZER,
+                    ctx.report(
+                        "BFM010",
+                        anchor,
+                        fixed=False,
+                        variable=variable,
+                        by_hand=self.mode.by_hand,
+                    ),
                 )
             else:
-                ctx.report("BFM011", sites[0].call, fixed=False)
+                ctx.outcome.refuse(Refusal.MODEL_UNKNOWN, ctx.report("BFM011", sites[0].call, fixed=False))
         return None
 
     def _cast_anchors(
@@ -331,7 +339,12 @@ class Planner:
         if "model-cast" in emits and any(a is None for a in cast_anchors):
             site = next(s for s, a in zip(models, cast_anchors) if a is None)
             for variable, anchor in self._anchors(writes):
-                ctx.report("BFM011", anchor, fixed=False, variant="header", variable=variable, model=ctx.code(site))
+                ctx.outcome.refuse(
+                    Refusal.MODEL_UNKNOWN,
+                    ctx.report(
+                        "BFM011", anchor, fixed=False, variant="header", variable=variable, model=ctx.code(site)
+                    ),
+                )
             return None
         return cast_anchors
 
@@ -353,7 +366,10 @@ class Planner:
         node, condition = existing
         if condition is None:
             if writes:
-                ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node))
+                ctx.outcome.refuse(
+                    Refusal.ALREADY_ON,
+                    ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node)),
+                )
                 return False
             # a launcher's setting, and the script already carries the change: nothing twice,
             # unless what it carries is another mode's change (a script migrated in stochastic
@@ -361,42 +377,52 @@ class Planner:
             missing = other_modes_change(ctx, self.mode, node, sites)
             if missing is not None:
                 for variable in self.external:
-                    ctx.report(
-                        "BFM015",
-                        node,
-                        fixed=False,
-                        variable=variable,
-                        code=ctx.code(node),
-                        mode=self.mode.name,
-                        missing=missing,
+                    ctx.outcome.refuse(
+                        Refusal.OWN_PRECISION,
+                        ctx.report(
+                            "BFM015",
+                            node,
+                            fixed=False,
+                            variable=variable,
+                            code=ctx.code(node),
+                            mode=self.mode.name,
+                            missing=missing,
+                        ),
                     )
                 return False
             self.already_migrated = True
             for variable in self.external:
                 ctx.report("BFM013", node, fixed=True, variable=variable, code=ctx.code(node))
+                ctx.outcome.already_migrated = True
             return True
         if self.mode.autocast:
             for variable, anchor in self._anchors(writes):
-                ctx.report(
-                    "BFM032",
-                    anchor,
-                    fixed=False,
-                    variant="amp",
-                    variable=variable,
-                    condition=ctx.code(condition),
-                    line=ctx.pos(node)[0],
+                ctx.outcome.refuse(
+                    Refusal.OWN_PRECISION,
+                    ctx.report(
+                        "BFM032",
+                        anchor,
+                        fixed=False,
+                        variant="amp",
+                        variable=variable,
+                        condition=ctx.code(condition),
+                        line=ctx.pos(node)[0],
+                    ),
                 )
             return False
         if not all(evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors or ()):
             for variable, anchor in self._anchors(writes):
-                ctx.report(
-                    "BFM032",
-                    anchor,
-                    fixed=False,
-                    variant="not_evaluable",
-                    variable=variable,
-                    condition=ctx.code(condition),
-                    line=ctx.pos(node)[0],
+                ctx.outcome.refuse(
+                    Refusal.OWN_PRECISION,
+                    ctx.report(
+                        "BFM032",
+                        anchor,
+                        fixed=False,
+                        variant="not_evaluable",
+                        variable=variable,
+                        condition=ctx.code(condition),
+                        line=ctx.pos(node)[0],
+                    ),
                 )
             return False
         complement = negate(ctx.code(condition))
@@ -427,14 +453,17 @@ class Planner:
         for code, node, variant, fields in problems:
             ctx.report(code, node, fixed=False, variant=variant, **fields)
         for variable, anchor in self._anchors(writes):
-            ctx.report(
-                "BFM033",
-                anchor,
-                fixed=False,
-                variable=variable,
-                count=len(problems),
-                first_code=problems[0][0],
-                first_line=ctx.pos(problems[0][1])[0],
+            ctx.outcome.refuse(
+                Refusal.OWN_PRECISION,
+                ctx.report(
+                    "BFM033",
+                    anchor,
+                    fixed=False,
+                    variable=variable,
+                    count=len(problems),
+                    first_code=problems[0][0],
+                    first_line=ctx.pos(problems[0][1])[0],
+                ),
             )
         return None
 
@@ -461,9 +490,12 @@ class Planner:
                 variable=variable,
                 summary=self.mode.summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
             )
+            ctx.outcome.switch_migrated = True
         for site in sites:
             if site.model is None:
-                ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
+                ctx.outcome.refuse(
+                    Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
+                )
         if not _module_binds(ctx, "torch"):
             # AddImportsVisitor only sees the leading import block, which a legacy write often
             # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
