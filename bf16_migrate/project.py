@@ -91,6 +91,7 @@ def migrate_paths(
     hold=None,
     helpers_module: str | None = None,
     snapshot: dict[Path, bytes | None] | None = None,
+    candidates: list[Candidate] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -110,11 +111,16 @@ def migrate_paths(
 
     ``snapshot``: when given (and writing), receives the bytes every file to change holds just
     before the commit (None for a file the run creates), keyed by its path as reported: what
-    ``--revert-failed`` puts back."""
+    ``--revert-failed`` puts back.
+
+    ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
+    already (the command line does, to skip all start-up work when nothing names a variable):
+    the tree is walked once per run."""
     mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
-    candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
+    if candidates is None:
+        candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
     tree = TreeReader(roots, exclude, ignore)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []

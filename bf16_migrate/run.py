@@ -196,7 +196,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         if stdin_path is not None:
             return _run_stdin(stdin_path, options, settings)
         paths = paths + _launchers_of_scripts(paths, settings, ignore)
-        from .scan import remember, scan
+        from .scan import scan
 
         # the codemod is imported as soon as one file names a variable, while a large tree's
         # remaining files are still read in another process
@@ -205,8 +205,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             # nothing names a legacy variable: no codemod, no rules, no libcst import
             outcome = _Nothing()
         else:
-            remember(paths, settings.exclude, ignore, candidates)
-            outcome = _migrate(paths, options, settings, ignore, snapshot)
+            outcome = _migrate(paths, options, settings, ignore, snapshot, candidates)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
@@ -353,7 +352,7 @@ def _load_codemod() -> None:
 _exit_frozen = False
 
 
-def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None):
+def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, candidates=None):
     from .project import migrate_paths
 
     return migrate_paths(
@@ -367,6 +366,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: d
         helpers_module=settings.helpers_module,
         hold=hold_noqa_writes,
         snapshot=snapshot,
+        candidates=candidates,
     )
 
 
