@@ -13,7 +13,12 @@ After the per-file migration, every Python script that was migrated unconditiona
 (:func:`~bf16_migrate.carriers.resolve.tree_imports`), and each module found is migrated with
 ``imported_under`` set to the script's settings (:func:`~bf16_migrate.python.migrate_source`).
 A module imported by scripts under different settings is left as its own run made it and
-reported (BFM014).
+reported (BFM014). A script that took the change under a condition (``if args.bf16:
+os.environ[...] = "1"``: ``switched`` but no ``legacy_env``) cannot say what the switch meant for a
+module's reads or ``.double()``, but the tensors its model and optimizer classes make still follow
+the dtype they meet once the switch is gone: such a module gets that audit alone (``audited_under``,
+:mod:`bf16_migrate.python.model_code`), so a conditional migration does not leave the model
+computing in f32 in a sibling file either.
 """
 
 from __future__ import annotations
@@ -47,8 +52,10 @@ def migrate_imported_modules(
     own run made."""
     by_path = {r.path.resolve(): r for r in results}
     wanted: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
+    audited: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
     for result in results:
-        if not result.legacy_env or not str(result.path).endswith(".py"):
+        env = result.legacy_env or result.switched
+        if not env or not str(result.path).endswith(".py"):
             continue
         try:
             tree = ast.parse(result.old)
@@ -57,7 +64,7 @@ def migrate_imported_modules(
         for module in tree_imports(result.path, tree, root_of(result.path)):
             key = module.resolve()
             if key != result.path.resolve():
-                wanted.setdefault(key, []).append((result.path, result.legacy_env))
+                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, env))
     out = list(results)
     for key, importers in sorted(wanted.items()):
         settings = {tuple(sorted(env.items())) for _, env in importers}
@@ -74,41 +81,70 @@ def migrate_imported_modules(
                 out.append(FileResult(module_path, "", "", "utf-8", [diag]))
             continue
         env = dict(importers[0][1])
-        if own is not None:
-            text, encoding = own.old, own.encoding
-        else:
-            try:
-                text, encoding = read_python(module_path)
-            except Exception as exc:  # a module we cannot read is reported, never guessed at
-                errors.append(f"{module_path}: cannot be read ({exc})")
-                continue
-        try:
-            migrated = migrate(
-                text, mode, str(module_path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env
-            )
-        except ParseError as exc:
-            errors.append(str(exc))
-            continue
-        if migrated.code == text and not migrated.diagnostics and own is None:
-            continue
-        importer = importers[0][0]
-        diags = list(migrated.diagnostics)
-        if migrated.code != text:
-            diags.insert(
-                0,
-                report(
-                    "BFM014",
-                    str(module_path),
-                    1,
-                    1,
-                    True,
-                    importer=importer,
-                    settings=", ".join(f"{k}={v}" for k, v in env.items()),
-                ),
-            )
-        new = FileResult(module_path, text, migrated.code, encoding, diags)
-        out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
+        new = _migrate_module(
+            module_path,
+            own,
+            importers[0][0],
+            env,
+            None,
+            read_python,
+            errors,
+            migrate,
+            mode,
+            fp32_optimizer_state=fp32_optimizer_state,
+            imported_under=env,
+        )
+        if new is not None:
+            out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
+    for key, importers in sorted(audited.items()):
+        own = by_path.get(key)
+        if key in wanted or (own is not None and (own.legacy_env or own.switched)):
+            continue  # migrated in full (the audit included), or a script of its own
+        module_path = own.path if own is not None else _as_given(key, importers)
+        env = {k: v for _, settings in importers for k, v in settings.items()}
+        new = _migrate_module(
+            module_path, own, importers[0][0], env, "audited", read_python, errors, migrate, mode, audited_under=env
+        )
+        if new is not None:
+            out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
     return out
+
+
+def _migrate_module(
+    module_path: Path,
+    own: FileResult | None,
+    importer: Path,
+    env: dict[str, str],
+    variant: str | None,
+    read_python: Callable[[Path], tuple[str, str]],
+    errors: list[str],
+    migrate: Callable[..., MigrationResult],
+    mode: Mode,
+    **options: object,
+) -> FileResult | None:
+    """The module at ``module_path`` migrated for its importer (``options``: ``imported_under``,
+    or ``audited_under`` with the ``"audited"`` wording of BFM014), or None when it cannot be
+    read or parsed (in ``errors``) or nothing about it is to be said."""
+    if own is not None:
+        text, encoding = own.old, own.encoding
+    else:
+        try:
+            text, encoding = read_python(module_path)
+        except Exception as exc:  # a module we cannot read is reported, never guessed at
+            errors.append(f"{module_path}: cannot be read ({exc})")
+            return None
+    try:
+        migrated = migrate(text, mode, str(module_path), **options)
+    except ParseError as exc:
+        errors.append(str(exc))
+        return None
+    if migrated.code == text and not migrated.diagnostics and own is None:
+        return None
+    diags = list(migrated.diagnostics)
+    if migrated.code != text:
+        settings = ", ".join(f"{k}={v}" for k, v in env.items())
+        diags.insert(0, report("BFM014", str(module_path), 1, 1, True, variant, importer=importer, settings=settings))
+    return FileResult(module_path, text, migrated.code, encoding, diags)
 
 
 def _as_given(key: Path, importers: list[tuple[Path, dict[str, str]]]) -> Path:

@@ -511,3 +511,58 @@ def test_the_leaky_norm_computes_in_f32_when_migrated_without_the_audit(tmp_path
     assert migrated["f32_matmuls"] > legacy["f32_matmuls"], output
     with pytest.raises(AssertionError):
         assert_no_silent_f32_matmul(data)
+
+
+def test_a_script_migrated_under_a_condition_gets_its_sibling_models_code_audited(tmp_path):
+    """`if args.bf16: os.environ[...] = "1"`: what the switch meant for the sibling module's reads
+    depends on the flag, but its model's tensors following the dtype they meet is right either way,
+    so they do (BFM014 "audited"), and "0 left to do by hand" holds no f32 mask."""
+    tree = tmp_path / "cond"
+    tree.mkdir()
+    (tree / "model_def.py").write_text(
+        textwrap.dedent(
+            """\
+            import torch
+            import torch.nn as nn
+
+
+            class Masked(nn.Module):
+                def __init__(self, d):
+                    super().__init__()
+                    self.qk = nn.Linear(d, d)
+
+                def forward(self, x):
+                    scores = self.qk(x) @ x.transpose(-2, -1)
+                    mask = torch.full((x.shape[1], x.shape[1]), float("-inf"), device=x.device).triu(1)
+                    return (scores + mask).softmax(-1) @ x
+            """
+        )
+    )
+    (tree / "train.py").write_text(
+        textwrap.dedent(
+            """\
+            import argparse
+            import os
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--bf16", action="store_true")
+            args = parser.parse_args()
+            if args.bf16:
+                os.environ["XLA_USE_BF16"] = "1"
+
+            import torch
+            import torch_xla
+            from model_def import Masked
+
+            model = Masked(8).to(torch_xla.device())
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss = model(torch.randn(2, 4, 8).to(torch_xla.device())).sum()
+            """
+        )
+    )
+    outcome = _migrate_tree("cond", "stochastic", tmp_path)
+    assert "if args.bf16:\n    model.to(torch.bfloat16)" in (tree / "train.py").read_text()
+    assert "device=x.device, dtype=scores.dtype).triu(1)" in (tree / "model_def.py").read_text()
+    audited = next(d for d in outcome.diagnostics if d.code == "BFM014")
+    assert audited.fixed and "under a condition" in audited.message
+    assert [d.code for d in outcome.diagnostics if not d.fixed] == []

@@ -286,7 +286,16 @@ class LinkPlanner:
             for _, d in trial.outcome.refused(LAUNCH_REFUSALS):  # why the launcher's setting was kept
                 if d not in diags:
                     diags.append(d)
-        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
+        return FileResult(
+            path,
+            text,
+            result.code,
+            encoding,
+            diags,
+            dict(result.legacy_env),
+            list(result.helpers),
+            dict(result.switched),
+        )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
         """The carrier's own Python (a notebook's code cells) migrated as one module: its new

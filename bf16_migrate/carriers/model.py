@@ -368,6 +368,9 @@ class FileResult:
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
     helpers: list[str] = field(default_factory=list)
     """The helper functions the migrated script imports from ``--helpers-module``."""
+    switched: dict[str, str] = field(default_factory=dict)
+    """For a migrated Python script, the legacy settings whose change it took, under a condition
+    or not: the modules it imports get the audit of their model code for them."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

@@ -62,6 +62,10 @@ class MigrationResult:
     outcome: Outcome = field(default_factory=Outcome)
     """What the migration did (took the change, or why not): what the launcher plan, the
     project and verify act on (:mod:`.outcome`); ``diagnostics`` only tell the user."""
+    switched: dict[str, str] = field(default_factory=dict)
+    """The legacy settings whose mode change the script took, under a condition or not
+    (``legacy_env`` is the unconditional case): the modules of the tree it imports get the audit
+    of their model code for them (``audited_under``), whatever the condition."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -76,6 +80,7 @@ def migrate_source(
     fp32_optimizer_state: bool = False,
     imported_under: Mapping[str, str] | None = None,
     helpers_module: str | None = None,
+    audited_under: Mapping[str, str] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -99,6 +104,12 @@ def migrate_source(
     ``MigrationResult.legacy_env`` is what was in force for a migrated script (to pass on to the
     modules it imports); empty when nothing was, or only under a condition.
 
+    ``audited_under`` names legacy settings for which a script that imports this file took the
+    mode's change under a condition (``if args.bf16: os.environ[...] = "1"``): what the switch
+    meant for the file's code depends on that condition, so only the audit of its model and
+    optimizer classes applies (their tensors follow the dtype they meet, which is right on either
+    branch: :mod:`.model_code`). ``MigrationResult.switched`` is what a migrated script passes on.
+
     ``helpers_module`` (a dotted module name): the helper functions the mode needs
     (``with_fp32_master_weights``, ``floating_to_bf16``...) are imported from that module
     (``from <helpers_module> import ...``, named in ``MigrationResult.helpers``) instead of
@@ -111,12 +122,14 @@ def migrate_source(
             raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
         return run_deep(
             path,
-            lambda: _migrate(source, chosen, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
+            lambda: _migrate(
+                source, chosen, path, launched_with, fp32_optimizer_state, imported_under, helpers_module, audited_under
+            ),
         )
 
 
 def _migrate(
-    source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None
+    source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None, audited_under=None
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -127,7 +140,7 @@ def _migrate(
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
-    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
+    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, audited_under)
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
@@ -145,7 +158,14 @@ def _migrate(
     refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
     outcome = replace(ctx.outcome, refusals=refusals)
     return MigrationResult(
-        code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers, outcome
+        code,
+        diagnostics,
+        dict(planner.in_force),
+        planner.own_gate,
+        planner.framework,
+        helpers,
+        outcome,
+        planner.switched,
     )
 
 

@@ -78,6 +78,7 @@ class Planner:
         launched_with: Mapping[str, str] | None = None,
         fp32_optimizer_state: bool = False,
         imported_under: Mapping[str, str] | None = None,
+        audited_under: Mapping[str, str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.mode = mode
@@ -91,6 +92,14 @@ class Planner:
         }
         self.launched_values = {name: value for name, value in (launched_with or {}).items()}
         self.in_force: dict[str, str] = {}
+        self.switched: dict[str, str] = {}  # the settings whose change was taken, under a condition or not
+        # a module of the tree imported by a script that took the change under a condition: the
+        # audit of its model code only (see _audit_module)
+        self.audited_under = {
+            name: value
+            for name, value in (audited_under or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        }
         self.already_migrated = False  # a launcher's setting on a script that carries the change
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
@@ -145,6 +154,10 @@ class Planner:
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
             return self.plan
+        if self.audited_under and not writes and not self.external:
+            self._audit_module(list(self.audited_under))
+            report_reads(ctx, reads)
+            return self.plan
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if on_writes or self.external:
@@ -168,6 +181,9 @@ class Planner:
                 in_force.update({v: self.launched_values[v] for v in self.external})
             if self._migrate(on_writes) and not self.already_migrated:
                 self.in_force = in_force
+                self.switched = {w.variable: "1" for w in on_writes} | {
+                    v: self.launched_values[v] for v in self.external
+                }
                 reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
                 if self.guard is None and self.mode.casts_model:
                     reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
@@ -591,16 +607,21 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
+        self._audit_module(variables)
+
+    def _audit_module(self, variables: list[str]) -> None:
+        """The audit of a tree module's model and optimizer classes, which ran under ``variables``
+        for a script that imports them (:mod:`.model_code`): every module and optimizer class of the
+        file, since which of them the script uses is not known here. What cannot follow the dtype
+        it meets is reported: the script's own migration is already made."""
         emits: set[str] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
-        if "model-code-dtypes" in emits:
-            # its classes ran under the switch for the script that imports them: the same audit,
-            # over every module and optimizer class (which of them the script uses is not known here);
-            # what cannot follow is reported, the script's own migration is already made
-            modules, optimizers = module_classes(self.ctx)
-            reached = reach_from(self.ctx, modules, optimizers)
-            audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
-            plan_model_code(self.ctx, self.plan, audit)
-            report_blocked(self.ctx, audit)
+        if "model-code-dtypes" not in emits:
+            return
+        modules, optimizers = module_classes(self.ctx)
+        reached = reach_from(self.ctx, modules, optimizers)
+        audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
+        plan_model_code(self.ctx, self.plan, audit)
+        report_blocked(self.ctx, audit)
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a

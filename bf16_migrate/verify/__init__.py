@@ -112,7 +112,7 @@ def _migrate(
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
     diagnostics = list(result.diagnostics)
-    staged = _migrated_modules(path, source, result, mode, diagnostics) if modules and result.legacy_env else {}
+    staged = _migrated_modules(path, source, result, mode, diagnostics) if modules and result.switched else {}
     return result.code, diagnostics, staged
 
 
@@ -129,7 +129,7 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
 
     script = script.resolve()
     errors: list[str] = []
-    own = FileResult(script, source, result.code, "utf-8", [], dict(result.legacy_env))
+    own = FileResult(script, source, result.code, "utf-8", [], dict(result.legacy_env), switched=dict(result.switched))
     results = migrate_imported_modules(
         [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
     )
