@@ -101,5 +101,9 @@ def _answer(done: MigrationResult | ParseError) -> MigrationResult:
     if isinstance(done, ParseError):
         raise done
     return dataclasses.replace(
-        done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers)
+        done,
+        diagnostics=list(done.diagnostics),
+        legacy_env=dict(done.legacy_env),
+        helpers=list(done.helpers),
+        factory_changes=list(done.factory_changes),
     )

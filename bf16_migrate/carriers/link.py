@@ -57,8 +57,11 @@ class LinkPlanner:
         launched_with: dict[Path, dict[str, str]] | None = None,
         helpers_module: str | None = None,
         migrations: Migrations | None = None,
+        tree_facts: Callable[[Path, str], object] | None = None,
     ) -> None:
         self.mode = mode
+        # what the modules of a script's tree offer its codemod (bf16_migrate.tree_modules.TreeFactsReader)
+        self.tree_facts = tree_facts or (lambda path, text: None)
         self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
         self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
         self.fp32_optimizer_state = fp32_optimizer_state
@@ -206,6 +209,16 @@ class LinkPlanner:
                     return f"{path} cannot be read ({exc})"
             source, label = found[0], str(path)
             launched = self._with_external(path, launched)
+            return (
+                source,
+                self.mode,
+                label,
+                {
+                    "launched_with": launched,
+                    "fp32_optimizer_state": self.fp32_optimizer_state,
+                    "tree": self.tree_facts(path, source),
+                },
+            )
         return source, self.mode, label, {"launched_with": launched, "fp32_optimizer_state": self.fp32_optimizer_state}
 
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
@@ -267,6 +280,7 @@ class LinkPlanner:
                 "launched_with": self._with_external(path, launched),
                 "fp32_optimizer_state": self.fp32_optimizer_state,
                 "helpers_module": module,
+                "tree": self.tree_facts(path, text),
             },
         )
 
@@ -287,7 +301,16 @@ class LinkPlanner:
             for d in trial.diagnostics:  # why the launcher's setting was kept
                 if not d.fixed and d.code in REFUSALS and d not in diags:
                     diags.append(d)
-        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
+        return FileResult(
+            path,
+            text,
+            result.code,
+            encoding,
+            diags,
+            dict(result.legacy_env),
+            list(result.helpers),
+            list(result.factory_changes),
+        )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
         """The carrier's own Python (a notebook's code cells) migrated as one module: its new

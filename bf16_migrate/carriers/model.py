@@ -369,6 +369,9 @@ class FileResult:
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
     helpers: list[str] = field(default_factory=list)
     """The helper functions the migrated script imports from ``--helpers-module``."""
+    factory_changes: list = field(default_factory=list)
+    """What the migrated script asks of the optimizer factories of its tree
+    (:class:`bf16_migrate.python.FactoryChange`; carried out by :mod:`bf16_migrate.tree_modules`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

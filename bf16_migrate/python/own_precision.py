@@ -14,7 +14,7 @@ from . import snippets
 from .conditions import negate
 from .context import FileContext
 from .model_site import OptimizerSite, same_model
-from .optimizers import local_optimizer_classes
+from .tree_facts import SUBCLASS, master_weights_kind, unwrap_optimizer_class
 
 
 def existing_precision(
@@ -71,19 +71,21 @@ def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites
         return "it runs under torch.autocast (amp), where this mode casts the model to bf16"
     if mode != "gpu-compatible":
         return None
-    api = ctx.rules.torch_api
-    local = local_optimizer_classes(ctx)
-    stock = [
+    factory = snippets.MASTER_WEIGHTS_FACTORY
+    built_here = [
         s
         for s in sites
-        if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)
+        if s.factory is None and master_weights_kind(ctx, unwrap_optimizer_class(s.call.func)) == SUBCLASS
     ]
-    factory = snippets.MASTER_WEIGHTS_FACTORY
     wrapped = any(
         (isinstance(c.func, cst.Name) and c.func.value == factory)
         or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
         for c in ctx.nodes(cst.Call)
     )
-    if stock and not wrapped:
-        return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+    if built_here and not wrapped:
+        return f"its optimizer `{ctx.code(built_here[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+    for site in sites:
+        if site.factory is not None and not site.factory[1].master_weights:
+            module, built_by = site.factory
+            return f"the optimizer `{built_by.name}` builds in {module.path} keeps no FP32 master weights (`{factory}`)"
     return None

@@ -102,12 +102,28 @@ def _migrate(
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
+    from bf16_migrate.tree_modules import TreeFactsReader
+    from bf16_migrate.write import read_source as read_file
+
+    def read_python(module: Path) -> tuple[str, str]:
+        found = read_file(module)
+        return found.text, found.encoding
+
+    tree = TreeFactsReader(read_python, lambda _: path.parent)(path, source)
     try:
-        result = migrate_source(source, mode, str(path), launched_with=launched_with)
+        result = migrate_source(source, mode, str(path), launched_with=launched_with, tree=tree)
     except ValueError:
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
+    if result.factory_changes:
+        modules = ", ".join(sorted({change.path for change in result.factory_changes}))
+        raise RunError(
+            f"{path}: its migration in mode {mode} also changes modules of its tree ({modules}), which a verify of "
+            "the script alone does not run",
+            hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
+            "migration and run `bf16-migrate verify SCRIPT --against REV`",
+        )
     return result.code, list(result.diagnostics)
 
 
