@@ -234,12 +234,15 @@ class LinkPlanner:
         # carries it, always on (BFM013: own_precision.existing_precision read its
         # autocast region or model cast, in whatever order the files were migrated)
         refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
-        accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
+        accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics) or bool(
+            result.launch_flag  # amp through the script's own flag, which the launchers pass (link_decide)
+        )
         if refused or not accepted:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
-            # go under autocast (BFM033), or its precision code is another mode's (BFM015)
-            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM015", "BFM032", "BFM033")]
+            # go under autocast (BFM033), its precision code is another mode's (BFM015), or an
+            # optimizer cannot keep the FP32 master weights of gpu-compatible mode (BFM017)
+            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM015", "BFM017", "BFM032", "BFM033")]
             if refused:
                 reason = refused[0].message.split(":")[0]
             elif own:

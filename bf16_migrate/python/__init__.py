@@ -58,6 +58,10 @@ class MigrationResult:
     helpers: list[str] = field(default_factory=list)
     """With ``helpers_module``: the helper functions the migrated code imports from that module
     (which must then exist beside the script: :func:`.snippets.helpers_module_source`)."""
+    launch_flag: str | None = None
+    """amp mode, for a script launched with a legacy setting whose own autocast is switched by
+    a command-line flag (``--enable_pt_autocast``): that flag, which its launchers must pass
+    where they set the variable (the script itself is not changed)."""
     factory_changes: list[FactoryChange] = field(default_factory=list)
     """What the migrated script asks of the optimizer factories of its tree (``tree``): the
     modules must be migrated with them (``migrate_source(..., factory_changes=...)``) in the
@@ -173,6 +177,7 @@ def _migrate(
         planner.own_gate,
         planner.framework,
         helpers,
+        planner.launch_flag,
         list(planner.factory_changes),
     )
 

@@ -63,7 +63,7 @@ from .optimizers import (
     plan_fp32_grad_norm,
     plan_master_weights,
 )
-from .own_precision import existing_precision, other_modes_change
+from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
@@ -93,6 +93,7 @@ class Planner:
     ) -> None:
         self.ctx = ctx
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
+        self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
@@ -402,6 +403,14 @@ class Planner:
                 ctx.report("BFM013", node, fixed=True, variable=variable, code=ctx.code(node))
             return True
         if self.mode == "amp":
+            flag = launch_flag(ctx, condition) if not writes else None
+            if flag is not None:
+                # amp is the script's own autocast path: its launchers pass the flag where they
+                # set the variable (carriers/link_decide.py), nothing changes here
+                self.launch_flag = flag
+                for variable in self.external:
+                    ctx.report("BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition))
+                return True
             for variable, anchor in self._anchors(writes):
                 ctx.report(
                     "BFM032",
