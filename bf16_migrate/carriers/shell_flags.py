@@ -35,9 +35,9 @@ def flag_edits(frag: ShellFragment, entry_id: int, launch_index: int, flag: str,
     where the entry ``entry_id`` is in force (on every path to it when ``sure``), or why they
     cannot be made (one clause, for a diagnostic)."""
     node = frag.launch_node.get(launch_index)
-    if node is None or _inside(node, "function_definition"):
+    words = _words(node) if node is not None else []
+    if node is None or _inside(node, "function_definition") or (words and frag.t(words[0]) in frag.functions):
         return "it runs inside a shell function"
-    words = _words(node)
     script = _script_word(frag, words, frag.analysis.launches[launch_index].target)
     if script is None:
         return "the script's path is not written on the launch line"
@@ -83,12 +83,14 @@ def _words(command) -> list:
 
 
 def _script_word(frag: ShellFragment, words: list, target) -> int | None:
-    """The index of the word naming the launched script (as the launch's target spells it)."""
+    """The index of the first word naming the launched script: spelled as the launch's target,
+    or ending in ``/`` and its file name (``"$(dirname "$0")/train.py"``, read as ``./train.py``)."""
     if target is None:
         return None
-    for k, word in enumerate(words):
-        text = frag.t(word.named_children[0] if word.type == "command_name" and word.named_children else word)
-        if text.strip("'\"") == target[1]:
+    name = "/" + target[1].rsplit("/", 1)[-1]
+    for k, word in enumerate(words[1:], start=1):
+        text = frag.t(word).strip("'\"")
+        if text == target[1] or text.endswith(name):
             return k
     return None
 
