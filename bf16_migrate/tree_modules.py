@@ -34,6 +34,7 @@ from .carriers.resolve import named_tree_imports, tree_imports
 from .diagnostics import report
 from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
 from .python.tree_facts import TreeModule
+from .rules import Mode
 
 
 class TreeFactsReader:
@@ -79,7 +80,7 @@ def migrate_imported_modules(
     results: list[FileResult],
     read_python: Callable[[Path], tuple[str, str]],
     root_of: Callable[[Path], Path],
-    mode: str,
+    mode: Mode,
     fp32_optimizer_state: bool,
     errors: list[str],
     migrate: Callable[..., MigrationResult] = migrate_source,
@@ -168,7 +169,7 @@ def _with_factory_changes(
     out: list[FileResult],
     own: FileResult,
     asked: tuple[FactoryChange, ...],
-    mode: str,
+    mode: Mode,
     errors: list[str],
     migrate: Callable[..., MigrationResult],
 ) -> list[FileResult]:

@@ -10,31 +10,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
-from ..rules import MODES, load_rules
+from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
 from . import snippets
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
-from .precision import REFERENCE, Planner
+from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
+from .precision import Planner
 from .string_mentions import report_string_mentions
 from .tree_facts import FactoryChange, TreeFacts, TreeModule, module_facts
 
 __all__ = [
     "CodemodError",
     "FactoryChange",
+    "LAUNCH_REFUSALS",
     "MigrationResult",
+    "MODES",
+    "Outcome",
     "ParseError",
+    "REFERENCE",
+    "Refusal",
+    "SCRIPT_REFUSALS",
     "TreeFacts",
     "migrate_source",
     "module_facts_of",
-    "MODES",
-    "REFERENCE",
 ]
 
 
@@ -58,6 +63,9 @@ class MigrationResult:
     helpers: list[str] = field(default_factory=list)
     """With ``helpers_module``: the helper functions the migrated code imports from that module
     (which must then exist beside the script: :func:`.snippets.helpers_module_source`)."""
+    outcome: Outcome = field(default_factory=Outcome)
+    """What the migration did (took the change, or why not): what the launcher plan, the
+    project and verify act on (:mod:`.outcome`); ``diagnostics`` only tell the user."""
     launch_flag: str | None = None
     """amp mode, for a script launched with a legacy setting whose own autocast is switched by
     a command-line flag (``--enable_pt_autocast``): that flag, which its launchers must pass
@@ -74,7 +82,7 @@ class MigrationResult:
 
 def migrate_source(
     source: str,
-    mode: str = "stochastic",
+    mode: str | Mode = DEFAULT_MODE,
     path: str = "<string>",
     launched_with: Mapping[str, str] | None = None,
     fp32_optimizer_state: bool = False,
@@ -85,9 +93,9 @@ def migrate_source(
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
-    ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
-    ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
-    amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
+    ``mode`` is a :class:`~bf16_migrate.rules.Mode` or the name of one (:data:`MODES`, from
+    ``rules/modes.toml``), or :data:`REFERENCE` (remove the legacy writes, add nothing: the FP32
+    run ``verify`` compares amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
     CPython's line and column), :class:`CodemodError` (a ParseError) when it is but cannot be
     migrated (nested beyond what libcst can walk, a bug), ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
@@ -116,8 +124,7 @@ def migrate_source(
     weights as a stock one. ``MigrationResult.factory_changes`` then says what the modules must
     do; ``factory_changes`` given to the migration of such a module carries it out.
     """
-    if mode not in MODES and mode != REFERENCE:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
         check_python(source, path)
         if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
@@ -126,7 +133,7 @@ def migrate_source(
             path,
             lambda: _migrate(
                 source,
-                mode,
+                chosen,
                 path,
                 launched_with,
                 fp32_optimizer_state,
@@ -169,7 +176,12 @@ def _migrate(
         # cost a fifth of a large file's time; that the output parses again with libcst is what
         # idempotence needs, and the property tests migrate every output twice.
         check_output(code, path)
-    diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
+    placed = dict(zip(map(id, ctx.diagnostics), source_columns(source, parsed, ctx.diagnostics)))
+    diagnostics = sorted(placed.values(), key=lambda d: (d.line, d.col, d.code))
+    refusals = [(why, placed[id(d)]) for why, d in ctx.outcome.refusals]
+    # in the order of the findings (the first is the one a launcher's message quotes)
+    refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
+    outcome = replace(ctx.outcome, refusals=refusals)
     return MigrationResult(
         code,
         diagnostics,
@@ -177,8 +189,9 @@ def _migrate(
         planner.own_gate,
         planner.framework,
         helpers,
-        planner.launch_flag,
-        list(planner.factory_changes),
+        outcome,
+        launch_flag=planner.launch_flag,
+        factory_changes=list(planner.factory_changes),
     )
 
 

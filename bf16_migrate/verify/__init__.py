@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..rules import mode_named
 from .compare import MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -328,7 +329,7 @@ def _texts(
             migrated_source, diagnostics, flag = _migrate(source, mode, script, launched_with=legacy_env)
         else:
             migrated_source = source
-            if mode == "amp" and legacy_env and migrated_source == legacy_source:
+            if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
                 # the script unchanged under its launcher's setting: amp through its own flag?
                 flag = _migrate(legacy_text, mode, script, launched_with=legacy_env)[2]
     if need_reference and reference_source is None:
