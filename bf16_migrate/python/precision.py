@@ -419,6 +419,8 @@ class Planner:
                 for variable in self.external:
                     ctx.report("BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition))
                 ctx.outcome.switch_migrated = True
+                if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
+                    self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32
                 return True
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
