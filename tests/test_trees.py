@@ -309,13 +309,16 @@ _ONSET = pytest.mark.xfail(
 )
 
 
+# One mode per case in CI, the one its behaviour is about (a verify costs about 90 s on 2 cores);
+# the nine are in bench/bench_trees.py, figures in bench/RESULTS.md (8 PASS, this one FAIL).
 @pytest.mark.xla
 @pytest.mark.parametrize(
     "case,mode",
     [
-        pytest.param(case, mode, marks=_ONSET) if (case, mode) == ("autocast_flag", "gpu-compatible") else (case, mode)
-        for case in CASES
-        for mode in MODES
+        ("factories_config", "gpu-compatible"),  # the cast in the script, the master weights in optim.py
+        ("tree_optimizer", "gpu-compatible"),  # the tree's optimizer class with FP32 master weights
+        ("autocast_flag", "amp"),  # the launchers pass --use_amp
+        pytest.param("autocast_flag", "gpu-compatible", marks=_ONSET),
     ],
 )
 def test_the_rewrite_is_proven_on_the_xla_device(case, mode, tmp_path):
