@@ -13,10 +13,19 @@ After the per-file migration, every Python script that was migrated unconditiona
 (:func:`~bf16_migrate.carriers.resolve.tree_imports`), and each module found is migrated with
 ``imported_under`` set to the script's settings (:func:`~bf16_migrate.python.migrate_source`).
 A module imported by scripts under different settings is left as its own run made it and
-reported (BFM014). A script that took the change under a condition (``if args.bf16:
-os.environ[...] = "1"``: ``switched`` but no ``legacy_env``) cannot say what the switch meant for a
-module's reads or ``.double()``, but the tensors its model and optimizer classes make still follow
-the dtype they meet once the switch is gone: such a module gets that audit alone (``audited_under``,
+reported (BFM014).
+
+The codemod of a script also needs to know what it calls in those modules: a function that
+builds its optimizer (``build_optimizer(model, cfg)`` in ``optim.py``), an optimizer class
+defined there. :class:`TreeFactsReader` reads them (:func:`bf16_migrate.python.module_facts_of`)
+for the codemod (``migrate_source(..., tree=...)``); what the migrated script then asks of such
+a factory (FP32 master weights in gpu-compatible mode: ``MigrationResult.factory_changes``) is
+carried out here, in the same change, whatever the setting the script ran under (BFM016).
+
+A script that took the change under a condition (``if args.bf16: os.environ[...] = "1"``:
+``switched`` but no ``legacy_env``) cannot say what the switch meant for a module's reads or
+``.double()``, but the tensors its model and optimizer classes make still follow the dtype they
+meet once the switch is gone: such a module gets that audit alone (``audited_under``,
 :mod:`bf16_migrate.python.model_code`), so a conditional migration does not leave the model
 computing in f32 in a sibling file either.
 """
@@ -28,10 +37,50 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .carriers.link import FileResult
-from .carriers.resolve import tree_imports
+from .carriers.resolve import named_tree_imports, tree_imports
 from .diagnostics import report
-from .python import MigrationResult, ParseError, migrate_source
+from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
+from .python.tree_facts import TreeModule
 from .rules import Mode
+
+
+class TreeFactsReader:
+    """The :class:`~bf16_migrate.python.TreeFacts` of a script: what the modules of its tree it
+    imports offer its codemod (optimizer factories, optimizer classes). ``read_python(path) ->
+    (text, encoding)`` reads a module; ``root_of(path)`` is the tree a path belongs to. A
+    module that cannot be read or parsed offers nothing (its own run reports it). Each module
+    is read once per name it is imported under."""
+
+    def __init__(self, read_python: Callable[[Path], tuple[str, str]], root_of: Callable[[Path], Path]) -> None:
+        self.read_python = read_python
+        self.root_of = root_of
+        self._modules: dict[tuple[Path, str], TreeModule | None] = {}
+
+    def __call__(self, path: Path, text: str) -> TreeFacts | None:
+        """The facts for the script ``path`` whose text is ``text``; None when its imports
+        reach no module of the tree that builds an optimizer or defines an optimizer class."""
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        modules: dict[tuple[Path, str], TreeModule] = {}
+        for name, file in named_tree_imports(path, tree, self.root_of(path)):
+            key = (file.resolve(), name)
+            if key[0] == path.resolve() or key in modules:
+                continue
+            if key not in self._modules:
+                self._modules[key] = self._read(file, name, path)
+            found = self._modules[key]
+            if found is not None and (found.factories or found.optimizer_classes):
+                modules[key] = found
+        return TreeFacts(tuple(modules.values())) if modules else None
+
+    def _read(self, file: Path, name: str, script: Path) -> TreeModule | None:
+        try:
+            text, _ = self.read_python(file)
+            return module_facts_of(text, str(_as_given(file.resolve(), [(script, {})])), name)
+        except Exception:  # ReadError, ParseError: the module's own run reports it
+            return None
 
 
 def migrate_imported_modules(
@@ -51,11 +100,15 @@ def migrate_imported_modules(
     it is. The returned list holds one result per file: a module's result replaces the one its
     own run made."""
     by_path = {r.path.resolve(): r for r in results}
-    wanted: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
-    audited: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
+    requests: dict[Path, list[FactoryChange]] = {}
     for result in results:
-        env = result.legacy_env or result.switched
-        if not env or not str(result.path).endswith(".py"):
+        for change in result.factory_changes:
+            requests.setdefault(Path(change.path).resolve(), []).append(change)
+    wanted: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
+    audited: dict[Path, list[tuple[Path, dict[str, str]]]] = {}  # importers that switched under a condition
+    for result in results:
+        ran_under = result.legacy_env or result.switched
+        if not ran_under or not str(result.path).endswith(".py"):
             continue
         try:
             tree = ast.parse(result.old)
@@ -64,14 +117,24 @@ def migrate_imported_modules(
         for module in tree_imports(result.path, tree, root_of(result.path)):
             key = module.resolve()
             if key != result.path.resolve():
-                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, env))
+                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, ran_under))
     out = list(results)
-    for key, importers in sorted(wanted.items()):
-        settings = {tuple(sorted(env.items())) for _, env in importers}
-        module_path = next((r.path for r in results if r.path.resolve() == key), None) or _as_given(key, importers)
+    for key in sorted(set(wanted) | set(requests) | set(audited)):
+        importers = wanted.get(key, [])
+        asked = tuple(requests.get(key, ()))
+        # only conditional importers: the audit of the module's model code alone (audited_under)
+        audit_env = None if importers else {k: v for _, e in audited.get(key, []) for k, v in e.items()} or None
+        named = importers or audited.get(key, [])
+        given = _as_given(key, named) if named else Path(asked[0].path)
+        module_path = next((r.path for r in results if r.path.resolve() == key), None) or given
         own = by_path.get(key)
-        if own is not None and own.legacy_env:
-            continue  # a script of its own, migrated as such
+        if own is not None and (own.legacy_env or (audit_env and own.switched)):
+            # a script of its own, migrated as such: only what its importers ask of its factories
+            if asked:
+                out = _with_factory_changes(out, own, asked, mode, errors, migrate)
+            continue
+        settings = {tuple(sorted(env.items())) for _, env in importers}
+        env = dict(importers[0][1]) if len(settings) == 1 else None
         if len(settings) > 1:
             names = ", ".join(f"{p} ({', '.join(f'{k}={v}' for k, v in env.items())})" for p, env in importers)
             diag = report("BFM014", str(module_path), 1, 1, False, "different_settings", settings=names)
@@ -79,72 +142,71 @@ def migrate_imported_modules(
                 own.diagnostics.append(diag)
             else:
                 out.append(FileResult(module_path, "", "", "utf-8", [diag]))
+            if not asked:
+                continue
+        if own is not None:
+            text, encoding = own.old, own.encoding
+        else:
+            try:
+                text, encoding = read_python(module_path)
+            except Exception as exc:  # a module we cannot read is reported, never guessed at
+                errors.append(f"{module_path}: cannot be read ({exc})")
+                continue
+        try:
+            migrated = migrate(
+                text,
+                mode,
+                str(module_path),
+                fp32_optimizer_state=fp32_optimizer_state,
+                imported_under=env,
+                factory_changes=asked or None,
+                audited_under=audit_env,
+            )
+        except ParseError as exc:
+            errors.append(str(exc))
             continue
-        env = dict(importers[0][1])
-        new = _migrate_module(
-            module_path,
-            own,
-            importers[0][0],
-            env,
-            None,
-            read_python,
-            errors,
-            migrate,
-            mode,
-            fp32_optimizer_state=fp32_optimizer_state,
-            imported_under=env,
-        )
-        if new is not None:
-            out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
-    for key, importers in sorted(audited.items()):
-        own = by_path.get(key)
-        if key in wanted or (own is not None and (own.legacy_env or own.switched)):
-            continue  # migrated in full (the audit included), or a script of its own
-        module_path = own.path if own is not None else _as_given(key, importers)
-        env = {k: v for _, settings in importers for k, v in settings.items()}
-        new = _migrate_module(
-            module_path, own, importers[0][0], env, "audited", read_python, errors, migrate, mode, audited_under=env
-        )
-        if new is not None:
-            out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
+        if migrated.code == text and not migrated.diagnostics and own is None:
+            continue
+        diags = list(migrated.diagnostics)
+        said = env or audit_env
+        if migrated.code != text and said:
+            settings_text = ", ".join(f"{k}={v}" for k, v in said.items())
+            variant = None if env else "audited"
+            diags.insert(
+                0, report("BFM014", str(module_path), 1, 1, True, variant, importer=named[0][0], settings=settings_text)
+            )
+        new = FileResult(module_path, text, migrated.code, encoding, diags)
+        out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
     return out
 
 
-def _migrate_module(
-    module_path: Path,
-    own: FileResult | None,
-    importer: Path,
-    env: dict[str, str],
-    variant: str | None,
-    read_python: Callable[[Path], tuple[str, str]],
+def _with_factory_changes(
+    out: list[FileResult],
+    own: FileResult,
+    asked: tuple[FactoryChange, ...],
+    mode: Mode,
     errors: list[str],
     migrate: Callable[..., MigrationResult],
-    mode: Mode,
-    **options: object,
-) -> FileResult | None:
-    """The module at ``module_path`` migrated for its importer (``options``: ``imported_under``,
-    or ``audited_under`` with the ``"audited"`` wording of BFM014), or None when it cannot be
-    read or parsed (in ``errors``) or nothing about it is to be said."""
-    if own is not None:
-        text, encoding = own.old, own.encoding
-    else:
-        try:
-            text, encoding = read_python(module_path)
-        except Exception as exc:  # a module we cannot read is reported, never guessed at
-            errors.append(f"{module_path}: cannot be read ({exc})")
-            return None
+) -> list[FileResult]:
+    """``out`` with the script ``own`` (a module of the tree that is also a migrated script)
+    given, on top of its own migration, what other scripts ask of its optimizer factories."""
     try:
-        migrated = migrate(text, mode, str(module_path), **options)
+        again = migrate(own.new, mode, str(own.path), factory_changes=asked)
     except ParseError as exc:
         errors.append(str(exc))
-        return None
-    if migrated.code == text and not migrated.diagnostics and own is None:
-        return None
-    diags = list(migrated.diagnostics)
-    if migrated.code != text:
-        settings = ", ".join(f"{k}={v}" for k, v in env.items())
-        diags.insert(0, report("BFM014", str(module_path), 1, 1, True, variant, importer=importer, settings=settings))
-    return FileResult(module_path, text, migrated.code, encoding, diags)
+        return out
+    new = FileResult(
+        own.path,
+        own.old,
+        again.code,
+        own.encoding,
+        own.diagnostics + [d for d in again.diagnostics if d.code == "BFM016"],
+        own.legacy_env,
+        own.helpers,
+        own.factory_changes,
+        own.switched,
+    )
+    return [new if r is own else r for r in out]
 
 
 def _as_given(key: Path, importers: list[tuple[Path, dict[str, str]]]) -> Path:

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..rules import mode_named
 from .compare import MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -97,23 +98,43 @@ class VerifyReport:
 
 def _migrate(
     source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
-) -> tuple[str, list[Any], dict[Path, str]]:
-    """The migrated text of ``source`` (the script at ``path``), its findings and, with
-    ``modules``, those of the modules of the tree it imports and the migrated text of each such
-    module that changes (:func:`_migrated_modules`)."""
+) -> tuple[str, list[Any], str | None, dict[Path, str]]:
+    """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
+    (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
+    pass instead of the setting (amp through the script's own autocast flag:
+    ``MigrationResult.launch_flag``), which the migrated run is given too, and, with ``modules``,
+    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`)."""
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
+    from bf16_migrate.tree_modules import TreeFactsReader
+    from bf16_migrate.write import read_source as read_file
+
+    def read_python(module: Path) -> tuple[str, str]:
+        found = read_file(module)
+        return found.text, found.encoding
+
+    tree = TreeFactsReader(read_python, lambda _: path.parent)(path, source)
     try:
-        result = migrate_source(source, mode, str(path), launched_with=launched_with)
+        result = migrate_source(source, mode, str(path), launched_with=launched_with, tree=tree)
     except ValueError:
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
     diagnostics = list(result.diagnostics)
-    staged = _migrated_modules(path, source, result, mode, diagnostics) if modules and result.switched else {}
-    return result.code, diagnostics, staged
+    staged = {}
+    if modules and (result.switched or result.factory_changes):
+        staged = _migrated_modules(path, source, result, mode, diagnostics)
+    unstaged = sorted({c.path for c in result.factory_changes if Path(c.path).resolve() not in staged})
+    if unstaged:
+        raise RunError(
+            f"{path}: its migration in mode {mode} also changes modules of its tree ({', '.join(unstaged)}), which a "
+            "verify of the script alone does not run",
+            hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
+            "migration and run `bf16-migrate verify SCRIPT --against REV`",
+        )
+    return result.code, diagnostics, result.launch_flag, staged
 
 
 def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
@@ -129,7 +150,16 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
 
     script = script.resolve()
     errors: list[str] = []
-    own = FileResult(script, source, result.code, "utf-8", [], dict(result.legacy_env), switched=dict(result.switched))
+    own = FileResult(
+        script,
+        source,
+        result.code,
+        "utf-8",
+        [],
+        dict(result.legacy_env),
+        factory_changes=list(result.factory_changes),
+        switched=dict(result.switched),
+    )
     results = migrate_imported_modules(
         [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
     )
@@ -306,6 +336,9 @@ class _Texts:
     migrated: str
     reference: str | None
     diagnostics: list[Any]
+    migrated_args: list[str] = field(default_factory=list)
+    """Arguments the migrated run gets besides the script's: the flag the migration passes on
+    its launch lines instead of the legacy setting (amp through the script's own autocast)."""
     modules: dict[Path, str] = field(default_factory=dict)
     """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
 
@@ -337,14 +370,20 @@ def _texts(
                 "--against, name the revision before the migration"
             ),
         )
+    flag: str | None = None
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, modules = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
         else:
             migrated_source = source
+            if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
+                # the script unchanged under its launcher's setting: amp through its own flag?
+                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)[2]
     if need_reference and reference_source is None:
-        reference_source, _, _ = _migrate(legacy_text, "reference", script, modules=False)
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, modules)
+        reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
+    return _Texts(
+        migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [], modules
+    )
 
 
 def _run(
@@ -368,7 +407,7 @@ def _run(
             stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
-            **common,
+            **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
         legacy_common = {**common, "base_env": legacy.base_env}
         checkout = legacy.checkout
