@@ -168,7 +168,7 @@ def migrate_imported_modules(
         if migrated.code == text and not migrated.diagnostics and own is None:
             continue
         diags = list(migrated.diagnostics)
-        said = env or audit_env
+        said = env or (None if asked else audit_env)  # a factory change says so itself (BFM016)
         if migrated.code != text and said:
             settings_text = ", ".join(f"{k}={v}" for k, v in said.items())
             variant = None if env else "audited"

@@ -383,7 +383,7 @@ def test_verify_migrates_the_modules_the_script_imports():
     from bf16_migrate.verify import _migrate
 
     script = CASES_DIR / "lamb_sibling" / "train.py"
-    code, diagnostics, modules = _migrate(script.read_text(), "stochastic", script)
+    code, diagnostics, _flag, modules = _migrate(script.read_text(), "stochastic", script)
     assert "model.to(torch.bfloat16)" in code
     ((module, text),) = modules.items()
     assert module == (CASES_DIR / "lamb_sibling" / "lamb_opt.py").resolve()
@@ -483,11 +483,13 @@ def _verify_json(script: Path, mode: str, tmp_path: Path, env: dict[str, str] | 
 
 
 @pytest.mark.xla
-def test_verify_proves_the_sibling_optimizers_migration(tmp_path):
-    """stochastic: the migrated run stages the migrated lamb_opt.py (scalars in the parameters'
-    dtype) and matches the legacy run; nothing is left to do but the docstring, and the step graph
-    has no f32 matmul."""
-    code, data, output = _verify_json(CASES_DIR / "lamb_sibling" / "train.py", "stochastic", tmp_path)
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
+    """The migrated run stages the migrated lamb_opt.py (scalars in the parameters' dtype; in
+    gpu-compatible mode the step runs on the FP32 master weights, and the scalars follow them) and
+    matches the legacy run; nothing is left to do but the docstring, and the step graph has no f32
+    matmul. (amp leaves the optimizer to the FP32 model: its golden shows no change.)"""
+    code, data, output = _verify_json(CASES_DIR / "lamb_sibling" / "train.py", mode, tmp_path)
     assert code == 0, output
     assert {p["name"]: p["status"] for p in data["parts"]} == dict.fromkeys(
         ("runs", "trains", "precision", "matches", "graph"), "PASS"
