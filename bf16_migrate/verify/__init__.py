@@ -161,7 +161,7 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
         switched=dict(result.switched),
     )
     results = migrate_imported_modules(
-        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
+        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode_named(mode), False, errors
     )
     if errors:
         raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
