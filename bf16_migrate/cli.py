@@ -22,7 +22,7 @@ import click
 
 from .console import COLOR_CHOICES
 from .output import FORMATS
-from .rules import MODES, load_rules
+from .rules import DEFAULT_MODE, MODES, load_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
@@ -454,7 +454,7 @@ def verify(
     launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
-        _verify_one(script, script_args, mode or "stochastic", steps, env, timeout, outputs)
+        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, outputs)
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)

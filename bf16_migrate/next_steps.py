@@ -55,8 +55,10 @@ class LegacyScript:
 
     def command(self, mode: str) -> str:
         """``bf16-migrate verify SCRIPT [--mode M] [--legacy-env K=V]... [-- ARGS]``."""
+        from .rules import DEFAULT_MODE
+
         words = ["bf16-migrate", "verify", display_path(self.script)]
-        if mode != "stochastic":
+        if mode != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
             words += ["--mode", mode]
         for key, value in sorted(self.env.items()):
             words += ["--legacy-env", f"{key}={value}"]

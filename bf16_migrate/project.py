@@ -32,8 +32,8 @@ from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
 from .patch import file_patch
-from .python import ParseError, migrate_source
-from .rules import is_truthy, load_rules
+from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
+from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
@@ -84,7 +84,7 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
 
 def migrate_paths(
     paths: list[Path],
-    mode: str,
+    mode: str | Mode,
     write: bool,
     exclude: tuple[str, ...] = (),
     fp32_optimizer_state: bool = False,
@@ -94,6 +94,7 @@ def migrate_paths(
     helpers_module: str | None = None,
     snapshot: dict[Path, bytes | None] | None = None,
     progress: WalkReports | None = None,
+    candidates: list[Candidate] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -116,11 +117,17 @@ def migrate_paths(
     ``--revert-failed`` puts back.
 
     ``progress``: told each phase of the run and each step of it (a file read, a migration
-    made), for a progress display (:class:`bf16_migrate.walk_progress.WalkProgress`)."""
+    made), for a progress display (:class:`bf16_migrate.walk_progress.WalkProgress`).
+
+    ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
+    already (the command line does, to skip all start-up work when nothing names a variable):
+    the tree is walked once per run."""
     progress = progress if progress is not None else _Silent()
+    mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
-    candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
+    if candidates is None:
+        candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
     tree = TreeReader(roots, exclude, ignore)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
@@ -355,11 +362,6 @@ def _is_test_file(path: Path) -> bool:
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
-# Unfixed diagnostics of a trial migration under the setting that mean the file cannot take the
-# change (no model found / the optimizer's parameters cannot be cast, a test, a framework object).
-_REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
-
-
 def _legacy_env_scripts(
     paths,
     exclude,
@@ -409,11 +411,11 @@ def _legacy_env_scripts(
             if direct:  # reported when the file is migrated
                 python_files[path] = (source.text, source.encoding)
             continue
-        refused = [d for d in trial.diagnostics if not d.fixed and d.code in _REFUSALS]
-        took = not refused and (
-            trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics)
-        )
-        has_optimizer = any(d.code == "BFM011" for d in refused)
+        # the trial under the setting: not a script the change goes to (no model, a test's, a
+        # framework's), or a script that has the change now
+        refused = trial.outcome.refused(SCRIPT_REFUSALS)
+        took = not refused and (trial.code == source.text or trial.outcome.took)
+        has_optimizer = any(why is Refusal.MODEL_UNKNOWN for why, _ in refused)
         if took or direct or has_optimizer:
             # a script: it gets the change, or (named directly, or it builds an optimizer the
             # codemod cannot cast) its diagnostics say why it cannot

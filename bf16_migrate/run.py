@@ -24,7 +24,7 @@ import click
 from .config import Config, ConfigError, common_parent, load_config
 from .console import display_path, is_terminal, use_color, width
 from .output import FORMATS, Report, format_text, message_of, statistics, to_github, to_json, to_sarif
-from .rules import MODES, RuleError, load_rules
+from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
 from .walk_progress import WalkProgress
 
@@ -97,7 +97,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     configuration's value of the same variable). Raises :class:`ConfigError` or
     :class:`SelectionError` with a one-line message naming the file or the option."""
     where = f"{config.path}: [tool.bf16-migrate]"
-    mode = options.mode or config.mode or "stochastic"
+    mode = options.mode or config.mode or DEFAULT_MODE
     if mode not in MODES:
         raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
     fmt = options.fmt or config.output_format or _default_format(options)
@@ -243,7 +243,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         if stdin_path is not None:
             return _run_stdin(stdin_path, options, settings)
         paths = paths + _launchers_of_scripts(paths, settings, ignore)
-        from .scan import remember, scan
+        from .scan import scan
 
         # the codemod is imported as soon as one file names a variable, while a large tree's
         # remaining files are still read in another process
@@ -252,11 +252,10 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             # nothing names a legacy variable: no codemod, no rules, no libcst import
             outcome = _Nothing()
         else:
-            remember(paths, settings.exclude, ignore, candidates)
-            if options.verify and not _verify_preflight(paths, options, settings, ignore):
+            if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
                 return EXIT_ERROR  # nothing written: what cannot be verified is not rewritten
             with WalkProgress(sys.stderr, None if not options.quiet else False, use_color(options.color)) as progress:
-                outcome = _migrate(paths, options, settings, ignore, snapshot, progress)
+                outcome = _migrate(paths, options, settings, ignore, snapshot, candidates, progress)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
@@ -427,7 +426,7 @@ def _invocation(paths: list[Path], options: RunOptions, settings: Settings) -> I
     return Invocation(tuple(str(p) for p in paths), settings.mode, tuple(words))
 
 
-def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings, ignore) -> bool:
+def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings, ignore, candidates) -> bool:
     """``--verify``, before anything is written (:mod:`bf16_migrate.verify.preflight`): torch
     and torch-xla installed, the device named, and each legacy script the rewrite would change
     accepting its launch line's arguments (found by a run that writes nothing). False, with
@@ -442,7 +441,7 @@ def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings
     try:
         device = check_xla()
         click.echo(f"bf16-migrate --verify: {device.describe()}", err=True)
-        plan = _migrate(paths, dataclasses.replace(options, check=True), settings, ignore)
+        plan = _migrate(paths, dataclasses.replace(options, check=True), settings, ignore, None, candidates)
         for found in legacy_scripts(plan.changed, plan.sources, settings.mode, settings.root, settings.legacy_env):
             if found.args is not None:
                 check_arguments(found.script, found.args, read_source(found.script), drop=LEGACY_VARIABLES)
@@ -453,7 +452,9 @@ def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings
     return True
 
 
-def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, progress=None):
+def _migrate(
+    paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, candidates=None, progress=None
+):
     from .project import migrate_paths
 
     return migrate_paths(
@@ -467,6 +468,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: d
         helpers_module=settings.helpers_module,
         hold=hold_noqa_writes,
         snapshot=snapshot,
+        candidates=candidates,
         progress=progress,
     )
 

@@ -218,17 +218,6 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
         yield path, kind_of(path)
 
 
-_remembered: tuple | None = None
-
-
-def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: list[Candidate]) -> None:
-    """Keep ``candidates``, the result of ``scan(paths, exclude, ignore)``, for the next call
-    with the same arguments (once): the command line scans first to skip all start-up work when
-    nothing names a legacy variable, and the migration then does not walk the tree again."""
-    global _remembered
-    _remembered = (list(paths), tuple(exclude), ignore, candidates)
-
-
 def scan(
     paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
 ) -> list[Candidate]:
@@ -242,11 +231,6 @@ def scan(
     line is not read otherwise). ``on_found`` is called once, as soon as one file is known to
     name a variable, possibly while the rest of a large tree is still being read in another
     process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
-    global _remembered
-    if _remembered is not None:
-        kept, _remembered = _remembered, None
-        if kept[0] == list(paths) and kept[1] == tuple(exclude) and kept[2] is ignore:
-            return list(kept[3])
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():

@@ -146,6 +146,29 @@ class Note:
         return cls(code, line, col, message(code, variant, **fields), fixed, at)
 
 
+class Blocker(Enum):
+    """Why a legacy setting is kept, in the order a kept setting's finding leads with them
+    (deepest first, so the user starts where the work is): the script it launches cannot take
+    the change, the launch cannot be resolved, no launch at all, its value is computed, its form
+    is one the carrier does not rewrite. The value is the code of the finding that words it."""
+
+    SCRIPT_REFUSES = "BFM112"
+    LAUNCH_UNRESOLVED = "BFM111"
+    NO_LAUNCH = "BFM110"
+    COMPUTED_VALUE = "BFM130"
+    UNREWRITTEN_FORM = "BFM131"
+
+    @property
+    def code(self) -> str:
+        """The diagnostic code that words this reason (``rules/diagnostics.toml``)."""
+        return self.value
+
+    @property
+    def depth(self) -> int:
+        """0 for the deepest reason."""
+        return list(Blocker).index(self)
+
+
 @dataclass
 class Entry:
     """One place a carrier names a legacy variable.
@@ -159,8 +182,8 @@ class Entry:
     computed, e.g. ``$FLAG`` or ``valueFrom``). ``line``/``col`` (1-based) point at the
     variable's name. ``sr_scope`` is where a stochastic-rounding replacement would live (two
     legacy entries of one scope get one replacement). ``problem``, when set, says why the entry
-    cannot be rewritten safely; it is then kept and reported, with ``problem_code``: BFM130
-    when the value is computed, BFM131 for any other form the carrier does not rewrite.
+    cannot be rewritten safely; it is then kept and reported, as its ``blocker`` says:
+    :attr:`Blocker.COMPUTED_VALUE` or :attr:`Blocker.UNREWRITTEN_FORM`.
     ``data`` is the carrier's own.
     """
 
@@ -172,7 +195,7 @@ class Entry:
     col: int
     sr_scope: Hashable = None
     problem: str | None = None
-    problem_code: str = "BFM131"
+    blocker: Blocker = field(default_factory=lambda: Blocker.UNREWRITTEN_FORM)
     data: object = None
     group: Hashable = None
     where: str = ""

@@ -44,6 +44,7 @@ from .model import (
     UNSET,
     Action,
     Analysis,
+    Blocker,
     ByteMap,
     CarrierError,
     Decision,
@@ -588,7 +589,7 @@ class ShellFragment:
                 col=col,
                 sr_scope=("heredoc", node.id),
                 problem=item.problem,
-                problem_code="BFM130" if item.computed else "BFM131",
+                blocker=Blocker.COMPUTED_VALUE if item.computed else Blocker.UNREWRITTEN_FORM,
             )
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)

@@ -42,6 +42,7 @@ from ..mentions import named
 from .context import FileContext
 from .env_writes import collect_writes
 from .in_tests import in_test
+from .outcome import Refusal
 from .shell_strings import launched_script, pieces, shown
 from .snippets import EMITTED_MARK
 
@@ -117,7 +118,12 @@ def report_string_mentions(ctx: FileContext) -> None:
             if EMITTED_MARK not in mention.literal.value:  # not the docstring of a helper the codemod wrote
                 docs.setdefault((mention.line, id(mention.literal)), []).append(mention)
         elif in_test(ctx, mention.literal):
-            ctx.report_at("BFM052", mention.line, mention.col, fixed=False, variant="string", variable=mention.variable)
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report_at(
+                    "BFM052", mention.line, mention.col, fixed=False, variant="string", variable=mention.variable
+                ),
+            )
         else:
             call = _shell_call(ctx, mention.literal)
             if call is not None:
