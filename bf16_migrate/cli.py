@@ -35,12 +35,24 @@ class _DefaultToMigrate(click.Group):
     that names the command (:func:`difflib.get_close_matches`, as git suggests a command)."""
 
     def parse_args(self, ctx, args):
+        if ctx.resilient_parsing and not args:
+            return super().parse_args(ctx, args)  # shell completion of the first word: shell_complete below
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
             _refuse_mistyped_command(args[0], [c for c in self.commands if c != "migrate"])
             args = ["migrate", *args]
         elif not args:
             args = ["migrate"]
         return super().parse_args(ctx, args)
+
+
+    def shell_complete(self, ctx, incomplete):
+        """Completion of the first word (click's shell completion, docs/usage.md "Shell
+        completion"): the commands and a path, or ``migrate``'s options (the default command's)."""
+        from click.shell_completion import CompletionItem
+
+        if incomplete.startswith("-"):
+            return [*self.commands["migrate"].shell_complete(ctx, incomplete), *super().shell_complete(ctx, incomplete)]
+        return [*super().shell_complete(ctx, incomplete), CompletionItem(incomplete, type="file")]
 
 
 def _refuse_mistyped_command(word: str, commands: list[str]) -> None:
