@@ -251,14 +251,17 @@ def test_the_installed_wheel_verifies_with_the_xla_extra(dist, installed, user_p
         )
         version, where = found.stdout.split()
         assert version.startswith("2.9.0") and Path(where).is_relative_to(closure)
+        summary = user_project / "summary.md"  # a CI job summary file ($GITHUB_STEP_SUMMARY)
         proc = _run(
-            [str(installed / "bin" / "bf16-migrate"), "verify", "train.py", "--steps", "6"],
+            [str(installed / "bin" / "bf16-migrate"), "verify", "train.py", "--steps", "6", "--markdown", str(summary)],
             user_project,
             env,
             timeout=1200,
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "VERDICT: PASS" in proc.stdout
+        assert "XLA device: the CPU" in proc.stderr and "accepts its arguments" in proc.stderr  # the pre-flight
+        assert summary.read_text().startswith("## bf16-migrate verify `")
         assert (user_project / "train.py").read_text() == LEGACY_SCRIPT  # verify migrates a copy
     finally:
         pth.unlink()
