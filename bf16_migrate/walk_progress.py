@@ -30,6 +30,8 @@ class WalkProgress:
         self.started = time.monotonic()
         self.bar: Any = None
         self.task: Any = None
+        self.phases = 0  # phases begun; the display shows the last one (a task of its own)
+        self.shown = 0
         self.text, self.done = "looking for the legacy variables", 0
         self.total: int | None = None
 
@@ -42,6 +44,7 @@ class WalkProgress:
     def phase(self, text: str, total: int | None = None) -> None:
         """A new phase of the walk: ``text`` (what it does), ``total`` steps (None: unknown)."""
         self.text, self.done, self.total = text, 0, total
+        self.phases += 1
         self._draw()
 
     def advance(self, steps: int = 1) -> None:
@@ -58,22 +61,27 @@ class WalkProgress:
             return
         if self.bar is None:
             self._open()
-        self.bar.update(self.task, description=self.text, completed=self.done, total=self.total)
+        if self.shown != self.phases:  # a new phase: a new task, so that an unknown total shows as one
+            if self.task is not None:
+                self.bar.remove_task(self.task)
+            self.task = self.bar.add_task(self.text, total=self.total, elapsed="")
+            self.shown = self.phases
+        # the time since the walk began (rich's elapsed column would restart at every phase)
+        self.bar.update(self.task, completed=self.done, elapsed=f"{time.monotonic() - self.started:.0f} s")
         self.bar.refresh()
 
     def _open(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         console = Console(file=self.stream, force_terminal=True if self.color else None, no_color=self.color is False)
         self.bar = Progress(
             TextColumn("bf16-migrate: {task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TimeElapsedColumn(),
+            TextColumn("{task.fields[elapsed]}"),
             console=console,
             transient=True,
             auto_refresh=False,
         )
-        self.task = self.bar.add_task(self.text, total=self.total)
         self.bar.start()
