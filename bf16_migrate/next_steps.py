@@ -75,32 +75,34 @@ def legacy_scripts(
     (``--legacy-env``), as verify decides it (:func:`bf16_migrate.verify.tree._is_legacy_script`,
     given the file's old text from ``sources``), and each script a rewritten launcher under
     ``root`` starts with a legacy variable on (its setting and its launch line's arguments)."""
-    from .rules import is_truthy
+    from .rules import is_truthy, variable_names
     from .scan import kind_of
     from .verify.tree import _is_legacy_script
 
     found: dict[Path, LegacyScript] = {}
+    rewritten = {p.resolve() for p in changed}
+    carriers = [path for path in changed if kind_of(path) not in (None, "python", "notebook", "unsupported")]
+    if carriers:  # the launchers first: reading them is cheap, and a script they start needs no trial migration
+        from .verify.launchers import launch_settings
+
+        for launch in launch_settings(root, mode, only=tuple(carriers)):
+            env = {k: v for k, v in launch.env.items() if is_truthy(v)}
+            script = launch.script.resolve()
+            if not env or script in found or script not in rewritten:
+                continue
+            computed = any(word is None for word in launch.args)
+            args = None if computed else tuple(w for w in launch.args if w is not None)
+            where = f"{display_path(launch.launcher)}:{launch.line}"
+            found[script] = LegacyScript(launch.script, env, args, where if computed else "")
+    names = variable_names()
     for path in changed:
-        if kind_of(path) != "python" or path not in sources:
+        if kind_of(path) != "python" or path not in sources or path.resolve() in found:
             continue
         old = sources[path][0]
-        if _is_legacy_script(old, str(path), {}) or (legacy_env and _is_legacy_script(old, str(path), legacy_env)):
+        # a script that sets a switch names it: the trial migration only for those (and for --legacy-env)
+        own = any(name in old for name in names) and _is_legacy_script(old, str(path), {})
+        if own or (legacy_env and _is_legacy_script(old, str(path), legacy_env)):
             found[path.resolve()] = LegacyScript(path, dict(legacy_env))
-    carriers = [path for path in changed if kind_of(path) not in (None, "python", "notebook", "unsupported")]
-    if not carriers:
-        return list(found.values())
-    from .verify.launchers import launch_settings
-
-    rewritten = {p.resolve() for p in changed}
-    for launch in launch_settings(root, mode, only=tuple(carriers)):
-        env = {k: v for k, v in launch.env.items() if is_truthy(v)}
-        script = launch.script.resolve()
-        if not env or script in found or script not in rewritten:
-            continue
-        computed = any(word is None for word in launch.args)
-        args = None if computed else tuple(w for w in launch.args if w is not None)
-        where = f"{display_path(launch.launcher)}:{launch.line}"
-        found[script] = LegacyScript(launch.script, env, args, where if computed else "")
     return list(found.values())
 
 

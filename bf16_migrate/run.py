@@ -675,8 +675,11 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
         if settings.show_fixes:
             for line in fixes_lines(report.reported, titles, report.dry_run):
                 echo.err(line)
-    echo.err(summary(outcome, report, written=not report.dry_run))
     from .next_steps import format_rows
+    from .output_human import wrap
+
+    for line in wrap(summary(outcome, report, written=not report.dry_run), echo.width(err=True), indent=2, first=0):
+        echo.err(line)
 
     for line in format_rows(_next_steps(outcome, report, options, settings, invocation)):
         echo.err(line)
