@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import os
 import shutil
 import subprocess
 import tempfile
@@ -25,7 +26,9 @@ body { font-family: -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; font-s
        color: #1f2328; margin: 24px; max-width: 1100px; }
 h2 { border-bottom: 1px solid #d1d9e0; padding-bottom: .3em; font-size: 1.5em; }
 h3 { font-size: 1.25em; }
-table { border-collapse: collapse; margin: 12px 0; display: block; overflow: auto; }
+table { border-collapse: collapse; margin: 12px 0; width: 100%; }
+h4 { margin: 20px 0 4px; font-size: 1em; }
+td code { word-break: break-all; }
 th, td { border: 1px solid #d1d9e0; padding: 6px 13px; vertical-align: top; }
 th { background: #f6f8fa; font-weight: 600; }
 tr:nth-child(2n) td { background: #f6f8fa; }
@@ -70,8 +73,9 @@ def terminal(capture: Path, out: Path, title: str, columns: int) -> None:
     from rich.text import Text
 
     text = capture.read_text(encoding="utf-8").rstrip("\n")
-    console = Console(record=True, width=columns, force_terminal=True, color_system="truecolor", file=open("/dev/null", "w"))
-    console.print(Text.from_ansi(text))
+    with open(os.devnull, "w") as sink:  # the console only records
+        console = Console(record=True, width=columns, force_terminal=True, color_system="truecolor", file=sink)
+        console.print(Text.from_ansi(text))
     lines = text.count("\n") + 1
     with tempfile.TemporaryDirectory() as tmp:
         svg = Path(tmp) / "screen.svg"

@@ -3,8 +3,9 @@ summary page (GitHub Actions renders the file ``$GITHUB_STEP_SUMMARY`` names: Gi
 documentation, "Workflow commands for GitHub Actions", "Adding a job summary";
 ``bf16-migrate . --check --output-format markdown >> "$GITHUB_STEP_SUMMARY"``).
 
-One section: a title with the summary, a table of the findings (repeats in a file folded, as
-in the ``grouped`` format), the to-do list as task-list items, and what to run next. Table
+One section: a title with the summary, the findings of each file in a table under the file's
+name (repeats in a file folded, as in the ``grouped`` format), the to-do list as task-list
+items, and what to run next. Table
 cells are escaped as GitHub Flavored Markdown needs (``|`` as ``\\|``; a cell is one line).
 """
 
@@ -37,17 +38,16 @@ def to_markdown(report: Report, summary: str, next_rows: Sequence[tuple[str, str
     rules = load_rules().diagnostics
     lines = [f"## {TITLE} (mode `{mode}`{', dry run' if report.dry_run else ''})", ""]
     lines += [f"**{summary.removeprefix('bf16-migrate: ')}**", ""]
-    if report.reported:
-        lines += ["| file | where | code | finding | fix |", "|---|---|---|---|---|"]
-        for file, entries in fold(report.reported).items():
-            for entry in entries:
-                d = entry.first
-                place = file_and_place(d)[1] + (f" (x{entry.count})" if entry.count > 1 else "")
-                text = message_of(d, report.dry_run)
-                if entry.others:
-                    text += f" (also at {', '.join(entry.others[:10])}{' ...' if len(entry.others) > 10 else ''})"
-                fix = ("fixable" if report.dry_run else "fixed") if d.fixed else "**needs a hand**"
-                lines.append(f"| {code(file)} | {place} | {d.code} {rules[d.code].title} | {cell(text)} | {fix} |")
+    for file, entries in fold(report.reported).items():
+        lines += [f"#### {code(file)}", "", "| where | code | finding | fix |", "|---|---|---|---|"]
+        for entry in entries:
+            d = entry.first
+            place = file_and_place(d)[1] + (f" (x{entry.count})" if entry.count > 1 else "")
+            text = message_of(d, report.dry_run)
+            if entry.others:
+                text += f" (also at {', '.join(entry.others[:10])}{' ...' if len(entry.others) > 10 else ''})"
+            fix = ("fixable" if report.dry_run else "fixed") if d.fixed else "**needs a hand**"
+            lines.append(f"| {place} | {d.code} {rules[d.code].title} | {cell(text)} | {fix} |")
         lines.append("")
     left = [d for d in report.reported if not d.fixed]
     if left:

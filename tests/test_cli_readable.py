@@ -134,7 +134,9 @@ def test_markdown_report_renders_a_table_a_todo_list_and_the_next_commands(proje
     text = result.stdout
     assert text.startswith("## bf16-migrate (mode `stochastic`, dry run)\n\n**")
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
-    assert [t.type for t in tokens].count("table_open") == 1
+    files = {d["path"].split("#")[0] for d in json.loads(invoke(".", "--check", "--json").stdout)["diagnostics"]}
+    assert [t.type for t in tokens].count("table_open") == len(files) > 3  # one table under each file's name
+    assert "#### `run.sh`\n\n| where | code | finding | fix |" in text
     cells = [t.content for t in tokens if t.type == "inline"]
     assert any(c.startswith("would replace XLA_USE_BF16") for c in cells)
     assert "Set XLA_USE_BF16=1 | then run." not in text  # escaped in its cell
