@@ -38,7 +38,15 @@ def _env(env: Mapping[str, str]) -> str:
 
 def _title(doc: Mapping[str, Any], level: str) -> str:
     verdict = "PASS" if doc.get("passed") else "FAIL"
-    return f"{level} bf16-migrate verify `{doc.get('script')}`: **{verdict}**"
+    return f"{level} bf16-migrate verify `{_path(doc.get('script'))}`: **{verdict}**"
+
+
+def _path(script: Any) -> str:
+    """A script's path as the other outputs show it (relative to the current directory when
+    under it)."""
+    from ..console import display_path
+
+    return display_path(script) if script else str(script)
 
 
 def _setting(doc: Mapping[str, Any]) -> str:
@@ -105,7 +113,11 @@ def _run_table(doc: Mapping[str, Any]) -> list[str]:
 
 def error_markdown(script: str | None, error: Mapping[str, Any], level: str = "##") -> str:
     """A verify that could not be made (the ``error`` of a ``--json`` error document)."""
-    lines = [f"{level} bf16-migrate verify `{script}`: **could not be made**", "", _cell(error.get("message", ""))]
+    lines = [
+        f"{level} bf16-migrate verify `{_path(script)}`: **could not be made**",
+        "",
+        _cell(error.get("message", "")),
+    ]
     if error.get("hint"):
         lines += ["", f"What to try: {_cell(error['hint'])}"]
     tail = error.get("tail") or []
