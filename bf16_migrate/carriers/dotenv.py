@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
+from ..command_lines import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
 from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Blocker, Decision, Edit, LineIndex, apply_edits
 from .text import legacy_names
 

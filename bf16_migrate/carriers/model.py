@@ -19,22 +19,18 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+# PASS, SET, UNSET, Action, Target: re-exported, the carriers name them from here
+from ..command_lines import PASS as PASS
+from ..command_lines import SET as SET
+from ..command_lines import UNSET as UNSET
+from ..command_lines import Action as Action
+from ..command_lines import Target as Target
+from ..command_lines import _Word
 from ..diagnostics import message
 from ..rules import STOCHASTIC_ROUNDING_VAR
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
-
-
-class _Word(str, Enum):
-    """An enum whose members are their lower-case words: equal to, hashed, printed and
-    formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
 
 
 class Decision(_Word):
@@ -44,25 +40,6 @@ class Decision(_Word):
     REMOVE = "remove"
     REPLACE = "replace"
     KEEP = "keep"
-
-
-class Action(_Word):
-    """What an :class:`Entry` does to its variable: sets it, unsets it, or passes on the value
-    of the launcher's own environment (``docker run -e X``, a bare ``export X``)."""
-
-    SET = "set"
-    UNSET = "unset"
-    PASS = "pass"
-
-
-class Target(_Word):
-    """What kind of thing a :class:`Launch` starts: a Python ``script``, a ``module``
-    (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
-
-    SCRIPT = "script"
-    MODULE = "module"
-    SHELL = "shell"
-    KERNEL = "kernel"
 
 
 class Resolution(_Word):
@@ -77,7 +54,6 @@ class Resolution(_Word):
 
 
 REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
-SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
 
 
 class CarrierError(Exception):

@@ -34,9 +34,9 @@ from collections.abc import Callable, Hashable, Mapping
 
 import tree_sitter
 
+from ..command_lines import Command, read_command
 from ..diagnostics import message
 from . import dotenv, shell_render
-from .launch import Command, read_command
 from .model import (
     PASS,
     SET,

@@ -38,7 +38,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from .launch import read_command
+from ..command_lines import read_command
 from .model import (
     KEEP,
     PASS,

@@ -39,6 +39,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ..mentions import named
+from .cells import cell_of
 from .context import FileContext
 from .env_writes import collect_writes
 from .in_tests import in_test
@@ -320,14 +321,5 @@ def _line_label(ctx: FileContext, line: int) -> str:
     """``line N``; in the code cells of a notebook joined into one module by
     :mod:`bf16_migrate.carriers.notebook` (a marker line opens each cell), ``cellC line L`` as
     the notebook's diagnostics name them."""
-    code = ctx.module.code
-    if "__bf16_migrate_cell_" not in code:
-        return f"line {line}"
-    from ..carriers.notebook import _MARKER_RE
-
-    lines = code.split("\n")
-    for number in range(min(line, len(lines)), 0, -1):
-        marker = _MARKER_RE.match(lines[number - 1])
-        if marker:
-            return f"cell{int(marker.group(1)) + 1} line {line - number}"
-    return f"line {line}"
+    cell = cell_of(ctx.module.code, line)
+    return f"line {line}" if cell is None else f"cell{cell[0]} line {cell[1]}"
