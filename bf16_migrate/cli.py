@@ -44,7 +44,6 @@ class _DefaultToMigrate(click.Group):
             args = ["migrate"]
         return super().parse_args(ctx, args)
 
-
     def shell_complete(self, ctx, incomplete):
         """Completion of the first word (click's shell completion, docs/usage.md "Shell
         completion"): the commands and a path, or ``migrate``'s options (the default command's)."""

@@ -75,13 +75,15 @@ def legacy_scripts(
     (``--legacy-env``), as verify decides it (:func:`bf16_migrate.verify.tree._is_legacy_script`,
     given the file's old text from ``sources``), and each script a rewritten launcher under
     ``root`` starts with a legacy variable on (its setting and its launch line's arguments)."""
+    from .carriers import REGISTRY
     from .rules import is_truthy, variable_names
     from .scan import kind_of
     from .verify.tree import _is_legacy_script
 
     found: dict[Path, LegacyScript] = {}
     rewritten = {p.resolve() for p in changed}
-    carriers = [path for path in changed if kind_of(path) not in (None, "python", "notebook", "unsupported")]
+    # the launchers verify reads (a notebook's own settings are not: docs/verify.md, "--against")
+    carriers = [path for path in changed if kind_of(path) in REGISTRY and kind_of(path) != "notebook"]
     if carriers:  # the launchers first: reading them is cheap, and a script they start needs no trial migration
         from .verify.launchers import launch_settings
 
