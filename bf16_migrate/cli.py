@@ -73,14 +73,17 @@ def main() -> None:
     """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
 
     \b
-    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check]
-                          [--output-format text|json|sarif|github] [--legacy-env K=V]...
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--legacy-env K=V]...
+                          [--output-format grouped|text|json|sarif|github|markdown]
     bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
     bf16-migrate explain BFMxxx
-    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV] [-- ARGS...]
+    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV]
+                               [--json FILE] [--markdown FILE] [-- ARGS...]
     bf16-migrate verify --against GITREV [--jobs N] [--list]      (every script a migration changed)
     bf16-migrate verify --merge FILE.json...
+
+    Shell completion: eval "$(_BF16_MIGRATE_COMPLETE=bash_source bf16-migrate)" (docs/usage.md).
     """
 
 
