@@ -115,4 +115,5 @@ def _answer(done: MigrationResult | ParseError) -> MigrationResult:
         legacy_env=dict(done.legacy_env),
         helpers=list(done.helpers),
         outcome=dataclasses.replace(done.outcome, refusals=list(done.outcome.refusals)),
+        factory_changes=list(done.factory_changes),
     )

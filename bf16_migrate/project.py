@@ -35,7 +35,7 @@ from .patch import file_patch
 from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
-from .tree_modules import migrate_imported_modules
+from .tree_modules import TreeFactsReader, migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
 
 
@@ -134,9 +134,20 @@ def migrate_paths(
     external: dict[Path, dict[str, str]] = {}
     # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
     runs = Migrations(on_done=progress.advance)
+    facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots))
     if legacy_env:
         external = _legacy_env_scripts(
-            paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore, runs
+            paths,
+            exclude,
+            mode,
+            dict(legacy_env),
+            fp32_optimizer_state,
+            python_files,
+            extra,
+            outcome,
+            ignore,
+            runs,
+            facts,
         )
     planner = LinkPlanner(
         mode,
@@ -147,6 +158,7 @@ def migrate_paths(
         launched_with=external,
         helpers_module=helpers_module,
         migrations=runs,
+        tree_facts=facts,
     )
     taken = {path.resolve() for path in python_files}
     progress.phase("reading the files that name a legacy variable", len(candidates))
@@ -373,6 +385,7 @@ def _legacy_env_scripts(
     outcome,
     ignore=None,
     runs: Migrations | None = None,
+    facts: TreeFactsReader | None = None,
 ) -> dict[Path, dict[str, str]]:
     """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
     to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
@@ -401,11 +414,12 @@ def _legacy_env_scripts(
             if direct:
                 outcome.errors.append(str(exc))
             continue  # under a directory: reported by the scan when it names a variable
-        if not direct and "parameters" not in source.text:
-            continue  # no `<model>.parameters()`: a module, not a script the change goes to
+        tree = facts(path, source.text) if facts is not None else None
+        if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
+            continue  # no `<model>.parameters()` nor a factory of the tree: a module, not a script
         try:
             trial = (runs or migrate_source)(
-                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state
+                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state, tree=tree
             )
         except ParseError:
             if direct:  # reported when the file is migrated

@@ -29,6 +29,7 @@ from .model import (
     Blocker,
     CarrierFile,
     Decision,
+    Edit,
     Entry,
     FileResult,
     Launch,
@@ -155,6 +156,7 @@ class Decider:
         self.decisions: dict[int, dict[int, Decision]] = {ci: {} for ci in range(len(self.carriers))}
         self.diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
         self.used_scopes: set = set()
+        self.flags: dict = {}  # entry member -> (the script's own flag, the edits passing it)
 
     def run(self) -> list[FileResult]:
         self._group()
@@ -162,6 +164,7 @@ class Decider:
         self._follow_launches()
         self._block_unreached()
         self._try_scripts()
+        self._pass_flags()
         self._find_fp32_runs()
         self._order_reasons()
         for ci, carrier in enumerate(self.carriers):
@@ -314,6 +317,39 @@ class Decider:
             if failure:
                 self.block(node, Blocker.SCRIPT_REFUSES, reason=failure)
 
+    def _pass_flags(self) -> None:
+        """amp mode, for a launched script that takes the amp path through its own flag
+        (``MigrationResult.launch_flag``): each setting in force for one of its launches is
+        replaced by that flag on the same paths (the carrier's ``launch_flags``, shell scripts:
+        :mod:`.shell_flags`), or kept when the flag cannot be passed there (BFM034)."""
+        for key, r in self.res.items():
+            if r.kind != Resolution.PY or r.path is None:
+                continue
+            flag = getattr(self.trials.get((Resolution.PY, r.path.resolve())), "launch_flag", None)
+            if not flag:
+                continue
+            ci, li = key
+            launch = self.carriers[ci].analysis.launches[li]
+            for g, sure in self.reach.get(key, {}).items():
+                entry = self._entry(g)
+                if not self._bf16_on(entry, self.group_on):
+                    continue
+                offer = self.carriers[g[0]].analysis.launch_flags if g[0] == ci else None
+                edits: list[Edit] | str
+                if offer is not None:
+                    edits = offer(entry.id, li, flag, sure)
+                elif None not in launch.args and passes_flag(launch.args, flag):
+                    edits = []  # every word of the launch is static, and the flag is among them
+                else:
+                    edits = "the setting and the launch are not in one shell script"
+                if isinstance(edits, str):
+                    self.block(
+                        g, Blocker.FLAG_NOT_PASSED, "kept", script=r.path, flag=flag, line=launch.line, reason=edits
+                    )
+                    continue
+                _, known, lines = self.flags.get(g, (flag, [], []))
+                self.flags[g] = (flag, known + edits, [*lines, launch.line])
+
     def _find_fp32_runs(self) -> None:
         """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
         for key, r in self.res.items():
@@ -322,6 +358,8 @@ class Decider:
             node = (Resolution.PY, r.path.resolve())
             if node not in self.pynodes or self.is_blocked(node):
                 continue
+            if getattr(self.trials.get(node), "launch_flag", None):
+                continue  # the script is unchanged: a launch without the setting runs as it did
             if any(self._bf16_on(self._entry(g), self.group_on) for g in self.reach.get(key, {})):
                 continue
             ci, li = key
@@ -420,6 +458,23 @@ class Decider:
         else:
             self.decisions[ci][entry.id] = REMOVE
         owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
+        if g in self.flags:
+            flag, _, lines = self.flags[g]
+            where = " and ".join(f"the launch at line {line}" for line in lines)
+            self._say(
+                ci,
+                "BFM034",
+                path,
+                entry,
+                True,
+                "carrier",
+                variable=entry.variable,
+                change=change,
+                where=where,
+                flag=flag,
+                script=target,
+            )
+            return  # the script is unchanged: the paths without the setting run as they did
         if owners:
             owner = owners[0]
             self._say(
@@ -558,6 +613,12 @@ class Decider:
                 diags.extend(pyd)
                 if new is None:
                     continue
+            a.added = [
+                edit
+                for g, (_, edits, _) in self.flags.items()
+                if g[0] == ci and not self.is_blocked(g)
+                for edit in edits
+            ]
             text = a.render(self.decisions[ci], new)
             results.append(
                 FileResult(

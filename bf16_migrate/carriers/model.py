@@ -125,11 +125,14 @@ class Note:
 class Blocker(Enum):
     """Why a legacy setting is kept, in the order a kept setting's finding leads with them
     (deepest first, so the user starts where the work is): the script it launches cannot take
-    the change, the launch cannot be resolved, no launch at all, its value is computed, its form
-    is one the carrier does not rewrite. The value is the code of the finding that words it."""
+    the change, the launch cannot be resolved, the script's own flag cannot be passed on it, no
+    launch at all, its value is computed, its form is one the carrier does not rewrite. The
+    value is the code of the finding that words it."""
 
     SCRIPT_REFUSES = "BFM112"
     LAUNCH_UNRESOLVED = "BFM111"
+    FLAG_NOT_PASSED = "BFM034"
+    """amp through the script's own flag, which cannot be passed where the setting was."""
     NO_LAUNCH = "BFM110"
     COMPUTED_VALUE = "BFM130"
     UNREWRITTEN_FORM = "BFM131"
@@ -266,6 +269,14 @@ class Analysis:
     """Set by the carrier's ``analyze`` (:class:`Render`)."""
     sr_covered: Callable[[Hashable], bool] | None = None
     python: EmbeddedPython | None = None  # notebook: the Python part (see notebook.py)
+    launch_flags: Callable[[int, int, str, bool], list[Edit] | str] | None = None
+    """``launch_flags(entry, launch, flag, sure)``: the edits that pass ``flag`` to the launch
+    (an index into :attr:`launches`) on the paths where the entry (an id) is in force (every
+    path when ``sure``), or why they cannot be made; None for a carrier that cannot
+    (:mod:`.shell_flags` for shell scripts)."""
+    added: list[Edit] = field(default_factory=list)
+    """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
+    rendered with them by a carrier that offers ``launch_flags``."""
 
     def new_entry(self, **kwargs) -> Entry:
         entry = Entry(id=len(self.entries), **kwargs)
@@ -368,6 +379,9 @@ class FileResult:
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
     helpers: list[str] = field(default_factory=list)
     """The helper functions the migrated script imports from ``--helpers-module``."""
+    factory_changes: list = field(default_factory=list)
+    """What the migrated script asks of the optimizer factories of its tree
+    (:class:`bf16_migrate.python.FactoryChange`; carried out by :mod:`bf16_migrate.tree_modules`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

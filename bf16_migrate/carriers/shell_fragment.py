@@ -121,6 +121,7 @@ class ShellFragment:
         self.prefix_entries: dict[int, list[int]] = {}
         self.function_calls: list = []
         self.launch_of_node: dict[int, int] = {}
+        self.launch_node: dict[int, tree_sitter.Node] = {}  # launch index -> its command
         self._walk(root)
         follow_calls(self)
         self._check_exports()
@@ -526,6 +527,7 @@ class ShellFragment:
         idx = len(self.analysis.launches) - 1
         self.my_launches.append(idx)
         self.launch_ctx[idx] = self.ctx(node)
+        self.launch_node[idx] = node
         return idx
 
     @staticmethod

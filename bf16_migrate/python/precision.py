@@ -56,9 +56,16 @@ from .model_site import (
     model_calls,
     same_model,
 )
-from .optimizers import add_float32_dtype, fp32_optimizer_state, plan_fp32_grad_norm, plan_master_weights
+from .optimizers import (
+    add_float32_dtype,
+    fp32_optimizer_state,
+    master_weights_blocker,
+    plan_fp32_grad_norm,
+    plan_master_weights,
+)
 from .outcome import Refusal
-from .own_precision import existing_precision, other_modes_change
+from .own_precision import existing_precision, launch_flag, other_modes_change
+from .tree_facts import FactoryChange, plan_factory_changes
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
 
@@ -73,8 +80,12 @@ class Planner:
         launched_with: Mapping[str, str] | None = None,
         fp32_optimizer_state: bool = False,
         imported_under: Mapping[str, str] | None = None,
+        factory_changes: tuple[FactoryChange, ...] = (),
     ) -> None:
         self.ctx = ctx
+        self.requests = factory_changes  # what the scripts importing this module ask of its factories
+        self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
+        self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
@@ -107,6 +118,8 @@ class Planner:
         write triaged (:meth:`_triage`), the mode's changes for those that switch bf16 on
         (:meth:`_migrate`), and the reads and constants left. Returns the plan (``self.plan``)."""
         ctx = self.ctx
+        if self.requests:
+            plan_factory_changes(ctx, self.plan, self.requests)
         writes, mentions = collect_writes(ctx, set(ctx.rules.variables))
         self.constant_keys = {}
         for w in writes:
@@ -291,6 +304,8 @@ class Planner:
         verdict = self._own_precision(writes, sites, models, cast_anchors)
         if verdict is not None:
             return verdict
+        if "fp32-master-weights" in emits and not self._master_weights_possible(writes, sites):
+            return False
         calls = {id(model): model_calls(ctx, model) for model in models}
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
@@ -396,6 +411,17 @@ class Planner:
                 ctx.outcome.already_migrated = True
             return True
         if self.mode.autocast:
+            flag = launch_flag(ctx, condition) if not writes else None
+            if flag is not None:
+                # amp is the script's own autocast path: its launchers pass the flag where they
+                # set the variable (carriers/link_decide.py), nothing changes here
+                self.launch_flag = flag
+                for variable in self.external:
+                    ctx.report("BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition))
+                ctx.outcome.switch_migrated = True
+                if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
+                    self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32
+                return True
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
                     Refusal.OWN_PRECISION,
@@ -434,6 +460,36 @@ class Planner:
             "BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement
         )
         return None
+
+    def _master_weights_possible(self, writes: list[LegacyWrite], sites: list[OptimizerSite]) -> bool:
+        """gpu-compatible mode: whether every optimizer can keep FP32 master weights
+        (:func:`.optimizers.master_weights_blocker`); if one cannot, the switch is kept and that
+        reported (BFM017): removing it would leave bf16 weights updated in bf16, with neither
+        stochastic rounding nor an FP32 copy."""
+        ctx = self.ctx
+        blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
+        for site, (optimizer, function) in blocked:
+            line = ctx.pos(site.call)[0]
+            for variable, anchor in self._anchors(writes):
+                if function is None:
+                    finding = ctx.report(
+                        "BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line
+                    )
+                else:
+                    assert site.factory is not None, "a blocker names a function only for a factory of the tree"
+                    finding = ctx.report(
+                        "BFM017",
+                        anchor,
+                        fixed=False,
+                        variant="factory",
+                        variable=variable,
+                        optimizer=optimizer,
+                        function=function,
+                        line=line,
+                        module=site.factory[0].path,
+                    )
+                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        return not blocked
 
     def _regions(
         self, writes: list[LegacyWrite], models: list[cst.BaseExpression], calls: Mapping[int, list[ModelCall]]
@@ -520,7 +576,8 @@ class Planner:
             for factory in loss_accumulators(ctx, names):
                 self.plan.replace[id(factory)] = add_float32_dtype
         if "fp32-master-weights" in emits:
-            plan_master_weights(ctx, self.plan, self.guard, sites)
+            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites)
+        self._report_factories(sites, emits)
         if "fp32-grad-norm" in emits:
             plan_fp32_grad_norm(ctx, self.plan, self.guard)
         if "autocast" in emits:
@@ -531,6 +588,32 @@ class Planner:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
+
+    def _report_factories(self, sites: list[OptimizerSite], emits: set[str]) -> None:
+        """BFM016 at each optimizer factory of the tree the script calls: what became of the
+        model it builds the optimizer over, here and in the module."""
+        ctx = self.ctx
+        for site in sites:
+            if site.factory is None or site.model is None:
+                continue
+            module, factory = site.factory
+            if "autocast" in emits:
+                change = "its forward pass and loss here go under torch.autocast"
+            else:
+                change = "it is cast to torch.bfloat16 right before this call"
+                if self.guard is not None:
+                    change += f" (under `{ctx.code(self.guard)}`)"
+                if "fp32-master-weights" in emits:
+                    change += f", and {module.path} builds the optimizer with FP32 master weights"
+            ctx.report(
+                "BFM016",
+                site.call,
+                fixed=True,
+                model=ctx.code(site.model),
+                function=factory.name,
+                module=module.path,
+                change=change,
+            )
 
     def _imported_module(self, reads: list[Mention]) -> None:
         """A module of the tree imported by a script that runs under ``imported_under`` (found
