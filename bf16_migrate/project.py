@@ -19,10 +19,10 @@ unfixed finding (BFM110): the switch must not be dropped without its replacement
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
@@ -31,6 +31,7 @@ from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
+from .patch import file_patch
 from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
@@ -41,14 +42,15 @@ from .write import ReadError, read_bytes, read_source
 @dataclass
 class Outcome:
     """What one run did: ``changed`` files (written, or that would be with --diff/--check),
-    unified ``diffs`` by file, the ``diagnostics``, and per-file ``errors`` (one line each).
-    When writing, ``changed`` holds only the files actually written; the findings of a file
-    that was not written are not ``fixed``. ``interrupted``: the name of a signal (``"SIGINT"``)
+    ``diffs`` by file (each a patch ``git apply`` takes, in the file's encoding), the
+    ``diagnostics``, and per-file ``errors`` (one line each). When writing, ``changed`` holds
+    only the files actually written; the findings of a file that was not written are not
+    ``fixed``. ``interrupted``: the name of a signal (``"SIGINT"``)
     that arrived while the commit was held; ``removed`` the stale temporaries of an earlier
     killed run that this run removed."""
 
     changed: list[Path] = field(default_factory=list)
-    diffs: dict[Path, str] = field(default_factory=dict)
+    diffs: dict[Path, bytes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     files_seen: int = 0
@@ -91,6 +93,7 @@ def migrate_paths(
     hold=None,
     helpers_module: str | None = None,
     snapshot: dict[Path, bytes | None] | None = None,
+    progress: WalkReports | None = None,
     candidates: list[Candidate] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
@@ -113,9 +116,13 @@ def migrate_paths(
     before the commit (None for a file the run creates), keyed by its path as reported: what
     ``--revert-failed`` puts back.
 
+    ``progress``: told each phase of the run and each step of it (a file read, a migration
+    made), for a progress display (:class:`bf16_migrate.walk_progress.WalkProgress`).
+
     ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
     already (the command line does, to skip all start-up work when nothing names a variable):
     the tree is walked once per run."""
+    progress = progress if progress is not None else _Silent()
     mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
@@ -125,7 +132,8 @@ def migrate_paths(
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
-    runs = Migrations()  # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
+    # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
+    runs = Migrations(on_done=progress.advance)
     facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots))
     if legacy_env:
         external = _legacy_env_scripts(
@@ -153,7 +161,9 @@ def migrate_paths(
         tree_facts=facts,
     )
     taken = {path.resolve() for path in python_files}
+    progress.phase("reading the files that name a legacy variable", len(candidates))
     for candidate in candidates:
+        progress.advance()
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
             outcome.errors.append(f"{candidate.path}: {candidate.problem}")
             continue
@@ -161,7 +171,9 @@ def migrate_paths(
         if candidate.path.resolve() in taken:  # already read for --legacy-env
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
+    progress.phase("migrating the scripts and planning across files")
     results = planner.run(python_files)
+    progress.phase("migrating the modules the scripts import")
     results = migrate_imported_modules(
         results,
         tree.read_python,
@@ -183,9 +195,26 @@ def migrate_paths(
             sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned})
         )
         if planned:
+            progress.phase("writing", len(planned))
             _take_snapshot(planned, snapshot)
             _commit(planned, paths, outcome)
     return outcome
+
+
+class WalkReports(Protocol):
+    """What :func:`migrate_paths` tells a progress display."""
+
+    def phase(self, text: str, total: int | None = None) -> None: ...
+
+    def advance(self, steps: int = 1) -> None: ...
+
+
+class _Silent:
+    def phase(self, text: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, steps: int = 1) -> None:
+        pass
 
 
 class TreeReader:
@@ -262,19 +291,20 @@ def _hold_back(outcome: Outcome, planned: list, hold) -> list:
 
 
 def _record_changes(outcome: Outcome, planned: list) -> None:
-    """Each planned file's path, old and new text, and unified diff, in ``outcome``."""
+    """Each planned file's path, old and new text, and patch (:func:`bf16_migrate.patch.file_patch`),
+    in ``outcome``."""
     for result in planned:
         path = result.path
         outcome.changed.append(path)
         outcome.sources[path] = (result.old, result.new)
-        outcome.diffs[path] = "".join(
-            difflib.unified_diff(
-                result.old.splitlines(keepends=True),
-                result.new.splitlines(keepends=True),
-                fromfile=f"a/{path}",
-                tofile=f"b/{path}",
+        created = result.old == "" and not os.path.lexists(path)  # a --helpers-module file to create
+        try:
+            outcome.diffs[path] = file_patch(path, result.old, result.new, result.encoding, created)
+        except UnicodeEncodeError as exc:  # the write would be refused the same way (commit.plan_write)
+            outcome.diffs[path] = b""
+            outcome.errors.append(
+                f"{path}: cannot write: the new text cannot be encoded as {result.encoding} ({exc.reason})"
             )
-        )
 
 
 def _take_snapshot(planned: list, snapshot: dict[Path, bytes | None] | None) -> None:

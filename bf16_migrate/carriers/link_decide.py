@@ -511,6 +511,7 @@ class Decider:
                 scripts=target,
                 have=have,
                 what=what,
+                verify=_verify_commands(scripts, entry),
             )
         if g in self.partial:
             part = self.partial[g]
@@ -682,3 +683,17 @@ def passes_flag(args: list[str | None], flag: str) -> bool:
         elif word.startswith(flag + "="):
             state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
     return state
+
+
+def _verify_commands(scripts: list[str], entry: Entry) -> str:
+    """The ``bf16-migrate verify`` that compares each script a migrated setting starts with its
+    legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
+    script's path and the setting's value. A notebook's own code is no script verify runs: the
+    notebook run again is the comparison."""
+    import shlex
+
+    setting = f"{entry.variable}={entry.value or '1'}"
+    named = [s for s in scripts if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
+    if not named:
+        return "running the notebook again"
+    return ", ".join(f"`{shlex.join(['bf16-migrate', 'verify', s, '--legacy-env', setting])}`" for s in named)
