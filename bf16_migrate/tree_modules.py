@@ -36,6 +36,8 @@ def migrate_imported_modules(
     fp32_optimizer_state: bool,
     errors: list[str],
     migrate: Callable[..., MigrationResult] = migrate_source,
+    outside: Callable[[Path], Path | None] | None = None,
+    excluded: Callable[[Path], str | None] | None = None,
 ) -> list[FileResult]:
     """``results`` with the modules imported by migrated scripts migrated as well.
 
@@ -43,9 +45,14 @@ def migrate_imported_modules(
     scanned (raising ``OSError``/``ReadError``); ``root_of(path)`` is the tree a path belongs
     to. A module that cannot be read or parsed is recorded in ``errors`` (one line) and left as
     it is. The returned list holds one result per file: a module's result replaces the one its
-    own run made."""
+    own run made. ``outside(path)``: the real path of a module that lies outside the paths
+    given (a symlink leads out of the tree), None for one inside
+    (:meth:`bf16_migrate.bounds.Bounds.outside`); such a module is never read, and is reported
+    (BFM093). ``excluded(path)``: why a module is excluded (an exclude glob, ``.gitignore``), or
+    None; such a module is not rewritten, and is reported (BFM093)."""
     by_path = {r.path.resolve(): r for r in results}
     wanted: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
+    escaped: dict[Path, tuple[Path | str, Path, dict[str, str]]] = {}
     for result in results:
         if not result.legacy_env or not str(result.path).endswith(".py"):
             continue
@@ -54,10 +61,36 @@ def migrate_imported_modules(
         except (SyntaxError, ValueError):
             continue
         for module in tree_imports(result.path, tree, root_of(result.path)):
+            left: Path | str | None = outside(module) if outside is not None else None
+            if left is None and excluded is not None:
+                left = excluded(module)
+            if left is not None:
+                escaped.setdefault(module, (left, result.path, result.legacy_env))
+                continue
             key = module.resolve()
             if key != result.path.resolve():
                 wanted.setdefault(key, []).append((result.path, result.legacy_env))
     out = list(results)
+    for module, (left, importer, env) in sorted(escaped.items()):
+        settings = ", ".join(f"{k}={v}" for k, v in env.items())
+        if isinstance(left, Path):
+            diag = report(
+                "BFM093", str(module), 1, 1, False, module=module, importer=importer, settings=settings, real=left
+            )
+        else:
+            diag = report(
+                "BFM093",
+                str(module),
+                1,
+                1,
+                False,
+                "excluded",
+                module=module,
+                importer=importer,
+                settings=settings,
+                why=left,
+            )
+        out.append(FileResult(module, "", "", "utf-8", [diag]))
     for key, importers in sorted(wanted.items()):
         settings = {tuple(sorted(env.items())) for _, env in importers}
         module_path = next((r.path for r in results if r.path.resolve() == key), None) or _as_given(key, importers)
