@@ -25,6 +25,7 @@ from .model import (
     REPLACE,
     SET,
     UNSET,
+    CarrierError,
     CarrierFile,
     Decision,
     Entry,
@@ -41,7 +42,7 @@ from .text import find_mentions
 if TYPE_CHECKING:
     from ..migrations import Call, Migrations
 
-PROBLEM_VARIANT = {"BFM130": "problem", "BFM131": "kept"}
+PROBLEM_VARIANT: dict[str, str | None] = {"BFM130": "problem", "BFM131": "kept", "BFM092": None}
 """The variant of an entry's ``problem_code`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
 
 
@@ -564,7 +565,11 @@ class Decider:
                 diags.extend(pyd)
                 if new is None:
                     continue
-            text = a.render(self.decisions[ci], new)
+            try:
+                text = a.render(self.decisions[ci], new)
+            except CarrierError as exc:  # the edited file would not parse: a bug, never written
+                self.p.errors.append(str(exc))
+                continue
             results.append(
                 FileResult(
                     carrier.path,

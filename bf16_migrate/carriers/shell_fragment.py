@@ -54,6 +54,7 @@ from .model import (
     Note,
 )
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
+from .shell_dead import uncalled_functions
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
 from .shell_render import EntryData
@@ -101,6 +102,7 @@ class ShellFragment:
         self.heredocs: list[tuple[str, list[int], Ctx]] = []
         self.functions: dict[str, tree_sitter.Node] = {}
         self.calls: dict[str, tree_sitter.Node] = {}
+        self.dead_functions: dict[str, tuple[str, str]] = {}  # functions nothing calls -> (code, why): shell_dead
         self.sr_scopes: list[tuple] = []
         self.ctx_cache: dict[int, Ctx] = {}
         self.ok = True
@@ -186,6 +188,9 @@ class ShellFragment:
                     fn = self.functions.get(fname)
                     if fn is not None and not (fn.start_byte <= n.start_byte < fn.end_byte) and fname not in self.calls:
                         self.calls[fname] = n
+        self.dead_functions = uncalled_functions(
+            root, self.data, {n: f for n, f in self.functions.items() if n not in self.calls}
+        )
 
     # -- the walk -------------------------------------------------------------------------------
     def _walk(self, root) -> None:

@@ -17,6 +17,7 @@ from typing import Protocol
 import tree_sitter
 
 from .model import SET, UNSET, Analysis, Include
+from .shell_dead import dead_branch
 from .shell_render import EntryData
 
 CONDITIONAL = {
@@ -40,6 +41,10 @@ class Ctx:
     key: tuple
     guard: tuple
     containers: tuple
+    dead: tuple[str, str] | None = None
+    """Why the node never runs, or may not (:mod:`.shell_dead`: a function nothing calls, a
+    constant condition): the code of a setting there (BFM092: never; BFM131: cannot be told)
+    and the reason, worded for a message; None when it runs as its place says."""
 
 
 @dataclass
@@ -61,6 +66,10 @@ class ReachedFragment(Protocol):
     def analysis(self) -> Analysis: ...
     @property
     def calls(self) -> Mapping[str, tree_sitter.Node]: ...
+    @property
+    def dead_functions(self) -> Mapping[str, tuple[str, str]]: ...
+    @property
+    def data(self) -> bytes: ...
     @property
     def ctx_cache(self) -> dict[int, Ctx]: ...
     @property
@@ -91,6 +100,7 @@ def context(frag: ReachedFragment, node) -> Ctx:
     child = node
     anc = node.parent
     outer: Ctx | None = None
+    dead: tuple[str, str] | None = None
     while anc is not None:
         if anc.type == "function_definition":
             name = anc.child_by_field_name("name")
@@ -101,6 +111,11 @@ def context(frag: ReachedFragment, node) -> Ctx:
                 if body is not None and body.type == "subshell":
                     containers.insert(0, body.id)
                 break
+            if name is not None and dead is None:
+                dead = frag.dead_functions.get(frag.t(name))
+        if anc.type in ("if_statement", "list") and dead is None:
+            branch = dead_branch(anc, child, frag.data)
+            dead = ("BFM092", branch) if branch is not None else None
         if anc.type in SUBSHELLS:
             containers.insert(0, anc.id)
         if anc.type == "pipeline" and anc.named_child_count > 1:
@@ -113,9 +128,10 @@ def context(frag: ReachedFragment, node) -> Ctx:
         anc = anc.parent
     key = (node.start_byte,)
     if outer is not None:
-        result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers))
+        dead = dead or outer.dead
+        result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers), dead)
     else:
-        result = Ctx(key, tuple(guard), tuple(containers))
+        result = Ctx(key, tuple(guard), tuple(containers), dead)
     frag.ctx_cache[node.id] = result
     return result
 
@@ -149,11 +165,19 @@ def link(frag: ReachedFragment) -> None:  # noqa: C901
     launches = frag.analysis.launches
     by_var: dict[str, list[Event]] = {}
     for ev in frag.events:
+        if ev.ctx.dead is not None:  # never runs: never in force (BFM092), kept as it is
+            entry = frag.analysis.entries[ev.entry]
+            code, why = ev.ctx.dead
+            if entry.problem is None:
+                entry.problem, entry.problem_code = (f"{why}: it never takes effect" if code == "BFM092" else why), code
+            continue
         by_var.setdefault(ev.variable, []).append(ev)
     for events in by_var.values():
         events.sort(key=lambda e: e.ctx.key)
         for idx in frag.my_launches:
             lc = frag.launch_ctx[idx]
+            if lc.dead is not None:
+                continue  # a launch that never runs is reached by nothing
             state, on = "off", []
             for ev in events:
                 if not (ev.ctx.key < lc.key or ev.ctx.key == lc.key):
