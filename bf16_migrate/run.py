@@ -163,6 +163,10 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     if options.stdin_filename and not stdin:
         usage("--stdin-filename only goes with the PATHS `-`")
     stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
+    if stdin_path is not None:
+        problem = _stdin_name_problem(options.stdin_filename or "")
+        if problem is not None:
+            usage(f"--stdin-filename {options.stdin_filename}: {problem}")
     config_paths = [stdin_path] if stdin_path is not None else paths
     try:
         config = load_config(config_paths, options.config_path)
@@ -308,6 +312,22 @@ class _Nothing:
     held_back: list = field(default_factory=list)
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
+
+
+def _stdin_name_problem(name: str) -> str | None:
+    """Why ``--stdin-filename NAME`` cannot name the file the source on stdin stands for, or
+    None: it must be a file's path (its name gives its kind, its place the configuration and
+    the excludes), inside the current directory's tree, and not a directory."""
+    path = Path(name)
+    if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
+        return "names a directory, not a file"
+    if path.is_dir():
+        return "is a directory, not a file"
+    cwd = os.path.realpath(os.getcwd())
+    real = os.path.realpath(path)
+    if real != cwd and not real.startswith(cwd.rstrip(os.sep) + os.sep):
+        return f"is outside the current directory ({cwd}); name the file as it is in your tree"
+    return None
 
 
 def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list[Path]:

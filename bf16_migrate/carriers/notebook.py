@@ -196,16 +196,17 @@ def _shape_problem(top: dict) -> str | None:
         if not isinstance(cell, dict):
             return f"not a readable notebook: cell {number} is {json_kind(cell)}, not an object"
         kind, source = cell.get("cell_type"), cell.get("source")
+        for key in ("cell_type", "source"):
+            if key not in cell:
+                return f"not a readable notebook: cell {number} has no `{key}`"
         if not isinstance(kind, str):
-            shown = "missing" if "cell_type" not in cell else json_kind(kind)
-            return f"not a readable notebook: the `cell_type` of cell {number} is {shown}, not a string"
+            return f"not a readable notebook: the `cell_type` of cell {number} is {json_kind(kind)}, not a string"
         if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
-            if "source" not in cell:
-                shown = "missing"
-            elif isinstance(source, list):
-                shown = f"a list holding {json_kind(next(x for x in source if not isinstance(x, str)))}"
-            else:
-                shown = json_kind(source)
+            shown = (
+                f"a list holding {json_kind(next(x for x in source if not isinstance(x, str)))}"
+                if isinstance(source, list)
+                else json_kind(source)
+            )
             return (
                 f"not a readable notebook: the `source` of cell {number} is {shown}, not a string or a list of strings"
             )

@@ -20,8 +20,10 @@ Environment of every child (built by :func:`child_env`):
   also holds a symlink to every other entry of the script's directory (so paths built from
   ``__file__`` still resolve), with the legacy variables removed from the environment.
 
-No git, no network. The temporary directory is removed on every path, including Ctrl-C, and
-children (each in its own process group) are killed on Ctrl-C and on timeout.
+No git, no network. The temporary directory is removed on every path, including Ctrl-C. Each
+run is started under its own supervisor (:mod:`.reaper`: a child subreaper in a session of its
+own), which kills everything the run started, whatever session it moved to, when the run ends,
+on timeout, on Ctrl-C, and when verify itself dies.
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ children and lets the workspace be removed."""
 
 HARNESS_DIR = Path(__file__).resolve().with_name("_child")
 """Directory holding the child harness ``sitecustomize.py``."""
+
+REAPER = Path(__file__).resolve().with_name("reaper.py")
+"""The supervisor every run is started under (:mod:`.reaper`)."""
+_STOP_GRACE_S = 10.0
 
 LEGACY_VARIABLES = variable_names()
 """Removed from the environment of the migrated and reference runs (``rules/XLA_*.toml``): the two
@@ -181,15 +187,17 @@ def stage_script(source: str, original: Path, dest_dir: Path) -> Path:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """Stop a run: its supervisor (:mod:`.reaper`) is told to (SIGTERM) and kills everything
+    below it; if it has not ended within a few seconds, its whole process group is killed."""
     if proc.poll() is not None:
+        _kill_group(proc)
         return
     try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, signal.SIGKILL)  # the child's own group (start_new_session)
-        else:  # pragma: no cover - not a platform torch-xla runs on
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=_STOP_GRACE_S)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
         pass
+    _kill_group(proc)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover
@@ -253,7 +261,7 @@ def run_specs(
                 log = open(spec.log, "wb")
                 try:
                     proc = subprocess.Popen(
-                        [python, str(spec.script), *spec.args],
+                        [python, "-E", "-S", str(REAPER), "--", python, str(spec.script), *spec.args],
                         cwd=str(spec.cwd),
                         env=spec.env,
                         stdin=subprocess.DEVNULL,
