@@ -6,7 +6,7 @@ how it is spelt: ``pkg/util.py`` under the tree, where ``pkg`` is a symlink to
 tool rewrite files outside the checkout it runs in.
 
 The area of a run is, for each path given, the directory given (or the directory of a file
-given) and the project it belongs to (:func:`bf16_migrate.scan.project_dir`: the nearest
+given) and the project it belongs to (:func:`project_dir`: the nearest
 directory up holding ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), since a
 launcher and the script it starts are looked up across their project; plus each file named on
 the command line itself, wherever its symlink points (naming it is consent).
@@ -23,8 +23,6 @@ class Bounds:
     docstring). :meth:`outside` tells whether a path lies outside it."""
 
     def __init__(self, paths: list[Path]) -> None:
-        from .scan import project_dir
-
         self.files: set[str] = set()
         areas: set[str] = set()
         for given in paths:
@@ -51,4 +49,17 @@ class Bounds:
         return Path(real)
 
 
-__all__ = ["Bounds"]
+PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+def project_dir(path: Path) -> Path:
+    """The project ``path`` belongs to: the nearest directory at or above it that holds
+    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; else the file's own directory."""
+    start = (path if path.is_dir() else path.parent).resolve()
+    for directory in (start, *start.parents):
+        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+            return directory
+    return start
+
+
+__all__ = ["PROJECT_MARKERS", "Bounds", "project_dir"]

@@ -208,7 +208,7 @@ def _read_regular(path: Path, target: Path) -> tuple[bytes, os.stat_result]:
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     offset = 0
     while True:
         chunk = os.pread(fd, 1 << 20, offset)

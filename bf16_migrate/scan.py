@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .bounds import PROJECT_MARKERS as PROJECT_MARKERS  # re-exported: the project is found there
+from .bounds import project_dir as project_dir
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
 
@@ -218,17 +220,6 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
         yield path, kind_of(path)
 
 
-_remembered: tuple | None = None
-
-
-def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: list[Candidate]) -> None:
-    """Keep ``candidates``, the result of ``scan(paths, exclude, ignore)``, for the next call
-    with the same arguments (once): the command line scans first to skip all start-up work when
-    nothing names a legacy variable, and the migration then does not walk the tree again."""
-    global _remembered
-    _remembered = (list(paths), tuple(exclude), ignore, candidates)
-
-
 def scan(
     paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
 ) -> list[Candidate]:
@@ -242,11 +233,6 @@ def scan(
     line is not read otherwise). ``on_found`` is called once, as soon as one file is known to
     name a variable, possibly while the rest of a large tree is still being read in another
     process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
-    global _remembered
-    if _remembered is not None:
-        kept, _remembered = _remembered, None
-        if kept[0] == list(paths) and kept[1] == tuple(exclude) and kept[2] is ignore:
-            return list(kept[3])
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():
@@ -366,16 +352,3 @@ def launchers_of(
             if found is not None and found.resolve() in {p.resolve() for p in carriers}:
                 chosen.add(next(p for p in carriers if p.resolve() == found.resolve()))
     return sorted(path for path in chosen if any(marker in carriers[path][1] for marker in LEGACY_MARKERS))
-
-
-PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-
-
-def project_dir(path: Path) -> Path:
-    """The project ``path`` belongs to: the nearest directory at or above it that holds
-    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; else the file's own directory."""
-    start = (path if path.is_dir() else path.parent).resolve()
-    for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
-            return directory
-    return start

@@ -26,13 +26,14 @@ from .carriers.link import FileResult
 from .carriers.resolve import tree_imports
 from .diagnostics import report
 from .python import MigrationResult, ParseError, migrate_source
+from .rules import Mode
 
 
 def migrate_imported_modules(
     results: list[FileResult],
     read_python: Callable[[Path], tuple[str, str]],
     root_of: Callable[[Path], Path],
-    mode: str,
+    mode: Mode,
     fp32_optimizer_state: bool,
     errors: list[str],
     migrate: Callable[..., MigrationResult] = migrate_source,
@@ -72,10 +73,10 @@ def migrate_imported_modules(
                 wanted.setdefault(key, []).append((result.path, result.legacy_env))
     out = list(results)
     for module, (left, importer, env) in sorted(escaped.items()):
-        settings = ", ".join(f"{k}={v}" for k, v in env.items())
+        under = ", ".join(f"{k}={v}" for k, v in env.items())
         if isinstance(left, Path):
             diag = report(
-                "BFM093", str(module), 1, 1, False, module=module, importer=importer, settings=settings, real=left
+                "BFM093", str(module), 1, 1, False, module=module, importer=importer, settings=under, real=left
             )
         else:
             diag = report(
@@ -87,7 +88,7 @@ def migrate_imported_modules(
                 "excluded",
                 module=module,
                 importer=importer,
-                settings=settings,
+                settings=under,
                 why=left,
             )
         out.append(FileResult(module, "", "", "utf-8", [diag]))

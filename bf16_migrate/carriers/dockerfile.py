@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
+from ..command_lines import read_command
 from .dockerfile_syntax import EnvPair, blanked, continuations, env_pairs, exec_form, has_heredoc, split_lf
-from .launch import read_command
 from .model import (
     KEEP,
     REMOVE,
@@ -48,6 +48,7 @@ from .model import (
     SET,
     STOCHASTIC,
     Analysis,
+    Blocker,
     CarrierError,
     Decision,
     Edit,
@@ -173,7 +174,7 @@ def _never_in_force(analysis: Analysis, overridden: dict[int, int]) -> None:
             f"{entry.variable} is set again at line {other.line} ({shown}) before anything runs: this setting never "
             "took effect"
         )
-        entry.problem_code = "BFM092"
+        entry.blocker = Blocker.NEVER_IN_FORCE
 
 
 def _degraded(text: str, structure: list[dict]) -> str | None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 
 import tree_sitter
 
+from .model import Blocker
 from .shell_words import static_value
 
 _COMPARE: dict[str, Callable[[str, str], bool]] = {
@@ -43,13 +44,14 @@ _NUMERIC: dict[str, Callable[[int, int], bool]] = {
 
 
 def uncalled_functions(
-    root: tree_sitter.Node, data: bytes, functions: Mapping[str, tree_sitter.Node]
-) -> dict[str, tuple[str, str]]:
+    root: tree_sitter.Node, data: bytes, functions: Mapping[str, tree_sitter.Node], line_of: Callable[[int], int]
+) -> dict[str, tuple[Blocker, str]]:
     """The functions of the script that nothing in it calls as a command (``functions``: those
-    never called so), each with the diagnostic code of a setting inside it and the reason, worded
-    for a message: BFM092 (never in force) when nothing names it (see the module docstring),
-    BFM131 (kept: when it runs cannot be told) when something names it without calling it
-    (``trap setup EXIT`` runs it at the end, ``export -f`` in another shell)."""
+    never called so), each with why a setting inside it is kept and the reason, worded for a
+    message: :attr:`Blocker.NEVER_IN_FORCE` when nothing names it (see the module docstring),
+    :attr:`Blocker.UNREWRITTEN_FORM` (when it runs cannot be told) when something names it
+    without calling it (``trap setup EXIT`` runs it at the end, ``export -f`` in another shell).
+    ``line_of(byte)``: the line of the file a byte of ``data`` is on."""
     if not functions:
         return {}
     used: dict[str, int] = {}
@@ -64,17 +66,20 @@ def uncalled_functions(
             text = data[node.start_byte : node.end_byte].decode("utf-8", "replace")
             for name in functions:
                 if name in text:
-                    used.setdefault(name, node.start_point[0] + 1)
+                    used.setdefault(name, line_of(node.start_byte))
         stack.extend(node.children)
     return {
         name: (
             (
-                "BFM131",
+                Blocker.UNREWRITTEN_FORM,
                 f"it is set in the function `{name}`, which this script never calls as a command (line "
                 f"{used[name]} names it): when it runs, if ever, cannot be told",
             )
             if name in used
-            else ("BFM092", f"it is set in the function `{name}`, which nothing in this script calls by name")
+            else (
+                Blocker.NEVER_IN_FORCE,
+                f"it is set in the function `{name}`, which nothing in this script calls by name",
+            )
         )
         for name in functions
     }

@@ -34,9 +34,9 @@ from collections.abc import Callable, Hashable, Mapping
 
 import tree_sitter
 
+from ..command_lines import Command, read_command
 from ..diagnostics import message
 from . import dotenv, shell_render
-from .launch import Command, read_command
 from .model import (
     PASS,
     SET,
@@ -44,6 +44,7 @@ from .model import (
     UNSET,
     Action,
     Analysis,
+    Blocker,
     ByteMap,
     CarrierError,
     Decision,
@@ -102,7 +103,7 @@ class ShellFragment:
         self.heredocs: list[tuple[str, list[int], Ctx]] = []
         self.functions: dict[str, tree_sitter.Node] = {}
         self.calls: dict[str, tree_sitter.Node] = {}
-        self.dead_functions: dict[str, tuple[str, str]] = {}  # functions nothing calls -> (code, why): shell_dead
+        self.dead_functions: dict[str, tuple[Blocker, str]] = {}  # functions nothing calls (shell_dead)
         self.sr_scopes: list[tuple] = []
         self.ctx_cache: dict[int, Ctx] = {}
         self.ok = True
@@ -188,9 +189,8 @@ class ShellFragment:
                     fn = self.functions.get(fname)
                     if fn is not None and not (fn.start_byte <= n.start_byte < fn.end_byte) and fname not in self.calls:
                         self.calls[fname] = n
-        self.dead_functions = uncalled_functions(
-            root, self.data, {n: f for n, f in self.functions.items() if n not in self.calls}
-        )
+        uncalled = {n: f for n, f in self.functions.items() if n not in self.calls}
+        self.dead_functions = uncalled_functions(root, self.data, uncalled, lambda byte: self.at(byte)[0])
 
     # -- the walk -------------------------------------------------------------------------------
     def _walk(self, root) -> None:
@@ -593,7 +593,7 @@ class ShellFragment:
                 col=col,
                 sr_scope=("heredoc", node.id),
                 problem=item.problem,
-                problem_code="BFM130" if item.computed else "BFM131",
+                blocker=Blocker.COMPUTED_VALUE if item.computed else Blocker.UNREWRITTEN_FORM,
             )
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)

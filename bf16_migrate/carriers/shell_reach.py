@@ -16,7 +16,7 @@ from typing import Protocol
 
 import tree_sitter
 
-from .model import SET, UNSET, Analysis, Include
+from .model import SET, UNSET, Analysis, Blocker, Include
 from .shell_dead import dead_branch
 from .shell_render import EntryData
 
@@ -41,10 +41,11 @@ class Ctx:
     key: tuple
     guard: tuple
     containers: tuple
-    dead: tuple[str, str] | None = None
+    dead: tuple[Blocker, str] | None = None
     """Why the node never runs, or may not (:mod:`.shell_dead`: a function nothing calls, a
-    constant condition): the code of a setting there (BFM092: never; BFM131: cannot be told)
-    and the reason, worded for a message; None when it runs as its place says."""
+    constant condition): why a setting there is kept (:attr:`Blocker.NEVER_IN_FORCE`: never
+    runs; :attr:`Blocker.UNREWRITTEN_FORM`: when it runs cannot be told) and the reason, worded
+    for a message; None when it runs as its place says."""
 
 
 @dataclass
@@ -67,7 +68,7 @@ class ReachedFragment(Protocol):
     @property
     def calls(self) -> Mapping[str, tree_sitter.Node]: ...
     @property
-    def dead_functions(self) -> Mapping[str, tuple[str, str]]: ...
+    def dead_functions(self) -> Mapping[str, tuple[Blocker, str]]: ...
     @property
     def data(self) -> bytes: ...
     @property
@@ -100,7 +101,7 @@ def context(frag: ReachedFragment, node) -> Ctx:
     child = node
     anc = node.parent
     outer: Ctx | None = None
-    dead: tuple[str, str] | None = None
+    dead: tuple[Blocker, str] | None = None
     while anc is not None:
         if anc.type == "function_definition":
             name = anc.child_by_field_name("name")
@@ -115,7 +116,7 @@ def context(frag: ReachedFragment, node) -> Ctx:
                 dead = frag.dead_functions.get(frag.t(name))
         if anc.type in ("if_statement", "list") and dead is None:
             branch = dead_branch(anc, child, frag.data)
-            dead = ("BFM092", branch) if branch is not None else None
+            dead = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
         if anc.type in SUBSHELLS:
             containers.insert(0, anc.id)
         if anc.type == "pipeline" and anc.named_child_count > 1:
@@ -167,9 +168,10 @@ def link(frag: ReachedFragment) -> None:  # noqa: C901
     for ev in frag.events:
         if ev.ctx.dead is not None:  # never runs: never in force (BFM092), kept as it is
             entry = frag.analysis.entries[ev.entry]
-            code, why = ev.ctx.dead
+            blocker, why = ev.ctx.dead
             if entry.problem is None:
-                entry.problem, entry.problem_code = (f"{why}: it never takes effect" if code == "BFM092" else why), code
+                never = blocker is Blocker.NEVER_IN_FORCE
+                entry.problem, entry.blocker = (f"{why}: it never takes effect" if never else why), blocker
             continue
         by_var.setdefault(ev.variable, []).append(ev)
     for events in by_var.values():

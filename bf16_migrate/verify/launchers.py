@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import DEFAULT_MODE
 from .runner import LEGACY_VARIABLES
 
 __all__ = ["LaunchSetting", "launch_settings", "settings_for"]
@@ -72,7 +73,7 @@ def _planner_class():
 
 
 def launch_settings(
-    root: Path, mode: str = "stochastic", extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
+    root: Path, mode: str = DEFAULT_MODE, extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
 ) -> list[LaunchSetting]:
     """Every launch of a Python script (of the tree, that uses torch) by a carrier under
     ``root``, with the legacy settings in force for it. Carriers that cannot be read or parsed
