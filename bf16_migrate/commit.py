@@ -76,7 +76,9 @@ class Write:
     ``new``: the file does not exist yet (:func:`plan_new_file`); it is created without ever
     replacing a file that appeared in the meantime. ``expected``: the bytes the target held when
     it was checked (None: not checked), and ``stamp`` its :data:`Stamp` then; the commit writes
-    the file only while both still hold."""
+    the file only while both still hold. ``owner``: the target's (uid, gid) when they are not
+    this process's: the temporary is given them before the rename (as root), or the file is
+    written in place (anyone else), so the file keeps its owner."""
 
     path: Path
     target: Path
@@ -87,6 +89,7 @@ class Write:
     new: bool = False
     expected: bytes | None = None
     stamp: Stamp | None = None
+    owner: tuple[int, int] | None = None
 
 
 @dataclass
@@ -135,8 +138,13 @@ def plan_write(
         raise WriteRefused(
             f"{path}: cannot write: the new text cannot be encoded as {encoding} ({exc.reason})"
         ) from None
-    write = plan_bytes(path, data, roots, phase, expected=None if old is None else _encoded(path, old, encoding))
-    return write
+    expected = None if old is None else _encoded(path, old, encoding)
+    try:
+        return plan_bytes(path, data, roots, phase, expected=expected)
+    except WriteRefused:
+        if expected is not None:
+            _refuse_unfaithful(path, old or "", encoding, expected)
+        raise
 
 
 def _encoded(path: Path, old: str, encoding: str) -> bytes:
@@ -144,6 +152,27 @@ def _encoded(path: Path, old: str, encoding: str) -> bytes:
         return old.encode(encoding)
     except UnicodeEncodeError:  # pragma: no cover - the text was decoded with this very codec
         raise WriteRefused(f"{path}: cannot write: its text does not encode back as {encoding}") from None
+
+
+def _refuse_unfaithful(path: Path, old: str, encoding: str, expected: bytes) -> None:
+    """Raise :class:`WriteRefused` when ``path`` still holds the text read but not the bytes it
+    encodes back to: its codec maps two byte sequences to one character (cp932's duplicated NEC
+    and IBM rows: ``0x8790`` and ``0x81E0`` are both U+2252), so writing it would change lines
+    the migration never touched. Returns when that is not why the file was refused."""
+    try:
+        with open(path, "rb") as f:
+            current = f.read()
+        if current == expected or current.decode(encoding) != old:
+            return
+    except (OSError, UnicodeDecodeError, LookupError):
+        return
+    pairs = zip(current.splitlines(), expected.splitlines())
+    line = next((n for n, (a, b) in enumerate(pairs, 1) if a != b), 1)
+    raise WriteRefused(
+        f"{path}:{line}: not written: its bytes do not survive a round trip through {encoding} (two byte sequences "
+        "there decode to the same character), so writing it would change lines bf16-migrate did not touch; edit it "
+        "by hand or convert it to UTF-8"
+    ) from None
 
 
 def plan_bytes(path: Path, data: bytes, roots: list[Path] | Bounds, phase: int, expected: bytes | None = None) -> Write:
@@ -177,15 +206,19 @@ def plan_bytes(path: Path, data: bytes, roots: list[Path] | Bounds, phase: int, 
             f"{path}: not written: it changed after bf16-migrate read it (edited meanwhile?); run again to migrate "
             "what it holds now"
         )
+    # a rename gives the file the owner of whoever runs bf16-migrate: root keeps the owner by
+    # chown(2) on the temporary, anyone else by writing in place (as for a hard link)
+    foreign = (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid())
     return Write(
         path,
         target,
         data,
         stat.S_IMODE(info.st_mode),
-        info.st_nlink > 1,
+        info.st_nlink > 1 or (foreign and os.geteuid() != 0),
         phase,
         expected=current,
         stamp=_stamp(info),
+        owner=(info.st_uid, info.st_gid) if foreign else None,
     )
 
 
@@ -232,8 +265,19 @@ def plan_new_file(path: Path, text: str, phase: int) -> Write:
 
 
 def _temporary_for(target: Path) -> tuple[int, Path]:
+    """A new temporary beside ``target``, opened for writing: ``.NAME.PID.RANDOM.bf16-migrate``,
+    NAME cut short (by bytes, as the filesystem counts) so that the whole name fits its
+    directory's name limit (``pathconf(_PC_NAME_MAX)``, 255 on Linux filesystems): a file whose
+    own name is near that limit can still be staged."""
+    try:
+        limit = os.pathconf(target.parent, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
     while True:
-        tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}{SUFFIX}"
+        tail = f".{os.getpid()}.{secrets.token_hex(4)}{SUFFIX}"
+        room = max(1, limit - len(tail.encode()) - 1)
+        stem = os.fsencode(target.name)[:room].decode(errors="ignore") or "_"
+        tmp = target.parent / f".{stem}{tail}"
         try:
             return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), tmp
         except FileExistsError:  # pragma: no cover - 32 random bits collided
@@ -253,7 +297,9 @@ def _stage(write: Write) -> Path | None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, write.mode)
+        if write.owner is not None:
+            os.chown(tmp, *write.owner)
+        os.chmod(tmp, write.mode)  # after chown(2), which clears the set-user-ID and set-group-ID bits
     except BaseException:
         _unlink(tmp)
         raise

@@ -14,13 +14,13 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
 
 from .config import Config, ConfigError, common_parent, load_config
-from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
+from .output import FORMATS, Report, format_text, printable, statistics, to_github, to_json, to_sarif
 from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
 
@@ -459,7 +459,8 @@ def _report(  # noqa: C901
         click.echo(line, nl=nl, err=to_stderr, color=color)
 
     def err(line: str) -> None:
-        click.echo(line, err=True, color=color)
+        # a file name holding a newline or a terminal escape is shown escaped, never acted on
+        click.echo("\n".join(printable(part) for part in line.split("\n")), err=True, color=color)
 
     if options.statistics:
         stats = statistics(report.reported)
@@ -488,27 +489,29 @@ def _report(  # noqa: C901
     if settings.fmt == "text" or (settings.fmt == "github" and not options.statistics):
         if settings.fmt == "text":
             for error in outcome.errors:
-                err(f"error: {error}")
+                err(f"error: {error}".replace("\n", "\\n"))
         if outcome.held_back:
-            written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
+            changed_list = ", ".join(printable(str(p)) for p in outcome.changed)
+            held = ", ".join(printable(str(p)) for p in outcome.held_back)
+            written = f"written: {changed_list}" if outcome.changed else "nothing was written"
             err(
-                "error: not written, so that no launcher is migrated without its script: "
-                f"{', '.join(map(str, outcome.held_back))} ({written}); fix the error above and run again"
+                f"error: not written, so that no launcher is migrated without its script: {held} ({written}); fix the "
+                "error above and run again"
             )
         if not options.quiet:
             for path, why in report.kept.items():
-                err(f"bf16-migrate: left as it is: {path} ({why})")
+                err(f"bf16-migrate: left as it is: {printable(path)} ({why})")
             err(summary(outcome, report, written=not dry))
             if settings.fmt == "text" and not options.statistics:
                 from .diagnostics import format_todo
 
-                todo = format_todo(report.reported)
+                todo = format_todo(replace(d, path=printable(d.path)) for d in report.reported)
                 if todo:
                     err(todo)
     if outcome.removed and not options.quiet:
         err(
             f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: "
-            f"{', '.join(map(str, outcome.removed))}"
+            f"{', '.join(printable(str(p)) for p in outcome.removed)}"
         )
     if outcome.interrupted:
         err(

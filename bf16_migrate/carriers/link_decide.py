@@ -10,6 +10,7 @@ and the carriers and Python files rendered.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -518,10 +519,12 @@ class Decider:
         a = carrier.analysis
         if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
             return
-        covered = a.handled
+        covered = _merged_spans(a.handled)
+        starts = [start for start, _ in covered]
         index = None
         for var, off in find_mentions(a.text, self.p.rules.variables):
-            if any(s <= off < e for s, e in covered):
+            at = bisect.bisect_right(starts, off) - 1
+            if at >= 0 and off < covered[at][1]:
                 continue
             if index is None:
                 index = LineIndex(a.text)
@@ -614,6 +617,19 @@ class Decider:
                 continue
             results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
         return results
+
+
+def _merged_spans(spans) -> list[tuple[int, int]]:
+    """``spans`` (start, end) sorted and merged where they overlap or touch: disjoint, so that
+    which one holds an offset is one binary search (a launcher with thousands of settings
+    was quadratic here)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def passes_flag(args: list[str | None], flag: str) -> bool:

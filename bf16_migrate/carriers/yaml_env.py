@@ -480,7 +480,7 @@ class _Yaml:
         new = apply_edits(self.text, edits)
         if edits:
             try:  # every edit keeps the file valid YAML; a failure here is a bug, never written
-                list(YAML(typ="rt").compose_all(new))
+                _compose(new)
             except YAMLError as exc:
                 raise CarrierError(
                     f"{self.path}:1:1: cannot migrate: the edited YAML would not parse "
@@ -517,6 +517,20 @@ def _same_group(entries, a: int, b: int) -> None:
             if entry.group == old:
                 entry.group = key
     entries[a].group = entries[b].group = key
+
+
+def _compose(text: str) -> list:
+    """The documents of ``text`` as ruamel.yaml's round-trip composer builds them (nodes with
+    their marks). An anchor defined twice is valid YAML (an alias names the latest definition,
+    YAML 1.2 section 3.2.2.2): ruamel's warning about it, a multi-line Python warning on stderr,
+    is not shown."""
+    import warnings
+
+    from ruamel.yaml.error import ReusedAnchorWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReusedAnchorWarning)
+        return list(YAML(typ="rt").compose_all(text))
 
 
 def _merged_pairs(node: MappingNode) -> list[tuple]:
@@ -635,7 +649,7 @@ def analyze(text: str, path: str) -> Analysis:
     valid YAML."""
     y = _Yaml(text, path)
     try:
-        docs = list(YAML(typ="rt").compose_all(text))
+        docs = _compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"

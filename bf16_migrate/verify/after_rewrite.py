@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gitrev import Checkout
+from .scratch import scratch_dir
 from .tree import Job, Outcome
 
 __all__ = ["PreRewriteTree", "Revert", "mirror_root", "revert_failed", "revert_groups"]
@@ -80,7 +81,7 @@ class PreRewriteTree(Checkout):
         self.tree = Path()
 
     def __enter__(self) -> PreRewriteTree:
-        self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-before-")
+        self._tmp = scratch_dir("before")
         self.tree = Path(self._tmp.name) / self.work_root.name
         self.tree.mkdir()
         try:

@@ -32,7 +32,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,6 +44,7 @@ from .collect import _argparse_error as _argparse_error  # re-exported: the test
 from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
 from .records import RunRecord
+from .scratch import scratch_dir
 
 __all__ = [
     "HARNESS_DIR",
@@ -331,11 +331,12 @@ def _raise_on_sigterm():
 class Workspace:
     """A temporary directory for staged scripts, records and logs; a context manager.
 
-    Removed on exit, whatever the exit (``tempfile.TemporaryDirectory``).
+    Removed on exit, whatever the exit (``tempfile.TemporaryDirectory``); one left by a verify
+    killed with ``kill -9`` is removed by the next (:mod:`.scratch`).
     """
 
     def __init__(self) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-verify-")
+        self._tmp = scratch_dir("verify")
         self.root = Path(self._tmp.name)
 
     def __enter__(self) -> Workspace:
