@@ -162,3 +162,45 @@ def test_the_coverage_spans_are_merged_so_a_lookup_is_one_search():
     """The coverage check compared every mention with every span read (quadratic: 20,000
     exports took 177 s, 32 s now)."""
     assert _merged_spans([(10, 20), (0, 5), (5, 8), (15, 30), (40, 41)]) == [(0, 8), (10, 30), (40, 41)]
+
+
+# -- shell that never sets what it seems to set ---------------------------------------------------------------------
+TRAIN = LEGACY.replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+
+
+@pytest.mark.parametrize(
+    "launcher, code, why",
+    [
+        ("export XLA_USE_BF16=1 &\npython train.py\n", "BFM110", "reaches no Python script"),  # a background subshell
+        ("while false; do export XLA_USE_BF16=1; done\npython train.py\n", "BFM092", "the body of `while false`"),
+        ("until true; do export XLA_USE_BF16=1; done\npython train.py\n", "BFM092", "the body of `until true`"),
+        ("if ! true; then export XLA_USE_BF16=1; fi\npython train.py\n", "BFM092", "branch of `if ! true`"),
+        ("case x in y) export XLA_USE_BF16=1;; esac\npython train.py\n", "BFM092", "which `x` never matches"),
+        ("export XLA_USE_BF16=1\nexit 0\npython train.py\n", "BFM110", "reaches no Python script"),
+        ("export XLA_USE_BF16=1\nenv -i PATH=/usr/bin python train.py\n", "BFM110", "reaches no Python script"),
+        ("export XLA_USE_BF16=1\nsudo python train.py\n", "BFM111", "sudo starts it with the environment its policy"),
+    ],
+)
+def test_a_shell_setting_that_never_reaches_the_launch_changes_nothing(tmp_path, launcher, code, why):
+    """Each of these trained train.py in fp32 (or, under sudo, as its policy decides): it was
+    cast to bf16 and the setting removed."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + launcher)
+    outcome = migrate_paths([tmp_path], "stochastic", write=False)
+    assert outcome.changed == []
+    [finding] = [d for d in outcome.diagnostics if d.path.endswith("run.sh")]
+    assert finding.code == code and not finding.fixed and why in finding.message
+
+
+def test_sudo_e_and_env_i_with_the_setting_on_its_own_line_still_migrate(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\nsudo -E python train.py\n")
+    assert sorted(p.name for p in migrate_paths([tmp_path], "stochastic", write=False).changed) == [
+        "run.sh",
+        "train.py",
+    ]
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nenv -i XLA_USE_BF16=1 python train.py\n")
+    assert sorted(p.name for p in migrate_paths([tmp_path], "stochastic", write=False).changed) == [
+        "run.sh",
+        "train.py",
+    ]

@@ -363,6 +363,8 @@ class _Reader:
         ordered = [eid for s in reversed(list(stage.chain())) for _, eid in s.env if eid in keep]
         entries = self.analysis.entries
         launch = self.analysis.launches[li]
+        if launch.isolated:
+            return  # `env -i`: no ENV reaches it
         last: dict[str, int] = {}
         for eid in ordered:
             last[entries[eid].variable] = eid
@@ -462,7 +464,15 @@ def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw
     if not (cmd.python or cmd.target is not None):
         return []
     analysis.launches.append(
-        Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args))
+        Launch(
+            pos[0],
+            pos[1],
+            raw.strip().split("\n")[0][:100],
+            cmd.target,
+            cmd.problem,
+            args=list(cmd.args),
+            isolated=cmd.isolated,
+        )
     )
     return [len(analysis.launches) - 1]
 

@@ -207,6 +207,9 @@ class Launch:
     args: list[str | None] = field(default_factory=list)
     """The words passed to the script (``None`` where computed): read for a framework's own
     precision flag (``--bf16``)."""
+    isolated: bool = False
+    """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
+    only those on its own command line after the ``-i``."""
 
 
 @dataclass

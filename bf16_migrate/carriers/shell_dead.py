@@ -85,9 +85,23 @@ def uncalled_functions(
     }
 
 
-def dead_branch(anc: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:
-    """Why the part ``child`` of the compound ``anc`` never runs (a branch of ``if`` or a side
-    of ``&&``/``||`` whose condition is a constant), or None when it may run."""
+def dead_branch(anc: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:  # noqa: C901
+    """Why the part ``child`` of the compound ``anc`` never runs (a branch of ``if``, the body
+    of ``while``/``until``, a side of ``&&``/``||`` whose condition is a constant; a ``case``
+    item none of whose literal patterns is the literal word; a statement of the script after
+    ``exit`` or ``exec COMMAND``), or None when it may run."""
+    if anc.type == "program":
+        return _after_exit(anc, child, data)
+    if anc.type == "while_statement" and child.type == "do_group":
+        keyword = anc.children[0].type if anc.children else "while"
+        conditions = [c for c in anc.children[1:] if c.type not in (";", "\n", "do_group")]
+        value = constant(conditions[0], data) if len(conditions) == 1 else None
+        shown = data[conditions[0].start_byte : conditions[0].end_byte].decode("utf-8", "replace") if conditions else ""
+        if (keyword == "while" and value is False) or (keyword == "until" and value is True):
+            return f"it is in the body of `{keyword} {shown}`, which never runs"
+        return None
+    if anc.type == "case_statement" and child.type == "case_item":
+        return _unmatched_item(anc, child, data)
     if anc.type == "if_statement":
         conditions = []
         for c in anc.children:
@@ -139,6 +153,9 @@ def constant(node: tree_sitter.Node, data: bytes) -> bool | None:
         if word == "test" and None not in args:
             return _compare([a for a in args if a is not None])
         return None
+    if node.type == "negated_command" and node.named_child_count == 1:
+        inner = constant(node.named_children[0], data)
+        return None if inner is None else not inner
     if node.type == "test_command":
         inner = [c for c in node.named_children]
         if len(inner) != 1:
@@ -157,6 +174,46 @@ def constant(node: tree_sitter.Node, data: bytes) -> bool | None:
             if op is None or value is None:
                 return None
             return _compare([data[op.start_byte : op.end_byte].decode(), value])
+    return None
+
+
+_LITERAL_PATTERN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/:=,")
+
+
+def _unmatched_item(case: tree_sitter.Node, item: tree_sitter.Node, data: bytes) -> str | None:
+    """Why the ``case`` item ``item`` never runs: the word is a literal and so is every pattern
+    of the item, none equal to it (a pattern with any glob or quoting character may match)."""
+    value = case.child_by_field_name("value")
+    word = static_value(value, data) if value is not None else None
+    if word is None:
+        return None
+    patterns = []
+    for c in item.children:
+        if c.type == ")":
+            break
+        if c.type in ("|", "("):
+            continue
+        text = data[c.start_byte : c.end_byte].decode("utf-8", "replace")
+        if not text or not set(text) <= _LITERAL_PATTERN:
+            return None
+        patterns.append(text)
+    if not patterns or word in patterns:
+        return None
+    return f"it is in the `case` item `{'|'.join(patterns)})`, which `{word}` never matches"
+
+
+def _after_exit(program: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:
+    """Why the top-level statement ``child`` never runs: an earlier statement of the script is
+    ``exit`` or ``exec COMMAND`` (the shell ends, or becomes the command)."""
+    for c in program.children:
+        if c.id == child.id:
+            return None
+        if c.type != "command":
+            continue
+        word = _command_word(c, data)
+        if word == "exit" or (word == "exec" and c.children_by_field_name("argument")):
+            line = c.start_point[0] + 1
+            return f"it comes after `{word}` at line {line}, which ends the script"
     return None
 
 

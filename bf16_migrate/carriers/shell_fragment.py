@@ -407,6 +407,8 @@ class ShellFragment:
         cmd = read_command(words)
         scope = self._scope(node, node.id)
         entry_ids = self._prefix_settings(node, assignments, word_nodes, scope)
+        if cmd.isolated:  # `X=1 env -i python ...`: the prefix goes to env, which drops it
+            entry_ids = []
         entry_ids += self._wrapper_settings(node, cmd, assignments, word_nodes, scope)
         self._loads_and_mentions(node, cmd, words, word_nodes)
         base = words[0] if words else None
@@ -513,7 +515,14 @@ class ShellFragment:
         line, col = self.at(node.start_byte)
         text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
         launch = Launch(
-            line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node)
+            line,
+            col,
+            text[:100],
+            cmd.target,
+            cmd.problem,
+            args=list(cmd.args),
+            captured=self._captured(node),
+            isolated=cmd.isolated,
         )
         idx = self.add_launch(launch, entry_ids, node)
         self.launch_of_node[node.id] = idx

@@ -114,9 +114,12 @@ def context(frag: ReachedFragment, node) -> Ctx:
                 break
             if name is not None and dead is None:
                 dead = frag.dead_functions.get(frag.t(name))
-        if anc.type in ("if_statement", "list") and dead is None:
+        if dead is None and anc.type in ("program", "if_statement", "list", "while_statement", "case_statement"):
             branch = dead_branch(anc, child, frag.data)
             dead = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
+        following = _next_sibling(anc, child)
+        if following is not None and following.type == "&":  # `cmd &`: run in a subshell of its own
+            containers.insert(0, ("background", child.id))
         if anc.type in SUBSHELLS:
             containers.insert(0, anc.id)
         if anc.type == "pipeline" and anc.named_child_count > 1:
@@ -135,6 +138,15 @@ def context(frag: ReachedFragment, node) -> Ctx:
         result = Ctx(key, tuple(guard), tuple(containers), dead)
     frag.ctx_cache[node.id] = result
     return result
+
+
+def _next_sibling(anc, child):
+    found = False
+    for c in anc.children:
+        if found:
+            return c
+        found = c.id == child.id
+    return None
 
 
 def _branch_tag(anc, child) -> str | None:
@@ -180,6 +192,8 @@ def link(frag: ReachedFragment) -> None:  # noqa: C901
             lc = frag.launch_ctx[idx]
             if lc.dead is not None:
                 continue  # a launch that never runs is reached by nothing
+            if launches[idx].isolated:
+                continue  # `env -i`: only its own command line's settings (added with the launch)
             state, on = "off", []
             for ev in events:
                 if not (ev.ctx.key < lc.key or ev.ctx.key == lc.key):

@@ -176,6 +176,8 @@ class _Yaml:
             return
         entries = self.analysis.entries
         launch = self.analysis.launches[li]
+        if launch.isolated:
+            return  # `env -i`: no container setting reaches it
         variable = entries[eid].variable
         nearer = next((e for e in launch.reached_by if e != eid and entries[e].variable == variable), None)
         if nearer is not None:
@@ -244,7 +246,9 @@ class _Yaml:
                 return self.shell_launches(node)
         if not (command.python or command.target is not None):
             return []
-        self.analysis.launches.append(Launch(line, col, raw, command.target, command.problem, args=list(command.args)))
+        self.analysis.launches.append(
+            Launch(line, col, raw, command.target, command.problem, args=list(command.args), isolated=command.isolated)
+        )
         return [len(self.analysis.launches) - 1]
 
     def shell_launches(self, node: ScalarNode) -> list[int]:
