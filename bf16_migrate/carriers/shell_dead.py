@@ -154,8 +154,8 @@ def constant(node: tree_sitter.Node, data: bytes) -> bool | None:
             return _compare([a for a in args if a is not None])
         return None
     if node.type == "negated_command" and node.named_child_count == 1:
-        inner = constant(node.named_children[0], data)
-        return None if inner is None else not inner
+        negated = constant(node.named_children[0], data)
+        return None if negated is None else not negated
     if node.type == "test_command":
         inner = [c for c in node.named_children]
         if len(inner) != 1:
