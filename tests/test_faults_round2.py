@@ -204,3 +204,24 @@ def test_sudo_e_and_env_i_with_the_setting_on_its_own_line_still_migrate(tmp_pat
         "run.sh",
         "train.py",
     ]
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("Dockerfile", 'FROM python:3.11\nENV XLA_USE_BF16=1\nENV XLA_USE_BF16=true\nCMD ["python", "train.py"]\n'),
+        ("Dockerfile", "FROM python:3.11\nENV XLA_USE_BF16=1\nRUN XLA_USE_BF16=1 python train.py\n"),
+        (
+            "job.yaml",
+            'spec:\n  containers:\n    - name: t\n      command: ["python", "train.py"]\n      env:\n'
+            '        - name: XLA_USE_BF16\n          value: "1"\n        - name: XLA_USE_BF16\n          value: "1"\n',
+        ),
+    ],
+)
+def test_a_value_set_again_to_the_same_meaning_is_migrated_with_it(tmp_path, name, text):
+    """Only a later value that changes the meaning hides the earlier one (BFM092)."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / name).write_text(text)
+    outcome = migrate_paths([tmp_path], "stochastic", write=False)
+    assert sorted(p.name for p in outcome.changed) == sorted([name, "train.py"])
+    assert not [d for d in outcome.diagnostics if d.code == "BFM092"]

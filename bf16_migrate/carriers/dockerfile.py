@@ -56,6 +56,8 @@ from .model import (
     LineIndex,
     Note,
     apply_edits,
+    decide_together,
+    same_effect,
 )
 from .shell_fragment import ShellFragment
 from .text import find_mentions, legacy_names
@@ -147,17 +149,6 @@ def analyze(text: str, path: str) -> Analysis:
     analysis.sr_covered = reader.sr_covered
     analysis.render = reader.render
     return analysis
-
-
-def _same_group(entries, a: int, b: int) -> None:
-    """Entries ``a`` and ``b`` decided together (one replaces the other before a launch:
-    removing only the later one would put the earlier value in force)."""
-    key = entries[a].group or entries[b].group or ("dockerfile-override", id(entries), b)
-    for old in {entries[a].group, entries[b].group} - {None, key}:
-        for entry in entries:
-            if entry.group == old:
-                entry.group = key
-    entries[a].group = entries[b].group = key
 
 
 def _never_in_force(analysis: Analysis, overridden: dict[int, int]) -> None:
@@ -372,11 +363,12 @@ class _Reader:
         for eid in ordered:
             variable = entries[eid].variable
             nearer = own.get(variable, last[variable])
-            if nearer != eid:
+            if nearer == eid or same_effect(entries[eid], entries[nearer]):
+                launch.reached_by.setdefault(eid, True)  # in force, or replaced by the same value
+                continue
+            decide_together(entries, eid, nearer)
+            if variable not in own:  # a later ENV: this one is never the image's value
                 self.overridden.setdefault(eid, nearer)
-                _same_group(entries, eid, nearer)
-            else:
-                launch.reached_by.setdefault(eid, True)
 
     def _container_launches(self, ep: _Command | None, cmd: _Command | None) -> list[int]:
         if ep is not None and ep.exec is not None:

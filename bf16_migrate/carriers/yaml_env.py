@@ -56,7 +56,9 @@ from .model import (
     LineIndex,
     Target,
     apply_edits,
+    decide_together,
     line_span,
+    same_effect,
 )
 from .shell_fragment import ShellFragment
 from .text import legacy_names
@@ -180,9 +182,9 @@ class _Yaml:
             return  # `env -i`: no container setting reaches it
         variable = entries[eid].variable
         nearer = next((e for e in launch.reached_by if e != eid and entries[e].variable == variable), None)
-        if nearer is not None:
+        if nearer is not None and not same_effect(entries[eid], entries[nearer]):
             self.overridden.setdefault(eid, nearer)
-            _same_group(entries, eid, nearer)
+            decide_together(entries, eid, nearer)
             return
         launch.reached_by.setdefault(eid, True)
 
@@ -306,9 +308,11 @@ class _Yaml:
         last: dict[str, int] = {}
         for eid in reversed(ids):  # the same name twice in one container: the later value wins
             entry = self.analysis.entries[eid]
-            if entry.variable in last:
+            if entry.variable in last and same_effect(entry, self.analysis.entries[last[entry.variable]]):
+                decide_together(self.analysis.entries, eid, last[entry.variable])
+            elif entry.variable in last:
                 self.overridden[eid] = last[entry.variable]
-                _same_group(self.analysis.entries, eid, last[entry.variable])
+                decide_together(self.analysis.entries, eid, last[entry.variable])
             else:
                 last[entry.variable] = eid
         shared = _shared(key, value)
@@ -510,17 +514,6 @@ class _Yaml:
 
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-def _same_group(entries, a: int, b: int) -> None:
-    """Entries ``a`` and ``b`` decided together (one overrides the other: removing only the
-    later one would put the earlier value in force)."""
-    key = entries[a].group or entries[b].group or ("yaml-override", id(entries), b)
-    for old in {entries[a].group, entries[b].group} - {None, key}:
-        for entry in entries:
-            if entry.group == old:
-                entry.group = key
-    entries[a].group = entries[b].group = key
 
 
 def _compose(text: str) -> list:
