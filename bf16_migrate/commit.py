@@ -203,8 +203,8 @@ def plan_bytes(path: Path, data: bytes, roots: list[Path] | Bounds, phase: int, 
         raise WriteRefused(f"{path}: not written: the file is read-only")
     if expected is not None and current != expected:
         raise WriteRefused(
-            f"{path}: not written: it changed after bf16-migrate read it (edited meanwhile?); run again to migrate "
-            "what it holds now"
+            f"{path}: not written: it changed after bf16-migrate read it (edited meanwhile?), so its edit is kept; "
+            "run again on what it holds now"
         )
     # a rename gives the file the owner of whoever runs bf16-migrate: root keeps the owner by
     # chown(2) on the temporary, anyone else by writing in place (as for a hard link)

@@ -255,8 +255,8 @@ def test_a_file_edited_after_it_was_read_is_never_overwritten(tmp_path, referenc
     outcome = migrate_paths([root], "stochastic", write=True)
     assert target.read_text() == edited
     assert outcome.errors == [
-        f"{target}: not written: it changed after bf16-migrate read it (edited meanwhile?); run again to migrate what "
-        "it holds now"
+        f"{target}: not written: it changed after bf16-migrate read it (edited meanwhile?), so its edit is kept; run "
+        "again on what it holds now"
     ]
     assert outcome.changed == []  # one change: nothing is committed without it
     expected = dict(reference[0])

@@ -225,3 +225,21 @@ def test_a_value_set_again_to_the_same_meaning_is_migrated_with_it(tmp_path, nam
     outcome = migrate_paths([tmp_path], "stochastic", write=False)
     assert sorted(p.name for p in outcome.changed) == sorted([name, "train.py"])
     assert not [d for d in outcome.diagnostics if d.code == "BFM092"]
+
+
+# -- --revert-failed after a long verify -------------------------------------------------------------------------------
+def test_revert_failed_never_puts_back_over_an_edit_made_while_verify_ran(tmp_path):
+    """The verify takes minutes; a file edited meanwhile was overwritten with its bytes from before
+    the rewrite."""
+    from test_rewrite_verify import _outcome
+
+    from bf16_migrate.verify.after_rewrite import revert_failed
+
+    (tmp_path / "a.py").write_text("new a\n")
+    (tmp_path / "run.sh").write_text("new run\n# edited while verify ran\n")
+    snapshot = {tmp_path / "a.py": b"old a\n", tmp_path / "run.sh": b"old run\n"}
+    after = {tmp_path / "a.py": b"new a\n", tmp_path / "run.sh": b"new run\n"}
+    done = revert_failed([_outcome("a.py", ["a.py", "run.sh"], False)], snapshot, tmp_path, [tmp_path], after=after)
+    assert "it changed after bf16-migrate read it" in done.failed[tmp_path / "run.sh"] and not done.restored
+    assert (tmp_path / "run.sh").read_text() == "new run\n# edited while verify ran\n"
+    assert (tmp_path / "a.py").read_text() == "new a\n"
