@@ -396,10 +396,10 @@ def verify(
         missing = check_matplotlib()
         if missing:
             _usage(missing)
-    from .carriers import KINDS as _CARRIER_KINDS
+    from .carriers import REGISTRY as _CARRIERS
     from .scan import kind_of
 
-    launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
+    launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
         _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, json_path, plot_path)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bounds import Bounds
-from .carriers import KINDS, CarrierError, analyze, for_kind
+from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
@@ -223,7 +223,7 @@ class TreeReader:
         """The carrier file at ``path`` analysed, or None when it is no carrier or cannot be
         read or parsed (only followed here: its own run reports it)."""
         kind = kind or kind_of(path)
-        if kind not in KINDS:
+        if kind not in REGISTRY:
             return None
         try:
             source = read_source(path)
@@ -238,7 +238,7 @@ class TreeReader:
         found = []
         needle = path.name.encode()
         for candidate_path, kind in walk(root, self.exclude, ignore=self.ignore):
-            if kind not in KINDS or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
+            if kind not in REGISTRY or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
                 continue
             try:
                 if needle not in candidate_path.read_bytes():
@@ -442,7 +442,7 @@ def _one(
     candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome
 ) -> None:
     path = candidate.path
-    if candidate.kind not in ("python", *KINDS):
+    if candidate.kind != "python" and candidate.kind not in REGISTRY:
         _reported_only(candidate, extra, outcome)
         return
     try:
