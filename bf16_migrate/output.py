@@ -32,6 +32,7 @@ could not be read again, the location there is the file without a line.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -72,12 +73,38 @@ def message_of(d: Diagnostic, dry_run: bool) -> str:
     return would(d.message) if dry_run and d.fixed else d.message
 
 
+# Bidirectional-text controls (Unicode TR9, "Explicit Directional Formatting"): they reorder what a
+# terminal shows ("Trojan Source", CVE-2021-42574) and are escaped like the C0/C1 controls.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """``text`` (a path, a message naming one) with every character a terminal would act on
+    instead of show written as a Python escape: C0 and C1 controls (a newline in a file name
+    would start a forged line of output, ``ESC [`` would recolour or rewrite the terminal), the
+    bidirectional controls, and the lone surrogates a file name that is not UTF-8 decodes to
+    (``os.fsdecode``'s surrogateescape: ``\udcff`` for the byte 0xff)."""
+
+    def escape(char: str) -> str:
+        code = ord(char)
+        if 0xD800 <= code < 0xE000:
+            return f"\\u{code:04x}"
+        if code < 0x20 or 0x7F <= code < 0xA0 or char in _BIDI:
+            return char.encode("unicode_escape").decode("ascii")
+        return char
+
+    if text.isprintable():
+        return text
+    return "".join(escape(char) for char in text)
+
+
 def format_text(d: Diagnostic, dry_run: bool, style=None) -> str:
     """``path:line:col: CODE message [fixed]`` (``[fixable]`` in a dry run); ``style`` (e.g.
     :func:`click.style`) colours the code: red when a hand is needed, green when fixed. A
     notebook cell's finding is ``nb.ipynb#cell2:1:6: CODE message``: the cell, and the line and
     column within it (docs/usage.md, "Output formats")."""
     mark = (" [fixable]" if dry_run else " [fixed]") if d.fixed else ""
+    d = dataclasses.replace(d, path=printable(d.path), message=printable(d.message))
     code = d.code if style is None else style(d.code, fg="green" if d.fixed else "red", bold=True)
     place = f"{d.path}:{d.line}:{d.col}:"
     where = place if style is None else style(place, bold=True)

@@ -53,8 +53,9 @@ def file_patch(path: Path | str, old: str, new: str, encoding: str = "utf-8", cr
         return b""
     if encoding.replace("_", "-").lower() == "utf-8-sig":
         old, new, encoding = ("\ufeff" + old if old else old), "\ufeff" + new, "utf-8"
-    name = patch_path(path)
-    head = f"--- {'/dev/null' if created else 'a/' + name}\n+++ b/{name}\n".encode()
+    # the header names the file by its bytes: a name that is not UTF-8 is given back as it is on disk
+    name = os.fsencode(patch_path(path))
+    head = b"--- " + (b"/dev/null" if created else b"a/" + name) + b"\n+++ b/" + name + b"\n"
     body = []
     # the first two lines are difflib's own ---/+++ header, replaced by the one above (a removed
     # line "--x" also starts with "---": only the position tells the header)

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from .bounds import Bounds
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
+from .ignore import matching_exclude
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
 from .patch import file_patch
@@ -128,13 +130,13 @@ def migrate_paths(
     roots = _roots(paths)
     if candidates is None:
         candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
-    tree = TreeReader(roots, exclude, ignore)
+    tree = TreeReader(roots, exclude, ignore, named=paths)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
     # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
     runs = Migrations(on_done=progress.advance)
-    facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots))
+    facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots), tree.left_out)
     if legacy_env:
         external = _legacy_env_scripts(
             paths,
@@ -159,6 +161,7 @@ def migrate_paths(
         helpers_module=helpers_module,
         migrations=runs,
         tree_facts=facts,
+        left_out=tree.left_out,
     )
     taken = {path.resolve() for path in python_files}
     progress.phase("reading the files that name a legacy variable", len(candidates))
@@ -182,6 +185,8 @@ def migrate_paths(
         fp32_optimizer_state,
         planner.errors,
         migrate=runs,
+        outside=tree.outside,
+        excluded=tree.excluded,
     )
     outcome.errors.extend(planner.errors)
     _collect_diagnostics(outcome, extra, results)
@@ -224,8 +229,36 @@ class TreeReader:
     is_dir)`` rules. Also what verify reads a tree's launchers with
     (:mod:`bf16_migrate.verify.launchers`)."""
 
-    def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore) -> None:
+    def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore, named: list[Path] | None = None) -> None:
         self.roots, self.exclude, self.ignore = roots, exclude, ignore
+        self.bounds = Bounds(named) if named is not None else None
+        self.named = {os.path.realpath(p) for p in named or () if not p.is_dir()}
+
+    def outside(self, path: Path) -> Path | None:
+        """The real path of ``path`` when it lies outside the paths given (a symlink leads out
+        of the tree: :class:`bf16_migrate.bounds.Bounds`), else None."""
+        return self.bounds.outside(path) if self.bounds is not None else None
+
+    def excluded(self, path: Path) -> str | None:
+        """Why a file the plan found in the tree (a launched script, an imported module) is
+        left out as the directory walk would leave it (an exclude glob, ``.gitignore``), or None;
+        a file named on the command line is taken, as the walk takes it."""
+        if os.path.realpath(path) in self.named:
+            return None
+        pattern = matching_exclude(path, _root_of(path, self.roots), self.exclude) if self.exclude else None
+        if pattern is not None:
+            return f"it is excluded (it matches the exclude pattern `{pattern}`)"
+        if self.ignore is not None and self.ignore(path, False):
+            return "it is excluded (.gitignore)"
+        return None
+
+    def left_out(self, path: Path) -> str | None:
+        """Why the plan must neither read nor rewrite ``path`` (:meth:`outside`, :meth:`excluded`), or None."""
+        real = self.outside(path)
+        if real is not None:
+            return f"{path} is {real}, outside the paths given (through a symlink)"
+        why = self.excluded(path)
+        return f"{path}: {why}" if why is not None else None
 
     def load(self, path: Path, kind: str | None = None) -> CarrierFile | None:
         """The carrier file at ``path`` analysed, or None when it is no carrier or cannot be
@@ -341,13 +374,14 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     files before the carriers that start them; nothing at all when a file cannot be staged.
     ``outcome`` is made to tell what was written, and only that."""
     writes, refused = [], {}
+    bounds = Bounds(paths)
     for result in planned:
         phase = 0 if kind_of(result.path) == "python" else 1
         try:
             if result.old == "" and not os.path.lexists(result.path):  # a --helpers-module file to create
                 writes.append(plan_new_file(result.path, result.new, phase))
             else:
-                writes.append(plan_write(result.path, result.new, result.encoding, paths, phase))
+                writes.append(plan_write(result.path, result.new, result.encoding, bounds, phase, old=result.old))
         except WriteRefused as exc:
             refused[result.path] = str(exc)
     if refused:

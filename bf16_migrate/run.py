@@ -14,7 +14,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +23,7 @@ import click
 
 from .config import Config, ConfigError, common_parent, load_config
 from .console import display_path, is_terminal, use_color, width
-from .output import FORMATS, Report, format_text, message_of, statistics, to_github, to_json, to_sarif
+from .output import FORMATS, Report, format_text, message_of, printable, statistics, to_github, to_json, to_sarif
 from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
 from .walk_progress import WalkProgress
@@ -209,6 +209,10 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     if options.stdin_filename and not stdin:
         usage("--stdin-filename only goes with the PATHS `-`")
     stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
+    if stdin_path is not None:
+        problem = _stdin_name_problem(options.stdin_filename or "")
+        if problem is not None:
+            usage(f"--stdin-filename {options.stdin_filename}: {problem}")
     config_paths = [stdin_path] if stdin_path is not None else paths
     try:
         config = load_config(config_paths, options.config_path)
@@ -357,6 +361,22 @@ class _Nothing:
     held_back: list = field(default_factory=list)
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
+
+
+def _stdin_name_problem(name: str) -> str | None:
+    """Why ``--stdin-filename NAME`` cannot name the file the source on stdin stands for, or
+    None: it must be a file's path (its name gives its kind, its place the configuration and
+    the excludes), inside the current directory's tree, and not a directory."""
+    path = Path(name)
+    if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
+        return "names a directory, not a file"
+    if path.is_dir():
+        return "is a directory, not a file"
+    cwd = os.path.realpath(os.getcwd())
+    real = os.path.realpath(path)
+    if real != cwd and not real.startswith(cwd.rstrip(os.sep) + os.sep):
+        return f"is outside the current directory ({cwd}); name the file as it is in your tree"
+    return None
 
 
 def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list[Path]:
@@ -547,7 +567,7 @@ def _report(
     if outcome.removed and not options.quiet:
         echo.err(
             f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: "
-            f"{', '.join(map(str, outcome.removed))}"
+            f"{', '.join(printable(str(p)) for p in outcome.removed)}"
         )
     if outcome.interrupted:
         echo.err(
@@ -574,11 +594,18 @@ class _Echo:
         click.echo(line, nl=nl, err=self.to_stderr, color=self.color)
 
     def err(self, line: str) -> None:
-        click.echo(line, err=True, color=self.color)
+        # a file name holding a newline or a terminal escape is shown escaped, never acted on
+        click.echo("\n".join(printable(part) for part in line.split("\n")), err=True, color=self.color)
 
     def width(self, err: bool = False) -> int | None:
         """The columns to wrap to on the stream (None: not a terminal, no wrapping)."""
         return width(sys.stderr if err or self.to_stderr else sys.stdout)
+
+
+def _escaped(findings: list) -> list:
+    """``findings`` with path and message shown escaped (:func:`bf16_migrate.output.printable`):
+    a file name holding a newline or a terminal escape is shown, never acted on."""
+    return [replace(d, path=printable(d.path), message=printable(d.message)) for d in findings]
 
 
 def _make_report(outcome, settings: Settings, dry: bool) -> Report:
@@ -639,7 +666,7 @@ def _print_findings(report: Report, options: RunOptions, settings: Settings, ech
         from .output_human import grouped_lines
 
         message = partial(message_of, dry_run=report.dry_run)
-        for line in grouped_lines(report.reported, message, report.dry_run, echo.width(), click.style):
+        for line in grouped_lines(_escaped(report.reported), message, report.dry_run, echo.width(), click.style):
             echo.out(line)
     else:
         for d in report.reported:
@@ -670,10 +697,10 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
         rules = load_rules().diagnostics
         titles = {code: rule.title for code, rule in rules.items()}
         todos = {code: rule.todo for code, rule in rules.items()}
-        for line in todo_lines(report.reported, titles, todos, echo.width(err=True)):
+        for line in todo_lines(_escaped(report.reported), titles, todos, echo.width(err=True)):
             echo.err(line)
         if settings.show_fixes:
-            for line in fixes_lines(report.reported, titles, report.dry_run):
+            for line in fixes_lines(_escaped(report.reported), titles, report.dry_run):
                 echo.err(line)
     from .next_steps import format_rows
     from .output_human import wrap

@@ -92,6 +92,7 @@ LAYERS = {
     "command_lines": 0,
     "workers": 0,
     "commit": 0,
+    "bounds": 0,
     "write": 0,
     "ignore": 0,
     "config": 0,

@@ -10,6 +10,7 @@ and the carriers and Python files rendered.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from .model import (
     SET,
     UNSET,
     Blocker,
+    CarrierError,
     CarrierFile,
     Decision,
     Edit,
@@ -44,7 +46,11 @@ from .text import find_mentions
 if TYPE_CHECKING:
     from ..migrations import Call, Migrations
 
-PROBLEM_VARIANT = {Blocker.COMPUTED_VALUE: "problem", Blocker.UNREWRITTEN_FORM: "kept"}
+PROBLEM_VARIANT: dict[Blocker, str | None] = {
+    Blocker.COMPUTED_VALUE: "problem",
+    Blocker.UNREWRITTEN_FORM: "kept",
+    Blocker.NEVER_IN_FORCE: None,
+}
 """The variant of an entry's ``blocker`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
 
 
@@ -569,10 +575,12 @@ class Decider:
         a = carrier.analysis
         if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
             return
-        covered = a.handled
+        covered = _merged_spans(a.handled)
+        starts = [start for start, _ in covered]
         index = None
         for var, off in find_mentions(a.text, self.p.rules.variables):
-            if any(s <= off < e for s, e in covered):
+            at = bisect.bisect_right(starts, off) - 1
+            if at >= 0 and off < covered[at][1]:
                 continue
             if index is None:
                 index = LineIndex(a.text)
@@ -619,7 +627,11 @@ class Decider:
                 if g[0] == ci and not self.is_blocked(g)
                 for edit in edits
             ]
-            text = a.render(self.decisions[ci], new)
+            try:
+                text = a.render(self.decisions[ci], new)
+            except CarrierError as exc:  # the edited file would not parse: a bug, never written
+                self.p.errors.append(str(exc))
+                continue
             results.append(
                 FileResult(
                     carrier.path,
@@ -667,6 +679,19 @@ class Decider:
                 continue
             results.append(self.p.python_result(path, text, encoding, launched, self.trials.get((Resolution.PY, key))))
         return results
+
+
+def _merged_spans(spans) -> list[tuple[int, int]]:
+    """``spans`` (start, end) sorted and merged where they overlap or touch: disjoint, so that
+    which one holds an offset is one binary search (a launcher with thousands of settings
+    was quadratic here)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def passes_flag(args: list[str | None], flag: str) -> bool:
