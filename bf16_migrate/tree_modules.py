@@ -51,9 +51,16 @@ class TreeFactsReader:
     module that cannot be read or parsed offers nothing (its own run reports it). Each module
     is read once per name it is imported under."""
 
-    def __init__(self, read_python: Callable[[Path], tuple[str, str]], root_of: Callable[[Path], Path]) -> None:
+    def __init__(
+        self,
+        read_python: Callable[[Path], tuple[str, str]],
+        root_of: Callable[[Path], Path],
+        left_out: Callable[[Path], str | None] | None = None,
+    ) -> None:
         self.read_python = read_python
         self.root_of = root_of
+        # a module outside the paths given, or excluded, is never read: it offers the script nothing
+        self.left_out = left_out or (lambda path: None)
         self._modules: dict[tuple[Path, str], TreeModule | None] = {}
 
     def __call__(self, path: Path, text: str) -> TreeFacts | None:
@@ -66,7 +73,7 @@ class TreeFactsReader:
         modules: dict[tuple[Path, str], TreeModule] = {}
         for name, file in named_tree_imports(path, tree, self.root_of(path)):
             key = (file.resolve(), name)
-            if key[0] == path.resolve() or key in modules:
+            if key[0] == path.resolve() or key in modules or self.left_out(file) is not None:
                 continue
             if key not in self._modules:
                 self._modules[key] = self._read(file, name, path)
@@ -91,6 +98,8 @@ def migrate_imported_modules(
     fp32_optimizer_state: bool,
     errors: list[str],
     migrate: Callable[..., MigrationResult] = migrate_source,
+    outside: Callable[[Path], Path | None] | None = None,
+    excluded: Callable[[Path], str | None] | None = None,
 ) -> list[FileResult]:
     """``results`` with the modules imported by migrated scripts migrated as well.
 
@@ -98,28 +107,20 @@ def migrate_imported_modules(
     scanned (raising ``OSError``/``ReadError``); ``root_of(path)`` is the tree a path belongs
     to. A module that cannot be read or parsed is recorded in ``errors`` (one line) and left as
     it is. The returned list holds one result per file: a module's result replaces the one its
-    own run made."""
+    own run made. ``outside(path)``: the real path of a module that lies outside the paths
+    given (a symlink leads out of the tree), None for one inside
+    (:meth:`bf16_migrate.bounds.Bounds.outside`); such a module is never read, and is reported
+    (BFM093). ``excluded(path)``: why a module is excluded (an exclude glob, ``.gitignore``), or
+    None; such a module is not rewritten, and is reported (BFM093)."""
     by_path = {r.path.resolve(): r for r in results}
     requests: dict[Path, list[FactoryChange]] = {}
     for result in results:
         for change in result.factory_changes:
             requests.setdefault(Path(change.path).resolve(), []).append(change)
-    wanted: dict[Path, list[tuple[Path, dict[str, str]]]] = {}
-    audited: dict[Path, list[tuple[Path, dict[str, str]]]] = {}  # importers that switched under a condition
-    for result in results:
-        ran_under = result.legacy_env or result.switched
-        if not ran_under or not str(result.path).endswith(".py"):
-            continue
-        try:
-            tree = ast.parse(result.old)
-        except (SyntaxError, ValueError):
-            continue
-        for module in tree_imports(result.path, tree, root_of(result.path)):
-            key = module.resolve()
-            if key != result.path.resolve():
-                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, ran_under))
-    out = list(results)
-    for key in sorted(set(wanted) | set(requests) | set(audited)):
+    wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
+    out = list(results) + _escaped_results(escaped)
+    left_keys = {module.resolve() for module in escaped}
+    for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
         importers = wanted.get(key, [])
         asked = tuple(requests.get(key, ()))
         # only conditional importers: the audit of the module's model code alone (audited_under)
@@ -216,3 +217,71 @@ def _as_given(key: Path, importers: list[tuple[Path, dict[str, str]]]) -> Path:
         return importer.parent / key.relative_to(importer.parent.resolve())
     except ValueError:
         return key
+
+
+_Env = dict[str, str]
+
+
+_Importers = dict[Path, list[tuple[Path, _Env]]]
+
+
+def _imports_of(
+    results: list[FileResult],
+    root_of: Callable[[Path], Path],
+    outside: Callable[[Path], Path | None] | None,
+    excluded: Callable[[Path], str | None] | None,
+) -> tuple[_Importers, _Importers, dict[Path, tuple[Path | str, Path, _Env]]]:
+    """The tree modules the migrated scripts of ``results`` import: ``(wanted, audited, escaped)``.
+    ``wanted``: resolved module path to its importers that ran under the switch unconditionally
+    (``legacy_env``) and their settings; ``audited``: the same for importers that switched under a
+    condition (``switched``, no ``legacy_env``: the module gets the model-code audit alone);
+    ``escaped``: a module outside the paths given (its real path) or excluded (why), with the first
+    importer."""
+    wanted: _Importers = {}
+    audited: _Importers = {}
+    escaped: dict[Path, tuple[Path | str, Path, _Env]] = {}
+    for result in results:
+        ran_under = result.legacy_env or result.switched
+        if not ran_under or not str(result.path).endswith(".py"):
+            continue
+        try:
+            tree = ast.parse(result.old)
+        except (SyntaxError, ValueError):
+            continue
+        for module in tree_imports(result.path, tree, root_of(result.path)):
+            left: Path | str | None = outside(module) if outside is not None else None
+            if left is None and excluded is not None:
+                left = excluded(module)
+            if left is not None:
+                escaped.setdefault(module, (left, result.path, ran_under))
+                continue
+            key = module.resolve()
+            if key != result.path.resolve():
+                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, ran_under))
+    return wanted, audited, escaped
+
+
+def _escaped_results(escaped: dict[Path, tuple[Path | str, Path, _Env]]) -> list[FileResult]:
+    """One BFM093 finding per module left out: outside the paths given, or excluded."""
+    out = []
+    for module, (left, importer, env) in sorted(escaped.items()):
+        under = ", ".join(f"{k}={v}" for k, v in env.items())
+        if isinstance(left, Path):
+            diag = report(
+                "BFM093", str(module), 1, 1, False, module=module, importer=importer, settings=under, real=left
+            )
+        else:
+            diag = report(
+                "BFM093",
+                str(module),
+                1,
+                1,
+                False,
+                "excluded",
+                module=module,
+                importer=importer,
+                settings=under,
+                why=left,
+            )
+        out.append(FileResult(module, "", "", "utf-8", [diag]))
+    return out

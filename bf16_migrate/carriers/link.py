@@ -45,7 +45,10 @@ class LinkPlanner:
     shell script or env file met through a launch or an include; ``find_includers(path)``
     returns the carriers of the tree that may load ``path``. ``launched_with`` maps Python
     scripts to legacy settings they run under from outside the tree (``--legacy-env``): they get
-    the mode's code change as if a launcher of the tree set them."""
+    the mode's code change as if a launcher of the tree set them. ``left_out(path)`` says why a
+    file found in the tree must be neither read nor rewritten (a symlink leading out of the paths
+    given, an exclude pattern, ``.gitignore``), or None: a launch of such a script cannot be
+    resolved (its setting is kept), an include of such a file is not followed."""
 
     def __init__(
         self,
@@ -58,10 +61,12 @@ class LinkPlanner:
         helpers_module: str | None = None,
         migrations: Migrations | None = None,
         tree_facts: Callable[[Path, str], object] | None = None,
+        left_out: Callable[[Path], str | None] | None = None,
     ) -> None:
         self.mode = mode
         # what the modules of a script's tree offer its codemod (bf16_migrate.tree_modules.TreeFactsReader)
         self.tree_facts = tree_facts or (lambda path, text: None)
+        self.left_out = left_out or (lambda path: None)
         self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
         self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
         self.fp32_optimizer_state = fp32_optimizer_state
@@ -117,7 +122,7 @@ class LinkPlanner:
                 if inc.local:
                     continue
                 target, _ = resolve_script(inc.path, carrier.path, carrier.root)
-                if target is not None:
+                if target is not None and self.left_out(target) is None:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
@@ -175,6 +180,9 @@ class LinkPlanner:
                     Resolution.IGNORED
                 )  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
             return Resolved(Resolution.NONE, problem=problem)
+        why = self.left_out(path)
+        if why is not None:
+            return Resolved(Resolution.NONE, problem=f"{why}: not read, not rewritten")
         if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
             return Resolved(Resolution.SHELL, path)
         if not uses_torch(path, carrier.root):

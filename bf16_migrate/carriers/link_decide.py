@@ -10,6 +10,7 @@ and the carriers and Python files rendered.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from .model import (
     SET,
     UNSET,
     Blocker,
+    CarrierError,
     CarrierFile,
     Decision,
     Edit,
@@ -44,7 +46,11 @@ from .text import find_mentions
 if TYPE_CHECKING:
     from ..migrations import Call, Migrations
 
-PROBLEM_VARIANT = {Blocker.COMPUTED_VALUE: "problem", Blocker.UNREWRITTEN_FORM: "kept"}
+PROBLEM_VARIANT: dict[Blocker, str | None] = {
+    Blocker.COMPUTED_VALUE: "problem",
+    Blocker.UNREWRITTEN_FORM: "kept",
+    Blocker.NEVER_IN_FORCE: None,
+}
 """The variant of an entry's ``blocker`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
 
 
@@ -511,6 +517,7 @@ class Decider:
                 scripts=target,
                 have=have,
                 what=what,
+                verify=_verify_commands(scripts, entry),
             )
         if g in self.partial:
             part = self.partial[g]
@@ -568,10 +575,12 @@ class Decider:
         a = carrier.analysis
         if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
             return
-        covered = a.handled
+        covered = _merged_spans(a.handled)
+        starts = [start for start, _ in covered]
         index = None
         for var, off in find_mentions(a.text, self.p.rules.variables):
-            if any(s <= off < e for s, e in covered):
+            at = bisect.bisect_right(starts, off) - 1
+            if at >= 0 and off < covered[at][1]:
                 continue
             if index is None:
                 index = LineIndex(a.text)
@@ -618,7 +627,11 @@ class Decider:
                 if g[0] == ci and not self.is_blocked(g)
                 for edit in edits
             ]
-            text = a.render(self.decisions[ci], new)
+            try:
+                text = a.render(self.decisions[ci], new)
+            except CarrierError as exc:  # the edited file would not parse: a bug, never written
+                self.p.errors.append(str(exc))
+                continue
             results.append(
                 FileResult(
                     carrier.path,
@@ -668,6 +681,19 @@ class Decider:
         return results
 
 
+def _merged_spans(spans) -> list[tuple[int, int]]:
+    """``spans`` (start, end) sorted and merged where they overlap or touch: disjoint, so that
+    which one holds an offset is one binary search (a launcher with thousands of settings
+    was quadratic here)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def passes_flag(args: list[str | None], flag: str) -> bool:
     """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
     ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
@@ -682,3 +708,17 @@ def passes_flag(args: list[str | None], flag: str) -> bool:
         elif word.startswith(flag + "="):
             state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
     return state
+
+
+def _verify_commands(scripts: list[str], entry: Entry) -> str:
+    """The ``bf16-migrate verify`` that compares each script a migrated setting starts with its
+    legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
+    script's path and the setting's value. A notebook's own code is no script verify runs: the
+    notebook run again is the comparison."""
+    import shlex
+
+    setting = f"{entry.variable}={entry.value or '1'}"
+    named = [s for s in scripts if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
+    if not named:
+        return "running the notebook again"
+    return ", ".join(f"`{shlex.join(['bf16-migrate', 'verify', s, '--legacy-env', setting])}`" for s in named)

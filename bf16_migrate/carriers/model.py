@@ -27,7 +27,7 @@ from ..command_lines import Action as Action
 from ..command_lines import Target as Target
 from ..command_lines import _Word
 from ..diagnostics import message
-from ..rules import STOCHASTIC_ROUNDING_VAR
+from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
@@ -124,11 +124,13 @@ class Note:
 
 class Blocker(Enum):
     """Why a legacy setting is kept, in the order a kept setting's finding leads with them
-    (deepest first, so the user starts where the work is): the script it launches cannot take
-    the change, the launch cannot be resolved, the script's own flag cannot be passed on it, no
-    launch at all, its value is computed, its form is one the carrier does not rewrite. The
-    value is the code of the finding that words it."""
+    (deepest first, so the user starts where the work is): the setting never takes effect (dead
+    code, or set again before anything runs), the script it launches cannot take the change, the
+    launch cannot be resolved, the script's own flag cannot be passed on it, no launch at all, its
+    value is computed, its form is one the carrier does not rewrite. The value is the code of the
+    finding that words it."""
 
+    NEVER_IN_FORCE = "BFM092"
     SCRIPT_REFUSES = "BFM112"
     LAUNCH_UNRESOLVED = "BFM111"
     FLAG_NOT_PASSED = "BFM034"
@@ -208,6 +210,9 @@ class Launch:
     args: list[str | None] = field(default_factory=list)
     """The words passed to the script (``None`` where computed): read for a framework's own
     precision flag (``--bf16``)."""
+    isolated: bool = False
+    """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
+    only those on its own command line after the ``-i``."""
 
 
 @dataclass
@@ -401,3 +406,23 @@ class Resolved:
     kind: Resolution
     path: Path | None = None
     problem: str | None = None
+
+
+def same_effect(a: Entry, b: Entry) -> bool:
+    """Whether two settings of one variable leave it meaning the same to torch-xla (both set, to
+    values ``GetEnvBool`` reads alike: ``1`` and ``true``), so that neither hides the other."""
+    if a.action != SET or b.action != SET or a.value is None or b.value is None:
+        return False
+    return is_truthy(a.value) == is_truthy(b.value)
+
+
+def decide_together(entries: list[Entry], a: int, b: int) -> None:
+    """Entries ``a`` and ``b`` of one analysis put in one ``group`` (decided together: one hides
+    the other where a process starts, so removing only the later one would put the earlier
+    value in force), merging the groups they were in."""
+    key = entries[a].group or entries[b].group or ("override", id(entries), b)
+    for old in {entries[a].group, entries[b].group} - {None, key}:
+        for entry in entries:
+            if entry.group == old:
+                entry.group = key
+    entries[a].group = entries[b].group = key

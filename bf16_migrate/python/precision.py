@@ -125,12 +125,63 @@ class Planner:
         self.flow = DtypeFlow(ctx)
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
+        self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
         """Plan the file: tests and frameworks first (reported, never rewritten), then each
         write triaged (:meth:`_triage`), the mode's changes for those that switch bf16 on
-        (:meth:`_migrate`), and the reads and constants left. Returns the plan (``self.plan``)."""
+        (:meth:`_migrate`), and the reads and constants left; last the writes of a false value
+        (:meth:`_settle_off_writes`). Returns the plan (``self.plan``)."""
+        writes, _ = collect_writes(self.ctx, set(self.ctx.rules.variables))
+        self._run()
+        self._settle_off_writes(writes)
+        return self.plan
+
+    def _settle_off_writes(self, writes: list[LegacyWrite]) -> None:
+        """A write of a false value (BFM002) is removed, unless the same block writes the other
+        legacy variable and that write stays: accelerate-style state code writes
+        ``XLA_USE_BF16=1`` and ``XLA_DOWNCAST_BF16=0`` in one branch so that, whatever the
+        environment held, exactly one of them is on; removing only the ``"0"`` would let a value
+        set from outside switch the other on too (with both on, f64 becomes bf16, not f32)."""
+        ctx = self.ctx
+        for w in self.off_writes:
+            block = ctx.parent(w.statement)
+            kept = [
+                x
+                for x in writes
+                if x.variable != w.variable
+                and ctx.parent(x.statement) is block
+                and x not in self.off_writes
+                and not self._touched(x)
+            ]
+            assert w.value is not None, "a write of a false value has its value"
+            if kept:
+                other = kept[0]
+                ctx.report(
+                    "BFM002",
+                    w.key,
+                    fixed=False,
+                    variant="kept_with",
+                    variable=w.variable,
+                    value=ctx.code(w.value),
+                    other=f"{other.variable}={ctx.code(other.value) if other.value is not None else ''}",
+                    line=ctx.pos(other.key)[0],
+                )
+                continue
+            remove_write(ctx, self.plan, w)
+            ctx.report("BFM002", w.key, fixed=True, variable=w.variable, value=ctx.code(w.value))
+
+    def _touched(self, w: LegacyWrite) -> bool:
+        """Whether the plan removes or rewrites the write ``w``."""
+        plan = self.plan
+        return (
+            id(w.statement) in plan.remove
+            or (w.element is not None and id(w.element) in plan.drop_elements)
+            or any(id(node) in plan.replace for node in (w.key, w.value, w.small, w.statement) if node is not None)
+        )
+
+    def _run(self) -> None:
         ctx = self.ctx
         if self.requests:
             plan_factory_changes(ctx, self.plan, self.requests)
@@ -153,24 +204,24 @@ class Planner:
                     Refusal.TEST,
                     ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
                 )
-            return self.plan
+            return
         framework = find_framework(ctx)
         if framework is not None and writes:
             report_framework_writes(ctx, self.plan, *framework, writes)
             report_reads(ctx, reads)  # once the framework's setting replaces the variable, they tell nothing
-            return self.plan
+            return
         if framework is not None and not writes and self.external:
             self.framework = framework[0]
             report_framework_launched(ctx, self.external, *framework)
             report_reads(ctx, reads)
-            return self.plan
+            return
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
-            return self.plan
+            return
         if self.audited_under and not writes and not self.external:
             self._audit_module(list(self.audited_under))
             report_reads(ctx, reads)
-            return self.plan
+            return
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if on_writes or self.external:
@@ -185,7 +236,7 @@ class Planner:
                 self.guard = cst.parse_expression(code)
             if self.guard is not None and not self._guard_travels(on_writes):
                 report_reads(ctx, reads)
-                return self.plan
+                return
             # what the legacy run saw when the switch itself was unconditional: "1" for the
             # file's own writes, the launcher's value (the script's own flags may still put the
             # migrated cast under a condition: the modules it imports ran under the switch anyway)
@@ -202,7 +253,6 @@ class Planner:
                     reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
         report_reads(ctx, reads)
         plan_constants(ctx, self.plan, self.constant_keys, constants)
-        return self.plan
 
     def _triage(self, w: LegacyWrite) -> list[Condition] | None:
         """Report and plan one write. Returns the conditions under which it switches bf16 on
@@ -239,8 +289,7 @@ class Planner:
             ctx.report("BFM040", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode.name)
             return None
         if state == "off":
-            remove_write(ctx, self.plan, w)
-            ctx.report("BFM002", w.key, fixed=True, variable=w.variable, value=ctx.code(w.value))
+            self.off_writes.append(w)  # removed, or kept with its partner (_settle_off_writes)
             return None
         conditions, blocker = guard_of(ctx, w)
         if blocker is not None:
