@@ -31,10 +31,13 @@ class Refusal(enum.Enum):
     )
 
 
-LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS})
+LAUNCH_REFUSALS = frozenset(
+    {Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS, Refusal.MODEL_CODE_F32}
+)
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
 script has no model to change, a framework owns its precision (the launcher must pass the
-framework's flag instead), or an optimizer of it cannot keep FP32 master weights."""
+framework's flag instead), an optimizer of it cannot keep FP32 master weights, or its model's
+own code would compute in f32 without the switch."""
 
 SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to
