@@ -225,8 +225,13 @@ class LinkPlanner:
         if refused or not accepted:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
-            # go under autocast (BFM033), or its precision code is another mode's (BFM015)
-            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM015", "BFM032", "BFM033")]
+            # go under autocast (BFM033), its precision code is another mode's (BFM015), it is a
+            # test module (BFM052), or a wrapper owns its precision (BFM056, torch-xla's FSDP)
+            own = [
+                d
+                for d in result.diagnostics
+                if not d.fixed and d.code in ("BFM015", "BFM032", "BFM033", "BFM052", "BFM056")
+            ]
             if refused:
                 reason = refused[0].message.split(":")[0]
             elif own:

@@ -23,6 +23,7 @@ from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .precision import REFERENCE, Planner
 from .string_mentions import report_string_mentions
+from .test_or_script import is_test_module
 
 __all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
 
@@ -112,7 +113,8 @@ def _migrate(
     except cst.ParserSyntaxError as exc:
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
-    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
+    test_module = is_test_module(source, path, launched=bool(launched_with))
+    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), test_module=test_module)
     planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []

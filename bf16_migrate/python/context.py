@@ -57,6 +57,8 @@ class FileContext:
     wrapper: MetadataWrapper
     rules: Rules
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    test_module: bool = False
+    """The file is a test module, not a training script (:func:`.test_or_script.is_test_module`)."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module

@@ -228,11 +228,14 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
-    """The calls of ``model`` in this file, following it one level out of the function that
-    builds and returns it (:func:`_returned_as`) and one level into functions defined in the
-    file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
-    models = [model, *_returned_as(ctx, model)]
+def model_calls(
+    ctx: FileContext, model: cst.BaseExpression, also: list[cst.BaseExpression] | None = None
+) -> list[ModelCall]:
+    """The calls of ``model`` (and of ``also``, the names its forward pass is called by through
+    wrappers such as ``torch.compile``) in this file, following it one level out of the function
+    that builds and returns it (:func:`_returned_as`) and one level into functions defined in
+    the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
+    models = [model, *_returned_as(ctx, model), *(also or [])]
     calls = [c for c in ctx.nodes(cst.Call) if any(same_model(ctx, c.func, x) for x in models)]
     # one level into local functions that receive the model as a positional/keyword argument
     for call in (c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name)):
@@ -462,17 +465,23 @@ def _factory_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None
 
 
 def cast_anchor(
-    ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite]
+    ctx: FileContext,
+    model: cst.BaseExpression,
+    sites: list[OptimizerSite],
+    before: list[cst.BaseStatement] | None = None,
 ) -> list[cst.BaseStatement] | None:
     """Where ``<model>.to(torch.bfloat16)`` goes: before the first of the optimizer
-    constructions ``sites`` of that model, lifted to the block that holds them all, so that an
-    ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per branch.
+    constructions ``sites`` of that model and of the statements ``before`` (the model's wraps,
+    the reads of its dtype: :func:`dtype_reads`), lifted to the block that holds them all, so
+    that an ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per
+    branch.
 
     Returns the statements to insert the cast before (one, or one per site when the model is
     bound inside the lifted statement), or None when a site is not a simple statement line."""
     statements = [s.statement for s in sites if s.statement is not None]
     if not statements or len(statements) < len(sites):
         return None
+    statements = [*dict.fromkeys([*(before or []), *statements])]
     chains = [_block_chain(ctx, st) for st in statements]
     for block, _ in chains[0]:
         if not all(any(b is block for b, _ in chain) for chain in chains[1:]):
@@ -483,6 +492,85 @@ def cast_anchor(
             break
         return [first]
     return list(dict.fromkeys(statements))
+
+
+def dtype_reads(
+    ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite], rebinds: frozenset[int] = frozenset()
+) -> list[cst.BaseStatement]:
+    """The statements that read ``model``'s dtype before the first optimizer ``sites`` is built,
+    in the same function and after the model is bound there: ``next(model.parameters()).dtype``,
+    ``model.dtype``, a call passing the model to a function whose name says dtype
+    (``get_dtype(model)``, HF's ``get_parameter_dtype``) or to a function of the file that reads
+    ``.dtype`` off it. After the migration the parameters' dtype is the precision (under the
+    legacy switch torch reported float32 whatever the device held), so the cast goes before
+    them: a logged dtype or a run directory named after it says bfloat16, as the legacy run's
+    reading of the variable did. ``rebinds``: ids of values that rebind the model's name to
+    the same model (``model = DDP(model)``), which do not end the model's life."""
+    first = min((s.statement for s in sites if s.statement is not None), key=ctx.pos, default=None)
+    if first is None:
+        return []
+    scope = ctx.enclosing(first, cst.FunctionDef)
+    start = _bound_before(ctx, model, first, rebinds)
+    found: list[cst.BaseStatement] = []
+    for node in ctx.nodes(cst.SimpleStatementLine):
+        if not start < ctx.pos(node) < ctx.pos(first) or ctx.enclosing(node, cst.FunctionDef) is not scope:
+            continue
+        if _reads_dtype(ctx, node, model):
+            found.append(node)
+    return found
+
+
+def _bound_before(
+    ctx: FileContext, model: cst.BaseExpression, stmt: cst.BaseStatement, rebinds: frozenset[int]
+) -> tuple[int, int]:
+    """Where the last binding of ``model``'s root name before ``stmt`` is, leaving out those
+    whose value is in ``rebinds`` ((0, 0) when none is seen: an attribute, a parameter)."""
+    root = _root(model)
+    if not isinstance(root, cst.Name) or root.value == "self":
+        return (0, 0)
+    scope = ctx.scopes.get(root)
+    if scope is None:
+        return (0, 0)
+    positions = [
+        ctx.pos(a.node)
+        for a in scope[root.value]
+        if isinstance(a, Assignment)
+        and isinstance(a.node, cst.CSTNode)
+        and ctx.pos(a.node) < ctx.pos(stmt)
+        and not _rebinding(ctx, a.node, rebinds)
+    ]
+    return max(positions, default=(0, 0))
+
+
+def _rebinding(ctx: FileContext, target: cst.CSTNode, rebinds: frozenset[int]) -> bool:
+    """Whether the name ``target`` is assigned one of the values ``rebinds``."""
+    assign = ctx.parent(ctx.parent(target))
+    return isinstance(assign, cst.Assign) and id(assign.value) in rebinds
+
+
+def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression) -> bool:
+    for attr in findall(stmt, m.Attribute(attr=m.Name("dtype"))):
+        if any(same_model(ctx, e, model) for e in findall(attr.value, m.Name() | m.Attribute())):
+            return True
+    for call in findall(stmt, m.Call()):
+        for i, arg in enumerate(call.args):
+            if not same_model(ctx, arg.value, model):
+                continue
+            if "dtype" in _callee_name(call.func).lower():
+                return True
+            func = _local_def(ctx, call.func)
+            param = _param_for(func, i, arg) if func is not None else None
+            if func is not None and param is not None and _function_reads_dtype(func, param):
+                return True
+    return False
+
+
+def _function_reads_dtype(func: cst.FunctionDef, param: str) -> bool:
+    """Whether ``func`` reads ``.dtype`` off an expression that uses its parameter ``param``."""
+    return any(
+        any(n.value == param for n in findall(attr.value, m.Name()))
+        for attr in findall(func.body, m.Attribute(attr=m.Name("dtype")))
+    )
 
 
 def _block_chain(

@@ -1,0 +1,381 @@
+"""Models behind wrappers and scripts by what they do (fixtures/wrappers/, our own writing).
+
+A model compiled by dynamo (`torch.compile(..., backend="openxla")`) and called through the
+compiled callable; one wrapped in DDP whose dtype is read (logged, named in the output
+directory) before the wrap; two sharded with torch-xla's FSDP (an MLP, for which
+`compute_dtype=torch.bfloat16` runs, and a CNN with conv biases and batch norm, for which it
+fails in torch-xla 2.9); a training script named like a test (`test_train_*.py`, as
+pytorch/xla's examples are) beside a real pytest test; a notebook whose kernel sets the
+variable and whose `!` line sets its own. Goldens per mode (every changed file and the
+diagnostics), idempotence, re-parse; on the XLA CPU device (``-m xla``) ``verify`` passes in
+every mode that migrates, and where the switch is kept the rewrite says why with the wrapper's
+own code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, MODES
+
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.python import migrate_source
+from bf16_migrate.python.test_or_script import is_test_module
+
+WRAPPERS = FIXTURES / "wrappers"
+CASES = sorted(p.name for p in WRAPPERS.iterdir() if p.is_dir())
+SETTING = "launcher_setting.txt"
+
+
+def setting(case: str) -> dict[str, str] | None:
+    path = WRAPPERS / case / SETTING
+    if not path.is_file():
+        return None
+    key, value = path.read_text().strip().split("=", 1)
+    return {key: value}
+
+
+def _tree(case: str, where: Path) -> Path:
+    target = where / case
+    shutil.copytree(WRAPPERS / case, target, ignore=shutil.ignore_patterns("expected", SETTING, "__pycache__"))
+    return target
+
+
+def _run(case: str, mode: str, where: Path, paths: list[str] | None = None):
+    old = os.getcwd()
+    os.chdir(where)
+    try:
+        return migrate_paths([Path(p) for p in paths or [case]], mode, write=True, legacy_env=setting(case))
+    finally:
+        os.chdir(old)
+
+
+def _texts(tree: Path) -> dict[str, str]:
+    return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
+
+
+def migrate_case(case: str, mode: str, where: Path, paths: list[str] | None = None):
+    """Migrate a copy of the case's tree (run from its parent, so paths read ``case/...``).
+    Returns ({relative path: new text} of the changed files, diagnostic lines, the outcome)."""
+    tree = _tree(case, where)
+    before = _texts(tree)
+    outcome = _run(case, mode, where, paths)
+    assert not outcome.errors, outcome.errors
+    after = _texts(tree)
+    changed = {rel: text for rel, text in after.items() if before.get(rel) != text}
+    return changed, [d.format_text() for d in outcome.diagnostics], outcome
+
+
+def codes(lines: list[str], unfixed: bool = False) -> set[str]:
+    return {line.split(": ", 2)[1].split()[0] for line in lines if not (unfixed and line.endswith("[fixed]"))}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_golden_files_and_diagnostics(case, mode, goldens, tmp_path):
+    changed, diagnostics, _ = migrate_case(case, mode, tmp_path)
+    goldens.check(WRAPPERS / case / "expected" / mode, changed, "".join(line + "\n" for line in diagnostics))
+    for rel, text in changed.items():
+        if rel.endswith(".py"):
+            compile(text, rel, "exec")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_second_run_changes_nothing(case, mode, tmp_path):
+    tree = _tree(case, tmp_path)
+    first = _run(case, mode, tmp_path)
+    after = _texts(tree)
+    again = _run(case, mode, tmp_path)
+    assert _texts(tree) == after
+    assert not again.errors
+    assert not any(d.fixed and d.code != "BFM013" for d in again.diagnostics), [
+        d.format_text() for d in again.diagnostics
+    ]
+    # what was left to do by hand is still left, for the same reason
+    assert {d.code for d in first.diagnostics if not d.fixed} <= {d.code for d in again.diagnostics if not d.fixed}
+
+
+# -- the compiled model ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ("stochastic", "gpu-compatible"))
+def test_compiled_model_is_cast_before_compile_and_fed_at_the_compiled_call(mode, tmp_path):
+    """The loop calls the compiled callable: its inputs are the model's, cast there (no run-time
+    hook, BFM022), and the module is cast before `torch.compile` wraps it."""
+    changed, diagnostics, _ = migrate_case("compiled_model", mode, tmp_path)
+    script = changed["train.py"]
+    assert "BFM022" not in codes(diagnostics) and "register_forward_pre_hook" not in script
+    cast = script.index("    model.to(torch.bfloat16)\n")
+    assert cast < script.index('compiled = torch.compile(model, backend="openxla")')
+    assert "logits = compiled(images.to(torch.bfloat16))" in script
+    assert "labels.to(torch.bfloat16)" not in script  # integer class labels stay integer
+
+
+def test_compiled_model_is_autocast_in_amp(tmp_path):
+    """amp: the compiled call is the forward pass (not BFM021 'never called', which kept the switch)."""
+    changed, diagnostics, _ = migrate_case("compiled_model", "amp", tmp_path)
+    assert (
+        'with torch.autocast("xla", dtype=torch.bfloat16):\n                logits = compiled(images)'
+        in (changed["train.py"])
+    )
+    assert not codes(diagnostics) & {"BFM021", "BFM033"}
+
+
+# -- DDP, and reads of the model's dtype ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ("stochastic", "gpu-compatible"))
+def test_ddp_module_is_cast_before_its_dtype_is_read_and_before_the_wrap(mode, tmp_path):
+    changed, _, _ = migrate_case("ddp_dtype_log", mode, tmp_path)
+    script = changed["train.py"]
+    lines = script.splitlines()
+    cast = lines.index("    model.to(torch.bfloat16)")
+    assert lines[cast - 1] == "    model = BagOfTokens(args.dim, args.hidden).to(device)"
+    assert lines[cast + 1] == "    model_dtype = get_dtype(model)"
+    assert lines.index("    model = DDP(model, gradient_as_bucket_view=True)") > cast
+    assert script.count(".to(torch.bfloat16)") == 1  # token ids and labels are integers: nothing else
+
+
+def test_dtype_read_through_a_function_of_the_file_moves_the_cast():
+    source = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+
+
+def describe(net):
+    return f"{sum(p.numel() for p in net.parameters())} parameters in {next(net.parameters()).dtype}"
+
+
+def main():
+    model = torch.nn.Linear(4, 2)
+    banner = describe(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    print(banner)
+    opt.zero_grad()
+    model(torch.randn(3, 4)).sum().backward()
+    opt.step()
+"""
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "    model.to(torch.bfloat16)\n    banner = describe(model)\n" in code
+    # a dtype read after the optimizer is built is after the cast already: nothing moves
+    later = source.replace(
+        "    banner = describe(model)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    banner = describe(model)\n",
+    )
+    assert (
+        "    model.to(torch.bfloat16)\n    opt = torch.optim.SGD"
+        in migrate_source(later, "stochastic", "train.py").code
+    )
+
+
+# -- FSDP ---------------------------------------------------------------------------------------------
+
+
+def test_fsdp_model_is_never_cast(tmp_path):
+    for mode in MODES:
+        changed, _, _ = migrate_case("fsdp_mlp", mode, tmp_path / mode)
+        assert ".to(torch.bfloat16)" not in changed.get("train.py", ""), mode
+
+
+def test_fsdp_gets_its_own_compute_dtype_where_it_runs(tmp_path):
+    changed, diagnostics, _ = migrate_case("fsdp_mlp", "gpu-compatible", tmp_path)
+    script = changed["train.py"]
+    assert "model = FSDP(model, reshard_after_forward=True, compute_dtype=torch.bfloat16)" in script
+    # its FP32 shards are the master weights: the optimizer is not wrapped again, nothing owns it by hand
+    assert "with_fp32_master_weights" not in script
+    assert not codes(diagnostics, unfixed=True) - {"BFM091"}
+    assert "XLA_USE_BF16" not in script.split('"""', 2)[2]
+
+
+def test_fsdp_full_bf16_keeps_the_switch_with_the_wrapper_code(tmp_path):
+    """stochastic mode wants bf16 weights, which FSDP's FP32-only shards cannot hold: the switch
+    stays, and the reason is the wrapper (BFM056), never 'no optimizer' (BFM010) or 'no launch'."""
+    changed, diagnostics, _ = migrate_case("fsdp_mlp", "stochastic", tmp_path)
+    assert changed == {}
+    unfixed = codes(diagnostics, unfixed=True)
+    assert "BFM056" in unfixed and not unfixed & {"BFM010", "BFM011", "BFM110", "BFM111"}
+    assert any("takes FP32 parameters only" in line for line in diagnostics)
+
+
+@pytest.mark.parametrize("mode", ("stochastic", "gpu-compatible"))
+def test_fsdp_with_a_layer_compute_dtype_fails_on_keeps_the_switch(mode, tmp_path):
+    changed, diagnostics, _ = migrate_case("fsdp_cnn", mode, tmp_path)
+    assert changed == {}
+    (line,) = [line for line in diagnostics if " BFM056 " in line]
+    assert "`nn.Conv2d(3, channels, 3, padding=1)` fails in torch-xla 2.9" in line
+    assert "bias type (float)" in line
+
+
+FSDP_SHAPES = {
+    "unknown layer": (
+        "model = FSDP(Net().to(device))",
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.body = timm_like.Backbone()\n",
+        "unknown_layers",
+    ),
+    "helper wraps": (
+        "model = shard(Net().to(device))",
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 1)\n\n\ndef shard(module):\n    return FSDP(module)\n",
+        "unlinked",
+    ),
+    "own compute_dtype": (
+        "model = FSDP(Net().to(device), compute_dtype=torch.float32)",
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 1)\n",
+        "own_setting",
+    ),
+}
+
+
+PHRASES = {
+    "unknown_layers": "cannot all be read here (`timm_like.Backbone` in `Net`",
+    "unlinked": "cannot tie to the model the optimizer is built from",
+    "own_setting": "already sets `compute_dtype=torch.float32`",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(FSDP_SHAPES))
+def test_fsdp_shapes_the_codemod_cannot_read_keep_the_switch(shape):
+    wrap, classes, variant = FSDP_SHAPES[shape]
+    source = f"""import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+import timm_like
+from torch_xla.distributed.fsdp import XlaFullyShardedDataParallel as FSDP
+
+
+{classes}
+
+device = torch_xla.device()
+{wrap}
+opt = torch.optim.AdamW(model.parameters())
+loss = model(torch.randn(2, 4).to(device)).sum()
+loss.backward()
+opt.step()
+"""
+    result = migrate_source(source, "gpu-compatible", "train.py")
+    assert result.code == source
+    (finding,) = [d for d in result.diagnostics if d.code == "BFM056"]
+    assert not finding.fixed and PHRASES[variant] in finding.message, finding.message
+
+
+# -- a script is a script by what it does ------------------------------------------------------------
+
+
+def test_test_named_training_script_named_directly_is_migrated(tmp_path):
+    """pytorch/xla's examples are `test_train_*.py`: named directly with --legacy-env, such a file
+    is the script the setting is for (not BFM110 'no script can receive it'), as under a directory."""
+    for paths in (["test_named_script/test_train_regressor.py"], ["test_named_script"]):
+        changed, diagnostics, _ = migrate_case("test_named_script", "stochastic", tmp_path / str(len(paths[0])), paths)
+        assert set(changed) == {"test_train_regressor.py"}
+        assert "BFM110" not in codes(diagnostics)
+        assert "model.to(torch.bfloat16)" in changed["test_train_regressor.py"]
+
+
+def test_the_pytest_test_beside_it_stays_a_test(tmp_path):
+    changed, diagnostics, _ = migrate_case("test_named_script", "stochastic", tmp_path)
+    assert "test_regressor_precision.py" not in changed
+    assert any(
+        line.startswith("test_named_script/test_regressor_precision.py:9:") and " BFM052 " in line
+        for line in diagnostics
+    )
+
+
+def test_a_launcher_starting_a_test_module_keeps_its_setting(tmp_path):
+    """A launcher that runs a pytest module under the switch: the module collects tests, so it is
+    not migrated (BFM052) and the launcher's setting stays (BFM112), as before the rule."""
+    tree = _tree("test_named_script", tmp_path)
+    (tree / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython test_regressor_precision.py\n")
+    (tree / "test_regressor_precision.py").write_text(
+        (tree / "test_regressor_precision.py").read_text().replace('    monkeypatch.setenv("XLA_USE_BF16", "1")\n', "")
+    )
+    outcome = migrate_paths([tree / "run.sh"], "stochastic", write=False)
+    (kept,) = [d for d in outcome.diagnostics if d.code == "BFM112"]
+    assert not kept.fixed and "(BFM052 at line 1: tests are not rewritten" in kept.message
+    assert not outcome.changed
+
+
+SCRIPT_OR_TEST = {
+    # name, source, launched -> is a test module
+    "pytorch/xla shape": (
+        "test_train_mp_x.py",
+        "def train(): loss.backward(); xm.optimizer_step(opt)\nif __name__ == '__main__':\n    xmp.spawn(train)\n",
+        False,
+        False,
+    ),
+    "launched, no entry point": ("test_train_x.py", "loss.backward()\nopt.step()\n", True, False),
+    "not launched, no entry point": ("test_train_x.py", "loss.backward()\nopt.step()\n", False, True),
+    "unittest.main entry": (
+        "test_ops.py",
+        "loss.backward(); opt.step()\nif __name__ == '__main__':\n    unittest.main()\n",
+        False,
+        True,
+    ),
+    "collects a test function": (
+        "test_x.py",
+        "def test_step(): loss.backward(); opt.step()\nif __name__ == '__main__':\n    test_step()\n",
+        False,
+        True,
+    ),
+    "collects a TestCase": (
+        "test_x.py",
+        "class Precision(unittest.TestCase):\n    pass\nloss.backward()\nopt.step()\n",
+        True,
+        True,
+    ),
+    "no training loop": ("test_x.py", "if __name__ == '__main__':\n    print(1)\n", True, True),
+    "conftest": ("conftest.py", "loss.backward(); opt.step()\nif __name__ == '__main__':\n    pass\n", True, True),
+    "not a test's name": ("train.py", "def test_step(): pass\n", False, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCRIPT_OR_TEST))
+def test_test_module_or_script(case):
+    name, source, launched, expected = SCRIPT_OR_TEST[case]
+    assert is_test_module(source, f"src/{name}", launched=launched) is expected
+
+
+# -- a notebook's kernel and its `!` lines -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_notebook_kernel_migrates_beside_a_bang_line_with_its_own_setting(mode, tmp_path):
+    """The `!XLA_USE_BF16=1 python -c ...` line sets its own variable: it is judged alone (kept,
+    BFM111: inline code) and no longer holds the kernel's %env back."""
+    changed, diagnostics, _ = migrate_case("notebook_kernel", mode, tmp_path)
+    cells = ["".join(c["source"]) for c in json.loads(changed["explore.ipynb"])["cells"] if c["cell_type"] == "code"]
+    assert "%env XLA_USE_BF16=1" not in cells[0]
+    assert cells[3].startswith("# a fresh process") and "!XLA_USE_BF16=1 python -c" in cells[3]
+    assert [line for line in diagnostics if not line.endswith("[fixed]")] == [
+        line for line in diagnostics if " BFM111 " in line and "#cell5:" in line
+    ]
+    if mode == "amp":
+        assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in cells[2]
+    else:
+        assert "autoencoder.to(torch.bfloat16)" in cells[1]
+
+
+# -- ZeRO-1 ------------------------------------------------------------------------------------------------
+
+
+def test_zero1_keeps_the_legacy_bf16_state_in_stochastic_mode():
+    """Measured: the legacy run's ZeRO-1 state is bf16 on the device; the default FP32 state drifts
+    from it (verify fails at 20 steps), `optimizer_dtype=torch.bfloat16` follows it."""
+    source = (FIXTURES / "zero1_sharded" / "train.py").read_text()
+    result = migrate_source(source, "stochastic", "zero1_sharded/train.py")
+    assert "        optimizer_dtype=torch.bfloat16,\n" in result.code
+    assert any(d.code == "BFM066" and d.fixed for d in result.diagnostics)
+    gpu = migrate_source(source, "gpu-compatible", "zero1_sharded/train.py").code
+    assert "optimizer_dtype=torch.float32" in gpu and "torch.bfloat16,\n" not in gpu
+    assert "optimizer_dtype" not in migrate_source(source, "amp", "zero1_sharded/train.py").code
+    kept = source.replace("pin_layout=False,", "pin_layout=False,\n        optimizer_dtype=torch.float32,")
+    again = migrate_source(kept, "stochastic", "zero1_sharded/train.py")
+    assert [(d.code, d.fixed) for d in again.diagnostics if d.code == "BFM066"] == [("BFM066", False)]
