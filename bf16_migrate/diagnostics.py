@@ -68,6 +68,17 @@ KEPT_LEAD, KEPT_ALSO = "{lead}: ", "{also}"
 ``rules/diagnostics.toml``)."""
 
 
+def headline(d: Diagnostic) -> str:
+    """The lead of ``d``'s message, before its first colon (the finding in a few words, as a
+    launcher's message quotes its script's)."""
+    return d.message.split(":")[0]
+
+
+def cited(d: Diagnostic) -> str:
+    """``d`` cited inside another finding: ``CODE at line N: <the message after its lead>``."""
+    return f"{d.code} at line {d.line}: {d.message.split(': ', 1)[-1]}"
+
+
 def kept_reason(code: str, variant: str | None = None, /, **fields: object) -> str:
     """The ``<reason>`` of a kept carrier setting's template ``{lead}: <reason>{also}``,
     formatted with ``fields`` (the other reasons a message lists after ``also:`` are worded
@@ -156,9 +167,13 @@ README_BEGIN = (
 README_END = "<!-- end of diagnostics-table -->"
 
 
+RULES_REFERENCE = "docs/rules.md"
+"""The page that holds the generated diagnostics table (relative to the repository root)."""
+
+
 def readme_table() -> str:
-    """README.md's diagnostics table, one row per code of the catalogue: the code, its title,
-    what it finds and does, the fix safety, what to do."""
+    """The rules reference's diagnostics table (:data:`RULES_REFERENCE`), one row per code of
+    the catalogue: the code, its title, what it finds and does, the fix safety, what to do."""
 
     def cell(text: str) -> str:
         return " ".join(text.split()).replace("|", "\\|")
@@ -178,11 +193,11 @@ def with_readme_table(readme: str) -> str:
     return readme[:start] + readme_table() + readme[end:]
 
 
-if __name__ == "__main__":  # python -m bf16_migrate.diagnostics --readme [README.md]
+if __name__ == "__main__":  # python -m bf16_migrate.diagnostics --readme [docs/rules.md]
     import sys
     from pathlib import Path
 
     if len(sys.argv) < 2 or sys.argv[1] != "--readme":
-        sys.exit("usage: python -m bf16_migrate.diagnostics --readme [README.md]")
-    target = Path(sys.argv[2] if len(sys.argv) > 2 else "README.md")
+        sys.exit(f"usage: python -m bf16_migrate.diagnostics --readme [{RULES_REFERENCE}]")
+    target = Path(sys.argv[2] if len(sys.argv) > 2 else RULES_REFERENCE)
     target.write_text(with_readme_table(target.read_text()))

@@ -478,10 +478,10 @@ def cast_anchor(
 
     Returns the statements to insert the cast before (one, or one per site when the model is
     bound inside the lifted statement), or None when a site is not a simple statement line."""
-    statements = [s.statement for s in sites if s.statement is not None]
+    statements: list[cst.BaseStatement] = [s.statement for s in sites if s.statement is not None]
     if not statements or len(statements) < len(sites):
         return None
-    statements = [*dict.fromkeys([*(before or []), *statements])]
+    statements = list(dict.fromkeys([*(before or []), *statements]))
     chains = [_block_chain(ctx, st) for st in statements]
     for block, _ in chains[0]:
         if not all(any(b is block for b, _ in chain) for chain in chains[1:]):
@@ -549,8 +549,9 @@ def _rebinding(ctx: FileContext, target: cst.CSTNode, rebinds: frozenset[int]) -
 
 
 def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression) -> bool:
-    for attr in findall(stmt, m.Attribute(attr=m.Name("dtype"))):
-        if any(same_model(ctx, e, model) for e in findall(attr.value, m.Name() | m.Attribute())):
+    for attr in _dtype_attributes(stmt):
+        used = findall(attr.value, m.Name() | m.Attribute())
+        if any(isinstance(e, (cst.Name, cst.Attribute)) and same_model(ctx, e, model) for e in used):
             return True
     for call in findall(stmt, m.Call()):
         for i, arg in enumerate(call.args):
@@ -568,9 +569,14 @@ def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.Bas
 def _function_reads_dtype(func: cst.FunctionDef, param: str) -> bool:
     """Whether ``func`` reads ``.dtype`` off an expression that uses its parameter ``param``."""
     return any(
-        any(n.value == param for n in findall(attr.value, m.Name()))
-        for attr in findall(func.body, m.Attribute(attr=m.Name("dtype")))
+        any(isinstance(n, cst.Name) and n.value == param for n in findall(attr.value, m.Name()))
+        for attr in _dtype_attributes(func.body)
     )
+
+
+def _dtype_attributes(node: cst.CSTNode) -> list[cst.Attribute]:
+    """The ``X.dtype`` attributes inside ``node``."""
+    return [a for a in findall(node, m.Attribute(attr=m.Name("dtype"))) if isinstance(a, cst.Attribute)]
 
 
 def _block_chain(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ..rules import Mode
 from . import snippets
 from .apply import EditPlan
 from .conditions import choose
@@ -115,8 +116,7 @@ def zero1_bf16_state(
         if given is not None:
             ctx.report("BFM066", given, fixed=False, variant="kept", optimizer=name, value=ctx.code(given.value))
             continue
-        added = [("optimizer_dtype", "torch.bfloat16", "None")]
-        plan.replace[id(call)] = lambda node, added=added: add_keywords(node, added, guard)
+        plan.replace[id(call)] = lambda node: add_keywords(node, [("optimizer_dtype", "torch.bfloat16", "None")], guard)
         ctx.report("BFM066", call, fixed=True, optimizer=name)
 
 
@@ -148,7 +148,7 @@ def plan_fp32_grad_norm(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
         plan.prelude.append(snippets.fp32_grad_norm_helper())
 
 
-def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
+def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: Mode) -> None:
     """``--fp32-optimizer-state`` (Neuron's migration guide from XLA_DOWNCAST_BF16: "if the optimizer states are to
     be kept in FP32, convert the gradients to FP32 before optimizer computations"): in the
     ``step`` of optimizer classes defined in the file, ``p.grad`` / ``p.grad.data`` read
@@ -182,7 +182,7 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
                     plan.replace[id(call)] = add_float32_dtype
                     ctx.report("BFM061", call, fixed=True, variant="state", optimizer=cls.name.value)
     for site in find_optimizers(ctx):
-        if site.qualified & ctx.rules.torch_api.stock_optimizers and mode == "stochastic":
+        if site.qualified & ctx.rules.torch_api.stock_optimizers and not mode.master_weights:
             ctx.report("BFM061", site.call, fixed=False, variant="stock", optimizer=ctx.code(site.call.func))
 
 

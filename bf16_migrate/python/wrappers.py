@@ -242,13 +242,13 @@ def _call_layers(ctx: FileContext, call: cst.Call, seen: set[int]) -> list[tuple
         returned = [r.value for r in findall(definition.body, m.Return()) if r.value is not None]
         if not returned:
             return f"`{ctx.code(call.func)}` (returns no module)"
-        layers: list[tuple[str, cst.Call]] = []
+        built: list[tuple[str, cst.Call]] = []
         for value in returned:
             found = _layers_of(ctx, value, seen)
             if isinstance(found, str):
                 return found
-            layers.extend(found)
-        return layers
+            built.extend(found)
+        return built
     return f"`{ctx.code(call.func)}` (not defined in this file)"
 
 
