@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -379,3 +381,95 @@ def test_zero1_keeps_the_legacy_bf16_state_in_stochastic_mode():
     kept = source.replace("pin_layout=False,", "pin_layout=False,\n        optimizer_dtype=torch.float32,")
     again = migrate_source(kept, "stochastic", "zero1_sharded/train.py")
     assert [(d.code, d.fixed) for d in again.diagnostics if d.code == "BFM066"] == [("BFM066", False)]
+
+
+def test_verify_refuses_a_test_module_before_any_run(tmp_path):
+    """verify decides through the same function as the rewrite: the pytest module is a test, so
+    nothing is migrated and nothing runs (exit 2, with the reason), while its `test_train_*.py`
+    neighbour is verified as the script it is (the xla test below)."""
+    from bf16_migrate.verify import RunError, verify_script
+
+    tree = _tree("test_named_script", tmp_path)
+    with pytest.raises(RunError, match="a test module"):
+        verify_script(tree / "test_regressor_precision.py", "stochastic", 3, legacy_env={"XLA_USE_BF16": "1"})
+
+
+# -- on the XLA CPU device ------------------------------------------------------------------------------
+
+
+def _verify(script: Path, mode: str, tmp_path: Path, *extra: str, steps: int = 12) -> tuple[int, dict, str]:
+    out = tmp_path / f"verify-{mode}.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--mode", mode, "--steps", str(steps)]
+        + ["--json", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    data = json.loads(out.read_text()) if out.is_file() else {}
+    return proc.returncode, data, proc.stdout + proc.stderr
+
+
+def _statuses(data: dict) -> dict[str, str]:
+    return {p["name"]: p["status"] for p in data["parts"]}
+
+
+ALL_PASS = dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS")
+
+# One mode per fixture in CI (the other modes are covered by the goldens; bench/bench_wrappers.py
+# verifies every fixture in every mode it migrates, figures in bench/RESULTS.md).
+VERIFIED = [
+    ("compiled_model", "stochastic", ()),
+    ("ddp_dtype_log", "gpu-compatible", ()),
+    ("fsdp_mlp", "gpu-compatible", ()),
+    ("fsdp_cnn", "amp", ()),
+    ("test_named_script", "stochastic", ("--legacy-env", "XLA_USE_BF16=1")),
+]
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("case,mode,extra", VERIFIED)
+def test_verify_passes(case, mode, extra, tmp_path):
+    script = next(p for p in sorted((WRAPPERS / case).glob("*.py")) if not p.name.startswith("test_regressor"))
+    code, data, output = _verify(script, mode, tmp_path, *extra)
+    assert code == 0 and _statuses(data) == ALL_PASS, output
+
+
+@pytest.mark.xla
+def test_verify_of_a_kept_switch_fails_naming_the_wrapper(tmp_path):
+    """stochastic mode keeps FSDP's switch: verify's migrated run still sees the variable (the
+    precision part fails, exit 1) and the migration's finding names the wrapper, not a missing
+    optimizer or launch."""
+    code, data, output = _verify(WRAPPERS / "fsdp_mlp" / "train.py", "stochastic", tmp_path, steps=4)
+    assert code == 1 and _statuses(data)["precision"] == "FAIL", output
+    assert "BFM056" in output and "BFM010" not in output and "BFM110" not in output
+
+
+def _kernel_script(notebook: str) -> str:
+    """The notebook's kernel code as one script: `%env K=V` is `os.environ["K"] = "V"` (IPython's
+    %env), `!` lines run in shells of their own and are left out."""
+    lines = ["import os"]
+    for cell in json.loads(notebook)["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            if line.startswith("%env "):
+                key, value = line[5:].split("=", 1)
+                lines.append(f"os.environ[{key.strip()!r}] = {value.strip()!r}")
+            elif not line.lstrip().startswith(("!", "%")):
+                lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.xla
+def test_verify_notebook_kernel(tmp_path):
+    """The kernel's code, legacy and migrated (stochastic), as scripts: verify passes."""
+    from bf16_migrate.verify import verify_script
+
+    changed, _, _ = migrate_case("notebook_kernel", "stochastic", tmp_path / "migrated")
+    legacy = tmp_path / "kernel.py"
+    legacy.write_text(_kernel_script((WRAPPERS / "notebook_kernel" / "explore.ipynb").read_text()))
+    report = verify_script(
+        legacy, "stochastic", 12, migrated_source=_kernel_script(changed["explore.ipynb"]), env={**os.environ}
+    )
+    assert report.passed, [(p.name, p.status, p.detail) for p in report.parts]
