@@ -369,8 +369,10 @@ def _legacy_env_scripts(
             if direct:
                 outcome.errors.append(str(exc))
             continue  # under a directory: reported by the scan when it names a variable
-        if is_test_module(source.text, str(path), launched=True):
-            continue  # a test module runs under pytest or unittest, not as the job's script
+        if is_test_module(source.text, str(path), launched=direct):
+            # a test module runs under pytest or unittest, not as the job's script (a file named
+            # directly is what the job starts; one under a directory needs its own entry point)
+            continue
         if not direct and "parameters" not in source.text:
             continue  # no `<model>.parameters()`: a module, not a script the change goes to
         try:

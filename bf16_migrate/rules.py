@@ -326,7 +326,7 @@ class TorchApi:
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
     model_wrappers: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a callable a model goes through and that is called in its place ->
-    ``"transparent"`` or ``"fsdp"`` (see ``[model_wrappers]``)."""
+    ``"transparent"``, ``"dynamo"`` or ``"fsdp"`` (see ``[model_wrappers]``)."""
     fsdp_compute_dtype: FsdpLayers | None = None
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
 
@@ -479,10 +479,10 @@ def _load_torch_api(path: Path) -> TorchApi:
 
 
 def _model_wrappers(data: dict, path: Path) -> dict[str, str]:
-    """``[model_wrappers]``: qualified name -> ``"transparent"`` | ``"fsdp"``."""
+    """``[model_wrappers]``: qualified name -> ``"transparent"`` | ``"dynamo"`` | ``"fsdp"``."""
     wrappers = _need(data, "model_wrappers", dict, path)
     for name, kind in wrappers.items():
-        if kind not in ("transparent", "fsdp"):
+        if kind not in ("transparent", "dynamo", "fsdp"):
             raise RuleError(f"{path}: model wrapper {name!r} has unknown kind {kind!r}")
     return wrappers
 

@@ -67,7 +67,17 @@ from .optimizers import (
 )
 from .outcome import Refusal
 from .own_precision import existing_precision, other_modes_change
-from .wrappers import Wrap, aliases, find_wraps, fsdp_blocker, fsdp_wraps, module_of, unlinked_fsdp, wrap_statements
+from .wrappers import (
+    Wrap,
+    aliases,
+    dynamo_callers,
+    find_wraps,
+    fsdp_blocker,
+    fsdp_wraps,
+    module_of,
+    unlinked_fsdp,
+    wrap_statements,
+)
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
 
@@ -599,7 +609,8 @@ class Planner:
                     continue
                 assert anchors is not None, "_cast_anchors let model-cast through only with an anchor per model"
                 module = module_of(ctx, model)
-                after = inputs.plan_model(module, calls[id(model)]) if "input-cast" in emits else []
+                compiled = dynamo_callers(ctx, model)
+                after = inputs.plan_model(module, calls[id(model)], compiled) if "input-cast" in emits else []
                 for anchor in anchors:
                     cast = snippets.model_cast_statement(module)
                     self.plan.insert_before.setdefault(id(anchor), []).extend(

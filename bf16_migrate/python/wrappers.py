@@ -27,6 +27,7 @@ from .context import FileContext, findall
 from .model_site import same_model
 
 TRANSPARENT = "transparent"
+DYNAMO = "dynamo"
 FSDP = "fsdp"
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 _NOT_LAYERS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.")
@@ -35,7 +36,7 @@ _CHAINED = {"to", "cuda", "cpu", "train", "eval", "float", "requires_grad_"}  # 
 
 @dataclass(frozen=True)
 class Wrap:
-    """One ``bound = Wrapper(inner, ...)``: ``kind`` (``"transparent"`` or ``"fsdp"``), the
+    """One ``bound = Wrapper(inner, ...)``: ``kind`` (``"transparent"``, ``"dynamo"`` or ``"fsdp"``), the
     wrapper's ``call``, the ``inner`` expression it wraps, the ``bound`` target (None when the
     call is not assigned to one name or attribute) and the simple ``statement`` holding it."""
 
@@ -69,7 +70,7 @@ def _find_wraps(ctx: FileContext) -> list[Wrap]:
         found.append(
             Wrap(
                 call,
-                FSDP if FSDP in kinds else TRANSPARENT,
+                FSDP if FSDP in kinds else DYNAMO if DYNAMO in kinds else TRANSPARENT,
                 inner,
                 bound,
                 statement if isinstance(statement, cst.SimpleStatementLine) else None,
@@ -142,7 +143,14 @@ def module_of(ctx: FileContext, model: cst.BaseExpression) -> cst.BaseExpression
 
 def wrap_statements(ctx: FileContext, model: cst.BaseExpression) -> list[cst.SimpleStatementLine]:
     """The statements of ``model``'s transparent wraps: its cast goes before them."""
-    return [w.statement for w in chain(ctx, model) if w.kind == TRANSPARENT and w.statement is not None]
+    return [w.statement for w in chain(ctx, model) if w.kind != FSDP and w.statement is not None]
+
+
+def dynamo_callers(ctx: FileContext, model: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The names ``model`` is called by through ``torch.compile`` (``[model_wrappers]`` "dynamo"):
+    their calls run a captured graph, so their inputs are best cast at the transfer
+    (:mod:`.inputs`)."""
+    return [w.bound for w in chain(ctx, model) if w.kind == DYNAMO and w.bound is not None]
 
 
 def fsdp_wraps(ctx: FileContext, model: cst.BaseExpression) -> list[Wrap]:
