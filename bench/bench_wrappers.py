@@ -26,12 +26,21 @@ from bf16_migrate.verify import RunError, verify_script  # noqa: E402
 
 WRAPPERS = ROOT / "fixtures" / "wrappers"
 SCRIPTS = {
-    "compiled_model": ("train.py", {}),
-    "ddp_dtype_log": ("train.py", {}),
-    "fsdp_mlp": ("train.py", {}),
-    "fsdp_cnn": ("train.py", {}),
-    "test_named_script": ("test_train_regressor.py", {"XLA_USE_BF16": "1"}),
+    "compiled_model": "train.py",
+    "ddp_dtype_log": "train.py",
+    "fsdp_mlp": "train.py",
+    "fsdp_cnn": "train.py",
+    "test_named_script": "test_train_regressor.py",
 }
+
+
+def launcher_setting(case: str) -> dict[str, str]:
+    """The case's ``launcher_setting.txt`` (``KEY=VALUE``, what its job spec sets), or nothing."""
+    path = WRAPPERS / case / "launcher_setting.txt"
+    if not path.is_file():
+        return {}
+    key, value = path.read_text().strip().split("=", 1)
+    return {key: value}
 
 
 def main() -> None:
@@ -42,8 +51,8 @@ def main() -> None:
     columns += ["compiles legacy, migrated", "bf16 matmuls"]
     print("| " + " | ".join(columns) + " |")
     print("|---|---|---|---|---|---|")
-    for case, (name, env) in SCRIPTS.items():
-        script = WRAPPERS / case / name
+    for case, name in SCRIPTS.items():
+        script, env = WRAPPERS / case / name, launcher_setting(case)
         for mode in MODES:
             source = script.read_text()
             if migrate_source(source, mode, str(script), launched_with=env or None).code == source:
