@@ -493,3 +493,36 @@ def test_verify_notebook_kernel(tmp_path):
         legacy, "stochastic", 12, migrated_source=_kernel_script(changed["explore.ipynb"]), env={**os.environ}
     )
     assert report.passed, [(p.name, p.status, p.detail) for p in report.parts]
+
+
+def test_a_wrap_under_a_flag_gets_one_cast_before_the_flag():
+    """pytorch/xla's MNIST example wraps in DDP only under `--ddp`: one cast before the `if`
+    (never a second one after the wrap)."""
+    source = COND_DDP
+    code = migrate_source(source, "stochastic", "test_train_cond.py", launched_with={"XLA_USE_BF16": "1"}).code
+    assert code.count("model.to(torch.bfloat16)") == 1
+    assert "    model.to(torch.bfloat16)\n    if flags.ddp:\n        model = DDP(model" in code
+
+
+COND_DDP = """import torch
+import torch.nn as nn
+import torch_xla
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def train(flags):
+    device = torch_xla.device()
+    model = nn.Linear(4, 2).to(device)
+    if flags.ddp:
+        model = DDP(model, gradient_as_bucket_view=True)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(8, 4).to(device)
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    train(None)
+"""

@@ -469,6 +469,7 @@ def cast_anchor(
     model: cst.BaseExpression,
     sites: list[OptimizerSite],
     before: list[cst.BaseStatement] | None = None,
+    rebinds: frozenset[int] = frozenset(),
 ) -> list[cst.BaseStatement] | None:
     """Where ``<model>.to(torch.bfloat16)`` goes: before the first of the optimizer
     constructions ``sites`` of that model and of the statements ``before`` (the model's wraps,
@@ -488,7 +489,7 @@ def cast_anchor(
             continue
         candidates = [next(st for b, st in chain if b is block) for chain in chains]
         first = min(candidates, key=lambda st: ctx.pos(st))
-        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model):
+        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model, rebinds):
             break
         return [first]
     return list(dict.fromkeys(statements))
@@ -540,6 +541,12 @@ def _bound_before(
         and not _rebinding(ctx, a.node, rebinds)
     ]
     return max(positions, default=(0, 0))
+
+
+def _rebinding_target(ctx: FileContext, target: cst.AssignTarget, rebinds: frozenset[int]) -> bool:
+    """Whether the assignment of ``target`` assigns one of the values ``rebinds``."""
+    assign = ctx.parent(target)
+    return isinstance(assign, cst.Assign) and id(assign.value) in rebinds
 
 
 def _rebinding(ctx: FileContext, target: cst.CSTNode, rebinds: frozenset[int]) -> bool:
@@ -597,13 +604,19 @@ def _block_chain(
     return chain
 
 
-def _binds(ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression) -> bool:
-    """Whether ``stmt`` is a compound statement that (re)binds ``model`` inside it."""
+def _binds(
+    ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression, rebinds: frozenset[int] = frozenset()
+) -> bool:
+    """Whether ``stmt`` is a compound statement that (re)binds ``model`` inside it, to another
+    value than one of ``rebinds`` (a wrap of the same module: ``if flags.ddp: model = DDP(model)``
+    keeps the module a cast before the ``if`` has cast)."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return False
     code = ctx.code(model)
     for target in findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
         bound: cst.BaseExpression | None
+        if isinstance(target, cst.AssignTarget) and _rebinding_target(ctx, target, rebinds):
+            continue
         if isinstance(target, (cst.AssignTarget, cst.For)):
             bound = target.target
         else:

@@ -426,7 +426,7 @@ class Planner:
             before: list[cst.BaseStatement] = [*wrap_statements(ctx, model), *dtype_reads(ctx, model, own, rebinds)]
             if module is not model:
                 before += dtype_reads(ctx, module, own, rebinds)
-            cast_anchors.append(cast_anchor(ctx, module, own, before))
+            cast_anchors.append(cast_anchor(ctx, module, own, before, rebinds))
         if "model-cast" in emits and any(a is None and id(m) not in sharded for m, a in zip(models, cast_anchors)):
             site = next(s for s, a in zip(models, cast_anchors) if a is None and id(s) not in sharded)
             for variable, anchor in self._anchors(writes):
