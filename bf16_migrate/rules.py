@@ -324,6 +324,8 @@ class TorchApi:
     checkpoint_methods: frozenset[str] = frozenset()
     optimizer_owners: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
+    optimizer_subclasses: frozenset[str] = frozenset()
+    """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
     model_wrappers: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a callable a model goes through and that is called in its place ->
     ``"transparent"``, ``"dynamo"`` or ``"fsdp"`` (see ``[model_wrappers]``)."""
@@ -473,6 +475,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         zero_redundancy_optimizers=frozenset(_need(data, "zero_redundancy_optimizers", list, path)),
         checkpoint_methods=frozenset(_need(data, "checkpoint_methods", list, path)),
         optimizer_owners=_need(data, "optimizer_owners", dict, path),
+        optimizer_subclasses=frozenset(_need(data, "optimizer_subclasses", list, path)),
         model_wrappers=_model_wrappers(data, path),
         fsdp_compute_dtype=_fsdp_layers(_need(data, "fsdp_compute_dtype", dict, path), path),
     )
