@@ -328,7 +328,7 @@ class TorchApi:
     """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
     model_wrappers: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a callable a model goes through and that is called in its place ->
-    ``"transparent"``, ``"dynamo"`` or ``"fsdp"`` (see ``[model_wrappers]``)."""
+    ``"transparent"``, ``"dynamo"``, ``"fsdp"`` or ``"unmeasured"`` (see ``[model_wrappers]``)."""
     fsdp_compute_dtype: FsdpLayers | None = None
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
 
@@ -482,10 +482,10 @@ def _load_torch_api(path: Path) -> TorchApi:
 
 
 def _model_wrappers(data: dict, path: Path) -> dict[str, str]:
-    """``[model_wrappers]``: qualified name -> ``"transparent"`` | ``"dynamo"`` | ``"fsdp"``."""
+    """``[model_wrappers]``: qualified name -> ``"transparent"`` | ``"dynamo"`` | ``"fsdp"`` | ``"unmeasured"``."""
     wrappers = _need(data, "model_wrappers", dict, path)
     for name, kind in wrappers.items():
-        if kind not in ("transparent", "dynamo", "fsdp"):
+        if kind not in ("transparent", "dynamo", "fsdp", "unmeasured"):
             raise RuleError(f"{path}: model wrapper {name!r} has unknown kind {kind!r}")
     return wrappers
 

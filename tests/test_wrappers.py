@@ -289,6 +289,59 @@ opt.step()
     assert not finding.fixed and PHRASES[variant] in finding.message, finding.message
 
 
+UNMEASURED_WRAPS = {
+    "FSDPv2": (
+        "from torch_xla.experimental.spmd_fully_sharded_data_parallel import SpmdFullyShardedDataParallel as FSDP",
+        "model = FSDP(Net().to(device))",
+    ),
+    "PyTorch's FSDP": (
+        "from torch.distributed.fsdp import FullyShardedDataParallel",
+        "model = FullyShardedDataParallel(Net().to(device))",
+    ),
+    "fully_shard": ("from torch.distributed.fsdp import fully_shard", "model = Net().to(device)\nfully_shard(model)"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(UNMEASURED_WRAPS))
+def test_a_wrapper_never_measured_with_a_bf16_model_keeps_the_switch(shape):
+    """A sharding wrapper torch-xla 2.9 was not measured with under a bf16-cast model: stochastic and
+    gpu-compatible keep the switch and name the wrapper (BFM057), never a cast before or after it;
+    amp autocasts the wrapped model's calls and migrates."""
+    imports, wrap = UNMEASURED_WRAPS[shape]
+    source = f"""import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+{imports}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+device = torch_xla.device()
+{wrap}
+opt = torch.optim.AdamW(model.parameters())
+loss = model(torch.randn(2, 4).to(device)).sum()
+loss.backward()
+opt.step()
+"""
+    for mode in ("stochastic", "gpu-compatible"):
+        result = migrate_source(source, mode, "train.py")
+        assert result.code == source, mode
+        (finding,) = [d for d in result.diagnostics if d.code == "BFM057"]
+        assert not finding.fixed and "not measured with torch-xla 2.9" in finding.message, finding.message
+        assert not result.outcome.took
+    amp = migrate_source(source, "amp", "train.py")
+    assert amp.outcome.took and 'with torch.autocast("xla", dtype=torch.bfloat16):' in amp.code
+
+
 # -- a script is a script by what it does ------------------------------------------------------------
 
 

@@ -78,6 +78,7 @@ from .wrappers import (
     fsdp_wraps,
     module_of,
     unlinked_fsdp,
+    unmeasured_wrap,
     wrap_statements,
 )
 from .write_conditions import branches_cover, guard_of
@@ -426,12 +427,24 @@ class Planner:
         (:mod:`.wrappers`). None when a model-casting mode cannot migrate them (reported: BFM056
         on the writes; the switch is kept): an FSDP wrap tied to no model, a mode without FP32
         master weights (FSDP's shards are FP32, so full bf16 weights cannot be had), or a model
-        FSDP's ``compute_dtype=torch.bfloat16`` was not measured to run (:func:`.wrappers.fsdp_blocker`)."""
+        FSDP's ``compute_dtype=torch.bfloat16`` was not measured to run (:func:`.wrappers.fsdp_blocker`);
+        or a wrapper whose run with a bf16-cast model was not measured (BFM057,
+        :func:`.wrappers.unmeasured_wrap`)."""
         ctx = self.ctx
         sharded = {id(model): fsdp_wraps(ctx, model) for model in models}
         sharded = {key: wraps for key, wraps in sharded.items() if wraps}
         if "model-cast" not in emits:
             return sharded
+        unmeasured = unmeasured_wrap(ctx)
+        if unmeasured is not None:
+            for variable, anchor in self._anchors(writes):
+                line = ctx.pos(unmeasured.call)[0]
+                wrapper = ctx.code(unmeasured.call.func)
+                ctx.outcome.refuse(
+                    Refusal.WRAPPER,
+                    ctx.report("BFM057", anchor, fixed=False, variable=variable, wrapper=wrapper, line=line),
+                )
+            return None
         stray = unlinked_fsdp(ctx, models)
         problem: tuple[Wrap, str, dict[str, str]] | None = None
         if stray is not None:

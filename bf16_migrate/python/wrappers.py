@@ -29,6 +29,7 @@ from .model_site import same_model
 TRANSPARENT = "transparent"
 DYNAMO = "dynamo"
 FSDP = "fsdp"
+UNMEASURED = "unmeasured"
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 _NOT_LAYERS = ("torch.nn.functional.", "torch.nn.init.", "torch.nn.utils.")
 _CHAINED = {"to", "cuda", "cpu", "train", "eval", "float", "requires_grad_"}  # Net().to(device).train()
@@ -36,9 +37,10 @@ _CHAINED = {"to", "cuda", "cpu", "train", "eval", "float", "requires_grad_"}  # 
 
 @dataclass(frozen=True)
 class Wrap:
-    """One ``bound = Wrapper(inner, ...)``: ``kind`` (``"transparent"``, ``"dynamo"`` or ``"fsdp"``), the
-    wrapper's ``call``, the ``inner`` expression it wraps, the ``bound`` target (None when the
-    call is not assigned to one name or attribute) and the simple ``statement`` holding it."""
+    """One ``bound = Wrapper(inner, ...)``: ``kind`` (``"transparent"``, ``"dynamo"``, ``"fsdp"`` or
+    ``"unmeasured"``), the wrapper's ``call``, the ``inner`` expression it wraps, the ``bound``
+    target (None when the call is not assigned to one name or attribute) and the simple
+    ``statement`` holding it."""
 
     call: cst.Call
     kind: str
@@ -70,7 +72,7 @@ def _find_wraps(ctx: FileContext) -> list[Wrap]:
         found.append(
             Wrap(
                 call,
-                FSDP if FSDP in kinds else DYNAMO if DYNAMO in kinds else TRANSPARENT,
+                next((kind for kind in (FSDP, UNMEASURED, DYNAMO) if kind in kinds), TRANSPARENT),
                 inner,
                 bound,
                 statement if isinstance(statement, cst.SimpleStatementLine) else None,
@@ -156,6 +158,13 @@ def dynamo_callers(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Base
 def fsdp_wraps(ctx: FileContext, model: cst.BaseExpression) -> list[Wrap]:
     """The FSDP wraps linked to ``model``."""
     return [w for w in chain(ctx, model) if w.kind == FSDP]
+
+
+def unmeasured_wrap(ctx: FileContext) -> Wrap | None:
+    """The first wrap of the file by a wrapper whose run with a bf16-cast model was not measured
+    (``[model_wrappers]`` "unmeasured": FSDPv2, PyTorch's own FSDP), linked to a model or not: a
+    model-casting mode keeps the switch for it (BFM057)."""
+    return next((w for w in find_wraps(ctx) if w.kind == UNMEASURED), None)
 
 
 def unlinked_fsdp(ctx: FileContext, models: list[cst.BaseExpression]) -> Wrap | None:
