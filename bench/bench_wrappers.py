@@ -2,7 +2,7 @@
 
 CI verifies one mode per fixture (tests/test_wrappers.py); this covers the rest and prints one
 Markdown table row per run: the verdict, each part's status, the XLA compilations of the legacy and
-migrated runs, the migrated run's bf16 matmuls in its step graph. Figures are recorded in
+migrated runs, the migrated run's bf16 matmuls in its step graph, the verify's wall seconds. Figures are recorded in
 bench/RESULTS.md ("Wrappers"). Hold the machine's XLA lock while it runs:
 
     flock /tmp/bfm-xla.lock python bench/bench_wrappers.py [--steps 12]
@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,20 +49,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     args = parser.parse_args()
     columns = ["fixture", "mode", "verdict", "runs / trains / precision / matches / graph"]
-    columns += ["compiles legacy, migrated", "bf16 matmuls"]
+    columns += ["compiles legacy, migrated", "bf16 matmuls", "seconds"]
     print("| " + " | ".join(columns) + " |")
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for case, name in SCRIPTS.items():
         script, env = WRAPPERS / case / name, launcher_setting(case)
         for mode in MODES:
             source = script.read_text()
             if migrate_source(source, mode, str(script), launched_with=env or None).code == source:
-                print(f"| {case} | {mode} | switch kept (not verified) | | | |", flush=True)
+                print(f"| {case} | {mode} | switch kept (not verified) | | | | |", flush=True)
                 continue
+            start = time.monotonic()
             try:
                 report = verify_script(script, mode, args.steps, legacy_env=env, env={**os.environ})
             except RunError as exc:
-                print(f"| {case} | {mode} | ERROR {str(exc).splitlines()[0][:80]} | | | |", flush=True)
+                print(f"| {case} | {mode} | ERROR {str(exc).splitlines()[0][:80]} | | | | |", flush=True)
                 continue
             parts = " / ".join(p.status for p in report.parts)
             legacy, migrated = report.runs.get("legacy"), report.runs["migrated"]
@@ -69,7 +71,8 @@ def main() -> None:
             matmuls = f"{graph.matmuls_bf16}/{graph.matmuls}" if graph is not None else "-"
             compiles = f"{legacy.compile_count if legacy else '-'}, {migrated.compile_count}"
             verdict = "PASS" if report.passed else "FAIL"
-            print(f"| {case} | {mode} | {verdict} | {parts} | {compiles} | {matmuls} |", flush=True)
+            seconds = time.monotonic() - start
+            print(f"| {case} | {mode} | {verdict} | {parts} | {compiles} | {matmuls} | {seconds:.0f} |", flush=True)
             out = Path(tempfile.gettempdir()) / f"bench-wrappers-{case}-{mode}.json"
             out.write_text(json.dumps(report.to_dict(), indent=1, default=str))
 
