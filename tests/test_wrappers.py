@@ -289,6 +289,27 @@ opt.step()
     assert not finding.fixed and PHRASES[variant] in finding.message, finding.message
 
 
+@pytest.mark.parametrize("mode", ("stochastic", "gpu-compatible"))
+def test_a_launcher_of_an_fsdp_script(mode, tmp_path):
+    """A shell launcher sets the variable for an FSDP script: gpu-compatible removes it and says the
+    script got FSDP's compute_dtype (not a model cast); stochastic keeps it, citing the wrapper."""
+    tree = tmp_path / "job"
+    tree.mkdir()
+    legacy = (WRAPPERS / "fsdp_mlp" / "train.py").read_text()
+    (tree / "train.py").write_text(legacy.replace('os.environ["XLA_USE_BF16"] = "1"\n', ""))
+    (tree / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py --steps 20\n")
+    outcome = migrate_paths([tree], mode, write=True)
+    assert not outcome.errors, outcome.errors
+    (launcher,) = [d.format_text() for d in outcome.diagnostics if d.path.endswith("run.sh")]
+    if mode == "gpu-compatible":
+        assert "XLA_USE_BF16" not in (tree / "run.sh").read_text()
+        assert "now has XlaFullyShardedDataParallel computing in bf16 (compute_dtype=torch.bfloat16)" in launcher
+        assert "compute_dtype=torch.bfloat16" in (tree / "train.py").read_text()
+    else:
+        assert "export XLA_USE_BF16=1" in (tree / "run.sh").read_text()
+        assert " BFM112 " in launcher and "BFM056" in launcher and "takes FP32 parameters only" in launcher
+
+
 UNMEASURED_WRAPS = {
     "FSDPv2": (
         "from torch_xla.experimental.spmd_fully_sharded_data_parallel import SpmdFullyShardedDataParallel as FSDP",

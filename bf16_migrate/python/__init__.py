@@ -75,6 +75,9 @@ class MigrationResult:
     """What the migrated script asks of the optimizer factories of its tree (``tree``): the
     modules must be migrated with them (``migrate_source(..., factory_changes=...)``) in the
     same change, or the script's migration is incomplete (:mod:`bf16_migrate.tree_modules`)."""
+    script_change: str | None = None
+    """What the script got when it is not its mode's ``script_change`` (torch-xla's FSDP given its
+    own ``compute_dtype`` instead of a model cast): the words a launcher's finding uses."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -196,6 +199,7 @@ def _migrate(
         outcome,
         launch_flag=planner.launch_flag,
         factory_changes=list(planner.factory_changes),
+        script_change=planner.script_change,
     )
 
 

@@ -88,6 +88,11 @@ _SHARDED_SUMMARY = (
     "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
 )
 """BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`.wrappers`)."""
+_SHARDED_CHANGE = (
+    "XlaFullyShardedDataParallel computing in bf16 (compute_dtype=torch.bfloat16) with its FP32 shards as the "
+    "master weights"
+)
+"""What a launcher's finding says such a script got (the mode's ``script_change`` otherwise)."""
 
 
 class Planner:
@@ -106,6 +111,7 @@ class Planner:
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
         self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
+        self.script_change: str | None = None  # what the script got, when not the mode's script_change
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
@@ -694,6 +700,7 @@ class Planner:
         summary = self.mode.summary
         if sharded and "model-cast" in emits:
             summary = _SHARDED_SUMMARY
+            self.script_change = _SHARDED_CHANGE
         for variable in self.external:
             ctx.report(
                 "BFM001",
