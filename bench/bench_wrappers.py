@@ -47,7 +47,9 @@ def launcher_setting(case: str) -> dict[str, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--steps", type=int, default=12)
+    parser.add_argument("--only", nargs="*", default=[], metavar="CASE:MODE", help="verify only these runs")
     args = parser.parse_args()
+    only = {tuple(run.split(":", 1)) for run in args.only}
     columns = ["fixture", "mode", "verdict", "runs / trains / precision / matches / graph"]
     columns += ["compiles legacy, migrated", "bf16 matmuls", "seconds"]
     print("| " + " | ".join(columns) + " |")
@@ -55,6 +57,8 @@ def main() -> None:
     for case, name in SCRIPTS.items():
         script, env = WRAPPERS / case / name, launcher_setting(case)
         for mode in MODES:
+            if only and (case, mode) not in only:
+                continue
             source = script.read_text()
             if migrate_source(source, mode, str(script), launched_with=env or None).code == source:
                 print(f"| {case} | {mode} | switch kept (not verified) | | | | |", flush=True)
