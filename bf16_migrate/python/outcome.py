@@ -25,7 +25,10 @@ class Refusal(enum.Enum):
     OWN_PRECISION = "the script's own precision code is another mode's, behind a flag, or cannot be wrapped"
     ALREADY_ON = "the script already turns bf16 on with code of its own beside the legacy setting"
     MASTER_WEIGHTS = "an optimizer cannot keep the FP32 master weights the mode needs (gpu-compatible)"
-    WRAPPER = "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here"
+    WRAPPER = (
+        "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here, "
+        "or a sharding wrapper was never measured with a bf16 model"
+    )
 
 
 LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS})
@@ -47,11 +50,16 @@ class Outcome:
     (or, for the reference mode, removed). ``already_migrated``: a launcher's setting met a
     script that carries the mode's change already, always on. ``refusals``: why the change was
     not made, in the order decided, each with the finding that words it for the user.
+    ``through_flag``: the findings of a change made through the script's own autocast flag (its
+    launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
+    of what this module's optimizer factories now do because other scripts asked it of them.
     """
 
     switch_migrated: bool = False
     already_migrated: bool = False
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
+    through_flag: list[Diagnostic] = field(default_factory=list)
+    factory_changes_made: list[Diagnostic] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""
