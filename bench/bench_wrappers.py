@@ -2,8 +2,8 @@
 
 CI verifies one mode per fixture (tests/test_wrappers.py); this covers the rest and prints one
 Markdown table row per run: the verdict, each part's status, the XLA compilations of the legacy and
-migrated runs, the migrated run's bf16 matmuls in its step graph, the verify's wall seconds. Figures are recorded in
-bench/RESULTS.md ("Wrappers"). Hold the machine's XLA lock while it runs:
+migrated runs, the migrated run's bf16 matmuls in its step graph, the verify's wall seconds. Figures
+are recorded in bench/RESULTS.md ("Wrappers", once run). Hold the machine's XLA lock while it runs:
 
     flock /tmp/bfm-xla.lock python bench/bench_wrappers.py [--steps 12]
 """
