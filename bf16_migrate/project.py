@@ -11,9 +11,11 @@ tree (a job spec). They go to the training scripts among the paths, which get th
 change as if a launcher of the tree set them: every Python file named directly (it is taken to
 be a script; if it cannot take the change its diagnostics say why), and each Python file under
 a directory whose trial migration finds a model to migrate (a module with no optimizer built
-from ``<model>.parameters()`` is left alone, without a word). Test files never receive it
-(tests are not rewritten). When a setting that switches bf16 on reaches no script, that is an
-unfixed finding (BFM110): the switch must not be dropped without its replacement.
+from ``<model>.parameters()`` is left alone, without a word). Test modules never receive it
+(tests are not rewritten); a training script with a test's name, such as pytorch/xla's
+``test_train_mp_mnist.py``, is a script (:func:`.python.test_or_script.is_test_module`). When a
+setting that switches bf16 on reaches no script, that is an unfixed finding (BFM110): the switch
+must not be dropped without its replacement.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
 from .patch import file_patch
 from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
+from .python.test_or_script import is_test_module
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import TreeFactsReader, migrate_imported_modules
@@ -403,11 +406,6 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     ]
 
 
-def _is_test_file(path: Path) -> bool:
-    name = path.name
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
 def _legacy_env_scripts(
     paths,
     exclude,
@@ -439,7 +437,7 @@ def _legacy_env_scripts(
     received, seen = False, set()
     for path, direct in files:
         key = path.resolve()
-        if key in seen or _is_test_file(path):
+        if key in seen:
             continue
         seen.add(key)
         try:
@@ -448,6 +446,10 @@ def _legacy_env_scripts(
             if direct:
                 outcome.errors.append(str(exc))
             continue  # under a directory: reported by the scan when it names a variable
+        if is_test_module(source.text, str(path), launched=direct):
+            # a test module runs under pytest or unittest, not as the job's script (a file named
+            # directly is what the job starts; one under a directory needs its own entry point)
+            continue
         tree = facts(path, source.text) if facts is not None else None
         if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
             continue  # no `<model>.parameters()` nor a factory of the tree: a module, not a script

@@ -83,6 +83,7 @@ EMITS = frozenset(
         "autocast",
         "bf16-attention-math",
         "model-code-dtypes",
+        "zero1-bf16-state",
     }
 )
 """The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
@@ -326,6 +327,23 @@ class TorchApi:
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
     optimizer_subclasses: frozenset[str] = frozenset()
     """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
+    model_wrappers: Mapping[str, str] = field(default_factory=dict)
+    """qualified name of a callable a model goes through and that is called in its place ->
+    ``"transparent"``, ``"dynamo"``, ``"fsdp"`` or ``"unmeasured"`` (see ``[model_wrappers]``)."""
+    fsdp_compute_dtype: FsdpLayers | None = None
+    """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
+
+
+@dataclass(frozen=True)
+class FsdpLayers:
+    """What torch-xla's FSDP with ``compute_dtype=torch.bfloat16`` was measured to run
+    (``rules/torch_api.toml`` ``[fsdp_compute_dtype]``): qualified ``torch.nn`` layer names that
+    ran, ran only with ``bias=False``, hold no parameters, and that failed (-> the error)."""
+
+    runs: frozenset[str]
+    runs_without_bias: frozenset[str]
+    parameterless: frozenset[str]
+    fails: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -487,6 +505,27 @@ def _load_torch_api(path: Path) -> TorchApi:
         checkpoint_methods=frozenset(_need(data, "checkpoint_methods", list, path)),
         optimizer_owners=_need(data, "optimizer_owners", dict, path),
         optimizer_subclasses=frozenset(_need(data, "optimizer_subclasses", list, path)),
+        model_wrappers=_model_wrappers(data, path),
+        fsdp_compute_dtype=_fsdp_layers(_need(data, "fsdp_compute_dtype", dict, path), path),
+    )
+
+
+def _model_wrappers(data: dict, path: Path) -> dict[str, str]:
+    """``[model_wrappers]``: qualified name -> ``"transparent"`` | ``"dynamo"`` | ``"fsdp"`` | ``"unmeasured"``."""
+    wrappers = _need(data, "model_wrappers", dict, path)
+    for name, kind in wrappers.items():
+        if kind not in ("transparent", "dynamo", "fsdp", "unmeasured"):
+            raise RuleError(f"{path}: model wrapper {name!r} has unknown kind {kind!r}")
+    return wrappers
+
+
+def _fsdp_layers(data: dict, path: Path) -> FsdpLayers:
+    """``[fsdp_compute_dtype]``: the three lists and the table of failures."""
+    return FsdpLayers(
+        runs=frozenset(_need(data, "runs", list, path)),
+        runs_without_bias=frozenset(_need(data, "runs_without_bias", list, path)),
+        parameterless=frozenset(_need(data, "parameterless", list, path)),
+        fails=_need(data, "fails", dict, path),
     )
 
 

@@ -245,9 +245,21 @@ class LinkPlanner:
         if refused or not result.outcome.took:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
-            # go under autocast (BFM033), its precision code is another mode's (BFM015), or an
-            # optimizer cannot keep the FP32 master weights of gpu-compatible mode (BFM017)
-            own = result.outcome.refused(frozenset({Refusal.OWN_PRECISION, Refusal.MASTER_WEIGHTS}))
+            # go under autocast (BFM033), its precision code is another mode's (BFM015), an optimizer
+            # cannot keep the FP32 master weights of gpu-compatible mode (BFM017), it is a test module
+            # (BFM052), a wrapper owns its precision (BFM056, torch-xla's FSDP), or its model's code
+            # would compute in f32 without the switch (BFM081, BFM083-BFM085)
+            own = result.outcome.refused(
+                frozenset(
+                    {
+                        Refusal.OWN_PRECISION,
+                        Refusal.MASTER_WEIGHTS,
+                        Refusal.TEST,
+                        Refusal.WRAPPER,
+                        Refusal.MODEL_CODE_F32,
+                    }
+                )
+            )
             if refused:
                 reason = headline(refused[0][1])
             elif own:

@@ -503,7 +503,10 @@ class Decider:
             and a.sr_covered
             and a.sr_covered(entry.sr_scope)
         ):
-            what = self.mode.script_change
+            # each script's own change where it differs from the mode's (torch-xla's FSDP)
+            nodes = [n for n in self.pynodes if self.uf.find(n) == root]
+            changes = {getattr(self.trials.get(n), "script_change", None) or self.mode.script_change for n in nodes}
+            what = "; ".join(sorted(changes)) or self.mode.script_change
             have = "have" if len(scripts) > 1 else "has"
             self._say(
                 ci,

@@ -35,6 +35,7 @@ from .model import (
     REMOVE,
     SET,
     STOCHASTIC,
+    UNSET,
     Analysis,
     CarrierError,
     Decision,
@@ -233,7 +234,8 @@ class _Reader:
         self.cell_lines: dict[int, list[str]] = {}
         self.python_cells: list[int] = []
         self.env_entries: list[tuple[tuple[int, int], int]] = []  # (order, entry id)
-        self.shell_launches: list[tuple[tuple[int, int], int]] = []
+        self.shell_launches: list[tuple[tuple[int, int], int, set[str]]] = []
+        """(cell, line) order, launch index, the variables the launch's own shell sets or unsets."""
         self.module_parts: list[tuple[int, list[str]]] = []
         self.sr_present = False
 
@@ -275,7 +277,7 @@ class _Reader:
         ln.fragment = frag = ShellFragment(body, self.path, self.analysis, pos=_cell_pos(body, 2), embedded=True)
         _tag(self.analysis, frag, where, before)
         for li in frag.my_launches:
-            self.shell_launches.append(((ci, 0), li))
+            self.shell_launches.append(((ci, 0), li, _own_variables(self.analysis, frag, li)))
 
     def _line(self, ci: int, li: int, line: str, where: str) -> str:
         """Line ``li`` of code cell ``ci`` as it goes into the module: itself when it is Python,
@@ -345,7 +347,7 @@ class _Reader:
         )
         _tag(self.analysis, frag, where, before)
         for lidx in frag.my_launches:
-            self.shell_launches.append(((ci, li), lidx))
+            self.shell_launches.append(((ci, li), lidx, _own_variables(self.analysis, frag, lidx)))
         # `!export X=1` with nothing launched in the same line: never had an effect
         for eid in frag.my_entries:
             e = self.analysis.entries[eid]
@@ -378,9 +380,11 @@ class _Reader:
             kernel = len(analysis.launches) - 1
             for _, eid in self.env_entries:
                 analysis.launches[kernel].reached_by[eid] = True
-        for order, li in self.shell_launches:
+        for order, li, own in self.shell_launches:
             for eorder, eid in self.env_entries:
-                if eorder < order:
+                # a variable the `!` line (or the %%bash cell) sets or unsets itself shadows the
+                # kernel's %env for its launch: that launch is judged by its own setting alone
+                if eorder < order and analysis.entries[eid].variable not in own:
                     analysis.launches[li].reached_by.setdefault(eid, True)
         if self.sr_present:
             analysis.sr_present.add(("kernel",))
@@ -542,6 +546,14 @@ def _cell_pos(body: str, first_line: int):
         return line + first_line - 1, col
 
     return pos
+
+
+def _own_variables(analysis: Analysis, frag: ShellFragment, launch: int) -> set[str]:
+    """The legacy variables the shell of ``frag`` itself gives launch ``launch``: set for it
+    (``X=1 python ...``, an ``export X=1`` before it) or unset in it (``unset X``)."""
+    own = {analysis.entries[eid].variable for eid in analysis.launches[launch].reached_by}
+    own |= {analysis.entries[eid].variable for eid in frag.my_entries if analysis.entries[eid].action == UNSET}
+    return own
 
 
 def _tag(analysis: Analysis, frag: ShellFragment, where: str, launches_before: int) -> None:

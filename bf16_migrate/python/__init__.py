@@ -24,6 +24,7 @@ from .guard import CodemodError, ParseError, check_output, check_python, run_dee
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
 from .precision import Planner
 from .string_mentions import report_string_mentions
+from .test_or_script import is_test_module
 from .tree_facts import FactoryChange, TreeFacts, TreeModule, module_facts
 
 __all__ = [
@@ -78,6 +79,9 @@ class MigrationResult:
     """The legacy settings whose mode change the script took, under a condition or not
     (``legacy_env`` is the unconditional case): the modules of the tree it imports get the audit
     of their model code for them (``audited_under``), whatever the condition."""
+    script_change: str | None = None
+    """What the script got when it is not its mode's ``script_change`` (torch-xla's FSDP given its
+    own ``compute_dtype`` instead of a model cast): the words a launcher's finding uses."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -177,7 +181,10 @@ def _migrate(
     except cst.ParserSyntaxError as exc:
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
-    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree)
+    test_module = is_test_module(source, path, launched=bool(launched_with))
+    ctx = FileContext(
+        path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree, test_module=test_module
+    )
     planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under)
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
@@ -211,6 +218,7 @@ def _migrate(
         launch_flag=planner.launch_flag,
         factory_changes=list(planner.factory_changes),
         switched=planner.switched,
+        script_change=planner.script_change,
     )
 
 

@@ -66,6 +66,8 @@ class FileContext:
     tree: TreeFacts | None = None
     """What the modules of the tree this file imports offer (optimizer factories and classes),
     when the caller read them (:mod:`.tree_facts`); None: the file is read alone."""
+    test_module: bool = False
+    """The file is a test module, not a training script (:func:`.test_or_script.is_test_module`)."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module

@@ -2,10 +2,9 @@
 reported, never rewritten (BFM052): :func:`report_tests` reports the writes, reads and other
 names of the variables in test code.
 
-Test files are pytest's default discovery patterns (``python_files = test_*.py *_test.py``,
-docs.pytest.org "Conventions for Python test discovery") and ``conftest.py``; test code is
-also a ``test*`` function, a unittest/pytest set-up or tear-down hook, or a method of a
-``TestCase`` class (docs.python.org, unittest).
+A test file is a test module (:func:`.test_or_script.is_test_module`: a file with a test's name
+that is not a training script); test code is also a ``test*`` function, a unittest/pytest
+set-up or tear-down hook, or a method of a ``TestCase`` class (docs.python.org, unittest).
 """
 
 from __future__ import annotations
@@ -20,20 +19,14 @@ from .outcome import Refusal
 HOOKS = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method")
 
 
-def is_test_file(path: str) -> bool:
-    """Whether the file at ``path`` is a test module (by its name)."""
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-
-
 def is_test_function(func: cst.FunctionDef | None) -> bool:
     """A ``test*`` function or a set-up / tear-down hook."""
     return func is not None and (func.name.value.startswith("test") or func.name.value in HOOKS)
 
 
 def in_test(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """In a test file, or inside a test function / hook, or a method of a TestCase."""
-    if is_test_file(ctx.path):
+    """In a test module, or inside a test function / hook, or a method of a TestCase."""
+    if ctx.test_module:
         return True
     for anc in ctx.ancestors(node):
         if isinstance(anc, cst.FunctionDef) and is_test_function(anc):
@@ -52,7 +45,7 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
     ``mock.patch.dict(os.environ, XLA_USE_BF16="1")``) sets it too. Returns whether the file
     is only tests' business (a test file, or every write is a test's: the file is then left
     alone) and the ids of the mentions reported here."""
-    test_file = is_test_file(ctx.path)
+    test_file = ctx.test_module
     found, handled = False, set[int]()
     for w in writes:
         if test_file or is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)):

@@ -24,12 +24,40 @@ from __future__ import annotations
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall
+from .model_site import ModelCall, same_model
+from .optimizers import add_keywords
+
+
+def _assigned_value(ctx: FileContext, target: cst.Name) -> cst.BaseExpression | None:
+    """The value assigned to the name ``target``: the whole value of ``target = value``, or the
+    matching element of ``a, target = x, y``; None for any other binding."""
+    parent = ctx.parent(target)
+    if isinstance(parent, cst.AssignTarget):
+        assign = ctx.parent(parent)
+        return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+    element = parent
+    names = ctx.parent(element)
+    holder = ctx.parent(names)
+    assign = ctx.parent(holder)
+    if not (
+        isinstance(element, cst.Element)
+        and isinstance(names, cst.Tuple)
+        and isinstance(holder, cst.AssignTarget)
+        and isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.value, cst.Tuple)
+        and len(assign.value.elements) == len(names.elements)
+    ):
+        return None
+    index = next(i for i, e in enumerate(names.elements) if e is element)
+    value = assign.value.elements[index]
+    return None if isinstance(value, cst.StarredElement) else value.value
 
 
 class InputCasts:
@@ -40,17 +68,27 @@ class InputCasts:
         self.ctx, self.flow, self.plan, self.guard = ctx, flow, plan, guard
         self.helper_added = False
 
-    def plan_model(self, model: cst.BaseExpression, calls: list[ModelCall]) -> list[cst.BaseStatement]:
+    def plan_model(
+        self,
+        model: cst.BaseExpression,
+        calls: list[ModelCall],
+        compiled: list[cst.BaseExpression] | None = None,
+    ) -> list[cst.BaseStatement]:
         """Plan the casts for ``model`` called at ``calls``; returns the statements to put right
-        after the model cast (the pre-hook registration, when the run-time path is needed)."""
+        after the model cast (the pre-hook registration, when the run-time path is needed).
+        ``compiled``: the names the model is called by through ``torch.compile``; a floating
+        input of such a call is cast where it is moved to the device when that can be found
+        (:meth:`_transfer_of`), since a cast on the device just before a dynamo graph is one more
+        XLA graph to compile (``rules/torch_api.toml`` ``[model_wrappers]``)."""
         ctx = self.ctx
         unknown: list[cst.BaseExpression] = []
-        static: list[cst.BaseExpression] = []
+        static: list[tuple[cst.BaseExpression, cst.Call | None]] = []
         for call in calls:
+            through_dynamo = any(same_model(ctx, call.call.func, c) for c in compiled or [])
             for arg in call.call.args:
                 kind = self._kind(arg.value) if not arg.star else "unknown"
                 if kind == FLOAT:
-                    static.append(arg.value)
+                    static.append((arg.value, self._transfer_of(arg.value, call.call) if through_dynamo else None))
                 elif kind == "unknown":
                     unknown.append(arg.value)
         after: list[cst.BaseStatement] = []
@@ -70,8 +108,11 @@ class InputCasts:
                 anchor = model
             ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
         else:
-            for expr in static:
-                self._cast(expr)
+            for expr, transfer in static:
+                if transfer is None:
+                    self._cast(expr)
+                else:
+                    self._cast_at_transfer(transfer)
         for call in calls:
             for loss in call.losses:
                 for arg in loss.args:
@@ -109,6 +150,42 @@ class InputCasts:
             return "explicit"  # already migrated
         kind = self.flow.infer(expr)
         return kind if kind in (FLOAT, INT) else "unknown"
+
+    def _transfer_of(self, expr: cst.BaseExpression, call: cst.Call) -> cst.Call | None:
+        """The ``x.to(device)`` that last bound the name ``expr`` before ``call``, in the same
+        function (``images = images.to(device)``, or an element of ``images, labels =
+        images.to(device), labels.to(device)``), when it names no dtype; else None."""
+        ctx = self.ctx
+        if not isinstance(expr, cst.Name):
+            return None
+        scope = ctx.scopes.get(expr)
+        if scope is None:
+            return None
+        function = ctx.enclosing(call, cst.FunctionDef)
+        before = [
+            a.node
+            for a in scope[expr.value]
+            if isinstance(a, Assignment)
+            and isinstance(a.node, cst.Name)
+            and ctx.pos(a.node) < ctx.pos(call)
+            and ctx.enclosing(a.node, cst.FunctionDef) is function
+        ]
+        if not before:
+            return None
+        value = _assigned_value(ctx, max(before, key=ctx.pos))
+        if not (
+            isinstance(value, cst.Call)
+            and m.matches(value.func, m.Attribute(attr=m.Name("to")))
+            and value.args
+            and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
+            and not any(self.flow._dtype_class(a.value) is not None for a in value.args)
+        ):
+            return None
+        return value
+
+    def _cast_at_transfer(self, transfer: cst.Call) -> None:
+        guard = self.guard
+        self.plan.replace[id(transfer)] = lambda node: add_keywords(node, [("dtype", "torch.bfloat16", "None")], guard)
 
     def _cast(self, expr: cst.BaseExpression) -> None:
         guard = self.guard

@@ -258,11 +258,14 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def model_calls(ctx: FileContext, model: cst.BaseExpression) -> list[ModelCall]:
-    """The calls of ``model`` in this file, following it one level out of the function that
-    builds and returns it (:func:`_returned_as`) and one level into functions defined in the
-    file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
-    models = [model, *_returned_as(ctx, model)]
+def model_calls(
+    ctx: FileContext, model: cst.BaseExpression, also: list[cst.BaseExpression] | None = None
+) -> list[ModelCall]:
+    """The calls of ``model`` (and of ``also``, the names its forward pass is called by through
+    wrappers such as ``torch.compile``) in this file, following it one level out of the function
+    that builds and returns it (:func:`_returned_as`) and one level into functions defined in
+    the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
+    models = [model, *_returned_as(ctx, model), *(also or [])]
     calls = [c for c in ctx.nodes(cst.Call) if any(same_model(ctx, c.func, x) for x in models)]
     # one level into local functions that receive the model as a positional/keyword argument
     for call in (c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name)):
@@ -492,27 +495,125 @@ def _factory_call(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None
 
 
 def cast_anchor(
-    ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite]
+    ctx: FileContext,
+    model: cst.BaseExpression,
+    sites: list[OptimizerSite],
+    before: list[cst.BaseStatement] | None = None,
+    rebinds: frozenset[int] = frozenset(),
 ) -> list[cst.BaseStatement] | None:
     """Where ``<model>.to(torch.bfloat16)`` goes: before the first of the optimizer
-    constructions ``sites`` of that model, lifted to the block that holds them all, so that an
-    ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per branch.
+    constructions ``sites`` of that model and of the statements ``before`` (the model's wraps,
+    the reads of its dtype: :func:`dtype_reads`), lifted to the block that holds them all, so
+    that an ``if``/``elif`` chain choosing the optimizer gets one cast before it, not one per
+    branch.
 
     Returns the statements to insert the cast before (one, or one per site when the model is
     bound inside the lifted statement), or None when a site is not a simple statement line."""
-    statements = [s.statement for s in sites if s.statement is not None]
+    statements: list[cst.BaseStatement] = [s.statement for s in sites if s.statement is not None]
     if not statements or len(statements) < len(sites):
         return None
+    statements = list(dict.fromkeys([*(before or []), *statements]))
     chains = [_block_chain(ctx, st) for st in statements]
     for block, _ in chains[0]:
         if not all(any(b is block for b, _ in chain) for chain in chains[1:]):
             continue
         candidates = [next(st for b, st in chain if b is block) for chain in chains]
         first = min(candidates, key=lambda st: ctx.pos(st))
-        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model):
+        if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model, rebinds):
             break
         return [first]
     return list(dict.fromkeys(statements))
+
+
+def dtype_reads(
+    ctx: FileContext, model: cst.BaseExpression, sites: list[OptimizerSite], rebinds: frozenset[int] = frozenset()
+) -> list[cst.BaseStatement]:
+    """The statements that read ``model``'s dtype before the first optimizer ``sites`` is built,
+    in the same function and after the model is bound there: ``next(model.parameters()).dtype``,
+    ``model.dtype``, a call passing the model to a function whose name says dtype
+    (``get_dtype(model)``, HF's ``get_parameter_dtype``) or to a function of the file that reads
+    ``.dtype`` off it. After the migration the parameters' dtype is the precision (under the
+    legacy switch torch reported float32 whatever the device held), so the cast goes before
+    them: a logged dtype or a run directory named after it says bfloat16, as the legacy run's
+    reading of the variable did. ``rebinds``: ids of values that rebind the model's name to
+    the same model (``model = DDP(model)``), which do not end the model's life."""
+    first = min((s.statement for s in sites if s.statement is not None), key=ctx.pos, default=None)
+    if first is None:
+        return []
+    scope = ctx.enclosing(first, cst.FunctionDef)
+    start = _bound_before(ctx, model, first, rebinds)
+    found: list[cst.BaseStatement] = []
+    for node in ctx.nodes(cst.SimpleStatementLine):
+        if not start < ctx.pos(node) < ctx.pos(first) or ctx.enclosing(node, cst.FunctionDef) is not scope:
+            continue
+        if _reads_dtype(ctx, node, model):
+            found.append(node)
+    return found
+
+
+def _bound_before(
+    ctx: FileContext, model: cst.BaseExpression, stmt: cst.BaseStatement, rebinds: frozenset[int]
+) -> tuple[int, int]:
+    """Where the last binding of ``model``'s root name before ``stmt`` is, leaving out those
+    whose value is in ``rebinds`` ((0, 0) when none is seen: an attribute, a parameter)."""
+    root = _root(model)
+    if not isinstance(root, cst.Name) or root.value == "self":
+        return (0, 0)
+    scope = ctx.scopes.get(root)
+    if scope is None:
+        return (0, 0)
+    positions = [
+        ctx.pos(a.node)
+        for a in scope[root.value]
+        if isinstance(a, Assignment)
+        and isinstance(a.node, cst.CSTNode)
+        and ctx.pos(a.node) < ctx.pos(stmt)
+        and not _rebinding(ctx, a.node, rebinds)
+    ]
+    return max(positions, default=(0, 0))
+
+
+def _rebinding_target(ctx: FileContext, target: cst.AssignTarget, rebinds: frozenset[int]) -> bool:
+    """Whether the assignment of ``target`` assigns one of the values ``rebinds``."""
+    assign = ctx.parent(target)
+    return isinstance(assign, cst.Assign) and id(assign.value) in rebinds
+
+
+def _rebinding(ctx: FileContext, target: cst.CSTNode, rebinds: frozenset[int]) -> bool:
+    """Whether the name ``target`` is assigned one of the values ``rebinds``."""
+    assign = ctx.parent(ctx.parent(target))
+    return isinstance(assign, cst.Assign) and id(assign.value) in rebinds
+
+
+def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression) -> bool:
+    for attr in _dtype_attributes(stmt):
+        used = findall(attr.value, m.Name() | m.Attribute())
+        if any(isinstance(e, (cst.Name, cst.Attribute)) and same_model(ctx, e, model) for e in used):
+            return True
+    for call in findall(stmt, m.Call()):
+        for i, arg in enumerate(call.args):
+            if not same_model(ctx, arg.value, model):
+                continue
+            if "dtype" in _callee_name(call.func).lower():
+                return True
+            func = _local_def(ctx, call.func)
+            param = _param_for(func, i, arg) if func is not None else None
+            if func is not None and param is not None and _function_reads_dtype(func, param):
+                return True
+    return False
+
+
+def _function_reads_dtype(func: cst.FunctionDef, param: str) -> bool:
+    """Whether ``func`` reads ``.dtype`` off an expression that uses its parameter ``param``."""
+    return any(
+        any(isinstance(n, cst.Name) and n.value == param for n in findall(attr.value, m.Name()))
+        for attr in _dtype_attributes(func.body)
+    )
+
+
+def _dtype_attributes(node: cst.CSTNode) -> list[cst.Attribute]:
+    """The ``X.dtype`` attributes inside ``node``."""
+    return [a for a in findall(node, m.Attribute(attr=m.Name("dtype"))) if isinstance(a, cst.Attribute)]
 
 
 def _block_chain(
@@ -533,13 +634,19 @@ def _block_chain(
     return chain
 
 
-def _binds(ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression) -> bool:
-    """Whether ``stmt`` is a compound statement that (re)binds ``model`` inside it."""
+def _binds(
+    ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression, rebinds: frozenset[int] = frozenset()
+) -> bool:
+    """Whether ``stmt`` is a compound statement that (re)binds ``model`` inside it, to another
+    value than one of ``rebinds`` (a wrap of the same module: ``if flags.ddp: model = DDP(model)``
+    keeps the module a cast before the ``if`` has cast)."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return False
     code = ctx.code(model)
     for target in findall(stmt, m.AssignTarget() | m.For() | m.WithItem()):
         bound: cst.BaseExpression | None
+        if isinstance(target, cst.AssignTarget) and _rebinding_target(ctx, target, rebinds):
+            continue
         if isinstance(target, (cst.AssignTarget, cst.For)):
             bound = target.target
         else:

@@ -35,6 +35,7 @@ def plan_master_weights(
     guard: cst.BaseExpression | None,
     sites: list[OptimizerSite],
     report_owners: bool = True,
+    sharded: frozenset[int] = frozenset(),
 ) -> list[FactoryChange]:
     """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a class
     ``with_fp32_master_weights`` can subclass (:func:`.tree_facts.master_weights_kind`: torch.optim's,
@@ -44,11 +45,15 @@ def plan_master_weights(
     module (the :class:`.tree_facts.FactoryChange` returned, the guard rewritten through the
     call); a wrapper that owns the optimizer (``rules/torch_api.toml`` ``[optimizer_owners]``:
     NxD, FSDP; with ``report_owners``) and any other optimizer are reported (BFM060), the former
-    with the wrapper's own setting named."""
+    with the wrapper's own setting named. ``sharded``: ids of the optimizer calls and FSDP wraps
+    left alone, the model's FSDP shards being its FP32 master weights already (``compute_dtype``,
+    :mod:`.wrappers`)."""
     api = ctx.rules.torch_api
     wrapped = False
     changes: list[FactoryChange] = []
     for site in sites:
+        if id(site.call) in sharded:
+            continue
         if site.factory is not None:
             module, factory = site.factory
             changes.append(
@@ -65,7 +70,7 @@ def plan_master_weights(
             ctx.report("BFM060", site.call, fixed=False, optimizer=ctx.code(site.call.func))
     for call in ctx.nodes(cst.Call) if report_owners else ():
         owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
-        if owner:
+        if owner and id(call) not in sharded:
             ctx.report(
                 "BFM060",
                 call,
@@ -123,6 +128,27 @@ def zero1_master_weights(
     plan.replace[id(call)] = lambda node: add_keywords(node, added, guard)
     text = " and ".join(f"`{k}={v}`" for k, v, _ in added)
     ctx.report("BFM063", call, fixed=True, optimizer=name, added=text)
+
+
+def zero1_bf16_state(
+    ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, sites: list[OptimizerSite]
+) -> None:
+    """stochastic mode: torch-xla's ``ZeroRedundancyOptimizer`` keeps its master weights and
+    state in ``optimizer_dtype``, ``torch.float32`` when not given
+    (torch_xla/distributed/zero_redundancy_optimizer.py); under the legacy switch that f32 was
+    bf16 on the device, so ``optimizer_dtype=torch.bfloat16`` is added (BFM066, with the
+    measurement). A value the script passes is kept and reported."""
+    for site in sites:
+        if not site.qualified & ctx.rules.torch_api.zero_redundancy_optimizers:
+            continue
+        call = site.call
+        name = ctx.code(call.func)
+        given = next((a for a in call.args if a.keyword is not None and a.keyword.value == "optimizer_dtype"), None)
+        if given is not None:
+            ctx.report("BFM066", given, fixed=False, variant="kept", optimizer=name, value=ctx.code(given.value))
+            continue
+        plan.replace[id(call)] = lambda node: add_keywords(node, [("optimizer_dtype", "torch.bfloat16", "None")], guard)
+        ctx.report("BFM066", call, fixed=True, optimizer=name)
 
 
 def checkpoints(ctx: FileContext, site: OptimizerSite) -> bool:

@@ -29,15 +29,26 @@ class Refusal(enum.Enum):
         "a place in the model's own code would compute in f32 without the switch: a tensor it makes that cannot "
         "follow the dtype it meets, or an f32 island that leaks or reaches a matmul"
     )
+    WRAPPER = (
+        "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here, "
+        "or a sharding wrapper was never measured with a bf16 model"
+    )
 
 
 LAUNCH_REFUSALS = frozenset(
-    {Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS, Refusal.MODEL_CODE_F32}
+    {
+        Refusal.NO_OPTIMIZER,
+        Refusal.MODEL_UNKNOWN,
+        Refusal.FRAMEWORK,
+        Refusal.MASTER_WEIGHTS,
+        Refusal.MODEL_CODE_F32,
+        Refusal.WRAPPER,
+    }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
 script has no model to change, a framework owns its precision (the launcher must pass the
-framework's flag instead), an optimizer of it cannot keep FP32 master weights, or its model's
-own code would compute in f32 without the switch."""
+framework's flag instead), an optimizer of it cannot keep FP32 master weights, its model's
+own code would compute in f32 without the switch, or a wrapper owns its precision."""
 
 SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to

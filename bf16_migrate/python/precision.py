@@ -56,6 +56,7 @@ from .model_site import (
     ModelCall,
     OptimizerSite,
     cast_anchor,
+    dtype_reads,
     find_optimizers,
     loss_accumulators,
     model_calls,
@@ -63,16 +64,40 @@ from .model_site import (
 )
 from .optimizers import (
     add_float32_dtype,
+    add_keywords,
     fp32_optimizer_state,
     master_weights_blocker,
     plan_fp32_grad_norm,
     plan_master_weights,
+    zero1_bf16_state,
 )
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
+from .wrappers import (
+    Wrap,
+    aliases,
+    dynamo_callers,
+    find_wraps,
+    fsdp_blocker,
+    fsdp_wraps,
+    module_of,
+    unlinked_fsdp,
+    unmeasured_wrap,
+    wrap_statements,
+)
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
+
+_SHARDED_SUMMARY = (
+    "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
+)
+"""BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`.wrappers`)."""
+_SHARDED_CHANGE = (
+    "XlaFullyShardedDataParallel computing in bf16 (compute_dtype=torch.bfloat16) with its FP32 shards as the "
+    "master weights"
+)
+"""What a launcher's finding says such a script got (the mode's ``script_change`` otherwise)."""
 
 
 class Planner:
@@ -92,6 +117,7 @@ class Planner:
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
         self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
+        self.script_change: str | None = None  # what the script got, when not the mode's script_change
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
@@ -198,11 +224,16 @@ class Planner:
         for mention in mentions:
             if not mention.is_read:
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
-        if tests_only:
+        if tests_only or (ctx.test_module and self.external):
             for mention in reads:
                 ctx.outcome.refuse(
                     Refusal.TEST,
                     ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
+                )
+            for variable in self.external if ctx.test_module else ():
+                ctx.outcome.refuse(
+                    Refusal.TEST,
+                    ctx.report("BFM052", ctx.module, fixed=False, variant="launched", variable=variable),
                 )
             return
         framework = find_framework(ctx)
@@ -368,22 +399,27 @@ class Planner:
         models = self._models(writes, sites)
         if models is None:
             return False
-        cast_anchors = self._cast_anchors(writes, sites, models, emits)
+        sharded = self._sharded(writes, models, emits)
+        if sharded is None:
+            return False
+        cast_anchors = self._cast_anchors(writes, sites, models, emits, sharded)
         if cast_anchors is None:
             return False
         verdict = self._own_precision(writes, sites, models, cast_anchors)
         if verdict is not None:
             return verdict
-        if "fp32-master-weights" in emits and not self._master_weights_possible(writes, sites):
+        owned = self._fsdp_owned(sites, models, sharded)
+        unowned = [site for site in sites if id(site.call) not in owned]
+        if "fp32-master-weights" in emits and not self._master_weights_possible(writes, unowned):
             return False
-        calls = {id(model): model_calls(ctx, model) for model in models}
+        calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
             return False
         audit = self._model_code(writes, variables, sites, models) if "model-code-dtypes" in emits else ModelCodeAudit()
         if not audit.clean:
             return False
-        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions)
+        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded)
         plan_model_code(ctx, self.plan, audit)
         return True
 
@@ -415,18 +451,89 @@ class Planner:
                 ctx.outcome.refuse(Refusal.MODEL_UNKNOWN, ctx.report("BFM011", sites[0].call, fixed=False))
         return None
 
-    def _cast_anchors(
-        self, writes: list[LegacyWrite], sites: list[OptimizerSite], models: list[cst.BaseExpression], emits: set[str]
-    ) -> list[list[cst.BaseStatement] | None] | None:
-        """Per model, the statements its cast goes before (:func:`.model_site.cast_anchor`), or
-        None when the mode casts the model and one has no such place (reported: BFM011)."""
+    def _sharded(
+        self, writes: list[LegacyWrite], models: list[cst.BaseExpression], emits: set[str]
+    ) -> dict[int, list[Wrap]] | None:
+        """The models wrapped in torch-xla's FSDP, by id, with their wraps: they are never cast
+        (:mod:`.wrappers`). None when a model-casting mode cannot migrate them (reported: BFM056
+        on the writes; the switch is kept): an FSDP wrap tied to no model, a mode without FP32
+        master weights (FSDP's shards are FP32, so full bf16 weights cannot be had), or a model
+        FSDP's ``compute_dtype=torch.bfloat16`` was not measured to run (:func:`.wrappers.fsdp_blocker`);
+        or a wrapper whose run with a bf16-cast model was not measured (BFM057,
+        :func:`.wrappers.unmeasured_wrap`)."""
         ctx = self.ctx
-        cast_anchors = [
-            cast_anchor(ctx, model, [s for s in sites if s.model is not None and same_model(ctx, s.model, model)])
-            for model in models
-        ]
-        if "model-cast" in emits and any(a is None for a in cast_anchors):
-            site = next(s for s, a in zip(models, cast_anchors) if a is None)
+        sharded = {id(model): fsdp_wraps(ctx, model) for model in models}
+        sharded = {key: wraps for key, wraps in sharded.items() if wraps}
+        if "model-cast" not in emits:
+            return sharded
+        unmeasured = unmeasured_wrap(ctx)
+        if unmeasured is not None:
+            for variable, anchor in self._anchors(writes):
+                line = ctx.pos(unmeasured.call)[0]
+                wrapper = ctx.code(unmeasured.call.func)
+                ctx.outcome.refuse(
+                    Refusal.WRAPPER,
+                    ctx.report("BFM057", anchor, fixed=False, variable=variable, wrapper=wrapper, line=line),
+                )
+            return None
+        stray = unlinked_fsdp(ctx, models)
+        problem: tuple[Wrap, str, dict[str, str]] | None = None
+        if stray is not None:
+            problem = (stray, "unlinked", {})
+        for wraps in sharded.values():
+            if problem is not None:
+                break
+            blocker = fsdp_blocker(ctx, wraps)
+            if blocker is not None:
+                problem = (wraps[0], *blocker)
+            elif "fp32-master-weights" not in emits:
+                problem = (wraps[0], "full_bf16", {})
+        if problem is None:
+            return sharded
+        wrap, variant, fields = problem
+        for variable, anchor in self._anchors(writes):
+            ctx.outcome.refuse(
+                Refusal.WRAPPER,
+                ctx.report(
+                    "BFM056",
+                    anchor,
+                    fixed=False,
+                    variant=variant,
+                    variable=variable,
+                    wrapper=ctx.code(wrap.call.func),
+                    line=ctx.pos(wrap.call)[0],
+                    **fields,
+                ),
+            )
+        return None
+
+    def _cast_anchors(
+        self,
+        writes: list[LegacyWrite],
+        sites: list[OptimizerSite],
+        models: list[cst.BaseExpression],
+        emits: set[str],
+        sharded: Mapping[int, list[Wrap]],
+    ) -> list[list[cst.BaseStatement] | None] | None:
+        """Per model, the statements its cast goes before (:func:`.model_site.cast_anchor`: the
+        optimizer, and before it the model's transparent wraps and the reads of its dtype), or
+        None when the mode casts the model and one has no such place (reported: BFM011). A
+        model in ``sharded`` (FSDP) is not cast: its anchor is None."""
+        ctx = self.ctx
+        cast_anchors: list[list[cst.BaseStatement] | None] = []
+        for model in models:
+            if id(model) in sharded:
+                cast_anchors.append(None)
+                continue
+            own = [s for s in sites if s.model is not None and same_model(ctx, s.model, model)]
+            module = module_of(ctx, model)
+            rebinds = frozenset(id(w.call) for w in find_wraps(ctx))
+            before: list[cst.BaseStatement] = [*wrap_statements(ctx, model), *dtype_reads(ctx, model, own, rebinds)]
+            if module is not model:
+                before += dtype_reads(ctx, module, own, rebinds)
+            cast_anchors.append(cast_anchor(ctx, module, own, before, rebinds))
+        if "model-cast" in emits and any(a is None and id(m) not in sharded for m, a in zip(models, cast_anchors)):
+            site = next(s for s, a in zip(models, cast_anchors) if a is None and id(s) not in sharded)
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
                     Refusal.MODEL_UNKNOWN,
@@ -449,7 +556,7 @@ class Planner:
         are there or conflict, BFM013/BFM015; behind a flag it cannot carry, BFM032), or None to
         go on, with the guard narrowed to the flag's complement when the code is switched by one."""
         ctx = self.ctx
-        existing = existing_precision(ctx, models)
+        existing = existing_precision(ctx, [*models, *(module_of(ctx, model) for model in models)])
         if existing is None:
             return None
         node, condition = existing
@@ -643,10 +750,18 @@ class Planner:
         cast_anchors: list[list[cst.BaseStatement] | None],
         calls: Mapping[int, list[ModelCall]],
         regions: list[Region],
+        sharded: Mapping[int, list[Wrap]],
     ) -> None:
         """The mode's changes (``emits``, from the rules of ``variables``), once every phase of
-        :meth:`_migrate` let them through, and what becomes of the writes."""
+        :meth:`_migrate` let them through, and what becomes of the writes. A model in
+        ``sharded`` gets FSDP's ``compute_dtype`` instead of the cast and input casts (FSDP
+        casts the floating inputs itself), and its optimizers no master weights (the FP32
+        shards are)."""
         ctx = self.ctx
+        summary = self.mode.summary
+        if sharded and "model-cast" in emits:
+            summary = _SHARDED_SUMMARY
+            self.script_change = _SHARDED_CHANGE
         for variable in self.external:
             ctx.report(
                 "BFM001",
@@ -654,7 +769,7 @@ class Planner:
                 fixed=True,
                 variant="launcher",
                 variable=variable,
-                summary=self.mode.summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
+                summary=summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
             )
             ctx.outcome.switch_migrated = True
         for site in sites:
@@ -672,10 +787,15 @@ class Planner:
             # never cast without its inputs, nor its inputs cast without the model
             inputs = InputCasts(ctx, self.flow, self.plan, self.guard)
             for model, anchors in zip(models, cast_anchors):
+                if id(model) in sharded:
+                    self._compute_dtype(sharded[id(model)])
+                    continue
                 assert anchors is not None, "_cast_anchors let model-cast through only with an anchor per model"
-                after = inputs.plan_model(model, calls[id(model)]) if "input-cast" in emits else []
+                module = module_of(ctx, model)
+                compiled = dynamo_callers(ctx, model)
+                after = inputs.plan_model(module, calls[id(model)], compiled) if "input-cast" in emits else []
                 for anchor in anchors:
-                    cast = snippets.model_cast_statement(model)
+                    cast = snippets.model_cast_statement(module)
                     self.plan.insert_before.setdefault(id(anchor), []).extend(
                         snippets.guarded([cast, *after], self.guard)
                     )
@@ -686,18 +806,44 @@ class Planner:
             for factory in loss_accumulators(ctx, names):
                 self.plan.replace[id(factory)] = add_float32_dtype
         if "fp32-master-weights" in emits:
-            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites)
+            owned = self._fsdp_owned(sites, models, sharded)
+            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites, sharded=owned)
+        if "zero1-bf16-state" in emits:
+            zero1_bf16_state(ctx, self.plan, self.guard, sites)
         self._report_factories(sites, emits)
         if "fp32-grad-norm" in emits:
             plan_fp32_grad_norm(ctx, self.plan, self.guard)
         if "autocast" in emits:
             self.plan.wrap_guard = self.guard
             plan_autocast(self.plan, regions)
-        switch_writes(ctx, self.plan, self.guard, writes, "stochastic-rounding" in emits, self.mode.summary)
+        switch_writes(ctx, self.plan, self.guard, writes, "stochastic-rounding" in emits, summary)
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
+
+    def _fsdp_owned(
+        self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]
+    ) -> frozenset[int]:
+        """Ids of the optimizer calls over a model torch-xla's FSDP shards, and of its FSDP wraps:
+        the FP32 shards are their master weights already (``compute_dtype``, :mod:`.wrappers`)."""
+        ctx = self.ctx
+        owned = {
+            id(s.call)
+            for s in sites
+            if s.model is not None and any(same_model(ctx, s.model, m) for m in models if id(m) in sharded)
+        }
+        owned |= {id(w.call) for wraps in sharded.values() for w in wraps}
+        return frozenset(owned)
+
+    def _compute_dtype(self, wraps: list[Wrap]) -> None:
+        """``compute_dtype=torch.bfloat16`` on each FSDP wrap of a model (under the guard), which
+        :meth:`_sharded` found torch-xla 2.9 runs (BFM056)."""
+        for wrap in wraps:
+            self.plan.replace[id(wrap.call)] = lambda node: add_keywords(
+                node, [("compute_dtype", "torch.bfloat16", "None")], self.guard
+            )
+            self.ctx.report("BFM056", wrap.call, fixed=True, wrapper=self.ctx.code(wrap.call.func))
 
     def _report_factories(self, sites: list[OptimizerSite], emits: set[str]) -> None:
         """BFM016 at each optimizer factory of the tree the script calls: what became of the

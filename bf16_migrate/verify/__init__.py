@@ -175,6 +175,15 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
     return modules
 
 
+def _is_test_module(source: str, script: Path) -> bool:
+    """Whether ``script`` is a test module rather than a training script: the rewrite's own
+    decision (:func:`bf16_migrate.python.test_or_script.is_test_module`), for a file verify
+    starts as a program."""
+    from bf16_migrate.python.test_or_script import is_test_module
+
+    return is_test_module(source, str(script), launched=True)
+
+
 def verify_script(
     script: Path,
     mode: str = "stochastic",
@@ -369,6 +378,12 @@ def _texts(
                 "if a launcher (shell script, Dockerfile, job spec) sets it, pass --legacy-env XLA_USE_BF16=1; with "
                 "--against, name the revision before the migration"
             ),
+        )
+    if migrated_source is None and _is_test_module(legacy_text, script):
+        raise RunError(
+            f"{script}: a test module (it collects tests, or has no entry point and training loop of its own): "
+            "tests are not migrated, so there is nothing to verify",
+            hint="verify the training script the test exercises; a script that only has a test's name is verified",
         )
     flag: str | None = None
     if migrated_source is None:
