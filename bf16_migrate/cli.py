@@ -5,9 +5,11 @@ Only argument handling lives here; a rewrite run (configuration, discovery, supp
 output formats) is :mod:`bf16_migrate.run`. Exit codes (``--exit-zero`` turns 1 into 0):
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
-processed or written, the usage was wrong, or (verify) a run could not be made; 130 interrupted
-(SIGINT, SIGTERM or SIGHUP: before the commit nothing was written; during it, the commit was
-finished first and reported).
+processed or written, the usage was wrong, or (verify) a run could not be made; verify only: 3
+the runs could not tell the precisions apart within the budget of extra steps, 4 nothing was
+verified (:data:`bf16_migrate.verify.summary.EXIT_CODES`); 130 interrupted (SIGINT, SIGTERM or
+SIGHUP: before the commit nothing was written; during it, the commit was finished first and
+reported).
 """
 
 from __future__ import annotations
@@ -567,6 +569,7 @@ def _verify_table(
     with the table's code."""
     from .verify import format_report
     from .verify.progress import make_progress
+    from .verify.summary import EXIT_NOTHING
     from .verify.tree import run_jobs, summary_table, tree_dict
 
     against = request.against
@@ -577,12 +580,17 @@ def _verify_table(
         else f"bf16-migrate verify {request.script}"
     ) + f": {len(planned)} verify(s), --jobs {jobs}"
     if not planned:
-        click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
+        if request.launcher:
+            why = f"no launch of {request.script} could be verified (the notes say why)"
+        else:
+            why = f"no legacy script's migration changed since {against}"
+        click.echo(f"{title}\n\nnothing verified: {why}", nl=True)
         for note in notes:
             click.echo(f"Note: {note}")
+        click.echo(f"\nVERDICT: NOTHING VERIFIED (exit {EXIT_NOTHING}: no comparison was run)")
         if json_path is not None:
             _write_json(json_path, tree_dict([], label, notes))
-        sys.exit(EXIT_OK)
+        sys.exit(EXIT_NOTHING)
 
     def progress_for(job: Any, index: int) -> Any:
         if jobs > 1:
@@ -671,7 +679,9 @@ def _finish_one(report: Any, notes: list[str], json_path: Path | None, plot_path
             click.echo(f"error: --plot {plot_path}: {exc}", err=True)
             sys.exit(EXIT_ERROR)
         click.echo(f"verify: loss curves written to {plot_path}", err=True)
-    sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
+    from .verify.summary import EXIT_CODES
+
+    sys.exit(EXIT_CODES[report.verdict.status])
 
 
 def _verify_one(

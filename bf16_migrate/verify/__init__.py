@@ -267,11 +267,13 @@ def _legacy_side(
 @dataclass
 class _Texts:
     """The texts the migrated and FP32 reference runs run (``reference`` None: no reference
-    run), and the migration's findings."""
+    run), the migration's findings, and the other Python files the rewrite migrates with the
+    script (``modules``: absolute path -> migrated text; staged beside the migrated copy)."""
 
     migrated: str
     reference: str | None
     diagnostics: list[Any]
+    modules: dict[Path, str] = field(default_factory=dict)
 
 
 def _texts(
@@ -286,10 +288,14 @@ def _texts(
     *,
     need_reference: bool,
 ) -> _Texts:
-    """The migrated text (the codemod's, or the work tree's when ``legacy_source`` is given)
-    and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
-    :class:`RunError` when nothing names a legacy variable or the codemod cannot migrate."""
+    """The migrated text (the rewrite's, :func:`.migration.rewrite`, with the modules it
+    migrates along; or the work tree's when ``legacy_source`` is given) and the reference text
+    (the legacy text migrated in ``"reference"`` mode). Raises :class:`RunError` when nothing
+    names a legacy variable, the codemod cannot migrate, or the rewrite changes nothing."""
+    from .migration import rewrite
+
     diagnostics: list[Any] = []
+    modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
     inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
@@ -302,12 +308,14 @@ def _texts(
         )
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
+            settings = dict(legacy_env) or {k: base_env[k] for k in inherited}
+            made = rewrite(script, source, mode, settings)
+            migrated_source, diagnostics, modules = made.script, made.diagnostics, made.modules
         else:
             migrated_source = source
     if need_reference and reference_source is None:
         reference_source, _ = _migrate(legacy_text, "reference", script)
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics)
+    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, modules)
 
 
 def _run(
@@ -328,7 +336,7 @@ def _run(
     with Workspace() as ws:
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, ws.root / MIGRATED),
+            stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
             **common,

@@ -284,6 +284,16 @@ class Verdict:
     def passed(self) -> bool:
         return bool(self.parts) and all(p.passed for p in self.parts)
 
+    @property
+    def status(self) -> str:
+        """The verdict in one word: ``PASS`` (every part passed), ``FAIL`` (a part failed), or
+        ``INCONCLUSIVE`` (no part failed, but one could not decide)."""
+        if self.passed:
+            return PASS
+        if any(p.status == FAIL for p in self.parts) or not self.parts:
+            return FAIL
+        return INCONCLUSIVE
+
     def part(self, name: str) -> Part | None:
         for p in self.parts:
             if p.name == name:

@@ -254,6 +254,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "legacy_env": dict(report.legacy_env),
             "legacy_env_source": list(report.legacy_env_source),
             "passed": report.passed,
+            "verdict": v.status,
             "baseline": v.baseline,
             "fallback": v.fallback,
             "tolerance": None
