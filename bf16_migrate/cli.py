@@ -294,6 +294,15 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     "--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run."
 )
 @click.option(
+    "--max-steps",
+    type=click.IntRange(min=3),
+    default=None,
+    help=(
+        "The budget for more evidence: when the first --steps steps cannot tell bf16 from FP32, the runs are made "
+        "again with this many steps (default: 4 x --steps); only then may the verdict be INCONCLUSIVE (exit 3)."
+    ),
+)
+@click.option(
     "--legacy-env",
     multiple=True,
     metavar="KEY=VALUE",
@@ -355,6 +364,7 @@ def verify(
     script_args: tuple[str, ...],
     mode: str | None,
     steps: int,
+    max_steps: int | None,
     legacy_env: tuple[str, ...],
     timeout: float,
     against: str | None,
@@ -404,12 +414,21 @@ def verify(
     launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
-        _verify_one(script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path)
+        _verify_one(
+            script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path, max_steps=max_steps
+        )
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
     _verify_planned(
-        request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, json_path=json_path, plot_path=plot_path
+        request,
+        steps=steps,
+        max_steps=max_steps,
+        timeout=timeout,
+        jobs=jobs,
+        list_only=list_only,
+        json_path=json_path,
+        plot_path=plot_path,
     )
 
 
@@ -475,6 +494,7 @@ def _verify_planned(
     request: _Planned,
     *,
     steps: int,
+    max_steps: int | None,
     timeout: float,
     jobs: int,
     list_only: bool,
@@ -530,11 +550,20 @@ def _verify_planned(
                         checkout=checkout,
                         legacy_env_source=job.source,
                         progress=progress,
+                        max_steps=max_steps,
                     )
                 _finish_one(report, job.notes, json_path, plot_path)
                 return
             _verify_table(
-                planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, json_path=json_path
+                planned,
+                checkout,
+                request,
+                notes,
+                steps=steps,
+                max_steps=max_steps,
+                timeout=timeout,
+                jobs=jobs,
+                json_path=json_path,
             )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -561,6 +590,7 @@ def _verify_table(
     notes: list[str],
     *,
     steps: int,
+    max_steps: int | None,
     timeout: float,
     jobs: int,
     json_path: Path | None,
@@ -610,6 +640,7 @@ def _verify_table(
         parallel=jobs,
         progress_for=progress_for,
         announce=lambda text: click.echo(f"verify: {text}", err=True),
+        max_steps=max_steps,
     )
     for outcome in outcomes:
         click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
@@ -693,6 +724,7 @@ def _verify_one(
     timeout: float,
     json_path: Path | None,
     plot_path: Path | None,
+    max_steps: int | None = None,
 ) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
     from .verify import RunError, verify_script
@@ -710,6 +742,7 @@ def _verify_one(
                 timeout=timeout,
                 progress=progress,
                 legacy_env_source=["--legacy-env"] if env else [],
+                max_steps=max_steps,
             )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)

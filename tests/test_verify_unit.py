@@ -148,12 +148,33 @@ def test_inf_in_migrated_losses_fails_runs():
     assert status(v)["runs"] == FAIL
 
 
-def test_loss_that_does_not_fall_fails_trains():
+def test_loss_that_does_not_fall_fails_trains_when_the_legacy_run_falls():
     flat = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.55, 0.6, 0.6]
-    v = judge("stochastic", runs(flat, legacy=flat, reference=[x * 1.01 for x in flat]))
+    v = judge("stochastic", runs(flat, legacy=LEGACY_LOSSES[:9], reference=FP32_LOSSES[:9]))
     assert status(v)["trains"] == FAIL
-    assert "does not fall either" in v.part("trains").detail
-    assert status(v)["matches"] == PASS
+    assert "the loss does not fall (the legacy run's does)" in v.part("trains").detail
+
+
+# A language model's loss near 8, where bf16 numbers are 0.0625 apart: flat in bf16 over 12
+# steps, falling in FP32 (the shape of bench/calibration/lm_large_loss).
+LM_LEGACY = [8.0625] * 5 + [8.0] * 2 + [8.0625] * 5
+LM_FP32 = [8.061 - 0.004 * i for i in range(12)]
+
+
+def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
+    v = judge("stochastic", runs(LM_LEGACY, legacy=LM_LEGACY, reference=LM_FP32))
+    part = v.part("trains")
+    assert part.status == PASS, part.detail
+    assert "the legacy run does not fall over these steps either" in part.detail
+    assert "bf16 numbers are 0.0625 apart" in part.detail
+    assert part.figures["relative"] is True and part.figures["base_rel"] == 0
+
+
+def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
+    rising = [8.0625] * 4 + [8.125] * 4 + [8.25] * 4
+    v = judge("stochastic", runs(rising, legacy=LM_LEGACY, reference=LM_FP32))
+    assert v.part("trains").status == FAIL
+    assert "it ends elsewhere" in v.part("trains").detail
 
 
 def test_trend_uses_thirds():
@@ -236,11 +257,46 @@ def test_amp_without_reference_fails_runs():
     assert status(v) == {"runs": FAIL}
 
 
-def test_inconclusive_when_the_control_passes_too():
-    # A script whose FP32 run happens to give the legacy bf16 numbers cannot show anything.
-    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LEGACY_LOSSES[:3] + FP32_LOSSES[3:]))
-    assert status(v)["matches"] == INCONCLUSIVE
-    assert not v.passed
+# An FP32 run that happens to give the legacy bf16 numbers over the first steps (the loss does not
+# move yet), then departs from step 4 on.
+LATE_FP32 = LEGACY_LOSSES[:3] + FP32_LOSSES[3:]
+
+
+def _without_graphs(all_runs):
+    for r in all_runs.values():
+        r.graph = None
+    return all_runs
+
+
+def test_control_passing_too_is_decided_by_the_graphs():
+    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LATE_FP32))
+    part = v.part("matches")
+    assert part.status == PASS and part.figures["decided_by"] == "graphs", part.detail
+    assert "the control passes too" in part.detail and "the executed graphs do" in part.detail
+    assert "8 of 8 matmuls in bf16 as the legacy run's (8 of 8), the FP32 control's 0 of 8" in part.detail
+
+
+def test_control_passing_too_without_graphs_moves_to_where_the_control_departs():
+    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    part = v.part("matches")
+    # steps 1-3 the same in both; the control's window of 3 fails from step 3 (3 the same, 4-5 not)
+    assert part.status == PASS and part.figures["departure_step"] == 3, part.detail
+    assert "from step 3 on the control departs (1 of steps 3-5 the same" in part.detail
+    assert "3 of steps 3-5 the same" in part.detail
+    # a migrated run that is the FP32 one: the same first steps, then the control's departure
+    v = judge("stochastic", _without_graphs(runs(LATE_FP32, reference=LATE_FP32)), graphs=False)
+    assert v.part("matches").status == FAIL, v.part("matches").detail
+
+
+def test_inconclusive_when_nothing_tells_the_precisions_apart():
+    # the FP32 control gives the legacy numbers at every step but the last, and no graph was read
+    never = LEGACY_LOSSES[:-1] + FP32_LOSSES[-1:]
+    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=never)), graphs=False)
+    assert v.part("matches").status == INCONCLUSIVE
+    assert v.status == INCONCLUSIVE and not v.passed
+    # gpu-compatible's master weights depart where the FP32 control does: no moved window
+    v = judge("gpu-compatible", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    assert v.part("matches").status == INCONCLUSIVE, v.part("matches").detail
 
 
 def test_unknown_mode():

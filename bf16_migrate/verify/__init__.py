@@ -21,7 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .compare import MODES, TOLERANCES, Verdict, judge
+from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .runner import LEGACY_VARIABLES, Progress, Workspace, read_source, run_specs, stage_script
@@ -65,6 +65,8 @@ class VerifyReport:
     ``graphs``: whether the graphs were dumped (the graph part exists only then).
     ``legacy_env``: the variables added to the legacy run; ``legacy_env_source``: where they
     came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
+    ``rounds``: the steps of each round of runs (``[20]``; ``[20, 80]`` when the first round
+    could not decide and the runs were made again with more steps); ``steps`` is the last.
     """
 
     script: Path
@@ -81,6 +83,7 @@ class VerifyReport:
     graphs: bool = True
     legacy_env: dict[str, str] = field(default_factory=dict)
     legacy_env_source: list[str] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -131,6 +134,7 @@ def verify_script(
     legacy_label: str | None = None,
     checkout: Any = None,
     legacy_env_source: Sequence[str] = (),
+    max_steps: int | None = None,
 ) -> VerifyReport:
     """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
 
@@ -159,7 +163,11 @@ def verify_script(
     the FP32 reference runs beside it (links to the checkout's files); ``PYTHONPATH`` entries
     inside the work tree point into the checkout for both; ``legacy_source`` defaults to the
     checkout's text and ``legacy_label`` to ``checkout.label``. ``legacy_env_source``: where
-    ``legacy_env`` came from, for the report.
+    ``legacy_env`` came from, for the report. ``max_steps``: the budget of steps for more
+    evidence (default ``4 * steps``): when the verdict cannot decide (matches INCONCLUSIVE: the
+    control passes the onset check and neither the graphs nor the later steps tell the
+    precisions apart), the three runs are made again with ``max_steps`` steps and judged again;
+    only then may the verdict stay INCONCLUSIVE (with what to run in its notes).
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
     migrated and reference runs are temporary copies with the legacy variables
@@ -176,7 +184,8 @@ def verify_script(
 
     Long for its parameters' documentation; the body is phases: the legacy side
     (:func:`_legacy_side`), the texts to run (:func:`_texts`), the runs (:func:`_run`), the
-    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`).
+    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`),
+    more evidence when it cannot decide (:func:`_more_steps`).
     """
     if mode not in TOLERANCES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -208,10 +217,32 @@ def verify_script(
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
     _raise_unusable(mode, runs)
     verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
+    rounds = [steps]
+    budget = 4 * steps if max_steps is None else max_steps
+    if verdict.status == INCONCLUSIVE:
+        why = _more_steps(verdict, runs, steps, budget)
+        if why is None:
+            if progress is not None:
+                progress.again(budget, f"the first {steps} steps cannot tell the precisions apart")
+            common["steps"] = budget
+            runs, device = _run(
+                script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress
+            )
+            _raise_unusable(mode, runs)
+            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device)
+            rounds.append(budget)
+            verdict.notes.insert(
+                0,
+                f"The first {steps} steps could not tell the precisions apart; verify made the three runs again with "
+                f"{budget} steps, its budget for more evidence (--max-steps).",
+            )
+            why = f"{budget} steps, the budget, did not tell them apart either"
+        if verdict.status == INCONCLUSIVE:
+            verdict.notes.append(_what_to_run(why, script, rounds[-1]))
     return VerifyReport(
         script=script,
         mode=mode,
-        steps=steps,
+        steps=rounds[-1],
         runs=runs,
         verdict=verdict,
         script_args=args,
@@ -223,6 +254,32 @@ def verify_script(
         graphs=graphs,
         legacy_env=dict(legacy_env),
         legacy_env_source=list(legacy_env_source),
+        rounds=rounds,
+    )
+
+
+def _more_steps(verdict: Verdict, runs: Mapping[str, RunRecord], steps: int, budget: int) -> str | None:
+    """None when more steps may decide an INCONCLUSIVE verdict: matches could not decide, the
+    runs made every step asked for (a script that ended sooner would end there again) and the
+    budget is larger; else why not."""
+    matches = verdict.part("matches")
+    if matches is None or matches.status != INCONCLUSIVE:
+        return "more steps do not help the part that could not decide"
+    made = min(r.steps for r in runs.values() if r.ok)
+    if made < steps:
+        return f"the script ended after {made} of the {steps} steps asked for, so more steps cannot be made"
+    if budget <= steps:
+        return f"the budget for more steps (--max-steps {budget}) is no larger than --steps {steps}"
+    return None
+
+
+def _what_to_run(why: str, script: Path, steps: int) -> str:
+    """The note of a verdict that stays INCONCLUSIVE: why, and what to run."""
+    return (
+        f"INCONCLUSIVE (exit 3): {why}. The losses of this script cannot tell bf16 from FP32 over {steps} steps, and "
+        "the graphs could not either. What to run: a longer verify, bf16-migrate verify "
+        f"{script.name} --steps {2 * steps} --max-steps {8 * steps} (give the script a run at least that long after "
+        "`--` when it stops sooner), or compare the curves yourself with --plot."
     )
 
 

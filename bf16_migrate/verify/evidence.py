@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
-__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part"]
+__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part", "separates"]
 
 
 def precision_part(
@@ -43,9 +43,7 @@ def precision_part(
     still = _truthy_env(migrated.legacy_env)
     if still:
         problems.append(
-            "the migrated run still sees "
-            + ", ".join(f"{k}={v}" for k, v in still.items())
-            + " (set by another file or the environment?)"
+            "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
     if mode in ("stochastic", "gpu-compatible"):
         if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
@@ -82,11 +80,34 @@ def precision_part(
         problems.append(state_problem)
     elif state_fact:
         facts.append(state_fact)
+    differs = _state_differs(mode, migrated, legacy)
+    if differs:
+        facts.append(differs)
+        notes.append(differs[0].upper() + differs[1:] + ".")
     if graph_problems and any("f32 where" in p for p in graph_problems):
         notes.append(SDPA_HINT)
     return Part(
         "precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs}
     )
+
+
+def _where_set(run: RunRecord, name: str, value: str) -> str:
+    """``NAME=VALUE`` and where the run set it (the harness's ``legacy_env_origin``): the
+    migrated script's own line (the rewrite kept the setting), another file's, or neither (the
+    process got it from outside Python's ``os.environ``)."""
+    origin = run.legacy_env_origin.get(name)
+    if origin is None:
+        return (
+            f"{name}={value}, set outside the Python code of the run (verify removes it from the environment it "
+            "starts the run with: a C extension, or a process that started this one?)"
+        )
+    if " [migrated copy]" in origin:
+        where = origin.replace(" [migrated copy]", "")
+        return (
+            f"{name}={value}, set by the migrated script itself at {where} (the rewrite kept that setting: its "
+            "findings say why)"
+        )
+    return f"{name}={value}, set at {origin} (imported by the migrated script)"
 
 
 def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -142,6 +163,28 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     return None, f"optimizer state {text}"
 
 
+def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
+    """Said when the migrated optimizer state is held in another precision on the device than
+    the legacy run's, in a mode that promises the legacy precision (stochastic: parameters and
+    state bf16, as under the switch). Measured: torch-xla's ZeroRedundancyOptimizer keeps its
+    shards and their state in ``optimizer_dtype`` (FP32) after ``model.to(torch.bfloat16)``
+    (fixtures/zero1_sharded, 12 steps: migrated f32 x12 where the legacy run had bf16 x12).
+    Not a failure: the migrated optimizer computes in more precision than the legacy one did,
+    and the losses are judged by matches; but its state takes twice the memory."""
+    if mode != "stochastic" or legacy is None or not legacy.ok:
+        return None
+    mine, theirs = _device_dtype_counts(migrated.state_dtypes), _device_dtype_counts(legacy.state_dtypes)
+    if not mine or not theirs or set(mine) == set(theirs):
+        return None
+    return (
+        f"the migrated optimizer state is {dtypes_text(mine)} on the device where the legacy run had "
+        f"{dtypes_text(theirs)}: the update computes in another precision and its state takes "
+        f"{'twice' if 'f32' in mine and 'f32' not in theirs else 'a different amount of'} the memory (torch-xla's "
+        "ZeroRedundancyOptimizer: optimizer_dtype=torch.bfloat16 keeps the legacy precision, FP32 is gpu-compatible "
+        "mode's)"
+    )
+
+
 def _precision_from_graphs(
     mode: str, migrated: RunRecord, legacy: RunRecord | None
 ) -> tuple[list[str], list[str], dict]:
@@ -175,6 +218,47 @@ def _precision_from_graphs(
             where = f"the legacy run had {allowed}" if lg is not None else "the switch made every matmul bf16"
             problems.append(f"{g.matmuls_f32} of {g.matmuls} matmuls of the step graph run in f32 where {where}")
     return problems, [fact], figs
+
+
+def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunRecord) -> str | None:
+    """How the executed step graphs and device dtypes tell the migrated run's precision from
+    the control's, or None when they do not (a graph or a dtype missing, or no difference).
+
+    stochastic / gpu-compatible: the migrated step graph has bf16 matmuls and no more f32 ones
+    than the legacy graph, the legacy graph has bf16 matmuls, the FP32 control's graph none,
+    and the migrated parameters are bf16 on the device: the migrated run computes in bf16
+    where the legacy run did, which the FP32 control does not. amp: every migrated matmul is
+    bf16 (autocast in effect) while its parameters are f32 on the device, where the full-bf16
+    legacy run's are bf16: mixed precision, not full bf16 (measured on the fixtures: legacy
+    graphs 8/8, 9/9, 8/8, 21/21 bf16 matmuls, FP32 references 0; amp all bf16 with f32
+    parameters)."""
+    g, lg, rg = migrated.graph, legacy.graph, reference.graph
+    if g is None or lg is None or rg is None or not (g.matmuls and lg.matmuls and rg.matmuls):
+        return None
+    if mode == "amp":
+        if g.matmuls_bf16 == g.matmuls and not has_bf16(migrated.device_param_dtypes):
+            if has_bf16(legacy.device_param_dtypes):
+                return (
+                    f"the migrated run's {g.matmuls} matmuls are bf16 under autocast while its parameters are "
+                    f"{dtypes_text(migrated.device_param_dtypes)} on the device, where the full-bf16 legacy run's are "
+                    f"{dtypes_text(legacy.device_param_dtypes)}: mixed precision, not full bf16"
+                )
+        return None
+    if (
+        g.matmuls_bf16
+        and g.matmuls_f32 <= lg.matmuls_f32
+        and lg.matmuls_bf16
+        and rg.matmuls_bf16 == 0
+        and has_bf16(migrated.device_param_dtypes)
+        and not has_bf16(reference.device_param_dtypes)
+    ):
+        return (
+            f"the migrated step graph runs {g.matmuls_bf16} of {g.matmuls} matmuls in bf16 as the legacy run's "
+            f"({lg.matmuls_bf16} of {lg.matmuls}), the FP32 control's {rg.matmuls_bf16} of {rg.matmuls}, and its "
+            f"parameters are {dtypes_text(migrated.device_param_dtypes)} on the device: it computes in bf16 where the "
+            "legacy run did"
+        )
+    return None
 
 
 def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecord | None) -> Part:

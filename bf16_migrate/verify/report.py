@@ -66,7 +66,8 @@ def format_report(report: VerifyReport) -> str:
         lines.extend(evidence)
     lines.extend(_closing_lines(report))
     lines.append("")
-    lines.append(f"VERDICT: {'PASS' if report.passed else 'FAIL'}")
+    status = report.verdict.status
+    lines.append(f"VERDICT: {status}" + (" (could not decide: exit 3)" if status == "INCONCLUSIVE" else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -255,6 +256,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "legacy_env_source": list(report.legacy_env_source),
             "passed": report.passed,
             "verdict": v.status,
+            "rounds": list(report.rounds),
             "baseline": v.baseline,
             "fallback": v.fallback,
             "tolerance": None

@@ -50,6 +50,11 @@ What is recorded, and how the script is left alone:
   the report can tell one-time compilations from recompilations in the steady state.
 * Optimizer state dtypes after the first step (``optimizer.state``: exp_avg, momentum_buffer...),
   torch's dtype and the device element type, as for the parameters.
+* Where a legacy variable was set in the process: the first write of each through
+  ``os.environ`` (``[...] =``, ``update``, ``setdefault``: all go through ``os._Environ.__setitem__``)
+  or ``os.putenv``, as the ``file:line`` of the first frame outside the standard library's
+  ``os``/``collections.abc`` (``legacy_env_origin``): the line of the script, a module or a
+  library (accelerate) that switched it on.
 * Graphs: when the runner set ``XLA_SAVE_TENSORS_FILE`` (torch-xla then dumps the HLO of every
   graph it executes, see ``bf16_migrate/verify/graphs.py``), the size of the dump file(s) at
   the end of every optimizer step and at the stop, so that the parent can tell which graphs
@@ -67,7 +72,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "state_dtypes": {state name: {dtype: int}} | null,
      "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
      "compiles_at_step": [int | null, ...],
-     "legacy_env": {str: str} | null,
+     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"},
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "errors": [str, ...]}
 """
@@ -131,6 +136,7 @@ class _Recorder:
         self.graph_marks = []
         self.compile_marks = []
         self.legacy_env = None
+        self.legacy_env_origin = getattr(self, "legacy_env_origin", {})  # kept across a fork
         self.stop_requested = False
         self.written = False
         self.exception = None
@@ -346,6 +352,7 @@ class _Recorder:
                 "graph_end": graph_end,
                 "compiles_at_step": self.compile_marks,
                 "legacy_env": self.legacy_env,
+                "legacy_env_origin": self.legacy_env_origin,
                 "compile_count": compile_count,
                 "execute_count": execute_count,
                 "torch_xla_loaded": "torch_xla" in sys.modules,
@@ -440,6 +447,55 @@ class _TorchImportWatcher:
         return spec
 
 
+def _watch_legacy_writes(rec):
+    """Record in ``rec.legacy_env_origin`` where each legacy variable is first written: the
+    ``file:line`` of the first caller outside ``os`` and ``_collections_abc`` (through which
+    ``update`` and ``setdefault`` reach ``__setitem__``; frozen modules since Python 3.11) and
+    this file."""
+    import types
+
+    if not _LEGACY_VARIABLES:
+        return
+    skip = {os.path.abspath(os.__file__), os.path.abspath(__file__)}
+    try:
+        import _collections_abc
+
+        skip.add(os.path.abspath(_collections_abc.__file__))
+    except Exception:
+        pass
+
+    def note(key):
+        if key not in _LEGACY_VARIABLES or key in rec.legacy_env_origin:
+            return
+        try:
+            frame: types.FrameType | None = sys._getframe(2)
+            while frame is not None and (
+                frame.f_code.co_filename.startswith("<frozen ") or os.path.abspath(frame.f_code.co_filename) in skip
+            ):
+                frame = frame.f_back
+            if frame is not None:
+                rec.legacy_env_origin[key] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        except Exception:  # never break the script's own write
+            pass
+
+    environ_class = type(os.environ)
+    orig_setitem = environ_class.__setitem__
+
+    def setitem(self, key, value):
+        if self is os.environ:
+            note(key)
+        return orig_setitem(self, key, value)
+
+    environ_class.__setitem__ = setitem  # type: ignore[method-assign]
+    orig_putenv = os.putenv
+
+    def putenv(key, value):
+        note(key)
+        return orig_putenv(key, value)
+
+    os.putenv = putenv
+
+
 def _install():
     record_path = os.environ.get(_RECORD_ENV)
     if not record_path:
@@ -453,6 +509,7 @@ def _install():
         os.environ[_ROOT_ENV] = str(os.getpid())
     rec = _Recorder(record_path, max_steps, root)
     globals()["_recorder"] = rec
+    _watch_legacy_writes(rec)
 
     import atexit
 
