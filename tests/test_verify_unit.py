@@ -197,19 +197,53 @@ def test_failed_migrated_run_fails_runs():
     assert status(v) == {"runs": FAIL}
 
 
-def test_legacy_failure_falls_back_to_reference():
+def test_legacy_failure_falls_back_to_reference_with_the_control_as_the_bar():
+    r = runs([x * 1.0 for x in LEGACY_LOSSES])
+    r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
+    r["control"] = rec("control", LEGACY_LOSSES)  # the plain full-bf16 run of the script
+    v = judge("stochastic", r)
+    assert v.fallback and v.baseline == "reference"
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert any("legacy run is unusable" in n for n in v.notes)
+    assert any("weaker evidence" in n and "stays 0.011 from the FP32 reference" in n for n in v.notes), v.notes
+    # the limits are twice the control's distance, measured in this verify
+    assert v.tolerance.onset_tol == pytest.approx(2 * 0.011, rel=0.05)
+    # a migrated run three times as far from FP32 as full bf16 fails
+    far = [x * (1.0 + 0.033 * (-1) ** i) for i, x in enumerate(FP32_LOSSES)]
+    r2 = runs(far)
+    r2["legacy"], r2["control"] = r["legacy"], r["control"]
+    assert status(judge("stochastic", r2))["matches"] == FAIL
+
+
+def test_legacy_failure_without_a_control_cannot_decide_matches():
     r = runs([x * 1.0 for x in LEGACY_LOSSES])
     r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
     v = judge("stochastic", r)
-    assert v.fallback and v.baseline == "reference"
-    assert status(v)["matches"] == PASS
-    assert any("legacy run is unusable" in n for n in v.notes)
+    assert v.fallback and status(v)["matches"] == INCONCLUSIVE and v.status == INCONCLUSIVE
+    assert any("no bar" in n for n in v.notes)
+
+
+def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
+    r = runs(LEGACY_LOSSES)
+    r["legacy"].loss_dtype, r["migrated"].loss_dtype = "bf16", "f32"
+    v = judge("stochastic", r)
+    assert status(v)["precision"] == FAIL
+    assert "the loss the migrated run backpropagates is f32 on the device where the legacy run's is bf16" in (
+        v.part("precision").detail
+    )
+    r["migrated"].loss_dtype = "bf16"
+    assert status(judge("stochastic", r))["precision"] == PASS
+    # amp computes its loss in f32 by design
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES])
+    a["legacy"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32"
+    assert status(judge("amp", a))["precision"] == PASS
 
 
 def test_legacy_with_nan_falls_back_too():
     r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
+    r["control"] = rec("control", LEGACY_LOSSES)
     v = judge("gpu-compatible", r)
-    assert v.fallback and v.baseline == "reference"
+    assert v.fallback and v.baseline == "reference" and status(v)["matches"] == PASS
 
 
 def test_no_usable_baseline_fails_runs():

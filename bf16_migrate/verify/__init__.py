@@ -12,6 +12,7 @@ parameters and optimizer state and the statistics of the graphs torch-xla execut
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -22,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
-from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
+from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .runner import LEGACY_VARIABLES, Progress, Workspace, read_source, run_specs, stage_script
 
@@ -216,6 +217,7 @@ def verify_script(
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
     _raise_unusable(mode, runs)
+    _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
@@ -229,6 +231,9 @@ def verify_script(
                 script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress
             )
             _raise_unusable(mode, runs)
+            _control_run(
+                script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
+            )
             verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device)
             rounds.append(budget)
             verdict.notes.insert(
@@ -424,6 +429,51 @@ def _run(
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
     return runs, device
+
+
+def _control_run(
+    script: Path,
+    mode: str,
+    legacy: _Legacy,
+    texts: _Texts,
+    legacy_env: Mapping[str, str],
+    common: dict[str, Any],
+    runs: dict[str, RunRecord],
+    *,
+    python: str,
+    jobs: int | None,
+    progress: Progress | None,
+) -> None:
+    """When the legacy run of a bf16 mode (stochastic, gpu-compatible) is unusable and the FP32
+    reference is, add ``runs["control"]``: a plain full-bf16 run of the script (its stochastic
+    rewrite, :func:`bf16_migrate.python.migrate_source`), whose distance from the FP32 reference
+    is the bar the migrated run is held to in the same verify (:data:`.compare.FALLBACK`). When
+    the migrated text is that rewrite, the migrated run is the control (no run is made). Nothing
+    is added when the rewrite cannot be made; the verdict then says the bar is missing."""
+    from .parts import usable
+
+    if mode == "amp" or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
+        return
+    legacy_text = legacy.source if legacy.source is not None else read_source(script)
+    origin = legacy.file if legacy.file is not None else script
+    try:
+        control = _migrate(legacy_text, "stochastic", origin, launched_with=legacy_env)[0]
+    except (RunError, ValueError):
+        return
+    if control == legacy_text:
+        return
+    if control == texts.migrated and not texts.modules:
+        runs[CONTROL] = dataclasses.replace(runs[MIGRATED], name=CONTROL)
+        return
+    with Workspace() as ws:
+        spec = ws.spec(
+            CONTROL,
+            stage_script(control, origin, ws.root / CONTROL),
+            origin,
+            drop=LEGACY_VARIABLES,
+            **{**common, "base_env": legacy.base_env},
+        )
+        runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
 
 
 def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:

@@ -33,9 +33,11 @@ def precision_part(
     reference: RunRecord | None,
     base: RunRecord,
     notes: list[str],
+    control: RunRecord | None = None,
 ) -> Part:
     """The precision part for ``mode``: FAIL with every problem found, else PASS with the facts
-    (dtypes, step-graph matmuls, optimizer state). ``base`` is the comparison run; what is worth
+    (dtypes, step-graph matmuls, optimizer state, the loss's dtype). ``base`` is the comparison
+    run; ``control``, the plain full-bf16 run made when the legacy run is unusable; what is worth
     saying but is no failure (the legacy switch not in effect in a run that is not the
     comparison run, :data:`SDPA_HINT`) is appended to ``notes``."""
     problems: list[str] = []
@@ -80,6 +82,9 @@ def precision_part(
         problems.append(state_problem)
     elif state_fact:
         facts.append(state_fact)
+    loss_problem = _loss_precision(mode, migrated, legacy if legacy is not None and legacy.ok else control)
+    if loss_problem:
+        problems.append(loss_problem)
     differs = _state_differs(mode, migrated, legacy)
     if differs:
         facts.append(differs)
@@ -161,6 +166,25 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
             "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
         ), None
     return None, f"optimizer state {text}"
+
+
+def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) -> str | None:
+    """A problem when, in a bf16 mode, the loss the migrated run backpropagates is f32 on the
+    device where the full-bf16 run's (the legacy run, or the control when it is unusable) was
+    bf16: an f32 tensor met the bf16 output on its way to the loss (an uncast target, a sample
+    weight, a baseline added to the output) and promoted the loss computation to f32. Under the
+    switch every floating tensor on the device was bf16 (torch_xla/csrc/dtype.cpp), so the
+    legacy loss is bf16 (measured: bench/calibration/weighted_loss, legacy bf16, the migration
+    with the weights left f32 f32). amp computes its loss in f32 by design: not checked."""
+    if mode == "amp" or bf16_run is None or migrated.loss_dtype is None:
+        return None
+    if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
+        return (
+            f"the loss the migrated run backpropagates is f32 on the device where the {bf16_run.name} run's is bf16: "
+            "an f32 tensor reaches the loss (an uncast target, sample weight or offset added to the output) and the "
+            "loss is computed in f32; cast it with .to(torch.bfloat16)"
+        )
+    return None
 
 
 def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> str | None:

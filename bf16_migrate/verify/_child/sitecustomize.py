@@ -38,6 +38,8 @@ What is recorded, and how the script is left alone:
   raises ``SystemExit(0)`` (so the script's own sync of step N has happened; ``SystemExit``
   also escapes ``except Exception``).  A script that swallows even that (bare ``except:``)
   and calls backward again is ended with ``os._exit(0)``; its record is already written.
+* The element type the device holds for the first loss passed to ``backward`` (``loss_dtype``:
+  ``bf16`` under the switch; a read of the tensor's IR, no execution).
 * Progress: with ``BF16_MIGRATE_PROGRESS`` set, the root process rewrites that small file
   (``"<steps> <seconds>"``) at the end of every step; the runner polls it for the live display.
 * Also recorded: ``time.perf_counter()`` at each step (seconds since the harness loaded),
@@ -66,7 +68,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "exit_reason": "steps_reached" | "script_exit" | "exception",
      "exception": str | null, "steps": int,
      "losses": [float, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
-     "step_end_s": [float, ...], "first_backward_s": float | null, "end_s": float,
+     "step_end_s": [float, ...], "first_backward_s": float | null, "loss_dtype": str | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
      "device_param_dtypes": {str: int} | null,
      "state_dtypes": {state name: {dtype: int}} | null,
@@ -128,6 +130,7 @@ class _Recorder:
         self.losses = []
         self.step_end = []
         self.first_backward = None
+        self.loss_dtype = None
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
@@ -165,6 +168,7 @@ class _Recorder:
         self.backward_calls += 1
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
+            self.loss_dtype = self._device_dtype(tensor)
         if not self.early_atexit:
             # Registered now, after the script imported torch_xla, so that it runs before
             # torch_xla's own atexit handler (_prepare_to_exit) tears the runtime down.
@@ -180,6 +184,19 @@ class _Recorder:
         if self.pending is None:
             self.pending = []
         self.pending.append(detached)
+
+    @staticmethod
+    def _device_dtype(tensor):
+        """The element type the XLA device holds for ``tensor`` (``bf16`` under the switch where
+        torch says float32), read from its IR without executing anything; None off the device."""
+        xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
+        shape_type = getattr(xlac, "_get_xla_tensor_shape_type", None)
+        try:
+            if shape_type is not None and tensor.device.type == "xla":
+                return str(shape_type(tensor))
+        except Exception:
+            pass
+        return None
 
     def on_step(self, optimizer, args, kwargs):
         if self.pending is None:
@@ -343,6 +360,7 @@ class _Recorder:
                 "backward_calls": self.backward_calls,
                 "step_end_s": self.step_end,
                 "first_backward_s": self.first_backward,
+                "loss_dtype": self.loss_dtype,
                 "end_s": end,
                 "optimizer": self.optimizer,
                 "param_dtypes": self.param_dtypes,
