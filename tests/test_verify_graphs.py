@@ -365,3 +365,39 @@ def test_report_shows_the_evidence_table_and_json_schema():
     assert d["runs"]["migrated"]["state_dtypes"]["exp_avg"] == {"bfloat16/bf16": 6}
     assert [p["name"] for p in d["parts"]] == ["runs", "trains", "precision", "matches", "graph"]
     json.dumps(d, allow_nan=False)
+
+
+def test_compile_allowance_itemizes_what_the_migration_added():
+    from bf16_migrate.verify.allowance import compile_allowance
+
+    suite = Path(__file__).resolve().parent.parent / "bench" / "calibration"
+
+    def items(case, migration):
+        legacy = (suite / case / "train.py").read_text()
+        return [(a.count, a.what) for a in compile_allowance(legacy, (suite / case / migration).read_text())]
+
+    assert items("grad_accum", "right/stochastic.py") == [(1, "the model cast")]
+    assert items("grad_accum", "right/gpu-compatible.py") == [(1, "the model cast")]  # master weights: none
+    assert items("grad_accum", "right/amp.py") == []
+    # the run-time input cast costs a graph only under dynamo
+    assert items("compiled_model", "right/stochastic.py") == [
+        (1, "the model cast"),
+        (1, "the input-cast hook under torch.compile"),
+    ]
+    assert items("gru_crash", "right/stochastic.py") == [(1, "the model cast")]
+    assert compile_allowance("x = (", "y = 1") == [] and compile_allowance(None, "y = 1") == []
+
+
+def test_graph_part_allows_the_itemized_compilations_and_names_them():
+    from bf16_migrate.verify.allowance import Allowance
+
+    items = [Allowance(1, "the model cast", "m"), Allowance(1, "the input-cast hook under torch.compile", "h")]
+    r = runs(compiles=8)
+    r["legacy"].compile_count = r["reference"].compile_count = 6
+    v = judge("stochastic", r, allowance=items)
+    part = v.part("graph")
+    assert part.status == PASS, part.detail
+    assert "8 XLA compilations (legacy run 6, allowed +1 for the model cast, +1 for the input-cast hook" in part.detail
+    assert part.figures["compile_allowance"] == 2
+    assert judge("stochastic", r, allowance=items[:1]).part("graph").status == FAIL
+    assert judge("stochastic", r, allowance=[]).part("graph").status == FAIL

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -218,7 +219,8 @@ def verify_script(
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
     _raise_unusable(mode, runs)
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
+    allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
+    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
@@ -234,7 +236,7 @@ def verify_script(
             _control_run(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
-            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device)
+            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device, allowance=allowance)
             rounds.append(budget)
             verdict.notes.insert(
                 0,

@@ -156,6 +156,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from .allowance import Allowance
 from .evidence import COMPILE_ALLOWANCE, SDPA_HINT, graph_part, precision_part, separates
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
@@ -401,6 +402,7 @@ def judge(
     *,
     graphs: bool = True,
     device: str = "CPU",
+    allowance: Sequence[Allowance] | None = None,
 ) -> Verdict:
     """The verdict for ``mode`` from the runs (``"legacy"``, ``"migrated"``, ``"reference"``;
     any may be missing or failed). ``graphs``: add the graph part (False when the runs were made
@@ -408,8 +410,9 @@ def judge(
     stochastic mode both runs round stochastically (the legacy switch turned
     ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` on, the migrated script sets it), so bit-identical
     steps cannot be expected and the onset check is skipped (drift only; not measured here,
-    there is no Neuron device: see :data:`DEVICE_NOTE`). Raises ValueError for an unknown
-    mode. Never raises for bad runs: they make parts FAIL.
+    there is no Neuron device: see :data:`DEVICE_NOTE`). ``allowance``: the compilations the
+    migration may add (:func:`.allowance.compile_allowance`; None: :data:`COMPILE_ALLOWANCE`).
+    Raises ValueError for an unknown mode. Never raises for bad runs: they make parts FAIL.
 
     Phases: the comparison run (:func:`_comparison_run`), then the parts in order, runs
     (:func:`_runs_part`; the others only when it passes), trains (:func:`_trains_part`),
@@ -456,7 +459,7 @@ def judge(
     else:
         verdict.parts.append(_matches_part(verdict, tol, migrated, legacy, reference, base, gap))
     if graphs:
-        graph = graph_part(mode, migrated, base, legacy)
+        graph = graph_part(mode, migrated, base, legacy, allowance)
         verdict.parts.append(graph)
         if graph.figures.get("layout_round_trips"):
             verdict.notes.append(SDPA_HINT)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .allowance import Allowance
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
@@ -285,11 +286,18 @@ def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunR
     return None
 
 
-def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecord | None) -> Part:
+def graph_part(
+    mode: str,
+    migrated: RunRecord,
+    base: RunRecord,
+    legacy: RunRecord | None,
+    allowance: Sequence[Allowance] | None = None,
+) -> Part:
     """The graph part: no f32 round trip that computes nothing, no more compilations than the
-    comparison run (+ :data:`COMPILE_ALLOWANCE`). Figures from
-    :class:`~bf16_migrate.verify.graphs.GraphStats`; rules and measurements in the module
-    docstring ("graph")."""
+    comparison run plus the ``allowance`` (the items :func:`.allowance.compile_allowance` found
+    in what the migration added; None: :data:`COMPILE_ALLOWANCE` of the mode, for callers that
+    do not have the texts). Figures from :class:`~bf16_migrate.verify.graphs.GraphStats`; rules
+    and measurements in the module docstring ("graph")."""
     g = migrated.graph
     figs: dict = {}
     if g is None:
@@ -335,18 +343,25 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
         )
     facts.append(conv_text)
     # compilations
-    comp, allowance = migrated.compile_count, COMPILE_ALLOWANCE[mode]
+    comp = migrated.compile_count
+    if allowance is None:
+        extra = COMPILE_ALLOWANCE[mode]
+        items = [f"+{extra} for the model cast"] if extra else []
+    else:
+        extra = sum(item.count for item in allowance)
+        items = [f"+{item.count} for {item.what}" for item in allowance]
     against = legacy if usable(legacy) else base
     if comp is not None and against is not None and against.compile_count is not None:
         figs.update(
             compiles=comp,
             compiles_baseline=against.compile_count,
-            compile_allowance=allowance,
+            compile_allowance=extra,
+            compile_allowance_items=items,
             compiles_at_step=list(migrated.compiles_at_step),
         )
-        limit = against.compile_count + allowance
+        limit = against.compile_count + extra
         text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
-        text += f", +{allowance} allowed for the model cast)" if allowance else ")"
+        text += f", allowed {', '.join(items)})" if items else ", nothing added allowed)"
         later = _late_compiles(migrated.compiles_at_step)
         if later:
             text += f", new graphs compiled after step(s) {steps_text(later)}"

@@ -105,12 +105,12 @@ def _nothing_migrated(script: Path, source: str) -> RunError:
 def already_migrated_hint(script: Path, names: Sequence[str]) -> str:
     """What to run for a script whose rewrite changes nothing: when it is already migrated,
     verify it against the revision before its migration (``--against REV``; the commit git
-    names as the last to change the script's mentions of ``names``, ``git log -S``, when there
+    names as the last to change a line of the script that mentions one of ``names``, ``git log -G``, when there
     is one), or give the launcher's setting with ``--legacy-env``."""
     rev = _last_change(script, names)
     against = (
-        f"bf16-migrate verify {script.name} --against {rev}~1 (the commit before {rev}, the last to change its "
-        f"mentions of {names[0]})"
+        f"bf16-migrate verify {script.name} --against {rev}~1 (the commit before {rev}, the last to change a line "
+        f"of it that names {names[0]})"
         if rev
         else f"bf16-migrate verify {script.name} --against REV, REV being the commit before the migration"
     )
@@ -121,12 +121,13 @@ def already_migrated_hint(script: Path, names: Sequence[str]) -> str:
 
 
 def _last_change(script: Path, names: Sequence[str]) -> str | None:
-    """The short hash of the last commit that changed how often ``script`` mentions one of
-    ``names`` (``git log -S``), or None (no git, no such commit)."""
+    """The short hash of the last commit that added or removed a line of ``script`` mentioning
+    one of ``names`` (``git log -G``: a migration that turns the write into a mention in a
+    docstring keeps their count, which ``-S`` would miss), or None (no git, no such commit)."""
     for name in names:
         try:
             proc = subprocess.run(
-                ["git", "log", "-n", "1", "--format=%h", f"-S{name}", "--", script.name],
+                ["git", "log", "-n", "1", "--format=%h", f"-G{name}", "--", script.name],
                 cwd=str(script.parent),
                 capture_output=True,
                 text=True,

@@ -1,0 +1,199 @@
+"""What verify verifies: the rewrite's own decision, never nothing called a pass.
+
+No XLA here: every case is decided before a run is made (planning, the rewrite, staging), or
+reads the verdict of synthetic records. An already-migrated script is refused with the
+``--against REV`` to run; a launcher whose launches were all left out is "nothing verified"
+(exit 4), never exit 0, and its message holds no Python ``None``; a launch line ending in
+``"$@"`` takes the arguments given after ``--``; the migrated copy imports the tree modules the
+rewrite migrates with the script; the place that still sets a legacy variable is named.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_verify_unit import LEGACY_LOSSES, judge, runs
+
+from bf16_migrate.verify.launch import plan_launcher
+from bf16_migrate.verify.migration import rewrite
+from bf16_migrate.verify.records import RunError
+from bf16_migrate.verify.runner import stage_script
+
+TRAIN = '''"""A small regressor."""
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch
+import torch_xla
+
+from wide_sgd import WideSGD
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 1).to(device)
+    optimizer = WideSGD(model.parameters(), lr=0.1)
+    for _ in range(5):
+        x = torch.randn(8, 4).to(device)
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+        torch_xla.sync()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+WIDE_SGD = '''"""SGD that keeps its update wider than the weights when the switch downcasts them."""
+import os
+
+import torch
+
+WIDE = os.environ.get("XLA_USE_BF16") == "1"
+
+
+class WideSGD(torch.optim.SGD):
+    pass
+'''
+
+MIGRATED_ALREADY = '''"""Trained in bf16; it used to set XLA_USE_BF16, now it casts the model."""
+import torch
+import torch_xla
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 1).to(device)
+model.to(torch.bfloat16)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+'''
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t"}
+    env["GIT_COMMITTER_EMAIL"] = "t@e"
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _verify(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "verify", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_an_already_migrated_script_is_refused_with_the_revision_to_verify_against(tmp_path):
+    # the legacy commit, then the migration; the docstring still names the variable
+    (tmp_path / "train.py").write_text(
+        TRAIN.replace("from wide_sgd import WideSGD\n", "").replace("WideSGD", "torch.optim.SGD")
+    )
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "legacy")
+    (tmp_path / "train.py").write_text(MIGRATED_ALREADY)
+    _git(tmp_path, "commit", "-q", "-am", "migrate")
+    migration = _git(tmp_path, "log", "-1", "--format=%h").strip()
+    proc = _verify("train.py", "--steps", "3", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing to verify: the rewrite changes nothing, it names XLA_USE_BF16 but sets none of them" in proc.stderr
+    assert f"--against {migration}~1" in proc.stderr
+    assert "run started" not in proc.stderr  # refused before any run
+
+
+def test_rewrite_keeps_a_script_whose_own_setting_it_kept():
+    # a script the codemod cannot migrate (no model): the setting stays, and verify runs it to show where
+    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nprint("no model here")\n'
+    script = Path("/nonexistent/train.py")
+    try:
+        made = rewrite(script, source, "stochastic", {})
+    except RunError as exc:
+        assert "nothing to verify" not in exc.message, exc.message
+    else:
+        assert made.script == source
+
+
+def test_the_migrated_copy_imports_the_modules_the_rewrite_migrates(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "wide_sgd.py").write_text(WIDE_SGD)
+    made = rewrite(tmp_path / "train.py", TRAIN, "stochastic", {})
+    assert set(made.modules) == {(tmp_path / "wide_sgd.py").resolve()}
+    assert 'os.environ.get("XLA_USE_BF16")' not in made.modules[(tmp_path / "wide_sgd.py").resolve()]
+    staged = stage_script(made.script, tmp_path / "train.py", tmp_path / "ws", made.modules)
+    assert staged.read_text() == made.script
+    module = tmp_path / "ws" / "wide_sgd.py"
+    assert not module.is_symlink() and module.read_text() == made.modules[(tmp_path / "wide_sgd.py").resolve()]
+
+
+def test_stage_script_mirrors_the_directories_of_a_module_below(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "opt.py").write_text("old\n")
+    (tmp_path / "pkg" / "data.py").write_text("data\n")
+    (tmp_path / "big.bin").write_text("x")
+    staged = stage_script(
+        "new script\n", tmp_path / "train.py", tmp_path / "ws", {tmp_path / "pkg" / "opt.py": "new\n"}
+    )
+    ws = tmp_path / "ws"
+    assert staged.read_text() == "new script\n"
+    assert (ws / "pkg").is_dir() and not (ws / "pkg").is_symlink()
+    assert (ws / "pkg" / "opt.py").read_text() == "new\n" and (ws / "pkg" / "data.py").is_symlink()
+    assert (ws / "big.bin").is_symlink()
+
+
+RUN_SH = '#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py --lr 0.1 "$@"\n'
+
+
+def test_a_launch_line_ending_in_all_arguments_takes_those_after_double_dash(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN.replace('os.environ["XLA_USE_BF16"] = "1"\n', ""))
+    (tmp_path / "wide_sgd.py").write_text(WIDE_SGD)
+    (tmp_path / "run.sh").write_text(RUN_SH)
+    notes: list[str] = []
+    (job,) = plan_launcher(tmp_path / "run.sh", None, None, None, 20, ["--steps", "40"], notes)
+    assert job.args == ["--lr", "0.1", "--steps", "40"]
+    assert job.legacy_env == {"XLA_USE_BF16": "1"}
+    (job,) = plan_launcher(tmp_path / "run.sh", None, None, None, 20, [], notes)
+    assert job.args == ["--lr", "0.1"]
+    assert any('passes the launcher\'s own arguments (`"$@"`): none given after `--`' in n for n in job.notes)
+
+
+def test_a_launcher_with_nothing_verified_exits_4_and_says_why(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN.replace('os.environ["XLA_USE_BF16"] = "1"\n', ""))
+    (tmp_path / "wide_sgd.py").write_text(WIDE_SGD)
+    (tmp_path / "run.sh").write_text('#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py --data "$DATA"\n')
+    proc = _verify("run.sh", "--", "--steps", "40", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "nothing verified: no launch of" in proc.stdout
+    assert "its arguments are computed when the launcher runs: not verified" in proc.stdout
+    assert "VERDICT: NOTHING VERIFIED" in proc.stdout
+    assert "None" not in proc.stdout + proc.stderr
+
+
+def test_the_place_that_still_sets_a_variable_is_named():
+    r = runs(LEGACY_LOSSES)
+    r["migrated"].legacy_env = {"XLA_USE_BF16": "1"}
+    r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/train.py [migrated copy]:4"}
+    detail = judge("stochastic", r).part("precision").detail
+    assert "XLA_USE_BF16=1, set by the migrated script itself at /work/train.py:4 (the rewrite kept" in detail
+    r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/lib/setup_env.py:12"}
+    assert "set at /work/lib/setup_env.py:12 (imported by the migrated script)" in (
+        judge("stochastic", r).part("precision").detail
+    )
+
+
+def test_a_stochastic_optimizer_state_in_another_precision_than_the_legacy_run_s_is_said():
+    r = runs(LEGACY_LOSSES)
+    r["legacy"].state_dtypes = {"exp_avg": {"float32/bf16": 6}}
+    r["migrated"].state_dtypes = {"exp_avg": {"float32/f32": 6}}
+    v = judge("stochastic", r)
+    assert v.part("precision").status == "PASS"
+    assert "the migrated optimizer state is f32 x6 on the device where the legacy run had bf16 x6" in (
+        v.part("precision").detail
+    )
+    assert any("optimizer_dtype=torch.bfloat16" in n for n in v.notes)
+    r["migrated"].state_dtypes = {"exp_avg": {"bfloat16/bf16": 6}}
+    assert "the migrated optimizer state is" not in judge("stochastic", r).part("precision").detail
