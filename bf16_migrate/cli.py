@@ -192,7 +192,7 @@ def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) ->
     """Rewrite PATHS (files or directories) in place for --mode.
 
     Settings not given on the command line come from [tool.bf16-migrate] in the nearest
-    pyproject.toml (see README.md, "Configuration")."""
+    pyproject.toml (see docs/usage.md, "Configuration")."""
     from .run import RunOptions, run_migrate
 
     if not paths:

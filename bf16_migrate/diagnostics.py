@@ -156,9 +156,13 @@ README_BEGIN = (
 README_END = "<!-- end of diagnostics-table -->"
 
 
+RULES_REFERENCE = "docs/rules.md"
+"""The page that holds the generated diagnostics table (relative to the repository root)."""
+
+
 def readme_table() -> str:
-    """README.md's diagnostics table, one row per code of the catalogue: the code, its title,
-    what it finds and does, the fix safety, what to do."""
+    """The rules reference's diagnostics table (:data:`RULES_REFERENCE`), one row per code of
+    the catalogue: the code, its title, what it finds and does, the fix safety, what to do."""
 
     def cell(text: str) -> str:
         return " ".join(text.split()).replace("|", "\\|")
@@ -178,11 +182,11 @@ def with_readme_table(readme: str) -> str:
     return readme[:start] + readme_table() + readme[end:]
 
 
-if __name__ == "__main__":  # python -m bf16_migrate.diagnostics --readme [README.md]
+if __name__ == "__main__":  # python -m bf16_migrate.diagnostics --readme [docs/rules.md]
     import sys
     from pathlib import Path
 
     if len(sys.argv) < 2 or sys.argv[1] != "--readme":
-        sys.exit("usage: python -m bf16_migrate.diagnostics --readme [README.md]")
-    target = Path(sys.argv[2] if len(sys.argv) > 2 else "README.md")
+        sys.exit(f"usage: python -m bf16_migrate.diagnostics --readme [{RULES_REFERENCE}]")
+    target = Path(sys.argv[2] if len(sys.argv) > 2 else RULES_REFERENCE)
     target.write_text(with_readme_table(target.read_text()))

@@ -11,7 +11,7 @@ prefilter and the verify runs, :data:`MODES`). Where they are (:func:`rules_dir`
 (``pip install .``) they are package data, ``bf16_migrate/_rules/`` (pyproject.toml maps the
 package ``bf16_migrate._rules`` to the directory ``rules/``); in a source checkout and an
 editable install they are read from ``rules/`` beside the package. ``BF16_MIGRATE_RULES_DIR``
-names another directory (a copy with a rule added, to try it: see ARCHITECTURE.md).
+names another directory (a copy with a rule added, to try it: see docs/architecture.md).
 """
 
 from __future__ import annotations

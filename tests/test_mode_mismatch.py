@@ -1,6 +1,6 @@
 """A launcher's setting for a script that already carries explicit precision code is removed
-only when that code is the chosen mode's (convergence, README "In CI and pre-commit"); when it
-is another mode's (migrated in stochastic mode, then the launcher in gpu-compatible mode: no
+only when that code is the chosen mode's (convergence, docs/usage.md "In CI and pre-commit");
+when it is another mode's (migrated in stochastic mode, then the launcher in gpu-compatible mode: no
 FP32 master weights) the setting is kept and the reason given (BFM015 in BFM112)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import shutil
 import pytest
 from conftest import ROOT
 
-from bf16_migrate.diagnostics import Diagnostic, report, with_readme_table
+from bf16_migrate.diagnostics import RULES_REFERENCE, Diagnostic, report, with_readme_table
 from bf16_migrate.rules import FIX_KINDS, MODES, RULES_DIR, RuleError, is_truthy, load_rules
 
 
@@ -74,11 +74,12 @@ def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
 
 
 def test_readme_table_is_the_catalogue():
-    """README.md's diagnostics table is generated from rules/diagnostics*.toml; regenerate it
+    """docs/rules.md's diagnostics table is generated from rules/diagnostics*.toml; regenerate it
     with `python -m bf16_migrate.diagnostics --readme` after changing the catalogue."""
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / RULES_REFERENCE).read_text()
     assert with_readme_table(readme) == readme, (
-        "README.md's diagnostics table and rules/diagnostics*.toml disagree: run `python -m bf16_migrate.diagnostics --readme` and review `git diff README.md`"
+        f"{RULES_REFERENCE}'s diagnostics table and rules/diagnostics*.toml disagree: run "
+        f"`python -m bf16_migrate.diagnostics --readme` and review `git diff {RULES_REFERENCE}`"
     )
     for code, rule in load_rules().diagnostics.items():
         assert f"| {code} | {rule.title} |" in readme, code

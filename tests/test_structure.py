@@ -1,4 +1,4 @@
-"""The package stays easy to read and to extend (ARCHITECTURE.md): no import cycle between its
+"""The package stays easy to read and to extend (docs/architecture.md): no import cycle between its
 modules, measured on the source with Python's :mod:`ast` so that a failure names the modules.
 A module is as long as its one concern needs; how tangled a function may be is ruff's C901
 (pyproject.toml's ``max-complexity``, checked with the lint in tests/test_lint.py)."""

@@ -14,7 +14,7 @@ runs
     with torch-xla 2.9 on the XLA CPU device, table below; it must not be compared with the
     legacy run).  When the legacy run failed or produced NaN/Inf, ``stochastic`` /
     ``gpu-compatible`` fall back to the FP32 reference with the looser :data:`FALLBACK`
-    tolerance (README.md, "Verify"; tests/test_verify_e2e.py, the ``nn.GRU`` script), and the
+    tolerance (docs/verify.md; tests/test_verify_e2e.py, the ``nn.GRU`` script), and the
     verdict says so.
 trains
     The migrated loss falls: with ``n >= 3`` steps and ``k = n // 3``, the mean of the last

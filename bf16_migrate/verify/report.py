@@ -240,7 +240,7 @@ def _clean(x: Any) -> Any:
 
 def report_dict(report: VerifyReport) -> dict[str, Any]:
     """The report as a JSON-ready dict (for ``--json``; schema :data:`SCHEMA`, documented in
-    the README); NaN/Inf become the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
+    docs/verify.md); NaN/Inf become the strings ``"nan"``, ``"inf"``, ``"-inf"``."""
     v = report.verdict
     tol = v.tolerance
     return _clean(
