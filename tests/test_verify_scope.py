@@ -4,8 +4,8 @@ No XLA here: every case is decided before a run is made (planning, the rewrite, 
 reads the verdict of synthetic records. An already-migrated script is refused with the
 ``--against REV`` to run; a launcher whose launches were all left out is "nothing verified"
 (exit 4), never exit 0, and its message holds no Python ``None``; a launch line ending in
-``"$@"`` takes the arguments given after ``--``; the migrated copy imports the tree modules the
-rewrite migrates with the script; the place that still sets a legacy variable is named.
+``"$@"`` takes the arguments given after ``--``; the place that still sets a legacy variable is
+named.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_verify_unit import LEGACY_LOSSES, judge, runs
 
 from bf16_migrate.verify.launch import plan_launcher
-from bf16_migrate.verify.migration import rewrite
+from bf16_migrate.verify.migration import refuse_nothing_to_verify
 from bf16_migrate.verify.records import RunError
-from bf16_migrate.verify.runner import stage_script
 
 TRAIN = '''"""A small regressor."""
 import os
@@ -106,43 +106,14 @@ def test_an_already_migrated_script_is_refused_with_the_revision_to_verify_again
     assert "run started" not in proc.stderr  # refused before any run
 
 
-def test_rewrite_keeps_a_script_whose_own_setting_it_kept():
-    # a script the codemod cannot migrate (no model): the setting stays, and verify runs it to show where
+def test_a_script_whose_own_setting_the_migration_kept_is_verified():
+    # the codemod cannot migrate it (no model): the setting stays, and verify runs it to show where
     source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nprint("no model here")\n'
-    script = Path("/nonexistent/train.py")
-    try:
-        made = rewrite(script, source, "stochastic", {})
-    except RunError as exc:
-        assert "nothing to verify" not in exc.message, exc.message
-    else:
-        assert made.script == source
-
-
-def test_the_migrated_copy_imports_the_modules_the_rewrite_migrates(tmp_path):
-    (tmp_path / "train.py").write_text(TRAIN)
-    (tmp_path / "wide_sgd.py").write_text(WIDE_SGD)
-    made = rewrite(tmp_path / "train.py", TRAIN, "stochastic", {})
-    assert set(made.modules) == {(tmp_path / "wide_sgd.py").resolve()}
-    assert 'os.environ.get("XLA_USE_BF16")' not in made.modules[(tmp_path / "wide_sgd.py").resolve()]
-    staged = stage_script(made.script, tmp_path / "train.py", tmp_path / "ws", made.modules)
-    assert staged.read_text() == made.script
-    module = tmp_path / "ws" / "wide_sgd.py"
-    assert not module.is_symlink() and module.read_text() == made.modules[(tmp_path / "wide_sgd.py").resolve()]
-
-
-def test_stage_script_mirrors_the_directories_of_a_module_below(tmp_path):
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "opt.py").write_text("old\n")
-    (tmp_path / "pkg" / "data.py").write_text("data\n")
-    (tmp_path / "big.bin").write_text("x")
-    staged = stage_script(
-        "new script\n", tmp_path / "train.py", tmp_path / "ws", {tmp_path / "pkg" / "opt.py": "new\n"}
-    )
-    ws = tmp_path / "ws"
-    assert staged.read_text() == "new script\n"
-    assert (ws / "pkg").is_dir() and not (ws / "pkg").is_symlink()
-    assert (ws / "pkg" / "opt.py").read_text() == "new\n" and (ws / "pkg" / "data.py").is_symlink()
-    assert (ws / "big.bin").is_symlink()
+    refuse_nothing_to_verify(Path("train.py"), source, source, {})  # no error
+    docstring_only = '"""It used to set XLA_USE_BF16."""\nprint("no model here")\n'
+    with pytest.raises(RunError, match="nothing to verify"):
+        refuse_nothing_to_verify(Path("train.py"), docstring_only, docstring_only, {})
+    refuse_nothing_to_verify(Path("train.py"), docstring_only, docstring_only, {"XLA_USE_BF16": "1"})  # a launcher's
 
 
 RUN_SH = '#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py --lr 0.1 "$@"\n'

@@ -331,13 +331,11 @@ def _legacy_side(
 @dataclass
 class _Texts:
     """The texts the migrated and FP32 reference runs run (``reference`` None: no reference
-    run), the migration's findings, and the other Python files the rewrite migrates with the
-    script (``modules``: absolute path -> migrated text; staged beside the migrated copy)."""
+    run), and the migration's findings."""
 
     migrated: str
     reference: str | None
     diagnostics: list[Any]
-    modules: dict[Path, str] = field(default_factory=dict)
 
 
 def _texts(
@@ -352,14 +350,14 @@ def _texts(
     *,
     need_reference: bool,
 ) -> _Texts:
-    """The migrated text (the rewrite's, :func:`.migration.rewrite`, with the modules it
-    migrates along; or the work tree's when ``legacy_source`` is given) and the reference text
-    (the legacy text migrated in ``"reference"`` mode). Raises :class:`RunError` when nothing
-    names a legacy variable, the codemod cannot migrate, or the rewrite changes nothing."""
-    from .migration import rewrite
+    """The migrated text (the codemod's, or the work tree's when ``legacy_source`` is given)
+    and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
+    :class:`RunError` when nothing names a legacy variable, the codemod cannot migrate, or the
+    script sets no legacy variable and none is given (:func:`.migration.refuse_nothing_to_verify`:
+    an already-migrated script, with the ``--against REV`` to run)."""
+    from .migration import refuse_nothing_to_verify
 
     diagnostics: list[Any] = []
-    modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
     inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
@@ -372,14 +370,14 @@ def _texts(
         )
     if migrated_source is None:
         if legacy_source is None:
-            settings = dict(legacy_env) or {k: base_env[k] for k in inherited}
-            made = rewrite(script, source, mode, settings)
-            migrated_source, diagnostics, modules = made.script, made.diagnostics, made.modules
+            migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
+            if not inherited:
+                refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
     if need_reference and reference_source is None:
         reference_source, _ = _migrate(legacy_text, "reference", script)
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, modules)
+    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics)
 
 
 def _run(
@@ -400,7 +398,7 @@ def _run(
     with Workspace() as ws:
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
+            stage_script(texts.migrated, script, ws.root / MIGRATED),
             script,
             drop=LEGACY_VARIABLES,
             **common,
@@ -464,7 +462,7 @@ def _control_run(
         return
     if control == legacy_text:
         return
-    if control == texts.migrated and not texts.modules:
+    if control == texts.migrated:
         runs[CONTROL] = dataclasses.replace(runs[MIGRATED], name=CONTROL)
         return
     with Workspace() as ws:

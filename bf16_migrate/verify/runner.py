@@ -159,47 +159,25 @@ def child_env(
     return env
 
 
-def stage_script(source: str, original: Path, dest_dir: Path, modules: Mapping[Path, str] | None = None) -> Path:
+def stage_script(source: str, original: Path, dest_dir: Path) -> Path:
     """Write ``source`` as ``dest_dir/<original name>`` beside symlinks to the original's
-    siblings; returns the new script path. ``modules``: other files of the original's
-    directory tree (absolute paths) to stage with a new text instead of a link (the modules a
-    rewrite migrates with the script): the directories on their way are made real, their other
-    entries linked. A module outside the original's directory cannot be staged and is left
-    out (it stays the original). Symlinks that cannot be made are skipped."""
-    texts = {Path(original).resolve(): source}
-    base = Path(original).resolve().parent
-    for path, text in (modules or {}).items():
-        if base in Path(path).resolve().parents:
-            texts[Path(path).resolve()] = text
-    _stage_dir(base, dest_dir, texts)
-    return dest_dir / original.name
-
-
-def _stage_dir(source_dir: Path, dest_dir: Path, texts: Mapping[Path, str]) -> None:
-    """``dest_dir`` as a mirror of ``source_dir``: the files of ``texts`` written, the
-    directories holding one of them made real and mirrored the same way, everything else a
-    symlink to the original."""
+    siblings; returns the new script path. Symlinks that cannot be made are skipped."""
     dest_dir.mkdir(parents=True, exist_ok=True)
+    target = dest_dir / original.name
+    with open(target, "w", encoding="utf-8", newline="") as fh:
+        fh.write(source)
     try:
-        entries = list(source_dir.iterdir())
+        entries = list(original.parent.iterdir())
     except OSError:
         entries = []
-    names = {entry.name for entry in entries}
-    for path in texts:
-        if path.parent == source_dir and path.name not in names:
-            entries.append(path)  # a file the rewrite creates (a helpers module)
     for entry in entries:
-        target = dest_dir / entry.name
-        if entry in texts:
-            with open(target, "w", encoding="utf-8", newline="") as fh:
-                fh.write(texts[entry])
-        elif entry.is_dir() and not entry.is_symlink() and any(entry in p.parents for p in texts):
-            _stage_dir(entry, target, texts)
-        else:
-            try:
-                os.symlink(entry, target)
-            except OSError:
-                pass
+        if entry.name == original.name:
+            continue
+        try:
+            os.symlink(entry, dest_dir / entry.name)
+        except OSError:
+            pass
+    return target
 
 
 def _kill(proc: subprocess.Popen) -> None:
