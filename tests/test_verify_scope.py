@@ -101,7 +101,7 @@ def test_an_already_migrated_script_is_refused_with_the_revision_to_verify_again
     migration = _git(tmp_path, "log", "-1", "--format=%h").strip()
     proc = _verify("train.py", "--steps", "3", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "nothing to verify: the rewrite changes nothing, it names XLA_USE_BF16 but sets none of them" in proc.stderr
+    assert "nothing to verify: the migration changes nothing, it names XLA_USE_BF16 but sets none of them" in proc.stderr
     assert f"--against {migration}~1" in proc.stderr
     assert "run started" not in proc.stderr  # refused before any run
 
