@@ -1,7 +1,9 @@
 """What verify verifies: the rewrite's own decision, never nothing called a pass.
 
-No XLA here: every case is decided before a run is made (planning, the rewrite, staging), or
-reads the verdict of synthetic records. An already-migrated script is refused with the
+No XLA here: most cases are decided before a run is made (planning, the migration), or read the
+verdict of synthetic records; two make CPU-only torch runs whose losses are made to order (marked
+``xla``: they need the xla extra's torch) to follow a verdict that cannot decide through its
+second round of runs. An already-migrated script is refused with the
 ``--against REV`` to run; a launcher whose launches were all left out is "nothing verified"
 (exit 4), never exit 0, and its message holds no Python ``None``; a launch line ending in
 ``"$@"`` takes the arguments given after ``--``; the place that still sets a legacy variable is
@@ -101,7 +103,9 @@ def test_an_already_migrated_script_is_refused_with_the_revision_to_verify_again
     migration = _git(tmp_path, "log", "-1", "--format=%h").strip()
     proc = _verify("train.py", "--steps", "3", cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "nothing to verify: the migration changes nothing, it names XLA_USE_BF16 but sets none of them" in proc.stderr
+    assert (
+        "nothing to verify: the migration changes nothing, it names XLA_USE_BF16 but sets none of them" in proc.stderr
+    )
     assert f"--against {migration}~1" in proc.stderr
     assert "run started" not in proc.stderr  # refused before any run
 
@@ -168,3 +172,75 @@ def test_a_stochastic_optimizer_state_in_another_precision_than_the_legacy_run_s
     assert any("optimizer_dtype=torch.bfloat16" in n for n in v.notes)
     r["migrated"].state_dtypes = {"exp_avg": {"bfloat16/bf16": 6}}
     assert "the migrated optimizer state is" not in judge("stochastic", r).part("precision").detail
+
+
+# A training loop on the CPU (torch only, no XLA: the harness records it the same way) whose
+# losses are made to order: the FP32 control gives the legacy numbers for its first 30 steps and
+# departs from step 31 on; the migrated run tracks the FP32 run (amp). Without graphs, the first
+# 20 steps cannot tell the precisions apart.
+STAGED = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import sys
+
+import torch
+
+MIGRATED = False
+
+
+def main():
+    steps = int(sys.argv[1])
+    w = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.SGD([w], lr=0.0)
+    full_bf16 = os.environ.get("XLA_USE_BF16") == "1" and not MIGRATED
+    for step in range(steps):
+        value = 2.0 - 0.01 * step
+        if full_bf16 and step >= 30:
+            value *= 1.01
+        if MIGRATED:
+            value *= 1 + 1e-5
+        loss = (w + value).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+main()
+"""
+
+
+def _staged_verify(tmp_path, **kw):
+    from bf16_migrate.verify import verify_script
+
+    script = tmp_path / "train.py"
+    script.write_text(STAGED)
+    unset = STAGED.replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+    return verify_script(
+        script,
+        mode="amp",
+        steps=20,
+        script_args=["200"],
+        migrated_source=unset.replace("MIGRATED = False", "MIGRATED = True"),
+        reference_source=unset,
+        graphs=False,
+        env={k: v for k, v in os.environ.items() if not k.startswith("XLA_")},
+        **kw,
+    )
+
+
+@pytest.mark.xla  # needs torch (the xla extra), though not the XLA device
+def test_an_undecided_verdict_makes_the_runs_again_with_more_steps(tmp_path):
+    report = _staged_verify(tmp_path)
+    assert report.rounds == [20, 80]
+    matches = report.verdict.part("matches")
+    assert matches.status == "PASS" and matches.figures["decided_by"] == "departure", matches.detail
+    assert report.verdict.status == "PASS" and report.steps == 80
+    assert "The first 20 steps could not tell the precisions apart" in report.verdict.notes[0]
+
+
+@pytest.mark.xla
+def test_an_undecided_verdict_past_its_budget_says_what_to_run(tmp_path):
+    report = _staged_verify(tmp_path, max_steps=20)  # no budget beyond --steps
+    assert report.rounds == [20]
+    assert report.verdict.status == "INCONCLUSIVE" and not report.passed
+    notes = report.verdict.notes
+    assert any("INCONCLUSIVE (exit 3)" in n and "no larger than --steps 20" in n and "--steps 40" in n for n in notes)

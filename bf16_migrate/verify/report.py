@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .records import LEGACY, MIGRATED, REFERENCE
+from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import VerifyReport
@@ -29,7 +29,7 @@ STOCHASTIC_ROUNDING_NOTE = (
     "precision and the computation are the same, not the effect of stochastic rounding."
 )
 
-_COLUMNS = ((LEGACY, "legacy"), (MIGRATED, "migrated"), (REFERENCE, "fp32-ref"))
+_COLUMNS = ((LEGACY, "legacy"), (MIGRATED, "migrated"), (REFERENCE, "fp32-ref"), (CONTROL, "bf16-ctl"))
 
 
 def _num(x: float | None) -> str:
