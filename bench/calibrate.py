@@ -57,7 +57,8 @@ class Migration:
 
     def source(self, legacy: str) -> str:
         """The migrated text: the file's, or for ``delete_only`` the legacy text with the legacy
-        writes removed and nothing added (the codemod's FP32-reference rewrite)."""
+        writes removed and nothing added (the codemod's FP32-reference rewrite; for a script a
+        launcher switched, the script itself: its launcher's export deleted)."""
         if self.file is not None:
             return self.file.read_text(encoding="utf-8")
         from bf16_migrate.python import migrate_source
@@ -76,6 +77,8 @@ class Case:
     args: list[str]
     migrations: list[Migration] = field(default_factory=list)
     ci: list[str] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """The setting a launcher gives the legacy run (a script that sets none itself)."""
 
     @property
     def script(self) -> Path:
@@ -89,6 +92,7 @@ def load_cases(path: Path = SUITE / "cases.toml") -> list[Case]:
     cases = []
     for name, spec in data.items():
         case = Case(name, spec["shape"], int(spec["steps"]), [str(a) for a in spec.get("args", [])])
+        case.legacy_env = {str(k): str(v) for k, v in spec.get("legacy_env", {}).items()}
         for mode in spec.get("right", []):
             case.migrations.append(Migration(f"right:{mode}", mode, SUITE / name / "right" / f"{mode}.py", PASS))
         kinds = [w["kind"] for w in spec.get("wrong", [])]
@@ -149,6 +153,7 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
                 mode=migration.mode,
                 steps=case.steps,
                 script_args=case.args,
+                legacy_env=case.legacy_env,
                 migrated_source=migration.source(legacy),
                 **kwargs,
             )

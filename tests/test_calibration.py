@@ -35,7 +35,8 @@ def test_the_suite_is_at_least_twelve_shapes_each_with_right_and_wrong_migration
         for m in case.migrations:
             source = m.source(case.script.read_text())
             ast.parse(source)  # every migration is Python
-            assert source != case.script.read_text(), f"{case.name} {m.label} changes nothing"
+            # a migration changes the script, unless a launcher held its setting (delete-only: the export)
+            assert source != case.script.read_text() or case.legacy_env, f"{case.name} {m.label} changes nothing"
 
 
 def _part(entry, name):

@@ -425,3 +425,14 @@ def test_format_report_renders_table_and_verdict():
     assert "only on Neuron" in text
     assert text.rstrip().endswith("VERDICT: PASS")
     json.dumps(rep.to_dict())
+
+
+def test_gpu_compatible_needs_only_the_first_step_the_same():
+    # FP32 master weights round the first AdamW update one bf16 ulp away from the legacy run's
+    # (the factories part's autocast_flag): steps 2-3 differ, step 1 (no update yet) cannot
+    one_ulp = [LEGACY_LOSSES[0]] + [x * (1 + 2**-8) for x in LEGACY_LOSSES[1:3]] + LEGACY_LOSSES[3:]
+    v = judge("gpu-compatible", runs(one_ulp))
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in v.part("matches").detail
+    # stochastic promises the legacy updates themselves: 2 of the first 3
+    assert status(judge("stochastic", runs(one_ulp)))["matches"] == FAIL

@@ -146,7 +146,14 @@ relative), from scalar rounding: the legacy switch makes the Python scalars bake
 graph bf16 too (0.9 becomes 0.8984375; torch_xla/csrc/dtype.cpp turns every f32 on the device
 into bf16), while the explicit bf16 graph multiplies by an f32 scalar and rounds the result
 (the element-wise round trips of :mod:`.graphs`), so only 2 of the first 3 steps are
-required (tiny_transformer: steps 1-2 identical, step 3 one ulp off).
+required (tiny_transformer: steps 1-2 identical, step 3 one ulp off).  gpu-compatible needs 1:
+its FP32 master weights round the first update differently again (the factories part's
+fixtures/trees/autocast_flag, AdamW: only step 1 of the first 3 identical, median 0 over 12
+steps, max 0.0056), and only the first step, before any update, is sure to be the same.
+
+The calibration suite (bench/calibration, ``python bench/calibrate.py``; its confusion matrix
+and the figures of every case are in bench/RESULTS.md, "verify calibration") holds these rules
+to 15 more scripts with right and wrong migrations.
 """
 
 from __future__ import annotations
@@ -251,9 +258,14 @@ _BF16_SOURCE = (
     "4 fixtures, 20 steps: stochastic/gpu-compatible 2-3 of the first 3 steps the same, FP32 control 0 of 3, drift <= "
     "1.14 x the precision gap (table in bf16_migrate/verify/compare.py)"
 )
+_GPU_SOURCE = (
+    "calibration suite: gpu-compatible 1-3 of the first 3 steps the same (its FP32 master weights may round the first "
+    "AdamW update one bf16 ulp away from the legacy run's: only the first step is sure to match), the FP32 control 0 "
+    "of 3; drift as stochastic (bench/RESULTS.md, verify calibration)"
+)
 TOLERANCES: dict[str, Tolerance] = {
     "stochastic": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
-    "gpu-compatible": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE, slide=False),
+    "gpu-compatible": Tolerance(LEGACY, "identical", 3, 1e-4, 1, 2.0, 0.01, 0.05, _GPU_SOURCE, slide=False),
     "amp": Tolerance(
         REFERENCE,
         "median",
@@ -581,6 +593,14 @@ def _trains_part(migrated: RunRecord, base: RunRecord, limit: float) -> Part:
         return Part("trains", FAIL, detail + f"; the loss does not fall (the {base.name} run's does)", figs)
     spacing = _bf16_spacing(bt[1])
     off = rel_diffs([last], [bt[1]])[0]
+    if not math.isfinite(limit):
+        return Part(
+            "trains",
+            INCONCLUSIVE,
+            detail + f"; the {base.name} run does not fall either, and there is no limit to judge the migrated run "
+            "against its trajectory",
+            figs,
+        )
     figs.update(relative=True, base_last_third_mean=bt[1], base_rel=off, limit=limit, bf16_spacing=spacing)
     detail += (
         f"; the {base.name} run does not fall over these steps either ({bt[0]:.4g} -> {bt[1]:.4g}; bf16 numbers are "
