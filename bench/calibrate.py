@@ -281,6 +281,12 @@ def main() -> int:
     parser.add_argument("--rejudge", action="store_true", help="judge the stored runs again; run nothing")
     parser.add_argument("--lock", default="/tmp/bfm-xla.lock", help="flock file held around each verify ('' for none)")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--write-md",
+        type=Path,
+        metavar="FILE",
+        help="also put the matrix into FILE (bench/RESULTS.md) between its calibration markers",
+    )
     args = parser.parse_args()
     stored: dict[str, dict[str, Any]] = {}
     if args.results.is_file():
@@ -301,8 +307,24 @@ def main() -> int:
     entries = [stored[k] for k in order if k in stored]
     if args.rejudge:
         args.results.write_text(json.dumps(entries, indent=1) + "\n")
-    sys.stdout.write(matrix(entries))
+    table = matrix(entries)
+    sys.stdout.write(table)
+    if args.write_md is not None:
+        write_between_markers(args.write_md, table)
     return 0 if all(e["right"] for e in entries) else 1
+
+
+BEGIN, END = "<!-- calibration matrix: bench/calibrate.py --write-md -->", "<!-- end of calibration matrix -->"
+
+
+def write_between_markers(path: Path, table: str) -> None:
+    """Replace the text between the calibration markers of ``path`` by ``table``. Raises
+    ValueError when the markers are missing."""
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path}: no calibration markers ({BEGIN} ... {END})")
+    path.write_text(text[: start + len(BEGIN)] + "\n" + table + text[end:], encoding="utf-8")
 
 
 if __name__ == "__main__":
