@@ -413,6 +413,27 @@ def test_harness_records_without_torch_import(tmp_path):
     assert data["steps"] == 0 and data["exit_reason"] == "script_exit" and data["root"] is True
 
 
+def test_harness_records_where_each_legacy_variable_was_set(tmp_path):
+    record = tmp_path / "r.json"
+    script = tmp_path / "setup_env.py"
+    script.write_text(
+        "import os\n"
+        'os.environ.update({"XLA_DOWNCAST_BF16": "1"})\n'
+        'os.environ.setdefault("XLA_USE_BF16", "1")\n'
+        'os.environ["XLA_USE_BF16"] = "0"\n'  # the first write is the one named
+        'os.environ["OTHER"] = "1"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
+    env.update(
+        PYTHONPATH=str(HARNESS_DIR),
+        BF16_MIGRATE_RECORD=str(record),
+        BF16_MIGRATE_LEGACY_VARIABLES=",".join(LEGACY_VARIABLES),
+    )
+    subprocess.run([sys.executable, str(script)], env=env, check=True)
+    origin = json.loads(record.read_text())["legacy_env_origin"]
+    assert origin == {"XLA_DOWNCAST_BF16": f"{script}:2", "XLA_USE_BF16": f"{script}:3"}
+
+
 def test_format_report_renders_table_and_verdict():
     from bf16_migrate.verify import VerifyReport
 
