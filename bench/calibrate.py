@@ -4,8 +4,8 @@ Every case of ``bench/calibration/cases.toml`` is a legacy training script (``<c
 with its right migration in each mode (``<case>/right/<mode>.py``, verify must PASS) and wrong
 migrations (verify must FAIL): the script is verified with ``verify_script(...,
 migrated_source=...)``, so the verdict is measured on migrations known to be right or wrong,
-whatever the codemod would write today. Each verify holds the machine-wide XLA lock
-(``--lock``, default ``/tmp/bfm-xla.lock``) while it runs, so other XLA jobs interleave.
+whatever the codemod would write today. The verifies of one case hold the machine-wide XLA lock
+(``--lock``, default ``/tmp/bfm-xla.lock``) while they run, so other XLA jobs interleave.
 
 Usage::
 
@@ -295,15 +295,16 @@ def main() -> int:
     if args.rejudge:
         stored = {key: rejudge(e) for key, e in stored.items()}
     else:
-        for case, m in _selected(load_cases(), args.only, args.ci):
-            entry = verify_migration(case, m, lock=args.lock)
-            stored[f"{case.name}:{m.label}"] = entry
-            mark = "ok" if entry["right"] else "WRONG"
-            print(
-                f"{case.name} {m.label}: {entry['verdict']} ({mark}, {entry['wall_s']} s)", file=sys.stderr, flush=True
-            )
-            args.results.parent.mkdir(parents=True, exist_ok=True)
-            args.results.write_text(json.dumps([stored[k] for k in order if k in stored], indent=1) + "\n")
+        selected = _selected(load_cases(), args.only, args.ci)
+        for name in dict.fromkeys(case.name for case, _m in selected):
+            with xla_lock(args.lock):  # one case's verifies at a time, so other XLA jobs interleave
+                for case, m in [(c, m) for c, m in selected if c.name == name]:
+                    entry = verify_migration(case, m)
+                    stored[f"{case.name}:{m.label}"] = entry
+                    mark = "ok" if entry["right"] else "WRONG"
+                    print(f"{case.name} {m.label}: {entry['verdict']} ({mark}, {entry['wall_s']} s)", file=sys.stderr)
+                    args.results.parent.mkdir(parents=True, exist_ok=True)
+                    args.results.write_text(json.dumps([stored[k] for k in order if k in stored], indent=1) + "\n")
     entries = [stored[k] for k in order if k in stored]
     if args.rejudge:
         args.results.write_text(json.dumps(entries, indent=1) + "\n")
