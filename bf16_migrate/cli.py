@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 import click
 
 from .output import FORMATS
-from .rules import MODES, load_rules
+from .rules import DEFAULT_MODE, MODES, load_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
@@ -408,14 +408,14 @@ def verify(
         missing = check_matplotlib()
         if missing:
             _usage(missing)
-    from .carriers import KINDS as _CARRIER_KINDS
+    from .carriers import REGISTRY as _CARRIERS
     from .scan import kind_of
 
-    launcher = script is not None and kind_of(script) in _CARRIER_KINDS  # run.sh, a Dockerfile, a job spec
+    launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
         _verify_one(
-            script, script_args, mode or "stochastic", steps, env, timeout, json_path, plot_path, max_steps=max_steps
+            script, script_args, mode or DEFAULT_MODE, steps, env, timeout, json_path, plot_path, max_steps=max_steps
         )
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's

@@ -68,6 +68,17 @@ KEPT_LEAD, KEPT_ALSO = "{lead}: ", "{also}"
 ``rules/diagnostics.toml``)."""
 
 
+def headline(d: Diagnostic) -> str:
+    """The lead of ``d``'s message, before its first colon (the finding in a few words, as a
+    launcher's message quotes its script's)."""
+    return d.message.split(":")[0]
+
+
+def cited(d: Diagnostic) -> str:
+    """``d`` cited inside another finding: ``CODE at line N: <the message after its lead>``."""
+    return f"{d.code} at line {d.line}: {d.message.split(': ', 1)[-1]}"
+
+
 def kept_reason(code: str, variant: str | None = None, /, **fields: object) -> str:
     """The ``<reason>`` of a kept carrier setting's template ``{lead}: <reason>{also}``,
     formatted with ``fields`` (the other reasons a message lists after ``also:`` are worded

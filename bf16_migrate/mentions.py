@@ -67,23 +67,6 @@ def unsupported_findings(path: Path, text: str, binary: bool = False) -> list[Di
     ]
 
 
-def notebook_text_cells(path: Path, text: str) -> list[Diagnostic]:
-    """BFM091 for the markdown and raw cells of a notebook that name a variable (the code
-    cells are the notebook carrier's), at ``nb.ipynb#cellN`` as the carrier numbers cells.
-    Nothing when the notebook cannot be read: the carrier reports that."""
-    from .carriers.notebook_json import read_notebook
-
-    try:
-        nb = read_notebook(text)
-    except Exception:  # nbformat raises several kinds; the notebook carrier reports them
-        return []
-    found = []
-    for number, cell in enumerate(nb.get("cells", []), start=1):
-        if cell.get("cell_type") in ("markdown", "raw"):
-            found.extend(docs_findings(f"{path}#cell{number}", cell.get("source", "")))
-    return found
-
-
 def decode_text(data: bytes) -> tuple[str, bool]:
     """``(text, binary)`` for bytes that are only searched for mentions: UTF-16/32 by their
     byte-order mark, UTF-16 without one when a name appears in it that way, otherwise UTF-8

@@ -17,8 +17,9 @@ from typing import Any
 
 from . import workers
 from .python import MigrationResult, ParseError, migrate_source
+from .rules import Mode
 
-Call = tuple[str, str, str, Mapping[str, Any]]
+Call = tuple[str, Mode, str, Mapping[str, Any]]
 """``(source, mode, path, options)``: the arguments of one ``migrate_source`` call (options by keyword)."""
 
 
@@ -57,7 +58,7 @@ class Migrations:
     def __init__(self) -> None:
         self._done: dict[Hashable, MigrationResult | ParseError] = {}
 
-    def __call__(self, source: str, mode: str, path: str, **options: Any) -> MigrationResult:
+    def __call__(self, source: str, mode: Mode, path: str, **options: Any) -> MigrationResult:
         call = (source, mode, path, options)
         key = _key(call)
         if key not in self._done:
@@ -101,5 +102,9 @@ def _answer(done: MigrationResult | ParseError) -> MigrationResult:
     if isinstance(done, ParseError):
         raise done
     return dataclasses.replace(
-        done, diagnostics=list(done.diagnostics), legacy_env=dict(done.legacy_env), helpers=list(done.helpers)
+        done,
+        diagnostics=list(done.diagnostics),
+        legacy_env=dict(done.legacy_env),
+        helpers=list(done.helpers),
+        outcome=dataclasses.replace(done.outcome, refusals=list(done.outcome.refusals)),
     )

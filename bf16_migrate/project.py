@@ -24,15 +24,15 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .carriers import KINDS, CarrierError, analyze, for_kind
+from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
-from .python import ParseError, migrate_source
-from .rules import is_truthy, load_rules
+from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
+from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
@@ -82,7 +82,7 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
 
 def migrate_paths(
     paths: list[Path],
-    mode: str,
+    mode: str | Mode,
     write: bool,
     exclude: tuple[str, ...] = (),
     fp32_optimizer_state: bool = False,
@@ -91,6 +91,7 @@ def migrate_paths(
     hold=None,
     helpers_module: str | None = None,
     snapshot: dict[Path, bytes | None] | None = None,
+    candidates: list[Candidate] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -110,10 +111,16 @@ def migrate_paths(
 
     ``snapshot``: when given (and writing), receives the bytes every file to change holds just
     before the commit (None for a file the run creates), keyed by its path as reported: what
-    ``--revert-failed`` puts back."""
+    ``--revert-failed`` puts back.
+
+    ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
+    already (the command line does, to skip all start-up work when nothing names a variable):
+    the tree is walked once per run."""
+    mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
-    candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
+    if candidates is None:
+        candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
     tree = TreeReader(roots, exclude, ignore)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
@@ -183,7 +190,7 @@ class TreeReader:
         """The carrier file at ``path`` analysed, or None when it is no carrier or cannot be
         read or parsed (only followed here: its own run reports it)."""
         kind = kind or kind_of(path)
-        if kind not in KINDS:
+        if kind not in REGISTRY:
             return None
         try:
             source = read_source(path)
@@ -198,7 +205,7 @@ class TreeReader:
         found = []
         needle = path.name.encode()
         for candidate_path, kind in walk(root, self.exclude, ignore=self.ignore):
-            if kind not in KINDS or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
+            if kind not in REGISTRY or not for_kind(kind).INCLUDES or candidate_path.resolve() == path.resolve():
                 continue
             try:
                 if needle not in candidate_path.read_bytes():
@@ -325,11 +332,6 @@ def _is_test_file(path: Path) -> bool:
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
-# Unfixed diagnostics of a trial migration under the setting that mean the file cannot take the
-# change (no model found / the optimizer's parameters cannot be cast, a test, a framework object).
-_REFUSALS = ("BFM010", "BFM011", "BFM052", "BFM055")
-
-
 def _legacy_env_scripts(
     paths,
     exclude,
@@ -379,11 +381,11 @@ def _legacy_env_scripts(
             if direct:  # reported when the file is migrated
                 python_files[path] = (source.text, source.encoding)
             continue
-        refused = [d for d in trial.diagnostics if not d.fixed and d.code in _REFUSALS]
-        took = not refused and (
-            trial.code == source.text or any(d.fixed and d.code in ("BFM001", "BFM013") for d in trial.diagnostics)
-        )
-        has_optimizer = any(d.code == "BFM011" for d in refused)
+        # the trial under the setting: not a script the change goes to (no model, a test's, a
+        # framework's), or a script that has the change now
+        refused = trial.outcome.refused(SCRIPT_REFUSALS)
+        took = not refused and (trial.code == source.text or trial.outcome.took)
+        has_optimizer = any(why is Refusal.MODEL_UNKNOWN for why, _ in refused)
         if took or direct or has_optimizer:
             # a script: it gets the change, or (named directly, or it builds an optimizer the
             # codemod cannot cast) its diagnostics say why it cannot
@@ -406,7 +408,7 @@ def _one(
     candidate: Candidate, roots: list[Path], planner: LinkPlanner, python_files: dict, extra: list, outcome: Outcome
 ) -> None:
     path = candidate.path
-    if candidate.kind not in ("python", *KINDS):
+    if candidate.kind != "python" and candidate.kind not in REGISTRY:
         _reported_only(candidate, extra, outcome)
         return
     try:

@@ -63,22 +63,121 @@ def _read(path: Path) -> dict:
         raise RuleError(f"{path}: cannot read rule file: {exc}") from exc
 
 
-def _read_modes(directory: Path) -> tuple[str, ...]:
+def _need(data: dict, key: str, kind: type, path: Path):
+    if key not in data:
+        raise RuleError(f"{path}: missing key {key!r}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise RuleError(f"{path}: {key!r} must be {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+EMITS = frozenset(
+    {
+        "stochastic-rounding",
+        "model-cast",
+        "input-cast",
+        "fp32-loss-accumulator",
+        "fp32-master-weights",
+        "fp32-grad-norm",
+        "autocast",
+        "bf16-attention-math",
+    }
+)
+"""The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
+:mod:`bf16_migrate.python.precision`."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One migration mode: a table of ``rules/modes.toml`` (the replacements of AWS Neuron's
+    "Migration From XLA_USE_BF16/XLA_DOWNCAST_BF16").
+
+    ``emit`` is what the codemod writes for a variable that switches bf16 on (a subset of
+    :data:`EMITS`); the questions the code asks of a mode are read from it, so no code compares
+    a mode's name. ``summary`` names the change in findings, ``by_hand`` what to do where the
+    model cannot be found, ``script_change`` what a launcher's finding says its script gets.
+    ``removes_only``: the internal FP32-reference mode of ``verify`` (:data:`REFERENCE`), which
+    removes the legacy writes and adds nothing.
+    """
+
+    name: str
+    summary: str
+    emit: frozenset[str]
+    by_hand: str = ""
+    script_change: str = ""
+    removes_only: bool = False
+
+    @property
+    def casts_model(self) -> bool:
+        """The model becomes bf16 (``model.to(torch.bfloat16)``), its floating inputs with it."""
+        return "model-cast" in self.emit
+
+    @property
+    def autocast(self) -> bool:
+        """The model stays FP32; its forward pass and loss run under ``torch.autocast``."""
+        return "autocast" in self.emit
+
+    @property
+    def master_weights(self) -> bool:
+        """The optimizer updates FP32 master weights of the bf16 parameters."""
+        return "fp32-master-weights" in self.emit
+
+    @property
+    def stochastic_rounding(self) -> bool:
+        """The legacy setting becomes ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``."""
+        return "stochastic-rounding" in self.emit
+
+    def __str__(self) -> str:
+        return self.name
+
+
+REFERENCE = Mode(name="reference", summary="removed (FP32 reference run)", emit=frozenset(), removes_only=True)
+"""The internal mode of ``verify``'s FP32 reference run: the legacy writes removed, nothing added."""
+
+_MODE_TEXTS = ("summary", "by_hand", "script_change")
+
+
+def _read_modes(directory: Path) -> dict[str, Mode]:
+    """The modes of ``directory/modes.toml``, in the file's order; :class:`RuleError` naming the
+    file for a mode without its texts or with an unknown emit."""
     path = directory / "modes.toml"
-    modes = _read(path).get("modes")
-    if not (
-        isinstance(modes, list)
-        and modes
-        and all(isinstance(m, str) and m for m in modes)
-        and len(set(modes)) == len(modes)
-    ):
-        raise RuleError(f"{path}: 'modes' must be a non-empty list of distinct names")
-    return tuple(modes)
+    data = _read(path)
+    if not data or not all(isinstance(table, dict) for table in data.values()):
+        raise RuleError(f"{path}: one table per mode, e.g. [stochastic], is expected")
+    modes = {}
+    for name, table in data.items():
+        unknown = set(table) - {"emit", *_MODE_TEXTS}
+        if unknown:
+            raise RuleError(f"{path}: [{name}] has unknown keys {sorted(unknown)}")
+        emit = frozenset(_need(table, "emit", list, path))
+        if emit - EMITS:
+            raise RuleError(f"{path}: [{name}] emits unknown changes {sorted(emit - EMITS)}")
+        if name == REFERENCE.name:
+            raise RuleError(f"{path}: {name!r} is verify's own reference run, not a mode")
+        texts = {key: _need(table, key, str, path) for key in _MODE_TEXTS}
+        modes[name] = Mode(name=name, emit=emit, **texts)
+    return modes
 
 
-MODES = _read_modes(RULES_DIR)
-"""The migration modes, as chosen with ``--mode``, in the order offered (``rules/modes.toml``;
-AWS Neuron's migration guide for XLA_USE_BF16/XLA_DOWNCAST_BF16)."""
+_modes_in = functools.cache(_read_modes)
+
+MODES = tuple(_modes_in(RULES_DIR))
+"""The names of the migration modes, as chosen with ``--mode``, in the order offered (the first
+is the default; ``rules/modes.toml``)."""
+
+DEFAULT_MODE = MODES[0]
+
+
+def mode_named(name: str, directory: Path | None = None) -> Mode:
+    """The :class:`Mode` called ``name`` (or :data:`REFERENCE`); ``ValueError`` naming the modes
+    for any other name. Reads ``modes.toml`` alone (once), not the other rule files."""
+    if name == REFERENCE.name:
+        return REFERENCE
+    modes = _modes_in(directory or RULES_DIR)
+    if name not in modes:
+        raise ValueError(f"unknown mode {name!r}; choose one of {', '.join(modes)}")
+    return modes[name]
 
 
 @functools.cache
@@ -95,30 +194,17 @@ def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
     return tuple(names)
 
 
-EMITS = frozenset(
-    {
-        "stochastic-rounding",
-        "model-cast",
-        "input-cast",
-        "fp32-loss-accumulator",
-        "fp32-master-weights",
-        "fp32-grad-norm",
-        "autocast",
-        "bf16-attention-math",
-    }
-)
-
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 
 
 @dataclass(frozen=True)
 class VariableRule:
-    """What a legacy precision variable does and what each mode emits for it.
+    """What a legacy precision variable does.
 
     ``f32_becomes`` / ``f64_becomes`` are the device dtypes an f32 / f64 tensor gets while the
     variable is on (``"bf16"``, ``"f16"``, ``"f32"``, ``"f64"``); ``effective`` is False for the
-    variables torch-xla >= 2.5 ignores (the FP16 pair). ``emit`` maps a mode to the changes the
-    codemod makes (a subset of :data:`EMITS`).
+    variables torch-xla >= 2.5 ignores (the FP16 pair). What a mode emits for it:
+    :meth:`emits`.
     """
 
     name: str
@@ -128,8 +214,13 @@ class VariableRule:
     effective: bool
     deprecated_since: str
     neuron_stochastic_rounding: bool
-    emit: Mapping[str, frozenset[str]]
     source: Path
+
+    def emits(self, mode: Mode) -> frozenset[str]:
+        """The changes ``mode`` makes for this variable: the mode's, when the variable still
+        takes effect (the modes replace bf16, the only low precision an effective variable has:
+        checked at load); none for one torch-xla ignores."""
+        return mode.emit if self.effective else frozenset()
 
 
 FIX_KINDS = ("fixed automatically", "fixed automatically, review", "needs a hand")
@@ -262,44 +353,28 @@ class Rules:
     diagnostics: Mapping[str, DiagnosticRule]
     torch_api: TorchApi
     frameworks: tuple[FrameworkRule, ...] = ()
+    modes: Mapping[str, Mode] = field(default_factory=dict)
 
 
-def _need(data: dict, key: str, kind: type, path: Path):
-    if key not in data:
-        raise RuleError(f"{path}: missing key {key!r}")
-    value = data[key]
-    if not isinstance(value, kind):
-        raise RuleError(f"{path}: {key!r} must be {kind.__name__}, got {type(value).__name__}")
-    return value
-
-
-def _load_variable(path: Path, modes_of_rules: tuple[str, ...]) -> VariableRule:
+def _load_variable(path: Path) -> VariableRule:
     data = _read(path)
     name = _need(data, "name", str, path)
     if name != path.stem:
         raise RuleError(f"{path}: name {name!r} does not match the file name")
-    modes = _need(data, "modes", dict, path)
-    emit = {}
-    for mode in modes_of_rules:
-        if mode not in modes:
-            raise RuleError(f"{path}: no [modes.{mode}] table")
-        items = frozenset(_need(modes[mode], "emit", list, path))
-        unknown = items - EMITS
-        if unknown:
-            raise RuleError(f"{path}: [modes.{mode}] emits unknown changes {sorted(unknown)}")
-        emit[mode] = items
+    if "modes" in data:
+        raise RuleError(f"{path}: what a mode emits is the mode's (rules/modes.toml), not the variable's")
     effective = _need(data, "effective", bool, path)
-    if not effective and any(emit.values()):
-        raise RuleError(f"{path}: a variable with no effect must emit nothing")
+    low_precision = _need(data, "low_precision", str, path)
+    if effective and low_precision != "bf16":
+        raise RuleError(f"{path}: the modes replace bf16 only; an effective {low_precision} variable has no migration")
     return VariableRule(
         name=name,
-        low_precision=_need(data, "low_precision", str, path),
+        low_precision=low_precision,
         f32_becomes=_need(data, "f32_becomes", str, path),
         f64_becomes=_need(data, "f64_becomes", str, path),
         effective=effective,
         deprecated_since=_need(data, "deprecated_since", str, path),
         neuron_stochastic_rounding=_need(data, "neuron_stochastic_rounding", bool, path),
-        emit=emit,
         source=path,
     )
 
@@ -391,9 +466,9 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
     when a diagnostic code used by the code is missing from ``diagnostics.toml``.
     """
     variables: dict[str, VariableRule] = {}
-    modes = _read_modes(directory)
+    modes = _modes_in(directory)
     for path in sorted(directory.glob(VARIABLE_GLOB)):
-        rule = _load_variable(path, modes)
+        rule = _load_variable(path)
         variables[rule.name] = rule
     if not variables:
         raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
@@ -420,7 +495,7 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         )
         for key, entry in _read(frameworks_path).items()
     )
-    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api, frameworks=frameworks)
+    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api, frameworks=frameworks, modes=modes)
 
 
 def is_truthy(value: str) -> bool:

@@ -21,7 +21,7 @@ import click
 
 from .config import Config, ConfigError, common_parent, load_config
 from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
-from .rules import MODES, RuleError, load_rules
+from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -83,7 +83,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     configuration's value of the same variable). Raises :class:`ConfigError` or
     :class:`SelectionError` with a one-line message naming the file or the option."""
     where = f"{config.path}: [tool.bf16-migrate]"
-    mode = options.mode or config.mode or "stochastic"
+    mode = options.mode or config.mode or DEFAULT_MODE
     if mode not in MODES:
         raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
     fmt = options.fmt or config.output_format or "text"
@@ -196,7 +196,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
         if stdin_path is not None:
             return _run_stdin(stdin_path, options, settings)
         paths = paths + _launchers_of_scripts(paths, settings, ignore)
-        from .scan import remember, scan
+        from .scan import scan
 
         # the codemod is imported as soon as one file names a variable, while a large tree's
         # remaining files are still read in another process
@@ -205,8 +205,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             # nothing names a legacy variable: no codemod, no rules, no libcst import
             outcome = _Nothing()
         else:
-            remember(paths, settings.exclude, ignore, candidates)
-            outcome = _migrate(paths, options, settings, ignore, snapshot)
+            outcome = _migrate(paths, options, settings, ignore, snapshot, candidates)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
@@ -361,7 +360,7 @@ def _load_codemod() -> None:
 _exit_frozen = False
 
 
-def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None):
+def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, candidates=None):
     from .project import migrate_paths
 
     return migrate_paths(
@@ -375,6 +374,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: d
         helpers_module=settings.helpers_module,
         hold=hold_noqa_writes,
         snapshot=snapshot,
+        candidates=candidates,
     )
 
 

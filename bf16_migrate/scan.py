@@ -51,6 +51,34 @@ class Candidate:
 
 
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch"}
+
+
+@dataclass(frozen=True)
+class FileNames:
+    """How a carrier's files are named: by ``suffix`` (``.sh``), or by the whole name (``names``,
+    exact; ``prefixes``; ``endings``). Suffixes are tried before documentation, names after it
+    (``Dockerfile.md`` is documentation)."""
+
+    suffixes: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+    endings: tuple[str, ...] = ()
+
+    def by_name(self, name: str) -> bool:
+        return name in self.names or name.startswith(self.prefixes) or name.endswith(self.endings)
+
+
+CARRIER_FILES: dict[str, FileNames] = {
+    "shell": FileNames(suffixes=frozenset(SHELL_SUFFIXES)),
+    "notebook": FileNames(suffixes=frozenset({".ipynb"})),
+    "yaml": FileNames(suffixes=frozenset({".yaml", ".yml"})),
+    "dockerfile": FileNames(
+        prefixes=("Dockerfile", "Containerfile"), endings=(".dockerfile", ".Dockerfile", ".containerfile")
+    ),
+    "dotenv": FileNames(names=frozenset({".env"}), prefixes=(".env.",), endings=(".env",)),
+}
+"""The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order
+they are tried; a shell script without a suffix is also known by its ``#!`` line."""
 # Files that can carry an environment setting but that bf16-migrate does not parse: reported.
 UNSUPPORTED_SUFFIXES = {".cfg", ".ini", ".toml", ".json", ".mk"}
 UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
@@ -99,20 +127,14 @@ def kind_of(path: Path) -> str | None:
     name, suffix = path.name, path.suffix
     if suffix in (".py", ".pyi"):
         return "python"
-    if suffix in SHELL_SUFFIXES:
-        return "shell"
-    if suffix == ".ipynb":
-        return "notebook"
-    if suffix in (".yaml", ".yml"):
-        return "yaml"
+    for kind, files in CARRIER_FILES.items():
+        if suffix in files.suffixes:
+            return kind
     if suffix in DOC_SUFFIXES or (not suffix and name.startswith(DOC_NAMES)):
-        return "docs"  # before the Dockerfile names: Dockerfile.md is documentation
-    if name.startswith(("Dockerfile", "Containerfile")) or name.endswith(
-        (".dockerfile", ".Dockerfile", ".containerfile")
-    ):
-        return "dockerfile"
-    if name == ".env" or name.endswith(".env") or name.startswith(".env."):
-        return "dotenv"
+        return "docs"  # before the carriers known by name: Dockerfile.md is documentation
+    for kind, files in CARRIER_FILES.items():
+        if files.by_name(name):
+            return kind
     if suffix in UNSUPPORTED_SUFFIXES or name.startswith(UNSUPPORTED_NAMES):
         return "unsupported"
     if not suffix:
@@ -218,17 +240,6 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
         yield path, kind_of(path)
 
 
-_remembered: tuple | None = None
-
-
-def remember(paths: list[Path], exclude: tuple[str, ...], ignore, candidates: list[Candidate]) -> None:
-    """Keep ``candidates``, the result of ``scan(paths, exclude, ignore)``, for the next call
-    with the same arguments (once): the command line scans first to skip all start-up work when
-    nothing names a legacy variable, and the migration then does not walk the tree again."""
-    global _remembered
-    _remembered = (list(paths), tuple(exclude), ignore, candidates)
-
-
 def scan(
     paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
 ) -> list[Candidate]:
@@ -242,11 +253,6 @@ def scan(
     line is not read otherwise). ``on_found`` is called once, as soon as one file is known to
     name a variable, possibly while the rest of a large tree is still being read in another
     process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
-    global _remembered
-    if _remembered is not None:
-        kept, _remembered = _remembered, None
-        if kept[0] == list(paths) and kept[1] == tuple(exclude) and kept[2] is ignore:
-            return list(kept[3])
     found: dict[Path, Candidate] = {}
     for root in paths:
         if not root.exists():
@@ -290,10 +296,6 @@ def is_temporary(name: str) -> bool:
     return is_temporary_name(name)
 
 
-# Carriers that can start a Python script, or hold a setting for one (an env file a launcher loads).
-_LAUNCHER_KINDS = ("shell", "dockerfile", "yaml", "dotenv", "notebook")
-
-
 def launchers_of(
     scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8
 ) -> list[Path]:
@@ -312,7 +314,7 @@ def launchers_of(
     Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan`."""
     import re
 
-    from .carriers import CarrierError, analyze
+    from .carriers import REGISTRY, CarrierError, analyze, for_kind
     from .carriers.resolve import resolve_module, resolve_script
 
     def pattern_for(path: Path) -> bytes:
@@ -323,7 +325,7 @@ def launchers_of(
 
     carriers: dict[Path, tuple[str, bytes]] = {}
     for path, kind in walk(root, exclude, ignore=ignore):
-        if kind in _LAUNCHER_KINDS:
+        if kind in REGISTRY:  # every carrier can start a script or hold a setting for one
             try:
                 carriers[path] = (kind, path.read_bytes())
             except OSError:
@@ -336,7 +338,7 @@ def launchers_of(
         pattern = re.compile(b"|".join(patterns))
         added = []
         for path, (kind, data) in carriers.items():
-            if path in chosen or kind == "dotenv" or not pattern.search(data):
+            if path in chosen or for_kind(kind).INCLUDED_ONLY or not pattern.search(data):
                 continue
             try:
                 analysis = analyze(kind, data.decode("utf-8", "replace"), str(path))

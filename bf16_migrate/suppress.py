@@ -51,6 +51,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import carriers
 from .diagnostics import Diagnostic
 from .scan import kind_of
 
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
 # ruff's noqa regex, for this tool's codes: a bare noqa comment, or one naming codes (BFM050, or BFM050,BFM022).
 _NOQA = re.compile(r"#\s*(?i:noqa)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?")
 _COMMENT_START = re.compile(r"(?:^|(?<=\s))#")
-_HASH_COMMENT_KINDS = ("shell", "yaml", "dotenv")
 ALL = frozenset({"*"})
 """What a bare ``# noqa`` suppresses."""
 
@@ -148,7 +148,7 @@ def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
             if noqa is not None:
                 found.append(noqa)
         return found
-    elif kind not in _HASH_COMMENT_KINDS:
+    elif kind not in carriers.HASH_COMMENTS:
         return found
     for number, line in enumerate(text.splitlines(), start=1):
         start = _COMMENT_START.search(line)
@@ -292,7 +292,7 @@ class _File:
     def __init__(self, path: str, texts: Mapping[str, str]) -> None:
         self.kind = kind_of(Path(path))
         self.text = texts.get(path)
-        if self.text is None and self.kind in ("python", "dockerfile", "notebook", *_HASH_COMMENT_KINDS):
+        if self.text is None and (self.kind == "python" or self.kind in carriers.REGISTRY):
             from .write import ReadError, read_source
 
             try:

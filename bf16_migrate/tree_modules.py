@@ -26,13 +26,14 @@ from .carriers.link import FileResult
 from .carriers.resolve import tree_imports
 from .diagnostics import report
 from .python import MigrationResult, ParseError, migrate_source
+from .rules import Mode
 
 
 def migrate_imported_modules(
     results: list[FileResult],
     read_python: Callable[[Path], tuple[str, str]],
     root_of: Callable[[Path], Path],
-    mode: str,
+    mode: Mode,
     fp32_optimizer_state: bool,
     errors: list[str],
     migrate: Callable[..., MigrationResult] = migrate_source,

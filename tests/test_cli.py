@@ -170,3 +170,20 @@ def test_fp32_optimizer_state_flag(tmp_path):
     assert result.exit_code == 0, result.output
     assert "grad = p.grad.data.float()" in script.read_text()
     assert "BFM061" in result.output
+
+
+def test_a_run_walks_the_tree_once(tmp_path, monkeypatch):
+    """The command line scans first (to skip all start-up work when nothing names a variable) and
+    hands its candidates to the migration: one scan per run, no second walk of the tree."""
+    from bf16_migrate import project, scan
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "train.py").write_text((FIXTURES / "mlp_regression" / "train.py").read_text())
+    calls = []
+    real = scan.scan
+    monkeypatch.setattr(scan, "scan", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(project, "scan", scan.scan)
+    result = invoke(tmp_path, "--check")
+    assert result.exit_code == 1, result.output
+    assert len(calls) == 1, calls

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from bf16_migrate.carriers import shell
-from bf16_migrate.carriers.launch import read_command
 from bf16_migrate.carriers.link import passes_flag
 from bf16_migrate.carriers.model import Analysis
+from bf16_migrate.command_lines import read_command
 from bf16_migrate.project import migrate_paths
 
 TRAIN = textwrap.dedent(

@@ -8,17 +8,37 @@ import pytest
 from conftest import ROOT
 
 from bf16_migrate.diagnostics import RULES_REFERENCE, Diagnostic, report, with_readme_table
-from bf16_migrate.rules import FIX_KINDS, MODES, RULES_DIR, RuleError, is_truthy, load_rules
+from bf16_migrate.rules import FIX_KINDS, MODES, REFERENCE, RULES_DIR, RuleError, is_truthy, load_rules, mode_named
 
 
 def test_rules_load_and_cover_every_mode():
     rules = load_rules()
     assert set(rules.variables) == {"XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16"}
-    for rule in rules.variables.values():
-        assert set(rule.emit) == set(MODES)
+    assert tuple(rules.modes) == MODES == ("stochastic", "gpu-compatible", "amp")
+    for mode in rules.modes.values():
+        assert rules.variables["XLA_USE_BF16"].emits(mode) == mode.emit != frozenset()
+        assert rules.variables["XLA_USE_FP16"].emits(mode) == frozenset()  # no effect since torch-xla 2.5
     assert rules.variables["XLA_DOWNCAST_BF16"].f64_becomes == "f32"
     assert rules.variables["XLA_USE_BF16"].f64_becomes == "bf16"
     assert not rules.variables["XLA_USE_FP16"].effective
+
+
+def test_what_code_asks_of_a_mode_is_read_from_what_it_emits():
+    """Neuron's migration guide: stochastic = bf16 model + stochastic rounding; gpu-compatible =
+    bf16 model + FP32 master weights; amp = FP32 model under autocast."""
+    asked = {
+        name: (m.casts_model, m.stochastic_rounding, m.master_weights, m.autocast)
+        for name, m in load_rules().modes.items()
+    }
+    assert asked == {
+        "stochastic": (True, True, False, False),
+        "gpu-compatible": (True, False, True, False),
+        "amp": (False, False, False, True),
+    }
+    assert mode_named("amp") is load_rules().modes["amp"]
+    assert mode_named(REFERENCE.name) is REFERENCE and REFERENCE.removes_only and not REFERENCE.emit
+    with pytest.raises(ValueError, match="unknown mode 'fast'; choose one of stochastic, gpu-compatible, amp"):
+        mode_named("fast")
 
 
 # Measured on the XLA CPU device, torch-xla 2.9: XLA_USE_BF16=<value>, then the dtype of the HLO
@@ -50,17 +70,34 @@ def _copy_rules(tmp_path):
 CORRUPTIONS = [
     # (file, old text, new text or None for "replace the whole file", error pattern)
     ("XLA_USE_BF16.toml", None, 'name = "XLA_USE_BF16"\n', r"XLA_USE_BF16\.toml: missing key"),
-    ("XLA_USE_BF16.toml", '"autocast"', '"autocats"', "unknown changes"),
-    ("XLA_USE_FP16.toml", "[modes.amp]\nemit = []", '[modes.amp]\nemit = ["autocast"]', "no effect must emit nothing"),
+    ("modes.toml", '"autocast"', '"autocats"', r"modes\.toml: \[amp\] emits unknown changes \['autocats'\]"),
+    (
+        "XLA_USE_BF16.toml",
+        "neuron_stochastic_rounding = true",
+        "neuron_stochastic_rounding = true\n[modes.amp]\nemit = []",
+        "not the variable's",
+    ),
+    ("XLA_USE_FP16.toml", "effective = false", "effective = true", "the modes replace bf16 only"),
     ("diagnostics_python.toml", "[BFM062]", "[BFM001]", "defined twice"),
-    ("modes.toml", '"amp"]', '"amp", "amp"]', r"modes\.toml: 'modes' must be a non-empty list of distinct names"),
+    ("modes.toml", "[amp]", "[stochastic]", r"modes\.toml: cannot read rule file"),
+    ("modes.toml", "[amp]", "[reference]", "verify's own reference run"),
+    ("modes.toml", 'by_hand = "autocast the forward pass"\n', "", r"modes\.toml: missing key 'by_hand'"),
 ]
 
 
 @pytest.mark.parametrize(
     "name, old, new, error",
     CORRUPTIONS,
-    ids=["missing-key", "unknown-emit", "noop-emits", "duplicate-code", "duplicate-mode"],
+    ids=[
+        "missing-key",
+        "unknown-emit",
+        "variable-emits",
+        "effective-fp16",
+        "duplicate-code",
+        "duplicate-mode",
+        "reference-mode",
+        "mode-text",
+    ],
 )
 def test_a_bad_rule_file_is_rejected_naming_it(tmp_path, name, old, new, error):
     rules = _copy_rules(tmp_path)

@@ -81,9 +81,7 @@ def _tree(where: Path, variable: str) -> Path:
 def test_the_lists_come_from_the_rules_directory():
     assert (RULES_DIR / "modes.toml").is_file() and (RULES_DIR / "XLA_USE_BF16.toml").is_file()
     assert variable_names() == tuple(sorted(load_rules().variables)) == LEGACY_VARIABLES
-    assert MODES == tuple(tomllib.loads((RULES_DIR / "modes.toml").read_text())["modes"])
-    for rule in load_rules().variables.values():
-        assert tuple(rule.emit) == MODES
+    assert MODES == tuple(tomllib.loads((RULES_DIR / "modes.toml").read_text())) == tuple(load_rules().modes)
 
 
 def test_a_new_variable_rule_is_found_by_the_prefilter(new_rules, tmp_path):
@@ -285,3 +283,49 @@ def test_an_installed_copy_reads_its_package_data(tmp_path):
         and int(markers) == len(variable_names())
         and int(codes) == len(load_rules().diagnostics)
     )
+
+
+MADE_UP_MODE = "bf16-plain"
+"""A made-up mode: the model cast to bf16 with its inputs, and nothing else (no stochastic
+rounding, no master weights, no FP32 loss accumulator)."""
+
+
+@pytest.fixture(scope="module")
+def mode_rules(tmp_path_factory) -> Path:
+    """A copy of the rules with one more mode in ``modes.toml``."""
+    target = tmp_path_factory.mktemp("rules") / "rules"
+    shutil.copytree(RULES_DIR, target)
+    with (target / "modes.toml").open("a") as f:
+        f.write(
+            f"\n[{MADE_UP_MODE}]\n"
+            'summary = "model cast to torch.bfloat16 alone"\n'
+            'emit = ["model-cast", "input-cast"]\n'
+            'by_hand = "cast the model by hand"\n'
+            'script_change = "the model cast alone"\n'
+        )
+    return target
+
+
+def test_a_new_mode_is_offered_and_emits_what_its_rule_says(mode_rules, tmp_path):
+    """Followed from ``--mode`` through the codemod and the launcher's plan: the new mode is a
+    choice, casts the model and its floating inputs (as stochastic does), removes the switch
+    without stochastic rounding and adds no FP32 loss accumulator; the launcher's finding names
+    the mode's own words."""
+    assert _cli([".", "--mode", MADE_UP_MODE, "--check"], None, tmp_path).returncode == 2  # unknown to the stock rules
+    help_text = _cli(["migrate", "--help"], mode_rules, tmp_path).stdout
+    assert MADE_UP_MODE in help_text
+    new = _tree(tmp_path / "new", "XLA_USE_BF16")
+    stochastic = _tree(tmp_path / "stochastic", "XLA_USE_BF16")
+    result = _cli([".", "--mode", MADE_UP_MODE], mode_rules, new)
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    assert _cli([".", "--mode", "stochastic", "-q"], None, stochastic).returncode in (0, 1)
+    script, theirs = (new / "train.py").read_text(), (stochastic / "train.py").read_text()
+    assert "model.to(torch.bfloat16)" in script and "x.to(torch.bfloat16)" in script
+    assert 'os.environ["XLA_USE_BF16"]' not in script and "NEURON_RT_STOCHASTIC_ROUNDING_EN" not in script
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in theirs
+    # the same cast and input lines as stochastic mode's, which also emits model-cast and input-cast
+    cast_lines = [line for line in theirs.splitlines() if "torch.bfloat16" in line]
+    assert cast_lines and all(line in script.splitlines() for line in cast_lines)
+    assert "XLA_USE_BF16=" not in (new / "run.sh").read_text()
+    assert "the model cast alone" in result.stdout, result.stdout
+    assert "model cast to torch.bfloat16 alone" in result.stdout, result.stdout

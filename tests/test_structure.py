@@ -22,15 +22,16 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+def _imports(name: str, path: Path, modules: dict[str, Path], anywhere: bool = False) -> set[str]:
     """The package's modules that ``name`` imports when it is loaded: its module-level imports,
-    not those inside functions or under ``if TYPE_CHECKING:``."""
+    not those inside functions or under ``if TYPE_CHECKING:``; with ``anywhere``, every import
+    of the module, those inside functions and for type checking included."""
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
     found: set[str] = set()
     for statement in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if not anywhere and isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
+        if not anywhere and isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
             continue
         for node in ast.walk(statement):
             if isinstance(node, ast.ImportFrom):
@@ -79,3 +80,66 @@ def test_no_import_cycle():
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+LAYERS = {
+    # the knowledge and the plumbing every part uses
+    "bf16_migrate": 0,
+    "rules": 0,
+    "diagnostics": 0,
+    "wording": 0,
+    "mentions": 0,
+    "command_lines": 0,
+    "workers": 0,
+    "commit": 0,
+    "write": 0,
+    "ignore": 0,
+    "config": 0,
+    "prefilter_fork": 0,
+    # the codemod: source text in, source text out (it knows nothing of files)
+    "python": 1,
+    # one file's plan: the carriers, and the Python migrations they and the project ask for
+    "carriers": 2,
+    "migrations": 2,
+    "helpers_module": 2,
+    "tree_modules": 2,
+    # the tree: discovery, suppressions, the whole run's plan and its output
+    "prefilter": 3,
+    "scan": 3,
+    "suppress": 3,
+    "project": 3,
+    "output": 3,
+    # the proof, which reuses the rewrite
+    "verify": 4,
+    # the command line
+    "run": 5,
+    "cli": 5,
+}
+"""The layers of the package, lowest first (docs/architecture.md): a module imports only from its
+own layer or a lower one. ``python``, ``carriers`` and ``verify`` are packages, placed whole."""
+
+
+def _layer_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def test_no_upward_import_even_inside_a_function():
+    modules = _modules()
+    unplaced = sorted({_layer_of(name) for name in modules} - set(LAYERS))
+    assert unplaced == [], f"place these in a layer of LAYERS: {unplaced}"
+    upward = [
+        f"{name} ({LAYERS[_layer_of(name)]}) imports {target} ({LAYERS[_layer_of(target)]})"
+        for name, path in modules.items()
+        for target in sorted(_imports(name, path, modules, anywhere=True))
+        if LAYERS[_layer_of(target)] > LAYERS[_layer_of(name)]
+    ]
+    assert upward == []
+
+
+def test_the_upward_check_sees_an_import_inside_a_function(tmp_path):
+    module = tmp_path / "codemod.py"
+    module.write_text("def f():\n    from bf16_migrate.carriers import link\n")
+    modules = {"bf16_migrate.python.codemod": module, "bf16_migrate.carriers.link": module}
+    assert _imports("bf16_migrate.python.codemod", module, modules) == set()
+    assert _imports("bf16_migrate.python.codemod", module, modules, anywhere=True) == {"bf16_migrate.carriers.link"}

@@ -68,9 +68,15 @@ REGISTRY: dict[str, str] = {
     "notebook": "notebook",
 }
 """Carrier kind -> its module in this package (imported on first use: a run that meets no
-notebook never imports nbformat)."""
+notebook never imports nbformat). Every carrier can start a Python script or hold a setting for
+one, so each is read when a script named alone brings in its launchers
+(:func:`bf16_migrate.scan.launchers_of`)."""
 
-KINDS = tuple(REGISTRY)
+HASH_COMMENTS: set[str] = {"shell", "yaml", "dotenv"}
+"""The carrier kinds whose ``#`` comments are comments wherever they start a word (shell, YAML,
+``.env``): a ``# noqa`` there covers its own line (:func:`bf16_migrate.suppress.noqa_comments`).
+A carrier with a comment syntax of its own (a Dockerfile's instruction comments, a notebook's
+cells) has its own reader there."""
 
 if TYPE_CHECKING:  # every registered module satisfies the protocol (checked by mypy, never imported here at run time)
     from . import dockerfile, dotenv, notebook, shell, yaml_env
@@ -79,7 +85,7 @@ if TYPE_CHECKING:  # every registered module satisfies the protocol (checked by 
 
 
 def for_kind(kind: str) -> Carrier:
-    """The carrier module of ``kind`` (one of :data:`KINDS`). ``ValueError`` for an unknown kind."""
+    """The carrier module of ``kind`` (one of :data:`REGISTRY`). ``ValueError`` for an unknown kind."""
     if kind not in REGISTRY:
         raise ValueError(f"unknown carrier kind {kind!r}")
     return cast(Carrier, importlib.import_module(f".{REGISTRY[kind]}", __name__))
@@ -106,4 +112,4 @@ def _analyze(kind: str, text: str, path: str) -> Analysis:
     return for_kind(kind).analyze(text, path)
 
 
-__all__ = ["Analysis", "Carrier", "CarrierError", "KINDS", "REGISTRY", "analyze", "for_kind"]
+__all__ = ["Analysis", "Carrier", "CarrierError", "HASH_COMMENTS", "REGISTRY", "analyze", "for_kind"]

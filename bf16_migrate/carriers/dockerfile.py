@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 
 from dockerfile_parse import DockerfileParser
 
+from ..command_lines import read_command
 from .dockerfile_syntax import EnvPair, blanked, continuations, env_pairs, exec_form, has_heredoc, split_lf
-from .launch import read_command
 from .model import (
     KEEP,
     REMOVE,

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .launch import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
-from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Decision, Edit, LineIndex, apply_edits
+from ..command_lines import NAME_VALUE  # noqa: F401  (documents that keys follow the same rule)
+from .model import KEEP, REMOVE, REPLACE, SET, STOCHASTIC, Analysis, Blocker, Decision, Edit, LineIndex, apply_edits
 from .text import legacy_names
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def analyze(text: str, path: str) -> Analysis:
             col=col,
             sr_scope=("file",),
             problem=item.problem,
-            problem_code="BFM130" if item.computed else "BFM131",
+            blocker=Blocker.COMPUTED_VALUE if item.computed else Blocker.UNREWRITTEN_FORM,
         )
         entry.group = ("dotenv", path)
         items[entry.id] = item

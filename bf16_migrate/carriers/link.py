@@ -24,14 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..diagnostics import Diagnostic, report
+from ..diagnostics import Diagnostic, cited, headline, report
 from ..helpers_module import usable_for
 from ..migrations import Call, Migrations
-from ..python import ParseError
+from ..python import LAUNCH_REFUSALS, ParseError, Refusal
 from ..python.snippets import HELPER_SOURCES
-from ..rules import load_rules
+from ..rules import Mode, load_rules
 from . import for_kind
-from .link_decide import REFUSALS, Decider
+from .link_decide import Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
@@ -49,7 +49,7 @@ class LinkPlanner:
 
     def __init__(
         self,
-        mode: str,
+        mode: Mode,
         read_python: Callable,
         load_carrier: Callable,
         find_includers: Callable,
@@ -220,17 +220,16 @@ class LinkPlanner:
         # accepted: the codemod gives the script the change (BFM001), or the script already
         # carries it, always on (BFM013: own_precision.existing_precision read its
         # autocast region or model cast, in whatever order the files were migrated)
-        refused = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM010", "BFM011")]
-        accepted = any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
-        if refused or not accepted:
+        refused = result.outcome.refused(frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN}))
+        if refused or not result.outcome.took:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
             # go under autocast (BFM033), or its precision code is another mode's (BFM015)
-            own = [d for d in result.diagnostics if not d.fixed and d.code in ("BFM015", "BFM032", "BFM033")]
+            own = result.outcome.refused(frozenset({Refusal.OWN_PRECISION}))
             if refused:
-                reason = refused[0].message.split(":")[0]
+                reason = headline(refused[0][1])
             elif own:
-                reason = f"{own[0].code} at line {own[0].line}: {own[0].message.split(': ', 1)[-1]}"
+                reason = cited(own[0][1])
             else:
                 reason = "the codemod made no change"
             return (
@@ -284,8 +283,8 @@ class LinkPlanner:
         ):
             diags.append(report("BFM065", str(path), 1, 1, True, module=self.helpers_module, reason=inline_reason))
         if launched is None and trial is not None:
-            for d in trial.diagnostics:  # why the launcher's setting was kept
-                if not d.fixed and d.code in REFUSALS and d not in diags:
+            for _, d in trial.outcome.refused(LAUNCH_REFUSALS):  # why the launcher's setting was kept
+                if d not in diags:
                     diags.append(d)
         return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
-from ..rules import Rules, is_truthy
+from ..python.outcome import LAUNCH_REFUSALS
+from ..rules import STOCHASTIC_ROUNDING_VAR, Mode, Rules, is_truthy
 from . import for_kind
 from .model import (
     KEEP,
@@ -25,6 +26,7 @@ from .model import (
     REPLACE,
     SET,
     UNSET,
+    Blocker,
     CarrierFile,
     Decision,
     Entry,
@@ -41,34 +43,29 @@ from .text import find_mentions
 if TYPE_CHECKING:
     from ..migrations import Call, Migrations
 
-PROBLEM_VARIANT = {"BFM130": "problem", "BFM131": "kept"}
-"""The variant of an entry's ``problem_code`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
+PROBLEM_VARIANT = {Blocker.COMPUTED_VALUE: "problem", Blocker.UNREWRITTEN_FORM: "kept"}
+"""The variant of an entry's ``blocker`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
 
 
 @dataclass(frozen=True)
 class Reason:
-    """Why a setting is kept: ``code``, the ``variant`` of its template (``{lead}: <reason>{also}``)
-    and its ``fields``; ``text`` is the reason as the template words it
-    (:func:`bf16_migrate.diagnostics.kept_reason`), and two reasons are the same when their code
-    and text are."""
+    """Why a setting is kept: the ``blocker``, the ``variant`` of its finding's template
+    (``{lead}: <reason>{also}``) and its ``fields``; ``text`` is the reason as the template words
+    it (:func:`bf16_migrate.diagnostics.kept_reason`), and two reasons are the same when their
+    blocker and text are."""
 
-    code: str
+    blocker: Blocker
     text: str
     variant: str | None = field(default=None, compare=False)
     fields: tuple[tuple[str, object], ...] = field(default=(), compare=False)
 
+    @property
+    def code(self) -> str:
+        return self.blocker.code
+
     @classmethod
-    def of(cls, code: str, variant: str | None = None, /, **fields: object) -> Reason:
-        return cls(code, kept_reason(code, variant, **fields), variant, tuple(fields.items()))
-
-
-REFUSALS = ("BFM010", "BFM011", "BFM055")
-"""A launched script's own reasons for not taking the change (shown with the launcher's)."""
-
-BLOCKER_DEPTH = ("BFM112", "BFM111", "BFM110", "BFM130", "BFM131")
-"""Why a setting is kept, deepest first: the launched script cannot take the change, the
-launch cannot be resolved, no launch at all, then the form of the setting itself. A message
-leads with the deepest, so the user starts where the work is."""
+    def of(cls, blocker: Blocker, variant: str | None = None, /, **fields: object) -> Reason:
+        return cls(blocker, kept_reason(blocker.code, variant, **fields), variant, tuple(fields.items()))
 
 
 class Planning(Protocol):
@@ -80,7 +77,7 @@ class Planning(Protocol):
     @property
     def carriers(self) -> list[CarrierFile]: ...
     @property
-    def mode(self) -> str: ...
+    def mode(self) -> Mode: ...
     @property
     def rules(self) -> Rules: ...
     @property
@@ -186,11 +183,11 @@ class Decider:
         return self._render_carriers() + self._python_results()
 
     # -- components and their reasons -----------------------------------------------------------
-    def block(self, g, code: str, variant: str | None = None, /, **fields: object) -> None:
-        """Record why member ``g`` (and so its component) is kept: the reason of ``code``'s
-        template (``variant``) with ``fields``, the message's lead and further reasons left to
-        :meth:`_keep` (:class:`Reason`)."""
-        reason = Reason.of(code, variant, **fields)
+    def block(self, g, blocker: Blocker, variant: str | None = None, /, **fields: object) -> None:
+        """Record why member ``g`` (and so its component) is kept: ``blocker``, worded by its
+        finding's template (``variant``) with ``fields``, the message's lead and further reasons
+        left to :meth:`_keep` (:class:`Reason`)."""
+        reason = Reason.of(blocker, variant, **fields)
         if reason not in self.why.setdefault(g, []):
             self.why[g].append(reason)
 
@@ -231,9 +228,9 @@ class Decider:
                 if entry.noop:
                     continue
                 if entry.problem:
-                    self.block(g, entry.problem_code, PROBLEM_VARIANT[entry.problem_code], problem=entry.problem)
+                    self.block(g, entry.blocker, PROBLEM_VARIANT[entry.blocker], problem=entry.problem)
                 elif entry.action == SET and entry.value is None:
-                    self.block(g, "BFM130", variable=entry.variable)
+                    self.block(g, Blocker.COMPUTED_VALUE, variable=entry.variable)
 
     def _follow_launches(self) -> None:
         """Each launch joins the entries switching bf16 on for it with the Python it starts
@@ -249,7 +246,7 @@ class Decider:
             where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
             if r.kind == Resolution.NONE:
                 for g in on:
-                    self.block(g, "BFM111", where=where, launch=launch.text, problem=r.problem)
+                    self.block(g, Blocker.LAUNCH_UNRESOLVED, where=where, launch=launch.text, problem=r.problem)
                 continue
             assert r.path is not None, "a py or kernel launch has its path"
             node: PlanNode = (Resolution.PY, r.path.resolve()) if r.kind == Resolution.PY else (Resolution.KERNEL, ci)
@@ -282,7 +279,7 @@ class Decider:
                     and g not in self.reached_any
                     and g not in self.why
                 ):
-                    self.block(g, "BFM110", variable=entry.variable)
+                    self.block(g, Blocker.NO_LAUNCH, variable=entry.variable)
 
     def _try_scripts(self) -> None:
         """A trial migration of every launched script (even of a component already held back:
@@ -315,7 +312,7 @@ class Decider:
                     )
                     failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
             if failure:
-                self.block(node, "BFM112", reason=failure)
+                self.block(node, Blocker.SCRIPT_REFUSES, reason=failure)
 
     def _find_fp32_runs(self) -> None:
         """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
@@ -335,14 +332,14 @@ class Decider:
                 self.fp32_runs.append((ci, launch, r.path))  # once per call (a function may start it twice)
 
     def _order_reasons(self) -> None:
-        """Each held-back component's reasons, deepest first (:data:`BLOCKER_DEPTH`), and the
+        """Each held-back component's reasons, deepest first (:attr:`.Blocker.depth`), and the
         member the first belongs to."""
         for member, found in self.why.items():
             for reason in found:
                 if reason not in self.reasons.setdefault(self.uf.find(member), []):
                     self.reasons[self.uf.find(member)].append(reason)
         for root, found in self.reasons.items():
-            found.sort(key=lambda r: BLOCKER_DEPTH.index(r.code) if r.code in BLOCKER_DEPTH else len(BLOCKER_DEPTH))
+            found.sort(key=lambda r: r.blocker.depth)
             self.member_of[root] = next(m for m in self.why if self.uf.find(m) == root and found[0] in self.why[m])
 
     # -- one decision per entry -----------------------------------------------------------------
@@ -364,7 +361,7 @@ class Decider:
     def _keep(self, ci: int, entry: Entry, path: str) -> None:
         """A held-back entry: kept, with the deepest reason of its component first."""
         g = (ci, entry.id)
-        ordered = self.reasons.get(self.uf.find(g)) or [Reason.of("BFM111", "group")]
+        ordered = self.reasons.get(self.uf.find(g)) or [Reason.of(Blocker.LAUNCH_UNRESOLVED, "group")]
         first = ordered[0]
         if first in self.why.get(g, []):
             lead = f"{entry.variable} kept"
@@ -406,8 +403,8 @@ class Decider:
         root = self.uf.find(g)
         scripts = sorted({str(self.pynodes[n][0]) for n in self.pynodes if self.uf.find(n) == root})
         target = ", ".join(scripts) if scripts else "the script it launches"
-        change = "replaced by NEURON_RT_STOCHASTIC_ROUNDING_EN=1" if self.mode == "stochastic" else "removed"
-        if self.mode == "stochastic":
+        change = f"replaced by {STOCHASTIC_ROUNDING_VAR}=1" if self.mode.stochastic_rounding else "removed"
+        if self.mode.stochastic_rounding:
             scope = (ci, entry.sr_scope)
             covered = a.sr_covered(entry.sr_scope) if a.sr_covered else False
             if covered:
@@ -440,16 +437,12 @@ class Decider:
                 advice=owner.advice,
             )
         elif not (
-            self.mode == "stochastic"
+            self.mode.stochastic_rounding
             and self.decisions[ci][entry.id] == REMOVE
             and a.sr_covered
             and a.sr_covered(entry.sr_scope)
         ):
-            what = (
-                "the model cast to torch.bfloat16 and its floating inputs cast"
-                if self.mode != "amp"
-                else "forward and loss under torch.autocast"
-            )
+            what = self.mode.script_change
             have = "have" if len(scripts) > 1 else "has"
             self._say(
                 ci,
@@ -600,7 +593,7 @@ class Decider:
                 continue
             seen.add(node[1])  # a launched script that could not take the change: say why
             path = self.pynodes[node][0]
-            refused = [d for d in trial.diagnostics if not d.fixed and d.code in REFUSALS]
+            refused = [d for _, d in trial.outcome.refused(LAUNCH_REFUSALS)]
             results.append(FileResult(path, "", "", "utf-8", refused))
         for key, (path, launched) in targets.items():
             if key in seen:

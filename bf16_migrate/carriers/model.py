@@ -19,22 +19,18 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
+# PASS, SET, UNSET, Action, Target: re-exported, the carriers name them from here
+from ..command_lines import PASS as PASS
+from ..command_lines import SET as SET
+from ..command_lines import UNSET as UNSET
+from ..command_lines import Action as Action
+from ..command_lines import Target as Target
+from ..command_lines import _Word
 from ..diagnostics import message
 from ..rules import STOCHASTIC_ROUNDING_VAR
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
-
-
-class _Word(str, Enum):
-    """An enum whose members are their lower-case words: equal to, hashed, printed and
-    formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
 
 
 class Decision(_Word):
@@ -44,25 +40,6 @@ class Decision(_Word):
     REMOVE = "remove"
     REPLACE = "replace"
     KEEP = "keep"
-
-
-class Action(_Word):
-    """What an :class:`Entry` does to its variable: sets it, unsets it, or passes on the value
-    of the launcher's own environment (``docker run -e X``, a bare ``export X``)."""
-
-    SET = "set"
-    UNSET = "unset"
-    PASS = "pass"
-
-
-class Target(_Word):
-    """What kind of thing a :class:`Launch` starts: a Python ``script``, a ``module``
-    (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
-
-    SCRIPT = "script"
-    MODULE = "module"
-    SHELL = "shell"
-    KERNEL = "kernel"
 
 
 class Resolution(_Word):
@@ -77,7 +54,6 @@ class Resolution(_Word):
 
 
 REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
-SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
 
 
 class CarrierError(Exception):
@@ -146,6 +122,29 @@ class Note:
         return cls(code, line, col, message(code, variant, **fields), fixed, at)
 
 
+class Blocker(Enum):
+    """Why a legacy setting is kept, in the order a kept setting's finding leads with them
+    (deepest first, so the user starts where the work is): the script it launches cannot take
+    the change, the launch cannot be resolved, no launch at all, its value is computed, its form
+    is one the carrier does not rewrite. The value is the code of the finding that words it."""
+
+    SCRIPT_REFUSES = "BFM112"
+    LAUNCH_UNRESOLVED = "BFM111"
+    NO_LAUNCH = "BFM110"
+    COMPUTED_VALUE = "BFM130"
+    UNREWRITTEN_FORM = "BFM131"
+
+    @property
+    def code(self) -> str:
+        """The diagnostic code that words this reason (``rules/diagnostics.toml``)."""
+        return self.value
+
+    @property
+    def depth(self) -> int:
+        """0 for the deepest reason."""
+        return list(Blocker).index(self)
+
+
 @dataclass
 class Entry:
     """One place a carrier names a legacy variable.
@@ -159,8 +158,8 @@ class Entry:
     computed, e.g. ``$FLAG`` or ``valueFrom``). ``line``/``col`` (1-based) point at the
     variable's name. ``sr_scope`` is where a stochastic-rounding replacement would live (two
     legacy entries of one scope get one replacement). ``problem``, when set, says why the entry
-    cannot be rewritten safely; it is then kept and reported, with ``problem_code``: BFM130
-    when the value is computed, BFM131 for any other form the carrier does not rewrite.
+    cannot be rewritten safely; it is then kept and reported, as its ``blocker`` says:
+    :attr:`Blocker.COMPUTED_VALUE` or :attr:`Blocker.UNREWRITTEN_FORM`.
     ``data`` is the carrier's own.
     """
 
@@ -172,7 +171,7 @@ class Entry:
     col: int
     sr_scope: Hashable = None
     problem: str | None = None
-    problem_code: str = "BFM131"
+    blocker: Blocker = field(default_factory=lambda: Blocker.UNREWRITTEN_FORM)
     data: object = None
     group: Hashable = None
     where: str = ""

@@ -28,6 +28,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..mentions import docs_findings
+from ..python.cells import CELL_MARKER, CELL_MARKER_RE
 from .model import (
     KEEP,
     REMOVE,
@@ -68,9 +70,7 @@ INCLUDED_ONLY = False
 OWN_COVERAGE = True
 
 _PLACEHOLDER = "__bf16_migrate_line_{}__"
-_MARKER = "__bf16_migrate_cell_{}__"
 _PLACEHOLDER_RE = re.compile(r"^([ \t]*)__bf16_migrate_line_(\d+)__[ \t]*$")
-_MARKER_RE = re.compile(r"^__bf16_migrate_cell_(\d+)__$")
 
 
 @dataclass
@@ -308,7 +308,7 @@ class _Reader:
         analysis, py = self.analysis, self.python
         out_lines: list[str] = []
         for ci, py_lines in self.module_parts:
-            out_lines.append(_MARKER.format(ci))
+            out_lines.append(CELL_MARKER.format(ci))
             py.line_map.append((ci + 1, 1))
             for k, line in enumerate(py_lines):
                 out_lines.append(line)
@@ -372,7 +372,7 @@ class _Renderer:
         if python_code.endswith("\n"):
             module_lines = module_lines[:-1]
         for line in module_lines:
-            m = _MARKER_RE.match(line)
+            m = CELL_MARKER_RE.match(line)
             if m:
                 current = int(m.group(1))
                 new_py[current] = []
@@ -508,8 +508,14 @@ def _mentions(analysis: Analysis, text: str, where: str, legacy, what: str, line
 
 def reported_text(path: Path, text: str) -> list[Diagnostic]:
     """BFM091 for each line of a markdown or raw cell naming a variable, at ``nb.ipynb#cellN``
-    (:func:`bf16_migrate.mentions.notebook_text_cells`); ``[]`` when the notebook cannot be read
-    (:func:`analyze` reports that)."""
-    from ..mentions import notebook_text_cells
-
-    return notebook_text_cells(path, text)
+    as the carrier numbers cells; ``[]`` when the notebook cannot be read (:func:`analyze`
+    reports that)."""
+    try:
+        nb = read_notebook(text)
+    except Exception:  # nbformat raises several kinds; analyze reports them
+        return []
+    found = []
+    for number, cell in enumerate(nb.get("cells", []), start=1):
+        if cell.get("cell_type") in ("markdown", "raw"):
+            found.extend(docs_findings(f"{path}#cell{number}", cell.get("source", "")))
+    return found

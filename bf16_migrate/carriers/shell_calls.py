@@ -10,7 +10,7 @@ from typing import Protocol
 
 import tree_sitter
 
-from .launch import Command, read_command
+from ..command_lines import Command, read_command
 from .model import Analysis, Launch
 from .shell_expand import Expander
 from .shell_reach import Ctx

@@ -34,9 +34,9 @@ from collections.abc import Callable, Hashable, Mapping
 
 import tree_sitter
 
+from ..command_lines import Command, read_command
 from ..diagnostics import message
 from . import dotenv, shell_render
-from .launch import Command, read_command
 from .model import (
     PASS,
     SET,
@@ -44,6 +44,7 @@ from .model import (
     UNSET,
     Action,
     Analysis,
+    Blocker,
     ByteMap,
     CarrierError,
     Decision,
@@ -594,7 +595,7 @@ class ShellFragment:
                 col=col,
                 sr_scope=("heredoc", node.id),
                 problem=item.problem,
-                problem_code="BFM130" if item.computed else "BFM131",
+                blocker=Blocker.COMPUTED_VALUE if item.computed else Blocker.UNREWRITTEN_FORM,
             )
             entry.group = ("heredoc", self.path, node.id)
             data = EntryData("dotenv", [], None)

@@ -38,7 +38,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from .launch import read_command
+from ..command_lines import read_command
 from .model import (
     KEEP,
     PASS,
@@ -47,6 +47,7 @@ from .model import (
     SET,
     STOCHASTIC,
     Analysis,
+    Blocker,
     CarrierError,
     Decision,
     Edit,
@@ -330,7 +331,7 @@ class _Yaml:
             )
         )
         if computed:
-            self.analysis.entries[ids[-1]].problem_code = "BFM130"
+            self.analysis.entries[ids[-1]].blocker = Blocker.COMPUTED_VALUE
 
     def _string_entry(self, value: SequenceNode, item: ScalarNode, scope: tuple, record: dict, ids: list[int]) -> None:
         """``- NAME=VALUE`` (or ``- NAME``, passed on) of an env list (docker compose)."""

@@ -10,21 +10,33 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
-from ..rules import MODES, load_rules
+from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
 from . import snippets
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
-from .precision import REFERENCE, Planner
+from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
+from .precision import Planner
 from .string_mentions import report_string_mentions
 
-__all__ = ["CodemodError", "MigrationResult", "ParseError", "migrate_source", "MODES", "REFERENCE"]
+__all__ = [
+    "CodemodError",
+    "LAUNCH_REFUSALS",
+    "MigrationResult",
+    "MODES",
+    "Outcome",
+    "ParseError",
+    "REFERENCE",
+    "Refusal",
+    "SCRIPT_REFUSALS",
+    "migrate_source",
+]
 
 
 @dataclass
@@ -47,6 +59,9 @@ class MigrationResult:
     helpers: list[str] = field(default_factory=list)
     """With ``helpers_module``: the helper functions the migrated code imports from that module
     (which must then exist beside the script: :func:`.snippets.helpers_module_source`)."""
+    outcome: Outcome = field(default_factory=Outcome)
+    """What the migration did (took the change, or why not): what the launcher plan, the
+    project and verify act on (:mod:`.outcome`); ``diagnostics`` only tell the user."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -55,7 +70,7 @@ class MigrationResult:
 
 def migrate_source(
     source: str,
-    mode: str = "stochastic",
+    mode: str | Mode = DEFAULT_MODE,
     path: str = "<string>",
     launched_with: Mapping[str, str] | None = None,
     fp32_optimizer_state: bool = False,
@@ -64,9 +79,9 @@ def migrate_source(
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
-    ``mode`` is one of :data:`MODES` (``"stochastic"``, ``"gpu-compatible"``, ``"amp"``) or
-    ``"reference"`` (remove the legacy writes, add nothing: the FP32 run ``verify`` compares
-    amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
+    ``mode`` is a :class:`~bf16_migrate.rules.Mode` or the name of one (:data:`MODES`, from
+    ``rules/modes.toml``), or :data:`REFERENCE` (remove the legacy writes, add nothing: the FP32
+    run ``verify`` compares amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
     CPython's line and column), :class:`CodemodError` (a ParseError) when it is but cannot be
     migrated (nested beyond what libcst can walk, a bug), ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
@@ -89,15 +104,14 @@ def migrate_source(
     (``from <helpers_module> import ...``, named in ``MigrationResult.helpers``) instead of
     being written into the script; the caller writes the module.
     """
-    if mode not in MODES and mode != REFERENCE:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
         check_python(source, path)
         if helpers_module is not None and not all(part.isidentifier() for part in helpers_module.split(".")):
             raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
         return run_deep(
             path,
-            lambda: _migrate(source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
+            lambda: _migrate(source, chosen, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
         )
 
 
@@ -124,8 +138,15 @@ def _migrate(
         # cost a fifth of a large file's time; that the output parses again with libcst is what
         # idempotence needs, and the property tests migrate every output twice.
         check_output(code, path)
-    diagnostics = sorted(source_columns(source, parsed, ctx.diagnostics), key=lambda d: (d.line, d.col, d.code))
-    return MigrationResult(code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers)
+    placed = dict(zip(map(id, ctx.diagnostics), source_columns(source, parsed, ctx.diagnostics)))
+    diagnostics = sorted(placed.values(), key=lambda d: (d.line, d.col, d.code))
+    refusals = [(why, placed[id(d)]) for why, d in ctx.outcome.refusals]
+    # in the order of the findings (the first is the one a launcher's message quotes)
+    refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
+    outcome = replace(ctx.outcome, refusals=refusals)
+    return MigrationResult(
+        code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers, outcome
+    )
 
 
 _SPACE_BEFORE_TAB = re.compile(r"^[ \t]* \t", re.M)

@@ -19,6 +19,7 @@ from ..diagnostics import Diagnostic
 from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
 from .metadata import Span, _expression_contexts, _scopes, _spans, gc_paused
+from .outcome import Outcome
 from .walk import _index, children, findall
 
 __all__ = [
@@ -57,6 +58,8 @@ class FileContext:
     wrapper: MetadataWrapper
     rules: Rules
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    outcome: Outcome = field(default_factory=Outcome)
+    """What the migration did, set where the planner decides (:mod:`.outcome`)."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module
@@ -170,17 +173,18 @@ class FileContext:
     # -- reporting --------------------------------------------------------------------------
     def report(
         self, code: str, node: cst.CSTNode, message: str | None = None, fixed: bool | None = None, /, **fields: object
-    ) -> None:
+    ) -> Diagnostic:
         """Report ``code`` at ``node``: ``ctx.report(code, node, fixed=..., variant=..., **fields)``
         words the message from the catalogue's template (``rules/diagnostics*.toml``: its
         ``message``, or ``variants.<variant>``); ``ctx.report(code, node, message, fixed)`` is
-        the older form with a ready message (the carriers' until they move to the templates)."""
+        the older form with a ready message (the carriers' until they move to the templates).
+        Returns the finding (for the :class:`~.outcome.Outcome` it explains)."""
         line, col = self.pos(node)
-        self.report_at(code, line, col, message, fixed, **fields)
+        return self.report_at(code, line, col, message, fixed, **fields)
 
     def report_at(
         self, code: str, line: int, col: int, message: str | None = None, fixed: bool | None = None, /, **fields: object
-    ) -> None:
+    ) -> Diagnostic:
         """Report at a 1-based (line, column) inside a node (a name within a string literal);
         the arguments as :meth:`report`'s."""
         if "fixed" in fields:
@@ -193,8 +197,10 @@ class FileContext:
         if not (variant is None or isinstance(variant, str)):
             raise TypeError(f"{code}: variant must be the name of a message variant")
         if message is None:
-            self.diagnostics.append(new_diagnostic(code, self.path, line, col, fixed, variant, **fields))
+            found = new_diagnostic(code, self.path, line, col, fixed, variant, **fields)
         else:
             if variant is not None or fields:
                 raise TypeError(f"{code}: a ready message takes no template fields")
-            self.diagnostics.append(Diagnostic(code, self.path, line, col, message, fixed))
+            found = Diagnostic(code, self.path, line, col, message, fixed)
+        self.diagnostics.append(found)
+        return found

@@ -12,6 +12,7 @@ from ..rules import FrameworkRule
 from .apply import EditPlan
 from .context import FileContext
 from .env_writes import LegacyWrite
+from .outcome import Refusal
 
 
 def find_framework(ctx: FileContext) -> tuple[FrameworkRule, cst.Call] | None:
@@ -75,18 +76,21 @@ def report_framework_launched(ctx: FileContext, external: list[str], rule: Frame
     ``--bf16``). Reported; the launcher keeps the switch unless it passes the flag."""
     variables = ", ".join(external)
     flag = f" (on the command line: `{rule.launch_flag}`)" if rule.launch_flag else ""
-    ctx.report(
-        "BFM055",
-        call,
-        fixed=False,
-        variant="launcher",
-        variables=variables,
-        framework=rule.name,
-        call=ctx.code(call.func),
-        line=ctx.pos(call)[0],
-        setting=rule.setting,
-        flag=flag,
-        advice=rule.advice,
+    ctx.outcome.refuse(
+        Refusal.FRAMEWORK,
+        ctx.report(
+            "BFM055",
+            call,
+            fixed=False,
+            variant="launcher",
+            variables=variables,
+            framework=rule.name,
+            call=ctx.code(call.func),
+            line=ctx.pos(call)[0],
+            setting=rule.setting,
+            flag=flag,
+            advice=rule.advice,
+        ),
     )
 
 
@@ -111,14 +115,17 @@ def report_framework_writes(
                 advice=rule.advice,
             )
         else:
-            ctx.report(
-                "BFM055",
-                w.key,
-                fixed=False,
-                variable=w.variable,
-                framework=rule.name,
-                call=ctx.code(call.func),
-                line=ctx.pos(call)[0],
-                setting=rule.setting,
-                advice=rule.advice,
+            ctx.outcome.refuse(
+                Refusal.FRAMEWORK,
+                ctx.report(
+                    "BFM055",
+                    w.key,
+                    fixed=False,
+                    variable=w.variable,
+                    framework=rule.name,
+                    call=ctx.code(call.func),
+                    line=ctx.pos(call)[0],
+                    setting=rule.setting,
+                    advice=rule.advice,
+                ),
             )

@@ -15,6 +15,7 @@ import libcst.matchers as m
 
 from .context import FileContext
 from .env_writes import LegacyWrite, Mention
+from .outcome import Refusal
 
 HOOKS = ("setUp", "tearDown", "setUpClass", "tearDownClass", "setup_method", "teardown_method")
 
@@ -55,7 +56,7 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
     found, handled = False, set[int]()
     for w in writes:
         if test_file or is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
-            ctx.report("BFM052", w.key, fixed=False, variable=w.variable)
+            ctx.outcome.refuse(Refusal.TEST, ctx.report("BFM052", w.key, fixed=False, variable=w.variable))
             found = True
     for mention in mentions:
         call = ctx.enclosing(mention.node, cst.Call)
@@ -63,13 +64,16 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
             m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv")))
             or ctx.code(call.func).endswith("patch.dict")
         ):
-            ctx.report(
-                "BFM052",
-                mention.node,
-                fixed=False,
-                variant="sets_through",
-                variable=mention.variable,
-                callee=ctx.code(call.func),
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report(
+                    "BFM052",
+                    mention.node,
+                    fixed=False,
+                    variant="sets_through",
+                    variable=mention.variable,
+                    callee=ctx.code(call.func),
+                ),
             )
             handled.add(id(mention.node))
             found = True
@@ -82,30 +86,42 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
         parent = ctx.parent(mention.node)
         helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
         if mention.is_read:
-            ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
+            )
         elif isinstance(helper, cst.Call):
             callee = ctx.code(helper.func)
             verb = callee.rsplit(".", 1)[-1].lower()
             if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
-                ctx.report(
-                    "BFM052",
-                    mention.node,
-                    fixed=False,
-                    variant="sets_through",
-                    variable=mention.variable,
-                    callee=callee,
+                ctx.outcome.refuse(
+                    Refusal.TEST,
+                    ctx.report(
+                        "BFM052",
+                        mention.node,
+                        fixed=False,
+                        variant="sets_through",
+                        variable=mention.variable,
+                        callee=callee,
+                    ),
                 )
             else:
-                ctx.report(
-                    "BFM052",
-                    mention.node,
-                    fixed=False,
-                    variant="reads_through",
-                    variable=mention.variable,
-                    callee=callee,
+                ctx.outcome.refuse(
+                    Refusal.TEST,
+                    ctx.report(
+                        "BFM052",
+                        mention.node,
+                        fixed=False,
+                        variant="reads_through",
+                        variable=mention.variable,
+                        callee=callee,
+                    ),
                 )
         else:
-            ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable)
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable),
+            )
         handled.add(id(mention.node))
         found = found or test_file
     keys = {id(w.key) for w in writes}
@@ -119,13 +135,16 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
                 or not in_test(ctx, call)
             ):
                 continue
-            ctx.report(
-                "BFM052",
-                keyword,
-                fixed=False,
-                variant="sets_through",
-                variable=keyword.value,
-                callee=f"{ctx.code(call.func)}({keyword.value}=...)",
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report(
+                    "BFM052",
+                    keyword,
+                    fixed=False,
+                    variant="sets_through",
+                    variable=keyword.value,
+                    callee=f"{ctx.code(call.func)}({keyword.value}=...)",
+                ),
             )
             found = found or test_file
     tests_only = found and (

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ..rules import Mode
 from . import snippets
 from .apply import EditPlan
 from .conditions import choose
@@ -118,7 +119,7 @@ def plan_fp32_grad_norm(ctx: FileContext, plan: EditPlan, guard: cst.BaseExpress
         plan.prelude.append(snippets.fp32_grad_norm_helper())
 
 
-def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
+def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: Mode) -> None:
     """``--fp32-optimizer-state`` (Neuron's migration guide from XLA_DOWNCAST_BF16: "if the optimizer states are to
     be kept in FP32, convert the gradients to FP32 before optimizer computations"): in the
     ``step`` of optimizer classes defined in the file, ``p.grad`` / ``p.grad.data`` read
@@ -152,7 +153,7 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: str) -> None:
                     plan.replace[id(call)] = add_float32_dtype
                     ctx.report("BFM061", call, fixed=True, variant="state", optimizer=cls.name.value)
     for site in find_optimizers(ctx):
-        if site.qualified & ctx.rules.torch_api.stock_optimizers and mode == "stochastic":
+        if site.qualified & ctx.rules.torch_api.stock_optimizers and not mode.master_weights:
             ctx.report("BFM061", site.call, fixed=False, variant="stock", optimizer=ctx.code(site.call.func))
 
 

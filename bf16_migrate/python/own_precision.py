@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from ..rules import Mode
 from . import snippets
 from .conditions import negate
 from .context import FileContext
@@ -55,7 +56,7 @@ def existing_precision(
     return flags[0] if flags else None
 
 
-def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites: list[OptimizerSite]) -> str | None:
+def other_modes_change(ctx: FileContext, mode: Mode, existing: cst.CSTNode, sites: list[OptimizerSite]) -> str | None:
     """What ``--mode``'s change lacks in a script whose own, always-on precision code is
     ``existing`` (:func:`existing_precision`), or None when that code is this mode's: amp
     wants a ``torch.autocast`` region over an FP32 model (Neuron's migration guide: "the model
@@ -65,11 +66,11 @@ def other_modes_change(ctx: FileContext, mode: str, existing: cst.CSTNode, sites
     autocast = isinstance(existing, cst.Call) and bool(
         ctx.qualified_names(existing.func) & ctx.rules.torch_api.autocast
     )
-    if mode == "amp":
+    if mode.autocast:
         return None if autocast else "the model is cast to bf16, where amp keeps it in FP32 under torch.autocast"
     if autocast:
         return "it runs under torch.autocast (amp), where this mode casts the model to bf16"
-    if mode != "gpu-compatible":
+    if not mode.master_weights:
         return None
     api = ctx.rules.torch_api
     local = local_optimizer_classes(ctx)

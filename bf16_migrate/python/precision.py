@@ -1,7 +1,7 @@
 """Plan the edits of one file for a mode: collect facts, decide, report.
 
-What each mode emits comes from ``rules/XLA_*.toml`` (``[modes.<mode>] emit``); the meaning of
-each emitted change:
+What each mode emits comes from ``rules/modes.toml`` (``emit``, :class:`~bf16_migrate.rules.Mode`);
+the meaning of each emitted change:
 
 * ``stochastic-rounding``: the legacy write becomes a write of ``NEURON_RT_STOCHASTIC_ROUNDING_EN
   = "1"`` in the same spelling (unless the file already names that variable);
@@ -33,7 +33,7 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import STOCHASTIC_ROUNDING_VAR, FrameworkRule, is_truthy
+from ..rules import STOCHASTIC_ROUNDING_VAR, FrameworkRule, Mode, is_truthy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Region, autocast_regions, plan_autocast
@@ -57,19 +57,10 @@ from .model_site import (
     same_model,
 )
 from .optimizers import add_float32_dtype, fp32_optimizer_state, plan_fp32_grad_norm, plan_master_weights
+from .outcome import Refusal
 from .own_precision import existing_precision, other_modes_change
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
-
-REFERENCE = "reference"
-"""Internal mode used by ``verify``: remove the legacy writes, add nothing (an FP32 run)."""
-
-_MODE_SUMMARY = {
-    "stochastic": "model cast to torch.bfloat16, floating inputs cast, NEURON_RT_STOCHASTIC_ROUNDING_EN=1",
-    "gpu-compatible": "model cast to torch.bfloat16 with FP32 master weights in the optimizer, floating inputs cast",
-    "amp": 'model kept in FP32, forward and loss under torch.autocast("xla", dtype=torch.bfloat16)',
-    REFERENCE: "removed (FP32 reference run)",
-}
 
 
 class Planner:
@@ -78,7 +69,7 @@ class Planner:
     def __init__(
         self,
         ctx: FileContext,
-        mode: str,
+        mode: Mode,
         launched_with: Mapping[str, str] | None = None,
         fp32_optimizer_state: bool = False,
         imported_under: Mapping[str, str] | None = None,
@@ -128,10 +119,13 @@ class Planner:
         reads = [mention for mention in mentions if mention.is_read]
         for mention in mentions:
             if not mention.is_read:
-                ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode)
+                ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
         if tests_only:
             for mention in reads:
-                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable)
+                ctx.outcome.refuse(
+                    Refusal.TEST,
+                    ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
+                )
             return self.plan
         framework = find_framework(ctx)
         if framework is not None and writes:
@@ -170,8 +164,8 @@ class Planner:
             if self._migrate(on_writes) and not self.already_migrated:
                 self.in_force = in_force
                 reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
-                if self.guard is None and self.mode in ("stochastic", "gpu-compatible"):
-                    reads = replace_reads(ctx, self.plan, self.mode, reads, in_force)
+                if self.guard is None and self.mode.casts_model:
+                    reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
         report_reads(ctx, reads)
         plan_constants(ctx, self.plan, self.constant_keys, constants)
         return self.plan
@@ -191,7 +185,7 @@ class Planner:
             remove_write(ctx, self.plan, w)
             ctx.report("BFM045", w.key, fixed=True, variable=w.variable)
             return None
-        verdict = in_force_verdict(ctx, w, self.mode)
+        verdict = in_force_verdict(ctx, w, self.mode.name)
         if verdict is not None:  # BFM049: a write that never took effect, or may not have
             variant, fields, removed = verdict
             if removed:
@@ -205,10 +199,10 @@ class Planner:
         assert w.value is not None, "only unsets and os.system exports write no value, both handled above"
         state, value_condition = value_state(w.value)
         if state == "not-a-string":
-            ctx.report("BFM046", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode)
+            ctx.report("BFM046", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode.name)
             return None
         if state == "unknown":
-            ctx.report("BFM040", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode)
+            ctx.report("BFM040", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode.name)
             return None
         if state == "off":
             remove_write(ctx, self.plan, w)
@@ -223,7 +217,7 @@ class Planner:
                 variable=w.variable,
                 construct=type(blocker).__name__.lower(),
                 line=ctx.pos(blocker)[0],
-                mode=self.mode,
+                mode=self.mode.name,
             )
             return None
         late = direct_device_use_before(ctx, w.statement)
@@ -267,7 +261,7 @@ class Planner:
                 variable=w.variable,
                 condition=ctx.code(guard),
                 line=ctx.pos(problem)[0],
-                mode=self.mode,
+                mode=self.mode.name,
             )
         return False
 
@@ -279,13 +273,14 @@ class Planner:
         (:meth:`_cast_anchors`), the script's own precision code (:meth:`_own_precision`), amp's
         regions (:meth:`_regions`); then the changes themselves (:meth:`_plan_changes`)."""
         ctx = self.ctx
-        if self.mode == REFERENCE:
+        if self.mode.removes_only:
             for w in writes:
                 remove_write(ctx, self.plan, w)
                 ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
+                ctx.outcome.switch_migrated = True
             return True
         variables = [w.variable for w in writes] + self.external
-        emits: set[str] = set().union(*(ctx.rules.variables[v].emit[self.mode] for v in variables))
+        emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
         models = self._models(writes, sites)
         if models is None:
@@ -317,17 +312,18 @@ class Planner:
             return models
         for variable, anchor in self._anchors(writes):
             if not sites:
-                ctx.report(
-                    "BFM010",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    by_hand="autocast the forward pass"
-                    if self.mode == "amp"
-                    else "model.to(torch.bfloat16) before the optimizer is built",
+                ctx.outcome.refuse(
+                    Refusal.NO_OPTIMIZER,
+                    ctx.report(
+                        "BFM010",
+                        anchor,
+                        fixed=False,
+                        variable=variable,
+                        by_hand=self.mode.by_hand,
+                    ),
                 )
             else:
-                ctx.report("BFM011", sites[0].call, fixed=False)
+                ctx.outcome.refuse(Refusal.MODEL_UNKNOWN, ctx.report("BFM011", sites[0].call, fixed=False))
         return None
 
     def _cast_anchors(
@@ -343,7 +339,12 @@ class Planner:
         if "model-cast" in emits and any(a is None for a in cast_anchors):
             site = next(s for s, a in zip(models, cast_anchors) if a is None)
             for variable, anchor in self._anchors(writes):
-                ctx.report("BFM011", anchor, fixed=False, variant="header", variable=variable, model=ctx.code(site))
+                ctx.outcome.refuse(
+                    Refusal.MODEL_UNKNOWN,
+                    ctx.report(
+                        "BFM011", anchor, fixed=False, variant="header", variable=variable, model=ctx.code(site)
+                    ),
+                )
             return None
         return cast_anchors
 
@@ -365,7 +366,10 @@ class Planner:
         node, condition = existing
         if condition is None:
             if writes:
-                ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node))
+                ctx.outcome.refuse(
+                    Refusal.ALREADY_ON,
+                    ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node)),
+                )
                 return False
             # a launcher's setting, and the script already carries the change: nothing twice,
             # unless what it carries is another mode's change (a script migrated in stochastic
@@ -373,42 +377,52 @@ class Planner:
             missing = other_modes_change(ctx, self.mode, node, sites)
             if missing is not None:
                 for variable in self.external:
-                    ctx.report(
-                        "BFM015",
-                        node,
-                        fixed=False,
-                        variable=variable,
-                        code=ctx.code(node),
-                        mode=self.mode,
-                        missing=missing,
+                    ctx.outcome.refuse(
+                        Refusal.OWN_PRECISION,
+                        ctx.report(
+                            "BFM015",
+                            node,
+                            fixed=False,
+                            variable=variable,
+                            code=ctx.code(node),
+                            mode=self.mode.name,
+                            missing=missing,
+                        ),
                     )
                 return False
             self.already_migrated = True
             for variable in self.external:
                 ctx.report("BFM013", node, fixed=True, variable=variable, code=ctx.code(node))
+                ctx.outcome.already_migrated = True
             return True
-        if self.mode == "amp":
+        if self.mode.autocast:
             for variable, anchor in self._anchors(writes):
-                ctx.report(
-                    "BFM032",
-                    anchor,
-                    fixed=False,
-                    variant="amp",
-                    variable=variable,
-                    condition=ctx.code(condition),
-                    line=ctx.pos(node)[0],
+                ctx.outcome.refuse(
+                    Refusal.OWN_PRECISION,
+                    ctx.report(
+                        "BFM032",
+                        anchor,
+                        fixed=False,
+                        variant="amp",
+                        variable=variable,
+                        condition=ctx.code(condition),
+                        line=ctx.pos(node)[0],
+                    ),
                 )
             return False
         if not all(evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors or ()):
             for variable, anchor in self._anchors(writes):
-                ctx.report(
-                    "BFM032",
-                    anchor,
-                    fixed=False,
-                    variant="not_evaluable",
-                    variable=variable,
-                    condition=ctx.code(condition),
-                    line=ctx.pos(node)[0],
+                ctx.outcome.refuse(
+                    Refusal.OWN_PRECISION,
+                    ctx.report(
+                        "BFM032",
+                        anchor,
+                        fixed=False,
+                        variant="not_evaluable",
+                        variable=variable,
+                        condition=ctx.code(condition),
+                        line=ctx.pos(node)[0],
+                    ),
                 )
             return False
         complement = negate(ctx.code(condition))
@@ -439,14 +453,17 @@ class Planner:
         for code, node, variant, fields in problems:
             ctx.report(code, node, fixed=False, variant=variant, **fields)
         for variable, anchor in self._anchors(writes):
-            ctx.report(
-                "BFM033",
-                anchor,
-                fixed=False,
-                variable=variable,
-                count=len(problems),
-                first_code=problems[0][0],
-                first_line=ctx.pos(problems[0][1])[0],
+            ctx.outcome.refuse(
+                Refusal.OWN_PRECISION,
+                ctx.report(
+                    "BFM033",
+                    anchor,
+                    fixed=False,
+                    variable=variable,
+                    count=len(problems),
+                    first_code=problems[0][0],
+                    first_line=ctx.pos(problems[0][1])[0],
+                ),
             )
         return None
 
@@ -471,11 +488,14 @@ class Planner:
                 fixed=True,
                 variant="launcher",
                 variable=variable,
-                summary=_MODE_SUMMARY[self.mode].replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
+                summary=self.mode.summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
             )
+            ctx.outcome.switch_migrated = True
         for site in sites:
             if site.model is None:
-                ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
+                ctx.outcome.refuse(
+                    Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
+                )
         if not _module_binds(ctx, "torch"):
             # AddImportsVisitor only sees the leading import block, which a legacy write often
             # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
@@ -506,8 +526,8 @@ class Planner:
         if "autocast" in emits:
             self.plan.wrap_guard = self.guard
             plan_autocast(self.plan, regions)
-        switch_writes(ctx, self.plan, self.guard, writes, "stochastic-rounding" in emits, _MODE_SUMMARY[self.mode])
-        if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
+        switch_writes(ctx, self.plan, self.guard, writes, "stochastic-rounding" in emits, self.mode.summary)
+        if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
@@ -522,12 +542,12 @@ class Planner:
         ``--fp32-optimizer-state`` applies to its optimizer classes."""
         variables = list(self.imported_under)
         reads = remove_patches(self.ctx, self.plan, reads, set(variables))
-        if self.mode in ("stochastic", "gpu-compatible"):
-            reads = replace_reads(self.ctx, self.plan, self.mode, reads, self.imported_under)
+        if self.mode.casts_model:
+            reads = replace_reads(self.ctx, self.plan, self.mode.name, reads, self.imported_under)
         report_reads(self.ctx, reads)
         if any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
-        if self.fp32_state and self.mode in ("stochastic", "gpu-compatible"):
+        if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
 
     def _double_meant_fp32(self) -> None:

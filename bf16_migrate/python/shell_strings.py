@@ -8,7 +8,7 @@ them: implicit concatenation, ``+``, f-strings (without conversion or format spe
 (printf-style formatting: ``%s`` / ``%d`` / ``%r`` consume the operands in order, ``%%`` is a
 percent sign) and ``sep.join([...])``. The words of the static text are split as POSIX
 ``sh`` does (:mod:`shlex`, control operators apart); a word holding a non-static piece is
-``None``, as :func:`bf16_migrate.carriers.launch.read_command` expects.
+``None``, as :func:`bf16_migrate.command_lines.read_command` expects.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import string
 import libcst as cst
 import libcst.matchers as m
 
+from ..command_lines import NAME_VALUE, read_command
 from .context import FileContext
 
 Piece = tuple[str | None, str]
@@ -80,8 +81,6 @@ def bound_once(ctx: FileContext, name: cst.Name) -> cst.BaseExpression | None:
 def launched_script(parts: list[Piece], variable: str) -> str | None:
     """The Python script (``-m module``) the command starts where ``variable`` is in force: the
     first launch at or after the command of the list that names it; None when it cannot be told."""
-    from ..carriers.launch import NAME_VALUE, read_command
-
     commands = command_words(parts)
     first = next((k for k, words in enumerate(commands) if any(w is not None and variable in w for w in words)), 0)
     for words in commands[first:]:

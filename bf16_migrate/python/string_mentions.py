@@ -39,9 +39,11 @@ import libcst as cst
 import libcst.matchers as m
 
 from ..mentions import named
+from .cells import cell_of
 from .context import FileContext
 from .env_writes import collect_writes
 from .in_tests import in_test
+from .outcome import Refusal
 from .shell_strings import launched_script, pieces, shown
 from .snippets import EMITTED_MARK
 
@@ -117,7 +119,12 @@ def report_string_mentions(ctx: FileContext) -> None:
             if EMITTED_MARK not in mention.literal.value:  # not the docstring of a helper the codemod wrote
                 docs.setdefault((mention.line, id(mention.literal)), []).append(mention)
         elif in_test(ctx, mention.literal):
-            ctx.report_at("BFM052", mention.line, mention.col, fixed=False, variant="string", variable=mention.variable)
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report_at(
+                    "BFM052", mention.line, mention.col, fixed=False, variant="string", variable=mention.variable
+                ),
+            )
         else:
             call = _shell_call(ctx, mention.literal)
             if call is not None:
@@ -314,14 +321,5 @@ def _line_label(ctx: FileContext, line: int) -> str:
     """``line N``; in the code cells of a notebook joined into one module by
     :mod:`bf16_migrate.carriers.notebook` (a marker line opens each cell), ``cellC line L`` as
     the notebook's diagnostics name them."""
-    code = ctx.module.code
-    if "__bf16_migrate_cell_" not in code:
-        return f"line {line}"
-    from ..carriers.notebook import _MARKER_RE
-
-    lines = code.split("\n")
-    for number in range(min(line, len(lines)), 0, -1):
-        marker = _MARKER_RE.match(lines[number - 1])
-        if marker:
-            return f"cell{int(marker.group(1)) + 1} line {line - number}"
-    return f"line {line}"
+    cell = cell_of(ctx.module.code, line)
+    return f"line {line}" if cell is None else f"cell{cell[0]} line {cell[1]}"

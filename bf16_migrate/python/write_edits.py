@@ -92,6 +92,7 @@ def switch_writes(
         if guard is not None:
             summary += f", all under the script's condition `{cst.Module(body=[]).code_for_node(guard)}`"
         ctx.report("BFM001", w.key, fixed=True, variable=w.variable, summary=summary)
+        ctx.outcome.switch_migrated = True
 
 
 def rename_to_stochastic_rounding(plan: EditPlan, w: LegacyWrite) -> None:

@@ -96,7 +96,7 @@ class PreRewriteTree(Checkout):
         return {p.relative_to(self.work_root).as_posix() for p in self._restore}
 
     def _mirror(self) -> None:
-        from ..carriers import KINDS
+        from ..carriers import REGISTRY
         from ..scan import CONFIG_DIRS, SKIP_DIRS, kind_of
 
         needed = {
@@ -126,7 +126,7 @@ class PreRewriteTree(Checkout):
             dirnames[:] = kept
             for name in filenames:
                 path = source / name
-                if path.is_file() and (name.endswith(".py") or kind_of(path) in KINDS):
+                if path.is_file() and (name.endswith(".py") or kind_of(path) in REGISTRY):
                     shutil.copyfile(path, dest / name)
                     shutil.copymode(path, dest / name)
                 else:

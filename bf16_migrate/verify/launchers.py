@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import DEFAULT_MODE
 from .runner import LEGACY_VARIABLES
 
 __all__ = ["LaunchSetting", "launch_settings", "settings_for"]
@@ -75,7 +76,7 @@ def _planner_class():
 
 
 def launch_settings(
-    root: Path, mode: str = "stochastic", extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
+    root: Path, mode: str = DEFAULT_MODE, extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
 ) -> list[LaunchSetting]:
     """Every launch of a Python script (of the tree, that uses torch) by a carrier under
     ``root``, with the legacy settings in force for it. Carriers that cannot be read or parsed
@@ -83,7 +84,7 @@ def launch_settings(
     no legacy variable (a launcher given to ``verify``). ``only``: analyse these carriers (and
     what they follow) instead of scanning the whole tree. ``mode`` only matters to the
     planner's bookkeeping, not to what reaches a launch."""
-    from ..carriers import KINDS
+    from ..carriers import REGISTRY
     from ..project import TreeReader
     from ..scan import scan
 
@@ -92,7 +93,7 @@ def launch_settings(
     load = tree.load
     planner = _planner_class()(mode, tree.read_python, tree.load, tree.includers)
     for candidate in [] if only is not None else scan([root]):
-        if candidate.problem is not None or candidate.kind not in KINDS or candidate.kind == "notebook":
+        if candidate.problem is not None or candidate.kind not in REGISTRY or candidate.kind == "notebook":
             continue
         if not _inside(candidate.path, root):
             continue  # a link out of the tree (an untracked file linked into a checkout): not the tree's

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compare import MODES
+from ..rules import DEFAULT_MODE, MODES, load_rules
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
 from .runner import LEGACY_VARIABLES, read_source
@@ -156,11 +156,12 @@ def detect_mode(
         except Exception:  # a text the codemod cannot take: read the markers instead
             break
     how = "read from the migrated text"
+    modes = load_rules().modes.values()
     if _count(migrated_text, "with_fp32_master_weights") > _count(legacy_text, "with_fp32_master_weights"):
-        return "gpu-compatible", how
+        return next(mode.name for mode in modes if mode.master_weights), how
     if _count(migrated_text, "torch.autocast(") > _count(legacy_text, "torch.autocast("):
-        return "amp", how
-    return "stochastic", how
+        return next(mode.name for mode in modes if mode.autocast), how
+    return DEFAULT_MODE, how
 
 
 def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
@@ -169,10 +170,10 @@ def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
     from ..python import migrate_source
 
     try:
-        result = migrate_source(text, "stochastic", path, launched_with=dict(env) or None)
+        result = migrate_source(text, DEFAULT_MODE, path, launched_with=dict(env) or None)
     except Exception:
         return bool(env)
-    return bool(result.legacy_env) or any(d.fixed and d.code in ("BFM001", "BFM013") for d in result.diagnostics)
+    return bool(result.legacy_env) or result.outcome.took
 
 
 def plan_script(

@@ -1,4 +1,5 @@
-"""Read one command line (a list of words) as a launcher would run it: which Python script or
+"""Read one command line (a list of words) as a launcher would run it (the carriers' launches and
+the codemod's shell strings both ask): which Python script or
 module it starts, and which environment settings its wrappers carry.
 
 The command is given as words, each a static string or ``None`` when the word is computed
@@ -22,8 +23,42 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
-from .model import PASS, SET, UNSET, Action, Target
+
+class _Word(str, Enum):
+    """An enum whose members are their lower-case words: equal to, hashed, printed and
+    formatted as the plain string (``f"{Decision.KEEP}"`` is ``keep``)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class Action(_Word):
+    """What a carrier's entry (:class:`bf16_migrate.carriers.model.Entry`) does to its variable:
+    sets it, unsets it, or passes on the value of the launcher's own environment (``docker run -e X``, a
+    bare ``export X``)."""
+
+    SET = "set"
+    UNSET = "unset"
+    PASS = "pass"
+
+
+class Target(_Word):
+    """What kind of thing a launch (:class:`bf16_migrate.carriers.model.Launch`) starts: a Python
+    ``script``, a ``module`` (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
+
+    SCRIPT = "script"
+    MODULE = "module"
+    SHELL = "shell"
+    KERNEL = "kernel"
+
+
+SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
+
 
 # The launchers' option tables, one line per table (ruff format would put one option per line):
 # fmt: off

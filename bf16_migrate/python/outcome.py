@@ -1,0 +1,64 @@
+"""What a migration did, as a value: the parts that act on it (the launcher plan, the project's
+``--legacy-env`` targets, verify) ask the :class:`Outcome`, never the diagnostics' codes.
+
+The codemod sets it where it decides (:class:`~bf16_migrate.python.precision.Planner` and the
+modules it delegates to), beside the finding that tells the user; the finding says why in words,
+the outcome says what happened in a type.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic
+
+
+class Refusal(enum.Enum):
+    """Why a file did not take the mode's change (its finding is the :class:`Outcome`'s
+    ``explained_by``)."""
+
+    NO_OPTIMIZER = "no optimizer is built from a model's parameters, so there is no model to change"
+    MODEL_UNKNOWN = "an optimizer is built, but which model it trains, or where to cast it, cannot be told"
+    TEST = "the variable is a test's business (set or read to exercise the legacy path): reported only"
+    FRAMEWORK = "a framework (Lightning, Accelerate, the HF Trainer) owns the precision setting"
+    OWN_PRECISION = "the script's own precision code is another mode's, behind a flag, or cannot be wrapped"
+    ALREADY_ON = "the script already turns bf16 on with code of its own beside the legacy setting"
+
+
+LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK})
+"""The refusals that mean a launcher's setting cannot be given to the script it starts: the
+script has no model to change, or a framework owns its precision (the launcher must pass the
+framework's flag instead)."""
+
+SCRIPT_REFUSALS = LAUNCH_REFUSALS | {Refusal.TEST}
+"""The refusals that mean a file is not a training script the ``--legacy-env`` change goes to
+(a test's, a framework's, or one without a model)."""
+
+
+@dataclass
+class Outcome:
+    """What the migration of one file did.
+
+    ``switch_migrated``: a legacy write was replaced or removed together with the mode's change
+    (or, for the reference mode, removed). ``already_migrated``: a launcher's setting met a
+    script that carries the mode's change already, always on. ``refusals``: why the change was
+    not made, in the order decided, each with the finding that words it for the user.
+    """
+
+    switch_migrated: bool = False
+    already_migrated: bool = False
+    refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
+
+    def refuse(self, why: Refusal, finding: Diagnostic) -> None:
+        """Record a refusal and the finding that explains it."""
+        self.refusals.append((why, finding))
+
+    @property
+    def took(self) -> bool:
+        """The file has the mode's change: made now, or there already."""
+        return self.switch_migrated or self.already_migrated
+
+    def refused(self, among: frozenset[Refusal] | None = None) -> list[tuple[Refusal, Diagnostic]]:
+        """The refusals (of the kinds ``among``, or all), in the order decided."""
+        return [(why, d) for why, d in self.refusals if among is None or why in among]
