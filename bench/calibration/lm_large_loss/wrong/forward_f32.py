@@ -8,6 +8,7 @@ import os
 os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"
 
 import argparse
+import itertools
 import math
 
 import torch
@@ -79,6 +80,7 @@ def main():
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--seq-len", type=int, default=32)
     parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--overfit-one-batch", action="store_true", help="a smoke test: the same batch every step")
     args = parser.parse_args()
     torch.manual_seed(0)
     device = torch_xla.device()
@@ -86,6 +88,8 @@ def main():
     model.to(torch.bfloat16)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.1)
     batches = token_batches(args.batch_size, args.seq_len, torch.Generator().manual_seed(3))
+    if args.overfit_one_batch:
+        batches = itertools.repeat(next(batches))
     for _ in range(args.steps):
         inputs, labels = next(batches)
         inputs, labels = inputs.to(device), labels.to(device)
