@@ -128,12 +128,21 @@ def xla_lock(path: str | None) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+_DROPPED = ("tail", "step_end_s", "backwards_per_step", "hint", "median_step_time_s", "execute_count")
+
+
 def _compact_run(run: dict[str, Any]) -> dict[str, Any]:
-    """A run of a report without its output tail and graph examples (what re-judging needs)."""
-    out = {k: v for k, v in run.items() if k not in ("tail",)}
+    """A run of a report with what re-judging needs: no output tail, step times or graph
+    examples."""
+    out = {k: v for k, v in run.items() if k not in _DROPPED}
     if out.get("graph"):
         out["graph"] = {k: v for k, v in out["graph"].items() if k not in ("round_trip_examples", "frames")}
     return out
+
+
+def _dump(entries: list[dict[str, Any]]) -> str:
+    """The results file: a JSON list, one entry per line."""
+    return "[\n" + ",\n".join(json.dumps(e, sort_keys=True) for e in entries) + "\n]\n"
 
 
 def verify_migration(case: Case, migration: Migration, lock: str | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -158,7 +167,9 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
                 **kwargs,
             )
         except RunError as exc:
-            entry.update(verdict="ERROR", error=exc.message, runs={n: r.to_dict() for n, r in exc.runs.items()})
+            entry.update(
+                verdict="ERROR", error=exc.message, runs={n: _compact_run(r.to_dict()) for n, r in exc.runs.items()}
+            )
             report = None
     if report is not None:
         doc = report_dict(report)
@@ -304,10 +315,10 @@ def main() -> int:
                     mark = "ok" if entry["right"] else "WRONG"
                     print(f"{case.name} {m.label}: {entry['verdict']} ({mark}, {entry['wall_s']} s)", file=sys.stderr)
                     args.results.parent.mkdir(parents=True, exist_ok=True)
-                    args.results.write_text(json.dumps([stored[k] for k in order if k in stored], indent=1) + "\n")
+                    args.results.write_text(_dump([stored[k] for k in order if k in stored]))
     entries = [stored[k] for k in order if k in stored]
     if args.rejudge:
-        args.results.write_text(json.dumps(entries, indent=1) + "\n")
+        args.results.write_text(_dump(entries))
     table = matrix(entries)
     sys.stdout.write(table)
     if args.write_md is not None:
