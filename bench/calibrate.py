@@ -187,8 +187,10 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
     return entry
 
 
-def rejudge(entry: dict[str, Any]) -> dict[str, Any]:
-    """The entry judged again by the current verdict code, over its stored runs."""
+def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+    """The entry judged again by the current verdict code, over its stored runs (the compile
+    allowance read again from the case's files)."""
+    from bf16_migrate.verify.allowance import compile_allowance
     from bf16_migrate.verify.compare import judge
     from bf16_migrate.verify.graphs import GraphStats
     from bf16_migrate.verify.records import RunRecord
@@ -204,7 +206,13 @@ def rejudge(entry: dict[str, Any]) -> dict[str, Any]:
         if run.get("graph"):
             rec.graph = GraphStats.from_dict(run["graph"])
         runs[name] = rec
-    verdict = judge(entry["mode"], runs, requested_steps=entry.get("steps"))
+    allowance = None
+    for case in cases:
+        for m in case.migrations:
+            if (case.name, m.label) == (entry["case"], entry["migration"]):
+                legacy = case.script.read_text(encoding="utf-8")
+                allowance = compile_allowance(legacy, m.source(legacy))
+    verdict = judge(entry["mode"], runs, requested_steps=entry.get("steps"), allowance=allowance)
     parts = [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in verdict.parts]
     status = verdict.status
     return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
@@ -229,12 +237,16 @@ def _figures(entry: dict[str, Any]) -> str:
                 bits.append(f"gap {_num(f['precision_gap'])}")
             if f.get("control_passes_onset") is not None:
                 bits.append("control " + ("passes" if f["control_passes_onset"] else "fails"))
-        if p["name"] == "graph" and "matmuls" in f:
-            bits.append(f"{f.get('matmuls_bf16')}/{f['matmuls']} bf16")
+        if p["name"] == "precision" and f.get("matmuls"):
+            bits.append(f"{f.get('matmuls_bf16')}/{f['matmuls']} matmuls bf16")
+        if p["name"] == "matches" and f.get("decided_by"):
+            bits.append(f"decided by {f['decided_by']}")
+        if p["name"] == "trains" and f.get("relative"):
+            bits.append("trains judged against the comparison run")
         if p["name"] == "graph" and "compiles" in f:
             bits.append(f"compiles {f['compiles']} vs {f['compiles_baseline']}")
-    if entry.get("rounds"):
-        bits.append(f"{len(entry['rounds'])} rounds")
+    if len(entry.get("rounds") or []) > 1:
+        bits.append("steps " + " then ".join(map(str, entry["rounds"])))
     if entry["verdict"] == "ERROR":
         bits.append(entry.get("error", "")[:60])
     return ", ".join(bits)
@@ -304,7 +316,8 @@ def main() -> int:
         stored = {f"{e['case']}:{e['migration']}": e for e in json.loads(args.results.read_text())}
     order = [f"{c.name}:{m.label}" for c, m in _selected(load_cases(), [], False)]
     if args.rejudge:
-        stored = {key: rejudge(e) for key, e in stored.items()}
+        cases = load_cases()
+        stored = {key: rejudge(e, cases) for key, e in stored.items()}
     else:
         selected = _selected(load_cases(), args.only, args.ci)
         for name in dict.fromkeys(case.name for case, _m in selected):
