@@ -457,3 +457,20 @@ def test_gpu_compatible_needs_only_the_first_step_the_same():
     assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in v.part("matches").detail
     # stochastic promises the legacy updates themselves: 2 of the first 3
     assert status(judge("stochastic", runs(one_ulp)))["matches"] == FAIL
+
+
+def test_a_modes_tolerance_is_its_verify_table_in_rules():
+    """The tolerances are data (rules/modes.toml ``[MODE.verify]``): a table with a key verify does
+    not know, or without one it needs, is an error naming the table, not a default."""
+    from bf16_migrate.rules import RuleError, mode_named
+    from bf16_migrate.verify.compare import mode_tolerance
+
+    table = dict(mode_named("gpu-compatible").verify)
+    assert mode_tolerance("gpu-compatible", table) == TOLERANCES["gpu-compatible"]
+    assert TOLERANCES["gpu-compatible"].onset_min == table["onset_min"]
+    with pytest.raises(RuleError, match=r"\[gpu-compatible.verify\].*onset_minimum"):
+        mode_tolerance("gpu-compatible", {**table, "onset_minimum": 2})
+    with pytest.raises(RuleError, match=r"\[amp.verify\]"):
+        mode_tolerance("amp", {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
+    with pytest.raises(RuleError, match="baseline 'fp16'"):
+        mode_tolerance("amp", {**mode_named("amp").verify, "baseline": "fp16"})

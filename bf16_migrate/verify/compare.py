@@ -163,6 +163,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..rules import MODES, RuleError, mode_named
 from .allowance import Allowance
 from .evidence import COMPILE_ALLOWANCE, SDPA_HINT, graph_part, precision_part, separates
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
@@ -186,7 +187,6 @@ __all__ = [
     "trend",
 ]
 
-MODES = ("stochastic", "gpu-compatible", "amp")
 EPS_FRACTION = 0.01
 """``eps`` of the relative difference, as a fraction of the comparison run's largest |loss|."""
 
@@ -254,32 +254,26 @@ class Tolerance:
         return limit, f"limit {limit:.2g} = max({self.drift_factor:g} x precision gap {gap:.2g}, {self.drift_floor:g})"
 
 
-_BF16_SOURCE = (
-    "4 fixtures, 20 steps: stochastic/gpu-compatible 2-3 of the first 3 steps the same, FP32 control 0 of 3, drift <= "
-    "1.14 x the precision gap (table in bf16_migrate/verify/compare.py)"
-)
-_GPU_SOURCE = (
-    "calibration suite: gpu-compatible 1-3 of the first 3 steps the same (its FP32 master weights may round the first "
-    "AdamW update one bf16 ulp away from the legacy run's: only the first step is sure to match), the FP32 control 0 "
-    "of 3; drift as stochastic (bench/RESULTS.md, verify calibration)"
-)
-TOLERANCES: dict[str, Tolerance] = {
-    "stochastic": Tolerance(LEGACY, "identical", 3, 1e-4, 2, 2.0, 0.01, 0.05, _BF16_SOURCE),
-    "gpu-compatible": Tolerance(LEGACY, "identical", 3, 1e-4, 1, 2.0, 0.01, 0.05, _GPU_SOURCE, slide=False),
-    "amp": Tolerance(
-        REFERENCE,
-        "median",
-        10,
-        2e-3,
-        0,
-        1.0,
-        5e-3,
-        0.02,
-        "4 fixtures, 20 steps: amp vs FP32 first-10 medians 1.3e-4..1.1e-3, full bf16 3.9e-3..9.3e-3, drift <= 0.22 x "
-        "the precision gap (table in bf16_migrate/verify/compare.py)",
-    ),
-}
-"""Tolerance per migration mode; figures in the module docstring."""
+def mode_tolerance(mode: str, rule: Mapping[str, object] | None = None) -> Tolerance:
+    """The tolerance of ``mode``, read from its ``[MODE.verify]`` table in ``rules/modes.toml``
+    (``rule``: that table, when given; its keys are :class:`Tolerance`'s fields, the figures
+    behind them its ``source``). Raises :class:`~bf16_migrate.rules.RuleError` naming the table
+    when a key is missing or unknown or a value is not one verify knows, ValueError for an
+    unknown mode."""
+    table = dict(mode_named(mode).verify if rule is None else rule)
+    try:
+        tol = Tolerance(**table)
+    except TypeError as exc:
+        raise RuleError(f"rules/modes.toml [{mode}.verify]: {exc}") from exc
+    if tol.baseline not in (LEGACY, REFERENCE) or tol.onset_kind not in ("identical", "median", "none"):
+        raise RuleError(
+            f"rules/modes.toml [{mode}.verify]: baseline {tol.baseline!r} or onset_kind {tol.onset_kind!r} unknown"
+        )
+    return tol
+
+
+TOLERANCES: dict[str, Tolerance] = {mode: mode_tolerance(mode) for mode in MODES}
+"""Tolerance per migration mode (``rules/modes.toml``); figures in the module docstring."""
 
 FALLBACK = Tolerance(
     REFERENCE,
@@ -439,7 +433,7 @@ def judge(
     tol = TOLERANCES[mode]
     if device.upper() != "CPU":
         verdict.notes.append(DEVICE_NOTE.format(device=device))
-    if device.upper() == "NEURON" and mode == "stochastic":
+    if device.upper() == "NEURON" and mode_named(mode).stochastic_rounding:
         tol = replace(tol, onset_kind="none")
     base, tol = _comparison_run(tol, legacy, reference, verdict)
     control = runs.get(CONTROL)
