@@ -210,7 +210,10 @@ def verify_script(
     more evidence when it cannot decide (:func:`_more_steps`).
     """
     if mode not in TOLERANCES:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        raise ValueError(
+            f"mode {mode!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"choose one of {', '.join(TOLERANCES)}"
+        )
     if steps < 1:
         raise ValueError("steps must be at least 1")
     started = time.monotonic()

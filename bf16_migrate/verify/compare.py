@@ -272,8 +272,9 @@ def mode_tolerance(mode: str, rule: Mapping[str, object] | None = None) -> Toler
     return tol
 
 
-TOLERANCES: dict[str, Tolerance] = {mode: mode_tolerance(mode) for mode in MODES}
-"""Tolerance per migration mode (``rules/modes.toml``); figures in the module docstring."""
+TOLERANCES: dict[str, Tolerance] = {mode: mode_tolerance(mode) for mode in MODES if mode_named(mode).verify}
+"""Tolerance per migration mode (``rules/modes.toml``); figures in the module docstring. A mode
+without a ``[MODE.verify]`` table (one added to a copy of the rules) cannot be verified."""
 
 FALLBACK = Tolerance(
     REFERENCE,
@@ -425,7 +426,10 @@ def judge(
     precision (:func:`.evidence.precision_part`), matches (:func:`_matches_part`), graph
     (:func:`.evidence.graph_part`)."""
     if mode not in TOLERANCES:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        raise ValueError(
+            f"mode {mode!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"choose one of {', '.join(TOLERANCES)}"
+        )
     migrated = runs.get(MIGRATED)
     legacy = runs.get(LEGACY)
     reference = runs.get(REFERENCE)
