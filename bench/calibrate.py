@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import fcntl
 import json
+import math
 import sys
 import time
 from collections.abc import Iterator
@@ -256,6 +257,53 @@ def _num(x: Any) -> str:
     return f"{x:.2g}" if isinstance(x, (int, float)) else str(x)
 
 
+def _figure(entry: dict[str, Any], part: str, key: str) -> Any:
+    for p in entry.get("parts") or []:
+        if p["name"] == part:
+            return (p.get("figures") or {}).get(key)
+    return None
+
+
+def summary(entries: list[dict[str, Any]]) -> str:
+    """What the stored runs measured, per mode over the right migrations: the median relative
+    difference from the comparison run against its drift limit, the precision gap, how many
+    needed the graphs or more steps to decide, and the compilations against the itemized
+    allowance (migrated minus legacy); then the wrong migrations' deciding parts."""
+    lines = []
+    for mode in dict.fromkeys(e["mode"] for e in entries):
+        right = [e for e in entries if e["mode"] == mode and e["expected"] == PASS and e.get("parts")]
+        if not right:
+            continue
+        pairs = [(_figure(e, "matches", "median_rel"), _figure(e, "matches", "drift_limit")) for e in right]
+        med = [m for m, _lim in pairs if isinstance(m, (int, float))] or [math.nan]
+        num = (int, float)
+        ratio = [m / lim for m, lim in pairs if isinstance(m, num) and isinstance(lim, num) and lim > 0]
+        gaps = [g for g in (_figure(e, "matches", "precision_gap") for e in right) if isinstance(g, float)]
+        extra = [
+            (_figure(e, "graph", "compiles") or 0) - (_figure(e, "graph", "compiles_baseline") or 0) for e in right
+        ]
+        allowed = [_figure(e, "graph", "compile_allowance") or 0 for e in right]
+        graphs = sum(1 for e in right if _figure(e, "matches", "decided_by") == "graphs")
+        more = sum(1 for e in right if len(e.get("rounds") or []) > 1)
+        lines.append(
+            f"- right {mode} ({len(right)}): median rel. diff {_num(min(med))}-{_num(max(med))}, at most "
+            f"{_num(max(ratio, default=0))} of its drift limit; precision gap {_num(min(gaps, default=0))}-"
+            f"{_num(max(gaps, default=0))}; decided by the graphs {graphs}, by more steps {more}; compilations "
+            f"beyond the legacy run's {min(extra)}-{max(extra)}, allowed {min(allowed)}-{max(allowed)}, "
+            f"over the allowance {sum(1 for x, a in zip(extra, allowed) if x > a)}"
+        )
+    wrong = [e for e in entries if e["expected"] == FAIL and e.get("parts")]
+    failing: dict[str, int] = {}
+    for e in wrong:
+        for p in e["parts"]:
+            if p["status"] == FAIL:
+                failing[p["name"]] = failing.get(p["name"], 0) + 1
+    if wrong:
+        parts = ", ".join(f"{name} {n}" for name, n in failing.items())
+        lines.append(f"- wrong ({len(wrong)}): the parts that FAIL them (a migration may fail several): {parts}")
+    return "\n".join(lines) + "\n"
+
+
 def matrix(entries: list[dict[str, Any]]) -> str:
     """The confusion matrix in Markdown: the summary counts, then one row per case and migration
     with the verdict of each part and the figures behind it."""
@@ -332,7 +380,7 @@ def main() -> int:
     entries = [stored[k] for k in order if k in stored]
     if args.rejudge:
         args.results.write_text(_dump(entries))
-    table = matrix(entries)
+    table = matrix(entries) + "\n" + summary(entries)
     sys.stdout.write(table)
     if args.write_md is not None:
         write_between_markers(args.write_md, table)
