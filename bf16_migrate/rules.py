@@ -23,7 +23,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 if sys.version_info >= (3, 11):
@@ -164,7 +163,7 @@ def _read_modes(directory: Path) -> dict[str, Mode]:
         verify = table.get("verify", {})
         if not isinstance(verify, dict):
             raise RuleError(f"{path}: [{name}.verify] must be a table")
-        modes[name] = Mode(name=name, emit=emit, **texts, verify=MappingProxyType(verify))
+        modes[name] = Mode(name=name, emit=emit, **texts, verify=verify)
     return modes
 
 

@@ -462,10 +462,13 @@ def test_gpu_compatible_needs_only_the_first_step_the_same():
 def test_a_modes_tolerance_is_its_verify_table_in_rules():
     """The tolerances are data (rules/modes.toml ``[MODE.verify]``): a table with a key verify does
     not know, or without one it needs, is an error naming the table, not a default."""
+    import pickle
+
     from bf16_migrate.rules import RuleError, mode_named
     from bf16_migrate.verify.compare import mode_tolerance
 
     table = dict(mode_named("gpu-compatible").verify)
+    assert pickle.loads(pickle.dumps(mode_named("gpu-compatible"))).verify == table  # a Mode crosses processes
     assert mode_tolerance("gpu-compatible", table) == TOLERANCES["gpu-compatible"]
     assert TOLERANCES["gpu-compatible"].onset_min == table["onset_min"]
     with pytest.raises(RuleError, match=r"\[gpu-compatible.verify\].*onset_minimum"):
