@@ -235,7 +235,7 @@ def verify_script(
         base_env,
         migrated_source,
         reference_source,
-        need_reference=run_reference or mode == "amp",
+        need_reference=run_reference or mode_named(mode).autocast,
     )
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
@@ -455,7 +455,7 @@ def _run(
             if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
-            specs.insert(1 if mode == "amp" else 2, reference_spec)
+            specs.insert(1 if mode_named(mode).autocast else 2, reference_spec)
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
     return runs, device
@@ -482,7 +482,7 @@ def _control_run(
     is added when the rewrite cannot be made; the verdict then says the bar is missing."""
     from .parts import usable
 
-    if mode == "amp" or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
+    if mode_named(mode).autocast or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
         return
     legacy_text = legacy.source if legacy.source is not None else read_source(script)
     origin = legacy.file if legacy.file is not None else script
@@ -525,7 +525,7 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
         err.runs = dict(runs)
         raise err
     failure: RunError | None = None
-    if mode == "amp":
+    if mode_named(mode).autocast:
         if reference is None or not reference.ok:
             failure = reference.as_error() if reference is not None else RunError("the FP32 reference run did not run")
     elif (legacy is None or not legacy.ok) and (reference is None or not reference.ok):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..rules import mode_named
 from .allowance import Allowance
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
@@ -48,7 +49,7 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    if mode in ("stochastic", "gpu-compatible"):
+    if mode_named(mode).casts_model:
         if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
             problems.append(
                 f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})"
@@ -161,7 +162,7 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     if not counts:
         return None, None
     text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
-    if mode == "gpu-compatible" and "bf16" in counts:
+    if mode_named(mode).master_weights and "bf16" in counts:
         return (
             f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
             "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
@@ -177,7 +178,7 @@ def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) 
     switch every floating tensor on the device was bf16 (torch_xla/csrc/dtype.cpp), so the
     legacy loss is bf16 (measured: bench/calibration/weighted_loss, legacy bf16, the migration
     with the weights left f32 f32). amp computes its loss in f32 by design: not checked."""
-    if mode == "amp" or bf16_run is None or migrated.loss_dtype is None:
+    if mode_named(mode).autocast or bf16_run is None or migrated.loss_dtype is None:
         return None
     if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
         return (
@@ -196,7 +197,7 @@ def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> 
     (fixtures/zero1_sharded, 12 steps: migrated f32 x12 where the legacy run had bf16 x12).
     Not a failure: the migrated optimizer computes in more precision than the legacy one did,
     and the losses are judged by matches; but its state takes twice the memory."""
-    if mode != "stochastic" or legacy is None or not legacy.ok:
+    if not mode_named(mode).stochastic_rounding or legacy is None or not legacy.ok:
         return None
     mine, theirs = _device_dtype_counts(migrated.state_dtypes), _device_dtype_counts(legacy.state_dtypes)
     if not mine or not theirs or set(mine) == set(theirs):
@@ -229,7 +230,7 @@ def _precision_from_graphs(
     fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
     if g.matmuls_bf16 == 0:
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
-    elif mode == "amp":
+    elif mode_named(mode).autocast:
         if g.matmuls_bf16 < g.matmuls:
             problems.append(
                 f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
@@ -260,7 +261,7 @@ def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunR
     g, lg, rg = migrated.graph, legacy.graph, reference.graph
     if g is None or lg is None or rg is None or not (g.matmuls and lg.matmuls and rg.matmuls):
         return None
-    if mode == "amp":
+    if mode_named(mode).autocast:
         if g.matmuls_bf16 == g.matmuls and not has_bf16(migrated.device_param_dtypes):
             if has_bf16(legacy.device_param_dtypes):
                 return (
@@ -330,10 +331,10 @@ def graph_part(
     down = g.converts.get("f32->bf16", 0)
     elementwise = g.round_trip_count("elementwise")
     conv_text = f"f32<->bf16 tensor converts {up} up / {down} down"
-    if mode == "amp":
+    if mode_named(mode).autocast:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: one f32 convert per parameter gradient is expected under autocast)"
-    elif mode == "gpu-compatible":
+    elif mode_named(mode).master_weights:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
     if elementwise:

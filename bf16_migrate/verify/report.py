@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..rules import mode_named
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -159,9 +160,9 @@ def _closing_lines(report: VerifyReport) -> list[str]:
         for d in unfixed:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
     notes = list(report.verdict.notes)
-    if report.mode == "stochastic":
+    if mode_named(report.mode).stochastic_rounding:
         notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
-    if report.mode == "amp":
+    if mode_named(report.mode).autocast:
         notes.append("amp is compared with the FP32 reference run (the legacy run is shown for information).")
     if notes:
         lines.append("")
