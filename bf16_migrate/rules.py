@@ -83,6 +83,7 @@ EMITS = frozenset(
         "fp32-grad-norm",
         "autocast",
         "bf16-attention-math",
+        "model-code-dtypes",
     }
 )
 """The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
@@ -354,15 +355,43 @@ class FrameworkRule:
 
 
 @dataclass(frozen=True)
+class ModelCodeRules:
+    """What the audit of the model's own code knows (``rules/model_code.toml``; its comments give
+    the sources): the ways f32 enters a model once the legacy switch is gone, and how a tensor's
+    dtype travels through the code (:mod:`bf16_migrate.python.model_code`)."""
+
+    float_factories: frozenset[str] = frozenset()
+    """``torch.X`` creation functions floating by default (short names)."""
+    f32_dtypes: frozenset[str] = frozenset()
+    f64_dtypes: frozenset[str] = frozenset()
+    upcast_methods: Mapping[str, str] = field(default_factory=dict)
+    """Tensor method -> ``"f32"`` / ``"f64"``."""
+    low_casts: frozenset[str] = frozenset()
+    cast_like: frozenset[str] = frozenset()
+    ends: frozenset[str] = frozenset()
+    host_functions: frozenset[str] = frozenset()
+    matmul_functions: frozenset[str] = frozenset()
+    matmul_methods: frozenset[str] = frozenset()
+    weighted_layers: Mapping[str, str] = field(default_factory=dict)
+    """Qualified name of a torch.nn layer -> ``"matmul"`` / ``"gather"`` / ``"elementwise"``."""
+    module_bases: frozenset[str] = frozenset()
+    optimizer_bases: frozenset[str] = frozenset()
+    module_entries: frozenset[str] = frozenset()
+    optimizer_entries: frozenset[str] = frozenset()
+    registers: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Rules:
-    """All rules: legacy variables by name, diagnostics by code, the torch API facts, and the
-    frameworks that own precision."""
+    """All rules: legacy variables by name, diagnostics by code, the torch API facts, the
+    frameworks that own precision, and what the audit of the model's own code knows."""
 
     variables: Mapping[str, VariableRule]
     diagnostics: Mapping[str, DiagnosticRule]
     torch_api: TorchApi
     frameworks: tuple[FrameworkRule, ...] = ()
     modes: Mapping[str, Mode] = field(default_factory=dict)
+    model_code: ModelCodeRules = field(default_factory=ModelCodeRules)
 
 
 def _load_variable(path: Path) -> VariableRule:
@@ -468,6 +497,44 @@ def _load_torch_api(path: Path) -> TorchApi:
     )
 
 
+_LAYER_KINDS = ("matmul", "gather", "elementwise")
+
+
+def _load_model_code(path: Path) -> ModelCodeRules:
+    data = _read(path)
+    flow = _need(data, "flow", dict, path)
+    reach = _need(data, "reach", dict, path)
+    upcasts = _need(data, "upcast_methods", dict, path)
+    if any(kind not in ("f32", "f64") for kind in upcasts.values()):
+        raise RuleError(f"{path}: [upcast_methods] values must be 'f32' or 'f64'")
+    layers = _need(flow, "weighted_layers", dict, path)
+    for name, kind in layers.items():
+        if kind not in _LAYER_KINDS:
+            raise RuleError(f"{path}: weighted layer {name!r} has unknown kind {kind!r} (one of {list(_LAYER_KINDS)})")
+
+    def names(table: dict, key: str) -> frozenset[str]:
+        return frozenset(_need(table, key, list, path))
+
+    return ModelCodeRules(
+        float_factories=names(data, "float_factories"),
+        f32_dtypes=names(data, "f32_dtypes"),
+        f64_dtypes=names(data, "f64_dtypes"),
+        upcast_methods=upcasts,
+        low_casts=names(flow, "low_casts"),
+        cast_like=names(flow, "cast_like"),
+        ends=names(flow, "ends"),
+        host_functions=names(flow, "host_functions"),
+        matmul_functions=names(flow, "matmul_functions"),
+        matmul_methods=names(flow, "matmul_methods"),
+        weighted_layers=layers,
+        module_bases=names(reach, "module_bases"),
+        optimizer_bases=names(reach, "optimizer_bases"),
+        module_entries=names(reach, "module_entries"),
+        optimizer_entries=names(reach, "optimizer_entries"),
+        registers=names(reach, "registers"),
+    )
+
+
 @functools.cache
 def load_rules(directory: Path = RULES_DIR) -> Rules:
     """Load and validate every rule file in ``directory``.
@@ -505,7 +572,14 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         )
         for key, entry in _read(frameworks_path).items()
     )
-    return Rules(variables=variables, diagnostics=diagnostics, torch_api=torch_api, frameworks=frameworks, modes=modes)
+    return Rules(
+        variables=variables,
+        diagnostics=diagnostics,
+        torch_api=torch_api,
+        frameworks=frameworks,
+        modes=modes,
+        model_code=_load_model_code(directory / "model_code.toml"),
+    )
 
 
 def is_truthy(value: str) -> bool:

@@ -21,6 +21,13 @@ defined there. :class:`TreeFactsReader` reads them (:func:`bf16_migrate.python.m
 for the codemod (``migrate_source(..., tree=...)``); what the migrated script then asks of such
 a factory (FP32 master weights in gpu-compatible mode: ``MigrationResult.factory_changes``) is
 carried out here, in the same change, whatever the setting the script ran under (BFM016).
+
+A script that took the change under a condition (``if args.bf16: os.environ[...] = "1"``:
+``switched`` but no ``legacy_env``) cannot say what the switch meant for a module's reads or
+``.double()``, but the tensors its model and optimizer classes make still follow the dtype they
+meet once the switch is gone: such a module gets that audit alone (``audited_under``,
+:mod:`bf16_migrate.python.model_code`), so a conditional migration does not leave the model
+computing in f32 in a sibling file either.
 """
 
 from __future__ import annotations
@@ -110,16 +117,19 @@ def migrate_imported_modules(
     for result in results:
         for change in result.factory_changes:
             requests.setdefault(Path(change.path).resolve(), []).append(change)
-    wanted, escaped = _imports_of(results, root_of, outside, excluded)
+    wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
     out = list(results) + _escaped_results(escaped)
     left_keys = {module.resolve() for module in escaped}
-    for key in sorted((set(wanted) | set(requests)) - left_keys):
+    for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
         importers = wanted.get(key, [])
         asked = tuple(requests.get(key, ()))
-        given = _as_given(key, importers) if importers else Path(asked[0].path)
+        # only conditional importers: the audit of the module's model code alone (audited_under)
+        audit_env = None if importers else {k: v for _, e in audited.get(key, []) for k, v in e.items()} or None
+        named = importers or audited.get(key, [])
+        given = _as_given(key, named) if named else Path(asked[0].path)
         module_path = next((r.path for r in results if r.path.resolve() == key), None) or given
         own = by_path.get(key)
-        if own is not None and own.legacy_env:
+        if own is not None and (own.legacy_env or (audit_env and own.switched)):
             # a script of its own, migrated as such: only what its importers ask of its factories
             if asked:
                 out = _with_factory_changes(out, own, asked, mode, errors, migrate)
@@ -151,6 +161,7 @@ def migrate_imported_modules(
                 fp32_optimizer_state=fp32_optimizer_state,
                 imported_under=env,
                 factory_changes=asked or None,
+                audited_under=audit_env,
             )
         except ParseError as exc:
             errors.append(str(exc))
@@ -158,10 +169,12 @@ def migrate_imported_modules(
         if migrated.code == text and not migrated.diagnostics and own is None:
             continue
         diags = list(migrated.diagnostics)
-        if migrated.code != text and env:
-            settings_text = ", ".join(f"{k}={v}" for k, v in env.items())
+        said = env or (None if asked else audit_env)  # a factory change says so itself (BFM016)
+        if migrated.code != text and said:
+            settings_text = ", ".join(f"{k}={v}" for k, v in said.items())
+            variant = None if env else "audited"
             diags.insert(
-                0, report("BFM014", str(module_path), 1, 1, True, importer=importers[0][0], settings=settings_text)
+                0, report("BFM014", str(module_path), 1, 1, True, variant, importer=named[0][0], settings=settings_text)
             )
         new = FileResult(module_path, text, migrated.code, encoding, diags)
         out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
@@ -192,6 +205,7 @@ def _with_factory_changes(
         own.legacy_env,
         own.helpers,
         own.factory_changes,
+        own.switched,
     )
     return [new if r is own else r for r in out]
 
@@ -208,19 +222,27 @@ def _as_given(key: Path, importers: list[tuple[Path, dict[str, str]]]) -> Path:
 _Env = dict[str, str]
 
 
+_Importers = dict[Path, list[tuple[Path, _Env]]]
+
+
 def _imports_of(
     results: list[FileResult],
     root_of: Callable[[Path], Path],
     outside: Callable[[Path], Path | None] | None,
     excluded: Callable[[Path], str | None] | None,
-) -> tuple[dict[Path, list[tuple[Path, _Env]]], dict[Path, tuple[Path | str, Path, _Env]]]:
-    """The tree modules the legacy scripts of ``results`` import: ``(wanted, escaped)``.
-    ``wanted``: resolved module path to its importers and their settings; ``escaped``: a module
-    outside the paths given (its real path) or excluded (why), with the first importer."""
-    wanted: dict[Path, list[tuple[Path, _Env]]] = {}
+) -> tuple[_Importers, _Importers, dict[Path, tuple[Path | str, Path, _Env]]]:
+    """The tree modules the migrated scripts of ``results`` import: ``(wanted, audited, escaped)``.
+    ``wanted``: resolved module path to its importers that ran under the switch unconditionally
+    (``legacy_env``) and their settings; ``audited``: the same for importers that switched under a
+    condition (``switched``, no ``legacy_env``: the module gets the model-code audit alone);
+    ``escaped``: a module outside the paths given (its real path) or excluded (why), with the first
+    importer."""
+    wanted: _Importers = {}
+    audited: _Importers = {}
     escaped: dict[Path, tuple[Path | str, Path, _Env]] = {}
     for result in results:
-        if not result.legacy_env or not str(result.path).endswith(".py"):
+        ran_under = result.legacy_env or result.switched
+        if not ran_under or not str(result.path).endswith(".py"):
             continue
         try:
             tree = ast.parse(result.old)
@@ -231,12 +253,12 @@ def _imports_of(
             if left is None and excluded is not None:
                 left = excluded(module)
             if left is not None:
-                escaped.setdefault(module, (left, result.path, result.legacy_env))
+                escaped.setdefault(module, (left, result.path, ran_under))
                 continue
             key = module.resolve()
             if key != result.path.resolve():
-                wanted.setdefault(key, []).append((result.path, result.legacy_env))
-    return wanted, escaped
+                (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, ran_under))
+    return wanted, audited, escaped
 
 
 def _escaped_results(escaped: dict[Path, tuple[Path | str, Path, _Env]]) -> list[FileResult]:

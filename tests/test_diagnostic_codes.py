@@ -258,6 +258,12 @@ SELF_CONTAINED_EXAMPLES = [
     ("BFM050", "stochastic"),
     ("BFM052", "stochastic"),
     ("BFM017", "gpu-compatible"),
+    ("BFM080", "stochastic"),
+    ("BFM081", "stochastic"),
+    ("BFM082", "stochastic"),
+    ("BFM083", "stochastic"),
+    ("BFM084", "gpu-compatible"),
+    ("BFM085", "stochastic"),
 ]
 
 

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul
 
 from bf16_migrate.project import migrate_paths
 
@@ -185,6 +185,7 @@ def test_verify_passes(case, mode, tmp_path):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads(out.read_text())
+    assert_no_silent_f32_matmul(data)
     assert {p["name"]: p["status"] for p in data["parts"]} == dict.fromkeys(
         ("runs", "trains", "precision", "matches", "graph"), "PASS"
     )

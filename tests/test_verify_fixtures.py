@@ -2,18 +2,22 @@
 
 Each case runs the legacy script, the migrated copy and the FP32 reference in their own
 processes; the verdict must pass, the graph part included (tiny_transformer: see the test).
+Every run also checks the guarantee of "0 left to do by hand" (tests/precision_guarantee.py): a
+migration that left nothing to do has no f32 matmul in its step graph that the legacy run had in bf16;
+the negative control shows the check fails on a migration made without the model-code audit.
 Selected with `-m xla`; they run in CI.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
-
 from conftest import CASES, FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul, audit_off_rules, left_to_do
 
 pytestmark = pytest.mark.xla
 
@@ -45,6 +49,7 @@ def test_verify_passes_on_fixture(case, mode, tmp_path):
         timeout=900,
     )
     data = json.loads(out.read_text())
+    assert_no_silent_f32_matmul(data)
     parts = {p["name"]: p for p in data["parts"]}
     migrated = data["runs"]["migrated"]
     # the graph evidence is there for every run: the executed step graph and its matmuls
@@ -71,6 +76,30 @@ def test_verify_passes_on_fixture(case, mode, tmp_path):
     # the table has one row per recorded step
     for step in range(1, 13):
         assert any(line.split()[:1] == [str(step)] for line in proc.stdout.splitlines()), proc.stdout
+
+
+def test_the_guarantee_fails_for_a_migration_made_without_the_model_code_audit(tmp_path):
+    """The negative control of the guarantee: causal_lm migrated as main did before the audit (its
+    emit taken out of the rules) reports nothing left to do but the docstring, while its step graph
+    runs every matmul with an f32 operand (measured: 0 of 39 bf16; 39 of 39 under the switch, and
+    with the audit)."""
+    out = tmp_path / "verify.json"
+    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path))}
+    script = FIXTURES / "causal_lm" / "train.py"
+    subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(script), "--steps", "12", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    data = json.loads(out.read_text())
+    assert left_to_do(data) == []
+    migrated, legacy = data["runs"]["migrated"]["graph"], data["runs"]["legacy"]["graph"]
+    assert (legacy["matmuls_bf16"], legacy["matmuls"]) == (39, 39)
+    assert (migrated["matmuls_bf16"], migrated["f32_matmuls"]) == (0, 39)
+    with pytest.raises(AssertionError, match="0 left to do by hand"):
+        assert_no_silent_f32_matmul(data)
 
 
 def test_verify_with_legacy_env_for_a_script_its_launcher_switched(tmp_path):

@@ -332,6 +332,7 @@ class LinkPlanner:
             dict(result.legacy_env),
             list(result.helpers),
             list(result.factory_changes),
+            dict(result.switched),
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

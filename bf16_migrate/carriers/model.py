@@ -391,6 +391,9 @@ class FileResult:
     factory_changes: list = field(default_factory=list)
     """What the migrated script asks of the optimizer factories of its tree
     (:class:`bf16_migrate.python.FactoryChange`; carried out by :mod:`bf16_migrate.tree_modules`)."""
+    switched: dict[str, str] = field(default_factory=dict)
+    """For a migrated Python script, the legacy settings whose change it took, under a condition
+    or not: the modules it imports get the audit of their model code for them."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

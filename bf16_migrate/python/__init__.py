@@ -74,6 +74,10 @@ class MigrationResult:
     """What the migrated script asks of the optimizer factories of its tree (``tree``): the
     modules must be migrated with them (``migrate_source(..., factory_changes=...)``) in the
     same change, or the script's migration is incomplete (:mod:`bf16_migrate.tree_modules`)."""
+    switched: dict[str, str] = field(default_factory=dict)
+    """The legacy settings whose mode change the script took, under a condition or not
+    (``legacy_env`` is the unconditional case): the modules of the tree it imports get the audit
+    of their model code for them (``audited_under``), whatever the condition."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -90,6 +94,7 @@ def migrate_source(
     helpers_module: str | None = None,
     tree: TreeFacts | None = None,
     factory_changes: tuple[FactoryChange, ...] | None = None,
+    audited_under: Mapping[str, str] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -112,6 +117,12 @@ def migrate_source(
     ``--fp32-optimizer-state`` for its optimizer classes) but no model cast of its own.
     ``MigrationResult.legacy_env`` is what was in force for a migrated script (to pass on to the
     modules it imports); empty when nothing was, or only under a condition.
+
+    ``audited_under`` names legacy settings for which a script that imports this file took the
+    mode's change under a condition (``if args.bf16: os.environ[...] = "1"``): what the switch
+    meant for the file's code depends on that condition, so only the audit of its model and
+    optimizer classes applies (their tensors follow the dtype they meet, which is right on either
+    branch: :mod:`.model_code`). ``MigrationResult.switched`` is what a migrated script passes on.
 
     ``helpers_module`` (a dotted module name): the helper functions the mode needs
     (``with_fp32_master_weights``, ``floating_to_bf16``...) are imported from that module
@@ -141,6 +152,7 @@ def migrate_source(
                 helpers_module,
                 tree,
                 tuple(factory_changes or ()),
+                audited_under,
             ),
         )
 
@@ -155,6 +167,7 @@ def _migrate(
     helpers_module=None,
     tree=None,
     factory_changes=(),
+    audited_under=None,
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -165,7 +178,7 @@ def _migrate(
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
     ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree)
-    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes)
+    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under)
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
@@ -197,6 +210,7 @@ def _migrate(
         outcome,
         launch_flag=planner.launch_flag,
         factory_changes=list(planner.factory_changes),
+        switched=planner.switched,
     )
 
 

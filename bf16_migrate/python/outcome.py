@@ -25,6 +25,10 @@ class Refusal(enum.Enum):
     OWN_PRECISION = "the script's own precision code is another mode's, behind a flag, or cannot be wrapped"
     ALREADY_ON = "the script already turns bf16 on with code of its own beside the legacy setting"
     MASTER_WEIGHTS = "an optimizer cannot keep the FP32 master weights the mode needs (gpu-compatible)"
+    MODEL_CODE_F32 = (
+        "a place in the model's own code would compute in f32 without the switch: a tensor it makes that cannot "
+        "follow the dtype it meets, or an f32 island that leaks or reaches a matmul"
+    )
 
 
 LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS})

@@ -14,7 +14,10 @@ the meaning of each emitted change:
   that the loss is summed into (Neuron's migration guide: loss accumulators in FP32);
 * ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
   (emitted into the script, see :mod:`.snippets`);
-* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``.
+* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
+* ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
+  f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
+  to follow keeps the switch (:mod:`.model_code`).
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
@@ -47,6 +50,8 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
+from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
+from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
     ModelCall,
     OptimizerSite,
@@ -81,6 +86,7 @@ class Planner:
         fp32_optimizer_state: bool = False,
         imported_under: Mapping[str, str] | None = None,
         factory_changes: tuple[FactoryChange, ...] = (),
+        audited_under: Mapping[str, str] | None = None,
     ) -> None:
         self.ctx = ctx
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
@@ -97,6 +103,14 @@ class Planner:
         }
         self.launched_values = {name: value for name, value in (launched_with or {}).items()}
         self.in_force: dict[str, str] = {}
+        self.switched: dict[str, str] = {}  # the settings whose change was taken, under a condition or not
+        # a module of the tree imported by a script that took the change under a condition: the
+        # audit of its model code only (see _audit_module)
+        self.audited_under = {
+            name: value
+            for name, value in (audited_under or {}).items()
+            if name in ctx.rules.variables and ctx.rules.variables[name].effective and is_truthy(value)
+        }
         self.already_migrated = False  # a launcher's setting on a script that carries the change
         # legacy variables a launcher sets for this script (shell, --legacy-env): the script
         # then needs the mode's code change even though it never names the variable
@@ -204,6 +218,10 @@ class Planner:
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
             return
+        if self.audited_under and not writes and not self.external:
+            self._audit_module(list(self.audited_under))
+            report_reads(ctx, reads)
+            return
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if on_writes or self.external:
@@ -227,6 +245,9 @@ class Planner:
                 in_force.update({v: self.launched_values[v] for v in self.external})
             if self._migrate(on_writes) and not self.already_migrated:
                 self.in_force = in_force
+                self.switched = {w.variable: "1" for w in on_writes} | {
+                    v: self.launched_values[v] for v in self.external
+                }
                 reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
                 if self.guard is None and self.mode.casts_model:
                     reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
@@ -359,7 +380,11 @@ class Planner:
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
             return False
+        audit = self._model_code(writes, variables, sites, models) if "model-code-dtypes" in emits else ModelCodeAudit()
+        if not audit.clean:
+            return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions)
+        plan_model_code(ctx, self.plan, audit)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -575,6 +600,39 @@ class Planner:
             )
         return None
 
+    def _model_code(
+        self,
+        writes: list[LegacyWrite],
+        variables: list[str],
+        sites: list[OptimizerSite],
+        models: list[cst.BaseExpression],
+    ) -> ModelCodeAudit:
+        """The audit of the code the models and the file's optimizer classes run in a step
+        (:mod:`.model_code`). When a place cannot be made to follow the dtype it meets, it is
+        reported with BFM085 on the writes and the switch is kept: removing it would leave the model
+        computing in f32 there."""
+        ctx = self.ctx
+        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]))
+        audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
+        if audit.clean:
+            return audit
+        report_blocked(ctx, audit)
+        first = audit.blocked[0]
+        for variable, anchor in self._anchors(writes):
+            ctx.outcome.refuse(
+                Refusal.MODEL_CODE_F32,
+                ctx.report(
+                    "BFM085",
+                    anchor,
+                    fixed=False,
+                    variable=variable,
+                    count=len(audit.blocked),
+                    first_code=first.code,
+                    first_line=ctx.pos(first.site.node)[0],
+                ),
+            )
+        return audit
+
     def _plan_changes(
         self,
         writes: list[LegacyWrite],
@@ -684,6 +742,21 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
+        self._audit_module(variables)
+
+    def _audit_module(self, variables: list[str]) -> None:
+        """The audit of a tree module's model and optimizer classes, which ran under ``variables``
+        for a script that imports them (:mod:`.model_code`): every module and optimizer class of the
+        file, since which of them the script uses is not known here. What cannot follow the dtype
+        it meets is reported: the script's own migration is already made."""
+        emits: set[str] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
+        if "model-code-dtypes" not in emits:
+            return
+        modules, optimizers = module_classes(self.ctx)
+        reached = reach_from(self.ctx, modules, optimizers)
+        audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
+        plan_model_code(self.ctx, self.plan, audit)
+        report_blocked(self.ctx, audit)
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a

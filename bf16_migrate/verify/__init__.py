@@ -102,11 +102,13 @@ class VerifyReport:
 
 
 def _migrate(
-    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None
-) -> tuple[str, list[Any], str | None]:
-    """The codemod's migration of ``source`` (the script at ``path``): its text, its findings,
-    and the flag its launchers pass instead of the setting (amp through the script's own
-    autocast flag: ``MigrationResult.launch_flag``), which the migrated run is given too."""
+    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
+) -> tuple[str, list[Any], str | None, dict[Path, str]]:
+    """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
+    (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
+    pass instead of the setting (amp through the script's own autocast flag:
+    ``MigrationResult.launch_flag``), which the migrated run is given too, and, with ``modules``,
+    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`)."""
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
@@ -125,15 +127,57 @@ def _migrate(
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
-    if result.factory_changes:
-        modules = ", ".join(sorted({change.path for change in result.factory_changes}))
+    diagnostics = list(result.diagnostics)
+    staged = {}
+    if modules and (result.switched or result.factory_changes):
+        staged = _migrated_modules(path, source, result, mode, diagnostics)
+    unstaged = sorted({c.path for c in result.factory_changes if Path(c.path).resolve() not in staged})
+    if unstaged:
         raise RunError(
-            f"{path}: its migration in mode {mode} also changes modules of its tree ({modules}), which a verify of "
-            "the script alone does not run",
+            f"{path}: its migration in mode {mode} also changes modules of its tree ({', '.join(unstaged)}), which a "
+            "verify of the script alone does not run",
             hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
-    return result.code, list(result.diagnostics), result.launch_flag
+    return result.code, diagnostics, result.launch_flag, staged
+
+
+def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
+    """The modules of the tree under the script's directory that it imports, migrated as the
+    rewrite migrates them (:func:`bf16_migrate.tree_modules.migrate_imported_modules`: they ran under
+    the switch too): path -> migrated text, for those that change; their findings are added to
+    ``diagnostics``. The migrated run stages them in place of the legacy ones, so it runs what the
+    rewrite writes. Modules the script reaches elsewhere (``PYTHONPATH``) run as they are: a whole
+    tree is proven by ``bf16-migrate DIR --verify``. Raises :class:`RunError` when one cannot be
+    read or migrated."""
+    from bf16_migrate.carriers.model import FileResult
+    from bf16_migrate.tree_modules import migrate_imported_modules
+
+    script = script.resolve()
+    errors: list[str] = []
+    own = FileResult(
+        script,
+        source,
+        result.code,
+        "utf-8",
+        [],
+        dict(result.legacy_env),
+        factory_changes=list(result.factory_changes),
+        switched=dict(result.switched),
+    )
+    results = migrate_imported_modules(
+        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode_named(mode), False, errors
+    )
+    if errors:
+        raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
+    modules: dict[Path, str] = {}
+    for module in results:
+        if module is own:
+            continue
+        diagnostics.extend(module.diagnostics)
+        if module.new != module.old:
+            modules[module.path.resolve()] = module.new
+    return modules
 
 
 def verify_script(
@@ -362,6 +406,8 @@ class _Texts:
     migrated_args: list[str] = field(default_factory=list)
     """Arguments the migrated run gets besides the script's: the flag the migration passes on
     its launch lines instead of the legacy setting (amp through the script's own autocast)."""
+    modules: dict[Path, str] = field(default_factory=dict)
+    """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
 
 
 def _texts(
@@ -384,6 +430,7 @@ def _texts(
     from .migration import refuse_nothing_to_verify
 
     diagnostics: list[Any] = []
+    modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
     inherited = [k for k in LEGACY_VARIABLES if base_env.get(k)]  # exported in the caller's shell
     if not legacy_env and not inherited and not any(name in legacy_text for name in LEGACY_VARIABLES):
@@ -397,17 +444,19 @@ def _texts(
     flag: str | None = None
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
             if not inherited:
                 refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
                 # the script unchanged under its launcher's setting: amp through its own flag?
-                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env)[2]
+                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)[2]
     if need_reference and reference_source is None:
-        reference_source = _migrate(legacy_text, "reference", script)[0]
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [])
+        reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
+    return _Texts(
+        migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [], modules
+    )
 
 
 def _run(
@@ -428,7 +477,7 @@ def _run(
     with Workspace() as ws:
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, ws.root / MIGRATED),
+            stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
             **{**common, "args": [*common["args"], *texts.migrated_args]},

@@ -219,9 +219,10 @@ def _precision_from_graphs(
     Rules: every mode needs bf16 matmuls (an FP32 run has none: 0 of 8/9/21/8 on the four
     fixtures' reference runs); amp needs all of them in bf16 (autocast lowers matmul, linear,
     bmm, einsum and conv, forward and backward: 8/8, 9/9, 21/21, 8/8 measured);
-    stochastic / gpu-compatible may not run more matmuls in f32 than the legacy run did (the
-    switch made everything bf16, so the legacy count is 0 unless XLA_DOWNCAST_BF16 kept f64
-    code in f32)."""
+    stochastic / gpu-compatible may not run more matmuls with an f32 operand
+    (:attr:`~.graphs.GraphStats.f32_matmuls`) than the legacy run did
+    (the switch made everything bf16, so the legacy count is 0 unless XLA_DOWNCAST_BF16 kept f64
+    code in f32; a dot of f32 and bf16 computes in f32, so it counts)."""
     g = migrated.graph
     if g is None or not g.matmuls:
         return [], [], {}
@@ -238,11 +239,13 @@ def _precision_from_graphs(
             )
     else:
         lg = legacy.graph if legacy is not None and legacy.ok else None
-        allowed = lg.matmuls_f32 if lg is not None else 0
+        allowed = lg.f32_matmuls if lg is not None else 0
         figs["legacy_matmuls_f32"] = lg.matmuls_f32 if lg is not None else None
-        if g.matmuls_f32 > allowed:
+        figs["f32_matmuls"] = g.f32_matmuls
+        figs["legacy_f32_matmuls"] = lg.f32_matmuls if lg is not None else None
+        if g.f32_matmuls > allowed:
             where = f"the legacy run had {allowed}" if lg is not None else "the switch made every matmul bf16"
-            problems.append(f"{g.matmuls_f32} of {g.matmuls} matmuls of the step graph run in f32 where {where}")
+            problems.append(f"{g.f32_matmuls} of {g.matmuls} matmuls of the step graph run in f32 where {where}")
     return problems, [fact], figs
 
 

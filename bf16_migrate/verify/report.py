@@ -279,7 +279,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "runs": {name: r.to_dict() for name, r in report.runs.items()},
             "wall_time_s": report.wall_time_s,
             "diagnostics": [
-                {"code": d.code, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed}
+                {"code": d.code, "path": d.path, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed}
                 for d in report.diagnostics
             ],
         }

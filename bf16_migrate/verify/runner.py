@@ -165,25 +165,61 @@ def child_env(
     return env
 
 
-def stage_script(source: str, original: Path, dest_dir: Path) -> Path:
+def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[Path, str] | None = None) -> Path:
     """Write ``source`` as ``dest_dir/<original name>`` beside symlinks to the original's
-    siblings; returns the new script path. Symlinks that cannot be made are skipped."""
+    siblings; returns the new script path. Symlinks that cannot be made are skipped.
+
+    ``replaced``: files under the original's directory (absolute paths) -> the text to run instead
+    (the migrated modules of the tree the script imports): each is written into the copy, the
+    symlinked directories on its way made real directories of symlinks, so nothing is ever written
+    through a link into the original tree. A path outside the original's directory raises
+    ``ValueError``."""
     dest_dir.mkdir(parents=True, exist_ok=True)
     target = dest_dir / original.name
     with open(target, "w", encoding="utf-8", newline="") as fh:
         fh.write(source)
+    _link_entries(original.parent, dest_dir, skip=original.name)
+    base = original.parent.resolve()
+    for path, text in (replaced or {}).items():
+        rel = Path(path).resolve().relative_to(base)
+        where = dest_dir
+        for part in rel.parts[:-1]:
+            where = _real_directory(where / part)
+        leaf = where / rel.parts[-1]
+        if leaf.is_symlink():
+            leaf.unlink()
+        with open(leaf, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    return target
+
+
+def _link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
+    """Symlinks in ``dest`` to the entries of ``source`` (but ``skip``); those that cannot be made
+    are skipped."""
     try:
-        entries = list(original.parent.iterdir())
+        entries = list(source.iterdir())
     except OSError:
         entries = []
     for entry in entries:
-        if entry.name == original.name:
+        if entry.name == skip:
             continue
         try:
-            os.symlink(entry, dest_dir / entry.name)
+            os.symlink(entry, dest / entry.name)
         except OSError:
             pass
-    return target
+
+
+def _real_directory(path: Path) -> Path:
+    """``path`` as a real directory of the copy: a symlink to a directory is replaced by a
+    directory of symlinks to its entries."""
+    if path.is_symlink():
+        linked = path.resolve()
+        path.unlink()
+        path.mkdir()
+        _link_entries(linked, path)
+    elif not path.exists():
+        path.mkdir()
+    return path
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -1,0 +1,756 @@
+"""The audit of the model's own code: every place f32 can enter once the legacy switch is gone.
+
+Under ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` every f32 tensor on the XLA device was bf16, the
+ones the model makes itself included (torch_xla/csrc/dtype.cpp, ``MaybeDowncastToXlaDeviceType``).
+``model.to(torch.bfloat16)`` casts parameters and buffers only (torch ``nn.Module._apply``): a mask
+made in ``forward`` (``torch.full((T, T), float("-inf"), device=...)``), a position table from
+``torch.arange(T).float()``, a norm computed in ``x.to(torch.float32)``, a plain tensor attribute,
+an optimizer's scalars made without a dtype are real f32 after the migration, and by type
+promotion one of them in the residual stream makes every later matmul f32 (measured with
+torch-xla 2.9 on the XLA CPU device, fixtures/causal_lm: 0 of 39 matmuls bf16 without this audit,
+39 of 39 under the switch). The knowledge (which factories make f32, what casts, which layers
+carry a weight) is ``rules/model_code.toml``.
+
+The code audited is what the model's training step runs (:mod:`.model_reach`); each way in is a
+:class:`Site`, followed with :class:`~.tensor_flow.TensorFlow` to the tensors it meets, and:
+
+* made f32 (a factory without ``dtype=``, ``dtype=torch.float32``, ``.float()`` of a fresh tensor,
+  a plain tensor attribute read in a step): it **follows** the dtype of a tensor it meets, known
+  at that line (``dtype=scores.dtype``, ``.to(self.tok_emb.weight.dtype)``), which is what the
+  legacy run computed (the switch made both bf16); in an optimizer's ``step``, what it meets are
+  the parameters (``dtype=first.dtype``, as aws-neuron-samples' LAMB was migrated by its
+  maintainers). BFM080, fixed. Where nothing of the dtype it meets is known there, BFM081.
+* an upcast of a tensor of the model (``x.to(torch.float32)``): a **deliberate f32 island** when
+  every path casts back before leaving the function (``.to(input_dtype)``, ``.type_as(x)``): kept
+  in f32 as the code says, BFM082; one that leaves the function in f32 leaks f32 into what follows
+  (BFM083); one whose f32 reaches a matmul computes it in f32 (BFM084).
+
+:func:`audit_model_code` decides (a value, :class:`ModelCodeAudit`, no edit and no report);
+:func:`plan_model_code` writes the follows into the plan and reports them;
+:func:`report_blocked` reports the places that keep the switch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from .apply import EditPlan
+from .context import FileContext, findall
+from .dtype_flow import FLOAT, INT, DtypeFlow
+from .model_reach import Reached, self_assigned
+from .optimizers import append_keyword
+from .tensor_flow import Flow, Meet, TensorFlow
+
+__all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
+
+_PARAMETER_ROOT = "self.param_groups"
+_FIRST_PARAMETER = 'self.param_groups[0]["params"][0]'
+_MAX_TRACE = 6
+_MAX_ROUNDS = 6
+
+
+@dataclass
+class Site:
+    """One way f32 enters: ``node`` the call that makes it (a factory, an upcast) or the read of a
+    plain tensor attribute; ``kind``: ``"factory"`` (no ``dtype=``), ``"explicit"`` (``dtype=`` f32),
+    ``"upcast"`` (of a fresh tensor), ``"attribute"`` (a plain tensor attribute read in a step),
+    ``"island"`` (an upcast of the model's own tensors). ``dtype_arg``: the argument that names f32
+    (explicit, ``.to(torch.float32)``). ``unsure``: the factory's result may be an integer
+    (``torch.tensor(v)`` of a value of unknown type). ``flow``: where it goes."""
+
+    node: cst.CSTNode
+    kind: str
+    flow: Flow
+    dtype_arg: cst.Arg | None = None
+    unsure: bool = False
+    optimizer: bool = False
+
+
+@dataclass
+class Blocked:
+    """A site that cannot be made to follow, with its diagnostic: ``code``, ``variant``, ``fields``."""
+
+    site: Site
+    code: str
+    variant: str | None
+    fields: dict[str, object]
+
+
+@dataclass
+class ModelCodeAudit:
+    """The audit's outcome: ``follows`` (site, the code of the tensor whose dtype it takes),
+    ``islands`` (deliberate f32 islands, kept), ``blocked`` (what needs a hand: BFM081, BFM083,
+    BFM084). ``clean``: nothing blocks."""
+
+    follows: list[tuple[Site, str]] = field(default_factory=list)
+    islands: list[Site] = field(default_factory=list)
+    blocked: list[Blocked] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.blocked
+
+
+def low_precision_dtypes(ctx: FileContext, variables: Iterable[str]) -> frozenset[str]:
+    """The dtypes (``"f32"``, ``"f64"``) that were low precision on the device under ``variables``:
+    f32 always; f64 where the variable's ``f64_becomes`` is its low precision (XLA_USE_BF16; under
+    XLA_DOWNCAST_BF16 f64 was f32, which BFM048 keeps)."""
+    low = {"f32"}
+    for name in variables:
+        rule = ctx.rules.variables[name]
+        if rule.f64_becomes == rule.low_precision:
+            low.add("f64")
+    return frozenset(low)
+
+
+def audit_model_code(ctx: FileContext, reached: Reached, low: frozenset[str]) -> ModelCodeAudit:
+    """Audit the code ``reached`` (:mod:`.model_reach`) for the dtypes ``low`` (what was low
+    precision under the switch: :func:`low_precision_dtypes`). Plans nothing, reports nothing."""
+    return _Audit(ctx, reached, low).run()
+
+
+def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> None:
+    """Write the follows of ``audit`` into ``plan`` and report them (BFM080) and the islands kept
+    (BFM082). The edits need no guard: a tensor that follows the dtype it meets computes what it
+    did whether the model was cast or not."""
+    for site, carrier in audit.follows:
+        dtype = f"{carrier}.dtype"
+        _plan_follow(plan, site, dtype)
+        ctx.report(
+            "BFM080",
+            site.node,
+            fixed=True,
+            variant=site.kind,
+            code=_short(ctx, site.node),
+            inside=inside(ctx, site.node),
+            dtype=dtype,
+        )
+    for site in audit.islands:
+        back = _short(ctx, site.flow.casts_back[0])
+        ctx.report(
+            "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
+        )
+
+
+def report_blocked(ctx: FileContext, audit: ModelCodeAudit) -> None:
+    """Report the places of ``audit`` that need a hand (unfixed)."""
+    for blocked in audit.blocked:
+        ctx.report(blocked.code, blocked.site.node, fixed=False, variant=blocked.variant, **blocked.fields)
+
+
+def inside(ctx: FileContext, node: cst.CSTNode) -> str:
+    """Where ``node`` is, for a message: ``Class.method`` or ``function``."""
+    func = ctx.enclosing(node, cst.FunctionDef)
+    if func is None:
+        return "<module>"
+    cls = ctx.enclosing(func, cst.ClassDef)
+    return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
+
+
+def _short(ctx: FileContext, node: cst.CSTNode, limit: int = 60) -> str:
+    text = " ".join(ctx.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _plan_follow(plan: EditPlan, site: Site, dtype: str) -> None:
+    value = cst.parse_expression(dtype)
+    if site.dtype_arg is not None:
+        plan.replace[id(site.dtype_arg.value)] = lambda node: value.with_changes(lpar=node.lpar, rpar=node.rpar)
+    elif site.kind == "factory":
+        plan.replace[id(site.node)] = lambda node: append_keyword(node, "dtype", value)
+    elif site.kind == "attribute":
+        plan.replace[id(site.node)] = lambda node: cst.Call(
+            func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(value)]
+        )
+    else:  # `.float()` / `.double()` of a fresh tensor
+        plan.replace[id(site.node)] = lambda node: node.with_changes(
+            func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(value)]
+        )
+
+
+class _Audit:
+    """One audit (see the module docstring): the sites, their flows, then a decision per site."""
+
+    def __init__(self, ctx: FileContext, reached: Reached, low: frozenset[str]) -> None:
+        self.ctx = ctx
+        self.reached = reached
+        self.low = low
+        self.rules = ctx.rules.model_code
+        self.dtypes = DtypeFlow(ctx)
+        self.flows = TensorFlow(ctx, self.dtypes)
+        self.result = ModelCodeAudit()
+
+    def run(self) -> ModelCodeAudit:
+        factories, int_roots, upcasts = self._calls()
+        attributes = self._attribute_reads()
+        creations: list[Site] = []
+        islands: list[tuple[cst.Call, cst.Arg | None]] = []
+        fresh: frozenset[int] = frozenset()
+        for _ in range(_MAX_ROUNDS):  # what is fresh grows as the flows go through fresh operands
+            creations, islands, found = self._creations(factories, int_roots, upcasts, attributes, fresh)
+            if found == fresh:
+                break
+            fresh = found
+        self._decide_creations(creations, fresh)
+        in_islands: set[int] = set()
+        for call, arg in sorted(islands, key=lambda island: self.ctx.span(island[0])[1]):  # inner ones first
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else call
+            if id(receiver) in in_islands:
+                continue  # an upcast inside an island already followed (`h.double().mean().float()`)
+            site = Site(call, "island", self.flows.follow(call, through=True, fresh=fresh), arg)
+            in_islands |= site.flow.visited
+            self._decide_island(site)
+        return self.result
+
+    def _creations(self, factories, int_roots, upcasts, attributes, fresh: frozenset[int]):
+        """The sites that make a tensor, followed knowing ``fresh``; the upcasts of tensors that
+        are not fresh (islands); and the nodes that carry a fresh value."""
+        follow = self.flows.follow
+        sites = [
+            Site(call, kind, follow(call, fresh=fresh), _keyword(call, "dtype") if kind == "explicit" else None, unsure)
+            for call, kind, unsure in factories
+        ]
+        sites += [Site(read, "attribute", follow(read, fresh=fresh)) for read in attributes]
+        found: set[int] = set()
+        for root in int_roots:
+            found |= follow(root, fresh=fresh).visited
+        islands = []
+        for call, arg in upcasts:
+            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if receiver is not None and (id(receiver) in fresh or id(receiver) in found):
+                sites.append(Site(call, "upcast", follow(call, fresh=fresh), arg))
+            else:
+                islands.append((call, arg))
+        for site in sites:
+            site.optimizer = self._in_optimizer(site.node)
+            found |= site.flow.visited
+        return sites, islands, frozenset(found)
+
+    # -- the ways in -------------------------------------------------------------------------
+    def _runtime_calls(self) -> list[cst.Call]:
+        calls: list[cst.Call] = []
+        seen: set[int] = set()
+        for func in self.reached.runtime:
+            for call in findall(func.body, m.Call()):
+                if id(call) not in seen:
+                    seen.add(id(call))
+                    calls.append(call)
+        return calls
+
+    def _calls(self):
+        """The factories that make a floating tensor ((call, kind, unsure)), the integer factories
+        (their ``.float()`` is a way in), and the upcasts ((call, the argument naming f32))."""
+        factories, int_roots, upcasts = [], [], []
+        for call in self._runtime_calls():
+            factory = self._factory_name(call)
+            dtype_arg = _keyword(call, "dtype")
+            if factory is not None:
+                if dtype_arg is not None:
+                    if self._is_low(dtype_arg.value):
+                        factories.append((call, "explicit", False))
+                    continue
+                cls = self._factory_class(call, factory)
+                if cls == INT or (cls != FLOAT and factory == "arange"):
+                    # an arange of bounds of unknown type is taken as integer: a floating use of it
+                    # goes through an upcast (`.float()`), which is audited
+                    int_roots.append(call)
+                else:
+                    factories.append((call, "factory", cls != FLOAT))
+                continue
+            upcast = self._upcast(call)
+            if upcast is not None and not self._from_kept_f64(call):
+                upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
+        return factories, int_roots, upcasts
+
+    def _from_kept_f64(self, call: cst.Call) -> bool:
+        """Whether the receiver of an upcast is computed from an f64 value that was not low
+        precision (XLA_DOWNCAST_BF16 kept f64 as f32: ``x.double().sum().float()`` was f32 there)."""
+        if "f64" in self.low or not isinstance(call.func, cst.Attribute):
+            return False
+        expr: cst.BaseExpression = call.func.value
+        while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+            if isinstance(expr, cst.Call):
+                func = expr.func
+                if isinstance(func, cst.Attribute) and self.rules.upcast_methods.get(func.attr.value) == "f64":
+                    return True
+                if any(
+                    self.ctx.qualified_names(a.value) & self.rules.f64_dtypes
+                    for a in expr.args
+                    if a.keyword is None or a.keyword.value == "dtype"
+                ):
+                    return True
+                expr = func
+            else:
+                expr = expr.value
+        return False
+
+    def _factory_name(self, call: cst.Call) -> str | None:
+        for name in self.ctx.qualified_names(call.func):
+            if name.startswith("torch.") and name.count(".") == 1 and name[6:] in self.rules.float_factories:
+                return name[6:]
+        return None
+
+    def _factory_class(self, call: cst.Call, factory: str) -> str:
+        """FLOAT, INT or UNKNOWN for a factory without ``dtype=``: ``torch.full`` by its fill value,
+        ``torch.arange`` by its bounds (integer-valued names: sizes, lengths, integer constants)."""
+        positional = [a.value for a in call.args if a.keyword is None]
+        if factory == "full" and len(positional) >= 2:
+            fill = positional[1]
+            return INT if isinstance(fill, cst.Integer) or self._integer_valued(fill) else FLOAT
+        if factory == "arange":
+            if any(isinstance(v, cst.Float) for v in positional):
+                return FLOAT
+            return INT if positional and all(self._integer_valued(v) for v in positional) else "unknown"
+        return self.dtypes.infer(call)
+
+    def _integer_valued(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether ``expr`` is a Python integer: an int literal, a size (``x.shape[1]``,
+        ``x.size(0)``, ``len(...)``), ``//`` or ``int(...)``, or a name or ``self.<attr>`` bound only
+        to such, or an ``int``-annotated or int-defaulted parameter."""
+        if depth > 6:
+            return False
+        if isinstance(expr, cst.Integer):
+            return True
+        if isinstance(expr, cst.UnaryOperation):
+            return self._integer_valued(expr.expression, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            if isinstance(expr.operator, cst.FloorDivide):
+                return True
+            if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Modulo)):
+                return self._integer_valued(expr.left, depth + 1) and self._integer_valued(expr.right, depth + 1)
+            return False
+        if isinstance(expr, cst.Subscript) and m.matches(expr.value, m.Attribute(attr=m.Name("shape"))):
+            return True
+        if isinstance(expr, cst.Call):
+            if m.matches(expr.func, m.Attribute(attr=m.Name("size") | m.Name("numel") | m.Name("dim"))):
+                return True
+            return bool(self.ctx.qualified_names(expr.func) & {"builtins.len", "builtins.int"})
+        if isinstance(expr, cst.Attribute) and m.matches(expr.value, m.Name("self")):
+            cls = self.ctx.enclosing(expr, cst.ClassDef)
+            values = self_assigned(self.ctx, cls, expr.attr.value) if cls is not None else []
+            return bool(values) and all(self._integer_valued(v, depth + 1) for v in values)
+        if isinstance(expr, cst.Name):
+            return self._name_integer_valued(expr, depth)
+        return False
+
+    def _name_integer_valued(self, name: cst.Name, depth: int) -> bool:
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return False
+        assignments = [a for a in scope[name.value] if isinstance(a, Assignment)]
+        if not assignments:
+            return False
+        for a in assignments:
+            node = a.node
+            if isinstance(node, cst.Param):
+                annotation = node.annotation.annotation if node.annotation is not None else None
+                if not (isinstance(annotation, cst.Name) and annotation.value == "int") and not isinstance(
+                    node.default, cst.Integer
+                ):
+                    return False
+                continue
+            target = self.ctx.parent(node)
+            holder = self.ctx.parent(target)
+            if isinstance(target, cst.Element):  # `B, T, C = x.shape`
+                assign = self.ctx.parent(self.ctx.parent(holder)) if isinstance(holder, cst.Tuple) else None
+                if not isinstance(assign, cst.Assign) or not m.matches(
+                    assign.value, m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")))
+                ):
+                    return False
+                continue
+            if not (isinstance(target, cst.AssignTarget) and isinstance(holder, cst.Assign)):
+                return False
+            if not self._integer_valued(holder.value, depth + 1):
+                return False
+        return True
+
+    def _is_low(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` names a dtype that was low precision on the device (``self.low``)."""
+        names = self.ctx.qualified_names(value)
+        return bool(
+            ("f32" in self.low and names & self.rules.f32_dtypes)
+            or ("f64" in self.low and names & self.rules.f64_dtypes)
+        )
+
+    def _upcast(self, call: cst.Call) -> cst.Arg | bool | None:
+        """For an upcast to a dtype of ``self.low`` (``.float()``, ``.to(torch.float32)``,
+        ``.type(torch.float32)``, a torch op with ``dtype=torch.float32``): the argument that names
+        the dtype, or True when the method itself does (``.float()``); None for anything else."""
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+            if not call.args and self.rules.upcast_methods.get(name) in self.low:
+                return True
+            if name in ("to", "type"):
+                for arg in call.args:
+                    if (arg.keyword is None or arg.keyword.value == "dtype") and self._is_low(arg.value):
+                        return arg
+                return None
+        keyword = _keyword(call, "dtype")
+        return keyword if keyword is not None and self._is_low(keyword.value) else None
+
+    def _in_optimizer(self, node: cst.CSTNode) -> bool:
+        cls = self.ctx.enclosing(node, cst.ClassDef)
+        return cls is not None and any(c is cls for c in self.reached.optimizers)
+
+    def _attribute_reads(self) -> list[cst.Attribute]:
+        """Reads, in a step, of a plain tensor attribute made in ``__init__`` (``self.pe =
+        torch.zeros(...)``, not a parameter nor a buffer): ``model.to`` casts neither it nor its
+        device, so it reaches the step in f32 where the switch made it bf16."""
+        reads: list[cst.Attribute] = []
+        for func in self.reached.init:
+            cls = self.ctx.enclosing(func, cst.ClassDef)
+            if cls is None:
+                continue
+            for assign in findall(func.body, m.Assign()):
+                for target in assign.targets:
+                    if m.matches(target.target, m.Attribute(value=m.Name("self"))) and self._plain_tensor(assign.value):
+                        assert isinstance(target.target, cst.Attribute), "matched an Attribute"
+                        reads += self._reads_in_steps(cls, target.target.attr.value)
+        return reads
+
+    def _plain_tensor(self, value: cst.BaseExpression) -> bool:
+        """A floating tensor made here and kept as is: a float factory or an upcast at its root,
+        not wrapped in a parameter or a buffer."""
+        if isinstance(value, cst.Call) and self.ctx.qualified_names(value.func) & self.rules.registers:
+            return False
+        expr = value
+        while isinstance(expr, (cst.Call, cst.Subscript)) or isinstance(expr, cst.Attribute):
+            if isinstance(expr, cst.Call):
+                if self._upcast(expr) is not None:
+                    return True
+                factory = self._factory_name(expr)
+                if factory is not None:
+                    dtype_arg = _keyword(expr, "dtype")
+                    if dtype_arg is not None:
+                        return self._is_low(dtype_arg.value)
+                    return self._factory_class(expr, factory) == FLOAT
+                expr = expr.func
+            else:
+                expr = expr.value
+        return False
+
+    def _reads_in_steps(self, cls: cst.ClassDef, attr: str) -> list[cst.Attribute]:
+        pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
+        reads = []
+        for func in self.reached.runtime:
+            if self.ctx.enclosing(func, cst.ClassDef) is not cls:
+                continue
+            for read in findall(func.body, pattern):
+                if isinstance(read, cst.Attribute) and not isinstance(self.ctx.parent(read), cst.AssignTarget):
+                    reads.append(read)
+        return reads
+
+    # -- decisions ---------------------------------------------------------------------------
+    def _decide_creations(self, sites: list[Site], fresh: frozenset[int]) -> None:
+        """Per site, the dtype it takes: that of a tensor its cluster (the sites whose values meet,
+        ``position * freq``, or are written into one another) meets, known at its line."""
+        clusters = _clusters(sites)
+        for index, site in enumerate(sites):
+            members = [sites[i] for i in clusters[index]]
+            partners = [meet for member in members for meet in member.flow.meets if not meet.fresh]
+            if not partners:
+                if site.flow.escapes and (not site.unsure or _factory_short(self.ctx, site.node) == "tensor"):
+                    self._block(site, "BFM081", "escapes", where=_short(self.ctx, site.flow.escapes[0]))
+                continue  # only ends: an integer, a boolean, a host value
+            carrier = self._carrier(site, partners)
+            if carrier is not None:
+                self.result.follows.append((site, carrier))
+            else:
+                other = partners[0].weight or _short(self.ctx, partners[0].other or partners[0].at)
+                self._block(site, "BFM081", None, other=other, line=self.ctx.pos(partners[0].at)[0])
+
+    def _decide_island(self, site: Site) -> None:
+        flow = site.flow
+        if flow.escapes:
+            where = flow.escapes[0]
+            self._block(site, "BFM083", None, where=_short(self.ctx, where), line=self.ctx.pos(where)[0])
+        elif flow.matmuls:
+            first = flow.matmuls[0]
+            self._block(site, "BFM084", None, matmul=_short(self.ctx, first), line=self.ctx.pos(first)[0])
+        elif flow.casts_back:
+            self.result.islands.append(site)
+
+    def _block(self, site: Site, code: str, variant: str | None, **fields: object) -> None:
+        fields = {"code": _short(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
+        self.result.blocked.append(Blocked(site, code, variant, fields))
+
+    # -- the tensor whose dtype a site takes ---------------------------------------------------
+    def _carrier(self, site: Site, partners: list[Meet]) -> str | None:
+        """The code of a tensor known at the site's line whose dtype is the dtype of what it
+        meets: the tensor met itself, or what it was computed from (the operands of the
+        arithmetic that made it, the weight of the layer that made it); in an optimizer's step,
+        the parameters (the device the site is made on, or the first parameter)."""
+        queue: list[tuple[cst.BaseExpression | str, int]] = []
+        for meet in partners:
+            queue.append((meet.weight, 0) if meet.weight is not None else (meet.other, 0))  # type: ignore[arg-type]
+        seen: set[int | str] = set()
+        while queue:
+            candidate, depth = queue.pop(0)
+            key = candidate if isinstance(candidate, str) else id(candidate)
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(candidate, str):
+                if self._self_known(site.node):
+                    return candidate
+                continue
+            if self._known_tensor(candidate, site):
+                return self.ctx.code(candidate)
+            if depth < _MAX_TRACE:
+                queue.extend((c, depth + 1) for c in self._computed_from(candidate))
+        return self._device_hint(site)
+
+    def _self_known(self, node: cst.CSTNode) -> bool:
+        func = self.ctx.enclosing(node, cst.FunctionDef)
+        params = list(func.params.params) if func is not None else []
+        return bool(params) and params[0].name.value == "self"
+
+    def _known_tensor(self, expr: cst.BaseExpression, site: Site) -> bool:
+        """Whether ``expr`` is a reference (a name, attributes, literal indices) known at the
+        site's line to be a floating tensor of the model: a parameter of the step function
+        (not an integer), a name bound before the site to a tensor, ``self.<p>`` a parameter or
+        buffer, a parameter of an optimizer."""
+        root = _reference_root(expr)
+        if root is None:
+            return False
+        if root.value == "self":
+            return self._self_known(site.node) and self._self_tensor(expr)
+        if not self._bound_before(root, site.node):
+            return False
+        if self.dtypes.infer(expr) == INT:
+            return False
+        return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
+
+    def _self_tensor(self, expr: cst.BaseExpression) -> bool:
+        code = self.ctx.code(expr)
+        if code.startswith(_PARAMETER_ROOT):
+            return True
+        if not (isinstance(expr, cst.Attribute) and m.matches(expr.value, m.Name("self"))):
+            return False
+        cls = self.ctx.enclosing(expr, cst.ClassDef)
+        if cls is None:
+            return False
+        values = self_assigned(self.ctx, cls, expr.attr.value)
+        return _registered_buffer(cls, expr.attr.value) or (
+            bool(values)
+            and all(isinstance(v, cst.Call) and self.ctx.qualified_names(v.func) & self.rules.registers for v in values)
+        )
+
+    def _bound_before(self, name: cst.Name, node: cst.CSTNode) -> bool:
+        """Whether ``name`` is a parameter of the function holding ``node``, or bound in it by a
+        statement before ``node``'s statement in a block that holds ``node``."""
+        func = self.ctx.enclosing(node, cst.FunctionDef)
+        if func is None:
+            return False
+        params = list(func.params.posonly_params) + list(func.params.params) + list(func.params.kwonly_params)
+        if any(p.name.value == name.value for p in params):
+            return True
+        statement = self.ctx.statement_of(node)
+        blocks = {id(a) for a in self.ctx.ancestors(statement) if isinstance(a, cst.IndentedBlock)}
+        scope = self.ctx.scopes.get(node)
+        if scope is None or statement is None:
+            return False
+        for a in scope[name.value]:
+            if not isinstance(a, Assignment) or self.ctx.enclosing(a.node, cst.FunctionDef) is not func:
+                continue
+            bound_at = self.ctx.statement_of(a.node)
+            if (
+                bound_at is not None
+                and self.ctx.pos(bound_at) < self.ctx.pos(statement)
+                and id(self.ctx.parent(bound_at)) in blocks
+            ):
+                return True
+        return False
+
+    def _name_is_tensor(self, name: cst.Name) -> bool:
+        """A parameter of a step function that may be a tensor, or a name bound to a tensor."""
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return False
+        bindings = [a for a in scope[name.value] if isinstance(a, Assignment)]
+        return bool(bindings) and all(self._binding_is_tensor(a.node) for a in bindings)
+
+    def _binding_is_tensor(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Param):
+            return self.flows.tensor_like(node.name)
+        target = self.ctx.parent(node)
+        assign = self.ctx.parent(target)
+        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            value = assign.value
+            if self.ctx.code(value).startswith(_PARAMETER_ROOT):
+                return True
+            return isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)) and self.flows.tensor_like(value)
+        return False
+
+    def _computed_from(self, expr: cst.BaseExpression) -> list[cst.BaseExpression | str]:
+        """What ``expr`` is computed from, with its dtype: the values a name is bound to, the
+        operands of arithmetic, the receiver of a method, the first tensor argument of a torch
+        function, the weight of a layer."""
+        if isinstance(expr, cst.Name):
+            return list(_values_of(self.ctx, expr))
+        if isinstance(expr, cst.Attribute):
+            return [expr.value] if expr.attr.value in ("grad", "data", "T", "mT") else []
+        if isinstance(expr, (cst.Subscript,)):
+            return [expr.value]
+        if isinstance(expr, cst.UnaryOperation):
+            return [expr.expression]
+        if isinstance(expr, cst.BinaryOperation):
+            return [e for e in (expr.left, expr.right) if self.flows.tensor_like(e)]
+        if isinstance(expr, cst.Call):
+            return self._call_computed_from(expr)
+        return []
+
+    def _call_computed_from(self, call: cst.Call) -> list[cst.BaseExpression | str]:
+        layer = self.flows.layer(call.func)
+        if layer is not None:
+            return [layer[0]]  # a layer's output has its weight's dtype
+        if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
+            return [call.func.value]
+        if any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
+            args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
+            return list[cst.BaseExpression | str](args[:2])
+        return []
+
+    def _device_hint(self, site: Site) -> str | None:
+        """In an optimizer's step: the tensor whose device the site is made on, when it is a
+        parameter (``device = first.device`` with ``first = self.param_groups[0]["params"][0]``),
+        else the first parameter; the parameters are what a step's tensors meet."""
+        if not site.optimizer or not self._self_known(site.node):
+            return None
+        device = _keyword(site.node, "device") if isinstance(site.node, cst.Call) else None
+        source = _device_source(self.ctx, device.value) if device is not None else None
+        if source is not None and self._bound_before_or_self(source, site.node) and self._parameter(source):
+            return self.ctx.code(source)
+        return _FIRST_PARAMETER
+
+    def _bound_before_or_self(self, expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        root = _reference_root(expr)
+        return root is not None and (root.value == "self" or self._bound_before(root, node))
+
+    def _parameter(self, expr: cst.BaseExpression) -> bool:
+        """An optimizer's parameter: ``self.param_groups[...]...`` or a name bound only to one."""
+        if self.ctx.code(expr).startswith(_PARAMETER_ROOT):
+            return True
+        if isinstance(expr, cst.Name):
+            values = list(_values_of(self.ctx, expr))
+            return bool(values) and all(self.ctx.code(v).startswith(_PARAMETER_ROOT) for v in values)
+        return False
+
+
+def _clusters(sites: list[Site]) -> list[list[int]]:
+    """For each site, the indices of the sites in its cluster: sites whose flows reach a common
+    node or meet each other's values."""
+    parent = list(range(len(sites)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[int, int] = {}
+    for index, site in enumerate(sites):
+        for node in site.flow.visited:
+            if node in owner:
+                parent[find(index)] = find(owner[node])
+            else:
+                owner[node] = index
+    for index, site in enumerate(sites):
+        for meet in site.flow.meets:
+            if meet.fresh and meet.other is not None and id(meet.other) in owner:
+                parent[find(index)] = find(owner[id(meet.other)])
+    groups: dict[int, list[int]] = {}
+    for index in range(len(sites)):
+        groups.setdefault(find(index), []).append(index)
+    return [groups[find(index)] for index in range(len(sites))]
+
+
+def _factory_short(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """``"tensor"`` for ``torch.tensor(...)``: the short name of the torch factory ``node`` calls."""
+    if not isinstance(node, cst.Call):
+        return None
+    names = [n for n in ctx.qualified_names(node.func) if n.startswith("torch.") and n.count(".") == 1]
+    return names[0][6:] if names else None
+
+
+def _registered_buffer(cls: cst.ClassDef, attr: str) -> bool:
+    """Whether ``cls`` registers a buffer named ``attr`` (``self.register_buffer("attr", ...)``)."""
+    for call in findall(cls, m.Call(func=m.Attribute(attr=m.Name("register_buffer")))):
+        first = call.args[0].value if call.args else None
+        if isinstance(first, cst.SimpleString) and first.evaluated_value == attr:
+            return True
+    return False
+
+
+def _is_fresh(meet: Meet, fresh: set[int]) -> bool:
+    """Whether the operand met is itself made in the audited code (then it is no partner: the
+    two are decided together)."""
+    return meet.other is not None and id(meet.other) in fresh
+
+
+def _keyword(call: cst.CSTNode, name: str) -> cst.Arg | None:
+    if not isinstance(call, cst.Call):
+        return None
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _reference_root(expr: cst.BaseExpression) -> cst.Name | None:
+    """The name a reference starts from (``self`` for ``self.qkv.weight``, ``first`` for
+    ``first``; ``self`` for ``self.param_groups[0]["params"][0]``), or None when ``expr`` is not a
+    chain of attributes and literal indices over a name."""
+    while True:
+        if isinstance(expr, cst.Name):
+            return expr
+        if isinstance(expr, cst.Attribute):
+            expr = expr.value
+        elif isinstance(expr, cst.Subscript) and all(
+            isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.SimpleString))
+            for e in expr.slice
+        ):
+            expr = expr.value
+        else:
+            return None
+
+
+def _transparent_chain(expr: cst.BaseExpression) -> bool:
+    """``p.grad``, ``x.data``: attributes with the dtype of what they are taken from."""
+    while isinstance(expr, cst.Attribute):
+        if expr.attr.value not in ("grad", "data", "T", "mT"):
+            return False
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def _values_of(ctx: FileContext, name: cst.Name) -> Iterable[cst.BaseExpression]:
+    """The values ``name`` is bound to by assignments (a tuple target gives the whole value)."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values = []
+    for a in scope[name.value]:
+        if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
+            continue
+        node: cst.CSTNode | None = ctx.parent(a.node)
+        while isinstance(node, (cst.Element, cst.Tuple, cst.List)):
+            node = ctx.parent(node)
+        assign = ctx.parent(node)
+        if isinstance(node, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            values.append(assign.value)
+    return values
+
+
+def _device_source(ctx: FileContext, device: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``Y`` for ``device=Y.device`` or ``device=d`` with ``d = Y.device``."""
+    if isinstance(device, cst.Attribute) and device.attr.value == "device":
+        return device.value
+    if isinstance(device, cst.Name):
+        values = list(_values_of(ctx, device))
+        if len(values) == 1:
+            return _device_source(ctx, values[0])
+    return None

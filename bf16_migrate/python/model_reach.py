@@ -1,0 +1,244 @@
+"""Which code of a file a model's training step runs: the classes the model and its optimizers are
+built from, their submodules' classes and the functions their ``forward`` and ``step`` call.
+
+Under the legacy switch every floating tensor on the device was bf16, the ones the model's own code
+makes included (torch_xla/csrc/dtype.cpp); once the switch is gone, that code is where f32 can
+enter (:mod:`.model_code` audits it). This module only finds the code, by name: from the
+expressions a model is bound to (``model = TinyLM(cfg).to(device)``) and the optimizer classes
+(``LayerwiseLamb(model.parameters())``), every class and function of the file their names lead to,
+transitively:
+
+* a class reached: its bases defined in the file, its ``forward`` / ``step`` (``rules/model_code.toml``
+  ``[reach]``: the methods that run in a training step) and its ``__init__``;
+* a method that runs in a step: every class and function its names lead to, and the methods of its
+  class it calls (``self.helper(...)``), which then run in a step too;
+* ``__init__`` (and what it calls) runs before ``model.to(torch.bfloat16)``: it is followed for the
+  classes it builds (submodules) and read for the plain tensor attributes it keeps, but a tensor it
+  makes is not a way in (a parameter or buffer is cast by ``model.to``).
+
+Names are resolved with libcst's scopes; what they do not lead to (an import, a library class) is
+not reached: code outside the file is audited when the project migrates the tree's modules
+(:mod:`bf16_migrate.tree_modules`, :func:`module_classes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from .context import FileContext, findall
+
+_SELF_CALL = m.Call(func=m.Attribute(value=m.Name("self")))
+_MAX_BINDINGS = 6
+
+
+@dataclass
+class Reached:
+    """The reached code of one file, each node once, in the order found.
+
+    ``runtime``: functions and methods that run in a training step (``forward``, ``step``, what they
+    call); ``init``: ``__init__`` methods (and what they call) of the classes reached; ``classes``:
+    the classes reached; ``optimizers``: those of them that are optimizer classes (their step is
+    audited against the parameters' dtype)."""
+
+    runtime: list[cst.FunctionDef] = field(default_factory=list)
+    init: list[cst.FunctionDef] = field(default_factory=list)
+    classes: list[cst.ClassDef] = field(default_factory=list)
+    optimizers: list[cst.ClassDef] = field(default_factory=list)
+
+    def is_runtime(self, func: cst.FunctionDef | None) -> bool:
+        return func is not None and any(f is func for f in self.runtime)
+
+
+def reach_from(ctx: FileContext, roots: Iterable[cst.CSTNode], optimizer_classes: Iterable[cst.ClassDef]) -> Reached:
+    """The code reached from ``roots`` (expressions whose names lead to the model's classes, or
+    class definitions) and from ``optimizer_classes`` (classes whose ``step`` runs each step)."""
+    walk = _Walk(ctx)
+    for cls in optimizer_classes:
+        walk.add_class(cls, optimizer=True)
+    for root in roots:
+        if isinstance(root, cst.ClassDef):
+            walk.add_class(root)
+        else:
+            walk.expression(root, depth=0)
+    walk.run()
+    return walk.reached
+
+
+def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    """The expressions the models are built from: the values assigned to each model name
+    (``model = TinyLM(cfg).to(device)``) or, for ``self.model``, to that attribute in its class."""
+    roots: list[cst.BaseExpression] = []
+    for model in models:
+        if isinstance(model, cst.Name):
+            roots.extend(_assigned_values(ctx, model))
+        elif m.matches(model, m.Attribute(value=m.Name("self"))):
+            assert isinstance(model, cst.Attribute), "matched an Attribute"
+            cls = ctx.enclosing(model, cst.ClassDef)
+            if cls is not None:
+                roots.extend(self_assigned(ctx, cls, model.attr.value))
+    return roots
+
+
+def optimizer_classes(ctx: FileContext, funcs: Iterable[cst.BaseExpression]) -> list[cst.ClassDef]:
+    """The classes of the file that the optimizer constructions' callees name."""
+    found: list[cst.ClassDef] = []
+    for func in funcs:
+        for node in definitions(ctx, func):
+            if isinstance(node, cst.ClassDef) and not any(node is f for f in found):
+                found.append(node)
+    return found
+
+
+def module_classes(ctx: FileContext) -> tuple[list[cst.ClassDef], list[cst.ClassDef]]:
+    """For a module of the tree imported by a migrated script (its classes may be the model's or the
+    optimizer's): the module-level classes that are ``torch.nn.Module`` subclasses and those that are
+    optimizer classes (``rules/model_code.toml`` ``[reach]``), directly or through a class of the file."""
+    rules = ctx.rules.model_code
+    modules: list[cst.ClassDef] = []
+    optimizers: list[cst.ClassDef] = []
+    classes = [st for st in ctx.module.body if isinstance(st, cst.ClassDef)]
+    for cls in classes:
+        kinds = _base_kinds(ctx, cls, rules.module_bases, rules.optimizer_bases, set())
+        if "optimizer" in kinds:
+            optimizers.append(cls)
+        elif "module" in kinds:
+            modules.append(cls)
+    return modules, optimizers
+
+
+def _base_kinds(ctx: FileContext, cls: cst.ClassDef, module_bases, optimizer_bases, seen: set[int]) -> set[str]:
+    kinds: set[str] = set()
+    if id(cls) in seen:
+        return kinds
+    seen.add(id(cls))
+    for base in cls.bases:
+        names = ctx.qualified_names(base.value)
+        if names & module_bases:
+            kinds.add("module")
+        if names & optimizer_bases:
+            kinds.add("optimizer")
+        for node in definitions(ctx, base.value):
+            if isinstance(node, cst.ClassDef):
+                kinds |= _base_kinds(ctx, node, module_bases, optimizer_bases, seen)
+    return kinds
+
+
+def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef | cst.FunctionDef]:
+    """The classes and functions of the file the name ``expr`` is bound to (none for anything else)."""
+    if not isinstance(expr, cst.Name):
+        return []
+    scope = ctx.scopes.get(expr)
+    if scope is None:
+        return []
+    return [
+        a.node
+        for a in scope[expr.value]
+        if isinstance(a, Assignment) and isinstance(a.node, (cst.ClassDef, cst.FunctionDef))
+    ]
+
+
+def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
+    """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
+    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
+    pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
+    return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
+
+
+def _assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values: list[cst.BaseExpression] = []
+    for a in scope[name.value]:
+        if not isinstance(a, Assignment):
+            continue
+        target = ctx.parent(a.node)
+        assign = ctx.parent(target)
+        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            values.append(assign.value)
+    return values
+
+
+class _Walk:
+    """Breadth-first over classes and functions, each once; a function reached both from a step
+    and from ``__init__`` runs in a step."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+        self.rules = ctx.rules.model_code
+        self.reached = Reached()
+        self._queue: list[tuple[str, cst.CSTNode]] = []
+        self._seen: set[tuple[str, int]] = set()
+        self._names_seen: set[int] = set()
+
+    def _push(self, kind: str, node: cst.CSTNode) -> None:
+        key = (kind, id(node))
+        if key not in self._seen:
+            self._seen.add(key)
+            self._queue.append((kind, node))
+
+    def add_class(self, cls: cst.ClassDef, optimizer: bool = False) -> None:
+        if optimizer and not any(c is cls for c in self.reached.optimizers):
+            self.reached.optimizers.append(cls)
+        self._push("class", cls)
+
+    def expression(self, expr: cst.CSTNode, depth: int) -> None:
+        """Follow the names of an expression a model is built from: classes, builder functions,
+        and names bound to other such expressions."""
+        for name in findall(expr, m.Name()):
+            if id(name) in self._names_seen:
+                continue
+            self._names_seen.add(id(name))
+            defs = definitions(self.ctx, name)
+            for node in defs:
+                self._push("class" if isinstance(node, cst.ClassDef) else "init", node)
+            if not defs and depth < _MAX_BINDINGS:
+                for value in _assigned_values(self.ctx, name):
+                    self.expression(value, depth + 1)
+
+    def run(self) -> None:
+        while self._queue:
+            kind, node = self._queue.pop(0)
+            if kind == "class":
+                assert isinstance(node, cst.ClassDef), "pushed as a class"
+                self._class(node)
+            else:
+                assert isinstance(node, cst.FunctionDef), "pushed as a function"
+                self._function(node, runtime=kind == "runtime")
+
+    def _class(self, cls: cst.ClassDef) -> None:
+        if not any(c is cls for c in self.reached.classes):
+            self.reached.classes.append(cls)
+        for base in cls.bases:
+            for node in definitions(self.ctx, base.value):
+                if isinstance(node, cst.ClassDef):
+                    self.add_class(node, optimizer=any(c is cls for c in self.reached.optimizers))
+        entries = self.rules.module_entries | self.rules.optimizer_entries | {"__call__"}
+        for st in cls.body.body:
+            if isinstance(st, cst.FunctionDef):
+                if st.name.value in entries:
+                    self._push("runtime", st)
+                elif st.name.value == "__init__":
+                    self._push("init", st)
+
+    def _function(self, func: cst.FunctionDef, runtime: bool) -> None:
+        target = self.reached.runtime if runtime else self.reached.init
+        if not any(f is func for f in target):
+            target.append(func)
+        kind = "runtime" if runtime else "init"
+        for name in findall(func.body, m.Name()):
+            for node in definitions(self.ctx, name):
+                self._push("class" if isinstance(node, cst.ClassDef) else kind, node)
+        cls = self.ctx.enclosing(func, cst.ClassDef)
+        if cls is None:
+            return
+        for call in findall(func.body, _SELF_CALL):
+            assert isinstance(call.func, cst.Attribute), "matched self.<name>(...)"
+            for st in cls.body.body:
+                if isinstance(st, cst.FunctionDef) and st.name.value == call.func.attr.value:
+                    self._push(kind, st)

@@ -1,0 +1,462 @@
+"""Where a tensor value goes inside the code that makes it, and which other tensors it meets.
+
+A tensor made in f32 by a model's own code (a mask, a position table, a norm computed in f32)
+changes the migrated run only where it meets another tensor: by PyTorch's type promotion (docs,
+"Type Promotion") the result of an op between an f32 and a bf16 tensor is f32, so what it meets
+decides both the dtype the legacy run had (the other operand's: bf16 on the device under the
+switch) and how far f32 travels. :class:`TensorFlow` follows one value forward through the code:
+method chains (``.unsqueeze(1)``), arithmetic, indexing, torch functions, the names it is bound to
+(libcst scope references), ``self.<attr>`` it is stored in, and records:
+
+* ``meets``: the operands it meets (``scores + mask`` meets ``scores``; ``self.qkv(x)`` meets
+  ``self.qkv.weight``; ``p.grad.div_(clip)`` meets ``p.grad``, which keeps its own dtype: kind
+  ``"into"``) and whether in a matmul;
+* ``casts_back``: casts to another tensor's dtype or to a low precision (``h.to(input_dtype)``,
+  ``.type_as(x)``, ``.bfloat16()``: ``rules/model_code.toml`` ``[flow]``);
+* ``escapes``: where it leaves what can be followed (``return``, a call of a function or module that
+  is not a torch op or a known layer, a container);
+* ``matmuls``: the matmuls it enters.
+
+A flow stops at what ends it (an integer or boolean result, a host value, metadata); with
+``through=False`` it also stops where it meets another tensor (that operand decides the result's
+dtype once the value follows it), with ``through=True`` it goes on (an f32 value promotes what it
+meets). Which operands may be tensors, rather than Python numbers, is :meth:`TensorFlow.tensor_like`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from .context import FileContext, findall
+from .dtype_flow import INT, DtypeFlow
+from .model_reach import self_assigned
+
+__all__ = ["Flow", "Meet", "TensorFlow", "cast_kind"]
+
+_LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+_MAX_DEPTH = 8
+_CONSTANT_NAMES = {"True", "False", "None"}
+_DEVICE_CALLS = {"torch.device", "torch_xla.device", "torch_xla.core.xla_model.xla_device"}
+_LOW_DTYPES = {"torch.bfloat16", "torch.half", "torch.float16"}
+_TRANSPARENT_ATTRS = {"T", "mT", "H", "mH", "real", "data", "grad"}
+
+
+@dataclass
+class Meet:
+    """The followed value meets ``other`` at ``at``. ``kind``: ``"arith"`` (an element-wise op: the
+    result takes the wider dtype), ``"matmul"``, or ``"into"`` (the value is written into ``other``,
+    which keeps its dtype: an in-place op, an indexed assignment). ``weight``: for a torch.nn layer
+    the value is fed to, the code of its weight (``self.qkv.weight``), ``other`` then None."""
+
+    other: cst.BaseExpression | None
+    at: cst.CSTNode
+    kind: str
+    weight: str | None = None
+    fresh: bool = False
+    """``other`` is itself made by the code audited (one of the ``fresh`` nodes of the follow):
+    the two are decided together, and the flow goes on through the op."""
+
+
+@dataclass
+class Flow:
+    """Where one value goes (see the module docstring). ``visited``: ids of the expression nodes
+    that carry it."""
+
+    start: cst.CSTNode
+    visited: set[int] = field(default_factory=set)
+    meets: list[Meet] = field(default_factory=list)
+    escapes: list[cst.CSTNode] = field(default_factory=list)
+    casts_back: list[cst.CSTNode] = field(default_factory=list)
+    matmuls: list[cst.CSTNode] = field(default_factory=list)
+    ends: int = 0
+
+
+def cast_kind(ctx: FileContext, call: cst.Call) -> str:
+    """What ``x.to(...)`` / ``x.type(...)`` does to the dtype: ``"f32"``, ``"f64"``, ``"low"`` (bf16,
+    f16), ``"like"`` (another tensor's dtype: ``x.dtype``, a name bound to one, a tensor),
+    ``"device"`` (a move only) or ``"unknown"``."""
+    rules = ctx.rules.model_code
+    kinds = []
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value not in ("dtype", "device", "other"):
+            continue
+        kinds.append(_arg_cast_kind(ctx, arg.value, rules, depth=0))
+    for kind in ("f32", "f64", "low", "like"):
+        if kind in kinds:
+            return kind
+    return "device" if "device" in kinds else "unknown"
+
+
+def _arg_cast_kind(ctx: FileContext, value: cst.BaseExpression, rules, depth: int) -> str:
+    names = ctx.qualified_names(value)
+    if names & rules.f32_dtypes:
+        return "f32"
+    if names & rules.f64_dtypes:
+        return "f64"
+    if names & _LOW_DTYPES:
+        return "low"
+    if isinstance(value, cst.Attribute):
+        if value.attr.value == "dtype":
+            return "like"
+        if value.attr.value == "device":
+            return "device"
+    if isinstance(value, cst.SimpleString) or (
+        isinstance(value, cst.Call) and ctx.qualified_names(value.func) & _DEVICE_CALLS
+    ):
+        return "device"
+    if isinstance(value, cst.Name):
+        lowered = value.value.lower()
+        if "dtype" in lowered:
+            return "like"
+        if "device" in lowered or lowered == "dev":
+            return "device"
+        if depth < 3:
+            kinds = {_arg_cast_kind(ctx, v, rules, depth + 1) for v in _bound_values(ctx, value)}
+            if len(kinds) == 1:
+                return kinds.pop()
+    return "unknown"
+
+
+def _bound_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """The values assigned to ``name`` (plain assignments), where it is read."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values = []
+    for a in scope[name.value]:
+        if isinstance(a, Assignment) and isinstance(a.node, cst.Name):
+            target = ctx.parent(a.node)
+            assign = ctx.parent(target)
+            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                values.append(assign.value)
+    return values
+
+
+class TensorFlow:
+    """Follows values forward inside one file (see the module docstring)."""
+
+    def __init__(self, ctx: FileContext, dtypes: DtypeFlow | None = None) -> None:
+        self.ctx = ctx
+        self.rules = ctx.rules.model_code
+        self.dtypes = dtypes or DtypeFlow(ctx)
+        self._fresh: frozenset[int] = frozenset()
+
+    # -- what is a tensor ------------------------------------------------------------------
+    def tensor_like(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether ``expr`` may be a tensor rather than a Python number, bool, string, size or
+        tuple: literals, ``math.*``, sizes (``x.shape[1]``, ``x.size(0)``), ``__init__``
+        parameters and parameters with a literal default, and names and ``self.<attr>`` bound only
+        to such are not."""
+        if depth > _MAX_DEPTH or isinstance(expr, _LITERALS):
+            return False
+        if isinstance(expr, (cst.Comparison, cst.BooleanOperation, cst.Tuple, cst.List, cst.Dict, cst.Lambda)):
+            return False
+        if isinstance(expr, cst.Name):
+            return expr.value not in _CONSTANT_NAMES and self._name_tensor_like(expr, depth)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_tensor_like(expr, depth)
+        if isinstance(expr, cst.Subscript):
+            return self.tensor_like(expr.value, depth + 1)
+        if isinstance(expr, cst.Call):
+            return self._call_tensor_like(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.tensor_like(expr.left, depth + 1) or self.tensor_like(expr.right, depth + 1)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.tensor_like(expr.expression, depth + 1)
+        if isinstance(expr, cst.IfExp):
+            return self.tensor_like(expr.body, depth + 1) or self.tensor_like(expr.orelse, depth + 1)
+        return True
+
+    def _call_tensor_like(self, call: cst.Call) -> bool:
+        names = self.ctx.qualified_names(call.func)
+        if names & self.rules.host_functions or any(n.startswith("math.") for n in names):
+            return False
+        return not (isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.ends)
+
+    def _attribute_tensor_like(self, expr: cst.Attribute, depth: int) -> bool:
+        if expr.attr.value in self.rules.ends or any(n.startswith("math.") for n in self.ctx.qualified_names(expr)):
+            return False
+        if m.matches(expr.value, m.Name("self")):
+            cls = self.ctx.enclosing(expr, cst.ClassDef)
+            values = self_assigned(self.ctx, cls, expr.attr.value) if cls is not None else []
+            return not values or any(self.tensor_like(v, depth + 1) for v in values)
+        return True
+
+    def _name_tensor_like(self, name: cst.Name, depth: int) -> bool:
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return True
+        assignments = [a for a in scope[name.value] if isinstance(a, Assignment)]
+        return not assignments or any(self._binding_tensor_like(a.node, depth) for a in assignments)
+
+    def _binding_tensor_like(self, node: cst.CSTNode, depth: int) -> bool:
+        if isinstance(node, cst.Param):
+            return self._param_tensor_like(node)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
+            return False
+        target = self.ctx.parent(node)
+        if isinstance(target, cst.Element):  # tuple unpacking: `B, T, C = x.shape`
+            container = self.ctx.parent(target)
+            holder = self.ctx.parent(container)
+            if isinstance(holder, cst.AssignTarget):
+                assign = self.ctx.parent(holder)
+                return isinstance(assign, cst.Assign) and self.tensor_like(assign.value, depth + 1)
+            return True
+        if isinstance(target, cst.AssignTarget):
+            assign = self.ctx.parent(target)
+            return isinstance(assign, cst.Assign) and self.tensor_like(assign.value, depth + 1)
+        if isinstance(target, cst.AnnAssign):
+            return target.value is None or self.tensor_like(target.value, depth + 1)
+        if isinstance(target, cst.For):
+            return not m.matches(target.iter, m.Call(func=m.Name("range")))
+        return True
+
+    def _param_tensor_like(self, param: cst.Param) -> bool:
+        func = self.ctx.enclosing(param, cst.FunctionDef)
+        if func is None or func.name.value == "__init__" or param.name.value in ("self", "cls"):
+            return False
+        if param.default is not None and isinstance(param.default, (*_LITERALS, cst.Name, cst.UnaryOperation)):
+            return False
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        return not (isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool", "str"))
+
+    # -- following -------------------------------------------------------------------------
+    def follow(self, start: cst.CSTNode, through: bool = False, fresh: frozenset[int] = frozenset()) -> Flow:
+        """Follow the value of the expression ``start`` (see the module docstring). ``fresh``:
+        ids of the nodes that carry other values made by the code audited; meeting one of them is
+        recorded (``Meet.fresh``) and the flow goes on."""
+        flow = Flow(start)
+        self._fresh = fresh
+        queue: list[cst.CSTNode] = [start]
+        while queue:
+            node = queue.pop()
+            if id(node) in flow.visited:
+                continue
+            flow.visited.add(id(node))
+            queue.extend(self._step(node, flow, through))
+        return flow
+
+    def _step(self, node: cst.CSTNode, flow: Flow, through: bool) -> list[cst.CSTNode]:
+        """What carries the value of ``node`` next (and what it meets on the way, into ``flow``)."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return self._attribute(parent, flow, through)
+        if isinstance(parent, cst.Arg) and parent.value is node:
+            return self._argument(parent, flow, through)
+        if isinstance(parent, cst.BinaryOperation):
+            other = parent.right if parent.left is node else parent.left
+            kind = "matmul" if isinstance(parent.operator, cst.MatrixMultiply) else "arith"
+            return self._meet_then(parent, [other], kind, flow, through)
+        if isinstance(parent, (cst.UnaryOperation, cst.IfExp)) and getattr(parent, "test", None) is not node:
+            return [parent]
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            return [parent]
+        if isinstance(parent, cst.AssignTarget):  # `t[i] = ...` writes into the value
+            flow.ends += 1
+            return []
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.Index, cst.Expr)):
+            flow.ends += 1
+            return []
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is node:
+            return self._assigned(parent, flow)
+        if isinstance(parent, cst.AugAssign):
+            return self._augmented(parent, node, flow, through)
+        if isinstance(parent, cst.Element):
+            return self._element(parent, flow, through)
+        flow.escapes.append(parent if parent is not None else node)
+        return []
+
+    def _meet_then(
+        self, at: cst.CSTNode, others: list[cst.BaseExpression], kind: str, flow: Flow, through: bool
+    ) -> list[cst.CSTNode]:
+        """Record the tensors among ``others`` met at ``at``; go on with ``at`` unless one was met
+        and the flow stops at meetings."""
+        met = False
+        for other in others:
+            if id(other) in self._fresh:
+                flow.meets.append(Meet(other, at, kind, fresh=True))
+            elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
+                flow.meets.append(Meet(other, at, kind))
+                met = True
+        if kind == "matmul":
+            flow.matmuls.append(at)
+        return [at] if through or not met else []
+
+    def _attribute(self, attribute: cst.Attribute, flow: Flow, through: bool) -> list[cst.CSTNode]:
+        """``value.<attr>``: a method call on the value, or an attribute of it."""
+        name = attribute.attr.value
+        call = self.ctx.parent(attribute)
+        if not (isinstance(call, cst.Call) and call.func is attribute):
+            if name in _TRANSPARENT_ATTRS:
+                return [attribute]
+            flow.ends += 1
+            return []
+        rules = self.rules
+        if name in rules.ends:
+            flow.ends += 1
+            return []
+        if name in ("to", "type"):
+            kind = cast_kind(self.ctx, call) if call.args else "unknown"
+            if kind in ("low", "like"):
+                flow.casts_back.append(call)
+                return []
+            return [call]
+        if name in rules.low_casts or name in rules.cast_like:
+            flow.casts_back.append(call)
+            return []
+        others = [a.value for a in call.args]
+        kind = "matmul" if name in rules.matmul_methods else "arith"
+        return self._meet_then(call, others, kind, flow, through) if others else [call]
+
+    def _argument(self, arg: cst.Arg, flow: Flow, through: bool) -> list[cst.CSTNode]:
+        """The value is an argument of a call: a method of another tensor, a torch function, a
+        layer of the module, or something that cannot be followed."""
+        call = self.ctx.parent(arg)
+        assert isinstance(call, cst.Call), "an Arg belongs to a Call"
+        others = [a.value for a in call.args if a is not arg]
+        func = call.func
+        names = self.ctx.qualified_names(func)
+        if names & self.rules.host_functions:
+            flow.ends += 1
+            return []
+        if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
+            return self._method_argument(call, func, others, flow, through)
+        if names & self.rules.matmul_functions:
+            return self._meet_then(call, others, "matmul", flow, through)
+        if any(n.startswith("torch.") for n in names):
+            return self._meet_then(call, others, "arith", flow, through)
+        layer = self.layer(func)
+        if layer is not None:
+            weight, kind = layer
+            if kind == "gather":  # an embedding's input is an index: it carries no dtype on
+                flow.ends += 1
+                return []
+            flow.meets.append(Meet(None, call, kind, weight))
+            if kind == "matmul":
+                flow.matmuls.append(call)
+            return [call] if through else []
+        flow.escapes.append(call)
+        return []
+
+    def _method_argument(
+        self, call: cst.Call, func: cst.Attribute, others: list[cst.BaseExpression], flow: Flow, through: bool
+    ) -> list[cst.CSTNode]:
+        name = func.attr.value
+        if name in ("to", "type") or name in self.rules.cast_like:  # used for its dtype or device only
+            flow.ends += 1
+            return []
+        receiver = func.value
+        if name.endswith("_") and not name.endswith("__"):  # written into the receiver, which keeps its dtype
+            flow.meets.append(Meet(receiver, call, "into", fresh=id(receiver) in self._fresh))
+            self._meet_then(call, others, "arith", flow, through)
+            return []
+        kind = "matmul" if name in self.rules.matmul_methods else "arith"
+        return self._meet_then(call, [receiver, *others], kind, flow, through)
+
+    def layer(self, func: cst.BaseExpression) -> tuple[str, str] | None:
+        """For ``self.<attr>(...)`` where ``self.<attr>`` is a torch.nn layer of
+        ``rules/model_code.toml`` ``[flow.weighted_layers]``: (its weight's code, its kind)."""
+        if not m.matches(func, m.Attribute(value=m.Name("self"))):
+            return None
+        assert isinstance(func, cst.Attribute), "matched an Attribute"
+        cls = self.ctx.enclosing(func, cst.ClassDef)
+        if cls is None:
+            return None
+        kinds = set()
+        for value in self_assigned(self.ctx, cls, func.attr.value):
+            if not isinstance(value, cst.Call):
+                return None
+            found = [
+                self.rules.weighted_layers[n]
+                for n in self.ctx.qualified_names(value.func)
+                if n in self.rules.weighted_layers
+            ]
+            if not found:
+                return None
+            kinds.update(found)
+        if len(kinds) != 1:
+            return None
+        return f"self.{func.attr.value}.weight", kinds.pop()
+
+    def _assigned(self, assign: cst.Assign | cst.AnnAssign, flow: Flow) -> list[cst.CSTNode]:
+        """``target = value``: the reads of each name bound, the ``self.<attr>`` reads of the class,
+        or (``t[i] = value``) a write into ``t``."""
+        targets = [t.target for t in assign.targets] if isinstance(assign, cst.Assign) else [assign.target]
+        nexts: list[cst.CSTNode] = []
+        for target in targets:
+            if isinstance(target, cst.Subscript):
+                if _keyed(target):  # `state["step"] = value`: stored in a container
+                    flow.escapes.append(assign)
+                else:
+                    into = target.value
+                    flow.meets.append(Meet(into, assign, "into", fresh=id(into) in self._fresh))
+                continue
+            if isinstance(target, cst.Attribute):
+                nexts.extend(self._attribute_reads(target))
+                continue
+            names = [target] if isinstance(target, cst.Name) else findall(target, m.Name())
+            for name in names:
+                assert isinstance(name, cst.Name), "findall of Name"
+                nexts.extend(self.references(name))
+        return nexts
+
+    def _augmented(self, aug: cst.AugAssign, node: cst.CSTNode, flow: Flow, through: bool) -> list[cst.CSTNode]:
+        if aug.value is node:  # t += value: written into t
+            flow.meets.append(Meet(aug.target, aug, "into", fresh=id(aug.target) in self._fresh))
+            return []
+        nexts = self._meet_then(aug, [aug.value], "arith", flow, through)
+        if isinstance(aug.target, cst.Name) and nexts:
+            return self.references(aug.target)
+        return []
+
+    def _element(self, element: cst.Element, flow: Flow, through: bool) -> list[cst.CSTNode]:
+        """An element of a list or tuple: followed only as an argument of a torch function
+        (``torch.cat([a, b])``), where it meets the other elements."""
+        container = self.ctx.parent(element)
+        holder = self.ctx.parent(container)
+        if isinstance(container, (cst.List, cst.Tuple)) and isinstance(holder, cst.Arg):
+            call = self.ctx.parent(holder)
+            if isinstance(call, cst.Call) and any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
+                others = [e.value for e in container.elements if e is not element]
+                self._meet_then(container, others, "arith", flow, True)
+                return [container]
+        flow.escapes.append(container if container is not None else element)
+        return []
+
+    def references(self, name: cst.Name) -> list[cst.CSTNode]:
+        """The reads of the binding of ``name`` made where ``name`` is assigned."""
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return []
+        reads: list[cst.CSTNode] = []
+        for a in scope.assignments[name.value]:
+            if a.node is name:
+                reads.extend(access.node for access in a.references)
+        return reads
+
+    def _attribute_reads(self, target: cst.Attribute) -> list[cst.CSTNode]:
+        """The reads of ``self.<attr>`` in the class that stores the value there."""
+        if not m.matches(target.value, m.Name("self")):
+            return []
+        cls = self.ctx.enclosing(target, cst.ClassDef)
+        if cls is None:
+            return []
+        pattern = m.Attribute(value=m.Name("self"), attr=m.Name(target.attr.value))
+        return [
+            node
+            for node in findall(cls, pattern)
+            if node is not target and not isinstance(self.ctx.parent(node), cst.AssignTarget)
+        ]
+
+
+def _keyed(target: cst.Subscript) -> bool:
+    """``d["key"]``: an item of a container named by a string, not a slice of a tensor."""
+    return (
+        len(target.slice) == 1
+        and isinstance(target.slice[0].slice, cst.Index)
+        and isinstance(target.slice[0].slice.value, cst.SimpleString)
+    )

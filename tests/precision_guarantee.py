@@ -1,0 +1,54 @@
+"""The guarantee the rewrite gives the user who reads "0 left to do by hand": the migrated step graph
+runs no matmul in f32 that the legacy run had in bf16. Checked on ``verify --json`` documents by the
+end-to-end tests of every fixture (tests/test_verify_fixtures.py, tests/test_real_shapes.py,
+tests/test_model_code.py).
+
+"Nothing left to do" is read as the CLI prints it, with documentation set aside: the fixtures'
+docstrings name the legacy variable on purpose (BFM091, which a user may ``--ignore``), and a
+migration whose only unfixed finding is documentation prints "0 left to do by hand" under
+``--ignore BFM091``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from bf16_migrate.rules import RULES_DIR
+
+DOCUMENTATION = {"BFM091"}
+"""Findings about text, not code: they never change what the migrated script computes."""
+
+AUDIT_EMIT = "model-code-dtypes"
+
+
+def left_to_do(data: dict) -> list[str]:
+    """The codes of the migration's unfixed findings, documentation set aside."""
+    return [d["code"] for d in data["diagnostics"] if not d["fixed"] and d["code"] not in DOCUMENTATION]
+
+
+def assert_no_silent_f32_matmul(data: dict) -> None:
+    """When the migration behind a ``verify --json`` document left nothing to do (but
+    documentation), its step graph has no more matmuls with an f32 operand than the legacy run's
+    (the comparison run's, when the legacy run could not be made)."""
+    if left_to_do(data):
+        return
+    runs = data["runs"]
+    migrated = runs["migrated"]["graph"]
+    base = runs["legacy"] if runs.get("legacy") and runs["legacy"].get("graph") else runs["reference"]
+    allowed = base["graph"]["f32_matmuls"] if base is runs.get("legacy") else 0
+    assert migrated["f32_matmuls"] <= allowed, (
+        f"'0 left to do by hand' but {migrated['f32_matmuls']} of {migrated['matmuls']} matmuls of the migrated "
+        f"step graph have an f32 operand, where the legacy run had {allowed}"
+    )
+
+
+def audit_off_rules(where: Path) -> Path:
+    """A copy of the rules without the model-code audit in any mode (what main did before it): for
+    the negative controls, through ``BF16_MIGRATE_RULES_DIR``."""
+    target = where / "rules-without-audit"
+    shutil.copytree(RULES_DIR, target)
+    modes = target / "modes.toml"
+    modes.write_text(modes.read_text().replace(f'"{AUDIT_EMIT}",', ""))
+    assert AUDIT_EMIT not in modes.read_text()
+    return target

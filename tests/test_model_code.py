@@ -1,0 +1,550 @@
+"""The audit of the model's own code (bf16_migrate/python/model_code.py): tensors a model and a tree
+optimizer make themselves, which the legacy switch made bf16 and ``model.to(torch.bfloat16)`` does not.
+
+fixtures/model_code/<case>/ are trees (a script and its sibling modules), migrated with the project
+path: goldens per mode (every changed file and the findings), idempotence. The shapes below are small
+sources asserting exactly what is written or reported. On the XLA CPU device (``-m xla``): what
+``model.to`` casts and what it does not (measured, not assumed), the sibling optimizer's scalars
+proven by ``verify``, and the leaky norm's f32 shown by a migration made without the audit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul, audit_off_rules
+
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.python import migrate_source
+from bf16_migrate.verify.graphs import hlo_stats
+from bf16_migrate.verify.runner import stage_script
+
+CASES_DIR = FIXTURES / "model_code"
+CASES = sorted(p.name for p in CASES_DIR.iterdir() if (p / "train.py").is_file())
+
+
+def _tree(case: str, where: Path) -> Path:
+    target = where / case
+    shutil.copytree(CASES_DIR / case, target, ignore=shutil.ignore_patterns("expected", "__pycache__"))
+    return target
+
+
+def _migrate_tree(case: str, mode: str, where: Path):
+    old = os.getcwd()
+    os.chdir(where)
+    try:
+        return migrate_paths([Path(case)], mode, write=True)
+    finally:
+        os.chdir(old)
+
+
+def test_there_are_cases():
+    assert set(CASES) >= {"lamb_sibling", "leaky_norm"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_golden_files_and_diagnostics(case, mode, goldens, tmp_path):
+    tree = _tree(case, tmp_path)
+    before = {p.relative_to(tree): p.read_text() for p in tree.rglob("*.py")}
+    outcome = _migrate_tree(case, mode, tmp_path)
+    assert not outcome.errors, outcome.errors
+    changed = {str(rel): (tree / rel).read_text() for rel, text in before.items() if (tree / rel).read_text() != text}
+    findings = "".join(d.format_text() + "\n" for d in outcome.diagnostics)
+    goldens.check(CASES_DIR / case / "expected" / mode, changed, findings)
+    for rel, text in changed.items():
+        compile(text, rel, "exec")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_second_run_changes_nothing(case, mode, tmp_path):
+    tree = _tree(case, tmp_path)
+    _migrate_tree(case, mode, tmp_path)
+    after = {p: p.read_text() for p in tree.rglob("*.py")}
+    again = _migrate_tree(case, mode, tmp_path)
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == after
+    assert not again.errors and all(not d.fixed for d in again.diagnostics)
+
+
+def test_the_sibling_optimizers_scalars_take_the_parameters_dtype(tmp_path):
+    """As aws-neuron-samples' maintainers migrated their LAMB (the scalars of `step` made without a
+    dtype took the parameters'): here from the parameter whose device they are made on."""
+    tree = _tree("lamb_sibling", tmp_path)
+    outcome = _migrate_tree("lamb_sibling", "stochastic", tmp_path)
+    module = (tree / "lamb_opt.py").read_text()
+    assert "unit = torch.tensor(1.0, device=device, dtype=first.dtype)" in module
+    assert "grad_sq_sum = torch.zeros(1, device=device, dtype=first.dtype)" in module
+    assert 'limit = torch.tensor(self.defaults["max_grad_norm"], device=device, dtype=first.dtype)' in module
+    codes = [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("lamb_opt.py")]
+    assert codes.count(("BFM080", True)) == 3
+
+
+def test_a_norm_that_never_casts_back_keeps_the_switch(tmp_path):
+    tree = _tree("leaky_norm", tmp_path)
+    source = (tree / "train.py").read_text()
+    outcome = _migrate_tree("leaky_norm", "stochastic", tmp_path)
+    assert (tree / "train.py").read_text() == source  # nothing half done: the switch stays, no cast
+    found = {d.code: d for d in outcome.diagnostics}
+    assert not found["BFM083"].fixed and found["BFM083"].line == 27
+    assert not found["BFM085"].fixed and "see BFM083 at line 27" in found["BFM085"].message
+
+
+# -- shapes --------------------------------------------------------------------------------------
+
+HEADER = 'import os\nimport math\nimport torch\nimport torch_xla\n\nos.environ["XLA_USE_BF16"] = "1"\n'
+TRAIN = """
+model = {model}.to(torch_xla.device())
+optimizer = {optimizer}(model.parameters(), lr=0.1)
+"""
+
+
+def migrate(body: str, mode: str = "stochastic", model: str = "Net()", optimizer: str = "torch.optim.SGD"):
+    source = HEADER + textwrap.dedent(body) + TRAIN.format(model=model, optimizer=optimizer)
+    return source, migrate_source(source, mode, "t.py")
+
+
+def codes(result, fixed: bool | None = None) -> list[str]:
+    return [d.code for d in result.diagnostics if d.code.startswith("BFM08") and (fixed is None or d.fixed == fixed)]
+
+
+def test_a_mask_made_before_what_it_meets_takes_the_dtype_of_the_layer_that_makes_it():
+    """The mask is made before `scores`: the dtype comes from what `scores` is computed from (the
+    projection's output, which has its weight's dtype)."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qk = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                T = x.shape[1]
+                mask = torch.full((T, T), float("-inf"), device=x.device).triu(1)
+                scores = self.qk(x) @ x.transpose(-2, -1)
+                return (scores + mask).softmax(-1) @ x
+        """
+    )
+    assert (
+        'mask = torch.full((T, T), float("-inf"), device=x.device, dtype=self.qk.weight.dtype).triu(1)' in result.code
+    )
+    assert codes(result) == ["BFM080"]
+
+
+def test_a_plain_tensor_attribute_is_read_in_the_dtype_it_meets_and_a_buffer_is_left_alone():
+    """`model.to` casts buffers (persistent or not) but not a plain tensor attribute (measured on the
+    XLA device: test_what_model_to_casts_on_the_xla_device)."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self, max_len=32, dim=8):
+                super().__init__()
+                self.proj = torch.nn.Linear(dim, dim)
+                self.register_buffer("table", torch.zeros(max_len, dim), persistent=False)
+                self.pe = torch.zeros(max_len, dim)
+
+            def forward(self, x):
+                return self.proj(x) + self.pe[: x.shape[1]].to(x.device) + self.table[: x.shape[1]]
+        """
+    )
+    assert "self.pe.to(self.proj.weight.dtype)[: x.shape[1]].to(x.device) + self.table[: x.shape[1]]" in result.code
+    assert [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code == "BFM080"] == [("BFM080", True, 16)]
+
+
+def test_a_tensor_cached_on_the_first_forward_follows_what_it_meets():
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+                self.scale = None
+
+            def forward(self, x):
+                if self.scale is None:
+                    self.scale = torch.ones(8, device=x.device)
+                return self.proj(x) * self.scale
+        """
+    )
+    assert "self.scale = torch.ones(8, device=x.device, dtype=self.proj.weight.dtype)" in result.code
+
+
+def test_an_explicit_float32_and_a_fresh_upcast_follow():
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)))
+                self.q = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                t = torch.arange(x.shape[1], device=x.device, dtype=torch.float32)
+                steps = torch.arange(x.shape[1], device=x.device).float()
+                freqs = torch.outer(t + steps, self.inv_freq)
+                return self.q(x) * freqs.cos().repeat(1, 2)
+        """
+    )
+    assert "t = torch.arange(x.shape[1], device=x.device, dtype=self.inv_freq.dtype)" in result.code
+    assert "steps = torch.arange(x.shape[1], device=x.device).to(self.inv_freq.dtype)" in result.code
+    assert sorted(
+        (d.code, d.message.split(" in ")[1].split("`")[1]) for d in result.diagnostics if d.code == "BFM080"
+    ) == [
+        ("BFM080", "Net.forward"),
+        ("BFM080", "Net.forward"),
+    ]
+
+
+def test_integer_comparison_and_index_uses_are_no_way_in():
+    """An integer arange used as indices, a random mask compared to a probability, an embedding's
+    input: none carries a floating dtype into the graph."""
+    source, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = torch.nn.Embedding(16, 8)
+                self.pos = torch.nn.Embedding(16, 8)
+
+            def forward(self, idx):
+                positions = torch.arange(idx.shape[1], device=idx.device)
+                keep = torch.rand(idx.shape, device=idx.device) < 0.9
+                return (self.tok(idx) + self.pos(positions)) * keep.unsqueeze(-1)
+        """
+    )
+    assert codes(result) == []
+    assert "model.to(torch.bfloat16)" in result.code
+
+
+def test_a_tensor_returned_by_a_helper_cannot_be_told_and_keeps_the_switch():
+    source, result = migrate(
+        """
+        def positions(n, d, device):
+            return torch.arange(n, device=device).float().unsqueeze(1) / d
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(x + positions(x.shape[1], 8, x.device))
+        """
+    )
+    assert result.code == source
+    assert [(d.code, d.fixed) for d in result.diagnostics if d.code.startswith("BFM08")] == [
+        ("BFM085", False),
+        ("BFM081", False),
+    ]
+    assert "leaves the function (`return" in next(d.message for d in result.diagnostics if d.code == "BFM081")
+
+
+def test_an_island_that_reaches_a_matmul_keeps_the_switch():
+    source, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.out = torch.nn.Linear(8, 4)
+
+            def forward(self, x):
+                h = x.float()
+                return self.out(h).to(x.dtype)
+        """
+    )
+    assert result.code == source
+    assert codes(result) == ["BFM085", "BFM084"]
+
+
+def test_an_island_that_casts_back_is_kept_and_reported():
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = torch.nn.Parameter(torch.ones(8))
+
+            def forward(self, x):
+                h = x.to(torch.float32)
+                h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+                return self.weight * h.type_as(x)
+        """
+    )
+    assert "h = x.to(torch.float32)" in result.code
+    island = next(d for d in result.diagnostics if d.code == "BFM082")
+    assert island.fixed and "casts back at `h.type_as(x)`" in island.message
+
+
+def test_an_optimizer_class_of_the_file_makes_its_scalars_in_the_parameters_dtype():
+    """Without a tensor whose device it is made on, a step's scalar takes the first parameter's."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class NormalisedSGD(torch.optim.Optimizer):
+            def __init__(self, params, lr=0.1):
+                super().__init__(params, dict(lr=lr))
+
+            @torch.no_grad()
+            def step(self):
+                total = torch.zeros(())
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        total += p.grad.norm()
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        p.add_(p.grad / (total + 1e-6), alpha=-group["lr"])
+        """,
+        optimizer="NormalisedSGD",
+    )
+    assert 'total = torch.zeros((), dtype=self.param_groups[0]["params"][0].dtype)' in result.code
+
+
+def test_amp_leaves_the_models_code_to_autocast():
+    source, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.lin(x) + torch.zeros(8, device=x.device)
+
+
+        def train(model, x):
+            return model(x).sum()
+        """,
+        mode="amp",
+    )
+    assert "torch.zeros(8, device=x.device)" in result.code and codes(result) == []
+
+
+def test_under_xla_downcast_bf16_f64_was_f32_and_stays_so():
+    """XLA_DOWNCAST_BF16 kept f64 as f32 on the device: `.double()` becomes `.float()` (BFM048), an
+    upcast of such a value is no way in, and a tensor made before `.double()` (bf16 on the device,
+    then f32) now starts in the dtype it meets and becomes f32 as it did. Under XLA_USE_BF16 (f64 was
+    bf16 too) the fresh tensor and its `.double()` follow what they meet."""
+    body = """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.lin(x)
+                return h * h.double().mean().float() + torch.ones(8, device=x.device).double()
+        """
+    source, use = migrate(body)
+    downcast = migrate_source(source.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), "stochastic", "t.py")
+    assert "h * h.float().mean().float() + torch.ones(8, device=x.device, dtype=h.dtype).float()" in downcast.code
+    assert [d.code for d in downcast.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]
+    # under XLA_USE_BF16 `h.double()` is an island that leaves the function: one finding for the chain
+    assert use.code == source and codes(use) == ["BFM085", "BFM083"]
+    _, fresh = migrate(body.replace("h * h.double().mean().float() + ", "h + "))
+    assert "return h + torch.ones(8, device=x.device, dtype=h.dtype).to(h.dtype)" in fresh.code
+
+
+def test_stage_script_writes_a_migrated_module_into_the_copy_never_through_a_link(tmp_path):
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / "train.py").write_text("import pkg.opt\n")
+    (src / "pkg" / "opt.py").write_text("legacy = 1\n")
+    (src / "pkg" / "other.py").write_text("other = 1\n")
+    (src / "data.txt").write_text("x")
+    staged = stage_script(
+        "import pkg.opt\n# migrated\n", src / "train.py", tmp_path / "copy", {src / "pkg" / "opt.py": "new = 1\n"}
+    )
+    assert (staged.parent / "pkg" / "opt.py").read_text() == "new = 1\n"
+    assert (src / "pkg" / "opt.py").read_text() == "legacy = 1\n"  # the original tree is untouched
+    assert (staged.parent / "pkg" / "other.py").is_symlink() and (staged.parent / "data.txt").is_symlink()
+    assert not (staged.parent / "pkg").is_symlink()
+
+
+def test_verify_migrates_the_modules_the_script_imports():
+    """`verify SCRIPT` runs what the rewrite writes: the sibling optimizer's migrated text, with
+    its findings among the migration's."""
+    from bf16_migrate.verify import _migrate
+
+    script = CASES_DIR / "lamb_sibling" / "train.py"
+    code, diagnostics, _flag, modules = _migrate(script.read_text(), "stochastic", script)
+    assert "model.to(torch.bfloat16)" in code
+    ((module, text),) = modules.items()
+    assert module == (CASES_DIR / "lamb_sibling" / "lamb_opt.py").resolve()
+    assert "dtype=first.dtype" in text
+    assert [d.code for d in diagnostics if d.path.endswith("lamb_opt.py")].count("BFM080") == 3
+
+
+MIXED_DOT = """HloModule m, entry_computation_layout={(f32[4,4]{1,0}, bf16[4,4]{1,0})->f32[4,4]{1,0}}
+
+ENTRY %m (p0: f32[4,4], p1: bf16[4,4]) -> f32[4,4] {
+  %p0 = f32[4,4]{1,0} parameter(0)
+  %p1 = bf16[4,4]{1,0} parameter(1)
+  %dot.1 = f32[4,4]{1,0} dot(f32[4,4]{1,0} %p0, bf16[4,4]{1,0} %p1), lhs_contracting_dims={1}
+  %dot.2 = f32[4,4]{1,0} dot(f32[4,4]{1,0} %p0, f32[4,4]{1,0} %dot.1), lhs_contracting_dims={1}
+  ROOT %dot.3 = bf16[4,4]{1,0} dot(bf16[4,4]{1,0} %p1, bf16[4,4]{1,0} %p1), lhs_contracting_dims={1}
+}"""
+
+
+def test_a_dot_of_f32_and_bf16_counts_as_an_f32_matmul():
+    stats = hlo_stats(MIXED_DOT)
+    assert (stats.matmuls, stats.matmuls_bf16, stats.matmuls_f32, stats.matmuls_other) == (3, 1, 1, 1)
+    assert stats.matmuls_with_f32 == stats.f32_matmuls == 2
+
+
+# -- on the XLA CPU device -----------------------------------------------------------------------
+
+DTYPES_PROBE = textwrap.dedent(
+    """
+    import torch, torch_xla
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+            self.register_buffer("persistent", torch.ones(4))
+            self.register_buffer("nonpersistent", torch.ones(4), persistent=False)
+            self.plain = torch.ones(4)
+            self.cache = None
+        def forward(self, x):
+            if self.cache is None:
+                self.cache = torch.ones(4, device=x.device)
+            return self.lin(x) + torch.zeros(4, device=x.device)
+    device = torch_xla.device()
+    m = M().to(device).to(torch.bfloat16)
+    out = m(torch.ones(2, 4, device=device, dtype=torch.bfloat16))
+    made = torch.zeros(4, device=device)
+    hlo = torch_xla._XLAC._get_xla_tensors_hlo([out, made])
+    print({k: str(getattr(m, k).dtype) for k in ("persistent", "nonpersistent", "plain", "cache")})
+    print("out", out.dtype, "made-in-hlo", "f32[4]" in hlo, "bf16[4]" in hlo)
+    """
+)
+
+
+def _probe(env_extra: dict[str, str]) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_USE_BF16", "XLA_DOWNCAST_BF16")}
+    env.update(PJRT_DEVICE="CPU", **env_extra)
+    proc = subprocess.run([sys.executable, "-c", DTYPES_PROBE], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.xla
+def test_what_model_to_casts_on_the_xla_device():
+    """Measured, torch-xla 2.9: `model.to(torch.bfloat16)` casts buffers, persistent or not; a plain
+    tensor attribute, a tensor cached on the first forward and one made in forward stay f32 (the
+    forward's output becomes f32: type promotion). Under XLA_USE_BF16 the same tensor made on the
+    device is bf16 in the graph."""
+    migrated = _probe({})
+    assert "'persistent': 'torch.bfloat16', 'nonpersistent': 'torch.bfloat16'" in migrated
+    assert "'plain': 'torch.float32', 'cache': 'torch.float32'" in migrated
+    assert "out torch.float32 made-in-hlo True" in migrated
+    legacy = _probe({"XLA_USE_BF16": "1"})
+    assert "made-in-hlo False True" in legacy  # f32 on the device is bf16 in the legacy graph
+
+
+def _verify_json(script: Path, mode: str, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[int, dict, str]:
+    out = tmp_path / f"{script.parent.name}-{mode}.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bf16_migrate.cli",
+            "verify",
+            str(script),
+            "--mode",
+            mode,
+            "--steps",
+            "12",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    return proc.returncode, json.loads(out.read_text()), proc.stdout + proc.stderr
+
+
+class MatchesLegacyFail(Exception):
+    """verify's `matches` part failed while every other part passed (the strict xfail below)."""
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "stochastic",
+        pytest.param(
+            "gpu-compatible",
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=MatchesLegacyFail,
+                reason="verify's gpu-compatible onset rule (2 of the first 3 steps the same as the legacy run) fails a "
+                "right migration whose FP32 master weights track the FP32 reference: measured step 2 loss legacy "
+                "1.66406, migrated 1.70312, fp32-ref 1.70143; median rel. diff 0.17 within its limit 0.36; the "
+                "verdict's calibration (as fixtures/trees/autocast_flag)",
+            ),
+        ),
+    ],
+)
+def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
+    """The migrated run stages the migrated lamb_opt.py (scalars in the parameters' dtype; in
+    gpu-compatible mode the step runs on the FP32 master weights, and the scalars follow them) and
+    matches the legacy run; nothing is left to do but the docstring, and the step graph has no f32
+    matmul. (amp leaves the optimizer to the FP32 model: its golden shows no change.)"""
+    code, data, output = _verify_json(CASES_DIR / "lamb_sibling" / "train.py", mode, tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses | {"matches": "PASS"} == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS")
+    assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["path"].endswith("lamb_opt.py")) == 3
+    assert_no_silent_f32_matmul(data)
+    if statuses["matches"] != "PASS":
+        raise MatchesLegacyFail(output)
+    assert code == 0, output
+
+
+@pytest.mark.xla
+def test_the_leaky_norm_migrated_without_the_audit_says_nothing_is_left_and_crashes(tmp_path):
+    """Why the switch is kept. Migrated without the audit (its emit taken out of the rules), the
+    rewrite leaves nothing to do but the docstring, and the migrated run dies at the first sync:
+    the norm's f32 output meets the bf16 layer after it, which torch-xla 2.9's HLO verifier rejects
+    ("mixed precision is disallowed"; measured), while the legacy run trains."""
+    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path))}
+    tree = _tree("leaky_norm", tmp_path)
+    rewrite = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", str(tree), "--output-format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    found = json.loads(rewrite.stdout)["diagnostics"]
+    assert [d["code"] for d in found if not d["fixed"]] == ["BFM091"]
+    assert "model.to(torch.bfloat16)" in (tree / "train.py").read_text()
+    out = tmp_path / "verify.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "verify", str(CASES_DIR / "leaky_norm" / "train.py"), "--steps", "6"]
+        + ["--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env=env,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "mixed precision is disallowed" in proc.stderr and "the legacy run succeeded" in proc.stderr
