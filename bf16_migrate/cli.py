@@ -5,9 +5,11 @@ Only argument handling lives here; a rewrite run (configuration, discovery, supp
 output formats) is :mod:`bf16_migrate.run`. Exit codes (``--exit-zero`` turns 1 into 0):
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
-processed or written, the usage was wrong, or (verify) a run could not be made; 130 interrupted
-(SIGINT, SIGTERM or SIGHUP: before the commit nothing was written; during it, the commit was
-finished first and reported).
+processed or written, the usage was wrong, or (verify) a run could not be made; verify only: 3
+the runs could not tell the precisions apart within the budget of extra steps, 4 nothing was
+verified (:data:`bf16_migrate.verify.summary.EXIT_CODES`); 130 interrupted (SIGINT, SIGTERM or
+SIGHUP: before the commit nothing was written; during it, the commit was finished first and
+reported).
 """
 
 from __future__ import annotations
@@ -349,6 +351,15 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     "--steps", type=click.IntRange(min=3), default=20, show_default=True, help="Optimizer steps to record per run."
 )
 @click.option(
+    "--max-steps",
+    type=click.IntRange(min=3),
+    default=None,
+    help=(
+        "The budget for more evidence: when the first --steps steps cannot tell bf16 from FP32, the runs are made "
+        "again with this many steps (default: 4 x --steps); only then may the verdict be INCONCLUSIVE (exit 3)."
+    ),
+)
+@click.option(
     "--legacy-env",
     multiple=True,
     metavar="KEY=VALUE",
@@ -417,6 +428,7 @@ def verify(
     script_args: tuple[str, ...],
     mode: str | None,
     steps: int,
+    max_steps: int | None,
     legacy_env: tuple[str, ...],
     timeout: float,
     against: str | None,
@@ -468,11 +480,13 @@ def verify(
     launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
-        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, outputs)
+        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, outputs, max_steps=max_steps)
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
-    _verify_planned(request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, outputs=outputs)
+    _verify_planned(
+        request, steps=steps, max_steps=max_steps, timeout=timeout, jobs=jobs, list_only=list_only, outputs=outputs
+    )
 
 
 @dataclass(frozen=True)
@@ -593,6 +607,7 @@ def _verify_planned(
     request: _Planned,
     *,
     steps: int,
+    max_steps: int | None,
     timeout: float,
     jobs: int,
     list_only: bool,
@@ -648,10 +663,21 @@ def _verify_planned(
                         checkout=checkout,
                         legacy_env_source=job.source,
                         progress=progress,
+                        max_steps=max_steps,
                     )
                 _finish_one(report, job.notes, outputs)
                 return
-            _verify_table(planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, outputs=outputs)
+            _verify_table(
+                planned,
+                checkout,
+                request,
+                notes,
+                steps=steps,
+                max_steps=max_steps,
+                timeout=timeout,
+                jobs=jobs,
+                outputs=outputs,
+            )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         outputs.error(script, exc)
@@ -668,6 +694,7 @@ def _verify_table(
     notes: list[str],
     *,
     steps: int,
+    max_steps: int | None,
     timeout: float,
     jobs: int,
     outputs: _Outputs,
@@ -676,6 +703,7 @@ def _verify_table(
     with the table's code."""
     from .verify import format_report
     from .verify.progress import make_progress
+    from .verify.summary import EXIT_NOTHING
     from .verify.tree import run_jobs, summary_table, tree_dict
 
     against = request.against
@@ -686,11 +714,16 @@ def _verify_table(
         else f"bf16-migrate verify {request.script}"
     ) + f": {len(planned)} verify(s), --jobs {jobs}"
     if not planned:
-        click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
+        if request.launcher:
+            why = f"no launch of {request.script} could be verified (the notes say why)"
+        else:
+            why = f"no legacy script's migration changed since {against}"
+        click.echo(f"{title}\n\nnothing verified: {why}", nl=True)
         for note in notes:
             click.echo(f"Note: {note}")
+        click.echo(f"\nVERDICT: NOTHING VERIFIED (exit {EXIT_NOTHING}: no comparison was run)")
         _tree_outputs(outputs, tree_dict([], label, notes), title)
-        sys.exit(EXIT_OK)
+        sys.exit(EXIT_NOTHING)
 
     def progress_for(job: Any, index: int) -> Any:
         if jobs > 1:
@@ -710,6 +743,7 @@ def _verify_table(
         parallel=jobs,
         progress_for=progress_for,
         announce=lambda text: click.echo(f"verify: {text}", err=True),
+        max_steps=max_steps,
     )
     for outcome in outcomes:
         click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
@@ -797,7 +831,9 @@ def _finish_one(report: Any, notes: list[str], outputs: _Outputs) -> NoReturn:
             click.echo(f"error: --plot {plot_path}: {exc}", err=True)
             sys.exit(EXIT_ERROR)
         click.echo(f"verify: loss curves written to {plot_path}", err=True)
-    sys.exit(EXIT_OK if report.passed else EXIT_FINDINGS)
+    from .verify.summary import EXIT_CODES
+
+    sys.exit(EXIT_CODES[report.verdict.status])
 
 
 def _verify_one(
@@ -808,6 +844,7 @@ def _verify_one(
     env: dict[str, str],
     timeout: float,
     outputs: _Outputs,
+    max_steps: int | None = None,
 ) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
     from .verify import RunError, verify_script
@@ -825,6 +862,7 @@ def _verify_one(
                 timeout=timeout,
                 progress=progress,
                 legacy_env_source=["--legacy-env"] if env else [],
+                max_steps=max_steps,
             )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,6 +110,9 @@ class Mode:
     by_hand: str = ""
     script_change: str = ""
     removes_only: bool = False
+    verify: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """The mode's ``[MODE.verify]`` table: how close ``verify`` holds a migration in this mode to
+    its comparison run (read and checked by :mod:`bf16_migrate.verify.compare`)."""
 
     @property
     def casts_model(self) -> bool:
@@ -149,7 +153,7 @@ def _read_modes(directory: Path) -> dict[str, Mode]:
         raise RuleError(f"{path}: one table per mode, e.g. [stochastic], is expected")
     modes = {}
     for name, table in data.items():
-        unknown = set(table) - {"emit", *_MODE_TEXTS}
+        unknown = set(table) - {"emit", "verify", *_MODE_TEXTS}
         if unknown:
             raise RuleError(f"{path}: [{name}] has unknown keys {sorted(unknown)}")
         emit = frozenset(_need(table, "emit", list, path))
@@ -158,7 +162,10 @@ def _read_modes(directory: Path) -> dict[str, Mode]:
         if name == REFERENCE.name:
             raise RuleError(f"{path}: {name!r} is verify's own reference run, not a mode")
         texts = {key: _need(table, key, str, path) for key in _MODE_TEXTS}
-        modes[name] = Mode(name=name, emit=emit, **texts)
+        verify = table.get("verify", {})
+        if not isinstance(verify, dict):
+            raise RuleError(f"{path}: [{name}.verify] must be a table")
+        modes[name] = Mode(name=name, emit=emit, **texts, verify=verify)
     return modes
 
 

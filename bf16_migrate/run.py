@@ -279,7 +279,8 @@ def _verify_rewrite(
     before the rewrite (:func:`bf16_migrate.verify.after_rewrite.verify_rewrite`), one table
     (stdout in text format, stderr otherwise, so a json/sarif stdout stays one document);
     ``--revert-failed`` puts back what did not pass. The exit code is the worse of the
-    rewrite's and the verify's (2: a verify could not be made; 1: one failed)."""
+    rewrite's and the verify's (:func:`_worse`; 2: a verify could not be made; 1: one failed; 3:
+    one could not decide; 4: nothing was verified)."""
     from .verify.after_rewrite import verify_rewrite
     from .verify.records import RunError
 
@@ -342,8 +343,15 @@ def _verify_rewrite(
                 f"{', '.join(map(str, revert.kept))}",
                 err=True,
             )
-    worst = max(code, result.exit_code)
-    return worst
+    return _worse(code, result.exit_code)
+
+
+def _worse(rewrite: int, verify: int) -> int:
+    """The exit code of a rewrite and its verify together: the worse of the two, in the order 0
+    (all done, all proven), 4 (nothing verified), 3 (a verify could not decide), 1 (a finding
+    left, or a verdict failed), 2 (an error)."""
+    order = [EXIT_OK, 4, 3, EXIT_FINDINGS, EXIT_ERROR]
+    return max(rewrite, verify, key=lambda c: order.index(c) if c in order else len(order))
 
 
 @dataclass

@@ -107,6 +107,9 @@ def test_legacy_run_that_crashes_falls_back_to_the_fp32_reference(tmp_path):
     assert "legacy    FAILED: exited with code 1: RuntimeError: Call parameter must match argument" in proc.stdout
     assert "compared with the FP32 reference instead" in proc.stdout
     data = json.loads(out.read_text())
+    # the bar is measured in the same verify: the script's plain full-bf16 run, said to be weaker evidence
+    assert any("weaker evidence" in n and "plain full-bf16 run of the script" in n for n in data["notes"])
+    assert "control" in data["runs"] and data["tolerance"]["source"].startswith("legacy run unusable: measured")
     assert data["baseline"] == "reference" and data["fallback"] is True
     assert data["runs"]["legacy"]["ok"] is False
     assert {p["name"]: p["status"] for p in data["parts"]}["graph"] == "PASS"

@@ -113,22 +113,64 @@ def test_hlo_stats_of_text_that_is_not_hlo_is_empty():
     assert st.instructions == 0 and st.bf16_matmul_share is None and st.round_trips == {}
 
 
-def test_read_step_graph_takes_the_largest_graph_of_the_last_window(tmp_path):
-    e1, e2, e3 = entry(HLO_SMALL, "init"), entry(HLO_MIXED, "step"), entry(HLO_SMALL, "item")
-    data = (e1 + e2 + e3 + e2 + e3).encode()
+def _dump_with_marks(tmp_path, chunks, step_ends):
+    """Write ``chunks`` (dump entries) as one run's dump; ``step_ends``: after how many chunks each
+    optimizer step ended. Returns (dump files, marks, end)."""
+    data = "".join(chunks).encode()
     dump = tmp_path / "run.graphs.0"
     dump.write_bytes(data)
-    # step 1 ends before anything was synced, step 2 after the first two entries
-    sizes = [len(e1.encode()) + len(e2.encode()), len((e1 + e2 + e3).encode())]
-    marks = [{"run.graphs.0": 0}, {"run.graphs.0": sizes[0]}, {"run.graphs.0": sizes[1]}]
-    st = read_step_graph(dump_files_for(tmp_path / "run.graphs"), marks, {"run.graphs.0": len(data)})
+    marks = [{"run.graphs.0": len("".join(chunks[:n]).encode())} for n in step_ends]
+    return dump_files_for(tmp_path / "run.graphs"), marks, {"run.graphs.0": len(data)}
+
+
+def test_read_step_graph_sums_every_sync_of_the_last_complete_window(tmp_path):
+    # gradient accumulation, a sync per micro-batch: before step 1 ends, two micro-batch graphs;
+    # then per step the optimizer graph and the next step's two micro-batch graphs; the stop
+    # comes after the optimizer graph of step 3 (a window holding part of a period only)
+    opt, micro = entry(HLO_SMALL, "opt", line=60), entry(HLO_MIXED, "micro", line=55)
+    chunks = [micro, micro, opt, micro, micro, opt, micro, micro, opt]
+    files, marks, end = _dump_with_marks(tmp_path, chunks, [2, 5, 8])
+    st = read_step_graph(files, marks, end)
     assert st is not None
-    assert st.step == 3 and st.graphs_in_window == 2 and st.graph_hash == "step"
-    assert st.syncs == 5 and st.distinct_graphs == 3
-    assert st.frames[1] == "main (/tmp/train.py:80)"
+    # the graphs between the ends of steps 2 and 3: one optimizer graph, two micro-batches
+    assert st.step == 2 and st.graphs_in_window == 3 and st.dynamo_graphs == 0
+    assert st.matmuls == 2 * hlo_stats(HLO_MIXED).matmuls and st.matmuls_bf16 == 2 * 2
+    assert st.instructions == 2 * hlo_stats(HLO_MIXED).instructions + hlo_stats(HLO_SMALL).instructions
+    assert st.round_trips["bf16->f32->bf16 (layout)"] == 2
+    assert st.graph_hash == "micro" and st.frames[1] == "main (/tmp/train.py:55)"  # the largest graph's
+    assert st.syncs == 9 and st.distinct_graphs == 2
     # bytes after the record's end mark (the harness's own read-back) are ignored
-    st2 = read_step_graph([dump], marks, {"run.graphs.0": sizes[1]})
-    assert st2.syncs == 3 and st2.step == 2
+    st2 = read_step_graph(files, marks, {"run.graphs.0": marks[2]["run.graphs.0"]})
+    assert st2.syncs == 8 and st2.step == 2
+
+
+def test_read_step_graph_of_one_sync_per_step_is_that_sync(tmp_path):
+    init, step, item = entry(HLO_SMALL, "init"), entry(HLO_MIXED, "step"), entry(HLO_SMALL, "item")
+    # the script syncs after optimizer.step(), and reads loss.item() after step 2
+    chunks = [init, step, step, item, step, step]
+    files, marks, end = _dump_with_marks(tmp_path, chunks, [1, 2, 4, 5])
+    st = read_step_graph(files, marks, end)
+    assert st.step == 3 and st.graphs_in_window == 1 and st.graph_hash == "step"
+    assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
+
+
+DYNAMO_ENTRY = ENTRY.replace(
+    "  sync (/venv/torch_xla/torch_xla.py:87)\n  main (/tmp/train.py:{line})",
+    "  extract_graph_helper (/venv/torch_xla/_dynamo/dynamo_bridge.py:428)\n  fwd (/venv/torch/_dynamo/backends/torchxla.py:44)",
+)
+
+
+def test_read_step_graph_counts_the_graphs_dynamo_compiled_once_each(tmp_path):
+    # torch.compile(backend="openxla"): the forward graph is dumped twice when dynamo extracts it
+    # (hash, then compile), then runs from the cache; each step's sync holds the optimizer only
+    fwd = DYNAMO_ENTRY.format(hlo=HLO_MIXED, hash="fwd")
+    opt = entry(HLO_SMALL, "opt")
+    chunks = [fwd, fwd, opt, opt, opt, opt]
+    files, marks, end = _dump_with_marks(tmp_path, chunks, [2, 3, 4, 5])
+    st = read_step_graph(files, marks, end)
+    assert st.step == 3 and st.graphs_in_window == 1 and st.dynamo_graphs == 1
+    assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
+    assert st.instructions == hlo_stats(HLO_MIXED).instructions + hlo_stats(HLO_SMALL).instructions
 
 
 def test_read_step_graph_without_dump_or_marks(tmp_path):
@@ -323,3 +365,39 @@ def test_report_shows_the_evidence_table_and_json_schema():
     assert d["runs"]["migrated"]["state_dtypes"]["exp_avg"] == {"bfloat16/bf16": 6}
     assert [p["name"] for p in d["parts"]] == ["runs", "trains", "precision", "matches", "graph"]
     json.dumps(d, allow_nan=False)
+
+
+def test_compile_allowance_itemizes_what_the_migration_added():
+    from bf16_migrate.verify.allowance import compile_allowance
+
+    suite = Path(__file__).resolve().parent.parent / "bench" / "calibration"
+
+    def items(case, migration):
+        legacy = (suite / case / "train.py").read_text()
+        return [(a.count, a.what) for a in compile_allowance(legacy, (suite / case / migration).read_text())]
+
+    assert items("grad_accum", "right/stochastic.py") == [(1, "the model cast")]
+    assert items("grad_accum", "right/gpu-compatible.py") == [(1, "the model cast")]  # master weights: none
+    assert items("grad_accum", "right/amp.py") == []
+    # the run-time input cast costs a graph only under dynamo
+    assert items("compiled_model", "right/stochastic.py") == [
+        (1, "the model cast"),
+        (1, "the input-cast hook under torch.compile"),
+    ]
+    assert items("gru_crash", "right/stochastic.py") == [(1, "the model cast")]
+    assert compile_allowance("x = (", "y = 1") == [] and compile_allowance(None, "y = 1") == []
+
+
+def test_graph_part_allows_the_itemized_compilations_and_names_them():
+    from bf16_migrate.verify.allowance import Allowance
+
+    items = [Allowance(1, "the model cast", "m"), Allowance(1, "the input-cast hook under torch.compile", "h")]
+    r = runs(compiles=8)
+    r["legacy"].compile_count = r["reference"].compile_count = 6
+    v = judge("stochastic", r, allowance=items)
+    part = v.part("graph")
+    assert part.status == PASS, part.detail
+    assert "8 XLA compilations (legacy run 6, allowed +1 for the model cast, +1 for the input-cast hook" in part.detail
+    assert part.figures["compile_allowance"] == 2
+    assert judge("stochastic", r, allowance=items[:1]).part("graph").status == FAIL
+    assert judge("stochastic", r, allowance=[]).part("graph").status == FAIL

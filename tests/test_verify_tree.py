@@ -507,10 +507,12 @@ def test_run_jobs_in_parallel_keeps_the_order_and_the_errors(tmp_path, monkeypat
 
 
 def test_exit_code():
-    assert exit_code([]) == 0
+    assert exit_code([]) == 4  # nothing verified is never a pass
     assert exit_code(["PASS", "PASS"]) == 0
     assert exit_code(["PASS", "FAIL"]) == 1
     assert exit_code(["FAIL", "ERROR"]) == 2
+    assert exit_code(["PASS", "INCONCLUSIVE"]) == 3
+    assert exit_code(["INCONCLUSIVE", "FAIL"]) == 1
     assert Outcome(Job(Path("x"), "x", {}, [], "amp", "--mode")).status == "ERROR"
 
 

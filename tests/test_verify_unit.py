@@ -148,12 +148,33 @@ def test_inf_in_migrated_losses_fails_runs():
     assert status(v)["runs"] == FAIL
 
 
-def test_loss_that_does_not_fall_fails_trains():
+def test_loss_that_does_not_fall_fails_trains_when_the_legacy_run_falls():
     flat = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.55, 0.6, 0.6]
-    v = judge("stochastic", runs(flat, legacy=flat, reference=[x * 1.01 for x in flat]))
+    v = judge("stochastic", runs(flat, legacy=LEGACY_LOSSES[:9], reference=FP32_LOSSES[:9]))
     assert status(v)["trains"] == FAIL
-    assert "does not fall either" in v.part("trains").detail
-    assert status(v)["matches"] == PASS
+    assert "the loss does not fall (the legacy run's does)" in v.part("trains").detail
+
+
+# A language model's loss near 8, where bf16 numbers are 0.0625 apart: flat in bf16 over 12
+# steps, falling in FP32 (the shape of bench/calibration/lm_large_loss).
+LM_LEGACY = [8.0625] * 5 + [8.0] * 2 + [8.0625] * 5
+LM_FP32 = [8.061 - 0.004 * i for i in range(12)]
+
+
+def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
+    v = judge("stochastic", runs(LM_LEGACY, legacy=LM_LEGACY, reference=LM_FP32))
+    part = v.part("trains")
+    assert part.status == PASS, part.detail
+    assert "the legacy run does not fall over these steps either" in part.detail
+    assert "bf16 numbers are 0.0625 apart" in part.detail
+    assert part.figures["relative"] is True and part.figures["base_rel"] == 0
+
+
+def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
+    rising = [8.0625] * 4 + [8.125] * 4 + [8.25] * 4
+    v = judge("stochastic", runs(rising, legacy=LM_LEGACY, reference=LM_FP32))
+    assert v.part("trains").status == FAIL
+    assert "it ends elsewhere" in v.part("trains").detail
 
 
 def test_trend_uses_thirds():
@@ -176,19 +197,53 @@ def test_failed_migrated_run_fails_runs():
     assert status(v) == {"runs": FAIL}
 
 
-def test_legacy_failure_falls_back_to_reference():
+def test_legacy_failure_falls_back_to_reference_with_the_control_as_the_bar():
+    r = runs([x * 1.0 for x in LEGACY_LOSSES])
+    r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
+    r["control"] = rec("control", LEGACY_LOSSES)  # the plain full-bf16 run of the script
+    v = judge("stochastic", r)
+    assert v.fallback and v.baseline == "reference"
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert any("legacy run is unusable" in n for n in v.notes)
+    assert any("weaker evidence" in n and "stays 0.011 from the FP32 reference" in n for n in v.notes), v.notes
+    # the limits are twice the control's distance, measured in this verify
+    assert v.tolerance.onset_tol == pytest.approx(2 * 0.011, rel=0.05)
+    # a migrated run three times as far from FP32 as full bf16 fails
+    far = [x * (1.0 + 0.033 * (-1) ** i) for i, x in enumerate(FP32_LOSSES)]
+    r2 = runs(far)
+    r2["legacy"], r2["control"] = r["legacy"], r["control"]
+    assert status(judge("stochastic", r2))["matches"] == FAIL
+
+
+def test_legacy_failure_without_a_control_cannot_decide_matches():
     r = runs([x * 1.0 for x in LEGACY_LOSSES])
     r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
     v = judge("stochastic", r)
-    assert v.fallback and v.baseline == "reference"
-    assert status(v)["matches"] == PASS
-    assert any("legacy run is unusable" in n for n in v.notes)
+    assert v.fallback and status(v)["matches"] == INCONCLUSIVE and v.status == INCONCLUSIVE
+    assert any("no bar" in n for n in v.notes)
+
+
+def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
+    r = runs(LEGACY_LOSSES)
+    r["legacy"].loss_dtype, r["migrated"].loss_dtype = "bf16", "f32"
+    v = judge("stochastic", r)
+    assert status(v)["precision"] == FAIL
+    assert "the loss the migrated run backpropagates is f32 on the device where the legacy run's is bf16" in (
+        v.part("precision").detail
+    )
+    r["migrated"].loss_dtype = "bf16"
+    assert status(judge("stochastic", r))["precision"] == PASS
+    # amp computes its loss in f32 by design
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES])
+    a["legacy"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32"
+    assert status(judge("amp", a))["precision"] == PASS
 
 
 def test_legacy_with_nan_falls_back_too():
     r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
+    r["control"] = rec("control", LEGACY_LOSSES)
     v = judge("gpu-compatible", r)
-    assert v.fallback and v.baseline == "reference"
+    assert v.fallback and v.baseline == "reference" and status(v)["matches"] == PASS
 
 
 def test_no_usable_baseline_fails_runs():
@@ -236,11 +291,46 @@ def test_amp_without_reference_fails_runs():
     assert status(v) == {"runs": FAIL}
 
 
-def test_inconclusive_when_the_control_passes_too():
-    # A script whose FP32 run happens to give the legacy bf16 numbers cannot show anything.
-    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LEGACY_LOSSES[:3] + FP32_LOSSES[3:]))
-    assert status(v)["matches"] == INCONCLUSIVE
-    assert not v.passed
+# An FP32 run that happens to give the legacy bf16 numbers over the first steps (the loss does not
+# move yet), then departs from step 4 on.
+LATE_FP32 = LEGACY_LOSSES[:3] + FP32_LOSSES[3:]
+
+
+def _without_graphs(all_runs):
+    for r in all_runs.values():
+        r.graph = None
+    return all_runs
+
+
+def test_control_passing_too_is_decided_by_the_graphs():
+    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LATE_FP32))
+    part = v.part("matches")
+    assert part.status == PASS and part.figures["decided_by"] == "graphs", part.detail
+    assert "the control passes too" in part.detail and "the executed graphs do" in part.detail
+    assert "8 of 8 matmuls in bf16 as the legacy run's (8 of 8), the FP32 control's 0 of 8" in part.detail
+
+
+def test_control_passing_too_without_graphs_moves_to_where_the_control_departs():
+    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    part = v.part("matches")
+    # steps 1-3 the same in both; the control's window of 3 fails from step 3 (3 the same, 4-5 not)
+    assert part.status == PASS and part.figures["departure_step"] == 3, part.detail
+    assert "from step 3 on the control departs (1 of steps 3-5 the same" in part.detail
+    assert "3 of steps 3-5 the same" in part.detail
+    # a migrated run that is the FP32 one: the same first steps, then the control's departure
+    v = judge("stochastic", _without_graphs(runs(LATE_FP32, reference=LATE_FP32)), graphs=False)
+    assert v.part("matches").status == FAIL, v.part("matches").detail
+
+
+def test_inconclusive_when_nothing_tells_the_precisions_apart():
+    # the FP32 control gives the legacy numbers at every step but the last, and no graph was read
+    never = LEGACY_LOSSES[:-1] + FP32_LOSSES[-1:]
+    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=never)), graphs=False)
+    assert v.part("matches").status == INCONCLUSIVE
+    assert v.status == INCONCLUSIVE and not v.passed
+    # gpu-compatible's master weights depart where the FP32 control does: no moved window
+    v = judge("gpu-compatible", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    assert v.part("matches").status == INCONCLUSIVE, v.part("matches").detail
 
 
 def test_unknown_mode():
@@ -323,6 +413,27 @@ def test_harness_records_without_torch_import(tmp_path):
     assert data["steps"] == 0 and data["exit_reason"] == "script_exit" and data["root"] is True
 
 
+def test_harness_records_where_each_legacy_variable_was_set(tmp_path):
+    record = tmp_path / "r.json"
+    script = tmp_path / "setup_env.py"
+    script.write_text(
+        "import os\n"
+        'os.environ.update({"XLA_DOWNCAST_BF16": "1"})\n'
+        'os.environ.setdefault("XLA_USE_BF16", "1")\n'
+        'os.environ["XLA_USE_BF16"] = "0"\n'  # the first write is the one named
+        'os.environ["OTHER"] = "1"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
+    env.update(
+        PYTHONPATH=str(HARNESS_DIR),
+        BF16_MIGRATE_RECORD=str(record),
+        BF16_MIGRATE_LEGACY_VARIABLES=",".join(LEGACY_VARIABLES),
+    )
+    subprocess.run([sys.executable, str(script)], env=env, check=True)
+    origin = json.loads(record.read_text())["legacy_env_origin"]
+    assert origin == {"XLA_DOWNCAST_BF16": f"{script}:2", "XLA_USE_BF16": f"{script}:3"}
+
+
 def test_format_report_renders_table_and_verdict():
     from bf16_migrate.verify import VerifyReport
 
@@ -335,3 +446,34 @@ def test_format_report_renders_table_and_verdict():
     assert "only on Neuron" in text
     assert text.rstrip().endswith("VERDICT: PASS")
     json.dumps(rep.to_dict())
+
+
+def test_gpu_compatible_needs_only_the_first_step_the_same():
+    # FP32 master weights round the first AdamW update one bf16 ulp away from the legacy run's
+    # (the factories part's autocast_flag): steps 2-3 differ, step 1 (no update yet) cannot
+    one_ulp = [LEGACY_LOSSES[0]] + [x * (1 + 2**-8) for x in LEGACY_LOSSES[1:3]] + LEGACY_LOSSES[3:]
+    v = judge("gpu-compatible", runs(one_ulp))
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in v.part("matches").detail
+    # stochastic promises the legacy updates themselves: 2 of the first 3
+    assert status(judge("stochastic", runs(one_ulp)))["matches"] == FAIL
+
+
+def test_a_modes_tolerance_is_its_verify_table_in_rules():
+    """The tolerances are data (rules/modes.toml ``[MODE.verify]``): a table with a key verify does
+    not know, or without one it needs, is an error naming the table, not a default."""
+    import pickle
+
+    from bf16_migrate.rules import RuleError, mode_named
+    from bf16_migrate.verify.compare import mode_tolerance
+
+    table = dict(mode_named("gpu-compatible").verify)
+    assert pickle.loads(pickle.dumps(mode_named("gpu-compatible"))).verify == table  # a Mode crosses processes
+    assert mode_tolerance("gpu-compatible", table) == TOLERANCES["gpu-compatible"]
+    assert TOLERANCES["gpu-compatible"].onset_min == table["onset_min"]
+    with pytest.raises(RuleError, match=r"\[gpu-compatible.verify\].*onset_minimum"):
+        mode_tolerance("gpu-compatible", {**table, "onset_minimum": 2})
+    with pytest.raises(RuleError, match=r"\[amp.verify\]"):
+        mode_tolerance("amp", {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
+    with pytest.raises(RuleError, match="baseline 'fp16'"):
+        mode_tolerance("amp", {**mode_named("amp").verify, "baseline": "fp16"})

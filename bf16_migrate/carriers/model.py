@@ -210,6 +210,10 @@ class Launch:
     args: list[str | None] = field(default_factory=list)
     """The words passed to the script (``None`` where computed): read for a framework's own
     precision flag (``--bf16``)."""
+    forwards: list[int] = field(default_factory=list)
+    """Indices into :attr:`args` of the words that are the launcher's own arguments
+    (``"$@"``, ``$*``; each ``None`` in ``args``): what ``./run.sh ARGS`` passes on to the
+    script (``verify run.sh -- ARGS`` puts ARGS there)."""
     isolated: bool = False
     """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
     only those on its own command line after the ``-i``."""

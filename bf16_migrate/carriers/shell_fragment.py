@@ -59,7 +59,7 @@ from .shell_dead import uncalled_functions
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
 from .shell_render import EntryData
-from .shell_words import first_error, heredoc_target, is_env_file_name, parser, static_value
+from .shell_words import first_error, heredoc_target, is_env_file_name, parser, positional_all, static_value
 from .text import find_mentions, legacy_names
 
 
@@ -437,7 +437,7 @@ class ShellFragment:
             self.include_ctx.append((inc, self.ctx(node)))
             inc.node = None
         if cmd.python or cmd.target is not None:
-            self._launch(node, cmd, entry_ids)
+            self._launch(node, cmd, entry_ids, word_nodes if len(words) == len(word_nodes) else None)
 
     def _prefix_settings(self, node, assignments: list, word_nodes: list, scope: tuple) -> list[int]:
         """``X=1 cmd``: entries in force for this command only."""
@@ -511,8 +511,11 @@ class ShellFragment:
             for arg in word_nodes[1:]:
                 self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "echo")
 
-    def _launch(self, node, cmd: Command, entry_ids: list[int]) -> None:
-        """The Python launch of ``node``, reached by its own prefix and wrapper settings."""
+    def _launch(self, node, cmd: Command, entry_ids: list[int], word_nodes: list | None = None) -> None:
+        """The Python launch of ``node``, reached by its own prefix and wrapper settings;
+        ``word_nodes``: the command's word nodes, one per word read (None when the words came
+        from an expansion): the script's arguments are their tail, and those that are the
+        launcher's own arguments (``"$@"``) are marked in ``Launch.forwards``."""
         line, col = self.at(node.start_byte)
         text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
         launch = Launch(
@@ -525,6 +528,9 @@ class ShellFragment:
             captured=self._captured(node),
             isolated=cmd.isolated,
         )
+        if word_nodes is not None and cmd.args:
+            tail = word_nodes[len(word_nodes) - len(cmd.args) :]
+            launch.forwards = [i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.data)]
         idx = self.add_launch(launch, entry_ids, node)
         self.launch_of_node[node.id] = idx
         for inc, _ in self.include_ctx:

@@ -72,6 +72,24 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
     return None
 
 
+def positional_all(node: tree_sitter.Node, data: bytes) -> bool:
+    """Whether a shell word is all of the script's own arguments: ``"$@"``, ``$@``, ``"${@}"``,
+    ``$*``, ``"$*"`` (bash(1), "Special Parameters"). Read from the tree-sitter node: a
+    ``simple_expansion`` or ``expansion`` of the special parameter ``@`` or ``*``, alone or
+    alone inside double quotes."""
+    if node.type == "command_name" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "string":
+        inner = [c for c in node.children if c.type != '"']
+        if len(inner) != 1:
+            return False
+        node = inner[0]
+    if node.type not in ("simple_expansion", "expansion") or len(node.named_children) != 1:
+        return False
+    var = node.named_children[0]
+    return var.type == "special_variable_name" and data[var.start_byte : var.end_byte] in (b"@", b"*")
+
+
 def first_error(node: tree_sitter.Node) -> tree_sitter.Node:
     """The first ``ERROR`` or missing node under ``node`` (``node`` itself when none is found
     below it): where a parse went wrong."""

@@ -12,6 +12,7 @@ parameters and optimizer state and the statistics of the graphs torch-xla execut
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -22,8 +23,9 @@ from types import MappingProxyType
 from typing import Any
 
 from ..rules import mode_named
-from .compare import MODES, TOLERANCES, Verdict, judge
-from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
+from .allowance import compile_allowance
+from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
+from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .runner import LEGACY_VARIABLES, Progress, Workspace, read_source, run_specs, stage_script
 
@@ -66,6 +68,8 @@ class VerifyReport:
     ``graphs``: whether the graphs were dumped (the graph part exists only then).
     ``legacy_env``: the variables added to the legacy run; ``legacy_env_source``: where they
     came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
+    ``rounds``: the steps of each round of runs (``[20]``; ``[20, 80]`` when the first round
+    could not decide and the runs were made again with more steps); ``steps`` is the last.
     """
 
     script: Path
@@ -82,6 +86,7 @@ class VerifyReport:
     graphs: bool = True
     legacy_env: dict[str, str] = field(default_factory=dict)
     legacy_env_source: list[str] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -204,6 +209,7 @@ def verify_script(
     legacy_label: str | None = None,
     checkout: Any = None,
     legacy_env_source: Sequence[str] = (),
+    max_steps: int | None = None,
 ) -> VerifyReport:
     """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
 
@@ -232,7 +238,11 @@ def verify_script(
     the FP32 reference runs beside it (links to the checkout's files); ``PYTHONPATH`` entries
     inside the work tree point into the checkout for both; ``legacy_source`` defaults to the
     checkout's text and ``legacy_label`` to ``checkout.label``. ``legacy_env_source``: where
-    ``legacy_env`` came from, for the report.
+    ``legacy_env`` came from, for the report. ``max_steps``: the budget of steps for more
+    evidence (default ``4 * steps``): when the verdict cannot decide (matches INCONCLUSIVE: the
+    control passes the onset check and neither the graphs nor the later steps tell the
+    precisions apart), the three runs are made again with ``max_steps`` steps and judged again;
+    only then may the verdict stay INCONCLUSIVE (with what to run in its notes).
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
     migrated and reference runs are temporary copies with the legacy variables
@@ -249,10 +259,14 @@ def verify_script(
 
     Long for its parameters' documentation; the body is phases: the legacy side
     (:func:`_legacy_side`), the texts to run (:func:`_texts`), the runs (:func:`_run`), the
-    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`).
+    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`),
+    more evidence when it cannot decide (:func:`_more_steps`).
     """
     if mode not in TOLERANCES:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        raise ValueError(
+            f"mode {mode!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"choose one of {', '.join(TOLERANCES)}"
+        )
     if steps < 1:
         raise ValueError("steps must be at least 1")
     started = time.monotonic()
@@ -274,17 +288,44 @@ def verify_script(
         base_env,
         migrated_source,
         reference_source,
-        need_reference=run_reference or mode == "amp",
+        need_reference=run_reference or mode_named(mode).autocast,
     )
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
     _raise_unusable(mode, runs)
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device)
+    _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
+    allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
+    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)
+    rounds = [steps]
+    budget = 4 * steps if max_steps is None else max_steps
+    if verdict.status == INCONCLUSIVE:
+        why = _more_steps(verdict, runs, steps, budget)
+        if why is None:
+            if progress is not None:
+                progress.again(budget, f"the first {steps} steps cannot tell the precisions apart")
+            common["steps"] = budget
+            runs, device = _run(
+                script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress
+            )
+            _raise_unusable(mode, runs)
+            _control_run(
+                script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
+            )
+            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device, allowance=allowance)
+            rounds.append(budget)
+            verdict.notes.insert(
+                0,
+                f"The first {steps} steps could not tell the precisions apart; verify made the three runs again with "
+                f"{budget} steps, its budget for more evidence (--max-steps).",
+            )
+            why = f"{budget} steps, the budget, did not tell them apart either"
+        if verdict.status == INCONCLUSIVE:
+            verdict.notes.append(_what_to_run(why, script, rounds[-1]))
     return VerifyReport(
         script=script,
         mode=mode,
-        steps=steps,
+        steps=rounds[-1],
         runs=runs,
         verdict=verdict,
         script_args=args,
@@ -296,6 +337,32 @@ def verify_script(
         graphs=graphs,
         legacy_env=dict(legacy_env),
         legacy_env_source=list(legacy_env_source),
+        rounds=rounds,
+    )
+
+
+def _more_steps(verdict: Verdict, runs: Mapping[str, RunRecord], steps: int, budget: int) -> str | None:
+    """None when more steps may decide an INCONCLUSIVE verdict: matches could not decide, the
+    runs made every step asked for (a script that ended sooner would end there again) and the
+    budget is larger; else why not."""
+    matches = verdict.part("matches")
+    if matches is None or matches.status != INCONCLUSIVE:
+        return "more steps do not help the part that could not decide"
+    made = min(r.steps for r in runs.values() if r.ok)
+    if made < steps:
+        return f"the script ended after {made} of the {steps} steps asked for, so more steps cannot be made"
+    if budget <= steps:
+        return f"the budget for more steps (--max-steps {budget}) is no larger than --steps {steps}"
+    return None
+
+
+def _what_to_run(why: str, script: Path, steps: int) -> str:
+    """The note of a verdict that stays INCONCLUSIVE: why, and what to run."""
+    return (
+        f"INCONCLUSIVE (exit 3): {why}. The losses of this script cannot tell bf16 from FP32 over {steps} steps, and "
+        "the graphs could not either. What to run: a longer verify, bf16-migrate verify "
+        f"{script.name} --steps {2 * steps} --max-steps {8 * steps} (give the script a run at least that long after "
+        "`--` when it stops sooner), or compare the curves yourself with --plot."
     )
 
 
@@ -366,7 +433,11 @@ def _texts(
 ) -> _Texts:
     """The migrated text (the codemod's, or the work tree's when ``legacy_source`` is given)
     and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
-    :class:`RunError` when nothing names a legacy variable or the codemod cannot migrate."""
+    :class:`RunError` when nothing names a legacy variable, the codemod cannot migrate, or the
+    script sets no legacy variable and none is given (:func:`.migration.refuse_nothing_to_verify`:
+    an already-migrated script, with the ``--against REV`` to run)."""
+    from .migration import refuse_nothing_to_verify
+
     diagnostics: list[Any] = []
     modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
@@ -389,6 +460,8 @@ def _texts(
     if migrated_source is None:
         if legacy_source is None:
             migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
+            if not inherited:
+                refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
@@ -446,10 +519,55 @@ def _run(
             if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
-            specs.insert(1 if mode == "amp" else 2, reference_spec)
+            specs.insert(1 if mode_named(mode).autocast else 2, reference_spec)
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
     return runs, device
+
+
+def _control_run(
+    script: Path,
+    mode: str,
+    legacy: _Legacy,
+    texts: _Texts,
+    legacy_env: Mapping[str, str],
+    common: dict[str, Any],
+    runs: dict[str, RunRecord],
+    *,
+    python: str,
+    jobs: int | None,
+    progress: Progress | None,
+) -> None:
+    """When the legacy run of a bf16 mode (stochastic, gpu-compatible) is unusable and the FP32
+    reference is, add ``runs["control"]``: a plain full-bf16 run of the script (its stochastic
+    rewrite, :func:`bf16_migrate.python.migrate_source`), whose distance from the FP32 reference
+    is the bar the migrated run is held to in the same verify (:data:`.compare.FALLBACK`). When
+    the migrated text is that rewrite, the migrated run is the control (no run is made). Nothing
+    is added when the rewrite cannot be made; the verdict then says the bar is missing."""
+    from .parts import usable
+
+    if mode_named(mode).autocast or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
+        return
+    legacy_text = legacy.source if legacy.source is not None else read_source(script)
+    origin = legacy.file if legacy.file is not None else script
+    try:
+        control = _migrate(legacy_text, "stochastic", origin, launched_with=legacy_env)[0]
+    except (RunError, ValueError):
+        return
+    if control == legacy_text:
+        return
+    if control == texts.migrated:
+        runs[CONTROL] = dataclasses.replace(runs[MIGRATED], name=CONTROL)
+        return
+    with Workspace() as ws:
+        spec = ws.spec(
+            CONTROL,
+            stage_script(control, origin, ws.root / CONTROL),
+            origin,
+            drop=LEGACY_VARIABLES,
+            **{**common, "base_env": legacy.base_env},
+        )
+        runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
 
 
 def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
@@ -471,7 +589,7 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
         err.runs = dict(runs)
         raise err
     failure: RunError | None = None
-    if mode == "amp":
+    if mode_named(mode).autocast:
         if reference is None or not reference.ok:
             failure = reference.as_error() if reference is not None else RunError("the FP32 reference run did not run")
     elif (legacy is None or not legacy.ok) and (reference is None or not reference.ok):

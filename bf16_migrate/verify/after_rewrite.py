@@ -244,7 +244,7 @@ def revert_failed(
 class RewriteVerify:
     """The result of :func:`verify_rewrite`: the ``outcomes`` of the jobs, the ``notes``, the
     rewritten files no verdict speaks for (``unverified``, relative), the summary ``table``,
-    the exit code (:func:`.tree.exit_code`; 0 with nothing to verify) and the ``revert`` made."""
+    the exit code (:func:`.tree.exit_code`; 4 with nothing to verify) and the ``revert`` made."""
 
     outcomes: list[Outcome]
     notes: list[str]

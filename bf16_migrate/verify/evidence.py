@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..rules import mode_named
+from .allowance import Allowance
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
-__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part"]
+__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part", "separates"]
 
 
 def precision_part(
@@ -33,9 +35,11 @@ def precision_part(
     reference: RunRecord | None,
     base: RunRecord,
     notes: list[str],
+    control: RunRecord | None = None,
 ) -> Part:
     """The precision part for ``mode``: FAIL with every problem found, else PASS with the facts
-    (dtypes, step-graph matmuls, optimizer state). ``base`` is the comparison run; what is worth
+    (dtypes, step-graph matmuls, optimizer state, the loss's dtype). ``base`` is the comparison
+    run; ``control``, the plain full-bf16 run made when the legacy run is unusable; what is worth
     saying but is no failure (the legacy switch not in effect in a run that is not the
     comparison run, :data:`SDPA_HINT`) is appended to ``notes``."""
     problems: list[str] = []
@@ -43,11 +47,9 @@ def precision_part(
     still = _truthy_env(migrated.legacy_env)
     if still:
         problems.append(
-            "the migrated run still sees "
-            + ", ".join(f"{k}={v}" for k, v in still.items())
-            + " (set by another file or the environment?)"
+            "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    if mode in ("stochastic", "gpu-compatible"):
+    if mode_named(mode).casts_model:
         if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
             problems.append(
                 f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})"
@@ -82,11 +84,37 @@ def precision_part(
         problems.append(state_problem)
     elif state_fact:
         facts.append(state_fact)
+    loss_problem = _loss_precision(mode, migrated, legacy if legacy is not None and legacy.ok else control)
+    if loss_problem:
+        problems.append(loss_problem)
+    differs = _state_differs(mode, migrated, legacy)
+    if differs:
+        facts.append(differs)
+        notes.append(differs[0].upper() + differs[1:] + ".")
     if graph_problems and any("f32 where" in p for p in graph_problems):
         notes.append(SDPA_HINT)
     return Part(
         "precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs}
     )
+
+
+def _where_set(run: RunRecord, name: str, value: str) -> str:
+    """``NAME=VALUE`` and where the run set it (the harness's ``legacy_env_origin``): the
+    migrated script's own line (the rewrite kept the setting), another file's, or neither (the
+    process got it from outside Python's ``os.environ``)."""
+    origin = run.legacy_env_origin.get(name)
+    if origin is None:
+        return (
+            f"{name}={value}, set outside the Python code of the run (verify removes it from the environment it "
+            "starts the run with: a C extension, or a process that started this one?)"
+        )
+    if " [migrated copy]" in origin:
+        where = origin.replace(" [migrated copy]", "")
+        return (
+            f"{name}={value}, set by the migrated script itself at {where} (the rewrite kept that setting: its "
+            "findings say why)"
+        )
+    return f"{name}={value}, set at {origin} (imported by the migrated script)"
 
 
 def _truthy_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -134,12 +162,53 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     if not counts:
         return None, None
     text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
-    if mode == "gpu-compatible" and "bf16" in counts:
+    if mode_named(mode).master_weights and "bf16" in counts:
         return (
             f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
             "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
         ), None
     return None, f"optimizer state {text}"
+
+
+def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) -> str | None:
+    """A problem when, in a bf16 mode, the loss the migrated run backpropagates is f32 on the
+    device where the full-bf16 run's (the legacy run, or the control when it is unusable) was
+    bf16: an f32 tensor met the bf16 output on its way to the loss (an uncast target, a sample
+    weight, a baseline added to the output) and promoted the loss computation to f32. Under the
+    switch every floating tensor on the device was bf16 (torch_xla/csrc/dtype.cpp), so the
+    legacy loss is bf16 (measured: bench/calibration/weighted_loss, legacy bf16, the migration
+    with the weights left f32 f32). amp computes its loss in f32 by design: not checked."""
+    if mode_named(mode).autocast or bf16_run is None or migrated.loss_dtype is None:
+        return None
+    if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
+        return (
+            f"the loss the migrated run backpropagates is f32 on the device where the {bf16_run.name} run's is bf16: "
+            "an f32 tensor reaches the loss (an uncast target, sample weight or offset added to the output) and the "
+            "loss is computed in f32; cast it with .to(torch.bfloat16)"
+        )
+    return None
+
+
+def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
+    """Said when the migrated optimizer state is held in another precision on the device than
+    the legacy run's, in a mode that promises the legacy precision (stochastic: parameters and
+    state bf16, as under the switch). Measured: torch-xla's ZeroRedundancyOptimizer keeps its
+    shards and their state in ``optimizer_dtype`` (FP32) after ``model.to(torch.bfloat16)``
+    (fixtures/zero1_sharded, 12 steps: migrated f32 x12 where the legacy run had bf16 x12).
+    Not a failure: the migrated optimizer computes in more precision than the legacy one did,
+    and the losses are judged by matches; but its state takes twice the memory."""
+    if not mode_named(mode).stochastic_rounding or legacy is None or not legacy.ok:
+        return None
+    mine, theirs = _device_dtype_counts(migrated.state_dtypes), _device_dtype_counts(legacy.state_dtypes)
+    if not mine or not theirs or set(mine) == set(theirs):
+        return None
+    return (
+        f"the migrated optimizer state is {dtypes_text(mine)} on the device where the legacy run had "
+        f"{dtypes_text(theirs)}: the update computes in another precision and its state takes "
+        f"{'twice' if 'f32' in mine and 'f32' not in theirs else 'a different amount of'} the memory (torch-xla's "
+        "ZeroRedundancyOptimizer: optimizer_dtype=torch.bfloat16 keeps the legacy precision, FP32 is gpu-compatible "
+        "mode's)"
+    )
 
 
 def _precision_from_graphs(
@@ -162,7 +231,7 @@ def _precision_from_graphs(
     fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
     if g.matmuls_bf16 == 0:
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
-    elif mode == "amp":
+    elif mode_named(mode).autocast:
         if g.matmuls_bf16 < g.matmuls:
             problems.append(
                 f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
@@ -180,11 +249,59 @@ def _precision_from_graphs(
     return problems, [fact], figs
 
 
-def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecord | None) -> Part:
+def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunRecord) -> str | None:
+    """How the executed step graphs and device dtypes tell the migrated run's precision from
+    the control's, or None when they do not (a graph or a dtype missing, or no difference).
+
+    stochastic / gpu-compatible: the migrated step graph has bf16 matmuls and no more f32 ones
+    than the legacy graph, the legacy graph has bf16 matmuls, the FP32 control's graph none,
+    and the migrated parameters are bf16 on the device: the migrated run computes in bf16
+    where the legacy run did, which the FP32 control does not. amp: every migrated matmul is
+    bf16 (autocast in effect) while its parameters are f32 on the device, where the full-bf16
+    legacy run's are bf16: mixed precision, not full bf16 (measured on the fixtures: legacy
+    graphs 8/8, 9/9, 8/8, 21/21 bf16 matmuls, FP32 references 0; amp all bf16 with f32
+    parameters)."""
+    g, lg, rg = migrated.graph, legacy.graph, reference.graph
+    if g is None or lg is None or rg is None or not (g.matmuls and lg.matmuls and rg.matmuls):
+        return None
+    if mode_named(mode).autocast:
+        if g.matmuls_bf16 == g.matmuls and not has_bf16(migrated.device_param_dtypes):
+            if has_bf16(legacy.device_param_dtypes):
+                return (
+                    f"the migrated run's {g.matmuls} matmuls are bf16 under autocast while its parameters are "
+                    f"{dtypes_text(migrated.device_param_dtypes)} on the device, where the full-bf16 legacy run's are "
+                    f"{dtypes_text(legacy.device_param_dtypes)}: mixed precision, not full bf16"
+                )
+        return None
+    if (
+        g.matmuls_bf16
+        and g.matmuls_f32 <= lg.matmuls_f32
+        and lg.matmuls_bf16
+        and rg.matmuls_bf16 == 0
+        and has_bf16(migrated.device_param_dtypes)
+        and not has_bf16(reference.device_param_dtypes)
+    ):
+        return (
+            f"the migrated step graph runs {g.matmuls_bf16} of {g.matmuls} matmuls in bf16 as the legacy run's "
+            f"({lg.matmuls_bf16} of {lg.matmuls}), the FP32 control's {rg.matmuls_bf16} of {rg.matmuls}, and its "
+            f"parameters are {dtypes_text(migrated.device_param_dtypes)} on the device: it computes in bf16 where the "
+            "legacy run did"
+        )
+    return None
+
+
+def graph_part(
+    mode: str,
+    migrated: RunRecord,
+    base: RunRecord,
+    legacy: RunRecord | None,
+    allowance: Sequence[Allowance] | None = None,
+) -> Part:
     """The graph part: no f32 round trip that computes nothing, no more compilations than the
-    comparison run (+ :data:`COMPILE_ALLOWANCE`). Figures from
-    :class:`~bf16_migrate.verify.graphs.GraphStats`; rules and measurements in the module
-    docstring ("graph")."""
+    comparison run plus the ``allowance`` (the items :func:`.allowance.compile_allowance` found
+    in what the migration added; None: :data:`COMPILE_ALLOWANCE` of the mode, for callers that
+    do not have the texts). Figures from :class:`~bf16_migrate.verify.graphs.GraphStats`; rules
+    and measurements in the module docstring ("graph")."""
     g = migrated.graph
     figs: dict = {}
     if g is None:
@@ -217,10 +334,10 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
     down = g.converts.get("f32->bf16", 0)
     elementwise = g.round_trip_count("elementwise")
     conv_text = f"f32<->bf16 tensor converts {up} up / {down} down"
-    if mode == "amp":
+    if mode_named(mode).autocast:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: one f32 convert per parameter gradient is expected under autocast)"
-    elif mode == "gpu-compatible":
+    elif mode_named(mode).master_weights:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
     if elementwise:
@@ -230,18 +347,25 @@ def graph_part(mode: str, migrated: RunRecord, base: RunRecord, legacy: RunRecor
         )
     facts.append(conv_text)
     # compilations
-    comp, allowance = migrated.compile_count, COMPILE_ALLOWANCE[mode]
+    comp = migrated.compile_count
+    if allowance is None:
+        extra = COMPILE_ALLOWANCE[mode]
+        items = [f"+{extra} for the model cast"] if extra else []
+    else:
+        extra = sum(item.count for item in allowance)
+        items = [f"+{item.count} for {item.what}" for item in allowance]
     against = legacy if usable(legacy) else base
     if comp is not None and against is not None and against.compile_count is not None:
         figs.update(
             compiles=comp,
             compiles_baseline=against.compile_count,
-            compile_allowance=allowance,
+            compile_allowance=extra,
+            compile_allowance_items=items,
             compiles_at_step=list(migrated.compiles_at_step),
         )
-        limit = against.compile_count + allowance
+        limit = against.compile_count + extra
         text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
-        text += f", +{allowance} allowed for the model cast)" if allowance else ")"
+        text += f", allowed {', '.join(items)})" if items else ", nothing added allowed)"
         later = _late_compiles(migrated.compiles_at_step)
         if later:
             text += f", new graphs compiled after step(s) {steps_text(later)}"

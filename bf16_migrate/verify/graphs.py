@@ -21,11 +21,24 @@ script's sync executes.
 
 The harness (``_child/sitecustomize.py``) writes down the size of the dump file(s) at the end
 of every optimizer step; the graphs appended between the end of step ``k`` and the end of
-step ``k + 1`` (or the stop) are the syncs of step ``k``.  The *training-step graph* is the
-largest graph (by instruction count) of the last recorded step window that has one, from
-step 2 on (step 1 also creates the optimizer state and holds the initialisation that was
-pending).  Every count here is a static count over the HLO text of that one graph (all its
-computations).
+step ``k + 1`` form *window* ``k``: one period of the training loop, whatever its syncs (a
+script that syncs once per step after ``optimizer.step()`` puts that one graph there; one that
+accumulates gradients and syncs after every micro-batch puts there the optimizer graph of step
+``k`` and the micro-batch graphs of step ``k + 1``; an evaluation or a ``loss.item()`` between two
+steps adds theirs).  The *training step* verify audits is every graph of the last complete
+window (between the ends of the last two recorded steps; the window after the last step ends at
+the stop and may hold only part of a period), from window 2 on (step 1 also creates the
+optimizer state and holds the initialisation that was pending), plus every graph dynamo
+compiled (``torch.compile(backend="openxla")``): torch-xla's dynamo bridge dumps such a graph
+once, when it extracts it (frames in ``dynamo_bridge.py``'s ``extract_graph_helper``), and runs
+it from its cache at every call without a sync, so it never shows in a window.  Every count
+here is a static count over the HLO text of those graphs (all their computations), summed.
+
+Measured (torch-xla 2.9, XLA CPU device, bench/calibration): gradient accumulation with a sync
+per micro-batch, 12 steps: the largest graph of the last window alone held 0 of 0 matmuls (it
+was the optimizer update); the whole window holds the 4 micro-batches' 24 matmuls.  A model
+behind ``torch.compile(backend="openxla")``: the window's sync graph holds only the optimizer
+update and the input transfer; the forward and backward matmuls are in the 2 dynamo graphs.
 
 No torch here: pure text processing, testable without XLA.
 """
@@ -41,6 +54,7 @@ from pathlib import Path
 __all__ = [
     "DumpedGraph",
     "GraphStats",
+    "combine",
     "hlo_stats",
     "parse_dump",
     "read_step_graph",
@@ -135,10 +149,12 @@ class GraphStats:
     (``"convert.72 f32[8,16,8] <- reshape.70 <- convert.61 bf16[...]"``).
     ``parameter_types``: element type -> count of the entry computation's parameters (the
     device data the graph reads: weights, optimizer state, inputs). ``graph_hash``,
-    ``frames``: of the dump entry. ``step``: the optimizer step (1-based) whose window the
-    graph was taken from; ``graphs_in_window``: how many syncs that window held;
-    ``distinct_graphs``: distinct graph hashes over the whole run (an upper bound of the
-    sync-graph compilations); ``syncs``: dump entries over the whole run.
+    ``frames``: of the dump entry (for the statistics of a whole step, of its largest graph).
+    ``step``: the optimizer step (1-based) whose window the graphs were taken from (the graphs
+    executed between the end of that step and the end of the next); ``graphs_in_window``: how
+    many syncs that window held; ``dynamo_graphs``: the graphs dynamo compiled that are counted
+    with them; ``distinct_graphs``: distinct graph hashes over the whole run (an upper bound of
+    the sync-graph compilations); ``syncs``: dump entries over the whole run.
     """
 
     instructions: int = 0
@@ -158,6 +174,7 @@ class GraphStats:
     graphs_in_window: int | None = None
     distinct_graphs: int | None = None
     syncs: int | None = None
+    dynamo_graphs: int = 0
 
     @property
     def bf16_matmul_share(self) -> float | None:
@@ -265,6 +282,34 @@ def hlo_stats(hlo: str) -> GraphStats:
     instrs, shapes, order = _read_instructions(hlo, stats)
     _count_round_trips(instrs, shapes, order, stats)
     return stats
+
+
+def combine(parts: Sequence[GraphStats]) -> GraphStats:
+    """The statistics of several executed graphs taken together (one training step made of
+    several syncs, or of dynamo's graphs): every count summed, up to three round-trip examples
+    per kind; ``graph_hash`` and ``frames`` of the graph with the most instructions."""
+    total = GraphStats()
+    for part in parts:
+        total.instructions += part.instructions
+        total.matmuls += part.matmuls
+        total.matmuls_bf16 += part.matmuls_bf16
+        total.matmuls_f32 += part.matmuls_f32
+        total.matmuls_other += part.matmuls_other
+        for mine, theirs in (
+            (total.converts, part.converts),
+            (total.scalar_converts, part.scalar_converts),
+            (total.round_trips, part.round_trips),
+            (total.parameter_types, part.parameter_types),
+        ):
+            for key, n in theirs.items():
+                mine[key] = mine.get(key, 0) + n
+        for key, examples in part.round_trip_examples.items():
+            kept = total.round_trip_examples.setdefault(key, [])
+            kept.extend(examples[: max(0, 3 - len(kept))])
+    if parts:
+        largest = max(parts, key=lambda p: p.instructions)
+        total.graph_hash, total.frames = largest.graph_hash, list(largest.frames)
+    return total
 
 
 def _read_instructions(hlo: str, stats: GraphStats) -> tuple[dict[str, _Instr], dict[str, str], list[str]]:
@@ -393,19 +438,43 @@ def _window_of(offset: int, marks: Sequence[int]) -> int:
     return k
 
 
+_DYNAMO_FRAME = "extract_graph_helper (", "dynamo_bridge.py"
+
+
+def _is_dynamo_graph(graph: DumpedGraph) -> bool:
+    """Whether the entry is a graph torch-xla's dynamo bridge extracted to compile
+    (``torch_xla/_dynamo/dynamo_bridge.py``, ``extract_graph_helper``): dumped once, then run
+    from the cache at every call of the compiled model, without a sync."""
+    name, where = _DYNAMO_FRAME
+    return any(frame.startswith(name) and where in frame for frame in graph.frames)
+
+
+def _step_window(windows: Mapping[int, list[DumpedGraph]], steps: int) -> int:
+    """The window whose graphs are the training step: the last complete one (between the ends
+    of two recorded steps, ``2 <= k <= steps - 1``) that holds a graph; else the last window from
+    2 on, else from 1 on, else any (a run of one or two steps)."""
+    complete = [k for k in windows if 2 <= k <= steps - 1]
+    if complete:
+        return max(complete)
+    candidates = [k for k in windows if k >= 2] or [k for k in windows if k >= 1] or list(windows)
+    return max(candidates)
+
+
 def read_step_graph(
     dump_files: Iterable[Path],
     marks: Sequence[Mapping[str, int]] | None,
     end: Mapping[str, int] | None = None,
 ) -> GraphStats | None:
-    """The statistics of the training-step graph of one run, or None when no graph was dumped.
+    """The statistics of the training step of one run (see the module docstring), or None when
+    no graph was dumped.
 
     ``dump_files``: the run's ``<path>.<ordinal>`` files. ``marks``: per recorded optimizer
     step, file name -> size in bytes at the end of that step (from the harness record);
     ``end``: file name -> size when the harness wrote the record (entries after it, e.g. the
     harness's own read-back of the losses, are ignored). Picks the file with the most entries,
-    then the last step window from step 2 on that holds a graph (step 1 when only one step),
-    then the largest graph of that window. Raises nothing; unreadable files are skipped."""
+    then the step window (:func:`_step_window`), and sums the statistics of its graphs and of
+    the dynamo graphs extracted before that window ended (:func:`combine`). Raises nothing;
+    unreadable files are skipped."""
     best: tuple[int, list[tuple[int, DumpedGraph]], str] | None = None
     for path in dump_files:
         try:
@@ -430,18 +499,30 @@ def read_step_graph(
     _n, entries, fname = best
     step_marks = [m.get(fname, 0) for m in (marks or [])]
     windows: dict[int, list[DumpedGraph]] = {}
+    dynamo: dict[str | None, tuple[int, DumpedGraph]] = {}
     for off, g in entries:
-        windows.setdefault(_window_of(off, step_marks), []).append(g)
-    candidates = [k for k in windows if k >= 2] or [k for k in windows if k >= 1] or list(windows)
-    k = max(candidates)
-    chosen = max(windows[k], key=lambda g: hlo_stats(g.hlo).instructions)
-    stats = hlo_stats(chosen.hlo)
-    stats.graph_hash = chosen.graph_hash
-    stats.frames = chosen.frames[:8]
+        if _is_dynamo_graph(g):
+            dynamo.setdefault(g.graph_hash, (off, g))  # extracted twice (hash, then compile): once
+        else:
+            windows.setdefault(_window_of(off, step_marks), []).append(g)
+    if not windows:  # only dynamo graphs were dumped
+        windows[0] = []
+    k = _step_window(windows, len(step_marks))
+    window_end = step_marks[k] if k < len(step_marks) else None
+    compiled = [g for off, g in dynamo.values() if window_end is None or off < window_end]
+    stats = combine([_stats_of(g) for g in [*windows[k], *compiled]])
     stats.step = k if k >= 1 else None
     stats.graphs_in_window = len(windows[k])
+    stats.dynamo_graphs = len(compiled)
     stats.distinct_graphs = len({g.graph_hash for _o, g in entries})
     stats.syncs = len(entries)
+    stats.frames = stats.frames[:8]
+    return stats
+
+
+def _stats_of(graph: DumpedGraph) -> GraphStats:
+    stats = hlo_stats(graph.hlo)
+    stats.graph_hash, stats.frames = graph.graph_hash, list(graph.frames)
     return stats
 
 

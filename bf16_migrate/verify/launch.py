@@ -7,7 +7,10 @@ line's arguments (followed by the arguments given after ``--``) and the legacy s
 force for it. The launch is reduced to one process: the interpreter runs the script itself,
 without the wrappers around it (``torchrun --nproc_per_node=8``, ``mpirun``, ``docker run``),
 and the harness stops it after ``--steps`` optimizer steps. A launch whose arguments are
-computed when the launcher runs (``$DATA``) is not guessed: it is left out with a note.
+computed when the launcher runs (``$DATA``) is not guessed: it is left out with a note. The
+launcher's own arguments (``python train.py --lr 0.1 "$@"``) are those given after ``--``
+(``verify run.sh -- --steps 40`` runs ``python train.py --lr 0.1 --steps 40``, as ``./run.sh
+--steps 40`` would), and none without ``--``.
 
 Without ``--against``, the launcher and its scripts are the legacy ones (migrated on the fly);
 with ``--against REV``, the launcher at REV gives the launches and settings, the legacy side
@@ -74,10 +77,11 @@ def plan_launcher(
     jobs: list[Job] = []
     for s in found:
         where = s.where(root)
-        if any(word is None for word in s.args):
+        words = _with_launcher_args(s, extra_args)
+        if any(word is None for word in words):
             notes.append(f"{where} (`{s.text}`): its arguments are computed when the launcher runs: not verified")
             continue
-        args = [word for word in s.args if word is not None]  # all of them (a computed one is skipped above)
+        args = [word for word in words if word is not None]  # all of them (a computed one is skipped above)
         script = checkout.work_path(s.script) if checkout is not None else s.script
         rel = checkout.relative(s.script) if checkout is not None else _relative(s.script, root)
         if not script.is_file():
@@ -98,8 +102,23 @@ def plan_launcher(
             )
         elif not s.sure:
             job_notes.append(f"{where} switches {_env_text(env)} on some paths only")
-        jobs.append(Job(script, rel, env, source_label, chosen, how, [*args, *map(str, extra_args)], job_notes))
+        if s.forwards and not extra_args:
+            job_notes.append(f'{where} passes the launcher\'s own arguments (`"$@"`): none given after `--`')
+        tail = [] if s.forwards else [str(a) for a in extra_args]  # "$@" took them in place
+        jobs.append(Job(script, rel, env, source_label, chosen, how, [*args, *tail], job_notes))
     return jobs
+
+
+def _with_launcher_args(setting, extra_args: Sequence[str]) -> list[str | None]:
+    """The launch's words with the launcher's own arguments (``"$@"``, at
+    ``setting.forwards``) replaced by ``extra_args``, the arguments given after ``--``."""
+    words: list[str | None] = []
+    for i, word in enumerate(setting.args):
+        if i in setting.forwards:
+            words.extend(str(a) for a in extra_args)
+        else:
+            words.append(word)
+    return words
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -45,6 +45,9 @@ class LaunchSetting:
     args: list[str | None] = field(default_factory=list)
     sure: bool = True
     computed: list[str] = field(default_factory=list)
+    forwards: list[int] = field(default_factory=list)
+    """Indices into ``args`` of the launcher's own arguments (``"$@"``), see
+    :attr:`bf16_migrate.carriers.model.Launch.forwards`."""
 
     def where(self, root: Path | None = None) -> str:
         """``launcher:line`` with the launcher relative to ``root`` when it lies under it."""
@@ -144,6 +147,7 @@ def _setting(planner, ci: int, li: int, script, groups_on: dict) -> LaunchSettin
         args=list(launch.args),
         sure=sure,
         computed=computed,
+        forwards=list(launch.forwards),
     )
 
 

@@ -51,6 +51,11 @@ class PlainProgress(Progress):
     def end(self, name: str, record: RunRecord) -> None:
         self._line(f"{_TITLES.get(name, name)} run {_outcome(record)}")
 
+    def again(self, steps: int, why: str) -> None:
+        self.steps = max(1, int(steps))
+        self.every = max(1, self.steps // 4)
+        self._line(f"{why}: the runs again, {self.steps} steps")
+
 
 class RichProgress(Progress):
     """A rich ``Progress`` with one bar per run (steps of ``steps``, elapsed time, state), on
@@ -99,6 +104,12 @@ class RichProgress(Progress):
         if task is not None:
             self.bar.update(task, completed=min(record.steps, self.steps), state=_outcome(record))
             self.bar.stop_task(task)
+
+    def again(self, steps: int, why: str) -> None:
+        self.steps = max(1, int(steps))
+        self.bar.console.print(f"verify: {why}: the runs again, {self.steps} steps")
+        for task in self.tasks.values():
+            self.bar.reset(task, total=self.steps, start=False, state="queued")
 
 
 class _Closing:
@@ -167,3 +178,6 @@ class PrefixedProgress(Progress):
 
     def end(self, name: str, record: RunRecord) -> None:
         self.inner.end(name, record)
+
+    def again(self, steps: int, why: str) -> None:
+        self.inner.again(steps, why)

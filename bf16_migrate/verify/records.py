@@ -15,11 +15,15 @@ from typing import Any
 
 from .graphs import GraphStats
 
-__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE"]
+__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "CONTROL"]
 
 LEGACY = "legacy"
 MIGRATED = "migrated"
 REFERENCE = "reference"
+CONTROL = "control"
+"""The plain full-bf16 run made when the legacy run cannot be made: the script as the stochastic
+rewrite writes it (model cast, floating inputs cast), whose distance from the FP32 reference is
+the bar for the migrated run (:mod:`.compare`, ``FALLBACK``)."""
 
 
 class RunError(Exception):
@@ -96,7 +100,10 @@ class RunRecord:
     ``graph``: :class:`~bf16_migrate.verify.graphs.GraphStats` of the training-step graph as
     torch-xla executed it (None when no graph was dumped).
     ``legacy_env``: the legacy variables present in the child's ``os.environ`` at the first
-    step (name -> value), None when no step was recorded.
+    step (name -> value), None when no step was recorded; ``legacy_env_origin``: name ->
+    ``file:line`` of the code that first set it in the process (``os.environ`` or
+    ``os.putenv``; a staged copy's path reads as the user's file). ``loss_dtype``: the element
+    type the device held for the first loss passed to ``backward`` (``"bf16"``, ``"f32"``).
     ``error``: None when the run succeeded, else the reason it did not (then ``tail`` holds
     the last output lines); ``hint``: what to try about that error (None when there is no
     specific advice). ``backward_calls``: ``backward`` calls seen in the recording process.
@@ -113,6 +120,8 @@ class RunRecord:
     graph: GraphStats | None = None
     optimizer: str | None = None
     legacy_env: dict[str, str] | None = None
+    legacy_env_origin: dict[str, str] = field(default_factory=dict)
+    loss_dtype: str | None = None
     compile_count: int | None = None
     compiles_at_step: list[int | None] = field(default_factory=list)
     execute_count: int | None = None
@@ -176,6 +185,8 @@ class RunRecord:
             state_dtypes=data.get("state_dtypes"),
             optimizer=data.get("optimizer"),
             legacy_env=data.get("legacy_env"),
+            legacy_env_origin=dict(data.get("legacy_env_origin") or {}),
+            loss_dtype=data.get("loss_dtype"),
             compile_count=data.get("compile_count"),
             compiles_at_step=list(data.get("compiles_at_step") or []),
             execute_count=data.get("execute_count"),
@@ -203,6 +214,8 @@ class RunRecord:
             "backward_calls": self.backward_calls,
             "optimizer": self.optimizer,
             "legacy_env": self.legacy_env,
+            "legacy_env_origin": self.legacy_env_origin,
+            "loss_dtype": self.loss_dtype,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,
             "state_dtypes": self.state_dtypes,

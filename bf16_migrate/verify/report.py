@@ -7,7 +7,8 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .records import LEGACY, MIGRATED, REFERENCE
+from ..rules import mode_named
+from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import VerifyReport
@@ -29,7 +30,7 @@ STOCHASTIC_ROUNDING_NOTE = (
     "precision and the computation are the same, not the effect of stochastic rounding."
 )
 
-_COLUMNS = ((LEGACY, "legacy"), (MIGRATED, "migrated"), (REFERENCE, "fp32-ref"))
+_COLUMNS = ((LEGACY, "legacy"), (MIGRATED, "migrated"), (REFERENCE, "fp32-ref"), (CONTROL, "bf16-ctl"))
 
 
 def _num(x: float | None) -> str:
@@ -66,7 +67,8 @@ def format_report(report: VerifyReport) -> str:
         lines.extend(evidence)
     lines.extend(_closing_lines(report))
     lines.append("")
-    lines.append(f"VERDICT: {'PASS' if report.passed else 'FAIL'}")
+    status = report.verdict.status
+    lines.append(f"VERDICT: {status}" + (" (could not decide: exit 3)" if status == "INCONCLUSIVE" else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -158,9 +160,9 @@ def _closing_lines(report: VerifyReport) -> list[str]:
         for d in unfixed:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
     notes = list(report.verdict.notes)
-    if report.mode == "stochastic":
+    if mode_named(report.mode).stochastic_rounding:
         notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
-    if report.mode == "amp":
+    if mode_named(report.mode).autocast:
         notes.append("amp is compared with the FP32 reference run (the legacy run is shown for information).")
     if notes:
         lines.append("")
@@ -254,6 +256,8 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
             "legacy_env": dict(report.legacy_env),
             "legacy_env_source": list(report.legacy_env_source),
             "passed": report.passed,
+            "verdict": v.status,
+            "rounds": list(report.rounds),
             "baseline": v.baseline,
             "fallback": v.fallback,
             "tolerance": None

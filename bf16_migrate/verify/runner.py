@@ -256,7 +256,8 @@ class Progress:
 
     ``start(name)`` when a run's process starts; ``step(name, steps, seconds)`` when its
     harness reports ``steps`` finished optimizer steps, ``seconds`` after it loaded;
-    ``end(name, record)`` with the run's :class:`RunRecord`."""
+    ``end(name, record)`` with the run's :class:`RunRecord`; ``again(steps, why)`` when the
+    runs are made again with ``steps`` steps (more evidence for a verdict that could not decide)."""
 
     def start(self, name: str) -> None:  # pragma: no cover - interface
         pass
@@ -265,6 +266,9 @@ class Progress:
         pass
 
     def end(self, name: str, record: RunRecord) -> None:  # pragma: no cover - interface
+        pass
+
+    def again(self, steps: int, why: str) -> None:  # pragma: no cover - interface
         pass
 
 

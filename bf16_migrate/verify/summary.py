@@ -4,8 +4,9 @@
 
 :func:`summary_table` and :func:`tree_dict` read the :class:`~.tree.Outcome` of each job;
 :func:`merge_documents` reads reports (schema :data:`~.report.SCHEMA`), error documents and
-tree documents (:data:`TREE_SCHEMA`); :func:`exit_code` is the same for both: 2 when a verify
-could not be made, else 1 when one failed, else 0.
+tree documents (:data:`TREE_SCHEMA`); :func:`exit_code` is the same for both (:data:`EXIT_CODES`):
+2 when a verify could not be made, else 1 when one failed, else 3 when one could not decide,
+else 0; 4 when nothing was verified.
 """
 
 from __future__ import annotations
@@ -21,10 +22,30 @@ from .report import SCHEMA, error_dict, report_dict
 if TYPE_CHECKING:
     from .tree import Outcome
 
-__all__ = ["TREE_SCHEMA", "Row", "exit_code", "summary_table", "tree_dict", "merge_documents"]
+__all__ = [
+    "TREE_SCHEMA",
+    "EXIT_PASS",
+    "EXIT_FAIL",
+    "EXIT_ERROR",
+    "EXIT_UNDECIDED",
+    "EXIT_NOTHING",
+    "EXIT_CODES",
+    "Row",
+    "exit_code",
+    "summary_table",
+    "tree_dict",
+    "merge_documents",
+]
 
 TREE_SCHEMA = "bf16-migrate/verify-tree/1"
 """``schema`` of the ``--json`` document of a verify of several scripts (or settings)."""
+
+EXIT_PASS, EXIT_FAIL, EXIT_ERROR, EXIT_UNDECIDED, EXIT_NOTHING = 0, 1, 2, 3, 4
+EXIT_CODES = {"PASS": EXIT_PASS, "FAIL": EXIT_FAIL, "ERROR": EXIT_ERROR, "INCONCLUSIVE": EXIT_UNDECIDED}
+"""verify's exit code per verdict (README, "Verify"): 0 the migrated run trains and matches; 1
+it does not; 2 a run could not be made; 3 the runs could not tell the precisions apart within the
+budget of extra steps (INCONCLUSIVE: what to run is said); 4 nothing was verified (no comparison
+was run: nothing migrated since the revision, or every launch was left out)."""
 
 
 def _env_text(env: Mapping[str, str]) -> str:
@@ -62,8 +83,17 @@ def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting
         setting = _env_text(env) if env else "(its own writes)"
         if env and data.get("legacy_env_source"):
             setting += f" ({', '.join(data['legacy_env_source'])})"
-    failed = [p["name"] for p in data.get("parts", []) if p.get("status") != "PASS"]
-    detail = ("failed: " + ", ".join(failed)) if failed else ""
+    failed = [p["name"] for p in data.get("parts", []) if p.get("status") == "FAIL"]
+    undecided = [p["name"] for p in data.get("parts", []) if p.get("status") == "INCONCLUSIVE"]
+    detail = "; ".join(
+        text
+        for text in (
+            ("failed: " + ", ".join(failed)) if failed else "",
+            ("could not decide: " + ", ".join(undecided)) if undecided else "",
+        )
+        if text
+    )
+    status = data.get("verdict") or ("PASS" if data.get("passed") else "FAIL")
     runs = data.get("runs") or {}
     steps = (runs.get("migrated") or {}).get("steps")
     return Row(
@@ -71,7 +101,7 @@ def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting
         setting,
         str(data.get("mode") or "-"),
         str(steps) if steps is not None else "-",
-        "PASS" if data.get("passed") else "FAIL",
+        status,
         detail,
         data.get("wall_time_s"),
     )
@@ -119,13 +149,16 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
 
 
 def exit_code(statuses: Iterable[str]) -> int:
-    """2 when a verify could not be made, else 1 when one failed, else 0 (0 for no job)."""
+    """The exit code of several verifies (statuses ``PASS``, ``FAIL``, ``INCONCLUSIVE``,
+    ``ERROR``): the code of the worst of them, ERROR before FAIL before INCONCLUSIVE before
+    PASS (:data:`EXIT_CODES`); :data:`EXIT_NOTHING` when there is none."""
     statuses = list(statuses)
-    if "ERROR" in statuses:
-        return 2
-    if "FAIL" in statuses:
-        return 1
-    return 0
+    if not statuses:
+        return EXIT_NOTHING
+    for worst in ("ERROR", "FAIL", "INCONCLUSIVE"):
+        if worst in statuses:
+            return EXIT_CODES[worst]
+    return EXIT_PASS
 
 
 def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
@@ -145,11 +178,14 @@ def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
     if notes:
         lines.append("")
         lines.extend(f"Note: {n}" for n in notes)
-    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "ERROR")}
-    verdict = {0: "PASS", 1: "FAIL", 2: "ERROR"}[exit_code(r.status for r in rows)] if rows else "NOTHING TO VERIFY"
+    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
+    by_code = {code: status for status, code in EXIT_CODES.items()}
+    verdict = by_code[exit_code(r.status for r in rows)] if rows else "NOTHING VERIFIED"
+    undecided = f", {counts['INCONCLUSIVE']} could not decide" if counts["INCONCLUSIVE"] else ""
     lines.append("")
     lines.append(
-        f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed, {counts['ERROR']} could not be made)"
+        f"VERDICT: {verdict} ({counts['PASS']} passed, {counts['FAIL']} failed{undecided}, {counts['ERROR']} could "
+        "not be made)"
     )
     return "\n".join(lines) + "\n"
 

@@ -38,6 +38,8 @@ What is recorded, and how the script is left alone:
   raises ``SystemExit(0)`` (so the script's own sync of step N has happened; ``SystemExit``
   also escapes ``except Exception``).  A script that swallows even that (bare ``except:``)
   and calls backward again is ended with ``os._exit(0)``; its record is already written.
+* The element type the device holds for the first loss passed to ``backward`` (``loss_dtype``:
+  ``bf16`` under the switch; a read of the tensor's IR, no execution).
 * Progress: with ``BF16_MIGRATE_PROGRESS`` set, the root process rewrites that small file
   (``"<steps> <seconds>"``) at the end of every step; the runner polls it for the live display.
 * Also recorded: ``time.perf_counter()`` at each step (seconds since the harness loaded),
@@ -50,6 +52,11 @@ What is recorded, and how the script is left alone:
   the report can tell one-time compilations from recompilations in the steady state.
 * Optimizer state dtypes after the first step (``optimizer.state``: exp_avg, momentum_buffer...),
   torch's dtype and the device element type, as for the parameters.
+* Where a legacy variable was set in the process: the first write of each through
+  ``os.environ`` (``[...] =``, ``update``, ``setdefault``: all go through ``os._Environ.__setitem__``)
+  or ``os.putenv``, as the ``file:line`` of the first frame outside the standard library's
+  ``os``/``collections.abc`` (``legacy_env_origin``): the line of the script, a module or a
+  library (accelerate) that switched it on.
 * Graphs: when the runner set ``XLA_SAVE_TENSORS_FILE`` (torch-xla then dumps the HLO of every
   graph it executes, see ``bf16_migrate/verify/graphs.py``), the size of the dump file(s) at
   the end of every optimizer step and at the stop, so that the parent can tell which graphs
@@ -61,13 +68,13 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "exit_reason": "steps_reached" | "script_exit" | "exception",
      "exception": str | null, "steps": int,
      "losses": [float, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
-     "step_end_s": [float, ...], "first_backward_s": float | null, "end_s": float,
+     "step_end_s": [float, ...], "first_backward_s": float | null, "loss_dtype": str | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
      "device_param_dtypes": {str: int} | null,
      "state_dtypes": {state name: {dtype: int}} | null,
      "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
      "compiles_at_step": [int | null, ...],
-     "legacy_env": {str: str} | null,
+     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"},
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "errors": [str, ...]}
 """
@@ -123,6 +130,7 @@ class _Recorder:
         self.losses = []
         self.step_end = []
         self.first_backward = None
+        self.loss_dtype = None
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
@@ -131,6 +139,7 @@ class _Recorder:
         self.graph_marks = []
         self.compile_marks = []
         self.legacy_env = None
+        self.legacy_env_origin = getattr(self, "legacy_env_origin", {})  # kept across a fork
         self.stop_requested = False
         self.written = False
         self.exception = None
@@ -159,6 +168,7 @@ class _Recorder:
         self.backward_calls += 1
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
+            self.loss_dtype = self._device_dtype(tensor)
         if not self.early_atexit:
             # Registered now, after the script imported torch_xla, so that it runs before
             # torch_xla's own atexit handler (_prepare_to_exit) tears the runtime down.
@@ -174,6 +184,19 @@ class _Recorder:
         if self.pending is None:
             self.pending = []
         self.pending.append(detached)
+
+    @staticmethod
+    def _device_dtype(tensor):
+        """The element type the XLA device holds for ``tensor`` (``bf16`` under the switch where
+        torch says float32), read from its IR without executing anything; None off the device."""
+        xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
+        shape_type = getattr(xlac, "_get_xla_tensor_shape_type", None)
+        try:
+            if shape_type is not None and tensor.device.type == "xla":
+                return str(shape_type(tensor))
+        except Exception:
+            pass
+        return None
 
     def on_step(self, optimizer, args, kwargs):
         if self.pending is None:
@@ -337,6 +360,7 @@ class _Recorder:
                 "backward_calls": self.backward_calls,
                 "step_end_s": self.step_end,
                 "first_backward_s": self.first_backward,
+                "loss_dtype": self.loss_dtype,
                 "end_s": end,
                 "optimizer": self.optimizer,
                 "param_dtypes": self.param_dtypes,
@@ -346,6 +370,7 @@ class _Recorder:
                 "graph_end": graph_end,
                 "compiles_at_step": self.compile_marks,
                 "legacy_env": self.legacy_env,
+                "legacy_env_origin": self.legacy_env_origin,
                 "compile_count": compile_count,
                 "execute_count": execute_count,
                 "torch_xla_loaded": "torch_xla" in sys.modules,
@@ -440,6 +465,55 @@ class _TorchImportWatcher:
         return spec
 
 
+def _watch_legacy_writes(rec):
+    """Record in ``rec.legacy_env_origin`` where each legacy variable is first written: the
+    ``file:line`` of the first caller outside ``os`` and ``_collections_abc`` (through which
+    ``update`` and ``setdefault`` reach ``__setitem__``; frozen modules since Python 3.11) and
+    this file."""
+    import types
+
+    if not _LEGACY_VARIABLES:
+        return
+    skip = {os.path.abspath(os.__file__), os.path.abspath(__file__)}
+    try:
+        import _collections_abc
+
+        skip.add(os.path.abspath(_collections_abc.__file__))
+    except Exception:
+        pass
+
+    def note(key):
+        if key not in _LEGACY_VARIABLES or key in rec.legacy_env_origin:
+            return
+        try:
+            frame: types.FrameType | None = sys._getframe(2)
+            while frame is not None and (
+                frame.f_code.co_filename.startswith("<frozen ") or os.path.abspath(frame.f_code.co_filename) in skip
+            ):
+                frame = frame.f_back
+            if frame is not None:
+                rec.legacy_env_origin[key] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        except Exception:  # never break the script's own write
+            pass
+
+    environ_class = type(os.environ)
+    orig_setitem = environ_class.__setitem__
+
+    def setitem(self, key, value):
+        if self is os.environ:
+            note(key)
+        return orig_setitem(self, key, value)
+
+    environ_class.__setitem__ = setitem  # type: ignore[method-assign]
+    orig_putenv = os.putenv
+
+    def putenv(key, value):
+        note(key)
+        return orig_putenv(key, value)
+
+    os.putenv = putenv
+
+
 def _install():
     record_path = os.environ.get(_RECORD_ENV)
     if not record_path:
@@ -453,6 +527,7 @@ def _install():
         os.environ[_ROOT_ENV] = str(os.getpid())
     rec = _Recorder(record_path, max_steps, root)
     globals()["_recorder"] = rec
+    _watch_legacy_writes(rec)
 
     import atexit
 

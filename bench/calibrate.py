@@ -1,0 +1,404 @@
+"""The calibration of `bf16-migrate verify`: a confusion matrix of its verdict on our own scripts.
+
+Every case of ``bench/calibration/cases.toml`` is a legacy training script (``<case>/train.py``)
+with its right migration in each mode (``<case>/right/<mode>.py``, verify must PASS) and wrong
+migrations (verify must FAIL): the script is verified with ``verify_script(...,
+migrated_source=...)``, so the verdict is measured on migrations known to be right or wrong,
+whatever the codemod would write today. The verifies of one case hold the machine-wide XLA lock
+(``--lock``, default ``/tmp/bfm-xla.lock``) while they run, so other XLA jobs interleave.
+
+Usage::
+
+    python bench/calibrate.py                       # every case and migration (about an hour)
+    python bench/calibrate.py --only grad_accum     # one case; --only grad_accum:right:amp for one migration
+    python bench/calibrate.py --ci                  # the subset CI runs (tests/test_calibration.py)
+    python bench/calibrate.py --rejudge             # the verdict again over the stored runs, no XLA
+
+Results go to ``bench/results/calibration.json`` (merged with earlier results, one entry per case
+and migration: the verdict, its parts with their figures, and the runs' records without their
+output), and the matrix to stdout in Markdown (the table of bench/RESULTS.md). ``--rejudge``
+applies the current verdict code (:func:`bf16_migrate.verify.compare.judge`) to the stored runs:
+how a change of a rule moves the matrix, without new runs (except the extra evidence a verify
+gathers itself: the runs stored are those of its last round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import math
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "bench" / "calibration"
+RESULTS = ROOT / "bench" / "results" / "calibration.json"
+PASS, FAIL = "PASS", "FAIL"
+
+
+@dataclass
+class Migration:
+    """One migration of a case: ``label`` (``right:stochastic``, ``wrong:forward_f32``; a kind
+    with several files adds the file's stem, ``wrong:input_f32:model_input_f32``), the ``mode``
+    verify judges it in, its ``file`` (None: ``delete_only``, made from the legacy text) and the
+    verdict it must get (``expected``)."""
+
+    label: str
+    mode: str
+    file: Path | None
+    expected: str
+
+    def source(self, legacy: str) -> str:
+        """The migrated text: the file's, or for ``delete_only`` the legacy text with the legacy
+        writes removed and nothing added (the codemod's FP32-reference rewrite; for a script a
+        launcher switched, the script itself: its launcher's export deleted)."""
+        if self.file is not None:
+            return self.file.read_text(encoding="utf-8")
+        from bf16_migrate.python import migrate_source
+
+        return migrate_source(legacy, "reference", "train.py").code
+
+
+@dataclass
+class Case:
+    """A case of the suite: its directory, the shape it stands for, the steps and arguments of
+    its verifies, its migrations, and the labels CI runs."""
+
+    name: str
+    shape: str
+    steps: int
+    args: list[str]
+    migrations: list[Migration] = field(default_factory=list)
+    ci: list[str] = field(default_factory=list)
+    legacy_env: dict[str, str] = field(default_factory=dict)
+    """The setting a launcher gives the legacy run (a script that sets none itself)."""
+
+    @property
+    def script(self) -> Path:
+        return SUITE / self.name / "train.py"
+
+
+def load_cases(path: Path = SUITE / "cases.toml") -> list[Case]:
+    """The cases of ``cases.toml``, in file order. Raises ValueError (naming the case) for a
+    migration file that does not exist or a ``ci`` label that names no migration."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    cases = []
+    for name, spec in data.items():
+        case = Case(name, spec["shape"], int(spec["steps"]), [str(a) for a in spec.get("args", [])])
+        case.legacy_env = {str(k): str(v) for k, v in spec.get("legacy_env", {}).items()}
+        for mode in spec.get("right", []):
+            case.migrations.append(Migration(f"right:{mode}", mode, SUITE / name / "right" / f"{mode}.py", PASS))
+        kinds = [w["kind"] for w in spec.get("wrong", [])]
+        for wrong in spec.get("wrong", []):
+            file = SUITE / name / wrong["file"] if "file" in wrong else None
+            label = f"wrong:{wrong['kind']}"
+            if kinds.count(wrong["kind"]) > 1 and file is not None:
+                label += f":{file.stem}"
+            case.migrations.append(Migration(label, wrong["mode"], file, FAIL))
+        for m in case.migrations:
+            if m.file is not None and not m.file.is_file():
+                raise ValueError(f"{path}: [{name}] {m.label}: {m.file} does not exist")
+        labels = {m.label for m in case.migrations}
+        case.ci = list(spec.get("ci", []))
+        unknown = [c for c in case.ci if c not in labels]
+        if unknown:
+            raise ValueError(f"{path}: [{name}] ci names no migration: {', '.join(unknown)}")
+        cases.append(case)
+    return cases
+
+
+@contextmanager
+def xla_lock(path: str | None) -> Iterator[None]:
+    """Hold the machine-wide XLA lock (``flock``) while the block runs; no lock for None."""
+    if not path:
+        yield
+        return
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+_DROPPED = ("tail", "step_end_s", "backwards_per_step", "hint", "median_step_time_s", "execute_count")
+
+
+def _compact_run(run: dict[str, Any]) -> dict[str, Any]:
+    """A run of a report with what re-judging needs: no output tail, step times or graph
+    examples."""
+    out = {k: v for k, v in run.items() if k not in _DROPPED}
+    if out.get("graph"):
+        out["graph"] = {k: v for k, v in out["graph"].items() if k not in ("round_trip_examples", "frames")}
+    return out
+
+
+def _dump(entries: list[dict[str, Any]]) -> str:
+    """The results file: a JSON list, one entry per line."""
+    return "[\n" + ",\n".join(json.dumps(e, sort_keys=True) for e in entries) + "\n]\n"
+
+
+def verify_migration(case: Case, migration: Migration, lock: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Verify one migration of ``case`` and return its entry: the verdict (``PASS``, ``FAIL``,
+    ``INCONCLUSIVE`` or ``ERROR`` when a run could not be made), whether it is the expected one,
+    the parts, notes, the runs and the wall time. ``kwargs`` go to ``verify_script``."""
+    from bf16_migrate.verify import RunError, verify_script
+    from bf16_migrate.verify.report import report_dict
+
+    legacy = case.script.read_text(encoding="utf-8")
+    started = time.monotonic()
+    entry: dict[str, Any] = {"case": case.name, "migration": migration.label, "mode": migration.mode}
+    with xla_lock(lock):
+        try:
+            report = verify_script(
+                case.script,
+                mode=migration.mode,
+                steps=case.steps,
+                script_args=case.args,
+                legacy_env=case.legacy_env,
+                migrated_source=migration.source(legacy),
+                **kwargs,
+            )
+        except RunError as exc:
+            entry.update(
+                verdict="ERROR", error=exc.message, runs={n: _compact_run(r.to_dict()) for n, r in exc.runs.items()}
+            )
+            report = None
+    if report is not None:
+        doc = report_dict(report)
+        entry.update(
+            verdict=doc.get("verdict", PASS if doc["passed"] else FAIL),
+            parts=doc["parts"],
+            notes=doc["notes"],
+            steps=doc["steps"],
+            runs={name: _compact_run(run) for name, run in doc["runs"].items()},
+            rounds=doc.get("rounds"),
+        )
+    entry["expected"] = migration.expected
+    entry["right"] = entry["verdict"] == migration.expected
+    entry["wall_s"] = round(time.monotonic() - started, 1)
+    return entry
+
+
+def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+    """The entry judged again by the current verdict code, over its stored runs (the compile
+    allowance read again from the case's files)."""
+    from bf16_migrate.verify.allowance import compile_allowance
+    from bf16_migrate.verify.compare import judge
+    from bf16_migrate.verify.graphs import GraphStats
+    from bf16_migrate.verify.records import RunRecord
+
+    if entry["verdict"] == "ERROR":
+        return entry
+    runs = {}
+    names = set(RunRecord.__dataclass_fields__)
+    for name, run in entry["runs"].items():
+        fields = {k: v for k, v in run.items() if k in names and k not in ("graph", "name")}
+        fields["losses"] = [float(x) for x in run.get("losses") or []]
+        rec = RunRecord(name=name, **fields)
+        if run.get("graph"):
+            rec.graph = GraphStats.from_dict(run["graph"])
+        runs[name] = rec
+    allowance = None
+    for case in cases:
+        for m in case.migrations:
+            if (case.name, m.label) == (entry["case"], entry["migration"]):
+                legacy = case.script.read_text(encoding="utf-8")
+                allowance = compile_allowance(legacy, m.source(legacy))
+    verdict = judge(entry["mode"], runs, requested_steps=entry.get("steps"), allowance=allowance)
+    parts = [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in verdict.parts]
+    status = verdict.status
+    return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
+
+
+def _cell(entry: dict[str, Any], part: str) -> str:
+    for p in entry.get("parts") or []:
+        if p["name"] == part:
+            return {"PASS": "pass", "FAIL": "**FAIL**", "INCONCLUSIVE": "?"}.get(p["status"], p["status"])
+    return "-"
+
+
+def _figures(entry: dict[str, Any]) -> str:
+    """The figures that decided: matches' onset and drift, the control, graph's matmuls."""
+    bits = []
+    for p in entry.get("parts") or []:
+        f = p.get("figures") or {}
+        if p["name"] == "matches":
+            if "median_rel" in f:
+                bits.append(f"median {_num(f['median_rel'])}")
+            if f.get("precision_gap") is not None:
+                bits.append(f"gap {_num(f['precision_gap'])}")
+            if f.get("control_passes_onset") is not None:
+                bits.append("control " + ("passes" if f["control_passes_onset"] else "fails"))
+        if p["name"] == "precision" and f.get("matmuls"):
+            bits.append(f"{f.get('matmuls_bf16')}/{f['matmuls']} matmuls bf16")
+        if p["name"] == "matches" and f.get("decided_by"):
+            bits.append(f"decided by {f['decided_by']}")
+        if p["name"] == "trains" and f.get("relative"):
+            bits.append("trains judged against the comparison run")
+        if p["name"] == "graph" and "compiles" in f:
+            bits.append(f"compiles {f['compiles']} vs {f['compiles_baseline']}")
+    if len(entry.get("rounds") or []) > 1:
+        bits.append("steps " + " then ".join(map(str, entry["rounds"])))
+    if entry["verdict"] == "ERROR":
+        bits.append(entry.get("error", "")[:60])
+    return ", ".join(bits)
+
+
+def _num(x: Any) -> str:
+    return f"{x:.2g}" if isinstance(x, (int, float)) else str(x)
+
+
+def _figure(entry: dict[str, Any], part: str, key: str) -> Any:
+    for p in entry.get("parts") or []:
+        if p["name"] == part:
+            return (p.get("figures") or {}).get(key)
+    return None
+
+
+def summary(entries: list[dict[str, Any]]) -> str:
+    """What the stored runs measured, per mode over the right migrations: the median relative
+    difference from the comparison run against its drift limit, the precision gap, how many
+    needed the graphs or more steps to decide, and the compilations against the itemized
+    allowance (migrated minus legacy); then the wrong migrations' deciding parts."""
+    lines = []
+    for mode in dict.fromkeys(e["mode"] for e in entries):
+        right = [e for e in entries if e["mode"] == mode and e["expected"] == PASS and e.get("parts")]
+        if not right:
+            continue
+        pairs = [(_figure(e, "matches", "median_rel"), _figure(e, "matches", "drift_limit")) for e in right]
+        med = [m for m, _lim in pairs if isinstance(m, (int, float))] or [math.nan]
+        num = (int, float)
+        ratio = [m / lim for m, lim in pairs if isinstance(m, num) and isinstance(lim, num) and lim > 0]
+        gaps = [g for g in (_figure(e, "matches", "precision_gap") for e in right) if isinstance(g, float)]
+        extra = [
+            (_figure(e, "graph", "compiles") or 0) - (_figure(e, "graph", "compiles_baseline") or 0) for e in right
+        ]
+        allowed = [_figure(e, "graph", "compile_allowance") or 0 for e in right]
+        graphs = sum(1 for e in right if _figure(e, "matches", "decided_by") == "graphs")
+        more = sum(1 for e in right if len(e.get("rounds") or []) > 1)
+        lines.append(
+            f"- right {mode} ({len(right)}): median rel. diff {_num(min(med))}-{_num(max(med))}, at most "
+            f"{_num(max(ratio, default=0))} of its drift limit; precision gap {_num(min(gaps, default=0))}-"
+            f"{_num(max(gaps, default=0))}; decided by the graphs {graphs}, by more steps {more}; compilations "
+            f"beyond the legacy run's {min(extra)}-{max(extra)}, allowed {min(allowed)}-{max(allowed)}, "
+            f"over the allowance {sum(1 for x, a in zip(extra, allowed) if x > a)}"
+        )
+    wrong = [e for e in entries if e["expected"] == FAIL and e.get("parts")]
+    failing: dict[str, int] = {}
+    for e in wrong:
+        for p in e["parts"]:
+            if p["status"] == FAIL:
+                failing[p["name"]] = failing.get(p["name"], 0) + 1
+    if wrong:
+        parts = ", ".join(f"{name} {n}" for name, n in failing.items())
+        lines.append(f"- wrong ({len(wrong)}): the parts that FAIL them (a migration may fail several): {parts}")
+    return "\n".join(lines) + "\n"
+
+
+def matrix(entries: list[dict[str, Any]]) -> str:
+    """The confusion matrix in Markdown: the summary counts, then one row per case and migration
+    with the verdict of each part and the figures behind it."""
+    right = [e for e in entries if e["expected"] == PASS]
+    wrong = [e for e in entries if e["expected"] == FAIL]
+
+    def count(group: list[dict[str, Any]], verdict: str) -> int:
+        return sum(1 for e in group if e["verdict"] == verdict)
+
+    lines = [
+        "| | verdict PASS | verdict FAIL | INCONCLUSIVE | ERROR |",
+        "|---|---:|---:|---:|---:|",
+        f"| right migration ({len(right)}) | {count(right, PASS)} | {count(right, FAIL)} (false FAIL) "
+        f"| {count(right, 'INCONCLUSIVE')} | {count(right, 'ERROR')} |",
+        f"| wrong migration ({len(wrong)}) | {count(wrong, PASS)} (false PASS) | {count(wrong, FAIL)} "
+        f"| {count(wrong, 'INCONCLUSIVE')} | {count(wrong, 'ERROR')} |",
+        "",
+        "| case | migration | mode | verdict | runs | trains | precision | matches | graph | figures | wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---:|",
+    ]
+    for e in entries:
+        verdict = e["verdict"] if e["right"] else f"**{e['verdict']}** (want {e['expected']})"
+        cells = " | ".join(_cell(e, part) for part in ("runs", "trains", "precision", "matches", "graph"))
+        lines.append(
+            f"| {e['case']} | {e['migration']} | {e['mode']} | {verdict} | {cells} | {_figures(e)} | {e['wall_s']} s |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _selected(cases: list[Case], only: list[str], ci: bool) -> list[tuple[Case, Migration]]:
+    out = []
+    for case in cases:
+        for m in case.migrations:
+            if ci and m.label not in case.ci:
+                continue
+            if only and not any(sel in (case.name, f"{case.name}:{m.label}") for sel in only):
+                continue
+            out.append((case, m))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], metavar="CASE[:MIGRATION]")
+    parser.add_argument("--ci", action="store_true", help="only the migrations CI runs")
+    parser.add_argument("--rejudge", action="store_true", help="judge the stored runs again; run nothing")
+    parser.add_argument("--lock", default="/tmp/bfm-xla.lock", help="flock file held around each verify ('' for none)")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--write-md",
+        type=Path,
+        metavar="FILE",
+        help="also put the matrix into FILE (bench/RESULTS.md) between its calibration markers",
+    )
+    args = parser.parse_args()
+    stored: dict[str, dict[str, Any]] = {}
+    if args.results.is_file():
+        stored = {f"{e['case']}:{e['migration']}": e for e in json.loads(args.results.read_text())}
+    order = [f"{c.name}:{m.label}" for c, m in _selected(load_cases(), [], False)]
+    if args.rejudge:
+        cases = load_cases()
+        stored = {key: rejudge(e, cases) for key, e in stored.items()}
+    else:
+        selected = _selected(load_cases(), args.only, args.ci)
+        for name in dict.fromkeys(case.name for case, _m in selected):
+            with xla_lock(args.lock):  # one case's verifies at a time, so other XLA jobs interleave
+                for case, m in [(c, m) for c, m in selected if c.name == name]:
+                    entry = verify_migration(case, m)
+                    stored[f"{case.name}:{m.label}"] = entry
+                    mark = "ok" if entry["right"] else "WRONG"
+                    print(f"{case.name} {m.label}: {entry['verdict']} ({mark}, {entry['wall_s']} s)", file=sys.stderr)
+                    args.results.parent.mkdir(parents=True, exist_ok=True)
+                    args.results.write_text(_dump([stored[k] for k in order if k in stored]))
+    entries = [stored[k] for k in order if k in stored]
+    if args.rejudge:
+        args.results.write_text(_dump(entries))
+    table = matrix(entries) + "\n" + summary(entries)
+    sys.stdout.write(table)
+    if args.write_md is not None:
+        write_between_markers(args.write_md, table)
+    return 0 if all(e["right"] for e in entries) else 1
+
+
+BEGIN, END = "<!-- calibration matrix: bench/calibrate.py --write-md -->", "<!-- end of calibration matrix -->"
+
+
+def write_between_markers(path: Path, table: str) -> None:
+    """Replace the text between the calibration markers of ``path`` by ``table``. Raises
+    ValueError when the markers are missing."""
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(BEGIN), text.find(END)
+    if start < 0 or end < start:
+        raise ValueError(f"{path}: no calibration markers ({BEGIN} ... {END})")
+    path.write_text(text[: start + len(BEGIN)] + "\n" + table + text[end:], encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

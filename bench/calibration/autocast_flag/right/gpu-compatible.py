@@ -1,0 +1,153 @@
+"""Fine-tune a small sequence classifier; `--use_amp` runs the forward pass under autocast,
+otherwise the launcher decides the precision."""
+
+import argparse
+
+import torch
+import torch.nn as nn
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+
+def with_fp32_master_weights(optimizer_class):
+    """Return a subclass of `optimizer_class` that keeps an FP32 master copy of bf16 weights.
+
+    Added by bf16-migrate (gpu-compatible mode of Neuron's migration guide,
+    replacing the legacy bf16 environment switch): the model's parameters stay bf16; each step
+    runs the stock update in FP32 on the master weights (so its state, e.g. Adam's moments, is
+    FP32 too) and copies the result into the bf16 parameters. `state_dict()` carries the master weights under
+    "fp32_master_weights" (as torch-xla's ZeroRedundancyOptimizer does with save_master_weights)
+    and `load_state_dict()` restores them, keeping the state FP32. A checkpoint without them, or
+    weights changed outside the optimizer, start the master copy anew from the bf16 weights,
+    with a warning.
+    """
+    import warnings
+
+    class FP32MasterWeights(optimizer_class):
+        def _swap_in_fp32(self, grads, loaded=None):
+            # each bf16 parameter's data (and gradient) replaced by its FP32 master copy
+            if not hasattr(self, "fp32_master_weights"):
+                self.fp32_master_weights = {}  # parameter -> (master copy, parameter._version)
+            swapped = []
+            params = [p for group in self.param_groups for p in group["params"]]
+            for index, param in enumerate(params):
+                if param.dtype == torch.float32 or not param.is_floating_point() or (grads and param.grad is None):
+                    continue
+                if loaded is not None:
+                    master = loaded.get(index)
+                    if master is None:
+                        warnings.warn("the checkpoint has no FP32 master weights (written before the migration?): they start anew from the bf16 weights")
+                else:
+                    master, version = self.fp32_master_weights.get(param, (None, None))
+                    if master is not None and version != param._version:
+                        warnings.warn("bf16 weights changed outside the optimizer: their FP32 master weights start anew from them")
+                        master = None
+                low_grad = param.grad
+                swapped.append((param, param.data, low_grad))
+                param.grad = None
+                param.data = (param.detach() if master is None else master).to(device=param.device, dtype=torch.float32)
+                if grads:
+                    param.grad = low_grad.float()
+            return swapped
+
+        def _swap_back(self, swapped, copy_back):
+            for param, low_data, low_grad in swapped:
+                master = param.data
+                if copy_back:
+                    low_data.copy_(master)
+                param.grad = None
+                param.data = low_data
+                param.grad = low_grad
+                self.fp32_master_weights[param] = (master, param._version)
+
+        def step(self, closure=None):
+            loss = None
+            if closure is not None:
+                with torch.enable_grad():
+                    loss = closure()
+            with torch.no_grad():
+                swapped = self._swap_in_fp32(grads=True)
+                try:
+                    super().step()
+                finally:
+                    self._swap_back(swapped, copy_back=True)
+            return loss
+
+        def state_dict(self):
+            with torch.no_grad():
+                self._swap_back(self._swap_in_fp32(grads=False), copy_back=False)
+            state_dict = super().state_dict()
+            params = [p for group in self.param_groups for p in group["params"]]
+            masters = self.fp32_master_weights
+            state_dict["fp32_master_weights"] = {i: masters[p][0] for i, p in enumerate(params) if p in masters}
+            return state_dict
+
+        def load_state_dict(self, state_dict):
+            state_dict = dict(state_dict)
+            loaded = state_dict.pop("fp32_master_weights", {})
+            with torch.no_grad():
+                swapped = self._swap_in_fp32(grads=False, loaded=loaded)
+                try:
+                    super().load_state_dict(state_dict)  # floating state takes each parameter's dtype: FP32 here
+                finally:
+                    self._swap_back(swapped, copy_back=False)
+
+    FP32MasterWeights.__name__ = optimizer_class.__name__ + "WithFP32MasterWeights"
+    return FP32MasterWeights
+
+
+class SequenceClassifier(nn.Module):
+    def __init__(self, vocab: int, width: int, classes: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.mix = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        h = self.norm(h + self.mix(h))
+        return self.head(h.mean(dim=1))
+
+
+def synthetic_batches(steps, batch_size, seq_len, vocab, classes, seed):
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        tokens = torch.randint(0, vocab, (batch_size, seq_len), generator=generator)
+        labels = tokens[:, 0] % classes
+        yield tokens, labels
+
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--use_amp", action="store_true", help="forward pass and loss under torch.autocast")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--batch_size", type=int, default=32)
+    return parser.parse_args()
+
+
+def main(args):
+    torch.manual_seed(0)
+    device = torch_xla.device()
+    model = SequenceClassifier(vocab=64, width=48, classes=4).to(device)
+    if not args.use_amp:
+        model.to(torch.bfloat16)
+    optimizer = (with_fp32_master_weights(torch.optim.AdamW) if not args.use_amp else torch.optim.AdamW)(model.parameters(), lr=args.lr, weight_decay=0.01)
+    loss_fn = nn.CrossEntropyLoss()
+    batches = synthetic_batches(args.steps, args.batch_size, 12, 64, 4, seed=3)
+    for step, (tokens, labels) in enumerate(batches, start=1):
+        tokens, labels = tokens.to(device), labels.to(device)
+        optimizer.zero_grad()
+        with torch.autocast("xla", dtype=torch.bfloat16, enabled=args.use_amp):
+            logits = model(tokens)
+            loss = loss_fn(logits, labels)
+        loss.backward()
+        xm.optimizer_step(optimizer)
+        torch_xla.sync()
+        if step % 10 == 0:
+            print(f"step {step} loss {loss.item():.4f}")
+
+
+if __name__ == "__main__":
+    main(parse_args())

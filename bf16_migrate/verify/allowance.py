@@ -1,0 +1,98 @@
+"""The XLA compilations a migration may add, item by item, read from what it added to the script.
+
+The graph part of the verdict (:func:`bf16_migrate.verify.evidence.graph_part`) lets the
+migrated run compile more XLA graphs than the run it is compared with only for what the
+migration itself adds, each item measured on the XLA CPU device (torch-xla 2.9, bench/calibration;
+the compile counts are torch-xla's ``CompileTime`` metric at the end of the run):
+
+* **a module cast** (a statement ``model.to(torch.bfloat16)`` / ``model.bfloat16()``, or one
+  assigned back): casting a model that is already on the device is a graph of its own, synced
+  with what else is pending (+1: grad_accum 4 -> 5, tiny_transformer 3 -> 4; one per cast
+  statement);
+* **a run-time input cast under dynamo** (``register_forward_pre_hook`` added to a model that
+  runs behind ``torch.compile``): dynamo traces the hook's cast as a graph of its own beside the
+  model's forward and backward graphs (+1: compiled_model, dynamo graphs 2 -> 3, compilations
+  6 -> 8 with the module cast). Without dynamo the hook's cast joins the step's graph (+0:
+  gru_crash, same count as the FP32 reference);
+* FP32 master weights and autocast add none (grad_accum gpu-compatible 5 = stochastic 5; amp
+  equal counts on every case of the suite).
+
+Items are found by parsing both texts with :mod:`ast` and counting what the migrated text holds
+more of; a text that does not parse yields no item (the graph part then allows nothing extra
+and says so).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+__all__ = ["Allowance", "compile_allowance"]
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """One item of the compile allowance: ``count`` compilations for ``what`` the migration
+    added, with ``why`` (the measurement)."""
+
+    count: int
+    what: str
+    why: str
+
+
+def _counts(tree: ast.AST) -> dict[str, int]:
+    """Statement-level module casts to bf16, forward pre-hook registrations, and uses of
+    ``torch.compile`` in a parsed script."""
+    out = {"cast": 0, "hook": 0, "compile": 0}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Expr, ast.Assign)) and _is_bf16_cast(node.value):
+            out["cast"] += 1
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "register_forward_pre_hook":
+                out["hook"] += 1
+            if node.func.attr == "compile" and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch":
+                out["compile"] += 1
+    return out
+
+
+def _is_bf16_cast(value: ast.expr) -> bool:
+    """``X.to(torch.bfloat16)`` / ``X.to(dtype=torch.bfloat16)`` / ``X.bfloat16()``."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)):
+        return False
+    if value.func.attr == "bfloat16" and not value.args:
+        return True
+    if value.func.attr != "to":
+        return False
+    args = [*value.args, *(k.value for k in value.keywords if k.arg == "dtype")]
+    return any(isinstance(a, ast.Attribute) and a.attr == "bfloat16" for a in args)
+
+
+def compile_allowance(legacy_text: str | None, migrated_text: str | None) -> list[Allowance]:
+    """The items of the compile allowance for a migration of ``legacy_text`` into
+    ``migrated_text`` (see the module docstring); empty when a text is missing or does not
+    parse."""
+    if legacy_text is None or migrated_text is None:
+        return []
+    try:
+        before, after = _counts(ast.parse(legacy_text)), _counts(ast.parse(migrated_text))
+    except (SyntaxError, ValueError):
+        return []
+    items = []
+    casts = after["cast"] - before["cast"]
+    if casts > 0:
+        items.append(
+            Allowance(
+                casts,
+                "the model cast" if casts == 1 else f"{casts} module casts",
+                "casting a model already on the device is a graph of its own (measured +1 per cast)",
+            )
+        )
+    if after["hook"] > before["hook"] and after["compile"]:
+        items.append(
+            Allowance(
+                1,
+                "the input-cast hook under torch.compile",
+                "dynamo traces the forward pre-hook's cast as a graph of its own (measured +1)",
+            )
+        )
+    return items

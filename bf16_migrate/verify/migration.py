@@ -1,0 +1,95 @@
+"""Nothing to verify: a script that sets no legacy variable, refused before any run is made.
+
+``bf16-migrate verify SCRIPT`` (without ``--against``) takes SCRIPT for the legacy script and
+migrates it. When the migration changes nothing and the script sets no legacy variable the
+codemod sees (a name in a docstring is not a setting: its FP32-reference rewrite, which removes
+every legacy write, leaves the text as it is) and no launcher setting is given, there is no
+legacy run to compare with: the script is already migrated, or never switched bf16 on. Running
+the three processes would only end in a FAIL that says "no reduced precision in effect".
+:func:`refuse_nothing_to_verify` raises :class:`~.records.RunError` instead, with what to run:
+``--against REV`` for a script migrated in an earlier commit (the commit git names as the last
+to change a line of it that names a legacy variable, when there is one), ``--legacy-env`` when a
+launcher sets the switch. A script whose own setting the migration kept (and reported why) is
+verified: the report names the line that still sets the variable.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from .records import RunError
+
+__all__ = ["refuse_nothing_to_verify", "already_migrated_hint"]
+
+
+def refuse_nothing_to_verify(script: Path, source: str, migrated: str, legacy_env: Mapping[str, str]) -> None:
+    """Raise :class:`RunError` when the migration of ``source`` (the legacy text of ``script``)
+    into ``migrated`` changed nothing, no ``legacy_env`` is given, and ``source`` sets no legacy
+    variable (see the module docstring); return otherwise."""
+    if migrated != source or legacy_env or _sets_a_variable(source, script):
+        return
+    from .runner import LEGACY_VARIABLES
+
+    named = [name for name in LEGACY_VARIABLES if name in source]
+    what = (
+        f"it names {', '.join(named)} but sets none of them (in text only: a docstring, a comment, a message)"
+        if named
+        else "it sets no legacy variable"
+    )
+    raise RunError(
+        f"{script}: nothing to verify: the migration changes nothing, {what}, so there is no legacy run to compare "
+        "with",
+        hint=already_migrated_hint(script, named or list(LEGACY_VARIABLES)),
+    )
+
+
+def _sets_a_variable(source: str, script: Path) -> bool:
+    """Whether the codemod sees a legacy write in ``source``: its FP32-reference rewrite (every
+    legacy write removed, nothing added) changes the text."""
+    from ..python import migrate_source
+
+    try:
+        return migrate_source(source, "reference", str(script)).code != source
+    except Exception:  # a text the codemod cannot read: let the runs say what happens
+        return True
+
+
+def already_migrated_hint(script: Path, names: Sequence[str]) -> str:
+    """What to run for a script that sets no legacy variable: when it is already migrated,
+    verify it against the revision before its migration (``--against REV``; the commit git names
+    as the last to change a line of the script that mentions one of ``names``, ``git log -G``,
+    when there is one), or give the launcher's setting with ``--legacy-env``."""
+    rev = _last_change(script, names)
+    against = (
+        f"bf16-migrate verify {script.name} --against {rev}~1 (the commit before {rev}, the last to change a line "
+        f"of it that names {names[0]})"
+        if rev
+        else f"bf16-migrate verify {script.name} --against REV, REV being the commit before the migration"
+    )
+    return (
+        f"if {script.name} is already migrated, verify it against its legacy version: {against}; if a launcher sets "
+        "the variable, pass it: --legacy-env XLA_USE_BF16=1"
+    )
+
+
+def _last_change(script: Path, names: Sequence[str]) -> str | None:
+    """The short hash of the last commit that added or removed a line of ``script`` mentioning
+    one of ``names`` (``git log -G``: a migration that turns the write into a mention in a
+    docstring keeps their count, which ``-S`` would miss), or None (no git, no such commit)."""
+    for name in names:
+        try:
+            proc = subprocess.run(
+                ["git", "log", "-n", "1", "--format=%h", f"-G{name}", "--", script.name],
+                cwd=str(script.parent),
+                capture_output=True,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                timeout=30,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if proc.returncode == 0 and proc.stdout.strip():
+            return proc.stdout.strip()
+    return None
