@@ -55,7 +55,7 @@ from .notebook_json import (
 )
 from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
 from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
-from .shell_fragment import ShellFragment
+from .shell.fragment import ShellFragment
 from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:

@@ -60,7 +60,7 @@ from .model import (
     line_span,
     same_effect,
 )
-from .shell_fragment import ShellFragment
+from .shell.fragment import ShellFragment
 from .text import legacy_names
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from typing import Protocol
 
 import tree_sitter
 
-from . import dotenv
-from .dotenv import Item as DotenvItem
-from .model import KEEP, REPLACE, STOCHASTIC, ByteMap, Decision, Edit, line_span
+from .. import dotenv
+from ..dotenv import Item as DotenvItem
+from ..model import KEEP, REPLACE, STOCHASTIC, ByteMap, Decision, Edit, line_span
 
 
 @dataclass
@@ -45,7 +45,7 @@ class EntryData:
 
 
 class RenderedFragment(Protocol):
-    """What rendering reads of a :class:`~.shell_fragment.ShellFragment`: its text (and UTF-8
+    """What rendering reads of a :class:`~.fragment.ShellFragment`: its text (and UTF-8
     bytes with their :class:`~.model.ByteMap`), its entries and their :class:`EntryData`."""
 
     @property

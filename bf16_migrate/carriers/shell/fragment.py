@@ -1,6 +1,6 @@
-"""Reading shell: a script (the shell carrier, :mod:`.shell`) or the shell fragments other carriers
+"""Reading shell: a script (the shell carrier, :mod:`bf16_migrate.carriers.shell`) or the shell fragments other carriers
 hold (Dockerfile ``RUN``/``CMD``, notebook ``!`` lines, YAML ``run:`` blocks), into the entries
-and launches of an :class:`~.model.Analysis`. Rendering is :mod:`.shell_render`.
+and launches of an :class:`~.model.Analysis`. Rendering is :mod:`.render`.
 
 Parser: tree-sitter with the tree-sitter-bash grammar, chosen over bashlex after trying both on
 the shapes launch scripts use. bashlex (a port of bash's own yacc grammar, last release 2023)
@@ -34,10 +34,10 @@ from collections.abc import Callable, Hashable, Mapping
 
 import tree_sitter
 
-from ..command_lines import Command, read_command
-from ..diagnostics import message
-from . import dotenv, shell_render
-from .model import (
+from ...command_lines import Command, read_command
+from ...diagnostics import message
+from .. import dotenv
+from ..model import (
     PASS,
     SET,
     STOCHASTIC,
@@ -54,13 +54,14 @@ from .model import (
     LineIndex,
     Note,
 )
-from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
-from .shell_dead import uncalled_functions
-from .shell_expand import Expander, mentions_expansion
-from .shell_reach import Ctx, Event, context, link, sr_covered
-from .shell_render import EntryData
-from .shell_words import first_error, heredoc_target, is_env_file_name, parser, static_value
-from .text import find_mentions, legacy_names
+from ..text import find_mentions, legacy_names
+from . import render
+from .calls import expanded, follow_calls, forwards_arguments, inside_function
+from .dead import uncalled_functions
+from .expand import Expander, mentions_expansion
+from .reach import Ctx, Event, context, link, sr_covered
+from .render import EntryData
+from .words import first_error, heredoc_target, is_env_file_name, parser, static_value
 
 
 class ShellFragment:
@@ -103,7 +104,7 @@ class ShellFragment:
         self.heredocs: list[tuple[str, list[int], Ctx]] = []
         self.functions: dict[str, tree_sitter.Node] = {}
         self.calls: dict[str, tree_sitter.Node] = {}
-        self.dead_functions: dict[str, tuple[Blocker, str]] = {}  # functions nothing calls (shell_dead)
+        self.dead_functions: dict[str, tuple[Blocker, str]] = {}  # functions nothing calls (dead.py)
         self.sr_scopes: list[tuple] = []
         self.ctx_cache: dict[int, Ctx] = {}
         self.ok = True
@@ -157,18 +158,18 @@ class ShellFragment:
             self.analysis.handled.append((self.base + start_char + off, self.base + start_char + off + len(var)))
 
     def ctx(self, node) -> Ctx:
-        """Order key, guard path and subshell containers of ``node`` (:func:`.shell_reach.context`)."""
+        """Order key, guard path and subshell containers of ``node`` (:func:`.reach.context`)."""
         return context(self, node)
 
     def sr_covered(self, scope: Hashable) -> bool:
         """True when a ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` setting of this fragment is in force
-        wherever ``scope`` is (:func:`.shell_reach.sr_covered`)."""
+        wherever ``scope`` is (:func:`.reach.sr_covered`)."""
         return sr_covered(self, scope)
 
     def edits(self, decisions: Mapping[int, Decision]) -> list[Edit]:
         """The edits (character offsets of ``text``) that carry out ``decisions`` for this
-        fragment's entries (:func:`.shell_render.edits`)."""
-        return shell_render.edits(self, decisions)
+        fragment's entries (:func:`.render.edits`)."""
+        return render.edits(self, decisions)
 
     def _index_functions(self, root) -> None:
         stack = [root]
@@ -418,7 +419,7 @@ class ShellFragment:
             self.function_calls.append((node, base, word_nodes[1:]))
             return
         if forwards_arguments(self, node, word_nodes):
-            return  # `python3 "$@"` in a function body: read at each call (shell_calls.follow_calls)
+            return  # `python3 "$@"` in a function body: read at each call (calls.follow_calls)
         if (cmd.problem or not (cmd.python or cmd.target)) and any(mentions_expansion(w) for w in word_nodes):
             through = expanded(self, word_nodes, node)
             if through is not None:

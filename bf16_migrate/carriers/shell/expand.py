@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from .shell_words import static_value
+from .words import static_value
 
 COMPUTED = "\0"
 MAX_ALTERNATIVES = 16
@@ -84,7 +84,7 @@ def _finish(text: str) -> str | None:
 
 
 class Expander:
-    """The expansions of command words of one :class:`~.shell_fragment.ShellFragment` (``frag``: gives
+    """The expansions of command words of one :class:`~.fragment.ShellFragment` (``frag``: gives
     ``t(node)``, ``ctx(node)``, ``at(byte)`` and the parsed ``tree``)."""
 
     def __init__(self, frag) -> None:

@@ -2,8 +2,8 @@
 shebang).
 
 A script is checked by bash itself (``bash -n``, bash(1)) and read by
-:class:`~.shell_fragment.ShellFragment` (tree-sitter-bash; what is read is listed there); the
-plan's decisions are rendered by :mod:`.shell_render`, byte for byte outside the edited spans.
+:class:`~.fragment.ShellFragment` (tree-sitter-bash; what is read is listed there); the
+plan's decisions are rendered by :mod:`.render`, byte for byte outside the edited spans.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING
 
-from .model import Analysis, CarrierError, apply_edits
-from .shell_flags import flag_edits
-from .shell_fragment import ShellFragment
+from ..model import Analysis, CarrierError, apply_edits
+from .flags import flag_edits
+from .fragment import ShellFragment
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..diagnostics import Diagnostic
+    from ...diagnostics import Diagnostic
 
 # the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
 KIND = "shell"

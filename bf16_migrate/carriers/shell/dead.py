@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 
 import tree_sitter
 
-from .model import Blocker
-from .shell_words import static_value
+from ..model import Blocker
+from .words import static_value
 
 _COMPARE: dict[str, Callable[[str, str], bool]] = {
     "=": operator.eq,

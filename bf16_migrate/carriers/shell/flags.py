@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .model import Edit
+from ..model import Edit
 
 if TYPE_CHECKING:
-    from .shell_fragment import ShellFragment
+    from .fragment import ShellFragment
 
 _BRANCHES = ("if_statement", "elif_clause", "else_clause", "case_item")
 _EXPANSIONS = ("simple_expansion", "expansion")

@@ -16,9 +16,9 @@ from typing import Protocol
 
 import tree_sitter
 
-from .model import SET, UNSET, Analysis, Blocker, Include
-from .shell_dead import dead_branch
-from .shell_render import EntryData
+from ..model import SET, UNSET, Analysis, Blocker, Include
+from .dead import dead_branch
+from .render import EntryData
 
 CONDITIONAL = {
     "if_statement",
@@ -42,7 +42,7 @@ class Ctx:
     guard: tuple
     containers: tuple
     dead: tuple[Blocker, str] | None = None
-    """Why the node never runs, or may not (:mod:`.shell_dead`: a function nothing calls, a
+    """Why the node never runs, or may not (:mod:`.dead`: a function nothing calls, a
     constant condition): why a setting there is kept (:attr:`Blocker.NEVER_IN_FORCE`: never
     runs; :attr:`Blocker.UNREWRITTEN_FORM`: when it runs cannot be told) and the reason, worded
     for a message; None when it runs as its place says."""
@@ -59,7 +59,7 @@ class Event:
 
 
 class ReachedFragment(Protocol):
-    """What this module reads of a :class:`~.shell_fragment.ShellFragment`: its functions and
+    """What this module reads of a :class:`~.fragment.ShellFragment`: its functions and
     their first calls, its entries, events, launches, includes and env-file heredocs, and the
     cache of :func:`context`."""
 

@@ -1,6 +1,6 @@
 """Shell functions and expansions in launch lines: a function's body starts Python at each call
 (``run() { python3 "$@"; }; XLA_USE_BF16=1 run train.py``), and a command whose words expand
-variables is read through them (:mod:`.shell_expand`) before it is called unresolved.
+variables is read through them (:mod:`.expand`) before it is called unresolved.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from typing import Protocol
 
 import tree_sitter
 
-from ..command_lines import Command, read_command
-from .model import Analysis, Launch, Target
-from .shell_expand import Expander
-from .shell_reach import Ctx
+from ...command_lines import Command, read_command
+from ..model import Analysis, Launch, Target
+from .expand import Expander
+from .reach import Ctx
 
 
 class CallingFragment(Protocol):
-    """What this module reads of a :class:`~.shell_fragment.ShellFragment`: its functions, the
+    """What this module reads of a :class:`~.fragment.ShellFragment`: its functions, the
     calls of them and the prefix settings of each command, its launches, its expander."""
 
     @property
@@ -76,7 +76,7 @@ def forwards_arguments(frag: CallingFragment, node, word_nodes) -> bool:
 
 
 def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Command | None:
-    """The command read through its expansions (:mod:`.shell_expand`): the script every
+    """The command read through its expansions (:mod:`.expand`): the script every
     expansion starts, or a problem naming what stays computed; ``None`` when no expansion
     starts Python."""
     expansions = frag.expander.words(word_nodes, node, positional)
