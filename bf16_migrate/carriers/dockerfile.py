@@ -2,7 +2,7 @@
 
 Parsers: dockerfile-parse (maintained by the containerbuildsystem project; it splits the file
 into instructions with their first and last lines, continuations and the ``# escape=``
-directive included) for the instructions; tree-sitter-bash (see :mod:`.shell.fragment`) for what is
+directive included) for the instructions; tree-sitter-bash (see :mod:`.shell.walk`) for what is
 inside them: the ``KEY=VALUE`` pairs of ``ENV`` (several per instruction, over ``\\``
 continuations, quoted or not), and the shell forms of ``RUN``, ``CMD`` and ``ENTRYPOINT``.
 
@@ -59,7 +59,7 @@ from .model import (
     decide_together,
     same_effect,
 )
-from .shell.fragment import ShellFragment
+from .shell import ShellFragment
 from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ class _Reader:
                 raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0
             )
             self.fragments.append((a0, a1, frag, self.ins_span(ins)))
-            record.launches = list(frag.my_launches)
+            record.launches = list(frag.launches)
         if name == "RUN":
             launches = (
                 record.launches

@@ -5,50 +5,23 @@ variables is read through them (:mod:`.expand`) before it is called unresolved.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Protocol
+from dataclasses import dataclass
 
 import tree_sitter
 
 from ...command_lines import Command, read_command
-from ..model import Analysis, Launch, Target
+from ..model import Launch, Target
 from .expand import Expander
-from .reach import Ctx
+from .parsed import Functions, ParsedFragment, ShellSource
 
 
-class CallingFragment(Protocol):
-    """What this module reads of a :class:`~.fragment.ShellFragment`: its functions, the
-    calls of them and the prefix settings of each command, its launches, its expander."""
-
-    @property
-    def analysis(self) -> Analysis: ...
-    @property
-    def expander(self) -> Expander: ...
-    @property
-    def functions(self) -> Mapping[str, tree_sitter.Node]: ...
-    @property
-    def function_calls(self) -> list: ...
-    @property
-    def prefix_entries(self) -> Mapping[int, list[int]]: ...
-    @property
-    def launch_of_node(self) -> Mapping[int, int]: ...
-    @property
-    def launch_ctx(self) -> dict[int, Ctx]: ...
-    @property
-    def my_launches(self) -> list[int]: ...
-    def t(self, node_or_span) -> str: ...
-    def at(self, byte: int) -> tuple[int, int]: ...
-    def ctx(self, node) -> Ctx: ...
-    def add_launch(self, launch: Launch, entry_ids, node) -> int: ...
-
-
-def inside_function(frag: CallingFragment, node, name: str) -> bool:
+def inside_function(functions: Functions, node: tree_sitter.Node, name: str) -> bool:
     """Whether ``node`` lies in the body of the script's function ``name``."""
-    fn = frag.functions[name]
+    fn = functions.definitions[name]
     return fn.start_byte <= node.start_byte < fn.end_byte
 
 
-def enclosing_function(frag: CallingFragment, node):
+def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The ``function_definition`` node around ``node``, or None."""
     anc = node.parent
     while anc is not None:
@@ -58,28 +31,35 @@ def enclosing_function(frag: CallingFragment, node):
     return None
 
 
-def forwards_arguments(frag: CallingFragment, node, word_nodes) -> bool:
+def forwards_arguments(source: ShellSource, node: tree_sitter.Node, word_nodes) -> bool:
     """A command of a function body whose words hold ``"$@"``, ``$*`` or ``$1``...: what
-    it starts depends on each call's arguments."""
-    if enclosing_function(frag, node) is None:
+    it starts depends on each call's arguments (bash(1), "Special Parameters")."""
+    if enclosing_function(node) is None:
         return False
     for w in word_nodes:
         stack = [w]
         while stack:
             n = stack.pop()
-            if n.type in ("simple_expansion", "expansion"):
-                var = next((c for c in n.named_children if c.type in ("variable_name", "special_variable_name")), None)
-                if var is not None and (frag.t(var) in ("@", "*") or (frag.t(var).isdigit() and frag.t(var) != "0")):
-                    return True
+            if n.type in ("simple_expansion", "expansion") and _is_positional(source, n):
+                return True
             stack.extend(n.children)
     return False
 
 
-def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Command | None:
+def _is_positional(source: ShellSource, expansion: tree_sitter.Node) -> bool:
+    """Whether an expansion reads the positional parameters: ``$@``, ``$*``, ``$1``..."""
+    var = next((c for c in expansion.named_children if c.type in ("variable_name", "special_variable_name")), None)
+    if var is None:
+        return False
+    name = source.t(var)
+    return name in ("@", "*") or (name.isdigit() and name != "0")
+
+
+def expanded(expander: Expander, word_nodes, node, positional=None) -> Command | None:
     """The command read through its expansions (:mod:`.expand`): the script every
     expansion starts, or a problem naming what stays computed; ``None`` when no expansion
     starts Python."""
-    expansions = frag.expander.words(word_nodes, node, positional)
+    expansions = expander.words(word_nodes, node, positional)
     if expansions is None:
         return None
     reads = [(read_command(e.words), e) for e in expansions]
@@ -120,29 +100,45 @@ class _TooManyCalls(Exception):
     """Following one call read more than :data:`MAX_CALL_COMMANDS` commands."""
 
 
-def follow_calls(frag: CallingFragment) -> None:
-    """Each call of a function defined in the script: the commands of its body that
-    forward the call's arguments (``python3 "$@"``, ``run_test "$@"``, through further
-    functions) are launches at the call, reached by the prefix settings along the way
-    (``XLA_USE_BF16=1 run_test "$@"``)."""
-    for call, name, args in frag.function_calls:
-        if enclosing_function(frag, call) is not None and any(forwards_arguments(frag, call, [a]) for a in args):
+@dataclass
+class CallLaunch:
+    """What following a function call found: a ``launch`` at the call (the command node
+    ``call``) reached by the settings ``entries`` made along the way, or, with ``launch`` None,
+    the launch ``inner`` (an index of the body's own launch) reached by ``entries`` too."""
+
+    call: tree_sitter.Node
+    entries: list[int]
+    launch: Launch | None = None
+    inner: int | None = None
+
+
+def follow_calls(parsed: ParsedFragment, expander: Expander) -> list[CallLaunch]:
+    """Each call of a function defined in the script (``parsed.function_calls``): the commands
+    of its body that forward the call's arguments (``python3 "$@"``, ``run_test "$@"``, through
+    further functions) are launches at the call, reached by the prefix settings along the way
+    (``XLA_USE_BF16=1 run_test "$@"``); a launch of the body itself is reached by the call's
+    prefix settings. Returns them in the order found, each launch once."""
+    out: list[CallLaunch] = []
+    source = parsed.source
+    for fc in parsed.function_calls:
+        call = fc.node
+        if enclosing_function(call) is not None and any(forwards_arguments(source, call, [a]) for a in fc.arguments):
             continue  # a forwarding call inside a function: followed from the outer calls
-        positional = frag.expander.words(args, call)
+        positional = expander.words(fc.arguments, call)
         if positional is None:
             continue
         found: list = []
-        line, col = frag.at(call.start_byte)
-        text = frag.t(call).split("\n", 1)[0].strip().rstrip("\\").rstrip()
-        prefix = list(frag.prefix_entries.get(call.id, []))
+        line, col = source.at(call.start_byte)
+        text = source.t(call).split("\n", 1)[0].strip().rstrip("\\").rstrip()
+        prefix = list(parsed.prefix_entries.get(call.id, []))
         try:
-            _launches_of(frag, name, positional, prefix, found, depth=0, budget=[MAX_CALL_COMMANDS])
+            _launches_of(parsed, expander, fc.name, positional, prefix, found, depth=0, budget=[MAX_CALL_COMMANDS])
         except _TooManyCalls:
             problem = (
-                f"following `{name}` through the functions it calls reads more than {MAX_CALL_COMMANDS} commands "
+                f"following `{fc.name}` through the functions it calls reads more than {MAX_CALL_COMMANDS} commands "
                 "(functions that call each other many times over): what it starts is not guessed"
             )
-            frag.add_launch(Launch(line, col, text[:100], (Target.SCRIPT, "?"), problem), prefix, call)
+            out.append(CallLaunch(call, prefix, Launch(line, col, text[:100], (Target.SCRIPT, "?"), problem)))
             continue
         seen: set = set()
         for cmd, entries, inner in found:
@@ -151,14 +147,22 @@ def follow_calls(frag: CallingFragment) -> None:
                 continue  # the same launch reached along another path of calls
             seen.add(key)
             if cmd is None:  # a launch of the body itself: the call's prefix settings reach it
-                for eid in entries:
-                    frag.analysis.launches[inner].reached_by.setdefault(eid, True)
+                out.append(CallLaunch(call, entries, inner=inner))
                 continue
-            frag.add_launch(Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args)), entries, call)
+            launch = Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args))
+            out.append(CallLaunch(call, entries, launch))
+    return out
 
 
 def _launches_of(
-    frag: CallingFragment, name: str, positional, entries: list[int], found: list, depth: int, budget: list[int]
+    parsed: ParsedFragment,
+    expander: Expander,
+    name: str,
+    positional,
+    entries: list[int],
+    found: list,
+    depth: int,
+    budget: list[int],
 ) -> None:
     """The launches function ``name``'s body starts for a call with ``positional`` words
     (``None``: the caller's own arguments), appended to ``found``; through nested calls, to depth 8.
@@ -166,40 +170,41 @@ def _launches_of(
     :class:`_TooManyCalls` past it."""
     if depth > 8:
         return
-    body = frag.functions[name]
+    source, functions = parsed.source, parsed.functions.definitions
+    body = functions[name]
     stack = [body]
     while stack:
         n = stack.pop()
         if n.type == "function_definition" and n.id != body.id:
             continue
-        if n.type == "command":
-            budget[0] -= 1
-            if budget[0] < 0:
-                raise _TooManyCalls
-            nm = n.child_by_field_name("name")
-            words = ([nm] if nm is not None else []) + list(n.children_by_field_name("argument"))
-            if not forwards_arguments(frag, n, words):
-                if n.id in frag.launch_of_node and entries:
-                    found.append((None, entries, frag.launch_of_node[n.id]))
-                callee = frag.t(nm) if nm is not None else None
-                if callee is not None and callee in frag.functions and callee != name and entries:
-                    _launches_of(
-                        frag, callee, None, entries + frag.prefix_entries.get(n.id, []), found, depth + 1, budget
-                    )
-                stack.extend(n.children)
-                continue
-            here = entries + frag.prefix_entries.get(n.id, [])
-            callee = frag.t(nm) if nm is not None else None
-            if callee is not None and callee in frag.functions and callee != name:
-                inner = frag.expander.words(words[1:], n, positional)
-                if inner is not None:
-                    _launches_of(frag, callee, inner, here, found, depth + 1, budget)
-                continue
-            cmd = expanded(frag, words, n, positional)
-            if cmd is not None:
-                found.append((cmd, here, n))
+        if n.type != "command":
+            stack.extend(n.children)
             continue
-        stack.extend(n.children)
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooManyCalls
+        nm = n.child_by_field_name("name")
+        words = ([nm] if nm is not None else []) + list(n.children_by_field_name("argument"))
+        callee = source.t(nm) if nm is not None else None
+        calls_another = callee is not None and callee in functions and callee != name
+        here = entries + parsed.prefix_entries.get(n.id, [])
+        if not forwards_arguments(source, n, words):
+            if n.id in parsed.launch_of_node and entries:
+                found.append((None, entries, parsed.launch_of_node[n.id]))
+            if calls_another and entries:
+                assert callee is not None
+                _launches_of(parsed, expander, callee, None, here, found, depth + 1, budget)
+            stack.extend(n.children)
+            continue
+        if calls_another:
+            assert callee is not None
+            inner = expander.words(words[1:], n, positional)
+            if inner is not None:
+                _launches_of(parsed, expander, callee, inner, here, found, depth + 1, budget)
+            continue
+        cmd = expanded(expander, words, n, positional)
+        if cmd is not None:
+            found.append((cmd, here, n))
 
 
 def _describe(name: str, line: int) -> str:

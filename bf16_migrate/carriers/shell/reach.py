@@ -1,255 +1,161 @@
-"""Which settings of a shell fragment are in force at which launch: execution order, the
-branches an ``export`` sits in and the subshells that hold it (bash(1), "COMMAND EXECUTION
-ENVIRONMENT": a subshell, a pipeline element and ``$(...)`` get a copy of the environment).
+"""Which settings of a shell fragment are in force at which launch (bash(1), "COMMAND EXECUTION
+ENVIRONMENT": an exported variable is in the environment of every command run after it, a
+subshell, a pipeline element and ``$(...)`` get a copy of the environment).
 
-Each node gets a :class:`Ctx`: an order key (a function's body runs where the function is first
-called), its guard path (the ``if``/``case``/``&&`` branches that must be taken) and its
-containers (subshells, pipeline elements). :func:`link` then fills every launch's
-``reached_by``.
+:func:`link` reads the events of a :class:`~.parsed.ParsedFragment` in execution order (each
+placed by :mod:`.context`) and returns a :class:`Reach`: the entries in force at each launch
+(surely, when the last setting before the launch is on its guard path; partially, when on some
+branch only), the settings that never run, and what the fragment's includes and env-file
+heredocs reach. :func:`apply_reach` writes it into the host's :class:`~..model.Analysis`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 
-import tree_sitter
-
-from ..model import SET, UNSET, Analysis, Blocker, Include
-from .dead import dead_branch
-from .render import EntryData
-
-CONDITIONAL = {
-    "if_statement",
-    "elif_clause",
-    "else_clause",
-    "case_item",
-    "while_statement",
-    "for_statement",
-    "c_style_for_statement",
-    "list",
-}
-SUBSHELLS = {"subshell", "command_substitution", "process_substitution"}
+from ..model import SET, UNSET, Analysis, Blocker, Include, Launch
+from .parsed import Ctx, EntryData, Event, IncludeSite, ParsedFragment
 
 
 @dataclass
-class Ctx:
-    """Where a node runs: ``key`` orders nodes in execution order, ``guard`` the branches
-    ``(node id, tag)`` it needs, ``containers`` the subshells and pipeline elements around it."""
+class Reach:
+    """What :func:`link` found. ``reached``: launch index -> entry id -> True when the entry is
+    in force on every path to the launch, False on some only (in execution order of the
+    settings). ``through_env_files``: ``(launch, entry)`` for each line of an env file the
+    fragment writes and a launch after it loads. ``kept``: ``(entry, problem, blocker)`` for each
+    setting made where the code never runs (BFM092). ``local``: the includes of a file the
+    fragment writes itself. ``include_launches``: each ``source`` include with the launches
+    after it."""
 
-    key: tuple
-    guard: tuple
-    containers: tuple
-    dead: tuple[Blocker, str] | None = None
-    """Why the node never runs, or may not (:mod:`.dead`: a function nothing calls, a
-    constant condition): why a setting there is kept (:attr:`Blocker.NEVER_IN_FORCE`: never
-    runs; :attr:`Blocker.UNREWRITTEN_FORM`: when it runs cannot be told) and the reason, worded
-    for a message; None when it runs as its place says."""
-
-
-@dataclass
-class Event:
-    """Entry ``entry`` sets or unsets ``variable`` (``action``) at ``ctx``."""
-
-    entry: int
-    variable: str
-    action: str
-    ctx: Ctx
+    reached: dict[int, dict[int, bool]] = field(default_factory=dict)
+    through_env_files: list[tuple[int, int]] = field(default_factory=list)
+    kept: list[tuple[int, str, Blocker]] = field(default_factory=list)
+    local: list[Include] = field(default_factory=list)
+    include_launches: list[tuple[Include, list[int]]] = field(default_factory=list)
 
 
-class ReachedFragment(Protocol):
-    """What this module reads of a :class:`~.fragment.ShellFragment`: its functions and
-    their first calls, its entries, events, launches, includes and env-file heredocs, and the
-    cache of :func:`context`."""
-
-    @property
-    def analysis(self) -> Analysis: ...
-    @property
-    def calls(self) -> Mapping[str, tree_sitter.Node]: ...
-    @property
-    def dead_functions(self) -> Mapping[str, tuple[Blocker, str]]: ...
-    @property
-    def data(self) -> bytes: ...
-    @property
-    def ctx_cache(self) -> dict[int, Ctx]: ...
-    @property
-    def entry_data(self) -> Mapping[int, EntryData]: ...
-    @property
-    def events(self) -> list[Event]: ...
-    @property
-    def heredocs(self) -> list[tuple[str, list[int], Ctx]]: ...
-    @property
-    def include_ctx(self) -> list[tuple[Include, Ctx]]: ...
-    @property
-    def launch_ctx(self) -> Mapping[int, Ctx]: ...
-    @property
-    def my_launches(self) -> list[int]: ...
-    @property
-    def sr_scopes(self) -> list[tuple]: ...
-    def t(self, node_or_span) -> str: ...
-
-
-def context(frag: ReachedFragment, node) -> Ctx:
-    """Order key, guard path and subshell containers of ``node`` (functions inlined at their
-    first call)."""
-    cached = frag.ctx_cache.get(node.id)
-    if cached is not None:
-        return cached
-    guard: list = []
-    containers: list = []
-    child = node
-    anc = node.parent
-    outer: Ctx | None = None
-    dead: tuple[Blocker, str] | None = None
-    while anc is not None:
-        if anc.type == "function_definition":
-            name = anc.child_by_field_name("name")
-            call = frag.calls.get(frag.t(name)) if name is not None else None
-            if call is not None:
-                outer = context(frag, call)
-                body = anc.child_by_field_name("body")
-                if body is not None and body.type == "subshell":
-                    containers.insert(0, body.id)
-                break
-            if name is not None and dead is None:
-                dead = frag.dead_functions.get(frag.t(name))
-        if dead is None and anc.type in ("program", "if_statement", "list", "while_statement", "case_statement"):
-            branch = dead_branch(anc, child, frag.data)
-            dead = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
-        following = _next_sibling(anc, child)
-        if following is not None and following.type == "&":  # `cmd &`: run in a subshell of its own
-            containers.insert(0, ("background", child.id))
-        if anc.type in SUBSHELLS:
-            containers.insert(0, anc.id)
-        if anc.type == "pipeline" and anc.named_child_count > 1:
-            containers.insert(0, (anc.id, child.id))
-        if anc.type in CONDITIONAL:
-            tag = _branch_tag(anc, child)
-            if tag is not None:
-                guard.insert(0, (anc.id, tag))
-        child = anc
-        anc = anc.parent
-    key = (node.start_byte,)
-    if outer is not None:
-        dead = dead or outer.dead
-        result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers), dead)
-    else:
-        result = Ctx(key, tuple(guard), tuple(containers), dead)
-    frag.ctx_cache[node.id] = result
-    return result
-
-
-def _next_sibling(anc, child):
-    found = False
-    for c in anc.children:
-        if found:
-            return c
-        found = c.id == child.id
-    return None
-
-
-def _branch_tag(anc, child) -> str | None:
-    if anc.type == "list":
-        return None if anc.children and anc.children[0].id == child.id else "rhs"
-    if anc.type in ("if_statement", "elif_clause"):
-        seg = 0
-        for c in anc.children:
-            if c.id == child.id:
-                break
-            if c.type == "then":
-                seg = 1
-        if child.type in ("elif_clause", "else_clause"):
-            return None  # the clause node carries its own tag
-        return "then" if seg else None  # the condition runs whenever the statement does
-    if anc.type == "else_clause":
-        return "else"
-    if anc.type == "case_item":
-        return "item"
-    if anc.type in ("while_statement", "for_statement", "c_style_for_statement"):
-        return "body" if child.type == "do_group" else None
-    return None
-
-
-def link(frag: ReachedFragment) -> None:  # noqa: C901
-    """Fill ``reached_by`` of ``frag``'s launches from its events (a launch is reached surely
-    when the last setting before it in execution order is on its guard path, partially when on
-    some branch only), and the launches of its includes and env-file heredocs."""
-    launches = frag.analysis.launches
-    by_var: dict[str, list[Event]] = {}
-    for ev in frag.events:
-        if ev.ctx.dead is not None:  # never runs: never in force (BFM092), kept as it is
-            entry = frag.analysis.entries[ev.entry]
-            blocker, why = ev.ctx.dead
-            if entry.problem is None:
-                never = blocker is Blocker.NEVER_IN_FORCE
-                entry.problem, entry.blocker = (f"{why}: it never takes effect" if never else why), blocker
-            continue
-        by_var.setdefault(ev.variable, []).append(ev)
-    for events in by_var.values():
+def link(parsed: ParsedFragment, launches: Sequence[Launch]) -> Reach:
+    """The :class:`Reach` of ``parsed``'s settings; ``launches`` are the host analysis's
+    (indexed by ``parsed.launches``)."""
+    reach = Reach()
+    by_variable: dict[str, list[Event]] = {}
+    for ev in parsed.events:
+        if ev.ctx.dead is None:
+            by_variable.setdefault(ev.variable, []).append(ev)
+        else:  # never runs: never in force (BFM092), kept as it is
+            reach.kept.append((ev.entry, *_never_runs(ev.ctx.dead)))
+    for events in by_variable.values():
         events.sort(key=lambda e: e.ctx.key)
-        for idx in frag.my_launches:
-            lc = frag.launch_ctx[idx]
-            if lc.dead is not None:
-                continue  # a launch that never runs is reached by nothing
-            if launches[idx].isolated:
-                continue  # `env -i`: only its own command line's settings (added with the launch)
-            state, on = "off", []
-            for ev in events:
-                if not (ev.ctx.key < lc.key or ev.ctx.key == lc.key):
-                    break
-                if lc.containers[: len(ev.ctx.containers)] != ev.ctx.containers:
-                    continue  # exported inside a subshell the launch is not in
-                sure = lc.guard[: len(ev.ctx.guard)] == ev.ctx.guard
-                is_cmd_local = frag.entry_data[ev.entry].kind == "envword" and ev.action == UNSET
-                if is_cmd_local and ev.ctx.key != lc.key:
-                    continue
-                if ev.action == SET:
-                    if sure:
-                        state, on = "on", [(ev.entry, True)]
-                    else:
-                        state = "on" if state == "on" else "maybe"
-                        on.append((ev.entry, False))
-                else:
-                    if sure:
-                        state, on = "off", []
-                    elif state != "off":
-                        state = "maybe"
-                        on = [(e, False) for e, _ in on]
-            if on:
-                for eid, sure in on:
-                    prev = launches[idx].reached_by.get(eid)
-                    launches[idx].reached_by[eid] = sure if prev is None else (prev or sure)
-    # `X=1; export X`: the bare export travels with the assignment
-    # env-file heredocs reach the launches of the includes that load that file
-    for target, ids, _hctx in frag.heredocs:
-        norm = _norm(target)
-        for inc, ictx in frag.include_ctx:
-            if _norm(inc.path) == norm:
-                inc.local = True
-                reach = (
-                    list(inc.launches)
-                    if getattr(inc, "node", None) is not None
-                    else [idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key]
-                )
-                for idx in reach:
-                    for eid in ids:
-                        launches[idx].reached_by.setdefault(eid, True)
-    for inc, ictx in frag.include_ctx:
-        if getattr(inc, "node", None) is None:
-            inc.launches.extend(
-                idx for idx in frag.my_launches if frag.launch_ctx[idx].key > ictx.key and idx not in inc.launches
-            )
+        for idx in parsed.launches:
+            lc = parsed.launch_ctx[idx]
+            if lc.dead is not None or launches[idx].isolated:
+                continue  # a launch that never runs is reached by nothing; `env -i`: only its own line's settings
+            for eid, sure in _in_force(events, lc, parsed.entry_data):
+                found = reach.reached.setdefault(idx, {})
+                prev = found.get(eid)
+                found[eid] = sure if prev is None else (prev or sure)
+    reach.through_env_files, reach.local = _through_env_files(parsed)
+    reach.include_launches = [
+        (site.include, _launches_after(parsed, site.ctx, exclude=site.include.launches))
+        for site in parsed.includes
+        if site.command is None
+    ]
+    return reach
 
 
-def sr_covered(frag: ReachedFragment, scope: Hashable) -> bool:
-    """True when a ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` setting of ``frag`` is in force
-    wherever ``scope`` is (its branch and subshell enclose ``scope``'s). A shell scope is
-    ``(guard, containers, command id or None)`` or ``("heredoc", node id)``; anything else
-    (``None``: no scope) is covered by nothing."""
+def _never_runs(dead: tuple[Blocker, str]) -> tuple[str, Blocker]:
+    """The problem and blocker of a setting made where the code never runs, or may not."""
+    blocker, why = dead
+    return (f"{why}: it never takes effect" if blocker is Blocker.NEVER_IN_FORCE else why), blocker
+
+
+def _in_force(events: list[Event], lc: Ctx, entry_data: dict[int, EntryData]) -> list[tuple[int, bool]]:
+    """The entries of one variable in force at a launch at ``lc``, each with whether surely:
+    the events before it in execution order (``events``, sorted) played in order, a setting on
+    the launch's guard path replacing what came before, one on another branch adding to it; an
+    ``unset`` on the path clears them, one on another branch leaves them partial."""
+    on: list[tuple[int, bool]] = []
+    for ev in events:
+        if ev.ctx.key > lc.key:
+            break
+        if not _visible(ev, lc, entry_data):
+            continue
+        sure = lc.guard[: len(ev.ctx.guard)] == ev.ctx.guard
+        if ev.action == SET:
+            on = [(ev.entry, True)] if sure else [*on, (ev.entry, False)]
+        else:
+            on = [] if sure else [(e, False) for e, _ in on]
+    return on
+
+
+def _visible(ev: Event, lc: Ctx, entry_data: dict[int, EntryData]) -> bool:
+    """Whether the event can act at a launch at ``lc``: not made inside a subshell the launch is
+    not in, and, for an ``env -u X`` of a command, at that command itself."""
+    if lc.containers[: len(ev.ctx.containers)] != ev.ctx.containers:
+        return False  # exported inside a subshell the launch is not in
+    command_local = entry_data[ev.entry].kind == "envword" and ev.action == UNSET
+    return not (command_local and ev.ctx.key != lc.key)
+
+
+def _through_env_files(parsed: ParsedFragment) -> tuple[list[tuple[int, int]], list[Include]]:
+    """The env-file heredocs' lines that reach the launches of the includes loading that file:
+    ``(launch, entry)`` pairs, and those includes (local: their file is written here)."""
+    reached: list[tuple[int, int]] = []
+    local: list[Include] = []
+    for heredoc in parsed.heredocs:
+        for site in parsed.includes:
+            if _norm(site.include.path) != _norm(heredoc.target):
+                continue
+            local.append(site.include)
+            for idx in _include_reach(parsed, site):
+                reached.extend((idx, eid) for eid in heredoc.entries)
+    return reached, local
+
+
+def _include_reach(parsed: ParsedFragment, site: IncludeSite) -> list[int]:
+    """The launches an include's settings reach: its command's own (``--env-file``), or every
+    launch after it (``source``)."""
+    if site.command is not None:
+        return list(site.include.launches)
+    return _launches_after(parsed, site.ctx, exclude=[])
+
+
+def _launches_after(parsed: ParsedFragment, ctx: Ctx, exclude: list[int]) -> list[int]:
+    """The fragment's launches after ``ctx`` in execution order, but those of ``exclude``."""
+    return [idx for idx in parsed.launches if parsed.launch_ctx[idx].key > ctx.key and idx not in exclude]
+
+
+def apply_reach(reach: Reach, analysis: Analysis) -> None:
+    """Write ``reach`` into ``analysis``: each launch's ``reached_by`` (merged with what its own
+    command line set: surely in force once surely in force on any account), the kept settings'
+    problems (where no other problem was found first), and the includes."""
+    for idx, found in reach.reached.items():
+        reached_by = analysis.launches[idx].reached_by
+        for eid, sure in found.items():
+            prev = reached_by.get(eid)
+            reached_by[eid] = sure if prev is None else (prev or sure)
+    for inc in reach.local:
+        inc.local = True
+    for idx, eid in reach.through_env_files:
+        analysis.launches[idx].reached_by.setdefault(eid, True)
+    for inc, launches in reach.include_launches:
+        inc.launches.extend(launches)
+    for eid, problem, blocker in reach.kept:
+        entry = analysis.entries[eid]
+        if entry.problem is None:
+            entry.problem, entry.blocker = problem, blocker
+
+
+def sr_covered(sr_scopes: list[tuple], scope: Hashable) -> bool:
+    """True when a ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` setting made at one of ``sr_scopes``
+    (:attr:`~.parsed.ParsedFragment.sr_scopes`) is in force wherever ``scope`` is (its branch
+    and subshell enclose ``scope``'s). A shell scope is ``(guard, containers, command id or
+    None)`` or ``("heredoc", node id)``; anything else (``None``: no scope) is covered by
+    nothing."""
     if not isinstance(scope, tuple):
         return False
-    for present in frag.sr_scopes:
+    for present in sr_scopes:
         if present[0] == "heredoc" or scope[0] == "heredoc":
             if present == scope:
                 return True

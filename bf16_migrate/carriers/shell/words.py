@@ -1,7 +1,7 @@
 """Shell words shared by every carrier that holds shell: the tree-sitter-bash parser and the
 static value of a word (bash's quote removal, "QUOTING" and "Quote Removal" in bash(1)).
 
-Used by the shell carrier (:mod:`.fragment`), Dockerfile ``ENV`` pairs and shell forms
+Used by the shell carrier (:mod:`.walk`), Dockerfile ``ENV`` pairs and shell forms
 (:mod:`.dockerfile`) and the expansion reader (:mod:`.expand`).
 """
 
