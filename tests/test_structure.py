@@ -150,3 +150,37 @@ def test_the_upward_check_sees_an_import_inside_a_function(tmp_path):
     modules = {"bf16_migrate.python.codemod": module, "bf16_migrate.carriers.link": module}
     assert _imports("bf16_migrate.python.codemod", module, modules) == set()
     assert _imports("bf16_migrate.python.codemod", module, modules, anywhere=True) == {"bf16_migrate.carriers.link"}
+
+
+SHELL_LAYERS = {
+    "words": 0,  # the parser and a word's static value
+    "dead": 1,
+    "parsed": 1,  # the data one walk produces
+    "context": 2,
+    "expand": 3,
+    "calls": 4,
+    "walk": 5,  # the one walk that fills the data
+    "reach": 6,  # the passes over the data: they read it and return values
+    "render": 6,
+    "flags": 6,
+    "fragment": 7,  # the passes run in order
+    "bf16_migrate.carriers.shell": 8,  # the carrier
+}
+"""The modules of the shell carrier's package (docs/architecture.md), lowest first: a module
+imports only from a lower layer; the passes over the parsed data (reach, render, flags) import
+neither the walk nor each other."""
+
+
+def test_the_shell_carrier_imports_one_way():
+    modules = _modules()
+    package = "bf16_migrate.carriers.shell"
+    inside = {name for name in modules if name == package or name.startswith(package + ".")}
+    layer = {name: SHELL_LAYERS[name.rsplit(".", 1)[-1] if name != package else package] for name in inside}
+    upward = [
+        f"{name} ({layer[name]}) imports {target} ({layer[target]})"
+        for name in sorted(inside)
+        for target in sorted(_imports(name, modules[name], modules, anywhere=True) & inside)
+        if layer[target] >= layer[name]
+    ]
+    assert len(inside) == len(SHELL_LAYERS)
+    assert upward == []

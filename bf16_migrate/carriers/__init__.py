@@ -3,9 +3,9 @@
 One module per kind, each with a real parser (never a regular expression over the file), each a
 :class:`Carrier` registered by its kind in :data:`REGISTRY`:
 
-* :mod:`.shell` - shell scripts (tree-sitter-bash, read by :mod:`.shell_fragment`, which also
+* :mod:`.shell` - shell scripts (tree-sitter-bash, read by :mod:`.shell.walk`, which also
   reads Dockerfile ``RUN``/``CMD`` shell forms, notebook ``!`` lines and YAML
-  ``run:``/``script:`` blocks; rendered by :mod:`.shell_render`);
+  ``run:``/``script:`` blocks; a package of plain data and passes over it);
 * :mod:`.dockerfile` - Dockerfiles (dockerfile-parse for the instructions, the shell parser for
   ``ENV`` pairs and shell forms), multi-stage;
 * :mod:`.yaml_env` - Kubernetes, docker compose and CI YAML (ruamel.yaml node marks to find the
@@ -15,7 +15,7 @@ One module per kind, each with a real parser (never a regular expression over th
   lines through the shell reader).
 
 Shared by them: :mod:`.model` (what an analysis holds), :mod:`.text` (the variables' names and
-their mentions in a text), :mod:`.shell_words` (the shell parser and a word's static value) and
+their mentions in a text), :mod:`.shell.words` (the shell parser and a word's static value) and
 :mod:`.launch` (which Python a command line starts). :mod:`.link` plans across files: a setting
 is removed only together with the code change of the Python scripts it is in force for
 (:mod:`.resolve` finds them in the tree).
@@ -67,8 +67,8 @@ REGISTRY: dict[str, str] = {
     "dotenv": "dotenv",
     "notebook": "notebook",
 }
-"""Carrier kind -> its module in this package (imported on first use: a run that meets no
-notebook never imports nbformat). Every carrier can start a Python script or hold a setting for
+"""Carrier kind -> its module (or package: ``shell``) in this package (imported on first use: a
+run that meets no notebook never imports nbformat). Every carrier can start a Python script or hold a setting for
 one, so each is read when a script named alone brings in its launchers
 (:func:`bf16_migrate.scan.launchers_of`)."""
 

@@ -2,7 +2,7 @@
 
 Parsers: dockerfile-parse (maintained by the containerbuildsystem project; it splits the file
 into instructions with their first and last lines, continuations and the ``# escape=``
-directive included) for the instructions; tree-sitter-bash (see :mod:`.shell_fragment`) for what is
+directive included) for the instructions; tree-sitter-bash (see :mod:`.shell.walk`) for what is
 inside them: the ``KEY=VALUE`` pairs of ``ENV`` (several per instruction, over ``\\``
 continuations, quoted or not), and the shell forms of ``RUN``, ``CMD`` and ``ENTRYPOINT``.
 
@@ -59,7 +59,7 @@ from .model import (
     decide_together,
     same_effect,
 )
-from .shell_fragment import ShellFragment
+from .shell import ShellFragment
 from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:
@@ -306,7 +306,7 @@ class _Reader:
                 raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0
             )
             self.fragments.append((a0, a1, frag, self.ins_span(ins)))
-            record.launches = list(frag.my_launches)
+            record.launches = list(frag.launches)
         if name == "RUN":
             launches = (
                 record.launches
@@ -396,7 +396,7 @@ class _Reader:
     # -- rendering ----------------------------------------------------------------------------
     def render(self, decisions: Mapping[int, Decision], python: str | None = None) -> str:
         """The new text for ``decisions`` (a Dockerfile holds no Python of its own: ``python``
-        is unused): ``ENV`` pairs renamed or removed, shell forms edited by :mod:`.shell_render`;
+        is unused): ``ENV`` pairs renamed or removed, shell forms edited by :mod:`.shell.render`;
         an ``ENV`` or ``RUN`` left empty goes with its lines."""
         edits: list[Edit] = []
         for pairs in self.env_instructions.values():

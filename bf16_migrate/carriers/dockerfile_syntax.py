@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from .model import ByteMap
-from .shell_words import parser, static_value
+from .shell.words import parser, static_value
 
 
 @dataclass(eq=False)

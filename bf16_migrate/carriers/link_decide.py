@@ -327,7 +327,7 @@ class Decider:
         """amp mode, for a launched script that takes the amp path through its own flag
         (``MigrationResult.launch_flag``): each setting in force for one of its launches is
         replaced by that flag on the same paths (the carrier's ``launch_flags``, shell scripts:
-        :mod:`.shell_flags`), or kept when the flag cannot be passed there (BFM034)."""
+        :mod:`.shell.flags`), or kept when the flag cannot be passed there (BFM034)."""
         for key, r in self.res.items():
             if r.kind != Resolution.PY or r.path is None:
                 continue

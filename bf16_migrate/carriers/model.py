@@ -282,7 +282,7 @@ class Analysis:
     """``launch_flags(entry, launch, flag, sure)``: the edits that pass ``flag`` to the launch
     (an index into :attr:`launches`) on the paths where the entry (an id) is in force (every
     path when ``sure``), or why they cannot be made; None for a carrier that cannot
-    (:mod:`.shell_flags` for shell scripts)."""
+    (:mod:`.shell.flags` for shell scripts)."""
     added: list[Edit] = field(default_factory=list)
     """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
     rendered with them by a carrier that offers ``launch_flags``."""

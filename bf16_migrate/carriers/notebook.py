@@ -56,7 +56,7 @@ from .notebook_json import (
 )
 from .notebook_json import SourceLocator as SourceLocator  # re-exported: bf16_migrate.suppress and output read it here
 from .notebook_json import cell_comments as cell_comments  # re-exported: bf16_migrate.suppress reads it here
-from .shell_fragment import ShellFragment
+from .shell import ShellFragment
 from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ class _Reader:
         ln = self._new_line(ci, -1, body, "shell")
         ln.fragment = frag = ShellFragment(body, self.path, self.analysis, pos=_cell_pos(body, 2), embedded=True)
         _tag(self.analysis, frag, where, before)
-        for li in frag.my_launches:
+        for li in frag.launches:
             self.shell_launches.append(((ci, 0), li, _own_variables(self.analysis, frag, li)))
 
     def _line(self, ci: int, li: int, line: str, where: str) -> str:
@@ -346,15 +346,15 @@ class _Reader:
             cmd, self.path, self.analysis, pos=lambda off: (li + 1, prefix_len + off + 1), embedded=True
         )
         _tag(self.analysis, frag, where, before)
-        for lidx in frag.my_launches:
+        for lidx in frag.launches:
             self.shell_launches.append(((ci, li), lidx, _own_variables(self.analysis, frag, lidx)))
         # `!export X=1` with nothing launched in the same line: never had an effect
-        for eid in frag.my_entries:
+        for eid in frag.entries:
             e = self.analysis.entries[eid]
             if (
                 e.action == SET
                 and frag.entry_data[eid].kind == "decl"
-                and not any(eid in self.analysis.launches[k].reached_by for k in frag.my_launches)
+                and not any(eid in self.analysis.launches[k].reached_by for k in frag.launches)
             ):
                 e.noop = (
                     "each `!` line runs in a shell of its own, so this export never reached the kernel or the cells "
@@ -552,13 +552,13 @@ def _own_variables(analysis: Analysis, frag: ShellFragment, launch: int) -> set[
     """The legacy variables the shell of ``frag`` itself gives launch ``launch``: set for it
     (``X=1 python ...``, an ``export X=1`` before it) or unset in it (``unset X``)."""
     own = {analysis.entries[eid].variable for eid in analysis.launches[launch].reached_by}
-    own |= {analysis.entries[eid].variable for eid in frag.my_entries if analysis.entries[eid].action == UNSET}
+    own |= {analysis.entries[eid].variable for eid in frag.entries if analysis.entries[eid].action == UNSET}
     return own
 
 
 def _tag(analysis: Analysis, frag: ShellFragment, where: str, launches_before: int) -> None:
     """The entries, launches and notes of a shell line or cell just read: in cell ``where``."""
-    for eid in frag.my_entries:
+    for eid in frag.entries:
         analysis.entries[eid].where = where
     for li in range(launches_before, len(analysis.launches)):
         analysis.launches[li].where = where

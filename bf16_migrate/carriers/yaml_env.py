@@ -60,7 +60,7 @@ from .model import (
     line_span,
     same_effect,
 )
-from .shell_fragment import ShellFragment
+from .shell import ShellFragment
 from .text import legacy_names
 
 if TYPE_CHECKING:
@@ -265,7 +265,7 @@ class _Yaml:
         start = node.start_mark.index
         frag = ShellFragment(node.value, self.path, scratch, pos=lambda off: self.pos(start), embedded=True)
         out = []
-        for li in frag.my_launches:
+        for li in frag.launches:
             launch = scratch.launches[li]
             on = [scratch.entries[e] for e in launch.reached_by]
             launch.reached_by = {}

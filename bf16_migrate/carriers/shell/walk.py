@@ -1,6 +1,8 @@
-"""Reading shell: a script (the shell carrier, :mod:`.shell`) or the shell fragments other carriers
-hold (Dockerfile ``RUN``/``CMD``, notebook ``!`` lines, YAML ``run:`` blocks), into the entries
-and launches of an :class:`~.model.Analysis`. Rendering is :mod:`.shell_render`.
+"""Reading shell, in one walk of its tree: a script (the shell carrier) or the shell fragments
+other carriers hold (Dockerfile ``RUN``/``CMD``, notebook ``!`` lines, YAML ``run:`` blocks),
+into the entries and launches of an :class:`~..model.Analysis` and the plain data of
+:class:`~.parsed.ParsedFragment`. Which settings reach which launch is :mod:`.reach`;
+rendering is :mod:`.render`.
 
 Parser: tree-sitter with the tree-sitter-bash grammar, chosen over bashlex after trying both on
 the shapes launch scripts use. bashlex (a port of bash's own yacc grammar, last release 2023)
@@ -30,14 +32,14 @@ What is read (every rule below is bash semantics, ``man bash``, unless said othe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable
 
 import tree_sitter
 
-from ..command_lines import Command, read_command
-from ..diagnostics import message
-from . import dotenv, shell_render
-from .model import (
+from ...command_lines import Command, read_command
+from ...diagnostics import message
+from .. import dotenv
+from ..model import (
     PASS,
     SET,
     STOCHASTIC,
@@ -45,156 +47,154 @@ from .model import (
     Action,
     Analysis,
     Blocker,
-    ByteMap,
     CarrierError,
-    Decision,
-    Edit,
     Include,
     Launch,
     LineIndex,
     Note,
 )
-from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
-from .shell_dead import uncalled_functions
-from .shell_expand import Expander, mentions_expansion
-from .shell_reach import Ctx, Event, context, link, sr_covered
-from .shell_render import EntryData
-from .shell_words import first_error, heredoc_target, is_env_file_name, parser, positional_all, static_value
-from .text import find_mentions, legacy_names
+from ..text import find_mentions, legacy_names
+from .calls import CallLaunch, expanded, follow_calls, forwards_arguments, inside_function
+from .context import Contexts, index_functions
+from .expand import Expander, mentions_expansion
+from .parsed import (
+    EntryData,
+    Event,
+    FunctionCall,
+    Heredoc,
+    IncludeSite,
+    ParsedFragment,
+    ShellSource,
+    read_source,
+    statement_of,
+)
+from .words import first_error, heredoc_target, is_env_file_name, positional_all, static_value
 
 
-class ShellFragment:
-    """Analyse one shell text (a script, or a fragment of another file) into ``analysis``.
+def read_fragment(
+    text: str,
+    path: str,
+    analysis: Analysis,
+    pos: Callable[[int], tuple[int, int]] | None = None,
+    embedded: bool = False,
+    base: int = 0,
+) -> ParsedFragment:
+    """Read one shell text (a script, or a fragment of another file at character ``base`` of
+    it) in one walk of its tree: its entries, launches, includes and notes are added to
+    ``analysis`` and listed, with their places in the tree, in the returned
+    :class:`~.parsed.ParsedFragment`. The launches its functions start are found at their calls
+    (:func:`.calls.follow_calls`). Who reaches which launch is :func:`.reach.link`'s.
 
-    ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the
-    host file; ``embedded`` fragments report parse errors as diagnostics instead of raising.
-    After construction, :meth:`edits` maps decisions to :class:`Edit` objects in ``text``
-    coordinates. Raises :class:`CarrierError` for a script that does not parse."""
+    ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the host
+    file (default: ``text``'s own). A text tree-sitter-bash cannot parse raises
+    :class:`CarrierError` (``path:line:col: ...``), or, ``embedded`` (a fragment of another
+    file), is noted (BFM131 at each legacy name) and returned with ``ok`` False."""
+    source = read_source(text, path, pos or LineIndex(text).pos, base)
+    parsed = ParsedFragment(source)
+    root = source.tree.root_node
+    if root.has_error:
+        bad = first_error(root)
+        line, col = source.at(bad.start_byte)
+        msg = f"{path}:{line}:{col}: cannot parse as a shell script (bash syntax error or unsupported construct)"
+        if not embedded:
+            raise CarrierError(msg)
+        parsed.ok = False
+        _note_mentions(source, analysis, 0, len(text), "BFM131", where="in a shell command bf16-migrate cannot parse")
+        return parsed
+    parsed.functions = index_functions(source)
+    reader = _Reader(parsed, analysis)
+    reader.walk(root)
+    for found in follow_calls(parsed, reader.expander):
+        reader.add_call_launch(found)
+    reader.check_exports()
+    return parsed
 
-    def __init__(
-        self,
-        text: str,
-        path: str,
-        analysis: Analysis,
-        pos: Callable[[int], tuple[int, int]] | None = None,
-        embedded: bool = False,
-        base: int = 0,
-    ) -> None:
-        self.text = text
-        self.base = base
-        self.path = path
+
+def _note_mentions(
+    source: ShellSource,
+    analysis: Analysis,
+    start_char: int,
+    end_char: int,
+    code: str,
+    variant: str | None = None,
+    /,
+    **fields: object,
+) -> None:
+    """A note ``code`` at each legacy name in ``text[start_char:end_char]``, worded by the
+    catalogue's template with ``variable`` (the name) and ``fields``
+    (:func:`bf16_migrate.diagnostics.message`); the name's span is handled."""
+    for var, off in find_mentions(source.text[start_char:end_char], legacy_names()):
+        line, col = source.pos(start_char + off)
+        analysis.notes.append(Note(code, line, col, message(code, variant, variable=var, **fields)))
+        analysis.handled.append((source.base + start_char + off, source.base + start_char + off + len(var)))
+
+
+def command_words(node: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The name and argument word nodes of a ``command`` node, in order."""
+    name = node.child_by_field_name("name")
+    return ([name] if name is not None else []) + list(node.children_by_field_name("argument"))
+
+
+def _word_node(node: tree_sitter.Node) -> tree_sitter.Node:
+    """The word itself of a command's name (``command_name`` holds it)."""
+    if node.type == "command_name" and node.named_children:
+        return node.named_children[0]
+    return node
+
+
+def _sets_allexport(args: list[str | None]) -> bool:
+    """Whether ``set`` with these words turns on allexport: ``-a``, ``-o allexport``, or a
+    cluster of short options holding ``a`` (bash(1), "SHELL BUILTIN COMMANDS", ``set``)."""
+    for word in args:
+        if word in ("-a", "allexport"):
+            return True
+        flag = word or ""
+        if flag.startswith("-") and "a" in flag and not flag.startswith("--"):
+            return True
+    return False
+
+
+class _Reader:
+    """The walk of one parsed fragment: each node kind read by its own method into ``parsed``
+    (and the entries, launches, includes and notes into ``analysis``)."""
+
+    def __init__(self, parsed: ParsedFragment, analysis: Analysis) -> None:
+        self.parsed = parsed
+        self.source = parsed.source
         self.analysis = analysis
-        self.bm = ByteMap(text)
-        self.data = self.bm.data
-        self.pos = pos or LineIndex(text).pos
         self.legacy = legacy_names()
-        # bash takes a `\` line continuation right before the end of the file as joining the
-        # line with nothing; tree-sitter-bash reports an error there, so it gets one more newline
-        # (after every byte of the text: no offset moves)
-        tail = self.data.rstrip(b"\n")
-        continued = tail.endswith(b"\\") and (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
-        self.tree = parser().parse(self.data + (b"\n" if continued else b""))
-        self.entry_data: dict[int, EntryData] = {}
-        self.my_entries: list[int] = []
-        self.my_launches: list[int] = []
-        self.events: list[Event] = []
-        self.launch_ctx: dict[int, Ctx] = {}
-        self.include_ctx: list[tuple[Include, Ctx]] = []
-        self.heredocs: list[tuple[str, list[int], Ctx]] = []
-        self.functions: dict[str, tree_sitter.Node] = {}
-        self.calls: dict[str, tree_sitter.Node] = {}
-        self.dead_functions: dict[str, tuple[Blocker, str]] = {}  # functions nothing calls (shell_dead)
-        self.sr_scopes: list[tuple] = []
-        self.ctx_cache: dict[int, Ctx] = {}
-        self.ok = True
-        root = self.tree.root_node
-        if root.has_error:
-            bad = first_error(root)
-            line, col = self.pos(self.bm.char(bad.start_byte))
-            msg = f"{path}:{line}:{col}: cannot parse as a shell script (bash syntax error or unsupported construct)"
-            if not embedded:
-                raise CarrierError(msg)
-            self.ok = False
-            self._note_mentions(0, len(text), "BFM131", where="in a shell command bf16-migrate cannot parse")
-            return
-        self._index_functions(root)
-        self.allexport = False
-        self.expander = Expander(self)
-        self.prefix_entries: dict[int, list[int]] = {}
-        self.function_calls: list = []
-        self.launch_of_node: dict[int, int] = {}
-        self.launch_node: dict[int, tree_sitter.Node] = {}  # launch index -> its command
-        self._walk(root)
-        follow_calls(self)
-        self._check_exports()
-        link(self)
+        self.contexts = Contexts(parsed.source, parsed.functions)
+        self.expander = Expander(parsed.source, self.contexts)
 
     # -- helpers ------------------------------------------------------------------------------
-    def t(self, node_or_span) -> str:
-        s, e = (node_or_span.start_byte, node_or_span.end_byte) if hasattr(node_or_span, "start_byte") else node_or_span
-        return self.data[s:e].decode("utf-8")
-
-    def at(self, byte: int) -> tuple[int, int]:
-        return self.pos(self.bm.char(byte))
-
     def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
         """The note ``code`` at ``byte``, worded by the catalogue's template
         (:func:`bf16_migrate.diagnostics.message`)."""
-        line, col = self.at(byte)
+        line, col = self.source.at(byte)
         self.analysis.notes.append(Note(code, line, col, message(code, variant, **fields)))
 
     def _handled(self, start: int, end: int) -> None:
-        self.analysis.handled.append((self.base + self.bm.char(start), self.base + self.bm.char(end)))
+        bm, base = self.source.bm, self.source.base
+        self.analysis.handled.append((base + bm.char(start), base + bm.char(end)))
 
     def _note_mentions(
         self, start_char: int, end_char: int, code: str, variant: str | None = None, /, **fields: object
     ) -> None:
-        """A note ``code`` at each legacy name in ``text[start_char:end_char]``, worded by the
-        catalogue's template with ``variable`` (the name) and ``fields`` (:func:`bf16_migrate.diagnostics.message`)."""
-        for var, off in find_mentions(self.text[start_char:end_char], self.legacy):
-            line, col = self.pos(start_char + off)
-            self.analysis.notes.append(Note(code, line, col, message(code, variant, variable=var, **fields)))
-            self.analysis.handled.append((self.base + start_char + off, self.base + start_char + off + len(var)))
+        _note_mentions(self.source, self.analysis, start_char, end_char, code, variant, **fields)
 
-    def ctx(self, node) -> Ctx:
-        """Order key, guard path and subshell containers of ``node`` (:func:`.shell_reach.context`)."""
-        return context(self, node)
-
-    def sr_covered(self, scope: Hashable) -> bool:
-        """True when a ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` setting of this fragment is in force
-        wherever ``scope`` is (:func:`.shell_reach.sr_covered`)."""
-        return sr_covered(self, scope)
-
-    def edits(self, decisions: Mapping[int, Decision]) -> list[Edit]:
-        """The edits (character offsets of ``text``) that carry out ``decisions`` for this
-        fragment's entries (:func:`.shell_render.edits`)."""
-        return shell_render.edits(self, decisions)
-
-    def _index_functions(self, root) -> None:
-        stack = [root]
-        nodes = []
-        while stack:
-            n = stack.pop()
-            nodes.append(n)
-            stack.extend(reversed(n.children))
-        for n in nodes:
-            if n.type == "function_definition":
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    self.functions[self.t(name)] = n
-        for n in nodes:
-            if n.type == "command":
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    fname = self.t(name)
-                    fn = self.functions.get(fname)
-                    if fn is not None and not (fn.start_byte <= n.start_byte < fn.end_byte) and fname not in self.calls:
-                        self.calls[fname] = n
-        uncalled = {n: f for n, f in self.functions.items() if n not in self.calls}
-        self.dead_functions = uncalled_functions(root, self.data, uncalled, lambda byte: self.at(byte)[0])
+    def add_call_launch(self, found: CallLaunch) -> None:
+        """Record what following a call found (:func:`.calls.follow_calls`): a launch at the
+        call, or more settings reaching a launch of the function's body."""
+        if found.launch is not None:
+            self.add_launch(found.launch, found.entries, found.call)
+            return
+        assert found.inner is not None, "a call launch without its own launch names the body's"
+        for eid in found.entries:
+            self.analysis.launches[found.inner].reached_by.setdefault(eid, True)
 
     # -- the walk -------------------------------------------------------------------------------
-    def _walk(self, root) -> None:
+    def walk(self, root) -> None:
+        """Read every node of the tree, in document order."""
         stack = [root]
         while stack:
             node = stack.pop()
@@ -219,15 +219,19 @@ class ShellFragment:
                 self._comment(node)
             stack.extend(reversed(node.children))
 
-    def _check_exports(self) -> None:
+    def check_exports(self) -> None:
         """``X=1`` reaches child processes only once exported (``export X``, ``set -a``); a
         bare ``export X`` or ``docker run -e X`` passes a value set elsewhere."""
-        entries = [self.analysis.entries[i] for i in self.my_entries]
-        exported = {e.variable for e in entries if self.entry_data[e.id].kind == "decl-name" and e.problem is None}
-        assigned = {e.variable for e in entries if e.action == SET and self.entry_data[e.id].kind in ("decl", "assign")}
+        entries = [self.analysis.entries[i] for i in self.parsed.entries]
+        exported = {
+            e.variable for e in entries if self.parsed.entry_data[e.id].kind == "decl-name" and e.problem is None
+        }
+        assigned = {
+            e.variable for e in entries if e.action == SET and self.parsed.entry_data[e.id].kind in ("decl", "assign")
+        }
         for e in entries:
-            kind = self.entry_data[e.id].kind
-            if kind == "assign" and e.variable not in exported and not self.allexport and e.problem is None:
+            kind = self.parsed.entry_data[e.id].kind
+            if kind == "assign" and e.variable not in exported and not self.parsed.allexport and e.problem is None:
                 e.problem = (
                     f"{e.variable} is assigned but not exported here, so the processes this script starts see it only "
                     "if the environment already exported it: edit it by hand"
@@ -245,15 +249,8 @@ class ShellFragment:
             return "sr"
         return None
 
-    def statement_of(self, node):
-        """The statement holding ``node``, with its redirections."""
-        s = node
-        while s.parent is not None and s.parent.type == "redirected_statement":
-            s = s.parent
-        return s
-
     def _scope(self, node, cmd=None) -> tuple:
-        c = self.ctx(node)
+        c = self.contexts.of(node)
         return (c.guard, c.containers, cmd)
 
     def _add(
@@ -268,7 +265,7 @@ class ShellFragment:
         group: bool = True,
         scope: tuple | None = None,
     ) -> int:
-        line, col = self.at(name_byte)
+        line, col = self.source.at(name_byte)
         entry = self.analysis.new_entry(
             variable=variable,
             action=action,
@@ -277,14 +274,14 @@ class ShellFragment:
             col=col,
             sr_scope=scope,
             problem=problem,
-            data=("shell", id(self)),
+            data=("shell", id(self.parsed)),
         )
-        entry.group = ("var", self.path, variable) if group else None
-        self.entry_data[entry.id] = data
-        self.my_entries.append(entry.id)
+        entry.group = ("var", self.source.path, variable) if group else None
+        self.parsed.entry_data[entry.id] = data
+        self.parsed.entries.append(entry.id)
         self._handled(name_byte, name_byte + len(variable.encode()))
         if event_node is not None:
-            self.events.append(Event(entry.id, variable, action, self.ctx(event_node)))
+            self.parsed.events.append(Event(entry.id, variable, action, self.contexts.of(event_node)))
         return entry.id
 
     def _declared_legacy(self, name: str, exported: bool, node) -> bool:
@@ -292,64 +289,67 @@ class ShellFragment:
         setting is remembered for its scope on the way (BFM070: not set twice)."""
         kind = self._legacy_or_sr(name)
         if kind == "sr" and exported:
-            self.sr_scopes.append(self._scope(node))
+            self.parsed.sr_scopes.append(self._scope(node))
         return kind == "legacy"
 
     def _declaration(self, node) -> None:
+        """``export``/``declare``/``local``/``readonly``/``typeset`` with its options: each
+        ``X=1`` it makes and each bare ``X`` it exports (``export X``: the value set elsewhere)."""
         keyword = node.children[0].type if node.children else ""
         words = [c for c in node.children[1:] if c.is_named]
-        flags = [self.t(w) for w in words if w.type == "word" and self.t(w).startswith("-")]
+        flags = [self.source.t(w) for w in words if w.type == "word" and self.source.t(w).startswith("-")]
         exported = keyword == "export" or any("x" in f for f in flags if f.startswith("-") and not f.startswith("--"))
         unexport = any(f == "-n" for f in flags)
-        stmt = self.statement_of(node)
         for w in words:
             if w.type == "variable_assignment":
-                name_node = w.child_by_field_name("name")
-                value_node = w.child_by_field_name("value")
-                name = self.t(name_node)
-                if not self._declared_legacy(name, exported, node):
-                    continue
-                problem = None
-                if not exported or unexport:
-                    problem = (
-                        f"`{keyword} {' '.join(flags)}` does not export {name}"
-                        if flags
-                        else f"`{keyword}` does not export {name} to the processes the script starts"
-                    )
-                value = "" if value_node is None else static_value(value_node, self.data)
-                data = EntryData(
-                    "decl",
-                    [w],
-                    stmt,
-                    (name_node.start_byte, name_node.end_byte),
-                    None if value_node is None else (value_node.start_byte, value_node.end_byte),
-                )
-                data.decl = node
-                self._add(
-                    name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node)
-                )
+                self._declared_assignment(node, w, keyword, flags, exported, unexport)
             elif w.type == "variable_name":
-                name = self.t(w)
-                if not self._declared_legacy(name, exported, node):
-                    continue
-                data = EntryData("decl-name", [w], stmt, (w.start_byte, w.end_byte))
-                data.decl = node
-                problem = (
-                    None
-                    if exported and not unexport
-                    else (
-                        f"`{keyword} -n` takes {name} out of the environment: edit it by hand"
-                        if unexport
-                        else f"`{keyword}` here does not export {name}"
-                    )
-                )
-                self._add(name, PASS, None, w.start_byte, data, problem, event_node=None, scope=self._scope(node))
+                self._declared_name(node, w, keyword, exported, unexport)
+
+    def _declared_assignment(self, node, w, keyword: str, flags: list[str], exported: bool, unexport: bool) -> None:
+        """``export X=1`` (``declare X=1``, ``export -n X=1``: the value stays in the shell)."""
+        name_node = w.child_by_field_name("name")
+        value_node = w.child_by_field_name("value")
+        name = self.source.t(name_node)
+        if not self._declared_legacy(name, exported, node):
+            return
+        problem = None
+        if not exported or unexport:
+            problem = (
+                f"`{keyword} {' '.join(flags)}` does not export {name}"
+                if flags
+                else f"`{keyword}` does not export {name} to the processes the script starts"
+            )
+        value = "" if value_node is None else static_value(value_node, self.source.data)
+        data = EntryData(
+            "decl",
+            [w],
+            statement_of(node),
+            (name_node.start_byte, name_node.end_byte),
+            None if value_node is None else (value_node.start_byte, value_node.end_byte),
+        )
+        data.decl = node
+        self._add(name, SET, value, name_node.start_byte, data, problem, event_node=node, scope=self._scope(node))
+
+    def _declared_name(self, node, w, keyword: str, exported: bool, unexport: bool) -> None:
+        """``export X``: passes on the value ``X`` has (``export -n X`` takes it out)."""
+        name = self.source.t(w)
+        if not self._declared_legacy(name, exported, node):
+            return
+        data = EntryData("decl-name", [w], statement_of(node), (w.start_byte, w.end_byte))
+        data.decl = node
+        problem = None
+        if unexport:
+            problem = f"`{keyword} -n` takes {name} out of the environment: edit it by hand"
+        elif not exported:
+            problem = f"`{keyword}` here does not export {name}"
+        self._add(name, PASS, None, w.start_byte, data, problem, event_node=None, scope=self._scope(node))
 
     def _unset(self, node) -> None:
-        stmt = self.statement_of(node)
+        stmt = statement_of(node)
         for w in node.named_children:
-            if w.type == "variable_name" or (w.type == "word" and not self.t(w).startswith("-")):
-                name = self.t(w)
+            if w.type == "variable_name" or (w.type == "word" and not self.source.t(w).startswith("-")):
+                name = self.source.t(w)
                 if name in self.legacy:
                     data = EntryData("unset", [w], stmt)
                     data.decl = node
@@ -361,7 +361,7 @@ class ShellFragment:
             if node.type == "variable_assignment"
             else [c for c in node.named_children if c.type == "variable_assignment"]
         )
-        stmt = self.statement_of(node)
+        stmt = statement_of(node)
         scope = self._scope(node)
         for w in items:
             legacy = self._legacy_assignment(w, scope)
@@ -380,13 +380,13 @@ class ShellFragment:
         is noted when it sets NEURON_RT_STOCHASTIC_ROUNDING_EN)."""
         name_node = a.child_by_field_name("name")
         value_node = a.child_by_field_name("value")
-        name = self.t(name_node)
+        name = self.source.t(name_node)
         kind = self._legacy_or_sr(name)
         if kind == "sr":
-            self.sr_scopes.append(scope)
+            self.parsed.sr_scopes.append(scope)
         if kind != "legacy":
             return None
-        value = "" if value_node is None else static_value(value_node, self.data)
+        value = "" if value_node is None else static_value(value_node, self.source.data)
         return (
             name,
             value,
@@ -398,46 +398,60 @@ class ShellFragment:
         """A simple command: its prefix settings (``X=1 python ...``), the settings its
         wrapper words carry (``env X=1``, ``docker run -e X``), the files it loads, and the
         Python it starts (directly, through a function of the script, or through expansions)."""
-        assignments = [c for c in node.children if c.type == "variable_assignment"]
-        name = node.child_by_field_name("name")
-        word_nodes = ([name] if name is not None else []) + [c for c in node.children_by_field_name("argument")]
-        words = [
-            self._word(w if w.type != "command_name" else (w.named_children[0] if w.named_children else w))
-            for w in word_nodes
-        ]
+        word_nodes = command_words(node)
+        words = [self._word(_word_node(w)) for w in word_nodes]
         cmd = read_command(words)
+        entry_ids = self._command_settings(node, cmd, word_nodes)
+        self._loads_and_mentions(node, cmd, words, word_nodes)
+        self.parsed.prefix_entries[node.id] = list(entry_ids)
+        base = words[0] if words else None
+        if self._calls_function(node, base, word_nodes):
+            return  # followed at each call (calls.follow_calls)
+        if forwards_arguments(self.source, node, word_nodes):
+            return  # `python3 "$@"` in a function body: read at each call (calls.follow_calls)
+        cmd = self._through_expansions(node, cmd, word_nodes)
+        if base == "set" and _sets_allexport(words[1:]):
+            self.parsed.allexport = True
+        if base in ("source", ".") and len(words) > 1 and words[1] is not None:
+            self._include(words[1], node, command=None)
+        if cmd.python or cmd.target is not None:
+            self._launch(node, cmd, entry_ids, word_nodes if len(words) == len(word_nodes) else None)
+
+    def _command_settings(self, node, cmd: Command, word_nodes: list) -> list[int]:
+        """The entries in force for this command only: its ``X=1`` prefix (dropped by ``env
+        -i``, which clears the environment the prefix gave it) and its wrapper words' settings."""
+        assignments = [c for c in node.children if c.type == "variable_assignment"]
         scope = self._scope(node, node.id)
         entry_ids = self._prefix_settings(node, assignments, word_nodes, scope)
         if cmd.isolated:  # `X=1 env -i python ...`: the prefix goes to env, which drops it
             entry_ids = []
-        entry_ids += self._wrapper_settings(node, cmd, assignments, word_nodes, scope)
-        self._loads_and_mentions(node, cmd, words, word_nodes)
-        base = words[0] if words else None
-        self.prefix_entries[node.id] = list(entry_ids)
-        if base is not None and base in self.functions and not inside_function(self, node, base):
-            self.function_calls.append((node, base, word_nodes[1:]))
-            return
-        if forwards_arguments(self, node, word_nodes):
-            return  # `python3 "$@"` in a function body: read at each call (shell_calls.follow_calls)
-        if (cmd.problem or not (cmd.python or cmd.target)) and any(mentions_expansion(w) for w in word_nodes):
-            through = expanded(self, word_nodes, node)
-            if through is not None:
-                cmd = through
-        if base == "set" and any(
-            w in ("-a", "allexport")
-            or (w or "").startswith("-")
-            and "a" in (w or "")
-            and not (w or "").startswith("--")
-            for w in words[1:]
-        ):
-            self.allexport = True
-        if base in ("source", ".") and len(words) > 1 and words[1] is not None:
-            inc = Include(words[1], *self.at(node.start_byte))
-            self.analysis.includes.append(inc)
-            self.include_ctx.append((inc, self.ctx(node)))
-            inc.node = None
-        if cmd.python or cmd.target is not None:
-            self._launch(node, cmd, entry_ids, word_nodes if len(words) == len(word_nodes) else None)
+        return entry_ids + self._wrapper_settings(node, cmd, assignments, word_nodes, scope)
+
+    def _calls_function(self, node, base: str | None, word_nodes: list) -> bool:
+        """Whether the command calls a function of the script from outside its body: then the
+        call is recorded, to be followed (:func:`.calls.follow_calls`)."""
+        functions = self.parsed.functions
+        if base is None or base not in functions.definitions or inside_function(functions, node, base):
+            return False
+        self.parsed.function_calls.append(FunctionCall(node, base, word_nodes[1:]))
+        return True
+
+    def _through_expansions(self, node, cmd: Command, word_nodes: list) -> Command:
+        """``cmd`` read through the variables its words expand (:func:`.calls.expanded`) when,
+        as written, it starts no script that can be named."""
+        if not (cmd.problem or not (cmd.python or cmd.target)):
+            return cmd
+        if not any(mentions_expansion(w) for w in word_nodes):
+            return cmd
+        through = expanded(self.expander, word_nodes, node)
+        return cmd if through is None else through
+
+    def _include(self, path: str, node, command) -> None:
+        """The file ``path`` loaded at ``node``: for every launch after it (``source``), or for
+        the launch of ``command`` alone (``--env-file``)."""
+        inc = Include(path, *self.source.at(node.start_byte))
+        self.analysis.includes.append(inc)
+        self.parsed.includes.append(IncludeSite(inc, self.contexts.of(node), command))
 
     def _prefix_settings(self, node, assignments: list, word_nodes: list, scope: tuple) -> list[int]:
         """``X=1 cmd``: entries in force for this command only."""
@@ -459,12 +473,12 @@ class ShellFragment:
         for ew in cmd.env:
             kind = self._legacy_or_sr(ew.name)
             if kind == "sr" and ew.action == SET:
-                self.sr_scopes.append(scope)
+                self.parsed.sr_scopes.append(scope)
             if kind != "legacy":
                 continue
             vnode = word_nodes[ew.value_word]
             vnode_word = vnode.named_children[0] if vnode.type == "command_name" and vnode.named_children else vnode
-            raw = self.t(vnode_word)
+            raw = self.source.t(vnode_word)
             quote = raw[0] if raw[:1] in ("'", '"') else ""
             name_start = vnode_word.start_byte + len(quote.encode()) + len(ew.prefix.encode())
             data = EntryData(
@@ -483,7 +497,9 @@ class ShellFragment:
             else:
                 eid = self._add(ew.name, ew.action, ew.value, name_start, data, group=ew.action == UNSET, scope=scope)
             if ew.action == UNSET:
-                self.events.append(Event(eid, ew.name, UNSET, self.ctx(node)))  # env -u: this command only
+                self.parsed.events.append(
+                    Event(eid, ew.name, UNSET, self.contexts.of(node))
+                )  # env -u: this command only
                 self.analysis.entries[eid].group = None
             else:
                 entry_ids.append(eid)
@@ -494,30 +510,29 @@ class ShellFragment:
         string or a message it prints (reported, not rewritten)."""
         if cmd.inner is not None:
             inner_node = word_nodes[cmd.inner]
-            inner_text = self.t(inner_node)
+            inner_text = self.source.t(inner_node)
             if any(v in inner_text for v in self.legacy):
                 self._note_mentions(
-                    self.bm.char(inner_node.start_byte),
-                    self.bm.char(inner_node.end_byte),
+                    self.source.bm.char(inner_node.start_byte),
+                    self.source.bm.char(inner_node.end_byte),
                     "BFM131",
                     where="inside a `sh -c` string",
                 )
         for f in cmd.env_files:
-            inc = Include(f, *self.at(node.start_byte))
-            self.analysis.includes.append(inc)
-            self.include_ctx.append((inc, self.ctx(node)))
-            inc.node = node
+            self._include(f, node, command=node)
         if words and words[0] in ("echo", "printf"):
             for arg in word_nodes[1:]:
-                self._note_mentions(self.bm.char(arg.start_byte), self.bm.char(arg.end_byte), "BFM091", "echo")
+                self._note_mentions(
+                    self.source.bm.char(arg.start_byte), self.source.bm.char(arg.end_byte), "BFM091", "echo"
+                )
 
     def _launch(self, node, cmd: Command, entry_ids: list[int], word_nodes: list | None = None) -> None:
         """The Python launch of ``node``, reached by its own prefix and wrapper settings;
         ``word_nodes``: the command's word nodes, one per word read (None when the words came
         from an expansion): the script's arguments are their tail, and those that are the
         launcher's own arguments (``"$@"``) are marked in ``Launch.forwards``."""
-        line, col = self.at(node.start_byte)
-        text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
+        line, col = self.source.at(node.start_byte)
+        text = self.source.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
         launch = Launch(
             line,
             col,
@@ -530,12 +545,14 @@ class ShellFragment:
         )
         if word_nodes is not None and cmd.args:
             tail = word_nodes[len(word_nodes) - len(cmd.args) :]
-            launch.forwards = [i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.data)]
+            launch.forwards = [
+                i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.source.data)
+            ]
         idx = self.add_launch(launch, entry_ids, node)
-        self.launch_of_node[node.id] = idx
-        for inc, _ in self.include_ctx:
-            if getattr(inc, "node", None) is node:
-                inc.launches.append(idx)
+        self.parsed.launch_of_node[node.id] = idx
+        for site in self.parsed.includes:
+            if site.command is node:
+                site.include.launches.append(idx)
 
     def add_launch(self, launch: Launch, entry_ids, node) -> int:
         """Record ``launch`` (started at the syntax ``node``) as this fragment's, reached by the
@@ -544,9 +561,9 @@ class ShellFragment:
             launch.reached_by[eid] = True
         self.analysis.launches.append(launch)
         idx = len(self.analysis.launches) - 1
-        self.my_launches.append(idx)
-        self.launch_ctx[idx] = self.ctx(node)
-        self.launch_node[idx] = node
+        self.parsed.launches.append(idx)
+        self.parsed.launch_ctx[idx] = self.contexts.of(node)
+        self.parsed.launch_node[idx] = node
         return idx
 
     @staticmethod
@@ -568,9 +585,9 @@ class ShellFragment:
         """A command word's static value; an option whose value is computed
         (``--nproc_per_node="$n"``) keeps its static ``--name=`` with a NUL for the value, so
         the command can still be read."""
-        value = static_value(node, self.data)
+        value = static_value(node, self.source.data)
         if value is None and node.type == "concatenation" and node.named_children:
-            head = static_value(node.named_children[0], self.data)
+            head = static_value(node.named_children[0], self.source.data)
             if head is not None and head.startswith("-") and "=" in head:
                 return head + "\0"
         return value
@@ -581,27 +598,30 @@ class ShellFragment:
         body = next((c for c in node.children if c.type == "heredoc_body"), None)
         if body is None:
             return
-        body_text = self.t(body)
+        body_text = self.source.t(body)
         if not any(v in body_text for v in self.legacy):
             return
-        target = heredoc_target(node, self.data)
-        start_c, end_c = self.bm.char(body.start_byte), self.bm.char(body.end_byte)
+        target = heredoc_target(node, self.source.data)
+        start_c, end_c = self.source.bm.char(body.start_byte), self.source.bm.char(body.end_byte)
         if target is None or not is_env_file_name(target):
             self._note_mentions(start_c, end_c, "BFM131", "heredoc")
             return
         delim = next((c for c in node.children if c.type == "heredoc_start"), None)
-        quoted = delim is not None and self.t(delim)[:1] in ("'", '"', "\\")
+        quoted = delim is not None and self.source.t(delim)[:1] in ("'", '"', "\\")
         parsed = dotenv.parse(
-            self.text[start_c:end_c], self.path, lambda off: self.pos(start_c + off), expand=not quoted
+            self.source.text[start_c:end_c],
+            self.source.path,
+            lambda off: self.source.pos(start_c + off),
+            expand=not quoted,
         )
         ids = []
         for item in parsed.items:
             kind = self._legacy_or_sr(item.name)
             if kind == "sr":
-                self.sr_scopes.append(("heredoc", node.id))
+                self.parsed.sr_scopes.append(("heredoc", node.id))
             if kind != "legacy":
                 continue
-            line, col = self.pos(start_c + item.name_span[0])
+            line, col = self.source.pos(start_c + item.name_span[0])
             entry = self.analysis.new_entry(
                 variable=item.name,
                 action=SET,
@@ -612,24 +632,22 @@ class ShellFragment:
                 problem=item.problem,
                 blocker=Blocker.COMPUTED_VALUE if item.computed else Blocker.UNREWRITTEN_FORM,
             )
-            entry.group = ("heredoc", self.path, node.id)
+            entry.group = ("heredoc", self.source.path, node.id)
             data = EntryData("dotenv", [], None)
             data.dotenv = (start_c, item)
-            self.entry_data[entry.id] = data
-            self.my_entries.append(entry.id)
+            self.parsed.entry_data[entry.id] = data
+            self.parsed.entries.append(entry.id)
             self.analysis.handled.append(
-                (self.base + start_c + item.name_span[0], self.base + start_c + item.name_span[1])
+                (self.source.base + start_c + item.name_span[0], self.source.base + start_c + item.name_span[1])
             )
             ids.append(entry.id)
-        self.heredocs.append((target, ids, self.ctx(node)))
+        self.parsed.heredocs.append(Heredoc(target, ids, self.contexts.of(node)))
 
     def _read(self, node) -> None:
         var = next((c for c in node.named_children if c.type == "variable_name"), None)
         if var is None:
             return
-        name = self.t(var)
+        name = self.source.t(var)
         if name in self.legacy:
             self._handled(var.start_byte, var.end_byte)
             self._note("BFM132", var.start_byte, variable=name)
-
-    # -- who reaches what -----------------------------------------------------------------------

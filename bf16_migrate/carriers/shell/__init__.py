@@ -2,8 +2,20 @@
 shebang).
 
 A script is checked by bash itself (``bash -n``, bash(1)) and read by
-:class:`~.shell_fragment.ShellFragment` (tree-sitter-bash; what is read is listed there); the
-plan's decisions are rendered by :mod:`.shell_render`, byte for byte outside the edited spans.
+:class:`~.fragment.ShellFragment`, which the Dockerfile, notebook and YAML carriers use for the
+shell they hold. The package holds the parsed fragment as plain data and the passes over it:
+
+* :mod:`.words` - the tree-sitter-bash parser and a word's static value (shared with the
+  Dockerfile carrier);
+* :mod:`.parsed` - the data: the parsed text, the script's functions, the entries, launches,
+  includes, env-file heredocs and events one walk found;
+* :mod:`.walk` - that walk (what is read is listed there), with :mod:`.context` (where a node
+  runs), :mod:`.dead` (code that never runs), :mod:`.expand` (a command's words through the
+  script's variables) and :mod:`.calls` (what a function call starts);
+* :mod:`.reach` - which settings are in force at which launch;
+* :mod:`.render` - the plan's decisions as edits, byte for byte outside the edited spans;
+* :mod:`.flags` - a launched script's own flag passed where a setting was (amp);
+* :mod:`.fragment` - :class:`~.fragment.ShellFragment`, the passes run in order.
 """
 
 from __future__ import annotations
@@ -13,14 +25,14 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING
 
-from .model import Analysis, CarrierError, apply_edits
-from .shell_flags import flag_edits
-from .shell_fragment import ShellFragment
+from ..model import Analysis, CarrierError, apply_edits
+from .flags import flag_edits
+from .fragment import ShellFragment
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..diagnostics import Diagnostic
+    from ...diagnostics import Diagnostic
 
 # the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
 KIND = "shell"
@@ -40,7 +52,9 @@ def analyze(text: str, path: str) -> Analysis:
     analysis = Analysis(KIND, text)
     frag = ShellFragment(text, path, analysis)
     analysis.sr_covered = frag.sr_covered
-    analysis.launch_flags = lambda entry, launch, flag, sure: flag_edits(frag, entry, launch, flag, sure)
+    analysis.launch_flags = lambda entry, launch, flag, sure: flag_edits(
+        frag.parsed, analysis.launches, entry, launch, flag, sure
+    )
     analysis.render = lambda decisions, python=None: apply_edits(text, frag.edits(decisions) + analysis.added)
     return analysis
 

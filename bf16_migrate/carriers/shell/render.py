@@ -11,56 +11,12 @@ entry keeps its place, renamed to ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` with the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Protocol
 
 import tree_sitter
 
-from . import dotenv
-from .dotenv import Item as DotenvItem
-from .model import KEEP, REPLACE, STOCHASTIC, ByteMap, Decision, Edit, line_span
-
-
-@dataclass
-class EntryData:
-    """Where an entry of a shell fragment lives in its tree, what rendering needs of it: ``kind``
-    (``decl``, ``decl-name``, ``unset``, ``assign``, ``prefix``, ``envword``, ``dotenv``), ``words``
-    the nodes (or (start, end) byte spans) removed with it, ``owner`` the statement or command
-    holding them, ``name`` the byte span of
-    the variable's name, ``value`` the byte span of its value (both ``None`` when not renamed
-    in place), ``whole`` a node replaced as a whole on rename (``-e "X=1"``)."""
-
-    kind: str
-    words: list
-    owner: tree_sitter.Node | None
-    name: tuple[int, int] | None = None
-    value: tuple[int, int] | None = None
-    whole: tuple[int, int] | None = None
-    prefix: str = ""
-    dotenv: tuple[int, DotenvItem] | None = None
-    """For a ``dotenv`` entry (a heredoc line): the heredoc's start (characters) and its item."""
-    decl: tree_sitter.Node | None = None
-    all_words: list = field(default_factory=list)
-    quote: str = ""
-
-
-class RenderedFragment(Protocol):
-    """What rendering reads of a :class:`~.shell_fragment.ShellFragment`: its text (and UTF-8
-    bytes with their :class:`~.model.ByteMap`), its entries and their :class:`EntryData`."""
-
-    @property
-    def text(self) -> str: ...
-    @property
-    def data(self) -> bytes: ...
-    @property
-    def bm(self) -> ByteMap: ...
-    @property
-    def my_entries(self) -> list[int]: ...
-    @property
-    def entry_data(self) -> Mapping[int, EntryData]: ...
-    def t(self, node_or_span) -> str: ...
-    def statement_of(self, node): ...
-
+from .. import dotenv
+from ..model import KEEP, REPLACE, STOCHASTIC, Decision, Edit, line_span
+from .parsed import EntryData, ParsedFragment, ShellSource, statement_of
 
 STATEMENTS = {
     "command",
@@ -112,24 +68,25 @@ KEYWORDS = {
 }
 
 
-def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
-    """The edits (character offsets of ``text``) that carry out ``decisions`` for this
-    fragment's entries (missing or ``keep``: left as is)."""
+def edits(parsed: ParsedFragment, decisions: Mapping[int, Decision]) -> list[Edit]:
+    """The edits (character offsets of the fragment's text) that carry out ``decisions`` (entry
+    id -> decision) for ``parsed``'s entries (missing or ``keep``: left as is)."""
+    source = parsed.source
     remove_words: dict[int, list] = {}  # owner id -> word nodes removed
     owners: dict[int, tuple[tree_sitter.Node, EntryData]] = {}
     edits: list[Edit] = []
-    for eid in frag.my_entries:
+    for eid in parsed.entries:
         decision = decisions.get(eid, KEEP)
         if decision == KEEP:
             continue
-        d = frag.entry_data[eid]
+        d = parsed.entry_data[eid]
         if d.kind == "dotenv":
             assert d.dotenv is not None, "a dotenv entry carries its item"
             start_c, item = d.dotenv
             edits.extend(Edit(start_c + e.start, start_c + e.end, e.new) for e in dotenv.item_edits(item, decision))
             continue
         if decision == REPLACE:
-            edits.extend(_rename(frag, d))
+            edits.extend(_rename(source, d))
             continue
         owner = d.decl if d.kind in ("decl", "decl-name", "unset", "assign") else d.owner
         assert owner is not None, "every entry but a dotenv one has its statement or command"
@@ -144,59 +101,59 @@ def edits(frag: RenderedFragment, decisions: Mapping[int, Decision]) -> list[Edi
                     c
                     for c in owner.named_children
                     if c.type in ("variable_assignment", "variable_name")
-                    or (c.type == "word" and not frag.t(c).startswith("-"))
+                    or (c.type == "word" and not source.t(c).startswith("-"))
                 ]
                 if owner.type != "variable_assignment"
                 else [owner]
             )
             keepers = [w for w in all_words if w.id not in gone]
             if not keepers:
-                statements_removed.append(frag.statement_of(owner))
+                statements_removed.append(statement_of(owner))
                 continue
             seq = [c for c in owner.named_children] if owner.type != "variable_assignment" else [owner]
         else:
             seq = sorted(d.all_words, key=lambda n: n.start_byte)
-        edits.extend(_remove_words(frag, seq, gone))
-    edits.extend(_remove_statements(frag, statements_removed))
+        edits.extend(_remove_words(source, seq, gone))
+    edits.extend(_remove_statements(source, statements_removed))
     return edits
 
 
-def _span(frag: RenderedFragment, a: int, b: int, new: str) -> Edit:
-    return Edit(frag.bm.char(a), frag.bm.char(b), new)
+def _span(source: ShellSource, a: int, b: int, new: str) -> Edit:
+    return Edit(source.bm.char(a), source.bm.char(b), new)
 
 
-def _rename(frag: RenderedFragment, d: EntryData) -> list[Edit]:
+def _rename(source: ShellSource, d: EntryData) -> list[Edit]:
     out = []
     if d.kind == "envword" and d.whole is not None and d.name is None:
-        return [_span(frag, *d.whole, f"{d.quote}{d.prefix}{STOCHASTIC}=1{d.quote}")]
+        return [_span(source, *d.whole, f"{d.quote}{d.prefix}{STOCHASTIC}=1{d.quote}")]
     if d.name is not None:
-        out.append(_span(frag, *d.name, STOCHASTIC))
+        out.append(_span(source, *d.name, STOCHASTIC))
     if d.kind == "envword" and d.value is None and d.whole is not None:
-        raw = frag.t(d.whole)
+        raw = source.t(d.whole)
         eq = raw.find("=", len(d.quote) + len(d.prefix))
         if eq >= 0:
             tail_quote = d.quote if raw.endswith(d.quote) and d.quote else ""
             start = d.whole[0] + len(raw[: eq + 1].encode())
             end = d.whole[1] - len(tail_quote.encode())
-            value_raw = frag.data[start:end].decode("utf-8")
+            value_raw = source.data[start:end].decode("utf-8")
             q = (
                 value_raw[:1]
                 if value_raw[:1] in ("'", '"') and len(value_raw) >= 2 and value_raw.endswith(value_raw[:1])
                 else ""
             )
-            out.append(_span(frag, start, end, f"{q}1{q}"))
+            out.append(_span(source, start, end, f"{q}1{q}"))
     if d.value is not None:
-        raw = frag.t(d.value)
+        raw = source.t(d.value)
         q = raw[:1] if raw[:1] in ("'", '"') and raw.endswith(raw[:1]) and len(raw) >= 2 else ""
-        out.append(_span(frag, *d.value, f"{q}1{q}"))
+        out.append(_span(source, *d.value, f"{q}1{q}"))
     elif d.kind in ("decl", "assign", "prefix"):
         assert d.name is not None, "these kinds always carry the name's span"
         end = d.name[1] + 1  # `X=` with no value
-        out.append(_span(frag, end, end, "1"))
+        out.append(_span(source, end, end, "1"))
     return out
 
 
-def _remove_words(frag: RenderedFragment, seq: list, gone: set) -> list[Edit]:
+def _remove_words(source: ShellSource, seq: list, gone: set) -> list[Edit]:
     out = []
     i = 0
     while i < len(seq):
@@ -208,16 +165,16 @@ def _remove_words(frag: RenderedFragment, seq: list, gone: set) -> list[Edit]:
             j += 1
         start, end = seq[i].start_byte, seq[j].end_byte
         if j + 1 < len(seq):
-            out.append(_span(frag, start, seq[j + 1].start_byte, ""))
+            out.append(_span(source, start, seq[j + 1].start_byte, ""))
         elif i > 0:
-            out.append(_span(frag, seq[i - 1].end_byte, end, ""))
+            out.append(_span(source, seq[i - 1].end_byte, end, ""))
         else:
-            out.append(_span(frag, start, end, ":"))
+            out.append(_span(source, start, end, ":"))
         i = j + 1
     return out
 
 
-def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
+def _remove_statements(source: ShellSource, stmts: list) -> list[Edit]:
     out = []
     gone = {s.id for s in stmts}
     colon_done: set = set()
@@ -226,7 +183,7 @@ def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
         if parent is None:
             continue
         if parent.type in ("list", "pipeline", "negated_command") or parent.type not in STATEMENT_PARENTS:
-            out.append(_span(frag, s.start_byte, s.end_byte, ":"))
+            out.append(_span(source, s.start_byte, s.end_byte, ":"))
             continue
         segment = _segment(parent, s)
         if parent.type in NEEDS_COMMAND and all(x.id in gone for x in segment):
@@ -234,15 +191,15 @@ def _remove_statements(frag: RenderedFragment, stmts: list) -> list[Edit]:
             if first.id not in colon_done:
                 colon_done.add(first.id)
                 if first.id == s.id:
-                    out.append(_span(frag, s.start_byte, s.end_byte, ":"))
+                    out.append(_span(source, s.start_byte, s.end_byte, ":"))
                     continue
-        out.append(_delete_statement(frag, s))
+        out.append(_delete_statement(source, s))
     return out
 
 
-def _delete_statement(frag: RenderedFragment, s) -> Edit:
-    text = frag.text
-    a, b = frag.bm.char(s.start_byte), frag.bm.char(s.end_byte)
+def _delete_statement(source: ShellSource, s) -> Edit:
+    text = source.text
+    a, b = source.bm.char(s.start_byte), source.bm.char(s.end_byte)
     span = line_span(text, a, b)
     if span is not None:
         return Edit(span[0], span[1], "")

@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping
 
 import tree_sitter
 
-from .model import Blocker
-from .shell_words import static_value
+from ..model import Blocker
+from .words import static_value
 
 _COMPARE: dict[str, Callable[[str, str], bool]] = {
     "=": operator.eq,
@@ -85,48 +85,71 @@ def uncalled_functions(
     }
 
 
-def dead_branch(anc: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:  # noqa: C901
+def dead_branch(anc: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:
     """Why the part ``child`` of the compound ``anc`` never runs (a branch of ``if``, the body
     of ``while``/``until``, a side of ``&&``/``||`` whose condition is a constant; a ``case``
     item none of whose literal patterns is the literal word; a statement of the script after
-    ``exit`` or ``exec COMMAND``), or None when it may run."""
+    ``exit`` or ``exec COMMAND``), or None when it may run. ``data``: the parsed bytes."""
     if anc.type == "program":
         return _after_exit(anc, child, data)
     if anc.type == "while_statement" and child.type == "do_group":
-        keyword = anc.children[0].type if anc.children else "while"
-        conditions = [c for c in anc.children[1:] if c.type not in (";", "\n", "do_group")]
-        value = constant(conditions[0], data) if len(conditions) == 1 else None
-        shown = data[conditions[0].start_byte : conditions[0].end_byte].decode("utf-8", "replace") if conditions else ""
-        if (keyword == "while" and value is False) or (keyword == "until" and value is True):
-            return f"it is in the body of `{keyword} {shown}`, which never runs"
-        return None
+        return _dead_loop_body(anc, data)
     if anc.type == "case_statement" and child.type == "case_item":
         return _unmatched_item(anc, child, data)
     if anc.type == "if_statement":
-        conditions = []
-        for c in anc.children:
-            if c.type == "then":
-                break
-            if c.type not in ("if", ";", "\n"):
-                conditions.append(c)
-        value = constant(conditions[-1], data) if len(conditions) == 1 else None
-        if value is None:
-            return None
-        in_then = _after(anc, "then", child) and child.type not in ("elif_clause", "else_clause")
-        has_elif = any(c.type == "elif_clause" for c in anc.children)
-        shown = data[conditions[0].start_byte : conditions[0].end_byte].decode("utf-8", "replace")
-        if in_then and value is False:
-            return f"it is in the `then` branch of `if {shown}`, which never runs"
-        if child.type == "else_clause" and value is True and not has_elif:
-            return f"it is in the `else` branch of `if {shown}`, which never runs"
+        return _dead_if_branch(anc, child, data)
+    if anc.type == "list":
+        return _dead_list_side(anc, child, data)
+    return None
+
+
+def _text(node: tree_sitter.Node, data: bytes) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _dead_loop_body(loop: tree_sitter.Node, data: bytes) -> str | None:
+    """Why the body of ``while C`` (``until C``) never runs: ``C`` is always false (true)."""
+    keyword = loop.children[0].type if loop.children else "while"
+    conditions = [c for c in loop.children[1:] if c.type not in (";", "\n", "do_group")]
+    value = constant(conditions[0], data) if len(conditions) == 1 else None
+    shown = _text(conditions[0], data) if conditions else ""
+    if (keyword == "while" and value is False) or (keyword == "until" and value is True):
+        return f"it is in the body of `{keyword} {shown}`, which never runs"
+    return None
+
+
+def _dead_if_branch(statement: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:
+    """Why ``child`` of ``if C; then ...; else ...; fi`` never runs: it is the ``then`` branch
+    and ``C`` is always false, or the ``else`` branch (no ``elif``) and ``C`` is always true."""
+    conditions = []
+    for c in statement.children:
+        if c.type == "then":
+            break
+        if c.type not in ("if", ";", "\n"):
+            conditions.append(c)
+    value = constant(conditions[-1], data) if len(conditions) == 1 else None
+    if value is None:
         return None
-    if anc.type == "list" and anc.named_child_count == 2 and anc.children and anc.children[0].id != child.id:
-        left = anc.children[0]
-        value = constant(left, data)
-        op = next((c.type for c in anc.children if c.type in ("&&", "||")), None)
-        shown = data[left.start_byte : left.end_byte].decode("utf-8", "replace")
-        if (op == "&&" and value is False) or (op == "||" and value is True):
-            return f"it follows `{shown} {op}`, so it never runs"
+    in_then = _after(statement, "then", child) and child.type not in ("elif_clause", "else_clause")
+    has_elif = any(c.type == "elif_clause" for c in statement.children)
+    shown = _text(conditions[0], data)
+    if in_then and value is False:
+        return f"it is in the `then` branch of `if {shown}`, which never runs"
+    if child.type == "else_clause" and value is True and not has_elif:
+        return f"it is in the `else` branch of `if {shown}`, which never runs"
+    return None
+
+
+def _dead_list_side(lst: tree_sitter.Node, child: tree_sitter.Node, data: bytes) -> str | None:
+    """Why the right side ``child`` of ``C && ...`` (``C || ...``) never runs: ``C`` is always
+    false (true)."""
+    if lst.named_child_count != 2 or not lst.children or lst.children[0].id == child.id:
+        return None
+    left = lst.children[0]
+    value = constant(left, data)
+    op = next((c.type for c in lst.children if c.type in ("&&", "||")), None)
+    if (op == "&&" and value is False) or (op == "||" and value is True):
+        return f"it follows `{_text(left, data)} {op}`, so it never runs"
     return None
 
 

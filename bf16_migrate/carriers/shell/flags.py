@@ -19,48 +19,54 @@ Anything else is not guessed: :func:`flag_edits` says why, and the plan keeps th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-from .model import Edit
-
-if TYPE_CHECKING:
-    from .shell_fragment import ShellFragment
+from ..model import Edit, Launch
+from .parsed import ParsedFragment, ShellSource
 
 _BRANCHES = ("if_statement", "elif_clause", "else_clause", "case_item")
 _EXPANSIONS = ("simple_expansion", "expansion")
 
 
-def flag_edits(frag: ShellFragment, entry_id: int, launch_index: int, flag: str, sure: bool) -> list[Edit] | str:
-    """The edits that pass ``flag`` to the launch ``launch_index`` of ``frag`` on the paths
-    where the entry ``entry_id`` is in force (on every path to it when ``sure``), or why they
-    cannot be made (one clause, for a diagnostic)."""
-    node = frag.launch_node.get(launch_index)
+def flag_edits(
+    parsed: ParsedFragment, launches: Sequence[Launch], entry_id: int, launch_index: int, flag: str, sure: bool
+) -> list[Edit] | str:
+    """The edits (character offsets of the fragment's text) that pass ``flag`` to the launch
+    ``launch_index`` (of ``launches``, the host analysis's) of ``parsed`` on the paths where the
+    entry ``entry_id`` is in force (on every path to it when ``sure``), or why they cannot be
+    made (one clause, for a diagnostic)."""
+    source = parsed.source
+    node = parsed.launch_node.get(launch_index)
     words = _words(node) if node is not None else []
-    if node is None or _inside(node, "function_definition") or (words and frag.t(words[0]) in frag.functions):
+    if (
+        node is None
+        or _inside(node, "function_definition")
+        or (words and source.t(words[0]) in parsed.functions.definitions)
+    ):
         return "it runs inside a shell function"
-    script = _script_word(frag, words, frag.analysis.launches[launch_index].target)
+    script = _script_word(source, words, launches[launch_index].target)
     if script is None:
         return "the script's path is not written on the launch line"
-    if any(frag.t(word) == flag for word in words[script + 1 :]):
+    if any(source.t(word) == flag for word in words[script + 1 :]):
         return []  # passed already, on every path
     if sure:
-        at = frag.bm.char(words[script].end_byte)
+        at = source.bm.char(words[script].end_byte)
         return [Edit(at, at, f" {flag}")]
-    owner = frag.entry_data[entry_id].owner
+    owner = parsed.entry_data[entry_id].owner
     branch = _branch_of(owner)
     if branch is None:
         return "the setting is made on some paths only, outside an if or case branch"
     for k in range(script + 1, len(words)):
-        name = _expanded_name(frag, words[k])
+        name = _expanded_name(source, words[k])
         if name is None:
             continue
-        found = _branch_assignment(frag, branch, owner, name)
+        found = _branch_assignment(source, branch, owner, name)
         if isinstance(found, str):
             continue
         container = _container(branch)
-        if container.end_byte > node.start_byte or _assigned_between(frag, name, container, node):
+        if container.end_byte > node.start_byte or _assigned_between(source, name, container, node):
             continue
-        return [_append_to_value(frag, found, flag)]
+        return [_append_to_value(source, found, flag)]
     return (
         "the setting is made on some paths only, and its branch assigns no variable the launch expands "
         "unquoted among the script's arguments"
@@ -82,27 +88,27 @@ def _words(command) -> list:
     return ([name] if name is not None else []) + list(command.children_by_field_name("argument"))
 
 
-def _script_word(frag: ShellFragment, words: list, target) -> int | None:
+def _script_word(source: ShellSource, words: list, target) -> int | None:
     """The index of the first word naming the launched script: spelled as the launch's target,
     or ending in ``/`` and its file name (``"$(dirname "$0")/train.py"``, read as ``./train.py``)."""
     if target is None:
         return None
     name = "/" + target[1].rsplit("/", 1)[-1]
     for k, word in enumerate(words[1:], start=1):
-        text = frag.t(word).strip("'\"")
+        text = source.t(word).strip("'\"")
         if text == target[1] or text.endswith(name):
             return k
     return None
 
 
-def _expanded_name(frag: ShellFragment, word) -> str | None:
+def _expanded_name(source: ShellSource, word) -> str | None:
     """``V`` for an unquoted ``$V`` / ``${V}`` word, else None."""
     if word.type not in _EXPANSIONS:
         return None
     names = [c for c in word.named_children if c.type == "variable_name"]
     if len(names) != 1 or len(word.named_children) != 1:
         return None
-    return frag.t(names[0])
+    return source.t(names[0])
 
 
 def _branch_of(statement):
@@ -128,12 +134,12 @@ def _branch_statements(branch) -> list:
     return children
 
 
-def _branch_assignment(frag: ShellFragment, branch, owner, name: str):
+def _branch_assignment(source: ShellSource, branch, owner, name: str):
     """The one plain ``name=...`` statement of ``branch``'s own body, or why there is none."""
     found = [
         c
         for c in _branch_statements(branch)
-        if c.type == "variable_assignment" and frag.t(c.child_by_field_name("name")) == name
+        if c.type == "variable_assignment" and source.t(c.child_by_field_name("name")) == name
     ]
     if len(found) != 1:
         return f"{name} is assigned {len(found)} times in the branch"
@@ -151,33 +157,33 @@ def _container(branch):
     return node
 
 
-def _assigned_between(frag: ShellFragment, name: str, container, launch) -> bool:
+def _assigned_between(source: ShellSource, name: str, container, launch) -> bool:
     """Whether ``name`` is assigned (or declared, or read into) after ``container`` and before
     ``launch``, where the launch would see another value."""
-    stack = [frag.tree.root_node]
+    stack = [source.tree.root_node]
     while stack:
         node = stack.pop()
         if container.end_byte <= node.start_byte < launch.start_byte and node.type == "variable_assignment":
-            if frag.t(node.child_by_field_name("name")) == name:
+            if source.t(node.child_by_field_name("name")) == name:
                 return True
         if (
             node.type == "command"
             and container.end_byte <= node.start_byte < launch.start_byte
-            and any(frag.t(w) == name for w in _words(node)[1:])
+            and any(source.t(w) == name for w in _words(node)[1:])
         ):
             return True  # read NAME, export -n NAME...: anything naming it as a word
         stack.extend(node.children)
     return False
 
 
-def _append_to_value(frag: ShellFragment, assignment, flag: str) -> Edit:
+def _append_to_value(source: ShellSource, assignment, flag: str) -> Edit:
     """The edit appending ``flag`` (one more word) to the value of ``assignment``."""
     value = assignment.child_by_field_name("value")
     if value is None:
-        at = frag.bm.char(assignment.end_byte)
+        at = source.bm.char(assignment.end_byte)
         return Edit(at, at, f'"{flag}"')
-    text = frag.t(value)
-    start, end = frag.bm.char(value.start_byte), frag.bm.char(value.end_byte)
+    text = source.t(value)
+    start, end = source.bm.char(value.start_byte), source.bm.char(value.end_byte)
     if value.type in ("string", "raw_string"):
         inner = text[1:-1]
         return Edit(end - 1, end - 1, f" {flag}" if inner.strip() else flag)

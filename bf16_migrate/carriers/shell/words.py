@@ -1,8 +1,8 @@
 """Shell words shared by every carrier that holds shell: the tree-sitter-bash parser and the
 static value of a word (bash's quote removal, "QUOTING" and "Quote Removal" in bash(1)).
 
-Used by the shell carrier (:mod:`.shell_fragment`), Dockerfile ``ENV`` pairs and shell forms
-(:mod:`.dockerfile`) and the expansion reader (:mod:`.shell_expand`).
+Used by the shell carrier (:mod:`.walk`), Dockerfile ``ENV`` pairs and shell forms
+(:mod:`.dockerfile`) and the expansion reader (:mod:`.expand`).
 """
 
 from __future__ import annotations

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from .shell_words import static_value
+from .context import Contexts
+from .parsed import ShellSource
+from .words import static_value
 
 COMPUTED = "\0"
 MAX_ALTERNATIVES = 16
@@ -84,13 +86,14 @@ def _finish(text: str) -> str | None:
 
 
 class Expander:
-    """The expansions of command words of one :class:`~.shell_fragment.ShellFragment` (``frag``: gives
-    ``t(node)``, ``ctx(node)``, ``at(byte)`` and the parsed ``tree``)."""
+    """The expansions of command words of one shell fragment (``source``), each node placed in
+    execution order by ``contexts`` (:class:`.context.Contexts`)."""
 
-    def __init__(self, frag) -> None:
-        self.frag = frag
+    def __init__(self, source: ShellSource, contexts: Contexts) -> None:
+        self.source = source
+        self.contexts = contexts
         self.assignments: dict[str, list] = {}
-        self._index(frag.tree.root_node)
+        self._index(source.tree.root_node)
 
     # -- where variables get their values -----------------------------------------------------
     def _index(self, root) -> None:
@@ -100,21 +103,21 @@ class Expander:
             if n.type == "variable_assignment" and n.parent is not None and n.parent.type != "command":
                 name = n.child_by_field_name("name")
                 if name is not None and name.type == "variable_name":
-                    self.assignments.setdefault(self.frag.t(name), []).append((n, n.child_by_field_name("value")))
+                    self.assignments.setdefault(self.source.t(name), []).append((n, n.child_by_field_name("value")))
             elif n.type == "for_statement":
                 var = n.child_by_field_name("variable")
                 if var is not None:
-                    self.assignments.setdefault(self.frag.t(var), []).append((n, "computed"))
+                    self.assignments.setdefault(self.source.t(var), []).append((n, "computed"))
             elif n.type == "unset_command":
                 for w in n.named_children:
                     if w.type in ("variable_name", "word"):
-                        self.assignments.setdefault(self.frag.t(w), []).append((n, None))
+                        self.assignments.setdefault(self.source.t(w), []).append((n, None))
             elif n.type == "command":
                 name = n.child_by_field_name("name")
-                if name is not None and self.frag.t(name) in ("read", "mapfile", "readarray", "getopts"):
+                if name is not None and self.source.t(name) in ("read", "mapfile", "readarray", "getopts"):
                     for a in n.children_by_field_name("argument"):
-                        if a.type == "word" and not self.frag.t(a).startswith("-"):
-                            self.assignments.setdefault(self.frag.t(a), []).append((n, "computed"))
+                        if a.type == "word" and not self.source.t(a).startswith("-"):
+                            self.assignments.setdefault(self.source.t(a), []).append((n, "computed"))
             stack.extend(n.children)
 
     def values(self, name: str, at, depth: int = 0) -> list[tuple[str, dict[str, int]]]:
@@ -123,9 +126,9 @@ class Expander:
         assigns = self.assignments.get(name)
         if not assigns or depth > MAX_DEPTH:
             return [(COMPUTED, {name: 0})]
-        at_ctx = self.frag.ctx(at)
-        events = [(self.frag.ctx(n), n, v) for n, v in assigns]
-        events += [(self.frag.ctx(stmt), stmt, "branches") for stmt in self._covering_ifs(assigns)]
+        at_ctx = self.contexts.of(at)
+        events = [(self.contexts.of(n), n, v) for n, v in assigns]
+        events += [(self.contexts.of(stmt), stmt, "branches") for stmt in self._covering_ifs(assigns)]
         ordered = sorted(events, key=lambda x: x[0].key)
         # before its first assignment on a path, the variable holds what the environment gave
         state: list[tuple[str, dict[str, int]]] = [(COMPUTED, {name: 0})]
@@ -134,7 +137,7 @@ class Expander:
                 break
             if at_ctx.containers[: len(c.containers)] != c.containers:
                 continue  # assigned in a subshell the command is not in
-            line = self.frag.at(node.start_byte)[0]
+            line = self.source.at(node.start_byte)[0]
             if value == "branches":  # every branch assigns it: the old value is gone
                 if at_ctx.guard[: len(c.guard)] == c.guard and node.end_byte <= at.start_byte:
                     state = []
@@ -185,7 +188,7 @@ class Expander:
     def _value(self, node, at, depth: int) -> list[tuple[str, dict[str, int]]]:
         """The text of an assignment's value (no word splitting: ``man bash`` "PARAMETERS")."""
 
-        static = static_value(node, self.frag.data)
+        static = static_value(node, self.source.data)
         if static is not None:
             return [(static, {})]
         kind = node.type
@@ -196,7 +199,7 @@ class Expander:
                     continue
                 if child.type == "string_content":
                     parts.append(
-                        [(self.frag.t(child).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\"), {})]
+                        [(self.source.t(child).replace('\\"', '"').replace("\\$", "$").replace("\\\\", "\\"), {})]
                     )
                 else:
                     parts.append(self._value(child, at, depth))
@@ -205,20 +208,20 @@ class Expander:
             return self._parameter(node, at, depth)
         if kind == "command_substitution" and self._is_script_dir(node):
             return [(".", {})]
-        line = self.frag.at(node.start_byte)[0]
-        return [(COMPUTED, {self.frag.t(node)[:40]: line})]
+        line = self.source.at(node.start_byte)[0]
+        return [(COMPUTED, {self.source.t(node)[:40]: line})]
 
     def _parameter(self, node, at, depth: int) -> list[tuple[str, dict[str, int]]]:
         var = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
         if var is None:
-            return [(COMPUTED, {self.frag.t(node): 0})]
-        name = self.frag.t(var)
+            return [(COMPUTED, {self.source.t(node): 0})]
+        name = self.source.t(var)
         if var.type == "special_variable_name" or name.isdigit():
             return [(COMPUTED, {name: 0})]
         if node.type == "expansion":
             rest = [c for c in node.children if c.type not in ("${", "}") and c.id != var.id]
             if rest:
-                op = self.frag.t(rest[0])
+                op = self.source.t(rest[0])
                 default = rest[1] if len(rest) > 1 else None
                 if op in (":-", "-") and default is not None:
                     dvals = self._value(default, at, depth + 1)
@@ -240,10 +243,10 @@ class Expander:
                 nm = n.child_by_field_name("name")
                 if nm is None:
                     return False
-                name = self.frag.t(nm)
+                name = self.source.t(nm)
                 names.append(name)
                 if name == "dirname":
-                    args = [self.frag.t(a) for a in n.children_by_field_name("argument")]
+                    args = [self.source.t(a) for a in n.children_by_field_name("argument")]
                     if args and args[-1] in SCRIPT_PATH_WORDS:
                         saw_dirname = True
                     else:
@@ -264,7 +267,7 @@ class Expander:
             if total * max(1, len(alts)) > MAX_ALTERNATIVES:
                 # too many ways: this word is read as one computed word (the words after the
                 # script, which come last, are the ones that usually end here)
-                alts = [([None], {self.frag.t(n)[:40]: self.frag.at(n.start_byte)[0]})]
+                alts = [([None], {self.source.t(n)[:40]: self.source.at(n.start_byte)[0]})]
             total *= max(1, len(alts))
             per_word.append(alts)
         out = []
@@ -283,7 +286,7 @@ class Expander:
 
         if node.type == "command_name" and node.named_children:
             node = node.named_children[0]
-        static = static_value(node, self.frag.data)
+        static = static_value(node, self.source.data)
         if static is not None:
             return [([static], {})]
         kind = node.type
@@ -300,14 +303,14 @@ class Expander:
                     return forwarded
         if kind in ("string", "concatenation", "raw_string", "word", "number"):
             return [([_finish(t)], comp) for t, comp in self._value(node, at, 0)]
-        return [([None], {self.frag.t(node)[:40]: self.frag.at(node.start_byte)[0]})]
+        return [([None], {self.source.t(node)[:40]: self.source.at(node.start_byte)[0]})]
 
     def _positional(self, node, positional, quoted: bool):
         """``"$@"`` / ``$*`` / ``$N`` of a function body, from the call's arguments."""
         var = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
         if var is None or positional is None:
             return None
-        name = self.frag.t(var)
+        name = self.source.t(var)
         if name in ("@", "*"):
             if name == "*" and quoted:
                 return [
