@@ -271,29 +271,58 @@ def _wrapper(words: list[str | None], i: int, cmd: Command, base: str) -> int:
     """A wrapper of :data:`WRAPPERS` (``nohup``, ``nice``, ``taskset``...) from ``i``: its
     options skipped (and the ``NAME=VALUE`` words of those that take them); the command's index.
     ``sudo`` without ``-E``/``--preserve-env`` sets :attr:`Command.env_reset`."""
-    n = len(words)
     with_arg, assignments = WRAPPERS[base]
-    if base == "sudo":
-        options, k = [], i
-        while k < n and (v := words[k]) is not None and v.startswith("-") and v != "-":
-            options.append(v)
-            k += 2 if v in with_arg else 1
-        preserved = any(
-            v in ("-E", "--preserve-env") or v.startswith("--preserve-env=") or (v[1:2] != "-" and "E" in v[1:])
-            for v in options
-        )
-        if not preserved:
-            cmd.env_reset = (
-                "sudo starts it with the environment its policy allows (sudoers env_reset), not the launcher's: "
-                "pass -E (or --preserve-env=NAME) to sudo, or set the variable in the script"
-            )
-    if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
-        i += 1  # -c / -p
     if base == "taskset":
-        i += 1  # the mask or cpu list
-    while i < n and (v := words[i]) is not None and v.startswith("-") and v != "-":
+        i = _past_taskset_mask(words, i)
+    options, i = _leading_options(words, i, with_arg)
+    if base == "sudo" and not _sudo_preserves_environment(options):
+        cmd.env_reset = _SUDO_ENV_RESET
+    if assignments:
+        i = _wrapper_assignments(words, i, cmd)
+    return i
+
+
+_SUDO_ENV_RESET = (
+    "sudo starts it with the environment its policy allows (sudoers env_reset), not the launcher's: "
+    "pass -E (or --preserve-env=NAME) to sudo, or set the variable in the script"
+)
+"""Why a program started by ``sudo`` without ``-E`` may not get the launcher's settings (sudoers(5),
+``env_reset``)."""
+
+
+def _leading_options(words: list[str | None], i: int, with_arg: frozenset[str]) -> tuple[list[str], int]:
+    """The options of a wrapper from ``i`` (words starting with ``-``, ``-`` alone excepted; those in
+    ``with_arg`` take the next word too, as the wrapper's manual page lists them), and the index of the
+    first word after them. A computed word ends the options."""
+    options: list[str] = []
+    while i < len(words) and (v := words[i]) is not None and v.startswith("-") and v != "-":
+        options.append(v)
         i += 2 if v in with_arg else 1
-    while assignments and i < n and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
+    return options, i
+
+
+def _sudo_preserves_environment(options: list[str]) -> bool:
+    """Whether ``sudo``'s ``options`` keep the caller's environment: ``-E``, ``--preserve-env`` or
+    ``--preserve-env=NAME,...``, or ``E`` bundled in a short option group (``-HE``) (sudo(8))."""
+    return any(
+        v in ("-E", "--preserve-env") or v.startswith("--preserve-env=") or (v[1:2] != "-" and "E" in v[1:])
+        for v in options
+    )
+
+
+def _past_taskset_mask(words: list[str | None], i: int) -> int:
+    """The index after ``taskset``'s mask or cpu list, itself after an optional ``-c``/``-p``
+    (util-linux taskset(1): ``taskset [options] mask command``)."""
+    if i < len(words) and (v := words[i]) is not None and v.startswith("-"):
+        i += 1  # -c / -p
+    return i + 1
+
+
+def _wrapper_assignments(words: list[str | None], i: int, cmd: Command) -> int:
+    """The ``NAME=VALUE`` words from ``i`` that a wrapper passes on as environment settings
+    (``time X=1 python``: bash(1), a simple command's leading assignments; ``sudo X=1 cmd``: sudo(8)),
+    appended to ``cmd.env``; returns the index of the first word that is not one."""
+    while i < len(words) and (v := words[i]) is not None and (m := NAME_VALUE.match(v)):
         cmd.env.append(EnvWord(m.group(1), m.group(2), SET, [i], i))
         i += 1
     return i
@@ -378,54 +407,82 @@ def _python(
 ) -> Command:
     """An interpreter's words from ``i``: options (``with_arg`` take the next word; short
     ``flags`` may be bundled, ``None`` accepts any option), then ``-m module`` or the script."""
-    n = len(words)
-    while i < n:
+    while i < len(words):
         w = words[i]
         if w is None:
             cmd.problem = "an interpreter option or the script is computed"
             return cmd
-        if w == "-m":
-            module = words[i + 1] if i + 1 < n else None
-            if module is None:
-                cmd.problem = "the module run with -m is computed"
-                return cmd
-            if module in TORCH_LAUNCH_MODULES:
-                return _torchrun(words, i + 2, cmd)
-            if module == XLA_DIST:
-                return _xla_dist(words, i + 2, cmd)
-            if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
-                cmd.python = False
-                return cmd
-            cmd.target = (Target.MODULE, module)
-            cmd.args = words[i + 2 :]
-            return cmd
-        if w.startswith("-m") and len(w) > 2:
-            cmd.target = (Target.MODULE, w[2:])
-            return cmd
-        if w == "-c" or (w.startswith("-c") and len(w) > 2):
-            code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < n else "")
-            if code is None or "torch" in code:
-                cmd.problem = "`python -c` runs inline code"
-            else:
-                cmd.python = False  # inline code that never imports torch: the variable does nothing
-            return cmd
-        if w in with_arg:
-            i += 2
-            continue
+        if w.startswith("-m"):
+            return _python_module(words, i, cmd)
+        if w.startswith("-c"):
+            return _python_inline(words, i, cmd)
         if w == "-":
             cmd.problem = "the script is read from standard input"
             return cmd
-        if w.startswith("--"):
-            i += 1
-            continue
-        if w.startswith("-") and len(w) > 1:
-            if flags is None or w[1] in "WX" or set(w[1:]) <= flags:
-                i += 1
-                continue
+        width = _option_width(w, with_arg, flags)
+        if width is None:
             cmd.problem = f"unknown interpreter option {w}"
             return cmd
-        return _script(words, i, cmd)
+        if width == 0:
+            return _script(words, i, cmd)
+        i += width
     cmd.python = False  # bare `python`: an interactive interpreter, nothing launched
+    return cmd
+
+
+def _option_width(w: str, with_arg: set[str], flags: set[str] | None) -> int | None:
+    """How many words the interpreter option ``w`` takes: 2 for one in ``with_arg`` (its argument
+    follows), 1 for a long option or a group of known short ``flags`` (``-u``, ``-uB``; ``-W``/``-X``
+    with their argument attached; ``flags`` None: any), 0 when ``w`` is not an option (the script),
+    None for a short option the table does not know (python(1), ``python --help``)."""
+    if w in with_arg:
+        return 2
+    if w.startswith("--"):
+        return 1
+    if not (w.startswith("-") and len(w) > 1):
+        return 0
+    if flags is None or w[1] in "WX" or set(w[1:]) <= flags:
+        return 1
+    return None
+
+
+def _python_module(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``python -m module args`` or ``python -mmodule`` at ``i`` (python(1), ``-m``): the module as the
+    target with the words after it as its arguments; a torch launcher module (``torch.distributed.run``)
+    or torch_xla's ``xla_dist`` is read on as that launcher; a tool module (``pip``...) starts no
+    training (``python`` False)."""
+    w = words[i]
+    assert w is not None, "the caller passes the index of a static -m word"
+    if w != "-m":
+        cmd.target = (Target.MODULE, w[2:])
+        return cmd
+    module = words[i + 1] if i + 1 < len(words) else None
+    if module is None:
+        cmd.problem = "the module run with -m is computed"
+        return cmd
+    if module in TORCH_LAUNCH_MODULES:
+        return _torchrun(words, i + 2, cmd)
+    if module == XLA_DIST:
+        return _xla_dist(words, i + 2, cmd)
+    if module in TOOL_MODULES or module.split(".")[0] in TOOL_MODULES:
+        cmd.python = False
+        return cmd
+    cmd.target = (Target.MODULE, module)
+    cmd.args = words[i + 2 :]
+    return cmd
+
+
+def _python_inline(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``python -c CODE`` or ``python -cCODE`` at ``i`` (python(1), ``-c``): inline code is a problem
+    when it names torch (or is computed); code that never names torch cannot be affected by the
+    variable (``python`` False)."""
+    w = words[i]
+    assert w is not None, "the caller passes the index of a static -c word"
+    code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < len(words) else "")
+    if code is None or "torch" in code:
+        cmd.problem = "`python -c` runs inline code"
+    else:
+        cmd.python = False  # inline code that never imports torch: the variable does nothing
     return cmd
 
 

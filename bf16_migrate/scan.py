@@ -21,6 +21,7 @@ import errno
 import fnmatch
 import operator
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -177,56 +178,89 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
     stack: list[tuple[str, str, bool | None]] = [(top, "", None)]
     while stack:
         directory, base, above = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=_name)
-        except OSError:
+        entries = _sorted_entries(directory)
+        if entries is None:
             continue  # as os.walk: an unreadable directory is passed over
         subdirs = []
         # per file, only where a .gitignore applies (GitIgnore.applies: once per directory)
         # (an entry the .gitignore files above cannot reach, directory or file, is not asked about)
         check = ignore is not None and (applies is None or applies(directory, {entry.name for entry in entries}, above))
+        asked = ignore if check else None
         for entry in entries:
-            name = entry.name
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if is_dir:
-                if entry.is_symlink():
-                    continue  # os.walk does not follow a symlink to a directory
-                if (
-                    (name.startswith(".") and name not in CONFIG_DIRS)
-                    or name in SKIP_DIRS
-                    or name.endswith(".egg-info")
-                ):
-                    continue
-                if exclude and any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(base + name, p) for p in exclude):
-                    continue  # a glob naming a directory skips all of it, as ruff's exclude does
-                if check and ignore(entry.path, True):
-                    continue
-                subdirs.append((entry.path, base + name + "/", check))
-                continue
-            if name.endswith(".bf16-migrate") and is_temporary(name):
-                continue
-            if exclude and any(fnmatch.fnmatch(base + name, p) or fnmatch.fnmatch(name, p) for p in exclude):
-                continue
-            if check and ignore(entry.path, False):
-                continue
-            try:
-                regular = entry.is_file(follow_symlinks=False)
-            except OSError:
-                regular = False
-            if not regular:
-                path = Path(entry.path)
-                problem = _problem(path)
-                if problem is not None:
-                    kind = kind_of(path)
-                    if special is not None and kind is not None and kind != "unsupported":
-                        special.append(Candidate(path, kind, problem))
-                    continue
-            yield entry.path
+            if _is_dir(entry):
+                if _walked_into(entry, base, exclude, asked):
+                    subdirs.append((entry.path, base + entry.name + "/", check))
+            elif _looked_at(entry, base, exclude, asked, special):
+                yield entry.path
         stack.extend(reversed(subdirs))
+
+
+def _sorted_entries(directory: str) -> list[os.DirEntry] | None:
+    """The entries of ``directory`` sorted by name, or None when it cannot be read."""
+    try:
+        with os.scandir(directory) as it:
+            return sorted(it, key=_name)
+    except OSError:
+        return None
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """Whether ``entry`` is a directory (a symlink to one included); False when that cannot be told."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _excluded(base: str, name: str, exclude: tuple[str, ...]) -> bool:
+    """Whether an ``--exclude`` glob matches the entry's name or its path relative to the argument
+    (``base`` ends with ``/``), as ruff's ``exclude`` does; a glob naming a directory skips all of it."""
+    return any(fnmatch.fnmatch(base + name, p) or fnmatch.fnmatch(name, p) for p in exclude)
+
+
+def _walked_into(entry: os.DirEntry, base: str, exclude: tuple[str, ...], ignore) -> bool:
+    """Whether discovery walks into the directory ``entry``: not a symlink (``os.walk`` does not
+    follow one), not hidden unless it holds CI configuration (:data:`CONFIG_DIRS`), not a
+    virtual environment, cache or build directory (:data:`SKIP_DIRS`), not ``*.egg-info``, not
+    excluded, not ignored (``ignore``: None when no ``.gitignore`` reaches it)."""
+    name = entry.name
+    if entry.is_symlink():
+        return False
+    if (name.startswith(".") and name not in CONFIG_DIRS) or name in SKIP_DIRS or name.endswith(".egg-info"):
+        return False
+    if exclude and _excluded(base, name, exclude):
+        return False
+    return not (ignore is not None and ignore(entry.path, True))
+
+
+def _looked_at(
+    entry: os.DirEntry, base: str, exclude: tuple[str, ...], ignore, special: list[Candidate] | None
+) -> bool:
+    """Whether discovery looks at the file ``entry``: not our own temporary, not excluded, not
+    ignored (``ignore``: None when no ``.gitignore`` reaches it), and either a regular file or a
+    symlink that leads to one. A file that cannot be read (:func:`_problem`) is not, and when
+    ``special`` is a list and the file's kind by name is one bf16-migrate handles, it is appended
+    there with its problem."""
+    name = entry.name
+    if name.endswith(".bf16-migrate") and is_temporary(name):
+        return False
+    if exclude and _excluded(base, name, exclude):
+        return False
+    if ignore is not None and ignore(entry.path, False):
+        return False
+    try:
+        if entry.is_file(follow_symlinks=False):
+            return True
+    except OSError:
+        pass
+    path = Path(entry.path)
+    problem = _problem(path)
+    if problem is None:
+        return True
+    kind = kind_of(path)
+    if special is not None and kind is not None and kind != "unsupported":
+        special.append(Candidate(path, kind, problem))
+    return False
 
 
 def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
@@ -314,59 +348,107 @@ def launchers_of(
     files are split across runs (pre-commit passes the changed files, in batches): the launcher's
     setting and the script's own code change are planned together, never one without the other.
     Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan`."""
-    import re
-
-    from .carriers import REGISTRY, CarrierError, analyze, for_kind
-    from .carriers.resolve import resolve_module, resolve_script
-
-    def pattern_for(path: Path) -> bytes:
-        name = rb"(?<![\w.-])" + re.escape(path.name.encode()) + rb"(?![\w-])"
-        if path.suffix == ".py":  # `python -m pkg.train`
-            name += rb"|(?:\.|-m\s+)" + re.escape(path.stem.encode()) + rb"(?![\w.-])"
-        return name
-
-    carriers: dict[Path, tuple[str, bytes]] = {}
-    for path, kind in walk(root, exclude, ignore=ignore):
-        if kind in REGISTRY:  # every carrier can start a script or hold a setting for one
-            try:
-                carriers[path] = (kind, path.read_bytes())
-            except OSError:
-                continue
+    carriers = _carrier_files(root, exclude, ignore)
     targets = {script.resolve() for script in scripts}
-    patterns = [pattern_for(script) for script in scripts]
+    patterns = [_launcher_pattern(script) for script in scripts]
     chosen: set[Path] = set()
     loads: dict[Path, list[str]] = {}
     for _ in range(limit):
-        pattern = re.compile(b"|".join(patterns))
-        added = []
-        for path, (kind, data) in carriers.items():
-            if path in chosen or for_kind(kind).INCLUDED_ONLY or not pattern.search(data):
-                continue
-            try:
-                analysis = analyze(kind, data.decode("utf-8", "replace"), str(path))
-            except (CarrierError, RecursionError):
-                continue  # reported by the run that reads it
-            for launch in analysis.launches:
-                if launch.target is None or launch.target[0] == "kernel":
-                    continue
-                what, word = launch.target
-                resolve = resolve_module if what == "module" else resolve_script
-                found, _ = resolve(word, path, path.parent)
-                if found is not None and found.resolve() in targets:
-                    added.append(path)
-                    loads[path] = [inc.path for inc in analysis.includes if not inc.local]
-                    break
+        added = _launchers_into(carriers, chosen, re.compile(b"|".join(patterns)), targets)
         if not added:
             break
+        loads.update(added)
         chosen.update(added)
         for path in added:
             if path.suffix in (".sh", ".bash") or carriers[path][0] == "shell":
                 targets.add(path.resolve())  # a launcher started by another launcher
-                patterns.append(pattern_for(path))
-    # env files a chosen carrier loads
-    for path in list(chosen):
-        for written in loads.get(path, []):
-            found, _ = resolve_script(written, path, path.parent)
-            if found is not None and found.resolve() in {p.resolve() for p in carriers}:
-                chosen.add(next(p for p in carriers if p.resolve() == found.resolve()))
+                patterns.append(_launcher_pattern(path))
+    chosen |= _env_files_loaded(chosen, loads, carriers)
     return sorted(path for path in chosen if any(marker in carriers[path][1] for marker in LEGACY_MARKERS))
+
+
+def _launcher_pattern(path: Path) -> bytes:
+    """A regular expression (bytes) for the words that name ``path`` in a launcher: its file name
+    as a whole word, and for a ``.py`` file its module too (``python -m pkg.train``, ``-m train``)."""
+    name = rb"(?<![\w.-])" + re.escape(path.name.encode()) + rb"(?![\w-])"
+    if path.suffix == ".py":  # `python -m pkg.train`
+        name += rb"|(?:\.|-m\s+)" + re.escape(path.stem.encode()) + rb"(?![\w.-])"
+    return name
+
+
+def _carrier_files(root: Path, exclude: tuple[str, ...], ignore) -> dict[Path, tuple[str, bytes]]:
+    """Every carrier file under ``root`` (every carrier kind can start a script or hold a setting
+    for one), with its kind and bytes, in walk order; a file that cannot be read is left out."""
+    from .carriers import REGISTRY
+
+    carriers: dict[Path, tuple[str, bytes]] = {}
+    for path, kind in walk(root, exclude, ignore=ignore):
+        if kind in REGISTRY:
+            try:
+                carriers[path] = (kind, path.read_bytes())
+            except OSError:
+                continue
+    return carriers
+
+
+def _launchers_into(
+    carriers: dict[Path, tuple[str, bytes]], chosen: set[Path], pattern: re.Pattern[bytes], targets: set[Path]
+) -> dict[Path, list[str]]:
+    """The carriers not yet ``chosen`` (and not only ever included, as a ``.env`` file is) whose
+    bytes match ``pattern`` and one of whose launches resolves to one of ``targets``, each with the
+    env files it loads (:func:`_launch_into`), in ``carriers``' order."""
+    from .carriers import for_kind
+
+    added: dict[Path, list[str]] = {}
+    for path, (kind, data) in carriers.items():
+        if path in chosen or for_kind(kind).INCLUDED_ONLY or not pattern.search(data):
+            continue
+        loaded = _launch_into(path, kind, data, targets)
+        if loaded is not None:
+            added[path] = loaded
+    return added
+
+
+def _launch_into(path: Path, kind: str, data: bytes, targets: set[Path]) -> list[str] | None:
+    """When one of the launches of the carrier ``path`` resolves (as the planner resolves it,
+    :mod:`bf16_migrate.carriers.resolve`) to one of ``targets``: the env files it loads, as written
+    (its includes that are not local); None when none does, or the carrier cannot be parsed (the
+    run that reads it reports that)."""
+    from .carriers import CarrierError, analyze
+    from .carriers.resolve import resolve_module, resolve_script
+
+    try:
+        analysis = analyze(kind, data.decode("utf-8", "replace"), str(path))
+    except (CarrierError, RecursionError):
+        return None  # reported by the run that reads it
+    for launch in analysis.launches:
+        if launch.target is None or launch.target[0] == "kernel":
+            continue
+        what, word = launch.target
+        resolve = resolve_module if what == "module" else resolve_script
+        found, _ = resolve(word, path, path.parent)
+        if found is not None and found.resolve() in targets:
+            return [inc.path for inc in analysis.includes if not inc.local]
+    return None
+
+
+def _env_files_loaded(
+    chosen: set[Path], loads: dict[Path, list[str]], carriers: dict[Path, tuple[str, bytes]]
+) -> set[Path]:
+    """The carrier files the ``chosen`` launchers load (``loads``: as written, resolved from each
+    launcher's directory as ``source`` and ``--env-file`` resolve them), each under the first name
+    in ``carriers`` of the file it resolves to."""
+    from .carriers.resolve import resolve_script
+
+    written = [(path, name) for path in chosen for name in loads.get(path, [])]
+    if not written:
+        return set()
+    by_real: dict[Path, Path] = {}
+    for path in carriers:
+        by_real.setdefault(path.resolve(), path)
+    loaded = set()
+    for path, name in written:
+        found, _ = resolve_script(name, path, path.parent)
+        if found is not None and found.resolve() in by_real:
+            loaded.add(by_real[found.resolve()])
+    return loaded

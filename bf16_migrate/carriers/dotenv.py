@@ -61,74 +61,96 @@ def parse(text: str, path: str, pos: Callable[[int], tuple[int, int]] | None = N
     out = Parsed()
     offset = 0
     for raw in text.splitlines(keepends=True):
-        line_start = offset
+        item = _item(raw.rstrip("\r\n"), offset, offset + len(raw), expand)
+        if item is not None:
+            out.items.append(item)
         offset += len(raw)
-        body = raw.rstrip("\r\n")
-        i = 0
-        while i < len(body) and body[i] in " \t":
-            i += 1
-        if i >= len(body) or body[i] == "#":
-            continue
-        if body.startswith("export", i) and len(body) > i + 6 and body[i + 6] in " \t":
-            i += 6
-            while i < len(body) and body[i] in " \t":
-                i += 1
-        eq = body.find("=", i)
-        if eq < 0:
-            continue
-        name = body[i:eq].rstrip()
-        if not _is_name(name):
-            continue
-        name_span = (line_start + i, line_start + i + len(name))
-        j = eq + 1
-        while j < len(body) and body[j] in " \t":
-            j += 1
-        rest = body[j:]
-        problem = None
-        computed = False
-        quote = ""
-        if rest[:1] in ("'", '"'):
-            quote = rest[0]
-            k, chars = 1, []
-            closed = False
-            while k < len(rest):
-                c = rest[k]
-                if quote == '"' and c == "\\" and k + 1 < len(rest):
-                    chars.append(rest[k + 1])
-                    k += 2
-                    continue
-                if c == quote:
-                    closed = True
-                    break
-                chars.append(c)
-                k += 1
-            value: str | None = "".join(chars)
-            vend = j + k + 1 if closed else len(body)
-            if not closed:
-                problem = f"the quoted value of {name} runs over several lines: edit it by hand"
-                value = None
-        else:
-            k = 0
-            while k < len(rest) and not (rest[k] == "#" and (k == 0 or rest[k - 1] in " \t")):
-                k += 1
-            value = rest[:k].rstrip()
-            vend = j + len(value)
-        if value is not None and expand and quote != "'" and "$" in value:
-            problem = f"the value of {name} is computed ({value}): edit it by hand"
-            value, computed = None, True
-        out.items.append(
-            Item(
-                name,
-                value,
-                name_span,
-                (line_start + j, line_start + vend),
-                (line_start, offset),
-                quote,
-                problem,
-                computed=computed,
-            )
-        )
     return out
+
+
+def _item(body: str, line_start: int, line_end: int, expand: bool) -> Item | None:
+    """The ``KEY=VALUE`` item of one line (``body``, its newline cut off; ``line_start`` and
+    ``line_end`` its offsets in the text, newline included), or None for a blank or comment line
+    or one that is not ``KEY=VALUE``. A quoted value not closed on its line, and a value holding
+    ``$`` (unless single-quoted, or ``expand`` is False), is the item's ``problem``, its value None
+    (docker compose's "Env file" syntax: ``$`` is interpolated, not in single quotes)."""
+    i = _key_start(body)
+    if i is None:
+        return None
+    eq = body.find("=", i)
+    name = body[i:eq].rstrip()
+    if eq < 0 or not _is_name(name):
+        return None
+    j = _skip_blanks(body, eq + 1)
+    rest = body[j:]
+    quote = rest[:1] if rest[:1] in ("'", '"') else ""
+    value, written = _quoted_value(rest) if quote else _unquoted_value(rest)
+    problem = None
+    computed = False
+    if value is None:
+        problem = f"the quoted value of {name} runs over several lines: edit it by hand"
+    elif expand and quote != "'" and "$" in value:
+        problem = f"the value of {name} is computed ({value}): edit it by hand"
+        value, computed = None, True
+    return Item(
+        name,
+        value,
+        (line_start + i, line_start + i + len(name)),
+        (line_start + j, line_start + j + written),
+        (line_start, line_end),
+        quote,
+        problem,
+        computed=computed,
+    )
+
+
+def _skip_blanks(body: str, i: int) -> int:
+    """The index of the first character from ``i`` that is not a space or a tab."""
+    while i < len(body) and body[i] in " \t":
+        i += 1
+    return i
+
+
+def _key_start(body: str) -> int | None:
+    """Where the key of a line starts: after leading blanks and an optional ``export`` and its
+    blanks (python-dotenv and docker compose both accept ``export KEY=VALUE``); None for a blank
+    line or a ``#`` comment line."""
+    i = _skip_blanks(body, 0)
+    if i >= len(body) or body[i] == "#":
+        return None
+    if body.startswith("export", i) and len(body) > i + 6 and body[i + 6] in " \t":
+        i = _skip_blanks(body, i + 6)
+    return i
+
+
+def _quoted_value(rest: str) -> tuple[str | None, int]:
+    """A value that starts with a quote (``rest[0]``): its text, and how many characters it takes as
+    written, closing quote included. Single quotes keep it verbatim; in double quotes a backslash
+    escapes the next character (python-dotenv). (None, ``len(rest)``) when the quote is not closed on
+    this line."""
+    quote = rest[0]
+    k, chars = 1, []
+    while k < len(rest):
+        c = rest[k]
+        if quote == '"' and c == "\\" and k + 1 < len(rest):
+            chars.append(rest[k + 1])
+            k += 2
+            continue
+        if c == quote:
+            return "".join(chars), k + 1
+        chars.append(c)
+        k += 1
+    return None, len(rest)
+
+
+def _unquoted_value(rest: str) -> tuple[str, int]:
+    """An unquoted value: the text up to a ``#`` that starts the line's rest or follows a blank (an
+    inline comment, as docker compose reads it), trailing blanks trimmed; and its length."""
+    k = 0
+    while k < len(rest) and not (rest[k] == "#" and (k == 0 or rest[k - 1] in " \t")):
+        k += 1
+    value = rest[:k].rstrip()
+    return value, len(value)
 
 
 def item_edits(item: Item, decision: str) -> list[Edit]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..command_lines import read_command
 from .model import (
@@ -76,6 +76,55 @@ OWN_COVERAGE = False
 
 ENV_KEYS = {"env", "environment", "variables"}
 SHELL_KEYS = {"run", "script", "before_script", "after_script"}
+
+
+def _container_words(cmd, args, ep) -> tuple[list[str | None], Node]:
+    """The words a container runs, ``entrypoint`` then ``command`` then ``args`` (each item a
+    ``(key, value)`` pair or None), None for a word that is not a plain scalar; and the value node
+    the launch is reported at (the first present). A string ``command``/``entrypoint`` is split as
+    a shell would split it, without running one (docker compose), a string that cannot be split
+    is one computed word; ``args`` counts only as a list (Kubernetes)."""
+    words: list[str | None] = []
+    anchor = None
+    for item in (ep, cmd):
+        if item is None:
+            continue
+        v = item[1]
+        anchor = anchor or v
+        if isinstance(v, SequenceNode):
+            words += _sequence_words(v)
+        elif isinstance(v, ScalarNode):
+            try:
+                words += shlex.split(v.value)
+            except ValueError:
+                words.append(None)
+    if args is not None:
+        v = args[1]
+        anchor = anchor or v
+        if isinstance(v, SequenceNode):
+            words += _sequence_words(v)
+    assert anchor is not None, "command, args or entrypoint is present (checked by the caller)"
+    return words, anchor
+
+
+def _sequence_words(node: SequenceNode) -> list[str | None]:
+    """The words of a YAML list: each scalar's text, None for an item that is not a scalar."""
+    return [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in node.value]
+
+
+def _inner_script_node(words: list[str | None], inner: int | None, items) -> ScalarNode | None:
+    """The list scalar holding the ``sh -c`` script at word ``inner`` (the last one of ``items``'
+    list values whose text is that word), or None when there is no such script or it is not a
+    list item (a split string: its text is not one node)."""
+    if inner is None or inner >= len(words):
+        return None
+    node = None
+    for item in items:
+        if item is not None and isinstance(item[1], SequenceNode):
+            for x in item[1].value:
+                if isinstance(x, ScalarNode) and x.value == words[inner]:
+                    node = x
+    return node
 
 
 def _scalar_text(node) -> str | None:
@@ -200,56 +249,42 @@ class _Yaml:
         return self.read_commands[nodes]
 
     def _container_command(self, cmd, args, ep) -> list[int]:
-        words: list[str | None] = []
-        anchor = None
-        for item in (ep, cmd):
-            if item is None:
-                continue
-            k, v = item
-            anchor = anchor or v
-            if isinstance(v, SequenceNode):
-                words += [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in v.value]
-            elif isinstance(v, ScalarNode):
-                try:
-                    words += shlex.split(v.value)
-                except ValueError:
-                    words.append(None)
-        if args is not None:
-            k, v = args
-            anchor = anchor or v
-            if isinstance(v, SequenceNode):
-                words += [_scalar_text(x) if isinstance(x, ScalarNode) else None for x in v.value]
-        assert anchor is not None, "command, args or entrypoint is present (checked above)"
+        """The launches of a container's ``command``/``args``/``entrypoint`` items (each a
+        ``(key, value)`` pair or None; one at least is present): the program they run together
+        (Kubernetes "Define a Command and Arguments for a Container": the container runs
+        ``command + args``; docker compose: ``entrypoint + command``), a ``sh -c`` script read as
+        shell, or, for ``args`` alone, the image's own entrypoint (unresolvable)."""
+        words, anchor = _container_words(cmd, args, ep)
         start = anchor.start_mark.index
         line, col = self.pos(start)
         raw = self.text[start : anchor.end_mark.index].split("\n")[0][:100]
         if cmd is None and ep is None:
-            if any(w and w.endswith(".py") for w in words):
-                self.analysis.launches.append(
-                    Launch(
-                        line,
-                        col,
-                        raw,
-                        (Target.SCRIPT, "?"),
-                        "the container runs the image's entrypoint with these args",
-                    )
-                )
-                return [len(self.analysis.launches) - 1]
-            return []
+            return self._entrypoint_launch(words, line, col, raw)
         command = read_command(words)
-        if command.inner is not None and command.inner < len(words):
-            node = None
-            for item in (ep, cmd, args):
-                if item is not None and isinstance(item[1], SequenceNode):
-                    for x in item[1].value:
-                        if isinstance(x, ScalarNode) and x.value == words[command.inner]:
-                            node = x
-            if node is not None:
-                return self.shell_launches(node)
+        inner = _inner_script_node(words, command.inner, (ep, cmd, args))
+        if inner is not None:
+            return self.shell_launches(inner)
         if not (command.python or command.target is not None):
             return []
         self.analysis.launches.append(
             Launch(line, col, raw, command.target, command.problem, args=list(command.args), isolated=command.isolated)
+        )
+        return [len(self.analysis.launches) - 1]
+
+    def _entrypoint_launch(self, words: list[str | None], line: int, col: int, raw: str) -> list[int]:
+        """``args`` without ``command`` runs the image's entrypoint with them (Kubernetes "Define a
+        Command and Arguments for a Container"): a launch of an unknown script when an argument
+        names a ``.py`` file, none otherwise."""
+        if not any(w and w.endswith(".py") for w in words):
+            return []
+        self.analysis.launches.append(
+            Launch(
+                line,
+                col,
+                raw,
+                (Target.SCRIPT, "?"),
+                "the container runs the image's entrypoint with these args",
+            )
         )
         return [len(self.analysis.launches) - 1]
 

@@ -217,39 +217,84 @@ class DtypeFlow:
 
     # -- calls -----------------------------------------------------------------------------
     def _call(self, call: cst.Call, ops, depth) -> str:
+        """The class of what ``call`` gives after ``ops``: a tensor factory's (``dtype=`` wins), a
+        batch source's elements, what an iteration builtin passes through, or what the called
+        method or function returns."""
         names = self.ctx.qualified_names(call.func)
         explicit = self._dtype_kwarg(call)
-        # tensor factories: torch.randn(...), torch.randint(...)
+        kind = self._factory_kind(names)
+        if kind is not None:
+            return explicit or self._factory(kind, call, depth)
+        source = self._batch_source(names)
+        if source is not None:
+            return self._batches(source, call, ops, depth)
+        passed = self._through_iteration(names, call, ops, depth)
+        if passed is not None:
+            return passed
+        return self._callee_result(call, ops, depth, explicit)
+
+    def _factory_kind(self, names: set[str]) -> str | None:
+        """The kind of tensor factory (``rules/torch_api.toml`` ``[factories]``) a call of one of
+        ``names`` is, for a function of the ``torch`` namespace itself (``torch.randn``), or None."""
         for qn in names:
             if qn.startswith("torch.") and qn.count(".") == 1:
                 kind = self.api.factories.get(qn.split(".", 1)[1])
                 if kind is not None:
-                    return explicit or self._factory(kind, call, depth)
-        source = self._batch_source(names)
-        if source is not None:
-            return self._batches(source, call, ops, depth)
+                    return kind
+        return None
+
+    def _through_iteration(self, names: set[str], call: cst.Call, ops, depth) -> str | None:
+        """The class of what a dataset or iteration builtin gives after ``ops``, followed into the
+        argument it came from (Python's "Built-in Functions" documentation for ``zip``,
+        ``enumerate``, ``range``, ``iter``, ``next``, ``list``, ``tuple``; ``itertools.cycle``;
+        ``torch.utils.data.TensorDataset`` yields the i-th tensor's row as item i); None when the
+        call is none of these (or, for ``zip``/``enumerate``, not iterated)."""
+        elem = bool(ops) and ops[0] == ("elem",)
         if any(q.endswith("TensorDataset") for q in names):
-            if ops and ops[0] == ("elem",) and len(ops) >= 2 and ops[1][0] == "index":
-                i = ops[1][1]
-                if i < len(call.args):
-                    return self.infer(call.args[i].value, (), depth)
-            return UNKNOWN
-        if "builtins.zip" in names and ops and ops[0] == ("elem",):
-            if len(ops) >= 2 and ops[1][0] == "index" and ops[1][1] < len(call.args):
-                return self.infer(call.args[ops[1][1]].value, (("elem",),) + ops[2:], depth)
-            return UNKNOWN
-        if "builtins.enumerate" in names and ops and ops[0] == ("elem",):
-            if len(ops) >= 2 and ops[1] == ("index", 0):
-                return INT
-            if len(ops) >= 2 and ops[1] == ("index", 1) and call.args:
-                return self.infer(call.args[0].value, (("elem",),) + ops[2:], depth)
-            return UNKNOWN
+            return self._tensor_dataset_item(call, ops, depth)
+        if "builtins.zip" in names and elem:
+            return self._zip_item(call, ops, depth)
+        if "builtins.enumerate" in names and elem:
+            return self._enumerate_item(call, ops, depth)
         if "builtins.range" in names:
-            return INT if ops and ops[0] == ("elem",) else UNKNOWN
+            return INT if elem else UNKNOWN
         if names & _ITER_SAME and call.args:
             return self.infer(call.args[0].value, ops, depth)
         if "builtins.next" in names and call.args:
             return self.infer(call.args[0].value, (("elem",),) + ops, depth)
+        return None
+
+    def _tensor_dataset_item(self, call: cst.Call, ops, depth) -> str:
+        """Item ``i`` of an element of ``TensorDataset(a, b, ...)``: the class of its i-th tensor
+        (``torch.utils.data.TensorDataset.__getitem__`` returns one row of each); UNKNOWN for
+        anything else."""
+        if ops and ops[0] == ("elem",) and len(ops) >= 2 and ops[1][0] == "index":
+            i = ops[1][1]
+            if i < len(call.args):
+                return self.infer(call.args[i].value, (), depth)
+        return UNKNOWN
+
+    def _zip_item(self, call: cst.Call, ops, depth) -> str:
+        """Item ``i`` of an element of ``zip(a, b, ...)``: an element of its i-th argument (Python
+        docs, ``zip``: "the i-th tuple contains the i-th element from each of the argument
+        iterables"); UNKNOWN when the item is not a literal index of an argument."""
+        if len(ops) >= 2 and ops[1][0] == "index" and ops[1][1] < len(call.args):
+            return self.infer(call.args[ops[1][1]].value, (("elem",),) + ops[2:], depth)
+        return UNKNOWN
+
+    def _enumerate_item(self, call: cst.Call, ops, depth) -> str:
+        """Item 0 of an element of ``enumerate(it)`` is its count (INT), item 1 an element of
+        ``it`` (Python docs, ``enumerate``); UNKNOWN otherwise."""
+        if len(ops) >= 2 and ops[1] == ("index", 0):
+            return INT
+        if len(ops) >= 2 and ops[1] == ("index", 1) and call.args:
+            return self.infer(call.args[0].value, (("elem",),) + ops[2:], depth)
+        return UNKNOWN
+
+    def _callee_result(self, call: cst.Call, ops, depth, explicit: str | None) -> str:
+        """What a call of a method or a function of this file gives: a tensor method's class
+        (``rules/torch_api.toml``), ``self.method()``'s or a local function's result; ``explicit``
+        (the class of a ``dtype=`` argument) wins, UNKNOWN when nothing is known."""
         if isinstance(call.func, cst.Attribute):
             method = self._method(call, ops, depth, explicit)
             if method is not None:
@@ -397,33 +442,55 @@ class DtypeFlow:
         return None
 
     def _factory(self, kind: str, call: cst.Call, depth) -> str:
+        """The class of a tensor made by a factory of ``kind`` (``rules/torch_api.toml``
+        ``[factories]``): ``"float"``/``"int"`` as named, otherwise read from its arguments."""
         if kind in ("float", "int"):
             return kind
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
         if kind in ("like", "first"):
-            if first is None:
-                return UNKNOWN
-            inner = (
-                first.elements[0].value
-                if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements
-                else first
-            )
-            return self.infer(inner, (), depth)
+            return self._like_class(kind, first, depth)
         if kind == "arange":
-            numbers = [a.value for a in call.args if a.keyword is None]
-            if any(isinstance(n, cst.Float) for n in numbers):
-                return FLOAT
-            return INT if all(isinstance(n, cst.Integer) for n in numbers) else UNKNOWN
+            return _arange_class(call)
         if kind == "literal":
-            if first is None:
-                return UNKNOWN
-            literals = [n for n in findall(first, m.Float() | m.Integer())]
-            if any(isinstance(n, cst.Float) for n in literals):
-                return FLOAT
-            if literals and isinstance(first, (cst.Integer, cst.List, cst.Tuple)):
-                return INT if all(isinstance(n, cst.Integer) for n in literals) else UNKNOWN
-            return UNKNOWN
+            return _literal_class(first)
         return UNKNOWN
+
+    def _like_class(self, kind: str, first: cst.BaseExpression | None, depth) -> str:
+        """A factory that takes its class from its first argument (``torch.zeros_like(x)``), or for
+        ``"first"`` from the first element of a list or tuple given first (``torch.stack([a, b])``)
+        (the torch documentation of each: the result has the input's dtype)."""
+        if first is None:
+            return UNKNOWN
+        inner = (
+            first.elements[0].value
+            if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements
+            else first
+        )
+        return self.infer(inner, (), depth)
+
+
+def _arange_class(call: cst.Call) -> str:
+    """``torch.arange`` is floating when one of its numbers is a float literal and an integer when
+    all are integer literals (torch docs, ``torch.arange``: the dtype is inferred from the other
+    input arguments); UNKNOWN when one is not a literal."""
+    numbers = [a.value for a in call.args if a.keyword is None]
+    if any(isinstance(n, cst.Float) for n in numbers):
+        return FLOAT
+    return INT if all(isinstance(n, cst.Integer) for n in numbers) else UNKNOWN
+
+
+def _literal_class(first: cst.BaseExpression | None) -> str:
+    """``torch.tensor(data)``: floating when ``data`` holds a float literal, an integer when it is an
+    integer literal or a list or tuple of integer literals only (torch docs, ``torch.tensor``: the
+    dtype is inferred from ``data``); UNKNOWN otherwise."""
+    if first is None:
+        return UNKNOWN
+    literals = [n for n in findall(first, m.Float() | m.Integer())]
+    if any(isinstance(n, cst.Float) for n in literals):
+        return FLOAT
+    if literals and isinstance(first, (cst.Integer, cst.List, cst.Tuple)):
+        return INT if all(isinstance(n, cst.Integer) for n in literals) else UNKNOWN
+    return UNKNOWN
 
 
 def _argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:

@@ -155,48 +155,77 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
     a callback) or named in a string counts as run. A function nothing calls is looked at only
     in a file that trains (:func:`device_functions`): a library of helpers is its callers'."""
     late = device_use_before(ctx, write.statement)
-    if late is not None and isinstance(late.func, cst.Name) and late.func.value in device_functions(ctx):
-        return NotInForce("after-device-call", late)
     if late is not None:
+        if isinstance(late.func, cst.Name) and late.func.value in device_functions(ctx):
+            return NotInForce("after-device-call", late)
         return None  # a direct use before the write: BFM047 (removed, it never took effect)
+    function = _plain_module_function(ctx, write)
+    if function is None:
+        return None
+    references = [n for n in ctx.nodes(cst.Name) if n.value == function.name.value and n is not function.name]
+    if not references:
+        return _uncalled(ctx, function)
+    calls = _calls_from_outside(ctx, function, references)
+    return None if calls is None else _calls_verdict(ctx, calls)
+
+
+def _plain_module_function(ctx: FileContext, write: LegacyWrite) -> cst.FunctionDef | None:
+    """The function ``write`` is made in when it is a top-level, undecorated function of the file
+    and the one its name is bound to (a later ``def`` of the same name rebinds it: Python's
+    language reference, "Function definitions"); None otherwise (not followed)."""
     function = ctx.enclosing(write.statement, cst.FunctionDef)
     if function is None or ctx.parent(function) is not ctx.module or function.decorators:
         return None
-    name = function.name.value
-    if module_functions(ctx).get(name) is not function:
+    if module_functions(ctx).get(function.name.value) is not function:
         return None
-    references = [n for n in ctx.nodes(cst.Name) if n.value == name and n is not function.name]
+    return function
+
+
+def _uncalled(ctx: FileContext, function: cst.FunctionDef) -> NotInForce | None:
+    """The verdict on a function that nothing in the file names: never run ("uncalled", dead when
+    private), unless the file does not train (a library of helpers: its callers decide), or the
+    function is the training function itself (it uses the device or reads ``.parameters()``) or is
+    reached by name through a string (``getattr``, ``__all__``): then None."""
+    name = function.name.value
+    if not device_functions(ctx):
+        return None  # nothing in the file trains: a library of helpers (BFM010 says so)
     named_in_string = any(string_value(s) == name for s in ctx.nodes(cst.SimpleString))
-    if not references:
-        if not device_functions(ctx):
-            return None  # nothing in the file trains: a library of helpers (BFM010 says so)
-        if (
-            named_in_string
-            or name in device_functions(ctx)
-            or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters"))))
-        ):
-            return None  # the training function itself, or reached by name (getattr, __all__)
-        return NotInForce("uncalled", function, dead=name.startswith("_"))
+    if (
+        named_in_string
+        or name in device_functions(ctx)
+        or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters"))))
+    ):
+        return None  # the training function itself, or reached by name (getattr, __all__)
+    return NotInForce("uncalled", function, dead=name.startswith("_"))
+
+
+def _calls_from_outside(
+    ctx: FileContext, function: cst.FunctionDef, references: list[cst.Name]
+) -> list[cst.Call] | None:
+    """The calls of ``function`` made outside its own body (recursion does not start it), or None
+    when a reference is not a call (passed on, ``xmp.spawn(fn)``, a callback: when it runs is not
+    read here)."""
     calls = []
     for ref in references:
         call = ctx.parent(ref)
         if not (isinstance(call, cst.Call) and call.func is ref):
-            return None  # passed on (xmp.spawn(fn), a callback): when it runs is not read here
-        if ctx.enclosing(call, cst.FunctionDef) is function:
-            continue
-        calls.append(call)
+            return None
+        if ctx.enclosing(call, cst.FunctionDef) is not function:
+            calls.append(call)
+    return calls
+
+
+def _calls_verdict(ctx: FileContext, calls: list[cst.Call]) -> NotInForce | None:
+    """The verdict from a function's calls: None when one runs unconditionally before the device is
+    used (or there is none); "late-call" when all come after a device use; otherwise
+    "conditional-call", at the first call made under a condition, with that condition as written
+    (``not (...)`` for the ``else`` side)."""
     statuses: list[tuple[str, cst.Call, Condition | None]] = []
     for call in calls:
-        statement = ctx.statement_of(call)
-        assert statement is not None, "every call of a module is in a statement"
-        conditions, _ = conditions_of(ctx, call, statement)
-        if device_use_before(ctx, call) is not None:
-            statuses.append(("late-call", call, None))
-        elif conditions:
-            c = conditions[-1]
-            statuses.append(("conditional-call", call, c))
-        else:
+        status = _call_status(ctx, call)
+        if status is None:
             return None  # one call runs it, unconditionally, before the device is used
+        statuses.append(status)
     if not statuses:
         return None
     late_calls = [s for s in statuses if s[0] == "late-call"]
@@ -204,13 +233,22 @@ def not_in_force(ctx: FileContext, write: LegacyWrite) -> NotInForce | None:
         return NotInForce("late-call", late_calls[0][1])
     reason, call, condition = next(s for s in statuses if s[0] == "conditional-call")
     assert condition is not None, "a conditional call is listed with its condition"
-    return NotInForce(
-        reason,
-        call,
-        condition=condition.expr
-        if not condition.negated
-        else cst.parse_expression(f"not ({ctx.code(condition.expr)})"),
-    )
+    expr = condition.expr if not condition.negated else cst.parse_expression(f"not ({ctx.code(condition.expr)})")
+    return NotInForce(reason, call, condition=expr)
+
+
+def _call_status(ctx: FileContext, call: cst.Call) -> tuple[str, cst.Call, Condition | None] | None:
+    """How one call runs its function: ``("late-call", call, None)`` after a device use,
+    ``("conditional-call", call, condition)`` under a condition (the innermost), None when it runs
+    unconditionally before the device is used."""
+    statement = ctx.statement_of(call)
+    assert statement is not None, "every call of a module is in a statement"
+    conditions, _ = conditions_of(ctx, call, statement)
+    if device_use_before(ctx, call) is not None:
+        return ("late-call", call, None)
+    if conditions:
+        return ("conditional-call", call, conditions[-1])
+    return None
 
 
 def in_force_verdict(
