@@ -25,8 +25,29 @@ pytestmark = pytest.mark.xla
 SDPA_FLAG = "allow_fp16_bf16_reduction_math_sdp"
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("case", CASES)
+# CI verifies each fixture in one mode, every mode in turn (the rewrite of every fixture in every
+# mode is held by its goldens); the other pairs are marked `xla_full` and run with `-m xla_full`
+# (bench/RESULTS.md, "Fixtures verified in every mode"). A fixture not listed here runs in CI in
+# every mode.
+CI_MODE = {
+    "causal_lm": "stochastic",  # the model-code audit; the 0-left guarantee
+    "cnn_trainer": "amp",
+    "mlp_regression": "gpu-compatible",
+    "optimizer_before_to": "amp",
+    "resume_checkpoint": "gpu-compatible",
+    "tiny_transformer": "stochastic",  # the SDPA upcast the precision part must name
+    "zero1_sharded": "stochastic",  # ZeRO-1's bf16 optimizer state (BFM066)
+}
+
+
+def _pairs():
+    for case in CASES:
+        for mode in MODES:
+            full = case in CI_MODE and CI_MODE[case] != mode
+            yield pytest.param(case, mode, marks=[pytest.mark.xla_full] if full else [], id=f"{case}-{mode}")
+
+
+@pytest.mark.parametrize("case, mode", list(_pairs()))
 def test_verify_passes_on_fixture(case, mode, tmp_path):
     script = FIXTURES / case / "train.py"
     out = tmp_path / "verify.json"
