@@ -302,6 +302,16 @@ def mode_rules(tmp_path_factory) -> Path:
             'emit = ["model-cast", "input-cast"]\n'
             'by_hand = "cast the model by hand"\n'
             'script_change = "the model cast alone"\n'
+            f"\n[{MADE_UP_MODE}.verify]\n"
+            'baseline = "legacy"\n'
+            'onset_kind = "median"\n'
+            "onset_steps = 5\n"
+            "onset_tol = 0.02\n"
+            "onset_min = 0\n"
+            "drift_factor = 3.0\n"
+            "drift_floor = 0.02\n"
+            "drift_no_gap = 0.07\n"
+            'source = "made up for the test"\n'
         )
     return target
 
@@ -329,3 +339,21 @@ def test_a_new_mode_is_offered_and_emits_what_its_rule_says(mode_rules, tmp_path
     assert "XLA_USE_BF16=" not in (new / "run.sh").read_text()
     assert "the model cast alone" in result.stdout, result.stdout
     assert "model cast to torch.bfloat16 alone" in result.stdout, result.stdout
+
+
+def test_a_new_mode_is_verified_with_its_own_table(mode_rules, tmp_path):
+    """Followed into verify: the new mode's ``[MODE.verify]`` table is its tolerance, a mode that
+    casts the model may add the model cast's compilation, and the control run keeps the first
+    plain-bf16 mode of the rules (nothing in verify names a mode)."""
+    probe = (
+        "from bf16_migrate.verify.compare import mode_tolerance\n"
+        "from bf16_migrate.verify.evidence import mode_compile_allowance\n"
+        "from bf16_migrate.verify import _plain_bf16_mode\n"
+        f"t = mode_tolerance({MADE_UP_MODE!r})\n"
+        "print(t.baseline, t.onset_kind, t.onset_steps, t.onset_tol, t.drift_factor, t.drift_no_gap, t.source)\n"
+        f"print(mode_compile_allowance({MADE_UP_MODE!r}), mode_compile_allowance('amp'), _plain_bf16_mode())\n"
+    )
+    env = {**os.environ, RULES_DIR_ENV: str(mode_rules), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["legacy median 5 0.02 3.0 0.07 made up for the test", "1 0 stochastic"]

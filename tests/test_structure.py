@@ -184,3 +184,39 @@ def test_the_shell_carrier_imports_one_way():
     ]
     assert len(inside) == len(SHELL_LAYERS)
     assert upward == []
+
+
+def _mode_name_literals(source: str, names: frozenset[str]) -> list[int]:
+    """Lines of ``source`` holding a string literal equal to a mode's name, docstrings aside."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in names and id(node) not in docstrings
+    ]
+
+
+def test_no_module_names_a_mode_but_the_rules_loader():
+    """Code asks the mode (``rules.Mode``: casts_model, autocast, master_weights, its verify
+    table), never compares its name: a mode's name is written only where modes are loaded."""
+    from bf16_migrate.rules import MODES
+
+    names = frozenset(MODES)
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "rules.py" and (lines := _mode_name_literals(path.read_text(), names))
+    }
+    assert found == {}
+
+
+def test_the_mode_name_check_sees_a_comparison():
+    assert _mode_name_literals('def f(mode):\n    """amp"""\n    return mode == "amp"\n', frozenset({"amp"})) == [3]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bf16_migrate.verify.compare import COMPILE_ALLOWANCE, FAIL, INCONCLUSIVE, PASS, SDPA_HINT, judge
+from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, SDPA_HINT, judge, mode_compile_allowance
 from bf16_migrate.verify.graphs import GraphStats, dump_files_for, hlo_stats, parse_dump, read_step_graph
 from bf16_migrate.verify.records import RunRecord
 
@@ -265,7 +265,7 @@ def test_layout_round_trip_fails_the_graph_part_with_the_example_and_hint():
 
 
 def test_more_compilations_than_legacy_fail_beyond_the_allowance():
-    assert COMPILE_ALLOWANCE["stochastic"] == 1 and COMPILE_ALLOWANCE["amp"] == 0
+    assert mode_compile_allowance("stochastic") == 1 and mode_compile_allowance("amp") == 0
     ok = runs(**{})
     ok["migrated"].compile_count = 3  # the model cast's graph: allowed in stochastic mode
     assert judge("stochastic", ok).part("graph").status == PASS

@@ -613,7 +613,7 @@ class Planner:
                         "BFM032",
                         anchor,
                         fixed=False,
-                        variant="amp",
+                        variant="autocast",
                         variable=variable,
                         condition=ctx.code(condition),
                         line=ctx.pos(node)[0],

@@ -22,7 +22,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..rules import mode_named
+from ..rules import DEFAULT_MODE, mode_named
+from ..rules import MODES as MODE_NAMES
 from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
@@ -191,7 +192,7 @@ def _is_test_module(source: str, script: Path) -> bool:
 
 def verify_script(
     script: Path,
-    mode: str = "stochastic",
+    mode: str = DEFAULT_MODE,
     steps: int = 20,
     legacy_env: Mapping[str, str] = MappingProxyType({}),
     script_args: Sequence[str] = (),
@@ -551,7 +552,7 @@ def _control_run(
     legacy_text = legacy.source if legacy.source is not None else read_source(script)
     origin = legacy.file if legacy.file is not None else script
     try:
-        control = _migrate(legacy_text, "stochastic", origin, launched_with=legacy_env)[0]
+        control = _migrate(legacy_text, _plain_bf16_mode(), origin, launched_with=legacy_env)[0]
     except (RunError, ValueError):
         return
     if control == legacy_text:
@@ -600,3 +601,14 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
     if failure is not None:
         failure.runs = dict(runs)
         raise failure
+
+
+def _plain_bf16_mode() -> str:
+    """The mode whose rewrite is the control run's: plain full bf16, the model cast without FP32
+    master weights or autocast (the first such mode of ``rules/modes.toml``). Raises
+    ValueError when the rules hold none."""
+    for name in MODE_NAMES:
+        mode = mode_named(name)
+        if mode.casts_model and not mode.master_weights and not mode.autocast:
+            return name
+    raise ValueError("rules/modes.toml has no mode that casts the model without master weights or autocast")

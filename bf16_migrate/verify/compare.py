@@ -56,7 +56,7 @@ graph
     trip with only layout ops (transpose, reshape, copy...) in between, which computes nothing
     (the stray cast of https://github.com/pytorch/xla/issues/3718, "Cast liner model to bf16
     produces unexpected f32"; every mode needs none), and no more XLA compilations than the legacy
-    run (the FP32 reference when the legacy run is unusable), plus :data:`COMPILE_ALLOWANCE`.
+    run (the FP32 reference when the legacy run is unusable), plus :func:`~.evidence.mode_compile_allowance`.
     The f32 <-> bf16 tensor converts are shown, not judged: under autocast one f32 convert per
     parameter gradient is expected (the bf16 gradient accumulated into the f32 parameter's
     ``.grad``: the last example of the issue above; measured with torch-xla 2.9 on the XLA CPU
@@ -92,7 +92,7 @@ all 21 matmuls are bf16, the round trips are gone and the losses still match (st
 3 first steps identical, median 0; amp: first-10 median 3.3e-4). verify fails these runs
 (precision, resp. graph) with that fix in :data:`SDPA_HINT`.  The extra compilation of the bf16
 modes on tiny_transformer is the one-time ``model.to(torch.bfloat16)`` graph
-(:data:`COMPILE_ALLOWANCE`).  On every fixture the amp bf16->f32 converts are one per
+(:func:`~.evidence.mode_compile_allowance`).  On every fixture the amp bf16->f32 converts are one per
 parameter (6, 6, 6, 16) plus the inputs of the f32 ops (loss, layer norm, softmax), as
 expected (autocast's f32 ops, docs/source/perf/amp.md).  Recording the graphs changes neither
 the losses nor the compile and execution counts (:mod:`.graphs`).
@@ -165,12 +165,12 @@ from dataclasses import dataclass, field, replace
 
 from ..rules import MODES, RuleError, mode_named
 from .allowance import Allowance
-from .evidence import COMPILE_ALLOWANCE, SDPA_HINT, graph_part, precision_part, separates
+from .evidence import SDPA_HINT, graph_part, mode_compile_allowance, precision_part, separates
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 
 __all__ = [
-    "COMPILE_ALLOWANCE",
+    "mode_compile_allowance",
     "DEVICE_NOTE",
     "FALLBACK",
     "MODES",
@@ -418,7 +418,7 @@ def judge(
     ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` on, the migrated script sets it), so bit-identical
     steps cannot be expected and the onset check is skipped (drift only; not measured here,
     there is no Neuron device: see :data:`DEVICE_NOTE`). ``allowance``: the compilations the
-    migration may add (:func:`.allowance.compile_allowance`; None: :data:`COMPILE_ALLOWANCE`).
+    migration may add (:func:`.allowance.compile_allowance`; None: :func:`~.evidence.mode_compile_allowance`).
     Raises ValueError for an unknown mode. Never raises for bad runs: they make parts FAIL.
 
     Phases: the comparison run (:func:`_comparison_run`), then the parts in order, runs

@@ -9,7 +9,7 @@ precision (:func:`precision_part`)
     :func:`_state_precision`).
 graph (:func:`graph_part`)
     no bf16->f32->bf16 round trip that computes nothing, no more XLA compilations than the
-    comparison run plus :data:`COMPILE_ALLOWANCE` (figures from
+    comparison run plus :func:`mode_compile_allowance` (figures from
     :class:`~bf16_migrate.verify.graphs.GraphStats`; the rules and measurements are in
     :mod:`bf16_migrate.verify.compare`'s docstring, "graph").
 
@@ -25,7 +25,7 @@ from .allowance import Allowance
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
-__all__ = ["COMPILE_ALLOWANCE", "SDPA_HINT", "precision_part", "graph_part", "separates"]
+__all__ = ["MODEL_CAST_COMPILES", "mode_compile_allowance", "SDPA_HINT", "precision_part", "graph_part", "separates"]
 
 
 def precision_part(
@@ -133,14 +133,22 @@ SDPA_HINT = (
 )
 """Shown when the graph shows f32 matmuls a bf16 mode should not have, or layout round trips."""
 
-COMPILE_ALLOWANCE = {"stochastic": 1, "gpu-compatible": 1, "amp": 0}
-"""Compilations the migrated run may have beyond its comparison run. The bf16 modes add
-``model.to(torch.bfloat16)``: when the model is already on the device, that cast is a pending
+MODEL_CAST_COMPILES = 1
+"""Compilations the migrated run may have beyond its comparison run when its mode casts the
+model (:attr:`bf16_migrate.rules.Mode.casts_model`; :func:`mode_compile_allowance`). Such a
+mode adds ``model.to(torch.bfloat16)``: when the model is already on the device, that cast is a pending
 graph of its own, first synced together with whatever else is pending (measured on
 fixtures/tiny_transformer, 12 steps: legacy 3 compilations, migrated 4, because the cast joins
 the first ``MpDeviceLoader`` sync, whose graph the legacy run meets again, cached, at the
 ``running_loss.zero_()`` of step 10). amp adds no graph (measured: equal counts on the four
 fixtures)."""
+
+
+def mode_compile_allowance(mode: str) -> int:
+    """The compilations a migration in ``mode`` (a mode's name) may add when nothing itemized
+    them: :data:`MODEL_CAST_COMPILES` when the mode casts the model, else 0 (autocast adds no
+    graph of its own). Raises ValueError for an unknown mode."""
+    return MODEL_CAST_COMPILES if mode_named(mode).casts_model else 0
 
 
 def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -> dict[str, int]:
@@ -299,7 +307,7 @@ def graph_part(
 ) -> Part:
     """The graph part: no f32 round trip that computes nothing, no more compilations than the
     comparison run plus the ``allowance`` (the items :func:`.allowance.compile_allowance` found
-    in what the migration added; None: :data:`COMPILE_ALLOWANCE` of the mode, for callers that
+    in what the migration added; None: :func:`mode_compile_allowance` of the mode, for callers that
     do not have the texts). Figures from :class:`~bf16_migrate.verify.graphs.GraphStats`; rules
     and measurements in the module docstring ("graph")."""
     g = migrated.graph
@@ -349,7 +357,7 @@ def graph_part(
     # compilations
     comp = migrated.compile_count
     if allowance is None:
-        extra = COMPILE_ALLOWANCE[mode]
+        extra = mode_compile_allowance(mode)
         items = [f"+{extra} for the model cast"] if extra else []
     else:
         extra = sum(item.count for item in allowance)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..rules import DEFAULT_MODE
 from .launchers import launch_settings
 from .records import RunError
 from .runner import read_source
@@ -94,7 +95,7 @@ def plan_launcher(
         elif checkout is not None:
             chosen, how = detect_mode(read_source(s.script), read_source(script), rel, env)
         else:
-            chosen, how = "stochastic", "default"
+            chosen, how = DEFAULT_MODE, "default"
         job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(args)}".rstrip()]
         if not env:
             job_notes.append(
