@@ -1,0 +1,364 @@
+"""The unseen benchmark: bf16-migrate on training scripts it was not developed against, as a user runs it.
+
+For each case of ``cases.toml`` and each mode, the case is copied into a fresh git repository (one
+commit: the legacy tree), then, as docs/usage.md and docs/verify.md tell a user to:
+
+1. ``bf16-migrate . --mode M`` in the case directory (the rewrite, in place; text output);
+2. ``bf16-migrate verify SCRIPT --mode M --steps N --against HEAD --json FILE`` (the proof of what
+   was written: the legacy side comes from the commit, with its launchers' settings). A notebook
+   cannot be run by verify: its code cells are exported to ``NAME.py`` (IPython magics dropped,
+   as a user would after ``jupyter nbconvert --to script``), the legacy export is committed on
+   top of the legacy tree, the migrated export is written over it, and the ``--legacy-env`` of
+   ``verify_env`` stands for the ``%env`` line verify does not read.
+
+Everything the tool says is recorded in ``results/LABEL/`` (one JSON per case and mode, the
+rewrite's output, its diff, the verify report and JSON): exit codes, findings, "N left to do
+by hand", the verdict and its parts, wall times. Whether the migration is *correct* is judged by
+a person reading the diff against ``EXPECTED.md``; those judgments live in ``judgments.toml``,
+keyed by the diff's hash, so a re-measurement whose diff changed shows "not judged" until someone
+reads it. ``table`` writes the table for LABEL into ``RESULTS.md`` (between markers; other
+labels' tables are never touched).
+
+XLA work (verify, the by-hand legacy runs) holds ``/tmp/bfm-xla.lock`` (``flock(2)``, the lock
+``flock(1)`` takes), so at most one runs on the machine at a time; wall times are measured
+inside the lock.
+
+Usage (from the repository root, with the venv that has the ``xla`` extra)::
+
+    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py legacy                 # each case's legacy run by hand
+    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py measure --label main-ec67b83 [--cases A B] [--modes M]
+    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py table --label main-ec67b83
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import tomllib
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+LOCK = Path("/tmp/bfm-xla.lock")
+MODES = ("stochastic", "gpu-compatible", "amp")
+TOOL = str(Path(sys.executable).with_name("bf16-migrate"))
+GIT = ["git", "-c", "user.email=bench@example.com", "-c", "user.name=bench", "-c", "commit.gpgsign=false"]
+
+FINDING = re.compile(
+    r"^(?P<path>\S+?):(?P<line>\d+):(?P<col>\d+): (?P<code>BFM\d+) (?P<message>.*?)(?P<fixed> \[fixed\])?$"
+)
+SUMMARY = re.compile(r"(\d+) file\(s\) changed, (\d+) finding\(s\) fixed, (\d+) left to do by hand")
+
+
+def load_cases() -> dict[str, dict[str, Any]]:
+    """The cases of cases.toml, in file order."""
+    with open(HERE / "cases.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+@contextlib.contextmanager
+def xla_lock() -> Iterator[float]:
+    """Hold the machine-wide XLA lock; yields the seconds spent waiting for it."""
+    start = time.perf_counter()
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield time.perf_counter() - start
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def tool_env() -> dict[str, str]:
+    """The environment the tool runs in: this checkout first on the path, the XLA CPU device."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "NEURON_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    env["PJRT_DEVICE"] = "CPU"
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 1800) -> dict[str, Any]:
+    """Run CMD; its exit code, output and wall time."""
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return {
+        "argv": cmd,
+        "exit": proc.returncode,
+        "stdout": proc.stdout,
+        "stderr": proc.stderr,
+        "wall_s": round(time.perf_counter() - start, 1),
+    }
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def export_notebook(notebook: Path, script: Path) -> None:
+    """Write the code cells of NOTEBOOK to SCRIPT, one after the other, without IPython magics
+    (``%``/``!`` lines): what runs when the kernel runs the notebook top to bottom."""
+    nb = nbformat.read(notebook, as_version=4)
+    blocks = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            lines = [line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+            blocks.append("\n".join(lines))
+    script.write_text("\n\n".join(blocks) + "\n")
+
+
+def parse_rewrite(out: str) -> dict[str, Any]:
+    """Findings and the summary's counts from the rewrite's text output."""
+    findings = []
+    for line in out.splitlines():
+        m = FINDING.match(line)
+        if m:
+            findings.append(
+                {
+                    "path": m["path"],
+                    "line": int(m["line"]),
+                    "code": m["code"],
+                    "fixed": bool(m["fixed"]),
+                    "message": m["message"],
+                }
+            )
+    summary = SUMMARY.search(out)
+    counts = [int(g) for g in summary.groups()] if summary else [None, None, None]
+    return {"findings": findings, "files_changed": counts[0], "fixed": counts[1], "left_by_hand": counts[2]}
+
+
+def verify_summary(doc: dict[str, Any] | None) -> dict[str, Any]:
+    """The verdict, its parts and the run errors from verify's --json document."""
+    if not doc:
+        return {"passed": None, "parts": [], "error": None}
+    if "error" in doc and doc.get("error"):
+        err = doc["error"]
+        return {"passed": False, "parts": [], "error": f"{err.get('run')}: {err.get('message')}"}
+    parts = [{"name": p["name"], "status": p["status"], "detail": p["detail"]} for p in doc.get("parts", [])]
+    return {"passed": doc.get("passed"), "parts": parts, "error": None, "notes": doc.get("notes", [])}
+
+
+def measure_one(name: str, case: dict[str, Any], mode: str, steps: int, out_dir: Path) -> dict[str, Any]:
+    """Copy CASE into a git repository, rewrite it in MODE, verify the result; the record."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"bfm-unseen-{name}-"))
+    try:
+        work = tmp / name
+        shutil.copytree(HERE / name, work, ignore=shutil.ignore_patterns("__pycache__"))
+        git(work, "init", "-q")
+        git(work, "add", "-A")
+        git(work, "commit", "-qm", "legacy")
+        env = tool_env()
+        rewrite = run([TOOL, ".", "--mode", mode], work, env)
+        rewrite.update(parse_rewrite(rewrite["stdout"] + rewrite["stderr"]))
+        diff = git(work, "diff")
+        changed = git(work, "diff", "--name-only").split()
+        (out_dir / f"{name}.{mode}.diff").write_text(diff)
+        (out_dir / f"{name}.{mode}.rewrite.txt").write_text(rewrite["stdout"] + rewrite["stderr"])
+        target, against = case["script"], "HEAD"
+        if target.endswith(".ipynb"):
+            target, against = export_for_verify(work, target)
+        vjson = tmp / "verify.json"
+        cmd = [TOOL, "verify", target, "--mode", mode, "--steps", str(steps), "--against", against]
+        cmd += ["--json", str(vjson)]
+        for setting in case.get("verify_env", []):
+            cmd += ["--legacy-env", setting]
+        with xla_lock() as waited:
+            verify = run(cmd, work, env)
+        verify["lock_wait_s"] = round(waited, 1)
+        doc = json.loads(vjson.read_text()) if vjson.exists() else None
+        if doc is not None:
+            shutil.copy(vjson, out_dir / f"{name}.{mode}.verify.json")
+        (out_dir / f"{name}.{mode}.verify.txt").write_text(verify["stdout"] + verify["stderr"])
+        verify.update(verify_summary(doc))
+        verify["argv"] = [a if a != str(vjson) else "verify.json" for a in verify["argv"]]
+        for key in ("stdout", "stderr"):
+            rewrite.pop(key)
+            verify.pop(key)
+        return {
+            "case": name,
+            "mode": mode,
+            "steps": steps,
+            "diff_sha": hashlib.sha256(diff.encode()).hexdigest()[:12],
+            "changed": changed,
+            "rewrite": rewrite,
+            "verify": verify,
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def export_for_verify(work: Path, notebook: str) -> tuple[str, str]:
+    """Commit the legacy notebook's export on top of the legacy tree and write the migrated
+    notebook's export over it; the script to verify and the revision to verify against."""
+    script = str(Path(notebook).with_suffix(".py"))
+    git(work, "stash", "-q", "--include-untracked")
+    try:
+        export_notebook(work / notebook, work / script)
+        git(work, "add", script)
+        git(work, "commit", "-qm", "legacy notebook, exported")
+    finally:
+        git(work, "checkout", "-q", "--", ".")
+        git(work, "stash", "pop", "-q")
+    export_notebook(work / notebook, work / script)
+    return script, "HEAD"
+
+
+def cmd_measure(args: argparse.Namespace) -> int:
+    cases = load_cases()
+    names = args.cases or list(cases)
+    out_dir = HERE / "results" / args.label
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    for name in names:
+        for mode in args.modes or MODES:
+            record = measure_one(name, cases[name], mode, args.steps, out_dir)
+            record["tool_commit"] = sha
+            (out_dir / f"{name}.{mode}.json").write_text(json.dumps(record, indent=1) + "\n")
+            rw, vf = record["rewrite"], record["verify"]
+            failed = [p["name"] for p in vf["parts"] if p["status"] != "PASS"]
+            print(
+                f"{name:22} {mode:15} rewrite exit {rw['exit']} ({rw['fixed']} fixed, {rw['left_by_hand']} left) "
+                f"verify exit {vf['exit']} {'PASS' if vf['passed'] else 'not PASS'} {failed or ''} "
+                f"{rw['wall_s']}s/{vf['wall_s']}s",
+                flush=True,
+            )
+    return 0
+
+
+def cmd_legacy(args: argparse.Namespace) -> int:
+    """Run each case's legacy script by hand, under its switch, on the XLA CPU device."""
+    cases = load_cases()
+    rows = []
+    for name in args.cases or list(cases):
+        case = cases[name]
+        with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-legacy-{name}-") as tmp:
+            work = Path(tmp) / name
+            shutil.copytree(HERE / name, work, ignore=shutil.ignore_patterns("__pycache__"))
+            script = case["script"]
+            if script.endswith(".ipynb"):
+                export_notebook(work / script, work / Path(script).with_suffix(".py"))
+                script = str(Path(script).with_suffix(".py"))
+            env = tool_env()
+            env.pop("PYTHONPATH")
+            env.update(dict(s.split("=", 1) for s in case.get("launch_env", [])))
+            script_path = work / script
+            with xla_lock():
+                res = run([sys.executable, script_path.name, "--steps", str(args.steps)], script_path.parent, env)
+        tail = [line for line in (res["stdout"] + res["stderr"]).splitlines() if line.strip()][-2:]
+        rows.append({"case": name, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail})
+        print(f"{name:22} exit {res['exit']} {res['wall_s']:6.1f} s  {' | '.join(tail)[:160]}", flush=True)
+    out = HERE / "results" / "legacy-runs.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps({"steps": args.steps, "runs": rows}, indent=1) + "\n")
+    return 0
+
+
+def load_judgments() -> dict[tuple[str, str, str], dict[str, Any]]:
+    """judgments.toml: (case, mode, diff hash) -> {migration, why}."""
+    path = HERE / "judgments.toml"
+    if not path.exists():
+        return {}
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    return {(j["case"], j["mode"], j["diff_sha"]): j for j in data.get("judgment", [])}
+
+
+def right_verdict(migration: str | None, record: dict[str, Any]) -> str:
+    """Whether verify's outcome is the right one for a migration judged MIGRATION."""
+    vf = record["verify"]
+    if migration is None:
+        return "?"
+    if migration == "refused":
+        return "n/a" if vf["exit"] == 2 else ("no (PASS without a migration)" if vf["passed"] else "n/a")
+    if migration == "correct":
+        return "yes" if vf["passed"] else "no (false FAIL)"
+    return "no (false PASS)" if vf["passed"] else "yes"
+
+
+def verdict_cell(vf: dict[str, Any]) -> str:
+    if vf["exit"] == 2:
+        return "exit 2: " + (vf.get("error") or "could not be made").replace("|", "/")[:90]
+    if vf["passed"]:
+        return "PASS"
+    bad = [f"{p['name']} {p['status']}" for p in vf["parts"] if p["status"] != "PASS"]
+    return "FAIL (" + ", ".join(bad) + ")"
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    cases = load_cases()
+    judgments = load_judgments()
+    out_dir = HERE / "results" / args.label
+    lines = [
+        "| case | mode | rewrite exit | fixed / left by hand | migration (judged) | verify exit | verdict "
+        "| right verdict? | rewrite s | verify s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    tally: dict[str, int] = {}
+    for name in cases:
+        for mode in MODES:
+            path = out_dir / f"{name}.{mode}.json"
+            if not path.exists():
+                continue
+            rec = json.loads(path.read_text())
+            j = judgments.get((name, mode, rec["diff_sha"]))
+            migration = j["migration"] if j else None
+            right = right_verdict(migration, rec)
+            tally[migration or "not judged"] = tally.get(migration or "not judged", 0) + 1
+            tally["verdict " + right] = tally.get("verdict " + right, 0) + 1
+            rw, vf = rec["rewrite"], rec["verify"]
+            lines.append(
+                f"| {name} | {mode} | {rw['exit']} | {rw['fixed']} / {rw['left_by_hand']} "
+                f"| {migration or 'not judged (diff ' + rec['diff_sha'] + ')'} | {vf['exit']} | {verdict_cell(vf)} "
+                f"| {right} | {rw['wall_s']} | {vf['wall_s']} |"
+            )
+    lines.append("")
+    lines.append("Totals: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
+    table = "\n".join(lines)
+    results = HERE / "RESULTS.md"
+    text = results.read_text() if results.exists() else "# Unseen benchmark: results\n"
+    start, end = f"<!-- table:{args.label} -->", f"<!-- /table:{args.label} -->"
+    block = f"{start}\n{table}\n{end}"
+    if start in text and end in text:
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip("\n") + f"\n\n## Measurement `{args.label}`\n\n{block}\n"
+    results.write_text(text)
+    print(table)
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("measure", help="rewrite and verify every case in every mode")
+    p.add_argument("--label", required=True, help="name of this measurement, e.g. main-ec67b83")
+    p.add_argument("--cases", nargs="*")
+    p.add_argument("--modes", nargs="*", choices=MODES)
+    p.add_argument("--steps", type=int, default=12)
+    p.set_defaults(func=cmd_measure)
+    p = sub.add_parser("legacy", help="run each legacy script by hand under its switch")
+    p.add_argument("--cases", nargs="*")
+    p.add_argument("--steps", type=int, default=12)
+    p.set_defaults(func=cmd_legacy)
+    p = sub.add_parser("table", help="write LABEL's table into RESULTS.md")
+    p.add_argument("--label", required=True)
+    p.set_defaults(func=cmd_table)
+    args = parser.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
