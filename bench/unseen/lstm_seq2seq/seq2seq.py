@@ -38,7 +38,7 @@ class Decoder(nn.Module):
 
 
 class Seq2Seq(nn.Module):
-    def __init__(self, vocab=24, emb=32, hidden=64, layers=1):
+    def __init__(self, vocab=16, emb=16, hidden=32, layers=1):
         super().__init__()
         self.encoder = Encoder(vocab, emb, hidden, layers)
         self.decoder = Decoder(vocab, emb, hidden, layers)
@@ -61,8 +61,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--seq-len", type=int, default=8)
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seq-len", type=int, default=6)
+    parser.add_argument("--lr", type=float, default=1e-2)
     args = parser.parse_args()
 
     os.environ.update(XLA_USE_BF16="1")
@@ -72,7 +72,7 @@ def main():
     model = Seq2Seq().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     criterion = nn.CrossEntropyLoss(ignore_index=PAD)
-    src_all, tgt_all = make_pairs(args.batch * 4, args.seq_len, 24, seed=3)
+    src_all, tgt_all = make_pairs(args.batch * 4, args.seq_len, 16, seed=3)
 
     for step in range(args.steps):
         lo = (step % 4) * args.batch

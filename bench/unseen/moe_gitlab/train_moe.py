@@ -28,7 +28,7 @@ class Top1MoE(nn.Module):
         expert_out = torch.stack([expert(tokens) for expert in self.experts], dim=1)
         y = (combine.unsqueeze(-1) * expert_out).sum(dim=1)
         # Switch Transformer load-balancing term: fraction routed x mean router probability
-        counts = torch.zeros(self.num_experts, device=x.device).index_add(0, top_i, torch.ones_like(top_p))
+        counts = torch.zeros(self.num_experts, device=x.device).scatter_add(0, top_i, torch.ones_like(top_p))
         aux = self.num_experts * ((counts / n) * probs.mean(dim=0)).sum()
         return y.reshape(x.shape), aux
 
