@@ -23,11 +23,20 @@ XLA work (verify, the by-hand legacy runs) holds ``/tmp/bfm-xla.lock`` (``flock(
 ``flock(1)`` takes), so at most one runs on the machine at a time; wall times are measured
 inside the lock.
 
-Usage (from the repository root, with the venv that has the ``xla`` extra)::
+One command measures and writes the table (from the repository root, with the venv that has the
+``xla`` extra; the label defaults to ``at-<commit>`` of the checkout measured)::
 
-    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py legacy                 # each case's legacy run by hand
-    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py measure --label main-ec67b83 [--cases A B] [--modes M]
-    PYTHONPATH=$PWD .venv/bin/python bench/unseen/run.py table --label main-ec67b83
+    PYTHONPATH=$PWD /work/main/.venv/bin/python bench/unseen/run.py measure --modes stochastic
+
+It takes about 15-25 minutes for the ten cases in one mode on two cores when the XLA lock is free
+(the lock waits are recorded apart). Other commands::
+
+    ... run.py measure --label main-4389669 [--cases A B] [--modes M ...]  # a named measurement
+    ... run.py table --label main-4389669                                 # rewrite LABEL's table only
+    ... run.py legacy [--cases A B]                  # each case's legacy run by hand, under its switch
+
+Nothing here is collected by pytest (pyproject.toml's ``testpaths`` is ``tests``, and no file here
+is named ``test_*``): it is a benchmark, not CI.
 """
 
 from __future__ import annotations
@@ -219,13 +228,16 @@ def export_for_verify(work: Path, notebook: str) -> tuple[str, str]:
 def cmd_measure(args: argparse.Namespace) -> int:
     cases = load_cases()
     names = args.cases or list(cases)
-    out_dir = HERE / "results" / args.label
+    sha = tool_commit()
+    label = args.label or f"at-{sha[:7]}"
+    out_dir = HERE / "results" / label
     out_dir.mkdir(parents=True, exist_ok=True)
-    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    start, waited = time.perf_counter(), 0.0
     for name in names:
         for mode in args.modes or MODES:
             record = measure_one(name, cases[name], mode, args.steps, out_dir)
             record["tool_commit"] = sha
+            waited += record["verify"]["lock_wait_s"]
             (out_dir / f"{name}.{mode}.json").write_text(json.dumps(record, indent=1) + "\n")
             rw, vf = record["rewrite"], record["verify"]
             failed = [p["name"] for p in vf["parts"] if p["status"] != "PASS"]
@@ -235,45 +247,76 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 f"{rw['wall_s']}s/{vf['wall_s']}s",
                 flush=True,
             )
-    return 0
+    run_info = {
+        "tool_commit": sha,
+        "argv": ["bench/unseen/run.py", *sys.argv[1:]],
+        "cases": names,
+        "modes": list(args.modes or MODES),
+        "steps": args.steps,
+        "wall_s": round(time.perf_counter() - start, 1),
+        "lock_wait_s": round(waited, 1),
+        "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+    (out_dir / "run.json").write_text(json.dumps(run_info, indent=1) + "\n")
+    print(
+        f"{run_info['wall_s']:.0f} s in all, {run_info['lock_wait_s']:.0f} s of it waiting for the XLA lock", flush=True
+    )
+    return write_table(label)
+
+
+def tool_commit() -> str:
+    """The commit of the checkout whose bf16_migrate is measured (ROOT, first on the tool's path)."""
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
 
 def cmd_legacy(args: argparse.Namespace) -> int:
     """Run each case's legacy script by hand, under its switch, on the XLA CPU device."""
     cases = load_cases()
     rows = []
-    for name in args.cases or list(cases):
-        case = cases[name]
-        with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-legacy-{name}-") as tmp:
-            work = Path(tmp) / name
-            shutil.copytree(HERE / name, work, ignore=shutil.ignore_patterns("__pycache__"))
-            script = case["script"]
-            if script.endswith(".ipynb"):
-                export_notebook(work / script, work / Path(script).with_suffix(".py"))
-                script = str(Path(script).with_suffix(".py"))
-            env = tool_env()
-            env.pop("PYTHONPATH")
-            env.update(dict(s.split("=", 1) for s in case.get("launch_env", [])))
-            script_path = work / script
-            with xla_lock():
-                res = run([sys.executable, script_path.name, "--steps", str(args.steps)], script_path.parent, env)
-        tail = [line for line in (res["stdout"] + res["stderr"]).splitlines() if line.strip()][-2:]
-        rows.append({"case": name, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail})
-        print(f"{name:22} exit {res['exit']} {res['wall_s']:6.1f} s  {' | '.join(tail)[:160]}", flush=True)
+    with xla_lock():  # once for all: ten short runs, not ten waits in the queue
+        for name in args.cases or list(cases):
+            rows.append(legacy_one(name, cases[name], args.steps))
     out = HERE / "results" / "legacy-runs.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"steps": args.steps, "runs": rows}, indent=1) + "\n")
     return 0
 
 
+def legacy_one(name: str, case: dict[str, Any], steps: int) -> dict[str, Any]:
+    """One case's legacy script, by hand, under the setting its carrier puts in force."""
+    with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-legacy-{name}-") as tmp:
+        work = Path(tmp) / name
+        shutil.copytree(HERE / name, work, ignore=shutil.ignore_patterns("__pycache__"))
+        script = case["script"]
+        if script.endswith(".ipynb"):
+            export_notebook(work / script, work / Path(script).with_suffix(".py"))
+            script = str(Path(script).with_suffix(".py"))
+        env = tool_env()
+        env.pop("PYTHONPATH")
+        env.update(dict(s.split("=", 1) for s in case.get("launch_env", [])))
+        script_path = work / script
+        res = run([sys.executable, script_path.name, "--steps", str(steps)], script_path.parent, env)
+    tail = [line for line in (res["stdout"] + res["stderr"]).splitlines() if line.strip()][-2:]
+    print(f"{name:22} exit {res['exit']} {res['wall_s']:6.1f} s  {' | '.join(tail)[:160]}", flush=True)
+    return {"case": name, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail}
+
+
+JUDGMENTS = ("correct", "reported-and-kept", "wrong")
+
+
 def load_judgments() -> dict[tuple[str, str, str], dict[str, Any]]:
-    """judgments.toml: (case, mode, diff hash) -> {migration, why}."""
+    """judgments.toml: (case, mode, diff hash) -> {migration, why}; migration is one of JUDGMENTS."""
     path = HERE / "judgments.toml"
     if not path.exists():
         return {}
     with open(path, "rb") as f:
         data = tomllib.load(f)
-    return {(j["case"], j["mode"], j["diff_sha"]): j for j in data.get("judgment", [])}
+    out = {}
+    for j in data.get("judgment", []):
+        if j["migration"] not in JUDGMENTS:
+            raise SystemExit(f"{path}: {j['case']}/{j['mode']}: migration {j['migration']!r} is not one of {JUDGMENTS}")
+        out[(j["case"], j["mode"], j["diff_sha"])] = j
+    return out
 
 
 def right_verdict(migration: str | None, record: dict[str, Any]) -> str:
@@ -281,7 +324,7 @@ def right_verdict(migration: str | None, record: dict[str, Any]) -> str:
     vf = record["verify"]
     if migration is None:
         return "?"
-    if migration == "refused":
+    if migration == "reported-and-kept":
         return "n/a" if vf["exit"] == 2 else ("no (PASS without a migration)" if vf["passed"] else "n/a")
     if migration == "correct":
         return "yes" if vf["passed"] else "no (false FAIL)"
@@ -298,15 +341,32 @@ def verdict_cell(vf: dict[str, Any]) -> str:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
+    return write_table(args.label)
+
+
+def write_table(label: str) -> int:
+    """LABEL's table (from results/LABEL/ and judgments.toml) into RESULTS.md, between its markers."""
     cases = load_cases()
     judgments = load_judgments()
-    out_dir = HERE / "results" / args.label
-    lines = [
+    out_dir = HERE / "results" / label
+    info_path = out_dir / "run.json"
+    info = json.loads(info_path.read_text()) if info_path.exists() else {}
+    lines = []
+    if info:
+        lines += [
+            f"bf16_migrate at `{info['tool_commit']}`, {info['steps']} steps, finished {info['finished']}; "
+            f"{info['wall_s']:.0f} s in all ({info['lock_wait_s']:.0f} s of it waiting for the XLA lock).",
+            "",
+            f"    PYTHONPATH=$PWD /work/main/.venv/bin/python {' '.join(info['argv'])}",
+            "",
+        ]
+    lines += [
         "| case | mode | rewrite exit | fixed / left by hand | migration (judged) | verify exit | verdict "
         "| right verdict? | rewrite s | verify s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     tally: dict[str, int] = {}
+    good: dict[str, int] = {}
     for name in cases:
         for mode in MODES:
             path = out_dir / f"{name}.{mode}.json"
@@ -318,6 +378,9 @@ def cmd_table(args: argparse.Namespace) -> int:
             right = right_verdict(migration, rec)
             tally[migration or "not judged"] = tally.get(migration or "not judged", 0) + 1
             tally["verdict " + right] = tally.get("verdict " + right, 0) + 1
+            good.setdefault(mode, 0)
+            if migration == "correct" and rec["verify"]["passed"]:
+                good[mode] += 1
             rw, vf = rec["rewrite"], rec["verify"]
             lines.append(
                 f"| {name} | {mode} | {rw['exit']} | {rw['fixed']} / {rw['left_by_hand']} "
@@ -325,16 +388,19 @@ def cmd_table(args: argparse.Namespace) -> int:
                 f"| {right} | {rw['wall_s']} | {vf['wall_s']} |"
             )
     lines.append("")
+    for mode, n in good.items():
+        total = sum(1 for name in cases if (out_dir / f"{name}.{mode}.json").exists())
+        lines.append(f"**{mode}: {n} of {total} end with a correct migration and a PASS.**")
     lines.append("Totals: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
     table = "\n".join(lines)
     results = HERE / "RESULTS.md"
     text = results.read_text() if results.exists() else "# Unseen benchmark: results\n"
-    start, end = f"<!-- table:{args.label} -->", f"<!-- /table:{args.label} -->"
+    start, end = f"<!-- table:{label} -->", f"<!-- /table:{label} -->"
     block = f"{start}\n{table}\n{end}"
     if start in text and end in text:
         text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
-        text = text.rstrip("\n") + f"\n\n## Measurement `{args.label}`\n\n{block}\n"
+        text = text.rstrip("\n") + f"\n\n## Measurement `{label}`\n\n{block}\n"
     results.write_text(text)
     print(table)
     return 0
@@ -343,8 +409,8 @@ def cmd_table(args: argparse.Namespace) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("measure", help="rewrite and verify every case in every mode")
-    p.add_argument("--label", required=True, help="name of this measurement, e.g. main-ec67b83")
+    p = sub.add_parser("measure", help="rewrite and verify every case in every mode, then write the table")
+    p.add_argument("--label", help="name of this measurement (default: at-<commit of this checkout>)")
     p.add_argument("--cases", nargs="*")
     p.add_argument("--modes", nargs="*", choices=MODES)
     p.add_argument("--steps", type=int, default=12)
