@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 
 import click
 
+from .console import COLOR_CHOICES
 from .output import FORMATS
 from .rules import DEFAULT_MODE, MODES, load_rules
 
@@ -29,14 +30,41 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl
 
 class _DefaultToMigrate(click.Group):
     """A group whose default command is ``migrate``: ``bf16-migrate src/ --mode amp`` runs
-    ``migrate``, ``bf16-migrate verify train.py`` runs ``verify``."""
+    ``migrate``, ``bf16-migrate verify train.py`` runs ``verify``. A first word that is no
+    command and no existing path but close to a command's name (``verfy``) is a usage error
+    that names the command (:func:`difflib.get_close_matches`, as git suggests a command)."""
 
     def parse_args(self, ctx, args):
+        if ctx.resilient_parsing and not args:
+            return super().parse_args(ctx, args)  # shell completion of the first word: shell_complete below
         if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            _refuse_mistyped_command(args[0], [c for c in self.commands if c != "migrate"])
             args = ["migrate", *args]
         elif not args:
             args = ["migrate"]
         return super().parse_args(ctx, args)
+
+    def shell_complete(self, ctx, incomplete):
+        """Completion of the first word (click's shell completion, docs/usage.md "Shell
+        completion"): the commands and a path, or ``migrate``'s options (the default command's)."""
+        from click.shell_completion import CompletionItem
+
+        if incomplete.startswith("-"):
+            return [*self.commands["migrate"].shell_complete(ctx, incomplete), *super().shell_complete(ctx, incomplete)]
+        return [*super().shell_complete(ctx, incomplete), CompletionItem(incomplete, type="file")]
+
+
+def _refuse_mistyped_command(word: str, commands: list[str]) -> None:
+    """Exit 2 naming the command ``word`` looks like, when it is neither an option nor an
+    existing path (``bf16-migrate verfy train.py``); otherwise return."""
+    import difflib
+    import os
+
+    if word.startswith("-") or os.path.lexists(word):
+        return
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    if close:
+        _usage(f"{word}: no such file, directory or command; did you mean `bf16-migrate {close[0]}`?")
 
 
 @click.group(cls=_DefaultToMigrate, context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,14 +73,17 @@ def main() -> None:
     """Migrate PyTorch/XLA training code off XLA_USE_BF16 / XLA_DOWNCAST_BF16 and verify it.
 
     \b
-    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check]
-                          [--output-format text|json|sarif|github] [--legacy-env K=V]...
+    bf16-migrate PATHS... [--mode stochastic|gpu-compatible|amp] [--diff | --check] [--legacy-env K=V]...
+                          [--output-format grouped|text|json|sarif|github|markdown]
     bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
     bf16-migrate explain BFMxxx
-    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV] [-- ARGS...]
+    bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV]
+                               [--json FILE] [--markdown FILE] [-- ARGS...]
     bf16-migrate verify --against GITREV [--jobs N] [--list]      (every script a migration changed)
     bf16-migrate verify --merge FILE.json...
+
+    Shell completion: eval "$(_BF16_MIGRATE_COMPLETE=bash_source bf16-migrate)" (docs/usage.md).
     """
 
 
@@ -75,7 +106,10 @@ def main() -> None:
     "fmt",
     type=click.Choice(FORMATS),
     default=None,
-    help="text (default), json, sarif (SARIF 2.1.0) or github (workflow commands).",
+    help=(
+        "grouped (default on a terminal: findings under their file), text (default elsewhere: path:line:col: CODE "
+        "message), json, sarif (SARIF 2.1.0), github (workflow commands) or markdown (a CI job summary)."
+    ),
 )
 @click.option("--json", "json_flag", is_flag=True, help="Same as --output-format json.")
 @click.option(
@@ -105,11 +139,23 @@ def main() -> None:
     help="Report only these codes or prefixes (BFM1: every BFM1xx; repeatable or comma-separated).",
 )
 @click.option(
+    "--extend-select",
+    multiple=True,
+    metavar="CODE",
+    help="Report these codes or prefixes too, on top of the selection (BFM900: unused noqa).",
+)
+@click.option(
     "--ignore",
     "ignore_codes",
     multiple=True,
     metavar="CODE",
     help="Do not report these codes or prefixes (wins over --select).",
+)
+@click.option(
+    "--per-file-ignores",
+    multiple=True,
+    metavar="GLOB:CODES",
+    help="Do not report these codes in files matching GLOB (docs/*:BFM091; repeatable; replaces the configuration's).",
 )
 @click.option(
     "--config",
@@ -149,6 +195,17 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per code instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are left (errors still exit 2).")
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary, no to-do list.")
+@click.option(
+    "--show-fixes/--no-show-fixes",
+    default=None,
+    help="After the findings, count the fixes made (in a dry run: that would be made) per file and code.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default=None,
+    help="Colour the output: auto (default: on a terminal; FORCE_COLOR and NO_COLOR decide first), always, never.",
+)
 @click.option(
     "--verify",
     is_flag=True,
@@ -348,6 +405,13 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     metavar="FILE.png",
     help="Also draw the loss curves of all runs (PNG, matplotlib; one script and setting only).",
 )
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    metavar="FILE",
+    help='Also append the result as Markdown to FILE (a CI job summary: --markdown "$GITHUB_STEP_SUMMARY").',
+)
 def verify(
     script: Path | None,
     script_args: tuple[str, ...],
@@ -361,6 +425,7 @@ def verify(
     merge: bool,
     json_path: Path | None,
     plot_path: Path | None,
+    markdown_path: Path | None,
 ) -> None:
     """Run SCRIPT as it is (legacy variables in force) and migrated, on the XLA device
     (PJRT_DEVICE=CPU unless set), and compare the loss at each optimizer step.
@@ -383,8 +448,9 @@ def verify(
         script_args, script = (str(script), *script_args), None
     if script is not None and not script.is_file():
         _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
+    outputs = _Outputs(json_path, plot_path, markdown_path)
     if merge:
-        _verify_merge([*([script] if script is not None else []), *map(Path, script_args)], json_path)
+        _verify_merge([*([script] if script is not None else []), *map(Path, script_args)], outputs)
     env = _parse_env(legacy_env)
     if list_only and against is None:
         _usage("--list needs --against GITREV (the scripts a migration changed)")
@@ -402,13 +468,35 @@ def verify(
     launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
     if against is None and not launcher:
         assert script is not None
-        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, json_path, plot_path)
+        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, outputs)
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
-    _verify_planned(
-        request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, json_path=json_path, plot_path=plot_path
-    )
+    _verify_planned(request, steps=steps, timeout=timeout, jobs=jobs, list_only=list_only, outputs=outputs)
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    """Where a verify writes besides stdout: ``--json``, ``--plot``, ``--markdown``."""
+
+    json: Path | None = None
+    plot: Path | None = None
+    markdown: Path | None = None
+
+    def error(self, script: Path | None, exc: Any) -> None:
+        """A verify that could not be made, in ``--json`` and ``--markdown``."""
+        from .verify.markdown import error_markdown
+        from .verify.report import SCHEMA, error_dict
+
+        error = error_dict(exc)
+        if self.json is not None:
+            _write_json(self.json, {"schema": SCHEMA, "passed": False, "script": _shown(script), "error": error})
+        if self.markdown is not None:
+            _append_markdown(self.markdown, error_markdown(_shown(script), error))
+
+
+def _shown(script: Path | None) -> str | None:
+    return str(script) if script is not None else None
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
@@ -422,7 +510,35 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _verify_merge(files: list[Path], json_path: Path | None) -> NoReturn:
+def _append_markdown(path: Path, text: str) -> None:
+    """Append ``--markdown`` (a job summary file collects every step's; exit 2 when it cannot
+    be written)."""
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as exc:
+        click.echo(f"error: --markdown {path}: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    click.echo(f"verify: Markdown report written to {path}", err=True)
+
+
+def _preflight(checks: list[tuple[Path, list[str]]]) -> None:
+    """Before any run (:mod:`bf16_migrate.verify.preflight`): torch and torch-xla installed,
+    the device named, each script accepting its arguments. Raises ``RunError``."""
+    from .verify.preflight import check_arguments, check_xla
+    from .verify.runner import LEGACY_VARIABLES, read_source
+
+    click.echo(f"verify: {check_xla().describe()}", err=True)
+    for script, args in checks:
+        try:
+            source = read_source(script)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue  # the verify itself says it cannot read it
+        if check_arguments(script, args, source, drop=LEGACY_VARIABLES):
+            click.echo(f"verify: {script.name} accepts its arguments ({' '.join(args) or 'none'})", err=True)
+
+
+def _verify_merge(files: list[Path], outputs: _Outputs) -> NoReturn:
     """``verify --merge FILE.json...``: one table and one exit code from earlier ``--json``."""
     from .verify.tree import merge_documents
 
@@ -433,8 +549,12 @@ def _verify_merge(files: list[Path], json_path: Path | None) -> NoReturn:
     except ValueError as exc:
         _usage(str(exc))
     click.echo(table, nl=False)
-    if json_path is not None:
-        _write_json(json_path, doc)
+    if outputs.json is not None:
+        _write_json(outputs.json, doc)
+    if outputs.markdown is not None:
+        from .verify.markdown import tree_markdown
+
+        _append_markdown(outputs.markdown, tree_markdown(doc, f"bf16-migrate verify --merge ({len(files)} file(s))"))
     sys.exit(code)
 
 
@@ -476,8 +596,7 @@ def _verify_planned(
     timeout: float,
     jobs: int,
     list_only: bool,
-    json_path: Path | None,
-    plot_path: Path | None,
+    outputs: _Outputs,
 ) -> None:
     """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
     verify the one job with its full report, or verify them all into one table."""
@@ -487,7 +606,6 @@ def _verify_planned(
     from .verify import RunError, verify_script
     from .verify.gitrev import Checkout, repo_root
     from .verify.progress import make_progress
-    from .verify.report import SCHEMA, error_dict
     from .verify.tree import list_entries
 
     script, against = request.script, request.against
@@ -511,10 +629,12 @@ def _verify_planned(
                     )
                 )
                 sys.exit(EXIT_OK)
-            if plot_path is not None and len(planned) != 1:
+            if outputs.plot is not None and len(planned) != 1:
                 _usage(
                     f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)"
                 )
+            if planned:
+                _preflight([(job.script, list(job.args)) for job in planned])
             if len(planned) == 1 and script is not None and not request.launcher:
                 job = planned[0]
                 with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
@@ -529,23 +649,12 @@ def _verify_planned(
                         legacy_env_source=job.source,
                         progress=progress,
                     )
-                _finish_one(report, job.notes, json_path, plot_path)
+                _finish_one(report, job.notes, outputs)
                 return
-            _verify_table(
-                planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, json_path=json_path
-            )
+            _verify_table(planned, checkout, request, notes, steps=steps, timeout=timeout, jobs=jobs, outputs=outputs)
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
-        if json_path is not None:
-            _write_json(
-                json_path,
-                {
-                    "schema": SCHEMA,
-                    "passed": False,
-                    "script": str(script) if script else None,
-                    "error": error_dict(exc),
-                },
-            )
+        outputs.error(script, exc)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
@@ -561,7 +670,7 @@ def _verify_table(
     steps: int,
     timeout: float,
     jobs: int,
-    json_path: Path | None,
+    outputs: _Outputs,
 ) -> NoReturn:
     """Verify every planned job (``jobs`` at once), print each report, then one table; exit
     with the table's code."""
@@ -580,8 +689,7 @@ def _verify_table(
         click.echo(f"{title}\n\nnothing to verify: no legacy script's migration changed since {against}", nl=True)
         for note in notes:
             click.echo(f"Note: {note}")
-        if json_path is not None:
-            _write_json(json_path, tree_dict([], label, notes))
+        _tree_outputs(outputs, tree_dict([], label, notes), title)
         sys.exit(EXIT_OK)
 
     def progress_for(job: Any, index: int) -> Any:
@@ -611,10 +719,19 @@ def _verify_table(
             click.echo(f"error: {outcome.error}\n")
     click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
     doc = tree_dict(outcomes, label, notes)
-    if json_path is not None:
-        _write_json(json_path, doc)
-        click.echo(f"verify: JSON written to {json_path}", err=True)
+    _tree_outputs(outputs, doc, title)
     sys.exit(doc["exit_code"])
+
+
+def _tree_outputs(outputs: _Outputs, doc: dict[str, Any], title: str) -> None:
+    """``--json`` and ``--markdown`` of a verify of several scripts."""
+    if outputs.json is not None:
+        _write_json(outputs.json, doc)
+        click.echo(f"verify: JSON written to {outputs.json}", err=True)
+    if outputs.markdown is not None:
+        from .verify.markdown import tree_markdown
+
+        _append_markdown(outputs.markdown, tree_markdown(doc, title))
 
 
 def _warn_cores(jobs: int) -> None:
@@ -649,8 +766,9 @@ def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
         )
 
 
-def _finish_one(report: Any, notes: list[str], json_path: Path | None, plot_path: Path | None) -> NoReturn:
-    """Print one report (with the plan's notes), write ``--json`` and ``--plot``, exit with its verdict."""
+def _finish_one(report: Any, notes: list[str], outputs: _Outputs) -> NoReturn:
+    """Print one report (with the plan's notes), write ``--json``, ``--markdown`` and ``--plot``,
+    exit with its verdict."""
     from .verify import format_report
     from .verify.report import report_dict
 
@@ -659,9 +777,17 @@ def _finish_one(report: Any, notes: list[str], json_path: Path | None, plot_path
     if extra:
         text = text.replace("\nVERDICT:", "\n" + "".join(f"Note: {n}\n" for n in extra) + "\nVERDICT:", 1)
     click.echo(text)
-    if json_path is not None:
-        _write_json(json_path, report_dict(report))
-        click.echo(f"verify: JSON written to {json_path}", err=True)
+    doc = report_dict(report)
+    if extra:
+        doc["notes"] = [*doc.get("notes", []), *extra]
+    if outputs.json is not None:
+        _write_json(outputs.json, doc)
+        click.echo(f"verify: JSON written to {outputs.json}", err=True)
+    if outputs.markdown is not None:
+        from .verify.markdown import report_markdown
+
+        _append_markdown(outputs.markdown, report_markdown(doc))
+    plot_path = outputs.plot
     if plot_path is not None:
         from .verify.plot import plot_report
 
@@ -681,15 +807,14 @@ def _verify_one(
     steps: int,
     env: dict[str, str],
     timeout: float,
-    json_path: Path | None,
-    plot_path: Path | None,
+    outputs: _Outputs,
 ) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
-    from .verify.report import SCHEMA, error_dict
 
     try:
+        _preflight([(script, list(script_args))])
         with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
             report = verify_script(
                 script,
@@ -703,13 +828,12 @@ def _verify_one(
             )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
-        if json_path is not None:
-            _write_json(json_path, {"schema": SCHEMA, "passed": False, "script": str(script), "error": error_dict(exc)})
+        outputs.error(script, exc)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    _finish_one(report, [], json_path, plot_path)
+    _finish_one(report, [], outputs)
 
 
 if __name__ == "__main__":  # pragma: no cover

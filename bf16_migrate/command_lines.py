@@ -192,6 +192,13 @@ class Command:
     inner: int | None = None
     args: list[str | None] = field(default_factory=list)
     """The words after the script or module: its own arguments (``--bf16``)."""
+    isolated: bool = False
+    """Started with an empty environment (``env -i``, ``env -``: coreutils env(1)): nothing the
+    launcher set reaches it, only the settings after the ``-i``."""
+    env_reset: str | None = None
+    """Why the launcher's settings may not reach the program, decided outside the command line
+    (``sudo`` without ``-E``/``--preserve-env``: sudoers' ``env_reset``, on by default, keeps only
+    the variables its policy lists, sudoers(5)); None when they do."""
 
 
 def _basename(word: str) -> str:
@@ -222,7 +229,10 @@ def read_command(words: list[str | None]) -> Command:
         elif base in MPI_LAUNCHERS:
             i = _mpi(words, i + 1, cmd)
         else:
-            return _program(words, i, cmd, w, base)
+            read = _program(words, i, cmd, w, base)
+            if read.env_reset is not None and (read.python or read.target is not None) and read.problem is None:
+                read.problem = read.env_reset  # whether the launcher's settings reach it is not ours to tell
+            return read
     return cmd
 
 
@@ -246,7 +256,11 @@ def _env(words: list[str | None], i: int, cmd: Command) -> int | None:
             i += 1
         elif w in ENV_OPTS_WITH_ARG:
             i += 2
-        elif w.startswith("-") and w != "-":
+        elif w in ("-i", "--ignore-environment", "-"):
+            cmd.isolated = True
+            cmd.env.clear()  # what came before `-i` is dropped with the rest of the environment
+            i += 1
+        elif w.startswith("-"):
             i += 1
         else:
             break
@@ -255,9 +269,24 @@ def _env(words: list[str | None], i: int, cmd: Command) -> int | None:
 
 def _wrapper(words: list[str | None], i: int, cmd: Command, base: str) -> int:
     """A wrapper of :data:`WRAPPERS` (``nohup``, ``nice``, ``taskset``...) from ``i``: its
-    options skipped (and the ``NAME=VALUE`` words of those that take them); the command's index."""
+    options skipped (and the ``NAME=VALUE`` words of those that take them); the command's index.
+    ``sudo`` without ``-E``/``--preserve-env`` sets :attr:`Command.env_reset`."""
     n = len(words)
     with_arg, assignments = WRAPPERS[base]
+    if base == "sudo":
+        options, k = [], i
+        while k < n and (v := words[k]) is not None and v.startswith("-") and v != "-":
+            options.append(v)
+            k += 2 if v in with_arg else 1
+        preserved = any(
+            v in ("-E", "--preserve-env") or v.startswith("--preserve-env=") or (v[1:2] != "-" and "E" in v[1:])
+            for v in options
+        )
+        if not preserved:
+            cmd.env_reset = (
+                "sudo starts it with the environment its policy allows (sudoers env_reset), not the launcher's: "
+                "pass -E (or --preserve-env=NAME) to sudo, or set the variable in the script"
+            )
     if base == "taskset" and i < n and (v := words[i]) is not None and v.startswith("-"):
         i += 1  # -c / -p
     if base == "taskset":

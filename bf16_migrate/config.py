@@ -8,9 +8,11 @@ parent directory of the paths given. The command line wins over it. Read with :m
 ``mode`` (string), ``exclude`` / ``extend-exclude`` (lists of globs, as ``--exclude``: matched
 against a file's name or its path relative to the directory walked; ``--exclude`` on the
 command line replaces ``exclude``, ``extend-exclude`` is always added), ``select`` / ``ignore``
-(lists of codes or prefixes), ``legacy-env`` (a table ``{XLA_USE_BF16 = "1"}`` or a list of
-``"KEY=VALUE"``), ``fp32-optimizer-state``, ``respect-gitignore``, ``force-exclude`` (booleans),
-``output-format`` (string). Any other key, or a value of the wrong type, is a
+(lists of codes or prefixes), ``extend-select`` (added to the selection, as ruff's
+``lint.extend-select``), ``per-file-ignores`` (a table of glob -> list of codes, as ruff's
+``lint.per-file-ignores``), ``legacy-env`` (a table ``{XLA_USE_BF16 = "1"}`` or a list of
+``"KEY=VALUE"``), ``fp32-optimizer-state``, ``respect-gitignore``, ``force-exclude``,
+``show-fixes`` (booleans), ``output-format`` (string). Any other key, or a value of the wrong type, is a
 :class:`ConfigError` naming the file.
 """
 
@@ -43,12 +45,15 @@ class Config:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] | None = None
+    per_file_ignores: dict[str, tuple[str, ...]] | None = None
     legacy_env: dict[str, str] = field(default_factory=dict)
     fp32_optimizer_state: bool | None = None
     helpers_module: str | None = None
     respect_gitignore: bool | None = None
     force_exclude: bool | None = None
+    show_fixes: bool | None = None
     output_format: str | None = None
 
     @property
@@ -58,9 +63,9 @@ class Config:
 
 
 _STRINGS = {"mode", "output-format", "helpers-module"}
-_LISTS = {"exclude", "extend-exclude", "select", "ignore"}
-_BOOLS = {"fp32-optimizer-state", "respect-gitignore", "force-exclude"}
-KEYS = _STRINGS | _LISTS | _BOOLS | {"legacy-env"}
+_LISTS = {"exclude", "extend-exclude", "select", "extend-select", "ignore"}
+_BOOLS = {"fp32-optimizer-state", "respect-gitignore", "force-exclude", "show-fixes"}
+KEYS = _STRINGS | _LISTS | _BOOLS | {"legacy-env", "per-file-ignores"}
 
 
 def common_parent(paths: list[Path]) -> Path:
@@ -117,6 +122,8 @@ def load_config(paths: list[Path], explicit: Path | None = None) -> Config:
             value = tuple(value)
         if key == "legacy-env":
             value = _legacy_env(value, where)
+        if key == "per-file-ignores":
+            value = _per_file_ignores(value, where)
         values[key.replace("-", "_")] = value
     return Config(path=path, **values)
 
@@ -135,3 +142,11 @@ def _legacy_env(value: object, where: str) -> dict[str, str]:
             env[key] = val
         return env
     raise ConfigError(f'{where}: expected a table {{XLA_USE_BF16 = "1"}} or a list of "KEY=VALUE"')
+
+
+def _per_file_ignores(value: object, where: str) -> dict[str, tuple[str, ...]]:
+    if isinstance(value, dict) and all(
+        isinstance(codes, list) and all(isinstance(code, str) for code in codes) for codes in value.values()
+    ):
+        return {glob: tuple(codes) for glob, codes in value.items()}
+    raise ConfigError(f'{where}: expected a table of glob = ["BFMnnn", ...]')

@@ -47,13 +47,27 @@ _INSTALLED = frozenset(
 )
 
 
+# Modules Python (or the tools around a training script) import by themselves, without any
+# `import` of the script: a file of that name beside the scripts would run on its own.
+# sitecustomize/usercustomize: the site module ("site — Site-specific configuration hook" in the
+# Python docs); __main__ / __init__: a package's entry point and body; conftest: pytest's plugin
+# files ("conftest.py: local per-directory plugins" in pytest's docs).
+_IMPORTED_BY_ITSELF = frozenset({"sitecustomize", "usercustomize", "__main__", "__init__", "conftest"})
+
+
 def check_name(name: str) -> str:
     """``name`` if it can be the stem of a module file beside the scripts, else raises
-    :class:`HelpersModuleError` with a one-line message: not an identifier, or the name of a
-    standard-library or training-stack module it would shadow."""
-    if not name.isidentifier():
+    :class:`HelpersModuleError` with a one-line message: not an identifier, a name Python or
+    pytest imports by itself (``sitecustomize``, ``usercustomize``, ``__main__``, ``__init__``,
+    ``conftest``, any ``__dunder__``), or the name of a standard-library or training-stack module
+    it would shadow."""
+    if not name.isidentifier() or not name.isascii():
         raise HelpersModuleError(
             f"--helpers-module {name!r}: not a plain Python module name (letters, digits, _; no dots)"
+        )
+    if name in _IMPORTED_BY_ITSELF or (name.startswith("__") and name.endswith("__")):
+        raise HelpersModuleError(
+            f"--helpers-module {name!r}: Python or pytest imports a module of that name by itself; choose another name"
         )
     if name in sys.stdlib_module_names or name in _INSTALLED:
         raise HelpersModuleError(

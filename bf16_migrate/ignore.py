@@ -158,6 +158,11 @@ def excluded(path: Path, base: Path, patterns: tuple[str, ...]) -> bool:
     """Whether a file named on the command line matches an exclude glob (``--force-exclude``):
     as the directory walk matches them, against its name, or its path relative to ``base`` (the
     project root, or the current directory)."""
+    return matching_exclude(path, base, patterns) is not None
+
+
+def matching_exclude(path: Path, base: Path, patterns: tuple[str, ...]) -> str | None:
+    """The first exclude glob ``path`` matches, as :func:`excluded` matches them, or None."""
     path = Path(os.path.abspath(path))
     try:
         rel = path.relative_to(Path(os.path.abspath(base))).as_posix()
@@ -165,4 +170,6 @@ def excluded(path: Path, base: Path, patterns: tuple[str, ...]) -> bool:
         rel = path.as_posix()
     parts = Path(rel).parts
     candidates = {path.name, rel, *("/".join(parts[:i]) for i in range(1, len(parts)))}
-    return any(fnmatch.fnmatch(candidate, pattern) for pattern in patterns for candidate in candidates)
+    return next(
+        (pattern for pattern in patterns for candidate in candidates if fnmatch.fnmatch(candidate, pattern)), None
+    )

@@ -12,7 +12,7 @@ sources go out and the results come back (pickled).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from . import workers
@@ -55,15 +55,22 @@ class Migrations:
     three 5 KB scripts went from 60 ms to 64 ms with workers, eight scripts of 177 KB from
     0.60 s to 0.40 s."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_done: Callable[[], None] | None = None) -> None:
         self._done: dict[Hashable, MigrationResult | ParseError] = {}
+        self.on_done = on_done
+        """Called after each call made (here or by a worker): a progress display's tick."""
 
     def __call__(self, source: str, mode: Mode, path: str, **options: Any) -> MigrationResult:
         call = (source, mode, path, options)
         key = _key(call)
         if key not in self._done:
             self._done[key] = _run(call)
+            self._tick()
         return _answer(self._done[key])
+
+    def _tick(self) -> None:
+        if self.on_done is not None:
+            self.on_done()
 
     def ahead(self, calls: Iterable[Call]) -> None:
         """Make ``calls`` now, those not made yet, in up to one worker process per core
@@ -94,6 +101,7 @@ class Migrations:
                         self._done[key] = future.result()
                     except (BrokenProcessPool, OSError, EOFError):
                         continue  # made here when asked for
+                    self._tick()
         except OSError:
             return  # no worker could be started (EAGAIN, ENOMEM): the calls are made here when asked for
 
@@ -107,4 +115,5 @@ def _answer(done: MigrationResult | ParseError) -> MigrationResult:
         legacy_env=dict(done.legacy_env),
         helpers=list(done.helpers),
         outcome=dataclasses.replace(done.outcome, refusals=list(done.outcome.refusals)),
+        factory_changes=list(done.factory_changes),
     )

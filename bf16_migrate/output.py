@@ -1,7 +1,10 @@
 """Output formats of the rewrite: ``text``, ``json``, ``sarif`` and ``github``.
 
 - ``text``: one line per finding, ``path:line:col: CODE message [fixed]`` (a run that writes
-  nothing says what it *would* do and marks ``[fixable]``, :mod:`bf16_migrate.wording`).
+  nothing says what it *would* do and marks ``[fixable]``, :mod:`bf16_migrate.wording`): the
+  format of pipes, editors and logs, and the default there;
+- ``grouped``: for a terminal (its default there): :mod:`bf16_migrate.output_human`;
+- ``markdown``: a report for a CI job summary: :mod:`bf16_migrate.output_markdown`.
 - ``json``: one document, ``{"schema": 1, ...}`` (:func:`to_json` lists the keys).
 - ``sarif``: SARIF 2.1.0 (OASIS "Static Analysis Results Interchange Format Version 2.1.0"):
   one ``run`` whose ``tool.driver.rules`` are the diagnostics catalogue (``rules/diagnostics*.toml``,
@@ -15,20 +18,21 @@
   Actions": ``::error file=F,line=L,col=C,title=T::MESSAGE``), escaped as the Actions toolkit
   escapes them (``%``, CR, LF in the message; also ``:`` and ``,`` in properties).
 
-A finding inside a notebook cell (``nb.ipynb#cell2``, line and column within the cell) points
-at the ``.ipynb`` file itself in ``text``, ``sarif`` and ``github``: at the line and column of
-the JSON text where that character of the cell's ``source`` is
-(:attr:`Diagnostic.file_position`, :class:`bf16_migrate.carriers.notebook.SourceLocator`), so
-that a GitHub annotation or a SARIF region lands on it, with the cell, line and column within
-the cell at the start of the message (``cell 2, line 1, col 6: ``). GitHub and SARIF viewers
-know files, not cells; ruff's text output names the cell instead (``nb.ipynb:cell 2:1:6:``),
-its SARIF output the file. When the notebook's text could not be read again, the location is
-the file without a line (``sarif``, ``github``) or ``nb.ipynb#cell2:1:6`` (``text``).
-``json`` keeps the cell's path, line and column (schema 1 unchanged).
+A finding inside a notebook cell (``nb.ipynb#cell2``, line and column within the cell) is
+printed ``nb.ipynb#cell2:1:6`` in ``text``, ``grouped`` (``cell2:1:6`` under the notebook),
+``markdown`` and ``json``: the cell a reader finds in Jupyter (ruff's text output names the
+cell too, ``nb.ipynb:cell 2:1:6:``). In ``sarif`` and ``github`` it points at the ``.ipynb``
+file itself, at the line and column of the JSON text where that character of the cell's
+``source`` is (:attr:`Diagnostic.file_position`,
+:class:`bf16_migrate.carriers.notebook.SourceLocator`), so that a GitHub annotation or a SARIF
+region lands on it, with the cell, line and column within the cell at the start of the message
+(``cell 2, line 1, col 6: ``): their viewers know files, not cells. When the notebook's text
+could not be read again, the location there is the file without a line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -41,7 +45,7 @@ from .diagnostics import Diagnostic, as_dict
 from .rules import load_rules
 from .wording import would
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "grouped", "json", "sarif", "github", "markdown")
 JSON_SCHEMA = 1
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -60,6 +64,8 @@ class Report:
     dry_run: bool = False
     ignored_codes: frozenset[str] = frozenset()
     """Codes suppressed by ``--select``/``--ignore`` (the others by a ``# noqa`` or a kept file)."""
+    changed: list[str] = field(default_factory=list)
+    """The files changed (in a dry run: that would change), as shown."""
 
 
 def message_of(d: Diagnostic, dry_run: bool) -> str:
@@ -67,19 +73,42 @@ def message_of(d: Diagnostic, dry_run: bool) -> str:
     return would(d.message) if dry_run and d.fixed else d.message
 
 
+# Bidirectional-text controls (Unicode TR9, "Explicit Directional Formatting"): they reorder what a
+# terminal shows ("Trojan Source", CVE-2021-42574) and are escaped like the C0/C1 controls.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def printable(text: str) -> str:
+    """``text`` (a path, a message naming one) with every character a terminal would act on
+    instead of show written as a Python escape: C0 and C1 controls (a newline in a file name
+    would start a forged line of output, ``ESC [`` would recolour or rewrite the terminal), the
+    bidirectional controls, and the lone surrogates a file name that is not UTF-8 decodes to
+    (``os.fsdecode``'s surrogateescape: ``\udcff`` for the byte 0xff)."""
+
+    def escape(char: str) -> str:
+        code = ord(char)
+        if 0xD800 <= code < 0xE000:
+            return f"\\u{code:04x}"
+        if code < 0x20 or 0x7F <= code < 0xA0 or char in _BIDI:
+            return char.encode("unicode_escape").decode("ascii")
+        return char
+
+    if text.isprintable():
+        return text
+    return "".join(escape(char) for char in text)
+
+
 def format_text(d: Diagnostic, dry_run: bool, style=None) -> str:
     """``path:line:col: CODE message [fixed]`` (``[fixable]`` in a dry run); ``style`` (e.g.
     :func:`click.style`) colours the code: red when a hand is needed, green when fixed. A
-    notebook cell's finding is ``nb.ipynb:LINE:COL: CODE cell 2, line 1, col 6: message`` with
-    the line and column of the ``.ipynb`` file (:func:`location`)."""
+    notebook cell's finding is ``nb.ipynb#cell2:1:6: CODE message``: the cell, and the line and
+    column within it (docs/usage.md, "Output formats")."""
     mark = (" [fixable]" if dry_run else " [fixed]") if d.fixed else ""
+    d = dataclasses.replace(d, path=printable(d.path), message=printable(d.message))
     code = d.code if style is None else style(d.code, fg="green" if d.fixed else "red", bold=True)
-    file, line, col, prefix = location(d)
-    place = f"{file}:{line}:{col}:" if line is not None else f"{d.path}:{d.line}:{d.col}:"
-    if line is None:
-        prefix = ""  # the cell is in the path
+    place = f"{d.path}:{d.line}:{d.col}:"
     where = place if style is None else style(place, bold=True)
-    return f"{where} {code} {prefix}{message_of(d, dry_run)}{mark}"
+    return f"{where} {code} {message_of(d, dry_run)}{mark}"
 
 
 def file_edits(old: str, new: str) -> list[dict]:

@@ -19,36 +19,40 @@ unfixed finding (BFM110): the switch must not be dropped without its replacement
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
+from .bounds import Bounds
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
+from .ignore import matching_exclude
 from .mentions import decode_text, docs_findings, unsupported_findings
 from .migrations import Migrations
+from .patch import file_patch
 from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
-from .tree_modules import migrate_imported_modules
+from .tree_modules import TreeFactsReader, migrate_imported_modules
 from .write import ReadError, read_bytes, read_source
 
 
 @dataclass
 class Outcome:
     """What one run did: ``changed`` files (written, or that would be with --diff/--check),
-    unified ``diffs`` by file, the ``diagnostics``, and per-file ``errors`` (one line each).
-    When writing, ``changed`` holds only the files actually written; the findings of a file
-    that was not written are not ``fixed``. ``interrupted``: the name of a signal (``"SIGINT"``)
+    ``diffs`` by file (each a patch ``git apply`` takes, in the file's encoding), the
+    ``diagnostics``, and per-file ``errors`` (one line each). When writing, ``changed`` holds
+    only the files actually written; the findings of a file that was not written are not
+    ``fixed``. ``interrupted``: the name of a signal (``"SIGINT"``)
     that arrived while the commit was held; ``removed`` the stale temporaries of an earlier
     killed run that this run removed."""
 
     changed: list[Path] = field(default_factory=list)
-    diffs: dict[Path, str] = field(default_factory=dict)
+    diffs: dict[Path, bytes] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     files_seen: int = 0
@@ -91,6 +95,7 @@ def migrate_paths(
     hold=None,
     helpers_module: str | None = None,
     snapshot: dict[Path, bytes | None] | None = None,
+    progress: WalkReports | None = None,
     candidates: list[Candidate] | None = None,
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
@@ -113,22 +118,38 @@ def migrate_paths(
     before the commit (None for a file the run creates), keyed by its path as reported: what
     ``--revert-failed`` puts back.
 
+    ``progress``: told each phase of the run and each step of it (a file read, a migration
+    made), for a progress display (:class:`bf16_migrate.walk_progress.WalkProgress`).
+
     ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
     already (the command line does, to skip all start-up work when nothing names a variable):
     the tree is walked once per run."""
+    progress = progress if progress is not None else _Silent()
     mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
     roots = _roots(paths)
     if candidates is None:
         candidates = scan(paths, exclude, ignore)  # raises ScanError first, for a path that does not exist
-    tree = TreeReader(roots, exclude, ignore)
+    tree = TreeReader(roots, exclude, ignore, named=paths)
     python_files: dict[Path, tuple[str, str]] = {}
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
-    runs = Migrations()  # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
+    # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
+    runs = Migrations(on_done=progress.advance)
+    facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots), tree.left_out)
     if legacy_env:
         external = _legacy_env_scripts(
-            paths, exclude, mode, dict(legacy_env), fp32_optimizer_state, python_files, extra, outcome, ignore, runs
+            paths,
+            exclude,
+            mode,
+            dict(legacy_env),
+            fp32_optimizer_state,
+            python_files,
+            extra,
+            outcome,
+            ignore,
+            runs,
+            facts,
         )
     planner = LinkPlanner(
         mode,
@@ -139,9 +160,13 @@ def migrate_paths(
         launched_with=external,
         helpers_module=helpers_module,
         migrations=runs,
+        tree_facts=facts,
+        left_out=tree.left_out,
     )
     taken = {path.resolve() for path in python_files}
+    progress.phase("reading the files that name a legacy variable", len(candidates))
     for candidate in candidates:
+        progress.advance()
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
             outcome.errors.append(f"{candidate.path}: {candidate.problem}")
             continue
@@ -149,7 +174,9 @@ def migrate_paths(
         if candidate.path.resolve() in taken:  # already read for --legacy-env
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
+    progress.phase("migrating the scripts and planning across files")
     results = planner.run(python_files)
+    progress.phase("migrating the modules the scripts import")
     results = migrate_imported_modules(
         results,
         tree.read_python,
@@ -158,6 +185,8 @@ def migrate_paths(
         fp32_optimizer_state,
         planner.errors,
         migrate=runs,
+        outside=tree.outside,
+        excluded=tree.excluded,
     )
     outcome.errors.extend(planner.errors)
     _collect_diagnostics(outcome, extra, results)
@@ -171,9 +200,26 @@ def migrate_paths(
             sorted({c.path.parent for c in candidates} | {r.path.parent for r in planned})
         )
         if planned:
+            progress.phase("writing", len(planned))
             _take_snapshot(planned, snapshot)
             _commit(planned, paths, outcome)
     return outcome
+
+
+class WalkReports(Protocol):
+    """What :func:`migrate_paths` tells a progress display."""
+
+    def phase(self, text: str, total: int | None = None) -> None: ...
+
+    def advance(self, steps: int = 1) -> None: ...
+
+
+class _Silent:
+    def phase(self, text: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, steps: int = 1) -> None:
+        pass
 
 
 class TreeReader:
@@ -183,8 +229,36 @@ class TreeReader:
     is_dir)`` rules. Also what verify reads a tree's launchers with
     (:mod:`bf16_migrate.verify.launchers`)."""
 
-    def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore) -> None:
+    def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore, named: list[Path] | None = None) -> None:
         self.roots, self.exclude, self.ignore = roots, exclude, ignore
+        self.bounds = Bounds(named) if named is not None else None
+        self.named = {os.path.realpath(p) for p in named or () if not p.is_dir()}
+
+    def outside(self, path: Path) -> Path | None:
+        """The real path of ``path`` when it lies outside the paths given (a symlink leads out
+        of the tree: :class:`bf16_migrate.bounds.Bounds`), else None."""
+        return self.bounds.outside(path) if self.bounds is not None else None
+
+    def excluded(self, path: Path) -> str | None:
+        """Why a file the plan found in the tree (a launched script, an imported module) is
+        left out as the directory walk would leave it (an exclude glob, ``.gitignore``), or None;
+        a file named on the command line is taken, as the walk takes it."""
+        if os.path.realpath(path) in self.named:
+            return None
+        pattern = matching_exclude(path, _root_of(path, self.roots), self.exclude) if self.exclude else None
+        if pattern is not None:
+            return f"it is excluded (it matches the exclude pattern `{pattern}`)"
+        if self.ignore is not None and self.ignore(path, False):
+            return "it is excluded (.gitignore)"
+        return None
+
+    def left_out(self, path: Path) -> str | None:
+        """Why the plan must neither read nor rewrite ``path`` (:meth:`outside`, :meth:`excluded`), or None."""
+        real = self.outside(path)
+        if real is not None:
+            return f"{path} is {real}, outside the paths given (through a symlink)"
+        why = self.excluded(path)
+        return f"{path}: {why}" if why is not None else None
 
     def load(self, path: Path, kind: str | None = None) -> CarrierFile | None:
         """The carrier file at ``path`` analysed, or None when it is no carrier or cannot be
@@ -250,19 +324,20 @@ def _hold_back(outcome: Outcome, planned: list, hold) -> list:
 
 
 def _record_changes(outcome: Outcome, planned: list) -> None:
-    """Each planned file's path, old and new text, and unified diff, in ``outcome``."""
+    """Each planned file's path, old and new text, and patch (:func:`bf16_migrate.patch.file_patch`),
+    in ``outcome``."""
     for result in planned:
         path = result.path
         outcome.changed.append(path)
         outcome.sources[path] = (result.old, result.new)
-        outcome.diffs[path] = "".join(
-            difflib.unified_diff(
-                result.old.splitlines(keepends=True),
-                result.new.splitlines(keepends=True),
-                fromfile=f"a/{path}",
-                tofile=f"b/{path}",
+        created = result.old == "" and not os.path.lexists(path)  # a --helpers-module file to create
+        try:
+            outcome.diffs[path] = file_patch(path, result.old, result.new, result.encoding, created)
+        except UnicodeEncodeError as exc:  # the write would be refused the same way (commit.plan_write)
+            outcome.diffs[path] = b""
+            outcome.errors.append(
+                f"{path}: cannot write: the new text cannot be encoded as {result.encoding} ({exc.reason})"
             )
-        )
 
 
 def _take_snapshot(planned: list, snapshot: dict[Path, bytes | None] | None) -> None:
@@ -299,13 +374,14 @@ def _commit(planned, paths: list[Path], outcome: Outcome) -> None:
     files before the carriers that start them; nothing at all when a file cannot be staged.
     ``outcome`` is made to tell what was written, and only that."""
     writes, refused = [], {}
+    bounds = Bounds(paths)
     for result in planned:
         phase = 0 if kind_of(result.path) == "python" else 1
         try:
             if result.old == "" and not os.path.lexists(result.path):  # a --helpers-module file to create
                 writes.append(plan_new_file(result.path, result.new, phase))
             else:
-                writes.append(plan_write(result.path, result.new, result.encoding, paths, phase))
+                writes.append(plan_write(result.path, result.new, result.encoding, bounds, phase, old=result.old))
         except WriteRefused as exc:
             refused[result.path] = str(exc)
     if refused:
@@ -343,6 +419,7 @@ def _legacy_env_scripts(
     outcome,
     ignore=None,
     runs: Migrations | None = None,
+    facts: TreeFactsReader | None = None,
 ) -> dict[Path, dict[str, str]]:
     """The Python files among ``paths`` that run under ``env`` (``--legacy-env``), each mapped
     to it; they are added to ``python_files``. Adds a BFM110 finding to ``extra`` for each
@@ -371,11 +448,12 @@ def _legacy_env_scripts(
             if direct:
                 outcome.errors.append(str(exc))
             continue  # under a directory: reported by the scan when it names a variable
-        if not direct and "parameters" not in source.text:
-            continue  # no `<model>.parameters()`: a module, not a script the change goes to
+        tree = facts(path, source.text) if facts is not None else None
+        if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
+            continue  # no `<model>.parameters()` nor a factory of the tree: a module, not a script
         try:
             trial = (runs or migrate_source)(
-                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state
+                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state, tree=tree
             )
         except ParseError:
             if direct:  # reported when the file is migrated

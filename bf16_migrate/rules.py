@@ -323,6 +323,8 @@ class TorchApi:
     checkpoint_methods: frozenset[str] = frozenset()
     optimizer_owners: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
+    optimizer_subclasses: frozenset[str] = frozenset()
+    """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
 
 
 @dataclass(frozen=True)
@@ -455,6 +457,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         zero_redundancy_optimizers=frozenset(_need(data, "zero_redundancy_optimizers", list, path)),
         checkpoint_methods=frozenset(_need(data, "checkpoint_methods", list, path)),
         optimizer_owners=_need(data, "optimizer_owners", dict, path),
+        optimizer_subclasses=frozenset(_need(data, "optimizer_subclasses", list, path)),
     )
 
 

@@ -14,15 +14,22 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .config import Config, ConfigError, common_parent, load_config
-from .output import FORMATS, Report, format_text, statistics, to_github, to_json, to_sarif
+from .console import display_path, is_terminal, use_color, width
+from .output import FORMATS, Report, format_text, message_of, printable, statistics, to_github, to_json, to_sarif
 from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
-from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes
+from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
+from .walk_progress import WalkProgress
+
+if TYPE_CHECKING:
+    from .next_steps import Invocation
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130
@@ -41,7 +48,10 @@ class RunOptions:
     force_exclude: bool | None = None
     respect_gitignore: bool | None = None
     select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
     ignore_codes: tuple[str, ...] = ()
+    per_file_ignores: tuple[str, ...] = ()
+    """``GLOB:CODE[,CODE]`` each, as given (replacing the configuration's ``per-file-ignores``)."""
     config_path: Path | None = None
     stdin_filename: str | None = None
     fp32_optimizer_state: bool | None = None
@@ -50,6 +60,9 @@ class RunOptions:
     statistics: bool = False
     exit_zero: bool = False
     quiet: bool = False
+    show_fixes: bool | None = None
+    color: str | None = None
+    """``--color``: ``auto``, ``always`` or ``never`` (None: not given, ``auto``)."""
     verify: bool = False
     """Run every rewritten script on the XLA device against its pre-rewrite bytes."""
     revert_failed: bool = False
@@ -75,6 +88,7 @@ class Settings:
     root: Path
     """The project root: the configuration's directory, else the current directory or the
     common parent of the paths (:func:`_default_root`)."""
+    show_fixes: bool = False
 
 
 def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> Settings:
@@ -86,24 +100,14 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     mode = options.mode or config.mode or DEFAULT_MODE
     if mode not in MODES:
         raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
-    fmt = options.fmt or config.output_format or "text"
+    fmt = options.fmt or config.output_format or _default_format(options)
     if fmt not in FORMATS:
         raise ConfigError(f"{where} output-format = {fmt!r}: not one of {', '.join(FORMATS)}")
     exclude = options.exclude or config.exclude or ()
     exclude = (*exclude, *config.extend_exclude, *options.extend_exclude)
     # the rules (TOML) are loaded only when a code or a variable is to be checked: a run on
     # files that name nothing never reads them
-    codes = (
-        load_rules().diagnostics if (options.select or options.ignore_codes or config.select or config.ignore) else {}
-    )
-    if options.select:
-        select = check_codes("--select", options.select, codes)
-    else:
-        select = check_codes(f"{where} select:", config.select or (), codes)
-    if options.ignore_codes:
-        ignore = check_codes("--ignore", options.ignore_codes, codes)
-    else:
-        ignore = check_codes(f"{where} ignore:", config.ignore or (), codes)
+    selection = _selection(options, config, where, config.root or _default_root(paths))
     legacy_env = {**config.legacy_env, **options.legacy_env}
     variables = load_rules().variables if legacy_env else {}
     unknown = [key for key in legacy_env if key not in variables]
@@ -114,7 +118,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
         mode=mode,
         fmt=fmt,
         exclude=tuple(exclude),
-        selection=Selection(select, ignore),
+        selection=selection,
         legacy_env=legacy_env,
         fp32_optimizer_state=bool(
             options.fp32_optimizer_state if options.fp32_optimizer_state is not None else config.fp32_optimizer_state
@@ -123,6 +127,48 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
         respect_gitignore=_first(options.respect_gitignore, config.respect_gitignore, True),
         force_exclude=_first(options.force_exclude, config.force_exclude, False),
         root=config.root or _default_root(paths),
+        show_fixes=_first(options.show_fixes, config.show_fixes, False),
+    )
+
+
+def _default_format(options: RunOptions) -> str:
+    """``grouped`` where the findings go to a terminal (stdout; stderr under ``--diff``, whose
+    stdout is the patch), else ``text``, the one-line format of pipes, editors and logs."""
+    return "grouped" if is_terminal(sys.stderr if options.show_diff else sys.stdout) else "text"
+
+
+def _selection(options: RunOptions, config: Config, where: str, root: Path) -> Selection:
+    """``--select``/``--extend-select``/``--ignore``/``--per-file-ignores`` over the
+    configuration's keys of the same names (the command line replaces a key, ``extend-select``
+    adds up), each code checked against the catalogue (loaded only when a code is given)."""
+    given = (
+        options.select, options.extend_select, options.ignore_codes, options.per_file_ignores,
+        config.select, config.extend_select, config.ignore, config.per_file_ignores,
+    )  # fmt: skip
+    codes = load_rules().diagnostics if any(given) else {}
+
+    def checked(option: str, key: str, cli: tuple[str, ...], configured) -> tuple[str, ...]:
+        return check_codes(option, cli, codes) if cli else check_codes(f"{where} {key}:", configured or (), codes)
+
+    pairs: list[tuple[str, tuple[str, ...]]] = []
+    if options.per_file_ignores:
+        for item in options.per_file_ignores:
+            glob, sep, listed = item.rpartition(":")
+            if not sep or not glob:
+                raise SelectionError(f"--per-file-ignores expects GLOB:CODE[,CODE], got {item!r}")
+            pairs.append((glob, check_codes(f"--per-file-ignores {glob}:", (listed,), codes)))
+    else:
+        for glob, configured in (config.per_file_ignores or {}).items():
+            pairs.append((glob, check_codes(f"{where} per-file-ignores {glob!r}:", configured, codes)))
+    return Selection(
+        select=checked("--select", "select", options.select, config.select),
+        ignore=checked("--ignore", "ignore", options.ignore_codes, config.ignore),
+        extend_select=(
+            *check_codes(f"{where} extend-select:", config.extend_select, codes),
+            *check_codes("--extend-select", options.extend_select, codes),
+        ),
+        per_file_ignores=tuple(pairs),
+        root=root,
     )
 
 
@@ -163,6 +209,10 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     if options.stdin_filename and not stdin:
         usage("--stdin-filename only goes with the PATHS `-`")
     stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
+    if stdin_path is not None:
+        problem = _stdin_name_problem(options.stdin_filename or "")
+        if problem is not None:
+            usage(f"--stdin-filename {options.stdin_filename}: {problem}")
     config_paths = [stdin_path] if stdin_path is not None else paths
     try:
         config = load_config(config_paths, options.config_path)
@@ -192,6 +242,7 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     if options.verify and (stdin or options.show_diff or options.check):
         usage("--verify proves what the rewrite writes: it does not go with --diff, --check or `-`")
     snapshot: dict[Path, bytes | None] | None = {} if options.verify else None
+    invocation = _invocation(paths, options, settings)
     try:
         if stdin_path is not None:
             return _run_stdin(stdin_path, options, settings)
@@ -205,14 +256,17 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
             # nothing names a legacy variable: no codemod, no rules, no libcst import
             outcome = _Nothing()
         else:
-            outcome = _migrate(paths, options, settings, ignore, snapshot, candidates)
+            if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
+                return EXIT_ERROR  # nothing written: what cannot be verified is not rewritten
+            with WalkProgress(sys.stderr, None if not options.quiet else False, use_color(options.color)) as progress:
+                outcome = _migrate(paths, options, settings, ignore, snapshot, candidates, progress)
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
     except KeyboardInterrupt:
         click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
         return EXIT_INTERRUPTED
-    code = _report(outcome, options, settings)
+    code = _report(outcome, options, settings, invocation=invocation)
     if options.verify and code != EXIT_INTERRUPTED:
         code = _verify_rewrite(outcome, snapshot or {}, paths, options, settings, ignore, code)
     return code
@@ -309,6 +363,22 @@ class _Nothing:
     kept: dict = field(default_factory=dict)
 
 
+def _stdin_name_problem(name: str) -> str | None:
+    """Why ``--stdin-filename NAME`` cannot name the file the source on stdin stands for, or
+    None: it must be a file's path (its name gives its kind, its place the configuration and
+    the excludes), inside the current directory's tree, and not a directory."""
+    path = Path(name)
+    if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
+        return "names a directory, not a file"
+    if path.is_dir():
+        return "is a directory, not a file"
+    cwd = os.path.realpath(os.getcwd())
+    real = os.path.realpath(path)
+    if real != cwd and not real.startswith(cwd.rstrip(os.sep) + os.sep):
+        return f"is outside the current directory ({cwd}); name the file as it is in your tree"
+    return None
+
+
 def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list[Path]:
     """The launchers to plan with the Python scripts named on the command line that name a
     legacy variable (:func:`bf16_migrate.scan.launchers_of`, searched in each script's project:
@@ -352,7 +422,59 @@ def _load_codemod() -> None:
 _exit_frozen = False
 
 
-def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, candidates=None):
+def _invocation(paths: list[Path], options: RunOptions, settings: Settings) -> Invocation:
+    """The command line that applies this run's change (for the summary's ``Next:``): the
+    paths as given, the mode, and the options given that change what is rewritten."""
+    from .next_steps import Invocation
+
+    words: list[str] = []
+    for key, value in sorted(options.legacy_env.items()):
+        words += ["--legacy-env", f"{key}={value}"]
+    for option, values in (("--exclude", options.exclude), ("--extend-exclude", options.extend_exclude)):
+        for value in values:
+            words += [option, value]
+    if options.config_path is not None:
+        words += ["--config", str(options.config_path)]
+    if options.helpers_module is not None:
+        words += ["--helpers-module", options.helpers_module]
+    if options.fp32_optimizer_state:
+        words.append("--fp32-optimizer-state")
+    if options.force_exclude:
+        words.append("--force-exclude")
+    if options.respect_gitignore is False:
+        words.append("--no-respect-gitignore")
+    return Invocation(tuple(str(p) for p in paths), settings.mode, tuple(words))
+
+
+def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings, ignore, candidates) -> bool:
+    """``--verify``, before anything is written (:mod:`bf16_migrate.verify.preflight`): torch
+    and torch-xla installed, the device named, and each legacy script the rewrite would change
+    accepting its launch line's arguments (found by a run that writes nothing). False, with
+    the error printed, when one of these fails: then nothing is rewritten."""
+    import dataclasses
+
+    from .next_steps import legacy_scripts
+    from .verify.preflight import check_arguments, check_xla
+    from .verify.records import RunError
+    from .verify.runner import LEGACY_VARIABLES, read_source
+
+    try:
+        device = check_xla()
+        click.echo(f"bf16-migrate --verify: {device.describe()}", err=True)
+        plan = _migrate(paths, dataclasses.replace(options, check=True), settings, ignore, None, candidates)
+        for found in legacy_scripts(plan.changed, plan.sources, settings.mode, settings.root, settings.legacy_env):
+            if found.args is not None:
+                check_arguments(found.script, found.args, read_source(found.script), drop=LEGACY_VARIABLES)
+    except RunError as exc:
+        click.echo(f"error: --verify: {exc}", err=True)
+        click.echo("bf16-migrate --verify: nothing was rewritten (it could not then be verified)", err=True)
+        return False
+    return True
+
+
+def _migrate(
+    paths, options: RunOptions, settings: Settings, ignore, snapshot: dict | None = None, candidates=None, progress=None
+):
     from .project import migrate_paths
 
     return migrate_paths(
@@ -367,6 +489,7 @@ def _migrate(paths, options: RunOptions, settings: Settings, ignore, snapshot: d
         hold=hold_noqa_writes,
         snapshot=snapshot,
         candidates=candidates,
+        progress=progress,
     )
 
 
@@ -399,7 +522,12 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     outcome.errors = [rename(e) for e in outcome.errors]
     new = outcome.sources.get(path, (text, text))[1]
     if options.show_diff:
-        _write_stdout(rename(outcome.diffs.get(path, "")).encode("utf-8"))
+        from .patch import file_patch
+
+        try:
+            _write_stdout(file_patch(name, text, new, encoding))
+        except UnicodeEncodeError:  # reported in outcome.errors (the write would be refused)
+            pass
     elif not options.check:
         _write_stdout(new.encode(encoding) if new != text else data)
     outcome.sources = {name: (text, new)}  # the text for the noqa comments (edits only when it changed)
@@ -414,84 +542,35 @@ def _write_stdout(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-def _report(  # noqa: C901
-    outcome, options: RunOptions, settings: Settings, to_stderr: bool = False, dry_run: bool | None = None
+def _report(
+    outcome,
+    options: RunOptions,
+    settings: Settings,
+    to_stderr: bool = False,
+    dry_run: bool | None = None,
+    invocation: Invocation | None = None,
 ) -> int:
-    """Print the outcome in the chosen format and return the exit code."""
+    """Print the outcome in the chosen format and return the exit code. With ``--diff`` the
+    patch goes to stdout, alone, and everything else to stderr. ``invocation``: the command
+    line, for the commands the summary names next (None: no ``Next:``)."""
     dry = (options.show_diff or options.check) if dry_run is None else dry_run
-    texts = {str(path): old for path, (old, _new) in outcome.sources.items()}
-    filtered = filter_findings(outcome.diagnostics, settings.selection, texts, kept=map(str, outcome.kept))
-    ignored = frozenset(d.code for d in filtered.suppressed if not settings.selection.enabled(d.code))
-    changed = set(outcome.changed)
-    report = Report(
-        reported=filtered.reported,
-        suppressed=filtered.suppressed,
-        errors=list(outcome.errors),
-        held_back=[str(p) for p in outcome.held_back],
-        kept={str(p): why for p, why in outcome.kept.items()},
-        sources={str(p): pair for p, pair in outcome.sources.items() if p in changed},
-        dry_run=dry,
-        ignored_codes=ignored,
-    )
-    color = False if os.environ.get("NO_COLOR") else None  # None: click strips colour when not a terminal
-
-    def out(line: str = "", nl: bool = True) -> None:
-        click.echo(line, nl=nl, err=to_stderr, color=color)
-
-    def err(line: str) -> None:
-        click.echo(line, err=True, color=color)
-
-    if options.statistics:
-        stats = statistics(report.reported)
-        if settings.fmt == "json":
-            import json
-
-            out(json.dumps(stats, indent=2))
-        else:
-            for row in stats:
-                out(f"{row['count']}\t{row['code']}\t{'[*] ' if row['fixable'] else ''}{row['name']}")
-    elif settings.fmt == "json":
-        out(to_json(report))
-    elif settings.fmt == "sarif":
-        from . import __version__
-
-        out(to_sarif(report, __version__))
-    elif settings.fmt == "github":
-        for line in to_github(report):
-            out(line)
-    else:
-        if options.show_diff:
-            for path in outcome.changed:
-                out(outcome.diffs[path], nl=False)
-        for d in report.reported:
-            out(format_text(d, dry, style=click.style))
-    if settings.fmt == "text" or (settings.fmt == "github" and not options.statistics):
-        if settings.fmt == "text":
-            for error in outcome.errors:
-                err(f"error: {error}")
-        if outcome.held_back:
-            written = f"written: {', '.join(map(str, outcome.changed))}" if outcome.changed else "nothing was written"
-            err(
-                "error: not written, so that no launcher is migrated without its script: "
-                f"{', '.join(map(str, outcome.held_back))} ({written}); fix the error above and run again"
-            )
-        if not options.quiet:
-            for path, why in report.kept.items():
-                err(f"bf16-migrate: left as it is: {path} ({why})")
-            err(summary(outcome, report, written=not dry))
-            if settings.fmt == "text" and not options.statistics:
-                from .diagnostics import format_todo
-
-                todo = format_todo(report.reported)
-                if todo:
-                    err(todo)
+    report = _make_report(outcome, settings, dry)
+    if options.show_diff:
+        # --diff: stdout holds the patch and only the patch (git apply, patch -p1)
+        for path in outcome.changed:
+            _write_stdout(outcome.diffs[path])
+        to_stderr = True
+    echo = _Echo(use_color(options.color), to_stderr)
+    _print_findings(report, options, settings, echo, outcome, invocation)
+    if settings.fmt in ("text", "grouped") or (settings.fmt == "github" and not options.statistics):
+        _print_trailer(outcome, report, options, settings, echo, invocation)
     if outcome.removed and not options.quiet:
-        err(
+        echo.err(
             f"bf16-migrate: removed {len(outcome.removed)} temporary file(s) left by an interrupted run: "
-            f"{', '.join(map(str, outcome.removed))}"
+            f"{', '.join(printable(str(p)) for p in outcome.removed)}"
         )
     if outcome.interrupted:
-        err(
+        echo.err(
             f"bf16-migrate: {outcome.interrupted} arrived while writing; the change was completed first (the files "
             "above were written), then the run stopped"
         )
@@ -503,6 +582,155 @@ def _report(  # noqa: C901
     return EXIT_FINDINGS if _fails(outcome, report) else EXIT_OK
 
 
+@dataclass
+class _Echo:
+    """Where a run's lines go: ``out`` to stdout (stderr with ``to_stderr``), ``err`` to stderr,
+    coloured per ``color`` (:func:`bf16_migrate.console.use_color`)."""
+
+    color: bool | None
+    to_stderr: bool
+
+    def out(self, line: str = "", nl: bool = True) -> None:
+        click.echo(line, nl=nl, err=self.to_stderr, color=self.color)
+
+    def err(self, line: str) -> None:
+        # a file name holding a newline or a terminal escape is shown escaped, never acted on
+        click.echo("\n".join(printable(part) for part in line.split("\n")), err=True, color=self.color)
+
+    def width(self, err: bool = False) -> int | None:
+        """The columns to wrap to on the stream (None: not a terminal, no wrapping)."""
+        return width(sys.stderr if err or self.to_stderr else sys.stdout)
+
+
+def _escaped(findings: list) -> list:
+    """``findings`` with path and message shown escaped (:func:`bf16_migrate.output.printable`):
+    a file name holding a newline or a terminal escape is shown, never acted on."""
+    return [replace(d, path=printable(d.path), message=printable(d.message)) for d in findings]
+
+
+def _make_report(outcome, settings: Settings, dry: bool) -> Report:
+    """The findings split by suppression, every path shown as the user knows it (relative to the
+    current directory when under it: :func:`bf16_migrate.console.display_path`)."""
+    import dataclasses
+
+    texts = {str(path): old for path, (old, _new) in outcome.sources.items()}
+    filtered = filter_findings(outcome.diagnostics, settings.selection, texts, kept=map(str, outcome.kept))
+    ignored = frozenset(d.code for d in filtered.suppressed if not settings.selection.enabled(d.code, d.path))
+    changed = set(outcome.changed)
+
+    def shown(findings):
+        # file by file in the order of the paths shown (each file's findings in the order found):
+        # a script reached through a launcher may be named relative while the walk's are absolute
+        moved = [dataclasses.replace(d, path=display_path(d.path)) for d in findings]
+        return sorted(moved, key=lambda d: split_path(d.path)[0])
+
+    return Report(
+        reported=shown(filtered.reported),
+        suppressed=shown(filtered.suppressed),
+        errors=list(outcome.errors),
+        held_back=[display_path(p) for p in outcome.held_back],
+        kept={display_path(p): why for p, why in outcome.kept.items()},
+        sources={display_path(p): pair for p, pair in outcome.sources.items() if p in changed},
+        dry_run=dry,
+        ignored_codes=ignored,
+        changed=[display_path(p) for p in outcome.changed],
+    )
+
+
+def _print_findings(report: Report, options: RunOptions, settings: Settings, echo: _Echo, outcome, invocation) -> None:
+    """The findings in the chosen format (or ``--statistics``)."""
+    if options.statistics:
+        stats = statistics(report.reported)
+        if settings.fmt == "json":
+            import json
+
+            echo.out(json.dumps(stats, indent=2))
+        else:
+            for row in stats:
+                echo.out(f"{row['count']}\t{row['code']}\t{'[*] ' if row['fixable'] else ''}{row['name']}")
+    elif settings.fmt == "json":
+        echo.out(to_json(report))
+    elif settings.fmt == "sarif":
+        from . import __version__
+
+        echo.out(to_sarif(report, __version__))
+    elif settings.fmt == "github":
+        for line in to_github(report):
+            echo.out(line)
+    elif settings.fmt == "markdown":
+        from .output_markdown import to_markdown
+
+        steps = _next_steps(outcome, report, options, settings, invocation)
+        echo.out(to_markdown(report, summary(outcome, report, written=not report.dry_run), steps, settings.mode))
+    elif settings.fmt == "grouped":
+        from .output_human import grouped_lines
+
+        message = partial(message_of, dry_run=report.dry_run)
+        for line in grouped_lines(_escaped(report.reported), message, report.dry_run, echo.width(), click.style):
+            echo.out(line)
+    else:
+        for d in report.reported:
+            echo.out(format_text(d, report.dry_run, style=click.style))
+
+
+def _print_trailer(outcome, report: Report, options: RunOptions, settings: Settings, echo: _Echo, invocation) -> None:
+    """On stderr, after the findings: the errors (text formats), the files held back, the files
+    kept, then (unless ``--quiet``) the summary, the to-do list, the fixes (``--show-fixes``) and
+    the commands to run next."""
+    human = settings.fmt in ("text", "grouped")
+    if human:
+        for error in outcome.errors:
+            echo.err(f"error: {error}")
+    if outcome.held_back:
+        written = f"written: {', '.join(report.changed)}" if outcome.changed else "nothing was written"
+        echo.err(
+            "error: not written, so that no launcher is migrated without its script: "
+            f"{', '.join(report.held_back)} ({written}); fix the error above and run again"
+        )
+    if options.quiet:
+        return
+    for path, why in report.kept.items():
+        echo.err(f"bf16-migrate: left as it is: {path} ({why})")
+    if human and not options.statistics:
+        from .output_human import fixes_lines, todo_lines
+
+        rules = load_rules().diagnostics
+        titles = {code: rule.title for code, rule in rules.items()}
+        todos = {code: rule.todo for code, rule in rules.items()}
+        for line in todo_lines(_escaped(report.reported), titles, todos, echo.width(err=True)):
+            echo.err(line)
+        if settings.show_fixes:
+            for line in fixes_lines(_escaped(report.reported), titles, report.dry_run):
+                echo.err(line)
+    from .next_steps import format_rows
+    from .output_human import wrap
+
+    for line in wrap(summary(outcome, report, written=not report.dry_run), echo.width(err=True), indent=2, first=0):
+        echo.err(line)
+
+    for line in format_rows(_next_steps(outcome, report, options, settings, invocation)):
+        echo.err(line)
+
+
+def _next_steps(outcome, report: Report, options: RunOptions, settings: Settings, invocation) -> list[tuple[str, str]]:
+    """What to run next (:func:`bf16_migrate.next_steps.next_rows`): nothing without an
+    ``invocation`` (stdin), with ``--quiet`` or ``--statistics``."""
+    if invocation is None or options.quiet or options.statistics:
+        return []
+    from .next_steps import next_rows
+
+    return next_rows(
+        invocation,
+        outcome.changed,
+        report.reported,
+        outcome.sources,
+        dry_run=report.dry_run,
+        verified=options.verify,
+        root=settings.root,
+        legacy_env=settings.legacy_env,
+    )
+
+
 def _fails(outcome, report: Report) -> bool:
     """Exit 1: a reported finding needs a hand, or (dry run) a file would change and not every
     finding about it is suppressed."""
@@ -510,8 +738,8 @@ def _fails(outcome, report: Report) -> bool:
         return True
     if not report.dry_run:
         return False
-    for path in outcome.changed:
-        about = [d for d in report.reported + report.suppressed if d.path == str(path) or d.path.startswith(f"{path}#")]
+    for path in report.changed:
+        about = [d for d in report.reported + report.suppressed if d.path == path or d.path.startswith(f"{path}#")]
         if not about or any(d in report.reported for d in about):
             return True
     return False

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .bounds import PROJECT_MARKERS as PROJECT_MARKERS  # re-exported: the project is found there
+from .bounds import project_dir as project_dir
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
 
@@ -368,16 +370,3 @@ def launchers_of(
             if found is not None and found.resolve() in {p.resolve() for p in carriers}:
                 chosen.add(next(p for p in carriers if p.resolve() == found.resolve()))
     return sorted(path for path in chosen if any(marker in carriers[path][1] for marker in LEGACY_MARKERS))
-
-
-PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
-
-
-def project_dir(path: Path) -> Path:
-    """The project ``path`` belongs to: the nearest directory at or above it that holds
-    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; else the file's own directory."""
-    start = (path if path.is_dir() else path.parent).resolve()
-    for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
-            return directory
-    return start

@@ -200,18 +200,42 @@ def covers(codes: frozenset[str] | None, code: str) -> bool:
 
 @dataclass(frozen=True)
 class Selection:
-    """``--select`` / ``--ignore``: codes or prefixes (``BFM1`` is every BFM1xx code). A code is
-    reported when it matches a ``select`` entry (all do when ``select`` is empty) and no
-    ``ignore`` entry; ``ignore`` wins over ``select``."""
+    """``--select`` / ``--extend-select`` / ``--ignore`` and ``per-file-ignores``, with ruff's
+    meaning (ruff's settings reference, "lint.select", "lint.extend-select",
+    "lint.per-file-ignores"): codes or prefixes (``BFM1`` is every BFM1xx code). A code is
+    reported when it matches a ``select`` entry (all do when ``select`` is empty) or an
+    ``extend_select`` entry (added to the selection, whatever it is: ``--extend-select BFM900``
+    turns the opt-in unused-noqa check on and keeps every other code), and no ``ignore`` entry;
+    ``ignore`` wins. ``per_file_ignores`` (glob, codes) pairs also ignore their codes in the
+    files matching the glob (:func:`bf16_migrate.ignore.excluded`'s matching: the file's name,
+    its path relative to ``root``, or a directory of that path)."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    root: Path | None = None
 
-    def enabled(self, code: str) -> bool:
-        """Whether findings of ``code`` are reported."""
-        if self.select and not code.startswith(self.select):
+    def enabled(self, code: str, path: str | None = None) -> bool:
+        """Whether findings of ``code`` are reported (in the file ``path``, for the
+        per-file ignores)."""
+        # str.startswith(()) is False: an empty tuple matches no code
+        if self.select and not code.startswith(self.select) and not code.startswith(self.extend_select):
             return False
-        return not code.startswith(self.ignore) if self.ignore else True
+        if code.startswith(self.ignore):
+            return False
+        return path is None or not code.startswith(self.ignored_in(path))
+
+    def ignored_in(self, path: str) -> tuple[str, ...]:
+        """The codes ``per_file_ignores`` ignores in the file ``path`` (a notebook cell's path
+        is its notebook's)."""
+        if not self.per_file_ignores:
+            return ()
+        from .ignore import excluded
+
+        file = Path(split_path(path)[0])
+        base = self.root if self.root is not None else Path.cwd()
+        return tuple(c for glob, codes in self.per_file_ignores if excluded(file, base, (glob,)) for c in codes)
 
 
 def check_codes(option: str, values: Iterable[str], known: Iterable[str]) -> tuple[str, ...]:
@@ -264,7 +288,7 @@ def filter_findings(
             if d.code in source.comments[k].codes:
                 used.add((base, k, d.code))
         codes = source.noqa.get(part, {}).get(d.line)
-        if not selection.enabled(d.code) or d.path in kept or base in kept or covers(codes, d.code):
+        if not selection.enabled(d.code, d.path) or d.path in kept or base in kept or covers(codes, d.code):
             suppressed.append(d)
         else:
             reported.append(d)
@@ -272,17 +296,19 @@ def filter_findings(
         for base in sorted(set(files) | set(texts)):
             source = files[base] if base in files else _File(base, texts)
             for d, self_suppressed in source.unused(used, base):
-                (suppressed if self_suppressed or base in kept else reported).append(d)
+                hidden = self_suppressed or base in kept or not selection.enabled(d.code, d.path)
+                (suppressed if hidden else reported).append(d)
     return Filtered(reported, suppressed)
 
 
 def unused_noqa_enabled(selection: Selection) -> bool:
     """Whether unused ``# noqa`` codes are reported (:data:`UNUSED_NOQA`): only when a
-    ``--select`` entry names it (``BFM900``, or a prefix: ``BFM9``, ``BFM``) and no
+    ``--select`` or ``--extend-select`` entry names it (``BFM900``, or a prefix: ``BFM9``, ``BFM``) and no
     ``--ignore`` entry does. As ruff's RUF100, it is opt-in: the default selection (every
     code) leaves it out ("unused-noqa (RUF100)" in ruff's rules, which is not in ruff's default
     rule set)."""
-    return any(UNUSED_NOQA.startswith(entry) for entry in selection.select) and selection.enabled(UNUSED_NOQA)
+    named = (*selection.select, *selection.extend_select)
+    return any(UNUSED_NOQA.startswith(entry) for entry in named) and selection.enabled(UNUSED_NOQA)
 
 
 class _File:

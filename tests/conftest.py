@@ -51,6 +51,16 @@ def goldens(request):
         request.config._bf16_goldens_updated = list(found.updated)
 
 
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (``-n 2 --dist loadgroup``, the README's test command) the end-to-end
+    XLA tests form one group, run one after another on one worker: each verify already runs two
+    XLA processes side by side, and the machine's two cores hold no more (a third process only
+    slows all of them). The other worker takes the rest of the suite meanwhile."""
+    for item in items:
+        if item.get_closest_marker("xla") is not None:
+            item.add_marker(pytest.mark.xdist_group("xla"))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     updated = getattr(config, "_bf16_goldens_updated", [])
     if updated:

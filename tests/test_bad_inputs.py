@@ -264,7 +264,7 @@ def test_a_notebook_cell_without_a_type_is_that_files_error(tree):
     )
     result = run(".", cwd=tree)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert errors(result) == ["error: probe.ipynb:1:1: not a readable notebook: cell 1 has no `cell_type` or `source`"]
+    assert errors(result) == ["error: probe.ipynb:1:1: not a readable notebook: cell 1 has no `cell_type`"]
     assert_good_migrated(tree)
 
 

@@ -266,7 +266,7 @@ def test_dockerfile_comment_and_blank_line_inside_a_continuation(tmp_path, monke
     `&& ... python train.py`, which is rewritten; not a 'BuildKit heredoc'."""
     text, lines = _docker_run(tmp_path, monkeypatch, CONTINUED, "amp")
     assert text == ("FROM python:3.11\nRUN pip install torch \\\n# a comment line\n\n    && python train.py\n")
-    why = "train.py now has forward and loss under torch.autocast (review it; `bf16-migrate verify SCRIPT --legacy-env XLA_USE_BF16=1` compares it with the legacy run) [fixed]"
+    why = "train.py now has forward and loss under torch.autocast (review it; `bf16-migrate verify train.py --legacy-env XLA_USE_BF16=1` compares it with the legacy run) [fixed]"
     assert lines == [
         f"Dockerfile:2:5: BFM001 XLA_USE_BF16 removed; {why}",
         f"Dockerfile:6:8: BFM001 XLA_USE_BF16 removed; {why}",

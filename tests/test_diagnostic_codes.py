@@ -257,7 +257,7 @@ SELF_CONTAINED_EXAMPLES = [
     ("BFM049", "stochastic"),
     ("BFM050", "stochastic"),
     ("BFM052", "stochastic"),
-    ("BFM060", "gpu-compatible"),
+    ("BFM017", "gpu-compatible"),
 ]
 
 

@@ -82,10 +82,10 @@ def test_one_module_per_directory_imported_by_its_scripts(tmp_path):
 
 def test_check_and_diff_write_nothing_and_name_the_module(tmp_path):
     before = tree(tmp_path)
-    proc = cli(tmp_path, "--mode", "gpu-compatible", "--helpers-module", "bf16_helpers", "--diff")
+    proc = cli(tmp_path, "--mode", "gpu-compatible", "--helpers-module", "bf16_helpers", "--diff", cwd=tmp_path)
     assert proc.returncode == 1
     assert snapshot(tmp_path) == before
-    assert f"b/{tmp_path / 'jobs' / 'bf16_helpers.py'}" in proc.stdout
+    assert "--- /dev/null\n+++ b/jobs/bf16_helpers.py\n" in proc.stdout  # a file the change creates
 
 
 def test_a_module_name_that_is_not_an_identifier_is_a_one_line_error(tmp_path):

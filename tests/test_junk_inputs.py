@@ -507,7 +507,7 @@ def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
             tree.notes[path] != "random bytes"
             and names_legacy(before)
             and undecodable(path, before)
-            and str(path) not in run.stdout
+            and str(path) not in run.stdout + run.stderr  # with --diff the findings go to stderr
             and path not in reported
         ):
             problems.append(

@@ -92,10 +92,13 @@ LAYERS = {
     "command_lines": 0,
     "workers": 0,
     "commit": 0,
+    "bounds": 0,
     "write": 0,
     "ignore": 0,
     "config": 0,
     "prefilter_fork": 0,
+    "console": 0,
+    "patch": 0,
     # the codemod: source text in, source text out (it knows nothing of files)
     "python": 1,
     # one file's plan: the carriers, and the Python migrations they and the project ask for
@@ -109,10 +112,14 @@ LAYERS = {
     "suppress": 3,
     "project": 3,
     "output": 3,
+    "output_human": 3,
+    "output_markdown": 3,
+    "walk_progress": 3,
     # the proof, which reuses the rewrite
     "verify": 4,
     # the command line
     "run": 5,
+    "next_steps": 5,  # names verify commands: reads the launchers with verify's reading
     "cli": 5,
 }
 """The layers of the package, lowest first (docs/architecture.md): a module imports only from its

@@ -81,7 +81,9 @@ def test_script_that_needs_arguments_says_to_pass_them_after_dashes(tmp_path):
     )
     proc, tmpdir = _cli([str(script), "--steps", "3"], tmp_path)
     assert proc.returncode == 2
-    assert "the script rejected its arguments: the following arguments are required: --data-dir" in proc.stderr
+    # the pre-flight says it from one short process, before any run (verify/preflight.py)
+    assert "does not accept the arguments (none)" in proc.stderr
+    assert "the following arguments are required: --data-dir" in proc.stderr and "run started" not in proc.stderr
     assert "pass the script's own arguments after `--`" in proc.stderr
     _no_leftovers(tmpdir, str(script))
 

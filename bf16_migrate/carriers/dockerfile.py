@@ -48,6 +48,7 @@ from .model import (
     SET,
     STOCHASTIC,
     Analysis,
+    Blocker,
     CarrierError,
     Decision,
     Edit,
@@ -55,6 +56,8 @@ from .model import (
     LineIndex,
     Note,
     apply_edits,
+    decide_together,
+    same_effect,
 )
 from .shell_fragment import ShellFragment
 from .text import find_mentions, legacy_names
@@ -141,10 +144,28 @@ def analyze(text: str, path: str) -> Analysis:
     for ins in structure:
         reader.instruction(ins)
     reader.container_commands()
+    _never_in_force(analysis, reader.overridden)
     analysis.sr_present = reader.sr_stages = {("stage", s.index) for s in reader.stages if any(x.sr for x in s.chain())}
     analysis.sr_covered = reader.sr_covered
     analysis.render = reader.render
     return analysis
+
+
+def _never_in_force(analysis: Analysis, overridden: dict[int, int]) -> None:
+    """An ``ENV`` replaced before every launch it would reach never took effect: kept and
+    reported (BFM092), with the setting that replaces it."""
+    reached = {eid for launch in analysis.launches for eid in launch.reached_by}
+    for eid, by in overridden.items():
+        entry = analysis.entries[eid]
+        if eid in reached or entry.problem is not None:
+            continue
+        other = analysis.entries[by]
+        shown = f"{other.variable}={other.value}" if other.value is not None else other.variable
+        entry.problem = (
+            f"{entry.variable} is set again at line {other.line} ({shown}) before anything runs: this setting never "
+            "took effect"
+        )
+        entry.blocker = Blocker.NEVER_IN_FORCE
 
 
 def _degraded(text: str, structure: list[dict]) -> str | None:
@@ -208,6 +229,7 @@ class _Reader:
             tuple[int, int, ShellFragment, tuple[int, int]]
         ] = []  # (args start, args end, fragment, instruction span)
         self.sr_stages: set = set()
+        self.overridden: dict[int, int] = {}  # an ENV replaced before a launch -> the entry that replaces it
 
     def ins_span(self, ins: dict) -> tuple[int, int]:
         """Character span of the whole instruction, its last line end included."""
@@ -291,11 +313,9 @@ class _Reader:
                 if record.exec is None
                 else _exec_launch(self.analysis, record.exec, self.index.pos(a0), raw)
             )
+            before = [eid for s in stage.chain() for pos, eid in s.env if s is not stage or pos < a0]
             for li in launches:
-                for s in stage.chain():
-                    for pos, eid in s.env:
-                        if s is not stage or pos < a0:
-                            self.analysis.launches[li].reached_by.setdefault(eid, True)
+                self._reach(li, stage, before)
         elif name == "CMD":
             stage.cmd = record
         else:
@@ -321,10 +341,34 @@ class _Reader:
             key = (id(ep), id(cmd))
             if key not in made:
                 made[key] = self._container_launches(ep, cmd)
+            every = [eid for s in st.chain() for _, eid in s.env]
             for li in made[key]:
-                for s in st.chain():
-                    for _, eid in s.env:
-                        self.analysis.launches[li].reached_by.setdefault(eid, True)
+                self._reach(li, st, every)
+
+    def _reach(self, li: int, stage: _Stage, allowed: list[int]) -> None:
+        """The ``ENV`` settings of ``stage`` and its parents (those in ``allowed``) in force at
+        launch ``li``: per variable the last one, parents first (a later ``ENV`` replaces an
+        earlier one), unless the launch's own shell command sets it (``X=0 python ...``),
+        which is nearer. An ``ENV`` replaced so is decided together with what replaces it."""
+        keep = set(allowed)
+        ordered = [eid for s in reversed(list(stage.chain())) for _, eid in s.env if eid in keep]
+        entries = self.analysis.entries
+        launch = self.analysis.launches[li]
+        if launch.isolated:
+            return  # `env -i`: no ENV reaches it
+        last: dict[str, int] = {}
+        for eid in ordered:
+            last[entries[eid].variable] = eid
+        own = {entries[e].variable: e for e in launch.reached_by}
+        for eid in ordered:
+            variable = entries[eid].variable
+            nearer = own.get(variable, last[variable])
+            if nearer == eid or same_effect(entries[eid], entries[nearer]):
+                launch.reached_by.setdefault(eid, True)  # in force, or replaced by the same value
+                continue
+            decide_together(entries, eid, nearer)
+            if variable not in own:  # a later ENV: this one is never the image's value
+                self.overridden.setdefault(eid, nearer)
 
     def _container_launches(self, ep: _Command | None, cmd: _Command | None) -> list[int]:
         if ep is not None and ep.exec is not None:
@@ -412,7 +456,15 @@ def _exec_launch(analysis: Analysis, words: list[str], pos: tuple[int, int], raw
     if not (cmd.python or cmd.target is not None):
         return []
     analysis.launches.append(
-        Launch(pos[0], pos[1], raw.strip().split("\n")[0][:100], cmd.target, cmd.problem, args=list(cmd.args))
+        Launch(
+            pos[0],
+            pos[1],
+            raw.strip().split("\n")[0][:100],
+            cmd.target,
+            cmd.problem,
+            args=list(cmd.args),
+            isolated=cmd.isolated,
+        )
     )
     return [len(analysis.launches) - 1]
 

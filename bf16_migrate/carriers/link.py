@@ -45,7 +45,10 @@ class LinkPlanner:
     shell script or env file met through a launch or an include; ``find_includers(path)``
     returns the carriers of the tree that may load ``path``. ``launched_with`` maps Python
     scripts to legacy settings they run under from outside the tree (``--legacy-env``): they get
-    the mode's code change as if a launcher of the tree set them."""
+    the mode's code change as if a launcher of the tree set them. ``left_out(path)`` says why a
+    file found in the tree must be neither read nor rewritten (a symlink leading out of the paths
+    given, an exclude pattern, ``.gitignore``), or None: a launch of such a script cannot be
+    resolved (its setting is kept), an include of such a file is not followed."""
 
     def __init__(
         self,
@@ -57,8 +60,13 @@ class LinkPlanner:
         launched_with: dict[Path, dict[str, str]] | None = None,
         helpers_module: str | None = None,
         migrations: Migrations | None = None,
+        tree_facts: Callable[[Path, str], object] | None = None,
+        left_out: Callable[[Path], str | None] | None = None,
     ) -> None:
         self.mode = mode
+        # what the modules of a script's tree offer its codemod (bf16_migrate.tree_modules.TreeFactsReader)
+        self.tree_facts = tree_facts or (lambda path, text: None)
+        self.left_out = left_out or (lambda path: None)
         self.helpers_module = helpers_module  # --helpers-module (:mod:`bf16_migrate.helpers_module`)
         self.external = {path.resolve(): dict(env) for path, env in (launched_with or {}).items()}
         self.fp32_optimizer_state = fp32_optimizer_state
@@ -114,7 +122,7 @@ class LinkPlanner:
                 if inc.local:
                     continue
                 target, _ = resolve_script(inc.path, carrier.path, carrier.root)
-                if target is not None:
+                if target is not None and self.left_out(target) is None:
                     tj = self._carrier_at(target)
                     if tj is not None:
                         inc.resolved = tj
@@ -172,6 +180,9 @@ class LinkPlanner:
                     Resolution.IGNORED
                 )  # a shell script, or a `$(helper.py)`, outside the tree: nothing of ours
             return Resolved(Resolution.NONE, problem=problem)
+        why = self.left_out(path)
+        if why is not None:
+            return Resolved(Resolution.NONE, problem=f"{why}: not read, not rewritten")
         if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
             return Resolved(Resolution.SHELL, path)
         if not uses_torch(path, carrier.root):
@@ -206,6 +217,16 @@ class LinkPlanner:
                     return f"{path} cannot be read ({exc})"
             source, label = found[0], str(path)
             launched = self._with_external(path, launched)
+            return (
+                source,
+                self.mode,
+                label,
+                {
+                    "launched_with": launched,
+                    "fp32_optimizer_state": self.fp32_optimizer_state,
+                    "tree": self.tree_facts(path, source),
+                },
+            )
         return source, self.mode, label, {"launched_with": launched, "fp32_optimizer_state": self.fp32_optimizer_state}
 
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
@@ -224,8 +245,9 @@ class LinkPlanner:
         if refused or not result.outcome.took:
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
-            # go under autocast (BFM033), or its precision code is another mode's (BFM015)
-            own = result.outcome.refused(frozenset({Refusal.OWN_PRECISION}))
+            # go under autocast (BFM033), its precision code is another mode's (BFM015), or an
+            # optimizer cannot keep the FP32 master weights of gpu-compatible mode (BFM017)
+            own = result.outcome.refused(frozenset({Refusal.OWN_PRECISION, Refusal.MASTER_WEIGHTS}))
             if refused:
                 reason = headline(refused[0][1])
             elif own:
@@ -266,6 +288,7 @@ class LinkPlanner:
                 "launched_with": self._with_external(path, launched),
                 "fp32_optimizer_state": self.fp32_optimizer_state,
                 "helpers_module": module,
+                "tree": self.tree_facts(path, text),
             },
         )
 
@@ -278,6 +301,21 @@ class LinkPlanner:
             self.errors.append(str(exc))
             return FileResult(path, text, text, encoding, [])
         diags = list(result.diagnostics)
+        outside = self.external.get(path.resolve())
+        if result.launch_flag and outside:
+            # amp through the script's own flag, but the setting is made outside the tree: no
+            # launcher of ours can pass the flag, so nothing changes (the switch stays in force
+            # there, with what the legacy run needed) and the user is told which flag to pass
+            told = [
+                report("BFM034", d.path, d.line, d.col, False, "outside", variable=name, flag=result.launch_flag)
+                for d in diags
+                if d.code == "BFM034" and d.fixed
+                for name in outside
+            ]
+            unfixed = [d for d in diags if not d.fixed]
+            return FileResult(
+                path, text, text, encoding, sorted([*told, *unfixed], key=lambda d: (d.line, d.col, d.code))
+            )
         if inline_reason and any(
             f"def {name}(" in result.code and f"def {name}(" not in text for name in HELPER_SOURCES
         ):
@@ -286,7 +324,16 @@ class LinkPlanner:
             for _, d in trial.outcome.refused(LAUNCH_REFUSALS):  # why the launcher's setting was kept
                 if d not in diags:
                     diags.append(d)
-        return FileResult(path, text, result.code, encoding, diags, dict(result.legacy_env), list(result.helpers))
+        return FileResult(
+            path,
+            text,
+            result.code,
+            encoding,
+            diags,
+            dict(result.legacy_env),
+            list(result.helpers),
+            list(result.factory_changes),
+        )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
         """The carrier's own Python (a notebook's code cells) migrated as one module: its new

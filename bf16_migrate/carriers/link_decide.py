@@ -10,6 +10,7 @@ and the carriers and Python files rendered.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +28,10 @@ from .model import (
     SET,
     UNSET,
     Blocker,
+    CarrierError,
     CarrierFile,
     Decision,
+    Edit,
     Entry,
     FileResult,
     Launch,
@@ -43,7 +46,11 @@ from .text import find_mentions
 if TYPE_CHECKING:
     from ..migrations import Call, Migrations
 
-PROBLEM_VARIANT = {Blocker.COMPUTED_VALUE: "problem", Blocker.UNREWRITTEN_FORM: "kept"}
+PROBLEM_VARIANT: dict[Blocker, str | None] = {
+    Blocker.COMPUTED_VALUE: "problem",
+    Blocker.UNREWRITTEN_FORM: "kept",
+    Blocker.NEVER_IN_FORCE: None,
+}
 """The variant of an entry's ``blocker`` that words its own ``problem`` (:attr:`.Entry.problem`)."""
 
 
@@ -155,6 +162,7 @@ class Decider:
         self.decisions: dict[int, dict[int, Decision]] = {ci: {} for ci in range(len(self.carriers))}
         self.diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
         self.used_scopes: set = set()
+        self.flags: dict = {}  # entry member -> (the script's own flag, the edits passing it)
 
     def run(self) -> list[FileResult]:
         self._group()
@@ -162,6 +170,7 @@ class Decider:
         self._follow_launches()
         self._block_unreached()
         self._try_scripts()
+        self._pass_flags()
         self._find_fp32_runs()
         self._order_reasons()
         for ci, carrier in enumerate(self.carriers):
@@ -314,6 +323,39 @@ class Decider:
             if failure:
                 self.block(node, Blocker.SCRIPT_REFUSES, reason=failure)
 
+    def _pass_flags(self) -> None:
+        """amp mode, for a launched script that takes the amp path through its own flag
+        (``MigrationResult.launch_flag``): each setting in force for one of its launches is
+        replaced by that flag on the same paths (the carrier's ``launch_flags``, shell scripts:
+        :mod:`.shell_flags`), or kept when the flag cannot be passed there (BFM034)."""
+        for key, r in self.res.items():
+            if r.kind != Resolution.PY or r.path is None:
+                continue
+            flag = getattr(self.trials.get((Resolution.PY, r.path.resolve())), "launch_flag", None)
+            if not flag:
+                continue
+            ci, li = key
+            launch = self.carriers[ci].analysis.launches[li]
+            for g, sure in self.reach.get(key, {}).items():
+                entry = self._entry(g)
+                if not self._bf16_on(entry, self.group_on):
+                    continue
+                offer = self.carriers[g[0]].analysis.launch_flags if g[0] == ci else None
+                edits: list[Edit] | str
+                if offer is not None:
+                    edits = offer(entry.id, li, flag, sure)
+                elif None not in launch.args and passes_flag(launch.args, flag):
+                    edits = []  # every word of the launch is static, and the flag is among them
+                else:
+                    edits = "the setting and the launch are not in one shell script"
+                if isinstance(edits, str):
+                    self.block(
+                        g, Blocker.FLAG_NOT_PASSED, "kept", script=r.path, flag=flag, line=launch.line, reason=edits
+                    )
+                    continue
+                _, known, lines = self.flags.get(g, (flag, [], []))
+                self.flags[g] = (flag, known + edits, [*lines, launch.line])
+
     def _find_fp32_runs(self) -> None:
         """Launches that run a migrated script without any bf16 setting (an fp32 path)."""
         for key, r in self.res.items():
@@ -322,6 +364,8 @@ class Decider:
             node = (Resolution.PY, r.path.resolve())
             if node not in self.pynodes or self.is_blocked(node):
                 continue
+            if getattr(self.trials.get(node), "launch_flag", None):
+                continue  # the script is unchanged: a launch without the setting runs as it did
             if any(self._bf16_on(self._entry(g), self.group_on) for g in self.reach.get(key, {})):
                 continue
             ci, li = key
@@ -420,6 +464,23 @@ class Decider:
         else:
             self.decisions[ci][entry.id] = REMOVE
         owners = [self.framework_ok[n] for n in self.pynodes if n in self.framework_ok and self.uf.find(n) == root]
+        if g in self.flags:
+            flag, _, lines = self.flags[g]
+            where = " and ".join(f"the launch at line {line}" for line in lines)
+            self._say(
+                ci,
+                "BFM034",
+                path,
+                entry,
+                True,
+                "carrier",
+                variable=entry.variable,
+                change=change,
+                where=where,
+                flag=flag,
+                script=target,
+            )
+            return  # the script is unchanged: the paths without the setting run as they did
         if owners:
             owner = owners[0]
             self._say(
@@ -456,6 +517,7 @@ class Decider:
                 scripts=target,
                 have=have,
                 what=what,
+                verify=_verify_commands(scripts, entry),
             )
         if g in self.partial:
             part = self.partial[g]
@@ -513,10 +575,12 @@ class Decider:
         a = carrier.analysis
         if for_kind(a.kind).OWN_COVERAGE or not carrier.render:
             return
-        covered = a.handled
+        covered = _merged_spans(a.handled)
+        starts = [start for start, _ in covered]
         index = None
         for var, off in find_mentions(a.text, self.p.rules.variables):
-            if any(s <= off < e for s, e in covered):
+            at = bisect.bisect_right(starts, off) - 1
+            if at >= 0 and off < covered[at][1]:
                 continue
             if index is None:
                 index = LineIndex(a.text)
@@ -557,7 +621,17 @@ class Decider:
                 diags.extend(pyd)
                 if new is None:
                     continue
-            text = a.render(self.decisions[ci], new)
+            a.added = [
+                edit
+                for g, (_, edits, _) in self.flags.items()
+                if g[0] == ci and not self.is_blocked(g)
+                for edit in edits
+            ]
+            try:
+                text = a.render(self.decisions[ci], new)
+            except CarrierError as exc:  # the edited file would not parse: a bug, never written
+                self.p.errors.append(str(exc))
+                continue
             results.append(
                 FileResult(
                     carrier.path,
@@ -607,6 +681,19 @@ class Decider:
         return results
 
 
+def _merged_spans(spans) -> list[tuple[int, int]]:
+    """``spans`` (start, end) sorted and merged where they overlap or touch: disjoint, so that
+    which one holds an offset is one binary search (a launcher with thousands of settings
+    was quadratic here)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def passes_flag(args: list[str | None], flag: str) -> bool:
     """Whether the script's ``args`` switch the boolean ``flag`` on: ``--bf16``, ``--bf16 true``,
     ``--bf16=True`` or ``--bf16 1`` (transformers ``hf_argparser.string_to_bool`` reads
@@ -621,3 +708,17 @@ def passes_flag(args: list[str | None], flag: str) -> bool:
         elif word.startswith(flag + "="):
             state = word.split("=", 1)[1].lower() in ("yes", "true", "t", "y", "1")
     return state
+
+
+def _verify_commands(scripts: list[str], entry: Entry) -> str:
+    """The ``bf16-migrate verify`` that compares each script a migrated setting starts with its
+    legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
+    script's path and the setting's value. A notebook's own code is no script verify runs: the
+    notebook run again is the comparison."""
+    import shlex
+
+    setting = f"{entry.variable}={entry.value or '1'}"
+    named = [s for s in scripts if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
+    if not named:
+        return "running the notebook again"
+    return ", ".join(f"`{shlex.join(['bf16-migrate', 'verify', s, '--legacy-env', setting])}`" for s in named)

@@ -27,7 +27,7 @@ from ..command_lines import Action as Action
 from ..command_lines import Target as Target
 from ..command_lines import _Word
 from ..diagnostics import message
-from ..rules import STOCHASTIC_ROUNDING_VAR
+from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
@@ -124,12 +124,17 @@ class Note:
 
 class Blocker(Enum):
     """Why a legacy setting is kept, in the order a kept setting's finding leads with them
-    (deepest first, so the user starts where the work is): the script it launches cannot take
-    the change, the launch cannot be resolved, no launch at all, its value is computed, its form
-    is one the carrier does not rewrite. The value is the code of the finding that words it."""
+    (deepest first, so the user starts where the work is): the setting never takes effect (dead
+    code, or set again before anything runs), the script it launches cannot take the change, the
+    launch cannot be resolved, the script's own flag cannot be passed on it, no launch at all, its
+    value is computed, its form is one the carrier does not rewrite. The value is the code of the
+    finding that words it."""
 
+    NEVER_IN_FORCE = "BFM092"
     SCRIPT_REFUSES = "BFM112"
     LAUNCH_UNRESOLVED = "BFM111"
+    FLAG_NOT_PASSED = "BFM034"
+    """amp through the script's own flag, which cannot be passed where the setting was."""
     NO_LAUNCH = "BFM110"
     COMPUTED_VALUE = "BFM130"
     UNREWRITTEN_FORM = "BFM131"
@@ -205,6 +210,9 @@ class Launch:
     args: list[str | None] = field(default_factory=list)
     """The words passed to the script (``None`` where computed): read for a framework's own
     precision flag (``--bf16``)."""
+    isolated: bool = False
+    """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
+    only those on its own command line after the ``-i``."""
 
 
 @dataclass
@@ -266,6 +274,14 @@ class Analysis:
     """Set by the carrier's ``analyze`` (:class:`Render`)."""
     sr_covered: Callable[[Hashable], bool] | None = None
     python: EmbeddedPython | None = None  # notebook: the Python part (see notebook.py)
+    launch_flags: Callable[[int, int, str, bool], list[Edit] | str] | None = None
+    """``launch_flags(entry, launch, flag, sure)``: the edits that pass ``flag`` to the launch
+    (an index into :attr:`launches`) on the paths where the entry (an id) is in force (every
+    path when ``sure``), or why they cannot be made; None for a carrier that cannot
+    (:mod:`.shell_flags` for shell scripts)."""
+    added: list[Edit] = field(default_factory=list)
+    """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
+    rendered with them by a carrier that offers ``launch_flags``."""
 
     def new_entry(self, **kwargs) -> Entry:
         entry = Entry(id=len(self.entries), **kwargs)
@@ -368,6 +384,9 @@ class FileResult:
     modules of the tree it imports ran under; see :mod:`bf16_migrate.tree_modules`)."""
     helpers: list[str] = field(default_factory=list)
     """The helper functions the migrated script imports from ``--helpers-module``."""
+    factory_changes: list = field(default_factory=list)
+    """What the migrated script asks of the optimizer factories of its tree
+    (:class:`bf16_migrate.python.FactoryChange`; carried out by :mod:`bf16_migrate.tree_modules`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]
@@ -384,3 +403,23 @@ class Resolved:
     kind: Resolution
     path: Path | None = None
     problem: str | None = None
+
+
+def same_effect(a: Entry, b: Entry) -> bool:
+    """Whether two settings of one variable leave it meaning the same to torch-xla (both set, to
+    values ``GetEnvBool`` reads alike: ``1`` and ``true``), so that neither hides the other."""
+    if a.action != SET or b.action != SET or a.value is None or b.value is None:
+        return False
+    return is_truthy(a.value) == is_truthy(b.value)
+
+
+def decide_together(entries: list[Entry], a: int, b: int) -> None:
+    """Entries ``a`` and ``b`` of one analysis put in one ``group`` (decided together: one hides
+    the other where a process starts, so removing only the later one would put the earlier
+    value in force), merging the groups they were in."""
+    key = entries[a].group or entries[b].group or ("override", id(entries), b)
+    for old in {entries[a].group, entries[b].group} - {None, key}:
+        for entry in entries:
+            if entry.group == old:
+                entry.group = key
+    entries[a].group = entries[b].group = key

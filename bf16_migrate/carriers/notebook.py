@@ -125,9 +125,14 @@ def analyze(text: str, path: str) -> Analysis:
 
 def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None]]:
     """The cells of a format-4 notebook (nbformat's ``NotebookNode`` objects) and the span of
-    each cell's ``source`` in ``text``; :class:`CarrierError` for anything else."""
+    each cell's ``source`` in ``text``; :class:`CarrierError` for anything else. The JSON's shape
+    is checked first, against the parts of nbformat's format-4 schema this reads (``nbformat``,
+    ``cells``, each cell's ``cell_type``, ``source`` and ``metadata``), so that a malformed file
+    gets a message saying what is wrong, never a Python error from deep in nbformat."""
     try:
-        top = json.loads(text)
+        top = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
     except ValueError as exc:
         raise CarrierError(
             f"{path}:{getattr(exc, 'lineno', 1)}:{getattr(exc, 'colno', 1)}: not valid notebook JSON: "
@@ -135,30 +140,83 @@ def _read_cells(text: str, path: str) -> tuple[list, list[tuple[int, int] | None
         ) from None
     if not isinstance(top, dict):  # nbformat would fail with "'list' object has no attribute 'get'"
         raise CarrierError(f"{path}: not a Jupyter notebook: top-level JSON is {json_kind(top)}, not an object")
+    problem = _shape_problem(top)
+    if problem is not None:
+        raise CarrierError(f"{path}:1:1: {problem}")
     try:
         nb = read_notebook(text)
-    except Exception as exc:  # nbformat raises several kinds
+    except Exception as exc:  # nbformat raises several kinds; the shape above is what this reads
         raise CarrierError(f"{path}:1:1: not a readable notebook: {exc}") from None
-    if nb.get("nbformat") != 4:
-        raise CarrierError(
-            f"{path}:1:1: notebook format {nb.get('nbformat')} is not supported (convert it to format 4 with `jupyter "
-            "nbconvert --to notebook`)"
-        )
     cells = nb.get("cells")
-    if not isinstance(cells, list):
-        raise CarrierError(f"{path}:1:1: not a readable notebook: `cells` is not a list")
-    for ci, cell in enumerate(cells):
-        # nbformat.reads does not validate; a cell without these would fail deep in the analysis
-        if (
-            not isinstance(cell, dict)
-            or not isinstance(cell.get("cell_type"), str)
-            or not isinstance(cell.get("source"), (str, list))
-        ):
-            raise CarrierError(f"{path}:1:1: not a readable notebook: cell {ci + 1} has no `cell_type` or `source`")
     spans = cell_source_spans(text, path)
-    if len(spans) != len(cells):
+    if not isinstance(cells, list) or len(spans) != len(cells):
         raise CarrierError(f"{path}:1:1: cannot locate the cells in the notebook's JSON")
     return cells, spans
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object as a dict, refusing a key given twice (RFC 8259 leaves its meaning open:
+    Python keeps the last, and the cells' places in the text could no longer be told)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def _shape_problem(top: dict) -> str | None:
+    """What is wrong with a notebook's JSON object for this reader (nbformat's format-4 schema,
+    the keys read here), or None."""
+    version = top.get("nbformat")
+    if not isinstance(version, int) or isinstance(version, bool):
+        shown = (
+            "missing"
+            if "nbformat" not in top
+            else f"{version!r}, not a whole number"
+            if isinstance(version, float)
+            else f"{json_kind(version)}, not a number"
+        )
+        return f"not a readable notebook: its `nbformat` (the format's version) is {shown}"
+    if version != 4:
+        return (
+            f"notebook format {version} is not supported (convert it to format 4 with `jupyter nbconvert --to "
+            "notebook`)"
+        )
+    cells = top.get("cells")
+    if "cells" not in top:
+        return "not a readable notebook: it has no `cells`"
+    if not isinstance(cells, list):
+        return f"not a readable notebook: `cells` is {json_kind(cells)}, not a list"
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict):
+            return f"not a readable notebook: cell {number} is {json_kind(cell)}, not an object"
+        kind, source = cell.get("cell_type"), cell.get("source")
+        for key in ("cell_type", "source"):
+            if key not in cell:
+                return f"not a readable notebook: cell {number} has no `{key}`"
+        if not isinstance(kind, str):
+            return f"not a readable notebook: the `cell_type` of cell {number} is {json_kind(kind)}, not a string"
+        if not (isinstance(source, str) or (isinstance(source, list) and all(isinstance(x, str) for x in source))):
+            shown = (
+                f"a list holding {json_kind(next(x for x in source if not isinstance(x, str)))}"
+                if isinstance(source, list)
+                else json_kind(source)
+            )
+            return (
+                f"not a readable notebook: the `source` of cell {number} is {shown}, not a string or a list of strings"
+            )
+        metadata = cell.get("metadata", {})
+        if not isinstance(metadata, dict):
+            return f"not a readable notebook: the `metadata` of cell {number} is {json_kind(metadata)}, not an object"
+    metadata = top.get("metadata", {})
+    if not isinstance(metadata, dict):
+        return f"not a readable notebook: its `metadata` is {json_kind(metadata)}, not an object"
+    return None
 
 
 class _Reader:

@@ -152,7 +152,16 @@ def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | No
     in the directory of the script that was started (``script_dir``, default ``current``'s:
     Python puts it first on ``sys.path``), at ``root`` or under ``root/src``; relative imports
     from ``current``'s package. Modules that are not files of the tree are left out."""
-    found: list[Path] = []
+    return [path for _, path in named_tree_imports(current, tree, root, script_dir)]
+
+
+def named_tree_imports(
+    current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path]]:
+    """:func:`tree_imports` with the dotted name each file is imported under, as libcst's
+    qualified names spell it (``optim`` for ``from optim import f``, ``.optim`` for ``from
+    .optim import f`` and ``from . import optim``, ``pkg.optim`` for ``import pkg.optim``)."""
+    found: list[tuple[str, Path]] = []
     bases = [script_dir or current.parent, root, root / "src"]
     for node in ast.walk(tree):
         names = []
@@ -164,14 +173,15 @@ def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | No
                 for _ in range(node.level - 1):
                     base = base.parent
                 mod = node.module or ""
+                dots = "." * node.level
                 rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
                 for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
                     if cand is not None and cand.is_file():
-                        found.append(cand)
+                        found.append((dots + mod, cand))
                 for alias in node.names:
                     cand = base / rel / f"{alias.name}.py"
                     if cand.is_file():
-                        found.append(cand)
+                        found.append((f"{dots}{mod}.{alias.name}" if mod else dots + alias.name, cand))
                 continue
             names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
         for name in names:
@@ -181,5 +191,5 @@ def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | No
             for b in bases:
                 for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
                     if cand.is_file():
-                        found.append(cand)
+                        found.append((name, cand))
     return found

@@ -14,6 +14,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from .model import Analysis, CarrierError, apply_edits
+from .shell_flags import flag_edits
 from .shell_fragment import ShellFragment
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ def analyze(text: str, path: str) -> Analysis:
     analysis = Analysis(KIND, text)
     frag = ShellFragment(text, path, analysis)
     analysis.sr_covered = frag.sr_covered
-    analysis.render = lambda decisions, python=None: apply_edits(text, frag.edits(decisions))
+    analysis.launch_flags = lambda entry, launch, flag, sure: flag_edits(frag, entry, launch, flag, sure)
+    analysis.render = lambda decisions, python=None: apply_edits(text, frag.edits(decisions) + analysis.added)
     return analysis
 
 

@@ -11,7 +11,7 @@ from typing import Protocol
 import tree_sitter
 
 from ..command_lines import Command, read_command
-from .model import Analysis, Launch
+from .model import Analysis, Launch, Target
 from .shell_expand import Expander
 from .shell_reach import Ctx
 
@@ -109,6 +109,17 @@ def expanded(frag: CallingFragment, word_nodes, node, positional=None) -> Comman
     return out
 
 
+MAX_CALL_COMMANDS = 4096
+"""Commands of function bodies read to follow one call, nested calls included. Functions that
+call each other many times over (``f2() { f1; f1; ...; }``) would otherwise be read once per path,
+exponentially many; past this, what the call starts is not guessed: its launch is unresolved and a
+setting in force there is kept (BFM111)."""
+
+
+class _TooManyCalls(Exception):
+    """Following one call read more than :data:`MAX_CALL_COMMANDS` commands."""
+
+
 def follow_calls(frag: CallingFragment) -> None:
     """Each call of a function defined in the script: the commands of its body that
     forward the call's arguments (``python3 "$@"``, ``run_test "$@"``, through further
@@ -121,10 +132,24 @@ def follow_calls(frag: CallingFragment) -> None:
         if positional is None:
             continue
         found: list = []
-        _launches_of(frag, name, positional, list(frag.prefix_entries.get(call.id, [])), found, depth=0)
         line, col = frag.at(call.start_byte)
         text = frag.t(call).split("\n", 1)[0].strip().rstrip("\\").rstrip()
+        prefix = list(frag.prefix_entries.get(call.id, []))
+        try:
+            _launches_of(frag, name, positional, prefix, found, depth=0, budget=[MAX_CALL_COMMANDS])
+        except _TooManyCalls:
+            problem = (
+                f"following `{name}` through the functions it calls reads more than {MAX_CALL_COMMANDS} commands "
+                "(functions that call each other many times over): what it starts is not guessed"
+            )
+            frag.add_launch(Launch(line, col, text[:100], (Target.SCRIPT, "?"), problem), prefix, call)
+            continue
+        seen: set = set()
         for cmd, entries, inner in found:
+            key = (id(cmd) if cmd is None else (cmd.target, tuple(cmd.args), cmd.problem), tuple(entries), id(inner))
+            if key in seen:
+                continue  # the same launch reached along another path of calls
+            seen.add(key)
             if cmd is None:  # a launch of the body itself: the call's prefix settings reach it
                 for eid in entries:
                     frag.analysis.launches[inner].reached_by.setdefault(eid, True)
@@ -132,9 +157,13 @@ def follow_calls(frag: CallingFragment) -> None:
             frag.add_launch(Launch(line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args)), entries, call)
 
 
-def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int], found: list, depth: int) -> None:
+def _launches_of(
+    frag: CallingFragment, name: str, positional, entries: list[int], found: list, depth: int, budget: list[int]
+) -> None:
     """The launches function ``name``'s body starts for a call with ``positional`` words
-    (``None``: the caller's own arguments), appended to ``found``; through nested calls, to depth 8."""
+    (``None``: the caller's own arguments), appended to ``found``; through nested calls, to depth 8.
+    ``budget``: the commands left to read (:data:`MAX_CALL_COMMANDS`); raises
+    :class:`_TooManyCalls` past it."""
     if depth > 8:
         return
     body = frag.functions[name]
@@ -144,6 +173,9 @@ def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int
         if n.type == "function_definition" and n.id != body.id:
             continue
         if n.type == "command":
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise _TooManyCalls
             nm = n.child_by_field_name("name")
             words = ([nm] if nm is not None else []) + list(n.children_by_field_name("argument"))
             if not forwards_arguments(frag, n, words):
@@ -151,7 +183,9 @@ def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int
                     found.append((None, entries, frag.launch_of_node[n.id]))
                 callee = frag.t(nm) if nm is not None else None
                 if callee is not None and callee in frag.functions and callee != name and entries:
-                    _launches_of(frag, callee, None, entries + frag.prefix_entries.get(n.id, []), found, depth + 1)
+                    _launches_of(
+                        frag, callee, None, entries + frag.prefix_entries.get(n.id, []), found, depth + 1, budget
+                    )
                 stack.extend(n.children)
                 continue
             here = entries + frag.prefix_entries.get(n.id, [])
@@ -159,7 +193,7 @@ def _launches_of(frag: CallingFragment, name: str, positional, entries: list[int
             if callee is not None and callee in frag.functions and callee != name:
                 inner = frag.expander.words(words[1:], n, positional)
                 if inner is not None:
-                    _launches_of(frag, callee, inner, here, found, depth + 1)
+                    _launches_of(frag, callee, inner, here, found, depth + 1, budget)
                 continue
             cmd = expanded(frag, words, n, positional)
             if cmd is not None:

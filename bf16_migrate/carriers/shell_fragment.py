@@ -55,6 +55,7 @@ from .model import (
     Note,
 )
 from .shell_calls import expanded, follow_calls, forwards_arguments, inside_function
+from .shell_dead import uncalled_functions
 from .shell_expand import Expander, mentions_expansion
 from .shell_reach import Ctx, Event, context, link, sr_covered
 from .shell_render import EntryData
@@ -102,6 +103,7 @@ class ShellFragment:
         self.heredocs: list[tuple[str, list[int], Ctx]] = []
         self.functions: dict[str, tree_sitter.Node] = {}
         self.calls: dict[str, tree_sitter.Node] = {}
+        self.dead_functions: dict[str, tuple[Blocker, str]] = {}  # functions nothing calls (shell_dead)
         self.sr_scopes: list[tuple] = []
         self.ctx_cache: dict[int, Ctx] = {}
         self.ok = True
@@ -121,6 +123,7 @@ class ShellFragment:
         self.prefix_entries: dict[int, list[int]] = {}
         self.function_calls: list = []
         self.launch_of_node: dict[int, int] = {}
+        self.launch_node: dict[int, tree_sitter.Node] = {}  # launch index -> its command
         self._walk(root)
         follow_calls(self)
         self._check_exports()
@@ -187,6 +190,8 @@ class ShellFragment:
                     fn = self.functions.get(fname)
                     if fn is not None and not (fn.start_byte <= n.start_byte < fn.end_byte) and fname not in self.calls:
                         self.calls[fname] = n
+        uncalled = {n: f for n, f in self.functions.items() if n not in self.calls}
+        self.dead_functions = uncalled_functions(root, self.data, uncalled, lambda byte: self.at(byte)[0])
 
     # -- the walk -------------------------------------------------------------------------------
     def _walk(self, root) -> None:
@@ -403,6 +408,8 @@ class ShellFragment:
         cmd = read_command(words)
         scope = self._scope(node, node.id)
         entry_ids = self._prefix_settings(node, assignments, word_nodes, scope)
+        if cmd.isolated:  # `X=1 env -i python ...`: the prefix goes to env, which drops it
+            entry_ids = []
         entry_ids += self._wrapper_settings(node, cmd, assignments, word_nodes, scope)
         self._loads_and_mentions(node, cmd, words, word_nodes)
         base = words[0] if words else None
@@ -509,7 +516,14 @@ class ShellFragment:
         line, col = self.at(node.start_byte)
         text = self.t(node).split("\n", 1)[0].strip().rstrip("\\").rstrip()
         launch = Launch(
-            line, col, text[:100], cmd.target, cmd.problem, args=list(cmd.args), captured=self._captured(node)
+            line,
+            col,
+            text[:100],
+            cmd.target,
+            cmd.problem,
+            args=list(cmd.args),
+            captured=self._captured(node),
+            isolated=cmd.isolated,
         )
         idx = self.add_launch(launch, entry_ids, node)
         self.launch_of_node[node.id] = idx
@@ -526,6 +540,7 @@ class ShellFragment:
         idx = len(self.analysis.launches) - 1
         self.my_launches.append(idx)
         self.launch_ctx[idx] = self.ctx(node)
+        self.launch_node[idx] = node
         return idx
 
     @staticmethod

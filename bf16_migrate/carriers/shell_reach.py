@@ -16,7 +16,8 @@ from typing import Protocol
 
 import tree_sitter
 
-from .model import SET, UNSET, Analysis, Include
+from .model import SET, UNSET, Analysis, Blocker, Include
+from .shell_dead import dead_branch
 from .shell_render import EntryData
 
 CONDITIONAL = {
@@ -40,6 +41,11 @@ class Ctx:
     key: tuple
     guard: tuple
     containers: tuple
+    dead: tuple[Blocker, str] | None = None
+    """Why the node never runs, or may not (:mod:`.shell_dead`: a function nothing calls, a
+    constant condition): why a setting there is kept (:attr:`Blocker.NEVER_IN_FORCE`: never
+    runs; :attr:`Blocker.UNREWRITTEN_FORM`: when it runs cannot be told) and the reason, worded
+    for a message; None when it runs as its place says."""
 
 
 @dataclass
@@ -61,6 +67,10 @@ class ReachedFragment(Protocol):
     def analysis(self) -> Analysis: ...
     @property
     def calls(self) -> Mapping[str, tree_sitter.Node]: ...
+    @property
+    def dead_functions(self) -> Mapping[str, tuple[Blocker, str]]: ...
+    @property
+    def data(self) -> bytes: ...
     @property
     def ctx_cache(self) -> dict[int, Ctx]: ...
     @property
@@ -91,6 +101,7 @@ def context(frag: ReachedFragment, node) -> Ctx:
     child = node
     anc = node.parent
     outer: Ctx | None = None
+    dead: tuple[Blocker, str] | None = None
     while anc is not None:
         if anc.type == "function_definition":
             name = anc.child_by_field_name("name")
@@ -101,6 +112,14 @@ def context(frag: ReachedFragment, node) -> Ctx:
                 if body is not None and body.type == "subshell":
                     containers.insert(0, body.id)
                 break
+            if name is not None and dead is None:
+                dead = frag.dead_functions.get(frag.t(name))
+        if dead is None and anc.type in ("program", "if_statement", "list", "while_statement", "case_statement"):
+            branch = dead_branch(anc, child, frag.data)
+            dead = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
+        following = _next_sibling(anc, child)
+        if following is not None and following.type == "&":  # `cmd &`: run in a subshell of its own
+            containers.insert(0, ("background", child.id))
         if anc.type in SUBSHELLS:
             containers.insert(0, anc.id)
         if anc.type == "pipeline" and anc.named_child_count > 1:
@@ -113,11 +132,21 @@ def context(frag: ReachedFragment, node) -> Ctx:
         anc = anc.parent
     key = (node.start_byte,)
     if outer is not None:
-        result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers))
+        dead = dead or outer.dead
+        result = Ctx(outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers), dead)
     else:
-        result = Ctx(key, tuple(guard), tuple(containers))
+        result = Ctx(key, tuple(guard), tuple(containers), dead)
     frag.ctx_cache[node.id] = result
     return result
+
+
+def _next_sibling(anc, child):
+    found = False
+    for c in anc.children:
+        if found:
+            return c
+        found = c.id == child.id
+    return None
 
 
 def _branch_tag(anc, child) -> str | None:
@@ -149,11 +178,22 @@ def link(frag: ReachedFragment) -> None:  # noqa: C901
     launches = frag.analysis.launches
     by_var: dict[str, list[Event]] = {}
     for ev in frag.events:
+        if ev.ctx.dead is not None:  # never runs: never in force (BFM092), kept as it is
+            entry = frag.analysis.entries[ev.entry]
+            blocker, why = ev.ctx.dead
+            if entry.problem is None:
+                never = blocker is Blocker.NEVER_IN_FORCE
+                entry.problem, entry.blocker = (f"{why}: it never takes effect" if never else why), blocker
+            continue
         by_var.setdefault(ev.variable, []).append(ev)
     for events in by_var.values():
         events.sort(key=lambda e: e.ctx.key)
         for idx in frag.my_launches:
             lc = frag.launch_ctx[idx]
+            if lc.dead is not None:
+                continue  # a launch that never runs is reached by nothing
+            if launches[idx].isolated:
+                continue  # `env -i`: only its own command line's settings (added with the launch)
             state, on = "off", []
             for ev in events:
                 if not (ev.ctx.key < lc.key or ev.ctx.key == lc.key):

@@ -56,7 +56,9 @@ from .model import (
     LineIndex,
     Target,
     apply_edits,
+    decide_together,
     line_span,
+    same_effect,
 )
 from .shell_fragment import ShellFragment
 from .text import legacy_names
@@ -94,6 +96,16 @@ class _Yaml:
         self.items: dict[int, dict] = {}  # entry id -> how to edit it
         self.containers: list[dict] = []
         self.sr_containers: set = set()
+        # every node is read once, however many aliases and merge keys reach it: a YAML alias is
+        # the same node object (ruamel's composer), so the work stays linear in the file's size
+        # instead of exponential in the depth of nested aliases (`&a [*b, *b, ...]`)
+        self.walked: dict[int, list[int]] = {}
+        self.read_containers: dict[int, list[int]] = {}
+        self.read_shells: dict[int, list[int]] = {}
+        self.read_commands: dict[tuple, list[int]] = {}
+        # a variable set twice where the later value wins (the same `env:` list; an inner
+        # container over an outer one): the entry it overrides, and their shared group
+        self.overridden: dict[int, int] = {}
 
     def pos(self, offset: int) -> tuple[int, int]:
         return self.index.pos(offset)
@@ -101,21 +113,31 @@ class _Yaml:
     # -- walk ------------------------------------------------------------------------------------
     def walk(self, node) -> list[int]:
         """Launch indices found in ``node``'s subtree (environment containers of ``node``'s
-        mappings reach them)."""
+        mappings reach them). Each node is walked once (:attr:`walked`)."""
+        done = self.walked.get(id(node))
+        if done is not None:
+            return done
+        self.walked[id(node)] = []  # a node that holds an alias to itself ends here
         if isinstance(node, SequenceNode):
-            out = []
+            out: list[int] = []
             for item in node.value:
                 out.extend(self.walk(item))
-            return out
-        if not isinstance(node, MappingNode):
-            return []
+        elif isinstance(node, MappingNode):
+            out = self._walk_mapping(node)
+        else:
+            out = []
+        self.walked[id(node)] = out
+        return out
+
+    def _walk_mapping(self, node: MappingNode) -> list[int]:
         launches: list[int] = []
         envs = []
+        pairs = _merged_pairs(node)
         keys = {}
-        for k, v in node.value:
+        for k, v in pairs:
             if isinstance(k, ScalarNode):
                 keys[k.value] = (k, v)
-        for k, v in node.value:
+        for k, v in pairs:
             name = k.value if isinstance(k, ScalarNode) else None
             if name in ENV_KEYS:
                 envs.append(self.container(k, v))
@@ -145,8 +167,26 @@ class _Yaml:
         for ids in envs:
             for li in launches:
                 for eid in ids:
-                    self.analysis.launches[li].reached_by.setdefault(eid, True)
+                    self._reach(li, eid)
         return launches
+
+    def _reach(self, li: int, eid: int) -> None:
+        """Entry ``eid`` of an environment container reaches launch ``li`` unless a later entry
+        of its own list sets the same variable, or a container nearer the launch (walked first)
+        already does: the nearer value is the one the process gets."""
+        if eid in self.overridden:
+            return
+        entries = self.analysis.entries
+        launch = self.analysis.launches[li]
+        if launch.isolated:
+            return  # `env -i`: no container setting reaches it
+        variable = entries[eid].variable
+        nearer = next((e for e in launch.reached_by if e != eid and entries[e].variable == variable), None)
+        if nearer is not None and not same_effect(entries[eid], entries[nearer]):
+            self.overridden.setdefault(eid, nearer)
+            decide_together(entries, eid, nearer)
+            return
+        launch.reached_by.setdefault(eid, True)
 
     def container_command(self, keys: dict) -> list[int]:
         cmd = keys.get("command")
@@ -154,6 +194,12 @@ class _Yaml:
         ep = keys.get("entrypoint")
         if cmd is None and args is None and ep is None:
             return []
+        nodes = tuple(id(item[1]) if item is not None else None for item in (cmd, args, ep))
+        if nodes not in self.read_commands:
+            self.read_commands[nodes] = self._container_command(cmd, args, ep)
+        return self.read_commands[nodes]
+
+    def _container_command(self, cmd, args, ep) -> list[int]:
         words: list[str | None] = []
         anchor = None
         for item in (ep, cmd):
@@ -202,12 +248,19 @@ class _Yaml:
                 return self.shell_launches(node)
         if not (command.python or command.target is not None):
             return []
-        self.analysis.launches.append(Launch(line, col, raw, command.target, command.problem, args=list(command.args)))
+        self.analysis.launches.append(
+            Launch(line, col, raw, command.target, command.problem, args=list(command.args), isolated=command.isolated)
+        )
         return [len(self.analysis.launches) - 1]
 
     def shell_launches(self, node: ScalarNode) -> list[int]:
         """Launches of a shell script held in a scalar; settings inside it are reported (the
         coverage check), not edited."""
+        if id(node) not in self.read_shells:
+            self.read_shells[id(node)] = self._shell_launches(node)
+        return self.read_shells[id(node)]
+
+    def _shell_launches(self, node: ScalarNode) -> list[int]:
         scratch = Analysis("shell", node.value)
         start = node.start_mark.index
         frag = ShellFragment(node.value, self.path, scratch, pos=lambda off: self.pos(start), embedded=True)
@@ -230,8 +283,12 @@ class _Yaml:
     # -- environment containers -------------------------------------------------------------------
     def container(self, key: ScalarNode, value) -> list[int]:
         """The legacy settings of one ``env:`` container (a mapping, or a list of ``name:``/
-        ``value:`` items or ``NAME=VALUE`` strings), each an entry; returns their ids."""
+        ``value:`` items or ``NAME=VALUE`` strings), each an entry; returns their ids. A
+        container reached again (through an alias or a merge key) is the same entries."""
+        if id(value) in self.read_containers:
+            return self.read_containers[id(value)]
         ids: list[int] = []
+        self.read_containers[id(value)] = ids
         record = {"key": key, "value": value, "entries": [], "kind": None, "count": 0}
         self.containers.append(record)
         scope = ("env", len(self.containers) - 1)
@@ -248,6 +305,24 @@ class _Yaml:
                     self._item_entry(value, item, scope, record, ids)
                 elif isinstance(item, ScalarNode):
                     self._string_entry(value, item, scope, record, ids)
+        last: dict[str, int] = {}
+        for eid in reversed(ids):  # the same name twice in one container: the later value wins
+            entry = self.analysis.entries[eid]
+            if entry.variable in last and same_effect(entry, self.analysis.entries[last[entry.variable]]):
+                decide_together(self.analysis.entries, eid, last[entry.variable])
+            elif entry.variable in last:
+                self.overridden[eid] = last[entry.variable]
+                decide_together(self.analysis.entries, eid, last[entry.variable])
+            else:
+                last[entry.variable] = eid
+        shared = _shared(key, value)
+        for eid in ids:
+            entry = self.analysis.entries[eid]
+            shared_here = shared or _shared_entry(self.items[eid], value)
+            if shared_here and entry.problem is None:
+                entry.problem = (
+                    f"{entry.variable} is in YAML shared through an anchor or alias ({shared_here}): edit it by hand"
+                )
         return ids
 
     def _map_entry(self, value: MappingNode, k, v, scope: tuple, record: dict, ids: list[int]) -> None:
@@ -410,7 +485,16 @@ class _Yaml:
             if removed and removed == record["count"]:
                 colon = self.text.find(":", record["key"].end_mark.index)
                 edits.append(Edit(colon + 1, colon + 1, " []" if record["kind"] != "map" else " {}"))
-        return apply_edits(self.text, edits)
+        new = apply_edits(self.text, edits)
+        if edits:
+            try:  # every edit keeps the file valid YAML; a failure here is a bug, never written
+                _compose(new)
+            except YAMLError as exc:
+                raise CarrierError(
+                    f"{self.path}:1:1: cannot migrate: the edited YAML would not parse "
+                    f"({str(exc).splitlines()[0]}); this is a bf16-migrate bug, please report it"
+                ) from None
+        return new
 
     def rename(self, item: dict) -> list[Edit]:
         t = self.text
@@ -429,6 +513,98 @@ class _Yaml:
         return out
 
 
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _compose(text: str) -> list:
+    """The documents of ``text`` as ruamel.yaml's round-trip composer builds them (nodes with
+    their marks). An anchor defined twice is valid YAML (an alias names the latest definition,
+    YAML 1.2 section 3.2.2.2): ruamel's warning about it, a multi-line Python warning on stderr,
+    is not shown."""
+    import warnings
+
+    from ruamel.yaml.error import ReusedAnchorWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ReusedAnchorWarning)
+        return list(YAML(typ="rt").compose_all(text))
+
+
+def _merged_pairs(node: MappingNode) -> list[tuple]:
+    """The key/value pairs of ``node`` with its merge keys (``<<: *base``, ``<<: [*a, *b]``)
+    expanded, as YAML's merge key type defines them (https://yaml.org/type/merge.html): the
+    mapping's own keys win, then the merged mappings' in order. The merged mappings' pairs are the
+    nodes themselves (an environment container found through a merge is the same container)."""
+    return _merged_pairs_once(node, {id(node)})
+
+
+def _merged_pairs_once(node: MappingNode, visited: set[int]) -> list[tuple]:
+    """:func:`_merged_pairs` of a merged mapping, each mapping taken once (``visited``)."""
+    own = [(k, v) for k, v in node.value if not _is_merge(k)]
+    seen = {k.value for k, _ in own if isinstance(k, ScalarNode)}
+    out = list(own)
+    for k, v in node.value:
+        if not _is_merge(k):
+            continue
+        for merged in (
+            [v] if isinstance(v, MappingNode) else [x for x in getattr(v, "value", []) if isinstance(x, MappingNode)]
+        ):
+            if id(merged) in visited:
+                continue
+            visited.add(id(merged))
+            for mk, mv in _merged_pairs_once(merged, visited):
+                if isinstance(mk, ScalarNode) and mk.value in seen:
+                    continue
+                if isinstance(mk, ScalarNode):
+                    seen.add(mk.value)
+                out.append((mk, mv))
+    return out
+
+
+def _is_merge(key) -> bool:
+    return isinstance(key, ScalarNode) and (key.tag == MERGE_TAG or (key.value == "<<" and key.style is None))
+
+
+def _shared(key, value) -> str | None:
+    """How an environment container is shared with other places of the file: its value is an
+    alias (``env: *common``: the value's text is elsewhere) or carries an anchor others may use."""
+    if value.start_mark.index < key.end_mark.index:
+        return "an alias"
+    if getattr(value, "anchor", None):
+        return f"anchor &{value.anchor}"
+    return None
+
+
+def _shared_entry(item: dict, container) -> str | None:
+    """Whether an entry's own nodes are an alias (``- *bf``, ``X: *on``: their text is
+    elsewhere) or carry an anchor (``X: &on "1"``) another place may refer to."""
+    lo, hi = container.start_mark.index, container.end_mark.index
+    for node in (item.get("key"), item.get("value")):
+        if node is None:
+            continue
+        if not lo <= node.start_mark.index <= hi:
+            return "an alias"
+        if getattr(node, "anchor", None):
+            return f"anchor &{node.anchor}"
+    return None
+
+
+def _never_in_force(y: _Yaml) -> None:
+    """An entry overridden wherever it would reach (set again later in its list, or nearer the
+    launch) never took effect: kept and reported (BFM092), with the entry that overrides it."""
+    reached = {eid for launch in y.analysis.launches for eid in launch.reached_by}
+    for eid, by in y.overridden.items():
+        entry = y.analysis.entries[eid]
+        if eid in reached or entry.problem is not None:
+            continue
+        other = y.analysis.entries[by]
+        entry.problem = (
+            f"{entry.variable} is set again at line {other.line} ({other.variable}={other.value}), whose value is the "
+            "one in force: this setting never took effect"
+        )
+        entry.blocker = Blocker.NEVER_IN_FORCE
+
+
 def _end(node) -> int:
     if isinstance(node, ScalarNode):
         return node.end_mark.index
@@ -444,8 +620,12 @@ def _unique_keys(node, path: str) -> None:
     (YAML 1.2, 3.2.1.1: "each of the keys is unique"; ruamel.yaml's composer does not check it,
     its constructor does). Scalar keys are compared by value; a merge key ``<<`` may repeat."""
     stack = [node]
+    visited: set[int] = set()
     while stack:
         current = stack.pop()
+        if id(current) in visited:
+            continue  # an alias is the node it names: checked once
+        visited.add(id(current))
         if isinstance(current, MappingNode):
             seen = set()
             for key, value in current.value:
@@ -466,7 +646,7 @@ def analyze(text: str, path: str) -> Analysis:
     valid YAML."""
     y = _Yaml(text, path)
     try:
-        docs = list(YAML(typ="rt").compose_all(text))
+        docs = _compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{mark.line + 1}:{mark.column + 1}" if mark is not None else "1:1"
@@ -479,6 +659,7 @@ def analyze(text: str, path: str) -> Analysis:
     for doc in docs:
         if doc is not None:
             y.walk(doc)
+    _never_in_force(y)
     # an entry sharing its lines with something else (flow style) cannot be removed by lines
     for eid, item in y.items.items():
         entry = y.analysis.entries[eid]

@@ -24,9 +24,11 @@ from .guard import CodemodError, ParseError, check_output, check_python, run_dee
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
 from .precision import Planner
 from .string_mentions import report_string_mentions
+from .tree_facts import FactoryChange, TreeFacts, TreeModule, module_facts
 
 __all__ = [
     "CodemodError",
+    "FactoryChange",
     "LAUNCH_REFUSALS",
     "MigrationResult",
     "MODES",
@@ -35,7 +37,9 @@ __all__ = [
     "REFERENCE",
     "Refusal",
     "SCRIPT_REFUSALS",
+    "TreeFacts",
     "migrate_source",
+    "module_facts_of",
 ]
 
 
@@ -62,6 +66,14 @@ class MigrationResult:
     outcome: Outcome = field(default_factory=Outcome)
     """What the migration did (took the change, or why not): what the launcher plan, the
     project and verify act on (:mod:`.outcome`); ``diagnostics`` only tell the user."""
+    launch_flag: str | None = None
+    """amp mode, for a script launched with a legacy setting whose own autocast is switched by
+    a command-line flag (``--enable_pt_autocast``): that flag, which its launchers must pass
+    where they set the variable (the script itself is not changed)."""
+    factory_changes: list[FactoryChange] = field(default_factory=list)
+    """What the migrated script asks of the optimizer factories of its tree (``tree``): the
+    modules must be migrated with them (``migrate_source(..., factory_changes=...)``) in the
+    same change, or the script's migration is incomplete (:mod:`bf16_migrate.tree_modules`)."""
 
     @property
     def unfixed(self) -> list[Diagnostic]:
@@ -76,6 +88,8 @@ def migrate_source(
     fp32_optimizer_state: bool = False,
     imported_under: Mapping[str, str] | None = None,
     helpers_module: str | None = None,
+    tree: TreeFacts | None = None,
+    factory_changes: tuple[FactoryChange, ...] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -103,6 +117,12 @@ def migrate_source(
     (``with_fp32_master_weights``, ``floating_to_bf16``...) are imported from that module
     (``from <helpers_module> import ...``, named in ``MigrationResult.helpers``) instead of
     being written into the script; the caller writes the module.
+
+    ``tree``: what the modules of the script's tree it imports offer (optimizer factories and
+    optimizer classes, :func:`.tree_facts.module_facts`): a model whose optimizer a factory
+    builds is found and cast before the call, and a tree's optimizer class takes FP32 master
+    weights as a stock one. ``MigrationResult.factory_changes`` then says what the modules must
+    do; ``factory_changes`` given to the migration of such a module carries it out.
     """
     chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
@@ -111,12 +131,30 @@ def migrate_source(
             raise ValueError(f"helpers_module {helpers_module!r} is not a dotted Python module name")
         return run_deep(
             path,
-            lambda: _migrate(source, chosen, path, launched_with, fp32_optimizer_state, imported_under, helpers_module),
+            lambda: _migrate(
+                source,
+                chosen,
+                path,
+                launched_with,
+                fp32_optimizer_state,
+                imported_under,
+                helpers_module,
+                tree,
+                tuple(factory_changes or ()),
+            ),
         )
 
 
 def _migrate(
-    source, mode, path, launched_with, fp32_optimizer_state, imported_under, helpers_module=None
+    source,
+    mode,
+    path,
+    launched_with,
+    fp32_optimizer_state,
+    imported_under,
+    helpers_module=None,
+    tree=None,
+    factory_changes=(),
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -126,8 +164,8 @@ def _migrate(
     except cst.ParserSyntaxError as exc:
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
-    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules())
-    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under)
+    ctx = FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree)
+    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes)
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
@@ -145,7 +183,15 @@ def _migrate(
     refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
     outcome = replace(ctx.outcome, refusals=refusals)
     return MigrationResult(
-        code, diagnostics, dict(planner.in_force), planner.own_gate, planner.framework, helpers, outcome
+        code,
+        diagnostics,
+        dict(planner.in_force),
+        planner.own_gate,
+        planner.framework,
+        helpers,
+        outcome,
+        launch_flag=planner.launch_flag,
+        factory_changes=list(planner.factory_changes),
     )
 
 
@@ -184,3 +230,21 @@ def _import_helpers(plan, module: str) -> list[str]:
         rest = [st for st in plan.prelude if not (isinstance(st, cst.FunctionDef) and st.name.value in names)]
         plan.prelude[:] = [snippets.import_helpers(module, names), *rest]
     return names
+
+
+def module_facts_of(source: str, path: str, name: str) -> TreeModule:
+    """What the module ``source`` (the file ``path``) offers a script that imports it as
+    ``name``: its optimizer factories and optimizer classes (:func:`.tree_facts.module_facts`).
+    Raises :class:`ParseError` when it does not parse (CPython's judgement, or libcst's)."""
+    check_python(source, path)
+
+    def facts() -> TreeModule:
+        parsed = blank_footer_out(form_feeds_out(source))
+        try:
+            module = cst.parse_module(parsed)
+        except cst.ParserSyntaxError as exc:
+            raise CodemodError(_libcst_limit(path, source, exc)) from None
+        return module_facts(FileContext(path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules()), name)
+
+    with gc_paused():
+        return run_deep(path, facts)

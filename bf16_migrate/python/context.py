@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
 from libcst.metadata import (
@@ -21,6 +21,9 @@ from ..rules import Rules
 from .metadata import Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
 from .walk import _index, children, findall
+
+if TYPE_CHECKING:
+    from .tree_facts import TreeFacts
 
 __all__ = [
     "FileContext",
@@ -60,6 +63,9 @@ class FileContext:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     outcome: Outcome = field(default_factory=Outcome)
     """What the migration did, set where the planner decides (:mod:`.outcome`)."""
+    tree: TreeFacts | None = None
+    """What the modules of the tree this file imports offer (optimizer factories and classes),
+    when the caller read them (:mod:`.tree_facts`); None: the file is read alone."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module

@@ -40,6 +40,7 @@ def replace_reads(
     constant = next(iter(set(values.values()))) if len(set(values.values())) == 1 else None
     left, replaced = [], False
     for mention in reads:
+        assert isinstance(mention.node, cst.SimpleString), "a read names its variable in a string literal"
         expr = read_expression(ctx, mention.node)
         if (
             mention.variable not in migrated
@@ -78,6 +79,7 @@ def remove_patches(ctx: FileContext, plan: EditPlan, reads: list[Mention], migra
     every read in its test. Returns the reads left."""
     patches: list[cst.If] = []
     for mention in reads:
+        assert isinstance(mention.node, cst.SimpleString), "a read names its variable in a string literal"
         expr = read_expression(ctx, mention.node)
         patch = workaround_patch(ctx, expr) if expr is not None else None
         if patch is not None and mention.variable in migrated and patch not in patches:

@@ -103,10 +103,12 @@ def value_state(value: cst.BaseExpression | None) -> tuple[str, Condition | None
 
 @dataclass(frozen=True)
 class Mention:
-    """A string literal naming a legacy variable outside any recognised write."""
+    """A string literal naming a legacy variable outside any recognised write, or a keyword
+    argument named after one (``dict(os.environ, XLA_USE_BF16="1")``, ``env.update(XLA_USE_BF16=...)``:
+    a child process's environment built from keywords)."""
 
     variable: str
-    node: cst.SimpleString
+    node: cst.SimpleString | cst.Name
     is_read: bool
 
 
@@ -285,13 +287,20 @@ class _WriteCollector:
                 add(name, "pop", call.args[0].value, None, call)
 
     def mentions(self) -> list[Mention]:
-        """Every other literal naming one of the variables (a read, a write in a form not handled)."""
-        mentions = []
+        """Every other literal naming one of the variables (a read, a write in a form not
+        handled), and every keyword argument named after one that no write consumed: the
+        environment of a child process is often built as ``dict(os.environ, XLA_USE_BF16="1")``
+        (``dict(mapping, **kwargs)``: https://docs.python.org/3/library/stdtypes.html#dict)."""
+        mentions: list[Mention] = []
         for string in self.ctx.nodes(cst.SimpleString):
             name = string_value(string)
             if name in self.variables and id(string) not in self.consumed:
                 mentions.append(Mention(name, string, _is_read(self.ctx, string)))
-        return mentions
+        for arg in self.ctx.nodes(cst.Arg):
+            keyword = arg.keyword
+            if keyword is not None and keyword.value in self.variables and id(keyword) not in self.consumed:
+                mentions.append(Mention(keyword.value, keyword, False))
+        return sorted(mentions, key=lambda mention: self.ctx.pos(mention.node))
 
 
 def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
@@ -345,8 +354,21 @@ def _is_read(ctx: FileContext, string: cst.SimpleString) -> bool:
         return any(isinstance(t.operator, (cst.In, cst.NotIn)) for t in parent.comparisons)
     if isinstance(parent, cst.Index):
         subscript = ctx.parent(ctx.parent(parent))
-        return isinstance(subscript, cst.Subscript) and not isinstance(ctx.parent(subscript), cst.AssignTarget)
+        return isinstance(subscript, cst.Subscript) and not _is_target(ctx, subscript)
     return False
+
+
+def _is_target(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is (part of) what an assignment stores to: ``node = v``, ``a, node = v``,
+    ``node: T = v``, ``node += v`` (read and written), ``for node in ...``."""
+    parent = ctx.parent(node)
+    while isinstance(parent, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        node, parent = parent, ctx.parent(parent)
+    if isinstance(parent, cst.AssignTarget):
+        return True
+    if isinstance(parent, (cst.AnnAssign, cst.AugAssign)):
+        return parent.target is node
+    return isinstance(parent, cst.For) and parent.target is node
 
 
 def sets_stochastic_rounding(ctx: FileContext) -> bool:

@@ -59,6 +59,8 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
             ctx.outcome.refuse(Refusal.TEST, ctx.report("BFM052", w.key, fixed=False, variable=w.variable))
             found = True
     for mention in mentions:
+        if isinstance(mention.node, cst.Name):
+            continue  # a keyword argument (`set_env(XLA_USE_BF16="1")`): with the keywords, below
         call = ctx.enclosing(mention.node, cst.Call)
         if call is not None and (
             m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv")))
@@ -81,7 +83,7 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
     # file a test's business, so nothing of it is migrated; elsewhere they are reported
     # here and the rest of the file is migrated as usual)
     for mention in mentions:
-        if id(mention.node) in handled or not in_test(ctx, mention.node):
+        if id(mention.node) in handled or isinstance(mention.node, cst.Name) or not in_test(ctx, mention.node):
             continue
         parent = ctx.parent(mention.node)
         helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
@@ -146,6 +148,7 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
                     callee=f"{ctx.code(call.func)}({keyword.value}=...)",
                 ),
             )
+            handled.add(id(keyword))
             found = found or test_file
     tests_only = found and (
         test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes)

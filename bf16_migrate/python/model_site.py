@@ -18,6 +18,7 @@ import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .context import FileContext, findall
+from .tree_facts import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
 _OPTIMIZER_HINTS = ("optim", "sgd", "adam", "lamb", "lion", "adafactor", "rmsprop", "adagrad")
 
@@ -35,6 +36,9 @@ class OptimizerSite:
     statement: cst.SimpleStatementLine | None
     model: cst.BaseExpression | None
     qualified: set[str]
+    factory: tuple[TreeModule, OptimizerFactory] | None = None
+    """For a call of an optimizer factory of the tree (``build_optimizer(model, cfg)``, the
+    optimizer built in a sibling module: :mod:`.tree_facts`), its module and its facts."""
 
 
 @dataclass
@@ -127,18 +131,6 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return ""
 
 
-def _unwrap_factory(func: cst.BaseExpression) -> cst.BaseExpression:
-    """The optimizer class inside ``with_fp32_master_weights(torch.optim.AdamW)`` or
-    ``(with_fp32_master_weights(SGD) if flag else SGD)``, as the codemod emits them."""
-    while True:
-        if isinstance(func, cst.IfExp):
-            func = func.orelse
-        elif isinstance(func, cst.Call) and len(func.args) == 1 and func.args[0].keyword is None:
-            func = func.args[0].value
-        else:
-            return func
-
-
 _COLLECTIONS = {
     "builtins.list",
     "builtins.tuple",
@@ -170,7 +162,11 @@ def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
 def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
     sites = []
     for call in ctx.nodes(cst.Call):
-        func = _unwrap_factory(call.func)
+        tree_site = _tree_factory_site(ctx, call)
+        if tree_site is not None:
+            sites.append(tree_site)
+            continue
+        func = unwrap_optimizer_class(call.func)
         name = _callee_name(func)
         if not name or name in ctx.rules.torch_api.not_optimizers:
             continue
@@ -199,6 +195,40 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         stmt = ctx.statement_of(call)
         sites.append(OptimizerSite(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None, model, qualified))
     return sites
+
+
+def _tree_factory_site(ctx: FileContext, call: cst.Call) -> OptimizerSite | None:
+    """``build_optimizer(model, cfg)`` where ``build_optimizer`` is an optimizer factory of the
+    tree (:class:`.tree_facts.OptimizerFactory`): the model is the argument the factory builds
+    the optimizer over (the receiver of ``X.parameters()`` when it takes parameters)."""
+    if ctx.tree is None or not isinstance(call.func, (cst.Name, cst.Attribute)):
+        return None
+    found = ctx.tree.factory(ctx.qualified_names(call.func))
+    if found is None:
+        return None
+    factory = found[1]
+    arg = next(
+        (
+            a.value
+            for i, a in enumerate(call.args)
+            if (a.keyword is None and not a.star and i == factory.index)
+            or (a.keyword is not None and a.keyword.value == factory.param)
+        ),
+        None,
+    )
+    if arg is None:
+        return None
+    model: cst.BaseExpression | None = arg
+    if factory.takes == "parameters":
+        receivers = _parameters_receivers(ctx, arg)
+        model = receivers[0] if receivers and isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
+        if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
+            model = None
+    elif not isinstance(arg, (cst.Name, cst.Attribute)):
+        model = None
+    stmt = ctx.statement_of(call)
+    line = stmt if isinstance(stmt, cst.SimpleStatementLine) else None
+    return OptimizerSite(call, line, model, ctx.qualified_names(call.func), found)
 
 
 def same_model(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:

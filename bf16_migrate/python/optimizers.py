@@ -19,31 +19,51 @@ from .apply import EditPlan
 from .conditions import choose
 from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers
+from .tree_facts import (
+    SUBCLASS,
+    ZERO1,
+    FactoryChange,
+    guard_through_call,
+    master_weights_kind,
+    unwrap_optimizer_class,
+)
 
 
 def plan_master_weights(
-    ctx: FileContext, plan: EditPlan, guard: cst.BaseExpression | None, sites: list[OptimizerSite]
-) -> None:
-    """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a stock
-    optimizer (or an ``Optimizer`` subclass defined here) is built through
-    ``with_fp32_master_weights`` (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1
-    gets its own setting (:func:`zero1_master_weights`); a wrapper that owns the optimizer
-    (``rules/torch_api.toml`` ``[optimizer_owners]``: NxD, FSDP) and any other optimizer are
-    reported (BFM060), the former with the wrapper's own setting named."""
+    ctx: FileContext,
+    plan: EditPlan,
+    guard: cst.BaseExpression | None,
+    sites: list[OptimizerSite],
+    report_owners: bool = True,
+) -> list[FactoryChange]:
+    """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a class
+    ``with_fp32_master_weights`` can subclass (:func:`.tree_facts.master_weights_kind`: torch.optim's,
+    the known library subclasses, one defined in the file or in the tree) is built through it
+    (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1 gets its own setting
+    (:func:`zero1_master_weights`); an optimizer built by a factory of the tree is left to that
+    module (the :class:`.tree_facts.FactoryChange` returned, the guard rewritten through the
+    call); a wrapper that owns the optimizer (``rules/torch_api.toml`` ``[optimizer_owners]``:
+    NxD, FSDP; with ``report_owners``) and any other optimizer are reported (BFM060), the former
+    with the wrapper's own setting named."""
     api = ctx.rules.torch_api
     wrapped = False
-    local = local_optimizer_classes(ctx)
+    changes: list[FactoryChange] = []
     for site in sites:
-        if site.qualified & api.zero_redundancy_optimizers:
+        if site.factory is not None:
+            module, factory = site.factory
+            changes.append(
+                FactoryChange(module.path, factory.name, guard_through_call(ctx, guard, site.call, factory), ctx.path)
+            )
+            continue
+        kind = master_weights_kind(ctx, unwrap_optimizer_class(site.call.func))
+        if kind == ZERO1:
             zero1_master_weights(ctx, plan, guard, site)
-        elif site.qualified & api.stock_optimizers or (
-            isinstance(site.call.func, cst.Name) and site.call.func.value in local
-        ):
+        elif kind == SUBCLASS:
             plan.replace[id(site.call.func)] = lambda node: wrap_master_weights(node, guard)
             wrapped = True
         elif not site.qualified & api.optimizer_owners.keys():
             ctx.report("BFM060", site.call, fixed=False, optimizer=ctx.code(site.call.func))
-    for call in ctx.nodes(cst.Call):
+    for call in ctx.nodes(cst.Call) if report_owners else ():
         owner = sorted(ctx.qualified_names(call.func) & api.optimizer_owners.keys())
         if owner:
             ctx.report(
@@ -56,6 +76,20 @@ def plan_master_weights(
             )
     if wrapped:
         plan.prelude.append(snippets.master_weights_helper())
+    return changes
+
+
+def master_weights_blocker(ctx: FileContext, site: OptimizerSite) -> tuple[str, str | None] | None:
+    """Why FP32 master weights cannot be added for ``site``: the optimizer class as written and,
+    when a factory of the tree builds it, that factory's name; None when they can (or a wrapper
+    that owns the optimizer has its own setting, reported by :func:`plan_master_weights`)."""
+    owners = ctx.rules.torch_api.optimizer_owners
+    if site.factory is not None:
+        blocking = site.factory[1].blocking
+        return None if blocking is None else (blocking, site.factory[1].name)
+    if master_weights_kind(ctx, unwrap_optimizer_class(site.call.func)) or site.qualified & owners.keys():
+        return None
+    return ctx.code(site.call.func), None
 
 
 def zero1_master_weights(

@@ -24,16 +24,18 @@ class Refusal(enum.Enum):
     FRAMEWORK = "a framework (Lightning, Accelerate, the HF Trainer) owns the precision setting"
     OWN_PRECISION = "the script's own precision code is another mode's, behind a flag, or cannot be wrapped"
     ALREADY_ON = "the script already turns bf16 on with code of its own beside the legacy setting"
+    MASTER_WEIGHTS = "an optimizer cannot keep the FP32 master weights the mode needs (gpu-compatible)"
 
 
-LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK})
+LAUNCH_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.MASTER_WEIGHTS})
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
-script has no model to change, or a framework owns its precision (the launcher must pass the
-framework's flag instead)."""
+script has no model to change, a framework owns its precision (the launcher must pass the
+framework's flag instead), or an optimizer of it cannot keep FP32 master weights."""
 
-SCRIPT_REFUSALS = LAUNCH_REFUSALS | {Refusal.TEST}
+SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to
-(a test's, a framework's, or one without a model)."""
+(a test's, a framework's, or one without a model). An optimizer without master weights is a
+training script's reason, shown with its own findings."""
 
 
 @dataclass

@@ -15,7 +15,7 @@ from . import snippets
 from .conditions import negate
 from .context import FileContext
 from .model_site import OptimizerSite, same_model
-from .optimizers import local_optimizer_classes
+from .tree_facts import SUBCLASS, master_weights_kind, unwrap_optimizer_class
 
 
 def existing_precision(
@@ -72,19 +72,52 @@ def other_modes_change(ctx: FileContext, mode: Mode, existing: cst.CSTNode, site
         return "it runs under torch.autocast (amp), where this mode casts the model to bf16"
     if not mode.master_weights:
         return None
-    api = ctx.rules.torch_api
-    local = local_optimizer_classes(ctx)
-    stock = [
+    factory = snippets.MASTER_WEIGHTS_FACTORY
+    built_here = [
         s
         for s in sites
-        if s.qualified & api.stock_optimizers or (isinstance(s.call.func, cst.Name) and s.call.func.value in local)
+        if s.factory is None and master_weights_kind(ctx, unwrap_optimizer_class(s.call.func)) == SUBCLASS
     ]
-    factory = snippets.MASTER_WEIGHTS_FACTORY
     wrapped = any(
         (isinstance(c.func, cst.Name) and c.func.value == factory)
         or any(q.rsplit(".", 1)[-1] == factory for q in ctx.qualified_names(c.func))
         for c in ctx.nodes(cst.Call)
     )
-    if stock and not wrapped:
-        return f"its optimizer `{ctx.code(stock[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+    if built_here and not wrapped:
+        return f"its optimizer `{ctx.code(built_here[0].call.func)}` keeps no FP32 master weights (`{factory}`)"
+    for site in sites:
+        if site.factory is not None and not site.factory[1].master_weights:
+            module, built_by = site.factory
+            return f"the optimizer `{built_by.name}` builds in {module.path} keeps no FP32 master weights (`{factory}`)"
     return None
+
+
+def launch_flag(ctx: FileContext, condition: cst.BaseExpression) -> str | None:
+    """The command-line flag that makes ``condition`` (the switch of the script's own precision
+    code) true: ``flags.enable_pt_autocast`` read from an argparse parser of this file with a
+    single ``add_argument("--enable_pt_autocast", action="store_true")`` of that destination
+    (Python's argparse documentation: the ``dest`` of an optional argument is its first long
+    option string without the leading ``--``, with ``-`` turned into ``_``, unless ``dest=``
+    names it). None for any other condition, and when several arguments have that destination."""
+    if not m.matches(condition, m.Attribute(value=m.Name(), attr=m.Name())):
+        return None
+    assert isinstance(condition, cst.Attribute), "matched just above"
+    dest = condition.attr.value
+    found: list[str] = []
+    for call in ctx.nodes(cst.Call):
+        if not m.matches(call.func, m.Attribute(attr=m.Name("add_argument"))):
+            continue
+        options = [
+            a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)
+        ]
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        action = keywords.get("action")
+        if not (isinstance(action, cst.SimpleString) and action.evaluated_value == "store_true"):
+            continue
+        longs = [o for o in options if isinstance(o, str) and o.startswith("--")]
+        named = keywords.get("dest")
+        own = named.evaluated_value if isinstance(named, cst.SimpleString) else None
+        if not longs or (own or longs[0][2:].replace("-", "_")) != dest:
+            continue
+        found.append(longs[0])
+    return found[0] if len(found) == 1 else None

@@ -56,9 +56,16 @@ from .model_site import (
     model_calls,
     same_model,
 )
-from .optimizers import add_float32_dtype, fp32_optimizer_state, plan_fp32_grad_norm, plan_master_weights
+from .optimizers import (
+    add_float32_dtype,
+    fp32_optimizer_state,
+    master_weights_blocker,
+    plan_fp32_grad_norm,
+    plan_master_weights,
+)
 from .outcome import Refusal
-from .own_precision import existing_precision, other_modes_change
+from .own_precision import existing_precision, launch_flag, other_modes_change
+from .tree_facts import FactoryChange, plan_factory_changes
 from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write, switch_writes
 
@@ -73,8 +80,12 @@ class Planner:
         launched_with: Mapping[str, str] | None = None,
         fp32_optimizer_state: bool = False,
         imported_under: Mapping[str, str] | None = None,
+        factory_changes: tuple[FactoryChange, ...] = (),
     ) -> None:
         self.ctx = ctx
+        self.requests = factory_changes  # what the scripts importing this module ask of its factories
+        self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
+        self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.mode = mode
         self.fp32_state = fp32_optimizer_state
         # a module of the tree imported by a script that runs under these legacy settings
@@ -100,13 +111,66 @@ class Planner:
         self.flow = DtypeFlow(ctx)
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
+        self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
         """Plan the file: tests and frameworks first (reported, never rewritten), then each
         write triaged (:meth:`_triage`), the mode's changes for those that switch bf16 on
-        (:meth:`_migrate`), and the reads and constants left. Returns the plan (``self.plan``)."""
+        (:meth:`_migrate`), and the reads and constants left; last the writes of a false value
+        (:meth:`_settle_off_writes`). Returns the plan (``self.plan``)."""
+        writes, _ = collect_writes(self.ctx, set(self.ctx.rules.variables))
+        self._run()
+        self._settle_off_writes(writes)
+        return self.plan
+
+    def _settle_off_writes(self, writes: list[LegacyWrite]) -> None:
+        """A write of a false value (BFM002) is removed, unless the same block writes the other
+        legacy variable and that write stays: accelerate-style state code writes
+        ``XLA_USE_BF16=1`` and ``XLA_DOWNCAST_BF16=0`` in one branch so that, whatever the
+        environment held, exactly one of them is on; removing only the ``"0"`` would let a value
+        set from outside switch the other on too (with both on, f64 becomes bf16, not f32)."""
         ctx = self.ctx
+        for w in self.off_writes:
+            block = ctx.parent(w.statement)
+            kept = [
+                x
+                for x in writes
+                if x.variable != w.variable
+                and ctx.parent(x.statement) is block
+                and x not in self.off_writes
+                and not self._touched(x)
+            ]
+            assert w.value is not None, "a write of a false value has its value"
+            if kept:
+                other = kept[0]
+                ctx.report(
+                    "BFM002",
+                    w.key,
+                    fixed=False,
+                    variant="kept_with",
+                    variable=w.variable,
+                    value=ctx.code(w.value),
+                    other=f"{other.variable}={ctx.code(other.value) if other.value is not None else ''}",
+                    line=ctx.pos(other.key)[0],
+                )
+                continue
+            remove_write(ctx, self.plan, w)
+            ctx.report("BFM002", w.key, fixed=True, variable=w.variable, value=ctx.code(w.value))
+
+    def _touched(self, w: LegacyWrite) -> bool:
+        """Whether the plan removes or rewrites the write ``w``."""
+        plan = self.plan
+        return (
+            id(w.statement) in plan.remove
+            or (w.element is not None and id(w.element) in plan.drop_elements)
+            or any(id(node) in plan.replace for node in (w.key, w.value, w.small, w.statement) if node is not None)
+        )
+
+    def _run(self) -> None:
+        ctx = self.ctx
+        if self.requests:
+            plan_factory_changes(ctx, self.plan, self.requests)
         writes, mentions = collect_writes(ctx, set(ctx.rules.variables))
         self.constant_keys = {}
         for w in writes:
@@ -126,20 +190,20 @@ class Planner:
                     Refusal.TEST,
                     ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
                 )
-            return self.plan
+            return
         framework = find_framework(ctx)
         if framework is not None and writes:
             report_framework_writes(ctx, self.plan, *framework, writes)
             report_reads(ctx, reads)  # once the framework's setting replaces the variable, they tell nothing
-            return self.plan
+            return
         if framework is not None and not writes and self.external:
             self.framework = framework[0]
             report_framework_launched(ctx, self.external, *framework)
             report_reads(ctx, reads)
-            return self.plan
+            return
         if self.imported_under and not writes and not self.external:
             self._imported_module(reads)
-            return self.plan
+            return
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if on_writes or self.external:
@@ -154,7 +218,7 @@ class Planner:
                 self.guard = cst.parse_expression(code)
             if self.guard is not None and not self._guard_travels(on_writes):
                 report_reads(ctx, reads)
-                return self.plan
+                return
             # what the legacy run saw when the switch itself was unconditional: "1" for the
             # file's own writes, the launcher's value (the script's own flags may still put the
             # migrated cast under a condition: the modules it imports ran under the switch anyway)
@@ -168,7 +232,6 @@ class Planner:
                     reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
         report_reads(ctx, reads)
         plan_constants(ctx, self.plan, self.constant_keys, constants)
-        return self.plan
 
     def _triage(self, w: LegacyWrite) -> list[Condition] | None:
         """Report and plan one write. Returns the conditions under which it switches bf16 on
@@ -205,8 +268,7 @@ class Planner:
             ctx.report("BFM040", w.key, fixed=False, variable=w.variable, value=ctx.code(w.value), mode=self.mode.name)
             return None
         if state == "off":
-            remove_write(ctx, self.plan, w)
-            ctx.report("BFM002", w.key, fixed=True, variable=w.variable, value=ctx.code(w.value))
+            self.off_writes.append(w)  # removed, or kept with its partner (_settle_off_writes)
             return None
         conditions, blocker = guard_of(ctx, w)
         if blocker is not None:
@@ -291,6 +353,8 @@ class Planner:
         verdict = self._own_precision(writes, sites, models, cast_anchors)
         if verdict is not None:
             return verdict
+        if "fp32-master-weights" in emits and not self._master_weights_possible(writes, sites):
+            return False
         calls = {id(model): model_calls(ctx, model) for model in models}
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
@@ -396,6 +460,17 @@ class Planner:
                 ctx.outcome.already_migrated = True
             return True
         if self.mode.autocast:
+            flag = launch_flag(ctx, condition) if not writes else None
+            if flag is not None:
+                # amp is the script's own autocast path: its launchers pass the flag where they
+                # set the variable (carriers/link_decide.py), nothing changes here
+                self.launch_flag = flag
+                for variable in self.external:
+                    ctx.report("BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition))
+                ctx.outcome.switch_migrated = True
+                if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
+                    self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32
+                return True
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
                     Refusal.OWN_PRECISION,
@@ -434,6 +509,36 @@ class Planner:
             "BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement
         )
         return None
+
+    def _master_weights_possible(self, writes: list[LegacyWrite], sites: list[OptimizerSite]) -> bool:
+        """gpu-compatible mode: whether every optimizer can keep FP32 master weights
+        (:func:`.optimizers.master_weights_blocker`); if one cannot, the switch is kept and that
+        reported (BFM017): removing it would leave bf16 weights updated in bf16, with neither
+        stochastic rounding nor an FP32 copy."""
+        ctx = self.ctx
+        blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
+        for site, (optimizer, function) in blocked:
+            line = ctx.pos(site.call)[0]
+            for variable, anchor in self._anchors(writes):
+                if function is None:
+                    finding = ctx.report(
+                        "BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line
+                    )
+                else:
+                    assert site.factory is not None, "a blocker names a function only for a factory of the tree"
+                    finding = ctx.report(
+                        "BFM017",
+                        anchor,
+                        fixed=False,
+                        variant="factory",
+                        variable=variable,
+                        optimizer=optimizer,
+                        function=function,
+                        line=line,
+                        module=site.factory[0].path,
+                    )
+                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        return not blocked
 
     def _regions(
         self, writes: list[LegacyWrite], models: list[cst.BaseExpression], calls: Mapping[int, list[ModelCall]]
@@ -520,7 +625,8 @@ class Planner:
             for factory in loss_accumulators(ctx, names):
                 self.plan.replace[id(factory)] = add_float32_dtype
         if "fp32-master-weights" in emits:
-            plan_master_weights(ctx, self.plan, self.guard, sites)
+            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites)
+        self._report_factories(sites, emits)
         if "fp32-grad-norm" in emits:
             plan_fp32_grad_norm(ctx, self.plan, self.guard)
         if "autocast" in emits:
@@ -531,6 +637,32 @@ class Planner:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
+
+    def _report_factories(self, sites: list[OptimizerSite], emits: set[str]) -> None:
+        """BFM016 at each optimizer factory of the tree the script calls: what became of the
+        model it builds the optimizer over, here and in the module."""
+        ctx = self.ctx
+        for site in sites:
+            if site.factory is None or site.model is None:
+                continue
+            module, factory = site.factory
+            if "autocast" in emits:
+                change = "its forward pass and loss here go under torch.autocast"
+            else:
+                change = "it is cast to torch.bfloat16 right before this call"
+                if self.guard is not None:
+                    change += f" (under `{ctx.code(self.guard)}`)"
+                if "fp32-master-weights" in emits:
+                    change += f", and {module.path} builds the optimizer with FP32 master weights"
+            ctx.report(
+                "BFM016",
+                site.call,
+                fixed=True,
+                model=ctx.code(site.model),
+                function=factory.name,
+                module=module.path,
+                change=change,
+            )
 
     def _imported_module(self, reads: list[Mention]) -> None:
         """A module of the tree imported by a script that runs under ``imported_under`` (found

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..rules import mode_named
 from .compare import MODES, TOLERANCES, Verdict, judge
 from .records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -97,18 +98,37 @@ class VerifyReport:
 
 def _migrate(
     source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None
-) -> tuple[str, list[Any]]:
+) -> tuple[str, list[Any], str | None]:
+    """The codemod's migration of ``source`` (the script at ``path``): its text, its findings,
+    and the flag its launchers pass instead of the setting (amp through the script's own
+    autocast flag: ``MigrationResult.launch_flag``), which the migrated run is given too."""
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
+    from bf16_migrate.tree_modules import TreeFactsReader
+    from bf16_migrate.write import read_source as read_file
+
+    def read_python(module: Path) -> tuple[str, str]:
+        found = read_file(module)
+        return found.text, found.encoding
+
+    tree = TreeFactsReader(read_python, lambda _: path.parent)(path, source)
     try:
-        result = migrate_source(source, mode, str(path), launched_with=launched_with)
+        result = migrate_source(source, mode, str(path), launched_with=launched_with, tree=tree)
     except ValueError:
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
-    return result.code, list(result.diagnostics)
+    if result.factory_changes:
+        modules = ", ".join(sorted({change.path for change in result.factory_changes}))
+        raise RunError(
+            f"{path}: its migration in mode {mode} also changes modules of its tree ({modules}), which a verify of "
+            "the script alone does not run",
+            hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
+            "migration and run `bf16-migrate verify SCRIPT --against REV`",
+        )
+    return result.code, list(result.diagnostics), result.launch_flag
 
 
 def verify_script(
@@ -272,6 +292,9 @@ class _Texts:
     migrated: str
     reference: str | None
     diagnostics: list[Any]
+    migrated_args: list[str] = field(default_factory=list)
+    """Arguments the migrated run gets besides the script's: the flag the migration passes on
+    its launch lines instead of the legacy setting (amp through the script's own autocast)."""
 
 
 def _texts(
@@ -300,14 +323,18 @@ def _texts(
                 "--against, name the revision before the migration"
             ),
         )
+    flag: str | None = None
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag = _migrate(source, mode, script, launched_with=legacy_env)
         else:
             migrated_source = source
+            if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
+                # the script unchanged under its launcher's setting: amp through its own flag?
+                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env)[2]
     if need_reference and reference_source is None:
-        reference_source, _ = _migrate(legacy_text, "reference", script)
-    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics)
+        reference_source = _migrate(legacy_text, "reference", script)[0]
+    return _Texts(migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [])
 
 
 def _run(
@@ -331,7 +358,7 @@ def _run(
             stage_script(texts.migrated, script, ws.root / MIGRATED),
             script,
             drop=LEGACY_VARIABLES,
-            **common,
+            **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
         legacy_common = {**common, "base_env": legacy.base_env}
         checkout = legacy.checkout

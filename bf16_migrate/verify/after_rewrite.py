@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .gitrev import Checkout
+from .scratch import scratch_dir
 from .tree import Job, Outcome
 
 __all__ = ["PreRewriteTree", "Revert", "mirror_root", "revert_failed", "revert_groups"]
@@ -80,7 +81,7 @@ class PreRewriteTree(Checkout):
         self.tree = Path()
 
     def __enter__(self) -> PreRewriteTree:
-        self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-before-")
+        self._tmp = scratch_dir("before")
         self.tree = Path(self._tmp.name) / self.work_root.name
         self.tree.mkdir()
         try:
@@ -183,11 +184,14 @@ def revert_failed(
     snapshot: Mapping[Path, bytes | None],
     root: Path,
     roots: list[Path],
+    after: Mapping[Path, bytes] | None = None,
 ) -> Revert:
     """Put back the files of the jobs that did not pass (:func:`revert_groups`) with the bytes
     of ``snapshot`` (path -> bytes before the rewrite; None: created by it), as one commit.
     ``root``: the directory ``Job.depends`` is relative to; ``roots``: the paths given on the
-    command line (a symlink is written through only to a target inside them)."""
+    command line (a symlink is written through only to a target inside them). ``after``: the
+    bytes the rewrite wrote; a file that no longer holds them (edited while the verify ran) is
+    not put back, and then nothing is (:func:`bf16_migrate.commit.plan_bytes`)."""
     from ..commit import WriteRefused, commit, plan_bytes
     from ..scan import kind_of
 
@@ -204,7 +208,7 @@ def revert_failed(
             continue
         phase = 1 if kind_of(path) == "python" else 0  # launchers first: the reverse of the migration's order
         try:
-            writes.append(plan_bytes(path, before, roots, phase))
+            writes.append(plan_bytes(path, before, roots, phase, expected=(after or {}).get(Path(path))))
         except WriteRefused as exc:
             out.failed[path] = str(exc)
     if out.failed:
@@ -276,6 +280,7 @@ def verify_rewrite(
     from .tree import plan_tree, run_jobs, summary_table
 
     restore = {Path(p): snapshot[p] for p in written if p in snapshot}
+    after = _bytes_now(restore)  # what the rewrite wrote: a revert puts back only files still holding it
     notes: list[str] = [
         f"{p}: rewritten but its earlier bytes were not kept: not verified" for p in written if p not in snapshot
     ]
@@ -325,5 +330,16 @@ def verify_rewrite(
 
     result = RewriteVerify(outcomes, notes, unverified, table, exit_code(o.status for o in outcomes))
     if revert and result.exit_code != 0:
-        result.revert = revert_failed(outcomes, restore, root, roots)
+        result.revert = revert_failed(outcomes, restore, root, roots, after=after)
     return result
+
+
+def _bytes_now(paths) -> dict[Path, bytes]:
+    """The bytes each of ``paths`` holds now (those that cannot be read are left out)."""
+    now: dict[Path, bytes] = {}
+    for path in paths:
+        try:
+            now[Path(path)] = Path(path).read_bytes()
+        except OSError:
+            continue
+    return now

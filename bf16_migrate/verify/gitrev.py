@@ -23,6 +23,7 @@ import tokenize
 from pathlib import Path, PurePosixPath
 
 from .records import RunError
+from .scratch import scratch_dir
 
 __all__ = ["Checkout", "changed_paths", "legacy_source_at", "repo_root", "resolve_commit"]
 
@@ -143,7 +144,7 @@ class Checkout:
         self.tree = Path()
 
     def __enter__(self) -> Checkout:
-        self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-against-")
+        self._tmp = scratch_dir("against")
         self.tree = Path(self._tmp.name) / self.work_root.name
         self.tree.mkdir()
         try:

@@ -20,8 +20,10 @@ Environment of every child (built by :func:`child_env`):
   also holds a symlink to every other entry of the script's directory (so paths built from
   ``__file__`` still resolve), with the legacy variables removed from the environment.
 
-No git, no network. The temporary directory is removed on every path, including Ctrl-C, and
-children (each in its own process group) are killed on Ctrl-C and on timeout.
+No git, no network. The temporary directory is removed on every path, including Ctrl-C. Each
+run is started under its own supervisor (:mod:`.reaper`: a child subreaper in a session of its
+own), which kills everything the run started, whatever session it moved to, when the run ends,
+on timeout, on Ctrl-C, and when verify itself dies.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,6 +44,7 @@ from .collect import _argparse_error as _argparse_error  # re-exported: the test
 from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
 from .records import RunRecord
+from .scratch import scratch_dir
 
 __all__ = [
     "HARNESS_DIR",
@@ -64,6 +66,10 @@ children and lets the workspace be removed."""
 
 HARNESS_DIR = Path(__file__).resolve().with_name("_child")
 """Directory holding the child harness ``sitecustomize.py``."""
+
+REAPER = Path(__file__).resolve().with_name("reaper.py")
+"""The supervisor every run is started under (:mod:`.reaper`)."""
+_STOP_GRACE_S = 10.0
 
 LEGACY_VARIABLES = variable_names()
 """Removed from the environment of the migrated and reference runs (``rules/XLA_*.toml``): the two
@@ -181,15 +187,17 @@ def stage_script(source: str, original: Path, dest_dir: Path) -> Path:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """Stop a run: its supervisor (:mod:`.reaper`) is told to (SIGTERM) and kills everything
+    below it; if it has not ended within a few seconds, its whole process group is killed."""
     if proc.poll() is not None:
+        _kill_group(proc)
         return
     try:
-        if hasattr(os, "killpg"):
-            os.killpg(proc.pid, signal.SIGKILL)  # the child's own group (start_new_session)
-        else:  # pragma: no cover - not a platform torch-xla runs on
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=_STOP_GRACE_S)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
         pass
+    _kill_group(proc)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover
@@ -253,7 +261,7 @@ def run_specs(
                 log = open(spec.log, "wb")
                 try:
                     proc = subprocess.Popen(
-                        [python, str(spec.script), *spec.args],
+                        [python, "-E", "-S", str(REAPER), "--", python, str(spec.script), *spec.args],
                         cwd=str(spec.cwd),
                         env=spec.env,
                         stdin=subprocess.DEVNULL,
@@ -323,11 +331,12 @@ def _raise_on_sigterm():
 class Workspace:
     """A temporary directory for staged scripts, records and logs; a context manager.
 
-    Removed on exit, whatever the exit (``tempfile.TemporaryDirectory``).
+    Removed on exit, whatever the exit (``tempfile.TemporaryDirectory``); one left by a verify
+    killed with ``kill -9`` is removed by the next (:mod:`.scratch`).
     """
 
     def __init__(self) -> None:
-        self._tmp = tempfile.TemporaryDirectory(prefix="bf16-migrate-verify-")
+        self._tmp = scratch_dir("verify")
         self.root = Path(self._tmp.name)
 
     def __enter__(self) -> Workspace:

@@ -41,13 +41,16 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as _FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..rules import DEFAULT_MODE, MODES, load_rules
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
 from .runner import LEGACY_VARIABLES, read_source
 from .summary import TREE_SCHEMA, _env_text, exit_code, merge_documents, summary_table, tree_dict
+
+if TYPE_CHECKING:
+    from ..python import TreeFacts
 
 __all__ = [
     "TREE_SCHEMA",
@@ -142,16 +145,22 @@ def _count(text: str, needle: str) -> int:
 
 
 def detect_mode(
-    legacy_text: str, migrated_text: str, path: str, launched_with: Mapping[str, str] | None = None
+    legacy_text: str,
+    migrated_text: str,
+    path: str,
+    launched_with: Mapping[str, str] | None = None,
+    tree: TreeFacts | None = None,
 ) -> tuple[str, str]:
     """The migration mode of ``migrated_text`` (a migration of ``legacy_text``), and how it was
     told: ``"codemod output"`` when the codemod in that mode gives exactly that text, else
-    ``"read from the migrated text"``."""
+    ``"read from the migrated text"``. ``tree``: what the legacy tree's modules offer the
+    script (:func:`tree_facts`)."""
     from ..python import migrate_source
 
     for mode in MODES:
         try:
-            if migrate_source(legacy_text, mode, path, launched_with=launched_with or None).code == migrated_text:
+            migrated = migrate_source(legacy_text, mode, path, launched_with=launched_with or None, tree=tree)
+            if migrated.code == migrated_text:
                 return mode, "codemod output"
         except Exception:  # a text the codemod cannot take: read the markers instead
             break
@@ -164,13 +173,24 @@ def detect_mode(
     return DEFAULT_MODE, how
 
 
-def _is_legacy_script(text: str, path: str, env: Mapping[str, str]) -> bool:
+def tree_facts(legacy_file: Path, text: str, root: Path) -> TreeFacts | None:
+    """What the modules of the legacy tree ``root`` offer the script ``legacy_file`` (its
+    optimizer factories and classes: :class:`bf16_migrate.tree_modules.TreeFactsReader`)."""
+    from ..tree_modules import TreeFactsReader
+
+    def read_python(module: Path) -> tuple[str, str]:
+        return read_source(module), "utf-8"
+
+    return TreeFactsReader(read_python, lambda _: root)(legacy_file, text)
+
+
+def _is_legacy_script(text: str, path: str, env: Mapping[str, str], tree: TreeFacts | None = None) -> bool:
     """Whether the codemod takes ``text`` for a script that ran under the switch (settings in
     force for it, or the mode's change made): not a module that merely reads the variable."""
     from ..python import migrate_source
 
     try:
-        result = migrate_source(text, DEFAULT_MODE, path, launched_with=dict(env) or None)
+        result = migrate_source(text, DEFAULT_MODE, path, launched_with=dict(env) or None, tree=tree)
     except Exception:
         return bool(env)
     return bool(result.legacy_env) or result.outcome.took
@@ -209,7 +229,7 @@ def plan_script(
         if mode is not None:
             chosen, how = mode, "--mode"
         else:
-            chosen, how = detect_mode(legacy_text, migrated_text, rel, env)
+            chosen, how = detect_mode(legacy_text, migrated_text, rel, env, tree_facts(legacy_file, legacy_text, root))
         job_notes = list(notes)
         if args is None:
             job_args, args_source = _launch_args(launches, rel, root, job_notes)
@@ -373,7 +393,7 @@ def plan_tree(
             text = read_source(legacy_file)
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue
-        if not _is_legacy_script(text, rel, env_of.get(legacy_file, {})):
+        if not _is_legacy_script(text, rel, env_of.get(legacy_file, {}), tree_facts(legacy_file, text, root)):
             continue
         why = []
         if rel in changed:

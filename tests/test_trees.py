@@ -1,0 +1,343 @@
+"""Training scripts built with code elsewhere in their tree (fixtures/trees/, our own writing):
+
+* ``factories_config``: model and optimizer built by functions of sibling modules
+  (``build_model(cfg)``, ``build_optimizer(model, cfg)``), the legacy variable set from a YAML
+  configuration (``"1" if cfg["precision"] == "bf16" else "0"``);
+* ``tree_optimizer``: an optimizer class of the tree with its own ``step`` (``layerwise.py``),
+  the variable exported by a launcher;
+* ``autocast_flag``: a script whose own autocast is switched by ``--use_amp``, a launcher
+  setting the variable on its other path and a CI launcher with a prefix setting.
+
+Goldens per mode (every changed file and the findings), idempotence, re-parse, the behaviour
+each case is about; on the XLA CPU device (``-m xla``), the rewrite with ``--verify`` passes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import FIXTURES, MODES
+
+from bf16_migrate.cli import main
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.python import migrate_source
+
+TREES = FIXTURES / "trees"
+CASES = sorted(p.name for p in TREES.iterdir() if (p / "train.py").is_file())
+
+
+def _copy(case: str, where: Path) -> Path:
+    target = where / case
+    shutil.copytree(TREES / case, target, ignore=shutil.ignore_patterns("expected", "__pycache__"))
+    return target
+
+
+def _files(tree: Path) -> dict[str, str]:
+    return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
+
+
+def _run(where: Path, name: str, mode: str, write: bool = True):
+    old = os.getcwd()
+    os.chdir(where)
+    try:
+        return migrate_paths([Path(name)], mode, write=write)
+    finally:
+        os.chdir(old)
+
+
+def migrate_tree(where: Path, name: str, mode: str) -> tuple[dict[str, str], list[str], object]:
+    """Migrate the tree ``where/name`` (from ``where``, so findings read ``name/...``): the
+    changed files' new texts, the finding lines, the outcome."""
+    tree = where / name
+    before = _files(tree)
+    outcome = _run(where, name, mode)
+    assert not outcome.errors, outcome.errors
+    after = _files(tree)
+    changed = {rel: text for rel, text in after.items() if before.get(rel) != text}
+    return changed, [d.format_text() for d in outcome.diagnostics], outcome
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_golden_files_and_diagnostics(case, mode, goldens, tmp_path):
+    _copy(case, tmp_path)
+    changed, diagnostics, _ = migrate_tree(tmp_path, case, mode)
+    goldens.check(TREES / case / "expected" / mode, changed, "".join(line + "\n" for line in diagnostics))
+    for rel, text in changed.items():
+        if rel.endswith(".py"):
+            compile(text, rel, "exec")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES)
+def test_second_run_changes_nothing(case, mode, tmp_path):
+    tree = _copy(case, tmp_path)
+    migrate_tree(tmp_path, case, mode)
+    after = _files(tree)
+    again = _run(tmp_path, case, mode)
+    assert _files(tree) == after
+    assert not again.errors and not [d for d in again.diagnostics if d.fixed]
+
+
+# -- factories of the tree --------------------------------------------------------------------------
+
+
+def test_the_model_of_an_optimizer_factory_is_cast_before_the_call_under_the_configs_condition(tmp_path):
+    _copy("factories_config", tmp_path)
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "factories_config", "gpu-compatible")
+    script = changed["train.py"]
+    assert (
+        '    model = build_model(cfg).to(device)\n    if cfg["precision"] == "bf16":\n        model.to(torch.bfloat16)\n'
+        "    optimizer = build_optimizer(model, cfg)\n"
+    ) in script
+    assert 'os.environ["XLA_USE_BF16"]' not in script
+    # the optimizer is built in optim.py: its master weights go there, under the same condition
+    # in the factory's own parameter names (`config`, passed `cfg`)
+    optim = changed["optim.py"]
+    assert (
+        'return (with_fp32_master_weights(torch.optim.AdamW) if config["precision"] == "bf16" else torch.optim.AdamW)('
+        in optim
+    )
+    assert "def with_fp32_master_weights(optimizer_class):" in optim
+    assert "models.py" not in changed  # nothing to change where the model is only built
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+    assert any("BFM016" in line and "optim.py" in line for line in diagnostics)
+
+
+def test_read_alone_the_script_has_no_model_and_keeps_its_switch():
+    """What the facts of the tree change: without them (the codemod on train.py alone) the
+    model cannot be found, and the switch stays (BFM010), as before."""
+    source = (TREES / "factories_config" / "train.py").read_text()
+    result = migrate_source(source, "stochastic", "train.py")
+    assert result.code == source and [d.code for d in result.unfixed] == ["BFM010"]
+
+
+FACTORY_SCRIPT = """
+import os
+import torch
+import torch_xla
+from {module} import {name}
+
+
+def main(opts):
+    if opts.bf16:
+        os.environ["XLA_USE_BF16"] = "1"
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 2).to(device)
+    optimizer = {call}
+    for step in range(3):
+        loss = model(torch.randn(8, 4).to(device)).sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def _factory_tree(where: Path, module: str, call: str, name: str = "build_optimizer") -> Path:
+    tree = where / "proj"
+    tree.mkdir()
+    (tree / "train.py").write_text(FACTORY_SCRIPT.format(module="opt_factory", name=name, call=call))
+    (tree / "opt_factory.py").write_text(textwrap.dedent(module))
+    return tree
+
+
+@pytest.mark.parametrize(
+    "module,call,condition",
+    [
+        # the condition's names reach the factory as arguments: rewritten into its parameters
+        (
+            "import torch\n\ndef build_optimizer(net, options):\n"
+            "    return torch.optim.SGD(net.parameters(), lr=options.lr)\n",
+            "build_optimizer(model, opts)",
+            "options.bf16",
+        ),
+        (
+            "import torch\n\ndef build_optimizer(net, *, options):\n"
+            "    return torch.optim.SGD(net.parameters(), lr=options.lr)\n",
+            "build_optimizer(model, options=opts)",
+            "options.bf16",
+        ),
+        # over parameters it is given (`model.parameters()` passed in)
+        (
+            "import torch\n\ndef build_optimizer(params, options):\n    return torch.optim.Adam(params, lr=1e-3)\n",
+            "build_optimizer(model.parameters(), opts)",
+            "options.bf16",
+        ),
+        # the condition cannot travel (not passed): built through the helper always, which
+        # leaves FP32 parameters alone
+        (
+            "import torch\n\ndef build_optimizer(net, lr):\n    return torch.optim.SGD(net.parameters(), lr=lr)\n",
+            "build_optimizer(model, opts.lr)",
+            None,
+        ),
+        # the factory rebinds the name the condition reads: always, too
+        (
+            "import torch\n\ndef build_optimizer(net, options):\n    options = options.optim\n"
+            "    return torch.optim.SGD(net.parameters(), lr=options.lr)\n",
+            "build_optimizer(model, opts)",
+            None,
+        ),
+    ],
+)
+def test_master_weights_in_the_factory_under_the_condition_it_can_read(tmp_path, module, call, condition):
+    tree = _factory_tree(tmp_path, module, call)
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "gpu-compatible")
+    assert "    if opts.bf16:\n        model.to(torch.bfloat16)\n" in changed["train.py"]
+    factory = changed["opt_factory.py"]
+    optimizer = "torch.optim.Adam" if "Adam(" in module else "torch.optim.SGD"
+    if condition is None:
+        assert f"return with_fp32_master_weights({optimizer})(" in factory
+        assert any("BFM016" in line and "leaves FP32 parameters alone" in line for line in diagnostics)
+    else:
+        assert f"return (with_fp32_master_weights({optimizer}) if {condition} else {optimizer})(" in factory
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+    assert (tree / "opt_factory.py").read_text() == factory
+
+
+def test_a_factory_whose_optimizer_cannot_take_master_weights_keeps_the_switch(tmp_path):
+    module = """
+    class Momentum:
+        '''Not a torch.optim.Optimizer.'''
+
+        def __init__(self, params, lr):
+            self.params, self.lr = list(params), lr
+
+        def step(self):
+            for p in self.params:
+                p.data.add_(p.grad, alpha=-self.lr)
+
+    def build_optimizer(net, options):
+        return Momentum(net.parameters(), lr=options.lr)
+    """
+    _factory_tree(tmp_path, module, "build_optimizer(model, opts)")
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "gpu-compatible")
+    assert changed == {}
+    (unfixed,) = [d for d in outcome.diagnostics if not d.fixed]
+    assert unfixed.code == "BFM017" and "`Momentum`, which `build_optimizer`" in unfixed.message
+    # stochastic mode needs no master weights: it migrates
+    stochastic, _, _ = migrate_tree(tmp_path, "proj", "stochastic")
+    assert "model.to(torch.bfloat16)" in stochastic["train.py"] and "opt_factory.py" not in stochastic
+
+
+# -- the tree's optimizer classes -----------------------------------------------------------------
+
+
+def test_an_optimizer_class_of_the_tree_gets_fp32_master_weights(tmp_path):
+    _copy("tree_optimizer", tmp_path)
+    changed, _, outcome = migrate_tree(tmp_path, "tree_optimizer", "gpu-compatible")
+    assert "        optimizer = with_fp32_master_weights(LayerwiseAdam)(model.parameters()" in changed["train.py"]
+    assert "XLA_USE_BF16" not in changed["run_pretrain.sh"]
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+
+
+def test_an_optimizer_class_that_cannot_take_master_weights_keeps_the_launchers_setting(tmp_path):
+    tree = _copy("tree_optimizer", tmp_path)
+    (tree / "layerwise.py").write_text(
+        "class LayerwiseAdam:\n"
+        "    '''Not a torch.optim.Optimizer: its own list of parameters.'''\n\n"
+        "    def __init__(self, params, lr=1e-3, weight_decay=0.0):\n"
+        "        self.params, self.lr = list(params), lr\n"
+    )
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "tree_optimizer", "gpu-compatible")
+    assert changed == {}
+    codes = sorted(d.code for d in outcome.diagnostics if not d.fixed)
+    assert codes == ["BFM017", "BFM112"], diagnostics
+    kept = next(d for d in outcome.diagnostics if d.code == "BFM112")
+    assert "BFM017" in kept.message and "`LayerwiseAdam` (line 45)" in kept.message
+
+
+# -- amp through the script's own flag ------------------------------------------------------------
+
+
+def test_amp_passes_the_scripts_own_flag_where_the_launchers_set_the_variable(tmp_path):
+    _copy("autocast_flag", tmp_path)
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "autocast_flag", "amp")
+    assert "train.py" not in changed  # the script already has its amp path
+    launcher = changed["run_finetune.sh"]
+    assert launcher.count('EXTRA_ARGS="--use_amp"') == 2 and "XLA_USE_BF16" not in launcher
+    assert 'python3 "$(dirname "$0")/train.py" --use_amp --steps 6' in changed["smoke_test.sh"]
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+    assert sum("BFM034" in line for line in diagnostics) == 3
+
+
+@pytest.mark.parametrize(
+    "launcher,reason",
+    [
+        # the argument variable is quoted: one word, the flag cannot be appended to it
+        (
+            'if [ "$1" == "amp" ]; then\n    EXTRA="--use_amp"\nelse\n    EXTRA=""\n    export XLA_USE_BF16=1\nfi\n'
+            'python3 train.py "$EXTRA"\n',
+            "its branch assigns no variable",
+        ),
+        # the variable is assigned again between the branch and the launch
+        (
+            'if [ "$1" == "amp" ]; then\n    EXTRA="--use_amp"\nelse\n    EXTRA=""\n    export XLA_USE_BF16=1\nfi\n'
+            'EXTRA="--steps 3"\npython3 train.py $EXTRA\n',
+            "its branch assigns no variable",
+        ),
+        # a launch inside a function
+        ("run() {\n    python3 train.py \"$@\"\n}\nexport XLA_USE_BF16=1\nrun --steps 3\n", "inside a shell function"),
+    ],
+)
+def test_amp_keeps_a_setting_whose_flag_cannot_be_passed(tmp_path, launcher, reason):
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    shutil.copyfile(TREES / "autocast_flag" / "train.py", tree / "train.py")
+    (tree / "run.sh").write_text("#!/usr/bin/env bash\n" + launcher)
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "amp")
+    assert changed == {}
+    kept = [d for d in outcome.diagnostics if d.code == "BFM034" and not d.fixed]
+    assert kept and all(reason in d.message and "`--use_amp`" in d.message for d in kept), diagnostics
+
+
+# -- on the XLA CPU device --------------------------------------------------------------------------
+
+
+# Measured (torch-xla 2.9, XLA CPU device, 12 steps): autocast_flag migrated in gpu-compatible mode has
+# bf16 parameters, 9 of 9 bf16 matmuls, FP32 optimizer state and a median rel. diff of 0 from the
+# legacy run (max 0.0056, one bf16 ulp), but only 1 of its first 3 steps bit-identical: the FP32 master
+# weights round the first AdamW update one ulp differently, and verify's onset rule for gpu-compatible
+# asks 2 of 3. A right migration; the rule is being recalibrated (issue 25), which turns this into an
+# XPASS (then the mark goes).
+_ONSET = pytest.mark.xfail(
+    strict=True, reason="gpu-compatible onset rule: 1 of the first 3 steps identical (issue 25 recalibrates it)"
+)
+
+
+# One mode per case in CI, the one its behaviour is about (a verify costs about 90 s on 2 cores);
+# the nine are in bench/bench_trees.py, figures in bench/RESULTS.md (8 PASS, this one FAIL).
+@pytest.mark.xla
+@pytest.mark.parametrize(
+    "case,mode",
+    [
+        ("factories_config", "gpu-compatible"),  # the cast in the script, the master weights in optim.py
+        ("tree_optimizer", "gpu-compatible"),  # the tree's optimizer class with FP32 master weights
+        ("autocast_flag", "amp"),  # the launchers pass --use_amp
+        pytest.param("autocast_flag", "gpu-compatible", marks=_ONSET),
+    ],
+)
+def test_the_rewrite_is_proven_on_the_xla_device(case, mode, tmp_path):
+    """``bf16-migrate CASE --mode M --verify``: the rewrite, then each migrated script run against
+    its tree before the rewrite (the launchers' settings, the legacy modules), every verdict PASS."""
+    _copy(case, tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'trees'\nversion = '0'\n")
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, [case, "--mode", mode, "--verify", "--verify-steps", "12"])
+    finally:
+        os.chdir(old)
+    # exit 1 only for a finding left by hand that is about other paths of a launcher (BFM120:
+    # autocast_flag's amp branch, which passes --use_amp); a verify that failed is exit 1 too,
+    # so the table is read as well
+    left = {line.split()[1] for line in result.output.splitlines() if line.startswith(f"{case}/")}
+    left = {code for code in left if code.startswith("BFM")}
+    assert result.exit_code == 0 or (result.exit_code == 1 and "BFM120" in left), result.output
+    rows = [line for line in result.output.splitlines() if line.startswith(f"{case}/") and line.count("|") >= 6]
+    assert rows and all(row.split("|")[4].strip() == "PASS" for row in rows), result.output
+    assert "VERDICT: PASS (" in result.output
