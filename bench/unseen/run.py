@@ -278,7 +278,12 @@ def cmd_legacy(args: argparse.Namespace) -> int:
             rows.append(legacy_one(name, cases[name], args.steps))
     out = HERE / "results" / "legacy-runs.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"steps": args.steps, "runs": rows}, indent=1) + "\n")
+    # the cases not run this time keep their last record (each record carries its steps and date)
+    kept = json.loads(out.read_text())["runs"] if out.exists() else []
+    ran = {row["case"] for row in rows}
+    rows = [r for r in kept if r["case"] not in ran] + rows
+    rows.sort(key=lambda r: list(cases).index(r["case"]) if r["case"] in cases else len(cases))
+    out.write_text(json.dumps({"runs": rows}, indent=1) + "\n")
     return 0
 
 
@@ -298,7 +303,8 @@ def legacy_one(name: str, case: dict[str, Any], steps: int) -> dict[str, Any]:
         res = run([sys.executable, script_path.name, "--steps", str(steps)], script_path.parent, env)
     tail = [line for line in (res["stdout"] + res["stderr"]).splitlines() if line.strip()][-2:]
     print(f"{name:22} exit {res['exit']} {res['wall_s']:6.1f} s  {' | '.join(tail)[:160]}", flush=True)
-    return {"case": name, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail}
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return {"case": name, "steps": steps, "when": when, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail}
 
 
 JUDGMENTS = ("correct", "reported-and-kept", "wrong")
