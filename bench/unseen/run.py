@@ -236,15 +236,28 @@ def cmd_measure(args: argparse.Namespace) -> int:
     out_dir = HERE / "results" / label
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    info = {
+        "tool_commit": sha,
+        "argv": ["bench/unseen/run.py", *sys.argv[1:]],
+        "cases": names,
+        "modes": list(args.modes or MODES),
+        "steps": args.steps,
+        "wall_s": 0.0,
+        "lock_wait_s": 0.0,
+        "finished": None,  # stays None in the file of a run that was stopped
+    }
     # by default the lock is taken once for every verify of the run: one wait in the queue, not one per
     # verify (a run of thirty verifies would otherwise wait behind every other job thirty times)
     with contextlib.nullcontext(0.0) if args.lock_each else xla_lock() as waited:
+        info["lock_wait_s"] = round(waited, 1)
         for name in names:
             for mode in args.modes or MODES:
                 record = measure_one(name, cases[name], mode, args.steps, out_dir, args.lock_each)
                 record["tool_commit"] = sha
-                waited += record["verify"]["lock_wait_s"]
+                info["lock_wait_s"] = round(info["lock_wait_s"] + record["verify"]["lock_wait_s"], 1)
+                info["wall_s"] = round(time.perf_counter() - start, 1)
                 (out_dir / f"{name}.{mode}.json").write_text(json.dumps(record, indent=1) + "\n")
+                (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
                 rw, vf = record["rewrite"], record["verify"]
                 failed = [p["name"] for p in vf["parts"] if p["status"] != "PASS"]
                 print(
@@ -253,20 +266,10 @@ def cmd_measure(args: argparse.Namespace) -> int:
                     f"{rw['wall_s']}s/{vf['wall_s']}s",
                     flush=True,
                 )
-    run_info = {
-        "tool_commit": sha,
-        "argv": ["bench/unseen/run.py", *sys.argv[1:]],
-        "cases": names,
-        "modes": list(args.modes or MODES),
-        "steps": args.steps,
-        "wall_s": round(time.perf_counter() - start, 1),
-        "lock_wait_s": round(waited, 1),
-        "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-    }
-    (out_dir / "run.json").write_text(json.dumps(run_info, indent=1) + "\n")
-    print(
-        f"{run_info['wall_s']:.0f} s in all, {run_info['lock_wait_s']:.0f} s of it waiting for the XLA lock", flush=True
-    )
+    info["wall_s"] = round(time.perf_counter() - start, 1)
+    info["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
+    print(f"{info['wall_s']:.0f} s in all, {info['lock_wait_s']:.0f} s of it waiting for the XLA lock", flush=True)
     return write_table(label)
 
 
@@ -366,8 +369,9 @@ def write_table(label: str) -> int:
     lines = []
     if info:
         lines += [
-            f"bf16_migrate at `{info['tool_commit']}`, {info['steps']} steps, finished {info['finished']}; "
-            f"{info['wall_s']:.0f} s in all ({info['lock_wait_s']:.0f} s of it waiting for the XLA lock).",
+            f"bf16_migrate at `{info['tool_commit']}`, {info['steps']} steps, "
+            + (f"finished {info['finished']}" if info["finished"] else "**stopped before the end**")
+            + f"; {info['wall_s']:.0f} s in all ({info['lock_wait_s']:.0f} s of it waiting for the XLA lock).",
             "",
             f"    PYTHONPATH=$PWD /work/main/.venv/bin/python {' '.join(info['argv'])}",
             "",
@@ -383,6 +387,9 @@ def write_table(label: str) -> int:
         for mode in MODES:
             path = out_dir / f"{name}.{mode}.json"
             if not path.exists():
+                if name in info.get("cases", ()) and mode in info.get("modes", ()):
+                    lines.append(f"| {name} | {mode} | not measured (the run stopped before it) |||||||| ")
+                    tally["not measured"] = tally.get("not measured", 0) + 1
                 continue
             rec = json.loads(path.read_text())
             j = judgments.get((name, mode, rec["diff_sha"]))
@@ -401,7 +408,8 @@ def write_table(label: str) -> int:
             )
     lines.append("")
     for mode, n in good.items():
-        total = sum(1 for name in cases if (out_dir / f"{name}.{mode}.json").exists())
+        measured = sum(1 for name in cases if (out_dir / f"{name}.{mode}.json").exists())
+        total = len(info["cases"]) if mode in info.get("modes", ()) else measured
         lines.append(f"**{mode}: {n} of {total} end with a correct migration and a PASS.**")
     lines.append("Totals: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
     table = "\n".join(lines)
