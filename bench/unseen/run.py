@@ -161,10 +161,10 @@ def verify_summary(doc: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def measure_one(
-    name: str, case: dict[str, Any], mode: str, steps: int, out_dir: Path, lock_each: bool
+    name: str, case: dict[str, Any], mode: str, steps: int, out_dir: Path, lock_each: bool, verify_it: bool = True
 ) -> dict[str, Any]:
-    """Copy CASE into a git repository, rewrite it in MODE, verify the result; the record.
-    LOCK_EACH: take the XLA lock for this verify (else the caller holds it)."""
+    """Copy CASE into a git repository, rewrite it in MODE, verify the result (unless not VERIFY_IT);
+    the record. LOCK_EACH: take the XLA lock for this verify (else the caller holds it)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"bfm-unseen-{name}-"))
     try:
         work = tmp / name
@@ -179,6 +179,8 @@ def measure_one(
         changed = git(work, "diff", "--name-only").split()
         (out_dir / f"{name}.{mode}.diff").write_text(diff)
         (out_dir / f"{name}.{mode}.rewrite.txt").write_text(rewrite["stdout"] + rewrite["stderr"])
+        if not verify_it:
+            return record_of(name, mode, steps, diff, changed, rewrite, NOT_VERIFIED)
         target, against = case["script"], "HEAD"
         if target.endswith(".ipynb"):
             target, against = export_for_verify(work, target)
@@ -196,20 +198,29 @@ def measure_one(
         (out_dir / f"{name}.{mode}.verify.txt").write_text(verify["stdout"] + verify["stderr"])
         verify.update(verify_summary(doc))
         verify["argv"] = [a if a != str(vjson) else "verify.json" for a in verify["argv"]]
-        for key in ("stdout", "stderr"):
-            rewrite.pop(key)
-            verify.pop(key)
-        return {
-            "case": name,
-            "mode": mode,
-            "steps": steps,
-            "diff_sha": hashlib.sha256(diff.encode()).hexdigest()[:12],
-            "changed": changed,
-            "rewrite": rewrite,
-            "verify": verify,
-        }
+        verify.pop("stdout")
+        verify.pop("stderr")
+        return record_of(name, mode, steps, diff, changed, rewrite, verify)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+NOT_VERIFIED = {"exit": None, "passed": None, "parts": [], "error": None, "wall_s": 0.0, "lock_wait_s": 0.0}
+
+
+def record_of(
+    name: str, mode: str, steps: int, diff: str, changed: list[str], rewrite: dict[str, Any], verify: dict[str, Any]
+) -> dict[str, Any]:
+    rewrite = {k: v for k, v in rewrite.items() if k not in ("stdout", "stderr")}
+    return {
+        "case": name,
+        "mode": mode,
+        "steps": steps,
+        "diff_sha": hashlib.sha256(diff.encode()).hexdigest()[:12],
+        "changed": changed,
+        "rewrite": rewrite,
+        "verify": verify,
+    }
 
 
 def export_for_verify(work: Path, notebook: str) -> tuple[str, str]:
@@ -248,11 +259,13 @@ def cmd_measure(args: argparse.Namespace) -> int:
     }
     # by default the lock is taken once for every verify of the run: one wait in the queue, not one per
     # verify (a run of thirty verifies would otherwise wait behind every other job thirty times)
-    with contextlib.nullcontext(0.0) if args.lock_each else xla_lock() as waited:
+    with contextlib.nullcontext(0.0) if args.lock_each or args.no_verify else xla_lock() as waited:
         info["lock_wait_s"] = round(waited, 1)
         for name in names:
             for mode in args.modes or MODES:
-                record = measure_one(name, cases[name], mode, args.steps, out_dir, args.lock_each)
+                record = measure_one(
+                    name, cases[name], mode, args.steps, out_dir, args.lock_each, verify_it=not args.no_verify
+                )
                 record["tool_commit"] = sha
                 info["lock_wait_s"] = round(info["lock_wait_s"] + record["verify"]["lock_wait_s"], 1)
                 info["wall_s"] = round(time.perf_counter() - start, 1)
@@ -339,6 +352,8 @@ def right_verdict(migration: str | None, record: dict[str, Any]) -> str:
     vf = record["verify"]
     if migration is None:
         return "?"
+    if vf["exit"] is None:
+        return "not verified"
     if migration == "reported-and-kept":
         return "n/a" if vf["exit"] == 2 else ("no (PASS without a migration)" if vf["passed"] else "n/a")
     if migration == "correct":
@@ -347,6 +362,8 @@ def right_verdict(migration: str | None, record: dict[str, Any]) -> str:
 
 
 def verdict_cell(vf: dict[str, Any]) -> str:
+    if vf["exit"] is None:
+        return "not run (--no-verify)"
     if vf["exit"] == 2:
         return "exit 2: " + (vf.get("error") or "could not be made").replace("|", "/")[:90]
     if vf["passed"]:
@@ -383,6 +400,8 @@ def write_table(label: str) -> int:
     ]
     tally: dict[str, int] = {}
     good: dict[str, int] = {}
+    judged_correct: dict[str, int] = {}
+    verified: dict[str, int] = {}
     for name in cases:
         for mode in MODES:
             path = out_dir / f"{name}.{mode}.json"
@@ -398,6 +417,8 @@ def write_table(label: str) -> int:
             tally[migration or "not judged"] = tally.get(migration or "not judged", 0) + 1
             tally["verdict " + right] = tally.get("verdict " + right, 0) + 1
             good.setdefault(mode, 0)
+            judged_correct[mode] = judged_correct.get(mode, 0) + (migration == "correct")
+            verified[mode] = verified.get(mode, 0) + (rec["verify"]["exit"] is not None)
             if migration == "correct" and rec["verify"]["passed"]:
                 good[mode] += 1
             rw, vf = rec["rewrite"], rec["verify"]
@@ -410,7 +431,10 @@ def write_table(label: str) -> int:
     for mode, n in good.items():
         measured = sum(1 for name in cases if (out_dir / f"{name}.{mode}.json").exists())
         total = len(info["cases"]) if mode in info.get("modes", ()) else measured
-        lines.append(f"**{mode}: {n} of {total} end with a correct migration and a PASS.**")
+        lines.append(
+            f"**{mode}: {n} of {total} end with a correct migration and a PASS** "
+            f"({judged_correct[mode]} rewrites judged correct, {verified[mode]} verified)."
+        )
     lines.append("Totals: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
     table = "\n".join(lines)
     results = HERE / "RESULTS.md"
@@ -437,6 +461,7 @@ def main() -> int:
     p.add_argument(
         "--lock-each", action="store_true", help="take the XLA lock for each verify (default: once for the run)"
     )
+    p.add_argument("--no-verify", action="store_true", help="the rewrites only (no XLA, no lock)")
     p.set_defaults(func=cmd_measure)
     p = sub.add_parser("legacy", help="run each legacy script by hand under its switch")
     p.add_argument("--cases", nargs="*")
