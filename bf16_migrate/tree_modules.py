@@ -188,7 +188,7 @@ def _with_factory_changes(
         own.old,
         again.code,
         own.encoding,
-        own.diagnostics + [d for d in again.diagnostics if d.code == "BFM016"],
+        own.diagnostics + again.outcome.factory_changes_made,
         own.legacy_env,
         own.helpers,
         own.factory_changes,

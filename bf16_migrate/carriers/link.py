@@ -308,8 +308,7 @@ class LinkPlanner:
             # there, with what the legacy run needed) and the user is told which flag to pass
             told = [
                 report("BFM034", d.path, d.line, d.col, False, "outside", variable=name, flag=result.launch_flag)
-                for d in diags
-                if d.code == "BFM034" and d.fixed
+                for d in result.outcome.through_flag
                 for name in outside
             ]
             unfixed = [d for d in diags if not d.fixed]

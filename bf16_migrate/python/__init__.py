@@ -181,7 +181,12 @@ def _migrate(
     refusals = [(why, placed[id(d)]) for why, d in ctx.outcome.refusals]
     # in the order of the findings (the first is the one a launcher's message quotes)
     refusals.sort(key=lambda pair: (pair[1].line, pair[1].col, pair[1].code))
-    outcome = replace(ctx.outcome, refusals=refusals)
+    outcome = replace(
+        ctx.outcome,
+        refusals=refusals,
+        through_flag=[placed[id(d)] for d in ctx.outcome.through_flag],
+        factory_changes_made=[placed[id(d)] for d in ctx.outcome.factory_changes_made],
+    )
     return MigrationResult(
         code,
         diagnostics,

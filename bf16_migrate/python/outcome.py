@@ -46,11 +46,16 @@ class Outcome:
     (or, for the reference mode, removed). ``already_migrated``: a launcher's setting met a
     script that carries the mode's change already, always on. ``refusals``: why the change was
     not made, in the order decided, each with the finding that words it for the user.
+    ``through_flag``: the findings of a change made through the script's own autocast flag (its
+    launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
+    of what this module's optimizer factories now do because other scripts asked it of them.
     """
 
     switch_migrated: bool = False
     already_migrated: bool = False
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
+    through_flag: list[Diagnostic] = field(default_factory=list)
+    factory_changes_made: list[Diagnostic] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

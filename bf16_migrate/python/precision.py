@@ -466,7 +466,10 @@ class Planner:
                 # set the variable (carriers/link_decide.py), nothing changes here
                 self.launch_flag = flag
                 for variable in self.external:
-                    ctx.report("BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition))
+                    told = ctx.report(
+                        "BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition)
+                    )
+                    ctx.outcome.through_flag.append(told)
                 ctx.outcome.switch_migrated = True
                 if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
                     self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32

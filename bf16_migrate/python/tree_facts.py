@@ -301,7 +301,7 @@ def plan_factory_changes(ctx: FileContext, plan: EditPlan, changes: tuple[Factor
         plan_master_weights(ctx, plan, guard, sites, report_owners=False)
         scripts = ", ".join(sorted({c.script for c in asked}))
         for site in sites:
-            ctx.report(
+            made = ctx.report(
                 "BFM016",
                 site.call,
                 fixed=True,
@@ -311,6 +311,7 @@ def plan_factory_changes(ctx: FileContext, plan: EditPlan, changes: tuple[Factor
                 scripts=scripts,
                 condition=ctx.code(guard) if guard is not None else "",
             )
+            ctx.outcome.factory_changes_made.append(made)
 
 
 def _factory_sites(ctx: FileContext, func: cst.FunctionDef, factory: OptimizerFactory):
