@@ -28,7 +28,10 @@ One command measures and writes the table (from the repository root, with the ve
 
     PYTHONPATH=$PWD /work/main/.venv/bin/python bench/unseen/run.py measure --modes stochastic
 
-It takes about 15-25 minutes for the ten cases in one mode on two cores when the XLA lock is free
+It has not yet run to the end on this machine. Estimate from the by-hand legacy runs (12 steps: most cases
+15-30 s, the LSTM 100 s, the ViT 275 s at 32x32 and more than 8 min at 16x16 on shared cores) and verify's
+2-3 runs per case: about 25-35 minutes for one mode with the lock free, most of it the ViT and the LSTM
+(``--cases`` without vit_k8s: about 12 minutes). The lock is taken once for the run
 (the lock waits are recorded apart). Other commands::
 
     ... run.py measure --label main-4389669 [--cases A B] [--modes M ...]  # a named measurement
