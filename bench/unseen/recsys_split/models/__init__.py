@@ -1,0 +1,3 @@
+from .wide_deep import WideAndDeep, build_model
+
+__all__ = ["WideAndDeep", "build_model"]
