@@ -21,7 +21,7 @@ from .graphs import dump_files_for, read_step_graph
 from .records import RunRecord
 
 if TYPE_CHECKING:
-    from .runner import RunSpec
+    from .records import RunSpec
 
 __all__ = ["TAIL_LINES", "collect"]
 

@@ -11,6 +11,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .graphs import GraphStats
@@ -230,3 +231,31 @@ class RunRecord:
             "hint": self.hint,
             "tail": self.tail,
         }
+
+
+@dataclass
+class RunSpec:
+    """One child process to launch.
+
+    ``script``: file passed to the interpreter; ``cwd``: working directory; ``env``: the full
+    environment (str -> str); ``args``: script arguments; ``steps``: optimizer steps after
+    which the harness stops the script (0: never); ``timeout``: seconds of wall time;
+    ``record`` / ``log``: where the harness writes its JSON and where stdout+stderr go.
+    ``graphs``: the ``XLA_SAVE_TENSORS_FILE`` prefix of the run (None: no graph dump).
+    ``progress``: the file the harness rewrites with ``"<steps> <seconds>"`` after every step.
+    ``aliases``: text replacements applied to the output tail (temporary path -> a name the
+    user knows; the temporary directory is gone when the tail is shown).
+    """
+
+    name: str
+    script: Path
+    cwd: Path
+    env: dict[str, str]
+    args: list[str] = field(default_factory=list)
+    steps: int = 0
+    timeout: float = 600.0
+    record: Path = Path()
+    log: Path = Path()
+    graphs: Path | None = None
+    progress: Path | None = None
+    aliases: dict[str, str] = field(default_factory=dict)

@@ -35,7 +35,6 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from io import BufferedWriter
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from ..rules import variable_names
 from .collect import _argparse_error as _argparse_error  # re-exported: the tests read them here
 from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
-from .records import RunRecord
+from .records import RunRecord, RunSpec
 from .scratch import scratch_dir
 
 __all__ = [
@@ -85,34 +84,6 @@ STEPS_ENV = "BF16_MIGRATE_STEPS"
 ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
 _POLL_S = 0.05
-
-
-@dataclass
-class RunSpec:
-    """One child process to launch.
-
-    ``script``: file passed to the interpreter; ``cwd``: working directory; ``env``: the full
-    environment (str -> str); ``args``: script arguments; ``steps``: optimizer steps after
-    which the harness stops the script (0: never); ``timeout``: seconds of wall time;
-    ``record`` / ``log``: where the harness writes its JSON and where stdout+stderr go.
-    ``graphs``: the ``XLA_SAVE_TENSORS_FILE`` prefix of the run (None: no graph dump).
-    ``progress``: the file the harness rewrites with ``"<steps> <seconds>"`` after every step.
-    ``aliases``: text replacements applied to the output tail (temporary path -> a name the
-    user knows; the temporary directory is gone when the tail is shown).
-    """
-
-    name: str
-    script: Path
-    cwd: Path
-    env: dict[str, str]
-    args: list[str] = field(default_factory=list)
-    steps: int = 0
-    timeout: float = 600.0
-    record: Path = Path()
-    log: Path = Path()
-    graphs: Path | None = None
-    progress: Path | None = None
-    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def read_source(path: Path) -> str:

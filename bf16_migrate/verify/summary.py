@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .report import SCHEMA, error_dict, report_dict
 
 if TYPE_CHECKING:
-    from .tree import Outcome
+    from .jobs import Outcome
 
 __all__ = [
     "TREE_SCHEMA",

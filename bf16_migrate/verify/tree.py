@@ -39,11 +39,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as _FutureTimeout
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..rules import DEFAULT_MODE, MODES, load_rules
+from .jobs import Job, Outcome
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
 from .runner import LEGACY_VARIABLES, read_source
@@ -66,68 +66,6 @@ __all__ = [
     "merge_documents",
     "list_entries",
 ]
-
-
-@dataclass
-class Job:
-    """One verify to make: ``script`` (work tree, absolute), ``rel`` (relative to the
-    repository's top), the ``legacy_env`` for the legacy run and where it came from
-    (``source``: ``launcher:line`` entries, ``"--legacy-env"``, or ``"its own writes"``),
-    ``mode`` and how it was chosen (``mode_source``), ``args`` for the script, ``notes``,
-    ``depends``, ``args_source``."""
-
-    script: Path
-    rel: str
-    legacy_env: dict[str, str]
-    source: list[str]
-    mode: str
-    mode_source: str
-    args: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    depends: list[str] = field(default_factory=list)
-    """The changed files (relative, POSIX) the verdict speaks for: the script itself when it
-    changed, its changed launchers, the changed modules it imports (set by :func:`plan_tree`)."""
-    args_source: list[str] = field(default_factory=list)
-    """Where ``args`` came from: ``["--"]`` (the command line), the ``launcher:line`` of the
-    launch line they were read from, or empty (no arguments)."""
-
-    def to_dict(self, against: str | None = None) -> dict[str, Any]:
-        """The ``--list`` entry: what to verify, and the command that verifies it alone."""
-        command = ["bf16-migrate", "verify", self.rel]
-        if against:
-            command += ["--against", against]
-        command += ["--mode", self.mode]
-        for key, value in sorted(self.legacy_env.items()):
-            command += ["--legacy-env", f"{key}={value}"]
-        if self.args:
-            command += ["--", *self.args]
-        return {
-            "script": self.rel,
-            "mode": self.mode,
-            "mode_source": self.mode_source,
-            "legacy_env": dict(self.legacy_env),
-            "legacy_env_source": list(self.source),
-            "args": list(self.args),
-            "args_source": list(self.args_source),
-            "notes": list(self.notes),
-            "command": command,
-        }
-
-
-@dataclass
-class Outcome:
-    """A job and what came of it: a report (``report``) or the error that kept it from being
-    made (``error``, a :class:`RunError`)."""
-
-    job: Job
-    report: Any = None
-    error: RunError | None = None
-
-    @property
-    def status(self) -> str:
-        if self.error is not None or self.report is None:
-            return "ERROR"
-        return "PASS" if self.report.passed else "FAIL"
 
 
 # -- planning ----------------------------------------------------------------------------------
