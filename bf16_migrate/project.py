@@ -426,6 +426,27 @@ def _legacy_env_scripts(
     active = {k: v for k, v in env.items() if rules.variables[k].effective and is_truthy(v)}
     if not active:
         return {}  # bf16 was off, or an FP16 variable (no effect): no code change to make
+    targets: dict[Path, dict[str, str]] = {}
+    received, seen = False, set()
+    for path, direct in _python_files_of(paths, exclude, ignore):
+        key = path.resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        took = _script_under_env(
+            path, direct, mode, env, fp32_optimizer_state, python_files, outcome, runs=runs, facts=facts
+        )
+        if took is not None:
+            targets[path] = env
+            received = received or took
+    if not received:
+        _report_no_script_takes(paths, active, mode, extra)
+    return targets
+
+
+def _python_files_of(paths, exclude, ignore) -> list[tuple[Path, bool]]:
+    """The Python files ``paths`` name, each with whether it was named directly (True) or found
+    by walking a directory (False, honouring ``exclude`` and ``ignore``), in the order given."""
     files: list[tuple[Path, bool]] = []
     for root in paths:
         if root.is_file():
@@ -433,55 +454,84 @@ def _legacy_env_scripts(
                 files.append((root, True))
         else:
             files.extend((path, False) for path, kind in walk(root, exclude, ignore=ignore) if kind == "python")
-    targets: dict[Path, dict[str, str]] = {}
-    received, seen = False, set()
-    for path, direct in files:
-        key = path.resolve()
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            source = read_source(path)
-        except ReadError as exc:
-            if direct:
-                outcome.errors.append(str(exc))
-            continue  # under a directory: reported by the scan when it names a variable
-        if is_test_module(source.text, str(path), launched=direct):
-            # a test module runs under pytest or unittest, not as the job's script (a file named
-            # directly is what the job starts; one under a directory needs its own entry point)
-            continue
-        tree = facts(path, source.text) if facts is not None else None
-        if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
-            continue  # no `<model>.parameters()` nor a factory of the tree: a module, not a script
-        try:
-            trial = (runs or migrate_source)(
-                source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state, tree=tree
-            )
-        except ParseError:
-            if direct:  # reported when the file is migrated
-                python_files[path] = (source.text, source.encoding)
-            continue
-        # the trial under the setting: not a script the change goes to (no model, a test's, a
-        # framework's), or a script that has the change now
-        refused = trial.outcome.refused(SCRIPT_REFUSALS)
-        took = not refused and (trial.code == source.text or trial.outcome.took)
-        has_optimizer = any(why is Refusal.MODEL_UNKNOWN for why, _ in refused)
-        if took or direct or has_optimizer:
-            # a script: it gets the change, or (named directly, or it builds an optimizer the
-            # codemod cannot cast) its diagnostics say why it cannot
-            targets[path] = env
+    return files
+
+
+def _script_under_env(
+    path: Path,
+    direct: bool,
+    mode,
+    env,
+    fp32_optimizer_state,
+    python_files,
+    outcome,
+    runs: Migrations | None = None,
+    facts: TreeFactsReader | None = None,
+) -> bool | None:
+    """Whether the Python file ``path`` is a script the job starts under ``env`` and, if so,
+    whether it takes the change there (its trial under ``env``: True when it took the change or
+    had none to make, False when not). None when it is not such a script: :func:`_script_source`
+    left it out, it does not parse, or, found under a directory, its trial refused it and it
+    builds no optimizer over a model the codemod cannot cast. A file named directly
+    (``direct``) that parses is a script whatever its trial says: its diagnostics say why it
+    cannot take the change. A script, and a file named directly that does not parse (reported
+    when it is migrated), are added to ``python_files``."""
+    found = _script_source(path, direct, outcome, facts)
+    if found is None:
+        return None
+    source, tree = found
+    try:
+        trial = (runs or migrate_source)(
+            source.text, mode, str(path), launched_with=env, fp32_optimizer_state=fp32_optimizer_state, tree=tree
+        )
+    except ParseError:
+        if direct:  # reported when the file is migrated
             python_files[path] = (source.text, source.encoding)
-            received = received or took
-    if not received:
-        where = paths[0] if paths else Path(".")
-        named = ", ".join(str(p) for p in paths)
-        for key, value in active.items():
-            extra.append(
-                report(
-                    "BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode
-                )
-            )
-    return targets
+        return None
+    # the trial under the setting: not a script the change goes to (no model, a test's, a
+    # framework's), or a script that has the change now
+    refused = trial.outcome.refused(SCRIPT_REFUSALS)
+    took = not refused and (trial.code == source.text or trial.outcome.took)
+    has_optimizer = any(why is Refusal.MODEL_UNKNOWN for why, _ in refused)
+    if not (took or direct or has_optimizer):
+        return None
+    # a script: it gets the change, or (named directly, or it builds an optimizer the
+    # codemod cannot cast) its diagnostics say why it cannot
+    python_files[path] = (source.text, source.encoding)
+    return took
+
+
+def _script_source(path: Path, direct: bool, outcome, facts: TreeFactsReader | None):
+    """The source of ``path`` and its tree facts (None without ``facts``) when it may be a
+    script the job starts, else None: a file that cannot be read (its error goes to ``outcome``
+    when named directly; under a directory the scan reports it when it names a variable), a
+    test module, or a file under a directory with no ``<model>.parameters()`` nor a factory of
+    the tree (a module, not a script)."""
+    try:
+        source = read_source(path)
+    except ReadError as exc:
+        if direct:
+            outcome.errors.append(str(exc))
+        return None  # under a directory: reported by the scan when it names a variable
+    if is_test_module(source.text, str(path), launched=direct):
+        # a test module runs under pytest or unittest, not as the job's script (a file named
+        # directly is what the job starts; one under a directory needs its own entry point)
+        return None
+    tree = facts(path, source.text) if facts is not None else None
+    if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
+        return None  # no `<model>.parameters()` nor a factory of the tree: a module, not a script
+    return source, tree
+
+
+def _report_no_script_takes(paths, active: dict[str, str], mode, extra: list) -> None:
+    """BFM110 in ``extra`` for each ``--legacy-env`` setting in ``active`` (one that switches
+    bf16 on) when no script under ``paths`` can take the change, at the first path given."""
+    where = paths[0] if paths else Path(".")
+    named = ", ".join(str(p) for p in paths)
+    for key, value in active.items():
+        extra.append(
+            report("BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode)
+        )
 
 
 def _one(

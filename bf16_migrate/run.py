@@ -200,66 +200,33 @@ def _first(*values):
 def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], None]) -> int:
     """Run the rewrite over ``paths`` and print its output; returns the exit code (``usage``
     reports a usage error and exits)."""
-    from .ignore import GitIgnore, excluded
+    from .ignore import GitIgnore
     from .scan import ScanError
 
     stdin = [str(p) for p in paths] == ["-"]
-    if stdin and not options.stdin_filename:
-        usage("`-` reads the source from stdin and needs --stdin-filename PATH (its name decides its kind)")
-    if options.stdin_filename and not stdin:
-        usage("--stdin-filename only goes with the PATHS `-`")
-    stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
-    if stdin_path is not None:
-        problem = _stdin_name_problem(options.stdin_filename or "")
-        if problem is not None:
-            usage(f"--stdin-filename {options.stdin_filename}: {problem}")
+    stdin_path = _stdin_path(stdin, options, usage)
     config_paths = [stdin_path] if stdin_path is not None else paths
-    try:
-        config = load_config(config_paths, options.config_path)
-        settings = resolve_settings(options, config, config_paths)
-    except (ConfigError, SelectionError, RuleError) as exc:
-        # a bad option is a usage error; a bad configuration names its file
-        click.echo(f"{'usage error' if str(exc).startswith('--') else 'error'}: {exc}", err=True)
+    settings = _settings_or_none(options, config_paths)
+    if settings is None:
         return EXIT_ERROR
     if options.statistics and settings.fmt in ("sarif", "github"):
         usage(f"--statistics prints text or json, not {settings.fmt}")
     ignore = GitIgnore(settings.root) if settings.respect_gitignore else None
     if settings.force_exclude:
-        named = [stdin_path] if stdin_path is not None else paths
-        skipped = [
-            p
-            for p in named
-            if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
-        ]
-        if stdin and skipped:
-            _write_stdout(sys.stdin.buffer.read())  # as ruff does: an excluded file comes back as it is
+        kept = _force_exclude(paths, stdin, config_paths, options, settings, ignore)
+        if kept is None:
             return EXIT_OK
-        paths = [p for p in paths if p not in skipped]
-        if not paths:
-            if not options.quiet:
-                click.echo("bf16-migrate: every path given is excluded (--force-exclude); nothing to do", err=True)
-            return EXIT_OK
-    if options.verify and (stdin or options.show_diff or options.check):
-        usage("--verify proves what the rewrite writes: it does not go with --diff, --check or `-`")
+        paths = kept
+    _check_verify_usage(stdin, options, usage)
     snapshot: dict[Path, bytes | None] | None = {} if options.verify else None
     invocation = _invocation(paths, options, settings)
     try:
         if stdin_path is not None:
             return _run_stdin(stdin_path, options, settings)
         paths = paths + _launchers_of_scripts(paths, settings, ignore)
-        from .scan import scan
-
-        # the codemod is imported as soon as one file names a variable, while a large tree's
-        # remaining files are still read in another process
-        candidates = scan(paths, settings.exclude, ignore, on_found=_load_codemod)
-        if not candidates and not settings.legacy_env:
-            # nothing names a legacy variable: no codemod, no rules, no libcst import
-            outcome = _Nothing()
-        else:
-            if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
-                return EXIT_ERROR  # nothing written: what cannot be verified is not rewritten
-            with WalkProgress(sys.stderr, None if not options.quiet else False, use_color(options.color)) as progress:
-                outcome = _migrate(paths, options, settings, ignore, snapshot, candidates, progress)
+        outcome = _scan_and_migrate(paths, options, settings, ignore, snapshot)
+        if outcome is None:
+            return EXIT_ERROR  # nothing written: what cannot be verified is not rewritten
     except (ScanError, RuleError) as exc:
         click.echo(f"error: {exc}", err=True)
         return EXIT_ERROR
@@ -270,6 +237,88 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     if options.verify and code != EXIT_INTERRUPTED:
         code = _verify_rewrite(outcome, snapshot or {}, paths, options, settings, ignore, code)
     return code
+
+
+def _stdin_path(stdin: bool, options: RunOptions, usage: Callable[[str], None]) -> Path | None:
+    """The file the source on stdin stands for (``--stdin-filename``), or None when the paths
+    are not ``-``. ``-`` without ``--stdin-filename``, ``--stdin-filename`` without ``-``, or a
+    name that cannot be a file in this tree (:func:`_stdin_name_problem`) is a usage error."""
+    if stdin and not options.stdin_filename:
+        usage("`-` reads the source from stdin and needs --stdin-filename PATH (its name decides its kind)")
+    if options.stdin_filename and not stdin:
+        usage("--stdin-filename only goes with the PATHS `-`")
+    stdin_path = Path(options.stdin_filename) if options.stdin_filename else None  # set whenever stdin (checked above)
+    if stdin_path is not None:
+        problem = _stdin_name_problem(options.stdin_filename or "")
+        if problem is not None:
+            usage(f"--stdin-filename {options.stdin_filename}: {problem}")
+    return stdin_path
+
+
+def _check_verify_usage(stdin: bool, options: RunOptions, usage: Callable[[str], None]) -> None:
+    """``--verify`` proves what the rewrite writes to disk, so it is a usage error with
+    ``--diff``, ``--check`` (nothing is written) or ``-`` (the rewrite goes to stdout)."""
+    if options.verify and (stdin or options.show_diff or options.check):
+        usage("--verify proves what the rewrite writes: it does not go with --diff, --check or `-`")
+
+
+def _settings_or_none(options: RunOptions, config_paths: list[Path]) -> Settings | None:
+    """The run's settings (:func:`resolve_settings` over the configuration found for
+    ``config_paths``), or None after printing why they cannot be had: a bad option is a usage
+    error, a bad configuration names its file."""
+    try:
+        config = load_config(config_paths, options.config_path)
+        return resolve_settings(options, config, config_paths)
+    except (ConfigError, SelectionError, RuleError) as exc:
+        click.echo(f"{'usage error' if str(exc).startswith('--') else 'error'}: {exc}", err=True)
+        return None
+
+
+def _force_exclude(
+    paths: list[Path], stdin: bool, named: list[Path], options: RunOptions, settings: Settings, ignore
+) -> list[Path] | None:
+    """``--force-exclude``: the paths left to run over once those the excludes leave out
+    (:func:`_force_excluded`) are dropped, or None when nothing is left and the run is done
+    (exit 0). An excluded stdin file is written back to stdout as it was read, as ruff does; a
+    command line all of whose paths are excluded says so on stderr unless ``--quiet``."""
+    skipped = _force_excluded(named, settings, ignore)
+    if stdin and skipped:
+        _write_stdout(sys.stdin.buffer.read())  # as ruff does: an excluded file comes back as it is
+        return None
+    kept = [p for p in paths if p not in skipped]
+    if not kept and not options.quiet:
+        click.echo("bf16-migrate: every path given is excluded (--force-exclude); nothing to do", err=True)
+    return kept or None
+
+
+def _force_excluded(named: list[Path], settings: Settings, ignore) -> list[Path]:
+    """``--force-exclude``: the paths named on the command line (or the stdin file's name) that
+    the excludes or, when respected, ``.gitignore`` leave out, as if the walk had met them."""
+    from .ignore import excluded
+
+    return [
+        p
+        for p in named
+        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
+    ]
+
+
+def _scan_and_migrate(paths: list[Path], options: RunOptions, settings: Settings, ignore, snapshot):
+    """The migration of ``paths``: a :class:`_Nothing` when no file names a legacy variable and
+    none is set with ``--legacy-env`` (no codemod, no rules, no libcst import), else the outcome
+    of :func:`_migrate`. None when ``--verify`` cannot verify what the rewrite would write
+    (:func:`_verify_preflight` said why; nothing is written)."""
+    from .scan import scan
+
+    # the codemod is imported as soon as one file names a variable, while a large tree's
+    # remaining files are still read in another process
+    candidates = scan(paths, settings.exclude, ignore, on_found=_load_codemod)
+    if not candidates and not settings.legacy_env:
+        return _Nothing()
+    if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
+        return None
+    with WalkProgress(sys.stderr, None if not options.quiet else False, use_color(options.color)) as progress:
+        return _migrate(paths, options, settings, ignore, snapshot, candidates, progress)
 
 
 def _verify_rewrite(

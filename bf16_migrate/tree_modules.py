@@ -112,73 +112,170 @@ def migrate_imported_modules(
     (:meth:`bf16_migrate.bounds.Bounds.outside`); such a module is never read, and is reported
     (BFM093). ``excluded(path)``: why a module is excluded (an exclude glob, ``.gitignore``), or
     None; such a module is not rewritten, and is reported (BFM093)."""
-    by_path = {r.path.resolve(): r for r in results}
+    requests = _factory_requests(results)
+    wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
+    run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate)
+    run.out += _escaped_results(escaped)
+    left_keys = {module.resolve() for module in escaped}
+    for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
+        run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())))
+    return run.out
+
+
+def _factory_requests(results: list[FileResult]) -> dict[Path, list[FactoryChange]]:
+    """What the migrated scripts of ``results`` ask of the optimizer factories of the tree
+    (``MigrationResult.factory_changes``), by the resolved path of the module defining each."""
     requests: dict[Path, list[FactoryChange]] = {}
     for result in results:
         for change in result.factory_changes:
             requests.setdefault(Path(change.path).resolve(), []).append(change)
-    wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
-    out = list(results) + _escaped_results(escaped)
-    left_keys = {module.resolve() for module in escaped}
-    for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
-        importers = wanted.get(key, [])
-        asked = tuple(requests.get(key, ()))
-        # only conditional importers: the audit of the module's model code alone (audited_under)
-        audit_env = None if importers else {k: v for _, e in audited.get(key, []) for k, v in e.items()} or None
-        named = importers or audited.get(key, [])
-        given = _as_given(key, named) if named else Path(asked[0].path)
-        module_path = next((r.path for r in results if r.path.resolve() == key), None) or given
-        own = by_path.get(key)
+    return requests
+
+
+def _audit_env(importers: list[tuple[Path, _Env]], audited: list[tuple[Path, _Env]]) -> _Env | None:
+    """The settings a module gets the model-code audit alone under (``audited_under``): the
+    union of its conditional importers' settings (``audited``) when no importer ran under the
+    switch unconditionally (``importers``), else None (it is migrated under theirs)."""
+    return None if importers else {k: v for _, e in audited for k, v in e.items()} or None
+
+
+def _importers_env(importers: list[tuple[Path, _Env]]) -> tuple[_Env | None, bool]:
+    """``(env, differ)``: the one setting all the unconditional importers of a module ran under
+    (None when there is none, or more than one), and whether they ran under different settings
+    (the module is then left as its own run made it, bar what is asked of its factories: BFM014)."""
+    settings = {tuple(sorted(env.items())) for _, env in importers}
+    env = dict(importers[0][1]) if len(settings) == 1 else None
+    return env, len(settings) > 1
+
+
+class _ModuleRun:
+    """The modules of one :func:`migrate_imported_modules` call, migrated one at a time into
+    ``out`` (the results so far: a module's result replaces the one its own run made, or is
+    added). ``errors`` collects a module that cannot be read or parsed, as one line."""
+
+    def __init__(
+        self,
+        results: list[FileResult],
+        read_python: Callable[[Path], tuple[str, str]],
+        mode: Mode,
+        fp32_optimizer_state: bool,
+        errors: list[str],
+        migrate: Callable[..., MigrationResult],
+    ) -> None:
+        self.results = results
+        self.by_path = {r.path.resolve(): r for r in results}
+        self.read_python = read_python
+        self.mode = mode
+        self.fp32_optimizer_state = fp32_optimizer_state
+        self.errors = errors
+        self.migrate = migrate
+        self.out = list(results)
+
+    def module(
+        self,
+        key: Path,
+        importers: list[tuple[Path, _Env]],
+        audited: list[tuple[Path, _Env]],
+        asked: tuple[FactoryChange, ...],
+    ) -> None:
+        """Migrate the module at the resolved path ``key`` under what its importers ran under:
+        ``importers`` ran under the switch unconditionally, ``audited`` under a condition (the
+        model-code audit alone), ``asked`` is what scripts ask of its factories. A module that
+        is a migrated script of its own gets only what is asked of its factories; one imported
+        under different settings is reported (BFM014) and gets only what is asked."""
+        audit_env = _audit_env(importers, audited)
+        named = importers or audited
+        module_path = self._path_of(key, named, asked)
+        own = self.by_path.get(key)
         if own is not None and (own.legacy_env or (audit_env and own.switched)):
             # a script of its own, migrated as such: only what its importers ask of its factories
             if asked:
-                out = _with_factory_changes(out, own, asked, mode, errors, migrate)
-            continue
-        settings = {tuple(sorted(env.items())) for _, env in importers}
-        env = dict(importers[0][1]) if len(settings) == 1 else None
-        if len(settings) > 1:
-            names = ", ".join(f"{p} ({', '.join(f'{k}={v}' for k, v in env.items())})" for p, env in importers)
-            diag = report("BFM014", str(module_path), 1, 1, False, "different_settings", settings=names)
-            if own is not None:
-                own.diagnostics.append(diag)
-            else:
-                out.append(FileResult(module_path, "", "", "utf-8", [diag]))
+                self.out = _with_factory_changes(self.out, own, asked, self.mode, self.errors, self.migrate)
+            return
+        env, differ = _importers_env(importers)
+        if differ:
+            self._report_different_settings(module_path, importers, own)
             if not asked:
-                continue
+                return
+        source = self._source(module_path, own)
+        if source is None:
+            return
+        new = self._migrated(module_path, source, own, env, asked, audit_env, named[0][0] if named else None)
+        if new is not None:
+            self.out = (
+                [new if r.path.resolve() == key else r for r in self.out] if own is not None else self.out + [new]
+            )
+
+    def _path_of(self, key: Path, named: list[tuple[Path, _Env]], asked: tuple[FactoryChange, ...]) -> Path:
+        """The module at the resolved path ``key`` as the run spells it: as given when it is among
+        the results, else relative to its first importer's directory (:func:`_as_given`), else as
+        the first factory change asked of it names it."""
+        given = _as_given(key, named) if named else Path(asked[0].path)
+        return next((r.path for r in self.results if r.path.resolve() == key), None) or given
+
+    def _report_different_settings(
+        self, module_path: Path, importers: list[tuple[Path, _Env]], own: FileResult | None
+    ) -> None:
+        """BFM014: the module is imported by scripts that ran under different settings; on its
+        own result when it has one, else on a result of its own that changes nothing."""
+        names = ", ".join(f"{p} ({', '.join(f'{k}={v}' for k, v in env.items())})" for p, env in importers)
+        diag = report("BFM014", str(module_path), 1, 1, False, "different_settings", settings=names)
         if own is not None:
-            text, encoding = own.old, own.encoding
+            own.diagnostics.append(diag)
         else:
-            try:
-                text, encoding = read_python(module_path)
-            except Exception as exc:  # a module we cannot read is reported, never guessed at
-                errors.append(f"{module_path}: cannot be read ({exc})")
-                continue
+            self.out.append(FileResult(module_path, "", "", "utf-8", [diag]))
+
+    def _source(self, module_path: Path, own: FileResult | None) -> tuple[str, str] | None:
+        """The module's ``(text, encoding)`` before any change: its own run's when it has one,
+        else read; None when it cannot be read (recorded in ``errors``: never guessed at)."""
+        if own is not None:
+            return own.old, own.encoding
         try:
-            migrated = migrate(
+            return self.read_python(module_path)
+        except Exception as exc:  # a module we cannot read is reported, never guessed at
+            self.errors.append(f"{module_path}: cannot be read ({exc})")
+            return None
+
+    def _migrated(
+        self,
+        module_path: Path,
+        source: tuple[str, str],
+        own: FileResult | None,
+        env: _Env | None,
+        asked: tuple[FactoryChange, ...],
+        audit_env: _Env | None,
+        importer: Path | None,
+    ) -> FileResult | None:
+        """The module's result migrated under ``env`` (``imported_under``), ``asked``
+        (``factory_changes``) and ``audit_env`` (``audited_under``), led by a BFM014 that names
+        ``importer`` and the settings when the code changed under a setting (a factory change
+        says so itself: BFM016). None when it does not parse (recorded in ``errors``), or when
+        a module with no result of its own is neither changed nor diagnosed."""
+        text, encoding = source
+        try:
+            migrated = self.migrate(
                 text,
-                mode,
+                self.mode,
                 str(module_path),
-                fp32_optimizer_state=fp32_optimizer_state,
+                fp32_optimizer_state=self.fp32_optimizer_state,
                 imported_under=env,
                 factory_changes=asked or None,
                 audited_under=audit_env,
             )
         except ParseError as exc:
-            errors.append(str(exc))
-            continue
+            self.errors.append(str(exc))
+            return None
         if migrated.code == text and not migrated.diagnostics and own is None:
-            continue
+            return None
         diags = list(migrated.diagnostics)
         said = env or (None if asked else audit_env)  # a factory change says so itself (BFM016)
         if migrated.code != text and said:
             settings_text = ", ".join(f"{k}={v}" for k, v in said.items())
             variant = None if env else "audited"
             diags.insert(
-                0, report("BFM014", str(module_path), 1, 1, True, variant, importer=named[0][0], settings=settings_text)
+                0, report("BFM014", str(module_path), 1, 1, True, variant, importer=importer, settings=settings_text)
             )
-        new = FileResult(module_path, text, migrated.code, encoding, diags)
-        out = [new if r.path.resolve() == key else r for r in out] if own is not None else out + [new]
-    return out
+        return FileResult(module_path, text, migrated.code, encoding, diags)
 
 
 def _with_factory_changes(
