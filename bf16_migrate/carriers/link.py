@@ -36,6 +36,9 @@ from .link_decide import passes_flag as passes_flag  # re-exported: read by test
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
 
+_ReachMap = dict[tuple[int, int], dict[tuple[int, int], bool]]
+"""What reaches each launch: (carrier, launch) -> {(carrier, entry): in force on every path}."""
+
 
 class LinkPlanner:
     """Plan and carry out the migration of carriers and the Python scripts they launch.
@@ -103,38 +106,73 @@ class LinkPlanner:
         return self.add(loaded)
 
     # -- the plan --------------------------------------------------------------------------------
-    def run(self, python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:  # noqa: C901
+    def run(self, python_files: dict[Path, tuple[str, str]]) -> list[FileResult]:
         """Plan every carrier added and migrate ``python_files`` (path -> (text, encoding)) and
-        the scripts launched. Returns one :class:`FileResult` per file looked at."""
-        reach: dict[tuple[int, int], dict[tuple[int, int], bool]] = {}
+        the scripts launched. Returns one :class:`FileResult` per file looked at.
+
+        In order: the carriers are followed (:meth:`_follow`), the included files' settings reach
+        the includers' launches (:meth:`_reach_through_includes`), what reaches a launched shell
+        script reaches its launches (:meth:`_reach_through_shell_scripts`), then the decisions
+        (:meth:`_decide`)."""
+        reach: _ReachMap = {}
         res: dict[tuple[int, int], Resolved] = {}
+        self._follow(reach, res)
+        self._reach_through_includes(reach)
+        self._reach_through_shell_scripts(reach, res)
+        return self._decide(reach, res, python_files)
+
+    def _follow(self, reach: _ReachMap, res: dict[tuple[int, int], Resolved]) -> None:
+        """Each carrier of the plan in turn, the list growing as its launches
+        (:meth:`_follow_launches`), includes (:meth:`_follow_includes`) and includers
+        (:meth:`_add_includers`) are followed; fills ``reach`` and ``res`` by (carrier, launch)."""
         done_includers: set[Path] = set()
         ci = 0
         while ci < len(self.carriers):  # the list grows as launches and includes are followed
             carrier = self.carriers[ci]
-            for li, launch in enumerate(carrier.analysis.launches):
-                reach[(ci, li)] = {(ci, e): sure for e, sure in launch.reached_by.items()}
-                res[(ci, li)] = resolved = self._resolve(carrier, launch)
-                if resolved.kind == Resolution.SHELL:
-                    assert resolved.path is not None, "a resolved shell launch has its script"
-                    self._carrier_at(resolved.path)
-            for inc in carrier.analysis.includes:
-                if inc.local:
-                    continue
-                target, _ = resolve_script(inc.path, carrier.path, carrier.root)
-                if target is not None and self.left_out(target) is None:
-                    tj = self._carrier_at(target)
-                    if tj is not None:
-                        inc.resolved = tj
-            needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
-                carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
-            )
-            if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
-                done_includers.add(carrier.path.resolve())
-                for includer in self.find_includers(carrier.path, carrier.root):
-                    self.add(includer)
+            self._follow_launches(ci, carrier, reach, res)
+            self._follow_includes(carrier)
+            self._add_includers(carrier, done_includers)
             ci += 1
-        # includes: the included file's settings reach the includer's launches
+
+    def _follow_launches(
+        self, ci: int, carrier: CarrierFile, reach: _ReachMap, res: dict[tuple[int, int], Resolved]
+    ) -> None:
+        """The entries that reach each launch of ``carrier`` (index ``ci``) and what it launches
+        (:meth:`_resolve`); a launched shell script of the tree is added to the plan."""
+        for li, launch in enumerate(carrier.analysis.launches):
+            reach[(ci, li)] = {(ci, e): sure for e, sure in launch.reached_by.items()}
+            res[(ci, li)] = resolved = self._resolve(carrier, launch)
+            if resolved.kind == Resolution.SHELL:
+                assert resolved.path is not None, "a resolved shell launch has its script"
+                self._carrier_at(resolved.path)
+
+    def _follow_includes(self, carrier: CarrierFile) -> None:
+        """Each file ``carrier`` includes, found in the tree and not left out, is added to the
+        plan and its index set on the include (:attr:`.model.Include.resolved`)."""
+        for inc in carrier.analysis.includes:
+            if inc.local:
+                continue
+            target, _ = resolve_script(inc.path, carrier.path, carrier.root)
+            if target is not None and self.left_out(target) is None:
+                tj = self._carrier_at(target)
+                if tj is not None:
+                    inc.resolved = tj
+
+    def _add_includers(self, carrier: CarrierFile, done_includers: set[Path]) -> None:
+        """The carriers that may load ``carrier`` are added to the plan (once per file, for a
+        carrier to be rendered) when its settings reach no launch of its own: a kind that is only
+        included (an env file), or a carrier with entries none of whose launches they reach."""
+        needs_includers = for_kind(carrier.analysis.kind).INCLUDED_ONLY or (
+            carrier.analysis.entries and not any(launch.reached_by for launch in carrier.analysis.launches)
+        )
+        if needs_includers and carrier.render and carrier.path.resolve() not in done_includers:
+            done_includers.add(carrier.path.resolve())
+            for includer in self.find_includers(carrier.path, carrier.root):
+                self.add(includer)
+
+    def _reach_through_includes(self, reach: _ReachMap) -> None:
+        """An included file's entries reach the includer's launches listed on the include
+        (:attr:`.model.Include.launches`), as in force on every path unless already known."""
         for ci, carrier in enumerate(self.carriers):
             for inc in carrier.analysis.includes:
                 tj = inc.resolved
@@ -143,7 +181,11 @@ class LinkPlanner:
                 for li in inc.launches:
                     for entry in self.carriers[tj].analysis.entries:
                         reach.setdefault((ci, li), {}).setdefault((tj, entry.id), True)
-        # a launched shell script: what reaches the launch reaches every launch of that script
+
+    def _reach_through_shell_scripts(self, reach: _ReachMap, res: dict[tuple[int, int], Resolved]) -> None:
+        """A launched shell script: what reaches the launch reaches every launch of that script,
+        surely where it surely reaches the launch; repeated until nothing more is learnt (a
+        script launching a script)."""
         changed = True
         while changed:
             changed = False
@@ -154,13 +196,19 @@ class LinkPlanner:
                 tj = self.by_path.get(r.path.resolve())
                 if tj is None:
                     continue
-                for lj in range(len(self.carriers[tj].analysis.launches)):
-                    reached = reach.setdefault((tj, lj), {})
-                    for g, sure in reach[key].items():
-                        if g not in reached or (sure and not reached[g]):
-                            reached[g] = sure
-                            changed = True
-        return self._decide(reach, res, python_files)
+                changed = self._reach_launches_of(tj, reach[key], reach) or changed
+
+    def _reach_launches_of(self, tj: int, reaching: dict[tuple[int, int], bool], reach: _ReachMap) -> bool:
+        """``reaching`` (entries, surely or not) reaches every launch of the carrier ``tj``;
+        whether that taught ``reach`` anything."""
+        changed = False
+        for lj in range(len(self.carriers[tj].analysis.launches)):
+            reached = reach.setdefault((tj, lj), {})
+            for g, sure in reaching.items():
+                if g not in reached or (sure and not reached[g]):
+                    reached[g] = sure
+                    changed = True
+        return changed
 
     def _resolve(self, carrier: CarrierFile, launch: Launch) -> Resolved:
         if launch.target is None:

@@ -46,14 +46,37 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
     is only tests' business (a test file, or every write is a test's: the file is then left
     alone) and the ids of the mentions reported here."""
     test_file = ctx.test_module
-    found, handled = False, set[int]()
+    handled = set[int]()
+    # four passes, each reporting (in this order) and each run whatever the others found
+    in_writes = _report_test_writes(ctx, writes)
+    in_setters = _report_setter_calls(ctx, mentions, handled)
+    in_mentions = _report_test_mentions(ctx, mentions, handled)
+    in_keywords = _report_test_keywords(ctx, writes, handled)
+    found = in_writes or in_setters or (test_file and (in_mentions or in_keywords))
+    tests_only = found and (
+        test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes)
+    )
+    return tests_only, handled
+
+
+def _report_test_writes(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
+    """Report the writes in a test module or a test function (BFM052); whether there was one."""
+    found = False
     for w in writes:
-        if test_file or is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
+        if ctx.test_module or is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)):
             ctx.outcome.refuse(Refusal.TEST, ctx.report("BFM052", w.key, fixed=False, variable=w.variable))
             found = True
+    return found
+
+
+def _report_setter_calls(ctx: FileContext, mentions: list[Mention], handled: set[int]) -> bool:
+    """Report the mentions (not keyword arguments) in a call that sets the environment for a
+    test wherever it is (``monkeypatch.setenv``/``delenv``, ``mock.patch.dict``: BFM052), adding
+    their ids to ``handled``; whether there was one."""
+    found = False
     for mention in mentions:
         if isinstance(mention.node, cst.Name):
-            continue  # a keyword argument (`set_env(XLA_USE_BF16="1")`): with the keywords, below
+            continue  # a keyword argument (`set_env(XLA_USE_BF16="1")`): with the keywords, _report_test_keywords
         call = ctx.enclosing(mention.node, cst.Call)
         if call is not None and (
             m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv")))
@@ -72,53 +95,50 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
             )
             handled.add(id(mention.node))
             found = True
-    # reads and other names of the variable in a test (a test file: they alone make the
-    # file a test's business, so nothing of it is migrated; elsewhere they are reported
-    # here and the rest of the file is migrated as usual)
+    return found
+
+
+def _report_test_mentions(ctx: FileContext, mentions: list[Mention], handled: set[int]) -> bool:
+    """Report the reads and other names of the variable in a test not ``handled`` yet
+    (:func:`_report_test_mention`), adding their ids to ``handled``; whether there was one.
+    In a test file they alone make the file a test's business, so nothing of it is migrated;
+    elsewhere they are reported here and the rest of the file is migrated as usual."""
+    found = False
     for mention in mentions:
         if id(mention.node) in handled or isinstance(mention.node, cst.Name) or not in_test(ctx, mention.node):
             continue
-        parent = ctx.parent(mention.node)
-        helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
-        if mention.is_read:
-            ctx.outcome.refuse(
-                Refusal.TEST,
-                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
-            )
-        elif isinstance(helper, cst.Call):
-            callee = ctx.code(helper.func)
-            verb = callee.rsplit(".", 1)[-1].lower()
-            if any(word in verb for word in ("set", "put", "patch")) and "get" not in verb:
-                ctx.outcome.refuse(
-                    Refusal.TEST,
-                    ctx.report(
-                        "BFM052",
-                        mention.node,
-                        fixed=False,
-                        variant="sets_through",
-                        variable=mention.variable,
-                        callee=callee,
-                    ),
-                )
-            else:
-                ctx.outcome.refuse(
-                    Refusal.TEST,
-                    ctx.report(
-                        "BFM052",
-                        mention.node,
-                        fixed=False,
-                        variant="reads_through",
-                        variable=mention.variable,
-                        callee=callee,
-                    ),
-                )
-        else:
-            ctx.outcome.refuse(
-                Refusal.TEST,
-                ctx.report("BFM052", mention.node, fixed=False, variant="names", variable=mention.variable),
-            )
+        _report_test_mention(ctx, mention)
         handled.add(id(mention.node))
-        found = found or test_file
+        found = True
+    return found
+
+
+def _report_test_mention(ctx: FileContext, mention: Mention) -> None:
+    """BFM052 for one mention in a test: a read; an argument of a helper whose name says it sets
+    (``set``/``put``/``patch``, without ``get``) or else reads the variable; or a name."""
+    parent = ctx.parent(mention.node)
+    helper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    fields: dict[str, str] = {}
+    if mention.is_read:
+        variant = "reads"
+    elif isinstance(helper, cst.Call):
+        callee = ctx.code(helper.func)
+        verb = callee.rsplit(".", 1)[-1].lower()
+        sets = any(word in verb for word in ("set", "put", "patch")) and "get" not in verb
+        variant, fields = ("sets_through" if sets else "reads_through"), {"callee": callee}
+    else:
+        variant = "names"
+    ctx.outcome.refuse(
+        Refusal.TEST,
+        ctx.report("BFM052", mention.node, fixed=False, variant=variant, variable=mention.variable, **fields),
+    )
+
+
+def _report_test_keywords(ctx: FileContext, writes: list[LegacyWrite], handled: set[int]) -> bool:
+    """Report the keyword arguments named like a legacy variable in a test's calls, other than
+    the writes' own keys (BFM052, ``sets_through``), adding their ids to ``handled``; whether
+    there was one."""
+    found = False
     keys = {id(w.key) for w in writes}
     for call in ctx.nodes(cst.Call):
         for arg in call.args:
@@ -142,8 +162,5 @@ def report_tests(ctx: FileContext, writes: list[LegacyWrite], mentions: list[Men
                 ),
             )
             handled.add(id(keyword))
-            found = found or test_file
-    tests_only = found and (
-        test_file or not writes or all(is_test_function(ctx.enclosing(w.statement, cst.FunctionDef)) for w in writes)
-    )
-    return tests_only, handled
+            found = True
+    return found

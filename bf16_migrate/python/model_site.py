@@ -73,6 +73,9 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
 
 
 def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
+    """:func:`_parameters_receivers` unremembered: the receivers of the ``.parameters()`` calls in
+    ``expr``, then, below ``_MAX_TRACE``, those through its names and through its calls of the
+    file's functions, in that order."""
     inside = findall(expr, _CALL_OR_NAME)  # one walk for the three questions below
     found = [
         c.func.value
@@ -82,44 +85,60 @@ def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[c
     if depth >= _MAX_TRACE:
         return found
     for name in (n for n in inside if isinstance(n, cst.Name)):
-        parent = ctx.parent(name)
-        if isinstance(parent, cst.Attribute) and parent.attr is name:
-            continue
-        scope = ctx.scopes.get(name)
-        if scope is None:
-            continue
-        for a in scope[name.value]:
-            if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
-                continue
-            target = ctx.parent(a.node)
-            assign = ctx.parent(target)
-            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
-                value = assign.value
-                if _collects_parameters(ctx, value):
-                    found.extend(_parameters_receivers(ctx, value, depth + 1))
+        found.extend(_receivers_through_name(ctx, name, depth))
     for call in (c for c in inside if isinstance(c, cst.Call) and m.matches(c, _CALL_OF_NAME)):
-        func = _local_def(ctx, call.func)
-        if func is None:
+        found.extend(_receivers_through_call(ctx, call))
+    return found
+
+
+def _receivers_through_name(ctx: FileContext, name: cst.Name, depth: int) -> list[cst.BaseExpression]:
+    """The receivers of the parameters in the values assigned (``X = value``) to the variable
+    ``name`` reads, where the value can hold parameters (:func:`_collects_parameters`); none for
+    an attribute's name (``.attr``) or a name without scope."""
+    parent = ctx.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.attr is name:
+        return []
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    found: list[cst.BaseExpression] = []
+    for a in scope[name.value]:
+        if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
             continue
-        for receiver in ctx.memo(
-            ("parameters of", func),
-            lambda func=func: [
-                c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)
-            ],
-        ):
-            param = next(
-                (
-                    i
-                    for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
-                    if isinstance(receiver, cst.Name) and p.name.value == receiver.value
-                ),
-                None,
-            )
-            if param is not None and param < len(call.args) and call.args[param].keyword is None:
-                found.append(call.args[param].value)
-            for arg in call.args:
-                if arg.keyword is not None and isinstance(receiver, cst.Name) and arg.keyword.value == receiver.value:
-                    found.append(arg.value)
+        target = ctx.parent(a.node)
+        assign = ctx.parent(target)
+        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            value = assign.value
+            if _collects_parameters(ctx, value):
+                found.extend(_parameters_receivers(ctx, value, depth + 1))
+    return found
+
+
+def _receivers_through_call(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The arguments of ``call``, a call of a function defined in the file, that the function
+    calls ``.parameters()`` on (``def get_groups(model): ... model.named_parameters()`` called
+    as ``get_groups(net)`` gives ``net``): by position or by keyword."""
+    func = _local_def(ctx, call.func)
+    if func is None:
+        return []
+    found: list[cst.BaseExpression] = []
+    for receiver in ctx.memo(
+        ("parameters of", func),
+        lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)],
+    ):
+        param = next(
+            (
+                i
+                for i, p in enumerate(list(func.params.posonly_params) + list(func.params.params))
+                if isinstance(receiver, cst.Name) and p.name.value == receiver.value
+            ),
+            None,
+        )
+        if param is not None and param < len(call.args) and call.args[param].keyword is None:
+            found.append(call.args[param].value)
+        for arg in call.args:
+            if arg.keyword is not None and isinstance(receiver, cst.Name) and arg.keyword.value == receiver.value:
+                found.append(arg.value)
     return found
 
 

@@ -208,82 +208,143 @@ class Planner:
         )
 
     def _run(self) -> None:
+        """The file's decisions, in order: the factory changes its importers ask for; the mentions
+        sorted (:meth:`_sort_mentions`); a test's settings refused (:meth:`_refuse_in_tests`); a
+        framework's setting (:meth:`_framework_decides`); a tree module run under a script's
+        settings (:meth:`_under_a_script`); then each write triaged (:meth:`_triage`), the guard
+        of those that switch bf16 on (:meth:`_union_guard`, :meth:`_guard_travels`) and the
+        change planned (:meth:`_take_change`); last the reads and constants left."""
         ctx = self.ctx
         if self.requests:
             plan_factory_changes(ctx, self.plan, self.requests)
         writes, mentions = collect_writes(ctx, set(ctx.rules.variables))
-        self.constant_keys = {}
+        self.constant_keys = self._constant_keys(writes)
+        tests_only, handled = report_tests(ctx, writes, mentions)
+        reads, constants = self._sort_mentions([mention for mention in mentions if id(mention.node) not in handled])
+        if tests_only or (ctx.test_module and self.external):
+            self._refuse_in_tests(reads)
+            return
+        if self._framework_decides(writes, reads) or self._under_a_script(writes, reads):
+            return
+        triaged = [(w, self._triage(w)) for w in writes]
+        on_writes = [w for w, conditions in triaged if conditions is not None]
+        if on_writes or self.external:
+            self.guard = self._union_guard(
+                on_writes, [conditions for _, conditions in triaged if conditions is not None]
+            )
+            if self.guard is not None and not self._guard_travels(on_writes):
+                report_reads(ctx, reads)
+                return
+            reads = self._take_change(on_writes, reads)
+        report_reads(ctx, reads)
+        plan_constants(ctx, self.plan, self.constant_keys, constants)
+
+    @staticmethod
+    def _constant_keys(writes: list[LegacyWrite]) -> dict[str, list[LegacyWrite]]:
+        """The writes whose key is a name (a module constant holding the variable's name, as in
+        ``os.environ[KEY] = "1"``), by that name; keyword updates (``os.environ.update(KEY=...)``)
+        name the variable itself."""
+        constant_keys: dict[str, list[LegacyWrite]] = {}
         for w in writes:
             if isinstance(w.key, cst.Name) and w.form != "update-kwarg":
-                self.constant_keys.setdefault(w.key.value, []).append(w)
-        tests_only, handled = report_tests(ctx, writes, mentions)
-        mentions = [mention for mention in mentions if id(mention.node) not in handled]
+                constant_keys.setdefault(w.key.value, []).append(w)
+        return constant_keys
+
+    def _sort_mentions(self, mentions: list[Mention]) -> tuple[list[Mention], list[Mention]]:
+        """The reads of the variables and the mentions that are module constants naming them
+        (:func:`.env_reads.constant_target`), from the ``mentions`` the tests left; any other
+        mention, neither read nor written, is reported (BFM042)."""
+        ctx = self.ctx
         constants = [mention for mention in mentions if constant_target(ctx, self.constant_keys, mention) is not None]
         mentions = [mention for mention in mentions if constant_target(ctx, self.constant_keys, mention) is None]
         reads = [mention for mention in mentions if mention.is_read]
         for mention in mentions:
             if not mention.is_read:
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
-        if tests_only or (ctx.test_module and self.external):
-            for mention in reads:
-                ctx.outcome.refuse(
-                    Refusal.TEST,
-                    ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
-                )
-            for variable in self.external if ctx.test_module else ():
-                ctx.outcome.refuse(
-                    Refusal.TEST,
-                    ctx.report("BFM052", ctx.module, fixed=False, variant="launched", variable=variable),
-                )
-            return
-        framework = find_framework(ctx)
-        if framework is not None and writes:
-            report_framework_writes(ctx, self.plan, *framework, writes)
-            report_reads(ctx, reads)  # once the framework's setting replaces the variable, they tell nothing
-            return
-        if framework is not None and not writes and self.external:
+        return reads, constants
+
+    def _refuse_in_tests(self, reads: list[Mention]) -> None:
+        """A test's settings are refused, never migrated (BFM052): each read of a variable, and in a
+        test module each variable a launcher sets."""
+        ctx = self.ctx
+        for mention in reads:
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report("BFM052", mention.node, fixed=False, variant="reads", variable=mention.variable),
+            )
+        for variable in self.external if ctx.test_module else ():
+            ctx.outcome.refuse(
+                Refusal.TEST,
+                ctx.report("BFM052", ctx.module, fixed=False, variant="launched", variable=variable),
+            )
+
+    def _framework_decides(self, writes: list[LegacyWrite], reads: list[Mention]) -> bool:
+        """Whether a training framework's setting replaces the variables here
+        (:func:`.frameworks.find_framework`): the file's writes, or a launcher's setting on a file
+        with none, are reported with the framework's setting (never rewritten), and so are the
+        reads, which tell nothing once the framework's setting replaces the variable."""
+        framework = find_framework(self.ctx)
+        if framework is None:
+            return False
+        if writes:
+            report_framework_writes(self.ctx, self.plan, *framework, writes)
+        elif self.external:
             self.framework = framework[0]
-            report_framework_launched(ctx, self.external, *framework)
-            report_reads(ctx, reads)
-            return
-        if self.imported_under and not writes and not self.external:
+            report_framework_launched(self.ctx, self.external, *framework)
+        else:
+            return False
+        report_reads(self.ctx, reads)
+        return True
+
+    def _under_a_script(self, writes: list[LegacyWrite], reads: list[Mention]) -> bool:
+        """Whether the file, with no write and no launcher's setting of its own, is a module of the
+        tree run under a script's settings: imported by a script that runs under them
+        (:meth:`_imported_module`), or by one that took the change under a condition, whose model
+        code is audited (:meth:`_audit_module`)."""
+        if writes or self.external:
+            return False
+        if self.imported_under:
             self._imported_module(reads)
-            return
-        if self.audited_under and not writes and not self.external:
+            return True
+        if self.audited_under:
             self._audit_module(list(self.audited_under))
-            report_reads(ctx, reads)
-            return
-        triaged = [(w, self._triage(w)) for w in writes]
-        on_writes = [w for w, conditions in triaged if conditions is not None]
-        if on_writes or self.external:
-            guards = [conditions for w, conditions in triaged if conditions is not None]
-            if self.external or any(not g for g in guards) or branches_cover(ctx, on_writes):
-                self.guard = None
-            else:
-                # bf16 is on when any of the writes switches it on: the union of their guards
-                # (XLA_USE_BF16 and XLA_DOWNCAST_BF16 differ only for f64, handled by BFM048)
-                distinct = list(dict.fromkeys(guard_code(g) for g in guards if g is not None))
-                code = distinct[0] if len(distinct) == 1 else " or ".join(f"({c})" if " " in c else c for c in distinct)
-                self.guard = cst.parse_expression(code)
-            if self.guard is not None and not self._guard_travels(on_writes):
-                report_reads(ctx, reads)
-                return
-            # what the legacy run saw when the switch itself was unconditional: "1" for the
-            # file's own writes, the launcher's value (the script's own flags may still put the
-            # migrated cast under a condition: the modules it imports ran under the switch anyway)
-            in_force = {} if self.guard is not None else {w.variable: "1" for w in on_writes}
-            if self.guard is None:
-                in_force.update({v: self.launched_values[v] for v in self.external})
-            if self._migrate(on_writes) and not self.already_migrated:
-                self.in_force = in_force
-                self.switched = {w.variable: "1" for w in on_writes} | {
-                    v: self.launched_values[v] for v in self.external
-                }
-                reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
-                if self.guard is None and self.mode.casts_model:
-                    reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
-        report_reads(ctx, reads)
-        plan_constants(ctx, self.plan, self.constant_keys, constants)
+            report_reads(self.ctx, reads)
+            return True
+        return False
+
+    def _union_guard(self, on_writes: list[LegacyWrite], guards: list[list[Condition]]) -> cst.BaseExpression | None:
+        """The condition under which the legacy switch was on, from the ``guards`` of the writes
+        that switch bf16 on (:meth:`_triage`): None when it was on unconditionally (a launcher's
+        setting, a write without a condition, or writes whose branches cover every path)."""
+        if self.external or any(not g for g in guards) or branches_cover(self.ctx, on_writes):
+            return None
+        # bf16 is on when any of the writes switches it on: the union of their guards
+        # (XLA_USE_BF16 and XLA_DOWNCAST_BF16 differ only for f64, handled by BFM048)
+        distinct = list(dict.fromkeys(guard_code(g) for g in guards if g is not None))
+        code = distinct[0] if len(distinct) == 1 else " or ".join(f"({c})" if " " in c else c for c in distinct)
+        return cst.parse_expression(code)
+
+    def _take_change(self, on_writes: list[LegacyWrite], reads: list[Mention]) -> list[Mention]:
+        """Plan the mode's change for ``on_writes`` and the launcher's settings (:meth:`_migrate`)
+        and, when the script takes it and did not carry it already, record what the legacy run saw
+        and resolve the reads to it (:func:`.env_reads.remove_patches`,
+        :func:`.env_reads.replace_reads`). Returns the reads still to report."""
+        ctx = self.ctx
+        # what the legacy run saw when the switch itself was unconditional: "1" for the
+        # file's own writes, the launcher's value (the script's own flags may still put the
+        # migrated cast under a condition: the modules it imports ran under the switch anyway);
+        # taken before _migrate, which may narrow the guard to a flag's complement
+        in_force = {} if self.guard is not None else {w.variable: "1" for w in on_writes}
+        if self.guard is None:
+            in_force.update({v: self.launched_values[v] for v in self.external})
+        if not self._migrate(on_writes) or self.already_migrated:
+            return reads
+        self.in_force = in_force
+        self.switched = {w.variable: "1" for w in on_writes} | {v: self.launched_values[v] for v in self.external}
+        reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
+        if self.guard is None and self.mode.casts_model:
+            reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
+        return reads
 
     def _triage(self, w: LegacyWrite) -> list[Condition] | None:
         """Report and plan one write. Returns the conditions under which it switches bf16 on
