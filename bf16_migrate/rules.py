@@ -345,12 +345,19 @@ class TorchApi:
 class FsdpLayers:
     """What torch-xla's FSDP with ``compute_dtype=torch.bfloat16`` was measured to run
     (``rules/torch_api.toml`` ``[fsdp_compute_dtype]``): qualified ``torch.nn`` layer names that
-    ran, ran only with ``bias=False``, hold no parameters, and that failed (-> the error)."""
+    ran, ran only with ``bias=False``, hold no parameters, and that failed (-> the error).
+    ``not_equivalent``: what verify measured when a model of layers that run was migrated so, if
+    the run was not equivalent to the legacy one (the switch is then kept for every FSDP model);
+    None when it was."""
 
     runs: frozenset[str]
     runs_without_bias: frozenset[str]
     parameterless: frozenset[str]
     fails: Mapping[str, str]
+    not_equivalent: str | None = None
+    amp_not_equivalent: str | None = None
+    """What verify measured of amp's autocast around an FSDP-wrapped model, when that run was not
+    equivalent to the legacy one (amp then keeps the switch for every FSDP model too); None when it was."""
 
 
 @dataclass(frozen=True)
@@ -533,6 +540,8 @@ def _fsdp_layers(data: dict, path: Path) -> FsdpLayers:
         runs_without_bias=frozenset(_need(data, "runs_without_bias", list, path)),
         parameterless=frozenset(_need(data, "parameterless", list, path)),
         fails=_need(data, "fails", dict, path),
+        not_equivalent=data.get("not_equivalent"),
+        amp_not_equivalent=data.get("amp_not_equivalent"),
     )
 
 

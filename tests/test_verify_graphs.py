@@ -401,3 +401,14 @@ def test_graph_part_allows_the_itemized_compilations_and_names_them():
     assert part.figures["compile_allowance"] == 2
     assert judge("stochastic", r, allowance=items[:1]).part("graph").status == FAIL
     assert judge("stochastic", r, allowance=[]).part("graph").status == FAIL
+
+
+def test_a_whole_step_counts_every_matmul_with_an_f32_operand():
+    """combine (the graphs of one step taken together) keeps the mixed f32/bf16 matmuls: they
+    compute in f32 (the guarantee of tests/precision_guarantee.py reads ``f32_matmuls``)."""
+    from bf16_migrate.verify.graphs import GraphStats, combine
+
+    one = GraphStats(matmuls=3, matmuls_f32=1, matmuls_other=2, matmuls_with_f32=3)
+    two = GraphStats(matmuls=2, matmuls_bf16=2)
+    total = combine([one, two])
+    assert (total.matmuls, total.matmuls_bf16, total.matmuls_with_f32, total.f32_matmuls) == (5, 2, 3, 3)

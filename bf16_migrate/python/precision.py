@@ -526,7 +526,7 @@ class Planner:
         sharded = {id(model): fsdp_wraps(ctx, model) for model in models}
         sharded = {key: wraps for key, wraps in sharded.items() if wraps}
         if "model-cast" not in emits:
-            return sharded
+            return self._sharded_under_autocast(writes, sharded)
         unmeasured = unmeasured_wrap(ctx)
         if unmeasured is not None:
             for variable, anchor in self._anchors(writes):
@@ -544,7 +544,7 @@ class Planner:
         for wraps in sharded.values():
             if problem is not None:
                 break
-            blocker = fsdp_blocker(ctx, wraps)
+            blocker = fsdp_blocker(ctx, wraps, master_weights="fp32-master-weights" in emits)
             if blocker is not None:
                 problem = (wraps[0], *blocker)
             elif "fp32-master-weights" not in emits:
@@ -564,6 +564,33 @@ class Planner:
                     wrapper=ctx.code(wrap.call.func),
                     line=ctx.pos(wrap.call)[0],
                     **fields,
+                ),
+            )
+        return None
+
+    def _sharded_under_autocast(
+        self, writes: list[LegacyWrite], sharded: dict[int, list[Wrap]]
+    ) -> dict[int, list[Wrap]] | None:
+        """``sharded`` for a mode that leaves the model FP32 (amp), or None when an FSDP model's run
+        under autocast was measured not equivalent to the legacy run (``[fsdp_compute_dtype]
+        amp_not_equivalent`` in rules/torch_api.toml): reported (BFM056), the switch is kept."""
+        ctx = self.ctx
+        api = ctx.rules.torch_api.fsdp_compute_dtype
+        if not sharded or api is None or api.amp_not_equivalent is None:
+            return sharded
+        wrap = next(iter(sharded.values()))[0]
+        for variable, anchor in self._anchors(writes):
+            ctx.outcome.refuse(
+                Refusal.WRAPPER,
+                ctx.report(
+                    "BFM056",
+                    anchor,
+                    fixed=False,
+                    variant="amp",
+                    variable=variable,
+                    wrapper=ctx.code(wrap.call.func),
+                    line=ctx.pos(wrap.call)[0],
+                    measured=api.amp_not_equivalent,
                 ),
             )
         return None

@@ -177,12 +177,14 @@ def unlinked_fsdp(ctx: FileContext, models: list[cst.BaseExpression]) -> Wrap | 
 # -- what FSDP's compute_dtype runs with ---------------------------------------------------------
 
 
-def fsdp_blocker(ctx: FileContext, wraps: list[Wrap]) -> tuple[str, dict[str, str]] | None:
+def fsdp_blocker(ctx: FileContext, wraps: list[Wrap], master_weights: bool) -> tuple[str, dict[str, str]] | None:
     """Why ``compute_dtype=torch.bfloat16`` cannot be given to the FSDP ``wraps`` of one model,
     as ``(variant, fields)`` of BFM056, or None when it can: the script passes its own
     ``compute_dtype`` (``"own_setting"``), a layer failed under it in torch-xla 2.9
-    (``"layer"``, with the error), or the model's layers cannot all be told from the file
-    (``"unknown_layers"``)."""
+    (``"layer"``, with the error), the model's layers cannot all be told from the file
+    (``"unknown_layers"``), or every layer runs but verify measured the run not equivalent to the
+    legacy one (``"not_equivalent"``: ``[fsdp_compute_dtype] not_equivalent``; asked only of a mode
+    with FP32 master weights, ``master_weights``, the one that would use compute_dtype)."""
     api = ctx.rules.torch_api.fsdp_compute_dtype
     assert api is not None, "rules.load_rules always reads [fsdp_compute_dtype]"
     for wrap in wraps:
@@ -205,6 +207,8 @@ def fsdp_blocker(ctx: FileContext, wraps: list[Wrap]) -> tuple[str, dict[str, st
         if name in api.fails:
             return "layer", {"layer": ctx.code(call), "error": api.fails[name]}
         return "unknown_layers", {"what": f"`{ctx.code(call.func)}` (not measured)"}
+    if master_weights and api.not_equivalent is not None:
+        return "not_equivalent", {"measured": api.not_equivalent}
     return None
 
 

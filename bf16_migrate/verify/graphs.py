@@ -295,6 +295,7 @@ def combine(parts: Sequence[GraphStats]) -> GraphStats:
         total.matmuls_bf16 += part.matmuls_bf16
         total.matmuls_f32 += part.matmuls_f32
         total.matmuls_other += part.matmuls_other
+        total.matmuls_with_f32 += part.matmuls_with_f32
         for mine, theirs in (
             (total.converts, part.converts),
             (total.scalar_converts, part.scalar_converts),
