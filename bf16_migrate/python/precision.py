@@ -586,7 +586,7 @@ class Planner:
                     "BFM056",
                     anchor,
                     fixed=False,
-                    variant="amp",
+                    variant="autocast",
                     variable=variable,
                     wrapper=ctx.code(wrap.call.func),
                     line=ctx.pos(wrap.call)[0],
