@@ -113,11 +113,13 @@ class InputCasts:
                     self._cast(expr)
                 else:
                     self._cast_at_transfer(transfer)
+        model_nodes = {id(c.call) for c in calls}
         for call in calls:
             for loss in call.losses:
                 for arg in loss.args:
                     names = {n.value for n in findall(arg.value, m.Name())}
-                    if names & set(call.outputs) or any(a is call.call for a in findall(arg.value, m.Call())):
+                    # the model's output, of this call or of another (`criterion(model(v1), model(v2))`)
+                    if names & set(call.outputs) or any(id(a) in model_nodes for a in findall(arg.value, m.Call())):
                         continue
                     kind = self._kind(arg.value)
                     if kind == FLOAT:

@@ -42,6 +42,7 @@ from libcst.metadata import Assignment
 from .apply import EditPlan
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
+from .loss_reach import loss_state
 from .model_reach import Reached, self_assigned
 from .optimizers import append_keyword
 from .tensor_flow import Flow, Meet, TensorFlow
@@ -52,6 +53,8 @@ _PARAMETER_ROOT = "self.param_groups"
 _FIRST_PARAMETER = 'self.param_groups[0]["params"][0]'
 _MAX_TRACE = 6
 _MAX_ROUNDS = 6
+_INTEGER = "integer"
+_OTHER = "other dtype"
 
 
 @dataclass
@@ -119,6 +122,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     (BFM082). The edits need no guard: a tensor that follows the dtype it meets computes what it
     did whether the model was cast or not."""
     for site, carrier in audit.follows:
+        if id(site.node) in plan.replace:
+            continue  # a step's tensor the mode already changes: a loss target's cast, an FP32 accumulator
         dtype = f"{carrier}.dtype"
         _plan_follow(plan, site, dtype)
         ctx.report(
@@ -197,6 +202,7 @@ class _Audit:
                 break
             fresh = found
         self._decide_creations(creations, fresh)
+        self._loss_state()
         in_islands: set[int] = set()
         for call, arg in sorted(islands, key=lambda island: self.ctx.span(island[0])[1]):  # inner ones first
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else call
@@ -244,28 +250,66 @@ class _Audit:
 
     def _calls(self):
         """The factories that make a floating tensor ((call, kind, unsure)), the integer factories
-        (their ``.float()`` is a way in), and the upcasts ((call, the argument naming f32))."""
+        (their ``.float()`` is a way in), and the upcasts ((call, the argument naming f32)); the
+        step's own factories on its loss path among them (:meth:`_step_calls`)."""
         factories, int_roots, upcasts = [], [], []
         for call in self._runtime_calls():
-            factory = self._factory_name(call)
-            dtype_arg = _keyword(call, "dtype")
-            if factory is not None:
-                if dtype_arg is not None:
-                    if self._is_low(dtype_arg.value):
-                        factories.append((call, "explicit", False))
+            made = self._made(call)
+            if made == _INTEGER:
+                int_roots.append(call)
+            elif isinstance(made, tuple):
+                factories.append((call, *made))
+            elif made is None:
+                upcast = self._upcast(call)
+                if upcast is not None and not self._from_kept_f64(call):
+                    upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
+        step_factories, step_int_roots = self._step_calls()
+        return factories + step_factories, int_roots + step_int_roots, upcasts
+
+    def _made(self, call: cst.Call) -> tuple[str, bool] | str | None:
+        """For a torch factory: (kind, unsure) when it makes a floating tensor of a low dtype
+        (``"explicit"``: ``dtype=torch.float32``; ``"factory"``: no ``dtype=``, unsure when its
+        result may be an integer), ``_INTEGER`` for an integer one, ``_OTHER`` for another dtype;
+        None for a call that is no factory."""
+        factory = self._factory_name(call)
+        if factory is None:
+            return None
+        dtype_arg = _keyword(call, "dtype")
+        if dtype_arg is not None:
+            return ("explicit", False) if self._is_low(dtype_arg.value) else _OTHER
+        cls = self._factory_class(call, factory)
+        if cls == INT or (cls != FLOAT and factory == "arange"):
+            # an arange of bounds of unknown type is taken as integer: a floating use of it
+            # goes through an upcast (`.float()`), which is audited
+            return _INTEGER
+        return ("factory", cls != FLOAT)
+
+    def _step_calls(self):
+        """The factories the functions calling the model make on the device themselves (``mask =
+        torch.eye(n, device=device)`` between the model call and the loss) whose value meets the
+        step's loss path (:mod:`.loss_reach`), and the integer factories there. A factory of the
+        step that meets no value on that path (the data, a metric, an accumulator) is not a way in
+        to the loss; one made on the host and moved (``torch.rand(64, 1).to(device)``) is data,
+        which the input casts handle where they can tell it (:mod:`.inputs`)."""
+        factories, int_roots = [], []
+        for scope in self.reached.steps:
+            if isinstance(scope, cst.FunctionDef) and self.reached.is_runtime(scope):
+                continue  # audited whole already
+            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call()):
+                if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
                     continue
-                cls = self._factory_class(call, factory)
-                if cls == INT or (cls != FLOAT and factory == "arange"):
-                    # an arange of bounds of unknown type is taken as integer: a floating use of it
-                    # goes through an upcast (`.float()`), which is audited
+                made = self._made(call)
+                if made == _INTEGER:
                     int_roots.append(call)
-                else:
-                    factories.append((call, "factory", cls != FLOAT))
-                continue
-            upcast = self._upcast(call)
-            if upcast is not None and not self._from_kept_f64(call):
-                upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
-        return factories, int_roots, upcasts
+                elif isinstance(made, tuple) and _keyword(call, "device") is not None and self._meets_path(call):
+                    factories.append((call, *made))
+        return factories, int_roots
+
+    def _meets_path(self, call: cst.Call) -> bool:
+        """Whether the value ``call`` makes meets the loss path, other than as an argument of a
+        loss call whose floating arguments the input casts handle (a loss target: :mod:`.inputs`)."""
+        path, cast = self.reached.loss_path, self.reached.cast_losses
+        return any(id(meet.at) in path and id(meet.at) not in cast for meet in self.flows.follow(call).meets)
 
     def _from_kept_f64(self, call: cst.Call) -> bool:
         """Whether the receiver of an upcast is computed from an f64 value that was not low
@@ -458,7 +502,7 @@ class _Audit:
                 if site.flow.escapes and (not site.unsure or _factory_short(self.ctx, site.node) == "tensor"):
                     self._block(site, "BFM081", "escapes", where=_short(self.ctx, site.flow.escapes[0]))
                 continue  # only ends: an integer, a boolean, a host value
-            carrier = self._carrier(site, partners)
+            carrier = self._carrier(site, partners, fresh)
             if carrier is not None:
                 self.result.follows.append((site, carrier))
             else:
@@ -476,16 +520,26 @@ class _Audit:
         elif flow.casts_back:
             self.result.islands.append(site)
 
+    def _loss_state(self) -> None:
+        """A class the step's loss alone reaches (a criterion) keeps parameters, buffers or layers
+        of its own: ``model.to`` does not cast them, so they are f32 where the switch made them
+        bf16, and what they meet computes in f32 (or fails, a bf16 input meeting an f32 weight):
+        BFM086, the switch is kept."""
+        for cls in self.reached.loss_classes:
+            for node in loss_state(self.ctx, cls):
+                self._block(Site(node, "state", Flow(node)), "BFM086", None, cls=cls.name.value)
+
     def _block(self, site: Site, code: str, variant: str | None, **fields: object) -> None:
         fields = {"code": _short(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
         self.result.blocked.append(Blocked(site, code, variant, fields))
 
     # -- the tensor whose dtype a site takes ---------------------------------------------------
-    def _carrier(self, site: Site, partners: list[Meet]) -> str | None:
+    def _carrier(self, site: Site, partners: list[Meet], fresh: frozenset[int]) -> str | None:
         """The code of a tensor known at the site's line whose dtype is the dtype of what it
         meets: the tensor met itself, or what it was computed from (the operands of the
         arithmetic that made it, the weight of the layer that made it); in an optimizer's step,
-        the parameters (the device the site is made on, or the first parameter)."""
+        the parameters (the device the site is made on, or the first parameter). A value made by
+        the audited code itself (``fresh``) is none: its own dtype is being decided."""
         queue: list[tuple[cst.BaseExpression | str, int]] = []
         for meet in partners:
             queue.append((meet.weight, 0) if meet.weight is not None else (meet.other, 0))  # type: ignore[arg-type]
@@ -493,12 +547,12 @@ class _Audit:
         while queue:
             candidate, depth = queue.pop(0)
             key = candidate if isinstance(candidate, str) else id(candidate)
-            if key in seen:
+            if key in seen or key in fresh:
                 continue
             seen.add(key)
             if isinstance(candidate, str):
-                if self._self_known(site.node):
-                    return candidate
+                if self._self_known(site.node) and not self.reached.uncast(self.ctx.enclosing(site.node, cst.ClassDef)):
+                    return candidate  # a layer's weight: cast by `model.to`, unless the class is a loss's
                 continue
             if self._known_tensor(candidate, site):
                 return self.ctx.code(candidate)
@@ -534,7 +588,7 @@ class _Audit:
         if not (isinstance(expr, cst.Attribute) and m.matches(expr.value, m.Name("self"))):
             return False
         cls = self.ctx.enclosing(expr, cst.ClassDef)
-        if cls is None:
+        if cls is None or self.reached.uncast(cls):  # a loss's own parameters and buffers stay f32
             return False
         values = self_assigned(self.ctx, cls, expr.attr.value)
         return _registered_buffer(cls, expr.attr.value) or (
@@ -543,12 +597,15 @@ class _Audit:
         )
 
     def _bound_before(self, name: cst.Name, node: cst.CSTNode) -> bool:
-        """Whether ``name`` is a parameter of the function holding ``node``, or bound in it by a
-        statement before ``node``'s statement in a block that holds ``node``."""
+        """Whether ``name`` is a parameter of the function holding ``node``, or bound in it (in the
+        module, for a step at module level) by a statement before ``node``'s statement in a block
+        that holds ``node``."""
         func = self.ctx.enclosing(node, cst.FunctionDef)
-        if func is None:
-            return False
-        params = list(func.params.posonly_params) + list(func.params.params) + list(func.params.kwonly_params)
+        params = (
+            list(func.params.posonly_params) + list(func.params.params) + list(func.params.kwonly_params)
+            if func is not None
+            else []
+        )
         if any(p.name.value == name.value for p in params):
             return True
         statement = self.ctx.statement_of(node)
@@ -610,11 +667,11 @@ class _Audit:
         layer = self.flows.layer(call.func)
         if layer is not None:
             return [layer[0]]  # a layer's output has its weight's dtype
-        if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
-            return [call.func.value]
-        if any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
+        if any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):  # `F.log_softmax(x, -1)`
             args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
             return list[cst.BaseExpression | str](args[:2])
+        if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
+            return [call.func.value]
         return []
 
     def _device_hint(self, site: Site) -> str | None:

@@ -50,6 +50,7 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
+from .loss_reach import loss_code
 from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
@@ -477,7 +478,11 @@ class Planner:
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
             return False
-        audit = self._model_code(writes, variables, sites, models) if "model-code-dtypes" in emits else ModelCodeAudit()
+        audit = (
+            self._model_code(writes, variables, sites, models, [c for cs in calls.values() for c in cs])
+            if "model-code-dtypes" in emits
+            else ModelCodeAudit()
+        )
         if not audit.clean:
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded)
@@ -801,13 +806,19 @@ class Planner:
         variables: list[str],
         sites: list[OptimizerSite],
         models: list[cst.BaseExpression],
+        calls: list[ModelCall],
     ) -> ModelCodeAudit:
-        """The audit of the code the models and the file's optimizer classes run in a step
-        (:mod:`.model_code`). When a place cannot be made to follow the dtype it meets, it is
-        reported with BFM085 on the writes and the switch is kept: removing it would leave the model
-        computing in f32 there."""
+        """The audit of the code the models, the file's optimizer classes and the loss applied to
+        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`). When
+        a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
+        writes and the switch is kept: removing it would leave the model computing in f32 there."""
         ctx = self.ctx
-        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]))
+        reached = reach_from(
+            ctx,
+            model_roots(ctx, models),
+            optimizer_classes(ctx, [s.call.func for s in sites]),
+            loss_code(ctx, calls),
+        )
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
         if audit.clean:
             return audit

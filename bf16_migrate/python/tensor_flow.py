@@ -308,7 +308,8 @@ class TensorFlow:
         if name in rules.low_casts or name in rules.cast_like:
             flow.casts_back.append(call)
             return []
-        others = [a.value for a in call.args]
+        index = _index_arg(call, rules.index_methods.get(name))
+        others = [a.value for a in call.args if a is not index]
         kind = "matmul" if name in rules.matmul_methods else "arith"
         return self._meet_then(call, others, kind, flow, through) if others else [call]
 
@@ -317,12 +318,17 @@ class TensorFlow:
         layer of the module, or something that cannot be followed."""
         call = self.ctx.parent(arg)
         assert isinstance(call, cst.Call), "an Arg belongs to a Call"
-        others = [a.value for a in call.args if a is not arg]
         func = call.func
         names = self.ctx.qualified_names(func)
-        if names & self.rules.host_functions:
+        if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
+            spec = self.rules.index_methods.get(func.attr.value)
+        else:
+            spec = next((self.rules.index_functions[n] for n in names if n in self.rules.index_functions), None)
+        index = _index_arg(call, spec)
+        if names & self.rules.host_functions or arg is index:  # a host value, or used as indices
             flow.ends += 1
             return []
+        others = [a.value for a in call.args if a is not arg and a is not index]
         if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
             return self._method_argument(call, func, others, flow, through)
         if names & self.rules.matmul_functions:
@@ -451,6 +457,19 @@ class TensorFlow:
             for node in findall(cls, pattern)
             if node is not target and not isinstance(self.ctx.parent(node), cst.AssignTarget)
         ]
+
+
+def _index_arg(call: cst.Call, spec: tuple[int, str] | None) -> cst.Arg | None:
+    """The argument of ``call`` that ``spec`` (position, keyword: ``rules/model_code.toml``
+    ``[flow.index_methods]``) names as its index or mask, if given."""
+    if spec is None:
+        return None
+    at, keyword = spec
+    named = next((a for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if named is not None:
+        return named
+    positional = [a for a in call.args if a.keyword is None]
+    return positional[at] if at < len(positional) else None
 
 
 def _keyed(target: cst.Subscript) -> bool:
