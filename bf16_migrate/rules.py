@@ -395,6 +395,8 @@ class ModelCodeRules:
     cast_like: frozenset[str] = frozenset()
     ends: frozenset[str] = frozenset()
     host_functions: frozenset[str] = frozenset()
+    integer_results: frozenset[str] = frozenset()
+    """Functions whose result is an integer tensor (their ``.float()`` is a fresh tensor)."""
     matmul_functions: frozenset[str] = frozenset()
     matmul_methods: frozenset[str] = frozenset()
     weighted_layers: Mapping[str, str] = field(default_factory=dict)
@@ -591,6 +593,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         cast_like=names(flow, "cast_like"),
         ends=names(flow, "ends"),
         host_functions=names(flow, "host_functions"),
+        integer_results=names(flow, "integer_results"),
         matmul_functions=names(flow, "matmul_functions"),
         matmul_methods=names(flow, "matmul_methods"),
         weighted_layers=layers,

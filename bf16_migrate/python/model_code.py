@@ -228,7 +228,7 @@ class _Audit:
         islands = []
         for call, arg in upcasts:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if receiver is not None and (id(receiver) in fresh or id(receiver) in found):
+            if receiver is not None and (id(receiver) in fresh or id(receiver) in found or self._integer(receiver)):
                 sites.append(Site(call, "upcast", follow(call, fresh=fresh), arg))
             else:
                 islands.append((call, arg))
@@ -437,6 +437,20 @@ class _Audit:
                 return None
         keyword = _keyword(call, "dtype")
         return keyword if keyword is not None and self._is_low(keyword.value) else None
+
+    def _integer(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is an integer or boolean tensor made here (``F.one_hot(y, C)``, ``(a ==
+        b)``, ``idx.long()``): its upcast makes a fresh floating tensor, not an island of the
+        model's own floating tensors (``rules/model_code.toml`` ``[flow] integer_results``)."""
+        while isinstance(expr, cst.Call) and m.matches(
+            expr.func, m.Attribute(attr=m.Name("unsqueeze") | m.Name("view"))
+        ):
+            expr = expr.func.value  # shape-only methods keep the dtype
+        if isinstance(expr, cst.Comparison):
+            return True
+        if isinstance(expr, cst.Call) and self.ctx.qualified_names(expr.func) & self.rules.integer_results:
+            return True
+        return self.dtypes.infer(expr) == INT
 
     def _in_optimizer(self, node: cst.CSTNode) -> bool:
         cls = self.ctx.enclosing(node, cst.ClassDef)
