@@ -227,7 +227,8 @@ def callee_targets(ctx: FileContext, func: cst.BaseExpression) -> list[cst.Funct
 def _value_targets(ctx: FileContext, value: cst.BaseExpression, depth: int) -> list[cst.FunctionDef | cst.ClassDef]:
     """The file's function or class behind a value a callable was bound to: ``NTXent(0.2)``,
     ``NTXent(0.2).to(device)``, ``nt_xent``, ``functools.partial(nt_xent, temperature=0.1)``."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):  # `.to(device)`, `.cuda()`
+    while m.matches(value, m.Call(func=m.Attribute(value=m.Call()))):  # `NTXent(0.2).to(device)`
+        assert isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute), "matched"
         value = value.func.value
     if isinstance(value, cst.Call):
         if ctx.qualified_names(value.func) & _PARTIAL and value.args:
