@@ -47,7 +47,7 @@ def _migrate_tree(case: str, mode: str, where: Path):
 
 
 def test_there_are_cases():
-    assert set(CASES) >= {"lamb_sibling", "leaky_norm"}
+    assert set(CASES) >= {"contrastive_fn", "lamb_sibling", "leaky_norm", "smoothed_criterion"}
 
 
 @pytest.mark.parametrize("mode", MODES)
