@@ -1,7 +1,8 @@
 """The guarantee the rewrite gives the user who reads "0 left to do by hand": the migrated step graph
-runs no matmul in f32 that the legacy run had in bf16, and (where the model is cast) no softmax either. Checked on ``verify --json`` documents by the
+runs no matmul in f32 that the legacy run had in bf16. Checked on ``verify --json`` documents by the
 end-to-end tests of every fixture (tests/test_verify_fixtures.py, tests/test_real_shapes.py,
-tests/test_model_code.py).
+tests/test_model_code.py). Where the model is cast, no softmax either (the loss fixtures of
+tests/test_model_code.py: a softmax left in f32 keeps every matmul bf16).
 
 "Nothing left to do" is read as the CLI prints it, with documentation set aside: the fixtures'
 docstrings name the legacy variable on purpose (BFM091, which a user may ``--ignore``), and a

@@ -80,8 +80,8 @@ def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
             continue
         found.steps.append(scope)
         path |= on_path
-        for call, target in follow.callees:
-            if id(call) not in on_path:
+        for callee, target in follow.callees:
+            if id(callee) not in on_path:
                 continue
             if isinstance(target, cst.FunctionDef) and not any(f is target for f in found.functions):
                 found.functions.append(target)

@@ -11,8 +11,11 @@ torch-xla 2.9 on the XLA CPU device, fixtures/causal_lm: 0 of 39 matmuls bf16 wi
 39 of 39 under the switch). The knowledge (which factories make f32, what casts, which layers
 carry a weight) is ``rules/model_code.toml``.
 
-The code audited is what the model's training step runs (:mod:`.model_reach`); each way in is a
-:class:`Site`, followed with :class:`~.tensor_flow.TensorFlow` to the tensors it meets, and:
+The code audited is what the model's training step runs (:mod:`.model_reach`): the model's and the
+optimizers' code, and the loss the step applies to the model's output (:mod:`.loss_reach`: its
+functions and criterion classes, and the tensors the step makes on the device on the way to the
+loss; a criterion keeping tensors of its own, which ``model.to`` does not cast, is BFM086). Each way
+in is a :class:`Site`, followed with :class:`~.tensor_flow.TensorFlow` to the tensors it meets, and:
 
 * made f32 (a factory without ``dtype=``, ``dtype=torch.float32``, ``.float()`` of a fresh tensor,
   a plain tensor attribute read in a step): it **follows** the dtype of a tensor it meets, known
@@ -442,9 +445,9 @@ class _Audit:
         """Whether ``expr`` is an integer or boolean tensor made here (``F.one_hot(y, C)``, ``(a ==
         b)``, ``idx.long()``): its upcast makes a fresh floating tensor, not an island of the
         model's own floating tensors (``rules/model_code.toml`` ``[flow] integer_results``)."""
-        while isinstance(expr, cst.Call) and m.matches(
-            expr.func, m.Attribute(attr=m.Name("unsqueeze") | m.Name("view"))
-        ):
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value not in ("unsqueeze", "view"):
+                break
             expr = expr.func.value  # shape-only methods keep the dtype
         if isinstance(expr, cst.Comparison):
             return True
