@@ -47,7 +47,7 @@ def _migrate_tree(case: str, mode: str, where: Path):
 
 
 def test_there_are_cases():
-    assert set(CASES) >= {"contrastive_fn", "lamb_sibling", "leaky_norm", "smoothed_criterion"}
+    assert set(CASES) >= {"contrastive_fn", "lamb_sibling", "leaky_norm", "loss_module", "smoothed_criterion"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -622,6 +622,33 @@ def test_a_criterion_keeping_tensors_of_its_own_keeps_the_switch(state):
         source.split(ENCODER)[1].replace(state, "self.ce = torch.nn.CrossEntropyLoss(label_smoothing=0.1)")
     )
     assert findings(plain) == [] and "model.to(torch.bfloat16)" in plain.code
+
+
+def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_path):
+    """``from contrastive_losses import AlignmentPenalty, recall_at_1, symmetric_info_nce``: the
+    function and the criterion class the step applies are audited in the module (migrated with the
+    script, BFM014); the metric the loop prints is not. ``temperature``, a parameter nothing uses as a
+    tensor, gives no dtype (``temperature.dtype`` would fail on a float): the mask takes the logits'."""
+    tree = _tree("loss_module", tmp_path)
+    outcome = _migrate_tree("loss_module", "stochastic", tmp_path)
+    module = (tree / "contrastive_losses.py").read_text()
+    assert "margin = 0.2 * torch.eye(logits.shape[0], device=logits.device, dtype=logits.dtype) / temperature" in module
+    assert "torch.arange(self.dim, device=queries.device).to(queries.dtype)" in module
+    assert "return hits.float().mean()" in module
+    codes = [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("contrastive_losses.py")]
+    assert codes == [("BFM014", True), ("BFM080", True), ("BFM080", True)]
+
+
+def test_a_parameter_used_as_a_number_is_no_dtype_to_take():
+    """``margin`` and ``temperature`` are used only in arithmetic: as likely Python floats, they
+    decide no dtype and promote nothing; the flow goes on to the logits they meet after."""
+    _, result = migrate_step(
+        NT_XENT_STEP.replace(
+            "sim = sim - torch.eye(n, device=z.device) * 1e4",
+            "sim = sim - torch.eye(n, device=z.device) * margin / temperature",
+        ).replace("def nt_xent(z1, z2, temperature):", "def nt_xent(z1, z2, temperature, margin=None):")
+    )
+    assert "torch.eye(n, device=z.device, dtype=sim.dtype) * margin / temperature" in result.code
 
 
 def test_an_upcast_in_the_loss_keeps_the_switch_and_amp_leaves_the_loss_to_autocast():

@@ -26,8 +26,10 @@ the step's **loss path** (a metric computed from the output and printed is not o
 * a tensor the step's function makes itself and that meets a value on that path
   (``sim = z @ z.T - torch.eye(n, device=device) * 1e4``) is audited as one made in ``forward``.
 
-Functions and classes imported from other modules are not followed here (a module of the tree is
-audited when the project migrates it: :mod:`bf16_migrate.tree_modules`).
+A function or class imported from another module (``from losses import nt_xent``) is not read
+here: its qualified name is recorded (:attr:`LossCode.imported`), and when that module is one of
+the tree's, the project audits the names the scripts apply as their loss in it
+(:mod:`bf16_migrate.tree_modules`, :func:`module_loss_code`).
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import ImportAssignment
 
 from .context import FileContext, findall
 from .model_reach import assigned_values, definitions, self_assigned
 from .model_site import ModelCall, is_loss_callee
 
-__all__ = ["LossCode", "callee_targets", "loss_code", "loss_state"]
+__all__ = ["LossCode", "callee_targets", "imported_callees", "loss_code", "loss_state", "module_loss_code"]
 
 _PARTIAL = {"functools.partial"}
+_NOT_TREE = ("torch.", "builtins.", "functools.")
 _MAX_ALIASES = 4
 
 
@@ -54,13 +58,16 @@ class LossCode:
     of the file the steps call on their loss path; ``classes``: classes of the file whose instances
     they call there; ``steps``: the functions (or the module) that call the model; ``path``: ids of
     the nodes of those functions on a loss path; ``cast_losses``: ids of the loss calls whose other
-    floating arguments (the loss targets) the input casts handle (:mod:`.inputs`)."""
+    floating arguments (the loss targets) the input casts handle (:mod:`.inputs`); ``imported``: the
+    qualified names of the imported functions and classes called on a loss path
+    (``losses.nt_xent``, ``.losses.NTXent``)."""
 
     functions: list[cst.FunctionDef] = field(default_factory=list)
     classes: list[cst.ClassDef] = field(default_factory=list)
     steps: list[cst.FunctionDef | cst.Module] = field(default_factory=list)
     path: frozenset[int] = frozenset()
     cast_losses: frozenset[int] = frozenset()
+    imported: frozenset[str] = frozenset()
 
 
 def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
@@ -72,6 +79,7 @@ def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
         by_scope.setdefault(id(scope), (scope, []))[1].append(call.call)
     found = LossCode()
     path: set[int] = set()
+    imported: set[str] = set()
     for scope, starts in by_scope.values():
         follow = _Follow(ctx)
         follow.run(starts)
@@ -83,11 +91,14 @@ def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
         for callee, target in follow.callees:
             if id(callee) not in on_path:
                 continue
-            if isinstance(target, cst.FunctionDef) and not any(f is target for f in found.functions):
+            if isinstance(target, str):
+                imported.add(target)
+            elif isinstance(target, cst.FunctionDef) and not any(f is target for f in found.functions):
                 found.functions.append(target)
             elif isinstance(target, cst.ClassDef) and not any(c is target for c in found.classes):
                 found.classes.append(target)
     found.path = frozenset(path)
+    found.imported = frozenset(imported)
     found.cast_losses = frozenset(id(loss) for call in calls for loss in call.losses)
     return found
 
@@ -104,7 +115,7 @@ class _Follow:
         self.succ: dict[int, list[cst.CSTNode]] = {}
         self.sinks: set[int] = set()
         self.returns: set[int] = set()
-        self.callees: list[tuple[cst.Call, cst.FunctionDef | cst.ClassDef]] = []
+        self.callees: list[tuple[cst.Call, cst.FunctionDef | cst.ClassDef | str]] = []
 
     def run(self, starts: Iterable[cst.CSTNode]) -> None:
         queue = list(starts)
@@ -182,6 +193,8 @@ class _Follow:
             self.sinks.add(id(call))
         for target in callee_targets(self.ctx, func):
             self.callees.append((call, target))
+        for name in imported_callees(self.ctx, func):
+            self.callees.append((call, name))
         return [call]
 
     def _reads_of(self, target: cst.BaseExpression) -> list[cst.CSTNode]:
@@ -221,6 +234,53 @@ def callee_targets(ctx: FileContext, func: cst.BaseExpression) -> list[cst.Funct
         for target in _value_targets(ctx, value, 0):
             if not any(t is target for t in found):
                 found.append(target)
+    return found
+
+
+def imported_callees(ctx: FileContext, func: cst.BaseExpression) -> list[str]:
+    """The qualified names of what a call of ``func`` runs when the file imports it: a function
+    (``from losses import nt_xent``, ``losses.nt_xent``) or the class of the instance a name or
+    ``self.<attr>`` holds (``criterion = NTXent(0.2)`` with ``NTXent`` imported); torch's own are
+    left out (they are no module of a tree)."""
+    if isinstance(func, cst.Name) and not _imported(ctx, func):
+        values = assigned_values(ctx, func)
+    elif m.matches(func, m.Attribute(value=m.Name("self"))):
+        assert isinstance(func, cst.Attribute), "matched an Attribute"
+        cls = ctx.enclosing(func, cst.ClassDef)
+        values = self_assigned(ctx, cls, func.attr.value) if cls is not None else []
+    else:
+        values = [func]
+    found: list[str] = []
+    for value in values:
+        while m.matches(value, m.Call(func=m.Attribute(value=m.Call()))):  # `NTXent(0.2).to(device)`
+            assert isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute), "matched"
+            value = value.func.value
+        named = value.func if isinstance(value, cst.Call) else value
+        root = named
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name) and _imported(ctx, root):
+            found += sorted(n for n in ctx.qualified_names(named) if not n.startswith(_NOT_TREE))
+    return found
+
+
+def _imported(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is bound by an import where it is read."""
+    scope = ctx.scopes.get(name)
+    return scope is not None and any(isinstance(a, ImportAssignment) for a in scope[name.value])
+
+
+def module_loss_code(ctx: FileContext, names: Iterable[str]) -> LossCode:
+    """The loss code of a module of the tree that scripts import: its module-level functions and
+    classes named ``names`` (what the scripts call on their loss path: :attr:`LossCode.imported`
+    with the module's own name taken off)."""
+    wanted = set(names)
+    found = LossCode()
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value in wanted:
+            found.functions.append(statement)
+        elif isinstance(statement, cst.ClassDef) and statement.name.value in wanted:
+            found.classes.append(statement)
     return found
 
 

@@ -594,7 +594,7 @@ class _Audit:
             return self._self_known(site.node) and self._self_tensor(expr)
         if not self._bound_before(root, site.node):
             return False
-        if self.dtypes.infer(expr) == INT:
+        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root):
             return False
         return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
 

@@ -50,7 +50,7 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
-from .loss_reach import loss_code
+from .loss_reach import loss_code, module_loss_code
 from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
@@ -113,9 +113,12 @@ class Planner:
         imported_under: Mapping[str, str] | None = None,
         factory_changes: tuple[FactoryChange, ...] = (),
         audited_under: Mapping[str, str] | None = None,
+        loss_code: tuple[str, ...] = (),
     ) -> None:
         self.ctx = ctx
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
+        self.loss_requests = loss_code  # the names scripts importing this module apply as their loss
+        self.loss_imports: list[str] = []  # what this script applies as its loss from other modules
         self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.script_change: str | None = None  # what the script got, when not the mode's script_change
@@ -813,12 +816,9 @@ class Planner:
         a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
         writes and the switch is kept: removing it would leave the model computing in f32 there."""
         ctx = self.ctx
-        reached = reach_from(
-            ctx,
-            model_roots(ctx, models),
-            optimizer_classes(ctx, [s.call.func for s in sites]),
-            loss_code(ctx, calls),
-        )
+        loss = loss_code(ctx, calls)
+        self.loss_imports = sorted(loss.imported)
+        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
         if audit.clean:
             return audit
@@ -992,13 +992,17 @@ class Planner:
     def _audit_module(self, variables: list[str]) -> None:
         """The audit of a tree module's model and optimizer classes, which ran under ``variables``
         for a script that imports them (:mod:`.model_code`): every module and optimizer class of the
-        file, since which of them the script uses is not known here. What cannot follow the dtype
-        it meets is reported: the script's own migration is already made."""
+        file, since which of them the script uses is not known here, and the functions and classes the
+        scripts apply as their loss (``loss_code``: :func:`.loss_reach.module_loss_code`; such a
+        class is not cast by ``model.to``). What cannot follow the dtype it meets is reported: the
+        script's own migration is already made."""
         emits: set[str] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
         if "model-code-dtypes" not in emits:
             return
         modules, optimizers = module_classes(self.ctx)
-        reached = reach_from(self.ctx, modules, optimizers)
+        loss = module_loss_code(self.ctx, self.loss_requests)
+        modules = [c for c in modules if not any(c is k for k in loss.classes)]  # a criterion: not cast
+        reached = reach_from(self.ctx, modules, optimizers, loss)
         audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)

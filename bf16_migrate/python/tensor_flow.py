@@ -215,6 +215,42 @@ class TensorFlow:
             return not m.matches(target.iter, m.Call(func=m.Name("range")))
         return True
 
+    def maybe_scalar(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a parameter of a step function that nothing in the function uses as a
+        tensor (no attribute, method, index, matmul, torch function or layer takes it): a loss's
+        ``temperature``, ``margin``, ``eps`` is as likely a Python number, whose dtype is none to
+        take (``temperature.dtype`` would fail) and which promotes no tensor."""
+        if not isinstance(expr, cst.Name):
+            return False
+        scope = self.ctx.scopes.get(expr)
+        if scope is None:
+            return False
+        bindings = [a for a in scope[expr.value] if isinstance(a, Assignment)]
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return False
+        return not any(self._used_as_tensor(access.node) for access in bindings[0].references)
+
+    def _used_as_tensor(self, read: cst.CSTNode) -> bool:
+        parent = self.ctx.parent(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            return True  # `z.shape`, `z.device`, `z.view(...)`
+        if isinstance(parent, cst.Subscript) and parent.value is read:
+            return True
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+            return True
+        if isinstance(parent, cst.Arg) and parent.value is read:
+            call = self.ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.args and call.args[0] is parent:
+                names = self.ctx.qualified_names(call.func)
+                return any(n.startswith("torch.") for n in names) or self.layer(call.func) is not None
+        if isinstance(parent, cst.Element):  # `torch.cat([z1, z2])`
+            holder = self.ctx.parent(self.ctx.parent(parent))
+            call = self.ctx.parent(holder)
+            return isinstance(call, cst.Call) and any(
+                n.startswith("torch.") for n in self.ctx.qualified_names(call.func)
+            )
+        return False
+
     def _param_tensor_like(self, param: cst.Param) -> bool:
         func = self.ctx.enclosing(param, cst.FunctionDef)
         if func is None or func.name.value == "__init__" or param.name.value in ("self", "cls"):
@@ -281,7 +317,7 @@ class TensorFlow:
                 flow.meets.append(Meet(other, at, kind, fresh=True))
             elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
                 flow.meets.append(Meet(other, at, kind))
-                met = True
+                met = met or not self.maybe_scalar(other)  # a Python number decides no dtype: go on
         if kind == "matmul":
             flow.matmuls.append(at)
         return [at] if through or not met else []
