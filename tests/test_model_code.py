@@ -661,7 +661,22 @@ def test_an_upcast_in_the_loss_keeps_the_switch_and_amp_leaves_the_loss_to_autoc
     assert [code for code, _, _ in findings(result)] == ["BFM085", "BFM083"]
     _, amp = migrate_step(NT_XENT_STEP, mode="amp")
     assert "torch.eye(n, device=z.device) * 1e4" in amp.code and findings(amp) == []
-    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in amp.code
+
+
+def test_amp_puts_the_steps_loss_under_the_autocast_of_its_forward_pass():
+    """The loss is what autocast runs in f32 where it should (the forward pass and the loss,
+    PyTorch's torch.amp documentation): the region of each model call runs to the statement on the
+    way to the loss (``nt_xent`` is no loss by its name), the two calls' regions made one; the print
+    and backward stay out."""
+    _, amp = migrate_step(NT_XENT_STEP, mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            z1 = model(x)
+            z2 = model(x.flip(0))
+            loss = nt_xent(z1, z2, 0.2)
+        print(agreement(z1, z2).item())
+        loss.backward()
+"""
+    assert region in amp.code and amp.code.count("torch.autocast(") == 1
 
 
 # -- on the XLA CPU device -----------------------------------------------------------------------

@@ -60,7 +60,8 @@ class LossCode:
     the nodes of those functions on a loss path; ``cast_losses``: ids of the loss calls whose other
     floating arguments (the loss targets) the input casts handle (:mod:`.inputs`); ``imported``: the
     qualified names of the imported functions and classes called on a loss path
-    (``losses.nt_xent``, ``.losses.NTXent``)."""
+    (``losses.nt_xent``, ``.losses.NTXent``); ``statements``: ids of the statements of the steps that
+    hold a node of a loss path (amp's autocast region runs to the last of them: :mod:`.autocast`)."""
 
     functions: list[cst.FunctionDef] = field(default_factory=list)
     classes: list[cst.ClassDef] = field(default_factory=list)
@@ -68,6 +69,7 @@ class LossCode:
     path: frozenset[int] = frozenset()
     cast_losses: frozenset[int] = frozenset()
     imported: frozenset[str] = frozenset()
+    statements: frozenset[int] = frozenset()
 
 
 def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
@@ -99,6 +101,7 @@ def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
                 found.classes.append(target)
     found.path = frozenset(path)
     found.imported = frozenset(imported)
+    found.statements = frozenset(id(ctx.statement_of(ctx.parent_of_id(node))) for node in path)
     found.cast_losses = frozenset(id(loss) for call in calls for loss in call.losses)
     return found
 

@@ -780,8 +780,9 @@ class Planner:
         ctx = self.ctx
         regions: list[Region] = []
         problems = []
+        loss = loss_code(ctx, [c for cs in calls.values() for c in cs])
         for model in models:
-            found, failed = autocast_regions(ctx, model, calls[id(model)])
+            found, failed = autocast_regions(ctx, model, calls[id(model)], loss.statements)
             regions += found
             problems += failed
         if not problems:
