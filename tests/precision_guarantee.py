@@ -49,8 +49,8 @@ def assert_no_silent_f32_softmax(data: dict) -> None:
     and casts the model (``Mode.casts_model``; amp's autocast runs softmax in f32 by design), its step
     graph computes no more exponentials in f32 (a softmax, a log-softmax, a cross-entropy, forward
     or backward: ``GraphStats.exponentials``) than the legacy run's: a mask a loss made without a
-    dtype promotes the bf16 logits it meets, and the softmax after it runs in f32 while every matmul
-    stays bf16 (fixtures/model_code/contrastive_fn)."""
+    dtype and subtracted from the bf16 logits promotes them, and the softmax after it runs in f32
+    while every matmul stays bf16 (the NT-Xent of bench/unseen/simclr_launcher)."""
     if left_to_do(data) or not mode_named(data["mode"]).casts_model:
         return
     migrated = data["runs"]["migrated"]["graph"].get("exponentials", {}).get("f32", 0)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, MODES
-from precision_guarantee import assert_no_silent_f32_matmul, audit_off_rules
+from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
@@ -775,6 +775,47 @@ def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["path"].endswith("lamb_opt.py")) == 3
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize(
+    "case, follows",
+    [
+        ("contrastive_fn", 2),  # CI: a loss function's mask and a tensor the loop makes
+        pytest.param("smoothed_criterion", 1, marks=pytest.mark.xla_full),  # a criterion class's one-hot
+    ],
+)
+def test_verify_proves_the_migration_of_the_steps_loss(case, follows, tmp_path):
+    """The loss's tensors take the dtype they meet (BFM080): the stochastic migration matches the
+    legacy run, its step graph has every matmul bf16 (measured: contrastive_fn 19 of 19,
+    smoothed_criterion 9 of 9) and its exponentials as the legacy run's, bf16 (5 and 2), nothing
+    left to do but the docstring."""
+    code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert [d["code"] for d in data["diagnostics"] if d["code"] == "BFM080"] == ["BFM080"] * follows
+    assert left_to_do(data) == []
+    assert_no_silent_f32_matmul(data)
+    assert_no_silent_f32_softmax(data)
+    assert data["runs"]["migrated"]["graph"]["exponentials"] == data["runs"]["legacy"]["graph"]["exponentials"]
+    assert code == 0, output
+
+
+@pytest.mark.xla
+@pytest.mark.xla_full  # the negative control of the test above: `-m xla_full`
+@pytest.mark.parametrize("case", ["contrastive_fn", "smoothed_criterion"])
+def test_the_loss_migrated_without_the_audit_says_nothing_is_left_and_computes_it_in_f32(case, tmp_path):
+    """Why the loss is audited. Migrated without it (the audit's emit taken out of the rules), the
+    rewrite leaves nothing to do but the docstring, every matmul stays bf16, and yet the loss the run
+    backpropagates is f32 where the legacy run's is bf16 (measured: verify's precision part FAILs, and
+    matches: 0 of the first 3 steps the same, median rel. diff 0.0058 / 0.0053)."""
+    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path))}
+    code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path, env=env)
+    assert left_to_do(data) == []
+    assert data["runs"]["migrated"]["graph"]["f32_matmuls"] == 0
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses["precision"] == "FAIL" and "backpropagates is f32" in output, output
+    assert code == 1
 
 
 @pytest.mark.xla

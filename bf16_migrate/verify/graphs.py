@@ -150,7 +150,8 @@ class GraphStats:
     ``exponentials``: element type -> count of ``exponential`` instructions on tensors of more than
     one element: softmax, log-softmax and cross-entropy compute one per element, forward and
     backward, so an f32 count the legacy run did not have is a softmax the migration left in f32
-    (a loss's mask made without a dtype promotes its logits: fixtures/model_code/contrastive_fn).
+    (a mask made without a dtype and subtracted from bf16 logits before the softmax promotes them:
+    the NT-Xent of bench/unseen/simclr_launcher).
     ``parameter_types``: element type -> count of the entry computation's parameters (the
     device data the graph reads: weights, optimizer state, inputs). ``graph_hash``,
     ``frames``: of the dump entry (for the statistics of a whole step, of its largest graph).
