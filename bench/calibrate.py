@@ -155,7 +155,8 @@ _WRONG_KEYS = {"kind", "mode", "name", "file", "base", "edits", "why"}
 def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool) -> Migration:
     """The wrong migration of ``spec`` (one entry of the case's ``wrong``); ``several``: its kind
     has other wrong migrations in the case, so its label adds its name. Raises ValueError (without
-    the file's name) for a key it does not know, a missing name, base, edit or why."""
+    the file's name) for a key it does not know, a missing name, base, edit or why (every wrong
+    migration but ``delete_only`` has one)."""
     kind = spec["kind"]
     unknown = sorted(set(spec) - _WRONG_KEYS)
     if unknown:
@@ -167,6 +168,8 @@ def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool) -> Migr
     label = f"wrong:{kind}:{name}" if several else f"wrong:{kind}"
     migration = Migration(label, spec["mode"], FAIL, case.name, file, why=str(spec.get("why", "")))
     if file is not None:
+        if not migration.why:
+            raise ValueError(f"[{case.name}] {label}: a wrong migration kept as a file needs a why (why not edits)")
         return migration
     if "base" not in spec and "edits" not in spec:
         if kind != "delete_only":

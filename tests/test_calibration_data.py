@@ -134,9 +134,19 @@ def test_a_wrong_migration_is_its_base_with_its_edits(tmp_path):
         ('kind = "k"\nmode = "stochastic"\nbase = "legacy"\nedits = [{ old = "import os", new = "" }]\n', "a why"),
         ('kind = "k"\nmode = "stochastic"\nbase = "legacy"\nwhy = "w"\nedits = [{ old = "x", new = "x" }]\n', "edit 1"),
         ('kind = "k"\nmode = "stochastic"\n', "no file and no base"),
+        ('kind = "k"\nmode = "stochastic"\nfile = "right/stochastic.py"\n', "kept as a file needs a why"),
         ('kind = "k"\nmode = "stochastic"\nbase = "legacy"\nwhy = "w"\nedit = [{ old = "x", new = "y" }]\n', "edit"),
     ],
-    ids=["old-twice", "old-missing", "unknown-base", "no-why", "edit-changes-nothing", "no-edits", "unknown-key"],
+    ids=[
+        "old-twice",
+        "old-missing",
+        "unknown-base",
+        "no-why",
+        "edit-changes-nothing",
+        "no-edits",
+        "file-without-why",
+        "unknown-key",
+    ],
 )
 def test_a_wrong_migration_that_cannot_be_made_is_a_one_line_error_naming_case_and_edit(tmp_path, wrong, message):
     toml = _suite(tmp_path, wrong)
