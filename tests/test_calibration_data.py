@@ -77,7 +77,11 @@ def test_every_migration_is_made_and_parses(case):
 
 def test_a_fixture_case_reads_its_fixture_and_keeps_no_copy():
     fixture_cases = [c for c in CASES if c.fixture is not None]
-    assert {c.name for c in fixture_cases} >= {"resume_checkpoint", "autocast_flag", "tiny_transformer"}
+    assert {c.name: c.fixture for c in fixture_cases} == {
+        "autocast_flag": "trees/autocast_flag",
+        **{name: name for name in ("mlp_regression", "cnn_trainer", "tiny_transformer", "optimizer_before_to")},
+        **{name: name for name in ("zero1_sharded", "resume_checkpoint")},
+    }
     for case in fixture_cases:
         fixture = ROOT / "fixtures" / str(case.fixture)
         assert case.script == fixture / "train.py"
