@@ -75,7 +75,11 @@ class Migration:
       ``base`` is None), with ``why``: what the edits leave in f32 or in the wrong place;
     - neither: ``delete_only``, the codemod's FP32-reference rewrite of the legacy script.
 
-    ``case`` names the case in error messages."""
+    ``case`` names the case in error messages. ``same_as``: for a migration that differs in its
+    text from a right one but computes the same (label ``same:<kind>``), that right migration: it
+    must PASS and execute the same step graph (the hash of the graph of its last verified step
+    equal to the right migration's), which shows that verify could not tell them apart because
+    there is nothing to tell."""
 
     label: str
     mode: str
@@ -85,6 +89,7 @@ class Migration:
     base: Migration | None = None
     edits: tuple[Edit, ...] = ()
     why: str = ""
+    same_as: Migration | None = None
 
     @property
     def base_label(self) -> str:
@@ -150,23 +155,29 @@ class Case:
 
 
 _WRONG_KEYS = {"kind", "mode", "name", "file", "base", "edits", "why"}
+WRONG, SAME = "wrong", "same"
 
 
-def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool) -> Migration:
-    """The wrong migration of ``spec`` (one entry of the case's ``wrong``); ``several``: its kind
-    has other wrong migrations in the case, so its label adds its name. Raises ValueError (without
-    the file's name) for a key it does not know, a missing name, base, edit or why (every wrong
-    migration but ``delete_only`` has one)."""
+def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool, group: str = WRONG) -> Migration:
+    """The wrong migration of ``spec`` (one entry of the case's ``wrong``), or with ``group``
+    ``same`` one of its ``same`` (a text that computes what its base computes: expected PASS, with
+    the base as ``same_as``); ``several``: its kind has others in the case, so its label adds its
+    name. Raises ValueError (without the file's name) for a key it does not know, a missing name,
+    base, edit or why (every wrong migration but ``delete_only`` has one; a ``same`` one needs a
+    right migration as its base)."""
     kind = spec["kind"]
     unknown = sorted(set(spec) - _WRONG_KEYS)
     if unknown:
-        raise ValueError(f"[{case.name}] wrong {kind}: unknown key(s) {', '.join(unknown)}")
+        raise ValueError(f"[{case.name}] {group} {kind}: unknown key(s) {', '.join(unknown)}")
     file = suite / case.name / spec["file"] if "file" in spec else None
     name = spec.get("name") or (file.stem if file is not None else None)
     if several and not name:
-        raise ValueError(f"[{case.name}] wrong {kind}: several of this kind, each needs a name")
-    label = f"wrong:{kind}:{name}" if several else f"wrong:{kind}"
-    migration = Migration(label, spec["mode"], FAIL, case.name, file, why=str(spec.get("why", "")))
+        raise ValueError(f"[{case.name}] {group} {kind}: several of this kind, each needs a name")
+    label = f"{group}:{kind}:{name}" if several else f"{group}:{kind}"
+    expected = PASS if group == SAME else FAIL
+    migration = Migration(label, spec["mode"], expected, case.name, file, why=str(spec.get("why", "")))
+    if group == SAME and (file is not None or spec.get("base", LEGACY) == LEGACY):
+        raise ValueError(f"[{case.name}] {label}: a migration that computes the same is a right migration's edits")
     if file is not None:
         if not migration.why:
             raise ValueError(f"[{case.name}] {label}: a wrong migration kept as a file needs a why (why not edits)")
@@ -175,11 +186,12 @@ def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool) -> Migr
         if kind != "delete_only":
             raise ValueError(f"[{case.name}] {label}: no file and no base with edits (only delete_only is made so)")
         return migration
-    rights = {m.label: m for m in case.migrations if m.expected == PASS}
+    rights = {m.label: m for m in case.migrations if m.label.startswith("right:")}
     base = spec.get("base")
     if base != LEGACY and base not in rights:
         raise ValueError(f"[{case.name}] {label}: base {base!r} is neither {LEGACY!r} nor one of {', '.join(rights)}")
     migration.base = rights.get(base)
+    migration.same_as = migration.base if group == SAME else None
     migration.edits = tuple(Edit(str(e["old"]), str(e["new"])) for e in spec.get("edits", []))
     if not migration.edits or not migration.why:
         raise ValueError(f"[{case.name}] {label}: a wrong migration made from a base needs edits and a why")
@@ -205,10 +217,12 @@ def load_cases(path: Path = SUITE / "cases.toml", fixtures: Path = FIXTURES) -> 
         case.legacy_env = {str(k): str(v) for k, v in spec.get("legacy_env", {}).items()}
         for mode in spec.get("right", []):
             case.migrations.append(Migration(f"right:{mode}", mode, PASS, name, case.right_file(mode)))
-        kinds = [w["kind"] for w in spec.get("wrong", [])]
         try:
-            for wrong in spec.get("wrong", []):
-                case.migrations.append(_wrong(wrong, case, path.parent, kinds.count(wrong["kind"]) > 1))
+            for group in (WRONG, SAME):
+                kinds = [w["kind"] for w in spec.get(group, [])]
+                for wrong in spec.get(group, []):
+                    several = kinds.count(wrong["kind"]) > 1
+                    case.migrations.append(_wrong(wrong, case, path.parent, several, group))
             _check_texts(case)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
@@ -277,6 +291,8 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
     legacy = case.script.read_text(encoding="utf-8")
     started = time.monotonic()
     entry: dict[str, Any] = {"case": case.name, "migration": migration.label, "mode": migration.mode}
+    if migration.same_as is not None:
+        entry["same_as"] = migration.same_as.label
     with xla_lock(lock):
         try:
             report = verify_script(
@@ -340,6 +356,22 @@ def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
     return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
 
 
+def check_same(entries: list[dict[str, Any]]) -> None:
+    """For each entry of a migration that computes what a right one does (``same_as``): whether
+    its last verified step executed the right migration's graph (``same_graph``: the graph part's
+    ``graph_hash``, the hash of the HLO text torch-xla dumps for the step, equal), and ``right``
+    only when it PASSes with that same graph. An entry whose right migration has no stored run is
+    not right yet."""
+    by_key = {(e["case"], e["migration"]): e for e in entries}
+    for e in entries:
+        if not e.get("same_as"):
+            continue
+        other = by_key.get((e["case"], e["same_as"]))
+        mine = _figure(e, "graph", "graph_hash")
+        e["same_graph"] = other is not None and mine is not None and mine == _figure(other, "graph", "graph_hash")
+        e["right"] = e["verdict"] == PASS and e["same_graph"]
+
+
 def _cell(entry: dict[str, Any], part: str) -> str:
     for p in entry.get("parts") or []:
         if p["name"] == part:
@@ -369,6 +401,10 @@ def _figures(entry: dict[str, Any]) -> str:
             bits.append(f"compiles {f['compiles']} vs {f['compiles_baseline']}")
     if len(entry.get("rounds") or []) > 1:
         bits.append("steps " + " then ".join(map(str, entry["rounds"])))
+    if entry.get("same_as"):
+        bits.append(
+            f"step graph {'the same as' if entry.get('same_graph') else 'NOT the same as'} {entry['same_as']}'s"
+        )
     if entry["verdict"] == "ERROR":
         bits.append(entry.get("error", "")[:60])
     return ", ".join(bits)
@@ -428,8 +464,9 @@ def summary(entries: list[dict[str, Any]]) -> str:
 def matrix(entries: list[dict[str, Any]]) -> str:
     """The confusion matrix in Markdown: the summary counts, then one row per case and migration
     with the verdict of each part and the figures behind it."""
-    right = [e for e in entries if e["expected"] == PASS]
+    right = [e for e in entries if e["expected"] == PASS and not e.get("same_as")]
     wrong = [e for e in entries if e["expected"] == FAIL]
+    same = [e for e in entries if e.get("same_as")]
 
     def count(group: list[dict[str, Any]], verdict: str) -> int:
         return sum(1 for e in group if e["verdict"] == verdict)
@@ -441,6 +478,8 @@ def matrix(entries: list[dict[str, Any]]) -> str:
         f"| {count(right, 'INCONCLUSIVE')} | {count(right, 'ERROR')} |",
         f"| wrong migration ({len(wrong)}) | {count(wrong, PASS)} (false PASS) | {count(wrong, FAIL)} "
         f"| {count(wrong, 'INCONCLUSIVE')} | {count(wrong, 'ERROR')} |",
+        f"| same computation as a right migration ({len(same)}) | {count(same, PASS)} | {count(same, FAIL)} "
+        f"| {count(same, 'INCONCLUSIVE')} | {count(same, 'ERROR')} |",
         "",
         "| case | migration | mode | verdict | runs | trains | precision | matches | graph | figures | wall |",
         "|---|---|---|---|---|---|---|---|---|---|---:|",
@@ -499,6 +538,7 @@ def main() -> int:
                     args.results.parent.mkdir(parents=True, exist_ok=True)
                     args.results.write_text(_dump([stored[k] for k in order if k in stored]))
     entries = [stored[k] for k in order if k in stored]
+    check_same(entries)
     if args.rejudge:
         args.results.write_text(_dump(entries))
     table = matrix(entries) + "\n" + summary(entries)

@@ -20,8 +20,9 @@ import calibrate  # noqa: E402  (bench/ is not a package)
 CASES = calibrate.load_cases()
 RIGHT = ("right:stochastic", "right:gpu-compatible", "right:amp")
 
-# The labels of every case (its right migrations, then its wrong ones), as the suite had them when its
-# copies and wrong files became data: bench/results/calibration.json is keyed by case and label.
+# The labels of every case (its right migrations, then its wrong ones, then those that compute what a right
+# one does), as the suite had them when its copies and wrong files became data, and amp_backward, measured to
+# execute right:amp's step graph, moved from wrong to same: bench/results/calibration.json is keyed by them.
 LABELS = {
     "grad_accum": (*RIGHT, "wrong:delete_only"),
     "compiled_model": (*RIGHT, "wrong:delete_only", "wrong:input_f32"),
@@ -32,10 +33,10 @@ LABELS = {
         "wrong:delete_only",
         "wrong:forward_f32",
         "wrong:gpu_no_master",
-        "wrong:amp_backward",
+        "same:amp_backward",
     ),
     "gru_crash": (*RIGHT, "wrong:delete_only"),
-    "long_run": (*RIGHT, "wrong:delete_only", "wrong:gpu_no_master", "wrong:amp_backward"),
+    "long_run": (*RIGHT, "wrong:delete_only", "wrong:gpu_no_master", "same:amp_backward"),
     "weighted_loss": (
         *RIGHT,
         "wrong:delete_only",
@@ -158,3 +159,39 @@ def test_a_wrong_migration_that_cannot_be_made_is_a_one_line_error_naming_case_a
         calibrate.load_cases(toml, fixtures=tmp_path)
     text = str(exc.value)
     assert text.startswith(f"{toml}: [c]") and message in text and "\n" not in text, text
+
+
+def _entry(migration, verdict, graph_hash, same_as=None):
+    entry = {"case": "c", "migration": migration, "mode": "amp", "verdict": verdict, "expected": "PASS", "wall_s": 1.0}
+    entry["right"] = verdict == "PASS"
+    entry["parts"] = [{"name": "graph", "status": "PASS", "detail": "", "figures": {"graph_hash": graph_hash}}]
+    if same_as:
+        entry["same_as"] = same_as
+    return entry
+
+
+def test_a_same_migration_is_right_only_with_a_pass_and_the_right_migrations_step_graph():
+    right = _entry("right:amp", "PASS", "h1")
+    same = _entry("same:amp_backward", "PASS", "h1", same_as="right:amp")
+    other_graph = _entry("same:x", "PASS", "h2", same_as="right:amp")
+    failed = _entry("same:y", "FAIL", "h1", same_as="right:amp")
+    alone = _entry("same:z", "PASS", "h1", same_as="right:stochastic")  # its right migration not measured
+    entries = [right, same, other_graph, failed, alone]
+    calibrate.check_same(entries)
+    assert [e["right"] for e in entries] == [True, True, False, False, False]
+    assert "step graph the same as right:amp's" in calibrate._figures(same)
+    assert "NOT the same as" in calibrate._figures(other_graph)
+    table = calibrate.matrix(entries)
+    assert "| same computation as a right migration (4) | 3 | 1 |" in table
+    assert "| right migration (1) | 1 |" in table
+
+
+def test_the_amp_backward_migrations_compute_what_right_amp_does():
+    """amp_backward is a ``same`` migration of right:amp in both cases that have it: expected PASS."""
+    same = [(case.name, m) for case in CASES for m in case.migrations if m.label.startswith("same:")]
+    assert {(name, m.label) for name, m in same} == {
+        ("lm_large_loss", "same:amp_backward"),
+        ("long_run", "same:amp_backward"),
+    }
+    for _name, m in same:
+        assert m.expected == calibrate.PASS and m.same_as is not None and m.same_as.label == "right:amp"
