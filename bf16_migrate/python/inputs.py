@@ -86,6 +86,7 @@ def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
         if not isinstance(later, cst.SimpleStatementLine):
             break  # a loop or a branch: what runs after it is not followed
         for op in findall(later, _ARITHMETIC):
+            assert isinstance(op, cst.BinaryOperation), "_ARITHMETIC matches binary operations"
             for side, other in ((op.left, op.right), (op.right, op.left)):
                 if isinstance(other, cst.Name) and other.value not in flowing and _reads(side, flowing):
                     partners.append(other)
