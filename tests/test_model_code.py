@@ -47,7 +47,7 @@ def _migrate_tree(case: str, mode: str, where: Path):
 
 
 def test_there_are_cases():
-    assert set(CASES) >= {"lamb_sibling", "leaky_norm"}
+    assert set(CASES) >= {"lamb_sibling", "leaky_norm", "lstm_forecaster"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -406,6 +406,113 @@ def test_a_dot_of_f32_and_bf16_counts_as_an_f32_matmul():
     stats = hlo_stats(MIXED_DOT)
     assert (stats.matmuls, stats.matmuls_bf16, stats.matmuls_f32, stats.matmuls_other) == (3, 1, 1, 1)
     assert stats.matmuls_with_f32 == stats.f32_matmuls == 2
+
+
+# -- a tensor made in forward and handed to a submodule (an RNN's initial state) ------------------
+
+
+def test_an_lstm_state_beside_an_expression_takes_the_parameters_dtype(tmp_path):
+    """The encoder's `(h0, c0)` meets the LSTM's bf16 parameters: beside an expression (the projected
+    history, not hoisted into a name) the state takes `next(self.lstm.parameters()).dtype`, correct
+    for any module; the refiner's state, handed as `hx=` through a name beside the plain name `seq`,
+    takes `seq.dtype` (torch requires an LSTM's input in its parameters' dtype)."""
+    tree = _tree("lstm_forecaster", tmp_path)
+    outcome = _migrate_tree("lstm_forecaster", "stochastic", tmp_path)
+    text = (tree / "train.py").read_text()
+    parameters = "dtype=next(self.lstm.parameters()).dtype)"
+    assert f"h0 = torch.zeros(self.layers, batch, self.hidden, device=history.device, {parameters}" in text
+    assert f"c0 = torch.zeros(self.layers, batch, self.hidden, device=history.device, {parameters}" in text
+    assert "h0 = torch.zeros(1, seq.size(0), self.hidden, device=seq.device, dtype=seq.dtype)" in text
+    assert "c0 = torch.zeros(1, seq.size(0), self.hidden, device=seq.device, dtype=seq.dtype)" in text
+    assert [d.line for d in outcome.diagnostics if d.code == "BFM080" and d.fixed] == [31, 32, 45, 46]
+    assert not any(d.code in ("BFM081", "BFM085") for d in outcome.diagnostics)
+
+
+def test_a_gru_state_alone_and_an_explicit_float32_take_the_plain_input_beside():
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = torch.nn.GRU(8, 8, batch_first=True)
+                self.cell = torch.nn.LSTMCell(8, 8)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+                out, _ = self.gru(x, h0)
+                h = torch.zeros(x.size(0), 8, device=x.device, dtype=torch.float32)
+                c = torch.zeros(x.size(0), 8, device=x.device)
+                h, c = self.cell(out[:, -1], hx=(h, c))
+                return h
+        """
+    )
+    assert "h0 = torch.zeros(1, x.size(0), 8, device=x.device, dtype=x.dtype)" in result.code
+    assert "h = torch.zeros(x.size(0), 8, device=x.device, dtype=next(self.cell.parameters()).dtype)" in result.code
+    assert "c = torch.zeros(x.size(0), 8, device=x.device, dtype=next(self.cell.parameters()).dtype)" in result.code
+    assert codes(result) == ["BFM080"] * 3 and 'XLA_USE_BF16"' not in result.code
+
+
+def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype_never_its_input():
+    """A module of the file may take token ids beside the state (`self.step(tokens, h0)`): the
+    parameters' form, never `tokens.dtype`."""
+    _, result = migrate(
+        """
+        class Step(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(16, 8)
+                self.rnn = torch.nn.GRUCell(8, 8)
+
+            def forward(self, tokens, h):
+                return self.rnn(self.embed(tokens), h)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.step = Step()
+
+            def forward(self, tokens):
+                h0 = torch.zeros(tokens.size(0), 8, device=tokens.device)
+                return self.step(tokens, h0)
+        """
+    )
+    assert "h0 = torch.zeros(tokens.size(0), 8, device=tokens.device, dtype=next(self.step.parameters()).dtype)" in (
+        result.code
+    )
+    assert codes(result) == ["BFM080"]
+
+
+@pytest.mark.parametrize(
+    "built, after",
+    [
+        ("torch.nn.Dropout(0.1)", ""),  # no parameters: next(...parameters()) would raise
+        ("make_rnn()", ""),  # unknown
+        ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.float()\n"),  # kept f32 on purpose
+        ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.to(dtype=torch.float32)\n"),
+    ],
+)
+def test_a_state_handed_to_a_submodule_the_cast_may_not_reach_keeps_the_switch(built, after):
+    body = textwrap.dedent(
+        f"""
+        def make_rnn():
+            return torch.nn.LSTM(8, 8, batch_first=True)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = {built}
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+                return self.rnn(x, (h0, h0))
+        """
+    )
+    source = HEADER + body + TRAIN.format(model="Net()", optimizer="torch.optim.SGD") + after
+    result = migrate_source(source, "stochastic", "t.py")
+    assert sorted(codes(result)) == ["BFM081", "BFM085"]
+    assert result.code == source  # nothing half done: the switch stays, the state is left as it is
 
 
 # -- on the XLA CPU device -----------------------------------------------------------------------
