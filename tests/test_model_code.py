@@ -452,6 +452,39 @@ def test_a_gru_state_alone_and_an_explicit_float32_take_the_plain_input_beside()
     assert codes(result) == ["BFM080"] * 3 and 'XLA_USE_BF16"' not in result.code
 
 
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # `x` holds token ids at the state's line and the embedding only at the call
+        "h0 = torch.zeros(1, x.size(0), 8, device=x.device)\n"
+        "                x = self.embed(x)\n"
+        "                return self.rnn(x, h0)[0]",
+        # a PackedSequence has no `.dtype`
+        "packed = pack_padded_sequence(self.embed(x), lengths, batch_first=True)\n"
+        "                h0 = torch.zeros(1, x.size(0), 8, device=x.device)\n"
+        "                return self.rnn(packed, h0)[0]",
+    ],
+)
+def test_a_state_beside_a_rebound_or_packed_input_takes_the_parameters_dtype(forward):
+    _, result = migrate(
+        f"""
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(16, 8)
+                self.rnn = torch.nn.GRU(8, 8, batch_first=True)
+
+            def forward(self, x, lengths=None):
+                {forward}
+        """
+    )
+    assert "h0 = torch.zeros(1, x.size(0), 8, device=x.device, dtype=next(self.rnn.parameters()).dtype)" in result.code
+    assert codes(result) == ["BFM080"]
+
+
 def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype_never_its_input():
     """A module of the file may take token ids beside the state (`self.step(tokens, h0)`): the
     parameters' form, never `tokens.dtype`."""

@@ -10,7 +10,8 @@ parameters. The dtype it takes is theirs, written in one of two forms:
   layer (``rules/model_code.toml`` ``[flow] state_layers``) and that input is a plain name: torch
   requires the input to have the parameters' dtype (torch/nn/modules/rnn.py ``check_input``) and makes
   its own default state in the input's dtype (``torch.zeros(..., dtype=input.dtype)``), so the name
-  says the same dtype, the way torch's own code does.
+  says the same dtype, the way torch's own code does (not for a name bound twice, nor in a file that
+  packs sequences: see :func:`_input_beside`).
 * ``dtype=next(self.rnn.parameters()).dtype`` otherwise: correct for any module that holds
   parameters (``model.to`` cast all of them to one dtype), where an attribute such as
   ``weight_ih_l0`` exists on an LSTM only. An input beside that is an expression (``self.embed(src)``)
@@ -69,7 +70,7 @@ def receiver(ctx: FileContext, call: cst.Call, handed: cst.Arg) -> Receiver | No
     kinds = {_module_kind(ctx, value, 0) for value in values}
     if not values or None in kinds or _cast_to_full_precision(ctx, attr):
         return None
-    beside = _input_beside(call, handed) if kinds == {_STATE} else None
+    beside = _input_beside(ctx, call, handed) if kinds == {_STATE} else None
     return Receiver(call, f"next(self.{attr}.parameters())", beside)
 
 
@@ -132,12 +133,28 @@ def _cast_to_full_precision(ctx: FileContext, attr: str) -> bool:
     return False
 
 
-def _input_beside(call: cst.Call, handed: cst.Arg) -> cst.Name | None:
-    """The layer's input (its first positional argument, or ``input=``) when it is a plain name and
-    not the handed argument itself."""
+def _input_beside(ctx: FileContext, call: cst.Call, handed: cst.Arg) -> cst.Name | None:
+    """The layer's input (its first positional argument, or ``input=``) when it is a plain name, not
+    the handed argument itself, bound once in its scope (``x = self.embed(x)`` rebinds token ids: at
+    the line that makes the state ``x`` may be the ids), and the file packs no sequence (a
+    ``PackedSequence`` input has no ``.dtype``: ``rules/model_code.toml`` ``packed_sequences``)."""
     positional = [a for a in call.args if a.keyword is None]
     keyword = [a for a in call.args if a.keyword is not None and a.keyword.value == "input"]
     first = positional[0] if positional else (keyword[0] if keyword else None)
     if first is None or first is handed or not isinstance(first.value, cst.Name):
         return None
-    return first.value
+    name = first.value
+    scope = ctx.scopes.get(name)
+    if scope is None or len(scope.assignments[name.value]) != 1 or _packs_sequences(ctx):
+        return None
+    return name
+
+
+def _packs_sequences(ctx: FileContext) -> bool:
+    """Whether the file names one of ``rules/model_code.toml`` ``packed_sequences``."""
+    packed = ctx.rules.model_code.packed_sequences
+
+    def compute() -> bool:
+        return any(ctx.qualified_names(node) & packed for node in findall(ctx.module, m.Name() | m.Attribute()))
+
+    return bool(ctx.memo(("packs sequences",), compute))
