@@ -4,8 +4,9 @@ optimizer make themselves, which the legacy switch made bf16 and ``model.to(torc
 fixtures/model_code/<case>/ are trees (a script and its sibling modules), migrated with the project
 path: goldens per mode (every changed file and the findings), idempotence. The shapes below are small
 sources asserting exactly what is written or reported. On the XLA CPU device (``-m xla``): what
-``model.to`` casts and what it does not (measured, not assumed), the sibling optimizer's scalars
-proven by ``verify``, and the leaky norm's f32 shown by a migration made without the audit.
+``model.to`` casts and what it does not (measured, not assumed), the sibling optimizer's scalars and
+the LSTM states made in forward proven by ``verify``, and the leaky norm's f32 shown by a migration
+made without the audit.
 """
 
 from __future__ import annotations
@@ -642,6 +643,20 @@ def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
     statuses = {p["name"]: p["status"] for p in data["parts"]}
     assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["path"].endswith("lamb_opt.py")) == 3
+    assert_no_silent_f32_matmul(data)
+    assert code == 0, output
+
+
+@pytest.mark.xla
+def test_verify_proves_the_lstm_states_migration(tmp_path):
+    """The LSTM states made in forward take the parameters' dtype (the encoder) and the plain input's
+    (the refiner): the migrated run matches the legacy one, nothing is left to do but the docstring,
+    and the step graph has no f32 matmul. One mode in CI (stochastic: the model cast with stochastic
+    rounding; gpu-compatible writes the same states, amp leaves them to autocast: the goldens)."""
+    code, data, output = _verify_json(CASES_DIR / "lstm_forecaster" / "train.py", "stochastic", tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 4
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
 
