@@ -45,23 +45,36 @@ def test_the_launchers_own_directory_leads_to_the_sourced_file_and_the_script(tm
 
 
 @pytest.mark.parametrize(
-    "launcher",
+    "launcher,cause",
     [
         # a directory the environment gives
-        'source "$CONF_DIR/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+        (
+            'source "$CONF_DIR/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+            '("$CONF_DIR/env.sh": $CONF_DIR (from the environment))',
+        ),
         # two directories, by branch
-        'if [ -n "$CI" ]; then\n    HERE=/opt/job\nelse\n    HERE="$(dirname "$0")"\nfi\n'
-        'source "$HERE/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+        (
+            'if [ -n "$CI" ]; then\n    HERE=/opt/job\nelse\n    HERE="$(dirname "$0")"\nfi\n'
+            'source "$HERE/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+            "one of ./env.sh, /opt/job/env.sh, by the branch taken",
+        ),
         # `readlink` without -f prints a link's target, not the script's path
-        'HERE="$(dirname "$(readlink "$0")")"\nsource "$HERE/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+        (
+            'HERE="$(dirname "$(readlink "$0")")"\nsource "$HERE/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+            '$(dirname "$(readlink "$0")") (line 3)',
+        ),
         # another pattern than the last path component
-        'source "${BASH_SOURCE%.sh}/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+        (
+            'source "${BASH_SOURCE%.sh}/env.sh"\npython3 "$(dirname "$0")/../train.py"\n',
+            "(from the environment)",
+        ),
     ],
 )
-def test_a_sourced_path_that_stays_computed_keeps_the_setting(tmp_path, launcher):
+def test_a_sourced_path_that_stays_computed_keeps_the_setting_and_says_why(tmp_path, launcher, cause):
     _tree(tmp_path, launcher)
     changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
     assert changed == {}, diagnostics
     kept = [d for d in outcome.diagnostics if not d.fixed]
     assert [d.code for d in kept] == ["BFM110"], diagnostics
     assert kept[0].path.endswith("env.sh")
+    assert "launch/run.sh loads this file" in kept[0].message and cause in kept[0].message, kept[0].message
