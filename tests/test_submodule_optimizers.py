@@ -120,3 +120,26 @@ def test_the_recsys_shape_of_a_tree_factory_over_two_towers(tmp_path):
     assert "    net = PriceModel(FIELDS, NUMERIC).to(device)\n    net.to(torch.bfloat16)\n" in script
     assert 'smooth_l1_loss(predicted, floating_to_bf16(batch["log_price"]))' in script
     assert Path("tabular/optim.py").as_posix() not in changed  # stochastic: no master weights
+
+
+TWO_OPTIMIZERS = (
+    LINEAR_PROBE.replace(
+        "    optimizer = torch.optim.SGD(model.classifier.parameters(), lr=0.1, momentum=0.9)\n",
+        "    opt_a = torch.optim.Adagrad(model.backbone.parameters(), lr=0.05)\n"
+        "    opt_b = torch.optim.Adam(model.classifier.parameters(), lr=1e-3)\n",
+    )
+    .replace("    for p in model.backbone.parameters():\n        p.requires_grad_(False)\n", "")
+    .replace("optimizer.step()", "opt_a.step()\n        opt_b.step()")
+    .replace("optimizer.zero_grad()", "opt_a.zero_grad()\n        opt_b.zero_grad()")
+)
+
+
+def test_two_optimizers_over_two_submodules_cast_the_model_once_before_the_first():
+    result = migrate_source(TWO_OPTIMIZERS, "gpu-compatible", "probe.py")
+    assert not result.unfixed, [d.format_text() for d in result.unfixed]
+    assert (
+        "    model = Probe().to(device)\n    model.to(torch.bfloat16)\n"
+        "    opt_a = with_fp32_master_weights(torch.optim.Adagrad)(model.backbone.parameters(), lr=0.05)\n"
+        "    opt_b = with_fp32_master_weights(torch.optim.Adam)(model.classifier.parameters(), lr=1e-3)\n"
+    ) in result.code
+    assert result.code.count(".to(torch.bfloat16)\n") == 1
