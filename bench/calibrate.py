@@ -1,11 +1,18 @@
 """The calibration of `bf16-migrate verify`: a confusion matrix of its verdict on our own scripts.
 
-Every case of ``bench/calibration/cases.toml`` is a legacy training script (``<case>/train.py``)
-with its right migration in each mode (``<case>/right/<mode>.py``, verify must PASS) and wrong
-migrations (verify must FAIL): the script is verified with ``verify_script(...,
-migrated_source=...)``, so the verdict is measured on migrations known to be right or wrong,
-whatever the codemod would write today. The verifies of one case hold the machine-wide XLA lock
-(``--lock``, default ``/tmp/bfm-xla.lock``) while they run, so other XLA jobs interleave.
+Every case of ``bench/calibration/cases.toml`` is a legacy training script with its right
+migration in each mode (verify must PASS) and wrong migrations (verify must FAIL); the script is
+verified with ``verify_script(..., migrated_source=...)``, each migration's text given
+(:meth:`Migration.source`). A case of our own keeps its texts in ``bench/calibration/<case>/``
+(``train.py``, ``right/<mode>.py``, written by hand where the codemod's output is wrong for the
+shape); a fixture case names its fixture and reads ``fixtures/<fixture>/train.py`` and the
+goldens ``fixtures/<fixture>/expected/<mode>/train.py``, which tests/test_golden.py and
+tests/test_trees.py hold equal to the codemod's output: there the calibration measures the
+migration the codemod writes. A wrong
+migration is data in cases.toml: a base (``legacy`` or a right migration) and exact text edits,
+or ``delete_only`` (the codemod's FP32-reference rewrite). The verifies of one case hold the
+machine-wide XLA lock (``--lock``, default ``/tmp/bfm-xla.lock``) while they run, so other XLA
+jobs interleave.
 
 Usage::
 
@@ -30,7 +37,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,41 +48,95 @@ import tomllib
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "bench" / "calibration"
 RESULTS = ROOT / "bench" / "results" / "calibration.json"
+FIXTURES = ROOT / "fixtures"
+LEGACY = "legacy"
 PASS, FAIL = "PASS", "FAIL"
+
+
+@dataclass(frozen=True)
+class Edit:
+    """An exact text replacement that makes a wrong migration from its base: ``old`` (which must
+    occur exactly once in the text it is applied to) becomes ``new``."""
+
+    old: str
+    new: str
 
 
 @dataclass
 class Migration:
     """One migration of a case: ``label`` (``right:stochastic``, ``wrong:forward_f32``; a kind
-    with several files adds the file's stem, ``wrong:input_f32:model_input_f32``), the ``mode``
-    verify judges it in, its ``file`` (None: ``delete_only``, made from the legacy text) and the
-    verdict it must get (``expected``)."""
+    with several wrong migrations adds their ``name``, ``wrong:input_f32:model_input_f32``), the
+    ``mode`` verify judges it in, the verdict it must get (``expected``) and where its text comes
+    from, one of:
+
+    - ``file``: a right migration (the case's ``right/<mode>.py``, or for a fixture case its golden
+      ``fixtures/<fixture>/expected/<mode>/train.py``), or a wrong migration kept whole;
+    - ``edits`` applied to ``base`` (a right migration of the case, or the legacy script when
+      ``base`` is None), with ``why``: what the edits leave in f32 or in the wrong place;
+    - neither: ``delete_only``, the codemod's FP32-reference rewrite of the legacy script.
+
+    ``case`` names the case in error messages. ``same_as``: for a migration that differs in its
+    text from a right one but computes the same (label ``same:<kind>``), that right migration: it
+    must PASS and execute the same step graph (the hash of the graph of its last verified step
+    equal to the right migration's), which shows that verify could not tell them apart because
+    there is nothing to tell."""
 
     label: str
     mode: str
-    file: Path | None
     expected: str
+    case: str = ""
+    file: Path | None = None
+    base: Migration | None = None
+    edits: tuple[Edit, ...] = ()
+    why: str = ""
+    same_as: Migration | None = None
+
+    @property
+    def base_label(self) -> str:
+        """``legacy`` or the label of the right migration the edits apply to."""
+        return self.base.label if self.base is not None else LEGACY
 
     def source(self, legacy: str) -> str:
-        """The migrated text: the file's, or for ``delete_only`` the legacy text with the legacy
-        writes removed and nothing added (the codemod's FP32-reference rewrite; for a script a
-        launcher switched, the script itself: its launcher's export deleted)."""
+        """The migrated text. ``legacy``: the text of the case's legacy script (the base of
+        edits with ``base = "legacy"``, and what ``delete_only`` rewrites: the legacy writes
+        removed and nothing added; for a script a launcher switched, the script itself: its
+        launcher's export deleted). Raises ValueError, naming the case, the migration and the
+        edit, when an edit's ``old`` does not occur exactly once in the text it applies to."""
         if self.file is not None:
             return self.file.read_text(encoding="utf-8")
+        if self.edits:
+            base = self.base.source(legacy) if self.base is not None else legacy
+            return apply_edits(base, self.edits, f"[{self.case}] {self.label}", self.base_label)
         from bf16_migrate.python import migrate_source
 
         return migrate_source(legacy, "reference", "train.py").code
 
 
+def apply_edits(text: str, edits: Sequence[Edit], where: str, base: str) -> str:
+    """``text`` with ``edits`` applied in order, each ``old`` replaced by its ``new``. Raises
+    ValueError (``<where>: edit <n> ... occurs <k> times in <base>``) when an ``old`` does not
+    occur exactly once in the text the earlier edits left."""
+    for n, edit in enumerate(edits, 1):
+        count = text.count(edit.old)
+        if count != 1:
+            shown = repr(edit.old) if len(edit.old) <= 60 else repr(edit.old[:57]) + "..."
+            raise ValueError(f"{where}: edit {n} (old {shown}) occurs {count} times in {base}, not exactly once")
+        text = text.replace(edit.old, edit.new)
+    return text
+
+
 @dataclass
 class Case:
-    """A case of the suite: its directory, the shape it stands for, the steps and arguments of
-    its verifies, its migrations, and the labels CI runs."""
+    """A case of the suite: the shape it stands for, the steps and arguments of its verifies,
+    ``root`` (the directory of its texts: ``bench/calibration/<case>``, or ``fixtures/<fixture>``
+    for a case that names its ``fixture``), its migrations, and the labels CI runs."""
 
     name: str
     shape: str
     steps: int
     args: list[str]
+    root: Path
+    fixture: str | None = None
     migrations: list[Migration] = field(default_factory=list)
     ci: list[str] = field(default_factory=list)
     legacy_env: dict[str, str] = field(default_factory=dict)
@@ -83,36 +144,110 @@ class Case:
 
     @property
     def script(self) -> Path:
-        return SUITE / self.name / "train.py"
+        """The legacy script: ``<root>/train.py``."""
+        return self.root / "train.py"
+
+    def right_file(self, mode: str) -> Path:
+        """The right migration in ``mode``: the fixture's golden, or the case's ``right/<mode>.py``."""
+        if self.fixture is not None:
+            return self.root / "expected" / mode / "train.py"
+        return self.root / "right" / f"{mode}.py"
 
 
-def load_cases(path: Path = SUITE / "cases.toml") -> list[Case]:
-    """The cases of ``cases.toml``, in file order. Raises ValueError (naming the case) for a
-    migration file that does not exist or a ``ci`` label that names no migration."""
+_WRONG_KEYS = {"kind", "mode", "name", "file", "base", "edits", "why"}
+WRONG, SAME = "wrong", "same"
+
+
+def _wrong(spec: dict[str, Any], case: Case, suite: Path, several: bool, group: str = WRONG) -> Migration:
+    """The wrong migration of ``spec`` (one entry of the case's ``wrong``), or with ``group``
+    ``same`` one of its ``same`` (a text that computes what its base computes: expected PASS, with
+    the base as ``same_as``); ``several``: its kind has others in the case, so its label adds its
+    name. Raises ValueError (without the file's name) for a key it does not know, a missing name,
+    base, edit or why (every wrong migration but ``delete_only`` has one; a ``same`` one needs a
+    right migration as its base)."""
+    kind = spec["kind"]
+    unknown = sorted(set(spec) - _WRONG_KEYS)
+    if unknown:
+        raise ValueError(f"[{case.name}] {group} {kind}: unknown key(s) {', '.join(unknown)}")
+    file = suite / case.name / spec["file"] if "file" in spec else None
+    name = spec.get("name") or (file.stem if file is not None else None)
+    if several and not name:
+        raise ValueError(f"[{case.name}] {group} {kind}: several of this kind, each needs a name")
+    label = f"{group}:{kind}:{name}" if several else f"{group}:{kind}"
+    expected = PASS if group == SAME else FAIL
+    migration = Migration(label, spec["mode"], expected, case.name, file, why=str(spec.get("why", "")))
+    if group == SAME and (file is not None or spec.get("base", LEGACY) == LEGACY):
+        raise ValueError(f"[{case.name}] {label}: a migration that computes the same is a right migration's edits")
+    if file is not None:
+        if not migration.why:
+            raise ValueError(f"[{case.name}] {label}: a wrong migration kept as a file needs a why (why not edits)")
+        return migration
+    if "base" not in spec and "edits" not in spec:
+        if kind != "delete_only":
+            raise ValueError(f"[{case.name}] {label}: no file and no base with edits (only delete_only is made so)")
+        return migration
+    rights = {m.label: m for m in case.migrations if m.label.startswith("right:")}
+    base = spec.get("base")
+    if base != LEGACY and base not in rights:
+        raise ValueError(f"[{case.name}] {label}: base {base!r} is neither {LEGACY!r} nor one of {', '.join(rights)}")
+    migration.base = rights.get(base)
+    migration.same_as = migration.base if group == SAME else None
+    migration.edits = tuple(Edit(str(e["old"]), str(e["new"])) for e in spec.get("edits", []))
+    if not migration.edits or not migration.why:
+        raise ValueError(f"[{case.name}] {label}: a wrong migration made from a base needs edits and a why")
+    for n, edit in enumerate(migration.edits, 1):
+        if not edit.old or edit.old == edit.new:
+            raise ValueError(f"[{case.name}] {label}: edit {n} changes nothing")
+    return migration
+
+
+def load_cases(path: Path = SUITE / "cases.toml", fixtures: Path = FIXTURES) -> list[Case]:
+    """The cases of ``cases.toml``, in file order, each with its right migrations, then its wrong
+    ones. A case's own texts are in ``<path's directory>/<case>/``, a fixture case's in
+    ``<fixtures>/<fixture>/``. Raises ValueError (naming the file and the case, and the edit where
+    one is at fault) for a text that does not exist, a wrong migration it cannot make (see
+    :func:`_wrong`), an edit whose ``old`` does not occur exactly once in its base, two
+    migrations with one label, or a ``ci`` label that names no migration."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     cases = []
     for name, spec in data.items():
-        case = Case(name, spec["shape"], int(spec["steps"]), [str(a) for a in spec.get("args", [])])
+        fixture = spec.get("fixture")
+        root = fixtures / fixture if fixture else path.parent / name
+        case = Case(name, spec["shape"], int(spec["steps"]), [str(a) for a in spec.get("args", [])], root, fixture)
         case.legacy_env = {str(k): str(v) for k, v in spec.get("legacy_env", {}).items()}
         for mode in spec.get("right", []):
-            case.migrations.append(Migration(f"right:{mode}", mode, SUITE / name / "right" / f"{mode}.py", PASS))
-        kinds = [w["kind"] for w in spec.get("wrong", [])]
-        for wrong in spec.get("wrong", []):
-            file = SUITE / name / wrong["file"] if "file" in wrong else None
-            label = f"wrong:{wrong['kind']}"
-            if kinds.count(wrong["kind"]) > 1 and file is not None:
-                label += f":{file.stem}"
-            case.migrations.append(Migration(label, wrong["mode"], file, FAIL))
-        for m in case.migrations:
-            if m.file is not None and not m.file.is_file():
-                raise ValueError(f"{path}: [{name}] {m.label}: {m.file} does not exist")
-        labels = {m.label for m in case.migrations}
+            case.migrations.append(Migration(f"right:{mode}", mode, PASS, name, case.right_file(mode)))
+        try:
+            for group in (WRONG, SAME):
+                kinds = [w["kind"] for w in spec.get(group, [])]
+                for wrong in spec.get(group, []):
+                    several = kinds.count(wrong["kind"]) > 1
+                    case.migrations.append(_wrong(wrong, case, path.parent, several, group))
+            _check_texts(case)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         case.ci = list(spec.get("ci", []))
-        unknown = [c for c in case.ci if c not in labels]
+        unknown = [c for c in case.ci if c not in {m.label for m in case.migrations}]
         if unknown:
             raise ValueError(f"{path}: [{name}] ci names no migration: {', '.join(unknown)}")
         cases.append(case)
     return cases
+
+
+def _check_texts(case: Case) -> None:
+    """Every text ``case`` reads exists, its labels are distinct, and every migration made by
+    edits can be made (each ``old`` once in its base). Raises ValueError naming the case."""
+    for path in [case.script] + [m.file for m in case.migrations if m.file is not None]:
+        if not path.is_file():
+            raise ValueError(f"[{case.name}] {path} does not exist")
+    labels = [m.label for m in case.migrations]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise ValueError(f"[{case.name}] two migrations are labelled {', '.join(twice)}")
+    legacy = case.script.read_text(encoding="utf-8")
+    for m in case.migrations:
+        if m.edits:
+            m.source(legacy)
 
 
 @contextmanager
@@ -156,6 +291,8 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
     legacy = case.script.read_text(encoding="utf-8")
     started = time.monotonic()
     entry: dict[str, Any] = {"case": case.name, "migration": migration.label, "mode": migration.mode}
+    if migration.same_as is not None:
+        entry["same_as"] = migration.same_as.label
     with xla_lock(lock):
         try:
             report = verify_script(
@@ -219,6 +356,22 @@ def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
     return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
 
 
+def check_same(entries: list[dict[str, Any]]) -> None:
+    """For each entry of a migration that computes what a right one does (``same_as``): whether
+    its last verified step executed the right migration's graph (``same_graph``: the graph part's
+    ``graph_hash``, the hash of the HLO text torch-xla dumps for the step, equal), and ``right``
+    only when it PASSes with that same graph. An entry whose right migration has no stored run is
+    not right yet."""
+    by_key = {(e["case"], e["migration"]): e for e in entries}
+    for e in entries:
+        if not e.get("same_as"):
+            continue
+        other = by_key.get((e["case"], e["same_as"]))
+        mine = _figure(e, "graph", "graph_hash")
+        e["same_graph"] = other is not None and mine is not None and mine == _figure(other, "graph", "graph_hash")
+        e["right"] = e["verdict"] == PASS and e["same_graph"]
+
+
 def _cell(entry: dict[str, Any], part: str) -> str:
     for p in entry.get("parts") or []:
         if p["name"] == part:
@@ -248,6 +401,10 @@ def _figures(entry: dict[str, Any]) -> str:
             bits.append(f"compiles {f['compiles']} vs {f['compiles_baseline']}")
     if len(entry.get("rounds") or []) > 1:
         bits.append("steps " + " then ".join(map(str, entry["rounds"])))
+    if entry.get("same_as"):
+        bits.append(
+            f"step graph {'the same as' if entry.get('same_graph') else 'NOT the same as'} {entry['same_as']}'s"
+        )
     if entry["verdict"] == "ERROR":
         bits.append(entry.get("error", "")[:60])
     return ", ".join(bits)
@@ -307,8 +464,9 @@ def summary(entries: list[dict[str, Any]]) -> str:
 def matrix(entries: list[dict[str, Any]]) -> str:
     """The confusion matrix in Markdown: the summary counts, then one row per case and migration
     with the verdict of each part and the figures behind it."""
-    right = [e for e in entries if e["expected"] == PASS]
+    right = [e for e in entries if e["expected"] == PASS and not e.get("same_as")]
     wrong = [e for e in entries if e["expected"] == FAIL]
+    same = [e for e in entries if e.get("same_as")]
 
     def count(group: list[dict[str, Any]], verdict: str) -> int:
         return sum(1 for e in group if e["verdict"] == verdict)
@@ -320,6 +478,8 @@ def matrix(entries: list[dict[str, Any]]) -> str:
         f"| {count(right, 'INCONCLUSIVE')} | {count(right, 'ERROR')} |",
         f"| wrong migration ({len(wrong)}) | {count(wrong, PASS)} (false PASS) | {count(wrong, FAIL)} "
         f"| {count(wrong, 'INCONCLUSIVE')} | {count(wrong, 'ERROR')} |",
+        f"| same computation as a right migration ({len(same)}) | {count(same, PASS)} | {count(same, FAIL)} "
+        f"| {count(same, 'INCONCLUSIVE')} | {count(same, 'ERROR')} |",
         "",
         "| case | migration | mode | verdict | runs | trains | precision | matches | graph | figures | wall |",
         "|---|---|---|---|---|---|---|---|---|---|---:|",
@@ -378,6 +538,7 @@ def main() -> int:
                     args.results.parent.mkdir(parents=True, exist_ok=True)
                     args.results.write_text(_dump([stored[k] for k in order if k in stored]))
     entries = [stored[k] for k in order if k in stored]
+    check_same(entries)
     if args.rejudge:
         args.results.write_text(_dump(entries))
     table = matrix(entries) + "\n" + summary(entries)

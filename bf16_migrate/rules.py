@@ -399,6 +399,11 @@ class ModelCodeRules:
     matmul_methods: frozenset[str] = frozenset()
     weighted_layers: Mapping[str, str] = field(default_factory=dict)
     """Qualified name of a torch.nn layer -> ``"matmul"`` / ``"gather"`` / ``"elementwise"``."""
+    state_layers: frozenset[str] = frozenset()
+    """Qualified names of the torch.nn layers whose inputs, initial state included, must have their
+    parameters' dtype (the recurrent layers)."""
+    packed_sequences: frozenset[str] = frozenset()
+    """Qualified names that make a recurrent layer's input a ``PackedSequence`` (no ``.dtype``)."""
     module_bases: frozenset[str] = frozenset()
     optimizer_bases: frozenset[str] = frozenset()
     module_entries: frozenset[str] = frozenset()
@@ -575,6 +580,8 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         matmul_functions=names(flow, "matmul_functions"),
         matmul_methods=names(flow, "matmul_methods"),
         weighted_layers=layers,
+        state_layers=names(flow, "state_layers"),
+        packed_sequences=names(flow, "packed_sequences"),
         module_bases=names(reach, "module_bases"),
         optimizer_bases=names(reach, "optimizer_bases"),
         module_entries=names(reach, "module_entries"),

@@ -302,3 +302,41 @@ def test_launcher_setting_on_an_already_migrated_script_adds_nothing(mode):
     # it says why nothing was added (the launcher's entry may then go: the script carries the change)
     assert [(d.code, d.fixed) for d in twice.diagnostics] == [("BFM013", True)]
     assert "already has the explicit code" in twice.diagnostics[0].message
+
+
+ARITHMETIC_LOSS = """
+os.environ["XLA_USE_BF16"] = "1"
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for step in range(10):
+        x = torch.randn(8, 4).to(device)
+        y, w = torch.randn(8, 1).to(device), torch.rand(8, 1).to(device)
+        ids = torch.randint(0, 10, (8,)).to(device)
+        scale = 0.5
+        pred = model(x)
+        err = pred - y
+        loss = (w * err ** 2).mean() * scale + (pred * ids).mean()
+        loss.backward()
+        optimizer.step()
+        report = pred - y_eval
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_loss_written_as_arithmetic_gets_its_floating_operands_cast(mode):
+    """``loss = (w * (pred - y) ** 2).mean()``: the floating tensors the output meets are cast as
+    a loss call's target is (left f32 they would promote the loss to f32); the output followed
+    through ``err``; integer tensors and Python numbers left; nothing after backward."""
+    code = run(HEADER + ARITHMETIC_LOSS, mode).code
+    assert "err = pred - y.to(torch.bfloat16)" in code
+    assert "loss = (w.to(torch.bfloat16) * err ** 2).mean() * scale + (pred * ids).mean()" in code
+    assert "report = pred - y_eval" in code
+    assert run(code, mode).code == code  # a second run changes nothing
+
+
+def test_amp_leaves_an_arithmetic_loss_to_autocast():
+    code = run(HEADER + ARITHMETIC_LOSS, "amp").code
+    assert "y.to(torch.bfloat16)" not in code and "w.to(torch.bfloat16)" not in code

@@ -4,8 +4,9 @@ optimizer make themselves, which the legacy switch made bf16 and ``model.to(torc
 fixtures/model_code/<case>/ are trees (a script and its sibling modules), migrated with the project
 path: goldens per mode (every changed file and the findings), idempotence. The shapes below are small
 sources asserting exactly what is written or reported. On the XLA CPU device (``-m xla``): what
-``model.to`` casts and what it does not (measured, not assumed), the sibling optimizer's scalars
-proven by ``verify``, and the leaky norm's f32 shown by a migration made without the audit.
+``model.to`` casts and what it does not (measured, not assumed), the sibling optimizer's scalars and
+the LSTM states made in forward proven by ``verify``, and the leaky norm's f32 shown by a migration
+made without the audit.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _migrate_tree(case: str, mode: str, where: Path):
 
 
 def test_there_are_cases():
-    assert set(CASES) >= {"lamb_sibling", "leaky_norm"}
+    assert set(CASES) >= {"lamb_sibling", "leaky_norm", "lstm_forecaster"}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -408,6 +409,146 @@ def test_a_dot_of_f32_and_bf16_counts_as_an_f32_matmul():
     assert stats.matmuls_with_f32 == stats.f32_matmuls == 2
 
 
+# -- a tensor made in forward and handed to a submodule (an RNN's initial state) ------------------
+
+
+def test_an_lstm_state_beside_an_expression_takes_the_parameters_dtype(tmp_path):
+    """The encoder's `(h0, c0)` meets the LSTM's bf16 parameters: beside an expression (the projected
+    history, not hoisted into a name) the state takes `next(self.lstm.parameters()).dtype`, correct
+    for any module; the refiner's state, handed as `hx=` through a name beside the plain name `seq`,
+    takes `seq.dtype` (torch requires an LSTM's input in its parameters' dtype)."""
+    tree = _tree("lstm_forecaster", tmp_path)
+    outcome = _migrate_tree("lstm_forecaster", "stochastic", tmp_path)
+    text = (tree / "train.py").read_text()
+    parameters = "dtype=next(self.lstm.parameters()).dtype)"
+    assert f"h0 = torch.zeros(self.layers, batch, self.hidden, device=history.device, {parameters}" in text
+    assert f"c0 = torch.zeros(self.layers, batch, self.hidden, device=history.device, {parameters}" in text
+    assert "h0 = torch.zeros(1, seq.size(0), self.hidden, device=seq.device, dtype=seq.dtype)" in text
+    assert "c0 = torch.zeros(1, seq.size(0), self.hidden, device=seq.device, dtype=seq.dtype)" in text
+    assert [d.line for d in outcome.diagnostics if d.code == "BFM080" and d.fixed] == [31, 32, 45, 46]
+    assert not any(d.code in ("BFM081", "BFM085") for d in outcome.diagnostics)
+
+
+def test_a_gru_state_alone_and_an_explicit_float32_take_the_plain_input_beside():
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gru = torch.nn.GRU(8, 8, batch_first=True)
+                self.cell = torch.nn.LSTMCell(8, 8)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+                out, _ = self.gru(x, h0)
+                h = torch.zeros(x.size(0), 8, device=x.device, dtype=torch.float32)
+                c = torch.zeros(x.size(0), 8, device=x.device)
+                h, c = self.cell(out[:, -1], hx=(h, c))
+                return h
+        """
+    )
+    assert "h0 = torch.zeros(1, x.size(0), 8, device=x.device, dtype=x.dtype)" in result.code
+    assert "h = torch.zeros(x.size(0), 8, device=x.device, dtype=next(self.cell.parameters()).dtype)" in result.code
+    assert "c = torch.zeros(x.size(0), 8, device=x.device, dtype=next(self.cell.parameters()).dtype)" in result.code
+    assert codes(result) == ["BFM080"] * 3 and 'XLA_USE_BF16"' not in result.code
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        # `x` holds token ids at the state's line and the embedding only at the call
+        "h0 = torch.zeros(1, x.size(0), 8, device=x.device)\n"
+        "                x = self.embed(x)\n"
+        "                return self.rnn(x, h0)[0]",
+        # a PackedSequence has no `.dtype`
+        "packed = pack_padded_sequence(self.embed(x), lengths, batch_first=True)\n"
+        "                h0 = torch.zeros(1, x.size(0), 8, device=x.device)\n"
+        "                return self.rnn(packed, h0)[0]",
+    ],
+)
+def test_a_state_beside_a_rebound_or_packed_input_takes_the_parameters_dtype(forward):
+    _, result = migrate(
+        f"""
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(16, 8)
+                self.rnn = torch.nn.GRU(8, 8, batch_first=True)
+
+            def forward(self, x, lengths=None):
+                {forward}
+        """
+    )
+    assert "h0 = torch.zeros(1, x.size(0), 8, device=x.device, dtype=next(self.rnn.parameters()).dtype)" in result.code
+    assert codes(result) == ["BFM080"]
+
+
+def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype_never_its_input():
+    """A module of the file may take token ids beside the state (`self.step(tokens, h0)`): the
+    parameters' form, never `tokens.dtype`."""
+    _, result = migrate(
+        """
+        class Step(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(16, 8)
+                self.rnn = torch.nn.GRUCell(8, 8)
+
+            def forward(self, tokens, h):
+                return self.rnn(self.embed(tokens), h)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.step = Step()
+
+            def forward(self, tokens):
+                h0 = torch.zeros(tokens.size(0), 8, device=tokens.device)
+                return self.step(tokens, h0)
+        """
+    )
+    assert "h0 = torch.zeros(tokens.size(0), 8, device=tokens.device, dtype=next(self.step.parameters()).dtype)" in (
+        result.code
+    )
+    assert codes(result) == ["BFM080"]
+
+
+@pytest.mark.parametrize(
+    "built, after",
+    [
+        ("torch.nn.Dropout(0.1)", ""),  # no parameters: next(...parameters()) would raise
+        ("make_rnn()", ""),  # unknown
+        ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.float()\n"),  # kept f32 on purpose
+        ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.to(dtype=torch.float32)\n"),
+    ],
+)
+def test_a_state_handed_to_a_submodule_the_cast_may_not_reach_keeps_the_switch(built, after):
+    body = textwrap.dedent(
+        f"""
+        def make_rnn():
+            return torch.nn.LSTM(8, 8, batch_first=True)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = {built}
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+                return self.rnn(x, (h0, h0))
+        """
+    )
+    source = HEADER + body + TRAIN.format(model="Net()", optimizer="torch.optim.SGD") + after
+    result = migrate_source(source, "stochastic", "t.py")
+    assert sorted(codes(result)) == ["BFM081", "BFM085"]
+    assert result.code == source  # nothing half done: the switch stays, the state is left as it is
+
+
 # -- on the XLA CPU device -----------------------------------------------------------------------
 
 DTYPES_PROBE = textwrap.dedent(
@@ -502,6 +643,20 @@ def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
     statuses = {p["name"]: p["status"] for p in data["parts"]}
     assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["path"].endswith("lamb_opt.py")) == 3
+    assert_no_silent_f32_matmul(data)
+    assert code == 0, output
+
+
+@pytest.mark.xla
+def test_verify_proves_the_lstm_states_migration(tmp_path):
+    """The LSTM states made in forward take the parameters' dtype (the encoder) and the plain input's
+    (the refiner): the migrated run matches the legacy one, nothing is left to do but the docstring,
+    and the step graph has no f32 matmul. One mode in CI (stochastic: the model cast with stochastic
+    rounding; gpu-compatible writes the same states, amp leaves them to autocast: the goldens)."""
+    code, data, output = _verify_json(CASES_DIR / "lstm_forecaster" / "train.py", "stochastic", tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 4
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
 

@@ -477,3 +477,30 @@ def test_a_modes_tolerance_is_its_verify_table_in_rules():
         mode_tolerance("amp", {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
     with pytest.raises(RuleError, match="baseline 'fp16'"):
         mode_tolerance("amp", {**mode_named("amp").verify, "baseline": "fp16"})
+
+
+# An FP32 run 0.5% off the legacy run (precision gap 0.005: drift limit max(2 x 0.005, 0.01) = 0.01).
+_NEAR_FP32 = [x * 1.005 for x in LEGACY_LOSSES]
+
+
+def test_gpu_compatible_may_drift_from_the_legacy_run_toward_the_fp32_run():
+    """FP32 master weights take the updates toward FP32's: 0.012 from the legacy run (past the limit)
+    but 0.007 from the FP32 reference (within it) passes gpu-compatible's drift check, not stochastic's."""
+    migrated = LEGACY_LOSSES[:3] + [x * 1.012 for x in LEGACY_LOSSES[3:]]
+    v = judge("gpu-compatible", runs(migrated, reference=_NEAR_FP32))
+    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert "within the band the two precisions span" in v.part("matches").detail
+    v = judge("stochastic", runs(migrated, reference=_NEAR_FP32))
+    assert status(v)["matches"] == FAIL and "drift apart" in v.part("matches").detail
+
+
+def test_gpu_compatible_drifting_away_from_both_precisions_fails():
+    migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
+    v = judge("gpu-compatible", runs(migrated, reference=_NEAR_FP32))
+    assert status(v)["matches"] == FAIL, v.part("matches").detail
+    assert "outside the band" in v.part("matches").detail
+
+
+def test_the_band_does_not_let_an_fp32_run_pass_gpu_compatible():
+    v = judge("gpu-compatible", runs(_NEAR_FP32, reference=_NEAR_FP32))
+    assert status(v)["matches"] == FAIL  # its first steps are not the legacy run's

@@ -60,6 +60,51 @@ def _assigned_value(ctx: FileContext, target: cst.Name) -> cst.BaseExpression | 
     return None if isinstance(value, cst.StarredElement) else value.value
 
 
+_ARITHMETIC = m.BinaryOperation()
+_BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")))
+
+
+def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
+    """The names a model's output meets in arithmetic before the backward pass, in the block of
+    the call: ``y`` and ``w`` of ``pred = model(x)`` then ``loss = (w * (pred - y) ** 2).mean()``.
+
+    A loss written as arithmetic rather than a loss call (:attr:`ModelCall.losses` holds those)
+    has the same operands a loss call has: under the legacy switch a floating one moved to the
+    device was bf16 like the output (torch-xla ``torch_xla/csrc/dtype.cpp``), and left f32 after
+    ``model.to(torch.bfloat16)`` it promotes the bf16 output to f32 (PyTorch's type promotion),
+    so the loss and its gradient run in f32 where the legacy run computed them in bf16, without
+    a crash. The output flows through the names assigned from it in the later statements of the
+    block (``diff = pred - y``), up to the statement that calls ``.backward()``. Only plain names
+    are returned; the caller keeps the floating tensors moved to the device among them."""
+    stmt = call.statement
+    block = ctx.block_of(stmt) if stmt is not None else None
+    if stmt is None or block is None or not call.outputs:
+        return []
+    flowing = set(call.outputs)
+    partners: list[cst.Name] = []
+    for later in block.body[ctx.index_in_block(block, stmt) + 1 :]:
+        if not isinstance(later, cst.SimpleStatementLine):
+            break  # a loop or a branch: what runs after it is not followed
+        for op in findall(later, _ARITHMETIC):
+            for side, other in ((op.left, op.right), (op.right, op.left)):
+                if isinstance(other, cst.Name) and other.value not in flowing and _reads(side, flowing):
+                    partners.append(other)
+        targets = [n for small in later.body if isinstance(small, cst.Assign) for n in _assigned_in(small)]
+        if targets and _reads(later, flowing):
+            flowing.update(targets)
+        if findall(later, _BACKWARD):
+            break
+    return partners
+
+
+def _reads(node: cst.CSTNode, names: set[str]) -> bool:
+    return any(n.value in names for n in findall(node, m.Name()))
+
+
+def _assigned_in(assign: cst.Assign) -> list[str]:
+    return [n.value for t in assign.targets for n in findall(t.target, m.Name())]
+
+
 class InputCasts:
     """Plans the input casts of the models of one file into ``plan``; every change is made
     under ``guard`` (the condition bf16 is on under, None when unconditional)."""
@@ -124,6 +169,10 @@ class InputCasts:
                         self._cast(arg.value)
                     elif kind == "unknown":
                         self._runtime(arg.value)
+            for partner in arithmetic_partners(self.ctx, call):
+                # a tensor moved to the device (a Python number of the same flow is not a tensor)
+                if self._transfer_of(partner, partner) is not None and self._kind(partner) == FLOAT:
+                    self._cast(partner)
         return after
 
     # -- helpers ---------------------------------------------------------------------------
@@ -151,10 +200,11 @@ class InputCasts:
         kind = self.flow.infer(expr)
         return kind if kind in (FLOAT, INT) else "unknown"
 
-    def _transfer_of(self, expr: cst.BaseExpression, call: cst.Call) -> cst.Call | None:
-        """The ``x.to(device)`` that last bound the name ``expr`` before ``call``, in the same
-        function (``images = images.to(device)``, or an element of ``images, labels =
-        images.to(device), labels.to(device)``), when it names no dtype; else None."""
+    def _transfer_of(self, expr: cst.BaseExpression, call: cst.CSTNode) -> cst.Call | None:
+        """The ``x.to(device)`` that last bound the name ``expr`` before ``call`` (a model call,
+        or the name's own use), in the same function (``images = images.to(device)``, or an
+        element of ``images, labels = images.to(device), labels.to(device)``), when it names no
+        dtype; else None."""
         ctx = self.ctx
         if not isinstance(expr, cst.Name):
             return None

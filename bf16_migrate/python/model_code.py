@@ -488,7 +488,7 @@ class _Audit:
         the parameters (the device the site is made on, or the first parameter)."""
         queue: list[tuple[cst.BaseExpression | str, int]] = []
         for meet in partners:
-            queue.append((meet.weight, 0) if meet.weight is not None else (meet.other, 0))  # type: ignore[arg-type]
+            queue.extend((start, 0) for start in _carrier_starts(meet))
         seen: set[int | str] = set()
         while queue:
             candidate, depth = queue.pop(0)
@@ -641,6 +641,19 @@ class _Audit:
             values = list(_values_of(self.ctx, expr))
             return bool(values) and all(self.ctx.code(v).startswith(_PARAMETER_ROOT) for v in values)
         return False
+
+
+def _carrier_starts(meet: Meet) -> list[cst.BaseExpression | str]:
+    """Where the search for a site's dtype starts from one tensor it meets: a layer's weight, the
+    operand met, or, handed to a submodule (an RNN's initial state: :mod:`.submodule_inputs`), the
+    plain-name input beside it, then the submodule's parameters (the input, when it is not known as
+    a tensor at the site's line, is traced after them: an expression is not hoisted)."""
+    if meet.kind == "module":
+        starts: list[cst.BaseExpression | str] = [meet.other] if meet.other is not None else []
+        return starts + [meet.weight] if meet.weight is not None else starts
+    if meet.weight is not None:
+        return [meet.weight]
+    return [meet.other] if meet.other is not None else []
 
 
 def _clusters(sites: list[Site]) -> list[list[int]]:

@@ -10,7 +10,8 @@ method chains (``.unsqueeze(1)``), arithmetic, indexing, torch functions, the na
 
 * ``meets``: the operands it meets (``scores + mask`` meets ``scores``; ``self.qkv(x)`` meets
   ``self.qkv.weight``; ``p.grad.div_(clip)`` meets ``p.grad``, which keeps its own dtype: kind
-  ``"into"``) and whether in a matmul;
+  ``"into"``; ``self.rnn(x, (h0, c0))`` meets the parameters of the submodule: kind ``"module"``)
+  and whether in a matmul;
 * ``casts_back``: casts to another tensor's dtype or to a low precision (``h.to(input_dtype)``,
   ``.type_as(x)``, ``.bfloat16()``: ``rules/model_code.toml`` ``[flow]``);
 * ``escapes``: where it leaves what can be followed (``return``, a call of a function or module that
@@ -34,6 +35,7 @@ from libcst.metadata import Assignment
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
 from .model_reach import self_assigned
+from .submodule_inputs import receiver
 
 __all__ = ["Flow", "Meet", "TensorFlow", "cast_kind"]
 
@@ -49,8 +51,12 @@ _TRANSPARENT_ATTRS = {"T", "mT", "H", "mH", "real", "data", "grad"}
 class Meet:
     """The followed value meets ``other`` at ``at``. ``kind``: ``"arith"`` (an element-wise op: the
     result takes the wider dtype), ``"matmul"``, or ``"into"`` (the value is written into ``other``,
-    which keeps its dtype: an in-place op, an indexed assignment). ``weight``: for a torch.nn layer
-    the value is fed to, the code of its weight (``self.qkv.weight``), ``other`` then None."""
+    which keeps its dtype: an in-place op, an indexed assignment), or ``"module"`` (the value is handed
+    to a submodule of ``self`` and meets its parameters: :mod:`.submodule_inputs`). ``weight``: for a
+    torch.nn layer the value is fed to, the code of its weight (``self.qkv.weight``), ``other`` then
+    None; for ``"module"``, the code of a tensor with its parameters' dtype
+    (``next(self.rnn.parameters())``), ``other`` the plain-name input beside the value whose dtype is
+    theirs, or None."""
 
     other: cst.BaseExpression | None
     at: cst.CSTNode
@@ -339,8 +345,22 @@ class TensorFlow:
             if kind == "matmul":
                 flow.matmuls.append(call)
             return [call] if through else []
+        if not through and self._handed_to_submodule(call, arg, flow):
+            return []
         flow.escapes.append(call)
         return []
+
+    def _handed_to_submodule(self, call: cst.Call, handed: cst.Arg, flow: Flow) -> bool:
+        """The value (or a tuple holding it, ``handed``) is an argument of a submodule of ``self``
+        the model's cast reaches (:mod:`.submodule_inputs`: an RNN's initial state): it meets the
+        submodule's parameters (``Meet.kind`` ``"module"``) and the flow stops there (the output has
+        their dtype). Only when the flow stops at meetings: an upcast island handed on still leaves."""
+        found = receiver(self.ctx, call, handed)
+        if found is None:
+            return False
+        beside = found.beside if found.beside is not None and id(found.beside) not in self._fresh else None
+        flow.meets.append(Meet(beside, call, "module", found.parameters))
+        return True
 
     def _method_argument(
         self, call: cst.Call, func: cst.Attribute, others: list[cst.BaseExpression], flow: Flow, through: bool
@@ -424,8 +444,33 @@ class TensorFlow:
                 others = [e.value for e in container.elements if e is not element]
                 self._meet_then(container, others, "arith", flow, True)
                 return [container]
+        if not through and isinstance(container, cst.Tuple) and self._state_tuple(container, holder, flow):
+            return []
         flow.escapes.append(container if container is not None else element)
         return []
+
+    def _state_tuple(self, container: cst.Tuple, holder: cst.CSTNode | None, flow: Flow) -> bool:
+        """A tuple holding the value handed to submodules of ``self`` (an LSTM's ``(h0, c0)``):
+        directly (``self.rnn(x, (h0, c0))``, ``hx=(h0, c0)``) or through a name every read of which
+        is so handed (``state = (h0, c0)``; ``self.rnn(x, state)``). Records the meets; False (and
+        nothing recorded) when one use is anything else."""
+        if isinstance(holder, cst.Arg):
+            call = self.ctx.parent(holder)
+            return isinstance(call, cst.Call) and self._handed_to_submodule(call, holder, flow)
+        if not (isinstance(holder, cst.Assign) and holder.value is container and len(holder.targets) == 1):
+            return False
+        target = holder.targets[0].target
+        reads = self.references(target) if isinstance(target, cst.Name) else []
+        handed: list[tuple[cst.Call, cst.Arg]] = []
+        for read in reads:
+            arg = self.ctx.parent(read)
+            call = self.ctx.parent(arg)
+            if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and receiver(self.ctx, call, arg)):
+                return False
+            handed.append((call, arg))
+        for call, arg in handed:
+            self._handed_to_submodule(call, arg, flow)
+        return bool(handed)
 
     def references(self, name: cst.Name) -> list[cst.CSTNode]:
         """The reads of the binding of ``name`` made where ``name`` is assigned."""

@@ -208,6 +208,16 @@ class Tolerance:
     to the first window of steps where the control fails it (see :func:`_matches_part`); False
     for gpu-compatible, whose FP32 master weights make its updates depart from the legacy run's
     where the FP32 control's do.
+    ``drift_band``: a run that drifts past the limit from the legacy run still passes the drift
+    check when it is within the limit of the FP32 reference (both measured in the same verify):
+    it runs inside the band the two precisions span. For gpu-compatible, whose FP32 master weights
+    take each update as FP32 does and round it to bf16 afterwards, so its trajectory moves from
+    the legacy run's toward the FP32 run's over the steps (measured on fixtures/zero1_sharded,
+    ZeRO-1's FP32 shards: median 0.011 from the legacy run against a precision gap of 0.0051,
+    0.0061 from the FP32 reference; both of its compared runs give bf16 losses, a bf16 spacing
+    apart at least, where the gap compares with unrounded FP32 losses). The onset check still
+    asks the first steps to be the legacy run's, which the FP32 control fails: the band does not
+    let an FP32 run pass.
     """
 
     baseline: str
@@ -220,6 +230,7 @@ class Tolerance:
     drift_no_gap: float
     source: str
     slide: bool = True
+    drift_band: bool = False
 
     def onset(self, rel: Sequence[float], start: int = 0) -> tuple[bool, str]:
         """Apply the onset check to per-step relative differences, on the ``onset_steps`` steps
@@ -652,6 +663,14 @@ def _matches_part(
     med = statistics.median(rel) if rel else math.inf
     worst = max(rel) if rel else math.inf
     drift_ok = med <= limit
+    band_text = ""
+    if not drift_ok and tol.drift_band and base is legacy and usable(reference) and not verdict.fallback:
+        to_reference = rel_diffs(migrated.losses, reference.losses)
+        med_reference = statistics.median(to_reference) if to_reference else math.inf
+        drift_ok = med_reference <= limit
+        band_text = f"; from the FP32 reference {_fmt(med_reference)} (the same limit): " + (
+            "within the band the two precisions span" if drift_ok else "outside the band the two precisions span"
+        )
     figs: dict[str, object] = {
         "onset_passed": onset_ok,
         "median_rel": med,
@@ -663,7 +682,7 @@ def _matches_part(
     }
     detail = (
         f"vs {'the FP32 reference' if base is reference else 'the legacy run'}: {onset_text}; median rel. diff over "
-        f"{len(rel)} steps {_fmt(med)} ({limit_text}); max {_fmt(worst)}"
+        f"{len(rel)} steps {_fmt(med)} ({limit_text}){band_text}; max {_fmt(worst)}"
     )
     status = PASS if onset_ok and drift_ok else FAIL
     if not verdict.fallback and tol.onset_kind != "none" and usable(legacy) and usable(reference):
