@@ -308,6 +308,7 @@ def test_amp_keeps_a_setting_whose_flag_cannot_be_passed(tmp_path, launcher, rea
         ("factories_config", "gpu-compatible"),  # the cast in the script, the master weights in optim.py
         ("tree_optimizer", "gpu-compatible"),  # the tree's optimizer class with FP32 master weights
         ("autocast_flag", "amp"),  # the launchers pass --use_amp
+        ("submodule_groups", "stochastic"),  # the whole model cast for an optimizer over its two submodules
         # FP32 master weights round the first AdamW update one bf16 ulp away from the legacy run's: 1 of the
         # first 3 steps the same, median rel. diff 0 (the gpu-compatible onset asks 1 of 3: rules/modes.toml)
         ("autocast_flag", "gpu-compatible"),

@@ -288,7 +288,21 @@ class Decider:
                     and g not in self.reached_any
                     and g not in self.why
                 ):
-                    self.block(g, Blocker.NO_LAUNCH, variable=entry.variable)
+                    loader = self._computed_loader(carrier)
+                    if loader is None:
+                        self.block(g, Blocker.NO_LAUNCH, variable=entry.variable)
+                    else:
+                        self.block(g, Blocker.NO_LAUNCH, "computed_include", variable=entry.variable, **loader)
+
+    def _computed_loader(self, carrier: CarrierFile) -> dict[str, object] | None:
+        """Where a carrier of the plan loads ``carrier``'s file through a path computed at run time
+        (:attr:`.model.Analysis.computed_includes` whose last component is the file's name): the
+        fields of the finding that says so, or None."""
+        for other in self.carriers:
+            for inc in other.analysis.computed_includes:
+                if inc.path.strip("\"'").rsplit("/", 1)[-1] == carrier.path.name:
+                    return {"includer": str(other.path), "line": inc.line, "path": inc.path, "computed": inc.computed}
+        return None
 
     def _try_scripts(self) -> None:
         """A trial migration of every launched script (even of a component already held back:

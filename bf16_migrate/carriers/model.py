@@ -236,6 +236,17 @@ class Include:
     None while it is not found in the tree)."""
 
 
+@dataclass
+class ComputedInclude:
+    """A file the carrier loads (``source "$CONF_DIR/env.sh"``) through a path that stays
+    computed: ``path`` as written, at ``line``; ``computed`` names what is computed (``$CONF_DIR
+    (from the environment)``). Its settings cannot be followed to the launches after it."""
+
+    path: str
+    line: int
+    computed: str
+
+
 class Render(Protocol):
     """How an :class:`Analysis` renders its file: ``render(decisions, python=None) -> str``.
 
@@ -271,6 +282,7 @@ class Analysis:
     entries: list[Entry] = field(default_factory=list)
     launches: list[Launch] = field(default_factory=list)
     includes: list[Include] = field(default_factory=list)
+    computed_includes: list[ComputedInclude] = field(default_factory=list)
     sr_present: set = field(default_factory=set)
     notes: list[Note] = field(default_factory=list)
     handled: list[tuple[int, int]] = field(default_factory=list)

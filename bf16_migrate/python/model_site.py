@@ -72,6 +72,20 @@ def _parameters_receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int
     return list(ctx.memo(("receivers", expr, depth), lambda: _receivers(ctx, expr, depth)))
 
 
+def parameter_sources(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """The ``X`` of every ``X.parameters()`` the parameters handed to the optimizer ``call`` (its
+    first argument or ``params=``) come from (:func:`_parameters_receivers`), as written."""
+    params = next(
+        (
+            a.value
+            for i, a in enumerate(call.args)
+            if (a.keyword is None and i == 0) or (a.keyword is not None and a.keyword.value == "params")
+        ),
+        None,
+    )
+    return [] if params is None else _parameters_receivers(ctx, params)
+
+
 def _receivers(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression]:
     """:func:`_parameters_receivers` unremembered: the receivers of the ``.parameters()`` calls in
     ``expr``, then, below ``_MAX_TRACE``, those through its names and through its calls of the
@@ -205,7 +219,7 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         )
         if not looks_like:
             continue
-        receivers = _parameters_receivers(ctx, params)
+        receivers = [whole_model(ctx, r) for r in _parameters_receivers(ctx, params)]
         if not receivers:
             continue
         model = receivers[0] if isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
@@ -239,15 +253,44 @@ def _tree_factory_site(ctx: FileContext, call: cst.Call) -> OptimizerSite | None
         return None
     model: cst.BaseExpression | None = arg
     if factory.takes == "parameters":
-        receivers = _parameters_receivers(ctx, arg)
+        receivers = [whole_model(ctx, r) for r in _parameters_receivers(ctx, arg)]
         model = receivers[0] if receivers and isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
         if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
             model = None
-    elif not isinstance(arg, (cst.Name, cst.Attribute)):
-        model = None
+    elif not isinstance(arg, (cst.Name, cst.Attribute)) or (factory.submodules and not _is_called(ctx, arg)):
+        model = None  # an argument the factory takes submodules of is the model only where it is called
     stmt = ctx.statement_of(call)
     line = stmt if isinstance(stmt, cst.SimpleStatementLine) else None
     return OptimizerSite(call, line, model, ctx.qualified_names(call.func), found)
+
+
+def whole_model(ctx: FileContext, receiver: cst.BaseExpression) -> cst.BaseExpression:
+    """The model ``receiver`` (the ``X`` of ``X.parameters()``) is a submodule of: the nearest
+    expression it is an attribute of (``model`` for ``model.deep``, ``self.net`` for
+    ``self.net.encoder``) that the file calls as a model (:func:`model_calls`: its forward pass is
+    run) while ``receiver`` itself is not called; ``receiver`` otherwise (``self`` is never taken).
+
+    An optimizer built over ``model.deep.parameters()`` updates part of ``model``, and the legacy
+    switch ran *all* of ``model`` in bf16 (torch-xla's ``XLA_USE_BF16`` maps every f32 tensor to bf16
+    on the device, whichever optimizer updates it): the migration casts the whole model, before the
+    first optimizer built over any of its parts, so a part no optimizer updates (``model.wide`` with
+    an optimizer over ``model.deep`` only) is bf16 as it was, and the forward pass of ``model``
+    never mixes f32 and bf16 weights."""
+    if not isinstance(receiver, cst.Attribute) or _is_called(ctx, receiver):
+        return receiver
+    owner: cst.BaseExpression = receiver.value
+    while isinstance(owner, (cst.Name, cst.Attribute)) and not m.matches(owner, m.Name("self")):
+        if _is_called(ctx, owner):
+            return owner
+        if not isinstance(owner, cst.Attribute):
+            break
+        owner = owner.value
+    return receiver
+
+
+def _is_called(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether the file calls ``expr`` as a model (:func:`model_calls`)."""
+    return bool(ctx.memo(("called as a model", expr), lambda: bool(model_calls(ctx, expr))))
 
 
 def same_model(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:

@@ -18,7 +18,7 @@ migrates that module.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -26,6 +26,9 @@ from libcst.metadata import Assignment
 
 from .apply import EditPlan
 from .context import FileContext, findall
+
+if TYPE_CHECKING:
+    from .model_site import OptimizerSite
 
 SUBCLASS = "subclass"
 """Master-weights kind of an optimizer class ``with_fp32_master_weights`` can subclass: a stock
@@ -57,6 +60,10 @@ class OptimizerFactory:
     master_weights: bool = False
     """Every optimizer it builds already keeps FP32 master weights (built through
     ``with_fp32_master_weights``, as a gpu-compatible migration of the module writes it)."""
+    submodules: bool = False
+    """``takes="model"`` and an optimizer is built over a submodule of it (``model.deep.parameters()``,
+    ``{"params": model.encoder.parameters()}``): the argument is taken for the model only where the
+    script calls it as one (:func:`.model_site.whole_model`), the whole model being cast."""
 
     @property
     def blocking(self) -> str | None:
@@ -130,10 +137,12 @@ def module_facts(ctx: FileContext, name: str) -> TreeModule:
         params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
         keyword_only = [p.name.value for p in func.params.kwonly_params]
         found: list[tuple[str, str, cst.Call]] = []  # (parameter, takes, optimizer call)
+        submodules = False
         for site in find_optimizers(ctx):
-            if ctx.enclosing(site.call, cst.FunctionDef) is func and isinstance(site.model, cst.Name):
-                if _is_parameter(ctx, site.model, func):
-                    found.append((site.model.value, "model", site.call))
+            owner = _parameter_owning(ctx, site, func) if ctx.enclosing(site.call, cst.FunctionDef) is func else None
+            if owner is not None:
+                found.append((owner.value, "model", site.call))
+                submodules = submodules or site.model is None or owner is not site.model
         for call in findall(func.body, m.Call()):
             inside = ctx.enclosing(call, cst.FunctionDef) is func
             if not inside or not _master_weights_kind(ctx, unwrap_optimizer_class(call.func), local):
@@ -152,7 +161,9 @@ def module_facts(ctx: FileContext, name: str) -> TreeModule:
         done = all(
             MASTER_WEIGHTS_FACTORY in ctx.code(call.func) or "optimizer_dtype" in ctx.code(call) for _, _, call in found
         )
-        factories.append(OptimizerFactory(func.name.value, param, index, takes, tuple(params), optimizers, done))
+        factories.append(
+            OptimizerFactory(func.name.value, param, index, takes, tuple(params), optimizers, done, submodules)
+        )
     return TreeModule(name, ctx.path, tuple(factories), tuple(sorted(local)))
 
 
@@ -166,6 +177,25 @@ def unwrap_optimizer_class(func: cst.BaseExpression) -> cst.BaseExpression:
             func = func.args[0].value
         else:
             return func
+
+
+def _parameter_owning(ctx: FileContext, site: OptimizerSite, func: cst.FunctionDef) -> cst.Name | None:
+    """The parameter of ``func`` whose parameters the optimizer of ``site`` is built over: the site's
+    model, or every module its parameters come from (``net.encoder`` and ``net.head`` of parameter
+    groups), when that is the parameter or a submodule of it (``net`` for ``net.encoder``); or None."""
+    from .model_site import parameter_sources
+
+    sources = [site.model] if site.model is not None else parameter_sources(ctx, site.call)
+    roots: list[cst.Name] = []
+    for source in sources:
+        while isinstance(source, cst.Attribute):
+            source = source.value
+        if not isinstance(source, cst.Name) or not _is_parameter(ctx, source, func):
+            return None
+        roots.append(source)
+    if not roots or len({r.value for r in roots}) != 1:
+        return None
+    return roots[0]
 
 
 def _is_parameter(ctx: FileContext, name: cst.Name, func: cst.FunctionDef) -> bool:
@@ -322,7 +352,8 @@ def _factory_sites(ctx: FileContext, func: cst.FunctionDef, factory: OptimizerFa
     seen: set[int] = set()
     for site in find_optimizers(ctx):
         inside = ctx.enclosing(site.call, cst.FunctionDef) is func
-        if inside and site.model is not None and m.matches(site.model, m.Name(factory.param)):
+        owner = _parameter_owning(ctx, site, func) if inside else None
+        if owner is not None and owner.value == factory.param:
             sites.append(site)
             seen.add(id(site.call))
     for call in findall(func.body, m.Call()):

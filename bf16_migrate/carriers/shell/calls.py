@@ -81,7 +81,7 @@ def expanded(expander: Expander, word_nodes, node, positional=None) -> Command |
         out.args = next(r.args for r, _ in launching if r.target == out.target)
         return out
     r, e = unresolved[0]
-    computed = ", ".join(_describe(n, line) for n, line in sorted(e.first_unknown().items()))
+    computed = ", ".join(describe_computed(n, line) for n, line in sorted(e.first_unknown().items()))
     out.target = r.target
     out.problem = (r.problem or "no training script found") + (
         f"; computed at run time: {computed}" if computed else ""
@@ -207,7 +207,7 @@ def _launches_of(
             found.append((cmd, here, n))
 
 
-def _describe(name: str, line: int) -> str:
+def describe_computed(name: str, line: int) -> str:
     """How a computed piece of a launch line is named in a message."""
     shown = name if name.startswith(("$", "`")) else f"${name}"
     if line:

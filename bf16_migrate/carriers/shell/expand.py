@@ -20,8 +20,10 @@ script (and of the files it ``source``s, when the caller passes their assignment
   one (see :meth:`Expander.words`).
 * ``${X:-word}`` / ``${X-word}``: the default where ``X`` is empty (unset); other operators,
   command and arithmetic substitutions, arrays and ``for``/``read`` variables are computed.
-  One exception: ``$(dirname "$0")`` / ``$(cd "$(dirname "${BASH_SOURCE[0]}")"; pwd)``, the
-  idiom for the directory of the script itself, is that directory (``.``).
+  One exception: the idioms for the directory of the script itself (``$(dirname "$0")``,
+  ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``, ``$(dirname "$(readlink -f "$0")")``,
+  ``${BASH_SOURCE%/*}``) are that directory (``.``), which a launched or sourced path is
+  resolved from (:func:`~bf16_migrate.carriers.resolve.resolve_script`).
 
 A computed piece is kept as one word (NUL, so the reader sees "computed" there). That is an
 assumption (``--nproc_per_node $N`` with ``N`` a number or a host name); it is stated wherever a
@@ -216,6 +218,8 @@ class Expander:
         if var is None:
             return [(COMPUTED, {self.source.t(node): 0})]
         name = self.source.t(var)
+        if self._strips_script_name(node, name):
+            return [(".", {})]
         if var.type == "special_variable_name" or name.isdigit():
             return [(COMPUTED, {name: 0})]
         if node.type == "expansion":
@@ -232,9 +236,44 @@ class Expander:
                 return [(COMPUTED, {name: 0})]
         return self.values(name, at, depth + 1)
 
+    def _strips_script_name(self, node, name: str) -> bool:
+        """``${BASH_SOURCE%/*}`` / ``${0%/*}``: the script's own path with its last ``/name``
+        removed (``man bash`` "Parameter Expansion", ``${parameter%word}``), the directory of the
+        script as it was started by a path (``bash dir/run.sh``, ``./run.sh``). Started as a bare
+        name from its own directory it is the name itself; the idiom means the directory, and is
+        read so."""
+        if node.type != "expansion" or name not in ("0", "BASH_SOURCE"):
+            return False
+        rest = [self.source.t(c) for c in node.children if c.type not in ("${", "}", "variable_name")]
+        return rest == ["%", "/*"]
+
+    def _is_script_path(self, node) -> bool:
+        """A word that is the script's own path: one of :data:`SCRIPT_PATH_WORDS`, or that path
+        with its links resolved (``"$(readlink -f "$0")"``, ``$(realpath "${BASH_SOURCE[0]}")``:
+        coreutils readlink(1) ``-f``/``-e``, realpath(1)), whose directory holds the file the
+        launcher's own ``$0`` names, the tree's copy of it."""
+        if self.source.t(node) in SCRIPT_PATH_WORDS:
+            return True
+        inner = [c for c in node.children if c.type != '"'] if node.type == "string" else [node]
+        if len(inner) != 1 or inner[0].type != "command_substitution":
+            return False
+        commands = [c for c in inner[0].named_children if c.type != "comment"]
+        if len(commands) != 1 or commands[0].type != "command":
+            return False
+        command = commands[0]
+        tool = command.child_by_field_name("name")
+        args = command.children_by_field_name("argument")
+        if tool is None or not args or self.source.t(args[-1]) not in SCRIPT_PATH_WORDS:
+            return False
+        options = {self.source.t(a) for a in args[:-1]}
+        if self.source.t(tool) == "realpath":
+            return not options
+        return self.source.t(tool) == "readlink" and options in ({"-f"}, {"-e"})
+
     def _is_script_dir(self, node) -> bool:
         """``$(dirname "$0")`` and its ``cd ...; pwd`` wrappings: only commands from
-        :data:`SCRIPT_DIR_COMMANDS`, and a ``dirname`` of the script's own path."""
+        :data:`SCRIPT_DIR_COMMANDS`, and a ``dirname`` of the script's own path
+        (:meth:`_is_script_path`: also ``"$(readlink -f "$0")"``)."""
         names, saw_dirname = [], False
         stack = list(node.named_children)
         while stack:
@@ -246,8 +285,8 @@ class Expander:
                 name = self.source.t(nm)
                 names.append(name)
                 if name == "dirname":
-                    args = [self.source.t(a) for a in n.children_by_field_name("argument")]
-                    if args and args[-1] in SCRIPT_PATH_WORDS:
+                    args = n.children_by_field_name("argument")
+                    if args and self._is_script_path(args[-1]):
                         saw_dirname = True
                     else:
                         return False

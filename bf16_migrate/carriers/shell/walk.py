@@ -48,15 +48,16 @@ from ..model import (
     Analysis,
     Blocker,
     CarrierError,
+    ComputedInclude,
     Include,
     Launch,
     LineIndex,
     Note,
 )
 from ..text import find_mentions, legacy_names
-from .calls import CallLaunch, expanded, follow_calls, forwards_arguments, inside_function
+from .calls import CallLaunch, describe_computed, expanded, follow_calls, forwards_arguments, inside_function
 from .context import Contexts, index_functions
-from .expand import Expander, mentions_expansion
+from .expand import COMPUTED, Expander, mentions_expansion
 from .parsed import (
     EntryData,
     Event,
@@ -412,8 +413,12 @@ class _Reader:
         cmd = self._through_expansions(node, cmd, word_nodes)
         if base == "set" and _sets_allexport(words[1:]):
             self.parsed.allexport = True
-        if base in ("source", ".") and len(words) > 1 and words[1] is not None:
-            self._include(words[1], node, command=None)
+        if base in ("source", ".") and len(words) > 1:
+            path = words[1] if words[1] is not None else self._expanded_path(word_nodes[1], node)
+            if path is not None:
+                self._include(path, node, command=None)
+            else:
+                self._computed_include(word_nodes[1], node)
         if cmd.python or cmd.target is not None:
             self._launch(node, cmd, entry_ids, word_nodes if len(words) == len(word_nodes) else None)
 
@@ -445,6 +450,35 @@ class _Reader:
             return cmd
         through = expanded(self.expander, word_nodes, node)
         return cmd if through is None else through
+
+    def _expanded_path(self, word_node, node) -> str | None:
+        """The one path the word ``word_node`` of the command ``node`` expands to through the
+        script's variables (:mod:`.expand`: ``"$HERE/config/env.sh"`` with ``HERE`` the script's
+        own directory), or None when it is computed or can be more than one path."""
+        if not mentions_expansion(word_node):
+            return None
+        expansions = self.expander.words([word_node], node)
+        paths = {tuple(e.words) for e in expansions or ()}
+        if len(paths) != 1:
+            return None
+        (words,) = paths
+        if len(words) != 1 or words[0] is None or COMPUTED in words[0]:
+            return None
+        return words[0]
+
+    def _computed_include(self, word_node, node) -> None:
+        """``source "$CONF_DIR/env.sh"`` whose path stays computed: recorded with what is computed,
+        for the finding of the file it may load (BFM110)."""
+        expansions = self.expander.words([word_node], node) or []
+        names: dict[str, int] = {}
+        for expansion in expansions:
+            names.update(expansion.computed)
+        paths = sorted({" ".join(w or COMPUTED for w in e.words) for e in expansions})
+        computed = ", ".join(describe_computed(n, line) for n, line in sorted(names.items())) or (
+            f"one of {', '.join(paths)}, by the branch taken" if len(paths) > 1 else "its value"
+        )
+        line = self.source.at(node.start_byte)[0]
+        self.analysis.computed_includes.append(ComputedInclude(self.source.t(word_node), line, computed))
 
     def _include(self, path: str, node, command) -> None:
         """The file ``path`` loaded at ``node``: for every launch after it (``source``), or for
