@@ -395,6 +395,8 @@ class ModelCodeRules:
     cast_like: frozenset[str] = frozenset()
     ends: frozenset[str] = frozenset()
     host_functions: frozenset[str] = frozenset()
+    integer_results: frozenset[str] = frozenset()
+    """Functions whose result is an integer tensor (their ``.float()`` is a fresh tensor)."""
     matmul_functions: frozenset[str] = frozenset()
     matmul_methods: frozenset[str] = frozenset()
     weighted_layers: Mapping[str, str] = field(default_factory=dict)
@@ -409,6 +411,14 @@ class ModelCodeRules:
     module_entries: frozenset[str] = frozenset()
     optimizer_entries: frozenset[str] = frozenset()
     registers: frozenset[str] = frozenset()
+    index_methods: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Tensor method -> (position, keyword) of its index or mask argument (the receiver not counted)."""
+    index_functions: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Qualified torch function -> (position, keyword) of its index or mask argument."""
+    loss_containers: frozenset[str] = frozenset()
+    loss_weight_keywords: frozenset[str] = frozenset()
+    loss_weight_first: frozenset[str] = frozenset()
+    """``[loss]``: what makes a criterion class keep tensors of its own (BFM086)."""
 
 
 @dataclass(frozen=True)
@@ -568,6 +578,17 @@ def _load_model_code(path: Path) -> ModelCodeRules:
     def names(table: dict, key: str) -> frozenset[str]:
         return frozenset(_need(table, key, list, path))
 
+    def index_args(key: str) -> dict[str, tuple[int, str]]:
+        table = _need(flow, key, dict, path)
+        found = {}
+        for name, arg in table.items():
+            if not (isinstance(arg, dict) and isinstance(arg.get("at"), int) and isinstance(arg.get("keyword"), str)):
+                raise RuleError(f"{path}: [flow.{key}] {name!r} must be {{ at = <position>, keyword = <name> }}")
+            found[name] = (arg["at"], arg["keyword"])
+        return found
+
+    loss = _need(data, "loss", dict, path)
+
     return ModelCodeRules(
         float_factories=names(data, "float_factories"),
         f32_dtypes=names(data, "f32_dtypes"),
@@ -577,6 +598,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         cast_like=names(flow, "cast_like"),
         ends=names(flow, "ends"),
         host_functions=names(flow, "host_functions"),
+        integer_results=names(flow, "integer_results"),
         matmul_functions=names(flow, "matmul_functions"),
         matmul_methods=names(flow, "matmul_methods"),
         weighted_layers=layers,
@@ -587,6 +609,11 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         module_entries=names(reach, "module_entries"),
         optimizer_entries=names(reach, "optimizer_entries"),
         registers=names(reach, "registers"),
+        index_methods=index_args("index_methods"),
+        index_functions=index_args("index_functions"),
+        loss_containers=names(loss, "containers"),
+        loss_weight_keywords=names(loss, "weight_keywords"),
+        loss_weight_first=names(loss, "weight_first"),
     )
 
 

@@ -28,6 +28,11 @@ A script that took the change under a condition (``if args.bf16: os.environ[...]
 meet once the switch is gone: such a module gets that audit alone (``audited_under``,
 :mod:`bf16_migrate.python.model_code`), so a conditional migration does not leave the model
 computing in f32 in a sibling file either.
+
+The loss a migrated script's step applies may live in such a module too (``from losses import
+nt_xent``, ``criterion = losses.NTXent(0.2)``): the script names what it imports there
+(``MigrationResult.loss_code``), and the module's audit reads those functions and classes as the loss
+code of a step (``migrate_source(..., loss_code=...)``, :mod:`bf16_migrate.python.loss_reach`).
 """
 
 from __future__ import annotations
@@ -114,12 +119,37 @@ def migrate_imported_modules(
     None; such a module is not rewritten, and is reported (BFM093)."""
     requests = _factory_requests(results)
     wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
+    losses = _loss_requests(results, root_of)
     run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate)
     run.out += _escaped_results(escaped)
     left_keys = {module.resolve() for module in escaped}
     for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
-        run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())))
+        loss = tuple(sorted(losses.get(key, ())))
+        run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())), loss)
     return run.out
+
+
+def _loss_requests(results: list[FileResult], root_of: Callable[[Path], Path]) -> dict[Path, set[str]]:
+    """The names each module of the tree defines that migrated scripts apply as their loss
+    (``MigrationResult.loss_code``: ``losses.nt_xent`` imported as ``losses`` gives ``nt_xent`` in
+    the module ``losses.py``), by the module's resolved path; the longest module name wins
+    (``pkg.losses.NTXent`` is ``NTXent`` of ``pkg/losses.py``, not ``losses.NTXent`` of ``pkg``)."""
+    found: dict[Path, set[str]] = {}
+    for result in results:
+        if not result.loss_code:
+            continue
+        try:
+            tree = ast.parse(result.old)
+        except (SyntaxError, ValueError):
+            continue
+        modules = sorted(named_tree_imports(result.path, tree, root_of(result.path)), key=lambda n: -len(n[0]))
+        for qualified in result.loss_code:
+            for name, file in modules:
+                rest = qualified[len(name) + 1 :] if qualified.startswith(name + ".") else ""
+                if rest.isidentifier():
+                    found.setdefault(file.resolve(), set()).add(rest)
+                    break
+    return found
 
 
 def _factory_requests(results: list[FileResult]) -> dict[Path, list[FactoryChange]]:
@@ -177,10 +207,12 @@ class _ModuleRun:
         importers: list[tuple[Path, _Env]],
         audited: list[tuple[Path, _Env]],
         asked: tuple[FactoryChange, ...],
+        loss: tuple[str, ...] = (),
     ) -> None:
         """Migrate the module at the resolved path ``key`` under what its importers ran under:
         ``importers`` ran under the switch unconditionally, ``audited`` under a condition (the
-        model-code audit alone), ``asked`` is what scripts ask of its factories. A module that
+        model-code audit alone), ``asked`` is what scripts ask of its factories, ``loss`` the names
+        of its functions and classes the scripts apply as their loss (audited too). A module that
         is a migrated script of its own gets only what is asked of its factories; one imported
         under different settings is reported (BFM014) and gets only what is asked."""
         audit_env = _audit_env(importers, audited)
@@ -200,7 +232,7 @@ class _ModuleRun:
         source = self._source(module_path, own)
         if source is None:
             return
-        new = self._migrated(module_path, source, own, env, asked, audit_env, named[0][0] if named else None)
+        new = self._migrated(module_path, source, own, env, (asked, loss), audit_env, named[0][0] if named else None)
         if new is not None:
             self.out = (
                 [new if r.path.resolve() == key else r for r in self.out] if own is not None else self.out + [new]
@@ -242,16 +274,18 @@ class _ModuleRun:
         source: tuple[str, str],
         own: FileResult | None,
         env: _Env | None,
-        asked: tuple[FactoryChange, ...],
+        asks: tuple[tuple[FactoryChange, ...], tuple[str, ...]],
         audit_env: _Env | None,
         importer: Path | None,
     ) -> FileResult | None:
-        """The module's result migrated under ``env`` (``imported_under``), ``asked``
-        (``factory_changes``) and ``audit_env`` (``audited_under``), led by a BFM014 that names
+        """The module's result migrated under ``env`` (``imported_under``), ``asks``: what is asked
+        of its factories (``factory_changes``) and the names the scripts apply as their loss
+        (``loss_code``), and ``audit_env`` (``audited_under``), led by a BFM014 that names
         ``importer`` and the settings when the code changed under a setting (a factory change
         says so itself: BFM016). None when it does not parse (recorded in ``errors``), or when
         a module with no result of its own is neither changed nor diagnosed."""
         text, encoding = source
+        asked, loss = asks
         try:
             migrated = self.migrate(
                 text,
@@ -261,6 +295,7 @@ class _ModuleRun:
                 imported_under=env,
                 factory_changes=asked or None,
                 audited_under=audit_env,
+                **({"loss_code": loss} if loss else {}),
             )
         except ParseError as exc:
             self.errors.append(str(exc))
@@ -303,6 +338,7 @@ def _with_factory_changes(
         own.helpers,
         own.factory_changes,
         own.switched,
+        own.loss_code,
     )
     return [new if r is own else r for r in out]
 

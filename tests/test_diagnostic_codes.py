@@ -264,6 +264,7 @@ SELF_CONTAINED_EXAMPLES = [
     ("BFM083", "stochastic"),
     ("BFM084", "gpu-compatible"),
     ("BFM085", "stochastic"),
+    ("BFM086", "stochastic"),
 ]
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, MODES
-from precision_guarantee import assert_no_silent_f32_matmul, audit_off_rules
+from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
@@ -48,7 +48,14 @@ def _migrate_tree(case: str, mode: str, where: Path):
 
 
 def test_there_are_cases():
-    assert set(CASES) >= {"lamb_sibling", "leaky_norm", "lstm_forecaster"}
+    assert set(CASES) >= {
+        "contrastive_fn",
+        "lamb_sibling",
+        "leaky_norm",
+        "loss_module",
+        "lstm_forecaster",
+        "smoothed_criterion",
+    }
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -409,6 +416,277 @@ def test_a_dot_of_f32_and_bf16_counts_as_an_f32_matmul():
     assert stats.matmuls_with_f32 == stats.f32_matmuls == 2
 
 
+# -- the loss the step applies to the model's output (python/loss_reach.py) ----------------------
+
+LOSS_HEADER = HEADER + "import torch.nn.functional as F\n"
+ENCODER = """
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x)
+"""
+
+
+def migrate_step(body: str, mode: str = "stochastic"):
+    """A script: ``Encoder``, then ``body`` (the loss code and the training loop)."""
+    source = LOSS_HEADER + ENCODER + textwrap.dedent(body)
+    return source, migrate_source(source, mode, "t.py")
+
+
+def findings(result) -> list[tuple[str, bool, int]]:
+    return [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code.startswith("BFM08")]
+
+
+NT_XENT_STEP = """
+def nt_xent(z1, z2, temperature):
+    z = F.normalize(torch.cat([z1, z2]), dim=1)
+    n = z.shape[0]
+    sim = z @ z.T / temperature
+    sim = sim - torch.eye(n, device=z.device) * 1e4
+    targets = torch.arange(n, device=z.device).roll(n // 2)
+    return F.cross_entropy(sim, targets)
+
+
+def agreement(z1, z2):
+    return (z1.argmax(-1) == z2.argmax(-1)).float().mean()
+
+
+def main():
+    device = torch_xla.device()
+    model = Encoder().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = torch.randn(4, 8, device=device)
+        z1 = model(x)
+        z2 = model(x.flip(0))
+        loss = nt_xent(z1, z2, 0.2)
+        print(agreement(z1, z2).item())
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_loss_function_the_step_calls_is_audited_as_forward_is():
+    """NT-Xent's mask made without a dtype was bf16 under the switch; left f32 it would promote the
+    logits, the softmax and the cross-entropy to f32. The integer targets stay integer, and a metric
+    of the output that never reaches the loss is not the loss's code."""
+    source, result = migrate_step(NT_XENT_STEP)
+    assert "sim = sim - torch.eye(n, device=z.device, dtype=sim.dtype) * 1e4" in result.code
+    assert "targets = torch.arange(n, device=z.device).roll(n // 2)" in result.code
+    assert "return (z1.argmax(-1) == z2.argmax(-1)).float().mean()" in result.code
+    assert findings(result) == [("BFM080", True, 21)]
+    assert "in `nt_xent`" in next(d.message for d in result.diagnostics if d.code == "BFM080")
+
+
+def test_the_loss_code_is_found_through_an_alias_a_partial_and_a_train_step_that_returns_it():
+    """``loss_fn = functools.partial(...)`` and a ``train_step`` whose caller runs backward: the
+    value leaves the step function by its ``return``, so what leads there is the loss."""
+    body = NT_XENT_STEP.replace(
+        "def main():", "def train_step(model, x):\n    return loss_fn(model(x), model(x.flip(0)))\n\n\ndef main():"
+    )
+    body = body.replace("        loss = nt_xent(z1, z2, 0.2)\n", "        loss = train_step(model, x)\n")
+    body = body.replace("def main():", "loss_fn = functools.partial(nt_xent, temperature=0.2)\n\n\ndef main():", 1)
+    _, result = migrate_step("import functools\n" + body)
+    assert "torch.eye(n, device=z.device, dtype=sim.dtype)" in result.code
+    assert [code for code, _, _ in findings(result)] == ["BFM080"]
+
+
+def test_a_criterion_class_builds_its_one_hot_in_the_logits_dtype_not_the_labels():
+    """A label-smoothing criterion's one-hot from ``torch.zeros`` takes the logits' dtype: the
+    labels it is scattered by are indices (``[flow.index_methods]``) and decide no dtype; an
+    ``F.one_hot(...).float()`` is a fresh tensor that follows too."""
+    _, result = migrate_step(
+        """
+        class SmoothedCE(torch.nn.Module):
+            def __init__(self, classes, eps=0.1):
+                super().__init__()
+                self.classes = classes
+                self.eps = eps
+
+            def forward(self, logits, target):
+                one_hot = torch.zeros(logits.shape, device=logits.device).scatter_(1, target.unsqueeze(1), 1.0)
+                soft = one_hot * (1 - self.eps) + self.eps / self.classes
+                hard = F.one_hot(target, self.classes).float()
+                return -((soft + hard) * F.log_softmax(logits, -1)).sum(-1).mean()
+
+
+        def main():
+            device = torch_xla.device()
+            model = Encoder().to(device)
+            criterion = SmoothedCE(8).to(device)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            x = torch.randn(4, 8, device=device)
+            y = torch.randint(0, 8, (4,), device=device)
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+        """
+    )
+    made = "torch.zeros(logits.shape, device=logits.device, dtype=logits.dtype)"
+    assert f"one_hot = {made}.scatter_(1, target.unsqueeze(1), 1.0)" in result.code
+    assert "hard = F.one_hot(target, self.classes).to(logits.dtype)" in result.code
+    assert "criterion(model(x.to(torch.bfloat16)), y)" in result.code  # integer labels untouched
+    assert [code for code, fixed, _ in findings(result) if fixed] == ["BFM080", "BFM080"]
+
+
+STEP_TENSOR = """
+def main():
+    device = torch_xla.device()
+    model = Encoder().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    running = torch.zeros((), device=device)
+    for step in range(3):
+        x = torch.randn(4, 8, device=device)
+        z = model(x)
+        sim = z @ z.T
+        logits = sim - torch.eye(4, device=device) * 1e4
+        loss = F.cross_entropy(logits, torch.arange(4, device=device))
+        loss.backward()
+        optimizer.step()
+        running += loss.detach()
+"""
+
+
+def test_a_tensor_the_step_makes_on_the_device_on_the_way_to_the_loss_follows():
+    """``torch.eye(4, device=device)`` between the model call and the loss meets the logits: it takes
+    their dtype. The input made on the device, the integer targets and the loss accumulator (written
+    into, it never reaches the loss) are no way in to the loss."""
+    _, result = migrate_step(STEP_TENSOR)
+    assert "logits = sim - torch.eye(4, device=device, dtype=sim.dtype) * 1e4" in result.code
+    assert "x = torch.randn(4, 8, device=device)\n" in result.code
+    assert "F.cross_entropy(logits, torch.arange(4, device=device))" in result.code
+    assert "running = torch.zeros((), device=device)\n" in result.code
+    assert findings(result) == [("BFM080", True, 26)]
+    # at module level too (a script without functions)
+    flat = textwrap.dedent("\n".join(STEP_TENSOR.splitlines()[2:]))
+    _, module_level = migrate_step(flat)
+    assert "logits = sim - torch.eye(4, device=device, dtype=sim.dtype) * 1e4" in module_level.code
+    assert "in `<module>`" in next(d.message for d in module_level.diagnostics if d.code == "BFM080")
+
+
+def test_a_step_tensor_made_before_what_it_meets_keeps_the_switch():
+    source, result = migrate_step(
+        STEP_TENSOR.replace("    running = ", "    mask = torch.eye(4, device=device) * 1e4\n    running = ").replace(
+            "sim - torch.eye(4, device=device) * 1e4", "sim - mask"
+        )
+    )
+    assert result.code == source
+    assert [(code, fixed) for code, fixed, _ in findings(result)] == [("BFM085", False), ("BFM081", False)]
+
+
+def test_a_loss_target_made_on_the_device_is_left_to_the_input_casts():
+    """A class weight given to a loss call with the model's output is a floating loss argument the
+    input casts handle (``.to(torch.bfloat16)``): the audit adds nothing of its own there."""
+    _, result = migrate_step(
+        STEP_TENSOR.replace(
+            "F.cross_entropy(logits, torch.arange(4, device=device))",
+            "F.cross_entropy(z, torch.arange(4, device=device), weight=torch.ones(8, device=device))",
+        )
+    )
+    assert "weight=torch.ones(8, device=device).to(torch.bfloat16))" in result.code
+    assert "sim - torch.eye(4, device=device) * 1e4" in result.code  # `logits` no longer reaches the loss
+    assert findings(result) == []
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        'self.register_buffer("weights", torch.ones(8))',
+        "self.head = torch.nn.Linear(8, 8)",
+        "self.ce = torch.nn.CrossEntropyLoss(weight=torch.ones(8))",
+    ],
+)
+def test_a_criterion_keeping_tensors_of_its_own_keeps_the_switch(state):
+    """``model.to`` does not cast the criterion: its buffer, layer or class weight would stay f32."""
+    source, result = migrate_step(
+        f"""
+        class Criterion(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                {state}
+
+            def forward(self, logits, target):
+                return F.cross_entropy(logits, target)
+
+
+        def main():
+            device = torch_xla.device()
+            model = Encoder().to(device)
+            criterion = Criterion().to(device)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loss = criterion(model(torch.randn(4, 8, device=device)), torch.randint(0, 8, (4,), device=device))
+            loss.backward()
+            optimizer.step()
+        """
+    )
+    assert result.code == source
+    assert [(code, fixed) for code, fixed, _ in findings(result)] == [("BFM085", False), ("BFM086", False)]
+    assert "of the loss `Criterion`" in next(d.message for d in result.diagnostics if d.code == "BFM086")
+    # a stateless criterion (a torch loss without a weight) is no such state
+    _, plain = migrate_step(
+        source.split(ENCODER)[1].replace(state, "self.ce = torch.nn.CrossEntropyLoss(label_smoothing=0.1)")
+    )
+    assert findings(plain) == [] and "model.to(torch.bfloat16)" in plain.code
+
+
+def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_path):
+    """``from contrastive_losses import AlignmentPenalty, recall_at_1, symmetric_info_nce``: the
+    function and the criterion class the step applies are audited in the module (migrated with the
+    script, BFM014); the metric the loop prints is not. ``temperature``, a parameter nothing uses as a
+    tensor, gives no dtype (``temperature.dtype`` would fail on a float): the mask takes the logits'."""
+    tree = _tree("loss_module", tmp_path)
+    outcome = _migrate_tree("loss_module", "stochastic", tmp_path)
+    module = (tree / "contrastive_losses.py").read_text()
+    assert "margin = 0.2 * torch.eye(logits.shape[0], device=logits.device, dtype=logits.dtype) / temperature" in module
+    assert "torch.arange(self.dim, device=queries.device).to(queries.dtype)" in module
+    assert "return hits.float().mean()" in module
+    codes = [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("contrastive_losses.py")]
+    assert codes == [("BFM014", True), ("BFM080", True), ("BFM080", True)]
+
+
+def test_a_parameter_used_as_a_number_is_no_dtype_to_take():
+    """``margin`` and ``temperature`` are used only in arithmetic: as likely Python floats, they
+    decide no dtype and promote nothing; the flow goes on to the logits they meet after."""
+    _, result = migrate_step(
+        NT_XENT_STEP.replace(
+            "sim = sim - torch.eye(n, device=z.device) * 1e4",
+            "sim = sim - torch.eye(n, device=z.device) * margin / temperature",
+        ).replace("def nt_xent(z1, z2, temperature):", "def nt_xent(z1, z2, temperature, margin=None):")
+    )
+    assert "torch.eye(n, device=z.device, dtype=sim.dtype) * margin / temperature" in result.code
+
+
+def test_an_upcast_in_the_loss_keeps_the_switch_and_amp_leaves_the_loss_to_autocast():
+    """``logits.float()`` in a loss function was a no-op under the switch: after the migration the
+    loss would compute in f32 where the legacy run had bf16 (BFM083, as in ``forward``). amp applies
+    no audit: autocast runs the losses in f32 itself."""
+    body = NT_XENT_STEP.replace("return F.cross_entropy(sim, targets)", "return F.cross_entropy(sim.float(), targets)")
+    source, result = migrate_step(body)
+    assert result.code == source
+    assert [code for code, _, _ in findings(result)] == ["BFM085", "BFM083"]
+    _, amp = migrate_step(NT_XENT_STEP, mode="amp")
+    assert "torch.eye(n, device=z.device) * 1e4" in amp.code and findings(amp) == []
+
+
+def test_amp_puts_the_steps_loss_under_the_autocast_of_its_forward_pass():
+    """The loss is what autocast runs in f32 where it should (the forward pass and the loss,
+    PyTorch's torch.amp documentation): the region of each model call runs to the statement on the
+    way to the loss (``nt_xent`` is no loss by its name), the two calls' regions made one; the print
+    and backward stay out."""
+    _, amp = migrate_step(NT_XENT_STEP, mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            z1 = model(x)
+            z2 = model(x.flip(0))
+            loss = nt_xent(z1, z2, 0.2)
+        print(agreement(z1, z2).item())
+        loss.backward()
+"""
+    assert region in amp.code and amp.code.count("torch.autocast(") == 1
+
+
 # -- a tensor made in forward and handed to a submodule (an RNN's initial state) ------------------
 
 
@@ -648,6 +926,30 @@ def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
 
 
 @pytest.mark.xla
+@pytest.mark.parametrize(
+    "case, follows",
+    [
+        ("contrastive_fn", 2),  # CI: a loss function's mask and a tensor the loop makes
+        pytest.param("smoothed_criterion", 1, marks=pytest.mark.xla_full),  # a criterion class's one-hot
+    ],
+)
+def test_verify_proves_the_migration_of_the_steps_loss(case, follows, tmp_path):
+    """The loss's tensors take the dtype they meet (BFM080): the stochastic migration matches the
+    legacy run, its step graph has every matmul bf16 (measured: contrastive_fn 19 of 19,
+    smoothed_criterion 9 of 9) and its exponentials as the legacy run's, bf16 (5 and 2), nothing
+    left to do but the docstring."""
+    code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert [d["code"] for d in data["diagnostics"] if d["code"] == "BFM080"] == ["BFM080"] * follows
+    assert left_to_do(data) == []
+    assert_no_silent_f32_matmul(data)
+    assert_no_silent_f32_softmax(data)
+    assert data["runs"]["migrated"]["graph"]["exponentials"] == data["runs"]["legacy"]["graph"]["exponentials"]
+    assert code == 0, output
+
+
+@pytest.mark.xla
 def test_verify_proves_the_lstm_states_migration(tmp_path):
     """The LSTM states made in forward take the parameters' dtype (the encoder) and the plain input's
     (the refiner): the migrated run matches the legacy one, nothing is left to do but the docstring,
@@ -659,6 +961,23 @@ def test_verify_proves_the_lstm_states_migration(tmp_path):
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 4
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
+
+
+@pytest.mark.xla
+@pytest.mark.xla_full  # the negative control of the test above: `-m xla_full`
+@pytest.mark.parametrize("case", ["contrastive_fn", "smoothed_criterion"])
+def test_the_loss_migrated_without_the_audit_says_nothing_is_left_and_computes_it_in_f32(case, tmp_path):
+    """Why the loss is audited. Migrated without it (the audit's emit taken out of the rules), the
+    rewrite leaves nothing to do but the docstring, every matmul stays bf16, and yet the loss the run
+    backpropagates is f32 where the legacy run's is bf16 (measured: verify's precision part FAILs, and
+    matches: 0 of the first 3 steps the same, median rel. diff 0.0058 / 0.0053)."""
+    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path))}
+    code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path, env=env)
+    assert left_to_do(data) == []
+    assert data["runs"]["migrated"]["graph"]["f32_matmuls"] == 0
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    assert statuses["precision"] == "FAIL" and "backpropagates is f32" in output, output
+    assert code == 1
 
 
 @pytest.mark.xla

@@ -108,6 +108,30 @@ def test_hlo_stats_counts_matmuls_converts_and_round_trips():
     assert st.instructions == 24
 
 
+# a softmax over f32 logits promoted by an f32 mask (bf16 sim - f32 eye), a bf16 one, a scalar exp
+HLO_SOFTMAX = """HloModule IrToHlo.9, entry_computation_layout={(bf16[4,4]{1,0}, f32[4,4]{1,0})->(f32[4,4]{1,0})}
+
+ENTRY %IrToHlo.9 (p0.1: bf16[4,4], p1.2: f32[4,4]) -> (f32[4,4], bf16[4,4], f32[]) {
+  %p0.1 = bf16[4,4]{1,0} parameter(0)
+  %p1.2 = f32[4,4]{1,0} parameter(1)
+  %convert.3 = f32[4,4]{1,0} convert(bf16[4,4]{1,0} %p0.1)
+  %subtract.4 = f32[4,4]{1,0} subtract(f32[4,4]{1,0} %convert.3, f32[4,4]{1,0} %p1.2)
+  %exponential.5 = f32[4,4]{1,0} exponential(f32[4,4]{1,0} %subtract.4)
+  %exponential.6 = bf16[4,4]{1,0} exponential(bf16[4,4]{1,0} %p0.1)
+  %constant.7 = f32[] constant(1)
+  %e.8 = f32[] exponential(f32[] %constant.7)
+  ROOT %t.9 = (f32[4,4], bf16[4,4], f32[]) tuple(f32[4,4] %exponential.5, bf16[4,4] %exponential.6, f32[] %e.8)
+}"""
+
+
+def test_hlo_stats_counts_the_exponentials_of_tensors_by_element_type():
+    """A softmax computes one exponential per element: the f32 one is what an f32 mask made of a
+    bf16 run's logits; a scalar's is none."""
+    st = hlo_stats(HLO_SOFTMAX)
+    assert st.exponentials == {"f32": 1, "bf16": 1}
+    assert GraphStats.from_dict(st.to_dict()).exponentials == {"f32": 1, "bf16": 1}
+
+
 def test_hlo_stats_of_text_that_is_not_hlo_is_empty():
     st = hlo_stats("not hlo at all\n")
     assert st.instructions == 0 and st.bf16_matmul_share is None and st.round_trips == {}

@@ -393,6 +393,7 @@ class LinkPlanner:
             list(result.helpers),
             list(result.factory_changes),
             dict(result.switched),
+            list(result.loss_code),
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

@@ -406,6 +406,9 @@ class FileResult:
     switched: dict[str, str] = field(default_factory=dict)
     """For a migrated Python script, the legacy settings whose change it took, under a condition
     or not: the modules it imports get the audit of their model code for them."""
+    loss_code: list[str] = field(default_factory=list)
+    """For a migrated Python script, the qualified names of the imported functions and classes its
+    step applies as its loss (``MigrationResult.loss_code``): audited in the tree's modules."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

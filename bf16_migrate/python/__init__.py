@@ -79,6 +79,10 @@ class MigrationResult:
     """The legacy settings whose mode change the script took, under a condition or not
     (``legacy_env`` is the unconditional case): the modules of the tree it imports get the audit
     of their model code for them (``audited_under``), whatever the condition."""
+    loss_code: list[str] = field(default_factory=list)
+    """The qualified names of the imported functions and classes the script's training step applies
+    as its loss (``losses.nt_xent``): the modules of the tree defining them get those audited
+    (``migrate_source(..., loss_code=...)``, :mod:`bf16_migrate.tree_modules`)."""
     script_change: str | None = None
     """What the script got when it is not its mode's ``script_change`` (torch-xla's FSDP given its
     own ``compute_dtype`` instead of a model cast): the words a launcher's finding uses."""
@@ -99,6 +103,7 @@ def migrate_source(
     tree: TreeFacts | None = None,
     factory_changes: tuple[FactoryChange, ...] | None = None,
     audited_under: Mapping[str, str] | None = None,
+    loss_code: tuple[str, ...] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -138,6 +143,11 @@ def migrate_source(
     builds is found and cast before the call, and a tree's optimizer class takes FP32 master
     weights as a stock one. ``MigrationResult.factory_changes`` then says what the modules must
     do; ``factory_changes`` given to the migration of such a module carries it out.
+
+    ``loss_code``: for a module of the tree, the names of its functions and classes that the scripts
+    importing it apply as their loss (``MigrationResult.loss_code`` of those scripts, the module's
+    name taken off): with ``imported_under`` or ``audited_under`` they are audited as the loss code
+    of a step (:mod:`.loss_reach`).
     """
     chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
@@ -157,6 +167,7 @@ def migrate_source(
                 tree,
                 tuple(factory_changes or ()),
                 audited_under,
+                tuple(loss_code or ()),
             ),
         )
 
@@ -172,6 +183,7 @@ def _migrate(
     tree=None,
     factory_changes=(),
     audited_under=None,
+    loss_code=(),
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -185,7 +197,9 @@ def _migrate(
     ctx = FileContext(
         path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree, test_module=test_module
     )
-    planner = Planner(ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under)
+    planner = Planner(
+        ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under, loss_code
+    )
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
@@ -218,6 +232,7 @@ def _migrate(
         launch_flag=planner.launch_flag,
         factory_changes=list(planner.factory_changes),
         switched=planner.switched,
+        loss_code=list(planner.loss_imports) if planner.switched else [],
         script_change=planner.script_change,
     )
 

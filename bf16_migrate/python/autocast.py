@@ -21,12 +21,16 @@ Problem = tuple[str, cst.CSTNode, str | None, dict[str, Any]]
 
 
 def autocast_regions(
-    ctx: FileContext, model: cst.BaseExpression, calls: list[ModelCall]
+    ctx: FileContext, model: cst.BaseExpression, calls: list[ModelCall], loss_statements: frozenset[int] = frozenset()
 ) -> tuple[list[Region], list[Problem]]:
     """Where ``model``'s forward pass and loss can go under autocast: ``(regions, problems)``,
     regions as ``(block, first, last)`` statements to wrap, problems as ``(code, node,
     variant, fields)`` of the findings for the calls that cannot be wrapped (planned nothing
-    yet; the messages are the catalogue's templates)."""
+    yet; the messages are the catalogue's templates). A region runs from the model call to its
+    loss: the statements of the call's loss (:class:`~.model_site.ModelCall`), and the later
+    statements of the block on the way from the model's output to the loss (``loss_statements``,
+    ids: :attr:`.loss_reach.LossCode.statements`: ``loss = nt_xent(z1, z2, T)``) up to the first
+    that steps or runs backward."""
     if not calls:
         return [], [("BFM021", model, None, {"model": ctx.code(model)})]
     regions: list[Region] = []
@@ -42,6 +46,11 @@ def autocast_regions(
         for stmt in call.loss_statements:
             if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                 last = stmt
+        for later in body[ctx.index_in_block(block, first) + 1 :]:
+            if steps_or_backward(later):
+                break
+            if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
+                last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
         if any(steps_or_backward(s) for s in region):
             problems.append(("BFM030", call.call, "step_between", {}))
@@ -52,9 +61,10 @@ def autocast_regions(
 
 def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
     """Add ``regions`` to ``plan.wraps`` (by id of the block: ``(first, last)`` statements),
-    each region once however many models share it."""
+    each region once however many models share it, overlapping ones as one (``z1 = model(x1)`` and
+    ``z2 = model(x2)`` whose loss is the statement after both)."""
     starts: dict[int, set[int]] = {}  # per block, the first statements wrapped (a block may hold thousands)
-    for block, first, last in regions:
+    for block, first, last in _merged(regions):
         ranges = plan.wraps.setdefault(id(block), [])
         wrapped = starts.get(id(block))
         if wrapped is None:
@@ -62,6 +72,23 @@ def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
         if id(first) not in wrapped:
             wrapped.add(id(first))
             ranges.append((first, last))
+
+
+def _merged(regions: list[Region]) -> list[Region]:
+    """``regions`` with those of one block that overlap made one, in the order found."""
+    out: list[Region] = []
+    index: dict[int, dict[int, int]] = {}
+    for block, first, last in regions:
+        where = index.setdefault(id(block), {id(s): k for k, s in enumerate(block.body)})
+        start, end = where[id(first)], where[id(last)]
+        for k, (other, a, b) in enumerate(out):
+            if other is block and where[id(a)] <= end and start <= where[id(b)]:
+                start, end = min(start, where[id(a)]), max(end, where[id(b)])
+                out[k] = (block, block.body[start], block.body[end])
+                break
+        else:
+            out.append((block, first, last))
+    return out
 
 
 def steps_or_backward(stmt: cst.CSTNode) -> bool:

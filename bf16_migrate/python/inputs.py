@@ -86,6 +86,7 @@ def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
         if not isinstance(later, cst.SimpleStatementLine):
             break  # a loop or a branch: what runs after it is not followed
         for op in findall(later, _ARITHMETIC):
+            assert isinstance(op, cst.BinaryOperation), "_ARITHMETIC matches binary operations"
             for side, other in ((op.left, op.right), (op.right, op.left)):
                 if isinstance(other, cst.Name) and other.value not in flowing and _reads(side, flowing):
                     partners.append(other)
@@ -158,11 +159,13 @@ class InputCasts:
                     self._cast(expr)
                 else:
                     self._cast_at_transfer(transfer)
+        model_nodes = {id(c.call) for c in calls}
         for call in calls:
             for loss in call.losses:
                 for arg in loss.args:
                     names = {n.value for n in findall(arg.value, m.Name())}
-                    if names & set(call.outputs) or any(a is call.call for a in findall(arg.value, m.Call())):
+                    # the model's output, of this call or of another (`criterion(model(v1), model(v2))`)
+                    if names & set(call.outputs) or any(id(a) in model_nodes for a in findall(arg.value, m.Call())):
                         continue
                     kind = self._kind(arg.value)
                     if kind == FLOAT:

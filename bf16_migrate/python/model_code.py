@@ -11,8 +11,11 @@ torch-xla 2.9 on the XLA CPU device, fixtures/causal_lm: 0 of 39 matmuls bf16 wi
 39 of 39 under the switch). The knowledge (which factories make f32, what casts, which layers
 carry a weight) is ``rules/model_code.toml``.
 
-The code audited is what the model's training step runs (:mod:`.model_reach`); each way in is a
-:class:`Site`, followed with :class:`~.tensor_flow.TensorFlow` to the tensors it meets, and:
+The code audited is what the model's training step runs (:mod:`.model_reach`): the model's and the
+optimizers' code, and the loss the step applies to the model's output (:mod:`.loss_reach`: its
+functions and criterion classes, and the tensors the step makes on the device on the way to the
+loss; a criterion keeping tensors of its own, which ``model.to`` does not cast, is BFM086). Each way
+in is a :class:`Site`, followed with :class:`~.tensor_flow.TensorFlow` to the tensors it meets, and:
 
 * made f32 (a factory without ``dtype=``, ``dtype=torch.float32``, ``.float()`` of a fresh tensor,
   a plain tensor attribute read in a step): it **follows** the dtype of a tensor it meets, known
@@ -42,6 +45,7 @@ from libcst.metadata import Assignment
 from .apply import EditPlan
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
+from .loss_reach import loss_state
 from .model_reach import Reached, self_assigned
 from .optimizers import append_keyword
 from .tensor_flow import Flow, Meet, TensorFlow
@@ -52,6 +56,8 @@ _PARAMETER_ROOT = "self.param_groups"
 _FIRST_PARAMETER = 'self.param_groups[0]["params"][0]'
 _MAX_TRACE = 6
 _MAX_ROUNDS = 6
+_INTEGER = "integer"
+_OTHER = "other dtype"
 
 
 @dataclass
@@ -119,6 +125,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     (BFM082). The edits need no guard: a tensor that follows the dtype it meets computes what it
     did whether the model was cast or not."""
     for site, carrier in audit.follows:
+        if id(site.node) in plan.replace:
+            continue  # a step's tensor the mode already changes: a loss target's cast, an FP32 accumulator
         dtype = f"{carrier}.dtype"
         _plan_follow(plan, site, dtype)
         ctx.report(
@@ -197,6 +205,7 @@ class _Audit:
                 break
             fresh = found
         self._decide_creations(creations, fresh)
+        self._loss_state()
         in_islands: set[int] = set()
         for call, arg in sorted(islands, key=lambda island: self.ctx.span(island[0])[1]):  # inner ones first
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else call
@@ -222,7 +231,7 @@ class _Audit:
         islands = []
         for call, arg in upcasts:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if receiver is not None and (id(receiver) in fresh or id(receiver) in found):
+            if receiver is not None and (id(receiver) in fresh or id(receiver) in found or self._integer(receiver)):
                 sites.append(Site(call, "upcast", follow(call, fresh=fresh), arg))
             else:
                 islands.append((call, arg))
@@ -244,28 +253,66 @@ class _Audit:
 
     def _calls(self):
         """The factories that make a floating tensor ((call, kind, unsure)), the integer factories
-        (their ``.float()`` is a way in), and the upcasts ((call, the argument naming f32))."""
+        (their ``.float()`` is a way in), and the upcasts ((call, the argument naming f32)); the
+        step's own factories on its loss path among them (:meth:`_step_calls`)."""
         factories, int_roots, upcasts = [], [], []
         for call in self._runtime_calls():
-            factory = self._factory_name(call)
-            dtype_arg = _keyword(call, "dtype")
-            if factory is not None:
-                if dtype_arg is not None:
-                    if self._is_low(dtype_arg.value):
-                        factories.append((call, "explicit", False))
+            made = self._made(call)
+            if made == _INTEGER:
+                int_roots.append(call)
+            elif isinstance(made, tuple):
+                factories.append((call, *made))
+            elif made is None:
+                upcast = self._upcast(call)
+                if upcast is not None and not self._from_kept_f64(call):
+                    upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
+        step_factories, step_int_roots = self._step_calls()
+        return factories + step_factories, int_roots + step_int_roots, upcasts
+
+    def _made(self, call: cst.Call) -> tuple[str, bool] | str | None:
+        """For a torch factory: (kind, unsure) when it makes a floating tensor of a low dtype
+        (``"explicit"``: ``dtype=torch.float32``; ``"factory"``: no ``dtype=``, unsure when its
+        result may be an integer), ``_INTEGER`` for an integer one, ``_OTHER`` for another dtype;
+        None for a call that is no factory."""
+        factory = self._factory_name(call)
+        if factory is None:
+            return None
+        dtype_arg = _keyword(call, "dtype")
+        if dtype_arg is not None:
+            return ("explicit", False) if self._is_low(dtype_arg.value) else _OTHER
+        cls = self._factory_class(call, factory)
+        if cls == INT or (cls != FLOAT and factory == "arange"):
+            # an arange of bounds of unknown type is taken as integer: a floating use of it
+            # goes through an upcast (`.float()`), which is audited
+            return _INTEGER
+        return ("factory", cls != FLOAT)
+
+    def _step_calls(self):
+        """The factories the functions calling the model make on the device themselves (``mask =
+        torch.eye(n, device=device)`` between the model call and the loss) whose value meets the
+        step's loss path (:mod:`.loss_reach`), and the integer factories there. A factory of the
+        step that meets no value on that path (the data, a metric, an accumulator) is not a way in
+        to the loss; one made on the host and moved (``torch.rand(64, 1).to(device)``) is data,
+        which the input casts handle where they can tell it (:mod:`.inputs`)."""
+        factories, int_roots = [], []
+        for scope in self.reached.steps:
+            if isinstance(scope, cst.FunctionDef) and self.reached.is_runtime(scope):
+                continue  # audited whole already
+            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call()):
+                if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
                     continue
-                cls = self._factory_class(call, factory)
-                if cls == INT or (cls != FLOAT and factory == "arange"):
-                    # an arange of bounds of unknown type is taken as integer: a floating use of it
-                    # goes through an upcast (`.float()`), which is audited
+                made = self._made(call)
+                if made == _INTEGER:
                     int_roots.append(call)
-                else:
-                    factories.append((call, "factory", cls != FLOAT))
-                continue
-            upcast = self._upcast(call)
-            if upcast is not None and not self._from_kept_f64(call):
-                upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
-        return factories, int_roots, upcasts
+                elif isinstance(made, tuple) and _keyword(call, "device") is not None and self._meets_path(call):
+                    factories.append((call, *made))
+        return factories, int_roots
+
+    def _meets_path(self, call: cst.Call) -> bool:
+        """Whether the value ``call`` makes meets the loss path, other than as an argument of a
+        loss call whose floating arguments the input casts handle (a loss target: :mod:`.inputs`)."""
+        path, cast = self.reached.loss_path, self.reached.cast_losses
+        return any(id(meet.at) in path and id(meet.at) not in cast for meet in self.flows.follow(call).meets)
 
     def _from_kept_f64(self, call: cst.Call) -> bool:
         """Whether the receiver of an upcast is computed from an f64 value that was not low
@@ -394,6 +441,20 @@ class _Audit:
         keyword = _keyword(call, "dtype")
         return keyword if keyword is not None and self._is_low(keyword.value) else None
 
+    def _integer(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is an integer or boolean tensor made here (``F.one_hot(y, C)``, ``(a ==
+        b)``, ``idx.long()``): its upcast makes a fresh floating tensor, not an island of the
+        model's own floating tensors (``rules/model_code.toml`` ``[flow] integer_results``)."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            if expr.func.attr.value not in ("unsqueeze", "view"):
+                break
+            expr = expr.func.value  # shape-only methods keep the dtype
+        if isinstance(expr, cst.Comparison):
+            return True
+        if isinstance(expr, cst.Call) and self.ctx.qualified_names(expr.func) & self.rules.integer_results:
+            return True
+        return self.dtypes.infer(expr) == INT
+
     def _in_optimizer(self, node: cst.CSTNode) -> bool:
         cls = self.ctx.enclosing(node, cst.ClassDef)
         return cls is not None and any(c is cls for c in self.reached.optimizers)
@@ -458,7 +519,7 @@ class _Audit:
                 if site.flow.escapes and (not site.unsure or _factory_short(self.ctx, site.node) == "tensor"):
                     self._block(site, "BFM081", "escapes", where=_short(self.ctx, site.flow.escapes[0]))
                 continue  # only ends: an integer, a boolean, a host value
-            carrier = self._carrier(site, partners)
+            carrier = self._carrier(site, partners, fresh)
             if carrier is not None:
                 self.result.follows.append((site, carrier))
             else:
@@ -476,16 +537,26 @@ class _Audit:
         elif flow.casts_back:
             self.result.islands.append(site)
 
+    def _loss_state(self) -> None:
+        """A class the step's loss alone reaches (a criterion) keeps parameters, buffers or layers
+        of its own: ``model.to`` does not cast them, so they are f32 where the switch made them
+        bf16, and what they meet computes in f32 (or fails, a bf16 input meeting an f32 weight):
+        BFM086, the switch is kept."""
+        for cls in self.reached.loss_classes:
+            for node in loss_state(self.ctx, cls):
+                self._block(Site(node, "state", Flow(node)), "BFM086", None, cls=cls.name.value)
+
     def _block(self, site: Site, code: str, variant: str | None, **fields: object) -> None:
         fields = {"code": _short(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
         self.result.blocked.append(Blocked(site, code, variant, fields))
 
     # -- the tensor whose dtype a site takes ---------------------------------------------------
-    def _carrier(self, site: Site, partners: list[Meet]) -> str | None:
+    def _carrier(self, site: Site, partners: list[Meet], fresh: frozenset[int]) -> str | None:
         """The code of a tensor known at the site's line whose dtype is the dtype of what it
         meets: the tensor met itself, or what it was computed from (the operands of the
         arithmetic that made it, the weight of the layer that made it); in an optimizer's step,
-        the parameters (the device the site is made on, or the first parameter)."""
+        the parameters (the device the site is made on, or the first parameter). A value made by
+        the audited code itself (``fresh``) is none: its own dtype is being decided."""
         queue: list[tuple[cst.BaseExpression | str, int]] = []
         for meet in partners:
             queue.extend((start, 0) for start in _carrier_starts(meet))
@@ -493,12 +564,12 @@ class _Audit:
         while queue:
             candidate, depth = queue.pop(0)
             key = candidate if isinstance(candidate, str) else id(candidate)
-            if key in seen:
+            if key in seen or key in fresh:
                 continue
             seen.add(key)
             if isinstance(candidate, str):
-                if self._self_known(site.node):
-                    return candidate
+                if self._self_known(site.node) and not self.reached.uncast(self.ctx.enclosing(site.node, cst.ClassDef)):
+                    return candidate  # a layer's weight: cast by `model.to`, unless the class is a loss's
                 continue
             if self._known_tensor(candidate, site):
                 return self.ctx.code(candidate)
@@ -523,7 +594,7 @@ class _Audit:
             return self._self_known(site.node) and self._self_tensor(expr)
         if not self._bound_before(root, site.node):
             return False
-        if self.dtypes.infer(expr) == INT:
+        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root):
             return False
         return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
 
@@ -534,7 +605,7 @@ class _Audit:
         if not (isinstance(expr, cst.Attribute) and m.matches(expr.value, m.Name("self"))):
             return False
         cls = self.ctx.enclosing(expr, cst.ClassDef)
-        if cls is None:
+        if cls is None or self.reached.uncast(cls):  # a loss's own parameters and buffers stay f32
             return False
         values = self_assigned(self.ctx, cls, expr.attr.value)
         return _registered_buffer(cls, expr.attr.value) or (
@@ -543,12 +614,15 @@ class _Audit:
         )
 
     def _bound_before(self, name: cst.Name, node: cst.CSTNode) -> bool:
-        """Whether ``name`` is a parameter of the function holding ``node``, or bound in it by a
-        statement before ``node``'s statement in a block that holds ``node``."""
+        """Whether ``name`` is a parameter of the function holding ``node``, or bound in it (in the
+        module, for a step at module level) by a statement before ``node``'s statement in a block
+        that holds ``node``."""
         func = self.ctx.enclosing(node, cst.FunctionDef)
-        if func is None:
-            return False
-        params = list(func.params.posonly_params) + list(func.params.params) + list(func.params.kwonly_params)
+        params = (
+            list(func.params.posonly_params) + list(func.params.params) + list(func.params.kwonly_params)
+            if func is not None
+            else []
+        )
         if any(p.name.value == name.value for p in params):
             return True
         statement = self.ctx.statement_of(node)
@@ -610,11 +684,11 @@ class _Audit:
         layer = self.flows.layer(call.func)
         if layer is not None:
             return [layer[0]]  # a layer's output has its weight's dtype
-        if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
-            return [call.func.value]
-        if any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
+        if any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):  # `F.log_softmax(x, -1)`
             args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
             return list[cst.BaseExpression | str](args[:2])
+        if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
+            return [call.func.value]
         return []
 
     def _device_hint(self, site: Site) -> str | None:

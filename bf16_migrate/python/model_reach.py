@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .context import FileContext, findall
+
+if TYPE_CHECKING:
+    from .loss_reach import LossCode
 
 _SELF_CALL = m.Call(func=m.Attribute(value=m.Name("self")))
 _MAX_BINDINGS = 6
@@ -43,20 +47,42 @@ class Reached:
     ``runtime``: functions and methods that run in a training step (``forward``, ``step``, what they
     call); ``init``: ``__init__`` methods (and what they call) of the classes reached; ``classes``:
     the classes reached; ``optimizers``: those of them that are optimizer classes (their step is
-    audited against the parameters' dtype)."""
+    audited against the parameters' dtype).
+
+    The loss code a step applies to the model's output (:mod:`.loss_reach`): its functions run in a
+    step (``runtime``); ``loss_classes``: the classes reached from the loss alone (a criterion and the
+    classes it builds), which ``model.to`` does not cast, so their parameters and buffers stay f32;
+    ``steps``: the functions (or the module) calling the model, whose own tensors that meet
+    ``loss_path`` (ids of the nodes from the model's output to the loss) are audited too, but for
+    the arguments of the loss calls in ``cast_losses`` (ids: the input casts handle them)."""
 
     runtime: list[cst.FunctionDef] = field(default_factory=list)
     init: list[cst.FunctionDef] = field(default_factory=list)
     classes: list[cst.ClassDef] = field(default_factory=list)
     optimizers: list[cst.ClassDef] = field(default_factory=list)
+    loss_classes: list[cst.ClassDef] = field(default_factory=list)
+    steps: list[cst.FunctionDef | cst.Module] = field(default_factory=list)
+    loss_path: frozenset[int] = frozenset()
+    cast_losses: frozenset[int] = frozenset()
 
     def is_runtime(self, func: cst.FunctionDef | None) -> bool:
         return func is not None and any(f is func for f in self.runtime)
 
+    def uncast(self, cls: cst.ClassDef | None) -> bool:
+        """Whether ``cls`` is reached from the loss code alone (not cast by ``model.to``)."""
+        return cls is not None and any(c is cls for c in self.loss_classes)
 
-def reach_from(ctx: FileContext, roots: Iterable[cst.CSTNode], optimizer_classes: Iterable[cst.ClassDef]) -> Reached:
+
+def reach_from(
+    ctx: FileContext,
+    roots: Iterable[cst.CSTNode],
+    optimizer_classes: Iterable[cst.ClassDef],
+    loss: LossCode | None = None,
+) -> Reached:
     """The code reached from ``roots`` (expressions whose names lead to the model's classes, or
-    class definitions) and from ``optimizer_classes`` (classes whose ``step`` runs each step)."""
+    class definitions), from ``optimizer_classes`` (classes whose ``step`` runs each step) and from
+    the step's ``loss`` code (:func:`.loss_reach.loss_code`: its functions run in a step, its classes
+    are reached uncast unless the model's code reaches them too)."""
     walk = _Walk(ctx)
     for cls in optimizer_classes:
         walk.add_class(cls, optimizer=True)
@@ -66,7 +92,18 @@ def reach_from(ctx: FileContext, roots: Iterable[cst.CSTNode], optimizer_classes
         else:
             walk.expression(root, depth=0)
     walk.run()
-    return walk.reached
+    if loss is None:
+        return walk.reached
+    cast = list(walk.reached.classes)
+    for func in loss.functions:
+        walk.add_runtime(func)
+    for cls in loss.classes:
+        walk.add_class(cls)
+    walk.run()
+    reached = walk.reached
+    reached.loss_classes = [c for c in reached.classes if not any(c is k for k in cast)]
+    reached.steps, reached.loss_path, reached.cast_losses = list(loss.steps), loss.path, loss.cast_losses
+    return reached
 
 
 def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:
@@ -75,7 +112,7 @@ def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[
     roots: list[cst.BaseExpression] = []
     for model in models:
         if isinstance(model, cst.Name):
-            roots.extend(_assigned_values(ctx, model))
+            roots.extend(assigned_values(ctx, model))
         elif m.matches(model, m.Attribute(value=m.Name("self"))):
             assert isinstance(model, cst.Attribute), "matched an Attribute"
             cls = ctx.enclosing(model, cst.ClassDef)
@@ -149,7 +186,8 @@ def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.Ba
     return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
 
 
-def _assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """The values of the plain assignments ``name = value`` that bind ``name`` where it is read."""
     scope = ctx.scopes.get(name)
     if scope is None:
         return []
@@ -182,6 +220,9 @@ class _Walk:
             self._seen.add(key)
             self._queue.append((kind, node))
 
+    def add_runtime(self, func: cst.FunctionDef) -> None:
+        self._push("runtime", func)
+
     def add_class(self, cls: cst.ClassDef, optimizer: bool = False) -> None:
         if optimizer and not any(c is cls for c in self.reached.optimizers):
             self.reached.optimizers.append(cls)
@@ -198,7 +239,7 @@ class _Walk:
             for node in defs:
                 self._push("class" if isinstance(node, cst.ClassDef) else "init", node)
             if not defs and depth < _MAX_BINDINGS:
-                for value in _assigned_values(self.ctx, name):
+                for value in assigned_values(self.ctx, name):
                     self.expression(value, depth + 1)
 
     def run(self) -> None:

@@ -416,7 +416,7 @@ def _param_for(func: cst.FunctionDef, index: int, arg: cst.Arg) -> str | None:
     return params[index].name.value if index < len(params) else None
 
 
-def _is_loss_callee(ctx: FileContext, func: cst.BaseExpression) -> bool:
+def is_loss_callee(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """A loss: a ``torch.nn.*Loss`` instance, a ``torch.nn.functional`` loss, or a callable
     whose name says loss/criterion (``loss_fn``, ``self.criterion``)."""
     api = ctx.rules.torch_api
@@ -434,7 +434,7 @@ def _describe(ctx: FileContext, call: cst.Call) -> ModelCall:
     info = ModelCall(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None)
     # a model call nested in a loss call: loss_fn(model(x), y)
     for anc in ctx.ancestors(call):
-        if isinstance(anc, cst.Call) and _is_loss_callee(ctx, anc.func):
+        if isinstance(anc, cst.Call) and is_loss_callee(ctx, anc.func):
             info.losses.append(anc)
             if info.statement is not None:
                 info.loss_statements.append(info.statement)
@@ -478,7 +478,7 @@ def _block_losses(
         by_name: dict[str, list[int]] = {}
         for k, statement in enumerate(block.body):
             for loss in findall(statement, m.Call()):
-                if not _is_loss_callee(ctx, loss.func):
+                if not is_loss_callee(ctx, loss.func):
                     continue
                 used = {n.value for a in loss.args for n in findall(a.value, m.Name())}
                 losses.setdefault(k, []).append((loss, used))

@@ -50,6 +50,7 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
+from .loss_reach import loss_code, module_loss_code
 from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
@@ -112,9 +113,12 @@ class Planner:
         imported_under: Mapping[str, str] | None = None,
         factory_changes: tuple[FactoryChange, ...] = (),
         audited_under: Mapping[str, str] | None = None,
+        loss_code: tuple[str, ...] = (),
     ) -> None:
         self.ctx = ctx
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
+        self.loss_requests = loss_code  # the names scripts importing this module apply as their loss
+        self.loss_imports: list[str] = []  # what this script applies as its loss from other modules
         self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.script_change: str | None = None  # what the script got, when not the mode's script_change
@@ -477,7 +481,11 @@ class Planner:
         regions = self._regions(writes, models, calls) if "autocast" in emits else []
         if regions is None:
             return False
-        audit = self._model_code(writes, variables, sites, models) if "model-code-dtypes" in emits else ModelCodeAudit()
+        audit = (
+            self._model_code(writes, variables, sites, models, [c for cs in calls.values() for c in cs])
+            if "model-code-dtypes" in emits
+            else ModelCodeAudit()
+        )
         if not audit.clean:
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded)
@@ -772,8 +780,9 @@ class Planner:
         ctx = self.ctx
         regions: list[Region] = []
         problems = []
+        loss = loss_code(ctx, [c for cs in calls.values() for c in cs])
         for model in models:
-            found, failed = autocast_regions(ctx, model, calls[id(model)])
+            found, failed = autocast_regions(ctx, model, calls[id(model)], loss.statements)
             regions += found
             problems += failed
         if not problems:
@@ -801,13 +810,16 @@ class Planner:
         variables: list[str],
         sites: list[OptimizerSite],
         models: list[cst.BaseExpression],
+        calls: list[ModelCall],
     ) -> ModelCodeAudit:
-        """The audit of the code the models and the file's optimizer classes run in a step
-        (:mod:`.model_code`). When a place cannot be made to follow the dtype it meets, it is
-        reported with BFM085 on the writes and the switch is kept: removing it would leave the model
-        computing in f32 there."""
+        """The audit of the code the models, the file's optimizer classes and the loss applied to
+        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`). When
+        a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
+        writes and the switch is kept: removing it would leave the model computing in f32 there."""
         ctx = self.ctx
-        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]))
+        loss = loss_code(ctx, calls)
+        self.loss_imports = sorted(loss.imported)
+        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
         if audit.clean:
             return audit
@@ -981,13 +993,17 @@ class Planner:
     def _audit_module(self, variables: list[str]) -> None:
         """The audit of a tree module's model and optimizer classes, which ran under ``variables``
         for a script that imports them (:mod:`.model_code`): every module and optimizer class of the
-        file, since which of them the script uses is not known here. What cannot follow the dtype
-        it meets is reported: the script's own migration is already made."""
+        file, since which of them the script uses is not known here, and the functions and classes the
+        scripts apply as their loss (``loss_code``: :func:`.loss_reach.module_loss_code`; such a
+        class is not cast by ``model.to``). What cannot follow the dtype it meets is reported: the
+        script's own migration is already made."""
         emits: set[str] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
         if "model-code-dtypes" not in emits:
             return
         modules, optimizers = module_classes(self.ctx)
-        reached = reach_from(self.ctx, modules, optimizers)
+        loss = module_loss_code(self.ctx, self.loss_requests)
+        modules = [c for c in modules if not any(c is k for k in loss.classes)]  # a criterion: not cast
+        reached = reach_from(self.ctx, modules, optimizers, loss)
         audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)

@@ -221,6 +221,42 @@ class TensorFlow:
             return not m.matches(target.iter, m.Call(func=m.Name("range")))
         return True
 
+    def maybe_scalar(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a parameter of a step function that nothing in the function uses as a
+        tensor (no attribute, method, index, matmul, torch function or layer takes it): a loss's
+        ``temperature``, ``margin``, ``eps`` is as likely a Python number, whose dtype is none to
+        take (``temperature.dtype`` would fail) and which promotes no tensor."""
+        if not isinstance(expr, cst.Name):
+            return False
+        scope = self.ctx.scopes.get(expr)
+        if scope is None:
+            return False
+        bindings = [a for a in scope[expr.value] if isinstance(a, Assignment)]
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return False
+        return not any(self._used_as_tensor(access.node) for access in bindings[0].references)
+
+    def _used_as_tensor(self, read: cst.CSTNode) -> bool:
+        parent = self.ctx.parent(read)
+        if isinstance(parent, cst.Attribute) and parent.value is read:
+            return True  # `z.shape`, `z.device`, `z.view(...)`
+        if isinstance(parent, cst.Subscript) and parent.value is read:
+            return True
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.MatrixMultiply):
+            return True
+        if isinstance(parent, cst.Arg) and parent.value is read:
+            call = self.ctx.parent(parent)
+            if isinstance(call, cst.Call) and call.args and call.args[0] is parent:
+                names = self.ctx.qualified_names(call.func)
+                return any(n.startswith("torch.") for n in names) or self.layer(call.func) is not None
+        if isinstance(parent, cst.Element):  # `torch.cat([z1, z2])`
+            holder = self.ctx.parent(self.ctx.parent(parent))
+            call = self.ctx.parent(holder)
+            return isinstance(call, cst.Call) and any(
+                n.startswith("torch.") for n in self.ctx.qualified_names(call.func)
+            )
+        return False
+
     def _param_tensor_like(self, param: cst.Param) -> bool:
         func = self.ctx.enclosing(param, cst.FunctionDef)
         if func is None or func.name.value == "__init__" or param.name.value in ("self", "cls"):
@@ -287,7 +323,7 @@ class TensorFlow:
                 flow.meets.append(Meet(other, at, kind, fresh=True))
             elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
                 flow.meets.append(Meet(other, at, kind))
-                met = True
+                met = met or not self.maybe_scalar(other)  # a Python number decides no dtype: go on
         if kind == "matmul":
             flow.matmuls.append(at)
         return [at] if through or not met else []
@@ -314,7 +350,8 @@ class TensorFlow:
         if name in rules.low_casts or name in rules.cast_like:
             flow.casts_back.append(call)
             return []
-        others = [a.value for a in call.args]
+        index = _index_arg(call, rules.index_methods.get(name))
+        others = [a.value for a in call.args if a is not index]
         kind = "matmul" if name in rules.matmul_methods else "arith"
         return self._meet_then(call, others, kind, flow, through) if others else [call]
 
@@ -323,12 +360,17 @@ class TensorFlow:
         layer of the module, or something that cannot be followed."""
         call = self.ctx.parent(arg)
         assert isinstance(call, cst.Call), "an Arg belongs to a Call"
-        others = [a.value for a in call.args if a is not arg]
         func = call.func
         names = self.ctx.qualified_names(func)
-        if names & self.rules.host_functions:
+        if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
+            spec = self.rules.index_methods.get(func.attr.value)
+        else:
+            spec = next((self.rules.index_functions[n] for n in names if n in self.rules.index_functions), None)
+        index = _index_arg(call, spec)
+        if names & self.rules.host_functions or arg is index:  # a host value, or used as indices
             flow.ends += 1
             return []
+        others = [a.value for a in call.args if a is not arg and a is not index]
         if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
             return self._method_argument(call, func, others, flow, through)
         if names & self.rules.matmul_functions:
@@ -496,6 +538,19 @@ class TensorFlow:
             for node in findall(cls, pattern)
             if node is not target and not isinstance(self.ctx.parent(node), cst.AssignTarget)
         ]
+
+
+def _index_arg(call: cst.Call, spec: tuple[int, str] | None) -> cst.Arg | None:
+    """The argument of ``call`` that ``spec`` (position, keyword: ``rules/model_code.toml``
+    ``[flow.index_methods]``) names as its index or mask, if given."""
+    if spec is None:
+        return None
+    at, keyword = spec
+    named = next((a for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if named is not None:
+        return named
+    positional = [a for a in call.args if a.keyword is None]
+    return positional[at] if at < len(positional) else None
 
 
 def _keyed(target: cst.Subscript) -> bool:

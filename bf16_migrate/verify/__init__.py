@@ -165,6 +165,7 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
         dict(result.legacy_env),
         factory_changes=list(result.factory_changes),
         switched=dict(result.switched),
+        loss_code=list(result.loss_code),
     )
     results = migrate_imported_modules(
         [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode_named(mode), False, errors

@@ -147,6 +147,11 @@ class GraphStats:
     :data:`LAYOUT_OPS` in between (``"bf16->f32->bf16"``, ``"f32->bf16->f32"`` -> count).
     ``round_trip_examples``: kind -> up to 3 chains, the outer convert first
     (``"convert.72 f32[8,16,8] <- reshape.70 <- convert.61 bf16[...]"``).
+    ``exponentials``: element type -> count of ``exponential`` instructions on tensors of more than
+    one element: softmax, log-softmax and cross-entropy compute one per element, forward and
+    backward, so an f32 count the legacy run did not have is a softmax the migration left in f32
+    (a mask made without a dtype and subtracted from bf16 logits before the softmax promotes them:
+    the NT-Xent of bench/unseen/simclr_launcher).
     ``parameter_types``: element type -> count of the entry computation's parameters (the
     device data the graph reads: weights, optimizer state, inputs). ``graph_hash``,
     ``frames``: of the dump entry (for the statistics of a whole step, of its largest graph).
@@ -167,6 +172,7 @@ class GraphStats:
     scalar_converts: dict[str, int] = field(default_factory=dict)
     round_trips: dict[str, int] = field(default_factory=dict)
     round_trip_examples: dict[str, list[str]] = field(default_factory=dict)
+    exponentials: dict[str, int] = field(default_factory=dict)
     parameter_types: dict[str, int] = field(default_factory=dict)
     graph_hash: str | None = None
     frames: list[str] = field(default_factory=list)
@@ -300,6 +306,7 @@ def combine(parts: Sequence[GraphStats]) -> GraphStats:
             (total.converts, part.converts),
             (total.scalar_converts, part.scalar_converts),
             (total.round_trips, part.round_trips),
+            (total.exponentials, part.exponentials),
             (total.parameter_types, part.parameter_types),
         ):
             for key, n in theirs.items():
@@ -315,8 +322,9 @@ def combine(parts: Sequence[GraphStats]) -> GraphStats:
 
 def _read_instructions(hlo: str, stats: GraphStats) -> tuple[dict[str, _Instr], dict[str, str], list[str]]:
     """Every instruction of ``hlo`` by name, the type text of each, their order; counts the
-    instructions, the entry computation's parameter types, the matmuls by operand precision
-    and the converts by direction (tensors and scalars apart) into ``stats``."""
+    instructions, the entry computation's parameter types, the matmuls by operand precision,
+    the exponentials by element type and the converts by direction (tensors and scalars apart)
+    into ``stats``."""
     instrs: dict[str, _Instr] = {}
     shapes: dict[str, str] = {}
     order: list[str] = []
@@ -349,6 +357,8 @@ def _read_instructions(hlo: str, stats: GraphStats) -> tuple[dict[str, _Instr], 
                 stats.matmuls_other += 1
             if set(_WIDE) & types:
                 stats.matmuls_with_f32 += 1
+        if op == "exponential" and et is not None and _elements(m.group("type")) > 1:
+            stats.exponentials[et] = stats.exponentials.get(et, 0) + 1
         if op == "convert" and operands and et is not None:
             key = f"{operands[0][0]}->{et}"
             if _elements(m.group("type")) <= 1:
