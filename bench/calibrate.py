@@ -428,7 +428,11 @@ def summary(entries: list[dict[str, Any]]) -> str:
     allowance (migrated minus legacy); then the wrong migrations' deciding parts."""
     lines = []
     for mode in dict.fromkeys(e["mode"] for e in entries):
-        right = [e for e in entries if e["mode"] == mode and e["expected"] == PASS and e.get("parts")]
+        right = [
+            e
+            for e in entries
+            if e["mode"] == mode and e["expected"] == PASS and e.get("parts") and not e.get("same_as")
+        ]
         if not right:
             continue
         pairs = [(_figure(e, "matches", "median_rel"), _figure(e, "matches", "drift_limit")) for e in right]
