@@ -436,3 +436,19 @@ def test_a_whole_step_counts_every_matmul_with_an_f32_operand():
     two = GraphStats(matmuls=2, matmuls_bf16=2)
     total = combine([one, two])
     assert (total.matmuls, total.matmuls_bf16, total.matmuls_with_f32, total.f32_matmuls) == (5, 2, 3, 3)
+
+
+def test_late_compilations_the_legacy_run_has_too_are_not_shown_as_new():
+    # tabular_downcast prints a loss mean and a metric every 5 steps: two graphs compiled at step 5
+    # in the legacy run as in the migrated one (torch-xla 2.9, XLA CPU device); the excess is at steps 1-2
+    r = runs()
+    r["legacy"].compile_count = 6
+    r["legacy"].compiles_at_step = [2, 3, 4, 4, 4, 6, 6, 6, 6]
+    r["migrated"].compile_count = 8
+    r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 8, 8]
+    g = judge("stochastic", r).part("graph")
+    assert g.status == FAIL and "8 XLA compilations, more than allowed (legacy run 6" in g.detail
+    assert "new graphs compiled after" not in g.detail
+    r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 9, 9]
+    r["migrated"].compile_count = 9
+    assert "new graphs compiled after step(s) 7" in judge("stochastic", r).part("graph").detail

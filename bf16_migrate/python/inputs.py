@@ -15,7 +15,13 @@ sync). So once the model is cast, every floating input must be cast too:
   ``convert_input`` after ``convert_module``. One hook covers every call site: training and
   evaluation loops, calls made in other modules, positional and keyword arguments.
 * a floating loss target is cast where it is known to be floating; where it cannot be told it
-  goes through the same run-time helper as the hook (``floating_to_bf16(target)``).
+  goes through the same run-time helper as the hook (``floating_to_bf16(target)``);
+* under a switch that kept f64 as f32 on the device (XLA_DOWNCAST_BF16), a floating tensor moved to
+  the device and then upcast in the loss (``yb.double()``, the idiom for "compute this in fp32")
+  held bf16 values there: the upcast widened a bf16-rounded tensor. Once ``.double()`` becomes
+  ``.float()`` the tensor would be the full f32 one, so the loss would be computed against a
+  different target from the first step; it is rounded the way the switch rounded it
+  (``yb.to(torch.bfloat16).double()``, then ``.float()``).
 
 A model is never cast with its inputs left to crash.
 """
@@ -64,7 +70,7 @@ _ARITHMETIC = m.BinaryOperation()
 _BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")))
 
 
-def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
+def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.BaseExpression]:
     """The names a model's output meets in arithmetic before the backward pass, in the block of
     the call: ``y`` and ``w`` of ``pred = model(x)`` then ``loss = (w * (pred - y) ** 2).mean()``.
 
@@ -75,20 +81,21 @@ def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
     so the loss and its gradient run in f32 where the legacy run computed them in bf16, without
     a crash. The output flows through the names assigned from it in the later statements of the
     block (``diff = pred - y``), up to the statement that calls ``.backward()``. Only plain names
-    are returned; the caller keeps the floating tensors moved to the device among them."""
+    and upcasts of plain names (``y.double()``) are returned; the caller keeps the floating tensors
+    moved to the device among them."""
     stmt = call.statement
     block = ctx.block_of(stmt) if stmt is not None else None
     if stmt is None or block is None or not call.outputs:
         return []
     flowing = set(call.outputs)
-    partners: list[cst.Name] = []
+    partners: list[cst.BaseExpression] = []
     for later in block.body[ctx.index_in_block(block, stmt) + 1 :]:
         if not isinstance(later, cst.SimpleStatementLine):
             break  # a loop or a branch: what runs after it is not followed
         for op in findall(later, _ARITHMETIC):
             assert isinstance(op, cst.BinaryOperation), "_ARITHMETIC matches binary operations"
             for side, other in ((op.left, op.right), (op.right, op.left)):
-                if isinstance(other, cst.Name) and other.value not in flowing and _reads(side, flowing):
+                if _partner_name(other, flowing) and _reads(side, flowing):
                     partners.append(other)
         targets = [n for small in later.body if isinstance(small, cst.Assign) for n in _assigned_in(small)]
         if targets and _reads(later, flowing):
@@ -96,6 +103,14 @@ def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.Name]:
         if findall(later, _BACKWARD):
             break
     return partners
+
+
+def _partner_name(other: cst.BaseExpression, flowing: set[str]) -> bool:
+    """Whether ``other`` is a name, or a name's ``.double()``, not among the ``flowing`` ones."""
+    if m.matches(other, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("double")), args=[])):
+        assert isinstance(other, cst.Call) and isinstance(other.func, cst.Attribute), "matched above"
+        other = other.func.value
+    return isinstance(other, cst.Name) and other.value not in flowing
 
 
 def _reads(node: cst.CSTNode, names: set[str]) -> bool:
@@ -110,8 +125,19 @@ class InputCasts:
     """Plans the input casts of the models of one file into ``plan``; every change is made
     under ``guard`` (the condition bf16 is on under, None when unconditional)."""
 
-    def __init__(self, ctx: FileContext, flow: DtypeFlow, plan: EditPlan, guard: cst.BaseExpression | None) -> None:
+    def __init__(
+        self,
+        ctx: FileContext,
+        flow: DtypeFlow,
+        plan: EditPlan,
+        guard: cst.BaseExpression | None,
+        round_upcasts: bool = False,
+    ) -> None:
+        """``round_upcasts``: the file ran under a switch that made f32 on the device bf16 and f64
+        f32 (XLA_DOWNCAST_BF16, ``f64_becomes = "f32"`` in its rule file), so a ``.double()`` of
+        a floating tensor moved to the device widened bf16-rounded values (:meth:`_rounded_upcast`)."""
         self.ctx, self.flow, self.plan, self.guard = ctx, flow, plan, guard
+        self.round_upcasts = round_upcasts
         self.helper_added = False
 
     def plan_model(
@@ -172,10 +198,14 @@ class InputCasts:
                         self._cast(arg.value)
                     elif kind == "unknown":
                         self._runtime(arg.value)
+                    elif (moved := self._rounded_upcast(arg.value)) is not None:
+                        self._cast_inside(moved)
             for partner in arithmetic_partners(self.ctx, call):
                 # a tensor moved to the device (a Python number of the same flow is not a tensor)
                 if self._transfer_of(partner, partner) is not None and self._kind(partner) == FLOAT:
                     self._cast(partner)
+                elif (moved := self._rounded_upcast(partner)) is not None:
+                    self._cast_inside(moved)
         return after
 
     # -- helpers ---------------------------------------------------------------------------
@@ -202,6 +232,23 @@ class InputCasts:
             return "explicit"  # already migrated
         kind = self.flow.infer(expr)
         return kind if kind in (FLOAT, INT) else "unknown"
+
+    def _rounded_upcast(self, expr: cst.BaseExpression) -> cst.Name | None:
+        """The name ``y`` of an upcast ``y.double()`` whose ``y`` is a tensor moved to the device
+        with no dtype (``y = y.to(device)``), floating or of a dtype the code does not tell, in a file
+        where such a tensor, when floating, was bf16 on the device and its ``.double()`` f32
+        (torch-xla ``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``); None otherwise."""
+        if not (
+            self.round_upcasts
+            and m.matches(expr, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("double")), args=[]))
+        ):
+            return None
+        assert isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute), "matched above"
+        name = expr.func.value
+        assert isinstance(name, cst.Name), "matched above"
+        if self._transfer_of(name, name) is None or self._kind(name) not in (FLOAT, "unknown"):
+            return None
+        return name
 
     def _transfer_of(self, expr: cst.BaseExpression, call: cst.CSTNode) -> cst.Call | None:
         """The ``x.to(device)`` that last bound the name ``expr`` before ``call`` (a model call,
@@ -243,6 +290,26 @@ class InputCasts:
     def _cast(self, expr: cst.BaseExpression) -> None:
         guard = self.guard
         self.plan.replace[id(expr)] = lambda node: snippets.cast_to_bf16(node, guard)
+
+    def _cast_inside(self, name: cst.Name) -> None:
+        """``name.to(torch.bfloat16)`` where ``name`` is the value of an attribute (``name.double()``),
+        or ``floating_to_bf16(name)`` (floating tensors only, at run time) where its dtype cannot be
+        told; under a guard the conditional cast is parenthesised."""
+        guard, floating = self.guard, self._kind(name) == FLOAT
+        if not floating:
+            self._need_helper()
+
+        def cast(node: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(node, cst.BaseExpression), "a name is an expression"
+            if floating:
+                casted = snippets.cast_to_bf16(node, guard)
+            else:
+                casted = snippets.floating_to_bf16_call(node, guard)
+            if isinstance(casted, cst.IfExp):
+                return casted.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return casted
+
+        self.plan.replace[id(name)] = cast
 
     def _runtime(self, expr: cst.BaseExpression) -> None:
         guard = self.guard

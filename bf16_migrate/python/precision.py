@@ -885,7 +885,8 @@ class Planner:
             # one cast per model, before every optimizer built from it, with whatever the
             # model's inputs need right after it (inputs.py); planned together so a model is
             # never cast without its inputs, nor its inputs cast without the model
-            inputs = InputCasts(ctx, self.flow, self.plan, self.guard)
+            downcast = any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
+            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast)
             for model, anchors in zip(models, cast_anchors):
                 if id(model) in sharded:
                     self._compute_dtype(sharded[id(model)])

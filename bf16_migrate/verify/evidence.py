@@ -374,7 +374,7 @@ def graph_part(
         limit = against.compile_count + extra
         text = f"{comp} XLA compilations ({against.name} run {against.compile_count}"
         text += f", allowed {', '.join(items)})" if items else ", nothing added allowed)"
-        later = _late_compiles(migrated.compiles_at_step)
+        later = _late_compiles(migrated.compiles_at_step, against.compiles_at_step)
         if later:
             text += f", new graphs compiled after step(s) {steps_text(later)}"
         if comp > limit:
@@ -392,15 +392,23 @@ def graph_part(
     return Part("graph", FAIL if problems else PASS, "; ".join(problems + facts if problems else facts), figs)
 
 
-def _late_compiles(marks: Sequence[int | None]) -> list[int]:
+def _late_compiles(marks: Sequence[int | None], baseline: Sequence[int | None] = ()) -> list[int]:
     """Steps ``k >= 3`` after whose end (and before the end of step ``k + 1``) the compile count
-    grew: graphs first compiled in the steady state, a recompilation every step being the
-    classic XLA slowdown. ``marks[k - 1]`` is the count at the end of step ``k``, before the
-    script's own sync of step ``k``; step 1 (initialisation) and step 2 (the first step with
-    optimizer state) are expected to compile."""
+    grew more than the ``baseline`` run's did over the same steps: graphs first compiled in the
+    steady state, a recompilation every step being the classic XLA slowdown. ``marks[k - 1]`` is
+    the count at the end of step ``k``, before the script's own sync of step ``k``; step 1
+    (initialisation) and step 2 (the first step with optimizer state) are expected to compile.
+    Growth the baseline (the legacy run) shows too is the script's own (a loss printed every 5
+    steps is a graph of its own the first time), not the migration's; a step the baseline did not
+    record counts as no growth there."""
     out = []
     for i in range(3, len(marks)):
         a, b = marks[i - 1], marks[i]
-        if a is not None and b is not None and b > a:
+        if a is None or b is None:
+            continue
+        before = baseline[i - 1] if i < len(baseline) else None
+        after = baseline[i] if i < len(baseline) else None
+        grown = after - before if before is not None and after is not None else 0
+        if b - a > grown:
             out.append(i)
     return out
