@@ -217,6 +217,16 @@ class _Follow:
         return reads
 
 
+def _held_by_self(ctx: FileContext, func: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The values assigned to ``self.<attr>`` in the class of ``func`` when ``func`` is such an
+    attribute (``self.criterion``), none found outside a class; None when ``func`` is not one."""
+    if not m.matches(func, m.Attribute(value=m.Name("self"))):
+        return None
+    assert isinstance(func, cst.Attribute), "matched an Attribute"
+    cls = ctx.enclosing(func, cst.ClassDef)
+    return self_assigned(ctx, cls, func.attr.value) if cls is not None else []
+
+
 def callee_targets(ctx: FileContext, func: cst.BaseExpression) -> list[cst.FunctionDef | cst.ClassDef]:
     """What a call of ``func`` runs among the file's definitions: the function a name is bound to
     (``nt_xent``, an alias, ``functools.partial(nt_xent, ...)``), or the class of the instance a name
@@ -226,12 +236,11 @@ def callee_targets(ctx: FileContext, func: cst.BaseExpression) -> list[cst.Funct
         if defs:
             return [d for d in defs if isinstance(d, cst.FunctionDef)]  # calling a class builds an instance
         values = assigned_values(ctx, func)
-    elif m.matches(func, m.Attribute(value=m.Name("self"))):
-        assert isinstance(func, cst.Attribute), "matched an Attribute"
-        cls = ctx.enclosing(func, cst.ClassDef)
-        values = self_assigned(ctx, cls, func.attr.value) if cls is not None else []
     else:
-        return []
+        held = _held_by_self(ctx, func)
+        if held is None:
+            return []
+        values = held
     found: list[cst.FunctionDef | cst.ClassDef] = []
     for value in values:
         for target in _value_targets(ctx, value, 0):
@@ -247,12 +256,9 @@ def imported_callees(ctx: FileContext, func: cst.BaseExpression) -> list[str]:
     left out (they are no module of a tree)."""
     if isinstance(func, cst.Name) and not _imported(ctx, func):
         values = assigned_values(ctx, func)
-    elif m.matches(func, m.Attribute(value=m.Name("self"))):
-        assert isinstance(func, cst.Attribute), "matched an Attribute"
-        cls = ctx.enclosing(func, cst.ClassDef)
-        values = self_assigned(ctx, cls, func.attr.value) if cls is not None else []
     else:
-        values = [func]
+        held = _held_by_self(ctx, func)
+        values = [func] if held is None else held
     found: list[str] = []
     for value in values:
         while m.matches(value, m.Call(func=m.Attribute(value=m.Call()))):  # `NTXent(0.2).to(device)`
