@@ -1,8 +1,8 @@
 """Paths -> the files to look at, each with its kind.
 
-Directories are walked recursively (hidden directories other than CI configuration ones such as
-``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
-metadata are skipped; ``--exclude`` globs apply to the name or the path relative to the argument, of
+Directories are walked recursively (version-control internals, virtual environments, caches
+(:data:`SKIP_HIDDEN`), ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging metadata are
+skipped; every other hidden directory is walked: ``.ci/``, ``.vscode/``, ``.github/`` hold launchers; ``--exclude`` globs apply to the name or the path relative to the argument, of
 files and of directories, whose whole content is then skipped).
 A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
 read in two processes) keeps only files that name a legacy variable. Only regular files are
@@ -89,8 +89,23 @@ UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
 DOC_SUFFIXES = {".md", ".mdx", ".rst", ".txt", ".html", ".htm", ".adoc"}
 DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY")  # extensionless documentation
 SHELL_INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh"}
-# Hidden directories that hold CI configuration (walked; other hidden directories are not).
-CONFIG_DIRS = {".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer"}
+SKIP_HIDDEN = frozenset(
+    {
+        *(".git", ".hg", ".svn", ".bzr", ".jj"),  # version control's own data
+        *(".tox", ".nox", ".venv", ".direnv", ".eggs", ".pixi", ".conda"),  # environments and their packages
+        *(".cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".pytype", ".pyre"),  # caches
+        ".ipynb_checkpoints",  # Jupyter's own copies of the notebooks beside it
+    }
+)
+"""The hidden directories a walk passes over: tool-managed data, never the project's launchers.
+Any other hidden directory is walked (``.ci/run.sh``, ``.vscode/launch.json``, ``.idea/``): a file
+that names a legacy variable is never passed over without a finding."""
+
+
+def skips_directory(name: str) -> bool:
+    """Whether a directory walk passes over a directory named ``name`` (:data:`SKIP_DIRS`,
+    :data:`SKIP_HIDDEN`, ``*.egg-info``)."""
+    return name in SKIP_DIRS or name in SKIP_HIDDEN or name.endswith(".egg-info")
 
 
 def _shebang_kind(path: Path) -> str | None:
@@ -220,13 +235,12 @@ def _excluded(base: str, name: str, exclude: tuple[str, ...]) -> bool:
 
 def _walked_into(entry: os.DirEntry, base: str, exclude: tuple[str, ...], ignore) -> bool:
     """Whether discovery walks into the directory ``entry``: not a symlink (``os.walk`` does not
-    follow one), not hidden unless it holds CI configuration (:data:`CONFIG_DIRS`), not a
-    virtual environment, cache or build directory (:data:`SKIP_DIRS`), not ``*.egg-info``, not
-    excluded, not ignored (``ignore``: None when no ``.gitignore`` reaches it)."""
+    follow one), not version-control data, a virtual environment, cache or build directory
+    (:func:`skips_directory`), not excluded, not ignored (``ignore``: None when no ``.gitignore`` reaches it)."""
     name = entry.name
     if entry.is_symlink():
         return False
-    if (name.startswith(".") and name not in CONFIG_DIRS) or name in SKIP_DIRS or name.endswith(".egg-info"):
+    if skips_directory(name):
         return False
     if exclude and _excluded(base, name, exclude):
         return False
