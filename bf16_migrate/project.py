@@ -73,7 +73,7 @@ class Outcome:
 
 
 def _roots(paths: list[Path]) -> list[Path]:
-    return [p if p.is_dir() else p.parent for p in paths]
+    return [p if os.path.isdir(p) else p.parent for p in paths]
 
 
 def _root_of(path: Path, roots: list[Path]) -> Path:
@@ -235,7 +235,7 @@ class TreeReader:
     def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore, named: list[Path] | None = None) -> None:
         self.roots, self.exclude, self.ignore = roots, exclude, ignore
         self.bounds = Bounds(named) if named is not None else None
-        self.named = {os.path.realpath(p) for p in named or () if not p.is_dir()}
+        self.named = {os.path.realpath(p) for p in named or () if not os.path.isdir(p)}
 
     def outside(self, path: Path) -> Path | None:
         """The real path of ``path`` when it lies outside the paths given (a symlink leads out
@@ -449,7 +449,7 @@ def _python_files_of(paths, exclude, ignore) -> list[tuple[Path, bool]]:
     by walking a directory (False, honouring ``exclude`` and ``ignore``), in the order given."""
     files: list[tuple[Path, bool]] = []
     for root in paths:
-        if root.is_file():
+        if os.path.isfile(root):
             if kind_of(root) == "python":
                 files.append((root, True))
         else:

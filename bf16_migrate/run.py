@@ -299,7 +299,7 @@ def _force_excluded(named: list[Path], settings: Settings, ignore) -> list[Path]
     return [
         p
         for p in named
-        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
+        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, os.path.isdir(p)))
     ]
 
 
@@ -427,7 +427,7 @@ def _stdin_name_problem(name: str) -> str | None:
     path = Path(name)
     if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
         return "names a directory, not a file"
-    if path.is_dir():
+    if os.path.isdir(path):
         return "is a directory, not a file"
     cwd = os.path.realpath(os.getcwd())
     real = os.path.realpath(path)
@@ -445,11 +445,11 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk)."""
     from .scan import kind_of, launchers_of, mentions_legacy, project_dir
 
-    scripts = [p for p in paths if p.is_file() and kind_of(p) == "python" and mentions_legacy(p)]
+    scripts = [p for p in paths if os.path.isfile(p) and kind_of(p) == "python" and mentions_legacy(p)]
     if not scripts:
         return []
     given = {p.resolve() for p in paths}
-    dirs = [p.resolve() for p in paths if p.is_dir()]
+    dirs = [p.resolve() for p in paths if os.path.isdir(p)]
     cwd = Path.cwd()
     extra: list[Path] = []
     for project in sorted({project_dir(script) for script in scripts}):

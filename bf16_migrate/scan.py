@@ -2,8 +2,10 @@
 
 Directories are walked recursively (version-control internals, virtual environments, caches
 (:data:`SKIP_HIDDEN`), ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging metadata are
-skipped; every other hidden directory is walked: ``.ci/``, ``.vscode/``, ``.github/`` hold launchers; ``--exclude`` globs apply to the name or the path relative to the argument, of
-files and of directories, whose whole content is then skipped).
+skipped; every other hidden directory is walked: ``.ci/``, ``.vscode/``, ``.github/`` hold
+launchers; ``--exclude`` globs apply to the name or the path relative to the argument, of files
+and of directories, whose whole content is then skipped; a directory that cannot be listed is a
+candidate with a ``problem``).
 A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
 read in two processes) keeps only files that name a legacy variable. Only regular files are
 opened: a FIFO, device or socket of a kind bf16-migrate handles, a dangling symlink or a symlink
@@ -194,8 +196,10 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
     while stack:
         directory, base, above = stack.pop()
         entries = _sorted_entries(directory)
-        if entries is None:
-            continue  # as os.walk: an unreadable directory is passed over
+        if entries is None:  # reported, never passed over in silence: it may hold a launcher
+            if special is not None:
+                special.append(Candidate(Path(directory), "unsupported", _unreadable_directory(directory)))
+            continue
         subdirs = []
         # per file, only where a .gitignore applies (GitIgnore.applies: once per directory)
         # (an entry the .gitignore files above cannot reach, directory or file, is not asked about)
@@ -217,6 +221,16 @@ def _sorted_entries(directory: str) -> list[os.DirEntry] | None:
             return sorted(it, key=_name)
     except OSError:
         return None
+
+
+def _unreadable_directory(directory: str) -> str:
+    """Why the directory ``directory`` cannot be listed (as a candidate's ``problem``)."""
+    try:
+        with os.scandir(directory):
+            pass
+    except OSError as exc:
+        return f"directory not read ({exc.strerror}): the files under it were not looked at"
+    return "directory not read: the files under it were not looked at"
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -305,13 +319,13 @@ def scan(
     process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
     found: dict[Path, Candidate] = {}
     for root in paths:
-        if not root.exists():
-            if os.path.islink(root):
-                problem = _problem(root)
-                found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
-                continue
-            raise ScanError(f"{root}: no such file or directory")
-        if not root.is_dir():
+        try:
+            os.lstat(root)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ScanError(f"{root}: no such file or directory") from None
+        except OSError:
+            pass  # it exists but cannot be reached (a directory above it without the execute bit): _problem says why
+        if not os.path.isdir(root):  # a file, a special file, a dangling link, one that cannot be reached
             problem = _problem(root)
             if problem is not None:
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))

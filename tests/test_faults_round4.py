@@ -6,7 +6,9 @@ fix, silently (exit 0, "0 left to do" on a file that sets the variable) or with 
 from __future__ import annotations
 
 import os
-import stat
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,62 @@ def test_tool_managed_hidden_directories_are_still_passed_over(tmp_path):
     assert [(Path(d.path).relative_to(tmp_path).as_posix(), d.code) for d in outcome.diagnostics] == [
         (".idea/workspace.xml", "BFM090")
     ]
+
+
+# -- tracebacks that became one-line errors ----------------------------------------------------------------------------
+def cli(*args, cwd: Path | None = None, drop_root: bool = False) -> subprocess.CompletedProcess:
+    """The command line in a child process; ``drop_root``: without the capabilities that let
+    root ignore permission bits (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH), so a directory without
+    its execute bit is one for it too (setpriv(1)); skipped where that cannot be had."""
+    command = [sys.executable, "-m", "bf16_migrate.cli", *map(str, args)]
+    if drop_root and os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root, and no setpriv(1) to drop the capabilities that ignore permission bits")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize("nested", ["[" * 3000 + "]" * 3000, "{a=" * 3000 + "1" + "}" * 3000])
+def test_a_pyproject_nested_deeper_than_the_parser_recurses_is_a_one_line_error(tmp_path, nested):
+    """tomllib recursed until a RecursionError, printed as a traceback."""
+    (tmp_path / "pyproject.toml").write_text(f"[tool.bf16-migrate]\nx = {nested}\n")
+    (tmp_path / "train.py").write_text(TRAIN)
+    result = cli(".", "--check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {tmp_path / 'pyproject.toml'}: cannot be read as TOML: arrays or tables nested too deeply to parse"
+    )
+
+
+@pytest.fixture
+def locked_tree(tmp_path):
+    """A launcher under a directory that has lost its execute bit (it can be listed, not entered)."""
+    tree = tmp_path / "tree"
+    (tree / "locked" / "sub").mkdir(parents=True)
+    (tree / "train.py").write_text(TRAIN)
+    (tree / "run.sh").write_text("export XLA_USE_BF16=1\npython train.py\n")
+    (tree / "locked" / "sub" / "job.sh").write_text("export XLA_USE_BF16=1\npython ../../train.py\n")
+    (tree / "locked").chmod(0o644)
+    yield tree
+    (tree / "locked").chmod(0o755)
+
+
+def test_a_directory_that_cannot_be_entered_is_reported_not_passed_over(locked_tree):
+    """Its files were passed over in silence (as os.walk does)."""
+    result = cli(locked_tree, "--diff", drop_root=True)
+    assert result.returncode == 2, result.stderr
+    sub = locked_tree / "locked" / "sub"
+    assert f"error: {sub}: directory not read (Permission denied): the files under it were not looked at" in (
+        result.stderr
+    )
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["locked/sub/job.sh", "locked/sub", "locked"])
+def test_a_path_under_a_directory_that_cannot_be_entered_is_a_one_line_error(locked_tree, name):
+    """`pathlib.Path.is_dir()` raised PermissionError: a traceback."""
+    result = cli(locked_tree / name, "--diff", drop_root=True)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and "Permission denied" in result.stderr.splitlines()[0]

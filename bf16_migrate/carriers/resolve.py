@@ -23,6 +23,7 @@ module of the tree it imports (followed through ``import`` statements, at most 2
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path, PurePosixPath
 
 
@@ -50,7 +51,7 @@ def resolve_script(
     for relative, how in tries:
         for base in bases:
             cand = base / relative
-            if cand.is_file() and _inside(cand, bases):
+            if os.path.isfile(cand) and _inside(cand, bases):
                 found.setdefault(cand.resolve(), cand)
         if len(found) == 1:
             return _rel(next(iter(found.values()))), None
@@ -71,7 +72,7 @@ def resolve_module(
     found: dict[Path, Path] = {}
     for base in bases:
         for cand in (base / rel.with_suffix(".py") if rel.name else None, base / rel / "__main__.py"):
-            if cand is not None and cand.is_file():
+            if cand is not None and os.path.isfile(cand):
                 found.setdefault(cand.resolve(), cand)
     if len(found) == 1:
         return _rel(next(iter(found.values()))), None
@@ -84,7 +85,7 @@ def _bases(launcher: Path, root: Path, extra: tuple[Path, ...]) -> list[Path]:
     bases: list[Path] = []
     cwd = Path.cwd()
     for b in (launcher.parent, *extra, root, cwd if _inside(launcher, [cwd]) else None):
-        if b is not None and b.is_dir() and all(b.resolve() != x.resolve() for x in bases):
+        if b is not None and os.path.isdir(b) and all(b.resolve() != x.resolve() for x in bases):
             bases.append(b)
     return bases
 
@@ -176,11 +177,11 @@ def named_tree_imports(
                 dots = "." * node.level
                 rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
                 for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
-                    if cand is not None and cand.is_file():
+                    if cand is not None and os.path.isfile(cand):
                         found.append((dots + mod, cand))
                 for alias in node.names:
                     cand = base / rel / f"{alias.name}.py"
-                    if cand.is_file():
+                    if os.path.isfile(cand):
                         found.append((f"{dots}{mod}.{alias.name}" if mod else dots + alias.name, cand))
                 continue
             names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
@@ -190,6 +191,6 @@ def named_tree_imports(
             rel = PurePosixPath(*name.split("."))
             for b in bases:
                 for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
-                    if cand.is_file():
+                    if os.path.isfile(cand):
                         found.append((name, cand))
     return found
