@@ -41,7 +41,7 @@ from .python.test_or_script import is_test_module
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import TreeFactsReader, migrate_imported_modules
-from .write import ReadError, read_bytes, read_source
+from .write import ReadError, read_bytes, read_source, read_text_file
 
 
 @dataclass
@@ -270,7 +270,7 @@ class TreeReader:
         if kind not in REGISTRY:
             return None
         try:
-            source = read_source(path)
+            source = read_text_file(path, kind)
             analysis = analyze(kind, source.text, str(path))
         except (ReadError, CarrierError, OSError):
             return None
@@ -542,7 +542,7 @@ def _one(
         _reported_only(candidate, extra, outcome)
         return
     try:
-        source = read_source(path)
+        source = read_text_file(path, candidate.kind)
     except ReadError as exc:
         outcome.errors.append(str(exc))
         return

@@ -557,7 +557,8 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     nothing), everything else to stderr."""
     import dataclasses
 
-    from .write import ReadError, read_source
+    from .scan import kind_of
+    from .write import ReadError, read_text_file
 
     data = sys.stdin.buffer.read()
     with tempfile.TemporaryDirectory(prefix="bf16-migrate-stdin-") as tmp:
@@ -565,7 +566,7 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
         path.write_bytes(data)
         outcome = _migrate([path], dataclasses.replace(options, check=True), settings, None)
         try:
-            source = read_source(path)
+            source = read_text_file(path, kind_of(path) or "unsupported")
             text, encoding = source.text, source.encoding
         except ReadError:  # reported in outcome.errors
             text, encoding = data.decode("utf-8", "replace"), "utf-8"

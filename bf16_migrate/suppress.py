@@ -319,10 +319,10 @@ class _File:
         self.kind = kind_of(Path(path))
         self.text = texts.get(path)
         if self.text is None and (self.kind == "python" or self.kind in carriers.REGISTRY):
-            from .write import ReadError, read_source
+            from .write import ReadError, read_text_file
 
             try:
-                self.text = read_source(Path(path)).text
+                self.text = read_text_file(Path(path), self.kind).text
             except (ReadError, OSError):
                 self.text = None
         self.comments = noqa_comments(self.text, self.kind) if self.text is not None else []

@@ -109,3 +109,56 @@ def test_a_path_under_a_directory_that_cannot_be_entered_is_a_one_line_error(loc
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ") and "Permission denied" in result.stderr.splitlines()[0]
+
+
+# -- encodings ---------------------------------------------------------------------------------------------------------
+LATIN1 = {
+    "run.sh": (
+        b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport XLA_USE_BF16=1  # d\xe9faut\npython train.py\n",
+        b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1  # d\xe9faut\npython train.py\n",
+    ),
+    "compose.yaml": (
+        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      XLA_USE_BF16: "1"\n    command: python train.py\n',
+        b"services:\n  train:\n    # Caf\xe9\n    environment:\n      NEURON_RT_STOCHASTIC_ROUNDING_EN: \"1\"\n"
+        b"    command: python train.py\n",
+    ),
+    "Dockerfile": (
+        b'FROM python:3.11\n# Caf\xe9\nENV XLA_USE_BF16=1\nCMD ["python", "train.py"]\n',
+        b'FROM python:3.11\n# Caf\xe9\nENV NEURON_RT_STOCHASTIC_ROUNDING_EN=1\nCMD ["python", "train.py"]\n',
+    ),
+    "bf16.env": (b"# Caf\xe9\nXLA_USE_BF16=1\n", b"# Caf\xe9\nNEURON_RT_STOCHASTIC_ROUNDING_EN=1\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LATIN1))
+def test_a_carrier_with_latin1_bytes_is_migrated_and_written_back_byte_for_byte(tmp_path, name):
+    """"invalid or missing encoding declaration": carriers were decoded as Python source."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    before, after = LATIN1[name]
+    (tmp_path / name).write_bytes(before)
+    if name == "bf16.env":
+        (tmp_path / "run.sh").write_text("set -a\nsource bf16.env\nset +a\npython train.py\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert outcome.errors == []
+    assert (tmp_path / name).read_bytes() == after
+    assert CAST in (tmp_path / "train.py").read_text()
+    again = migrate_paths([tmp_path], "stochastic", write=True)
+    assert again.errors == [] and again.changed == []
+
+
+def test_the_diff_of_a_latin1_carrier_holds_its_own_bytes(tmp_path):
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.sh").write_bytes(LATIN1["run.sh"][0])
+    outcome = migrate_paths([tmp_path], "amp", write=False)
+    patch = outcome.diffs[tmp_path / "run.sh"]
+    assert b"-export XLA_USE_BF16=1  # d\xe9faut\n" in patch and b" # Caf\xe9 \xe0 la r\xe9gie\n" in patch
+
+
+def test_utf8_text_that_holds_the_escape_characters_and_bad_bytes_is_refused(tmp_path):
+    """The one text the bytes' reading could not tell apart: refused with the reason, never guessed."""
+    (tmp_path / "run.sh").write_bytes("# \U0010fee9 \n".encode() + b"# \xe9\nexport XLA_USE_BF16=1\npython t.py\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=False)
+    assert outcome.errors == [
+        f"{tmp_path / 'run.sh'}:1:1: cannot decode: it holds characters U+10FE80..U+10FEFF, which this reading uses "
+        "for undecodable bytes"
+    ]
