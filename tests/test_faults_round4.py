@@ -115,11 +115,13 @@ def test_a_path_under_a_directory_that_cannot_be_entered_is_a_one_line_error(loc
 LATIN1 = {
     "run.sh": (
         b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport XLA_USE_BF16=1  # d\xe9faut\npython train.py\n",
-        b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1  # d\xe9faut\npython train.py\n",
+        b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1  # d\xe9faut\n"
+        b"python train.py\n",
     ),
     "compose.yaml": (
-        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      XLA_USE_BF16: "1"\n    command: python train.py\n',
-        b"services:\n  train:\n    # Caf\xe9\n    environment:\n      NEURON_RT_STOCHASTIC_ROUNDING_EN: \"1\"\n"
+        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      XLA_USE_BF16: "1"\n'
+        b"    command: python train.py\n",
+        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      NEURON_RT_STOCHASTIC_ROUNDING_EN: "1"\n'
         b"    command: python train.py\n",
     ),
     "Dockerfile": (
@@ -132,7 +134,7 @@ LATIN1 = {
 
 @pytest.mark.parametrize("name", sorted(LATIN1))
 def test_a_carrier_with_latin1_bytes_is_migrated_and_written_back_byte_for_byte(tmp_path, name):
-    """"invalid or missing encoding declaration": carriers were decoded as Python source."""
+    """ "invalid or missing encoding declaration": carriers were decoded as Python source."""
     (tmp_path / "train.py").write_text(TRAIN)
     before, after = LATIN1[name]
     (tmp_path / name).write_bytes(before)
