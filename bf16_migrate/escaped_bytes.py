@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import codecs
 import encodings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 NAME = "utf-8+bytes"
 BASE = 0x10FE80 - 0x80
@@ -48,10 +52,10 @@ def encode(text: str, errors: str = "strict") -> bytes:
 
 
 class _Codec(codecs.Codec):
-    def encode(self, input: str, errors: str = "strict") -> tuple[bytes, int]:
+    def encode(self, input: str, errors: str = "strict", /) -> tuple[bytes, int]:
         return encode(input, errors), len(input)
 
-    def decode(self, input: bytes, errors: str = "strict") -> tuple[str, int]:
+    def decode(self, input: Buffer, errors: str = "strict", /) -> tuple[str, int]:
         data = bytes(input)
         text = data.decode("utf-8", "surrogateescape").translate(_TO_PRIVATE)
         return text, len(data)

@@ -164,3 +164,89 @@ def test_utf8_text_that_holds_the_escape_characters_and_bad_bytes_is_refused(tmp
         f"{tmp_path / 'run.sh'}:1:1: cannot decode: it holds characters U+10FE80..U+10FEFF, which this reading uses "
         "for undecodable bytes"
     ]
+
+
+# -- a script whose own imports cannot be read -------------------------------------------------------------------------
+MODEL = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+SCRIPT = """\
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch
+import torch_xla
+
+from model import Net
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = model(torch.randn(8, 16).to(device)).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _unreadable_module(where: Path, how: str) -> None:
+    if how == "fifo":
+        os.mkfifo(where)
+    elif how == "dangling":
+        os.symlink(where.parent / "gone" / "model.py", where)
+    else:
+        where.write_text(MODEL)
+        where.chmod(0)
+
+
+@pytest.mark.parametrize("how", ["fifo", "dangling"])
+@pytest.mark.parametrize("launched", [False, True])
+def test_a_script_whose_model_module_cannot_be_read_keeps_its_switch(tmp_path, how, launched):
+    """The script was migrated anyway (the module's error reported beside it): the switch gone
+    while the module's code, which ran under it, could not be read."""
+    script = SCRIPT.replace('os.environ["XLA_USE_BF16"] = "1"\n', "") if launched else SCRIPT
+    (tmp_path / "train.py").write_text(script)
+    if launched:
+        (tmp_path / "run.sh").write_text("export XLA_USE_BF16=1\npython train.py\n")
+    _unreadable_module(tmp_path / "model.py", how)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "model.py"}
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert outcome.changed == []
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "model.py"} == before
+    assert "BFM113" in codes(outcome, "train.py")
+    if launched:
+        assert codes(outcome, "run.sh") == ["BFM112"]
+    assert len(outcome.errors) == 1 and outcome.errors[0].startswith(f"{tmp_path / 'model.py'}: ")
+
+
+def test_a_script_whose_model_module_has_no_read_permission_keeps_its_switch(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    _unreadable_module(tmp_path / "model.py", "unreadable")
+    result = cli(tmp_path, "--diff", drop_root=True)
+    assert "+++" not in result.stdout, result.stdout
+    assert "BFM113 XLA_USE_BF16 kept: this script imports model" in result.stderr
+    assert "(Permission denied)" in result.stderr
+
+
+def test_a_readable_model_module_still_migrates_with_the_script(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "model.py").write_text(MODEL)
+    outcome = migrate_paths([tmp_path], "stochastic", write=False)
+    assert outcome.errors == [] and tmp_path / "train.py" in outcome.changed

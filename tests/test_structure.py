@@ -94,6 +94,7 @@ LAYERS = {
     "commit": 0,
     "bounds": 0,
     "write": 0,
+    "escaped_bytes": 0,
     "ignore": 0,
     "config": 0,
     "prefilter_fork": 0,

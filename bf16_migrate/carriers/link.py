@@ -305,6 +305,7 @@ class LinkPlanner:
                         Refusal.TEST,
                         Refusal.WRAPPER,
                         Refusal.MODEL_CODE_F32,
+                        Refusal.UNREAD_IMPORT,
                     }
                 )
             )

@@ -162,7 +162,53 @@ def named_tree_imports(
     """:func:`tree_imports` with the dotted name each file is imported under, as libcst's
     qualified names spell it (``optim`` for ``from optim import f``, ``.optim`` for ``from
     .optim import f`` and ``from . import optim``, ``pkg.optim`` for ``import pkg.optim``)."""
-    found: list[tuple[str, Path]] = []
+    return [(name, cand) for name, cand in _import_candidates(current, tree, root, script_dir) if os.path.isfile(cand)]
+
+
+def unreadable_tree_imports(
+    current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path, str]]:
+    """The files of the tree the imports of ``tree`` name (as :func:`named_tree_imports` finds
+    them) that are there but cannot be read: ``(name, path, why)`` for a FIFO, a device or socket,
+    a symlink loop or a dangling symlink, a file without read permission. Python cannot import
+    them either (a FIFO blocks it), and what their code does under the switch cannot be told."""
+    found: list[tuple[str, Path, str]] = []
+    for name, cand in _import_candidates(current, tree, root, script_dir):
+        why = _unreadable(cand)
+        if why is not None and all(cand != path for _, path, _ in found):
+            found.append((name, cand, why))
+    return found
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why the module file ``path`` cannot be read, or None when it can or is not there at all."""
+    import errno
+    import stat
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop"
+        return f"a dangling symlink to {os.readlink(path)}" if os.path.islink(path) else exc.strerror
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        from ..commit import describe_file_type
+
+        return f"not a regular file ({describe_file_type(info.st_mode)})"
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
+        return exc.strerror
+    return None
+
+
+def _import_candidates(current: Path, tree: ast.AST, root: Path, script_dir: Path | None):
+    """Each ``(name, path)`` an import of ``tree`` may load from the tree, in the order Python's
+    search of :func:`tree_imports` tries them, whether or not a file is there."""
     bases = [script_dir or current.parent, root, root / "src"]
     for node in ast.walk(tree):
         names = []
@@ -176,13 +222,11 @@ def named_tree_imports(
                 mod = node.module or ""
                 dots = "." * node.level
                 rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
-                for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
-                    if cand is not None and os.path.isfile(cand):
-                        found.append((dots + mod, cand))
+                if mod:
+                    yield dots + mod, base / rel.with_suffix(".py")
+                yield dots + mod, base / rel / "__init__.py"
                 for alias in node.names:
-                    cand = base / rel / f"{alias.name}.py"
-                    if os.path.isfile(cand):
-                        found.append((f"{dots}{mod}.{alias.name}" if mod else dots + alias.name, cand))
+                    yield (f"{dots}{mod}.{alias.name}" if mod else dots + alias.name), base / rel / f"{alias.name}.py"
                 continue
             names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
         for name in names:
@@ -190,7 +234,5 @@ def named_tree_imports(
                 continue
             rel = PurePosixPath(*name.split("."))
             for b in bases:
-                for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
-                    if os.path.isfile(cand):
-                        found.append((name, cand))
-    return found
+                yield name, b / rel.with_suffix(".py")
+                yield name, b / rel / "__init__.py"
