@@ -184,8 +184,9 @@ class LinkPlanner:
 
     def _reach_through_shell_scripts(self, reach: _ReachMap, res: dict[tuple[int, int], Resolved]) -> None:
         """A launched shell script: what reaches the launch reaches every launch of that script,
-        surely where it surely reaches the launch; repeated until nothing more is learnt (a
-        script launching a script)."""
+        surely where it surely reaches the launch (not a Slurm batch script submitted by sbatch
+        whose directives export none of the submitter's environment); repeated until nothing
+        more is learnt (a script launching a script)."""
         changed = True
         while changed:
             changed = False
@@ -196,6 +197,8 @@ class LinkPlanner:
                 tj = self.by_path.get(r.path.resolve())
                 if tj is None:
                     continue
+                if self.carriers[key[0]].analysis.launches[key[1]].batch and self.carriers[tj].analysis.batch_isolated:
+                    continue  # `sbatch job.sh` where job.sh says `#SBATCH --export=NONE`: nothing of the submitter's
                 changed = self._reach_launches_of(tj, reach[key], reach) or changed
 
     def _reach_launches_of(self, tj: int, reaching: dict[tuple[int, int], bool], reach: _ReachMap) -> bool:

@@ -215,8 +215,12 @@ class Launch:
     (``"$@"``, ``$*``; each ``None`` in ``args``): what ``./run.sh ARGS`` passes on to the
     script (``verify run.sh -- ARGS`` puts ARGS there)."""
     isolated: bool = False
-    """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
-    only those on its own command line after the ``-i``."""
+    """Started with an empty environment (``env -i``, Slurm's ``--export=NONE``): no setting of
+    the launcher reaches it, only those on its own command line after the ``-i``."""
+    batch: bool = False
+    """A Slurm batch script submitted by ``sbatch`` without an ``--export`` of its own: the
+    script's ``#SBATCH`` directives decide what of the launcher's environment it gets
+    (:attr:`Analysis.batch_isolated`)."""
 
 
 @dataclass
@@ -298,6 +302,10 @@ class Analysis:
     added: list[Edit] = field(default_factory=list)
     """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
     rendered with them by a carrier that offers ``launch_flags``."""
+    batch_isolated: bool = False
+    """A Slurm batch script whose ``#SBATCH --export`` list holds no ``ALL``: submitted by
+    ``sbatch`` (a launch with :attr:`Launch.batch`), it gets none of the submitter's
+    environment, so no setting of a launcher that submits it reaches its launches."""
 
     def new_entry(self, **kwargs) -> Entry:
         entry = Entry(id=len(self.entries), **kwargs)
