@@ -81,6 +81,7 @@ CARRIER_FILES: dict[str, FileNames] = {
         prefixes=("Dockerfile", "Containerfile"), endings=(".dockerfile", ".Dockerfile", ".containerfile")
     ),
     "dotenv": FileNames(names=frozenset({".env"}), prefixes=(".env.",), endings=(".env",)),
+    "vscode": FileNames(names=frozenset({"launch.json"})),  # VS Code's .vscode/launch.json
 }
 """The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order
 they are tried; a shell script without a suffix is also known by its ``#!`` line."""

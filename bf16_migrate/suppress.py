@@ -12,6 +12,8 @@ suppresses the findings of that code on that line, several codes are separated b
   Python through :mod:`tokenize`; ``%`` magic, ``!`` and ``%%bash`` lines as a shell reads
   them; :func:`bf16_migrate.carriers.notebook.cell_comments`); a finding ``nb.ipynb#cell2`` at
   line 3 is suppressed by a noqa on line 3 of cell 2. Markdown and raw cells are not read;
+* VS Code's ``launch.json``: a ``// noqa`` comment (its JSON tokens: a ``//`` inside a string is
+  not a comment; :func:`bf16_migrate.carriers.vscode.line_comments`);
 * Dockerfiles: a comment is a whole line there (a ``#`` after an instruction is one of its
   arguments), so a ``# noqa`` is read on the comment lines directly above an instruction and
   covers every line of that instruction, continuations included, as hadolint reads its
@@ -139,6 +141,14 @@ def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
                 noqa = _noqa_at("", number, len(line) - len(line.lstrip()) + 1, line.lstrip(), range(first, last + 1))
                 if noqa is not None:
                     found.append(noqa)
+        return found
+    elif kind == "vscode":
+        from .carriers.vscode import line_comments
+
+        for row, col, comment in line_comments(text):  # `// noqa: BFM001`, read as `#  noqa: BFM001`
+            noqa = _noqa_at("", row, col, "# " + comment[2:] if comment.startswith("//") else comment)
+            if noqa is not None:
+                found.append(noqa)
         return found
     elif kind == "notebook":
         from .carriers.notebook import cell_comments

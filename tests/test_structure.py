@@ -155,6 +155,7 @@ def test_the_upward_check_sees_an_import_inside_a_function(tmp_path):
 
 SHELL_LAYERS = {
     "words": 0,  # the parser and a word's static value
+    "slurm": 0,  # Slurm's --export lists and #SBATCH directives: their data and edits
     "dead": 1,
     "parsed": 1,  # the data one walk produces
     "context": 2,

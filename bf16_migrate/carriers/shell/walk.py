@@ -700,8 +700,8 @@ class _Reader:
             value, problem = (
                 None,
                 (
-                    f"Slurm does not expand an #SBATCH line: {item.name} is set to the text {item.value} itself: edit it "
-                    "by hand"
+                    f"Slurm does not expand an #SBATCH line: {item.name} is set to the text {item.value} itself: "
+                    "edit it by hand"
                 ),
             )
         if problem is None and action == PASS:
