@@ -161,6 +161,7 @@ SHELL_LAYERS = {
     "context": 2,
     "expand": 3,
     "calls": 4,
+    "launch_args": 4,  # a launch's arguments expanded with a known environment and arguments
     "walk": 5,  # the one walk that fills the data
     "reach": 6,  # the passes over the data: they read it and return values
     "render": 6,

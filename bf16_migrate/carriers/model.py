@@ -13,7 +13,7 @@ entry: ``remove``, ``replace`` (by ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, stoch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -221,6 +221,13 @@ class Launch:
     """A Slurm batch script submitted by ``sbatch`` without an ``--export`` of its own: the
     script's ``#SBATCH`` directives decide what of the launcher's environment it gets
     (:attr:`Analysis.batch_isolated`)."""
+    resolve_args: Callable[[Mapping[str, str], Sequence[str]], object] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """``resolve_args(environ, argv)``: :attr:`args` as the shell would expand them in the
+    environment ``environ`` with the launcher's own arguments ``argv`` (a
+    :class:`~.shell.launch_args.ResolvedArgs`); None where the carrier cannot (only a shell
+    script's own launch lines can)."""
 
 
 @dataclass

@@ -32,6 +32,7 @@ What is read (every rule below is bash semantics, ``man bash``, unless said othe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import tree_sitter
@@ -55,9 +56,18 @@ from ..model import (
     Note,
 )
 from ..text import find_mentions, legacy_names
-from .calls import CallLaunch, describe_computed, expanded, follow_calls, forwards_arguments, inside_function
+from .calls import (
+    CallLaunch,
+    describe_computed,
+    enclosing_function,
+    expanded,
+    follow_calls,
+    forwards_arguments,
+    inside_function,
+)
 from .context import Contexts, index_functions
 from .expand import COMPUTED, Expander, mentions_expansion
+from .launch_args import resolve_args
 from .parsed import (
     EntryData,
     Event,
@@ -601,6 +611,8 @@ class _Reader:
             launch.forwards = [
                 i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.source.data)
             ]
+            if any(arg is None for arg in cmd.args) and enclosing_function(node) is None:  # a body: its caller's args
+                launch.resolve_args = functools.partial(resolve_args, self.expander, tail, node)
         idx = self.add_launch(launch, entry_ids, node)
         self.parsed.launch_of_node[node.id] = idx
         for site in self.parsed.includes:
