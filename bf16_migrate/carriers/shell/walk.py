@@ -433,7 +433,7 @@ class _Reader:
         base = words[0] if words else None
         if self._calls_function(node, base, word_nodes):
             return  # followed at each call (calls.follow_calls)
-        if forwards_arguments(self.source, node, word_nodes):
+        if forwards_arguments(self.source, node, word_nodes, self.contexts):
             return  # `python3 "$@"` in a function body: read at each call (calls.follow_calls)
         cmd = self._through_expansions(node, cmd, word_nodes)
         if base == "set" and _sets_allexport(words[1:]):
@@ -611,7 +611,9 @@ class _Reader:
             launch.forwards = [
                 i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.source.data)
             ]
-            if any(arg is None for arg in cmd.args) and enclosing_function(node) is None:  # a body: its caller's args
+            if (
+                any(arg is None for arg in cmd.args) and enclosing_function(node, self.contexts) is None
+            ):  # a body: its caller's args
                 launch.resolve_args = functools.partial(resolve_args, self.expander, tail, node)
         idx = self.add_launch(launch, entry_ids, node)
         self.parsed.launch_of_node[node.id] = idx
