@@ -302,6 +302,8 @@ def read_command(words: list[str | None]) -> Command:
             i = _env(words, i + 1, cmd)
         elif base == "srun":
             i = _srun(words, i + 1, cmd)
+        elif base == "salloc":  # `salloc [options] [command]` (salloc(1)): the options are sbatch's
+            i = _salloc(words, i + 1, cmd)
         elif base in WRAPPERS:
             i = _wrapper(words, i + 1, cmd, base)
         elif base == "timeout":
@@ -476,6 +478,17 @@ def _srun(words: list[str | None], i: int, cmd: Command) -> int:
         else:
             i += 2 if v in with_arg else 1
     return i
+
+
+def _salloc(words: list[str | None], i: int, cmd: Command) -> int | None:
+    """``salloc [options] [command [args]]`` (salloc(1)) from ``i``: its options skipped (the
+    allocation options it shares with sbatch); the index of the command it runs, None when an
+    option is computed or unknown (nothing read past it)."""
+    while i < len(words) and (w := words[i]) is not None and w.startswith("-") and w != "-":
+        if not w.startswith("--") and w[:2] not in SBATCH_SHORT_WITH_ARG and w[:2] not in SBATCH_SHORT_FLAGS:
+            return None
+        i = _slurm_option(words, i, cmd, SBATCH_SHORT_WITH_ARG, SBATCH_LONG_FLAGS)
+    return None if i < len(words) and words[i] is None else i
 
 
 def _sbatch(words: list[str | None], i: int, cmd: Command) -> Command:

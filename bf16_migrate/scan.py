@@ -55,7 +55,7 @@ class Candidate:
     """Why the file cannot be read (not a regular file, a symlink loop): reported, never opened."""
 
 
-SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch"}
+SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".qsub"}
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ CARRIER_FILES: dict[str, FileNames] = {
     "dockerfile": FileNames(
         prefixes=("Dockerfile", "Containerfile"), endings=(".dockerfile", ".Dockerfile", ".containerfile")
     ),
-    "dotenv": FileNames(names=frozenset({".env"}), prefixes=(".env.",), endings=(".env",)),
+    "dotenv": FileNames(names=frozenset({".env", "env.list"}), prefixes=(".env.",), endings=(".env",)),
     "vscode": FileNames(names=frozenset({"launch.json"})),  # VS Code's .vscode/launch.json
 }
 """The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order

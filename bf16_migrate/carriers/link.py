@@ -36,6 +36,14 @@ from .link_decide import passes_flag as passes_flag  # re-exported: read by test
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
 
+
+def kind_of(path: Path) -> str | None:
+    """The kind of file ``path`` is (:func:`bf16_migrate.scan.kind_of`)."""
+    from ..scan import kind_of as scan_kind_of
+
+    return scan_kind_of(path)
+
+
 _ReachMap = dict[tuple[int, int], dict[tuple[int, int], bool]]
 """What reaches each launch: (carrier, launch) -> {(carrier, entry): in force on every path}."""
 
@@ -144,7 +152,11 @@ class LinkPlanner:
             res[(ci, li)] = resolved = self._resolve(carrier, launch)
             if resolved.kind == Resolution.SHELL:
                 assert resolved.path is not None, "a resolved shell launch has its script"
-                self._carrier_at(resolved.path)
+                if self._carrier_at(resolved.path) is None:  # what it starts cannot be told: never passed over
+                    res[(ci, li)] = Resolved(
+                        Resolution.NONE,
+                        problem=f"the script it starts, {resolved.path}, cannot be read or parsed as a shell script",
+                    )
 
     def _follow_includes(self, carrier: CarrierFile) -> None:
         """Each file ``carrier`` includes, found in the tree and not left out, is added to the
@@ -234,8 +246,8 @@ class LinkPlanner:
         why = self.left_out(path)
         if why is not None:
             return Resolved(Resolution.NONE, problem=f"{why}: not read, not rewritten")
-        if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
-            return Resolved(Resolution.SHELL, path)
+        if (kind == Target.SHELL or path.suffix in (".sh", ".bash")) and kind_of(path) != "python":
+            return Resolved(Resolution.SHELL, path)  # (a Slurm batch script may be Python: sbatch runs its #!)
         if not uses_torch(path, carrier.root):
             return Resolved(Resolution.IGNORED, path)
         return Resolved(Resolution.PY, path)

@@ -167,6 +167,21 @@ def directive_block_end(data: bytes) -> int:
     return pos
 
 
+OTHER_SCHEDULERS = {
+    b"#PBS": "PBS/Torque",
+    b"#$": "Grid Engine",
+    b"#BSUB": "LSF",
+    b"#COBALT": "Cobalt",
+    b"#FLUX:": "Flux",
+}
+"""Directive prefixes of the batch schedulers whose directives are read but not rewritten (BFM115)."""
+
+
+def other_scheduler(line: bytes) -> str | None:
+    """The scheduler whose directive ``line`` is (``#PBS -v X=1``: ``"PBS/Torque"``), or None."""
+    return next((name for prefix, name in OTHER_SCHEDULERS.items() if line.startswith(prefix)), None)
+
+
 def is_directive(line: bytes) -> bool:
     """Whether ``line`` (a comment line of the directive block) is a Slurm directive."""
     return line.startswith(DIRECTIVE_PREFIXES)

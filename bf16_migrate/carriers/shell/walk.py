@@ -86,6 +86,7 @@ from .slurm import (
     directive_block_end,
     directive_exports,
     is_directive,
+    other_scheduler,
     site_in_word,
 )
 from .words import first_error, heredoc_target, is_env_file_name, positional_all, static_value
@@ -131,6 +132,7 @@ def read_fragment(
     for found in follow_calls(parsed, reader.expander):
         reader.add_call_launch(found)
     reader.check_exports()
+    reader.settle_directives()
     return parsed
 
 
@@ -191,6 +193,7 @@ class _Reader:
         self.expander = Expander(parsed.source, self.contexts)
         self.directives_end: int | None = None  # a batch script's #SBATCH directives lie before this byte
         self.export_sites: dict[tuple[int, int], ExportSite] = {}
+        self.directive_sites: list[tuple[int, ExportSite]] = []  # (line, site) of each #SBATCH --export
 
     # -- helpers ------------------------------------------------------------------------------
     def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
@@ -649,6 +652,11 @@ class _Reader:
         script's ``#SBATCH`` directive is read by sbatch (:meth:`_directive`)."""
         at_line_start = node.start_byte == 0 or self.source.data[node.start_byte - 1 : node.start_byte] == b"\n"
         line = self.source.data[node.start_byte : node.end_byte]
+        scheduler = other_scheduler(line) if self.directives_end is not None and at_line_start else None
+        if scheduler is not None:  # a PBS, Grid Engine, LSF... directive: read by that scheduler, not rewritten
+            self._note_mentions(
+                self.source.bm.char(node.start_byte), self.source.bm.char(node.end_byte), "BFM115", scheduler=scheduler
+            )
         if self.directives_end is not None and is_directive(line):
             if node.start_byte < self.directives_end and at_line_start:
                 self._directive(node, line)
@@ -671,14 +679,34 @@ class _Reader:
             raise CarrierError(f"{self.source.path}:{at[0]}:{at[1]}: {found}")
         for directive in found:
             site = directive.site
-            if site.listed.isolates:
-                self.parsed.batch_isolated = True
+            self.directive_sites.append((self.source.at(node.start_byte)[0], site))
             for index, item in enumerate(site.listed.items):
                 kind = self._legacy_or_sr(item.name or "")
                 if kind == "sr" and item.value is not None:
                     self.parsed.sr_scopes.append(self._scope(node))
                 if kind == "legacy":
                     self._list_entry(node, site, index, self._scope(node), event=True)
+
+    def settle_directives(self) -> None:
+        """sbatch takes the last ``--export`` it reads (a later option replaces an earlier one,
+        as getopt_long reads options): the job's environment is that list's. The items of an
+        earlier ``#SBATCH --export`` never take effect (kept and reported, BFM092: their events
+        are dropped), and whether the job gets the submitter's environment is the last list's."""
+        if not self.directive_sites:
+            return
+        last_line, last = self.directive_sites[-1]
+        self.parsed.batch_isolated = last.listed.isolates
+        overridden = {eid for _, site in self.directive_sites[:-1] for eid in site.entries.values()}
+        if not overridden:
+            return
+        self.parsed.events = [ev for ev in self.parsed.events if ev.entry not in overridden]
+        for eid in overridden:
+            entry = self.analysis.entries[eid]
+            entry.problem = (
+                f"the #SBATCH --export on line {last_line} replaces this one (sbatch takes the last): it never takes "
+                "effect"
+            )
+            entry.blocker = Blocker.NEVER_IN_FORCE
 
     def _export_item(self, node, cmd: Command, ew, word_node, scope: tuple) -> int:
         """The entry of one legacy item of a command's Slurm ``--export`` list (``sbatch``,
