@@ -308,8 +308,9 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
 def scan(
     paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
 ) -> list[Candidate]:
-    """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
-    is the same file: it is read and written once, under the first name in sorted order).
+    """The candidate files under ``paths``, sorted, each once (a symlink or a hard link to a file
+    already found is the same file: it is read and written once, under the first name in sorted
+    order).
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
     legacy variable is a candidate, named explicitly or found in a directory; one of no known
     kind is ``"unsupported"``. A path named explicitly that is not a regular file, and a special
@@ -342,11 +343,15 @@ def scan(
             found.setdefault(path, Candidate(path, kind_of(path) or "unsupported"))
         for candidate in special:
             found.setdefault(candidate.path, candidate)
-    by_file: dict[Path, Path] = {}
+    by_file: dict[object, Path] = {}
     for path in sorted(found):
         if found[path].problem is not None:
             continue
-        real = path.resolve()
+        try:  # the file itself: a symlink to it, and a hard link (another name of its inode), are the same
+            info = os.stat(path)
+            real: object = (info.st_dev, info.st_ino)
+        except OSError:
+            real = path.resolve()
         if real in by_file:
             del found[path]  # a second name of the same file
         else:

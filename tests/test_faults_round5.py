@@ -176,3 +176,17 @@ def _all(node):
         n = stack.pop()
         yield n
         stack.extend(n.children)
+
+
+def test_two_hard_links_in_the_tree_are_one_file(tmp_path):
+    """run.sh and run2.sh, one inode: written through the first name, the second was then
+    "changed while bf16-migrate was writing": an error, exit 2, its finding "(not written)"."""
+    import os
+
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "run.sh").write_text("export XLA_USE_BF16=1\npython train.py\n")
+    os.link(tmp_path / "run.sh", tmp_path / "run2.sh")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert outcome.errors == [] and sorted(p.name for p in outcome.changed) == ["run.sh", "train.py"]
+    assert (tmp_path / "run2.sh").read_text() == "export NEURON_RT_STOCHASTIC_ROUNDING_EN=1\npython train.py\n"
+    assert (tmp_path / "run2.sh").stat().st_nlink == 2
