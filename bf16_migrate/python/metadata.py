@@ -14,15 +14,18 @@ import gc
 import re
 import threading
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from itertools import repeat
 from types import MappingProxyType
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
-from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
+from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, Access, BaseAssignment, Scope, ScopeVisitor
+from libcst.metadata.scope_provider import _gen_dotted_names as _dotted_names
 
 from .walk import _is_trivia, _shape
 
@@ -218,8 +221,140 @@ class _ExpressionContextVisitor(_NoRebuild, ExpressionContextVisitor):
     pass
 
 
+_TYPING_CALLS = frozenset({"typing.NewType", "typing.TypeVar", "typing.cast"})
+"""The qualified names ScopeVisitor.visit_Call looks for (libcst 1.9's scope_provider.py)."""
+_TYPING_LAST = frozenset(name.rpartition(".")[2] for name in _TYPING_CALLS)
+
+# libcst 1.9's private attributes the scope visitor below reads or sets (name-mangled in
+# scope_provider.py; tests/test_libcst_pin.py checks that they are there)
+_ATTRIBUTE_STACK = "_ScopeVisitor__top_level_attribute_stack"
+_TYPE_HINT_STACK = "_ScopeVisitor__in_type_hint_stack"
+_DEFERRED = "_ScopeVisitor__deferred_accesses"
+_REFERENTS = "_Access__assignments"
+_REFERENCES = "_BaseAssignment__accesses"
+PRIVATE_ATTRIBUTES = (_ATTRIBUTE_STACK, _TYPE_HINT_STACK, _DEFERRED, _REFERENTS, _REFERENCES)
+
+SHARED_FROM = 8
+"""From this many bindings of one name in one scope (``import torch`` in each of 100 scripts
+pasted into one file), the accesses from other scopes share one set of referents, and those
+bindings one set of references (:meth:`_ScopeVisitor.infer_accesses`)."""
+
+
 class _ScopeVisitor(_NoRebuild, ScopeVisitor):
     _assignment_like: dict[type, bool] = {}
+
+    def __init__(self, provider: ScopeProvider) -> None:
+        super().__init__(provider)
+        # the names an import seen so far binds to NewType, TypeVar or cast under another name
+        # (``from typing import cast as as_type``)
+        self._typing_aliases: set[str] = set()
+        # id of a scope's set of bindings -> (that set, the one copy its readers share, the
+        # scopes of the bindings)
+        self._shared_copies: dict[int, tuple[AbstractSet, set[BaseAssignment], frozenset[Scope]]] = {}
+
+    def visit_Import(self, node: cst.Import) -> bool | None:
+        self._note_typing_aliases(node)
+        return super().visit_Import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool | None:
+        self._note_typing_aliases(node)
+        return super().visit_ImportFrom(node)
+
+    def _note_typing_aliases(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                real = get_full_name_for_node(alias.name) or ""
+                if real.rpartition(".")[2] in _TYPING_LAST:
+                    self._typing_aliases.add(alias.asname.name.value)
+
+    def visit_Call(self, node: cst.Call) -> bool | None:
+        # ScopeVisitor.visit_Call asks the scope for the call's qualified names, to treat the
+        # arguments of typing.NewType, TypeVar and cast as type hints: a loop over every binding
+        # of the callee's name (every ``import torch`` of the file, for ``torch.zeros(...)``), so
+        # the file's calls times its imports of one name. A qualified name the scope gives ends
+        # with the call's dotted name, or, for a name an import binds with ``as``, with the
+        # imported name (scope_provider's Assignment, ImportAssignment and BuiltinAssignment
+        # .get_qualified_names_for): only a call whose name ends with NewType, TypeVar or cast,
+        # or is such an alias bound so far, can be one of them, and only those are asked.
+        full_name = get_full_name_for_node(node)
+        if full_name is not None and (
+            full_name.rpartition(".")[2] in _TYPING_LAST or full_name in self._typing_aliases
+        ):
+            return super().visit_Call(node)
+        getattr(self, _ATTRIBUTE_STACK).append(None)
+        getattr(self, _TYPE_HINT_STACK).append(False)
+        return True
+
+    def infer_accesses(self) -> None:
+        """ScopeVisitor.infer_accesses, the same referents and references, without sets as
+        large as the file's accesses times the bindings of a name.
+
+        libcst gives each access the set of bindings it may read (``referents``) and each
+        binding the set of accesses that may read it (``references``). An access from another
+        scope (a function reading a module's ``torch``) may read every binding of the name
+        there: a file that imports ``torch`` in each of its 100 pasted scripts had 100-element
+        sets on each of its thousands of accesses and thousands-element sets on each of the 100
+        imports (quadratic time and memory: 2.6 GB at 80k lines). From :data:`SHARED_FROM`
+        bindings on, such accesses share one referents set per set of bindings, and such
+        bindings one set of the accesses from other scopes (:class:`_SharedReferences`, with
+        their own later accesses in the same scope beside it). Below it, and for accesses in
+        the bindings' own scope (where libcst keeps those before the access only), libcst's
+        own ``record_assignments`` and ``record_accesses`` run as before."""
+        deferred = getattr(self, _DEFERRED)
+        groups: dict[tuple[Scope, str], list[Access]] = {}
+        for def_access in deferred:  # ScopeVisitor.infer_accesses's first loop, as written there
+            access, enclosing_attribute, enclosing_string_annotation = (
+                def_access.access,
+                def_access.enclosing_attribute,
+                def_access.enclosing_string_annotation,
+            )
+            assert isinstance(access.node, cst.Name), "libcst records an access at a Name"
+            name = access.node.value
+            if enclosing_attribute is not None:
+                for attr_name, attr_node in _dotted_names(enclosing_attribute):
+                    if attr_name in access.scope:
+                        access.node = attr_node
+                        name = attr_name
+                        break
+            if enclosing_string_annotation is not None:
+                access.node = enclosing_string_annotation
+            group = groups.get((access.scope, name))
+            if group is None:
+                group = groups[(access.scope, name)] = []
+            group.append(access)
+            bindings = access.scope._resolve_scope_for_access(name, access.scope)
+            if len(bindings) >= SHARED_FROM and access.scope not in self._shared(bindings)[1]:
+                # every binding is in another scope: the access may read them all
+                setattr(access, _REFERENTS, self._shared(bindings)[0])
+            else:
+                access.record_assignments(name)
+            access.scope.record_access(name, access)
+        shared: dict[int, tuple[AbstractSet[BaseAssignment], list[Access]]] = {}
+        for (scope, name), accesses in groups.items():
+            bindings = scope._resolve_scope_for_access(name, scope)
+            if len(bindings) >= SHARED_FROM and scope not in self._shared(bindings)[1]:
+                # each of the accesses is a later one for each binding (BaseAssignment.record_accesses)
+                shared.setdefault(id(bindings), (bindings, []))[1].extend(accesses)
+            else:
+                for binding in bindings:
+                    binding.record_accesses(set(accesses))
+        for bindings, accesses in shared.values():
+            others = frozenset(accesses)
+            for binding in bindings:
+                own = getattr(binding, _REFERENCES)
+                setattr(binding, _REFERENCES, _SharedReferences(own, others) if own else others)
+        setattr(self, _DEFERRED, [])
+
+    def _shared(self, bindings: AbstractSet[BaseAssignment]) -> tuple[set[BaseAssignment], frozenset[Scope]]:
+        """One copy of ``bindings`` (a scope's own set, which grows no more once the visit is
+        done) for all the accesses that may read each of them, and the scopes they are in."""
+        known = self._shared_copies.get(id(bindings))
+        if known is None or known[0] is not bindings or len(known[1]) != len(bindings):
+            copy = set(bindings)
+            known = self._shared_copies[id(bindings)] = (bindings, copy, frozenset(b.scope for b in copy))
+        return known[1], known[2]
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         # ScopeVisitor.on_leave tests every node with isinstance against a dozen node classes
@@ -235,3 +370,24 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
         else:
             self.provider.set_metadata(original_node, self.scope)
             cst.CSTVisitor.on_leave(self, original_node)
+
+
+class _SharedReferences(AbstractSet):
+    """A binding's ``references``: its own (later accesses in its scope, a set) and those from
+    other scopes that every binding of its name there shares (one frozenset), without copying
+    the shared ones into each binding (:meth:`_ScopeVisitor.infer_accesses`)."""
+
+    __slots__ = ("own", "others")
+
+    def __init__(self, own: set[Access], others: frozenset[Access]) -> None:
+        self.own, self.others = own, others
+
+    def __contains__(self, access: object) -> bool:
+        return access in self.own or access in self.others
+
+    def __iter__(self) -> Iterator[Access]:
+        yield from self.own
+        yield from (access for access in self.others if access not in self.own)
+
+    def __len__(self) -> int:
+        return len(self.own) + sum(1 for access in self.others if access not in self.own)
