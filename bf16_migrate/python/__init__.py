@@ -195,7 +195,12 @@ def _migrate(
         raise CodemodError(_libcst_limit(path, source, exc)) from None
     test_module = is_test_module(source, path, launched=bool(launched_with))
     ctx = FileContext(
-        path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree, test_module=test_module
+        path,
+        MetadataWrapper(module, unsafe_skip_copy=True),
+        load_rules(),
+        tree=tree,
+        test_module=test_module,
+        source=parsed,
     )
     planner = Planner(
         ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under, loss_code

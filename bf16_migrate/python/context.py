@@ -67,6 +67,8 @@ class FileContext:
     when the caller read them (:mod:`.tree_facts`); None: the file is read alone."""
     test_module: bool = False
     """The file is a test module, not a training script (:func:`.test_or_script.is_test_module`)."""
+    source: str | None = None
+    """The text the module was parsed from (its ``code``), when the caller has it."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module
@@ -209,6 +211,13 @@ class FileContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def text(self) -> str:
+        """The module's code: the text it was parsed from (libcst's parse and code generation
+        give it back byte for byte), without rendering it when the caller gave it."""
+        if self.source is None:
+            self.source = self.module.code
+        return self.source
 
     # -- reporting --------------------------------------------------------------------------
     def report(

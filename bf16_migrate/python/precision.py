@@ -1050,10 +1050,13 @@ class Planner:
         ctx, api = self.ctx, self.ctx.rules.torch_api
         user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
         first = next((s.statement for s in sites if s.statement is not None), None)
+        flag = api.attention_flag.split("(")[0]
         if (
             user is None
             or first is None
-            or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call))
+            # the file's text first: a call's code is part of it (rendering each call was most of
+            # a small file's time)
+            or (flag in ctx.text() and any(flag in ctx.code(c) for c in ctx.nodes(cst.Call)))
         ):
             return
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
