@@ -13,6 +13,7 @@ Run: python bench/bench_scale.py   (results are recorded by hand in bench/RESULT
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import sysconfig
 import time
@@ -150,12 +151,62 @@ def _strings(i: int) -> str:
     )
 
 
+SITE_SCRIPT = Path(__file__).resolve().parent.parent / "fixtures" / "tiny_transformer" / "train.py"
+SITE_NAMES = ("VOCAB_SIZE", "SEQ_LEN", "MARKER_TOKEN", "TinyEncoderClassifier", "build_dataset", "parse_args", "main")
+"""The names each copy of :data:`SITE_SCRIPT` gets a suffix on (its constants, classes, functions)."""
+
+
+def training_site(i: int) -> str:
+    """The i-th copy of a whole 108-line legacy training script (the tiny_transformer fixture: a
+    legacy write, a model, an optimizer, a loop, ``if __name__ == "__main__"``) with its names
+    changed (``main_3``): a file of many training sites, as a script of experiments or a notebook
+    export is, where a pass per site over the whole file costs sites x lines."""
+    pattern = re.compile(r"\b(" + "|".join(SITE_NAMES) + r")\b")
+    return pattern.sub(lambda found: f"{found[1]}_{i}", SITE_SCRIPT.read_text()) + "\n\n"
+
+
+def training_sites(lines: int) -> str:
+    """Copies of :func:`training_site` up to at least ``lines`` lines (108 lines a copy)."""
+    parts, count = [], 0
+    while count < lines:
+        parts.append(training_site(len(parts)))
+        count += parts[-1].count("\n")
+    return "".join(parts)
+
+
 def _mixed(i: int) -> str:
     """The other shapes in turn (a whole class of 50 methods for the class shape)."""
     kind = i % 4
     if kind == 1:
         return "".join(_classes(50 * i + k) for k in range(50))
     return (_functions, None, _strings, _expression_chain)[kind](i)
+
+
+def make_tree(root: Path, files: int, planted: int = 0, per_directory: int = 100) -> Path:
+    """A tree of ``files`` files under ``root`` (``per_directory`` in each of ``pkg_<k>/``): small
+    modules of a project (:func:`_functions` blocks, about 1.5 KB, nine in ten ``.py``, the rest
+    a shell script, a YAML file and a README in turn), none naming a legacy variable; then
+    ``planted`` legacy training scripts (:func:`training_site`), each in a directory of its own
+    (``planted_<k>/train.py``, counted among ``files``). Returns ``root``."""
+    clean = files - planted
+    for k in range(clean):
+        directory = root / f"pkg_{k // per_directory:04d}"
+        if k % per_directory == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+        kind = k % 30
+        if kind == 10:
+            (directory / f"run_{k}.sh").write_text(f"#!/bin/bash\nset -e\npython module_{k - 1}.py --steps {k}\n")
+        elif kind == 20:
+            (directory / f"config_{k}.yaml").write_text(f"name: job-{k}\nsteps: {k}\nlr: 0.1\n")
+        elif kind == 29:
+            (directory / f"README_{k}.md").write_text(f"# Module {k}\n\nRun `python module_{k - 1}.py`.\n")
+        else:
+            body = "".join(_functions(k * 10 + j) for j in range(10))
+            (directory / f"module_{k}.py").write_text(f'"""Module {k} of a generated project."""\n\n' + body)
+    for k in range(planted):
+        (root / f"planted_{k}").mkdir(parents=True, exist_ok=True)
+        (root / f"planted_{k}" / "train.py").write_text(training_site(k))
+    return root
 
 
 SHAPES: dict[str, Callable[[int], str]] = {

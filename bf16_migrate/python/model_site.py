@@ -115,16 +115,26 @@ def _receivers_through_name(ctx: FileContext, name: cst.Name, depth: int) -> lis
     scope = ctx.scopes.get(name)
     if scope is None:
         return []
+    bindings = scope[name.value]
+
+    def assigned() -> tuple[object, list[cst.BaseExpression]]:
+        values = []
+        for a in bindings:
+            if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
+                continue
+            target = ctx.parent(a.node)
+            assign = ctx.parent(target)
+            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                values.append(assign.value)
+        return bindings, values
+
+    # the values once per set of bindings (kept alive with them): a name bound many times
+    # (``import torch`` in each of many scripts pasted into one file) is read at each use
+    _, values = ctx.memo(("assigned values", id(bindings), len(bindings)), assigned) if bindings else (None, [])
     found: list[cst.BaseExpression] = []
-    for a in scope[name.value]:
-        if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
-            continue
-        target = ctx.parent(a.node)
-        assign = ctx.parent(target)
-        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
-            value = assign.value
-            if _collects_parameters(ctx, value):
-                found.extend(_parameters_receivers(ctx, value, depth + 1))
+    for value in values:
+        if _collects_parameters(ctx, value):
+            found.extend(_parameters_receivers(ctx, value, depth + 1))
     return found
 
 
