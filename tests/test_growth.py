@@ -51,7 +51,7 @@ def _growth(small: Callable[[], object], large: Callable[[], object], runs: int 
     """The least CPU seconds of ``small()`` and of ``large()`` (see the module docstring)."""
     small(), large()  # untimed: caches
     best = [float("inf"), float("inf")]
-    for attempt in range(3):
+    for _attempt in range(3):
         for _ in range(runs):
             for k, work in enumerate((small, large)):
                 gc.collect()

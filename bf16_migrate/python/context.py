@@ -17,7 +17,7 @@ from libcst.metadata import MetadataWrapper, Scope
 from ..diagnostics import Diagnostic
 from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
-from .metadata import Span, _expression_contexts, _scopes, _spans, gc_paused
+from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
 from .walk import _index, children, findall
 
@@ -33,6 +33,9 @@ __all__ = [
 ]  # children, findall and gc_paused: re-exported for the collectors
 
 N = TypeVar("N", bound=cst.CSTNode)
+_Known = dict[tuple[int, str | None], tuple]
+"""A module's qualified names, by (id of a set or list of bindings, the name asked): see
+:func:`_names_of` and :func:`_names_of_first`."""
 
 
 @dataclass
@@ -79,7 +82,7 @@ class FileContext:
             self._parent, self._by_type = _index(self.module)
         self._sorted: dict[type, list[cst.CSTNode]] = {}
         self._qualified: dict[cst.CSTNode, frozenset[str]] = {}
-        self._names_of: dict[tuple[int, str | None], tuple[Collection, int, frozenset[str]]] = {}
+        self._names_of: _Known = {}
         self._memo: dict[tuple, object] = {}
 
     def memo(self, key: tuple, compute):
@@ -287,7 +290,7 @@ def _qualified_names(
     scope: Scope,
     node: cst.CSTNode,
     in_import: bool,
-    known: dict[tuple[int, str | None], tuple[Collection, int, frozenset[str]]],
+    known: _Known,
 ) -> frozenset[str]:
     """``{q.name for q in scope.get_qualified_names_for(node)}`` (libcst 1.9's
     ``Scope.get_qualified_names_for``), each set of bindings' names for a dotted name taken
@@ -323,9 +326,12 @@ def _qualified_names(
 def _names_of(
     bindings: Collection,
     full_name: str | None,
-    known: dict[tuple[int, str | None], tuple[Collection, int, frozenset[str]]],
+    known: _Known,
 ) -> frozenset[str]:
     """The names ``bindings`` give ``full_name`` (each binding its own name for None)."""
+    if isinstance(bindings, BindingsBefore):  # a prefix of one ordered list, grown one at a time
+        others = _names_of(bindings.ordered.others, full_name, known) if bindings.ordered.others else frozenset()
+        return others | _names_of_first(bindings.ordered.same, bindings.count, full_name, known)
     key = (id(bindings), full_name)
     hit = known.get(key)
     if hit is None or hit[0] is not bindings or hit[1] != len(bindings):
@@ -339,3 +345,23 @@ def _names_of(
             names |= one[2]
         hit = known[key] = (bindings, len(bindings), frozenset(names))
     return hit[2]
+
+
+def _names_of_first(
+    same: list,
+    count: int,
+    full_name: str | None,
+    known: _Known,
+) -> frozenset[str]:
+    """The names the first ``count`` bindings of ``same`` give ``full_name``: the names of each
+    prefix kept (in ``known``, under the id of ``same``), each made from the one before it."""
+    key = (id(same), full_name)
+    hit = known.get(key)
+    if hit is None or hit[0] is not same:
+        hit = known[key] = (same, 0, [frozenset()])
+    prefixes: list[frozenset[str]] = hit[2]
+    while len(prefixes) <= count:
+        b = same[len(prefixes) - 1]
+        asked = b.name if full_name is None else full_name
+        prefixes.append(prefixes[-1] | {q.name for q in b.get_qualified_names_for(asked)})
+    return prefixes[count]

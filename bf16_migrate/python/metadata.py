@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
@@ -251,6 +252,8 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
         # id of a scope's set of bindings -> (that set, the one copy its readers share, the
         # scopes of the bindings)
         self._shared_copies: dict[int, tuple[AbstractSet, set[BaseAssignment], frozenset[Scope]]] = {}
+        # (id of a set of bindings, id of a scope) -> (that set, its split for the scope's accesses)
+        self._orders: dict[tuple[int, int], tuple[AbstractSet, _Ordered]] = {}
 
     def visit_Import(self, node: cst.Import) -> bool | None:
         self._note_typing_aliases(node)
@@ -324,28 +327,75 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
             if group is None:
                 group = groups[(access.scope, name)] = []
             group.append(access)
-            bindings = access.scope._resolve_scope_for_access(name, access.scope)
-            if len(bindings) >= SHARED_FROM and access.scope not in self._shared(bindings)[1]:
-                # every binding is in another scope: the access may read them all
-                setattr(access, _REFERENTS, self._shared(bindings)[0])
-            else:
-                access.record_assignments(name)
+            self._record_referents(access, name)
             access.scope.record_access(name, access)
+        self._record_references(groups)
+        setattr(self, _DEFERRED, [])
+
+    def _record_referents(self, access: Access, name: str) -> None:
+        """``access.record_assignments(name)``, or the same referents shared (see above)."""
+        bindings = access.scope._resolve_scope_for_access(name, access.scope)
+        if len(bindings) < SHARED_FROM:
+            access.record_assignments(name)
+        elif access.scope not in self._shared(bindings)[1]:
+            # every binding is in another scope: the access may read them all
+            setattr(access, _REFERENTS, self._shared(bindings)[0])
+        else:
+            # some are in the access's scope: those bound before it, and all the others
+            ordered = self._ordered(bindings, access.scope)
+            count = bisect_left(ordered.indices, access._index)
+            if count or ordered.others:
+                setattr(access, _REFERENTS, BindingsBefore(ordered, count))
+            else:
+                access.record_assignments(name)  # none before it: libcst looks in the parent
+
+    def _record_references(self, groups: dict[tuple[Scope, str], list[Access]]) -> None:
+        """ScopeVisitor.infer_accesses's second loop (each binding the accesses that may read
+        it), the parts many bindings share shared (see above)."""
         shared: dict[int, tuple[AbstractSet[BaseAssignment], list[Access]]] = {}
+        later: dict[BaseAssignment, list[AbstractSet[Access]]] = {}
         for (scope, name), accesses in groups.items():
             bindings = scope._resolve_scope_for_access(name, scope)
-            if len(bindings) >= SHARED_FROM and scope not in self._shared(bindings)[1]:
-                # each of the accesses is a later one for each binding (BaseAssignment.record_accesses)
-                shared.setdefault(id(bindings), (bindings, []))[1].extend(accesses)
-            else:
+            if len(bindings) < SHARED_FROM:
                 for binding in bindings:
                     binding.record_accesses(set(accesses))
-        for bindings, accesses in shared.values():
+            elif scope not in self._shared(bindings)[1]:
+                # each of the accesses is a later one for each binding (BaseAssignment.record_accesses)
+                shared.setdefault(id(bindings), (bindings, []))[1].extend(accesses)
+            elif scope.parent is not scope and scope.parent[name]:
+                for binding in bindings:  # accesses before a binding go to the parent's: libcst's way
+                    binding.record_accesses(set(accesses))
+            else:
+                # each binding of this scope is read by the accesses after it; the others by all
+                in_order = sorted(accesses, key=lambda a: a._index)
+                indices = [a._index for a in in_order]
+                positions = {id(a): k for k, a in enumerate(in_order)}
+                for binding in bindings:
+                    if binding.scope is scope:
+                        start = bisect_right(indices, binding._index)
+                        if start < len(in_order):
+                            later.setdefault(binding, []).append(_Suffix(in_order, positions, start))
+                    else:
+                        binding.record_accesses(set(accesses))
+        for bound, accesses in shared.values():
             others = frozenset(accesses)
-            for binding in bindings:
-                own = getattr(binding, _REFERENCES)
-                setattr(binding, _REFERENCES, _SharedReferences(own, others) if own else others)
-        setattr(self, _DEFERRED, [])
+            for binding in bound:
+                later.setdefault(binding, []).append(others)
+        for binding, parts in later.items():
+            own = getattr(binding, _REFERENCES)
+            parts = [own, *parts] if own else parts
+            setattr(binding, _REFERENCES, parts[0] if len(parts) == 1 else _SharedReferences(parts))
+
+    def _ordered(self, bindings: AbstractSet[BaseAssignment], scope: Scope) -> _Ordered:
+        """``bindings`` split for the accesses of ``scope``: those of ``scope`` in the order they
+        were bound, and the others (once per set of bindings and scope)."""
+        key = (id(bindings), id(scope))
+        known = self._orders.get(key)
+        if known is None or known[0] is not bindings:
+            same = sorted((b for b in bindings if b.scope is scope), key=lambda b: b._index)
+            others = frozenset(b for b in bindings if b.scope is not scope)
+            known = self._orders[key] = (bindings, _Ordered(same, [b._index for b in same], others))
+        return known[1]
 
     def _shared(self, bindings: AbstractSet[BaseAssignment]) -> tuple[set[BaseAssignment], frozenset[Scope]]:
         """One copy of ``bindings`` (a scope's own set, which grows no more once the visit is
@@ -373,21 +423,81 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
 
 
 class _SharedReferences(AbstractSet):
-    """A binding's ``references``: its own (later accesses in its scope, a set) and those from
-    other scopes that every binding of its name there shares (one frozenset), without copying
-    the shared ones into each binding (:meth:`_ScopeVisitor.infer_accesses`)."""
+    """A binding's ``references`` made of parts shared with other bindings (the accesses from
+    other scopes, one frozenset for every binding of the name there; the accesses after it in
+    its own scope, a :class:`_Suffix`) and its own set, without copying the shared parts into
+    each binding (:meth:`_ScopeVisitor.infer_accesses`)."""
 
-    __slots__ = ("own", "others")
+    __slots__ = ("parts",)
 
-    def __init__(self, own: set[Access], others: frozenset[Access]) -> None:
-        self.own, self.others = own, others
+    def __init__(self, parts: list[AbstractSet[Access]]) -> None:
+        self.parts = parts
 
     def __contains__(self, access: object) -> bool:
-        return access in self.own or access in self.others
+        return any(access in part for part in self.parts)
 
     def __iter__(self) -> Iterator[Access]:
-        yield from self.own
-        yield from (access for access in self.others if access not in self.own)
+        for k, part in enumerate(self.parts):
+            earlier = self.parts[:k]
+            yield from (access for access in part if not any(access in seen for seen in earlier))
 
     def __len__(self) -> int:
-        return len(self.own) + sum(1 for access in self.others if access not in self.own)
+        return sum(1 for _ in self)
+
+
+class _Suffix(AbstractSet):
+    """The accesses ``in_order[start:]`` (in the order of the scope's assignments), as a set
+    shared by the bindings before them, without a copy each."""
+
+    __slots__ = ("in_order", "positions", "start")
+
+    def __init__(self, in_order: list[Access], positions: dict[int, int], start: int) -> None:
+        self.in_order, self.positions, self.start = in_order, positions, start
+
+    def __contains__(self, access: object) -> bool:
+        k = self.positions.get(id(access))
+        return k is not None and k >= self.start and self.in_order[k] is access
+
+    def __iter__(self) -> Iterator[Access]:
+        return iter(self.in_order[self.start :])
+
+    def __len__(self) -> int:
+        return len(self.in_order) - self.start
+
+
+class _Ordered:
+    """A name's bindings as the accesses of one scope see them: ``same``, those of that scope in
+    the order they were bound (``indices``: their ``_index``), and ``others``, those of other
+    scopes (every access may read them)."""
+
+    __slots__ = ("indices", "others", "position", "same")
+
+    def __init__(self, same: list[BaseAssignment], indices: list[int], others: frozenset[BaseAssignment]) -> None:
+        self.same, self.indices, self.others = same, indices, others
+        self.position = {id(b): k for k, b in enumerate(same)}
+
+
+class BindingsBefore(AbstractSet):
+    """An access's ``referents`` where the name is bound many times in the access's own scope:
+    the first ``count`` bindings of ``ordered.same`` and all of ``ordered.others``, shared by the
+    accesses of the scope instead of a set each (a file of many pasted scripts, each ``class
+    Net_k(nn.Module)`` at module level after its own ``import torch.nn as nn``). The qualified
+    names of such prefixes are taken incrementally (:func:`.context._qualified_names`)."""
+
+    __slots__ = ("count", "ordered")
+
+    def __init__(self, ordered: _Ordered, count: int) -> None:
+        self.ordered, self.count = ordered, count
+
+    def __contains__(self, binding: object) -> bool:
+        if binding in self.ordered.others:
+            return True
+        k = self.ordered.position.get(id(binding))
+        return k is not None and k < self.count and self.ordered.same[k] is binding
+
+    def __iter__(self) -> Iterator[BaseAssignment]:
+        yield from self.ordered.others
+        yield from self.ordered.same[: self.count]
+
+    def __len__(self) -> int:
+        return len(self.ordered.others) + self.count
