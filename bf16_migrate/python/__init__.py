@@ -17,7 +17,10 @@ from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
 from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
-from . import snippets
+from . import (
+    _matchers,  # noqa: F401  (first: the codemod's modules import libcst.matchers)
+    snippets,
+)
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
