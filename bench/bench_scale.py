@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Callable
 
 from bf16_migrate.python import migrate_source
-from bf16_migrate.rules import MODES
+from bf16_migrate.rules import MODES, variable_names
 
 SIZES = (1_000, 5_000, 20_000)
 MEGABYTE = 1_000_000
@@ -175,10 +175,13 @@ def training_site(i: int, legacy: bool = True) -> str:
     legacy write, a model, an optimizer, a loop, ``if __name__ == "__main__"``) with its names
     changed (``main_3``): a file of many training sites, as a script of experiments or a notebook
     export is, where a pass per site over the whole file costs sites x lines. Not ``legacy``:
-    the same script setting another variable (``TRAIN_USE_FAST``), a file that names none."""
+    the same script setting another variable (``TRAIN_USE_FAST`` for each legacy one), a file
+    that names none."""
     pattern = re.compile(r"\b(" + "|".join(SITE_NAMES) + r")\b")
     text = pattern.sub(lambda found: f"{found[1]}_{i}", SITE_SCRIPT.read_text()) + "\n\n"
-    return text if legacy else text.replace("XLA_USE_BF16", "TRAIN_USE_FAST")
+    for name in () if legacy else variable_names():
+        text = text.replace(name, "TRAIN_USE_FAST")
+    return text
 
 
 def training_sites(lines: int, legacy: bool = True) -> str:
@@ -349,7 +352,6 @@ def imports_of(cmd: list[str], cwd: Path) -> dict[str, float]:
 
 def growth(args: argparse.Namespace) -> None:
     """The ``--growth`` tables (see the module docstring)."""
-    from bf16_migrate.rules import variable_names
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="bf16-growth-"))
     versions = {"now": None, **({"before": args.before} if args.before else {})}
