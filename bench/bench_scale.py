@@ -326,9 +326,10 @@ def whole_run(cmd: list[str], cwd: Path, timeout: float = 3600) -> tuple[float, 
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
 
 
-def medians(cmd: list[str], cwd: Path, repeat: int) -> tuple[float, float, float, int]:
-    """:func:`whole_run` ``repeat`` times after one untimed run: the median of each figure."""
-    whole_run(cmd, cwd)
+def medians(cmd: list[str], cwd: Path, repeat: int, warmup: int = 1) -> tuple[float, float, float, int]:
+    """:func:`whole_run` ``repeat`` times after ``warmup`` untimed runs: the median of each figure."""
+    for _ in range(warmup):
+        whole_run(cmd, cwd)
     runs = [whole_run(cmd, cwd) for _ in range(repeat)]
     return (
         statistics.median(r[0] for r in runs),
@@ -369,7 +370,7 @@ def growth(args: argparse.Namespace) -> None:
                 count = target.read_text().count("\n")
                 for name, source in versions.items():
                     wall, cpu, peak, code = medians(
-                        [*cli(source), "--check", "-q", "train.py"], target.parent, args.repeat
+                        [*cli(source), "--check", "-q", "train.py"], target.parent, args.repeat, args.warmup
                     )
                     state = "with findings" if legacy else "clean"
                     print(
@@ -384,12 +385,14 @@ def growth(args: argparse.Namespace) -> None:
                 if not root.exists():
                     make_tree(root, files, planted)
                 state = f"{planted} legacy scripts" if planted else "clean"
-                wall, cpu, peak, code = medians(grep, root, args.repeat)
+                wall, cpu, peak, code = medians(grep, root, args.repeat, args.warmup)
                 print(
                     f"| a tree (grep -rlE) | {files:,} files | {state} | grep | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
                 )
                 for name, source in versions.items():
-                    wall, cpu, peak, code = medians([*cli(source), "--check", "-q", "."], root, args.repeat)
+                    wall, cpu, peak, code = medians(
+                        [*cli(source), "--check", "-q", "."], root, args.repeat, args.warmup
+                    )
                     print(
                         f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |",
                         flush=True,
@@ -429,6 +432,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, nargs="*", default=list(GROWTH_FILES), help="--growth: tree sizes")
     parser.add_argument("--before", type=Path, help="--growth: a source tree of another version, timed too")
     parser.add_argument("--keep", type=Path, help="--growth: build the inputs here and keep them")
+    parser.add_argument("--warmup", type=int, default=1, help="--growth: untimed runs before each figure")
     args = parser.parse_args()
     if args.growth:
         growth(args)
