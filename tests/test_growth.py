@@ -29,8 +29,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from click.testing import CliRunner
 from conftest import ROOT
 
+from bf16_migrate.cli import main
 from bf16_migrate.python import migrate_source
 from bf16_migrate.scan import scan
 
@@ -67,15 +69,25 @@ def _growth(small: Callable[[], object], large: Callable[[], object], runs: int 
     return best[0], best[1]
 
 
-def test_a_file_of_4x_the_training_sites_costs_at_most_5x():
+def test_a_file_of_4x_the_training_sites_costs_at_most_5x(tmp_path, monkeypatch):
     """15 and 60 copies of a 108-line legacy training script, names changed (1.6k and 6.6k
-    lines): a migration of each, the same mode, in this process."""
+    lines): the whole run of ``bf16-migrate --check FILE`` on each (the migration, the patch, the
+    findings and their report), in this process."""
     small = "".join(bench_scale.training_site(i) for i in range(15))
     large = "".join(bench_scale.training_site(i) for i in range(60))
     assert large.count("\n") >= 4 * small.count("\n") - 10
-    first, second = _growth(
-        lambda: migrate_source(small, "stochastic", "train.py"), lambda: migrate_source(large, "stochastic", "train.py")
-    )
+    (tmp_path / "small.py").write_text(small)
+    (tmp_path / "large.py").write_text(large)
+    monkeypatch.chdir(tmp_path)
+
+    def run(name: str) -> Callable[[], object]:
+        def check() -> None:
+            result = CliRunner().invoke(main, ["--check", "-q", name])
+            assert result.exit_code == 1, result.output  # findings: the scripts are migrated
+
+        return check
+
+    first, second = _growth(run("small.py"), run("large.py"))
     assert second <= LIMIT * first, (
         f"4x the lines and the training sites ({small.count(chr(10))} -> {large.count(chr(10))} lines) cost "
         f"{second / first:.1f}x the CPU: {first:.2f} s -> {second:.2f} s (at most {LIMIT}x)"
