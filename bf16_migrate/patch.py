@@ -85,11 +85,13 @@ class _Anchored(difflib.SequenceMatcher):
 
     def __init__(self, a: list[str], b: list[str]) -> None:
         super().__init__(None, a, b, autojunk=False)
+        self._lines = (a, b)
+        self._blocks: list[difflib.Match] | None = None
 
     def get_matching_blocks(self) -> list[difflib.Match]:
-        if self.matching_blocks is not None:
-            return self.matching_blocks
-        a, b = self.a, self.b
+        if self._blocks is not None:
+            return self._blocks
+        a, b = self._lines
         blocks: list[tuple[int, int, int]] = []
         i0 = j0 = 0
         for i, j in [*_anchors(a, b), (len(a), len(b))]:
@@ -104,8 +106,8 @@ class _Anchored(difflib.SequenceMatcher):
                 merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + size)
             else:
                 merged.append((i, j, size))
-        self.matching_blocks = [difflib.Match(*m) for m in [*merged, (len(a), len(b), 0)]]
-        return self.matching_blocks
+        self._blocks = [difflib.Match(*m) for m in [*merged, (len(a), len(b), 0)]]
+        return self._blocks
 
 
 def _anchors(a: list[str], b: list[str]) -> list[tuple[int, int]]:
