@@ -148,6 +148,21 @@ def test_a_carrier_with_latin1_bytes_is_migrated_and_written_back_byte_for_byte(
     assert again.errors == [] and again.changed == []
 
 
+@pytest.mark.parametrize("name", ["run.sh", "Dockerfile"])
+def test_a_latin1_byte_in_a_shell_word_does_not_crash_the_parser(tmp_path, name):
+    """tree-sitter-bash 0.25.1 crashed (a segmentation fault: the process died, exit -11) on a
+    character of Unicode's planes 12-16 after `{`, which is where a byte that is not UTF-8 goes when
+    a carrier is read as bytes (found by the junk-tree test: a shell script of random bytes)."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    shell = b"export XLA_USE_BF16=1\necho {\xe9t\xe9} {\xf4\xfe\nyes {\xe0\n"
+    text = shell + b"python train.py\n" if name == "run.sh" else b"FROM python:3.11\nENV XLA_USE_BF16=1 A={\xe9\n"
+    (tmp_path / name).write_bytes(text)
+    for _ in range(3):  # the crash did not come every time: it read past a buffer
+        run = cli(tmp_path, "--check", cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+        assert "XLA_USE_BF16" in run.stdout + run.stderr
+
+
 def test_the_diff_of_a_latin1_carrier_holds_its_own_bytes(tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     (tmp_path / "run.sh").write_bytes(LATIN1["run.sh"][0])

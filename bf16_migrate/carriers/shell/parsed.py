@@ -14,7 +14,7 @@ import tree_sitter
 from ..dotenv import Item as DotenvItem
 from ..model import Action, Blocker, ByteMap, Include
 from .slurm import ExportSite
-from .words import parser
+from .words import parse
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def read_source(text: str, path: str, pos: Callable[[int], tuple[int, int]], bas
     # more newline (after every byte of the text: no offset moves)
     tail = data.rstrip(b"\n")
     continued = tail.endswith(b"\\") and (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
-    tree = parser().parse(data + (b"\n" if continued else b""))
+    tree = parse(data + (b"\n" if continued else b""))
     return ShellSource(text, path, data, bm, pos, base, tree)
 
 
