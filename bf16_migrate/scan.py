@@ -34,6 +34,8 @@ from .bounds import project_dir as project_dir
 from .bounds import project_root as project_root
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
+from .shebang import SHELL_INTERPRETERS as SHELL_INTERPRETERS  # re-exported
+from .shebang import shebang_kind
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 
@@ -92,7 +94,6 @@ UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
 # Documentation: prose that may tell readers to set a variable (reported, never rewritten).
 DOC_SUFFIXES = {".md", ".mdx", ".rst", ".txt", ".html", ".htm", ".adoc"}
 DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY")  # extensionless documentation
-SHELL_INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh"}
 SKIP_HIDDEN = frozenset(
     {
         *(".git", ".hg", ".svn", ".bzr", ".jj"),  # version control's own data
@@ -110,37 +111,6 @@ def skips_directory(name: str) -> bool:
     """Whether a directory walk passes over a directory named ``name`` (:data:`SKIP_DIRS`,
     :data:`SKIP_HIDDEN`, ``*.egg-info``)."""
     return name in SKIP_DIRS or name in SKIP_HIDDEN or name.endswith(".egg-info")
-
-
-def _shebang_kind(path: Path) -> str | None:
-    """The kind of an extensionless script from its ``#!`` line (``#!/bin/bash``,
-    ``#!/usr/bin/env -S python3 -u``), or None when it has none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # a FIFO or device is never read (it could block)
-        head = os.read(fd, 256).split(b"\n", 1)[0]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].decode("utf-8", "replace").split()
-    words = [w.rsplit("/", 1)[-1] for w in words if not w.startswith("-")]
-    if words and words[0] == "env":
-        words = words[1:]
-    if not words:
-        return "unsupported"
-    name = words[0]
-    if name in SHELL_INTERPRETERS:
-        return "shell"
-    if name.startswith("python"):
-        return "python"
-    return "unsupported"
 
 
 def kind_of(path: Path) -> str | None:
@@ -171,7 +141,7 @@ def _kind_of_name(name: str, path: Path | str) -> str | None:
     if suffix in UNSUPPORTED_SUFFIXES or name.startswith(UNSUPPORTED_NAMES):
         return "unsupported"
     if not suffix:
-        return _shebang_kind(Path(path))
+        return shebang_kind(Path(path))
     return None
 
 

@@ -100,6 +100,7 @@ LAYERS = {
     "prefilter_fork": 0,
     "console": 0,
     "patch": 0,
+    "shebang": 0,
     # the codemod: source text in, source text out (it knows nothing of files)
     "python": 1,
     # one file's plan: the carriers, and the Python migrations they and the project ask for

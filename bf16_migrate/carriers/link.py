@@ -30,6 +30,7 @@ from ..migrations import Call, Migrations
 from ..python import LAUNCH_REFUSALS, ParseError, Refusal
 from ..python.snippets import HELPER_SOURCES
 from ..rules import Mode, load_rules
+from ..shebang import shebang_kind
 from . import for_kind
 from .link_decide import Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
@@ -37,11 +38,10 @@ from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
 
 
-def kind_of(path: Path) -> str | None:
-    """The kind of file ``path`` is (:func:`bf16_migrate.scan.kind_of`)."""
-    from ..scan import kind_of as scan_kind_of
-
-    return scan_kind_of(path)
+def is_python(path: Path) -> bool:
+    """Whether ``path`` is a Python file as the scan kinds it (:func:`bf16_migrate.scan.kind_of`):
+    a ``.py``/``.pyi`` name, or no extension and a ``#!`` line naming Python."""
+    return path.suffix in (".py", ".pyi") or (not path.suffix and shebang_kind(path) == "python")
 
 
 _ReachMap = dict[tuple[int, int], dict[tuple[int, int], bool]]
@@ -246,7 +246,7 @@ class LinkPlanner:
         why = self.left_out(path)
         if why is not None:
             return Resolved(Resolution.NONE, problem=f"{why}: not read, not rewritten")
-        if (kind == Target.SHELL or path.suffix in (".sh", ".bash")) and kind_of(path) != "python":
+        if (kind == Target.SHELL or path.suffix in (".sh", ".bash")) and not is_python(path):
             return Resolved(Resolution.SHELL, path)  # (a Slurm batch script may be Python: sbatch runs its #!)
         if not uses_torch(path, carrier.root):
             return Resolved(Resolution.IGNORED, path)
