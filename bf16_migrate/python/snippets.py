@@ -185,11 +185,48 @@ def bf16_inputs_hook(module, args, kwargs):
 '''
 
 
+HOST_FLOAT32 = "host_float32"
+
+# The run-time cast at the host edge (host_exits.py): what the legacy switch did to every floating
+# tensor that left the device, for a value whose dtype the code does not tell (a model's output, a
+# state dict, a checkpoint's dict). The copy to the host comes first and the cast runs there: a cast
+# on the device would be one more XLA graph to compile (measured with torch-xla 2.9 on the XLA CPU
+# device: `t.cpu().float()` compiles nothing, `t.float().cpu()` one graph; bench/RESULTS.md,
+# "The host edge"). `copy.copy` keeps a container's type and a state dict's `_metadata`, which
+# `load_state_dict` reads.
+HOST_FLOAT32_SOURCE = '''
+def host_float32(data):
+    """Return `data` with every bf16 tensor in it copied to the host and made float32 there;
+    integer, float32 and float64 tensors, modules and everything else are returned as they are.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor that left the XLA device was float32): `data` is a tensor, or a list, tuple,
+    namedtuple or dict of them (a state dict, a checkpoint), nested; containers are copied with
+    their type, a state dict's metadata kept, so `load_state_dict` reads the result as before.
+    """
+    import copy
+
+    if isinstance(data, torch.Tensor):
+        return data.cpu().float() if data.dtype == torch.bfloat16 else data
+    if isinstance(data, dict):
+        out = copy.copy(data)
+        for key, value in data.items():
+            out[key] = host_float32(value)
+        return out
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(host_float32(value) for value in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(host_float32(value) for value in data)
+    return data
+'''
+
+
 HELPER_SOURCES = {
     BF16_FLOATING: BF16_INPUTS_SOURCE,
     BF16_INPUTS_HOOK: BF16_INPUTS_SOURCE,
     MASTER_WEIGHTS_FACTORY: MASTER_WEIGHTS_SOURCE,
     FP32_GRAD_NORM: FP32_GRAD_NORM_SOURCE,
+    HOST_FLOAT32: HOST_FLOAT32_SOURCE,
 }
 """Every function the codemod may write into a script, by name, with the source that defines it."""
 
@@ -249,6 +286,24 @@ def fp32_grad_norm_helper() -> cst.FunctionDef:
     node = cst.parse_module(FP32_GRAD_NORM_SOURCE.lstrip("\n")).body[0]
     assert isinstance(node, cst.FunctionDef), "FP32_GRAD_NORM_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def host_float32_helper() -> cst.FunctionDef:
+    """The ``host_float32(data)`` function as a FunctionDef node, with the two blank lines PEP 8
+    puts before a top-level definition."""
+    node = cst.parse_module(HOST_FLOAT32_SOURCE.lstrip("\n")).body[0]
+    assert isinstance(node, cst.FunctionDef), "HOST_FLOAT32_SOURCE is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def host_float32_call(expr: cst.BaseExpression) -> cst.Call:
+    """``host_float32(expr)``."""
+    return cst.Call(func=cst.Name(HOST_FLOAT32), args=[cst.Arg(expr)])
+
+
+def float_after(expr: cst.BaseExpression) -> cst.Call:
+    """``expr.float()`` (``expr`` is a call or another atom: a copy to the host)."""
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("float")))
 
 
 def master_weights_helper() -> cst.FunctionDef:
