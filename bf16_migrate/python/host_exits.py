@@ -443,6 +443,9 @@ class _HostEdge:
     def _need_helper(self) -> None:
         if not self.helper:
             self.plan.prelude.append(snippets.host_float32_helper())
+            scope = self.ctx.scopes.get(self.ctx.module)
+            if scope is None or not any(a.scope is scope for a in scope.assignments["torch"]):
+                self.plan.imports.append("torch")  # the helper's; a module of the tree may not import torch
             self.helper = True
 
 
