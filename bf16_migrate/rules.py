@@ -437,7 +437,8 @@ class HostExit:
     carries the value (the receiver not counted); None when the receiver does. ``device``:
     (position, keyword) of the argument that must name the host for the row to apply
     (``t.to("cpu")``), or None. ``hands``: what the legacy run handed the host (:data:`HOST_HANDS`).
-    ``saved``: the value is written or sent as it is (a checkpoint). ``measured``: the evidence."""
+    ``saved``: the value is written or sent as it is (a checkpoint). ``measured``: the evidence.
+    ``keeps_device``: see below."""
 
     exit: str
     hands: str
@@ -447,6 +448,9 @@ class HostExit:
     argument: tuple[int, str] | None = None
     device: tuple[int, str] | None = None
     saved: bool = False
+    keeps_device: bool = False
+    """The exit writes a device tensor as one (``torch.save``): the float32 copy goes back to the
+    device it came from."""
 
 
 @dataclass(frozen=True)
@@ -660,7 +664,7 @@ def _position(entry: dict, key: str, where: Path) -> tuple[int, str] | None:
 def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
     """``[[exit]]`` rows of ``host_exits.toml``: each a method or functions, never both."""
     rows = _need(_read(path), "exit", list, path)
-    known = {"exit", "method", "function", "argument", "device", "hands", "saved", "measured"}
+    known = {"exit", "method", "function", "argument", "device", "hands", "saved", "keeps_device", "measured"}
     out = []
     for k, entry in enumerate(rows, 1):
         where = Path(f"{path} [[exit]] #{k}")
@@ -686,6 +690,7 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
                 argument=argument,
                 device=_position(entry, "device", where),
                 saved=bool(entry.get("saved", False)),
+                keeps_device=bool(entry.get("keeps_device", False)),
             )
         )
     return tuple(out)

@@ -38,6 +38,10 @@ class Case:
     commands: tuple[tuple[str, ...], ...]
     legacy_env: dict[str, str] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
+    rankings: tuple[tuple[str, str], ...] = ()
+    """(key of a ranking, key of the scores it ranks) in the records of the outputs: a ranking is
+    compared through the legacy run's scores of what it ranks, so that items the legacy run scored
+    the same (ties) may come in another order."""
 
     @property
     def name(self) -> str:
@@ -126,39 +130,75 @@ def run(case: Case, tree: Path, env: dict[str, str], timeout: float = 900) -> Ru
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How close a migrated run's outputs must be to the legacy run's. ``rel``: an array's
-    ``||a - b|| / ||b||`` (and a Python number's relative difference); ``metric``: the absolute
-    difference of a number in [0, 1] named like a metric (accuracy, AUC: one sample more or
-    less right moves them by 1/n)."""
+    """How close a migrated run's outputs must be to the legacy run's. ``rel``: the relative
+    difference of an array or a list of numbers (``||a - b|| / ||b||``), and of a number measured
+    against the largest number of the record it belongs to (a histogram's mean near 0 against its
+    standard deviation); ``metric``: the absolute difference of a number in [0, 1] named like a
+    metric (accuracy, AUC: one sample more or less right moves them by 1/n)."""
 
     rel: float
     metric: float
 
 
-def compare(legacy: Path, migrated_out: Path, outputs: tuple[str, ...], tol: Tolerance) -> list[str]:
-    """The differences between the two runs' ``outputs`` beyond ``tol``, one line each (empty:
-    the same dtypes and values within the tolerance). A file missing from either run is one."""
-    problems: list[str] = []
+@dataclass(frozen=True)
+class Difference:
+    """Where two runs' outputs differ (``where``: the file and the path in it), by how much
+    (``amount``: relative, or absolute for a metric; ``math.inf`` for a dtype, a shape, a key or a
+    string that differs) and what is compared (``detail``)."""
+
+    where: str
+    amount: float
+    detail: str
+    metric: bool = False
+
+    def beyond(self, tol: Tolerance) -> bool:
+        return self.amount > (tol.metric if self.metric else tol.rel)
+
+
+def differences(legacy: Path, migrated_out: Path, outputs: tuple[str, ...], rankings=()) -> list[Difference]:
+    """Every difference between the two runs' ``outputs``, the worst of each file first. A file
+    missing from either run is one, of infinite amount. ``rankings``: :attr:`Case.rankings`."""
+    found: list[Difference] = []
     for rel in outputs:
         a, b = migrated_out / rel, legacy / rel
         if not b.is_file() or not a.is_file():
-            problems.append(f"{rel}: written by the legacy run {b.is_file()}, by the migrated run {a.is_file()}")
+            found.append(Difference(rel, math.inf, f"written by the legacy run {b.is_file()}, by the migrated {a.is_file()}"))
             continue
-        problems += [f"{rel}: {p}" for p in _compare_file(a, b, tol)]
-    return problems
+        diffs = [replace_where(d, rel) for d in _compare_file(a, b, dict(rankings))]
+        found += sorted(diffs, key=lambda d: -d.amount)
+    return found
 
 
-def _compare_file(a: Path, b: Path, tol: Tolerance) -> list[str]:
+def compare(legacy: Path, migrated_out: Path, case: Case, tol: Tolerance) -> list[str]:
+    """The differences beyond ``tol``, one line each (empty: the same dtypes, and values within it)."""
+    found = differences(legacy, migrated_out, case.outputs, case.rankings)
+    return [f"{d.where}: {d.detail}" for d in found if d.beyond(tol)]
+
+
+def worst(legacy: Path, migrated_out: Path, case: Case) -> dict[str, float]:
+    """The largest difference of each output file (metrics apart: ``<file>:metric``)."""
+    out: dict[str, float] = {}
+    for d in differences(legacy, migrated_out, case.outputs, case.rankings):
+        key = d.where.split(":", 1)[0] + (":metric" if d.metric else "")
+        out[key] = max(out.get(key, 0.0), d.amount)
+    return out
+
+
+def replace_where(d: Difference, rel: str) -> Difference:
+    return Difference(f"{rel}:{d.where}", d.amount, d.detail, d.metric)
+
+
+def _compare_file(a: Path, b: Path, rankings: dict[str, str]) -> list[Difference]:
     suffix = a.suffix
     if suffix == ".npy":
         import numpy as np
 
-        return _values(np.load(a), np.load(b), "", tol)
+        return _values(np.load(a), np.load(b), "", 0.0, rankings)
     if suffix == ".npz":
         import numpy as np
 
         with np.load(a) as za, np.load(b) as zb:
-            return _values(dict(za), dict(zb), "", tol)
+            return _values(dict(za), dict(zb), "", 0.0, rankings)
     if suffix == ".pt":
         import torch
 
@@ -166,16 +206,19 @@ def _compare_file(a: Path, b: Path, tol: Tolerance) -> list[str]:
             torch.load(a, map_location="cpu", weights_only=False),
             torch.load(b, map_location="cpu", weights_only=False),
             "",
-            tol,
+            0.0,
+            rankings,
         )
     if suffix == ".json":
-        return _values(json.loads(a.read_text()), json.loads(b.read_text()), "", tol)
+        return _values(json.loads(a.read_text()), json.loads(b.read_text()), "", 0.0, rankings)
     if suffix == ".jsonl":
         la, lb = a.read_text().splitlines(), b.read_text().splitlines()
         if len(la) != len(lb):
-            return [f"{len(la)} records, the legacy run {len(lb)}"]
-        return [p for k, (x, y) in enumerate(zip(la, lb)) for p in _values(json.loads(x), json.loads(y), f"[{k}]", tol)]
-    return _values(_words(a.read_text()), _words(b.read_text()), "", tol)
+            return [Difference("", math.inf, f"{len(la)} records, the legacy run {len(lb)}")]
+        return [
+            d for k, (x, y) in enumerate(zip(la, lb)) for d in _values(json.loads(x), json.loads(y), f"[{k}]", 0.0, rankings)
+        ]
+    return _values(_words(a.read_text()), _words(b.read_text()), "", 0.0, rankings)
 
 
 def _words(text: str) -> list[object]:
@@ -190,50 +233,85 @@ def _words(text: str) -> list[object]:
     return out
 
 
-def _values(a, b, where: str, tol: Tolerance) -> list[str]:
-    """Differences between a migrated value ``a`` and the legacy one ``b`` (nested)."""
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Difference]:
+    """Differences between a migrated value ``a`` and the legacy one ``b`` (nested); ``scale``:
+    the largest number of the record ``b`` belongs to; ``rankings``: :attr:`Case.rankings`. A
+    list of integers under a key naming counts (a histogram's) is compared as a distribution: the
+    largest difference of the cumulative fractions, bins that noise moved a value across."""
     import numpy as np
 
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(b, torch.Tensor):
-        if not isinstance(a, torch.Tensor):
-            return [f"{where}: a {type(a).__name__}, the legacy run a tensor"]
-        if a.dtype != b.dtype:
-            return [f"{where}: {a.dtype}, the legacy run {b.dtype}"]
-        a, b = a.numpy() if a.dtype != torch.bfloat16 else a.float().numpy(), b.numpy()
+        if not isinstance(a, torch.Tensor) or a.dtype != b.dtype:
+            return [Difference(where, math.inf, f"{getattr(a, 'dtype', type(a).__name__)}, the legacy run {b.dtype}")]
+        a, b = a.numpy(), b.numpy()
+    if isinstance(b, (list, tuple)) and b and all(_number(x) for x in b):
+        if not (isinstance(a, (list, tuple)) and len(a) == len(b) and all(_number(x) for x in a)):
+            return [Difference(where, math.inf, f"{a!r:.80}, the legacy run {len(b)} numbers")]
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if isinstance(b, np.ndarray):
         if not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape:
-            shown = (type(a).__name__, getattr(a, "dtype", None), getattr(a, "shape", None))
-            return [f"{where}: {shown}, the legacy run {(type(b).__name__, b.dtype, b.shape)}"]
-        if b.dtype.kind in "iub":
-            return [] if np.array_equal(a, b) else [f"{where}: integers differ"]
+            shown = (type(a).__name__, str(getattr(a, "dtype", "")), getattr(a, "shape", None))
+            return [Difference(where, math.inf, f"{shown}, the legacy run {(str(b.dtype), b.shape)}")]
         norm = float(np.linalg.norm(b.astype(np.float64)))
         diff = float(np.linalg.norm(a.astype(np.float64) - b.astype(np.float64)))
-        if diff > tol.rel * max(norm, 1e-12):
-            return [f"{where}: relative difference {diff / max(norm, 1e-12):.3g} > {tol.rel}"]
-        return []
+        amount = diff / norm if norm else (0.0 if diff == 0 else math.inf)
+        return [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
     if isinstance(b, dict):
         if not isinstance(a, dict) or set(a) != set(b):
-            return [f"{where}: keys {sorted(map(str, a)) if isinstance(a, dict) else a!r}, the legacy run {sorted(map(str, b))}"]
-        return [p for k in b for p in _values(a[k], b[k], f"{where}.{k}", tol)]
+            keys = sorted(map(str, a)) if isinstance(a, dict) else type(a).__name__
+            return [Difference(where, math.inf, f"keys {keys}, the legacy run {sorted(map(str, b))}")]
+        record = max([abs(v) for v in b.values() if _number(v)], default=0.0)
+        found = []
+        for k in b:
+            if k in rankings and rankings[k] in b:
+                found += _ranking(a[k], b[k], b[rankings[k]], f"{where}.{k}")
+            elif "count" in str(k) and isinstance(b[k], list) and b[k] and all(isinstance(x, int) for x in b[k]):
+                found += _histogram(a[k], b[k], f"{where}.{k}")
+            else:
+                found += _values(a[k], b[k], f"{where}.{k}", record, rankings)
+        return found
     if isinstance(b, (list, tuple)):
         if not isinstance(a, (list, tuple)) or len(a) != len(b):
-            return [f"{where}: {len(a) if isinstance(a, (list, tuple)) else a!r} items, the legacy run {len(b)}"]
-        return [p for k, (x, y) in enumerate(zip(a, b)) for p in _values(x, y, f"{where}[{k}]", tol)]
-    if isinstance(b, bool) or isinstance(b, str) or b is None:
-        return [] if a == b else [f"{where}: {a!r}, the legacy run {b!r}"]
-    if isinstance(b, (int, float)):
-        if not isinstance(a, (int, float)):
-            return [f"{where}: {a!r}, the legacy run {b!r}"]
-        if isinstance(b, int) and isinstance(a, int):
-            return [] if a == b else [f"{where}: {a}, the legacy run {b}"]
-        if _is_metric(where) and 0 <= b <= 1:
-            return [] if abs(a - b) <= tol.metric else [f"{where}: {a:.6g}, the legacy run {b:.6g} (> {tol.metric})"]
-        if math.isclose(a, b, rel_tol=tol.rel, abs_tol=tol.rel * 1e-3):
+            return [Difference(where, math.inf, f"{len(a) if isinstance(a, (list, tuple)) else a!r} items, the legacy run {len(b)}")]
+        return [d for k, (x, y) in enumerate(zip(a, b)) for d in _values(x, y, f"{where}[{k}]", scale, rankings)]
+    if _number(b):
+        if not _number(a):
+            return [Difference(where, math.inf, f"{a!r}, the legacy run {b!r}")]
+        if a == b:
             return []
-        return [f"{where}: {a:.6g}, the legacy run {b:.6g} (relative > {tol.rel})"]
-    return [] if a == b else [f"{where}: {a!r}, the legacy run {b!r}"]
+        if _is_metric(where) and 0 <= b <= 1:
+            return [Difference(where, abs(a - b), f"{a:.6g}, the legacy run {b:.6g}", metric=True)]
+        amount = abs(a - b) / max(abs(b), scale)
+        return [Difference(where, amount, f"{a:.6g}, the legacy run {b:.6g}: relative difference {amount:.3g}")]
+    return [] if a == b else [Difference(where, math.inf, f"{a!r}, the legacy run {b!r}")]
 
 
 def _is_metric(where: str) -> bool:
     return bool(re.search(r"(accuracy|auc|acc|recall|precision)$", where))
+
+
+def _ranking(a, b, scores, where: str) -> list[Difference]:
+    """A migrated ranking ``a`` against the legacy ``b``, through the legacy ``scores`` of what they
+    rank: position by position, the difference of the legacy scores of the two items ranked there,
+    relative to the largest score (0 where the items are the same or were tied)."""
+    if not (isinstance(a, list) and len(a) == len(b) and all(isinstance(i, int) and 0 <= i < len(scores) for i in a)):
+        return [Difference(where, math.inf, f"{a!r:.80}, the legacy run {b!r:.80}")]
+    scale = max(abs(s) for s in scores) or 1.0
+    amount = max(abs(scores[i] - scores[j]) for i, j in zip(a, b)) / scale
+    return [Difference(where, amount, f"ranks {a}, the legacy run {b}: legacy scores {amount:.3g} apart")] if amount else []
+
+
+def _histogram(a, b, where: str) -> list[Difference]:
+    """Histogram counts: the largest difference of the cumulative fractions (Kolmogorov-Smirnov)."""
+    if not (isinstance(a, list) and len(a) == len(b) and all(isinstance(x, int) for x in a)) or sum(a) != sum(b):
+        return [Difference(where, math.inf, f"{a!r:.80}, the legacy run {b!r:.80}")]
+    total, ca, cb, amount = sum(b) or 1, 0, 0, 0.0
+    for x, y in zip(a, b):
+        ca, cb = ca + x, cb + y
+        amount = max(amount, abs(ca - cb) / total)
+    return [Difference(where, amount, f"cumulative counts {amount:.3g} apart")] if amount else []

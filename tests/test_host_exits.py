@@ -46,9 +46,10 @@ def test_rule_examples(example: Example, mode):
         del lines[start : start + len(helper_lines)]
     assert lines == [line for line in harness_only.code.splitlines() if line.strip()]
     assert (helper in body) == (snippets.HOST_FLOAT32 + "(" in want)
-    last = len(source.splitlines())
-    assert tuple(d.code for d in result.diagnostics if d.line == last) == example.codes
-    assert all(d.fixed == (d.code == "BFM160") for d in result.diagnostics if d.line == last)
+    first = len(HARNESS.splitlines())
+    found = [d for d in result.diagnostics if d.line > first]
+    assert tuple(d.code for d in found) == example.codes
+    assert all(d.fixed == (d.code == "BFM160") for d in found)
     assert result.outcome.host_edge_examined
     # idempotent, and the output re-parses
     again = migrate_source(result.code, mode, "example.py")
@@ -177,6 +178,8 @@ def test_host_float32_makes_bf16_tensors_float32_and_leaves_the_rest(host_float3
     assert isinstance(out["pairs"][0], Pair) and out["pairs"][0].a.dtype == torch.float32
     assert out["name"] == "run"
     assert state["w"] is weight  # the input is not changed
+    back = host_float32([weight], back_to_device=True)[0]
+    assert back.dtype == torch.float32 and back.device == weight.device
     module = torch.nn.Linear(2, 2).to(torch.bfloat16)
     assert host_float32(module) is module and module.weight.dtype == torch.bfloat16
     assert host_float32(2.5) == 2.5

@@ -44,11 +44,16 @@ CASES = (
     ),
     Case(
         "host_edge/histogram_logger",
-        ((py, "--steps", "20", "--log-every", "10", "--out-dir", OUT),),
+        ((py, "--steps", "2", "--log-every", "1", "--out-dir", OUT),),
         legacy_env={"XLA_USE_BF16": "1"},  # run.sh
         outputs=("stats.jsonl",),
     ),
-    Case("host_edge/scores_tolist", ((py, "--steps", "20", "--out-dir", OUT),), outputs=("scores.json",)),
+    Case(
+        "host_edge/scores_tolist",
+        ((py, "--steps", "20", "--out-dir", OUT),),
+        outputs=("scores.json",),
+        rankings=(("top", "scores"),),
+    ),
     # the training fixtures
     Case("causal_lm", ((py, "--steps", "4"),)),
     Case("cnn_trainer", ((py, "--steps", "6"),)),
@@ -167,7 +172,7 @@ def check(case: Case, mode: str, legacy: Run, migrated_run: Run) -> list[str]:
                 + migrated_run.tails[-1]]
     if legacy_failed is not None:
         return []  # the legacy run could not be made: nothing of it to compare with
-    return compare(legacy.out, migrated_run.out, case.outputs, TOLERANCE[mode])
+    return compare(legacy.out, migrated_run.out, case, TOLERANCE[mode])
 
 
 @pytest.mark.parametrize("case, mode", list(_pairs()))

@@ -121,8 +121,16 @@ INVALID = (
     ),
     Example(
         'torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}, "last.pt")\n',
-        'torch.save(host_float32({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}), '
-        '"last.pt")\n',
+        'torch.save(host_float32({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": 3}, '
+        'back_to_device=True), "last.pt")\n',
+        when="model cast",
+        codes=("BFM160",),
+    ),
+    Example(
+        'cpu_data = xm._maybe_convert_to_cpu({"model": model.state_dict(), "epoch": 1})\n'
+        'torch.save(cpu_data, "last.pt")\n',
+        'cpu_data = xm._maybe_convert_to_cpu(host_float32({"model": model.state_dict(), "epoch": 1}))\n'
+        'torch.save(cpu_data, "last.pt")\n',
         when="model cast",
         codes=("BFM160",),
     ),
@@ -177,12 +185,14 @@ class _HostEdge:
         # a method of the file's own classes is theirs, not a logging library's (`self.log.add_scalar`)
         self.own_methods = _method_names(ctx)
         self.helper = False
+        self.current: cst.Call | None = None  # the exit being examined
 
     def run(self) -> None:
         for call in self.ctx.nodes(cst.Call):
             row = self._row(call)
             if row is None or row.hands != "float32":
                 continue
+            self.current = call
             if row.argument is None:
                 self._receiver_exit(call, row)
             else:
@@ -257,7 +267,7 @@ class _HostEdge:
         value = arg.value
         if self._holds_no_bf16(value, row):
             return
-        self._replace(value, snippets.host_float32_call)
+        self._replace(value, lambda node: snippets.host_float32_call(node, row.keeps_device))
         self._need_helper()
         variant = "saved" if row.saved else "runtime"
         ctx.report(
@@ -307,10 +317,22 @@ class _HostEdge:
 
     def _holds_no_bf16(self, value: cst.BaseExpression, row: HostExit) -> bool:
         """What an argument exit may leave as it is: Python numbers, an integer tensor, a value of
-        an explicit dtype, and under autocast (the model FP32) a saved state dict."""
+        an explicit dtype, what another exit handed the host (given float32 there), and under
+        autocast (the model FP32) a saved state dict."""
         if self._explicit(value) or self._host_value(value, 0) or self.flow.infer(value) == INT:
             return True
+        if self._from_an_exit(value, 0):
+            return True
         return row.saved and not self.mode.casts_model and self._state_dicts(value, 0)
+
+    def _from_an_exit(self, expr: cst.BaseExpression, depth: int) -> bool:
+        """The result of an exit this rule gives float32 (``cpu_data = xm._maybe_convert_to_cpu(data)``,
+        then ``torch.save(cpu_data, path)``), directly or through a name bound only to one."""
+        if isinstance(expr, cst.Call):
+            row = self._row(expr)
+            return row is not None and row.hands == "float32"
+        values = self._bound_values(expr) if depth < _MAX_DEPTH else None
+        return bool(values) and all(self._from_an_exit(v, depth + 1) for v in values or ())
 
     def _host_value(self, expr: cst.BaseExpression, depth: int) -> bool:
         """Python numbers, strings and NumPy values, as far as the code tells: literals, ``.item()``,
@@ -332,9 +354,22 @@ class _HostEdge:
             names = self.ctx.qualified_names(expr.func)
             if names & _HOST_CALLS or any(n.startswith("numpy.") for n in names):
                 return True
-            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in {*self.needs_nothing, "numpy"}
-        values = self._bound_values(expr)
-        return bool(values) and all(self._host_value(v, depth + 1) for v in values or ())
+            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in {
+                *self.needs_nothing,
+                "numpy",
+                *_METADATA,
+            }
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _METADATA:
+            return True
+        if isinstance(expr, cst.Subscript):
+            return self._host_value(expr.value, depth + 1)
+        param = self._parameter(expr)
+        if param is not None:  # what the file's calls pass (`logger.log(step, loss.item())`)
+            passed = self._passed(param)
+            return bool(passed) and all(self._host_value(v, depth + 1) for v in passed)
+        # the name rebound by the exit's own result (`acc = xm.mesh_reduce("acc", acc, np.mean)`) tells nothing
+        values = [v for v in self._bound_values(expr) or () if v is not self.current]
+        return bool(values) and all(self._host_value(v, depth + 1) for v in values)
 
     def _state_dicts(self, expr: cst.BaseExpression, depth: int) -> bool:
         """``x.state_dict()``, or a literal container (or a name bound only to one) holding state
@@ -403,9 +438,27 @@ class _HostEdge:
                 values.append(assign.value)
             elif isinstance(parent, (cst.AugAssign, cst.AnnAssign)) and parent.value is not None:
                 values.append(parent.value)
+            elif (unpacked := self._unpacked(parent)) is not None:
+                values.append(unpacked)
             else:
                 return None
         return values
+
+    def _unpacked(self, element: cst.CSTNode | None) -> cst.BaseExpression | None:
+        """The value a name gets from a literal unpacking (``total, correct = 0, 0``), or None."""
+        targets = self.ctx.parent(element)
+        target = self.ctx.parent(targets)
+        assign = self.ctx.parent(target)
+        if not (
+            isinstance(element, cst.Element)
+            and isinstance(targets, cst.Tuple)
+            and isinstance(target, cst.AssignTarget)
+            and isinstance(assign, cst.Assign)
+            and isinstance(assign.value, (cst.Tuple, cst.List))
+            and len(assign.value.elements) == len(targets.elements)
+        ):
+            return None
+        return assign.value.elements[[id(e) for e in targets.elements].index(id(element))].value
 
     def _parameter(self, expr: cst.BaseExpression) -> cst.Param | None:
         if not isinstance(expr, cst.Name):

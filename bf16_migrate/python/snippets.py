@@ -195,28 +195,34 @@ HOST_FLOAT32 = "host_float32"
 # "The host edge"). `copy.copy` keeps a container's type and a state dict's `_metadata`, which
 # `load_state_dict` reads.
 HOST_FLOAT32_SOURCE = '''
-def host_float32(data):
-    """Return `data` with every bf16 tensor in it copied to the host and made float32 there;
-    integer, float32 and float64 tensors, modules and everything else are returned as they are.
+def host_float32(data, back_to_device=False):
+    """Return `data` with every bf16 tensor in it copied to the host and made float32 there (and,
+    with `back_to_device`, moved back to the device it was on); integer, float32 and float64
+    tensors, modules and everything else are returned as they are.
 
     Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
     floating tensor that left the XLA device was float32): `data` is a tensor, or a list, tuple,
     namedtuple or dict of them (a state dict, a checkpoint), nested; containers are copied with
     their type, a state dict's metadata kept, so `load_state_dict` reads the result as before.
+    `torch.save` writes an XLA tensor as one: `back_to_device=True` keeps it so, as the legacy
+    checkpoint held it.
     """
     import copy
 
     if isinstance(data, torch.Tensor):
-        return data.cpu().float() if data.dtype == torch.bfloat16 else data
+        if data.dtype != torch.bfloat16:
+            return data
+        host = data.cpu().float()
+        return host.to(data.device) if back_to_device else host
     if isinstance(data, dict):
         out = copy.copy(data)
         for key, value in data.items():
-            out[key] = host_float32(value)
+            out[key] = host_float32(value, back_to_device)
         return out
     if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(host_float32(value) for value in data))
+        return type(data)(*(host_float32(value, back_to_device) for value in data))
     if isinstance(data, (list, tuple)):
-        return type(data)(host_float32(value) for value in data)
+        return type(data)(host_float32(value, back_to_device) for value in data)
     return data
 '''
 
@@ -296,9 +302,21 @@ def host_float32_helper() -> cst.FunctionDef:
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
 
-def host_float32_call(expr: cst.BaseExpression) -> cst.Call:
-    """``host_float32(expr)``."""
-    return cst.Call(func=cst.Name(HOST_FLOAT32), args=[cst.Arg(expr)])
+def host_float32_call(expr: cst.BaseExpression, back_to_device: bool = False) -> cst.Call:
+    """``host_float32(expr)``, or ``host_float32(expr, back_to_device=True)``."""
+    args = [cst.Arg(expr)]
+    if back_to_device:
+        args = [
+            cst.Arg(expr, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                cst.Name("True"),
+                keyword=cst.Name("back_to_device"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                ),
+            ),
+        ]
+    return cst.Call(func=cst.Name(HOST_FLOAT32), args=args)
 
 
 def float_after(expr: cst.BaseExpression) -> cst.Call:
