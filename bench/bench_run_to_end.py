@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from run_outputs import migrated, prepare, run, worst  # noqa: E402
-from test_run_to_end import CASES, TOLERANCE, _ci_mode, check  # noqa: E402
+from test_run_to_end import CASES, TOLERANCE, _ci_mode, baseline, check  # noqa: E402
 
 from bf16_migrate.rules import MODES  # noqa: E402
 
@@ -42,16 +42,25 @@ def main() -> None:
             legacy = run(case, prepare(case, Path(tmp) / case.name / "legacy", None), case.legacy_env)
             row = {"case": case.case, "legacy_seconds": round(legacy.seconds, 1), "legacy_failed": legacy.failed}
             ci = _ci_mode(case, k)
+            references: dict = {}
             for mode in MODES:
                 if not migrated(case, mode):
                     continue
                 done = run(case, prepare(case, Path(tmp) / case.name / mode, mode), {})
-                problems = check(case, mode, legacy, done)
+                kind = baseline(mode)
+                base = None
+                if kind is not None and case.outputs and done.failed is None:
+                    if kind not in references:
+                        references[kind] = run(case, prepare(case, Path(tmp) / case.name / kind, kind), {})
+                    base = references[kind]
+                problems = check(case, mode, legacy, done, base)
+                compared = base or legacy
                 row[mode] = {
                     "seconds": round(done.seconds, 1),
                     "failed": done.failed,
                     "ci": ci is None or ci == mode,
-                    "worst": {} if legacy.failed or done.failed else worst(legacy.out, done.out, case),
+                    "baseline": kind or "legacy",
+                    "worst": {} if legacy.failed or done.failed or compared.failed else worst(compared.out, done.out, case),
                     "pass": not problems,
                     "problems": problems[:3],
                 }

@@ -25,7 +25,12 @@ import subprocess
 import sys
 import tempfile
 
-CONFIGS = {"legacy XLA_USE_BF16": "XLA_USE_BF16", "legacy XLA_DOWNCAST_BF16": "XLA_DOWNCAST_BF16", "model cast": "", "amp": ""}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from bf16_migrate.rules import load_rules  # noqa: E402
+
+SWITCHES = sorted(name for name, rule in load_rules().variables.items() if rule.effective)
+"""The legacy variables that still take effect (rules/XLA_*.toml)."""
+CONFIGS = {**{f"legacy {name}": name for name in SWITCHES}, "model cast": "", "amp": ""}
 
 
 def child(config: str) -> None:
@@ -115,7 +120,6 @@ def graphs(config: str, case: str) -> None:
     import torch_xla.debug.metrics as met
 
     namespace = {"torch": torch}
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
     from bf16_migrate.python.snippets import HOST_FLOAT32_SOURCE
 
     exec(HOST_FLOAT32_SOURCE, namespace)
@@ -182,7 +186,7 @@ GRAPH_CASES = [
 
 
 def _spawn(args: list[str], variable: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")}
+    env = {k: v for k, v in os.environ.items() if k not in SWITCHES}
     env["PJRT_DEVICE"] = "CPU"
     if variable:
         env[variable] = "1"
@@ -206,7 +210,8 @@ def main() -> None:
         print("| run | exit | compilations | executions | transfers from the device |")
         print("|---|---|---|---|---|")
         for config, case in GRAPH_CASES:
-            found = json.loads(_spawn(["--child", config, "--graph-case", case], "XLA_USE_BF16" if config == "legacy" else ""))
+            switch = SWITCHES[-1] if config == "legacy" else ""  # the one that also makes f64 bf16
+            found = json.loads(_spawn(["--child", config, "--graph-case", case], switch))
             print(f"| {config} | `{case}` | +{found['added'][0]} | +{found['added'][1]} | +{found['added'][2]} |")
         return
     results = {name: json.loads(_spawn(["--child", name], variable)) for name, variable in CONFIGS.items()}

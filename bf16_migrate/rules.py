@@ -451,6 +451,9 @@ class HostExit:
     keeps_device: bool = False
     """The exit writes a device tensor as one (``torch.save``): the float32 copy goes back to the
     device it came from."""
+    unknown_left: bool = False
+    """A value whose dtype the code does not tell is left as it is (it is most often a Python
+    number there, and a bf16 tensor costs little): only a floating tensor is cast."""
 
 
 @dataclass(frozen=True)
@@ -661,10 +664,29 @@ def _position(entry: dict, key: str, where: Path) -> tuple[int, str] | None:
     return arg["at"], arg["keyword"]
 
 
+def _unknown(entry: dict, where: Path) -> bool:
+    """``unknown = "leave"`` (True) or ``"cast"`` (the default: False)."""
+    value = entry.get("unknown", "cast")
+    if value not in ("leave", "cast"):
+        raise RuleError(f'{where}: unknown must be "leave" or "cast", got {value!r}')
+    return value == "leave"
+
+
 def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
     """``[[exit]]`` rows of ``host_exits.toml``: each a method or functions, never both."""
     rows = _need(_read(path), "exit", list, path)
-    known = {"exit", "method", "function", "argument", "device", "hands", "saved", "keeps_device", "measured"}
+    known = {
+        "exit",
+        "method",
+        "function",
+        "argument",
+        "device",
+        "hands",
+        "saved",
+        "keeps_device",
+        "unknown",
+        "measured",
+    }
     out = []
     for k, entry in enumerate(rows, 1):
         where = Path(f"{path} [[exit]] #{k}")
@@ -691,6 +713,7 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
                 device=_position(entry, "device", where),
                 saved=bool(entry.get("saved", False)),
                 keeps_device=bool(entry.get("keeps_device", False)),
+                unknown_left=_unknown(entry, where),
             )
         )
     return tuple(out)

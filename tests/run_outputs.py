@@ -86,12 +86,24 @@ def raised(stderr: str) -> str | None:
     return lines[-1].strip()
 
 
+REFERENCE = "reference"
+"""The FP32 reference run: the legacy writes removed, nothing added (verify's), the baseline of a
+mode whose ``[MODE.verify]`` says ``baseline = "reference"`` (amp)."""
+
+
 def prepare(case: Case, where: Path, mode: str | None) -> Path:
-    """A copy of the case in ``where``: as written (``mode`` None, the legacy run), or with the
-    files its migration in ``mode`` changes (its goldens, ``expected/<mode>/``) in their place."""
+    """A copy of the case in ``where``: as written (``mode`` None, the legacy run), with the files
+    its migration in ``mode`` changes (its goldens, ``expected/<mode>/``) in their place, or for
+    :data:`REFERENCE` migrated here with the legacy writes removed (``bf16_migrate.rules.REFERENCE``)."""
     source = FIXTURES / case.case
     shutil.copytree(source, where, ignore=shutil.ignore_patterns("expected", "__pycache__"))
-    if mode is not None:
+    if mode == REFERENCE:
+        from bf16_migrate.project import migrate_paths
+        from bf16_migrate.rules import REFERENCE as REFERENCE_MODE
+
+        outcome = migrate_paths([where], REFERENCE_MODE, write=True)
+        assert not outcome.errors, outcome.errors
+    elif mode is not None:
         golden = source / "expected" / mode
         for path in sorted(golden.rglob("*")):
             if path.is_file() and path.name != DIAGNOSTICS:
@@ -113,7 +125,10 @@ def run(case: Case, tree: Path, env: dict[str, str], timeout: float = 900) -> Ru
     device."""
     out = tree / "out"
     out.mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("XLA_") and k != "PYTHONPATH"}
+    from bf16_migrate.rules import variable_names
+
+    legacy = set(variable_names())
+    base = {k: v for k, v in os.environ.items() if k not in legacy and k != "PYTHONPATH"}
     full = {**base, "PJRT_DEVICE": "CPU", **env}
     codes, exceptions, tails = [], [], []
     start = time.perf_counter()
@@ -262,7 +277,7 @@ def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Di
         amount = diff / norm if norm else (0.0 if diff == 0 else math.inf)
         return [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
     if isinstance(b, dict):
-        if not isinstance(a, dict) or set(a) != set(b):
+        if not isinstance(a, dict) or not set(b) <= set(a):  # a key the mode adds (FP32 master weights) is allowed
             keys = sorted(map(str, a)) if isinstance(a, dict) else type(a).__name__
             return [Difference(where, math.inf, f"keys {keys}, the legacy run {sorted(map(str, b))}")]
         record = max([abs(v) for v in b.values() if _number(v)], default=0.0)

@@ -123,7 +123,7 @@ def test_predictions_leave_through_the_run_time_cast(mode):
 def test_the_logger_module_of_the_tree_is_migrated_with_its_script(mode):
     text = _golden("histogram_logger", mode, "stats_logger.py")
     assert "values = host_float32(tensor.detach().cpu()).numpy().ravel()" in text
-    assert "\nimport torch\n" in text and "def host_float32(data):" in text
+    assert "\nimport torch\n" in text and "def host_float32(data, back_to_device=False):" in text
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -104,6 +104,14 @@ def test_a_module_passed_to_a_function_is_told_from_the_call_site():
     assert [d.code for d in result.diagnostics if d.code.startswith("BFM16")] == ["BFM161"]
 
 
+def test_a_builtins_name_is_neither_a_parameter_nor_a_binding():
+    """A name the scope binds as a builtin (no node of the file) is followed nowhere: found on the
+    AWS BERT sample, where the rule raised AttributeError on one."""
+    source = HARNESS + 'n = xm.mesh_reduce("n", len, np.mean)\nsize = xm.mesh_reduce("size", input, np.mean)\n'
+    result = migrate_source(source, MODES[0], "builtins.py")
+    assert result.code.endswith('size = xm.mesh_reduce("size", host_float32(input), np.mean)\n')
+
+
 def test_a_host_device_named_once_is_followed():
     source = HARNESS + 'host = torch.device("cpu")\nkept = torch.sigmoid(logits).to(host)\n'
     result = migrate_source(source, MODES[0], "host_name.py")

@@ -25,7 +25,7 @@ import pytest
 from bf16_migrate.rules import MODES, mode_named
 
 from conftest import ROOT
-from run_outputs import OUT, Case, Run, Tolerance, compare, migrated, prepare, run
+from run_outputs import OUT, REFERENCE, Case, Run, Tolerance, compare, migrated, prepare, run
 
 py = "train.py"
 
@@ -147,45 +147,60 @@ def _pairs():
             yield pytest.param(case, mode, marks=marks, id=f"{case.name}-{mode}")
 
 
-_LEGACY: dict[str, Run] = {}
+_RUNS: dict[tuple[str, str | None], Run] = {}
+
+
+def baseline(mode: str) -> str | None:
+    """What a mode's host outputs are compared with: the legacy run (None), or for a mode whose
+    ``[MODE.verify]`` baseline is the FP32 reference (amp: its model stays FP32), that run."""
+    return REFERENCE if mode_named(mode).verify.get("baseline") == REFERENCE else None
 
 
 @pytest.fixture(scope="session")
-def legacy_runs(tmp_path_factory):
-    """The legacy run of each case, made once per session (every mode compares with it)."""
+def baseline_runs(tmp_path_factory):
+    """The legacy run (``kind`` None) or the FP32 reference run of a case, each made once per session."""
 
-    def get(case: Case) -> Run:
-        if case.case not in _LEGACY:
-            tree = prepare(case, tmp_path_factory.mktemp(case.name) / "legacy", None)
-            _LEGACY[case.case] = run(case, tree, case.legacy_env)
-        return _LEGACY[case.case]
+    def get(case: Case, kind: str | None = None) -> Run:
+        key = (case.case, kind)
+        if key not in _RUNS:
+            tree = prepare(case, tmp_path_factory.mktemp(case.name) / (kind or "legacy"), kind)
+            _RUNS[key] = run(case, tree, case.legacy_env if kind is None else {})
+        return _RUNS[key]
 
     return get
 
 
-def check(case: Case, mode: str, legacy: Run, migrated_run: Run) -> list[str]:
+def check(case: Case, mode: str, legacy: Run, migrated_run: Run, base: Run | None = None) -> list[str]:
     """What is wrong with the migrated run, one line each: an exception the legacy run did not
-    raise, or host outputs not within the mode's tolerance."""
+    raise, or host outputs not within the mode's tolerance of the legacy run's (of ``base``'s,
+    the FP32 reference run, for a mode compared with it)."""
     failed, legacy_failed = migrated_run.failed, legacy.failed
     if failed is not None and failed != legacy_failed:
-        return [f"the migrated run raised {failed} (the legacy run: {legacy_failed or 'no exception'}):\n"
-                + migrated_run.tails[-1]]
-    if legacy_failed is not None:
+        return [
+            f"the migrated run raised {failed} (the legacy run: {legacy_failed or 'no exception'}):\n"
+            + migrated_run.tails[-1]
+        ]
+    if legacy_failed is not None or failed is not None:
         return []  # the legacy run could not be made: nothing of it to compare with
-    return compare(legacy.out, migrated_run.out, case, TOLERANCE[mode])
+    base = base or legacy
+    if base.failed is not None:
+        return [f"the FP32 reference run raised {base.failed}:\n{base.tails[-1]}"]
+    return compare(base.out, migrated_run.out, case, TOLERANCE[mode])
 
 
 @pytest.mark.parametrize("case, mode", list(_pairs()))
-def test_migrated_script_runs_to_its_end(case: Case, mode: str, legacy_runs, tmp_path):
-    legacy = legacy_runs(case)
+def test_migrated_script_runs_to_its_end(case: Case, mode: str, baseline_runs, tmp_path):
+    legacy = baseline_runs(case)
     assert not (case.outputs and legacy.failed), f"the legacy run of a case with outputs failed: {legacy.tails}"
     done = run(case, prepare(case, tmp_path / mode, mode), {})
-    problems = check(case, mode, legacy, done)
+    kind = baseline(mode)
+    base = baseline_runs(case, kind) if kind is not None and case.outputs and done.failed is None else None
+    problems = check(case, mode, legacy, done, base)
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.xla
-def test_the_check_fails_for_a_migration_without_the_host_edge(tmp_path, legacy_runs):
+def test_the_check_fails_for_a_migration_without_the_host_edge(tmp_path, baseline_runs):
     """The negative control: numpy_eval and checkpoint_export migrated with ``host-float32`` taken
     out of the rules (what the codemod wrote before the host edge): the evaluation crashes with
     the TypeError of a bf16 ``.numpy()``, and the export job refuses the bf16 checkpoint."""
@@ -206,5 +221,5 @@ def test_the_check_fails_for_a_migration_without_the_host_edge(tmp_path, legacy_
         )
         text = (tree / "train.py").read_text()
         assert text != before and "model.to(torch.bfloat16)" in text and "host_float32" not in text
-        problems = check(case, mode, legacy_runs(case), run(case, tree, {}))
+        problems = check(case, mode, baseline_runs(case), run(case, tree, {}))
         assert problems and expected[case.case] in problems[0], problems

@@ -140,6 +140,11 @@ INVALID = (
         codes=("BFM160",),
     ),
     Example(
+        'writer.add_scalar("val/confidence", torch.sigmoid(logits).mean(), 0)\n',
+        'writer.add_scalar("val/confidence", host_float32(torch.sigmoid(logits).mean()), 0)\n',
+        codes=("BFM160",),
+    ),
+    Example(
         'writer.add_histogram("head/weight", model.weight.grad, 0)\n',
         'writer.add_histogram("head/weight", host_float32(model.weight.grad), 0)\n',
         codes=("BFM160",),
@@ -149,6 +154,8 @@ INVALID = (
 
 VALID = (
     Example("labels = y.cpu().numpy()\n"),
+    Example('writer.add_scalar("train/loss", loss.item(), 0)\n'),
+    Example('writer.add_scalar("train/loss", loss, 0)\n'),  # dtype unknown: left (the row's `unknown`)
     Example("predicted = logits.argmax(dim=-1).cpu()\n"),
     Example("values = logits.tolist()\n"),
     Example("top = torch.softmax(logits, dim=-1).cpu().tolist()\n"),
@@ -317,11 +324,13 @@ class _HostEdge:
 
     def _holds_no_bf16(self, value: cst.BaseExpression, row: HostExit) -> bool:
         """What an argument exit may leave as it is: Python numbers, an integer tensor, a value of
-        an explicit dtype, what another exit handed the host (given float32 there), and under
-        autocast (the model FP32) a saved state dict."""
-        if self._explicit(value) or self._host_value(value, 0) or self.flow.infer(value) == INT:
+        an explicit dtype, what another exit handed the host (given float32 there), a value of
+        unknown dtype at an exit whose row leaves those (``unknown_left``), and under autocast
+        (the model FP32) a saved state dict."""
+        if self._explicit(value) or self._host_value(value, 0) or self._from_an_exit(value, 0):
             return True
-        if self._from_an_exit(value, 0):
+        kind = self.flow.infer(value)
+        if kind == INT or (kind != FLOAT and row.unknown_left):
             return True
         return row.saved and not self.mode.casts_model and self._state_dicts(value, 0)
 
@@ -338,7 +347,9 @@ class _HostEdge:
         """Python numbers, strings and NumPy values, as far as the code tells: literals, ``.item()``,
         ``.tolist()``, ``.numpy()``, ``len``/``float``/``int``..., NumPy functions, arithmetic of
         them, containers of them, and names bound only to them."""
-        if isinstance(expr, (cst.BaseNumber, cst.BaseString)) or m.matches(expr, m.Name("True") | m.Name("False")):
+        if isinstance(expr, (cst.BaseNumber, cst.BaseString)) or m.matches(
+            expr, m.Name("True") | m.Name("False") | m.Name("None")
+        ):
             return True
         if depth > _MAX_DEPTH:
             return False
@@ -464,7 +475,8 @@ class _HostEdge:
         if not isinstance(expr, cst.Name):
             return None
         scope = self.ctx.scopes.get(expr)
-        params = [a.node for a in scope[expr.value] if isinstance(a.node, cst.Param)] if scope is not None else []
+        found = scope[expr.value] if scope is not None else ()
+        params = [a.node for a in found if isinstance(a, Assignment) and isinstance(a.node, cst.Param)]
         return params[0] if len(params) == 1 else None
 
     def _passed(self, param: cst.Param) -> list[cst.BaseExpression]:
