@@ -416,7 +416,7 @@ class _HostEdge:
         if depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Call):
-            classes = {c.name.value for c in module_classes(ctx)[0]}
+            classes = ctx.memo(("host exits: module classes",), lambda: {c.name.value for c in module_classes(ctx)[0]})
             names = ctx.qualified_names(expr.func)
             torch_nn = any(n.startswith("torch.nn.") and n.rsplit(".", 1)[-1][:1].isupper() for n in names)
             return torch_nn or (isinstance(expr.func, cst.Name) and expr.func.value in classes)
@@ -480,7 +480,10 @@ class _HostEdge:
         return params[0] if len(params) == 1 else None
 
     def _passed(self, param: cst.Param) -> list[cst.BaseExpression]:
-        """The arguments the file's calls of the function of ``param`` pass to it."""
+        """The arguments the file's calls of the function of ``param`` pass to it (once per parameter)."""
+        return self.ctx.memo(("host exits: passed to", id(param)), lambda: self._find_passed(param))
+
+    def _find_passed(self, param: cst.Param) -> list[cst.BaseExpression]:
         ctx = self.ctx
         func = ctx.enclosing(param, cst.FunctionDef)
         if func is None or param.star:
