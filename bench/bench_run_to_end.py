@@ -46,7 +46,7 @@ def main() -> None:
             for mode in MODES:
                 if not migrated(case, mode):
                     continue
-                done = run(case, prepare(case, Path(tmp) / case.name / mode, mode), {})
+                done = run(case, prepare(case, Path(tmp) / case.name / mode, mode), {}, mode)
                 kind = baseline(mode)
                 base = None
                 if kind is not None and case.outputs and done.failed is None:

@@ -38,6 +38,9 @@ class Case:
     commands: tuple[tuple[str, ...], ...]
     legacy_env: dict[str, str] = field(default_factory=dict)
     outputs: tuple[str, ...] = ()
+    migrated_args: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(mode, arguments) the migration's launcher adds to the first command in that mode (amp through
+    the script's own autocast flag: its launchers pass ``--use_amp`` where they set the variable)."""
     rankings: tuple[tuple[str, str], ...] = ()
     """(key of a ranking, key of the scores it ranks) in the records of the outputs: a ranking is
     compared through the legacy run's scores of what it ranks, so that items the legacy run scored
@@ -119,10 +122,10 @@ def migrated(case: Case, mode: str) -> bool:
     return any(p.is_file() and p.name != DIAGNOSTICS for p in golden.rglob("*"))
 
 
-def run(case: Case, tree: Path, env: dict[str, str], timeout: float = 900) -> Run:
+def run(case: Case, tree: Path, env: dict[str, str], mode: str | None = None, timeout: float = 900) -> Run:
     """Run the case's commands in ``tree`` (the output directory ``tree/out``) with ``env`` on
     top of this process's environment, the legacy variables taken out of it first, on the XLA CPU
-    device."""
+    device; the migration in ``mode`` with the arguments its launchers add (:attr:`Case.migrated_args`)."""
     out = tree / "out"
     out.mkdir()
     from bf16_migrate.rules import variable_names
@@ -132,8 +135,9 @@ def run(case: Case, tree: Path, env: dict[str, str], timeout: float = 900) -> Ru
     full = {**base, "PJRT_DEVICE": "CPU", **env}
     codes, exceptions, tails = [], [], []
     start = time.perf_counter()
-    for command in case.commands:
-        argv = [sys.executable, *(str(out) if a == OUT else a for a in command)]
+    added = dict(case.migrated_args).get(mode, ()) if mode is not None else ()
+    for k, command in enumerate(case.commands):
+        argv = [sys.executable, *(str(out) if a == OUT else a for a in command), *(added if k == 0 else ())]
         proc = subprocess.run(argv, cwd=tree, env=full, capture_output=True, text=True, timeout=timeout)
         codes.append(proc.returncode)
         exceptions.append(raised(proc.stderr) if proc.returncode else None)
