@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from run_outputs import migrated, prepare, run, worst  # noqa: E402
+from run_outputs import REFERENCE, migrated, prepare, run, worst  # noqa: E402
 from test_run_to_end import CASES, TOLERANCE, _ci_mode, baseline, check  # noqa: E402
 
 from bf16_migrate.rules import MODES  # noqa: E402
@@ -48,28 +48,36 @@ def main() -> None:
                     continue
                 done = run(case, prepare(case, Path(tmp) / case.name / mode, mode), {}, mode)
                 kind = baseline(mode)
-                base = None
-                if kind is not None and case.outputs and done.failed is None:
-                    if kind not in references:
-                        references[kind] = run(case, prepare(case, Path(tmp) / case.name / kind, kind), {})
-                    base = references[kind]
-                problems = check(case, mode, legacy, done, base)
+                reference = None
+                if case.outputs and done.failed is None and not legacy.failed:
+                    if REFERENCE not in references:
+                        where = Path(tmp) / case.name / REFERENCE
+                        references[REFERENCE] = run(case, prepare(case, where, REFERENCE), {})
+                    reference = references[REFERENCE]
+                base = reference if kind == REFERENCE else None
+                problems = check(case, mode, legacy, done, base, reference)
                 compared = base or legacy
+                if reference is not None and "gap" not in row:
+                    row["gap"] = worst(legacy.out, reference.out, case) if not reference.failed else None
                 row[mode] = {
                     "seconds": round(done.seconds, 1),
                     "failed": done.failed,
                     "ci": ci is None or ci == mode,
                     "baseline": kind or "legacy",
-                    "worst": {} if legacy.failed or done.failed or compared.failed else worst(compared.out, done.out, case),
+                    "worst": {}
+                    if legacy.failed or done.failed or compared.failed
+                    else worst(compared.out, done.out, case),
                     "pass": not problems,
                     "problems": problems[:3],
                 }
                 print(case.case, mode, json.dumps(row[mode]), flush=True)
             results.append(row)
-    Path(args.json).write_text(json.dumps({"tolerance": {m: vars(t) for m, t in TOLERANCE.items()}, "runs": results}, indent=1))
+    Path(args.json).write_text(
+        json.dumps({"tolerance": {m: vars(t) for m, t in TOLERANCE.items()}, "runs": results}, indent=1)
+    )
     print()
-    print("| case | legacy s | " + " | ".join(f"{m} s (worst rel. diff)" for m in MODES) + " |")
-    print("|---|---|" + "---|" * len(MODES))
+    print("| case | legacy s | precision gap | " + " | ".join(f"{m} s (worst difference)" for m in MODES) + " |")
+    print("|---|---|---|" + "---|" * len(MODES))
     for row in results:
         cells = []
         for mode in MODES:
@@ -80,8 +88,9 @@ def main() -> None:
             diff = ", ".join(f"{k} {v:.2g}" for k, v in r["worst"].items()) or "-"
             mark = "" if r["pass"] else " FAIL"
             cells.append(f"{r['seconds']}{'*' if r['ci'] else ''} ({diff}){mark}")
-        print(f"| {row['case']} | {row['legacy_seconds']}{' raised ' + row['legacy_failed'] if row['legacy_failed'] else ''} | "
-              + " | ".join(cells) + " |")
+        gap = ", ".join(f"{k} {v:.2g}" for k, v in (row.get("gap") or {}).items()) or "-"
+        legacy_cell = f"{row['legacy_seconds']}{' raised ' + row['legacy_failed'] if row['legacy_failed'] else ''}"
+        print(f"| {row['case']} | {legacy_cell} | {gap} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -149,29 +149,37 @@ def run(case: Case, tree: Path, env: dict[str, str], mode: str | None = None, ti
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How close a migrated run's outputs must be to the legacy run's. ``rel``: the relative
-    difference of an array or a list of numbers (``||a - b|| / ||b||``), and of a number measured
-    against the largest number of the record it belongs to (a histogram's mean near 0 against its
-    standard deviation); ``metric``: the absolute difference of a number in [0, 1] named like a
-    metric (accuracy, AUC: one sample more or less right moves them by 1/n)."""
+    """How close a migrated run's outputs must be to its baseline's (the legacy run's; amp: the FP32
+    reference run's), as verify holds its losses: within ``gap_factor`` x the precision gap (how far
+    the same output of the legacy run and of the FP32 reference run are apart), and never closer
+    than the floors. ``rel``: the floor of a relative difference (an array's or a list of numbers'
+    ``||a - b|| / ||b||``, a number's against the largest number of its record: a histogram's mean
+    near 0 against its standard deviation); ``metric``: the floor of the absolute difference of a
+    number in [0, 1] named like a metric, or of a histogram's cumulative counts (one sample more or
+    less right, or across a bin edge, moves them by 1/n, also allowed)."""
 
     rel: float
     metric: float
+    gap_factor: float = 2.0
 
 
 @dataclass(frozen=True)
 class Difference:
     """Where two runs' outputs differ (``where``: the file and the path in it), by how much
     (``amount``: relative, or absolute for a metric; ``math.inf`` for a dtype, a shape, a key or a
-    string that differs) and what is compared (``detail``)."""
+    string that differs), what is compared (``detail``), and the difference one sample makes
+    (``one``: 1/n for a histogram's counts, else 0)."""
 
     where: str
     amount: float
     detail: str
     metric: bool = False
+    one: float = 0.0
 
-    def beyond(self, tol: Tolerance) -> bool:
-        return self.amount > (tol.metric if self.metric else tol.rel)
+    def limit(self, tol: Tolerance, gap: float = 0.0) -> float:
+        """The largest amount allowed: the floor, ``tol.gap_factor`` x the precision gap ``gap``,
+        plus one sample."""
+        return max(tol.metric if self.metric else tol.rel, tol.gap_factor * gap) + self.one
 
 
 def differences(legacy: Path, migrated_out: Path, outputs: tuple[str, ...], rankings=()) -> list[Difference]:
@@ -181,17 +189,29 @@ def differences(legacy: Path, migrated_out: Path, outputs: tuple[str, ...], rank
     for rel in outputs:
         a, b = migrated_out / rel, legacy / rel
         if not b.is_file() or not a.is_file():
-            found.append(Difference(rel, math.inf, f"written by the legacy run {b.is_file()}, by the migrated {a.is_file()}"))
+            found.append(
+                Difference(rel, math.inf, f"written by the legacy run {b.is_file()}, by the migrated {a.is_file()}")
+            )
             continue
         diffs = [replace_where(d, rel) for d in _compare_file(a, b, dict(rankings))]
         found += sorted(diffs, key=lambda d: -d.amount)
     return found
 
 
-def compare(legacy: Path, migrated_out: Path, case: Case, tol: Tolerance) -> list[str]:
-    """The differences beyond ``tol``, one line each (empty: the same dtypes, and values within it)."""
-    found = differences(legacy, migrated_out, case.outputs, case.rankings)
-    return [f"{d.where}: {d.detail}" for d in found if d.beyond(tol)]
+def compare(
+    base: Path, migrated_out: Path, case: Case, tol: Tolerance, gap: tuple[Path, Path] | None = None
+) -> list[str]:
+    """The differences from the baseline's outputs beyond their limits (:meth:`Difference.limit`),
+    one line each (empty: the same dtypes, and values within the limits). ``gap``: the output
+    directories of the legacy run and of the FP32 reference run, whose differences are the
+    precision gap of each value (none given: the floors alone)."""
+    gaps = {d.where: d.amount for d in differences(*gap, case.outputs, case.rankings)} if gap else {}
+    found = differences(base, migrated_out, case.outputs, case.rankings)
+    return [
+        f"{d.where}: {d.detail} (limit {d.limit(tol, gaps.get(d.where, 0.0)):.3g})"
+        for d in found
+        if d.amount > d.limit(tol, gaps.get(d.where, 0.0))
+    ]
 
 
 def worst(legacy: Path, migrated_out: Path, case: Case) -> dict[str, float]:
@@ -235,7 +255,9 @@ def _compare_file(a: Path, b: Path, rankings: dict[str, str]) -> list[Difference
         if len(la) != len(lb):
             return [Difference("", math.inf, f"{len(la)} records, the legacy run {len(lb)}")]
         return [
-            d for k, (x, y) in enumerate(zip(la, lb)) for d in _values(json.loads(x), json.loads(y), f"[{k}]", 0.0, rankings)
+            d
+            for k, (x, y) in enumerate(zip(la, lb))
+            for d in _values(json.loads(x), json.loads(y), f"[{k}]", 0.0, rankings)
         ]
     return _values(_words(a.read_text()), _words(b.read_text()), "", 0.0, rankings)
 
@@ -279,7 +301,9 @@ def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Di
         norm = float(np.linalg.norm(b.astype(np.float64)))
         diff = float(np.linalg.norm(a.astype(np.float64) - b.astype(np.float64)))
         amount = diff / norm if norm else (0.0 if diff == 0 else math.inf)
-        return [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
+        return (
+            [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
+        )
     if isinstance(b, dict):
         if not isinstance(a, dict) or not set(b) <= set(a):  # a key the mode adds (FP32 master weights) is allowed
             keys = sorted(map(str, a)) if isinstance(a, dict) else type(a).__name__
@@ -296,7 +320,11 @@ def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Di
         return found
     if isinstance(b, (list, tuple)):
         if not isinstance(a, (list, tuple)) or len(a) != len(b):
-            return [Difference(where, math.inf, f"{len(a) if isinstance(a, (list, tuple)) else a!r} items, the legacy run {len(b)}")]
+            return [
+                Difference(
+                    where, math.inf, f"{len(a) if isinstance(a, (list, tuple)) else a!r} items, the legacy run {len(b)}"
+                )
+            ]
         return [d for k, (x, y) in enumerate(zip(a, b)) for d in _values(x, y, f"{where}[{k}]", scale, rankings)]
     if _number(b):
         if not _number(a):
@@ -322,7 +350,11 @@ def _ranking(a, b, scores, where: str) -> list[Difference]:
         return [Difference(where, math.inf, f"{a!r:.80}, the legacy run {b!r:.80}")]
     scale = max(abs(s) for s in scores) or 1.0
     amount = max(abs(scores[i] - scores[j]) for i, j in zip(a, b)) / scale
-    return [Difference(where, amount, f"ranks {a}, the legacy run {b}: legacy scores {amount:.3g} apart")] if amount else []
+    return (
+        [Difference(where, amount, f"ranks {a}, the legacy run {b}: legacy scores {amount:.3g} apart")]
+        if amount
+        else []
+    )
 
 
 def _histogram(a, b, where: str) -> list[Difference]:
@@ -333,4 +365,8 @@ def _histogram(a, b, where: str) -> list[Difference]:
     for x, y in zip(a, b):
         ca, cb = ca + x, cb + y
         amount = max(amount, abs(ca - cb) / total)
-    return [Difference(where, amount, f"cumulative counts {amount:.3g} apart")] if amount else []
+    return (
+        [Difference(where, amount, f"cumulative counts {amount:.3g} apart", metric=True, one=1 / total)]
+        if amount
+        else []
+    )
