@@ -204,14 +204,21 @@ def compare(
     """The differences from the baseline's outputs beyond their limits (:meth:`Difference.limit`),
     one line each (empty: the same dtypes, and values within the limits). ``gap``: the output
     directories of the legacy run and of the FP32 reference run, whose differences are the
-    precision gap of each value (none given: the floors alone)."""
-    gaps = {d.where: d.amount for d in differences(*gap, case.outputs, case.rankings)} if gap else {}
+    precision gap of each value, or of a file's discrete values together (none given: the floors
+    alone)."""
+    gaps: dict[str, float] = {}
+    for d in differences(*gap, case.outputs, case.rankings) if gap else ():
+        # a value's own gap; for a discrete one (a metric, a histogram's counts, where one sample
+        # moves it) the file's largest, since where a sample falls at one record is chance
+        key = _file_metric(d) if d.metric else d.where
+        gaps[key] = max(gaps.get(key, 0.0), d.amount)
     found = differences(base, migrated_out, case.outputs, case.rankings)
-    return [
-        f"{d.where}: {d.detail} (limit {d.limit(tol, gaps.get(d.where, 0.0)):.3g})"
-        for d in found
-        if d.amount > d.limit(tol, gaps.get(d.where, 0.0))
-    ]
+    limits = [(d, d.limit(tol, gaps.get(_file_metric(d) if d.metric else d.where, 0.0))) for d in found]
+    return [f"{d.where}: {d.detail} (limit {limit:.3g})" for d, limit in limits if d.amount > limit]
+
+
+def _file_metric(d: Difference) -> str:
+    return d.where.split(":", 1)[0] + ":metric"
 
 
 def worst(legacy: Path, migrated_out: Path, case: Case) -> dict[str, float]:
