@@ -85,6 +85,7 @@ EMITS = frozenset(
         "bf16-attention-math",
         "model-code-dtypes",
         "zero1-bf16-state",
+        "host-float32",
     }
 )
 """The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
@@ -421,6 +422,40 @@ class ModelCodeRules:
     """``[loss]``: what makes a criterion class keep tensors of its own (BFM086)."""
 
 
+HOST_HANDS = frozenset({"float32", "python", "integer", "never"})
+"""What the legacy run handed the host at an exit (``rules/host_exits.toml``, its header): float32
+tensors the migration must cast back to, Python numbers, integers only, or nothing (the exit
+raises for a device tensor in every run)."""
+
+
+@dataclass(frozen=True)
+class HostExit:
+    """One place a value leaves the XLA device for the host (a row of ``rules/host_exits.toml``).
+
+    ``method``: the name of the method called (``"cpu"``), or None for a ``function`` row (its
+    qualified names, ``functions``). ``argument``: (position, keyword) of the argument that
+    carries the value (the receiver not counted); None when the receiver does. ``device``:
+    (position, keyword) of the argument that must name the host for the row to apply
+    (``t.to("cpu")``), or None. ``hands``: what the legacy run handed the host (:data:`HOST_HANDS`).
+    ``saved``: the value is written or sent as it is (a checkpoint). ``measured``: the evidence.
+    ``keeps_device``: see below."""
+
+    exit: str
+    hands: str
+    measured: str
+    method: str | None = None
+    functions: frozenset[str] = frozenset()
+    argument: tuple[int, str] | None = None
+    device: tuple[int, str] | None = None
+    saved: bool = False
+    keeps_device: bool = False
+    """The exit writes a device tensor as one (``torch.save``): the float32 copy goes back to the
+    device it came from."""
+    unknown_left: bool = False
+    """A value whose dtype the code does not tell is left as it is (it is most often a Python
+    number there, and a bf16 tensor costs little): only a floating tensor is cast."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """All rules: legacy variables by name, diagnostics by code, the torch API facts, the
@@ -432,6 +467,8 @@ class Rules:
     frameworks: tuple[FrameworkRule, ...] = ()
     modes: Mapping[str, Mode] = field(default_factory=dict)
     model_code: ModelCodeRules = field(default_factory=ModelCodeRules)
+    host_exits: tuple[HostExit, ...] = ()
+    """Where values leave the device for the host (``rules/host_exits.toml``)."""
 
 
 def _load_variable(path: Path) -> VariableRule:
@@ -617,6 +654,71 @@ def _load_model_code(path: Path) -> ModelCodeRules:
     )
 
 
+def _position(entry: dict, key: str, where: Path) -> tuple[int, str] | None:
+    """``{ at = N, keyword = "name" }`` as (N, name), or None when ``key`` is absent."""
+    if key not in entry:
+        return None
+    arg = entry[key]
+    if not (isinstance(arg, dict) and isinstance(arg.get("at"), int) and isinstance(arg.get("keyword"), str)):
+        raise RuleError(f"{where}: {key!r} must be {{ at = <position>, keyword = <name> }}")
+    return arg["at"], arg["keyword"]
+
+
+def _unknown(entry: dict, where: Path) -> bool:
+    """``unknown = "leave"`` (True) or ``"cast"`` (the default: False)."""
+    value = entry.get("unknown", "cast")
+    if value not in ("leave", "cast"):
+        raise RuleError(f'{where}: unknown must be "leave" or "cast", got {value!r}')
+    return value == "leave"
+
+
+def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
+    """``[[exit]]`` rows of ``host_exits.toml``: each a method or functions, never both."""
+    rows = _need(_read(path), "exit", list, path)
+    known = {
+        "exit",
+        "method",
+        "function",
+        "argument",
+        "device",
+        "hands",
+        "saved",
+        "keeps_device",
+        "unknown",
+        "measured",
+    }
+    out = []
+    for k, entry in enumerate(rows, 1):
+        where = Path(f"{path} [[exit]] #{k}")
+        if not isinstance(entry, dict) or set(entry) - known:
+            raise RuleError(f"{where}: a table with keys among {sorted(known)} is expected")
+        hands = _need(entry, "hands", str, where)
+        if hands not in HOST_HANDS:
+            raise RuleError(f"{where}: hands {hands!r} is not one of {sorted(HOST_HANDS)}")
+        method = entry.get("method")
+        functions = entry.get("function", [])
+        if (method is None) == (not functions) or not isinstance(functions, list):
+            raise RuleError(f'{where}: give either method = "<name>" or function = [<qualified names>]')
+        argument = _position(entry, "argument", where)
+        if functions and argument is None:
+            raise RuleError(f"{where}: a function row names the argument that carries the value")
+        out.append(
+            HostExit(
+                exit=_need(entry, "exit", str, where),
+                hands=hands,
+                measured=_need(entry, "measured", str, where),
+                method=method,
+                functions=frozenset(functions),
+                argument=argument,
+                device=_position(entry, "device", where),
+                saved=bool(entry.get("saved", False)),
+                keeps_device=bool(entry.get("keeps_device", False)),
+                unknown_left=_unknown(entry, where),
+            )
+        )
+    return tuple(out)
+
+
 @functools.cache
 def load_rules(directory: Path = RULES_DIR) -> Rules:
     """Load and validate every rule file in ``directory``.
@@ -661,6 +763,7 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         frameworks=frameworks,
         modes=modes,
         model_code=_load_model_code(directory / "model_code.toml"),
+        host_exits=_load_host_exits(directory / "host_exits.toml"),
     )
 
 

@@ -70,6 +70,9 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``host_edge_examined``: every place the file hands the host a value from the device was
+    examined, and the floating ones cast back to the float32 the legacy run handed it, or
+    reported (:mod:`.host_exits`).
     """
 
     switch_migrated: bool = False
@@ -77,6 +80,7 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    host_edge_examined: bool = False
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

@@ -17,7 +17,9 @@ the meaning of each emitted change:
 * ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
 * ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
   f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
-  to follow keeps the switch (:mod:`.model_code`).
+  to follow keeps the switch (:mod:`.model_code`);
+* ``host-float32``: where a floating tensor leaves the device for the host (a copy, a checkpoint,
+  a reduction, a logging call), the float32 the legacy run handed the host (:mod:`.host_exits`).
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
@@ -47,6 +49,7 @@ from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
 from .env_writes import Condition, LegacyWrite, Mention, collect_writes, value_state
 from .frameworks import find_framework, report_framework_launched, report_framework_writes
+from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
@@ -930,6 +933,8 @@ class Planner:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
+        if "host-float32" in emits:
+            plan_host_exits(ctx, self.plan, self.mode, self.flow, models)
 
     def _fsdp_owned(
         self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]
@@ -997,6 +1002,8 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
+        if any("host-float32" in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
+            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [])
         self._audit_module(variables)
 
     def _audit_module(self, variables: list[str]) -> None:
