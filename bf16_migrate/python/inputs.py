@@ -208,6 +208,13 @@ class InputCasts:
                     self._cast_inside(moved)
         return after
 
+    def needs_hook(self, calls: list[ModelCall]) -> bool:
+        """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at
+        ``calls``: it is called nowhere in the file, or an input's dtype cannot be told."""
+        return not calls or any(
+            arg.star or self._kind(arg.value) == "unknown" for call in calls for arg in call.call.args
+        )
+
     # -- helpers ---------------------------------------------------------------------------
     def _kind(self, expr: cst.BaseExpression) -> str:
         """FLOAT (cast it), INT or "explicit" (leave it), or "unknown"."""

@@ -33,6 +33,10 @@ class Refusal(enum.Enum):
         "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here, "
         "or a sharding wrapper was never measured with a bf16 model"
     )
+    DEVICE_MODULE = (
+        "a module reaches the device in a way the code does not show (a function of another module, a device "
+        "the code cannot tell), or its cast has no place: it would stay f32 on the device"
+    )
 
 
 LAUNCH_REFUSALS = frozenset(
@@ -43,6 +47,7 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.MASTER_WEIGHTS,
         Refusal.MODEL_CODE_F32,
         Refusal.WRAPPER,
+        Refusal.DEVICE_MODULE,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
@@ -56,6 +61,26 @@ SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusa
 training script's reason, shown with its own findings."""
 
 
+class Edge(enum.Enum):
+    """A part of the switch's contract a migration that took the change must have examined
+    everywhere before its summary may say nothing is left to do by hand: under the legacy switch
+    every floating tensor on the device was bf16 (torch-xla ``torch_xla/csrc/dtype.cpp``), so every
+    module that reaches the device, not only the one an optimizer trains, must be too."""
+
+    DEVICE_MODULES = "the modules that reach the device"
+
+
+@dataclass(frozen=True)
+class NotExamined:
+    """One place a migration did not examine: the ``edge`` it belongs to, its 1-based ``line``
+    (0: the whole file) and ``what`` (a few words naming it: "`ema`, whose forward runs in
+    `evaluate`")."""
+
+    edge: Edge
+    line: int
+    what: str
+
+
 @dataclass
 class Outcome:
     """What the migration of one file did.
@@ -67,6 +92,8 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``examined``: the :class:`Edge` s the migration examined in the whole file;
+    ``not_examined``: the places within them it could not (each also a finding that needs a hand).
     """
 
     switch_migrated: bool = False
@@ -74,6 +101,8 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    examined: set[Edge] = field(default_factory=set)
+    not_examined: list[NotExamined] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""
@@ -83,6 +112,15 @@ class Outcome:
     def took(self) -> bool:
         """The file has the mode's change: made now, or there already."""
         return self.switch_migrated or self.already_migrated
+
+    def unexamined(self) -> list[NotExamined]:
+        """What a migration that took the change leaves unexamined: each place it could not
+        examine, and each :class:`Edge` it never examined (line 0). Empty for a file that did not
+        take the change (its refusals say why) or that carried it already."""
+        if not self.switch_migrated:
+            return []
+        missing = [NotExamined(edge, 0, edge.value) for edge in Edge if edge not in self.examined]
+        return [*missing, *self.not_examined]
 
     def refused(self, among: frozenset[Refusal] | None = None) -> list[tuple[Refusal, Diagnostic]]:
         """The refusals (of the kinds ``among``, or all), in the order decided."""

@@ -1,0 +1,669 @@
+"""Every module that reaches the XLA device, migrated: one rule, its places as data.
+
+Under the legacy switch every floating tensor on the device was bf16 (torch-xla 2.9,
+``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``), whichever module held it. The
+optimizer's model is found by :mod:`.model_site`; this rule finds the others a script puts on the
+device: a teacher, a frozen backbone, the model of an inference script without an optimizer
+(``model.to(device).eval()``), and the copies of a module (``copy.deepcopy(model)``,
+``AveragedModel(model)``, ``type(model)(...)`` then moved). The ways a module gets there and the
+ways one is made from another are rows of ``rules/device_modules.toml`` (``[[entry]]``,
+``[[copy]]``), read here and nowhere else.
+
+The check (:func:`find_device_modules`, :meth:`OnDevice.settle`): each module that reaches the
+device beyond the optimizer's models, the statement its cast goes right after (its entry: the move,
+the build on the device, the copy), and whether it needs one (a copy made after its source's cast
+is bf16 already). A module whose reaching the device the code does not show (bound from
+``build(cfg, device=device)`` of another module, moved to a device the code cannot tell) is a
+finding at its line, never a guess (BFM151): the switch is kept.
+
+The fix, in the modes that cast the model (:func:`plan_device_modules`): ``<module>.to(torch.bfloat16)``
+right after the entry, and its calls' floating inputs cast as the model's are (:mod:`.inputs`); the
+Planner audits each module's forward with the model's (:mod:`.model_code`). In amp
+(:func:`device_module_regions`) the modules stay FP32, as the model does, and their forward passes
+go under ``torch.autocast`` like the training step's, evaluation and teacher passes outside the step
+included: amp's whole replacement of the switch is autocast, and a forward left outside it runs
+every matmul in f32 where the legacy run ran bf16 (torch-xla ``torch_xla/csrc/autocast_mode.cpp``
+lists the ops autocast runs in bf16 on XLA; a forward under ``torch.no_grad()`` is autocast alike).
+
+VALID (nothing for this rule to add) and INVALID (with their stochastic-mode fix) examples are at
+the end of the module (:data:`EXAMPLES`); ``tests/test_device_modules.py`` runs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from ..rules import ArgumentAt, ModuleCopy
+from . import snippets
+from .apply import EditPlan
+from .autocast import Problem, Region, autocast_regions
+from .conditions import evaluable_at
+from .context import FileContext, findall
+from .inputs import InputCasts
+from .model_reach import definitions, module_classes, self_assigned
+from .model_site import ModelCall, is_loss_callee, model_calls, same_model
+from .outcome import Edge, NotExamined, Refusal
+from .wrappers import aliases, dynamo_callers
+
+# torch.nn.Module methods that return the module itself (torch/nn/modules/module.py): a chain of them
+# after a constructor (``Net().to(device).eval()``) still denotes the module.
+_RETURNS_MODULE = frozenset({"to", "to_empty", "eval", "train", "requires_grad_", "cuda", "cpu", "float", "half"})
+_DEPTH = 4
+
+
+@dataclass
+class DeviceModule:
+    """A module that reaches the device, beyond the optimizer's models.
+
+    ``expr``: the name (or ``self.<attr>``) it is used by; ``idiom``: the rules row it was found by;
+    ``entry``: the call that puts it there (a move, a build, a copy); ``anchor``: the statement its
+    cast goes right after; ``source``: for a copy, the module copied; ``cast``: False for a copy made
+    after its source's cast (bf16 already); ``hooks``: the copy keeps its source's forward
+    pre-hooks."""
+
+    expr: cst.BaseExpression
+    idiom: str
+    entry: cst.Call
+    anchor: cst.SimpleStatementLine
+    source: cst.BaseExpression | None = None
+    cast: bool = True
+    hooks: bool = False
+    calls: list[ModelCall] = field(default_factory=list)
+
+
+@dataclass
+class Unplaced:
+    """A module the rule cannot migrate: ``node`` where to report, ``module`` its code, the
+    finding's ``variant`` and template ``fields`` (BFM151)."""
+
+    node: cst.CSTNode
+    module: str
+    variant: str
+    fields: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class OnDevice:
+    """What the check found: the ``modules`` to migrate (one per entry) and the ``unplaced`` ones."""
+
+    modules: list[DeviceModule] = field(default_factory=list)
+    unplaced: list[Unplaced] = field(default_factory=list)
+
+    def unique(self, ctx: FileContext) -> list[DeviceModule]:
+        """The modules, each once (the first entry of each, :func:`.model_site.same_model`)."""
+        out: list[DeviceModule] = []
+        for module in self.modules:
+            if not any(same_model(ctx, module.expr, o.expr) for o in out):
+                out.append(module)
+        return out
+
+    def exprs(self, ctx: FileContext) -> list[cst.BaseExpression]:
+        """The expressions the modules are used by, each once (what the model-code audit reads)."""
+        return [module.expr for module in self.unique(ctx)]
+
+    def calls(self, ctx: FileContext) -> list[ModelCall]:
+        """Every call of the modules in the file."""
+        return [call for module in self.unique(ctx) for call in module.calls]
+
+    def settle(
+        self,
+        ctx: FileContext,
+        models: list[cst.BaseExpression],
+        model_anchors: list[list[cst.BaseStatement] | None],
+        guard: cst.BaseExpression | None,
+    ) -> None:
+        """Decide, once the models' casts are placed (``model_anchors``: per model, the statements
+        its cast goes before), whether each copy needs a cast of its own: a copy made after its
+        source's cast (same function, the cast on its path) is bf16 already; one made before it, or
+        where that cannot be told, gets one (a cast of a bf16 module changes nothing). Under a
+        ``guard`` (the condition bf16 was on under), a cast whose place cannot evaluate it is
+        unplaced (BFM151)."""
+        for module in self.modules:
+            if module.source is None:
+                continue
+            casts: list[tuple[cst.BaseStatement, bool]] = []  # (statement, cast before it)
+            for model, anchors in zip(models, model_anchors):
+                if same_model(ctx, model, module.source):
+                    casts += [(a, True) for a in anchors or ()]
+            for other in self.modules:
+                if other is not module and same_model(ctx, other.expr, module.source):
+                    casts.append((other.anchor, False))
+            module.cast = not any(_runs_before(ctx, at, before, module.anchor) for at, before in casts)
+        if guard is None:
+            return
+        for module in list(self.modules):
+            if module.cast and not evaluable_at(ctx, guard, module.anchor):
+                self.modules.remove(module)
+                self.unplaced.append(
+                    Unplaced(module.entry, ctx.code(module.expr), "guard", {"condition": ctx.code(guard)})
+                )
+
+
+def find_device_modules(ctx: FileContext, models: list[cst.BaseExpression]) -> OnDevice:
+    """The modules of the file that reach the XLA device, the optimizer's ``models`` left out (the
+    Planner casts those) but their copies in: each ``[[entry]]`` of ``rules/device_modules.toml``
+    applied to a module, each ``[[copy]]`` of a module on the device. Their calls are filled in;
+    :meth:`OnDevice.settle` decides the copies' casts."""
+    return _Finder(ctx, models).run()
+
+
+class _Finder:
+    """One file's search (:func:`find_device_modules`)."""
+
+    def __init__(self, ctx: FileContext, models: list[cst.BaseExpression]) -> None:
+        self.ctx, self.models = ctx, models
+        self.rules = ctx.rules.device_modules
+        self.found = OnDevice()
+        self.model_entries: list[cst.Call] = []  # the optimizer models' own moves to the device
+        classes, _ = module_classes(ctx)
+        self.classes = classes
+        self.devices = self._device_codes()
+
+    # -- the device ---------------------------------------------------------------------------
+    def _device_codes(self) -> set[str]:
+        """The code of every name or attribute the file binds to the XLA device (``device =
+        torch_xla.device()``, ``self.device = device``), to a fixed point."""
+        codes: set[str] = set()
+        assigns = self.ctx.nodes(cst.Assign)
+        changed = True
+        while changed:
+            changed = False
+            for assign in assigns:
+                if not self._is_device(assign.value, codes):
+                    continue
+                for target in assign.targets:
+                    if isinstance(target.target, (cst.Name, cst.Attribute)):
+                        code = self.ctx.code(target.target)
+                        if code not in codes:
+                            codes.add(code)
+                            changed = True
+        return codes
+
+    def _is_device(self, expr: cst.BaseExpression | None, codes: set[str] | None = None) -> bool:
+        """Whether ``expr`` denotes the XLA device: a call of a device function, ``torch.device("xla")``,
+        the string ``"xla"`` / ``"xla:N"``, or a name or attribute bound to one."""
+        if expr is None:
+            return False
+        ctx = self.ctx
+        if isinstance(expr, cst.Call):
+            names = ctx.qualified_names(expr.func)
+            if names & self.rules.device_functions:
+                return True
+            if "torch.device" in names and expr.args:
+                return self._is_device(expr.args[0].value, codes)
+            return False
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return isinstance(value, str) and value.split(":")[0] == self.rules.device_type
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return ctx.code(expr) in (self.devices if codes is None else codes)
+        return False
+
+    def _is_host(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` names a device that is not the XLA device (``"cpu"``, ``torch.device("cpu")``)."""
+        if isinstance(expr, cst.Call) and "torch.device" in self.ctx.qualified_names(expr.func) and expr.args:
+            return self._is_host(expr.args[0].value)
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return isinstance(value, str) and value.split(":")[0] != self.rules.device_type
+        return False
+
+    # -- modules ------------------------------------------------------------------------------
+    def is_module(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """Whether ``expr`` is a torch.nn.Module: built by a module class (of the file, or of the
+        rules' packages and builders), a copy of a module, a module method's chain, or a name the
+        file calls (a tensor is not callable) or calls a module-only method on."""
+        return bool(self.ctx.memo(("is module", expr, depth), lambda: self._is_module(expr, depth)))
+
+    def _is_module(self, expr: cst.BaseExpression, depth: int) -> bool:
+        ctx = self.ctx
+        if depth > _DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            return self._builds_module(expr, depth)
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        if any(same_model(ctx, expr, model) for model in self.models):
+            return True
+        if any(self.is_module(value, depth + 1) for value in _values_of(ctx, expr)):
+            return True
+        return self._used_as_module(expr)
+
+    def _builds_module(self, call: cst.Call, depth: int) -> bool:
+        ctx, rules = self.ctx, self.rules
+        func = call.func
+        names = ctx.qualified_names(func)
+        if names & rules.module_builders:
+            return True
+        if any(n.startswith(p) and n.rsplit(".", 1)[-1][:1].isupper() for n in names for p in rules.module_packages):
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in rules.module_builder_methods:
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_MODULE:
+            return self.is_module(func.value, depth + 1)
+        if any(isinstance(d, cst.ClassDef) and any(d is c for c in self.classes) for d in definitions(ctx, func)):
+            return True
+        copy = self._copy_row(call)
+        if copy is not None:
+            source = self._source(call, copy)
+            return source is not None and self.is_module(source, depth + 1)
+        return False
+
+    def _used_as_module(self, expr: cst.BaseExpression) -> bool:
+        """Whether the file calls ``expr`` (not as a loss) or a module-only method on it."""
+        ctx = self.ctx
+        return any(same_model(ctx, used, expr) for used in self._module_uses().get(ctx.code(expr), ()))
+
+    def _module_uses(self) -> dict[str, list[cst.BaseExpression]]:
+        """By their code, the expressions the file calls (not as a loss) or calls a module-only
+        method on: one walk for every question of :meth:`_used_as_module`."""
+
+        def index() -> dict[str, list[cst.BaseExpression]]:
+            ctx, uses = self.ctx, {}
+            for call in ctx.nodes(cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in self.rules.module_methods:
+                    uses.setdefault(ctx.code(func.value), []).append(func.value)
+                if isinstance(func, (cst.Name, cst.Attribute)) and not is_loss_callee(ctx, func):
+                    uses.setdefault(ctx.code(func), []).append(func)
+            return uses
+
+        return self.ctx.memo(("module uses",), index)
+
+    def _copy_row(self, call: cst.Call) -> ModuleCopy | None:
+        """The ``[[copy]]`` row ``call`` matches, or None."""
+        names = self.ctx.qualified_names(call.func)
+        for row in self.rules.copies:
+            if row.functions & names:
+                return row
+            if row.form == "type" and _type_call(self.ctx, call.func) is not None:
+                return row
+        return None
+
+    def _source(self, call: cst.Call, row: ModuleCopy) -> cst.BaseExpression | None:
+        if row.form == "type":
+            return _type_call(self.ctx, call.func)
+        return row.source.of(call)
+
+    # -- the search ---------------------------------------------------------------------------
+    def run(self) -> OnDevice:
+        ctx = self.ctx
+        copies: list[tuple[cst.Call, ModuleCopy, cst.BaseExpression, cst.BaseExpression]] = []
+        for call in ctx.nodes(cst.Call):
+            self._entry(call)
+            row = self._copy_row(call)
+            if row is None or row.on != "source":
+                continue
+            source, target = self._source(call, row), _bound_to(ctx, call)
+            if source is not None and target is not None and self.is_module(source):
+                copies.append((call, row, source, target))
+        self._copies(copies)
+        self._built_elsewhere()
+        found = self.found
+        found.modules = [m for m in found.modules if not is_loss_callee(ctx, m.expr)]
+        for module in found.modules:
+            module.calls = model_calls(ctx, module.expr, aliases(ctx, module.expr))
+        return found
+
+    def _entry(self, call: cst.Call) -> None:
+        """``call`` as an ``[[entry]]``: a module moved to the device or built there."""
+        ctx = self.ctx
+        for row in self.rules.entries:
+            if row.method is not None:
+                if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == row.method):
+                    continue
+                receiver = call.func.value
+                module = receiver if isinstance(receiver, (cst.Name, cst.Attribute)) else _bound_to(ctx, call)
+                device = row.device.of(call) if row.device is not None else None
+                if module is None or device is None or _names_dtype(ctx, call) or not self.is_module(receiver):
+                    continue
+            else:
+                assert row.keyword is not None, "the loader lets an entry have a method or a keyword"
+                device = ArgumentAt(None, row.keyword).of(call)
+                module = _bound_to(ctx, call)
+                if device is None or module is None or not self._builds_module(call, 0):
+                    continue
+            self._arrives(call, module, row.idiom, device)
+            return
+
+    def _arrives(self, call: cst.Call, module: cst.BaseExpression, idiom: str, device: cst.BaseExpression) -> None:
+        ctx = self.ctx
+        is_model = any(same_model(ctx, module, model) for model in self.models)
+        if self._is_device(device):
+            if is_model:
+                self.model_entries.append(call)
+            elif self._placeable(call, module):
+                self._add(DeviceModule(module, idiom, call, *self._anchor(call)))
+        elif not is_model and not self._is_host(device):
+            self.found.unplaced.append(Unplaced(call, ctx.code(module), "device", {"device": ctx.code(device)}))
+
+    def _anchor(self, call: cst.Call) -> tuple[cst.SimpleStatementLine]:
+        statement = self.ctx.statement_of(call)
+        assert isinstance(statement, cst.SimpleStatementLine), "_placeable checks the statement first"
+        return (statement,)
+
+    def _add(self, module: DeviceModule) -> None:
+        """Record ``module`` unless an earlier entry of it already puts it on the device on the
+        path to this one (``m = Net().to(device)`` then ``m.to(device)`` again)."""
+        ctx = self.ctx
+        for other in self.found.modules:
+            if same_model(ctx, other.expr, module.expr) and _runs_before(ctx, other.anchor, False, module.anchor):
+                if not _rebound_between(ctx, module.expr, other.anchor, module.anchor):
+                    return
+        self.found.modules.append(module)
+
+    def _copies(self, copies: list[tuple[cst.Call, ModuleCopy, cst.BaseExpression, cst.BaseExpression]]) -> None:
+        """The copies on their source's device: of an optimizer model or a module found on the device
+        (to a fixed point: a copy of a copy), not made before the source's first move there in the
+        same function; or given a ``device=`` argument that names it."""
+        ctx = self.ctx
+        pending = list(copies)
+        changed = True
+        while changed:
+            changed = False
+            for item in list(pending):
+                call, row, source, target = item
+                moved = row.device.of(call) if row.device is not None else None
+                on_source = self._on_device(source, call)
+                if not (on_source or self._is_device(moved)):
+                    continue
+                pending.remove(item)
+                changed = True
+                if any(same_model(ctx, target, model) for model in self.models):
+                    continue
+                if self._placeable(call, target):
+                    self._add(DeviceModule(target, row.idiom, call, *self._anchor(call), source=source, hooks=row.hooks))
+
+    def _on_device(self, source: cst.BaseExpression, call: cst.Call) -> bool:
+        """Whether ``source`` is on the device where ``call`` copies it: an optimizer model (the
+        model the switch trained on the device) or a module found there, unless all of its moves in
+        ``call``'s function come after ``call``."""
+        ctx = self.ctx
+        is_model = any(same_model(ctx, source, model) for model in self.models)
+        entries = [e for e in self.model_entries if is_model and _same_target(ctx, e, source)]
+        entries += [d.entry for d in self.found.modules if same_model(ctx, d.expr, source)]
+        if not is_model and not entries:
+            return False
+        function = ctx.enclosing(call, cst.FunctionDef)
+        here = [e for e in entries if ctx.enclosing(e, cst.FunctionDef) is function]
+        return not here or any(ctx.pos(e) < ctx.pos(call) for e in here)
+
+    def _placeable(self, call: cst.Call, module: cst.BaseExpression) -> bool:
+        statement = self.ctx.statement_of(call)
+        if isinstance(statement, cst.SimpleStatementLine) and self.ctx.block_of(statement) is not None:
+            return True
+        self.found.unplaced.append(Unplaced(call, self.ctx.code(module), "statement"))
+        return False
+
+    def _built_elsewhere(self) -> None:
+        """Modules bound from a call that hands the device to code outside the file
+        (``teacher = load_teacher(path, device=device)``, ``torch.load(path, map_location=device)``)
+        and then used as modules here: they reach the device in a way this file does not show."""
+        ctx = self.ctx
+        for call in ctx.nodes(cst.Call):
+            target = _bound_to(ctx, call)
+            if target is None or any(same_model(ctx, target, model) for model in self.models):
+                continue
+            if self._copy_row(call) is not None or self._builds_module(call, 0):
+                continue
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _RETURNS_MODULE:
+                continue
+            if any(isinstance(d, cst.FunctionDef) for d in definitions(ctx, call.func)):
+                continue  # a function of the file: its own moves are entries here
+            device = next(
+                (
+                    a.value
+                    for a in call.args
+                    if (a.keyword is None or a.keyword.value in self.rules.device_keywords)
+                    and self._is_device(a.value)
+                ),
+                None,
+            )
+            if device is None or not self._used_as_module(target):
+                continue
+            if any(same_model(ctx, target, d.expr) for d in self.found.modules):
+                continue
+            self.found.unplaced.append(
+                Unplaced(call, ctx.code(target), "built", {"call": ctx.code(call.func), "device": ctx.code(device)})
+            )
+
+
+def _type_call(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The ``X`` of ``type(X)`` or ``X.__class__`` when ``func`` is one, else None."""
+    if isinstance(func, cst.Call) and "builtins.type" in ctx.qualified_names(func.func) and len(func.args) == 1:
+        return func.args[0].value
+    if isinstance(func, cst.Attribute) and func.attr.value == "__class__":
+        return func.value
+    return None
+
+
+def _names_dtype(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether a ``.to(...)`` names a dtype (``.to(device, torch.bfloat16)``, ``dtype=``): the
+    script casts the module itself."""
+    api = ctx.rules.torch_api
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            return True
+        if any(n.startswith("torch.") and n[6:] in api.float_dtypes for n in ctx.qualified_names(arg.value)):
+            return True
+    return False
+
+
+def _bound_to(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The name (or attribute) the value of ``call`` is assigned to, through a chain of module
+    methods that return the module (``teacher = Net().to(device).eval()``), or None."""
+    node: cst.CSTNode = call
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _RETURNS_MODULE:
+            outer = ctx.parent(parent)
+            if isinstance(outer, cst.Call) and outer.func is parent:
+                node = outer
+                continue
+        break
+    parent = ctx.parent(node)
+    if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0].target
+    elif isinstance(parent, cst.AnnAssign) and parent.value is node:
+        target = parent.target
+    else:
+        return None
+    if isinstance(target, cst.Name) or m.matches(target, m.Attribute(value=m.Name("self"))):
+        return target
+    return None
+
+
+def _values_of(ctx: FileContext, expr: cst.Name | cst.Attribute) -> list[cst.BaseExpression]:
+    """The values assigned to the name (its scope's assignments) or ``self.<attr>`` (in its class)."""
+    if isinstance(expr, cst.Name):
+        scope = ctx.scopes.get(expr)
+        if scope is None:
+            return []
+        values = []
+        for a in scope[expr.value]:
+            if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
+                continue
+            target, assign = ctx.parent(a.node), ctx.parent(ctx.parent(a.node))
+            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                values.append(assign.value)
+            elif isinstance(target, cst.AnnAssign) and target.value is not None:
+                values.append(target.value)
+        return values
+    if m.matches(expr, m.Attribute(value=m.Name("self"))):
+        cls = ctx.enclosing(expr, cst.ClassDef)
+        return self_assigned(ctx, cls, expr.attr.value) if cls is not None else []
+    return []
+
+
+def _same_target(ctx: FileContext, entry: cst.Call, expr: cst.BaseExpression) -> bool:
+    """Whether the move ``entry`` moves ``expr`` (its receiver, or the name its value is bound to)."""
+    func = entry.func
+    if isinstance(func, cst.Attribute) and same_model(ctx, func.value, expr):
+        return True
+    bound = _bound_to(ctx, entry)
+    return bound is not None and same_model(ctx, bound, expr)
+
+
+def _runs_before(ctx: FileContext, at: cst.BaseStatement, before: bool, statement: cst.BaseStatement) -> bool:
+    """Whether something placed right before (``before``) or right after ``at`` has run whenever
+    ``statement`` runs: same function, ``at``'s block holds ``statement``, and it comes first."""
+    if ctx.enclosing(at, cst.FunctionDef) is not ctx.enclosing(statement, cst.FunctionDef):
+        return False
+    block = ctx.block_of(at)
+    if block is None or not (block is statement or any(a is block for a in ctx.ancestors(statement))):
+        return False
+    return ctx.pos(at) <= ctx.pos(statement) if before else ctx.pos(at) < ctx.pos(statement)
+
+
+def _rebound_between(ctx: FileContext, expr: cst.BaseExpression, first: cst.CSTNode, last: cst.CSTNode) -> bool:
+    """Whether the name ``expr`` (or its root) is assigned after ``first`` and up to ``last``."""
+    root = expr
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return True
+    scope = ctx.scopes.get(root)
+    if scope is None:
+        return True
+    return any(
+        isinstance(a, Assignment)
+        and isinstance(a.node, cst.CSTNode)
+        and ctx.pos(first) < ctx.pos(a.node) <= ctx.pos(last)
+        for a in scope[root.value]
+    )
+
+
+def _passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
+    """A call that hands the module ``expr`` to code outside the file (whose forward pass may run
+    there), or None: an argument of a call of anything but a function of the file or a module's own
+    method."""
+    for call in ctx.nodes(cst.Call):
+        if not any(same_model(ctx, arg.value, expr) for arg in call.args):
+            continue
+        if any(isinstance(d, cst.FunctionDef) for d in definitions(ctx, call.func)):
+            continue
+        if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func):
+            continue  # a method of an object of the file (`ema.update_parameters(model)`)
+        if ctx.qualified_names(call.func) & {"builtins.print", "builtins.isinstance", "builtins.id", "builtins.type"}:
+            continue
+        if ctx.rules.device_modules.copies and any(
+            row.functions & ctx.qualified_names(call.func) for row in ctx.rules.device_modules.copies
+        ):
+            continue
+        return call
+    return None
+
+
+# -- the fix ------------------------------------------------------------------------------------
+def refuse_unplaced(ctx: FileContext, found: OnDevice, anchors: list[tuple[str, cst.CSTNode]]) -> bool:
+    """Report each unplaced module (BFM151, needs a hand) and refuse the migration on each write
+    (``anchors``: (variable, node)): a module left f32 on the device computes in f32 where the
+    legacy run computed in bf16. Returns whether there was any."""
+    if not found.unplaced:
+        return False
+    for item in found.unplaced:
+        ctx.report("BFM151", item.node, fixed=False, variant=item.variant, module=item.module, **item.fields)
+    first = found.unplaced[0]
+    for variable, anchor in anchors:
+        ctx.outcome.refuse(
+            Refusal.DEVICE_MODULE,
+            ctx.report(
+                "BFM151",
+                anchor,
+                fixed=False,
+                variant="kept",
+                variable=variable,
+                module=first.module,
+                line=ctx.pos(first.node)[0],
+                count=len(found.unplaced),
+            ),
+        )
+    return True
+
+
+def plan_device_modules(
+    ctx: FileContext,
+    plan: EditPlan,
+    found: OnDevice,
+    inputs: InputCasts | None,
+    guard: cst.BaseExpression | None,
+) -> None:
+    """The fix in a mode that casts the model: ``<module>.to(torch.bfloat16)`` right after each
+    entry of a module that needs it (under ``guard``), with what its calls' inputs need right after
+    (the run-time pre-hook: :class:`.inputs.InputCasts`, ``inputs`` None in a mode without input
+    casts). A module neither called in the file nor handed out of it runs no forward pass: no hook.
+    A copy that keeps its source's pre-hooks and is made after its source's cast gets none of its
+    own. Marks the device's modules examined (:class:`.outcome.Edge`)."""
+    done: list[DeviceModule] = []
+    for module in found.modules:
+        first = not any(same_model(ctx, module.expr, d.expr) for d in done)
+        done.append(module)
+        after: list[cst.BaseStatement] = []
+        if first and inputs is not None and (module.calls or _passed_out(ctx, module.expr) is not None):
+            inherited = module.hooks and not module.cast
+            needs = inputs.needs_hook(module.calls)
+            if not (inherited and needs):
+                after = inputs.plan_model(module.expr, module.calls, dynamo_callers(ctx, module.expr))
+        statements = [snippets.model_cast_statement(module.expr)] if module.cast else []
+        statements += after
+        if statements:
+            plan.insert_after.setdefault(id(module.anchor), []).extend(snippets.guarded(statements, guard))
+        if module.cast:
+            _report_cast(ctx, module)
+    ctx.outcome.examined.add(Edge.DEVICE_MODULES)
+
+
+def _report_cast(ctx: FileContext, module: DeviceModule) -> None:
+    if module.source is None:
+        ctx.report("BFM150", module.entry, fixed=True, module=ctx.code(module.expr), idiom=module.idiom)
+    else:
+        ctx.report(
+            "BFM150",
+            module.entry,
+            fixed=True,
+            variant="copy",
+            module=ctx.code(module.expr),
+            idiom=module.idiom,
+            source=ctx.code(module.source),
+        )
+
+
+def device_module_regions(
+    ctx: FileContext, found: OnDevice, loss_statements: frozenset[int]
+) -> tuple[list[Region], list[Problem]]:
+    """amp: the autocast regions of the modules' forward passes (:func:`.autocast.autocast_regions`,
+    the loss code's statements ``loss_statements``), and the problems of those that cannot be
+    wrapped. A module called nowhere in the file but handed to code outside it is not examined
+    there: reported (BFM152, needs a hand) and recorded in the outcome. Marks the device's modules
+    examined."""
+    regions: list[Region] = []
+    problems: list[Problem] = []
+    for module in found.unique(ctx):
+        if module.calls:
+            found_regions, failed = autocast_regions(ctx, module.expr, module.calls, loss_statements)
+            regions += found_regions
+            problems += failed
+            if not failed:
+                ctx.report(
+                    "BFM150",
+                    module.entry,
+                    fixed=True,
+                    variant="autocast",
+                    module=ctx.code(module.expr),
+                    idiom=module.idiom,
+                    line=ctx.pos(module.calls[0].call)[0],
+                )
+            continue
+        out = _passed_out(ctx, module.expr)
+        if out is not None:
+            line = ctx.pos(out)[0]
+            ctx.report("BFM152", out, fixed=False, module=ctx.code(module.expr), call=ctx.code(out.func), line=line)
+            ctx.outcome.not_examined.append(
+                NotExamined(Edge.DEVICE_MODULES, line, f"the forward of `{ctx.code(module.expr)}` in `{ctx.code(out.func)}`")
+            )
+    ctx.outcome.examined.add(Edge.DEVICE_MODULES)
+    return regions, problems
