@@ -479,6 +479,9 @@ class DeviceModuleRules:
     entries: tuple[DeviceEntry, ...] = ()
     copies: tuple[ModuleCopy, ...] = ()
     module_methods: frozenset[str] = frozenset()
+    module_api: frozenset[str] = frozenset()
+    """torch.nn.Module's methods that do not run the forward: any other method runs it without
+    the forward pre-hook."""
     module_packages: tuple[str, ...] = ()
     module_builders: frozenset[str] = frozenset()
     module_builder_methods: frozenset[str] = frozenset()
@@ -749,6 +752,7 @@ def _load_device_modules(path: Path) -> DeviceModuleRules:
         entries=tuple(entries),
         copies=tuple(copies),
         module_methods=frozenset(_need(data, "module_methods", list, path)),
+        module_api=frozenset(_need(data, "module_api", list, path)),
         module_packages=tuple(_need(data, "module_packages", list, path)),
         module_builders=frozenset(_need(data, "module_builders", list, path)),
         module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),

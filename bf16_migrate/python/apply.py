@@ -60,7 +60,10 @@ class EditPlan:
             self.remove
             or self.insert_before
             or self.insert_after
-            or self.replace or self.drop_elements or self.wraps or self.prelude
+            or self.replace
+            or self.drop_elements
+            or self.wraps
+            or self.prelude
         )
 
 

@@ -31,6 +31,7 @@ the end of the module (:data:`EXAMPLES`); ``tests/test_device_modules.py`` runs 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -41,7 +42,6 @@ from ..rules import ArgumentAt, ModuleCopy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
-from .conditions import evaluable_at
 from .context import FileContext, findall
 from .inputs import InputCasts
 from .model_reach import definitions, module_classes, self_assigned
@@ -73,16 +73,19 @@ class DeviceModule:
     cast: bool = True
     hooks: bool = False
     calls: list[ModelCall] = field(default_factory=list)
+    methods: list[cst.Call] = field(default_factory=list)
+    """Calls of its other methods (``vae.encode(x)``): they run without the forward pre-hook."""
 
 
 @dataclass
 class Unplaced:
     """A module the rule cannot migrate: ``node`` where to report, ``module`` its code, the
-    finding's ``variant`` and template ``fields`` (BFM151)."""
+    finding's ``variant`` (None: bound from a call handed the device) and template ``fields``
+    (BFM151)."""
 
     node: cst.CSTNode
     module: str
-    variant: str
+    variant: str | None
     fields: dict[str, object] = field(default_factory=dict)
 
 
@@ -92,6 +95,9 @@ class OnDevice:
 
     modules: list[DeviceModule] = field(default_factory=list)
     unplaced: list[Unplaced] = field(default_factory=list)
+    as_written: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = field(default_factory=list)
+    """Modules put on the device with a dtype the script names (``vae.to(device, dtype=torch.float32)``):
+    (the call, the module, the dtype), kept as written (BFM153)."""
 
     def unique(self, ctx: FileContext) -> list[DeviceModule]:
         """The modules, each once (the first entry of each, :func:`.model_site.same_model`)."""
@@ -115,13 +121,15 @@ class OnDevice:
         models: list[cst.BaseExpression],
         model_anchors: list[list[cst.BaseStatement] | None],
         guard: cst.BaseExpression | None,
+        guard_at: Sequence[cst.CSTNode] = (),
     ) -> None:
         """Decide, once the models' casts are placed (``model_anchors``: per model, the statements
         its cast goes before), whether each copy needs a cast of its own: a copy made after its
         source's cast (same function, the cast on its path) is bf16 already; one made before it, or
         where that cannot be told, gets one (a cast of a bf16 module changes nothing). Under a
-        ``guard`` (the condition bf16 was on under), a cast whose place cannot evaluate it is
-        unplaced (BFM151)."""
+        ``guard`` (the condition bf16 was on under, written where the statements ``guard_at`` are:
+        the legacy writes, the models' casts), a cast whose place does not see its names bound as
+        there is unplaced (BFM151)."""
         for module in self.modules:
             if module.source is None:
                 continue
@@ -136,7 +144,7 @@ class OnDevice:
         if guard is None:
             return
         for module in list(self.modules):
-            if module.cast and not evaluable_at(ctx, guard, module.anchor):
+            if module.cast and not any(_evaluable_like(ctx, guard, where, module.anchor) for where in guard_at):
                 self.modules.remove(module)
                 self.unplaced.append(
                     Unplaced(module.entry, ctx.code(module.expr), "guard", {"condition": ctx.code(guard)})
@@ -241,6 +249,8 @@ class _Finder:
             return True
         if any(n.startswith(p) and n.rsplit(".", 1)[-1][:1].isupper() for n in names for p in rules.module_packages):
             return True
+        if names and all(_imported_class(n) for n in names) and _imported(ctx, func):
+            return True  # a class of another module of the project or a library (torch's own named above)
         if isinstance(func, cst.Attribute) and func.attr.value in rules.module_builder_methods:
             return True
         if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_MODULE:
@@ -263,7 +273,8 @@ class _Finder:
         method on: one walk for every question of :meth:`_used_as_module`."""
 
         def index() -> dict[str, list[cst.BaseExpression]]:
-            ctx, uses = self.ctx, {}
+            ctx = self.ctx
+            uses: dict[str, list[cst.BaseExpression]] = {}
             for call in ctx.nodes(cst.Call):
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value in self.rules.module_methods:
@@ -304,10 +315,28 @@ class _Finder:
         self._copies(copies)
         self._built_elsewhere()
         found = self.found
-        found.modules = [m for m in found.modules if not is_loss_callee(ctx, m.expr)]
+        found.modules = [
+            m
+            for m in found.modules
+            if not is_loss_callee(ctx, m.expr) and not any(same_model(ctx, m.expr, w) for _, w, _ in found.as_written)
+        ]
         for module in found.modules:
             module.calls = model_calls(ctx, module.expr, aliases(ctx, module.expr))
+            module.methods = self._methods(module.expr)
         return found
+
+    def _methods(self, expr: cst.BaseExpression) -> list[cst.Call]:
+        """The calls of ``expr``'s methods that are not torch.nn.Module's own (``rules``
+        ``module_api``): they run the module's computation without the forward pre-hook."""
+        ctx, api = self.ctx, self.rules.module_api
+        return [
+            call
+            for call in ctx.nodes(cst.Call)
+            if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value not in api
+            and not call.func.attr.value.startswith("_")
+            and same_model(ctx, call.func.value, expr)
+        ]
 
     def _entry(self, call: cst.Call) -> None:
         """``call`` as an ``[[entry]]``: a module moved to the device or built there."""
@@ -319,14 +348,20 @@ class _Finder:
                 receiver = call.func.value
                 module = receiver if isinstance(receiver, (cst.Name, cst.Attribute)) else _bound_to(ctx, call)
                 device = row.device.of(call) if row.device is not None else None
-                if module is None or device is None or _names_dtype(ctx, call) or not self.is_module(receiver):
+                if module is None or device is None or not self.is_module(receiver):
                     continue
             else:
                 assert row.keyword is not None, "the loader lets an entry have a method or a keyword"
                 device = ArgumentAt(None, row.keyword).of(call)
                 module = _bound_to(ctx, call)
-                if device is None or module is None or not self._builds_module(call, 0):
+                returns_module = isinstance(call.func, cst.Attribute) and call.func.attr.value in _RETURNS_MODULE
+                if device is None or module is None or returns_module or not self._builds_module(call, 0):
                     continue
+            dtype = _named_dtype(ctx, call)
+            if dtype is not None:
+                if self._is_device(device) and not any(same_model(ctx, module, model) for model in self.models):
+                    self.found.as_written.append((call, module, dtype))
+                return
             self._arrives(call, module, row.idiom, device)
             return
 
@@ -376,7 +411,9 @@ class _Finder:
                 if any(same_model(ctx, target, model) for model in self.models):
                     continue
                 if self._placeable(call, target):
-                    self._add(DeviceModule(target, row.idiom, call, *self._anchor(call), source=source, hooks=row.hooks))
+                    self._add(
+                        DeviceModule(target, row.idiom, call, *self._anchor(call), source=source, hooks=row.hooks)
+                    )
 
     def _on_device(self, source: cst.BaseExpression, call: cst.Call) -> bool:
         """Whether ``source`` is on the device where ``call`` copies it: an optimizer model (the
@@ -418,8 +455,7 @@ class _Finder:
                 (
                     a.value
                     for a in call.args
-                    if (a.keyword is None or a.keyword.value in self.rules.device_keywords)
-                    and self._is_device(a.value)
+                    if (a.keyword is None or a.keyword.value in self.rules.device_keywords) and self._is_device(a.value)
                 ),
                 None,
             )
@@ -428,8 +464,46 @@ class _Finder:
             if any(same_model(ctx, target, d.expr) for d in self.found.modules):
                 continue
             self.found.unplaced.append(
-                Unplaced(call, ctx.code(target), "built", {"call": ctx.code(call.func), "device": ctx.code(device)})
+                Unplaced(call, ctx.code(target), None, {"call": ctx.code(call.func), "device": ctx.code(device)})
             )
+
+
+def _evaluable_like(ctx: FileContext, guard: cst.BaseExpression, where: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """Whether every name ``guard`` reads (a condition parsed from the code at ``where``) denotes
+    the same bindings at ``at`` as at ``where`` (libcst ScopeProvider)."""
+    for name in findall(guard, m.Name()):
+        assert isinstance(name, cst.Name), "matched a Name"
+        if any(isinstance(a, cst.Attribute) and a.attr is name for a in findall(guard, m.Attribute())):
+            continue
+        here, there = ctx.scopes.get(where), ctx.scopes.get(at)
+        if here is None or there is None:
+            return False
+        ours = {id(a) for a in here[name.value]}
+        if not ours or ours != {id(a) for a in there[name.value]}:
+            return False
+    return True
+
+
+def _imported_class(qualified: str) -> bool:
+    """A capitalised name imported from outside torch (``models.AutoEncoder``): a class of another
+    module; torch's tensor classes (``torch.Tensor``) are not modules."""
+    return "." in qualified and qualified.rsplit(".", 1)[-1][:1].isupper() and not qualified.startswith("torch")
+
+
+def _imported(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """Whether the name ``func`` (or the root of the attribute) is bound by an import."""
+    root = func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    scope = ctx.scopes.get(root)
+    if scope is None:
+        return False
+    assignments = list(scope[root.value])
+    return bool(assignments) and all(
+        isinstance(a, Assignment) and isinstance(a.node, (cst.Import, cst.ImportFrom)) for a in assignments
+    )
 
 
 def _type_call(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -441,16 +515,18 @@ def _type_call(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression
     return None
 
 
-def _names_dtype(ctx: FileContext, call: cst.Call) -> bool:
-    """Whether a ``.to(...)`` names a dtype (``.to(device, torch.bfloat16)``, ``dtype=``): the
-    script casts the module itself."""
+def _named_dtype(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The dtype a move or a build names (``.to(device, torch.float32)``, ``dtype=``), or None:
+    the script chose the module's precision itself."""
     api = ctx.rules.torch_api
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "dtype":
-            return True
-        if any(n.startswith("torch.") and n[6:] in api.float_dtypes for n in ctx.qualified_names(arg.value)):
-            return True
-    return False
+            return arg.value
+        if arg.keyword is None and any(
+            n.startswith("torch.") and n[6:] in api.float_dtypes for n in ctx.qualified_names(arg.value)
+        ):
+            return arg.value
+    return None
 
 
 def _bound_to(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
@@ -608,13 +684,24 @@ def plan_device_modules(
             needs = inputs.needs_hook(module.calls)
             if not (inherited and needs):
                 after = inputs.plan_model(module.expr, module.calls, dynamo_callers(ctx, module.expr))
+        if first and inputs is not None:
+            for call in module.methods:
+                inputs.plan_method(call)
         statements = [snippets.model_cast_statement(module.expr)] if module.cast else []
         statements += after
         if statements:
             plan.insert_after.setdefault(id(module.anchor), []).extend(snippets.guarded(statements, guard))
         if module.cast:
             _report_cast(ctx, module)
+    _report_as_written(ctx, found)
     ctx.outcome.examined.add(Edge.DEVICE_MODULES)
+
+
+def _report_as_written(ctx: FileContext, found: OnDevice) -> None:
+    """BFM153 at each module the script puts on the device in a dtype it names, other than bf16."""
+    for call, module, dtype in found.as_written:
+        if "torch.bfloat16" not in ctx.qualified_names(dtype):
+            ctx.report("BFM153", call, fixed=True, module=ctx.code(module), dtype=ctx.code(dtype))
 
 
 def _report_cast(ctx: FileContext, module: DeviceModule) -> None:
@@ -632,6 +719,12 @@ def _report_cast(ctx: FileContext, module: DeviceModule) -> None:
         )
 
 
+def _method_call(ctx: FileContext, call: cst.Call) -> ModelCall:
+    """A method call of a module (``vae.encode(x)``) as a forward pass to put under autocast."""
+    statement = ctx.statement_of(call)
+    return ModelCall(call, statement if isinstance(statement, cst.SimpleStatementLine) else None)
+
+
 def device_module_regions(
     ctx: FileContext, found: OnDevice, loss_statements: frozenset[int]
 ) -> tuple[list[Region], list[Problem]]:
@@ -643,8 +736,9 @@ def device_module_regions(
     regions: list[Region] = []
     problems: list[Problem] = []
     for module in found.unique(ctx):
-        if module.calls:
-            found_regions, failed = autocast_regions(ctx, module.expr, module.calls, loss_statements)
+        calls = [*module.calls, *(_method_call(ctx, call) for call in module.methods)]
+        if calls:
+            found_regions, failed = autocast_regions(ctx, module.expr, calls, loss_statements)
             regions += found_regions
             problems += failed
             if not failed:
@@ -655,7 +749,7 @@ def device_module_regions(
                     variant="autocast",
                     module=ctx.code(module.expr),
                     idiom=module.idiom,
-                    line=ctx.pos(module.calls[0].call)[0],
+                    line=ctx.pos(calls[0].call)[0],
                 )
             continue
         out = _passed_out(ctx, module.expr)
@@ -663,7 +757,324 @@ def device_module_regions(
             line = ctx.pos(out)[0]
             ctx.report("BFM152", out, fixed=False, module=ctx.code(module.expr), call=ctx.code(out.func), line=line)
             ctx.outcome.not_examined.append(
-                NotExamined(Edge.DEVICE_MODULES, line, f"the forward of `{ctx.code(module.expr)}` in `{ctx.code(out.func)}`")
+                NotExamined(
+                    Edge.DEVICE_MODULES, line, f"the forward of `{ctx.code(module.expr)}` in `{ctx.code(out.func)}`"
+                )
             )
+    _report_as_written(ctx, found)
     ctx.outcome.examined.add(Edge.DEVICE_MODULES)
     return regions, problems
+
+
+# -- examples -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Example:
+    """A script with the legacy switch (``before``) migrated in the rules' default mode (the first
+    of ``rules/modes.toml``, which casts the model with stochastic rounding) or, with ``autocast``,
+    in the first mode that autocasts. VALID (``after`` None): this rule finds nothing to do in it
+    (none of :data:`CODES` is reported). INVALID: the migration is ``after`` exactly and reports
+    ``codes`` among its findings."""
+
+    name: str
+    autocast: bool
+    before: str
+    after: str | None = None
+    codes: tuple[str, ...] = ()
+
+
+CODES = ("BFM150", "BFM151", "BFM152", "BFM153")
+"""The codes of this rule."""
+
+_HEADER = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n'
+_MIGRATED = 'import os\nos.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"\nimport torch\nimport torch_xla\n'
+
+EXAMPLES = (
+    Example(
+        "valid: a module kept on the CPU (augmentation before the transfer)",
+        False,
+        _HEADER
+        + """
+device = torch_xla.device()
+augment = torch.nn.Dropout(0.1)
+model = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(augment(torch.randn(4, 8)).to(device)).sum()
+loss.backward()
+optimizer.step()
+""",
+    ),
+    Example(
+        "valid: a copy made after the model's cast is bf16 already",
+        False,
+        "import copy\n"
+        + _HEADER
+        + """
+device = torch_xla.device()
+model = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+ema = copy.deepcopy(model)
+x = torch.randn(4, 8).to(device)
+model(x).sum().backward()
+optimizer.step()
+""",
+    ),
+    Example(
+        "valid: a copy made on the CPU before the model is moved stays on the CPU",
+        False,
+        "import copy\n"
+        + _HEADER
+        + """
+
+def main():
+    model = torch.nn.Linear(8, 2)
+    reference = copy.deepcopy(model)
+    model.to(torch_xla.device())
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 8)
+    model(x.to(torch_xla.device())).sum().backward()
+    optimizer.step()
+    print(reference(x))
+""",
+    ),
+    Example(
+        "invalid: an inference script, no optimizer",
+        False,
+        _HEADER
+        + """
+model = torch.nn.Linear(8, 2)
+model.to(torch_xla.device()).eval()
+with torch.no_grad():
+    print(model(torch.randn(4, 8).to(torch_xla.device())).argmax(-1))
+""",
+        _MIGRATED
+        + """
+model = torch.nn.Linear(8, 2)
+model.to(torch_xla.device()).eval()
+model.to(torch.bfloat16)
+with torch.no_grad():
+    print(model(torch.randn(4, 8).to(torch_xla.device()).to(torch.bfloat16)).argmax(-1))
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: an EMA copy made before the model's cast",
+        False,
+        "import copy\n"
+        + _HEADER
+        + """
+device = torch_xla.device()
+model = torch.nn.Linear(8, 2).to(device)
+ema = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+model(x).sum().backward()
+optimizer.step()
+print(ema(x))
+""",
+        "import copy\n"
+        + _MIGRATED
+        + """
+device = torch_xla.device()
+model = torch.nn.Linear(8, 2).to(device)
+ema = copy.deepcopy(model)
+ema.to(torch.bfloat16)
+model.to(torch.bfloat16)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+model(x.to(torch.bfloat16)).sum().backward()
+optimizer.step()
+print(ema(x.to(torch.bfloat16)))
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: a teacher built on the device in a branch (the cast stays in the branch)",
+        False,
+        _HEADER
+        + """
+
+def main(distill):
+    device = torch_xla.device()
+    student = torch.nn.Linear(8, 2).to(device)
+    if distill:
+        teacher = torch.nn.Linear(8, 2, device=device)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    x = torch.randn(4, 8).to(device)
+    loss = student(x).sum()
+    if distill:
+        loss = loss + (student(x) - teacher(x)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+""",
+        _MIGRATED
+        + """
+
+def main(distill):
+    device = torch_xla.device()
+    student = torch.nn.Linear(8, 2).to(device)
+    if distill:
+        teacher = torch.nn.Linear(8, 2, device=device)
+        teacher.to(torch.bfloat16)
+    student.to(torch.bfloat16)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    x = torch.randn(4, 8).to(device)
+    loss = student(x.to(torch.bfloat16)).sum()
+    if distill:
+        loss = loss + (student(x.to(torch.bfloat16)) - teacher(x.to(torch.bfloat16))).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: amp keeps the teacher FP32 and autocasts its forward outside the training step",
+        True,
+        _HEADER
+        + """
+device = torch_xla.device()
+teacher = torch.nn.Linear(8, 2).to(device).eval()
+student = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+with torch.no_grad():
+    target = teacher(x)
+loss = torch.nn.functional.mse_loss(student(x), target)
+loss.backward()
+optimizer.step()
+""",
+        """import os
+import torch
+import torch_xla
+
+device = torch_xla.device()
+teacher = torch.nn.Linear(8, 2).to(device).eval()
+student = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+with torch.no_grad():
+    with torch.autocast("xla", dtype=torch.bfloat16):
+        target = teacher(x)
+with torch.autocast("xla", dtype=torch.bfloat16):
+    loss = torch.nn.functional.mse_loss(student(x), target)
+loss.backward()
+optimizer.step()
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: a module of another file, run through a method of its own (no forward pre-hook there)",
+        False,
+        _HEADER
+        + """from models import AutoEncoder
+
+device = torch_xla.device()
+autoencoder = AutoEncoder().to(device)
+with torch.no_grad():
+    codes = autoencoder.encode(torch.rand(4, 3, 8, 8).to(device))
+""",
+        _MIGRATED
+        + """from models import AutoEncoder
+
+device = torch_xla.device()
+autoencoder = AutoEncoder().to(device)
+autoencoder.to(torch.bfloat16)
+with torch.no_grad():
+    codes = autoencoder.encode(torch.rand(4, 3, 8, 8).to(device).to(torch.bfloat16))
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: a module the script puts on the device in FP32 on purpose is kept as written",
+        False,
+        _HEADER
+        + """
+device = torch_xla.device()
+encoder = torch.nn.Linear(8, 8).to(device, dtype=torch.float32)
+head = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+with torch.no_grad():
+    features = encoder(torch.randn(4, 8).to(device)).to(torch.bfloat16)
+loss = head(features).sum()
+loss.backward()
+optimizer.step()
+""",
+        _MIGRATED
+        + """
+device = torch_xla.device()
+encoder = torch.nn.Linear(8, 8).to(device, dtype=torch.float32)
+head = torch.nn.Linear(8, 2).to(device)
+head.to(torch.bfloat16)
+optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+with torch.no_grad():
+    features = encoder(torch.randn(4, 8).to(device)).to(torch.bfloat16)
+loss = head(features.to(torch.bfloat16)).sum()
+loss.backward()
+optimizer.step()
+""",
+        ("BFM153",),
+    ),
+    Example(
+        "invalid: a teacher built by a function of another module that is handed the device: the switch is kept",
+        False,
+        _HEADER
+        + """from zoo import load_teacher
+
+device = torch_xla.device()
+teacher = load_teacher("teacher.pt", device=device)
+student = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+(student(x) - teacher(x)).pow(2).mean().backward()
+optimizer.step()
+""",
+        _HEADER
+        + """from zoo import load_teacher
+
+device = torch_xla.device()
+teacher = load_teacher("teacher.pt", device=device)
+student = torch.nn.Linear(8, 2).to(device)
+optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+(student(x) - teacher(x)).pow(2).mean().backward()
+optimizer.step()
+""",
+        ("BFM151",),
+    ),
+    Example(
+        "invalid: amp, an EMA copy whose forward runs in another module's function",
+        True,
+        "import copy\n"
+        + _HEADER
+        + """from metrics import evaluate
+
+device = torch_xla.device()
+model = torch.nn.Linear(8, 2).to(device)
+ema = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+loss = model(x).sum()
+loss.backward()
+optimizer.step()
+evaluate(ema, x)
+""",
+        """import copy
+import os
+import torch
+import torch_xla
+from metrics import evaluate
+
+device = torch_xla.device()
+model = torch.nn.Linear(8, 2).to(device)
+ema = copy.deepcopy(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(4, 8).to(device)
+with torch.autocast("xla", dtype=torch.bfloat16):
+    loss = model(x).sum()
+loss.backward()
+optimizer.step()
+evaluate(ema, x)
+""",
+        ("BFM152",),
+    ),
+)
+"""The rule's examples, run by ``tests/test_device_modules.py``."""

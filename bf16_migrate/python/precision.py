@@ -475,7 +475,8 @@ class Planner:
         verdict = self._own_precision(writes, sites, [*models, *on_device.exprs(ctx)], cast_anchors)
         if verdict is not None:
             return verdict
-        on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None)
+        guard_at = [w.statement for w in writes] + [a for anchors in cast_anchors for a in anchors or ()]
+        on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
         if refuse_unplaced(ctx, on_device, self._anchors(writes)):
             return False
         owned = self._fsdp_owned(sites, models, sharded)
