@@ -442,8 +442,12 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     :func:`bf16_migrate.scan.project_dir`), leaving out those the paths already cover. So
     ``bf16-migrate train.py`` is the same change as ``bf16-migrate .`` for train.py and its
     launchers, and pre-commit's batches cannot split a launcher from its script. A script that
-    names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk)."""
-    from .scan import kind_of, launchers_of, mentions_legacy, project_dir
+    names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk).
+    The search is bounded by the project root its version control or configuration gives
+    (:func:`bf16_migrate.scan.project_root`); a script in no project has its launchers looked
+    for beside it only, not in every folder under its own (a script in a home directory of
+    180,000 files cost a walk of them all)."""
+    from .scan import kind_of, launchers_of, mentions_legacy, project_root
 
     scripts = [p for p in paths if p.is_file() and kind_of(p) == "python" and mentions_legacy(p)]
     if not scripts:
@@ -452,8 +456,11 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     dirs = [p.resolve() for p in paths if p.is_dir()]
     cwd = Path.cwd()
     extra: list[Path] = []
-    for project in sorted({project_dir(script) for script in scripts}):
-        for found in launchers_of(scripts, project, settings.exclude, ignore):
+    searches = {
+        (project_root(script) or script.parent.resolve(), project_root(script) is not None) for script in scripts
+    }
+    for project, recursive in sorted(searches):
+        for found in launchers_of(scripts, project, settings.exclude, ignore, recursive=recursive):
             real = found.resolve()
             if real in given or any(d in real.parents for d in dirs):
                 continue

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .bounds import PROJECT_MARKERS as PROJECT_MARKERS  # re-exported: the project is found there
 from .bounds import project_dir as project_dir
+from .bounds import project_root as project_root
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
 
@@ -127,7 +128,18 @@ def _shebang_kind(path: Path) -> str | None:
 def kind_of(path: Path) -> str | None:
     """The kind of ``path`` by its name, extension or shebang; None for a file of no known
     kind (a directory walk reports it as ``"unsupported"`` when it names a variable)."""
-    name, suffix = path.name, path.suffix
+    return _kind_of_name(path.name, path)
+
+
+def _suffix(name: str) -> str:
+    """``PurePath(name).suffix``, without building a path."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _kind_of_name(name: str, path: Path | str) -> str | None:
+    """:func:`kind_of` for the file ``path`` (a Path or a str) whose last part is ``name``."""
+    suffix = _suffix(name)
     if suffix in (".py", ".pyi"):
         return "python"
     for kind, files in CARRIER_FILES.items():
@@ -141,7 +153,7 @@ def kind_of(path: Path) -> str | None:
     if suffix in UNSUPPORTED_SUFFIXES or name.startswith(UNSUPPORTED_NAMES):
         return "unsupported"
     if not suffix:
-        return _shebang_kind(path)
+        return _shebang_kind(Path(path))
     return None
 
 
@@ -166,13 +178,19 @@ def _problem(path: Path) -> str | None:
 _name = operator.attrgetter("name")
 
 
-def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
+def _files(
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    special: list[Candidate] | None = None,
+    ignore=None,
+    recursive: bool = True,
+):
     """The regular files under the directory ``root`` that discovery looks at, as str paths, in
     the order of a top-down ``os.walk`` with sorted names (a directory's files, then its
     subdirectories). Built on ``os.scandir``, whose entries know their type without a
     ``stat`` call (https://docs.python.org/3/library/os.html#os.scandir): only a symlink or an
     entry of another type is ``stat``-ed. Skips, excludes, ``ignore`` and ``special``: as
-    :func:`walk`."""
+    :func:`walk`. Not ``recursive``: the files of ``root`` itself only."""
     top = os.fspath(root)
     applies = getattr(ignore, "applies", None)
     stack: list[tuple[str, str, bool | None]] = [(top, "", None)]
@@ -188,7 +206,7 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
         asked = ignore if check else None
         for entry in entries:
             if _is_dir(entry):
-                if _walked_into(entry, base, exclude, asked):
+                if recursive and _walked_into(entry, base, exclude, asked):
                     subdirs.append((entry.path, base + entry.name + "/", check))
             elif _looked_at(entry, base, exclude, asked, special):
                 yield entry.path
@@ -333,7 +351,12 @@ def is_temporary(name: str) -> bool:
 
 
 def launchers_of(
-    scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8
+    scripts: list[Path],
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    ignore=None,
+    limit: int = 8,
+    recursive: bool = True,
 ) -> list[Path]:
     """The carriers under ``root`` that start one of the Python ``scripts`` (named explicitly)
     and name a legacy variable, directly or through other launchers (``run.sh`` runs
@@ -347,8 +370,9 @@ def launchers_of(
     This makes a run on a script alone the same change as a run on the tree, whatever way the
     files are split across runs (pre-commit passes the changed files, in batches): the launcher's
     setting and the script's own code change are planned together, never one without the other.
-    Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan`."""
-    carriers = _carrier_files(root, exclude, ignore)
+    Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan` (not
+    ``recursive``: only the files of ``root`` itself)."""
+    carriers = _carrier_files(root, exclude, ignore, recursive)
     targets = {script.resolve() for script in scripts}
     patterns = [_launcher_pattern(script) for script in scripts]
     chosen: set[Path] = set()
@@ -376,14 +400,18 @@ def _launcher_pattern(path: Path) -> bytes:
     return name
 
 
-def _carrier_files(root: Path, exclude: tuple[str, ...], ignore) -> dict[Path, tuple[str, bytes]]:
+def _carrier_files(
+    root: Path, exclude: tuple[str, ...], ignore, recursive: bool = True
+) -> dict[Path, tuple[str, bytes]]:
     """Every carrier file under ``root`` (every carrier kind can start a script or hold a setting
     for one), with its kind and bytes, in walk order; a file that cannot be read is left out."""
     from .carriers import REGISTRY
 
     carriers: dict[Path, tuple[str, bytes]] = {}
-    for path, kind in walk(root, exclude, ignore=ignore):
+    for name in _files(root, exclude, None, ignore, recursive):  # :func:`walk`, a Path for carriers only
+        kind = _kind_of_name(os.path.basename(name), name)
         if kind in REGISTRY:
+            path = Path(name)
             try:
                 carriers[path] = (kind, path.read_bytes())
             except OSError:

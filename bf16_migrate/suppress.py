@@ -61,6 +61,8 @@ if TYPE_CHECKING:
 # ruff's noqa regex, for this tool's codes: a bare noqa comment, or one naming codes (BFM050, or BFM050,BFM022).
 _NOQA = re.compile(r"#\s*(?i:noqa)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?")
 _COMMENT_START = re.compile(r"(?:^|(?<=\s))#")
+_NO_NOQA = re.compile(r"(?i:noqa)")
+"""What every ``# noqa`` comment holds (:data:`_NOQA`): a text without it has none."""
 ALL = frozenset({"*"})
 """What a bare ``# noqa`` suppresses."""
 
@@ -119,6 +121,8 @@ def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
     """The ``# noqa`` comments of a file of ``kind`` (see the module docstring for where each
     kind has them); none for the other kinds."""
     found: list[Noqa] = []
+    if _NO_NOQA.search(text) is None:
+        return found  # no comment of any kind can be one: nothing to tokenize or parse
     if kind == "python":
         try:
             for token in tokenize.generate_tokens(io.StringIO(text).readline):

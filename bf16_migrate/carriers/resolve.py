@@ -23,6 +23,7 @@ module of the tree it imports (followed through ``import`` statements, at most 2
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path, PurePosixPath
 
 
@@ -153,6 +154,49 @@ def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | No
     Python puts it first on ``sys.path``), at ``root`` or under ``root/src``; relative imports
     from ``current``'s package. Modules that are not files of the tree are left out."""
     return [path for _, path in named_tree_imports(current, tree, root, script_dir)]
+
+
+def named_tree_imports_of(
+    current: Path, text: str, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path]]:
+    """:func:`named_tree_imports` of the source ``text`` of ``current`` ([] when it does not
+    parse), parsed only when its bytes could import a module of the tree: a relative import,
+    or a name after ``import`` or ``from`` whose first part is a file or directory where
+    :func:`named_tree_imports` looks (:func:`may_import_tree`). A script that imports only
+    installed packages (``os``, ``torch``) is not parsed here: the codemod parses it once."""
+    if not may_import_tree(current, text, root, script_dir):
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return named_tree_imports(current, tree, root, script_dir)
+
+
+# ``from MODULE`` (with its leading dots), and what follows ``import`` to the end of the logical
+# line (backslash continuations joined first): every name an import statement can start with
+# is in one of them, wherever the statement is (after ``;`` or ``:``, in a function, in
+# parentheses); names in strings and comments only make the check answer yes more often
+_FROM = re.compile(r"\bfrom\s+(\.*)\s*([\w.]*)")
+_IMPORT = re.compile(r"\bimport\b([^\n;#]*)")
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+def may_import_tree(current: Path, text: str, root: Path, script_dir: Path | None = None) -> bool:
+    """False when no import statement of ``text`` can name a module of the tree (see
+    :func:`named_tree_imports_of`): every first part of a name it imports is neither a
+    ``.py`` file nor a directory in the script's directory, ``root`` or ``root/src``, and it
+    has no relative import. True otherwise (the statements are then parsed)."""
+    joined = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
+    firsts: set[str] = set()
+    for match in _FROM.finditer(joined):
+        if match[1]:
+            return True  # a relative import: from the package of ``current``
+        firsts.add(match[2].split(".")[0])
+    for match in _IMPORT.finditer(joined):
+        firsts.update(_WORD.findall(match[1]))
+    bases = [script_dir or current.parent, root, root / "src"]
+    return any((base / f"{name}.py").is_file() or (base / name).is_dir() for name in firsts if name for base in bases)
 
 
 def named_tree_imports(

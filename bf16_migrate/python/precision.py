@@ -62,6 +62,7 @@ from .model_site import (
     find_optimizers,
     loss_accumulators,
     model_calls,
+    model_key,
     same_model,
 )
 from .optimizers import (
@@ -634,11 +635,15 @@ class Planner:
         model in ``sharded`` (FSDP) is not cast: its anchor is None."""
         ctx = self.ctx
         cast_anchors: list[list[cst.BaseStatement] | None] = []
+        by_key: dict[object, list[OptimizerSite]] = {}  # same_model needs equal keys (many models, many sites)
+        for s in sites:
+            if s.model is not None:
+                by_key.setdefault(model_key(ctx, s.model), []).append(s)
         for model in models:
             if id(model) in sharded:
                 cast_anchors.append(None)
                 continue
-            own = [s for s in sites if s.model is not None and same_model(ctx, s.model, model)]
+            own = [s for s in by_key.get(model_key(ctx, model), []) if s.model and same_model(ctx, s.model, model)]
             module = module_of(ctx, model)
             rebinds = frozenset(id(w.call) for w in find_wraps(ctx))
             before: list[cst.BaseStatement] = [*wrap_statements(ctx, model), *dtype_reads(ctx, model, own, rebinds)]
@@ -1074,10 +1079,13 @@ class Planner:
         user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
         first = next((s.statement for s in sites if s.statement is not None), None)
         after = next((d.anchor for d in on_device.modules if d.cast), None)
+        name = api.attention_flag.split("(")[0]
         if (
             user is None
             or (first is None and after is None)
-            or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call))
+            # the file's text first: a call's code is part of it (rendering each call was most of
+            # a small file's time)
+            or (name in ctx.text() and any(name in ctx.code(c) for c in ctx.nodes(cst.Call)))
         ):
             return
         flag = snippets.statement(api.attention_flag, self.guard)
