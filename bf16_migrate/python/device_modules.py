@@ -45,7 +45,7 @@ from .autocast import Problem, Region, autocast_regions
 from .context import FileContext, findall
 from .inputs import InputCasts
 from .model_reach import definitions, module_classes, self_assigned
-from .model_site import ModelCall, is_loss_callee, model_calls, same_model
+from .model_site import ModelCall, is_loss_callee, model_calls, model_key, same_model
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers
 
@@ -329,9 +329,15 @@ class _Finder:
         """The calls of ``expr``'s methods that are not torch.nn.Module's own (``rules``
         ``module_api``): they run the module's computation without the forward pre-hook."""
         ctx, api = self.ctx, self.rules.module_api
+        key = model_key(ctx, expr)
+        by_receiver = ctx.nodes_grouped(
+            cst.Call,
+            "model key of a method's receiver",
+            lambda c: (model_key(ctx, c.func.value),) if isinstance(c.func, cst.Attribute) else (),
+        )
         return [
             call
-            for call in ctx.nodes(cst.Call)
+            for call in (by_receiver.get(key, ()) if key is not None else ())
             if isinstance(call.func, cst.Attribute)
             and call.func.attr.value not in api
             and not call.func.attr.value.startswith("_")
@@ -617,7 +623,12 @@ def _passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
     """A call that hands the module ``expr`` to code outside the file (whose forward pass may run
     there), or None: an argument of a call of anything but a function of the file or a module's own
     method."""
-    for call in ctx.nodes(cst.Call):
+    key = model_key(ctx, expr)
+    if key is None:
+        return None
+    # same_model holds only between equal keys: the calls passing an argument of this key
+    by_arg = ctx.nodes_grouped(cst.Call, "model keys of every arg", lambda c: [model_key(ctx, a.value) for a in c.args])
+    for call in by_arg.get(key, ()):
         if not any(same_model(ctx, arg.value, expr) for arg in call.args):
             continue
         if any(isinstance(d, cst.FunctionDef) for d in definitions(ctx, call.func)):
