@@ -24,6 +24,8 @@ import difflib
 import os
 from pathlib import Path
 
+from . import escaped_bytes  # noqa: F401 (registers the utf-8+bytes codec the carriers are written with)
+
 NO_NEWLINE = "\\ No newline at end of file\n"
 
 

@@ -299,7 +299,7 @@ def _force_excluded(named: list[Path], settings: Settings, ignore) -> list[Path]
     return [
         p
         for p in named
-        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
+        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, os.path.isdir(p)))
     ]
 
 
@@ -427,7 +427,7 @@ def _stdin_name_problem(name: str) -> str | None:
     path = Path(name)
     if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
         return "names a directory, not a file"
-    if path.is_dir():
+    if os.path.isdir(path):
         return "is a directory, not a file"
     cwd = os.path.realpath(os.getcwd())
     real = os.path.realpath(path)
@@ -449,11 +449,11 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     180,000 files cost a walk of them all)."""
     from .scan import kind_of, launchers_of, mentions_legacy, project_root
 
-    scripts = [p for p in paths if p.is_file() and kind_of(p) == "python" and mentions_legacy(p)]
+    scripts = [p for p in paths if os.path.isfile(p) and kind_of(p) == "python" and mentions_legacy(p)]
     if not scripts:
         return []
     given = {p.resolve() for p in paths}
-    dirs = [p.resolve() for p in paths if p.is_dir()]
+    dirs = [p.resolve() for p in paths if os.path.isdir(p)]
     cwd = Path.cwd()
     extra: list[Path] = []
     searches = {
@@ -564,7 +564,8 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     nothing), everything else to stderr."""
     import dataclasses
 
-    from .write import ReadError, read_source
+    from .scan import kind_of
+    from .write import ReadError, read_text_file
 
     data = sys.stdin.buffer.read()
     with tempfile.TemporaryDirectory(prefix="bf16-migrate-stdin-") as tmp:
@@ -572,7 +573,7 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
         path.write_bytes(data)
         outcome = _migrate([path], dataclasses.replace(options, check=True), settings, None)
         try:
-            source = read_source(path)
+            source = read_text_file(path, kind_of(path) or "unsupported")
             text, encoding = source.text, source.encoding
         except ReadError:  # reported in outcome.errors
             text, encoding = data.decode("utf-8", "replace"), "utf-8"

@@ -37,11 +37,12 @@ code of a step (``migrate_source(..., loss_code=...)``, :mod:`bf16_migrate.pytho
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from pathlib import Path
 
 from .carriers.link import FileResult
-from .carriers.resolve import named_tree_imports_of
+from .carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of, unreadable_tree_imports
 from .diagnostics import report
 from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
 from .python.tree_facts import TreeModule
@@ -70,7 +71,8 @@ class TreeFactsReader:
 
     def __call__(self, path: Path, text: str) -> TreeFacts | None:
         """The facts for the script ``path`` whose text is ``text``; None when its imports
-        reach no module of the tree that builds an optimizer or defines an optimizer class.
+        reach no module of the tree that builds an optimizer or defines an optimizer class, nor
+        one that is there but cannot be read (:func:`~.carriers.resolve.unreadable_tree_imports`).
         Asked again for the same script and text (a launched script's trial and its result),
         the answer of the first time."""
         key = (path, text)
@@ -79,8 +81,17 @@ class TreeFactsReader:
         return self._facts[key]
 
     def _facts_of(self, path: Path, text: str) -> TreeFacts | None:
+        root = self.root_of(path)
+        if not may_import_tree(path, text, root):
+            return None  # not parsed: no import of it can name a module of the tree
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        # unread wherever it lies (excluded, or a symlink out of the paths): what its code does cannot be told
+        unread = tuple((name, str(file), why) for name, file, why in unreadable_tree_imports(path, tree, root))
         modules: dict[tuple[Path, str], TreeModule] = {}
-        for name, file in named_tree_imports_of(path, text, self.root_of(path)):
+        for name, file in named_tree_imports(path, tree, root):
             key = (file.resolve(), name)
             if key[0] == path.resolve() or key in modules or self.left_out(file) is not None:
                 continue
@@ -89,7 +100,7 @@ class TreeFactsReader:
             found = self._modules[key]
             if found is not None and (found.factories or found.optimizer_classes):
                 modules[key] = found
-        return TreeFacts(tuple(modules.values())) if modules else None
+        return TreeFacts(tuple(modules.values()), unread) if modules or unread else None
 
     def _read(self, file: Path, name: str, script: Path) -> TreeModule | None:
         try:

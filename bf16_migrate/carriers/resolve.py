@@ -23,6 +23,7 @@ module of the tree it imports (followed through ``import`` statements, at most 2
 from __future__ import annotations
 
 import ast
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -51,7 +52,7 @@ def resolve_script(
     for relative, how in tries:
         for base in bases:
             cand = base / relative
-            if cand.is_file() and _inside(cand, bases):
+            if os.path.isfile(cand) and _inside(cand, bases):
                 found.setdefault(cand.resolve(), cand)
         if len(found) == 1:
             return _rel(next(iter(found.values()))), None
@@ -72,7 +73,7 @@ def resolve_module(
     found: dict[Path, Path] = {}
     for base in bases:
         for cand in (base / rel.with_suffix(".py") if rel.name else None, base / rel / "__main__.py"):
-            if cand is not None and cand.is_file():
+            if cand is not None and os.path.isfile(cand):
                 found.setdefault(cand.resolve(), cand)
     if len(found) == 1:
         return _rel(next(iter(found.values()))), None
@@ -85,7 +86,7 @@ def _bases(launcher: Path, root: Path, extra: tuple[Path, ...]) -> list[Path]:
     bases: list[Path] = []
     cwd = Path.cwd()
     for b in (launcher.parent, *extra, root, cwd if _inside(launcher, [cwd]) else None):
-        if b is not None and b.is_dir() and all(b.resolve() != x.resolve() for x in bases):
+        if b is not None and os.path.isdir(b) and all(b.resolve() != x.resolve() for x in bases):
             bases.append(b)
     return bases
 
@@ -196,7 +197,11 @@ def may_import_tree(current: Path, text: str, root: Path, script_dir: Path | Non
     for match in _IMPORT.finditer(joined):
         firsts.update(_WORD.findall(match[1]))
     bases = [script_dir or current.parent, root, root / "src"]
-    return any((base / f"{name}.py").is_file() or (base / name).is_dir() for name in firsts if name for base in bases)
+    # lexists: a module that is there but cannot be read (a FIFO, a dangling symlink) must be looked at too;
+    # os.path never raises (pathlib's is_dir does, under a directory without its execute bit)
+    return any(
+        os.path.lexists(base / f"{name}.py") or os.path.isdir(base / name) for name in firsts if name for base in bases
+    )
 
 
 def named_tree_imports(
@@ -205,7 +210,53 @@ def named_tree_imports(
     """:func:`tree_imports` with the dotted name each file is imported under, as libcst's
     qualified names spell it (``optim`` for ``from optim import f``, ``.optim`` for ``from
     .optim import f`` and ``from . import optim``, ``pkg.optim`` for ``import pkg.optim``)."""
-    found: list[tuple[str, Path]] = []
+    return [(name, cand) for name, cand in _import_candidates(current, tree, root, script_dir) if os.path.isfile(cand)]
+
+
+def unreadable_tree_imports(
+    current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path, str]]:
+    """The files of the tree the imports of ``tree`` name (as :func:`named_tree_imports` finds
+    them) that are there but cannot be read: ``(name, path, why)`` for a FIFO, a device or socket,
+    a symlink loop or a dangling symlink, a file without read permission. Python cannot import
+    them either (a FIFO blocks it), and what their code does under the switch cannot be told."""
+    found: list[tuple[str, Path, str]] = []
+    for name, cand in _import_candidates(current, tree, root, script_dir):
+        why = _unreadable(cand)
+        if why is not None and all(cand != path for _, path, _ in found):
+            found.append((name, cand, why))
+    return found
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why the module file ``path`` cannot be read, or None when it can or is not there at all."""
+    import errno
+    import stat
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop"
+        return f"a dangling symlink to {os.readlink(path)}" if os.path.islink(path) else exc.strerror
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        from ..commit import describe_file_type
+
+        return f"not a regular file ({describe_file_type(info.st_mode)})"
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
+        return exc.strerror
+    return None
+
+
+def _import_candidates(current: Path, tree: ast.AST, root: Path, script_dir: Path | None):
+    """Each ``(name, path)`` an import of ``tree`` may load from the tree, in the order Python's
+    search of :func:`tree_imports` tries them, whether or not a file is there."""
     bases = [script_dir or current.parent, root, root / "src"]
     for node in ast.walk(tree):
         names = []
@@ -219,13 +270,11 @@ def named_tree_imports(
                 mod = node.module or ""
                 dots = "." * node.level
                 rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
-                for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
-                    if cand is not None and cand.is_file():
-                        found.append((dots + mod, cand))
+                if mod:
+                    yield dots + mod, base / rel.with_suffix(".py")
+                yield dots + mod, base / rel / "__init__.py"
                 for alias in node.names:
-                    cand = base / rel / f"{alias.name}.py"
-                    if cand.is_file():
-                        found.append((f"{dots}{mod}.{alias.name}" if mod else dots + alias.name, cand))
+                    yield (f"{dots}{mod}.{alias.name}" if mod else dots + alias.name), base / rel / f"{alias.name}.py"
                 continue
             names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
         for name in names:
@@ -233,7 +282,5 @@ def named_tree_imports(
                 continue
             rel = PurePosixPath(*name.split("."))
             for b in bases:
-                for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
-                    if cand.is_file():
-                        found.append((name, cand))
-    return found
+                yield name, b / rel.with_suffix(".py")
+                yield name, b / rel / "__init__.py"

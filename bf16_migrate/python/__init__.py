@@ -22,6 +22,7 @@ from . import (
     snippets,
 )
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
+from .commented_magics import report_commented_magics
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
@@ -211,6 +212,7 @@ def _migrate(
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
+    report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python
     new = apply_plan(ctx.module, plan)
     code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
     if code != source:

@@ -37,6 +37,7 @@ class Refusal(enum.Enum):
         "a module reaches the device in a way the code does not show (a function of another module, a device "
         "the code cannot tell), or its cast has no place: it would stay f32 on the device"
     )
+    UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
 
 
 LAUNCH_REFUSALS = frozenset(
@@ -48,12 +49,14 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.MODEL_CODE_F32,
         Refusal.WRAPPER,
         Refusal.DEVICE_MODULE,
+        Refusal.UNREAD_IMPORT,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
 script has no model to change, a framework owns its precision (the launcher must pass the
 framework's flag instead), an optimizer of it cannot keep FP32 master weights, its model's
-own code would compute in f32 without the switch, or a wrapper owns its precision."""
+own code would compute in f32 without the switch, a wrapper owns its precision, a module on the
+device cannot be migrated from its code, or a module it imports cannot be read."""
 
 SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to

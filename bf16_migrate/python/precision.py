@@ -77,6 +77,7 @@ from .optimizers import (
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
+from .unread_imports import refuse_unread_imports
 from .wrappers import (
     Wrap,
     aliases,
@@ -460,6 +461,8 @@ class Planner:
                 ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
                 ctx.outcome.switch_migrated = True
             return True
+        if refuse_unread_imports(ctx, self._anchors(writes)):
+            return False
         variables = [w.variable for w in writes] + self.external
         emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
