@@ -995,6 +995,30 @@ with torch.no_grad():
         ("BFM150",),
     ),
     Example(
+        "invalid: amp, a module's own method runs its computation: under autocast like a forward",
+        True,
+        _HEADER
+        + """from models import AutoEncoder
+
+device = torch_xla.device()
+autoencoder = AutoEncoder().to(device)
+with torch.no_grad():
+    codes = autoencoder.encode(torch.rand(4, 3, 8, 8).to(device))
+""",
+        """import os
+import torch
+import torch_xla
+from models import AutoEncoder
+
+device = torch_xla.device()
+autoencoder = AutoEncoder().to(device)
+with torch.no_grad():
+    with torch.autocast("xla", dtype=torch.bfloat16):
+        codes = autoencoder.encode(torch.rand(4, 3, 8, 8).to(device))
+""",
+        ("BFM150",),
+    ),
+    Example(
         "invalid: a module the script puts on the device in FP32 on purpose is kept as written",
         False,
         _HEADER
