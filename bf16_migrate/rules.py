@@ -457,6 +457,73 @@ class HostExit:
 
 
 @dataclass(frozen=True)
+class ArgumentAt:
+    """Where a call takes an argument: by ``position`` (the receiver not counted; None when it is
+    keyword-only) or by ``keyword``."""
+
+    position: int | None
+    keyword: str
+
+    def of(self, call: Any) -> Any:
+        """The argument's value in ``call`` (a libcst ``Call``), or None when not given."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == self.keyword:
+                return arg.value
+        if self.position is not None and self.position < len(positional):
+            return positional[self.position].value
+        return None
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    """A way a module gets onto the device (``[[entry]]`` of ``rules/device_modules.toml``): a
+    ``method`` of the module that moves it (``to``), or a ``keyword`` of its constructor
+    (``device=``); ``device``: where the call names the device."""
+
+    idiom: str
+    method: str | None = None
+    keyword: str | None = None
+    device: ArgumentAt | None = None
+
+
+@dataclass(frozen=True)
+class ModuleCopy:
+    """A way one module is made from another (``[[copy]]`` of ``rules/device_modules.toml``): a call
+    of ``functions`` (qualified names) or, with ``form == "type"``, of the source's own class;
+    ``source``: the argument copied; ``on``: ``"source"`` (on the source's device) or ``"host"``;
+    ``device``: an argument that moves the copy; ``hooks``: the copy keeps its source's forward
+    pre-hooks."""
+
+    idiom: str
+    source: ArgumentAt
+    on: str
+    functions: frozenset[str] = frozenset()
+    form: str | None = None
+    device: ArgumentAt | None = None
+    hooks: bool = False
+
+
+@dataclass(frozen=True)
+class DeviceModuleRules:
+    """Every module that reaches the device (``rules/device_modules.toml``; its comments give the
+    sources): what denotes the device, the entries and copies, and what tells a module."""
+
+    device_functions: frozenset[str] = frozenset()
+    device_type: str = "xla"
+    entries: tuple[DeviceEntry, ...] = ()
+    copies: tuple[ModuleCopy, ...] = ()
+    module_methods: frozenset[str] = frozenset()
+    module_api: frozenset[str] = frozenset()
+    """torch.nn.Module's methods that do not run the forward: any other method runs it without
+    the forward pre-hook."""
+    module_packages: tuple[str, ...] = ()
+    module_builders: frozenset[str] = frozenset()
+    module_builder_methods: frozenset[str] = frozenset()
+    device_keywords: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class Rules:
     """All rules: legacy variables by name, diagnostics by code, the torch API facts, the
     frameworks that own precision, and what the audit of the model's own code knows."""
@@ -469,6 +536,8 @@ class Rules:
     model_code: ModelCodeRules = field(default_factory=ModelCodeRules)
     host_exits: tuple[HostExit, ...] = ()
     """Where values leave the device for the host (``rules/host_exits.toml``)."""
+    device_modules: DeviceModuleRules = field(default_factory=DeviceModuleRules)
+    """Every module that reaches the device (``rules/device_modules.toml``)."""
 
 
 def _load_variable(path: Path) -> VariableRule:
@@ -717,6 +786,78 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
             )
         )
     return tuple(out)
+def _argument_at(entry: dict, key: str, where: Path) -> ArgumentAt | None:
+    """``{ at = N, keyword = "name" }`` (or ``{ keyword = "name" }``, keyword-only) as an
+    :class:`ArgumentAt`; None when ``key`` is absent."""
+    if key not in entry:
+        return None
+    arg = entry[key]
+    if not (
+        isinstance(arg, dict)
+        and isinstance(arg.get("keyword"), str)
+        and set(arg) <= {"at", "keyword"}
+        and isinstance(arg.get("at", 0), int)
+    ):
+        raise RuleError(f"{where}: {key!r} must be {{ at = <position>, keyword = <name> }} or {{ keyword = <name> }}")
+    return ArgumentAt(arg.get("at"), arg["keyword"])
+
+
+def _load_device_modules(path: Path) -> DeviceModuleRules:
+    """``rules/device_modules.toml``: each ``[[entry]]`` a method or a constructor keyword, never
+    both; each ``[[copy]]`` a function list or ``form = "type"``, never both, ``on`` "source" or
+    "host"."""
+    data = _read(path)
+    entries = []
+    for k, row in enumerate(_need(data, "entry", list, path), 1):
+        where = Path(f"{path} [[entry]] #{k}")
+        if not isinstance(row, dict) or set(row) - {"idiom", "method", "keyword", "device"}:
+            raise RuleError(f"{where}: a table with keys among idiom, method, keyword, device is expected")
+        if ("method" in row) == ("keyword" in row):
+            raise RuleError(f'{where}: give either method = "<name>" or keyword = "<name>"')
+        entries.append(
+            DeviceEntry(
+                idiom=_need(row, "idiom", str, where),
+                method=row.get("method"),
+                keyword=row.get("keyword"),
+                device=_argument_at(row, "device", where),
+            )
+        )
+    copies = []
+    for k, row in enumerate(_need(data, "copy", list, path), 1):
+        where = Path(f"{path} [[copy]] #{k}")
+        if not isinstance(row, dict) or set(row) - {"idiom", "function", "form", "source", "on", "device", "hooks"}:
+            raise RuleError(f"{where}: a table with keys among idiom, function, form, source, on, device, hooks")
+        if ("function" in row) == ("form" in row) or row.get("form", "type") != "type":
+            raise RuleError(f'{where}: give either function = [<qualified names>] or form = "type"')
+        on = _need(row, "on", str, where)
+        if on not in ("source", "host"):
+            raise RuleError(f"{where}: on must be 'source' or 'host', not {on!r}")
+        source = _argument_at(row, "source", where)
+        if source is None:
+            raise RuleError(f"{where}: a copy names its source argument")
+        copies.append(
+            ModuleCopy(
+                idiom=_need(row, "idiom", str, where),
+                source=source,
+                on=on,
+                functions=frozenset(row.get("function", ())),
+                form=row.get("form"),
+                device=_argument_at(row, "device", where),
+                hooks=bool(row.get("hooks", False)),
+            )
+        )
+    return DeviceModuleRules(
+        device_functions=frozenset(_need(data, "device_functions", list, path)),
+        device_type=_need(data, "device_type", str, path),
+        entries=tuple(entries),
+        copies=tuple(copies),
+        module_methods=frozenset(_need(data, "module_methods", list, path)),
+        module_api=frozenset(_need(data, "module_api", list, path)),
+        module_packages=tuple(_need(data, "module_packages", list, path)),
+        module_builders=frozenset(_need(data, "module_builders", list, path)),
+        module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),
+        device_keywords=frozenset(_need(data, "device_keywords", list, path)),
+    )
 
 
 @functools.cache
@@ -764,6 +905,7 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         modes=modes,
         model_code=_load_model_code(directory / "model_code.toml"),
         host_exits=_load_host_exits(directory / "host_exits.toml"),
+        device_modules=_load_device_modules(directory / "device_modules.toml"),
     )
 
 

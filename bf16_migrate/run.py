@@ -820,6 +820,9 @@ def summary(outcome, report: Report, written: bool) -> str:
         f"{fixed} finding(s) {'fixed' if written else 'would be fixed'}",
         f"{todo} left to do by hand",
     ]
+    unexamined = outcome.not_examined
+    if unexamined:  # "0 left" only when every module on the device was examined (python/outcome.py)
+        parts[-1] += f" and {len(unexamined)} place(s) not examined ({'; '.join(unexamined)})"
     if report.suppressed:
         parts.append(f"{len(report.suppressed)} suppressed")
     if outcome.errors:
