@@ -92,6 +92,12 @@ CASES = (
         ((py, "--optimizer", "layerwise", "--steps", "4"),),
         legacy_env={"XLA_USE_BF16": "1"},  # run_pretrain.sh
     ),
+    Case("device_modules/averaged_model", ((py, "--steps", "4"),)),
+    Case("device_modules/distill_teacher", ((py, "--steps", "4"),)),
+    Case("device_modules/ema_deepcopy", ((py, "--steps", "4"),)),
+    Case("device_modules/eval_copy", ((py, "--steps", "4", "--eval-every", "2"),)),
+    Case("device_modules/frozen_backbone", ((py, "--steps", "4"),)),
+    Case("device_modules/inference_only", (("predict.py", "--count", "128"),)),
     Case("model_code/contrastive_fn", ((py, "--steps", "4"),)),
     Case("model_code/lamb_sibling", ((py, "--steps", "4"),)),
     Case("model_code/loss_module", ((py, "--steps", "4"),)),
