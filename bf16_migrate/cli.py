@@ -79,7 +79,7 @@ def main() -> None:
                           [--output-format grouped|text|json|sarif|github|markdown]
     bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
-    bf16-migrate explain BFMxxx
+    bf16-migrate explain BFMxxx                                    (or rule BFMxxx, as ruff names it)
     bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV]
                                [--json FILE] [--markdown FILE] [-- ARGS...]
     bf16-migrate verify --against GITREV [--jobs N] [--list]      (every script a migration changed)
@@ -276,6 +276,23 @@ def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) ->
 def explain(code: str | None) -> None:
     """Print the rule page of a diagnostic code such as BFM050 (what it finds, why it matters,
     an example, what to use instead, whether it is fixed); without CODE, list all."""
+    _explain(code)
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "every", is_flag=True, help="List every code (as without CODE).")
+def rule(code: str | None, every: bool) -> None:
+    """Same as explain (ruff's name for it): the rule page of CODE; without CODE or with --all,
+    list all."""
+    if code is not None and every:
+        _usage("rule takes CODE or --all, not both")
+    _explain(code)
+
+
+def _explain(code: str | None) -> NoReturn:
+    """``explain`` and ``rule``: print CODE's rule page, or the list of codes; exit 0 (2 for an
+    unknown code)."""
     from .diagnostics import rule_page
 
     catalogue = load_rules().diagnostics
