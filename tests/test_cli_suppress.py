@@ -138,12 +138,36 @@ def test_select_and_ignore_by_code_and_prefix(tmp_path):
     assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in script.read_text()
 
 
-def test_ignoring_every_finding_of_a_change_passes_check(tmp_path):
+def test_check_fails_while_a_file_would_change_whatever_is_suppressed(tmp_path):
+    """`--check` says "exit 1 if anything would change": a suppression hides a finding, never
+    the change (the rewrite still writes the file), so a file that would change fails the check
+    even when every finding about it is suppressed, and a line says so (with --quiet too); a
+    `# noqa` on the legacy write keeps the file as it is, and then the check passes."""
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
+    assert "exit 1 if anything would change" in " ".join(invoke("migrate", "--help").stdout.split())
     assert invoke(script, "--check").exit_code == 1
-    assert invoke(script, "--check", "--ignore", "BFM001").exit_code == 0
+    for extra in (("--quiet",), ()):
+        hidden = invoke(script, "--check", "--ignore", "BFM001", *extra)
+        assert hidden.exit_code == 1, hidden.output
+        assert hidden.stdout == ""  # nothing reported
+        assert f"bf16-migrate: {script} would change; its findings are suppressed (BFM001)" in hidden.stderr
+    assert "1 file(s) would change, 0 finding(s) would be fixed, 0 left to do by hand, 1 suppressed" in hidden.stderr
     assert script.read_text() == SCRIPT
+    ignored = invoke(script, "--ignore", "BFM001")  # what --check was about: the rewrite writes it
+    assert ignored.exit_code == 0 and "model.to(torch.bfloat16)" in script.read_text()
+    script.write_text(SCRIPT.replace(WRITE, WRITE.replace("\n", "  # noqa: BFM001\n"), 1))
+    kept = invoke(script, "--check")
+    assert kept.exit_code == 0 and "0 file(s) would change" in kept.stderr and "would change;" not in kept.stderr
+
+
+def test_check_with_a_launcher_and_its_script_all_suppressed_fails(tmp_path):
+    """Two files that would change (a launcher and the script it starts), every finding
+    suppressed: exit 1, each file named once."""
+    tree = _launcher_tree(tmp_path)
+    result = invoke(tree, "--check", "--ignore", "BFM")
+    assert result.exit_code == 1, result.output
+    assert "2 file(s) would change" in result.stderr and result.stderr.count("would change; its findings") == 2
 
 
 @pytest.mark.parametrize("option", ["--select", "--ignore"])
