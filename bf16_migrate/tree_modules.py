@@ -234,6 +234,7 @@ class _ModuleRun:
             return
         new = self._migrated(module_path, source, own, env, (asked, loss), audit_env, named[0][0] if named else None)
         if new is not None:
+            new.with_scripts = tuple(path for path, _env in (*importers, *audited))
             self.out = (
                 [new if r.path.resolve() == key else r for r in self.out] if own is not None else self.out + [new]
             )

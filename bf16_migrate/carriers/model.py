@@ -409,6 +409,11 @@ class FileResult:
     loss_code: list[str] = field(default_factory=list)
     """For a migrated Python script, the qualified names of the imported functions and classes its
     step applies as its loss (``MigrationResult.loss_code``): audited in the tree's modules."""
+    with_scripts: tuple[Path, ...] = ()
+    """The Python scripts whose change this file's change goes with: for a launcher (or a file it
+    loads), the scripts its legacy settings reach, decided together with them; for a module of the
+    tree, the scripts that import it. What a ``# noqa`` that keeps one of them keeps with it
+    (:func:`bf16_migrate.suppress.hold_noqa_writes`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]
