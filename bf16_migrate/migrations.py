@@ -55,22 +55,23 @@ class Migrations:
     three 5 KB scripts went from 60 ms to 64 ms with workers, eight scripts of 177 KB from
     0.60 s to 0.40 s."""
 
-    def __init__(self, on_done: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_done: Callable[[str], None] | None = None) -> None:
         self._done: dict[Hashable, MigrationResult | ParseError] = {}
         self.on_done = on_done
-        """Called after each call made (here or by a worker): a progress display's tick."""
+        """Called with the call's ``path`` after each call answered (made here, made by a worker, or
+        remembered): a progress display counts the files (a file migrated twice counts once there)."""
 
     def __call__(self, source: str, mode: Mode, path: str, **options: Any) -> MigrationResult:
         call = (source, mode, path, options)
         key = _key(call)
         if key not in self._done:
             self._done[key] = _run(call)
-            self._tick()
+        self._tick(path)
         return _answer(self._done[key])
 
-    def _tick(self) -> None:
+    def _tick(self, path: str) -> None:
         if self.on_done is not None:
-            self.on_done()
+            self.on_done(path)
 
     def ahead(self, calls: Iterable[Call]) -> None:
         """Make ``calls`` now, those not made yet, in up to one worker process per core
@@ -101,7 +102,7 @@ class Migrations:
                         self._done[key] = future.result()
                     except (BrokenProcessPool, OSError, EOFError):
                         continue  # made here when asked for
-                    self._tick()
+                    self._tick(todo[key][2])
         except OSError:
             return  # no worker could be started (EAGAIN, ENOMEM): the calls are made here when asked for
 
