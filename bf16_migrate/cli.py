@@ -491,6 +491,7 @@ def verify(
         missing = check_matplotlib()
         if missing:
             _usage(missing)
+    _interrupt_on_termination()  # a verify stopped by SIGTERM stops its runs and says so, as Ctrl-C does
     from .carriers import REGISTRY as _CARRIERS
     from .scan import kind_of
 

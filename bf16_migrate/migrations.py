@@ -87,13 +87,11 @@ class Migrations:
         sizes = sorted((len(call[0]) for call in todo.values()), reverse=True)
         if count < 2 or sum(sizes) < self.AHEAD_FROM_BYTES or 2 * sizes[0] >= sum(sizes):
             return  # too little work, or one call is at least half of it (time grows with the size)
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        # fork: the workers start with everything this process has imported and read
+        # forked: the workers start with everything this process has imported and read, and end with it
         try:
-            with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
+            with workers.process_pool(count) as pool:
                 # the largest first, so that no worker is left with a large one at the end
                 largest_first = sorted(todo.items(), key=lambda item: -len(item[1][0]))
                 futures = {key: pool.submit(_run, call) for key, call in largest_first}
