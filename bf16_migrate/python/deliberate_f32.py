@@ -156,8 +156,8 @@ def _decide_one(
             if meet.kind == "matmul":
                 return Decision(node, Verdict.MATMUL, where, at=meet.at)
             continue
-        if meet.kind == "into":
-            continue  # written into a tensor that keeps its dtype: no promotion
+        if meet.kind == "into" or (meet.other is not None and reach.flows.maybe_number(meet.other)):
+            continue  # written into a tensor that keeps its dtype, or a Python number: no promotion
         carrier = carrier_at(node, meet, exclude)
         if carrier is None or meet.via is None:
             return Decision(node, Verdict.LOST, where, at=meet.at)

@@ -134,6 +134,8 @@ class ValueReach:
         """The nodes the value goes on from after ``escape``, or None when it cannot be followed."""
         if isinstance(escape, cst.Return):
             return self._returned(escape)
+        if isinstance(escape, cst.Tuple) and isinstance(self.ctx.parent(escape), cst.Return):
+            return self._returned_in_tuple(escape, flow)
         if isinstance(escape, cst.Call):
             return self._handed(escape, flow)
         if isinstance(escape, cst.Assign):
@@ -157,6 +159,30 @@ class ValueReach:
             return []
         calls = self._calls_of(func, cls)
         return calls or None
+
+    def _returned_in_tuple(self, returned: cst.Tuple, flow: Flow) -> list[cst.CSTNode] | None:
+        """``return cos, sin``: at each call, unpacked into as many names (``cos, sin = f(...)``),
+        the reads of the name at the value's place; None where a call does anything else."""
+        ret = self.ctx.parent(returned)
+        assert isinstance(ret, cst.Return), "the caller checked"
+        places = [i for i, e in enumerate(returned.elements) if id(e.value) in flow.visited]
+        calls = self._returned(ret)
+        if not places or calls is None:
+            return None
+        reads: list[cst.CSTNode] = []
+        for call in calls:
+            assign = self.ctx.parent(call)
+            if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+                return None
+            names = assign.targets[0].target
+            if not isinstance(names, (cst.Tuple, cst.List)) or len(names.elements) != len(returned.elements):
+                return None
+            for i in places:
+                name = names.elements[i].value
+                if not isinstance(name, cst.Name):
+                    return None
+                reads.extend(self.flows.references(name))
+        return reads
 
     def _calls_of(self, func: cst.FunctionDef, cls: cst.ClassDef | None) -> list[cst.CSTNode]:
         """The calls of ``func`` (by its name, or ``self.<name>(...)`` in its class) made in the code
@@ -200,7 +226,14 @@ class ValueReach:
         if target is None:
             return None
         param = _parameter_for(call, arg, target, skip_self=self._bound_method(call.func, target))
-        return self.flows.references(param.name) if param is not None else None
+        return self._parameter_reads(param) if param is not None else None
+
+    def _parameter_reads(self, param: cst.Param) -> list[cst.CSTNode]:
+        """The reads of a parameter in its function (libcst's scope records the ``Param`` node)."""
+        scope = self.ctx.scopes.get(param.name)
+        if scope is None:
+            return []
+        return [access.node for a in scope.assignments[param.name.value] if a.node is param for access in a.references]
 
     def _callee(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         """The function of the file a call of ``func`` runs: a module-level function by name, a
@@ -239,27 +272,31 @@ class ValueReach:
         return isinstance(func, cst.Attribute) and bool(params) and params[0].name.value == "self"
 
     def _stored(self, assign: cst.Assign) -> list[cst.CSTNode] | None:
-        """``state["key"] = value``: the reads of ``["key"]`` of the same state (a name bound to
-        ``self.state[...]`` in an optimizer's methods, or the same name in the function)."""
-        if len(assign.targets) != 1 or not m.matches(
-            assign.targets[0].target, m.Subscript(value=m.Name(), slice=[m.SubscriptElement(m.Index(m.SimpleString()))])
-        ):
+        """``state["key"] = value``, ``self.cache[n] = value``: the reads of the same item (the
+        same container and key, as written) in the function, or, for an optimizer's state (a name
+        bound to ``self.state[...]``) and a container held by ``self``, in the class."""
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Subscript):
             return None
         target = assign.targets[0].target
-        assert isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name), "matched above"
-        key = _key(target)
+        assert isinstance(target, cst.Subscript), "checked above"
         holder = target.value
-        state = self._optimizer_state(holder)
+        if not (isinstance(holder, cst.Name) or m.matches(holder, m.Attribute(value=m.Name("self")))):
+            return None
+        state = isinstance(holder, cst.Name) and self._optimizer_state(holder)
         func = self.ctx.enclosing(assign, cst.FunctionDef)
         where: cst.CSTNode = func or self.ctx.module
-        if state:
+        if state or isinstance(holder, cst.Attribute):
             where = self.ctx.enclosing(where, cst.ClassDef) or where
+        key = self.ctx.code(target.slice[0]) if len(target.slice) == 1 else None
         reads: list[cst.CSTNode] = []
-        for sub in findall(where, m.Subscript(value=m.Name())):
-            assert isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name), "matched above"
-            if sub is target or _key(sub) != key or isinstance(self.ctx.parent(sub), cst.AssignTarget):
+        for sub in findall(where, m.Subscript()):
+            assert isinstance(sub, cst.Subscript), "findall of Subscript"
+            if sub is target or isinstance(self.ctx.parent(sub), cst.AssignTarget) or not self._in_step(sub):
                 continue
-            if sub.value.value == holder.value or (state and self._optimizer_state(sub.value)):
+            if len(sub.slice) != 1 or self.ctx.code(sub.slice[0]) != key:
+                continue
+            same = self.ctx.code(sub.value) == self.ctx.code(holder)
+            if same or (state and isinstance(sub.value, cst.Name) and self._optimizer_state(sub.value)):
                 reads.append(sub)
         return reads
 
@@ -283,13 +320,6 @@ class ValueReach:
             for read in findall(cls, pattern)
             if not isinstance(self.ctx.parent(read), cst.AssignTarget) and self._in_step(read)
         ]
-
-
-def _key(sub: cst.Subscript) -> str | None:
-    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
-        return None
-    value = sub.slice[0].slice.value
-    return value.evaluated_value if isinstance(value, cst.SimpleString) else None  # type: ignore[return-value]
 
 
 def _parameter_for(call: cst.Call, arg: cst.Arg, target: cst.FunctionDef, skip_self: bool) -> cst.Param | None:

@@ -49,7 +49,7 @@ from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
 from .meet import Cast, ValueReach, plan_cast
-from .model_reach import Reached, self_assigned
+from .model_reach import Reached, definitions, self_assigned
 from .optimizers import append_keyword
 from .tensor_flow import Flow, Meet, TensorFlow
 
@@ -220,7 +220,7 @@ def _plan_follow(plan: EditPlan, site: Site, dtype: str) -> None:
         plan.replace[id(site.dtype_arg.value)] = lambda node: value.with_changes(lpar=node.lpar, rpar=node.rpar)
     elif site.kind == "factory":
         plan.replace[id(site.node)] = lambda node: append_keyword(node, "dtype", value)
-    elif site.kind == "attribute":
+    elif site.kind in ("attribute", "global"):
         plan.replace[id(site.node)] = lambda node: cst.Call(
             func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(value)]
         )
@@ -245,7 +245,8 @@ class _Audit:
 
     def run(self) -> ModelCodeAudit:
         factories, int_roots, upcasts = self._calls()
-        attributes = self._attribute_reads()
+        attributes = [(read, "attribute") for read in self._attribute_reads()]
+        attributes += [(read, "global") for read in self._global_reads()]
         creations: list[Site] = []
         islands: list[tuple[cst.Call, cst.Arg | None]] = []
         fresh: frozenset[int] = frozenset()
@@ -316,7 +317,7 @@ class _Audit:
             Site(call, kind, follow(call, fresh=fresh), _keyword(call, "dtype") if kind == "explicit" else None, unsure)
             for call, kind, unsure in factories
         ]
-        sites += [Site(read, "attribute", follow(read, fresh=fresh)) for read in attributes]
+        sites += [Site(read, kind, follow(read, fresh=fresh)) for read, kind in attributes]
         found: set[int] = set()
         for root in int_roots:
             found |= follow(root, fresh=fresh).visited
@@ -591,6 +592,29 @@ class _Audit:
                         reads += self._reads_in_steps(cls, target.target.attr.value)
         return reads
 
+    def _global_reads(self) -> list[cst.Name]:
+        """Reads, in a step, of a module-level name bound only to a floating tensor (``TABLE =
+        torch.randn(64, d)``, made at import on the host and moved in ``forward``): f32 on the device
+        where the switch made it bf16, as a plain tensor attribute is."""
+        reads: list[cst.Name] = []
+        for statement in self.ctx.module.body:
+            if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
+                continue
+            assign = statement.body[0]
+            assert isinstance(assign, cst.Assign) and isinstance(assign.targets[0].target, cst.Name), "matched"
+            name = assign.targets[0].target
+            scope = self.ctx.scopes.get(name)
+            if scope is None:
+                continue
+            bindings = [a for a in scope.assignments[name.value]]
+            if len(bindings) != 1 or not self._plain_tensor(assign.value):
+                continue
+            for access in bindings[0].references:
+                read = access.node
+                if isinstance(read, cst.Name) and self.reached.is_runtime(self.ctx.enclosing(read, cst.FunctionDef)):
+                    reads.append(read)
+        return reads
+
     def _plain_tensor(self, value: cst.BaseExpression) -> bool:
         """A floating tensor made here and kept as is: a float factory or an upcast at its root,
         not wrapped in a parameter or a buffer."""
@@ -659,6 +683,8 @@ class _Audit:
                 if meet.kind == "matmul" and lost is None:
                     lost = (meet.at, None)
                 continue
+            if meet.other is not None and self.flows.maybe_number(meet.other):
+                continue  # a Python number decides no dtype and promotes nothing
             carrier = self._carrier(site, [meet], exclude, anchor=meet.at) if meet.via is not None else None
             if carrier is not None:
                 assert meet.via is not None, "a carrier is looked for only where a cast can go"
@@ -885,6 +911,9 @@ class _Audit:
             return list[cst.BaseExpression | str](args[:2])
         if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
             return [call.func.value]
+        if any(isinstance(d, cst.FunctionDef) for d in definitions(self.ctx, call.func)):  # `rotate_half(q)`
+            args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
+            return list[cst.BaseExpression | str](args[:1])
         return []
 
     def _device_hint(self, site: Site) -> str | None:

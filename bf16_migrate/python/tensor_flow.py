@@ -241,6 +241,14 @@ class TensorFlow:
             return False
         return not any(self._used_as_tensor(access.node) for access in bindings[0].references)
 
+    def maybe_number(self, expr: cst.BaseExpression) -> bool:
+        """:meth:`maybe_scalar`, or arithmetic of such parameters and literals (``0.5 / n``)."""
+        if isinstance(expr, cst.BinaryOperation):
+            return all(self.maybe_number(e) for e in (expr.left, expr.right))
+        if isinstance(expr, cst.UnaryOperation):
+            return self.maybe_number(expr.expression)
+        return isinstance(expr, _LITERALS) or self.maybe_scalar(expr)
+
     def _used_as_tensor(self, read: cst.CSTNode) -> bool:
         parent = self.ctx.parent(read)
         if isinstance(parent, cst.Attribute) and parent.value is read:
@@ -253,6 +261,8 @@ class TensorFlow:
             call = self.ctx.parent(parent)
             if isinstance(call, cst.Call) and call.args and call.args[0] is parent:
                 names = self.ctx.qualified_names(call.func)
+                if any(n.startswith("torch.") and n[6:] in self.rules.float_factories for n in names):
+                    return False  # `torch.eye(n)`, `torch.zeros(n, d)`: a size
                 return any(n.startswith("torch.") for n in names) or self.layer(call.func) is not None
         if isinstance(parent, cst.Element):  # `torch.cat([z1, z2])`
             holder = self.ctx.parent(self.ctx.parent(parent))
@@ -334,7 +344,7 @@ class TensorFlow:
                 flow.meets.append(Meet(other, at, kind, fresh=True, via=via))
             elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
                 flow.meets.append(Meet(other, at, kind, via=via))
-                met = met or not self.maybe_scalar(other)  # a Python number decides no dtype: go on
+                met = met or not self.maybe_number(other)  # a Python number decides no dtype: go on
         if kind == "matmul":
             flow.matmuls.append(at)
         return [at] if through or not met else []
@@ -470,7 +480,7 @@ class TensorFlow:
         nexts: list[cst.CSTNode] = []
         for target in targets:
             if isinstance(target, cst.Subscript):
-                if _keyed(target):  # `state["step"] = value`: stored in a container
+                if _keyed(target) or not self.tensor_like(target.value):  # `state["k"] = v`, `cache[n] = v`: stored
                     flow.escapes.append(assign)
                 else:
                     into = target.value
@@ -504,8 +514,7 @@ class TensorFlow:
             call = self.ctx.parent(holder)
             if isinstance(call, cst.Call) and any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
                 others = [e.value for e in container.elements if e is not element]
-                self._meet_then(container, others, "arith", flow, True, element.value)
-                return [container]
+                return self._meet_then(container, others, "arith", flow, through, element.value)
         unpacked = self._unpacked(element, container, holder)
         if unpacked is not None:
             return unpacked
