@@ -157,6 +157,7 @@ SHELL_LAYERS = {
     "dead": 1,
     "parsed": 1,  # the data one walk produces
     "context": 2,
+    "inline": 2,  # `python -c` code: where it is, and its migrated text written back in its quotes
     "expand": 3,
     "calls": 4,
     "walk": 5,  # the one walk that fills the data

@@ -183,6 +183,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 line=ctx.pos(site.node)[0],
                 dtype=f"{cast.carrier}.dtype",
             )
+    if audit.loss_kept_f32:
+        ctx.outcome.loss_f32 = True
     for site, where in audit.kept:
         ctx.report(
             "BFM089",

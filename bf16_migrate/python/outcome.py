@@ -67,6 +67,7 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``no_effect``, ``loss_f32``: see the fields.
     """
 
     switch_migrated: bool = False
@@ -74,6 +75,14 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    no_effect: bool = False
+    """The script puts no tensor on the device (:mod:`.no_tensor`): the legacy settings in force
+    for it change nothing there; its own were removed, a launcher's are removed too (BFM170)."""
+    loss_f32: bool = False
+    """The loss the training step backpropagates is computed in f32 because the code asks for it
+    (``F.cross_entropy(logits.float(), y)``), kept so by the migration (:mod:`.deliberate_f32`,
+    BFM089): the migrated run's loss is f32 on the device where the legacy run's was bf16, by
+    design (verify's precision part accepts it)."""
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""
@@ -81,8 +90,8 @@ class Outcome:
 
     @property
     def took(self) -> bool:
-        """The file has the mode's change: made now, or there already."""
-        return self.switch_migrated or self.already_migrated
+        """The file has the mode's change: made now, or there already (or needs none: ``no_effect``)."""
+        return self.switch_migrated or self.already_migrated or self.no_effect
 
     def refused(self, among: frozenset[Refusal] | None = None) -> list[tuple[Refusal, Diagnostic]]:
         """The refusals (of the kinds ``among``, or all), in the order decided."""

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..rules import DEFAULT_MODE, mode_named
 from ..rules import MODES as MODE_NAMES
@@ -102,14 +102,25 @@ class VerifyReport:
         return report_dict(self)
 
 
+class _Migrated(NamedTuple):
+    """What :func:`_migrate` returns (see there)."""
+
+    code: str
+    diagnostics: list[Any]
+    flag: str | None
+    modules: dict[Path, str]
+    loss_f32: bool
+
+
 def _migrate(
     source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
-) -> tuple[str, list[Any], str | None, dict[Path, str]]:
+) -> _Migrated:
     """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
     (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
     pass instead of the setting (amp through the script's own autocast flag:
-    ``MigrationResult.launch_flag``), which the migrated run is given too, and, with ``modules``,
-    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`)."""
+    ``MigrationResult.launch_flag``), which the migrated run is given too, with ``modules``,
+    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`),
+    and whether the script's loss is kept in f32 as it asks (``Outcome.loss_f32``)."""
     try:
         from bf16_migrate.python import migrate_source
     except ImportError as exc:  # pragma: no cover - the package ships it
@@ -140,7 +151,7 @@ def _migrate(
             hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
-    return result.code, diagnostics, result.launch_flag, staged
+    return _Migrated(result.code, diagnostics, result.launch_flag, staged, result.outcome.loss_f32)
 
 
 def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
@@ -298,7 +309,9 @@ def verify_script(
     _raise_unusable(mode, runs)
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)
+    verdict = judge(
+        mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance, loss_f32=texts.loss_f32
+    )
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
@@ -314,7 +327,15 @@ def verify_script(
             _control_run(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
-            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device, allowance=allowance)
+            verdict = judge(
+                mode,
+                runs,
+                requested_steps=budget,
+                graphs=graphs,
+                device=device,
+                allowance=allowance,
+                loss_f32=texts.loss_f32,
+            )
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -419,6 +440,9 @@ class _Texts:
     its launch lines instead of the legacy setting (amp through the script's own autocast)."""
     modules: dict[Path, str] = field(default_factory=dict)
     """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
+    loss_f32: bool = False
+    """The migration keeps the script's loss in f32 because the script asks for it (BFM089): the
+    precision part accepts an f32 loss (:func:`.compare.judge`)."""
 
 
 def _texts(
@@ -459,20 +483,31 @@ def _texts(
             hint="verify the training script the test exercises; a script that only has a test's name is verified",
         )
     flag: str | None = None
+    loss_f32 = False
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag, modules, loss_f32 = _migrate(
+                source, mode, script, launched_with=legacy_env
+            )
             if not inherited:
                 refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
+            # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
+            # under its launcher's setting), a loss it computes in f32 on purpose
+            legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
+            loss_f32 = legacy_read.loss_f32
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
-                # the script unchanged under its launcher's setting: amp through its own flag?
-                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)[2]
+                flag = legacy_read.flag
     if need_reference and reference_source is None:
         reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
     return _Texts(
-        migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [], modules
+        migrated_source,
+        reference_source if need_reference else None,
+        diagnostics,
+        [flag] if flag else [],
+        modules,
+        loss_f32,
     )
 
 

@@ -427,6 +427,7 @@ def judge(
     graphs: bool = True,
     device: str = "CPU",
     allowance: Sequence[Allowance] | None = None,
+    loss_f32: bool = False,
 ) -> Verdict:
     """The verdict for ``mode`` from the runs (``"legacy"``, ``"migrated"``, ``"reference"``;
     any may be missing or failed). ``graphs``: add the graph part (False when the runs were made
@@ -436,6 +437,8 @@ def judge(
     steps cannot be expected and the onset check is skipped (drift only; not measured here,
     there is no Neuron device: see :data:`DEVICE_NOTE`). ``allowance``: the compilations the
     migration may add (:func:`.allowance.compile_allowance`; None: :func:`~.evidence.mode_compile_allowance`).
+    ``loss_f32``: the migration keeps the script's loss in f32 because the script asks for it
+    (``Outcome.loss_f32``, BFM089): an f32 loss is then no precision problem.
     Raises ValueError for an unknown mode. Never raises for bad runs: they make parts FAIL.
 
     Phases: the comparison run (:func:`_comparison_run`), then the parts in order, runs
@@ -472,7 +475,9 @@ def judge(
     verdict.rel = rel_diffs(migrated.losses, base.losses)
     gap = precision_gap(legacy, reference, base)
     verdict.parts.append(_trains_part(migrated, base, tol.drift_limit(gap)[0]))
-    verdict.parts.append(precision_part(mode, migrated, legacy, reference, base, verdict.notes, control))
+    verdict.parts.append(
+        precision_part(mode, migrated, legacy, reference, base, verdict.notes, control, loss_f32=loss_f32)
+    )
     if tol is FALLBACK:
         verdict.parts.append(
             Part(
