@@ -28,6 +28,7 @@ from ..diagnostics import Diagnostic, cited, headline, report
 from ..helpers_module import usable_for
 from ..migrations import Call, Migrations
 from ..python import LAUNCH_REFUSALS, ParseError, Refusal
+from ..python.inline_code import as_script
 from ..python.snippets import HELPER_SOURCES
 from ..rules import Mode, load_rules
 from . import for_kind
@@ -257,7 +258,7 @@ class LinkPlanner:
             source = carrier.analysis.python.source
             label = str(carrier.path)
         elif node[0] == Resolution.INLINE:
-            source, label = self.inline_source(node), str(path)
+            source, label = as_script(self.inline_source(node)), str(path)
         else:
             found = python_files.get(path) or next(
                 (v for k, v in python_files.items() if k.resolve() == path.resolve()), None

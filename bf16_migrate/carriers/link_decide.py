@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
+from ..python.inline_code import as_script, one_line
 from ..python.outcome import LAUNCH_REFUSALS
 from ..rules import STOCHASTIC_ROUNDING_VAR, Mode, Rules, is_truthy
 from . import for_kind
@@ -355,13 +356,16 @@ class Decider:
                 continue
             launch = self.p.inline_launch(node)
             code = launch.target[1] if launch.target is not None else ""
-            if not result.outcome.took or result.code == code:
+            if not result.outcome.took or result.code in (code, as_script(code)):
                 continue
-            why = launch.inline.cannot_write(result.code) if launch.inline is not None else None
+            written = result.code
+            if launch.inline is not None and launch.inline.one_line and "\n" in written.strip("\n"):
+                written = one_line(written) or written
+            why = launch.inline.cannot_write(written) if launch.inline is not None else None
             if why is None and launch.inline is None:
                 why = "bf16-migrate does not rewrite code written in this form"
             if why is None:
-                self.inline_new[node] = result.code
+                self.inline_new[node] = written
                 continue
             ci = node[1][0]
             variables = sorted({self._entry(g).variable for k, r in self.reach.items() if k == node[1] for g in r})
@@ -393,10 +397,12 @@ class Decider:
             launch = self.p.inline_launch(node)
             blocked = self.is_blocked(node)
             path = f"{self.carriers[ci].path}{launch.where}"
+            code = launch.target[1] if launch.target is not None else ""
+            split = "\n" not in code and as_script(code) != code  # a one-liner read one statement per line
             for d in result.diagnostics:
                 if blocked and d.fixed:
                     continue
-                line, col = _inline_position(launch, d.line, d.col)
+                line, col = _inline_position(launch, 1 if split else d.line, 1 if split else d.col)
                 found.append(Diagnostic(d.code, path, line, col, d.message, d.fixed and not blocked))
         return found
 

@@ -196,6 +196,10 @@ class InlineCode:
     line: int
     col: int
     why_not: Callable[[str], str | None] | None = None
+    one_line: bool = False
+    """The code is written in one line of its host (a notebook's ``!`` line, a Dockerfile
+    instruction): a migrated code of several lines goes back joined with ``; `` where it can
+    (:func:`bf16_migrate.python.inline_code.one_line`)."""
 
     def cannot_write(self, new: str) -> str | None:
         """Why ``new`` cannot replace the code where it is written (None when it can)."""
