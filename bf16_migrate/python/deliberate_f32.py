@@ -40,8 +40,9 @@ import libcst as cst
 
 from .meet import Cast, Reach, ValueReach
 from .tensor_flow import Meet
+from .unit_examples import Example, script
 
-__all__ = ["Decision", "Verdict", "Where", "decide", "leaks"]
+__all__ = ["EXAMPLES", "Decision", "Verdict", "Where", "decide", "leaks"]
 
 _MAX_ROUNDS = 6
 
@@ -185,3 +186,116 @@ def _back_to(
         return None
     carrier = carrier_at(node, Meet(upcast_of, ret, "arith", via=ret.value), exclude)
     return Cast(ret.value, carrier, ret) if carrier is not None else None
+
+
+# -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+_STEP = """
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 8, device=device), torch.randint(0, 4, (8,), device=device)
+    for step in range(3):
+        optimizer.zero_grad()
+        {loss}
+        loss.backward()
+        optimizer.step()
+"""
+_NET = """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = torch.nn.Linear(8, 24)
+        self.head = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        weights = (q @ k.transpose(-2, -1)).float().softmax(dim=-1)
+        return self.head(weights @ v)
+"""
+
+EXAMPLES = (
+    Example(
+        "an upcast softmax that feeds a matmul",
+        script(_NET),
+        False,
+        ("        return self.head(weights.to(self.qkv.weight.dtype) @ v)",),
+        ("BFM088",),
+    ),
+    Example(
+        "an upcast softmax that casts itself back",
+        script(_NET.replace(".softmax(dim=-1)", ".softmax(dim=-1).type_as(v)")),
+        True,
+        ("        weights = (q @ k.transpose(-2, -1)).float().softmax(dim=-1).type_as(v)",),
+        ("BFM082",),
+    ),
+    Example(
+        "a loss computed in f32, in a function and in the loop",
+        script(
+            _NET.replace(".float().softmax", ".softmax")
+            + """
+
+def smoothed(logits, target):
+    logp = logits.float().log_softmax(dim=-1)
+    return -(0.9 * logp.gather(1, target.unsqueeze(1)).squeeze(1) + 0.1 * logp.mean(dim=-1)).mean()
+""",
+            _STEP.format(
+                loss="logits = model(x)\n"
+                "        loss = smoothed(logits, y) + 1e-3 * logits.float().logsumexp(-1).pow(2).mean()"
+            ),
+        ),
+        True,
+        (
+            "    logp = logits.float().log_softmax(dim=-1)",
+            "        loss = smoothed(logits, y) + 1e-3 * logits.float().logsumexp(-1).pow(2).mean()",
+        ),
+        ("BFM089", "BFM089"),
+    ),
+    Example(
+        "an optimizer's FP32 state",
+        script(
+            _NET.replace(".float().softmax", ".softmax")
+            + """
+
+class AdamFP32(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-3):
+        super().__init__(params, dict(lr=lr))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                if not state:
+                    state["m"] = torch.zeros_like(p, dtype=torch.float32)
+                    state["v"] = torch.zeros_like(p, dtype=torch.float32)
+                grad = p.grad.float()
+                m, v = state["m"], state["v"]
+                m.mul_(0.9).add_(grad, alpha=0.1)
+                v.mul_(0.999).addcmul_(grad, grad, value=0.001)
+                p.add_(m / (v.sqrt() + 1e-8), alpha=-group["lr"])
+""",
+            "\n\nmodel = Net().to(torch_xla.device())\noptimizer = AdamFP32(model.parameters(), lr=0.1)\n",
+        ),
+        True,
+        (
+            '                    state["m"] = torch.zeros_like(p, dtype=torch.float32)',
+            "                grad = p.grad.float()",
+        ),
+        ("BFM089", "BFM089", "BFM089"),
+    ),
+    Example(
+        "an f32 matmul of two upcast operands",
+        script(
+            _NET.replace(
+                "weights = (q @ k.transpose(-2, -1)).float()", "weights = (q.float() @ k.float().transpose(-2, -1))"
+            )
+        ),
+        True,
+        ("        weights = (q.float() @ k.float().transpose(-2, -1)).softmax(dim=-1)",),
+        ("BFM085", "BFM084", "BFM084"),
+        kept=True,
+    ),
+)
+"""VALID and INVALID examples of the deliberate f32 rule (:func:`decide`)."""

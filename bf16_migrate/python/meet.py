@@ -38,8 +38,9 @@ from .apply import EditPlan
 from .context import FileContext, findall
 from .model_reach import Reached
 from .tensor_flow import Flow, Meet, TensorFlow
+from .unit_examples import Example, script
 
-__all__ = ["Cast", "ValueReach", "Reach", "cast_to", "plan_cast"]
+__all__ = ["EXAMPLES", "Cast", "Reach", "ValueReach", "cast_to", "plan_cast"]
 
 _MAX_HOPS = 6
 _STATE_ROOT = "self.state"
@@ -361,3 +362,170 @@ def plan_cast(plan: EditPlan, cast: Cast) -> None:
         return cast_to(inner, dtype)
 
     plan.replace[id(cast.via)] = replace
+
+
+# -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+_TABLE = """
+def sinusoid_table(n, dim, device):
+    position = torch.arange(n, device=device).unsqueeze(1)
+    table = torch.zeros(n, dim, device=device)
+    table[:, 0::2] = torch.sin(position * 0.1)
+    table[:, 1::2] = torch.cos(position * 0.1)
+    return table
+"""
+
+EXAMPLES = (
+    Example(
+        "returned table",
+        script(
+            _TABLE
+            + """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        return x + sinusoid_table(tokens.shape[1], 8, tokens.device)
+"""
+        ),
+        False,
+        ("        return x + sinusoid_table(tokens.shape[1], 8, tokens.device).to(x.dtype)",),
+        ("BFM087",),
+    ),
+    Example(
+        "table registered while the step runs",
+        script(
+            _TABLE
+            + """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.register_buffer("table", sinusoid_table(4, 8, "cpu"), persistent=False)
+
+    def forward(self, tokens):
+        if tokens.shape[1] > self.table.shape[0]:
+            self.register_buffer("table", sinusoid_table(tokens.shape[1], 8, tokens.device), persistent=False)
+        return self.embed(tokens) + self.table[: tokens.shape[1]]
+"""
+        ),
+        False,
+        ("        return self.embed(tokens) + self.table[: tokens.shape[1]].to(self.embed.weight.dtype)",),
+        ("BFM087",),
+    ),
+    Example(
+        "handed to a helper",
+        script(
+            """
+def add_positions(x, table):
+    return x + table[: x.shape[1]]
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        table = torch.zeros(64, 8, device=x.device)
+        table[:, 0] = 1.0
+        return self.proj(add_positions(x, table))
+"""
+        ),
+        False,
+        ("    return x + table[: x.shape[1]].to(x.dtype)",),
+        ("BFM087",),
+    ),
+    Example(
+        "returned in a tuple and unpacked",
+        script(
+            """
+def rotary(n, dim, device):
+    inverse = 1.0 / (10000 ** (torch.arange(0, dim, 2, device=device).float() / dim))
+    angles = torch.arange(n, device=device).float()[:, None] * inverse[None, :]
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos(), angles.sin()
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        cos, sin = rotary(x.shape[1], 8, x.device)
+        q = self.q(x)
+        return q * cos + q.flip(-1) * sin
+"""
+        ),
+        False,
+        ("        return q * cos.to(q.dtype) + q.flip(-1) * sin.to(q.dtype)",),
+        ("BFM087", "BFM087"),
+    ),
+    Example(
+        "a torch.cat partner and a container item",
+        script(
+            """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+        self.cache = {}
+
+    def forward(self, x):
+        n = x.shape[1]
+        if n not in self.cache:
+            self.cache[n] = torch.linspace(-1, 1, n, device=x.device).unsqueeze(-1)
+        h = self.proj(x) * self.cache[n]
+        return torch.cat([torch.zeros(x.shape[0], 1, 8, device=x.device), h], dim=1)
+"""
+        ),
+        False,
+        (
+            "        h = self.proj(x) * self.cache[n].to(self.proj.weight.dtype)",
+            "        return torch.cat([torch.zeros(x.shape[0], 1, 8, device=x.device, dtype=h.dtype), h], dim=1)",
+        ),
+        ("BFM087", "BFM080"),
+    ),
+    Example(
+        "a buffer registered when the model is built",
+        script(
+            _TABLE
+            + """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.register_buffer("table", sinusoid_table(32, 8, "cpu"), persistent=False)
+
+    def forward(self, tokens):
+        return self.embed(tokens) + self.table[: tokens.shape[1]]
+"""
+        ),
+        True,
+        ("        return self.embed(tokens) + self.table[: tokens.shape[1]]",),
+        (),
+    ),
+    Example(
+        "lost in a tuple the model returns",
+        script(
+            _TABLE
+            + """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+
+    def forward(self, tokens):
+        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
+"""
+        ),
+        True,
+        ("        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)",),
+        ("BFM085", "BFM081"),
+        kept=True,
+    ),
+)
+"""VALID and INVALID examples of following a value to where it meets (:class:`ValueReach`)."""

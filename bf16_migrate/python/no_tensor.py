@@ -26,9 +26,10 @@ import libcst.matchers as m
 from .apply import EditPlan
 from .context import FileContext
 from .env_writes import LegacyWrite
+from .unit_examples import HEADER, Example
 from .write_edits import remove_write
 
-__all__ = ["makes_no_tensor", "plan_no_tensor"]
+__all__ = ["EXAMPLES", "makes_no_tensor", "plan_no_tensor"]
 
 _TORCH_ROOTS = ("torch", "torch_xla")
 _UNSAFE_BUILTINS = frozenset(
@@ -81,3 +82,33 @@ def plan_no_tensor(ctx: FileContext, plan: EditPlan, writes: list[LegacyWrite], 
         ctx.report("BFM170", w.key, fixed=True, variable=w.variable)
     ctx.outcome.no_effect = True
     return True
+
+
+# -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+EXAMPLES = (
+    Example(
+        "a probe of the runtime",
+        HEADER + 'print("torch_xla", torch_xla.__version__, "on", torch_xla.device())\n',
+        False,
+        (),
+        ("BFM170",),
+        gone=('os.environ["XLA_USE_BF16"] = "1"',),
+    ),
+    Example(
+        "a probe that makes a tensor",
+        HEADER + "t = torch.ones(2, device=torch_xla.device())\nprint(t.dtype)\n",
+        True,
+        ('os.environ["XLA_USE_BF16"] = "1"',),
+        (),
+        kept=True,
+    ),
+    Example(
+        "a probe that starts another process",
+        HEADER + 'import subprocess\n\nsubprocess.run(["python", "train.py"], check=True)\n',
+        True,
+        ('os.environ["XLA_USE_BF16"] = "1"',),
+        (),
+        kept=True,
+    ),
+)
+"""VALID and INVALID examples of the no-tensor rule (:func:`makes_no_tensor`)."""

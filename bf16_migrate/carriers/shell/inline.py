@@ -60,7 +60,8 @@ def inline_code(
             return reason
         assert word is not None, "a word to rewrite"
         if one_line and "\n" in new:
-            return f"its line holds one line of shell, and the migrated code has {new.count(chr(10)) + 1} lines that cannot be joined with `;`"
+            lines = new.count("\n") + 1
+            return f"its line holds one line of shell, and the migrated code has {lines} lines that `;` cannot join"
         if ipython and any(c in new for c in IPYTHON_EXPANDS):
             return "IPython would expand the `{`, `}` or `$` of the migrated code in this `!` line"
         return _reads_back(source, word, new)
