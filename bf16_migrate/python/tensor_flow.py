@@ -424,7 +424,8 @@ class TensorFlow:
         if found is None:
             return False
         beside = found.beside if found.beside is not None and id(found.beside) not in self._fresh else None
-        flow.meets.append(Meet(beside, call, "module", found.parameters))
+        via = handed.value if not isinstance(handed.value, (cst.Tuple, cst.List)) else None  # a state tuple: no cast
+        flow.meets.append(Meet(beside, call, "module", found.parameters, via=via))
         return True
 
     def _method_argument(
