@@ -306,7 +306,7 @@ class LinkPlanner:
         # carries it, always on (BFM013: own_precision.existing_precision read its
         # autocast region or model cast, in whatever order the files were migrated)
         refused = result.outcome.refused(frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN}))
-        if refused or not result.outcome.took:
+        if refused or not (result.outcome.took or result.outcome.no_effect):
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
             # go under autocast (BFM033), its precision code is another mode's (BFM015), an optimizer

@@ -356,7 +356,7 @@ class Decider:
                 continue
             launch = self.p.inline_launch(node)
             code = launch.target[1] if launch.target is not None else ""
-            if not result.outcome.took or result.code in (code, as_script(code)):
+            if not (result.outcome.took or result.outcome.no_effect) or result.code in (code, as_script(code)):
                 continue
             written = result.code
             if launch.inline is not None and launch.inline.one_line and "\n" in written.strip("\n"):

@@ -90,8 +90,8 @@ class Outcome:
 
     @property
     def took(self) -> bool:
-        """The file has the mode's change: made now, or there already (or needs none: ``no_effect``)."""
-        return self.switch_migrated or self.already_migrated or self.no_effect
+        """The file has the mode's change: made now, or there already."""
+        return self.switch_migrated or self.already_migrated
 
     def refused(self, among: frozenset[Refusal] | None = None) -> list[tuple[Refusal, Diagnostic]]:
         """The refusals (of the kinds ``among``, or all), in the order decided."""
