@@ -142,6 +142,9 @@ def _decide_one(
     whole = reach.follow([node], True, fresh | region)
     leak = leaks(whole)
     if leak is None:
+        calls = {id(call) for call in reach.reached.model_calls}
+        if any(id(flow.start) in calls for flow in whole.flows):
+            where = Where.LOSS  # the model's output, f32 as written, is the loss's input
         return Decision(
             node,
             Verdict.KEPT,
@@ -149,7 +152,10 @@ def _decide_one(
             casts_back=whole.casts_back,
             computes=bool(whole.meets or whole.casts_back or len(whole.visited) > 1),
         )
-    found = reach.follow([node], False, fresh | region)
+    # on through the element-wise ops (they compute in f32 as written, the bf16 tensors they meet
+    # promoted), to the matmuls, layers and submodules it would make f32 and the module outputs it
+    # would leave in f32: cast back there
+    found = reach.follow([node], False, fresh | region, matmuls=True)
     exclude = fresh | region | frozenset(found.visited)
     casts: list[Cast] = []
     for meet in found.meets:
@@ -157,8 +163,8 @@ def _decide_one(
             if meet.kind == "matmul":
                 return Decision(node, Verdict.MATMUL, where, at=meet.at)
             continue
-        if meet.kind == "into" or (meet.other is not None and reach.flows.maybe_number(meet.other)):
-            continue  # written into a tensor that keeps its dtype, or a Python number: no promotion
+        if meet.kind not in ("matmul", "module"):
+            continue  # element-wise: computed in f32 as written, what it meets promoted
         carrier = carrier_at(node, meet, exclude)
         if carrier is None or meet.via is None:
             return Decision(node, Verdict.LOST, where, at=meet.at)

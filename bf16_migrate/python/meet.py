@@ -93,9 +93,11 @@ class ValueReach:
         self.flows = flows
         self.reached = reached
 
-    def follow(self, starts: Iterable[cst.CSTNode], through: bool, fresh: frozenset[int]) -> Reach:
-        """Follow each of ``starts`` as :meth:`.TensorFlow.follow` does (``through``, ``fresh``),
-        then every escape on as far as it can be followed (at most a few hops)."""
+    def follow(
+        self, starts: Iterable[cst.CSTNode], through: bool, fresh: frozenset[int], matmuls: bool = False
+    ) -> Reach:
+        """Follow each of ``starts`` as :meth:`.TensorFlow.follow` does (``through``, ``fresh``,
+        ``matmuls``), then every escape on as far as it can be followed (at most a few hops)."""
         reach = Reach()
         pending = [(start, 0) for start in starts]
         seen: set[int] = set()
@@ -104,7 +106,7 @@ class ValueReach:
             if id(start) in seen:
                 continue
             seen.add(id(start))
-            flow = self.flows.follow(start, through=through, fresh=fresh)
+            flow = self.flows.follow(start, through=through, fresh=fresh, matmuls=matmuls)
             reach.flows.append(flow)
             for escape in flow.escapes:
                 exit_ = self._exit(escape)

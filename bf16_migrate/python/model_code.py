@@ -178,6 +178,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 "BFM088",
                 cast.via,
                 fixed=True,
+                variant="exit" if isinstance(cast.at, cst.Return) else None,
                 value=_short(ctx, cast.via),
                 code=_short(ctx, site.node),
                 line=ctx.pos(site.node)[0],
@@ -247,7 +248,7 @@ class _Audit:
 
     def run(self) -> ModelCodeAudit:
         factories, int_roots, upcasts = self._calls()
-        attributes = [(read, "attribute") for read in self._attribute_reads()]
+        attributes: list[tuple[cst.BaseExpression, str]] = [(read, "attribute") for read in self._attribute_reads()]
         attributes += [(read, "global") for read in self._global_reads()]
         creations: list[Site] = []
         islands: list[tuple[cst.Call, cst.Arg | None]] = []
@@ -602,6 +603,7 @@ class _Audit:
         for statement in self.ctx.module.body:
             if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
                 continue
+            assert isinstance(statement, cst.SimpleStatementLine), "matched"
             assign = statement.body[0]
             assert isinstance(assign, cst.Assign) and isinstance(assign.targets[0].target, cst.Name), "matched"
             name = assign.targets[0].target

@@ -60,13 +60,13 @@ def _imports_allowed(ctx: FileContext) -> bool:
             root = ctx.code(alias.name).split(".")[0]
             if root not in _TORCH_ROOTS and root not in stdlib:
                 return False
-    for node in ctx.nodes(cst.ImportFrom):
-        if node.relative or node.module is None:
+    for imported in ctx.nodes(cst.ImportFrom):
+        if imported.relative or imported.module is None:
             return False
-        root = ctx.code(node.module).split(".")[0]
+        root = ctx.code(imported.module).split(".")[0]
         if root not in _TORCH_ROOTS and root not in stdlib:
             return False
-        if isinstance(node.names, cst.ImportStar):
+        if isinstance(imported.names, cst.ImportStar):
             return False
     return not any(m.matches(node, m.Name("__import__")) for node in ctx.nodes(cst.Name))
 
@@ -74,9 +74,14 @@ def _imports_allowed(ctx: FileContext) -> bool:
 def plan_no_tensor(ctx: FileContext, plan: EditPlan, writes: list[LegacyWrite], external: list[str]) -> bool:
     """When the file makes no tensor (:func:`makes_no_tensor`): its writes that switch bf16 on are
     removed with nothing added (BFM170), the outcome says the settings have no effect here (a
-    launcher's ``external`` setting is removed by the launcher's plan). Returns whether it did."""
+    launcher's ``external`` setting is removed by the launcher's plan). Its own writes only in a
+    flat script (no function, no class): a helper that sets the switch (``def enable_bf16():``) does
+    it for its caller, whose tensors it cannot see. Returns whether it did."""
     if not (writes or external) or not makes_no_tensor(ctx):
         return False
+    defines = bool(ctx.nodes(cst.FunctionDef)) or bool(ctx.nodes(cst.ClassDef))
+    if writes and defines:
+        return False  # a function or class setting it may be a library's, for its caller's tensors
     for w in writes:
         remove_write(ctx, plan, w)
         ctx.report("BFM170", w.key, fixed=True, variable=w.variable)

@@ -155,6 +155,7 @@ class TensorFlow:
         self.rules = ctx.rules.model_code
         self.dtypes = dtypes or DtypeFlow(ctx)
         self._fresh: frozenset[int] = frozenset()
+        self._matmuls = False
 
     # -- what is a tensor ------------------------------------------------------------------
     def tensor_like(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -282,12 +283,18 @@ class TensorFlow:
         return not (isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool", "str"))
 
     # -- following -------------------------------------------------------------------------
-    def follow(self, start: cst.CSTNode, through: bool = False, fresh: frozenset[int] = frozenset()) -> Flow:
+    def follow(
+        self, start: cst.CSTNode, through: bool = False, fresh: frozenset[int] = frozenset(), matmuls: bool = False
+    ) -> Flow:
         """Follow the value of the expression ``start`` (see the module docstring). ``fresh``:
         ids of the nodes that carry other values made by the code audited; meeting one of them is
-        recorded (``Meet.fresh``) and the flow goes on."""
+        recorded (``Meet.fresh``) and the flow goes on. ``matmuls``: go on through every op but a
+        matmul, a weighted layer or a submodule whose other side is not ``fresh`` (where an f32 value
+        would make the matmul f32), and stop there."""
         flow = Flow(start)
         self._fresh = fresh
+        self._matmuls = matmuls
+        through = through or matmuls
         queue: list[cst.CSTNode] = [start]
         while queue:
             node = queue.pop()
@@ -347,6 +354,8 @@ class TensorFlow:
                 met = met or not self.maybe_number(other)  # a Python number decides no dtype: go on
         if kind == "matmul":
             flow.matmuls.append(at)
+            if met and self._matmuls:
+                return []
         return [at] if through or not met else []
 
     def _attribute(self, attribute: cst.Attribute, flow: Flow, through: bool) -> list[cst.CSTNode]:
@@ -409,8 +418,10 @@ class TensorFlow:
             flow.meets.append(Meet(None, call, kind, weight, via=arg.value))
             if kind == "matmul":
                 flow.matmuls.append(call)
+                if self._matmuls:
+                    return []
             return [call] if through else []
-        if not through and self._handed_to_submodule(call, arg, flow):
+        if (not through or self._matmuls) and self._handed_to_submodule(call, arg, flow):
             return []
         flow.escapes.append(call)
         return []
@@ -519,7 +530,11 @@ class TensorFlow:
         unpacked = self._unpacked(element, container, holder)
         if unpacked is not None:
             return unpacked
-        if not through and isinstance(container, cst.Tuple) and self._state_tuple(container, holder, flow):
+        if (
+            (not through or self._matmuls)
+            and isinstance(container, cst.Tuple)
+            and self._state_tuple(container, holder, flow)
+        ):
             return []
         flow.escapes.append(container if container is not None else element)
         return []
