@@ -441,7 +441,8 @@ def test_verify_migrates_the_modules_the_script_imports():
     from bf16_migrate.verify import _migrate
 
     script = CASES_DIR / "lamb_sibling" / "train.py"
-    code, diagnostics, _flag, modules, _loss_f32 = _migrate(script.read_text(), "stochastic", script)
+    migrated = _migrate(script.read_text(), "stochastic", script)
+    code, diagnostics, modules = migrated.code, migrated.diagnostics, migrated.modules
     assert "model.to(torch.bfloat16)" in code
     ((module, text),) = modules.items()
     assert module == (CASES_DIR / "lamb_sibling" / "lamb_opt.py").resolve()

@@ -51,6 +51,7 @@ from .loss_reach import loss_state
 from .meet import Cast, ValueReach, plan_cast
 from .model_reach import Reached, definitions, self_assigned
 from .optimizers import append_keyword
+from .outcome import KeptF32
 from .tensor_flow import Flow, Meet, TensorFlow
 
 __all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
@@ -185,7 +186,11 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 dtype=f"{cast.carrier}.dtype",
             )
     if audit.loss_kept_f32:
-        ctx.outcome.loss_f32 = True
+        ctx.outcome.kept_f32.add(KeptF32.LOSS)
+    if any(where is not Where.OPTIMIZER for _, where in audit.kept) or any(
+        site.kind == "island" for site, _ in audit.casts_back
+    ):
+        ctx.outcome.kept_f32.add(KeptF32.FORWARD)
     for site, where in audit.kept:
         ctx.report(
             "BFM089",

@@ -109,6 +109,7 @@ class _Migrated(NamedTuple):
     diagnostics: list[Any]
     flag: str | None
     modules: dict[Path, str]
+    kept_f32: bool
     loss_f32: bool
 
 
@@ -120,9 +121,10 @@ def _migrate(
     pass instead of the setting (amp through the script's own autocast flag:
     ``MigrationResult.launch_flag``), which the migrated run is given too, with ``modules``,
     the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`),
-    and whether the script's loss is kept in f32 as it asks (``Outcome.loss_f32``)."""
+    whether it keeps f32 the script asks for, and among it the loss (``Outcome.kept_f32``)."""
     try:
         from bf16_migrate.python import migrate_source
+        from bf16_migrate.python.outcome import KeptF32
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
     from bf16_migrate.tree_modules import TreeFactsReader
@@ -151,7 +153,8 @@ def _migrate(
             hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
-    return _Migrated(result.code, diagnostics, result.launch_flag, staged, result.outcome.loss_f32)
+    kept = result.outcome.kept_f32
+    return _Migrated(result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept)
 
 
 def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
@@ -310,7 +313,14 @@ def verify_script(
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
     verdict = judge(
-        mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance, loss_f32=texts.loss_f32
+        mode,
+        runs,
+        requested_steps=steps,
+        graphs=graphs,
+        device=device,
+        allowance=allowance,
+        kept_f32=texts.kept_f32,
+        loss_f32=texts.loss_f32,
     )
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
@@ -334,6 +344,7 @@ def verify_script(
                 graphs=graphs,
                 device=device,
                 allowance=allowance,
+                kept_f32=texts.kept_f32,
                 loss_f32=texts.loss_f32,
             )
             rounds.append(budget)
@@ -440,9 +451,11 @@ class _Texts:
     its launch lines instead of the legacy setting (amp through the script's own autocast)."""
     modules: dict[Path, str] = field(default_factory=dict)
     """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
+    kept_f32: bool = False
+    """The migration keeps f32 the script asks for (``Outcome.kept_f32``, BFM088/BFM089):
+    :func:`.compare.judge` judges the losses by their drift."""
     loss_f32: bool = False
-    """The migration keeps the script's loss in f32 because the script asks for it (BFM089): the
-    precision part accepts an f32 loss (:func:`.compare.judge`)."""
+    """Among it, the loss: :func:`.compare.judge` accepts an f32 loss."""
 
 
 def _texts(
@@ -483,10 +496,10 @@ def _texts(
             hint="verify the training script the test exercises; a script that only has a test's name is verified",
         )
     flag: str | None = None
-    loss_f32 = False
+    kept_f32 = loss_f32 = False
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag, modules, loss_f32 = _migrate(
+            migrated_source, diagnostics, flag, modules, kept_f32, loss_f32 = _migrate(
                 source, mode, script, launched_with=legacy_env
             )
             if not inherited:
@@ -496,7 +509,7 @@ def _texts(
             # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
             # under its launcher's setting), a loss it computes in f32 on purpose
             legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
-            loss_f32 = legacy_read.loss_f32
+            kept_f32, loss_f32 = legacy_read.kept_f32, legacy_read.loss_f32
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
                 flag = legacy_read.flag
     if need_reference and reference_source is None:
@@ -507,6 +520,7 @@ def _texts(
         diagnostics,
         [flag] if flag else [],
         modules,
+        kept_f32,
         loss_f32,
     )
 
