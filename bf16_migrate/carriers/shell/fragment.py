@@ -26,7 +26,8 @@ class ShellFragment:
     host file; ``embedded`` fragments report parse errors as diagnostics instead of raising
     (``ok`` is then False); ``base`` is where ``text`` starts in the host file (characters);
     ``one_line``: the text is one line of its host; ``ipython``: a notebook's ``!`` line
-    (:mod:`.inline`: what migrated ``python -c`` code can be written back there).
+    (:mod:`.inline`: what migrated ``python -c`` code can be written back there);
+    ``batch``: a whole script, whose ``#SBATCH`` directives are read (:mod:`.slurm`).
     Raises :class:`~..model.CarrierError` for a script that does not parse."""
 
     def __init__(
@@ -39,9 +40,12 @@ class ShellFragment:
         base: int = 0,
         one_line: bool = False,
         ipython: bool = False,
+        batch: bool = False,
     ) -> None:
         self.analysis = analysis
-        self.parsed: ParsedFragment = read_fragment(text, path, analysis, pos, embedded, base, one_line, ipython)
+        self.parsed: ParsedFragment = read_fragment(
+            text, path, analysis, pos, embedded, base, one_line=one_line, ipython=ipython, batch=batch
+        )
         if self.parsed.ok:
             reach.apply_reach(reach.link(self.parsed, analysis.launches), analysis)
 

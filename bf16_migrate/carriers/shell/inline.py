@@ -22,7 +22,7 @@ import tree_sitter
 
 from ..model import Edit, InlineCode, apply_edits
 from .parsed import ParsedFragment, ShellSource
-from .words import parser, static_value
+from .words import parse, static_value
 
 __all__ = ["IPYTHON_EXPANDS", "inline_code", "inline_edits", "quoted"]
 
@@ -77,7 +77,7 @@ def _reads_back(source: ShellSource, word: tree_sitter.Node, new: str) -> str | 
     text = quoted(new, source.text[start:end])
     edited = apply_edits(source.text, [Edit(start, end, text)])
     data = edited.encode("utf-8")
-    tree = parser().parse(data)
+    tree = parse(data)  # never the parser's own parse: words.parse keeps it off bytes it crashes on
     if tree.root_node.has_error:
         return "the shell would not parse with the migrated code in its quotes"
     begin = len(source.text[:start].encode("utf-8"))
