@@ -279,6 +279,68 @@ def test_a_launchers_probe_and_smoke_step_are_migrated_and_a_yaml_list_is_read(t
     assert (tree / "smoke.sh").read_text() == smoke and not [d for d in again.diagnostics if d.fixed]
 
 
+# -- verify's door for the f32 a script asks for ----------------------------------------------------------
+
+
+def _texts_of(migrated: str | None, work_tree: str | None = None):
+    from bf16_migrate.verify import _texts
+
+    script = MODEL_CODE / "fp32_loss" / "train.py"
+    legacy = script.read_text()
+    source = legacy if work_tree is None else work_tree
+    return _texts(
+        script,
+        "stochastic",
+        source,
+        None if work_tree is None else legacy,
+        {},
+        {},
+        migrated,
+        None,
+        need_reference=False,
+    )
+
+
+def test_verify_takes_f32_as_kept_on_purpose_only_in_the_codemods_own_migration():
+    """The f32 loss is judged by its drift alone only where the migration judged is the one that
+    reported keeping it (BFM089): the codemod's own, run by verify or found in the work tree
+    (`--against`). A text that differs (by hand: here the model's input left f32, the wrong
+    `input_f32` kind of the calibration) is judged as any f32, and says so; a migrated text handed to verify_script (the
+    calibration's) never opens that door."""
+    own = _texts_of(None)
+    assert (own.kept_f32, own.loss_f32, own.notes) == (True, True, [])
+    golden = (MODEL_CODE / "fp32_loss" / "expected" / "stochastic" / "train.py").read_text()
+    assert own.migrated == golden
+    against = _texts_of(None, work_tree=golden)
+    assert (against.kept_f32, against.loss_f32, against.notes) == (True, True, [])
+    edited = golden.replace("logits = model(images.to(torch.bfloat16))", "logits = model(images)")
+    assert edited != golden
+    by_hand = _texts_of(None, work_tree=edited)
+    assert (by_hand.kept_f32, by_hand.loss_f32) == (False, False)
+    assert "not the codemod's migration of the legacy text" in by_hand.notes[0]
+    given = _texts_of(golden)
+    assert (given.kept_f32, given.loss_f32, given.notes) == (False, False, [])
+
+
+def test_the_door_opened_for_any_migration_would_pass_wrong_ones():
+    """Why the door is that narrow: the stored calibration runs of a wrong migration that leaves
+    the model's input f32 (weighted_loss, no f32 asked for) FAIL as they are judged, and PASS judged
+    as a migration keeping an f32 loss on purpose (its onset and its f32 loss were what failed it;
+    its drift, 0.0042, is within the limit 0.01). bench/RESULTS.md: 3 of the 22 wrong migrations."""
+    import json
+
+    sys.path.insert(0, str(FIXTURES.parent / "bench"))
+    import calibrate
+
+    stored = json.loads(calibrate.RESULTS.read_text())
+    entry = next(
+        e for e in stored if (e["case"], e["migration"]) == ("weighted_loss", "wrong:input_f32:model_input_f32")
+    )
+    cases = calibrate.load_cases()
+    assert calibrate.rejudge(entry, cases)["verdict"] == "FAIL"
+    assert calibrate.rejudge(entry, cases, kept_f32=True)["verdict"] == "PASS"
+
+
 # -- on the XLA CPU device -----------------------------------------------------------------------------
 
 

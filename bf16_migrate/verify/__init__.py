@@ -322,6 +322,7 @@ def verify_script(
         kept_f32=texts.kept_f32,
         loss_f32=texts.loss_f32,
     )
+    verdict.notes.extend(texts.notes)
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
@@ -347,6 +348,7 @@ def verify_script(
                 kept_f32=texts.kept_f32,
                 loss_f32=texts.loss_f32,
             )
+            verdict.notes.extend(texts.notes)
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -456,6 +458,8 @@ class _Texts:
     :func:`.compare.judge` judges the losses by their drift."""
     loss_f32: bool = False
     """Among it, the loss: :func:`.compare.judge` accepts an f32 loss."""
+    notes: list[str] = field(default_factory=list)
+    """Said with the verdict: why f32 the codemod would keep is judged as any f32 here."""
 
 
 def _texts(
@@ -497,6 +501,7 @@ def _texts(
         )
     flag: str | None = None
     kept_f32 = loss_f32 = False
+    notes: list[str] = []
     if migrated_source is None:
         if legacy_source is None:
             migrated_source, diagnostics, flag, modules, kept_f32, loss_f32 = _migrate(
@@ -507,9 +512,9 @@ def _texts(
         else:
             migrated_source = source
             # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
-            # under its launcher's setting), a loss it computes in f32 on purpose
+            # under its launcher's setting), f32 it keeps on purpose
             legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
-            kept_f32, loss_f32 = legacy_read.kept_f32, legacy_read.loss_f32
+            kept_f32, loss_f32, notes = _kept_f32_of(legacy_read, migrated_source)
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
                 flag = legacy_read.flag
     if need_reference and reference_source is None:
@@ -522,6 +527,30 @@ def _texts(
         modules,
         kept_f32,
         loss_f32,
+        notes,
+    )
+
+
+def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, list[str]]:
+    """Whether the judge may take the f32 the codemod keeps in the legacy script
+    (``legacy_read``: BFM088/BFM089) as the script's own choice in ``migrated``, the work tree's
+    text: only when ``migrated`` is the codemod's migration itself. Any other text (a hand
+    migration, a later edit) is judged as any f32: the onset check and the loss's dtype apply,
+    because those two are what FAIL a migration that leaves an input f32 (measured over
+    bench/results/calibration.json: judged as if they kept f32 on purpose, three wrong
+    ``input_f32`` migrations PASS, bench/RESULTS.md). Returns ``(kept_f32, loss_f32, notes)``."""
+    if not legacy_read.kept_f32:
+        return False, False, []
+    if migrated == legacy_read.code:
+        return True, legacy_read.loss_f32, []
+    return (
+        False,
+        False,
+        [
+            "The codemod keeps f32 this script asks for (BFM088/BFM089), but the migrated text is not the codemod's "
+            "migration of the legacy text: its f32 is judged as any f32 (the first steps must match, the loss must "
+            "be bf16). Verify the codemod's own migration to have the kept f32 judged by its drift alone."
+        ],
     )
 
 
