@@ -70,6 +70,10 @@ class Outcome:
     kept: dict[Path, str] = field(default_factory=dict)
     """Files left as they are although the migration would change them, each with the reason
     given by the ``hold`` callback of :func:`migrate_paths` (a ``# noqa`` on a legacy write)."""
+    not_examined: list[str] = field(default_factory=list)
+    """What the migrations that took the change did not examine (``path:line: what``, from each
+    file's :class:`bf16_migrate.python.outcome.Outcome`): "nothing left to do by hand" may be said
+    only when it is empty."""
 
 
 def _roots(paths: list[Path]) -> list[Path]:
@@ -308,6 +312,7 @@ def _collect_diagnostics(outcome: Outcome, extra: list[Diagnostic], results: lis
         by_path.setdefault(d.path, []).append(d)
     for result in results:
         by_path.setdefault(str(result.path), []).extend(result.diagnostics)
+        outcome.not_examined.extend(result.not_examined)
     for key in sorted(by_path):
         outcome.diagnostics.extend(by_path[key])
 

@@ -85,6 +85,7 @@ EMITS = frozenset(
         "bf16-attention-math",
         "model-code-dtypes",
         "zero1-bf16-state",
+        "host-float32",
     }
 )
 """The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
@@ -332,6 +333,8 @@ class TorchApi:
     checkpoint_methods: frozenset[str] = frozenset()
     optimizer_owners: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
+    values_indices_methods: frozenset[str] = frozenset()
+    """Tensor methods that return a (values, indices) named tuple (``[methods] values_indices``)."""
     optimizer_subclasses: frozenset[str] = frozenset()
     """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
     model_wrappers: Mapping[str, str] = field(default_factory=dict)
@@ -424,6 +427,107 @@ class ModelCodeRules:
     """``[loss]``: what makes a criterion class keep tensors of its own (BFM086)."""
 
 
+HOST_HANDS = frozenset({"float32", "python", "integer", "never"})
+"""What the legacy run handed the host at an exit (``rules/host_exits.toml``, its header): float32
+tensors the migration must cast back to, Python numbers, integers only, or nothing (the exit
+raises for a device tensor in every run)."""
+
+
+@dataclass(frozen=True)
+class HostExit:
+    """One place a value leaves the XLA device for the host (a row of ``rules/host_exits.toml``).
+
+    ``method``: the name of the method called (``"cpu"``), or None for a ``function`` row (its
+    qualified names, ``functions``). ``argument``: (position, keyword) of the argument that
+    carries the value (the receiver not counted); None when the receiver does. ``device``:
+    (position, keyword) of the argument that must name the host for the row to apply
+    (``t.to("cpu")``), or None. ``hands``: what the legacy run handed the host (:data:`HOST_HANDS`).
+    ``saved``: the value is written or sent as it is (a checkpoint). ``measured``: the evidence.
+    ``keeps_device``: see below."""
+
+    exit: str
+    hands: str
+    measured: str
+    method: str | None = None
+    functions: frozenset[str] = frozenset()
+    argument: tuple[int, str] | None = None
+    device: tuple[int, str] | None = None
+    saved: bool = False
+    keeps_device: bool = False
+    """The exit writes a device tensor as one (``torch.save``): the float32 copy goes back to the
+    device it came from."""
+    unknown_left: bool = False
+    """A value whose dtype the code does not tell is left as it is (it is most often a Python
+    number there, and a bf16 tensor costs little): only a floating tensor is cast."""
+
+
+@dataclass(frozen=True)
+class ArgumentAt:
+    """Where a call takes an argument: by ``position`` (the receiver not counted; None when it is
+    keyword-only) or by ``keyword``."""
+
+    position: int | None
+    keyword: str
+
+    def of(self, call: Any) -> Any:
+        """The argument's value in ``call`` (a libcst ``Call``), or None when not given."""
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == self.keyword:
+                return arg.value
+        if self.position is not None and self.position < len(positional):
+            return positional[self.position].value
+        return None
+
+
+@dataclass(frozen=True)
+class DeviceEntry:
+    """A way a module gets onto the device (``[[entry]]`` of ``rules/device_modules.toml``): a
+    ``method`` of the module that moves it (``to``), or a ``keyword`` of its constructor
+    (``device=``); ``device``: where the call names the device."""
+
+    idiom: str
+    method: str | None = None
+    keyword: str | None = None
+    device: ArgumentAt | None = None
+
+
+@dataclass(frozen=True)
+class ModuleCopy:
+    """A way one module is made from another (``[[copy]]`` of ``rules/device_modules.toml``): a call
+    of ``functions`` (qualified names) or, with ``form == "type"``, of the source's own class;
+    ``source``: the argument copied; ``on``: ``"source"`` (on the source's device) or ``"host"``;
+    ``device``: an argument that moves the copy; ``hooks``: the copy keeps its source's forward
+    pre-hooks."""
+
+    idiom: str
+    source: ArgumentAt
+    on: str
+    functions: frozenset[str] = frozenset()
+    form: str | None = None
+    device: ArgumentAt | None = None
+    hooks: bool = False
+
+
+@dataclass(frozen=True)
+class DeviceModuleRules:
+    """Every module that reaches the device (``rules/device_modules.toml``; its comments give the
+    sources): what denotes the device, the entries and copies, and what tells a module."""
+
+    device_functions: frozenset[str] = frozenset()
+    device_type: str = "xla"
+    entries: tuple[DeviceEntry, ...] = ()
+    copies: tuple[ModuleCopy, ...] = ()
+    module_methods: frozenset[str] = frozenset()
+    module_api: frozenset[str] = frozenset()
+    """torch.nn.Module's methods that do not run the forward: any other method runs it without
+    the forward pre-hook."""
+    module_packages: tuple[str, ...] = ()
+    module_builders: frozenset[str] = frozenset()
+    module_builder_methods: frozenset[str] = frozenset()
+    device_keywords: frozenset[str] = frozenset()
+
+
 @dataclass(frozen=True)
 class Rules:
     """All rules: legacy variables by name, diagnostics by code, the torch API facts, the
@@ -435,6 +539,10 @@ class Rules:
     frameworks: tuple[FrameworkRule, ...] = ()
     modes: Mapping[str, Mode] = field(default_factory=dict)
     model_code: ModelCodeRules = field(default_factory=ModelCodeRules)
+    host_exits: tuple[HostExit, ...] = ()
+    """Where values leave the device for the host (``rules/host_exits.toml``)."""
+    device_modules: DeviceModuleRules = field(default_factory=DeviceModuleRules)
+    """Every module that reaches the device (``rules/device_modules.toml``)."""
 
 
 def _load_variable(path: Path) -> VariableRule:
@@ -527,6 +635,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         same_dtype_methods=frozenset(_need(methods, "same", list, path)),
         float_methods=frozenset(_need(methods, "float", list, path)),
         int_methods=frozenset(_need(methods, "int", list, path)),
+        values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
         functional_losses=frozenset(_need(data, "functional_losses", list, path)),
         attention_users=frozenset(_need(data, "attention_users", list, path)),
         attention_flag=_need(data, "attention_flag", str, path),
@@ -621,6 +730,145 @@ def _load_model_code(path: Path) -> ModelCodeRules:
     )
 
 
+def _position(entry: dict, key: str, where: Path) -> tuple[int, str] | None:
+    """``{ at = N, keyword = "name" }`` as (N, name), or None when ``key`` is absent."""
+    if key not in entry:
+        return None
+    arg = entry[key]
+    if not (isinstance(arg, dict) and isinstance(arg.get("at"), int) and isinstance(arg.get("keyword"), str)):
+        raise RuleError(f"{where}: {key!r} must be {{ at = <position>, keyword = <name> }}")
+    return arg["at"], arg["keyword"]
+
+
+def _unknown(entry: dict, where: Path) -> bool:
+    """``unknown = "leave"`` (True) or ``"cast"`` (the default: False)."""
+    value = entry.get("unknown", "cast")
+    if value not in ("leave", "cast"):
+        raise RuleError(f'{where}: unknown must be "leave" or "cast", got {value!r}')
+    return value == "leave"
+
+
+def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
+    """``[[exit]]`` rows of ``host_exits.toml``: each a method or functions, never both."""
+    rows = _need(_read(path), "exit", list, path)
+    known = {
+        "exit",
+        "method",
+        "function",
+        "argument",
+        "device",
+        "hands",
+        "saved",
+        "keeps_device",
+        "unknown",
+        "measured",
+    }
+    out = []
+    for k, entry in enumerate(rows, 1):
+        where = Path(f"{path} [[exit]] #{k}")
+        if not isinstance(entry, dict) or set(entry) - known:
+            raise RuleError(f"{where}: a table with keys among {sorted(known)} is expected")
+        hands = _need(entry, "hands", str, where)
+        if hands not in HOST_HANDS:
+            raise RuleError(f"{where}: hands {hands!r} is not one of {sorted(HOST_HANDS)}")
+        method = entry.get("method")
+        functions = entry.get("function", [])
+        if (method is None) == (not functions) or not isinstance(functions, list):
+            raise RuleError(f'{where}: give either method = "<name>" or function = [<qualified names>]')
+        argument = _position(entry, "argument", where)
+        if functions and argument is None:
+            raise RuleError(f"{where}: a function row names the argument that carries the value")
+        out.append(
+            HostExit(
+                exit=_need(entry, "exit", str, where),
+                hands=hands,
+                measured=_need(entry, "measured", str, where),
+                method=method,
+                functions=frozenset(functions),
+                argument=argument,
+                device=_position(entry, "device", where),
+                saved=bool(entry.get("saved", False)),
+                keeps_device=bool(entry.get("keeps_device", False)),
+                unknown_left=_unknown(entry, where),
+            )
+        )
+    return tuple(out)
+
+
+def _argument_at(entry: dict, key: str, where: Path) -> ArgumentAt | None:
+    """``{ at = N, keyword = "name" }`` (or ``{ keyword = "name" }``, keyword-only) as an
+    :class:`ArgumentAt`; None when ``key`` is absent."""
+    if key not in entry:
+        return None
+    arg = entry[key]
+    if not (
+        isinstance(arg, dict)
+        and isinstance(arg.get("keyword"), str)
+        and set(arg) <= {"at", "keyword"}
+        and isinstance(arg.get("at", 0), int)
+    ):
+        raise RuleError(f"{where}: {key!r} must be {{ at = <position>, keyword = <name> }} or {{ keyword = <name> }}")
+    return ArgumentAt(arg.get("at"), arg["keyword"])
+
+
+def _load_device_modules(path: Path) -> DeviceModuleRules:
+    """``rules/device_modules.toml``: each ``[[entry]]`` a method or a constructor keyword, never
+    both; each ``[[copy]]`` a function list or ``form = "type"``, never both, ``on`` "source" or
+    "host"."""
+    data = _read(path)
+    entries = []
+    for k, row in enumerate(_need(data, "entry", list, path), 1):
+        where = Path(f"{path} [[entry]] #{k}")
+        if not isinstance(row, dict) or set(row) - {"idiom", "method", "keyword", "device"}:
+            raise RuleError(f"{where}: a table with keys among idiom, method, keyword, device is expected")
+        if ("method" in row) == ("keyword" in row):
+            raise RuleError(f'{where}: give either method = "<name>" or keyword = "<name>"')
+        entries.append(
+            DeviceEntry(
+                idiom=_need(row, "idiom", str, where),
+                method=row.get("method"),
+                keyword=row.get("keyword"),
+                device=_argument_at(row, "device", where),
+            )
+        )
+    copies = []
+    for k, row in enumerate(_need(data, "copy", list, path), 1):
+        where = Path(f"{path} [[copy]] #{k}")
+        if not isinstance(row, dict) or set(row) - {"idiom", "function", "form", "source", "on", "device", "hooks"}:
+            raise RuleError(f"{where}: a table with keys among idiom, function, form, source, on, device, hooks")
+        if ("function" in row) == ("form" in row) or row.get("form", "type") != "type":
+            raise RuleError(f'{where}: give either function = [<qualified names>] or form = "type"')
+        on = _need(row, "on", str, where)
+        if on not in ("source", "host"):
+            raise RuleError(f"{where}: on must be 'source' or 'host', not {on!r}")
+        source = _argument_at(row, "source", where)
+        if source is None:
+            raise RuleError(f"{where}: a copy names its source argument")
+        copies.append(
+            ModuleCopy(
+                idiom=_need(row, "idiom", str, where),
+                source=source,
+                on=on,
+                functions=frozenset(row.get("function", ())),
+                form=row.get("form"),
+                device=_argument_at(row, "device", where),
+                hooks=bool(row.get("hooks", False)),
+            )
+        )
+    return DeviceModuleRules(
+        device_functions=frozenset(_need(data, "device_functions", list, path)),
+        device_type=_need(data, "device_type", str, path),
+        entries=tuple(entries),
+        copies=tuple(copies),
+        module_methods=frozenset(_need(data, "module_methods", list, path)),
+        module_api=frozenset(_need(data, "module_api", list, path)),
+        module_packages=tuple(_need(data, "module_packages", list, path)),
+        module_builders=frozenset(_need(data, "module_builders", list, path)),
+        module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),
+        device_keywords=frozenset(_need(data, "device_keywords", list, path)),
+    )
+
+
 @functools.cache
 def load_rules(directory: Path = RULES_DIR) -> Rules:
     """Load and validate every rule file in ``directory``.
@@ -665,6 +913,8 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         frameworks=frameworks,
         modes=modes,
         model_code=_load_model_code(directory / "model_code.toml"),
+        host_exits=_load_host_exits(directory / "host_exits.toml"),
+        device_modules=_load_device_modules(directory / "device_modules.toml"),
     )
 
 

@@ -418,6 +418,7 @@ class _Nothing:
     held_back: list = field(default_factory=list)
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
+    not_examined: list = field(default_factory=list)
 
 
 def _stdin_name_problem(name: str) -> str | None:
@@ -820,6 +821,9 @@ def summary(outcome, report: Report, written: bool) -> str:
         f"{fixed} finding(s) {'fixed' if written else 'would be fixed'}",
         f"{todo} left to do by hand",
     ]
+    unexamined = outcome.not_examined
+    if unexamined:  # "0 left" only when every module on the device was examined (python/outcome.py)
+        parts[-1] += f" and {len(unexamined)} place(s) not examined ({'; '.join(unexamined)})"
     if report.suppressed:
         parts.append(f"{len(report.suppressed)} suppressed")
     if outcome.errors:

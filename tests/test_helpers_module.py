@@ -53,7 +53,8 @@ def test_one_module_per_directory_imported_by_its_scripts(tmp_path):
     compile(module.read_text(), str(module), "exec")
     assert "XLA_" not in module.read_text() and EMITTED_MARK in module.read_text()
     resume, mlp = (tmp_path / "jobs" / "resume.py").read_text(), (tmp_path / "jobs" / "mlp.py").read_text()
-    assert "from bf16_helpers import with_fp32_master_weights, clip_grad_norm_fp32_\n" in resume
+    # resume.py saves its checkpoint with xm.save: host_float32 keeps it float32 on disk
+    assert "from bf16_helpers import with_fp32_master_weights, clip_grad_norm_fp32_, host_float32\n" in resume
     assert "from bf16_helpers import with_fp32_master_weights\n" in mlp
     for text in (resume, mlp):
         ast.parse(text)

@@ -431,6 +431,10 @@ class LinkPlanner:
             list(result.factory_changes),
             dict(result.switched),
             list(result.loss_code),
+            [
+                f"{path}:{item.line}: {item.what}" if item.line else f"{path}: {item.what}"
+                for item in result.outcome.unexamined()
+            ],
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

@@ -456,6 +456,10 @@ class FileResult:
     loss_code: list[str] = field(default_factory=list)
     """For a migrated Python script, the qualified names of the imported functions and classes its
     step applies as its loss (``MigrationResult.loss_code``): audited in the tree's modules."""
+    not_examined: list[str] = field(default_factory=list)
+    """For a Python script that took the change, what its migration did not examine
+    (:meth:`bf16_migrate.python.outcome.Outcome.unexamined`), each as ``path:line: what``
+    (``path: what`` for the whole file): the run's summary names them."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int | tuple[int, int]]

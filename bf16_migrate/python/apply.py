@@ -29,6 +29,8 @@ class EditPlan:
     * ``remove``: ids of SimpleStatementLines to delete (their comment lines move to the next
       statement; an emptied block gets ``pass``);
     * ``insert_before``: id of a statement -> statements to put right before it;
+    * ``insert_after``: id of a statement -> statements to put right after it (in its block, so
+      they run only where it ran: the last statement of an ``if`` body keeps them in the body);
     * ``replace``: id of any node -> function(updated node) -> new node;
     * ``drop_elements``: ids of DictElement / Arg nodes to drop from their Dict / Call;
     * ``wraps``: id of a block -> list of (first, last) original statements to put in one
@@ -41,6 +43,7 @@ class EditPlan:
 
     remove: set[int] = field(default_factory=set)
     insert_before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    insert_after: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
     # the function gets the updated node whose id is the key (an Attribute for an Attribute's
     # id...): typed Any, as a dict cannot tie each key to its node's class
     replace: dict[int, Callable[[Any], cst.CSTNode]] = field(default_factory=dict)
@@ -54,7 +57,13 @@ class EditPlan:
     @property
     def empty(self) -> bool:
         return not (
-            self.remove or self.insert_before or self.replace or self.drop_elements or self.wraps or self.prelude
+            self.remove
+            or self.insert_before
+            or self.insert_after
+            or self.replace
+            or self.drop_elements
+            or self.wraps
+            or self.prelude
         )
 
 
@@ -170,6 +179,7 @@ class _Apply(cst.CSTTransformer):
                 if indent is None:
                     indent = self._absolute_indent(original)
                 carried.extend(comments_within(new, indent, self.default_indent))
+                out.extend(plan.insert_after.get(id(old), []))
                 i += 1
                 continue
             if carried:
@@ -178,17 +188,23 @@ class _Apply(cst.CSTTransformer):
             if id(old) in wraps:
                 last = wraps[id(old)]
                 j = next(k for k in range(i, len(old_body)) if old_body[k] is last)
-                inner = [new] + [
+                inner = [new, *plan.insert_after.get(id(old), [])] + [
                     stmt
                     for k in range(i + 1, j + 1)
-                    for stmt in (*plan.insert_before.get(id(old_body[k]), []), new_body[k])
+                    for stmt in (
+                        *plan.insert_before.get(id(old_body[k]), []),
+                        new_body[k],
+                        *(plan.insert_after.get(id(old_body[k]), []) if k < j else []),
+                    )
                 ]
                 leading = inner[0].leading_lines
                 inner[0] = inner[0].with_changes(leading_lines=[])
                 out.append(autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading))
+                out.extend(plan.insert_after.get(id(last), []))
                 i = j + 1
                 continue
             out.append(new)
+            out.extend(plan.insert_after.get(id(old), []))
             i += 1
         if isinstance(original, cst.Module) and plan.prelude:
             out = _insert_prelude(out, plan.prelude)
@@ -219,7 +235,7 @@ def _holding_edits(plan: EditPlan, module: cst.Module) -> set[int] | None:
     if parent_of is None:
         return None
     found = {id(module)}
-    keys = [*plan.remove, *plan.insert_before, *plan.replace, *plan.drop_elements, *plan.wraps]
+    keys = [*plan.remove, *plan.insert_before, *plan.insert_after, *plan.replace, *plan.drop_elements, *plan.wraps]
     for key in keys:
         while key not in found:
             found.add(key)
@@ -270,6 +286,7 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
             insert_before={
                 key: in_newline_style(statements, newline) for key, statements in plan.insert_before.items()
             },
+            insert_after={key: in_newline_style(statements, newline) for key, statements in plan.insert_after.items()},
         )
     new = module.visit(_Apply(plan, module))
     if plan.imports:

@@ -208,6 +208,28 @@ class InputCasts:
                     self._cast_inside(moved)
         return after
 
+    def needs_hook(self, calls: list[ModelCall]) -> bool:
+        """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at
+        ``calls``: it is called nowhere in the file, or an input's dtype cannot be told."""
+        return not calls or any(
+            arg.star or self._kind(arg.value) == "unknown" for call in calls for arg in call.call.args
+        )
+
+    def plan_method(self, call: cst.Call) -> None:
+        """The floating arguments of ``call``, a method of a module on the device that runs its
+        computation without the forward pre-hook (``vae.encode(x)``, ``model.generate(ids)``):
+        cast where known floating, at run time (floating tensors only) where the dtype cannot be
+        told; integer ones left."""
+        assert isinstance(call.func, cst.Attribute), "a method call"
+        for arg in call.args:
+            if arg.star:
+                continue
+            kind = self._kind(arg.value)
+            if kind == FLOAT:
+                self._cast(arg.value)
+            elif kind == "unknown":
+                self._runtime(arg.value, method=self.ctx.code(call.func))
+
     # -- helpers ---------------------------------------------------------------------------
     def _kind(self, expr: cst.BaseExpression) -> str:
         """FLOAT (cast it), INT or "explicit" (leave it), or "unknown"."""
@@ -311,13 +333,12 @@ class InputCasts:
 
         self.plan.replace[id(name)] = cast
 
-    def _runtime(self, expr: cst.BaseExpression) -> None:
+    def _runtime(self, expr: cst.BaseExpression, method: str | None = None) -> None:
         guard = self.guard
         self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
         self._need_helper()
-        self.ctx.report(
-            "BFM022", expr, fixed=True, variant="loss_target", target=self.ctx.code(expr), helper=snippets.BF16_FLOATING
-        )
+        fields = {"variant": "loss_target"} if method is None else {"variant": "method", "method": method}
+        self.ctx.report("BFM022", expr, fixed=True, target=self.ctx.code(expr), helper=snippets.BF16_FLOATING, **fields)
 
     def _need_helper(self) -> None:
         if not self.helper_added:

@@ -40,6 +40,10 @@ class Refusal(enum.Enum):
         "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here, "
         "or a sharding wrapper was never measured with a bf16 model"
     )
+    DEVICE_MODULE = (
+        "a module reaches the device in a way the code does not show (a function of another module, a device "
+        "the code cannot tell), or its cast has no place: it would stay f32 on the device"
+    )
     UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
 
 
@@ -51,19 +55,40 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.MASTER_WEIGHTS,
         Refusal.MODEL_CODE_F32,
         Refusal.WRAPPER,
+        Refusal.DEVICE_MODULE,
         Refusal.UNREAD_IMPORT,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
 script has no model to change, a framework owns its precision (the launcher must pass the
 framework's flag instead), an optimizer of it cannot keep FP32 master weights, its model's
-own code would compute in f32 without the switch, a wrapper owns its precision, or a module it
-imports cannot be read."""
+own code would compute in f32 without the switch, a wrapper owns its precision, a module on the
+device cannot be migrated from its code, or a module it imports cannot be read."""
 
 SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to
 (a test's, a framework's, or one without a model). An optimizer without master weights is a
 training script's reason, shown with its own findings."""
+
+
+class Edge(enum.Enum):
+    """A part of the switch's contract a migration that took the change must have examined
+    everywhere before its summary may say nothing is left to do by hand: under the legacy switch
+    every floating tensor on the device was bf16 (torch-xla ``torch_xla/csrc/dtype.cpp``), so every
+    module that reaches the device, not only the one an optimizer trains, must be too."""
+
+    DEVICE_MODULES = "the modules that reach the device"
+
+
+@dataclass(frozen=True)
+class NotExamined:
+    """One place a migration did not examine: the ``edge`` it belongs to, its 1-based ``line``
+    (0: the whole file) and ``what`` (a few words naming it: "`ema`, whose forward runs in
+    `evaluate`")."""
+
+    edge: Edge
+    line: int
+    what: str
 
 
 @dataclass
@@ -78,6 +103,11 @@ class Outcome:
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
     ``no_effect``, ``kept_f32``: see the fields.
+    ``host_edge_examined``: every place the file hands the host a value from the device was
+    examined, and the floating ones cast back to the float32 the legacy run handed it, or
+    reported (:mod:`.host_exits`).
+    ``examined``: the :class:`Edge` s the migration examined in the whole file;
+    ``not_examined``: the places within them it could not (each also a finding that needs a hand).
     """
 
     switch_migrated: bool = False
@@ -93,6 +123,9 @@ class Outcome:
     in bf16 (:mod:`.deliberate_f32`, BFM088/BFM089): the migrated run's numbers differ from the
     legacy run's there by design (verify's matches part judges the drift alone, its precision part
     accepts an f32 loss)."""
+    host_edge_examined: bool = False
+    examined: set[Edge] = field(default_factory=set)
+    not_examined: list[NotExamined] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""
@@ -102,6 +135,15 @@ class Outcome:
     def took(self) -> bool:
         """The file has the mode's change: made now, or there already."""
         return self.switch_migrated or self.already_migrated
+
+    def unexamined(self) -> list[NotExamined]:
+        """What a migration that took the change leaves unexamined: each place it could not
+        examine, and each :class:`Edge` it never examined (line 0). Empty for a file that did not
+        take the change (its refusals say why) or that carried it already."""
+        if not self.switch_migrated:
+            return []
+        missing = [NotExamined(edge, 0, edge.value) for edge in Edge if edge not in self.examined]
+        return [*missing, *self.not_examined]
 
     def refused(self, among: frozenset[Refusal] | None = None) -> list[tuple[Refusal, Diagnostic]]:
         """The refusals (of the kinds ``among``, or all), in the order decided."""

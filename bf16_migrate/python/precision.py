@@ -17,7 +17,9 @@ the meaning of each emitted change:
 * ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
 * ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
   f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
-  to follow keeps the switch (:mod:`.model_code`).
+  to follow keeps the switch (:mod:`.model_code`);
+* ``host-float32``: where a floating tensor leaves the device for the host (a copy, a checkpoint,
+  a reduction, a logging call), the float32 the legacy run handed the host (:mod:`.host_exits`).
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
@@ -42,11 +44,13 @@ from .apply import EditPlan
 from .autocast import Region, autocast_regions, plan_autocast
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
+from .device_modules import OnDevice, device_module_regions, find_device_modules, plan_device_modules, refuse_unplaced
 from .device_use import direct_device_use_before
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
 from .env_writes import Condition, LegacyWrite, Mention, collect_writes, value_state
 from .frameworks import find_framework, report_framework_launched, report_framework_writes
+from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
 from .inputs import InputCasts
@@ -468,7 +472,8 @@ class Planner:
         variables = [w.variable for w in writes] + self.external
         emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
-        models = self._models(writes, sites)
+        on_device = find_device_modules(ctx, self._unique_models(sites))  # the modules beyond the models
+        models = self._models(writes, sites, on_device)
         if models is None:
             return False
         sharded = self._sharded(writes, models, emits)
@@ -477,25 +482,35 @@ class Planner:
         cast_anchors = self._cast_anchors(writes, sites, models, emits, sharded)
         if cast_anchors is None:
             return False
-        verdict = self._own_precision(writes, sites, models, cast_anchors)
+        verdict = self._own_precision(writes, sites, [*models, *on_device.exprs(ctx)], cast_anchors)
         if verdict is not None:
             return verdict
+        guard_at = [w.statement for w in writes] + [a for anchors in cast_anchors for a in anchors or ()]
+        on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
+        if refuse_unplaced(ctx, on_device, self._anchors(writes)):
+            return False
         owned = self._fsdp_owned(sites, models, sharded)
         unowned = [site for site in sites if id(site.call) not in owned]
         if "fp32-master-weights" in emits and not self._master_weights_possible(writes, unowned):
             return False
         calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
-        regions = self._regions(writes, models, calls) if "autocast" in emits else []
+        regions = self._regions(writes, models, calls, on_device) if "autocast" in emits else []
         if regions is None:
             return False
         audit = (
-            self._model_code(writes, variables, sites, models, [c for cs in calls.values() for c in cs])
+            self._model_code(
+                writes,
+                variables,
+                sites,
+                [*models, *on_device.exprs(ctx)],
+                [c for cs in calls.values() for c in cs] + on_device.calls(ctx),
+            )
             if "model-code-dtypes" in emits
             else ModelCodeAudit()
         )
         if not audit.clean:
             return False
-        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded)
+        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
         plan_model_code(ctx, self.plan, audit)
         return True
 
@@ -504,13 +519,18 @@ class Planner:
         for each variable a launcher sets."""
         return [(w.variable, w.key) for w in writes] or [(v, self.ctx.module) for v in self.external]
 
-    def _models(self, writes: list[LegacyWrite], sites: list[OptimizerSite]) -> list[cst.BaseExpression] | None:
+    def _models(
+        self, writes: list[LegacyWrite], sites: list[OptimizerSite], on_device: OnDevice
+    ) -> list[cst.BaseExpression] | None:
         """The models the optimizers are built from, or None (reported: BFM010 without an
-        optimizer, BFM011 when no optimizer's model can be told)."""
+        optimizer, BFM011 when no optimizer's model can be told); none, in a script without an
+        optimizer whose modules on the device are found (``on_device``: an inference script)."""
         ctx = self.ctx
         models = self._unique_models(sites)
         if sites and models:
             return models
+        if not sites and (on_device.modules or on_device.unplaced):
+            return []
         for variable, anchor in self._anchors(writes):
             if not sites:
                 ctx.outcome.refuse(
@@ -783,19 +803,27 @@ class Planner:
         return not blocked
 
     def _regions(
-        self, writes: list[LegacyWrite], models: list[cst.BaseExpression], calls: Mapping[int, list[ModelCall]]
+        self,
+        writes: list[LegacyWrite],
+        models: list[cst.BaseExpression],
+        calls: Mapping[int, list[ModelCall]],
+        on_device: OnDevice,
     ) -> list[Region] | None:
-        """amp's autocast regions over every model's forward pass and loss, or None when one
-        cannot be wrapped (reported, with BFM033 on the writes): autocast is the whole
+        """amp's autocast regions over every model's forward pass and loss, and over the forward
+        passes of the other modules on the device (``on_device``: :mod:`.device_modules`), or None
+        when one cannot be wrapped (reported, with BFM033 on the writes): autocast is the whole
         replacement in amp, so removing the switch would leave that pass in FP32."""
         ctx = self.ctx
         regions: list[Region] = []
         problems = []
-        loss = loss_code(ctx, [c for cs in calls.values() for c in cs])
+        loss = loss_code(ctx, [c for cs in calls.values() for c in cs] + on_device.calls(ctx))
         for model in models:
             found, failed = autocast_regions(ctx, model, calls[id(model)], loss.statements)
             regions += found
             problems += failed
+        found, failed = device_module_regions(ctx, on_device, loss.statements)
+        regions += found
+        problems += failed
         if not problems:
             return regions
         for code, node, variant, fields in problems:
@@ -862,6 +890,7 @@ class Planner:
         calls: Mapping[int, list[ModelCall]],
         regions: list[Region],
         sharded: Mapping[int, list[Wrap]],
+        on_device: OnDevice,
     ) -> None:
         """The mode's changes (``emits``, from the rules of ``variables``), once every phase of
         :meth:`_migrate` let them through, and what becomes of the writes. A model in
@@ -911,8 +940,9 @@ class Planner:
                     self.plan.insert_before.setdefault(id(anchor), []).extend(
                         snippets.guarded([cast, *after], self.guard)
                     )
+            plan_device_modules(ctx, self.plan, on_device, inputs if "input-cast" in emits else None, self.guard)
         if "bf16-attention-math" in emits:
-            self._attention_math(sites)
+            self._attention_math(sites, on_device)
         if "fp32-loss-accumulator" in emits:
             names = {n for cs in calls.values() for c in cs for n in c.loss_names}
             for factory in loss_accumulators(ctx, names):
@@ -933,6 +963,8 @@ class Planner:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
+        if "host-float32" in emits:
+            plan_host_exits(ctx, self.plan, self.mode, self.flow, models)
 
     def _fsdp_owned(
         self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]
@@ -1000,6 +1032,8 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
+        if any("host-float32" in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
+            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [])
         self._audit_module(variables)
 
     def _audit_module(self, variables: list[str]) -> None:
@@ -1049,23 +1083,30 @@ class Planner:
                 models.append(site.model)
         return models
 
-    def _attention_math(self, sites: list[OptimizerSite]) -> None:
+    def _attention_math(self, sites: list[OptimizerSite], on_device: OnDevice) -> None:
         """Files that use attention get the flag that keeps torch's math SDPA kernel in bf16
-        (``rules/torch_api.toml``: ``attention_flag``), once, before the first optimizer is built,
-        under the same guard as the other changes."""
+        (``rules/torch_api.toml``: ``attention_flag``), once, before the first optimizer is built
+        (without one, before the first other module's cast: :mod:`.device_modules`), under the
+        same guard as the other changes."""
         ctx, api = self.ctx, self.ctx.rules.torch_api
         user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
         first = next((s.statement for s in sites if s.statement is not None), None)
-        flag = api.attention_flag.split("(")[0]
+        after = next((d.anchor for d in on_device.modules if d.cast), None)
+        name = api.attention_flag.split("(")[0]
         if (
             user is None
-            or first is None
+            or (first is None and after is None)
             # the file's text first: a call's code is part of it (rendering each call was most of
             # a small file's time)
-            or (flag in ctx.text() and any(flag in ctx.code(c) for c in ctx.nodes(cst.Call)))
+            or (name in ctx.text() and any(name in ctx.code(c) for c in ctx.nodes(cst.Call)))
         ):
             return
-        self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))
+        flag = snippets.statement(api.attention_flag, self.guard)
+        if first is not None:
+            self.plan.insert_before.setdefault(id(first), []).insert(0, flag)
+        else:
+            assert after is not None, "checked above"
+            self.plan.insert_after.setdefault(id(after), []).insert(0, flag)
         ctx.report("BFM062", user, fixed=True, user=ctx.code(user.func), flag=api.attention_flag)
 
 

@@ -185,11 +185,54 @@ def bf16_inputs_hook(module, args, kwargs):
 '''
 
 
+HOST_FLOAT32 = "host_float32"
+
+# The run-time cast at the host edge (host_exits.py): what the legacy switch did to every floating
+# tensor that left the device, for a value whose dtype the code does not tell (a model's output, a
+# state dict, a checkpoint's dict). The copy to the host comes first and the cast runs there: a cast
+# on the device would be one more XLA graph to compile (measured with torch-xla 2.9 on the XLA CPU
+# device: `t.cpu().float()` compiles nothing, `t.float().cpu()` one graph; bench/RESULTS.md,
+# "The host edge"). `copy.copy` keeps a container's type and a state dict's `_metadata`, which
+# `load_state_dict` reads.
+HOST_FLOAT32_SOURCE = '''
+def host_float32(data, back_to_device=False):
+    """Return `data` with every bf16 tensor in it copied to the host and made float32 there (and,
+    with `back_to_device`, moved back to the device it was on); integer, float32 and float64
+    tensors, modules and everything else are returned as they are.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor that left the XLA device was float32): `data` is a tensor, or a list, tuple,
+    namedtuple or dict of them (a state dict, a checkpoint), nested; containers are copied with
+    their type, a state dict's metadata kept, so `load_state_dict` reads the result as before.
+    `torch.save` writes an XLA tensor as one: `back_to_device=True` keeps it so, as the legacy
+    checkpoint held it.
+    """
+    import copy
+
+    if isinstance(data, torch.Tensor):
+        if data.dtype != torch.bfloat16:
+            return data
+        host = data.cpu().float()
+        return host.to(data.device) if back_to_device else host
+    if isinstance(data, dict):
+        out = copy.copy(data)
+        for key, value in data.items():
+            out[key] = host_float32(value, back_to_device)
+        return out
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(host_float32(value, back_to_device) for value in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(host_float32(value, back_to_device) for value in data)
+    return data
+'''
+
+
 HELPER_SOURCES = {
     BF16_FLOATING: BF16_INPUTS_SOURCE,
     BF16_INPUTS_HOOK: BF16_INPUTS_SOURCE,
     MASTER_WEIGHTS_FACTORY: MASTER_WEIGHTS_SOURCE,
     FP32_GRAD_NORM: FP32_GRAD_NORM_SOURCE,
+    HOST_FLOAT32: HOST_FLOAT32_SOURCE,
 }
 """Every function the codemod may write into a script, by name, with the source that defines it."""
 
@@ -249,6 +292,36 @@ def fp32_grad_norm_helper() -> cst.FunctionDef:
     node = cst.parse_module(FP32_GRAD_NORM_SOURCE.lstrip("\n")).body[0]
     assert isinstance(node, cst.FunctionDef), "FP32_GRAD_NORM_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def host_float32_helper() -> cst.FunctionDef:
+    """The ``host_float32(data)`` function as a FunctionDef node, with the two blank lines PEP 8
+    puts before a top-level definition."""
+    node = cst.parse_module(HOST_FLOAT32_SOURCE.lstrip("\n")).body[0]
+    assert isinstance(node, cst.FunctionDef), "HOST_FLOAT32_SOURCE is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def host_float32_call(expr: cst.BaseExpression, back_to_device: bool = False) -> cst.Call:
+    """``host_float32(expr)``, or ``host_float32(expr, back_to_device=True)``."""
+    args = [cst.Arg(expr)]
+    if back_to_device:
+        args = [
+            cst.Arg(expr, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(
+                cst.Name("True"),
+                keyword=cst.Name("back_to_device"),
+                equal=cst.AssignEqual(
+                    whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                ),
+            ),
+        ]
+    return cst.Call(func=cst.Name(HOST_FLOAT32), args=args)
+
+
+def float_after(expr: cst.BaseExpression) -> cst.Call:
+    """``expr.float()`` (``expr`` is a call or another atom: a copy to the host)."""
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("float")))
 
 
 def master_weights_helper() -> cst.FunctionDef:
