@@ -20,13 +20,17 @@ Usage::
     python bench/calibrate.py --only grad_accum     # one case; --only grad_accum:right:amp for one migration
     python bench/calibrate.py --ci                  # the subset CI runs (tests/test_calibration.py)
     python bench/calibrate.py --rejudge             # the verdict again over the stored runs, no XLA
+    python bench/calibrate.py --rejudge --as-kept-f32   # ... as if every migration kept f32 on purpose
 
 Results go to ``bench/results/calibration.json`` (merged with earlier results, one entry per case
 and migration: the verdict, its parts with their figures, and the runs' records without their
 output), and the matrix to stdout in Markdown (the table of bench/RESULTS.md). ``--rejudge``
 applies the current verdict code (:func:`bf16_migrate.verify.compare.judge`) to the stored runs:
 how a change of a rule moves the matrix, without new runs (except the extra evidence a verify
-gathers itself: the runs stored are those of its last round).
+gathers itself: the runs stored are those of its last round). ``--as-kept-f32`` judges every
+stored run as verify judges a migration that keeps f32 the script asks for (``judge(...,
+kept_f32=True, loss_f32=True)``: the drift alone, an f32 loss accepted), writing nothing: what
+that door would let through were it opened for any migration.
 """
 
 from __future__ import annotations
@@ -325,9 +329,10 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
     return entry
 
 
-def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+def rejudge(entry: dict[str, Any], cases: list[Case], kept_f32: bool = False) -> dict[str, Any]:
     """The entry judged again by the current verdict code, over its stored runs (the compile
-    allowance read again from the case's files)."""
+    allowance read again from the case's files); ``kept_f32``: as a migration that keeps f32 the
+    script asks for, its loss among it (``judge``'s ``kept_f32`` and ``loss_f32``)."""
     from bf16_migrate.verify.allowance import compile_allowance
     from bf16_migrate.verify.compare import judge
     from bf16_migrate.verify.graphs import GraphStats
@@ -350,7 +355,14 @@ def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
             if (case.name, m.label) == (entry["case"], entry["migration"]):
                 legacy = case.script.read_text(encoding="utf-8")
                 allowance = compile_allowance(legacy, m.source(legacy))
-    verdict = judge(entry["mode"], runs, requested_steps=entry.get("steps"), allowance=allowance)
+    verdict = judge(
+        entry["mode"],
+        runs,
+        requested_steps=entry.get("steps"),
+        allowance=allowance,
+        kept_f32=kept_f32,
+        loss_f32=kept_f32,
+    )
     parts = [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in verdict.parts]
     status = verdict.status
     return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
@@ -514,6 +526,11 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], metavar="CASE[:MIGRATION]")
     parser.add_argument("--ci", action="store_true", help="only the migrations CI runs")
     parser.add_argument("--rejudge", action="store_true", help="judge the stored runs again; run nothing")
+    parser.add_argument(
+        "--as-kept-f32",
+        action="store_true",
+        help="with --rejudge: judge every run as a migration keeping f32 on purpose; write nothing",
+    )
     parser.add_argument("--lock", default="/tmp/bfm-xla.lock", help="flock file held around each verify ('' for none)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
@@ -523,13 +540,15 @@ def main() -> int:
         help="also put the matrix into FILE (bench/RESULTS.md) between its calibration markers",
     )
     args = parser.parse_args()
+    if args.as_kept_f32 and (not args.rejudge or args.write_md is not None):
+        parser.error("--as-kept-f32 goes with --rejudge, and writes no matrix into a file")
     stored: dict[str, dict[str, Any]] = {}
     if args.results.is_file():
         stored = {f"{e['case']}:{e['migration']}": e for e in json.loads(args.results.read_text())}
     order = [f"{c.name}:{m.label}" for c, m in _selected(load_cases(), [], False)]
     if args.rejudge:
         cases = load_cases()
-        stored = {key: rejudge(e, cases) for key, e in stored.items()}
+        stored = {key: rejudge(e, cases, args.as_kept_f32) for key, e in stored.items()}
     else:
         selected = _selected(load_cases(), args.only, args.ci)
         for name in dict.fromkeys(case.name for case, _m in selected):
@@ -543,7 +562,7 @@ def main() -> int:
                     args.results.write_text(_dump([stored[k] for k in order if k in stored]))
     entries = [stored[k] for k in order if k in stored]
     check_same(entries)
-    if args.rejudge:
+    if args.rejudge and not args.as_kept_f32:
         args.results.write_text(_dump(entries))
     table = matrix(entries) + "\n" + summary(entries)
     sys.stdout.write(table)

@@ -160,6 +160,7 @@ SHELL_LAYERS = {
     "dead": 1,
     "parsed": 1,  # the data one walk produces
     "context": 2,
+    "inline": 2,  # `python -c` code: where it is, and its migrated text written back in its quotes
     "expand": 3,
     "calls": 4,
     "launch_args": 4,  # a launch's arguments expanded with a known environment and arguments

@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 
 
+class KeptF32(enum.Enum):
+    """Where a migration keeps the f32 a script asks for (``Outcome.kept_f32``)."""
+
+    LOSS = "the loss the step backpropagates is computed in f32 (`.float()` before the loss)"
+    FORWARD = "part of the forward pass computes in f32 (an upcast kept, cast back where it leaves)"
+
+
 class Refusal(enum.Enum):
     """Why a file did not take the mode's change (its finding is the :class:`Outcome`'s
     ``explained_by``)."""
@@ -95,6 +102,7 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``no_effect``, ``kept_f32``: see the fields.
     ``host_edge_examined``: every place the file hands the host a value from the device was
     examined, and the floating ones cast back to the float32 the legacy run handed it, or
     reported (:mod:`.host_exits`).
@@ -107,6 +115,14 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    no_effect: bool = False
+    """The script puts no tensor on the device (:mod:`.no_tensor`): the legacy settings in force
+    for it change nothing there; its own were removed, a launcher's are removed too (BFM170)."""
+    kept_f32: set[KeptF32] = field(default_factory=set)
+    """Where the migration keeps f32 the script asks for on purpose, which the legacy run computed
+    in bf16 (:mod:`.deliberate_f32`, BFM088/BFM089): the migrated run's numbers differ from the
+    legacy run's there by design (verify's matches part judges the drift alone, its precision part
+    accepts an f32 loss)."""
     host_edge_examined: bool = False
     examined: set[Edge] = field(default_factory=set)
     not_examined: list[NotExamined] = field(default_factory=list)

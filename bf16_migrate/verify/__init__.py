@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..rules import DEFAULT_MODE, mode_named
 from ..rules import MODES as MODE_NAMES
@@ -102,16 +102,29 @@ class VerifyReport:
         return report_dict(self)
 
 
+class _Migrated(NamedTuple):
+    """What :func:`_migrate` returns (see there)."""
+
+    code: str
+    diagnostics: list[Any]
+    flag: str | None
+    modules: dict[Path, str]
+    kept_f32: bool
+    loss_f32: bool
+
+
 def _migrate(
     source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
-) -> tuple[str, list[Any], str | None, dict[Path, str]]:
+) -> _Migrated:
     """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
     (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
     pass instead of the setting (amp through the script's own autocast flag:
-    ``MigrationResult.launch_flag``), which the migrated run is given too, and, with ``modules``,
-    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`)."""
+    ``MigrationResult.launch_flag``), which the migrated run is given too, with ``modules``,
+    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`),
+    whether it keeps f32 the script asks for, and among it the loss (``Outcome.kept_f32``)."""
     try:
         from bf16_migrate.python import migrate_source
+        from bf16_migrate.python.outcome import KeptF32
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
     from bf16_migrate.tree_modules import TreeFactsReader
@@ -140,7 +153,8 @@ def _migrate(
             hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
-    return result.code, diagnostics, result.launch_flag, staged
+    kept = result.outcome.kept_f32
+    return _Migrated(result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept)
 
 
 def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
@@ -298,7 +312,17 @@ def verify_script(
     _raise_unusable(mode, runs)
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)
+    verdict = judge(
+        mode,
+        runs,
+        requested_steps=steps,
+        graphs=graphs,
+        device=device,
+        allowance=allowance,
+        kept_f32=texts.kept_f32,
+        loss_f32=texts.loss_f32,
+    )
+    verdict.notes.extend(texts.notes)
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
@@ -314,7 +338,17 @@ def verify_script(
             _control_run(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
-            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device, allowance=allowance)
+            verdict = judge(
+                mode,
+                runs,
+                requested_steps=budget,
+                graphs=graphs,
+                device=device,
+                allowance=allowance,
+                kept_f32=texts.kept_f32,
+                loss_f32=texts.loss_f32,
+            )
+            verdict.notes.extend(texts.notes)
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -419,6 +453,13 @@ class _Texts:
     its launch lines instead of the legacy setting (amp through the script's own autocast)."""
     modules: dict[Path, str] = field(default_factory=dict)
     """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
+    kept_f32: bool = False
+    """The migration keeps f32 the script asks for (``Outcome.kept_f32``, BFM088/BFM089):
+    :func:`.compare.judge` judges the losses by their drift."""
+    loss_f32: bool = False
+    """Among it, the loss: :func:`.compare.judge` accepts an f32 loss."""
+    notes: list[str] = field(default_factory=list)
+    """Said with the verdict: why f32 the codemod would keep is judged as any f32 here."""
 
 
 def _texts(
@@ -459,20 +500,57 @@ def _texts(
             hint="verify the training script the test exercises; a script that only has a test's name is verified",
         )
     flag: str | None = None
+    kept_f32 = loss_f32 = False
+    notes: list[str] = []
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag, modules, kept_f32, loss_f32 = _migrate(
+                source, mode, script, launched_with=legacy_env
+            )
             if not inherited:
                 refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
+            # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
+            # under its launcher's setting), f32 it keeps on purpose
+            legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
+            kept_f32, loss_f32, notes = _kept_f32_of(legacy_read, migrated_source)
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
-                # the script unchanged under its launcher's setting: amp through its own flag?
-                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)[2]
+                flag = legacy_read.flag
     if need_reference and reference_source is None:
         reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
     return _Texts(
-        migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [], modules
+        migrated_source,
+        reference_source if need_reference else None,
+        diagnostics,
+        [flag] if flag else [],
+        modules,
+        kept_f32,
+        loss_f32,
+        notes,
+    )
+
+
+def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, list[str]]:
+    """Whether the judge may take the f32 the codemod keeps in the legacy script
+    (``legacy_read``: BFM088/BFM089) as the script's own choice in ``migrated``, the work tree's
+    text: only when ``migrated`` is the codemod's migration itself. Any other text (a hand
+    migration, a later edit) is judged as any f32: the onset check and the loss's dtype apply,
+    because those two are what FAIL a migration that leaves an input f32 (measured over
+    bench/results/calibration.json: judged as if they kept f32 on purpose, three wrong
+    ``input_f32`` migrations PASS, bench/RESULTS.md). Returns ``(kept_f32, loss_f32, notes)``."""
+    if not legacy_read.kept_f32:
+        return False, False, []
+    if migrated == legacy_read.code:
+        return True, legacy_read.loss_f32, []
+    return (
+        False,
+        False,
+        [
+            "The codemod keeps f32 this script asks for (BFM088/BFM089), but the migrated text is not the codemod's "
+            "migration of the legacy text: its f32 is judged as any f32 (the first steps must match, the loss must "
+            "be bf16). Verify the codemod's own migration to have the kept f32 judged by its drift alone."
+        ],
     )
 
 
