@@ -394,6 +394,7 @@ class LinkPlanner:
             list(result.factory_changes),
             dict(result.switched),
             list(result.loss_code),
+            list(result.outcome.f32_islands),
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

@@ -409,6 +409,9 @@ class FileResult:
     loss_code: list[str] = field(default_factory=list)
     """For a migrated Python script, the qualified names of the imported functions and classes its
     step applies as its loss (``MigrationResult.loss_code``): audited in the tree's modules."""
+    f32_islands: list = field(default_factory=list)
+    """The deliberate f32 islands the migration kept as written (``Outcome.f32_islands``,
+    :class:`bf16_migrate.python.outcome.F32Island`): verify's dtype trace does not count them."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

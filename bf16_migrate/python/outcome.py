@@ -56,6 +56,18 @@ SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusa
 training script's reason, shown with its own findings."""
 
 
+@dataclass(frozen=True)
+class F32Island:
+    """A deliberate f32 island the migration kept as its author wrote it (an upcast cast back
+    before it leaves the function, no matmul in between): lines ``first_line`` to ``last_line``
+    of the migrated file's input text (1-based), and the finding that says so. verify's dtype
+    trace does not count f32 computed there against the migration."""
+
+    first_line: int
+    last_line: int
+    finding: Diagnostic
+
+
 @dataclass
 class Outcome:
     """What the migration of one file did.
@@ -67,6 +79,7 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``f32_islands``: the deliberate f32 islands kept as written (:class:`F32Island`).
     """
 
     switch_migrated: bool = False
@@ -74,6 +87,7 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    f32_islands: list[F32Island] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

@@ -1,0 +1,147 @@
+"""``bf16-migrate verify --fix``: repair what the run's dtype trace names, verify again, repeat.
+
+Round 0 is a verify (:func:`bf16_migrate.verify.verify_script`). Each later round takes the
+repair sites of the trace's findings that count (:mod:`.trace_findings`; a deliberate f32 island
+the migration reported does not), applies them to the texts the migrated run ran (the migrated
+script and the migrated modules of its tree, or the user's own file for one the migration left
+as it is) with the repair units (:mod:`bf16_migrate.repairs`), and makes the migrated run again
+(the legacy and reference runs are the first round's: their texts did not change). It stops
+when the trace is clean, when no repair applies any more, or after :data:`MAX_ROUNDS` repair
+rounds; what is left is reported at its line with the trace's evidence, and the verdict is the
+last round's: the repaired script's. Writing (or showing, ``--diff``) the migration with its
+repairs is the rewrite's (:func:`bf16_migrate.project.migrate_paths` with ``repairs``): the same
+codemod and the same one-change commit as ``bf16-migrate PATHS``. No torch here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..repairs import RepairSite, apply_repairs
+from .runner import read_source
+
+__all__ = ["MAX_ROUNDS", "FixResult", "FixRound", "verify_and_fix"]
+
+MAX_ROUNDS = 3
+"""Repair rounds at most (each one migrated run more)."""
+
+
+@dataclass
+class FixRound:
+    """One repair round: the sites ``applied`` and those ``left`` (with why), and the verdict of
+    the migrated run made after them."""
+
+    applied: list[RepairSite] = field(default_factory=list)
+    left: list[tuple[RepairSite, str]] = field(default_factory=list)
+    verdict: str = ""
+
+
+@dataclass
+class FixResult:
+    """What ``verify --fix`` did: the final ``report`` (the repaired script's verdict, its trace's
+    findings: what is left), the ``rounds`` of repairs, every site applied over all rounds
+    (``applied``, in the coordinates of the text each was applied to), the final ``texts`` of
+    the files the migrated run ran that the repairs changed (the user's path -> text), and why
+    the loop ``stopped``."""
+
+    report: Any
+    rounds: list[FixRound] = field(default_factory=list)
+    applied: list[RepairSite] = field(default_factory=list)
+    texts: dict[Path, str] = field(default_factory=dict)
+    stopped: str = ""
+
+    @property
+    def left(self) -> list[Any]:
+        """The trace's findings still counting after the last round."""
+        return [f for f in self.report.trace_findings if f.counts]
+
+
+def verify_and_fix(
+    script: Path,
+    *,
+    verify: Callable[..., Any],
+    max_rounds: int = MAX_ROUNDS,
+    on_round: Callable[[int, FixRound], None] | None = None,
+    **kwargs: Any,
+) -> FixResult:
+    """Verify ``script`` (``verify`` is :func:`bf16_migrate.verify.verify_script`, given so that a
+    caller can wrap it), then repair and verify again as the module docstring says. ``kwargs`` go
+    to every verify; ``on_round(n, round)`` is told after each repair round. Raises what ``verify``
+    raises (:class:`~.records.RunError` when a run cannot be made: a repair that breaks the
+    migrated run is not taken, the last good report stands)."""
+    from .records import RunError
+
+    script = Path(script).resolve()
+    report = verify(script, **kwargs)
+    texts: dict[Path, str] = {script: report.migrated_source, **report.modules}
+    result = FixResult(report)
+    for number in range(1, max_rounds + 1):
+        sites = [f.repair for f in report.trace_findings if f.counts and f.repair is not None]
+        if not [f for f in report.trace_findings if f.counts]:
+            result.stopped = "the trace is clean"
+            break
+        if not sites:
+            result.stopped = "no repair applies to what is left"
+            break
+        fix_round, changed = _repair(texts, sites)
+        result.rounds.append(fix_round)
+        if not changed:
+            result.stopped = "no repair applies to what is left"
+            if on_round is not None:
+                on_round(number, fix_round)
+            break
+        texts.update(changed)
+        modules = {p: t for p, t in texts.items() if p != script}
+        try:
+            report = verify(
+                script,
+                **{**kwargs, "migrated_source": texts[script], "migrated_modules": modules, "previous": report},
+            )
+        except RunError as exc:
+            fix_round.verdict = f"ERROR: {exc.message}"
+            result.stopped = f"round {number}'s repairs broke the migrated run ({exc.message}); they are not kept"
+            for site in fix_round.applied:
+                fix_round.left.append((site, "the migrated run failed after it"))
+            fix_round.applied = []
+            if on_round is not None:
+                on_round(number, fix_round)
+            break
+        result.applied.extend(fix_round.applied)
+        result.texts.update(changed)
+        result.report = report
+        fix_round.verdict = report.verdict.status
+        if on_round is not None:
+            on_round(number, fix_round)
+    else:
+        left = [f for f in report.trace_findings if f.counts]
+        result.stopped = "the trace is clean" if not left else f"{max_rounds} rounds, the most --fix makes"
+    if not result.stopped:
+        result.stopped = "the trace is clean"
+    return result
+
+
+def _repair(texts: Mapping[Path, str], sites: Sequence[RepairSite]) -> tuple[FixRound, dict[Path, str]]:
+    """Apply ``sites`` to the texts the migrated run ran (the user's file as it is for one not
+    among ``texts``); returns the round and the texts that changed."""
+    fix_round = FixRound()
+    changed: dict[Path, str] = {}
+    by_path: dict[Path, list[RepairSite]] = {}
+    for site in sites:
+        by_path.setdefault(Path(site.path).resolve(), []).append(site)
+    for path, group in by_path.items():
+        text = texts.get(path)
+        if text is None:
+            try:
+                text = read_source(path)
+            except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+                fix_round.left.extend((site, f"{path} cannot be read: {exc}") for site in group)
+                continue
+        outcome = apply_repairs(text, group)
+        fix_round.applied.extend(outcome.applied)
+        fix_round.left.extend(outcome.left)
+        if outcome.text != text:
+            changed[path] = outcome.text
+    return fix_round, changed
