@@ -754,6 +754,8 @@ def _verify_planned(
                         report = verify_script(job.script, progress=progress, **kwargs)
                 if tracing.fix:
                     _write_fix(fixed, job.script, job.mode, job.legacy_env, tracing.diff, against=True)
+                    if report is None:  # no verdict (no optimizer step): its trace repaired all the same
+                        raise fixed.error
                 _finish_one(report, job.notes, outputs, to_stderr=tracing.diff)
                 return
             _verify_table(
@@ -964,6 +966,8 @@ def _verify_one(
                 report = verify_script(script, progress=progress, **kwargs)
         if tracing.fix:
             _write_fix(fixed, script, mode, env, tracing.diff, against=False)
+            if report is None:  # no verdict (no optimizer step): its trace repaired all the same
+                raise fixed.error
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         outputs.error(script, exc)

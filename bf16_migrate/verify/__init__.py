@@ -353,7 +353,11 @@ def verify_script(
     runs = {**reused, **runs}
     sources = _trace_sources(script, mode, source, legacy, texts)
     findings = trace_findings(runs, sources)
-    _raise_unusable(mode, runs, findings)
+    try:
+        _raise_unusable(mode, runs, findings)
+    except RunError as err:
+        err.migrated_source, err.modules = texts.migrated, dict(texts.modules)
+        raise
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
     verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)

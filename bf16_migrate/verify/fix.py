@@ -42,21 +42,32 @@ class FixRound:
 @dataclass
 class FixResult:
     """What ``verify --fix`` did: the final ``report`` (the repaired script's verdict, its trace's
-    findings: what is left), the ``rounds`` of repairs, every site applied over all rounds
-    (``applied``, in the coordinates of the text each was applied to), the final ``texts`` of
-    the files the migrated run ran that the repairs changed (the user's path -> text), and why
-    the loop ``stopped``."""
+    findings: what is left), or ``error`` when its runs could not be judged (an inference script
+    makes no optimizer step; its trace still names lines, and is repaired), the ``first`` findings
+    (before any repair), the ``rounds`` of repairs, every site applied over all rounds
+    (``applied``, in the coordinates of the text each was applied to), the final ``texts`` of the
+    files the migrated run ran that the repairs changed (the user's path -> text), and why the
+    loop ``stopped``."""
 
     report: Any
+    error: Any = None
+    first: list[Any] = field(default_factory=list)
     rounds: list[FixRound] = field(default_factory=list)
     applied: list[RepairSite] = field(default_factory=list)
     texts: dict[Path, str] = field(default_factory=dict)
     stopped: str = ""
 
     @property
+    def findings(self) -> list[Any]:
+        """The trace's findings after the last round (the report's, or the error's)."""
+        if self.report is not None:
+            return list(self.report.trace_findings)
+        return list(getattr(self.error, "findings", []))
+
+    @property
     def left(self) -> list[Any]:
         """The trace's findings still counting after the last round."""
-        return [f for f in self.report.trace_findings if f.counts]
+        return [f for f in self.findings if f.counts]
 
 
 def verify_and_fix(
@@ -69,18 +80,23 @@ def verify_and_fix(
 ) -> FixResult:
     """Verify ``script`` (``verify`` is :func:`bf16_migrate.verify.verify_script`, given so that a
     caller can wrap it), then repair and verify again as the module docstring says. ``kwargs`` go
-    to every verify; ``on_round(n, round)`` is told after each repair round. Raises what ``verify``
-    raises (:class:`~.records.RunError` when a run cannot be made: a repair that breaks the
-    migrated run is not taken, the last good report stands)."""
-    from .records import RunError
+    to every verify; ``on_round(n, round)`` is told after each repair round.
 
+    A verify that raises :class:`~.records.RunError` is an outcome too: its trace's findings (the
+    line of a failure, and what caused it) are repaired like a report's. A repair round is kept
+    when its verify gives a report, or an error that names fewer findings than before (an
+    inference script, never judged, whose trace gets cleaner); otherwise its repairs are not taken
+    and the loop stops. Raises the first verify's error when it names nothing to repair."""
     script = Path(script).resolve()
-    report = verify(script, **kwargs)
-    texts: dict[Path, str] = {script: report.migrated_source, **report.modules}
-    result = FixResult(report)
+    report, error = _attempt(verify, script, kwargs)
+    if error is not None and not [f for f in error.findings if f.counts and f.repair is not None]:
+        raise error
+    texts = _texts(script, report, error)
+    result = FixResult(report, error, list(report.trace_findings if report is not None else error.findings))
     for number in range(1, max_rounds + 1):
-        sites = [f.repair for f in report.trace_findings if f.counts and f.repair is not None]
-        if not [f for f in report.trace_findings if f.counts]:
+        counted = [f for f in result.findings if f.counts]
+        sites = [f.repair for f in counted if f.repair is not None]
+        if not counted:
             result.stopped = "the trace is clean"
             break
         if not sites:
@@ -90,37 +106,55 @@ def verify_and_fix(
         result.rounds.append(fix_round)
         if not changed:
             result.stopped = "no repair applies to what is left"
-            if on_round is not None:
-                on_round(number, fix_round)
+            _tell(on_round, number, fix_round)
             break
-        texts.update(changed)
-        modules = {p: t for p, t in texts.items() if p != script}
-        try:
-            report = verify(
-                script,
-                **{**kwargs, "migrated_source": texts[script], "migrated_modules": modules, "previous": report},
-            )
-        except RunError as exc:
-            fix_round.verdict = f"ERROR: {exc.message}"
-            result.stopped = f"round {number}'s repairs broke the migrated run ({exc.message}); they are not kept"
-            for site in fix_round.applied:
-                fix_round.left.append((site, "the migrated run failed after it"))
+        trial = {**texts, **changed}
+        modules = {p: t for p, t in trial.items() if p != script}
+        again = {**kwargs, "migrated_source": trial[script], "migrated_modules": modules}
+        if result.report is not None:
+            again["previous"] = result.report
+        report, error = _attempt(verify, script, again)
+        if error is not None and len([f for f in error.findings if f.counts]) >= len(counted):
+            fix_round.verdict = f"ERROR: {error.message}"
+            result.stopped = f"round {number}'s repairs left the migrated run failing ({error.message}); not kept"
+            fix_round.left.extend((site, "the migrated run failed after it") for site in fix_round.applied)
             fix_round.applied = []
-            if on_round is not None:
-                on_round(number, fix_round)
+            _tell(on_round, number, fix_round)
             break
+        texts = trial
         result.applied.extend(fix_round.applied)
         result.texts.update(changed)
-        result.report = report
-        fix_round.verdict = report.verdict.status
-        if on_round is not None:
-            on_round(number, fix_round)
+        result.report, result.error = report, error
+        fix_round.verdict = report.verdict.status if report is not None else f"ERROR: {error.message}"
+        _tell(on_round, number, fix_round)
     else:
-        left = [f for f in report.trace_findings if f.counts]
-        result.stopped = "the trace is clean" if not left else f"{max_rounds} rounds, the most --fix makes"
+        result.stopped = "the trace is clean" if not result.left else f"{max_rounds} rounds, the most --fix makes"
     if not result.stopped:
         result.stopped = "the trace is clean"
     return result
+
+
+def _attempt(verify: Callable[..., Any], script: Path, kwargs: Mapping[str, Any]) -> tuple[Any, Any]:
+    """(report, None) or (None, the RunError) of one verify."""
+    from .records import RunError
+
+    try:
+        return verify(script, **kwargs), None
+    except RunError as exc:
+        return None, exc
+
+
+def _texts(script: Path, report: Any, error: Any) -> dict[Path, str]:
+    """The texts the migrated run ran: the migrated script and the migrated modules of its tree."""
+    owner = report if report is not None else error
+    texts = {script: owner.migrated_source}
+    texts.update({Path(p).resolve(): t for p, t in (owner.modules or {}).items()})
+    return texts
+
+
+def _tell(on_round: Callable[[int, FixRound], None] | None, number: int, fix_round: FixRound) -> None:
+    if on_round is not None:
+        on_round(number, fix_round)
 
 
 def _repair(texts: Mapping[Path, str], sites: Sequence[RepairSite]) -> tuple[FixRound, dict[Path, str]]:

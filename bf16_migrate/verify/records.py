@@ -42,7 +42,8 @@ class RunError(Exception):
     ``hint`` (str or None: what to try), ``runs`` (name -> :class:`RunRecord` of every run
     that was made, empty when none was), ``findings`` (what the migrated run's dtype trace
     named: :class:`~bf16_migrate.verify.trace_findings.TraceFinding`, the failure's line among
-    them).
+    them), ``migrated_source`` and ``modules`` (the texts the migrated run ran, when one was made:
+    what ``verify --fix`` repairs).
     """
 
     def __init__(
@@ -61,6 +62,8 @@ class RunError(Exception):
         self.hint = hint
         self.runs: dict[str, RunRecord] = {}
         self.findings: list[Any] = []
+        self.migrated_source: str | None = None
+        self.modules: dict[Any, str] = {}
         super().__init__(message)
 
     def __str__(self) -> str:

@@ -150,6 +150,7 @@ _MOVES = frozenset(
     }
 )
 _CASTS = frozenset({"to", "float", "double", "type", "type_as", "half", "bfloat16"})
+_ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
 
@@ -259,6 +260,17 @@ class Tracer:
         if self._parameter is not None and isinstance(t, self._parameter):
             return {"kind": "param"}
         return None
+
+    def _first_origin(self, tensors):
+        """The operand whose origin names the place to repair first: a model copy or a module
+        left f32 (its parameters) before a promotion, before a tensor made f32 (an input), before
+        an untagged parameter; the first operand when none has an origin."""
+        ranked = []
+        for i, t in enumerate(tensors):
+            origin = self.origin_of(t)
+            kind = origin.get("kind") if origin is not None else None
+            ranked.append((_ORIGIN_RANK.get(kind, 9), i, t))
+        return min(ranked, key=lambda item: item[:2])[2]
 
     def tag(self, t, origin, table=None):
         table = self.origins if table is None else table
@@ -476,7 +488,7 @@ class Tracer:
         frame = sys._getframe(1)
         result = self.device_type(high[0])
         if f32_ops and low_ops:
-            source = f32_ops[0]
+            source = self._first_origin(f32_ops)
             origin = self.origin_of(source)
             ev = self.event(
                 "meet",
@@ -490,7 +502,7 @@ class Tracer:
             )
             mark = origin if origin is not None and origin.get("kind") == "meet" else _ref(ev)
         elif f32_ops:
-            origin = next((o for o in map(self.origin_of, f32_ops) if o is not None), None)
+            origin = self.origin_of(self._first_origin(f32_ops))
             if name in _MOVES:
                 mark = origin
             else:
