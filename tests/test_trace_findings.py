@@ -178,6 +178,10 @@ def test_exits_bf16_to_the_host_unless_cast_back_and_a_repair_only_for_floating_
     bf16 = ev("exit", 14, "Tensor.cpu", expr="out.cpu()", **base)
     (found,) = trace_findings(runs([bf16]), sources())
     assert (found.diagnostic.code, found.diagnostic.line) == ("BFM210", 13)
+    # the legacy run's exit there handed over float32: it does not hide the migrated run's bf16
+    legacy_f32 = dict(bf16, line=13, exit_dtypes={"float32": 2}, exits=0)
+    assert len(trace_findings(runs([bf16], [legacy_f32]), sources())) == 1
+    assert trace_findings(runs([bf16], [dict(legacy_f32, exit_dtypes={"bfloat16": 2}, exits=2)]), sources()) == []
     assert found.repair.kind == RepairKind.HOST_FLOAT
     cast_back = ev("exit", 14, "Tensor.cpu", expr="out.cpu()", cast_back=2, **base)
     assert trace_findings(runs([cast_back]), sources()) == []

@@ -146,7 +146,7 @@ def test_an_f32_table_meeting_bf16_names_its_line_and_the_failure_at_the_sync(tm
     assert "the f32 operand is made f32 on the device" in meet.message
     failure = found[(FindingKind.FAILURE, "BFM220")]
     assert failure.line == line_of(POSITION_TABLE, "torch_xla.sync()")
-    assert "mixed precision" in failure.message and "f32 met bf16 first at line" in failure.message
+    assert "different precisions" in failure.message and "f32 met bf16 first at line 17" in failure.message
     assert "BFM200" in str(caught.value)  # the error's text names them too
 
 

@@ -306,6 +306,8 @@ class _Reader:
         self.places: dict[int, Place] = {}
         self.legacy_keys: set[tuple[str, int, str, str]] = set()
         for e in legacy.events if legacy is not None else []:
+            if e.kind == Kind.EXIT and e.exits <= e.cast_back:
+                continue  # the legacy run handed the host float32 there: what it should
             p = sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
             self.legacy_keys.add((p.path, p.line, e.op, e.kind.value))
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
