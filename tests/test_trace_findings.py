@@ -448,3 +448,24 @@ def test_a_stored_trace_of_another_mode_or_no_trace_is_refused_in_one_line(store
     (tmp_path / "other.json").write_text("{}")
     result = CliRunner().invoke(main, ["train.py", "--trace", "other.json"])
     assert result.exit_code == 2 and "not a `bf16-migrate verify --json` document" in result.output
+
+
+def test_a_round_whose_run_fails_goes_on_but_fix_keeps_the_last_state_that_ran():
+    from bf16_migrate.verify.fix import verify_and_fix
+    from bf16_migrate.verify.records import RunError
+
+    def verify(script, **kwargs):
+        text = kwargs.get("migrated_source", "a = x.cpu()\nb = f(y)\n")
+        if ".float()" not in text:
+            return _Report(text, [_finding_at(text, 1, "x.cpu()")])
+        # the repair lets the run reach a place that crashes, and nothing repairs that one
+        error = RunError("the migrated run failed: exited with code 1")
+        error.runs = {"migrated": RunRecord("migrated", exception="ValueError: mixed precision")}
+        error.findings = [_finding_at(text, 2, "f(y)")]
+        error.migrated_source = text
+        raise error
+
+    result = verify_and_fix(Path("/u/train.py"), verify=verify)
+    assert result.rounds[0].applied and result.rounds[0].verdict.startswith("ERROR")
+    assert result.applied == [] and result.texts == {} and result.report is not None
+    assert "the repairs kept are those of the last run that did not fail" in result.stopped

@@ -83,7 +83,9 @@ class RepairSite:
     ``group``: sites of one finding that are alternatives (a copy's frames, innermost first):
     the first that applies is the repair. ``also``: more spans of the same site (a copy's
     callers in this file, innermost first). ``message``: the finding's message, for the rewrite
-    that applies a stored trace (``--trace FILE``)."""
+    that applies a stored trace (``--trace FILE``). ``arg``: the f32 operand's position among
+    the operation's tensor operands (``cast_operand`` of an operand with no name: a side of
+    ``h + table(n)``)."""
 
     kind: RepairKind
     path: str
@@ -95,6 +97,7 @@ class RepairSite:
     group: str = ""
     also: tuple[Span, ...] = ()
     message: str = ""
+    arg: int | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -108,6 +111,7 @@ class RepairSite:
             "group": self.group,
             "also": [_span_dict(s) for s in self.also],
             "message": self.message,
+            "arg": self.arg,
         }
 
     @classmethod
@@ -125,6 +129,7 @@ class RepairSite:
             group=str(data.get("group", "")),
             also=tuple(_span_from(s) for s in data.get("also") or ()),
             message=str(data.get("message", "")),
+            arg=int(data["arg"]) if data.get("arg") is not None else None,
         )
 
 
@@ -156,6 +161,8 @@ class Example:
     fixed: str | None
     names: tuple[str, ...] = ()
     partner: str | None = None
+    arg: int | None = None
+    op: str = ""
 
     def site(self, kind: RepairKind) -> RepairSite:
         """The site the trace would give for this example."""
@@ -164,7 +171,8 @@ class Example:
         lines = self.expr.splitlines()
         end_line = self.line + len(lines) - 1
         end_col = col + len(lines[0]) if len(lines) == 1 else len(lines[-1]) + _indent_of(self.source, end_line)
-        return RepairSite(kind, "example.py", Span(self.line, col, end_line, end_col, text), self.names, self.partner)
+        span = Span(self.line, col, end_line, end_col, text)
+        return RepairSite(kind, "example.py", span, self.names, self.partner, self.op, arg=self.arg)
 
 
 def _indent_of(source: str, line: int) -> int:

@@ -83,18 +83,22 @@ def verify_and_fix(
     to every verify; ``on_round(n, round)`` is told after each repair round.
 
     A verify that raises :class:`~.records.RunError` is an outcome too: its trace's findings (the
-    line of a failure, and what caused it) are repaired like a report's. A repair round is kept
-    when its verify gives a report, or an error that names fewer findings than before (an
-    inference script, never judged, whose trace gets cleaner); otherwise its repairs are not taken
-    and the loop stops. Raises the first verify's error when it names nothing to repair."""
+    line of a failure, and what caused it) are repaired like a report's. A round whose migrated
+    run fails (a repair that lets it reach a place where f32 meets bf16 further on) is the start
+    of the next round, not an end; but what ``--fix`` keeps is the last state whose migrated run
+    did not fail (a migration that crashes is worse than one that computes in f32), and a round
+    that changes nothing the trace names ends the loop. Raises the first verify's error when it
+    names nothing to repair."""
     script = Path(script).resolve()
     report, error = _attempt(verify, script, kwargs)
     if error is not None and not [f for f in error.findings if f.counts and f.repair is not None]:
         raise error
     texts = _texts(script, report, error)
     result = FixResult(report, error, list(report.trace_findings if report is not None else error.findings))
+    state = _State(texts, report, error, [], {})
+    best = state if not _crashed(error) else None
     for number in range(1, max_rounds + 1):
-        counted = [f for f in result.findings if f.counts]
+        counted = [f for f in state.findings if f.counts]
         sites = [f.repair for f in counted if f.repair is not None]
         if not counted:
             result.stopped = "the trace is clean"
@@ -102,36 +106,80 @@ def verify_and_fix(
         if not sites:
             result.stopped = "no repair applies to what is left"
             break
-        fix_round, changed = _repair(texts, sites)
+        fix_round, changed = _repair(state.texts, sites)
         result.rounds.append(fix_round)
         if not changed:
             result.stopped = "no repair applies to what is left"
             _tell(on_round, number, fix_round)
             break
-        trial = {**texts, **changed}
+        trial = {**state.texts, **changed}
         modules = {p: t for p, t in trial.items() if p != script}
         again = {**kwargs, "migrated_source": trial[script], "migrated_modules": modules}
-        if result.report is not None:
-            again["previous"] = result.report
+        if state.report is not None:
+            again["previous"] = state.report
         report, error = _attempt(verify, script, again)
-        if error is not None and len([f for f in error.findings if f.counts]) >= len(counted):
-            fix_round.verdict = f"ERROR: {error.message}"
-            result.stopped = f"round {number}'s repairs left the migrated run failing ({error.message}); not kept"
-            fix_round.left.extend((site, "the migrated run failed after it") for site in fix_round.applied)
-            fix_round.applied = []
-            _tell(on_round, number, fix_round)
-            break
-        texts = trial
-        result.applied.extend(fix_round.applied)
-        result.texts.update(changed)
-        result.report, result.error = report, error
+        state = _State(trial, report, error, [*state.applied, *fix_round.applied], {**state.changed, **changed})
         fix_round.verdict = report.verdict.status if report is not None else f"ERROR: {error.message}"
         _tell(on_round, number, fix_round)
+        if not _crashed(error):
+            best = state
+        if {_key(f) for f in state.findings if f.counts} == {_key(f) for f in counted}:
+            result.stopped = "the repairs changed nothing the trace names"
+            break
     else:
-        result.stopped = "the trace is clean" if not result.left else f"{max_rounds} rounds, the most --fix makes"
+        left = [f for f in state.findings if f.counts]
+        result.stopped = "the trace is clean" if not left else f"{max_rounds} rounds, the most --fix makes"
     if not result.stopped:
         result.stopped = "the trace is clean"
+    if best is None:  # every state failed, the first included: nothing is kept
+        best = _State(texts, result.report, result.error, [], {})
+    if best is not state:
+        result.stopped += (
+            f"; the migrated run failed after the last repairs ({_message(state.error)}): the repairs kept are those "
+            "of the last run that did not fail"
+        )
+    result.report, result.error = best.report, best.error
+    result.applied, result.texts = best.applied, best.changed
     return result
+
+
+@dataclass
+class _State:
+    """One state of the loop: the texts the migrated run ran, its outcome, and the repairs that
+    made them (``applied``, the texts they ``changed``)."""
+
+    texts: dict[Path, str]
+    report: Any
+    error: Any
+    applied: list[RepairSite]
+    changed: dict[Path, str]
+
+    @property
+    def findings(self) -> list[Any]:
+        return list(self.report.trace_findings if self.report is not None else self.error.findings)
+
+
+def _crashed(error: Any) -> bool:
+    """The migrated run failed with an exception (not only an outcome that cannot be judged,
+    such as an inference script's run without an optimizer step)."""
+    if error is None:
+        return False
+    migrated = (getattr(error, "runs", None) or {}).get("migrated")
+    if migrated is not None and migrated.exception:
+        return True
+    return any(getattr(f, "kind", None) is not None and f.kind.value == "failure" for f in error.findings)
+
+
+def _key(finding: Any) -> tuple[Any, ...]:
+    """What tells one finding from another across rounds: its place, its message and its repair's
+    names (the next operand of one line is another finding)."""
+    d = finding.diagnostic
+    site = finding.repair
+    return (d.code, d.path, d.line, d.message, site.names if site else (), site.arg if site else None)
+
+
+def _message(error: Any) -> str:
+    return getattr(error, "message", "") or "no verdict"
 
 
 def _attempt(verify: Callable[..., Any], script: Path, kwargs: Mapping[str, Any]) -> tuple[Any, Any]:

@@ -452,11 +452,14 @@ class _Reader:
     ) -> RepairSite | None:
         d = finding.diagnostic
         mark = (d.code, d.line, d.col)
-        if kind == FindingKind.MEET and first.f32_names:
+        if kind == FindingKind.MEET and (first.f32_names or len(first.f32_args) == 1):
             partner = next((n for n in first.partner_names if "." not in n), None) or (
                 first.partner_names[0] if first.partner_names else None
             )
-            return self._site(RepairKind.CAST_OPERAND, first, mark, names=tuple(first.f32_names), partner=partner)
+            arg = first.f32_args[0] if len(first.f32_args) == 1 and len(first.operands) == 2 else None
+            return self._site(
+                RepairKind.CAST_OPERAND, first, mark, names=tuple(first.f32_names), partner=partner, arg=arg
+            )
         if kind == FindingKind.COPY and named.kind == Kind.CREATE:
             also = tuple(
                 s
