@@ -756,7 +756,7 @@ def _verify_planned(
                     _write_fix(fixed, job.script, job.mode, job.legacy_env, tracing.diff, against=True)
                     if report is None:  # no verdict (no optimizer step): its trace repaired all the same
                         raise fixed.error
-                _finish_one(report, job.notes, outputs, to_stderr=tracing.diff)
+                _finish_one(report, job.notes, outputs, to_stderr=tracing.diff, fixed=fixed if tracing.fix else None)
                 return
             _verify_table(
                 planned,
@@ -894,9 +894,12 @@ def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
         )
 
 
-def _finish_one(report: Any, notes: list[str], outputs: _Outputs, to_stderr: bool = False) -> NoReturn:
+def _finish_one(
+    report: Any, notes: list[str], outputs: _Outputs, to_stderr: bool = False, fixed: Any = None
+) -> NoReturn:
     """Print one report (with the plan's notes; on stderr with ``to_stderr``, when stdout holds a
-    patch), write ``--json``, ``--markdown`` and ``--plot``, exit with its verdict."""
+    patch), write ``--json`` (with ``--fix``'s rounds under ``fix``), ``--markdown`` and ``--plot``,
+    exit with its verdict."""
     from .verify import format_report
     from .verify.report import report_dict
 
@@ -908,6 +911,19 @@ def _finish_one(report: Any, notes: list[str], outputs: _Outputs, to_stderr: boo
     doc = report_dict(report)
     if extra:
         doc["notes"] = [*doc.get("notes", []), *extra]
+    if fixed is not None:
+        doc["fix"] = {
+            "stopped": fixed.stopped,
+            "first": [f.to_dict() for f in fixed.first],
+            "rounds": [
+                {
+                    "applied": [site.to_dict() for site in r.applied],
+                    "left": [{"site": site.to_dict(), "why": why} for site, why in r.left],
+                    "verdict": r.verdict,
+                }
+                for r in fixed.rounds
+            ],
+        }
     if outputs.json is not None:
         _write_json(outputs.json, doc)
         click.echo(f"verify: JSON written to {outputs.json}", err=True)
@@ -975,7 +991,7 @@ def _verify_one(
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    _finish_one(report, [], outputs, to_stderr=tracing.diff)
+    _finish_one(report, [], outputs, to_stderr=tracing.diff, fixed=fixed if tracing.fix else None)
 
 
 def _fix(script: Path, **kwargs: Any) -> Any:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..repairs import RepairSite, apply_repairs
 from .runner import read_source
+from .trace_findings import FindingKind
 
 __all__ = ["MAX_ROUNDS", "FixResult", "FixRound", "verify_and_fix"]
 
@@ -167,7 +168,7 @@ def _crashed(error: Any) -> bool:
     migrated = (getattr(error, "runs", None) or {}).get("migrated")
     if migrated is not None and migrated.exception:
         return True
-    return any(getattr(f, "kind", None) is not None and f.kind.value == "failure" for f in error.findings)
+    return any(getattr(f, "kind", None) is FindingKind.FAILURE for f in error.findings)
 
 
 def _key(finding: Any) -> tuple[Any, ...]:

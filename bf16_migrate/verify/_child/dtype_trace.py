@@ -269,7 +269,7 @@ class Tracer:
         for i, t in enumerate(tensors):
             origin = self.origin_of(t)
             kind = origin.get("kind") if origin is not None else None
-            ranked.append((_ORIGIN_RANK.get(kind, 9), i, t))
+            ranked.append((_ORIGIN_RANK.get(kind or "", 9), i, t))
         return min(ranked, key=lambda item: item[:2])[2]
 
     def tag(self, t, origin, table=None):
