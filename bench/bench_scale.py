@@ -8,19 +8,34 @@ each, in-process (imports and rule loading done beforehand).
 Run: python bench/bench_scale.py   (results are recorded by hand in bench/RESULTS.md)
      python bench/bench_scale.py --sizes 1000 5000 --shapes functions --modes amp --repeat 3
      python bench/bench_scale.py --sizes 5000 --no-megabyte --real   (with real modules)
+
+``--growth`` times whole runs instead, each ``bf16-migrate --check`` in a new process (CPU of the
+process and its workers, wall time, peak memory: ``os.wait4``): a file of many training sites
+(:func:`training_sites`) of 1k, 5k, 20k and 80k lines, and a tree (:func:`make_tree`) of 1k, 5k,
+20k and 50k files, each clean and with findings (3 legacy scripts planted in the tree), with
+``grep -rlE`` over each tree; and what a clean and a legacy file import (``-X importtime``).
+
+     python bench/bench_scale.py --growth [--repeat 3] [--lines 1000 5000] [--files 1000 5000]
+                                 [--before DIR] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import sysconfig
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
 
 from bf16_migrate.python import migrate_source
-from bf16_migrate.rules import MODES
+from bf16_migrate.rules import MODES, variable_names
 
 SIZES = (1_000, 5_000, 20_000)
 MEGABYTE = 1_000_000
@@ -150,12 +165,67 @@ def _strings(i: int) -> str:
     )
 
 
+SITE_SCRIPT = Path(__file__).resolve().parent.parent / "fixtures" / "tiny_transformer" / "train.py"
+SITE_NAMES = ("VOCAB_SIZE", "SEQ_LEN", "MARKER_TOKEN", "TinyEncoderClassifier", "build_dataset", "parse_args", "main")
+"""The names each copy of :data:`SITE_SCRIPT` gets a suffix on (its constants, classes, functions)."""
+
+
+def training_site(i: int, legacy: bool = True) -> str:
+    """The i-th copy of a whole 108-line legacy training script (the tiny_transformer fixture: a
+    legacy write, a model, an optimizer, a loop, ``if __name__ == "__main__"``) with its names
+    changed (``main_3``): a file of many training sites, as a script of experiments or a notebook
+    export is, where a pass per site over the whole file costs sites x lines. Not ``legacy``:
+    the same script setting another variable (``TRAIN_USE_FAST`` for each legacy one), a file
+    that names none."""
+    pattern = re.compile(r"\b(" + "|".join(SITE_NAMES) + r")\b")
+    text = pattern.sub(lambda found: f"{found[1]}_{i}", SITE_SCRIPT.read_text()) + "\n\n"
+    for name in () if legacy else variable_names():
+        text = text.replace(name, "TRAIN_USE_FAST")
+    return text
+
+
+def training_sites(lines: int, legacy: bool = True) -> str:
+    """Copies of :func:`training_site` up to at least ``lines`` lines (about 110 lines a copy)."""
+    parts, count = [], 0
+    while count < lines:
+        parts.append(training_site(len(parts), legacy))
+        count += parts[-1].count("\n")
+    return "".join(parts)
+
+
 def _mixed(i: int) -> str:
     """The other shapes in turn (a whole class of 50 methods for the class shape)."""
     kind = i % 4
     if kind == 1:
         return "".join(_classes(50 * i + k) for k in range(50))
     return (_functions, None, _strings, _expression_chain)[kind](i)
+
+
+def make_tree(root: Path, files: int, planted: int = 0, per_directory: int = 100) -> Path:
+    """A tree of ``files`` files under ``root`` (``per_directory`` in each of ``pkg_<k>/``): small
+    modules of a project (:func:`_functions` blocks, about 1.5 KB, nine in ten ``.py``, the rest
+    a shell script, a YAML file and a README in turn), none naming a legacy variable; then
+    ``planted`` legacy training scripts (:func:`training_site`), each in a directory of its own
+    (``planted_<k>/train.py``, counted among ``files``). Returns ``root``."""
+    clean = files - planted
+    for k in range(clean):
+        directory = root / f"pkg_{k // per_directory:04d}"
+        if k % per_directory == 0:
+            directory.mkdir(parents=True, exist_ok=True)
+        kind = k % 30
+        if kind == 10:
+            (directory / f"run_{k}.sh").write_text(f"#!/bin/bash\nset -e\npython module_{k - 1}.py --steps {k}\n")
+        elif kind == 20:
+            (directory / f"config_{k}.yaml").write_text(f"name: job-{k}\nsteps: {k}\nlr: 0.1\n")
+        elif kind == 29:
+            (directory / f"README_{k}.md").write_text(f"# Module {k}\n\nRun `python module_{k - 1}.py`.\n")
+        else:
+            body = "".join(_functions(k * 10 + j) for j in range(10))
+            (directory / f"module_{k}.py").write_text(f'"""Module {k} of a generated project."""\n\n' + body)
+    for k in range(planted):
+        (root / f"planted_{k}").mkdir(parents=True, exist_ok=True)
+        (root / f"planted_{k}" / "train.py").write_text(training_site(k))
+    return root
 
 
 SHAPES: dict[str, Callable[[int], str]] = {
@@ -229,6 +299,120 @@ def seconds(source: str, mode: str, repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+GROWTH_LINES = (1_000, 5_000, 20_000, 80_000)
+GROWTH_FILES = (1_000, 5_000, 20_000, 50_000)
+
+
+def cli(source: Path | None = None) -> list[str]:
+    """The bf16-migrate command line, of this checkout or of the source tree ``source``
+    (``-P``: the directory it runs in, a generated tree, shadows nothing)."""
+    where = str(source or Path(__file__).resolve().parent.parent)
+    return [
+        sys.executable,
+        "-P",
+        "-c",
+        f"import sys; sys.path.insert(0, {where!r}); from bf16_migrate.cli import main; main()",
+    ]
+
+
+def whole_run(cmd: list[str], cwd: Path, timeout: float = 3600) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds of the process and the children it waited for, its peak
+    resident memory in MiB, exit code) of ``cmd`` run once in ``cwd``, its output discarded."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def medians(cmd: list[str], cwd: Path, repeat: int, warmup: int = 1) -> tuple[float, float, float, int]:
+    """:func:`whole_run` ``repeat`` times after ``warmup`` untimed runs: the median of each figure."""
+    for _ in range(warmup):
+        whole_run(cmd, cwd)
+    runs = [whole_run(cmd, cwd) for _ in range(repeat)]
+    return (
+        statistics.median(r[0] for r in runs),
+        statistics.median(r[1] for r in runs),
+        statistics.median(r[2] for r in runs),
+        runs[-1][3],
+    )
+
+
+def imports_of(cmd: list[str], cwd: Path) -> dict[str, float]:
+    """The cumulative import milliseconds of libcst and libcst.matchers in one run of ``cmd``
+    (``python -X importtime``); a module not imported is absent."""
+    proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], cwd=cwd, capture_output=True, text=True)
+    found: dict[str, float] = {}
+    for line in proc.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2] in ("libcst", "libcst.matchers"):
+            found[parts[2]] = int(parts[1]) / 1000
+    return found
+
+
+def growth(args: argparse.Namespace) -> None:
+    """The ``--growth`` tables (see the module docstring)."""
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bf16-growth-"))
+    versions = {"now": None, **({"before": args.before} if args.before else {})}
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} cores, Python {sys.version.split()[0]}; load average at the start {load}\n")
+    print("| workload | size | state | version | wall s | CPU s | peak MiB | exit |")
+    print("|---|---:|---|---|---:|---:|---:|---:|")
+    try:
+        for lines in args.lines:
+            for legacy in (False, True):
+                target = work / "files" / f"{'legacy' if legacy else 'clean'}_{lines}" / "train.py"
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(training_sites(lines, legacy))
+                count = target.read_text().count("\n")
+                for name, source in versions.items():
+                    wall, cpu, peak, code = medians(
+                        [*cli(source), "--check", "-q", "train.py"], target.parent, args.repeat, args.warmup
+                    )
+                    state = "with findings" if legacy else "clean"
+                    print(
+                        f"| a file of training sites | {count:,} lines | {state} | {name} | {wall:.2f} | {cpu:.2f} | "
+                        f"{peak:.0f} | {code} |",
+                        flush=True,
+                    )
+        grep = ["grep", "-rlE", "|".join(variable_names()), "."]
+        for files in args.files:
+            for planted in (0, 3):
+                root = work / "trees" / f"{files}_{planted}"
+                if not root.exists():
+                    make_tree(root, files, planted)
+                state = f"{planted} legacy scripts" if planted else "clean"
+                wall, cpu, peak, code = medians(grep, root, args.repeat, args.warmup)
+                print(
+                    f"| a tree (grep -rlE) | {files:,} files | {state} | grep | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
+                )
+                for name, source in versions.items():
+                    wall, cpu, peak, code = medians(
+                        [*cli(source), "--check", "-q", "."], root, args.repeat, args.warmup
+                    )
+                    print(
+                        f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |",
+                        flush=True,
+                    )
+        print("\n| what a run imports (`-X importtime`, cumulative) | version | libcst | libcst.matchers |")
+        print("|---|---|---:|---:|")
+        for legacy in (False, True):
+            target = work / "files" / f"{'legacy' if legacy else 'clean'}_imports" / "train.py"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(training_site(0, legacy))
+            for name, source in versions.items():
+                found = imports_of([*cli(source), "--check", "-q", "train.py"], target.parent)
+                shown = [f"{found[m]:.0f} ms" if m in found else "not imported" for m in ("libcst", "libcst.matchers")]
+                what = "a 108-line legacy script" if legacy else "the same script, clean"
+                print(f"| {what} | {name} | {shown[0]} | {shown[1]} |")
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
@@ -243,7 +427,16 @@ def main() -> None:
         default=600,
         help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)",
     )
+    parser.add_argument("--growth", action="store_true", help="whole runs in new processes (see the docstring)")
+    parser.add_argument("--lines", type=int, nargs="*", default=list(GROWTH_LINES), help="--growth: file sizes")
+    parser.add_argument("--files", type=int, nargs="*", default=list(GROWTH_FILES), help="--growth: tree sizes")
+    parser.add_argument("--before", type=Path, help="--growth: a source tree of another version, timed too")
+    parser.add_argument("--keep", type=Path, help="--growth: build the inputs here and keep them")
+    parser.add_argument("--warmup", type=int, default=1, help="--growth: untimed runs before each figure")
     args = parser.parse_args()
+    if args.growth:
+        growth(args)
+        return
     migrate_source(generate("functions", lines=50), "stochastic", "train.py")  # warm caches
     print("| shape | lines | bytes | mode | seconds | CPU seconds | s / 1k lines |")
     print("|---|---:|---:|---|---:|---:|---:|")

@@ -27,7 +27,7 @@ class Bounds:
         areas: set[str] = set()
         for given in paths:
             given = Path(given)
-            if given.is_dir():
+            if os.path.isdir(given):
                 base = given
             else:
                 self.files.add(os.path.realpath(given))
@@ -55,11 +55,19 @@ PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 def project_dir(path: Path) -> Path:
     """The project ``path`` belongs to: the nearest directory at or above it that holds
     ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``; else the file's own directory."""
-    start = (path if path.is_dir() else path.parent).resolve()
+    start = (path if os.path.isdir(path) else path.parent).resolve()
+    return project_root(path) or start
+
+
+def project_root(path: Path) -> Path | None:
+    """The nearest directory at or above ``path`` (its directory, for a file) that holds
+    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``: the root its version control
+    or its configuration gives; None when none does."""
+    start = (path if os.path.isdir(path) else path.parent).resolve()
     for directory in (start, *start.parents):
-        if any((directory / marker).exists() for marker in PROJECT_MARKERS):
+        if any(os.path.exists(directory / marker) for marker in PROJECT_MARKERS):
             return directory
-    return start
+    return None
 
 
-__all__ = ["PROJECT_MARKERS", "Bounds", "project_dir"]
+__all__ = ["PROJECT_MARKERS", "Bounds", "project_dir", "project_root"]

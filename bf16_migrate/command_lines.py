@@ -151,6 +151,21 @@ DOCKER_OPTS_WITH_ARG = {
     "--storage-opt", "--sysctl", "--tmpfs", "--ulimit", "-u", "--user", "--userns", "--uts", "-v", "--volume",
     "--volume-driver", "--volumes-from", "-w", "--workdir",
 }
+# Slurm ``sbatch [options] script [args]`` (sbatch(1), Slurm 26.11): the short options taking a
+# value (attached, ``-N2``, or the next word) and the long options that take none (any other long
+# option without ``=`` takes the next word, as getopt_long reads a required argument).
+SBATCH_SHORT_WITH_ARG = frozenset({
+    "-A", "-B", "-C", "-D", "-F", "-G", "-J", "-L", "-M", "-N", "-S", "-a", "-b", "-c", "-d", "-e", "-i", "-m", "-n",
+    "-o", "-p", "-q", "-t", "-w", "-x",
+})
+SBATCH_SHORT_FLAGS = frozenset({"-H", "-O", "-Q", "-V", "-W", "-h", "-k", "-s", "-v", "-I"})
+SBATCH_LONG_FLAGS = frozenset({
+    "--consolidate-segments", "--contiguous", "--exclusive", "--get-user-env", "--help", "--hold", "--ignore-pbs",
+    "--nice", "--no-kill", "--no-requeue", "--oom-kill-step", "--overcommit", "--oversubscribe", "--parsable",
+    "--propagate", "--quiet", "--reboot", "--requeue", "--resv-ports", "--spread-job", "--spread-segments",
+    "--stepmgr", "--test-only", "--usage", "--use-min-nodes", "--verbose", "--version", "--wait",
+})
+SLURM_EXPORT_KEYWORDS = frozenset({"ALL", "NONE", "NIL"})
 MPI_LAUNCHERS = {"mpirun", "mpiexec", "orterun"}
 MPI_OPTS_WITH_ARG = {
     "-n", "-np", "-c", "--np", "-N", "--npernode", "-H", "--host", "--hostfile", "-hostfile", "--map-by", "--bind-to",
@@ -158,6 +173,62 @@ MPI_OPTS_WITH_ARG = {
 }
 SHELLS = {"bash", "sh", "zsh", "dash"}
 # fmt: on
+
+
+@dataclass(frozen=True)
+class ExportItem:
+    """One comma-separated item of a Slurm ``--export`` list (:class:`ExportList`): its span
+    ``start``..``end`` in the list's text, and what it is: a ``keyword`` (``ALL``, ``NONE``,
+    ``NIL``), or a variable ``name`` with the ``value`` it is given (``X=1``; None for a bare
+    ``X``, which passes on the submitter's value)."""
+
+    start: int
+    end: int
+    keyword: str | None = None
+    name: str | None = None
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class ExportList:
+    """The value of a Slurm ``--export`` option (sbatch(1), srun(1): ``--export={[ALL,]<environment
+    variables>|ALL|NIL|NONE}``) as Slurm splits it (``find_quote_token`` of Slurm's
+    src/common/env.c: at commas outside single or double quotes; a whole item in quotes loses
+    them): ``text`` as written, ``offset`` where it starts in its word's value, the ``items``."""
+
+    text: str
+    offset: int
+    items: tuple[ExportItem, ...]
+
+    @property
+    def isolates(self) -> bool:
+        """Whether the job gets none of the submitter's environment but what the list names:
+        no ``ALL`` item (``NONE``, ``NIL``, or a list of variables alone: only ``SLURM_*`` and
+        those are exported, src/sbatch/sbatch.c)."""
+        return not any(item.keyword == "ALL" for item in self.items)
+
+
+def export_list(text: str, offset: int = 0) -> ExportList:
+    """``text``, the value of a Slurm ``--export`` option, read as Slurm reads it (:class:`ExportList`)."""
+    items: list[ExportItem] = []
+    start, quote = 0, ""
+    for k, ch in enumerate(text + ","):
+        if ch in "'\"" and (not quote or quote == ch):
+            quote = "" if quote else ch
+        elif ch == "," and not quote:
+            if k > start:
+                items.append(_export_item(text[start:k], start, k))
+            start = k + 1
+    return ExportList(text, offset, tuple(items))
+
+
+def _export_item(token: str, start: int, end: int) -> ExportItem:
+    if len(token) >= 2 and token[0] in "'\"" and token[-1] == token[0]:
+        token = token[1:-1]
+    if token.upper() in SLURM_EXPORT_KEYWORDS and "=" not in token:
+        return ExportItem(start, end, keyword=token.upper())
+    name, eq, value = token.partition("=")
+    return ExportItem(start, end, name=name, value=value if eq else None)
 
 
 @dataclass
@@ -173,6 +244,9 @@ class EnvWord:
     words: list[int]
     value_word: int
     prefix: str = ""
+    listed: ExportItem | None = None
+    """For an item of a Slurm ``--export`` list (``--export=ALL,XLA_USE_BF16=1``): the item, whose
+    list is edited in place (only that item goes); None for a word of its own."""
 
 
 @dataclass
@@ -195,6 +269,10 @@ class Command:
     isolated: bool = False
     """Started with an empty environment (``env -i``, ``env -``: coreutils env(1)): nothing the
     launcher set reaches it, only the settings after the ``-i``."""
+    batch: bool = False
+    """The target is a Slurm batch script submitted by ``sbatch``: its ``#SBATCH`` directives apply."""
+    export_lists: list[tuple[int, ExportList]] = field(default_factory=list)
+    """The Slurm ``--export`` lists of the command, with the index of the word holding each."""
     env_reset: str | None = None
     """Why the launcher's settings may not reach the program, decided outside the command line
     (``sudo`` without ``-E``/``--preserve-env``: sudoers' ``env_reset``, on by default, keeps only
@@ -222,6 +300,10 @@ def read_command(words: list[str | None]) -> Command:
         base = _basename(w)
         if base == "env":
             i = _env(words, i + 1, cmd)
+        elif base == "srun":
+            i = _srun(words, i + 1, cmd)
+        elif base == "salloc":  # `salloc [options] [command]` (salloc(1)): the options are sbatch's
+            i = _salloc(words, i + 1, cmd)
         elif base in WRAPPERS:
             i = _wrapper(words, i + 1, cmd, base)
         elif base == "timeout":
@@ -351,6 +433,104 @@ def _mpi(words: list[str | None], i: int, cmd: Command) -> int:
     return i
 
 
+def _export_words(value: str, word: int, prefix: str, option_words: list[int], cmd: Command) -> None:
+    """The settings of a Slurm ``--export`` list (``value``, at character ``len(prefix)`` of the
+    word ``word``; ``option_words``: the words the option takes) into ``cmd.env``, one
+    :class:`EnvWord` per variable item; a list without ``ALL`` makes the command
+    :attr:`Command.isolated` (only what it names reaches the job)."""
+    listed = export_list(value, len(prefix))
+    if listed.isolates:
+        cmd.isolated = True
+        cmd.env.clear()  # as `env -i`: what was set before is not exported to the job
+    for item in listed.items:
+        if item.name is None:
+            continue
+        action = SET if item.value is not None else PASS
+        cmd.env.append(EnvWord(item.name, item.value, action, option_words, word, prefix, item))
+    cmd.export_lists.append((word, listed))
+
+
+def _slurm_option(words: list[str | None], i: int, cmd: Command, short_arg: frozenset[str], long_flags) -> int:
+    """One Slurm option at ``i`` (a static word starting with ``-``): its ``--export`` list read
+    (:func:`_export_words`); the index of the word after it (and after its value)."""
+    w = words[i]
+    assert w is not None and w.startswith("-"), "the caller passes a static option word"
+    if w.startswith("--export="):
+        _export_words(w[len("--export=") :], i, "--export=", [i], cmd)
+        return i + 1
+    if w == "--export":
+        value = words[i + 1] if i + 1 < len(words) else None
+        if value is not None:
+            _export_words(value, i + 1, "", [i, i + 1], cmd)
+        return i + 2
+    if w.startswith("--"):
+        return i + 1 if ("=" in w or w in long_flags) else i + 2
+    return i + 2 if (w in short_arg) else i + 1  # `-N2`: the value attached
+
+
+def _srun(words: list[str | None], i: int, cmd: Command) -> int:
+    """``srun [options] <executable> [args]`` (srun(1)) from ``i``: its options skipped, its
+    ``--export`` list read; the index of the executable."""
+    with_arg, _ = WRAPPERS["srun"]
+    while i < len(words) and (v := words[i]) is not None and v.startswith("-") and v != "-":
+        if v.startswith("--export"):
+            i = _slurm_option(words, i, cmd, frozenset(), frozenset())
+        else:
+            i += 2 if v in with_arg else 1
+    return i
+
+
+def _salloc(words: list[str | None], i: int, cmd: Command) -> int | None:
+    """``salloc [options] [command [args]]`` (salloc(1)) from ``i``: its options skipped (the
+    allocation options it shares with sbatch); the index of the command it runs, None when an
+    option is computed or unknown (nothing read past it)."""
+    while i < len(words) and (w := words[i]) is not None and w.startswith("-") and w != "-":
+        if not w.startswith("--") and w[:2] not in SBATCH_SHORT_WITH_ARG and w[:2] not in SBATCH_SHORT_FLAGS:
+            return None
+        i = _slurm_option(words, i, cmd, SBATCH_SHORT_WITH_ARG, SBATCH_LONG_FLAGS)
+    return None if i < len(words) and words[i] is None else i
+
+
+def _sbatch(words: list[str | None], i: int, cmd: Command) -> Command:
+    """``sbatch [options] script [args]`` (sbatch(1)) from ``i``: a launch of the batch script
+    (``("shell", script)``: sbatch runs it by its ``#!`` line, its ``#SBATCH`` directives apply),
+    with the settings of its ``--export`` list; ``--wrap CMD`` runs CMD through ``sh -c``
+    (:attr:`Command.inner`: read, not followed)."""
+    n = len(words)
+    while i < n:
+        w = words[i]
+        if w is None:
+            cmd.python = True
+            cmd.problem = "an sbatch option or the batch script is computed"
+            return cmd
+        if w in ("--wrap", "--wrap=") or w.startswith("--wrap="):
+            cmd.python = True
+            cmd.inner = i if w.startswith("--wrap=") and len(w) > len("--wrap=") else i + 1
+            cmd.problem = "sbatch --wrap runs its command through `sh -c`"
+            return cmd
+        if not w.startswith("-") or w == "-":
+            break
+        if not w.startswith("--") and w[:2] not in SBATCH_SHORT_WITH_ARG and w[:2] not in SBATCH_SHORT_FLAGS:
+            cmd.python = True
+            cmd.problem = f"unknown sbatch option {w}"
+            return cmd
+        i = _slurm_option(words, i, cmd, SBATCH_SHORT_WITH_ARG, SBATCH_LONG_FLAGS)
+    if i >= n or words[i] in (None, "-"):
+        cmd.python = True
+        cmd.problem = (
+            "sbatch reads the batch script from standard input"
+            if i >= n or words[i] == "-"
+            else ("the batch script is computed")
+        )
+        return cmd
+    script = words[i]
+    assert script is not None, "checked above"
+    cmd.target = (Target.SHELL, script)
+    cmd.args = words[i + 1 :]
+    cmd.batch = True
+    return cmd
+
+
 def _program(words: list[str | None], i: int, cmd: Command, w: str, base: str) -> Command:
     """The program at ``i`` (``w``, its basename ``base``): docker, a shell, coverage,
     accelerate, Python, torchrun, or a script run directly."""
@@ -359,6 +539,8 @@ def _program(words: list[str | None], i: int, cmd: Command, w: str, base: str) -
         return _docker(words, i + 2, cmd, exec_=words[i + 1] == "exec")
     if base in SHELLS:
         return _shell(words, i, cmd)
+    if base == "sbatch":
+        return _sbatch(words, i + 1, cmd)
     if base == "coverage" and i + 1 < n and words[i + 1] == "run":
         cmd.python = True
         return _python(words, i + 2, cmd, with_arg=COVERAGE_OPTS_WITH_ARG, flags=None)

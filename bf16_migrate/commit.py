@@ -47,6 +47,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TypeAlias
 
+from . import escaped_bytes  # noqa: F401 (registers the utf-8+bytes codec the carriers are written with)
 from .bounds import Bounds
 
 SUFFIX = ".bf16-migrate"

@@ -70,7 +70,7 @@ KEYS = _STRINGS | _LISTS | _BOOLS | {"legacy-env", "per-file-ignores"}
 
 def common_parent(paths: list[Path]) -> Path:
     """The deepest directory holding every path (a file counts by its directory)."""
-    dirs = [os.path.abspath(p if Path(p).is_dir() else Path(p).parent) for p in paths] or [os.getcwd()]
+    dirs = [os.path.abspath(p if os.path.isdir(p) else Path(p).parent) for p in paths] or [os.getcwd()]
     return Path(os.path.commonpath(dirs))
 
 
@@ -79,14 +79,24 @@ def find_config(start: Path) -> Path | None:
     table (a ``pyproject.toml`` without one is passed over, as ruff does)."""
     for directory in (start, *start.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{candidate}: cannot be read as TOML: {exc}") from None
+        if os.path.isfile(candidate):
+            data = read_toml(candidate)
             if TABLE in data.get("tool", {}):
                 return candidate
     return None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The TOML document ``path`` as a dict. Raises :class:`ConfigError` (one line naming the
+    file) when it cannot be read, is not UTF-8, is not TOML, or nests deeper than the parser
+    recurses (tomllib parses arrays and inline tables recursively: ``x = [[[...]]]`` thousands
+    deep exhausts Python's stack, a ``RecursionError``)."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read as TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot be read as TOML: arrays or tables nested too deeply to parse") from None
 
 
 def load_config(paths: list[Path], explicit: Path | None = None) -> Config:
@@ -96,10 +106,7 @@ def load_config(paths: list[Path], explicit: Path | None = None) -> Config:
     path = explicit if explicit is not None else find_config(common_parent(paths))
     if path is None:
         return Config()
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot be read as TOML: {exc}") from None
+    data = read_toml(path)
     table = data.get("tool", {}).get(TABLE)
     if table is None:
         if explicit is not None:

@@ -107,10 +107,8 @@ class GitIgnore:
                         lines.extend(f.read().splitlines())
                 except OSError:
                     continue
-            if lines:
-                import pathspec  # imported only where a .gitignore is found
-
-                self._specs[directory] = pathspec.GitIgnoreSpec.from_lines(lines)
+            if lines:  # pathspec is imported only where a .gitignore is found (_spec_of)
+                self._specs[directory] = _spec_of(lines)
             else:
                 self._specs[directory] = None
         return self._specs[directory]
@@ -140,6 +138,25 @@ class GitIgnore:
         if directory == top or directory.startswith(top.rstrip(os.sep) + os.sep):
             return top
         return directory
+
+
+def _spec_of(lines: list[str]):
+    """The :class:`pathspec.GitIgnoreSpec` of ``lines``; a line pathspec refuses (a lone ``!``)
+    is left out, as git passes over a pattern it cannot use (``git check-ignore`` and ``git
+    status`` take the rest of the file), instead of ending the run with a traceback."""
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:  # GitIgnorePatternError is a ValueError
+        usable = []
+        for line in lines:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([line])
+            except ValueError:
+                continue
+            usable.append(line)
+        return pathspec.GitIgnoreSpec.from_lines(usable)
 
 
 def _decision(specs, path: str, is_dir: bool) -> bool:

@@ -42,7 +42,7 @@ from .python.test_or_script import is_test_module
 from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import TreeFactsReader, migrate_imported_modules
-from .write import ReadError, read_bytes, read_source
+from .write import ReadError, read_bytes, read_source, read_text_file
 
 if TYPE_CHECKING:
     from .repairs import RepairSite
@@ -77,7 +77,7 @@ class Outcome:
 
 
 def _roots(paths: list[Path]) -> list[Path]:
-    return [p if p.is_dir() else p.parent for p in paths]
+    return [p if os.path.isdir(p) else p.parent for p in paths]
 
 
 def _root_of(path: Path, roots: list[Path]) -> Path:
@@ -248,7 +248,7 @@ class TreeReader:
     def __init__(self, roots: list[Path], exclude: tuple[str, ...], ignore, named: list[Path] | None = None) -> None:
         self.roots, self.exclude, self.ignore = roots, exclude, ignore
         self.bounds = Bounds(named) if named is not None else None
-        self.named = {os.path.realpath(p) for p in named or () if not p.is_dir()}
+        self.named = {os.path.realpath(p) for p in named or () if not os.path.isdir(p)}
 
     def outside(self, path: Path) -> Path | None:
         """The real path of ``path`` when it lies outside the paths given (a symlink leads out
@@ -283,7 +283,7 @@ class TreeReader:
         if kind not in REGISTRY:
             return None
         try:
-            source = read_source(path)
+            source = read_text_file(path, kind)
             analysis = analyze(kind, source.text, str(path))
         except (ReadError, CarrierError, OSError):
             return None
@@ -462,7 +462,7 @@ def _python_files_of(paths, exclude, ignore) -> list[tuple[Path, bool]]:
     by walking a directory (False, honouring ``exclude`` and ``ignore``), in the order given."""
     files: list[tuple[Path, bool]] = []
     for root in paths:
-        if root.is_file():
+        if os.path.isfile(root):
             if kind_of(root) == "python":
                 files.append((root, True))
         else:
@@ -555,7 +555,7 @@ def _one(
         _reported_only(candidate, extra, outcome)
         return
     try:
-        source = read_source(path)
+        source = read_text_file(path, candidate.kind)
     except ReadError as exc:
         outcome.errors.append(str(exc))
         return

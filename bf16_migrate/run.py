@@ -305,7 +305,7 @@ def _force_excluded(named: list[Path], settings: Settings, ignore) -> list[Path]
     return [
         p
         for p in named
-        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, p.is_dir()))
+        if excluded(p, settings.root, settings.exclude) or (ignore is not None and ignore(p, os.path.isdir(p)))
     ]
 
 
@@ -435,7 +435,7 @@ def _stdin_name_problem(name: str) -> str | None:
     path = Path(name)
     if name.endswith(("/", os.sep)) or path.name in ("", ".", ".."):
         return "names a directory, not a file"
-    if path.is_dir():
+    if os.path.isdir(path):
         return "is a directory, not a file"
     cwd = os.path.realpath(os.getcwd())
     real = os.path.realpath(path)
@@ -450,18 +450,25 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     :func:`bf16_migrate.scan.project_dir`), leaving out those the paths already cover. So
     ``bf16-migrate train.py`` is the same change as ``bf16-migrate .`` for train.py and its
     launchers, and pre-commit's batches cannot split a launcher from its script. A script that
-    names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk)."""
-    from .scan import kind_of, launchers_of, mentions_legacy, project_dir
+    names no legacy variable brings in nothing (nothing to plan with it: a clean file costs no walk).
+    The search is bounded by the project root its version control or configuration gives
+    (:func:`bf16_migrate.scan.project_root`); a script in no project has its launchers looked
+    for beside it only, not in every folder under its own (a script in a home directory of
+    180,000 files cost a walk of them all)."""
+    from .scan import kind_of, launchers_of, mentions_legacy, project_root
 
-    scripts = [p for p in paths if p.is_file() and kind_of(p) == "python" and mentions_legacy(p)]
+    scripts = [p for p in paths if os.path.isfile(p) and kind_of(p) == "python" and mentions_legacy(p)]
     if not scripts:
         return []
     given = {p.resolve() for p in paths}
-    dirs = [p.resolve() for p in paths if p.is_dir()]
+    dirs = [p.resolve() for p in paths if os.path.isdir(p)]
     cwd = Path.cwd()
     extra: list[Path] = []
-    for project in sorted({project_dir(script) for script in scripts}):
-        for found in launchers_of(scripts, project, settings.exclude, ignore):
+    searches = {
+        (project_root(script) or script.parent.resolve(), project_root(script) is not None) for script in scripts
+    }
+    for project, recursive in sorted(searches):
+        for found in launchers_of(scripts, project, settings.exclude, ignore, recursive=recursive):
             real = found.resolve()
             if real in given or any(d in real.parents for d in dirs):
                 continue
@@ -586,7 +593,8 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     nothing), everything else to stderr."""
     import dataclasses
 
-    from .write import ReadError, read_source
+    from .scan import kind_of
+    from .write import ReadError, read_text_file
 
     data = sys.stdin.buffer.read()
     with tempfile.TemporaryDirectory(prefix="bf16-migrate-stdin-") as tmp:
@@ -594,7 +602,7 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
         path.write_bytes(data)
         outcome = _migrate([path], dataclasses.replace(options, check=True), settings, None)
         try:
-            source = read_source(path)
+            source = read_text_file(path, kind_of(path) or "unsupported")
             text, encoding = source.text, source.encoding
         except ReadError:  # reported in outcome.errors
             text, encoding = data.decode("utf-8", "replace"), "utf-8"

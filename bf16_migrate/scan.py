@@ -1,9 +1,11 @@
 """Paths -> the files to look at, each with its kind.
 
-Directories are walked recursively (hidden directories other than CI configuration ones such as
-``.github``, virtual environments, ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging
-metadata are skipped; ``--exclude`` globs apply to the name or the path relative to the argument, of
-files and of directories, whose whole content is then skipped).
+Directories are walked recursively (version-control internals, virtual environments, caches
+(:data:`SKIP_HIDDEN`), ``__pycache__``, ``node_modules`` and ``*.egg-info`` packaging metadata are
+skipped; every other hidden directory is walked: ``.ci/``, ``.vscode/``, ``.github/`` hold
+launchers; ``--exclude`` globs apply to the name or the path relative to the argument, of files
+and of directories, whose whole content is then skipped; a directory that cannot be listed is a
+candidate with a ``problem``).
 A byte prefilter (:mod:`bf16_migrate.prefilter`: binary and UTF-16 files included, a large tree
 read in two processes) keeps only files that name a legacy variable. Only regular files are
 opened: a FIFO, device or socket of a kind bf16-migrate handles, a dangling symlink or a symlink
@@ -29,8 +31,11 @@ from pathlib import Path
 
 from .bounds import PROJECT_MARKERS as PROJECT_MARKERS  # re-exported: the project is found there
 from .bounds import project_dir as project_dir
+from .bounds import project_root as project_root
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
+from .shebang import SHELL_INTERPRETERS as SHELL_INTERPRETERS  # re-exported
+from .shebang import shebang_kind
 
 SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "venv", ".venv", "build", "dist"}
 
@@ -53,7 +58,7 @@ class Candidate:
     """Why the file cannot be read (not a regular file, a symlink loop): reported, never opened."""
 
 
-SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch"}
+SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".pbs", ".qsub"}
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,8 @@ CARRIER_FILES: dict[str, FileNames] = {
     "dockerfile": FileNames(
         prefixes=("Dockerfile", "Containerfile"), endings=(".dockerfile", ".Dockerfile", ".containerfile")
     ),
-    "dotenv": FileNames(names=frozenset({".env"}), prefixes=(".env.",), endings=(".env",)),
+    "dotenv": FileNames(names=frozenset({".env", "env.list"}), prefixes=(".env.",), endings=(".env",)),
+    "vscode": FileNames(names=frozenset({"launch.json"})),  # VS Code's .vscode/launch.json
 }
 """The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order
 they are tried; a shell script without a suffix is also known by its ``#!`` line."""
@@ -88,46 +94,40 @@ UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
 # Documentation: prose that may tell readers to set a variable (reported, never rewritten).
 DOC_SUFFIXES = {".md", ".mdx", ".rst", ".txt", ".html", ".htm", ".adoc"}
 DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY")  # extensionless documentation
-SHELL_INTERPRETERS = {"sh", "bash", "zsh", "dash", "ksh"}
-# Hidden directories that hold CI configuration (walked; other hidden directories are not).
-CONFIG_DIRS = {".github", ".gitlab", ".circleci", ".buildkite", ".devcontainer"}
+SKIP_HIDDEN = frozenset(
+    {
+        *(".git", ".hg", ".svn", ".bzr", ".jj"),  # version control's own data
+        *(".tox", ".nox", ".venv", ".direnv", ".eggs", ".pixi", ".conda"),  # environments and their packages
+        *(".cache", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".pytype", ".pyre"),  # caches
+        ".ipynb_checkpoints",  # Jupyter's own copies of the notebooks beside it
+    }
+)
+"""The hidden directories a walk passes over: tool-managed data, never the project's launchers.
+Any other hidden directory is walked (``.ci/run.sh``, ``.vscode/launch.json``, ``.idea/``): a file
+that names a legacy variable is never passed over without a finding."""
 
 
-def _shebang_kind(path: Path) -> str | None:
-    """The kind of an extensionless script from its ``#!`` line (``#!/bin/bash``,
-    ``#!/usr/bin/env -S python3 -u``), or None when it has none."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # a FIFO or device is never read (it could block)
-        head = os.read(fd, 256).split(b"\n", 1)[0]
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if not head.startswith(b"#!"):
-        return None
-    words = head[2:].decode("utf-8", "replace").split()
-    words = [w.rsplit("/", 1)[-1] for w in words if not w.startswith("-")]
-    if words and words[0] == "env":
-        words = words[1:]
-    if not words:
-        return "unsupported"
-    name = words[0]
-    if name in SHELL_INTERPRETERS:
-        return "shell"
-    if name.startswith("python"):
-        return "python"
-    return "unsupported"
+def skips_directory(name: str) -> bool:
+    """Whether a directory walk passes over a directory named ``name`` (:data:`SKIP_DIRS`,
+    :data:`SKIP_HIDDEN`, ``*.egg-info``)."""
+    return name in SKIP_DIRS or name in SKIP_HIDDEN or name.endswith(".egg-info")
 
 
 def kind_of(path: Path) -> str | None:
     """The kind of ``path`` by its name, extension or shebang; None for a file of no known
     kind (a directory walk reports it as ``"unsupported"`` when it names a variable)."""
-    name, suffix = path.name, path.suffix
+    return _kind_of_name(path.name, path)
+
+
+def _suffix(name: str) -> str:
+    """``PurePath(name).suffix``, without building a path."""
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _kind_of_name(name: str, path: Path | str) -> str | None:
+    """:func:`kind_of` for the file ``path`` (a Path or a str) whose last part is ``name``."""
+    suffix = _suffix(name)
     if suffix in (".py", ".pyi"):
         return "python"
     for kind, files in CARRIER_FILES.items():
@@ -141,7 +141,7 @@ def kind_of(path: Path) -> str | None:
     if suffix in UNSUPPORTED_SUFFIXES or name.startswith(UNSUPPORTED_NAMES):
         return "unsupported"
     if not suffix:
-        return _shebang_kind(path)
+        return shebang_kind(Path(path))
     return None
 
 
@@ -166,21 +166,29 @@ def _problem(path: Path) -> str | None:
 _name = operator.attrgetter("name")
 
 
-def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | None = None, ignore=None):
+def _files(
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    special: list[Candidate] | None = None,
+    ignore=None,
+    recursive: bool = True,
+):
     """The regular files under the directory ``root`` that discovery looks at, as str paths, in
     the order of a top-down ``os.walk`` with sorted names (a directory's files, then its
     subdirectories). Built on ``os.scandir``, whose entries know their type without a
     ``stat`` call (https://docs.python.org/3/library/os.html#os.scandir): only a symlink or an
     entry of another type is ``stat``-ed. Skips, excludes, ``ignore`` and ``special``: as
-    :func:`walk`."""
+    :func:`walk`. Not ``recursive``: the files of ``root`` itself only."""
     top = os.fspath(root)
     applies = getattr(ignore, "applies", None)
     stack: list[tuple[str, str, bool | None]] = [(top, "", None)]
     while stack:
         directory, base, above = stack.pop()
         entries = _sorted_entries(directory)
-        if entries is None:
-            continue  # as os.walk: an unreadable directory is passed over
+        if entries is None:  # reported, never passed over in silence: it may hold a launcher
+            if special is not None:
+                special.append(Candidate(Path(directory), "unsupported", _unreadable_directory(directory)))
+            continue
         subdirs = []
         # per file, only where a .gitignore applies (GitIgnore.applies: once per directory)
         # (an entry the .gitignore files above cannot reach, directory or file, is not asked about)
@@ -188,7 +196,7 @@ def _files(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] |
         asked = ignore if check else None
         for entry in entries:
             if _is_dir(entry):
-                if _walked_into(entry, base, exclude, asked):
+                if recursive and _walked_into(entry, base, exclude, asked):
                     subdirs.append((entry.path, base + entry.name + "/", check))
             elif _looked_at(entry, base, exclude, asked, special):
                 yield entry.path
@@ -202,6 +210,16 @@ def _sorted_entries(directory: str) -> list[os.DirEntry] | None:
             return sorted(it, key=_name)
     except OSError:
         return None
+
+
+def _unreadable_directory(directory: str) -> str:
+    """Why the directory ``directory`` cannot be listed (as a candidate's ``problem``)."""
+    try:
+        with os.scandir(directory):
+            pass
+    except OSError as exc:
+        return f"directory not read ({exc.strerror}): the files under it were not looked at"
+    return "directory not read: the files under it were not looked at"
 
 
 def _is_dir(entry: os.DirEntry) -> bool:
@@ -220,13 +238,12 @@ def _excluded(base: str, name: str, exclude: tuple[str, ...]) -> bool:
 
 def _walked_into(entry: os.DirEntry, base: str, exclude: tuple[str, ...], ignore) -> bool:
     """Whether discovery walks into the directory ``entry``: not a symlink (``os.walk`` does not
-    follow one), not hidden unless it holds CI configuration (:data:`CONFIG_DIRS`), not a
-    virtual environment, cache or build directory (:data:`SKIP_DIRS`), not ``*.egg-info``, not
-    excluded, not ignored (``ignore``: None when no ``.gitignore`` reaches it)."""
+    follow one), not version-control data, a virtual environment, cache or build directory
+    (:func:`skips_directory`), not excluded, not ignored (``ignore``: None when no ``.gitignore`` reaches it)."""
     name = entry.name
     if entry.is_symlink():
         return False
-    if (name.startswith(".") and name not in CONFIG_DIRS) or name in SKIP_DIRS or name.endswith(".egg-info"):
+    if skips_directory(name):
         return False
     if exclude and _excluded(base, name, exclude):
         return False
@@ -279,8 +296,9 @@ def walk(root: Path, exclude: tuple[str, ...] = (), special: list[Candidate] | N
 def scan(
     paths: list[Path], exclude: tuple[str, ...] = (), ignore=None, on_found: Callable[[], None] | None = None
 ) -> list[Candidate]:
-    """The candidate files under ``paths``, sorted, each once (a symlink to a file already found
-    is the same file: it is read and written once, under the first name in sorted order).
+    """The candidate files under ``paths``, sorted, each once (a symlink or a hard link to a file
+    already found is the same file: it is read and written once, under the first name in sorted
+    order).
     Raises :class:`ScanError` for a path that does not exist. Every text file that names a
     legacy variable is a candidate, named explicitly or found in a directory; one of no known
     kind is ``"unsupported"``. A path named explicitly that is not a regular file, and a special
@@ -291,13 +309,13 @@ def scan(
     process (:func:`bf16_migrate.prefilter.mentioning`); never when none does."""
     found: dict[Path, Candidate] = {}
     for root in paths:
-        if not root.exists():
-            if os.path.islink(root):
-                problem = _problem(root)
-                found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
-                continue
-            raise ScanError(f"{root}: no such file or directory")
-        if not root.is_dir():
+        try:
+            os.lstat(root)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ScanError(f"{root}: no such file or directory") from None
+        except OSError:
+            pass  # it exists but cannot be reached (a directory above it without the execute bit): _problem says why
+        if not os.path.isdir(root):  # a file, a special file, a dangling link, one that cannot be reached
             problem = _problem(root)
             if problem is not None:
                 found.setdefault(root, Candidate(root, kind_of(root) or "unsupported", problem))
@@ -313,11 +331,15 @@ def scan(
             found.setdefault(path, Candidate(path, kind_of(path) or "unsupported"))
         for candidate in special:
             found.setdefault(candidate.path, candidate)
-    by_file: dict[Path, Path] = {}
+    by_file: dict[object, Path] = {}
     for path in sorted(found):
         if found[path].problem is not None:
             continue
-        real = path.resolve()
+        try:  # the file itself: a symlink to it, and a hard link (another name of its inode), are the same
+            info = os.stat(path)
+            real: object = (info.st_dev, info.st_ino)
+        except OSError:
+            real = path.resolve()
         if real in by_file:
             del found[path]  # a second name of the same file
         else:
@@ -333,7 +355,12 @@ def is_temporary(name: str) -> bool:
 
 
 def launchers_of(
-    scripts: list[Path], root: Path, exclude: tuple[str, ...] = (), ignore=None, limit: int = 8
+    scripts: list[Path],
+    root: Path,
+    exclude: tuple[str, ...] = (),
+    ignore=None,
+    limit: int = 8,
+    recursive: bool = True,
 ) -> list[Path]:
     """The carriers under ``root`` that start one of the Python ``scripts`` (named explicitly)
     and name a legacy variable, directly or through other launchers (``run.sh`` runs
@@ -347,8 +374,9 @@ def launchers_of(
     This makes a run on a script alone the same change as a run on the tree, whatever way the
     files are split across runs (pre-commit passes the changed files, in batches): the launcher's
     setting and the script's own code change are planned together, never one without the other.
-    Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan`."""
-    carriers = _carrier_files(root, exclude, ignore)
+    Walks ``root`` with the same skips, excludes and ignore rules as :func:`scan` (not
+    ``recursive``: only the files of ``root`` itself)."""
+    carriers = _carrier_files(root, exclude, ignore, recursive)
     targets = {script.resolve() for script in scripts}
     patterns = [_launcher_pattern(script) for script in scripts]
     chosen: set[Path] = set()
@@ -376,14 +404,18 @@ def _launcher_pattern(path: Path) -> bytes:
     return name
 
 
-def _carrier_files(root: Path, exclude: tuple[str, ...], ignore) -> dict[Path, tuple[str, bytes]]:
+def _carrier_files(
+    root: Path, exclude: tuple[str, ...], ignore, recursive: bool = True
+) -> dict[Path, tuple[str, bytes]]:
     """Every carrier file under ``root`` (every carrier kind can start a script or hold a setting
     for one), with its kind and bytes, in walk order; a file that cannot be read is left out."""
     from .carriers import REGISTRY
 
     carriers: dict[Path, tuple[str, bytes]] = {}
-    for path, kind in walk(root, exclude, ignore=ignore):
+    for name in _files(root, exclude, None, ignore, recursive):  # :func:`walk`, a Path for carriers only
+        kind = _kind_of_name(os.path.basename(name), name)
         if kind in REGISTRY:
+            path = Path(name)
             try:
                 carriers[path] = (kind, path.read_bytes())
             except OSError:

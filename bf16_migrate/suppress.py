@@ -12,6 +12,8 @@ suppresses the findings of that code on that line, several codes are separated b
   Python through :mod:`tokenize`; ``%`` magic, ``!`` and ``%%bash`` lines as a shell reads
   them; :func:`bf16_migrate.carriers.notebook.cell_comments`); a finding ``nb.ipynb#cell2`` at
   line 3 is suppressed by a noqa on line 3 of cell 2. Markdown and raw cells are not read;
+* VS Code's ``launch.json``: a ``// noqa`` comment (its JSON tokens: a ``//`` inside a string is
+  not a comment; :func:`bf16_migrate.carriers.vscode.line_comments`);
 * Dockerfiles: a comment is a whole line there (a ``#`` after an instruction is one of its
   arguments), so a ``# noqa`` is read on the comment lines directly above an instruction and
   covers every line of that instruction, continuations included, as hadolint reads its
@@ -46,7 +48,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
 # ruff's noqa regex, for this tool's codes: a bare noqa comment, or one naming codes (BFM050, or BFM050,BFM022).
 _NOQA = re.compile(r"#\s*(?i:noqa)(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?")
 _COMMENT_START = re.compile(r"(?:^|(?<=\s))#")
+_NO_NOQA = re.compile(r"(?i:noqa)")
+"""What every ``# noqa`` comment holds (:data:`_NOQA`): a text without it has none."""
 ALL = frozenset({"*"})
 """What a bare ``# noqa`` suppresses."""
 
@@ -118,45 +122,74 @@ class Noqa:
 def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
     """The ``# noqa`` comments of a file of ``kind`` (see the module docstring for where each
     kind has them); none for the other kinds."""
-    found: list[Noqa] = []
+    if _NO_NOQA.search(text) is None:
+        return []  # no comment of any kind can be one: nothing to tokenize or parse
     if kind == "python":
-        try:
-            for token in tokenize.generate_tokens(io.StringIO(text).readline):
-                if token.type == tokenize.COMMENT:
-                    noqa = _noqa_at("", token.start[0], token.start[1] + 1, token.string)
-                    if noqa is not None:
-                        found.append(noqa)
-            return found
-        except (tokenize.TokenError, SyntaxError):  # IndentationError is one
-            found.clear()  # a file the tokenizer refuses: read the lines as the other kinds
-    elif kind == "dockerfile":
-        from .carriers.dockerfile import instruction_lines
+        found = _python_noqa(text)
+        if found is not None:
+            return found  # else a file the tokenizer refuses: its lines are read as the other kinds'
+    elif kind in _NOQA_READERS:
+        return [noqa for noqa in _NOQA_READERS[kind](text) if noqa is not None]
+    elif kind not in carriers.HASH_COMMENTS:
+        return []
+    return [noqa for noqa in _hash_noqa(text) if noqa is not None]
 
-        lines = text.split("\n")
-        for first, last, above in instruction_lines(text):
-            for number in above:
-                line = lines[number - 1]
-                noqa = _noqa_at("", number, len(line) - len(line.lstrip()) + 1, line.lstrip(), range(first, last + 1))
+
+def _python_noqa(text: str) -> list[Noqa] | None:
+    """A Python file's ``# noqa`` comments, from its tokens; None when the tokenizer refuses it."""
+    found: list[Noqa] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                noqa = _noqa_at("", token.start[0], token.start[1] + 1, token.string)
                 if noqa is not None:
                     found.append(noqa)
-        return found
-    elif kind == "notebook":
-        from .carriers.notebook import cell_comments
+    except (tokenize.TokenError, SyntaxError):  # IndentationError is one
+        return None
+    return found
 
-        for cell, row, col, comment in cell_comments(text):
-            noqa = _noqa_at(f"#cell{cell}", row, col, comment)
-            if noqa is not None:
-                found.append(noqa)
-        return found
-    elif kind not in carriers.HASH_COMMENTS:
-        return found
+
+def _hash_noqa(text: str) -> Iterator[Noqa | None]:
+    """The ``# noqa`` of a kind whose ``#`` starts a comment wherever it starts a word."""
     for number, line in enumerate(text.splitlines(), start=1):
         start = _COMMENT_START.search(line)
         if start is not None:
-            noqa = _noqa_at("", number, start.start() + 1, line[start.start() :])
-            if noqa is not None:
-                found.append(noqa)
-    return found
+            yield _noqa_at("", number, start.start() + 1, line[start.start() :])
+
+
+def _dockerfile_noqa(text: str) -> Iterator[Noqa | None]:
+    """A Dockerfile's: a comment line above an instruction covers the instruction's lines."""
+    from .carriers.dockerfile import instruction_lines
+
+    lines = text.split("\n")
+    for first, last, above in instruction_lines(text):
+        for number in above:
+            line = lines[number - 1]
+            yield _noqa_at("", number, len(line) - len(line.lstrip()) + 1, line.lstrip(), range(first, last + 1))
+
+
+def _vscode_noqa(text: str) -> Iterator[Noqa | None]:
+    """launch.json's ``// noqa: BFM001``, read as ``#  noqa: BFM001``."""
+    from .carriers.vscode import line_comments
+
+    for row, col, comment in line_comments(text):
+        yield _noqa_at("", row, col, "# " + comment[2:] if comment.startswith("//") else comment)
+
+
+def _notebook_noqa(text: str) -> Iterator[Noqa | None]:
+    """A notebook's, by code cell."""
+    from .carriers.notebook import cell_comments
+
+    for cell, row, col, comment in cell_comments(text):
+        yield _noqa_at(f"#cell{cell}", row, col, comment)
+
+
+_NOQA_READERS: dict[str, Callable[[str], Iterable[Noqa | None]]] = {
+    "dockerfile": _dockerfile_noqa,
+    "vscode": _vscode_noqa,
+    "notebook": _notebook_noqa,
+}
+"""The kinds with a comment syntax of their own, and their readers."""
 
 
 def _noqa_at(part: str, line: int, col: int, comment: str, lines: Iterable[int] | None = None) -> Noqa | None:
@@ -319,10 +352,10 @@ class _File:
         self.kind = kind_of(Path(path))
         self.text = texts.get(path)
         if self.text is None and (self.kind == "python" or self.kind in carriers.REGISTRY):
-            from .write import ReadError, read_source
+            from .write import ReadError, read_text_file
 
             try:
-                self.text = read_source(Path(path)).text
+                self.text = read_text_file(Path(path), self.kind).text
             except (ReadError, OSError):
                 self.text = None
         self.comments = noqa_comments(self.text, self.kind) if self.text is not None else []

@@ -42,11 +42,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .carriers.link import FileResult
-from .carriers.resolve import named_tree_imports, tree_imports
+from .carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of, unreadable_tree_imports
 from .diagnostics import report
 from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
 from .python.tree_facts import TreeModule
-from .rules import Mode
+from .rules import Mode, load_rules
 
 
 class TreeFactsReader:
@@ -67,16 +67,31 @@ class TreeFactsReader:
         # a module outside the paths given, or excluded, is never read: it offers the script nothing
         self.left_out = left_out or (lambda path: None)
         self._modules: dict[tuple[Path, str], TreeModule | None] = {}
+        self._facts: dict[tuple[Path, str], TreeFacts | None] = {}
 
     def __call__(self, path: Path, text: str) -> TreeFacts | None:
         """The facts for the script ``path`` whose text is ``text``; None when its imports
-        reach no module of the tree that builds an optimizer or defines an optimizer class."""
+        reach no module of the tree that builds an optimizer or defines an optimizer class, nor
+        one that is there but cannot be read (:func:`~.carriers.resolve.unreadable_tree_imports`).
+        Asked again for the same script and text (a launched script's trial and its result),
+        the answer of the first time."""
+        key = (path, text)
+        if key not in self._facts:
+            self._facts[key] = self._facts_of(path, text)
+        return self._facts[key]
+
+    def _facts_of(self, path: Path, text: str) -> TreeFacts | None:
+        root = self.root_of(path)
+        if not may_import_tree(path, text, root):
+            return None  # not parsed: no import of it can name a module of the tree
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             return None
+        # unread wherever it lies (excluded, or a symlink out of the paths): what its code does cannot be told
+        unread = tuple((name, str(file), why) for name, file, why in unreadable_tree_imports(path, tree, root))
         modules: dict[tuple[Path, str], TreeModule] = {}
-        for name, file in named_tree_imports(path, tree, self.root_of(path)):
+        for name, file in named_tree_imports(path, tree, root):
             key = (file.resolve(), name)
             if key[0] == path.resolve() or key in modules or self.left_out(file) is not None:
                 continue
@@ -85,14 +100,34 @@ class TreeFactsReader:
             found = self._modules[key]
             if found is not None and (found.factories or found.optimizer_classes):
                 modules[key] = found
-        return TreeFacts(tuple(modules.values())) if modules else None
+        return TreeFacts(tuple(modules.values()), unread) if modules or unread else None
 
     def _read(self, file: Path, name: str, script: Path) -> TreeModule | None:
         try:
             text, _ = self.read_python(file)
+            if not may_offer_optimizers(text):
+                return None  # not parsed: nothing in it can build an optimizer or be one
             return module_facts_of(text, str(_as_given(file.resolve(), [(script, {})])), name)
         except Exception:  # ReadError, ParseError: the module's own run reports it
             return None
+
+
+def may_offer_optimizers(text: str) -> bool:
+    """False when the module ``text`` can hold no optimizer factory and no optimizer class
+    (:func:`bf16_migrate.python.tree_facts.module_facts`), judged by its words alone: a
+    factory builds an optimizer over ``X.parameters()`` or calls an optimizer class, and an
+    optimizer class subclasses ``torch.optim``'s; the codemod knows such a class by its
+    qualified name (``rules/torch_api.toml``: ``stock_optimizers``, ``optimizer_subclasses``,
+    ``zero_redundancy_optimizers``), which the module must spell: its last part, or ``optim``
+    of ``torch.optim``. Any of these words, in any case, and the module is parsed."""
+    lowered = text.lower()
+    return any(word in lowered for word in _optimizer_words())
+
+
+def _optimizer_words() -> frozenset[str]:
+    api = load_rules().torch_api
+    names = api.stock_optimizers | api.optimizer_subclasses | api.zero_redundancy_optimizers
+    return frozenset({"optim", "parameters"} | {n.rpartition(".")[2].lower() for n in names})
 
 
 def migrate_imported_modules(
@@ -138,11 +173,7 @@ def _loss_requests(results: list[FileResult], root_of: Callable[[Path], Path]) -
     for result in results:
         if not result.loss_code:
             continue
-        try:
-            tree = ast.parse(result.old)
-        except (SyntaxError, ValueError):
-            continue
-        modules = sorted(named_tree_imports(result.path, tree, root_of(result.path)), key=lambda n: -len(n[0]))
+        modules = sorted(named_tree_imports_of(result.path, result.old, root_of(result.path)), key=lambda n: -len(n[0]))
         for qualified in result.loss_code:
             for name, file in modules:
                 rest = qualified[len(name) + 1 :] if qualified.startswith(name + ".") else ""
@@ -379,11 +410,7 @@ def _imports_of(
         ran_under = result.legacy_env or result.switched
         if not ran_under or not str(result.path).endswith(".py"):
             continue
-        try:
-            tree = ast.parse(result.old)
-        except (SyntaxError, ValueError):
-            continue
-        for module in tree_imports(result.path, tree, root_of(result.path)):
+        for _, module in named_tree_imports_of(result.path, result.old, root_of(result.path)):
             left: Path | str | None = outside(module) if outside is not None else None
             if left is None and excluded is not None:
                 left = excluded(module)

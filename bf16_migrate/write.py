@@ -92,3 +92,37 @@ def read_source(path: Path) -> SourceFile:
             f"{path}:{line}:{col}: cannot decode as {encoding}: {exc.reason} (byte 0x{data[exc.start]:02x})"
         ) from None
     return SourceFile(path, text, encoding)
+
+
+def read_carrier(path: Path) -> SourceFile:
+    """Decode ``path``, a carrier (shell script, YAML, ``.env``, Dockerfile), as the program that
+    reads it does: as bytes. UTF-8 (a BOM kept, ``utf-8-sig``) when it is valid UTF-8; otherwise
+    the encoding is ``utf-8+bytes`` (:mod:`bf16_migrate.escaped_bytes`): the bytes that are not
+    UTF-8 (a latin-1 ``# Café``) each become one character and are written back as they were.
+    Raises :class:`ReadError` when unreadable (see :func:`read_bytes`), UTF-16/32 (a byte-order
+    mark: bash cannot run it), holding a NUL byte (a binary file), or holding the characters
+    that encoding uses for bytes (U+10FE80..U+10FEFF) as well as bytes that are not UTF-8."""
+    from . import escaped_bytes
+
+    data = read_bytes(path)
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ReadError(f"{path}:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); only UTF-8 text is rewritten")
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line, col = _line_col(data, nul)
+        raise ReadError(f"{path}:{line}:{col}: cannot decode: NUL byte (a binary or UTF-16 file?)")
+    encoding = "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        return SourceFile(path, data.decode(encoding), encoding)
+    except UnicodeDecodeError:
+        pass
+    try:  # a BOM before bytes that are not UTF-8 stays in the text, as U+FEFF
+        return SourceFile(path, escaped_bytes.decode(data), escaped_bytes.NAME)
+    except ValueError as exc:
+        raise ReadError(f"{path}:1:1: cannot decode: {exc}") from None
+
+
+def read_text_file(path: Path, kind: str) -> SourceFile:
+    """``path`` decoded as its ``kind`` is read: Python and notebooks as Python source
+    (:func:`read_source`), every other carrier as bytes (:func:`read_carrier`)."""
+    return read_source(path) if kind in ("python", "notebook") else read_carrier(path)

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import json5
 import nbformat
 import pytest
 from conftest import LEGACY
@@ -79,7 +80,9 @@ def test_outputs_stay_valid(case, mode, tmp_path):
             list(YAML(typ="safe").load_all(path.read_text()))
         elif kind == "notebook":
             nbformat.validate(nbformat.read(str(path), as_version=4))
-        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook"):
+        elif kind == "vscode":
+            json5.loads(path.read_text())
+        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook", "vscode"):
             analyze(kind, path.read_text(), str(path))  # re-parses
 
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, PositionProvider, ScopeProvider
 
-from bf16_migrate.python.metadata import _expression_contexts, _scopes, _spans
+from bf16_migrate.python.context import _qualified_names
+from bf16_migrate.python.metadata import SHARED_FROM, _expression_contexts, _scopes, _spans
 from bf16_migrate.python.walk import _index, _is_trivia
 
 from conftest import FIXTURES
@@ -52,7 +53,24 @@ def _scope_key(scope) -> tuple:
     accesses = sorted(
         (a.node.value if isinstance(a.node, cst.Name) else type(a.node).__name__, id(a.node)) for a in scope.accesses
     )
-    return (type(scope).__name__, id(getattr(scope, "node", None)), tuple(assignments), tuple(accesses))
+    # what each binding's accesses are, and what each access's bindings are (by node identity)
+    references = sorted(
+        (a.name, id(a.node), tuple(sorted(id(r.node) for r in a.references)))
+        for a in scope.assignments
+        if hasattr(a, "node")
+    )
+    referents = sorted(
+        (id(a.node), tuple(sorted(id(getattr(r, "node", r)) if hasattr(r, "node") else r.name for r in a.referents)))
+        for a in scope.accesses
+    )
+    return (
+        type(scope).__name__,
+        id(getattr(scope, "node", None)),
+        tuple(assignments),
+        tuple(accesses),
+        tuple(references),
+        tuple(referents),
+    )
 
 
 def assert_same_metadata(source: str) -> int:
@@ -66,6 +84,7 @@ def assert_same_metadata(source: str) -> int:
     nodes = [node for kind_nodes in by_type.values() for node in kind_nodes]
     assert len(nodes) == len(parents)
     scope_keys: dict[int, tuple] = {}
+    known_names: dict = {}  # FileContext's cache of qualified names, shared by the whole module
     for node in nodes:
         assert not _is_trivia(type(node))
         where = positions[node]
@@ -85,6 +104,10 @@ def assert_same_metadata(source: str) -> int:
         assert [q.name for q in sorted(ours.get_qualified_names_for(node), key=lambda q: q.name)] == [
             q.name for q in sorted(theirs.get_qualified_names_for(node), key=lambda q: q.name)
         ]
+        in_import = isinstance(node, cst.Attribute) and isinstance(parents.get(id(node)), cst.ImportAlias)
+        assert _qualified_names(ours, node, in_import, known_names) == {
+            q.name for q in theirs.get_qualified_names_for(node)
+        }, (type(node).__name__, module.code_for_node(node)[:60])
     return len(nodes)
 
 
@@ -102,6 +125,26 @@ def test_standard_library_modules(name):
     if not path.is_file():  # pragma: no cover - another Python layout
         pytest.skip(f"{path} is not in this Python ({sys.version.split()[0]})")
     assert assert_same_metadata(path.read_text(encoding="utf-8")) > 1000
+
+
+def test_many_bindings_of_one_name():
+    """From SHARED_FROM bindings of a name on, the accesses of other scopes share their
+    referents and the bindings their references (a file of many pasted scripts, each importing
+    torch): still what ScopeProvider gives, accesses in the bindings' own scope (before and
+    after each binding), in nested functions, classes and comprehensions, shadowed names, and
+    the aliases ScopeVisitor's typing.cast and TypeVar handling looks for."""
+    copy = (
+        "import os\nimport torch\nimport torch.nn as nn\nfrom typing import cast as as_type, TypeVar\n"
+        "print(torch.zeros(1), os.environ)\n"
+        "T{k} = TypeVar('T{k}')\n"
+        "class Net{k}(nn.Module):\n    scale = torch.ones(1)\n"
+        "    def forward(self, x):\n        return as_type('torch.Tensor', x) * torch.ones(1)\n"
+        "def main{k}(torch_=torch):\n    model = Net{k}()\n    nn = [torch.zeros(i) for i in range(2)]\n"
+        "    def inner():\n        nonlocal model\n        model = torch.compile(model)\n"
+        "    return nn, os.getenv('X')\n"
+    )
+    assert SHARED_FROM <= 12
+    assert assert_same_metadata("".join(copy.format(k=k) for k in range(12))) > 1000
 
 
 def test_positions_of_tricky_layouts():

@@ -14,7 +14,7 @@ import pytest
 
 from bf16_migrate.ignore import GitIgnore
 from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
-from bf16_migrate.scan import CONFIG_DIRS, SKIP_DIRS, scan, walk
+from bf16_migrate.scan import SKIP_DIRS, SKIP_HIDDEN, scan, walk
 
 
 def test_a_clean_run_loads_no_codemod(tmp_path):
@@ -79,7 +79,7 @@ def _reference_walk(root: Path, exclude=()):
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if (not d.startswith(".") or d in CONFIG_DIRS) and d not in SKIP_DIRS and not d.endswith(".egg-info")
+            if d not in SKIP_HIDDEN and d not in SKIP_DIRS and not d.endswith(".egg-info")
         )
         base = Path(dirpath).relative_to(root)
         dirnames[:] = [
@@ -103,6 +103,9 @@ def test_walk_matches_os_walk(tmp_path):
         "b/d/e.yaml",
         "b/.hidden/x.py",
         ".github/workflows/ci.yml",
+        ".ci/run.sh",
+        ".git/config",
+        ".tox/py311/lib.py",
         "node_modules/m.js",
         "venv/lib.py",
         "pkg.egg-info/PKG-INFO",

@@ -51,3 +51,32 @@ def test_the_private_names_are_what_metadata_py_relies_on():
     for method in ("add_token", "add_indent_tokens", "pop_trailing_newline", "before_codegen", "after_codegen"):
         assert callable(getattr(CodegenState, method)), method
     assert "record_syntactic_position" in inspect.getsource(CodegenState)
+
+
+def test_the_private_attributes_the_scope_visitor_uses_are_there():
+    """python/metadata.py's ScopeVisitor reads and sets libcst's name-mangled attributes
+    (``PRIVATE_ATTRIBUTES``) and copies two of its methods' logic (``visit_Call``'s typing
+    names, ``infer_accesses``): both must still be what libcst does, or the tests of
+    test_context_metadata.py (which compare every scope, referent and reference with
+    ScopeProvider's) are the next to fail."""
+    import libcst as cst
+    from libcst.metadata import ScopeProvider
+    from libcst.metadata.scope_provider import Access, BaseAssignment, ScopeVisitor, _gen_dotted_names
+
+    from bf16_migrate.python.metadata import _TYPING_CALLS, PRIVATE_ATTRIBUTES
+
+    visitor = ScopeVisitor(ScopeProvider())
+    access = Access(cst.Name("x"), visitor.scope, is_annotation=False, is_type_hint=False)
+    holders = {"ScopeVisitor": visitor, "Access": access, "BaseAssignment": None}
+    for name in PRIVATE_ATTRIBUTES:
+        owner = name[1:].split("__", 1)[0]
+        if holders[owner] is not None:
+            assert hasattr(holders[owner], name), name
+    assert "_BaseAssignment__accesses" in PRIVATE_ATTRIBUTES
+    assert "self.__accesses" in inspect.getsource(BaseAssignment)
+    source = inspect.getsource(ScopeVisitor.visit_Call)
+    assert all(f'"{name}"' in source for name in _TYPING_CALLS), "visit_Call looks for other names"
+    infer = inspect.getsource(ScopeVisitor.infer_accesses)
+    for step in ("_gen_dotted_names", "record_assignments(name)", "record_access(name, access)", "record_accesses("):
+        assert step in infer, step
+    assert callable(_gen_dotted_names)

@@ -130,3 +130,35 @@ def test_line_ends_and_encodings_are_the_files_bytes():
     assert file_patch("a.yaml", "---\nx: 1\n", "x: 1\n").endswith(b"@@ -1,2 +1 @@\n----\n x: 1\n")
     assert file_patch("new.py", "", "x\n", created=True).startswith(b"--- /dev/null\n+++ b/new.py\n@@ -0,0 +1 @@")
     assert file_patch("a.py", "same\n", "same\n") == b""
+
+
+def test_a_long_file_of_repeated_code_gets_a_patch_git_applies(tmp_path, monkeypatch):
+    """From ``patch.ANCHORED_FROM`` lines the hunks come from an anchored matcher (difflib's
+    costs the lines times the copies of each line: 25 s for 20k lines of pasted scripts): on
+    a file of 30 pasted training scripts with a line changed in each, and on random edits of a
+    long text, the patch ``git apply`` takes gives the new text byte for byte."""
+    import random
+
+    from bf16_migrate import patch
+
+    script = (FIXTURES / "tiny_transformer" / "train.py").read_text()
+    old = "".join(script.replace("def main(", f"def main_{k}(") for k in range(40))
+    assert len(patch._lines(old)) >= patch.ANCHORED_FROM // 2
+    new = old.replace('os.environ.setdefault("XLA_USE_BF16", "1")\n', "")
+    rng = random.Random(0)
+    lines = patch._lines(old)
+    for _ in range(200):  # random edits: lines removed, added, changed
+        k = rng.randrange(len(lines))
+        lines[k : k + rng.randrange(3)] = [f"edited_{rng.randrange(10)} = {k}\n"] * rng.randrange(3)
+    for target in (new, "".join(lines)):
+        repo = tmp_path / f"repo_{len(target)}"
+        repo.mkdir()
+        (repo / "train.py").write_text(old)
+        _git(repo, "init", "-q")
+        monkeypatch.chdir(repo)
+        diff = file_patch("train.py", old, target)
+        assert len(patch._lines(old)) + len(patch._lines(target)) >= patch.ANCHORED_FROM
+        assert all(PATCH_LINE.match(line) for line in diff.decode().splitlines()), "not a unified diff"
+        (repo / "change.patch").write_bytes(diff)
+        _git(repo, "apply", "change.patch")
+        assert (repo / "train.py").read_text() == target

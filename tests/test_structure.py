@@ -94,11 +94,13 @@ LAYERS = {
     "commit": 0,
     "bounds": 0,
     "write": 0,
+    "escaped_bytes": 0,
     "ignore": 0,
     "config": 0,
     "prefilter_fork": 0,
     "console": 0,
     "patch": 0,
+    "shebang": 0,
     # the codemod: source text in, source text out (it knows nothing of files)
     "python": 1,
     "repairs": 1,  # the trace's repairs: text in, text out
@@ -156,11 +158,13 @@ def test_the_upward_check_sees_an_import_inside_a_function(tmp_path):
 
 SHELL_LAYERS = {
     "words": 0,  # the parser and a word's static value
+    "slurm": 0,  # Slurm's --export lists and #SBATCH directives: their data and edits
     "dead": 1,
     "parsed": 1,  # the data one walk produces
     "context": 2,
     "expand": 3,
     "calls": 4,
+    "launch_args": 4,  # a launch's arguments expanded with a known environment and arguments
     "walk": 5,  # the one walk that fills the data
     "reach": 6,  # the passes over the data: they read it and return values
     "render": 6,

@@ -143,7 +143,10 @@ def test_a_launcher_with_nothing_verified_exits_4_and_says_why(tmp_path):
     proc = _verify("run.sh", "--", "--steps", "40", cwd=tmp_path)
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "nothing verified: no launch of" in proc.stdout
-    assert "its arguments are computed when the launcher runs: not verified" in proc.stdout
+    assert (
+        "its arguments are computed when the launcher runs: DATA unknown (unset, with no default: set it to verify"
+        " this launch): not verified" in proc.stdout
+    )
     assert "VERDICT: NOTHING VERIFIED" in proc.stdout
     assert "None" not in proc.stdout + proc.stderr
 

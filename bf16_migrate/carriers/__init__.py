@@ -12,7 +12,9 @@ One module per kind, each with a real parser (never a regular expression over th
   entries; the text edited in place so comments, quoting and order survive byte for byte);
 * :mod:`.dotenv` - ``.env`` files;
 * :mod:`.notebook` - Jupyter notebooks (nbformat; Python through the codemod, magics and ``!``
-  lines through the shell reader).
+  lines through the shell reader);
+* :mod:`.vscode` - VS Code's ``.vscode/launch.json`` (json-five: JSON with comments), each Python
+  debug configuration a launch with its ``"env"``.
 
 Shared by them: :mod:`.model` (what an analysis holds), :mod:`.text` (the variables' names and
 their mentions in a text), :mod:`.shell.words` (the shell parser and a word's static value) and
@@ -66,6 +68,7 @@ REGISTRY: dict[str, str] = {
     "yaml": "yaml_env",
     "dotenv": "dotenv",
     "notebook": "notebook",
+    "vscode": "vscode",
 }
 """Carrier kind -> its module (or package: ``shell``) in this package (imported on first use: a
 run that meets no notebook never imports nbformat). Every carrier can start a Python script or hold a setting for
@@ -79,9 +82,9 @@ A carrier with a comment syntax of its own (a Dockerfile's instruction comments,
 cells) has its own reader there."""
 
 if TYPE_CHECKING:  # every registered module satisfies the protocol (checked by mypy, never imported here at run time)
-    from . import dockerfile, dotenv, notebook, shell, yaml_env
+    from . import dockerfile, dotenv, notebook, shell, vscode, yaml_env
 
-    _CHECKED: tuple[Carrier, ...] = (shell, dockerfile, yaml_env, dotenv, notebook)
+    _CHECKED: tuple[Carrier, ...] = (shell, dockerfile, yaml_env, dotenv, notebook, vscode)
 
 
 def for_kind(kind: str) -> Carrier:

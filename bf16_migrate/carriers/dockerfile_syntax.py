@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 
 from .model import ByteMap
-from .shell.words import parser, static_value
+from .shell.words import parse, static_value
 
 
 @dataclass(eq=False)
@@ -114,7 +114,7 @@ def env_pairs(raw: str, base: int) -> list[EnvPair]:
     character ``base`` of the file), each with the spans of its name, value and whole word."""
     data = raw.encode("utf-8")
     bm = ByteMap(raw)
-    tree = parser().parse(data)
+    tree = parse(data)
     root = tree.root_node
     stmt = root.named_children[0] if root.named_children else None
     pairs: list[EnvPair] = []

@@ -30,11 +30,19 @@ from ..migrations import Call, Migrations
 from ..python import LAUNCH_REFUSALS, ParseError, Refusal
 from ..python.snippets import HELPER_SOURCES
 from ..rules import Mode, load_rules
+from ..shebang import shebang_kind
 from . import for_kind
 from .link_decide import Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
 from .resolve import resolve_module, resolve_script, uses_torch
+
+
+def is_python(path: Path) -> bool:
+    """Whether ``path`` is a Python file as the scan kinds it (:func:`bf16_migrate.scan.kind_of`):
+    a ``.py``/``.pyi`` name, or no extension and a ``#!`` line naming Python."""
+    return path.suffix in (".py", ".pyi") or (not path.suffix and shebang_kind(path) == "python")
+
 
 _ReachMap = dict[tuple[int, int], dict[tuple[int, int], bool]]
 """What reaches each launch: (carrier, launch) -> {(carrier, entry): in force on every path}."""
@@ -144,7 +152,11 @@ class LinkPlanner:
             res[(ci, li)] = resolved = self._resolve(carrier, launch)
             if resolved.kind == Resolution.SHELL:
                 assert resolved.path is not None, "a resolved shell launch has its script"
-                self._carrier_at(resolved.path)
+                if self._carrier_at(resolved.path) is None:  # what it starts cannot be told: never passed over
+                    res[(ci, li)] = Resolved(
+                        Resolution.NONE,
+                        problem=f"the script it starts, {resolved.path}, cannot be read or parsed as a shell script",
+                    )
 
     def _follow_includes(self, carrier: CarrierFile) -> None:
         """Each file ``carrier`` includes, found in the tree and not left out, is added to the
@@ -184,8 +196,9 @@ class LinkPlanner:
 
     def _reach_through_shell_scripts(self, reach: _ReachMap, res: dict[tuple[int, int], Resolved]) -> None:
         """A launched shell script: what reaches the launch reaches every launch of that script,
-        surely where it surely reaches the launch; repeated until nothing more is learnt (a
-        script launching a script)."""
+        surely where it surely reaches the launch (not a Slurm batch script submitted by sbatch
+        whose directives export none of the submitter's environment); repeated until nothing
+        more is learnt (a script launching a script)."""
         changed = True
         while changed:
             changed = False
@@ -196,6 +209,8 @@ class LinkPlanner:
                 tj = self.by_path.get(r.path.resolve())
                 if tj is None:
                     continue
+                if self.carriers[key[0]].analysis.launches[key[1]].batch and self.carriers[tj].analysis.batch_isolated:
+                    continue  # `sbatch job.sh` where job.sh says `#SBATCH --export=NONE`: nothing of the submitter's
                 changed = self._reach_launches_of(tj, reach[key], reach) or changed
 
     def _reach_launches_of(self, tj: int, reaching: dict[tuple[int, int], bool], reach: _ReachMap) -> bool:
@@ -231,8 +246,8 @@ class LinkPlanner:
         why = self.left_out(path)
         if why is not None:
             return Resolved(Resolution.NONE, problem=f"{why}: not read, not rewritten")
-        if kind == Target.SHELL or path.suffix in (".sh", ".bash"):
-            return Resolved(Resolution.SHELL, path)
+        if (kind == Target.SHELL or path.suffix in (".sh", ".bash")) and not is_python(path):
+            return Resolved(Resolution.SHELL, path)  # (a Slurm batch script may be Python: sbatch runs its #!)
         if not uses_torch(path, carrier.root):
             return Resolved(Resolution.IGNORED, path)
         return Resolved(Resolution.PY, path)
@@ -305,6 +320,7 @@ class LinkPlanner:
                         Refusal.TEST,
                         Refusal.WRAPPER,
                         Refusal.MODEL_CODE_F32,
+                        Refusal.UNREAD_IMPORT,
                     }
                 )
             )

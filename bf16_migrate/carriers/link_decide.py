@@ -84,6 +84,8 @@ class Planning(Protocol):
     @property
     def carriers(self) -> list[CarrierFile]: ...
     @property
+    def by_path(self) -> dict[Path, int]: ...
+    @property
     def mode(self) -> Mode: ...
     @property
     def rules(self) -> Rules: ...
@@ -251,6 +253,7 @@ class Decider:
             if not on or r.kind in (Resolution.IGNORED, Resolution.SHELL):
                 if r.kind == Resolution.SHELL:
                     self.reached_any.update(on)
+                    self._batch_isolated(launch, r, on)
                 continue
             where = f"line {launch.line}" if not launch.where else f"{launch.where[1:]} line {launch.line}"
             if r.kind == Resolution.NONE:
@@ -276,6 +279,20 @@ class Decider:
                     env.setdefault(entry.variable, "1")
                 if not self.reach[key][g]:
                     self.partial.setdefault(g, _Partial(launch, where, node))
+
+    def _batch_isolated(self, launch: Launch, r: Resolved, on: list) -> None:
+        """A setting that reaches ``sbatch job.sh`` when ``job.sh`` exports none of the
+        submitter's environment (``#SBATCH --export=NONE``): it never reaches the job (BFM092)."""
+        assert r.path is not None, "a resolved shell launch has its script"
+        tj = self.p.by_path.get(r.path.resolve())
+        if not launch.batch or tj is None or not self.carriers[tj].analysis.batch_isolated:
+            return
+        problem = (
+            f"{r.path} is submitted by `{launch.text}` and its #SBATCH --export list holds no ALL, so the job gets "
+            "none of this environment: it never takes effect"
+        )
+        for g in on:
+            self.block(g, Blocker.NEVER_IN_FORCE, problem=problem)
 
     def _block_unreached(self) -> None:
         for ci, carrier in enumerate(self.carriers):

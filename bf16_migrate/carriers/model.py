@@ -13,7 +13,7 @@ entry: ``remove``, ``replace`` (by ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, stoch
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -215,8 +215,19 @@ class Launch:
     (``"$@"``, ``$*``; each ``None`` in ``args``): what ``./run.sh ARGS`` passes on to the
     script (``verify run.sh -- ARGS`` puts ARGS there)."""
     isolated: bool = False
-    """Started with an empty environment (``env -i``): no setting of the launcher reaches it,
-    only those on its own command line after the ``-i``."""
+    """Started with an empty environment (``env -i``, Slurm's ``--export=NONE``): no setting of
+    the launcher reaches it, only those on its own command line after the ``-i``."""
+    batch: bool = False
+    """A Slurm batch script submitted by ``sbatch`` without an ``--export`` of its own: the
+    script's ``#SBATCH`` directives decide what of the launcher's environment it gets
+    (:attr:`Analysis.batch_isolated`)."""
+    resolve_args: Callable[[Mapping[str, str], Sequence[str]], object] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """``resolve_args(environ, argv)``: :attr:`args` as the shell would expand them in the
+    environment ``environ`` with the launcher's own arguments ``argv`` (a
+    :class:`~.shell.launch_args.ResolvedArgs`); None where the carrier cannot (only a shell
+    script's own launch lines can)."""
 
 
 @dataclass
@@ -298,6 +309,10 @@ class Analysis:
     added: list[Edit] = field(default_factory=list)
     """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
     rendered with them by a carrier that offers ``launch_flags``."""
+    batch_isolated: bool = False
+    """A Slurm batch script whose ``#SBATCH --export`` list holds no ``ALL``: submitted by
+    ``sbatch`` (a launch with :attr:`Launch.batch`), it gets none of the submitter's
+    environment, so no setting of a launcher that submits it reaches its launches."""
 
     def new_entry(self, **kwargs) -> Entry:
         entry = Entry(id=len(self.entries), **kwargs)

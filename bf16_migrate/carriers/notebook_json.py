@@ -91,8 +91,13 @@ class SourceLocator:
     inside it. Raises :class:`CarrierError` when the cells cannot be located."""
 
     def __init__(self, text: str) -> None:
+        from ..python.guard import ParseError, run_deep
+
         self.text = text
-        self.spans = cell_source_spans(text, "notebook")
+        try:  # in the large-stack worker, as the carrier read it: a deeply nested notebook is located too
+            self.spans = run_deep("notebook", lambda: cell_source_spans(text, "notebook"), expected=(CarrierError,))
+        except ParseError as exc:  # run_deep's own error: recursion past even that stack, memory
+            raise CarrierError(str(exc)) from None
         self._index = LineIndex(text)
         self._pieces: dict[int, list[tuple[int, str]]] = {}
 
@@ -161,7 +166,7 @@ def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
 
     try:
         top = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested deeper than json recurses: the notebook's error (analyze)
         return []
     cells = top.get("cells") if isinstance(top, dict) else None
     out: list[tuple[int, int, int, str]] = []

@@ -23,6 +23,8 @@ module of the tree it imports (followed through ``import`` statements, at most 2
 from __future__ import annotations
 
 import ast
+import os
+import re
 from pathlib import Path, PurePosixPath
 
 
@@ -50,7 +52,7 @@ def resolve_script(
     for relative, how in tries:
         for base in bases:
             cand = base / relative
-            if cand.is_file() and _inside(cand, bases):
+            if os.path.isfile(cand) and _inside(cand, bases):
                 found.setdefault(cand.resolve(), cand)
         if len(found) == 1:
             return _rel(next(iter(found.values()))), None
@@ -71,7 +73,7 @@ def resolve_module(
     found: dict[Path, Path] = {}
     for base in bases:
         for cand in (base / rel.with_suffix(".py") if rel.name else None, base / rel / "__main__.py"):
-            if cand is not None and cand.is_file():
+            if cand is not None and os.path.isfile(cand):
                 found.setdefault(cand.resolve(), cand)
     if len(found) == 1:
         return _rel(next(iter(found.values()))), None
@@ -84,7 +86,7 @@ def _bases(launcher: Path, root: Path, extra: tuple[Path, ...]) -> list[Path]:
     bases: list[Path] = []
     cwd = Path.cwd()
     for b in (launcher.parent, *extra, root, cwd if _inside(launcher, [cwd]) else None):
-        if b is not None and b.is_dir() and all(b.resolve() != x.resolve() for x in bases):
+        if b is not None and os.path.isdir(b) and all(b.resolve() != x.resolve() for x in bases):
             bases.append(b)
     return bases
 
@@ -155,13 +157,106 @@ def tree_imports(current: Path, tree: ast.AST, root: Path, script_dir: Path | No
     return [path for _, path in named_tree_imports(current, tree, root, script_dir)]
 
 
+def named_tree_imports_of(
+    current: Path, text: str, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path]]:
+    """:func:`named_tree_imports` of the source ``text`` of ``current`` ([] when it does not
+    parse), parsed only when its bytes could import a module of the tree: a relative import,
+    or a name after ``import`` or ``from`` whose first part is a file or directory where
+    :func:`named_tree_imports` looks (:func:`may_import_tree`). A script that imports only
+    installed packages (``os``, ``torch``) is not parsed here: the codemod parses it once."""
+    if not may_import_tree(current, text, root, script_dir):
+        return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    return named_tree_imports(current, tree, root, script_dir)
+
+
+# ``from MODULE`` (with its leading dots), and what follows ``import`` to the end of the logical
+# line (backslash continuations joined first): every name an import statement can start with
+# is in one of them, wherever the statement is (after ``;`` or ``:``, in a function, in
+# parentheses); names in strings and comments only make the check answer yes more often
+_FROM = re.compile(r"\bfrom\s+(\.*)\s*([\w.]*)")
+_IMPORT = re.compile(r"\bimport\b([^\n;#]*)")
+_WORD = re.compile(r"[^\W\d]\w*")
+
+
+def may_import_tree(current: Path, text: str, root: Path, script_dir: Path | None = None) -> bool:
+    """False when no import statement of ``text`` can name a module of the tree (see
+    :func:`named_tree_imports_of`): every first part of a name it imports is neither a
+    ``.py`` file nor a directory in the script's directory, ``root`` or ``root/src``, and it
+    has no relative import. True otherwise (the statements are then parsed)."""
+    joined = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
+    firsts: set[str] = set()
+    for match in _FROM.finditer(joined):
+        if match[1]:
+            return True  # a relative import: from the package of ``current``
+        firsts.add(match[2].split(".")[0])
+    for match in _IMPORT.finditer(joined):
+        firsts.update(_WORD.findall(match[1]))
+    bases = [script_dir or current.parent, root, root / "src"]
+    # lexists: a module that is there but cannot be read (a FIFO, a dangling symlink) must be looked at too;
+    # os.path never raises (pathlib's is_dir does, under a directory without its execute bit)
+    return any(
+        os.path.lexists(base / f"{name}.py") or os.path.isdir(base / name) for name in firsts if name for base in bases
+    )
+
+
 def named_tree_imports(
     current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None
 ) -> list[tuple[str, Path]]:
     """:func:`tree_imports` with the dotted name each file is imported under, as libcst's
     qualified names spell it (``optim`` for ``from optim import f``, ``.optim`` for ``from
     .optim import f`` and ``from . import optim``, ``pkg.optim`` for ``import pkg.optim``)."""
-    found: list[tuple[str, Path]] = []
+    return [(name, cand) for name, cand in _import_candidates(current, tree, root, script_dir) if os.path.isfile(cand)]
+
+
+def unreadable_tree_imports(
+    current: Path, tree: ast.AST, root: Path, script_dir: Path | None = None
+) -> list[tuple[str, Path, str]]:
+    """The files of the tree the imports of ``tree`` name (as :func:`named_tree_imports` finds
+    them) that are there but cannot be read: ``(name, path, why)`` for a FIFO, a device or socket,
+    a symlink loop or a dangling symlink, a file without read permission. Python cannot import
+    them either (a FIFO blocks it), and what their code does under the switch cannot be told."""
+    found: list[tuple[str, Path, str]] = []
+    for name, cand in _import_candidates(current, tree, root, script_dir):
+        why = _unreadable(cand)
+        if why is not None and all(cand != path for _, path, _ in found):
+            found.append((name, cand, why))
+    return found
+
+
+def _unreadable(path: Path) -> str | None:
+    """Why the module file ``path`` cannot be read, or None when it can or is not there at all."""
+    import errno
+    import stat
+
+    if not os.path.lexists(path):
+        return None
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symlink loop"
+        return f"a dangling symlink to {os.readlink(path)}" if os.path.islink(path) else exc.strerror
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        from ..commit import describe_file_type
+
+        return f"not a regular file ({describe_file_type(info.st_mode)})"
+    try:
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
+        return exc.strerror
+    return None
+
+
+def _import_candidates(current: Path, tree: ast.AST, root: Path, script_dir: Path | None):
+    """Each ``(name, path)`` an import of ``tree`` may load from the tree, in the order Python's
+    search of :func:`tree_imports` tries them, whether or not a file is there."""
     bases = [script_dir or current.parent, root, root / "src"]
     for node in ast.walk(tree):
         names = []
@@ -175,13 +270,11 @@ def named_tree_imports(
                 mod = node.module or ""
                 dots = "." * node.level
                 rel = PurePosixPath(*mod.split(".")) if mod else PurePosixPath(".")
-                for cand in (base / rel.with_suffix(".py") if mod else None, base / rel / "__init__.py"):
-                    if cand is not None and cand.is_file():
-                        found.append((dots + mod, cand))
+                if mod:
+                    yield dots + mod, base / rel.with_suffix(".py")
+                yield dots + mod, base / rel / "__init__.py"
                 for alias in node.names:
-                    cand = base / rel / f"{alias.name}.py"
-                    if cand.is_file():
-                        found.append((f"{dots}{mod}.{alias.name}" if mod else dots + alias.name, cand))
+                    yield (f"{dots}{mod}.{alias.name}" if mod else dots + alias.name), base / rel / f"{alias.name}.py"
                 continue
             names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
         for name in names:
@@ -189,7 +282,5 @@ def named_tree_imports(
                 continue
             rel = PurePosixPath(*name.split("."))
             for b in bases:
-                for cand in (b / rel.with_suffix(".py"), b / rel / "__init__.py"):
-                    if cand.is_file():
-                        found.append((name, cand))
-    return found
+                yield name, b / rel.with_suffix(".py")
+                yield name, b / rel / "__init__.py"

@@ -17,8 +17,12 @@ from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
 from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
-from . import snippets
+from . import (
+    _matchers,  # noqa: F401  (first: the codemod's modules import libcst.matchers)
+    snippets,
+)
 from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
+from .commented_magics import report_commented_magics
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
@@ -195,7 +199,12 @@ def _migrate(
         raise CodemodError(_libcst_limit(path, source, exc)) from None
     test_module = is_test_module(source, path, launched=bool(launched_with))
     ctx = FileContext(
-        path, MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), tree=tree, test_module=test_module
+        path,
+        MetadataWrapper(module, unsafe_skip_copy=True),
+        load_rules(),
+        tree=tree,
+        test_module=test_module,
+        source=parsed,
     )
     planner = Planner(
         ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under, loss_code
@@ -203,6 +212,7 @@ def _migrate(
     plan = planner.run()
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
+    report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python
     new = apply_plan(ctx.module, plan)
     code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
     if code != source:

@@ -6,19 +6,18 @@ match across them and the planned edits can be keyed by the original nodes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar, cast
 
 import libcst as cst
-from libcst.metadata import (
-    MetadataWrapper,
-)
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper, Scope
 
 from ..diagnostics import Diagnostic
 from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
-from .metadata import Span, _expression_contexts, _scopes, _spans, gc_paused
+from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
 from .walk import _index, children, findall
 
@@ -34,6 +33,9 @@ __all__ = [
 ]  # children, findall and gc_paused: re-exported for the collectors
 
 N = TypeVar("N", bound=cst.CSTNode)
+_Known = dict[tuple[int, str | None], tuple]
+"""A module's qualified names, by (id of a set or list of bindings, the name asked): see
+:func:`_names_of` and :func:`_names_of_first`."""
 
 
 @dataclass
@@ -68,6 +70,8 @@ class FileContext:
     when the caller read them (:mod:`.tree_facts`); None: the file is read alone."""
     test_module: bool = False
     """The file is a test module, not a training script (:func:`.test_or_script.is_test_module`)."""
+    source: str | None = None
+    """The text the module was parsed from (its ``code``), when the caller has it."""
 
     def __post_init__(self) -> None:
         self.module = self.wrapper.module
@@ -78,6 +82,7 @@ class FileContext:
             self._parent, self._by_type = _index(self.module)
         self._sorted: dict[type, list[cst.CSTNode]] = {}
         self._qualified: dict[cst.CSTNode, frozenset[str]] = {}
+        self._names_of: _Known = {}
         self._memo: dict[tuple, object] = {}
 
     def memo(self, key: tuple, compute):
@@ -97,6 +102,37 @@ class FileContext:
             spans = self._spans
             found = self._sorted[kind] = sorted(self._by_type.get(kind, []), key=lambda n: spans[id(n)][0])
         return cast(list[N], list(found))  # the index lists each node under its exact type
+
+    def nodes_in(self, kind: type[N], function: cst.FunctionDef | None) -> list[N]:
+        """The nodes of :meth:`nodes` (``kind``) whose innermost enclosing function is
+        ``function`` (None: at module level or in a class body, outside any function), in
+        source order: a question asked per model or per write is then as long as that function,
+        not the file (grouped once per kind)."""
+        return list(self.nodes_grouped(kind, "by function", self._function_of).get(id(function), ()))
+
+    def nodes_named(self, kind: type[N], name: str, part: str) -> list[N]:
+        """The nodes of :meth:`nodes` (``kind``) whose field ``part`` (``"func"`` for a call)
+        is the name ``name`` or an attribute ``<...>.name``, in source order (grouped once per
+        kind and field): what a question about the calls of one name needs to look at.
+        ``part="args"``: the calls of a plain name (``f(...)``) passing such an argument."""
+        key = _passed_names if part == "args" else lambda node: (_last_name(getattr(node, part)),)
+        return list(self.nodes_grouped(kind, ("by name", part), key).get(name, ()))
+
+    def nodes_grouped(
+        self, kind: type[N], label: object, keys: Callable[[N], Iterable[object]]
+    ) -> dict[object, list[N]]:
+        """The nodes of :meth:`nodes` (``kind``) grouped under each of ``keys(node)`` (None left
+        out), each group in source order; computed once per ``kind`` and ``label`` (which names
+        ``keys``): an index for a question asked per model or per write."""
+        return self.memo(("nodes grouped", kind, label), lambda: _group(self.nodes(kind), keys))
+
+    def in_order(self, kind: type[N], nodes: Iterable[N]) -> list[N]:
+        """``nodes`` (of :meth:`nodes` (``kind``)) once each, in :meth:`nodes`' order."""
+        rank = self.memo(("rank", kind), lambda: {id(n): k for k, n in enumerate(self.nodes(kind))})
+        return sorted({id(n): n for n in nodes}.values(), key=lambda n: rank[id(n)])
+
+    def _function_of(self, node: cst.CSTNode) -> tuple[int]:
+        return (id(self.enclosing(node, cst.FunctionDef)),)
 
     # -- navigation -------------------------------------------------------------------------
     def index_in_block(self, block: cst.Module | cst.IndentedBlock, stmt: cst.CSTNode) -> int:
@@ -159,7 +195,8 @@ class FileContext:
         names = self._qualified.get(node)
         if names is None:
             scope = self.scopes.get(node)
-            names = frozenset(q.name for q in scope.get_qualified_names_for(node)) if scope else frozenset()
+            in_import = isinstance(node, cst.Attribute) and isinstance(self.parent(node), cst.ImportAlias)
+            names = _qualified_names(scope, node, in_import, self._names_of) if scope else frozenset()
             self._qualified[node] = names  # keyed by the node itself: it stays alive, its id unique
         return set(names)
 
@@ -177,6 +214,13 @@ class FileContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def text(self) -> str:
+        """The module's code: the text it was parsed from (libcst's parse and code generation
+        give it back byte for byte), without rendering it when the caller gave it."""
+        if self.source is None:
+            self.source = self.module.code
+        return self.source
 
     # -- reporting --------------------------------------------------------------------------
     def report(
@@ -212,3 +256,112 @@ class FileContext:
             found = Diagnostic(code, self.path, line, col, message, fixed)
         self.diagnostics.append(found)
         return found
+
+
+def _group(nodes: list[N], keys: Callable[[N], Iterable[object]]) -> dict[object, list[N]]:
+    """``nodes`` grouped under each of ``keys(node)`` (None left out), each group in the order
+    of ``nodes``, a node once in each."""
+    groups: dict[object, list[N]] = {}
+    for node in nodes:
+        for k in dict.fromkeys(keys(node)):
+            if k is not None:
+                groups.setdefault(k, []).append(node)
+    return groups
+
+
+def _passed_names(call: cst.CSTNode) -> Iterable[str | None]:
+    """The last names (:func:`_last_name`) of the argument values of ``call`` when it calls a
+    plain name."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+        return ()
+    return [_last_name(arg.value) for arg in call.args]
+
+
+def _last_name(expr: object) -> str | None:
+    """``name`` for ``name`` and ``<...>.name``, else None."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    return None
+
+
+def _qualified_names(
+    scope: Scope,
+    node: cst.CSTNode,
+    in_import: bool,
+    known: _Known,
+) -> frozenset[str]:
+    """``{q.name for q in scope.get_qualified_names_for(node)}`` (libcst 1.9's
+    ``Scope.get_qualified_names_for``), each set of bindings' names for a dotted name taken
+    once: libcst asks every binding the access may read (every ``import torch`` of a file of
+    many pasted scripts, for each ``torch.zeros``), a loop as long as the file for each name.
+
+    ``in_import``: ``node`` is the dotted name of an import (``import a.b``). ``known`` maps
+    (id of a set of bindings, the name asked, None for each binding's own) to (that set, its
+    size, their names); the sets are a scope's own or those its accesses share (:mod:`.metadata`), which no
+    longer grow."""
+    accesses = scope._accesses_by_node.get(node)
+    if accesses:  # an access: the names its referents give for their own names
+        names: set[str] = set()
+        for access in accesses:
+            names |= _names_of(access.referents, None, known)
+        return frozenset(names)
+    full_name = get_full_name_for_node(node)
+    if full_name is None:
+        return frozenset()
+    if not isinstance(node, (cst.Attribute, cst.Call, cst.Subscript)) or in_import:
+        # maybe a binding's own node (a name, a def, an import's name): libcst picks that
+        # binding (its _is_assignment), which a call, a subscript or an attribute never is
+        return frozenset(q.name for q in scope.get_qualified_names_for(node))
+    prefix: str | None = full_name
+    while prefix:
+        if prefix in scope:
+            return _names_of(scope[prefix], full_name, known)
+        idx = prefix.rfind(".")
+        prefix = None if idx == -1 else prefix[:idx]
+    return frozenset()
+
+
+def _names_of(
+    bindings: Collection,
+    full_name: str | None,
+    known: _Known,
+) -> frozenset[str]:
+    """The names ``bindings`` give ``full_name`` (each binding its own name for None)."""
+    if isinstance(bindings, BindingsBefore):  # a prefix of one ordered list, grown one at a time
+        others = _names_of(bindings.ordered.others, full_name, known) if bindings.ordered.others else frozenset()
+        return others | _names_of_first(bindings.ordered.same, bindings.count, full_name, known)
+    key = (id(bindings), full_name)
+    hit = known.get(key)
+    if hit is None or hit[0] is not bindings or hit[1] != len(bindings):
+        names: set[str] = set()
+        for b in bindings:  # each binding's names once: the accesses in the bindings' own
+            # scope each have a set of their own (the bindings before them)
+            one = known.get((id(b), full_name))
+            if one is None or one[0] is not b:
+                asked = b.name if full_name is None else full_name
+                one = known[(id(b), full_name)] = (b, 1, frozenset(q.name for q in b.get_qualified_names_for(asked)))
+            names |= one[2]
+        hit = known[key] = (bindings, len(bindings), frozenset(names))
+    return hit[2]
+
+
+def _names_of_first(
+    same: list,
+    count: int,
+    full_name: str | None,
+    known: _Known,
+) -> frozenset[str]:
+    """The names the first ``count`` bindings of ``same`` give ``full_name``: the names of each
+    prefix kept (in ``known``, under the id of ``same``), each made from the one before it."""
+    key = (id(same), full_name)
+    hit = known.get(key)
+    if hit is None or hit[0] is not same:
+        hit = known[key] = (same, 0, [frozenset()])
+    prefixes: list[frozenset[str]] = hit[2]
+    while len(prefixes) <= count:
+        b = same[len(prefixes) - 1]
+        asked = b.name if full_name is None else full_name
+        prefixes.append(prefixes[-1] | {q.name for q in b.get_qualified_names_for(asked)})
+    return prefixes[count]

@@ -149,20 +149,59 @@ def off_path(ctx: FileContext, node: cst.CSTNode, target: cst.CSTNode) -> bool:
     return False
 
 
+def _first_on_path(
+    ctx: FileContext, key: tuple, calls: list[cst.Call], target: cst.CSTNode, line: int
+) -> cst.Call | None:
+    """The first of ``calls`` (of one function, in source order) on a line before ``line`` that
+    is not :func:`off_path` for ``target``, without asking each call: a call under no ``if``
+    that exits is never off the path, and one under such an ``if`` is whenever the outermost
+    of them does not hold ``target``, so only the calls under an exiting ``if`` that holds
+    ``target`` are asked (a file of many scripts, each ending ``if __name__ == "__main__":
+    sys.exit(main())``, had each write ask each earlier script's ``main()``)."""
+
+    def fenced() -> tuple[list[cst.Call], dict[int, list[cst.Call]]]:
+        free: list[cst.Call] = []
+        under: dict[int, list[cst.Call]] = {}
+        for call in calls:
+            outermost: cst.If | None = None
+            child: cst.CSTNode = call
+            for anc in ctx.ancestors(call):
+                if isinstance(anc, cst.FunctionDef):
+                    break
+                if isinstance(anc, cst.If) and anc.body is child and exits(child):
+                    outermost = anc
+                child = anc
+            if outermost is None:
+                free.append(call)
+            else:
+                under.setdefault(id(outermost), []).append(call)
+        return free, under
+
+    free, under = ctx.memo(("fenced",) + key, fenced)
+    found = [free[0]] if free and ctx.pos(free[0])[0] < line else []
+    for anc in ctx.ancestors(target):
+        for call in under.get(id(anc), ()):
+            if ctx.pos(call)[0] >= line:
+                break
+            if not off_path(ctx, call, target):
+                found.append(call)
+                break
+    return ctx.in_order(cst.Call, found)[0] if found else None
+
+
 def device_use_before(ctx: FileContext, node: cst.CSTNode) -> cst.Call | None:
     """The first call before ``node`` in its function (or at module level), on the path to it,
     that puts a tensor on the device, directly (``.to(device)``) or through a function of the
     file that does (``train(args)``, :func:`device_functions`): after it, torch-xla has read the
     legacy variables (torch-xla ``torch_xla/csrc/runtime/sys_util.cc``). A call in an ``if``
     branch that returns or exits is not on the path to what follows the ``if``."""
-    scope = scope_of(ctx, node)
+    function = ctx.enclosing(node, cst.FunctionDef)  # scope_of, None for the module
     line = ctx.pos(ctx.statement_of(node) or node)[0]
-    for call in ctx.nodes(cst.Call):
-        if ctx.pos(call)[0] >= line:
-            break
-        if scope_of(ctx, call) is scope and uses_device(ctx, call) and not off_path(ctx, call, node):
-            return call
-    return None
+    # the calls of that function that use the device, found once per function (asked per write)
+    using = ctx.memo(
+        ("device calls in", id(function)), lambda: [c for c in ctx.nodes_in(cst.Call, function) if uses_device(ctx, c)]
+    )
+    return _first_on_path(ctx, ("device calls in", id(function)), using, node, line)
 
 
 def direct_device_use_before(ctx: FileContext, statement: cst.BaseStatement) -> cst.Call | None:
@@ -171,11 +210,11 @@ def direct_device_use_before(ctx: FileContext, statement: cst.BaseStatement) -> 
     (``.to(device)``, ``device=device``, ``xm.send_cpu_data_to_device(..., device)`` with
     ``device`` from ``torch_xla.device()`` / ``xm.xla_device()``), or None. Calls of the file's
     functions do not count here (:func:`device_use_before` follows them)."""
-    scope_node = scope_of(ctx, statement)
+    function = ctx.enclosing(statement, cst.FunctionDef)  # scope_of, None for the module
     line = ctx.pos(statement)[0]
-    for call in ctx.nodes(cst.Call):
-        if ctx.pos(call)[0] >= line or scope_of(ctx, call) is not scope_node or off_path(ctx, call, statement):
-            continue
-        if _direct_device_use(ctx, call):
-            return call
-    return None
+    # the calls of that function that put a tensor on the device, found once per function
+    direct = ctx.memo(
+        ("direct device calls in", id(function)),
+        lambda: [c for c in ctx.nodes_in(cst.Call, function) if _direct_device_use(ctx, c)],
+    )
+    return _first_on_path(ctx, ("direct device calls in", id(function)), direct, statement, line)

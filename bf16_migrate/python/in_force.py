@@ -106,6 +106,15 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
     by_statement: dict[int, list[LegacyWrite]] = {}
     for w in writes:
         by_statement.setdefault(id(w.statement), []).append(w)
+    # the statements of each block that hold writes, with their index (a block of many
+    # statements and many writes is not scanned whole for each write)
+    with_writes: dict[int, list[tuple[int, cst.BaseStatement]]] = {}
+    for w in writes:
+        block = ctx.block_of(w.statement)
+        if block is not None and by_statement[id(w.statement)][0] is w:
+            with_writes.setdefault(id(block), []).append((ctx.index_in_block(block, w.statement), w.statement))
+    for listed in with_writes.values():
+        listed.sort(key=lambda pair: pair[0])
     found: dict[int, Undo] = {}
     for w in writes:
         if w.unsets or w.form == "system-export" or value_state(w.value)[0] not in ("on", "if"):
@@ -113,9 +122,15 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
         block = ctx.block_of(w.statement)
         if block is None:
             continue
-        later_writes = block.body[ctx.index_in_block(block, w.statement) + 1 :]
-        if not any(_undoes(ctx, w, later) is not None for st in later_writes for later in by_statement.get(id(st), [])):
+        index = ctx.index_in_block(block, w.statement)
+        if not any(
+            _undoes(ctx, w, later) is not None
+            for k, st in with_writes[id(block)]
+            if k > index
+            for later in by_statement[id(st)]
+        ):
             continue  # nothing later in the block touches the variable: no undo to weigh
+        later_writes = block.body[index + 1 :]
         sure = True
         for statement in later_writes:
             verdicts = [

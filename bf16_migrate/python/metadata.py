@@ -13,16 +13,20 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from itertools import repeat
 from types import MappingProxyType
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
 from libcst.metadata.expression_context_provider import ExpressionContextVisitor
-from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, ScopeVisitor
+from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, Access, BaseAssignment, Scope, ScopeVisitor
+from libcst.metadata.scope_provider import _gen_dotted_names as _dotted_names
 
 from .walk import _is_trivia, _shape
 
@@ -218,8 +222,189 @@ class _ExpressionContextVisitor(_NoRebuild, ExpressionContextVisitor):
     pass
 
 
+_TYPING_CALLS = frozenset({"typing.NewType", "typing.TypeVar", "typing.cast"})
+"""The qualified names ScopeVisitor.visit_Call looks for (libcst 1.9's scope_provider.py)."""
+_TYPING_LAST = frozenset(name.rpartition(".")[2] for name in _TYPING_CALLS)
+
+# libcst 1.9's private attributes the scope visitor below reads or sets (name-mangled in
+# scope_provider.py; tests/test_libcst_pin.py checks that they are there)
+_ATTRIBUTE_STACK = "_ScopeVisitor__top_level_attribute_stack"
+_TYPE_HINT_STACK = "_ScopeVisitor__in_type_hint_stack"
+_DEFERRED = "_ScopeVisitor__deferred_accesses"
+_REFERENTS = "_Access__assignments"
+_REFERENCES = "_BaseAssignment__accesses"
+PRIVATE_ATTRIBUTES = (_ATTRIBUTE_STACK, _TYPE_HINT_STACK, _DEFERRED, _REFERENTS, _REFERENCES)
+
+SHARED_FROM = 8
+"""From this many bindings of one name in one scope (``import torch`` in each of 100 scripts
+pasted into one file), the accesses from other scopes share one set of referents, and those
+bindings one set of references (:meth:`_ScopeVisitor.infer_accesses`)."""
+
+
 class _ScopeVisitor(_NoRebuild, ScopeVisitor):
     _assignment_like: dict[type, bool] = {}
+
+    def __init__(self, provider: ScopeProvider) -> None:
+        super().__init__(provider)
+        # the names an import seen so far binds to NewType, TypeVar or cast under another name
+        # (``from typing import cast as as_type``)
+        self._typing_aliases: set[str] = set()
+        # id of a scope's set of bindings -> (that set, the one copy its readers share, the
+        # scopes of the bindings)
+        self._shared_copies: dict[int, tuple[AbstractSet, set[BaseAssignment], frozenset[Scope]]] = {}
+        # (id of a set of bindings, id of a scope) -> (that set, its split for the scope's accesses)
+        self._orders: dict[tuple[int, int], tuple[AbstractSet, _Ordered]] = {}
+
+    def visit_Import(self, node: cst.Import) -> bool | None:
+        self._note_typing_aliases(node)
+        return super().visit_Import(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool | None:
+        self._note_typing_aliases(node)
+        return super().visit_ImportFrom(node)
+
+    def _note_typing_aliases(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                real = get_full_name_for_node(alias.name) or ""
+                if real.rpartition(".")[2] in _TYPING_LAST:
+                    self._typing_aliases.add(alias.asname.name.value)
+
+    def visit_Call(self, node: cst.Call) -> bool | None:
+        # ScopeVisitor.visit_Call asks the scope for the call's qualified names, to treat the
+        # arguments of typing.NewType, TypeVar and cast as type hints: a loop over every binding
+        # of the callee's name (every ``import torch`` of the file, for ``torch.zeros(...)``), so
+        # the file's calls times its imports of one name. A qualified name the scope gives ends
+        # with the call's dotted name, or, for a name an import binds with ``as``, with the
+        # imported name (scope_provider's Assignment, ImportAssignment and BuiltinAssignment
+        # .get_qualified_names_for): only a call whose name ends with NewType, TypeVar or cast,
+        # or is such an alias bound so far, can be one of them, and only those are asked.
+        full_name = get_full_name_for_node(node)
+        if full_name is not None and (
+            full_name.rpartition(".")[2] in _TYPING_LAST or full_name in self._typing_aliases
+        ):
+            return super().visit_Call(node)
+        getattr(self, _ATTRIBUTE_STACK).append(None)
+        getattr(self, _TYPE_HINT_STACK).append(False)
+        return True
+
+    def infer_accesses(self) -> None:
+        """ScopeVisitor.infer_accesses, the same referents and references, without sets as
+        large as the file's accesses times the bindings of a name.
+
+        libcst gives each access the set of bindings it may read (``referents``) and each
+        binding the set of accesses that may read it (``references``). An access from another
+        scope (a function reading a module's ``torch``) may read every binding of the name
+        there: a file that imports ``torch`` in each of its 100 pasted scripts had 100-element
+        sets on each of its thousands of accesses and thousands-element sets on each of the 100
+        imports (quadratic time and memory: 2.6 GB at 80k lines). From :data:`SHARED_FROM`
+        bindings on, such accesses share one referents set per set of bindings, and such
+        bindings one set of the accesses from other scopes (:class:`_SharedReferences`, with
+        their own later accesses in the same scope beside it). Below it, and for accesses in
+        the bindings' own scope (where libcst keeps those before the access only), libcst's
+        own ``record_assignments`` and ``record_accesses`` run as before."""
+        deferred = getattr(self, _DEFERRED)
+        groups: dict[tuple[Scope, str], list[Access]] = {}
+        for def_access in deferred:  # ScopeVisitor.infer_accesses's first loop, as written there
+            access, enclosing_attribute, enclosing_string_annotation = (
+                def_access.access,
+                def_access.enclosing_attribute,
+                def_access.enclosing_string_annotation,
+            )
+            assert isinstance(access.node, cst.Name), "libcst records an access at a Name"
+            name = access.node.value
+            if enclosing_attribute is not None:
+                for attr_name, attr_node in _dotted_names(enclosing_attribute):
+                    if attr_name in access.scope:
+                        access.node = attr_node
+                        name = attr_name
+                        break
+            if enclosing_string_annotation is not None:
+                access.node = enclosing_string_annotation
+            group = groups.get((access.scope, name))
+            if group is None:
+                group = groups[(access.scope, name)] = []
+            group.append(access)
+            self._record_referents(access, name)
+            access.scope.record_access(name, access)
+        self._record_references(groups)
+        setattr(self, _DEFERRED, [])
+
+    def _record_referents(self, access: Access, name: str) -> None:
+        """``access.record_assignments(name)``, or the same referents shared (see above)."""
+        bindings = access.scope._resolve_scope_for_access(name, access.scope)
+        if len(bindings) < SHARED_FROM:
+            access.record_assignments(name)
+        elif access.scope not in self._shared(bindings)[1]:
+            # every binding is in another scope: the access may read them all
+            setattr(access, _REFERENTS, self._shared(bindings)[0])
+        else:
+            # some are in the access's scope: those bound before it, and all the others
+            ordered = self._ordered(bindings, access.scope)
+            count = bisect_left(ordered.indices, access._index)
+            if count or ordered.others:
+                setattr(access, _REFERENTS, BindingsBefore(ordered, count))
+            else:
+                access.record_assignments(name)  # none before it: libcst looks in the parent
+
+    def _record_references(self, groups: dict[tuple[Scope, str], list[Access]]) -> None:
+        """ScopeVisitor.infer_accesses's second loop (each binding the accesses that may read
+        it), the parts many bindings share shared (see above)."""
+        shared: dict[int, tuple[AbstractSet[BaseAssignment], list[Access]]] = {}
+        later: dict[BaseAssignment, list[AbstractSet[Access]]] = {}
+        for (scope, name), accesses in groups.items():
+            bindings = scope._resolve_scope_for_access(name, scope)
+            if len(bindings) < SHARED_FROM:
+                for binding in bindings:
+                    binding.record_accesses(set(accesses))
+            elif scope not in self._shared(bindings)[1]:
+                # each of the accesses is a later one for each binding (BaseAssignment.record_accesses)
+                shared.setdefault(id(bindings), (bindings, []))[1].extend(accesses)
+            elif scope.parent is not scope and scope.parent[name]:
+                for binding in bindings:  # accesses before a binding go to the parent's: libcst's way
+                    binding.record_accesses(set(accesses))
+            else:
+                # each binding of this scope is read by the accesses after it; the others by all
+                in_order = sorted(accesses, key=lambda a: a._index)
+                indices = [a._index for a in in_order]
+                positions = {id(a): k for k, a in enumerate(in_order)}
+                for binding in bindings:
+                    if binding.scope is scope:
+                        start = bisect_right(indices, binding._index)
+                        if start < len(in_order):
+                            later.setdefault(binding, []).append(_Suffix(in_order, positions, start))
+                    else:
+                        binding.record_accesses(set(accesses))
+        for bound, accesses in shared.values():
+            others = frozenset(accesses)
+            for binding in bound:
+                later.setdefault(binding, []).append(others)
+        for binding, parts in later.items():
+            own = getattr(binding, _REFERENCES)
+            parts = [own, *parts] if own else parts
+            setattr(binding, _REFERENCES, parts[0] if len(parts) == 1 else _SharedReferences(parts))
+
+    def _ordered(self, bindings: AbstractSet[BaseAssignment], scope: Scope) -> _Ordered:
+        """``bindings`` split for the accesses of ``scope``: those of ``scope`` in the order they
+        were bound, and the others (once per set of bindings and scope)."""
+        key = (id(bindings), id(scope))
+        known = self._orders.get(key)
+        if known is None or known[0] is not bindings:
+            same = sorted((b for b in bindings if b.scope is scope), key=lambda b: b._index)
+            others = frozenset(b for b in bindings if b.scope is not scope)
+            known = self._orders[key] = (bindings, _Ordered(same, [b._index for b in same], others))
+        return known[1]
+
+    def _shared(self, bindings: AbstractSet[BaseAssignment]) -> tuple[set[BaseAssignment], frozenset[Scope]]:
+        """One copy of ``bindings`` (a scope's own set, which grows no more once the visit is
+        done) for all the accesses that may read each of them, and the scopes they are in."""
+        known = self._shared_copies.get(id(bindings))
+        if known is None or known[0] is not bindings or len(known[1]) != len(bindings):
+            copy = set(bindings)
+            known = self._shared_copies[id(bindings)] = (bindings, copy, frozenset(b.scope for b in copy))
+        return known[1], known[2]
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         # ScopeVisitor.on_leave tests every node with isinstance against a dozen node classes
@@ -235,3 +420,84 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
         else:
             self.provider.set_metadata(original_node, self.scope)
             cst.CSTVisitor.on_leave(self, original_node)
+
+
+class _SharedReferences(AbstractSet):
+    """A binding's ``references`` made of parts shared with other bindings (the accesses from
+    other scopes, one frozenset for every binding of the name there; the accesses after it in
+    its own scope, a :class:`_Suffix`) and its own set, without copying the shared parts into
+    each binding (:meth:`_ScopeVisitor.infer_accesses`)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list[AbstractSet[Access]]) -> None:
+        self.parts = parts
+
+    def __contains__(self, access: object) -> bool:
+        return any(access in part for part in self.parts)
+
+    def __iter__(self) -> Iterator[Access]:
+        for k, part in enumerate(self.parts):
+            earlier = self.parts[:k]
+            yield from (access for access in part if not any(access in seen for seen in earlier))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Suffix(AbstractSet):
+    """The accesses ``in_order[start:]`` (in the order of the scope's assignments), as a set
+    shared by the bindings before them, without a copy each."""
+
+    __slots__ = ("in_order", "positions", "start")
+
+    def __init__(self, in_order: list[Access], positions: dict[int, int], start: int) -> None:
+        self.in_order, self.positions, self.start = in_order, positions, start
+
+    def __contains__(self, access: object) -> bool:
+        k = self.positions.get(id(access))
+        return k is not None and k >= self.start and self.in_order[k] is access
+
+    def __iter__(self) -> Iterator[Access]:
+        return iter(self.in_order[self.start :])
+
+    def __len__(self) -> int:
+        return len(self.in_order) - self.start
+
+
+class _Ordered:
+    """A name's bindings as the accesses of one scope see them: ``same``, those of that scope in
+    the order they were bound (``indices``: their ``_index``), and ``others``, those of other
+    scopes (every access may read them)."""
+
+    __slots__ = ("indices", "others", "position", "same")
+
+    def __init__(self, same: list[BaseAssignment], indices: list[int], others: frozenset[BaseAssignment]) -> None:
+        self.same, self.indices, self.others = same, indices, others
+        self.position = {id(b): k for k, b in enumerate(same)}
+
+
+class BindingsBefore(AbstractSet):
+    """An access's ``referents`` where the name is bound many times in the access's own scope:
+    the first ``count`` bindings of ``ordered.same`` and all of ``ordered.others``, shared by the
+    accesses of the scope instead of a set each (a file of many pasted scripts, each ``class
+    Net_k(nn.Module)`` at module level after its own ``import torch.nn as nn``). The qualified
+    names of such prefixes are taken incrementally (:func:`.context._qualified_names`)."""
+
+    __slots__ = ("count", "ordered")
+
+    def __init__(self, ordered: _Ordered, count: int) -> None:
+        self.ordered, self.count = ordered, count
+
+    def __contains__(self, binding: object) -> bool:
+        if binding in self.ordered.others:
+            return True
+        k = self.ordered.position.get(id(binding))
+        return k is not None and k < self.count and self.ordered.same[k] is binding
+
+    def __iter__(self) -> Iterator[BaseAssignment]:
+        yield from self.ordered.others
+        yield from self.ordered.same[: self.count]
+
+    def __len__(self) -> int:
+        return len(self.ordered.others) + self.count

@@ -172,11 +172,23 @@ def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef
     scope = ctx.scopes.get(expr)
     if scope is None:
         return []
-    return [
-        a.node
-        for a in scope[expr.value]
-        if isinstance(a, Assignment) and isinstance(a.node, (cst.ClassDef, cst.FunctionDef))
-    ]
+    bindings = scope[expr.value]
+    if not bindings:
+        return []
+    # once per set of bindings (a name bound many times, ``import torch`` in each script of a
+    # file of many, is asked about at each of its uses); the set is kept alive with the answer
+    _, found = ctx.memo(
+        ("definitions", id(bindings), len(bindings)),
+        lambda: (
+            bindings,
+            [
+                a.node
+                for a in bindings
+                if isinstance(a, Assignment) and isinstance(a.node, (cst.ClassDef, cst.FunctionDef))
+            ],
+        ),
+    )
+    return list(found)
 
 
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:

@@ -115,16 +115,26 @@ def _receivers_through_name(ctx: FileContext, name: cst.Name, depth: int) -> lis
     scope = ctx.scopes.get(name)
     if scope is None:
         return []
+    bindings = scope[name.value]
+
+    def assigned() -> tuple[object, list[cst.BaseExpression]]:
+        values = []
+        for a in bindings:
+            if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
+                continue
+            target = ctx.parent(a.node)
+            assign = ctx.parent(target)
+            if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+                values.append(assign.value)
+        return bindings, values
+
+    # the values once per set of bindings (kept alive with them): a name bound many times
+    # (``import torch`` in each of many scripts pasted into one file) is read at each use
+    _, values = ctx.memo(("assigned values", id(bindings), len(bindings)), assigned) if bindings else (None, [])
     found: list[cst.BaseExpression] = []
-    for a in scope[name.value]:
-        if not isinstance(a, Assignment) or not isinstance(a.node, cst.Name):
-            continue
-        target = ctx.parent(a.node)
-        assign = ctx.parent(target)
-        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
-            value = assign.value
-            if _collects_parameters(ctx, value):
-                found.extend(_parameters_receivers(ctx, value, depth + 1))
+    for value in values:
+        if _collects_parameters(ctx, value):
+            found.extend(_parameters_receivers(ctx, value, depth + 1))
     return found
 
 
@@ -314,6 +324,24 @@ def same_model(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -
     return False
 
 
+def model_key(ctx: FileContext, expr: cst.BaseExpression) -> tuple | None:
+    """What :func:`same_model` compares, as a value: equal for two expressions it holds for
+    (None: it holds for none). A name: its name and the set of bindings its scope resolves it
+    to (a scope's own set, by identity; an unbound name has none); an attribute: its last name
+    and, for ``self.<attr>``, its class, else its root's key."""
+    if isinstance(expr, cst.Name):
+        scope = ctx.scopes.get(expr)
+        if scope is None:
+            return None
+        bindings = scope[expr.value]
+        return ("name", expr.value, id(bindings) if bindings else None)
+    if isinstance(expr, cst.Attribute):
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return ("self", expr.attr.value, id(ctx.enclosing(expr, cst.ClassDef)))
+        return ("attribute", expr.attr.value, model_key(ctx, _root(expr)))
+    return None
+
+
 def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(expr, cst.Attribute):
         expr = expr.value
@@ -328,9 +356,20 @@ def model_calls(
     that builds and returns it (:func:`_returned_as`) and one level into functions defined in
     the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
     models = [model, *_returned_as(ctx, model), *(also or [])]
-    calls = [c for c in ctx.nodes(cst.Call) if any(same_model(ctx, c.func, x) for x in models)]
+    # same_model(a, b) holds only where model_key(a) == model_key(b): the calls under the
+    # models' keys are the ones to ask (a file of many models and many calls)
+    keys = {model_key(ctx, x) for x in models} - {None}
+    by_func = ctx.nodes_grouped(cst.Call, "model key of func", lambda c: (model_key(ctx, c.func),))
+    named = ctx.in_order(cst.Call, (c for key in keys for c in by_func.get(key, ())))
+    calls = [c for c in named if any(same_model(ctx, c.func, x) for x in models)]
     # one level into local functions that receive the model as a positional/keyword argument
-    for call in (c for c in ctx.nodes(cst.Call) if isinstance(c.func, cst.Name)):
+    by_arg = ctx.nodes_grouped(
+        cst.Call,
+        "model keys of args",
+        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
+    )
+    passing = ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ())))
+    for call in passing:
         for i, arg in enumerate(call.args):
             if not any(same_model(ctx, arg.value, x) for x in models):
                 continue
@@ -375,7 +414,7 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
         return []
     (position,) = positions
     names: list[cst.Name] = []
-    for call in ctx.nodes(cst.Call):
+    for call in ctx.nodes_named(cst.Call, func.name.value, "func"):  # the calls of that name only
         if not (
             isinstance(call.func, cst.Name)
             and call.func.value == func.name.value
@@ -605,8 +644,8 @@ def dtype_reads(
     scope = ctx.enclosing(first, cst.FunctionDef)
     start = _bound_before(ctx, model, first, rebinds)
     found: list[cst.BaseStatement] = []
-    for node in ctx.nodes(cst.SimpleStatementLine):
-        if not start < ctx.pos(node) < ctx.pos(first) or ctx.enclosing(node, cst.FunctionDef) is not scope:
+    for node in ctx.nodes_in(cst.SimpleStatementLine, scope):  # the lines of that function only
+        if not start < ctx.pos(node) < ctx.pos(first):
             continue
         if _reads_dtype(ctx, node, model):
             found.append(node)

@@ -33,6 +33,7 @@ class Refusal(enum.Enum):
         "a wrapper owns the model's precision (torch-xla's FSDP) and its own setting cannot be used here, "
         "or a sharding wrapper was never measured with a bf16 model"
     )
+    UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
 
 
 LAUNCH_REFUSALS = frozenset(
@@ -43,12 +44,14 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.MASTER_WEIGHTS,
         Refusal.MODEL_CODE_F32,
         Refusal.WRAPPER,
+        Refusal.UNREAD_IMPORT,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
 script has no model to change, a framework owns its precision (the launcher must pass the
 framework's flag instead), an optimizer of it cannot keep FP32 master weights, its model's
-own code would compute in f32 without the switch, or a wrapper owns its precision."""
+own code would compute in f32 without the switch, a wrapper owns its precision, or a module it
+imports cannot be read."""
 
 SCRIPT_REFUSALS = frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN, Refusal.FRAMEWORK, Refusal.TEST})
 """The refusals that mean a file is not a training script the ``--legacy-env`` change goes to

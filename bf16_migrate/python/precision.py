@@ -61,6 +61,7 @@ from .model_site import (
     find_optimizers,
     loss_accumulators,
     model_calls,
+    model_key,
     same_model,
 )
 from .optimizers import (
@@ -75,6 +76,7 @@ from .optimizers import (
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
+from .unread_imports import refuse_unread_imports
 from .wrappers import (
     Wrap,
     aliases,
@@ -458,6 +460,8 @@ class Planner:
                 ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
                 ctx.outcome.switch_migrated = True
             return True
+        if refuse_unread_imports(ctx, self._anchors(writes)):
+            return False
         variables = [w.variable for w in writes] + self.external
         emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
@@ -617,11 +621,15 @@ class Planner:
         model in ``sharded`` (FSDP) is not cast: its anchor is None."""
         ctx = self.ctx
         cast_anchors: list[list[cst.BaseStatement] | None] = []
+        by_key: dict[object, list[OptimizerSite]] = {}  # same_model needs equal keys (many models, many sites)
+        for s in sites:
+            if s.model is not None:
+                by_key.setdefault(model_key(ctx, s.model), []).append(s)
         for model in models:
             if id(model) in sharded:
                 cast_anchors.append(None)
                 continue
-            own = [s for s in sites if s.model is not None and same_model(ctx, s.model, model)]
+            own = [s for s in by_key.get(model_key(ctx, model), []) if s.model and same_model(ctx, s.model, model)]
             module = module_of(ctx, model)
             rebinds = frozenset(id(w.call) for w in find_wraps(ctx))
             before: list[cst.BaseStatement] = [*wrap_statements(ctx, model), *dtype_reads(ctx, model, own, rebinds)]
@@ -1045,10 +1053,13 @@ class Planner:
         ctx, api = self.ctx, self.ctx.rules.torch_api
         user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
         first = next((s.statement for s in sites if s.statement is not None), None)
+        flag = api.attention_flag.split("(")[0]
         if (
             user is None
             or first is None
-            or any(api.attention_flag.split("(")[0] in ctx.code(c) for c in ctx.nodes(cst.Call))
+            # the file's text first: a call's code is part of it (rendering each call was most of
+            # a small file's time)
+            or (flag in ctx.text() and any(flag in ctx.code(c) for c in ctx.nodes(cst.Call)))
         ):
             return
         self.plan.insert_before.setdefault(id(first), []).insert(0, snippets.statement(api.attention_flag, self.guard))

@@ -86,9 +86,13 @@ class TreeModule:
 
 @dataclass(frozen=True)
 class TreeFacts:
-    """The modules of the tree one script imports (:class:`TreeModule`), for its codemod."""
+    """The modules of the tree one script imports (:class:`TreeModule`), for its codemod, and
+    those it imports that are there but cannot be read (``unread``: ``(name, path, why)``, a
+    FIFO, a file without read permission): what their code does under the switch cannot be told
+    (:mod:`.unread_imports`)."""
 
     modules: tuple[TreeModule, ...] = ()
+    unread: tuple[tuple[str, str, str], ...] = ()
 
     def factory(self, qualified: set[str]) -> tuple[TreeModule, OptimizerFactory] | None:
         """The factory one of the ``qualified`` names denotes (``optim.build_optimizer``), or None."""

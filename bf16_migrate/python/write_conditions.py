@@ -142,18 +142,17 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
         block = ctx.block_of(child)
         if block is None:
             break
-        for before in list(block.body)[: ctx.index_in_block(block, child)]:
-            if (
-                isinstance(before, cst.If)
-                and before.orelse is None
-                and exits(before.body)
-                and any(uses_device(ctx, c) for c in findall(before.body, m.Call()))
-            ):
-                test = before.test
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    found.insert(0, Condition(test.expression))
-                else:
-                    found.insert(0, Condition(test, negated=True))
+        # the block's early exits, found once per block (asked for each write in it)
+        exits_of_block = ctx.memo(("early exits", block), lambda block=block: _early_exits(ctx, block))
+        index = ctx.index_in_block(block, child)
+        for k, before in exits_of_block:
+            if k >= index:
+                break
+            test = before.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                found.insert(0, Condition(test.expression))
+            else:
+                found.insert(0, Condition(test, negated=True))
         if isinstance(block, cst.Module):
             break
         owner = ctx.parent(block)
@@ -163,6 +162,19 @@ def _early_exit_conditions(ctx: FileContext, statement: cst.BaseStatement) -> li
             break
         child = owner
     return found
+
+
+def _early_exits(ctx: FileContext, block: cst.Module | cst.IndentedBlock) -> list[tuple[int, cst.If]]:
+    """The ``if`` statements of ``block`` (with their index in it) that have no ``else``, leave
+    the function or the program and use the device in their body."""
+    return [
+        (k, before)
+        for k, before in enumerate(block.body)
+        if isinstance(before, cst.If)
+        and before.orelse is None
+        and exits(before.body)
+        and any(uses_device(ctx, c) for c in findall(before.body, m.Call()))
+    ]
 
 
 def chain_head(ctx: FileContext, node: cst.If) -> cst.If:

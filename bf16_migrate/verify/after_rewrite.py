@@ -98,7 +98,7 @@ class PreRewriteTree(Checkout):
 
     def _mirror(self) -> None:
         from ..carriers import REGISTRY
-        from ..scan import CONFIG_DIRS, SKIP_DIRS, kind_of
+        from ..scan import kind_of, skips_directory
 
         needed = {
             parent
@@ -114,9 +114,7 @@ class PreRewriteTree(Checkout):
                 path = source / name
                 skipped = (
                     path.is_symlink()
-                    or (name.startswith(".") and name not in CONFIG_DIRS)
-                    or name in SKIP_DIRS
-                    or name.endswith(".egg-info")
+                    or skips_directory(name)
                     or (self._ignore is not None and self._ignore(str(path), True))
                 )
                 if skipped and path not in needed:

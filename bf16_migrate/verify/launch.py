@@ -19,6 +19,7 @@ runs from REV's tree and the migrated side from the work tree.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -78,9 +79,9 @@ def plan_launcher(
     jobs: list[Job] = []
     for s in found:
         where = s.where(root)
-        words = _with_launcher_args(s, extra_args)
+        words, said, consumed = _launch_words(s, extra_args)
         if any(word is None for word in words):
-            notes.append(f"{where} (`{s.text}`): its arguments are computed when the launcher runs: not verified")
+            notes.append(f"{where} (`{s.text}`): its arguments are computed when the launcher runs{said}: not verified")
             continue
         args = [word for word in words if word is not None]  # all of them (a computed one is skipped above)
         script = checkout.work_path(s.script) if checkout is not None else s.script
@@ -97,6 +98,8 @@ def plan_launcher(
         else:
             chosen, how = DEFAULT_MODE, "default"
         job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(args)}".rstrip()]
+        if said:
+            job_notes.append(f"{where}: its arguments resolved as the shell would{said}")
         if not env:
             job_notes.append(
                 f"{where} switches no legacy variable on for {rel}: the legacy run has only the script's own settings"
@@ -105,9 +108,36 @@ def plan_launcher(
             job_notes.append(f"{where} switches {_env_text(env)} on some paths only")
         if s.forwards and not extra_args:
             job_notes.append(f'{where} passes the launcher\'s own arguments (`"$@"`): none given after `--`')
-        tail = [] if s.forwards else [str(a) for a in extra_args]  # "$@" took them in place
+        tail = [] if s.forwards or consumed else [str(a) for a in extra_args]  # "$@" ($1...) took them in place
         jobs.append(Job(script, rel, env, source_label, chosen, how, [*args, *tail], job_notes))
     return jobs
+
+
+def _launch_words(setting, extra_args: Sequence[str]) -> tuple[list[str | None], str, bool]:
+    """The launch's words with the launcher's own arguments (``extra_args``, given after ``--``)
+    in place, and, where the line holds words computed when the launcher runs, those words as
+    the shell would expand them (:mod:`bf16_migrate.carriers.shell.launch_args`: the defaults of
+    the variables this environment leaves unset, ``$1``, ``"$@"``), with what was used, worded
+    for a note (``""`` when nothing had to be resolved), and whether the line took the arguments
+    given after ``--`` itself (``$1``, ``"$@"``)."""
+    words = _with_launcher_args(setting, extra_args)
+    if not any(word is None for word in words) or setting.resolve is None:
+        return words, "", False
+    found = setting.resolve(os.environ, [str(a) for a in extra_args])
+    said = [_used(name, value) for name, value in found.used.items()]
+    if found.unknown:
+        said.append(f"{', '.join(found.unknown)} unknown (unset, with no default: set it to verify this launch)")
+    consumed = any(name.startswith("$") for name in found.used)
+    return list(found.words), (": " + "; ".join(said)) if said else "", consumed
+
+
+def _used(name: str, value: str | None) -> str:
+    """One value :func:`_launch_words` used, for its note."""
+    if name == "$@":
+        return f'"$@" is the arguments after `--` ({value or "none"})'
+    if value is None:
+        return f"{name} is unset, so its default is used"
+    return f"{name}={value}" + (" (after `--`)" if name.startswith("$") else " (from this environment)")
 
 
 def _with_launcher_args(setting, extra_args: Sequence[str]) -> list[str | None]:

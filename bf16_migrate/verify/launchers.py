@@ -16,6 +16,7 @@ environment the legacy script really ran under, without ``--legacy-env``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +49,10 @@ class LaunchSetting:
     forwards: list[int] = field(default_factory=list)
     """Indices into ``args`` of the launcher's own arguments (``"$@"``), see
     :attr:`bf16_migrate.carriers.model.Launch.forwards`."""
+    resolve: Callable | None = field(default=None, compare=False, repr=False)
+    """``resolve(environ, argv)``: ``args`` as the shell would expand them with that environment
+    and the launcher's own arguments (:attr:`bf16_migrate.carriers.model.Launch.resolve_args`);
+    None when the launch line cannot say."""
 
     def where(self, root: Path | None = None) -> str:
         """``launcher:line`` with the launcher relative to ``root`` when it lies under it."""
@@ -148,6 +153,7 @@ def _setting(planner, ci: int, li: int, script, groups_on: dict) -> LaunchSettin
         sure=sure,
         computed=computed,
         forwards=list(launch.forwards),
+        resolve=launch.resolve_args,
     )
 
 

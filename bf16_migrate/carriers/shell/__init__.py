@@ -50,7 +50,8 @@ def analyze(text: str, path: str) -> Analysis:
     if error is not None:
         raise CarrierError(f"{path}:{error[0]}:1: cannot parse as a shell script: bash -n says: {error[1]}")
     analysis = Analysis(KIND, text)
-    frag = ShellFragment(text, path, analysis)
+    frag = ShellFragment(text, path, analysis, batch=True)
+    analysis.batch_isolated = frag.parsed.batch_isolated
     analysis.sr_covered = frag.sr_covered
     analysis.launch_flags = lambda entry, launch, flag, sure: flag_edits(
         frag.parsed, analysis.launches, entry, launch, flag, sure

@@ -11,6 +11,7 @@ import tree_sitter
 
 from ...command_lines import Command, read_command
 from ..model import Launch, Target
+from .context import Contexts
 from .expand import Expander
 from .parsed import Functions, ParsedFragment, ShellSource
 
@@ -21,8 +22,11 @@ def inside_function(functions: Functions, node: tree_sitter.Node, name: str) -> 
     return fn.start_byte <= node.start_byte < fn.end_byte
 
 
-def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The ``function_definition`` node around ``node``, or None."""
+def enclosing_function(node: tree_sitter.Node, contexts: Contexts | None = None) -> tree_sitter.Node | None:
+    """The ``function_definition`` node around ``node``, or None (``contexts``: found through its
+    cache, :meth:`.context.Contexts.function_of`, as the walk of a whole fragment asks)."""
+    if contexts is not None:
+        return contexts.function_of(node)
     anc = node.parent
     while anc is not None:
         if anc.type == "function_definition":
@@ -31,10 +35,12 @@ def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
     return None
 
 
-def forwards_arguments(source: ShellSource, node: tree_sitter.Node, word_nodes) -> bool:
+def forwards_arguments(
+    source: ShellSource, node: tree_sitter.Node, word_nodes, contexts: Contexts | None = None
+) -> bool:
     """A command of a function body whose words hold ``"$@"``, ``$*`` or ``$1``...: what
     it starts depends on each call's arguments (bash(1), "Special Parameters")."""
-    if enclosing_function(node) is None:
+    if enclosing_function(node, contexts) is None:
         return False
     for w in word_nodes:
         stack = [w]

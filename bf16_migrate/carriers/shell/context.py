@@ -58,6 +58,10 @@ def index_functions(source: ShellSource) -> Functions:
     return found
 
 
+_Above = tuple[tuple, tuple, "tuple[Blocker, str] | None", "Ctx | None"]
+"""What a node's ancestors give it (:meth:`Contexts._above`): guard, containers, dead, outer."""
+
+
 class Contexts:
     """The :class:`~.parsed.Ctx` of the nodes of one fragment (``source``, with its
     ``functions``), each computed once."""
@@ -66,6 +70,8 @@ class Contexts:
         self.source = source
         self.functions = functions
         self._cache: dict[int, Ctx] = {}
+        self._above_cache: dict[int, _Above] = {}
+        self._function_cache: dict[int, tree_sitter.Node | None] = {}
 
     def of(self, node: tree_sitter.Node) -> Ctx:
         """Order key, guard path and subshell containers of ``node`` (a function's body inlined
@@ -76,36 +82,66 @@ class Contexts:
         return cached
 
     def _context(self, node: tree_sitter.Node) -> Ctx:
-        guard: list = []
-        containers: list = []
-        child = node
-        anc = node.parent
-        outer: Ctx | None = None
-        dead: tuple[Blocker, str] | None = None
-        while anc is not None:
-            if anc.type == "function_definition":
-                call = self._first_call(anc)
-                if call is not None:
-                    outer = self.of(call)
-                    body = anc.child_by_field_name("body")
-                    if body is not None and body.type == "subshell":
-                        containers.insert(0, body.id)
-                    break
-                dead = dead or self._dead_function(anc)
-            if dead is None and anc.type in _DEAD_HOLDERS:
-                branch = dead_branch(anc, child, self.source.data)
-                dead = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
-            containers[:0] = _containers(anc, child)
-            tag = _branch_tag(anc, child) if anc.type in CONDITIONAL else None
-            if tag is not None:
-                guard.insert(0, (anc.id, tag))
-            child = anc
-            anc = anc.parent
+        guard, containers, dead, outer = self._above(node)
         key = (node.start_byte,)
         if outer is None:
-            return Ctx(key, tuple(guard), tuple(containers), dead)
-        return Ctx(
-            outer.key + key, outer.guard + tuple(guard), outer.containers + tuple(containers), dead or outer.dead
+            return Ctx(key, guard, containers, dead)
+        return Ctx(outer.key + key, outer.guard + guard, outer.containers + containers, dead or outer.dead)
+
+    def _above(self, node: tree_sitter.Node) -> _Above:
+        """What the ancestors of ``node`` give it: the guard path and containers they make
+        (outermost first), why it never runs (the nearest reason), and the context of the first
+        call of the function it is in (the ancestors above that function give nothing). Built
+        from the parent's, each once: a long ``&&`` list is a tree as deep as it is long, and
+        walking every ancestor of every node of it was quadratic."""
+        chain = []
+        current = node
+        while current.id not in self._above_cache:
+            parent = current.parent
+            if parent is None:
+                self._above_cache[current.id] = ((), (), None, None)
+                break
+            chain.append((parent, current))
+            current = parent
+        for anc, child in reversed(chain):
+            self._above_cache[child.id] = self._step(self._above_cache[anc.id], anc, child)
+        return self._above_cache[node.id]
+
+    def function_of(self, node: tree_sitter.Node) -> tree_sitter.Node | None:
+        """The ``function_definition`` around ``node`` (None at the top level), each node's
+        found once from its parent's (see :meth:`_above`)."""
+        chain = []
+        current = node
+        while current.id not in self._function_cache:
+            parent = current.parent
+            if parent is None:
+                self._function_cache[current.id] = None
+                break
+            chain.append((parent, current))
+            current = parent
+        for anc, child in reversed(chain):
+            self._function_cache[child.id] = anc if anc.type == "function_definition" else self._function_cache[anc.id]
+        return self._function_cache[node.id]
+
+    def _step(self, above: _Above, anc: tree_sitter.Node, child: tree_sitter.Node) -> _Above:
+        """``child``'s :meth:`_above`, from its parent ``anc``'s."""
+        guard, containers, dead, outer = above
+        here: tuple[Blocker, str] | None = None
+        if anc.type == "function_definition":
+            call = self._first_call(anc)
+            if call is not None:
+                body = anc.child_by_field_name("body")
+                return (), ((body.id,) if body is not None and body.type == "subshell" else ()), None, self.of(call)
+            here = self._dead_function(anc)
+        if here is None and anc.type in _DEAD_HOLDERS:
+            branch = dead_branch(anc, child, self.source.data)
+            here = (Blocker.NEVER_IN_FORCE, branch) if branch is not None else None
+        tag = _branch_tag(anc, child) if anc.type in CONDITIONAL else None
+        return (
+            guard + (((anc.id, tag),) if tag is not None else ()),
+            containers + tuple(_containers(anc, child)),
+            here or dead,
+            outer,
         )
 
     def _first_call(self, function: tree_sitter.Node) -> tree_sitter.Node | None:

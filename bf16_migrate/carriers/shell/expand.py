@@ -34,6 +34,7 @@ a word that would make more is read as one computed word.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -96,6 +97,14 @@ class Expander:
         self.contexts = contexts
         self.assignments: dict[str, list] = {}
         self._index(source.tree.root_node)
+        self.environ: Mapping[str, str] | None = None
+        """The environment the script starts in, when it is known (a launcher verified as the user
+        runs it: :func:`.launch_args.resolve_args`); None: what the environment gives is computed."""
+        self.argv: Sequence[str] | None = None
+        """The script's own arguments (``$1``...), when known; None: computed."""
+        self.used: dict[str, str | None] = {}
+        """What :attr:`environ` and :attr:`argv` gave while expanding: name -> value, None where
+        the variable is unset and its default was taken."""
 
     # -- where variables get their values -----------------------------------------------------
     def _index(self, root) -> None:
@@ -126,14 +135,16 @@ class Expander:
         """The values ``$name`` can have at node ``at``: ``(text, computed)`` pairs, NUL in
         ``text`` where a piece is computed."""
         assigns = self.assignments.get(name)
-        if not assigns or depth > MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return [(COMPUTED, {name: 0})]
+        if not assigns:
+            return [self._from_environment(name)]
         at_ctx = self.contexts.of(at)
         events = [(self.contexts.of(n), n, v) for n, v in assigns]
         events += [(self.contexts.of(stmt), stmt, "branches") for stmt in self._covering_ifs(assigns)]
         ordered = sorted(events, key=lambda x: x[0].key)
         # before its first assignment on a path, the variable holds what the environment gave
-        state: list[tuple[str, dict[str, int]]] = [(COMPUTED, {name: 0})]
+        state: list[tuple[str, dict[str, int]]] = [self._from_environment(name)]
         for c, node, value in ordered:
             if not c.key < at_ctx.key:
                 break
@@ -156,6 +167,24 @@ class Expander:
             else:
                 state = state + vals
         return _dedupe(state)[:MAX_ALTERNATIVES]
+
+    def _from_environment(self, name: str) -> tuple[str, dict[str, int]]:
+        """What ``$name`` holds before the script assigns it: the known environment's value
+        (:attr:`environ`), else computed (``{name: 0}``; also when it is unset there, which a
+        default, ``${name:-word}``, then replaces: :meth:`_parameter`)."""
+        if self.environ is not None and name in self.environ:
+            self.used[name] = self.environ[name]
+            return self.environ[name], {}
+        return COMPUTED, {name: 0}
+
+    def _unset(self, name: str, text: str, computed: dict[str, int]) -> bool:
+        """Whether ``(text, computed)``, a value of ``$name``, is the variable unset in a known
+        environment or argument list (so a default applies)."""
+        if text != COMPUTED or computed != {name: 0}:
+            return False
+        if name.isdigit():
+            return self.argv is not None and int(name) > len(self.argv)
+        return self.environ is not None and name not in self.environ
 
     def _covering_ifs(self, assigns) -> list:
         """The ``if ... elif ... else ... fi`` statements each of whose branches assigns the
@@ -220,8 +249,12 @@ class Expander:
         name = self.source.t(var)
         if self._strips_script_name(node, name):
             return [(".", {})]
-        if var.type == "special_variable_name" or name.isdigit():
+        if name.isdigit() and name != "0" and self.argv is not None:
+            found = self._argument(name)
+        elif var.type == "special_variable_name" or name.isdigit():
             return [(COMPUTED, {name: 0})]
+        else:
+            found = None
         if node.type == "expansion":
             rest = [c for c in node.children if c.type not in ("${", "}") and c.id != var.id]
             if rest:
@@ -230,11 +263,23 @@ class Expander:
                 if op in (":-", "-") and default is not None:
                     dvals = self._value(default, at, depth + 1)
                     out = []
-                    for t, comp in self.values(name, at, depth + 1):
-                        out.extend(dvals if t == "" else [(t, comp)])
+                    for t, comp in found or self.values(name, at, depth + 1):
+                        unset = self._unset(name, t, comp)
+                        if unset:
+                            self.used[name] = None
+                        out.extend(dvals if t == "" or unset else [(t, comp)])
                     return out
                 return [(COMPUTED, {name: 0})]
-        return self.values(name, at, depth + 1)
+        return found or self.values(name, at, depth + 1)
+
+    def _argument(self, name: str) -> list[tuple[str, dict[str, int]]]:
+        """``$N`` from the script's own arguments (:attr:`argv`): computed-unset past their end."""
+        assert self.argv is not None, "called with the arguments known"
+        k = int(name)
+        if k > len(self.argv):
+            return [(COMPUTED, {name: 0})]
+        self.used[f"${name}"] = self.argv[k - 1]
+        return [(self.argv[k - 1], {})]
 
     def _strips_script_name(self, node, name: str) -> bool:
         """``${BASH_SOURCE%/*}`` / ``${0%/*}``: the script's own path with its last ``/name``

@@ -23,7 +23,8 @@ class ShellFragment:
 
     ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the
     host file; ``embedded`` fragments report parse errors as diagnostics instead of raising
-    (``ok`` is then False); ``base`` is where ``text`` starts in the host file (characters).
+    (``ok`` is then False); ``base`` is where ``text`` starts in the host file (characters);
+    ``batch``: a whole script, whose ``#SBATCH`` directives are read (:mod:`.slurm`).
     Raises :class:`~..model.CarrierError` for a script that does not parse."""
 
     def __init__(
@@ -34,8 +35,9 @@ class ShellFragment:
         pos: Callable[[int], tuple[int, int]] | None = None,
         embedded: bool = False,
         base: int = 0,
+        batch: bool = False,
     ) -> None:
-        self.parsed: ParsedFragment = read_fragment(text, path, analysis, pos, embedded, base)
+        self.parsed: ParsedFragment = read_fragment(text, path, analysis, pos, embedded, base, batch)
         if self.parsed.ok:
             reach.apply_reach(reach.link(self.parsed, analysis.launches), analysis)
 

@@ -13,7 +13,8 @@ import tree_sitter
 
 from ..dotenv import Item as DotenvItem
 from ..model import Action, Blocker, ByteMap, Include
-from .words import parser
+from .slurm import ExportSite
+from .words import parse
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def read_source(text: str, path: str, pos: Callable[[int], tuple[int, int]], bas
     # more newline (after every byte of the text: no offset moves)
     tail = data.rstrip(b"\n")
     continued = tail.endswith(b"\\") and (len(tail) - len(tail.rstrip(b"\\"))) % 2 == 1
-    tree = parser().parse(data + (b"\n" if continued else b""))
+    tree = parse(data + (b"\n" if continued else b""))
     return ShellSource(text, path, data, bm, pos, base, tree)
 
 
@@ -122,6 +123,8 @@ class EntryData:
     decl: tree_sitter.Node | None = None
     all_words: list = field(default_factory=list)
     quote: str = ""
+    export: ExportSite | None = None
+    """For an ``exportitem`` entry (an item of a Slurm ``--export`` list): the list it is in."""
 
 
 @dataclass
@@ -182,3 +185,6 @@ class ParsedFragment:
     prefix_entries: dict[int, list[int]] = field(default_factory=dict)
     function_calls: list[FunctionCall] = field(default_factory=list)
     allexport: bool = False
+    batch_isolated: bool = False
+    """A batch script whose ``#SBATCH --export`` list holds no ``ALL``: the job gets none of the
+    environment ``sbatch`` was run in (:mod:`.slurm`)."""

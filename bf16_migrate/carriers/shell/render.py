@@ -17,6 +17,7 @@ import tree_sitter
 from .. import dotenv
 from ..model import KEEP, REPLACE, STOCHASTIC, Decision, Edit, line_span
 from .parsed import EntryData, ParsedFragment, ShellSource, statement_of
+from .slurm import list_edits
 
 STATEMENTS = {
     "command",
@@ -75,11 +76,14 @@ def edits(parsed: ParsedFragment, decisions: Mapping[int, Decision]) -> list[Edi
     remove_words: dict[int, list] = {}  # owner id -> word nodes removed
     owners: dict[int, tuple[tree_sitter.Node, EntryData]] = {}
     edits: list[Edit] = []
+    sites = {id(d.export): d.export for d in parsed.entry_data.values() if d.export is not None}
+    for site in sites.values():  # a Slurm --export list: rewritten as a whole (its other items kept)
+        edits.extend(list_edits(site, decisions, source.bm.char))
     for eid in parsed.entries:
         decision = decisions.get(eid, KEEP)
-        if decision == KEEP:
-            continue
         d = parsed.entry_data[eid]
+        if decision == KEEP or d.kind == "exportitem":
+            continue
         if d.kind == "dotenv":
             assert d.dotenv is not None, "a dotenv entry carries its item"
             start_c, item = d.dotenv

@@ -32,6 +32,7 @@ What is read (every rule below is bash semantics, ``man bash``, unless said othe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import tree_sitter
@@ -55,9 +56,18 @@ from ..model import (
     Note,
 )
 from ..text import find_mentions, legacy_names
-from .calls import CallLaunch, describe_computed, expanded, follow_calls, forwards_arguments, inside_function
+from .calls import (
+    CallLaunch,
+    describe_computed,
+    enclosing_function,
+    expanded,
+    follow_calls,
+    forwards_arguments,
+    inside_function,
+)
 from .context import Contexts, index_functions
 from .expand import COMPUTED, Expander, mentions_expansion
+from .launch_args import resolve_args
 from .parsed import (
     EntryData,
     Event,
@@ -69,6 +79,16 @@ from .parsed import (
     read_source,
     statement_of,
 )
+from .slurm import (
+    UNEDITABLE,
+    ExportSite,
+    computed_word,
+    directive_block_end,
+    directive_exports,
+    is_directive,
+    other_scheduler,
+    site_in_word,
+)
 from .words import first_error, heredoc_target, is_env_file_name, positional_all, static_value
 
 
@@ -79,6 +99,7 @@ def read_fragment(
     pos: Callable[[int], tuple[int, int]] | None = None,
     embedded: bool = False,
     base: int = 0,
+    batch: bool = False,
 ) -> ParsedFragment:
     """Read one shell text (a script, or a fragment of another file at character ``base`` of
     it) in one walk of its tree: its entries, launches, includes and notes are added to
@@ -89,7 +110,9 @@ def read_fragment(
     ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the host
     file (default: ``text``'s own). A text tree-sitter-bash cannot parse raises
     :class:`CarrierError` (``path:line:col: ...``), or, ``embedded`` (a fragment of another
-    file), is noted (BFM131 at each legacy name) and returned with ``ok`` False."""
+    file), is noted (BFM131 at each legacy name) and returned with ``ok`` False. ``batch``: a
+    whole script, whose ``#SBATCH`` directives are read as settings of its environment
+    (:mod:`.slurm`)."""
     source = read_source(text, path, pos or LineIndex(text).pos, base)
     parsed = ParsedFragment(source)
     root = source.tree.root_node
@@ -104,10 +127,12 @@ def read_fragment(
         return parsed
     parsed.functions = index_functions(source)
     reader = _Reader(parsed, analysis)
+    reader.directives_end = directive_block_end(source.data) if batch else None
     reader.walk(root)
     for found in follow_calls(parsed, reader.expander):
         reader.add_call_launch(found)
     reader.check_exports()
+    reader.settle_directives()
     return parsed
 
 
@@ -166,6 +191,9 @@ class _Reader:
         self.legacy = legacy_names()
         self.contexts = Contexts(parsed.source, parsed.functions)
         self.expander = Expander(parsed.source, self.contexts)
+        self.directives_end: int | None = None  # a batch script's #SBATCH directives lie before this byte
+        self.export_sites: dict[tuple[int, int], ExportSite] = {}
+        self.directive_sites: list[tuple[int, ExportSite]] = []  # (line, site) of each #SBATCH --export
 
     # -- helpers ------------------------------------------------------------------------------
     def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
@@ -408,7 +436,7 @@ class _Reader:
         base = words[0] if words else None
         if self._calls_function(node, base, word_nodes):
             return  # followed at each call (calls.follow_calls)
-        if forwards_arguments(self.source, node, word_nodes):
+        if forwards_arguments(self.source, node, word_nodes, self.contexts):
             return  # `python3 "$@"` in a function body: read at each call (calls.follow_calls)
         cmd = self._through_expansions(node, cmd, word_nodes)
         if base == "set" and _sets_allexport(words[1:]):
@@ -512,6 +540,9 @@ class _Reader:
                 continue
             vnode = word_nodes[ew.value_word]
             vnode_word = vnode.named_children[0] if vnode.type == "command_name" and vnode.named_children else vnode
+            if ew.listed is not None:
+                entry_ids.append(self._export_item(node, cmd, ew, vnode_word, scope))
+                continue
             raw = self.source.t(vnode_word)
             quote = raw[0] if raw[:1] in ("'", '"') else ""
             name_start = vnode_word.start_byte + len(quote.encode()) + len(ew.prefix.encode())
@@ -576,12 +607,17 @@ class _Reader:
             args=list(cmd.args),
             captured=self._captured(node),
             isolated=cmd.isolated,
+            batch=cmd.batch and not cmd.export_lists,
         )
         if word_nodes is not None and cmd.args:
             tail = word_nodes[len(word_nodes) - len(cmd.args) :]
             launch.forwards = [
                 i for i, w in enumerate(tail) if cmd.args[i] is None and positional_all(w, self.source.data)
             ]
+            if (
+                any(arg is None for arg in cmd.args) and enclosing_function(node, self.contexts) is None
+            ):  # a body: its caller's args
+                launch.resolve_args = functools.partial(resolve_args, self.expander, tail, node)
         idx = self.add_launch(launch, entry_ids, node)
         self.parsed.launch_of_node[node.id] = idx
         for site in self.parsed.includes:
@@ -612,14 +648,126 @@ class _Reader:
         return False
 
     def _comment(self, node) -> None:
-        """A comment sets nothing: its mentions of a variable are not settings."""
+        """A comment sets nothing: its mentions of a variable are not settings; but a batch
+        script's ``#SBATCH`` directive is read by sbatch (:meth:`_directive`)."""
+        at_line_start = node.start_byte == 0 or self.source.data[node.start_byte - 1 : node.start_byte] == b"\n"
+        line = self.source.data[node.start_byte : node.end_byte]
+        scheduler = other_scheduler(line) if self.directives_end is not None and at_line_start else None
+        if scheduler is not None:  # a PBS, Grid Engine, LSF... directive: read by that scheduler, not rewritten
+            self._note_mentions(
+                self.source.bm.char(node.start_byte), self.source.bm.char(node.end_byte), "BFM115", scheduler=scheduler
+            )
+        if self.directives_end is not None and is_directive(line):
+            if node.start_byte < self.directives_end and at_line_start:
+                self._directive(node, line)
+                return
+            # sbatch reads none of it: the variable it seems to set is not set (BFM114)
+            why = "it does not start the line" if not at_line_start else "it comes after the script's first command"
+            self._note_mentions(
+                self.source.bm.char(node.start_byte), self.source.bm.char(node.end_byte), "BFM114", why=why
+            )
         self._handled(node.start_byte, node.end_byte)
+
+    def _directive(self, node, line: bytes) -> None:
+        """A ``#SBATCH`` line: the legacy items of its ``--export`` lists are settings of the
+        environment the whole script runs in, as an ``export`` at its start (:mod:`.slurm`); a
+        list without ``ALL`` isolates the job from the environment sbatch runs in. Any other
+        legacy name on the line is left to the coverage check (reported, never silent)."""
+        found = directive_exports(line, node.start_byte)
+        if isinstance(found, str):  # sbatch refuses the whole script (fatal): so does the rewrite
+            at = self.source.at(node.start_byte)
+            raise CarrierError(f"{self.source.path}:{at[0]}:{at[1]}: {found}")
+        for directive in found:
+            site = directive.site
+            self.directive_sites.append((self.source.at(node.start_byte)[0], site))
+            for index, item in enumerate(site.listed.items):
+                kind = self._legacy_or_sr(item.name or "")
+                if kind == "sr" and item.value is not None:
+                    self.parsed.sr_scopes.append(self._scope(node))
+                if kind == "legacy":
+                    self._list_entry(node, site, index, self._scope(node), event=True)
+
+    def settle_directives(self) -> None:
+        """sbatch takes the last ``--export`` it reads (a later option replaces an earlier one,
+        as getopt_long reads options): the job's environment is that list's. The items of an
+        earlier ``#SBATCH --export`` never take effect (kept and reported, BFM092: their events
+        are dropped), and whether the job gets the submitter's environment is the last list's."""
+        if not self.directive_sites:
+            return
+        last_line, last = self.directive_sites[-1]
+        self.parsed.batch_isolated = last.listed.isolates
+        overridden = {eid for _, site in self.directive_sites[:-1] for eid in site.entries.values()}
+        if not overridden:
+            return
+        self.parsed.events = [ev for ev in self.parsed.events if ev.entry not in overridden]
+        for eid in overridden:
+            entry = self.analysis.entries[eid]
+            entry.problem = (
+                f"the #SBATCH --export on line {last_line} replaces this one (sbatch takes the last): it never takes "
+                "effect"
+            )
+            entry.blocker = Blocker.NEVER_IN_FORCE
+
+    def _export_item(self, node, cmd: Command, ew, word_node, scope: tuple) -> int:
+        """The entry of one legacy item of a command's Slurm ``--export`` list (``sbatch``,
+        ``srun``), in force for that command alone; the list is one :class:`.slurm.ExportSite`
+        shared by its items."""
+        key = (node.id, ew.value_word)
+        site = self.export_sites.get(key)
+        if site is None:
+            listed = next(found for index, found in cmd.export_lists if index == ew.value_word)
+            site = site_in_word(self.source.t(word_node), listed, word_node.start_byte)
+            self.export_sites[key] = site
+        index = site.listed.items.index(ew.listed)
+        return self._list_entry(node, site, index, scope, event=False)
+
+    def _list_entry(self, node, site: ExportSite, index: int, scope: tuple, event: bool) -> int:
+        """The entry of item ``index`` of the ``--export`` list ``site`` (``event``: a setting of
+        the whole script's environment, a directive's; else of its command alone)."""
+        item = site.listed.items[index]
+        assert item.name is not None, "a variable item"
+        if site.start is not None:
+            name_byte = site.item_byte(index)
+        else:  # the list is not edited in place: the name as found in its command or directive
+            found = self.source.data.find(item.name.encode(), node.start_byte, node.end_byte)
+            name_byte = found if found >= 0 else node.start_byte
+        action = SET if item.value is not None else PASS
+        value = None if item.value is None or COMPUTED in item.value else item.value
+        problem = site.problem
+        if problem is None and not site.written_as_read(index):
+            problem = UNEDITABLE
+        if problem is None and action == SET and value is None:
+            problem = f"the value of {item.name} is computed when the job is submitted: edit it by hand"
+        if problem is None and event and value is not None and "$" in value:
+            value, problem = (
+                None,
+                (
+                    f"Slurm does not expand an #SBATCH line: {item.name} is set to the text {item.value} itself: "
+                    "edit it by hand"
+                ),
+            )
+        if problem is None and action == PASS:
+            problem = (
+                f"{item.name} is passed on with the value it has where the job is submitted: remove it by hand "
+                "where that value is set"
+            )
+        data = EntryData("exportitem", [], node)
+        data.export = site
+        eid = self._add(
+            item.name, action, value, name_byte, data, problem, event_node=node if event else None, scope=scope
+        )
+        if action == SET and value is None:
+            self.analysis.entries[eid].blocker = Blocker.COMPUTED_VALUE
+        site.entries[index] = eid
+        return eid
 
     def _word(self, node) -> str | None:
         """A command word's static value; an option whose value is computed
         (``--nproc_per_node="$n"``) keeps its static ``--name=`` with a NUL for the value, so
         the command can still be read."""
         value = static_value(node, self.source.data)
+        if value is None and (listed := computed_word(node, self.source.data, static_value)) is not None:
+            return listed  # a Slurm --export list with computed items: its static ones are still read
         if value is None and node.type == "concatenation" and node.named_children:
             head = static_value(node.named_children[0], self.source.data)
             if head is not None and head.startswith("-") and "=" in head:

@@ -8,6 +8,7 @@ Used by the shell carrier (:mod:`.walk`), Dockerfile ``ENV`` pairs and shell for
 from __future__ import annotations
 
 import functools
+import re
 
 import tree_sitter
 import tree_sitter_bash
@@ -15,8 +16,26 @@ import tree_sitter_bash
 
 @functools.lru_cache(maxsize=1)
 def parser() -> tree_sitter.Parser:
-    """The tree-sitter parser of the tree-sitter-bash grammar (one per process)."""
+    """The tree-sitter parser of the tree-sitter-bash grammar (one per process). Parse with
+    :func:`parse`, never with its ``parse`` method directly."""
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+# A character of Unicode's planes 12-16 (UTF-8 lead byte 0xF3 or 0xF4: U+C0000..U+10FFFF) after
+# `{` or in a word crashes tree-sitter-bash 0.25.1's scanner (a segmentation fault, not always:
+# reads out of bounds; measured: U+E0000, U+10FE80, U+10FEF4). The codec of carriers that are not
+# UTF-8 puts every such byte in U+10FE80..U+10FEFF (:mod:`bf16_migrate.escaped_bytes`), so a latin-1
+# comment in a shell script could kill the process. The parser is given each such character as
+# U+30000, a CJK ideograph that is a word character to bash as the original is: the same four
+# UTF-8 bytes long, so every byte offset of the tree is the text's own (its text is read from the
+# text's bytes, never from what the parser was given).
+_HIGH_PLANES = re.compile(rb"[\xf3\xf4][\x80-\xbf]{3}")
+_STAND_IN = chr(0x30000).encode("utf-8")
+
+
+def parse(data: bytes) -> tree_sitter.Tree:
+    """The tree-sitter-bash tree of the UTF-8 bytes ``data`` (its byte offsets are ``data``'s)."""
+    return parser().parse(_HIGH_PLANES.sub(_STAND_IN, data))
 
 
 def is_env_file_name(name: str) -> bool:
