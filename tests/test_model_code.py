@@ -391,7 +391,7 @@ def test_verify_migrates_the_modules_the_script_imports():
     from bf16_migrate.verify import _migrate
 
     script = CASES_DIR / "lamb_sibling" / "train.py"
-    code, diagnostics, _flag, modules = _migrate(script.read_text(), "stochastic", script)
+    code, diagnostics, _flag, modules, _islands = _migrate(script.read_text(), "stochastic", script)
     assert "model.to(torch.bfloat16)" in code
     ((module, text),) = modules.items()
     assert module == (CASES_DIR / "lamb_sibling" / "lamb_opt.py").resolve()
