@@ -48,6 +48,7 @@ from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
 from .model_reach import Reached, self_assigned
 from .optimizers import append_keyword
+from .outcome import F32Island
 from .tensor_flow import Flow, Meet, TensorFlow
 
 __all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
@@ -140,9 +141,11 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
         )
     for site in audit.islands:
         back = _short(ctx, site.flow.casts_back[0])
-        ctx.report(
+        finding = ctx.report(
             "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
         )
+        last = max(ctx.span(site.node)[1][0], *(ctx.span(node)[1][0] for node in site.flow.casts_back))
+        ctx.outcome.f32_islands.append(F32Island(ctx.span(site.node)[0][0], last, finding))
 
 
 def report_blocked(ctx: FileContext, audit: ModelCodeAudit) -> None:
