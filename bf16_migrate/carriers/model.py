@@ -431,6 +431,11 @@ class FileResult:
     f32_islands: list = field(default_factory=list)
     """The deliberate f32 islands the migration kept as written (``Outcome.f32_islands``,
     :class:`bf16_migrate.python.outcome.F32Island`): verify's dtype trace does not count them."""
+    with_scripts: tuple[Path, ...] = ()
+    """The Python scripts whose change this file's change goes with: for a launcher (or a file it
+    loads), the scripts its legacy settings reach, decided together with them; for a module of the
+    tree, the scripts that import it. What a ``# noqa`` that keeps one of them keeps with it
+    (:func:`bf16_migrate.suppress.hold_noqa_writes`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]
