@@ -977,7 +977,7 @@ def test_verify_proves_the_sibling_optimizers_migration(mode, tmp_path):
     matmul. (amp leaves the optimizer to the FP32 model: its golden shows no change.)"""
     code, data, output = _verify_json(CASES_DIR / "lamb_sibling" / "train.py", mode, tmp_path)
     statuses = {p["name"]: p["status"] for p in data["parts"]}
-    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"), output
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["path"].endswith("lamb_opt.py")) == 3
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
@@ -998,7 +998,7 @@ def test_verify_proves_the_migration_of_the_steps_loss(case, follows, tmp_path):
     left to do but the docstring."""
     code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path)
     statuses = {p["name"]: p["status"] for p in data["parts"]}
-    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"), output
     assert [d["code"] for d in data["diagnostics"] if d["code"] == "BFM080"] == ["BFM080"] * follows
     assert left_to_do(data) == []
     assert_no_silent_f32_matmul(data)
@@ -1015,7 +1015,7 @@ def test_verify_proves_the_lstm_states_migration(tmp_path):
     rounding; gpu-compatible writes the same states, amp leaves them to autocast: the goldens)."""
     code, data, output = _verify_json(CASES_DIR / "lstm_forecaster" / "train.py", "stochastic", tmp_path)
     statuses = {p["name"]: p["status"] for p in data["parts"]}
-    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"), output
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 4
     assert_no_silent_f32_matmul(data)
     assert code == 0, output

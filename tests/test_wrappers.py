@@ -509,7 +509,7 @@ def _statuses(data: dict) -> dict[str, str]:
     return {p["name"]: p["status"] for p in data["parts"]}
 
 
-ALL_PASS = dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS")
+ALL_PASS = dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS")
 
 # One mode per fixture in CI (the other modes are covered by the goldens; bench/bench_wrappers.py
 # verifies every fixture in every mode it migrates, figures in bench/RESULTS.md).

@@ -435,6 +435,7 @@ class LinkPlanner:
                 f"{path}:{item.line}: {item.what}" if item.line else f"{path}: {item.what}"
                 for item in result.outcome.unexamined()
             ],
+            list(result.outcome.f32_islands),
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

@@ -460,6 +460,9 @@ class FileResult:
     """For a Python script that took the change, what its migration did not examine
     (:meth:`bf16_migrate.python.outcome.Outcome.unexamined`), each as ``path:line: what``
     (``path: what`` for the whole file): the run's summary names them."""
+    f32_islands: list = field(default_factory=list)
+    """The deliberate f32 islands the migration kept as written (``Outcome.f32_islands``,
+    :class:`bf16_migrate.python.outcome.F32Island`): verify's dtype trace does not count them."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the

@@ -51,7 +51,7 @@ from .loss_reach import loss_state
 from .meet import Cast, ValueReach, plan_cast
 from .model_reach import Reached, definitions, self_assigned
 from .optimizers import append_keyword
-from .outcome import KeptF32
+from .outcome import F32Island, KeptF32
 from .tensor_flow import Flow, Meet, TensorFlow
 
 __all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
@@ -169,9 +169,11 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             )
     for site in audit.islands:
         back = _short(ctx, site.flow.casts_back[0])
-        ctx.report(
+        finding = ctx.report(
             "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
         )
+        last = max(ctx.span(site.node)[1][0], *(ctx.span(node)[1][0] for node in site.flow.casts_back))
+        ctx.outcome.f32_islands.append(F32Island(ctx.span(site.node)[0][0], last, finding))
     for site, casts in audit.casts_back:
         for cast in casts:
             plan_cast(plan, cast)

@@ -89,6 +89,16 @@ class NotExamined:
     edge: Edge
     line: int
     what: str
+@dataclass(frozen=True)
+class F32Island:
+    """A deliberate f32 island the migration kept as its author wrote it (an upcast cast back
+    before it leaves the function, no matmul in between): lines ``first_line`` to ``last_line``
+    of the migrated file's input text (1-based), and the finding that says so. verify's dtype
+    trace does not count f32 computed there against the migration."""
+
+    first_line: int
+    last_line: int
+    finding: Diagnostic
 
 
 @dataclass
@@ -108,6 +118,7 @@ class Outcome:
     reported (:mod:`.host_exits`).
     ``examined``: the :class:`Edge` s the migration examined in the whole file;
     ``not_examined``: the places within them it could not (each also a finding that needs a hand).
+    ``f32_islands``: the deliberate f32 islands kept as written (:class:`F32Island`).
     """
 
     switch_migrated: bool = False
@@ -126,6 +137,7 @@ class Outcome:
     host_edge_examined: bool = False
     examined: set[Edge] = field(default_factory=set)
     not_examined: list[NotExamined] = field(default_factory=list)
+    f32_islands: list[F32Island] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""
