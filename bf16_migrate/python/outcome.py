@@ -89,6 +89,8 @@ class NotExamined:
     edge: Edge
     line: int
     what: str
+
+
 @dataclass(frozen=True)
 class F32Island:
     """A deliberate f32 island the migration kept as its author wrote it (an upcast cast back

@@ -680,7 +680,6 @@ def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, lis
 
 
 def _run(
-
     script: Path,
     mode: str,
     legacy: _Legacy,
