@@ -426,3 +426,28 @@ def test_the_migrated_inline_smoke_step_runs_and_prints_what_the_legacy_one_prin
     assert [line.split()[0] for line in outputs[0]] == [line.split()[0] for line in outputs[1]]
     legacy_loss, migrated_loss = (float(out[-1].split()[-1]) for out in outputs)
     assert abs(migrated_loss - legacy_loss) <= 0.05 * abs(legacy_loss) + 1e-3
+
+
+def test_the_f32_kept_as_written_is_an_island_the_runs_trace_excuses():
+    """verify's trace counts f32 on the device against a migration unless it lies in an island the
+    migration reported (Outcome.f32_islands): the FP32 optimizer state (BFM089) is the optimizer
+    class, an f32 loss the function computing it, a cast back (BFM088) from the upcast to the cast;
+    an f32 line in the training step itself is that line only."""
+    spans = {}
+    for case in ("fp32_state_adam", "fp32_loss", "softmax_upcast"):
+        path = FIXTURES / "model_code" / case / "train.py"
+        source = path.read_text()
+        result = migrate_source(source, "stochastic", str(path))
+        spans[case] = (
+            source.splitlines(),
+            {(i.first_line, i.last_line, i.finding.code) for i in result.outcome.f32_islands},
+        )
+    lines, islands = spans["fp32_state_adam"]
+    update = next(n for n, text in enumerate(lines, 1) if "exp_avg.mul_(beta1)" in text)
+    made = next(n for n, text in enumerate(lines, 1) if 'state["exp_avg"] = torch.zeros_like' in text)
+    assert any(code == "BFM089" and first <= made < update <= last for first, last, code in islands)
+    lines, islands = spans["fp32_loss"]
+    loss_def = next(n for n, text in enumerate(lines, 1) if text.startswith("def smoothed_cross_entropy"))
+    assert (loss_def, loss_def + 4, "BFM089") in islands
+    assert all(last - first < 10 for first, last, _ in islands)  # never the training step whole
+    assert any(code == "BFM088" for _, _, code in spans["softmax_upcast"][1])

@@ -177,7 +177,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     for site, casts in audit.casts_back:
         for cast in casts:
             plan_cast(plan, cast)
-            ctx.report(
+            finding = ctx.report(
                 "BFM088",
                 cast.via,
                 fixed=True,
@@ -187,6 +187,9 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 line=ctx.pos(site.node)[0],
                 dtype=f"{cast.carrier}.dtype",
             )
+            # the f32 computed from the upcast to the cast back is the author's: the run's trace excuses it
+            last = max(ctx.span(site.node)[1][0], ctx.span(cast.via)[1][0])
+            ctx.outcome.f32_islands.append(F32Island(min(ctx.span(site.node)[0][0], last), last, finding))
     if audit.loss_kept_f32:
         ctx.outcome.kept_f32.add(KeptF32.LOSS)
     if any(where is not Where.OPTIMIZER for _, where in audit.kept) or any(
@@ -194,7 +197,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     ):
         ctx.outcome.kept_f32.add(KeptF32.FORWARD)
     for site, where in audit.kept:
-        ctx.report(
+        finding = ctx.report(
             "BFM089",
             site.node,
             fixed=True,
@@ -202,6 +205,23 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             code=_short(ctx, site.node),
             inside=inside(ctx, site.node),
         )
+        first, last = _kept_lines(ctx, site.node, where)
+        ctx.outcome.f32_islands.append(F32Island(first, last, finding))
+
+
+def _kept_lines(ctx: FileContext, node: cst.CSTNode, where: Where) -> tuple[int, int]:
+    """The lines where f32 kept as written (BFM089) lives, for the run's trace to excuse: an
+    optimizer's FP32 state the whole optimizer class (made in one method, updated in ``step``), a
+    loss kept f32 the function that computes it; only the line itself where that function is the
+    training step (it calls ``backward``: f32 elsewhere in it is no one's choice)."""
+    owner: cst.CSTNode | None = ctx.enclosing(node, cst.FunctionDef)
+    if where is Where.OPTIMIZER:
+        owner = ctx.enclosing(node, cst.ClassDef) or owner
+    backward = m.Call(func=m.Attribute(attr=m.Name("backward")))
+    if owner is None or findall(owner, backward):
+        owner = node
+    (first, _col), (last, _end) = ctx.span(owner)
+    return first, last
 
 
 def report_blocked(ctx: FileContext, audit: ModelCodeAudit) -> None:
