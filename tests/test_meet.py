@@ -378,7 +378,7 @@ def test_verify_proves_the_fixtures_migration(case, mode, tmp_path):
     script asks, which the precision part reports as a fact (BFM089), not a problem."""
     code, data, output = _verify(MODEL_CODE / case / "train.py", mode, tmp_path)
     statuses = {p["name"]: p["status"] for p in data["parts"]}
-    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"), output
     assert left_to_do(data) == []
     assert_no_silent_f32_matmul(data)
     if case == "fp32_loss" and mode == "stochastic":

@@ -1047,7 +1047,7 @@ def test_verify_proves_the_leaky_norms_migration(mode, tmp_path):
     steps: stochastic median rel. diff 0.0042, gpu-compatible 0.0048, limit 0.013)."""
     code, data, output = _verify_json(CASES_DIR / "leaky_norm" / "train.py", mode, tmp_path)
     statuses = {p["name"]: p["status"] for p in data["parts"]}
-    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph"), "PASS"), output
+    assert statuses == dict.fromkeys(("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"), output
     assert left_to_do(data) == []
     assert_no_silent_f32_matmul(data)
     assert "f32 kept where the script asks for it" in output

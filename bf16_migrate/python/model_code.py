@@ -157,7 +157,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
     for site, casts in audit.meetings:
         for cast in casts:
             plan_cast(plan, cast)
-            ctx.report(
+            finding = ctx.report(
                 "BFM087",
                 cast.via,
                 fixed=True,
@@ -167,6 +167,12 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 made=ctx.pos(site.node)[0],
                 dtype=f"{cast.carrier}.dtype",
             )
+            # the value is computed f32 where it is made and cast where it meets bf16: both the run's
+            # trace excuses (the function that makes it, or its line in the training step; the cast's line)
+            first, last = _kept_lines(ctx, site.node, Where.MODEL)
+            ctx.outcome.f32_islands.append(F32Island(first, last, finding))
+            line = ctx.span(cast.via)[0][0]
+            ctx.outcome.f32_islands.append(F32Island(line, ctx.span(cast.via)[1][0], finding))
     for site in audit.islands:
         back = _short(ctx, site.flow.casts_back[0])
         finding = ctx.report(
@@ -210,7 +216,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
 
 
 def _kept_lines(ctx: FileContext, node: cst.CSTNode, where: Where) -> tuple[int, int]:
-    """The lines where f32 kept as written (BFM089) lives, for the run's trace to excuse: an
+    """The lines where f32 kept as written (BFM089) or followed to its meeting (BFM087) lives, for
+    the run's trace to excuse: an
     optimizer's FP32 state the whole optimizer class (made in one method, updated in ``step``), a
     loss kept f32 the function that computes it; only the line itself where that function is the
     training step (it calls ``backward``: f32 elsewhere in it is no one's choice)."""

@@ -700,6 +700,7 @@ def _run(
     many seconds after the recorded steps (None: no trace). ``only``: the names of the runs to
     make (None: all)."""
     f32 = mode_named(mode).casts_model
+    master_weights = mode_named(mode).master_weights  # its optimizer steps on FP32 master weights
     with Workspace() as ws:
         staged = ws.root / MIGRATED
         migrated_spec = ws.spec(
@@ -707,7 +708,7 @@ def _run(
             stage_script(texts.migrated, script, staged, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
-            trace=None if trace_after is None else TraceSpec(f32, (staged, script.parent), trace_after),
+            trace=None if trace_after is None else TraceSpec(f32, (staged, script.parent), trace_after, master_weights),
             **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
         migrated_spec.trace_paths[str(staged)] = str(script.parent)

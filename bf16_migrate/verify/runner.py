@@ -117,6 +117,10 @@ class TraceSpec:
     f32: bool
     roots: tuple[Path, ...]
     after_s: float = 0.0
+    step_f32: bool = False
+    """The optimizer's step computes in f32 by the mode (FP32 master weights): f32 inside
+    ``Optimizer.step`` is not recorded (torch's global optimizer step hooks,
+    ``torch.optim.optimizer.register_optimizer_step_pre_hook``)."""
 
 
 def deadline(timeout: float) -> float:
@@ -178,7 +182,7 @@ def child_env(
     if progress is not None:
         env[PROGRESS_ENV] = str(progress)
     if trace is not None:
-        env[TRACE_ENV] = "f32" if trace.f32 else "exits"
+        env[TRACE_ENV] = ("f32-but-step" if trace.step_f32 else "f32") if trace.f32 else "exits"
         env[TRACE_ROOTS_ENV] = os.pathsep.join(str(r) for r in trace.roots)
         if trace.after_s > 0:
             env[CONTINUE_ENV] = f"{trace.after_s:g}"

@@ -193,6 +193,8 @@ class Tracer:
         self._is_compiling: Any = None
         self._parameter: Any = None
         self._in_apply = 0
+        self.step_f32 = False  # f32 inside an optimizer's step is the mode's (FP32 master weights)
+        self._in_step = 0
 
     # -- where -------------------------------------------------------------------------
     def _is_user(self, filename):
@@ -480,6 +482,8 @@ class Tracer:
 
     def _on_f32(self, func, name, args, kwargs, high):
         """f32/f64 results on the device: a meet, a compute, an upcast or a creation."""
+        if self._in_step:
+            return
         tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() or t.is_xla]
         operands = [self.device_type(t) for t in tensors]
         f32_ops = [t for t, d in zip(tensors, operands) if d in _F32]
@@ -646,6 +650,17 @@ def install(tracer, torch):
 
     mode = _DtypeTraceMode()
     mode.__enter__()
+
+    if tracer.step_f32:  # the optimizer's step runs on FP32 master weights: its f32 is the mode's
+
+        def enter_step(_optimizer, _args, _kwargs):
+            tracer._in_step += 1
+
+        def leave_step(_optimizer, _args, _kwargs):
+            tracer._in_step = max(0, tracer._in_step - 1)
+
+        torch.optim.optimizer.register_optimizer_step_pre_hook(enter_step)
+        torch.optim.optimizer.register_optimizer_step_post_hook(leave_step)
 
     module_class = torch.nn.Module
     orig_apply = module_class._apply
