@@ -471,3 +471,40 @@ def test_a_round_whose_run_fails_goes_on_but_fix_keeps_the_last_state_that_ran()
     assert result.rounds[0].applied and result.rounds[0].verdict.startswith("ERROR")
     assert result.applied == [] and result.texts == {} and result.report is not None
     assert "the repairs kept are those of the last run that did not fail" in result.stopped
+
+
+def test_in_a_master_weights_mode_the_trace_does_not_record_the_optimizer_steps_f32():
+    """gpu-compatible's optimizer steps on FP32 master weights: the child's tracer, told so
+    (``step_f32``), is inside a step from torch's global optimizer step pre-hook to its post-hook
+    (CPU tensors, in a process of its own: the tracer stays on torch's mode stack)."""
+    import subprocess
+    import sys
+
+    child = Path(__file__).resolve().parent.parent / "bf16_migrate" / "verify" / "_child" / "dtype_trace.py"
+    code = textwrap.dedent(
+        f"""\
+        import importlib.util
+        import torch
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+        spec = importlib.util.spec_from_file_location("dtype_trace", {str(child)!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        tracer = module.Tracer([], True, lambda: 0, lambda: False)
+        tracer.step_f32 = {{step_f32}}
+        module.install(tracer, torch)
+        seen = []
+        register_optimizer_step_pre_hook(lambda *_: seen.append(tracer._in_step))
+        param = torch.nn.Parameter(torch.ones(2))
+        param.grad = torch.ones(2)
+        torch.optim.SGD([param], lr=0.1).step()
+        print(seen, tracer._in_step)
+        """
+    )
+    for step_f32, want in ((True, "[1] 0"), (False, "[0] 0")):
+        out = subprocess.run(
+            [sys.executable, "-c", code.replace("{step_f32}", str(step_f32))],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == want, out.stderr

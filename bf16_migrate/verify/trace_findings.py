@@ -387,6 +387,13 @@ class _Reader:
             paths = {self.place(e).path for e in events}
             if len(paths) == 1:
                 excused = self.sources.excusing(place.path, lines)
+            if excused is None and finding_kind is FindingKind.COMPUTE and root[1] and root[2]:
+                # f32 that began where the author keeps it as written (BFM089: it never meets the bf16
+                # stream, the rewrite read) is the author's wherever it is computed on: a loss kept
+                # f32 is summed and scaled in the training step too
+                start = self.sources.place(MIGRATED, root[1], root[2], None, None, None)
+                kept = self.sources.excusing(start.path, [start.line])
+                excused = kept if kept is not None and kept.code == "BFM089" else None
         finding = TraceFinding(finding_kind, diagnostic, [named, *[e for e in events if e is not named]], evidence)
         finding.excused = excused
         finding.repair = self._repair(finding_kind, named, first, finding)

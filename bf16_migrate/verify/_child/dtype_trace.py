@@ -659,8 +659,10 @@ def install(tracer, torch):
         def leave_step(_optimizer, _args, _kwargs):
             tracer._in_step = max(0, tracer._in_step - 1)
 
-        torch.optim.optimizer.register_optimizer_step_pre_hook(enter_step)
-        torch.optim.optimizer.register_optimizer_step_post_hook(leave_step)
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        register_optimizer_step_pre_hook(enter_step)
+        register_optimizer_step_post_hook(leave_step)
 
     module_class = torch.nn.Module
     orig_apply = module_class._apply
