@@ -392,7 +392,7 @@ def verify_script(
     elif traced is None and trace_after is not None and MIGRATED in runs:
         # asked for and not recorded: the verdict says it stands without the trace, and why
         unrecorded = "; ".join(runs[MIGRATED].harness_errors) or "no trace was written"
-        verdict.notes.append(f"The dtype trace of the migrated run could not be recorded ({unrecorded}): no trace part.")
+        verdict.notes.append(f"The migrated run's dtype trace could not be recorded ({unrecorded}): no trace part.")
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
