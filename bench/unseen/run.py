@@ -10,6 +10,16 @@ commit: the legacy tree), then, as docs/usage.md and docs/verify.md tell a user 
    as a user would after ``jupyter nbconvert --to script``), the legacy export is committed on
    top of the legacy tree, the migrated export is written over it, and the ``--legacy-env`` of
    ``verify_env`` stands for the ``%env`` line verify does not read.
+3. **to the end** (cases with ``end`` commands in cases.toml): the rewritten tree, as the rewrite left
+   it, runs its ``end`` commands to completion (each in its own process, on the XLA CPU device, with
+   the carrier's ``launch_env`` only if the rewritten carrier still names the variable), and so do,
+   once per case, the legacy tree with the switch in force and an FP32 reference (the legacy tree with
+   every legacy variable removed and writes of them dropped). The files each run writes (metrics JSON,
+   arrays, checkpoints, CSV) are read back (outputs.py) and compared with the legacy run's (amp: the
+   FP32 reference's, as verify does): names, shapes and dtypes exactly (under the switch what left
+   the device was float32), values within bf16 noise; a command that raises where the comparison run
+   did not is a failure, shown with its last traceback line. The other run is the *control*: when it
+   passes too, the outputs cannot tell the precisions apart, and the verdict says so.
 
 Everything the tool says is recorded in ``results/LABEL/`` (one JSON per case and mode, the
 rewrite's output, its diff, the verify report and JSON): exit codes, findings, "N left to do
@@ -37,6 +47,8 @@ It has not yet run to the end on this machine. Estimate from the by-hand legacy 
     ... run.py measure --label main-4389669 [--cases A B] [--modes M ...]  # a named measurement
     ... run.py table --label main-4389669                                 # rewrite LABEL's table only
     ... run.py legacy [--cases A B]                  # each case's legacy run by hand, under its switch
+    ... run.py measure --end-only | --no-end ...     # the to-the-end check without verify / verify only
+    ... run.py end [--cases A B] [--migrated DIR]    # legacy and FP32 runs to the end; DIR/CASE judged
 
 Nothing here is collected by pytest (pyproject.toml's ``testpaths`` is ``tests``, and no file here
 is named ``test_*``): it is a benchmark, not CI.
@@ -61,6 +73,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import outputs  # this directory's module (first on sys.path when run.py is run as a script)
 import tomllib
 
 HERE = Path(__file__).resolve().parent
@@ -163,11 +176,20 @@ def verify_summary(doc: dict[str, Any] | None) -> dict[str, Any]:
     return {"passed": doc.get("passed"), "parts": parts, "error": None, "notes": doc.get("notes", [])}
 
 
-def measure_one(
-    name: str, case: dict[str, Any], mode: str, steps: int, out_dir: Path, lock_each: bool, verify_it: bool = True
+def measure_one(  # noqa: C901
+    name: str,
+    case: dict[str, Any],
+    mode: str,
+    steps: int,
+    out_dir: Path,
+    lock_each: bool,
+    verify_it: bool = True,
+    ends: EndRuns | None = None,
 ) -> dict[str, Any]:
-    """Copy CASE into a git repository, rewrite it in MODE, verify the result (unless not VERIFY_IT);
-    the record. LOCK_EACH: take the XLA lock for this verify (else the caller holds it)."""
+    """Copy CASE into a git repository, rewrite it in MODE, verify the result (unless not VERIFY_IT),
+    and (given ENDS, the case's legacy and FP32 runs to the end) run the rewritten tree to its end and
+    compare its host outputs; the record. LOCK_EACH: take the XLA lock for each XLA job (else the
+    caller holds it)."""
     tmp = Path(tempfile.mkdtemp(prefix=f"bfm-unseen-{name}-"))
     try:
         work = tmp / name
@@ -182,8 +204,15 @@ def measure_one(
         changed = git(work, "diff", "--name-only").split()
         (out_dir / f"{name}.{mode}.diff").write_text(diff)
         (out_dir / f"{name}.{mode}.rewrite.txt").write_text(rewrite["stdout"] + rewrite["stderr"])
+        migrated_end = None
+        if ends is not None:  # the rewritten tree as it is now, before verify runs anything in it
+            migrated_end = tmp / "end-migrated"
+            prepare_end_tree(work, migrated_end, case)
         if not verify_it:
-            return record_of(name, mode, steps, diff, changed, rewrite, NOT_VERIFIED)
+            record = record_of(name, mode, steps, diff, changed, rewrite, NOT_VERIFIED)
+            if ends is not None and migrated_end is not None:
+                record["end"] = ends.judge(mode, migrated_end, lock_each)
+            return record
         target, against = case["script"], "HEAD"
         if target.endswith(".ipynb"):
             target, against = export_for_verify(work, target)
@@ -203,7 +232,10 @@ def measure_one(
         verify["argv"] = [a if a != str(vjson) else "verify.json" for a in verify["argv"]]
         verify.pop("stdout")
         verify.pop("stderr")
-        return record_of(name, mode, steps, diff, changed, rewrite, verify)
+        record = record_of(name, mode, steps, diff, changed, rewrite, verify)
+        if ends is not None and migrated_end is not None:
+            record["end"] = ends.judge(mode, migrated_end, lock_each)
+        return record
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -242,7 +274,7 @@ def export_for_verify(work: Path, notebook: str) -> tuple[str, str]:
     return script, "HEAD"
 
 
-def cmd_measure(args: argparse.Namespace) -> int:
+def cmd_measure(args: argparse.Namespace) -> int:  # noqa: C901
     cases = load_cases()
     names = args.cases or list(cases)
     sha = tool_commit()
@@ -250,6 +282,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
     out_dir = HERE / "results" / label
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    verify_it = not (args.no_verify or args.end_only)
+    end_it = not (args.no_verify or args.no_end)
     info = {
         "tool_commit": sha,
         "argv": ["bench/unseen/run.py", *sys.argv[1:]],
@@ -260,28 +294,38 @@ def cmd_measure(args: argparse.Namespace) -> int:
         "lock_wait_s": 0.0,
         "finished": None,  # stays None in the file of a run that was stopped
     }
-    # by default the lock is taken once for every verify of the run: one wait in the queue, not one per
+    # by default the lock is taken once for every XLA job of the run: one wait in the queue, not one per
     # verify (a run of thirty verifies would otherwise wait behind every other job thirty times)
-    with contextlib.nullcontext(0.0) if args.lock_each or args.no_verify else xla_lock() as waited:
+    once = not args.lock_each and (verify_it or end_it)
+    with xla_lock() if once else contextlib.nullcontext(0.0) as waited:
         info["lock_wait_s"] = round(waited, 1)
         for name in names:
-            for mode in args.modes or MODES:
-                record = measure_one(
-                    name, cases[name], mode, args.steps, out_dir, args.lock_each, verify_it=not args.no_verify
-                )
-                record["tool_commit"] = sha
-                info["lock_wait_s"] = round(info["lock_wait_s"] + record["verify"]["lock_wait_s"], 1)
-                info["wall_s"] = round(time.perf_counter() - start, 1)
-                (out_dir / f"{name}.{mode}.json").write_text(json.dumps(record, indent=1) + "\n")
-                (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
-                rw, vf = record["rewrite"], record["verify"]
-                failed = [p["name"] for p in vf["parts"] if p["status"] != "PASS"]
-                print(
-                    f"{name:22} {mode:15} rewrite exit {rw['exit']} ({rw['fixed']} fixed, {rw['left_by_hand']} left)"
-                    f" verify exit {vf['exit']} {'PASS' if vf['passed'] else 'not PASS'} {failed or ''} "
-                    f"{rw['wall_s']}s/{vf['wall_s']}s",
-                    flush=True,
-                )
+            ends = EndRuns(name, cases[name], out_dir) if end_it and cases[name].get("end") else None
+            try:
+                for mode in args.modes or MODES:
+                    record = measure_one(
+                        name, cases[name], mode, args.steps, out_dir, args.lock_each, verify_it=verify_it, ends=ends
+                    )
+                    record["tool_commit"] = sha
+                    waits = record["verify"]["lock_wait_s"] + record.get("end", {}).get("lock_wait_s", 0.0)
+                    info["lock_wait_s"] = round(info["lock_wait_s"] + waits, 1)
+                    info["wall_s"] = round(time.perf_counter() - start, 1)
+                    (out_dir / f"{name}.{mode}.json").write_text(json.dumps(record, indent=1) + "\n")
+                    (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
+                    rw, vf = record["rewrite"], record["verify"]
+                    failed = [p["name"] for p in vf["parts"] if p["status"] != "PASS"]
+                    print(
+                        f"{name:22} {mode:15} rewrite exit {rw['exit']} "
+                        f"({rw['fixed']} fixed, {rw['left_by_hand']} left)"
+                        f" verify exit {vf['exit']} {'PASS' if vf['passed'] else 'not PASS'} {failed or ''} "
+                        f"{rw['wall_s']}s/{vf['wall_s']}s"
+                        + (f"; to the end: {end_cell(record['end'])}" if "end" in record else ""),
+                        flush=True,
+                    )
+            finally:
+                if ends is not None:
+                    info["lock_wait_s"] = round(info["lock_wait_s"] + ends.lock_wait_s, 1)
+                    ends.close()
     info["wall_s"] = round(time.perf_counter() - start, 1)
     info["finished"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
@@ -330,6 +374,270 @@ def legacy_one(name: str, case: dict[str, Any], steps: int) -> dict[str, Any]:
     print(f"{name:22} exit {res['exit']} {res['wall_s']:6.1f} s  {' | '.join(tail)[:160]}", flush=True)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     return {"case": name, "steps": steps, "when": when, "exit": res["exit"], "wall_s": res["wall_s"], "tail": tail}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# "To the end": the legacy script (switch in force) and the rewritten one each run to completion in their
+# own process, and their host outputs (the files each writes) are compared: outputs.py reads them back.
+
+LEGACY_VARIABLES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
+END_TIMEOUT = 600.0
+
+# The FP32 reference is the legacy tree run without the legacy variables. A script that sets one itself
+# (os.environ[...] = "1" before torch_xla reads it) would put it back, so a sitecustomize on the
+# reference's PYTHONPATH drops every write of them (os.environ item writes, setdefault and update go
+# through _Environ.__setitem__; os.putenv directly), in the script and in processes it starts.
+FP32_GUARD = """import os
+_DROP = set(os.environ.get("BFM_BENCH_DROP", "").split(",")) - {""}
+for _k in _DROP:
+    os.environ.pop(_k, None)
+_setitem, _putenv = os._Environ.__setitem__, os.putenv
+def _guarded_setitem(self, key, value):
+    if key not in _DROP:
+        _setitem(self, key, value)
+def _guarded_putenv(key, value):
+    if key not in _DROP:
+        _putenv(key, value)
+os._Environ.__setitem__ = _guarded_setitem
+os.putenv = _guarded_putenv
+"""
+
+
+def prepare_end_tree(src: Path, dest: Path, case: dict[str, Any]) -> None:
+    """A copy of the case tree SRC at DEST to run to its end (a notebook's code cells exported beside it)."""
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".git", "__pycache__"))
+    if case["script"].endswith(".ipynb"):
+        export_notebook(dest / case["script"], dest / Path(case["script"]).with_suffix(".py"))
+
+
+def script_env(settings: list[str], extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a case's script runs in: the XLA CPU device, SETTINGS ("K=V") in force."""
+    env = tool_env()
+    env.pop("PYTHONPATH")
+    env.update(dict(s.split("=", 1) for s in settings))
+    env.update(extra or {})
+    return env
+
+
+def carrier_keeps(tree: Path, case: dict[str, Any]) -> list[str]:
+    """The case's launch settings its carrier (case["carrier"]) still makes in TREE after the rewrite: those
+    whose variable is still named on a line that is not a comment (a notebook: in its code cells)."""
+    settings, carrier = case.get("launch_env", []), case.get("carrier")
+    if not settings or not carrier or not (tree / carrier).exists():
+        return []
+    if carrier.endswith(".ipynb"):
+        nb = nbformat.read(tree / carrier, as_version=4)
+        lines = [ln for c in nb.cells if c.cell_type == "code" for ln in c.source.splitlines()]
+    else:
+        lines = (tree / carrier).read_text().splitlines()
+    live = [ln for ln in lines if not ln.lstrip().startswith("#")]
+    return [s for s in settings if any(re.search(rf"\b{s.split('=', 1)[0]}\b", ln) for ln in live)]
+
+
+def last_error_line(text: str) -> str:
+    """The exception line of the last traceback in TEXT, else its last non-empty line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln for ln in lines if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", ln)]
+    return (errors or lines or [""])[-1][:300]
+
+
+def end_run(tree: Path, case: dict[str, Any], env: dict[str, str], lock_each: bool) -> dict[str, Any]:
+    """Run the case's `end` commands in TREE one after the other (stopping at the first that fails); what
+    they wrote. LOCK_EACH: take the XLA lock for the commands (else the caller holds it)."""
+    before = outputs.snapshot(tree)
+    commands: list[dict[str, Any]] = []
+    with xla_lock() if lock_each else contextlib.nullcontext(0.0) as waited:
+        for argv in case["end"]:
+            script = str(Path(argv[0]).with_suffix(".py")) if argv[0].endswith(".ipynb") else argv[0]
+            cmd = [sys.executable, script, *argv[1:]]
+            try:
+                res = run(cmd, tree, env, timeout=END_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                commands.append({"argv": argv, "exit": "timeout", "wall_s": END_TIMEOUT, "error": "timed out"})
+                break
+            entry = {"argv": argv, "exit": res["exit"], "wall_s": res["wall_s"]}
+            if res["exit"] != 0:
+                entry["error"] = last_error_line(res["stderr"] or res["stdout"])
+            commands.append(entry)
+            if res["exit"] != 0:
+                break
+    failed = next((c for c in commands if c["exit"] != 0), None)
+    return {
+        "commands": commands,
+        "ok": failed is None,
+        "error": f"{failed['argv'][0]}: {failed['error']}" if failed else None,
+        "outputs": outputs.written(before, outputs.snapshot(tree)),
+        "wall_s": round(sum(c["wall_s"] for c in commands), 1),
+        "lock_wait_s": round(waited, 1),
+    }
+
+
+def compare_runs(
+    ours: Path, our_run: dict[str, Any], theirs: Path, their_run: dict[str, Any], ignore: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    """Every output file of either run, OURS read against THEIRS (leaves matching IGNORE left out); the
+    files' comparisons and the verdict on their values (structure problems and values beyond the tolerance
+    are named)."""
+    files = []
+    for path in sorted(set(our_run["outputs"]) | set(their_run["outputs"])):
+        if path not in their_run["outputs"]:
+            files.append(outputs.FileComparison(path, problems=["written, the comparison run did not write it"]))
+            continue
+        if path not in our_run["outputs"]:
+            files.append(outputs.FileComparison(path, problems=["not written"]))
+            continue
+        try:
+            theirs_leaves = outputs.read_leaves(theirs / path)
+        except Exception as exc:  # a file the comparison run wrote that cannot be read: say so, compare nothing
+            files.append(outputs.FileComparison(path, problems=[f"comparison run's file unreadable: {exc}"[:200]]))
+            continue
+        try:
+            ours_leaves = outputs.read_leaves(ours / path)
+        except Exception as exc:
+            files.append(outputs.FileComparison(path, problems=[f"unreadable: {exc}"[:200]]))
+            continue
+        files.append(outputs.compare_file(path, ours_leaves, theirs_leaves, ignore))
+    far = [f for f in files if not f.within_tolerance()]
+    return {
+        "files": [f.as_dict() for f in files],
+        "structure_ok": not any(f.problems for f in files),
+        "values_ok": not far,
+        "beyond_tolerance": [f.path for f in far],
+    }
+
+
+class EndRuns:
+    """A case's legacy and FP32 reference runs to the end, made once for all modes (lazily, under the
+    lock as the caller says), and each mode's rewritten tree judged against them."""
+
+    def __init__(self, name: str, case: dict[str, Any], out_dir: Path):
+        self.name, self.case, self.out_dir = name, case, out_dir
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"bfm-unseen-end-{name}-"))
+        self.runs: dict[str, dict[str, Any]] = {}
+        self.controls: dict[str, dict[str, Any]] = {}
+        self.lock_wait_s = 0.0
+
+    def reference(self, kind: str, lock_each: bool) -> dict[str, Any]:
+        """The "legacy" run (the switch in force: the script's own writes, the carrier's launch_env) or the
+        "fp32" one (every legacy variable removed, writes of them dropped), run once."""
+        if kind not in self.runs:
+            tree = self.tmp / kind
+            prepare_end_tree(HERE / self.name, tree, self.case)
+            if kind == "legacy":
+                env = script_env(self.case.get("launch_env", []))
+            else:
+                guard = self.tmp / "fp32-guard"
+                guard.mkdir(exist_ok=True)
+                (guard / "sitecustomize.py").write_text(FP32_GUARD)
+                env = script_env([], {"PYTHONPATH": str(guard), "BFM_BENCH_DROP": ",".join(LEGACY_VARIABLES)})
+            self.runs[kind] = end_run(tree, self.case, env, lock_each)
+            self.lock_wait_s += self.runs[kind]["lock_wait_s"]
+        return self.runs[kind]
+
+    def judge(self, mode: str, tree: Path, lock_each: bool) -> dict[str, Any]:
+        """Run the rewritten TREE (MODE) to its end and compare it with the comparison run (the legacy run;
+        amp: the FP32 reference, as verify does), the control (the other one) compared alike."""
+        against, control = ("fp32", "legacy") if mode == "amp" else ("legacy", "fp32")
+        kept = carrier_keeps(tree, self.case)
+        ours = end_run(tree, self.case, script_env(kept), lock_each)
+        theirs = self.reference(against, lock_each)
+        self.reference(control, lock_each)
+        record: dict[str, Any] = {"run": ours, "against": against, "carrier_kept": kept, "lock_wait_s": 0.0}
+        record["lock_wait_s"] = ours["lock_wait_s"]
+        if not theirs["ok"]:
+            record.update(verdict="n/a", reason=f"the {against} run failed: {theirs['error']}")
+            return record
+        if not ours["ok"]:
+            record.update(verdict="FAIL", reason=f"raised: {ours['error']}")
+            return record
+        ignore = tuple(self.case.get("end_ignore", []))
+        record["comparison"] = compare_runs(tree, ours, self.tmp / against, theirs, ignore)
+        if control not in self.controls and self.runs[control]["ok"]:
+            self.controls[control] = compare_runs(
+                self.tmp / control, self.runs[control], self.tmp / against, theirs, ignore
+            )
+        ctrl = self.controls.get(control)
+        record["control"] = {"run": control, "values_ok": ctrl["values_ok"] if ctrl else None}
+        cmp = record["comparison"]
+        if not cmp["structure_ok"]:
+            first = next(f for f in cmp["files"] if f["problems"])
+            record.update(verdict="FAIL", reason=f"{first['path']}: {'; '.join(first['problems'][:2])}")
+        elif not cmp["values_ok"]:
+            worst = next(f for f in cmp["files"] if f["path"] == cmp["beyond_tolerance"][0])
+            record.update(
+                verdict="FAIL",
+                reason=f"{worst['path']}: median rel. diff {worst['median_rel']}, "
+                f"{worst['far']} of {worst['values']} values beyond {outputs.TOL_FAR:.3g}",
+            )
+        else:
+            record.update(verdict="PASS", reason=f"{len(cmp['files'])} file(s) within bf16 noise")
+            if ctrl and ctrl["values_ok"]:
+                record["reason"] += (
+                    f" (the {control} control passes too: these outputs do not tell the precisions apart)"
+                )
+        return record
+
+    def close(self) -> None:
+        """Write CASE.end.json (the reference runs and the controls' comparisons); remove the trees."""
+        doc = {"case": self.name, "runs": self.runs, "controls": self.controls}
+        (self.out_dir / f"{self.name}.end.json").write_text(json.dumps(doc, indent=1) + "\n")
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def end_cell(end: dict[str, Any] | None) -> str:
+    """The table's "to the end" cell for a mode's end record."""
+    if not end:
+        return "-"
+    return f"{end['verdict']}: {end['reason']}".replace("|", "/")[:160]
+
+
+def cmd_end(args: argparse.Namespace) -> int:
+    """Each case's legacy and FP32 runs to the end, the FP32 control against the legacy run; with
+    --migrated DIR, the tree DIR/CASE of each case (a hand migration, say) judged as `measure` judges a
+    rewrite in --mode."""
+    cases = load_cases()
+    names = args.cases or [n for n in cases if cases[n].get("end")]
+    out_dir = HERE / "results" / args.label
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with xla_lock() as waited:
+        print(f"XLA lock after {waited:.0f} s", flush=True)
+        for name in names:
+            if not cases[name].get("end"):
+                raise SystemExit(f"cases.toml: [{name}] has no `end` commands")
+            ends = EndRuns(name, cases[name], out_dir)
+            try:
+                if args.migrated and (Path(args.migrated) / name).is_dir():
+                    with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-hand-{name}-") as tmp:
+                        tree = Path(tmp) / name
+                        prepare_end_tree(Path(args.migrated) / name, tree, cases[name])
+                        record = ends.judge(args.mode, tree, lock_each=False)
+                    (out_dir / f"{name}.{args.mode}.migrated.json").write_text(json.dumps(record, indent=1) + "\n")
+                    print(f"{name:22} {args.mode:15} {args.migrated}: {end_cell(record)}", flush=True)
+                for kind in ("legacy", "fp32"):
+                    r = ends.reference(kind, lock_each=False)
+                    print(
+                        f"{name:22} {kind:15} {'ok' if r['ok'] else r['error']} {r['wall_s']} s, "
+                        f"{len(r['outputs'])} file(s)",
+                        flush=True,
+                    )
+                if ends.runs["legacy"]["ok"] and ends.runs["fp32"]["ok"]:
+                    ctrl = compare_runs(
+                        ends.tmp / "fp32",
+                        ends.runs["fp32"],
+                        ends.tmp / "legacy",
+                        ends.runs["legacy"],
+                        tuple(cases[name].get("end_ignore", [])),
+                    )
+                    ends.controls["fp32"] = ctrl
+                    for f in ctrl["files"]:
+                        print(
+                            f"{'':22} fp32 vs legacy  {f['path']}: median {f['median_rel']} max {f['max_rel']} "
+                            f"far {f['far']}/{f['values']} {f['problems'] or ''}",
+                            flush=True,
+                        )
+            finally:
+                ends.close()
+    return 0
 
 
 JUDGMENTS = ("correct", "reported-and-kept", "wrong")
@@ -386,6 +694,8 @@ def write_table(label: str) -> int:
     out_dir = HERE / "results" / label
     info_path = out_dir / "run.json"
     info = json.loads(info_path.read_text()) if info_path.exists() else {}
+    # the "to the end" column only in the tables of measurements that made the check (older ones unchanged)
+    with_end = any("end" in json.loads(p.read_text()) for p in out_dir.glob("*.*.json") if p.stem.count(".") == 1)
     lines = []
     if info:
         lines += [
@@ -398,8 +708,8 @@ def write_table(label: str) -> int:
         ]
     lines += [
         "| case | mode | rewrite exit | fixed / left by hand | migration (judged) | verify exit | verdict "
-        "| right verdict? | rewrite s | verify s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| right verdict? | rewrite s | verify s |" + (" to the end |" if with_end else ""),
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if with_end else ""),
     ]
     tally: dict[str, int] = {}
     good: dict[str, int] = {}
@@ -429,6 +739,7 @@ def write_table(label: str) -> int:
                 f"| {name} | {mode} | {rw['exit']} | {rw['fixed']} / {rw['left_by_hand']} "
                 f"| {migration or 'not judged (diff ' + rec['diff_sha'] + ')'} | {vf['exit']} | {verdict_cell(vf)} "
                 f"| {right} | {rw['wall_s']} | {vf['wall_s']} |"
+                + (f" {end_cell(rec.get('end'))} |" if with_end else "")
             )
     lines.append("")
     for mode, n in good.items():
@@ -465,7 +776,15 @@ def main() -> int:
         "--lock-each", action="store_true", help="take the XLA lock for each verify (default: once for the run)"
     )
     p.add_argument("--no-verify", action="store_true", help="the rewrites only (no XLA, no lock)")
+    p.add_argument("--no-end", action="store_true", help="no to-the-end check (verify only)")
+    p.add_argument("--end-only", action="store_true", help="the to-the-end check without verify")
     p.set_defaults(func=cmd_measure)
+    p = sub.add_parser("end", help="the legacy and FP32 runs to the end (and a given migrated tree, judged)")
+    p.add_argument("--cases", nargs="*")
+    p.add_argument("--migrated", help="a directory of migrated copies of the cases (DIR/CASE) to judge, e.g. by hand")
+    p.add_argument("--mode", choices=MODES, default="stochastic")
+    p.add_argument("--label", default="end-runs")
+    p.set_defaults(func=cmd_end)
     p = sub.add_parser("legacy", help="run each legacy script by hand under its switch")
     p.add_argument("--cases", nargs="*")
     p.add_argument("--steps", type=int, default=12)
