@@ -73,8 +73,9 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-import outputs  # this directory's module (first on sys.path when run.py is run as a script)
 import tomllib
+
+import outputs  # this directory's module (first on sys.path when run.py is run as a script)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent

@@ -10,7 +10,8 @@ def make_series(n_series: int = 16, length: int = 400, seed: int = 0) -> np.ndar
     t = np.arange(length)
     phase = rng.uniform(0, 2 * np.pi, size=(n_series, 1))
     level = rng.uniform(0.5, 2.0, size=(n_series, 1))
-    demand = level + 0.5 * np.sin(2 * np.pi * t / 24 + phase) + 0.001 * t + 0.1 * rng.standard_normal((n_series, length))
+    season = 0.5 * np.sin(2 * np.pi * t / 24 + phase)
+    demand = level + season + 0.001 * t + 0.1 * rng.standard_normal((n_series, length))
     temperature = np.cos(2 * np.pi * t / 24 + phase) + 0.1 * rng.standard_normal((n_series, length))
     return np.stack([demand, temperature], axis=1)  # (series, channels, time), float64
 

@@ -15,7 +15,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch_xla
 import torch_xla.core.xla_model as xm
-
 from data import CHANNELS, HORIZON, WINDOW, make_series, windows
 
 

@@ -19,7 +19,7 @@ import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 from torch.optim.swa_utils import AveragedModel
 
-VOCAB, CLASSES, SEQ_LEN = 32, 4, 12
+VOCAB, CLASSES, SEQ_LEN = 32, 4, 8
 
 
 class SeqClassifier(nn.Module):
@@ -89,7 +89,7 @@ def main():
     teacher = SeqClassifier(hidden=48).to(device)
     t_opt = torch.optim.Adam(teacher.parameters(), lr=1e-2)
     data = batches(train_x, train_y, args.batch_size, seed=3)
-    for step in range(args.steps):
+    for _ in range(args.steps):
         x, y = next(data)
         x, y = x.to(device), y.to(device)
         t_opt.zero_grad()

@@ -4,7 +4,6 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
-
 from metrics_np import classification_report
 
 

@@ -14,9 +14,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torch_xla.core.xla_model as xm
 import torch_xla.distributed.parallel_loader as pl
-from torch.utils.data import DataLoader, TensorDataset
-
 from evaluation import evaluate
+from torch.utils.data import DataLoader, TensorDataset
 
 NUM_CLASSES = 4
 
@@ -74,15 +73,16 @@ def main():
     history = []
     for epoch in range(args.epochs):
         model.train()
-        running = 0.0
-        for step, (images, labels) in enumerate(pl.MpDeviceLoader(train_loader, device)):
+        running, steps = 0.0, 0
+        for images, labels in pl.MpDeviceLoader(train_loader, device):
             optimizer.zero_grad()
             loss = F.cross_entropy(model(images), labels)
             loss.backward()
             optimizer.step()
             running += loss.item()
+            steps += 1
         report, probs = evaluate(model, val_loader, device)
-        report.update(epoch=epoch, train_loss=round(running / (step + 1), 6))
+        report.update(epoch=epoch, train_loss=round(running / steps, 6))
         history.append(report)
         print(f"epoch {epoch}: train loss {report['train_loss']:.4f} val loss {report['loss']:.4f} "
               f"acc {report['accuracy']:.3f} auc {report['auc_ovr']:.3f}")

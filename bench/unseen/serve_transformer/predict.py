@@ -12,7 +12,6 @@ import os
 import numpy as np
 import torch
 import torch_xla
-
 from model import load, probabilities
 from tokenizer import encode
 
