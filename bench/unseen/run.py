@@ -49,6 +49,7 @@ It has not yet run to the end on this machine. Estimate from the by-hand legacy 
     ... run.py legacy [--cases A B]                  # each case's legacy run by hand, under its switch
     ... run.py measure --end-only | --no-end ...     # the to-the-end check without verify / verify only
     ... run.py end [--cases A B] [--migrated DIR]    # legacy and FP32 runs to the end; DIR/CASE judged
+    ... run.py end --hand [--mode M]                 # hand/M/CASE.patch applied to each case, judged
 
 Nothing here is collected by pytest (pyproject.toml's ``testpaths`` is ``tests``, and no file here
 is named ``test_*``): it is a benchmark, not CI.
@@ -195,10 +196,14 @@ def measure_one(  # noqa: C901
     try:
         work = tmp / name
         shutil.copytree(HERE / name, work, ignore=shutil.ignore_patterns("__pycache__"))
+        env = tool_env()
+        for argv in case.get("setup", []):  # files the user's tree has, the case does not ship (a checkpoint)
+            res = run([sys.executable, *argv], work, script_env([]), timeout=END_TIMEOUT)
+            if res["exit"] != 0:
+                raise SystemExit(f"{name}: setup {' '.join(argv)} failed: {last_error_line(res['stderr'])}")
         git(work, "init", "-q")
         git(work, "add", "-A")
         git(work, "commit", "-qm", "legacy")
-        env = tool_env()
         rewrite = run([TOOL, ".", "--mode", mode], work, env)
         rewrite.update(parse_rewrite(rewrite["stdout"] + rewrite["stderr"]))
         diff = git(work, "diff")
@@ -295,6 +300,8 @@ def cmd_measure(args: argparse.Namespace) -> int:  # noqa: C901
         "lock_wait_s": 0.0,
         "finished": None,  # stays None in the file of a run that was stopped
     }
+    if args.append and (out_dir / "run.json").exists():  # more cases or modes for a measurement made
+        info = appended(json.loads((out_dir / "run.json").read_text()), info)
     # by default the lock is taken once for every XLA job of the run: one wait in the queue, not one per
     # verify (a run of thirty verifies would otherwise wait behind every other job thirty times)
     once = not args.lock_each and (verify_it or end_it)
@@ -332,6 +339,30 @@ def cmd_measure(args: argparse.Namespace) -> int:  # noqa: C901
     (out_dir / "run.json").write_text(json.dumps(info, indent=1) + "\n")
     print(f"{info['wall_s']:.0f} s in all, {info['lock_wait_s']:.0f} s of it waiting for the XLA lock", flush=True)
     return write_table(label)
+
+
+def appended(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """NEW's run information with OLD's (an earlier run of the same label) kept: their cases and modes
+    together, OLD's command, cases, modes and times under "earlier". Raises SystemExit when the two runs
+    measured different tools (a label is one tool's measurement; commits that change only bench/ agree)."""
+    if tool_tree(old["tool_commit"]) != tool_tree(new["tool_commit"]):
+        raise SystemExit(
+            f"--append: the label measured the tool of {old['tool_commit'][:7]}, this checkout's differs "
+            "(bf16_migrate/ or rules/)"
+        )
+    order = list(load_cases())
+    merged = dict(new)
+    merged["cases"] = sorted(set(old["cases"]) | set(new["cases"]), key=order.index)
+    merged["modes"] = [m for m in MODES if m in old["modes"] or m in new["modes"]]
+    keep = ("argv", "cases", "modes", "wall_s", "lock_wait_s", "finished")
+    merged["earlier"] = [*old.get("earlier", []), {k: old[k] for k in keep}]
+    return merged
+
+
+def tool_tree(commit: str) -> str:
+    """The git tree ids of COMMIT's bf16_migrate/ and rules/ (the tool measured), space-separated."""
+    revs = [f"{commit}:bf16_migrate", f"{commit}:rules"]
+    return subprocess.run(["git", "rev-parse", *revs], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
 
 def tool_commit() -> str:
@@ -592,10 +623,22 @@ def end_cell(end: dict[str, Any] | None) -> str:
     return f"{end['verdict']}: {end['reason']}".replace("|", "/")[:160]
 
 
+def hand_migrated(name: str, mode: str, dest: Path) -> bool:
+    """Write the case NAME with its hand migration for MODE (``hand/MODE/NAME.patch``, applied with
+    ``git apply``) to DEST/NAME; False when there is no such patch. Raises CalledProcessError when
+    the patch does not apply (the case changed since the patch was written)."""
+    patch = HERE / "hand" / mode / f"{name}.patch"
+    if not patch.exists():
+        return False
+    shutil.copytree(HERE / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run(["git", "apply", str(patch)], cwd=dest / name, check=True, capture_output=True, text=True)
+    return True
+
+
 def cmd_end(args: argparse.Namespace) -> int:
     """Each case's legacy and FP32 runs to the end, the FP32 control against the legacy run; with
     --migrated DIR, the tree DIR/CASE of each case (a hand migration, say) judged as `measure` judges a
-    rewrite in --mode."""
+    rewrite in --mode; with --hand, the case with hand/MODE/CASE.patch applied, judged alike."""
     cases = load_cases()
     names = args.cases or [n for n in cases if cases[n].get("end")]
     out_dir = HERE / "results" / args.label
@@ -607,13 +650,17 @@ def cmd_end(args: argparse.Namespace) -> int:
                 raise SystemExit(f"cases.toml: [{name}] has no `end` commands")
             ends = EndRuns(name, cases[name], out_dir)
             try:
-                if args.migrated and (Path(args.migrated) / name).is_dir():
-                    with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-hand-{name}-") as tmp:
+                with tempfile.TemporaryDirectory(prefix=f"bfm-unseen-hand-{name}-") as tmp:
+                    src = Path(args.migrated) / name if args.migrated else Path(tmp) / "src" / name
+                    if args.hand and not hand_migrated(name, args.mode, Path(tmp) / "src"):
+                        print(f"{name:22} {args.mode:15} no hand/{args.mode}/{name}.patch", flush=True)
+                    elif src.is_dir():
                         tree = Path(tmp) / name
-                        prepare_end_tree(Path(args.migrated) / name, tree, cases[name])
+                        prepare_end_tree(src, tree, cases[name])
                         record = ends.judge(args.mode, tree, lock_each=False)
-                    (out_dir / f"{name}.{args.mode}.migrated.json").write_text(json.dumps(record, indent=1) + "\n")
-                    print(f"{name:22} {args.mode:15} {args.migrated}: {end_cell(record)}", flush=True)
+                        kind = "hand" if args.hand else "migrated"
+                        (out_dir / f"{name}.{args.mode}.{kind}.json").write_text(json.dumps(record, indent=1) + "\n")
+                        print(f"{name:22} {args.mode:15} {kind}: {end_cell(record)}", flush=True)
                 for kind in ("legacy", "fp32"):
                     r = ends.reference(kind, lock_each=False)
                     print(
@@ -699,12 +746,15 @@ def write_table(label: str) -> int:
     with_end = any("end" in json.loads(p.read_text()) for p in out_dir.glob("*.*.json") if p.stem.count(".") == 1)
     lines = []
     if info:
+        runs = [*info.get("earlier", []), info]  # a label measured in more than one run (--append)
         lines += [
             f"bf16_migrate at `{info['tool_commit']}`, {info['steps']} steps, "
             + (f"finished {info['finished']}" if info["finished"] else "**stopped before the end**")
-            + f"; {info['wall_s']:.0f} s in all ({info['lock_wait_s']:.0f} s of it waiting for the XLA lock).",
+            + f"; {sum(r['wall_s'] for r in runs):.0f} s in all "
+            + f"({sum(r['lock_wait_s'] for r in runs):.0f} s of it waiting for the XLA lock)"
+            + (f", in {len(runs)} runs:" if len(runs) > 1 else "."),
             "",
-            f"    PYTHONPATH=$PWD /work/main/.venv/bin/python {' '.join(info['argv'])}",
+            *(f"    PYTHONPATH=$PWD /work/main/.venv/bin/python {' '.join(r['argv'])}" for r in runs),
             "",
         ]
     lines += [
@@ -733,7 +783,7 @@ def write_table(label: str) -> int:
             good.setdefault(mode, 0)
             judged_correct[mode] = judged_correct.get(mode, 0) + (migration == "correct")
             verified[mode] = verified.get(mode, 0) + (rec["verify"]["exit"] is not None)
-            if migration == "correct" and rec["verify"]["passed"]:
+            if migration == "correct" and rec["verify"]["passed"] and end_passed(rec) is not False:
                 good[mode] += 1
             rw, vf = rec["rewrite"], rec["verify"]
             lines.append(
@@ -748,19 +798,124 @@ def write_table(label: str) -> int:
         total = len(info["cases"]) if mode in info.get("modes", ()) else measured
         lines.append(
             f"**{mode}: {n} of {total} end with a correct migration and a PASS** "
-            f"({judged_correct[mode]} rewrites judged correct, {verified[mode]} verified)."
+            + ("(verify's, and the to-the-end check's where it was made) " if with_end else "")
+            + f"({judged_correct[mode]} rewrites judged correct, {verified[mode]} verified)."
         )
     lines.append("Totals: " + ", ".join(f"{k}: {v}" for k, v in sorted(tally.items())))
     table = "\n".join(lines)
+    put_block(label, f"Measurement `{label}`", table)
+    print(table)
+    return 0
+
+
+def end_passed(rec: dict[str, Any]) -> bool | None:
+    """Whether the record's to-the-end check passed; None where it was not made."""
+    end = rec.get("end")
+    return None if not end else end["verdict"] == "PASS"
+
+
+def put_block(key: str, title: str, table: str) -> None:
+    """TABLE into RESULTS.md between the markers of KEY (replaced where they are; else appended under a
+    heading TITLE)."""
     results = HERE / "RESULTS.md"
     text = results.read_text() if results.exists() else "# Unseen benchmark: results\n"
-    start, end = f"<!-- table:{label} -->", f"<!-- /table:{label} -->"
+    start, end = f"<!-- table:{key} -->", f"<!-- /table:{key} -->"
     block = f"{start}\n{table}\n{end}"
     if start in text and end in text:
         text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
     else:
-        text = text.rstrip("\n") + f"\n\n## Measurement `{label}`\n\n{block}\n"
+        text = text.rstrip("\n") + f"\n\n## {title}\n\n{block}\n"
     results.write_text(text)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# "After": the cases and modes of one or more earlier ("before") measurements measured again on the checkout
+# at hand, and the two side by side.
+
+BEFORE = ("before-671f22a", "before-671f22a-more")
+
+
+def cmd_after(args: argparse.Namespace) -> int:
+    """Measure the cases and modes the BEFORE labels measured (their steps), as label after-<commit>, then
+    write the before/after comparison into RESULTS.md."""
+    missing = [b for b in args.before if not (HERE / "results" / b / "run.json").exists()]
+    if missing:  # a before label not measured (the extra modes, say): left out, said
+        print(f"no measurement {', '.join(missing)}: left out", flush=True)
+    args.before = [b for b in args.before if b not in missing]
+    if not args.before:
+        raise SystemExit("no before measurement to measure again")
+    infos = [json.loads((HERE / "results" / b / "run.json").read_text()) for b in args.before]
+    order = list(load_cases())
+    cases = sorted({c for i in infos for c in i["cases"]}, key=order.index)
+    modes = [m for m in MODES if any(m in i["modes"] for i in infos)]
+    label = args.label or f"after-{tool_commit()[:7]}"
+    measure = argparse.Namespace(
+        label=label, cases=cases, modes=args.modes or modes, steps=infos[0]["steps"], lock_each=args.lock_each,
+        no_verify=False, no_end=False, end_only=False,
+    )  # fmt: skip
+    cmd_measure(measure)
+    return write_comparison(args.before, label)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    return write_comparison([b for b in args.before if (HERE / "results" / b).is_dir()], args.after)
+
+
+def outcome_cells(rec: dict[str, Any] | None, judgments: dict[tuple[str, str, str], dict[str, Any]]) -> list[str]:
+    """A record's rewrite, judgment, verify and to-the-end cells for the comparison ("-": not measured)."""
+    if rec is None:
+        return ["-", "-", "-", "-"]
+    rw, vf = rec["rewrite"], rec["verify"]
+    j = judgments.get((rec["case"], rec["mode"], rec["diff_sha"]))
+    end = rec.get("end")
+    return [
+        f"exit {rw['exit']}, {rw['fixed']} / {rw['left_by_hand']}",
+        j["migration"] if j else f"not judged ({rec['diff_sha']})",
+        verdict_cell(vf)[:60],
+        f"{end['verdict']}: {end['reason']}".replace("|", "/")[:70] if end else "-",
+    ]
+
+
+def write_comparison(before: list[str], after: str) -> int:
+    """The before/after table (each case and mode of either side: its rewrite, judgment, verify and
+    to-the-end check) into RESULTS.md, between the markers "before-vs-after"."""
+    judgments = load_judgments()
+    dirs = [HERE / "results" / b for b in before]
+    after_dir = HERE / "results" / after
+    commits = []
+    for d in [*dirs, after_dir]:
+        info = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
+        commits.append(f"`{d.name}` at {info.get('tool_commit', '?')[:7]}")
+    lines = [
+        "Before: " + ", ".join(commits[:-1]) + "; after: " + commits[-1] + ". Each side: the rewrite "
+        "(exit, fixed / left by hand), the judged migration, verify, the to-the-end check.",
+        "",
+        "| case | mode | before: rewrite | judged | verify | to the end | after: rewrite | judged | verify "
+        "| to the end |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    good = {"before": 0, "after": 0}
+    for name in load_cases():
+        for mode in MODES:
+            paths = [d / f"{name}.{mode}.json" for d in dirs if (d / f"{name}.{mode}.json").exists()]
+            b = json.loads(paths[-1].read_text()) if paths else None
+            a_path = after_dir / f"{name}.{mode}.json"
+            a = json.loads(a_path.read_text()) if a_path.exists() else None
+            if b is None and a is None:
+                continue
+            for side, rec in (("before", b), ("after", a)):
+                j = judgments.get((name, mode, rec["diff_sha"])) if rec else None
+                if j and j["migration"] == "correct" and rec["verify"]["passed"] and end_passed(rec) is not False:
+                    good[side] += 1
+            cells = outcome_cells(b, judgments) + outcome_cells(a, judgments)
+            lines.append(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        f"Correct, verify PASS and (where checked) the run to the end PASS: before {good['before']}, "
+        f"after {good['after']}.",
+    ]
+    table = "\n".join(lines)
+    put_block("before-vs-after", "Before and after", table)
     print(table)
     return 0
 
@@ -779,13 +934,26 @@ def main() -> int:
     p.add_argument("--no-verify", action="store_true", help="the rewrites only (no XLA, no lock)")
     p.add_argument("--no-end", action="store_true", help="no to-the-end check (verify only)")
     p.add_argument("--end-only", action="store_true", help="the to-the-end check without verify")
+    p.add_argument("--append", action="store_true", help="add to the label's measurement (more cases or modes)")
     p.set_defaults(func=cmd_measure)
     p = sub.add_parser("end", help="the legacy and FP32 runs to the end (and a given migrated tree, judged)")
     p.add_argument("--cases", nargs="*")
-    p.add_argument("--migrated", help="a directory of migrated copies of the cases (DIR/CASE) to judge, e.g. by hand")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--migrated", help="a directory of migrated copies of the cases (DIR/CASE) to judge")
+    which.add_argument("--hand", action="store_true", help="judge each case's hand migration, hand/MODE/CASE.patch")
     p.add_argument("--mode", choices=MODES, default="stochastic")
     p.add_argument("--label", default="end-runs")
     p.set_defaults(func=cmd_end)
+    p = sub.add_parser("after", help="measure again what the before labels measured, then compare")
+    p.add_argument("--before", nargs="+", default=list(BEFORE), help=f"the before labels (default: {BEFORE})")
+    p.add_argument("--label", help="name of the after measurement (default: after-<commit of this checkout>)")
+    p.add_argument("--modes", nargs="*", choices=MODES, help="default: the modes the before labels measured")
+    p.add_argument("--lock-each", action="store_true", help="take the XLA lock for each XLA job")
+    p.set_defaults(func=cmd_after)
+    p = sub.add_parser("compare", help="write the before/after table of measurements made")
+    p.add_argument("--before", nargs="+", default=list(BEFORE))
+    p.add_argument("--after", required=True)
+    p.set_defaults(func=cmd_compare)
     p = sub.add_parser("legacy", help="run each legacy script by hand under its switch")
     p.add_argument("--cases", nargs="*")
     p.add_argument("--steps", type=int, default=12)
