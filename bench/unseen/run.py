@@ -871,9 +871,17 @@ def outcome_cells(rec: dict[str, Any] | None, judgments: dict[tuple[str, str, st
     return [
         f"exit {rw['exit']}, {rw['fixed']} / {rw['left_by_hand']}",
         j["migration"] if j else f"not judged ({rec['diff_sha']})",
-        verdict_cell(vf)[:60],
+        short_verdict(vf),
         f"{end['verdict']}: {end['reason']}".replace("|", "/")[:70] if end else "-",
     ]
+
+
+def short_verdict(vf: dict[str, Any]) -> str:
+    """verify's outcome in a few words: a run that raised by its exception line."""
+    raised = re.search(r"^(\w+): .*?exited with code \d+: (.*)$", vf.get("error") or "")
+    if vf["exit"] == 2 and raised:
+        return f"exit 2, the {raised[1]} run raised {raised[2]}".replace("|", "/")[:80]
+    return verdict_cell(vf)[:80]
 
 
 def write_comparison(before: list[str], after: str) -> int:
