@@ -21,6 +21,13 @@ path inside the file (``model/head.weight``, ``[3]/accuracy``, ``row 7/col 2``).
 
 The relative difference of two values is verify's: ``|a - b| / max(|b|, 1% of the largest |b| of
 the leaf)`` (the 1% keeps a value near 0 from blowing it up); 0 where both are 0.
+
+*bf16 numbers*: what left the device under the switch was float32 holding bf16-rounded values, so a
+float32 array the legacy run wrote from the device holds only bf16 numbers (float32 values whose low 16
+bits are zero), and the same array from a faithful bf16 migration does too; from a computation that ran
+in f32 on the device (an EMA copy left FP32, an accumulator made f32) it does not. ``compare_file`` with
+``bf16_contract`` names the float32 arrays (16 values or more, not all integers) that hold only bf16
+numbers in the comparison run's file and not in ours.
 """
 
 from __future__ import annotations
@@ -40,11 +47,32 @@ TORCH_SUFFIXES = (".pt", ".pth", ".ckpt", ".bin")
 
 # Values within bf16 noise (one bf16 step is 2**-8 to 2**-7 of a value): the median relative difference
 # at most TOL_MEDIAN and at most TOL_FAR_SHARE of the values more than TOL_FAR apart (a text cell that
-# differs, such as a predicted label, counts as one far value). Checked on the cases' hand migrations
-# and FP32 controls: RESULTS.md, "To the end".
+# differs, such as a predicted label, counts as one far value). run.py widens the two limits, file by
+# file, to the drift a run may have after many updates (FileComparison.limits). Checked on the cases'
+# hand migrations and FP32 controls: RESULTS.md, "To the end".
 TOL_MEDIAN = 2.0**-8
 TOL_FAR = 2.0**-5
 TOL_FAR_SHARE = 0.05
+# The bf16-number check reads float32 arrays of at least this many values (a short list of host-computed
+# numbers, three quantiles say, can be bf16 numbers by chance: ties of bf16 values interpolate exactly).
+BF16_MIN_VALUES = 16
+
+
+def bf16_numbers(values: np.ndarray) -> np.ndarray:
+    """Which of VALUES (any float array) are bf16 numbers: float32 values whose low 16 bits are zero
+    (bfloat16 is the upper half of float32: sign, 8 exponent bits, 7 mantissa bits)."""
+    f32 = np.asarray(values).astype(np.float32)
+    exact = f32.astype(np.float64) == np.asarray(values, np.float64)  # a value float32 cannot hold is not one
+    return exact & ((f32.view(np.uint32) & 0xFFFF) == 0)
+
+
+def speaks_bf16(leaf: Leaf) -> bool:
+    """Whether LEAF is a float32 array of BF16_MIN_VALUES values or more, not all integers, holding only bf16
+    numbers: what a device tensor under the switch (or in bf16) gave back to the host."""
+    if leaf.dtype != "float32" or leaf.values is None or leaf.values.size < BF16_MIN_VALUES:
+        return False
+    v = leaf.values
+    return bool(bf16_numbers(v).all() and not (np.isfinite(v) & (v == np.round(v))).all())
 
 
 @dataclass
@@ -167,9 +195,15 @@ class FileComparison:
     median_rel: float = 0.0
     max_rel: float = 0.0
     worst: str = ""  # the leaf holding max_rel
+    not_bf16: list[str] = field(default_factory=list)  # bf16_contract: leaves f32 in ours, bf16 in theirs
+    limits: tuple[float, float] = (TOL_MEDIAN, TOL_FAR_SHARE)  # median and far share allowed (run.py widens)
 
     def within_tolerance(self) -> bool:
-        return not self.values or (self.median_rel <= TOL_MEDIAN and self.far <= TOL_FAR_SHARE * self.values)
+        median, far_share = self.limits
+        return not self.values or (self.median_rel <= median and self.far <= far_share * self.values)
+
+    def far_share(self) -> float:
+        return self.far / self.values if self.values else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -183,6 +217,8 @@ class FileComparison:
             "median_rel": _round(self.median_rel),
             "max_rel": _round(self.max_rel),
             "worst": self.worst,
+            "not_bf16": self.not_bf16,
+            "limits": [_round(x) for x in self.limits],
         }
 
 
@@ -191,10 +227,16 @@ def _round(x: float) -> float | str:
 
 
 def compare_file(
-    path: str, ours: dict[str, Leaf], theirs: dict[str, Leaf], ignore: tuple[str, ...] = (), limit: int = 6
+    path: str,
+    ours: dict[str, Leaf],
+    theirs: dict[str, Leaf],
+    ignore: tuple[str, ...] = (),
+    limit: int = 6,
+    bf16_contract: bool = False,
 ) -> FileComparison:
     """OURS (the run judged) against THEIRS (the comparison run) for the file at PATH; leaves whose
-    "PATH:LEAF" matches a pattern of IGNORE (fnmatch: a wall time, a date) are left out."""
+    "PATH:LEAF" matches a pattern of IGNORE (fnmatch: a wall time, a date) are left out. BF16_CONTRACT:
+    name in ``not_bf16`` the leaves THEIRS holds as bf16 numbers (speaks_bf16) and OURS does not."""
     fc = FileComparison(path)
     kept = {n for n in set(ours) | set(theirs) if not any(fnmatch.fnmatchcase(f"{path}:{n}", p) for p in ignore)}
     ours = {n: v for n, v in ours.items() if n in kept}
@@ -220,6 +262,9 @@ def compare_file(
                 fc.texts.append(f"{label}: {_short(b.value)} -> {_short(a.value)}")
         else:
             d = rel_diff(a.values, b.values).ravel()
+            if bf16_contract and speaks_bf16(b) and a.dtype == b.dtype and not bf16_numbers(a.values).all():
+                off = int((~bf16_numbers(a.values)).sum())
+                fc.not_bf16.append(f"{label} ({off} of {a.values.size} values not bf16 numbers)")
         diffs.append(d)
         if d.size and d.max() > worst:
             worst, fc.worst = float(d.max()), label
