@@ -38,6 +38,14 @@ One command measures and writes the table (from the repository root, with the ve
 
     PYTHONPATH=$PWD /work/main/.venv/bin/python bench/unseen/run.py measure --modes stochastic
 
+The tool measured is the checkout given with PYTHONPATH (its first entry holding ``bf16_migrate/``; else
+``--tool DIR`` before the command; else this checkout): the rewrite and verify run with it first on their
+path, and its commit (``+dirty`` with uncommitted changes to bf16_migrate/ or rules/) names the
+measurement. The cases, judgments and results are always this checkout's ``bench/unseen/``. So the "after"
+of the five newest cases, on another checkout, is (see EXPECTED.md, "Measuring after")::
+
+    PYTHONPATH=/work/main /work/main/.venv/bin/python bench/unseen/run.py after --label after-NAME
+
 It has not yet run to the end on this machine. Estimate from the by-hand legacy runs (12 steps: most cases
 15-30 s, the LSTM 100 s, the ViT 275 s at 32x32 and more than 8 min at 16x16 on shared cores) and verify's
 2-3 runs per case: about 25-35 minutes for one mode with the lock free, most of it the ViT and the LSTM
@@ -79,7 +87,7 @@ import tomllib
 import outputs  # this directory's module (first on sys.path when run.py is run as a script)
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
+ROOT = HERE.parent.parent  # this checkout: the cases, results and judgments are its bench/unseen/
 LOCK = Path("/tmp/bfm-xla.lock")
 MODES = ("stochastic", "gpu-compatible", "amp")
 TOOL = str(Path(sys.executable).with_name("bf16-migrate"))
@@ -109,10 +117,26 @@ def xla_lock() -> Iterator[float]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def checkout_on_path(pythonpath: str | None) -> Path | None:
+    """The first directory of PYTHONPATH (a PYTHONPATH value) that holds a ``bf16_migrate`` package, resolved;
+    None when none does."""
+    for entry in (pythonpath or "").split(os.pathsep):
+        if entry and (Path(entry) / "bf16_migrate" / "__init__.py").is_file():
+            return Path(entry).resolve()
+    return None
+
+
+# The checkout whose bf16_migrate is measured (rewrite and verify run with it first on their path): --tool
+# DIR, else the checkout given with PYTHONPATH (`PYTHONPATH=/work/main ... run.py after`), else this one.
+# The venv's console script only starts the tool: it imports bf16_migrate from that path.
+TOOL_ROOT = checkout_on_path(os.environ.get("PYTHONPATH")) or ROOT
+
+
 def tool_env() -> dict[str, str]:
-    """The environment the tool runs in: this checkout first on the path, the XLA CPU device."""
+    """The environment the tool runs in: the measured checkout (TOOL_ROOT) first on the path, the XLA CPU
+    device."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XLA_", "NEURON_"))}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(TOOL_ROOT)
     env["PJRT_DEVICE"] = "CPU"
     env.pop("NO_COLOR", None)
     return env
@@ -292,6 +316,7 @@ def cmd_measure(args: argparse.Namespace) -> int:  # noqa: C901
     end_it = not (args.no_verify or args.no_end)
     info = {
         "tool_commit": sha,
+        "tool_checkout": str(TOOL_ROOT),
         "argv": ["bench/unseen/run.py", *sys.argv[1:]],
         "cases": names,
         "modes": list(args.modes or MODES),
@@ -345,7 +370,10 @@ def appended(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     """NEW's run information with OLD's (an earlier run of the same label) kept: their cases and modes
     together, OLD's command, cases, modes and times under "earlier". Raises SystemExit when the two runs
     measured different tools (a label is one tool's measurement; commits that change only bench/ agree)."""
-    if tool_tree(old["tool_commit"]) != tool_tree(new["tool_commit"]):
+    if "+dirty" in old["tool_commit"] + new["tool_commit"]:
+        raise SystemExit("--append: a measurement of uncommitted changes to the tool cannot be added to, or added")
+    trees = tool_tree(old["tool_commit"]), tool_tree(new["tool_commit"])
+    if not all(trees) or trees[0] != trees[1]:
         raise SystemExit(
             f"--append: the label measured the tool of {old['tool_commit'][:7]}, this checkout's differs "
             "(bf16_migrate/ or rules/)"
@@ -360,14 +388,26 @@ def appended(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_tree(commit: str) -> str:
-    """The git tree ids of COMMIT's bf16_migrate/ and rules/ (the tool measured), space-separated."""
+    """The git tree ids of COMMIT's bf16_migrate/ and rules/ (the tool measured), space-separated (read in
+    the measured checkout's repository, else in this one's)."""
     revs = [f"{commit}:bf16_migrate", f"{commit}:rules"]
-    return subprocess.run(["git", "rev-parse", *revs], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    for cwd in (TOOL_ROOT, ROOT):
+        res = subprocess.run(["git", "rev-parse", *revs], cwd=cwd, capture_output=True, text=True)
+        if res.returncode == 0:
+            return res.stdout.strip()
+    return ""
 
 
 def tool_commit() -> str:
-    """The commit of the checkout whose bf16_migrate is measured (ROOT, first on the tool's path)."""
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    """The commit of the checkout whose bf16_migrate is measured (TOOL_ROOT), with "+dirty" when its
+    bf16_migrate/ or rules/ differ from that commit (uncommitted changes are measured too)."""
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=TOOL_ROOT, capture_output=True, text=True).stdout.strip()
+    if not sha:
+        raise SystemExit(f"{TOOL_ROOT}: not a git checkout (the measured tool must be one: its commit is recorded)")
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "bf16_migrate", "rules"], cwd=TOOL_ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    return sha + ("+dirty" if dirty else "")
 
 
 def cmd_legacy(args: argparse.Namespace) -> int:
@@ -917,8 +957,8 @@ BEFORE = ("before-671f22a", "before-671f22a-more")
 
 
 def cmd_after(args: argparse.Namespace) -> int:
-    """Measure the cases and modes the BEFORE labels measured (their steps), as label after-<commit>, then
-    write the before/after comparison into RESULTS.md."""
+    """Measure the cases and modes the BEFORE labels measured (their steps; --cases: some of them), as label
+    after-<commit> of the measured checkout, then write the before/after comparison into RESULTS.md."""
     missing = [b for b in args.before if not (HERE / "results" / b / "run.json").exists()]
     if missing:  # a before label not measured (the extra modes, say): left out, said
         print(f"no measurement {', '.join(missing)}: left out", flush=True)
@@ -928,11 +968,15 @@ def cmd_after(args: argparse.Namespace) -> int:
     infos = [json.loads((HERE / "results" / b / "run.json").read_text()) for b in args.before]
     order = list(load_cases())
     cases = sorted({c for i in infos for c in i["cases"]}, key=order.index)
+    unknown = sorted(set(args.cases or ()) - set(cases))
+    if unknown:
+        raise SystemExit(f"--cases: {', '.join(unknown)} not measured by {', '.join(args.before)}")
+    cases = [c for c in cases if not args.cases or c in args.cases]
     modes = [m for m in MODES if any(m in i["modes"] for i in infos)]
     label = args.label or f"after-{tool_commit()[:7]}"
     measure = argparse.Namespace(
         label=label, cases=cases, modes=args.modes or modes, steps=infos[0]["steps"], lock_each=args.lock_each,
-        no_verify=False, no_end=False, end_only=False,
+        no_verify=args.no_verify, no_end=False, end_only=False, append=False,
     )  # fmt: skip
     cmd_measure(measure)
     return write_comparison(args.before, label)
@@ -1011,6 +1055,9 @@ def write_comparison(before: list[str], after: str) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--tool", help="the checkout whose bf16_migrate to measure (default: the one on PYTHONPATH, else this one)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("measure", help="rewrite and verify every case in every mode, then write the table")
     p.add_argument("--label", help="name of this measurement (default: at-<commit of this checkout>)")
@@ -1035,9 +1082,11 @@ def main() -> int:
     p.set_defaults(func=cmd_end)
     p = sub.add_parser("after", help="measure again what the before labels measured, then compare")
     p.add_argument("--before", nargs="+", default=list(BEFORE), help=f"the before labels (default: {BEFORE})")
-    p.add_argument("--label", help="name of the after measurement (default: after-<commit of this checkout>)")
+    p.add_argument("--label", help="name of the after measurement (default: after-<commit of the measured tool>)")
+    p.add_argument("--cases", nargs="*", help="default: the cases the before labels measured")
     p.add_argument("--modes", nargs="*", choices=MODES, help="default: the modes the before labels measured")
     p.add_argument("--lock-each", action="store_true", help="take the XLA lock for each XLA job")
+    p.add_argument("--no-verify", action="store_true", help="the rewrites only (no XLA, no lock)")
     p.set_defaults(func=cmd_after)
     p = sub.add_parser("compare", help="write the before/after table of measurements made")
     p.add_argument("--before", nargs="+", default=list(BEFORE))
@@ -1051,6 +1100,13 @@ def main() -> int:
     p.add_argument("--label", required=True)
     p.set_defaults(func=cmd_table)
     args = parser.parse_args()
+    if args.tool:
+        global TOOL_ROOT
+        TOOL_ROOT = Path(args.tool).resolve()
+        if not (TOOL_ROOT / "bf16_migrate" / "__init__.py").is_file():
+            raise SystemExit(f"--tool {args.tool}: no bf16_migrate package there")
+    if args.func in (cmd_measure, cmd_after):
+        print(f"measuring bf16_migrate of {TOOL_ROOT} at {tool_commit()[:12]}", flush=True)
     return args.func(args)
 
 
