@@ -545,23 +545,28 @@ def end_run(tree: Path, case: dict[str, Any], env: dict[str, str], lock_each: bo
 
 
 # How far a run may drift from its comparison run by the end, file by file, as a multiple of the control's
-# distance (the FP32 reference from the legacy run; amp: the legacy run from the FP32 reference): verify's
-# drift factors (docs/verify.md, "matches": stochastic and gpu-compatible within 2 x the precision gap, amp
-# within 1 x). A bf16 migration cannot follow the legacy run bit for bit through many updates: the switch
-# rounded the Python numbers of the update to bf16 (SGD's momentum 0.9 became 0.8984375, an EMA's decay
-# too), the explicit-bf16 graph computes them in f32 and rounds the result (docs/verify.md, "opmath").
+# distance (the FP32 reference from the legacy run; amp: the legacy run from the FP32 reference). The median
+# relative difference: verify's drift factors (docs/verify.md, "matches": stochastic and gpu-compatible
+# within 2 x the precision gap, amp within 1 x). A bf16 migration cannot follow the legacy run bit for bit
+# through many updates: the switch rounded the Python numbers of the update to bf16 (SGD's momentum 0.9
+# became 0.8984375, an EMA's decay too), the explicit-bf16 graph computes them in f32 and rounds the result
+# (docs/verify.md, "opmath"). The share of far values: 2 x the control's in every mode, since it measures
+# whether two trajectories parted, not by how much: eval_numpy_cnn's val_probs.npy, after 24 SGD steps that
+# part at step 7, has 42 of 512 values far between FP32 and legacy, 51 between the stochastic hand migration
+# and legacy, 56 between the amp one and FP32, while the medians keep their order (1.2e-4, 6.3e-6, 8.9e-5).
 DRIFT_FACTOR = {"stochastic": 2.0, "gpu-compatible": 2.0, "amp": 1.0}
+FAR_DRIFT_FACTOR = 2.0
 
 
 def drift_limits(control: dict[str, Any] | None, mode: str) -> dict[str, tuple[float, float]]:
     """Per output file, the median relative difference and the share of far values a run in MODE may show
-    (DRIFT_FACTOR x the CONTROL comparison's; files whose control comparison has problems or infinite
-    differences give none)."""
+    (DRIFT_FACTOR and FAR_DRIFT_FACTOR x the CONTROL comparison's; files whose control comparison has problems
+    or infinite differences give none)."""
     out: dict[str, tuple[float, float]] = {}
     for f in (control or {}).get("files", []):
         if f["problems"] or not f["values"] or not isinstance(f["median_rel"], float | int):
             continue
-        out[f["path"]] = (DRIFT_FACTOR[mode] * f["median_rel"], DRIFT_FACTOR[mode] * f["far"] / f["values"])
+        out[f["path"]] = (DRIFT_FACTOR[mode] * f["median_rel"], FAR_DRIFT_FACTOR * f["far"] / f["values"])
     return out
 
 
@@ -725,7 +730,8 @@ def end_verdict(cmp: dict[str, Any], mode: str, control: str, told_apart: bool |
     if cmp["within_drift"]:
         reason = (
             f"{len(cmp['files']) - len(cmp['within_drift'])} file(s) within bf16 noise, "
-            f"{', '.join(cmp['within_drift'])} within {DRIFT_FACTOR[mode]:g} x the {control} control's drift"
+            f"{', '.join(cmp['within_drift'])} within the {control} control's drift (median x {DRIFT_FACTOR[mode]:g}, "
+            f"far values x {FAR_DRIFT_FACTOR:g})"
         )
     if mode == "stochastic":
         reason += ", bf16 numbers where the legacy run's are"
