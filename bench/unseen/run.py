@@ -485,10 +485,20 @@ def prepare_end_tree(src: Path, dest: Path, case: dict[str, Any]) -> None:
         export_notebook(dest / case["script"], dest / Path(case["script"]).with_suffix(".py"))
 
 
+# Every run to the end (legacy, FP32 reference, migrated) runs with XLA's excess precision off: by default
+# XLA may drop a bf16 rounding that a later convert to f32 in the same graph undoes, and a migrated
+# `(x / n).float()` then leaves f32 numbers where the program (and the legacy run) computed bf16 ones.
+# Measured on the XLA CPU device (torch-xla 2.9): `(s / 1536).float().cpu()` of a bf16 `s`, 30 of 64 values
+# bf16 numbers by default, 64 of 64 with the flag off; a softmax's `.float()`, 0 and 64 of 64.
+XLA_FLAGS_END = "--xla_allow_excess_precision=false"
+
+
 def script_env(settings: list[str], extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment a case's script runs in: the XLA CPU device, SETTINGS ("K=V") in force."""
+    """The environment a case's script runs in: the XLA CPU device, XLA_FLAGS_END, SETTINGS ("K=V") in
+    force."""
     env = tool_env()
     env.pop("PYTHONPATH")
+    env["XLA_FLAGS"] = " ".join(f for f in (os.environ.get("XLA_FLAGS", ""), XLA_FLAGS_END) if f)
     env.update(dict(s.split("=", 1) for s in settings))
     env.update(extra or {})
     return env
@@ -581,11 +591,13 @@ def compare_runs(
     ignore: tuple[str, ...] = (),
     bf16_contract: bool = False,
     drift: dict[str, tuple[float, float]] | None = None,
+    host: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """Every output file of either run, OURS read against THEIRS (leaves matching IGNORE left out); the
     files' comparisons and the verdicts on their structure, their precision (BF16_CONTRACT: THEIRS is the
-    legacy run, and OURS must hold bf16 numbers where it does: outputs.speaks_bf16) and their values (within
-    bf16 noise, or within DRIFT[path], median and far share, where that is wider)."""
+    legacy run, and OURS must hold bf16 numbers where it does: outputs.speaks_bf16; leaves matching HOST are
+    host computations, not asked) and their values (within bf16 noise, or within DRIFT[path], median and far
+    share, where that is wider)."""
     files = []
     for path in sorted(set(our_run["outputs"]) | set(their_run["outputs"])):
         if path not in their_run["outputs"]:
@@ -604,7 +616,7 @@ def compare_runs(
         except Exception as exc:
             files.append(outputs.FileComparison(path, problems=[f"unreadable: {exc}"[:200]]))
             continue
-        fc = outputs.compare_file(path, ours_leaves, theirs_leaves, ignore, bf16_contract=bf16_contract)
+        fc = outputs.compare_file(path, ours_leaves, theirs_leaves, ignore, bf16_contract=bf16_contract, host=host)
         if drift and path in drift:
             fc.limits = (max(fc.limits[0], drift[path][0]), max(fc.limits[1], drift[path][1]))
         files.append(fc)
@@ -674,7 +686,14 @@ class EndRuns:
         ignore = tuple(self.case.get("end_ignore", []))
         ctrl = self.control(control, against, ignore)
         record["comparison"] = compare_runs(
-            tree, ours, self.tmp / against, theirs, ignore, bf16_contract=contract, drift=drift_limits(ctrl, mode)
+            tree,
+            ours,
+            self.tmp / against,
+            theirs,
+            ignore,
+            bf16_contract=contract,
+            drift=drift_limits(ctrl, mode),
+            host=tuple(self.case.get("end_host", [])),
         )
         # the control tells the precisions apart when its values are beyond bf16 noise or (against the legacy
         # run, where this mode is held to it) its arrays are not bf16 numbers
@@ -699,6 +718,7 @@ class EndRuns:
                 self.runs[against],
                 ignore,
                 bf16_contract=against == "legacy",
+                host=tuple(self.case.get("end_host", [])),
             )
         return self.controls.get(control)
 
