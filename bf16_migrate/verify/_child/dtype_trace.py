@@ -461,6 +461,8 @@ class Tracer:
         tensors = self._tensors(args, kwargs)
         if not any(t.is_xla for t in tensors):
             return
+        if not self._called_by_user():
+            return  # a library's own copy to the host (ZeRO's sharding): the user's code never holds it
         # every exit is counted (an exit that also hands over integer tensors is not repaired by a
         # blanket .float()); only those with a bf16/f16 result are findings
         low = [r for r in host if r.is_floating_point() and str(r.dtype) in ("torch.bfloat16", "torch.float16")]
@@ -479,6 +481,15 @@ class Tracer:
         ev["exits"] += len(low)
         for r in low:
             self.tag(r, ev, self.host_exits)
+
+    def _called_by_user(self):
+        """Whether the torch call being traced was made by the user's code itself (the frame
+        that called into the torch-function mode is one of the user's files)."""
+        frame: Any = sys._getframe(1)
+        while frame is not None and frame.f_code.co_name != "__torch_function__":
+            frame = frame.f_back
+        caller = frame.f_back if frame is not None else None
+        return caller is not None and self._is_user(caller.f_code.co_filename)
 
     def _on_f32(self, func, name, args, kwargs, high):
         """f32/f64 results on the device: a meet, a compute, an upcast or a creation."""
