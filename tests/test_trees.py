@@ -295,6 +295,23 @@ def test_amp_keeps_a_setting_whose_flag_cannot_be_passed(tmp_path, launcher, rea
     assert kept and all(reason in d.message and "`--use_amp`" in d.message for d in kept), diagnostics
 
 
+def test_verify_reads_the_work_trees_migration_with_the_modules_it_changes(tmp_path):
+    """``--verify`` of a tree migrated in place reads the codemod's migration of the legacy script
+    once more, for what it keeps in f32 (modules unstaged, nothing run): a migration that also
+    changes a module of the tree (factories_config's optimizer factory in optim.py) is read, not
+    refused as one a verify of the script alone would not run."""
+    from bf16_migrate.verify import _migrate, _texts
+
+    tree = _copy("factories_config", tmp_path)
+    script = tree / "train.py"
+    legacy = script.read_text()
+    migrated = _migrate(legacy, "gpu-compatible", script)
+    assert migrated.code != legacy and list(migrated.modules) == [(tree / "optim.py").resolve()]
+    migrated = migrated.code
+    texts = _texts(script, "gpu-compatible", migrated, legacy, {}, {}, None, None, need_reference=False)
+    assert texts.modules == {} and not texts.kept_f32
+
+
 # -- on the XLA CPU device --------------------------------------------------------------------------
 
 
