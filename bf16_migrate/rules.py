@@ -786,6 +786,8 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
             )
         )
     return tuple(out)
+
+
 def _argument_at(entry: dict, key: str, where: Path) -> ArgumentAt | None:
     """``{ at = N, keyword = "name" }`` (or ``{ keyword = "name" }``, keyword-only) as an
     :class:`ArgumentAt`; None when ``key`` is absent."""
