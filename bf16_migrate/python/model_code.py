@@ -43,10 +43,11 @@ import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .apply import EditPlan
+from .bindings import self_assigned
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
-from .model_reach import Reached, self_assigned
+from .model_reach import Reached
 from .optimizers import append_keyword
 from .tensor_flow import Flow, Meet, TensorFlow
 
