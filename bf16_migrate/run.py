@@ -418,6 +418,7 @@ class _Nothing:
     held_back: list = field(default_factory=list)
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
+    not_examined: list = field(default_factory=list)
 
 
 def _stdin_name_problem(name: str) -> str | None:
