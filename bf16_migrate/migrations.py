@@ -12,6 +12,7 @@ sources go out and the results come back (pickled).
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
@@ -86,7 +87,6 @@ class Migrations:
         sizes = sorted((len(call[0]) for call in todo.values()), reverse=True)
         if count < 2 or sum(sizes) < self.AHEAD_FROM_BYTES or 2 * sizes[0] >= sum(sizes):
             return  # too little work, or one call is at least half of it (time grows with the size)
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 

@@ -20,8 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
+from .rules import DEFAULT_MODE, is_truthy, variable_names
+from .scan import kind_of
 
 VERIFY_SHOWN = 3
 """How many ``verify`` commands are listed before the rest is left to ``--verify``."""
@@ -55,8 +58,6 @@ class LegacyScript:
 
     def command(self, mode: str) -> str:
         """``bf16-migrate verify SCRIPT [--mode M] [--legacy-env K=V]... [-- ARGS]``."""
-        from .rules import DEFAULT_MODE
-
         words = ["bf16-migrate", "verify", display_path(self.script)]
         if mode != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
             words += ["--mode", mode]
@@ -75,9 +76,6 @@ def legacy_scripts(
     (``--legacy-env``), as verify decides it (:func:`bf16_migrate.verify.tree._is_legacy_script`,
     given the file's old text from ``sources``), and each script a rewritten launcher under
     ``root`` starts with a legacy variable on (its setting and its launch line's arguments)."""
-    from .carriers import REGISTRY
-    from .rules import is_truthy, variable_names
-    from .scan import kind_of
     from .verify.tree import _is_legacy_script
 
     found: dict[Path, LegacyScript] = {}

@@ -11,6 +11,7 @@ and the carriers and Python files rendered.
 from __future__ import annotations
 
 import bisect
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -749,8 +750,6 @@ def _verify_commands(scripts: list[str], entry: Entry) -> str:
     legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
     script's path and the setting's value. A notebook's own code is no script verify runs: the
     notebook run again is the comparison."""
-    import shlex
-
     setting = f"{entry.variable}={entry.value or '1'}"
     named = [s for s in scripts if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
     if not named:
