@@ -23,7 +23,7 @@ from pathlib import Path
 from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
-from .rules import DEFAULT_MODE, is_truthy, variable_names
+from .rules import DEFAULT_MODE, Mode, is_truthy, variable_names
 from .scan import kind_of
 
 VERIFY_SHOWN = 3
@@ -36,12 +36,12 @@ class Invocation:
     resolved it), and the options that change what is rewritten (each as its words)."""
 
     paths: tuple[str, ...]
-    mode: str
+    mode: Mode
     options: tuple[str, ...] = ()
 
     def command(self, *extra: str) -> str:
         """``bf16-migrate PATHS --mode M [options] [extra]``, quoted for a POSIX shell."""
-        return shlex.join(["bf16-migrate", *self.paths, "--mode", self.mode, *self.options, *extra])
+        return shlex.join(["bf16-migrate", *self.paths, "--mode", self.mode.name, *self.options, *extra])
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,11 @@ class LegacyScript:
     args: tuple[str, ...] | None = ()
     computed_at: str = ""
 
-    def command(self, mode: str) -> str:
+    def command(self, mode: Mode) -> str:
         """``bf16-migrate verify SCRIPT [--mode M] [--legacy-env K=V]... [-- ARGS]``."""
         words = ["bf16-migrate", "verify", display_path(self.script)]
-        if mode != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
-            words += ["--mode", mode]
+        if mode.name != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
+            words += ["--mode", mode.name]
         for key, value in sorted(self.env.items()):
             words += ["--legacy-env", f"{key}={value}"]
         if self.args is None:
@@ -69,7 +69,7 @@ class LegacyScript:
 
 
 def legacy_scripts(
-    changed: Sequence[Path], sources: Mapping[Path, tuple[str, str]], mode: str, root: Path, legacy_env: dict[str, str]
+    changed: Sequence[Path], sources: Mapping[Path, tuple[str, str]], mode: Mode, root: Path, legacy_env: dict[str, str]
 ) -> list[LegacyScript]:
     """The rewritten legacy scripts, each once: a Python file of ``changed`` that the codemod
     takes for a legacy script by itself (it sets a switch) or under ``legacy_env``
@@ -85,7 +85,7 @@ def legacy_scripts(
     if carriers:  # the launchers first: reading them is cheap, and a script they start needs no trial migration
         from .verify.launchers import launch_settings
 
-        for launch in launch_settings(root, mode, only=tuple(carriers)):
+        for launch in launch_settings(root, mode.name, only=tuple(carriers)):
             env = {k: v for k, v in launch.env.items() if is_truthy(v)}
             script = launch.script.resolve()
             if not env or script in found or script not in rewritten:

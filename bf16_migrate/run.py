@@ -24,7 +24,7 @@ import click
 from .config import Config, ConfigError, common_parent, load_config
 from .console import display_path, is_terminal, use_color, width
 from .output import FORMATS, Report, format_text, message_of, printable, statistics, to_github, to_json, to_sarif
-from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
+from .rules import DEFAULT_MODE, MODES, Mode, RuleError, load_rules, mode_named
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
 from .walk_progress import WalkProgress
 
@@ -74,9 +74,11 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class Settings:
-    """What the run does, once the command line and the configuration are merged."""
+    """What the run does, once the command line and the configuration are merged: ``mode`` the
+    :class:`~bf16_migrate.rules.Mode` named by ``--mode`` or the configuration's ``mode`` (the
+    one place its name is looked up)."""
 
-    mode: str
+    mode: Mode
     fmt: str
     exclude: tuple[str, ...]
     selection: Selection
@@ -97,9 +99,10 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     configuration's value of the same variable). Raises :class:`ConfigError` or
     :class:`SelectionError` with a one-line message naming the file or the option."""
     where = f"{config.path}: [tool.bf16-migrate]"
-    mode = options.mode or config.mode or DEFAULT_MODE
-    if mode not in MODES:
-        raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
+    name = options.mode or config.mode or DEFAULT_MODE
+    if name not in MODES:
+        raise ConfigError(f"{where} mode = {name!r}: not one of {', '.join(MODES)}")
+    mode = mode_named(name)
     fmt = options.fmt or config.output_format or _default_format(options)
     if fmt not in FORMATS:
         raise ConfigError(f"{where} output-format = {fmt!r}: not one of {', '.join(FORMATS)}")
@@ -346,7 +349,7 @@ def _verify_rewrite(
         result = verify_rewrite(
             outcome.changed,
             snapshot,
-            mode=settings.mode,
+            mode=settings.mode.name,
             legacy_env=settings.legacy_env,
             roots=paths,
             ignore=ignore,
