@@ -422,3 +422,83 @@ def test_the_function_import_finder_sees_a_method(tmp_path):
     scan.write_text("import os\n")
     modules = {"bf16_migrate.codemod": module, "bf16_migrate.scan": scan}
     assert _function_imports(modules) == {"bf16_migrate.codemod": {"bf16_migrate.scan", "json"}}
+
+
+MODE_NAME_EDGES = {
+    ("bf16_migrate.cli", ""): "the command line: --mode's choices",
+    ("bf16_migrate.config", "Config"): "the configuration file's text",
+    ("bf16_migrate.run", "RunOptions"): "the command line as given",
+    ("bf16_migrate.run", "resolve_settings"): "the one place the run's mode is looked up (Settings.mode)",
+    ("bf16_migrate.python", "migrate_source"): "the codemod's API (docs/usage.md): a Mode or its name",
+    ("bf16_migrate.project", "migrate_paths"): "the project's API (docs/usage.md): a Mode or its name",
+    ("bf16_migrate.rules", ""): "the loader of rules/modes.toml",
+    ("bf16_migrate.verify", ""): "verify: not typed yet (the trace work rewrites it)",
+}
+"""Where a mode may be a name (docs/architecture.md, "Types at the edge"): ``(module, function or
+class)``, an empty second part for the whole module (and its submodules). Everywhere else a mode
+is a :class:`bf16_migrate.rules.Mode`, made once at the edge."""
+
+
+def _mode_names(source: str) -> list[tuple[str, int, str]]:
+    """Where ``source`` takes a mode by its name: a parameter or field called ``mode`` (``modes``,
+    ``mode_name``) annotated with ``str``, and each call of ``mode_named``; as ``(function or
+    class qualified name, line, what)``, the name empty at module level."""
+    found: list[tuple[str, int, str]] = []
+
+    def visit(node: ast.AST, where: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{where}.{child.name}" if where else child.name
+            named, annotation = None, None
+            if isinstance(child, ast.arg):
+                named, annotation = child.arg, child.annotation
+            elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
+                named, annotation = child.target.id, child.annotation
+            if named in ("mode", "modes", "mode_name") and annotation is not None:
+                if "str" in ast.unparse(annotation):
+                    found.append((inner, child.lineno, f"{named}: {ast.unparse(annotation)}"))
+            if isinstance(child, ast.Call) and ast.unparse(child.func).split(".")[-1] == "mode_named":
+                found.append((inner, child.lineno, ast.unparse(child)))
+            visit(child, inner)
+
+    visit(ast.parse(source), "")
+    return found
+
+
+def _at_an_edge(module: str, where: str) -> bool:
+    for edge_module, edge in MODE_NAME_EDGES:
+        inside = module == edge_module or module.startswith(edge_module + ".")
+        if inside and (edge == "" or where == edge or where.startswith(edge + ".")):
+            return True
+    return False
+
+
+def test_no_mode_name_below_the_edge():
+    """Below the command line, the configuration and the two library entry points, a mode is a
+    ``Mode``: no ``mode: str`` and no ``mode_named(...)`` (each would be a lookup by name that a
+    misspelt or new mode passes through unchecked)."""
+    modules = _modules()
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {where or '<module>'}: {what}"
+        for name, path in modules.items()
+        for where, line, what in _mode_names(path.read_text(encoding="utf-8"))
+        if not _at_an_edge(name, where)
+    ]
+    assert found == []
+
+
+def test_the_mode_name_scan_sees_an_annotation_a_field_and_a_lookup():
+    source = (
+        "from dataclasses import dataclass\n"
+        "@dataclass\nclass Job:\n    mode: str\n"
+        "def run(job, mode: str | None = None):\n    return mode_named(job.mode)\n"
+        "def fine(mode: Mode, summary_of_mode: str):\n    return mode\n"
+    )
+    assert _mode_names(source) == [
+        ("Job", 4, "mode: str"),
+        ("run", 5, "mode: str | None"),
+        ("run", 6, "mode_named(job.mode)"),
+    ]
+    assert _at_an_edge("bf16_migrate.run", "resolve_settings") and not _at_an_edge("bf16_migrate.run", "Settings")
+    assert _at_an_edge("bf16_migrate.verify.tree", "plan_tree") and not _at_an_edge("bf16_migrate.runner", "")
