@@ -350,6 +350,8 @@ class TorchApi:
     checkpoint_methods: frozenset[str] = frozenset()
     optimizer_owners: Mapping[str, str] = field(default_factory=dict)
     """qualified name of a wrapper that owns the optimizer -> its own master-weights setting."""
+    values_indices_methods: frozenset[str] = frozenset()
+    """Tensor methods that return a (values, indices) named tuple (``[methods] values_indices``)."""
     optimizer_subclasses: frozenset[str] = frozenset()
     """Optimizer classes of other libraries the FP32-master-weights subclass may wrap."""
     model_wrappers: Mapping[str, str] = field(default_factory=dict)
@@ -647,6 +649,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         same_dtype_methods=frozenset(_need(methods, "same", list, path)),
         float_methods=frozenset(_need(methods, "float", list, path)),
         int_methods=frozenset(_need(methods, "int", list, path)),
+        values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
         functional_losses=frozenset(_need(data, "functional_losses", list, path)),
         attention_users=frozenset(_need(data, "attention_users", list, path)),
         attention_flag=_need(data, "attention_flag", str, path),

@@ -38,6 +38,9 @@ Op = tuple
 
 _MAX_DEPTH = 40
 
+_NAMED_ITEMS = {"values": 0, "indices": 1}
+"""The fields of the (values, indices) named tuple of ``max(dim)``, ``topk``, ``sort``..."""
+
 _ITER_SAME = {"builtins.iter", "itertools.cycle", "builtins.list", "builtins.tuple"}
 
 
@@ -92,6 +95,12 @@ class DtypeFlow:
         if isinstance(expr, cst.Subscript):
             return self._subscript(expr, ops, depth)
         if isinstance(expr, cst.Attribute):
+            if (
+                expr.attr.value in _NAMED_ITEMS
+                and isinstance(expr.value, cst.Call)
+                and m.matches(expr.value.func, m.Attribute(attr=m.OneOf(*map(m.Name, self.api.values_indices_methods))))
+            ):  # `probs.max(dim=-1).indices`
+                return self.infer(expr.value, (("index", _NAMED_ITEMS[expr.attr.value]),) + ops, depth)
             return self._self_attribute(expr, ops, depth)
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.MatrixMultiply,)):
@@ -349,6 +358,9 @@ class DtypeFlow:
             return self.infer(receiver, ops, depth)
         if attr in self.api.same_dtype_methods:
             return explicit or self.infer(receiver, ops, depth)
+        if attr in self.api.values_indices_methods and ops and ops[0] in (("index", 0), ("index", 1)):
+            # (values, indices): the values keep the receiver's class, the indices are integers
+            return INT if ops[0] == ("index", 1) else self.infer(receiver, ops[1:], depth)
         if attr in self.api.float_methods:
             return FLOAT
         if attr in self.api.int_methods:

@@ -103,6 +103,11 @@ loss = torch.nn.functional.cross_entropy(logits, y)
 
 INVALID = (
     Example(
+        "best, _ = torch.softmax(logits, dim=-1).max(dim=-1)\nkept = best.cpu()\n",
+        "best, _ = torch.softmax(logits, dim=-1).max(dim=-1)\nkept = best.cpu().float()\n",
+        codes=("BFM160",),
+    ),
+    Example(
         "probs = torch.softmax(logits, dim=-1).cpu().numpy()\n",
         "probs = torch.softmax(logits, dim=-1).cpu().float().numpy()\n",
         codes=("BFM160",),
@@ -157,6 +162,8 @@ VALID = (
     Example('writer.add_scalar("train/loss", loss.item(), 0)\n'),
     Example('writer.add_scalar("train/loss", loss, 0)\n'),  # dtype unknown: left (the row's `unknown`)
     Example("predicted = logits.argmax(dim=-1).cpu()\n"),
+    Example("_, predicted = logits.max(dim=-1)\npicked = predicted.cpu()\n"),  # the indices of (values, indices)
+    Example("top = torch.softmax(logits, dim=-1).topk(2).indices.cpu()\n"),
     Example("values = logits.tolist()\n"),
     Example("top = torch.softmax(logits, dim=-1).cpu().tolist()\n"),
     Example('accuracy = xm.mesh_reduce("accuracy", 100.0 * loss.item() / 8, np.mean)\n'),
