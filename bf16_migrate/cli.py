@@ -79,7 +79,7 @@ def main() -> None:
                           [--output-format grouped|text|json|sarif|github|markdown]
     bf16-migrate PATHS... --verify [--revert-failed] [--jobs N]    (rewrite, then prove every rewritten script)
     bf16-migrate - --stdin-filename PATH < source > migrated
-    bf16-migrate explain BFMxxx
+    bf16-migrate explain BFMxxx                                    (or rule BFMxxx, as ruff names it)
     bf16-migrate verify SCRIPT [--mode M] [--steps N] [--legacy-env K=V]... [--against GITREV]
                                [--json FILE] [--markdown FILE] [-- ARGS...]
     bf16-migrate verify --against GITREV [--jobs N] [--list]      (every script a migration changed)
@@ -276,6 +276,23 @@ def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) ->
 def explain(code: str | None) -> None:
     """Print the rule page of a diagnostic code such as BFM050 (what it finds, why it matters,
     an example, what to use instead, whether it is fixed); without CODE, list all."""
+    _explain(code)
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "every", is_flag=True, help="List every code (as without CODE).")
+def rule(code: str | None, every: bool) -> None:
+    """Same as explain (ruff's name for it): the rule page of CODE; without CODE or with --all,
+    list all."""
+    if code is not None and every:
+        _usage("rule takes CODE or --all, not both")
+    _explain(code)
+
+
+def _explain(code: str | None) -> NoReturn:
+    """``explain`` and ``rule``: print CODE's rule page, or the list of codes; exit 0 (2 for an
+    unknown code)."""
     from .diagnostics import rule_page
 
     catalogue = load_rules().diagnostics
@@ -474,6 +491,7 @@ def verify(
         missing = check_matplotlib()
         if missing:
             _usage(missing)
+    _interrupt_on_termination()  # a verify stopped by SIGTERM stops its runs and says so, as Ctrl-C does
     from .carriers import REGISTRY as _CARRIERS
     from .scan import kind_of
 
@@ -618,6 +636,7 @@ def _verify_planned(
     import json
     from contextlib import ExitStack
 
+    from .next_steps import after_pass
     from .verify import RunError, verify_script
     from .verify.gitrev import Checkout, repo_root
     from .verify.progress import make_progress
@@ -665,7 +684,7 @@ def _verify_planned(
                         progress=progress,
                         max_steps=max_steps,
                     )
-                _finish_one(report, job.notes, outputs)
+                _finish_one(report, job.notes, outputs, after_pass(job.script, job.mode, migrated_in_tree=True))
                 return
             _verify_table(
                 planned,
@@ -701,9 +720,10 @@ def _verify_table(
 ) -> NoReturn:
     """Verify every planned job (``jobs`` at once), print each report, then one table; exit
     with the table's code."""
+    from .next_steps import after_pass, format_rows
     from .verify import format_report
     from .verify.progress import make_progress
-    from .verify.summary import EXIT_NOTHING
+    from .verify.summary import EXIT_NOTHING, EXIT_PASS
     from .verify.tree import run_jobs, summary_table, tree_dict
 
     against = request.against
@@ -753,6 +773,11 @@ def _verify_table(
             click.echo(f"error: {outcome.error}\n")
     click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
     doc = tree_dict(outcomes, label, notes)
+    modes = {job.mode for job in planned}
+    if doc["exit_code"] == EXIT_PASS and len(modes) == 1:
+        target = request.script if request.launcher else None
+        rows = after_pass(target, modes.pop(), migrated_in_tree=against is not None)
+        click.echo("\n".join(["", *format_rows(rows)]) if rows else "", nl=bool(rows))
     _tree_outputs(outputs, doc, title)
     sys.exit(doc["exit_code"])
 
@@ -800,9 +825,13 @@ def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
         )
 
 
-def _finish_one(report: Any, notes: list[str], outputs: _Outputs) -> NoReturn:
-    """Print one report (with the plan's notes), write ``--json``, ``--markdown`` and ``--plot``,
-    exit with its verdict."""
+def _finish_one(
+    report: Any, notes: list[str], outputs: _Outputs, after: list[tuple[str, str]] | None = None
+) -> NoReturn:
+    """Print one report (with the plan's notes) and, when it passed, ``after``'s ``Next:`` rows
+    (:func:`bf16_migrate.next_steps.after_pass`); write ``--json``, ``--markdown`` and
+    ``--plot``, exit with its verdict."""
+    from .next_steps import format_rows
     from .verify import format_report
     from .verify.report import report_dict
 
@@ -810,6 +839,10 @@ def _finish_one(report: Any, notes: list[str], outputs: _Outputs) -> NoReturn:
     extra = [n for n in notes if not n.startswith("selected: ")]
     if extra:
         text = text.replace("\nVERDICT:", "\n" + "".join(f"Note: {n}\n" for n in extra) + "\nVERDICT:", 1)
+    from .verify.summary import EXIT_CODES, EXIT_PASS
+
+    if EXIT_CODES[report.verdict.status] == EXIT_PASS and after:
+        text += "\n" + "\n".join(format_rows(after)) + "\n"
     click.echo(text)
     doc = report_dict(report)
     if extra:
@@ -831,8 +864,6 @@ def _finish_one(report: Any, notes: list[str], outputs: _Outputs) -> NoReturn:
             click.echo(f"error: --plot {plot_path}: {exc}", err=True)
             sys.exit(EXIT_ERROR)
         click.echo(f"verify: loss curves written to {plot_path}", err=True)
-    from .verify.summary import EXIT_CODES
-
     sys.exit(EXIT_CODES[report.verdict.status])
 
 
@@ -847,6 +878,7 @@ def _verify_one(
     max_steps: int | None = None,
 ) -> None:
     """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
+    from .next_steps import after_pass
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
 
@@ -871,7 +903,7 @@ def _verify_one(
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    _finish_one(report, [], outputs)
+    _finish_one(report, [], outputs, after_pass(script, mode, migrated_in_tree=False))
 
 
 if __name__ == "__main__":  # pragma: no cover

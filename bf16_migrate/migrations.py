@@ -12,7 +12,6 @@ sources go out and the results come back (pickled).
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
@@ -56,22 +55,23 @@ class Migrations:
     three 5 KB scripts went from 60 ms to 64 ms with workers, eight scripts of 177 KB from
     0.60 s to 0.40 s."""
 
-    def __init__(self, on_done: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_done: Callable[[str], None] | None = None) -> None:
         self._done: dict[Hashable, MigrationResult | ParseError] = {}
         self.on_done = on_done
-        """Called after each call made (here or by a worker): a progress display's tick."""
+        """Called with the call's ``path`` after each call answered (made here, made by a worker, or
+        remembered): a progress display counts the files (a file migrated twice counts once there)."""
 
     def __call__(self, source: str, mode: Mode, path: str, **options: Any) -> MigrationResult:
         call = (source, mode, path, options)
         key = _key(call)
         if key not in self._done:
             self._done[key] = _run(call)
-            self._tick()
+        self._tick(path)
         return _answer(self._done[key])
 
-    def _tick(self) -> None:
+    def _tick(self, path: str) -> None:
         if self.on_done is not None:
-            self.on_done()
+            self.on_done(path)
 
     def ahead(self, calls: Iterable[Call]) -> None:
         """Make ``calls`` now, those not made yet, in up to one worker process per core
@@ -87,12 +87,11 @@ class Migrations:
         sizes = sorted((len(call[0]) for call in todo.values()), reverse=True)
         if count < 2 or sum(sizes) < self.AHEAD_FROM_BYTES or 2 * sizes[0] >= sum(sizes):
             return  # too little work, or one call is at least half of it (time grows with the size)
-        from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        # fork: the workers start with everything this process has imported and read
+        # forked: the workers start with everything this process has imported and read, and end with it
         try:
-            with ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork")) as pool:
+            with workers.process_pool(count) as pool:
                 # the largest first, so that no worker is left with a large one at the end
                 largest_first = sorted(todo.items(), key=lambda item: -len(item[1][0]))
                 futures = {key: pool.submit(_run, call) for key, call in largest_first}
@@ -101,7 +100,7 @@ class Migrations:
                         self._done[key] = future.result()
                     except (BrokenProcessPool, OSError, EOFError):
                         continue  # made here when asked for
-                    self._tick()
+                    self._tick(todo[key][2])
         except OSError:
             return  # no worker could be started (EAGAIN, ENOMEM): the calls are made here when asked for
 

@@ -6,7 +6,9 @@ the ``verify`` of each rewritten legacy script (it must run before the rewrite, 
 files: with the launch line's arguments and the launcher's setting when a launcher starts the
 script), and the one command that does both (``--verify --revert-failed``). After a run that
 wrote: ``git diff`` and ``bf16-migrate verify --against HEAD`` in a git work tree (HEAD holds
-the legacy versions). In both: what the findings left to do by hand need.
+the legacy versions). In both: what the findings left to do by hand need. After a verify that
+passed: the rewrite that applies the verified migration, or the commit of one already made
+(:func:`after_pass`).
 
 The launches are read by verify's own reading of the launchers
 (:func:`bf16_migrate.verify.launchers.launch_settings`, the codemod's analysis, no torch).
@@ -23,7 +25,7 @@ from pathlib import Path
 from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
-from .rules import DEFAULT_MODE, Mode, is_truthy, variable_names
+from .rules import DEFAULT_MODE, Mode, is_truthy, mode_named, variable_names
 from .scan import kind_of
 
 VERIFY_SHOWN = 3
@@ -171,6 +173,19 @@ def next_rows(
     if hand:
         rows.append(("by hand:", hand))
     return rows
+
+
+def after_pass(target: Path | None, mode: str, migrated_in_tree: bool) -> list[tuple[str, str]]:
+    """What to run after ``VERDICT: PASS``, as :func:`next_rows`'s rows. ``migrated_in_tree``
+    (``verify --against REV``): the work tree already holds the verified migration, so it is
+    committed. Otherwise verify migrated a copy of the legacy ``target`` (a script or the
+    launcher given as SCRIPT), and the rewrite of ``target`` applies that migration (a script's
+    launchers and modules in its tree come with it)."""
+    if migrated_in_tree:
+        return [("commit:", "git commit -a   # the migration verified above")]
+    if target is None:
+        return []
+    return [("apply:", Invocation((display_path(target),), mode_named(mode)).command())]
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> list[str]:

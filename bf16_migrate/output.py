@@ -68,6 +68,26 @@ class Report:
     """The files changed (in a dry run: that would change), as shown."""
 
 
+def about(d: Diagnostic, path: str) -> bool:
+    """Whether finding ``d`` is about the file ``path`` (as shown; a notebook cell's finding is
+    about its notebook: ``nb.ipynb#cell3``)."""
+    return d.path == path or d.path.startswith(f"{path}#")
+
+
+def silent_changes(report: Report) -> list[tuple[str, list[str]]]:
+    """In a dry run, the files that would change while no finding about them is reported (each
+    one is suppressed, or none names the file), with the codes suppressed about each, in the
+    order of ``report.changed``: what ``--check`` fails for with no finding listed."""
+    if not report.dry_run:
+        return []
+    out = []
+    for path in report.changed:
+        if any(about(d, path) for d in report.reported):
+            continue
+        out.append((path, sorted({d.code for d in report.suppressed if about(d, path)})))
+    return out
+
+
 def message_of(d: Diagnostic, dry_run: bool) -> str:
     """The message as shown: reworded with "would" for a fixed finding of a dry run."""
     return would(d.message) if dry_run and d.fixed else d.message

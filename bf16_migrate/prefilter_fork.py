@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import mmap
 import os
+import signal
 import struct
 from collections.abc import Callable, Sequence
+
+from .workers import die_with_parent
 
 _FRONT, _BACK, _FOUND, _STOP = range(4)  # int64 slots of the shared mapping
 _INDEX = struct.Struct("<q")
@@ -34,17 +37,20 @@ def read_forked(
     True, in the order of ``names``, read by this process and a forked child (see the module's
     docstring). ``on_found`` is called once in this process: as soon as either process has found
     one, or, with ``at_once``, right after the fork, while the child reads. Raises what
-    ``on_found`` raises (the child is stopped and reaped first)."""
+    ``on_found`` raises, and KeyboardInterrupt (the child is killed and reaped first). The child
+    ends with this process, whatever ends it (:func:`bf16_migrate.workers.die_with_parent`)."""
     shared = mmap.mmap(-1, 8 * 4)  # anonymous and MAP_SHARED: the child's writes are seen here
     slots = memoryview(shared).cast("q")
     slots[_FRONT], slots[_BACK], slots[_FOUND], slots[_STOP] = 0, len(names), 0, 0
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:  # no process to spare (EAGAIN, ENOMEM): this process reads the whole list
         pid = 0
     else:
         if pid == 0:  # the child: never returns
+            die_with_parent(parent)
             os.close(read_end)
             _child(names, test, slots, write_end)
     os.close(write_end)
@@ -72,9 +78,12 @@ def read_forked(
         if hits and not called:
             on_found()  # type: ignore[misc]
     finally:
-        if pid:
+        if pid:  # left by an exception (an interrupt, or on_found's): the child's reading is not wanted
             slots[_STOP] = 1
             os.close(read_end)
+            # killed, not waited for: a file it is reading may block for long (a stalled network
+            # mount), and a run that was interrupted must end now; it only reads, so nothing is lost
+            _kill(pid)
             _reap(pid)
         else:
             os.close(read_end)
@@ -110,6 +119,14 @@ def _drain(fd: int) -> list[int]:
         data += chunk
     usable = len(data) - len(data) % _INDEX.size
     return [value for (value,) in _INDEX.iter_unpack(bytes(data[:usable]))]
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child (not yet reaped, so the pid is still its own)."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:  # pragma: no cover - already reaped elsewhere
+        pass
 
 
 def _reap(pid: int) -> bool:

@@ -142,7 +142,8 @@ def migrate_paths(
     extra: list[Diagnostic] = []
     external: dict[Path, dict[str, str]] = {}
     # the run's migrate_source calls: each once (a --legacy-env trial is its script's result)
-    runs = Migrations(on_done=progress.advance)
+    files = _FilesDone(progress)
+    runs = Migrations(on_done=files.done)
     facts = TreeFactsReader(tree.read_python, lambda path: _root_of(path, roots), tree.left_out)
     if legacy_env:
         external = _legacy_env_scripts(
@@ -171,7 +172,7 @@ def migrate_paths(
         left_out=tree.left_out,
     )
     taken = {path.resolve() for path in python_files}
-    progress.phase("reading the files that name a legacy variable", len(candidates))
+    progress.phase("reading files", len(candidates))
     for candidate in candidates:
         progress.advance()
         if candidate.problem is not None:  # never opened, nor resolved (a symlink loop)
@@ -181,9 +182,9 @@ def migrate_paths(
         if candidate.path.resolve() in taken:  # already read for --legacy-env
             continue
         _one(candidate, roots, planner, python_files, extra, outcome)
-    progress.phase("migrating the scripts and planning across files")
+    files.phase("migrating scripts", len(python_files))  # launched scripts that name no variable add to it
     results = planner.run(python_files)
-    progress.phase("migrating the modules the scripts import")
+    files.phase("migrating imported modules", 0)
     results = migrate_imported_modules(
         results,
         tree.read_python,
@@ -194,7 +195,9 @@ def migrate_paths(
         migrate=runs,
         outside=tree.outside,
         excluded=tree.excluded,
+        on_count=files.total_is,
     )
+    files.phase(None)
     outcome.errors.extend(planner.errors)
     _collect_diagnostics(outcome, extra, results)
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
@@ -214,11 +217,14 @@ def migrate_paths(
 
 
 class WalkReports(Protocol):
-    """What :func:`migrate_paths` tells a progress display."""
+    """What :func:`migrate_paths` tells a progress display: a phase (what it does, how many
+    steps), a step done, a phase's total that grew."""
 
     def phase(self, text: str, total: int | None = None) -> None: ...
 
     def advance(self, steps: int = 1) -> None: ...
+
+    def set_total(self, total: int) -> None: ...
 
 
 class _Silent:
@@ -227,6 +233,42 @@ class _Silent:
 
     def advance(self, steps: int = 1) -> None:
         pass
+
+    def set_total(self, total: int) -> None:
+        pass
+
+
+class _FilesDone:
+    """The migration phases of a progress display counted in files: one step per file the first
+    time a migration of it is answered in the phase (a launched script is migrated for a trial,
+    then for its result: one file), the phase's total raised when a file beyond it comes (a
+    launched script that names no variable was not among the files read). Outside a phase
+    (``phase(None)``), nothing is counted."""
+
+    def __init__(self, progress: WalkReports) -> None:
+        self.progress = progress
+        self.counting = False
+        self.seen: set[str] = set()
+        self.total = 0
+
+    def phase(self, text: str | None, total: int = 0) -> None:
+        self.counting, self.seen, self.total = text is not None, set(), total
+        if text is not None:
+            self.progress.phase(text, total)
+
+    def total_is(self, total: int) -> None:
+        """The phase's total, once known (the modules the scripts import)."""
+        self.total = max(total, len(self.seen))
+        self.progress.set_total(self.total)
+
+    def done(self, path: str) -> None:
+        if not self.counting or path in self.seen:
+            return
+        self.seen.add(path)
+        if len(self.seen) > self.total:
+            self.total = len(self.seen)
+            self.progress.set_total(self.total)
+        self.progress.advance()
 
 
 class TreeReader:

@@ -756,6 +756,11 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
             "error: not written, so that no launcher is migrated without its script: "
             f"{', '.join(report.held_back)} ({written}); fix the error above and run again"
         )
+    from .output import silent_changes
+    from .wording import silent_change
+
+    for path, codes in silent_changes(report):  # even with --quiet: the only word on why the check fails
+        echo.err(silent_change(path, codes))
     if options.quiet:
         return
     for path, why in report.kept.items():
@@ -801,17 +806,11 @@ def _next_steps(outcome, report: Report, options: RunOptions, settings: Settings
 
 
 def _fails(outcome, report: Report) -> bool:
-    """Exit 1: a reported finding needs a hand, or (dry run) a file would change and not every
-    finding about it is suppressed."""
-    if any(not d.fixed for d in report.reported):
-        return True
-    if not report.dry_run:
-        return False
-    for path in report.changed:
-        about = [d for d in report.reported + report.suppressed if d.path == path or d.path.startswith(f"{path}#")]
-        if not about or any(d in report.reported for d in about):
-            return True
-    return False
+    """Exit 1: a reported finding needs a hand, or (dry run) a file would change, whatever is
+    suppressed about it: a suppression changes what is reported, never what the rewrite writes
+    (``--check``'s "exit 1 if anything would change"; a ``# noqa`` on a legacy write keeps the
+    file, which then does not change)."""
+    return any(not d.fixed for d in report.reported) or (report.dry_run and bool(report.changed))
 
 
 def summary(outcome, report: Report, written: bool) -> str:

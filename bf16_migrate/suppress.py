@@ -36,11 +36,10 @@ one code from a comment also read by other tools is not done automatically).
 rewritten, with one exception: a ``# noqa`` (bare, or naming the code reported there) on a
 legacy write (a line with a fixed finding of :data:`WRITE_CODES`, in any kind of file) keeps
 the whole file as it is, its findings reported as suppressed (:func:`hold_noqa_writes`). When
-such a kept file is a Python script that ran under a launcher's setting, every launcher of the
-run is kept too, so that no launcher loses the switch while its script keeps none of the
-replacement, and so are the modules of the tree migrated with a script (BFM014), which may be
-imported by the kept one. A switch is therefore never removed without its replacement because
-of a suppression.
+such a kept file is a Python script, the launchers whose settings reach it are kept too, so that
+no launcher loses the switch while its script keeps none of the replacement, and so are the
+modules of the tree migrated with it (BFM014), with the other scripts that import them. A switch
+is therefore never removed without its replacement because of a suppression.
 """
 
 from __future__ import annotations
@@ -74,8 +73,6 @@ ALL = frozenset({"*"})
 WRITE_CODES = frozenset({"BFM001", "BFM002", "BFM003", "BFM045", "BFM047"})
 """Findings reported on a write of a legacy variable (switch on, switch off, fp16 no-op, a write
 in a child shell, a write too late to matter): a noqa on their line keeps the file."""
-IMPORTED_MODULE = "BFM014"
-"""A module of the tree migrated with the script that imports it: kept when a script is."""
 UNUSED_NOQA = "BFM900"
 """A ``# noqa`` naming a BFM code that suppresses nothing (ruff's RUF100, unused-noqa): reported
 only when selected, :func:`unused_noqa_enabled`."""
@@ -420,11 +417,12 @@ class _File:
 def hold_noqa_writes(planned) -> dict[Path, str]:
     """The files of a run to leave as they are because of a ``# noqa`` on a legacy write, each
     with the reason: ``planned`` are the per-file results whose text would change (``path``,
-    ``old``, ``new``, ``diagnostics``, ``legacy_env``). A legacy write is a line with a fixed
+    ``old``, ``new``, ``diagnostics``, ``with_scripts``). A legacy write is a line with a fixed
     finding of a :data:`WRITE_CODES` code; its noqa counts when it is bare or names that code.
-    When a Python script is kept, the launchers (non-Python files) of the run are kept with it
-    if it ran under a launcher's setting, and the modules migrated with a script (BFM014) are
-    kept too (see the module docstring)."""
+    A kept Python script keeps what goes with it (``with_scripts``, the run's plan): the
+    launchers whose settings reach it, and the modules of the tree it imports; a module kept so
+    keeps the other scripts that import it (migrated, they would miss its change), and so on.
+    Nothing else is kept: a launcher that starts other scripts only is migrated."""
     kept: dict[Path, str] = {}
     for result in planned:
         comments = noqa_comments(result.old, kind_of(result.path))
@@ -438,15 +436,43 @@ def hold_noqa_writes(planned) -> dict[Path, str]:
             if noqa is not None:
                 kept[result.path] = f"{_where(noqa, d.line)}, a legacy setting ({d.code})"
                 break
-    scripts = [r for r in planned if r.path in kept and kind_of(r.path) == "python"]
-    for result in planned if scripts else ():
-        if result.path in kept:
-            continue
-        if kind_of(result.path) != "python" and any(r.legacy_env for r in scripts):
-            kept[result.path] = f"it may launch {scripts[0].path}, left as it is by a `# noqa`"
-        elif any(d.code == IMPORTED_MODULE for d in result.diagnostics):
-            kept[result.path] = f"it may be imported by {scripts[0].path}, left as it is by a `# noqa`"
+    _keep_what_goes_with(planned, kept)
     return kept
+
+
+def _keep_what_goes_with(planned, kept: dict[Path, str]) -> None:
+    """Add to ``kept`` (path -> reason) what goes with each kept Python script (see
+    :func:`hold_noqa_writes`), each reason naming the file it goes with."""
+    by_key = {result.path.resolve(): result for result in planned}
+    origin = {result.path.resolve(): result.path for result in planned if result.path in kept}
+    todo = [key for key in origin if kind_of(by_key[key].path) == "python"]
+
+    def keep(result, reason: str, root: Path) -> bool:
+        key = result.path.resolve()
+        if result.path in kept:
+            return False
+        kept[result.path] = reason
+        origin[key] = root
+        return True
+
+    while todo:
+        key = todo.pop(0)
+        script, root = by_key[key].path, origin[key]
+        because = "left as it is by a `# noqa`" if script == root else f"left as it is with {root}"
+        for result in planned:
+            if key not in {path.resolve() for path in result.with_scripts}:
+                continue
+            if kind_of(result.path) != "python":
+                keep(result, f"it launches {script}, {because}", root)
+                continue
+            if not keep(result, f"it is imported by {script}, {because}", root):
+                continue
+            for other in result.with_scripts:  # the module's other importers would miss its change
+                importer = by_key.get(other.resolve())
+                if importer is not None and keep(
+                    importer, f"it imports {result.path}, left as it is with {root}", root
+                ):
+                    todo.append(other.resolve())
 
 
 def _where(noqa: Noqa, line: int) -> str:

@@ -140,6 +140,7 @@ def migrate_imported_modules(
     migrate: Callable[..., MigrationResult] = migrate_source,
     outside: Callable[[Path], Path | None] | None = None,
     excluded: Callable[[Path], str | None] | None = None,
+    on_count: Callable[[int], None] | None = None,
 ) -> list[FileResult]:
     """``results`` with the modules imported by migrated scripts migrated as well.
 
@@ -151,14 +152,18 @@ def migrate_imported_modules(
     given (a symlink leads out of the tree), None for one inside
     (:meth:`bf16_migrate.bounds.Bounds.outside`); such a module is never read, and is reported
     (BFM093). ``excluded(path)``: why a module is excluded (an exclude glob, ``.gitignore``), or
-    None; such a module is not rewritten, and is reported (BFM093)."""
+    None; such a module is not rewritten, and is reported (BFM093). ``on_count(n)``: told how many
+    modules are looked at, before the first (a progress display's total)."""
     requests = _factory_requests(results)
     wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
     losses = _loss_requests(results, root_of)
     run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate)
     run.out += _escaped_results(escaped)
     left_keys = {module.resolve() for module in escaped}
-    for key in sorted((set(wanted) | set(requests) | set(audited)) - left_keys):
+    keys = sorted((set(wanted) | set(requests) | set(audited)) - left_keys)
+    if on_count is not None:
+        on_count(len(keys))
+    for key in keys:
         loss = tuple(sorted(losses.get(key, ())))
         run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())), loss)
     return run.out
@@ -265,6 +270,7 @@ class _ModuleRun:
             return
         new = self._migrated(module_path, source, own, env, (asked, loss), audit_env, named[0][0] if named else None)
         if new is not None:
+            new.with_scripts = tuple(path for path, _env in (*importers, *audited))
             self.out = (
                 [new if r.path.resolve() == key else r for r in self.out] if own is not None else self.out + [new]
             )

@@ -51,6 +51,13 @@ class WalkProgress:
         self.done += steps
         self._draw()
 
+    def set_total(self, total: int) -> None:
+        """The current phase's total, known or grown since the phase began."""
+        self.total = total
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, total=total)
+        self._draw()
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
@@ -64,24 +71,47 @@ class WalkProgress:
         if self.shown != self.phases:  # a new phase: a new task, so that an unknown total shows as one
             if self.task is not None:
                 self.bar.remove_task(self.task)
-            self.task = self.bar.add_task(self.text, total=self.total, elapsed="")
+            self.task = self.bar.add_task(self.text, total=self.total, text="", count="", elapsed="")
             self.shown = self.phases
         # the time since the walk began (rich's elapsed column would restart at every phase)
-        self.bar.update(self.task, completed=self.done, elapsed=f"{time.monotonic() - self.started:.0f} s")
+        elapsed = f"{time.monotonic() - self.started:.0f} s"
+        count = f"{self.done}/{self.total}" if self.total is not None else str(self.done)
+        text, self._bar_column.bar_width = fit(self.text, self.bar.console.width, count, elapsed)
+        self.bar.update(self.task, completed=self.done, text=text, count=count, elapsed=elapsed)
         self.bar.refresh()
 
     def _open(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import BarColumn, Progress, TextColumn
+        from rich.table import Column
 
         console = Console(file=self.stream, force_terminal=True if self.color else None, no_color=self.color is False)
+        self._bar_column = BarColumn(bar_width=BAR_WIDTH)
+        whole = Column(no_wrap=True)
         self.bar = Progress(
-            TextColumn("bf16-migrate: {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[elapsed]}"),
+            TextColumn(PREFIX + "{task.fields[text]}", table_column=Column(no_wrap=True)),
+            self._bar_column,
+            TextColumn("{task.fields[count]}", table_column=whole),
+            TextColumn("{task.fields[elapsed]}", table_column=Column(no_wrap=True)),
             console=console,
             transient=True,
             auto_refresh=False,
         )
         self.bar.start()
+
+
+PREFIX = "bf16-migrate: "
+BAR_WIDTH = 40
+"""The bar's widest; it narrows (then goes) before the phase's words do."""
+
+
+def fit(text: str, width: int, count: str, elapsed: str) -> tuple[str, int]:
+    """The phase's ``text`` and the bar's width for a line of ``width`` columns that keeps
+    ``count`` and ``elapsed`` whole: the bar gives way first (down to one column), then the text is
+    cut with an ellipsis. One column is left free (a terminal may wrap at its last column)."""
+    room = width - 1 - len(PREFIX) - len(count) - len(elapsed) - 3  # rich's one space between the 4 columns
+    bar = max(1, min(BAR_WIDTH, room - len(text)))  # rich draws at least one column of it
+    left = room - bar
+    if len(text) > left:
+        text = text[: max(0, left - 1)] + "…" if left > 0 else ""
+    return text, bar

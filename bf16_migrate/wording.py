@@ -43,3 +43,15 @@ def would(message: str) -> str:
     if "would" not in out:
         out = f"would fix: {out}"
     return out
+
+
+def silent_change(path: str, codes: list[str]) -> str:
+    """The line that says why ``--check`` fails for a file no reported finding names: it would
+    change, and ``codes`` (possibly none) are what is suppressed about it. A suppression hides a
+    finding, never the change (the rewrite would still write the file); a ``# noqa`` on the
+    file's legacy write keeps the file as it is."""
+    hidden = f"its findings are suppressed ({', '.join(codes)})" if codes else "no finding names it"
+    return (
+        f"bf16-migrate: {path} would change; {hidden}: a suppression hides a finding, not the change "
+        "(`# noqa` on the legacy write keeps a file as it is)"
+    )

@@ -132,6 +132,19 @@ def test_explain():
     )
 
 
+def test_rule_is_ruffs_name_for_explain(tmp_path, monkeypatch):
+    """`bf16-migrate rule CODE` prints explain's page (ruff's `ruff rule F401`), `rule` and
+    `rule --all` the list; a word close to it is a usage error naming it, not a missing path."""
+    assert invoke("rule", "BFM050").stdout == invoke("explain", "BFM050").stdout != ""
+    listing = invoke("explain").stdout
+    assert invoke("rule").stdout == invoke("rule", "--all").stdout == listing
+    assert invoke("rule", "BFM999").exit_code == 2
+    assert invoke("rule", "BFM050", "--all").exit_code == 2
+    monkeypatch.chdir(tmp_path)
+    mistyped = invoke("rules", "BFM050")
+    assert mistyped.exit_code == 2 and "did you mean `bf16-migrate rule`?" in mistyped.stderr
+
+
 def test_version():
     assert bf16_migrate.__version__ == version("bf16-migrate")
     assert bf16_migrate.__version__ in invoke("--version").stdout

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from conftest import FIXTURES, ROOT
 from bf16_migrate.cli import main
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.output_human import fixes_lines, fold, grouped_lines, todo_lines, wrap
-from bf16_migrate.walk_progress import WalkProgress
+from bf16_migrate.walk_progress import BAR_WIDTH, WalkProgress
+from bf16_migrate.walk_progress import fit as walk_progress_fit
 
 SHOWCASE = (ROOT / "examples" / "showcase" / "train.py").read_text()
 NOTEBOOK_BANG = '!python -c \'import os; os.environ["XLA_USE_BF16"]="1"\''
@@ -292,10 +294,10 @@ def test_walk_progress_shows_on_a_terminal_after_the_delay_without_a_thread(monk
     screen = _Terminal()
     monkeypatch.setattr(walk_progress, "DELAY_S", 0.0)
     with WalkProgress(screen) as progress:
-        progress.phase("reading the files that name a legacy variable", 3)
+        progress.phase("reading files", 3)
         progress.advance()
         assert threading.active_count() == threads  # no refresh thread: the workers may still fork
-    assert "bf16-migrate: reading the files that name a legacy variable" in screen.getvalue()
+    assert "bf16-migrate: reading files" in screen.getvalue()
     assert "1/3" in screen.getvalue()
     # not a terminal, or a short walk: nothing at all
     pipe = io.StringIO()
@@ -306,3 +308,73 @@ def test_walk_progress_shows_on_a_terminal_after_the_delay_without_a_thread(monk
     with WalkProgress(quick) as progress:
         progress.phase("x", 1)
     assert pipe.getvalue() == "" and quick.getvalue() == ""
+
+
+def _last_line(screen: io.StringIO) -> str:
+    """The last line a progress display drew (its cursor and erase codes removed)."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen.getvalue())
+    return [line for line in re.split(r"[\r\n]", text) if line.strip()][-1]
+
+
+@pytest.mark.parametrize("columns", [80, 60, 40])
+def test_walk_progress_keeps_its_count_whole_in_narrow_terminals(monkeypatch, columns):
+    """At 80 columns (and fewer) the count and the time stay whole: the bar narrows first, then
+    the phase's words are cut with an ellipsis; the line leaves the last column free."""
+    import bf16_migrate.walk_progress as walk_progress
+
+    monkeypatch.setattr(walk_progress, "DELAY_S", 0.0)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    screen = _Terminal()
+    with WalkProgress(screen, color=False) as progress:
+        progress.phase("migrating imported modules", 30494)
+        progress.advance(12494)
+        line = _last_line(screen)
+    assert line.startswith("bf16-migrate: ") and line.endswith(" 12494/30494 0 s"), line
+    assert len(line) < columns, line
+    assert ("migrating imported modules" in line) == (columns >= 60), line
+
+
+def test_walk_progress_fit_gives_the_bar_way_before_the_words():
+    text, bar = walk_progress_fit("reading files", 90, "494/494", "3 s")
+    assert text == "reading files" and bar == BAR_WIDTH
+    text, bar = walk_progress_fit("reading files", 50, "12494/30494", "397 s")
+    assert text == "reading files" and bar == 50 - 1 - len("bf16-migrate: reading files") - 11 - 5 - 3
+    text, bar = walk_progress_fit("reading files", 40, "12494/30494", "397 s")
+    assert text == "read…" and bar == 1  # 40 - 1 - 14 - 11 - 5 - 3 = 6 columns: a bar of one, five for the words
+
+
+class _Recorder:
+    """A progress display that records the phases of a walk: ``[text, done, total]`` each."""
+
+    def __init__(self) -> None:
+        self.phases: list[list] = []
+
+    def phase(self, text: str, total: int | None = None) -> None:
+        self.phases.append([text, 0, total])
+
+    def advance(self, steps: int = 1) -> None:
+        self.phases[-1][1] += steps
+
+    def set_total(self, total: int) -> None:
+        self.phases[-1][2] = total
+
+
+def test_every_phase_of_the_walk_has_a_total_it_reaches(tmp_path):
+    """The migration phases count files: two scripts that set the switch and a launched script
+    that names no variable (the total grows from 2 to 3 when the plan finds it; its trial and its
+    result count once), then the one module they import (its total told before the first)."""
+    from bf16_migrate.project import migrate_paths
+
+    train = (FIXTURES / "mlp_regression" / "train.py").read_text()
+    module = "import torch\n\n\ndef bias(x):\n    return torch.ones(2, device=x.device) + x\n"
+    (tmp_path / "model_utils.py").write_text(module)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("import model_utils\n" + train)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython launched.py\n")
+    (tmp_path / "launched.py").write_text(train.replace('os.environ["XLA_USE_BF16"] = "1"\n', ""))
+    recorder = _Recorder()
+    migrate_paths([tmp_path], "stochastic", write=False, progress=recorder)
+    assert [p[0] for p in recorder.phases] == ["reading files", "migrating scripts", "migrating imported modules"]
+    for text, done, total in recorder.phases:
+        assert total is not None and done == total, recorder.phases
+    assert recorder.phases[1][2] == 3 and recorder.phases[2][2] == 1, recorder.phases

@@ -111,7 +111,106 @@ def test_noqa_on_a_script_write_keeps_its_launchers_too(tmp_path):
     result = invoke(tree)
     assert {p.name: p.read_text() for p in tree.iterdir()} == before, result.output
     assert result.exit_code == 0, result.output
-    assert "it may launch" in result.stderr
+    assert f"left as it is: {tree / 'run.sh'} (it launches {tree / 'train.py'}, left as it is by a `# noqa`)" in (
+        result.stderr
+    )
+
+
+TRAIN_OF = """\
+import torch
+import torch_xla.core.xla_model as xm
+from model import Net
+
+
+def main():
+    device = xm.xla_device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(10):
+        optimizer.zero_grad()
+        loss = model(torch.randn(8, 4, device=device)).sum()
+        loss.backward()
+        optimizer.step()
+
+
+if __name__ == "__main__":
+    main()
+"""
+MODEL = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        bias = torch.ones(2, device=x.device)
+        return self.fc(x) + bias
+"""
+
+
+def _noqa_tree(tmp_path, shared_module: bool):
+    """scripts/run.sh starts src/train.py under the switch; src/noqa_train.py sets the switch
+    itself behind a `# noqa`; with ``shared_module`` both import src/model.py (whose model code
+    the migration changes), else train.py builds its own layer."""
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "scripts" / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython src/train.py\n")
+    train = TRAIN_OF if shared_module else TRAIN_OF.replace("from model import Net\n", "").replace(
+        "Net()", "torch.nn.Linear(4, 2)"
+    )
+    (tmp_path / "src" / "train.py").write_text(train)
+    (tmp_path / "src" / "model.py").write_text(MODEL)
+    noqa = 'import os\n\nos.environ["XLA_USE_BF16"] = "1"  # noqa\n' + TRAIN_OF
+    (tmp_path / "src" / "noqa_train.py").write_text(noqa)
+    return tmp_path
+
+
+def test_noqa_on_one_script_keeps_no_launcher_that_starts_another(tmp_path, monkeypatch):
+    """A launcher is kept with a noqa'd script only when its settings reach that script: run.sh
+    runs src/train.py, not src/noqa_train.py, so it is migrated with train.py (the launcher was
+    kept before, naming a script it does not launch, while train.py was changed)."""
+    tree = _noqa_tree(tmp_path, shared_module=False)
+    monkeypatch.chdir(tree)
+    result = invoke(".", "--check")
+    assert result.exit_code == 1, result.output
+    assert "scripts/run.sh:2:8: BFM001 would replace XLA_USE_BF16" in result.stdout
+    assert "src/train.py:1:1: BFM001" in result.stdout
+    kept = [line for line in result.stderr.splitlines() if "left as it is:" in line]
+    assert kept == [
+        "bf16-migrate: left as it is: src/noqa_train.py (`# noqa` on line 3, a legacy setting (BFM001))",
+        "bf16-migrate: left as it is: src/model.py (it is imported by src/noqa_train.py, left as it is by a `# noqa`)",
+    ]
+    assert invoke(".").exit_code == 0
+    assert "XLA_USE_BF16" not in (tree / "scripts" / "run.sh").read_text()
+    assert "model.to(torch.bfloat16)" in (tree / "src" / "train.py").read_text()
+    assert 'os.environ["XLA_USE_BF16"] = "1"  # noqa' in (tree / "src" / "noqa_train.py").read_text()
+
+
+def test_noqa_on_a_script_keeps_its_modules_and_what_else_imports_them(tmp_path, monkeypatch):
+    """src/model.py, imported by the noqa'd script, is kept; src/train.py imports it too, so it is
+    kept (migrated, it would miss the module's change), and so is run.sh, which launches it: each
+    reason names the file it goes with. Nothing is written, nothing left without its switch."""
+    tree = _noqa_tree(tmp_path, shared_module=True)
+    monkeypatch.chdir(tree)
+    before = {p: p.read_text() for p in tree.rglob("*") if p.is_file()}
+    result = invoke(".")
+    assert result.exit_code == 0, result.output
+    assert {p: p.read_text() for p in tree.rglob("*") if p.is_file()} == before
+    kept = [line.removeprefix("bf16-migrate: left as it is: ") for line in result.stderr.splitlines()]
+    assert kept[:4] == [
+        "src/noqa_train.py (`# noqa` on line 3, a legacy setting (BFM001))",
+        "src/model.py (it is imported by src/noqa_train.py, left as it is by a `# noqa`)",
+        "src/train.py (it imports src/model.py, left as it is with src/noqa_train.py)",
+        "scripts/run.sh (it launches src/train.py, left as it is with src/noqa_train.py)",
+    ]
+    (tree / "src" / "noqa_train.py").unlink()  # without the noqa'd script, all three are migrated
+    assert invoke(".").exit_code == 0
+    assert "dtype=" in (tree / "src" / "model.py").read_text()
+    assert "XLA_USE_BF16" not in (tree / "scripts" / "run.sh").read_text()
 
 
 def test_noqa_in_shell_suppresses_an_unfixed_finding(tmp_path):
@@ -138,12 +237,36 @@ def test_select_and_ignore_by_code_and_prefix(tmp_path):
     assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in script.read_text()
 
 
-def test_ignoring_every_finding_of_a_change_passes_check(tmp_path):
+def test_check_fails_while_a_file_would_change_whatever_is_suppressed(tmp_path):
+    """`--check` says "exit 1 if anything would change": a suppression hides a finding, never
+    the change (the rewrite still writes the file), so a file that would change fails the check
+    even when every finding about it is suppressed, and a line says so (with --quiet too); a
+    `# noqa` on the legacy write keeps the file as it is, and then the check passes."""
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
+    assert "exit 1 if anything would change" in " ".join(invoke("migrate", "--help").stdout.split())
     assert invoke(script, "--check").exit_code == 1
-    assert invoke(script, "--check", "--ignore", "BFM001").exit_code == 0
+    for extra in (("--quiet",), ()):
+        hidden = invoke(script, "--check", "--ignore", "BFM001", *extra)
+        assert hidden.exit_code == 1, hidden.output
+        assert hidden.stdout == ""  # nothing reported
+        assert f"bf16-migrate: {script} would change; its findings are suppressed (BFM001)" in hidden.stderr
+    assert "1 file(s) would change, 0 finding(s) would be fixed, 0 left to do by hand, 1 suppressed" in hidden.stderr
     assert script.read_text() == SCRIPT
+    ignored = invoke(script, "--ignore", "BFM001")  # what --check was about: the rewrite writes it
+    assert ignored.exit_code == 0 and "model.to(torch.bfloat16)" in script.read_text()
+    script.write_text(SCRIPT.replace(WRITE, WRITE.replace("\n", "  # noqa: BFM001\n"), 1))
+    kept = invoke(script, "--check")
+    assert kept.exit_code == 0 and "0 file(s) would change" in kept.stderr and "would change;" not in kept.stderr
+
+
+def test_check_with_a_launcher_and_its_script_all_suppressed_fails(tmp_path):
+    """Two files that would change (a launcher and the script it starts), every finding
+    suppressed: exit 1, each file named once."""
+    tree = _launcher_tree(tmp_path)
+    result = invoke(tree, "--check", "--ignore", "BFM")
+    assert result.exit_code == 1, result.output
+    assert "2 file(s) would change" in result.stderr and result.stderr.count("would change; its findings") == 2
 
 
 @pytest.mark.parametrize("option", ["--select", "--ignore"])

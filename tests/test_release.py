@@ -1,14 +1,19 @@
 """A release people can install, tested as they would install it.
 
-- ``python -m build`` makes the wheel and the sdist of this work tree (copied away from the
-  checkout), the rules inside them as package data;
+- ``python -m build`` makes the wheel and the sdist from a clean clone of this checkout's commit
+  (what is committed, nothing else), the rules inside them as package data, the licence in both;
 - the wheel is installed into a fresh virtual environment (its own pip resolving the
   dependencies it declares) and run from a directory outside the checkout, with no
   ``PYTHONPATH``: ``--check``, ``explain``, ``--version``, and, with the ``xla`` extra,
   ``verify``;
-- README's CI job and pre-commit configuration are run as written against a local bare clone
-  of this work tree tagged as the release (pip's ``git+file://localhost/PATH`` URL and
-  pre-commit's ``repo: PATH`` stand where README says ``https://github.com/<owner>/bf16-migrate``).
+- the repository as published: this checkout's history pushed as ``main`` into a bare repository,
+  without tags (the published repository has none). README's install line, CI job and pre-commit
+  configuration are run as written against it, at the release commit they name (pip's
+  ``git+file://localhost/PATH`` URL and pre-commit's ``repo: PATH`` stand where README says
+  ``https://github.com/<owner>/bf16-migrate``);
+- the release is named alike everywhere (CHANGELOG's newest pinned heading, README's and the
+  docs' commit, pyproject's version at that commit), before and after ``.ci/release.py`` makes a
+  release in a clone.
 
 Why the ``xla`` extra can be tested without downloading torch again (about 7 GB): the fresh
 environment reaches torch, torch-xla and matplotlib, and exactly the distributions they depend on
@@ -26,7 +31,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -42,8 +46,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-SOURCES = ("pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in", ".pre-commit-hooks.yaml")
-SOURCE_DIRS = ("bf16_migrate", "rules", "docs")
 PLACEHOLDER_URL = "https://github.com/<owner>/bf16-migrate"
 
 LEGACY_SCRIPT = (ROOT / "examples" / "showcase" / "train.py").read_text()
@@ -78,16 +80,44 @@ def _must(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
     return proc
 
 
-def _copy_sources(dest: Path) -> Path:
-    """The files a release is built from, copied out of the work tree (as a clean checkout of
-    the commit would have them; build leftovers and caches are not copied)."""
-    dest.mkdir(parents=True)
-    for name in SOURCES:
-        shutil.copy2(ROOT / name, dest / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for name in SOURCE_DIRS:
-        shutil.copytree(ROOT / name, dest / name, ignore=ignore)
+def _git(args: list[str], cwd: Path) -> str:
+    return _must(_run(["git", *args], cwd, _clean_env())).stdout.strip()
+
+
+def _clean_clone(dest: Path) -> Path:
+    """A clone of this checkout's commit (no tags, nothing uncommitted, no build leftovers)."""
+    _git(["clone", "-q", "--no-tags", str(ROOT), str(dest)], dest.parent)
     return dest
+
+
+PINNED = re.compile(r"^## (\d+\.\d+\.\d+) - commit ([0-9a-f]{40})$", re.M)
+"""A released section's heading in CHANGELOG.md: its version and its commit."""
+INSTRUCTIONS = ("README.md", "docs/usage.md")
+
+
+def release_named(repo: Path) -> tuple[str, str]:
+    """The release the instructions of the checkout ``repo`` name, ``(version, commit)``, after
+    checking it is the same everywhere and exists: CHANGELOG's newest section is pyproject's
+    version; its newest pinned section (``## X.Y.Z - commit <hash>``) is what every pip line
+    (``@<hash>``) and pre-commit ``rev: <hash>  # frozen: vX.Y.Z`` of README.md and docs/usage.md
+    names, and no tag; that commit is an ancestor of HEAD, with ``version = "X.Y.Z"`` and its
+    own ``## X.Y.Z`` section."""
+    changelog = (repo / "CHANGELOG.md").read_text()
+    version = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["version"]
+    assert re.findall(r"^## (\d+\.\d+\.\d+)", changelog, re.M)[0] == version
+    released, commit = PINNED.findall(changelog)[0]
+    for name in INSTRUCTIONS:
+        text = (repo / name).read_text()
+        assert set(re.findall(r"bf16-migrate@(\S+?)\"", text)) == {commit}, name
+        assert set(re.findall(r"^ *rev: (.*)", text, re.M)) == {f"{commit}  # frozen: v{released}"}, name
+        assert "pip install bf16-migrate" not in text and "pip install 'bf16-migrate" not in text
+    assert f"release {released} by its commit" in (repo / "README.md").read_text()
+    assert _run(["git", "merge-base", "--is-ancestor", commit, "HEAD"], repo, _clean_env()).returncode == 0
+    then = tomllib.loads(_git(["show", f"{commit}:pyproject.toml"], repo))["project"]["version"]
+    assert then == released and re.search(
+        rf"^## {re.escape(released)}$", _git(["show", f"{commit}:CHANGELOG.md"], repo), re.M
+    )
+    return released, commit
 
 
 @pytest.fixture(scope="module")
@@ -95,9 +125,10 @@ def dist(tmp_path_factory) -> dict[str, Path]:
     """``python -m build`` (an sdist, then a wheel built from that sdist, each in an isolated
     build environment as PyPA's build does by default): ``{"wheel": ..., "sdist": ...}``."""
     base = tmp_path_factory.mktemp("release-build")
-    source = _copy_sources(base / "src")
+    source = _clean_clone(base / "src")
     out = base / "dist"
-    _must(_run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], base, _clean_env()))
+    built = _must(_run([sys.executable, "-m", "build", "--outdir", str(out), str(source)], base, _clean_env()))
+    assert "Deprecat" not in built.stdout + built.stderr  # e.g. a `license` table (setuptools>=77: an SPDX string)
     wheel = out / f"bf16_migrate-{VERSION}-py3-none-any.whl"
     sdist = out / f"bf16_migrate-{VERSION}.tar.gz"
     assert wheel.is_file() and sdist.is_file(), sorted(p.name for p in out.iterdir())
@@ -128,17 +159,28 @@ def user_project(tmp_path) -> Path:
 
 
 def test_the_release_is_named_alike_everywhere():
-    """pyproject's version is the CHANGELOG's newest section and the tag README's install, CI and
-    pre-commit examples name; README says what the one placeholder stands for, once."""
-    changelog = (ROOT / "CHANGELOG.md").read_text()
-    assert re.findall(r"^## (\d+\.\d+\.\d+)", changelog, re.M)[0] == VERSION
-    readme = (ROOT / "README.md").read_text()
-    usage = (ROOT / "docs" / "usage.md").read_text()
-    for text in (readme, usage):
-        tags = set(re.findall(r"@v(\d+\.\d+\.\d+)", text)) | set(re.findall(r"rev: v(\d+\.\d+\.\d+)", text))
-        assert tags == {VERSION}, tags
-        assert "pip install bf16-migrate" not in text and "pip install 'bf16-migrate" not in text
-    assert readme.count("`<owner>` stands for") == 1
+    """README's install, CI and pre-commit examples and docs/usage.md's name one commit, the
+    newest release's in CHANGELOG.md, which is on this history; README says what the one
+    placeholder stands for, once."""
+    release_named(ROOT)
+    assert (ROOT / "README.md").read_text().count("`<owner>` stands for") == 1
+
+
+def test_a_release_made_by_the_script_is_named_alike_before_and_after_its_pin(tmp_path):
+    """docs/release.md's two commits, made in a clone: after ``prepare`` (the release commit)
+    the instructions still name the previous release, which still exists; after ``pin`` they
+    name the release commit, and CHANGELOG records it under its heading."""
+    repo = _clean_clone(tmp_path / "repo")
+    before = release_named(repo)
+    env = _clean_env()
+    _must(_run([sys.executable, ".ci/release.py", "prepare", "9.9.9"], repo, env))
+    release = _git(["rev-parse", "HEAD"], repo)
+    assert release_named(repo) == before
+    assert _run([sys.executable, ".ci/release.py", "prepare", "9.9.10"], repo, env).returncode != 0  # no Unreleased
+    _must(_run([sys.executable, ".ci/release.py", "pin"], repo, env))
+    assert release_named(repo) == ("9.9.9", release)
+    assert _git(["rev-parse", "HEAD^"], repo) == release and not _git(["status", "--porcelain"], repo)
+    assert f"## 9.9.9 - commit {release}" in (repo / "CHANGELOG.md").read_text()
 
 
 def test_the_wheel_and_the_sdist_carry_the_rules(dist):
@@ -152,13 +194,22 @@ def test_the_wheel_and_the_sdist_carry_the_rules(dist):
     )
     assert "bf16_migrate/verify/_child/sitecustomize.py" in names
     assert not [n for n in names if n.startswith(("tests/", "fixtures/", "rules/"))]
-    assert f"Version: {VERSION}" in metadata
+    assert f"bf16_migrate-{VERSION}.dist-info/licenses/LICENSE" in names
+    assert "License-Expression: Apache-2.0" in metadata and "License-File: LICENSE" in metadata
     assert "Requires-Dist: libcst" in metadata and 'Requires-Dist: torch==2.9.0; extra == "xla"' in metadata
     assert "bf16-migrate = bf16_migrate.cli:main" in entry_points
     with tarfile.open(dist["sdist"]) as sdist:
         members = {m.name.split("/", 1)[1] for m in sdist.getmembers() if "/" in m.name}
     assert {f"rules/{r}" for r in rules} <= members
-    assert {"CHANGELOG.md", "README.md", "docs/usage.md", "docs/rules.md", ".pre-commit-hooks.yaml"} <= members
+    assert {
+        "CHANGELOG.md",
+        "README.md",
+        "LICENSE",
+        "docs/usage.md",
+        "docs/rules.md",
+        ".pre-commit-hooks.yaml",
+    } <= members
+    assert f"Version: {VERSION}" in metadata
 
 
 def test_the_installed_wheel_checks_and_explains_away_from_the_checkout(installed, user_project):
@@ -277,15 +328,13 @@ def _readme_block(first_line: str) -> str:
 
 @pytest.fixture(scope="module")
 def release_remote(tmp_path_factory) -> Path:
-    """This work tree committed and tagged ``v<version>`` in a repository, cloned bare: the
-    stand-in for ``https://github.com/<owner>/bf16-migrate``."""
-    base = tmp_path_factory.mktemp("release-remote")
-    repo = _copy_sources(base / "bf16-migrate")
-    env = _clean_env()
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "release"], ["tag", f"v{VERSION}"]):
-        _must(_run(["git", *args], repo, env))
-    bare = base / "bf16-migrate.git"
-    _must(_run(["git", "clone", "-q", "--bare", str(repo), str(bare)], base, env))
+    """The repository as published, the stand-in for ``https://github.com/<owner>/bf16-migrate``:
+    a bare repository holding this checkout's history as its one branch ``main``, no tag."""
+    bare = tmp_path_factory.mktemp("release-remote") / "bf16-migrate.git"
+    _git(["init", "-q", "--bare", str(bare)], bare.parent)
+    _git(["symbolic-ref", "HEAD", "refs/heads/main"], bare)  # the default branch, as the host serves it
+    _git(["push", "-q", "--no-tags", str(bare), "HEAD:refs/heads/main"], ROOT)
+    assert _git(["for-each-ref", "--format=%(refname)"], bare) == "refs/heads/main"
     return bare
 
 
@@ -297,12 +346,14 @@ def _user_repo(where: Path, script: str) -> Path:
     return where
 
 
-def test_readmes_ci_job_runs_against_the_tagged_release(release_remote, tmp_path):
+def test_readmes_install_and_ci_job_run_against_the_published_release(release_remote, tmp_path):
     """README's workflow, step by step: ``actions/checkout`` is the user's repository as the
     current directory, ``actions/setup-python`` a fresh virtual environment first on PATH, and
     each ``run:`` goes to bash as GitHub runs it (``bash --noprofile --norc -eo pipefail``), with
-    the release's URL pointing at the bare clone. The job fails (exit 1, an annotation per
-    finding) while a legacy switch is left, and passes once the script is migrated."""
+    the release's URL pointing at the published repository (no tags). Its install step is
+    README's "Install" line, word for word, and installs the release the changelog names. The job
+    fails (exit 1, an annotation per finding) while a legacy switch is left, and passes once the
+    script is migrated."""
     from ruamel.yaml import YAML
 
     workflow = YAML(typ="safe").load(_readme_block("# .github/workflows/bf16-migrate.yml"))
@@ -316,7 +367,11 @@ def test_readmes_ci_job_runs_against_the_tagged_release(release_remote, tmp_path
     # PEP 508 wants a host in a URL: file://localhost/PATH, which git reads as the path
     remote = f"git+file://localhost{release_remote}"
     runs = [s["run"].replace(f"git+{PLACEHOLDER_URL}", remote) for s in steps[2:]]
-    assert f"{remote}@v{VERSION}" in runs[0]
+    released, commit = release_named(ROOT)
+    assert f"{remote}@{commit}" in runs[0]
+    readme = (ROOT / "README.md").read_text()
+    install_lines = re.findall(r"^pip install .*?\"(?= )", readme, re.M)
+    assert install_lines and steps[2]["run"] == install_lines[0]  # the "Install" line is the job's
     venv = _new_venv(tmp_path / "runner-python")
     env = _clean_env(venv)
 
@@ -331,6 +386,8 @@ def test_readmes_ci_job_runs_against_the_tagged_release(release_remote, tmp_path
     legacy = _user_repo(tmp_path / "legacy", LEGACY_SCRIPT)
     install, *rest = job(legacy)
     assert install.returncode == 0, install.stdout + install.stderr
+    version = _must(_run([str(venv / "bin" / "bf16-migrate"), "--version"], legacy, env)).stdout
+    assert version.strip().endswith(released), version
     (check,) = rest
     assert check.returncode == 1, check.stdout + check.stderr
     assert check.stdout.startswith("::warning file=train.py,line=12,col=12,title=BFM001::would replace XLA_USE_BF16")
@@ -338,12 +395,14 @@ def test_readmes_ci_job_runs_against_the_tagged_release(release_remote, tmp_path
     assert job(legacy)[-1].returncode == 0
 
 
-def test_readmes_pre_commit_configuration_runs_the_tagged_release(release_remote, tmp_path):
-    """README's ``.pre-commit-config.yaml`` with ``repo:`` the bare clone's path: pre-commit
-    clones the tag, installs it into its own environment and runs the hook, which fails the
-    commit while a legacy switch is left and writes nothing."""
+def test_readmes_pre_commit_configuration_runs_the_published_release(release_remote, tmp_path):
+    """README's ``.pre-commit-config.yaml`` with ``repo:`` the published repository's path (no
+    tags): pre-commit fetches the release's commit (``rev: <hash>  # frozen: vX.Y.Z``), installs
+    it into its own environment and runs the hook, which fails the commit while a legacy switch
+    is left and writes nothing."""
     config = _readme_block("# .pre-commit-config.yaml")
-    assert f"repo: {PLACEHOLDER_URL}\n" in config and f"rev: v{VERSION}\n" in config
+    released, commit = release_named(ROOT)
+    assert f"repo: {PLACEHOLDER_URL}\n" in config and f"rev: {commit}  # frozen: v{released}\n" in config
     repo = _user_repo(tmp_path / "user", LEGACY_SCRIPT)
     (repo / ".pre-commit-config.yaml").write_text(config.replace(PLACEHOLDER_URL, str(release_remote)))
     env = _clean_env(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), PRE_COMMIT_COLOR="never")

@@ -250,13 +250,28 @@ def test_an_installed_copy_reads_its_package_data(tmp_path):
     the rules are ``bf16_migrate/_rules/*.toml``, and the installed package reads them there."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copyfile(ROOT / name, source / name)
     shutil.copytree(ROOT / "bf16_migrate", source / "bf16_migrate", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "rules", source / "rules")
     lib = tmp_path / "lib"
+    # the setuptools pyproject.toml's build-system asks for (its SPDX `license` string needs 77 or
+    # newer), in an environment of its own, as pip's isolated build would use
+    builder = tmp_path / "builder"
+    subprocess.run([sys.executable, "-m", "venv", str(builder)], check=True, capture_output=True, timeout=300)
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    pip = [str(builder / "bin" / "python"), "-m", "pip", "install", "-q", *requires]
+    subprocess.run(pip, check=True, capture_output=True, timeout=600)
     subprocess.run(
-        [sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py", "-d", str(lib)],
+        [
+            str(builder / "bin" / "python"),
+            "-c",
+            "from setuptools import setup; setup()",
+            "-q",
+            "build_py",
+            "-d",
+            str(lib),
+        ],
         cwd=source,
         check=True,
         capture_output=True,

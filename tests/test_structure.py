@@ -253,7 +253,6 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
     "bf16_migrate.carriers": {"bf16_migrate.python.guard": _LIBCST},
     "bf16_migrate.ignore": {"pathspec": "15 ms; only where a .gitignore exists (tests/test_fast_path.py)"},
     "bf16_migrate.migrations": {
-        "concurrent.futures": "the process pool (concurrent.futures.process, 11 ms) only from 32 KB of source on",
         "concurrent.futures.process": "the process pool (11 ms) only from 32 KB of source on",
     },
     "bf16_migrate.next_steps": {
@@ -271,11 +270,21 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "bf16_migrate.carriers.vscode": f"{_OFF_CLEAN}: json5, 40 ms",
         "bf16_migrate.write": f"{_OFF_CLEAN}: 13 ms with commit",
     },
-    "bf16_migrate.walk_progress": {"rich.console": "rich: optional, 30 ms", "rich.progress": "rich: optional, 30 ms"},
+    "bf16_migrate.walk_progress": {
+        "rich.console": "rich: optional, 30 ms",
+        "rich.progress": "rich: optional, 30 ms",
+        "rich.table": "rich: optional, 30 ms",
+    },
+    "bf16_migrate.workers": {
+        "concurrent.futures": "the process pool (concurrent.futures.process, 11 ms) only from 32 KB of source on",
+        "ctypes": f"{_OFF_CLEAN}: 2 ms, for the forked workers and the prefilter's child only",
+        "multiprocessing": f"{_OFF_CLEAN}: for the process pool only",
+    },
     "bf16_migrate.cli": dict.fromkeys(
         [
             "bf16_migrate.carriers",
             "bf16_migrate.diagnostics",
+            "bf16_migrate.next_steps",
             "bf16_migrate.run",
             "bf16_migrate.scan",
             "bf16_migrate.verify",
@@ -304,6 +313,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
             "bf16_migrate.helpers_module",
             "bf16_migrate.ignore",
             "bf16_migrate.next_steps",
+            "bf16_migrate.output",
             "bf16_migrate.output_human",
             "bf16_migrate.output_markdown",
             "bf16_migrate.patch",
@@ -313,6 +323,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
             "bf16_migrate.verify.preflight",
             "bf16_migrate.verify.records",
             "bf16_migrate.verify.runner",
+            "bf16_migrate.wording",
             "bf16_migrate.write",
             "dataclasses",
             "json",
@@ -433,6 +444,7 @@ MODE_NAME_EDGES = {
     ("bf16_migrate.project", "migrate_paths"): "the project's API (docs/usage.md): a Mode or its name",
     ("bf16_migrate.rules", ""): "the loader of rules/modes.toml",
     ("bf16_migrate.verify", ""): "verify: not typed yet (the trace work rewrites it)",
+    ("bf16_migrate.next_steps", "after_pass"): "verify's mode names, until verify is typed",
 }
 """Where a mode may be a name (docs/architecture.md, "Types at the edge"): ``(module, function or
 class)``, an empty second part for the whole module (and its submodules). Everywhere else a mode

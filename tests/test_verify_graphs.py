@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, SDPA_HINT, judge, mode_compile_allowance
 from bf16_migrate.verify.graphs import GraphStats, dump_files_for, hlo_stats, parse_dump, read_step_graph
 from bf16_migrate.verify.records import RunRecord
@@ -382,7 +384,10 @@ def test_report_shows_the_evidence_table_and_json_schema():
     assert "Evidence (executed training-step graph" in text
     row = next(line for line in text.splitlines() if line.startswith("migrated |"))
     assert "8 of 8" in row and "0 / 12" in row and "bf16 x6" in row
-    assert text.index("(tolerances:") < text.index("graph      PASS")
+    assert text.index("(rel. diff: how far the migrated run's loss is from the legacy run's") < text.index(
+        "graph      PASS"
+    )
+    assert 'docs/verify.md, "Verdict and tolerances")' in text and "(tolerances:" not in text
     d = report_dict(rep)
     assert d["schema"] == SCHEMA and d["legacy_version"].startswith("git HEAD~1")
     assert d["runs"]["migrated"]["graph"]["matmuls_bf16"] == 8
@@ -452,3 +457,57 @@ def test_late_compilations_the_legacy_run_has_too_are_not_shown_as_new():
     r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 9, 9]
     r["migrated"].compile_count = 9
     assert "new graphs compiled after step(s) 7" in judge("stochastic", r).part("graph").detail
+
+
+def _passed_report(mode: str = "stochastic", label: str | None = None):
+    from pathlib import Path
+
+    from bf16_migrate.verify import VerifyReport
+
+    r = runs()
+    rep = VerifyReport(
+        script=Path("src/train.py"), mode=mode, steps=9, runs=r, verdict=judge(mode, r), legacy_label=label
+    )
+    assert rep.verdict.passed
+    return rep
+
+
+@pytest.mark.parametrize(
+    ("in_tree", "next_line"),
+    [
+        (False, "  apply: bf16-migrate src/train.py --mode gpu-compatible"),
+        (True, "  commit: git commit -a   # the migration verified above"),
+    ],
+)
+def test_a_passed_verify_names_the_next_command(capsys, in_tree, next_line):
+    """After ``VERDICT: PASS``: the rewrite that applies the verified migration to the legacy
+    file (verify migrated a copy), or, with ``--against`` (the work tree holds the migration),
+    its commit; a verify that did not pass names neither."""
+    from bf16_migrate import cli
+    from bf16_migrate.next_steps import after_pass
+
+    rep = _passed_report("gpu-compatible", "git HEAD (0123456789ab)" if in_tree else None)
+    after = after_pass(rep.script, rep.mode, migrated_in_tree=in_tree)
+    with pytest.raises(SystemExit) as done:
+        cli._finish_one(rep, [], cli._Outputs(), after)
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.rstrip("\n").endswith(f"VERDICT: PASS\n\nNext:\n{next_line}")
+    rep.verdict.parts[0].status = FAIL
+    with pytest.raises(SystemExit):
+        cli._finish_one(rep, [], cli._Outputs(), after)
+    assert "Next:" not in capsys.readouterr().out
+
+
+def test_the_tolerance_lines_say_what_was_compared_in_words():
+    from bf16_migrate.verify.compare import FALLBACK, TOLERANCES
+    from bf16_migrate.verify.report import tolerance_words
+
+    words = " ".join(line.strip() for line in tolerance_words(TOLERANCES["stochastic"]))
+    assert words.startswith("(rel. diff: how far the migrated run's loss is from the legacy run's at the same step")
+    assert words.endswith('docs/verify.md, "Verdict and tolerances")') and "bench/" not in words
+    amp = " ".join(tolerance_words(TOLERANCES["amp"]))
+    assert "from the FP32 reference run's" in amp
+    fallback = " ".join(line.strip() for line in tolerance_words(FALLBACK))
+    assert "measured in this verify: legacy run unusable" in fallback
+    assert all(len(line) <= 76 for t in (TOLERANCES["gpu-compatible"], FALLBACK) for line in tolerance_words(t))

@@ -99,7 +99,7 @@ def test_nothing_a_run_started_survives_its_end_or_its_timeout(tmp_path, spawner
     assert wait_for_no_survivors(marker) == []
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_nothing_survives_ctrl_c_or_a_killed_verify(tmp_path, spawner, signum):
     script, marker = spawner
     env = {**os.environ, "TMPDIR": str(tmp_path)}
@@ -120,5 +120,48 @@ def test_nothing_survives_ctrl_c_or_a_killed_verify(tmp_path, spawner, signum):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == (130 if signum == signal.SIGINT else -signal.SIGKILL)
+    assert proc.returncode == (-signal.SIGKILL if signum == signal.SIGKILL else 130)
     assert wait_for_no_survivors(marker) == []
+
+
+SLOW_TO_PARSE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import argparse, time
+time.sleep(600)  # a script that imports and builds for long before it parses its arguments
+argparse.ArgumentParser().parse_args()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_the_argument_check_ends_with_a_killed_verify(tmp_path, signum):
+    """verify starts a script that uses argparse once, to check its arguments, before the runs;
+    verify stopped meanwhile (SIGKILL: no handler of its own runs) leaves no such process."""
+    script = tmp_path / "slow_to_parse.py"
+    script.write_text(SLOW_TO_PARSE)
+    marker = f"bfm-test-survivor-{uuid.uuid4().hex}"
+    proc = subprocess.Popen(
+        verify_command(script, marker, "parse", timeout=120),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    try:
+        deadline = time.monotonic() + 120
+
+        def checking() -> list[str]:  # verify's own command line holds the marker too
+            return [line for line in survivors(marker) if int(line.split(":")[0]) != proc.pid]
+
+        while not checking() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert checking(), "the argument check did not start"
+        proc.send_signal(signum)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        left = wait_for_no_survivors(marker)
+        for line in left:
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    assert proc.returncode == (-signal.SIGKILL if signum == signal.SIGKILL else 130)
+    assert left == []

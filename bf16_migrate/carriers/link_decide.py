@@ -674,9 +674,22 @@ class Decider:
                     text,
                     carrier.encoding,
                     sorted(diags, key=lambda d: (d.path, d.line, d.col, d.code)),
+                    with_scripts=self._scripts_with(ci),
                 )
             )
         return results
+
+    def _scripts_with(self, ci: int) -> tuple[Path, ...]:
+        """The launched scripts decided together with carrier ``ci``'s entries (one component:
+        the settings that reach them and the scripts themselves)."""
+        roots = {self.uf.find((ci, entry.id)) for entry in self.carriers[ci].analysis.entries}
+        return tuple(
+            sorted(
+                path
+                for node, (path, _kci) in self.pynodes.items()
+                if node[0] == Resolution.PY and self.uf.find(node) in roots
+            )
+        )
 
     def _python_results(self) -> list[FileResult]:
         """The Python candidates, and the launched scripts migrated with their launchers (or,

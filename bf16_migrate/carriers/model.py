@@ -428,6 +428,11 @@ class FileResult:
     """For a Python script that took the change, what its migration did not examine
     (:meth:`bf16_migrate.python.outcome.Outcome.unexamined`), each as ``path:line: what``
     (``path: what`` for the whole file): the run's summary names them."""
+    with_scripts: tuple[Path, ...] = ()
+    """The Python scripts whose change this file's change goes with: for a launcher (or a file it
+    loads), the scripts its legacy settings reach, decided together with them; for a module of the
+    tree, the scripts that import it. What a ``# noqa`` that keeps one of them keeps with it
+    (:func:`bf16_migrate.suppress.hold_noqa_writes`)."""
 
 
 PlanNode: TypeAlias = tuple[Resolution, Path | int]

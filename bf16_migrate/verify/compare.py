@@ -237,6 +237,9 @@ class Tolerance:
     source: str
     slide: bool = True
     drift_band: bool = False
+    measured_here: bool = False
+    """Whether the limits were measured in this verify (the fallback's: :func:`fallback_tolerance`),
+    ``source`` then saying how; else they are the mode's, measured on the calibration scripts."""
 
     def onset(self, rel: Sequence[float], start: int = 0) -> tuple[bool, str]:
         """Apply the onset check to per-step relative differences, on the ``onset_steps`` steps
@@ -304,6 +307,7 @@ FALLBACK = Tolerance(
     math.nan,
     "legacy run unusable and no plain full-bf16 control run: no bar to hold the migrated run to",
     slide=False,
+    measured_here=True,
 )
 """The tolerance of stochastic / gpu-compatible when the legacy run failed or produced NaN/Inf
 and no control run could be made (:func:`fallback_tolerance` makes the one used otherwise):
@@ -346,6 +350,7 @@ def fallback_tolerance(control: RunRecord | None, reference: RunRecord) -> Toler
         f"steps) and {drift_bar:.2g} (all steps) from the FP32 reference; the limits are {FALLBACK_FACTOR:g} x those, "
         f"at least {FALLBACK_FLOOR:g}",
         slide=False,
+        measured_here=True,
     )
 
 

@@ -33,8 +33,20 @@ parsing any with argparse."""
 # environment, as the harness does). argparse's parse_args calls parse_known_args, and a
 # subparser's parse_known_args runs inside its parent's: the depth counter lets the outermost
 # call finish (parse_args rejects unknown arguments after parse_known_args returns).
+# It ends with verify: a script may import torch-xla and build things before it parses its
+# arguments, and verify stopped by SIGKILL (no handler runs) must not leave it behind; Linux's
+# parent-death signal (prctl(2) PR_SET_PDEATHSIG, through ctypes: the standard library has no
+# call for it), then a check that verify had not already gone before the request was made.
 _CHILD = r"""
 import argparse, os, runpy, sys
+if sys.platform.startswith("linux"):
+    try:
+        import ctypes, signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+if os.getppid() != int(sys.argv.pop(1)):
+    os._exit(1)
 _depth = [0]
 def _wrap(real):
     def parse(self, *args, **kwargs):
@@ -136,7 +148,7 @@ def check_arguments(
     child["PYTHONPATH"] = os.pathsep.join(paths)
     try:
         done = subprocess.run(
-            [python, "-c", _CHILD, str(script), *args],
+            [python, "-c", _CHILD, str(os.getpid()), str(script), *args],
             cwd=script.parent,
             env=child,
             stdin=subprocess.DEVNULL,

@@ -12,6 +12,7 @@ from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import VerifyReport
+    from .compare import Tolerance
 
 __all__ = ["format_report", "report_dict", "error_dict", "SCHEMA", "STOCHASTIC_ROUNDING_NOTE", "NEURON_ROUNDING_NOTE"]
 
@@ -122,8 +123,26 @@ def _part_lines(report: VerifyReport) -> list[str]:
         lines.append(f"{part.name:<10} {part.status:<12} {pieces[0]}")
         lines.extend(indent + piece for piece in pieces[1:])
         if part.name == "matches" and v.tolerance is not None:
-            lines.append(f"{indent}(tolerances: {v.tolerance.source})")
+            lines.extend(indent + line for line in tolerance_words(v.tolerance))
     return lines
+
+
+TOLERANCES_DOC = 'docs/verify.md, "Verdict and tolerances"'
+"""Where a user reads what the limits of matches are and how they were measured."""
+
+
+def tolerance_words(tolerance: Tolerance, width: int = 76) -> list[str]:
+    """The lines under matches' figures that say, in words, what they compare and where the
+    limits come from (the mode's, measured on scripts with known right and wrong migrations:
+    :data:`TOLERANCES_DOC`; or measured in this verify, the fallback's own words), each at most
+    ``width`` characters but a long word."""
+    against = "the FP32 reference run's" if tolerance.baseline == REFERENCE else "the legacy run's"
+    what = f"(rel. diff: how far the migrated run's loss is from {against} at the same step, as a fraction of it;"
+    if tolerance.measured_here:
+        limits = f" the limits were measured in this verify: {tolerance.source})"
+    else:
+        limits = f" the limits and the scripts they were measured on: {TOLERANCES_DOC})"
+    return textwrap.wrap(what + limits, width=width, subsequent_indent=" ")
 
 
 def _run_lines(report: VerifyReport) -> list[str]:
