@@ -20,13 +20,17 @@ Usage::
     python bench/calibrate.py --only grad_accum     # one case; --only grad_accum:right:amp for one migration
     python bench/calibrate.py --ci                  # the subset CI runs (tests/test_calibration.py)
     python bench/calibrate.py --rejudge             # the verdict again over the stored runs, no XLA
+    python bench/calibrate.py --rejudge --as-kept-f32   # ... as if every migration kept f32 on purpose
 
 Results go to ``bench/results/calibration.json`` (merged with earlier results, one entry per case
 and migration: the verdict, its parts with their figures, and the runs' records without their
 output), and the matrix to stdout in Markdown (the table of bench/RESULTS.md). ``--rejudge``
 applies the current verdict code (:func:`bf16_migrate.verify.compare.judge`) to the stored runs:
 how a change of a rule moves the matrix, without new runs (except the extra evidence a verify
-gathers itself: the runs stored are those of its last round).
+gathers itself: the runs stored are those of its last round). ``--as-kept-f32`` judges every
+stored run as verify judges a migration that keeps f32 the script asks for (``judge(...,
+kept_f32=True, loss_f32=True)``: the drift alone, an f32 loss accepted), writing nothing: what
+that door would let through were it opened for any migration.
 """
 
 from __future__ import annotations
@@ -269,10 +273,12 @@ _DROPPED = ("tail", "step_end_s", "backwards_per_step", "hint", "median_step_tim
 
 def _compact_run(run: dict[str, Any]) -> dict[str, Any]:
     """A run of a report with what re-judging needs: no output tail, step times or graph
-    examples."""
+    examples; of its dtype trace, how far it went (the findings are the entry's)."""
     out = {k: v for k, v in run.items() if k not in _DROPPED}
     if out.get("graph"):
         out["graph"] = {k: v for k, v in out["graph"].items() if k not in ("round_trip_examples", "frames")}
+    if out.get("trace"):
+        out["trace"] = {k: v for k, v in out["trace"].items() if k in ("end", "continued", "stop_step", "calls")}
     return out
 
 
@@ -306,7 +312,10 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
             )
         except RunError as exc:
             entry.update(
-                verdict="ERROR", error=exc.message, runs={n: _compact_run(r.to_dict()) for n, r in exc.runs.items()}
+                verdict="ERROR",
+                error=exc.message,
+                runs={n: _compact_run(r.to_dict()) for n, r in exc.runs.items()},
+                trace_findings=[f.to_dict() for f in exc.findings],
             )
             report = None
     if report is not None:
@@ -318,16 +327,20 @@ def verify_migration(case: Case, migration: Migration, lock: str | None = None, 
             steps=doc["steps"],
             runs={name: _compact_run(run) for name, run in doc["runs"].items()},
             rounds=doc.get("rounds"),
+            trace_findings=doc.get("trace_findings", []),
+            wall_verify_s=round(report.wall_time_s, 1),
         )
+    entry["injected"] = injected_lines(case, migration, legacy)
     entry["expected"] = migration.expected
     entry["right"] = entry["verdict"] == migration.expected
     entry["wall_s"] = round(time.monotonic() - started, 1)
     return entry
 
 
-def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
+def rejudge(entry: dict[str, Any], cases: list[Case], kept_f32: bool = False) -> dict[str, Any]:
     """The entry judged again by the current verdict code, over its stored runs (the compile
-    allowance read again from the case's files)."""
+    allowance read again from the case's files); ``kept_f32``: as a migration that keeps f32 the
+    script asks for, its loss among it (``judge``'s ``kept_f32`` and ``loss_f32``)."""
     from bf16_migrate.verify.allowance import compile_allowance
     from bf16_migrate.verify.compare import judge
     from bf16_migrate.verify.graphs import GraphStats
@@ -350,7 +363,20 @@ def rejudge(entry: dict[str, Any], cases: list[Case]) -> dict[str, Any]:
             if (case.name, m.label) == (entry["case"], entry["migration"]):
                 legacy = case.script.read_text(encoding="utf-8")
                 allowance = compile_allowance(legacy, m.source(legacy))
-    verdict = judge(entry["mode"], runs, requested_steps=entry.get("steps"), allowance=allowance)
+    verdict = judge(
+        entry["mode"],
+        runs,
+        requested_steps=entry.get("steps"),
+        allowance=allowance,
+        kept_f32=kept_f32,
+        loss_f32=kept_f32,
+    )
+    from bf16_migrate.verify.parts import Part
+
+    for stored in entry.get("parts") or []:
+        if stored["name"] == "trace" and verdict.parts and verdict.parts[0].passed:
+            # the trace part is read from the runs' traces, which are not stored: kept as judged
+            verdict.parts.append(Part("trace", stored["status"], stored["detail"], stored.get("figures") or {}))
     parts = [{"name": p.name, "status": p.status, "detail": p.detail, "figures": p.figures} for p in verdict.parts]
     status = verdict.status
     return {**entry, "verdict": status, "parts": parts, "notes": verdict.notes, "right": status == entry["expected"]}
@@ -370,6 +396,93 @@ def check_same(entries: list[dict[str, Any]]) -> None:
         mine = _figure(e, "graph", "graph_hash")
         e["same_graph"] = other is not None and mine is not None and mine == _figure(other, "graph", "graph_hash")
         e["right"] = e["verdict"] == PASS and e["same_graph"]
+
+
+def injected_lines(case: Case, migration: Migration, legacy: str) -> list[int] | None:
+    """The lines of the case's legacy script (the file verify's findings name) where a wrong
+    migration's edits are: each edit's new text in the wrong text (the line it starts on; an edit
+    that deletes, the line after the deletion), placed in the legacy script through their
+    difference, as the trace's findings are. None for a migration that is not wrong or is made by
+    no edits (``delete_only``: its error is the cast it lacks, which has no line)."""
+    from bf16_migrate.verify.trace_findings import LineMap
+
+    if migration.expected != FAIL or not migration.edits:
+        return None
+    wrong = migration.source(legacy)
+    base = migration.base.source(legacy) if migration.base is not None else legacy
+    lines: list[int] = []
+    text = base
+    for edit in migration.edits:
+        start = text.index(edit.old)
+        text = text.replace(edit.old, edit.new)
+        marker = edit.new.strip() or None
+        if marker is not None and marker in wrong:
+            start = wrong.index(marker)
+        lines.append(wrong.count("\n", 0, min(start, len(wrong))) + 1)
+    mapping = LineMap(wrong, legacy)
+    return sorted({mapping.place(n)[0] for n in lines})
+
+
+def _trace_lines_of(finding: dict[str, Any]) -> set[int]:
+    """The lines of the legacy script a finding's evidence names (``train.py:12: ...``)."""
+    out = set()
+    for line in finding.get("evidence") or []:
+        head = line.split(":", 2)
+        if len(head) > 2 and head[1].isdigit():
+            out.add(int(head[1]))
+    return out
+
+
+def trace_named(entry: dict[str, Any]) -> str:
+    """How the trace did on one migration: ``line`` (a finding at an injected line), ``chain`` (an
+    injected line among a finding's evidence), ``finding`` (a finding elsewhere: a wrong migration
+    whose error has no line of its own, ``delete_only``), ``none``; for a right or same migration
+    ``clean`` or ``finding`` (a finding that counts: a false one)."""
+    counted = [
+        f for f in entry.get("trace_findings") or [] if not f.get("excused_by") and f["path"].endswith("train.py")
+    ]
+    if entry["expected"] != FAIL:
+        return "clean" if not counted else "finding"
+    injected = set(entry.get("injected") or [])
+    if injected and any(f["line"] in injected for f in counted):
+        return "line"
+    if injected and any(_trace_lines_of(f) & injected for f in counted):
+        return "chain"
+    return "finding" if counted else "none"
+
+
+def trace_summary(entries: list[dict[str, Any]]) -> str:
+    """The trace's calibration in Markdown: per kind of wrong migration, how many it names at the
+    injected line, in a finding's evidence, by some finding, or not at all; over the right and
+    same ones, how many have no finding that counts (its precision), and the false findings."""
+    kinds: dict[str, dict[str, int]] = {}
+    for e in entries:
+        if e["expected"] != FAIL or "trace_findings" not in e:
+            continue
+        kind = e["migration"].split(":")[1]
+        row = kinds.setdefault(kind, {"n": 0, "line": 0, "chain": 0, "finding": 0, "none": 0})
+        row["n"] += 1
+        row[trace_named(e)] += 1
+    lines = [
+        "| wrong kind | migrations | named at the injected line | in a finding's evidence | another finding | none |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind, row in kinds.items():
+        lines.append(f"| {kind} | {row['n']} | {row['line']} | {row['chain']} | {row['finding']} | {row['none']} |")
+    good = [e for e in entries if e["expected"] != FAIL and "trace_findings" in e]
+    false = [e for e in good if trace_named(e) == "finding"]
+    lines += [
+        "",
+        f"Right and same migrations with no trace finding that counts: {len(good) - len(false)} of {len(good)}.",
+    ]
+    for e in false:
+        for f in e["trace_findings"]:
+            if not f.get("excused_by"):
+                lines.append(f"- {e['case']} {e['migration']}: {f['code']} line {f['line']}: {f['message'][:140]}")
+    excused = sum(1 for e in good for f in e["trace_findings"] if f.get("excused_by"))
+    if excused:
+        lines.append(f"- deliberate f32 islands the migration reported, kept: {excused}")
+    return "\n".join(lines) + "\n"
 
 
 def _cell(entry: dict[str, Any], part: str) -> str:
@@ -485,12 +598,12 @@ def matrix(entries: list[dict[str, Any]]) -> str:
         f"| same computation as a right migration ({len(same)}) | {count(same, PASS)} | {count(same, FAIL)} "
         f"| {count(same, 'INCONCLUSIVE')} | {count(same, 'ERROR')} |",
         "",
-        "| case | migration | mode | verdict | runs | trains | precision | matches | graph | figures | wall |",
-        "|---|---|---|---|---|---|---|---|---|---|---:|",
+        "| case | migration | mode | verdict | runs | trains | precision | matches | graph | trace | figures | wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---:|",
     ]
     for e in entries:
         verdict = e["verdict"] if e["right"] else f"**{e['verdict']}** (want {e['expected']})"
-        cells = " | ".join(_cell(e, part) for part in ("runs", "trains", "precision", "matches", "graph"))
+        cells = " | ".join(_cell(e, part) for part in ("runs", "trains", "precision", "matches", "graph", "trace"))
         lines.append(
             f"| {e['case']} | {e['migration']} | {e['mode']} | {verdict} | {cells} | {_figures(e)} | {e['wall_s']} s |"
         )
@@ -514,6 +627,11 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], metavar="CASE[:MIGRATION]")
     parser.add_argument("--ci", action="store_true", help="only the migrations CI runs")
     parser.add_argument("--rejudge", action="store_true", help="judge the stored runs again; run nothing")
+    parser.add_argument(
+        "--as-kept-f32",
+        action="store_true",
+        help="with --rejudge: judge every run as a migration keeping f32 on purpose; write nothing",
+    )
     parser.add_argument("--lock", default="/tmp/bfm-xla.lock", help="flock file held around each verify ('' for none)")
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument(
@@ -523,13 +641,15 @@ def main() -> int:
         help="also put the matrix into FILE (bench/RESULTS.md) between its calibration markers",
     )
     args = parser.parse_args()
+    if args.as_kept_f32 and (not args.rejudge or args.write_md is not None):
+        parser.error("--as-kept-f32 goes with --rejudge, and writes no matrix into a file")
     stored: dict[str, dict[str, Any]] = {}
     if args.results.is_file():
         stored = {f"{e['case']}:{e['migration']}": e for e in json.loads(args.results.read_text())}
     order = [f"{c.name}:{m.label}" for c, m in _selected(load_cases(), [], False)]
     if args.rejudge:
         cases = load_cases()
-        stored = {key: rejudge(e, cases) for key, e in stored.items()}
+        stored = {key: rejudge(e, cases, args.as_kept_f32) for key, e in stored.items()}
     else:
         selected = _selected(load_cases(), args.only, args.ci)
         for name in dict.fromkeys(case.name for case, _m in selected):
@@ -543,9 +663,9 @@ def main() -> int:
                     args.results.write_text(_dump([stored[k] for k in order if k in stored]))
     entries = [stored[k] for k in order if k in stored]
     check_same(entries)
-    if args.rejudge:
+    if args.rejudge and not args.as_kept_f32:
         args.results.write_text(_dump(entries))
-    table = matrix(entries) + "\n" + summary(entries)
+    table = matrix(entries) + "\n" + summary(entries) + "\n" + trace_summary(entries)
     sys.stdout.write(table)
     if args.write_md is not None:
         write_between_markers(args.write_md, table)

@@ -26,6 +26,10 @@ from .console import COLOR_CHOICES
 from .output import FORMATS
 from .rules import DEFAULT_MODE, MODES, load_rules
 
+TRACE_TIME = 120.0
+"""``verify --trace-time`` by default (:data:`bf16_migrate.verify.TRACE_TIME`, which the CLI
+does not import before a verify runs)."""
+
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a run stopped by Ctrl-C
 
@@ -245,6 +249,16 @@ def main() -> None:
     show_default=True,
     help="With --verify: how many scripts to verify at once (each makes 2-3 runs of its own).",
 )
+@click.option(
+    "--trace",
+    "trace_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help=(
+        "A `bf16-migrate verify --json` document: apply the repairs its run's dtype trace names (the same as "
+        "verify --fix, without the device)."
+    ),
+)
 def migrate(paths: tuple[Path, ...], show_diff: bool, check: bool, **options) -> None:
     """Rewrite PATHS (files or directories) in place for --mode.
 
@@ -440,6 +454,30 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     metavar="FILE",
     help='Also append the result as Markdown to FILE (a CI job summary: --markdown "$GITHUB_STEP_SUMMARY").',
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help=(
+        "Repair the places the run's dtype trace names (an f32 operand cast to its partner's dtype, .float() at a "
+        "host exit, the model cast moved before a copy), verify again (at most 3 rounds), then write the migration "
+        "with its repairs as one change. One script."
+    ),
+)
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="With --fix: print the change as a unified diff; write nothing."
+)
+@click.option(
+    "--trace-time",
+    type=click.FloatRange(min=0),
+    default=TRACE_TIME,
+    show_default=True,
+    metavar="SECONDS",
+    help=(
+        "How long the legacy and migrated runs go on after the recorded steps, so that the dtype trace sees the code "
+        "after the training loop (evaluation, EMA, checkpoints); 0: stop at the steps."
+    ),
+)
+@click.option("--no-trace", is_flag=True, help="Record no dtype trace (no trace part, no findings by line).")
 def verify(
     script: Path | None,
     script_args: tuple[str, ...],
@@ -455,6 +493,10 @@ def verify(
     json_path: Path | None,
     plot_path: Path | None,
     markdown_path: Path | None,
+    fix: bool,
+    show_diff: bool,
+    trace_time: float,
+    no_trace: bool,
 ) -> None:
     """Run SCRIPT as it is (legacy variables in force) and migrated, on the XLA device
     (PJRT_DEVICE=CPU unless set), and compare the loss at each optimizer step.
@@ -478,6 +520,11 @@ def verify(
     if script is not None and not script.is_file():
         _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
     outputs = _Outputs(json_path, plot_path, markdown_path)
+    tracing = _Tracing(not no_trace, trace_time, fix, show_diff)
+    if show_diff and not fix:
+        _usage("--diff goes with --fix (it shows the repairs instead of writing them)")
+    if fix and no_trace:
+        _usage("--fix repairs what the dtype trace names: it does not go with --no-trace")
     if merge:
         _verify_merge([*([script] if script is not None else []), *map(Path, script_args)], outputs)
     env = _parse_env(legacy_env)
@@ -496,15 +543,49 @@ def verify(
     from .scan import kind_of
 
     launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
+    if fix and (script is None or launcher):
+        _usage("--fix repairs one script: give SCRIPT (a Python file), with or without --against")
     if against is None and not launcher:
         assert script is not None
-        _verify_one(script, script_args, mode or DEFAULT_MODE, steps, env, timeout, outputs, max_steps=max_steps)
+        _verify_one(
+            script,
+            script_args,
+            mode or DEFAULT_MODE,
+            steps,
+            env,
+            timeout,
+            outputs,
+            max_steps=max_steps,
+            tracing=tracing,
+        )
         return
     # the arguments after `--` (even none) are every script's; without `--`, each launch line's
     request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
     _verify_planned(
-        request, steps=steps, max_steps=max_steps, timeout=timeout, jobs=jobs, list_only=list_only, outputs=outputs
+        request,
+        steps=steps,
+        max_steps=max_steps,
+        timeout=timeout,
+        jobs=jobs,
+        list_only=list_only,
+        outputs=outputs,
+        tracing=tracing,
     )
+
+
+@dataclass(frozen=True)
+class _Tracing:
+    """verify's dtype trace options: ``trace`` (not ``--no-trace``), ``time`` (``--trace-time``),
+    ``fix`` and ``diff`` (``--fix``, ``--diff``)."""
+
+    trace: bool = True
+    time: float = 120.0
+    fix: bool = False
+    diff: bool = False
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return {"trace": self.trace, "trace_time": self.time}
 
 
 @dataclass(frozen=True)
@@ -630,9 +711,11 @@ def _verify_planned(
     jobs: int,
     list_only: bool,
     outputs: _Outputs,
+    tracing: _Tracing = _Tracing(),
 ) -> None:
     """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
-    verify the one job with its full report, or verify them all into one table."""
+    verify the one job with its full report (``--fix``: repaired), or verify them all into one
+    table."""
     import json
     from contextlib import ExitStack
 
@@ -671,20 +754,35 @@ def _verify_planned(
                 _preflight([(job.script, list(job.args)) for job in planned])
             if len(planned) == 1 and script is not None and not request.launcher:
                 job = planned[0]
+                kwargs = dict(
+                    mode=job.mode,
+                    steps=steps,
+                    legacy_env=job.legacy_env,
+                    script_args=job.args,
+                    timeout=timeout,
+                    checkout=checkout,
+                    legacy_env_source=job.source,
+                    max_steps=max_steps,
+                    **tracing.kwargs,
+                )
                 with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
-                    report = verify_script(
-                        job.script,
-                        mode=job.mode,
-                        steps=steps,
-                        legacy_env=job.legacy_env,
-                        script_args=job.args,
-                        timeout=timeout,
-                        checkout=checkout,
-                        legacy_env_source=job.source,
-                        progress=progress,
-                        max_steps=max_steps,
-                    )
-                _finish_one(report, job.notes, outputs, after_pass(job.script, job.mode, migrated_in_tree=True))
+                    if tracing.fix:
+                        fixed = _fix(job.script, progress=progress, **kwargs)
+                        report = fixed.report
+                    else:
+                        report = verify_script(job.script, progress=progress, **kwargs)
+                if tracing.fix:
+                    _write_fix(fixed, job.script, job.mode, job.legacy_env, tracing.diff, against=True)
+                    if report is None:  # no verdict (no optimizer step): its trace repaired all the same
+                        raise fixed.error
+                _finish_one(
+                    report,
+                    job.notes,
+                    outputs,
+                    after_pass(job.script, job.mode, migrated_in_tree=True),
+                    to_stderr=tracing.diff,
+                    fixed=fixed if tracing.fix else None,
+                )
                 return
             _verify_table(
                 planned,
@@ -696,6 +794,7 @@ def _verify_planned(
                 timeout=timeout,
                 jobs=jobs,
                 outputs=outputs,
+                tracing=tracing,
             )
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
@@ -717,6 +816,7 @@ def _verify_table(
     timeout: float,
     jobs: int,
     outputs: _Outputs,
+    tracing: _Tracing = _Tracing(),
 ) -> NoReturn:
     """Verify every planned job (``jobs`` at once), print each report, then one table; exit
     with the table's code."""
@@ -764,6 +864,7 @@ def _verify_table(
         progress_for=progress_for,
         announce=lambda text: click.echo(f"verify: {text}", err=True),
         max_steps=max_steps,
+        **tracing.kwargs,
     )
     for outcome in outcomes:
         click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
@@ -826,11 +927,17 @@ def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
 
 
 def _finish_one(
-    report: Any, notes: list[str], outputs: _Outputs, after: list[tuple[str, str]] | None = None
+    report: Any,
+    notes: list[str],
+    outputs: _Outputs,
+    after: list[tuple[str, str]] | None = None,
+    to_stderr: bool = False,
+    fixed: Any = None,
 ) -> NoReturn:
-    """Print one report (with the plan's notes) and, when it passed, ``after``'s ``Next:`` rows
-    (:func:`bf16_migrate.next_steps.after_pass`); write ``--json``, ``--markdown`` and
-    ``--plot``, exit with its verdict."""
+    """Print one report (with the plan's notes; on stderr with ``to_stderr``, when stdout holds a
+    patch) and, when it passed, ``after``'s ``Next:`` rows (:func:`bf16_migrate.next_steps.after_pass`);
+    write ``--json`` (with ``--fix``'s rounds under ``fix``), ``--markdown`` and ``--plot``, exit
+    with its verdict."""
     from .next_steps import format_rows
     from .verify import format_report
     from .verify.report import report_dict
@@ -843,10 +950,23 @@ def _finish_one(
 
     if EXIT_CODES[report.verdict.status] == EXIT_PASS and after:
         text += "\n" + "\n".join(format_rows(after)) + "\n"
-    click.echo(text)
+    click.echo(text, err=to_stderr)
     doc = report_dict(report)
     if extra:
         doc["notes"] = [*doc.get("notes", []), *extra]
+    if fixed is not None:
+        doc["fix"] = {
+            "stopped": fixed.stopped,
+            "first": [f.to_dict() for f in fixed.first],
+            "rounds": [
+                {
+                    "applied": [site.to_dict() for site in r.applied],
+                    "left": [{"site": site.to_dict(), "why": why} for site, why in r.left],
+                    "verdict": r.verdict,
+                }
+                for r in fixed.rounds
+            ],
+        }
     if outputs.json is not None:
         _write_json(outputs.json, doc)
         click.echo(f"verify: JSON written to {outputs.json}", err=True)
@@ -876,26 +996,36 @@ def _verify_one(
     timeout: float,
     outputs: _Outputs,
     max_steps: int | None = None,
+    tracing: _Tracing = _Tracing(),
 ) -> None:
-    """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly."""
+    """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly
+    (``--fix``: the migration written with its repairs, or shown with ``--diff``)."""
     from .next_steps import after_pass
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
 
     try:
         _preflight([(script, list(script_args))])
+        kwargs = dict(
+            mode=mode,
+            steps=steps,
+            legacy_env=env,
+            script_args=list(script_args),
+            timeout=timeout,
+            legacy_env_source=["--legacy-env"] if env else [],
+            max_steps=max_steps,
+            **tracing.kwargs,
+        )
         with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
-            report = verify_script(
-                script,
-                mode=mode,
-                steps=steps,
-                legacy_env=env,
-                script_args=list(script_args),
-                timeout=timeout,
-                progress=progress,
-                legacy_env_source=["--legacy-env"] if env else [],
-                max_steps=max_steps,
-            )
+            if tracing.fix:
+                fixed = _fix(script, progress=progress, **kwargs)
+                report = fixed.report
+            else:
+                report = verify_script(script, progress=progress, **kwargs)
+        if tracing.fix:
+            _write_fix(fixed, script, mode, env, tracing.diff, against=False)
+            if report is None:  # no verdict (no optimizer step): its trace repaired all the same
+                raise fixed.error
     except RunError as exc:
         click.echo(f"error: {exc}", err=True)
         outputs.error(script, exc)
@@ -903,7 +1033,64 @@ def _verify_one(
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(130)
-    _finish_one(report, [], outputs, after_pass(script, mode, migrated_in_tree=False))
+    written = tracing.fix and not tracing.diff and bool(fixed.applied)  # --fix wrote the migration
+    _finish_one(
+        report,
+        [],
+        outputs,
+        after_pass(script, mode, migrated_in_tree=written),
+        to_stderr=tracing.diff,
+        fixed=fixed if tracing.fix else None,
+    )
+
+
+def _fix(script: Path, **kwargs: Any) -> Any:
+    """``verify --fix``: verify, repair what the trace names, verify again
+    (:func:`bf16_migrate.verify.fix.verify_and_fix`), each round said on stderr."""
+    from .verify import verify_script
+    from .verify.fix import verify_and_fix
+
+    def said(number: int, fix_round: Any) -> None:
+        click.echo(
+            f"verify --fix: round {number}: {len(fix_round.applied)} repair(s) applied, {len(fix_round.left)} left"
+            + (f"; verdict {fix_round.verdict}" if fix_round.verdict else ""),
+            err=True,
+        )
+
+    return verify_and_fix(script, verify=verify_script, on_round=said, **kwargs)
+
+
+def _write_fix(fixed: Any, script: Path, mode: str, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
+    """Write (``--diff``: print) the migration with the repairs ``verify --fix`` applied, through
+    the rewrite (:func:`bf16_migrate.project.migrate_paths`: the same codemod, one change).
+    ``against``: the work tree holds the migration already (only the repairs change it);
+    otherwise the script is legacy and the migration is written with them, as `bf16-migrate
+    SCRIPT` writes it. The text written must be the text verified; anything else is an error."""
+    from .project import migrate_paths
+    from .verify import RunError
+
+    click.echo(f"verify --fix: {fixed.stopped}; {len(fixed.applied)} repair(s) in all", err=True)
+    if not fixed.applied:
+        return
+    outcome = migrate_paths(
+        [script], mode, write=not diff, legacy_env=None if against else (legacy_env or None), repairs=fixed.applied
+    )
+    if outcome.errors:
+        raise RunError(f"verify --fix: the repairs could not be written: {outcome.errors[0]}")
+    verified = {p.resolve(): text for p, text in fixed.texts.items()}
+    for path, (_old, new) in outcome.sources.items():
+        if path.resolve() in verified and verified[path.resolve()] != new:
+            raise RunError(
+                f"verify --fix: {path}: the rewrite would write another text than the one verified; nothing written"
+            )
+    if diff:
+        for path in outcome.changed:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(outcome.diffs[path])
+        sys.stdout.flush()
+        return
+    names = ", ".join(str(p) for p in outcome.changed) or "nothing"
+    click.echo(f"verify --fix: wrote {names}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

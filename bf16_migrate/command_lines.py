@@ -49,12 +49,14 @@ class Action(_Word):
 
 class Target(_Word):
     """What kind of thing a launch (:class:`bf16_migrate.carriers.model.Launch`) starts: a Python
-    ``script``, a ``module`` (``python -m``), a ``shell`` script, or the ``kernel`` (a notebook's own Python)."""
+    ``script``, a ``module`` (``python -m``), a ``shell`` script, the ``kernel`` (a notebook's own
+    Python), or ``inline`` code (``python -c CODE``: the word is the code)."""
 
     SCRIPT = "script"
     MODULE = "module"
     SHELL = "shell"
     KERNEL = "kernel"
+    INLINE = "inline"
 
 
 SET, UNSET, PASS = Action.SET, Action.UNSET, Action.PASS
@@ -256,7 +258,8 @@ class Command:
     ``target`` as in :class:`.model.Launch`; ``problem`` when it starts Python in a way that
     cannot be resolved to a file; ``python`` is True when the command starts Python at all;
     ``env`` the wrapper settings; ``env_files`` the ``--env-file`` paths; ``inner`` is set for
-    ``bash -c 'SCRIPT'`` (the index of the script word)."""
+    ``bash -c 'SCRIPT'`` (the index of the script word); ``inline`` for ``python -c CODE`` (the
+    index of the word holding the code: ``CODE``, or ``-cCODE`` with ``inline_attached``)."""
 
     target: tuple[Target, str] | None = None
     problem: str | None = None
@@ -264,6 +267,8 @@ class Command:
     env: list[EnvWord] = field(default_factory=list)
     env_files: list[str] = field(default_factory=list)
     inner: int | None = None
+    inline: int | None = None
+    inline_attached: bool = False
     args: list[str | None] = field(default_factory=list)
     """The words after the script or module: its own arguments (``--bf16``)."""
     isolated: bool = False
@@ -655,16 +660,23 @@ def _python_module(words: list[str | None], i: int, cmd: Command) -> Command:
 
 
 def _python_inline(words: list[str | None], i: int, cmd: Command) -> Command:
-    """``python -c CODE`` or ``python -cCODE`` at ``i`` (python(1), ``-c``): inline code is a problem
-    when it names torch (or is computed); code that never names torch cannot be affected by the
-    variable (``python`` False)."""
+    """``python -c CODE`` or ``python -cCODE`` at ``i`` (python(1), ``-c``): the code is the program,
+    read as a script is (:attr:`Target.INLINE`, the words after it its ``sys.argv[1:]``); computed code
+    is a problem; code that never names torch cannot be affected by the variable (``python``
+    False)."""
     w = words[i]
     assert w is not None, "the caller passes the index of a static -c word"
-    code = w[2:] if len(w) > 2 else (words[i + 1] if i + 1 < len(words) else "")
-    if code is None or "torch" in code:
-        cmd.problem = "`python -c` runs inline code"
-    else:
+    attached = len(w) > 2
+    at = i if attached else i + 1
+    code = w[2:] if attached else (words[at] if at < len(words) else "")
+    if code is None:
+        cmd.problem = "`python -c` runs code computed at run time"
+    elif "torch" not in code:
         cmd.python = False  # inline code that never imports torch: the variable does nothing
+    else:
+        cmd.target = (Target.INLINE, code)
+        cmd.inline, cmd.inline_attached = at, attached
+        cmd.args = words[at + 1 :]
     return cmd
 
 

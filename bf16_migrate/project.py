@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .bounds import Bounds
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
@@ -42,6 +43,9 @@ from .rules import Mode, is_truthy, load_rules, mode_named
 from .scan import Candidate, ScanError, kind_of, scan, walk
 from .tree_modules import TreeFactsReader, migrate_imported_modules
 from .write import ReadError, read_bytes, read_source, read_text_file
+
+if TYPE_CHECKING:
+    from .repairs import RepairSite
 
 
 @dataclass
@@ -104,6 +108,7 @@ def migrate_paths(
     snapshot: dict[Path, bytes | None] | None = None,
     progress: WalkReports | None = None,
     candidates: list[Candidate] | None = None,
+    repairs: Sequence[RepairSite] = (),
 ) -> Outcome:
     """Migrate every candidate file under ``paths`` in ``mode``; write only when ``write``.
 
@@ -130,7 +135,11 @@ def migrate_paths(
 
     ``candidates``: what ``scan(paths, exclude, ignore)`` found, when the caller has scanned
     already (the command line does, to skip all start-up work when nothing names a variable):
-    the tree is walked once per run."""
+    the tree is walked once per run.
+
+    ``repairs``: the repair sites of a verify run's dtype trace (``--trace FILE``, ``verify
+    --fix``), applied to the migrated text of the files they name (a file the run leaves as it is
+    is read and added), each reported where the trace named it (:mod:`bf16_migrate.trace_repairs`)."""
     progress = progress if progress is not None else _Silent()
     mode = mode if isinstance(mode, Mode) else mode_named(mode)
     outcome = Outcome()
@@ -199,6 +208,10 @@ def migrate_paths(
     )
     files.phase(None)
     outcome.errors.extend(planner.errors)
+    if repairs:
+        from .trace_repairs import repair_results
+
+        results = repair_results(results, repairs, paths, outcome.errors)
     _collect_diagnostics(outcome, extra, results)
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
     if hold is not None:

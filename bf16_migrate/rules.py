@@ -359,6 +359,9 @@ class TorchApi:
     ``"transparent"``, ``"dynamo"``, ``"fsdp"`` or ``"unmeasured"`` (see ``[model_wrappers]``)."""
     fsdp_compute_dtype: FsdpLayers | None = None
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
+    no_tensor_calls: frozenset[str] = frozenset()
+    """torch and torch_xla functions that make no tensor (they ask for the device or the runtime):
+    a script calling nothing else puts no tensor on the device (``python/no_tensor.py``)."""
 
 
 @dataclass(frozen=True)
@@ -662,6 +665,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         optimizer_subclasses=frozenset(_need(data, "optimizer_subclasses", list, path)),
         model_wrappers=_model_wrappers(data, path),
         fsdp_compute_dtype=_fsdp_layers(_need(data, "fsdp_compute_dtype", dict, path), path),
+        no_tensor_calls=frozenset(_need(data, "no_tensor_calls", list, path)),
     )
 
 

@@ -70,6 +70,8 @@ class RunOptions:
     verify_steps: int = 20
     verify_timeout: float = 600.0
     jobs: int = 1
+    trace_file: Path | None = None
+    """``--trace FILE``: a verify ``--json`` document whose trace's repairs the rewrite applies."""
 
 
 @dataclass(frozen=True)
@@ -236,10 +238,14 @@ def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], N
     except KeyboardInterrupt:
         click.echo("bf16-migrate: interrupted before anything was written; no file was changed", err=True)
         return EXIT_INTERRUPTED
+    if not options.verify or outcome.interrupted:
+        return _report(outcome, options, settings, invocation=invocation)
+    # verify first, so that the findings its dtype traces name go out with the rewrite's, in
+    # the chosen format (one document on stdout for json and sarif)
+    verified, found = _verify_rewrite(outcome, snapshot or {}, paths, options, settings, ignore)
+    outcome.diagnostics.extend(found)
     code = _report(outcome, options, settings, invocation=invocation)
-    if options.verify and code != EXIT_INTERRUPTED:
-        code = _verify_rewrite(outcome, snapshot or {}, paths, options, settings, ignore, code)
-    return code
+    return code if verified is None or code == EXIT_INTERRUPTED else _worse(code, verified)
 
 
 def _stdin_path(stdin: bool, options: RunOptions, usage: Callable[[str], None]) -> Path | None:
@@ -316,7 +322,7 @@ def _scan_and_migrate(paths: list[Path], options: RunOptions, settings: Settings
     # the codemod is imported as soon as one file names a variable, while a large tree's
     # remaining files are still read in another process
     candidates = scan(paths, settings.exclude, ignore, on_found=_load_codemod)
-    if not candidates and not settings.legacy_env:
+    if not candidates and not settings.legacy_env and options.trace_file is None:
         return _Nothing()
     if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
         return None
@@ -325,14 +331,15 @@ def _scan_and_migrate(paths: list[Path], options: RunOptions, settings: Settings
 
 
 def _verify_rewrite(
-    outcome, snapshot: dict, paths: list[Path], options: RunOptions, settings: Settings, ignore, code: int
-) -> int:
+    outcome, snapshot: dict, paths: list[Path], options: RunOptions, settings: Settings, ignore
+) -> tuple[int | None, list]:
     """``--verify``: every rewritten legacy script run on the XLA device against its bytes
     before the rewrite (:func:`bf16_migrate.verify.after_rewrite.verify_rewrite`), one table
     (stdout in text format, stderr otherwise, so a json/sarif stdout stays one document);
-    ``--revert-failed`` puts back what did not pass. The exit code is the worse of the
-    rewrite's and the verify's (:func:`_worse`; 2: a verify could not be made; 1: one failed; 3:
-    one could not decide; 4: nothing was verified)."""
+    ``--revert-failed`` puts back what did not pass. Returns the verify's exit code, which the
+    caller combines with the rewrite's (:func:`_worse`; 2: a verify could not be made; 1: one
+    failed; 3: one could not decide; 4: nothing was verified; None: nothing was written), and
+    the findings of the runs' dtype traces (``BFM2xx``, at the written files' lines)."""
     from .verify.after_rewrite import verify_rewrite
     from .verify.records import RunError
 
@@ -344,7 +351,7 @@ def _verify_rewrite(
     if not outcome.changed:
         if not options.quiet:
             click.echo("bf16-migrate --verify: nothing was written, nothing to verify", err=True)
-        return code
+        return None, []
     try:
         result = verify_rewrite(
             outcome.changed,
@@ -361,16 +368,17 @@ def _verify_rewrite(
         )
     except RunError as exc:
         click.echo(f"error: --verify: {exc}", err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, [f.diagnostic for f in exc.findings]
     except OSError as exc:
         click.echo(f"error: --verify: the tree before the rewrite could not be mirrored: {exc}", err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, []
     except KeyboardInterrupt:
         click.echo(
             "bf16-migrate --verify: interrupted; the runs were stopped, nothing was reverted (the rewrite stays)",
             err=True,
         )
-        return EXIT_INTERRUPTED
+        return EXIT_INTERRUPTED, []
+    found = [f.diagnostic for f in result.trace_findings if f.counts]
     echo(result.table.rstrip("\n"), False)
     revert = result.revert
     if revert is not None:
@@ -382,7 +390,7 @@ def _verify_rewrite(
                 "written",
                 err=True,
             )
-            return EXIT_ERROR
+            return EXIT_ERROR, found
         back = [str(p) for p in revert.restored] + [f"{p} (removed)" for p in revert.removed]
         click.echo(
             f"bf16-migrate --revert-failed: put back {len(back)} file(s) as they were before the rewrite: "
@@ -395,7 +403,7 @@ def _verify_rewrite(
                 f"{', '.join(map(str, revert.kept))}",
                 err=True,
             )
-    return _worse(code, result.exit_code)
+    return result.exit_code, found
 
 
 def _worse(rewrite: int, verify: int) -> int:
@@ -545,6 +553,7 @@ def _migrate(
 ):
     from .project import migrate_paths
 
+    repairs = _stored_repairs(options, settings)
     return migrate_paths(
         paths,
         settings.mode,
@@ -558,7 +567,27 @@ def _migrate(
         snapshot=snapshot,
         candidates=candidates,
         progress=progress,
+        repairs=repairs,
     )
+
+
+def _stored_repairs(options: RunOptions, settings: Settings) -> list:
+    """The repair sites of ``--trace FILE`` (:func:`bf16_migrate.trace_repairs.read_trace_file`);
+    a file that cannot be read, or that verified another mode, is a :class:`RuleError` (exit 2)."""
+    if options.trace_file is None:
+        return []
+    from .trace_repairs import read_trace_file
+
+    try:
+        stored = read_trace_file(options.trace_file)
+    except ValueError as exc:
+        raise RuleError(str(exc)) from None
+    if stored.modes and settings.mode not in stored.modes:
+        raise RuleError(
+            f"--trace {options.trace_file} was made in mode {', '.join(sorted(stored.modes))}, not {settings.mode}: "
+            "its repairs are that mode's (pass --mode to match, or verify in this mode)"
+        )
+    return stored.sites
 
 
 def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:

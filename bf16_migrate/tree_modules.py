@@ -347,7 +347,9 @@ class _ModuleRun:
             diags.insert(
                 0, report("BFM014", str(module_path), 1, 1, True, variant, importer=importer, settings=settings_text)
             )
-        return FileResult(module_path, text, migrated.code, encoding, diags)
+        return FileResult(
+            module_path, text, migrated.code, encoding, diags, f32_islands=list(migrated.outcome.f32_islands)
+        )
 
 
 def _with_factory_changes(

@@ -123,7 +123,8 @@ def test_no_legacy_setting_left_where_nothing_was_kept(tmp_path):
         (["mpirun", "-np", "2", "-x", "X=1", "python", "t.py"], ("script", "t.py"), None),
         (["bash", "run.sh"], ("shell", "run.sh"), None),
         (["python", None], None, "an interpreter option or the script is computed"),
-        (["python", "-c", "import torch"], None, "`python -c` runs inline code"),
+        (["python", "-c", "import torch"], ("inline", "import torch"), None),
+        (["python", "-c", None], None, "`python -c` runs code computed at run time"),
         (["docker", "run", "img"], None, "the container runs the image's default command"),
     ],
 )

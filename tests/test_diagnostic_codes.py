@@ -265,6 +265,10 @@ SELF_CONTAINED_EXAMPLES = [
     ("BFM084", "gpu-compatible"),
     ("BFM085", "stochastic"),
     ("BFM086", "stochastic"),
+    ("BFM087", "stochastic"),
+    ("BFM088", "stochastic"),
+    ("BFM089", "stochastic"),
+    ("BFM170", "stochastic"),
 ]
 
 

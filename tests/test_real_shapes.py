@@ -187,5 +187,5 @@ def test_verify_passes(case, mode, tmp_path):
     data = json.loads(out.read_text())
     assert_no_silent_f32_matmul(data)
     assert {p["name"]: p["status"] for p in data["parts"]} == dict.fromkeys(
-        ("runs", "trains", "precision", "matches", "graph"), "PASS"
+        ("runs", "trains", "precision", "matches", "graph", "trace"), "PASS"
     )

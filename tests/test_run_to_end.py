@@ -98,11 +98,17 @@ CASES = (
     Case("device_modules/eval_copy", ((py, "--steps", "4", "--eval-every", "2"),)),
     Case("device_modules/frozen_backbone", ((py, "--steps", "4"),)),
     Case("device_modules/inference_only", (("predict.py", "--count", "128"),)),
+    Case("model_code/buffer_cache", ((py, "--steps", "4"),)),
     Case("model_code/contrastive_fn", ((py, "--steps", "4"),)),
+    Case("model_code/fp32_loss", ((py, "--steps", "4"),)),
+    Case("model_code/fp32_state_adam", ((py, "--steps", "4"),)),
     Case("model_code/lamb_sibling", ((py, "--steps", "4"),)),
+    Case("model_code/leaky_norm", ((py, "--steps", "4"),)),
     Case("model_code/loss_module", ((py, "--steps", "4"),)),
     Case("model_code/lstm_forecaster", ((py, "--steps", "4"),)),
+    Case("model_code/position_table", ((py, "--steps", "4"),)),
     Case("model_code/smoothed_criterion", ((py, "--steps", "4"),)),
+    Case("model_code/softmax_upcast", ((py, "--steps", "4"),)),
     Case("wrappers/compiled_model", ((py, "--steps", "4"),)),
     Case("wrappers/ddp_dtype_log", ((py, "--steps", "4", "--output-root", OUT),)),
     Case(
@@ -118,8 +124,8 @@ CASES = (
     Case("shapes/reads_and_patches", (("reads_and_patches.py",),)),
 )
 """The fixtures that train on the XLA device and whose migration changes them. Not here: the ones
-whose switch is kept in every mode (model_code/leaky_norm, wrappers/fsdp_cnn, wrappers/fsdp_mlp:
-the migrated script is the legacy one), and the shapes that are not training scripts (a test module,
+whose switch is kept in every mode (wrappers/fsdp_cnn, wrappers/fsdp_mlp: the migrated script is
+the legacy one), and the shapes that are not training scripts (a test module,
 fragments of code, a framework's script whose framework is not installed)."""
 
 CI_MODE = {

@@ -122,11 +122,13 @@ LAYERS = {
     "shebang": 0,
     # the codemod: source text in, source text out (it knows nothing of files)
     "python": 1,
+    "repairs": 1,  # the trace's repairs: text in, text out
     # one file's plan: the carriers, and the Python migrations they and the project ask for
     "carriers": 2,
     "migrations": 2,
     "helpers_module": 2,
     "tree_modules": 2,
+    "trace_repairs": 2,  # a stored trace's repairs applied to the rewrite's results
     # the tree: discovery, suppressions, the whole run's plan and its output
     "prefilter": 3,
     "scan": 3,
@@ -179,6 +181,7 @@ SHELL_LAYERS = {
     "dead": 1,
     "parsed": 1,  # the data one walk produces
     "context": 2,
+    "inline": 2,  # `python -c` code: where it is, and its migrated text written back in its quotes
     "expand": 3,
     "calls": 4,
     "launch_args": 4,  # a launch's arguments expanded with a known environment and arguments

@@ -425,7 +425,7 @@ def test_launcher_plan_uses_the_launch_line(tmp_path):
 def _report_doc(script: str, passed: bool, failed_part: str | None = None) -> dict:
     parts = [
         {"name": n, "status": "FAIL" if n == failed_part else "PASS", "detail": "", "figures": {}}
-        for n in ("runs", "trains", "precision", "matches", "graph")
+        for n in ("runs", "trains", "precision", "matches", "graph", "trace")
     ]
     return {
         "schema": "bf16-migrate/verify/2",

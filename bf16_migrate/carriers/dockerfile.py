@@ -303,7 +303,13 @@ class _Reader:
         if record.exec is None:
             index = self.index
             frag = ShellFragment(
-                raw, self.path, self.analysis, pos=lambda off: index.pos(a0 + off), embedded=True, base=a0
+                raw,
+                self.path,
+                self.analysis,
+                pos=lambda off: index.pos(a0 + off),
+                embedded=True,
+                base=a0,
+                one_line=True,
             )
             self.fragments.append((a0, a1, frag, self.ins_span(ins)))
             record.launches = list(frag.launches)

@@ -28,6 +28,7 @@ from ..diagnostics import Diagnostic, cited, headline, report
 from ..helpers_module import usable_for
 from ..migrations import Call, Migrations
 from ..python import LAUNCH_REFUSALS, ParseError, Refusal
+from ..python.inline_code import as_script
 from ..python.snippets import HELPER_SOURCES
 from ..rules import Mode, load_rules
 from ..shebang import shebang_kind
@@ -233,6 +234,8 @@ class LinkPlanner:
             return Resolved(Resolution.KERNEL, carrier.path)
         if launch.problem:
             return Resolved(Resolution.NONE, problem=launch.problem)
+        if kind == Target.INLINE:
+            return Resolved(Resolution.INLINE, carrier.path)
         if kind == Target.MODULE:
             path, problem = resolve_module(word, carrier.path, carrier.root)
         else:
@@ -269,6 +272,8 @@ class LinkPlanner:
             assert carrier.analysis.python is not None, "a kernel node is a notebook's Python"
             source = carrier.analysis.python.source
             label = str(carrier.path)
+        elif node[0] == Resolution.INLINE:
+            source, label = as_script(self.inline_source(node)), str(path)
         else:
             found = python_files.get(path) or next(
                 (v for k, v in python_files.items() if k.resolve() == path.resolve()), None
@@ -292,6 +297,17 @@ class LinkPlanner:
             )
         return source, self.mode, label, {"launched_with": launched, "fp32_optimizer_state": self.fp32_optimizer_state}
 
+    def inline_launch(self, node) -> Launch:
+        """The ``python -c`` launch of an inline node ``("inline", (carrier, launch))``."""
+        ci, li = node[1]
+        return self.carriers[ci].analysis.launches[li]
+
+    def inline_source(self, node) -> str:
+        """The code an inline node runs (its launch's target word)."""
+        target = self.inline_launch(node).target
+        assert target is not None and target[0] == Target.INLINE, "an inline node is a `python -c` launch"
+        return target[1]
+
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]:
         call = self.trial_call(node, path, kci, launched, python_files)
         if isinstance(call, str):
@@ -305,7 +321,7 @@ class LinkPlanner:
         # carries it, always on (BFM013: own_precision.existing_precision read its
         # autocast region or model cast, in whatever order the files were migrated)
         refused = result.outcome.refused(frozenset({Refusal.NO_OPTIMIZER, Refusal.MODEL_UNKNOWN}))
-        if refused or not result.outcome.took:
+        if refused or not (result.outcome.took or result.outcome.no_effect):
             # the script's own reason first: its precision code is on under a flag only (BFM032:
             # removing the setting would leave the other paths in fp32), a forward pass cannot
             # go under autocast (BFM033), its precision code is another mode's (BFM015), an optimizer
@@ -330,9 +346,14 @@ class LinkPlanner:
                 reason = cited(own[0][1])
             else:
                 reason = "the codemod made no change"
+            what = (
+                path
+                if node[0] != Resolution.INLINE
+                else f"the `python -c` code at line {self.inline_launch(node).line}"
+            )
             return (
                 result,
-                f"{path} cannot receive the change for --mode {self.mode} ({reason}); migrate it by hand (see its "
+                f"{what} cannot receive the change for --mode {self.mode} ({reason}); migrate it by hand (see its "
                 "diagnostics), then remove this setting",
             )
         return result, None
@@ -414,6 +435,7 @@ class LinkPlanner:
                 f"{path}:{item.line}: {item.what}" if item.line else f"{path}: {item.what}"
                 for item in result.outcome.unexamined()
             ],
+            list(result.outcome.f32_islands),
         )
 
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:

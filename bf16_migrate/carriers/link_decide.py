@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..diagnostics import Diagnostic, kept_reason, report
+from ..python.inline_code import as_script, one_line
 from ..python.outcome import LAUNCH_REFUSALS
 from ..rules import STOCHASTIC_ROUNDING_VAR, Mode, Rules, is_truthy
 from . import for_kind
@@ -98,6 +99,7 @@ class Planning(Protocol):
     def migrations(self) -> Migrations: ...
     def trial_call(self, node, path: Path, kci, launched: dict[str, str], python_files) -> Call | str: ...
     def trial(self, node, path: Path, kci, launched: dict[str, str], python_files) -> tuple[object, str | None]: ...
+    def inline_launch(self, node) -> Launch: ...
     def python_call(self, path: Path, text: str, launched) -> Call: ...
     def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult: ...
     def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]: ...
@@ -166,6 +168,7 @@ class Decider:
         self.diags: dict[int, list[Diagnostic]] = {ci: [] for ci in range(len(self.carriers))}
         self.used_scopes: set = set()
         self.flags: dict = {}  # entry member -> (the script's own flag, the edits passing it)
+        self.inline_new: dict = {}  # inline node -> its migrated code, where it changes and can be written back
 
     def run(self) -> list[FileResult]:
         self._group()
@@ -173,6 +176,7 @@ class Decider:
         self._follow_launches()
         self._block_unreached()
         self._try_scripts()
+        self._inline_rewrites()
         self._pass_flags()
         self._find_fp32_runs()
         self._order_reasons()
@@ -261,9 +265,15 @@ class Decider:
                 for g in on:
                     self.block(g, Blocker.LAUNCH_UNRESOLVED, where=where, launch=launch.text, problem=r.problem)
                 continue
-            assert r.path is not None, "a py or kernel launch has its path"
-            node: PlanNode = (Resolution.PY, r.path.resolve()) if r.kind == Resolution.PY else (Resolution.KERNEL, ci)
-            self.pynodes[node] = (r.path, ci if r.kind == Resolution.KERNEL else None)
+            assert r.path is not None, "a py, kernel or inline launch has its path"
+            node: PlanNode
+            if r.kind == Resolution.PY:
+                node = (Resolution.PY, r.path.resolve())
+            elif r.kind == Resolution.INLINE:
+                node = (Resolution.INLINE, (ci, li))  # the code of `python -c`: a script of its own
+            else:
+                node = (Resolution.KERNEL, ci)
+            self.pynodes[node] = (r.path, None if r.kind == Resolution.PY else ci)
             for g in self.reach.get(key, {}):
                 entry = self._entry(g)
                 if entry.action == SET and entry.value is None and self.p.rules.variables[entry.variable].effective:
@@ -354,6 +364,65 @@ class Decider:
                     failure = f"{path} builds {rule.name}, which owns precision (see its diagnostics): {fix}"
             if failure:
                 self.block(node, Blocker.SCRIPT_REFUSES, reason=failure)
+
+    def _inline_rewrites(self) -> None:
+        """The migrated code of each ``python -c`` launch that takes the change: kept for the
+        rendering where it changes and can be written back in its quotes; where it cannot, the
+        launch's settings are kept (BFM171)."""
+        for node, result in self.trials.items():
+            if node[0] != Resolution.INLINE or result is None or self.is_blocked(node):
+                continue
+            launch = self.p.inline_launch(node)
+            code = launch.target[1] if launch.target is not None else ""
+            if not (result.outcome.took or result.outcome.no_effect) or result.code in (code, as_script(code)):
+                continue
+            written = result.code
+            if launch.inline is not None and launch.inline.one_line and "\n" in written.strip("\n"):
+                written = one_line(written) or written
+            why = launch.inline.cannot_write(written) if launch.inline is not None else None
+            if why is None and launch.inline is None:
+                why = "bf16-migrate does not rewrite code written in this form"
+            if why is None:
+                self.inline_new[node] = written
+                continue
+            ci = node[1][0]
+            variables = sorted({self._entry(g).variable for k, r in self.reach.items() if k == node[1] for g in r})
+            self.diags[ci].append(
+                report(
+                    "BFM171",
+                    f"{self.carriers[ci].path}{launch.where}",
+                    launch.line,
+                    launch.col,
+                    False,
+                    reason=why,
+                    variable=", ".join(variables) or "the setting",
+                )
+            )
+            self.block(
+                node,
+                Blocker.SCRIPT_REFUSES,
+                reason=f"the `python -c` code at line {launch.line} cannot be written back in its quotes (BFM171)",
+            )
+
+    def _inline_findings(self, ci: int) -> list[Diagnostic]:
+        """The findings of the ``python -c`` code of carrier ``ci``'s launches, at their lines in
+        the carrier: every one where the code takes the change, the unfixed ones (why not) where
+        the setting is kept."""
+        found: list[Diagnostic] = []
+        for node, result in self.trials.items():
+            if node[0] != Resolution.INLINE or node[1][0] != ci or result is None:
+                continue
+            launch = self.p.inline_launch(node)
+            blocked = self.is_blocked(node)
+            path = f"{self.carriers[ci].path}{launch.where}"
+            code = launch.target[1] if launch.target is not None else ""
+            split = "\n" not in code and as_script(code) != code  # a one-liner read one statement per line
+            for d in result.diagnostics:
+                if blocked and d.fixed:
+                    continue
+                line, col = _inline_position(launch, 1 if split else d.line, 1 if split else d.col)
+                found.append(Diagnostic(d.code, path, line, col, d.message, d.fixed and not blocked))
+        return found
 
     def _pass_flags(self) -> None:
         """amp mode, for a launched script that takes the amp path through its own flag
@@ -477,8 +546,13 @@ class Decider:
         g = (ci, entry.id)
         a = self.carriers[ci].analysis
         root = self.uf.find(g)
-        scripts = sorted({str(self.pynodes[n][0]) for n in self.pynodes if self.uf.find(n) == root})
+        members = [n for n in self.pynodes if self.uf.find(n) == root]
+        scripts = sorted({self._script_name(n) for n in members})
         target = ", ".join(scripts) if scripts else "the script it launches"
+        if members and all(getattr(getattr(self.trials.get(n), "outcome", None), "no_effect", False) for n in members):
+            self.decisions[ci][entry.id] = REMOVE
+            self._say(ci, "BFM170", path, entry, True, "carrier", variable=entry.variable, scripts=target)
+            return
         change = f"replaced by {STOCHASTIC_ROUNDING_VAR}=1" if self.mode.stochastic_rounding else "removed"
         if self.mode.stochastic_rounding:
             scope = (ci, entry.sr_scope)
@@ -580,6 +654,12 @@ class Decider:
             )
 
     # -- helpers --------------------------------------------------------------------------------
+    def _script_name(self, node: PlanNode) -> str:
+        """How a finding names the Python a node runs: its path, or the `python -c` code's line."""
+        if node[0] == Resolution.INLINE:
+            return f"the `python -c` code at line {self.p.inline_launch(node).line}"
+        return str(self.pynodes[node][0])
+
     def _entry(self, g: tuple[int, int]) -> Entry:
         """The entry of member ``g`` = (carrier index, entry id)."""
         return self.carriers[g[0]].analysis.entries[g[1]]
@@ -599,6 +679,9 @@ class Decider:
         """Where the cause of a kept component is: ``file:line`` of an entry, or a script."""
         if member is None:
             return "see the other diagnostics"
+        if member[0] == Resolution.INLINE:
+            launch = self.p.inline_launch(member)
+            return f"the `python -c` code at {self.carriers[member[1][0]].path}{launch.where}:{launch.line}"
         if member[0] in (Resolution.PY, Resolution.KERNEL):
             return str(_rel(member[1])) if member[0] == Resolution.PY else str(self.carriers[member[1]].path)
         entry = self._entry(member)
@@ -647,6 +730,12 @@ class Decider:
             self._coverage(ci, diags)
             if not carrier.render and not a.entries:
                 continue
+            diags.extend(self._inline_findings(ci))
+            a.inline_code = {
+                node[1][1]: code
+                for node, code in self.inline_new.items()
+                if node[1][0] == ci and not self.is_blocked(node)
+            }
             kernel: PlanNode = (Resolution.KERNEL, ci)
             assert a.render is not None, "every carrier's analysis can render its file"
             new: str | None = None
@@ -729,6 +818,16 @@ class Decider:
         return results
 
 
+def _inline_position(launch: Launch, line: int, col: int) -> tuple[int, int]:
+    """Where line ``line``, column ``col`` of a ``python -c`` launch's code is in its carrier."""
+    inline = launch.inline
+    if inline is None:
+        return launch.line, launch.col
+    if line <= 1:
+        return inline.line, inline.col + max(col, 1) - 1
+    return inline.line + line - 1, col
+
+
 def _merged_spans(spans) -> list[tuple[int, int]]:
     """``spans`` (start, end) sorted and merged where they overlap or touch: disjoint, so that
     which one holds an offset is one binary search (a launcher with thousands of settings
@@ -761,10 +860,11 @@ def passes_flag(args: list[str | None], flag: str) -> bool:
 def _verify_commands(scripts: list[str], entry: Entry) -> str:
     """The ``bf16-migrate verify`` that compares each script a migrated setting starts with its
     legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
-    script's path and the setting's value. A notebook's own code is no script verify runs: the
-    notebook run again is the comparison."""
+    script's path and the setting's value. A notebook's own code and a `python -c` code are no
+    script verify runs: the notebook or the launcher run again is the comparison."""
     setting = f"{entry.variable}={entry.value or '1'}"
-    named = [s for s in scripts if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
+    files = [s for s in scripts if not s.startswith("the `python -c` code")]
+    named = [s for s in files if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])
     if not named:
-        return "running the notebook again"
+        return "running the notebook again" if files else "running the launcher again"
     return ", ".join(f"`{shlex.join(['bf16-migrate', 'verify', s, '--legacy-env', setting])}`" for s in named)

@@ -48,6 +48,7 @@ class Resolution(_Word):
 
     PY = "py"
     KERNEL = "kernel"
+    INLINE = "inline"
     SHELL = "shell"
     NONE = "none"
     IGNORED = "ignored"
@@ -184,6 +185,30 @@ class Entry:
 
 
 @dataclass
+class InlineCode:
+    """The code of ``python -c CODE``, read as the script the launch runs. ``line``/``col``
+    (1-based, in the host file) are where its first character is (a line of the code is reported
+    at its line there); ``why_not(new)`` says why ``new`` cannot be written in its place, None when
+    it can (the carrier renders it from :attr:`Analysis.inline_code`); None where the carrier
+    never rewrites it."""
+
+    code: str
+    line: int
+    col: int
+    why_not: Callable[[str], str | None] | None = None
+    one_line: bool = False
+    """The code is written in one line of its host (a notebook's ``!`` line, a Dockerfile
+    instruction): a migrated code of several lines goes back joined with ``; `` where it can
+    (:func:`bf16_migrate.python.inline_code.one_line`)."""
+
+    def cannot_write(self, new: str) -> str | None:
+        """Why ``new`` cannot replace the code where it is written (None when it can)."""
+        if self.why_not is None:
+            return "bf16-migrate does not rewrite code written in this form"
+        return self.why_not(new)
+
+
+@dataclass
 class Launch:
     """A process started by the carrier, with the entries in force for it.
 
@@ -217,6 +242,9 @@ class Launch:
     isolated: bool = False
     """Started with an empty environment (``env -i``, Slurm's ``--export=NONE``): no setting of
     the launcher reaches it, only those on its own command line after the ``-i``."""
+    inline: InlineCode | None = None
+    """For ``python -c CODE`` (target :attr:`Target.INLINE`): where the code is and whether its
+    migrated text can be written back there."""
     batch: bool = False
     """A Slurm batch script submitted by ``sbatch`` without an ``--export`` of its own: the
     script's ``#SBATCH`` directives decide what of the launcher's environment it gets
@@ -309,6 +337,10 @@ class Analysis:
     added: list[Edit] = field(default_factory=list)
     """Edits the plan adds besides the entries' decisions (the flags of ``launch_flags``),
     rendered with them by a carrier that offers ``launch_flags``."""
+    inline_code: dict[int, str] = field(default_factory=dict)
+    """The migrated code of ``python -c`` launches (launch index -> code), set by the plan for
+    the launches whose code changes and can be written back (:attr:`InlineCode.why_not`); the
+    shell fragments render it (:mod:`.shell.inline`)."""
     batch_isolated: bool = False
     """A Slurm batch script whose ``#SBATCH --export`` list holds no ``ALL``: submitted by
     ``sbatch`` (a launch with :attr:`Launch.batch`), it gets none of the submitter's
@@ -428,6 +460,9 @@ class FileResult:
     """For a Python script that took the change, what its migration did not examine
     (:meth:`bf16_migrate.python.outcome.Outcome.unexamined`), each as ``path:line: what``
     (``path: what`` for the whole file): the run's summary names them."""
+    f32_islands: list = field(default_factory=list)
+    """The deliberate f32 islands the migration kept as written (``Outcome.f32_islands``,
+    :class:`bf16_migrate.python.outcome.F32Island`): verify's dtype trace does not count them."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the
@@ -435,14 +470,16 @@ class FileResult:
     (:func:`bf16_migrate.suppress.hold_noqa_writes`)."""
 
 
-PlanNode: TypeAlias = tuple[Resolution, Path | int]
-"""A Python node of the plan: ``("py", resolved script path)`` or ``("kernel", carrier index)``."""
+PlanNode: TypeAlias = tuple[Resolution, Path | int | tuple[int, int]]
+"""A Python node of the plan: ``("py", resolved script path)``, ``("kernel", carrier index)`` or
+``("inline", (carrier index, launch index))`` (the code of a ``python -c`` launch)."""
 
 
 @dataclass
 class Resolved:
     """What a launch starts, as the plan resolved it: ``kind`` ``"py"`` (a script of the tree
-    that uses torch, at ``path``), ``"kernel"`` (a notebook's own Python), ``"shell"`` (a shell
+    that uses torch, at ``path``), ``"kernel"`` (a notebook's own Python), ``"inline"`` (the code
+    of ``python -c``, ``path`` the carrier's), ``"shell"`` (a shell
     script of the tree, followed as a carrier), ``"none"`` (a Python launch that cannot be
     resolved: ``problem`` says why) or ``"ignored"`` (nothing of the tree's training code)."""
 

@@ -342,7 +342,13 @@ class _Reader:
         prefix_len = len(line) - len(cmd)
         before = len(self.analysis.launches)
         ln.fragment = frag = ShellFragment(
-            cmd, self.path, self.analysis, pos=lambda off: (li + 1, prefix_len + off + 1), embedded=True
+            cmd,
+            self.path,
+            self.analysis,
+            pos=lambda off: (li + 1, prefix_len + off + 1),
+            embedded=True,
+            one_line=True,
+            ipython=True,
         )
         _tag(self.analysis, frag, where, before)
         for lidx in frag.launches:

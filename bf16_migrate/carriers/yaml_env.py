@@ -30,6 +30,7 @@ key keeps a valid empty value instead of becoming ``null``. Flow-style container
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import warnings
 from collections.abc import Mapping
@@ -305,6 +306,8 @@ class _Yaml:
             launch = scratch.launches[li]
             on = [scratch.entries[e] for e in launch.reached_by]
             launch.reached_by = {}
+            if launch.inline is not None:  # the shell inside YAML is read, never edited
+                launch.inline = dataclasses.replace(launch.inline, why_not=None)
             if on:
                 launch.problem = (
                     launch.problem

@@ -61,7 +61,8 @@ class LossCode:
     floating arguments (the loss targets) the input casts handle (:mod:`.inputs`); ``imported``: the
     qualified names of the imported functions and classes called on a loss path
     (``losses.nt_xent``, ``.losses.NTXent``); ``statements``: ids of the statements of the steps that
-    hold a node of a loss path (amp's autocast region runs to the last of them: :mod:`.autocast`)."""
+    hold a node of a loss path (amp's autocast region runs to the last of them: :mod:`.autocast`);
+    ``model_calls``: the model's calls in the steps (where the value its ``forward`` returns goes)."""
 
     functions: list[cst.FunctionDef] = field(default_factory=list)
     classes: list[cst.ClassDef] = field(default_factory=list)
@@ -70,6 +71,7 @@ class LossCode:
     cast_losses: frozenset[int] = frozenset()
     imported: frozenset[str] = frozenset()
     statements: frozenset[int] = frozenset()
+    model_calls: list[cst.Call] = field(default_factory=list)
 
 
 def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
@@ -103,6 +105,7 @@ def loss_code(ctx: FileContext, calls: Iterable[ModelCall]) -> LossCode:
     found.imported = frozenset(imported)
     found.statements = frozenset(id(ctx.statement_of(ctx.parent_of_id(node))) for node in path)
     found.cast_losses = frozenset(id(loss) for call in calls for loss in call.losses)
+    found.model_calls = [call.call for call in calls]
     return found
 
 

@@ -42,13 +42,17 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
+from . import deliberate_f32
 from .apply import EditPlan
-from .bindings import self_assigned
+from .bindings import definitions, self_assigned
 from .context import FileContext, findall
+from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
+from .meet import Cast, ValueReach, plan_cast
 from .model_reach import Reached
 from .optimizers import append_keyword
+from .outcome import F32Island, KeptF32
 from .tensor_flow import Flow, Meet, TensorFlow
 
 __all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
@@ -91,12 +95,24 @@ class Blocked:
 @dataclass
 class ModelCodeAudit:
     """The audit's outcome: ``follows`` (site, the code of the tensor whose dtype it takes),
-    ``islands`` (deliberate f32 islands, kept), ``blocked`` (what needs a hand: BFM081, BFM083,
-    BFM084). ``clean``: nothing blocks."""
+    ``meetings`` (site, the casts written where its value meets a tensor of known dtype, its own
+    line taking none: :mod:`.meet`), ``islands`` (deliberate f32 islands that cast themselves back,
+    kept), ``kept`` (deliberate f32 that never meets the bf16 stream, kept as written, and where it
+    is written), ``casts_back`` (site, the casts written where deliberate f32 would leak into the
+    stream: :mod:`.deliberate_f32`), ``blocked`` (what needs a hand: BFM081, BFM083, BFM084,
+    BFM086). ``clean``: nothing blocks."""
 
     follows: list[tuple[Site, str]] = field(default_factory=list)
+    meetings: list[tuple[Site, list[Cast]]] = field(default_factory=list)
     islands: list[Site] = field(default_factory=list)
+    kept: list[tuple[Site, Where]] = field(default_factory=list)
+    casts_back: list[tuple[Site, list[Cast]]] = field(default_factory=list)
     blocked: list[Blocked] = field(default_factory=list)
+
+    @property
+    def loss_kept_f32(self) -> bool:
+        """A loss the script computes in f32 on purpose is kept so (:mod:`.deliberate_f32`)."""
+        return any(where is Where.LOSS for _, where in self.kept)
 
     @property
     def clean(self) -> bool:
@@ -139,11 +155,81 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             inside=inside(ctx, site.node),
             dtype=dtype,
         )
+    for site, casts in audit.meetings:
+        for cast in casts:
+            plan_cast(plan, cast)
+            finding = ctx.report(
+                "BFM087",
+                cast.via,
+                fixed=True,
+                value=_short(ctx, cast.via),
+                code=_short(ctx, site.node),
+                inside=inside(ctx, site.node),
+                made=ctx.pos(site.node)[0],
+                dtype=f"{cast.carrier}.dtype",
+            )
+            # the value is computed f32 where it is made and cast where it meets bf16: both the run's
+            # trace excuses (the function that makes it, or its line in the training step; the cast's line)
+            first, last = _kept_lines(ctx, site.node, Where.MODEL)
+            ctx.outcome.f32_islands.append(F32Island(first, last, finding))
+            line = ctx.span(cast.via)[0][0]
+            ctx.outcome.f32_islands.append(F32Island(line, ctx.span(cast.via)[1][0], finding))
     for site in audit.islands:
         back = _short(ctx, site.flow.casts_back[0])
-        ctx.report(
+        finding = ctx.report(
             "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
         )
+        last = max(ctx.span(site.node)[1][0], *(ctx.span(node)[1][0] for node in site.flow.casts_back))
+        ctx.outcome.f32_islands.append(F32Island(ctx.span(site.node)[0][0], last, finding))
+    for site, casts in audit.casts_back:
+        for cast in casts:
+            plan_cast(plan, cast)
+            finding = ctx.report(
+                "BFM088",
+                cast.via,
+                fixed=True,
+                variant="exit" if isinstance(cast.at, cst.Return) else None,
+                value=_short(ctx, cast.via),
+                code=_short(ctx, site.node),
+                line=ctx.pos(site.node)[0],
+                dtype=f"{cast.carrier}.dtype",
+            )
+            # the f32 computed from the upcast to the cast back is the author's: the run's trace excuses it
+            last = max(ctx.span(site.node)[1][0], ctx.span(cast.via)[1][0])
+            ctx.outcome.f32_islands.append(F32Island(min(ctx.span(site.node)[0][0], last), last, finding))
+    if audit.loss_kept_f32:
+        ctx.outcome.kept_f32.add(KeptF32.LOSS)
+    if any(where is not Where.OPTIMIZER for _, where in audit.kept) or any(
+        site.kind == "island" for site, _ in audit.casts_back
+    ):
+        ctx.outcome.kept_f32.add(KeptF32.FORWARD)
+    for site, where in audit.kept:
+        finding = ctx.report(
+            "BFM089",
+            site.node,
+            fixed=True,
+            variant=where.value,
+            code=_short(ctx, site.node),
+            inside=inside(ctx, site.node),
+        )
+        first, last = _kept_lines(ctx, site.node, where)
+        ctx.outcome.f32_islands.append(F32Island(first, last, finding))
+
+
+def _kept_lines(ctx: FileContext, node: cst.CSTNode, where: Where) -> tuple[int, int]:
+    """The lines where f32 kept as written (BFM089) or followed to its meeting (BFM087) lives, for
+    the run's trace to excuse: an
+    optimizer's FP32 state the whole optimizer class (made in one method, updated in ``step``), a
+    loss kept f32 the function that computes it; only the line itself where that function is the
+    training step (it calls ``backward``: f32 elsewhere in it is no one's choice)."""
+    owner: cst.CSTNode | None = ctx.enclosing(node, cst.FunctionDef)
+    if where is Where.OPTIMIZER:
+        owner = ctx.enclosing(node, cst.ClassDef) or owner
+    backward = m.Call(func=m.Attribute(attr=m.Name("backward")))
+    if owner is None or findall(owner, backward):
+        owner = node
+    (first, _col), (last, _end) = ctx.span(owner)
+    return first, last
 
 
 def report_blocked(ctx: FileContext, audit: ModelCodeAudit) -> None:
@@ -172,7 +258,7 @@ def _plan_follow(plan: EditPlan, site: Site, dtype: str) -> None:
         plan.replace[id(site.dtype_arg.value)] = lambda node: value.with_changes(lpar=node.lpar, rpar=node.rpar)
     elif site.kind == "factory":
         plan.replace[id(site.node)] = lambda node: append_keyword(node, "dtype", value)
-    elif site.kind == "attribute":
+    elif site.kind in ("attribute", "global"):
         plan.replace[id(site.node)] = lambda node: cst.Call(
             func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(value)]
         )
@@ -192,11 +278,13 @@ class _Audit:
         self.rules = ctx.rules.model_code
         self.dtypes = DtypeFlow(ctx)
         self.flows = TensorFlow(ctx, self.dtypes)
+        self.reach = ValueReach(ctx, self.flows, reached)
         self.result = ModelCodeAudit()
 
     def run(self) -> ModelCodeAudit:
         factories, int_roots, upcasts = self._calls()
-        attributes = self._attribute_reads()
+        attributes: list[tuple[cst.BaseExpression, str]] = [(read, "attribute") for read in self._attribute_reads()]
+        attributes += [(read, "global") for read in self._global_reads()]
         creations: list[Site] = []
         islands: list[tuple[cst.Call, cst.Arg | None]] = []
         fresh: frozenset[int] = frozenset()
@@ -205,17 +293,59 @@ class _Audit:
             if found == fresh:
                 break
             fresh = found
-        self._decide_creations(creations, fresh)
+        islands += [(call, arg) for call, arg in self._step_upcasts(fresh) if not any(call is c for c, _ in islands)]
+        kept = self._deliberate(creations, islands, fresh)
+        self._decide_creations([site for site in creations if id(site.node) not in kept], fresh)
         self._loss_state()
+        return self.result
+
+    def _deliberate(
+        self, creations: list[Site], islands: list[tuple[cst.Call, cst.Arg | None]], fresh: frozenset[int]
+    ) -> set[int]:
+        """Decide the deliberate f32 (:mod:`.deliberate_f32`): the upcasts of the model's own
+        tensors (``islands``; an upcast inside one already followed, ``h.double().mean().float()``,
+        is one with it) and the factories asking for f32 (``dtype=torch.float32``). Returns the ids
+        of the factories kept as written (the others follow the dtype they meet, as made f32)."""
+        explicit = [site for site in creations if site.kind == "explicit"]
+        ordered = sorted(islands, key=lambda island: self.ctx.span(island[0])[1])  # inner ones first
+        sources: list[tuple[cst.CSTNode, Where, cst.BaseExpression | None]] = [
+            (call, self._where(call), call.func.value if isinstance(call.func, cst.Attribute) else None)
+            for call, _ in ordered
+        ]
+        sources += [(site.node, self._where(site.node), None) for site in explicit]
+        decisions = deliberate_f32.decide(self.reach, sources, fresh, self._carrier_at)
         in_islands: set[int] = set()
-        for call, arg in sorted(islands, key=lambda island: self.ctx.span(island[0])[1]):  # inner ones first
+        kept: set[int] = set()
+        for (call, arg), decision in zip(ordered, decisions):
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else call
             if id(receiver) in in_islands:
                 continue  # an upcast inside an island already followed (`h.double().mean().float()`)
             site = Site(call, "island", self.flows.follow(call, through=True, fresh=fresh), arg)
             in_islands |= site.flow.visited
-            self._decide_island(site)
-        return self.result
+            self._decide_island(site, decision)
+        for site, decision in zip(explicit, decisions[len(ordered) :]):
+            if decision.verdict is Verdict.KEPT:
+                kept.add(id(site.node))
+                if decision.computes:
+                    self.result.kept.append((site, decision.where))
+        return kept
+
+    def _where(self, node: cst.CSTNode) -> Where:
+        """Where deliberate f32 is written: an optimizer's step, the loss code, or the model."""
+        cls = self.ctx.enclosing(node, cst.ClassDef)
+        if cls is not None and any(c is cls for c in self.reached.optimizers):
+            return Where.OPTIMIZER
+        func = self.ctx.enclosing(node, cst.FunctionDef)
+        scope = func if func is not None else self.ctx.module
+        if self.reached.uncast(cls) or any(s is scope for s in self.reached.steps) or self.reached.in_loss(func):
+            return Where.LOSS
+        return Where.MODEL
+
+    def _carrier_at(self, source: cst.CSTNode, meet: Meet, exclude: frozenset[int]) -> str | None:
+        """The code of a tensor known at ``meet.at`` with the dtype of what the value meets there
+        (:meth:`_carrier` anchored at the meeting), never one of the ``exclude`` nodes."""
+        site = Site(source, "meeting", Flow(source), optimizer=self._in_optimizer(source))
+        return self._carrier(site, [meet], exclude, anchor=meet.at)
 
     def _creations(self, factories, int_roots, upcasts, attributes, fresh: frozenset[int]):
         """The sites that make a tensor, followed knowing ``fresh``; the upcasts of tensors that
@@ -225,7 +355,7 @@ class _Audit:
             Site(call, kind, follow(call, fresh=fresh), _keyword(call, "dtype") if kind == "explicit" else None, unsure)
             for call, kind, unsure in factories
         ]
-        sites += [Site(read, "attribute", follow(read, fresh=fresh)) for read in attributes]
+        sites += [Site(read, kind, follow(read, fresh=fresh)) for read, kind in attributes]
         found: set[int] = set()
         for root in int_roots:
             found |= follow(root, fresh=fresh).visited
@@ -308,6 +438,30 @@ class _Audit:
                 elif isinstance(made, tuple) and _keyword(call, "device") is not None and self._meets_path(call):
                     factories.append((call, *made))
         return factories, int_roots
+
+    def _step_upcasts(self, fresh: frozenset[int]) -> list[tuple[cst.Call, cst.Arg | None]]:
+        """The upcasts the functions calling the model make on the step's loss path themselves
+        (``F.cross_entropy(logits.float(), y)``, ``F.mse_loss(pred, y.float())`` in the training
+        loop): deliberate f32 decided as one written in a loss function is (:mod:`.deliberate_f32`).
+        An upcast of the model's input is the input casts' (:mod:`.inputs`)."""
+        found: list[tuple[cst.Call, cst.Arg | None]] = []
+        path = self.reached.loss_path
+        for scope in self.reached.steps:
+            if isinstance(scope, cst.FunctionDef) and self.reached.is_runtime(scope):
+                continue  # audited whole already
+            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call()):
+                if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
+                    continue
+                upcast = self._upcast(call)
+                if upcast is None or self._made(call) is not None or self._from_kept_f64(call):
+                    continue
+                receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+                if receiver is not None and (id(receiver) in fresh or self._integer(receiver)):
+                    continue
+                on_path = receiver is not None and id(receiver) in path
+                if on_path or any(id(meet.at) in path for meet in self.flows.follow(call).meets):
+                    found.append((call, upcast if isinstance(upcast, cst.Arg) else None))
+        return found
 
     def _meets_path(self, call: cst.Call) -> bool:
         """Whether the value ``call`` makes meets the loss path, other than as an argument of a
@@ -476,6 +630,30 @@ class _Audit:
                         reads += self._reads_in_steps(cls, target.target.attr.value)
         return reads
 
+    def _global_reads(self) -> list[cst.Name]:
+        """Reads, in a step, of a module-level name bound only to a floating tensor (``TABLE =
+        torch.randn(64, d)``, made at import on the host and moved in ``forward``): f32 on the device
+        where the switch made it bf16, as a plain tensor attribute is."""
+        reads: list[cst.Name] = []
+        for statement in self.ctx.module.body:
+            if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
+                continue
+            assert isinstance(statement, cst.SimpleStatementLine), "matched"
+            assign = statement.body[0]
+            assert isinstance(assign, cst.Assign) and isinstance(assign.targets[0].target, cst.Name), "matched"
+            name = assign.targets[0].target
+            scope = self.ctx.scopes.get(name)
+            if scope is None:
+                continue
+            bindings = [a for a in scope.assignments[name.value]]
+            if len(bindings) != 1 or not self._plain_tensor(assign.value):
+                continue
+            for access in bindings[0].references:
+                read = access.node
+                if isinstance(read, cst.Name) and self.reached.is_runtime(self.ctx.enclosing(read, cst.FunctionDef)):
+                    reads.append(read)
+        return reads
+
     def _plain_tensor(self, value: cst.BaseExpression) -> bool:
         """A floating tensor made here and kept as is: a float factory or an upcast at its root,
         not wrapped in a parameter or a buffer."""
@@ -511,32 +689,82 @@ class _Audit:
     # -- decisions ---------------------------------------------------------------------------
     def _decide_creations(self, sites: list[Site], fresh: frozenset[int]) -> None:
         """Per site, the dtype it takes: that of a tensor its cluster (the sites whose values meet,
-        ``position * freq``, or are written into one another) meets, known at its line."""
+        ``position * freq``, or are written into one another) meets, known at its line; where none
+        is, the value is followed to where it meets one and cast there (:meth:`_meetings`)."""
         clusters = _clusters(sites)
+        met: set[tuple[int, ...]] = set()
         for index, site in enumerate(sites):
             members = [sites[i] for i in clusters[index]]
             partners = [meet for member in members for meet in member.flow.meets if not meet.fresh]
-            if not partners:
-                if site.flow.escapes and (not site.unsure or _factory_short(self.ctx, site.node) == "tensor"):
-                    self._block(site, "BFM081", "escapes", where=_short(self.ctx, site.flow.escapes[0]))
+            if not partners and not site.flow.escapes:
                 continue  # only ends: an integer, a boolean, a host value
-            carrier = self._carrier(site, partners, fresh)
+            carrier = self._carrier(site, partners, fresh) if partners else None
             if carrier is not None:
                 self.result.follows.append((site, carrier))
-            else:
-                other = partners[0].weight or _short(self.ctx, partners[0].other or partners[0].at)
-                self._block(site, "BFM081", None, other=other, line=self.ctx.pos(partners[0].at)[0])
+                continue
+            cluster = tuple(sorted(clusters[index]))
+            if cluster in met:
+                continue  # its casts are its cluster's, written once
+            met.add(cluster)
+            self._meetings(site, members, fresh)
 
-    def _decide_island(self, site: Site) -> None:
-        flow = site.flow
-        if flow.escapes:
-            where = flow.escapes[0]
-            self._block(site, "BFM083", None, where=_short(self.ctx, where), line=self.ctx.pos(where)[0])
-        elif flow.matmuls:
-            first = flow.matmuls[0]
-            self._block(site, "BFM084", None, matmul=_short(self.ctx, first), line=self.ctx.pos(first)[0])
-        elif flow.casts_back:
-            self.result.islands.append(site)
+    def _meetings(self, site: Site, members: list[Site], fresh: frozenset[int]) -> None:
+        """The cluster of ``site`` cannot take a dtype where it is made: its values are followed
+        across the file (:class:`~.meet.ValueReach`) and cast where they meet a tensor whose dtype
+        is known there (BFM087). Where they leave what can be followed, meet a tensor of a dtype
+        known nowhere, or meet one another in a matmul (an f32 matmul), BFM081 names the line."""
+        found = self.reach.follow([member.node for member in members], False, fresh)
+        exclude = fresh | frozenset(found.visited)
+        casts: list[Cast] = []
+        lost: tuple[cst.CSTNode, str | None] | None = None
+        for meet in found.meets:
+            if meet.fresh:
+                if meet.kind == "matmul" and lost is None:
+                    lost = (meet.at, None)
+                continue
+            if meet.other is not None and self.flows.maybe_number(meet.other):
+                continue  # a Python number decides no dtype and promotes nothing
+            carrier = self._carrier(site, [meet], exclude, anchor=meet.at) if meet.via is not None else None
+            if carrier is not None:
+                assert meet.via is not None, "a carrier is looked for only where a cast can go"
+                casts.append(Cast(meet.via, carrier, meet.at))
+            elif meet.kind != "into" and lost is None:
+                lost = (meet.at, meet.weight or _short(self.ctx, meet.other or meet.at))
+        escaped = [*found.lost, *found.exits]
+        if lost is None and escaped:
+            lost = (escaped[0], None)
+        if lost is None:
+            if casts:
+                self.result.meetings.append((site, casts))
+            return
+        if site.unsure and _factory_short(self.ctx, site.node) != "tensor" and lost[1] is None:
+            return  # may be an integer: what it meets decides nothing
+        node, other = lost
+        if other is None:
+            self._block(site, "BFM081", "escapes", where=_short(self.ctx, node), line=self.ctx.pos(node)[0])
+        else:
+            self._block(site, "BFM081", None, other=other, line=self.ctx.pos(node)[0])
+
+    def _decide_island(self, site: Site, decision: deliberate_f32.Decision) -> None:
+        """Record what becomes of an upcast of the model's own tensors (:mod:`.deliberate_f32`)."""
+        verdict = decision.verdict
+        if verdict is Verdict.KEPT:
+            if decision.casts_back and decision.where is not Where.OPTIMIZER:
+                if not site.flow.casts_back:
+                    site.flow.casts_back = list(decision.casts_back)
+                self.result.islands.append(site)
+            elif decision.computes:
+                self.result.kept.append((site, decision.where))
+        elif verdict is Verdict.CASTS:
+            self.result.casts_back.append((site, decision.casts))
+        elif verdict is Verdict.MATMUL:
+            assert decision.at is not None, "a matmul verdict names its matmul"
+            at = decision.at
+            self._block(site, "BFM084", None, matmul=_short(self.ctx, at), line=self.ctx.pos(at)[0])
+        else:
+            assert decision.at is not None, "a lost verdict names where"
+            at = decision.at
+            self._block(site, "BFM083", None, where=_short(self.ctx, at), line=self.ctx.pos(at)[0])
 
     def _loss_state(self) -> None:
         """A class the step's loss alone reaches (a criterion) keeps parameters, buffers or layers
@@ -552,12 +780,17 @@ class _Audit:
         self.result.blocked.append(Blocked(site, code, variant, fields))
 
     # -- the tensor whose dtype a site takes ---------------------------------------------------
-    def _carrier(self, site: Site, partners: list[Meet], fresh: frozenset[int]) -> str | None:
+    def _carrier(
+        self, site: Site, partners: list[Meet], fresh: frozenset[int], anchor: cst.CSTNode | None = None
+    ) -> str | None:
         """The code of a tensor known at the site's line whose dtype is the dtype of what it
         meets: the tensor met itself, or what it was computed from (the operands of the
         arithmetic that made it, the weight of the layer that made it); in an optimizer's step,
         the parameters (the device the site is made on, or the first parameter). A value made by
-        the audited code itself (``fresh``) is none: its own dtype is being decided."""
+        the audited code itself (``fresh``) is none: its own dtype is being decided. ``anchor``: the
+        line at which the tensor must be known (the site's own, by default; where it meets one, for a
+        cast written there)."""
+        at = site.node if anchor is None else anchor
         queue: list[tuple[cst.BaseExpression | str, int]] = []
         for meet in partners:
             queue.extend((start, 0) for start in _carrier_starts(meet))
@@ -569,10 +802,10 @@ class _Audit:
                 continue
             seen.add(key)
             if isinstance(candidate, str):
-                if self._self_known(site.node) and not self.reached.uncast(self.ctx.enclosing(site.node, cst.ClassDef)):
+                if self._self_known(at) and not self.reached.uncast(self.ctx.enclosing(at, cst.ClassDef)):
                     return candidate  # a layer's weight: cast by `model.to`, unless the class is a loss's
                 continue
-            if self._known_tensor(candidate, site):
+            if self._known_tensor(candidate, at):
                 return self.ctx.code(candidate)
             if depth < _MAX_TRACE:
                 queue.extend((c, depth + 1) for c in self._computed_from(candidate))
@@ -583,7 +816,7 @@ class _Audit:
         params = list(func.params.params) if func is not None else []
         return bool(params) and params[0].name.value == "self"
 
-    def _known_tensor(self, expr: cst.BaseExpression, site: Site) -> bool:
+    def _known_tensor(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """Whether ``expr`` is a reference (a name, attributes, literal indices) known at the
         site's line to be a floating tensor of the model: a parameter of the step function
         (not an integer), a name bound before the site to a tensor, ``self.<p>`` a parameter or
@@ -592,8 +825,8 @@ class _Audit:
         if root is None:
             return False
         if root.value == "self":
-            return self._self_known(site.node) and self._self_tensor(expr)
-        if not self._bound_before(root, site.node):
+            return self._self_known(at) and self._self_tensor(expr)
+        if not self._bound_before(root, at):
             return False
         if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root):
             return False
@@ -608,11 +841,38 @@ class _Audit:
         cls = self.ctx.enclosing(expr, cst.ClassDef)
         if cls is None or self.reached.uncast(cls):  # a loss's own parameters and buffers stay f32
             return False
-        values = self_assigned(self.ctx, cls, expr.attr.value)
-        return _registered_buffer(cls, expr.attr.value) or (
+        attr = expr.attr.value
+        if self._set_in_step(cls, attr):
+            return False  # registered or assigned while the step runs, after `model.to`: its own dtype
+        values = self_assigned(self.ctx, cls, attr)
+        return _registered_buffer(cls, attr) or (
             bool(values)
             and all(isinstance(v, cst.Call) and self.ctx.qualified_names(v.func) & self.rules.registers for v in values)
         )
+
+    def _set_in_step(self, cls: cst.ClassDef, attr: str) -> bool:
+        """Whether the code a step runs registers ``self.<attr>`` as a buffer or assigns it: a
+        buffer registered after ``model.to(torch.bfloat16)`` (a cache grown in ``forward``) has the
+        dtype of the tensor registered, which the cast never saw."""
+        for func in self.reached.runtime:
+            if self.ctx.enclosing(func, cst.ClassDef) is not cls:
+                continue
+            for call in findall(
+                func.body, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer")))
+            ):
+                first = call.args[0].value if call.args else None
+                if isinstance(first, cst.SimpleString) and first.evaluated_value == attr:
+                    return True
+            pattern = m.Assign(
+                targets=[
+                    m.ZeroOrMore(),
+                    m.AssignTarget(m.Attribute(value=m.Name("self"), attr=m.Name(attr))),
+                    m.ZeroOrMore(),
+                ]
+            )
+            if findall(func.body, pattern):
+                return True
+        return False
 
     def _bound_before(self, name: cst.Name, node: cst.CSTNode) -> bool:
         """Whether ``name`` is a parameter of the function holding ``node``, or bound in it (in the
@@ -690,6 +950,9 @@ class _Audit:
             return list[cst.BaseExpression | str](args[:2])
         if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
             return [call.func.value]
+        if any(isinstance(d, cst.FunctionDef) for d in definitions(self.ctx, call.func)):  # `rotate_half(q)`
+            args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
+            return list[cst.BaseExpression | str](args[:1])
         return []
 
     def _device_hint(self, site: Site) -> str | None:

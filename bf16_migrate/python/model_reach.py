@@ -51,7 +51,11 @@ class Reached:
     classes it builds), which ``model.to`` does not cast, so their parameters and buffers stay f32;
     ``steps``: the functions (or the module) calling the model, whose own tensors that meet
     ``loss_path`` (ids of the nodes from the model's output to the loss) are audited too, but for
-    the arguments of the loss calls in ``cast_losses`` (ids: the input casts handle them)."""
+    the arguments of the loss calls in ``cast_losses`` (ids: the input casts handle them).
+
+    ``roots``: the classes the script builds its models from (``model = TinyLM(cfg).to(device)``:
+    ``TinyLM``), whose ``forward`` returns to ``model_calls``, the model's calls in the steps; the
+    ``forward`` of any other class returns to a module of the model (:mod:`.meet`)."""
 
     runtime: list[cst.FunctionDef] = field(default_factory=list)
     init: list[cst.FunctionDef] = field(default_factory=list)
@@ -61,9 +65,19 @@ class Reached:
     steps: list[cst.FunctionDef | cst.Module] = field(default_factory=list)
     loss_path: frozenset[int] = frozenset()
     cast_losses: frozenset[int] = frozenset()
+    roots: list[cst.ClassDef] = field(default_factory=list)
+    model_calls: list[cst.Call] = field(default_factory=list)
+    loss_functions: list[cst.FunctionDef] = field(default_factory=list)
+    """The functions of the file the step applies as its loss (:mod:`.loss_reach`)."""
 
     def is_runtime(self, func: cst.FunctionDef | None) -> bool:
         return func is not None and any(f is func for f in self.runtime)
+
+    def in_loss(self, func: cst.FunctionDef | None) -> bool:
+        """Whether ``func`` is a loss function the step applies (or a method of a loss class)."""
+        if func is None:
+            return False
+        return any(f is func for f in self.loss_functions)
 
     def uncast(self, cls: cst.ClassDef | None) -> bool:
         """Whether ``cls`` is reached from the loss code alone (not cast by ``model.to``)."""
@@ -88,6 +102,9 @@ def reach_from(
             walk.add_class(root)
         else:
             walk.expression(root, depth=0)
+            built = _built_class(ctx, root)
+            if built is not None and not any(c is built for c in walk.reached.roots):
+                walk.reached.roots.append(built)
     walk.run()
     if loss is None:
         return walk.reached
@@ -100,7 +117,21 @@ def reach_from(
     reached = walk.reached
     reached.loss_classes = [c for c in reached.classes if not any(c is k for k in cast)]
     reached.steps, reached.loss_path, reached.cast_losses = list(loss.steps), loss.path, loss.cast_losses
+    reached.model_calls = list(loss.model_calls)
+    reached.loss_functions = list(loss.functions)
     return reached
+
+
+def _built_class(ctx: FileContext, expr: cst.CSTNode) -> cst.ClassDef | None:
+    """The class of the file an expression builds its value from: ``TinyLM`` for ``TinyLM(cfg)``,
+    ``TinyLM(cfg).to(device)`` or ``TinyLM(cfg).bfloat16()``; None for anything else."""
+    while m.matches(expr, m.Call(func=m.Attribute(value=m.Call()))):
+        assert isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute), "matched above"
+        expr = expr.func.value
+    if not isinstance(expr, cst.Call):
+        return None
+    classes = [d for d in definitions(ctx, expr.func) if isinstance(d, cst.ClassDef)]
+    return classes[0] if len(classes) == 1 else None
 
 
 def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:

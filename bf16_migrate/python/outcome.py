@@ -14,6 +14,13 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 
 
+class KeptF32(enum.Enum):
+    """Where a migration keeps the f32 a script asks for (``Outcome.kept_f32``)."""
+
+    LOSS = "the loss the step backpropagates is computed in f32 (`.float()` before the loss)"
+    FORWARD = "part of the forward pass computes in f32 (an upcast kept, cast back where it leaves)"
+
+
 class Refusal(enum.Enum):
     """Why a file did not take the mode's change (its finding is the :class:`Outcome`'s
     ``explained_by``)."""
@@ -84,6 +91,18 @@ class NotExamined:
     what: str
 
 
+@dataclass(frozen=True)
+class F32Island:
+    """A deliberate f32 island the migration kept as its author wrote it (an upcast cast back
+    before it leaves the function, no matmul in between): lines ``first_line`` to ``last_line``
+    of the migrated file's input text (1-based), and the finding that says so. verify's dtype
+    trace does not count f32 computed there against the migration."""
+
+    first_line: int
+    last_line: int
+    finding: Diagnostic
+
+
 @dataclass
 class Outcome:
     """What the migration of one file did.
@@ -95,11 +114,13 @@ class Outcome:
     ``through_flag``: the findings of a change made through the script's own autocast flag (its
     launchers pass the flag where they set the variable). ``factory_changes_made``: the findings
     of what this module's optimizer factories now do because other scripts asked it of them.
+    ``no_effect``, ``kept_f32``: see the fields.
     ``host_edge_examined``: every place the file hands the host a value from the device was
     examined, and the floating ones cast back to the float32 the legacy run handed it, or
     reported (:mod:`.host_exits`).
     ``examined``: the :class:`Edge` s the migration examined in the whole file;
     ``not_examined``: the places within them it could not (each also a finding that needs a hand).
+    ``f32_islands``: the deliberate f32 islands kept as written (:class:`F32Island`).
     """
 
     switch_migrated: bool = False
@@ -107,9 +128,18 @@ class Outcome:
     refusals: list[tuple[Refusal, Diagnostic]] = field(default_factory=list)
     through_flag: list[Diagnostic] = field(default_factory=list)
     factory_changes_made: list[Diagnostic] = field(default_factory=list)
+    no_effect: bool = False
+    """The script puts no tensor on the device (:mod:`.no_tensor`): the legacy settings in force
+    for it change nothing there; its own were removed, a launcher's are removed too (BFM170)."""
+    kept_f32: set[KeptF32] = field(default_factory=set)
+    """Where the migration keeps f32 the script asks for on purpose, which the legacy run computed
+    in bf16 (:mod:`.deliberate_f32`, BFM088/BFM089): the migrated run's numbers differ from the
+    legacy run's there by design (verify's matches part judges the drift alone, its precision part
+    accepts an f32 loss)."""
     host_edge_examined: bool = False
     examined: set[Edge] = field(default_factory=set)
     not_examined: list[NotExamined] = field(default_factory=list)
+    f32_islands: list[F32Island] = field(default_factory=list)
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

@@ -68,6 +68,7 @@ from .model_site import (
     model_key,
     same_model,
 )
+from .no_tensor import plan_no_tensor
 from .optimizers import (
     add_float32_dtype,
     add_keywords,
@@ -238,7 +239,9 @@ class Planner:
             return
         triaged = [(w, self._triage(w)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
-        if on_writes or self.external:
+        if plan_no_tensor(ctx, self.plan, on_writes, self.external):
+            on_writes = []  # the settings change nothing in a file that makes no tensor: removed (BFM170)
+        elif on_writes or self.external:
             self.guard = self._union_guard(
                 on_writes, [conditions for _, conditions in triaged if conditions is not None]
             )

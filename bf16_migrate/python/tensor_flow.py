@@ -65,6 +65,11 @@ class Meet:
     fresh: bool = False
     """``other`` is itself made by the code audited (one of the ``fresh`` nodes of the follow):
     the two are decided together, and the flow goes on through the op."""
+    via: cst.BaseExpression | None = None
+    """The expression that carries the followed value into the op (``table`` in ``x + table``,
+    ``table[pos]`` in ``x + table[pos]``): where a cast to the other operand's dtype goes
+    (``x + table.to(x.dtype)``); None where such a cast would change what the op does (the
+    receiver of an in-place method, a tuple handed to a submodule)."""
 
 
 @dataclass
@@ -150,6 +155,7 @@ class TensorFlow:
         self.rules = ctx.rules.model_code
         self.dtypes = dtypes or DtypeFlow(ctx)
         self._fresh: frozenset[int] = frozenset()
+        self._matmuls = False
 
     # -- what is a tensor ------------------------------------------------------------------
     def tensor_like(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -236,6 +242,14 @@ class TensorFlow:
             return False
         return not any(self._used_as_tensor(access.node) for access in bindings[0].references)
 
+    def maybe_number(self, expr: cst.BaseExpression) -> bool:
+        """:meth:`maybe_scalar`, or arithmetic of such parameters and literals (``0.5 / n``)."""
+        if isinstance(expr, cst.BinaryOperation):
+            return all(self.maybe_number(e) for e in (expr.left, expr.right))
+        if isinstance(expr, cst.UnaryOperation):
+            return self.maybe_number(expr.expression)
+        return isinstance(expr, _LITERALS) or self.maybe_scalar(expr)
+
     def _used_as_tensor(self, read: cst.CSTNode) -> bool:
         parent = self.ctx.parent(read)
         if isinstance(parent, cst.Attribute) and parent.value is read:
@@ -248,6 +262,8 @@ class TensorFlow:
             call = self.ctx.parent(parent)
             if isinstance(call, cst.Call) and call.args and call.args[0] is parent:
                 names = self.ctx.qualified_names(call.func)
+                if any(n.startswith("torch.") and n[6:] in self.rules.float_factories for n in names):
+                    return False  # `torch.eye(n)`, `torch.zeros(n, d)`: a size
                 return any(n.startswith("torch.") for n in names) or self.layer(call.func) is not None
         if isinstance(parent, cst.Element):  # `torch.cat([z1, z2])`
             holder = self.ctx.parent(self.ctx.parent(parent))
@@ -267,12 +283,18 @@ class TensorFlow:
         return not (isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool", "str"))
 
     # -- following -------------------------------------------------------------------------
-    def follow(self, start: cst.CSTNode, through: bool = False, fresh: frozenset[int] = frozenset()) -> Flow:
+    def follow(
+        self, start: cst.CSTNode, through: bool = False, fresh: frozenset[int] = frozenset(), matmuls: bool = False
+    ) -> Flow:
         """Follow the value of the expression ``start`` (see the module docstring). ``fresh``:
         ids of the nodes that carry other values made by the code audited; meeting one of them is
-        recorded (``Meet.fresh``) and the flow goes on."""
+        recorded (``Meet.fresh``) and the flow goes on. ``matmuls``: go on through every op but a
+        matmul, a weighted layer or a submodule whose other side is not ``fresh`` (where an f32 value
+        would make the matmul f32), and stop there."""
         flow = Flow(start)
         self._fresh = fresh
+        self._matmuls = matmuls
+        through = through or matmuls
         queue: list[cst.CSTNode] = [start]
         while queue:
             node = queue.pop()
@@ -292,7 +314,7 @@ class TensorFlow:
         if isinstance(parent, cst.BinaryOperation):
             other = parent.right if parent.left is node else parent.left
             kind = "matmul" if isinstance(parent.operator, cst.MatrixMultiply) else "arith"
-            return self._meet_then(parent, [other], kind, flow, through)
+            return self._meet_then(parent, [other], kind, flow, through, _expression(node))
         if isinstance(parent, (cst.UnaryOperation, cst.IfExp)) and getattr(parent, "test", None) is not node:
             return [parent]
         if isinstance(parent, cst.Subscript) and parent.value is node:
@@ -313,19 +335,27 @@ class TensorFlow:
         return []
 
     def _meet_then(
-        self, at: cst.CSTNode, others: list[cst.BaseExpression], kind: str, flow: Flow, through: bool
+        self,
+        at: cst.CSTNode,
+        others: list[cst.BaseExpression],
+        kind: str,
+        flow: Flow,
+        through: bool,
+        via: cst.BaseExpression | None = None,
     ) -> list[cst.CSTNode]:
-        """Record the tensors among ``others`` met at ``at``; go on with ``at`` unless one was met
-        and the flow stops at meetings."""
+        """Record the tensors among ``others`` met at ``at`` (the value carried in by ``via``); go
+        on with ``at`` unless one was met and the flow stops at meetings."""
         met = False
         for other in others:
             if id(other) in self._fresh:
-                flow.meets.append(Meet(other, at, kind, fresh=True))
+                flow.meets.append(Meet(other, at, kind, fresh=True, via=via))
             elif self.tensor_like(other) and self.dtypes.infer(other) != INT:  # an integer decides no float dtype
-                flow.meets.append(Meet(other, at, kind))
-                met = met or not self.maybe_scalar(other)  # a Python number decides no dtype: go on
+                flow.meets.append(Meet(other, at, kind, via=via))
+                met = met or not self.maybe_number(other)  # a Python number decides no dtype: go on
         if kind == "matmul":
             flow.matmuls.append(at)
+            if met and self._matmuls:
+                return []
         return [at] if through or not met else []
 
     def _attribute(self, attribute: cst.Attribute, flow: Flow, through: bool) -> list[cst.CSTNode]:
@@ -353,7 +383,9 @@ class TensorFlow:
         index = _index_arg(call, rules.index_methods.get(name))
         others = [a.value for a in call.args if a is not index]
         kind = "matmul" if name in rules.matmul_methods else "arith"
-        return self._meet_then(call, others, kind, flow, through) if others else [call]
+        inplace = name.endswith("_") and not name.endswith("__")  # written into the value: it keeps its dtype
+        via = None if inplace else attribute.value
+        return self._meet_then(call, others, kind, flow, through, via) if others else [call]
 
     def _argument(self, arg: cst.Arg, flow: Flow, through: bool) -> list[cst.CSTNode]:
         """The value is an argument of a call: a method of another tensor, a torch function, a
@@ -372,22 +404,24 @@ class TensorFlow:
             return []
         others = [a.value for a in call.args if a is not arg and a is not index]
         if isinstance(func, cst.Attribute) and not m.matches(func.value, m.Name("self")):
-            return self._method_argument(call, func, others, flow, through)
+            return self._method_argument(call, func, others, flow, through, arg.value)
         if names & self.rules.matmul_functions:
-            return self._meet_then(call, others, "matmul", flow, through)
+            return self._meet_then(call, others, "matmul", flow, through, arg.value)
         if any(n.startswith("torch.") for n in names):
-            return self._meet_then(call, others, "arith", flow, through)
+            return self._meet_then(call, others, "arith", flow, through, arg.value)
         layer = self.layer(func)
         if layer is not None:
             weight, kind = layer
             if kind == "gather":  # an embedding's input is an index: it carries no dtype on
                 flow.ends += 1
                 return []
-            flow.meets.append(Meet(None, call, kind, weight))
+            flow.meets.append(Meet(None, call, kind, weight, via=arg.value))
             if kind == "matmul":
                 flow.matmuls.append(call)
+                if self._matmuls:
+                    return []
             return [call] if through else []
-        if not through and self._handed_to_submodule(call, arg, flow):
+        if (not through or self._matmuls) and self._handed_to_submodule(call, arg, flow):
             return []
         flow.escapes.append(call)
         return []
@@ -401,11 +435,18 @@ class TensorFlow:
         if found is None:
             return False
         beside = found.beside if found.beside is not None and id(found.beside) not in self._fresh else None
-        flow.meets.append(Meet(beside, call, "module", found.parameters))
+        via = handed.value if not isinstance(handed.value, (cst.Tuple, cst.List)) else None  # a state tuple: no cast
+        flow.meets.append(Meet(beside, call, "module", found.parameters, via=via))
         return True
 
     def _method_argument(
-        self, call: cst.Call, func: cst.Attribute, others: list[cst.BaseExpression], flow: Flow, through: bool
+        self,
+        call: cst.Call,
+        func: cst.Attribute,
+        others: list[cst.BaseExpression],
+        flow: Flow,
+        through: bool,
+        via: cst.BaseExpression,
     ) -> list[cst.CSTNode]:
         name = func.attr.value
         if name in ("to", "type") or name in self.rules.cast_like:  # used for its dtype or device only
@@ -413,11 +454,11 @@ class TensorFlow:
             return []
         receiver = func.value
         if name.endswith("_") and not name.endswith("__"):  # written into the receiver, which keeps its dtype
-            flow.meets.append(Meet(receiver, call, "into", fresh=id(receiver) in self._fresh))
-            self._meet_then(call, others, "arith", flow, through)
+            flow.meets.append(Meet(receiver, call, "into", fresh=id(receiver) in self._fresh, via=via))
+            self._meet_then(call, others, "arith", flow, through, via)
             return []
         kind = "matmul" if name in self.rules.matmul_methods else "arith"
-        return self._meet_then(call, [receiver, *others], kind, flow, through)
+        return self._meet_then(call, [receiver, *others], kind, flow, through, via)
 
     def layer(self, func: cst.BaseExpression) -> tuple[str, str] | None:
         """For ``self.<attr>(...)`` where ``self.<attr>`` is a torch.nn layer of
@@ -451,11 +492,12 @@ class TensorFlow:
         nexts: list[cst.CSTNode] = []
         for target in targets:
             if isinstance(target, cst.Subscript):
-                if _keyed(target):  # `state["step"] = value`: stored in a container
+                if _keyed(target) or not self.tensor_like(target.value):  # `state["k"] = v`, `cache[n] = v`: stored
                     flow.escapes.append(assign)
                 else:
                     into = target.value
-                    flow.meets.append(Meet(into, assign, "into", fresh=id(into) in self._fresh))
+                    value = assign.value
+                    flow.meets.append(Meet(into, assign, "into", fresh=id(into) in self._fresh, via=value))
                 continue
             if isinstance(target, cst.Attribute):
                 nexts.extend(self._attribute_reads(target))
@@ -468,7 +510,7 @@ class TensorFlow:
 
     def _augmented(self, aug: cst.AugAssign, node: cst.CSTNode, flow: Flow, through: bool) -> list[cst.CSTNode]:
         if aug.value is node:  # t += value: written into t
-            flow.meets.append(Meet(aug.target, aug, "into", fresh=id(aug.target) in self._fresh))
+            flow.meets.append(Meet(aug.target, aug, "into", fresh=id(aug.target) in self._fresh, via=aug.value))
             return []
         nexts = self._meet_then(aug, [aug.value], "arith", flow, through)
         if isinstance(aug.target, cst.Name) and nexts:
@@ -484,12 +526,33 @@ class TensorFlow:
             call = self.ctx.parent(holder)
             if isinstance(call, cst.Call) and any(n.startswith("torch.") for n in self.ctx.qualified_names(call.func)):
                 others = [e.value for e in container.elements if e is not element]
-                self._meet_then(container, others, "arith", flow, True)
-                return [container]
-        if not through and isinstance(container, cst.Tuple) and self._state_tuple(container, holder, flow):
+                return self._meet_then(container, others, "arith", flow, through, element.value)
+        unpacked = self._unpacked(element, container, holder)
+        if unpacked is not None:
+            return unpacked
+        if (
+            (not through or self._matmuls)
+            and isinstance(container, cst.Tuple)
+            and self._state_tuple(container, holder, flow)
+        ):
             return []
         flow.escapes.append(container if container is not None else element)
         return []
+
+    def _unpacked(
+        self, element: cst.Element, container: cst.CSTNode | None, holder: cst.CSTNode | None
+    ) -> list[cst.CSTNode] | None:
+        """``a, b = x, y`` with the value in ``x``: the reads of ``a`` (the name at the same place
+        of a target of the same length); None for any other container."""
+        if not (isinstance(container, cst.Tuple) and isinstance(holder, cst.Assign) and holder.value is container):
+            return None
+        if len(holder.targets) != 1 or not isinstance(holder.targets[0].target, (cst.Tuple, cst.List)):
+            return None
+        names = holder.targets[0].target.elements
+        if len(names) != len(container.elements) or any(isinstance(e, cst.StarredElement) for e in names):
+            return None
+        target = names[[id(e) for e in container.elements].index(id(element))].value
+        return self.references(target) if isinstance(target, cst.Name) else None
 
     def _state_tuple(self, container: cst.Tuple, holder: cst.CSTNode | None, flow: Flow) -> bool:
         """A tuple holding the value handed to submodules of ``self`` (an LSTM's ``(h0, c0)``):
@@ -538,6 +601,10 @@ class TensorFlow:
             for node in findall(cls, pattern)
             if node is not target and not isinstance(self.ctx.parent(node), cst.AssignTarget)
         ]
+
+
+def _expression(node: cst.CSTNode) -> cst.BaseExpression | None:
+    return node if isinstance(node, cst.BaseExpression) else None
 
 
 def _index_arg(call: cst.Call, spec: tuple[int, str] | None) -> cst.Arg | None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..rules import DEFAULT_MODE, mode_named
 from ..rules import MODES as MODE_NAMES
@@ -28,7 +28,8 @@ from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
-from .runner import LEGACY_VARIABLES, Progress, Workspace, read_source, run_specs, stage_script
+from .runner import LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
+from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings, trace_part
 
 __all__ = [
     "MODES",
@@ -41,7 +42,14 @@ __all__ = [
     "verify_script",
     "default_jobs",
     "Progress",
+    "TRACE_TIME",
 ]
+
+TRACE_TIME = 120.0
+"""Seconds the legacy and migrated runs may go on after the recorded steps by default, so that
+the dtype trace sees the code after the training loop (evaluation, EMA, checkpoints): the run
+continues with the user's arguments to the script's end, stopped sooner by this budget (checked
+at each ``backward``) or near ``--timeout`` (a timer)."""
 
 
 def default_jobs(device: str, cpus: int | None = None) -> int:
@@ -71,6 +79,10 @@ class VerifyReport:
     came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
     ``rounds``: the steps of each round of runs (``[20]``; ``[20, 80]`` when the first round
     could not decide and the runs were made again with more steps); ``steps`` is the last.
+    ``trace_findings``: what the migrated run's dtype trace shows that the legacy run's does not
+    (:mod:`.trace_findings`; the ``trace`` part of the verdict counts them). ``modules``: the
+    migrated text of each module of the tree the migrated run ran in place of the legacy one.
+    ``islands``: the deliberate f32 islands the migration kept (``Outcome.f32_islands`` by file).
     """
 
     script: Path
@@ -88,6 +100,9 @@ class VerifyReport:
     legacy_env: dict[str, str] = field(default_factory=dict)
     legacy_env_source: list[str] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)
+    trace_findings: list[TraceFinding] = field(default_factory=list)
+    modules: dict[Path, str] = field(default_factory=dict)
+    islands: dict[Path, list[Any]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -102,16 +117,32 @@ class VerifyReport:
         return report_dict(self)
 
 
+class _Migrated(NamedTuple):
+    """What :func:`_migrate` returns (see there)."""
+
+    code: str
+    diagnostics: list[Any]
+    flag: str | None
+    modules: dict[Path, str]
+    kept_f32: bool
+    loss_f32: bool
+    islands: dict[Path, list[Any]]
+
+
 def _migrate(
     source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
-) -> tuple[str, list[Any], str | None, dict[Path, str]]:
+) -> _Migrated:
     """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
     (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
     pass instead of the setting (amp through the script's own autocast flag:
-    ``MigrationResult.launch_flag``), which the migrated run is given too, and, with ``modules``,
-    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`)."""
+    ``MigrationResult.launch_flag``), which the migrated run is given too, with ``modules``,
+    the migrated text of each module of the tree that changes with it (:func:`_migrated_modules`),
+    whether it keeps f32 the script asks for, and among it the loss (``Outcome.kept_f32``), and
+    the deliberate f32 islands the migration kept (``Outcome.f32_islands``) by file, in the lines
+    of the text it read."""
     try:
         from bf16_migrate.python import migrate_source
+        from bf16_migrate.python.outcome import KeptF32
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
     from bf16_migrate.tree_modules import TreeFactsReader
@@ -129,9 +160,10 @@ def _migrate(
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
     diagnostics = list(result.diagnostics)
-    staged = {}
+    staged: dict[Path, str] = {}
+    islands: dict[Path, list[Any]] = {path.resolve(): list(result.outcome.f32_islands)}
     if modules and (result.switched or result.factory_changes):
-        staged = _migrated_modules(path, source, result, mode, diagnostics)
+        staged = _migrated_modules(path, source, result, mode, diagnostics, islands)
     unstaged = sorted({c.path for c in result.factory_changes if Path(c.path).resolve() not in staged})
     if unstaged:
         raise RunError(
@@ -140,16 +172,20 @@ def _migrate(
             hint="migrate and verify the tree at once (`bf16-migrate DIR --mode MODE --verify`), or commit the "
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
-    return result.code, diagnostics, result.launch_flag, staged
+    kept = result.outcome.kept_f32
+    return _Migrated(result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept, islands)
 
 
-def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnostics: list[Any]) -> dict[Path, str]:
+def _migrated_modules(
+    script: Path, source: str, result: Any, mode: str, diagnostics: list[Any], islands: dict[Path, list[Any]]
+) -> dict[Path, str]:
     """The modules of the tree under the script's directory that it imports, migrated as the
     rewrite migrates them (:func:`bf16_migrate.tree_modules.migrate_imported_modules`: they ran under
     the switch too): path -> migrated text, for those that change; their findings are added to
     ``diagnostics``. The migrated run stages them in place of the legacy ones, so it runs what the
     rewrite writes. Modules the script reaches elsewhere (``PYTHONPATH``) run as they are: a whole
-    tree is proven by ``bf16-migrate DIR --verify``. Raises :class:`RunError` when one cannot be
+    tree is proven by ``bf16-migrate DIR --verify``. Their deliberate f32 islands go into
+    ``islands`` (path -> ``Outcome.f32_islands``). Raises :class:`RunError` when one cannot be
     read or migrated."""
     from bf16_migrate.carriers.model import FileResult
     from bf16_migrate.tree_modules import migrate_imported_modules
@@ -177,6 +213,8 @@ def _migrated_modules(script: Path, source: str, result: Any, mode: str, diagnos
         if module is own:
             continue
         diagnostics.extend(module.diagnostics)
+        if module.f32_islands:
+            islands[module.path.resolve()] = list(module.f32_islands)
         if module.new != module.old:
             modules[module.path.resolve()] = module.new
     return modules
@@ -212,6 +250,10 @@ def verify_script(
     checkout: Any = None,
     legacy_env_source: Sequence[str] = (),
     max_steps: int | None = None,
+    trace: bool = True,
+    trace_time: float = TRACE_TIME,
+    migrated_modules: Mapping[Path, str] | None = None,
+    previous: VerifyReport | None = None,
 ) -> VerifyReport:
     """Migrate ``script`` in ``mode``, run legacy / migrated / FP32 reference, and judge.
 
@@ -244,7 +286,15 @@ def verify_script(
     evidence (default ``4 * steps``): when the verdict cannot decide (matches INCONCLUSIVE: the
     control passes the onset check and neither the graphs nor the later steps tell the
     precisions apart), the three runs are made again with ``max_steps`` steps and judged again;
-    only then may the verdict stay INCONCLUSIVE (with what to run in its notes).
+    only then may the verdict stay INCONCLUSIVE (with what to run in its notes). ``trace``: the
+    legacy and migrated runs record their dtype trace (:mod:`.trace`), read into findings
+    (:mod:`.trace_findings`) and the verdict's ``trace`` part; ``trace_time``: seconds they may go
+    on after the recorded steps so that it sees the code after the training loop (0: they stop
+    at the steps; a second round of more steps is not traced again). ``migrated_modules``: with
+    ``migrated_source``, the migrated texts of modules of the tree to stage beside it (path ->
+    text). ``previous``: a report of the same script, mode and settings whose legacy and
+    reference runs, migration findings and f32 islands are taken as they are: only the migrated
+    run is made again (``verify --fix`` after a repair).
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
     migrated and reference runs are temporary copies with the legacy variables
@@ -291,14 +341,58 @@ def verify_script(
         migrated_source,
         reference_source,
         need_reference=run_reference or mode_named(mode).autocast,
+        need_islands=trace and previous is None,
     )
+    if migrated_modules is not None:
+        texts.modules = {Path(p).resolve(): text for p, text in migrated_modules.items()}
+    if previous is not None:
+        texts.diagnostics = list(previous.diagnostics)
+        texts.islands = dict(previous.islands)
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
-    runs, device = _run(script, mode, legacy, texts, legacy_env, common, python=python, jobs=jobs, progress=progress)
-    _raise_unusable(mode, runs)
+    trace_after = max(0.0, trace_time) if trace else None
+    reused = {name: run for name, run in (previous.runs if previous is not None else {}).items() if name != MIGRATED}
+    runs, device = _run(
+        script,
+        mode,
+        legacy,
+        texts,
+        legacy_env,
+        common,
+        python=python,
+        jobs=jobs,
+        progress=progress,
+        trace_after=trace_after,
+        only=frozenset({MIGRATED}) if reused else None,
+    )
+    runs = {**reused, **runs}
+    sources = _trace_sources(script, mode, source, legacy, texts)
+    findings = trace_findings(runs, sources)
+    try:
+        _raise_unusable(mode, runs, findings)
+    except RunError as err:
+        err.migrated_source, err.modules = texts.migrated, dict(texts.modules)
+        raise
     _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
-    verdict = judge(mode, runs, requested_steps=steps, graphs=graphs, device=device, allowance=allowance)
+    verdict = judge(
+        mode,
+        runs,
+        requested_steps=steps,
+        graphs=graphs,
+        device=device,
+        allowance=allowance,
+        kept_f32=texts.kept_f32,
+        loss_f32=texts.loss_f32,
+    )
+    verdict.notes.extend(texts.notes)
+    traced = trace_part(findings, runs)
+    if traced is not None and verdict.parts and verdict.parts[0].passed:
+        verdict.parts.append(traced)
+    elif traced is None and trace_after is not None and MIGRATED in runs:
+        # asked for and not recorded: the verdict says it stands without the trace, and why
+        unrecorded = "; ".join(runs[MIGRATED].harness_errors) or "no trace was written"
+        verdict.notes.append(f"The migrated run's dtype trace could not be recorded ({unrecorded}): no trace part.")
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE:
@@ -314,7 +408,19 @@ def verify_script(
             _control_run(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
-            verdict = judge(mode, runs, requested_steps=budget, graphs=graphs, device=device, allowance=allowance)
+            verdict = judge(
+                mode,
+                runs,
+                requested_steps=budget,
+                graphs=graphs,
+                device=device,
+                allowance=allowance,
+                kept_f32=texts.kept_f32,
+                loss_f32=texts.loss_f32,
+            )
+            verdict.notes.extend(texts.notes)
+            if traced is not None and verdict.parts and verdict.parts[0].passed:
+                verdict.parts.append(traced)  # the first round's trace: the second is not traced again
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -340,7 +446,51 @@ def verify_script(
         legacy_env=dict(legacy_env),
         legacy_env_source=list(legacy_env_source),
         rounds=rounds,
+        trace_findings=findings,
+        modules=dict(texts.modules),
+        islands=dict(texts.islands),
     )
+
+
+def _trace_sources(script: Path, mode: str, source: str, legacy: _Legacy, texts: _Texts) -> TraceSources:
+    """What the trace findings need to place the runs' lines in the user's files (the files as
+    they are on disk): the migrated script's and modules' texts, the legacy text where it is not
+    the user's file (``--against``: the checkout's), the deliberate f32 islands."""
+    cache: dict[str, str | None] = {str(script): source}
+
+    def user_text(path: str) -> str | None:
+        if path not in cache:
+            try:
+                cache[path] = read_source(Path(path))
+            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+                cache[path] = None
+        return cache[path]
+
+    migrated = {str(script): texts.migrated}
+    migrated.update({str(path): text for path, text in texts.modules.items()})
+    legacy_texts: dict[str, str] = {}
+    if legacy.source is not None:
+        legacy_texts[str(script)] = legacy.source
+    sources = TraceSources(user_text, {MIGRATED: migrated, LEGACY: legacy_texts}, f32=mode_named(mode).casts_model)
+    checkout = legacy.checkout
+    if checkout is not None:
+
+        def legacy_text(path: str) -> str | None:
+            try:
+                return read_source(checkout.path_for(Path(path)))
+            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+                return None
+
+        sources.run_readers[LEGACY] = legacy_text
+    for path, islands in texts.islands.items():
+        own: str | None
+        if path == script.resolve():  # the migration read the legacy text
+            key, own = str(script), legacy.source if legacy.source is not None else source
+        else:  # a module, as it is on disk
+            key = str(path)
+            own = user_text(key)
+        sources.islands[key] = island_spans(islands, own, user_text(key))
+    return sources
 
 
 def _more_steps(verdict: Verdict, runs: Mapping[str, RunRecord], steps: int, budget: int) -> str | None:
@@ -419,6 +569,16 @@ class _Texts:
     its launch lines instead of the legacy setting (amp through the script's own autocast)."""
     modules: dict[Path, str] = field(default_factory=dict)
     """The migrated modules of the tree staged beside the migrated script (:func:`_migrated_modules`)."""
+    kept_f32: bool = False
+    """The migration keeps f32 the script asks for (``Outcome.kept_f32``, BFM088/BFM089):
+    :func:`.compare.judge` judges the losses by their drift."""
+    loss_f32: bool = False
+    """Among it, the loss: :func:`.compare.judge` accepts an f32 loss."""
+    notes: list[str] = field(default_factory=list)
+    """Said with the verdict: why f32 the codemod would keep is judged as any f32 here."""
+    islands: dict[Path, list[Any]] = field(default_factory=dict)
+    """The deliberate f32 islands the migration of the legacy text kept, by file, in the lines of
+    the legacy text (:func:`_migrate`): the dtype trace does not count them."""
 
 
 def _texts(
@@ -432,12 +592,15 @@ def _texts(
     reference_source: str | None,
     *,
     need_reference: bool,
+    need_islands: bool = False,
 ) -> _Texts:
     """The migrated text (the codemod's, or the work tree's when ``legacy_source`` is given)
     and the reference text (the legacy text migrated in ``"reference"`` mode). Raises
     :class:`RunError` when nothing names a legacy variable, the codemod cannot migrate, or the
     script sets no legacy variable and none is given (:func:`.migration.refuse_nothing_to_verify`:
-    an already-migrated script, with the ``--against REV`` to run)."""
+    an already-migrated script, with the ``--against REV`` to run). ``need_islands``: the
+    deliberate f32 islands are wanted even when the migrated text is given (the codemod then runs
+    on the legacy text for them alone)."""
     from .migration import refuse_nothing_to_verify
 
     diagnostics: list[Any] = []
@@ -459,20 +622,64 @@ def _texts(
             hint="verify the training script the test exercises; a script that only has a test's name is verified",
         )
     flag: str | None = None
+    kept_f32 = loss_f32 = False
+    notes: list[str] = []
+    islands: dict[Path, list[Any]] | None = None
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag, modules = _migrate(source, mode, script, launched_with=legacy_env)
+            migrated_source, diagnostics, flag, modules, kept_f32, loss_f32, islands = _migrate(
+                source, mode, script, launched_with=legacy_env
+            )
             if not inherited:
                 refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
         else:
             migrated_source = source
+            # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
+            # under its launcher's setting), f32 it keeps on purpose
+            legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
+            kept_f32, loss_f32, notes = _kept_f32_of(legacy_read, migrated_source)
             if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
-                # the script unchanged under its launcher's setting: amp through its own flag?
-                flag = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)[2]
+                flag = legacy_read.flag
     if need_reference and reference_source is None:
         reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
+    if islands is None and need_islands:
+        try:
+            islands = _migrate(legacy_text, mode, script, launched_with=legacy_env).islands
+        except (RunError, ValueError):
+            islands = {}
     return _Texts(
-        migrated_source, reference_source if need_reference else None, diagnostics, [flag] if flag else [], modules
+        migrated_source,
+        reference_source if need_reference else None,
+        diagnostics,
+        [flag] if flag else [],
+        modules,
+        kept_f32,
+        loss_f32,
+        notes,
+        islands or {},
+    )
+
+
+def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, list[str]]:
+    """Whether the judge may take the f32 the codemod keeps in the legacy script
+    (``legacy_read``: BFM088/BFM089) as the script's own choice in ``migrated``, the work tree's
+    text: only when ``migrated`` is the codemod's migration itself. Any other text (a hand
+    migration, a later edit) is judged as any f32: the onset check and the loss's dtype apply,
+    because those two are what FAIL a migration that leaves an input f32 (measured over
+    bench/results/calibration.json: judged as if they kept f32 on purpose, three wrong
+    ``input_f32`` migrations PASS, bench/RESULTS.md). Returns ``(kept_f32, loss_f32, notes)``."""
+    if not legacy_read.kept_f32:
+        return False, False, []
+    if migrated == legacy_read.code:
+        return True, legacy_read.loss_f32, []
+    return (
+        False,
+        False,
+        [
+            "The codemod keeps f32 this script asks for (BFM088/BFM089), but the migrated text is not the codemod's "
+            "migration of the legacy text: its f32 is judged as any f32 (the first steps must match, the loss must "
+            "be bf16). Verify the codemod's own migration to have the kept f32 judged by its drift alone."
+        ],
     )
 
 
@@ -487,30 +694,47 @@ def _run(
     python: str,
     jobs: int | None,
     progress: Progress | None,
+    trace_after: float | None = None,
+    only: frozenset[str] | None = None,
 ) -> tuple[dict[str, RunRecord], str]:
     """Make the runs (:mod:`.runner`) in a temporary workspace: the migrated copy, the legacy
     file (the checkout's in place, or the script, or a staged copy of the legacy text) and the
-    FP32 reference; returns the records by run name and the ``PJRT_DEVICE`` they used."""
+    FP32 reference; returns the records by run name and the ``PJRT_DEVICE`` they used.
+    ``trace_after``: the legacy and migrated runs record their dtype trace and may go on that
+    many seconds after the recorded steps (None: no trace). ``only``: the names of the runs to
+    make (None: all)."""
+    f32 = mode_named(mode).casts_model
+    master_weights = mode_named(mode).master_weights  # its optimizer steps on FP32 master weights
     with Workspace() as ws:
+        staged = ws.root / MIGRATED
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, ws.root / MIGRATED, texts.modules),
+            stage_script(texts.migrated, script, staged, texts.modules),
             script,
             drop=LEGACY_VARIABLES,
+            trace=None if trace_after is None else TraceSpec(f32, (staged, script.parent), trace_after, master_weights),
             **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
+        migrated_spec.trace_paths[str(staged)] = str(script.parent)
         legacy_common = {**common, "base_env": legacy.base_env}
         checkout = legacy.checkout
         if legacy.file is not None:  # the checkout's file, run in place among the legacy modules
-            legacy_spec = ws.spec(LEGACY, legacy.file, legacy.file, add=dict(legacy_env), **legacy_common)
+            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy.file.parent,), trace_after)
+            legacy_spec = ws.spec(
+                LEGACY, legacy.file, legacy.file, add=dict(legacy_env), trace=legacy_trace, **legacy_common
+            )
             legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
+            legacy_spec.trace_paths[str(checkout.tree)] = str(checkout.work_root)
             legacy_origin = legacy.file
         else:
             legacy_run = script if legacy.source is None else stage_script(legacy.source, script, ws.root / LEGACY)
-            legacy_spec = ws.spec(LEGACY, legacy_run, script, add=dict(legacy_env), **common)
+            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_run.parent,), trace_after)
+            legacy_spec = ws.spec(LEGACY, legacy_run, script, add=dict(legacy_env), trace=legacy_trace, **common)
+            if legacy_run != script:
+                legacy_spec.trace_paths[str(legacy_run.parent)] = str(script.parent)
             legacy_origin = script
         specs = [migrated_spec, legacy_spec]
-        if texts.reference is not None:
+        if texts.reference is not None and (only is None or REFERENCE in only):
             reference_spec = ws.spec(
                 REFERENCE,
                 stage_script(texts.reference, legacy_origin, ws.root / REFERENCE),
@@ -522,6 +746,8 @@ def _run(
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
             specs.insert(1 if mode_named(mode).autocast else 2, reference_spec)
+        if only is not None:
+            specs = [spec for spec in specs if spec.name in only]
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
     return runs, device
@@ -561,6 +787,8 @@ def _control_run(
     if control == texts.migrated:
         runs[CONTROL] = dataclasses.replace(runs[MIGRATED], name=CONTROL)
         return
+    if CONTROL in runs:  # made for an earlier migrated text (verify --fix): the same control
+        return
     with Workspace() as ws:
         spec = ws.spec(
             CONTROL,
@@ -572,15 +800,16 @@ def _control_run(
         runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
 
 
-def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
-    """Raise :class:`RunError` (carrying the runs) when the migrated run failed, or when no
-    comparison run is usable (the FP32 reference for amp; the legacy run and its fallback, the
-    reference, for the other modes)."""
+def _raise_unusable(mode: str, runs: dict[str, RunRecord], findings: Sequence[TraceFinding] = ()) -> None:
+    """Raise :class:`RunError` (carrying the runs and the trace's ``findings``) when the migrated
+    run failed, or when no comparison run is usable (the FP32 reference for amp; the legacy run
+    and its fallback, the reference, for the other modes)."""
     migrated = runs[MIGRATED]
     legacy = runs.get(LEGACY)
     reference = runs.get(REFERENCE)
     if not migrated.ok:
         err = migrated.as_error()
+        err.findings = list(findings)
         if legacy is not None:
             err.message += (
                 " (the legacy run succeeded: the migration broke the script)"
@@ -601,6 +830,7 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord]) -> None:
             failure.args = (failure.message,)
     if failure is not None:
         failure.runs = dict(runs)
+        failure.findings = list(findings)
         raise failure
 
 

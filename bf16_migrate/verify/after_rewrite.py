@@ -251,6 +251,18 @@ class RewriteVerify:
     exit_code: int
     revert: Revert | None = None
 
+    @property
+    def trace_findings(self) -> list:
+        """The dtype traces' findings of every verify (:mod:`.trace_findings`), a run that could
+        not be made included: each :class:`~bf16_migrate.verify.trace_findings.TraceFinding`."""
+        found: list = []
+        for outcome in self.outcomes:
+            if outcome.report is not None:
+                found.extend(outcome.report.trace_findings)
+            elif outcome.error is not None:
+                found.extend(getattr(outcome.error, "findings", []))
+        return found
+
 
 def verify_rewrite(
     written: Sequence[Path],

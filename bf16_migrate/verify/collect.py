@@ -79,6 +79,8 @@ def collect(spec: RunSpec, returncode: int | None, wall: float, timed_out: bool)
     rec = RunRecord.from_json(spec.name, data, **extra) if data else RunRecord(spec.name, **extra)
     for old, new in spec.aliases.items():
         rec.legacy_env_origin = {k: v.replace(old, new) for k, v in rec.legacy_env_origin.items()}
+    if rec.trace is not None and spec.trace_paths:
+        rec.trace = rec.trace.with_paths(spec.trace_paths)
     if data and spec.graphs is not None:
         try:
             rec.graph = read_step_graph(dump_files_for(spec.graphs), data.get("graph_marks"), data.get("graph_end"))

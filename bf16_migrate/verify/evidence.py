@@ -36,12 +36,14 @@ def precision_part(
     base: RunRecord,
     notes: list[str],
     control: RunRecord | None = None,
+    loss_f32: bool = False,
 ) -> Part:
     """The precision part for ``mode``: FAIL with every problem found, else PASS with the facts
     (dtypes, step-graph matmuls, optimizer state, the loss's dtype). ``base`` is the comparison
     run; ``control``, the plain full-bf16 run made when the legacy run is unusable; what is worth
     saying but is no failure (the legacy switch not in effect in a run that is not the
-    comparison run, :data:`SDPA_HINT`) is appended to ``notes``."""
+    comparison run, :data:`SDPA_HINT`) is appended to ``notes``. ``loss_f32``: the script computes
+    its loss in f32 on purpose and the migration kept it so (BFM089): an f32 loss is a fact."""
     problems: list[str] = []
     facts: list[str] = []
     still = _truthy_env(migrated.legacy_env)
@@ -85,7 +87,9 @@ def precision_part(
     elif state_fact:
         facts.append(state_fact)
     loss_problem = _loss_precision(mode, migrated, legacy if legacy is not None and legacy.ok else control)
-    if loss_problem:
+    if loss_problem and loss_f32:
+        facts.append("the loss is f32 on the device, as the script computes it (kept as written, BFM089)")
+    elif loss_problem:
         problems.append(loss_problem)
     differs = _state_differs(mode, migrated, legacy)
     if differs:

@@ -66,11 +66,28 @@ def report_markdown(doc: Mapping[str, Any], level: str = "##") -> str:
     lines = [_title(doc, level), "", _setting(doc), "", "| part | verdict | detail |", "|---|---|---|"]
     for part in doc.get("parts", []):
         lines.append(f"| {part['name']} | {part['status']} | {_cell(part['detail'])} |")
+    lines += _trace_lines(doc.get("trace_findings") or [])
     lines += ["", *_loss_table(doc), *_run_table(doc)]
     notes = doc.get("notes") or []
     if notes:
         lines += ["", *(f"- {_cell(note)}" for note in notes)]
     return "\n".join(lines) + "\n"
+
+
+def _trace_lines(findings: list[Mapping[str, Any]]) -> list[str]:
+    """The dtype trace's findings (``trace_findings`` of a report document): one item each,
+    ``path:line:col`` CODE message, its evidence folded below."""
+    if not findings:
+        return []
+    lines = ["", "**The run's dtype trace** (what the migrated run did that the legacy run did not, by line):", ""]
+    for f in findings:
+        excused = f.get("excused_by")
+        kept = f" (kept: deliberate f32 island, {excused['code']} at line {excused['line']})" if excused else ""
+        lines.append(f"- `{_path(f['path'])}:{f['line']}:{f['col']}` **{f['code']}** {_cell(f['message'])}{kept}")
+        evidence = f.get("evidence") or []
+        if evidence:
+            lines.extend(f"  - {_cell(line)}" for line in evidence)
+    return lines
 
 
 def _loss_table(doc: Mapping[str, Any]) -> list[str]:
@@ -120,6 +137,7 @@ def error_markdown(script: str | None, error: Mapping[str, Any], level: str = "#
     ]
     if error.get("hint"):
         lines += ["", f"What to try: {_cell(error['hint'])}"]
+    lines += _trace_lines(error.get("trace_findings") or [])
     tail = error.get("tail") or []
     if tail:
         lines += ["", "<details><summary>Last output lines</summary>", "", "```", *tail, "```", "", "</details>"]

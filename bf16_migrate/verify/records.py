@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .graphs import GraphStats
+from .trace import Trace
 
 __all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "CONTROL"]
 
@@ -39,7 +40,10 @@ class RunError(Exception):
     ``None`` when no child was involved, e.g. the migration itself failed), ``tail`` (list of
     str, the last ~20 lines of the child's stdout+stderr), ``returncode`` (int or None),
     ``hint`` (str or None: what to try), ``runs`` (name -> :class:`RunRecord` of every run
-    that was made, empty when none was).
+    that was made, empty when none was), ``findings`` (what the migrated run's dtype trace
+    named: :class:`~bf16_migrate.verify.trace_findings.TraceFinding`, the failure's line among
+    them), ``migrated_source`` and ``modules`` (the texts the migrated run ran, when one was made:
+    what ``verify --fix`` repairs).
     """
 
     def __init__(
@@ -57,6 +61,9 @@ class RunError(Exception):
         self.returncode = returncode
         self.hint = hint
         self.runs: dict[str, RunRecord] = {}
+        self.findings: list[Any] = []
+        self.migrated_source: str | None = None
+        self.modules: dict[Any, str] = {}
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -66,6 +73,9 @@ class RunError(Exception):
             text += f"\n  last output lines:\n{body}"
         if self.hint:
             text += f"\n  what to try: {self.hint}"
+        for finding in self.findings:
+            d = finding.diagnostic
+            text += f"\n  {d.path}:{d.line}:{d.col}: {d.code} {d.message}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,6 +88,7 @@ class RunError(Exception):
             "hint": self.hint,
             "tail": self.tail,
             "runs": {name: r.to_dict() for name, r in self.runs.items()},
+            "trace_findings": [f.to_dict() for f in self.findings],
         }
 
 
@@ -108,6 +119,8 @@ class RunRecord:
     ``error``: None when the run succeeded, else the reason it did not (then ``tail`` holds
     the last output lines); ``hint``: what to try about that error (None when there is no
     specific advice). ``backward_calls``: ``backward`` calls seen in the recording process.
+    ``trace``: the dtype trace of the run (:class:`~bf16_migrate.verify.trace.Trace`; None when
+    it was not traced), which may go on after the recorded steps to the script's end.
     """
 
     name: str
@@ -134,6 +147,7 @@ class RunRecord:
     tail: list[str] = field(default_factory=list)
     harness_errors: list[str] = field(default_factory=list)
     hint: str | None = None
+    trace: Trace | None = None
 
     @property
     def ok(self) -> bool:
@@ -194,6 +208,7 @@ class RunRecord:
             exit_reason=data.get("exit_reason"),
             exception=data.get("exception"),
             harness_errors=list(data.get("errors") or []),
+            trace=Trace.from_json(data.get("trace")),
             **extra,
         )
 
@@ -230,6 +245,7 @@ class RunRecord:
             "wall_time_s": self.wall_time_s,
             "hint": self.hint,
             "tail": self.tail,
+            "trace": self.trace.to_dict() if self.trace is not None else None,
         }
 
 
@@ -259,3 +275,6 @@ class RunSpec:
     graphs: Path | None = None
     progress: Path | None = None
     aliases: dict[str, str] = field(default_factory=dict)
+    trace_paths: dict[str, str] = field(default_factory=dict)
+    """Directories the run ran from -> the user's directories they stand for (a staged copy's,
+    the checkout of ``--against``): the files of its dtype trace read as the user's files."""

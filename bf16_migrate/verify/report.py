@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..rules import mode_named
@@ -169,9 +169,30 @@ def _run_lines(report: VerifyReport) -> list[str]:
     return lines
 
 
-def _closing_lines(report: VerifyReport) -> list[str]:
-    """The findings the migration did not fix, and the notes (the verdict's and the mode's)."""
+def trace_lines(findings: Sequence[Any]) -> list[str]:
+    """The dtype trace's findings (:class:`~bf16_migrate.verify.trace_findings.TraceFinding`):
+    ``path:line:col: CODE message`` each (the user's file, relative to the current directory when
+    under it), its evidence indented below; an excused one says which island excuses it."""
+    from ..console import display_path
+
     lines = []
+    for f in findings:
+        d = f.diagnostic
+        mark = "" if f.counts else f" [kept: deliberate f32 island, {f.excused.code} at line {f.excused.line}]"
+        fixed = " [fixed]" if d.fixed else ""
+        lines.append(f"  {display_path(d.path)}:{d.line}:{d.col}: {d.code} {d.message}{mark}{fixed}")
+        lines.extend(f"      {line}" for line in f.evidence)
+    return lines
+
+
+def _closing_lines(report: VerifyReport) -> list[str]:
+    """The dtype trace's findings, the findings the migration did not fix, and the notes (the
+    verdict's and the mode's)."""
+    lines = []
+    if report.trace_findings:
+        lines.append("")
+        lines.append("The run's dtype trace (what the migrated run did that the legacy run did not, by line):")
+        lines.extend(trace_lines(report.trace_findings))
     unfixed = [d for d in report.diagnostics if not getattr(d, "fixed", True)]
     if unfixed:
         lines.append("")
@@ -301,6 +322,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
                 {"code": d.code, "path": d.path, "line": d.line, "col": d.col, "message": d.message, "fixed": d.fixed}
                 for d in report.diagnostics
             ],
+            "trace_findings": [f.to_dict() for f in report.trace_findings],
         }
     )
 

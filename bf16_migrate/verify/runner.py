@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from io import BufferedWriter
 from pathlib import Path
 
@@ -49,7 +50,9 @@ __all__ = [
     "HARNESS_DIR",
     "LEGACY_VARIABLES",
     "RunSpec",
+    "TraceSpec",
     "child_env",
+    "deadline",
     "run_specs",
     "stage_script",
     "read_source",
@@ -83,7 +86,48 @@ RECORD_ENV = "BF16_MIGRATE_RECORD"
 STEPS_ENV = "BF16_MIGRATE_STEPS"
 ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
+TRACE_ENV = "BF16_MIGRATE_TRACE"
+TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"
+CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"
+DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"
+_HARNESS_ENV = (
+    RECORD_ENV,
+    STEPS_ENV,
+    ROOT_ENV,
+    GRAPHS_ENV,
+    GRAPHS_FMT_ENV,
+    PROGRESS_ENV,
+    LEGACY_VARIABLES_ENV,
+    TRACE_ENV,
+    TRACE_ROOTS_ENV,
+    CONTINUE_ENV,
+    DEADLINE_ENV,
+)
 _POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class TraceSpec:
+    """What the dtype trace of one run records (:mod:`bf16_migrate.verify._child.dtype_trace`):
+    ``f32``: f32 on the device too (else only bf16 leaving it, failed operations and the
+    exception: amp's model is f32 on purpose); ``roots``: the directories of the user's code;
+    ``after_s``: seconds the run may go on after the recorded steps, so that the trace sees the
+    code after the training loop (evaluation, EMA, checkpoints; 0: it stops at the steps)."""
+
+    f32: bool
+    roots: tuple[Path, ...]
+    after_s: float = 0.0
+    step_f32: bool = False
+    """The optimizer's step computes in f32 by the mode (FP32 master weights): f32 inside
+    ``Optimizer.step`` is not recorded (torch's global optimizer step hooks,
+    ``torch.optim.optimizer.register_optimizer_step_pre_hook``)."""
+
+
+def deadline(timeout: float) -> float:
+    """Seconds after its start at which a run going on for the trace writes its record and ends
+    (a timer in the child): a margin before the runner's ``timeout`` would kill it and count it
+    failed (a tenth of it, at least 5 s and at most 60 s)."""
+    return max(1.0, timeout - min(60.0, max(5.0, timeout / 10)))
 
 
 def read_source(path: Path) -> str:
@@ -104,10 +148,14 @@ def child_env(
     add: Mapping[str, str] | None = None,
     graphs: Path | None = None,
     progress: Path | None = None,
+    trace: TraceSpec | None = None,
+    timeout: float = 600.0,
 ) -> dict[str, str]:
     """The environment of one child: ``base`` minus ``drop``, plus ``add``, plus the harness
     (its directory first on ``PYTHONPATH``, the record, the steps, and the names of the legacy
-    variables, comma-separated, whose values it records).
+    variables, comma-separated, whose values it records). ``trace``: what its dtype trace
+    records (None: no trace); a run going on after the recorded steps ends itself at
+    :func:`deadline` of ``timeout``.
 
     ``PJRT_DEVICE`` defaults to ``CPU`` (kept when ``base`` or ``add`` sets it). Harness
     variables left in ``base`` by an enclosing verify are replaced, never inherited.
@@ -116,7 +164,7 @@ def child_env(
     counts, see :mod:`.graphs`); a dump the user asked for in ``base`` is replaced.
     """
     env = {k: v for k, v in base.items() if k not in set(drop)}
-    for key in (RECORD_ENV, STEPS_ENV, ROOT_ENV, GRAPHS_ENV, GRAPHS_FMT_ENV, PROGRESS_ENV, LEGACY_VARIABLES_ENV):
+    for key in _HARNESS_ENV:
         env.pop(key, None)
     env.update(add or {})
     if graphs is not None:
@@ -133,6 +181,12 @@ def child_env(
     env[LEGACY_VARIABLES_ENV] = ",".join(LEGACY_VARIABLES)
     if progress is not None:
         env[PROGRESS_ENV] = str(progress)
+    if trace is not None:
+        env[TRACE_ENV] = ("f32-but-step" if trace.step_f32 else "f32") if trace.f32 else "exits"
+        env[TRACE_ROOTS_ENV] = os.pathsep.join(str(r) for r in trace.roots)
+        if trace.after_s > 0:
+            env[CONTINUE_ENV] = f"{trace.after_s:g}"
+            env[DEADLINE_ENV] = f"{deadline(timeout):g}"
     return env
 
 
@@ -369,6 +423,7 @@ class Workspace:
         drop: Iterable[str] = (),
         add: Mapping[str, str] | None = None,
         graphs: bool = True,
+        trace: TraceSpec | None = None,
     ) -> RunSpec:
         """A :class:`RunSpec` whose record and log live in this workspace; a ``script`` staged
         in the workspace is shown as ``original [name copy]`` in the output tail."""
@@ -376,7 +431,16 @@ class Workspace:
         dump = self.root / f"{name}.graphs" if graphs else None
         progress = self.root / f"{name}.progress"
         env = child_env(
-            base_env, original.parent, record=record, steps=steps, drop=drop, add=add, graphs=dump, progress=progress
+            base_env,
+            original.parent,
+            record=record,
+            steps=steps,
+            drop=drop,
+            add=add,
+            graphs=dump,
+            progress=progress,
+            trace=trace,
+            timeout=timeout,
         )
         return RunSpec(
             name=name,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Hashable, Mapping
 
 from ..model import Analysis, Decision, Edit
 from . import reach, render
+from .inline import inline_edits
 from .parsed import EntryData, ParsedFragment
 from .walk import read_fragment
 
@@ -24,6 +25,8 @@ class ShellFragment:
     ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the
     host file; ``embedded`` fragments report parse errors as diagnostics instead of raising
     (``ok`` is then False); ``base`` is where ``text`` starts in the host file (characters);
+    ``one_line``: the text is one line of its host; ``ipython``: a notebook's ``!`` line
+    (:mod:`.inline`: what migrated ``python -c`` code can be written back there);
     ``batch``: a whole script, whose ``#SBATCH`` directives are read (:mod:`.slurm`).
     Raises :class:`~..model.CarrierError` for a script that does not parse."""
 
@@ -35,9 +38,14 @@ class ShellFragment:
         pos: Callable[[int], tuple[int, int]] | None = None,
         embedded: bool = False,
         base: int = 0,
+        one_line: bool = False,
+        ipython: bool = False,
         batch: bool = False,
     ) -> None:
-        self.parsed: ParsedFragment = read_fragment(text, path, analysis, pos, embedded, base, batch)
+        self.analysis = analysis
+        self.parsed: ParsedFragment = read_fragment(
+            text, path, analysis, pos, embedded, base, one_line=one_line, ipython=ipython, batch=batch
+        )
         if self.parsed.ok:
             reach.apply_reach(reach.link(self.parsed, analysis.launches), analysis)
 
@@ -73,5 +81,6 @@ class ShellFragment:
 
     def edits(self, decisions: Mapping[int, Decision]) -> list[Edit]:
         """The edits (character offsets of ``text``) that carry out ``decisions`` for this
-        fragment's entries (:func:`.render.edits`)."""
-        return render.edits(self.parsed, decisions)
+        fragment's entries (:func:`.render.edits`), and write the migrated code of its ``python -c``
+        launches (:attr:`~..model.Analysis.inline_code`, :func:`.inline.inline_edits`)."""
+        return render.edits(self.parsed, decisions) + inline_edits(self.parsed, self.analysis.inline_code)

@@ -185,6 +185,12 @@ class ParsedFragment:
     prefix_entries: dict[int, list[int]] = field(default_factory=dict)
     function_calls: list[FunctionCall] = field(default_factory=list)
     allexport: bool = False
+    inline_words: dict[int, tree_sitter.Node] = field(default_factory=dict)
+    """Launch index -> the word holding the code of its ``python -c`` (:mod:`.inline`)."""
+    one_line: bool = False
+    """The fragment is one line of its host (a notebook's ``!`` line, a Dockerfile instruction)."""
+    ipython: bool = False
+    """The fragment is a notebook's ``!`` line, which IPython expands before the shell runs it."""
     batch_isolated: bool = False
     """A batch script whose ``#SBATCH --export`` list holds no ``ALL``: the job gets none of the
     environment ``sbatch`` was run in (:mod:`.slurm`)."""

@@ -54,6 +54,7 @@ from ..model import (
     Launch,
     LineIndex,
     Note,
+    Target,
 )
 from ..text import find_mentions, legacy_names
 from .calls import (
@@ -67,6 +68,7 @@ from .calls import (
 )
 from .context import Contexts, index_functions
 from .expand import COMPUTED, Expander, mentions_expansion
+from .inline import IPYTHON_EXPANDS, inline_code
 from .launch_args import resolve_args
 from .parsed import (
     EntryData,
@@ -99,6 +101,8 @@ def read_fragment(
     pos: Callable[[int], tuple[int, int]] | None = None,
     embedded: bool = False,
     base: int = 0,
+    one_line: bool = False,
+    ipython: bool = False,
     batch: bool = False,
 ) -> ParsedFragment:
     """Read one shell text (a script, or a fragment of another file at character ``base`` of
@@ -110,11 +114,12 @@ def read_fragment(
     ``pos`` maps a character offset of ``text`` to the 1-based (line, col) reported in the host
     file (default: ``text``'s own). A text tree-sitter-bash cannot parse raises
     :class:`CarrierError` (``path:line:col: ...``), or, ``embedded`` (a fragment of another
-    file), is noted (BFM131 at each legacy name) and returned with ``ok`` False. ``batch``: a
-    whole script, whose ``#SBATCH`` directives are read as settings of its environment
+    file), is noted (BFM131 at each legacy name) and returned with ``ok`` False. ``one_line``: the
+    text is one line of its host; ``ipython``: a notebook's ``!`` line (:mod:`.inline`). ``batch``:
+    a whole script, whose ``#SBATCH`` directives are read as settings of its environment
     (:mod:`.slurm`)."""
     source = read_source(text, path, pos or LineIndex(text).pos, base)
-    parsed = ParsedFragment(source)
+    parsed = ParsedFragment(source, one_line=one_line, ipython=ipython)
     root = source.tree.root_node
     if root.has_error:
         bad = first_error(root)
@@ -438,7 +443,10 @@ class _Reader:
             return  # followed at each call (calls.follow_calls)
         if forwards_arguments(self.source, node, word_nodes, self.contexts):
             return  # `python3 "$@"` in a function body: read at each call (calls.follow_calls)
+        read = cmd
         cmd = self._through_expansions(node, cmd, word_nodes)
+        if cmd is not read:
+            word_nodes = []  # the words came from the script's variables: none of them is written here
         if base == "set" and _sets_allexport(words[1:]):
             self.parsed.allexport = True
         if base in ("source", ".") and len(words) > 1:
@@ -618,11 +626,27 @@ class _Reader:
                 any(arg is None for arg in cmd.args) and enclosing_function(node, self.contexts) is None
             ):  # a body: its caller's args
                 launch.resolve_args = functools.partial(resolve_args, self.expander, tail, node)
+        if cmd.target is not None and cmd.target[0] == Target.INLINE:
+            self._inline(launch, cmd, word_nodes)
         idx = self.add_launch(launch, entry_ids, node)
         self.parsed.launch_of_node[node.id] = idx
+        if launch.inline is not None and launch.inline.why_not is not None and cmd.inline is not None and word_nodes:
+            self.parsed.inline_words[idx] = word_nodes[cmd.inline]
         for site in self.parsed.includes:
             if site.command is node:
                 site.include.launches.append(idx)
+
+    def _inline(self, launch: Launch, cmd: Command, word_nodes: list | None) -> None:
+        """``python -c CODE``: the code, where it is and how it is written back (:mod:`.inline`);
+        in a ``!`` line, code IPython would expand cannot be told (a problem)."""
+        assert cmd.target is not None, "an inline launch has its code"
+        code = cmd.target[1]
+        parsed = self.parsed
+        if parsed.ipython and any(c in code for c in IPYTHON_EXPANDS):
+            launch.problem = "IPython expands the `{`, `}` or `$` of the code in this `!` line before the shell runs it"
+            return
+        word = word_nodes[cmd.inline] if word_nodes and cmd.inline is not None else None
+        launch.inline = inline_code(self.source, word, cmd.inline_attached, code, parsed.one_line, parsed.ipython)
 
     def add_launch(self, launch: Launch, entry_ids, node) -> int:
         """Record ``launch`` (started at the syntax ``node``) as this fragment's, reached by the

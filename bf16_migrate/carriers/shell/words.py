@@ -74,14 +74,11 @@ def static_value(node: tree_sitter.Node, data: bytes) -> str | None:
     if kind == "raw_string":
         return text[1:-1]
     if kind == "string":
-        parts = []
-        for child in node.children:
-            if child.type == '"':
-                continue
-            if child.type != "string_content":
-                return None
-            parts.append(data[child.start_byte : child.end_byte].decode("utf-8"))
-        return _unescape("".join(parts), escapable='"\\$`\n')
+        if any(child.type not in ('"', "string_content") for child in node.children):
+            return None
+        # the whole inside of the quotes: tree-sitter-bash leaves a line break between two
+        # `string_content` children out of both
+        return _unescape(text[1:-1], escapable='"\\$`\n')
     if kind == "concatenation":
         pieces = [static_value(c, data) for c in node.named_children]
         static = [p for p in pieces if p is not None]

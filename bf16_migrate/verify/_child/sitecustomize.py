@@ -88,8 +88,14 @@ _PROGRESS_ENV = "BF16_MIGRATE_PROGRESS"  # the runner polls it for the live prog
 _ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 _GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"  # set by the runner; torch-xla appends ".<ordinal>"
 _LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
+_TRACE_ENV = "BF16_MIGRATE_TRACE"  # "f32": the whole dtype trace ("f32-but-step": not in an optimizer's
+# step, which computes on FP32 master weights in that mode); "exits": exits and errors only
+_TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"  # the directories of the user's code (os.pathsep)
+_CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"  # seconds the run may go on after the recorded steps
+_DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"  # seconds after the harness loaded: write the record, end
 _LEGACY_VARIABLES = tuple(name for name in os.environ.get(_LEGACY_VARIABLES_ENV, "").split(",") if name)
 _HERE = os.path.dirname(os.path.abspath(__file__))
+_DTYPE_TRACE = "_bf16_migrate_dtype_trace"  # the module of the trace, loaded from this directory
 
 
 def _load_shadowed_sitecustomize():
@@ -122,6 +128,9 @@ class _Recorder:
         self.root = root
         self.graph_prefix = os.environ.get(_GRAPHS_ENV) or None
         self.progress_path = os.environ.get(_PROGRESS_ENV) or None
+        self.tracer = None
+        self.continue_s = _seconds(os.environ.get(_CONTINUE_ENV))
+        self.deadline_s = _seconds(os.environ.get(_DEADLINE_ENV))
         self._reset()
 
     def _reset(self):
@@ -148,6 +157,10 @@ class _Recorder:
         self.in_tensor_backward = 0
         self.backward_calls = 0
         self.stop_raised = 0
+        self.snapshot = None  # the record at the stop, when the run goes on for the trace
+        self.continue_until = 0.0
+        if self.tracer is not None and not self.root:
+            self.tracer.enabled = False  # a forked child (a DataLoader worker): not traced
 
     def after_fork_in_child(self):
         self.root = False
@@ -155,16 +168,18 @@ class _Recorder:
 
     # -- hooks -------------------------------------------------------------------------
     def on_backward(self, tensor):
+        if self.snapshot is not None:
+            # going on after the recorded steps, for the trace only: record nothing more
+            if self._perf() < self.continue_until:
+                return
+            self.finish("steps_reached", trace_end="budget")
+            self._raise_stop()
+        if self.stop_requested and self.continue_s > 0 and self.root and self.tracer is not None:
+            self._take_snapshot()
+            return
         if self.stop_requested:
             self.finish("steps_reached")
-            self.stop_raised += 1
-            if self.stop_raised > 1:
-                # The script swallowed the SystemExit (a bare ``except:`` or ``except
-                # BaseException``) and trained on: the record is written, end here.
-                sys.stderr.write("bf16-migrate harness: the script caught the stop; ending the process\n")
-                sys.stderr.flush()
-                os._exit(0)
-            raise SystemExit(0)
+            self._raise_stop()
         self.backward_calls += 1
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
@@ -185,6 +200,67 @@ class _Recorder:
             self.pending = []
         self.pending.append(detached)
 
+    def _raise_stop(self):
+        """End the script after its record is written: ``SystemExit(0)`` (which also escapes
+        ``except Exception``), and ``os._exit(0)`` when the script swallowed it once already (a
+        bare ``except:`` or ``except BaseException``) and trained on."""
+        self.stop_raised += 1
+        if self.stop_raised > 1:
+            sys.stderr.write("bf16-migrate harness: the script caught the stop; ending the process\n")
+            sys.stderr.flush()
+            os._exit(0)
+        raise SystemExit(0)
+
+    def _take_snapshot(self):
+        """The recorded steps are over, and the run goes on for the trace: write the record as
+        it stands now (losses, counts, graph marks: what the verdict reads), keep it, and let the
+        script run on for ``continue_s`` seconds at most (checked at each ``backward``), or to
+        ``deadline_s`` (a timer: evaluation code may never call ``backward``)."""
+        self.snapshot = self._record("steps_reached")
+        self.continue_until = self._perf() + self.continue_s
+        self._write(dict(self.snapshot, trace=self._trace_json("running")))
+        if self.deadline_s:
+            import threading
+
+            left = max(0.0, self.t0 + self.deadline_s - self._perf())
+            timer = threading.Timer(left, self._at_deadline)
+            timer.daemon = True
+            timer.start()
+
+    def _at_deadline(self):
+        """The hard stop of a run going on for the trace (a timer thread): write the record and
+        end the process before the runner's timeout would count the run as failed."""
+        if self.written or os.getpid() != self.pid:
+            return
+        self.finish("steps_reached", trace_end="deadline")
+        sys.stderr.write(
+            "bf16-migrate harness: the trace's time after the recorded steps is over; ending the process\n"
+        )
+        sys.stderr.flush()
+        os._exit(0)
+
+    def _trace_json(self, end):
+        if self.tracer is None:
+            return None
+        for _ in range(5):  # the timer thread may read while the script adds an event
+            try:
+                data = self.tracer.to_json()
+                break
+            except RuntimeError:
+                continue
+        else:
+            data = {"version": 1, "events": [], "errors": ["the trace could not be read"], "calls": 0}
+        data["end"] = end
+        data["continued"] = self.snapshot is not None
+        data["stop_step"] = len(self.losses) if self.snapshot is None else self.snapshot["steps"]
+        return data
+
+    def steps_done(self):
+        return len(self.losses) if self.snapshot is None else self.snapshot["steps"]
+
+    def after_stop(self):
+        return self.snapshot is not None
+
     @staticmethod
     def _device_dtype(tensor):
         """The element type the XLA device holds for ``tensor`` (``bf16`` under the switch where
@@ -199,6 +275,8 @@ class _Recorder:
         return None
 
     def on_step(self, optimizer, args, kwargs):
+        if self.snapshot is not None:
+            return  # going on for the trace: the recorded steps are over
         if self.pending is None:
             if len(self.losses) == 1 and self._wraps(optimizer, self.dtypes_from):
                 # the first step's second hook: a wrapper (torch-xla's ZeroRedundancyOptimizer
@@ -303,6 +381,11 @@ class _Recorder:
             self.exception = f"{exc_type.__name__}: {exc}"
         except Exception:
             self.exception = "unprintable exception"
+        if self.tracer is not None:
+            try:
+                self.tracer.on_exception(exc_type, exc, tb)
+            except Exception as err:
+                self.errors.append(f"tracing the exception failed: {err!r}")
 
     # -- output ------------------------------------------------------------------------
     def _metric_count(self, name):
@@ -328,66 +411,93 @@ class _Recorder:
             values.append(total)
         return values
 
-    def finish(self, reason):
+    def finish(self, reason, trace_end=None):
+        """Write the record (once per process). Going on for the trace, the record is the one
+        taken at the stop with the whole trace added; ``trace_end`` says why the trace ended
+        (default: how the process ended)."""
         if self.written or os.getpid() != self.pid:
             return
         self.written = True
+        if self.tracer is not None:
+            self.tracer.enabled = False  # the harness's own reads below are not the script's
         if reason == "script_exit" and self.exception is not None:
             reason = "exception"
         try:
-            end = self._perf() - self.t0
-            # Counts are read before the host copy below, which may itself execute a graph
-            # when the script left its last loss unsynced.
-            compile_count = self._metric_count("CompileTime")
-            execute_count = self._metric_count("ExecuteTime")
-            graph_end = self._graph_sizes() if self.graph_prefix else None
-            try:
-                losses = self._values()
-            except Exception as exc:
-                losses = None
-                self.errors.append(f"reading loss values failed: {exc!r}")
-            if not self.root and not self.losses:
-                return
-            record = {
-                "version": 1,
-                "pid": self.pid,
-                "root": self.root,
-                "exit_reason": reason,
-                "exception": self.exception,
-                "steps": len(self.losses),
-                "losses": losses,
-                "backwards_per_step": [len(g) for g in self.losses],
-                "backward_calls": self.backward_calls,
-                "step_end_s": self.step_end,
-                "first_backward_s": self.first_backward,
-                "loss_dtype": self.loss_dtype,
-                "end_s": end,
-                "optimizer": self.optimizer,
-                "param_dtypes": self.param_dtypes,
-                "device_param_dtypes": self.device_param_dtypes,
-                "state_dtypes": self.state_dtypes,
-                "graph_marks": self.graph_marks if self.graph_prefix else None,
-                "graph_end": graph_end,
-                "compiles_at_step": self.compile_marks,
-                "legacy_env": self.legacy_env,
-                "legacy_env_origin": self.legacy_env_origin,
-                "compile_count": compile_count,
-                "execute_count": execute_count,
-                "torch_xla_loaded": "torch_xla" in sys.modules,
-                "errors": self.errors,
-            }
-            import json
-
-            path = self.record_path if self.root else f"{self.record_path}.{self.pid}"
-            tmp = f"{path}.tmp{self.pid}"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(record, fh)
-            os.replace(tmp, path)
+            if self.snapshot is not None:
+                record = dict(self.snapshot, trace=self._trace_json(trace_end or reason))
+            else:
+                record = self._record(reason)
+                if record is None:
+                    return
+                record["trace"] = self._trace_json(trace_end or reason)
+            self._write(record)
         except Exception as exc:  # the record is best effort; never mask the script's exit
             sys.stderr.write(f"bf16-migrate harness: could not write the record: {exc!r}\n")
         finally:
             self.losses = []
             self.pending = None
+
+    def _record(self, reason):
+        """The record of the run as it stands (None for a process the script started that
+        recorded no step: it writes nothing)."""
+        end = self._perf() - self.t0
+        # Counts are read before the host copy below, which may itself execute a graph
+        # when the script left its last loss unsynced.
+        compile_count = self._metric_count("CompileTime")
+        execute_count = self._metric_count("ExecuteTime")
+        graph_end = self._graph_sizes() if self.graph_prefix else None
+        try:
+            losses = self._values()
+        except Exception as exc:
+            losses = None
+            self.errors.append(f"reading loss values failed: {exc!r}")
+        if not self.root and not self.losses:
+            return None
+        return {
+            "version": 1,
+            "pid": self.pid,
+            "root": self.root,
+            "exit_reason": reason,
+            "exception": self.exception,
+            "steps": len(self.losses),
+            "losses": losses,
+            "backwards_per_step": [len(g) for g in self.losses],
+            "backward_calls": self.backward_calls,
+            "step_end_s": self.step_end,
+            "first_backward_s": self.first_backward,
+            "loss_dtype": self.loss_dtype,
+            "end_s": end,
+            "optimizer": self.optimizer,
+            "param_dtypes": self.param_dtypes,
+            "device_param_dtypes": self.device_param_dtypes,
+            "state_dtypes": self.state_dtypes,
+            "graph_marks": list(self.graph_marks) if self.graph_prefix else None,
+            "graph_end": graph_end,
+            "compiles_at_step": list(self.compile_marks),
+            "legacy_env": self.legacy_env,
+            "legacy_env_origin": self.legacy_env_origin,
+            "compile_count": compile_count,
+            "execute_count": execute_count,
+            "torch_xla_loaded": "torch_xla" in sys.modules,
+            "errors": self.errors,
+        }
+
+    def _write(self, record):
+        import json
+
+        path = self.record_path if self.root else f"{self.record_path}.{self.pid}"
+        tmp = f"{path}.tmp{self.pid}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+        os.replace(tmp, path)
+
+
+def _seconds(text):
+    """A number of seconds from an environment variable (0 when absent or not a number)."""
+    try:
+        return max(0.0, float(text or 0))
+    except ValueError:
+        return 0.0
 
 
 def _patch_torch(torch, rec):
@@ -395,12 +505,27 @@ def _patch_torch(torch, rec):
     import threading
 
     local = threading.local()
+    tracer = rec.tracer
+
+    def harness(hook, *args):
+        """Run a hook of the recorder with the trace paused: its own tensor reads (the losses'
+        host copy, the dtypes) are not the script's."""
+        if tracer is None:
+            return hook(*args)
+        was = tracer.enabled
+        tracer.enabled = False
+        try:
+            return hook(*args)
+        finally:
+            tracer.enabled = was
 
     orig_tensor_backward = torch.Tensor.backward
 
     @functools.wraps(orig_tensor_backward)
     def tensor_backward(self, *args, **kwargs):
-        rec.on_backward(self)
+        if not getattr(local, "inside", 0):
+            # once per call: torch's own dispatch to a torch-function mode calls this again
+            harness(rec.on_backward, self)
         local.inside = getattr(local, "inside", 0) + 1
         try:
             return orig_tensor_backward(self, *args, **kwargs)
@@ -418,14 +543,33 @@ def _patch_torch(torch, rec):
             if isinstance(tensors, (list, tuple)) and tensors:
                 first = tensors[0]
             if isinstance(first, torch.Tensor):
-                rec.on_backward(first)
+                harness(rec.on_backward, first)
         return orig_autograd_backward(tensors, *args, **kwargs)
 
     torch.autograd.backward = autograd_backward
 
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
-    register_optimizer_step_post_hook(rec.on_step)
+    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: harness(rec.on_step, optimizer, args, kwargs))
+    if tracer is not None:
+        try:
+            sys.modules[_DTYPE_TRACE].install(tracer, torch)
+        except Exception as exc:
+            rec.tracer = None
+            rec.errors.append(f"the dtype trace could not be installed: {exc!r}")
+            sys.stderr.write(f"bf16-migrate harness: the dtype trace could not be installed: {exc!r}\n")
+
+
+def _load_child_module(name):
+    """A module of this directory (which is off ``sys.path`` once loaded), by its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_bf16_migrate_{name}", os.path.join(_HERE, f"{name}.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 class _TorchImportWatcher:
@@ -514,6 +658,21 @@ def _watch_legacy_writes(rec):
     os.putenv = putenv
 
 
+def _start_trace(rec):
+    """Give ``rec`` its dtype tracer (``_child/dtype_trace.py``) when the runner asked for one;
+    it goes on torch's function-mode stack once the script has imported torch."""
+    kind = os.environ.get(_TRACE_ENV)
+    if kind not in ("f32", "f32-but-step", "exits"):
+        return
+    try:
+        dtype_trace = _load_child_module("dtype_trace")
+        roots = [r for r in os.environ.get(_TRACE_ROOTS_ENV, "").split(os.pathsep) if r]
+        rec.tracer = dtype_trace.Tracer(roots, kind != "exits", rec.steps_done, rec.after_stop)
+        rec.tracer.step_f32 = kind == "f32-but-step"
+    except Exception as exc:
+        rec.errors.append(f"the dtype trace could not be loaded: {exc!r}")
+
+
 def _install():
     record_path = os.environ.get(_RECORD_ENV)
     if not record_path:
@@ -527,6 +686,7 @@ def _install():
         os.environ[_ROOT_ENV] = str(os.getpid())
     rec = _Recorder(record_path, max_steps, root)
     globals()["_recorder"] = rec
+    _start_trace(rec)
     _watch_legacy_writes(rec)
 
     import atexit

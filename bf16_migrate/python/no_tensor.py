@@ -1,0 +1,119 @@
+"""A script that puts no tensor on the device: the legacy switch changes nothing there.
+
+``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` act on the floating tensors of the XLA device
+(torch_xla/csrc/dtype.cpp, ``MaybeDowncastToXlaDeviceType``): a script that makes none (a probe
+that imports torch_xla and prints its version or its device, the inline code of ``python -c
+"import torch_xla; print('ok')"`` in a launcher or a notebook) computes the same with the setting or
+without it, so the setting is removed and nothing is added (BFM170).
+
+Told from the code alone, and only when nothing else could be at work: every import is of
+``torch``/``torch_xla`` (or their submodules) or of the standard library, and every call is a
+builtin that runs no code of its own (``print``, ``len``, ``str``...; not ``exec``, ``eval``,
+``__import__``, ``open``) or one of the torch/torch_xla functions ``rules/torch_api.toml``
+``no_tensor_calls`` lists (they ask for the device or the runtime, and make no tensor). Any other
+call (a method of an unknown object, a function of another module, ``subprocess.run``, which
+would start a process in the same environment) may make a tensor: the file is then migrated as any
+other.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import libcst as cst
+import libcst.matchers as m
+
+from .apply import EditPlan
+from .context import FileContext
+from .env_writes import LegacyWrite
+from .unit_examples import HEADER, Example
+from .write_edits import remove_write
+
+__all__ = ["EXAMPLES", "makes_no_tensor", "plan_no_tensor"]
+
+_TORCH_ROOTS = ("torch", "torch_xla")
+_UNSAFE_BUILTINS = frozenset(
+    {"exec", "eval", "compile", "__import__", "open", "input", "breakpoint", "globals", "locals", "vars", "setattr"}
+)
+
+
+def makes_no_tensor(ctx: FileContext) -> bool:
+    """Whether the file makes no tensor at all (see the module docstring)."""
+    if not _imports_allowed(ctx):
+        return False
+    allowed = ctx.rules.torch_api.no_tensor_calls
+    for call in ctx.nodes(cst.Call):
+        names = ctx.qualified_names(call.func)
+        if not names:
+            return False
+        for name in names:
+            builtin = name.startswith("builtins.") and name[len("builtins.") :] not in _UNSAFE_BUILTINS
+            if not builtin and name not in allowed:
+                return False
+    return True
+
+
+def _imports_allowed(ctx: FileContext) -> bool:
+    stdlib = sys.stdlib_module_names
+    for node in ctx.nodes(cst.Import):
+        for alias in node.names:
+            root = ctx.code(alias.name).split(".")[0]
+            if root not in _TORCH_ROOTS and root not in stdlib:
+                return False
+    for imported in ctx.nodes(cst.ImportFrom):
+        if imported.relative or imported.module is None:
+            return False
+        root = ctx.code(imported.module).split(".")[0]
+        if root not in _TORCH_ROOTS and root not in stdlib:
+            return False
+        if isinstance(imported.names, cst.ImportStar):
+            return False
+    return not any(m.matches(node, m.Name("__import__")) for node in ctx.nodes(cst.Name))
+
+
+def plan_no_tensor(ctx: FileContext, plan: EditPlan, writes: list[LegacyWrite], external: list[str]) -> bool:
+    """When the file makes no tensor (:func:`makes_no_tensor`): its writes that switch bf16 on are
+    removed with nothing added (BFM170), the outcome says the settings have no effect here (a
+    launcher's ``external`` setting is removed by the launcher's plan). Its own writes only in a
+    flat script (no function, no class): a helper that sets the switch (``def enable_bf16():``) does
+    it for its caller, whose tensors it cannot see. Returns whether it did."""
+    if not (writes or external) or not makes_no_tensor(ctx):
+        return False
+    defines = bool(ctx.nodes(cst.FunctionDef)) or bool(ctx.nodes(cst.ClassDef))
+    if writes and defines:
+        return False  # a function or class setting it may be a library's, for its caller's tensors
+    for w in writes:
+        remove_write(ctx, plan, w)
+        ctx.report("BFM170", w.key, fixed=True, variable=w.variable)
+    ctx.outcome.no_effect = True
+    return True
+
+
+# -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+EXAMPLES = (
+    Example(
+        "a probe of the runtime",
+        HEADER + 'print("torch_xla", torch_xla.__version__, "on", torch_xla.device())\n',
+        False,
+        (),
+        ("BFM170",),
+        gone=('os.environ["XLA_USE_BF16"] = "1"',),
+    ),
+    Example(
+        "a probe that makes a tensor",
+        HEADER + "t = torch.ones(2, device=torch_xla.device())\nprint(t.dtype)\n",
+        True,
+        ('os.environ["XLA_USE_BF16"] = "1"',),
+        (),
+        kept=True,
+    ),
+    Example(
+        "a probe that starts another process",
+        HEADER + 'import subprocess\n\nsubprocess.run(["python", "train.py"], check=True)\n',
+        True,
+        ('os.environ["XLA_USE_BF16"] = "1"',),
+        (),
+        kept=True,
+    ),
+)
+"""VALID and INVALID examples of the no-tensor rule (:func:`makes_no_tensor`)."""

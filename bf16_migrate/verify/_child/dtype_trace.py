@@ -1,0 +1,709 @@
+"""The dtype trace of one verify run, per line of the user's code (loaded by ``sitecustomize``).
+
+Nothing here imports ``bf16_migrate``; torch is imported by the script, and this module only
+touches it through the objects the script's own calls hand it. What it records, as typed data
+(``Tracer.to_json``), deduplicated by (file, line, op, kind) with a count:
+
+``create``
+    A floating tensor made in float32/float64 on the XLA device from no floating device tensor:
+    a factory (``torch.zeros(..., device=dev)``), a host tensor moved there (``x.to(dev)``), an
+    integer tensor made floating (``torch.arange(n, device=dev).float()``).
+``upcast``
+    A float32/float64 device tensor made from a lower-precision one by a cast (``.float()``,
+    ``.to(torch.float32)``, ``softmax(..., dtype=torch.float32)``).
+``meet``
+    An operation whose floating device operands hold float32/float64 and bf16/f16 at once: the
+    result is promoted, so the operation (and what follows) computes in f32. The f32 operand's
+    names in the user's frame (``f32_names``: locals and ``self.<attr>`` bound to that very
+    object) and its partner's (``partner_names``) are kept for the repair.
+``compute``
+    Any other operation whose result is float32/float64 on the device, from float32/float64
+    operands (the EMA copy's forward, an uncast module, a table computed on).
+``exit``
+    A device tensor handed to the host as bf16/f16 (``.cpu()``, ``.to("cpu")``) or saved so
+    (``torch.save``, which ``xm.save`` calls after its own host copy): ``exit_dtypes`` counts the
+    floating dtypes the host got, ``cast_back`` how many of those host tensors were cast to
+    float32/float64 later (``t.cpu().float()``), ``flat_dict`` whether the saved object was a flat
+    dict of tensors (a ``state_dict()``).
+``op_error``
+    An operation that raised, with its operands' dtypes (a dtype mismatch raised at the op).
+``exception``
+    The exception that ended the process, at the innermost frame of the user's code in its
+    traceback (``message``: type and text).
+
+Every tensor event has the op (``torch.add``, ``Tensor.__add__``, ``F.linear``...), the device
+element types of its tensor operands in order (``_XLAC._get_xla_tensor_shape_type``: under the
+legacy switch torch says ``float32`` where the device holds ``bf16``, so the device's word is
+taken; host tensors as ``cpu:<dtype>``), the result's, and ``origin``: where the f32 operand's
+f32-ness began (an event's ``kind``/``file``/``line``/``op``, or ``param``: an nn.Parameter of
+unknown history), followed through the operations by a side table keyed by ``id`` (a weak
+reference removes the entry with the tensor; nothing is set on the tensors, so nothing reaches
+a pickle). Parameters get an origin when a module is moved or cast (``Module._apply``: kind
+``module``) and when they are deep-copied (``Parameter.__deepcopy__``: kind ``copy``).
+
+Where: the innermost frame of the user's code (a file under one of ``roots``, not under
+``site-packages``/``dist-packages``, not this directory) on the stack of the call: ``file``,
+``line`` and, from ``co_positions()`` of the frame's current instruction (Python 3.11), the
+span of the expression (``end_line``, ``col``/``end_col`` as 0-based UTF-8 byte offsets, as
+CPython gives them), and ``callers``: the user's frames that called it (``[file, line,
+end_line, col, end_col]`` each, the call's span, innermost first, at most 4). ``step``:
+optimizer steps done when first seen; ``after_stop``: seen after the harness's recorded steps
+(evaluation and checkpoint code after the training loop).
+
+Cost and what it leaves alone: one ``TorchFunctionMode`` (``torch.overrides``) on the main
+thread's mode stack for the whole run; for each top-level torch call it calls the function,
+then reads the result's device element type (a read of the IR, no execution: no sync, no
+graph, no compilation) and, only for a floating result that is f32/f64 on the device or a
+lower-precision one on the host, walks the stack. Under ``torch.compile`` (dynamo tracing) it
+only calls the function. ``track_f32`` off (amp, whose model is f32 on purpose): only exits,
+errors and the exception are recorded.
+"""
+
+import functools
+import os
+import sys
+import weakref
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LIBRARY_PARTS = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+_F32 = ("f32", "f64")
+_LOW = ("bf16", "f16")
+# Operations that move or re-view a tensor, computing nothing: an f32 result of one is not
+# "computed in f32" (the trace follows the origin through them).
+_MOVES = frozenset(
+    {
+        "to",
+        "float",
+        "double",
+        "type",
+        "type_as",
+        "clone",
+        "detach",
+        "detach_",
+        "contiguous",
+        "view",
+        "view_as",
+        "reshape",
+        "reshape_as",
+        "permute",
+        "transpose",
+        "t",
+        "__getitem__",
+        "expand",
+        "expand_as",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "unflatten",
+        "narrow",
+        "select",
+        "index_select",
+        "chunk",
+        "split",
+        "unbind",
+        "cat",
+        "concat",
+        "stack",
+        "repeat",
+        "tile",
+        "movedim",
+        "moveaxis",
+        "requires_grad_",
+        "retain_grad",
+        "copy_",
+        "zero_",
+        "fill_",
+        "set_",
+        "__setitem__",
+        "masked_fill",
+        "masked_fill_",
+        "where",
+        "roll",
+        "flip",
+        "pad",
+        "gather",
+        "take",
+        "slice",
+        "as_strided",
+        "broadcast_to",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "new_empty",
+        "new_tensor",
+        "zeros_like",
+        "ones_like",
+        "empty_like",
+        "full_like",
+        "rand_like",
+        "randn_like",
+        "cpu",
+        "numpy",
+        "tolist",
+        "item",
+        "__deepcopy__",
+        "__reduce_ex__",
+        "__setstate__",
+        "__get__",
+        "__set__",
+    }
+)
+_CASTS = frozenset({"to", "float", "double", "type", "type_as", "half", "bfloat16"})
+_ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
+_SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
+
+
+def op_name(func):
+    """``Tensor.add``, ``F.linear``, ``torch.add``: a readable name of a torch callable."""
+    name = getattr(func, "__name__", None) or type(func).__name__
+    qual = getattr(func, "__qualname__", "") or ""
+    if qual.startswith(("TensorBase.", "Tensor.", "_TensorBase.")):
+        return "Tensor." + name
+    module = getattr(func, "__module__", "") or ""
+    if module in ("torch._C._nn", "torch.nn.functional"):
+        return "F." + name
+    return "torch." + name
+
+
+class Tracer:
+    """Records the trace of one process (see the module docstring).
+
+    ``roots``: directories whose files are the user's code; ``track_f32``: record f32 on the
+    device (create, upcast, meet, compute) and not only exits and errors; ``steps``: a callable
+    giving the optimizer steps done so far; ``after_stop``: a callable, True once the harness's
+    recorded steps are over."""
+
+    def __init__(self, roots, track_f32, steps, after_stop):
+        self.roots = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots if r)
+        self.track_f32 = track_f32
+        self.steps = steps
+        self.after_stop = after_stop
+        self.events = {}
+        self.order = 0
+        self.origins = {}  # id(tensor) -> (weakref, origin dict)
+        self.host_exits = {}  # id(host tensor) -> (weakref, event): a bf16 tensor that left the device
+        self.errors = []
+        self.enabled = True
+        self.pid = os.getpid()
+        self.calls = 0
+        self._user = {}
+        self._shape_type: Any = None
+        self._torch: Any = None
+        self._is_compiling: Any = None
+        self._parameter: Any = None
+        self._in_apply = 0
+        self.step_f32 = False  # f32 inside an optimizer's step is the mode's (FP32 master weights)
+        self._in_step = 0
+
+    # -- where -------------------------------------------------------------------------
+    def _is_user(self, filename):
+        known = self._user.get(filename)
+        if known is None:
+            path = os.path.abspath(filename)
+            known = (
+                path.startswith(self.roots)
+                and not any(part in path for part in _LIBRARY_PARTS)
+                and not path.startswith(_HERE + os.sep)
+            )
+            self._user[filename] = known
+        return known
+
+    def user_frame(self, frame):
+        """The innermost frame of the user's code from ``frame`` outwards, or None."""
+        while frame is not None:
+            if self._is_user(frame.f_code.co_filename):
+                return frame
+            frame = frame.f_back
+        return None
+
+    @staticmethod
+    def position(frame):
+        """(line, end_line, col, end_col) of the frame's current instruction (cols: 0-based
+        UTF-8 byte offsets, or None)."""
+        line = frame.f_lineno
+        try:
+            positions = list(frame.f_code.co_positions())
+            start, end, col, end_col = positions[frame.f_lasti // 2]
+            if start is not None:
+                return start, end if end is not None else start, col, end_col
+        except Exception:
+            pass
+        return line, line, None, None
+
+    # -- tensors -----------------------------------------------------------------------
+    def bind(self, torch):
+        """Take what the trace reads from torch (after the script imported it)."""
+        self._torch = torch
+        self._parameter = torch.nn.Parameter
+        compiler = getattr(torch, "compiler", None)
+        self._is_compiling = getattr(compiler, "is_compiling", None) or (lambda: False)
+
+    def _shape(self):
+        if self._shape_type is None:
+            xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
+            self._shape_type = getattr(xlac, "_get_xla_tensor_shape_type", None) or False
+        return self._shape_type
+
+    def device_type(self, t):
+        """The element type the device holds (``bf16``, ``f32``...) for an XLA tensor;
+        ``cpu:<dtype>`` for another tensor."""
+        if t.is_xla:
+            shape = self._shape()
+            if shape:
+                text = str(shape(t))
+                return text.split("[", 1)[0]
+        return f"{t.device.type}:{str(t.dtype).replace('torch.', '')}"
+
+    def origin_of(self, t):
+        entry = self.origins.get(id(t))
+        if entry is not None and entry[0]() is t:
+            return entry[1]
+        if self._parameter is not None and isinstance(t, self._parameter):
+            return {"kind": "param"}
+        return None
+
+    def _first_origin(self, tensors):
+        """The operand whose origin names the place to repair first: a model copy or a module
+        left f32 (its parameters) before a promotion, before a tensor made f32 (an input), before
+        an untagged parameter; the first operand when none has an origin."""
+        ranked = []
+        for i, t in enumerate(tensors):
+            origin = self.origin_of(t)
+            kind = origin.get("kind") if origin is not None else None
+            ranked.append((_ORIGIN_RANK.get(kind or "", 9), i, t))
+        return min(ranked, key=lambda item: item[:2])[2]
+
+    def tag(self, t, origin, table=None):
+        table = self.origins if table is None else table
+        key = id(t)
+
+        def forget(_ref: Any, key: int = key, table: dict = table) -> None:
+            table.pop(key, None)
+
+        try:
+            ref = weakref.ref(t, forget)
+        except TypeError:
+            return
+        table[key] = (ref, origin)
+
+    # -- events ------------------------------------------------------------------------
+    def event(self, kind, op, frame, **fields):
+        """Record (or count again) the event ``kind`` of ``op`` at the user's frame above
+        ``frame``; returns the event dict, or None when no frame of the user's code called it."""
+        user = self.user_frame(frame)
+        if user is None:
+            return None
+        filename = user.f_code.co_filename
+        line = user.f_lineno
+        key = (filename, line, op, kind)
+        ev = self.events.get(key)
+        if ev is not None:
+            ev["count"] += 1
+            fields.pop("_names", None)
+            return ev
+        names = fields.pop("_names", None)
+        start, end, col, end_col = self.position(user)
+        self.order += 1
+        ev = {
+            "kind": kind,
+            "file": filename,
+            "line": start if start == line else line,
+            "end_line": end if start == line else line,
+            "col": col if start == line else None,
+            "end_col": end_col if start == line else None,
+            "op": op,
+            "count": 1,
+            "order": self.order,
+            "step": self.steps(),
+            "after_stop": bool(self.after_stop()),
+        }
+        ev.update(fields)
+        chain = self._callers(user)
+        if chain:
+            ev["callers"] = chain
+        self.events[key] = ev
+        if names is not None:
+            ev.update(self._names(user, *names))
+        return ev
+
+    def _callers(self, frame, limit=4):
+        """The user's frames that called ``frame``, innermost first: ``[file, line, end_line, col,
+        end_col]`` each (the call's span), at most ``limit``."""
+        out: list[list[Any]] = []
+        frame = frame.f_back
+        while frame is not None and len(out) < limit:
+            frame = self.user_frame(frame)
+            if frame is None:
+                break
+            line, end, col, end_col = self.position(frame)
+            out.append([frame.f_code.co_filename, line, end, col, end_col])
+            frame = frame.f_back
+        return out
+
+    def _names(self, frame, f32_operand, partner):
+        """The names bound to ``f32_operand`` and ``partner`` in the user's frame: its locals, and
+        ``self.<attr>`` (attributes, parameters and buffers of ``self``)."""
+        out: dict[str, list[str]] = {"f32_names": [], "partner_names": []}
+        try:
+            scope = dict(frame.f_locals)
+            owner = scope.get("self")
+            if owner is not None:
+                attrs = dict(getattr(owner, "__dict__", {}))
+                for table in ("_parameters", "_buffers"):
+                    attrs.update(attrs.pop(table, None) or {})
+                for name, value in attrs.items():
+                    if not name.startswith("_"):
+                        scope.setdefault(f"self.{name}", value)
+            for name, value in scope.items():
+                if f32_operand is not None and value is f32_operand:
+                    out["f32_names"].append(name)
+                elif partner is not None and value is partner:
+                    out["partner_names"].append(name)
+        except Exception as exc:  # names are a help for the repair, never a reason to fail
+            self._error(f"reading names failed: {exc!r}")
+        return out
+
+    def _error(self, message):
+        if message not in self.errors and len(self.errors) < 20:
+            self.errors.append(message)
+
+    # -- the hook ------------------------------------------------------------------------
+    def call(self, func, args, kwargs):
+        """Run ``func`` and record what it did (the body of ``__torch_function__``)."""
+        if not self.enabled or self._is_compiling():
+            return func(*args, **kwargs)
+        name = getattr(func, "__name__", None)
+        if name in _SKIP_NAMES:
+            return func(*args, **kwargs)
+        self.calls += 1
+        try:
+            out = func(*args, **kwargs)
+        except Exception as exc:
+            try:
+                self._on_error(func, args, kwargs, exc)
+            except Exception as inner:
+                self._error(f"recording an op error failed: {inner!r}")
+            raise
+        try:
+            self._on_result(func, name, args, kwargs, out)
+        except Exception as exc:  # the trace is best effort: never break the script
+            self._error(f"tracing {name} failed: {exc!r}")
+        return out
+
+    def _tensors(self, args, kwargs):
+        torch = self._torch
+        found = []
+        for value in list(args) + list(kwargs.values()):
+            if isinstance(value, torch.Tensor):
+                found.append(value)
+            elif isinstance(value, (list, tuple)):
+                found.extend(v for v in value[:64] if isinstance(v, torch.Tensor))
+        return found
+
+    def _on_error(self, func, args, kwargs, exc):
+        if os.getpid() != self.pid:
+            return
+        tensors = self._tensors(args, kwargs)
+        if not any(t.is_xla for t in tensors):
+            return
+        operands = [self.device_type(t) for t in tensors]
+        floats = [d for d in operands if d in _F32 or d in _LOW]
+        f32 = next((t for t, d in zip(tensors, operands) if d in _F32), None)
+        low = next((t for t, d in zip(tensors, operands) if d in _LOW), None)
+        self.event(
+            "op_error",
+            op_name(func),
+            sys._getframe(1),
+            operands=operands,
+            result=None,
+            message=f"{type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}",
+            mixed=bool(f32 is not None and low is not None and floats),
+            origin=self.origin_of(f32) if f32 is not None else None,
+            _names=(f32, low) if f32 is not None and low is not None else None,
+        )
+
+    def _on_result(self, func, name, args, kwargs, out):
+        torch = self._torch
+        if isinstance(out, torch.Tensor):
+            results = (out,)
+        elif isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+            results = tuple(r for r in out[:64] if isinstance(r, torch.Tensor))
+        else:
+            return
+        host = [r for r in results if not r.is_xla]
+        if host:
+            self._on_host(func, name, args, kwargs, host)
+        device = [r for r in results if r.is_xla and r.is_floating_point()]
+        if not device or not self.track_f32:
+            return
+        high = []
+        for r in device:
+            if self.device_type(r) in _F32:
+                high.append(r)
+        if high:
+            self._on_f32(func, name, args, kwargs, high)
+
+    def _on_host(self, func, name, args, kwargs, host):
+        """Host results: an exit when a device tensor went in and bf16/f16 came out; a cast of
+        a host tensor that left the device as bf16 (``.cpu().float()``) counts as cast back."""
+        if os.getpid() != self.pid:
+            return
+        if name in _CASTS and args and isinstance(args[0], self._torch.Tensor):
+            entry = self.host_exits.get(id(args[0]))
+            if entry is not None and entry[0]() is args[0]:
+                if all(r.dtype in (self._torch.float32, self._torch.float64) for r in host):
+                    entry[1]["cast_back"] = entry[1].get("cast_back", 0) + 1
+                    self.host_exits.pop(id(args[0]), None)
+                return
+        if name not in ("cpu", "to"):
+            return
+        tensors = self._tensors(args, kwargs)
+        if not any(t.is_xla for t in tensors):
+            return
+        # every exit is counted (an exit that also hands over integer tensors is not repaired by a
+        # blanket .float()); only those with a bf16/f16 result are findings
+        low = [r for r in host if r.is_floating_point() and str(r.dtype) in ("torch.bfloat16", "torch.float16")]
+        dtypes: dict[str, int] = {}
+        for r in host:
+            key = str(r.dtype).replace("torch.", "")
+            dtypes[key] = dtypes.get(key, 0) + 1
+        ev = self.event("exit", op_name(func), sys._getframe(1), operands=[self.device_type(tensors[0])])
+        if ev is None:
+            return
+        ev.setdefault("exit_dtypes", {})
+        for key, n in dtypes.items():
+            ev["exit_dtypes"][key] = ev["exit_dtypes"].get(key, 0) + n
+        ev.setdefault("cast_back", 0)
+        ev.setdefault("exits", 0)
+        ev["exits"] += len(low)
+        for r in low:
+            self.tag(r, ev, self.host_exits)
+
+    def _on_f32(self, func, name, args, kwargs, high):
+        """f32/f64 results on the device: a meet, a compute, an upcast or a creation."""
+        if self._in_step:
+            return
+        tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() or t.is_xla]
+        operands = [self.device_type(t) for t in tensors]
+        f32_ops = [t for t, d in zip(tensors, operands) if d in _F32]
+        low_ops = [t for t, d in zip(tensors, operands) if d in _LOW]
+        op = op_name(func)
+        frame = sys._getframe(1)
+        result = self.device_type(high[0])
+        if f32_ops and low_ops:
+            source = self._first_origin(f32_ops)
+            origin = self.origin_of(source)
+            ev = self.event(
+                "meet",
+                op,
+                frame,
+                operands=operands,
+                result=result,
+                origin=origin,
+                f32_args=[i for i, d in enumerate(operands) if d in _F32],
+                _names=(source, low_ops[0]),
+            )
+            mark = origin if origin is not None and origin.get("kind") == "meet" else _ref(ev)
+        elif f32_ops:
+            origin = self.origin_of(self._first_origin(f32_ops))
+            if name in _MOVES:
+                mark = origin
+            else:
+                ev = self.event(
+                    "compute", op, frame, operands=operands, result=result, origin=origin, _names=(f32_ops[0], None)
+                )
+                mark = origin if origin is not None and origin.get("kind") != "param" else _ref(ev)
+        elif low_ops:
+            ev = self.event("upcast", op, frame, operands=operands, result=result)
+            mark = _ref(ev)
+        else:
+            ev = self.event("create", op, frame, operands=operands, result=result)
+            mark = _ref(ev)
+        if mark is not None:
+            for r in high:
+                self.tag(r, mark)
+
+    # -- modules and copies ----------------------------------------------------------------
+    def after_apply(self, module, frame):
+        """After ``Module._apply`` (``.to(device)``, ``.float()``...): its f32 device parameters
+        and buffers get the origin ``module`` at the user's line."""
+        if not self.track_f32 or not self.enabled:
+            return
+        tensors = [t for t in list(module.parameters()) + list(module.buffers()) if t.is_xla and t.is_floating_point()]
+        high = [t for t in tensors if self.device_type(t) in _F32]
+        if not high:
+            return
+        ev = self.event(
+            "create",
+            f"{type(module).__name__}.to",
+            frame,
+            operands=[],
+            result=self.device_type(high[0]),
+            module=type(module).__name__,
+        )
+        if ev is not None:
+            for t in high:
+                self.tag(t, dict(_ref(ev), kind="module"))
+
+    def after_deepcopy(self, copied, frame):
+        """After ``Parameter.__deepcopy__``: an f32 device copy gets the origin ``copy``."""
+        if not self.track_f32 or not self.enabled or not getattr(copied, "is_xla", False):
+            return
+        if not copied.is_floating_point() or self.device_type(copied) not in _F32:
+            return
+        ev = self.event("create", "copy.deepcopy", frame, operands=[], result=self.device_type(copied))
+        if ev is not None:
+            self.tag(copied, dict(_ref(ev), kind="copy"))
+
+    def on_save(self, obj, frame):
+        """``torch.save(obj, ...)``: an exit when a floating tensor in ``obj`` is bf16/f16."""
+        if os.getpid() != self.pid or not self.enabled:
+            return
+        torch = self._torch
+        dtypes: dict[str, int] = {}
+        flat = isinstance(obj, dict) and bool(obj) and all(isinstance(v, torch.Tensor) for v in obj.values())
+        seen = 0
+        stack = [(obj, 0)]
+        while stack and seen < 100000:
+            value, depth = stack.pop()
+            seen += 1
+            if isinstance(value, torch.Tensor):
+                if value.is_floating_point():
+                    key = self.device_type(value).split(":")[-1]
+                    key = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64"}.get(key, key)
+                    dtypes[key] = dtypes.get(key, 0) + 1
+            elif depth < 6 and isinstance(value, dict):
+                stack.extend((v, depth + 1) for v in value.values())
+            elif depth < 6 and isinstance(value, (list, tuple)):
+                stack.extend((v, depth + 1) for v in value)
+        if not any(k in _LOW for k in dtypes):
+            return
+        ev = self.event("exit", "torch.save", frame, operands=[], flat_dict=flat)
+        if ev is not None:
+            ev["exit_dtypes"] = dtypes
+            ev.setdefault("cast_back", 0)
+            ev["exits"] = ev.get("exits", 0) + sum(n for k, n in dtypes.items() if k in _LOW)
+
+    def on_exception(self, exc_type, exc, tb):
+        """The exception that ends the process, at the innermost user frame of its traceback."""
+        if os.getpid() != self.pid:
+            return
+        user = None
+        while tb is not None:
+            if self._is_user(tb.tb_frame.f_code.co_filename):
+                user = tb
+            tb = tb.tb_next
+        if user is None:
+            return
+        frame = user.tb_frame
+        line = user.tb_lineno
+        col = end_col = None
+        end = line
+        try:
+            start, end_line, c, ec = list(frame.f_code.co_positions())[user.tb_lasti // 2]
+            if start == line:
+                end, col, end_col = end_line or line, c, ec
+        except Exception:
+            pass
+        text = str(exc).splitlines()[0][:300] if str(exc) else ""
+        self.order += 1
+        key = (frame.f_code.co_filename, line, exc_type.__name__, "exception")
+        self.events[key] = {
+            "kind": "exception",
+            "file": frame.f_code.co_filename,
+            "line": line,
+            "end_line": end,
+            "col": col,
+            "end_col": end_col,
+            "op": exc_type.__name__,
+            "count": 1,
+            "order": self.order,
+            "step": self.steps(),
+            "after_stop": bool(self.after_stop()),
+            "message": f"{exc_type.__name__}: {text}",
+        }
+
+    def to_json(self):
+        """The events in the order first seen, and the trace's own errors."""
+        events = sorted(self.events.values(), key=lambda e: e["order"])
+        return {"version": 1, "events": [dict(e) for e in events], "errors": list(self.errors), "calls": self.calls}
+
+
+def _ref(ev):
+    """An event as an origin: its kind, place and op."""
+    if ev is None:
+        return None
+    return {"kind": ev["kind"], "file": ev["file"], "line": ev["line"], "op": ev["op"]}
+
+
+def install(tracer, torch):
+    """Put the tracer on the main thread's torch-function mode stack for the rest of the run,
+    and wrap ``Module._apply``, ``Parameter.__deepcopy__`` and ``torch.save``."""
+    from torch.overrides import TorchFunctionMode
+
+    tracer.bind(torch)
+
+    class _DtypeTraceMode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return tracer.call(func, args, kwargs or {})
+
+    mode = _DtypeTraceMode()
+    mode.__enter__()
+
+    if tracer.step_f32:  # the optimizer's step runs on FP32 master weights: its f32 is the mode's
+
+        def enter_step(_optimizer, _args, _kwargs):
+            tracer._in_step += 1
+
+        def leave_step(_optimizer, _args, _kwargs):
+            tracer._in_step = max(0, tracer._in_step - 1)
+
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        register_optimizer_step_pre_hook(enter_step)
+        register_optimizer_step_post_hook(leave_step)
+
+    module_class = torch.nn.Module
+    orig_apply = module_class._apply
+
+    def _apply(self, *args, **kwargs):
+        tracer._in_apply += 1
+        try:
+            out = orig_apply(self, *args, **kwargs)
+        finally:
+            tracer._in_apply -= 1
+        if tracer._in_apply == 0:
+            try:
+                tracer.after_apply(self, sys._getframe(1))
+            except Exception as exc:
+                tracer._error(f"tracing Module._apply failed: {exc!r}")
+        return out
+
+    module_class._apply = _apply
+
+    parameter = torch.nn.Parameter
+    orig_deepcopy = parameter.__deepcopy__
+
+    def __deepcopy__(self, memo):
+        out = orig_deepcopy(self, memo)
+        try:
+            tracer.after_deepcopy(out, sys._getframe(1))
+        except Exception as exc:
+            tracer._error(f"tracing Parameter.__deepcopy__ failed: {exc!r}")
+        return out
+
+    parameter.__deepcopy__ = __deepcopy__
+
+    orig_save = torch.save
+
+    @functools.wraps(orig_save)
+    def save(obj, *args, **kwargs):
+        try:
+            tracer.on_save(obj, sys._getframe(1))
+        except Exception as exc:
+            tracer._error(f"tracing torch.save failed: {exc!r}")
+        return orig_save(obj, *args, **kwargs)
+
+    torch.save = save
+    return mode

@@ -1,0 +1,510 @@
+"""verify's dtype trace read into findings, without XLA: records as the child writes them
+(bf16_migrate/verify/_child/dtype_trace.py), read against the legacy run's, placed in the user's
+original file and line (not the migrated copy's), grouped by chain, excused by a deliberate f32
+island the migration reported, and judged (the trace part). Then the report in every output
+verify has, `--trace FILE` through the rewrite, and the bound of verify --fix's loop."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+
+from bf16_migrate.diagnostics import Diagnostic
+from bf16_migrate.repairs import RepairKind
+from bf16_migrate.verify.parts import FAIL, PASS
+from bf16_migrate.verify.records import LEGACY, MIGRATED, RunRecord
+from bf16_migrate.verify.trace import Kind, Trace, TraceEnd
+from bf16_migrate.verify.trace_findings import (
+    FindingKind,
+    LineMap,
+    TraceSources,
+    island_spans,
+    trace_findings,
+    trace_part,
+)
+
+LEGACY_TEXT = textwrap.dedent(
+    """\
+    import copy
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+
+    def forward(h):
+        pos = torch.arange(16, device=h.device).float()
+        return h + pos
+
+    model = Net().to(dev)
+    ema = copy.deepcopy(model)
+    out = model(x)
+    preds = out.cpu()
+    arr = preds.numpy()
+    """
+)
+MIGRATED_TEXT = textwrap.dedent(
+    """\
+    import copy
+    import os
+    os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"
+    import torch
+
+    def forward(h):
+        pos = torch.arange(16, device=h.device).float()
+        return h + pos
+
+    model = Net().to(dev)
+    ema = copy.deepcopy(model)
+    model.to(torch.bfloat16)
+    out = model(x.to(torch.bfloat16))
+    preds = out.cpu()
+    arr = preds.numpy()
+    """
+)
+
+
+def ev(kind, line, op, **more):
+    data = {"kind": kind, "file": "/u/train.py", "line": line, "op": op, "order": more.pop("order", line)}
+    text = MIGRATED_TEXT.splitlines()[line - 1]
+    expr = more.pop("expr", None)
+    if expr is not None:
+        data["col"] = text.index(expr)
+        data["end_col"] = data["col"] + len(expr)
+        data["end_line"] = line
+    data.update(more)
+    return data
+
+
+def record(events, end="script_exit", continued=True):
+    return {"events": events, "end": end, "continued": continued, "stop_step": 3, "errors": [], "calls": 1234}
+
+
+def runs(migrated_events, legacy_events=(), **kw):
+    return {
+        MIGRATED: RunRecord(MIGRATED, losses=[1.0, 0.9, 0.8], trace=Trace.from_json(record(migrated_events, **kw))),
+        LEGACY: RunRecord(LEGACY, losses=[1.0, 0.9, 0.8], trace=Trace.from_json(record(list(legacy_events)))),
+    }
+
+
+def sources(islands=None):
+    texts = {"/u/train.py": LEGACY_TEXT}
+    return TraceSources(texts.get, {MIGRATED: {"/u/train.py": MIGRATED_TEXT}}, islands=islands or {}, f32=True)
+
+
+MEET_CHAIN = [
+    ev("create", 7, "Tensor.float", expr="torch.arange(16, device=h.device).float()", operands=["s64"], result="f32"),
+    ev(
+        "meet",
+        8,
+        "Tensor.add",
+        expr="h + pos",
+        operands=["bf16", "f32"],
+        result="f32",
+        origin={"kind": "create", "file": "/u/train.py", "line": 7, "op": "Tensor.float"},
+        f32_names=["pos"],
+        partner_names=["h"],
+        f32_args=[1],
+    ),
+    # downstream of the first meet: the same chain, not a finding of its own
+    ev(
+        "meet",
+        13,
+        "F.linear",
+        expr="model(x.to(torch.bfloat16))",
+        operands=["f32", "bf16"],
+        result="f32",
+        origin={"kind": "meet", "file": "/u/train.py", "line": 8, "op": "Tensor.add"},
+        f32_names=[],
+    ),
+]
+
+
+def test_linemap_places_the_migrated_lines_in_the_original():
+    mapping = LineMap(MIGRATED_TEXT, LEGACY_TEXT)
+    assert mapping.place(8) == (8, True)  # untouched
+    assert mapping.place(12) == (11, False)  # `model.to(torch.bfloat16)`: added after line 11
+    assert mapping.place(13) == (12, False)  # the changed call line
+    assert mapping.place(15) == (14, True)
+
+
+def test_a_meet_is_named_once_at_the_first_operation_of_its_chain_in_the_original_file():
+    found = trace_findings(runs(MEET_CHAIN), sources())
+    assert [(f.kind, f.diagnostic.code, f.diagnostic.line, f.diagnostic.col) for f in found] == [
+        (FindingKind.MEET, "BFM200", 8, 12)
+    ]
+    d = found[0].diagnostic
+    assert d.path == "/u/train.py" and not d.fixed
+    assert "`h + pos`: f32 meets bf16 in `Tensor.add` (bf16, f32 -> f32)" in d.message
+    assert "made f32 on the device at line 7 (`Tensor.float`)" in d.message
+    assert any("train.py:12: meet `F.linear`" in line for line in found[0].evidence)  # the downstream one
+    site = found[0].repair
+    assert site.kind == RepairKind.CAST_OPERAND and site.names == ("pos",) and site.partner == "h"
+    assert (site.span.line, site.span.col, site.span.anchor) == (8, 11, "    return h + pos")
+
+
+def test_what_the_legacy_run_did_too_is_no_finding():
+    # the legacy run ran the user's file: its lines are the original's (the call is line 12 there)
+    legacy = [dict(e, line=12) if e["line"] == 13 else dict(e) for e in MEET_CHAIN]
+    assert trace_findings(runs(MEET_CHAIN, legacy), sources()) == []
+
+
+def test_a_copy_made_before_the_cast_is_named_at_the_copy_with_a_move_repair():
+    events = [
+        ev("create", 11, "copy.deepcopy", expr="copy.deepcopy(model)", operands=[], result="f32"),
+        ev(
+            "compute",
+            8,
+            "Tensor.mul_",
+            expr="h + pos",
+            operands=["f32"],
+            result="f32",
+            origin={"kind": "copy", "file": "/u/train.py", "line": 11, "op": "copy.deepcopy"},
+            order=20,
+            after_stop=True,
+            step=3,
+        ),
+    ]
+    (found,) = trace_findings(runs(events), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.COPY, "BFM202", 11)
+    assert "after the recorded steps" in found.diagnostic.message
+    assert found.repair.kind == RepairKind.CAST_COPY and found.repair.span.anchor == "ema = copy.deepcopy(model)"
+
+
+def test_exits_bf16_to_the_host_unless_cast_back_and_a_repair_only_for_floating_exits():
+    base = dict(operands=["bf16"], exit_dtypes={"bfloat16": 2}, exits=2)
+    bf16 = ev("exit", 14, "Tensor.cpu", expr="out.cpu()", **base)
+    (found,) = trace_findings(runs([bf16]), sources())
+    assert (found.diagnostic.code, found.diagnostic.line) == ("BFM210", 13)
+    # the legacy run's exit there handed over float32: it does not hide the migrated run's bf16
+    legacy_f32 = dict(bf16, line=13, exit_dtypes={"float32": 2}, exits=0)
+    assert len(trace_findings(runs([bf16], [legacy_f32]), sources())) == 1
+    assert trace_findings(runs([bf16], [dict(legacy_f32, exit_dtypes={"bfloat16": 2}, exits=2)]), sources()) == []
+    assert found.repair.kind == RepairKind.HOST_FLOAT
+    cast_back = ev("exit", 14, "Tensor.cpu", expr="out.cpu()", cast_back=2, **base)
+    assert trace_findings(runs([cast_back]), sources()) == []
+    mixed = ev(
+        "exit", 14, "Tensor.cpu", expr="out.cpu()", operands=["bf16"], exit_dtypes={"bfloat16": 1, "int64": 1}, exits=1
+    )
+    (found,) = trace_findings(runs([mixed]), sources())
+    assert found.repair is None  # a blanket .float() would make the integer tensors float
+
+
+def test_f32_computed_without_meeting_bf16_an_uncast_module_and_a_bf16_save_are_named():
+    compute = ev(
+        "compute",
+        8,
+        "Tensor.add",
+        expr="h + pos",
+        operands=["f32", "f32"],
+        result="f32",
+        origin={"kind": "create", "file": "/u/train.py", "line": 7, "op": "Tensor.float"},
+    )
+    (found,) = trace_findings(runs([compute]), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.COMPUTE, "BFM201", 8)
+    assert found.repair is None  # where the f32 should end is the user's choice
+    module = [
+        ev("create", 10, "Net.to", expr="Net().to(dev)", operands=[], result="f32", module="Net"),
+        ev(
+            "compute",
+            8,
+            "F.linear",
+            expr="h + pos",
+            operands=["f32", "f32"],
+            result="f32",
+            origin={"kind": "module", "file": "/u/train.py", "line": 10, "op": "Net.to"},
+            order=30,
+        ),
+    ]
+    (found,) = trace_findings(runs(module), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.MODULE, "BFM203", 10)
+    assert "moves `Net` to the device and nothing casts it" in found.diagnostic.message
+    assert found.repair.kind == RepairKind.CAST_MODULE and found.repair.span.anchor == "model = Net().to(dev)"
+    save = ev("exit", 14, "torch.save", expr="out.cpu()", exit_dtypes={"bf16": 3, "s64": 1}, exits=3, flat_dict=True)
+    (found,) = trace_findings(runs([save]), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.SAVE, "BFM211", 13)
+    assert found.repair.kind == RepairKind.SAVE_FLOAT
+    nested = dict(save, flat_dict=False)
+    assert trace_findings(runs([nested]), sources())[0].repair is None
+
+
+def test_a_failure_the_legacy_run_did_not_have_names_its_line_and_the_failed_op():
+    events = [
+        ev("op_error", 15, "Tensor.numpy", operands=["cpu:bfloat16"], message="TypeError: bf16", mixed=False),
+        ev("exception", 15, "TypeError", message="TypeError: Got unsupported ScalarType BFloat16", after_stop=True),
+    ]
+    (found,) = trace_findings(runs(events), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.FAILURE, "BFM220", 14)
+    assert "raised `TypeError: Got unsupported ScalarType BFloat16` here" in found.diagnostic.message
+    assert "`Tensor.numpy` raised at line 14" in found.diagnostic.message
+
+
+def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part_passes():
+    island = Diagnostic("BFM082", "/u/train.py", 7, 5, "kept in f32 on purpose", True)
+    excused = trace_findings(runs(MEET_CHAIN[:2]), sources({"/u/train.py": [(7, 8, island)]}))
+    assert len(excused) == 1 and excused[0].excused is island and not excused[0].counts
+    part = trace_part(excused, runs(MEET_CHAIN[:2]))
+    assert part.status == PASS and "deliberate f32 island" in part.detail and part.figures["excused"] == 1
+    counted = trace_findings(runs(MEET_CHAIN[:2]), sources())
+    part = trace_part(counted, runs(MEET_CHAIN[:2]))
+    assert part.status == FAIL and "BFM200 train.py:8" in part.detail and part.figures["by_code"] == {"BFM200": 1}
+
+
+def test_the_part_says_how_far_the_trace_went():
+    clean = trace_part([], runs([]))
+    assert clean.status == PASS and "traced to the script's end" in clean.detail
+    partial = trace_part([], runs([], end="budget"))
+    assert "the code after that was not traced" in partial.detail and partial.figures["complete"] is False
+    assert trace_part([], {MIGRATED: RunRecord(MIGRATED)}) is None  # no trace, no part
+
+
+def test_island_spans_map_through_the_work_tree_text():
+    island = Diagnostic("BFM082", "t.py", 7, 5, "m", True)
+
+    @dataclass
+    class Island:
+        first_line: int
+        last_line: int
+        finding: Diagnostic = field(default=island)
+
+    assert island_spans([Island(7, 8)], LEGACY_TEXT, MIGRATED_TEXT) == [(7, 8, island)]
+
+
+def test_a_record_round_trips_and_paths_move_to_the_users_directory():
+    trace = Trace.from_json(record(MEET_CHAIN))
+    assert Trace.from_json(trace.to_dict()).to_dict() == trace.to_dict()
+    moved = Trace.from_json(record([dict(e, file="/tmp/ws/migrated/train.py") for e in MEET_CHAIN]))
+    moved.with_paths({"/tmp/ws/migrated": "/u"})
+    assert {e.file for e in moved.events} == {"/u/train.py"}
+    assert moved.end == TraceEnd.SCRIPT_EXIT and moved.of_kind(Kind.MEET)[0].f32_names == ["pos"]
+
+
+# -- verify --fix's loop, with a verify that is told what the run would find ---------------------
+
+
+@dataclass
+class _Report:
+    migrated_source: str
+    trace_findings: list
+    modules: dict = field(default_factory=dict)
+    diagnostics: list = field(default_factory=list)
+
+    @property
+    def verdict(self):
+        class V:
+            status = "PASS" if not [f for f in self.trace_findings if f.counts] else "FAIL"
+
+        return V()
+
+
+def _finding_at(text, line, expr, kind=RepairKind.HOST_FLOAT):
+    from bf16_migrate.repairs import RepairSite, Span
+    from bf16_migrate.verify.trace_findings import TraceFinding
+
+    code = text.splitlines()[line - 1]
+    col = code.index(expr)
+    site = RepairSite(kind, "/u/train.py", Span(line, col, line, col + len(expr), code))
+    return TraceFinding(FindingKind.EXIT, Diagnostic("BFM210", "/u/train.py", line, col + 1, "m", False), [], [], site)
+
+
+def test_the_fix_loop_stops_when_the_trace_is_clean():
+    from bf16_migrate.verify.fix import verify_and_fix
+
+    calls = []
+
+    def verify(script, **kwargs):
+        text = kwargs.get("migrated_source", "a = x.cpu()\nb = y.cpu()\n")
+        calls.append(text)
+        found = [
+            _finding_at(text, n + 1, line.split("= ")[1])
+            for n, line in enumerate(text.splitlines())
+            if ".float()" not in line
+        ]
+        return _Report(text, found)
+
+    result = verify_and_fix(Path("/u/train.py"), verify=verify)
+    assert result.stopped == "the trace is clean"
+    assert calls == ["a = x.cpu()\nb = y.cpu()\n", "a = x.cpu().float()\nb = y.cpu().float()\n"]
+    assert len(result.applied) == 2 and result.left == []
+
+
+def test_the_fix_loop_is_bounded_and_stops_when_nothing_applies():
+    from bf16_migrate.verify.fix import MAX_ROUNDS, verify_and_fix
+
+    calls = []
+
+    def endless(script, **kwargs):
+        # each round the run names the next operand left f32: four rounds would be needed
+        text = kwargs.get("migrated_source", "import torch\ny = a + b + c + d\n")
+        calls.append(text)
+        left = [name for name in "abcd" if f"{name}.to(" not in text]
+        if not left:
+            return _Report(text, [])
+        expr = text.splitlines()[1].split("= ", 1)[1]
+        found = _finding_at(text, 2, expr, RepairKind.CAST_OPERAND)
+        found.repair = replace(found.repair, names=(left[0],))
+        return _Report(text, [found])
+
+    result = verify_and_fix(Path("/u/train.py"), verify=endless)
+    assert len(calls) == 1 + MAX_ROUNDS and len(result.rounds) == MAX_ROUNDS
+    assert calls[-1] == "import torch\ny = a.to(torch.bfloat16) + b.to(torch.bfloat16) + c.to(torch.bfloat16) + d\n"
+    assert len(result.left) == 1
+    assert result.stopped == f"{MAX_ROUNDS} rounds, the most --fix makes"
+
+    def stuck(script, **kwargs):
+        return _Report("a = f(x)\n", [_finding_at("a = f(x)\n", 1, "f(x)")])  # no unit repairs f(x)
+
+    result = verify_and_fix(Path("/u/train.py"), verify=stuck)
+    assert result.stopped == "no repair applies to what is left" and len(result.left) == 1
+
+
+# -- --trace FILE: the rewrite applies a stored trace without the device --------------------------
+
+
+SCRIPT = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch_xla
+
+
+    def main():
+        device = torch_xla.device()
+        model = torch.nn.Linear(4, 1).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        host = torch.device(os.environ.get("HOST_DEVICE", "cpu"))  # a device the code cannot tell
+        for _ in range(3):
+            x = torch.randn(8, 4).to(device)
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+        preds = model(torch.randn(2, 4).to(device)).to(host)
+        print(preds.numpy())
+
+
+    main()
+    """
+)
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """A legacy script and the `verify --json` document a run of its migration would write."""
+    from bf16_migrate.python import migrate_source
+    from bf16_migrate.repairs import RepairSite, Span
+
+    monkeypatch.chdir(tmp_path)
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    migrated = migrate_source(SCRIPT, "stochastic", str(script)).code
+    # the exit the reading cannot tell (`.to(host)`, a device named at run time), which the run traced
+    line = next(n for n, text in enumerate(migrated.splitlines(), 1) if ".to(host)" in text)
+    text = migrated.splitlines()[line - 1]
+    expr = text[text.index("model(") : text.index(".to(host)") + len(".to(host)")]
+    site = RepairSite(
+        RepairKind.HOST_FLOAT,
+        "train.py",
+        Span(line, text.index(expr), line, text.index(expr) + len(expr), text),
+        op="Tensor.to",
+        finding=("BFM210", 17, 13),
+        message="`model(...).to(host)` hands bf16 to the host",
+    )
+    doc = {
+        "schema": "bf16-migrate/verify/2",
+        "mode": "stochastic",
+        "trace_findings": [{"code": "BFM210", "path": "train.py", "line": 17, "col": 13, "repair": site.to_dict()}],
+    }
+    (tmp_path / "verify.json").write_text(json.dumps(doc))
+    return script
+
+
+def test_the_rewrite_applies_a_stored_trace_and_reports_it_at_the_original_line(stored):
+    from click.testing import CliRunner
+
+    from bf16_migrate.cli import main
+
+    result = CliRunner().invoke(main, ["train.py", "--trace", "verify.json", "--output-format", "text"])
+    assert result.exit_code == 0, result.output
+    text = stored.read_text()
+    assert ".to(host).float()" in text and "model.to(torch.bfloat16)" in text
+    assert "train.py:17:13: BFM210 `model(...).to(host)` hands bf16 to the host (repaired: host float) [fixed]" in (
+        result.output
+    )
+    again = CliRunner().invoke(main, ["train.py", "--trace", "verify.json", "--output-format", "text"])
+    assert again.exit_code == 0, again.output
+    assert stored.read_text() == text  # a second application changes nothing
+    assert "(repaired already: host float)" in again.output
+
+
+def test_a_stored_trace_of_another_mode_or_no_trace_is_refused_in_one_line(stored, tmp_path):
+    from click.testing import CliRunner
+
+    from bf16_migrate.cli import main
+
+    result = CliRunner().invoke(main, ["train.py", "--trace", "verify.json", "--mode", "amp"])
+    assert result.exit_code == 2
+    assert "verify.json was made in mode stochastic, not amp" in result.output
+    (tmp_path / "other.json").write_text("{}")
+    result = CliRunner().invoke(main, ["train.py", "--trace", "other.json"])
+    assert result.exit_code == 2 and "not a `bf16-migrate verify --json` document" in result.output
+
+
+def test_a_round_whose_run_fails_goes_on_but_fix_keeps_the_last_state_that_ran():
+    from bf16_migrate.verify.fix import verify_and_fix
+    from bf16_migrate.verify.records import RunError
+
+    def verify(script, **kwargs):
+        text = kwargs.get("migrated_source", "a = x.cpu()\nb = f(y)\n")
+        if ".float()" not in text:
+            return _Report(text, [_finding_at(text, 1, "x.cpu()")])
+        # the repair lets the run reach a place that crashes, and nothing repairs that one
+        error = RunError("the migrated run failed: exited with code 1")
+        error.runs = {"migrated": RunRecord("migrated", exception="ValueError: mixed precision")}
+        error.findings = [_finding_at(text, 2, "f(y)")]
+        error.migrated_source = text
+        raise error
+
+    result = verify_and_fix(Path("/u/train.py"), verify=verify)
+    assert result.rounds[0].applied and result.rounds[0].verdict.startswith("ERROR")
+    assert result.applied == [] and result.texts == {} and result.report is not None
+    assert "the repairs kept are those of the last run that did not fail" in result.stopped
+
+
+def test_in_a_master_weights_mode_the_trace_does_not_record_the_optimizer_steps_f32():
+    """gpu-compatible's optimizer steps on FP32 master weights: the child's tracer, told so
+    (``step_f32``), is inside a step from torch's global optimizer step pre-hook to its post-hook
+    (CPU tensors, in a process of its own: the tracer stays on torch's mode stack)."""
+    import subprocess
+    import sys
+
+    child = Path(__file__).resolve().parent.parent / "bf16_migrate" / "verify" / "_child" / "dtype_trace.py"
+    code = textwrap.dedent(
+        f"""\
+        import importlib.util
+        import torch
+        from torch.optim.optimizer import register_optimizer_step_pre_hook
+        spec = importlib.util.spec_from_file_location("dtype_trace", {str(child)!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        tracer = module.Tracer([], True, lambda: 0, lambda: False)
+        tracer.step_f32 = {{step_f32}}
+        module.install(tracer, torch)
+        seen = []
+        register_optimizer_step_pre_hook(lambda *_: seen.append(tracer._in_step))
+        param = torch.nn.Parameter(torch.ones(2))
+        param.grad = torch.ones(2)
+        torch.optim.SGD([param], lr=0.1).step()
+        print(seen, tracer._in_step)
+        """
+    )
+    for step_f32, want in ((True, "[1] 0"), (False, "[0] 0")):
+        out = subprocess.run(
+            [sys.executable, "-c", code.replace("{step_f32}", str(step_f32))],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert out.stdout.strip() == want, out.stderr

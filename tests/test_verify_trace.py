@@ -1,0 +1,185 @@
+"""verify's dtype trace end to end on the XLA CPU device: small scripts of our own with known
+float32 entries, each given with a hand-written wrong migration (``migrated_source``, as the
+calibration suite does, so that what the codemod learns statically does not hide them), and the
+findings named at the ORIGINAL file's lines (the migrated copy has lines added and changed).
+
+* a position table made f32 in ``forward``: the migrated run fails at the sync; the trace names
+  the first operation where f32 met bf16 (BFM200) and the failure's line (BFM220);
+* an EMA deep copy made before the model cast, evaluated after the training loop, and bf16
+  predictions handed to NumPy after it: BFM202 at the copy, BFM210 at the exit, BFM220 at
+  ``.numpy()``, all after the recorded steps (the run went on to the script's end), and no PASS;
+* ``--fix`` (``xla_full``): the copy's cast moved, ``.float()`` at the exit, verified again: PASS,
+  and a second ``--fix`` over what it wrote finds nothing to repair.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from bf16_migrate.verify import RunError, verify_script
+from bf16_migrate.verify.fix import verify_and_fix
+from bf16_migrate.verify.trace_findings import FindingKind
+
+pytestmark = pytest.mark.xla
+
+POSITION_TABLE = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(8, 16)
+            self.fc2 = nn.Linear(16, 1)
+
+        def forward(self, x):
+            h = torch.relu(self.fc1(x))
+            pos = torch.arange(16, device=x.device).float() / 16
+            h = h + pos
+            return self.fc2(h)
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        model = Net().to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(6):
+            x, y = torch.randn(16, 8).to(dev), torch.randn(16, 1).to(dev)
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+POSITION_TABLE_WRONG = (
+    POSITION_TABLE.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+    .replace("    model = Net().to(dev)\n", "    model = Net().to(dev)\n    model.to(torch.bfloat16)\n")
+    .replace("((model(x) - y) ** 2)", "((model(x.to(torch.bfloat16)) - y.to(torch.bfloat16)) ** 2)")
+)
+
+EMA = textwrap.dedent(
+    """\
+    import copy
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(8, 16)
+            self.fc2 = nn.Linear(16, 1)
+
+        def forward(self, x):
+            return self.fc2(torch.tanh(self.fc1(x)))
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        gen = torch.Generator().manual_seed(1)
+        w = torch.randn(8, 1, generator=gen)
+        model = Net().to(dev)
+        ema = copy.deepcopy(model)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(8):
+            x = torch.randn(32, 8, generator=gen)
+            x, y = x.to(dev), (x @ w).to(dev)
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                for pe, p in zip(ema.parameters(), model.parameters()):
+                    pe.mul_(0.9).add_(p, alpha=0.1)
+            torch_xla.sync()
+        xe = torch.randn(4, 8, generator=gen).to(dev)
+        with torch.no_grad():
+            ema_out = ema(xe)
+            preds = model(xe).cpu()
+        print(float(ema_out.sum()), np.round(preds.numpy(), 3).tolist())
+
+
+    main()
+    """
+)
+EMA_WRONG = (
+    EMA.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+    .replace("    ema = copy.deepcopy(model)\n", "    ema = copy.deepcopy(model)\n    model.to(torch.bfloat16)\n")
+    .replace("((model(x) - y) ** 2)", "((model(x.to(torch.bfloat16)) - y.to(torch.bfloat16)) ** 2)")
+    .replace("ema(xe)", "ema(xe.to(torch.bfloat16))")
+    .replace("model(xe).cpu()", "model(xe.to(torch.bfloat16)).cpu()")
+)
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_an_f32_table_meeting_bf16_names_its_line_and_the_failure_at_the_sync(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(POSITION_TABLE)
+    # the migrated copy's line is one further down: the finding must name the original's
+    assert line_of(POSITION_TABLE_WRONG, "h = h + pos") == line_of(POSITION_TABLE, "h = h + pos")
+    assert line_of(POSITION_TABLE_WRONG, "torch_xla.sync()") == line_of(POSITION_TABLE, "torch_xla.sync()") + 1
+    with pytest.raises(RunError) as caught:
+        verify_script(script, steps=3, migrated_source=POSITION_TABLE_WRONG, run_reference=False, timeout=300)
+    found = {(f.kind, f.diagnostic.code): f.diagnostic for f in caught.value.findings}
+    meet = found[(FindingKind.MEET, "BFM200")]
+    assert (meet.path, meet.line) == (str(script), line_of(POSITION_TABLE, "h = h + pos"))
+    assert "the f32 operand is made f32 on the device" in meet.message
+    failure = found[(FindingKind.FAILURE, "BFM220")]
+    assert failure.line == line_of(POSITION_TABLE, "torch_xla.sync()")
+    assert "different precisions" in failure.message and "f32 met bf16 first at line 17" in failure.message
+    assert "BFM200" in str(caught.value)  # the error's text names them too
+
+
+def test_an_ema_copy_and_a_host_exit_after_the_loop_are_named_and_fail_the_trace_part(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(EMA)
+    report = verify_script(script, steps=4, migrated_source=EMA_WRONG, run_reference=False, timeout=300)
+    named = {(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings}
+    assert named == {
+        ("BFM202", line_of(EMA, "ema = copy.deepcopy(model)")),
+        ("BFM210", line_of(EMA, "preds = model(xe).cpu()")),
+        ("BFM220", line_of(EMA, "preds.numpy()")),
+    }
+    exit_finding = next(f for f in report.trace_findings if f.diagnostic.code == "BFM210")
+    assert "after the recorded steps" in exit_finding.diagnostic.message
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL" and part.figures["complete"] is True
+    assert not report.passed
+    migrated = report.runs["migrated"]
+    assert migrated.steps == 4 and migrated.exit_reason == "steps_reached"  # the verdict's steps, as before
+
+
+@pytest.mark.xla_full
+def test_fix_repairs_the_copy_and_the_exit_then_passes_and_a_second_fix_changes_nothing(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(EMA)
+    kwargs = dict(steps=4, run_reference=False, timeout=300)
+    fixed = verify_and_fix(script, verify=verify_script, migrated_source=EMA_WRONG, **kwargs)
+    assert fixed.stopped == "the trace is clean"
+    assert {s.kind.value for s in fixed.applied} == {"cast_copy", "host_float"}
+    text = fixed.texts[script]
+    assert text.index("model.to(torch.bfloat16)") < text.index("ema = copy.deepcopy(model)")
+    assert "model(xe.to(torch.bfloat16)).cpu().float()" in text
+    assert fixed.report.passed, [p.detail for p in fixed.report.verdict.parts if not p.passed]
+    again = verify_and_fix(script, verify=verify_script, migrated_source=text, **kwargs)
+    assert again.applied == [] and again.rounds == [] and again.stopped == "the trace is clean"
