@@ -582,7 +582,7 @@ def _stored_repairs(options: RunOptions, settings: Settings) -> list:
         stored = read_trace_file(options.trace_file)
     except ValueError as exc:
         raise RuleError(str(exc)) from None
-    if stored.modes and settings.mode not in stored.modes:
+    if stored.modes and settings.mode.name not in stored.modes:
         raise RuleError(
             f"--trace {options.trace_file} was made in mode {', '.join(sorted(stored.modes))}, not {settings.mode}: "
             "its repairs are that mode's (pass --mode to match, or verify in this mode)"
