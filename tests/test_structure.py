@@ -22,19 +22,15 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def _imports(
-    name: str, path: Path, modules: dict[str, Path], anywhere: bool = False, type_checking: bool | None = None
-) -> set[str]:
+def _imports(name: str, path: Path, modules: dict[str, Path], anywhere: bool = False) -> set[str]:
     """The package's modules that ``name`` imports when it is loaded: its module-level imports,
     not those inside functions or under ``if TYPE_CHECKING:``; with ``anywhere``, every import
-    of the module, those inside functions and (unless ``type_checking`` is False) for type
-    checking included."""
-    type_checking = anywhere if type_checking is None else type_checking
+    of the module, those inside functions and for type checking included."""
     found: set[str] = set()
     for statement in ast.parse(path.read_text(encoding="utf-8")).body:
         if not anywhere and isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        if not type_checking and isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
+        if not anywhere and isinstance(statement, ast.If) and "TYPE_CHECKING" in ast.unparse(statement.test):
             continue
         for node in ast.walk(statement):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -88,11 +84,11 @@ def test_no_import_cycle():
 
 
 def test_no_import_cycle_even_through_a_function():
-    """An import inside a function is a cycle all the same (it only runs later): the modules that
-    import each other that way are one concern split in two, or a type that belongs a floor
-    lower. Imports for type checking alone are left out until verify's report type moves down."""
+    """An import inside a function, or for type checking alone, is a cycle all the same (it only
+    runs later, or only for mypy): the modules that import each other that way are one concern
+    split in two, or a type that belongs a floor lower."""
     modules = _modules()
-    graph = {name: _imports(name, path, modules, anywhere=True, type_checking=False) for name, path in modules.items()}
+    graph = {name: _imports(name, path, modules, anywhere=True) for name, path in modules.items()}
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
 
 

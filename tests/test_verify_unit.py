@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bf16_migrate.verify import format_report
+from bf16_migrate.verify import format_report, report_dict
 from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, TOLERANCES, judge, rel_diffs, trend
 from bf16_migrate.verify.graphs import GraphStats
 from bf16_migrate.verify.records import RunError, RunRecord
@@ -445,7 +445,7 @@ def test_format_report_renders_table_and_verdict():
     assert "matches    PASS" in text
     assert "only on Neuron" in text
     assert text.rstrip().endswith("VERDICT: PASS")
-    json.dumps(rep.to_dict())
+    json.dumps(report_dict(rep))
 
 
 def test_the_bf16_modes_need_only_the_first_step_the_same():

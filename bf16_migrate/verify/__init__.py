@@ -28,6 +28,7 @@ from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
+from .result import VerifyReport
 from .runner import LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
 from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings, trace_part
 
@@ -60,61 +61,6 @@ def default_jobs(device: str, cpus: int | None = None) -> int:
     if device.upper() != "CPU":
         return 1
     return max(1, min(3, cpus if cpus is not None else (os.cpu_count() or 1)))
-
-
-@dataclass
-class VerifyReport:
-    """What :func:`verify_script` found.
-
-    ``runs``: ``"legacy"`` / ``"migrated"`` / ``"reference"`` -> :class:`RunRecord` (losses
-    as floats per optimizer step, step end times in seconds, parameter dtypes, XLA compile
-    counts, the executed step graph's statistics; a run that failed but was not needed has
-    ``error`` set). ``verdict``: the parts (runs, trains, precision, matches, graph) with their
-    figures. ``diagnostics``: the migration's
-    findings (objects with ``code``, ``line``, ``col``, ``message``, ``fixed``).
-    ``wall_time_s``: seconds for the whole verify. ``passed``: every part passed.
-    ``legacy_label``: where the legacy text came from (``--against``), or None.
-    ``graphs``: whether the graphs were dumped (the graph part exists only then).
-    ``legacy_env``: the variables added to the legacy run; ``legacy_env_source``: where they
-    came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
-    ``rounds``: the steps of each round of runs (``[20]``; ``[20, 80]`` when the first round
-    could not decide and the runs were made again with more steps); ``steps`` is the last.
-    ``trace_findings``: what the migrated run's dtype trace shows that the legacy run's does not
-    (:mod:`.trace_findings`; the ``trace`` part of the verdict counts them). ``modules``: the
-    migrated text of each module of the tree the migrated run ran in place of the legacy one.
-    ``islands``: the deliberate f32 islands the migration kept (``Outcome.f32_islands`` by file).
-    """
-
-    script: Path
-    mode: str
-    steps: int
-    runs: dict[str, RunRecord]
-    verdict: Verdict
-    script_args: list[str] = field(default_factory=list)
-    diagnostics: list[Any] = field(default_factory=list)
-    device: str = "CPU"
-    wall_time_s: float = 0.0
-    migrated_source: str = ""
-    legacy_label: str | None = None
-    graphs: bool = True
-    legacy_env: dict[str, str] = field(default_factory=dict)
-    legacy_env_source: list[str] = field(default_factory=list)
-    rounds: list[int] = field(default_factory=list)
-    trace_findings: list[TraceFinding] = field(default_factory=list)
-    modules: dict[Path, str] = field(default_factory=dict)
-    islands: dict[Path, list[Any]] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict.passed
-
-    @property
-    def parts(self) -> list:
-        return self.verdict.parts
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (see :func:`bf16_migrate.verify.report.report_dict`)."""
-        return report_dict(self)
 
 
 class _Migrated(NamedTuple):

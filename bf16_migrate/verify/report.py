@@ -1,18 +1,16 @@
-"""Plain-text and JSON renderings of a :class:`~bf16_migrate.verify.VerifyReport`."""
+"""Plain-text and JSON renderings of a :class:`~bf16_migrate.verify.result.VerifyReport`."""
 
 from __future__ import annotations
 
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..rules import mode_named
+from .compare import Tolerance
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
-
-if TYPE_CHECKING:  # pragma: no cover
-    from . import VerifyReport
-    from .compare import Tolerance
+from .result import VerifyReport
 
 __all__ = ["format_report", "report_dict", "error_dict", "SCHEMA", "STOCHASTIC_ROUNDING_NOTE", "NEURON_ROUNDING_NOTE"]
 
