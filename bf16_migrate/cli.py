@@ -24,7 +24,7 @@ import click
 
 from .console import COLOR_CHOICES
 from .output import FORMATS
-from .rules import DEFAULT_MODE, MODES, load_rules
+from .rules import DEFAULT_MODE, MODES, Mode, load_rules, mode_named
 
 TRACE_TIME = 120.0
 """``verify --trace-time`` by default (:data:`bf16_migrate.verify.TRACE_TIME`, which the CLI
@@ -690,16 +690,17 @@ def _plan(request: _Planned, checkout: Any, steps: int, notes: list[str]) -> lis
     """The jobs of a launcher, of one script against a revision, or of a whole commit."""
     from .verify.tree import plan_script, plan_tree
 
+    mode = mode_named(request.mode) if request.mode is not None else None
     if request.launcher:
         from .verify.launch import plan_launcher
 
         assert request.script is not None
-        return plan_launcher(request.script, checkout, request.mode, request.env, steps, request.args, notes)
+        return plan_launcher(request.script, checkout, mode, request.env, steps, request.args, notes)
     if request.script is not None:
-        planned = plan_script(request.script, checkout, request.mode, request.env, request.args)
+        planned = plan_script(request.script, checkout, mode, request.env, request.args)
         _refuse_unchanged(request.script, checkout, planned)
         return planned
-    return plan_tree(checkout, request.mode, request.env, request.args if request.explicit else None, notes)
+    return plan_tree(checkout, mode, request.env, request.args if request.explicit else None, notes)
 
 
 def _verify_planned(
@@ -1004,10 +1005,11 @@ def _verify_one(
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
 
+    chosen = mode_named(mode)
     try:
         _preflight([(script, list(script_args))])
         kwargs = dict(
-            mode=mode,
+            mode=chosen,
             steps=steps,
             legacy_env=env,
             script_args=list(script_args),
@@ -1023,7 +1025,7 @@ def _verify_one(
             else:
                 report = verify_script(script, progress=progress, **kwargs)
         if tracing.fix:
-            _write_fix(fixed, script, mode, env, tracing.diff, against=False)
+            _write_fix(fixed, script, chosen, env, tracing.diff, against=False)
             if report is None:  # no verdict (no optimizer step): its trace repaired all the same
                 raise fixed.error
     except RunError as exc:
@@ -1038,7 +1040,7 @@ def _verify_one(
         report,
         [],
         outputs,
-        after_pass(script, mode, migrated_in_tree=written),
+        after_pass(script, chosen, migrated_in_tree=written),
         to_stderr=tracing.diff,
         fixed=fixed if tracing.fix else None,
     )
@@ -1060,7 +1062,7 @@ def _fix(script: Path, **kwargs: Any) -> Any:
     return verify_and_fix(script, verify=verify_script, on_round=said, **kwargs)
 
 
-def _write_fix(fixed: Any, script: Path, mode: str, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
+def _write_fix(fixed: Any, script: Path, mode: Mode, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
     """Write (``--diff``: print) the migration with the repairs ``verify --fix`` applied, through
     the rewrite (:func:`bf16_migrate.project.migrate_paths`: the same codemod, one change).
     ``against``: the work tree holds the migration already (only the repairs change it);

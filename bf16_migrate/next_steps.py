@@ -25,7 +25,7 @@ from pathlib import Path
 from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
-from .rules import DEFAULT_MODE, Mode, is_truthy, mode_named, variable_names
+from .rules import DEFAULT_MODE, Mode, is_truthy, variable_names
 from .scan import kind_of
 
 VERIFY_SHOWN = 3
@@ -87,7 +87,7 @@ def legacy_scripts(
     if carriers:  # the launchers first: reading them is cheap, and a script they start needs no trial migration
         from .verify.launchers import launch_settings
 
-        for launch in launch_settings(root, mode.name, only=tuple(carriers)):
+        for launch in launch_settings(root, mode, only=tuple(carriers)):
             env = {k: v for k, v in launch.env.items() if is_truthy(v)}
             script = launch.script.resolve()
             if not env or script in found or script not in rewritten:
@@ -175,7 +175,7 @@ def next_rows(
     return rows
 
 
-def after_pass(target: Path | None, mode: str, migrated_in_tree: bool) -> list[tuple[str, str]]:
+def after_pass(target: Path | None, mode: Mode, migrated_in_tree: bool) -> list[tuple[str, str]]:
     """What to run after ``VERDICT: PASS``, as :func:`next_rows`'s rows. ``migrated_in_tree``
     (``verify --against REV``): the work tree already holds the verified migration, so it is
     committed. Otherwise verify migrated a copy of the legacy ``target`` (a script or the
@@ -185,7 +185,7 @@ def after_pass(target: Path | None, mode: str, migrated_in_tree: bool) -> list[t
         return [("commit:", "git commit -a   # the migration verified above")]
     if target is None:
         return []
-    return [("apply:", Invocation((display_path(target),), mode_named(mode)).command())]
+    return [("apply:", Invocation((display_path(target),), mode).command())]
 
 
 def format_rows(rows: Sequence[tuple[str, str]]) -> list[str]:

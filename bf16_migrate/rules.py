@@ -185,6 +185,12 @@ is the default; ``rules/modes.toml``)."""
 DEFAULT_MODE = MODES[0]
 
 
+def all_modes(directory: Path | None = None) -> tuple[Mode, ...]:
+    """The migration modes (:class:`Mode`), in the order of :data:`MODES` (the first is the
+    default). Reads ``modes.toml`` alone (once), not the other rule files."""
+    return tuple(_modes_in(directory or RULES_DIR).values())
+
+
 def mode_named(name: str, directory: Path | None = None) -> Mode:
     """The :class:`Mode` called ``name`` (or :data:`REFERENCE`); ``ValueError`` naming the modes
     for any other name. Reads ``modes.toml`` alone (once), not the other rule files."""

@@ -356,7 +356,7 @@ def _verify_rewrite(
         result = verify_rewrite(
             outcome.changed,
             snapshot,
-            mode=settings.mode.name,
+            mode=settings.mode,
             legacy_env=settings.legacy_env,
             roots=paths,
             ignore=ignore,

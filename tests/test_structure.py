@@ -441,9 +441,10 @@ MODE_NAME_EDGES = {
     ("bf16_migrate.run", "resolve_settings"): "the one place the run's mode is looked up (Settings.mode)",
     ("bf16_migrate.python", "migrate_source"): "the codemod's API (docs/usage.md): a Mode or its name",
     ("bf16_migrate.project", "migrate_paths"): "the project's API (docs/usage.md): a Mode or its name",
+    ("bf16_migrate.verify", "verify_script"): "verify's API (docs/verify.md): a Mode or its name",
+    ("bf16_migrate.verify.summary", "Row"): "a row of the tree's table, read back from stored JSON documents too",
+    ("bf16_migrate.trace_repairs", "StoredTrace"): "the mode names a stored verify document holds",
     ("bf16_migrate.rules", ""): "the loader of rules/modes.toml",
-    ("bf16_migrate.verify", ""): "verify: not typed yet (the trace work rewrites it)",
-    ("bf16_migrate.next_steps", "after_pass"): "verify's mode names, until verify is typed",
 }
 """Where a mode may be a name (docs/architecture.md, "Types at the edge"): ``(module, function or
 class)``, an empty second part for the whole module (and its submodules). Everywhere else a mode
@@ -486,7 +487,7 @@ def _at_an_edge(module: str, where: str) -> bool:
 
 
 def test_no_mode_name_below_the_edge():
-    """Below the command line, the configuration and the two library entry points, a mode is a
+    """Below the command line, the configuration and the library's entry points, a mode is a
     ``Mode``: no ``mode: str`` and no ``mode_named(...)`` (each would be a lookup by name that a
     misspelt or new mode passes through unchecked)."""
     modules = _modules()
@@ -512,4 +513,4 @@ def test_the_mode_name_scan_sees_an_annotation_a_field_and_a_lookup():
         ("run", 6, "mode_named(job.mode)"),
     ]
     assert _at_an_edge("bf16_migrate.run", "resolve_settings") and not _at_an_edge("bf16_migrate.run", "Settings")
-    assert _at_an_edge("bf16_migrate.verify.tree", "plan_tree") and not _at_an_edge("bf16_migrate.runner", "")
+    assert _at_an_edge("bf16_migrate.verify", "verify_script") and not _at_an_edge("bf16_migrate.verify.tree", "plan_tree")

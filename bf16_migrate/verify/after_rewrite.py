@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rules import Mode
 from .gitrev import Checkout
 from .scratch import scratch_dir
 from .tree import Job, Outcome
@@ -268,7 +269,7 @@ def verify_rewrite(
     written: Sequence[Path],
     snapshot: Mapping[Path, bytes | None],
     *,
-    mode: str,
+    mode: Mode,
     legacy_env: Mapping[str, str] | None,
     roots: list[Path],
     ignore: Callable[[str, bool], bool] | None = None,

@@ -7,7 +7,6 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..rules import mode_named
 from .compare import Tolerance
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 from .result import VerifyReport
@@ -198,9 +197,9 @@ def _closing_lines(report: VerifyReport) -> list[str]:
         for d in unfixed:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
     notes = list(report.verdict.notes)
-    if mode_named(report.mode).stochastic_rounding:
+    if report.mode.stochastic_rounding:
         notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
-    if mode_named(report.mode).autocast:
+    if report.mode.autocast:
         notes.append("amp is compared with the FP32 reference run (the legacy run is shown for information).")
     if notes:
         lines.append("")
@@ -286,7 +285,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
         {
             "schema": SCHEMA,
             "script": str(report.script),
-            "mode": report.mode,
+            "mode": report.mode.name,
             "steps": report.steps,
             "script_args": list(report.script_args),
             "device": report.device,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..rules import Mode
 from .compare import Verdict
 from .records import RunRecord
 from .trace_findings import TraceFinding
@@ -37,7 +38,7 @@ class VerifyReport:
     """
 
     script: Path
-    mode: str
+    mode: Mode
     steps: int
     runs: dict[str, RunRecord]
     verdict: Verdict
