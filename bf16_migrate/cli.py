@@ -14,15 +14,22 @@ reported).
 
 from __future__ import annotations
 
+import difflib
+import json
+import os
+import signal
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from click.shell_completion import CompletionItem
 
 from .console import COLOR_CHOICES
+from .diagnostics import rule_page
 from .output import FORMATS
 from .rules import DEFAULT_MODE, MODES, Mode, load_rules, mode_named
 
@@ -53,8 +60,6 @@ class _DefaultToMigrate(click.Group):
     def shell_complete(self, ctx, incomplete):
         """Completion of the first word (click's shell completion, docs/usage.md "Shell
         completion"): the commands and a path, or ``migrate``'s options (the default command's)."""
-        from click.shell_completion import CompletionItem
-
         if incomplete.startswith("-"):
             return [*self.commands["migrate"].shell_complete(ctx, incomplete), *super().shell_complete(ctx, incomplete)]
         return [*super().shell_complete(ctx, incomplete), CompletionItem(incomplete, type="file")]
@@ -63,9 +68,6 @@ class _DefaultToMigrate(click.Group):
 def _refuse_mistyped_command(word: str, commands: list[str]) -> None:
     """Exit 2 naming the command ``word`` looks like, when it is neither an option nor an
     existing path (``bf16-migrate verfy train.py``); otherwise return."""
-    import difflib
-    import os
-
     if word.startswith("-") or os.path.lexists(word):
         return
     close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
@@ -307,8 +309,6 @@ def rule(code: str | None, every: bool) -> None:
 def _explain(code: str | None) -> NoReturn:
     """``explain`` and ``rule``: print CODE's rule page, or the list of codes; exit 0 (2 for an
     unknown code)."""
-    from .diagnostics import rule_page
-
     catalogue = load_rules().diagnostics
     if code is None:
         for known, rule in sorted(catalogue.items()):
@@ -331,7 +331,6 @@ def _interrupt_on_termination() -> None:
     """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt), so that a run stopped
     before its commit says that nothing was written; during the commit all three are held
     (:mod:`bf16_migrate.commit`)."""
-    import signal
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -614,8 +613,6 @@ def _shown(script: Path | None) -> str | None:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``--json`` (exit 2 when it cannot be written)."""
-    import json
-
     try:
         path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -717,9 +714,6 @@ def _verify_planned(
     """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
     verify the one job with its full report (``--fix``: repaired), or verify them all into one
     table."""
-    import json
-    from contextlib import ExitStack
-
     from .next_steps import after_pass
     from .verify import RunError, verify_script
     from .verify.gitrev import Checkout, repo_root
@@ -897,8 +891,6 @@ def _tree_outputs(outputs: _Outputs, doc: dict[str, Any], title: str) -> None:
 
 def _warn_cores(jobs: int) -> None:
     """Say so on stderr when ``--jobs`` makes more XLA processes than there are cores."""
-    import os
-
     from .verify import default_jobs
 
     per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))

@@ -246,19 +246,60 @@ def test_the_mode_name_check_sees_a_comparison():
 
 _LIBCST = "loads libcst (0.35-0.55 s): a run over files that name nothing never does (tests/test_fast_path.py)"
 _OFF_CLEAN = "kept off the clean path (a run over files that name nothing: bench/RESULTS.md, its 0.15 s goal)"
-_UNSORTED = "cli, run and verify: not sorted yet (the trace work rewrites them)"
+_VERIFY = "the verify package loads libcst through its trace findings (0.43 s): only when verify runs"
+_CODEMOD = "the codemod's modules (150-220 ms beyond verify's own): only where a migration is made"
+_HELP = "the run's modules (45 ms) kept off --help, explain and verify"
+_CHILD = (
+    "the verify child's start-up hook, loaded into every Python process the script starts: os and sys until it records"
+)
+_TORCH = "torch or torch-xla: imported by the verify child only once the script has imported it"
+_RICH = "rich: optional (the test extra), 30 ms, for a progress display on a terminal"
 FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
     "bf16_migrate": {"importlib.metadata": "12 ms of CPU for every run; read only when the version is asked for"},
     "bf16_migrate.carriers": {"bf16_migrate.python.guard": _LIBCST},
+    "bf16_migrate.cli": {
+        "bf16_migrate.carriers": _HELP,
+        "bf16_migrate.next_steps": _HELP,
+        "bf16_migrate.project": _LIBCST,
+        "bf16_migrate.run": _HELP,
+        "bf16_migrate.scan": _HELP,
+        **dict.fromkeys(
+            [
+                "bf16_migrate.verify",
+                "bf16_migrate.verify.fix",
+                "bf16_migrate.verify.gitrev",
+                "bf16_migrate.verify.launch",
+                "bf16_migrate.verify.markdown",
+                "bf16_migrate.verify.plot",
+                "bf16_migrate.verify.preflight",
+                "bf16_migrate.verify.progress",
+                "bf16_migrate.verify.report",
+                "bf16_migrate.verify.runner",
+                "bf16_migrate.verify.summary",
+                "bf16_migrate.verify.tree",
+            ],
+            _VERIFY,
+        ),
+    },
     "bf16_migrate.ignore": {"pathspec": "15 ms; only where a .gitignore exists (tests/test_fast_path.py)"},
-    "bf16_migrate.migrations": {
-        "concurrent.futures.process": "the process pool (11 ms) only from 32 KB of source on",
-    },
+    "bf16_migrate.migrations": {"concurrent.futures.process": "the process pool (11 ms) only from 32 KB of source on"},
     "bf16_migrate.next_steps": {
-        "bf16_migrate.verify.launchers": f"{_OFF_CLEAN}: the verify package, 50 ms",
-        "bf16_migrate.verify.tree": f"{_OFF_CLEAN}: the verify package, 50 ms",
+        "bf16_migrate.verify.launchers": f"{_OFF_CLEAN}: {_VERIFY}",
+        "bf16_migrate.verify.tree": f"{_OFF_CLEAN}: {_VERIFY}",
     },
+    "bf16_migrate.project": {"bf16_migrate.trace_repairs": "the trace's repairs (10 ms) only with --trace"},
     "bf16_migrate.python._matchers": {"libcst.matchers": "libcst's matchers loaded without their signatures"},
+    "bf16_migrate.run": {
+        "bf16_migrate": "bf16_migrate.__version__ reads importlib.metadata (12 ms) when asked for",
+        "bf16_migrate.helpers_module": _LIBCST,
+        "bf16_migrate.project": _LIBCST,
+        "bf16_migrate.trace_repairs": "the trace's repairs (10 ms) only with --trace",
+        "bf16_migrate.verify.after_rewrite": f"--verify only: {_VERIFY}",
+        "bf16_migrate.verify.preflight": f"--verify only: {_VERIFY}",
+        "bf16_migrate.verify.records": f"--verify only: {_VERIFY}",
+        "bf16_migrate.verify.runner": f"--verify only: {_VERIFY}",
+        "bf16_migrate.write": f"{_OFF_CLEAN}: 13 ms with commit",
+    },
     "bf16_migrate.scan": {
         "bf16_migrate.carriers.resolve": f"{_OFF_CLEAN}: 15 ms with commit",
         "bf16_migrate.commit": f"{_OFF_CLEAN}: 10 ms",
@@ -269,132 +310,45 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "bf16_migrate.carriers.vscode": f"{_OFF_CLEAN}: json5, 40 ms",
         "bf16_migrate.write": f"{_OFF_CLEAN}: 13 ms with commit",
     },
-    "bf16_migrate.walk_progress": {
-        "rich.console": "rich: optional, 30 ms",
-        "rich.progress": "rich: optional, 30 ms",
-        "rich.table": "rich: optional, 30 ms",
+    "bf16_migrate.verify": {
+        "bf16_migrate.python": _CODEMOD,
+        "bf16_migrate.python.outcome": _CODEMOD,
+        "bf16_migrate.python.test_or_script": _CODEMOD,
+        "bf16_migrate.tree_modules": _CODEMOD,
     },
+    "bf16_migrate.verify._child.dtype_trace": {"torch.optim.optimizer": _TORCH, "torch.overrides": _TORCH},
+    "bf16_migrate.verify._child.sitecustomize": {
+        **dict.fromkeys(
+            [
+                "_collections_abc",
+                "atexit",
+                "functools",
+                "importlib.machinery",
+                "importlib.util",
+                "json",
+                "threading",
+                "time",
+                "types",
+            ],
+            _CHILD,
+        ),
+        "torch.optim.optimizer": _TORCH,
+        "torch_xla.debug.metrics": _TORCH,
+    },
+    "bf16_migrate.verify.launchers": {"bf16_migrate.carriers.link": _CODEMOD, "bf16_migrate.project": _CODEMOD},
+    "bf16_migrate.verify.migration": {"bf16_migrate.python": _CODEMOD},
+    "bf16_migrate.verify.plot": dict.fromkeys(
+        ["matplotlib", "matplotlib.lines", "matplotlib.pyplot", "matplotlib.ticker"],
+        "matplotlib: optional, --plot only",
+    ),
+    "bf16_migrate.verify.progress": {"rich.console": _RICH, "rich.progress": _RICH},
+    "bf16_migrate.verify.tree": {"bf16_migrate.python": _CODEMOD, "bf16_migrate.tree_modules": _CODEMOD},
+    "bf16_migrate.walk_progress": {"rich.console": _RICH, "rich.progress": _RICH, "rich.table": _RICH},
     "bf16_migrate.workers": {
         "concurrent.futures": "the process pool (concurrent.futures.process, 11 ms) only from 32 KB of source on",
         "ctypes": f"{_OFF_CLEAN}: 2 ms, for the forked workers and the prefilter's child only",
         "multiprocessing": f"{_OFF_CLEAN}: for the process pool only",
     },
-    "bf16_migrate.cli": dict.fromkeys(
-        [
-            "bf16_migrate.carriers",
-            "bf16_migrate.diagnostics",
-            "bf16_migrate.next_steps",
-            "bf16_migrate.run",
-            "bf16_migrate.scan",
-            "bf16_migrate.verify",
-            "bf16_migrate.verify.gitrev",
-            "bf16_migrate.verify.launch",
-            "bf16_migrate.verify.markdown",
-            "bf16_migrate.verify.plot",
-            "bf16_migrate.verify.preflight",
-            "bf16_migrate.verify.progress",
-            "bf16_migrate.verify.report",
-            "bf16_migrate.verify.runner",
-            "bf16_migrate.verify.summary",
-            "bf16_migrate.verify.tree",
-            "click.shell_completion",
-            "contextlib",
-            "difflib",
-            "json",
-            "os",
-            "signal",
-        ],
-        _UNSORTED,
-    ),
-    "bf16_migrate.run": dict.fromkeys(
-        [
-            "bf16_migrate",
-            "bf16_migrate.helpers_module",
-            "bf16_migrate.ignore",
-            "bf16_migrate.next_steps",
-            "bf16_migrate.output",
-            "bf16_migrate.output_human",
-            "bf16_migrate.output_markdown",
-            "bf16_migrate.patch",
-            "bf16_migrate.project",
-            "bf16_migrate.scan",
-            "bf16_migrate.verify.after_rewrite",
-            "bf16_migrate.verify.preflight",
-            "bf16_migrate.verify.records",
-            "bf16_migrate.verify.runner",
-            "bf16_migrate.wording",
-            "bf16_migrate.write",
-            "dataclasses",
-            "json",
-        ],
-        _UNSORTED,
-    ),
-    "bf16_migrate.verify": dict.fromkeys(
-        [
-            "bf16_migrate.carriers.model",
-            "bf16_migrate.python",
-            "bf16_migrate.python.test_or_script",
-            "bf16_migrate.tree_modules",
-            "bf16_migrate.verify.migration",
-            "bf16_migrate.verify.parts",
-            "bf16_migrate.write",
-        ],
-        _UNSORTED,
-    ),
-    "bf16_migrate.verify._child.sitecustomize": dict.fromkeys(
-        [
-            "_collections_abc",
-            "atexit",
-            "functools",
-            "importlib.machinery",
-            "importlib.util",
-            "json",
-            "threading",
-            "time",
-            "torch.optim.optimizer",
-            "torch_xla.debug.metrics",
-            "types",
-        ],
-        _UNSORTED,
-    ),
-    "bf16_migrate.verify.after_rewrite": dict.fromkeys(
-        [
-            "bf16_migrate.carriers",
-            "bf16_migrate.commit",
-            "bf16_migrate.scan",
-            "bf16_migrate.verify.progress",
-            "bf16_migrate.verify.report",
-            "bf16_migrate.verify.tree",
-            "sys",
-        ],
-        _UNSORTED,
-    ),
-    "bf16_migrate.verify.launch": dict.fromkeys(["subprocess"], _UNSORTED),
-    "bf16_migrate.verify.launchers": dict.fromkeys(
-        ["bf16_migrate.carriers", "bf16_migrate.carriers.link", "bf16_migrate.project", "bf16_migrate.scan"], _UNSORTED
-    ),
-    "bf16_migrate.verify.markdown": dict.fromkeys(["bf16_migrate.console"], _UNSORTED),
-    "bf16_migrate.verify.migration": dict.fromkeys(["bf16_migrate.python", "bf16_migrate.verify.runner"], _UNSORTED),
-    "bf16_migrate.verify.plot": dict.fromkeys(
-        ["bf16_migrate.verify.compare", "matplotlib", "matplotlib.lines", "matplotlib.pyplot", "matplotlib.ticker"],
-        _UNSORTED,
-    ),
-    "bf16_migrate.verify.progress": dict.fromkeys(["rich.console", "rich.progress", "threading"], _UNSORTED),
-    "bf16_migrate.verify.reaper": dict.fromkeys(["ctypes"], _UNSORTED),
-    "bf16_migrate.verify.runner": dict.fromkeys(["threading", "tokenize"], _UNSORTED),
-    "bf16_migrate.verify.tree": dict.fromkeys(
-        [
-            "ast",
-            "bf16_migrate.carriers.resolve",
-            "bf16_migrate.python",
-            "bf16_migrate.rules",
-            "bf16_migrate.scan",
-            "bf16_migrate.tree_modules",
-            "bf16_migrate.verify",
-            "bf16_migrate.verify.runner",
-        ],
-        _UNSORTED,
-    ),
 }
 """The imports made inside functions, by module, each with why it waits (docs/architecture.md): a
 heavy or optional library a run may not need (libcst, tree-sitter, rich, matplotlib, torch,
@@ -513,4 +467,6 @@ def test_the_mode_name_scan_sees_an_annotation_a_field_and_a_lookup():
         ("run", 6, "mode_named(job.mode)"),
     ]
     assert _at_an_edge("bf16_migrate.run", "resolve_settings") and not _at_an_edge("bf16_migrate.run", "Settings")
-    assert _at_an_edge("bf16_migrate.verify", "verify_script") and not _at_an_edge("bf16_migrate.verify.tree", "plan_tree")
+    assert _at_an_edge("bf16_migrate.verify", "verify_script") and not _at_an_edge(
+        "bf16_migrate.verify.tree", "plan_tree"
+    )

@@ -22,10 +22,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from bf16_migrate.carriers.model import FileResult
+from bf16_migrate.write import read_source as read_file
+
 from ..rules import DEFAULT_MODE, Mode, all_modes, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
 from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
+from .migration import refuse_nothing_to_verify
+from .parts import usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .result import VerifyReport
@@ -92,7 +97,6 @@ def _migrate(
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
     from bf16_migrate.tree_modules import TreeFactsReader
-    from bf16_migrate.write import read_source as read_file
 
     def read_python(module: Path) -> tuple[str, str]:
         found = read_file(module)
@@ -133,7 +137,6 @@ def _migrated_modules(
     tree is proven by ``bf16-migrate DIR --verify``. Their deliberate f32 islands go into
     ``islands`` (path -> ``Outcome.f32_islands``). Raises :class:`RunError` when one cannot be
     read or migrated."""
-    from bf16_migrate.carriers.model import FileResult
     from bf16_migrate.tree_modules import migrate_imported_modules
 
     script = script.resolve()
@@ -548,8 +551,6 @@ def _texts(
     an already-migrated script, with the ``--against REV`` to run). ``need_islands``: the
     deliberate f32 islands are wanted even when the migrated text is given (the codemod then runs
     on the legacy text for them alone)."""
-    from .migration import refuse_nothing_to_verify
-
     diagnostics: list[Any] = []
     modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
@@ -719,8 +720,6 @@ def _control_run(
     is the bar the migrated run is held to in the same verify (:data:`.compare.FALLBACK`). When
     the migrated text is that rewrite, the migrated run is the control (no run is made). Nothing
     is added when the rewrite cannot be made; the verdict then says the bar is missing."""
-    from .parts import usable
-
     if mode.autocast or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
         return
     legacy_text = legacy.source if legacy.source is not None else read_source(script)

@@ -20,6 +20,7 @@ runs from REV's tree and the migrated side from the work tree.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,8 +34,6 @@ __all__ = ["plan_launcher"]
 
 
 def _tree_root(path: Path) -> Path:
-    import subprocess
-
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..carriers import REGISTRY
 from ..rules import Mode, all_modes
+from ..scan import scan
 from .runner import LEGACY_VARIABLES
 
 __all__ = ["LaunchSetting", "launch_settings", "settings_for"]
@@ -89,9 +91,7 @@ def launch_settings(
     no legacy variable (a launcher given to ``verify``). ``only``: analyse these carriers (and
     what they follow) instead of scanning the whole tree. ``mode`` (None: the first of the
     rules) only matters to the planner's bookkeeping, not to what reaches a launch."""
-    from ..carriers import REGISTRY
     from ..project import TreeReader
-    from ..scan import scan
 
     root = Path(root).resolve()
     tree = TreeReader([root], (), None)

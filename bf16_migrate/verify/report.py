@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..console import display_path
 from .compare import Tolerance
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 from .result import VerifyReport
@@ -170,8 +171,6 @@ def trace_lines(findings: Sequence[Any]) -> list[str]:
     """The dtype trace's findings (:class:`~bf16_migrate.verify.trace_findings.TraceFinding`):
     ``path:line:col: CODE message`` each (the user's file, relative to the current directory when
     under it), its evidence indented below; an excused one says which island excuses it."""
-    from ..console import display_path
-
     lines = []
     for f in findings:
         d = f.diagnostic

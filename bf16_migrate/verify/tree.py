@@ -35,6 +35,7 @@ modes' marks (:func:`detect_mode`).
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,11 +43,14 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..rules import Mode, all_modes
+from .. import verify as verify_package  # verify_script looked up when called (tests stand in for it)
+from ..carriers.resolve import tree_imports
+from ..rules import Mode, all_modes, is_truthy
+from ..scan import scan
 from .jobs import Job, Outcome
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
-from .runner import LEGACY_VARIABLES, read_source
+from .runner import LEGACY_VARIABLES, read_source, stop_all
 from .summary import TREE_SCHEMA, _env_text, exit_code, merge_documents, summary_table, tree_dict
 
 if TYPE_CHECKING:
@@ -73,8 +77,6 @@ __all__ = [
 
 def _on(env: Mapping[str, str]) -> dict[str, str]:
     """The settings of ``env`` that switch something on (``XLA_USE_BF16=0`` is off)."""
-    from ..rules import is_truthy
-
     return {k: v for k, v in env.items() if k in LEGACY_VARIABLES and is_truthy(v)}
 
 
@@ -282,9 +284,6 @@ def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> l
 
 def _imports_closure(path: Path, root: Path, limit: int = 200) -> set[Path]:
     """Files of the tree ``path`` imports, directly or through other files of the tree."""
-    import ast
-
-    from ..carriers.resolve import tree_imports
 
     seen: set[Path] = set()
     todo = [path]
@@ -312,8 +311,6 @@ def plan_tree(
     """The jobs of ``verify --against REV`` without a script (see the module docstring).
     ``args``: every script's arguments (those after ``--``), or None for each script's launch
     line at REV (:func:`plan_script`). ``notes`` receives what was left out and why."""
-    from ..scan import scan
-
     notes = notes if notes is not None else []
     changed = checkout.changed()
     root = checkout.tree.resolve()
@@ -389,9 +386,6 @@ def run_jobs(
     ``announce(text)`` is told when a job starts and ends. A job that cannot be made is an
     outcome with its error; KeyboardInterrupt stops every run (children killed, temporary
     directories removed) and propagates."""
-    from . import verify_script
-    from .runner import stop_all
-
     outcomes: list[Outcome | None] = [None] * len(jobs)
 
     def one(index: int) -> None:
@@ -404,7 +398,7 @@ def run_jobs(
         manager = progress_for(job, index) if progress_for is not None else None
         try:
             if manager is None:
-                report = verify_script(
+                report = verify_package.verify_script(
                     job.script,
                     mode=job.mode,
                     steps=steps,
@@ -417,7 +411,7 @@ def run_jobs(
                 )
             else:
                 with manager as progress:
-                    report = verify_script(
+                    report = verify_package.verify_script(
                         job.script,
                         mode=job.mode,
                         steps=steps,
