@@ -279,7 +279,12 @@ class _Finder:
             for call in ctx.nodes(cst.Call):
                 func = call.func
                 if isinstance(func, cst.Attribute) and func.attr.value in self.rules.module_methods:
-                    uses.setdefault(ctx.code(func.value), []).append(func.value)
+                    receiver = func.value
+                    uses.setdefault(ctx.code(receiver), []).append(receiver)
+                    # `model.to(device).eval()`: the methods that return the module itself lead to it
+                    while m.matches(receiver, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _RETURNS_MODULE))))):
+                        receiver = receiver.func.value  # type: ignore[attr-defined]
+                        uses.setdefault(ctx.code(receiver), []).append(receiver)
                 if isinstance(func, (cst.Name, cst.Attribute)) and not is_loss_callee(ctx, func):
                     uses.setdefault(ctx.code(func), []).append(func)
             return uses
@@ -865,6 +870,28 @@ model.to(torch_xla.device()).eval()
 model.to(torch.bfloat16)
 with torch.no_grad():
     print(model(torch.randn(4, 8).to(torch_xla.device()).to(torch.bfloat16)).argmax(-1))
+""",
+        ("BFM150",),
+    ),
+    Example(
+        "invalid: a model loaded by code of another file, told a module by `.to(device).eval()`",
+        False,
+        _HEADER
+        + """from checkpoints import load
+
+model, config = load("run-3")
+model.to(torch_xla.device()).eval()
+with torch.no_grad():
+    print(model.encode(torch.randn(4, 8).to(torch_xla.device())).argmax(-1))
+""",
+        _MIGRATED
+        + """from checkpoints import load
+
+model, config = load("run-3")
+model.to(torch_xla.device()).eval()
+model.to(torch.bfloat16)
+with torch.no_grad():
+    print(model.encode(torch.randn(4, 8).to(torch_xla.device()).to(torch.bfloat16)).argmax(-1))
 """,
         ("BFM150",),
     ),

@@ -39,6 +39,10 @@ from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall, same_model
 from .optimizers import add_keywords
 
+_NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
+"""Packages whose functions a model is handed to without its forward being run with new inputs
+(``copy.deepcopy(model)``, ``torch.compile(model)``, ``print(model)``): no run-time input cast for them."""
+
 
 def _assigned_value(ctx: FileContext, target: cst.Name) -> cst.BaseExpression | None:
     """The value assigned to the name ``target``: the whole value of ``target = value``, or the
@@ -164,7 +168,8 @@ class InputCasts:
                 elif kind == "unknown":
                     unknown.append(arg.value)
         after: list[cst.BaseStatement] = []
-        if unknown or not calls:
+        handed = self._handed_elsewhere(model) if calls and not unknown else None
+        if unknown or not calls or handed is not None:
             after.append(
                 snippets.statement(
                     f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"
@@ -175,6 +180,9 @@ class InputCasts:
                 shown = ", ".join(f"`{ctx.code(e)}`" for e in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
                 why = f"the dtype of {shown} cannot be told from the code"
                 anchor = unknown[0]
+            elif handed is not None:
+                why = f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
+                anchor = handed
             else:
                 why = "it is not called in this file"
                 anchor = model
@@ -207,6 +215,47 @@ class InputCasts:
                 elif (moved := self._rounded_upcast(partner)) is not None:
                     self._cast_inside(moved)
         return after
+
+    def _handed_elsewhere(self, model: cst.BaseExpression) -> cst.Call | None:
+        """The first call that hands ``model`` itself to code this file does not define (a function
+        of an imported module: ``predict_proba(model, loader)``), which may call it with inputs
+        the file never sees: the inputs are then cast at run time. torch's, torch-xla's, ``copy``'s
+        and the builtins' functions are not such code (they do not run the forward with new inputs)."""
+        if not isinstance(model, cst.Name):
+            return None
+        ctx = self.ctx
+        local = ctx.memo(
+            ("inputs: the file's functions",),
+            lambda: (
+                {d.name.value for d in ctx.nodes(cst.FunctionDef)} | {d.name.value for d in ctx.nodes(cst.ClassDef)}
+            ),
+        )
+        for call in ctx.nodes(cst.Call):
+            if not any(isinstance(a.value, cst.Name) and a.value.value == model.value for a in call.args):
+                continue
+            if not any(same_model(ctx, a.value, model) for a in call.args if isinstance(a.value, cst.Name)):
+                continue
+            if not self._imported(call.func) or (isinstance(call.func, cst.Name) and call.func.value in local):
+                continue  # a method of an object, or the file's own function: the file's calls are read
+            names = ctx.qualified_names(call.func)
+            if not names or any(n.startswith(_NOT_CALLERS) for n in names):
+                continue
+            if ctx.tree is not None and ctx.tree.factory(names) is not None:
+                continue  # an optimizer factory of the tree (read): it builds over the parameters
+            return call
+        return None
+
+    def _imported(self, func: cst.BaseExpression) -> bool:
+        """Whether ``func`` (``f`` or ``module.f``) starts with a name an import binds."""
+        base = func
+        while isinstance(base, cst.Attribute):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return False
+        scope = self.ctx.scopes.get(base)
+        if scope is None:
+            return False
+        return any(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in scope[base.value])
 
     def needs_hook(self, calls: list[ModelCall]) -> bool:
         """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at
