@@ -508,3 +508,30 @@ def test_in_a_master_weights_mode_the_trace_does_not_record_the_optimizer_steps_
             check=True,
         )
         assert out.stdout.strip() == want, out.stderr
+
+
+def test_f32_that_began_where_the_migration_wrote_float32_is_the_migrations_own():
+    """stochastic keeps loss accumulators FP32 (the mode's rule adds ``dtype=torch.float32`` to the
+    factory): its meeting with the bf16 loss is the migration's choice, not a finding; the same
+    accumulator made f32 by the user's own line (no float32 written by the migration) is one."""
+    legacy = "acc = torch.zeros(1, device=dev)\nloss = model(x)\nacc += loss\n"
+    migrated = "acc = torch.zeros(1, device=dev, dtype=torch.float32)\nloss = model(x)\nacc += loss\n"
+    meet = {
+        "kind": "meet",
+        "file": "/u/loop.py",
+        "line": 3,
+        "op": "Tensor.add_",
+        "order": 3,
+        "operands": ["f32", "bf16"],
+        "result": "f32",
+        "origin": {"kind": "create", "file": "/u/loop.py", "line": 1, "op": "torch.zeros"},
+        "f32_args": [0],
+    }
+    create = {"kind": "create", "file": "/u/loop.py", "line": 1, "op": "torch.zeros", "order": 1, "result": "f32"}
+
+    def found(ran: str):
+        texts = {"/u/loop.py": legacy}
+        return trace_findings(runs([create, meet]), TraceSources(texts.get, {MIGRATED: {"/u/loop.py": ran}}, f32=True))
+
+    assert [f.diagnostic.code for f in found(migrated)] == []
+    assert [f.diagnostic.code for f in found(legacy.replace("acc += loss", "acc += loss  # kept"))] == ["BFM200"]

@@ -351,7 +351,9 @@ class _Reader:
             # f32 in code the migration wrote (its FP32 master weights) is the migration's own,
             # which its precision part audits; the trace names what the user's code does
             if self.new(e) and not self.place(e).added:
-                groups.setdefault(self._root(e), []).append(e)
+                root = self._root(e)
+                if not self._written_f32(root):
+                    groups.setdefault(root, []).append(e)
         out = []
         for root, events in groups.items():
             events.sort(key=lambda e: e.order)
@@ -359,6 +361,24 @@ class _Reader:
             if finding is not None:
                 out.append((events[0].order, finding))
         return out
+
+    def _written_f32(self, root: tuple[Any, ...]) -> bool:
+        """Whether the f32 began on a line where the migration itself wrote ``float32`` (a loss
+        accumulator made FP32, the mode's rule: ``dtype=torch.float32`` added to its factory): the
+        migration's own choice, as the lines it adds are, not something its reading missed."""
+        _kind, file, line, _op = root
+        if not file or not line:
+            return False
+        ran = self.sources.run_text(MIGRATED, file)
+        user = self.sources.user_text(file)
+        if ran is None or user is None or ran == user:
+            return False
+        ran_lines = ran.splitlines()
+        if not 0 < line <= len(ran_lines) or "float32" not in ran_lines[line - 1]:
+            return False
+        place = self.sources.place(MIGRATED, file, line, None, None, None)
+        user_lines = user.splitlines()
+        return 0 < place.line <= len(user_lines) and "float32" not in user_lines[place.line - 1]
 
     def _origin_event(self, root: tuple[Any, ...], op_kind: str) -> TraceEvent | None:
         _kind, file, line, op = root
