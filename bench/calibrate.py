@@ -341,6 +341,7 @@ def rejudge(entry: dict[str, Any], cases: list[Case], kept_f32: bool = False) ->
     """The entry judged again by the current verdict code, over its stored runs (the compile
     allowance read again from the case's files); ``kept_f32``: as a migration that keeps f32 the
     script asks for, its loss among it (``judge``'s ``kept_f32`` and ``loss_f32``)."""
+    from bf16_migrate.rules import mode_named
     from bf16_migrate.verify.allowance import compile_allowance
     from bf16_migrate.verify.compare import judge
     from bf16_migrate.verify.graphs import GraphStats
@@ -364,7 +365,7 @@ def rejudge(entry: dict[str, Any], cases: list[Case], kept_f32: bool = False) ->
                 legacy = case.script.read_text(encoding="utf-8")
                 allowance = compile_allowance(legacy, m.source(legacy))
     verdict = judge(
-        entry["mode"],
+        mode_named(entry["mode"]),  # the stored entry names it
         runs,
         requested_steps=entry.get("steps"),
         allowance=allowance,

@@ -14,17 +14,24 @@ reported).
 
 from __future__ import annotations
 
+import difflib
+import json
+import os
+import signal
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+from click.shell_completion import CompletionItem
 
 from .console import COLOR_CHOICES
+from .diagnostics import rule_page
 from .output import FORMATS
-from .rules import DEFAULT_MODE, MODES, load_rules
+from .rules import DEFAULT_MODE, MODES, Mode, load_rules, mode_named
 
 TRACE_TIME = 120.0
 """``verify --trace-time`` by default (:data:`bf16_migrate.verify.TRACE_TIME`, which the CLI
@@ -53,8 +60,6 @@ class _DefaultToMigrate(click.Group):
     def shell_complete(self, ctx, incomplete):
         """Completion of the first word (click's shell completion, docs/usage.md "Shell
         completion"): the commands and a path, or ``migrate``'s options (the default command's)."""
-        from click.shell_completion import CompletionItem
-
         if incomplete.startswith("-"):
             return [*self.commands["migrate"].shell_complete(ctx, incomplete), *super().shell_complete(ctx, incomplete)]
         return [*super().shell_complete(ctx, incomplete), CompletionItem(incomplete, type="file")]
@@ -63,9 +68,6 @@ class _DefaultToMigrate(click.Group):
 def _refuse_mistyped_command(word: str, commands: list[str]) -> None:
     """Exit 2 naming the command ``word`` looks like, when it is neither an option nor an
     existing path (``bf16-migrate verfy train.py``); otherwise return."""
-    import difflib
-    import os
-
     if word.startswith("-") or os.path.lexists(word):
         return
     close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
@@ -307,8 +309,6 @@ def rule(code: str | None, every: bool) -> None:
 def _explain(code: str | None) -> NoReturn:
     """``explain`` and ``rule``: print CODE's rule page, or the list of codes; exit 0 (2 for an
     unknown code)."""
-    from .diagnostics import rule_page
-
     catalogue = load_rules().diagnostics
     if code is None:
         for known, rule in sorted(catalogue.items()):
@@ -331,7 +331,6 @@ def _interrupt_on_termination() -> None:
     """SIGTERM and SIGHUP stop the run as Ctrl-C does (KeyboardInterrupt), so that a run stopped
     before its commit says that nothing was written; during the commit all three are held
     (:mod:`bf16_migrate.commit`)."""
-    import signal
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -614,8 +613,6 @@ def _shown(script: Path | None) -> str | None:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     """Write ``--json`` (exit 2 when it cannot be written)."""
-    import json
-
     try:
         path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     except OSError as exc:
@@ -690,16 +687,17 @@ def _plan(request: _Planned, checkout: Any, steps: int, notes: list[str]) -> lis
     """The jobs of a launcher, of one script against a revision, or of a whole commit."""
     from .verify.tree import plan_script, plan_tree
 
+    mode = mode_named(request.mode) if request.mode is not None else None
     if request.launcher:
         from .verify.launch import plan_launcher
 
         assert request.script is not None
-        return plan_launcher(request.script, checkout, request.mode, request.env, steps, request.args, notes)
+        return plan_launcher(request.script, checkout, mode, request.env, steps, request.args, notes)
     if request.script is not None:
-        planned = plan_script(request.script, checkout, request.mode, request.env, request.args)
+        planned = plan_script(request.script, checkout, mode, request.env, request.args)
         _refuse_unchanged(request.script, checkout, planned)
         return planned
-    return plan_tree(checkout, request.mode, request.env, request.args if request.explicit else None, notes)
+    return plan_tree(checkout, mode, request.env, request.args if request.explicit else None, notes)
 
 
 def _verify_planned(
@@ -716,9 +714,6 @@ def _verify_planned(
     """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
     verify the one job with its full report (``--fix``: repaired), or verify them all into one
     table."""
-    import json
-    from contextlib import ExitStack
-
     from .next_steps import after_pass
     from .verify import RunError, verify_script
     from .verify.gitrev import Checkout, repo_root
@@ -896,8 +891,6 @@ def _tree_outputs(outputs: _Outputs, doc: dict[str, Any], title: str) -> None:
 
 def _warn_cores(jobs: int) -> None:
     """Say so on stderr when ``--jobs`` makes more XLA processes than there are cores."""
-    import os
-
     from .verify import default_jobs
 
     per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
@@ -1004,10 +997,11 @@ def _verify_one(
     from .verify import RunError, verify_script
     from .verify.progress import make_progress
 
+    chosen = mode_named(mode)
     try:
         _preflight([(script, list(script_args))])
         kwargs = dict(
-            mode=mode,
+            mode=chosen,
             steps=steps,
             legacy_env=env,
             script_args=list(script_args),
@@ -1023,7 +1017,7 @@ def _verify_one(
             else:
                 report = verify_script(script, progress=progress, **kwargs)
         if tracing.fix:
-            _write_fix(fixed, script, mode, env, tracing.diff, against=False)
+            _write_fix(fixed, script, chosen, env, tracing.diff, against=False)
             if report is None:  # no verdict (no optimizer step): its trace repaired all the same
                 raise fixed.error
     except RunError as exc:
@@ -1038,7 +1032,7 @@ def _verify_one(
         report,
         [],
         outputs,
-        after_pass(script, mode, migrated_in_tree=written),
+        after_pass(script, chosen, migrated_in_tree=written),
         to_stderr=tracing.diff,
         fixed=fixed if tracing.fix else None,
     )
@@ -1060,7 +1054,7 @@ def _fix(script: Path, **kwargs: Any) -> Any:
     return verify_and_fix(script, verify=verify_script, on_round=said, **kwargs)
 
 
-def _write_fix(fixed: Any, script: Path, mode: str, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
+def _write_fix(fixed: Any, script: Path, mode: Mode, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
     """Write (``--diff``: print) the migration with the repairs ``verify --fix`` applied, through
     the rewrite (:func:`bf16_migrate.project.migrate_paths`: the same codemod, one change).
     ``against``: the work tree holds the migration already (only the repairs change it);

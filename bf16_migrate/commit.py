@@ -34,12 +34,14 @@ over the same directory (:func:`remove_stale_temporaries`).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import re
 import secrets
 import signal
 import stat
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -180,8 +182,6 @@ def plan_bytes(path: Path, data: bytes, roots: list[Path] | Bounds, phase: int, 
     """:func:`plan_write` for content given as bytes (``bf16-migrate --revert-failed`` puts the
     exact bytes a file had back): the same checks; ``expected``, when given, the bytes the file
     must hold now. Raises :class:`WriteRefused`."""
-    from .bounds import Bounds
-
     try:
         link = os.lstat(path)
         target = path.resolve(strict=True)
@@ -349,8 +349,6 @@ def _fallocate(fd: int, length: int) -> None:
     ``length`` bytes allocated, the file's size unchanged. ``os.posix_fallocate`` has no mode
     argument and extends the file with zeros (which a ``kill -9`` could leave behind), so libc's
     ``fallocate`` is called through ctypes. Raises ``OSError``."""
-    import ctypes
-
     try:
         function = ctypes.CDLL(None, use_errno=True).fallocate
     except (OSError, AttributeError):
@@ -437,8 +435,6 @@ def _put_back(fd: int, write: Write) -> str:
         os.fsync(fd)
         return " (its old content was put back)"
     except OSError as exc:
-        import tempfile
-
         for directory in (write.target.parent, Path(tempfile.gettempdir())):
             try:
                 fd_copy, copy = tempfile.mkstemp(

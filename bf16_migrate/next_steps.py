@@ -22,8 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
+from .rules import DEFAULT_MODE, Mode, is_truthy, variable_names
+from .scan import kind_of
 
 VERIFY_SHOWN = 3
 """How many ``verify`` commands are listed before the rest is left to ``--verify``."""
@@ -35,12 +38,12 @@ class Invocation:
     resolved it), and the options that change what is rewritten (each as its words)."""
 
     paths: tuple[str, ...]
-    mode: str
+    mode: Mode
     options: tuple[str, ...] = ()
 
     def command(self, *extra: str) -> str:
         """``bf16-migrate PATHS --mode M [options] [extra]``, quoted for a POSIX shell."""
-        return shlex.join(["bf16-migrate", *self.paths, "--mode", self.mode, *self.options, *extra])
+        return shlex.join(["bf16-migrate", *self.paths, "--mode", self.mode.name, *self.options, *extra])
 
 
 @dataclass(frozen=True)
@@ -55,13 +58,11 @@ class LegacyScript:
     args: tuple[str, ...] | None = ()
     computed_at: str = ""
 
-    def command(self, mode: str) -> str:
+    def command(self, mode: Mode) -> str:
         """``bf16-migrate verify SCRIPT [--mode M] [--legacy-env K=V]... [-- ARGS]``."""
-        from .rules import DEFAULT_MODE
-
         words = ["bf16-migrate", "verify", display_path(self.script)]
-        if mode != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
-            words += ["--mode", mode]
+        if mode.name != DEFAULT_MODE:  # verify's own default: the option only when another mode is meant
+            words += ["--mode", mode.name]
         for key, value in sorted(self.env.items()):
             words += ["--legacy-env", f"{key}={value}"]
         if self.args is None:
@@ -70,16 +71,13 @@ class LegacyScript:
 
 
 def legacy_scripts(
-    changed: Sequence[Path], sources: Mapping[Path, tuple[str, str]], mode: str, root: Path, legacy_env: dict[str, str]
+    changed: Sequence[Path], sources: Mapping[Path, tuple[str, str]], mode: Mode, root: Path, legacy_env: dict[str, str]
 ) -> list[LegacyScript]:
     """The rewritten legacy scripts, each once: a Python file of ``changed`` that the codemod
     takes for a legacy script by itself (it sets a switch) or under ``legacy_env``
     (``--legacy-env``), as verify decides it (:func:`bf16_migrate.verify.tree._is_legacy_script`,
     given the file's old text from ``sources``), and each script a rewritten launcher under
     ``root`` starts with a legacy variable on (its setting and its launch line's arguments)."""
-    from .carriers import REGISTRY
-    from .rules import is_truthy, variable_names
-    from .scan import kind_of
     from .verify.tree import _is_legacy_script
 
     found: dict[Path, LegacyScript] = {}
@@ -177,7 +175,7 @@ def next_rows(
     return rows
 
 
-def after_pass(target: Path | None, mode: str, migrated_in_tree: bool) -> list[tuple[str, str]]:
+def after_pass(target: Path | None, mode: Mode, migrated_in_tree: bool) -> list[tuple[str, str]]:
     """What to run after ``VERDICT: PASS``, as :func:`next_rows`'s rows. ``migrated_in_tree``
     (``verify --against REV``): the work tree already holds the verified migration, so it is
     committed. Otherwise verify migrated a copy of the legacy ``target`` (a script or the

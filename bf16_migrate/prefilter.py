@@ -19,7 +19,7 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 
-from . import workers
+from . import prefilter_fork, workers
 from .rules import variable_names
 
 LEGACY_MARKERS = tuple(name.encode() for name in variable_names())
@@ -153,9 +153,7 @@ def mentioning(names: Sequence[str], on_found: Callable[[], None] | None = None)
     this process from the back. The two meet wherever
     the work takes them, so this process can stop to run ``on_found`` while the child reads on."""
     if len(names) >= PARALLEL_FROM and workers.fork_workers() >= 2:
-        from .prefilter_fork import read_forked
-
-        return read_forked(names, mentions_legacy, on_found, at_once=len(names) >= PREPARE_FROM)
+        return prefilter_fork.read_forked(names, mentions_legacy, on_found, at_once=len(names) >= PREPARE_FROM)
     found: list[str] = []
     for name in names:
         if mentions_legacy(name):

@@ -135,6 +135,12 @@ class Mode:
         """The legacy setting becomes ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``."""
         return "stochastic-rounding" in self.emit
 
+    @property
+    def marks(self) -> frozenset[str]:
+        """What a migration in this mode writes that tells it apart (:data:`EMIT_MARKS` of its
+        ``emit``): verify reads the mode of a migrated text the codemod did not write from them."""
+        return frozenset(EMIT_MARKS[change] for change in self.emit if change in EMIT_MARKS)
+
     def __str__(self) -> str:
         return self.name
 
@@ -179,6 +185,12 @@ is the default; ``rules/modes.toml``)."""
 DEFAULT_MODE = MODES[0]
 
 
+def all_modes(directory: Path | None = None) -> tuple[Mode, ...]:
+    """The migration modes (:class:`Mode`), in the order of :data:`MODES` (the first is the
+    default). Reads ``modes.toml`` alone (once), not the other rule files."""
+    return tuple(_modes_in(directory or RULES_DIR).values())
+
+
 def mode_named(name: str, directory: Path | None = None) -> Mode:
     """The :class:`Mode` called ``name`` (or :data:`REFERENCE`); ``ValueError`` naming the modes
     for any other name. Reads ``modes.toml`` alone (once), not the other rule files."""
@@ -205,6 +217,17 @@ def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
 
 
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
+
+EMIT_MARKS = {
+    "stochastic-rounding": STOCHASTIC_ROUNDING_VAR,
+    "model-cast": ".to(torch.bfloat16)",
+    "fp32-master-weights": "with_fp32_master_weights",
+    "autocast": "torch.autocast(",
+}
+"""The text the codemod writes for an emitted change, found in a script only because it was
+migrated with it (the names of its own snippets: :mod:`bf16_migrate.python.snippets`,
+:mod:`bf16_migrate.python.autocast`); the changes that write nothing this distinct have none.
+A mode's :attr:`Mode.marks` are read from them."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ what a run does is here, so it reads top to bottom as the run happens.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import gc
+import json
 import os
 import sys
 import tempfile
@@ -21,12 +23,31 @@ from typing import TYPE_CHECKING
 
 import click
 
+from . import scan
 from .config import Config, ConfigError, common_parent, load_config
 from .console import display_path, is_terminal, use_color, width
-from .output import FORMATS, Report, format_text, message_of, printable, statistics, to_github, to_json, to_sarif
-from .rules import DEFAULT_MODE, MODES, RuleError, load_rules
+from .ignore import GitIgnore, excluded
+from .next_steps import Invocation, format_rows, legacy_scripts, next_rows
+from .output import (
+    FORMATS,
+    Report,
+    format_text,
+    message_of,
+    printable,
+    silent_changes,
+    statistics,
+    to_github,
+    to_json,
+    to_sarif,
+)
+from .output_human import fixes_lines, grouped_lines, todo_lines, wrap
+from .output_markdown import to_markdown
+from .patch import file_patch
+from .rules import DEFAULT_MODE, MODES, Mode, RuleError, load_rules, mode_named
+from .scan import ScanError, kind_of, launchers_of, mentions_legacy, project_root
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
 from .walk_progress import WalkProgress
+from .wording import silent_change
 
 if TYPE_CHECKING:
     from .next_steps import Invocation
@@ -76,9 +97,11 @@ class RunOptions:
 
 @dataclass(frozen=True)
 class Settings:
-    """What the run does, once the command line and the configuration are merged."""
+    """What the run does, once the command line and the configuration are merged: ``mode`` the
+    :class:`~bf16_migrate.rules.Mode` named by ``--mode`` or the configuration's ``mode`` (the
+    one place its name is looked up)."""
 
-    mode: str
+    mode: Mode
     fmt: str
     exclude: tuple[str, ...]
     selection: Selection
@@ -99,9 +122,10 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     configuration's value of the same variable). Raises :class:`ConfigError` or
     :class:`SelectionError` with a one-line message naming the file or the option."""
     where = f"{config.path}: [tool.bf16-migrate]"
-    mode = options.mode or config.mode or DEFAULT_MODE
-    if mode not in MODES:
-        raise ConfigError(f"{where} mode = {mode!r}: not one of {', '.join(MODES)}")
+    name = options.mode or config.mode or DEFAULT_MODE
+    if name not in MODES:
+        raise ConfigError(f"{where} mode = {name!r}: not one of {', '.join(MODES)}")
+    mode = mode_named(name)
     fmt = options.fmt or config.output_format or _default_format(options)
     if fmt not in FORMATS:
         raise ConfigError(f"{where} output-format = {fmt!r}: not one of {', '.join(FORMATS)}")
@@ -202,9 +226,6 @@ def _first(*values):
 def run_migrate(paths: list[Path], options: RunOptions, usage: Callable[[str], None]) -> int:
     """Run the rewrite over ``paths`` and print its output; returns the exit code (``usage``
     reports a usage error and exits)."""
-    from .ignore import GitIgnore
-    from .scan import ScanError
-
     stdin = [str(p) for p in paths] == ["-"]
     stdin_path = _stdin_path(stdin, options, usage)
     config_paths = [stdin_path] if stdin_path is not None else paths
@@ -300,8 +321,6 @@ def _force_exclude(
 def _force_excluded(named: list[Path], settings: Settings, ignore) -> list[Path]:
     """``--force-exclude``: the paths named on the command line (or the stdin file's name) that
     the excludes or, when respected, ``.gitignore`` leave out, as if the walk had met them."""
-    from .ignore import excluded
-
     return [
         p
         for p in named
@@ -314,11 +333,9 @@ def _scan_and_migrate(paths: list[Path], options: RunOptions, settings: Settings
     none is set with ``--legacy-env`` (no codemod, no rules, no libcst import), else the outcome
     of :func:`_migrate`. None when ``--verify`` cannot verify what the rewrite would write
     (:func:`_verify_preflight` said why; nothing is written)."""
-    from .scan import scan
-
     # the codemod is imported as soon as one file names a variable, while a large tree's
     # remaining files are still read in another process
-    candidates = scan(paths, settings.exclude, ignore, on_found=_load_codemod)
+    candidates = scan.scan(paths, settings.exclude, ignore, on_found=_load_codemod)
     if not candidates and not settings.legacy_env and options.trace_file is None:
         return _Nothing()
     if options.verify and not _verify_preflight(paths, options, settings, ignore, candidates):
@@ -456,8 +473,6 @@ def _launchers_of_scripts(paths: list[Path], settings: Settings, ignore) -> list
     (:func:`bf16_migrate.scan.project_root`); a script in no project has its launchers looked
     for beside it only, not in every folder under its own (a script in a home directory of
     180,000 files cost a walk of them all)."""
-    from .scan import kind_of, launchers_of, mentions_legacy, project_root
-
     scripts = [p for p in paths if os.path.isfile(p) and kind_of(p) == "python" and mentions_legacy(p)]
     if not scripts:
         return []
@@ -498,8 +513,6 @@ _exit_frozen = False
 def _invocation(paths: list[Path], options: RunOptions, settings: Settings) -> Invocation:
     """The command line that applies this run's change (for the summary's ``Next:``): the
     paths as given, the mode, and the options given that change what is rewritten."""
-    from .next_steps import Invocation
-
     words: list[str] = []
     for key, value in sorted(options.legacy_env.items()):
         words += ["--legacy-env", f"{key}={value}"]
@@ -524,9 +537,6 @@ def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings
     and torch-xla installed, the device named, and each legacy script the rewrite would change
     accepting its launch line's arguments (found by a run that writes nothing). False, with
     the error printed, when one of these fails: then nothing is rewritten."""
-    import dataclasses
-
-    from .next_steps import legacy_scripts
     from .verify.preflight import check_arguments, check_xla
     from .verify.records import RunError
     from .verify.runner import LEGACY_VARIABLES, read_source
@@ -579,7 +589,7 @@ def _stored_repairs(options: RunOptions, settings: Settings) -> list:
         stored = read_trace_file(options.trace_file)
     except ValueError as exc:
         raise RuleError(str(exc)) from None
-    if stored.modes and settings.mode not in stored.modes:
+    if stored.modes and settings.mode.name not in stored.modes:
         raise RuleError(
             f"--trace {options.trace_file} was made in mode {', '.join(sorted(stored.modes))}, not {settings.mode}: "
             "its repairs are that mode's (pass --mode to match, or verify in this mode)"
@@ -592,9 +602,6 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     launchers and modules of its tree are not looked at). The migrated source goes to stdout
     in the input's encoding and newline style (with ``--diff`` the diff, with ``--check``
     nothing), everything else to stderr."""
-    import dataclasses
-
-    from .scan import kind_of
     from .write import ReadError, read_text_file
 
     data = sys.stdin.buffer.read()
@@ -617,8 +624,6 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
     outcome.errors = [rename(e) for e in outcome.errors]
     new = outcome.sources.get(path, (text, text))[1]
     if options.show_diff:
-        from .patch import file_patch
-
         try:
             _write_stdout(file_patch(name, text, new, encoding))
         except UnicodeEncodeError:  # reported in outcome.errors (the write would be refused)
@@ -706,8 +711,6 @@ def _escaped(findings: list) -> list:
 def _make_report(outcome, settings: Settings, dry: bool) -> Report:
     """The findings split by suppression, every path shown as the user knows it (relative to the
     current directory when under it: :func:`bf16_migrate.console.display_path`)."""
-    import dataclasses
-
     texts = {str(path): old for path, (old, _new) in outcome.sources.items()}
     filtered = filter_findings(outcome.diagnostics, settings.selection, texts, kept=map(str, outcome.kept))
     ignored = frozenset(d.code for d in filtered.suppressed if not settings.selection.enabled(d.code, d.path))
@@ -737,8 +740,6 @@ def _print_findings(report: Report, options: RunOptions, settings: Settings, ech
     if options.statistics:
         stats = statistics(report.reported)
         if settings.fmt == "json":
-            import json
-
             echo.out(json.dumps(stats, indent=2))
         else:
             for row in stats:
@@ -753,13 +754,9 @@ def _print_findings(report: Report, options: RunOptions, settings: Settings, ech
         for line in to_github(report):
             echo.out(line)
     elif settings.fmt == "markdown":
-        from .output_markdown import to_markdown
-
         steps = _next_steps(outcome, report, options, settings, invocation)
         echo.out(to_markdown(report, summary(outcome, report, written=not report.dry_run), steps, settings.mode))
     elif settings.fmt == "grouped":
-        from .output_human import grouped_lines
-
         message = partial(message_of, dry_run=report.dry_run)
         for line in grouped_lines(_escaped(report.reported), message, report.dry_run, echo.width(), click.style):
             echo.out(line)
@@ -782,8 +779,6 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
             "error: not written, so that no launcher is migrated without its script: "
             f"{', '.join(report.held_back)} ({written}); fix the error above and run again"
         )
-    from .output import silent_changes
-    from .wording import silent_change
 
     for path, codes in silent_changes(report):  # even with --quiet: the only word on why the check fails
         echo.err(silent_change(path, codes))
@@ -792,8 +787,6 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
     for path, why in report.kept.items():
         echo.err(f"bf16-migrate: left as it is: {path} ({why})")
     if human and not options.statistics:
-        from .output_human import fixes_lines, todo_lines
-
         rules = load_rules().diagnostics
         titles = {code: rule.title for code, rule in rules.items()}
         todos = {code: rule.todo for code, rule in rules.items()}
@@ -802,8 +795,6 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
         if settings.show_fixes:
             for line in fixes_lines(_escaped(report.reported), titles, report.dry_run):
                 echo.err(line)
-    from .next_steps import format_rows
-    from .output_human import wrap
 
     for line in wrap(summary(outcome, report, written=not report.dry_run), echo.width(err=True), indent=2, first=0):
         echo.err(line)
@@ -817,7 +808,6 @@ def _next_steps(outcome, report: Report, options: RunOptions, settings: Settings
     ``invocation`` (stdin), with ``--quiet`` or ``--statistics``."""
     if invocation is None or options.quiet or options.statistics:
         return []
-    from .next_steps import next_rows
 
     return next_rows(
         invocation,

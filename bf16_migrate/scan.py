@@ -32,6 +32,7 @@ from pathlib import Path
 from .bounds import PROJECT_MARKERS as PROJECT_MARKERS  # re-exported: the project is found there
 from .bounds import project_dir as project_dir
 from .bounds import project_root as project_root
+from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .prefilter import LEGACY_MARKERS as LEGACY_MARKERS  # re-exported: tests/test_rules_source.py reads it here
 from .prefilter import mentioning, mentions_legacy
 from .shebang import SHELL_INTERPRETERS as SHELL_INTERPRETERS  # re-exported
@@ -409,8 +410,6 @@ def _carrier_files(
 ) -> dict[Path, tuple[str, bytes]]:
     """Every carrier file under ``root`` (every carrier kind can start a script or hold a setting
     for one), with its kind and bytes, in walk order; a file that cannot be read is left out."""
-    from .carriers import REGISTRY
-
     carriers: dict[Path, tuple[str, bytes]] = {}
     for name in _files(root, exclude, None, ignore, recursive):  # :func:`walk`, a Path for carriers only
         kind = _kind_of_name(os.path.basename(name), name)
@@ -429,8 +428,6 @@ def _launchers_into(
     """The carriers not yet ``chosen`` (and not only ever included, as a ``.env`` file is) whose
     bytes match ``pattern`` and one of whose launches resolves to one of ``targets``, each with the
     env files it loads (:func:`_launch_into`), in ``carriers``' order."""
-    from .carriers import for_kind
-
     added: dict[Path, list[str]] = {}
     for path, (kind, data) in carriers.items():
         if path in chosen or for_kind(kind).INCLUDED_ONLY or not pattern.search(data):
@@ -446,7 +443,6 @@ def _launch_into(path: Path, kind: str, data: bytes, targets: set[Path]) -> list
     :mod:`bf16_migrate.carriers.resolve`) to one of ``targets``: the env files it loads, as written
     (its includes that are not local); None when none does, or the carrier cannot be parsed (the
     run that reads it reports that)."""
-    from .carriers import CarrierError, analyze
     from .carriers.resolve import resolve_module, resolve_script
 
     try:

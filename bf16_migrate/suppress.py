@@ -53,7 +53,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import carriers
+from .carriers.model import CarrierError
 from .diagnostics import Diagnostic
+from .ignore import excluded
+from .rules import load_rules
 from .scan import kind_of
 
 if TYPE_CHECKING:
@@ -261,7 +264,6 @@ class Selection:
         is its notebook's)."""
         if not self.per_file_ignores:
             return ()
-        from .ignore import excluded
 
         file = Path(split_path(path)[0])
         base = self.root if self.root is not None else Path.cwd()
@@ -370,8 +372,6 @@ class _File:
         ``#``; with whether the noqa names :data:`UNUSED_NOQA` itself (then it is suppressed,
         as ``# noqa: RUF100`` silences ruff's). A bare noqa and other tools' codes are never
         reported."""
-        from .rules import load_rules
-
         catalogue = load_rules().diagnostics
         out = []
         for k, noqa in enumerate(self.comments):
@@ -402,7 +402,6 @@ class _File:
         if not part or self.kind != "notebook" or self.text is None or d.file_position is not None:
             return d
         if self._locator is None and not self._unlocatable:
-            from .carriers.model import CarrierError
             from .carriers.notebook import SourceLocator
 
             try:

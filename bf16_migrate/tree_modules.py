@@ -45,7 +45,7 @@ from .carriers.link import FileResult
 from .carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of, unreadable_tree_imports
 from .diagnostics import report
 from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
-from .python.tree_facts import TreeModule
+from .python.tree_types import TreeModule
 from .rules import Mode, load_rules
 
 

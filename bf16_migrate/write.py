@@ -13,6 +13,9 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import escaped_bytes
+from .commit import describe_file_type
+
 
 class ReadError(Exception):
     """A file cannot be read or decoded; the message names the file (one line)."""
@@ -41,8 +44,6 @@ def read_bytes(path: Path) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            from .commit import describe_file_type
-
             raise ReadError(f"{path}: not read: not a regular file ({describe_file_type(info.st_mode)})")
         chunks = []
         while True:
@@ -102,8 +103,6 @@ def read_carrier(path: Path) -> SourceFile:
     Raises :class:`ReadError` when unreadable (see :func:`read_bytes`), UTF-16/32 (a byte-order
     mark: bash cannot run it), holding a NUL byte (a binary file), or holding the characters
     that encoding uses for bytes (U+10FE80..U+10FEFF) as well as bytes that are not UTF-8."""
-    from . import escaped_bytes
-
     data = read_bytes(path)
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ReadError(f"{path}:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); only UTF-8 text is rewritten")

@@ -30,6 +30,7 @@ from bf16_migrate.python import migrate_source
 from bf16_migrate.python.inline_code import as_script, one_line
 from bf16_migrate.python.outcome import KeptF32
 from bf16_migrate.python.unit_examples import script
+from bf16_migrate.rules import mode_named
 
 MODEL_CODE = FIXTURES / "model_code"
 CODES = ("BFM080", "BFM081", "BFM082", "BFM083", "BFM084", "BFM085", "BFM087", "BFM088", "BFM089")
@@ -290,7 +291,7 @@ def _texts_of(migrated: str | None, work_tree: str | None = None):
     source = legacy if work_tree is None else work_tree
     return _texts(
         script,
-        "stochastic",
+        mode_named("stochastic"),
         source,
         None if work_tree is None else legacy,
         {},

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_verify_tree import RUN_SH, SELF_SET, TRAIN, WIDE_ADAM
 
 from bf16_migrate.cli import main
+from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.after_rewrite import PreRewriteTree, mirror_root, revert_failed, revert_groups
 from bf16_migrate.verify.tree import Job, Outcome, plan_tree
-from test_verify_tree import RUN_SH, SELF_SET, TRAIN, WIDE_ADAM
 
 STEPS = "6"
 SGD = SELF_SET.replace("OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=5e-2, momentum=0.9)")
@@ -101,7 +102,7 @@ def test_plan_over_the_mirror_selects_the_rewritten_scripts(tmp_path):
     result = CliRunner().invoke(main, [str(repo), "--mode", "stochastic"])
     assert result.exit_code == 0, result.output
     with PreRewriteTree(repo, legacy) as tree:
-        jobs = {job.rel: job for job in plan_tree(tree, "stochastic")}
+        jobs = {job.rel: job for job in plan_tree(tree, mode_named("stochastic"))}
     assert sorted(jobs) == ["train.py", "train_sgd.py"]
     assert jobs["train.py"].legacy_env == {"XLA_DOWNCAST_BF16": "1"} and jobs["train.py"].source == ["run.sh:4"]
     assert jobs["train.py"].depends == ["run.sh", "train.py", "wide_adam.py"]
@@ -112,7 +113,7 @@ def test_plan_over_the_mirror_selects_the_rewritten_scripts(tmp_path):
 
 
 def _outcome(rel: str, depends: list[str], passed: bool) -> Outcome:
-    job = Job(Path(rel), rel, {}, [], "stochastic", "--mode", depends=depends)
+    job = Job(Path(rel), rel, {}, [], mode_named("stochastic"), "--mode", depends=depends)
     report = type("R", (), {"passed": passed})()
     return Outcome(job, report=report)
 

@@ -8,7 +8,18 @@ import pytest
 from conftest import ROOT
 
 from bf16_migrate.diagnostics import RULES_REFERENCE, Diagnostic, report, with_readme_table
-from bf16_migrate.rules import FIX_KINDS, MODES, REFERENCE, RULES_DIR, RuleError, is_truthy, load_rules, mode_named
+from bf16_migrate.rules import (
+    EMIT_MARKS,
+    EMITS,
+    FIX_KINDS,
+    MODES,
+    REFERENCE,
+    RULES_DIR,
+    RuleError,
+    is_truthy,
+    load_rules,
+    mode_named,
+)
 
 
 def test_rules_load_and_cover_every_mode():
@@ -39,6 +50,29 @@ def test_what_code_asks_of_a_mode_is_read_from_what_it_emits():
     assert mode_named(REFERENCE.name) is REFERENCE and REFERENCE.removes_only and not REFERENCE.emit
     with pytest.raises(ValueError, match="unknown mode 'fast'; choose one of stochastic, gpu-compatible, amp"):
         mode_named("fast")
+
+
+def test_a_modes_marks_are_what_its_migrations_write_and_no_other_modes_do():
+    """A mode's marks (``Mode.marks``, from what it emits) are in the golden migrations of the
+    fixtures in that mode, more often than in the legacy script, and a migration in another mode
+    adds none of the marks that mode does not share: verify tells a migration's mode by them."""
+    assert set(EMIT_MARKS) <= EMITS
+    assert {name: sorted(m.marks) for name, m in load_rules().modes.items()} == {
+        "stochastic": [".to(torch.bfloat16)", "NEURON_RT_STOCHASTIC_ROUNDING_EN"],
+        "gpu-compatible": [".to(torch.bfloat16)", "with_fp32_master_weights"],
+        "amp": ["torch.autocast("],
+    }
+    every = set(EMIT_MARKS.values())
+    seen: dict[str, set[str]] = {name: set() for name in MODES}
+    goldens = sorted((ROOT / "fixtures").glob("*/expected/*/train.py"))
+    assert len(goldens) >= 15
+    for golden in goldens:
+        mode = mode_named(golden.parent.name)
+        legacy = (golden.parent.parent.parent / "train.py").read_text()
+        added = {mark for mark in every if golden.read_text().count(mark) > legacy.count(mark)}
+        assert added <= mode.marks, f"{golden}: {sorted(added - mode.marks)}"
+        seen[mode.name] |= added
+    assert seen == {name: set(m.marks) for name, m in load_rules().modes.items()}
 
 
 # Measured on the XLA CPU device, torch-xla 2.9: XLA_USE_BF16=<value>, then the dtype of the HLO

@@ -358,17 +358,30 @@ def test_a_new_mode_is_offered_and_emits_what_its_rule_says(mode_rules, tmp_path
 
 def test_a_new_mode_is_verified_with_its_own_table(mode_rules, tmp_path):
     """Followed into verify: the new mode's ``[MODE.verify]`` table is its tolerance, a mode that
-    casts the model may add the model cast's compilation, and the control run keeps the first
-    plain-bf16 mode of the rules (nothing in verify names a mode)."""
+    casts the model may add the model cast's compilation, the control run keeps the first
+    plain-bf16 mode of the rules, and a migration in the new mode edited by hand is read as one
+    from the marks of what it emits (nothing in verify names a mode)."""
+    legacy = ROOT / "fixtures" / "mlp_regression" / "train.py"
     probe = (
+        "from bf16_migrate.python import migrate_source\n"
+        "from bf16_migrate.rules import mode_named\n"
         "from bf16_migrate.verify.compare import mode_tolerance\n"
         "from bf16_migrate.verify.evidence import mode_compile_allowance\n"
         "from bf16_migrate.verify import _plain_bf16_mode\n"
-        f"t = mode_tolerance({MADE_UP_MODE!r})\n"
+        "from bf16_migrate.verify.tree import detect_mode\n"
+        f"new, amp = mode_named({MADE_UP_MODE!r}), mode_named('amp')\n"
+        "t = mode_tolerance(new)\n"
         "print(t.baseline, t.onset_kind, t.onset_steps, t.onset_tol, t.drift_factor, t.drift_no_gap, t.source)\n"
-        f"print(mode_compile_allowance({MADE_UP_MODE!r}), mode_compile_allowance('amp'), _plain_bf16_mode())\n"
+        "print(mode_compile_allowance(new), mode_compile_allowance(amp), _plain_bf16_mode())\n"
+        f"legacy = open({str(legacy)!r}).read()\n"
+        "edited = migrate_source(legacy, new, 'train.py').code + '# reviewed\\n'\n"
+        "print(*detect_mode(legacy, edited, 'train.py'))\n"
     )
     env = {**os.environ, RULES_DIR_ENV: str(mode_rules), "PYTHONPATH": str(ROOT)}
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["legacy median 5 0.02 3.0 0.07 made up for the test", "1 0 stochastic"]
+    assert proc.stdout.splitlines() == [
+        "legacy median 5 0.02 3.0 0.07 made up for the test",
+        "1 0 stochastic",
+        f"{MADE_UP_MODE} read from the migrated text",
+    ]

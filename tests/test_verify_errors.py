@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from bf16_migrate.rules import mode_named
 from bf16_migrate.verify import RunError, verify_script
 from bf16_migrate.verify.compare import judge
 from bf16_migrate.verify.gitrev import legacy_source_at
 from bf16_migrate.verify.graphs import GraphStats
 from bf16_migrate.verify.progress import PlainProgress, RichProgress, make_progress
 from bf16_migrate.verify.records import RunRecord
-from bf16_migrate.verify.runner import HARNESS_DIR, _argparse_error, _crash_hint, _read_progress, child_env
+from bf16_migrate.verify.runner import _argparse_error, _crash_hint, _read_progress, child_env
 
 SWITCH = 'import os\nos.environ["XLA_USE_BF16"] = "1"\n'
 
@@ -321,7 +322,11 @@ def test_plot_writes_a_png(tmp_path):
         "reference": RunRecord("reference", losses=fp32, graph=GraphStats(matmuls=8, matmuls_f32=8), compile_count=2),
     }
     rep = VerifyReport(
-        script=tmp_path / "train.py", mode="stochastic", steps=6, runs=runs, verdict=judge("stochastic", runs)
+        script=tmp_path / "train.py",
+        mode=mode_named("stochastic"),
+        steps=6,
+        runs=runs,
+        verdict=judge(mode_named("stochastic"), runs),
     )
     out = plot_report(rep, tmp_path / "curves.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, SDPA_HINT, judge, mode_compile_allowance
 from bf16_migrate.verify.graphs import GraphStats, dump_files_for, hlo_stats, parse_dump, read_step_graph
 from bf16_migrate.verify.records import RunRecord
@@ -273,7 +274,7 @@ def parts(v):
 
 
 def test_clean_graph_passes_and_reports_the_figures():
-    v = judge("stochastic", runs())
+    v = judge(mode_named("stochastic"), runs())
     assert parts(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS, "graph": PASS}
     g = v.part("graph")
     assert "8 of 8 matmuls bf16" in g.detail and "opmath" in g.detail
@@ -282,7 +283,9 @@ def test_clean_graph_passes_and_reports_the_figures():
 
 
 def test_layout_round_trip_fails_the_graph_part_with_the_example_and_hint():
-    v = judge("amp", runs(mg=graph(layout=2), migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6}))
+    v = judge(
+        mode_named("amp"), runs(mg=graph(layout=2), migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
+    )
     g = v.part("graph")
     assert g.status == FAIL and "2 bf16->f32->bf16 round trip(s)" in g.detail
     assert "convert bf16[4,8] <- convert f32[4,8]" in g.detail
@@ -291,14 +294,14 @@ def test_layout_round_trip_fails_the_graph_part_with_the_example_and_hint():
 
 
 def test_more_compilations_than_legacy_fail_beyond_the_allowance():
-    assert mode_compile_allowance("stochastic") == 1 and mode_compile_allowance("amp") == 0
+    assert mode_compile_allowance(mode_named("stochastic")) == 1 and mode_compile_allowance(mode_named("amp")) == 0
     ok = runs(**{})
     ok["migrated"].compile_count = 3  # the model cast's graph: allowed in stochastic mode
-    assert judge("stochastic", ok).part("graph").status == PASS
+    assert judge(mode_named("stochastic"), ok).part("graph").status == PASS
     bad = runs()
     bad["migrated"].compile_count = 6
     bad["migrated"].compiles_at_step = [1, 2, 3, 4, 5, 6, 6, 6, 6]
-    g = judge("stochastic", bad).part("graph")
+    g = judge(mode_named("stochastic"), bad).part("graph")
     assert g.status == FAIL and "more than allowed" in g.detail
     assert "after step(s) 3, 4, 5" in g.detail  # recompilations in the steady state, shown
 
@@ -306,11 +309,11 @@ def test_more_compilations_than_legacy_fail_beyond_the_allowance():
 def test_amp_may_not_compile_more_than_legacy():
     r = runs(migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
     r["migrated"].compile_count = 3
-    assert judge("amp", r).part("graph").status == FAIL
+    assert judge(mode_named("amp"), r).part("graph").status == FAIL
 
 
 def test_f32_matmuls_where_legacy_had_bf16_fail_precision_with_the_hint():
-    v = judge("stochastic", runs(mg=graph(bf16=15, f32=6)))
+    v = judge(mode_named("stochastic"), runs(mg=graph(bf16=15, f32=6)))
     p = v.part("precision")
     assert p.status == FAIL and "6 of 21 matmuls of the step graph run in f32 where the legacy run had 0" in p.detail
     assert SDPA_HINT in v.notes
@@ -318,49 +321,51 @@ def test_f32_matmuls_where_legacy_had_bf16_fail_precision_with_the_hint():
 
 def test_f32_matmuls_the_legacy_run_had_too_are_allowed():
     # XLA_DOWNCAST_BF16 keeps f64 code in f32: the legacy graph has those f32 matmuls as well.
-    v = judge("stochastic", runs(mg=graph(bf16=6, f32=2), lg=graph(bf16=6, f32=2)))
+    v = judge(mode_named("stochastic"), runs(mg=graph(bf16=6, f32=2), lg=graph(bf16=6, f32=2)))
     assert v.part("precision").status == PASS
 
 
 def test_fp32_migration_fails_precision_on_the_graph_too():
-    v = judge("stochastic", runs(mg=graph(bf16=0, f32=8), migrated=FP32, params={"float32": 6}))
+    v = judge(mode_named("stochastic"), runs(mg=graph(bf16=0, f32=8), migrated=FP32, params={"float32": 6}))
     assert v.part("precision").status == FAIL
     assert "no matmul of the migrated step graph is bf16" in v.part("precision").detail
 
 
 def test_amp_needs_every_matmul_in_bf16():
     amp = [x * (1 + 2e-4) for x in FP32]
-    assert judge("amp", runs(migrated=amp, params={"float32": 6})).part("precision").status == PASS
-    v = judge("amp", runs(mg=graph(bf16=6, f32=2), migrated=amp, params={"float32": 6}))
+    assert judge(mode_named("amp"), runs(migrated=amp, params={"float32": 6})).part("precision").status == PASS
+    v = judge(mode_named("amp"), runs(mg=graph(bf16=6, f32=2), migrated=amp, params={"float32": 6}))
     assert v.part("precision").status == FAIL and "outside the autocast block" in v.part("precision").detail
 
 
 def test_gpu_compatible_needs_fp32_optimizer_state():
     good = runs(state={"exp_avg": {"float32/f32": 6}, "step": {"float32@cpu": 6}})
-    assert judge("gpu-compatible", good).part("precision").status == PASS
-    assert "optimizer state f32 x6" in judge("gpu-compatible", good).part("precision").detail
+    assert judge(mode_named("gpu-compatible"), good).part("precision").status == PASS
+    assert "optimizer state f32 x6" in judge(mode_named("gpu-compatible"), good).part("precision").detail
     bad = runs(state={"exp_avg": {"bfloat16/bf16": 6}})
-    p = judge("gpu-compatible", bad).part("precision")
+    p = judge(mode_named("gpu-compatible"), bad).part("precision")
     assert p.status == FAIL and "master weights" in p.detail
     # stochastic keeps its state in bf16, like the legacy run
-    assert judge("stochastic", bad).part("precision").status == PASS
+    assert judge(mode_named("stochastic"), bad).part("precision").status == PASS
 
 
 def test_no_graph_is_inconclusive_and_graphs_off_drops_the_part():
     r = runs()
     r["migrated"].graph = None
-    assert judge("stochastic", r).part("graph").status == INCONCLUSIVE
-    assert judge("stochastic", r, graphs=False).part("graph") is None
-    assert judge("stochastic", r, graphs=False).passed
+    assert judge(mode_named("stochastic"), r).part("graph").status == INCONCLUSIVE
+    assert judge(mode_named("stochastic"), r, graphs=False).part("graph") is None
+    assert judge(mode_named("stochastic"), r, graphs=False).passed
 
 
 def test_neuron_stochastic_skips_the_onset_check_and_says_why():
     migrated = [x * 1.003 for x in LEGACY]  # stochastic rounding: never bit-identical
-    v = judge("stochastic", runs(migrated=migrated), device="NEURON")
+    v = judge(mode_named("stochastic"), runs(migrated=migrated), device="NEURON")
     assert v.part("matches").status == PASS
     assert "onset check skipped" in v.part("matches").detail
     assert any("measured on the XLA CPU device only" in n for n in v.notes)
-    assert judge("stochastic", runs(migrated=migrated)).part("matches").status == FAIL  # on the CPU it fails
+    assert (
+        judge(mode_named("stochastic"), runs(migrated=migrated)).part("matches").status == FAIL
+    )  # on the CPU it fails
 
 
 def test_report_shows_the_evidence_table_and_json_schema():
@@ -373,10 +378,10 @@ def test_report_shows_the_evidence_table_and_json_schema():
     r = runs(state={"exp_avg": {"bfloat16/bf16": 6}, "step": {"float32@cpu": 6}})
     rep = VerifyReport(
         script=Path("train.py"),
-        mode="stochastic",
+        mode=mode_named("stochastic"),
         steps=9,
         runs=r,
-        verdict=judge("stochastic", r),
+        verdict=judge(mode_named("stochastic"), r),
         legacy_label="git HEAD~1 (0123456789ab)",
     )
     text = format_report(rep)
@@ -423,13 +428,13 @@ def test_graph_part_allows_the_itemized_compilations_and_names_them():
     items = [Allowance(1, "the model cast", "m"), Allowance(1, "the input-cast hook under torch.compile", "h")]
     r = runs(compiles=8)
     r["legacy"].compile_count = r["reference"].compile_count = 6
-    v = judge("stochastic", r, allowance=items)
+    v = judge(mode_named("stochastic"), r, allowance=items)
     part = v.part("graph")
     assert part.status == PASS, part.detail
     assert "8 XLA compilations (legacy run 6, allowed +1 for the model cast, +1 for the input-cast hook" in part.detail
     assert part.figures["compile_allowance"] == 2
-    assert judge("stochastic", r, allowance=items[:1]).part("graph").status == FAIL
-    assert judge("stochastic", r, allowance=[]).part("graph").status == FAIL
+    assert judge(mode_named("stochastic"), r, allowance=items[:1]).part("graph").status == FAIL
+    assert judge(mode_named("stochastic"), r, allowance=[]).part("graph").status == FAIL
 
 
 def test_a_whole_step_counts_every_matmul_with_an_f32_operand():
@@ -451,12 +456,12 @@ def test_late_compilations_the_legacy_run_has_too_are_not_shown_as_new():
     r["legacy"].compiles_at_step = [2, 3, 4, 4, 4, 6, 6, 6, 6]
     r["migrated"].compile_count = 8
     r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 8, 8]
-    g = judge("stochastic", r).part("graph")
+    g = judge(mode_named("stochastic"), r).part("graph")
     assert g.status == FAIL and "8 XLA compilations, more than allowed (legacy run 6" in g.detail
     assert "new graphs compiled after" not in g.detail
     r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 9, 9]
     r["migrated"].compile_count = 9
-    assert "new graphs compiled after step(s) 7" in judge("stochastic", r).part("graph").detail
+    assert "new graphs compiled after step(s) 7" in judge(mode_named("stochastic"), r).part("graph").detail
 
 
 def _passed_report(mode: str = "stochastic", label: str | None = None):
@@ -466,7 +471,12 @@ def _passed_report(mode: str = "stochastic", label: str | None = None):
 
     r = runs()
     rep = VerifyReport(
-        script=Path("src/train.py"), mode=mode, steps=9, runs=r, verdict=judge(mode, r), legacy_label=label
+        script=Path("src/train.py"),
+        mode=mode_named(mode),
+        steps=9,
+        runs=r,
+        verdict=judge(mode_named(mode), r),
+        legacy_label=label,
     )
     assert rep.verdict.passed
     return rep

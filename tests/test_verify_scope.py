@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from test_verify_unit import LEGACY_LOSSES, judge, runs
 
+from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.launch import plan_launcher
 from bf16_migrate.verify.migration import refuse_nothing_to_verify
 from bf16_migrate.verify.records import RunError
@@ -155,11 +156,11 @@ def test_the_place_that_still_sets_a_variable_is_named():
     r = runs(LEGACY_LOSSES)
     r["migrated"].legacy_env = {"XLA_USE_BF16": "1"}
     r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/train.py [migrated copy]:4"}
-    detail = judge("stochastic", r).part("precision").detail
+    detail = judge(mode_named("stochastic"), r).part("precision").detail
     assert "XLA_USE_BF16=1, set by the migrated script itself at /work/train.py:4 (the rewrite kept" in detail
     r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/lib/setup_env.py:12"}
     assert "set at /work/lib/setup_env.py:12 (imported by the migrated script)" in (
-        judge("stochastic", r).part("precision").detail
+        judge(mode_named("stochastic"), r).part("precision").detail
     )
 
 
@@ -167,14 +168,14 @@ def test_a_stochastic_optimizer_state_in_another_precision_than_the_legacy_run_s
     r = runs(LEGACY_LOSSES)
     r["legacy"].state_dtypes = {"exp_avg": {"float32/bf16": 6}}
     r["migrated"].state_dtypes = {"exp_avg": {"float32/f32": 6}}
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert v.part("precision").status == "PASS"
     assert "the migrated optimizer state is f32 x6 on the device where the legacy run had bf16 x6" in (
         v.part("precision").detail
     )
     assert any("optimizer_dtype=torch.bfloat16" in n for n in v.notes)
     r["migrated"].state_dtypes = {"exp_avg": {"bfloat16/bf16": 6}}
-    assert "the migrated optimizer state is" not in judge("stochastic", r).part("precision").detail
+    assert "the migrated optimizer state is" not in judge(mode_named("stochastic"), r).part("precision").detail
 
 
 # A training loop on the CPU (torch only, no XLA: the harness records it the same way) whose

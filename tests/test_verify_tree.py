@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bf16_migrate.rules import MODES
+from bf16_migrate.rules import MODES, mode_named
 from bf16_migrate.verify.gitrev import Checkout, changed_paths, repo_root
 from bf16_migrate.verify.launchers import launch_settings, settings_for
 from bf16_migrate.verify.records import RunError
@@ -288,7 +288,7 @@ def test_plan_tree_selects_the_scripts_the_migration_changed(tmp_path):
     assert sorted(by) == ["train.py", "train_adamw.py", "train_sgd.py"]  # wide_adam.py is a module
     assert by["train.py"].legacy_env == {"XLA_DOWNCAST_BF16": "1"} and by["train.py"].source == ["run.sh:4"]
     assert by["train_adamw.py"].legacy_env == {} and by["train_adamw.py"].source == ["its own writes"]
-    assert all(j.mode == "stochastic" and j.mode_source == "codemod output" for j in jobs)
+    assert all(j.mode.name == "stochastic" and j.mode_source == "codemod output" for j in jobs)
     assert "wide_adam.py changed" in by["train.py"].notes[0] and "run.sh changed" in by["train.py"].notes[0]
     assert not any("still sets" in n for j in jobs for n in j.notes)  # run.sh's export went with the migration
     with Checkout(repo, "HEAD") as co:  # nothing migrated since HEAD
@@ -311,9 +311,9 @@ def test_detect_mode_reads_the_migration(tmp_path):
 
     for mode in MODES:
         migrated = migrate_source(legacy, mode, "t.py").code
-        assert detect_mode(legacy, migrated, "t.py") == (mode, "codemod output")
+        assert detect_mode(legacy, migrated, "t.py") == (mode_named(mode), "codemod output")
         edited = migrated + "\n# reviewed\n"
-        assert detect_mode(legacy, edited, "t.py") == (mode, "read from the migrated text")
+        assert detect_mode(legacy, edited, "t.py") == (mode_named(mode), "read from the migrated text")
 
 
 def test_list_prints_a_ci_matrix(tmp_path):
@@ -386,8 +386,8 @@ def test_launch_arguments_per_setting_and_the_launches_not_followed(tmp_path):
     _git(repo, "commit", "-q", "-m", "more launchers")
     (repo / "train.py").write_text(TRAIN + "# migrated\n")
     with Checkout(repo, "HEAD") as co:
-        jobs = plan_tree(co, mode="stochastic")
-        pinned = plan_tree(co, mode="stochastic", args=["--steps", "3"])
+        jobs = plan_tree(co, mode=mode_named("stochastic"))
+        pinned = plan_tree(co, mode=mode_named("stochastic"), args=["--steps", "3"])
     by_env = {tuple(j.legacy_env): j for j in jobs}
     assert sorted(by_env) == [("XLA_DOWNCAST_BF16",), ("XLA_USE_BF16",)]
     down, use = by_env[("XLA_DOWNCAST_BF16",)], by_env[("XLA_USE_BF16",)]
@@ -493,7 +493,8 @@ def test_run_jobs_in_parallel_keeps_the_order_and_the_errors(tmp_path, monkeypat
 
     monkeypatch.setattr(verify_pkg, "verify_script", fake_verify)
     jobs = [
-        Job(tmp_path / f"{n}.py", f"{n}.py", {"XLA_USE_BF16": "1"}, ["run.sh:2"], "stochastic", "--mode") for n in "abc"
+        Job(tmp_path / f"{n}.py", f"{n}.py", {"XLA_USE_BF16": "1"}, ["run.sh:2"], mode_named("stochastic"), "--mode")
+        for n in "abc"
     ]
     outcomes = run_jobs(jobs, "CHECKOUT", steps=6, timeout=60, parallel=2)
     assert [o.job.rel for o in outcomes] == ["a.py", "b.py", "c.py"]

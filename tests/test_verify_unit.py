@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bf16_migrate.verify import format_report
+from bf16_migrate.rules import Mode, mode_named
+from bf16_migrate.verify import format_report, report_dict
 from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, TOLERANCES, judge, rel_diffs, trend
 from bf16_migrate.verify.graphs import GraphStats
 from bf16_migrate.verify.records import RunError, RunRecord
@@ -78,7 +79,7 @@ def status(verdict):
 
 
 def test_identical_run_passes_every_part():
-    v = judge("stochastic", runs(LEGACY_LOSSES), requested_steps=20)
+    v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES), requested_steps=20)
     assert status(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS, "graph": PASS}
     assert v.passed and v.baseline == "legacy"
     assert v.rel == [0.0] * 20
@@ -87,7 +88,7 @@ def test_identical_run_passes_every_part():
 def test_fp32_negative_control_fails_matches_in_stochastic_mode():
     # A "migration" that only deleted the variable is an FP32 run.
     v = judge(
-        "stochastic",
+        mode_named("stochastic"),
         runs(
             FP32_LOSSES,
             reference=[x * 1.0001 for x in FP32_LOSSES],
@@ -102,7 +103,7 @@ def test_fp32_negative_control_fails_matches_in_stochastic_mode():
 
 
 def test_negative_control_identical_to_reference_fails_precision():
-    v = judge("stochastic", runs(FP32_LOSSES))
+    v = judge(mode_named("stochastic"), runs(FP32_LOSSES))
     assert "no reduced precision" in v.part("precision").detail
     assert not v.passed
 
@@ -111,46 +112,46 @@ def test_later_one_ulp_drift_is_tolerated():
     # SGD-momentum-like: identical first steps, then whole-ulp differences (scalar rounding, see
     # the docstring of bf16_migrate/verify/compare.py).
     migrated = LEGACY_LOSSES[:6] + [x - 2**-8 * x for x in LEGACY_LOSSES[6:]]
-    v = judge("stochastic", runs(migrated))
+    v = judge(mode_named("stochastic"), runs(migrated))
     assert status(v)["matches"] == PASS, v.part("matches").detail
 
 
 def test_early_difference_fails_matches():
     migrated = [x * 1.008 for x in LEGACY_LOSSES]  # one ulp off from step 1
-    v = judge("gpu-compatible", runs(migrated))
+    v = judge(mode_named("gpu-compatible"), runs(migrated))
     assert status(v)["matches"] == FAIL
 
 
 def test_divergence_fails_the_drift_bound():
     migrated = LEGACY_LOSSES[:3] + [x * 1.3 for x in LEGACY_LOSSES[3:]]
-    v = judge("stochastic", runs(migrated))
+    v = judge(mode_named("stochastic"), runs(migrated))
     assert status(v)["matches"] == FAIL
     assert "drift apart" in v.part("matches").detail
 
 
 def test_drift_bound_without_reference_uses_the_fixed_limit():
     migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
-    v = judge("stochastic", runs(migrated, reference=None))
+    v = judge(mode_named("stochastic"), runs(migrated, reference=None))
     assert v.part("matches").figures["drift_limit"] == TOLERANCES["stochastic"].drift_no_gap
     assert status(v)["matches"] == PASS
 
 
 def test_nan_in_migrated_losses_fails_runs():
     migrated = LEGACY_LOSSES[:5] + [math.nan] + LEGACY_LOSSES[6:]
-    v = judge("stochastic", runs(migrated))
+    v = judge(mode_named("stochastic"), runs(migrated))
     assert status(v) == {"runs": FAIL}
     assert "step(s) 6" in v.parts[0].detail
     assert not v.passed
 
 
 def test_inf_in_migrated_losses_fails_runs():
-    v = judge("amp", runs(LEGACY_LOSSES[:-1] + [math.inf]))
+    v = judge(mode_named("amp"), runs(LEGACY_LOSSES[:-1] + [math.inf]))
     assert status(v)["runs"] == FAIL
 
 
 def test_loss_that_does_not_fall_fails_trains_when_the_legacy_run_falls():
     flat = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.55, 0.6, 0.6]
-    v = judge("stochastic", runs(flat, legacy=LEGACY_LOSSES[:9], reference=FP32_LOSSES[:9]))
+    v = judge(mode_named("stochastic"), runs(flat, legacy=LEGACY_LOSSES[:9], reference=FP32_LOSSES[:9]))
     assert status(v)["trains"] == FAIL
     assert "the loss does not fall (the legacy run's does)" in v.part("trains").detail
 
@@ -162,7 +163,7 @@ LM_FP32 = [8.061 - 0.004 * i for i in range(12)]
 
 
 def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
-    v = judge("stochastic", runs(LM_LEGACY, legacy=LM_LEGACY, reference=LM_FP32))
+    v = judge(mode_named("stochastic"), runs(LM_LEGACY, legacy=LM_LEGACY, reference=LM_FP32))
     part = v.part("trains")
     assert part.status == PASS, part.detail
     assert "the legacy run does not fall over these steps either" in part.detail
@@ -172,7 +173,7 @@ def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
 
 def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
     rising = [8.0625] * 4 + [8.125] * 4 + [8.25] * 4
-    v = judge("stochastic", runs(rising, legacy=LM_LEGACY, reference=LM_FP32))
+    v = judge(mode_named("stochastic"), runs(rising, legacy=LM_LEGACY, reference=LM_FP32))
     assert v.part("trains").status == FAIL
     assert "it ends elsewhere" in v.part("trains").detail
 
@@ -180,12 +181,12 @@ def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
 def test_trend_uses_thirds():
     assert trend([3, 3, 3, 2, 2, 2, 1, 1, 1]) == (3, 1)
     assert trend([1, 2]) is None
-    v = judge("stochastic", runs([1.0, 0.5], legacy=[1.0, 0.5], reference=[1.01, 0.51]))
+    v = judge(mode_named("stochastic"), runs([1.0, 0.5], legacy=[1.0, 0.5], reference=[1.01, 0.51]))
     assert status(v)["trains"] == FAIL
 
 
 def test_step_count_mismatch_fails_runs():
-    v = judge("stochastic", runs(LEGACY_LOSSES[:10]))
+    v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES[:10]))
     assert status(v)["runs"] == FAIL
     assert "10 steps" in v.parts[0].detail
 
@@ -193,7 +194,7 @@ def test_step_count_mismatch_fails_runs():
 def test_failed_migrated_run_fails_runs():
     r = runs(LEGACY_LOSSES)
     r["migrated"] = RunRecord("migrated", error="exited with code 1")
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert status(v) == {"runs": FAIL}
 
 
@@ -201,7 +202,7 @@ def test_legacy_failure_falls_back_to_reference_with_the_control_as_the_bar():
     r = runs([x * 1.0 for x in LEGACY_LOSSES])
     r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
     r["control"] = rec("control", LEGACY_LOSSES)  # the plain full-bf16 run of the script
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert v.fallback and v.baseline == "reference"
     assert status(v)["matches"] == PASS, v.part("matches").detail
     assert any("legacy run is unusable" in n for n in v.notes)
@@ -212,13 +213,13 @@ def test_legacy_failure_falls_back_to_reference_with_the_control_as_the_bar():
     far = [x * (1.0 + 0.033 * (-1) ** i) for i, x in enumerate(FP32_LOSSES)]
     r2 = runs(far)
     r2["legacy"], r2["control"] = r["legacy"], r["control"]
-    assert status(judge("stochastic", r2))["matches"] == FAIL
+    assert status(judge(mode_named("stochastic"), r2))["matches"] == FAIL
 
 
 def test_legacy_failure_without_a_control_cannot_decide_matches():
     r = runs([x * 1.0 for x in LEGACY_LOSSES])
     r["legacy"] = RunRecord("legacy", error="exited with code 1", tail=["boom"])
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert v.fallback and status(v)["matches"] == INCONCLUSIVE and v.status == INCONCLUSIVE
     assert any("no bar" in n for n in v.notes)
 
@@ -226,68 +227,68 @@ def test_legacy_failure_without_a_control_cannot_decide_matches():
 def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     r = runs(LEGACY_LOSSES)
     r["legacy"].loss_dtype, r["migrated"].loss_dtype = "bf16", "f32"
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert status(v)["precision"] == FAIL
     assert "the loss the migrated run backpropagates is f32 on the device where the legacy run's is bf16" in (
         v.part("precision").detail
     )
     r["migrated"].loss_dtype = "bf16"
-    assert status(judge("stochastic", r))["precision"] == PASS
+    assert status(judge(mode_named("stochastic"), r))["precision"] == PASS
     # amp computes its loss in f32 by design
     a = runs([x * (1 + 2e-4) for x in FP32_LOSSES])
     a["legacy"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32"
-    assert status(judge("amp", a))["precision"] == PASS
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
 
 
 def test_legacy_with_nan_falls_back_too():
     r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
     r["control"] = rec("control", LEGACY_LOSSES)
-    v = judge("gpu-compatible", r)
+    v = judge(mode_named("gpu-compatible"), r)
     assert v.fallback and v.baseline == "reference" and status(v)["matches"] == PASS
 
 
 def test_no_usable_baseline_fails_runs():
     r = runs(LEGACY_LOSSES, reference=None)
     r["legacy"] = RunRecord("legacy", error="timed out")
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert status(v) == {"runs": FAIL}
 
 
 def test_legacy_without_bf16_on_device_fails_precision():
     r = runs(LEGACY_LOSSES)
     r["legacy"].device_param_dtypes = {"f32": 6}
-    v = judge("stochastic", r)
+    v = judge(mode_named("stochastic"), r)
     assert status(v)["precision"] == FAIL
     assert "--legacy-env" in v.part("precision").detail
 
 
 def test_variable_still_set_in_migrated_run_fails_precision():
-    v = judge("stochastic", runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "1"}))
+    v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "1"}))
     assert status(v)["precision"] == FAIL
-    v = judge("stochastic", runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "0"}))
+    v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES, legacy_env={"XLA_USE_BF16": "0"}))
     assert status(v)["precision"] == PASS
 
 
 def test_amp_compares_with_reference():
     amp = [x * (1 + 2e-4) for x in FP32_LOSSES]
-    v = judge("amp", runs(amp, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}))
+    v = judge(mode_named("amp"), runs(amp, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}))
     assert v.baseline == "reference"
     assert v.passed, [(p.name, p.detail) for p in v.parts]
 
 
 def test_amp_full_bf16_fails_matches():
     # A migration that cast the whole model to bf16 is the legacy numerics, not autocast.
-    v = judge("amp", runs(LEGACY_LOSSES))
+    v = judge(mode_named("amp"), runs(LEGACY_LOSSES))
     assert status(v)["matches"] == FAIL
 
 
 def test_amp_identical_to_reference_fails_precision():
-    v = judge("amp", runs(FP32_LOSSES, param_dtypes={"float32": 6}))
+    v = judge(mode_named("amp"), runs(FP32_LOSSES, param_dtypes={"float32": 6}))
     assert status(v)["precision"] == FAIL
 
 
 def test_amp_without_reference_fails_runs():
-    v = judge("amp", runs(FP32_LOSSES, reference=None))
+    v = judge(mode_named("amp"), runs(FP32_LOSSES, reference=None))
     assert status(v) == {"runs": FAIL}
 
 
@@ -303,7 +304,7 @@ def _without_graphs(all_runs):
 
 
 def test_control_passing_too_is_decided_by_the_graphs():
-    v = judge("stochastic", runs(LEGACY_LOSSES, reference=LATE_FP32))
+    v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES, reference=LATE_FP32))
     part = v.part("matches")
     assert part.status == PASS and part.figures["decided_by"] == "graphs", part.detail
     assert "the control passes too" in part.detail and "the executed graphs do" in part.detail
@@ -311,31 +312,32 @@ def test_control_passing_too_is_decided_by_the_graphs():
 
 
 def test_control_passing_too_without_graphs_moves_to_where_the_control_departs():
-    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    v = judge(mode_named("stochastic"), _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
     part = v.part("matches")
     # steps 1-3 the same in both; the control's window of 3 (1 the same needed) fails from step 4
     assert part.status == PASS and part.figures["departure_step"] == 4, part.detail
     assert "from step 4 on the control departs (0 of steps 4-6 the same" in part.detail
     assert "3 of steps 4-6 the same" in part.detail
     # a migrated run that is the FP32 one: the same first steps, then the control's departure
-    v = judge("stochastic", _without_graphs(runs(LATE_FP32, reference=LATE_FP32)), graphs=False)
+    v = judge(mode_named("stochastic"), _without_graphs(runs(LATE_FP32, reference=LATE_FP32)), graphs=False)
     assert v.part("matches").status == FAIL, v.part("matches").detail
 
 
 def test_inconclusive_when_nothing_tells_the_precisions_apart():
     # the FP32 control gives the legacy numbers at every step but the last, and no graph was read
     never = LEGACY_LOSSES[:-1] + FP32_LOSSES[-1:]
-    v = judge("stochastic", _without_graphs(runs(LEGACY_LOSSES, reference=never)), graphs=False)
+    v = judge(mode_named("stochastic"), _without_graphs(runs(LEGACY_LOSSES, reference=never)), graphs=False)
     assert v.part("matches").status == INCONCLUSIVE
     assert v.status == INCONCLUSIVE and not v.passed
     # gpu-compatible's master weights depart where the FP32 control does: no moved window
-    v = judge("gpu-compatible", _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
+    v = judge(mode_named("gpu-compatible"), _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
     assert v.part("matches").status == INCONCLUSIVE, v.part("matches").detail
 
 
 def test_unknown_mode():
-    with pytest.raises(ValueError):
-        judge("fp16", runs(LEGACY_LOSSES))
+    """A mode without a ``[MODE.verify]`` table (one added to a copy of the rules) cannot be judged."""
+    with pytest.raises(ValueError, match="'fp16' cannot be verified"):
+        judge(Mode(name="fp16", summary="", emit=frozenset()), runs(LEGACY_LOSSES))
 
 
 def test_rel_diffs_eps_and_nonfinite():
@@ -438,29 +440,29 @@ def test_format_report_renders_table_and_verdict():
     from bf16_migrate.verify import VerifyReport
 
     r = runs(LEGACY_LOSSES)
-    v = judge("stochastic", r, requested_steps=20)
-    rep = VerifyReport(script=Path("train.py"), mode="stochastic", steps=20, runs=r, verdict=v)
+    v = judge(mode_named("stochastic"), r, requested_steps=20)
+    rep = VerifyReport(script=Path("train.py"), mode=mode_named("stochastic"), steps=20, runs=r, verdict=v)
     text = format_report(rep)
     assert "step |" in text and "fp32-ref" in text and "rel. diff vs legacy" in text
     assert "matches    PASS" in text
     assert "only on Neuron" in text
     assert text.rstrip().endswith("VERDICT: PASS")
-    json.dumps(rep.to_dict())
+    json.dumps(report_dict(rep))
 
 
 def test_the_bf16_modes_need_only_the_first_step_the_same():
     # FP32 master weights round the first AdamW update one bf16 ulp away from the legacy run's
     # (the factories part's autocast_flag): steps 2-3 differ, step 1 (no update yet) cannot
     one_ulp = [LEGACY_LOSSES[0]] + [x * (1 + 2**-8) for x in LEGACY_LOSSES[1:3]] + LEGACY_LOSSES[3:]
-    v = judge("gpu-compatible", runs(one_ulp))
+    v = judge(mode_named("gpu-compatible"), runs(one_ulp))
     assert status(v)["matches"] == PASS, v.part("matches").detail
     assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in v.part("matches").detail
     # stochastic too: the legacy run's bf16-rounded Python scalars can move its first update
     # (bench/unseen/simclr_launcher, SGD Nesterov); a first step that differs still fails both
-    assert status(judge("stochastic", runs(one_ulp)))["matches"] == PASS
+    assert status(judge(mode_named("stochastic"), runs(one_ulp)))["matches"] == PASS
     differs_first = [LEGACY_LOSSES[0] * (1 + 2**-8)] + one_ulp[1:]
     for mode in ("stochastic", "gpu-compatible"):
-        assert status(judge(mode, runs(differs_first)))["matches"] == FAIL
+        assert status(judge(mode_named(mode), runs(differs_first)))["matches"] == FAIL
 
 
 def test_a_modes_tolerance_is_its_verify_table_in_rules():
@@ -473,14 +475,14 @@ def test_a_modes_tolerance_is_its_verify_table_in_rules():
 
     table = dict(mode_named("gpu-compatible").verify)
     assert pickle.loads(pickle.dumps(mode_named("gpu-compatible"))).verify == table  # a Mode crosses processes
-    assert mode_tolerance("gpu-compatible", table) == TOLERANCES["gpu-compatible"]
+    assert mode_tolerance(mode_named("gpu-compatible"), table) == TOLERANCES["gpu-compatible"]
     assert TOLERANCES["gpu-compatible"].onset_min == table["onset_min"]
     with pytest.raises(RuleError, match=r"\[gpu-compatible.verify\].*onset_minimum"):
-        mode_tolerance("gpu-compatible", {**table, "onset_minimum": 2})
+        mode_tolerance(mode_named("gpu-compatible"), {**table, "onset_minimum": 2})
     with pytest.raises(RuleError, match=r"\[amp.verify\]"):
-        mode_tolerance("amp", {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
+        mode_tolerance(mode_named("amp"), {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
     with pytest.raises(RuleError, match="baseline 'fp16'"):
-        mode_tolerance("amp", {**mode_named("amp").verify, "baseline": "fp16"})
+        mode_tolerance(mode_named("amp"), {**mode_named("amp").verify, "baseline": "fp16"})
 
 
 # An FP32 run 0.5% off the legacy run (precision gap 0.005: drift limit max(2 x 0.005, 0.01) = 0.01).
@@ -491,20 +493,20 @@ def test_gpu_compatible_may_drift_from_the_legacy_run_toward_the_fp32_run():
     """FP32 master weights take the updates toward FP32's: 0.012 from the legacy run (past the limit)
     but 0.007 from the FP32 reference (within it) passes gpu-compatible's drift check, not stochastic's."""
     migrated = LEGACY_LOSSES[:3] + [x * 1.012 for x in LEGACY_LOSSES[3:]]
-    v = judge("gpu-compatible", runs(migrated, reference=_NEAR_FP32))
+    v = judge(mode_named("gpu-compatible"), runs(migrated, reference=_NEAR_FP32))
     assert status(v)["matches"] == PASS, v.part("matches").detail
     assert "within the band the two precisions span" in v.part("matches").detail
-    v = judge("stochastic", runs(migrated, reference=_NEAR_FP32))
+    v = judge(mode_named("stochastic"), runs(migrated, reference=_NEAR_FP32))
     assert status(v)["matches"] == FAIL and "drift apart" in v.part("matches").detail
 
 
 def test_gpu_compatible_drifting_away_from_both_precisions_fails():
     migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
-    v = judge("gpu-compatible", runs(migrated, reference=_NEAR_FP32))
+    v = judge(mode_named("gpu-compatible"), runs(migrated, reference=_NEAR_FP32))
     assert status(v)["matches"] == FAIL, v.part("matches").detail
     assert "outside the band" in v.part("matches").detail
 
 
 def test_the_band_does_not_let_an_fp32_run_pass_gpu_compatible():
-    v = judge("gpu-compatible", runs(_NEAR_FP32, reference=_NEAR_FP32))
+    v = judge(mode_named("gpu-compatible"), runs(_NEAR_FP32, reference=_NEAR_FP32))
     assert status(v)["matches"] == FAIL  # its first steps are not the legacy run's

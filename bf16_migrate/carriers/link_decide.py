@@ -11,6 +11,7 @@ and the carriers and Python files rendered.
 from __future__ import annotations
 
 import bisect
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -861,8 +862,6 @@ def _verify_commands(scripts: list[str], entry: Entry) -> str:
     legacy run (before the rewrite: the setting passed as ``--legacy-env``), named with the
     script's path and the setting's value. A notebook's own code and a `python -c` code are no
     script verify runs: the notebook or the launcher run again is the comparison."""
-    import shlex
-
     setting = f"{entry.variable}={entry.value or '1'}"
     files = [s for s in scripts if not s.startswith("the `python -c` code")]
     named = [s for s in files if not s.endswith(".ipynb")] or ([] if scripts else ["SCRIPT"])

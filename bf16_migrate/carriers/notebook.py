@@ -28,6 +28,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..diagnostics import Diagnostic
 from ..mentions import docs_findings
 from ..python.cells import CELL_MARKER, CELL_MARKER_RE
 from .model import (
@@ -99,8 +100,6 @@ class NotebookPython:
     def map_diagnostic(self, d: Diagnostic) -> Diagnostic:
         """The codemod's diagnostic ``d`` (a line of :attr:`source`) moved to its cell:
         path ``nb.ipynb#cell3``, line within that cell."""
-        from ..diagnostics import Diagnostic
-
         k = min(max(d.line, 1), len(self.line_map)) - 1 if self.line_map else 0
         cell, line = self.line_map[k] if self.line_map else (1, 1)
         return Diagnostic(d.code, f"{self.path}#cell{cell}", max(line, 1), d.col, d.message, d.fixed)

@@ -8,9 +8,16 @@ the file's formatting stay byte for byte.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import tokenize
+import warnings
 
+import nbformat
+from nbformat.warnings import MissingIDFieldWarning
+
+from ..python.guard import ParseError, run_deep
 from .model import CarrierError, LineIndex
 
 SHELL_CELL_MAGICS = ("%%bash", "%%sh", "%%script bash", "%%script sh")
@@ -91,8 +98,6 @@ class SourceLocator:
     inside it. Raises :class:`CarrierError` when the cells cannot be located."""
 
     def __init__(self, text: str) -> None:
-        from ..python.guard import ParseError, run_deep
-
         self.text = text
         try:  # in the large-stack worker, as the carrier read it: a deeply nested notebook is located too
             self.spans = run_deep("notebook", lambda: cell_source_spans(text, "notebook"), expected=(CarrierError,))
@@ -161,9 +166,6 @@ def cell_comments(text: str) -> list[tuple[int, int, int, str]]:
     Python (``%`` magics, ``!`` and ``x = !`` shell lines, the body of a ``%%bash`` or other
     cell magic) have their comment where ``#`` starts a word, as in a shell. Markdown and raw
     cells have none. Empty for a text that is not notebook JSON."""
-    import io
-    import tokenize
-
     try:
         top = json.loads(text)
     except (ValueError, RecursionError):  # nested deeper than json recurses: the notebook's error (analyze)
@@ -273,11 +275,6 @@ def read_notebook(text: str):
     nbformat's warning on stderr for a format-4.5 notebook whose cells have no ``id``: that is the
     file's own format, not a finding, and bf16-migrate edits the file in its own JSON text, so
     the ids nbformat adds to its copy are never written."""
-    import warnings
-
-    import nbformat
-    from nbformat.warnings import MissingIDFieldWarning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingIDFieldWarning)
         return nbformat.reads(text, as_version=nbformat.NO_CONVERT)

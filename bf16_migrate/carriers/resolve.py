@@ -23,9 +23,14 @@ module of the tree it imports (followed through ``import`` statements, at most 2
 from __future__ import annotations
 
 import ast
+import errno
 import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
+
+from ..commit import describe_file_type
+from ..rules import load_rules
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
@@ -134,8 +139,6 @@ def uses_torch(path: Path, root: Path, limit: int = 200) -> bool:
 def _imports_framework(tree: ast.AST) -> bool:
     """Whether ``tree`` imports a framework built on torch (``rules/frameworks.toml``
     ``modules``: transformers, optimum, accelerate, lightning...)."""
-    from ..rules import load_rules
-
     modules = set().union(*(f.modules for f in load_rules().frameworks))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -230,9 +233,6 @@ def unreadable_tree_imports(
 
 def _unreadable(path: Path) -> str | None:
     """Why the module file ``path`` cannot be read, or None when it can or is not there at all."""
-    import errno
-    import stat
-
     if not os.path.lexists(path):
         return None
     try:
@@ -244,8 +244,6 @@ def _unreadable(path: Path) -> str | None:
     if stat.S_ISDIR(info.st_mode):
         return None
     if not stat.S_ISREG(info.st_mode):
-        from ..commit import describe_file_type
-
         return f"not a regular file ({describe_file_type(info.st_mode)})"
     try:
         os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from json5.loader import ModelLoader, loads
+from json5.tokenizer import tokenize
+from json5.utils import JSON5DecodeError
+
 from .model import (
     KEEP,
     REPLACE,
@@ -70,9 +74,6 @@ def analyze(text: str, path: str) -> Analysis:
     """Analyse a ``launch.json``: each legacy ``"env"`` key of a Python launch configuration is
     an entry, in force for that configuration's launch (and its ``"envFile"`` an include of it).
     Raises :class:`CarrierError` (``path:line:col: ...``) when the text is not JSON with comments."""
-    from json5.loader import ModelLoader, loads
-    from json5.utils import JSON5DecodeError
-
     try:
         model = loads(text, loader=ModelLoader())
     except JSON5DecodeError as exc:
@@ -279,8 +280,6 @@ def line_comments(text: str) -> list[tuple[int, int, str]]:
     """The ``//`` comments of a ``launch.json`` as its tokenizer reads them (json-five's: a
     ``//`` inside a string is not one): ``(line, col, text)``, 1-based; none when it does not
     tokenize."""
-    from json5.tokenizer import tokenize
-
     try:
         return [(tok.lineno, tok.colno + 1, tok.value) for tok in tokenize(text) if tok.type == "LINE_COMMENT"]
     except Exception:  # a file that does not tokenize is that file's error (analyze): no noqa read here

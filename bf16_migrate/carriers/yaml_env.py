@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import shlex
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..command_lines import read_command
@@ -559,10 +560,6 @@ def _compose(text: str) -> list:
     their marks). An anchor defined twice is valid YAML (an alias names the latest definition,
     YAML 1.2 section 3.2.2.2): ruamel's warning about it, a multi-line Python warning on stderr,
     is not shown."""
-    import warnings
-
-    from ruamel.yaml.error import ReusedAnchorWarning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ReusedAnchorWarning)
         return list(YAML(typ="rt").compose_all(text))

@@ -29,7 +29,8 @@ from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
 from .precision import Planner
 from .string_mentions import report_string_mentions
 from .test_or_script import is_test_module
-from .tree_facts import FactoryChange, TreeFacts, TreeModule, module_facts
+from .tree_facts import module_facts
+from .tree_types import FactoryChange, TreeFacts, TreeModule
 
 __all__ = [
     "CodemodError",

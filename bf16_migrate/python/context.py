@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TypeVar, cast
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
@@ -19,10 +19,8 @@ from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
 from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
+from .tree_types import TreeFacts
 from .walk import _index, children, findall
-
-if TYPE_CHECKING:
-    from .tree_facts import TreeFacts
 
 __all__ = [
     "FileContext",

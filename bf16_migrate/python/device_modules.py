@@ -42,9 +42,10 @@ from ..rules import ArgumentAt, ModuleCopy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
+from .bindings import definitions, self_assigned
 from .context import FileContext, findall
 from .inputs import InputCasts
-from .model_reach import definitions, module_classes, self_assigned
+from .model_reach import module_classes
 from .model_site import ModelCall, is_loss_callee, model_calls, model_key, same_model
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 import libcst as cst
 import libcst.matchers as m
 
+from ..rules import Mode
 from .apply import EditPlan
 from .context import FileContext, findall
 from .env_writes import LegacyWrite, Mention
@@ -28,7 +29,7 @@ def report_reads(ctx: FileContext, reads: list[Mention]) -> None:
 
 
 def replace_reads(
-    ctx: FileContext, plan: EditPlan, mode: str, reads: list[Mention], values: Mapping[str, str]
+    ctx: FileContext, plan: EditPlan, mode: Mode, reads: list[Mention], values: Mapping[str, str]
 ) -> list[Mention]:
     """In bf16 modes, with the switch migrated unconditionally, a read of a variable that
     was in force (``values``: variable -> the value the legacy run saw) now has one answer.
@@ -62,7 +63,7 @@ def replace_reads(
             cst.parse_statement(
                 (
                     f"{ENABLED_CONSTANT} = {constant!r}  # bf16-migrate: what the legacy bf16 variable read as; "
-                    f"the model now runs in bf16 explicitly ({mode} mode)\n"
+                    f"the model now runs in bf16 explicitly ({mode.name} mode)\n"
                 ).replace("'", '"', 2)
             ).with_changes(leading_lines=[cst.EmptyLine()])
         )

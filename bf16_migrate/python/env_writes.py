@@ -16,6 +16,7 @@ What surrounds a write lives next door: the conditions it runs under in
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 import libcst as cst
@@ -326,8 +327,6 @@ def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
 def _export_only(command: str, variables: set[str]) -> str | None:
     """The legacy variable of a shell command that only exports it (``os.system("export
     XLA_USE_BF16=1")`` runs in a child shell and never reached the Python process)."""
-    import shlex
-
     try:
         words = shlex.split(command)
     except ValueError:

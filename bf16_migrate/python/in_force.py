@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from ..rules import Mode
 from .context import FileContext, findall
 from .device_use import device_functions, device_use_before, module_functions, uses_device
 from .env_writes import ENVIRON, Condition, LegacyWrite, collect_writes, string_value, value_state
@@ -267,7 +268,7 @@ def _call_status(ctx: FileContext, call: cst.Call) -> tuple[str, cst.Call, Condi
 
 
 def in_force_verdict(
-    ctx: FileContext, write: LegacyWrite, mode: str
+    ctx: FileContext, write: LegacyWrite, mode: Mode
 ) -> tuple[str | None, dict[str, object], bool] | None:
     """The BFM049 finding for ``write``, as ``(variant, fields, removed)`` (the message is the
     catalogue's template ``variant`` of BFM049, None for the main one, with ``fields``), or None
@@ -291,10 +292,10 @@ def in_force_verdict(
         taken = {"variable": variable, "line": line(undo.undo.statement), "undo": ctx.code(undo.undo.small)}
         if undo.dead:
             return None, taken, True
-        return "undone_unknown", {**taken, "mode": mode}, False
+        return "undone_unknown", {**taken, "mode": mode.name}, False
     lam = in_lambda(ctx, write)
     if lam is not None:
-        return "lambda", {"variable": variable, "line": line(lam), "mode": mode}, False
+        return "lambda", {"variable": variable, "line": line(lam), "mode": mode.name}, False
     why = not_in_force(ctx, write)
     if why is None:
         return None
@@ -304,14 +305,14 @@ def in_force_verdict(
     if why.reason == "uncalled":
         if why.dead:
             return "private_uncalled", called, True
-        return "uncalled", {**called, "mode": mode}, False
+        return "uncalled", {**called, "mode": mode.name}, False
     if why.reason == "late-call":
-        return "late_call", {**called, "mode": mode}, False
+        return "late_call", {**called, "mode": mode.name}, False
     if why.reason == "conditional-call":
         assert why.condition is not None, "a conditional call is reported with its condition"
-        return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode}, False
+        return "conditional_call", {**called, "condition": ctx.code(why.condition), "mode": mode.name}, False
     return (
         "after_device",
-        {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode},
+        {"variable": variable, "call": ctx.code(why.node), "line": line(why.node), "mode": mode.name},
         False,
     )

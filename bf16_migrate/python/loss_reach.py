@@ -41,8 +41,8 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import ImportAssignment
 
+from .bindings import assigned_values, definitions, self_assigned
 from .context import FileContext, findall
-from .model_reach import assigned_values, definitions, self_assigned
 from .model_site import ModelCall, is_loss_callee
 
 __all__ = ["LossCode", "callee_targets", "imported_callees", "loss_code", "loss_state", "module_loss_code"]

@@ -35,6 +35,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .apply import EditPlan
+from .bindings import assigned_values, definitions, self_assigned
 from .context import FileContext, findall
 from .model_reach import Reached
 from .tensor_flow import Flow, Meet, TensorFlow
@@ -242,8 +243,6 @@ class ValueReach:
         """The function of the file a call of ``func`` runs: a module-level function by name, a
         method ``self.<name>`` of the class, or the ``forward`` of the class a submodule
         ``self.<attr>`` of the file is built from."""
-        from .model_reach import definitions, self_assigned
-
         if isinstance(func, cst.Name):
             defs = [d for d in definitions(self.ctx, func) if isinstance(d, cst.FunctionDef)]
             return defs[0] if len(defs) == 1 else None
@@ -305,8 +304,6 @@ class ValueReach:
 
     def _optimizer_state(self, name: cst.Name) -> bool:
         """Whether ``name`` is bound only to ``self.state[...]`` in an optimizer class's method."""
-        from .model_reach import assigned_values
-
         cls = self.ctx.enclosing(name, cst.ClassDef)
         if cls is None or not self._optimizer(cls):
             return False

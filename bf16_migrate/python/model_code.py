@@ -44,12 +44,13 @@ from libcst.metadata import Assignment
 
 from . import deliberate_f32
 from .apply import EditPlan
+from .bindings import definitions, self_assigned
 from .context import FileContext, findall
 from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
 from .meet import Cast, ValueReach, plan_cast
-from .model_reach import Reached, definitions, self_assigned
+from .model_reach import Reached
 from .optimizers import append_keyword
 from .outcome import F32Island, KeptF32
 from .tensor_flow import Flow, Meet, TensorFlow

@@ -25,16 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import Assignment
 
+from .bindings import assigned_values, definitions, self_assigned
 from .context import FileContext, findall
-
-if TYPE_CHECKING:
-    from .loss_reach import LossCode
+from .loss_reach import LossCode
 
 _SELF_CALL = m.Call(func=m.Attribute(value=m.Name("self")))
 _MAX_BINDINGS = 6
@@ -194,55 +191,6 @@ def _base_kinds(ctx: FileContext, cls: cst.ClassDef, module_bases, optimizer_bas
             if isinstance(node, cst.ClassDef):
                 kinds |= _base_kinds(ctx, node, module_bases, optimizer_bases, seen)
     return kinds
-
-
-def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef | cst.FunctionDef]:
-    """The classes and functions of the file the name ``expr`` is bound to (none for anything else)."""
-    if not isinstance(expr, cst.Name):
-        return []
-    scope = ctx.scopes.get(expr)
-    if scope is None:
-        return []
-    bindings = scope[expr.value]
-    if not bindings:
-        return []
-    # once per set of bindings (a name bound many times, ``import torch`` in each script of a
-    # file of many, is asked about at each of its uses); the set is kept alive with the answer
-    _, found = ctx.memo(
-        ("definitions", id(bindings), len(bindings)),
-        lambda: (
-            bindings,
-            [
-                a.node
-                for a in bindings
-                if isinstance(a, Assignment) and isinstance(a.node, (cst.ClassDef, cst.FunctionDef))
-            ],
-        ),
-    )
-    return list(found)
-
-
-def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
-    """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
-    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
-    pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
-    return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
-
-
-def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
-    """The values of the plain assignments ``name = value`` that bind ``name`` where it is read."""
-    scope = ctx.scopes.get(name)
-    if scope is None:
-        return []
-    values: list[cst.BaseExpression] = []
-    for a in scope[name.value]:
-        if not isinstance(a, Assignment):
-            continue
-        target = ctx.parent(a.node)
-        assign = ctx.parent(target)
-        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
-            values.append(assign.value)
-    return values
 
 
 class _Walk:

@@ -18,7 +18,7 @@ import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .context import FileContext, findall
-from .tree_facts import OptimizerFactory, TreeModule, unwrap_optimizer_class
+from .tree_types import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
 _OPTIMIZER_HINTS = ("optim", "sgd", "adam", "lamb", "lion", "adafactor", "rmsprop", "adagrad")
 

@@ -19,14 +19,8 @@ from .apply import EditPlan
 from .conditions import choose
 from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers
-from .tree_facts import (
-    SUBCLASS,
-    ZERO1,
-    FactoryChange,
-    guard_through_call,
-    master_weights_kind,
-    unwrap_optimizer_class,
-)
+from .optimizer_kinds import local_optimizer_classes, master_weights_kind
+from .tree_types import SUBCLASS, ZERO1, FactoryChange, guard_through_call, unwrap_optimizer_class
 
 
 def plan_master_weights(
@@ -38,11 +32,11 @@ def plan_master_weights(
     sharded: frozenset[int] = frozenset(),
 ) -> list[FactoryChange]:
     """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a class
-    ``with_fp32_master_weights`` can subclass (:func:`.tree_facts.master_weights_kind`: torch.optim's,
+    ``with_fp32_master_weights`` can subclass (:func:`.optimizer_kinds.master_weights_kind`: torch.optim's,
     the known library subclasses, one defined in the file or in the tree) is built through it
     (``snippets.MASTER_WEIGHTS_SOURCE``); torch-xla's ZeRO-1 gets its own setting
     (:func:`zero1_master_weights`); an optimizer built by a factory of the tree is left to that
-    module (the :class:`.tree_facts.FactoryChange` returned, the guard rewritten through the
+    module (the :class:`.tree_types.FactoryChange` returned, the guard rewritten through the
     call); a wrapper that owns the optimizer (``rules/torch_api.toml`` ``[optimizer_owners]``:
     NxD, FSDP; with ``report_owners``) and any other optimizer are reported (BFM060), the former
     with the wrapper's own setting named. ``sharded``: ids of the optimizer calls and FSDP wraps
@@ -57,7 +51,7 @@ def plan_master_weights(
         if site.factory is not None:
             module, factory = site.factory
             changes.append(
-                FactoryChange(module.path, factory.name, guard_through_call(ctx, guard, site.call, factory), ctx.path)
+                FactoryChange(module.path, factory.name, guard_through_call(guard, site.call, factory), ctx.path)
             )
             continue
         kind = master_weights_kind(ctx, unwrap_optimizer_class(site.call.func))
@@ -215,17 +209,6 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: Mode) -> None:
     for site in find_optimizers(ctx):
         if site.qualified & ctx.rules.torch_api.stock_optimizers and not mode.master_weights:
             ctx.report("BFM061", site.call, fixed=False, variant="stock", optimizer=ctx.code(site.call.func))
-
-
-def local_optimizer_classes(ctx: FileContext) -> set[str]:
-    """Classes defined in this file that subclass ``torch.optim.Optimizer`` (or a stock
-    optimizer): the master-weights subclass wraps their ``step`` as it does a stock one's."""
-    names: set[str] = set()
-    bases_ok = ctx.rules.torch_api.stock_optimizers | {"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"}
-    for cls in ctx.nodes(cst.ClassDef):
-        if any(ctx.qualified_names(b.value) & bases_ok for b in cls.bases):
-            names.add(cls.name.value)
-    return names
 
 
 def wrap_master_weights(func: cst.BaseExpression, guard: cst.BaseExpression | None) -> cst.BaseExpression:

@@ -15,7 +15,8 @@ from . import snippets
 from .conditions import negate
 from .context import FileContext
 from .model_site import OptimizerSite, same_model
-from .tree_facts import SUBCLASS, master_weights_kind, unwrap_optimizer_class
+from .optimizer_kinds import master_weights_kind
+from .tree_types import SUBCLASS, unwrap_optimizer_class
 
 
 def existing_precision(

@@ -356,7 +356,7 @@ class Planner:
         self.switched = {w.variable: "1" for w in on_writes} | {v: self.launched_values[v] for v in self.external}
         reads = remove_patches(ctx, self.plan, reads, {w.variable for w in on_writes} | set(self.external))
         if self.guard is None and self.mode.casts_model:
-            reads = replace_reads(ctx, self.plan, self.mode.name, reads, in_force)
+            reads = replace_reads(ctx, self.plan, self.mode, reads, in_force)
         return reads
 
     def _triage(self, w: LegacyWrite) -> list[Condition] | None:
@@ -374,7 +374,7 @@ class Planner:
             remove_write(ctx, self.plan, w)
             ctx.report("BFM045", w.key, fixed=True, variable=w.variable)
             return None
-        verdict = in_force_verdict(ctx, w, self.mode.name)
+        verdict = in_force_verdict(ctx, w, self.mode)
         if verdict is not None:  # BFM049: a write that never took effect, or may not have
             variant, fields, removed = verdict
             if removed:
@@ -1026,7 +1026,7 @@ class Planner:
         variables = list(self.imported_under)
         reads = remove_patches(self.ctx, self.plan, reads, set(variables))
         if self.mode.casts_model:
-            reads = replace_reads(self.ctx, self.plan, self.mode.name, reads, self.imported_under)
+            reads = replace_reads(self.ctx, self.plan, self.mode, reads, self.imported_under)
         report_reads(self.ctx, reads)
         if any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from .bindings import definitions, self_assigned
 from .context import FileContext, findall
-from .model_reach import definitions, module_classes, self_assigned
+from .model_reach import module_classes
 
 __all__ = ["Receiver", "receiver"]
 

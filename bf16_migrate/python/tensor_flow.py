@@ -32,9 +32,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
+from .bindings import self_assigned
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
-from .model_reach import self_assigned
 from .submodule_inputs import receiver
 
 __all__ = ["Flow", "Meet", "TensorFlow", "cast_kind"]

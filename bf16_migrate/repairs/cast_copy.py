@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from . import Example, Located, RepairKind, _locate, _relocate
+from .site import Example, Located, RepairKind, locate, relocate
 
 KIND = RepairKind.CAST_COPY
 
@@ -69,10 +69,10 @@ def repair(located: Located) -> cst.Module | None:
     spans = [site.span, *site.also]
     text = located.module.code
     for span in spans:
-        node = located.node if span is site.span else _locate(located.module, located.positions, text, span)
+        node = located.node if span is site.span else locate(located.module, located.positions, text, span)
         if node is None:
-            relocated = _relocate(text, span)
-            node = _locate(located.module, located.positions, text, relocated) if relocated is not None else None
+            relocated = relocate(text, span)
+            node = locate(located.module, located.positions, text, relocated) if relocated is not None else None
         if node is None:
             continue
         moved = _move_cast_before(located, node)

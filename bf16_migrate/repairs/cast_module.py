@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import Example, Located, RepairKind, replace_node, with_torch_import
+from .site import Example, Located, RepairKind, replace_node, with_torch_import
 
 KIND = RepairKind.CAST_MODULE
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import Example, Located, RepairKind, dtype_expression, names_in, replace_node, with_torch_import
+from .site import Example, Located, RepairKind, dtype_expression, names_in, replace_node, with_torch_import
 
 KIND = RepairKind.CAST_OPERAND
 

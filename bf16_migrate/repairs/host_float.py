@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from . import Example, Located, RepairKind, replace_node
+from .site import Example, Located, RepairKind, replace_node
 
 KIND = RepairKind.HOST_FLOAT
 

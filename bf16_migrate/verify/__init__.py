@@ -22,12 +22,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from ..rules import DEFAULT_MODE, mode_named
-from ..rules import MODES as MODE_NAMES
+from bf16_migrate.carriers.model import FileResult
+from bf16_migrate.write import read_source as read_file
+
+from ..rules import DEFAULT_MODE, Mode, all_modes, mode_named
+from ..rules import REFERENCE as REFERENCE_MODE
 from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
+from .migration import refuse_nothing_to_verify
+from .parts import usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
+from .result import VerifyReport
 from .runner import LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
 from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings, trace_part
 
@@ -62,61 +68,6 @@ def default_jobs(device: str, cpus: int | None = None) -> int:
     return max(1, min(3, cpus if cpus is not None else (os.cpu_count() or 1)))
 
 
-@dataclass
-class VerifyReport:
-    """What :func:`verify_script` found.
-
-    ``runs``: ``"legacy"`` / ``"migrated"`` / ``"reference"`` -> :class:`RunRecord` (losses
-    as floats per optimizer step, step end times in seconds, parameter dtypes, XLA compile
-    counts, the executed step graph's statistics; a run that failed but was not needed has
-    ``error`` set). ``verdict``: the parts (runs, trains, precision, matches, graph) with their
-    figures. ``diagnostics``: the migration's
-    findings (objects with ``code``, ``line``, ``col``, ``message``, ``fixed``).
-    ``wall_time_s``: seconds for the whole verify. ``passed``: every part passed.
-    ``legacy_label``: where the legacy text came from (``--against``), or None.
-    ``graphs``: whether the graphs were dumped (the graph part exists only then).
-    ``legacy_env``: the variables added to the legacy run; ``legacy_env_source``: where they
-    came from (``["run.sh:3"]`` for a launcher of the tree at ``--against``, ``["--legacy-env"]``).
-    ``rounds``: the steps of each round of runs (``[20]``; ``[20, 80]`` when the first round
-    could not decide and the runs were made again with more steps); ``steps`` is the last.
-    ``trace_findings``: what the migrated run's dtype trace shows that the legacy run's does not
-    (:mod:`.trace_findings`; the ``trace`` part of the verdict counts them). ``modules``: the
-    migrated text of each module of the tree the migrated run ran in place of the legacy one.
-    ``islands``: the deliberate f32 islands the migration kept (``Outcome.f32_islands`` by file).
-    """
-
-    script: Path
-    mode: str
-    steps: int
-    runs: dict[str, RunRecord]
-    verdict: Verdict
-    script_args: list[str] = field(default_factory=list)
-    diagnostics: list[Any] = field(default_factory=list)
-    device: str = "CPU"
-    wall_time_s: float = 0.0
-    migrated_source: str = ""
-    legacy_label: str | None = None
-    graphs: bool = True
-    legacy_env: dict[str, str] = field(default_factory=dict)
-    legacy_env_source: list[str] = field(default_factory=list)
-    rounds: list[int] = field(default_factory=list)
-    trace_findings: list[TraceFinding] = field(default_factory=list)
-    modules: dict[Path, str] = field(default_factory=dict)
-    islands: dict[Path, list[Any]] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict.passed
-
-    @property
-    def parts(self) -> list:
-        return self.verdict.parts
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (see :func:`bf16_migrate.verify.report.report_dict`)."""
-        return report_dict(self)
-
-
 class _Migrated(NamedTuple):
     """What :func:`_migrate` returns (see there)."""
 
@@ -130,7 +81,7 @@ class _Migrated(NamedTuple):
 
 
 def _migrate(
-    source: str, mode: str, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
+    source: str, mode: Mode, path: Path, launched_with: Mapping[str, str] | None = None, modules: bool = True
 ) -> _Migrated:
     """The codemod's migration of ``source`` (the script at ``path``): its text, its findings
     (with ``modules``, those of the modules of the tree it imports too), the flag its launchers
@@ -146,7 +97,6 @@ def _migrate(
     except ImportError as exc:  # pragma: no cover - the package ships it
         raise RunError(f"the migration API is not available ({exc}); pass the migrated source explicitly") from exc
     from bf16_migrate.tree_modules import TreeFactsReader
-    from bf16_migrate.write import read_source as read_file
 
     def read_python(module: Path) -> tuple[str, str]:
         found = read_file(module)
@@ -178,7 +128,7 @@ def _migrate(
 
 
 def _migrated_modules(
-    script: Path, source: str, result: Any, mode: str, diagnostics: list[Any], islands: dict[Path, list[Any]]
+    script: Path, source: str, result: Any, mode: Mode, diagnostics: list[Any], islands: dict[Path, list[Any]]
 ) -> dict[Path, str]:
     """The modules of the tree under the script's directory that it imports, migrated as the
     rewrite migrates them (:func:`bf16_migrate.tree_modules.migrate_imported_modules`: they ran under
@@ -188,7 +138,6 @@ def _migrated_modules(
     tree is proven by ``bf16-migrate DIR --verify``. Their deliberate f32 islands go into
     ``islands`` (path -> ``Outcome.f32_islands``). Raises :class:`RunError` when one cannot be
     read or migrated."""
-    from bf16_migrate.carriers.model import FileResult
     from bf16_migrate.tree_modules import migrate_imported_modules
 
     script = script.resolve()
@@ -205,7 +154,7 @@ def _migrated_modules(
         loss_code=list(result.loss_code),
     )
     results = migrate_imported_modules(
-        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode_named(mode), False, errors
+        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
     )
     if errors:
         raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
@@ -232,7 +181,7 @@ def _is_test_module(source: str, script: Path) -> bool:
 
 def verify_script(
     script: Path,
-    mode: str = DEFAULT_MODE,
+    mode: Mode | str = DEFAULT_MODE,
     steps: int = 20,
     legacy_env: Mapping[str, str] = MappingProxyType({}),
     script_args: Sequence[str] = (),
@@ -315,9 +264,10 @@ def verify_script(
     runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`),
     more evidence when it cannot decide (:func:`_more_steps`).
     """
-    if mode not in TOLERANCES:
+    mode = mode if isinstance(mode, Mode) else mode_named(mode)  # the one lookup: verify's API takes a name too
+    if not mode.verify:
         raise ValueError(
-            f"mode {mode!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"mode {mode.name!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
             f"choose one of {', '.join(TOLERANCES)}"
         )
     if steps < 1:
@@ -341,7 +291,7 @@ def verify_script(
         base_env,
         migrated_source,
         reference_source,
-        need_reference=run_reference or mode_named(mode).autocast,
+        need_reference=run_reference or mode.autocast,
         need_islands=trace and previous is None,
     )
     if migrated_modules is not None:
@@ -453,7 +403,7 @@ def verify_script(
     )
 
 
-def _trace_sources(script: Path, mode: str, source: str, legacy: _Legacy, texts: _Texts) -> TraceSources:
+def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts: _Texts) -> TraceSources:
     """What the trace findings need to place the runs' lines in the user's files (the files as
     they are on disk): the migrated script's and modules' texts, the legacy text where it is not
     the user's file (``--against``: the checkout's), the deliberate f32 islands."""
@@ -472,7 +422,7 @@ def _trace_sources(script: Path, mode: str, source: str, legacy: _Legacy, texts:
     legacy_texts: dict[str, str] = {}
     if legacy.source is not None:
         legacy_texts[str(script)] = legacy.source
-    sources = TraceSources(user_text, {MIGRATED: migrated, LEGACY: legacy_texts}, f32=mode_named(mode).casts_model)
+    sources = TraceSources(user_text, {MIGRATED: migrated, LEGACY: legacy_texts}, f32=mode.casts_model)
     checkout = legacy.checkout
     if checkout is not None:
 
@@ -584,7 +534,7 @@ class _Texts:
 
 def _texts(
     script: Path,
-    mode: str,
+    mode: Mode,
     source: str,
     legacy_source: str | None,
     legacy_env: Mapping[str, str],
@@ -602,8 +552,6 @@ def _texts(
     an already-migrated script, with the ``--against REV`` to run). ``need_islands``: the
     deliberate f32 islands are wanted even when the migrated text is given (the codemod then runs
     on the legacy text for them alone)."""
-    from .migration import refuse_nothing_to_verify
-
     diagnostics: list[Any] = []
     modules: dict[Path, str] = {}
     legacy_text = source if legacy_source is None else legacy_source
@@ -639,10 +587,10 @@ def _texts(
             # under its launcher's setting), f32 it keeps on purpose
             legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
             kept_f32, loss_f32, notes = _kept_f32_of(legacy_read, migrated_source)
-            if mode_named(mode).autocast and legacy_env and migrated_source == legacy_source:
+            if mode.autocast and legacy_env and migrated_source == legacy_source:
                 flag = legacy_read.flag
     if need_reference and reference_source is None:
-        reference_source = _migrate(legacy_text, "reference", script, modules=False)[0]
+        reference_source = _migrate(legacy_text, REFERENCE_MODE, script, modules=False)[0]
     if islands is None and need_islands:
         try:
             islands = _migrate(legacy_text, mode, script, launched_with=legacy_env).islands
@@ -686,7 +634,7 @@ def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, lis
 
 def _run(
     script: Path,
-    mode: str,
+    mode: Mode,
     legacy: _Legacy,
     texts: _Texts,
     legacy_env: Mapping[str, str],
@@ -704,8 +652,8 @@ def _run(
     ``trace_after``: the legacy and migrated runs record their dtype trace and may go on that
     many seconds after the recorded steps (None: no trace). ``only``: the names of the runs to
     make (None: all)."""
-    f32 = mode_named(mode).casts_model
-    master_weights = mode_named(mode).master_weights  # its optimizer steps on FP32 master weights
+    f32 = mode.casts_model
+    master_weights = mode.master_weights  # its optimizer steps on FP32 master weights
     with Workspace() as ws:
         staged = ws.root / MIGRATED
         migrated_spec = ws.spec(
@@ -746,7 +694,7 @@ def _run(
             if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
-            specs.insert(1 if mode_named(mode).autocast else 2, reference_spec)
+            specs.insert(1 if mode.autocast else 2, reference_spec)
         if only is not None:
             specs = [spec for spec in specs if spec.name in only]
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
@@ -756,7 +704,7 @@ def _run(
 
 def _control_run(
     script: Path,
-    mode: str,
+    mode: Mode,
     legacy: _Legacy,
     texts: _Texts,
     legacy_env: Mapping[str, str],
@@ -773,9 +721,7 @@ def _control_run(
     is the bar the migrated run is held to in the same verify (:data:`.compare.FALLBACK`). When
     the migrated text is that rewrite, the migrated run is the control (no run is made). Nothing
     is added when the rewrite cannot be made; the verdict then says the bar is missing."""
-    from .parts import usable
-
-    if mode_named(mode).autocast or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
+    if mode.autocast or usable(runs.get(LEGACY)) or not usable(runs.get(REFERENCE)):
         return
     legacy_text = legacy.source if legacy.source is not None else read_source(script)
     origin = legacy.file if legacy.file is not None else script
@@ -801,7 +747,7 @@ def _control_run(
         runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
 
 
-def _raise_unusable(mode: str, runs: dict[str, RunRecord], findings: Sequence[TraceFinding] = ()) -> None:
+def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[TraceFinding] = ()) -> None:
     """Raise :class:`RunError` (carrying the runs and the trace's ``findings``) when the migrated
     run failed, or when no comparison run is usable (the FP32 reference for amp; the legacy run
     and its fallback, the reference, for the other modes)."""
@@ -821,7 +767,7 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord], findings: Sequence[Tr
         err.runs = dict(runs)
         raise err
     failure: RunError | None = None
-    if mode_named(mode).autocast:
+    if mode.autocast:
         if reference is None or not reference.ok:
             failure = reference.as_error() if reference is not None else RunError("the FP32 reference run did not run")
     elif (legacy is None or not legacy.ok) and (reference is None or not reference.ok):
@@ -835,12 +781,11 @@ def _raise_unusable(mode: str, runs: dict[str, RunRecord], findings: Sequence[Tr
         raise failure
 
 
-def _plain_bf16_mode() -> str:
+def _plain_bf16_mode() -> Mode:
     """The mode whose rewrite is the control run's: plain full bf16, the model cast without FP32
     master weights or autocast (the first such mode of ``rules/modes.toml``). Raises
     ValueError when the rules hold none."""
-    for name in MODE_NAMES:
-        mode = mode_named(name)
+    for mode in all_modes():
         if mode.casts_model and not mode.master_weights and not mode.autocast:
-            return name
+            return mode
     raise ValueError("rules/modes.toml has no mode that casts the model without master weights or autocast")

@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..carriers import REGISTRY
+from ..commit import WriteRefused, commit, plan_bytes
+from ..rules import Mode
+from ..scan import kind_of, project_dir, skips_directory
 from .gitrev import Checkout
+from .progress import PrefixedProgress, make_progress
+from .report import format_report
 from .scratch import scratch_dir
-from .tree import Job, Outcome
+from .tree import Job, Outcome, exit_code, plan_tree, run_jobs, summary_table
 
 __all__ = ["PreRewriteTree", "Revert", "mirror_root", "revert_failed", "revert_groups"]
 
@@ -39,8 +46,6 @@ def mirror_root(paths: Iterable[Path]) -> Path:
     """The directory to mirror for files ``paths`` (absolute or relative to the current
     directory): the common parent of their projects (:func:`bf16_migrate.scan.project_dir`:
     the nearest directory holding ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``)."""
-    from ..scan import project_dir
-
     dirs = [str(project_dir(Path(p).resolve())) for p in paths]
     if not dirs:
         raise ValueError("mirror_root: no path")
@@ -97,9 +102,6 @@ class PreRewriteTree(Checkout):
         return {p.relative_to(self.work_root).as_posix() for p in self._restore}
 
     def _mirror(self) -> None:
-        from ..carriers import REGISTRY
-        from ..scan import kind_of, skips_directory
-
         needed = {
             parent
             for p in self._restore
@@ -190,9 +192,6 @@ def revert_failed(
     command line (a symlink is written through only to a target inside them). ``after``: the
     bytes the rewrite wrote; a file that no longer holds them (edited while the verify ran) is
     not put back, and then nothing is (:func:`bf16_migrate.commit.plan_bytes`)."""
-    from ..commit import WriteRefused, commit, plan_bytes
-    from ..scan import kind_of
-
     files, _jobs = revert_groups(outcomes)
     root = Path(root).resolve()
     by_rel = {Path(p).resolve().relative_to(root).as_posix(): Path(p) for p in snapshot}
@@ -268,7 +267,7 @@ def verify_rewrite(
     written: Sequence[Path],
     snapshot: Mapping[Path, bytes | None],
     *,
-    mode: str,
+    mode: Mode,
     legacy_env: Mapping[str, str] | None,
     roots: list[Path],
     ignore: Callable[[str, bool], bool] | None = None,
@@ -285,10 +284,6 @@ def verify_rewrite(
     per run; with ``revert``, :func:`revert_failed` afterwards. ``echo(text, to_stderr)``
     prints: progress lines, each job's report and the table. KeyboardInterrupt stops the runs
     (children killed, temporaries removed) and propagates; nothing is reverted then."""
-    from .progress import PrefixedProgress, make_progress
-    from .report import format_report
-    from .tree import plan_tree, run_jobs, summary_table
-
     restore = {Path(p): snapshot[p] for p in written if p in snapshot}
     after = _bytes_now(restore)  # what the rewrite wrote: a revert puts back only files still holding it
     notes: list[str] = [
@@ -318,8 +313,6 @@ def verify_rewrite(
 
         def progress_for(job: Job, index: int):
             if jobs > 1:
-                import sys
-
                 return PrefixedProgress(sys.stderr, steps, job.rel)
             return make_progress(steps, ["legacy", "migrated", "reference"])
 
@@ -336,7 +329,6 @@ def verify_rewrite(
         echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==", False)
         echo(format_report(outcome.report) if outcome.report is not None else f"error: {outcome.error}\n", False)
     table = summary_table(outcomes, title, notes)
-    from .tree import exit_code
 
     result = RewriteVerify(outcomes, notes, unverified, table, exit_code(o.status for o in outcomes))
     if revert and result.exit_code != 0:

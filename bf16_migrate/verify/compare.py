@@ -169,7 +169,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..rules import MODES, RuleError, mode_named
+from ..rules import MODES, Mode, RuleError, all_modes
 from .allowance import Allowance
 from .evidence import SDPA_HINT, graph_part, mode_compile_allowance, precision_part, separates
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
@@ -276,13 +276,13 @@ class Tolerance:
         return limit, f"limit {limit:.2g} = max({self.drift_factor:g} x precision gap {gap:.2g}, {self.drift_floor:g})"
 
 
-def mode_tolerance(mode: str, rule: Mapping[str, object] | None = None) -> Tolerance:
+def mode_tolerance(mode: Mode, rule: Mapping[str, object] | None = None) -> Tolerance:
     """The tolerance of ``mode``, read from its ``[MODE.verify]`` table in ``rules/modes.toml``
     (``rule``: that table, when given; its keys are :class:`Tolerance`'s fields, the figures
     behind them its ``source``). Raises :class:`~bf16_migrate.rules.RuleError` naming the table
     when a key is missing or unknown or a value is not one verify knows, ValueError for an
     unknown mode."""
-    table = dict(mode_named(mode).verify if rule is None else rule)
+    table = dict(mode.verify if rule is None else rule)
     try:
         tol = Tolerance(**table)
     except TypeError as exc:
@@ -294,7 +294,7 @@ def mode_tolerance(mode: str, rule: Mapping[str, object] | None = None) -> Toler
     return tol
 
 
-TOLERANCES: dict[str, Tolerance] = {mode: mode_tolerance(mode) for mode in MODES if mode_named(mode).verify}
+TOLERANCES: dict[str, Tolerance] = {mode.name: mode_tolerance(mode) for mode in all_modes() if mode.verify}
 """Tolerance per migration mode (``rules/modes.toml``); figures in the module docstring. A mode
 without a ``[MODE.verify]`` table (one added to a copy of the rules) cannot be verified."""
 
@@ -362,7 +362,7 @@ class Verdict:
     per-step relative differences of the migrated losses against it (floats, ``inf`` where
     undefined), the tolerance used, and notes (str) for the report."""
 
-    mode: str
+    mode: Mode
     parts: list[Part]
     baseline: str | None = None
     rel: list[float] = field(default_factory=list)
@@ -438,7 +438,7 @@ KEPT_F32_NOTE = (
 
 
 def judge(
-    mode: str,
+    mode: Mode,
     runs: Mapping[str, RunRecord],
     requested_steps: int | None = None,
     *,
@@ -466,21 +466,21 @@ def judge(
     (:func:`_runs_part`; the others only when it passes), trains (:func:`_trains_part`),
     precision (:func:`.evidence.precision_part`), matches (:func:`_matches_part`), graph
     (:func:`.evidence.graph_part`)."""
-    if mode not in TOLERANCES:
+    if not mode.verify:
         raise ValueError(
-            f"mode {mode!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"mode {mode.name!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
             f"choose one of {', '.join(TOLERANCES)}"
         )
     migrated = runs.get(MIGRATED)
     legacy = runs.get(LEGACY)
     reference = runs.get(REFERENCE)
     verdict = Verdict(mode=mode, parts=[])
-    tol = TOLERANCES[mode]
+    tol = mode_tolerance(mode)
     if device.upper() != "CPU":
         verdict.notes.append(DEVICE_NOTE.format(device=device))
-    if device.upper() == "NEURON" and mode_named(mode).stochastic_rounding:
+    if device.upper() == "NEURON" and mode.stochastic_rounding:
         tol = replace(tol, onset_kind="none")
-    if kept_f32 and not mode_named(mode).autocast:
+    if kept_f32 and not mode.autocast:
         tol = replace(tol, onset_kind="none", onset_skipped="f32 kept where the script asks for it, BFM088/BFM089")
         verdict.notes.append(KEPT_F32_NOTE)
     base, tol = _comparison_run(tol, legacy, reference, verdict)
@@ -574,7 +574,7 @@ def _fallback_note(control: RunRecord | None, reference: RunRecord) -> str:
 
 
 def _runs_part(
-    mode: str,
+    mode: Mode,
     runs: Mapping[str, RunRecord],
     migrated: RunRecord | None,
     legacy: RunRecord | None,
@@ -589,7 +589,7 @@ def _runs_part(
         failure = migrated.error if migrated is not None else "it did not run"
         return Part("runs", FAIL, f"the migrated run failed: {failure}", runs_figs)
     if base is None:
-        what = "legacy run or FP32 reference" if TOLERANCES[mode].baseline == LEGACY else "FP32 reference run"
+        what = "legacy run or FP32 reference" if mode_tolerance(mode).baseline == LEGACY else "FP32 reference run"
         failed = [f"{r.name}: {r.error or 'NaN/Inf in its losses'}" for r in (legacy, reference) if r is not None]
         return Part(
             "runs", FAIL, f"no usable {what} to compare with" + (f" ({'; '.join(failed)})" if failed else ""), runs_figs
@@ -742,7 +742,7 @@ def _matches_part(
 
 
 def _undecided(
-    mode: str,
+    mode: Mode,
     tol: Tolerance,
     migrated: RunRecord,
     legacy: RunRecord,

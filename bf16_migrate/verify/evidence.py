@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..rules import mode_named
+from ..rules import Mode
 from .allowance import Allowance
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
@@ -29,7 +29,7 @@ __all__ = ["MODEL_CAST_COMPILES", "mode_compile_allowance", "SDPA_HINT", "precis
 
 
 def precision_part(
-    mode: str,
+    mode: Mode,
     migrated: RunRecord,
     legacy: RunRecord | None,
     reference: RunRecord | None,
@@ -51,7 +51,7 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    if mode_named(mode).casts_model:
+    if mode.casts_model:
         if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
             problems.append(
                 f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})"
@@ -148,11 +148,11 @@ the first ``MpDeviceLoader`` sync, whose graph the legacy run meets again, cache
 fixtures)."""
 
 
-def mode_compile_allowance(mode: str) -> int:
+def mode_compile_allowance(mode: Mode) -> int:
     """The compilations a migration in ``mode`` (a mode's name) may add when nothing itemized
     them: :data:`MODEL_CAST_COMPILES` when the mode casts the model, else 0 (autocast adds no
     graph of its own). Raises ValueError for an unknown mode."""
-    return MODEL_CAST_COMPILES if mode_named(mode).casts_model else 0
+    return MODEL_CAST_COMPILES if mode.casts_model else 0
 
 
 def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -> dict[str, int]:
@@ -166,7 +166,7 @@ def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -
     return out
 
 
-def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | None]:
+def _state_precision(mode: Mode, migrated: RunRecord) -> tuple[str | None, str | None]:
     """(problem, fact) about the optimizer state on the device. gpu-compatible promises FP32
     master weights, so its state (exp_avg, momentum_buffer...) is created from them in f32
     (measured: float32/f32 on the four fixtures; stochastic: bfloat16/bf16)."""
@@ -174,7 +174,7 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     if not counts:
         return None, None
     text = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
-    if mode_named(mode).master_weights and "bf16" in counts:
+    if mode.master_weights and "bf16" in counts:
         return (
             f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
             "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
@@ -182,7 +182,7 @@ def _state_precision(mode: str, migrated: RunRecord) -> tuple[str | None, str | 
     return None, f"optimizer state {text}"
 
 
-def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) -> str | None:
+def _loss_precision(mode: Mode, migrated: RunRecord, bf16_run: RunRecord | None) -> str | None:
     """A problem when, in a bf16 mode, the loss the migrated run backpropagates is f32 on the
     device where the full-bf16 run's (the legacy run, or the control when it is unusable) was
     bf16: an f32 tensor met the bf16 output on its way to the loss (an uncast target, a sample
@@ -190,7 +190,7 @@ def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) 
     switch every floating tensor on the device was bf16 (torch_xla/csrc/dtype.cpp), so the
     legacy loss is bf16 (measured: bench/calibration/weighted_loss, legacy bf16, the migration
     with the weights left f32 f32). amp computes its loss in f32 by design: not checked."""
-    if mode_named(mode).autocast or bf16_run is None or migrated.loss_dtype is None:
+    if mode.autocast or bf16_run is None or migrated.loss_dtype is None:
         return None
     if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
         return (
@@ -201,7 +201,7 @@ def _loss_precision(mode: str, migrated: RunRecord, bf16_run: RunRecord | None) 
     return None
 
 
-def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
+def _state_differs(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
     """Said when the migrated optimizer state is held in another precision on the device than
     the legacy run's, in a mode that promises the legacy precision (stochastic: parameters and
     state bf16, as under the switch). Measured: torch-xla's ZeroRedundancyOptimizer keeps its
@@ -209,7 +209,7 @@ def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> 
     (fixtures/zero1_sharded, 12 steps: migrated f32 x12 where the legacy run had bf16 x12).
     Not a failure: the migrated optimizer computes in more precision than the legacy one did,
     and the losses are judged by matches; but its state takes twice the memory."""
-    if not mode_named(mode).stochastic_rounding or legacy is None or not legacy.ok:
+    if not mode.stochastic_rounding or legacy is None or not legacy.ok:
         return None
     mine, theirs = _device_dtype_counts(migrated.state_dtypes), _device_dtype_counts(legacy.state_dtypes)
     if not mine or not theirs or set(mine) == set(theirs):
@@ -224,7 +224,7 @@ def _state_differs(mode: str, migrated: RunRecord, legacy: RunRecord | None) -> 
 
 
 def _precision_from_graphs(
-    mode: str, migrated: RunRecord, legacy: RunRecord | None
+    mode: Mode, migrated: RunRecord, legacy: RunRecord | None
 ) -> tuple[list[str], list[str], dict]:
     """Problems, facts and figures about the matmuls of the migrated training-step graph.
 
@@ -243,7 +243,7 @@ def _precision_from_graphs(
     fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
     if g.matmuls_bf16 == 0:
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
-    elif mode_named(mode).autocast:
+    elif mode.autocast:
         if g.matmuls_bf16 < g.matmuls:
             problems.append(
                 f"{g.matmuls - g.matmuls_bf16} of {g.matmuls} matmuls of the step graph are not bf16 under autocast "
@@ -261,7 +261,7 @@ def _precision_from_graphs(
     return problems, [fact], figs
 
 
-def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunRecord) -> str | None:
+def separates(mode: Mode, migrated: RunRecord, legacy: RunRecord, reference: RunRecord) -> str | None:
     """How the executed step graphs and device dtypes tell the migrated run's precision from
     the control's, or None when they do not (a graph or a dtype missing, or no difference).
 
@@ -276,7 +276,7 @@ def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunR
     g, lg, rg = migrated.graph, legacy.graph, reference.graph
     if g is None or lg is None or rg is None or not (g.matmuls and lg.matmuls and rg.matmuls):
         return None
-    if mode_named(mode).autocast:
+    if mode.autocast:
         if g.matmuls_bf16 == g.matmuls and not has_bf16(migrated.device_param_dtypes):
             if has_bf16(legacy.device_param_dtypes):
                 return (
@@ -303,7 +303,7 @@ def separates(mode: str, migrated: RunRecord, legacy: RunRecord, reference: RunR
 
 
 def graph_part(
-    mode: str,
+    mode: Mode,
     migrated: RunRecord,
     base: RunRecord,
     legacy: RunRecord | None,
@@ -346,10 +346,10 @@ def graph_part(
     down = g.converts.get("f32->bf16", 0)
     elementwise = g.round_trip_count("elementwise")
     conv_text = f"f32<->bf16 tensor converts {up} up / {down} down"
-    if mode_named(mode).autocast:
+    if mode.autocast:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: one f32 convert per parameter gradient is expected under autocast)"
-    elif mode_named(mode).master_weights:
+    elif mode.master_weights:
         params = sum((migrated.param_dtypes or {}).values())
         conv_text += f" ({params} parameters: FP32 master weights take one each way per parameter)"
     if elementwise:

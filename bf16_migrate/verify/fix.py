@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..repairs import RepairSite, apply_repairs
+from .records import RunError
 from .runner import read_source
 from .trace_findings import FindingKind
 
@@ -185,8 +186,6 @@ def _message(error: Any) -> str:
 
 def _attempt(verify: Callable[..., Any], script: Path, kwargs: Mapping[str, Any]) -> tuple[Any, Any]:
     """(report, None) or (None, the RunError) of one verify."""
-    from .records import RunError
-
     try:
         return verify(script, **kwargs), None
     except RunError as exc:

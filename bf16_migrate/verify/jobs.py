@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..rules import Mode
 from .records import RunError
 
 __all__ = ["Job", "Outcome"]
@@ -25,7 +26,7 @@ class Job:
     rel: str
     legacy_env: dict[str, str]
     source: list[str]
-    mode: str
+    mode: Mode
     mode_source: str
     args: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -41,14 +42,14 @@ class Job:
         command = ["bf16-migrate", "verify", self.rel]
         if against:
             command += ["--against", against]
-        command += ["--mode", self.mode]
+        command += ["--mode", self.mode.name]
         for key, value in sorted(self.legacy_env.items()):
             command += ["--legacy-env", f"{key}={value}"]
         if self.args:
             command += ["--", *self.args]
         return {
             "script": self.rel,
-            "mode": self.mode,
+            "mode": self.mode.name,
             "mode_source": self.mode_source,
             "legacy_env": dict(self.legacy_env),
             "legacy_env_source": list(self.source),

@@ -20,10 +20,11 @@ runs from REV's tree and the migrated side from the work tree.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..rules import DEFAULT_MODE
+from ..rules import Mode, all_modes
 from .launchers import launch_settings
 from .records import RunError
 from .runner import read_source
@@ -33,8 +34,6 @@ __all__ = ["plan_launcher"]
 
 
 def _tree_root(path: Path) -> Path:
-    import subprocess
-
     try:
         top = subprocess.run(
             ["git", "rev-parse", "--show-toplevel"],
@@ -51,7 +50,7 @@ def _tree_root(path: Path) -> Path:
 def plan_launcher(
     launcher: Path,
     checkout=None,
-    mode: str | None = None,
+    mode: Mode | None = None,
     legacy_env: Mapping[str, str] | None = None,
     steps: int = 20,
     extra_args: Sequence[str] = (),
@@ -96,7 +95,7 @@ def plan_launcher(
         elif checkout is not None:
             chosen, how = detect_mode(read_source(s.script), read_source(script), rel, env)
         else:
-            chosen, how = DEFAULT_MODE, "default"
+            chosen, how = all_modes()[0], "default"
         job_notes = [f"launched at {where}: `{s.text}`, run as one process: python {rel} {' '.join(args)}".rstrip()]
         if said:
             job_notes.append(f"{where}: its arguments resolved as the shell would{said}")

@@ -20,7 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules import DEFAULT_MODE
+from ..carriers import REGISTRY
+from ..rules import Mode, all_modes
+from ..scan import scan
 from .runner import LEGACY_VARIABLES
 
 __all__ = ["LaunchSetting", "launch_settings", "settings_for"]
@@ -81,22 +83,20 @@ def _planner_class():
 
 
 def launch_settings(
-    root: Path, mode: str = DEFAULT_MODE, extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
+    root: Path, mode: Mode | None = None, extra: tuple[Path, ...] = (), only: tuple[Path, ...] | None = None
 ) -> list[LaunchSetting]:
     """Every launch of a Python script (of the tree, that uses torch) by a carrier under
     ``root``, with the legacy settings in force for it. Carriers that cannot be read or parsed
     are left out (the codemod reports them). ``extra``: carriers to analyse although they name
     no legacy variable (a launcher given to ``verify``). ``only``: analyse these carriers (and
-    what they follow) instead of scanning the whole tree. ``mode`` only matters to the
-    planner's bookkeeping, not to what reaches a launch."""
-    from ..carriers import REGISTRY
+    what they follow) instead of scanning the whole tree. ``mode`` (None: the first of the
+    rules) only matters to the planner's bookkeeping, not to what reaches a launch."""
     from ..project import TreeReader
-    from ..scan import scan
 
     root = Path(root).resolve()
     tree = TreeReader([root], (), None)
     load = tree.load
-    planner = _planner_class()(mode, tree.read_python, tree.load, tree.includers)
+    planner = _planner_class()(mode or all_modes()[0], tree.read_python, tree.load, tree.includers)
     for candidate in [] if only is not None else scan([root]):
         if candidate.problem is not None or candidate.kind not in REGISTRY or candidate.kind == "notebook":
             continue

@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..console import display_path
+
 __all__ = ["report_markdown", "error_markdown", "tree_markdown"]
 
 _RUNS = (("legacy", "legacy"), ("migrated", "migrated"), ("reference", "fp32-ref"))
@@ -44,8 +46,6 @@ def _title(doc: Mapping[str, Any], level: str) -> str:
 def _path(script: Any) -> str:
     """A script's path as the other outputs show it (relative to the current directory when
     under it)."""
-    from ..console import display_path
-
     return display_path(script) if script else str(script)
 
 

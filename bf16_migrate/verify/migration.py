@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .records import RunError
+from .runner import LEGACY_VARIABLES
 
 __all__ = ["refuse_nothing_to_verify", "already_migrated_hint"]
 
@@ -30,7 +31,6 @@ def refuse_nothing_to_verify(script: Path, source: str, migrated: str, legacy_en
     variable (see the module docstring); return otherwise."""
     if migrated != source or legacy_env or _sets_a_variable(source, script):
         return
-    from .runner import LEGACY_VARIABLES
 
     named = [name for name in LEGACY_VARIABLES if name in source]
     what = (

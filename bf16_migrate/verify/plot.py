@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .compare import rel_diffs
 from .records import LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -89,8 +90,6 @@ def _plot_rel(axr: Any, report: VerifyReport) -> None:
     the comparison run (identical steps at the floor, in green), the control (the other
     precision against the same run) and the drift limit."""
     from matplotlib.lines import Line2D
-
-    from .compare import rel_diffs
 
     v = report.verdict
     ctrl_all: list[float] = []

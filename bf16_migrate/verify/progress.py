@@ -8,6 +8,7 @@ rewrite path.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -149,8 +150,6 @@ class PrefixedProgress(Progress):
     _lock = None
 
     def __init__(self, stream: TextIO, steps: int, prefix: str) -> None:
-        import threading
-
         if PrefixedProgress._lock is None:
             PrefixedProgress._lock = threading.Lock()
         self.inner = PlainProgress(stream, steps)

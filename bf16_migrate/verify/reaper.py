@@ -22,6 +22,7 @@ missing (not Linux) it still starts and waits, and verify's process-group kill i
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -38,8 +39,6 @@ class _Stop(Exception):
 
 def _prctl(option: int, value: int) -> bool:
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(option, value, 0, 0, 0) == 0
     except (OSError, AttributeError):

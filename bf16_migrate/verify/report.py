@@ -1,18 +1,16 @@
-"""Plain-text and JSON renderings of a :class:`~bf16_migrate.verify.VerifyReport`."""
+"""Plain-text and JSON renderings of a :class:`~bf16_migrate.verify.result.VerifyReport`."""
 
 from __future__ import annotations
 
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..rules import mode_named
+from ..console import display_path
+from .compare import Tolerance
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
-
-if TYPE_CHECKING:  # pragma: no cover
-    from . import VerifyReport
-    from .compare import Tolerance
+from .result import VerifyReport
 
 __all__ = ["format_report", "report_dict", "error_dict", "SCHEMA", "STOCHASTIC_ROUNDING_NOTE", "NEURON_ROUNDING_NOTE"]
 
@@ -173,8 +171,6 @@ def trace_lines(findings: Sequence[Any]) -> list[str]:
     """The dtype trace's findings (:class:`~bf16_migrate.verify.trace_findings.TraceFinding`):
     ``path:line:col: CODE message`` each (the user's file, relative to the current directory when
     under it), its evidence indented below; an excused one says which island excuses it."""
-    from ..console import display_path
-
     lines = []
     for f in findings:
         d = f.diagnostic
@@ -200,9 +196,9 @@ def _closing_lines(report: VerifyReport) -> list[str]:
         for d in unfixed:
             lines.append(f"  {report.script.name}:{d.line}:{d.col}: {d.code} {d.message}")
     notes = list(report.verdict.notes)
-    if mode_named(report.mode).stochastic_rounding:
+    if report.mode.stochastic_rounding:
         notes.append(NEURON_ROUNDING_NOTE if report.device.upper() == "NEURON" else STOCHASTIC_ROUNDING_NOTE)
-    if mode_named(report.mode).autocast:
+    if report.mode.autocast:
         notes.append("amp is compared with the FP32 reference run (the legacy run is shown for information).")
     if notes:
         lines.append("")
@@ -288,7 +284,7 @@ def report_dict(report: VerifyReport) -> dict[str, Any]:
         {
             "schema": SCHEMA,
             "script": str(report.script),
-            "mode": report.mode,
+            "mode": report.mode.name,
             "steps": report.steps,
             "script_args": list(report.script_args),
             "device": report.device,

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 import time
+import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from io import BufferedWriter
@@ -132,8 +133,6 @@ def deadline(timeout: float) -> float:
 
 def read_source(path: Path) -> str:
     """The text of a Python file, decoded per its coding cookie / BOM (as Python would)."""
-    import tokenize
-
     with tokenize.open(path) as fh:
         return fh.read()
 
@@ -378,8 +377,6 @@ def run_specs(
 def _raise_on_sigterm():
     """Make SIGTERM unwind like Ctrl-C while children run (so they are killed and the
     temporary directory removed); returns the previous handler, or None if not installed."""
-    import threading
-
     if threading.current_thread() is not threading.main_thread():
         return None
     previous = signal.getsignal(signal.SIGTERM)

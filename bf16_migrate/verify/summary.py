@@ -74,7 +74,7 @@ def _row_from_outcome(outcome: Outcome) -> Row:
         return _row_from_report(report_dict(outcome.report), job.rel, setting)
     err = outcome.error
     message = err.message if err is not None else "not run"
-    return Row(job.rel, setting, job.mode, "-", "ERROR", message.splitlines()[0], None)
+    return Row(job.rel, setting, job.mode.name, "-", "ERROR", message.splitlines()[0], None)
 
 
 def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting: str | None = None) -> Row:
@@ -205,7 +205,7 @@ def tree_dict(outcomes: Sequence[Outcome], against: str | None, notes: Sequence[
         results.append(
             {
                 "script": o.job.rel,
-                "mode": o.job.mode,
+                "mode": o.job.mode.name,
                 "mode_source": o.job.mode_source,
                 "legacy_env": dict(o.job.legacy_env),
                 "legacy_env_source": list(o.job.source),

@@ -34,10 +34,11 @@ from __future__ import annotations
 import difflib
 import enum
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..console import display_path
 from ..diagnostics import Diagnostic, report
 from ..repairs import RepairKind, RepairSite, Span
 from .parts import FAIL, PASS, Part
@@ -262,8 +263,6 @@ class TraceFinding:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; paths as the other outputs show them (relative to the current directory
         when under it: ``bf16-migrate --trace FILE`` reads a repair's path from there)."""
-        from ..console import display_path
-
         d = self.diagnostic
         repair = None
         if self.repair is not None:
@@ -592,8 +591,6 @@ class _Reader:
 
 
 def _with(site: RepairSite, **changes: Any) -> RepairSite:
-    from dataclasses import replace
-
     return replace(site, **changes)
 
 

@@ -29,12 +29,13 @@ a launch whose arguments are computed when it runs is not guessed). ``--list`` c
 (``args``, ``args_source``) and puts them after ``--`` in each entry's ``command``.
 
 Which mode: ``--mode`` when given; else the mode whose codemod output equals the work tree's
-text (the migration was the tool's, untouched), else read from what the migration added
-(``with_fp32_master_weights``: gpu-compatible; ``torch.autocast``: amp; stochastic otherwise).
+text (the migration was the tool's, untouched), else read from what the migration added: the
+modes' marks (:func:`detect_mode`).
 """
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,11 +43,14 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..rules import DEFAULT_MODE, MODES, load_rules
+from .. import verify as verify_package  # verify_script looked up when called (tests stand in for it)
+from ..carriers.resolve import tree_imports
+from ..rules import Mode, all_modes, is_truthy
+from ..scan import scan
 from .jobs import Job, Outcome
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
-from .runner import LEGACY_VARIABLES, read_source
+from .runner import LEGACY_VARIABLES, read_source, stop_all
 from .summary import TREE_SCHEMA, _env_text, exit_code, merge_documents, summary_table, tree_dict
 
 if TYPE_CHECKING:
@@ -73,13 +77,7 @@ __all__ = [
 
 def _on(env: Mapping[str, str]) -> dict[str, str]:
     """The settings of ``env`` that switch something on (``XLA_USE_BF16=0`` is off)."""
-    from ..rules import is_truthy
-
     return {k: v for k, v in env.items() if k in LEGACY_VARIABLES and is_truthy(v)}
-
-
-def _count(text: str, needle: str) -> int:
-    return text.count(needle)
 
 
 def detect_mode(
@@ -88,27 +86,37 @@ def detect_mode(
     path: str,
     launched_with: Mapping[str, str] | None = None,
     tree: TreeFacts | None = None,
-) -> tuple[str, str]:
+) -> tuple[Mode, str]:
     """The migration mode of ``migrated_text`` (a migration of ``legacy_text``), and how it was
     told: ``"codemod output"`` when the codemod in that mode gives exactly that text, else
-    ``"read from the migrated text"``. ``tree``: what the legacy tree's modules offer the
-    script (:func:`tree_facts`)."""
+    ``"read from the migrated text"``: the modes are asked what their migrations write
+    (:attr:`bf16_migrate.rules.Mode.marks`), and the mode is the one whose marks account for every
+    mark the text added to the legacy one with the fewest of its own missing (the first of the
+    rules on a tie, or when the text added none). ``tree``: what the legacy tree's modules offer
+    the script (:func:`tree_facts`)."""
     from ..python import migrate_source
 
-    for mode in MODES:
+    modes = all_modes()
+    for mode in modes:
         try:
             migrated = migrate_source(legacy_text, mode, path, launched_with=launched_with or None, tree=tree)
             if migrated.code == migrated_text:
                 return mode, "codemod output"
-        except Exception:  # a text the codemod cannot take: read the markers instead
+        except Exception:  # a text the codemod cannot take: read the marks instead
             break
-    how = "read from the migrated text"
-    modes = load_rules().modes.values()
-    if _count(migrated_text, "with_fp32_master_weights") > _count(legacy_text, "with_fp32_master_weights"):
-        return next(mode.name for mode in modes if mode.master_weights), how
-    if _count(migrated_text, "torch.autocast(") > _count(legacy_text, "torch.autocast("):
-        return next(mode.name for mode in modes if mode.autocast), how
-    return DEFAULT_MODE, how
+    return _mode_by_marks(legacy_text, migrated_text, modes), "read from the migrated text"
+
+
+def _mode_by_marks(legacy_text: str, migrated_text: str, modes: Sequence[Mode]) -> Mode:
+    """The mode of :func:`detect_mode` read from the marks ``migrated_text`` adds to ``legacy_text``."""
+    marks = {mark for mode in modes for mark in mode.marks}
+    added = {mark for mark in marks if migrated_text.count(mark) > legacy_text.count(mark)}
+    if not added:
+        return modes[0]
+    accounting = [mode for mode in modes if added <= mode.marks]
+    if accounting:
+        return min(accounting, key=lambda mode: len(mode.marks - added))
+    return max(modes, key=lambda mode: len(mode.marks & added))
 
 
 def tree_facts(legacy_file: Path, text: str, root: Path) -> TreeFacts | None:
@@ -128,7 +136,7 @@ def _is_legacy_script(text: str, path: str, env: Mapping[str, str], tree: TreeFa
     from ..python import migrate_source
 
     try:
-        result = migrate_source(text, DEFAULT_MODE, path, launched_with=dict(env) or None, tree=tree)
+        result = migrate_source(text, all_modes()[0], path, launched_with=dict(env) or None, tree=tree)
     except Exception:
         return bool(env)
     return bool(result.legacy_env) or result.outcome.took
@@ -137,7 +145,7 @@ def _is_legacy_script(text: str, path: str, env: Mapping[str, str], tree: TreeFa
 def plan_script(
     script: Path,
     checkout,
-    mode: str | None = None,
+    mode: Mode | None = None,
     legacy_env: Mapping[str, str] | None = None,
     args: Sequence[str] | None = (),
     settings: list[LaunchSetting] | None = None,
@@ -276,9 +284,6 @@ def _still_set(script: Path, rel: str, checkout, mine: list[LaunchSetting]) -> l
 
 def _imports_closure(path: Path, root: Path, limit: int = 200) -> set[Path]:
     """Files of the tree ``path`` imports, directly or through other files of the tree."""
-    import ast
-
-    from ..carriers.resolve import tree_imports
 
     seen: set[Path] = set()
     todo = [path]
@@ -298,7 +303,7 @@ def _imports_closure(path: Path, root: Path, limit: int = 200) -> set[Path]:
 
 def plan_tree(
     checkout,
-    mode: str | None = None,
+    mode: Mode | None = None,
     legacy_env: Mapping[str, str] | None = None,
     args: Sequence[str] | None = None,
     notes: list[str] | None = None,
@@ -306,8 +311,6 @@ def plan_tree(
     """The jobs of ``verify --against REV`` without a script (see the module docstring).
     ``args``: every script's arguments (those after ``--``), or None for each script's launch
     line at REV (:func:`plan_script`). ``notes`` receives what was left out and why."""
-    from ..scan import scan
-
     notes = notes if notes is not None else []
     changed = checkout.changed()
     root = checkout.tree.resolve()
@@ -383,9 +386,6 @@ def run_jobs(
     ``announce(text)`` is told when a job starts and ends. A job that cannot be made is an
     outcome with its error; KeyboardInterrupt stops every run (children killed, temporary
     directories removed) and propagates."""
-    from . import verify_script
-    from .runner import stop_all
-
     outcomes: list[Outcome | None] = [None] * len(jobs)
 
     def one(index: int) -> None:
@@ -398,7 +398,7 @@ def run_jobs(
         manager = progress_for(job, index) if progress_for is not None else None
         try:
             if manager is None:
-                report = verify_script(
+                report = verify_package.verify_script(
                     job.script,
                     mode=job.mode,
                     steps=steps,
@@ -411,7 +411,7 @@ def run_jobs(
                 )
             else:
                 with manager as progress:
-                    report = verify_script(
+                    report = verify_package.verify_script(
                         job.script,
                         mode=job.mode,
                         steps=steps,

@@ -1,0 +1,65 @@
+"""What a name of a file is bound to, read through libcst's scopes: the classes and functions of
+the file a name denotes (:func:`definitions`), the values of the plain assignments that bind it
+(:func:`assigned_values`) and those assigned to ``self.<attr>`` in a class (:func:`self_assigned`).
+
+A floor below the readings of a model's and a loss's code (:mod:`.model_reach`,
+:mod:`.loss_reach`, :mod:`.tensor_flow`, :mod:`.submodule_inputs`, :mod:`.device_modules`), which
+all ask it and import none of each other for it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import Assignment
+
+from .context import FileContext, findall
+
+
+def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef | cst.FunctionDef]:
+    """The classes and functions of the file the name ``expr`` is bound to (none for anything else)."""
+    if not isinstance(expr, cst.Name):
+        return []
+    scope = ctx.scopes.get(expr)
+    if scope is None:
+        return []
+    bindings = scope[expr.value]
+    if not bindings:
+        return []
+    # once per set of bindings (a name bound many times, ``import torch`` in each script of a
+    # file of many, is asked about at each of its uses); the set is kept alive with the answer
+    _, found = ctx.memo(
+        ("definitions", id(bindings), len(bindings)),
+        lambda: (
+            bindings,
+            [
+                a.node
+                for a in bindings
+                if isinstance(a, Assignment) and isinstance(a.node, (cst.ClassDef, cst.FunctionDef))
+            ],
+        ),
+    )
+    return list(found)
+
+
+def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
+    """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
+    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
+    pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
+    return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
+
+
+def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """The values of the plain assignments ``name = value`` that bind ``name`` where it is read."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values: list[cst.BaseExpression] = []
+    for a in scope[name.value]:
+        if not isinstance(a, Assignment):
+            continue
+        target = ctx.parent(a.node)
+        assign = ctx.parent(target)
+        if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
+            values.append(assign.value)
+    return values
