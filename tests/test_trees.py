@@ -300,15 +300,17 @@ def test_verify_reads_the_work_trees_migration_with_the_modules_it_changes(tmp_p
     once more, for what it keeps in f32 (modules unstaged, nothing run): a migration that also
     changes a module of the tree (factories_config's optimizer factory in optim.py) is read, not
     refused as one a verify of the script alone would not run."""
+    from bf16_migrate.rules import mode_named
     from bf16_migrate.verify import _migrate, _texts
 
     tree = _copy("factories_config", tmp_path)
     script = tree / "train.py"
     legacy = script.read_text()
-    migrated = _migrate(legacy, "gpu-compatible", script)
+    mode = mode_named("gpu-compatible")
+    migrated = _migrate(legacy, mode, script)
     assert migrated.code != legacy and list(migrated.modules) == [(tree / "optim.py").resolve()]
     migrated = migrated.code
-    texts = _texts(script, "gpu-compatible", migrated, legacy, {}, {}, None, None, need_reference=False)
+    texts = _texts(script, mode, migrated, legacy, {}, {}, None, None, need_reference=False)
     assert texts.modules == {} and not texts.kept_f32
 
 
