@@ -86,6 +86,7 @@ EMITS = frozenset(
         "model-code-dtypes",
         "zero1-bf16-state",
         "host-float32",
+        "device-tensors",
     }
 )
 """The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in

@@ -42,6 +42,22 @@ def negate(code: str) -> str:
     return f"not ({code})"
 
 
+def evaluable_like(ctx: FileContext, guard: cst.BaseExpression, where: cst.CSTNode, at: cst.CSTNode) -> bool:
+    """Whether every name ``guard`` reads (a condition parsed from the code at ``where``) denotes
+    the same bindings at ``at`` as at ``where`` (libcst ScopeProvider)."""
+    for name in findall(guard, m.Name()):
+        assert isinstance(name, cst.Name), "matched a Name"
+        if any(isinstance(a, cst.Attribute) and a.attr is name for a in findall(guard, m.Attribute())):
+            continue
+        here, there = ctx.scopes.get(where), ctx.scopes.get(at)
+        if here is None or there is None:
+            return False
+        ours = {id(a) for a in here[name.value]}
+        if not ours or ours != {id(a) for a in there[name.value]}:
+            return False
+    return True
+
+
 def evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CSTNode) -> bool:
     """Whether every name ``condition`` reads denotes the same binding at ``where`` (libcst
     ScopeProvider), so the condition can be evaluated there."""

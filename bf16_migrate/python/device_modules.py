@@ -43,7 +43,8 @@ from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
 from .bindings import definitions, self_assigned
-from .context import FileContext, findall
+from .conditions import evaluable_like
+from .context import FileContext
 from .inputs import InputCasts
 from .model_reach import module_classes
 from .model_site import ModelCall, is_loss_callee, model_calls, model_key, same_model
@@ -145,7 +146,7 @@ class OnDevice:
         if guard is None:
             return
         for module in list(self.modules):
-            if module.cast and not any(_evaluable_like(ctx, guard, where, module.anchor) for where in guard_at):
+            if module.cast and not any(evaluable_like(ctx, guard, where, module.anchor) for where in guard_at):
                 self.modules.remove(module)
                 self.unplaced.append(
                     Unplaced(module.entry, ctx.code(module.expr), "guard", {"condition": ctx.code(guard)})
@@ -478,22 +479,6 @@ class _Finder:
             self.found.unplaced.append(
                 Unplaced(call, ctx.code(target), None, {"call": ctx.code(call.func), "device": ctx.code(device)})
             )
-
-
-def _evaluable_like(ctx: FileContext, guard: cst.BaseExpression, where: cst.CSTNode, at: cst.CSTNode) -> bool:
-    """Whether every name ``guard`` reads (a condition parsed from the code at ``where``) denotes
-    the same bindings at ``at`` as at ``where`` (libcst ScopeProvider)."""
-    for name in findall(guard, m.Name()):
-        assert isinstance(name, cst.Name), "matched a Name"
-        if any(isinstance(a, cst.Attribute) and a.attr is name for a in findall(guard, m.Attribute())):
-            continue
-        here, there = ctx.scopes.get(where), ctx.scopes.get(at)
-        if here is None or there is None:
-            return False
-        ours = {id(a) for a in here[name.value]}
-        if not ours or ours != {id(a) for a in there[name.value]}:
-            return False
-    return True
 
 
 def _imported_class(qualified: str) -> bool:

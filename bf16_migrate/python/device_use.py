@@ -19,7 +19,7 @@ from .context import FileContext, findall
 DEVICE_FUNCTIONS = frozenset({"torch_xla.device", "torch_xla.core.xla_model.xla_device"})
 
 
-def _device_names(ctx: FileContext) -> frozenset[str]:
+def device_names(ctx: FileContext) -> frozenset[str]:
     """Names assigned the result of ``torch_xla.device()`` / ``xm.xla_device()``."""
 
     def compute() -> frozenset[str]:
@@ -40,7 +40,7 @@ def _device_names(ctx: FileContext) -> frozenset[str]:
 def _direct_device_use(ctx: FileContext, call: cst.Call) -> bool:
     """``x.to(device)`` / ``device=device`` with ``device`` from a device function (or the call
     itself): a tensor put on the XLA device."""
-    names = _device_names(ctx)
+    names = device_names(ctx)
     for arg in call.args:
         if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (
             arg.keyword is not None and arg.keyword.value == "device"

@@ -55,7 +55,7 @@ from .optimizers import append_keyword
 from .outcome import F32Island, KeptF32
 from .tensor_flow import Flow, Meet, TensorFlow
 
-__all__ = ["ModelCodeAudit", "Site", "audit_model_code", "plan_model_code", "report_blocked"]
+__all__ = ["ModelCodeAudit", "Site", "audit_model_code", "factory_dtype_class", "plan_model_code", "report_blocked"]
 
 _PARAMETER_ROOT = "self.param_groups"
 _FIRST_PARAMETER = 'self.param_groups[0]["params"][0]'
@@ -108,6 +108,8 @@ class ModelCodeAudit:
     kept: list[tuple[Site, Where]] = field(default_factory=list)
     casts_back: list[tuple[Site, list[Cast]]] = field(default_factory=list)
     blocked: list[Blocked] = field(default_factory=list)
+    reached: Reached | None = None
+    """The code audited (None: none was)."""
 
     @property
     def loss_kept_f32(self) -> bool:
@@ -135,6 +137,19 @@ def audit_model_code(ctx: FileContext, reached: Reached, low: frozenset[str]) ->
     """Audit the code ``reached`` (:mod:`.model_reach`) for the dtypes ``low`` (what was low
     precision under the switch: :func:`low_precision_dtypes`). Plans nothing, reports nothing."""
     return _Audit(ctx, reached, low).run()
+
+
+def factory_dtype_class(ctx: FileContext, call: cst.Call) -> str | None:
+    """For a torch factory of ``float_factories`` (``rules/model_code.toml``) without ``dtype=``:
+    ``"float"`` when its tensor is floating, ``"int"`` when integer, ``"unknown"`` when its
+    arguments do not tell (``torch.tensor(values)``, ``torch.arange(n)`` of bounds of unknown type);
+    None for a call that is no such factory, or that names a dtype."""
+    audit = ctx.memo(("factory classes",), lambda: _Audit(ctx, Reached(), frozenset({"f32"})))
+    factory = audit._factory_name(call)
+    if factory is None or _keyword(call, "dtype") is not None:
+        return None
+    cls = audit._factory_class(call, factory)
+    return "float" if cls == FLOAT else "int" if cls == INT else "unknown"
 
 
 def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> None:
@@ -279,7 +294,7 @@ class _Audit:
         self.dtypes = DtypeFlow(ctx)
         self.flows = TensorFlow(ctx, self.dtypes)
         self.reach = ValueReach(ctx, self.flows, reached)
-        self.result = ModelCodeAudit()
+        self.result = ModelCodeAudit(reached=reached)
 
     def run(self) -> ModelCodeAudit:
         factories, int_roots, upcasts = self._calls()

@@ -45,6 +45,10 @@ class Refusal(enum.Enum):
         "the code cannot tell), or its cast has no place: it would stay f32 on the device"
     )
     UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
+    DEVICE_TENSOR = (
+        "a tensor the code makes on the device cannot be made bf16 under the condition the switch was set under: "
+        "it would stay f32 on the device"
+    )
 
 
 LAUNCH_REFUSALS = frozenset(
@@ -57,6 +61,7 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.WRAPPER,
         Refusal.DEVICE_MODULE,
         Refusal.UNREAD_IMPORT,
+        Refusal.DEVICE_TENSOR,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the
@@ -78,6 +83,7 @@ class Edge(enum.Enum):
     module that reaches the device, not only the one an optimizer trains, must be too."""
 
     DEVICE_MODULES = "the modules that reach the device"
+    DEVICE_TENSORS = "the tensors the code makes on the device"
 
 
 @dataclass(frozen=True)

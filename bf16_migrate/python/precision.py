@@ -20,6 +20,9 @@ the meaning of each emitted change:
   to follow keeps the switch (:mod:`.model_code`);
 * ``host-float32``: where a floating tensor leaves the device for the host (a copy, a checkpoint,
   a reduction, a logging call), the float32 the legacy run handed the host (:mod:`.host_exits`).
+* ``device-tensors``: a floating tensor the script's own code makes on the device without a
+  dtype, outside the model's code, gets ``dtype=torch.bfloat16``, as the switch made it
+  (:mod:`.device_tensors`).
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
@@ -45,6 +48,7 @@ from .autocast import Region, autocast_regions, plan_autocast
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
 from .device_modules import OnDevice, device_module_regions, find_device_modules, plan_device_modules, refuse_unplaced
+from .device_tensors import find_device_tensors, plan_device_tensors, refuse_unguarded
 from .device_use import direct_device_use_before
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
@@ -510,8 +514,13 @@ class Planner:
         )
         if not audit.clean:
             return False
+        tensors = find_device_tensors(ctx, audit.reached) if "device-tensors" in emits else []
+        if refuse_unguarded(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
+            return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
         plan_model_code(ctx, self.plan, audit)
+        # amp keeps what the script makes FP32, as it keeps the model: nothing to find
+        plan_device_tensors(ctx, self.plan, tensors, self.guard)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -1053,6 +1062,8 @@ class Planner:
         audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
+        if "device-tensors" in emits and self.imported_under:
+            plan_device_tensors(self.ctx, self.plan, find_device_tensors(self.ctx, reached))
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a

@@ -1,0 +1,204 @@
+"""The tensors the script's own code makes on the device, outside the model: bf16, as under the switch.
+
+**What.** A floating tensor factory (``torch.zeros``, ``torch.ones``, ``torch.full(..., 0.5)``,
+``torch.randn``, ``torch.tensor(0.0)``...: ``float_factories`` of ``rules/model_code.toml``) with
+no ``dtype=`` whose tensor is made on the XLA device (``device=`` a device), in code the audit of
+the model's code does not read (:mod:`.model_code`: the model's and its optimizers' classes, the
+loss the step applies, the step's own tensors on the way to the loss): an evaluation loop's
+accumulator (``total_loss = torch.zeros((), device=device)``), a metric's counter, a scale or a
+noise tensor the training loop makes, the same in a function of a tree module the script imports.
+
+**Why.** Under ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` every f32 tensor on the XLA device was bf16
+(torch-xla ``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``), the ones the script
+makes for itself included. ``model.to(torch.bfloat16)`` casts the model's parameters and buffers
+only: after the migration such a tensor is real f32, and by type promotion what it meets is f32 too
+(an accumulator summing bf16 losses sums in f32, a scale multiplying the model's output makes the
+product f32). verify's dtype trace names each such line (BFM200: f32 meets bf16).
+
+**Fix.** ``dtype=torch.bfloat16`` on the factory (under the condition the switch was set under,
+``torch.bfloat16 if <condition> else None``): the tensor the legacy run made. Where that condition
+cannot be evaluated (set in ``main``, the factory in another function) the switch is kept and the
+line reported: left f32 the tensor would compute in f32 where the legacy run computed in bf16. The step's loss
+accumulator is the mode's own (``fp32-loss-accumulator``: FP32, Neuron's migration guide) and the
+model's code the audit's; they are planned before and left to them. Reported as BFM154.
+
+**Not read.** A device given by a name the code does not tie to the XLA device (``args.device``,
+``self.device``) and a factory whose result may be integer (``torch.tensor(values, device=d)`` of
+values of unknown type: making it bf16 on a guess could turn integer labels floating) are not
+changed; the trace of ``bf16-migrate verify`` names any of them that computes in f32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+import libcst.matchers as m
+
+from .apply import EditPlan
+from .conditions import evaluable_like
+from .context import FileContext
+from .device_use import DEVICE_FUNCTIONS, device_names
+from .model_code import factory_dtype_class
+from .model_reach import Reached
+from .optimizers import add_keywords
+from .outcome import Edge, NotExamined, Refusal
+
+__all__ = ["find_device_tensors", "plan_device_tensors", "refuse_unguarded"]
+
+_BF16 = "torch.bfloat16"
+_MAX_DEPTH = 4
+_DEVICE_WORD = "device"
+"""A parameter whose name holds this word is taken as the device the function is handed: in a
+script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
+
+
+def find_device_tensors(ctx: FileContext, reached: Reached | None) -> list[cst.Call]:
+    """The floating factories without a dtype that make their tensor on the XLA device outside the
+    code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no model code was
+    read), in the file's order."""
+    skip = _audited_nodes(reached)
+    return [
+        call
+        for call in ctx.nodes(cst.Call)
+        if not _inside(ctx, call, skip) and _floating_factory(ctx, call) and _made_on_device(ctx, call)
+    ]
+
+
+def refuse_unguarded(
+    ctx: FileContext,
+    found: list[cst.Call],
+    guard: cst.BaseExpression | None,
+    guard_at: Sequence[cst.CSTNode],
+    anchors: list[tuple[str, cst.CSTNode]],
+) -> bool:
+    """Whether a factory of ``found`` is where ``guard`` (the condition the switch was set under,
+    written where the statements ``guard_at`` are) cannot be evaluated: its dtype cannot be made
+    bf16 under that condition, so each such factory is reported (BFM154 ``guard``, a place not
+    examined), the switch is kept (BFM154 ``kept`` on each of ``anchors``, the writes) and the
+    file refused (:attr:`.outcome.Refusal.DEVICE_TENSOR`). Nothing is reported when all can."""
+    if guard is None:
+        return False
+    stuck = [call for call in found if not any(evaluable_like(ctx, guard, where, call) for where in guard_at)]
+    if not stuck:
+        return False
+    for call in stuck:
+        ctx.report("BFM154", call, fixed=False, variant="guard", code=_code(ctx, call), condition=ctx.code(guard))
+        ctx.outcome.not_examined.append(NotExamined(Edge.DEVICE_TENSORS, ctx.pos(call)[0], f"`{_code(ctx, call)}`"))
+    for variable, anchor in anchors:
+        finding = ctx.report(
+            "BFM154",
+            anchor,
+            fixed=False,
+            variant="kept",
+            variable=variable,
+            count=len(stuck),
+            code=_code(ctx, stuck[0]),
+            line=ctx.pos(stuck[0])[0],
+        )
+        ctx.outcome.refuse(Refusal.DEVICE_TENSOR, finding)
+    return True
+
+
+def plan_device_tensors(
+    ctx: FileContext, plan: EditPlan, found: list[cst.Call], guard: cst.BaseExpression | None = None
+) -> None:
+    """Plan ``dtype=torch.bfloat16`` on each factory of ``found`` (:func:`find_device_tensors`;
+    under ``guard``: ``torch.bfloat16 if <guard> else None``) and report each (BFM154). A factory
+    already edited in ``plan`` (the step's FP32 loss accumulator) is left as planned. Marks
+    :attr:`.outcome.Edge.DEVICE_TENSORS` examined."""
+    for call in found:
+        if id(call) in plan.replace:
+            continue
+        plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
+        ctx.report("BFM154", call, fixed=True, code=_code(ctx, call))
+    ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def _code(ctx: FileContext, call: cst.Call) -> str:
+    code = ctx.code(call)
+    return code if len(code) <= 60 else ctx.code(call.func) + "(...)"
+
+
+def _audited_nodes(reached: Reached | None) -> list[cst.CSTNode]:
+    """The classes and functions whose tensors the audit of the model's code decides."""
+    if reached is None:
+        return []
+    return [
+        *reached.classes,
+        *reached.optimizers,
+        *reached.loss_classes,
+        *reached.runtime,
+        *reached.init,
+    ]
+
+
+def _inside(ctx: FileContext, node: cst.CSTNode, holders: list[cst.CSTNode]) -> bool:
+    if not holders:
+        return False
+    ids = {id(h) for h in holders}
+    parent = ctx.parent(node)
+    while parent is not None:
+        if id(parent) in ids:
+            return True
+        parent = ctx.parent(parent)
+    return False
+
+
+def _floating_factory(ctx: FileContext, call: cst.Call) -> bool:
+    """A torch factory without ``dtype=`` whose tensor is floating for sure."""
+    if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+        return False
+    return factory_dtype_class(ctx, call) == "float"
+
+
+def _made_on_device(ctx: FileContext, call: cst.Call) -> bool:
+    """``device=`` a device. A tensor made on the host and moved (``torch.randn(8, 4).to(device)``)
+    is data, which the input casts handle where it meets the model (:mod:`.inputs`): made in bf16
+    on the host instead, its random values would not be the legacy run's."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return _is_device(ctx, arg.value, 0)
+    return False
+
+
+def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether ``expr`` is the XLA device: ``torch_xla.device()`` / ``xm.xla_device()`` or a name
+    bound to one, ``torch.device("xla")`` / ``"xla:0"``, a tensor's ``.device``, or a parameter named
+    for a device; a name bound only to such. A host device (``"cpu"``) or one the code does not
+    tell (``args.device``) is not."""
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(expr, cst.Call):
+        if ctx.qualified_names(expr.func) & DEVICE_FUNCTIONS:
+            return True
+        if ctx.qualified_names(expr.func) & {"torch.device"} and expr.args:
+            return _is_device(ctx, expr.args[0].value, depth + 1)
+        return False
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value.startswith("xla")
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value == "device" and not m.matches(expr.value, m.Name("self") | m.Name("args"))
+    if not isinstance(expr, cst.Name):
+        return False
+    if expr.value in device_names(ctx):
+        return True
+    scope = ctx.scopes.get(expr)
+    if scope is None:
+        return False
+    bindings = list(scope[expr.value])
+    if not bindings:
+        return False
+    for binding in bindings:
+        node = getattr(binding, "node", None)
+        if isinstance(node, cst.Param):
+            if _DEVICE_WORD not in node.name.value.lower():
+                return False
+            continue
+        target = ctx.parent(node) if node is not None else None
+        assign = ctx.parent(target) if target is not None else None
+        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
+            return False
+        if not _is_device(ctx, assign.value, depth + 1):
+            return False
+    return True

@@ -1,0 +1,157 @@
+"""The tensors a script's own code makes on the device outside the model (BFM154): an evaluation
+accumulator, a metric's counter, a scale the training loop multiplies the model's output by. Under
+the legacy switch they were bf16 (every f32 tensor on the XLA device was); left f32 after the
+migration they promote what they meet to f32. Found by verify's dtype trace on
+fixtures/real_shapes/opaque_batches (its evaluate.py's ``total_loss = torch.zeros((), device=device)``);
+the end-to-end proof is that fixture's verify (tests/test_real_shapes.py, on the XLA CPU device)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.python import migrate_source
+from bf16_migrate.python.outcome import Edge, Refusal
+
+SCRIPT = """import os
+{switch}
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def evaluate(model, batches, device):
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    total = torch.zeros((), device=device)
+    correct = torch.zeros((), dtype=torch.int64, device=device)
+    host_sum = torch.zeros(())
+    for x, y in batches:
+        logits = model(x.to(device))
+        total += loss_fn(logits, y.to(device))
+        correct += (logits.argmax(-1) == y.to(device)).sum()
+    return total.item(), correct.item(), host_sum.item()
+
+
+def main():
+    device = xm.xla_device()
+    model = torch.nn.Linear(4, 3).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    batches = [(torch.randn(2, 4), torch.tensor([0, 1]))]
+    running = torch.zeros((), device=device)
+    scale = torch.ones(3, device=device)
+    offsets = torch.arange(3, device=device)
+    cpu_noise = torch.randn(3, device="cpu")
+    for x, y in batches:
+        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        loss.backward()
+        optimizer.step()
+        running += loss.detach()
+    shown = (model(x.to(device)) * scale).softmax(-1)
+    print(evaluate(model, batches, device), running.item(), offsets, cpu_noise, shown.cpu())
+
+
+main()
+"""
+
+UNCONDITIONAL = 'os.environ["XLA_USE_BF16"] = "1"'
+
+
+def _lines(code: str, *starts: str) -> list[str]:
+    return [line.strip() for line in code.splitlines() if line.strip().startswith(starts)]
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_the_codes_own_device_tensors_are_made_bf16(mode):
+    """The evaluation accumulator and the scale get ``dtype=torch.bfloat16``; the step's loss
+    accumulator is the mode's FP32 one; integer, host and dtype-naming factories stay as written."""
+    result = migrate_source(SCRIPT.format(switch=UNCONDITIONAL), mode, "train.py")
+    code = result.code
+    cst.parse_module(code)
+    assert _lines(code, "total =", "scale =", "running =", "correct =", "offsets =", "cpu_noise =", "host_sum =") == [
+        "total = torch.zeros((), device=device, dtype=torch.bfloat16)",
+        "correct = torch.zeros((), dtype=torch.int64, device=device)",
+        "host_sum = torch.zeros(())",
+        "running = torch.zeros((), device=device, dtype=torch.float32)",
+        "scale = torch.ones(3, device=device, dtype=torch.bfloat16)",
+        "offsets = torch.arange(3, device=device)",
+        'cpu_noise = torch.randn(3, device="cpu")',
+    ]
+    found = [(d.code, d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"]
+    assert found == [("BFM154", 9, True), ("BFM154", 25, True)]
+    assert Edge.DEVICE_TENSORS in result.outcome.examined
+    # a second run has nothing left to migrate, and changes nothing
+    assert migrate_source(code, mode, "train.py").code == code
+
+
+def test_amp_keeps_them_fp32_as_it_keeps_the_model():
+    """amp keeps the model FP32 and runs its forward under autocast: what the script makes stays
+    FP32 too, and the edge counts as examined."""
+    result = migrate_source(SCRIPT.format(switch=UNCONDITIONAL), "amp", "train.py")
+    assert "total = torch.zeros((), device=device)" in result.code
+    assert "scale = torch.ones(3, device=device)" in result.code
+    assert not [d for d in result.diagnostics if d.code == "BFM154"]
+    assert Edge.DEVICE_TENSORS in result.outcome.examined and not result.outcome.unexamined()
+
+
+GUARDED = """    bf16 = os.environ.get("BF16", "0") == "1"
+    if bf16:
+        os.environ["XLA_USE_BF16"] = "1"
+    device = xm.xla_device()"""
+
+
+def test_under_the_switchs_condition():
+    """A switch set under a condition: the dtype is bf16 under that condition, None (the default)
+    otherwise, where the condition can be evaluated (``main``'s scale); a factory where it cannot
+    (``evaluate``'s accumulator) keeps the switch, the line reported."""
+    source = SCRIPT.format(switch="").replace("    device = xm.xla_device()", GUARDED)
+    result = migrate_source(source, "stochastic", "train.py")
+    assert result.code == source
+    kept = [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"]
+    assert kept == [(9, False), (22, False)]
+    assert "`bf16` (the condition bf16 was on under) cannot be evaluated" in result.diagnostics[0].message
+    assert result.diagnostics[1].message.startswith("XLA_USE_BF16 kept: 1 tensor(s)")
+    assert [why for why, _ in result.outcome.refused()] == [Refusal.DEVICE_TENSOR]
+    # the evaluation inlined into main: the condition can be evaluated at every factory
+    inlined = source.replace("    total = torch.zeros((), device=device)\n", "", 1)
+    inlined = inlined.replace(
+        "    running = torch.zeros((), device=device)",
+        "    running = torch.zeros((), device=device)\n    total = torch.zeros((), device=device)",
+    )
+    code = migrate_source(inlined, "stochastic", "train.py").code
+    cst.parse_module(code)
+    assert "scale = torch.ones(3, device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
+    assert "    total = torch.zeros((), device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
+
+
+def test_a_device_the_code_does_not_tie_to_xla_is_left():
+    """``device=args.device`` may be the host: left as written (the trace names it if it was not)."""
+    source = SCRIPT.format(switch=UNCONDITIONAL).replace(
+        "    scale = torch.ones(3, device=device)", "    scale = torch.ones(3, device=args.device)"
+    )
+    source = source.replace("def main():", "def main(args=None):")
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "scale = torch.ones(3, device=args.device)" in code
+
+
+def test_a_tree_module_the_script_imports(tmp_path):
+    """A function of a module the script imports ran under the switch too: its device tensors are
+    migrated with the script (the module is migrated under the script's settings)."""
+    (tmp_path / "metrics.py").write_text(
+        "import torch\n\n\ndef mean_loss(model, batches, device):\n"
+        "    total = torch.zeros((), device=device)\n"
+        "    for x, y in batches:\n"
+        "        total += torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))\n"
+        "    return total.item() / len(batches)\n"
+    )
+    (tmp_path / "train.py").write_text(
+        SCRIPT.format(switch=UNCONDITIONAL).replace(
+            "import torch\n", "import torch\nfrom metrics import mean_loss\n", 1
+        )
+    )
+    outcome = migrate_paths([tmp_path], "stochastic", True)
+    assert not outcome.errors, outcome.errors
+    module = (tmp_path / "metrics.py").read_text()
+    cst.parse_module(module)
+    assert "total = torch.zeros((), device=device, dtype=torch.bfloat16)" in module
+    again = migrate_paths([tmp_path], "stochastic", True)
+    assert not again.errors and (tmp_path / "metrics.py").read_text() == module
