@@ -101,26 +101,38 @@ GUARDED = """    bf16 = os.environ.get("BF16", "0") == "1"
 
 def test_under_the_switchs_condition():
     """A switch set under a condition: the dtype is bf16 under that condition, None (the default)
-    otherwise, where the condition can be evaluated (``main``'s scale); a factory where it cannot
-    (``evaluate``'s accumulator) keeps the switch, the line reported."""
+    otherwise, where the condition can be evaluated; a factory where it cannot (another function's)
+    keeps the switch, the line reported (and so does a loss target cast there: BFM041)."""
     source = SCRIPT.format(switch="").replace("    device = xm.xla_device()", GUARDED)
     result = migrate_source(source, "stochastic", "train.py")
     assert result.code == source
-    kept = [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"]
-    assert kept == [(9, False), (22, False)]
+    kept = [(d.code, d.line, d.fixed) for d in result.diagnostics if d.code in ("BFM154", "BFM041")]
+    assert kept == [("BFM154", 9, False), ("BFM154", 22, False)]
     assert "`bf16` (the condition bf16 was on under) cannot be evaluated" in result.diagnostics[0].message
     assert result.diagnostics[1].message.startswith("XLA_USE_BF16 kept: 1 tensor(s)")
     assert [why for why, _ in result.outcome.refused()] == [Refusal.DEVICE_TENSOR]
-    # the evaluation inlined into main: the condition can be evaluated at every factory
-    inlined = source.replace("    total = torch.zeros((), device=device)\n", "", 1)
-    inlined = inlined.replace(
-        "    running = torch.zeros((), device=device)",
-        "    running = torch.zeros((), device=device)\n    total = torch.zeros((), device=device)",
-    )
-    code = migrate_source(inlined, "stochastic", "train.py").code
+    # everything in main: the condition can be evaluated at every factory
+    flat = """import os
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def main():
+{guarded}
+    model = torch.nn.Linear(4, 3).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scale = torch.ones(3, device=device)
+    for x in [torch.randn(2, 4)]:
+        loss = (model(x.to(device)) * scale).sum()
+        loss.backward()
+        optimizer.step()
+
+
+main()
+""".format(guarded=GUARDED)
+    code = migrate_source(flat, "stochastic", "train.py").code
     cst.parse_module(code)
     assert "scale = torch.ones(3, device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
-    assert "    total = torch.zeros((), device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
 
 
 def test_a_device_the_code_does_not_tie_to_xla_is_left():
@@ -155,3 +167,44 @@ def test_a_tree_module_the_script_imports(tmp_path):
     assert "total = torch.zeros((), device=device, dtype=torch.bfloat16)" in module
     again = migrate_paths([tmp_path], "stochastic", True)
     assert not again.errors and (tmp_path / "metrics.py").read_text() == module
+
+
+METRIC = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+def accuracy(model, x, y, device):
+    logits = model(x.to(device))
+    on_device = (logits.argmax(-1) == y.to(device)).float().mean()
+    hits = logits.argmax(-1).eq(y.to(device))
+    share = hits.to(torch.float32).mean()
+    on_host = (logits.argmax(-1).cpu() == y).float().mean()
+    return on_device.item(), share.item(), on_host.item()
+
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 3).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device)).backward()
+optimizer.step()
+print(accuracy(model, x, y, device))
+"""
+
+
+def test_a_fresh_floating_tensor_made_on_the_device_from_a_boolean_one():
+    """An accuracy computed on the device (``(pred == y).float().mean()``, ``hits.to(torch.float32)``
+    of a comparison) was bf16 under the switch: ``.to(torch.bfloat16)``. The same on the host
+    (``.cpu()`` first) is left as written, and amp leaves them all."""
+    result = migrate_source(METRIC, "stochastic", "train.py")
+    code = result.code
+    cst.parse_module(code)
+    assert "on_device = (logits.argmax(-1) == y.to(device)).to(torch.bfloat16).mean()" in code
+    assert "share = hits.to(torch.bfloat16).mean()" in code
+    assert "on_host = (logits.argmax(-1).cpu() == y).float().mean()" in code
+    assert [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"] == [(9, True), (11, True)]
+    assert migrate_source(code, "stochastic", "train.py").code == code
+    amp = migrate_source(METRIC, "amp", "train.py").code
+    assert "(logits.argmax(-1) == y.to(device)).float().mean()" in amp

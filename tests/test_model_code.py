@@ -607,9 +607,12 @@ def test_a_tensor_the_step_makes_on_the_device_on_the_way_to_the_loss_follows():
     into, it never reaches the loss) are no way in to the loss."""
     _, result = migrate_step(STEP_TENSOR)
     assert "logits = sim - torch.eye(4, device=device, dtype=sim.dtype) * 1e4" in result.code
-    assert "x = torch.randn(4, 8, device=device)\n" in result.code
+    # the input and the accumulator are the script's own device tensors (BFM154, test_device_tensors.py):
+    # the input bf16 as the switch made it, the accumulator of what `.backward()` is called on the
+    # mode's FP32 one
+    assert "x = torch.randn(4, 8, device=device, dtype=torch.bfloat16)\n" in result.code
     assert "F.cross_entropy(logits, torch.arange(4, device=device))" in result.code
-    assert "running = torch.zeros((), device=device)\n" in result.code
+    assert "running = torch.zeros((), device=device, dtype=torch.float32)\n" in result.code
     assert findings(result) == [("BFM080", True, 26)]
     # at module level too (a script without functions)
     flat = textwrap.dedent("\n".join(STEP_TENSOR.splitlines()[2:]))
@@ -625,7 +628,7 @@ def test_a_step_tensor_made_before_what_it_meets_is_cast_where_it_meets_it():
             "sim - torch.eye(4, device=device) * 1e4", "sim - mask"
         )
     )
-    assert "mask = torch.eye(4, device=device) * 1e4\n" in result.code
+    assert "mask = torch.eye(4, device=device) * 1e4\n" in result.code  # the audit's: not BFM154's
     assert "logits = sim - mask.to(sim.dtype)" in result.code
     assert [(code, fixed) for code, fixed, _ in findings(result)] == [("BFM087", True)]
 
@@ -640,7 +643,9 @@ def test_a_loss_target_made_on_the_device_is_left_to_the_input_casts():
         )
     )
     assert "weight=torch.ones(8, device=device).to(torch.bfloat16))" in result.code
-    assert "sim - torch.eye(4, device=device) * 1e4" in result.code  # `logits` no longer reaches the loss
+    # `logits` no longer reaches the loss: the mask is no way in for the audit, but a device tensor
+    # of the script's own (BFM154)
+    assert "sim - torch.eye(4, device=device, dtype=torch.bfloat16) * 1e4" in result.code
     assert findings(result) == []
 
 

@@ -21,12 +21,12 @@ from . import (
     _matchers,  # noqa: F401  (first: the codemod's modules import libcst.matchers)
     snippets,
 )
-from .apply import apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
+from .apply import EditPlan, apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
 from .commented_magics import report_commented_magics
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
-from .precision import Planner
+from .precision import GuardDoesNotTravel, Planner
 from .string_mentions import report_string_mentions
 from .test_or_script import is_test_module
 from .tree_facts import module_facts
@@ -199,18 +199,33 @@ def _migrate(
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
     test_module = is_test_module(source, path, launched=bool(launched_with))
-    ctx = FileContext(
-        path,
-        MetadataWrapper(module, unsafe_skip_copy=True),
-        load_rules(),
-        tree=tree,
-        test_module=test_module,
-        source=parsed,
-    )
-    planner = Planner(
-        ctx, mode, launched_with, fp32_optimizer_state, imported_under, factory_changes, audited_under, loss_code
-    )
-    plan = planner.run()
+
+    def plan_file(stuck: int | None) -> tuple[FileContext, Planner, EditPlan]:
+        ctx = FileContext(
+            path,
+            MetadataWrapper(module if stuck is None else cst.parse_module(parsed), unsafe_skip_copy=True),
+            load_rules(),
+            tree=tree,
+            test_module=test_module,
+            source=parsed,
+        )
+        planner = Planner(
+            ctx,
+            mode,
+            launched_with,
+            fp32_optimizer_state,
+            imported_under,
+            factory_changes,
+            audited_under,
+            loss_code,
+            guard_stuck_at=stuck,
+        )
+        return ctx, planner, planner.run()
+
+    try:
+        ctx, planner, plan = plan_file(None)
+    except GuardDoesNotTravel as stuck:  # rare: planned again from scratch, the guard refused
+        ctx, planner, plan = plan_file(stuck.line)
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python

@@ -6,7 +6,9 @@ no ``dtype=`` whose tensor is made on the XLA device (``device=`` a device), in 
 the model's code does not read (:mod:`.model_code`: the model's and its optimizers' classes, the
 loss the step applies, the step's own tensors on the way to the loss): an evaluation loop's
 accumulator (``total_loss = torch.zeros((), device=device)``), a metric's counter, a scale or a
-noise tensor the training loop makes, the same in a function of a tree module the script imports.
+noise tensor the training loop makes, the same in a function of a tree module the script imports;
+and a fresh floating tensor made from an integer or boolean one there (``(pred == y).float().mean()``,
+an accuracy), where the code shows it computed on the device.
 
 **Why.** Under ``XLA_USE_BF16`` / ``XLA_DOWNCAST_BF16`` every f32 tensor on the XLA device was bf16
 (torch-xla ``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``), the ones the script
@@ -15,12 +17,13 @@ only: after the migration such a tensor is real f32, and by type promotion what 
 (an accumulator summing bf16 losses sums in f32, a scale multiplying the model's output makes the
 product f32). verify's dtype trace names each such line (BFM200: f32 meets bf16).
 
-**Fix.** ``dtype=torch.bfloat16`` on the factory (under the condition the switch was set under,
-``torch.bfloat16 if <condition> else None``): the tensor the legacy run made. Where that condition
-cannot be evaluated (set in ``main``, the factory in another function) the switch is kept and the
-line reported: left f32 the tensor would compute in f32 where the legacy run computed in bf16. The step's loss
-accumulator is the mode's own (``fp32-loss-accumulator``: FP32, Neuron's migration guide) and the
-model's code the audit's; they are planned before and left to them. Reported as BFM154.
+**Fix.** ``dtype=torch.bfloat16`` on the factory, ``.to(torch.bfloat16)`` for the ``.float()``
+(under the condition the switch was set under: ``torch.bfloat16 if <condition> else None``): the
+tensor the legacy run made. Where that condition cannot be evaluated (set in ``main``, the factory
+in another function) the switch is kept and the line reported: left f32 the tensor would compute in
+f32 where the legacy run computed in bf16. The step's loss accumulator is the mode's own
+(``fp32-loss-accumulator``: FP32, Neuron's migration guide) and the model's code the audit's; they
+are planned before and left to them. Reported as BFM154.
 
 **Not read.** A device given by a name the code does not tie to the XLA device (``args.device``,
 ``self.device``) and a factory whose result may be integer (``torch.tensor(values, device=d)`` of
@@ -35,10 +38,12 @@ from collections.abc import Sequence
 import libcst as cst
 import libcst.matchers as m
 
+from . import snippets
 from .apply import EditPlan
-from .conditions import evaluable_like
-from .context import FileContext
+from .conditions import choose, evaluable_like
+from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
+from .dtype_flow import INT, DtypeFlow
 from .model_code import factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
@@ -47,21 +52,33 @@ from .outcome import Edge, NotExamined, Refusal
 __all__ = ["find_device_tensors", "plan_device_tensors", "refuse_unguarded"]
 
 _BF16 = "torch.bfloat16"
+_UPCASTS = frozenset({"float", "to"})
+_F32_NAMES = frozenset({"torch.float32", "torch.float"})
+_HOST_METHODS = ("cpu", "numpy", "item", "tolist")
 _MAX_DEPTH = 4
 _DEVICE_WORD = "device"
 """A parameter whose name holds this word is taken as the device the function is handed: in a
 script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
 
 
-def find_device_tensors(ctx: FileContext, reached: Reached | None) -> list[cst.Call]:
+def find_device_tensors(
+    ctx: FileContext, reached: Reached | None, decided: frozenset[int] = frozenset()
+) -> list[cst.Call]:
     """The floating factories without a dtype that make their tensor on the XLA device outside the
     code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no model code was
-    read), in the file's order."""
+    read) and other than the ``decided`` ones (ids: the step's tensors the audit followed to the
+    loss, ``ModelCodeAudit.decided``), in the file's order."""
     skip = _audited_nodes(reached)
+    flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     return [
         call
         for call in ctx.nodes(cst.Call)
-        if not _inside(ctx, call, skip) and _floating_factory(ctx, call) and _made_on_device(ctx, call)
+        if id(call) not in decided
+        and not _inside(ctx, call, skip)
+        and (
+            (_floating_factory(ctx, call) and _made_on_device(ctx, call))
+            or (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0))
+        )
     ]
 
 
@@ -110,9 +127,21 @@ def plan_device_tensors(
     for call in found:
         if id(call) in plan.replace:
             continue
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _UPCASTS:
+            plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
+            ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
+            continue
         plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         ctx.report("BFM154", call, fixed=True, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def _to_bf16(node: cst.Call, guard: cst.BaseExpression | None) -> cst.Call:
+    """``x.float()`` / ``x.to(torch.float32)`` -> ``x.to(torch.bfloat16)`` (under ``guard``:
+    ``x.to(torch.bfloat16 if guard else torch.float32)``)."""
+    assert isinstance(node.func, cst.Attribute), "an upcast is a method call"
+    dtype = choose(snippets.attr(_BF16), snippets.attr("torch.float32"), guard)
+    return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
 
 def _code(ctx: FileContext, call: cst.Call) -> str:
@@ -152,6 +181,74 @@ def _floating_factory(ctx: FileContext, call: cst.Call) -> bool:
     return factory_dtype_class(ctx, call) == "float"
 
 
+def _receiver(call: cst.Call) -> cst.BaseExpression:
+    assert isinstance(call.func, cst.Attribute), "an upcast is a method call"
+    return call.func.value
+
+
+def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """``x.float()`` or ``x.to(torch.float32)`` of an integer or boolean tensor ``x`` (``(pred ==
+    y)``, ``mask.eq(0)``, ``idx.long()``): a fresh floating tensor, f32 where the switch made it bf16."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _UPCASTS:
+        return False
+    if call.func.attr.value == "to":
+        if len(call.args) != 1 or call.args[0].keyword is not None:
+            return False
+        if not ctx.qualified_names(call.args[0].value) & _F32_NAMES:
+            return False
+    elif call.args:
+        return False
+    receiver = call.func.value
+    return isinstance(receiver, cst.Comparison) or flow.infer(receiver) == INT
+
+
+def _on_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether the code shows ``expr`` computed on the XLA device: it moves a tensor there
+    (``y.to(device)``) or makes one there (``device=``), or reads a name bound only to such a value,
+    and brings nothing back to the host (``.cpu()``, ``.numpy()``, ``.item()``)."""
+    if depth > _MAX_DEPTH:
+        return False
+    calls = list(findall(expr, m.Call())) + ([expr] if isinstance(expr, cst.Call) else [])
+    for call in calls:
+        if m.matches(call.func, m.Attribute(attr=m.OneOf(*map(m.Name, _HOST_METHODS)))):
+            return False
+    for call in calls:
+        if not isinstance(call, cst.Call):
+            continue
+        for arg in call.args:
+            moved = arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))
+            if (moved or (arg.keyword is not None and arg.keyword.value == "device")) and _is_device(
+                ctx, arg.value, depth + 1
+            ):
+                return True
+    for name in findall(expr, m.Name()):
+        parent = ctx.parent(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name:
+            continue
+        values = _bound_values(ctx, name)
+        if values and all(_on_device(ctx, value, depth + 1) for value in values):
+            return True
+    return False
+
+
+def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a name is bound to by plain assignments; empty when any binding is another kind."""
+    if not isinstance(name, cst.Name):
+        return []
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values = []
+    for binding in scope[name.value]:
+        node = getattr(binding, "node", None)
+        target = ctx.parent(node) if node is not None else None
+        assign = ctx.parent(target) if target is not None else None
+        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
+            return []
+        values.append(assign.value)
+    return values
+
+
 def _made_on_device(ctx: FileContext, call: cst.Call) -> bool:
     """``device=`` a device. A tensor made on the host and moved (``torch.randn(8, 4).to(device)``)
     is data, which the input casts handle where it meets the model (:mod:`.inputs`): made in bf16
@@ -176,7 +273,8 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
             return _is_device(ctx, expr.args[0].value, depth + 1)
         return False
     if isinstance(expr, cst.SimpleString):
-        return expr.evaluated_value.startswith("xla")
+        value = expr.evaluated_value
+        return isinstance(value, str) and value.startswith("xla")
     if isinstance(expr, cst.Attribute):
         return expr.attr.value == "device" and not m.matches(expr.value, m.Name("self") | m.Name("args"))
     if not isinstance(expr, cst.Name):

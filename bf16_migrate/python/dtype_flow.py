@@ -113,6 +113,8 @@ class DtypeFlow:
             return UNKNOWN
         if isinstance(expr, cst.UnaryOperation):
             return self.infer(expr.expression, ops, depth)
+        if isinstance(expr, cst.Comparison) and not ops:
+            return INT  # a boolean tensor (or a Python bool): `(pred == y)`
         if isinstance(expr, cst.Call):
             return self._call(expr, ops, depth)
         return UNKNOWN

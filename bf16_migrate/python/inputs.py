@@ -28,12 +28,15 @@ A model is never cast with its inputs left to crash.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
+from .conditions import evaluable_like
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall, same_model
@@ -136,11 +139,17 @@ class InputCasts:
         plan: EditPlan,
         guard: cst.BaseExpression | None,
         round_upcasts: bool = False,
+        guard_at: Sequence[cst.CSTNode] = (),
     ) -> None:
         """``round_upcasts``: the file ran under a switch that made f32 on the device bf16 and f64
         f32 (XLA_DOWNCAST_BF16, ``f64_becomes = "f32"`` in its rule file), so a ``.double()`` of
-        a floating tensor moved to the device widened bf16-rounded values (:meth:`_rounded_upcast`)."""
+        a floating tensor moved to the device widened bf16-rounded values (:meth:`_rounded_upcast`).
+        ``guard_at``: the statements where ``guard`` is written (the writes); a cast planned where its
+        names do not denote the same bindings (another function's) is recorded in ``unguarded``:
+        written there it would raise NameError, so the planner keeps the switch (BFM041)."""
         self.ctx, self.flow, self.plan, self.guard = ctx, flow, plan, guard
+        self.guard_at = list(guard_at)
+        self.unguarded: list[cst.CSTNode] = []
         self.round_upcasts = round_upcasts
         self.helper_added = False
 
@@ -354,19 +363,27 @@ class InputCasts:
             return None
         return value
 
-    def _cast_at_transfer(self, transfer: cst.Call) -> None:
+    def _guard_for(self, node: cst.CSTNode) -> cst.BaseExpression | None:
+        """The guard to write at ``node``; a place where it cannot be evaluated is recorded."""
         guard = self.guard
+        if guard is not None and self.guard_at:
+            if not any(evaluable_like(self.ctx, guard, where, node) for where in self.guard_at):
+                self.unguarded.append(node)
+        return guard
+
+    def _cast_at_transfer(self, transfer: cst.Call) -> None:
+        guard = self._guard_for(transfer)
         self.plan.replace[id(transfer)] = lambda node: add_keywords(node, [("dtype", "torch.bfloat16", "None")], guard)
 
     def _cast(self, expr: cst.BaseExpression) -> None:
-        guard = self.guard
+        guard = self._guard_for(expr)
         self.plan.replace[id(expr)] = lambda node: snippets.cast_to_bf16(node, guard)
 
     def _cast_inside(self, name: cst.Name) -> None:
         """``name.to(torch.bfloat16)`` where ``name`` is the value of an attribute (``name.double()``),
         or ``floating_to_bf16(name)`` (floating tensors only, at run time) where its dtype cannot be
         told; under a guard the conditional cast is parenthesised."""
-        guard, floating = self.guard, self._kind(name) == FLOAT
+        guard, floating = self._guard_for(name), self._kind(name) == FLOAT
         if not floating:
             self._need_helper()
 
@@ -383,7 +400,7 @@ class InputCasts:
         self.plan.replace[id(name)] = cast
 
     def _runtime(self, expr: cst.BaseExpression, method: str | None = None) -> None:
-        guard = self.guard
+        guard = self._guard_for(expr)
         self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
         self._need_helper()
         fields = {"variant": "loss_target"} if method is None else {"variant": "method", "method": method}

@@ -110,6 +110,19 @@ class ModelCodeAudit:
     blocked: list[Blocked] = field(default_factory=list)
     reached: Reached | None = None
     """The code audited (None: none was)."""
+    step_factories: frozenset[int] = frozenset()
+    """The ids of the factories the steps make on the way to the loss (not the model's code)."""
+
+    def hand_over(self, made_bf16: frozenset[int]) -> None:
+        """Take out of ``blocked`` the step factories the planner makes bf16 itself (``made_bf16``:
+        the script's own device tensors, :mod:`.device_tensors`): what they meet in the step is the
+        model's output, whose dtype no line names, but a tensor the script makes on the device was
+        bf16 under the switch whatever it meets."""
+        self.blocked = [
+            b
+            for b in self.blocked
+            if not (b.code == "BFM081" and id(b.site.node) in self.step_factories and id(b.site.node) in made_bf16)
+        ]
 
     @property
     def loss_kept_f32(self) -> bool:
@@ -119,6 +132,13 @@ class ModelCodeAudit:
     @property
     def clean(self) -> bool:
         return not self.blocked
+
+    @property
+    def decided(self) -> frozenset[int]:
+        """The ids of the nodes the audit decided (followed, cast where they meet, kept, cast back)."""
+        sites = [s for s, _ in self.follows] + [s for s, _ in self.meetings] + self.islands
+        sites += [s for s, _ in self.kept] + [s for s, _ in self.casts_back]
+        return frozenset(id(site.node) for site in sites)
 
 
 def low_precision_dtypes(ctx: FileContext, variables: Iterable[str]) -> frozenset[str]:
@@ -413,6 +433,7 @@ class _Audit:
                 if upcast is not None and not self._from_kept_f64(call):
                     upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
         step_factories, step_int_roots = self._step_calls()
+        self.result.step_factories = frozenset(id(call) for call, _, _ in step_factories)
         return factories + step_factories, int_roots + step_int_roots, upcasts
 
     def _made(self, call: cst.Call) -> tuple[str, bool] | str | None:

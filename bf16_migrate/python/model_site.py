@@ -547,6 +547,19 @@ def _assigned_names(stmt: cst.SimpleStatementLine) -> list[str]:
     return names
 
 
+def backward_names(ctx: FileContext) -> set[str]:
+    """The names the file calls ``.backward()`` on (``loss.backward()``): losses, whatever computed
+    them (a criterion of the file, a functional loss of logits the step derives from the model's
+    output), for :func:`loss_accumulators`."""
+    return {
+        call.func.value.value
+        for call in ctx.nodes(cst.Call)
+        if isinstance(call.func, cst.Attribute)
+        and isinstance(call.func.value, cst.Name)
+        and call.func.attr.value == "backward"
+    }
+
+
 def loss_accumulators(ctx: FileContext, loss_names: set[str]) -> list[cst.Call]:
     """``torch.zeros(...)`` / ``torch.tensor(0.0, ...)`` calls without ``dtype=`` that create a
     tensor the loss is summed into (``acc += loss.detach()``, ``acc = acc + loss``); Neuron's

@@ -64,6 +64,7 @@ from .model_reach import model_roots, module_classes, optimizer_classes, reach_f
 from .model_site import (
     ModelCall,
     OptimizerSite,
+    backward_names,
     cast_anchor,
     dtype_reads,
     find_optimizers,
@@ -112,6 +113,17 @@ _SHARDED_CHANGE = (
 """What a launcher's finding says such a script got (the mode's ``script_change`` otherwise)."""
 
 
+class GuardDoesNotTravel(Exception):
+    """A plan under a guard put a cast where the guard's names do not denote what they denote at
+    the writes (a loss target cast in another function than the one the switch is set in): written
+    there, the migrated script would raise NameError. The file is planned again, with the guard
+    refused at ``line`` (:meth:`Planner._guard_travels`, BFM041)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"the guard cannot be evaluated at line {line}")
+        self.line = line
+
+
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
@@ -125,6 +137,7 @@ class Planner:
         factory_changes: tuple[FactoryChange, ...] = (),
         audited_under: Mapping[str, str] | None = None,
         loss_code: tuple[str, ...] = (),
+        guard_stuck_at: int | None = None,
     ) -> None:
         self.ctx = ctx
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
@@ -167,6 +180,9 @@ class Planner:
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
         self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
+        self.guard_at: list[cst.CSTNode] = []  # where the guard is written (the writes, the casts' anchors)
+        self.unguarded: list[cst.CSTNode] = []  # casts planned where the guard cannot be evaluated
+        self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
@@ -442,17 +458,17 @@ class Planner:
                     0
                 ] > last_write:
                     problem = assign
-        if problem is None:
+        if problem is None and self.guard_stuck_at is None:
             return True
         for w in writes:
             ctx.report(
                 "BFM041",
                 w.key,
                 fixed=False,
-                variant="condition",
+                variant="condition" if problem is not None else "condition_inputs",
                 variable=w.variable,
                 condition=ctx.code(guard),
-                line=ctx.pos(problem)[0],
+                line=ctx.pos(problem)[0] if problem is not None else self.guard_stuck_at,
                 mode=self.mode.name,
             )
         return False
@@ -490,6 +506,7 @@ class Planner:
         if verdict is not None:
             return verdict
         guard_at = [w.statement for w in writes] + [a for anchors in cast_anchors for a in anchors or ()]
+        self.guard_at = list(guard_at)
         on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
         if refuse_unplaced(ctx, on_device, self._anchors(writes)):
             return False
@@ -508,16 +525,19 @@ class Planner:
                 sites,
                 [*models, *on_device.exprs(ctx)],
                 [c for cs in calls.values() for c in cs] + on_device.calls(ctx),
+                "device-tensors" in emits,
             )
             if "model-code-dtypes" in emits
             else ModelCodeAudit()
         )
         if not audit.clean:
             return False
-        tensors = find_device_tensors(ctx, audit.reached) if "device-tensors" in emits else []
+        tensors = find_device_tensors(ctx, audit.reached, audit.decided) if "device-tensors" in emits else []
         if refuse_unguarded(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
+        if self.unguarded:  # a cast under the guard in a function where its names mean something else
+            raise GuardDoesNotTravel(ctx.pos(self.unguarded[0])[0])
         plan_model_code(ctx, self.plan, audit)
         # amp keeps what the script makes FP32, as it keeps the model: nothing to find
         plan_device_tensors(ctx, self.plan, tensors, self.guard)
@@ -859,9 +879,12 @@ class Planner:
         sites: list[OptimizerSite],
         models: list[cst.BaseExpression],
         calls: list[ModelCall],
+        device_tensors: bool = False,
     ) -> ModelCodeAudit:
         """The audit of the code the models, the file's optimizer classes and the loss applied to
-        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`). When
+        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`); with
+        ``device_tensors`` (the mode makes the script's own device tensors bf16) a step's tensor that
+        cannot follow the model's output it meets is left to that rule (``ModelCodeAudit.hand_over``). When
         a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
         writes and the switch is kept: removing it would leave the model computing in f32 there."""
         ctx = self.ctx
@@ -869,6 +892,8 @@ class Planner:
         self.loss_imports = sorted(loss.imported)
         reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
+        if device_tensors:
+            audit.hand_over(frozenset(id(c) for c in find_device_tensors(ctx, reached, audit.decided)))
         if audit.clean:
             return audit
         report_blocked(ctx, audit)
@@ -935,7 +960,8 @@ class Planner:
             # model's inputs need right after it (inputs.py); planned together so a model is
             # never cast without its inputs, nor its inputs cast without the model
             downcast = any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
-            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast)
+            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast, guard_at=self.guard_at)
+            self.unguarded = inputs.unguarded
             for model, anchors in zip(models, cast_anchors):
                 if id(model) in sharded:
                     self._compute_dtype(sharded[id(model)])
@@ -953,7 +979,7 @@ class Planner:
         if "bf16-attention-math" in emits:
             self._attention_math(sites, on_device)
         if "fp32-loss-accumulator" in emits:
-            names = {n for cs in calls.values() for c in cs for n in c.loss_names}
+            names = {n for cs in calls.values() for c in cs for n in c.loss_names} | backward_names(ctx)
             for factory in loss_accumulators(ctx, names):
                 self.plan.replace[id(factory)] = add_float32_dtype
         if "fp32-master-weights" in emits:
@@ -1063,7 +1089,7 @@ class Planner:
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
         if "device-tensors" in emits and self.imported_under:
-            plan_device_tensors(self.ctx, self.plan, find_device_tensors(self.ctx, reached))
+            plan_device_tensors(self.ctx, self.plan, find_device_tensors(self.ctx, reached, audit.decided))
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
