@@ -367,6 +367,7 @@ class TorchApi:
     fsdp_compute_dtype: FsdpLayers | None = None
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
     no_tensor_calls: frozenset[str] = frozenset()
+    host_only_imports: frozenset[str] = frozenset()
     """torch and torch_xla functions that make no tensor (they ask for the device or the runtime):
     a script calling nothing else puts no tensor on the device (``python/no_tensor.py``)."""
 
@@ -673,6 +674,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         model_wrappers=_model_wrappers(data, path),
         fsdp_compute_dtype=_fsdp_layers(_need(data, "fsdp_compute_dtype", dict, path), path),
         no_tensor_calls=frozenset(_need(data, "no_tensor_calls", list, path)),
+        host_only_imports=frozenset(_need(data, "host_only_imports", list, path)),
     )
 
 

@@ -41,6 +41,7 @@ import ast
 from collections.abc import Callable
 from pathlib import Path
 
+from .carriers import CarrierError, analyze
 from .carriers.link import FileResult
 from .carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of, unreadable_tree_imports
 from .diagnostics import report
@@ -414,9 +415,10 @@ def _imports_of(
     escaped: dict[Path, tuple[Path | str, Path, _Env]] = {}
     for result in results:
         ran_under = result.legacy_env or result.switched
-        if not ran_under or not str(result.path).endswith(".py"):
+        python = _python_of(result) if ran_under else None
+        if python is None:
             continue
-        for _, module in named_tree_imports_of(result.path, result.old, root_of(result.path)):
+        for _, module in named_tree_imports_of(result.path, python, root_of(result.path)):
             left: Path | str | None = outside(module) if outside is not None else None
             if left is None and excluded is not None:
                 left = excluded(module)
@@ -427,6 +429,22 @@ def _imports_of(
             if key != result.path.resolve():
                 (wanted if result.legacy_env else audited).setdefault(key, []).append((result.path, ran_under))
     return wanted, audited, escaped
+
+
+def _python_of(result: FileResult) -> str | None:
+    """The Python a migrated file runs: a script's text, a notebook's code cells as one module
+    (:func:`bf16_migrate.carriers.notebook.analyze`: its imports ran under the kernel's switch as
+    a script's do); None for other files."""
+    name = str(result.path)
+    if name.endswith(".py"):
+        return result.old
+    if name.endswith(".ipynb"):
+        try:
+            analysis = analyze("notebook", result.old, name)
+        except CarrierError:  # reported where the notebook itself was read
+            return None
+        return analysis.python.source if analysis.python is not None else None
+    return None
 
 
 def _escaped_results(escaped: dict[Path, tuple[Path | str, Path, _Env]]) -> list[FileResult]:

@@ -208,3 +208,42 @@ def test_a_fresh_floating_tensor_made_on_the_device_from_a_boolean_one():
     assert migrate_source(code, "stochastic", "train.py").code == code
     amp = migrate_source(METRIC, "amp", "train.py").code
     assert "(logits.argmax(-1) == y.to(device)).float().mean()" in amp
+
+
+def test_a_notebooks_tree_module(tmp_path):
+    """A notebook whose kernel ran under the switch (``%env XLA_USE_BF16=1``) imports a module of
+    its tree: that module's code ran under the switch too and is migrated with it, as a script's
+    imports are (its device accumulators bf16, what it hands the host float32)."""
+    import nbformat
+
+    (tmp_path / "moments.py").write_text(
+        "import torch\n\n\nclass Moments:\n"
+        "    def __init__(self, shape, device):\n"
+        "        self.total = torch.zeros(shape, device=device)\n"
+        "        self.count = 0\n\n"
+        "    def add(self, x):\n"
+        "        self.total += x.detach()\n"
+        "        self.count += 1\n\n"
+        "    def mean(self):\n"
+        "        return (self.total / self.count).cpu().numpy()\n"
+    )
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%env XLA_USE_BF16=1"),
+        nbformat.v4.new_code_cell(
+            "import torch\nimport torch_xla\nfrom moments import Moments\n\n"
+            "device = torch_xla.device()\nmodel = torch.nn.Linear(4, 2).to(device)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nmoments = Moments((2,), device)\n"
+            "for _ in range(3):\n    out = model(torch.randn(8, 4).to(device))\n    out.sum().backward()\n"
+            "    optimizer.step()\n    moments.add(out.mean(0))\nprint(moments.mean())"
+        ),
+    ]
+    nbformat.write(notebook, tmp_path / "explore.ipynb")
+    outcome = migrate_paths([tmp_path], "stochastic", True)
+    assert not outcome.errors, outcome.errors
+    module = (tmp_path / "moments.py").read_text()
+    cst.parse_module(module)
+    assert "self.total = torch.zeros(shape, device=device, dtype=torch.bfloat16)" in module
+    assert "return (self.total / self.count).cpu().float().numpy()" in module
+    again = migrate_paths([tmp_path], "stochastic", True)
+    assert not again.errors and (tmp_path / "moments.py").read_text() == module

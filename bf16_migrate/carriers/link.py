@@ -438,9 +438,13 @@ class LinkPlanner:
             list(result.outcome.f32_islands),
         )
 
-    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]:
+    def migrate_embedded_python(
+        self, carrier: CarrierFile, launched
+    ) -> tuple[str | None, list[Diagnostic], dict[str, str], dict[str, str]]:
         """The carrier's own Python (a notebook's code cells) migrated as one module: its new
-        source and diagnostics mapped back to the file; ``(None, [])`` when it does not parse."""
+        source, diagnostics mapped back to the file, and the settings it ran under
+        (``MigrationResult.legacy_env``, ``switched``: the modules of the tree it imports ran under
+        them too, :mod:`bf16_migrate.tree_modules`); ``(None, [], {}, {})`` when it does not parse."""
         nb = carrier.analysis.python
         assert nb is not None, "called for a carrier with Python of its own"
         try:
@@ -453,5 +457,6 @@ class LinkPlanner:
             )
         except ParseError as exc:
             self.errors.append(str(exc))
-            return None, []
-        return result.code, [nb.map_diagnostic(d) for d in result.diagnostics]
+            return None, [], {}, {}
+        diagnostics = [nb.map_diagnostic(d) for d in result.diagnostics]
+        return result.code, diagnostics, dict(result.legacy_env), dict(result.switched)

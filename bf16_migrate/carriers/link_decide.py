@@ -739,9 +739,11 @@ class Decider:
             kernel: PlanNode = (Resolution.KERNEL, ci)
             assert a.render is not None, "every carrier's analysis can render its file"
             new: str | None = None
+            ran_under: tuple[dict[str, str], dict[str, str]] = ({}, {})
             if a.python is not None:
                 launched = self.env_for.get(kernel) if kernel in self.trials and not self.is_blocked(kernel) else None
-                new, pyd = self.p.migrate_embedded_python(carrier, launched)
+                new, pyd, *settings = self.p.migrate_embedded_python(carrier, launched)
+                ran_under = (settings[0], settings[1])
                 diags.extend(pyd)
                 if new is None:
                     continue
@@ -763,6 +765,8 @@ class Decider:
                     text,
                     carrier.encoding,
                     sorted(diags, key=lambda d: (d.path, d.line, d.col, d.code)),
+                    legacy_env=ran_under[0],
+                    switched=ran_under[1],
                     with_scripts=self._scripts_with(ci),
                 )
             )

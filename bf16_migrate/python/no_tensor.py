@@ -18,6 +18,7 @@ other.
 
 from __future__ import annotations
 
+import re
 import sys
 
 import libcst as cst
@@ -29,9 +30,11 @@ from .env_writes import LegacyWrite
 from .unit_examples import HEADER, Example
 from .write_edits import remove_write
 
-__all__ = ["EXAMPLES", "makes_no_tensor", "plan_no_tensor"]
+__all__ = ["EXAMPLES", "keeps_tensors_on_the_host", "makes_no_tensor", "plan_no_tensor"]
 
 _TORCH_ROOTS = ("torch", "torch_xla")
+_XLA_DEVICE = re.compile(r"^\s*xla(:\d+)?\s*$", re.IGNORECASE)
+"""A string naming an XLA device (``"xla"``, ``"xla:0"``); a variable's name (``"XLA_USE_BF16"``) is not one."""
 _UNSAFE_BUILTINS = frozenset(
     {"exec", "eval", "compile", "__import__", "open", "input", "breakpoint", "globals", "locals", "vars", "setattr"}
 )
@@ -50,6 +53,54 @@ def makes_no_tensor(ctx: FileContext) -> bool:
             builtin = name.startswith("builtins.") and name[len("builtins.") :] not in _UNSAFE_BUILTINS
             if not builtin and name not in allowed:
                 return False
+    return True
+
+
+def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
+    """Whether the file's tensors all stay on the host (an exporter that turns a checkpoint into
+    NumPy, a plotting script): it never imports torch_xla, imports nothing but the standard library,
+    torch and ``rules/torch_api.toml`` ``host_only_imports``, names no XLA device in any string, and
+    every device it gives (``device=``, ``map_location=``, ``.to(...)``, ``torch.device(...)``) is a
+    string literal or a torch dtype (``ctx.nodes`` of the file's own nodes: no import is followed,
+    so a module of the tree, which an import of it would need, already fails the import rule). The
+    legacy switch acts on the XLA device's tensors only (torch_xla/csrc/dtype.cpp): it changed
+    nothing here."""
+    stdlib = sys.stdlib_module_names
+    allowed = ctx.rules.torch_api.host_only_imports | {"torch"}
+    roots = [ctx.code(alias.name).split(".")[0] for node in ctx.nodes(cst.Import) for alias in node.names]
+    for imported in ctx.nodes(cst.ImportFrom):
+        if imported.relative or imported.module is None:
+            return False
+        roots.append(ctx.code(imported.module).split(".")[0])
+    if any(root not in stdlib and root not in allowed for root in roots):
+        return False
+    if any(m.matches(node, m.Name("__import__") | m.Name("importlib")) for node in ctx.nodes(cst.Name)):
+        return False
+    for string in ctx.nodes(cst.SimpleString):
+        value = string.evaluated_value
+        if isinstance(value, str) and _XLA_DEVICE.match(value):
+            return False
+    if any("xla:" in ctx.code(f).lower() for f in ctx.nodes(cst.FormattedString)):
+        return False
+    for call in ctx.nodes(cst.Call):
+        placing = [
+            a.value
+            for a in call.args
+            if (a.keyword is not None and a.keyword.value in ("device", "map_location"))
+            or (
+                a.keyword is None
+                and (
+                    m.matches(call.func, m.Attribute(attr=m.Name("to")))
+                    or ctx.qualified_names(call.func) & {"torch.device"}
+                )
+            )
+        ]
+        for value in placing:
+            if isinstance(value, cst.SimpleString):
+                continue
+            if isinstance(value, cst.Attribute) and any(n.startswith("torch.") for n in ctx.qualified_names(value)):
+                continue  # a dtype (`.to(torch.float32)`)
+            return False
     return True
 
 
@@ -77,7 +128,7 @@ def plan_no_tensor(ctx: FileContext, plan: EditPlan, writes: list[LegacyWrite], 
     launcher's ``external`` setting is removed by the launcher's plan). Its own writes only in a
     flat script (no function, no class): a helper that sets the switch (``def enable_bf16():``) does
     it for its caller, whose tensors it cannot see. Returns whether it did."""
-    if not (writes or external) or not makes_no_tensor(ctx):
+    if not (writes or external) or not (makes_no_tensor(ctx) or keeps_tensors_on_the_host(ctx)):
         return False
     defines = bool(ctx.nodes(cst.FunctionDef)) or bool(ctx.nodes(cst.ClassDef))
     if writes and defines:
@@ -90,7 +141,32 @@ def plan_no_tensor(ctx: FileContext, plan: EditPlan, writes: list[LegacyWrite], 
 
 
 # -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+_EXPORTER = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import numpy as np
+import torch
+
+state = torch.load("ckpt/last.pt", map_location="cpu", weights_only=False)["model"]
+np.savez("export.npz", **{name: tensor.numpy() for name, tensor in state.items()})
+"""
+
 EXAMPLES = (
+    Example(
+        "an exporter that keeps its tensors on the host",
+        _EXPORTER,
+        False,
+        (),
+        ("BFM170",),
+        gone=('os.environ["XLA_USE_BF16"] = "1"',),
+    ),
+    Example(
+        "the same exporter given the device by its caller",
+        _EXPORTER.replace('map_location="cpu"', "map_location=os.environ.get('DEVICE', 'cpu')"),
+        True,
+        ('os.environ["XLA_USE_BF16"] = "1"',),
+        (),
+        kept=True,
+    ),
     Example(
         "a probe of the runtime",
         HEADER + 'print("torch_xla", torch_xla.__version__, "on", torch_xla.device())\n',
