@@ -693,16 +693,17 @@ def test_a_criterion_keeping_tensors_of_its_own_keeps_the_switch(state):
 def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_path):
     """``from contrastive_losses import AlignmentPenalty, recall_at_1, symmetric_info_nce``: the
     function and the criterion class the step applies are audited in the module (migrated with the
-    script, BFM014); the metric the loop prints is not. ``temperature``, a parameter nothing uses as a
+    script, BFM014); the metric the loop prints is not (its accuracy, made on the device from a
+    comparison, is bf16 as the switch made it: the script's own device tensors, BFM154). ``temperature``, a parameter nothing uses as a
     tensor, gives no dtype (``temperature.dtype`` would fail on a float): the mask takes the logits'."""
     tree = _tree("loss_module", tmp_path)
     outcome = _migrate_tree("loss_module", "stochastic", tmp_path)
     module = (tree / "contrastive_losses.py").read_text()
     assert "margin = 0.2 * torch.eye(logits.shape[0], device=logits.device, dtype=logits.dtype) / temperature" in module
     assert "torch.arange(self.dim, device=queries.device).to(queries.dtype)" in module
-    assert "return hits.float().mean()" in module
+    assert "return hits.to(torch.bfloat16).mean()" in module
     codes = [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("contrastive_losses.py")]
-    assert codes == [("BFM014", True), ("BFM080", True), ("BFM080", True)]
+    assert codes == [("BFM014", True), ("BFM080", True), ("BFM080", True), ("BFM154", True)]
 
 
 def test_a_parameter_used_as_a_number_is_no_dtype_to_take():

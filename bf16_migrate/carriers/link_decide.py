@@ -102,7 +102,9 @@ class Planning(Protocol):
     def inline_launch(self, node) -> Launch: ...
     def python_call(self, path: Path, text: str, launched) -> Call: ...
     def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult: ...
-    def migrate_embedded_python(self, carrier: CarrierFile, launched) -> tuple[str | None, list[Diagnostic]]: ...
+    def migrate_embedded_python(
+        self, carrier: CarrierFile, launched
+    ) -> tuple[str | None, list[Diagnostic], dict[str, str], dict[str, str]]: ...
 
 
 class _UF:
@@ -742,8 +744,8 @@ class Decider:
             ran_under: tuple[dict[str, str], dict[str, str]] = ({}, {})
             if a.python is not None:
                 launched = self.env_for.get(kernel) if kernel in self.trials and not self.is_blocked(kernel) else None
-                new, pyd, *settings = self.p.migrate_embedded_python(carrier, launched)
-                ran_under = (settings[0], settings[1])
+                new, pyd, legacy_env, switched = self.p.migrate_embedded_python(carrier, launched)
+                ran_under = (legacy_env, switched)
                 diags.extend(pyd)
                 if new is None:
                     continue

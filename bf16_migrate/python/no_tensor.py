@@ -95,10 +95,10 @@ def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
                 )
             )
         ]
-        for value in placing:
-            if isinstance(value, cst.SimpleString):
+        for given in placing:
+            if isinstance(given, cst.SimpleString):
                 continue
-            if isinstance(value, cst.Attribute) and any(n.startswith("torch.") for n in ctx.qualified_names(value)):
+            if isinstance(given, cst.Attribute) and any(n.startswith("torch.") for n in ctx.qualified_names(given)):
                 continue  # a dtype (`.to(torch.float32)`)
             return False
     return True
