@@ -11,7 +11,7 @@ from bf16_migrate.python import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Refusal, migra
 
 TRAIN = (FIXTURES / "mlp_regression" / "train.py").read_text()
 
-NO_OPTIMIZER = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2)\n'
+NO_OPTIMIZER = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2, device="xla")\n'
 
 
 def test_a_migrated_script_took_the_change():

@@ -25,7 +25,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .apply import EditPlan
-from .context import FileContext
+from .context import FileContext, findall
 from .env_writes import LegacyWrite
 from .unit_examples import HEADER, Example
 from .write_edits import remove_write
@@ -33,6 +33,20 @@ from .write_edits import remove_write
 __all__ = ["EXAMPLES", "keeps_tensors_on_the_host", "makes_no_tensor", "plan_no_tensor"]
 
 _TORCH_ROOTS = ("torch", "torch_xla")
+_STARTS_PROCESSES = (
+    "subprocess.",
+    "os.system",
+    "os.exec",
+    "os.spawn",
+    "os.popen",
+    "os.fork",
+    "multiprocessing.",
+    "concurrent.futures.",
+    "runpy.",
+    "pty.",
+    "torch.multiprocessing.",
+    "torch.distributed.",
+)
 _XLA_DEVICE = re.compile(r"^\s*xla(:\d+)?\s*$", re.IGNORECASE)
 """A string naming an XLA device (``"xla"``, ``"xla:0"``); a variable's name (``"XLA_USE_BF16"``) is not one."""
 _UNSAFE_BUILTINS = frozenset(
@@ -58,8 +72,11 @@ def makes_no_tensor(ctx: FileContext) -> bool:
 
 def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
     """Whether the file's tensors all stay on the host (an exporter that turns a checkpoint into
-    NumPy, a plotting script): it never imports torch_xla, imports nothing but the standard library,
-    torch and ``rules/torch_api.toml`` ``host_only_imports``, names no XLA device in any string, and
+    NumPy, a plotting script): it imports torch and trains nothing (no optimizer, no ``backward()``),
+    starts no process (which would run in the same environment), runs as a script and defines no class
+    (a library's code runs on whatever device its callers give it), never imports torch_xla, imports
+    nothing but the standard library, torch and ``rules/torch_api.toml`` ``host_only_imports``,
+    names no XLA device in any string, and
     every device it gives (``device=``, ``map_location=``, ``.to(...)``, ``torch.device(...)``) is a
     string literal or a torch dtype (``ctx.nodes`` of the file's own nodes: no import is followed,
     so a module of the tree, which an import of it would need, already fails the import rule). The
@@ -72,10 +89,20 @@ def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
         if imported.relative or imported.module is None:
             return False
         roots.append(ctx.code(imported.module).split(".")[0])
-    if any(root not in stdlib and root not in allowed for root in roots):
+    if "torch" not in roots or any(root not in stdlib and root not in allowed for root in roots):
         return False
+    if ctx.nodes(cst.ClassDef) or not _runs_as_a_script(ctx):
+        return False  # a library's code runs on whatever device its callers give it
     if any(m.matches(node, m.Name("__import__") | m.Name("importlib")) for node in ctx.nodes(cst.Name)):
         return False
+    for call in ctx.nodes(cst.Call):
+        names = ctx.qualified_names(call.func)
+        if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or any(
+            name.startswith("torch.optim.") for name in names
+        ):
+            return False  # a training script: what device it trains on is its own business, never guessed
+        if any(name.startswith(_STARTS_PROCESSES) for name in names):
+            return False  # a process started in the same environment may put tensors on the device
     for string in ctx.nodes(cst.SimpleString):
         value = string.evaluated_value
         if isinstance(value, str) and _XLA_DEVICE.match(value):
@@ -102,6 +129,18 @@ def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
                 continue  # a dtype (`.to(torch.float32)`)
             return False
     return True
+
+
+def _runs_as_a_script(ctx: FileContext) -> bool:
+    """An ``if __name__ == "__main__":`` block, or a call at module level (a flat script)."""
+    for statement in ctx.module.body:
+        if isinstance(statement, cst.If) and "__main__" in ctx.code(statement.test):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Expr, cst.Assign)) and findall(small, m.Call()) for small in statement.body
+        ):
+            return True
+    return False
 
 
 def _imports_allowed(ctx: FileContext) -> bool:
