@@ -48,8 +48,9 @@ from .model_code import factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
+from .unit_examples import HEADER, Example
 
-__all__ = ["find_device_tensors", "plan_device_tensors", "refuse_unguarded"]
+__all__ = ["EXAMPLES", "find_device_tensors", "plan_device_tensors", "refuse_unguarded"]
 
 _BF16 = "torch.bfloat16"
 _UPCASTS = frozenset({"float", "to"})
@@ -300,3 +301,59 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
         if not _is_device(ctx, assign.value, depth + 1):
             return False
     return True
+
+
+# -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
+_LOOP = """
+def evaluate(model, batches, device):
+    total = torch.zeros((), device=device)
+    for x, y in batches:
+        total += torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+    return total.item()
+
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 3).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(2, 4), torch.tensor([0, 1]))]
+print(evaluate(model, batches, device))
+"""
+
+EXAMPLES = (
+    Example(
+        "an evaluation loop's accumulator on the device",
+        HEADER + _LOOP,
+        False,
+        ("    total = torch.zeros((), device=device, dtype=torch.bfloat16)",),
+        ("BFM154",),
+    ),
+    Example(
+        "the accumulator on the host",
+        HEADER + _LOOP.replace("torch.zeros((), device=device)", "torch.zeros(())"),
+        True,
+        ("    total = torch.zeros(())",),
+        (),
+    ),
+    Example(
+        "the accumulator given its dtype",
+        HEADER + _LOOP.replace("torch.zeros((), device=device)", "torch.zeros((), device=device, dtype=torch.float64)"),
+        True,
+        ("    total = torch.zeros((), device=device, dtype=torch.float64)",),
+        (),
+    ),
+    Example(
+        "an accuracy computed on the device",
+        HEADER
+        + _LOOP.replace(
+            "    return total.item()",
+            "    hits = (model(x.to(device)).argmax(-1) == y.to(device)).float().mean()\n"
+            "    return total.item(), hits.item()",
+        ),
+        False,
+        (
+            "    total = torch.zeros((), device=device, dtype=torch.bfloat16)",
+            "    hits = (model(x.to(device)).argmax(-1) == y.to(device)).to(torch.bfloat16).mean()",
+        ),
+        ("BFM154", "BFM154"),
+    ),
+)
