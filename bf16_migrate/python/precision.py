@@ -183,6 +183,7 @@ class Planner:
         self.guard_at: list[cst.CSTNode] = []  # where the guard is written (the writes, the casts' anchors)
         self.unguarded: list[cst.CSTNode] = []  # casts planned where the guard cannot be evaluated
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
+        self.device_tensors: list[cst.Call] | None = None  # the script's own device tensors (device_tensors.py)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
@@ -532,7 +533,9 @@ class Planner:
         )
         if not audit.clean:
             return False
-        tensors = find_device_tensors(ctx, audit.reached, audit.decided) if "device-tensors" in emits else []
+        tensors: list[cst.Call] = []
+        if "device-tensors" in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
+            tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
         if refuse_unguarded(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
@@ -893,7 +896,8 @@ class Planner:
         reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
         if device_tensors:
-            audit.hand_over(frozenset(id(c) for c in find_device_tensors(ctx, reached, audit.decided)))
+            self.device_tensors = find_device_tensors(ctx, reached, audit.decided)
+            audit.hand_over(frozenset(id(c) for c in self.device_tensors))
         if audit.clean:
             return audit
         report_blocked(ctx, audit)
