@@ -247,3 +247,37 @@ def test_a_notebooks_tree_module(tmp_path):
     assert "return (self.total / self.count).cpu().float().numpy()" in module
     again = migrate_paths([tmp_path], "stochastic", True)
     assert not again.errors and (tmp_path / "moments.py").read_text() == module
+
+
+WEIGHTED = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 3).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+criterion = torch.nn.CrossEntropyLoss(reduction="none")
+class_weights = torch.tensor([1.0, 2.0, 0.5])
+for step in range(3):
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    w = torch.rand(8)
+    out = model(x.to(device))
+    loss = (criterion(out, y.to(device)) * w.to(device)).mean() + (out * class_weights.to(device)).mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_floating_host_tensor_moved_to_the_device():
+    """A per-sample weight and a class weight made on the host and moved to the device were bf16
+    there under the switch: ``dtype=torch.bfloat16`` in the move (left f32 they made the loss f32).
+    The model's input is the input casts' (one cast, not two); the integer targets are left."""
+    result = migrate_source(WEIGHTED, "stochastic", "train.py")
+    code = result.code
+    cst.parse_module(code)
+    assert "out = model(x.to(device).to(torch.bfloat16))" in code
+    assert "(criterion(out, y.to(device)) * w.to(device, dtype=torch.bfloat16)).mean()" in code
+    assert "(out * class_weights.to(device, dtype=torch.bfloat16)).mean()" in code
+    assert [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"] == [(15, True), (15, True)]
+    assert migrate_source(code, "stochastic", "train.py").code == code

@@ -23,7 +23,10 @@ tensor the legacy run made. Where that condition cannot be evaluated (set in ``m
 in another function) the switch is kept and the line reported: left f32 the tensor would compute in
 f32 where the legacy run computed in bf16. The step's loss accumulator is the mode's own
 (``fp32-loss-accumulator``: FP32, Neuron's migration guide) and the model's code the audit's; they
-are planned before and left to them. Reported as BFM154.
+are planned before and left to them. A floating host tensor moved to the device (``w.to(device)``
+of ``w = torch.rand(8)``: a loss weight, a class weight, a schedule) gets ``dtype=torch.bfloat16``
+in the move, as the switch made it there; the model's inputs and the loss's targets are the input
+casts' (:mod:`.inputs`). Reported as BFM154.
 
 **Not read.** A device given by a name the code does not tie to the XLA device (``args.device``,
 ``self.device``) and a factory whose result may be integer (``torch.tensor(values, device=d)`` of
@@ -43,7 +46,7 @@ from .apply import EditPlan
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
-from .dtype_flow import INT, DtypeFlow
+from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_code import factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
@@ -79,6 +82,7 @@ def find_device_tensors(
         and (
             (_floating_factory(ctx, call) and _made_on_device(ctx, call))
             or (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0))
+            or _floating_transfer(ctx, flow, call)
         )
     ]
 
@@ -128,13 +132,27 @@ def plan_device_tensors(
     for call in found:
         if id(call) in plan.replace:
             continue
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _UPCASTS:
+        if _is_upcast(call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
             ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
             continue
         plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
-        ctx.report("BFM154", call, fixed=True, code=_code(ctx, call))
+        moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+        ctx.report("BFM154", call, fixed=True, variant="transfer" if moved else None, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def _is_upcast(call: cst.Call) -> bool:
+    """``x.float()`` or ``x.to(torch.float32)`` (a transfer ``x.to(device)`` is not one)."""
+    if not isinstance(call.func, cst.Attribute):
+        return False
+    if call.func.attr.value == "float":
+        return True
+    return call.func.attr.value == "to" and len(call.args) == 1 and not _is_dtype_free(call.args[0])
+
+
+def _is_dtype_free(arg: cst.Arg) -> bool:
+    return not (isinstance(arg.value, cst.Attribute) and m.matches(arg.value.value, m.Name("torch")))
 
 
 def _to_bf16(node: cst.Call, guard: cst.BaseExpression | None) -> cst.Call:
@@ -180,6 +198,21 @@ def _floating_factory(ctx: FileContext, call: cst.Call) -> bool:
     if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
         return False
     return factory_dtype_class(ctx, call) == "float"
+
+
+def _floating_transfer(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """``t.to(device)`` (or ``device=device``) of a tensor the code shows floating (``torch.rand(8)``,
+    ``torch.tensor([1.0, 2.0])``, ``x.float()``) with no dtype: a loss weight, a class weight, a
+    schedule, moved to the device where the switch made it bf16. What the model's inputs and the
+    loss's targets get is the input casts' (planned before: :mod:`.inputs`)."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+        return False
+    devices = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
+    if len(devices) != 1 or not _is_device(ctx, devices[0], 0):
+        return False
+    return flow.infer(call.func.value) == FLOAT
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:
