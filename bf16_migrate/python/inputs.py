@@ -140,19 +140,15 @@ class InputCasts:
         guard: cst.BaseExpression | None,
         round_upcasts: bool = False,
         guard_at: Sequence[cst.CSTNode] = (),
-        made_bf16: frozenset[int] = frozenset(),
     ) -> None:
         """``round_upcasts``: the file ran under a switch that made f32 on the device bf16 and f64
         f32 (XLA_DOWNCAST_BF16, ``f64_becomes = "f32"`` in its rule file), so a ``.double()`` of
         a floating tensor moved to the device widened bf16-rounded values (:meth:`_rounded_upcast`).
         ``guard_at``: the statements where ``guard`` is written (the writes); a cast planned where its
         names do not denote the same bindings (another function's) is recorded in ``unguarded``:
-        written there it would raise NameError, so the planner keeps the switch (BFM041).
-        ``made_bf16``: ids of the moves to the device that are made bf16 where they are
-        (:mod:`.device_tensors`): a name bound only to them needs no cast where it is used."""
+        written there it would raise NameError, so the planner keeps the switch (BFM041)."""
         self.ctx, self.flow, self.plan, self.guard = ctx, flow, plan, guard
         self.guard_at = list(guard_at)
-        self.made_bf16 = made_bf16
         self.unguarded: list[cst.CSTNode] = []
         self.round_upcasts = round_upcasts
         self.helper_added = False
@@ -375,25 +371,11 @@ class InputCasts:
                 self.unguarded.append(node)
         return guard
 
-    def _bf16_where_made(self, expr: cst.BaseExpression) -> bool:
-        """A name bound only by assignments of moves made bf16 where they are (``made_bf16``)."""
-        if not (self.made_bf16 and isinstance(expr, cst.Name)):
-            return False
-        scope = self.ctx.scopes.get(expr)
-        bindings = list(scope[expr.value]) if scope is not None else []
-        for binding in bindings:
-            value = _assigned_value(self.ctx, getattr(binding, "node", None))
-            if value is None or id(value) not in self.made_bf16:
-                return False
-        return bool(bindings)
-
     def _cast_at_transfer(self, transfer: cst.Call) -> None:
         guard = self._guard_for(transfer)
         self.plan.replace[id(transfer)] = lambda node: add_keywords(node, [("dtype", "torch.bfloat16", "None")], guard)
 
     def _cast(self, expr: cst.BaseExpression) -> None:
-        if self._bf16_where_made(expr):
-            return
         guard = self._guard_for(expr)
         self.plan.replace[id(expr)] = lambda node: snippets.cast_to_bf16(node, guard)
 
@@ -428,27 +410,3 @@ class InputCasts:
         if not self.helper_added:
             self.plan.prelude.extend(snippets.bf16_inputs_helper())
             self.helper_added = True
-
-
-def _assigned_value(ctx: FileContext, name: cst.CSTNode | None) -> cst.BaseExpression | None:
-    """The value a plain assignment binds to ``name`` (``x = v``; ``x, y = a, b`` gives ``a`` for
-    ``x``); None for any other binding."""
-    if name is None:
-        return None
-    target = ctx.parent(name)
-    if isinstance(target, cst.Element):
-        pack = ctx.parent(target)
-        holder = ctx.parent(pack)
-        assign = ctx.parent(holder)
-        if not (
-            isinstance(pack, cst.Tuple) and isinstance(holder, cst.AssignTarget) and isinstance(assign, cst.Assign)
-        ):
-            return None
-        if not (isinstance(assign.value, cst.Tuple) and len(assign.value.elements) == len(pack.elements)):
-            return None
-        index = next(i for i, element in enumerate(pack.elements) if element is target)
-        return assign.value.elements[index].value
-    assign = ctx.parent(target) if target is not None else None
-    if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
-        return assign.value
-    return None

@@ -536,7 +536,6 @@ class Planner:
         tensors: list[cst.Call] = []
         if "device-tensors" in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
             tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
-            self.device_tensors = tensors
         if refuse_unguarded(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
@@ -965,10 +964,7 @@ class Planner:
             # model's inputs need right after it (inputs.py); planned together so a model is
             # never cast without its inputs, nor its inputs cast without the model
             downcast = any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
-            made = frozenset(id(c) for c in self.device_tensors or ())
-            inputs = InputCasts(
-                ctx, self.flow, self.plan, self.guard, round_upcasts=downcast, guard_at=self.guard_at, made_bf16=made
-            )
+            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast, guard_at=self.guard_at)
             self.unguarded = inputs.unguarded
             for model, anchors in zip(models, cast_anchors):
                 if id(model) in sharded:
