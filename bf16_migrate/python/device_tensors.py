@@ -136,10 +136,64 @@ def plan_device_tensors(
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
             ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
             continue
-        plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+        if moved and (_cast_where_used(ctx, plan, call) or _handed_to_a_callable(ctx, call)):
+            # a model input or a loss target: the input casts cast it where it is used; an input of
+            # another module or function (one kept FP32 on purpose, BFM153, takes it as it is)
+            continue
+        plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         ctx.report("BFM154", call, fixed=True, variant="transfer" if moved else None, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether the moved tensor, or a name it is assigned to, is an argument of a call that is not
+    a torch function (a module, a criterion, a function of the file): the callee decides its dtype."""
+    uses: list[cst.CSTNode] = [move]
+    for name in _assigned_names(ctx, move):
+        scope = ctx.scopes.get(name)
+        for binding in scope[name.value] if scope is not None else ():
+            if getattr(binding, "node", None) is name:
+                uses += [access.node for access in getattr(binding, "references", ())]
+    for use in uses:
+        arg = ctx.parent(use)
+        holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(holder, cst.Call) and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
+            return True
+    return False
+
+
+def _assigned_names(ctx: FileContext, move: cst.Call) -> list[cst.Name]:
+    """The names ``move`` is assigned to (``x = t.to(d)``; ``x, y = a.to(d), b``)."""
+    parent = ctx.parent(move)
+    if isinstance(parent, cst.Element):
+        values = ctx.parent(parent)
+        assign = ctx.parent(values)
+        if not (isinstance(values, cst.Tuple) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            return []
+        target = assign.targets[0].target
+        if not (isinstance(target, cst.Tuple) and len(target.elements) == len(values.elements)):
+            return []
+        index = next(i for i, element in enumerate(values.elements) if element is parent)
+        found = [target.elements[index].value]
+    elif isinstance(parent, cst.Assign):
+        found = [t.target for t in parent.targets]
+    else:
+        return []
+    return [name for name in found if isinstance(name, cst.Name)]
+
+
+def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool:
+    """Whether a use of a name ``move`` is assigned to is cast by ``plan`` already (the input
+    casts: ``model(x.to(torch.bfloat16))``)."""
+    for name in _assigned_names(ctx, move):
+        scope = ctx.scopes.get(name)
+        for binding in scope[name.value] if scope is not None else ():
+            if getattr(binding, "node", None) is name and any(
+                id(access.node) in plan.replace for access in getattr(binding, "references", ())
+            ):
+                return True
+    return False
 
 
 def _is_upcast(call: cst.Call) -> bool:
