@@ -68,11 +68,13 @@ script that runs under the switch, the XLA device (``def evaluate(model, loader,
 def find_device_tensors(
     ctx: FileContext, reached: Reached | None, decided: frozenset[int] = frozenset()
 ) -> list[cst.Call]:
-    """The floating factories without a dtype that make their tensor on the XLA device outside the
-    code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no model code was
-    read) and other than the ``decided`` ones (ids: the step's tensors the audit followed to the
-    loss, ``ModelCodeAudit.decided``), in the file's order."""
-    skip = _audited_nodes(reached)
+    """The script's own device tensors (factories, fresh upcasts, moves: see the module docstring)
+    outside the code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no
+    model code was read, and every class of the file is left out) and other than the ``decided``
+    ones (ids: the step's tensors the audit followed to the loss, ``ModelCodeAudit.decided``), in
+    the file's order."""
+    # no audit read the model's code: every class is left to it (a model's, an optimizer's)
+    skip = _audited_nodes(reached) if reached is not None else list(ctx.nodes(cst.ClassDef))
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     return [
         call
