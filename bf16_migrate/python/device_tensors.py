@@ -74,7 +74,8 @@ def find_device_tensors(
     ones (ids: the step's tensors the audit followed to the loss, ``ModelCodeAudit.decided``), in
     the file's order."""
     # no audit read the model's code: every class is left to it (a model's, an optimizer's)
-    skip = _audited_nodes(reached) if reached is not None else list(ctx.nodes(cst.ClassDef))
+    holders: list[cst.CSTNode] = list(_audited_nodes(reached) if reached is not None else ctx.nodes(cst.ClassDef))
+    skip = frozenset(id(holder) for holder in holders)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     return [
         call
@@ -237,13 +238,13 @@ def _audited_nodes(reached: Reached | None) -> list[cst.CSTNode]:
     ]
 
 
-def _inside(ctx: FileContext, node: cst.CSTNode, holders: list[cst.CSTNode]) -> bool:
+def _inside(ctx: FileContext, node: cst.CSTNode, holders: frozenset[int]) -> bool:
+    """Whether ``node`` is inside one of the nodes whose ids are ``holders`` (a walk up its parents)."""
     if not holders:
         return False
-    ids = {id(h) for h in holders}
     parent = ctx.parent(node)
     while parent is not None:
-        if id(parent) in ids:
+        if id(parent) in holders:
             return True
         parent = ctx.parent(parent)
     return False
