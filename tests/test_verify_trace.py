@@ -113,6 +113,7 @@ EMA = textwrap.dedent(
         with torch.no_grad():
             ema_out = ema(xe)
             preds = model(xe).cpu()
+        print(loss.detach().cpu().tolist())  # Python numbers: the same in both runs, no finding
         print(float(ema_out.sum()), np.round(preds.numpy(), 3).tolist())
 
 

@@ -150,6 +150,8 @@ _MOVES = frozenset(
     }
 )
 _CASTS = frozenset({"to", "float", "double", "type", "type_as", "half", "bfloat16"})
+_PYTHON_NUMBERS = frozenset({"tolist", "item"})
+"""Tensor methods that hand a host tensor's values over as Python numbers."""
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
@@ -425,6 +427,14 @@ class Tracer:
 
     def _on_result(self, func, name, args, kwargs, out):
         torch = self._torch
+        if name in _PYTHON_NUMBERS and args and isinstance(args[0], torch.Tensor):
+            # a host copy consumed as Python numbers (`.cpu().tolist()`, `.item()`): the same floats
+            # whether it held bf16 or the float32 of those values, as the legacy run's did
+            entry = self.host_exits.get(id(args[0]))
+            if entry is not None and entry[0]() is args[0] and os.getpid() == self.pid:
+                entry[1]["cast_back"] = entry[1].get("cast_back", 0) + 1
+                self.host_exits.pop(id(args[0]), None)
+            return
         if isinstance(out, torch.Tensor):
             results = (out,)
         elif isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
