@@ -173,6 +173,14 @@ def test_a_release_made_by_the_script_is_named_alike_before_and_after_its_pin(tm
     repo = _clean_clone(tmp_path / "repo")
     before = release_named(repo)
     env = _clean_env()
+    changelog = repo / "CHANGELOG.md"
+    if "\n## Unreleased\n" not in changelog.read_text():  # right after a release: a change made since
+        text = changelog.read_text()
+        first = text.index("\n## ") + 1
+        changelog.write_text(
+            text[:first] + "## Unreleased\n\n### Fixed\n- A change after the release.\n\n" + text[first:]
+        )
+        _git(["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "a change after the release"], repo)
     _must(_run([sys.executable, ".ci/release.py", "prepare", "9.9.9"], repo, env))
     release = _git(["rev-parse", "HEAD"], repo)
     assert release_named(repo) == before
