@@ -9,6 +9,8 @@ emitted code reads as the script's own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -43,33 +45,33 @@ def negate(code: str) -> str:
 
 
 def evaluable_like(ctx: FileContext, guard: cst.BaseExpression, where: cst.CSTNode, at: cst.CSTNode) -> bool:
-    """Whether every name ``guard`` reads (a condition parsed from the code at ``where``) denotes
-    the same bindings at ``at`` as at ``where`` (libcst ScopeProvider)."""
-    for name in findall(guard, m.Name()):
-        assert isinstance(name, cst.Name), "matched a Name"
-        if any(isinstance(a, cst.Attribute) and a.attr is name for a in findall(guard, m.Attribute())):
-            continue
-        here, there = ctx.scopes.get(where), ctx.scopes.get(at)
-        if here is None or there is None:
-            return False
-        ours = {id(a) for a in here[name.value]}
-        if not ours or ours != {id(a) for a in there[name.value]}:
-            return False
-    return True
+    """Whether every name ``guard`` reads (a condition parsed from the code at ``where``, not a node
+    of the module) denotes the same bindings at ``at`` as at ``where`` (libcst ScopeProvider)."""
+    attributes = {id(a.attr) for a in findall(guard, m.Attribute()) if isinstance(a, cst.Attribute)}
+    names = [n for n in findall(guard, m.Name()) if isinstance(n, cst.Name) and id(n) not in attributes]
+    return _same_bindings(ctx, [(n.value, where) for n in names], at)
 
 
 def evaluable_at(ctx: FileContext, condition: cst.BaseExpression, where: cst.CSTNode) -> bool:
-    """Whether every name ``condition`` reads denotes the same binding at ``where`` (libcst
-    ScopeProvider), so the condition can be evaluated there."""
+    """Whether every name ``condition`` (a node of the module) reads denotes the same binding at
+    ``where`` (libcst ScopeProvider), so the condition can be evaluated there."""
+    names = []
     for name in findall(condition, m.Name()):
         parent = ctx.parent(name)
-        if isinstance(parent, cst.Attribute) and parent.attr is name:
-            continue
-        here, there = ctx.scopes.get(name), ctx.scopes.get(where)
+        if isinstance(name, cst.Name) and not (isinstance(parent, cst.Attribute) and parent.attr is name):
+            names.append((name.value, name))
+    return _same_bindings(ctx, names, where)
+
+
+def _same_bindings(ctx: FileContext, names: Sequence[tuple[str, cst.CSTNode]], at: cst.CSTNode) -> bool:
+    """Whether each ``(name, read where)`` denotes, at ``at``, the same non-empty set of bindings."""
+    there = ctx.scopes.get(at)
+    for name, read in names:
+        here = ctx.scopes.get(read)
         if here is None or there is None:
             return False
-        ours = {id(a) for a in here[name.value]}
-        if not ours or ours != {id(a) for a in there[name.value]}:
+        ours = {id(a) for a in here[name]}
+        if not ours or ours != {id(a) for a in there[name]}:
             return False
     return True
 
