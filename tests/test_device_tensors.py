@@ -112,13 +112,13 @@ def test_under_the_switchs_condition():
     assert result.diagnostics[1].message.startswith("XLA_USE_BF16 kept: 1 tensor(s)")
     assert [why for why, _ in result.outcome.refused()] == [Refusal.DEVICE_TENSOR]
     # everything in main: the condition can be evaluated at every factory
-    flat = """import os
+    flat = f"""import os
 import torch
 import torch_xla.core.xla_model as xm
 
 
 def main():
-{guarded}
+{GUARDED}
     model = torch.nn.Linear(4, 3).to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scale = torch.ones(3, device=device)
@@ -129,7 +129,7 @@ def main():
 
 
 main()
-""".format(guarded=GUARDED)
+"""
     code = migrate_source(flat, "stochastic", "train.py").code
     cst.parse_module(code)
     assert "scale = torch.ones(3, device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
@@ -194,18 +194,23 @@ print(accuracy(model, x, y, device))
 """
 
 
+def _migrated(source: str, mode: str = "stochastic") -> tuple[str, list[tuple[int, bool]]]:
+    """The migrated text (re-parsed, and a second run changes nothing) and its BFM154 (line, fixed)."""
+    result = migrate_source(source, mode, "train.py")
+    cst.parse_module(result.code)
+    assert migrate_source(result.code, mode, "train.py").code == result.code
+    return result.code, [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"]
+
+
 def test_a_fresh_floating_tensor_made_on_the_device_from_a_boolean_one():
     """An accuracy computed on the device (``(pred == y).float().mean()``, ``hits.to(torch.float32)``
     of a comparison) was bf16 under the switch: ``.to(torch.bfloat16)``. The same on the host
     (``.cpu()`` first) is left as written, and amp leaves them all."""
-    result = migrate_source(METRIC, "stochastic", "train.py")
-    code = result.code
-    cst.parse_module(code)
+    code, found = _migrated(METRIC)
     assert "on_device = (logits.argmax(-1) == y.to(device)).to(torch.bfloat16).mean()" in code
     assert "share = hits.to(torch.bfloat16).mean()" in code
     assert "on_host = (logits.argmax(-1).cpu() == y).float().mean()" in code
-    assert [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"] == [(9, True), (11, True)]
-    assert migrate_source(code, "stochastic", "train.py").code == code
+    assert found == [(9, True), (11, True)]
     amp = migrate_source(METRIC, "amp", "train.py").code
     assert "(logits.argmax(-1) == y.to(device)).float().mean()" in amp
 
@@ -273,11 +278,8 @@ def test_a_floating_host_tensor_moved_to_the_device():
     """A per-sample weight and a class weight made on the host and moved to the device were bf16
     there under the switch: ``dtype=torch.bfloat16`` in the move (left f32 they made the loss f32).
     The model's input is the input casts' (one cast, not two); the integer targets are left."""
-    result = migrate_source(WEIGHTED, "stochastic", "train.py")
-    code = result.code
-    cst.parse_module(code)
+    code, found = _migrated(WEIGHTED)
     assert "out = model(x.to(device).to(torch.bfloat16))" in code
     assert "(criterion(out, y.to(device)) * w.to(device, dtype=torch.bfloat16)).mean()" in code
     assert "(out * class_weights.to(device, dtype=torch.bfloat16)).mean()" in code
-    assert [(d.line, d.fixed) for d in result.diagnostics if d.code == "BFM154"] == [(15, True), (15, True)]
-    assert migrate_source(code, "stochastic", "train.py").code == code
+    assert found == [(15, True), (15, True)]
