@@ -30,6 +30,7 @@ from ..rules import REFERENCE as REFERENCE_MODE
 from .allowance import compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
+from .outputs import judge_outputs
 from .parts import usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -324,18 +325,23 @@ def verify_script(
     except RunError as err:
         err.migrated_source, err.modules = texts.migrated, dict(texts.modules)
         raise
-    _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
+    inference = runs[MIGRATED].inference
+    if not inference:
+        _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
-    verdict = judge(
-        mode,
-        runs,
-        requested_steps=steps,
-        graphs=graphs,
-        device=device,
-        allowance=allowance,
-        kept_f32=texts.kept_f32,
-        loss_f32=texts.loss_f32,
-    )
+    if inference:  # a script that does not train: judged on what it hands the host
+        verdict = judge_outputs(mode, runs, sources)
+    else:
+        verdict = judge(
+            mode,
+            runs,
+            requested_steps=steps,
+            graphs=graphs,
+            device=device,
+            allowance=allowance,
+            kept_f32=texts.kept_f32,
+            loss_f32=texts.loss_f32,
+        )
     verdict.notes.extend(texts.notes)
     traced = trace_part(findings, runs)
     if traced is not None and verdict.parts and verdict.parts[0].passed:
@@ -346,7 +352,7 @@ def verify_script(
         verdict.notes.append(f"The migrated run's dtype trace could not be recorded ({unrecorded}): no trace part.")
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
-    if verdict.status == INCONCLUSIVE:
+    if verdict.status == INCONCLUSIVE and not inference:  # more steps tell an inference run nothing new
         why = _more_steps(verdict, runs, steps, budget)
         if why is None:
             if progress is not None:
@@ -422,7 +428,10 @@ def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts
     legacy_texts: dict[str, str] = {}
     if legacy.source is not None:
         legacy_texts[str(script)] = legacy.source
-    sources = TraceSources(user_text, {MIGRATED: migrated, LEGACY: legacy_texts}, f32=mode.casts_model)
+    run_texts = {MIGRATED: migrated, LEGACY: legacy_texts}
+    if texts.reference is not None:
+        run_texts[REFERENCE] = {str(script): texts.reference}
+    sources = TraceSources(user_text, run_texts, f32=mode.casts_model)
     checkout = legacy.checkout
     if checkout is not None:
 
@@ -684,13 +693,19 @@ def _run(
             legacy_origin = script
         specs = [migrated_spec, legacy_spec]
         if texts.reference is not None and (only is None or REFERENCE in only):
+            staged_reference = stage_script(texts.reference, legacy_origin, ws.root / REFERENCE)
+            # its host outputs (exits only, no time after the steps): the bar of a script that does not train
+            reference_trace = None if trace_after is None else TraceSpec(False, (staged_reference.parent,), 0.0)
             reference_spec = ws.spec(
                 REFERENCE,
-                stage_script(texts.reference, legacy_origin, ws.root / REFERENCE),
+                staged_reference,
                 legacy_origin,
                 drop=LEGACY_VARIABLES,
+                trace=reference_trace,
                 **legacy_common,
             )
+            if reference_trace is not None:
+                reference_spec.trace_paths[str(staged_reference.parent)] = str(script.parent)
             if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.

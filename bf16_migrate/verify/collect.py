@@ -146,7 +146,9 @@ def _diagnose(
         rec.error = "wrote no record (did the script end through os._exit, or never start Python?)"
     elif rec.steps == 0:
         calls = rec.backward_calls or 0
-        if calls == 0:
+        if calls == 0 and not returncode and rec.trace is not None and rec.trace.outputs:
+            pass  # an inference run: it ended on its own and handed the host results from the device
+        elif calls == 0:
             rec.error = "ran to its end without calling backward(): 0 optimizer steps"
             rec.hint = (
                 "with these arguments it does not train (a step or epoch count of 0, an empty dataset, a --do-train "

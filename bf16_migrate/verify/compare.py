@@ -242,6 +242,12 @@ class Tolerance:
     ``source`` then saying how; else they are the mode's, measured on the calibration scripts."""
     onset_skipped: str = "stochastic rounding"
     """Why ``onset_kind`` is ``"none"`` (said in the matches part)."""
+    outputs_median: float | None = None
+    outputs_far: float | None = None
+    outputs_far_share: float | None = None
+    """The bar of a run that does not train, judged on its host outputs (:mod:`.outputs`): the
+    median relative difference of all floating values, the difference beyond which a value is
+    far, and the share of far values allowed. None: such a run is not judged (INCONCLUSIVE)."""
 
     def onset(self, rel: Sequence[float], start: int = 0) -> tuple[bool, str]:
         """Apply the onset check to per-step relative differences, on the ``onset_steps`` steps

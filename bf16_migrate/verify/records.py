@@ -151,8 +151,21 @@ class RunRecord:
 
     @property
     def ok(self) -> bool:
-        """True when the run finished and recorded at least one step."""
-        return self.error is None and len(self.losses) > 0
+        """True when the run finished and recorded at least one step, or is an inference run."""
+        return self.error is None and (len(self.losses) > 0 or self.inference)
+
+    @property
+    def inference(self) -> bool:
+        """True for a run that ended on its own without calling ``backward`` and whose traced code
+        took results off the device (:attr:`Trace.outputs <.trace.Trace.outputs>`): a script that
+        does not train, judged on what it hands the host (:mod:`.outputs`)."""
+        return (
+            self.error is None
+            and not self.losses
+            and not self.backward_calls
+            and self.trace is not None
+            and bool(self.trace.outputs)
+        )
 
     @property
     def steps(self) -> int:
@@ -221,6 +234,7 @@ class RunRecord:
         return {
             "name": self.name,
             "ok": self.ok,
+            "inference": self.inference,
             "error": self.error,
             "steps": self.steps,
             "losses": [num(x) for x in self.losses],

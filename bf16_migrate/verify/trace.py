@@ -11,7 +11,9 @@ Kinds of event (:class:`Kind`): ``create`` (made f32 from no floating device ten
 a host tensor moved to the device), ``upcast`` (f32 made from bf16 by a cast), ``meet`` (f32
 and bf16 operands in one operation: the result is promoted to f32), ``compute`` (any other
 operation computing f32 from f32), ``exit`` (bf16 handed to the host, or saved), ``op_error``
-(an operation that raised), ``exception`` (the exception that ended the process).
+(an operation that raised), ``exception`` (the exception that ended the process). Beside the
+events, :class:`HostOutput`\\ s: samples of what the user's code took off the device, which
+:mod:`.outputs` compares between two runs.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CallSite", "Kind", "Origin", "OriginKind", "Trace", "TraceEvent", "TraceEnd"]
+__all__ = ["CallSite", "HostOutput", "Kind", "Origin", "OriginKind", "Trace", "TraceEvent", "TraceEnd"]
 
 
 class Kind(str, enum.Enum):
@@ -241,6 +243,65 @@ class TraceEvent:
 
 
 @dataclass
+class HostOutput:
+    """A sample of one result the user's code took off the device: at ``file``:``line`` (``col``
+    0-based UTF-8 byte offset or None), by ``op`` (``Tensor.cpu``, ``Tensor.to``, ``Tensor.item``,
+    ``Tensor.tolist``), its ``occurrence`` there (0 for the first; only the first few are kept,
+    ``seen`` counts them all); the host ``dtype`` (``float32``, ``bfloat16``, ``int64``..., or
+    ``python`` for the numbers ``.item()``/``.tolist()`` gave), whether it is ``floating``, its
+    ``shape`` and ``numel``, and ``values``: the first values of the flattened result (at most 256),
+    floats for floating results, ints otherwise. ``step``: optimizer steps done when taken."""
+
+    file: str
+    line: int
+    op: str
+    occurrence: int
+    dtype: str
+    floating: bool
+    shape: tuple[int, ...]
+    numel: int
+    values: list[float]
+    col: int | None = None
+    seen: int = 1
+    step: int = 0
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> HostOutput:
+        """From the child's dict; raises KeyError/ValueError/TypeError on a malformed one."""
+        col = data.get("col")
+        return cls(
+            file=str(data["file"]),
+            line=int(data["line"]),
+            op=str(data["op"]),
+            occurrence=int(data["occurrence"]),
+            dtype=str(data["dtype"]),
+            floating=bool(data["floating"]),
+            shape=tuple(int(n) for n in data.get("shape") or ()),
+            numel=int(data["numel"]),
+            values=[float(v) for v in data.get("values") or ()],
+            col=int(col) if col is not None else None,
+            seen=int(data.get("seen", 1)),
+            step=int(data.get("step", 0)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "op": self.op,
+            "occurrence": self.occurrence,
+            "seen": self.seen,
+            "dtype": self.dtype,
+            "floating": self.floating,
+            "shape": list(self.shape),
+            "numel": self.numel,
+            "values": list(self.values),
+            "step": self.step,
+        }
+
+
+@dataclass
 class Trace:
     """The trace of one run: its ``events`` in the order first seen, how it ``end``\\ ed, whether
     the run went on after the recorded steps (``continued``) and after how many (``stop_step``),
@@ -252,6 +313,7 @@ class Trace:
     stop_step: int = 0
     errors: list[str] = field(default_factory=list)
     calls: int = 0
+    outputs: list[HostOutput] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Trace | None:
@@ -266,6 +328,12 @@ class Trace:
                 events.append(TraceEvent.from_json(raw))
             except (KeyError, ValueError, TypeError) as exc:
                 errors.append(f"an event could not be read: {exc!r}")
+        outputs = []
+        for raw in data.get("outputs") or []:
+            try:
+                outputs.append(HostOutput.from_json(raw))
+            except (KeyError, ValueError, TypeError) as exc:
+                errors.append(f"a host output could not be read: {exc!r}")
         try:
             end = TraceEnd(str(data.get("end", "script_exit")))
         except ValueError:
@@ -277,6 +345,7 @@ class Trace:
             int(data.get("stop_step", 0)),
             errors,
             int(data.get("calls", 0)),
+            outputs,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -287,6 +356,7 @@ class Trace:
             "calls": self.calls,
             "errors": list(self.errors),
             "events": [e.to_dict() for e in self.events],
+            "outputs": [o.to_dict() for o in self.outputs],
         }
 
     def with_paths(self, paths: Mapping[str, str]) -> Trace:
@@ -306,6 +376,8 @@ class Trace:
             if e.origin is not None:
                 e.origin = Origin(e.origin.kind, moved(e.origin.file), e.origin.line, e.origin.op)
             e.callers = [CallSite(moved(c.file) or c.file, c.line, c.end_line, c.col, c.end_col) for c in e.callers]
+        for o in self.outputs:
+            o.file = moved(o.file) or o.file
         return self
 
     def of_kind(self, *kinds: Kind) -> list[TraceEvent]:

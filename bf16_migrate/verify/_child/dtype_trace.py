@@ -31,6 +31,14 @@ touches it through the objects the script's own calls hand it. What it records, 
     The exception that ended the process, at the innermost frame of the user's code in its
     traceback (``message``: type and text).
 
+Beside the events, ``outputs``: what the user's code took off the device (``.cpu()``,
+``.to("cpu")``, ``.item()``, ``.tolist()`` of a device tensor), sampled so that two runs' host
+results can be compared value by value (an inference script's answers): per user line and op,
+the first ``OUTPUT_OCCURRENCES`` occurrences (``occurrence`` counts from 0, ``seen`` counts all),
+each with the host ``dtype``, ``shape``, ``numel`` and the first ``OUTPUT_VALUES`` values of the
+flattened result as Python numbers (floats for floating tensors, ints for integer and boolean
+ones); at most ``OUTPUT_LIMIT`` samples per run.
+
 Every tensor event has the op (``torch.add``, ``Tensor.__add__``, ``F.linear``...), the device
 element types of its tensor operands in order (``_XLAC._get_xla_tensor_shape_type``: under the
 legacy switch torch says ``float32`` where the device holds ``bf16``, so the device's word is
@@ -152,6 +160,9 @@ _MOVES = frozenset(
 _CASTS = frozenset({"to", "float", "double", "type", "type_as", "half", "bfloat16"})
 _PYTHON_NUMBERS = frozenset({"tolist", "item"})
 """Tensor methods that hand a host tensor's values over as Python numbers."""
+OUTPUT_OCCURRENCES = 4
+OUTPUT_VALUES = 256
+OUTPUT_LIMIT = 256
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
@@ -185,6 +196,8 @@ class Tracer:
         self.order = 0
         self.origins = {}  # id(tensor) -> (weakref, origin dict)
         self.host_exits = {}  # id(host tensor) -> (weakref, event): a bf16 tensor that left the device
+        self.outputs = []  # samples of what the user's code took off the device (the module docstring)
+        self._output_seen = {}  # (file, line, op) -> occurrences so far
         self.errors = []
         self.enabled = True
         self.pid = os.getpid()
@@ -427,6 +440,10 @@ class Tracer:
 
     def _on_result(self, func, name, args, kwargs, out):
         torch = self._torch
+        if name in _PYTHON_NUMBERS and args and isinstance(args[0], torch.Tensor) and args[0].is_xla:
+            if os.getpid() == self.pid and self._called_by_user():
+                self._sample_output(op_name(func), args[0], out)
+            return
         if name in _PYTHON_NUMBERS and args and isinstance(args[0], torch.Tensor):
             # a host copy consumed as Python numbers (`.cpu().tolist()`, `.item()`): the same floats
             # whether it held bf16 or the float32 of those values, as the legacy run's did
@@ -473,6 +490,8 @@ class Tracer:
             return
         if not self._called_by_user():
             return  # a library's own copy to the host (ZeRO's sharding): the user's code never holds it
+        for r in host:
+            self._sample_output(op_name(func), r, r)
         # every exit is counted (an exit that also hands over integer tensors is not repaired by a
         # blanket .float()); only those with a bf16/f16 result are findings
         low = [r for r in host if r.is_floating_point() and str(r.dtype) in ("torch.bfloat16", "torch.float16")]
@@ -491,6 +510,60 @@ class Tracer:
         ev["exits"] += len(low)
         for r in low:
             self.tag(r, ev, self.host_exits)
+
+    def _sample_output(self, op, tensor, value):
+        """Add a sample of ``value`` (a host tensor, or the Python number/list ``.item()`` /
+        ``.tolist()`` gave for the device ``tensor``) to ``outputs``, at the user's line."""
+        if len(self.outputs) >= OUTPUT_LIMIT:
+            return
+        user = self.user_frame(sys._getframe(1))
+        if user is None:
+            return
+        start, _end, col, _end_col = self.position(user)
+        line = user.f_lineno
+        key = (user.f_code.co_filename, line, op)
+        seen = self._output_seen.get(key, 0)
+        self._output_seen[key] = seen + 1
+        if seen >= OUTPUT_OCCURRENCES:
+            for sample in reversed(self.outputs):
+                if (sample["file"], sample["line"], sample["op"]) == key:
+                    sample["seen"] = seen + 1
+                    break
+            return
+        torch = self._torch
+        was = self.enabled
+        self.enabled = False  # the reads below are the trace's own, not the script's
+        try:
+            if isinstance(value, torch.Tensor):
+                flat = value.detach().reshape(-1)[:OUTPUT_VALUES]
+                floating = value.is_floating_point()
+                values = (flat.double() if floating else flat.long()).tolist()
+                dtype, shape, numel = str(value.dtype).replace("torch.", ""), list(value.shape), value.numel()
+            else:
+                floating = tensor.is_floating_point()
+                items = value if isinstance(value, list) else [value]
+                while items and isinstance(items[0], list):  # a nested .tolist(): its first values
+                    items = [v for row in items for v in row][: OUTPUT_VALUES * 4]
+                values = [float(v) if floating else int(v) for v in items[:OUTPUT_VALUES]]
+                dtype, shape, numel = "python", list(tensor.shape), tensor.numel()
+        finally:
+            self.enabled = was
+        self.outputs.append(
+            {
+                "file": user.f_code.co_filename,
+                "line": line,
+                "col": col if start == line else None,
+                "op": op,
+                "occurrence": seen,
+                "seen": seen + 1,
+                "dtype": dtype,
+                "floating": bool(floating),
+                "shape": shape,
+                "numel": int(numel),
+                "values": values,
+                "step": self.steps(),
+            }
+        )
 
     def _called_by_user(self):
         """Whether the torch call being traced was made by the user's code itself (the frame
@@ -648,7 +721,13 @@ class Tracer:
     def to_json(self):
         """The events in the order first seen, and the trace's own errors."""
         events = sorted(self.events.values(), key=lambda e: e["order"])
-        return {"version": 1, "events": [dict(e) for e in events], "errors": list(self.errors), "calls": self.calls}
+        return {
+            "version": 1,
+            "events": [dict(e) for e in events],
+            "outputs": [dict(o) for o in self.outputs],
+            "errors": list(self.errors),
+            "calls": self.calls,
+        }
 
 
 def _ref(ev):

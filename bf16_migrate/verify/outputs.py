@@ -1,0 +1,281 @@
+"""The verdict of a script that does not train: what its runs handed the host, compared.
+
+A script with no training step (an inference server, an evaluation, an exporter that runs the
+model) has no losses to compare; what the legacy switch promised it is the contract's second
+half: every floating tensor that leaves the device is float32, holding what the bf16 device
+computed. Each traced run samples what the user's code took off the device
+(:class:`~.trace.HostOutput`: the first occurrences per line, the first values of each); this
+module pairs the migrated run's samples with its comparison run's by the user's file, line, op
+and occurrence (the migrated copy's lines placed in the user's file, :class:`.TraceSources`),
+and judges them (:func:`outputs_part`, the verdict's ``matches`` part for such a run):
+
+- every sample has its partner (a result the other run did not hand the host, or handed from
+  another line, is named), floating where the partner is, with the same shape (a ``bfloat16``
+  where the legacy run gave ``float32`` is the same numbers when the host casts it back, and the
+  trace's ``exit`` finding when it does not: the dtypes of floating samples are not compared);
+- the values agree: the relative difference of two values is verify's, ``|a - b| / max(|b|,
+  1% of the largest |b| of the sample)``; over all floating values of all samples the median is
+  within ``outputs_median`` and at most ``outputs_far_share`` of them are more than
+  ``outputs_far`` apart (an integer or boolean value that differs, a predicted label, counts as
+  far); no single sample's median is beyond ``outputs_far`` (one answer wholly different).
+
+The comparison run is the mode's baseline (``[MODE.verify] baseline`` in ``rules/modes.toml``):
+the legacy run for the bf16 modes, which a faithful migration reproduces to the bf16 rounding;
+the FP32 reference for amp, which may then be as far from it as the legacy run is
+(``drift_factor`` times the legacy run's distance, the precision gap of the outputs) or within
+the floor above, whichever is larger. The FP32 reference's distance from the legacy run is
+reported beside the figures: where it is within the bar too, the outputs cannot tell the
+precisions apart and the trace part (f32 computed on the device) is what says so. No torch.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..rules import Mode
+from .compare import TOLERANCES, Verdict
+from .parts import FAIL, INCONCLUSIVE, PASS, Part
+from .records import LEGACY, MIGRATED, REFERENCE, RunRecord
+from .trace import HostOutput
+from .trace_findings import TraceSources
+
+__all__ = ["INFERENCE_NOTE", "OutputDistance", "distance", "judge_outputs", "outputs_part", "paired"]
+
+EPS_FRACTION = 0.01
+"""``eps`` of a sample's relative differences, as a fraction of its largest |value| (verify's)."""
+
+OutputKey = tuple[str, int, str, int]
+"""(user's path, user's line, op, occurrence) of a sample."""
+
+
+@dataclass(frozen=True)
+class OutputDistance:
+    """How far one run's host outputs are from another's: ``paired`` samples compared,
+    ``values`` compared, their ``median`` relative difference (floating values), the ``far_share``
+    of values more than ``far`` apart (integer values that differ count as far), the ``worst``
+    sample (its key and its own median) and the samples that ``differ`` in dtype or shape
+    (key, this run's, the other's), or that have no partner (``only_here`` / ``only_there``)."""
+
+    paired: int
+    values: int
+    median: float
+    far_share: float
+    worst: tuple[OutputKey, float] | None
+    differ: list[tuple[OutputKey, str, str]]
+    only_here: list[OutputKey]
+    only_there: list[OutputKey]
+
+
+def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey, HostOutput]:
+    """The samples of ``record``'s trace by their place in the user's files."""
+    out: dict[OutputKey, HostOutput] = {}
+    if record.trace is None:
+        return out
+    for o in record.trace.outputs:
+        place = sources.place(run, o.file, o.line, o.col, None, None)
+        out.setdefault((place.path, place.line, o.op, o.occurrence), o)
+    return out
+
+
+def paired(
+    run: str, record: RunRecord, base_run: str, base: RunRecord, sources: TraceSources
+) -> tuple[list[tuple[OutputKey, HostOutput, HostOutput]], list[OutputKey], list[OutputKey]]:
+    """The samples of ``record`` (run ``run``) paired with ``base``'s (run ``base_run``) by the
+    user's path, line, op and occurrence, in ``base``'s order; and the keys found only in
+    ``record``, and only in ``base``."""
+    here = _keyed(run, record, sources)
+    there = _keyed(base_run, base, sources)
+    pairs = [(key, here[key], b) for key, b in there.items() if key in here]
+    return pairs, [k for k in here if k not in there], [k for k in there if k not in here]
+
+
+def _rel(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """Relative differences of ``a`` from ``b`` value by value (verify's formula)."""
+    scale = max((abs(x) for x in b), default=0.0)
+    eps = EPS_FRACTION * scale
+    out = []
+    for x, y in zip(a, b):
+        if x == y or (x != x and y != y):  # equal, infinities of one sign, or NaN in both
+            out.append(0.0)
+            continue
+        if x != x or y != y or abs(x) == float("inf") or abs(y) == float("inf"):  # against a number
+            out.append(float("inf"))
+            continue
+        denom = max(abs(y), eps)
+        out.append(abs(x - y) / denom if denom > 0 else float("inf"))
+    return out
+
+
+def distance(
+    run: str, record: RunRecord, base_run: str, base: RunRecord, sources: TraceSources, far: float
+) -> OutputDistance:
+    """How far ``record``'s host outputs are from ``base``'s (see :class:`OutputDistance`);
+    ``far``: the relative difference beyond which a value counts as far."""
+    pairs, only_here, only_there = paired(run, record, base_run, base, sources)
+    rels: list[float] = []
+    far_count = 0
+    compared = 0
+    worst: tuple[OutputKey, float] | None = None
+    differ: list[tuple[OutputKey, str, str]] = []
+    for key, mine, theirs in pairs:
+        # a floating dtype that differs is not judged here: bf16 at the exit (``.cpu()``) cast back on the
+        # host holds the same numbers, and one not cast back is the trace's exit finding
+        if mine.shape != theirs.shape or mine.floating != theirs.floating:
+            differ.append((key, _what(mine), _what(theirs)))
+            continue
+        n = min(len(mine.values), len(theirs.values))
+        if mine.floating:
+            rel = _rel(mine.values[:n], theirs.values[:n])
+            rels.extend(rel)
+            far_count += sum(1 for r in rel if r > far)
+            own = statistics.median(rel) if rel else 0.0
+        else:
+            wrong = sum(1 for x, y in zip(mine.values[:n], theirs.values[:n]) if x != y)
+            far_count += wrong
+            own = float("inf") if n and wrong * 2 > n else 0.0
+        compared += n
+        if worst is None or own > worst[1]:
+            worst = (key, own)
+    return OutputDistance(
+        paired=len(pairs),
+        values=compared,
+        median=statistics.median(rels) if rels else 0.0,
+        far_share=far_count / compared if compared else 0.0,
+        worst=worst,
+        differ=differ,
+        only_here=only_here,
+        only_there=only_there,
+    )
+
+
+def _what(o: HostOutput) -> str:
+    return f"{o.dtype}[{', '.join(str(n) for n in o.shape)}]"
+
+
+def _where(key: OutputKey) -> str:
+    path, line, op, occurrence = key
+    name = path.rsplit("/", 1)[-1]
+    nth = f" (occurrence {occurrence + 1})" if occurrence else ""
+    return f"{name}:{line} {op}{nth}"
+
+
+def _keys_text(keys: Sequence[OutputKey], limit: int = 3) -> str:
+    shown = ", ".join(_where(k) for k in keys[:limit])
+    return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources) -> Part:
+    """The ``matches`` part of an inference run's verdict (module docstring): the migrated run's
+    host outputs against the mode's comparison run's. ``runs``: run name -> record (``migrated``
+    an inference run, :attr:`RunRecord.inference`; ``legacy`` and ``reference`` when made).
+    INCONCLUSIVE when the comparison run is missing or did not end as an inference run, or the
+    mode's rules give no outputs bar; FAIL when a sample has no partner, differs in dtype or
+    shape, or the values are beyond the bar."""
+    tol = TOLERANCES.get(mode.name)
+    name = "matches"
+    if tol is None or tol.outputs_median is None or tol.outputs_far is None or tol.outputs_far_share is None:
+        return Part(name, INCONCLUSIVE, f"rules/modes.toml [{mode}.verify] gives no bar for host outputs")
+    migrated = runs[MIGRATED]
+    base_name = tol.baseline
+    base = runs.get(base_name)
+    if base is None or not base.ok or not base.inference:
+        why = "did not run" if base is None else (base.error or "trained (it called backward)")
+        return Part(name, INCONCLUSIVE, f"no {base_name} run to compare the host outputs with: it {why}")
+    mine = distance(MIGRATED, migrated, base_name, base, sources, tol.outputs_far)
+    median_bar, share_bar = tol.outputs_median, tol.outputs_far_share
+    gap_text = ""
+    other_name = REFERENCE if base_name == LEGACY else LEGACY
+    other = runs.get(other_name)
+    if other is not None and other.ok and other.inference:
+        gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
+        if base_name == REFERENCE:  # amp: as far from the FP32 run as the full-bf16 legacy run may be
+            median_bar = max(median_bar, tol.drift_factor * gap.median)
+            share_bar = max(share_bar, tol.drift_factor * gap.far_share)
+        gap_text = f"; the {other_name} run: median {gap.median:.2g}, {gap.far_share:.1%} far" + (
+            " (within the bar too: the outputs cannot tell the precisions apart)"
+            if base_name == LEGACY and gap.median <= median_bar and gap.far_share <= share_bar
+            else ""
+        )
+    figures = {
+        "baseline": base_name,
+        "paired": mine.paired,
+        "values": mine.values,
+        "median": mine.median,
+        "far_share": mine.far_share,
+        "median_limit": median_bar,
+        "far_share_limit": share_bar,
+        "far": tol.outputs_far,
+        "only_migrated": [_where(k) for k in mine.only_here],
+        "only_baseline": [_where(k) for k in mine.only_there],
+        "differ": [[_where(k), a, b] for k, a, b in mine.differ],
+    }
+    head = f"{mine.paired} host outputs of the {base_name} run paired ({mine.values} values)"
+    if mine.only_there:
+        return Part(
+            name, FAIL, f"{head}; the migrated run did not hand the host {_keys_text(mine.only_there)}", figures
+        )
+    if mine.only_here:
+        return Part(
+            name,
+            FAIL,
+            f"{head}; the migrated run handed the host {_keys_text(mine.only_here)}, the {base_name} run did not",
+            figures,
+        )
+    if mine.differ:
+        key, a, b = mine.differ[0]
+        return Part(name, FAIL, f"{head}; {_where(key)} gave {a} where the {base_name} run gave {b}", figures)
+    if mine.paired == 0:
+        return Part(name, INCONCLUSIVE, f"no host output of the {base_name} run to compare", figures)
+    values = (
+        f"median rel. diff {mine.median:.2g} (limit {median_bar:.2g}), {mine.far_share:.1%} of the values more than "
+        f"{tol.outputs_far:.2g} apart (limit {share_bar:.0%})"
+    )
+    worst_far = mine.worst is not None and mine.worst[1] > tol.outputs_far
+    if mine.median > median_bar or mine.far_share > share_bar or worst_far:
+        where = f"; farthest: {_where(mine.worst[0])}" if mine.worst is not None else ""
+        return Part(name, FAIL, f"{head}: {values}{where}{gap_text}", figures)
+    return Part(name, PASS, f"{head}: {values}{gap_text}", figures)
+
+
+INFERENCE_NOTE = (
+    "The script does not train (it ended on its own without calling backward()): verify judged it on what its runs "
+    "handed the host from the device (the first occurrences per line, the first values of each) and on the dtype "
+    "trace; the steps asked for (--steps) do not apply. rel. diff: |migrated - baseline| / max(|baseline|, 1% of the "
+    "largest |baseline| of that output), value by value; the limits: rules/modes.toml, outputs_* of the mode. A "
+    "training script that made no step with these arguments is judged so too: pass its arguments after `--`."
+)
+
+
+def judge_outputs(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources) -> Verdict:
+    """The verdict of an inference run (``runs["migrated"].inference``): the runs part (the
+    migrated run and the mode's comparison run both ended on their own without a training step)
+    and the matches part (:func:`outputs_part`). The trace part is added by the caller, as for a
+    training run. Never raises for bad runs: they make parts FAIL or INCONCLUSIVE."""
+    tol = TOLERANCES.get(mode.name)
+    verdict = Verdict(mode=mode, parts=[], notes=[INFERENCE_NOTE])  # no tolerance: its words are the losses'
+
+    base_name = tol.baseline if tol is not None else LEGACY
+    verdict.baseline = base_name
+    figures = {name: ("inference" if r.inference else r.steps if r.ok else None) for name, r in runs.items()}
+    base = runs.get(base_name)
+    if base is not None and base.ok and not base.inference:
+        verdict.parts.append(
+            Part(
+                "runs",
+                FAIL,
+                f"the migrated run made no training step, the {base_name} run made {base.steps}: the migration "
+                "changed what the script does",
+                figures,
+            )
+        )
+        return verdict
+    shown = ", ".join(
+        f"{r.name} {len(r.trace.outputs) if r.trace is not None else 0} host outputs"
+        for r in runs.values()
+        if r.ok and r.inference
+    )
+    verdict.parts.append(Part("runs", PASS, f"no training step in any run; {shown}", figures))
+    verdict.parts.append(outputs_part(mode, runs, sources))
+    return verdict

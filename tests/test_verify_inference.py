@@ -1,0 +1,206 @@
+"""verify of a script that does not train: judged on what its runs hand the host.
+
+Unit tests (no torch): the host-output samples read from a child's trace record and moved to
+the user's paths, an inference run recognised by the collector (and a script that exits non-zero
+or hands nothing over is still an error), the pairing by the user's line and occurrence, the
+value comparison (bf16 noise passes; a far answer, a missing output, another shape, labels that
+differ fail; NaN in both runs is equal), the amp bar widened by the legacy run's distance.
+
+End to end on the XLA CPU device (``fixtures/inference/scorer``, our own writing: a classifier
+scoring a queue, its probabilities leaving with ``.cpu()``, labels with ``.tolist()``, the mean
+confidence with ``.item()``): the codemod's migration PASSes in every mode; the switch deleted
+alone (the model computes in f32) does not PASS.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from bf16_migrate.rules import mode_named
+from bf16_migrate.verify.collect import _diagnose
+from bf16_migrate.verify.outputs import distance, judge_outputs, outputs_part
+from bf16_migrate.verify.parts import FAIL, INCONCLUSIVE, PASS
+from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunRecord, RunSpec
+from bf16_migrate.verify.trace import Trace
+from bf16_migrate.verify.trace_findings import TraceSources
+
+SCRIPT = "/work/user/score.py"
+SCORER = FIXTURES / "inference" / "scorer"
+
+
+def _output(line: int, values: list[float], occurrence: int = 0, floating: bool = True, **more) -> dict:
+    return {
+        "file": SCRIPT,
+        "line": line,
+        "col": 4,
+        "op": "Tensor.cpu",
+        "occurrence": occurrence,
+        "seen": occurrence + 1,
+        "dtype": "float32" if floating else "int64",
+        "floating": floating,
+        "shape": [len(values)],
+        "numel": len(values),
+        "values": values,
+        **more,
+    }
+
+
+def _record(name: str, *outputs: dict, losses: list[float] | None = None) -> RunRecord:
+    trace = Trace.from_json({"events": [], "outputs": list(outputs), "calls": 10})
+    return RunRecord(name, losses=list(losses or []), backward_calls=0 if not losses else len(losses), trace=trace)
+
+
+def _sources(**texts: str) -> TraceSources:
+    user = {SCRIPT: "\n".join(f"line {i}" for i in range(1, 60)) + "\n"}
+    return TraceSources(lambda path: user.get(path), {name: {SCRIPT: text} for name, text in texts.items()}, f32=True)
+
+
+VALUES = [0.1 * i + 0.05 for i in range(40)]
+
+
+def _noise(values: list[float], rel: float) -> list[float]:
+    return [v * (1 + rel) for v in values]
+
+
+def test_host_outputs_are_read_from_the_record_and_moved_to_the_users_paths():
+    trace = Trace.from_json({"events": [], "outputs": [_output(7, [1.0, 2.0], file="/tmp/run/score.py")]})
+    assert trace is not None
+    trace.with_paths({"/tmp/run": "/work/user"})
+    (out,) = trace.outputs
+    assert (out.file, out.line, out.op, out.values, out.shape) == (SCRIPT, 7, "Tensor.cpu", [1.0, 2.0], (2,))
+    assert Trace.from_json(trace.to_dict()).outputs == trace.outputs  # the --json form reads back
+    bad = Trace.from_json({"events": [], "outputs": [{"file": SCRIPT}]})
+    assert bad is not None and not bad.outputs and "host output could not be read" in bad.errors[0]
+
+
+def _diagnosed(rec: RunRecord, returncode: int) -> RunRecord:
+    spec = RunSpec("migrated", Path(SCRIPT), Path("/work/user"), {}, steps=20)
+    _diagnose(rec, spec, returncode, False, [], {"losses": []}, None)
+    return rec
+
+
+def test_a_run_that_hands_the_host_results_without_training_is_an_inference_run():
+    rec = _diagnosed(_record(MIGRATED, _output(7, VALUES)), 0)
+    assert rec.error is None and rec.inference and rec.ok
+    crashed = _diagnosed(_record(MIGRATED, _output(7, VALUES)), 1)
+    assert not crashed.inference and "exited with code 1" in (crashed.error or "")
+    nothing = _diagnosed(_record(MIGRATED), 0)
+    assert not nothing.ok and "without calling backward()" in (nothing.error or "")
+
+
+def test_bf16_noise_passes_and_the_reference_distance_is_reported():
+    runs = {
+        LEGACY: _record(LEGACY, _output(7, VALUES), _output(7, VALUES, occurrence=1)),
+        MIGRATED: _record(MIGRATED, _output(7, VALUES), _output(7, _noise(VALUES, 2**-9), occurrence=1)),
+        REFERENCE: _record(REFERENCE, _output(7, _noise(VALUES, 0.02)), _output(7, _noise(VALUES, 0.02), occurrence=1)),
+    }
+    part = outputs_part(mode_named("stochastic"), runs, _sources())
+    assert part.status == PASS, part.detail
+    assert part.figures["paired"] == 2 and part.figures["values"] == 80
+    assert "the reference run: median 0.02" in part.detail
+
+
+def test_an_answer_far_from_the_legacy_runs_fails_and_is_named():
+    runs = {
+        LEGACY: _record(LEGACY, _output(7, VALUES), _output(9, VALUES)),
+        MIGRATED: _record(MIGRATED, _output(7, VALUES), _output(9, _noise(VALUES, 0.1))),
+    }
+    part = outputs_part(mode_named("gpu-compatible"), runs, _sources())
+    assert part.status == FAIL and "farthest: score.py:9 Tensor.cpu" in part.detail
+
+
+def test_a_missing_output_another_shape_and_other_labels_fail():
+    stochastic = mode_named("stochastic")
+    missing = {
+        LEGACY: _record(LEGACY, _output(7, VALUES), _output(9, VALUES)),
+        MIGRATED: _record(MIGRATED, _output(7, VALUES)),
+    }
+    part = outputs_part(stochastic, missing, _sources())
+    assert part.status == FAIL and "did not hand the host score.py:9 Tensor.cpu" in part.detail
+    shape = {LEGACY: _record(LEGACY, _output(7, VALUES)), MIGRATED: _record(MIGRATED, _output(7, VALUES[:20]))}
+    part = outputs_part(stochastic, shape, _sources())
+    assert part.status == FAIL and "score.py:7 Tensor.cpu gave float32[20]" in part.detail
+    labels = [i % 4 for i in range(40)]
+    other = [(i + 1) % 4 if i < 8 else i % 4 for i in range(40)]  # 8 of 40 labels differ: 20%
+    runs = {
+        LEGACY: _record(LEGACY, _output(7, labels, floating=False)),
+        MIGRATED: _record(MIGRATED, _output(7, other, floating=False)),
+    }
+    assert outputs_part(stochastic, runs, _sources()).status == FAIL
+
+
+def test_the_migrated_copys_lines_are_placed_in_the_users_file():
+    # the migration added a line (a model cast) above the exit: the migrated run's line 8 is the user's 7
+    user_lines = [f"line {i}" for i in range(1, 60)]
+    migrated_text = "\n".join(user_lines[:3] + ["model.to(torch.bfloat16)"] + user_lines[3:]) + "\n"
+    runs = {LEGACY: _record(LEGACY, _output(7, VALUES)), MIGRATED: _record(MIGRATED, _output(8, VALUES))}
+    assert outputs_part(mode_named("stochastic"), runs, _sources(migrated=migrated_text)).status == PASS
+    assert outputs_part(mode_named("stochastic"), runs, _sources()).status == FAIL  # unplaced: no partner
+
+
+def test_nan_in_both_runs_is_equal_and_against_a_number_is_far():
+    with_nan = [*VALUES[:30], math.nan, *VALUES[31:]]
+    legacy = _record(LEGACY, _output(7, with_nan))
+    same = distance(MIGRATED, _record(MIGRATED, _output(7, with_nan)), LEGACY, legacy, _sources(), 2**-5)
+    assert same.median == 0 and same.far_share == 0
+    other = distance(MIGRATED, _record(MIGRATED, _output(7, VALUES)), LEGACY, legacy, _sources(), 2**-5)
+    assert other.far_share == pytest.approx(1 / 40)
+
+
+def test_amp_is_held_to_the_fp32_reference_as_far_as_the_legacy_run_is():
+    amp = mode_named("amp")
+    runs = {
+        REFERENCE: _record(REFERENCE, _output(7, VALUES)),
+        LEGACY: _record(LEGACY, _output(7, _noise(VALUES, 0.02))),  # full bf16: 2% from FP32
+        MIGRATED: _record(MIGRATED, _output(7, _noise(VALUES, 0.01))),  # autocast: closer
+    }
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == PASS and part.figures["baseline"] == REFERENCE, part.detail
+    runs[MIGRATED] = _record(MIGRATED, _output(7, _noise(VALUES, 0.03)))  # farther than full bf16
+    assert outputs_part(amp, runs, _sources()).status == FAIL
+
+
+def test_a_comparison_run_that_trained_or_failed_is_not_an_answer():
+    stochastic = mode_named("stochastic")
+    trained = {LEGACY: _record(LEGACY, losses=[1.0, 0.9]), MIGRATED: _record(MIGRATED, _output(7, VALUES))}
+    verdict = judge_outputs(stochastic, trained, _sources())
+    assert verdict.status == FAIL and "changed what the script does" in verdict.parts[0].detail
+    failed = RunRecord(LEGACY, error="exited with code 1")
+    verdict = judge_outputs(stochastic, {LEGACY: failed, MIGRATED: _record(MIGRATED, _output(7, VALUES))}, _sources())
+    assert verdict.status == INCONCLUSIVE and "exited with code 1" in verdict.parts[1].detail
+
+
+# -- end to end on the XLA CPU device --------------------------------------------------------------
+
+
+def _scorer(tmp_path: Path) -> Path:
+    shutil.copytree(SCORER, tmp_path / "scorer")
+    return tmp_path / "scorer" / "score.py"
+
+
+@pytest.mark.xla
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+def test_the_codemods_migration_of_an_inference_script_passes(mode, tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    report = verify_script(_scorer(tmp_path), mode, timeout=300)
+    assert report.runs[MIGRATED].inference and report.runs[LEGACY].inference
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    matches = report.verdict.part("matches")
+    assert matches is not None and matches.figures["paired"] >= 9  # 3 batches x (.cpu(), .tolist(), .item() x2)
+
+
+@pytest.mark.xla
+def test_the_switch_deleted_alone_does_not_pass(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _scorer(tmp_path)
+    deleted = script.read_text().replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+    report = verify_script(script, "stochastic", migrated_source=deleted, timeout=300)
+    assert report.verdict.status == FAIL, [(p.name, p.status, p.detail) for p in report.parts]
+    assert report.verdict.part("trace") is not None and report.verdict.part("trace").status == FAIL
