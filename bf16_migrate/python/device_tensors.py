@@ -28,10 +28,13 @@ of ``w = torch.rand(8)``: a loss weight, a class weight, a schedule) gets ``dtyp
 in the move, as the switch made it there; the model's inputs and the loss's targets are the input
 casts' (:mod:`.inputs`). Reported as BFM154.
 
+A device attribute of a class (``self.device = xm.xla_device()`` in ``__init__``, read as
+``self.device`` in ``evaluate``) is the XLA device when every assignment of it in the class is one.
+
 **Not read.** A device given by a name the code does not tie to the XLA device (``args.device``,
-``self.device``) and a factory whose result may be integer (``torch.tensor(values, device=d)`` of
-values of unknown type: making it bf16 on a guess could turn integer labels floating) are not
-changed; the trace of ``bf16-migrate verify`` names any of them that computes in f32.
+a ``self.device`` the class also sets from elsewhere) and a factory whose result may be integer
+(``torch.tensor(values, device=d)`` of values of unknown type: making it bf16 on a guess could turn
+integer labels floating) are not changed; the trace of ``bf16-migrate verify`` names any of them that computes in f32.
 """
 
 from __future__ import annotations
@@ -367,7 +370,10 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
         value = expr.evaluated_value
         return isinstance(value, str) and value.startswith("xla")
     if isinstance(expr, cst.Attribute):
-        return expr.attr.value == "device" and not m.matches(expr.value, m.Name("self") | m.Name("args"))
+        if expr.attr.value == "device" and not m.matches(expr.value, m.Name("self") | m.Name("args")):
+            return True  # a tensor's .device
+        values = _self_attribute_values(ctx, expr)
+        return bool(values) and all(_is_device(ctx, value, depth + 1) for value in values)
     if not isinstance(expr, cst.Name):
         return False
     if expr.value in device_names(ctx):
@@ -393,6 +399,56 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     return True
 
 
+def _self_attribute_values(ctx: FileContext, expr: cst.Attribute) -> list[cst.BaseExpression]:
+    """The values ``self.<attr>`` is assigned in its class (``self.device = xm.xla_device()`` in
+    ``__init__``, read as ``self.device`` in ``evaluate``), when ``expr`` is such a read in a method
+    (``self``: the method's first parameter) and every assignment of that attribute in the class is a
+    plain ``self.<attr> = value``; empty otherwise (set elsewhere, augmented, unpacked, or not a method's)."""
+    if not isinstance(expr.value, cst.Name):
+        return []
+    method = ctx.parent(expr)
+    while method is not None and not isinstance(method, cst.FunctionDef):
+        method = ctx.parent(method)
+    body = ctx.parent(method) if method is not None else None
+    holder = ctx.parent(body) if body is not None else None
+    if not (isinstance(method, cst.FunctionDef) and isinstance(holder, cst.ClassDef) and method.params.params):
+        return []
+    own = method.params.params[0].name.value
+    if expr.value.value != own:
+        return []
+    found = ctx.memo(("self attributes", id(holder), own), lambda: _attribute_assignments(holder, own))
+    return list(found.get(expr.attr.value) or [])
+
+
+def _attribute_assignments(holder: cst.ClassDef, own: str) -> dict[str, list[cst.BaseExpression] | None]:
+    """``<own>.<attr>`` -> the values plain assignments give it anywhere in ``holder`` (None for an
+    attribute also set another way: augmented, annotated without a value, unpacked)."""
+    found: dict[str, list[cst.BaseExpression] | None] = {}
+    target = m.Attribute(value=m.Name(own))
+    for node in findall(holder, m.Assign() | m.AugAssign() | m.AnnAssign()):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if m.matches(t.target, target):
+                    assert isinstance(t.target, cst.Attribute), "matched an attribute"
+                    known = found.setdefault(t.target.attr.value, [])
+                    if known is not None:
+                        known.append(node.value)
+                else:
+                    for inner in findall(t.target, target):
+                        assert isinstance(inner, cst.Attribute), "matched an attribute"
+                        found[inner.attr.value] = None
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Attribute):
+            if not m.matches(node.target, target):
+                continue
+            value = node.value if isinstance(node, cst.AnnAssign) else None
+            known = found.setdefault(node.target.attr.value, [])
+            if value is None or known is None:
+                found[node.target.attr.value] = None
+            else:
+                known.append(value)
+    return found
+
+
 # -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------
 _LOOP = """
 def evaluate(model, batches, device):
@@ -409,7 +465,40 @@ batches = [(torch.randn(2, 4), torch.tensor([0, 1]))]
 print(evaluate(model, batches, device))
 """
 
+_TRAINER = """
+class Trainer:
+    def __init__(self, model):
+        self.device = torch_xla.device()
+        self.model = model.to(self.device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def evaluate(self, batches):
+        total = torch.zeros((), device=self.device)
+        for x, y in batches:
+            total += torch.nn.functional.cross_entropy(self.model(x), y)
+        return total.item()
+
+
+trainer = Trainer(torch.nn.Linear(4, 3))
+print(trainer.evaluate([(torch.randn(2, 4), torch.tensor([0, 1]))]))
+"""
+
 EXAMPLES = (
+    Example(
+        "a trainer class's accumulator on its own device attribute",
+        HEADER + _TRAINER,
+        False,
+        ("        total = torch.zeros((), device=self.device, dtype=torch.bfloat16)",),
+        ("BFM154",),
+    ),
+    Example(
+        "a trainer class whose device attribute is also set from outside the code's view",
+        HEADER
+        + _TRAINER.replace("        self.optimizer =", "        self.device = pick_device()\n        self.optimizer ="),
+        True,
+        ("        total = torch.zeros((), device=self.device)",),
+        (),
+    ),
     Example(
         "an evaluation loop's accumulator on the device",
         HEADER + _LOOP,

@@ -30,7 +30,7 @@ def low_rank_data(n, gen):
 
 def evaluate(model, held_out, device):
     model.eval()
-    total = torch.zeros((), device=device)
+    total = torch.zeros((), device=device, dtype=torch.bfloat16)
     with torch.no_grad():
         for chunk in held_out.split(128):
             x = chunk.to(device)
