@@ -39,7 +39,8 @@ a ``self.device`` the class also sets from elsewhere) may be the XLA device: the
 the line named (BFM154 ``device``); with ``dtype=`` given by hand the script migrates.
 
 **Not read.** A factory whose result may be integer (``torch.tensor(values, device=d)`` of values
-of unknown type: making it bf16 on a guess could turn integer labels floating) is not changed; the trace of ``bf16-migrate verify`` names any of them that computes in f32.
+of unknown type: making it bf16 on a guess could turn integer labels floating) is not changed;
+the trace of ``bf16-migrate verify`` names any of them that computes in f32.
 """
 
 from __future__ import annotations
