@@ -135,14 +135,64 @@ main()
     assert "scale = torch.ones(3, device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
 
 
-def test_a_device_the_code_does_not_tie_to_xla_is_left():
-    """``device=args.device`` may be the host: left as written (the trace names it if it was not)."""
+def test_a_device_the_code_does_not_tell_keeps_the_switch_and_names_the_line():
+    """``device=args.device`` may be the XLA device or the host: the rule cannot give the factory
+    its dtype, and left f32 on the XLA device it would compute in f32 where the legacy run had
+    bf16. The switch is kept and the line named (BFM154 ``device``, not fixed; a place not
+    examined); with the dtype given by hand the script migrates."""
     source = SCRIPT.format(switch=UNCONDITIONAL).replace(
-        "    scale = torch.ones(3, device=device)", "    scale = torch.ones(3, device=args.device)"
+        "    total = torch.zeros((), device=device)", "    total = torch.zeros((), device=args.device)"
     )
-    source = source.replace("def main():", "def main(args=None):")
-    code = migrate_source(source, "stochastic", "train.py").code
-    assert "scale = torch.ones(3, device=args.device)" in code
+    source = source.replace("def evaluate(model, batches, device):", "def evaluate(model, batches, device, args):")
+    result = migrate_source(source, "stochastic", "train.py")
+    assert result.code == source  # nothing half done: the switch stays
+    found = [(d.line, d.fixed, d.message) for d in result.diagnostics if d.code == "BFM154"]
+    assert found[0][:2] == (2, False) and "kept" in found[0][2]
+    assert found[1][:2] == (9, False) and "`args.device`, a device the code does not tell" in found[1][2]
+    assert [refusal for refusal, _ in result.outcome.refusals] == [Refusal.DEVICE_TENSOR]
+    assert [n.line for n in result.outcome.not_examined if n.edge is Edge.DEVICE_TENSORS] == [9]
+    by_hand = source.replace("device=args.device)", "device=args.device, dtype=torch.bfloat16)")
+    assert 'os.environ["XLA_USE_BF16"]' not in migrate_source(by_hand, "stochastic", "train.py").code
+
+
+TRAINER = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+def batches(n):
+    for _ in range(n):
+        yield torch.randn(2, 4), torch.tensor([0, 1])
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 3).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    hits = []
+    for x, y in batches(3):
+        logits = model(x.to(device))
+        loss = torch.nn.functional.cross_entropy(logits, y.to(device))
+        loss.backward()
+        optimizer.step()
+        pred = logits.argmax(-1)
+        hits.append((pred == y.to(device)).float().mean())
+        host_hits = (pred.cpu() == y).float().mean()
+    print(torch.stack(hits).mean().item(), host_hits)
+
+
+main()
+"""
+
+
+def test_a_metric_of_the_models_output_is_made_on_the_device():
+    """``(pred == y).float()`` of ``pred = logits.argmax(-1)``, ``logits = model(x)``: the model is
+    on the device, so is its output and what is made from it (bf16 under the switch); the same
+    after ``.cpu()`` is the host's, left as written."""
+    code = migrate_source(TRAINER, "stochastic", "train.py").code
+    assert "hits.append((pred == y.to(device)).to(torch.bfloat16).mean())" in code
+    assert "host_hits = (pred.cpu() == y).float().mean()" in code
 
 
 def test_a_tree_module_the_script_imports(tmp_path):

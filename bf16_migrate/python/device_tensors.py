@@ -31,15 +31,22 @@ casts' (:mod:`.inputs`). Reported as BFM154.
 A device attribute of a class (``self.device = xm.xla_device()`` in ``__init__``, read as
 ``self.device`` in ``evaluate``) is the XLA device when every assignment of it in the class is one.
 
-**Not read.** A device given by a name the code does not tie to the XLA device (``args.device``,
-a ``self.device`` the class also sets from elsewhere) and a factory whose result may be integer
-(``torch.tensor(values, device=d)`` of values of unknown type: making it bf16 on a guess could turn
-integer labels floating) are not changed; the trace of ``bf16-migrate verify`` names any of them that computes in f32.
+A fresh upcast made from the output of a model on the device (``pred = model(x).argmax(-1)``,
+``(pred == y).float()``) is made on the device too (``model_calls``).
+
+**Not decided.** A floating factory made on a device the code does not tell (``device=args.device``,
+a ``self.device`` the class also sets from elsewhere) may be the XLA device: the switch is kept and
+the line named (BFM154 ``device``); with ``dtype=`` given by hand the script migrates.
+
+**Not read.** A factory whose result may be integer (``torch.tensor(values, device=d)`` of values
+of unknown type: making it bf16 on a guess could turn integer labels floating) is not changed;
+the trace of ``bf16-migrate verify`` names any of them that computes in f32.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
@@ -56,7 +63,7 @@ from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
 from .unit_examples import HEADER, Example
 
-__all__ = ["EXAMPLES", "find_device_tensors", "plan_device_tensors", "refuse_unguarded"]
+__all__ = ["EXAMPLES", "DeviceTensors", "find_device_tensors", "plan_device_tensors", "refuse_device_tensors"]
 
 _BF16 = "torch.bfloat16"
 _UPCASTS = frozenset({"float", "to"})
@@ -68,51 +75,93 @@ _DEVICE_WORD = "device"
 script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
 
 
+@dataclass(frozen=True)
+class DeviceTensors:
+    """What :func:`find_device_tensors` found: the tensors to make bf16 (``found``: factories, fresh
+    upcasts, moves, in the file's order) and the floating factories made on a device the code does
+    not tell (``unknown``: ``device=args.device``), which the rule cannot decide."""
+
+    found: list[cst.Call] = field(default_factory=list)
+    unknown: list[cst.Call] = field(default_factory=list)
+
+
 def find_device_tensors(
-    ctx: FileContext, reached: Reached | None, decided: frozenset[int] = frozenset()
-) -> list[cst.Call]:
+    ctx: FileContext,
+    reached: Reached | None,
+    decided: frozenset[int] = frozenset(),
+    model_calls: frozenset[int] = frozenset(),
+) -> DeviceTensors:
     """The script's own device tensors (factories, fresh upcasts, moves: see the module docstring)
     outside the code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no
     model code was read, and every class of the file is left out) and other than the ``decided``
     ones (ids: the step's tensors the audit followed to the loss, ``ModelCodeAudit.decided``), in
-    the file's order."""
+    the file's order. ``model_calls``: ids of the calls of the models on the device (their output
+    is a device tensor: ``(logits.argmax(-1) == y).float()`` of ``logits = model(x)`` is made there)."""
     # no audit read the model's code: every class is left to it (a model's, an optimizer's)
     holders: list[cst.CSTNode] = list(_audited_nodes(reached) if reached is not None else ctx.nodes(cst.ClassDef))
     skip = frozenset(id(holder) for holder in holders)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
-    return [
-        call
-        for call in ctx.nodes(cst.Call)
-        if id(call) not in decided
-        and not _inside(ctx, call, skip)
-        and (
-            (_floating_factory(ctx, call) and _made_on_device(ctx, call))
-            or (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0))
-            or _floating_transfer(ctx, flow, call)
+    out = DeviceTensors()
+    for call in ctx.nodes(cst.Call):
+        if id(call) in decided or _inside(ctx, call, skip):
+            continue
+        if _floating_factory(ctx, call):
+            device = _device_argument(call)
+            if device is not None and _is_device(ctx, device, 0):
+                out.found.append(call)
+            elif device is not None and not _is_host_device(ctx, device):
+                out.unknown.append(call)
+        elif (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0, model_calls)) or (
+            _floating_transfer(ctx, flow, call)
+        ):
+            out.found.append(call)
+    return out
+
+
+def report_unknown_devices(ctx: FileContext, tensors: DeviceTensors) -> None:
+    """Report each factory of ``tensors.unknown`` (BFM154 ``device``, not fixed) as a place not
+    examined: made on a device the code does not tell, it may be the XLA device, where the legacy
+    switch made it bf16."""
+    for call in tensors.unknown:
+        device = _device_argument(call)
+        ctx.report(
+            "BFM154",
+            call,
+            fixed=False,
+            variant="device",
+            code=_code(ctx, call),
+            device=ctx.code(device) if device is not None else "?",
         )
-    ]
+        ctx.outcome.not_examined.append(NotExamined(Edge.DEVICE_TENSORS, ctx.pos(call)[0], f"`{_code(ctx, call)}`"))
 
 
-def refuse_unguarded(
+def refuse_device_tensors(
     ctx: FileContext,
-    found: list[cst.Call],
+    tensors: DeviceTensors,
     guard: cst.BaseExpression | None,
     guard_at: Sequence[cst.CSTNode],
     anchors: list[tuple[str, cst.CSTNode]],
 ) -> bool:
-    """Whether a factory of ``found`` is where ``guard`` (the condition the switch was set under,
-    written where the statements ``guard_at`` are) cannot be evaluated: its dtype cannot be made
-    bf16 under that condition, so each such factory is reported (BFM154 ``guard``, a place not
-    examined), the switch is kept (BFM154 ``kept`` on each of ``anchors``, the writes) and the
-    file refused (:attr:`.outcome.Refusal.DEVICE_TENSOR`). Nothing is reported when all can."""
-    if guard is None:
+    """Whether the switch must be kept for the script's own device tensors: a factory made on a
+    device the code does not tell (``tensors.unknown``: :func:`report_unknown_devices`), or a
+    tensor of ``tensors.found`` where ``guard`` (the condition the switch was set under, written
+    where the statements ``guard_at`` are) cannot be evaluated, whose dtype cannot be made bf16
+    under that condition (BFM154 ``guard``, a place not examined). Then the switch is kept (BFM154
+    ``kept`` on each of ``anchors``, the writes) and the file refused
+    (:attr:`.outcome.Refusal.DEVICE_TENSOR`): left f32, such a tensor would compute in f32 where the
+    legacy run computed in bf16. Nothing is reported when there is none."""
+    stuck = []
+    if guard is not None:
+        stuck = [c for c in tensors.found if not any(evaluable_like(ctx, guard, where, c) for where in guard_at)]
+    if not stuck and not tensors.unknown:
         return False
-    stuck = [call for call in found if not any(evaluable_like(ctx, guard, where, call) for where in guard_at)]
-    if not stuck:
-        return False
+    report_unknown_devices(ctx, tensors)
     for call in stuck:
+        assert guard is not None, "a tensor is stuck only under a guard"
         ctx.report("BFM154", call, fixed=False, variant="guard", code=_code(ctx, call), condition=ctx.code(guard))
         ctx.outcome.not_examined.append(NotExamined(Edge.DEVICE_TENSORS, ctx.pos(call)[0], f"`{_code(ctx, call)}`"))
+    first = [*tensors.unknown, *stuck]
+    first.sort(key=lambda c: ctx.pos(c))
     for variable, anchor in anchors:
         finding = ctx.report(
             "BFM154",
@@ -120,9 +169,9 @@ def refuse_unguarded(
             fixed=False,
             variant="kept",
             variable=variable,
-            count=len(stuck),
-            code=_code(ctx, stuck[0]),
-            line=ctx.pos(stuck[0])[0],
+            count=len(first),
+            code=_code(ctx, first[0]),
+            line=ctx.pos(first[0])[0],
         )
         ctx.outcome.refuse(Refusal.DEVICE_TENSOR, finding)
     return True
@@ -296,10 +345,13 @@ def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     return isinstance(receiver, cst.Comparison) or flow.infer(receiver) == INT
 
 
-def _on_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+def _on_device(
+    ctx: FileContext, expr: cst.BaseExpression, depth: int, model_calls: frozenset[int] = frozenset()
+) -> bool:
     """Whether the code shows ``expr`` computed on the XLA device: it moves a tensor there
-    (``y.to(device)``) or makes one there (``device=``), or reads a name bound only to such a value,
-    and brings nothing back to the host (``.cpu()``, ``.numpy()``, ``.item()``)."""
+    (``y.to(device)``), makes one there (``device=``) or calls a model on the device (ids in
+    ``model_calls``), or reads a name bound only to such a value, and brings nothing back to the host
+    (``.cpu()``, ``.numpy()``, ``.item()``)."""
     if depth > _MAX_DEPTH:
         return False
     calls = list(findall(expr, m.Call())) + ([expr] if isinstance(expr, cst.Call) else [])
@@ -309,6 +361,8 @@ def _on_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     for call in calls:
         if not isinstance(call, cst.Call):
             continue
+        if id(call) in model_calls:
+            return True
         for arg in call.args:
             moved = arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))
             if (moved or (arg.keyword is not None and arg.keyword.value == "device")) and _is_device(
@@ -320,7 +374,7 @@ def _on_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
         if isinstance(parent, cst.Attribute) and parent.attr is name:
             continue
         values = _bound_values(ctx, name)
-        if values and all(_on_device(ctx, value, depth + 1) for value in values):
+        if values and all(_on_device(ctx, value, depth + 1, model_calls) for value in values):
             return True
     return False
 
@@ -343,14 +397,26 @@ def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseEx
     return values
 
 
-def _made_on_device(ctx: FileContext, call: cst.Call) -> bool:
-    """``device=`` a device. A tensor made on the host and moved (``torch.randn(8, 4).to(device)``)
-    is data, which the input casts handle where it meets the model (:mod:`.inputs`): made in bf16
-    on the host instead, its random values would not be the legacy run's."""
+def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The ``device=`` of a factory, or None. A tensor made on the host and moved
+    (``torch.randn(8, 4).to(device)``) is data, which the input casts handle where it meets the
+    model (:mod:`.inputs`): made in bf16 on the host instead, its random values would not be the
+    legacy run's."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
-            return _is_device(ctx, arg.value, 0)
-    return False
+            return arg.value
+    return None
+
+
+def _is_host_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` names a device other than the XLA one in the code itself: a string
+    (``"cpu"``, ``"cuda:0"``) or ``torch.device`` of one, or a name bound only to such."""
+    if isinstance(expr, cst.SimpleString):
+        return True  # an "xla..." string is the XLA device: _is_device said so first
+    if isinstance(expr, cst.Call) and ctx.qualified_names(expr.func) & {"torch.device"} and expr.args:
+        return isinstance(expr.args[0].value, cst.SimpleString)
+    values = _bound_values(ctx, expr)
+    return bool(values) and all(_is_host_device(ctx, value) for value in values)
 
 
 def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
@@ -492,12 +558,13 @@ EXAMPLES = (
         ("BFM154",),
     ),
     Example(
-        "a trainer class whose device attribute is also set from outside the code's view",
+        "a trainer class whose device attribute is also set from outside the code's view: the switch kept",
         HEADER
         + _TRAINER.replace("        self.optimizer =", "        self.device = pick_device()\n        self.optimizer ="),
-        True,
-        ("        total = torch.zeros((), device=self.device)",),
+        False,
         (),
+        ("BFM154", "BFM154"),
+        kept=True,
     ),
     Example(
         "an evaluation loop's accumulator on the device",

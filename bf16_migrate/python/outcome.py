@@ -46,8 +46,8 @@ class Refusal(enum.Enum):
     )
     UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
     DEVICE_TENSOR = (
-        "a tensor the code makes on the device cannot be made bf16 under the condition the switch was set under: "
-        "it would stay f32 on the device"
+        "a tensor the code makes on the device cannot be made bf16 (under the condition the switch was set under, "
+        "or on a device the code does not tell): it would stay f32 on the device"
     )
 
 

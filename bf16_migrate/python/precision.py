@@ -48,7 +48,13 @@ from .autocast import Region, autocast_regions, plan_autocast
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
 from .device_modules import OnDevice, device_module_regions, find_device_modules, plan_device_modules, refuse_unplaced
-from .device_tensors import find_device_tensors, plan_device_tensors, refuse_unguarded
+from .device_tensors import (
+    DeviceTensors,
+    find_device_tensors,
+    plan_device_tensors,
+    refuse_device_tensors,
+    report_unknown_devices,
+)
 from .device_use import direct_device_use_before
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
@@ -183,7 +189,7 @@ class Planner:
         self.guard_at: list[cst.CSTNode] = []  # where the guard is written (the writes, the casts' anchors)
         self.unguarded: list[cst.CSTNode] = []  # casts planned where the guard cannot be evaluated
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
-        self.device_tensors: list[cst.Call] | None = None  # the script's own device tensors (device_tensors.py)
+        self.device_tensors: DeviceTensors | None = None  # the script's own device tensors (device_tensors.py)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
@@ -533,17 +539,17 @@ class Planner:
         )
         if not audit.clean:
             return False
-        tensors: list[cst.Call] = []
+        tensors = DeviceTensors()
         if "device-tensors" in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
             tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
-        if refuse_unguarded(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
+        if refuse_device_tensors(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
         self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
         if self.unguarded:  # a cast under the guard in a function where its names mean something else
             raise GuardDoesNotTravel(ctx.pos(self.unguarded[0])[0])
         plan_model_code(ctx, self.plan, audit)
         # amp keeps what the script makes FP32, as it keeps the model: nothing to find
-        plan_device_tensors(ctx, self.plan, tensors, self.guard)
+        plan_device_tensors(ctx, self.plan, tensors.found, self.guard)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -896,8 +902,8 @@ class Planner:
         reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
         audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
         if device_tensors:
-            self.device_tensors = find_device_tensors(ctx, reached, audit.decided)
-            audit.hand_over(frozenset(id(c) for c in self.device_tensors))
+            self.device_tensors = find_device_tensors(ctx, reached, audit.decided, frozenset(id(c.call) for c in calls))
+            audit.hand_over(frozenset(id(c) for c in self.device_tensors.found))
         if audit.clean:
             return audit
         report_blocked(ctx, audit)
@@ -1093,7 +1099,9 @@ class Planner:
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
         if "device-tensors" in emits and self.imported_under:
-            plan_device_tensors(self.ctx, self.plan, find_device_tensors(self.ctx, reached, audit.decided))
+            tensors = find_device_tensors(self.ctx, reached, audit.decided)
+            plan_device_tensors(self.ctx, self.plan, tensors.found)
+            report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
 
     def _double_meant_fp32(self) -> None:
         """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
