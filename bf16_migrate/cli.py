@@ -2,7 +2,8 @@
 ``bf16-migrate verify SCRIPT``.
 
 Only argument handling lives here; a rewrite run (configuration, discovery, suppressions,
-output formats) is :mod:`bf16_migrate.run`. Exit codes (``--exit-zero`` turns 1 into 0):
+output formats) is :mod:`bf16_migrate.run`, a verify run (checkout, plan, runs) is
+:mod:`bf16_migrate.verify.run`, whose outcome ``verify`` prints. Exit codes (``--exit-zero`` turns 1 into 0):
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
 processed or written, the usage was wrong, or (verify) a run could not be made; verify only: 3
