@@ -2,7 +2,8 @@
 ``bf16-migrate verify SCRIPT``.
 
 Only argument handling lives here; a rewrite run (configuration, discovery, suppressions,
-output formats) is :mod:`bf16_migrate.run`. Exit codes (``--exit-zero`` turns 1 into 0):
+output formats) is :mod:`bf16_migrate.run`, a verify run (checkout, plan, runs) is
+:mod:`bf16_migrate.verify.run`, whose outcome ``verify`` prints. Exit codes (``--exit-zero`` turns 1 into 0):
 0 nothing left to do; 1 ``--check``/``--diff`` found something, or a finding could not be fixed
 automatically (verify: the migrated run does not train or match); 2 a file could not be
 processed or written, the usage was wrong, or (verify) a run could not be made; verify only: 3
@@ -19,8 +20,6 @@ import json
 import os
 import signal
 import sys
-import time
-from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -31,7 +30,7 @@ from click.shell_completion import CompletionItem
 from .console import COLOR_CHOICES
 from .diagnostics import rule_page
 from .output import FORMATS
-from .rules import DEFAULT_MODE, MODES, Mode, load_rules, mode_named
+from .rules import DEFAULT_MODE, MODES, load_rules, mode_named
 
 TRACE_TIME = 120.0
 """``verify --trace-time`` by default (:data:`bf16_migrate.verify.TRACE_TIME`, which the CLI
@@ -519,7 +518,6 @@ def verify(
     if script is not None and not script.is_file():
         _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
     outputs = _Outputs(json_path, plot_path, markdown_path)
-    tracing = _Tracing(not no_trace, trace_time, fix, show_diff)
     if show_diff and not fix:
         _usage("--diff goes with --fix (it shows the repairs instead of writing them)")
     if fix and no_trace:
@@ -544,47 +542,53 @@ def verify(
     launcher = script is not None and kind_of(script) in _CARRIERS  # run.sh, a Dockerfile, a job spec
     if fix and (script is None or launcher):
         _usage("--fix repairs one script: give SCRIPT (a Python file), with or without --against")
+    from .verify import RunError
+    from .verify.run import Shape, VerifyRequest, run_verify
+
     if against is None and not launcher:
-        assert script is not None
-        _verify_one(
-            script,
-            script_args,
-            mode or DEFAULT_MODE,
-            steps,
-            env,
-            timeout,
-            outputs,
-            max_steps=max_steps,
-            tracing=tracing,
-        )
-        return
-    # the arguments after `--` (even none) are every script's; without `--`, each launch line's
-    request = _Planned(script, list(script_args), after_dashdash is not None, launcher, mode, env, against)
-    _verify_planned(
-        request,
+        mode = mode or DEFAULT_MODE  # SCRIPT alone is the legacy file, migrated in the default mode unless --mode
+    chosen = mode_named(mode) if mode is not None else None  # None: detected from the work tree
+    request = VerifyRequest(
+        script,
+        tuple(script_args),
+        after_dashdash is not None,  # the arguments after `--` (even none) are every script's; else each launch line's
+        launcher,
+        chosen,
+        env,
+        against,
         steps=steps,
         max_steps=max_steps,
         timeout=timeout,
         jobs=jobs,
         list_only=list_only,
-        outputs=outputs,
-        tracing=tracing,
+        plot=plot_path is not None,
+        trace=not no_trace,
+        trace_time=trace_time,
+        fix=fix,
+        diff=show_diff,
     )
+    try:
+        verified = run_verify(request, _usage)
+    except RunError as exc:
+        click.echo(f"error: {exc}", err=True)
+        outputs.error(script, exc)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    if verified.shape is Shape.LIST:
+        from .verify.tree import list_entries
 
+        scripts = list_entries(verified.planned, against)
+        click.echo(json.dumps({"against": against, "sha": verified.sha, "scripts": scripts}, indent=2))
+        sys.exit(EXIT_OK)
+    if verified.shape is Shape.ONE:
+        from .next_steps import after_pass
 
-@dataclass(frozen=True)
-class _Tracing:
-    """verify's dtype trace options: ``trace`` (not ``--no-trace``), ``time`` (``--trace-time``),
-    ``fix`` and ``diff`` (``--fix``, ``--diff``)."""
-
-    trace: bool = True
-    time: float = 120.0
-    fix: bool = False
-    diff: bool = False
-
-    @property
-    def kwargs(self) -> dict[str, Any]:
-        return {"trace": self.trace, "trace_time": self.time}
+        job = verified.planned[0]
+        after = after_pass(job.script, job.mode, migrated_in_tree=verified.in_tree)
+        _finish_one(verified.report, job.notes, outputs, after, to_stderr=show_diff, fixed=verified.fixed)
+    _verify_table(verified, request, outputs)
 
 
 @dataclass(frozen=True)
@@ -632,22 +636,6 @@ def _append_markdown(path: Path, text: str) -> None:
     click.echo(f"verify: Markdown report written to {path}", err=True)
 
 
-def _preflight(checks: list[tuple[Path, list[str]]]) -> None:
-    """Before any run (:mod:`bf16_migrate.verify.preflight`): torch and torch-xla installed,
-    the device named, each script accepting its arguments. Raises ``RunError``."""
-    from .verify.preflight import check_arguments, check_xla
-    from .verify.runner import LEGACY_VARIABLES, read_source
-
-    click.echo(f"verify: {check_xla().describe()}", err=True)
-    for script, args in checks:
-        try:
-            source = read_source(script)
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            continue  # the verify itself says it cannot read it
-        if check_arguments(script, args, source, drop=LEGACY_VARIABLES):
-            click.echo(f"verify: {script.name} accepts its arguments ({' '.join(args) or 'none'})", err=True)
-
-
 def _verify_merge(files: list[Path], outputs: _Outputs) -> NoReturn:
     """``verify --merge FILE.json...``: one table and one exit code from earlier ``--json``."""
     from .verify.tree import merge_documents
@@ -668,166 +656,21 @@ def _verify_merge(files: list[Path], outputs: _Outputs) -> NoReturn:
     sys.exit(code)
 
 
-@dataclass
-class _Planned:
-    """What to plan with ``--against`` or a launcher: ``script`` (None: the whole commit),
-    ``args`` and whether they were given after ``--`` (``explicit``), whether SCRIPT is a
-    launcher, ``mode`` and ``env`` (``--mode``, ``--legacy-env``), ``against``."""
-
-    script: Path | None
-    args: list[str]
-    explicit: bool
-    launcher: bool
-    mode: str | None
-    env: dict[str, str]
-    against: str | None
-
-
-def _plan(request: _Planned, checkout: Any, steps: int, notes: list[str]) -> list[Any]:
-    """The jobs of a launcher, of one script against a revision, or of a whole commit."""
-    from .verify.tree import plan_script, plan_tree
-
-    mode = mode_named(request.mode) if request.mode is not None else None
-    if request.launcher:
-        from .verify.launch import plan_launcher
-
-        assert request.script is not None
-        return plan_launcher(request.script, checkout, mode, request.env, steps, request.args, notes)
-    if request.script is not None:
-        planned = plan_script(request.script, checkout, mode, request.env, request.args)
-        _refuse_unchanged(request.script, checkout, planned)
-        return planned
-    return plan_tree(checkout, mode, request.env, request.args if request.explicit else None, notes)
-
-
-def _verify_planned(
-    request: _Planned,
-    *,
-    steps: int,
-    max_steps: int | None,
-    timeout: float,
-    jobs: int,
-    list_only: bool,
-    outputs: _Outputs,
-    tracing: _Tracing = _Tracing(),
-) -> None:
-    """Plan (a launcher's launches, one script against GITREV, or a whole commit), then list,
-    verify the one job with its full report (``--fix``: repaired), or verify them all into one
-    table."""
-    from .next_steps import after_pass
-    from .verify import RunError, verify_script
-    from .verify.gitrev import Checkout, repo_root
-    from .verify.progress import make_progress
-    from .verify.tree import list_entries
-
-    script, against = request.script, request.against
-    notes: list[str] = []
-    try:
-        with ExitStack() as stack:
-            checkout = None
-            if against is not None:
-                where = script.resolve().parent if script is not None else Path.cwd()
-                checkout = stack.enter_context(Checkout(repo_root(where, against), against))
-            planned = _plan(request, checkout, steps, notes)
-            if list_only:
-                click.echo(
-                    json.dumps(
-                        {
-                            "against": against,
-                            "sha": checkout.sha if checkout else None,
-                            "scripts": list_entries(planned, against),
-                        },
-                        indent=2,
-                    )
-                )
-                sys.exit(EXIT_OK)
-            if outputs.plot is not None and len(planned) != 1:
-                _usage(
-                    f"--plot draws one verify; there are {len(planned)} here (verify them one at a time, see --list)"
-                )
-            if planned:
-                _preflight([(job.script, list(job.args)) for job in planned])
-            if len(planned) == 1 and script is not None and not request.launcher:
-                job = planned[0]
-                kwargs = dict(
-                    mode=job.mode,
-                    steps=steps,
-                    legacy_env=job.legacy_env,
-                    script_args=job.args,
-                    timeout=timeout,
-                    checkout=checkout,
-                    legacy_env_source=job.source,
-                    max_steps=max_steps,
-                    **tracing.kwargs,
-                )
-                with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
-                    if tracing.fix:
-                        fixed = _fix(job.script, progress=progress, **kwargs)
-                        report = fixed.report
-                    else:
-                        report = verify_script(job.script, progress=progress, **kwargs)
-                if tracing.fix:
-                    _write_fix(fixed, job.script, job.mode, job.legacy_env, tracing.diff, against=True)
-                    if report is None:  # no verdict (no optimizer step): its trace repaired all the same
-                        raise fixed.error
-                _finish_one(
-                    report,
-                    job.notes,
-                    outputs,
-                    after_pass(job.script, job.mode, migrated_in_tree=True),
-                    to_stderr=tracing.diff,
-                    fixed=fixed if tracing.fix else None,
-                )
-                return
-            _verify_table(
-                planned,
-                checkout,
-                request,
-                notes,
-                steps=steps,
-                max_steps=max_steps,
-                timeout=timeout,
-                jobs=jobs,
-                outputs=outputs,
-                tracing=tracing,
-            )
-    except RunError as exc:
-        click.echo(f"error: {exc}", err=True)
-        outputs.error(script, exc)
-        sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
-        sys.exit(130)
-
-
-def _verify_table(
-    planned: list[Any],
-    checkout: Any,
-    request: _Planned,
-    notes: list[str],
-    *,
-    steps: int,
-    max_steps: int | None,
-    timeout: float,
-    jobs: int,
-    outputs: _Outputs,
-    tracing: _Tracing = _Tracing(),
-) -> NoReturn:
-    """Verify every planned job (``jobs`` at once), print each report, then one table; exit
-    with the table's code."""
+def _verify_table(verified: Any, request: Any, outputs: _Outputs) -> NoReturn:
+    """Print each report of a verify of several jobs (a :class:`~bf16_migrate.verify.run.Verified`
+    of ``request``, a :class:`~bf16_migrate.verify.run.VerifyRequest`), then one table (nothing
+    verified: why); exit with the table's code."""
     from .next_steps import after_pass, format_rows
     from .verify import format_report
-    from .verify.progress import make_progress
     from .verify.summary import EXIT_NOTHING, EXIT_PASS
-    from .verify.tree import run_jobs, summary_table, tree_dict
+    from .verify.tree import summary_table, tree_dict
 
-    against = request.against
-    label = checkout.label if checkout is not None else None
+    against, planned, notes, label = request.against, verified.planned, verified.notes, verified.label
     title = (
-        f"bf16-migrate verify --against {against} ({checkout.sha[:12]})"
-        if checkout is not None
+        f"bf16-migrate verify --against {against} ({verified.sha[:12]})"
+        if verified.sha is not None
         else f"bf16-migrate verify {request.script}"
-    ) + f": {len(planned)} verify(s), --jobs {jobs}"
+    ) + f": {len(planned)} verify(s), --jobs {request.jobs}"
     if not planned:
         if request.launcher:
             why = f"no launch of {request.script} could be verified (the notes say why)"
@@ -839,35 +682,14 @@ def _verify_table(
         click.echo(f"\nVERDICT: NOTHING VERIFIED (exit {EXIT_NOTHING}: no comparison was run)")
         _tree_outputs(outputs, tree_dict([], label, notes), title)
         sys.exit(EXIT_NOTHING)
-
-    def progress_for(job: Any, index: int) -> Any:
-        if jobs > 1:
-            from .verify.progress import PrefixedProgress
-
-            return PrefixedProgress(sys.stderr, steps, job.rel)
-        return make_progress(steps, ["legacy", "migrated", "reference"])
-
-    if jobs > 1:
-        _warn_cores(jobs)
-    started = time.monotonic()
-    outcomes = run_jobs(
-        planned,
-        checkout,
-        steps=steps,
-        timeout=timeout,
-        parallel=jobs,
-        progress_for=progress_for,
-        announce=lambda text: click.echo(f"verify: {text}", err=True),
-        max_steps=max_steps,
-        **tracing.kwargs,
-    )
+    outcomes = verified.outcomes
     for outcome in outcomes:
         click.echo(f"==> {outcome.job.rel} ({outcome.job.mode}) <==")
         if outcome.report is not None:
             click.echo(format_report(outcome.report))
         else:
             click.echo(f"error: {outcome.error}\n")
-    click.echo(summary_table(outcomes, f"{title}, {time.monotonic() - started:.1f} s", notes), nl=False)
+    click.echo(summary_table(outcomes, f"{title}, {verified.seconds:.1f} s", notes), nl=False)
     doc = tree_dict(outcomes, label, notes)
     modes = {job.mode for job in planned}
     if doc["exit_code"] == EXIT_PASS and len(modes) == 1:
@@ -887,36 +709,6 @@ def _tree_outputs(outputs: _Outputs, doc: dict[str, Any], title: str) -> None:
         from .verify.markdown import tree_markdown
 
         _append_markdown(outputs.markdown, tree_markdown(doc, title))
-
-
-def _warn_cores(jobs: int) -> None:
-    """Say so on stderr when ``--jobs`` makes more XLA processes than there are cores."""
-    from .verify import default_jobs
-
-    per = default_jobs(os.environ.get("PJRT_DEVICE", "CPU"))
-    cores = os.cpu_count() or 1
-    if jobs * per > cores:
-        click.echo(
-            f"verify: --jobs {jobs} makes up to {jobs * per} XLA processes at once ({per} per script) on {cores} "
-            "core(s): the runs will compete for them",
-            err=True,
-        )
-
-
-def _refuse_unchanged(script: Path, checkout: Any, planned: list[Any]) -> None:
-    """``verify SCRIPT --against REV`` when nothing that SCRIPT's legacy run depends on was
-    migrated: the same text, and no launcher of REV switches bf16 on for it."""
-    from .verify import RunError
-    from .verify.runner import read_source
-
-    legacy = checkout.path_for(script)
-    from_launcher = any(job.legacy_env and job.source != ["--legacy-env"] for job in planned)
-    if legacy.is_file() and read_source(legacy) == read_source(script) and not from_launcher:
-        raise RunError(
-            f"--against {checkout.rev}: {script} is the same at {checkout.rev} as in the work tree, so nothing was "
-            "migrated between them",
-            hint="name the commit before the migration (e.g. HEAD~1), or migrate the file first",
-        )
 
 
 def _finish_one(
@@ -978,113 +770,6 @@ def _finish_one(
             sys.exit(EXIT_ERROR)
         click.echo(f"verify: loss curves written to {plot_path}", err=True)
     sys.exit(EXIT_CODES[report.verdict.status])
-
-
-def _verify_one(
-    script: Path,
-    script_args: tuple[str, ...],
-    mode: str,
-    steps: int,
-    env: dict[str, str],
-    timeout: float,
-    outputs: _Outputs,
-    max_steps: int | None = None,
-    tracing: _Tracing = _Tracing(),
-) -> None:
-    """``verify SCRIPT`` without --against: SCRIPT is the legacy file, migrated on the fly
-    (``--fix``: the migration written with its repairs, or shown with ``--diff``)."""
-    from .next_steps import after_pass
-    from .verify import RunError, verify_script
-    from .verify.progress import make_progress
-
-    chosen = mode_named(mode)
-    try:
-        _preflight([(script, list(script_args))])
-        kwargs = dict(
-            mode=chosen,
-            steps=steps,
-            legacy_env=env,
-            script_args=list(script_args),
-            timeout=timeout,
-            legacy_env_source=["--legacy-env"] if env else [],
-            max_steps=max_steps,
-            **tracing.kwargs,
-        )
-        with make_progress(steps, ["legacy", "migrated", "reference"]) as progress:
-            if tracing.fix:
-                fixed = _fix(script, progress=progress, **kwargs)
-                report = fixed.report
-            else:
-                report = verify_script(script, progress=progress, **kwargs)
-        if tracing.fix:
-            _write_fix(fixed, script, chosen, env, tracing.diff, against=False)
-            if report is None:  # no verdict (no optimizer step): its trace repaired all the same
-                raise fixed.error
-    except RunError as exc:
-        click.echo(f"error: {exc}", err=True)
-        outputs.error(script, exc)
-        sys.exit(EXIT_ERROR)
-    except KeyboardInterrupt:
-        click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
-        sys.exit(130)
-    written = tracing.fix and not tracing.diff and bool(fixed.applied)  # --fix wrote the migration
-    _finish_one(
-        report,
-        [],
-        outputs,
-        after_pass(script, chosen, migrated_in_tree=written),
-        to_stderr=tracing.diff,
-        fixed=fixed if tracing.fix else None,
-    )
-
-
-def _fix(script: Path, **kwargs: Any) -> Any:
-    """``verify --fix``: verify, repair what the trace names, verify again
-    (:func:`bf16_migrate.verify.fix.verify_and_fix`), each round said on stderr."""
-    from .verify import verify_script
-    from .verify.fix import verify_and_fix
-
-    def said(number: int, fix_round: Any) -> None:
-        click.echo(
-            f"verify --fix: round {number}: {len(fix_round.applied)} repair(s) applied, {len(fix_round.left)} left"
-            + (f"; verdict {fix_round.verdict}" if fix_round.verdict else ""),
-            err=True,
-        )
-
-    return verify_and_fix(script, verify=verify_script, on_round=said, **kwargs)
-
-
-def _write_fix(fixed: Any, script: Path, mode: Mode, legacy_env: dict[str, str], diff: bool, against: bool) -> None:
-    """Write (``--diff``: print) the migration with the repairs ``verify --fix`` applied, through
-    the rewrite (:func:`bf16_migrate.project.migrate_paths`: the same codemod, one change).
-    ``against``: the work tree holds the migration already (only the repairs change it);
-    otherwise the script is legacy and the migration is written with them, as `bf16-migrate
-    SCRIPT` writes it. The text written must be the text verified; anything else is an error."""
-    from .project import migrate_paths
-    from .verify import RunError
-
-    click.echo(f"verify --fix: {fixed.stopped}; {len(fixed.applied)} repair(s) in all", err=True)
-    if not fixed.applied:
-        return
-    outcome = migrate_paths(
-        [script], mode, write=not diff, legacy_env=None if against else (legacy_env or None), repairs=fixed.applied
-    )
-    if outcome.errors:
-        raise RunError(f"verify --fix: the repairs could not be written: {outcome.errors[0]}")
-    verified = {p.resolve(): text for p, text in fixed.texts.items()}
-    for path, (_old, new) in outcome.sources.items():
-        if path.resolve() in verified and verified[path.resolve()] != new:
-            raise RunError(
-                f"verify --fix: {path}: the rewrite would write another text than the one verified; nothing written"
-            )
-    if diff:
-        for path in outcome.changed:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(outcome.diffs[path])
-        sys.stdout.flush()
-        return
-    names = ", ".join(str(p) for p in outcome.changed) or "nothing"
-    click.echo(f"verify --fix: wrote {names}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -260,21 +260,15 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
     "bf16_migrate.cli": {
         "bf16_migrate.carriers": _HELP,
         "bf16_migrate.next_steps": _HELP,
-        "bf16_migrate.project": _LIBCST,
         "bf16_migrate.run": _HELP,
         "bf16_migrate.scan": _HELP,
         **dict.fromkeys(
             [
                 "bf16_migrate.verify",
-                "bf16_migrate.verify.fix",
-                "bf16_migrate.verify.gitrev",
-                "bf16_migrate.verify.launch",
                 "bf16_migrate.verify.markdown",
                 "bf16_migrate.verify.plot",
-                "bf16_migrate.verify.preflight",
-                "bf16_migrate.verify.progress",
                 "bf16_migrate.verify.report",
-                "bf16_migrate.verify.runner",
+                "bf16_migrate.verify.run",
                 "bf16_migrate.verify.summary",
                 "bf16_migrate.verify.tree",
             ],
@@ -342,6 +336,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "matplotlib: optional, --plot only",
     ),
     "bf16_migrate.verify.progress": {"rich.console": _RICH, "rich.progress": _RICH},
+    "bf16_migrate.verify.run": {"bf16_migrate.project": f"--fix's write only: {_CODEMOD}"},
     "bf16_migrate.verify.tree": {"bf16_migrate.python": _CODEMOD, "bf16_migrate.tree_modules": _CODEMOD},
     "bf16_migrate.walk_progress": {"rich.console": _RICH, "rich.progress": _RICH, "rich.table": _RICH},
     "bf16_migrate.workers": {

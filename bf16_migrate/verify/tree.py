@@ -43,11 +43,10 @@ from concurrent.futures import TimeoutError as _FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import verify as verify_package  # verify_script looked up when called (tests stand in for it)
 from ..carriers.resolve import tree_imports
 from ..rules import Mode, all_modes, is_truthy
 from ..scan import scan
-from .jobs import Job, Outcome
+from .jobs import Job, Outcome, VerifyJob
 from .launchers import LaunchSetting, launch_settings, settings_for
 from .records import RunError
 from .runner import LEGACY_VARIABLES, read_source, stop_all
@@ -385,7 +384,8 @@ def run_jobs(
     context manager yielding the job's :class:`~.runner.Progress` (None: no progress);
     ``announce(text)`` is told when a job starts and ends. A job that cannot be made is an
     outcome with its error; KeyboardInterrupt stops every run (children killed, temporary
-    directories removed) and propagates."""
+    directories removed) and propagates. Each job is verified as a :class:`~.jobs.VerifyJob`
+    (``verify_kwargs``: ``max_steps``, ``trace``, ``trace_time``)."""
     outcomes: list[Outcome | None] = [None] * len(jobs)
 
     def one(index: int) -> None:
@@ -397,32 +397,12 @@ def run_jobs(
         started = time.monotonic()
         manager = progress_for(job, index) if progress_for is not None else None
         try:
+            verify = VerifyJob.planned(job, checkout, steps=steps, timeout=timeout, **verify_kwargs)
             if manager is None:
-                report = verify_package.verify_script(
-                    job.script,
-                    mode=job.mode,
-                    steps=steps,
-                    legacy_env=job.legacy_env,
-                    script_args=job.args,
-                    timeout=timeout,
-                    checkout=checkout,
-                    legacy_env_source=job.source,
-                    **verify_kwargs,
-                )
+                report = verify.run()
             else:
                 with manager as progress:
-                    report = verify_package.verify_script(
-                        job.script,
-                        mode=job.mode,
-                        steps=steps,
-                        legacy_env=job.legacy_env,
-                        script_args=job.args,
-                        timeout=timeout,
-                        checkout=checkout,
-                        legacy_env_source=job.source,
-                        progress=progress,
-                        **verify_kwargs,
-                    )
+                    report = verify.run(progress)
             outcomes[index] = Outcome(job, report=report)
         except RunError as exc:
             outcomes[index] = Outcome(job, error=exc)
