@@ -53,6 +53,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
+from .bindings import self_assigned
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -468,51 +469,11 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
 def _self_attribute_values(ctx: FileContext, expr: cst.Attribute) -> list[cst.BaseExpression]:
     """The values ``self.<attr>`` is assigned in its class (``self.device = xm.xla_device()`` in
     ``__init__``, read as ``self.device`` in ``evaluate``), when ``expr`` is such a read in a method
-    (``self``: the method's first parameter) and every assignment of that attribute in the class is a
-    plain ``self.<attr> = value``; empty otherwise (set elsewhere, augmented, unpacked, or not a method's)."""
-    if not isinstance(expr.value, cst.Name):
+    of the class (:func:`.bindings.self_assigned`); empty otherwise."""
+    if not m.matches(expr.value, m.Name("self")):
         return []
-    method = ctx.parent(expr)
-    while method is not None and not isinstance(method, cst.FunctionDef):
-        method = ctx.parent(method)
-    body = ctx.parent(method) if method is not None else None
-    holder = ctx.parent(body) if body is not None else None
-    if not (isinstance(method, cst.FunctionDef) and isinstance(holder, cst.ClassDef) and method.params.params):
-        return []
-    own = method.params.params[0].name.value
-    if expr.value.value != own:
-        return []
-    found = ctx.memo(("self attributes", id(holder), own), lambda: _attribute_assignments(holder, own))
-    return list(found.get(expr.attr.value) or [])
-
-
-def _attribute_assignments(holder: cst.ClassDef, own: str) -> dict[str, list[cst.BaseExpression] | None]:
-    """``<own>.<attr>`` -> the values plain assignments give it anywhere in ``holder`` (None for an
-    attribute also set another way: augmented, annotated without a value, unpacked)."""
-    found: dict[str, list[cst.BaseExpression] | None] = {}
-    target = m.Attribute(value=m.Name(own))
-    for node in findall(holder, m.Assign() | m.AugAssign() | m.AnnAssign()):
-        if isinstance(node, cst.Assign):
-            for t in node.targets:
-                if m.matches(t.target, target):
-                    assert isinstance(t.target, cst.Attribute), "matched an attribute"
-                    known = found.setdefault(t.target.attr.value, [])
-                    if known is not None:
-                        known.append(node.value)
-                else:
-                    for inner in findall(t.target, target):
-                        assert isinstance(inner, cst.Attribute), "matched an attribute"
-                        found[inner.attr.value] = None
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Attribute):
-            if not m.matches(node.target, target):
-                continue
-            value = node.value if isinstance(node, cst.AnnAssign) else None
-            known = found.setdefault(node.target.attr.value, [])
-            if value is None or known is None:
-                found[node.target.attr.value] = None
-            else:
-                known.append(value)
-    return found
+    cls = ctx.enclosing(expr, cst.ClassDef)
+    return self_assigned(ctx, cls, expr.attr.value) if cls is not None else []
 
 
 # -- the unit's examples (tests/test_unit_examples.py) -------------------------------------------------

@@ -44,7 +44,7 @@ from libcst.metadata import Assignment
 
 from . import deliberate_f32
 from .apply import EditPlan
-from .bindings import definitions, self_assigned
+from .bindings import assigned_values, definitions, self_assigned
 from .context import FileContext, findall
 from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
@@ -538,8 +538,10 @@ class _Audit:
         ``torch.arange`` by its bounds (integer-valued names: sizes, lengths, integer constants)."""
         positional = [a.value for a in call.args if a.keyword is None]
         if factory == "full" and len(positional) >= 2:
-            fill = positional[1]
-            return INT if isinstance(fill, cst.Integer) or self._integer_valued(fill) else FLOAT
+            fill = positional[1]  # torch.full's dtype is its fill value's (an int fills an int64 tensor)
+            if isinstance(fill, cst.Integer) or self._integer_valued(fill):
+                return INT
+            return FLOAT if self._float_valued(fill) else "unknown"
         if factory == "arange":
             if any(isinstance(v, cst.Float) for v in positional):
                 return FLOAT
@@ -576,6 +578,23 @@ class _Audit:
             return self._name_integer_valued(expr, depth)
         return False
 
+    def _float_valued(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a Python float for sure: a float literal (signed), ``float(...)``, a
+        true division, a ``math`` constant, or a name bound only to such."""
+        if isinstance(expr, cst.UnaryOperation):
+            return self._float_valued(expr.expression)
+        if isinstance(expr, cst.Float):
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+            return True
+        names = self.ctx.qualified_names(expr.func if isinstance(expr, cst.Call) else expr)
+        if names & {"builtins.float", "math.inf", "math.pi", "math.e", "math.nan"}:
+            return True
+        if isinstance(expr, cst.Name):
+            values = assigned_values(self.ctx, expr)
+            return bool(values) and all(self._float_valued(v) for v in values if v is not expr)
+        return False
+
     def _name_integer_valued(self, name: cst.Name, depth: int) -> bool:
         scope = self.ctx.scopes.get(name)
         if scope is None:
@@ -594,6 +613,14 @@ class _Audit:
                 continue
             target = self.ctx.parent(node)
             holder = self.ctx.parent(target)
+            if isinstance(target, cst.For) and target.target is node:  # `for i in range(n)`
+                if not m.matches(
+                    target.iter,
+                    m.Call(func=m.Name("range"))
+                    | m.Call(func=m.Name("reversed"), args=[m.Arg(m.Call(func=m.Name("range")))]),
+                ):
+                    return False
+                continue
             if isinstance(target, cst.Element):  # `B, T, C = x.shape`
                 assign = self.ctx.parent(self.ctx.parent(holder)) if isinstance(holder, cst.Tuple) else None
                 if not isinstance(assign, cst.Assign) or not m.matches(
