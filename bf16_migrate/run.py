@@ -786,7 +786,7 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
         return
     for path, why in report.kept.items():
         echo.err(f"bf16-migrate: left as it is: {path} ({why})")
-    if human and not options.statistics:
+    if human and not options.statistics and report.reported:  # nothing found: the catalogue is not read
         rules = load_rules().diagnostics
         titles = {code: rule.title for code, rule in rules.items()}
         todos = {code: rule.todo for code, rule in rules.items()}

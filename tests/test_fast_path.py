@@ -27,10 +27,11 @@ def test_a_clean_run_loads_no_codemod(tmp_path):
         "    main(['--check', 'clean.py'])\n"
         "except SystemExit as exc:\n"
         "    loaded = [m for m in ('libcst', 'bf16_migrate.project', 'bf16_migrate.python', 'tree_sitter', 'ruamel', 'pathspec') if m in sys.modules]\n"
-        "    print('exit', exc.code, 'loaded', loaded)\n"
+        "    from bf16_migrate.rules import load_rules\n"
+        "    print('exit', exc.code, 'loaded', loaded, 'rules read', load_rules.cache_info().misses)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert result.stdout.strip() == "exit 0 loaded []", result.stdout + result.stderr
+    assert result.stdout.strip() == "exit 0 loaded [] rules read 0", result.stdout + result.stderr
     assert "0 file(s) would change" in result.stderr
 
 
