@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import carriers
-from .carriers.model import CarrierError
+from .carriers import CarrierError
 from .diagnostics import Diagnostic
 from .ignore import excluded
 from .rules import load_rules
