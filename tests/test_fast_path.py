@@ -21,6 +21,7 @@ CODEMOD_MODULES = (
     "bf16_migrate.project",
     "bf16_migrate.python",
     "bf16_migrate.carriers.model",
+    "bf16_migrate.rules",
     "tree_sitter",
     "ruamel",
     "pathspec",
@@ -29,8 +30,8 @@ CODEMOD_MODULES = (
 
 
 def test_a_clean_run_loads_no_codemod(tmp_path):
-    """A file that names no legacy variable: no libcst, no rules read, no carriers parsed (nor their
-    analysis' model imported)."""
+    """A file that names no legacy variable: no libcst, no rules read but the modes (nor the
+    codemod's rule tables defined), no carriers parsed (nor their analysis' model imported)."""
     (tmp_path / "clean.py").write_text("import os\n")
     code = (
         "import sys\n"
@@ -40,8 +41,9 @@ def test_a_clean_run_loads_no_codemod(tmp_path):
         "    main(['--check', 'clean.py'])\n"
         "except SystemExit as exc:\n"
         "    loaded = [m for m in MODULES if m in sys.modules]\n"
-        "    from bf16_migrate.rules import load_rules\n"
-        "    print('exit', exc.code, 'loaded', loaded, 'rules read', load_rules.cache_info().misses)\n"
+        "    from bf16_migrate import rule_files\n"
+        "    read = rule_files._diagnostics_in.cache_info().misses + rule_files._variables_in.cache_info().misses\n"
+        "    print('exit', exc.code, 'loaded', loaded, 'rules read', read)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert result.stdout.strip() == "exit 0 loaded [] rules read 0", result.stdout + result.stderr
