@@ -17,6 +17,16 @@ process and its workers, wall time, peak memory: ``os.wait4``): a file of many t
 
      python bench/bench_scale.py --growth [--repeat 3] [--lines 1000 5000] [--files 1000 5000]
                                  [--before DIR] [--keep DIR]
+
+``--clean-file`` times the pre-commit case: ``bf16-migrate --check FILE`` on one file that names no
+legacy variable (the standard library's ``argparse.py`` unless ``--target`` names another), each
+in a new process, this checkout and ``--before DIR`` alternating, ``--repeat`` times (medians of
+wall and CPU), once as this environment runs Python (``PYTHONDONTWRITEBYTECODE=1``: every module
+of the package compiled anew) and once with each version's bytecode cached, as an installed copy
+runs (``PYTHONPYCACHEPREFIX``: nothing written into the source trees); then what the package's
+modules cost to import (``-X importtime``, the sum of their own times, median of 5 runs).
+
+     python bench/bench_scale.py --clean-file --before /path/to/other/checkout [--repeat 15] [--target FILE]
 """
 
 from __future__ import annotations
@@ -315,11 +325,14 @@ def cli(source: Path | None = None) -> list[str]:
     ]
 
 
-def whole_run(cmd: list[str], cwd: Path, timeout: float = 3600) -> tuple[float, float, float, int]:
+def whole_run(
+    cmd: list[str], cwd: Path, timeout: float = 3600, env: dict[str, str] | None = None
+) -> tuple[float, float, float, int]:
     """(wall seconds, CPU seconds of the process and the children it waited for, its peak
-    resident memory in MiB, exit code) of ``cmd`` run once in ``cwd``, its output discarded."""
+    resident memory in MiB, exit code) of ``cmd`` run once in ``cwd`` (in ``env``, by default
+    this process's environment), its output discarded."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -413,6 +426,56 @@ def growth(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
 
 
+def package_import_ms(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """The milliseconds one run of ``cmd`` spends importing the package's own modules (``python
+    -X importtime``, the sum of the self times of ``bf16_migrate`` and its submodules)."""
+    proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], cwd=cwd, capture_output=True, text=True, env=env)
+    total = 0
+    for line in proc.stderr.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[2].split(".")[0] == "bf16_migrate":
+            total += int(parts[0].rsplit(" ", 1)[-1])
+    return total / 1000
+
+
+def clean_file(args: argparse.Namespace) -> None:
+    """The ``--clean-file`` table (see the module docstring)."""
+    target = (args.target or Path(argparse.__file__)).resolve()
+    versions = {"now": None, **({"before": args.before} if args.before else {})}
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} cores, Python {sys.version.split()[0]}; load average at the start {load}")
+    print(f"`bf16-migrate --check {target.name}` in {target.parent}, {args.repeat} runs of each, alternating\n")
+    print("| bytecode | version | wall s (median) | CPU s (median) | CPU s (min) | package imports ms | exit |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    command = {name: [*cli(source), "--check", target.name] for name, source in versions.items()}
+    with tempfile.TemporaryDirectory(prefix="bf16-pycache-") as caches:
+        for cached in (False, True):
+            envs: dict[str, dict[str, str]] = {}
+            for name in versions:
+                env = dict(os.environ)
+                if cached:
+                    env.pop("PYTHONDONTWRITEBYTECODE", None)
+                    env["PYTHONPYCACHEPREFIX"] = str(Path(caches) / name)
+                envs[name] = env
+                whole_run(command[name], target.parent, env=env)  # untimed: fills the cache, warms the files
+            runs: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name in versions}
+            for i in range(args.repeat):
+                for name in versions if i % 2 == 0 else reversed(versions):
+                    runs[name].append(whole_run(command[name], target.parent, env=envs[name]))
+            for name, done in runs.items():
+                imports = statistics.median(
+                    package_import_ms(command[name], target.parent, envs[name]) for _ in range(5)
+                )
+                print(
+                    f"| {'cached' if cached else 'none (compiled each run)'} | {name} | "
+                    f"{statistics.median(r[0] for r in done):.3f} | {statistics.median(r[1] for r in done):.3f} | "
+                    f"{min(r[1] for r in done):.3f} | {imports:.0f} | {done[-1][3]} |",
+                    flush=True,
+                )
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\nload average at the end {load}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
@@ -428,14 +491,23 @@ def main() -> None:
         help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)",
     )
     parser.add_argument("--growth", action="store_true", help="whole runs in new processes (see the docstring)")
+    parser.add_argument("--clean-file", action="store_true", help="the pre-commit case (see the docstring)")
+    parser.add_argument(
+        "--target", type=Path, help="--clean-file: the file (default: the standard library's argparse.py)"
+    )
     parser.add_argument("--lines", type=int, nargs="*", default=list(GROWTH_LINES), help="--growth: file sizes")
     parser.add_argument("--files", type=int, nargs="*", default=list(GROWTH_FILES), help="--growth: tree sizes")
-    parser.add_argument("--before", type=Path, help="--growth: a source tree of another version, timed too")
+    parser.add_argument(
+        "--before", type=Path, help="--growth, --clean-file: a source tree of another version, timed too"
+    )
     parser.add_argument("--keep", type=Path, help="--growth: build the inputs here and keep them")
     parser.add_argument("--warmup", type=int, default=1, help="--growth: untimed runs before each figure")
     args = parser.parse_args()
     if args.growth:
         growth(args)
+        return
+    if args.clean_file:
+        clean_file(args)
         return
     migrate_source(generate("functions", lines=50), "stochastic", "train.py")  # warm caches
     print("| shape | lines | bytes | mode | seconds | CPU seconds | s / 1k lines |")

@@ -30,7 +30,7 @@ from click.shell_completion import CompletionItem
 from .console import COLOR_CHOICES
 from .diagnostics import rule_page
 from .output import FORMATS
-from .rules import DEFAULT_MODE, MODES, load_rules, mode_named
+from .rule_files import DEFAULT_MODE, MODES, diagnostic_rules, mode_named
 
 TRACE_TIME = 120.0
 """``verify --trace-time`` by default (:data:`bf16_migrate.verify.TRACE_TIME`, which the CLI
@@ -308,7 +308,7 @@ def rule(code: str | None, every: bool) -> None:
 def _explain(code: str | None) -> NoReturn:
     """``explain`` and ``rule``: print CODE's rule page, or the list of codes; exit 0 (2 for an
     unknown code)."""
-    catalogue = load_rules().diagnostics
+    catalogue = diagnostic_rules()
     if code is None:
         for known, rule in sorted(catalogue.items()):
             click.echo(f"{known}  {rule.title}{'  (fixable)' if rule.fixable else ''}")

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from .rules import DiagnosticRule, load_rules
+from .rule_files import DiagnosticRule, diagnostic_rules
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Diagnostic:
     file_position: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        rule = load_rules().diagnostics.get(self.code)
+        rule = diagnostic_rules().get(self.code)
         if rule is None:
             raise ValueError(f"unknown diagnostic code {self.code!r}")
         if self.fixed and not rule.fixable:
@@ -57,7 +57,7 @@ def message(code: str, variant: str | None = None, /, **fields: object) -> str:
     """The message of ``code``: the catalogue's template (``message``, or
     ``variants.<variant>``) formatted with ``fields``. A field missing from or unknown to the
     template is a ``KeyError``; an unknown code a ``ValueError``."""
-    rule = load_rules().diagnostics.get(code)
+    rule = diagnostic_rules().get(code)
     if rule is None:
         raise ValueError(f"unknown diagnostic code {code!r}")
     return rule.format(variant, **fields)
@@ -83,7 +83,7 @@ def kept_reason(code: str, variant: str | None = None, /, **fields: object) -> s
     """The ``<reason>`` of a kept carrier setting's template ``{lead}: <reason>{also}``,
     formatted with ``fields`` (the other reasons a message lists after ``also:`` are worded
     so); a template not of that shape is a ``ValueError``."""
-    rule = load_rules().diagnostics.get(code)
+    rule = diagnostic_rules().get(code)
     if rule is None:
         raise ValueError(f"unknown diagnostic code {code!r}")
     template = rule.template(variant)
@@ -125,7 +125,7 @@ def format_json(diagnostics: Iterable[Diagnostic], errors: Iterable[str] = (), h
 def format_todo(diagnostics: Iterable[Diagnostic]) -> str:
     """The unfixed findings as a to-do list grouped by file, each with the catalogue's short
     title and what to do (``rules/diagnostics*.toml``); empty when nothing is left."""
-    rules = load_rules().diagnostics
+    rules = diagnostic_rules()
     left = [d for d in diagnostics if not d.fixed]
     if not left:
         return ""
@@ -179,7 +179,7 @@ def readme_table() -> str:
         return " ".join(text.split()).replace("|", "\\|")
 
     lines = [README_BEGIN, "| code | name | what it finds and does | fix | what to do |", "|---|---|---|---|---|"]
-    for code, rule in sorted(load_rules().diagnostics.items()):
+    for code, rule in sorted(diagnostic_rules().items()):
         lines.append(f"| {code} | {rule.title} | {cell(rule.what)} | {rule.fix} | {cell(rule.todo)} |")
     lines.append(README_END)
     return "\n".join(lines) + "\n"

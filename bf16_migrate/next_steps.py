@@ -25,7 +25,7 @@ from pathlib import Path
 from .carriers import REGISTRY
 from .console import display_path
 from .diagnostics import Diagnostic
-from .rules import DEFAULT_MODE, Mode, is_truthy, variable_names
+from .rule_files import DEFAULT_MODE, Mode, is_truthy, variable_names
 from .scan import kind_of
 
 VERIFY_SHOWN = 3

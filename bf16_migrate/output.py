@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .diagnostics import Diagnostic, as_dict
-from .rules import load_rules
+from .rule_files import diagnostic_rules
 from .wording import would
 
 FORMATS = ("text", "grouped", "json", "sarif", "github", "markdown")
@@ -152,7 +152,7 @@ def file_edits(old: str, new: str) -> list[dict]:
 
 def statistics(diagnostics: Iterable[Diagnostic]) -> list[dict]:
     """Findings counted per code, most frequent first: ``{"code", "name", "count", "fixable"}``."""
-    catalogue = load_rules().diagnostics
+    catalogue = diagnostic_rules()
     counts: dict[str, int] = {}
     for d in diagnostics:
         counts[d.code] = counts.get(d.code, 0) + 1
@@ -226,7 +226,7 @@ def _uri(path: str) -> str:
 
 def to_sarif(report: Report, version: str) -> str:
     """The findings as a SARIF 2.1.0 log (see the module docstring for the sections used)."""
-    catalogue = load_rules().diagnostics
+    catalogue = diagnostic_rules()
     codes = sorted(catalogue)
     index = {code: i for i, code in enumerate(codes)}
     rules = [

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from .output import Report, message_of
 from .output_human import file_and_place, fold
-from .rules import Mode, load_rules
+from .rule_files import Mode, diagnostic_rules
 
 TITLE = "bf16-migrate"
 
@@ -35,7 +35,7 @@ def code(text: str) -> str:
 def to_markdown(report: Report, summary: str, next_rows: Sequence[tuple[str, str]], mode: Mode) -> str:
     """The report (module docstring). ``summary``: the run's summary line; ``next_rows``: what
     to run next (:func:`bf16_migrate.next_steps.next_rows`); ``mode``: the run's mode."""
-    rules = load_rules().diagnostics
+    rules = diagnostic_rules()
     lines = [f"## {TITLE} (mode `{mode.name}`{', dry run' if report.dry_run else ''})", ""]
     lines += [f"**{summary.removeprefix('bf16-migrate: ')}**", ""]
     for file, entries in fold(report.reported).items():

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from . import prefilter_fork, workers
-from .rules import variable_names
+from .rule_files import variable_names
 
 LEGACY_MARKERS = tuple(name.encode() for name in variable_names())
 """The legacy variables' names, as bytes (``rules/XLA_*.toml``: one directory listing, no rule parsed)."""

@@ -95,6 +95,13 @@ def _root_of(path: Path, roots: list[Path]) -> Path:
     return best if best is not None else path.parent
 
 
+def read_rules() -> None:
+    """Read every rule file now (:func:`bf16_migrate.rules.load_rules`, once per process): the
+    run calls it as soon as one file names a legacy variable, while a large tree's remaining
+    files are still read in another process (:func:`bf16_migrate.scan.scan`'s ``on_found``)."""
+    load_rules()
+
+
 def migrate_paths(
     paths: list[Path],
     mode: str | Mode,

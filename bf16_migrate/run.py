@@ -43,7 +43,7 @@ from .output import (
 from .output_human import fixes_lines, grouped_lines, todo_lines, wrap
 from .output_markdown import to_markdown
 from .patch import file_patch
-from .rules import DEFAULT_MODE, MODES, Mode, RuleError, load_rules, mode_named
+from .rule_files import DEFAULT_MODE, MODES, Mode, RuleError, diagnostic_rules, mode_named, variable_rules
 from .scan import ScanError, kind_of, launchers_of, mentions_legacy, project_root
 from .suppress import Selection, SelectionError, check_codes, filter_findings, hold_noqa_writes, split_path
 from .walk_progress import WalkProgress
@@ -135,7 +135,7 @@ def resolve_settings(options: RunOptions, config: Config, paths: list[Path]) -> 
     # files that name nothing never reads them
     selection = _selection(options, config, where, config.root or _default_root(paths))
     legacy_env = {**config.legacy_env, **options.legacy_env}
-    variables = load_rules().variables if legacy_env else {}
+    variables = variable_rules() if legacy_env else {}
     unknown = [key for key in legacy_env if key not in variables]
     if unknown:
         origin = "--legacy-env" if unknown[0] in options.legacy_env else f"{where} legacy-env:"
@@ -171,7 +171,7 @@ def _selection(options: RunOptions, config: Config, where: str, root: Path) -> S
         options.select, options.extend_select, options.ignore_codes, options.per_file_ignores,
         config.select, config.extend_select, config.ignore, config.per_file_ignores,
     )  # fmt: skip
-    codes = load_rules().diagnostics if any(given) else {}
+    codes = diagnostic_rules() if any(given) else {}
 
     def checked(option: str, key: str, cli: tuple[str, ...], configured) -> tuple[str, ...]:
         return check_codes(option, cli, codes) if cli else check_codes(f"{where} {key}:", configured or (), codes)
@@ -499,9 +499,9 @@ def _load_codemod() -> None:
     otherwise walk libcst's thousands of classes in its final collections, 30 ms for nothing
     (:func:`gc.freeze`: frozen objects are left out of every collection)."""
     global _exit_frozen
-    from . import project  # noqa: F401
+    from .project import read_rules
 
-    load_rules()
+    read_rules()
     if not _exit_frozen:
         atexit.register(gc.freeze)
         _exit_frozen = True
@@ -786,8 +786,8 @@ def _print_trailer(outcome, report: Report, options: RunOptions, settings: Setti
         return
     for path, why in report.kept.items():
         echo.err(f"bf16-migrate: left as it is: {path} ({why})")
-    if human and not options.statistics:
-        rules = load_rules().diagnostics
+    if human and not options.statistics and report.reported:  # nothing found: the catalogue is not read
+        rules = diagnostic_rules()
         titles = {code: rule.title for code, rule in rules.items()}
         todos = {code: rule.todo for code, rule in rules.items()}
         for line in todo_lines(_escaped(report.reported), titles, todos, echo.width(err=True)):

@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import carriers
-from .carriers.model import CarrierError
+from .carriers import CarrierError
 from .diagnostics import Diagnostic
 from .ignore import excluded
-from .rules import load_rules
+from .rule_files import diagnostic_rules
 from .scan import kind_of
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class _File:
         ``#``; with whether the noqa names :data:`UNUSED_NOQA` itself (then it is suppressed,
         as ``# noqa: RUF100`` silences ruff's). A bare noqa and other tools' codes are never
         reported."""
-        catalogue = load_rules().diagnostics
+        catalogue = diagnostic_rules()
         out = []
         for k, noqa in enumerate(self.comments):
             if noqa.codes is ALL:

@@ -16,21 +16,37 @@ from bf16_migrate.ignore import GitIgnore
 from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
 from bf16_migrate.scan import SKIP_DIRS, SKIP_HIDDEN, scan, walk
 
+CODEMOD_MODULES = (
+    "libcst",
+    "bf16_migrate.project",
+    "bf16_migrate.python",
+    "bf16_migrate.carriers.model",
+    "bf16_migrate.rules",
+    "tree_sitter",
+    "ruamel",
+    "pathspec",
+)
+"""What a run over files that name no legacy variable never imports."""
+
 
 def test_a_clean_run_loads_no_codemod(tmp_path):
-    """A file that names no legacy variable: no libcst, no rules, no carriers parsed."""
+    """A file that names no legacy variable: no libcst, no rules read but the modes (nor the
+    codemod's rule tables defined), no carriers parsed (nor their analysis' model imported)."""
     (tmp_path / "clean.py").write_text("import os\n")
     code = (
         "import sys\n"
         "from bf16_migrate.cli import main\n"
+        f"MODULES = {CODEMOD_MODULES!r}\n"
         "try:\n"
         "    main(['--check', 'clean.py'])\n"
         "except SystemExit as exc:\n"
-        "    loaded = [m for m in ('libcst', 'bf16_migrate.project', 'bf16_migrate.python', 'tree_sitter', 'ruamel', 'pathspec') if m in sys.modules]\n"
-        "    print('exit', exc.code, 'loaded', loaded)\n"
+        "    loaded = [m for m in MODULES if m in sys.modules]\n"
+        "    from bf16_migrate import rule_files\n"
+        "    read = rule_files._diagnostics_in.cache_info().misses + rule_files._variables_in.cache_info().misses\n"
+        "    print('exit', exc.code, 'loaded', loaded, 'rules read', read)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
-    assert result.stdout.strip() == "exit 0 loaded []", result.stdout + result.stderr
+    assert result.stdout.strip() == "exit 0 loaded [] rules read 0", result.stdout + result.stderr
     assert "0 file(s) would change" in result.stderr
 
 

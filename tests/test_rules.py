@@ -16,9 +16,11 @@ from bf16_migrate.rules import (
     REFERENCE,
     RULES_DIR,
     RuleError,
+    diagnostic_rules,
     is_truthy,
     load_rules,
     mode_named,
+    variable_rules,
 )
 
 
@@ -99,6 +101,18 @@ def _copy_rules(tmp_path):
     target = tmp_path / "rules"
     shutil.copytree(RULES_DIR, target)
     return target
+
+
+def test_the_variables_and_the_catalogue_are_read_without_the_codemods_tables(tmp_path):
+    """What the command line reads (the variables, the diagnostics) is read file by file, once:
+    a broken codemod table does not stop it, and :func:`load_rules` holds the same objects."""
+    rules = _copy_rules(tmp_path)
+    (rules / "host_exits.toml").write_text("[[exit]]\ncolour = 'red'\n")
+    assert set(variable_rules(rules)) == set(load_rules().variables)
+    assert diagnostic_rules(rules).keys() == load_rules().diagnostics.keys()
+    with pytest.raises(RuleError, match="host_exits.toml"):
+        load_rules(rules)
+    assert load_rules().diagnostics is diagnostic_rules() and load_rules().variables is variable_rules()
 
 
 CORRUPTIONS = [

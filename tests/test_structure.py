@@ -101,6 +101,7 @@ LAYERS = {
     # the knowledge and the plumbing every part uses
     "bf16_migrate": 0,
     "rules": 0,
+    "rule_files": 0,
     "diagnostics": 0,
     "wording": 0,
     "mentions": 0,

@@ -29,10 +29,11 @@ import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from .model import Analysis, CarrierError
+from .error import CarrierError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what an analysis holds (.model) is loaded by the carriers themselves, not by a clean run
     from ..diagnostics import Diagnostic
+    from .model import Analysis
 
 
 class Carrier(Protocol):
@@ -115,4 +116,4 @@ def _analyze(kind: str, text: str, path: str) -> Analysis:
     return for_kind(kind).analyze(text, path)
 
 
-__all__ = ["Analysis", "Carrier", "CarrierError", "HASH_COMMENTS", "REGISTRY", "analyze", "for_kind"]
+__all__ = ["Carrier", "CarrierError", "HASH_COMMENTS", "REGISTRY", "analyze", "for_kind"]

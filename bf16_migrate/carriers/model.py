@@ -28,6 +28,7 @@ from ..command_lines import Target as Target
 from ..command_lines import _Word
 from ..diagnostics import message
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
+from .error import CarrierError as CarrierError  # re-exported: the carriers name it from here
 
 if TYPE_CHECKING:
     from ..diagnostics import Diagnostic
@@ -55,10 +56,6 @@ class Resolution(_Word):
 
 
 REMOVE, REPLACE, KEEP = Decision.REMOVE, Decision.REPLACE, Decision.KEEP
-
-
-class CarrierError(Exception):
-    """A carrier file cannot be parsed; the message is ``path:line:col: ...`` on one line."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,470 @@
+"""The rule files every run may read, each the first time it is asked for: where they are
+(:func:`rules_dir`), the migration modes (``rules/modes.toml``), the legacy variables
+(``rules/XLA_*.toml``: :func:`variable_rules`) and the diagnostics catalogue
+(``rules/diagnostics*.toml``: :func:`diagnostic_rules`).
+
+The command line, the output and the suppressions read these and nothing else, so they are kept
+apart from the codemod's tables (the torch API, the frameworks, the model code, the host exits and
+the device modules, with :func:`bf16_migrate.rules.load_rules`, which gathers them all): a run over
+files that name no legacy variable defines and reads none of those (bench/RESULTS.md, the clean
+path). :mod:`bf16_migrate.rules` re-exports every name here. Every file is validated when it is
+read: a malformed rule is a :class:`RuleError` naming the file, never a silently wrong migration.
+
+The rule files are the only place that names the legacy variables, the modes and the diagnostic
+codes; the rest of the package derives its lists from here (:func:`variable_names` for the byte
+prefilter and the verify runs, :data:`MODES`). Where they are (:func:`rules_dir`): installed
+(``pip install .``) they are package data, ``bf16_migrate/_rules/`` (pyproject.toml maps the
+package ``bf16_migrate._rules`` to the directory ``rules/``); in a source checkout and an
+editable install they are read from ``rules/`` beside the package. ``BF16_MIGRATE_RULES_DIR``
+names another directory (a copy with a rule added, to try it: see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import string
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+RULES_DIR_ENV = "BF16_MIGRATE_RULES_DIR"
+"""An environment variable naming a rules directory to use instead of the installed one."""
+
+VARIABLE_GLOB = "XLA_*.toml"
+"""The rule files of the legacy variables, one per variable, named after it."""
+
+
+def rules_dir() -> Path:
+    """The directory of the rule files: ``$BF16_MIGRATE_RULES_DIR`` when set, else the package
+    data of an installed copy (``bf16_migrate/_rules``), else ``rules/`` of the source tree the
+    package is imported from (a checkout, an editable install)."""
+    override = os.environ.get(RULES_DIR_ENV)
+    if override:
+        return Path(override)
+    here = Path(__file__).parent
+    installed = here / "_rules"
+    return installed if installed.is_dir() else here.parent / "rules"
+
+
+RULES_DIR = rules_dir()
+
+
+class RuleError(Exception):
+    """A rule file is missing, malformed or inconsistent (the message names the file)."""
+
+
+def _read(path: Path) -> dict:
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise RuleError(f"{path}: cannot read rule file: {exc}") from exc
+
+
+def _need(data: dict, key: str, kind: type, path: Path):
+    if key not in data:
+        raise RuleError(f"{path}: missing key {key!r}")
+    value = data[key]
+    if not isinstance(value, kind):
+        raise RuleError(f"{path}: {key!r} must be {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+EMITS = frozenset(
+    {
+        "stochastic-rounding",
+        "model-cast",
+        "input-cast",
+        "fp32-loss-accumulator",
+        "fp32-master-weights",
+        "fp32-grad-norm",
+        "autocast",
+        "bf16-attention-math",
+        "model-code-dtypes",
+        "zero1-bf16-state",
+        "host-float32",
+        "device-tensors",
+    }
+)
+"""The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
+:mod:`bf16_migrate.python.precision`."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One migration mode: a table of ``rules/modes.toml`` (the replacements of AWS Neuron's
+    "Migration From XLA_USE_BF16/XLA_DOWNCAST_BF16").
+
+    ``emit`` is what the codemod writes for a variable that switches bf16 on (a subset of
+    :data:`EMITS`); the questions the code asks of a mode are read from it, so no code compares
+    a mode's name. ``summary`` names the change in findings, ``by_hand`` what to do where the
+    model cannot be found, ``script_change`` what a launcher's finding says its script gets.
+    ``removes_only``: the internal FP32-reference mode of ``verify`` (:data:`REFERENCE`), which
+    removes the legacy writes and adds nothing.
+    """
+
+    name: str
+    summary: str
+    emit: frozenset[str]
+    by_hand: str = ""
+    script_change: str = ""
+    removes_only: bool = False
+    verify: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """The mode's ``[MODE.verify]`` table: how close ``verify`` holds a migration in this mode to
+    its comparison run (read and checked by :mod:`bf16_migrate.verify.compare`)."""
+
+    @property
+    def casts_model(self) -> bool:
+        """The model becomes bf16 (``model.to(torch.bfloat16)``), its floating inputs with it."""
+        return "model-cast" in self.emit
+
+    @property
+    def autocast(self) -> bool:
+        """The model stays FP32; its forward pass and loss run under ``torch.autocast``."""
+        return "autocast" in self.emit
+
+    @property
+    def master_weights(self) -> bool:
+        """The optimizer updates FP32 master weights of the bf16 parameters."""
+        return "fp32-master-weights" in self.emit
+
+    @property
+    def stochastic_rounding(self) -> bool:
+        """The legacy setting becomes ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``."""
+        return "stochastic-rounding" in self.emit
+
+    @property
+    def marks(self) -> frozenset[str]:
+        """What a migration in this mode writes that tells it apart (:data:`EMIT_MARKS` of its
+        ``emit``): verify reads the mode of a migrated text the codemod did not write from them."""
+        return frozenset(EMIT_MARKS[change] for change in self.emit if change in EMIT_MARKS)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+REFERENCE = Mode(name="reference", summary="removed (FP32 reference run)", emit=frozenset(), removes_only=True)
+"""The internal mode of ``verify``'s FP32 reference run: the legacy writes removed, nothing added."""
+
+_MODE_TEXTS = ("summary", "by_hand", "script_change")
+
+
+def _read_modes(directory: Path) -> dict[str, Mode]:
+    """The modes of ``directory/modes.toml``, in the file's order; :class:`RuleError` naming the
+    file for a mode without its texts or with an unknown emit."""
+    path = directory / "modes.toml"
+    data = _read(path)
+    if not data or not all(isinstance(table, dict) for table in data.values()):
+        raise RuleError(f"{path}: one table per mode, e.g. [stochastic], is expected")
+    modes = {}
+    for name, table in data.items():
+        unknown = set(table) - {"emit", "verify", *_MODE_TEXTS}
+        if unknown:
+            raise RuleError(f"{path}: [{name}] has unknown keys {sorted(unknown)}")
+        emit = frozenset(_need(table, "emit", list, path))
+        if emit - EMITS:
+            raise RuleError(f"{path}: [{name}] emits unknown changes {sorted(emit - EMITS)}")
+        if name == REFERENCE.name:
+            raise RuleError(f"{path}: {name!r} is verify's own reference run, not a mode")
+        texts = {key: _need(table, key, str, path) for key in _MODE_TEXTS}
+        verify = table.get("verify", {})
+        if not isinstance(verify, dict):
+            raise RuleError(f"{path}: [{name}.verify] must be a table")
+        modes[name] = Mode(name=name, emit=emit, **texts, verify=verify)
+    return modes
+
+
+_modes_in = functools.cache(_read_modes)
+
+MODES = tuple(_modes_in(RULES_DIR))
+"""The names of the migration modes, as chosen with ``--mode``, in the order offered (the first
+is the default; ``rules/modes.toml``)."""
+
+DEFAULT_MODE = MODES[0]
+
+
+def all_modes(directory: Path | None = None) -> tuple[Mode, ...]:
+    """The migration modes (:class:`Mode`), in the order of :data:`MODES` (the first is the
+    default). Reads ``modes.toml`` alone (once), not the other rule files."""
+    return tuple(_modes_in(directory or RULES_DIR).values())
+
+
+def mode_named(name: str, directory: Path | None = None) -> Mode:
+    """The :class:`Mode` called ``name`` (or :data:`REFERENCE`); ``ValueError`` naming the modes
+    for any other name. Reads ``modes.toml`` alone (once), not the other rule files."""
+    if name == REFERENCE.name:
+        return REFERENCE
+    modes = _modes_in(directory or RULES_DIR)
+    if name not in modes:
+        raise ValueError(f"unknown mode {name!r}; choose one of {', '.join(modes)}")
+    return modes[name]
+
+
+@functools.cache
+def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
+    """The names of the legacy variables, sorted: the stems of ``XLA_*.toml`` in ``directory``.
+
+    Cheap (one directory listing, no file parsed), for the byte prefilter that runs before
+    anything else: :func:`load_rules` checks that each file's ``name`` is its stem, so these
+    are the names of ``load_rules().variables``. Raises :class:`RuleError` when there is none.
+    """
+    names = sorted(path.stem for path in directory.glob(VARIABLE_GLOB))
+    if not names:
+        raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
+    return tuple(names)
+
+
+STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
+
+EMIT_MARKS = {
+    "stochastic-rounding": STOCHASTIC_ROUNDING_VAR,
+    "model-cast": ".to(torch.bfloat16)",
+    "fp32-master-weights": "with_fp32_master_weights",
+    "autocast": "torch.autocast(",
+}
+"""The text the codemod writes for an emitted change, found in a script only because it was
+migrated with it (the names of its own snippets: :mod:`bf16_migrate.python.snippets`,
+:mod:`bf16_migrate.python.autocast`); the changes that write nothing this distinct have none.
+A mode's :attr:`Mode.marks` are read from them."""
+
+
+@dataclass(frozen=True)
+class VariableRule:
+    """What a legacy precision variable does.
+
+    ``f32_becomes`` / ``f64_becomes`` are the device dtypes an f32 / f64 tensor gets while the
+    variable is on (``"bf16"``, ``"f16"``, ``"f32"``, ``"f64"``); ``effective`` is False for the
+    variables torch-xla >= 2.5 ignores (the FP16 pair). What a mode emits for it:
+    :meth:`emits`.
+    """
+
+    name: str
+    low_precision: str
+    f32_becomes: str
+    f64_becomes: str
+    effective: bool
+    deprecated_since: str
+    neuron_stochastic_rounding: bool
+    source: Path
+
+    def emits(self, mode: Mode) -> frozenset[str]:
+        """The changes ``mode`` makes for this variable: the mode's, when the variable still
+        takes effect (the modes replace bf16, the only low precision an effective variable has:
+        checked at load); none for one torch-xla ignores."""
+        return mode.emit if self.effective else frozenset()
+
+
+FIX_KINDS = ("fixed automatically", "fixed automatically, review", "needs a hand")
+"""A diagnostic's fix safety, as the ``fix`` key of its rule page begins (then ``": "`` and a
+sentence): the change is safe, the change is made but wants a look, or nothing is changed."""
+
+DIAGNOSTIC_KEYS = frozenset({"title", "what", "why", "example", "instead", "fix", "todo", "message", "variants"})
+"""The keys of a rule page in ``rules/diagnostics*.toml``; all but ``variants`` are required."""
+
+
+@dataclass(frozen=True)
+class DiagnosticRule:
+    """One diagnostic code's rule page, as ruff documents its rules: what it finds and does
+    (``what``), why it matters (``why``), a legacy ``example`` and what to use ``instead``, the
+    fix safety (``fix``, one of :data:`FIX_KINDS`, and ``fix_note``, its sentence), the to-do line
+    of an unfixed finding, and the finding's ``message``: a ``str.format`` template with named
+    fields, ``variants`` the templates of the other situations the code covers."""
+
+    code: str
+    title: str
+    what: str
+    why: str
+    example: str
+    instead: str
+    fix: str
+    fix_note: str
+    todo: str
+    message: str
+    variants: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def fixable(self) -> bool:
+        """Whether a finding of this code may be reported fixed (its fix is not "needs a hand")."""
+        return self.fix != "needs a hand"
+
+    def template(self, variant: str | None = None) -> str:
+        """The message template of ``variant`` (the main ``message`` when None)."""
+        if variant is None:
+            return self.message
+        try:
+            return self.variants[variant]
+        except KeyError:
+            raise KeyError(f"{self.code} has no message variant {variant!r} (it has {sorted(self.variants)})") from None
+
+    def format(self, variant: str | None = None, **fields: object) -> str:
+        """The message of ``variant`` with ``fields``; a field missing from or unknown to the
+        template is a ``KeyError`` (a call site and its catalogue entry disagree). A message is
+        one line (one finding per line in the text output, a GitHub workflow command ends at
+        the line's end): a line break inside a field's text (code quoted from a file) is
+        written ``\\n``."""
+        template = self.template(variant)
+        wanted = template_fields(template)
+        if set(fields) != wanted:
+            raise KeyError(
+                f"{self.code}{f' ({variant})' if variant else ''}: the template wants fields {sorted(wanted)}, got "
+                f"{sorted(fields)}"
+            )
+        return template.format(**{name: _one_line(value) for name, value in fields.items()})
+
+
+def _one_line(value: object) -> object:
+    if isinstance(value, str) and ("\n" in value or "\r" in value):
+        return value.replace("\r", "\\r").replace("\n", "\\n")
+    return value
+
+
+def template_fields(template: str) -> set[str]:
+    """The named fields of a ``str.format`` template (a positional or empty field raises
+    ``ValueError``)."""
+    names = set()
+    for _text, name, _spec, _conversion in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name or name.isdigit() or not name.isidentifier():
+            raise ValueError(f"field {name!r} is not a name")
+        names.add(name)
+    return names
+
+
+def _load_variable(path: Path) -> VariableRule:
+    data = _read(path)
+    name = _need(data, "name", str, path)
+    if name != path.stem:
+        raise RuleError(f"{path}: name {name!r} does not match the file name")
+    if "modes" in data:
+        raise RuleError(f"{path}: what a mode emits is the mode's (rules/modes.toml), not the variable's")
+    effective = _need(data, "effective", bool, path)
+    low_precision = _need(data, "low_precision", str, path)
+    if effective and low_precision != "bf16":
+        raise RuleError(f"{path}: the modes replace bf16 only; an effective {low_precision} variable has no migration")
+    return VariableRule(
+        name=name,
+        low_precision=low_precision,
+        f32_becomes=_need(data, "f32_becomes", str, path),
+        f64_becomes=_need(data, "f64_becomes", str, path),
+        effective=effective,
+        deprecated_since=_need(data, "deprecated_since", str, path),
+        neuron_stochastic_rounding=_need(data, "neuron_stochastic_rounding", bool, path),
+        source=path,
+    )
+
+
+def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
+    data = _read(path)
+    out = {}
+    for code, entry in data.items():
+        if not (code.startswith("BFM") and code[3:].isdigit()):
+            raise RuleError(f"{path}: diagnostic code {code!r} is not of the form BFMnnn")
+        if not isinstance(entry, dict):
+            raise RuleError(f"{path}: [{code}] must be a table")
+        unknown = set(entry) - DIAGNOSTIC_KEYS
+        if unknown:
+            raise RuleError(f"{path}: [{code}] has unknown keys {sorted(unknown)}")
+        where = Path(f"{path} [{code}]")
+        fix = _need(entry, "fix", str, where)
+        kind, _, note = fix.partition(": ")
+        if kind not in FIX_KINDS or not note.strip():
+            raise RuleError(f"{where}: 'fix' must be one of {list(FIX_KINDS)}, then ': ' and a sentence, got {fix!r}")
+        variants = entry.get("variants", {})
+        if not isinstance(variants, dict) or not all(isinstance(v, str) for v in variants.values()):
+            raise RuleError(f"{where}: 'variants' must be a table of message templates")
+        for name, template in [
+            ("message", _need(entry, "message", str, where)),
+            *((f"variants.{k}", v) for k, v in variants.items()),
+        ]:
+            try:
+                reserved = template_fields(template) & {"fixed", "variant"}
+            except ValueError as e:
+                raise RuleError(f"{where}: {name} is not a template with named fields: {e}") from None
+            if reserved:
+                raise RuleError(f"{where}: {name} uses the reserved field names {sorted(reserved)}")
+        out[code] = DiagnosticRule(
+            code=code,
+            title=_need(entry, "title", str, where),
+            what=_need(entry, "what", str, where),
+            why=_need(entry, "why", str, where),
+            example=_need(entry, "example", str, where),
+            instead=_need(entry, "instead", str, where),
+            fix=kind,
+            fix_note=note.strip(),
+            todo=_need(entry, "todo", str, where),
+            message=entry["message"],
+            variants=variants,
+        )
+    return out
+
+
+def variable_rules(directory: Path | None = None) -> Mapping[str, VariableRule]:
+    """The legacy variables' rules by name (``XLA_*.toml`` in ``directory``, by default
+    :data:`RULES_DIR`; one file per variable), read and checked once per directory.
+    :class:`RuleError` naming the file for a malformed one, or when there is none."""
+    return _variables_in(directory or RULES_DIR)
+
+
+def diagnostic_rules(directory: Path | None = None) -> Mapping[str, DiagnosticRule]:
+    """The diagnostics catalogue by code (``diagnostics*.toml`` in ``directory``, by default
+    :data:`RULES_DIR`; one file per concern), read and checked once per directory, without the
+    codemod's rule files: what the output, the suppressions and ``explain`` read.
+    :class:`RuleError` naming the file for a malformed page, a code defined twice, or no
+    catalogue of the core codes."""
+    return _diagnostics_in(directory or RULES_DIR)
+
+
+@functools.cache
+def _variables_in(directory: Path) -> Mapping[str, VariableRule]:
+    variables: dict[str, VariableRule] = {}
+    for path in sorted(directory.glob(VARIABLE_GLOB)):
+        rule = _load_variable(path)
+        variables[rule.name] = rule
+    if not variables:
+        raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
+    return variables
+
+
+@functools.cache
+def _diagnostics_in(directory: Path) -> Mapping[str, DiagnosticRule]:
+    diagnostics: dict[str, DiagnosticRule] = {}
+    for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
+        for code, page in _load_diagnostics(path).items():
+            if code in diagnostics:
+                raise RuleError(f"{path}: diagnostic code {code} is defined twice")
+            diagnostics[code] = page
+    if "BFM001" not in diagnostics:
+        raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
+    return diagnostics
+
+
+def is_truthy(value: str) -> bool:
+    """How torch-xla parses a boolean variable: ``"true"`` is on, ``"false"`` off, otherwise
+    the leading integer (C ``atoi``) is on when non-zero, so ``"1"`` is on and ``""``, ``"0"``,
+    ``"yes"`` are off. Source: ``torch_xla/csrc/runtime/sys_util.cc`` ``GetEnvBool``; checked on
+    the XLA CPU device with torch-xla 2.9 (measured: ``XLA_USE_BF16=<v>``, then the element type
+    of a device op in its HLO)."""
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    digits = value.lstrip()
+    sign = 1
+    if digits[:1] in "+-" and digits:
+        sign = -1 if digits[0] == "-" else 1
+        digits = digits[1:]
+    number = ""
+    for ch in digits:
+        if not ch.isdigit():
+            break
+        number += ch
+    return bool(number) and sign * int(number) != 0
