@@ -140,6 +140,9 @@ def test_the_migrated_copys_lines_are_placed_in_the_users_file():
     migrated_text = "\n".join(user_lines[:3] + ["model.to(torch.bfloat16)"] + user_lines[3:]) + "\n"
     runs = {LEGACY: _record(LEGACY, _output(7, VALUES)), MIGRATED: _record(MIGRATED, _output(8, VALUES))}
     assert outputs_part(mode_named("stochastic"), runs, _sources(migrated=migrated_text)).status == PASS
+    # a host copy in a line the migration added (its host_float32 helper) is the migration's, not the user's
+    runs[MIGRATED] = _record(MIGRATED, _output(4, VALUES), _output(8, VALUES))
+    assert outputs_part(mode_named("stochastic"), runs, _sources(migrated=migrated_text)).status == PASS
     assert outputs_part(mode_named("stochastic"), runs, _sources()).status == FAIL  # unplaced: no partner
 
 
@@ -204,3 +207,39 @@ def test_the_switch_deleted_alone_does_not_pass(tmp_path):
     report = verify_script(script, "stochastic", migrated_source=deleted, timeout=300)
     assert report.verdict.status == FAIL, [(p.name, p.status, p.detail) for p in report.parts]
     assert report.verdict.part("trace") is not None and report.verdict.part("trace").status == FAIL
+
+
+SAVER = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+
+def main():
+    torch.manual_seed(0)
+    device = torch_xla.device()
+    encoder = torch.nn.Sequential(torch.nn.Linear(12, 24), torch.nn.Tanh(), torch.nn.Linear(24, 8)).to(device)
+    with torch.no_grad():
+        embeddings = encoder(torch.randn(32, 12).to(device))
+        ids = embeddings.argmax(-1)
+    xm.save({"embeddings": embeddings, "ids": ids}, "embeddings.pt")
+
+
+main()
+"""
+
+
+@pytest.mark.xla
+def test_an_inference_script_that_only_saves_with_xm_save_is_judged_on_the_file(tmp_path):
+    """Nothing leaves the device in the user's own code: ``xm.save`` copies to the host (a library
+    frame), and ``torch.save`` writes the host tensors; they are the outputs compared."""
+    from bf16_migrate.verify import verify_script
+
+    script = tmp_path / "embed.py"
+    script.write_text(SAVER)
+    report = verify_script(script, "stochastic", timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    outputs = report.runs[MIGRATED].trace.outputs
+    assert sorted(o.op for o in outputs) == ["torch.save #0", "torch.save #1"]
+    assert {o.dtype for o in outputs} == {"float32", "int64"}  # xm.save's host copy is float32, as the legacy one

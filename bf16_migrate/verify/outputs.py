@@ -7,7 +7,8 @@ computed. Each traced run samples what the user's code took off the device
 (:class:`~.trace.HostOutput`: the first occurrences per line, the first values of each); this
 module pairs the migrated run's samples with its comparison run's by the user's file, line, op
 and occurrence (the migrated copy's lines placed in the user's file, :class:`.TraceSources`),
-and judges them (:func:`outputs_part`, the verdict's ``matches`` part for such a run):
+and judges them (:func:`outputs_part`, the verdict's ``matches`` part for such a run; a sample
+taken in a line the migration added, its own helper's host copy, is not the user's and is left out):
 
 - every sample has its partner (a result the other run did not hand the host, or handed from
   another line, is named), floating where the partner is, with the same shape (a ``bfloat16``
@@ -75,6 +76,8 @@ def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey
         return out
     for o in record.trace.outputs:
         place = sources.place(run, o.file, o.line, o.col, None, None)
+        if place.added:
+            continue  # the migration's own helper (host_float32's copy): what the user's line hands over is judged
         out.setdefault((place.path, place.line, o.op, o.occurrence), o)
     return out
 

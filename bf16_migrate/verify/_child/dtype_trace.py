@@ -32,7 +32,8 @@ touches it through the objects the script's own calls hand it. What it records, 
     traceback (``message``: type and text).
 
 Beside the events, ``outputs``: what the user's code took off the device (``.cpu()``,
-``.to("cpu")``, ``.item()``, ``.tolist()`` of a device tensor), sampled so that two runs' host
+``.to("cpu")``, ``.item()``, ``.tolist()`` of a device tensor; the host tensors ``torch.save`` writes,
+as ``xm.save`` hands them over, op ``torch.save #k`` in save order), sampled so that two runs' host
 results can be compared value by value (an inference script's answers): per user line and op,
 the first ``OUTPUT_OCCURRENCES`` occurrences (``occurrence`` counts from 0, ``seen`` counts all),
 each with the host ``dtype``, ``shape``, ``numel`` and the first ``OUTPUT_VALUES`` values of the
@@ -163,6 +164,7 @@ _PYTHON_NUMBERS = frozenset({"tolist", "item"})
 OUTPUT_OCCURRENCES = 4
 OUTPUT_VALUES = 256
 OUTPUT_LIMIT = 256
+OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch.save #<k>``, k in save order)
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
@@ -658,11 +660,15 @@ class Tracer:
         dtypes: dict[str, int] = {}
         flat = isinstance(obj, dict) and bool(obj) and all(isinstance(v, torch.Tensor) for v in obj.values())
         seen = 0
+        saved = 0
         stack = [(obj, 0)]
         while stack and seen < 100000:
             value, depth = stack.pop()
             seen += 1
             if isinstance(value, torch.Tensor):
+                if not value.is_xla and saved < OUTPUT_SAVED:  # a host copy (xm.save's): what the file holds
+                    self._sample_output(f"torch.save #{saved}", value, value)
+                    saved += 1
                 if value.is_floating_point():
                     key = self.device_type(value).split(":")[-1]
                     key = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64"}.get(key, key)
