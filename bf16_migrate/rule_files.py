@@ -21,6 +21,7 @@ names another directory (a copy with a rule added, to try it: see docs/architect
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import string
@@ -78,24 +79,29 @@ def _need(data: dict, key: str, kind: type, path: Path):
     return value
 
 
-EMITS = frozenset(
-    {
-        "stochastic-rounding",
-        "model-cast",
-        "input-cast",
-        "fp32-loss-accumulator",
-        "fp32-master-weights",
-        "fp32-grad-norm",
-        "autocast",
-        "bf16-attention-math",
-        "model-code-dtypes",
-        "zero1-bf16-state",
-        "host-float32",
-        "device-tensors",
-    }
-)
-"""The changes a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
-:mod:`bf16_migrate.python.precision`."""
+class Emit(str, enum.Enum):
+    """A change a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
+    :mod:`bf16_migrate.python.precision`. A ``str`` enum: its value is the word the rules file uses."""
+
+    STOCHASTIC_ROUNDING = "stochastic-rounding"
+    MODEL_CAST = "model-cast"
+    INPUT_CAST = "input-cast"
+    FP32_LOSS_ACCUMULATOR = "fp32-loss-accumulator"
+    FP32_MASTER_WEIGHTS = "fp32-master-weights"
+    FP32_GRAD_NORM = "fp32-grad-norm"
+    AUTOCAST = "autocast"
+    BF16_ATTENTION_MATH = "bf16-attention-math"
+    MODEL_CODE_DTYPES = "model-code-dtypes"
+    ZERO1_BF16_STATE = "zero1-bf16-state"
+    HOST_FLOAT32 = "host-float32"
+    DEVICE_TENSORS = "device-tensors"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+EMITS = frozenset(Emit)
+"""Every :class:`Emit`."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +119,7 @@ class Mode:
 
     name: str
     summary: str
-    emit: frozenset[str]
+    emit: frozenset[Emit]
     by_hand: str = ""
     script_change: str = ""
     removes_only: bool = False
@@ -124,22 +130,22 @@ class Mode:
     @property
     def casts_model(self) -> bool:
         """The model becomes bf16 (``model.to(torch.bfloat16)``), its floating inputs with it."""
-        return "model-cast" in self.emit
+        return Emit.MODEL_CAST in self.emit
 
     @property
     def autocast(self) -> bool:
         """The model stays FP32; its forward pass and loss run under ``torch.autocast``."""
-        return "autocast" in self.emit
+        return Emit.AUTOCAST in self.emit
 
     @property
     def master_weights(self) -> bool:
         """The optimizer updates FP32 master weights of the bf16 parameters."""
-        return "fp32-master-weights" in self.emit
+        return Emit.FP32_MASTER_WEIGHTS in self.emit
 
     @property
     def stochastic_rounding(self) -> bool:
         """The legacy setting becomes ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``."""
-        return "stochastic-rounding" in self.emit
+        return Emit.STOCHASTIC_ROUNDING in self.emit
 
     @property
     def marks(self) -> frozenset[str]:
@@ -169,9 +175,11 @@ def _read_modes(directory: Path) -> dict[str, Mode]:
         unknown = set(table) - {"emit", "verify", *_MODE_TEXTS}
         if unknown:
             raise RuleError(f"{path}: [{name}] has unknown keys {sorted(unknown)}")
-        emit = frozenset(_need(table, "emit", list, path))
-        if emit - EMITS:
-            raise RuleError(f"{path}: [{name}] emits unknown changes {sorted(emit - EMITS)}")
+        words = _need(table, "emit", list, path)
+        unknown_emits = sorted(str(w) for w in words if w not in {e.value for e in Emit})
+        if unknown_emits:
+            raise RuleError(f"{path}: [{name}] emits unknown changes {unknown_emits}")
+        emit = frozenset(Emit(w) for w in words)
         if name == REFERENCE.name:
             raise RuleError(f"{path}: {name!r} is verify's own reference run, not a mode")
         texts = {key: _need(table, key, str, path) for key in _MODE_TEXTS}
@@ -225,10 +233,10 @@ def variable_names(directory: Path = RULES_DIR) -> tuple[str, ...]:
 STOCHASTIC_ROUNDING_VAR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 
 EMIT_MARKS = {
-    "stochastic-rounding": STOCHASTIC_ROUNDING_VAR,
-    "model-cast": ".to(torch.bfloat16)",
-    "fp32-master-weights": "with_fp32_master_weights",
-    "autocast": "torch.autocast(",
+    Emit.STOCHASTIC_ROUNDING: STOCHASTIC_ROUNDING_VAR,
+    Emit.MODEL_CAST: ".to(torch.bfloat16)",
+    Emit.FP32_MASTER_WEIGHTS: "with_fp32_master_weights",
+    Emit.AUTOCAST: "torch.autocast(",
 }
 """The text the codemod writes for an emitted change, found in a script only because it was
 migrated with it (the names of its own snippets: :mod:`bf16_migrate.python.snippets`,
@@ -255,7 +263,7 @@ class VariableRule:
     neuron_stochastic_rounding: bool
     source: Path
 
-    def emits(self, mode: Mode) -> frozenset[str]:
+    def emits(self, mode: Mode) -> frozenset[Emit]:
         """The changes ``mode`` makes for this variable: the mode's, when the variable still
         takes effect (the modes replace bf16, the only low precision an effective variable has:
         checked at load); none for one torch-xla ignores."""

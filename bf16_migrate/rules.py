@@ -34,6 +34,7 @@ from .rule_files import RULES_DIR_ENV as RULES_DIR_ENV
 from .rule_files import STOCHASTIC_ROUNDING_VAR as STOCHASTIC_ROUNDING_VAR
 from .rule_files import VARIABLE_GLOB as VARIABLE_GLOB
 from .rule_files import DiagnosticRule as DiagnosticRule
+from .rule_files import Emit as Emit
 from .rule_files import Mode as Mode
 from .rule_files import RuleError as RuleError
 from .rule_files import VariableRule as VariableRule

@@ -41,7 +41,7 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import STOCHASTIC_ROUNDING_VAR, FrameworkRule, Mode, is_truthy
+from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Region, autocast_regions, plan_autocast
@@ -497,7 +497,7 @@ class Planner:
         if refuse_unread_imports(ctx, self._anchors(writes)):
             return False
         variables = [w.variable for w in writes] + self.external
-        emits: set[str] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
+        emits: set[Emit] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
         on_device = find_device_modules(ctx, self._unique_models(sites))  # the modules beyond the models
         models = self._models(writes, sites, on_device)
@@ -519,10 +519,10 @@ class Planner:
             return False
         owned = self._fsdp_owned(sites, models, sharded)
         unowned = [site for site in sites if id(site.call) not in owned]
-        if "fp32-master-weights" in emits and not self._master_weights_possible(writes, unowned):
+        if Emit.FP32_MASTER_WEIGHTS in emits and not self._master_weights_possible(writes, unowned):
             return False
         calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
-        regions = self._regions(writes, models, calls, on_device) if "autocast" in emits else []
+        regions = self._regions(writes, models, calls, on_device) if Emit.AUTOCAST in emits else []
         if regions is None:
             return False
         audit = (
@@ -532,15 +532,15 @@ class Planner:
                 sites,
                 [*models, *on_device.exprs(ctx)],
                 [c for cs in calls.values() for c in cs] + on_device.calls(ctx),
-                "device-tensors" in emits,
+                Emit.DEVICE_TENSORS in emits,
             )
-            if "model-code-dtypes" in emits
+            if Emit.MODEL_CODE_DTYPES in emits
             else ModelCodeAudit()
         )
         if not audit.clean:
             return False
         tensors = DeviceTensors()
-        if "device-tensors" in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
+        if Emit.DEVICE_TENSORS in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
             tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
         if refuse_device_tensors(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
@@ -586,7 +586,7 @@ class Planner:
         return None
 
     def _sharded(
-        self, writes: list[LegacyWrite], models: list[cst.BaseExpression], emits: set[str]
+        self, writes: list[LegacyWrite], models: list[cst.BaseExpression], emits: set[Emit]
     ) -> dict[int, list[Wrap]] | None:
         """The models wrapped in torch-xla's FSDP, by id, with their wraps: they are never cast
         (:mod:`.wrappers`). None when a model-casting mode cannot migrate them (reported: BFM056
@@ -598,7 +598,7 @@ class Planner:
         ctx = self.ctx
         sharded = {id(model): fsdp_wraps(ctx, model) for model in models}
         sharded = {key: wraps for key, wraps in sharded.items() if wraps}
-        if "model-cast" not in emits:
+        if Emit.MODEL_CAST not in emits:
             return self._sharded_under_autocast(writes, sharded)
         unmeasured = unmeasured_wrap(ctx)
         if unmeasured is not None:
@@ -617,10 +617,10 @@ class Planner:
         for wraps in sharded.values():
             if problem is not None:
                 break
-            blocker = fsdp_blocker(ctx, wraps, master_weights="fp32-master-weights" in emits)
+            blocker = fsdp_blocker(ctx, wraps, master_weights=Emit.FP32_MASTER_WEIGHTS in emits)
             if blocker is not None:
                 problem = (wraps[0], *blocker)
-            elif "fp32-master-weights" not in emits:
+            elif Emit.FP32_MASTER_WEIGHTS not in emits:
                 problem = (wraps[0], "full_bf16", {})
         if problem is None:
             return sharded
@@ -673,7 +673,7 @@ class Planner:
         writes: list[LegacyWrite],
         sites: list[OptimizerSite],
         models: list[cst.BaseExpression],
-        emits: set[str],
+        emits: set[Emit],
         sharded: Mapping[int, list[Wrap]],
     ) -> list[list[cst.BaseStatement] | None] | None:
         """Per model, the statements its cast goes before (:func:`.model_site.cast_anchor`: the
@@ -697,7 +697,7 @@ class Planner:
             if module is not model:
                 before += dtype_reads(ctx, module, own, rebinds)
             cast_anchors.append(cast_anchor(ctx, module, own, before, rebinds))
-        if "model-cast" in emits and any(a is None and id(m) not in sharded for m, a in zip(models, cast_anchors)):
+        if Emit.MODEL_CAST in emits and any(a is None and id(m) not in sharded for m, a in zip(models, cast_anchors)):
             site = next(s for s, a in zip(models, cast_anchors) if a is None and id(s) not in sharded)
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
@@ -927,7 +927,7 @@ class Planner:
         self,
         writes: list[LegacyWrite],
         variables: list[str],
-        emits: set[str],
+        emits: set[Emit],
         sites: list[OptimizerSite],
         models: list[cst.BaseExpression],
         cast_anchors: list[list[cst.BaseStatement] | None],
@@ -943,7 +943,7 @@ class Planner:
         shards are)."""
         ctx = self.ctx
         summary = self.mode.summary
-        if sharded and "model-cast" in emits:
+        if sharded and Emit.MODEL_CAST in emits:
             summary = _SHARDED_SUMMARY
             self.script_change = _SHARDED_CHANGE
         for variable in self.external:
@@ -965,7 +965,7 @@ class Planner:
             # AddImportsVisitor only sees the leading import block, which a legacy write often
             # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
             self.plan.imports.append("torch")
-        if "model-cast" in emits:
+        if Emit.MODEL_CAST in emits:
             # one cast per model, before every optimizer built from it, with whatever the
             # model's inputs need right after it (inputs.py); planned together so a model is
             # never cast without its inputs, nor its inputs cast without the model
@@ -979,36 +979,36 @@ class Planner:
                 assert anchors is not None, "_cast_anchors let model-cast through only with an anchor per model"
                 module = module_of(ctx, model)
                 compiled = dynamo_callers(ctx, model)
-                after = inputs.plan_model(module, calls[id(model)], compiled) if "input-cast" in emits else []
+                after = inputs.plan_model(module, calls[id(model)], compiled) if Emit.INPUT_CAST in emits else []
                 for anchor in anchors:
                     cast = snippets.model_cast_statement(module)
                     self.plan.insert_before.setdefault(id(anchor), []).extend(
                         snippets.guarded([cast, *after], self.guard)
                     )
-            plan_device_modules(ctx, self.plan, on_device, inputs if "input-cast" in emits else None, self.guard)
-        if "bf16-attention-math" in emits:
+            plan_device_modules(ctx, self.plan, on_device, inputs if Emit.INPUT_CAST in emits else None, self.guard)
+        if Emit.BF16_ATTENTION_MATH in emits:
             self._attention_math(sites, on_device)
-        if "fp32-loss-accumulator" in emits:
+        if Emit.FP32_LOSS_ACCUMULATOR in emits:
             names = {n for cs in calls.values() for c in cs for n in c.loss_names} | backward_names(ctx)
             for factory in loss_accumulators(ctx, names):
                 self.plan.replace[id(factory)] = add_float32_dtype
-        if "fp32-master-weights" in emits:
+        if Emit.FP32_MASTER_WEIGHTS in emits:
             owned = self._fsdp_owned(sites, models, sharded)
             self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites, sharded=owned)
-        if "zero1-bf16-state" in emits:
+        if Emit.ZERO1_BF16_STATE in emits:
             zero1_bf16_state(ctx, self.plan, self.guard, sites)
         self._report_factories(sites, emits)
-        if "fp32-grad-norm" in emits:
+        if Emit.FP32_GRAD_NORM in emits:
             plan_fp32_grad_norm(ctx, self.plan, self.guard)
-        if "autocast" in emits:
+        if Emit.AUTOCAST in emits:
             self.plan.wrap_guard = self.guard
             plan_autocast(self.plan, regions)
-        switch_writes(ctx, self.plan, self.guard, writes, "stochastic-rounding" in emits, summary)
+        switch_writes(ctx, self.plan, self.guard, writes, Emit.STOCHASTIC_ROUNDING in emits, summary)
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(ctx, self.plan, self.mode)
         if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
             self._double_meant_fp32()
-        if "host-float32" in emits:
+        if Emit.HOST_FLOAT32 in emits:
             plan_host_exits(ctx, self.plan, self.mode, self.flow, models)
 
     def _fsdp_owned(
@@ -1034,7 +1034,7 @@ class Planner:
             )
             self.ctx.report("BFM056", wrap.call, fixed=True, wrapper=self.ctx.code(wrap.call.func))
 
-    def _report_factories(self, sites: list[OptimizerSite], emits: set[str]) -> None:
+    def _report_factories(self, sites: list[OptimizerSite], emits: set[Emit]) -> None:
         """BFM016 at each optimizer factory of the tree the script calls: what became of the
         model it builds the optimizer over, here and in the module."""
         ctx = self.ctx
@@ -1042,13 +1042,13 @@ class Planner:
             if site.factory is None or site.model is None:
                 continue
             module, factory = site.factory
-            if "autocast" in emits:
+            if Emit.AUTOCAST in emits:
                 change = "its forward pass and loss here go under torch.autocast"
             else:
                 change = "it is cast to torch.bfloat16 right before this call"
                 if self.guard is not None:
                     change += f" (under `{ctx.code(self.guard)}`)"
-                if "fp32-master-weights" in emits:
+                if Emit.FP32_MASTER_WEIGHTS in emits:
                     change += f", and {module.path} builds the optimizer with FP32 master weights"
             ctx.report(
                 "BFM016",
@@ -1077,7 +1077,7 @@ class Planner:
             self._double_meant_fp32()
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
-        if any("host-float32" in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
+        if any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
             plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [])
         self._audit_module(variables)
 
@@ -1088,8 +1088,8 @@ class Planner:
         scripts apply as their loss (``loss_code``: :func:`.loss_reach.module_loss_code`; such a
         class is not cast by ``model.to``). What cannot follow the dtype it meets is reported: the
         script's own migration is already made."""
-        emits: set[str] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
-        if "model-code-dtypes" not in emits:
+        emits: set[Emit] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
+        if Emit.MODEL_CODE_DTYPES not in emits:
             return
         modules, optimizers = module_classes(self.ctx)
         loss = module_loss_code(self.ctx, self.loss_requests)
@@ -1098,7 +1098,7 @@ class Planner:
         audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
-        if "device-tensors" in emits and self.imported_under:
+        if Emit.DEVICE_TENSORS in emits and self.imported_under:
             tensors = find_device_tensors(self.ctx, reached, audit.decided)
             plan_device_tensors(self.ctx, self.plan, tensors.found)
             report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
