@@ -34,6 +34,7 @@ from ..commit import WriteRefused, commit, plan_bytes
 from ..rules import Mode
 from ..scan import kind_of, project_dir, skips_directory
 from .gitrev import Checkout
+from .parts import Status
 from .progress import PrefixedProgress, make_progress
 from .report import format_report
 from .scratch import scratch_dir
@@ -161,7 +162,7 @@ def revert_groups(outcomes: Sequence[Outcome]) -> tuple[set[str], list[Job]]:
         for rel in outcome.job.depends:
             parent[find(node)] = find(f"file:{rel}")
         find(node)
-    bad = {find(f"job:{i}") for i, o in enumerate(outcomes) if o.status != "PASS"}
+    bad = {find(f"job:{i}") for i, o in enumerate(outcomes) if o.status != Status.PASS}
     files = {rel for o in outcomes for rel in o.job.depends if find(f"file:{rel}") in bad}
     jobs = [o.job for i, o in enumerate(outcomes) if find(f"job:{i}") in bad]
     return files, jobs

@@ -172,7 +172,7 @@ from dataclasses import dataclass, field, replace
 from ..rules import MODES, Mode, RuleError, all_modes
 from .allowance import Allowance
 from .evidence import SDPA_HINT, graph_part, mode_compile_allowance, precision_part, separates
-from .parts import FAIL, INCONCLUSIVE, PASS, Part, steps_text, usable
+from .parts import FAIL, INCONCLUSIVE, PASS, Part, Status, steps_text, usable
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 
 __all__ = [
@@ -381,7 +381,7 @@ class Verdict:
         return bool(self.parts) and all(p.passed for p in self.parts)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """The verdict in one word: ``PASS`` (every part passed), ``FAIL`` (a part failed), or
         ``INCONCLUSIVE`` (no part failed, but one could not decide)."""
         if self.passed:
@@ -756,7 +756,7 @@ def _undecided(
     rel: Sequence[float],
     control_rel: Sequence[float],
     figs: dict[str, object],
-) -> tuple[str, str]:
+) -> tuple[Status, str]:
     """The status of matches when the control passes the onset check too (the first steps
     cannot tell the precisions apart by the loss), and why. First the evidence verify already
     has: the step graphs and device dtypes (:func:`.evidence.separates`) tell the migrated run's

@@ -13,6 +13,7 @@ from typing import Any
 
 from .. import verify as verify_package  # verify_script looked up when called (tests stand in for it)
 from ..rules import Mode
+from .parts import Status
 from .records import RunError
 from .result import VerifyReport
 from .runner import Progress
@@ -76,10 +77,10 @@ class Outcome:
     error: RunError | None = None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         if self.error is not None or self.report is None:
-            return "ERROR"
-        return "PASS" if self.report.passed else "FAIL"
+            return Status.ERROR
+        return Status.PASS if self.report.passed else Status.FAIL
 
 
 @dataclass(frozen=True)

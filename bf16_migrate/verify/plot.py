@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .compare import rel_diffs
+from .parts import Status
 from .records import LEGACY, MIGRATED, REFERENCE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +77,7 @@ def _plot_losses(ax: Any, report: VerifyReport) -> None:
         style = {k: val for k, val in _STYLE[name].items() if k != "label"}
         ax.plot(steps, [x if math.isfinite(x) else float("nan") for x in r.losses], label=label, markersize=4, **style)
     ax.set_ylabel("loss")
-    verdict = "PASS" if report.passed else "FAIL"
+    verdict = Status.PASS if report.passed else Status.FAIL
     shown_name = f"{report.script.parent.name}/{report.script.name}"
     ax.set_title(f"bf16-migrate verify {shown_name} - mode {report.mode} - {verdict}")
     parts = "  ".join(f"{p.name} {p.status}" for p in v.parts)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..console import display_path
 from .compare import Tolerance
+from .parts import Status
 from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
 from .result import VerifyReport
 
@@ -67,7 +68,7 @@ def format_report(report: VerifyReport) -> str:
     lines.extend(_closing_lines(report))
     lines.append("")
     status = report.verdict.status
-    lines.append(f"VERDICT: {status}" + (" (could not decide: exit 3)" if status == "INCONCLUSIVE" else ""))
+    lines.append(f"VERDICT: {status}" + (" (could not decide: exit 3)" if status == Status.INCONCLUSIVE else ""))
     return "\n".join(lines) + "\n"
 
 

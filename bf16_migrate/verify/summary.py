@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .parts import Status
 from .report import SCHEMA, error_dict, report_dict
 
 if TYPE_CHECKING:
@@ -41,7 +42,12 @@ TREE_SCHEMA = "bf16-migrate/verify-tree/1"
 """``schema`` of the ``--json`` document of a verify of several scripts (or settings)."""
 
 EXIT_PASS, EXIT_FAIL, EXIT_ERROR, EXIT_UNDECIDED, EXIT_NOTHING = 0, 1, 2, 3, 4
-EXIT_CODES = {"PASS": EXIT_PASS, "FAIL": EXIT_FAIL, "ERROR": EXIT_ERROR, "INCONCLUSIVE": EXIT_UNDECIDED}
+EXIT_CODES = {
+    Status.PASS: EXIT_PASS,
+    Status.FAIL: EXIT_FAIL,
+    Status.ERROR: EXIT_ERROR,
+    Status.INCONCLUSIVE: EXIT_UNDECIDED,
+}
 """verify's exit code per verdict (README, "Verify"): 0 the migrated run trains and matches; 1
 it does not; 2 a run could not be made; 3 the runs could not tell the precisions apart within the
 budget of extra steps (INCONCLUSIVE: what to run is said); 4 nothing was verified (no comparison
@@ -60,7 +66,7 @@ class Row:
     setting: str
     mode: str
     steps: str
-    status: str
+    status: Status
     detail: str
     wall: float | None
 
@@ -74,7 +80,15 @@ def _row_from_outcome(outcome: Outcome) -> Row:
         return _row_from_report(report_dict(outcome.report), job.rel, setting)
     err = outcome.error
     message = err.message if err is not None else "not run"
-    return Row(job.rel, setting, job.mode.name, "-", "ERROR", message.splitlines()[0], None)
+    return Row(job.rel, setting, job.mode.name, "-", Status.ERROR, message.splitlines()[0], None)
+
+
+def _status(word: object) -> Status | None:
+    """The :class:`Status` a ``--json`` document names (None for none or a word verify does not write)."""
+    try:
+        return Status(word) if word else None
+    except ValueError:
+        return None
 
 
 def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting: str | None = None) -> Row:
@@ -93,7 +107,7 @@ def _row_from_report(data: Mapping[str, Any], script: str | None = None, setting
         )
         if text
     )
-    status = data.get("verdict") or ("PASS" if data.get("passed") else "FAIL")
+    status = _status(data.get("verdict")) or (Status.PASS if data.get("passed") else Status.FAIL)
     runs = data.get("runs") or {}
     steps = (runs.get("migrated") or {}).get("steps")
     return Row(
@@ -124,7 +138,7 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
                         _env_text(env) if env else "(its own writes)",
                         str(item.get("mode") or "-"),
                         "-",
-                        "ERROR",
+                        Status.ERROR,
                         str(err.get("message", "not run")).splitlines()[0],
                         None,
                     )
@@ -139,7 +153,7 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
                     "-",
                     str(data.get("mode") or "-"),
                     "-",
-                    "ERROR",
+                    Status.ERROR,
                     str(err.get("message", "")).splitlines()[0] if err.get("message") else "",
                     None,
                 )
@@ -148,14 +162,14 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
     raise ValueError(f"{name}: not a bf16-migrate verify --json document (schema {schema!r})")
 
 
-def exit_code(statuses: Iterable[str]) -> int:
+def exit_code(statuses: Iterable[Status]) -> int:
     """The exit code of several verifies (statuses ``PASS``, ``FAIL``, ``INCONCLUSIVE``,
     ``ERROR``): the code of the worst of them, ERROR before FAIL before INCONCLUSIVE before
     PASS (:data:`EXIT_CODES`); :data:`EXIT_NOTHING` when there is none."""
     statuses = list(statuses)
     if not statuses:
         return EXIT_NOTHING
-    for worst in ("ERROR", "FAIL", "INCONCLUSIVE"):
+    for worst in (Status.ERROR, Status.FAIL, Status.INCONCLUSIVE):
         if worst in statuses:
             return EXIT_CODES[worst]
     return EXIT_PASS
@@ -178,7 +192,7 @@ def _table(rows: Sequence[Row], title: str, notes: Sequence[str] = ()) -> str:
     if notes:
         lines.append("")
         lines.extend(f"Note: {n}" for n in notes)
-    counts = {s: sum(1 for r in rows if r.status == s) for s in ("PASS", "FAIL", "INCONCLUSIVE", "ERROR")}
+    counts = {str(s): sum(1 for r in rows if r.status == s) for s in Status}
     by_code = {code: status for status, code in EXIT_CODES.items()}
     verdict = by_code[exit_code(r.status for r in rows)] if rows else "NOTHING VERIFIED"
     undecided = f", {counts['INCONCLUSIVE']} could not decide" if counts["INCONCLUSIVE"] else ""
