@@ -22,7 +22,8 @@ run for every code by tests/test_rule_examples.py), each an array of tables unde
 Keys of an example: ``use = "example"`` or ``use = "instead"`` (``train.py`` is
 :data:`EXAMPLE_HEADER` then the page's own text of that name) or ``files`` (a table: a file's
 path in the tree -> its whole text; a script, its launcher, a Dockerfile ...), exactly one of
-the two; ``mode`` (a mode of modes.toml, default the first); for an invalid example only,
+the two; ``mode`` (a mode of modes.toml, default the first); ``options`` (a table of
+:data:`EXAMPLE_OPTIONS`, passed to the migration); for an invalid example only,
 ``fixed`` (whether the finding is reported fixed; default: whether the page's fix is not "needs a
 hand") and ``holds`` (a table: a file's path -> a line the migrated file must hold; required when
 the finding is fixed). A trace code (produced by ``verify``'s run-time trace, not by the
@@ -285,8 +286,13 @@ DIAGNOSTIC_KEYS = frozenset(
 """The keys of a rule page in ``rules/diagnostics*.toml``; all but ``variants`` and the examples'
 keys (``invalid``, ``valid``, ``tested_by``: see the module docstring) are required."""
 
-EXAMPLE_KEYS = frozenset({"use", "files", "mode", "fixed", "holds"})
+EXAMPLE_KEYS = frozenset({"use", "files", "mode", "options", "fixed", "holds"})
 """The keys of one runnable example of a rule page (``[[BFMnnn.invalid]]``, ``[[BFMnnn.valid]]``)."""
+
+EXAMPLE_OPTIONS = {"fp32_optimizer_state": bool, "helpers_module": str, "legacy_env": dict}
+"""The options an example may pass to :func:`bf16_migrate.project.migrate_paths` (``options``), with
+their types: what the command line's ``--fp32-optimizer-state``, ``--helpers-module`` and
+``--legacy-env`` give it."""
 
 EXAMPLE_HEADER = "import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n"
 """The imports put before a page's ``example`` or ``instead`` run as ``train.py`` (``use``)."""
@@ -303,6 +309,8 @@ class RuleExample:
     mode: str
     fixed: bool = False
     holds: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Keyword arguments of :func:`bf16_migrate.project.migrate_paths` (:data:`EXAMPLE_OPTIONS`)."""
 
 
 @dataclass(frozen=True)
@@ -732,7 +740,16 @@ def _examples(entry: dict, key: str, where: Path, example: str, instead: str, ki
             raise RuleError(f"{at}: 'holds' must be a table of the example's file paths to a line")
         if key == "invalid" and fixed and not holds:
             raise RuleError(f"{at}: a fixed finding needs 'holds', a line the migrated text must hold")
-        out.append(RuleExample(invalid=key == "invalid", files=dict(files), mode=mode, fixed=fixed, holds=dict(holds)))
+        options = table.get("options", {})
+        if not isinstance(options, dict) or not all(
+            name in EXAMPLE_OPTIONS and isinstance(value, EXAMPLE_OPTIONS[name]) for name, value in options.items()
+        ):
+            raise RuleError(f"{at}: 'options' must be a table of {sorted(EXAMPLE_OPTIONS)} with their types")
+        out.append(
+            RuleExample(
+                invalid=key == "invalid", files=dict(files), mode=mode, fixed=fixed, holds=dict(holds), options=options
+            )
+        )
     return tuple(out)
 
 
@@ -1007,12 +1024,16 @@ def load_rules(directory: Path = RULES_DIR) -> Rules:
         variables[rule.name] = rule
     if not variables:
         raise RuleError(f"{directory}: no variable rules ({VARIABLE_GLOB}) found")
-    diagnostics: dict[str, DiagnosticRule] = {}
-    for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
-        for code, page in _load_diagnostics(path).items():
-            if code in diagnostics:
+    catalogues = sorted(directory.glob("diagnostics*.toml"))  # one catalogue per concern
+    defined: set[str] = set()
+    for path in catalogues:  # codes first: a page's examples left under a renamed code are not its page
+        for code in _read(path):
+            if code in defined:
                 raise RuleError(f"{path}: diagnostic code {code} is defined twice")
-            diagnostics[code] = page
+            defined.add(code)
+    diagnostics: dict[str, DiagnosticRule] = {}
+    for path in catalogues:
+        diagnostics.update(_load_diagnostics(path))
     if "BFM001" not in diagnostics:
         raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
     torch_api = _load_torch_api(directory / "torch_api.toml")
