@@ -289,10 +289,10 @@ keys (``invalid``, ``valid``, ``tested_by``: see the module docstring) are requi
 EXAMPLE_KEYS = frozenset({"use", "files", "mode", "options", "fixed", "holds"})
 """The keys of one runnable example of a rule page (``[[BFMnnn.invalid]]``, ``[[BFMnnn.valid]]``)."""
 
-EXAMPLE_OPTIONS = {"fp32_optimizer_state": bool, "helpers_module": str, "legacy_env": dict}
+EXAMPLE_OPTIONS = {"fp32_optimizer_state": bool, "helpers_module": str, "legacy_env": dict, "exclude": list}
 """The options an example may pass to :func:`bf16_migrate.project.migrate_paths` (``options``), with
-their types: what the command line's ``--fp32-optimizer-state``, ``--helpers-module`` and
-``--legacy-env`` give it."""
+their types: what the command line's ``--fp32-optimizer-state``, ``--helpers-module``,
+``--legacy-env`` and ``--exclude`` give it (a list is passed as a tuple)."""
 
 EXAMPLE_HEADER = "import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n"
 """The imports put before a page's ``example`` or ``instead`` run as ``train.py`` (``use``)."""
@@ -747,7 +747,12 @@ def _examples(entry: dict, key: str, where: Path, example: str, instead: str, ki
             raise RuleError(f"{at}: 'options' must be a table of {sorted(EXAMPLE_OPTIONS)} with their types")
         out.append(
             RuleExample(
-                invalid=key == "invalid", files=dict(files), mode=mode, fixed=fixed, holds=dict(holds), options=options
+                invalid=key == "invalid",
+                files=dict(files),
+                mode=mode,
+                fixed=fixed,
+                holds=dict(holds),
+                options={name: tuple(v) if isinstance(v, list) else v for name, v in options.items()},
             )
         )
     return tuple(out)
