@@ -289,10 +289,17 @@ keys (``invalid``, ``valid``, ``tested_by``: see the module docstring) are requi
 EXAMPLE_KEYS = frozenset({"use", "files", "mode", "options", "fixed", "holds"})
 """The keys of one runnable example of a rule page (``[[BFMnnn.invalid]]``, ``[[BFMnnn.valid]]``)."""
 
-EXAMPLE_OPTIONS = {"fp32_optimizer_state": bool, "helpers_module": str, "legacy_env": dict, "exclude": list}
-"""The options an example may pass to :func:`bf16_migrate.project.migrate_paths` (``options``), with
-their types: what the command line's ``--fp32-optimizer-state``, ``--helpers-module``,
-``--legacy-env`` and ``--exclude`` give it (a list is passed as a tuple)."""
+EXAMPLE_OPTIONS = {
+    "fp32_optimizer_state": bool,
+    "helpers_module": str,
+    "legacy_env": dict,
+    "exclude": list,
+    "extend_select": list,
+}
+"""The options an example may give its run (``options``), with their types: what the command
+line's ``--fp32-optimizer-state``, ``--helpers-module``, ``--legacy-env`` and ``--exclude`` give
+:func:`bf16_migrate.project.migrate_paths`, and ``--extend-select`` the selection of the findings
+(:class:`bf16_migrate.suppress.Selection`, for the opt-in BFM900). A list is passed as a tuple."""
 
 EXAMPLE_HEADER = "import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n"
 """The imports put before a page's ``example`` or ``instead`` run as ``train.py`` (``use``)."""
@@ -310,7 +317,7 @@ class RuleExample:
     fixed: bool = False
     holds: Mapping[str, str] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
-    """Keyword arguments of :func:`bf16_migrate.project.migrate_paths` (:data:`EXAMPLE_OPTIONS`)."""
+    """The run's options (:data:`EXAMPLE_OPTIONS`)."""
 
 
 @dataclass(frozen=True)
