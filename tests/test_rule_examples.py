@@ -33,6 +33,7 @@ from conftest import ROOT
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.rules import RuleError, RuleExample, load_rules
+from bf16_migrate.suppress import Selection, filter_findings
 
 RULES = load_rules().diagnostics
 
@@ -41,7 +42,6 @@ RULES = load_rules().diagnostics
 # code without examples fails test_every_code_has_its_examples.
 NOT_YET: set[str] = {
     "BFM113",  # a module that is there but unreadable (a FIFO, a dangling symlink): no text file makes one
-    "BFM900",  # unused noqa: reported by the command line's selection (--select BFM900), not by migrate_paths
 }
 
 # Codes reported only as the reason inside another code's finding (BFM015's page: "BFM112 gives
@@ -88,8 +88,21 @@ def _texts(tree: Path) -> dict[str, str]:
     return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
 
 
-def _findings(outcome) -> list[str]:
-    return [d.format_text() for d in outcome.diagnostics]
+def _findings(found) -> list[str]:
+    return [d.format_text() for d in found]
+
+
+def _run(tree: Path, example: RuleExample, write: bool):
+    """The outcome of migrating ``tree`` as ``example`` says, and its findings (with the unused
+    ``# noqa`` ones when the example selects them: ``extend_select``, as the command line does)."""
+    options = dict(example.options)
+    extend_select = options.pop("extend_select", ())
+    outcome = migrate_paths([tree], example.mode, write=write, **options)
+    assert not outcome.errors, outcome.errors
+    found = list(outcome.diagnostics)
+    if extend_select:
+        found = filter_findings(found, Selection(extend_select=extend_select, root=tree), {}).reported
+    return outcome, found
 
 
 @pytest.mark.parametrize("code, example", _cases())
@@ -97,29 +110,26 @@ def test_rule_example(tmp_path: Path, code: str, example: RuleExample):
     """An INVALID example produces its code (fixed as it says, its lines held, the output
     parsing, a second run a no-op); a VALID one does not produce it."""
     tree = _write(tmp_path / "tree", dict(example.files))
-    outcome = migrate_paths([tree], example.mode, write=False, **example.options)
-    assert not outcome.errors, outcome.errors
-    mine = [d for d in outcome.diagnostics if d.code == code]
+    outcome, found = _run(tree, example, write=False)
+    mine = [d for d in found if d.code == code]
     if code in NAMED_IN:
-        mine = [d for d in outcome.diagnostics if d.code == NAMED_IN[code] and f"({code} at line " in d.message]
+        mine = [d for d in found if d.code == NAMED_IN[code] and f"({code} at line " in d.message]
     if not example.invalid:
-        assert mine == [], _findings(outcome)
+        assert mine == [], _findings(found)
         return
-    assert mine, f"{code} not produced in {example.mode}: {_findings(outcome)}"
-    assert example.fixed in {d.fixed for d in mine}, _findings(outcome)
+    assert mine, f"{code} not produced in {example.mode}: {_findings(found)}"
+    assert example.fixed in {d.fixed for d in mine}, _findings(found)
     migrated = tmp_path / "migrated"
     shutil.copytree(tree, migrated)
-    written = migrate_paths([migrated], example.mode, write=True, **example.options)
-    assert not written.errors, written.errors
+    _run(migrated, example, write=True)
     texts = _texts(migrated)
     for name, line in example.holds.items():
         assert line in [kept.strip() for kept in texts[name].splitlines()], f"{name} lacks {line!r}:\n{texts[name]}"
     for name, text in texts.items():
         if name.endswith(".py"):
             ast.parse(text, name)
-    again = migrate_paths([migrated], example.mode, write=True, **example.options)
-    assert not again.errors, again.errors
-    assert again.changed == [] and _texts(migrated) == texts, _findings(again)
+    again, found = _run(migrated, example, write=True)
+    assert again.changed == [] and _texts(migrated) == texts, _findings(found)
 
 
 def _test_source(tested_by: str) -> str:
