@@ -173,6 +173,12 @@ def test_every_code_has_its_examples():
     assert sorted(NOT_YET - missing) == [], "codes that have their examples now: take them out of NOT_YET"
 
 
+def test_every_defect_names_an_example():
+    """An entry of :data:`DEFECTS` names an example that exists (a renamed one would pass unseen)."""
+    ids = {case.id for case in _cases()}
+    assert sorted(set(DEFECTS) - ids) == []
+
+
 def test_a_trace_code_has_no_text_examples():
     """A trace code is produced by the run-time trace only: a text example could not produce it."""
     assert [c for c in RULES if _is_trace(c) and (RULES[c].invalid or RULES[c].valid)] == []
