@@ -17,6 +17,23 @@ prefilter and the verify runs, :data:`MODES`). Where they are (:func:`rules_dir`
 package ``bf16_migrate._rules`` to the directory ``rules/``); in a source checkout and an
 editable install they are read from ``rules/`` beside the package. ``BF16_MIGRATE_RULES_DIR``
 names another directory (a copy with a rule added, to try it: see docs/architecture.md).
+
+A rule page of ``rules/diagnostics*.toml`` holds runnable examples as data (:class:`RuleExample`,
+run for every code by tests/test_rule_examples.py), each an array of tables under the page:
+
+* ``[[BFMnnn.invalid]]``: a small tree where the code must be produced;
+* ``[[BFMnnn.valid]]``: a nearby legacy or migrated tree where it must not be.
+
+Keys of an example: ``use = "example"`` or ``use = "instead"`` (``train.py`` is
+:data:`EXAMPLE_HEADER` then the page's own text of that name) or ``files`` (a table: a file's
+path in the tree -> its whole text; a script, its launcher, a Dockerfile ...), exactly one of
+the two; ``mode`` (a mode of modes.toml, default the first); ``options`` (a table of
+:data:`EXAMPLE_OPTIONS`, passed to the migration); for an invalid example only,
+``fixed`` (whether the finding is reported fixed; default: whether the page's fix is not "needs a
+hand") and ``holds`` (a table: a file's path -> a line the migrated file must hold; required when
+the finding is fixed). A trace code (produced by ``verify``'s run-time trace, not by the
+rewrite) names instead the test that produces it: ``tested_by = "tests/<file>.py::<test>"``.
+A malformed example is a :class:`RuleError` naming the file and the code.
 """
 
 from __future__ import annotations
@@ -24,6 +41,7 @@ from __future__ import annotations
 import enum
 import functools
 import os
+import re
 import string
 import sys
 from collections.abc import Mapping
@@ -274,8 +292,45 @@ FIX_KINDS = ("fixed automatically", "fixed automatically, review", "needs a hand
 """A diagnostic's fix safety, as the ``fix`` key of its rule page begins (then ``": "`` and a
 sentence): the change is safe, the change is made but wants a look, or nothing is changed."""
 
-DIAGNOSTIC_KEYS = frozenset({"title", "what", "why", "example", "instead", "fix", "todo", "message", "variants"})
-"""The keys of a rule page in ``rules/diagnostics*.toml``; all but ``variants`` are required."""
+DIAGNOSTIC_KEYS = frozenset(
+    {"title", "what", "why", "example", "instead", "fix", "todo", "message", "variants"}
+    | {"invalid", "valid", "tested_by"}
+)
+"""The keys of a rule page in ``rules/diagnostics*.toml``; all but ``variants`` and the examples'
+keys (``invalid``, ``valid``, ``tested_by``: see the module docstring) are required."""
+
+EXAMPLE_KEYS = frozenset({"use", "files", "mode", "options", "fixed", "holds"})
+"""The keys of one runnable example of a rule page (``[[BFMnnn.invalid]]``, ``[[BFMnnn.valid]]``)."""
+
+EXAMPLE_OPTIONS = {
+    "fp32_optimizer_state": bool,
+    "helpers_module": str,
+    "legacy_env": dict,
+    "exclude": list,
+    "extend_select": list,
+}
+"""The options an example may give its run (``options``), with their types: what the command
+line's ``--fp32-optimizer-state``, ``--helpers-module``, ``--legacy-env`` and ``--exclude`` give
+:func:`bf16_migrate.project.migrate_paths`, and ``--extend-select`` the selection of the findings
+(:class:`bf16_migrate.suppress.Selection`, for the opt-in BFM900). A list is passed as a tuple."""
+
+EXAMPLE_HEADER = "import os\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n"
+"""The imports put before a page's ``example`` or ``instead`` run as ``train.py`` (``use``)."""
+
+
+@dataclass(frozen=True)
+class RuleExample:
+    """One runnable example of a rule page: the tree ``files`` (path -> text) migrated in
+    ``mode``. ``invalid``: the code must be produced (``fixed`` says whether reported fixed, and
+    each migrated file of ``holds`` must hold its line); otherwise the code must not be."""
+
+    invalid: bool
+    files: Mapping[str, str]
+    mode: Mode
+    fixed: bool = False
+    holds: Mapping[str, str] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """The run's options (:data:`EXAMPLE_OPTIONS`)."""
 
 
 @dataclass(frozen=True)
@@ -297,6 +352,12 @@ class DiagnosticRule:
     todo: str
     message: str
     variants: Mapping[str, str] = field(default_factory=dict)
+    invalid: tuple[RuleExample, ...] = ()
+    """Runnable examples that produce the code (see the module docstring)."""
+    valid: tuple[RuleExample, ...] = ()
+    """Runnable examples near the code's situation that must not produce it."""
+    tested_by: str | None = None
+    """A trace code's test that produces it (``tests/<file>.py::<test>``)."""
 
     @property
     def fixable(self) -> bool:
@@ -411,8 +472,74 @@ def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
             todo=_need(entry, "todo", str, where),
             message=entry["message"],
             variants=variants,
+            invalid=_examples(entry, "invalid", where, example=entry["example"], instead=entry["instead"], kind=kind),
+            valid=_examples(entry, "valid", where, example=entry["example"], instead=entry["instead"], kind=kind),
+            tested_by=_tested_by(entry, where),
         )
     return out
+
+
+def _tested_by(entry: dict, where: Path) -> str | None:
+    value = entry.get("tested_by")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"tests/\w+\.py::test_\w+", value):
+        raise RuleError(f"{where}: 'tested_by' must be 'tests/<file>.py::test_<name>', got {value!r}")
+    return value
+
+
+def _examples(entry: dict, key: str, where: Path, example: str, instead: str, kind: str) -> tuple[RuleExample, ...]:
+    """The page's runnable examples under ``key`` (``invalid`` or ``valid``), validated."""
+    tables = entry.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise RuleError(f"{where}: '{key}' must be an array of tables ([[{where.name.strip('[]')}.{key}]])")
+    out = []
+    for number, table in enumerate(tables, 1):
+        at = f"{where}: {key} example {number}"
+        unknown = set(table) - EXAMPLE_KEYS
+        if key == "valid":
+            unknown |= set(table) & {"fixed", "holds"}
+        if unknown:
+            raise RuleError(f"{at} has unknown keys {sorted(unknown)}")
+        if ("use" in table) == ("files" in table):
+            raise RuleError(f"{at} needs exactly one of 'use' and 'files'")
+        if "use" in table:
+            if table["use"] not in ("example", "instead"):
+                raise RuleError(f"{at}: 'use' must be 'example' or 'instead', got {table['use']!r}")
+            files = {"train.py": EXAMPLE_HEADER + (example if table["use"] == "example" else instead) + "\n"}
+        else:
+            files = table["files"]
+            if not files or not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+                raise RuleError(f"{at}: 'files' must be a table of file paths to their texts")
+        mode = table.get("mode", DEFAULT_MODE)
+        if mode not in MODES:
+            raise RuleError(f"{at}: 'mode' must be one of {list(MODES)}, got {mode!r}")
+        fixed = table.get("fixed", kind != "needs a hand") if key == "invalid" else False
+        if not isinstance(fixed, bool):
+            raise RuleError(f"{at}: 'fixed' must be true or false")
+        if fixed and kind == "needs a hand":
+            raise RuleError(f"{at}: 'fixed' cannot be true for a page whose fix is 'needs a hand'")
+        holds = table.get("holds", {})
+        if not isinstance(holds, dict) or not all(isinstance(v, str) and k in files for k, v in holds.items()):
+            raise RuleError(f"{at}: 'holds' must be a table of the example's file paths to a line")
+        if key == "invalid" and fixed and not holds:
+            raise RuleError(f"{at}: a fixed finding needs 'holds', a line the migrated text must hold")
+        options = table.get("options", {})
+        if not isinstance(options, dict) or not all(
+            name in EXAMPLE_OPTIONS and isinstance(value, EXAMPLE_OPTIONS[name]) for name, value in options.items()
+        ):
+            raise RuleError(f"{at}: 'options' must be a table of {sorted(EXAMPLE_OPTIONS)} with their types")
+        out.append(
+            RuleExample(
+                invalid=key == "invalid",
+                files=dict(files),
+                mode=mode_named(mode),
+                fixed=fixed,
+                holds=dict(holds),
+                options={name: tuple(v) if isinstance(v, list) else v for name, v in options.items()},
+            )
+        )
+    return tuple(out)
 
 
 def variable_rules(directory: Path | None = None) -> Mapping[str, VariableRule]:
@@ -444,12 +571,16 @@ def _variables_in(directory: Path) -> Mapping[str, VariableRule]:
 
 @functools.cache
 def _diagnostics_in(directory: Path) -> Mapping[str, DiagnosticRule]:
-    diagnostics: dict[str, DiagnosticRule] = {}
-    for path in sorted(directory.glob("diagnostics*.toml")):  # one catalogue per concern
-        for code, page in _load_diagnostics(path).items():
-            if code in diagnostics:
+    catalogues = sorted(directory.glob("diagnostics*.toml"))  # one catalogue per concern
+    defined: set[str] = set()
+    for path in catalogues:  # codes first: a page's examples left under a renamed code are not its page
+        for code in _read(path):
+            if code in defined:
                 raise RuleError(f"{path}: diagnostic code {code} is defined twice")
-            diagnostics[code] = page
+            defined.add(code)
+    diagnostics: dict[str, DiagnosticRule] = {}
+    for path in catalogues:
+        diagnostics.update(_load_diagnostics(path))
     if "BFM001" not in diagnostics:
         raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
     return diagnostics

@@ -26,6 +26,9 @@ from .rule_files import DEFAULT_MODE as DEFAULT_MODE
 from .rule_files import DIAGNOSTIC_KEYS as DIAGNOSTIC_KEYS
 from .rule_files import EMIT_MARKS as EMIT_MARKS
 from .rule_files import EMITS as EMITS
+from .rule_files import EXAMPLE_HEADER as EXAMPLE_HEADER
+from .rule_files import EXAMPLE_KEYS as EXAMPLE_KEYS
+from .rule_files import EXAMPLE_OPTIONS as EXAMPLE_OPTIONS
 from .rule_files import FIX_KINDS as FIX_KINDS
 from .rule_files import MODES as MODES
 from .rule_files import REFERENCE as REFERENCE
@@ -37,6 +40,7 @@ from .rule_files import DiagnosticRule as DiagnosticRule
 from .rule_files import Emit as Emit
 from .rule_files import Mode as Mode
 from .rule_files import RuleError as RuleError
+from .rule_files import RuleExample as RuleExample
 from .rule_files import VariableRule as VariableRule
 from .rule_files import _modes_in, _need, _read
 from .rule_files import all_modes as all_modes

@@ -395,6 +395,7 @@ MODE_NAME_EDGES = {
     ("bf16_migrate.verify.summary", "Row"): "a row of the tree's table, read back from stored JSON documents too",
     ("bf16_migrate.trace_repairs", "StoredTrace"): "the mode names a stored verify document holds",
     ("bf16_migrate.rules", ""): "the loader of rules/modes.toml",
+    ("bf16_migrate.rule_files", "_examples"): "a rule page's runnable example names its mode in the rules file",
 }
 """Where a mode may be a name (docs/architecture.md, "Types at the edge"): ``(module, function or
 class)``, an empty second part for the whole module (and its submodules). Everywhere else a mode
