@@ -1161,7 +1161,8 @@ class Planner:
 
 def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` works on a host value: it sits in a method chain that goes through
-    ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``."""
+    ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``, or
+    that begins with a tensor made on a host device the code names (``device="cpu"``)."""
     chain = node if isinstance(node, cst.Call) else ctx.parent(node)
     # walk down the receiver chain of the call this node belongs to
     while isinstance(chain, (cst.Arg, cst.Attribute)) and not isinstance(chain, cst.Call):
@@ -1171,11 +1172,23 @@ def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
         func = expr.func if isinstance(expr, cst.Call) else expr
         if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "numpy", "item", "tolist"):
             return True
+        if isinstance(expr, cst.Call) and _made_on_a_named_host(expr):
+            return True
         if ctx.qualified_names(func) & {"numpy", "np"} or any(
             q.startswith("numpy.") for q in ctx.qualified_names(func)
         ):
             return True
         expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
+    return False
+
+
+def _made_on_a_named_host(call: cst.Call) -> bool:
+    """``device="cpu"`` (any string but an ``"xla..."`` one) among the call's keywords: made on the
+    host, where the legacy variables changed nothing."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.SimpleString):
+            value = arg.value.evaluated_value
+            return isinstance(value, str) and not value.startswith("xla")
     return False
 
 
