@@ -8,7 +8,7 @@ about them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
 from typing import Any, overload
 
@@ -79,6 +79,7 @@ _BRACKETS = {
     cst.RightCurlyBrace,
 }
 _TRIVIA: dict[type, bool] = {}
+_DEFAULT = cst.MaybeSentinel.DEFAULT
 
 
 def _is_trivia(cls: type) -> bool:
@@ -86,6 +87,19 @@ def _is_trivia(cls: type) -> bool:
     if found is None:
         found = _TRIVIA[cls] = cls.__module__ in _TRIVIA_MODULES or cls in _BRACKETS
     return found
+
+
+def _node_classes(cls: type) -> Iterator[type]:
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _node_classes(sub)
+
+
+# every node class libcst defines, judged once here: the walks below read ``_TRIVIA`` directly
+# (a call of _is_trivia per child was a tenth of their time), _is_trivia only for a class
+# defined later
+for _cls in _node_classes(cst.CSTNode):
+    _is_trivia(_cls)
 
 
 def _holds_nodes(value: object) -> bool:
@@ -105,6 +119,8 @@ def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
     """The children of ``node`` in the order libcst visits them (what ``node.children`` gives
     by rebuilding the node); without punctuation, operators, brackets and whitespace when
     ``trivia`` is False."""
+    if not trivia:
+        return _kept_children(node)
     out: list[cst.CSTNode] = []
     for value in _shape(node).get(node):
         if value is None or value is cst.MaybeSentinel.DEFAULT:
@@ -113,8 +129,25 @@ def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
             out.extend(value)
         else:
             out.append(value)
-    if not trivia:
-        out = [child for child in out if not _is_trivia(type(child))]
+    return out
+
+
+def _kept_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``children(node, trivia=False)``: one pass over the fields, the trivia left out as they
+    come (the walks of the index and of findall call this for every node they pass)."""
+    out: list[cst.CSTNode] = []
+    known = _TRIVIA
+    for value in _shape(node).get(node):
+        kind = value.__class__
+        if kind is tuple or kind is list or isinstance(value, (tuple, list)):
+            for child in value:
+                trivia = known.get(child.__class__)
+                if not (_is_trivia(child.__class__) if trivia is None else trivia):
+                    out.append(child)
+        elif value is not None and value is not _DEFAULT:
+            trivia = known.get(kind)
+            if not (_is_trivia(kind) if trivia is None else trivia):
+                out.append(value)
     return out
 
 
@@ -192,17 +225,22 @@ def _index(module: cst.Module) -> tuple[dict[int, cst.CSTNode], dict[type, list[
     parent: dict[int, cst.CSTNode] = {}
     by_type: dict[type, list[cst.CSTNode]] = {}
     stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None]] = [(module, None)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, kids = stack.pop()
+        node, kids = pop()
         if kids is None:  # entering: leave after the children
-            kids = children(node, trivia=False)
-            stack.append((node, kids))
-            stack.extend((child, None) for child in reversed(kids))
+            kids = _kept_children(node)
+            push((node, kids))
+            for child in reversed(kids):
+                push((child, None))
             continue
         for child in kids:  # leaving
             key = id(child)
             if key not in parent:
-                by_type.setdefault(type(child), []).append(child)
+                group = by_type.get(child.__class__)
+                if group is None:
+                    group = by_type[child.__class__] = []
+                group.append(child)
             parent[key] = node
     return parent, by_type
 
