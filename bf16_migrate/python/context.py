@@ -20,7 +20,7 @@ from ..rules import Rules
 from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
 from .tree_types import TreeFacts
-from .walk import _index, children, findall
+from .walk import NodeIndex, _index, children, findall
 
 __all__ = [
     "FileContext",
@@ -77,7 +77,10 @@ class FileContext:
             self._spans = _spans(self.module)
             expression_context = _expression_contexts(self.module)
             self.scopes = _scopes(self.module, expression_context)
-            self._parent, self._by_type = _index(self.module)
+            ranges: dict[int, tuple[int, int]] = {}
+            self._parent, self._by_type = _index(self.module, ranges)
+        self.index = NodeIndex(self._by_type, ranges)
+        """The module's nodes for :func:`findall` (``findall(tree, matcher, ctx.index)``)."""
         self._sorted: dict[type, list[cst.CSTNode]] = {}
         self._qualified: dict[cst.CSTNode, frozenset[str]] = {}
         self._names_of: _Known = {}

@@ -82,7 +82,7 @@ def device_functions(ctx: FileContext) -> frozenset[str]:
         functions = module_functions(ctx)
         direct, calls = set(), {}
         for name, fn in functions.items():
-            inner = findall(fn.body, m.Call())
+            inner = findall(fn.body, m.Call(), ctx.index)
             if any(_direct_device_use(ctx, c) for c in inner):
                 direct.add(name)
             calls[name] = {c.func.value for c in inner if isinstance(c.func, cst.Name) and c.func.value in functions}
