@@ -83,6 +83,7 @@ class FileContext:
         """The module's nodes for :func:`findall` (``findall(tree, matcher, ctx.index)``)."""
         self._sorted: dict[type, list[cst.CSTNode]] = {}
         self._qualified: dict[cst.CSTNode, frozenset[str]] = {}
+        self._code: dict[cst.CSTNode, str] = {}
         self._names_of: _Known = {}
         self._memo: dict[tuple, object] = {}
 
@@ -214,7 +215,12 @@ class FileContext:
         return self._spans[id(node)]
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """``module.code_for_node(node)``, rendered once per node (the collectors ask for the
+        code of the same names and calls many times)."""
+        found = self._code.get(node)
+        if found is None:
+            found = self._code[node] = self.module.code_for_node(node)  # keyed by the node: it stays alive
+        return found
 
     def text(self) -> str:
         """The module's code: the text it was parsed from (libcst's parse and code generation

@@ -699,7 +699,10 @@ class _Audit:
         where the switch made it bf16, as a plain tensor attribute is."""
         reads: list[cst.Name] = []
         for statement in self.ctx.module.body:
-            if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
+            if not (
+                isinstance(statement, cst.SimpleStatementLine)  # the cheap test first
+                and m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])]))
+            ):
                 continue
             assert isinstance(statement, cst.SimpleStatementLine), "matched"
             assign = statement.body[0]
