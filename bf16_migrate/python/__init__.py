@@ -230,7 +230,13 @@ def _migrate(
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python
     new = apply_plan(ctx.module, plan)
-    code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
+    if new is ctx.module:
+        # nothing planned: the module as parsed, which libcst renders back byte for byte (its
+        # round trip), so restore_untouched_lines would give ``source`` back after rendering
+        # the whole module (a tenth of a large file's time)
+        code = source
+    else:
+        code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
     if code != source:
         # CPython's parser judges the output (a CodemodError if it fails). A second libcst parse
         # cost a fifth of a large file's time; that the output parses again with libcst is what

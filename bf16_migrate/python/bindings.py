@@ -44,7 +44,7 @@ def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef
 
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
     """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
-    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
+    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), ctx.index))
     pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
     return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
 

@@ -20,7 +20,7 @@ from ..rules import Rules
 from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
 from .outcome import Outcome
 from .tree_types import TreeFacts
-from .walk import _index, children, findall
+from .walk import NodeIndex, _index, children, findall
 
 __all__ = [
     "FileContext",
@@ -77,9 +77,13 @@ class FileContext:
             self._spans = _spans(self.module)
             expression_context = _expression_contexts(self.module)
             self.scopes = _scopes(self.module, expression_context)
-            self._parent, self._by_type = _index(self.module)
+            ranges: dict[int, tuple[int, int]] = {}
+            self._parent, self._by_type = _index(self.module, ranges)
+        self.index = NodeIndex(self._by_type, ranges)
+        """The module's nodes for :func:`findall` (``findall(tree, matcher, ctx.index)``)."""
         self._sorted: dict[type, list[cst.CSTNode]] = {}
         self._qualified: dict[cst.CSTNode, frozenset[str]] = {}
+        self._code: dict[cst.CSTNode, str] = {}
         self._names_of: _Known = {}
         self._memo: dict[tuple, object] = {}
 
@@ -211,7 +215,12 @@ class FileContext:
         return self._spans[id(node)]
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """``module.code_for_node(node)``, rendered once per node (the collectors ask for the
+        code of the same names and calls many times)."""
+        found = self._code.get(node)
+        if found is None:
+            found = self._code[node] = self.module.code_for_node(node)  # keyed by the node: it stays alive
+        return found
 
     def text(self) -> str:
         """The module's code: the text it was parsed from (libcst's parse and code generation

@@ -41,10 +41,9 @@ def _direct_device_use(ctx: FileContext, call: cst.Call) -> bool:
     """``x.to(device)`` / ``device=device`` with ``device`` from a device function (or the call
     itself): a tensor put on the XLA device."""
     names = device_names(ctx)
+    to = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"  # m.Attribute(attr=m.Name("to"))
     for arg in call.args:
-        if (arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))) or (
-            arg.keyword is not None and arg.keyword.value == "device"
-        ):
+        if (arg.keyword is None and to) or (arg.keyword is not None and arg.keyword.value == "device"):
             value = arg.value
             if (isinstance(value, cst.Name) and value.value in names) or (
                 isinstance(value, cst.Call) and ctx.qualified_names(value.func) & DEVICE_FUNCTIONS
@@ -82,7 +81,7 @@ def device_functions(ctx: FileContext) -> frozenset[str]:
         functions = module_functions(ctx)
         direct, calls = set(), {}
         for name, fn in functions.items():
-            inner = findall(fn.body, m.Call())
+            inner = findall(fn.body, m.Call(), ctx.index)
             if any(_direct_device_use(ctx, c) for c in inner):
                 direct.add(name)
             calls[name] = {c.func.value for c in inner if isinstance(c.func, cst.Name) and c.func.value in functions}

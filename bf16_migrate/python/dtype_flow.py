@@ -213,7 +213,7 @@ class DtypeFlow:
             return UNKNOWN
         values = [
             t_assign.value
-            for t_assign in self.ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign()))
+            for t_assign in self.ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), self.ctx.index))
             for t in t_assign.targets
             if m.matches(t.target, m.Attribute(value=m.Name("self"), attr=m.Name(expr.attr.value)))
         ]
@@ -418,7 +418,11 @@ class DtypeFlow:
         """The class of what calling ``func`` gives after ``ops``: its ``return`` values, or for
         a generator (a ``yield`` in its own body), the values it yields as elements."""
         own = lambda node: self.ctx.enclosing(node, (cst.FunctionDef, cst.Lambda)) is func
-        yields = [y for y in self.ctx.memo(("yields in", func), lambda: findall(func.body, m.Yield())) if own(y)]
+        yields = [
+            y
+            for y in self.ctx.memo(("yields in", func), lambda: findall(func.body, m.Yield(), self.ctx.index))
+            if own(y)
+        ]
         if yields:
             if not ops or ops[0] != ("elem",):
                 return UNKNOWN
@@ -433,7 +437,7 @@ class DtypeFlow:
             return combine(results)
         returns = [
             r.value
-            for r in self.ctx.memo(("returns in", func), lambda: findall(func.body, m.Return()))
+            for r in self.ctx.memo(("returns in", func), lambda: findall(func.body, m.Return(), self.ctx.index))
             if r.value is not None and own(r)
         ]
         return combine(self.infer(v, ops, depth) for v in returns)

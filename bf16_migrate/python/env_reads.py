@@ -106,7 +106,7 @@ def workaround_patch(ctx: FileContext, read: cst.CSTNode) -> cst.If | None:
         or not any(read is n for n in findall(stmt.test, m.Call() | m.Subscript() | m.Comparison()))
     ):
         return None
-    for target in findall(stmt.body, m.AssignTarget()):
+    for target in findall(stmt.body, m.AssignTarget(), ctx.index):
         code = cst.Module(body=[]).code_for_node(target.target)
         if code.endswith("finfo") or code.endswith("get_parameter_dtype"):
             return stmt

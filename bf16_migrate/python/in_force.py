@@ -144,7 +144,7 @@ def undone_writes(ctx: FileContext, writes: list[LegacyWrite]) -> dict[int, Undo
                 break
             if _inert(ctx, statement, legacy):
                 continue
-            if any(uses_device(ctx, c) for c in findall(statement, m.Call())):
+            if any(uses_device(ctx, c) for c in findall(statement, m.Call(), ctx.index)):
                 break  # in force when the device was used: the undo only cleans up
             sure = False
     return found
@@ -209,7 +209,7 @@ def _uncalled(ctx: FileContext, function: cst.FunctionDef) -> NotInForce | None:
     if (
         named_in_string
         or name in device_functions(ctx)
-        or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters"))))
+        or findall(function.body, m.Call(func=m.Attribute(attr=m.Name("parameters"))), ctx.index)
     ):
         return None  # the training function itself, or reached by name (getattr, __all__)
     return NotInForce("uncalled", function, dead=name.startswith("_"))

@@ -323,11 +323,11 @@ def loss_state(ctx: FileContext, cls: cst.ClassDef) -> list[cst.CSTNode]:
     (``[loss]``: the containers of layers, a torch loss given a class weight)."""
     rules = ctx.rules.model_code
     found: list[cst.CSTNode] = []
-    for call in findall(cls, m.Call(func=m.Attribute(value=m.Name("self")))):
+    for call in findall(cls, m.Call(func=m.Attribute(value=m.Name("self"))), ctx.index):
         assert isinstance(call.func, cst.Attribute), "matched self.<name>(...)"
         if call.func.attr.value in rules.registers:
             found.append(call)
-    for assign in findall(cls, m.Assign()):
+    for assign in findall(cls, m.Assign(), ctx.index):
         assert isinstance(assign, cst.Assign), "findall of Assign"
         if not any(m.matches(t.target, m.Attribute(value=m.Name("self"))) for t in assign.targets):
             continue

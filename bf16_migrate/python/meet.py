@@ -203,7 +203,7 @@ class ValueReach:
                         calls.append(call)
             return calls
         pattern = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(func.name.value)))
-        return [call for call in findall(cls, pattern) if self._in_step(call)]
+        return [call for call in findall(cls, pattern, self.ctx.index) if self._in_step(call)]
 
     def _in_step(self, node: cst.CSTNode) -> bool:
         func = self.ctx.enclosing(node, cst.FunctionDef)
@@ -317,7 +317,7 @@ class ValueReach:
         pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
         return [
             read
-            for read in findall(cls, pattern)
+            for read in findall(cls, pattern, self.ctx.index)
             if not isinstance(self.ctx.parent(read), cst.AssignTarget) and self._in_step(read)
         ]
 

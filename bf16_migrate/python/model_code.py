@@ -261,7 +261,7 @@ def _kept_lines(ctx: FileContext, node: cst.CSTNode, where: Where) -> tuple[int,
     if where is Where.OPTIMIZER:
         owner = ctx.enclosing(node, cst.ClassDef) or owner
     backward = m.Call(func=m.Attribute(attr=m.Name("backward")))
-    if owner is None or findall(owner, backward):
+    if owner is None or findall(owner, backward, ctx.index):
         owner = node
     (first, _col), (last, _end) = ctx.span(owner)
     return first, last
@@ -411,7 +411,7 @@ class _Audit:
         calls: list[cst.Call] = []
         seen: set[int] = set()
         for func in self.reached.runtime:
-            for call in findall(func.body, m.Call()):
+            for call in findall(func.body, m.Call(), self.ctx.index):
                 if id(call) not in seen:
                     seen.add(id(call))
                     calls.append(call)
@@ -465,7 +465,7 @@ class _Audit:
         for scope in self.reached.steps:
             if isinstance(scope, cst.FunctionDef) and self.reached.is_runtime(scope):
                 continue  # audited whole already
-            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call()):
+            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call(), self.ctx.index):
                 if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
                     continue
                 made = self._made(call)
@@ -485,7 +485,7 @@ class _Audit:
         for scope in self.reached.steps:
             if isinstance(scope, cst.FunctionDef) and self.reached.is_runtime(scope):
                 continue  # audited whole already
-            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call()):
+            for call in findall(scope.body if isinstance(scope, cst.FunctionDef) else scope, m.Call(), self.ctx.index):
                 if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
                     continue
                 upcast = self._upcast(call)
@@ -686,7 +686,7 @@ class _Audit:
             cls = self.ctx.enclosing(func, cst.ClassDef)
             if cls is None:
                 continue
-            for assign in findall(func.body, m.Assign()):
+            for assign in findall(func.body, m.Assign(), self.ctx.index):
                 for target in assign.targets:
                     if m.matches(target.target, m.Attribute(value=m.Name("self"))) and self._plain_tensor(assign.value):
                         assert isinstance(target.target, cst.Attribute), "matched an Attribute"
@@ -699,7 +699,10 @@ class _Audit:
         where the switch made it bf16, as a plain tensor attribute is."""
         reads: list[cst.Name] = []
         for statement in self.ctx.module.body:
-            if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])])):
+            if not (
+                isinstance(statement, cst.SimpleStatementLine)  # the cheap test first
+                and m.matches(statement, m.SimpleStatementLine(body=[m.Assign(targets=[m.AssignTarget(m.Name())])]))
+            ):
                 continue
             assert isinstance(statement, cst.SimpleStatementLine), "matched"
             assign = statement.body[0]
@@ -744,7 +747,7 @@ class _Audit:
         for func in self.reached.runtime:
             if self.ctx.enclosing(func, cst.ClassDef) is not cls:
                 continue
-            for read in findall(func.body, pattern):
+            for read in findall(func.body, pattern, self.ctx.index):
                 if isinstance(read, cst.Attribute) and not isinstance(self.ctx.parent(read), cst.AssignTarget):
                     reads.append(read)
         return reads
@@ -921,7 +924,9 @@ class _Audit:
             if self.ctx.enclosing(func, cst.ClassDef) is not cls:
                 continue
             for call in findall(
-                func.body, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer")))
+                func.body,
+                m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))),
+                self.ctx.index,
             ):
                 first = call.args[0].value if call.args else None
                 if isinstance(first, cst.SimpleString) and first.evaluated_value == attr:
@@ -933,7 +938,7 @@ class _Audit:
                     m.ZeroOrMore(),
                 ]
             )
-            if findall(func.body, pattern):
+            if findall(func.body, pattern, self.ctx.index):
                 return True
         return False
 

@@ -263,13 +263,13 @@ class _Walk:
         if not any(f is func for f in target):
             target.append(func)
         kind = "runtime" if runtime else "init"
-        for name in findall(func.body, m.Name()):
+        for name in findall(func.body, m.Name(), self.ctx.index):
             for node in definitions(self.ctx, name):
                 self._push("class" if isinstance(node, cst.ClassDef) else kind, node)
         cls = self.ctx.enclosing(func, cst.ClassDef)
         if cls is None:
             return
-        for call in findall(func.body, _SELF_CALL):
+        for call in findall(func.body, _SELF_CALL, self.ctx.index):
             assert isinstance(call.func, cst.Attribute), "matched self.<name>(...)"
             for st in cls.body.body:
                 if isinstance(st, cst.FunctionDef) and st.name.value == call.func.attr.value:

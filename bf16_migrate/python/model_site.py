@@ -148,7 +148,9 @@ def _receivers_through_call(ctx: FileContext, call: cst.Call) -> list[cst.BaseEx
     found: list[cst.BaseExpression] = []
     for receiver in ctx.memo(
         ("parameters of", func),
-        lambda func=func: [c.func.value for c in findall(func.body, _PARAMETERS) if isinstance(c.func, cst.Attribute)],
+        lambda func=func: [
+            c.func.value for c in findall(func.body, _PARAMETERS, ctx.index) if isinstance(c.func, cst.Attribute)
+        ],
     ):
         param = next(
             (
@@ -379,7 +381,7 @@ def model_calls(
             param = _param_for(func, i, arg)
             if param is None:
                 continue
-            for inner in findall(func.body, m.Call(func=m.Name(param))):
+            for inner in findall(func.body, m.Call(func=m.Name(param)), ctx.index):
                 if ctx.enclosing(inner, cst.FunctionDef) is func:
                     calls.append(inner)
     return [_describe(ctx, c) for c in calls]
@@ -396,7 +398,7 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     if func is None:
         return []
     positions: set[int | str | None] = set()
-    for ret in findall(func.body, m.Return()):
+    for ret in findall(func.body, m.Return(), ctx.index):
         if ctx.enclosing(ret, cst.FunctionDef) is not func:
             continue
         if ret.value is not None and same_model(ctx, ret.value, model):
@@ -516,7 +518,7 @@ def _block_losses(
         losses: dict[int, list[tuple[cst.Call, set[str]]]] = {}
         by_name: dict[str, list[int]] = {}
         for k, statement in enumerate(block.body):
-            for loss in findall(statement, m.Call()):
+            for loss in findall(statement, m.Call(), ctx.index):
                 if not is_loss_callee(ctx, loss.func):
                     continue
                 used = {n.value for a in loss.args for n in findall(a.value, m.Name())}
@@ -704,7 +706,7 @@ def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.Bas
         used = findall(attr.value, m.Name() | m.Attribute())
         if any(isinstance(e, (cst.Name, cst.Attribute)) and same_model(ctx, e, model) for e in used):
             return True
-    for call in findall(stmt, m.Call()):
+    for call in findall(stmt, m.Call(), ctx.index):
         for i, arg in enumerate(call.args):
             if not same_model(ctx, arg.value, model):
                 continue

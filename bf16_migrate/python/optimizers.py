@@ -183,13 +183,14 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: Mode) -> None:
     for cls in ctx.nodes(cst.ClassDef):
         if cls.name.value not in local:
             continue
-        for func in findall(cls.body, m.FunctionDef(name=m.Name("step"))):
+        for func in findall(cls.body, m.FunctionDef(name=m.Name("step")), ctx.index):
             for assign in findall(
                 func.body,
                 m.Assign(
                     value=m.Attribute(attr=m.Name("grad"))
                     | m.Attribute(value=m.Attribute(attr=m.Name("grad")), attr=m.Name("data"))
                 ),
+                ctx.index,
             ):
                 plan.replace[id(assign.value)] = lambda node: cst.Call(
                     func=cst.Attribute(value=node, attr=cst.Name("float"))
@@ -202,6 +203,7 @@ def fp32_optimizer_state(ctx: FileContext, plan: EditPlan, mode: Mode) -> None:
                         value=m.Name("torch"), attr=m.Name("zeros_like") | m.Name("ones_like") | m.Name("empty_like")
                     )
                 ),
+                ctx.index,
             ):
                 if not any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
                     plan.replace[id(call)] = add_float32_dtype

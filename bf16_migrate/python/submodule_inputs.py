@@ -99,9 +99,9 @@ def _holds_parameters(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
         return False
     rules = ctx.rules.model_code
     always = rules.state_layers | {name for name, kind in rules.weighted_layers.items() if kind != "elementwise"}
-    if findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_parameter")))):
+    if findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_parameter"))), ctx.index):
         return True
-    for assign in findall(cls, m.Assign()):
+    for assign in findall(cls, m.Assign(), ctx.index):
         assert isinstance(assign, cst.Assign), "found an Assign"
         if not any(m.matches(t.target, m.Attribute(value=m.Name("self"))) for t in assign.targets):
             continue
@@ -119,7 +119,9 @@ def _cast_to_full_precision(ctx: FileContext, attr: str) -> bool:
     f64 anywhere: ``.float()``, ``.double()``, ``.to(torch.float32)``, ``.type(torch.float64)``."""
     rules = ctx.rules.model_code
     full = rules.f32_dtypes | rules.f64_dtypes
-    for call in ctx.memo(("attribute method calls",), lambda: findall(ctx.module, m.Call(func=m.Attribute()))):
+    for call in ctx.memo(
+        ("attribute method calls",), lambda: findall(ctx.module, m.Call(func=m.Attribute()), ctx.index)
+    ):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute), "matched a method call"
         receiver_expr = call.func.value
         if not (isinstance(receiver_expr, cst.Attribute) and receiver_expr.attr.value == attr):
@@ -156,6 +158,8 @@ def _packs_sequences(ctx: FileContext) -> bool:
     packed = ctx.rules.model_code.packed_sequences
 
     def compute() -> bool:
-        return any(ctx.qualified_names(node) & packed for node in findall(ctx.module, m.Name() | m.Attribute()))
+        return any(
+            ctx.qualified_names(node) & packed for node in findall(ctx.module, m.Name() | m.Attribute(), ctx.index)
+        )
 
     return bool(ctx.memo(("packs sequences",), compute))

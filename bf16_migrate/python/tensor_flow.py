@@ -598,7 +598,7 @@ class TensorFlow:
         pattern = m.Attribute(value=m.Name("self"), attr=m.Name(target.attr.value))
         return [
             node
-            for node in findall(cls, pattern)
+            for node in findall(cls, pattern, self.ctx.index)
             if node is not target and not isinstance(self.ctx.parent(node), cst.AssignTarget)
         ]
 

@@ -48,7 +48,7 @@ def module_facts(ctx: FileContext, name: str) -> TreeModule:
             if owner is not None:
                 found.append((owner.value, "model", site.call))
                 submodules = submodules or site.model is None or owner is not site.model
-        for call in findall(func.body, m.Call()):
+        for call in findall(func.body, m.Call(), ctx.index):
             inside = ctx.enclosing(call, cst.FunctionDef) is func
             if not inside or not optimizer_kind(ctx, unwrap_optimizer_class(call.func), local):
                 continue
@@ -155,7 +155,7 @@ def _factory_sites(ctx: FileContext, func: cst.FunctionDef, factory: OptimizerFa
         if owner is not None and owner.value == factory.param:
             sites.append(site)
             seen.add(id(site.call))
-    for call in findall(func.body, m.Call()):
+    for call in findall(func.body, m.Call(), ctx.index):
         first = _params_argument(call)
         if id(call) in seen or first is None or not m.matches(first, m.Name(factory.param)):
             continue

@@ -8,7 +8,8 @@ about them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Sequence
 from operator import attrgetter
 from typing import Any, overload
 
@@ -79,6 +80,7 @@ _BRACKETS = {
     cst.RightCurlyBrace,
 }
 _TRIVIA: dict[type, bool] = {}
+_DEFAULT = cst.MaybeSentinel.DEFAULT
 
 
 def _is_trivia(cls: type) -> bool:
@@ -86,6 +88,20 @@ def _is_trivia(cls: type) -> bool:
     if found is None:
         found = _TRIVIA[cls] = cls.__module__ in _TRIVIA_MODULES or cls in _BRACKETS
     return found
+
+
+def _node_classes(cls: type) -> Iterator[type]:
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        yield sub
+        yield from _node_classes(sub)
+
+
+# every node class libcst defines, judged once here: the walks below read ``_TRIVIA`` directly
+# (a call of _is_trivia per child was a tenth of their time), _is_trivia only for a class
+# defined later
+for _cls in _node_classes(cst.CSTNode):
+    _is_trivia(_cls)
 
 
 def _holds_nodes(value: object) -> bool:
@@ -105,6 +121,8 @@ def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
     """The children of ``node`` in the order libcst visits them (what ``node.children`` gives
     by rebuilding the node); without punctuation, operators, brackets and whitespace when
     ``trivia`` is False."""
+    if not trivia:
+        return _kept_children(node)
     out: list[cst.CSTNode] = []
     for value in _shape(node).get(node):
         if value is None or value is cst.MaybeSentinel.DEFAULT:
@@ -113,64 +131,94 @@ def children(node: cst.CSTNode, trivia: bool = True) -> list[cst.CSTNode]:
             out.extend(value)
         else:
             out.append(value)
-    if not trivia:
-        out = [child for child in out if not _is_trivia(type(child))]
+    return out
+
+
+def _kept_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``children(node, trivia=False)``: one pass over the fields, the trivia left out as they
+    come (the walks of the index and of findall call this for every node they pass)."""
+    out: list[cst.CSTNode] = []
+    known = _TRIVIA
+    for value in _shape(node).get(node):
+        kind = value.__class__
+        if kind is tuple or kind is list or isinstance(value, (tuple, list)):
+            for child in value:
+                trivia = known.get(child.__class__)
+                if not (_is_trivia(child.__class__) if trivia is None else trivia):
+                    out.append(child)
+        elif value is not None and value is not _DEFAULT:
+            trivia = known.get(kind)
+            if not (_is_trivia(kind) if trivia is None else trivia):
+                out.append(value)
     return out
 
 
 # A matcher of the class m.X matches only nodes of the class cst.X (libcst compares class
 # names): the overloads say so for the classes the codemod asks about.
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Name) -> Sequence[cst.Name]: ...
+def findall(tree: cst.CSTNode, matcher: m.Name, index: NodeIndex | None = None) -> Sequence[cst.Name]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Call) -> Sequence[cst.Call]: ...
+def findall(tree: cst.CSTNode, matcher: m.Call, index: NodeIndex | None = None) -> Sequence[cst.Call]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Assign) -> Sequence[cst.Assign]: ...
+def findall(tree: cst.CSTNode, matcher: m.Assign, index: NodeIndex | None = None) -> Sequence[cst.Assign]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.AssignTarget) -> Sequence[cst.AssignTarget]: ...
+def findall(
+    tree: cst.CSTNode, matcher: m.AssignTarget, index: NodeIndex | None = None
+) -> Sequence[cst.AssignTarget]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.FunctionDef) -> Sequence[cst.FunctionDef]: ...
+def findall(tree: cst.CSTNode, matcher: m.FunctionDef, index: NodeIndex | None = None) -> Sequence[cst.FunctionDef]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.SimpleString) -> Sequence[cst.SimpleString]: ...
+def findall(
+    tree: cst.CSTNode, matcher: m.SimpleString, index: NodeIndex | None = None
+) -> Sequence[cst.SimpleString]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Return) -> Sequence[cst.Return]: ...
+def findall(tree: cst.CSTNode, matcher: m.Return, index: NodeIndex | None = None) -> Sequence[cst.Return]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Yield) -> Sequence[cst.Yield]: ...
+def findall(tree: cst.CSTNode, matcher: m.Yield, index: NodeIndex | None = None) -> Sequence[cst.Yield]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.Float) -> Sequence[cst.Float]: ...
+def findall(tree: cst.CSTNode, matcher: m.Float, index: NodeIndex | None = None) -> Sequence[cst.Float]: ...
 
 
 @overload
-def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]: ...
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode, index: NodeIndex | None = None) -> Sequence[cst.CSTNode]: ...
 
 
-def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNode]:
+def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode, index: NodeIndex | None = None) -> Sequence[cst.CSTNode]:
     """``libcst.matchers.findall(tree, matcher)``, the same nodes in the same order, without
     rebuilding the tree (a libcst visit rebuilds every node it passes): a walk of
     :func:`children` that tries the matcher only on nodes of the classes it names (and so
     skips the trivia below the tree unless it names a trivia class). Any other matcher (a
-    predicate, an inverse, metadata) goes to libcst."""
+    predicate, an inverse, metadata) goes to libcst.
+
+    ``index``: the :class:`NodeIndex` of the module ``tree`` is part of (``FileContext.index``):
+    the nodes of the classes the matcher names are then taken from it instead of walking the
+    tree (a function's body, asked about once per model or per write), the same nodes in the
+    same order; a tree of no module's index (a node the planner made) is walked."""
     names = _matcher_classes(matcher)
     if names is None or not isinstance(tree, cst.CSTNode):
         return m.findall(tree, matcher)
     trivia = any(_is_trivia(getattr(cst, name)) for name in names)
     bare = _is_bare(matcher)  # m.Name() | m.Call(): the class is the whole question
+    if index is not None and not trivia:
+        listed = index.below(tree, names)
+        if listed is not None:
+            return listed if bare else [node for node in listed if m.matches(node, matcher)]
     found = []
     stack = [tree]
     while stack:
@@ -184,27 +232,73 @@ def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode) -> Sequence[cst.CSTNo
     return found
 
 
-def _index(module: cst.Module) -> tuple[dict[int, cst.CSTNode], dict[type, list[cst.CSTNode]]]:
+def _index(
+    module: cst.Module, ranges: dict[int, tuple[int, int]] | None = None
+) -> tuple[dict[int, cst.CSTNode], dict[type, list[cst.CSTNode]]]:
     """One walk: the parent of every node but the trivia (by ``id``) and those nodes grouped
     by class, in the order libcst's ParentNodeProvider records them (a node's children, in
     order, when the walk leaves the node), so that ties in :meth:`FileContext.nodes` keep
-    their order."""
+    their order. ``ranges``, when given, gets each of those nodes' (by ``id``) place in the
+    walk's pre-order, the order :func:`findall` finds nodes in: (its own, the first after its
+    descendants'), so that the nodes below it are those whose place is in that range."""
     parent: dict[int, cst.CSTNode] = {}
     by_type: dict[type, list[cst.CSTNode]] = {}
-    stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None]] = [(module, None)]
+    stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None, int]] = [(module, None, 0)]
+    pop, push = stack.pop, stack.append
+    entered = 0
     while stack:
-        node, kids = stack.pop()
+        node, kids, start = pop()
         if kids is None:  # entering: leave after the children
-            kids = children(node, trivia=False)
-            stack.append((node, kids))
-            stack.extend((child, None) for child in reversed(kids))
+            kids = _kept_children(node)
+            push((node, kids, entered))
+            entered += 1
+            for child in reversed(kids):
+                push((child, None, 0))
             continue
+        if ranges is not None:
+            ranges[id(node)] = (start, entered)
         for child in kids:  # leaving
             key = id(child)
             if key not in parent:
-                by_type.setdefault(type(child), []).append(child)
+                group = by_type.get(child.__class__)
+                if group is None:
+                    group = by_type[child.__class__] = []
+                group.append(child)
             parent[key] = node
     return parent, by_type
+
+
+class NodeIndex:
+    """The nodes of one module's index (:func:`_index`: every node but the trivia, by class)
+    in the pre-order of its walk, the order :func:`findall` finds them in: the nodes of a class
+    below a node are one slice of that class's list (found by bisection), not a walk."""
+
+    __slots__ = ("_by_type", "_preorder", "_ranges")
+
+    def __init__(self, by_type: dict[type, list[cst.CSTNode]], ranges: dict[int, tuple[int, int]]) -> None:
+        self._by_type, self._ranges = by_type, ranges
+        self._preorder: dict[type, tuple[list[cst.CSTNode], list[int]]] = {}
+
+    def below(self, tree: cst.CSTNode, names: frozenset[str]) -> list[cst.CSTNode] | None:
+        """The nodes of the classes named ``names`` that are ``tree`` or below it, in
+        :func:`findall`'s order; None when ``tree`` is not a node of the index."""
+        ranges = self._ranges
+        span = ranges.get(id(tree))
+        if span is None:
+            return None
+        start, end = span
+        found: list[cst.CSTNode] = []
+        for name in names:
+            kind = getattr(cst, name)
+            listed = self._preorder.get(kind)
+            if listed is None:
+                ordered = sorted(self._by_type.get(kind, ()), key=lambda n: ranges[id(n)][0])
+                listed = self._preorder[kind] = (ordered, [ranges[id(n)][0] for n in ordered])
+            ordered, starts = listed
+            found += ordered[bisect_left(starts, start) : bisect_left(starts, end)]
+        if len(names) > 1:
+            found.sort(key=lambda n: ranges[id(n)][0])
+        return found
 
 
 def _is_bare(matcher) -> bool:

@@ -260,7 +260,7 @@ def _call_layers(ctx: FileContext, call: cst.Call, seen: set[int]) -> list[tuple
     if isinstance(definition, cst.ClassDef):
         return _class_layers(ctx, definition, seen)
     if isinstance(definition, cst.FunctionDef):
-        returned = [r.value for r in findall(definition.body, m.Return()) if r.value is not None]
+        returned = [r.value for r in findall(definition.body, m.Return(), ctx.index) if r.value is not None]
         if not returned:
             return f"`{ctx.code(call.func)}` (returns no module)"
         built: list[tuple[str, cst.Call]] = []
@@ -288,7 +288,7 @@ def _class_layers(ctx: FileContext, cls: cst.ClassDef, seen: set[int]) -> list[t
         if isinstance(found, str):
             return found
         layers.extend(found)
-    for call in findall(cls.body, m.Call()):
+    for call in findall(cls.body, m.Call(), ctx.index):
         qualified = ctx.qualified_names(call.func)
         is_layer = any(q.startswith("torch.nn.") and not q.startswith(_NOT_LAYERS) for q in qualified)
         if is_layer or isinstance(_local_definition(ctx, call.func), cst.ClassDef):

@@ -173,7 +173,7 @@ def _early_exits(ctx: FileContext, block: cst.Module | cst.IndentedBlock) -> lis
         if isinstance(before, cst.If)
         and before.orelse is None
         and exits(before.body)
-        and any(uses_device(ctx, c) for c in findall(before.body, m.Call()))
+        and any(uses_device(ctx, c) for c in findall(before.body, m.Call(), ctx.index))
     ]
 
 
