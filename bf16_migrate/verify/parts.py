@@ -12,6 +12,7 @@ from .records import RunRecord
 
 __all__ = ["PASS", "FAIL", "INCONCLUSIVE", "ERROR", "Status", "Part", "usable", "has_bf16", "dtypes_text", "steps_text"]
 
+
 class Status(str, enum.Enum):
     """A verdict or one of its parts: PASS, FAIL, INCONCLUSIVE (no part failed, one could not
     decide), or ERROR (a run could not be made: a verify's status, never a part's). A ``str``
