@@ -97,9 +97,18 @@ def _need(data: dict, key: str, kind: type, path: Path):
     return value
 
 
-class Emit(str, enum.Enum):
+class Word(str, enum.Enum):
+    """An enum whose members are the words a file or a report writes: each is that ``str`` (equal
+    to it, hashed as it, printed as it), so a typed member and the word read back compare equal.
+    (``enum.StrEnum`` from Python 3.11 on; the package runs on 3.10.)"""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Emit(Word):
     """A change a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
-    :mod:`bf16_migrate.python.precision`. A ``str`` enum: its value is the word the rules file uses."""
+    :mod:`bf16_migrate.python.precision`."""
 
     STOCHASTIC_ROUNDING = "stochastic-rounding"
     MODEL_CAST = "model-cast"
@@ -113,9 +122,6 @@ class Emit(str, enum.Enum):
     ZERO1_BF16_STATE = "zero1-bf16-state"
     HOST_FLOAT32 = "host-float32"
     DEVICE_TENSORS = "device-tensors"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 EMITS = frozenset(Emit)

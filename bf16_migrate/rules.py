@@ -42,6 +42,7 @@ from .rule_files import Mode as Mode
 from .rule_files import RuleError as RuleError
 from .rule_files import RuleExample as RuleExample
 from .rule_files import VariableRule as VariableRule
+from .rule_files import Word as Word
 from .rule_files import _modes_in, _need, _read
 from .rule_files import all_modes as all_modes
 from .rule_files import diagnostic_rules as diagnostic_rules

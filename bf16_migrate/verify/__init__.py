@@ -27,7 +27,7 @@ from bf16_migrate.write import read_source as read_file
 
 from ..rules import DEFAULT_MODE, Mode, all_modes, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
-from .allowance import compile_allowance
+from .allowance import Allowance, compile_allowance
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs
@@ -331,18 +331,9 @@ def verify_script(
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
     if inference:  # a script that does not train: judged on what it hands the host
         verdict = judge_outputs(mode, runs, sources)
+        verdict.notes.extend(texts.notes)
     else:
-        verdict = judge(
-            mode,
-            runs,
-            requested_steps=steps,
-            graphs=graphs,
-            device=device,
-            allowance=allowance,
-            kept_f32=texts.kept_f32,
-            loss_f32=texts.loss_f32,
-        )
-    verdict.notes.extend(texts.notes)
+        verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
     traced = trace_part(findings, runs)
     if traced is not None and verdict.parts and verdict.parts[0].passed:
         verdict.parts.append(traced)
@@ -365,17 +356,7 @@ def verify_script(
             _control_run(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
-            verdict = judge(
-                mode,
-                runs,
-                requested_steps=budget,
-                graphs=graphs,
-                device=device,
-                allowance=allowance,
-                kept_f32=texts.kept_f32,
-                loss_f32=texts.loss_f32,
-            )
-            verdict.notes.extend(texts.notes)
+            verdict = _judged(mode, runs, texts, budget, graphs=graphs, device=device, allowance=allowance)
             if traced is not None and verdict.parts and verdict.parts[0].passed:
                 verdict.parts.append(traced)  # the first round's trace: the second is not traced again
             rounds.append(budget)
@@ -407,6 +388,32 @@ def verify_script(
         modules=dict(texts.modules),
         islands=dict(texts.islands),
     )
+
+
+def _judged(
+    mode: Mode,
+    runs: Mapping[str, RunRecord],
+    texts: _Texts,
+    requested_steps: int,
+    *,
+    graphs: bool,
+    device: str,
+    allowance: Sequence[Allowance],
+) -> Verdict:
+    """The verdict of a training run (:func:`.compare.judge`) with what the migration's texts say
+    of it: the f32 it keeps on purpose and its notes."""
+    verdict = judge(
+        mode,
+        runs,
+        requested_steps=requested_steps,
+        graphs=graphs,
+        device=device,
+        allowance=allowance,
+        kept_f32=texts.kept_f32,
+        loss_f32=texts.loss_f32,
+    )
+    verdict.notes.extend(texts.notes)
+    return verdict
 
 
 def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts: _Texts) -> TraceSources:

@@ -3,28 +3,25 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
 
+from ..rule_files import Word
 from .records import RunRecord
 
 __all__ = ["PASS", "FAIL", "INCONCLUSIVE", "ERROR", "Status", "Part", "usable", "has_bf16", "dtypes_text", "steps_text"]
 
 
-class Status(str, enum.Enum):
+class Status(Word):
     """A verdict or one of its parts: PASS, FAIL, INCONCLUSIVE (no part failed, one could not
-    decide), or ERROR (a run could not be made: a verify's status, never a part's). A ``str``
-    enum: its value is the word the reports and the ``--json`` documents write."""
+    decide), or ERROR (a run could not be made: a verify's status, never a part's): the words the
+    reports and the ``--json`` documents write."""
 
     PASS = "PASS"
     FAIL = "FAIL"
     INCONCLUSIVE = "INCONCLUSIVE"
     ERROR = "ERROR"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 PASS, FAIL, INCONCLUSIVE, ERROR = Status.PASS, Status.FAIL, Status.INCONCLUSIVE, Status.ERROR
