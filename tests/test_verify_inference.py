@@ -247,3 +247,22 @@ def test_an_inference_script_that_only_saves_with_xm_save_is_judged_on_the_file(
     # added: left out of the pairing); what torch.save wrote is float32, as the legacy run's was
     saved = [o for o in report.runs[MIGRATED].trace.outputs if o.op.startswith("torch.save")]
     assert {o.dtype for o in saved} == {"float32", "int64"}
+
+
+def test_against_a_revision_the_legacy_lines_are_placed_in_the_migrated_file():
+    """``verify --against REV``: the user's file is the migrated one (a helper added at the top, the
+    exit wrapped in it), the legacy run ran the revision's text. The legacy line is placed in the
+    user's file where the migration kept it (the wrapped line keeps all of the legacy one)."""
+    legacy_text = "import torch\n\nprobs = model(x)\nout = probs.cpu().numpy()\n"
+    migrated_text = (
+        "import torch\n\n\ndef host_float32(t):\n    return t.cpu().float()\n\n\n"
+        "probs = model(x)\nout = host_float32(probs.cpu()).numpy()\n"
+    )
+    sources = TraceSources(lambda path: migrated_text if path == SCRIPT else None, {LEGACY: {SCRIPT: legacy_text}})
+    runs = {
+        LEGACY: _record(LEGACY, _output(4, VALUES)),
+        # the helper's copy (in the migration's host_float32), then the user's
+        MIGRATED: _record(MIGRATED, _output(5, VALUES, function="host_float32"), _output(9, VALUES)),
+    }
+    part = outputs_part(mode_named("stochastic"), runs, sources)
+    assert part.status == PASS and part.figures["paired"] == 1, part.detail

@@ -264,6 +264,8 @@ class HostOutput:
     col: int | None = None
     seen: int = 1
     step: int = 0
+    function: str = ""
+    """The name of the user's function the sample was taken in (``<module>`` at the top level)."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> HostOutput:
@@ -282,6 +284,7 @@ class HostOutput:
             col=int(col) if col is not None else None,
             seen=int(data.get("seen", 1)),
             step=int(data.get("step", 0)),
+            function=str(data.get("function", "")),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,6 +301,7 @@ class HostOutput:
             "numel": self.numel,
             "values": list(self.values),
             "step": self.step,
+            "function": self.function,
         }
 
 

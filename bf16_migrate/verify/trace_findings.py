@@ -119,7 +119,9 @@ class LineMap:
                 # (a line the migration added) is the line before the block
                 best, ratio = j1, 0.0
                 for j in range(j1, j2):
-                    r = _kept(a[i], b[j])
+                    # either way: a migrated line keeps the user's (casts added), and at --against REV the
+                    # legacy line is kept in the user's migrated one (host_float32(...) around it)
+                    r = max(_kept(a[i], b[j]), _kept(b[j], a[i]))
                     if r > ratio:
                         best, ratio = j, r
                 if ratio >= _SAME_LINE:

@@ -555,6 +555,7 @@ class Tracer:
                 "file": user.f_code.co_filename,
                 "line": line,
                 "col": col if start == line else None,
+                "function": user.f_code.co_name,
                 "op": op,
                 "occurrence": seen,
                 "seen": seen + 1,
