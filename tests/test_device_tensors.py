@@ -333,3 +333,87 @@ def test_a_floating_host_tensor_moved_to_the_device():
     assert "(criterion(out, y.to(device)) * w.to(device, dtype=torch.bfloat16)).mean()" in code
     assert "(out * class_weights.to(device, dtype=torch.bfloat16)).mean()" in code
     assert found == [(15, True), (15, True)]
+
+
+ARRIVALS = """import os
+import numpy as np
+import torch
+import torch_xla.core.xla_model as xm
+{switch}
+
+STATS = {{"mean": [0.5, -1.0], "std": [1.0, 2.0]}}
+
+
+def main():
+    device = xm.xla_device()
+    model = torch.nn.Linear(2, 2).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    mean = torch.tensor(STATS["mean"]).to(device)
+    std = torch.tensor(STATS["std"]).to(device)
+    for step in range(3):
+        xb = np.random.default_rng(step).normal(size=(4, 2))
+        x = (torch.from_numpy(xb).to(device) - mean) / std
+        labels = torch.from_numpy(np.arange(4) % 2).to(device)
+        logits = model(x)
+        returns = torch.tensor(np.linspace(1.0, 0.0, 4), device=device)
+        loss = (torch.nn.functional.cross_entropy(logits, labels, reduction="none") * returns).mean()
+        hits = (logits.argmax(-1) == labels).sum()
+        loss.backward()
+        optimizer.step()
+        print(loss.item(), hits.item())
+
+
+main()
+"""
+
+
+def test_a_tensor_of_a_dtype_the_code_does_not_tell_brought_to_the_device_and_computed_with():
+    """``torch.tensor(np_array, device=d)`` and ``torch.from_numpy(x).to(d)`` hold float64 or an
+    integer dtype, the code does not tell which: under the switch a floating one was bf16 on the
+    device (f64 included), an integer one stayed integer. Where the script computes with it on the
+    device (an operand of arithmetic, a torch function's argument) it goes through
+    ``floating_to_bf16`` (measured: a REINFORCE script's NumPy returns made the loss f64, verify's
+    trace named the line); where it is only compared, indexed or handed to the model or the loss,
+    it is left to the input casts. Re-parsed, idempotent; amp leaves them all."""
+    code, found = _migrated(ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"'))
+    assert "    mean = floating_to_bf16(torch.tensor(STATS[\"mean\"]).to(device))" in code
+    assert "    std = floating_to_bf16(torch.tensor(STATS[\"std\"]).to(device))" in code
+    assert "        x = (floating_to_bf16(torch.from_numpy(xb).to(device)) - mean) / std" in code
+    # the step's own tensor on the way to the loss is the model code audit's (BFM080)
+    assert "        returns = torch.tensor(np.linspace(1.0, 0.0, 4), device=device, dtype=logits.dtype)" in code
+    # the labels are only handed to the loss and compared: the input casts' business
+    assert "        labels = torch.from_numpy(np.arange(4) % 2).to(device)" in code
+    assert code.count("def floating_to_bf16(") == 1
+    assert found == [(14, True), (15, True), (18, True)]
+    rl = ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"').replace(
+        "        returns = torch.tensor(np.linspace(1.0, 0.0, 4), device=device)\n",
+        "        returns = torch.tensor(read_returns(step), device=device)\n        print((returns * 2).sum())\n",
+    )
+    code, found = _migrated(rl.replace(" * returns).mean()", ").mean()"))
+    assert "        returns = floating_to_bf16(torch.tensor(read_returns(step), device=device))" in code
+    assert (21, True) in found
+    amp = migrate_source(ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"'), "amp", "train.py").code
+    assert "floating_to_bf16" not in amp
+
+
+def test_a_run_time_cast_of_an_arrival_under_the_switchs_condition():
+    """Under the condition the switch was set under, the run-time cast is that condition's, in
+    parentheses where it is an operand."""
+    switch = '    bf16 = os.environ.get("BF16") == "1"\n    if bf16:\n        os.environ["XLA_USE_BF16"] = "1"\n'
+    source = ARRIVALS.format(switch="").replace("def main():\n", "def main():\n" + switch)
+    code, found = _migrated(source)
+    assert (
+        "        x = ((floating_to_bf16(torch.from_numpy(xb).to(device)) if bf16 "
+        "else torch.from_numpy(xb).to(device)) - mean) / std"
+    ) in code
+    assert len(found) == 3 and all(fixed for _, fixed in found)
+
+
+def test_a_module_moved_to_the_device_is_not_an_arrival():
+    """``net = Net().to(device)`` handed to ``torch.compile``: a module, which the model cast decides."""
+    source = ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"').replace(
+        "    model = torch.nn.Linear(2, 2).to(device)\n",
+        "    net = make_net().to(device)\n    model = torch.compile(net)\n    net.train()\n",
+    )
+    code, _ = _migrated(source)
+    assert "    net = make_net().to(device)" in code

@@ -38,9 +38,17 @@ A fresh upcast made from the output of a model on the device (``pred = model(x).
 a ``self.device`` the class also sets from elsewhere) may be the XLA device: the switch is kept and
 the line named (BFM154 ``device``); with ``dtype=`` given by hand the script migrates.
 
-**Not read.** A factory whose result may be integer (``torch.tensor(values, device=d)`` of values
-of unknown type: making it bf16 on a guess could turn integer labels floating) is not changed;
-the trace of ``bf16-migrate verify`` names any of them that computes in f32.
+**A dtype the code does not tell.** A tensor brought to the device whose dtype the code does not
+show (``torch.tensor(values, device=d)`` of values of unknown type, ``torch.from_numpy(x).to(d)``,
+``torch.tensor(stats["mean"]).to(d)``) may be floating (then the switch made it bf16 there, f64
+included) or integer (then it stayed integer): where the script computes with it on the device (an
+operand of arithmetic, an argument of a torch math function) it goes through ``floating_to_bf16``,
+the input casts' run-time cast, which decides by the tensor's dtype (BFM154 ``runtime``). Where it is
+only compared, indexed or handed to the model or the loss, the input casts decide. Under
+``XLA_DOWNCAST_BF16`` a float64 one was float32 on the device, not bf16: the run-time cast makes it
+bf16 (one precision below the legacy run's for that tensor; a float32 one is made what the switch made).
+Found by verify's trace on a REINFORCE script whose NumPy returns made the loss float64, and on a
+regression script standardising its NumPy batches on the device in f32.
 """
 
 from __future__ import annotations
@@ -57,7 +65,7 @@ from .bindings import self_assigned
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
-from .dtype_flow import FLOAT, INT, DtypeFlow
+from .dtype_flow import FLOAT, INT, UNKNOWN, DtypeFlow
 from .model_code import factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
@@ -71,6 +79,13 @@ _UPCASTS = frozenset({"float", "to"})
 _F32_NAMES = frozenset({"torch.float32", "torch.float"})
 _HOST_METHODS = ("cpu", "numpy", "item", "tolist")
 _MAX_DEPTH = 4
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "modules", "buffers"})
+_TENSOR_MATH = frozenset(
+    f"torch.{name}"
+    for name in ("stack", "cat", "matmul", "mm", "bmm", "einsum", "where", "clamp", "exp", "log", "sqrt", "mul", "add")
+)
+"""The torch functions that compute with a tensor they are handed (a loss target handed to a
+criterion is the input casts')."""
 _DEVICE_WORD = "device"
 """A parameter whose name holds this word is taken as the device the function is handed: in a
 script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
@@ -116,6 +131,8 @@ def find_device_tensors(
             _floating_transfer(ctx, flow, call)
         ):
             out.found.append(call)
+        elif _unknown_arrival(ctx, flow, call) and _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call):
+            out.found.append(call)  # else the input casts' (a model input, a loss target) or a callee's
     return out
 
 
@@ -185,8 +202,16 @@ def plan_device_tensors(
     under ``guard``: ``torch.bfloat16 if <guard> else None``) and report each (BFM154). A factory
     already edited in ``plan`` (the step's FP32 loss accumulator) is left as planned. Marks
     :attr:`.outcome.Edge.DEVICE_TENSORS` examined."""
+    flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     for call in found:
         if id(call) in plan.replace:
+            continue
+        if _unknown_arrival(ctx, flow, call):
+            if _cast_where_used(ctx, plan, call):
+                continue  # a model input or a loss target, cast where it is used (the input casts)
+            _need_floating_helper(plan)
+            plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
+            ctx.report("BFM154", call, fixed=True, variant="runtime", code=_code(ctx, call))
             continue
         if _is_upcast(call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
@@ -202,16 +227,62 @@ def plan_device_tensors(
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
 
 
-def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
-    """Whether the moved tensor, or a name it is assigned to, is an argument of a call that is not
-    a torch function (a module, a criterion, a function of the file): the callee decides its dtype."""
-    uses: list[cst.CSTNode] = [move]
-    for name in _assigned_names(ctx, move):
+def _need_floating_helper(plan: EditPlan) -> None:
+    """Put ``floating_to_bf16`` (with the input hook it comes with) among the plan's helpers, unless
+    the input casts put it there already."""
+    if not any(isinstance(st, cst.FunctionDef) and st.name.value == snippets.BF16_FLOATING for st in plan.prelude):
+        plan.prelude.extend(snippets.bf16_inputs_helper())
+
+
+def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """A conditional cast (``floating_to_bf16(x) if guard else x``) in parentheses, so it stays one
+    operand where it is written (``... - mean``)."""
+    if isinstance(expr, cst.IfExp):
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+def _uses(ctx: FileContext, call: cst.Call) -> list[cst.CSTNode]:
+    """``call`` itself and the reads of the names it is assigned to (``x = t.to(d)``)."""
+    uses: list[cst.CSTNode] = [call]
+    for name in _assigned_names(ctx, call):
         scope = ctx.scopes.get(name)
         for binding in scope[name.value] if scope is not None else ():
             if getattr(binding, "node", None) is name:
                 uses += [access.node for access in getattr(binding, "references", ())]
+    return uses
+
+
+def _computed_with(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is computed with there: an operand of
+    arithmetic (``t - mean``, ``-t``, ``acc += t``) or an argument of a torch function
+    (``torch.stack``, ``torch.matmul``). A tensor only indexed, compared or handed on computes
+    nothing in a floating dtype of its own."""
+    uses = _uses(ctx, call)
+    if any(_used_as_a_module(ctx, use) for use in uses):
+        return False  # `model = Net().to(device)`: a module, which the model cast decides
     for use in uses:
+        parent = ctx.parent(use)
+        if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.AugAssign)):
+            return True
+        holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(holder, cst.Call) and ctx.qualified_names(holder.func) & _TENSOR_MATH:
+            return True
+    return False
+
+
+def _used_as_a_module(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """Whether ``use`` is called (``model(x)``) or asked for a module's state (``model.parameters()``)."""
+    parent = ctx.parent(use)
+    if isinstance(parent, cst.Call) and parent.func is use:
+        return True
+    return isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value in _MODULE_METHODS
+
+
+def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether the moved tensor, or a name it is assigned to, is an argument of a call that is not
+    a torch function (a module, a criterion, a function of the file): the callee decides its dtype."""
+    for use in _uses(ctx, move):
         arg = ctx.parent(use)
         holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
         if isinstance(holder, cst.Call) and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
@@ -323,6 +394,23 @@ def _floating_transfer(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> boo
     if len(devices) != 1 or not _is_device(ctx, devices[0], 0):
         return False
     return flow.infer(call.func.value) == FLOAT
+
+
+def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """A tensor of a dtype the code does not tell, brought to the XLA device without a dtype:
+    ``t.to(device)`` of a ``t`` neither floating nor integer for sure (``torch.from_numpy(x)``,
+    ``torch.tensor(stats["mean"])``), or ``torch.tensor(values, device=device)`` of such values (a
+    NumPy array of returns, a list read from a file). If it is floating the switch made it bf16
+    there; if integer it stayed so: the run-time cast decides."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
+        if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
+            return False
+        devices = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
+        return len(devices) == 1 and _is_device(ctx, devices[0], 0) and flow.infer(call.func.value) == UNKNOWN
+    if factory_dtype_class(ctx, call) != UNKNOWN:
+        return False
+    device = _device_argument(call)
+    return device is not None and _is_device(ctx, device, 0)
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ..rules import Mode
-from .allowance import Allowance
+from .allowance import Allowance, first_step_recompiles
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
@@ -363,10 +363,12 @@ def graph_part(
     if allowance is None:
         extra = mode_compile_allowance(mode)
         items = [f"+{extra} for the model cast"] if extra else []
-    else:
+    against = legacy if usable(legacy) else base
+    if allowance is not None:
+        again = first_step_recompiles(allowance, migrated.compiles_at_step, against.compiles_at_step if against else [])
+        allowance = [*allowance, again] if again is not None else allowance
         extra = sum(item.count for item in allowance)
         items = [f"+{item.count} for {item.what}" for item in allowance]
-    against = legacy if usable(legacy) else base
     if comp is not None and against is not None and against.compile_count is not None:
         figs.update(
             compiles=comp,
