@@ -649,18 +649,7 @@ def test_a_loss_target_made_on_the_device_is_left_to_the_input_casts():
     assert findings(result) == []
 
 
-@pytest.mark.parametrize(
-    "state",
-    [
-        'self.register_buffer("weights", torch.ones(8))',
-        "self.head = torch.nn.Linear(8, 8)",
-        "self.ce = torch.nn.CrossEntropyLoss(weight=torch.ones(8))",
-    ],
-)
-def test_a_criterion_keeping_tensors_of_its_own_keeps_the_switch(state):
-    """``model.to`` does not cast the criterion: its buffer, layer or class weight would stay f32."""
-    source, result = migrate_step(
-        f"""
+CRITERION = """
         class Criterion(torch.nn.Module):
             def __init__(self):
                 super().__init__()
@@ -670,24 +659,53 @@ def test_a_criterion_keeping_tensors_of_its_own_keeps_the_switch(state):
                 return F.cross_entropy(logits, target)
 
 
-        def main():
+        def main(device_of):
             device = torch_xla.device()
             model = Encoder().to(device)
-            criterion = Criterion().to(device)
+            criterion = Criterion().to({device})
             optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            loss = criterion(model(torch.randn(4, 8, device=device)), torch.randint(0, 8, (4,), device=device))
+            loss = criterion(model(torch.randn(4, 8).to(device)), torch.randint(0, 8, (4,)).to(device))
             loss.backward()
             optimizer.step()
         """
-    )
+
+STATES = [
+    'self.register_buffer("weights", torch.ones(8))',
+    "self.head = torch.nn.Linear(8, 8)",
+    "self.ce = torch.nn.CrossEntropyLoss(weight=torch.ones(8))",
+]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_a_criterion_keeping_tensors_of_its_own_is_cast_with_the_model(state):
+    """``model.to`` does not cast the criterion: its buffer, layer or class weight would stay f32
+    where the switch made it bf16 (measured: a weighted cross-entropy criterion left f32 crashes the
+    migrated step on the XLA CPU device, "mixed precision is disallowed"). Put on the device by the
+    script itself, it is cast right after (BFM086 fixed); amp leaves it FP32 with the model."""
+    source, result = migrate_step(CRITERION.format(state=state, device="device"))
+    assert "    criterion = Criterion().to(device)\n    criterion.to(torch.bfloat16)\n" in result.code
+    assert ("BFM086", True) in [(code, fixed) for code, fixed, _ in findings(result)]
+    assert not [code for code, fixed, _ in findings(result) if not fixed]
+    _, amp = migrate_step(CRITERION.format(state=state, device="device"), mode="amp")
+    assert "criterion.to(torch.bfloat16)" not in amp.code
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_a_criterion_on_a_device_the_code_does_not_tell_keeps_the_switch(state):
+    """The same criterion moved to a device the code does not tell: the switch is kept and the line
+    named (BFM151, as for any module on such a device)."""
+    source, result = migrate_step(CRITERION.format(state=state, device="device_of(model)"))
     assert result.code == source
-    assert [(code, fixed) for code, fixed, _ in findings(result)] == [("BFM085", False), ("BFM086", False)]
-    assert "of the loss `Criterion`" in next(d.message for d in result.diagnostics if d.code == "BFM086")
-    # a stateless criterion (a torch loss without a weight) is no such state
-    _, plain = migrate_step(
-        source.split(ENCODER)[1].replace(state, "self.ce = torch.nn.CrossEntropyLoss(label_smoothing=0.1)")
-    )
+    assert [(d.code, d.line, d.fixed) for d in result.diagnostics] == [("BFM151", 6, False), ("BFM151", 29, False)]
+    assert "`criterion` is moved to `device_of(model)`" in result.diagnostics[1].message
+
+
+def test_a_criterion_without_tensors_of_its_own_is_not_cast():
+    """A stateless criterion (a torch loss without a weight) keeps nothing the switch made bf16."""
+    source = CRITERION.format(state="self.ce = torch.nn.CrossEntropyLoss(label_smoothing=0.1)", device="device")
+    _, plain = migrate_step(source)
     assert findings(plain) == [] and "model.to(torch.bfloat16)" in plain.code
+    assert "criterion.to(torch.bfloat16)" not in plain.code
 
 
 def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_path):

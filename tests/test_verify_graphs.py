@@ -552,3 +552,25 @@ def test_the_first_steps_graphs_compiled_again_after_a_model_cast_are_allowed_on
     small["legacy"].compiles_at_step = [2, 3, 3, 3, 3, 3, 3, 3, 4]
     detail = judge(mode_named("stochastic"), small, allowance=cast).part("graph").detail
     assert "more than allowed (legacy run 4, allowed +1 for the model cast, +1 for the 2 graph(s)" in detail
+
+
+def test_amps_onset_limit_grows_with_a_far_control_and_full_bf16_still_fails():
+    """amp's onset limit (2e-3) grows to 0.6 x the full-bf16 control's median where that is more: a
+    REINFORCE policy samples its data from its own outputs, so autocast's run is 0.0083 from the FP32
+    one while the control is 0.057 from it (measured, 12 steps). A run that is the legacy run (full
+    bf16 under the amp name) sits at the control's median and fails; near a close control the fixed
+    limit holds."""
+    far = [x * (1.0 + 0.057 * (-1) ** i) for i, x in enumerate(FP32)]
+    amp_like = [x * (1.0 + 0.0083 * (-1) ** i) for i, x in enumerate(FP32)]
+    r = runs(migrated=amp_like, params={"float32": 6})
+    r["legacy"].losses = far
+    part = judge(mode_named("amp"), r).part("matches")
+    assert part.status == PASS, part.detail
+    assert "(limit 0.034 = 0.6 x the control's 0.057, above 0.002)" in part.detail
+    full = runs(migrated=far, params={"float32": 6})
+    full["legacy"].losses = far
+    assert judge(mode_named("amp"), full).part("matches").status == FAIL
+    near = runs(migrated=[x * (1.0 + 0.0025 * (-1) ** i) for i, x in enumerate(FP32)], params={"float32": 6})
+    near["legacy"].losses = [x * (1.0 + 0.003 * (-1) ** i) for i, x in enumerate(FP32)]
+    detail = judge(mode_named("amp"), near).part("matches").detail
+    assert "median rel. diff of the first 9 steps 0.0025 (limit 0.002)" in detail

@@ -42,10 +42,11 @@ from ..rules import ArgumentAt, ModuleCopy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
-from .bindings import definitions, self_assigned
+from .bindings import assigned_values, definitions, self_assigned
 from .conditions import evaluable_like
 from .context import FileContext
 from .inputs import InputCasts
+from .loss_reach import loss_state
 from .model_reach import module_classes
 from .model_site import ModelCall, is_loss_callee, model_calls, model_key, same_model
 from .outcome import Edge, NotExamined, Refusal
@@ -97,6 +98,13 @@ class OnDevice:
 
     modules: list[DeviceModule] = field(default_factory=list)
     unplaced: list[Unplaced] = field(default_factory=list)
+    criteria: list[DeviceModule] = field(default_factory=list)
+    """Criteria on the device that keep tensors of their own (a class of the file applied as the
+    loss, with a buffer, a parameter or a weighted layer: :func:`.loss_reach.loss_state`). Under the
+    switch those tensors were bf16 on the device; the model cast does not reach them, so each is cast
+    right after its entry, in the modes that cast the model (their inputs are the model's outputs and
+    the loss targets, which the input casts see to). amp leaves them FP32 with the model; their
+    calls are inside the loss, under autocast with it."""
     as_written: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = field(default_factory=list)
     """Modules put on the device with a dtype the script names (``vae.to(device, dtype=torch.float32)``):
     (the call, the module, the dtype), kept as written (BFM153)."""
@@ -110,8 +118,9 @@ class OnDevice:
         return out
 
     def exprs(self, ctx: FileContext) -> list[cst.BaseExpression]:
-        """The expressions the modules are used by, each once (what the model-code audit reads)."""
-        return [module.expr for module in self.unique(ctx)]
+        """The expressions the modules and the criteria are used by, each once (what the model-code
+        audit reads: a criterion cast with the model is read as the model's code)."""
+        return [module.expr for module in [*self.unique(ctx), *self.criteria]]
 
     def calls(self, ctx: FileContext) -> list[ModelCall]:
         """Every call of the modules in the file."""
@@ -145,12 +154,13 @@ class OnDevice:
             module.cast = not any(_runs_before(ctx, at, before, module.anchor) for at, before in casts)
         if guard is None:
             return
-        for module in list(self.modules):
-            if module.cast and not any(evaluable_like(ctx, guard, where, module.anchor) for where in guard_at):
-                self.modules.remove(module)
-                self.unplaced.append(
-                    Unplaced(module.entry, ctx.code(module.expr), "guard", {"condition": ctx.code(guard)})
-                )
+        for held in (self.modules, self.criteria):
+            for module in list(held):
+                if module.cast and not any(evaluable_like(ctx, guard, where, module.anchor) for where in guard_at):
+                    held.remove(module)
+                    self.unplaced.append(
+                        Unplaced(module.entry, ctx.code(module.expr), "guard", {"condition": ctx.code(guard)})
+                    )
 
 
 def find_device_modules(ctx: FileContext, models: list[cst.BaseExpression]) -> OnDevice:
@@ -322,15 +332,30 @@ class _Finder:
         self._copies(copies)
         self._built_elsewhere()
         found = self.found
-        found.modules = [
-            m
-            for m in found.modules
-            if not is_loss_callee(ctx, m.expr) and not any(same_model(ctx, m.expr, w) for _, w, _ in found.as_written)
-        ]
+        written = [w for _, w, _ in found.as_written]
+        found.modules = [m for m in found.modules if not any(same_model(ctx, m.expr, w) for w in written)]
+        found.criteria = [m for m in found.modules if is_loss_callee(ctx, m.expr) and self._keeps_state(m)]
+        found.modules = [m for m in found.modules if not is_loss_callee(ctx, m.expr)]
         for module in found.modules:
             module.calls = model_calls(ctx, module.expr, aliases(ctx, module.expr))
             module.methods = self._methods(module.expr)
         return found
+
+    def _keeps_state(self, module: DeviceModule) -> bool:
+        """Whether ``module`` (a criterion on the device) is built from a class of the file that
+        keeps tensors of its own (:func:`.loss_reach.loss_state`)."""
+        ctx = self.ctx
+        built = _constructor(module.entry)  # `Focal(alpha).to(device)`: the constructor under the moves
+        classes = [d for d in definitions(ctx, built.func) if isinstance(d, cst.ClassDef)]
+        if not classes:
+            classes = [
+                d
+                for value in (assigned_values(ctx, module.expr) if isinstance(module.expr, cst.Name) else [])
+                if isinstance(value, cst.Call)
+                for d in definitions(ctx, _constructor(value).func)
+                if isinstance(d, cst.ClassDef)
+            ]
+        return any(loss_state(ctx, cls) for cls in classes)
 
     def _methods(self, expr: cst.BaseExpression) -> list[cst.Call]:
         """The calls of ``expr``'s methods that are not torch.nn.Module's own (``rules``
@@ -695,8 +720,19 @@ def plan_device_modules(
             plan.insert_after.setdefault(id(module.anchor), []).extend(snippets.guarded(statements, guard))
         if module.cast:
             _report_cast(ctx, module)
+    for criterion in found.criteria:
+        cast = snippets.model_cast_statement(criterion.expr)
+        plan.insert_after.setdefault(id(criterion.anchor), []).extend(snippets.guarded([cast], guard))
+        ctx.report("BFM086", criterion.entry, fixed=True, variant="cast", criterion=ctx.code(criterion.expr))
     _report_as_written(ctx, found)
     ctx.outcome.examined.add(Edge.DEVICE_MODULES)
+
+
+def _constructor(call: cst.Call) -> cst.Call:
+    """The call under a chain of module methods (``Focal(alpha).to(device).train()`` -> ``Focal(alpha)``)."""
+    while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call):
+        call = call.func.value
+    return call
 
 
 def _report_as_written(ctx: FileContext, found: OnDevice) -> None:
