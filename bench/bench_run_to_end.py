@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bf16_migrate.rules import MODES  # noqa: E402
+
 from run_outputs import REFERENCE, migrated, prepare, run, worst  # noqa: E402
 from test_run_to_end import CASES, TOLERANCE, _ci_mode, baseline, check  # noqa: E402
-
-from bf16_migrate.rules import MODES  # noqa: E402
 
 
 def main() -> None:

@@ -12,16 +12,17 @@ from pathlib import Path
 import json5
 import nbformat
 import pytest
-from conftest import LEGACY
-from goldens import expected_dir
 from ruamel.yaml import YAML
-from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
 
 from bf16_migrate.carriers import analyze
 from bf16_migrate.carriers.resolve import resolve_module, resolve_script, uses_torch
 from bf16_migrate.command_lines import read_command
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.scan import kind_of, scan
+
+from conftest import LEGACY
+from goldens import expected_dir
+from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
 
 
 def test_every_carrier_shape_has_a_case():

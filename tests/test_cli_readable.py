@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, ROOT
 
 from bf16_migrate.cli import main
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.output_human import fixes_lines, fold, grouped_lines, todo_lines, wrap
 from bf16_migrate.walk_progress import BAR_WIDTH, WalkProgress
 from bf16_migrate.walk_progress import fit as walk_progress_fit
+
+from conftest import FIXTURES, ROOT
 
 SHOWCASE = (ROOT / "examples" / "showcase" / "train.py").read_text()
 NOTEBOOK_BANG = '!python -c \'import os; os.environ["XLA_USE_BF16"]="1"\''

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_commit import SCRIPT, launchers_before_scripts, snapshot
 
 from bf16_migrate import commit as commit_module
 from bf16_migrate import project
 from bf16_migrate.commit import WriteRefused, plan_write
 from bf16_migrate.project import migrate_paths
+
+from test_commit import SCRIPT, launchers_before_scripts, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,11 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import load_rules
+
+from conftest import ROOT
 
 HEADER = "import os\nimport torch\nimport torch_xla\n"
 

@@ -5,9 +5,10 @@ rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/te
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, LEGACY, MODES
 
 from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES, LEGACY, MODES
 
 SHAPE = FIXTURES / "shapes" / "test_env_reads" / "test_env_reads.py"
 

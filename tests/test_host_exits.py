@@ -9,11 +9,12 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.python import migrate_source, snippets
 from bf16_migrate.python.host_exits import HARNESS, INVALID, VALID, Example
 from bf16_migrate.rules import RuleError, load_rules
+
+from conftest import ROOT
 
 RULES = load_rules()
 MODES = list(RULES.modes.values())

@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, LEGACY, MODES
 
 from bf16_migrate.rules import load_rules
+
+from conftest import FIXTURES, LEGACY, MODES
 
 SEEDS = int(os.environ.get("BF16_MIGRATE_JUNK_SEEDS", "2"))
 TIMEOUT = float(os.environ.get("BF16_MIGRATE_JUNK_TIMEOUT", "120"))

@@ -19,8 +19,9 @@ import warnings
 
 import pytest
 
-from conftest import FIXTURES
 from bf16_migrate.python.snippets import MASTER_WEIGHTS_SOURCE
+
+from conftest import FIXTURES
 
 torch = pytest.importorskip("torch")
 

@@ -20,13 +20,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, MODES
-from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 from bf16_migrate.verify.graphs import hlo_stats
 from bf16_migrate.verify.runner import stage_script
+
+from conftest import FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 CASES_DIR = FIXTURES / "model_code"
 CASES = sorted(p.name for p in CASES_DIR.iterdir() if (p / "train.py").is_file())

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from bf16_migrate.cli import main
-from bf16_migrate.python import migrate_source
 from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
+from bf16_migrate.python import migrate_source
 from bf16_migrate.scan import scan
 
 LIBSONNET = """\

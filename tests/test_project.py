@@ -12,8 +12,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from goldens import expected_dir
+
 from conftest import LEGACY, MODES
+from goldens import expected_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "project"

@@ -38,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 if sys.version_info >= (3, 11):

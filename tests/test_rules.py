@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.diagnostics import RULES_REFERENCE, Diagnostic, report, with_readme_table
 from bf16_migrate.rules import (
@@ -22,6 +21,8 @@ from bf16_migrate.rules import (
     mode_named,
     variable_rules,
 )
+
+from conftest import ROOT
 
 
 def test_rules_load_and_cover_every_mode():

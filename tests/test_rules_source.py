@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 from bf16_migrate.rules import MODES, RULES_DIR, RULES_DIR_ENV, load_rules, variable_names
 from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, LEGACY_VARIABLES_ENV, child_env
+
+from conftest import FIXTURES, ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib

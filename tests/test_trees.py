@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import FIXTURES, MODES
-
 from bf16_migrate.cli import main
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES, MODES
 
 TREES = FIXTURES / "trees"
 CASES = sorted(p.name for p in TREES.iterdir() if (p / "train.py").is_file())

@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.collect import _diagnose
@@ -28,6 +27,8 @@ from bf16_migrate.verify.parts import FAIL, INCONCLUSIVE, PASS
 from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunRecord, RunSpec
 from bf16_migrate.verify.trace import Trace
 from bf16_migrate.verify.trace_findings import TraceSources
+
+from conftest import FIXTURES
 
 SCRIPT = "/work/user/score.py"
 SCORER = FIXTURES / "inference" / "scorer"

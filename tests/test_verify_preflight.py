@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
 
 from bf16_migrate.cli import main
 from bf16_migrate.verify.markdown import error_markdown, report_markdown, tree_markdown
 from bf16_migrate.verify.preflight import check_arguments, check_xla, xla_install_line
 from bf16_migrate.verify.records import RunError
+
+from conftest import ROOT
 
 SHOWCASE = (ROOT / "examples" / "showcase" / "train.py").read_text()
 HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("torch_xla") is not None

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_verify_unit import LEGACY_LOSSES, judge, runs
 
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.launch import plan_launcher
 from bf16_migrate.verify.migration import refuse_nothing_to_verify
 from bf16_migrate.verify.records import RunError
+
+from test_verify_unit import LEGACY_LOSSES, judge, runs
 
 TRAIN = '''"""A small regressor."""
 import os
