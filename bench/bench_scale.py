@@ -41,8 +41,8 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import MODES, variable_names

@@ -376,6 +376,6 @@ def test_every_phase_of_the_walk_has_a_total_it_reaches(tmp_path):
     recorder = _Recorder()
     migrate_paths([tmp_path], "stochastic", write=False, progress=recorder)
     assert [p[0] for p in recorder.phases] == ["reading files", "migrating scripts", "migrating imported modules"]
-    for text, done, total in recorder.phases:
+    for _text, done, total in recorder.phases:
         assert total is not None and done == total, recorder.phases
     assert recorder.phases[1][2] == 3 and recorder.phases[2][2] == 1, recorder.phases

@@ -11,9 +11,7 @@ bit-identical to one that never stopped.
 
 from __future__ import annotations
 
-import copy
 import io
-import json
 import sys
 import warnings
 

@@ -521,7 +521,7 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:
         b.add(inner, f"{opt}.step()")
     elif shape == 3:  # backslash continuation
         b.add(inner, zero)
-        b.extend(inner, [f"out = \\", f"    {model}({x})"], TOUCH)
+        b.extend(inner, ["out = \\", f"    {model}({x})"], TOUCH)
         b.extend(inner, [f"{loss} = loss_fn(out, \\", f"                  {y})"], TOUCH)
         b.add(inner, f"{loss}.backward()")
         b.add(inner, f"{opt}.step()")
@@ -696,7 +696,7 @@ def scripts(draw) -> Script:
         texts.append(text)
         roles.append(line.role)
     ends = []
-    for k in range(len(texts)):
+    for _ in range(len(texts)):
         if newline == "mixed":
             ends.append(draw(st.sampled_from(["\n", "\r\n"])))
         else:
