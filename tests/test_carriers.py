@@ -269,7 +269,7 @@ def test_launched_script_outside_the_given_paths_but_in_the_tree(tmp_path):
 
 def test_a_script_the_codemod_cannot_migrate_keeps_its_launcher(tmp_path):
     (tmp_path / "run.sh").write_text("export XLA_USE_BF16=1\npython prep.py\n")
-    (tmp_path / "prep.py").write_text("import torch\nprint(torch.ones(2, device=\"xla\"))\n")
+    (tmp_path / "prep.py").write_text('import torch\nprint(torch.ones(2, device="xla"))\n')
     outcome = migrate_paths([tmp_path], "stochastic", write=True)
     assert (tmp_path / "run.sh").read_text() == "export XLA_USE_BF16=1\npython prep.py\n"
     codes = {(Path(d.path).name, d.code) for d in outcome.diagnostics}

@@ -93,9 +93,7 @@ def _reference_walk(root: Path, exclude=()):
 
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_HIDDEN and d not in SKIP_DIRS and not d.endswith(".egg-info")
+            d for d in dirnames if d not in SKIP_HIDDEN and d not in SKIP_DIRS and not d.endswith(".egg-info")
         )
         base = Path(dirpath).relative_to(root)
         dirnames[:] = [

@@ -73,7 +73,9 @@ def test_every_float32_row_has_an_example_and_the_examples_name_their_codes():
 
 def test_a_script_that_keeps_its_switch_has_its_host_edge_untouched():
     """No model to cast (BFM010): nothing changes, so nothing leaves the device differently."""
-    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2, device=\"xla\").cpu().numpy()\n'
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2, device="xla").cpu().numpy()\n'
+    )
     result = migrate_source(source, MODES[0], "no_model.py")
     assert result.code == source
     assert not result.outcome.host_edge_examined

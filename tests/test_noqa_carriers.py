@@ -197,12 +197,16 @@ def test_notebook_without_the_noqa_is_migrated(tmp_path):
 def test_notebook_noqa_in_a_python_line_and_not_in_a_string(tmp_path):
     nb = tmp_path / "nb.ipynb"
     nb.write_text(
-        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\nprint(torch.ones(2, device=\"xla\"))')
+        _notebook(
+            'import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\nprint(torch.ones(2, device="xla"))'
+        )
     )
     code, doc = _run(tmp_path)
     assert code == 0 and [(d["code"], d["line"]) for d in doc["suppressed"]] == [("BFM010", 3)], doc
     nb.write_text(
-        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\nprint(torch.ones(2, device=\"xla\"))')
+        _notebook(
+            'import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\nprint(torch.ones(2, device="xla"))'
+        )
     )
     code, doc = _run(tmp_path)
     assert (

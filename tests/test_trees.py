@@ -281,7 +281,7 @@ def test_amp_passes_the_scripts_own_flag_where_the_launchers_set_the_variable(tm
             "its branch assigns no variable",
         ),
         # a launch inside a function
-        ("run() {\n    python3 train.py \"$@\"\n}\nexport XLA_USE_BF16=1\nrun --steps 3\n", "inside a shell function"),
+        ('run() {\n    python3 train.py "$@"\n}\nexport XLA_USE_BF16=1\nrun --steps 3\n', "inside a shell function"),
     ],
 )
 def test_amp_keeps_a_setting_whose_flag_cannot_be_passed(tmp_path, launcher, reason):
