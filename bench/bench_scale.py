@@ -400,14 +400,16 @@ def growth(args: argparse.Namespace) -> None:
                 state = f"{planted} legacy scripts" if planted else "clean"
                 wall, cpu, peak, code = medians(grep, root, args.repeat, args.warmup)
                 print(
-                    f"| a tree (grep -rlE) | {files:,} files | {state} | grep | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
+                    f"| a tree (grep -rlE) | {files:,} files | {state} | grep | "
+                    f"{wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
                 )
                 for name, source in versions.items():
                     wall, cpu, peak, code = medians(
                         [*cli(source), "--check", "-q", "."], root, args.repeat, args.warmup
                     )
                     print(
-                        f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |",
+                        f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} "
+                        f"| {cpu:.2f} | {peak:.0f} | {code} |",
                         flush=True,
                     )
         print("\n| what a run imports (`-X importtime`, cumulative) | version | libcst | libcst.matchers |")
@@ -488,7 +490,8 @@ def main() -> None:
         "--budget",
         type=float,
         default=600,
-        help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)",
+        help="skip a file when the last size of its shape and mode, scaled "
+        "linearly, says it would take longer (seconds)",
     )
     parser.add_argument("--growth", action="store_true", help="whole runs in new processes (see the docstring)")
     parser.add_argument("--clean-file", action="store_true", help="the pre-commit case (see the docstring)")
@@ -528,7 +531,8 @@ def main() -> None:
             wall, cpu = seconds(source, mode, args.repeat)
             last[shape, mode] = (n_lines, wall)
             print(
-                f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | {cpu:.2f} | {wall / n_lines * 1000:.3f} |",
+                f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | "
+                f"{cpu:.2f} | {wall / n_lines * 1000:.3f} |",
                 flush=True,
             )
 

@@ -124,7 +124,10 @@ def machine() -> str:
     from importlib.metadata import version
 
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, Python {platform.python_version()}, libcst {version('libcst')}; load average {load}"
+    return (
+        f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}, libcst {version('libcst')}; load average {load}"
+    )
 
 
 def main() -> None:

@@ -36,7 +36,8 @@ def pytest_addoption(parser):
         "--update-goldens",
         action="store_true",
         default=False,
-        help="write the golden files under fixtures/*/expected/<mode>/ from what the code gives, instead of comparing (review git diff fixtures/ after)",
+        help="write the golden files under fixtures/*/expected/<mode>/ from what the code "
+        "gives, instead of comparing (review git diff fixtures/ after)",
     )
 
 
@@ -65,5 +66,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     updated = getattr(config, "_bf16_goldens_updated", [])
     if updated:
         terminalreporter.write_line(
-            f"--update-goldens: wrote {len(updated)} golden director(ies); review `git diff fixtures/` before committing"
+            f"--update-goldens: wrote {len(updated)} golden director(ies); "
+            "review `git diff fixtures/` before committing"
         )

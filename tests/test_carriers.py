@@ -310,7 +310,8 @@ def test_a_shell_script_bash_rejects_is_an_error_not_a_rewrite(text, line, said)
     [
         ("env:\n  - name: XLA_USE_BF16\n    value: '1'\nenv: {XLA_USE_BF16: '1'}\n", 4),
         (
-            "services:\n  train:\n    command: python train.py\n    environment:\n      XLA_USE_BF16: '1'\n    command: [python, t.py]\n",
+            "services:\n  train:\n    command: python train.py\n    environment:\n"
+            "      XLA_USE_BF16: '1'\n    command: [python, t.py]\n",
             6,
         ),
     ],

@@ -178,7 +178,10 @@ def test_dockerfile_edits_only_the_entry(decision):
 def test_yaml_env_list_edits_only_the_entry(decision):
     rng = random.Random(4000 + (decision == REMOVE))
     for _ in range(N):
-        head = '# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n    - name: t   # main\n      command: ["python", "src/train.py"]\n      env:\n'
+        head = (
+            "# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n"
+            '    - name: t   # main\n      command: ["python", "src/train.py"]\n      env:\n'
+        )
         blocks = [(head,) * 3]
         for _ in range(rng.randint(1, 4)):
             s = rng.choice(

@@ -101,7 +101,8 @@ def _legacy_line(k: str, rng: random.Random) -> bytes:
         "yaml": f"env:\n  {variable}: '1'\n",
         "dockerfile": f"ENV {variable}=1\n",
         "dotenv": f"{variable}=1\n",
-        "notebook": f'{{"cells": [{{"cell_type": "code", "source": "%env {variable}=1", "metadata": {{}}, "outputs": [], "execution_count": null}}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}\n',
+        "notebook": f'{{"cells": [{{"cell_type": "code", "source": "%env {variable}=1", "metadata": {{}}, "outputs": '
+        f'[], "execution_count": null}}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}\n',
         "other": f"{variable}=1\n",
     }[k].encode()
 
@@ -217,7 +218,9 @@ EDGES = {
     "notebook": [],  # built below
     "python": [
         f'import os\nos.environ["{V}"] = "1"\n',
-        "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\nloss.backward()\nopt.step()\n",
+        "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\n"
+        "loss.backward()\nopt.step()\n",
         f'import os\nif True: os.environ["{V}"] = "1"\n',
         f'import os\nos.environ["{V}"] = "1" \\\n',
         "def f(:\n",
@@ -499,7 +502,8 @@ def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
                 if error is not None:
                     was = reparse_error(path, before)
                     problems.append(
-                        f"{path} ({tree.notes[path]}): rewritten without a word and does not parse as {kind(path)}: {error}"
+                        f"{path} ({tree.notes[path]}): rewritten without a word and "
+                        f"does not parse as {kind(path)}: {error}"
                         + (f" (nor did the original: {was})" if was else " (the original did)")
                     )
         if crashed:

@@ -695,8 +695,9 @@ def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_pa
     """``from contrastive_losses import AlignmentPenalty, recall_at_1, symmetric_info_nce``: the
     function and the criterion class the step applies are audited in the module (migrated with the
     script, BFM014); the metric the loop prints is not (its accuracy, made on the device from a
-    comparison, is bf16 as the switch made it: the script's own device tensors, BFM154). ``temperature``, a parameter nothing uses as a
-    tensor, gives no dtype (``temperature.dtype`` would fail on a float): the mask takes the logits'."""
+    comparison, is bf16 as the switch made it: the script's own device tensors, BFM154).
+    ``temperature``, a parameter nothing uses as a tensor, gives no dtype (``temperature.dtype``
+    would fail on a float): the mask takes the logits'."""
     tree = _tree("loss_module", tmp_path)
     outcome = _migrate_tree("loss_module", "stochastic", tmp_path)
     module = (tree / "contrastive_losses.py").read_text()

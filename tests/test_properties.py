@@ -98,7 +98,11 @@ class Script:
         self.source, self.keep, self.newline, self.notes = source, keep, newline, notes
 
     def __repr__(self) -> str:  # what hypothesis prints for a falsifying example
-        return f"Script(notes={self.notes!r}, newline={self.newline!r}, keep={ {m: len(k) for m, k in self.keep.items()} } lines, source=\n{self.source!r}\n)"
+        return (
+            f"Script(notes={self.notes!r}, newline={self.newline!r}, "
+            f"keep={ {m: len(k) for m, k in self.keep.items()} } lines, source=\n"
+            f"{self.source!r}\n)"
+        )
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
@@ -174,12 +178,14 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
         elif k == 2:
             b.add(
                 level,
-                f"print({q}{draw(st.sampled_from(NON_ASCII))} {draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}",
+                f"print({q}{draw(st.sampled_from(NON_ASCII))} "
+                f"{draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}",
             )
         elif k == 3:
             b.add(
                 level,
-                f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; verbose = {draw(st.booleans())}{_trailing(draw)}",
+                f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; "
+                f"verbose = {draw(st.booleans())}{_trailing(draw)}",
             )
         elif k == 4:
             b.extend(level, ["total_steps = 10 + \\", "    5" + _trailing(draw)])
@@ -191,7 +197,8 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
         elif k == 7:
             b.add(
                 level,
-                f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = {draw(st.integers(0, 9))}{_trailing(draw)}",
+                f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = "
+                f"{draw(st.integers(0, 9))}{_trailing(draw)}",
             )
         elif k == 8:
             b.add(level, f"msg = f{q}{{{draw(st.integers(0, 9))}}} {draw(st.sampled_from(NON_ASCII))}{q}  # f-string")
@@ -1072,7 +1079,8 @@ def check_switch_kept_or_replaced(source: str, mode: str) -> None:
     added = len(pattern.findall(result.code)) > len(pattern.findall(source))
     unfixed = [d for d in result.diagnostics if not d.fixed]
     assert added or unfixed, (
-        f"(e) {mode}: the effective write(s) of {sorted(removed)} are gone, no {pattern.pattern} was added and every diagnostic "
+        f"(e) {mode}: the effective write(s) of {sorted(removed)} are gone, no "
+        f"{pattern.pattern} was added and every diagnostic "
         f"says fixed: {[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
     )
 
@@ -1181,7 +1189,11 @@ def switch_not_in_force(draw) -> tuple[str, str]:
     if form == "unset-after" and spelling == "putenv":
         write = f"os.environ[{q}{variable}{q}] = {q}1{q}"
     head = "import argparse\nimport os\n\nimport torch\nimport torch.nn as nn\nimport torch_xla.core.xla_model as xm\n"
-    parse = "    parser = argparse.ArgumentParser()\n    parser.add_argument('--bf16', action='store_true')\n    args = parser.parse_args()\n"
+    parse = (
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--bf16', action='store_true')\n"
+        "    args = parser.parse_args()\n"
+    )
     train = TRAIN_FN.format(late="")
     if form == "unset-after":
         undo = draw(
@@ -1210,10 +1222,9 @@ def switch_not_in_force(draw) -> tuple[str, str]:
         )
     elif form == "lambda":
         source = (
-            head
-            + f"\nenable_bf16 = lambda: {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
-            + train
-            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+            head + "\nenable_bf16 = lambda: "
+            f"{write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
+            "" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
         )
     elif form == "after-training":
         source = head + train + f"\n\nif __name__ == '__main__':\n    train(None)\n    {write}\n"
@@ -1229,19 +1240,19 @@ def switch_not_in_force(draw) -> tuple[str, str]:
             head
             + f"\n\ndef setup():\n    {write}\n"
             + train
-            + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n"
+            "    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     elif form == "early-branch":
         source = (
-            head
-            + train
-            + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            head + train + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n"
+            f"    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     else:  # and-expr
         source = (
-            head
-            + train
-            + f"\n\ndef main():\n{parse}    args.bf16 and {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            head + train + f"\n\ndef main():\n{parse}    args.bf16 and "
+            f"{write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
+            "    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     return form, source
 
@@ -1269,7 +1280,8 @@ def check_no_replacement_without_switch(form: str, source: str, mode: str) -> No
     else:
         why = "never took effect (the script trained in FP32), but bf16 code was added"
     raise AssertionError(
-        f"(f) {mode}, {form}: the legacy write {why}; diagnostics: {[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
+        f"(f) {mode}, {form}: the legacy write {why}; diagnostics: "
+        f"{[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
     )
 
 

@@ -251,7 +251,8 @@ PAGE_CORRUPTIONS = [
         r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]",
     ),
     (
-        'why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n',
+        'why = "A false value had no effect on the device; keeping it keeps '
+        'a deprecated name in the code for nothing."\n',
         "",
         r"diagnostics\.toml \[BFM002\]: missing key 'why'",
     ),

@@ -93,7 +93,9 @@ def test_the_model_of_an_optimizer_factory_is_cast_before_the_call_under_the_con
     changed, diagnostics, outcome = migrate_tree(tmp_path, "factories_config", "gpu-compatible")
     script = changed["train.py"]
     assert (
-        '    model = build_model(cfg).to(device)\n    if cfg["precision"] == "bf16":\n        model.to(torch.bfloat16)\n'
+        "    model = build_model(cfg).to(device)\n"
+        '    if cfg["precision"] == "bf16":\n'
+        "        model.to(torch.bfloat16)\n"
         "    optimizer = build_optimizer(model, cfg)\n"
     ) in script
     assert 'os.environ["XLA_USE_BF16"]' not in script

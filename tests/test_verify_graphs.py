@@ -63,7 +63,7 @@ ENTRY %IrToHlo.40 (p0.1: bf16[22,44], p1.2: f32[], p2.3: f32[4,4]) -> (bf16[66,4
   %reshape.22 = bf16[1,1,4,4]{3,2,1,0} reshape(bf16[4,4]{1,0} %convert.20)
   %convolution.23 = bf16[1,1,4,4]{3,2,1,0} convolution(bf16[1,1,4,4]{3,2,1,0} %reshape.22, bf16[1,1,4,4]{3,2,1,0} %reshape.22), window={size=4x4 pad=1_2x1_2}, dim_labels=bf01_oi01->bf01
   ROOT %tuple.24 = (bf16[66,44]{0,1}, bf16[22,44]{1,0}, f32[4,4]{1,0}, /*index=3*/bf16[1,1,4,4]{3,2,1,0}) tuple(bf16[66,44]{0,1} %convert.13, bf16[22,44]{1,0} %convert.17, f32[4,4]{1,0} %convert.21, bf16[1,1,4,4]{3,2,1,0} %convolution.23)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 HLO_SMALL = """HloModule IrToHlo.5, entry_computation_layout={(bf16[2]{0})->(bf16[2]{0})}
 
@@ -72,7 +72,7 @@ ENTRY %IrToHlo.5 (p0.1: bf16[2]) -> (bf16[2]) {
   %constant.2 = bf16[] constant(0)
   %broadcast.3 = bf16[2]{0} broadcast(bf16[] %constant.2), dimensions={}
   ROOT %tuple.4 = (bf16[2]{0}) tuple(bf16[2]{0} %broadcast.3)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 
 def entry(hlo: str, graph_hash: str, line: int = 80) -> str:
@@ -124,7 +124,7 @@ ENTRY %IrToHlo.9 (p0.1: bf16[4,4], p1.2: f32[4,4]) -> (f32[4,4], bf16[4,4], f32[
   %constant.7 = f32[] constant(1)
   %e.8 = f32[] exponential(f32[] %constant.7)
   ROOT %t.9 = (f32[4,4], bf16[4,4], f32[]) tuple(f32[4,4] %exponential.5, bf16[4,4] %exponential.6, f32[] %e.8)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 
 def test_hlo_stats_counts_the_exponentials_of_tensors_by_element_type():
@@ -183,7 +183,8 @@ def test_read_step_graph_of_one_sync_per_step_is_that_sync(tmp_path):
 
 DYNAMO_ENTRY = ENTRY.replace(
     "  sync (/venv/torch_xla/torch_xla.py:87)\n  main (/tmp/train.py:{line})",
-    "  extract_graph_helper (/venv/torch_xla/_dynamo/dynamo_bridge.py:428)\n  fwd (/venv/torch/_dynamo/backends/torchxla.py:44)",
+    "  extract_graph_helper (/venv/torch_xla/_dynamo/dynamo_bridge.py:428)\n"
+    "  fwd (/venv/torch/_dynamo/backends/torchxla.py:44)",
 )
 
 
