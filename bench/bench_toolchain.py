@@ -130,7 +130,7 @@ def machine() -> str:
     )
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901  (the measurements in the order of the table's rows)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--before", type=Path, help="a source tree of another version, timed in the same run")
