@@ -23,7 +23,7 @@ from bf16_migrate.verify.records import MIGRATED, RunRecord
 from bf16_migrate.verify.summary import EXIT_CODES
 
 import legacy_warnings_check
-from conftest import FIXTURES
+from conftest import FIXTURES, part_of
 from test_verify_unit import LEGACY_LOSSES, runs
 
 WARNING = (
@@ -56,7 +56,7 @@ def test_a_registered_check_adds_its_part_and_can_fail_the_verdict(registered):
     assert clean.passed
     checks.ask(CheckInput(clean, runs(LEGACY_LOSSES)))
     assert [p.name for p in clean.parts][-1] == "legacy_warnings"
-    assert clean.part("legacy_warnings").status == PASS and clean.passed
+    assert part_of(clean, "legacy_warnings").status == PASS and clean.passed
 
     warned = runs(LEGACY_LOSSES, tail=["step 1", WARNING])
     verdict = checks.ask(CheckInput(judge(mode, warned, requested_steps=20), warned))

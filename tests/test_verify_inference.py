@@ -28,7 +28,7 @@ from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunRecord, 
 from bf16_migrate.verify.trace import Trace
 from bf16_migrate.verify.trace_findings import TraceSources
 
-from conftest import FIXTURES
+from conftest import FIXTURES, part_of
 
 SCRIPT = "/work/user/score.py"
 SCORER = FIXTURES / "inference" / "scorer"
@@ -195,7 +195,7 @@ def test_the_codemods_migration_of_an_inference_script_passes(mode, tmp_path):
     report = verify_script(_scorer(tmp_path), mode, timeout=300)
     assert report.runs[MIGRATED].inference and report.runs[LEGACY].inference
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    matches = report.verdict.part("matches")
+    matches = part_of(report.verdict, "matches")
     assert matches is not None and matches.figures["paired"] >= 9  # 3 batches x (.cpu(), .tolist(), .item() x2)
 
 
@@ -207,7 +207,7 @@ def test_the_switch_deleted_alone_does_not_pass(tmp_path):
     deleted = script.read_text().replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
     report = verify_script(script, "stochastic", migrated_source=deleted, timeout=300)
     assert report.verdict.status == FAIL, [(p.name, p.status, p.detail) for p in report.parts]
-    assert report.verdict.part("trace") is not None and report.verdict.part("trace").status == FAIL
+    assert report.verdict.part("trace") is not None and part_of(report.verdict, "trace").status == FAIL
 
 
 SAVER = """import os
@@ -243,7 +243,7 @@ def test_an_inference_script_that_only_saves_with_xm_save_is_judged_on_the_file(
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
     legacy = report.runs[LEGACY].trace.outputs
     assert sorted(o.op for o in legacy) == ["torch.save #0", "torch.save #1"]
-    assert report.verdict.part("matches").figures["paired"] == 2
+    assert part_of(report.verdict, "matches").figures["paired"] == 2
     # the migrated run also took the host copy the migration's host_float32 helper makes (a line the migration
     # added: left out of the pairing); what torch.save wrote is float32, as the legacy run's was
     saved = [o for o in report.runs[MIGRATED].trace.outputs if o.op.startswith("torch.save")]
