@@ -160,17 +160,13 @@ def test_resolution_rules(tmp_path):
     launcher = tmp_path / "scripts" / "run.sh"
     launcher.parent.mkdir()
     launcher.write_text("")
-    assert resolve_script("src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
-    assert (
-        resolve_script("/workspace/src/train.py", launcher, tmp_path)[0].resolve()
-        == (tmp_path / "src" / "train.py").resolve()
-    )
+    for written in ("src/train.py", "/workspace/src/train.py"):
+        found = resolve_script(written, launcher, tmp_path)[0]
+        assert found is not None and found.resolve() == (tmp_path / "src" / "train.py").resolve()
     assert resolve_script("$SCRIPT", launcher, tmp_path) == (None, "its path is computed ($SCRIPT)")
     assert resolve_script("other.py", launcher, tmp_path)[0] is None
-    assert (
-        resolve_module("pkg.train", launcher, tmp_path)[0].resolve()
-        == (tmp_path / "src" / "pkg" / "train.py").resolve()
-    )
+    module = resolve_module("pkg.train", launcher, tmp_path)[0]
+    assert module is not None and module.resolve() == (tmp_path / "src" / "pkg" / "train.py").resolve()
     assert resolve_module("numpy.distutils", launcher, tmp_path)[0] is None
     assert uses_torch(tmp_path / "src" / "pkg" / "train.py", tmp_path)  # through its relative import
     assert not uses_torch(tmp_path / "tools.py", tmp_path)

@@ -35,6 +35,7 @@ def _check(kind, blocks, entry_index, decision, path):
     pick = 1 if decision == REPLACE else 2
     expected = "".join(b[pick] if k == entry_index else b[0] for k, b in enumerate(blocks))
     if kind == "notebook":
+        assert analysis.python is not None
         out = analysis.render({entries[0].id: decision}, analysis.python.source)
     else:
         out = analysis.render({entries[0].id: decision})

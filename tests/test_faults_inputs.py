@@ -82,6 +82,7 @@ def test_shell_functions_calling_each_other_many_times_over_are_followed_in_boun
     analysis = analyze("shell", fan_out(11), "fan.sh")
     assert time.monotonic() - start < 2.0
     [launch] = analysis.launches
+    assert launch.problem is not None
     assert launch.problem.startswith("following `f11` through the functions it calls reads more than 4096 commands")
     # a few levels are still followed, and each launch is found once
     [small] = analyze("shell", fan_out(2), "fan.sh").launches

@@ -59,6 +59,7 @@ def _carrier(tmp_path: Path, kind: str, comment: str) -> Path:
     if kind == "notebook":
         path.write_text(_notebook(f"%env XLA_USE_BF16=1{'  ' + comment if comment else ''}\nprint(1)"))
     elif kind == "dockerfile":
+        assert template is not None
         path.write_text(template.format(above=f"{comment}\n" if comment else ""))
     else:
         path.write_text(template.format(noqa=f"  {comment}" if comment else ""))

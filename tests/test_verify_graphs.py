@@ -170,6 +170,7 @@ def test_read_step_graph_sums_every_sync_of_the_last_complete_window(tmp_path):
     assert st.syncs == 9 and st.distinct_graphs == 2
     # bytes after the record's end mark (the harness's own read-back) are ignored
     st2 = read_step_graph(files, marks, {"run.graphs.0": marks[2]["run.graphs.0"]})
+    assert st2 is not None
     assert st2.syncs == 8 and st2.step == 2
 
 
@@ -179,6 +180,7 @@ def test_read_step_graph_of_one_sync_per_step_is_that_sync(tmp_path):
     chunks = [init, step, step, item, step, step]
     files, marks, end = _dump_with_marks(tmp_path, chunks, [1, 2, 4, 5])
     st = read_step_graph(files, marks, end)
+    assert st is not None
     assert st.step == 3 and st.graphs_in_window == 1 and st.graph_hash == "step"
     assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
 
@@ -198,6 +200,7 @@ def test_read_step_graph_counts_the_graphs_dynamo_compiled_once_each(tmp_path):
     chunks = [fwd, fwd, opt, opt, opt, opt]
     files, marks, end = _dump_with_marks(tmp_path, chunks, [2, 3, 4, 5])
     st = read_step_graph(files, marks, end)
+    assert st is not None
     assert st.step == 3 and st.graphs_in_window == 1 and st.dynamo_graphs == 1
     assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
     assert st.instructions == hlo_stats(HLO_MIXED).instructions + hlo_stats(HLO_SMALL).instructions

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ SCRIPT = "/work/user/score.py"
 SCORER = FIXTURES / "inference" / "scorer"
 
 
-def _output(line: int, values: list[float], occurrence: int = 0, floating: bool = True, **more) -> dict:
+def _output(line: int, values: Sequence[float], occurrence: int = 0, floating: bool = True, **more) -> dict:
     return {
         "file": SCRIPT,
         "line": line,
@@ -74,7 +75,8 @@ def test_host_outputs_are_read_from_the_record_and_moved_to_the_users_paths():
     trace.with_paths({"/tmp/run": "/work/user"})
     (out,) = trace.outputs
     assert (out.file, out.line, out.op, out.values, out.shape) == (SCRIPT, 7, "Tensor.cpu", [1.0, 2.0], (2,))
-    assert Trace.from_json(trace.to_dict()).outputs == trace.outputs  # the --json form reads back
+    again = Trace.from_json(trace.to_dict())
+    assert again is not None and again.outputs == trace.outputs  # the --json form reads back
     bad = Trace.from_json({"events": [], "outputs": [{"file": SCRIPT}]})
     assert bad is not None and not bad.outputs and "host output could not be read" in bad.errors[0]
 
@@ -241,12 +243,14 @@ def test_an_inference_script_that_only_saves_with_xm_save_is_judged_on_the_file(
     script.write_text(SAVER)
     report = verify_script(script, "stochastic", timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    legacy = report.runs[LEGACY].trace.outputs
+    legacy_trace, migrated_trace = report.runs[LEGACY].trace, report.runs[MIGRATED].trace
+    assert legacy_trace is not None and migrated_trace is not None
+    legacy = legacy_trace.outputs
     assert sorted(o.op for o in legacy) == ["torch.save #0", "torch.save #1"]
     assert part_of(report.verdict, "matches").figures["paired"] == 2
     # the migrated run also took the host copy the migration's host_float32 helper makes (a line the migration
     # added: left out of the pairing); what torch.save wrote is float32, as the legacy run's was
-    saved = [o for o in report.runs[MIGRATED].trace.outputs if o.op.startswith("torch.save")]
+    saved = [o for o in migrated_trace.outputs if o.op.startswith("torch.save")]
     assert {o.dtype for o in saved} == {"float32", "int64"}
 
 
