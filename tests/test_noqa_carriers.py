@@ -62,6 +62,7 @@ def _carrier(tmp_path: Path, kind: str, comment: str) -> Path:
         assert template is not None
         path.write_text(template.format(above=f"{comment}\n" if comment else ""))
     else:
+        assert template is not None
         path.write_text(template.format(noqa=f"  {comment}" if comment else ""))
     return path
 
