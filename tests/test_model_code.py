@@ -439,10 +439,11 @@ def test_stage_script_writes_a_migrated_module_into_the_copy_never_through_a_lin
 def test_verify_migrates_the_modules_the_script_imports():
     """`verify SCRIPT` runs what the rewrite writes: the sibling optimizer's migrated text, with
     its findings among the migration's."""
+    from bf16_migrate.rules import mode_named
     from bf16_migrate.verify import _migrate
 
     script = CASES_DIR / "lamb_sibling" / "train.py"
-    migrated = _migrate(script.read_text(), "stochastic", script)
+    migrated = _migrate(script.read_text(), mode_named("stochastic"), script)
     code, diagnostics, modules = migrated.code, migrated.diagnostics, migrated.modules
     assert "model.to(torch.bfloat16)" in code
     ((module, text),) = modules.items()

@@ -23,7 +23,7 @@ import pytest
 from click.testing import CliRunner
 
 from bf16_migrate.cli import main
-from bf16_migrate.project import migrate_paths
+from bf16_migrate.project import Outcome, migrate_paths
 from bf16_migrate.python import migrate_source
 
 from conftest import FIXTURES, MODES
@@ -42,7 +42,7 @@ def _files(tree: Path) -> dict[str, str]:
     return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
 
 
-def _run(where: Path, name: str, mode: str, write: bool = True):
+def _run(where: Path, name: str, mode: str, write: bool = True) -> Outcome:
     old = os.getcwd()
     os.chdir(where)
     try:
@@ -51,7 +51,7 @@ def _run(where: Path, name: str, mode: str, write: bool = True):
         os.chdir(old)
 
 
-def migrate_tree(where: Path, name: str, mode: str) -> tuple[dict[str, str], list[str], object]:
+def migrate_tree(where: Path, name: str, mode: str) -> tuple[dict[str, str], list[str], Outcome]:
     """Migrate the tree ``where/name`` (from ``where``, so findings read ``name/...``): the
     changed files' new texts, the finding lines, the outcome."""
     tree = where / name
@@ -311,8 +311,7 @@ def test_verify_reads_the_work_trees_migration_with_the_modules_it_changes(tmp_p
     mode = mode_named("gpu-compatible")
     migrated = _migrate(legacy, mode, script)
     assert migrated.code != legacy and list(migrated.modules) == [(tree / "optim.py").resolve()]
-    migrated = migrated.code
-    texts = _texts(script, mode, migrated, legacy, {}, {}, None, None, need_reference=False)
+    texts = _texts(script, mode, migrated.code, legacy, {}, {}, None, None, need_reference=False)
     assert texts.modules == {} and not texts.kept_f32
 
 

@@ -253,7 +253,7 @@ def graph(bf16=8, f32=0, layout=0, elementwise=0, converts=None, step=9):
     )
 
 
-def make(name, losses, g, compiles=2, params=None, state=None, marks=None):
+def make(name, losses, g, compiles=2, params=None, state=None, marks: list[int | None] | None = None):
     return RunRecord(
         name,
         losses=list(losses),

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,7 @@ FP32_LOSSES = [x * (1.0 + 0.011 * (-1) ** i) + 1e-7 for i, x in enumerate(LEGACY
 
 
 def rec(name, losses, **kw):
-    defaults = dict(
+    defaults: dict[str, Any] = dict(
         param_dtypes={"bfloat16": 6} if name == "migrated" else {"float32": 6},
         device_param_dtypes={"bf16": 6} if name in ("legacy", "migrated") else {"f32": 6},
         legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
