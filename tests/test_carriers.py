@@ -178,9 +178,9 @@ def test_ambiguous_path_is_not_guessed(tmp_path):
         (base / "src").mkdir(parents=True)
         (base / "src" / "train.py").write_text("import torch\n")
     path, problem = resolve_script("src/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
-    assert path is None and "several" in problem
+    assert path is None and problem is not None and "several" in problem
     path, problem = resolve_script("/app/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
-    assert path is None and "not in the tree" in problem
+    assert path is None and problem is not None and "not in the tree" in problem
 
 
 # -- discovery -------------------------------------------------------------------------------------------

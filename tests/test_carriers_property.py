@@ -34,11 +34,13 @@ def _check(kind, blocks, entry_index, decision, path):
     assert len(entries) == 1, (text, analysis.entries)
     pick = 1 if decision == REPLACE else 2
     expected = "".join(b[pick] if k == entry_index else b[0] for k, b in enumerate(blocks))
+    render = analysis.render
+    assert render is not None
     if kind == "notebook":
         assert analysis.python is not None
-        out = analysis.render({entries[0].id: decision}, analysis.python.source)
+        out = render({entries[0].id: decision}, analysis.python.source)
     else:
-        out = analysis.render({entries[0].id: decision})
+        out = render({entries[0].id: decision})
     assert out == expected, text
 
 

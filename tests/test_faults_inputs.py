@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -331,7 +332,13 @@ def test_an_excluded_module_of_a_migrated_script_is_reported_not_rewritten(tmp_p
 
 
 # -- malformed notebooks: one line naming the file and what is wrong ---------------------------------------------------
-CELL = {"cell_type": "code", "source": "%env XLA_USE_BF16=1\n", "metadata": {}, "outputs": [], "execution_count": None}
+CELL: dict[str, Any] = {
+    "cell_type": "code",
+    "source": "%env XLA_USE_BF16=1\n",
+    "metadata": {},
+    "outputs": [],
+    "execution_count": None,
+}
 
 
 @pytest.mark.parametrize(

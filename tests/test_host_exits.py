@@ -178,13 +178,14 @@ def test_host_float32_makes_bf16_tensors_float32_and_leaves_the_rest(host_float3
     labels = torch.tensor([1, 2, 3])
     kept = torch.tensor([0.5], dtype=torch.float64)
     state = collections.OrderedDict([("w", weight), ("labels", labels), ("f64", kept), ("step", 7)])
-    state._metadata = {"": {"version": 1}}  # what nn.Module.state_dict attaches
+    state._metadata = {"": {"version": 1}}  # type: ignore[attr-defined]  # what nn.Module.state_dict attaches
     Pair = collections.namedtuple("Pair", "a b")
     out = host_float32({"model": state, "pairs": [Pair(weight, labels)], "name": "run"})
     assert out["model"]["w"].dtype == torch.float32
     assert torch.equal(out["model"]["w"], weight.float())
     assert out["model"]["labels"] is labels and out["model"]["f64"] is kept and out["model"]["step"] == 7
-    assert type(out["model"]) is collections.OrderedDict and out["model"]._metadata == state._metadata
+    assert type(out["model"]) is collections.OrderedDict
+    assert out["model"]._metadata == state._metadata  # type: ignore[attr-defined]
     assert isinstance(out["pairs"][0], Pair) and out["pairs"][0].a.dtype == torch.float32
     assert out["name"] == "run"
     assert state["w"] is weight  # the input is not changed

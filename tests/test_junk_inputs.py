@@ -37,6 +37,7 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,22 +76,22 @@ def kind(path: Path) -> str:
 # -- junk ---------------------------------------------------------------------------------------------
 def _mutate(data: bytes, rng: random.Random, n: int) -> bytes:
     """``n`` random edits: a byte flipped, a span deleted, a span duplicated, a byte inserted."""
-    data = bytearray(data)
+    buf = bytearray(data)
     for _ in range(n):
-        if not data:
-            data += b"x"
-        at = rng.randrange(len(data))
+        if not buf:
+            buf += b"x"
+        at = rng.randrange(len(buf))
         op = rng.randrange(4)
         if op == 0:
-            data[at] ^= 1 << rng.randrange(8)
+            buf[at] ^= 1 << rng.randrange(8)
         elif op == 1:
-            del data[at : at + rng.randint(1, 16)]
+            del buf[at : at + rng.randint(1, 16)]
         elif op == 2:
-            span = bytes(data[at : at + rng.randint(1, 64)])
-            data[at:at] = span
+            span = bytes(buf[at : at + rng.randint(1, 64)])
+            buf[at:at] = span
         else:
-            data[at:at] = bytes([rng.choice(b"\x00\r\n\t \\\"'(){}[]:#=$`\x0c\xff\xc3\xa9\x1c")])
-    return bytes(data)
+            buf[at:at] = bytes([rng.choice(b"\x00\r\n\t \\\"'(){}[]:#=$`\x0c\xff\xc3\xa9\x1c")])
+    return bytes(buf)
 
 
 def _legacy_line(k: str, rng: random.Random) -> bytes:
@@ -256,7 +257,7 @@ def _notebook_edge(rng: random.Random) -> bytes:
     for _ in range(rng.randint(1, 4)):
         source = rng.choice(sources)
         as_list = rng.random() < 0.5
-        cell = {
+        cell: dict[str, Any] = {
             "cell_type": rng.choice(["code", "code", "markdown", "raw"]),
             "metadata": {},
             "source": source.splitlines(keepends=True) if as_list else source,

@@ -52,7 +52,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from bf16_migrate.python import ParseError, migrate_source
+from bf16_migrate.python import MigrationResult, ParseError, migrate_source
 from bf16_migrate.rules import is_truthy, load_rules
 
 from conftest import LEGACY, MODES
@@ -737,7 +737,7 @@ def scripts(draw) -> Script:  # noqa: C901  (a strategy: one branch per script s
 # -- running the codemod (cached: every test draws the same examples) ---------------------------------------------
 @dataclass
 class Outcome:
-    result: object = None  # MigrationResult
+    result: MigrationResult | None = None
     parse_error: ParseError | None = None
     crash: str | None = None  # the traceback of any other exception
 
@@ -804,6 +804,7 @@ def check_compiles(source: str, mode: str) -> None:
             return
         assert invalid is not None, f"(a) ParseError for a script CPython compiles ({mode}): {outcome.parse_error}"
         return
+    assert outcome.result is not None  # no crash, no ParseError: a result
     error = compiles(outcome.result.code)
     assert error is None, (
         f"(a) the {mode} migration does not compile: {error}"
@@ -821,6 +822,7 @@ def check_idempotent(source: str, mode: str) -> None:
     again = migrate(code, mode)
     assert again.crash is None, f"(b) the second {mode} migration raised:\n{again.crash}"
     assert again.parse_error is None, f"(b) the {mode} output does not parse: {again.parse_error}"
+    assert again.result is not None
     if again.result.code != code:
         import difflib
 
@@ -973,7 +975,7 @@ def _undone_statements(tree) -> set[int]:  # noqa: C901  (an oracle: one branch 
 
     def writes(stmt):
         """(variable, form, value) of the writes of one statement; value None for an unset."""
-        out = []
+        out: list[tuple[str | None, str, ast.expr | None]] = []
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Subscript) and _environ_like(target.value):
@@ -988,7 +990,7 @@ def _undone_statements(tree) -> set[int]:  # noqa: C901  (an oracle: one branch 
             and isinstance(stmt.value.func, ast.Attribute)
         ):
             call, attr = stmt.value, stmt.value.func.attr
-            owner = call.func.value
+            owner = stmt.value.func.value
             if attr == "update" and _environ_like(owner):
                 for arg in call.args:
                     if isinstance(arg, ast.Dict):

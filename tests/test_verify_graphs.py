@@ -263,7 +263,7 @@ def make(name, losses, g, compiles=2, params=None, state=None, marks: list[int |
         legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
         graph=g,
         compile_count=compiles,
-        compiles_at_step=marks or [1, 2] + [2] * (len(losses) - 2),
+        compiles_at_step=list(marks or [1, 2] + [2] * (len(losses) - 2)),
     )
 
 
