@@ -18,6 +18,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -40,7 +41,11 @@ def main() -> None:
             if case not in chosen:
                 continue
             legacy = run(case, prepare(case, Path(tmp) / case.name / "legacy", None), case.legacy_env)
-            row = {"case": case.case, "legacy_seconds": round(legacy.seconds, 1), "legacy_failed": legacy.failed}
+            row: dict[str, Any] = {
+                "case": case.case,
+                "legacy_seconds": round(legacy.seconds, 1),
+                "legacy_failed": legacy.failed,
+            }
             ci = _ci_mode(case, k)
             references: dict = {}
             for mode in MODES:

@@ -196,7 +196,8 @@ def training_site(i: int, legacy: bool = True) -> str:
 
 def training_sites(lines: int, legacy: bool = True) -> str:
     """Copies of :func:`training_site` up to at least ``lines`` lines (about 110 lines a copy)."""
-    parts, count = [], 0
+    parts: list[str] = []
+    count = 0
     while count < lines:
         parts.append(training_site(len(parts), legacy))
         count += parts[-1].count("\n")
@@ -208,7 +209,7 @@ def _mixed(i: int) -> str:
     kind = i % 4
     if kind == 1:
         return "".join(_classes(50 * i + k) for k in range(50))
-    return (_functions, None, _strings, _expression_chain)[kind](i)
+    return {0: _functions, 2: _strings, 3: _expression_chain}[kind](i)
 
 
 def make_tree(root: Path, files: int, planted: int = 0, per_directory: int = 100) -> Path:

@@ -153,7 +153,7 @@ def main() -> None:  # noqa: C901  (the measurements in the order of the table's
             shutil.rmtree(tree / directory, ignore_errors=True)
         mid = tree
         grep = ["grep", "-rlE", PATTERN, "."]
-        rows = []
+        rows: list[tuple[str, float, float | None]] = []
         for state in ("clean", "3 planted", "3 planted mid-tree"):
             if state == "3 planted":
                 plant(tree)
