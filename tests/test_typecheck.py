@@ -8,9 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 
 from conftest import ROOT
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 
 def test_mypy_is_clean_on_the_package_tests_and_bench():
