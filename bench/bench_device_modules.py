@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-import device_runs  # noqa: E402  (tests/ is not a package)
-
 from bf16_migrate.python import migrate_source  # noqa: E402
 from bf16_migrate.rules import MODES, mode_named, variable_names  # noqa: E402
+
+import device_runs  # noqa: E402  (tests/ is not a package)
 
 CAST_OF = {
     "inference_only": "model",

@@ -18,14 +18,15 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bf16_migrate.rules import MODES  # noqa: E402
+
 from run_outputs import REFERENCE, migrated, prepare, run, worst  # noqa: E402
 from test_run_to_end import CASES, TOLERANCE, _ci_mode, baseline, check  # noqa: E402
-
-from bf16_migrate.rules import MODES  # noqa: E402
 
 
 def main() -> None:
@@ -40,7 +41,11 @@ def main() -> None:
             if case not in chosen:
                 continue
             legacy = run(case, prepare(case, Path(tmp) / case.name / "legacy", None), case.legacy_env)
-            row = {"case": case.case, "legacy_seconds": round(legacy.seconds, 1), "legacy_failed": legacy.failed}
+            row: dict[str, Any] = {
+                "case": case.case,
+                "legacy_seconds": round(legacy.seconds, 1),
+                "legacy_failed": legacy.failed,
+            }
             ci = _ci_mode(case, k)
             references: dict = {}
             for mode in MODES:

@@ -41,8 +41,8 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import MODES, variable_names
@@ -196,7 +196,8 @@ def training_site(i: int, legacy: bool = True) -> str:
 
 def training_sites(lines: int, legacy: bool = True) -> str:
     """Copies of :func:`training_site` up to at least ``lines`` lines (about 110 lines a copy)."""
-    parts, count = [], 0
+    parts: list[str] = []
+    count = 0
     while count < lines:
         parts.append(training_site(len(parts), legacy))
         count += parts[-1].count("\n")
@@ -208,7 +209,7 @@ def _mixed(i: int) -> str:
     kind = i % 4
     if kind == 1:
         return "".join(_classes(50 * i + k) for k in range(50))
-    return (_functions, None, _strings, _expression_chain)[kind](i)
+    return {0: _functions, 2: _strings, 3: _expression_chain}[kind](i)
 
 
 def make_tree(root: Path, files: int, planted: int = 0, per_directory: int = 100) -> Path:
@@ -400,14 +401,16 @@ def growth(args: argparse.Namespace) -> None:
                 state = f"{planted} legacy scripts" if planted else "clean"
                 wall, cpu, peak, code = medians(grep, root, args.repeat, args.warmup)
                 print(
-                    f"| a tree (grep -rlE) | {files:,} files | {state} | grep | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
+                    f"| a tree (grep -rlE) | {files:,} files | {state} | grep | "
+                    f"{wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |"
                 )
                 for name, source in versions.items():
                     wall, cpu, peak, code = medians(
                         [*cli(source), "--check", "-q", "."], root, args.repeat, args.warmup
                     )
                     print(
-                        f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} | {cpu:.2f} | {peak:.0f} | {code} |",
+                        f"| a tree | {files:,} files | {state} | {name} | {wall:.2f} "
+                        f"| {cpu:.2f} | {peak:.0f} | {code} |",
                         flush=True,
                     )
         print("\n| what a run imports (`-X importtime`, cumulative) | version | libcst | libcst.matchers |")
@@ -488,7 +491,8 @@ def main() -> None:
         "--budget",
         type=float,
         default=600,
-        help="skip a file when the last size of its shape and mode, scaled linearly, says it would take longer (seconds)",
+        help="skip a file when the last size of its shape and mode, scaled "
+        "linearly, says it would take longer (seconds)",
     )
     parser.add_argument("--growth", action="store_true", help="whole runs in new processes (see the docstring)")
     parser.add_argument("--clean-file", action="store_true", help="the pre-commit case (see the docstring)")
@@ -528,7 +532,8 @@ def main() -> None:
             wall, cpu = seconds(source, mode, args.repeat)
             last[shape, mode] = (n_lines, wall)
             print(
-                f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | {cpu:.2f} | {wall / n_lines * 1000:.3f} |",
+                f"| {shape} | {n_lines:,} | {n_bytes:,} | {mode} | {wall:.2f} | "
+                f"{cpu:.2f} | {wall / n_lines * 1000:.3f} |",
                 flush=True,
             )
 

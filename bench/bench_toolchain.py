@@ -124,10 +124,13 @@ def machine() -> str:
     from importlib.metadata import version
 
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
-    return f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, Python {platform.python_version()}, libcst {version('libcst')}; load average {load}"
+    return (
+        f"{os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}, Python "
+        f"{platform.python_version()}, libcst {version('libcst')}; load average {load}"
+    )
 
 
-def main() -> None:
+def main() -> None:  # noqa: C901  (the measurements in the order of the table's rows)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--before", type=Path, help="a source tree of another version, timed in the same run")
@@ -150,7 +153,7 @@ def main() -> None:
             shutil.rmtree(tree / directory, ignore_errors=True)
         mid = tree
         grep = ["grep", "-rlE", PATTERN, "."]
-        rows = []
+        rows: list[tuple[str, float, float | None]] = []
         for state in ("clean", "3 planted", "3 planted mid-tree"):
             if state == "3 planted":
                 plant(tree)

@@ -109,11 +109,11 @@ def main() -> int:
     ]
     for case in args.cases:
         mine = [p for p in pairs if p["case"] == case]
-        same = all(all(all(v.values()) for v in p["same"].values()) for p in mine)
+        alike = all(all(all(v.values()) for v in p["same"].values()) for p in mine)
         lines.append(
             f"| {case} | {len(mine)} | {statistics.median(p['without']['wall_s'] for p in mine):.1f} s | "
             f"{statistics.median(p['with']['wall_s'] for p in mine):.1f} s | "
-            f"{statistics.median(p['ratio'] for p in mine):.2f} | {'yes' if same else 'NO'} | "
+            f"{statistics.median(p['ratio'] for p in mine):.2f} | {'yes' if alike else 'NO'} | "
             f"{mine[-1]['with']['runs']['migrated']['trace_calls']} |"
         )
     print("\n".join(lines))

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -69,7 +70,7 @@ def run_shape(name: str, steps: int, lock: str | None, mode: str = "stochastic")
         legacy = script.read_text()
         migrated = migrate_source(legacy, mode, str(script)).code
         entry["codemod"] = "migrates it" if migrated != legacy else "keeps the switch (refuses the shape)"
-        kwargs = dict(mode=mode, steps=steps, timeout=600)
+        kwargs: dict[str, Any] = dict(mode=mode, steps=steps, timeout=600)
         checkout = None
         try:
             with xla_lock(lock):

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from bf16_migrate.python import migrate_source  # noqa: E402
 from bf16_migrate.rules import MODES  # noqa: E402
-from bf16_migrate.verify import RunError, verify_script  # noqa: E402
+from bf16_migrate.verify import RunError, report_dict, verify_script  # noqa: E402
 
 WRAPPERS = ROOT / "fixtures" / "wrappers"
 SCRIPTS = {
@@ -78,7 +78,7 @@ def main() -> None:
             seconds = time.monotonic() - start
             print(f"| {case} | {mode} | {verdict} | {parts} | {compiles} | {matmuls} | {seconds:.0f} |", flush=True)
             out = Path(tempfile.gettempdir()) / f"bench-wrappers-{case}-{mode}.json"
-            out.write_text(json.dumps(report.to_dict(), indent=1, default=str))
+            out.write_text(json.dumps(report_dict(report), indent=1, default=str))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from bf16_migrate.rules import load_rules  # noqa: E402
@@ -119,11 +121,11 @@ def graphs(config: str, case: str) -> None:
     import torch_xla.core.xla_model as xm
     import torch_xla.debug.metrics as met
 
-    namespace = {"torch": torch}
+    namespace: dict[str, Any] = {"torch": torch}
     from bf16_migrate.python.snippets import HOST_FLOAT32_SOURCE
 
     exec(HOST_FLOAT32_SOURCE, namespace)
-    host_float32 = namespace["host_float32"]
+    host_float32: Callable[[Any], Any] = namespace["host_float32"]
     device = torch_xla.device()
     torch.manual_seed(0)
     model = nn.Sequential(*[nn.Linear(64, 64) for _ in range(6)]).to(device)

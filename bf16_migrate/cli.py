@@ -508,15 +508,7 @@ def verify(
     (without SCRIPT: to every script; without `--`, each script gets its launch line's).
     Progress goes to stderr; the report to stdout."""
     after_dashdash = click.get_current_context().meta.get(_AFTER_DASHDASH)
-    given = (script is not None) + len(script_args)
-    if script is not None and (
-        str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)
-    ):
-        # every word came after `--` (only there can SCRIPT start with a dash): `verify --against
-        # REV -- --flag` passes the arguments to every script of the commit
-        script_args, script = (str(script), *script_args), None
-    if script is not None and not script.is_file():
-        _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
+    script, script_args = _verify_script_and_args(script, script_args, against, merge, after_dashdash)
     outputs = _Outputs(json_path, plot_path, markdown_path)
     if show_diff and not fix:
         _usage("--diff goes with --fix (it shows the repairs instead of writing them)")
@@ -525,16 +517,7 @@ def verify(
     if merge:
         _verify_merge([*([script] if script is not None else []), *map(Path, script_args)], outputs)
     env = _parse_env(legacy_env)
-    if list_only and against is None:
-        _usage("--list needs --against GITREV (the scripts a migration changed)")
-    if script is None and against is None:
-        _usage("verify needs SCRIPT, or --against GITREV to verify every script a migration changed")
-    if plot_path is not None:
-        from .verify.plot import check_matplotlib
-
-        missing = check_matplotlib()
-        if missing:
-            _usage(missing)
+    _check_verify_plan(script, against, list_only, plot_path)
     _interrupt_on_termination()  # a verify stopped by SIGTERM stops its runs and says so, as Ctrl-C does
     from .carriers import REGISTRY as _CARRIERS
     from .scan import kind_of
@@ -543,7 +526,7 @@ def verify(
     if fix and (script is None or launcher):
         _usage("--fix repairs one script: give SCRIPT (a Python file), with or without --against")
     from .verify import RunError
-    from .verify.run import Shape, VerifyRequest, run_verify
+    from .verify.run import VerifyRequest, run_verify
 
     if against is None and not launcher:
         mode = mode or DEFAULT_MODE  # SCRIPT alone is the legacy file, migrated in the default mode unless --mode
@@ -576,18 +559,59 @@ def verify(
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    _show_verified(verified, request, outputs)
+
+
+def _verify_script_and_args(
+    script: Path | None, script_args: tuple[str, ...], against: str | None, merge: bool, after_dashdash: int | None
+) -> tuple[Path | None, tuple[str, ...]]:
+    """``verify``'s SCRIPT and its arguments as meant: when every word came after ``--`` (only there
+    can SCRIPT start with a dash; ``after_dashdash``: how many words did), there is no SCRIPT and
+    they are all arguments (``verify --against REV -- --flag`` passes them to every script of the
+    commit). Exits with a usage error (2) when SCRIPT is not a file."""
+    given = (script is not None) + len(script_args)
+    if script is not None and (
+        str(script).startswith("-") or (against is not None and not merge and given == after_dashdash)
+    ):
+        script_args, script = (str(script), *script_args), None
+    if script is not None and not script.is_file():
+        _usage(f"SCRIPT {script}: {'a directory, not a file' if script.is_dir() else 'no such file'}")
+    return script, script_args
+
+
+def _check_verify_plan(script: Path | None, against: str | None, list_only: bool, plot_path: Path | None) -> None:
+    """``verify``'s usage errors about what to verify (exit 2): ``--list`` without ``--against``,
+    neither SCRIPT nor ``--against``, ``--plot`` without matplotlib."""
+    if list_only and against is None:
+        _usage("--list needs --against GITREV (the scripts a migration changed)")
+    if script is None and against is None:
+        _usage("verify needs SCRIPT, or --against GITREV to verify every script a migration changed")
+    if plot_path is not None:
+        from .verify.plot import check_matplotlib
+
+        missing = check_matplotlib()
+        if missing:
+            _usage(missing)
+
+
+def _show_verified(verified: Any, request: Any, outputs: _Outputs) -> NoReturn:
+    """Print what ``verify`` came to (a :class:`~.verify.run.Verified` of the
+    :class:`~.verify.run.VerifyRequest` ``request``) and exit with its code: the list as JSON
+    (``--list``), one script's report, or the table."""
+    from .verify.run import Shape
+
     if verified.shape is Shape.LIST:
         from .verify.tree import list_entries
 
-        scripts = list_entries(verified.planned, against)
-        click.echo(json.dumps({"against": against, "sha": verified.sha, "scripts": scripts}, indent=2))
+        scripts = list_entries(verified.planned, request.against)
+        click.echo(json.dumps({"against": request.against, "sha": verified.sha, "scripts": scripts}, indent=2))
         sys.exit(EXIT_OK)
     if verified.shape is Shape.ONE:
         from .next_steps import after_pass
 
         job = verified.planned[0]
         after = after_pass(job.script, job.mode, migrated_in_tree=verified.in_tree)
-        _finish_one(verified.report, job.notes, outputs, after, to_stderr=show_diff, fixed=verified.fixed)
+        _finish_one(verified.report, job.notes, outputs, after, to_stderr=request.diff, fixed=verified.fixed)
     _verify_table(verified, request, outputs)
 
 

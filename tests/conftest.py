@@ -4,10 +4,15 @@ from the rules)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from bf16_migrate import rules
+
+if TYPE_CHECKING:  # the verify package is loaded by the tests that judge, not by every test
+    from bf16_migrate.verify.compare import Verdict
+    from bf16_migrate.verify.parts import Part
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -16,6 +21,14 @@ MODES = rules.MODES
 LEGACY = rules.variable_names()
 """The legacy variables (``rules/XLA_*.toml``)."""
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "train.py").is_file())
+
+
+def part_of(verdict: Verdict, name: str) -> Part:
+    """The part ``name`` of a verify ``verdict`` (:meth:`Verdict.part`); the test fails, naming
+    the parts there are, when it has none."""
+    found = verdict.part(name)
+    assert found is not None, f"no {name!r} part among {[p.name for p in verdict.parts]}"
+    return found
 
 
 @pytest.fixture
@@ -36,7 +49,8 @@ def pytest_addoption(parser):
         "--update-goldens",
         action="store_true",
         default=False,
-        help="write the golden files under fixtures/*/expected/<mode>/ from what the code gives, instead of comparing (review git diff fixtures/ after)",
+        help="write the golden files under fixtures/*/expected/<mode>/ from what the code "
+        "gives, instead of comparing (review git diff fixtures/ after)",
     )
 
 
@@ -65,5 +79,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     updated = getattr(config, "_bf16_goldens_updated", [])
     if updated:
         terminalreporter.write_line(
-            f"--update-goldens: wrote {len(updated)} golden director(ies); review `git diff fixtures/` before committing"
+            f"--update-goldens: wrote {len(updated)} golden director(ies); "
+            "review `git diff fixtures/` before committing"
         )

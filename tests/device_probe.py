@@ -11,11 +11,22 @@ import atexit
 import json
 import runpy
 import sys
+from typing import TypedDict
 
 import torch
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
-calls: dict[str, dict[str, list[str] | bool]] = {}
+
+class _Calls(TypedDict):
+    """What the record holds of one module class: its floating parameters' dtypes, its outputs'
+    dtypes (torch's names) and whether autocast was on for XLA at every call."""
+
+    params: list[str]
+    outputs: list[str]
+    autocast: bool
+
+
+calls: dict[str, _Calls] = {}
 depth = [0]
 
 

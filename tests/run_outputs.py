@@ -285,6 +285,38 @@ def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def _array_values(a, b, where: str) -> list[Difference]:
+    """:func:`_values` of a NumPy array ``b``: the relative difference of the norms (float64), or
+    one infinite difference when ``a`` is no array of the same dtype and shape."""
+    import numpy as np
+
+    if not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape:
+        shown = (type(a).__name__, str(getattr(a, "dtype", "")), getattr(a, "shape", None))
+        return [Difference(where, math.inf, f"{shown}, the legacy run {(str(b.dtype), b.shape)}")]
+    norm = float(np.linalg.norm(b.astype(np.float64)))
+    diff = float(np.linalg.norm(a.astype(np.float64) - b.astype(np.float64)))
+    amount = diff / norm if norm else (0.0 if diff == 0 else math.inf)
+    return [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
+
+
+def _dict_values(a, b: dict, where: str, rankings: dict[str, str]) -> list[Difference]:
+    """:func:`_values` of a dict ``b``, key by key (a ranking, a histogram, or a value scaled by
+    the largest number of ``b``); ``a`` may have keys ``b`` has not (FP32 master weights)."""
+    if not isinstance(a, dict) or not set(b) <= set(a):  # a key the mode adds (FP32 master weights) is allowed
+        keys = sorted(map(str, a)) if isinstance(a, dict) else type(a).__name__
+        return [Difference(where, math.inf, f"keys {keys}, the legacy run {sorted(map(str, b))}")]
+    record = max([abs(v) for v in b.values() if _number(v)], default=0.0)
+    found = []
+    for k in b:
+        if k in rankings and rankings[k] in b:
+            found += _ranking(a[k], b[k], b[rankings[k]], f"{where}.{k}")
+        elif "count" in str(k) and isinstance(b[k], list) and b[k] and all(isinstance(x, int) for x in b[k]):
+            found += _histogram(a[k], b[k], f"{where}.{k}")
+        else:
+            found += _values(a[k], b[k], f"{where}.{k}", record, rankings)
+    return found
+
+
 def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Difference]:
     """Differences between a migrated value ``a`` and the legacy one ``b`` (nested); ``scale``:
     the largest number of the record ``b`` belongs to; ``rankings``: :attr:`Case.rankings`. A
@@ -302,29 +334,9 @@ def _values(a, b, where: str, scale: float, rankings: dict[str, str]) -> list[Di
             return [Difference(where, math.inf, f"{a!r:.80}, the legacy run {len(b)} numbers")]
         a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if isinstance(b, np.ndarray):
-        if not isinstance(a, np.ndarray) or a.dtype != b.dtype or a.shape != b.shape:
-            shown = (type(a).__name__, str(getattr(a, "dtype", "")), getattr(a, "shape", None))
-            return [Difference(where, math.inf, f"{shown}, the legacy run {(str(b.dtype), b.shape)}")]
-        norm = float(np.linalg.norm(b.astype(np.float64)))
-        diff = float(np.linalg.norm(a.astype(np.float64) - b.astype(np.float64)))
-        amount = diff / norm if norm else (0.0 if diff == 0 else math.inf)
-        return (
-            [Difference(where, amount, f"{b.dtype}{list(b.shape)}: relative difference {amount:.3g}")] if diff else []
-        )
+        return _array_values(a, b, where)
     if isinstance(b, dict):
-        if not isinstance(a, dict) or not set(b) <= set(a):  # a key the mode adds (FP32 master weights) is allowed
-            keys = sorted(map(str, a)) if isinstance(a, dict) else type(a).__name__
-            return [Difference(where, math.inf, f"keys {keys}, the legacy run {sorted(map(str, b))}")]
-        record = max([abs(v) for v in b.values() if _number(v)], default=0.0)
-        found = []
-        for k in b:
-            if k in rankings and rankings[k] in b:
-                found += _ranking(a[k], b[k], b[rankings[k]], f"{where}.{k}")
-            elif "count" in str(k) and isinstance(b[k], list) and b[k] and all(isinstance(x, int) for x in b[k]):
-                found += _histogram(a[k], b[k], f"{where}.{k}")
-            else:
-                found += _values(a[k], b[k], f"{where}.{k}", record, rankings)
-        return found
+        return _dict_values(a, b, where, rankings)
     if isinstance(b, (list, tuple)):
         if not isinstance(a, (list, tuple)) or len(a) != len(b):
             return [

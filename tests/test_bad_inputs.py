@@ -192,8 +192,8 @@ def test_a_symlink_out_of_the_paths_is_refused_and_nothing_is_written(tmp_path, 
     result = run(".", cwd=tree)
     assert result.returncode == 2
     assert (
-        errors(result)[0]
-        == f"error: linked.py: not written: it is a symlink to {outside}, outside the paths given; migrate {outside} itself (name it on the command line)"
+        errors(result)[0] == f"error: linked.py: not written: it is a symlink to {outside}, outside the paths "
+        f"given; migrate {outside} itself (name it on the command line)"
     )
     assert errors(result)[1].startswith(
         "error: not written, so that no launcher is migrated without its script: good.py (nothing was written)"
@@ -219,7 +219,8 @@ def test_a_hard_link_keeps_its_inode(tmp_path, tree):
         (
             "utf16.py",
             "\ufeffimport os\nos.environ['XLA_USE_BF16'] = '1'\n".encode("utf-16"),
-            "utf16.py:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); Python reads source as UTF-8 or a PEP 263 coding",
+            "utf16.py:1:1: cannot decode: UTF-16/UTF-32 (byte-order mark); "
+            "Python reads source as UTF-8 or a PEP 263 coding",
         ),
         (
             "nul.py",
@@ -252,15 +253,16 @@ def test_binary_junk_naming_a_variable_is_reported(tree):
     result = run("blob.bin", "--check", cwd=tree)
     assert result.returncode == 1
     assert (
-        "blob.bin:1:8: BFM090 XLA_USE_BF16 is named in a binary file (`.bin`) bf16-migrate cannot rewrite: rebuild it from migrated sources, or --exclude it if it is data"
-        in result.stdout
+        "blob.bin:1:8: BFM090 XLA_USE_BF16 is named in a binary file (`.bin`) bf16-migrate cannot "
+        "rewrite: rebuild it from migrated sources, or --exclude it if it is data" in result.stdout
     )
 
 
 # -- carriers: one file's failure is its own -----------------------------------------------------------------
 def test_a_notebook_cell_without_a_type_is_that_files_error(tree):
     (tree / "probe.ipynb").write_text(
-        '{"cells": [{"source": "import os\\nos.environ[\\"XLA_USE_BF16\\"] = \\"1\\"", "metadata": {}}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+        '{"cells": [{"source": "import os\\nos.environ[\\"XLA_USE_BF16\\"] = \\"1\\"", '
+        '"metadata": {}}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
     )
     result = run(".", cwd=tree)
     assert result.returncode == 2 and "Traceback" not in result.stderr

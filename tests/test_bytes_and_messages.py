@@ -110,8 +110,10 @@ def test_form_feeds_in_stochastic_mode_exact_bytes_and_columns():
     )
     # columns count the form feed, as an editor does: the string starts at 13 on line 13
     assert [d.format_text() for d in result.diagnostics] == [
-        "ff.py:13:13: BFM001 XLA_USE_BF16 replaced: model cast to torch.bfloat16, floating inputs cast, NEURON_RT_STOCHASTIC_ROUNDING_EN=1 [fixed]",
-        "ff.py:15:23: BFM022 `model` casts its floating inputs to bf16 at run time (bf16_inputs_hook, a forward pre-hook; integer inputs untouched), since it is not called in this file [fixed]",
+        "ff.py:13:13: BFM001 XLA_USE_BF16 replaced: model cast to torch.bfloat16, "
+        "floating inputs cast, NEURON_RT_STOCHASTIC_ROUNDING_EN=1 [fixed]",
+        "ff.py:15:23: BFM022 `model` casts its floating inputs to bf16 at run time (bf16_inputs_hook, a "
+        "forward pre-hook; integer inputs untouched), since it is not called in this file [fixed]",
     ]
 
 
@@ -182,7 +184,10 @@ def test_cr_file_keeps_its_last_line_end():
     back as it was, and a changed one still ends with its CR."""
     doc = 'x = 1\r"""XLA_USE_BF16 docs."""\r\r'
     assert migrate_source(doc, "stochastic", "doc.py").code == doc
-    source = 'import os\rimport torch\ros.environ["XLA_USE_BF16"] = "1"\rmodel = torch.nn.Linear(2, 2)\ropt = torch.optim.SGD(model.parameters(), lr=0.1)\r'
+    source = (
+        'import os\rimport torch\ros.environ["XLA_USE_BF16"] = "1"\rmodel = '
+        "torch.nn.Linear(2, 2)\ropt = torch.optim.SGD(model.parameters(), lr=0.1)\r"
+    )
     assert migrate_source(source, "reference", "cr.py").code == (
         "import os\rimport torch\rmodel = torch.nn.Linear(2, 2)\ropt = torch.optim.SGD(model.parameters(), lr=0.1)\r"
     )
@@ -266,7 +271,10 @@ def test_dockerfile_comment_and_blank_line_inside_a_continuation(tmp_path, monke
     `&& ... python train.py`, which is rewritten; not a 'BuildKit heredoc'."""
     text, lines = _docker_run(tmp_path, monkeypatch, CONTINUED, "amp")
     assert text == ("FROM python:3.11\nRUN pip install torch \\\n# a comment line\n\n    && python train.py\n")
-    why = "train.py now has forward and loss under torch.autocast (review it; `bf16-migrate verify train.py --legacy-env XLA_USE_BF16=1` compares it with the legacy run) [fixed]"
+    why = (
+        "train.py now has forward and loss under torch.autocast (review it; `bf16-migrate verify "
+        "train.py --legacy-env XLA_USE_BF16=1` compares it with the legacy run) [fixed]"
+    )
     assert lines == [
         f"Dockerfile:2:5: BFM001 XLA_USE_BF16 removed; {why}",
         f"Dockerfile:6:8: BFM001 XLA_USE_BF16 removed; {why}",
@@ -300,7 +308,8 @@ def test_dockerfile_unknown_instruction_is_named_as_such(tmp_path, monkeypatch):
     text, lines = _docker_run(tmp_path, monkeypatch, dockerfile, "stochastic")
     assert text == dockerfile
     assert lines == [
-        "Dockerfile:2:5: BFM131 XLA_USE_BF16 is named in a Dockerfile that has an unknown instruction (&&, line 4; docker build rejects it), which bf16-migrate does not parse: edit it by hand",
+        "Dockerfile:2:5: BFM131 XLA_USE_BF16 is named in a Dockerfile that has an unknown instruction (&&, "
+        "line 4; docker build rejects it), which bf16-migrate does not parse: edit it by hand",
     ]
 
 
@@ -311,7 +320,8 @@ def test_dockerfile_heredoc_and_backquote_escape_messages():
             "BFM131",
             2,
             5,
-            "XLA_USE_BF16 is named in a Dockerfile that uses a BuildKit heredoc (line 3), which bf16-migrate does not parse: edit it by hand",
+            "XLA_USE_BF16 is named in a Dockerfile that uses a BuildKit heredoc (line "
+            "3), which bf16-migrate does not parse: edit it by hand",
         ),
     ]
     escape = analyze(
@@ -322,7 +332,8 @@ def test_dockerfile_heredoc_and_backquote_escape_messages():
             "BFM131",
             4,
             5,
-            "XLA_USE_BF16 is named in a Dockerfile that uses the backquote escape (line 2), which bf16-migrate does not parse: edit it by hand",
+            "XLA_USE_BF16 is named in a Dockerfile that uses the backquote escape (line "
+            "2), which bf16-migrate does not parse: edit it by hand",
         ),
     ]
 

@@ -18,6 +18,7 @@ import ast
 import sys
 
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

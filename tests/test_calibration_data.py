@@ -12,6 +12,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
 
 from bf16_migrate import carriers, scan
 from bf16_migrate.cli import main
+
+from conftest import FIXTURES
 
 TRAIN = (FIXTURES / "project" / "src" / "train.py").read_text()
 

@@ -12,16 +12,17 @@ from pathlib import Path
 import json5
 import nbformat
 import pytest
-from conftest import LEGACY
-from goldens import expected_dir
 from ruamel.yaml import YAML
-from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
 
 from bf16_migrate.carriers import analyze
 from bf16_migrate.carriers.resolve import resolve_module, resolve_script, uses_torch
 from bf16_migrate.command_lines import read_command
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.scan import kind_of, scan
+
+from conftest import LEGACY
+from goldens import expected_dir
+from test_carriers_cases import CARRIERS, CASES, LAUNCHED, MODES, carrier_files, run_case
 
 
 def test_every_carrier_shape_has_a_case():
@@ -159,17 +160,13 @@ def test_resolution_rules(tmp_path):
     launcher = tmp_path / "scripts" / "run.sh"
     launcher.parent.mkdir()
     launcher.write_text("")
-    assert resolve_script("src/train.py", launcher, tmp_path)[0].resolve() == (tmp_path / "src" / "train.py").resolve()
-    assert (
-        resolve_script("/workspace/src/train.py", launcher, tmp_path)[0].resolve()
-        == (tmp_path / "src" / "train.py").resolve()
-    )
+    for written in ("src/train.py", "/workspace/src/train.py"):
+        found = resolve_script(written, launcher, tmp_path)[0]
+        assert found is not None and found.resolve() == (tmp_path / "src" / "train.py").resolve()
     assert resolve_script("$SCRIPT", launcher, tmp_path) == (None, "its path is computed ($SCRIPT)")
     assert resolve_script("other.py", launcher, tmp_path)[0] is None
-    assert (
-        resolve_module("pkg.train", launcher, tmp_path)[0].resolve()
-        == (tmp_path / "src" / "pkg" / "train.py").resolve()
-    )
+    module = resolve_module("pkg.train", launcher, tmp_path)[0]
+    assert module is not None and module.resolve() == (tmp_path / "src" / "pkg" / "train.py").resolve()
     assert resolve_module("numpy.distutils", launcher, tmp_path)[0] is None
     assert uses_torch(tmp_path / "src" / "pkg" / "train.py", tmp_path)  # through its relative import
     assert not uses_torch(tmp_path / "tools.py", tmp_path)
@@ -181,9 +178,9 @@ def test_ambiguous_path_is_not_guessed(tmp_path):
         (base / "src").mkdir(parents=True)
         (base / "src" / "train.py").write_text("import torch\n")
     path, problem = resolve_script("src/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
-    assert path is None and "several" in problem
+    assert path is None and problem is not None and "several" in problem
     path, problem = resolve_script("/app/train.py", tmp_path / "scripts" / "run.sh", tmp_path)
-    assert path is None and "not in the tree" in problem
+    assert path is None and problem is not None and "not in the tree" in problem
 
 
 # -- discovery -------------------------------------------------------------------------------------------
@@ -268,7 +265,7 @@ def test_launched_script_outside_the_given_paths_but_in_the_tree(tmp_path):
 
 def test_a_script_the_codemod_cannot_migrate_keeps_its_launcher(tmp_path):
     (tmp_path / "run.sh").write_text("export XLA_USE_BF16=1\npython prep.py\n")
-    (tmp_path / "prep.py").write_text("import torch\nprint(torch.ones(2, device=\"xla\"))\n")
+    (tmp_path / "prep.py").write_text('import torch\nprint(torch.ones(2, device="xla"))\n')
     outcome = migrate_paths([tmp_path], "stochastic", write=True)
     assert (tmp_path / "run.sh").read_text() == "export XLA_USE_BF16=1\npython prep.py\n"
     codes = {(Path(d.path).name, d.code) for d in outcome.diagnostics}
@@ -309,7 +306,8 @@ def test_a_shell_script_bash_rejects_is_an_error_not_a_rewrite(text, line, said)
     [
         ("env:\n  - name: XLA_USE_BF16\n    value: '1'\nenv: {XLA_USE_BF16: '1'}\n", 4),
         (
-            "services:\n  train:\n    command: python train.py\n    environment:\n      XLA_USE_BF16: '1'\n    command: [python, t.py]\n",
+            "services:\n  train:\n    command: python train.py\n    environment:\n"
+            "      XLA_USE_BF16: '1'\n    command: [python, t.py]\n",
             6,
         ),
     ],

@@ -34,10 +34,13 @@ def _check(kind, blocks, entry_index, decision, path):
     assert len(entries) == 1, (text, analysis.entries)
     pick = 1 if decision == REPLACE else 2
     expected = "".join(b[pick] if k == entry_index else b[0] for k, b in enumerate(blocks))
+    render = analysis.render
+    assert render is not None
     if kind == "notebook":
-        out = analysis.render({entries[0].id: decision}, analysis.python.source)
+        assert analysis.python is not None
+        out = render({entries[0].id: decision}, analysis.python.source)
     else:
-        out = analysis.render({entries[0].id: decision})
+        out = render({entries[0].id: decision})
     assert out == expected, text
 
 
@@ -178,7 +181,10 @@ def test_dockerfile_edits_only_the_entry(decision):
 def test_yaml_env_list_edits_only_the_entry(decision):
     rng = random.Random(4000 + (decision == REMOVE))
     for _ in range(N):
-        head = '# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n    - name: t   # main\n      command: ["python", "src/train.py"]\n      env:\n'
+        head = (
+            "# job\napiVersion: batch/v1\nkind: Job\nspec:\n  containers:\n"
+            '    - name: t   # main\n      command: ["python", "src/train.py"]\n      env:\n'
+        )
         blocks = [(head,) * 3]
         for _ in range(rng.randint(1, 4)):
             s = rng.choice(

@@ -183,7 +183,12 @@ def test_a_run_walks_the_tree_once(tmp_path, monkeypatch):
         (tmp_path / name / "train.py").write_text((FIXTURES / "mlp_regression" / "train.py").read_text())
     calls = []
     real = scan.scan
-    monkeypatch.setattr(scan, "scan", lambda *a, **k: calls.append(a) or real(*a, **k))
+
+    def counted_scan(*a, **k):
+        calls.append(a)
+        return real(*a, **k)
+
+    monkeypatch.setattr(scan, "scan", counted_scan)
     monkeypatch.setattr(project, "scan", scan.scan)
     result = invoke(tmp_path, "--check")
     assert result.exit_code == 1, result.output

@@ -198,7 +198,8 @@ def test_a_setting_that_asks_for_no_bf16_changes_nothing(tmp_path, setting):
         ("=1", "usage error: --legacy-env expects KEY=VALUE, got '=1'"),
         (
             "XLA_USE_BF17=1",
-            "usage error: --legacy-env XLA_USE_BF17: not a legacy variable (one of XLA_DOWNCAST_BF16, XLA_DOWNCAST_FP16, XLA_USE_BF16, XLA_USE_FP16)",
+            "usage error: --legacy-env XLA_USE_BF17: not a legacy variable (one of "
+            "XLA_DOWNCAST_BF16, XLA_DOWNCAST_FP16, XLA_USE_BF16, XLA_USE_FP16)",
         ),
         ("PJRT_DEVICE=CPU", "usage error: --legacy-env PJRT_DEVICE: not a legacy variable"),
     ],

@@ -48,8 +48,8 @@ def test_dry_run_says_would_and_never_fixed(project, flag):
     assert lines and "[fixed]" not in result.output
     assert all(line.endswith("[fixable]") and " would " in f" {line}" for line in lines), lines
     assert (
-        "run.sh:6:8: BFM001 would replace XLA_USE_BF16 by NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py would then have"
-        in findings
+        "run.sh:6:8: BFM001 would replace XLA_USE_BF16 by "
+        "NEURON_RT_STOCHASTIC_ROUNDING_EN=1; src/train.py would then have" in findings
     )
     assert "would be fixed" in result.stderr and "would change" in result.stderr
 

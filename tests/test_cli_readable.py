@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, ROOT
 
 from bf16_migrate.cli import main
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.output_human import fixes_lines, fold, grouped_lines, todo_lines, wrap
 from bf16_migrate.walk_progress import BAR_WIDTH, WalkProgress
 from bf16_migrate.walk_progress import fit as walk_progress_fit
+
+from conftest import FIXTURES, ROOT
 
 SHOWCASE = (ROOT / "examples" / "showcase" / "train.py").read_text()
 NOTEBOOK_BANG = '!python -c \'import os; os.environ["XLA_USE_BF16"]="1"\''
@@ -375,6 +376,6 @@ def test_every_phase_of_the_walk_has_a_total_it_reaches(tmp_path):
     recorder = _Recorder()
     migrate_paths([tmp_path], "stochastic", write=False, progress=recorder)
     assert [p[0] for p in recorder.phases] == ["reading files", "migrating scripts", "migrating imported modules"]
-    for text, done, total in recorder.phases:
+    for _text, done, total in recorder.phases:
         assert total is not None and done == total, recorder.phases
     assert recorder.phases[1][2] == 3 and recorder.phases[2][2] == 1, recorder.phases

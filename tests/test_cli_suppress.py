@@ -159,8 +159,10 @@ def _noqa_tree(tmp_path, shared_module: bool):
     (tmp_path / "scripts").mkdir()
     (tmp_path / "src").mkdir()
     (tmp_path / "scripts" / "run.sh").write_text("#!/bin/bash\nexport XLA_USE_BF16=1\npython src/train.py\n")
-    train = TRAIN_OF if shared_module else TRAIN_OF.replace("from model import Net\n", "").replace(
-        "Net()", "torch.nn.Linear(4, 2)"
+    train = (
+        TRAIN_OF
+        if shared_module
+        else TRAIN_OF.replace("from model import Net\n", "").replace("Net()", "torch.nn.Linear(4, 2)")
     )
     (tmp_path / "src" / "train.py").write_text(train)
     (tmp_path / "src" / "model.py").write_text(MODEL)

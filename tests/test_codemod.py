@@ -170,8 +170,9 @@ def test_unknown_input_dtype_is_cast_at_run_time_not_guessed():
     result = run(src)
     assert "model(batch)" in result.code  # no static cast guessed at the call
     assert (
-        "    model.to(torch.bfloat16)\n    model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n    optimizer = "
-        in result.code
+        "    model.to(torch.bfloat16)\n"
+        "    model.register_forward_pre_hook(bf16_inputs_hook, "
+        "with_kwargs=True)\n    optimizer = " in result.code
     )
     assert (
         "def floating_to_bf16(batch):" in result.code and "def bf16_inputs_hook(module, args, kwargs):" in result.code
@@ -208,9 +209,8 @@ def test_existing_stochastic_rounding_setting_is_not_duplicated():
 def test_removed_write_keeps_its_comment_and_empty_block_gets_pass():
     # setup() runs before main(): the write was in force (a setup() nothing calls is BFM049)
     src = (
-        HEADER
-        + TRAIN
-        + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n\n\nif __name__ == "__main__":\n    setup()\n    main()\n'
+        HEADER + TRAIN + '\ndef setup():\n    # bf16 on the device\n    os.environ["XLA_USE_BF16"] = "1"\n'
+        '\n\nif __name__ == "__main__":\n    setup()\n    main()\n'
     )
     result = run(src, mode="amp")
     assert "def setup():\n    # bf16 on the device\n    pass\n" in result.code

@@ -109,9 +109,14 @@ def fresh(tmp_path, reference):
 # -- fault injection: a write that fails at every position of the commit order ------------------------
 def test_the_commit_order_is_python_first(tmp_path, reference, monkeypatch):
     fresh(tmp_path, reference)
-    order = []
+    order: list[str] = []
     real = os.replace
-    monkeypatch.setattr(os, "replace", lambda src, dst: (order.append(Path(dst).name), real(src, dst))[1])
+
+    def replace(src, dst):
+        order.append(Path(dst).name)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
     migrate_paths([tmp_path], "stochastic", write=True)
     assert order == ["train.py"] * 4 + ["run00.sh", "run01.sh"] * 4
 
@@ -192,11 +197,12 @@ def test_a_read_only_script_holds_back_its_launchers_and_the_cli_says_so(tmp_pat
 def test_a_signal_during_the_commit_is_held_until_it_is_complete(tmp_path, reference, monkeypatch, signum):
     fresh(tmp_path, reference)
     real = commit_module._stage
-    sent = []
+    sent: list[int] = []
 
     def stage_and_signal(write):
         if not sent:
-            sent.append(os.kill(os.getpid(), signum))  # pending: blocked while the commit runs
+            os.kill(os.getpid(), signum)  # pending: blocked while the commit runs
+            sent.append(signum)
         return real(write)
 
     monkeypatch.setattr(commit_module, "_stage", stage_and_signal)

@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_commit import SCRIPT, launchers_before_scripts, snapshot
 
 from bf16_migrate import commit as commit_module
 from bf16_migrate import project
 from bf16_migrate.commit import WriteRefused, plan_write
 from bf16_migrate.project import migrate_paths
+
+from test_commit import SCRIPT, launchers_before_scripts, snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -319,7 +320,12 @@ def test_a_module_behind_a_symlink_out_of_the_tree_is_neither_read_nor_written(t
     monkeypatch.chdir(tmp_path)  # the current directory holds both: it does not widen the tree
     reads = []
     real = project.TreeReader.read_python
-    monkeypatch.setattr(project.TreeReader, "read_python", staticmethod(lambda p: (reads.append(p), real(p))[1]))
+
+    def read_python(p):
+        reads.append(p)
+        return real(p)
+
+    monkeypatch.setattr(project.TreeReader, "read_python", staticmethod(read_python))
     outcome = migrate_paths([Path("repo")], "stochastic", write=True)
     assert util.read_text() == UTIL
     assert not [p for p in reads if "util" in str(p)]

@@ -210,9 +210,8 @@ def _block(draw, indent="", depth=0):
         elif kind == "expr":
             lines.append(f"{indent}{e}")
         elif kind == "import":
-            lines.append(
-                f"{indent}{draw(st.sampled_from(['import os', 'import torch.nn as nn', 'from os import environ as env', 'from . import x']))}"
-            )
+            imports = ["import os", "import torch.nn as nn", "from os import environ as env", "from . import x"]
+            lines.append(f"{indent}{draw(st.sampled_from(imports))}")
         elif kind == "global":
             lines.append(f"{indent}def g():\n{indent}    global {target}\n{indent}    {target} = 1")
         else:

@@ -15,13 +15,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import device_runs
 import libcst as cst
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, MODES
-from device_runs import GROUP, script
-from goldens import expected_dir
 
 from bf16_migrate.cli import main
 from bf16_migrate.project import migrate_paths
@@ -29,6 +25,11 @@ from bf16_migrate.python import migrate_source
 from bf16_migrate.python.device_modules import CODES, EXAMPLES
 from bf16_migrate.python.outcome import Edge, Refusal
 from bf16_migrate.rules import REFERENCE, RULES_DIR, RuleError, load_rules, mode_named, variable_names
+
+import device_runs
+from conftest import FIXTURES, MODES
+from device_runs import GROUP, script
+from goldens import expected_dir
 
 CASES = sorted(p.name for p in GROUP.iterdir() if p.is_dir())
 MODULE = {

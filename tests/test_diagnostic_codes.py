@@ -11,11 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import load_rules
+
+from conftest import ROOT
 
 HEADER = "import os\nimport torch\nimport torch_xla\n"
 
@@ -47,7 +48,10 @@ def test_bfm011_optimizer_over_two_models_is_left_with_the_switch():
     )
     result = migrate_source(src, "stochastic", "t.py")
     assert result.code == src
-    message = "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is left in place: cast each model by hand before the optimizer is built"
+    message = (
+        "the optimizer's parameters do not come from one `<model>.parameters()`; the switch is "
+        "left in place: cast each model by hand before the optimizer is built"
+    )
     assert ("BFM011", False, message) in findings(result)
     assert result.diagnostics[-1].line == 7  # at the optimizer
 
@@ -65,8 +69,8 @@ def test_bfm021_amp_model_never_called_keeps_the_switch():
     assert result.code == src
     assert [(d.code, d.line, d.fixed) for d in result.diagnostics] == [("BFM033", 5, False), ("BFM021", 7, False)]
     assert (
-        result.diagnostics[1].message
-        == '`model` is never called in this file: wrap its forward pass and loss in torch.autocast("xla", dtype=torch.bfloat16) where it is called'
+        result.diagnostics[1].message == "`model` is never called in this file: wrap its forward pass and loss in "
+        'torch.autocast("xla", dtype=torch.bfloat16) where it is called'
     )
     assert "(see BFM021 at line 7)" in result.diagnostics[0].message
 
@@ -86,7 +90,8 @@ def test_bfm070_launcher_keeps_its_own_stochastic_rounding_setting(tmp_path):
     tree = _tree(
         tmp_path,
         {
-            "run.sh": "#!/bin/bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=0\nexport XLA_USE_BF16=1\npython train.py\n",
+            "run.sh": "#!/bin/bash\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=0\n"
+            "export XLA_USE_BF16=1\npython train.py\n",
             "train.py": TRAIN,
         },
     )
@@ -96,7 +101,8 @@ def test_bfm070_launcher_keeps_its_own_stochastic_rounding_setting(tmp_path):
         3,
         "BFM070",
         True,
-        "XLA_USE_BF16 removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as it is: check its value (1 reproduces the legacy switch on Neuron)",
+        "XLA_USE_BF16 removed; NEURON_RT_STOCHASTIC_ROUNDING_EN is already set here and kept as "
+        "it is: check its value (1 reproduces the legacy switch on Neuron)",
     ) in found
     assert ("train.py", 1, "BFM001", True) in [f[:4] for f in found]
     outcome = migrate_paths([tree], "stochastic", write=True)
@@ -112,7 +118,8 @@ def test_bfm110_setting_that_starts_no_script_is_kept(tmp_path):
             2,
             "BFM110",
             False,
-            "XLA_USE_BF16 kept: XLA_USE_BF16 reaches no Python script of the tree that uses torch (no launch found after it, or the launch is elsewhere)",
+            "XLA_USE_BF16 kept: XLA_USE_BF16 reaches no Python script of the tree that uses "
+            "torch (no launch found after it, or the launch is elsewhere)",
         )
     ]
 
@@ -129,7 +136,8 @@ def test_bfm132_launcher_reading_the_variable_is_reported(tmp_path):
             2,
             "BFM132",
             False,
-            "XLA_USE_BF16 is read here; once it is no longer set the read no longer tells whether bf16 is on: test the precision your script uses instead",
+            "XLA_USE_BF16 is read here; once it is no longer set the read no longer tells "
+            "whether bf16 is on: test the precision your script uses instead",
         )
     ]
 
@@ -163,7 +171,9 @@ spec:
         (
             {
                 "job.yaml": JOB.format(
-                    env="            - name: XLA_USE_BF16\n              valueFrom: {configMapKeyRef: {name: c, key: k}}"
+                    env="            - name: XLA_USE_BF16\n"
+                    "              valueFrom: {configMapKeyRef: {name: c, key: "
+                    "k}}"
                 )
             },
             ("job.yaml", 10),

@@ -5,9 +5,10 @@ rewritten. Golden files of the fixture: tests/test_shapes.py (fixtures/shapes/te
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES, LEGACY, MODES
 
 from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES, LEGACY, MODES
 
 SHAPE = FIXTURES / "shapes" / "test_env_reads" / "test_env_reads.py"
 
@@ -65,7 +66,9 @@ def test_a_label_naming_the_variable_is_reported_with_the_read():
 
 HELPER_SETS = [
     "class T(unittest.TestCase):\n    def test_a(self):\n        self._set_env(XLA_USE_BF16='1')\n",
-    "import os\nfrom unittest import mock\n\n@mock.patch.dict(os.environ, XLA_DOWNCAST_BF16='1')\ndef test_b():\n    pass\n",
+    "import os\nfrom unittest import mock\n\n"
+    "@mock.patch.dict(os.environ, XLA_DOWNCAST_BF16='1')\ndef test_b():\n"
+    "    pass\n",
     "def setUp(self):\n    set_flags(XLA_USE_BF16='1', OTHER='2')\n",
 ]
 

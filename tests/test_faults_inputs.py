@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,6 +83,7 @@ def test_shell_functions_calling_each_other_many_times_over_are_followed_in_boun
     analysis = analyze("shell", fan_out(11), "fan.sh")
     assert time.monotonic() - start < 2.0
     [launch] = analysis.launches
+    assert launch.problem is not None
     assert launch.problem.startswith("following `f11` through the functions it calls reads more than 4096 commands")
     # a few levels are still followed, and each launch is found once
     [small] = analyze("shell", fan_out(2), "fan.sh").launches
@@ -330,7 +332,13 @@ def test_an_excluded_module_of_a_migrated_script_is_reported_not_rewritten(tmp_p
 
 
 # -- malformed notebooks: one line naming the file and what is wrong ---------------------------------------------------
-CELL = {"cell_type": "code", "source": "%env XLA_USE_BF16=1\n", "metadata": {}, "outputs": [], "execution_count": None}
+CELL: dict[str, Any] = {
+    "cell_type": "code",
+    "source": "%env XLA_USE_BF16=1\n",
+    "metadata": {},
+    "outputs": [],
+    "execution_count": None,
+}
 
 
 @pytest.mark.parametrize(

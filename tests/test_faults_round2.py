@@ -231,9 +231,9 @@ def test_a_value_set_again_to_the_same_meaning_is_migrated_with_it(tmp_path, nam
 def test_revert_failed_never_puts_back_over_an_edit_made_while_verify_ran(tmp_path):
     """The verify takes minutes; a file edited meanwhile was overwritten with its bytes from before
     the rewrite."""
-    from test_rewrite_verify import _outcome
-
     from bf16_migrate.verify.after_rewrite import revert_failed
+
+    from test_rewrite_verify import _outcome
 
     (tmp_path / "a.py").write_text("new a\n")
     (tmp_path / "run.sh").write_text("new run\n# edited while verify ran\n")

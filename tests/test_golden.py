@@ -56,7 +56,8 @@ def test_golden(case, mode, goldens):
     compile(result.code, f"{case}/{mode}.py", "exec")
     # no legacy variable is left in any string literal
     strings = [
-        s.evaluated_value for s in cst.matchers.findall(cst.parse_module(result.code), cst.matchers.SimpleString())
+        cst.ensure_type(s, cst.SimpleString).evaluated_value
+        for s in cst.matchers.findall(cst.parse_module(result.code), cst.matchers.SimpleString())
     ]
     assert not set(strings) & set(LEGACY)
 

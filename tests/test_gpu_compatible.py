@@ -11,7 +11,10 @@ import pytest
 
 from bf16_migrate.python import migrate_source
 
-HEADER = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\n'
+HEADER = (
+    'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\n'
+    "import torch_xla\nimport torch_xla.core.xla_model as xm\n"
+)
 
 
 def run(body: str, mode: str = "gpu-compatible"):
@@ -165,6 +168,6 @@ def test_model_returned_by_a_builder_is_followed_to_its_calls():
     assert "bf16_inputs_hook" not in result.code
     amp = run(body, mode="amp")
     assert (
-        '        with torch.autocast("xla", dtype=torch.bfloat16):\n            logits = model(x)\n            loss = loss_fn(logits, y)\n'
-        in amp.code
+        '        with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "            logits = model(x)\n            loss = loss_fn(logits, y)\n" in amp.code
     )

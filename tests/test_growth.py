@@ -30,11 +30,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import ROOT
 
 from bf16_migrate.cli import main
 from bf16_migrate.python import migrate_source
 from bf16_migrate.scan import scan
+
+from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 import bench_scale  # noqa: E402  (bench/ is not a package)

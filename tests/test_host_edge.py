@@ -22,10 +22,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, MODES
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.rules import mode_named
+
+from conftest import FIXTURES, MODES
 
 HOST_EDGE = FIXTURES / "host_edge"
 CASES = sorted(p.name for p in HOST_EDGE.iterdir() if (p / "train.py").is_file())

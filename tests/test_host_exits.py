@@ -9,11 +9,12 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.python import migrate_source, snippets
 from bf16_migrate.python.host_exits import HARNESS, INVALID, VALID, Example
 from bf16_migrate.rules import RuleError, load_rules
+
+from conftest import ROOT
 
 RULES = load_rules()
 MODES = list(RULES.modes.values())
@@ -72,7 +73,9 @@ def test_every_float32_row_has_an_example_and_the_examples_name_their_codes():
 
 def test_a_script_that_keeps_its_switch_has_its_host_edge_untouched():
     """No model to cast (BFM010): nothing changes, so nothing leaves the device differently."""
-    source = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2, device=\"xla\").cpu().numpy()\n'
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nx = torch.ones(2, device="xla").cpu().numpy()\n'
+    )
     result = migrate_source(source, MODES[0], "no_model.py")
     assert result.code == source
     assert not result.outcome.host_edge_examined
@@ -175,13 +178,14 @@ def test_host_float32_makes_bf16_tensors_float32_and_leaves_the_rest(host_float3
     labels = torch.tensor([1, 2, 3])
     kept = torch.tensor([0.5], dtype=torch.float64)
     state = collections.OrderedDict([("w", weight), ("labels", labels), ("f64", kept), ("step", 7)])
-    state._metadata = {"": {"version": 1}}  # what nn.Module.state_dict attaches
+    state._metadata = {"": {"version": 1}}  # type: ignore[attr-defined]  # what nn.Module.state_dict attaches
     Pair = collections.namedtuple("Pair", "a b")
     out = host_float32({"model": state, "pairs": [Pair(weight, labels)], "name": "run"})
     assert out["model"]["w"].dtype == torch.float32
     assert torch.equal(out["model"]["w"], weight.float())
     assert out["model"]["labels"] is labels and out["model"]["f64"] is kept and out["model"]["step"] == 7
-    assert type(out["model"]) is collections.OrderedDict and out["model"]._metadata == state._metadata
+    assert type(out["model"]) is collections.OrderedDict
+    assert out["model"]._metadata == state._metadata  # type: ignore[attr-defined]
     assert isinstance(out["pairs"][0], Pair) and out["pairs"][0].a.dtype == torch.float32
     assert out["name"] == "run"
     assert state["w"] is weight  # the input is not changed

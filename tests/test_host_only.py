@@ -73,7 +73,7 @@ def test_the_exporter_does_not_hold_the_launcher_back(tmp_path):
 @pytest.mark.parametrize(
     "change",
     [
-        ('map_location="cpu"', 'map_location=args.device'),  # a device the code does not tell
+        ('map_location="cpu"', "map_location=args.device"),  # a device the code does not tell
         ("import numpy as np\n", "import numpy as np\nimport torch_xla\n"),  # the XLA runtime in reach
         ("    np.savez(", "    import subprocess\n    subprocess.run(['python', 'serve.py'])\n    np.savez("),
     ],

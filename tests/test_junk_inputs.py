@@ -37,11 +37,13 @@ import sys
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import FIXTURES, LEGACY, MODES
 
 from bf16_migrate.rules import load_rules
+
+from conftest import FIXTURES, LEGACY, MODES
 
 SEEDS = int(os.environ.get("BF16_MIGRATE_JUNK_SEEDS", "2"))
 TIMEOUT = float(os.environ.get("BF16_MIGRATE_JUNK_TIMEOUT", "120"))
@@ -74,22 +76,22 @@ def kind(path: Path) -> str:
 # -- junk ---------------------------------------------------------------------------------------------
 def _mutate(data: bytes, rng: random.Random, n: int) -> bytes:
     """``n`` random edits: a byte flipped, a span deleted, a span duplicated, a byte inserted."""
-    data = bytearray(data)
+    buf = bytearray(data)
     for _ in range(n):
-        if not data:
-            data += b"x"
-        at = rng.randrange(len(data))
+        if not buf:
+            buf += b"x"
+        at = rng.randrange(len(buf))
         op = rng.randrange(4)
         if op == 0:
-            data[at] ^= 1 << rng.randrange(8)
+            buf[at] ^= 1 << rng.randrange(8)
         elif op == 1:
-            del data[at : at + rng.randint(1, 16)]
+            del buf[at : at + rng.randint(1, 16)]
         elif op == 2:
-            span = bytes(data[at : at + rng.randint(1, 64)])
-            data[at:at] = span
+            span = bytes(buf[at : at + rng.randint(1, 64)])
+            buf[at:at] = span
         else:
-            data[at:at] = bytes([rng.choice(b"\x00\r\n\t \\\"'(){}[]:#=$`\x0c\xff\xc3\xa9\x1c")])
-    return bytes(data)
+            buf[at:at] = bytes([rng.choice(b"\x00\r\n\t \\\"'(){}[]:#=$`\x0c\xff\xc3\xa9\x1c")])
+    return bytes(buf)
 
 
 def _legacy_line(k: str, rng: random.Random) -> bytes:
@@ -100,7 +102,8 @@ def _legacy_line(k: str, rng: random.Random) -> bytes:
         "yaml": f"env:\n  {variable}: '1'\n",
         "dockerfile": f"ENV {variable}=1\n",
         "dotenv": f"{variable}=1\n",
-        "notebook": f'{{"cells": [{{"cell_type": "code", "source": "%env {variable}=1", "metadata": {{}}, "outputs": [], "execution_count": null}}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}\n',
+        "notebook": f'{{"cells": [{{"cell_type": "code", "source": "%env {variable}=1", "metadata": {{}}, "outputs": '
+        f'[], "execution_count": null}}], "metadata": {{}}, "nbformat": 4, "nbformat_minor": 5}}\n',
         "other": f"{variable}=1\n",
     }[k].encode()
 
@@ -216,7 +219,9 @@ EDGES = {
     "notebook": [],  # built below
     "python": [
         f'import os\nos.environ["{V}"] = "1"\n',
-        "import torch\nmodel = torch.nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\nloss.backward()\nopt.step()\n",
+        "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(torch.randn(1, 2)).sum()\n"
+        "loss.backward()\nopt.step()\n",
         f'import os\nif True: os.environ["{V}"] = "1"\n',
         f'import os\nos.environ["{V}"] = "1" \\\n',
         "def f(:\n",
@@ -252,7 +257,7 @@ def _notebook_edge(rng: random.Random) -> bytes:
     for _ in range(rng.randint(1, 4)):
         source = rng.choice(sources)
         as_list = rng.random() < 0.5
-        cell = {
+        cell: dict[str, Any] = {
             "cell_type": rng.choice(["code", "code", "markdown", "raw"]),
             "metadata": {},
             "source": source.splitlines(keepends=True) if as_list else source,
@@ -282,7 +287,7 @@ class Tree:
         self.notes[path] = note
 
 
-def build_tree(root: Path, seed: int, size: int = 40) -> Tree:
+def build_tree(root: Path, seed: int, size: int = 40) -> Tree:  # noqa: C901  (a generator: one branch per kind of file it plants)
     """A tree of about ``size`` junk files (and mutated fixture projects) under ``root``."""
     rng = random.Random(seed)
     tree = Tree(root)
@@ -460,7 +465,7 @@ def run_cli(args: list[str], cwd: Path | None = None, timeout: float = TIMEOUT, 
     return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 
-def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
+def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:  # noqa: C901  (an oracle: one branch per kind of file it checks)
     """Every property broken by ``run`` over ``tree``, one line each (empty: all hold)."""
     problems = []
     if run.timed_out:
@@ -498,7 +503,8 @@ def check_tree(tree: Tree, run: Run, wrote: bool) -> list[str]:
                 if error is not None:
                     was = reparse_error(path, before)
                     problems.append(
-                        f"{path} ({tree.notes[path]}): rewritten without a word and does not parse as {kind(path)}: {error}"
+                        f"{path} ({tree.notes[path]}): rewritten without a word and "
+                        f"does not parse as {kind(path)}: {error}"
                         + (f" (nor did the original: {was})" if was else " (the original did)")
                     )
         if crashed:

@@ -249,7 +249,7 @@ def test_a_helper_in_command_substitution_outside_the_tree_does_not_hold_the_swi
 
 
 def test_every_blocker_is_listed_deepest_first(tmp_path):
-    (tmp_path / "eval.py").write_text("import torch\nprint(torch.ones(2, device=\"xla\"))\n")
+    (tmp_path / "eval.py").write_text('import torch\nprint(torch.ones(2, device="xla"))\n')
     got = _codes(
         tmp_path,
         """\

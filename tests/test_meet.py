@@ -19,8 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
-from precision_guarantee import assert_no_silent_f32_matmul, left_to_do
 
 from bf16_migrate.carriers import notebook, shell
 from bf16_migrate.carriers.model import Target
@@ -31,6 +29,9 @@ from bf16_migrate.python.inline_code import as_script, one_line
 from bf16_migrate.python.outcome import KeptF32
 from bf16_migrate.python.unit_examples import script
 from bf16_migrate.rules import mode_named
+
+from conftest import FIXTURES
+from precision_guarantee import assert_no_silent_f32_matmul, left_to_do
 
 MODEL_CODE = FIXTURES / "model_code"
 CODES = ("BFM080", "BFM081", "BFM082", "BFM083", "BFM084", "BFM085", "BFM087", "BFM088", "BFM089")

@@ -8,12 +8,14 @@ import os
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bf16_migrate import migrations, workers
 from bf16_migrate.migrations import Migrations
 from bf16_migrate.python import ParseError, migrate_source
+from bf16_migrate.rules import Mode, mode_named
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ["mlp_regression", "cnn_trainer", "tiny_transformer", "resume_checkpoint"]
@@ -44,22 +46,25 @@ def two_cores(monkeypatch):
         pytest.skip("another thread runs in this process: the calls are made here then")
 
 
+STOCHASTIC, AMP = mode_named("stochastic"), mode_named("amp")
+
+
 def _source(name: str) -> str:
     return (ROOT / "fixtures" / name / "train.py").read_text()
 
 
 def test_each_call_is_made_once_and_answered_with_copies(counted):
     runs = Migrations()
-    first = runs(_source("mlp_regression"), "stochastic", "train.py", launched_with=None)
+    first = runs(_source("mlp_regression"), STOCHASTIC, "train.py", launched_with=None)
     first.diagnostics.clear()
     first.helpers.append("mine")
-    second = runs(_source("mlp_regression"), "stochastic", "train.py", launched_with=None)
+    second = runs(_source("mlp_regression"), STOCHASTIC, "train.py", launched_with=None)
     assert counted == ["train.py"]
     assert second.diagnostics and second.helpers == []
-    assert second.code == migrate_source(_source("mlp_regression"), "stochastic", "train.py").code
+    assert second.code == migrate_source(_source("mlp_regression"), STOCHASTIC, "train.py").code
     # another argument is another call
-    runs(_source("mlp_regression"), "amp", "train.py", launched_with=None)
-    runs(_source("mlp_regression"), "stochastic", "train.py", launched_with={"XLA_USE_BF16": "1"})
+    runs(_source("mlp_regression"), AMP, "train.py", launched_with=None)
+    runs(_source("mlp_regression"), STOCHASTIC, "train.py", launched_with={"XLA_USE_BF16": "1"})
     assert len(counted) == 3
 
 
@@ -67,17 +72,15 @@ def test_a_parse_error_is_remembered_and_raised_each_time(counted):
     runs = Migrations()
     for _ in range(2):
         with pytest.raises(ParseError, match=r"broken\.py:1:"):
-            runs("def (:\n", "stochastic", "broken.py")
+            runs("def (:\n", STOCHASTIC, "broken.py")
     assert counted == ["broken.py"]
 
 
 def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
-    calls = [
-        (_source(name), mode, f"{name}.py", {"launched_with": None})
-        for name in SCRIPTS
-        for mode in ("stochastic", "amp")
+    calls: list[tuple[str, Mode, str, dict[str, Any]]] = [
+        (_source(name), mode, f"{name}.py", {"launched_with": None}) for name in SCRIPTS for mode in (STOCHASTIC, AMP)
     ]
-    calls.append(("def (:\n", "stochastic", "broken.py", {}))
+    calls.append(("def (:\n", STOCHASTIC, "broken.py", {}))
     runs = Migrations()
     runs.ahead(calls)
     assert counted == [], "the batch was made in the workers"
@@ -91,7 +94,7 @@ def test_a_batch_in_workers_gives_what_this_process_gives(counted, two_cores):
             want.helpers,
         )
     with pytest.raises(ParseError):
-        runs("def (:\n", "stochastic", "broken.py")
+        runs("def (:\n", STOCHASTIC, "broken.py")
     assert counted == [], "every answer came from the batch"
 
 
@@ -99,20 +102,18 @@ def test_too_little_work_is_made_here(counted, two_cores, monkeypatch):
     """Two small scripts: workers would cost more than they save (AHEAD_FROM_BYTES)."""
     monkeypatch.setattr(Migrations, "AHEAD_FROM_BYTES", 32 * 1024)
     runs = Migrations()
-    runs.ahead(
-        [(_source("mlp_regression"), "stochastic", "a.py", {}), (_source("cnn_trainer"), "stochastic", "b.py", {})]
-    )
+    runs.ahead([(_source("mlp_regression"), STOCHASTIC, "a.py", {}), (_source("cnn_trainer"), STOCHASTIC, "b.py", {})])
     assert counted == []
-    runs(_source("mlp_regression"), "stochastic", "a.py")
+    runs(_source("mlp_regression"), STOCHASTIC, "a.py")
     assert counted == ["a.py"]
 
 
 def test_one_call_that_is_half_the_work_is_made_here(counted, two_cores):
     big = _source("tiny_transformer") * 3
     runs = Migrations()
-    runs.ahead([(big, "stochastic", "big.py", {}), (_source("mlp_regression"), "stochastic", "small.py", {})])
+    runs.ahead([(big, STOCHASTIC, "big.py", {}), (_source("mlp_regression"), STOCHASTIC, "small.py", {})])
     assert counted == [], "nothing made ahead: workers would not gain"
-    runs(big, "stochastic", "big.py")
+    runs(big, STOCHASTIC, "big.py")
     assert counted == ["big.py"]
 
 
@@ -186,7 +187,9 @@ def test_no_worker_to_start_makes_the_calls_here(monkeypatch, counted, two_cores
 def _ahead_then_each_call() -> None:
     """The four scripts made ahead, then asked for one by one: each answer is migrate_source's."""
     runs = Migrations()
-    calls = [(_source(name), "stochastic", f"{name}.py", {}) for name in SCRIPTS]
+    calls: list[tuple[str, Mode, str, dict[str, Any]]] = [
+        (_source(name), STOCHASTIC, f"{name}.py", {}) for name in SCRIPTS
+    ]
     runs.ahead(calls)
     for source, mode, path, options in calls:
         assert runs(source, mode, path, **options).code == migrate_source(source, mode, path).code

@@ -20,13 +20,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, MODES
-from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 from bf16_migrate.verify.graphs import hlo_stats
 from bf16_migrate.verify.runner import stage_script
+
+from conftest import FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul, assert_no_silent_f32_softmax, audit_off_rules, left_to_do
 
 CASES_DIR = FIXTURES / "model_code"
 CASES = sorted(p.name for p in CASES_DIR.iterdir() if (p / "train.py").is_file())
@@ -438,10 +439,11 @@ def test_stage_script_writes_a_migrated_module_into_the_copy_never_through_a_lin
 def test_verify_migrates_the_modules_the_script_imports():
     """`verify SCRIPT` runs what the rewrite writes: the sibling optimizer's migrated text, with
     its findings among the migration's."""
+    from bf16_migrate.rules import mode_named
     from bf16_migrate.verify import _migrate
 
     script = CASES_DIR / "lamb_sibling" / "train.py"
-    migrated = _migrate(script.read_text(), "stochastic", script)
+    migrated = _migrate(script.read_text(), mode_named("stochastic"), script)
     code, diagnostics, modules = migrated.code, migrated.diagnostics, migrated.modules
     assert "model.to(torch.bfloat16)" in code
     ((module, text),) = modules.items()
@@ -712,8 +714,9 @@ def test_the_loss_a_script_imports_from_its_tree_is_audited_in_the_module(tmp_pa
     """``from contrastive_losses import AlignmentPenalty, recall_at_1, symmetric_info_nce``: the
     function and the criterion class the step applies are audited in the module (migrated with the
     script, BFM014); the metric the loop prints is not (its accuracy, made on the device from a
-    comparison, is bf16 as the switch made it: the script's own device tensors, BFM154). ``temperature``, a parameter nothing uses as a
-    tensor, gives no dtype (``temperature.dtype`` would fail on a float): the mask takes the logits'."""
+    comparison, is bf16 as the switch made it: the script's own device tensors, BFM154).
+    ``temperature``, a parameter nothing uses as a tensor, gives no dtype (``temperature.dtype``
+    would fail on a float): the mask takes the logits'."""
     tree = _tree("loss_module", tmp_path)
     outcome = _migrate_tree("loss_module", "stochastic", tmp_path)
     module = (tree / "contrastive_losses.py").read_text()

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from bf16_migrate.cli import main
-from bf16_migrate.python import migrate_source
 from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
+from bf16_migrate.python import migrate_source
 from bf16_migrate.scan import scan
 
 LIBSONNET = """\
@@ -280,11 +280,14 @@ def test_strings_of_python(source, expected):
         ('import subprocess\nsubprocess.call("%s XLA_USE_BF16=1 python %s" % ("env", "z.py"), shell=True)\n', "z.py"),
         ('import subprocess\nsubprocess.run(" ".join(["XLA_USE_BF16=1", "python", "j.py"]), shell=True)\n', "j.py"),
         (
-            'from subprocess import check_output\nbase = "XLA_USE_BF16=1 "\ncmd = base + "torchrun --nnodes=1 a.py"\ncheck_output(cmd, shell=True)\n',
+            'from subprocess import check_output\nbase = "XLA_USE_BF16=1 "\n'
+            'cmd = base + "torchrun --nnodes=1 a.py"\ncheck_output(cmd, shell=True)\n',
             "a.py",
         ),
         (
-            'import subprocess\ndef go(n):\n    subprocess.run(f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} b.py", shell=True)\n',
+            "import subprocess\ndef go(n):\n"
+            '    subprocess.run(f"XLA_USE_BF16=1 torchrun --nproc_per_node={n} '
+            'b.py", shell=True)\n',
             "b.py",
         ),
         (
@@ -295,7 +298,8 @@ def test_strings_of_python(source, expected):
         # a command written over several lines with shell line continuations (a notebook's
         # f-string of torchrun options): the backslash-newline is not a word
         (
-            'import subprocess\nn = 2\nCMD = f"""XLA_USE_BF16=1 torchrun --nproc_per_node={n} \\\n    run_glue.py \\\n    --do_train"""\nsubprocess.check_call(CMD, shell=True)\n',
+            'import subprocess\nn = 2\nCMD = f"""XLA_USE_BF16=1 torchrun --nproc_per_node={n} \\\n'
+            '    run_glue.py \\\n    --do_train"""\nsubprocess.check_call(CMD, shell=True)\n',
             "run_glue.py",
         ),
     ],

@@ -59,8 +59,10 @@ def _carrier(tmp_path: Path, kind: str, comment: str) -> Path:
     if kind == "notebook":
         path.write_text(_notebook(f"%env XLA_USE_BF16=1{'  ' + comment if comment else ''}\nprint(1)"))
     elif kind == "dockerfile":
+        assert template is not None
         path.write_text(template.format(above=f"{comment}\n" if comment else ""))
     else:
+        assert template is not None
         path.write_text(template.format(noqa=f"  {comment}" if comment else ""))
     return path
 
@@ -124,7 +126,10 @@ def test_dockerfile_noqa_is_read_above_the_instruction_and_covers_its_lines():
 def test_dockerfile_noqa_on_a_legacy_write_keeps_the_file_and_the_script_is_migrated(tmp_path):
     (tmp_path / "train.py").write_text(TRAIN)
     dockerfile = tmp_path / "Dockerfile"
-    text = 'FROM python:3.11\n# hadolint ignore=DL3008\n# noqa: BFM001\nENV PJRT_DEVICE=CPU \\\n    XLA_USE_BF16=1\nCMD ["python", "train.py"]\n'
+    text = (
+        "FROM python:3.11\n# hadolint ignore=DL3008\n# noqa: BFM001\n"
+        'ENV PJRT_DEVICE=CPU \\\n    XLA_USE_BF16=1\nCMD ["python", "train.py"]\n'
+    )
     dockerfile.write_text(text)
     code, doc = _run(tmp_path)
     assert [d["code"] for d in doc["suppressed"]] == ["BFM001"] and doc["suppressed"][0]["line"] == 5
@@ -197,12 +202,18 @@ def test_notebook_without_the_noqa_is_migrated(tmp_path):
 def test_notebook_noqa_in_a_python_line_and_not_in_a_string(tmp_path):
     nb = tmp_path / "nb.ipynb"
     nb.write_text(
-        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\nprint(torch.ones(2, device=\"xla\"))')
+        _notebook(
+            'import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"  # noqa: BFM010\n'
+            'print(torch.ones(2, device="xla"))'
+        )
     )
     code, doc = _run(tmp_path)
     assert code == 0 and [(d["code"], d["line"]) for d in doc["suppressed"]] == [("BFM010", 3)], doc
     nb.write_text(
-        _notebook('import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\nprint(torch.ones(2, device=\"xla\"))')
+        _notebook(
+            'import os\nimport torch\nos.environ["XLA_USE_BF16"] = "1"; print("# noqa")\n'
+            'print(torch.ones(2, device="xla"))'
+        )
     )
     code, doc = _run(tmp_path)
     assert (

@@ -78,22 +78,29 @@ def test_every_character_of_every_cell_is_located(layout):
                 assert at.startswith(encoded), (layout, number, line_no, col, at[:12])
 
 
+def _at(locator: SourceLocator, cell: int, line: int, col: int) -> tuple[int, int]:
+    """:meth:`SourceLocator.position`, which the test expects to be found."""
+    found = locator.position(cell, line, col)
+    assert found is not None, (cell, line, col)
+    return found
+
+
 def test_the_line_in_nbformat_indent_1_and_in_one_line():
     text = LAYOUTS["nbformat-list"]
-    line, col = SourceLocator(text).position(2, 2, 6)  # `XLA_USE_BF16` of `%env XLA_USE_BF16=1`
+    line, col = _at(SourceLocator(text), 2, 2, 6)  # `XLA_USE_BF16` of `%env XLA_USE_BF16=1`
     assert text.split("\n")[line - 1].strip() == '"%env XLA_USE_BF16=1\\n",'
     assert _char_at(text, line, col).startswith("XLA_USE_BF16=1")
     compact = LAYOUTS["compact-list"]
     assert "\n" not in compact
-    line, col = SourceLocator(compact).position(2, 2, 6)
+    line, col = _at(SourceLocator(compact), 2, 2, 6)
     assert line == 1 and compact[col - 1 :].startswith("XLA_USE_BF16=1")
 
 
 def test_source_as_one_string_is_one_json_line():
     text = LAYOUTS["nbformat-string"]
     locator = SourceLocator(text)
-    first, _ = locator.position(2, 1, 1)
-    second, col = locator.position(2, 2, 6)
+    first, _ = _at(locator, 2, 1, 1)
+    second, col = _at(locator, 2, 2, 6)
     assert first == second  # a JSON string never spans lines
     assert _char_at(text, second, col).startswith("XLA_USE_BF16=1\\nprint")
 
@@ -106,7 +113,7 @@ def test_escapes_before_the_place_are_counted():
     text = json.dumps(data, indent=1, ensure_ascii=True)
     assert "\\ud83d\\ude00" in text
     col_in_cell = data["cells"][1]["source"][0].index("XLA_USE_BF16") + 1
-    line, col = SourceLocator(text).position(2, 1, col_in_cell)
+    line, col = _at(SourceLocator(text), 2, 1, col_in_cell)
     assert _char_at(text, line, col).startswith("XLA_USE_BF16")
 
 
@@ -115,9 +122,9 @@ def test_unknown_cell_or_line_and_an_empty_cell():
     locator = SourceLocator(text)
     assert locator.position(9, 1, 1) is None
     assert locator.position(2, 9, 1) is None
-    line, col = locator.position(3, 1, 1)  # "source": [] -- the list itself
+    line, col = _at(locator, 3, 1, 1)  # "source": [] -- the list itself
     assert _char_at(text, line, col).startswith("[]")
-    line, col = locator.position(2, 1, 99)  # past the line's end: its end (the escaped newline)
+    line, col = _at(locator, 2, 1, 99)  # past the line's end: its end (the escaped newline)
     assert _char_at(text, line, col).startswith("\\n")
 
 
@@ -129,6 +136,7 @@ def test_filter_findings_locates_a_cell_finding_and_the_output_points_there(tmp_
     filtered = filter_findings([d, other], Selection(), {path: text})
     located, plain = filtered.reported
     assert located == d and plain.file_position is None  # equality ignores the position
+    assert located.file_position is not None
     line, col = located.file_position
     assert _char_at(text, line, col).startswith("XLA_USE_BF16=1")
     assert location(located) == (path, line, col, "cell 2, line 2, col 6: ")
@@ -145,7 +153,7 @@ def test_cli_outputs_point_at_the_ipynb_line(tmp_path, monkeypatch, layout):
     monkeypatch.chdir(tmp_path)
     text = LAYOUTS[layout]
     (tmp_path / "nb.ipynb").write_text(text)
-    expected = SourceLocator(text).position(2, 2, 6)
+    expected = _at(SourceLocator(text), 2, 2, 6)
     runner = CliRunner()
     out = runner.invoke(main, ["nb.ipynb", "--check"]).stdout
     [line] = [x for x in out.splitlines() if "BFM110" in x]
@@ -189,7 +197,7 @@ def test_a_written_notebook_is_located_in_its_text_before_the_write(tmp_path, mo
     result = CliRunner().invoke(main, ["nb.ipynb", "train.py", "--output-format", "github"])
     lines = [x for x in result.stdout.splitlines() if "file=nb.ipynb" in x and "cell 2, line 2," in x]
     assert lines, result.stdout
-    line, col = before.position(2, 2, 6)
+    line, col = _at(before, 2, 2, 6)
     assert all(f"line={line},col={col}," in x for x in lines), lines
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
 
 from bf16_migrate.carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of
 from bf16_migrate.cli import main
 from bf16_migrate.scan import project_root
 from bf16_migrate.tree_modules import TreeFactsReader, may_offer_optimizers
+
+from conftest import FIXTURES
 
 LEGACY_SCRIPT = (FIXTURES / "mlp_regression" / "train.py").read_text()
 RUN_SH = '#!/usr/bin/env bash\nexport XLA_USE_BF16=1\npython train.py "$@"\n'

@@ -5,9 +5,10 @@ recorded where the planner decides, with the finding that words it."""
 from __future__ import annotations
 
 import pytest
-from conftest import FIXTURES
 
 from bf16_migrate.python import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Refusal, migrate_source
+
+from conftest import FIXTURES
 
 TRAIN = (FIXTURES / "mlp_regression" / "train.py").read_text()
 

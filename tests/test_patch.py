@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 from bf16_migrate.patch import file_patch
+
+from conftest import FIXTURES
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from goldens import expected_dir
+
 from conftest import LEGACY, MODES
+from goldens import expected_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = ROOT / "fixtures" / "project"
@@ -49,8 +50,8 @@ def test_project_migrates_in_one_call(mode, tmp_path, goldens):
             changed[rel.as_posix()] = (tree / rel).read_bytes()
     goldens.check(expected_dir(PROJECT, mode), changed, result.stdout)
     # no legacy setting left; the launched script carries the change
-    for rel in CARRIERS:
-        assert not any(v in _settings(tree / rel) for v in LEGACY), rel
+    for carrier in CARRIERS:
+        assert not any(v in _settings(tree / carrier) for v in LEGACY), carrier
     launched = (tree / "src" / "train.py").read_text()
     assert ('torch.autocast("xla"' in launched) if mode == "amp" else ("model.to(torch.bfloat16)" in launched)
     # a second run changes nothing

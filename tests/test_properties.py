@@ -52,7 +52,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from bf16_migrate.python import ParseError, migrate_source
+from bf16_migrate.python import MigrationResult, ParseError, migrate_source
 from bf16_migrate.rules import is_truthy, load_rules
 
 from conftest import LEGACY, MODES
@@ -98,7 +98,11 @@ class Script:
         self.source, self.keep, self.newline, self.notes = source, keep, newline, notes
 
     def __repr__(self) -> str:  # what hypothesis prints for a falsifying example
-        return f"Script(notes={self.notes!r}, newline={self.newline!r}, keep={ {m: len(k) for m, k in self.keep.items()} } lines, source=\n{self.source!r}\n)"
+        return (
+            f"Script(notes={self.notes!r}, newline={self.newline!r}, "
+            f"keep={ {m: len(k) for m, k in self.keep.items()} } lines, source=\n"
+            f"{self.source!r}\n)"
+        )
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+\Z")
@@ -174,12 +178,14 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
         elif k == 2:
             b.add(
                 level,
-                f"print({q}{draw(st.sampled_from(NON_ASCII))} {draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}",
+                f"print({q}{draw(st.sampled_from(NON_ASCII))} "
+                f"{draw(st.sampled_from(['step', 'ok', 'XLA']))}{q}){_trailing(draw)}",
             )
         elif k == 3:
             b.add(
                 level,
-                f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; verbose = {draw(st.booleans())}{_trailing(draw)}",
+                f"seed_{draw(st.integers(0, 9))} = {draw(st.integers(0, 99))}; "
+                f"verbose = {draw(st.booleans())}{_trailing(draw)}",
             )
         elif k == 4:
             b.extend(level, ["total_steps = 10 + \\", "    5" + _trailing(draw)])
@@ -191,7 +197,8 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
         elif k == 7:
             b.add(
                 level,
-                f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = {draw(st.integers(0, 9))}{_trailing(draw)}",
+                f"{draw(st.sampled_from(['données', 'étape', 'Δt', 'λ']))} = "
+                f"{draw(st.integers(0, 9))}{_trailing(draw)}",
             )
         elif k == 8:
             b.add(level, f"msg = f{q}{{{draw(st.integers(0, 9))}}} {draw(st.sampled_from(NON_ASCII))}{q}  # f-string")
@@ -203,7 +210,7 @@ def _filler_lines(draw, b: Builder, level: int) -> None:
             b.add(level, f"assert True, {q}message{q};")
 
 
-def _write_lines(draw, names: dict, variable: str, value: str, where: str, one_line: bool = False) -> list[str]:
+def _write_lines(draw, names: dict, variable: str, value: str, where: str, one_line: bool = False) -> list[str]:  # noqa: C901  (a strategy: one branch per way of writing)
     """One legacy write, in one of its spellings: its lines (continuation lines carry their own
     extra indentation)."""
     q = _q(draw)
@@ -383,7 +390,7 @@ def _model_class(draw, b: Builder, names: dict) -> None:
         b.add(2, "return self.fc2(h)")
 
 
-def _train(draw, b: Builder, level: int, names: dict) -> None:
+def _train(draw, b: Builder, level: int, names: dict) -> None:  # noqa: C901  (a strategy: one branch per loop shape)
     """device, model, optimizer, loss function, data and the loop, at ``level``."""
     model, opt, x, y, loss = names["model"], names["opt"], names["x"], names["y"], names["loss"]
     if names["args"]:
@@ -521,7 +528,7 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:
         b.add(inner, f"{opt}.step()")
     elif shape == 3:  # backslash continuation
         b.add(inner, zero)
-        b.extend(inner, [f"out = \\", f"    {model}({x})"], TOUCH)
+        b.extend(inner, ["out = \\", f"    {model}({x})"], TOUCH)
         b.extend(inner, [f"{loss} = loss_fn(out, \\", f"                  {y})"], TOUCH)
         b.add(inner, f"{loss}.backward()")
         b.add(inner, f"{opt}.step()")
@@ -559,7 +566,7 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:
 
 
 @st.composite
-def scripts(draw) -> Script:
+def scripts(draw) -> Script:  # noqa: C901  (a strategy: one branch per script shape)
     b = Builder()
     names: dict = {"notes": []}
     legacy = draw(st.integers(0, 9)) != 0  # sometimes nothing legacy at all
@@ -696,7 +703,7 @@ def scripts(draw) -> Script:
         texts.append(text)
         roles.append(line.role)
     ends = []
-    for k in range(len(texts)):
+    for _ in range(len(texts)):
         if newline == "mixed":
             ends.append(draw(st.sampled_from(["\n", "\r\n"])))
         else:
@@ -730,7 +737,7 @@ def scripts(draw) -> Script:
 # -- running the codemod (cached: every test draws the same examples) ---------------------------------------------
 @dataclass
 class Outcome:
-    result: object = None  # MigrationResult
+    result: MigrationResult | None = None
     parse_error: ParseError | None = None
     crash: str | None = None  # the traceback of any other exception
 
@@ -797,6 +804,7 @@ def check_compiles(source: str, mode: str) -> None:
             return
         assert invalid is not None, f"(a) ParseError for a script CPython compiles ({mode}): {outcome.parse_error}"
         return
+    assert outcome.result is not None  # no crash, no ParseError: a result
     error = compiles(outcome.result.code)
     assert error is None, (
         f"(a) the {mode} migration does not compile: {error}"
@@ -814,6 +822,7 @@ def check_idempotent(source: str, mode: str) -> None:
     again = migrate(code, mode)
     assert again.crash is None, f"(b) the second {mode} migration raised:\n{again.crash}"
     assert again.parse_error is None, f"(b) the {mode} output does not parse: {again.parse_error}"
+    assert again.result is not None
     if again.result.code != code:
         import difflib
 
@@ -861,7 +870,7 @@ def check_newlines(script: Script, mode: str) -> None:
         assert "\r" not in code, f"(c) {mode}: LF input, \\r in the output"
 
 
-def effective_writes(source: str) -> set[str]:
+def effective_writes(source: str) -> set[str]:  # noqa: C901  (an oracle: one branch per statement kind)
     """The legacy variables ``source`` may switch on (XLA_USE_BF16/XLA_DOWNCAST_BF16 to a true
     string: a literal, ``str(1)``, or under a condition: ``"1" if c else "0"``,
     ``str(int(flag))``) through ``os.environ[...] =``, setdefault, update, putenv, under any os
@@ -945,7 +954,7 @@ def _environ_like(node) -> bool:
     )
 
 
-def _undone_statements(tree) -> set[int]:
+def _undone_statements(tree) -> set[int]:  # noqa: C901  (an oracle: one branch per statement kind)
     """ids of the write statements (an ``Assign``, or the ``Call`` of an expression statement)
     of a legacy variable taken back later in their own block before anything could use the
     device (see :func:`effective_writes`)."""
@@ -966,7 +975,7 @@ def _undone_statements(tree) -> set[int]:
 
     def writes(stmt):
         """(variable, form, value) of the writes of one statement; value None for an unset."""
-        out = []
+        out: list[tuple[str | None, str, ast.expr | None]] = []
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Subscript) and _environ_like(target.value):
@@ -981,7 +990,7 @@ def _undone_statements(tree) -> set[int]:
             and isinstance(stmt.value.func, ast.Attribute)
         ):
             call, attr = stmt.value, stmt.value.func.attr
-            owner = call.func.value
+            owner = stmt.value.func.value
             if attr == "update" and _environ_like(owner):
                 for arg in call.args:
                     if isinstance(arg, ast.Dict):
@@ -1072,7 +1081,8 @@ def check_switch_kept_or_replaced(source: str, mode: str) -> None:
     added = len(pattern.findall(result.code)) > len(pattern.findall(source))
     unfixed = [d for d in result.diagnostics if not d.fixed]
     assert added or unfixed, (
-        f"(e) {mode}: the effective write(s) of {sorted(removed)} are gone, no {pattern.pattern} was added and every diagnostic "
+        f"(e) {mode}: the effective write(s) of {sorted(removed)} are gone, no "
+        f"{pattern.pattern} was added and every diagnostic "
         f"says fixed: {[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
     )
 
@@ -1181,7 +1191,11 @@ def switch_not_in_force(draw) -> tuple[str, str]:
     if form == "unset-after" and spelling == "putenv":
         write = f"os.environ[{q}{variable}{q}] = {q}1{q}"
     head = "import argparse\nimport os\n\nimport torch\nimport torch.nn as nn\nimport torch_xla.core.xla_model as xm\n"
-    parse = "    parser = argparse.ArgumentParser()\n    parser.add_argument('--bf16', action='store_true')\n    args = parser.parse_args()\n"
+    parse = (
+        "    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--bf16', action='store_true')\n"
+        "    args = parser.parse_args()\n"
+    )
     train = TRAIN_FN.format(late="")
     if form == "unset-after":
         undo = draw(
@@ -1210,10 +1224,9 @@ def switch_not_in_force(draw) -> tuple[str, str]:
         )
     elif form == "lambda":
         source = (
-            head
-            + f"\nenable_bf16 = lambda: {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
-            + train
-            + "\n\nif __name__ == '__main__':\n    train(None)\n"
+            head + "\nenable_bf16 = lambda: "
+            f"{write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
+            "" + train + "\n\nif __name__ == '__main__':\n    train(None)\n"
         )
     elif form == "after-training":
         source = head + train + f"\n\nif __name__ == '__main__':\n    train(None)\n    {write}\n"
@@ -1229,19 +1242,19 @@ def switch_not_in_force(draw) -> tuple[str, str]:
             head
             + f"\n\ndef setup():\n    {write}\n"
             + train
-            + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            + f"\n\ndef main():\n{parse}    if args.bf16:\n        setup()\n"
+            "    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     elif form == "early-branch":
         source = (
-            head
-            + train
-            + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            head + train + f"\n\ndef main():\n{parse}    if not args.bf16:\n        train(args)\n        return\n"
+            f"    {write}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     else:  # and-expr
         source = (
-            head
-            + train
-            + f"\n\ndef main():\n{parse}    args.bf16 and {write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
+            head + train + f"\n\ndef main():\n{parse}    args.bf16 and "
+            f"{write if spelling != 'subscript' else f'os.environ.update({variable}={q}1{q})'}\n"
+            "    train(args)\n\n\nif __name__ == '__main__':\n    main()\n"
         )
     return form, source
 
@@ -1269,7 +1282,8 @@ def check_no_replacement_without_switch(form: str, source: str, mode: str) -> No
     else:
         why = "never took effect (the script trained in FP32), but bf16 code was added"
     raise AssertionError(
-        f"(f) {mode}, {form}: the legacy write {why}; diagnostics: {[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
+        f"(f) {mode}, {form}: the legacy write {why}; diagnostics: "
+        f"{[d.format_text() for d in result.diagnostics]}\n--- output ---\n{result.code}"
     )
 
 

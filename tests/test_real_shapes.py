@@ -18,10 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, MODES
-from precision_guarantee import assert_no_silent_f32_matmul
 
 from bf16_migrate.project import migrate_paths
+
+from conftest import FIXTURES, MODES
+from precision_guarantee import assert_no_silent_f32_matmul
 
 REAL = FIXTURES / "real_shapes"
 CASES = sorted(p.name for p in REAL.iterdir() if (p / "train.py").is_file())

@@ -38,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT
 
 if sys.version_info >= (3, 11):
@@ -275,7 +276,7 @@ def _xla_closure_dir(where: Path) -> Path:
         for requirement in map(Requirement, dist.requires or []):
             if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
                 todo.append(requirement.name)
-        site = Path(dist.locate_file("")).resolve()  # the site-packages directory it is installed in
+        site = Path(str(dist.locate_file(""))).resolve()  # the site-packages directory it is installed in
         for file in dist.files or []:
             top = file.parts[0]
             if top in ("..", "__pycache__") or top.endswith(".pth"):

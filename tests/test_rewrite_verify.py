@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_verify_tree import RUN_SH, SELF_SET, TRAIN, WIDE_ADAM
 
 from bf16_migrate.cli import main
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.after_rewrite import PreRewriteTree, mirror_root, revert_failed, revert_groups
 from bf16_migrate.verify.tree import Job, Outcome, plan_tree
+
+from test_verify_tree import RUN_SH, SELF_SET, TRAIN, WIDE_ADAM
 
 STEPS = "6"
 SGD = SELF_SET.replace("OPTIMIZER", "torch.optim.SGD(model.parameters(), lr=5e-2, momentum=0.9)")

@@ -29,11 +29,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.rules import RuleError, RuleExample, load_rules
 from bf16_migrate.suppress import Selection, filter_findings
+
+from conftest import ROOT
 
 RULES = load_rules().diagnostics
 

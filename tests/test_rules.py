@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ROOT
 
 from bf16_migrate.diagnostics import RULES_REFERENCE, Diagnostic, report, with_readme_table
 from bf16_migrate.rules import (
@@ -22,6 +21,8 @@ from bf16_migrate.rules import (
     mode_named,
     variable_rules,
 )
+
+from conftest import ROOT
 
 
 def test_rules_load_and_cover_every_mode():
@@ -250,7 +251,8 @@ PAGE_CORRUPTIONS = [
         r"diagnostics\.toml: \[BFM002\] has unknown keys \['summary'\]",
     ),
     (
-        'why = "A false value had no effect on the device; keeping it keeps a deprecated name in the code for nothing."\n',
+        'why = "A false value had no effect on the device; keeping it keeps '
+        'a deprecated name in the code for nothing."\n',
         "",
         r"diagnostics\.toml \[BFM002\]: missing key 'why'",
     ),

@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT
 
 from bf16_migrate.rules import MODES, RULES_DIR, RULES_DIR_ENV, load_rules, variable_names
 from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, LEGACY_VARIABLES_ENV, child_env
+
+from conftest import FIXTURES, ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -183,7 +184,8 @@ def test_the_verify_child_records_the_new_variable(new_rules, tmp_path):
         "import json, sys\n"
         "from pathlib import Path\n"
         "from bf16_migrate.verify.runner import child_env\n"
-        f"env = child_env({{'PATH': '/usr/bin:/bin'}}, Path({str(tmp_path)!r}), record=Path({str(tmp_path / 'r.json')!r}), steps=0, add={{{NEW!r}: '1'}})\n"
+        f"env = child_env({{'PATH': '/usr/bin:/bin'}}, Path({str(tmp_path)!r}), "
+        f"record=Path({str(tmp_path / 'r.json')!r}), steps=0, add={{{NEW!r}: '1'}})\n"
         "print(json.dumps(env))\n"
     )
     result = _python(code, new_rules, tmp_path)

@@ -21,10 +21,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
-from run_outputs import OUT, REFERENCE, Case, Run, Tolerance, compare, migrated, prepare, run
 
 from bf16_migrate.rules import MODES, mode_named
+
+from conftest import ROOT
+from run_outputs import OUT, REFERENCE, Case, Run, Tolerance, compare, migrated, prepare, run
 
 py = "train.py"
 

@@ -81,6 +81,7 @@ def _legacy_lines(source: str) -> set[int]:
     positions = wrapper.resolve(cst.metadata.PositionProvider)
     lines = set()
     for node in m.findall(wrapper.module, m.SimpleString()):
+        assert isinstance(node, cst.SimpleString)
         if any(var in node.value for var in LEGACY):
             code = wrapper.module.code_for_node(node)
             if not code.startswith(('"""', "'''")):
@@ -97,7 +98,7 @@ def test_every_legacy_line_is_changed_or_diagnosed(path, mode):
     source = path.read_text()
     name = path.stem
     result = migrate_source(source, mode, path.name)
-    changed = set()
+    changed: set[int] = set()
     matcher = difflib.SequenceMatcher(a=source.splitlines(), b=result.code.splitlines(), autojunk=False)
     for tag, i1, i2, _, _ in matcher.get_opcodes():
         if tag != "equal":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from conftest import FIXTURES
 from test_trees import migrate_tree
 

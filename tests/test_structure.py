@@ -419,6 +419,7 @@ def _mode_names(source: str) -> list[tuple[str, int, str]]:
             elif isinstance(child, ast.AnnAssign) and isinstance(child.target, ast.Name):
                 named, annotation = child.target.id, child.annotation
             if named in ("mode", "modes", "mode_name") and annotation is not None:
+                assert isinstance(child, (ast.arg, ast.AnnAssign))
                 if "str" in ast.unparse(annotation):
                     found.append((inner, child.lineno, f"{named}: {ast.unparse(annotation)}"))
             if isinstance(child, ast.Call) and ast.unparse(child.func).split(".")[-1] == "mode_named":

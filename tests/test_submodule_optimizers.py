@@ -8,10 +8,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from bf16_migrate.python import migrate_source
+
 from conftest import FIXTURES
 from test_trees import migrate_tree
-
-from bf16_migrate.python import migrate_source
 
 LINEAR_PROBE = """
 import os

@@ -141,6 +141,7 @@ def test_a_meet_is_named_once_at_the_first_operation_of_its_chain_in_the_origina
     assert "made f32 on the device at line 7 (`Tensor.float`)" in d.message
     assert any("train.py:12: meet `F.linear`" in line for line in found[0].evidence)  # the downstream one
     site = found[0].repair
+    assert site is not None
     assert site.kind == RepairKind.CAST_OPERAND and site.names == ("pos",) and site.partner == "h"
     assert (site.span.line, site.span.col, site.span.anchor) == (8, 11, "    return h + pos")
 
@@ -170,6 +171,7 @@ def test_a_copy_made_before_the_cast_is_named_at_the_copy_with_a_move_repair():
     (found,) = trace_findings(runs(events), sources())
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.COPY, "BFM202", 11)
     assert "after the recorded steps" in found.diagnostic.message
+    assert found.repair is not None
     assert found.repair.kind == RepairKind.CAST_COPY and found.repair.span.anchor == "ema = copy.deepcopy(model)"
 
 
@@ -182,6 +184,7 @@ def test_exits_bf16_to_the_host_unless_cast_back_and_a_repair_only_for_floating_
     legacy_f32 = dict(bf16, line=13, exit_dtypes={"float32": 2}, exits=0)
     assert len(trace_findings(runs([bf16], [legacy_f32]), sources())) == 1
     assert trace_findings(runs([bf16], [dict(legacy_f32, exit_dtypes={"bfloat16": 2}, exits=2)]), sources()) == []
+    assert found.repair is not None
     assert found.repair.kind == RepairKind.HOST_FLOAT
     cast_back = ev("exit", 14, "Tensor.cpu", expr="out.cpu()", cast_back=2, **base)
     assert trace_findings(runs([cast_back]), sources()) == []
@@ -221,10 +224,12 @@ def test_f32_computed_without_meeting_bf16_an_uncast_module_and_a_bf16_save_are_
     (found,) = trace_findings(runs(module), sources())
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.MODULE, "BFM203", 10)
     assert "moves `Net` to the device and nothing casts it" in found.diagnostic.message
+    assert found.repair is not None
     assert found.repair.kind == RepairKind.CAST_MODULE and found.repair.span.anchor == "model = Net().to(dev)"
     save = ev("exit", 14, "torch.save", expr="out.cpu()", exit_dtypes={"bf16": 3, "s64": 1}, exits=3, flat_dict=True)
     (found,) = trace_findings(runs([save]), sources())
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.SAVE, "BFM211", 13)
+    assert found.repair is not None
     assert found.repair.kind == RepairKind.SAVE_FLOAT
     nested = dict(save, flat_dict=False)
     assert trace_findings(runs([nested]), sources())[0].repair is None
@@ -246,16 +251,20 @@ def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part
     excused = trace_findings(runs(MEET_CHAIN[:2]), sources({"/u/train.py": [(7, 8, island)]}))
     assert len(excused) == 1 and excused[0].excused is island and not excused[0].counts
     part = trace_part(excused, runs(MEET_CHAIN[:2]))
+    assert part is not None
     assert part.status == PASS and "deliberate f32 island" in part.detail and part.figures["excused"] == 1
     counted = trace_findings(runs(MEET_CHAIN[:2]), sources())
     part = trace_part(counted, runs(MEET_CHAIN[:2]))
+    assert part is not None
     assert part.status == FAIL and "BFM200 train.py:8" in part.detail and part.figures["by_code"] == {"BFM200": 1}
 
 
 def test_the_part_says_how_far_the_trace_went():
     clean = trace_part([], runs([]))
+    assert clean is not None
     assert clean.status == PASS and "traced to the script's end" in clean.detail
     partial = trace_part([], runs([], end="budget"))
+    assert partial is not None
     assert "the code after that was not traced" in partial.detail and partial.figures["complete"] is False
     assert trace_part([], {MIGRATED: RunRecord(MIGRATED)}) is None  # no trace, no part
 
@@ -274,8 +283,11 @@ def test_island_spans_map_through_the_work_tree_text():
 
 def test_a_record_round_trips_and_paths_move_to_the_users_directory():
     trace = Trace.from_json(record(MEET_CHAIN))
-    assert Trace.from_json(trace.to_dict()).to_dict() == trace.to_dict()
+    assert trace is not None
+    again = Trace.from_json(trace.to_dict())
+    assert again is not None and again.to_dict() == trace.to_dict()
     moved = Trace.from_json(record([dict(e, file="/tmp/ws/migrated/train.py") for e in MEET_CHAIN]))
+    assert moved is not None
     moved.with_paths({"/tmp/ws/migrated": "/u"})
     assert {e.file for e in moved.events} == {"/u/train.py"}
     assert moved.end == TraceEnd.SCRIPT_EXIT and moved.of_kind(Kind.MEET)[0].f32_names == ["pos"]

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import FIXTURES, MODES
-
 from bf16_migrate.cli import main
-from bf16_migrate.project import migrate_paths
+from bf16_migrate.project import Outcome, migrate_paths
 from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES, MODES
 
 TREES = FIXTURES / "trees"
 CASES = sorted(p.name for p in TREES.iterdir() if (p / "train.py").is_file())
@@ -42,7 +42,7 @@ def _files(tree: Path) -> dict[str, str]:
     return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
 
 
-def _run(where: Path, name: str, mode: str, write: bool = True):
+def _run(where: Path, name: str, mode: str, write: bool = True) -> Outcome:
     old = os.getcwd()
     os.chdir(where)
     try:
@@ -51,7 +51,7 @@ def _run(where: Path, name: str, mode: str, write: bool = True):
         os.chdir(old)
 
 
-def migrate_tree(where: Path, name: str, mode: str) -> tuple[dict[str, str], list[str], object]:
+def migrate_tree(where: Path, name: str, mode: str) -> tuple[dict[str, str], list[str], Outcome]:
     """Migrate the tree ``where/name`` (from ``where``, so findings read ``name/...``): the
     changed files' new texts, the finding lines, the outcome."""
     tree = where / name
@@ -93,7 +93,9 @@ def test_the_model_of_an_optimizer_factory_is_cast_before_the_call_under_the_con
     changed, diagnostics, outcome = migrate_tree(tmp_path, "factories_config", "gpu-compatible")
     script = changed["train.py"]
     assert (
-        '    model = build_model(cfg).to(device)\n    if cfg["precision"] == "bf16":\n        model.to(torch.bfloat16)\n'
+        "    model = build_model(cfg).to(device)\n"
+        '    if cfg["precision"] == "bf16":\n'
+        "        model.to(torch.bfloat16)\n"
         "    optimizer = build_optimizer(model, cfg)\n"
     ) in script
     assert 'os.environ["XLA_USE_BF16"]' not in script
@@ -281,7 +283,7 @@ def test_amp_passes_the_scripts_own_flag_where_the_launchers_set_the_variable(tm
             "its branch assigns no variable",
         ),
         # a launch inside a function
-        ("run() {\n    python3 train.py \"$@\"\n}\nexport XLA_USE_BF16=1\nrun --steps 3\n", "inside a shell function"),
+        ('run() {\n    python3 train.py "$@"\n}\nexport XLA_USE_BF16=1\nrun --steps 3\n', "inside a shell function"),
     ],
 )
 def test_amp_keeps_a_setting_whose_flag_cannot_be_passed(tmp_path, launcher, reason):
@@ -309,8 +311,7 @@ def test_verify_reads_the_work_trees_migration_with_the_modules_it_changes(tmp_p
     mode = mode_named("gpu-compatible")
     migrated = _migrate(legacy, mode, script)
     assert migrated.code != legacy and list(migrated.modules) == [(tree / "optim.py").resolve()]
-    migrated = migrated.code
-    texts = _texts(script, mode, migrated, legacy, {}, {}, None, None, need_reference=False)
+    texts = _texts(script, mode, migrated.code, legacy, {}, {}, None, None, need_reference=False)
     assert texts.modules == {} and not texts.kept_f32
 
 

@@ -21,6 +21,8 @@ import pytest
 
 from bf16_migrate.verify import RunError, format_report, verify_script
 
+from conftest import part_of
+
 pytestmark = pytest.mark.xla
 
 DATA = Path(__file__).parent / "data"
@@ -67,8 +69,8 @@ def test_negative_control_only_deleting_the_variable_fails_matches():
     fp32 = _source("verify_mlp.py").replace('os.environ["XLA_USE_BF16"] = "1"', "")
     report = verify_script(LEGACY, "stochastic", steps=STEPS, migrated_source=fp32, run_reference=False, jobs=JOBS)
     assert not report.passed
-    assert report.verdict.part("matches").status == "FAIL", format_report(report)
-    assert report.verdict.part("precision").status == "FAIL"
+    assert part_of(report.verdict, "matches").status == "FAIL", format_report(report)
+    assert part_of(report.verdict, "precision").status == "FAIL"
 
 
 def test_timeout_kills_the_child():

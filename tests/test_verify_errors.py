@@ -115,6 +115,7 @@ def test_ctrl_c_kills_the_runs_and_removes_the_temporary_files(tmp_path):
         line = ""
         deadline = time.monotonic() + 60
         while "run started" not in line and time.monotonic() < deadline:
+            assert proc.stderr is not None
             line = proc.stderr.readline()
         assert "run started" in line
         time.sleep(0.5)

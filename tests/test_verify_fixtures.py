@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import CASES, FIXTURES, MODES
 from precision_guarantee import assert_no_silent_f32_matmul, audit_off_rules, left_to_do
 

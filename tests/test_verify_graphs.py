@@ -12,6 +12,8 @@ from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, SDPA_HINT, jud
 from bf16_migrate.verify.graphs import GraphStats, dump_files_for, hlo_stats, parse_dump, read_step_graph
 from bf16_migrate.verify.records import RunRecord
 
+from conftest import part_of
+
 # The shape of a torch-xla 2.9 `XLA_SAVE_TENSORS_FMT=hlo` entry (DebugUtil::SaveTensorsGraphInfo).
 ENTRY = """[ScheduleSyncTensorsGraph]
 TensorsGraphInfo:
@@ -63,7 +65,7 @@ ENTRY %IrToHlo.40 (p0.1: bf16[22,44], p1.2: f32[], p2.3: f32[4,4]) -> (bf16[66,4
   %reshape.22 = bf16[1,1,4,4]{3,2,1,0} reshape(bf16[4,4]{1,0} %convert.20)
   %convolution.23 = bf16[1,1,4,4]{3,2,1,0} convolution(bf16[1,1,4,4]{3,2,1,0} %reshape.22, bf16[1,1,4,4]{3,2,1,0} %reshape.22), window={size=4x4 pad=1_2x1_2}, dim_labels=bf01_oi01->bf01
   ROOT %tuple.24 = (bf16[66,44]{0,1}, bf16[22,44]{1,0}, f32[4,4]{1,0}, /*index=3*/bf16[1,1,4,4]{3,2,1,0}) tuple(bf16[66,44]{0,1} %convert.13, bf16[22,44]{1,0} %convert.17, f32[4,4]{1,0} %convert.21, bf16[1,1,4,4]{3,2,1,0} %convolution.23)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 HLO_SMALL = """HloModule IrToHlo.5, entry_computation_layout={(bf16[2]{0})->(bf16[2]{0})}
 
@@ -72,7 +74,7 @@ ENTRY %IrToHlo.5 (p0.1: bf16[2]) -> (bf16[2]) {
   %constant.2 = bf16[] constant(0)
   %broadcast.3 = bf16[2]{0} broadcast(bf16[] %constant.2), dimensions={}
   ROOT %tuple.4 = (bf16[2]{0}) tuple(bf16[2]{0} %broadcast.3)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 
 def entry(hlo: str, graph_hash: str, line: int = 80) -> str:
@@ -124,7 +126,7 @@ ENTRY %IrToHlo.9 (p0.1: bf16[4,4], p1.2: f32[4,4]) -> (f32[4,4], bf16[4,4], f32[
   %constant.7 = f32[] constant(1)
   %e.8 = f32[] exponential(f32[] %constant.7)
   ROOT %t.9 = (f32[4,4], bf16[4,4], f32[]) tuple(f32[4,4] %exponential.5, bf16[4,4] %exponential.6, f32[] %e.8)
-}"""
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
 
 
 def test_hlo_stats_counts_the_exponentials_of_tensors_by_element_type():
@@ -168,6 +170,7 @@ def test_read_step_graph_sums_every_sync_of_the_last_complete_window(tmp_path):
     assert st.syncs == 9 and st.distinct_graphs == 2
     # bytes after the record's end mark (the harness's own read-back) are ignored
     st2 = read_step_graph(files, marks, {"run.graphs.0": marks[2]["run.graphs.0"]})
+    assert st2 is not None
     assert st2.syncs == 8 and st2.step == 2
 
 
@@ -177,13 +180,15 @@ def test_read_step_graph_of_one_sync_per_step_is_that_sync(tmp_path):
     chunks = [init, step, step, item, step, step]
     files, marks, end = _dump_with_marks(tmp_path, chunks, [1, 2, 4, 5])
     st = read_step_graph(files, marks, end)
+    assert st is not None
     assert st.step == 3 and st.graphs_in_window == 1 and st.graph_hash == "step"
     assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
 
 
 DYNAMO_ENTRY = ENTRY.replace(
     "  sync (/venv/torch_xla/torch_xla.py:87)\n  main (/tmp/train.py:{line})",
-    "  extract_graph_helper (/venv/torch_xla/_dynamo/dynamo_bridge.py:428)\n  fwd (/venv/torch/_dynamo/backends/torchxla.py:44)",
+    "  extract_graph_helper (/venv/torch_xla/_dynamo/dynamo_bridge.py:428)\n"
+    "  fwd (/venv/torch/_dynamo/backends/torchxla.py:44)",
 )
 
 
@@ -195,6 +200,7 @@ def test_read_step_graph_counts_the_graphs_dynamo_compiled_once_each(tmp_path):
     chunks = [fwd, fwd, opt, opt, opt, opt]
     files, marks, end = _dump_with_marks(tmp_path, chunks, [2, 3, 4, 5])
     st = read_step_graph(files, marks, end)
+    assert st is not None
     assert st.step == 3 and st.graphs_in_window == 1 and st.dynamo_graphs == 1
     assert st.matmuls == hlo_stats(HLO_MIXED).matmuls
     assert st.instructions == hlo_stats(HLO_MIXED).instructions + hlo_stats(HLO_SMALL).instructions
@@ -247,7 +253,7 @@ def graph(bf16=8, f32=0, layout=0, elementwise=0, converts=None, step=9):
     )
 
 
-def make(name, losses, g, compiles=2, params=None, state=None, marks=None):
+def make(name, losses, g, compiles=2, params=None, state=None, marks: list[int | None] | None = None):
     return RunRecord(
         name,
         losses=list(losses),
@@ -257,7 +263,7 @@ def make(name, losses, g, compiles=2, params=None, state=None, marks=None):
         legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
         graph=g,
         compile_count=compiles,
-        compiles_at_step=marks or [1, 2] + [2] * (len(losses) - 2),
+        compiles_at_step=list(marks or [1, 2] + [2] * (len(losses) - 2)),
     )
 
 
@@ -276,17 +282,17 @@ def parts(v):
 def test_clean_graph_passes_and_reports_the_figures():
     v = judge(mode_named("stochastic"), runs())
     assert parts(v) == {"runs": PASS, "trains": PASS, "precision": PASS, "matches": PASS, "graph": PASS}
-    g = v.part("graph")
+    g = part_of(v, "graph")
     assert "8 of 8 matmuls bf16" in g.detail and "opmath" in g.detail
     assert g.figures["layout_round_trips"] == 0 and g.figures["compiles"] == 2
-    assert "step graph 8 of 8 matmuls bf16" in v.part("precision").detail
+    assert "step graph 8 of 8 matmuls bf16" in part_of(v, "precision").detail
 
 
 def test_layout_round_trip_fails_the_graph_part_with_the_example_and_hint():
     v = judge(
         mode_named("amp"), runs(mg=graph(layout=2), migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
     )
-    g = v.part("graph")
+    g = part_of(v, "graph")
     assert g.status == FAIL and "2 bf16->f32->bf16 round trip(s)" in g.detail
     assert "convert bf16[4,8] <- convert f32[4,8]" in g.detail
     assert SDPA_HINT in v.notes
@@ -297,11 +303,11 @@ def test_more_compilations_than_legacy_fail_beyond_the_allowance():
     assert mode_compile_allowance(mode_named("stochastic")) == 1 and mode_compile_allowance(mode_named("amp")) == 0
     ok = runs(**{})
     ok["migrated"].compile_count = 3  # the model cast's graph: allowed in stochastic mode
-    assert judge(mode_named("stochastic"), ok).part("graph").status == PASS
+    assert part_of(judge(mode_named("stochastic"), ok), "graph").status == PASS
     bad = runs()
     bad["migrated"].compile_count = 6
     bad["migrated"].compiles_at_step = [1, 2, 3, 4, 5, 6, 6, 6, 6]
-    g = judge(mode_named("stochastic"), bad).part("graph")
+    g = part_of(judge(mode_named("stochastic"), bad), "graph")
     assert g.status == FAIL and "more than allowed" in g.detail
     assert "after step(s) 3, 4, 5" in g.detail  # recompilations in the steady state, shown
 
@@ -309,12 +315,12 @@ def test_more_compilations_than_legacy_fail_beyond_the_allowance():
 def test_amp_may_not_compile_more_than_legacy():
     r = runs(migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
     r["migrated"].compile_count = 3
-    assert judge(mode_named("amp"), r).part("graph").status == FAIL
+    assert part_of(judge(mode_named("amp"), r), "graph").status == FAIL
 
 
 def test_f32_matmuls_where_legacy_had_bf16_fail_precision_with_the_hint():
     v = judge(mode_named("stochastic"), runs(mg=graph(bf16=15, f32=6)))
-    p = v.part("precision")
+    p = part_of(v, "precision")
     assert p.status == FAIL and "6 of 21 matmuls of the step graph run in f32 where the legacy run had 0" in p.detail
     assert SDPA_HINT in v.notes
 
@@ -322,37 +328,37 @@ def test_f32_matmuls_where_legacy_had_bf16_fail_precision_with_the_hint():
 def test_f32_matmuls_the_legacy_run_had_too_are_allowed():
     # XLA_DOWNCAST_BF16 keeps f64 code in f32: the legacy graph has those f32 matmuls as well.
     v = judge(mode_named("stochastic"), runs(mg=graph(bf16=6, f32=2), lg=graph(bf16=6, f32=2)))
-    assert v.part("precision").status == PASS
+    assert part_of(v, "precision").status == PASS
 
 
 def test_fp32_migration_fails_precision_on_the_graph_too():
     v = judge(mode_named("stochastic"), runs(mg=graph(bf16=0, f32=8), migrated=FP32, params={"float32": 6}))
-    assert v.part("precision").status == FAIL
-    assert "no matmul of the migrated step graph is bf16" in v.part("precision").detail
+    assert part_of(v, "precision").status == FAIL
+    assert "no matmul of the migrated step graph is bf16" in part_of(v, "precision").detail
 
 
 def test_amp_needs_every_matmul_in_bf16():
     amp = [x * (1 + 2e-4) for x in FP32]
-    assert judge(mode_named("amp"), runs(migrated=amp, params={"float32": 6})).part("precision").status == PASS
+    assert part_of(judge(mode_named("amp"), runs(migrated=amp, params={"float32": 6})), "precision").status == PASS
     v = judge(mode_named("amp"), runs(mg=graph(bf16=6, f32=2), migrated=amp, params={"float32": 6}))
-    assert v.part("precision").status == FAIL and "outside the autocast block" in v.part("precision").detail
+    assert part_of(v, "precision").status == FAIL and "outside the autocast block" in part_of(v, "precision").detail
 
 
 def test_gpu_compatible_needs_fp32_optimizer_state():
     good = runs(state={"exp_avg": {"float32/f32": 6}, "step": {"float32@cpu": 6}})
-    assert judge(mode_named("gpu-compatible"), good).part("precision").status == PASS
-    assert "optimizer state f32 x6" in judge(mode_named("gpu-compatible"), good).part("precision").detail
+    assert part_of(judge(mode_named("gpu-compatible"), good), "precision").status == PASS
+    assert "optimizer state f32 x6" in part_of(judge(mode_named("gpu-compatible"), good), "precision").detail
     bad = runs(state={"exp_avg": {"bfloat16/bf16": 6}})
-    p = judge(mode_named("gpu-compatible"), bad).part("precision")
+    p = part_of(judge(mode_named("gpu-compatible"), bad), "precision")
     assert p.status == FAIL and "master weights" in p.detail
     # stochastic keeps its state in bf16, like the legacy run
-    assert judge(mode_named("stochastic"), bad).part("precision").status == PASS
+    assert part_of(judge(mode_named("stochastic"), bad), "precision").status == PASS
 
 
 def test_no_graph_is_inconclusive_and_graphs_off_drops_the_part():
     r = runs()
     r["migrated"].graph = None
-    assert judge(mode_named("stochastic"), r).part("graph").status == INCONCLUSIVE
+    assert part_of(judge(mode_named("stochastic"), r), "graph").status == INCONCLUSIVE
     assert judge(mode_named("stochastic"), r, graphs=False).part("graph") is None
     assert judge(mode_named("stochastic"), r, graphs=False).passed
 
@@ -360,11 +366,11 @@ def test_no_graph_is_inconclusive_and_graphs_off_drops_the_part():
 def test_neuron_stochastic_skips_the_onset_check_and_says_why():
     migrated = [x * 1.003 for x in LEGACY]  # stochastic rounding: never bit-identical
     v = judge(mode_named("stochastic"), runs(migrated=migrated), device="NEURON")
-    assert v.part("matches").status == PASS
-    assert "onset check skipped" in v.part("matches").detail
+    assert part_of(v, "matches").status == PASS
+    assert "onset check skipped" in part_of(v, "matches").detail
     assert any("measured on the XLA CPU device only" in n for n in v.notes)
     assert (
-        judge(mode_named("stochastic"), runs(migrated=migrated)).part("matches").status == FAIL
+        part_of(judge(mode_named("stochastic"), runs(migrated=migrated)), "matches").status == FAIL
     )  # on the CPU it fails
 
 
@@ -429,12 +435,12 @@ def test_graph_part_allows_the_itemized_compilations_and_names_them():
     r = runs(compiles=8)
     r["legacy"].compile_count = r["reference"].compile_count = 6
     v = judge(mode_named("stochastic"), r, allowance=items)
-    part = v.part("graph")
+    part = part_of(v, "graph")
     assert part.status == PASS, part.detail
     assert "8 XLA compilations (legacy run 6, allowed +1 for the model cast, +1 for the input-cast hook" in part.detail
     assert part.figures["compile_allowance"] == 2
-    assert judge(mode_named("stochastic"), r, allowance=items[:1]).part("graph").status == FAIL
-    assert judge(mode_named("stochastic"), r, allowance=[]).part("graph").status == FAIL
+    assert part_of(judge(mode_named("stochastic"), r, allowance=items[:1]), "graph").status == FAIL
+    assert part_of(judge(mode_named("stochastic"), r, allowance=[]), "graph").status == FAIL
 
 
 def test_a_whole_step_counts_every_matmul_with_an_f32_operand():
@@ -456,12 +462,12 @@ def test_late_compilations_the_legacy_run_has_too_are_not_shown_as_new():
     r["legacy"].compiles_at_step = [2, 3, 4, 4, 4, 6, 6, 6, 6]
     r["migrated"].compile_count = 8
     r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 8, 8]
-    g = judge(mode_named("stochastic"), r).part("graph")
+    g = part_of(judge(mode_named("stochastic"), r), "graph")
     assert g.status == FAIL and "8 XLA compilations, more than allowed (legacy run 6" in g.detail
     assert "new graphs compiled after" not in g.detail
     r["migrated"].compiles_at_step = [2, 5, 6, 6, 6, 8, 8, 9, 9]
     r["migrated"].compile_count = 9
-    assert "new graphs compiled after step(s) 7" in judge(mode_named("stochastic"), r).part("graph").detail
+    assert "new graphs compiled after step(s) 7" in part_of(judge(mode_named("stochastic"), r), "graph").detail
 
 
 def _passed_report(mode: str = "stochastic", label: str | None = None):

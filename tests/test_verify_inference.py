@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
 
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.collect import _diagnose
@@ -29,11 +29,13 @@ from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunRecord, 
 from bf16_migrate.verify.trace import Trace
 from bf16_migrate.verify.trace_findings import TraceSources
 
+from conftest import FIXTURES, part_of
+
 SCRIPT = "/work/user/score.py"
 SCORER = FIXTURES / "inference" / "scorer"
 
 
-def _output(line: int, values: list[float], occurrence: int = 0, floating: bool = True, **more) -> dict:
+def _output(line: int, values: Sequence[float], occurrence: int = 0, floating: bool = True, **more) -> dict:
     return {
         "file": SCRIPT,
         "line": line,
@@ -73,7 +75,8 @@ def test_host_outputs_are_read_from_the_record_and_moved_to_the_users_paths():
     trace.with_paths({"/tmp/run": "/work/user"})
     (out,) = trace.outputs
     assert (out.file, out.line, out.op, out.values, out.shape) == (SCRIPT, 7, "Tensor.cpu", [1.0, 2.0], (2,))
-    assert Trace.from_json(trace.to_dict()).outputs == trace.outputs  # the --json form reads back
+    again = Trace.from_json(trace.to_dict())
+    assert again is not None and again.outputs == trace.outputs  # the --json form reads back
     bad = Trace.from_json({"events": [], "outputs": [{"file": SCRIPT}]})
     assert bad is not None and not bad.outputs and "host output could not be read" in bad.errors[0]
 
@@ -194,7 +197,7 @@ def test_the_codemods_migration_of_an_inference_script_passes(mode, tmp_path):
     report = verify_script(_scorer(tmp_path), mode, timeout=300)
     assert report.runs[MIGRATED].inference and report.runs[LEGACY].inference
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    matches = report.verdict.part("matches")
+    matches = part_of(report.verdict, "matches")
     assert matches is not None and matches.figures["paired"] >= 9  # 3 batches x (.cpu(), .tolist(), .item() x2)
 
 
@@ -206,7 +209,7 @@ def test_the_switch_deleted_alone_does_not_pass(tmp_path):
     deleted = script.read_text().replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
     report = verify_script(script, "stochastic", migrated_source=deleted, timeout=300)
     assert report.verdict.status == FAIL, [(p.name, p.status, p.detail) for p in report.parts]
-    assert report.verdict.part("trace") is not None and report.verdict.part("trace").status == FAIL
+    assert report.verdict.part("trace") is not None and part_of(report.verdict, "trace").status == FAIL
 
 
 SAVER = """import os
@@ -240,12 +243,14 @@ def test_an_inference_script_that_only_saves_with_xm_save_is_judged_on_the_file(
     script.write_text(SAVER)
     report = verify_script(script, "stochastic", timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    legacy = report.runs[LEGACY].trace.outputs
+    legacy_trace, migrated_trace = report.runs[LEGACY].trace, report.runs[MIGRATED].trace
+    assert legacy_trace is not None and migrated_trace is not None
+    legacy = legacy_trace.outputs
     assert sorted(o.op for o in legacy) == ["torch.save #0", "torch.save #1"]
-    assert report.verdict.part("matches").figures["paired"] == 2
+    assert part_of(report.verdict, "matches").figures["paired"] == 2
     # the migrated run also took the host copy the migration's host_float32 helper makes (a line the migration
     # added: left out of the pairing); what torch.save wrote is float32, as the legacy run's was
-    saved = [o for o in report.runs[MIGRATED].trace.outputs if o.op.startswith("torch.save")]
+    saved = [o for o in migrated_trace.outputs if o.op.startswith("torch.save")]
     assert {o.dtype for o in saved} == {"float32", "int64"}
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bf16_migrate.carriers import analyze
+from bf16_migrate.carriers.shell.launch_args import ResolvedArgs
 from bf16_migrate.verify.launch import plan_launcher
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,6 +64,7 @@ def test_what_stays_unknown_is_named(text, unknown):
     launch = analyze("shell", text, "run.sh").launches[-1]
     assert launch.resolve_args is not None
     found = launch.resolve_args({}, [])
+    assert isinstance(found, ResolvedArgs)
     assert None in found.words and any(unknown in u for u in found.unknown)
 
 

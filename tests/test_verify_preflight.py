@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import ROOT
 
 from bf16_migrate.cli import main
 from bf16_migrate.verify.markdown import error_markdown, report_markdown, tree_markdown
 from bf16_migrate.verify.preflight import check_arguments, check_xla, xla_install_line
 from bf16_migrate.verify.records import RunError
+
+from conftest import ROOT
 
 SHOWCASE = (ROOT / "examples" / "showcase" / "train.py").read_text()
 HAS_TORCH = importlib.util.find_spec("torch") is not None and importlib.util.find_spec("torch_xla") is not None
@@ -56,7 +57,7 @@ def test_arguments_accepted_rejected_or_not_checked(tmp_path):
         check_arguments(script, [], NEEDS_DATA)
     assert "train.py does not accept the arguments (none)" in info.value.message
     assert "the following arguments are required: --data-dir" in info.value.message
-    assert "after `--`" in info.value.hint
+    assert info.value.hint is not None and "after `--`" in info.value.hint
     with pytest.raises(RunError, match="invalid int value"):
         check_arguments(script, ["--data-dir", "d", "--steps", "x"], NEEDS_DATA)
     with pytest.raises(RunError, match="unrecognized arguments: --bogus"):
@@ -83,11 +84,8 @@ def test_without_torch_verify_stops_before_any_run_with_the_install_line(tmp_pat
     )
     with pytest.raises(RunError) as info:
         check_xla()
-    assert (
-        "pip install 'torch==2.9.0' 'torch-xla==2.9.0'"
-        in info.value.hint
-        == f"install them into this environment: {xla_install_line()}"
-    )
+    assert info.value.hint == f"install them into this environment: {xla_install_line()}"
+    assert "pip install 'torch==2.9.0' 'torch-xla==2.9.0'" in info.value.hint
     script = _script(tmp_path, SHOWCASE)
     report = tmp_path / "summary.md"
     result = CliRunner().invoke(main, ["verify", str(script), "--steps", "3", "--markdown", str(report)])

@@ -18,12 +18,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_verify_unit import LEGACY_LOSSES, judge, runs
 
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.launch import plan_launcher
 from bf16_migrate.verify.migration import refuse_nothing_to_verify
 from bf16_migrate.verify.records import RunError
+
+from conftest import part_of
+from test_verify_unit import LEGACY_LOSSES, judge, runs
 
 TRAIN = '''"""A small regressor."""
 import os
@@ -156,11 +158,11 @@ def test_the_place_that_still_sets_a_variable_is_named():
     r = runs(LEGACY_LOSSES)
     r["migrated"].legacy_env = {"XLA_USE_BF16": "1"}
     r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/train.py [migrated copy]:4"}
-    detail = judge(mode_named("stochastic"), r).part("precision").detail
+    detail = part_of(judge(mode_named("stochastic"), r), "precision").detail
     assert "XLA_USE_BF16=1, set by the migrated script itself at /work/train.py:4 (the rewrite kept" in detail
     r["migrated"].legacy_env_origin = {"XLA_USE_BF16": "/work/lib/setup_env.py:12"}
     assert "set at /work/lib/setup_env.py:12 (imported by the migrated script)" in (
-        judge(mode_named("stochastic"), r).part("precision").detail
+        part_of(judge(mode_named("stochastic"), r), "precision").detail
     )
 
 
@@ -169,13 +171,13 @@ def test_a_stochastic_optimizer_state_in_another_precision_than_the_legacy_run_s
     r["legacy"].state_dtypes = {"exp_avg": {"float32/bf16": 6}}
     r["migrated"].state_dtypes = {"exp_avg": {"float32/f32": 6}}
     v = judge(mode_named("stochastic"), r)
-    assert v.part("precision").status == "PASS"
+    assert part_of(v, "precision").status == "PASS"
     assert "the migrated optimizer state is f32 x6 on the device where the legacy run had bf16 x6" in (
-        v.part("precision").detail
+        part_of(v, "precision").detail
     )
     assert any("optimizer_dtype=torch.bfloat16" in n for n in v.notes)
     r["migrated"].state_dtypes = {"exp_avg": {"bfloat16/bf16": 6}}
-    assert "the migrated optimizer state is" not in judge(mode_named("stochastic"), r).part("precision").detail
+    assert "the migrated optimizer state is" not in part_of(judge(mode_named("stochastic"), r), "precision").detail
 
 
 # A training loop on the CPU (torch only, no XLA: the harness records it the same way) whose
@@ -235,7 +237,7 @@ def _staged_verify(tmp_path, **kw):
 def test_an_undecided_verdict_makes_the_runs_again_with_more_steps(tmp_path):
     report = _staged_verify(tmp_path)
     assert report.rounds == [20, 80]
-    matches = report.verdict.part("matches")
+    matches = part_of(report.verdict, "matches")
     assert matches.status == "PASS" and matches.figures["decided_by"] == "departure", matches.detail
     assert report.verdict.status == "PASS" and report.steps == 80
     assert "The first 20 steps could not tell the precisions apart" in report.verdict.notes[0]

@@ -15,6 +15,7 @@ findings named at the ORIGINAL file's lines (the migrated copy has lines added a
 from __future__ import annotations
 
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -174,7 +175,7 @@ def test_an_ema_copy_and_a_host_exit_after_the_loop_are_named_and_fail_the_trace
 def test_fix_repairs_the_copy_and_the_exit_then_passes_and_a_second_fix_changes_nothing(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(EMA)
-    kwargs = dict(steps=4, run_reference=False, timeout=300)
+    kwargs: dict[str, Any] = dict(steps=4, run_reference=False, timeout=300)
     fixed = verify_and_fix(script, verify=verify_script, migrated_source=EMA_WRONG, **kwargs)
     assert fixed.stopped == "the trace is clean"
     assert {s.kind.value for s in fixed.applied} == {"cast_copy", "host_float"}

@@ -18,12 +18,14 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bf16_migrate.rules import MODES, mode_named
 from bf16_migrate.verify.gitrev import Checkout, changed_paths, repo_root
 from bf16_migrate.verify.launchers import launch_settings, settings_for
+from bf16_migrate.verify.parts import ERROR, FAIL, INCONCLUSIVE, PASS
 from bf16_migrate.verify.records import RunError
 from bf16_migrate.verify.tree import (
     TREE_SCHEMA,
@@ -423,7 +425,7 @@ def test_launcher_plan_uses_the_launch_line(tmp_path):
 
 
 def _report_doc(script: str, passed: bool, failed_part: str | None = None) -> dict:
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"name": n, "status": "FAIL" if n == failed_part else "PASS", "detail": "", "figures": {}}
         for n in ("runs", "trains", "precision", "matches", "graph", "trace")
     ]
@@ -509,12 +511,12 @@ def test_run_jobs_in_parallel_keeps_the_order_and_the_errors(tmp_path, monkeypat
 
 def test_exit_code():
     assert exit_code([]) == 4  # nothing verified is never a pass
-    assert exit_code(["PASS", "PASS"]) == 0
-    assert exit_code(["PASS", "FAIL"]) == 1
-    assert exit_code(["FAIL", "ERROR"]) == 2
-    assert exit_code(["PASS", "INCONCLUSIVE"]) == 3
-    assert exit_code(["INCONCLUSIVE", "FAIL"]) == 1
-    assert Outcome(Job(Path("x"), "x", {}, [], "amp", "--mode")).status == "ERROR"
+    assert exit_code([PASS, PASS]) == 0
+    assert exit_code([PASS, FAIL]) == 1
+    assert exit_code([FAIL, ERROR]) == 2
+    assert exit_code([PASS, INCONCLUSIVE]) == 3
+    assert exit_code([INCONCLUSIVE, FAIL]) == 1
+    assert Outcome(Job(Path("x"), "x", {}, [], mode_named("amp"), "--mode")).status == "ERROR"
 
 
 # -- on the XLA CPU device ---------------------------------------------------------------------

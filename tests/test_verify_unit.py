@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,8 @@ from bf16_migrate.verify.compare import FAIL, INCONCLUSIVE, PASS, TOLERANCES, ju
 from bf16_migrate.verify.graphs import GraphStats
 from bf16_migrate.verify.records import RunError, RunRecord
 from bf16_migrate.verify.runner import HARNESS_DIR, LEGACY_VARIABLES, child_env, stage_script
+
+from conftest import part_of
 
 # A falling bf16-looking loss curve (values exactly representable in bf16).
 LEGACY_LOSSES = [
@@ -46,7 +49,7 @@ FP32_LOSSES = [x * (1.0 + 0.011 * (-1) ** i) + 1e-7 for i, x in enumerate(LEGACY
 
 
 def rec(name, losses, **kw):
-    defaults = dict(
+    defaults: dict[str, Any] = dict(
         param_dtypes={"bfloat16": 6} if name == "migrated" else {"float32": 6},
         device_param_dtypes={"bf16": 6} if name in ("legacy", "migrated") else {"f32": 6},
         legacy_env={"XLA_USE_BF16": "1"} if name == "legacy" else {},
@@ -97,14 +100,14 @@ def test_fp32_negative_control_fails_matches_in_stochastic_mode():
         ),
     )
     assert status(v)["matches"] == FAIL
-    assert "first steps differ" in v.part("matches").detail
+    assert "first steps differ" in part_of(v, "matches").detail
     assert status(v)["precision"] == FAIL  # no bfloat16 parameters
     assert not v.passed
 
 
 def test_negative_control_identical_to_reference_fails_precision():
     v = judge(mode_named("stochastic"), runs(FP32_LOSSES))
-    assert "no reduced precision" in v.part("precision").detail
+    assert "no reduced precision" in part_of(v, "precision").detail
     assert not v.passed
 
 
@@ -113,7 +116,7 @@ def test_later_one_ulp_drift_is_tolerated():
     # the docstring of bf16_migrate/verify/compare.py).
     migrated = LEGACY_LOSSES[:6] + [x - 2**-8 * x for x in LEGACY_LOSSES[6:]]
     v = judge(mode_named("stochastic"), runs(migrated))
-    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert status(v)["matches"] == PASS, part_of(v, "matches").detail
 
 
 def test_early_difference_fails_matches():
@@ -126,13 +129,13 @@ def test_divergence_fails_the_drift_bound():
     migrated = LEGACY_LOSSES[:3] + [x * 1.3 for x in LEGACY_LOSSES[3:]]
     v = judge(mode_named("stochastic"), runs(migrated))
     assert status(v)["matches"] == FAIL
-    assert "drift apart" in v.part("matches").detail
+    assert "drift apart" in part_of(v, "matches").detail
 
 
 def test_drift_bound_without_reference_uses_the_fixed_limit():
     migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
     v = judge(mode_named("stochastic"), runs(migrated, reference=None))
-    assert v.part("matches").figures["drift_limit"] == TOLERANCES["stochastic"].drift_no_gap
+    assert part_of(v, "matches").figures["drift_limit"] == TOLERANCES["stochastic"].drift_no_gap
     assert status(v)["matches"] == PASS
 
 
@@ -153,7 +156,7 @@ def test_loss_that_does_not_fall_fails_trains_when_the_legacy_run_falls():
     flat = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.55, 0.6, 0.6]
     v = judge(mode_named("stochastic"), runs(flat, legacy=LEGACY_LOSSES[:9], reference=FP32_LOSSES[:9]))
     assert status(v)["trains"] == FAIL
-    assert "the loss does not fall (the legacy run's does)" in v.part("trains").detail
+    assert "the loss does not fall (the legacy run's does)" in part_of(v, "trains").detail
 
 
 # A language model's loss near 8, where bf16 numbers are 0.0625 apart: flat in bf16 over 12
@@ -164,7 +167,7 @@ LM_FP32 = [8.061 - 0.004 * i for i in range(12)]
 
 def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
     v = judge(mode_named("stochastic"), runs(LM_LEGACY, legacy=LM_LEGACY, reference=LM_FP32))
-    part = v.part("trains")
+    part = part_of(v, "trains")
     assert part.status == PASS, part.detail
     assert "the legacy run does not fall over these steps either" in part.detail
     assert "bf16 numbers are 0.0625 apart" in part.detail
@@ -174,8 +177,8 @@ def test_flat_legacy_loss_judges_trains_against_the_legacy_trajectory():
 def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
     rising = [8.0625] * 4 + [8.125] * 4 + [8.25] * 4
     v = judge(mode_named("stochastic"), runs(rising, legacy=LM_LEGACY, reference=LM_FP32))
-    assert v.part("trains").status == FAIL
-    assert "it ends elsewhere" in v.part("trains").detail
+    assert part_of(v, "trains").status == FAIL
+    assert "it ends elsewhere" in part_of(v, "trains").detail
 
 
 def test_trend_uses_thirds():
@@ -204,10 +207,11 @@ def test_legacy_failure_falls_back_to_reference_with_the_control_as_the_bar():
     r["control"] = rec("control", LEGACY_LOSSES)  # the plain full-bf16 run of the script
     v = judge(mode_named("stochastic"), r)
     assert v.fallback and v.baseline == "reference"
-    assert status(v)["matches"] == PASS, v.part("matches").detail
+    assert status(v)["matches"] == PASS, part_of(v, "matches").detail
     assert any("legacy run is unusable" in n for n in v.notes)
     assert any("weaker evidence" in n and "stays 0.011 from the FP32 reference" in n for n in v.notes), v.notes
     # the limits are twice the control's distance, measured in this verify
+    assert v.tolerance is not None
     assert v.tolerance.onset_tol == pytest.approx(2 * 0.011, rel=0.05)
     # a migrated run three times as far from FP32 as full bf16 fails
     far = [x * (1.0 + 0.033 * (-1) ** i) for i, x in enumerate(FP32_LOSSES)]
@@ -230,7 +234,7 @@ def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     v = judge(mode_named("stochastic"), r)
     assert status(v)["precision"] == FAIL
     assert "the loss the migrated run backpropagates is f32 on the device where the legacy run's is bf16" in (
-        v.part("precision").detail
+        part_of(v, "precision").detail
     )
     r["migrated"].loss_dtype = "bf16"
     assert status(judge(mode_named("stochastic"), r))["precision"] == PASS
@@ -259,7 +263,7 @@ def test_legacy_without_bf16_on_device_fails_precision():
     r["legacy"].device_param_dtypes = {"f32": 6}
     v = judge(mode_named("stochastic"), r)
     assert status(v)["precision"] == FAIL
-    assert "--legacy-env" in v.part("precision").detail
+    assert "--legacy-env" in part_of(v, "precision").detail
 
 
 def test_variable_still_set_in_migrated_run_fails_precision():
@@ -305,7 +309,7 @@ def _without_graphs(all_runs):
 
 def test_control_passing_too_is_decided_by_the_graphs():
     v = judge(mode_named("stochastic"), runs(LEGACY_LOSSES, reference=LATE_FP32))
-    part = v.part("matches")
+    part = part_of(v, "matches")
     assert part.status == PASS and part.figures["decided_by"] == "graphs", part.detail
     assert "the control passes too" in part.detail and "the executed graphs do" in part.detail
     assert "8 of 8 matmuls in bf16 as the legacy run's (8 of 8), the FP32 control's 0 of 8" in part.detail
@@ -313,25 +317,25 @@ def test_control_passing_too_is_decided_by_the_graphs():
 
 def test_control_passing_too_without_graphs_moves_to_where_the_control_departs():
     v = judge(mode_named("stochastic"), _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
-    part = v.part("matches")
+    part = part_of(v, "matches")
     # steps 1-3 the same in both; the control's window of 3 (1 the same needed) fails from step 4
     assert part.status == PASS and part.figures["departure_step"] == 4, part.detail
     assert "from step 4 on the control departs (0 of steps 4-6 the same" in part.detail
     assert "3 of steps 4-6 the same" in part.detail
     # a migrated run that is the FP32 one: the same first steps, then the control's departure
     v = judge(mode_named("stochastic"), _without_graphs(runs(LATE_FP32, reference=LATE_FP32)), graphs=False)
-    assert v.part("matches").status == FAIL, v.part("matches").detail
+    assert part_of(v, "matches").status == FAIL, part_of(v, "matches").detail
 
 
 def test_inconclusive_when_nothing_tells_the_precisions_apart():
     # the FP32 control gives the legacy numbers at every step but the last, and no graph was read
     never = LEGACY_LOSSES[:-1] + FP32_LOSSES[-1:]
     v = judge(mode_named("stochastic"), _without_graphs(runs(LEGACY_LOSSES, reference=never)), graphs=False)
-    assert v.part("matches").status == INCONCLUSIVE
+    assert part_of(v, "matches").status == INCONCLUSIVE
     assert v.status == INCONCLUSIVE and not v.passed
     # gpu-compatible's master weights depart where the FP32 control does: no moved window
     v = judge(mode_named("gpu-compatible"), _without_graphs(runs(LEGACY_LOSSES, reference=LATE_FP32)), graphs=False)
-    assert v.part("matches").status == INCONCLUSIVE, v.part("matches").detail
+    assert part_of(v, "matches").status == INCONCLUSIVE, part_of(v, "matches").detail
 
 
 def test_unknown_mode():
@@ -455,8 +459,8 @@ def test_the_bf16_modes_need_only_the_first_step_the_same():
     # (the factories part's autocast_flag): steps 2-3 differ, step 1 (no update yet) cannot
     one_ulp = [LEGACY_LOSSES[0]] + [x * (1 + 2**-8) for x in LEGACY_LOSSES[1:3]] + LEGACY_LOSSES[3:]
     v = judge(mode_named("gpu-compatible"), runs(one_ulp))
-    assert status(v)["matches"] == PASS, v.part("matches").detail
-    assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in v.part("matches").detail
+    assert status(v)["matches"] == PASS, part_of(v, "matches").detail
+    assert "1 of the first 3 steps the same (rel. diff <= 0.0001, need 1)" in part_of(v, "matches").detail
     # stochastic too: the legacy run's bf16-rounded Python scalars can move its first update
     # (bench/unseen/simclr_launcher, SGD Nesterov); a first step that differs still fails both
     assert status(judge(mode_named("stochastic"), runs(one_ulp)))["matches"] == PASS
@@ -494,17 +498,17 @@ def test_gpu_compatible_may_drift_from_the_legacy_run_toward_the_fp32_run():
     but 0.007 from the FP32 reference (within it) passes gpu-compatible's drift check, not stochastic's."""
     migrated = LEGACY_LOSSES[:3] + [x * 1.012 for x in LEGACY_LOSSES[3:]]
     v = judge(mode_named("gpu-compatible"), runs(migrated, reference=_NEAR_FP32))
-    assert status(v)["matches"] == PASS, v.part("matches").detail
-    assert "within the band the two precisions span" in v.part("matches").detail
+    assert status(v)["matches"] == PASS, part_of(v, "matches").detail
+    assert "within the band the two precisions span" in part_of(v, "matches").detail
     v = judge(mode_named("stochastic"), runs(migrated, reference=_NEAR_FP32))
-    assert status(v)["matches"] == FAIL and "drift apart" in v.part("matches").detail
+    assert status(v)["matches"] == FAIL and "drift apart" in part_of(v, "matches").detail
 
 
 def test_gpu_compatible_drifting_away_from_both_precisions_fails():
     migrated = LEGACY_LOSSES[:3] + [x * 1.03 for x in LEGACY_LOSSES[3:]]
     v = judge(mode_named("gpu-compatible"), runs(migrated, reference=_NEAR_FP32))
-    assert status(v)["matches"] == FAIL, v.part("matches").detail
-    assert "outside the band" in v.part("matches").detail
+    assert status(v)["matches"] == FAIL, part_of(v, "matches").detail
+    assert "outside the band" in part_of(v, "matches").detail
 
 
 def test_the_band_does_not_let_an_fp32_run_pass_gpu_compatible():

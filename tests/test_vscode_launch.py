@@ -70,6 +70,7 @@ def test_a_replaced_member_keeps_its_quotes():
 def test_the_launch_of_a_configuration(extra, target, problem):
     analysis = analyze("vscode", config('{"XLA_USE_BF16": "1"}', extra), "/w/.vscode/launch.json")
     (launch,) = analysis.launches
+    assert launch.target is not None
     assert (str(launch.target[0]), launch.target[1]) == target and launch.problem == problem
     assert launch.reached_by == {0: True}
 
@@ -86,7 +87,9 @@ def test_module_and_args_and_other_debuggers():
         }
     )
     analysis = analyze("vscode", text, "/w/.vscode/launch.json")
-    assert [(str(launch.target[0]), launch.target[1], launch.args) for launch in analysis.launches] == [
+    targets = [launch.target for launch in analysis.launches]
+    assert all(t is not None for t in targets)
+    assert [(str(t[0]), t[1], launch.args) for t, launch in zip(targets, analysis.launches) if t is not None] == [
         ("module", "pkg.train", ["--steps", "3"]),
         ("script", "/w/tools/run.py", ["--lr", "0.1"]),
     ]

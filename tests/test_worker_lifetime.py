@@ -122,6 +122,7 @@ def start_busy(driver: str, workers: int, marker: str, *args: str) -> tuple[subp
     assert proc.stdout is not None
     while len(busy) < workers:
         line = proc.stdout.readline()
+        assert proc.stderr is not None
         assert line, f"the driver ended before its workers were busy: {proc.wait()} {proc.stderr.read()}"
         assert line.startswith("busy "), line
         busy.append(int(line.split()[1]))

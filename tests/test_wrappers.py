@@ -22,11 +22,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, MODES
 
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 from bf16_migrate.python.test_or_script import is_test_module
+
+from conftest import FIXTURES, MODES
 
 WRAPPERS = FIXTURES / "wrappers"
 CASES = sorted(p.name for p in WRAPPERS.iterdir() if p.is_dir())

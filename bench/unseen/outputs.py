@@ -41,6 +41,7 @@ import fnmatch
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,7 @@ def _walk(obj: Any, path: str, out: dict[str, Leaf]) -> None:
         out[path] = Leaf(None, value=repr(obj))
 
 
-def _numeric_matrix(rows: list) -> bool:
+def _numeric_matrix(rows: Sequence) -> bool:
     width = len(rows[0])
     return all(len(r) == width and all(isinstance(x, int | float) and not isinstance(x, bool) for x in r) for r in rows)
 

@@ -273,7 +273,14 @@ def measure_one(  # noqa: C901
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-NOT_VERIFIED = {"exit": None, "passed": None, "parts": [], "error": None, "wall_s": 0.0, "lock_wait_s": 0.0}
+NOT_VERIFIED: dict[str, Any] = {
+    "exit": None,
+    "passed": None,
+    "parts": [],
+    "error": None,
+    "wall_s": 0.0,
+    "lock_wait_s": 0.0,
+}
 
 
 def record_of(
@@ -1066,7 +1073,9 @@ def write_comparison(before: list[str], after: str) -> int:
             if b is None and a is None:
                 continue
             for side, rec in (("before", b), ("after", a)):
-                j = judgments.get((name, mode, rec["diff_sha"])) if rec else None
+                if rec is None:
+                    continue
+                j = judgments.get((name, mode, rec["diff_sha"]))
                 if j and j["migration"] == "correct" and rec["verify"]["passed"] and end_passed(rec) is not False:
                     good[side] += 1
             cells = outcome_cells(b, judgments) + outcome_cells(a, judgments)

@@ -508,7 +508,7 @@ def _is_host_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return bool(values) and all(_is_host_device(ctx, value) for value in values)
 
 
-def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:  # noqa: C901  (17: being taken apart)
     """Whether ``expr`` is the XLA device: ``torch_xla.device()`` / ``xm.xla_device()`` or a name
     bound to one, ``torch.device("xla")`` / ``"xla:0"``, a tensor's ``.device``, or a parameter named
     for a device; a name bound only to such. A host device (``"cpu"``) or one the code does not

@@ -923,7 +923,7 @@ class Planner:
             )
         return audit
 
-    def _plan_changes(
+    def _plan_changes(  # noqa: C901  (20: being taken apart)
         self,
         writes: list[LegacyWrite],
         variables: list[str],

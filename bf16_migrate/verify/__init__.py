@@ -27,7 +27,9 @@ from bf16_migrate.write import read_source as read_file
 
 from ..rules import DEFAULT_MODE, Mode, all_modes, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
+from . import checks
 from .allowance import Allowance, compile_allowance
+from .check import CheckInput
 from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs
@@ -36,7 +38,7 @@ from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .result import VerifyReport
 from .runner import LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
-from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings, trace_part
+from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings
 
 __all__ = [
     "MODES",
@@ -262,26 +264,17 @@ def verify_script(
 
     Long for its parameters' documentation; the body is phases: the legacy side
     (:func:`_legacy_side`), the texts to run (:func:`_texts`), the runs (:func:`_run`), the
-    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`),
-    more evidence when it cannot decide (:func:`_more_steps`).
+    runs that must have worked (:func:`_raise_unusable`), the verdict (:func:`.compare.judge`,
+    or :func:`.outputs.judge_outputs` for a script that does not train) with the registered
+    checks' parts (:func:`.checks.ask`: the trace's first), more evidence when it cannot decide
+    (:func:`_more_steps`).
     """
     mode = mode if isinstance(mode, Mode) else mode_named(mode)  # the one lookup: verify's API takes a name too
-    if not mode.verify:
-        raise ValueError(
-            f"mode {mode.name!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
-            f"choose one of {', '.join(TOLERANCES)}"
-        )
-    if steps < 1:
-        raise ValueError("steps must be at least 1")
+    _check_verifiable(mode, steps)
     started = time.monotonic()
     script = Path(script).resolve()
-    if not script.is_file():
-        raise RunError(f"{script}: no such script")
+    source = _script_source(script)
     base_env = dict(os.environ if env is None else env)
-    try:
-        source = read_source(script)
-    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
-        raise RunError(f"{script}: cannot be read: {exc}") from exc
     legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
     texts = _texts(
         script,
@@ -334,13 +327,8 @@ def verify_script(
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
-    traced = trace_part(findings, runs)
-    if traced is not None and verdict.parts and verdict.parts[0].passed:
-        verdict.parts.append(traced)
-    elif traced is None and trace_after is not None and MIGRATED in runs:
-        # asked for and not recorded: the verdict says it stands without the trace, and why
-        unrecorded = "; ".join(runs[MIGRATED].harness_errors) or "no trace was written"
-        verdict.notes.append(f"The migrated run's dtype trace could not be recorded ({unrecorded}): no trace part.")
+    checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
+    traced_runs = runs
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
     if verdict.status == INCONCLUSIVE and not inference:  # more steps tell an inference run nothing new
@@ -357,8 +345,8 @@ def verify_script(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
             verdict = _judged(mode, runs, texts, budget, graphs=graphs, device=device, allowance=allowance)
-            if traced is not None and verdict.parts and verdict.parts[0].passed:
-                verdict.parts.append(traced)  # the first round's trace: the second is not traced again
+            # the first round's trace: the second is not traced again
+            checks.ask(CheckInput(verdict, runs, findings, traced_runs=traced_runs))
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -388,6 +376,29 @@ def verify_script(
         modules=dict(texts.modules),
         islands=dict(texts.islands),
     )
+
+
+def _check_verifiable(mode: Mode, steps: int) -> None:
+    """Raise ``ValueError`` when ``mode`` cannot be verified (no ``[MODE.verify]`` in
+    rules/modes.toml) or ``steps`` is below 1."""
+    if not mode.verify:
+        raise ValueError(
+            f"mode {mode.name!r} cannot be verified (no [{mode}.verify] in rules/modes.toml); "
+            f"choose one of {', '.join(TOLERANCES)}"
+        )
+    if steps < 1:
+        raise ValueError("steps must be at least 1")
+
+
+def _script_source(script: Path) -> str:
+    """The text of ``script`` (a resolved path; :func:`.runner.read_source`). Raises
+    :class:`RunError` when it is no file or cannot be read."""
+    if not script.is_file():
+        raise RunError(f"{script}: no such script")
+    try:
+        return read_source(script)
+    except (OSError, SyntaxError, UnicodeDecodeError) as exc:
+        raise RunError(f"{script}: cannot be read: {exc}") from exc
 
 
 def _judged(
