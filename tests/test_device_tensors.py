@@ -376,8 +376,8 @@ def test_a_tensor_of_a_dtype_the_code_does_not_tell_brought_to_the_device_and_co
     trace named the line); where it is only compared, indexed or handed to the model or the loss,
     it is left to the input casts. Re-parsed, idempotent; amp leaves them all."""
     code, found = _migrated(ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"'))
-    assert "    mean = floating_to_bf16(torch.tensor(STATS[\"mean\"]).to(device))" in code
-    assert "    std = floating_to_bf16(torch.tensor(STATS[\"std\"]).to(device))" in code
+    assert '    mean = floating_to_bf16(torch.tensor(STATS["mean"]).to(device))' in code
+    assert '    std = floating_to_bf16(torch.tensor(STATS["std"]).to(device))' in code
     assert "        x = (floating_to_bf16(torch.from_numpy(xb).to(device)) - mean) / std" in code
     # the step's own tensor on the way to the loss is the model code audit's (BFM080)
     assert "        returns = torch.tensor(np.linspace(1.0, 0.0, 4), device=device, dtype=logits.dtype)" in code

@@ -541,22 +541,22 @@ def test_the_first_steps_graphs_compiled_again_after_a_model_cast_are_allowed_on
     r = runs(compiles=46, marks=[21, 43, 44, 45, 45, 45, 45, 45, 46])
     r["legacy"].compile_count = r["reference"].compile_count = 25
     r["legacy"].compiles_at_step = [21, 22, 23, 24, 24, 24, 24, 24, 25]
-    part = judge(mode_named("stochastic"), r, allowance=cast).part("graph")
+    part = part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph")
     assert part.status == PASS, part.detail
     assert "+20 for the 21 graph(s) of step 1 compiled again once the cast parameters are device data" in part.detail
     # without a module cast there is nothing to compile again
     assert first_step_recompiles([], r["migrated"].compiles_at_step, r["legacy"].compiles_at_step) is None
-    assert judge(mode_named("stochastic"), r, allowance=[]).part("graph").status == FAIL
+    assert part_of(judge(mode_named("stochastic"), r, allowance=[]), "graph").status == FAIL
     # the same excess reached only after step 2 is the steady state's: not this item's
     late = runs(compiles=46, marks=[21, 22, 23, 44, 45, 45, 45, 45, 46])
     late["legacy"].compile_count = late["reference"].compile_count = 25
     late["legacy"].compiles_at_step = [21, 22, 23, 24, 24, 24, 24, 24, 25]
-    assert judge(mode_named("stochastic"), late, allowance=cast).part("graph").status == FAIL
+    assert part_of(judge(mode_named("stochastic"), late, allowance=cast), "graph").status == FAIL
     # at most the first step's graphs again: 2 graphs in step 1 allow at most 2 (the cast's +1 and one more)
     small = runs(compiles=10, marks=[2, 7, 8, 8, 8, 8, 8, 8, 10])
     small["legacy"].compile_count = small["reference"].compile_count = 4
     small["legacy"].compiles_at_step = [2, 3, 3, 3, 3, 3, 3, 3, 4]
-    detail = judge(mode_named("stochastic"), small, allowance=cast).part("graph").detail
+    detail = part_of(judge(mode_named("stochastic"), small, allowance=cast), "graph").detail
     assert "more than allowed (legacy run 4, allowed +1 for the model cast, +1 for the 2 graph(s)" in detail
 
 
@@ -570,13 +570,13 @@ def test_amps_onset_limit_grows_with_a_far_control_and_full_bf16_still_fails():
     amp_like = [x * (1.0 + 0.0083 * (-1) ** i) for i, x in enumerate(FP32)]
     r = runs(migrated=amp_like, params={"float32": 6})
     r["legacy"].losses = far
-    part = judge(mode_named("amp"), r).part("matches")
+    part = part_of(judge(mode_named("amp"), r), "matches")
     assert part.status == PASS, part.detail
     assert "(limit 0.034 = 0.6 x the control's 0.057, above 0.002)" in part.detail
     full = runs(migrated=far, params={"float32": 6})
     full["legacy"].losses = far
-    assert judge(mode_named("amp"), full).part("matches").status == FAIL
+    assert part_of(judge(mode_named("amp"), full), "matches").status == FAIL
     near = runs(migrated=[x * (1.0 + 0.0025 * (-1) ** i) for i, x in enumerate(FP32)], params={"float32": 6})
     near["legacy"].losses = [x * (1.0 + 0.003 * (-1) ** i) for i, x in enumerate(FP32)]
-    detail = judge(mode_named("amp"), near).part("matches").detail
+    detail = part_of(judge(mode_named("amp"), near), "matches").detail
     assert "median rel. diff of the first 9 steps 0.0025 (limit 0.002)" in detail
