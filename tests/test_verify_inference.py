@@ -271,3 +271,48 @@ def test_against_a_revision_the_legacy_lines_are_placed_in_the_migrated_file():
     }
     part = outputs_part(mode_named("stochastic"), runs, sources)
     assert part.status == PASS and part.figures["paired"] == 1, part.detail
+
+
+# -- a script that updates its parameters by hand (no torch.optim optimizer) ------------------------
+BY_HAND = FIXTURES / "by_hand_update"
+
+
+def test_the_parameters_a_backward_reaches_are_the_leaves_of_its_graph():
+    """A script without a torch.optim optimizer: the child takes each backward as a step and reads
+    the parameters' dtypes from the leaves of the loss's autograd graph, each once."""
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location(
+        "harness_under_test", Path(__file__).parents[1] / "bf16_migrate" / "verify" / "_child" / "sitecustomize.py"
+    )
+    assert spec is not None and spec.loader is not None
+    source = Path(spec.origin or "").read_text()
+    namespace: dict[str, object] = {}
+    exec(source[source.index("class _ByHand") : source.index("class _Recorder")], namespace)
+    w = torch.nn.Parameter(torch.zeros(3, 2))
+    b = torch.nn.Parameter(torch.zeros(2, dtype=torch.bfloat16))
+    x = torch.randn(4, 3)
+    loss = ((x @ w + b) ** 2).sum() + (x @ w).sum()  # w reached twice, x no leaf of the graph
+    by_hand = namespace["_ByHand"](loss)  # type: ignore[operator]
+    leaves = by_hand.param_groups[0]["params"]
+    assert sorted(tuple(p.shape) for p in leaves) == [(2,), (3, 2)]
+    assert type(by_hand).__name__ == "(update by hand)" and by_hand.state == {}
+
+
+@pytest.mark.xla
+def test_a_script_that_updates_its_parameters_by_hand_is_verified_both_ways(tmp_path):
+    """Each backward is a step: the codemod's migration PASSes (bf16 parameters read from the
+    loss's graph); the switch deleted alone FAILs."""
+    from bf16_migrate.verify import verify_script
+
+    shutil.copytree(BY_HAND, tmp_path / "by_hand")
+    script = tmp_path / "by_hand" / "train.py"
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    assert report.runs[MIGRATED].steps == 8 and report.runs[MIGRATED].param_dtypes == {"bfloat16": 2}
+    deleted = script.read_text().replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=deleted, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "precision").status == FAIL

@@ -32,6 +32,10 @@ What is recorded, and how the script is left alone:
   optimizer step completes and clears them, so a hook that fires twice for one step (a
   subclass's ``step`` and its base's ``step`` both patched by torch) records once.  With
   gradient accumulation the value of a step is the sum of its backward losses.
+* A script that updates its parameters by hand (``p -= lr * p.grad``; no ``torch.optim``
+  optimizer is ever built in the process): each ``backward`` is a step. Its parameters and their
+  dtypes are the leaves of the loss's autograd graph (``AccumulateGrad`` nodes' ``variable``),
+  read at the first step; ``optimizer`` is then ``"(update by hand)"`` and there is no state.
 * No sync is added: the device tensors are kept, and their values are copied to the host
   once, at the stop or at process exit, after the script's own sync.
 * Stop: after ``BF16_MIGRATE_STEPS`` steps, the NEXT backward call writes the record and
@@ -117,6 +121,41 @@ def _load_shadowed_sitecustomize():
         sys.stderr.write(f"bf16-migrate harness: shadowed sitecustomize failed: {exc!r}\n")
 
 
+class _ByHand:
+    """What stands for the optimizer of a script that updates its parameters by hand: the leaves
+    of the loss's autograd graph (``AccumulateGrad`` nodes hold them as ``variable``) as its one
+    parameter group, and no state. Its type's name is what the record says."""
+
+    def __init__(self, loss):
+        self.loss = loss
+        self.state = {}
+
+    @property
+    def param_groups(self):
+        return [{"params": _graph_leaves(self.loss)}]  # walked only when read (the first step)
+
+
+_ByHand.__name__ = "(update by hand)"
+
+
+def _graph_leaves(loss, limit=100_000):
+    """The tensors that get a ``.grad`` from ``loss.backward()``: a walk of its ``grad_fn`` graph
+    (at most ``limit`` nodes), each once, in the order met."""
+    # the nodes are kept in ``seen`` (id -> node): a node's Python object may be made afresh at each
+    # read of ``next_functions``, and a freed one's id reused
+    out, seen, stack = [], {}, [getattr(loss, "grad_fn", None)]
+    while stack and len(seen) < limit:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen[id(fn)] = fn
+        variable = getattr(fn, "variable", None)
+        if variable is not None and not any(variable is known for known in out):
+            out.append(variable)
+        stack.extend(next_fn for next_fn, _ in getattr(fn, "next_functions", ()))
+    return out
+
+
 class _Recorder:
     def __init__(self, record_path, max_steps, root):
         import time
@@ -156,6 +195,7 @@ class _Recorder:
         self.early_atexit = False
         self.in_tensor_backward = 0
         self.backward_calls = 0
+        self.optimizers_built = getattr(self, "optimizers_built", 0)  # kept across a fork
         self.stop_raised = 0
         self.snapshot = None  # the record at the stop, when the run goes on for the trace
         self.continue_until = 0.0
@@ -199,6 +239,8 @@ class _Recorder:
         if self.pending is None:
             self.pending = []
         self.pending.append(detached)
+        if not self.optimizers_built:
+            self.on_step(_ByHand(tensor), (), {})  # no torch.optim optimizer: the backward is the step
 
     def _raise_stop(self):
         """End the script after its record is written: ``SystemExit(0)`` (which also escapes
@@ -301,6 +343,9 @@ class _Recorder:
             self._read_dtypes(optimizer)
         if self.max_steps and len(self.losses) >= self.max_steps:
             self.stop_requested = True
+
+    def on_optimizer_built(self):
+        self.optimizers_built += 1
 
     @staticmethod
     def _wraps(outer, inner):
@@ -551,6 +596,14 @@ def _patch_torch(torch, rec):
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     register_optimizer_step_post_hook(lambda optimizer, args, kwargs: harness(rec.on_step, optimizer, args, kwargs))
+    orig_optimizer_init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(orig_optimizer_init)
+    def optimizer_init(self, *args, **kwargs):
+        harness(rec.on_optimizer_built)
+        return orig_optimizer_init(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = optimizer_init
     if tracer is not None:
         try:
             sys.modules[_DTYPE_TRACE].install(tracer, torch)
