@@ -143,7 +143,9 @@ def _graph_leaves(loss, limit=100_000):
     (at most ``limit`` nodes), each once, in the order met."""
     # the nodes are kept in ``seen`` (id -> node): a node's Python object may be made afresh at each
     # read of ``next_functions``, and a freed one's id reused
-    out, seen, stack = [], {}, [getattr(loss, "grad_fn", None)]
+    out: list = []
+    seen: dict = {}
+    stack = [getattr(loss, "grad_fn", None)]
     while stack and len(seen) < limit:
         fn = stack.pop()
         if fn is None or id(fn) in seen:
