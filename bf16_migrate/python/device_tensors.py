@@ -508,7 +508,7 @@ def _is_host_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return bool(values) and all(_is_host_device(ctx, value) for value in values)
 
 
-def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:  # noqa: C901  (17: being taken apart)
+def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
     """Whether ``expr`` is the XLA device: ``torch_xla.device()`` / ``xm.xla_device()`` or a name
     bound to one, ``torch.device("xla")`` / ``"xla:0"``, a tensor's ``.device``, or a parameter named
     for a device; a name bound only to such. A host device (``"cpu"``) or one the code does not
@@ -531,12 +531,14 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool: 
         return bool(values) and all(_is_device(ctx, value, depth + 1) for value in values)
     if not isinstance(expr, cst.Name):
         return False
-    if expr.value in device_names(ctx):
-        return True
-    scope = ctx.scopes.get(expr)
-    if scope is None:
-        return False
-    bindings = list(scope[expr.value])
+    return expr.value in device_names(ctx) or _a_name_bound_to_the_device(ctx, expr, depth)
+
+
+def _a_name_bound_to_the_device(ctx: FileContext, name: cst.Name, depth: int) -> bool:
+    """Whether every binding of ``name`` is a parameter named for a device or an assignment of
+    the XLA device (:func:`_is_device`), and there is one."""
+    scope = ctx.scopes.get(name)
+    bindings = list(scope[name.value]) if scope is not None else []
     if not bindings:
         return False
     for binding in bindings:

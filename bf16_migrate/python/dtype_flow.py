@@ -81,7 +81,7 @@ class DtypeFlow:
             self._active.discard(key)
 
     # -- dispatch --------------------------------------------------------------------------
-    def _infer(self, expr, ops, depth) -> str:  # noqa: C901  (16: being taken apart)
+    def _infer(self, expr, ops, depth) -> str:
         if isinstance(expr, cst.Integer):
             return INT
         if isinstance(expr, cst.Float):
@@ -95,28 +95,34 @@ class DtypeFlow:
         if isinstance(expr, cst.Subscript):
             return self._subscript(expr, ops, depth)
         if isinstance(expr, cst.Attribute):
-            if (
-                expr.attr.value in _NAMED_ITEMS
-                and isinstance(expr.value, cst.Call)
-                and m.matches(expr.value.func, m.Attribute(attr=m.OneOf(*map(m.Name, self.api.values_indices_methods))))
-            ):  # `probs.max(dim=-1).indices`
-                return self.infer(expr.value, (("index", _NAMED_ITEMS[expr.attr.value]),) + ops, depth)
-            return self._self_attribute(expr, ops, depth)
+            return self._attribute(expr, ops, depth)
         if isinstance(expr, cst.BinaryOperation):
-            if isinstance(expr.operator, (cst.MatrixMultiply,)):
-                return self.infer(expr.left, (), depth)
-            left, right = self.infer(expr.left, (), depth), self.infer(expr.right, (), depth)
-            if FLOAT in (left, right):
-                return FLOAT
-            if left == right == INT:
-                return FLOAT if isinstance(expr.operator, cst.Divide) else INT
-            return UNKNOWN
+            return self._binary(expr, depth)
         if isinstance(expr, cst.UnaryOperation):
             return self.infer(expr.expression, ops, depth)
         if isinstance(expr, cst.Comparison) and not ops:
             return INT  # a boolean tensor (or a Python bool): `(pred == y)`
         if isinstance(expr, cst.Call):
             return self._call(expr, ops, depth)
+        return UNKNOWN
+
+    def _attribute(self, expr: cst.Attribute, ops, depth) -> str:
+        if (
+            expr.attr.value in _NAMED_ITEMS
+            and isinstance(expr.value, cst.Call)
+            and m.matches(expr.value.func, m.Attribute(attr=m.OneOf(*map(m.Name, self.api.values_indices_methods))))
+        ):  # `probs.max(dim=-1).indices`
+            return self.infer(expr.value, (("index", _NAMED_ITEMS[expr.attr.value]),) + ops, depth)
+        return self._self_attribute(expr, ops, depth)
+
+    def _binary(self, expr: cst.BinaryOperation, depth) -> str:
+        if isinstance(expr.operator, (cst.MatrixMultiply,)):
+            return self.infer(expr.left, (), depth)
+        left, right = self.infer(expr.left, (), depth), self.infer(expr.right, (), depth)
+        if FLOAT in (left, right):
+            return FLOAT
+        if left == right == INT:
+            return FLOAT if isinstance(expr.operator, cst.Divide) else INT
         return UNKNOWN
 
     # -- names -----------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def makes_no_tensor(ctx: FileContext) -> bool:
     return True
 
 
-def keeps_tensors_on_the_host(ctx: FileContext) -> bool:  # noqa: C901  (16: being taken apart)
+def keeps_tensors_on_the_host(ctx: FileContext) -> bool:
     """Whether the file's tensors all stay on the host (an exporter that turns a checkpoint into
     NumPy, a plotting script): it imports torch and trains nothing (no optimizer, no ``backward()``),
     starts no process (which would run in the same environment), runs as a script and defines no class
@@ -82,6 +82,19 @@ def keeps_tensors_on_the_host(ctx: FileContext) -> bool:  # noqa: C901  (16: bei
     so a module of the tree, which an import of it would need, already fails the import rule). The
     legacy switch acts on the XLA device's tensors only (torch_xla/csrc/dtype.cpp): it changed
     nothing here."""
+    return (
+        _imports_only_host_libraries(ctx)
+        and not ctx.nodes(cst.ClassDef)
+        and _runs_as_a_script(ctx)  # a library's code runs on whatever device its callers give it
+        and not any(node.value in ("__import__", "importlib") for node in ctx.nodes(cst.Name))  # no matcher per Name
+        and not _trains_or_starts_processes(ctx)
+        and not _names_an_xla_device(ctx)
+        and _places_on_named_devices_only(ctx)
+    )
+
+
+def _imports_only_host_libraries(ctx: FileContext) -> bool:
+    """torch, the standard library and ``host_only_imports``, no relative import."""
     stdlib = sys.stdlib_module_names
     allowed = ctx.rules.torch_api.host_only_imports | {"torch"}
     roots = [ctx.code(alias.name).split(".")[0] for node in ctx.nodes(cst.Import) for alias in node.names]
@@ -89,26 +102,35 @@ def keeps_tensors_on_the_host(ctx: FileContext) -> bool:  # noqa: C901  (16: bei
         if imported.relative or imported.module is None:
             return False
         roots.append(ctx.code(imported.module).split(".")[0])
-    if "torch" not in roots or any(root not in stdlib and root not in allowed for root in roots):
-        return False
-    if ctx.nodes(cst.ClassDef) or not _runs_as_a_script(ctx):
-        return False  # a library's code runs on whatever device its callers give it
-    if any(node.value in ("__import__", "importlib") for node in ctx.nodes(cst.Name)):  # no matcher per Name
-        return False
+    return "torch" in roots and all(root in stdlib or root in allowed for root in roots)
+
+
+def _trains_or_starts_processes(ctx: FileContext) -> bool:
+    """A training script (what device it trains on is its own business, never guessed), or one
+    that starts a process in the same environment (which may put tensors on the device)."""
     for call in ctx.nodes(cst.Call):
         names = ctx.qualified_names(call.func)
         if m.matches(call.func, m.Attribute(attr=m.Name("backward"))) or any(
             name.startswith("torch.optim.") for name in names
         ):
-            return False  # a training script: what device it trains on is its own business, never guessed
+            return True
         if any(name.startswith(_STARTS_PROCESSES) for name in names):
-            return False  # a process started in the same environment may put tensors on the device
+            return True
+    return False
+
+
+def _names_an_xla_device(ctx: FileContext) -> bool:
+    """An XLA device in a string or an f-string of the file."""
     for string in ctx.nodes(cst.SimpleString):
         value = string.evaluated_value
         if isinstance(value, str) and _XLA_DEVICE.match(value):
-            return False
-    if any("xla:" in ctx.code(f).lower() for f in ctx.nodes(cst.FormattedString)):
-        return False
+            return True
+    return any("xla:" in ctx.code(f).lower() for f in ctx.nodes(cst.FormattedString))
+
+
+def _places_on_named_devices_only(ctx: FileContext) -> bool:
+    """Every device the file gives (``device=``, ``map_location=``, ``.to(...)``, ``torch.device(...)``)
+    is a string literal or a torch dtype."""
     for call in ctx.nodes(cst.Call):
         placing = [
             a.value
