@@ -274,7 +274,7 @@ def test_against_a_revision_the_legacy_lines_are_placed_in_the_migrated_file():
 
 
 # -- a script that updates its parameters by hand (no torch.optim optimizer) ------------------------
-BY_HAND = FIXTURES / "by_hand_update"
+BY_HAND = FIXTURES / "by_hand" / "prototypes"
 
 
 def test_the_parameters_a_backward_reaches_are_the_leaves_of_its_graph():
@@ -316,3 +316,22 @@ def test_a_script_that_updates_its_parameters_by_hand_is_verified_both_ways(tmp_
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=deleted, timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "precision").status == FAIL
+
+
+def test_a_script_that_updates_its_parameters_by_hand_is_migrated_but_not_in_gpu_compatible_mode():
+    """stochastic casts the model (its update by hand ran in bf16 under the switch too); amp puts the
+    forward and loss under autocast; gpu-compatible keeps the switch (BFM017 ``by_hand``): its FP32
+    master weights live in an optimizer the script does not build."""
+    from bf16_migrate.python import migrate_source
+    from bf16_migrate.python.outcome import Refusal
+
+    source = (BY_HAND / "train.py").read_text()
+    stochastic = migrate_source(source, "stochastic", "train.py")
+    assert "    model.to(torch.bfloat16)\n" in stochastic.code and 'XLA_USE_BF16"] =' not in stochastic.code
+    amp = migrate_source(source, "amp", "train.py")
+    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in amp.code
+    kept = migrate_source(source, "gpu-compatible", "train.py")
+    assert kept.code == source
+    finding = next(d for d in kept.diagnostics if d.code == "BFM017")
+    assert "updates its parameters by hand (`loss.backward` at line 42" in finding.message
+    assert [why for why, _ in kept.outcome.refused()] == [Refusal.MASTER_WEIGHTS]

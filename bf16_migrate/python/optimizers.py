@@ -261,3 +261,16 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
         new = new.with_changes(comma=trailing)
     args.append(new)
     return call.with_changes(args=args)
+
+
+def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.Call | None:
+    """The first ``backward()`` call of a file that builds no optimizer (``sites`` empty): a script
+    that trains by updating its parameters itself (``p -= lr * p.grad``), or None. gpu-compatible
+    mode keeps the FP32 master weights in the optimizer (Neuron's migration guide, "GPU-compatible
+    bf16": FP32 master weights), which such a script has none of (BFM017 ``by_hand``)."""
+    if sites:
+        return None
+    for call in ctx.nodes(cst.Call):
+        if m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
+            return call
+    return None

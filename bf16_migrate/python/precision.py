@@ -83,6 +83,7 @@ from .no_tensor import plan_no_tensor
 from .optimizers import (
     add_float32_dtype,
     add_keywords,
+    by_hand_update,
     fp32_optimizer_state,
     master_weights_blocker,
     plan_fp32_grad_norm,
@@ -816,6 +817,20 @@ class Planner:
         reported (BFM017): removing it would leave bf16 weights updated in bf16, with neither
         stochastic rounding nor an FP32 copy."""
         ctx = self.ctx
+        backward = by_hand_update(ctx, sites)
+        if backward is not None:
+            for variable, anchor in self._anchors(writes):
+                finding = ctx.report(
+                    "BFM017",
+                    anchor,
+                    fixed=False,
+                    variant="by_hand",
+                    variable=variable,
+                    backward=ctx.code(backward.func),
+                    line=ctx.pos(backward)[0],
+                )
+                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+            return False
         blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
         for site, (optimizer, function) in blocked:
             line = ctx.pos(site.call)[0]
