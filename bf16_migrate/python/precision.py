@@ -1,34 +1,18 @@
 """Plan the edits of one file for a mode: collect facts, decide, report.
 
 What each mode emits comes from ``rules/modes.toml`` (``emit``, :class:`~bf16_migrate.rules.Mode`);
-the meaning of each emitted change:
-
-* ``stochastic-rounding``: the legacy write becomes a write of ``NEURON_RT_STOCHASTIC_ROUNDING_EN
-  = "1"`` in the same spelling (unless the file already names that variable);
-* ``model-cast``: ``<model>.to(torch.bfloat16)`` before each optimizer built from
-  ``<model>.parameters()``;
-* ``input-cast``: floating tensors fed to the model, and floating targets of the loss, get
-  ``.to(torch.bfloat16)``; integer ones are left alone; unknown ones are cast at run time by a
-  forward pre-hook (BFM022, :mod:`.inputs`);
-* ``fp32-loss-accumulator``: ``dtype=torch.float32`` on the ``torch.zeros``/``torch.tensor``
-  that the loss is summed into (Neuron's migration guide: loss accumulators in FP32);
-* ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
-  (emitted into the script, see :mod:`.snippets`);
-* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
-* ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
-  f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
-  to follow keeps the switch (:mod:`.model_code`);
-* ``host-float32``: where a floating tensor leaves the device for the host (a copy, a checkpoint,
-  a reduction, a logging call), the float32 the legacy run handed the host (:mod:`.host_exits`).
-* ``device-tensors``: a floating tensor the script's own code makes on the device without a
-  dtype, outside the model's code, gets ``dtype=torch.bfloat16``, as the switch made it
-  (:mod:`.device_tensors`).
+each emitted change is a unit of :mod:`.changes` (a module named after its emit word, which says
+what it writes and where the rule comes from), planned in the order of :data:`.changes.REGISTRY`.
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
 
-:class:`Planner` decides; the parts it delegates live in their own modules: the writes' own
-edits (:mod:`.write_edits`), the guard as source (:mod:`.conditions`), the reads of the
+:class:`Planner` decides: the writes triaged, the guard, and the phases of :meth:`Planner._migrate`
+that may stop the migration (the models, FSDP, where each is cast, the script's own precision code,
+the modules on the device, master weights, amp's regions, the model's own code, the script's own
+device tensors); then it runs the units (:meth:`Planner._plan_changes`) on the
+:class:`~.changes.Migration` it decided. The parts it delegates live in their own modules: the
+writes' own edits (:mod:`.write_edits`), the guard as source (:mod:`.conditions`), the reads of the
 variables (:mod:`.env_reads`), tests (:mod:`.in_tests`), frameworks (:mod:`.frameworks`), the
 script's own precision code (:mod:`.own_precision`), amp's regions (:mod:`.autocast`) and the
 optimizer side (:mod:`.optimizers`).
@@ -41,13 +25,13 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
-from . import snippets
+from ..rules import Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
-from .autocast import Region, autocast_regions, plan_autocast
+from .autocast import Region, autocast_regions
+from .changes import Migration, plan_changes
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
-from .device_modules import OnDevice, device_module_regions, find_device_modules, plan_device_modules, refuse_unplaced
+from .device_modules import OnDevice, device_module_regions, find_device_modules, refuse_unplaced
 from .device_tensors import (
     DeviceTensors,
     find_device_tensors,
@@ -56,6 +40,7 @@ from .device_tensors import (
     report_unknown_devices,
 )
 from .device_use import direct_device_use_before
+from .double_idiom import plan_double_meant_fp32
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
 from .env_writes import Condition, LegacyWrite, Mention, collect_writes, value_state
@@ -63,32 +48,21 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
-from .inputs import InputCasts
 from .loss_reach import loss_code, module_loss_code
 from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
 from .model_site import (
     ModelCall,
     OptimizerSite,
-    backward_names,
     cast_anchor,
     dtype_reads,
     find_optimizers,
-    loss_accumulators,
     model_calls,
     model_key,
     same_model,
 )
 from .no_tensor import plan_no_tensor
-from .optimizers import (
-    add_float32_dtype,
-    add_keywords,
-    fp32_optimizer_state,
-    master_weights_blocker,
-    plan_fp32_grad_norm,
-    plan_master_weights,
-    zero1_bf16_state,
-)
+from .optimizers import fp32_optimizer_state, master_weights_blocker
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
@@ -96,7 +70,6 @@ from .unread_imports import refuse_unread_imports
 from .wrappers import (
     Wrap,
     aliases,
-    dynamo_callers,
     find_wraps,
     fsdp_blocker,
     fsdp_wraps,
@@ -106,17 +79,7 @@ from .wrappers import (
     wrap_statements,
 )
 from .write_conditions import branches_cover, guard_of
-from .write_edits import remove_write, switch_writes
-
-_SHARDED_SUMMARY = (
-    "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
-)
-"""BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`.wrappers`)."""
-_SHARDED_CHANGE = (
-    "XlaFullyShardedDataParallel computing in bf16 (compute_dtype=torch.bfloat16) with its FP32 shards as the "
-    "master weights"
-)
-"""What a launcher's finding says such a script got (the mode's ``script_change`` otherwise)."""
+from .write_edits import remove_write
 
 
 class GuardDoesNotTravel(Exception):
@@ -186,8 +149,6 @@ class Planner:
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
         self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
-        self.guard_at: list[cst.CSTNode] = []  # where the guard is written (the writes, the casts' anchors)
-        self.unguarded: list[cst.CSTNode] = []  # casts planned where the guard cannot be evaluated
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
         self.device_tensors: DeviceTensors | None = None  # the script's own device tensors (device_tensors.py)
 
@@ -513,7 +474,6 @@ class Planner:
         if verdict is not None:
             return verdict
         guard_at = [w.statement for w in writes] + [a for anchors in cast_anchors for a in anchors or ()]
-        self.guard_at = list(guard_at)
         on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
         if refuse_unplaced(ctx, on_device, self._anchors(writes)):
             return False
@@ -544,12 +504,31 @@ class Planner:
             tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
         if refuse_device_tensors(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
             return False
-        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
-        if self.unguarded:  # a cast under the guard in a function where its names mean something else
-            raise GuardDoesNotTravel(ctx.pos(self.unguarded[0])[0])
-        plan_model_code(ctx, self.plan, audit)
-        # amp keeps what the script makes FP32, as it keeps the model: nothing to find
-        plan_device_tensors(ctx, self.plan, tensors.found, self.guard)
+        self._plan_changes(
+            Migration(
+                ctx=ctx,
+                plan=self.plan,
+                mode=self.mode,
+                emits=frozenset(emits),
+                variables=tuple(variables),
+                writes=tuple(writes),
+                external=tuple(self.external),
+                guard=self.guard,
+                guard_at=tuple(guard_at),
+                sites=tuple(sites),
+                models=tuple(models),
+                cast_anchors=tuple(cast_anchors),
+                calls=calls,
+                regions=tuple(regions),
+                sharded=sharded,
+                owned=owned,
+                on_device=on_device,
+                audit=audit,
+                tensors=tensors,
+                flow=self.flow,
+                fp32_state=self.fp32_state,
+            )
+        )
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -769,7 +748,7 @@ class Planner:
                     ctx.outcome.through_flag.append(told)
                 ctx.outcome.switch_migrated = True
                 if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
-                    self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32
+                    plan_double_meant_fp32(self.ctx, self.plan)  # the legacy bf16 path's `.double()` meant FP32
                 return True
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
@@ -923,93 +902,17 @@ class Planner:
             )
         return audit
 
-    def _plan_changes(
-        self,
-        writes: list[LegacyWrite],
-        variables: list[str],
-        emits: set[Emit],
-        sites: list[OptimizerSite],
-        models: list[cst.BaseExpression],
-        cast_anchors: list[list[cst.BaseStatement] | None],
-        calls: Mapping[int, list[ModelCall]],
-        regions: list[Region],
-        sharded: Mapping[int, list[Wrap]],
-        on_device: OnDevice,
-    ) -> None:
-        """The mode's changes (``emits``, from the rules of ``variables``), once every phase of
-        :meth:`_migrate` let them through, and what becomes of the writes. A model in
-        ``sharded`` gets FSDP's ``compute_dtype`` instead of the cast and input casts (FSDP
-        casts the floating inputs itself), and its optimizers no master weights (the FP32
-        shards are)."""
-        ctx = self.ctx
-        summary = self.mode.summary
-        if sharded and Emit.MODEL_CAST in emits:
-            summary = _SHARDED_SUMMARY
-            self.script_change = _SHARDED_CHANGE
-        for variable in self.external:
-            ctx.report(
-                "BFM001",
-                ctx.module,
-                fixed=True,
-                variant="launcher",
-                variable=variable,
-                summary=summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
-            )
-            ctx.outcome.switch_migrated = True
-        for site in sites:
-            if site.model is None:
-                ctx.outcome.refuse(
-                    Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
-                )
-        if not _module_binds(ctx, "torch"):
-            # AddImportsVisitor only sees the leading import block, which a legacy write often
-            # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
-            self.plan.imports.append("torch")
-        if Emit.MODEL_CAST in emits:
-            # one cast per model, before every optimizer built from it, with whatever the
-            # model's inputs need right after it (inputs.py); planned together so a model is
-            # never cast without its inputs, nor its inputs cast without the model
-            downcast = any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
-            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast, guard_at=self.guard_at)
-            self.unguarded = inputs.unguarded
-            for model, anchors in zip(models, cast_anchors):
-                if id(model) in sharded:
-                    self._compute_dtype(sharded[id(model)])
-                    continue
-                assert anchors is not None, "_cast_anchors let model-cast through only with an anchor per model"
-                module = module_of(ctx, model)
-                compiled = dynamo_callers(ctx, model)
-                after = inputs.plan_model(module, calls[id(model)], compiled) if Emit.INPUT_CAST in emits else []
-                for anchor in anchors:
-                    cast = snippets.model_cast_statement(module)
-                    self.plan.insert_before.setdefault(id(anchor), []).extend(
-                        snippets.guarded([cast, *after], self.guard)
-                    )
-            plan_device_modules(ctx, self.plan, on_device, inputs if Emit.INPUT_CAST in emits else None, self.guard)
-        if Emit.BF16_ATTENTION_MATH in emits:
-            self._attention_math(sites, on_device)
-        if Emit.FP32_LOSS_ACCUMULATOR in emits:
-            names = {n for cs in calls.values() for c in cs for n in c.loss_names} | backward_names(ctx)
-            for factory in loss_accumulators(ctx, names):
-                self.plan.replace[id(factory)] = add_float32_dtype
-        if Emit.FP32_MASTER_WEIGHTS in emits:
-            owned = self._fsdp_owned(sites, models, sharded)
-            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites, sharded=owned)
-        if Emit.ZERO1_BF16_STATE in emits:
-            zero1_bf16_state(ctx, self.plan, self.guard, sites)
-        self._report_factories(sites, emits)
-        if Emit.FP32_GRAD_NORM in emits:
-            plan_fp32_grad_norm(ctx, self.plan, self.guard)
-        if Emit.AUTOCAST in emits:
-            self.plan.wrap_guard = self.guard
-            plan_autocast(self.plan, regions)
-        switch_writes(ctx, self.plan, self.guard, writes, Emit.STOCHASTIC_ROUNDING in emits, summary)
-        if self.fp32_state and self.mode.casts_model:
-            fp32_optimizer_state(ctx, self.plan, self.mode)
-        if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
-            self._double_meant_fp32()
-        if Emit.HOST_FLOAT32 in emits:
-            plan_host_exits(ctx, self.plan, self.mode, self.flow, models)
+    def _plan_changes(self, migration: Migration) -> None:
+        """The mode's changes, once every phase of :meth:`_migrate` let them through: each unit of
+        :data:`.changes.REGISTRY` in its order (:func:`.changes.plan_changes`), and what they hand
+        back (the factory changes the script asks of its tree, what a launcher's finding says it got).
+        A cast planned where the guard's names mean something else stops the plan (BFM041)."""
+        planned = plan_changes(migration)
+        self.factory_changes = list(planned.factory_changes)
+        if planned.script_change is not None:
+            self.script_change = planned.script_change
+        if planned.unguarded:  # a cast under the guard in a function where its names mean something else
+            raise GuardDoesNotTravel(self.ctx.pos(planned.unguarded[0])[0])
 
     def _fsdp_owned(
         self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]
@@ -1025,41 +928,6 @@ class Planner:
         owned |= {id(w.call) for wraps in sharded.values() for w in wraps}
         return frozenset(owned)
 
-    def _compute_dtype(self, wraps: list[Wrap]) -> None:
-        """``compute_dtype=torch.bfloat16`` on each FSDP wrap of a model (under the guard), which
-        :meth:`_sharded` found torch-xla 2.9 runs (BFM056)."""
-        for wrap in wraps:
-            self.plan.replace[id(wrap.call)] = lambda node: add_keywords(
-                node, [("compute_dtype", "torch.bfloat16", "None")], self.guard
-            )
-            self.ctx.report("BFM056", wrap.call, fixed=True, wrapper=self.ctx.code(wrap.call.func))
-
-    def _report_factories(self, sites: list[OptimizerSite], emits: set[Emit]) -> None:
-        """BFM016 at each optimizer factory of the tree the script calls: what became of the
-        model it builds the optimizer over, here and in the module."""
-        ctx = self.ctx
-        for site in sites:
-            if site.factory is None or site.model is None:
-                continue
-            module, factory = site.factory
-            if Emit.AUTOCAST in emits:
-                change = "its forward pass and loss here go under torch.autocast"
-            else:
-                change = "it is cast to torch.bfloat16 right before this call"
-                if self.guard is not None:
-                    change += f" (under `{ctx.code(self.guard)}`)"
-                if Emit.FP32_MASTER_WEIGHTS in emits:
-                    change += f", and {module.path} builds the optimizer with FP32 master weights"
-            ctx.report(
-                "BFM016",
-                site.call,
-                fixed=True,
-                model=ctx.code(site.model),
-                function=factory.name,
-                module=module.path,
-                change=change,
-            )
-
     def _imported_module(self, reads: list[Mention]) -> None:
         """A module of the tree imported by a script that runs under ``imported_under`` (found
         by the project: ``from adamw_fp32 import AdamWFP32`` in a launched script). It has no
@@ -1074,7 +942,7 @@ class Planner:
             reads = replace_reads(self.ctx, self.plan, self.mode, reads, self.imported_under)
         report_reads(self.ctx, reads)
         if any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
-            self._double_meant_fp32()
+            plan_double_meant_fp32(self.ctx, self.plan)
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
         if any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
@@ -1103,26 +971,6 @@ class Planner:
             plan_device_tensors(self.ctx, self.plan, tensors.found)
             report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
 
-    def _double_meant_fp32(self) -> None:
-        """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
-        file that used XLA_DOWNCAST_BF16 (f64 on the device was f32 there: torch-xla `torch_xla/csrc/dtype.cpp`), except
-        on the CPU side of ``.cpu()`` / ``.numpy()`` / ``.item()``, which were real f64."""
-        ctx = self.ctx
-        for attr in ctx.nodes(cst.Attribute):
-            if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
-                self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(
-                    lpar=node.lpar, rpar=node.rpar
-                )
-                ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
-        for call in ctx.nodes(cst.Call):
-            if (
-                isinstance(call.func, cst.Attribute)
-                and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[]))
-                and not _on_cpu_side(ctx, call)
-            ):
-                self.plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
-                ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
-
     # -- helpers ----------------------------------------------------------------------------
     def _unique_models(self, sites: list[OptimizerSite]) -> list[cst.BaseExpression]:
         """The models the optimizers are built from, each once (:func:`.model_site.same_model`)."""
@@ -1131,68 +979,3 @@ class Planner:
             if site.model is not None and not any(same_model(self.ctx, site.model, known) for known in models):
                 models.append(site.model)
         return models
-
-    def _attention_math(self, sites: list[OptimizerSite], on_device: OnDevice) -> None:
-        """Files that use attention get the flag that keeps torch's math SDPA kernel in bf16
-        (``rules/torch_api.toml``: ``attention_flag``), once, before the first optimizer is built
-        (without one, before the first other module's cast: :mod:`.device_modules`), under the
-        same guard as the other changes."""
-        ctx, api = self.ctx, self.ctx.rules.torch_api
-        user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
-        first = next((s.statement for s in sites if s.statement is not None), None)
-        after = next((d.anchor for d in on_device.modules if d.cast), None)
-        name = api.attention_flag.split("(")[0]
-        if (
-            user is None
-            or (first is None and after is None)
-            # the file's text first: a call's code is part of it (rendering each call was most of
-            # a small file's time)
-            or (name in ctx.text() and any(name in ctx.code(c) for c in ctx.nodes(cst.Call)))
-        ):
-            return
-        flag = snippets.statement(api.attention_flag, self.guard)
-        if first is not None:
-            self.plan.insert_before.setdefault(id(first), []).insert(0, flag)
-        else:
-            assert after is not None, "checked above"
-            self.plan.insert_after.setdefault(id(after), []).insert(0, flag)
-        ctx.report("BFM062", user, fixed=True, user=ctx.code(user.func), flag=api.attention_flag)
-
-
-def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """Whether ``node`` works on a host value: it sits in a method chain that goes through
-    ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``, or
-    that begins with a tensor made on a host device the code names (``device="cpu"``)."""
-    chain = node if isinstance(node, cst.Call) else ctx.parent(node)
-    # walk down the receiver chain of the call this node belongs to
-    while isinstance(chain, (cst.Arg, cst.Attribute)) and not isinstance(chain, cst.Call):
-        chain = ctx.parent(chain)
-    expr = chain
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        func = expr.func if isinstance(expr, cst.Call) else expr
-        if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "numpy", "item", "tolist"):
-            return True
-        if isinstance(expr, cst.Call) and _made_on_a_named_host(expr):
-            return True
-        if ctx.qualified_names(func) & {"numpy", "np"} or any(
-            q.startswith("numpy.") for q in ctx.qualified_names(func)
-        ):
-            return True
-        expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
-    return False
-
-
-def _made_on_a_named_host(call: cst.Call) -> bool:
-    """``device="cpu"`` (any string but an ``"xla..."`` one) among the call's keywords: made on the
-    host, where the legacy variables changed nothing."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.SimpleString):
-            value = arg.value.evaluated_value
-            return isinstance(value, str) and not value.startswith("xla")
-    return False
-
-
-def _module_binds(ctx: FileContext, name: str) -> bool:
-    """Whether ``name`` is bound at module level (``import torch`` anywhere at the top level)."""
-    scope = ctx.scopes.get(ctx.module)
-    return scope is not None and any(a.scope is scope for a in scope.assignments[name])

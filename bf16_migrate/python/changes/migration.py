@@ -1,0 +1,113 @@
+"""What every unit of :mod:`.changes` takes and hands back: the migration of one file as the
+:class:`~bf16_migrate.python.precision.Planner` decided it before any change is planned
+(:class:`Migration`), and what the units planned so far hands on to the later ones and to the
+Planner (:class:`Planned`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ...rules import Emit, Mode
+from ..apply import EditPlan
+from ..autocast import Region
+from ..context import FileContext
+from ..device_modules import OnDevice
+from ..device_tensors import DeviceTensors
+from ..dtype_flow import DtypeFlow
+from ..env_writes import LegacyWrite
+from ..inputs import InputCasts
+from ..model_code import ModelCodeAudit
+from ..model_site import ModelCall, OptimizerSite
+from ..tree_facts import FactoryChange
+from ..wrappers import Wrap
+
+SHARDED_SUMMARY = (
+    "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
+)
+"""BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`..wrappers`)."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """The migration of one file, once every phase that may stop it let it through: the file
+    (``ctx``) and the ``plan`` the units add to, the ``mode`` and the changes it ``emits`` for the
+    ``variables`` switched on (by the file's ``writes``, or by a launcher: ``external``), the
+    ``guard`` they were on under (None: always) and where it is written (``guard_at``); the
+    optimizer ``sites``, the ``models`` they are built from, where each is cast (``cast_anchors``,
+    None for a model FSDP shards), the models' ``calls`` (by id of the model), amp's ``regions``,
+    the FSDP wraps of the ``sharded`` models and the optimizer calls and wraps their FP32 shards
+    own (``owned``), the other modules on the device (``on_device``), the audit of the model's own
+    code (``audit``), the script's own device tensors (``tensors``), the file's dtype ``flow``, and
+    ``--fp32-optimizer-state`` (``fp32_state``)."""
+
+    ctx: FileContext
+    plan: EditPlan
+    mode: Mode
+    emits: frozenset[Emit]
+    variables: tuple[str, ...]
+    writes: tuple[LegacyWrite, ...]
+    external: tuple[str, ...]
+    guard: cst.BaseExpression | None
+    guard_at: tuple[cst.CSTNode, ...]
+    sites: tuple[OptimizerSite, ...]
+    models: tuple[cst.BaseExpression, ...]
+    cast_anchors: tuple[list[cst.BaseStatement] | None, ...]
+    calls: Mapping[int, list[ModelCall]]
+    regions: tuple[Region, ...]
+    sharded: Mapping[int, list[Wrap]]
+    owned: frozenset[int]
+    on_device: OnDevice
+    audit: ModelCodeAudit
+    tensors: DeviceTensors
+    flow: DtypeFlow
+    fp32_state: bool
+
+    @property
+    def summary(self) -> str:
+        """What the mode put in the switch's place, as BFM001 words it: where a model-casting mode
+        meets a model torch-xla's FSDP shards, FSDP's ``compute_dtype`` with its FP32 shards."""
+        return SHARDED_SUMMARY if self.sharded and self.mode.casts_model else self.mode.summary
+
+    @property
+    def f64_was_f32(self) -> bool:
+        """A variable switched on made f64 f32 on the device (XLA_DOWNCAST_BF16: ``f64_becomes``)."""
+        return any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in self.variables)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """What the units planned so far hand on: the ``inputs`` planner of the models' input casts,
+    with the statements to write right after each model's cast (``after_cast``, by id of the
+    model); the factory changes the script asks of its tree's modules (``factory_changes``, FP32
+    master weights); what a launcher's finding says the script got when not the mode's
+    ``script_change``; the keys of the writes renamed to stochastic rounding (``renamed``) and the
+    summary their BFM001 gives (``writes_summary``, None: :attr:`Migration.summary`)."""
+
+    inputs: InputCasts | None = None
+    after_cast: Mapping[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    factory_changes: tuple[FactoryChange, ...] = ()
+    script_change: str | None = None
+    renamed: frozenset[int] = frozenset()
+    writes_summary: str | None = None
+
+    @property
+    def unguarded(self) -> list[cst.CSTNode]:
+        """Casts planned where the guard cannot be evaluated (its names mean something else there)."""
+        return list(self.inputs.unguarded) if self.inputs is not None else []
+
+
+Plan = Callable[[Migration, Planned], Planned]
+"""A unit's planning: adds its edits and findings to ``Migration.plan`` and ``ctx``, and returns
+what it hands on (the :class:`Planned` it was given, with its own fields set)."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One entry of :data:`~bf16_migrate.python.changes.REGISTRY`: the change a mode ``emit`` s
+    (``rules/modes.toml``), or None for a step every migration takes, and its ``plan``."""
+
+    emit: Emit | None
+    plan: Plan
