@@ -27,16 +27,13 @@ import libcst.matchers as m
 
 from ..rules import Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
-from .autocast import Region, autocast_regions
-from .changes import Migration, plan_changes
+from .changes import Migration, check_changes, plan_changes
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
-from .device_modules import OnDevice, device_module_regions, find_device_modules, refuse_unplaced
+from .device_modules import OnDevice, find_device_modules, refuse_unplaced
 from .device_tensors import (
-    DeviceTensors,
     find_device_tensors,
     plan_device_tensors,
-    refuse_device_tensors,
     report_unknown_devices,
 )
 from .device_use import direct_device_use_before
@@ -48,11 +45,10 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
-from .loss_reach import loss_code, module_loss_code
-from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
-from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
+from .loss_reach import module_loss_code
+from .model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
+from .model_reach import module_classes, reach_from
 from .model_site import (
-    ModelCall,
     OptimizerSite,
     cast_anchor,
     dtype_reads,
@@ -62,7 +58,7 @@ from .model_site import (
     same_model,
 )
 from .no_tensor import plan_no_tensor
-from .optimizers import fp32_optimizer_state, master_weights_blocker
+from .optimizers import fp32_optimizer_state
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
@@ -150,7 +146,6 @@ class Planner:
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
         self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
-        self.device_tensors: DeviceTensors | None = None  # the script's own device tensors (device_tensors.py)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
@@ -444,10 +439,13 @@ class Planner:
     def _migrate(self, writes: list[LegacyWrite]) -> bool:
         """Plan the mode's changes; False when the model cannot be found (nothing changed).
 
-        Phases, each of which may stop the migration with its findings: the models the
-        optimizers are built from (:meth:`_models`), where each is cast
-        (:meth:`_cast_anchors`), the script's own precision code (:meth:`_own_precision`), amp's
-        regions (:meth:`_regions`); then the changes themselves (:meth:`_plan_changes`)."""
+        Phases, each of which may stop the migration with its findings: the imports it cannot
+        read, the models the optimizers are built from (:meth:`_models`), FSDP
+        (:meth:`_sharded`), where each model is cast (:meth:`_cast_anchors`), the script's own
+        precision code (:meth:`_own_precision`), the other modules on the device; then the checks
+        of the changes the mode emits (:func:`.changes.check_changes`: master weights, amp's
+        regions, the model's own code, the script's own device tensors), and the changes
+        themselves (:meth:`_plan_changes`)."""
         ctx = self.ctx
         if self.mode.removes_only:
             for w in writes:
@@ -477,34 +475,7 @@ class Planner:
         on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
         if refuse_unplaced(ctx, on_device, self._anchors(writes)):
             return False
-        owned = self._fsdp_owned(sites, models, sharded)
-        unowned = [site for site in sites if id(site.call) not in owned]
-        if Emit.FP32_MASTER_WEIGHTS in emits and not self._master_weights_possible(writes, unowned):
-            return False
-        calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
-        regions = self._regions(writes, models, calls, on_device) if Emit.AUTOCAST in emits else []
-        if regions is None:
-            return False
-        audit = (
-            self._model_code(
-                writes,
-                variables,
-                sites,
-                [*models, *on_device.exprs(ctx)],
-                [c for cs in calls.values() for c in cs] + on_device.calls(ctx),
-                Emit.DEVICE_TENSORS in emits,
-            )
-            if Emit.MODEL_CODE_DTYPES in emits
-            else ModelCodeAudit()
-        )
-        if not audit.clean:
-            return False
-        tensors = DeviceTensors()
-        if Emit.DEVICE_TENSORS in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
-            tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
-        if refuse_device_tensors(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
-            return False
-        self._plan_changes(
+        migration = check_changes(
             Migration(
                 ctx=ctx,
                 plan=self.plan,
@@ -518,17 +489,18 @@ class Planner:
                 sites=tuple(sites),
                 models=tuple(models),
                 cast_anchors=tuple(cast_anchors),
-                calls=calls,
-                regions=tuple(regions),
+                calls={id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models},
                 sharded=sharded,
-                owned=owned,
+                owned=self._fsdp_owned(sites, models, sharded),
                 on_device=on_device,
-                audit=audit,
-                tensors=tensors,
                 flow=self.flow,
                 fp32_state=self.fp32_state,
             )
         )
+        if migration is None:
+            return False
+        self.loss_imports = list(migration.loss_imports)
+        self._plan_changes(migration)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -788,119 +760,6 @@ class Planner:
             "BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement
         )
         return None
-
-    def _master_weights_possible(self, writes: list[LegacyWrite], sites: list[OptimizerSite]) -> bool:
-        """gpu-compatible mode: whether every optimizer can keep FP32 master weights
-        (:func:`.optimizers.master_weights_blocker`); if one cannot, the switch is kept and that
-        reported (BFM017): removing it would leave bf16 weights updated in bf16, with neither
-        stochastic rounding nor an FP32 copy."""
-        ctx = self.ctx
-        blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
-        for site, (optimizer, function) in blocked:
-            line = ctx.pos(site.call)[0]
-            for variable, anchor in self._anchors(writes):
-                if function is None:
-                    finding = ctx.report(
-                        "BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line
-                    )
-                else:
-                    assert site.factory is not None, "a blocker names a function only for a factory of the tree"
-                    finding = ctx.report(
-                        "BFM017",
-                        anchor,
-                        fixed=False,
-                        variant="factory",
-                        variable=variable,
-                        optimizer=optimizer,
-                        function=function,
-                        line=line,
-                        module=site.factory[0].path,
-                    )
-                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
-        return not blocked
-
-    def _regions(
-        self,
-        writes: list[LegacyWrite],
-        models: list[cst.BaseExpression],
-        calls: Mapping[int, list[ModelCall]],
-        on_device: OnDevice,
-    ) -> list[Region] | None:
-        """amp's autocast regions over every model's forward pass and loss, and over the forward
-        passes of the other modules on the device (``on_device``: :mod:`.device_modules`), or None
-        when one cannot be wrapped (reported, with BFM033 on the writes): autocast is the whole
-        replacement in amp, so removing the switch would leave that pass in FP32."""
-        ctx = self.ctx
-        regions: list[Region] = []
-        problems = []
-        loss = loss_code(ctx, [c for cs in calls.values() for c in cs] + on_device.calls(ctx))
-        for model in models:
-            found, failed = autocast_regions(ctx, model, calls[id(model)], loss.statements)
-            regions += found
-            problems += failed
-        found, failed = device_module_regions(ctx, on_device, loss.statements)
-        regions += found
-        problems += failed
-        if not problems:
-            return regions
-        for code, node, variant, fields in problems:
-            ctx.report(code, node, fixed=False, variant=variant, **fields)
-        for variable, anchor in self._anchors(writes):
-            ctx.outcome.refuse(
-                Refusal.OWN_PRECISION,
-                ctx.report(
-                    "BFM033",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    count=len(problems),
-                    first_code=problems[0][0],
-                    first_line=ctx.pos(problems[0][1])[0],
-                ),
-            )
-        return None
-
-    def _model_code(
-        self,
-        writes: list[LegacyWrite],
-        variables: list[str],
-        sites: list[OptimizerSite],
-        models: list[cst.BaseExpression],
-        calls: list[ModelCall],
-        device_tensors: bool = False,
-    ) -> ModelCodeAudit:
-        """The audit of the code the models, the file's optimizer classes and the loss applied to
-        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`); with
-        ``device_tensors`` (the mode makes the script's own device tensors bf16) a step's tensor that
-        cannot follow the model's output it meets is left to that rule (``ModelCodeAudit.hand_over``). When
-        a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
-        writes and the switch is kept: removing it would leave the model computing in f32 there."""
-        ctx = self.ctx
-        loss = loss_code(ctx, calls)
-        self.loss_imports = sorted(loss.imported)
-        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
-        audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
-        if device_tensors:
-            self.device_tensors = find_device_tensors(ctx, reached, audit.decided, frozenset(id(c.call) for c in calls))
-            audit.hand_over(frozenset(id(c) for c in self.device_tensors.found))
-        if audit.clean:
-            return audit
-        report_blocked(ctx, audit)
-        first = audit.blocked[0]
-        for variable, anchor in self._anchors(writes):
-            ctx.outcome.refuse(
-                Refusal.MODEL_CODE_F32,
-                ctx.report(
-                    "BFM085",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    count=len(audit.blocked),
-                    first_code=first.code,
-                    first_line=ctx.pos(first.site.node)[0],
-                ),
-            )
-        return audit
 
     def _plan_changes(self, migration: Migration) -> None:
         """The mode's changes, once every phase of :meth:`_migrate` let them through: each unit of

@@ -4,7 +4,10 @@ takes the :class:`~.migration.Migration` the Planner decided and the :class:`~.m
 the earlier units hand on, adds its edits and findings, and returns what it hands on.
 
 :data:`REGISTRY` is the order the changes are planned in, with the steps every migration takes
-(``emit`` None) between them; :func:`plan_changes` is the loop the Planner runs. Every
+(``emit`` None) between them. A unit may have a ``check`` too, which may stop the migration before
+any change is planned (amp's regions that cannot be wrapped, an optimizer that cannot keep master
+weights...): :func:`check_changes` runs them, :func:`plan_changes` the plans; the Planner runs the
+one, then the other. Every
 :class:`~bf16_migrate.rules.Emit` has exactly one unit (:func:`check_registry`, at import): a
 change added to the rules without its unit fails there, naming it. How to add one:
 docs/architecture.md, "Adding an emitted change".
@@ -43,18 +46,20 @@ REGISTRY: tuple[Unit, ...] = (
     Unit(model_cast.EMIT, model_cast.plan),
     Unit(bf16_attention_math.EMIT, bf16_attention_math.plan),  # first before the optimizer: ahead of the cast
     Unit(fp32_loss_accumulator.EMIT, fp32_loss_accumulator.plan),
-    Unit(fp32_master_weights.EMIT, fp32_master_weights.plan),
+    Unit(fp32_master_weights.EMIT, fp32_master_weights.plan, fp32_master_weights.check),
     Unit(zero1_bf16_state.EMIT, zero1_bf16_state.plan),
     Unit(None, common.report_factories),
     Unit(fp32_grad_norm.EMIT, fp32_grad_norm.plan),
-    Unit(autocast.EMIT, autocast.plan),
+    Unit(autocast.EMIT, autocast.plan, autocast.check),
     Unit(stochastic_rounding.EMIT, stochastic_rounding.plan),  # before the writes' own step
     Unit(None, common.writes),
     Unit(None, common.optimizer_state),
     Unit(None, common.double_meant_fp32),
     Unit(host_float32.EMIT, host_float32.plan),
-    Unit(model_code_dtypes.EMIT, model_code_dtypes.plan),  # after the changes: a tensor they change is theirs
-    Unit(device_tensors.EMIT, device_tensors.plan),
+    Unit(
+        model_code_dtypes.EMIT, model_code_dtypes.plan, model_code_dtypes.check
+    ),  # after the changes: a tensor they change is theirs
+    Unit(device_tensors.EMIT, device_tensors.plan, device_tensors.check),
     Unit(None, common.tensors_examined),
 )
 """The units in the order they are planned: the order of the edits (a list of statements inserted
@@ -79,6 +84,20 @@ def check_registry(registry: Iterable[Unit] = REGISTRY, emits: Iterable[Emit] = 
 check_registry()
 
 
+def check_changes(m: Migration) -> Migration | None:
+    """Run the checks of the changes ``m`` emits, in :data:`REGISTRY`'s order, before any change is
+    planned: ``m`` with what they found, or None when one stops the migration (its findings
+    reported, the switch kept)."""
+    check_registry(REGISTRY, m.emits)
+    for unit in REGISTRY:
+        if unit.check is not None and unit.emit in m.emits:
+            checked = unit.check(m)
+            if checked is None:
+                return None
+            m = checked
+    return m
+
+
 def plan_changes(m: Migration) -> Planned:
     """Plan every change ``m`` emits, and the steps every migration takes, in :data:`REGISTRY`'s order;
     returns what the units hand back (:class:`~.migration.Planned`)."""
@@ -90,4 +109,4 @@ def plan_changes(m: Migration) -> Planned:
     return planned
 
 
-__all__ = ["REGISTRY", "Migration", "Planned", "Unit", "UnitMissing", "check_registry", "plan_changes"]
+__all__ = ["REGISTRY", "Migration", "Planned", "Unit", "UnitMissing", "check_changes", "check_registry", "plan_changes"]

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...rules import Emit
-from ..optimizers import plan_master_weights
+from ..optimizers import master_weights_blocker, plan_master_weights
+from ..outcome import Refusal
 from .migration import Migration, Planned
 
 EMIT = Emit.FP32_MASTER_WEIGHTS
@@ -19,3 +20,33 @@ def plan(m: Migration, planned: Planned) -> Planned:
     """The master weights of every optimizer; returns what the script asks of its tree's factories."""
     changes = plan_master_weights(m.ctx, m.plan, m.guard, list(m.sites), sharded=m.owned)
     return replace(planned, factory_changes=tuple(changes))
+
+
+def check(m: Migration) -> Migration | None:
+    """Whether every optimizer FSDP's shards do not own can keep FP32 master weights
+    (:func:`..optimizers.master_weights_blocker`); if one cannot, None: the switch is kept and that
+    reported (BFM017), since removing it would leave bf16 weights updated in bf16, with neither
+    stochastic rounding nor an FP32 copy."""
+    ctx = m.ctx
+    sites = [site for site in m.sites if id(site.call) not in m.owned]
+    blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
+    for site, (optimizer, function) in blocked:
+        line = ctx.pos(site.call)[0]
+        for variable, anchor in m.anchors:
+            if function is None:
+                finding = ctx.report("BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line)
+            else:
+                assert site.factory is not None, "a blocker names a function only for a factory of the tree"
+                finding = ctx.report(
+                    "BFM017",
+                    anchor,
+                    fixed=False,
+                    variant="factory",
+                    variable=variable,
+                    optimizer=optimizer,
+                    function=function,
+                    line=line,
+                    module=site.factory[0].path,
+                )
+            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+    return None if blocked else m

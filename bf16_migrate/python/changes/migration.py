@@ -32,16 +32,18 @@ SHARDED_SUMMARY = (
 
 @dataclass(frozen=True)
 class Migration:
-    """The migration of one file, once every phase that may stop it let it through: the file
-    (``ctx``) and the ``plan`` the units add to, the ``mode`` and the changes it ``emits`` for the
-    ``variables`` switched on (by the file's ``writes``, or by a launcher: ``external``), the
-    ``guard`` they were on under (None: always) and where it is written (``guard_at``); the
-    optimizer ``sites``, the ``models`` they are built from, where each is cast (``cast_anchors``,
-    None for a model FSDP shards), the models' ``calls`` (by id of the model), amp's ``regions``,
-    the FSDP wraps of the ``sharded`` models and the optimizer calls and wraps their FP32 shards
-    own (``owned``), the other modules on the device (``on_device``), the audit of the model's own
-    code (``audit``), the script's own device tensors (``tensors``), the file's dtype ``flow``, and
-    ``--fp32-optimizer-state`` (``fp32_state``)."""
+    """The migration of one file as the Planner decided it: the file (``ctx``) and the ``plan`` the
+    units add to, the ``mode`` and the changes it ``emits`` for the ``variables`` switched on (by
+    the file's ``writes``, or by a launcher: ``external``), the ``guard`` they were on under (None:
+    always) and where it is written (``guard_at``); the optimizer ``sites``, the ``models`` they are
+    built from, where each is cast (``cast_anchors``, None for a model FSDP shards), the models'
+    ``calls`` (by id of the model), the FSDP wraps of the ``sharded`` models and the optimizer calls
+    and wraps their FP32 shards own (``owned``), the other modules on the device (``on_device``),
+    the file's dtype ``flow`` and ``--fp32-optimizer-state`` (``fp32_state``).
+
+    The units' checks (:func:`~bf16_migrate.python.changes.check_changes`) add what they found:
+    amp's ``regions``, the ``audit`` of the model's own code and the loss code the script imports
+    (``loss_imports``), the script's own device ``tensors`` (None: not looked for)."""
 
     ctx: FileContext
     plan: EditPlan
@@ -56,14 +58,21 @@ class Migration:
     models: tuple[cst.BaseExpression, ...]
     cast_anchors: tuple[list[cst.BaseStatement] | None, ...]
     calls: Mapping[int, list[ModelCall]]
-    regions: tuple[Region, ...]
     sharded: Mapping[int, list[Wrap]]
     owned: frozenset[int]
     on_device: OnDevice
-    audit: ModelCodeAudit
-    tensors: DeviceTensors
     flow: DtypeFlow
     fp32_state: bool
+    regions: tuple[Region, ...] = ()
+    audit: ModelCodeAudit = field(default_factory=ModelCodeAudit)
+    tensors: DeviceTensors | None = None
+    loss_imports: tuple[str, ...] = ()
+
+    @property
+    def anchors(self) -> list[tuple[str, cst.CSTNode]]:
+        """Where a finding about the whole migration points: each write's key, or the module for
+        each variable a launcher sets."""
+        return [(w.variable, w.key) for w in self.writes] or [(v, self.ctx.module) for v in self.external]
 
     @property
     def summary(self) -> str:
@@ -104,10 +113,17 @@ Plan = Callable[[Migration, Planned], Planned]
 what it hands on (the :class:`Planned` it was given, with its own fields set)."""
 
 
+Check = Callable[[Migration], Migration | None]
+"""A unit's check, run before any change is planned: the :class:`Migration` with what it found
+added, or None when the change cannot be made (reported, the switch kept: the migration stops)."""
+
+
 @dataclass(frozen=True)
 class Unit:
     """One entry of :data:`~bf16_migrate.python.changes.REGISTRY`: the change a mode ``emit`` s
-    (``rules/modes.toml``), or None for a step every migration takes, and its ``plan``."""
+    (``rules/modes.toml``), or None for a step every migration takes, its ``plan``, and the
+    ``check`` that may stop the migration before any change is planned."""
 
     emit: Emit | None
     plan: Plan
+    check: Check | None = None
