@@ -7,10 +7,9 @@ the earlier units hand on, adds its edits and findings, and returns what it hand
 (``emit`` None) between them. A unit may have a ``check`` too, which may stop the migration before
 any change is planned (amp's regions that cannot be wrapped, an optimizer that cannot keep master
 weights...): :func:`check_changes` runs them, :func:`plan_changes` the plans; the Planner runs the
-one, then the other. Every
-:class:`~bf16_migrate.rules.Emit` has exactly one unit (:func:`check_registry`, at import): a
-change added to the rules without its unit fails there, naming it. How to add one:
-docs/architecture.md, "Adding an emitted change".
+one, then the other. Every :class:`~bf16_migrate.rules.Emit` has exactly one unit
+(:func:`check_registry`, at import): a change added to the rules without its unit fails there,
+naming it. How to add one: docs/architecture.md, "Adding an emitted change".
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ REGISTRY: tuple[Unit, ...] = (
     Unit(None, common.announce),
     Unit(input_cast.EMIT, input_cast.plan),  # before the casts: what each model needs right after its cast
     Unit(model_cast.EMIT, model_cast.plan),
-    Unit(bf16_attention_math.EMIT, bf16_attention_math.plan),  # first before the optimizer: ahead of the cast
+    Unit(bf16_attention_math.EMIT, bf16_attention_math.plan),  # after the cast: its flag goes in ahead of it
     Unit(fp32_loss_accumulator.EMIT, fp32_loss_accumulator.plan),
     Unit(fp32_master_weights.EMIT, fp32_master_weights.plan, fp32_master_weights.check),
     Unit(zero1_bf16_state.EMIT, zero1_bf16_state.plan),
