@@ -78,17 +78,6 @@ from .write_conditions import branches_cover, guard_of
 from .write_edits import remove_write
 
 
-class GuardDoesNotTravel(Exception):
-    """A plan under a guard put a cast where the guard's names do not denote what they denote at
-    the writes (a loss target cast in another function than the one the switch is set in): written
-    there, the migrated script would raise NameError. The file is planned again, with the guard
-    refused at ``line`` (:meth:`Planner._guard_travels`, BFM041)."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__(f"the guard cannot be evaluated at line {line}")
-        self.line = line
-
-
 class Planner:
     """Builds the :class:`EditPlan` of one file for one mode, reporting into ``ctx``."""
 
@@ -765,13 +754,12 @@ class Planner:
         """The mode's changes, once every phase of :meth:`_migrate` let them through: each unit of
         :data:`.changes.REGISTRY` in its order (:func:`.changes.plan_changes`), and what they hand
         back (the factory changes the script asks of its tree, what a launcher's finding says it got).
-        A cast planned where the guard's names mean something else stops the plan (BFM041)."""
+        A cast planned where the guard's names mean something else stops the plan
+        (:class:`.changes.GuardDoesNotTravel`, BFM041)."""
         planned = plan_changes(migration)
         self.factory_changes = list(planned.factory_changes)
         if planned.script_change is not None:
             self.script_change = planned.script_change
-        if planned.unguarded:  # a cast under the guard in a function where its names mean something else
-            raise GuardDoesNotTravel(self.ctx.pos(planned.unguarded[0])[0])
 
     def _fsdp_owned(
         self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]

@@ -32,7 +32,7 @@ from . import (
     stochastic_rounding,
     zero1_bf16_state,
 )
-from .migration import Migration, Planned, Unit
+from .migration import GuardDoesNotTravel, Migration, Planned, Unit
 
 
 class UnitMissing(Exception):
@@ -55,6 +55,7 @@ REGISTRY: tuple[Unit, ...] = (
     Unit(None, common.optimizer_state),
     Unit(None, common.double_meant_fp32),
     Unit(host_float32.EMIT, host_float32.plan),
+    Unit(None, common.guard_reaches),  # the casts under the guard checked before the model code's edits
     Unit(
         model_code_dtypes.EMIT, model_code_dtypes.plan, model_code_dtypes.check
     ),  # after the changes: a tensor they change is theirs
@@ -108,4 +109,14 @@ def plan_changes(m: Migration) -> Planned:
     return planned
 
 
-__all__ = ["REGISTRY", "Migration", "Planned", "Unit", "UnitMissing", "check_changes", "check_registry", "plan_changes"]
+__all__ = [
+    "REGISTRY",
+    "GuardDoesNotTravel",
+    "Migration",
+    "Planned",
+    "Unit",
+    "UnitMissing",
+    "check_changes",
+    "check_registry",
+    "plan_changes",
+]

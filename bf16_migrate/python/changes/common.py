@@ -1,7 +1,8 @@
 """The steps every migration that takes the change makes, whatever its mode emits: the launchers'
 findings, the optimizers whose model cannot be told, ``import torch``, the optimizer factories of
 the tree, the legacy writes themselves, ``--fp32-optimizer-state``, the ``.double()`` idiom of
-XLA_DOWNCAST_BF16, and the edge of the script's own device tensors marked examined."""
+XLA_DOWNCAST_BF16, the guard's reach, and the edge of the script's own device tensors marked
+examined."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from ..double_idiom import plan_double_meant_fp32
 from ..optimizers import fp32_optimizer_state
 from ..outcome import Edge, Refusal
 from ..write_edits import switch_writes
-from .migration import Migration, Planned
+from .migration import GuardDoesNotTravel, Migration, Planned
 
 
 def announce(m: Migration, planned: Planned) -> Planned:
@@ -89,6 +90,15 @@ def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
     """Under XLA_DOWNCAST_BF16 the ``.double()`` idiom meant FP32 (:mod:`..double_idiom`)."""
     if m.f64_was_f32:
         plan_double_meant_fp32(m.ctx, m.plan)
+    return planned
+
+
+def guard_reaches(m: Migration, planned: Planned) -> Planned:
+    """Stops the plan (:class:`.migration.GuardDoesNotTravel`) where an input cast was planned under
+    the guard in a function where its names mean something else: the file is planned again with the
+    guard refused (BFM041)."""
+    if planned.unguarded:
+        raise GuardDoesNotTravel(m.ctx.pos(planned.unguarded[0])[0])
     return planned
 
 

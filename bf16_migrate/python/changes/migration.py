@@ -30,6 +30,17 @@ SHARDED_SUMMARY = (
 """BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`..wrappers`)."""
 
 
+class GuardDoesNotTravel(Exception):
+    """A plan under a guard put a cast where the guard's names do not denote what they denote at
+    the writes (a loss target cast in another function than the one the switch is set in): written
+    there, the migrated script would raise NameError. The file is planned again, with the guard
+    refused at ``line`` (:meth:`~bf16_migrate.python.precision.Planner._guard_travels`, BFM041)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(f"the guard cannot be evaluated at line {line}")
+        self.line = line
+
+
 @dataclass(frozen=True)
 class Migration:
     """The migration of one file as the Planner decided it: the file (``ctx``) and the ``plan`` the
