@@ -107,8 +107,8 @@ class Word(str, enum.Enum):
 
 
 class Emit(Word):
-    """A change a mode may emit (``rules/modes.toml`` ``emit``); what each means is written in
-    :mod:`bf16_migrate.python.precision`."""
+    """A change a mode may emit (``rules/modes.toml`` ``emit``); each is planned by its unit, a module
+    of :mod:`bf16_migrate.python.changes` named after the word, which says what it means."""
 
     STOCHASTIC_ROUNDING = "stochastic-rounding"
     MODEL_CAST = "model-cast"

@@ -209,6 +209,45 @@ def test_the_shell_carrier_imports_one_way():
     assert upward == []
 
 
+CHANGES = "bf16_migrate.python.changes"
+CHANGES_LAYERS = {
+    "migration": 0,  # what every unit takes and hands back (Migration, Planned, Unit)
+    "unit": 1,  # one module per emitted change (and common.py, the steps every migration takes)
+    CHANGES: 2,  # the registry, in the order of the edits, and the loops over it
+}
+"""The modules of the emitted changes' package (docs/architecture.md, "Adding an emitted change"),
+lowest first: a unit imports ``migration`` and the codemod's modules, never another unit nor the
+registry; only the Planner (``python/precision.py``) imports the package from outside it, and the
+codemod's entry (``python/__init__.py``), which plans a file again on its ``GuardDoesNotTravel``."""
+
+
+def test_the_emitted_changes_import_one_way():
+    modules = _modules()
+    inside = {name for name in modules if name == CHANGES or name.startswith(CHANGES + ".")}
+    assert {f"{CHANGES}.migration", f"{CHANGES}.model_cast", f"{CHANGES}.common"} <= inside
+
+    def layer(name: str) -> int:
+        short = name.rsplit(".", 1)[-1]
+        return CHANGES_LAYERS[name] if name == CHANGES else CHANGES_LAYERS.get(short, CHANGES_LAYERS["unit"])
+
+    sideways = [
+        f"{name} ({layer(name)}) imports {target} ({layer(target)})"
+        for name in sorted(inside)
+        for target in sorted(_imports(name, modules[name], modules, anywhere=True) & inside)
+        if layer(target) >= layer(name)
+    ]
+    importers = sorted(
+        name
+        for name, path in modules.items()
+        if name not in inside and _imports(name, path, modules, anywhere=True) & inside
+    )
+    assert sideways == []
+    assert importers == [
+        "bf16_migrate.python",
+        "bf16_migrate.python.precision",
+    ]  # the codemod catches GuardDoesNotTravel
+
+
 def _mode_name_literals(source: str, names: frozenset[str]) -> list[int]:
     """Lines of ``source`` holding a string literal equal to a mode's name, docstrings aside."""
     tree = ast.parse(source)

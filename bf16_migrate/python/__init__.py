@@ -22,11 +22,12 @@ from . import (
     snippets,
 )
 from .apply import EditPlan, apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
+from .changes import GuardDoesNotTravel
 from .commented_magics import report_commented_magics
 from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
-from .precision import GuardDoesNotTravel, Planner
+from .precision import Planner
 from .string_mentions import report_string_mentions
 from .test_or_script import is_test_module
 from .tree_facts import module_facts

@@ -153,7 +153,7 @@ class InputCasts:
         self.round_upcasts = round_upcasts
         self.helper_added = False
 
-    def plan_model(  # noqa: C901  (20: being taken apart)
+    def plan_model(
         self,
         model: cst.BaseExpression,
         calls: list[ModelCall],
@@ -165,37 +165,11 @@ class InputCasts:
         input of such a call is cast where it is moved to the device when that can be found
         (:meth:`_transfer_of`), since a cast on the device just before a dynamo graph is one more
         XLA graph to compile (``rules/torch_api.toml`` ``[model_wrappers]``)."""
-        ctx = self.ctx
-        unknown: list[cst.BaseExpression] = []
-        static: list[tuple[cst.BaseExpression, cst.Call | None]] = []
-        for call in calls:
-            through_dynamo = any(same_model(ctx, call.call.func, c) for c in compiled or [])
-            for arg in call.call.args:
-                kind = self._kind(arg.value) if not arg.star else "unknown"
-                if kind == FLOAT:
-                    static.append((arg.value, self._transfer_of(arg.value, call.call) if through_dynamo else None))
-                elif kind == "unknown":
-                    unknown.append(arg.value)
+        unknown, static = self._arguments(calls, compiled or [])
         after: list[cst.BaseStatement] = []
         handed = self._handed_elsewhere(model) if calls and not unknown else None
         if unknown or not calls or handed is not None:
-            after.append(
-                snippets.statement(
-                    f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"
-                )
-            )
-            self._need_helper()
-            if unknown:
-                shown = ", ".join(f"`{ctx.code(e)}`" for e in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
-                why = f"the dtype of {shown} cannot be told from the code"
-                anchor = unknown[0]
-            elif handed is not None:
-                why = f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
-                anchor = handed
-            else:
-                why = "it is not called in this file"
-                anchor = model
-            ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
+            after.append(self._pre_hook(model, unknown, handed))
         else:
             for expr, transfer in static:
                 if transfer is None:
@@ -206,17 +180,7 @@ class InputCasts:
         for call in calls:
             for loss in call.losses:
                 for arg in loss.args:
-                    names = {n.value for n in findall(arg.value, m.Name())}
-                    # the model's output, of this call or of another (`criterion(model(v1), model(v2))`)
-                    if names & set(call.outputs) or any(id(a) in model_nodes for a in findall(arg.value, m.Call())):
-                        continue
-                    kind = self._kind(arg.value)
-                    if kind == FLOAT:
-                        self._cast(arg.value)
-                    elif kind == "unknown":
-                        self._runtime(arg.value)
-                    elif (moved := self._rounded_upcast(arg.value)) is not None:
-                        self._cast_inside(moved)
+                    self._loss_target(call, arg.value, model_nodes)
             for partner in arithmetic_partners(self.ctx, call):
                 # a tensor moved to the device (a Python number of the same flow is not a tensor)
                 if self._transfer_of(partner, partner) is not None and self._kind(partner) == FLOAT:
@@ -224,6 +188,62 @@ class InputCasts:
                 elif (moved := self._rounded_upcast(partner)) is not None:
                     self._cast_inside(moved)
         return after
+
+    def _arguments(
+        self, calls: list[ModelCall], compiled: list[cst.BaseExpression]
+    ) -> tuple[list[cst.BaseExpression], list[tuple[cst.BaseExpression, cst.Call | None]]]:
+        """The arguments of the model's ``calls`` whose dtype cannot be told, and the floating ones,
+        each with the move to the device it is cast at when the call goes through ``torch.compile``
+        (one of the ``compiled`` names; None: cast at the call)."""
+        unknown: list[cst.BaseExpression] = []
+        static: list[tuple[cst.BaseExpression, cst.Call | None]] = []
+        for call in calls:
+            through_dynamo = any(same_model(self.ctx, call.call.func, c) for c in compiled)
+            for arg in call.call.args:
+                kind = self._kind(arg.value) if not arg.star else "unknown"
+                if kind == FLOAT:
+                    static.append((arg.value, self._transfer_of(arg.value, call.call) if through_dynamo else None))
+                elif kind == "unknown":
+                    unknown.append(arg.value)
+        return unknown, static
+
+    def _pre_hook(
+        self, model: cst.BaseExpression, unknown: list[cst.BaseExpression], handed: cst.Call | None
+    ) -> cst.BaseStatement:
+        """The registration of the run-time pre-hook on ``model`` (the helper planned with it), reported
+        (BFM022) with why: inputs of an ``unknown`` dtype, the model ``handed`` to another file's code,
+        or no call of it in this file."""
+        ctx = self.ctx
+        self._need_helper()
+        if unknown:
+            shown = ", ".join(f"`{ctx.code(e)}`" for e in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
+            why = f"the dtype of {shown} cannot be told from the code"
+            anchor: cst.CSTNode = unknown[0]
+        elif handed is not None:
+            why = f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
+            anchor = handed
+        else:
+            why = "it is not called in this file"
+            anchor = model
+        ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
+        return snippets.statement(
+            f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"
+        )
+
+    def _loss_target(self, call: ModelCall, target: cst.BaseExpression, model_nodes: set[int]) -> None:
+        """A loss argument of ``call``: the model's output (of this call or another, ``criterion(model(v1),
+        model(v2))``) left as it is; a floating target cast, one of unknown dtype cast at run time, the
+        upcast of a tensor moved to the device rounded as the switch rounded it."""
+        names = {n.value for n in findall(target, m.Name())}
+        if names & set(call.outputs) or any(id(a) in model_nodes for a in findall(target, m.Call())):
+            return
+        kind = self._kind(target)
+        if kind == FLOAT:
+            self._cast(target)
+        elif kind == "unknown":
+            self._runtime(target)
+        elif (moved := self._rounded_upcast(target)) is not None:
+            self._cast_inside(moved)
 
     def _handed_elsewhere(self, model: cst.BaseExpression) -> cst.Call | None:
         """The first call that hands ``model`` itself to code this file does not define (a function

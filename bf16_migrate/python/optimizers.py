@@ -264,13 +264,35 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
 
 
 def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.Call | None:
-    """The first ``backward()`` call of a file that builds no optimizer (``sites`` empty): a script
-    that trains by updating its parameters itself (``p -= lr * p.grad``), or None. gpu-compatible
+    """The first ``backward()`` call of a file that builds no optimizer (``sites`` empty) and updates
+    parameters itself in a loop over them (``for p in model.parameters(): p -= lr * p.grad``), or
+    None. gpu-compatible
     mode keeps the FP32 master weights in the optimizer (Neuron's migration guide, "GPU-compatible
     bf16": FP32 master weights), which such a script has none of (BFM017 ``by_hand``)."""
-    if sites:
+    if sites or not any(_updates_its_target(loop) for loop in ctx.nodes(cst.For)):
         return None
     for call in ctx.nodes(cst.Call):
         if m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
             return call
     return None
+
+
+_IN_PLACE = frozenset({"sub_", "add_", "copy_", "mul_", "addcdiv_", "addcmul_"})
+
+
+def _updates_its_target(loop: cst.For) -> bool:
+    """``for p in model.parameters():`` (or ``named_parameters()``, ``p`` the last name of the
+    target) whose body updates ``p`` in place: ``p -= ...``, ``p.data -= ...``, ``p.sub_(...)``,
+    ``p.data.add_(...)``."""
+    if not m.matches(loop.iter, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
+        return False
+    target: cst.BaseExpression = loop.target
+    if isinstance(target, cst.Tuple) and target.elements:
+        target = target.elements[-1].value
+    if not isinstance(target, cst.Name):
+        return False
+    name = target.value
+    receiver = m.Name(name) | m.Attribute(value=m.Name(name), attr=m.Name("data"))
+    if findall(loop.body, m.AugAssign(target=receiver)):
+        return True
+    return bool(findall(loop.body, m.Call(func=m.Attribute(value=receiver, attr=m.OneOf(*map(m.Name, _IN_PLACE))))))

@@ -1,34 +1,18 @@
 """Plan the edits of one file for a mode: collect facts, decide, report.
 
 What each mode emits comes from ``rules/modes.toml`` (``emit``, :class:`~bf16_migrate.rules.Mode`);
-the meaning of each emitted change:
-
-* ``stochastic-rounding``: the legacy write becomes a write of ``NEURON_RT_STOCHASTIC_ROUNDING_EN
-  = "1"`` in the same spelling (unless the file already names that variable);
-* ``model-cast``: ``<model>.to(torch.bfloat16)`` before each optimizer built from
-  ``<model>.parameters()``;
-* ``input-cast``: floating tensors fed to the model, and floating targets of the loss, get
-  ``.to(torch.bfloat16)``; integer ones are left alone; unknown ones are cast at run time by a
-  forward pre-hook (BFM022, :mod:`.inputs`);
-* ``fp32-loss-accumulator``: ``dtype=torch.float32`` on the ``torch.zeros``/``torch.tensor``
-  that the loss is summed into (Neuron's migration guide: loss accumulators in FP32);
-* ``fp32-master-weights``: stock optimizers are built through ``with_fp32_master_weights``
-  (emitted into the script, see :mod:`.snippets`);
-* ``autocast``: the forward pass and the loss go under ``torch.autocast("xla", ...)``;
-* ``model-code-dtypes``: the tensors the model's own code and the file's optimizer classes make in
-  f32 follow the dtype of what they meet, deliberate f32 islands are kept, and what cannot be made
-  to follow keeps the switch (:mod:`.model_code`);
-* ``host-float32``: where a floating tensor leaves the device for the host (a copy, a checkpoint,
-  a reduction, a logging call), the float32 the legacy run handed the host (:mod:`.host_exits`).
-* ``device-tensors``: a floating tensor the script's own code makes on the device without a
-  dtype, outside the model's code, gets ``dtype=torch.bfloat16``, as the switch made it
-  (:mod:`.device_tensors`).
+each emitted change is a unit of :mod:`.changes` (a module named after its emit word, which says
+what it writes and where the rule comes from), planned in the order of :data:`.changes.REGISTRY`.
 
 If the model cannot be found, nothing is changed for the on-switch and the write is reported
 unfixed: a migration that removed the switch without casting would silently train in fp32.
 
-:class:`Planner` decides; the parts it delegates live in their own modules: the writes' own
-edits (:mod:`.write_edits`), the guard as source (:mod:`.conditions`), the reads of the
+:class:`Planner` decides: the writes triaged, the guard, and the phases of :meth:`Planner._migrate`
+that may stop the migration (the models, FSDP, where each is cast, the script's own precision code,
+the modules on the device, master weights, amp's regions, the model's own code, the script's own
+device tensors); then it runs the units (:meth:`Planner._plan_changes`) on the
+:class:`~.changes.Migration` it decided. The parts it delegates live in their own modules: the
+writes' own edits (:mod:`.write_edits`), the guard as source (:mod:`.conditions`), the reads of the
 variables (:mod:`.env_reads`), tests (:mod:`.in_tests`), frameworks (:mod:`.frameworks`), the
 script's own precision code (:mod:`.own_precision`), amp's regions (:mod:`.autocast`) and the
 optimizer side (:mod:`.optimizers`).
@@ -41,21 +25,19 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
-from . import snippets
+from ..rules import Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
-from .autocast import Region, autocast_regions, plan_autocast
+from .changes import Migration, check_changes, plan_changes
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
-from .device_modules import OnDevice, device_module_regions, find_device_modules, plan_device_modules, refuse_unplaced
+from .device_modules import OnDevice, find_device_modules, refuse_unplaced
 from .device_tensors import (
-    DeviceTensors,
     find_device_tensors,
     plan_device_tensors,
-    refuse_device_tensors,
     report_unknown_devices,
 )
 from .device_use import direct_device_use_before
+from .double_idiom import plan_double_meant_fp32
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
 from .env_writes import Condition, LegacyWrite, Mention, collect_writes, value_state
@@ -63,33 +45,20 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
-from .inputs import InputCasts
-from .loss_reach import loss_code, module_loss_code
-from .model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
-from .model_reach import model_roots, module_classes, optimizer_classes, reach_from
+from .loss_reach import module_loss_code
+from .model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
+from .model_reach import module_classes, reach_from
 from .model_site import (
-    ModelCall,
     OptimizerSite,
-    backward_names,
     cast_anchor,
     dtype_reads,
     find_optimizers,
-    loss_accumulators,
     model_calls,
     model_key,
     same_model,
 )
 from .no_tensor import plan_no_tensor
-from .optimizers import (
-    add_float32_dtype,
-    add_keywords,
-    by_hand_update,
-    fp32_optimizer_state,
-    master_weights_blocker,
-    plan_fp32_grad_norm,
-    plan_master_weights,
-    zero1_bf16_state,
-)
+from .optimizers import fp32_optimizer_state
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
@@ -97,7 +66,6 @@ from .unread_imports import refuse_unread_imports
 from .wrappers import (
     Wrap,
     aliases,
-    dynamo_callers,
     find_wraps,
     fsdp_blocker,
     fsdp_wraps,
@@ -107,28 +75,7 @@ from .wrappers import (
     wrap_statements,
 )
 from .write_conditions import branches_cover, guard_of
-from .write_edits import remove_write, switch_writes
-
-_SHARDED_SUMMARY = (
-    "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
-)
-"""BFM001's summary of the change where the model is sharded by torch-xla's FSDP (:mod:`.wrappers`)."""
-_SHARDED_CHANGE = (
-    "XlaFullyShardedDataParallel computing in bf16 (compute_dtype=torch.bfloat16) with its FP32 shards as the "
-    "master weights"
-)
-"""What a launcher's finding says such a script got (the mode's ``script_change`` otherwise)."""
-
-
-class GuardDoesNotTravel(Exception):
-    """A plan under a guard put a cast where the guard's names do not denote what they denote at
-    the writes (a loss target cast in another function than the one the switch is set in): written
-    there, the migrated script would raise NameError. The file is planned again, with the guard
-    refused at ``line`` (:meth:`Planner._guard_travels`, BFM041)."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__(f"the guard cannot be evaluated at line {line}")
-        self.line = line
+from .write_edits import remove_write
 
 
 class Planner:
@@ -187,10 +134,7 @@ class Planner:
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
         self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
-        self.guard_at: list[cst.CSTNode] = []  # where the guard is written (the writes, the casts' anchors)
-        self.unguarded: list[cst.CSTNode] = []  # casts planned where the guard cannot be evaluated
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
-        self.device_tensors: DeviceTensors | None = None  # the script's own device tensors (device_tensors.py)
 
     # -- top level --------------------------------------------------------------------------
     def run(self) -> EditPlan:
@@ -484,10 +428,13 @@ class Planner:
     def _migrate(self, writes: list[LegacyWrite]) -> bool:
         """Plan the mode's changes; False when the model cannot be found (nothing changed).
 
-        Phases, each of which may stop the migration with its findings: the models the
-        optimizers are built from (:meth:`_models`), where each is cast
-        (:meth:`_cast_anchors`), the script's own precision code (:meth:`_own_precision`), amp's
-        regions (:meth:`_regions`); then the changes themselves (:meth:`_plan_changes`)."""
+        Phases, each of which may stop the migration with its findings: the imports it cannot
+        read, the models the optimizers are built from (:meth:`_models`), FSDP
+        (:meth:`_sharded`), where each model is cast (:meth:`_cast_anchors`), the script's own
+        precision code (:meth:`_own_precision`), the other modules on the device; then the checks
+        of the changes the mode emits (:func:`.changes.check_changes`: master weights, amp's
+        regions, the model's own code, the script's own device tensors), and the changes
+        themselves (:meth:`_plan_changes`)."""
         ctx = self.ctx
         if self.mode.removes_only:
             for w in writes:
@@ -514,43 +461,35 @@ class Planner:
         if verdict is not None:
             return verdict
         guard_at = [w.statement for w in writes] + [a for anchors in cast_anchors for a in anchors or ()]
-        self.guard_at = list(guard_at)
         on_device.settle(ctx, models, cast_anchors, self.guard if self.mode.casts_model else None, guard_at)
         if refuse_unplaced(ctx, on_device, self._anchors(writes)):
             return False
-        owned = self._fsdp_owned(sites, models, sharded)
-        unowned = [site for site in sites if id(site.call) not in owned]
-        if Emit.FP32_MASTER_WEIGHTS in emits and not self._master_weights_possible(writes, unowned):
-            return False
-        calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
-        regions = self._regions(writes, models, calls, on_device) if Emit.AUTOCAST in emits else []
-        if regions is None:
-            return False
-        audit = (
-            self._model_code(
-                writes,
-                variables,
-                sites,
-                [*models, *on_device.exprs(ctx)],
-                [c for cs in calls.values() for c in cs] + on_device.calls(ctx),
-                Emit.DEVICE_TENSORS in emits,
+        migration = check_changes(
+            Migration(
+                ctx=ctx,
+                plan=self.plan,
+                mode=self.mode,
+                emits=frozenset(emits),
+                variables=tuple(variables),
+                writes=tuple(writes),
+                external=tuple(self.external),
+                guard=self.guard,
+                guard_at=tuple(guard_at),
+                sites=tuple(sites),
+                models=tuple(models),
+                cast_anchors=tuple(cast_anchors),
+                calls={id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models},
+                sharded=sharded,
+                owned=self._fsdp_owned(sites, models, sharded),
+                on_device=on_device,
+                flow=self.flow,
+                fp32_state=self.fp32_state,
             )
-            if Emit.MODEL_CODE_DTYPES in emits
-            else ModelCodeAudit()
         )
-        if not audit.clean:
+        if migration is None:
             return False
-        tensors = DeviceTensors()
-        if Emit.DEVICE_TENSORS in emits:  # found once, by the audit when it ran (ModelCodeAudit.hand_over)
-            tensors = self.device_tensors if self.device_tensors is not None else find_device_tensors(ctx, None)
-        if refuse_device_tensors(ctx, tensors, self.guard, guard_at, self._anchors(writes)):
-            return False
-        self._plan_changes(writes, variables, emits, sites, models, cast_anchors, calls, regions, sharded, on_device)
-        if self.unguarded:  # a cast under the guard in a function where its names mean something else
-            raise GuardDoesNotTravel(ctx.pos(self.unguarded[0])[0])
-        plan_model_code(ctx, self.plan, audit)
-        # amp keeps what the script makes FP32, as it keeps the model: nothing to find
-        plan_device_tensors(ctx, self.plan, tensors.found, self.guard)
+        self.loss_imports = list(migration.loss_imports)
+        self._plan_changes(migration)
         return True
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
@@ -770,7 +709,7 @@ class Planner:
                     ctx.outcome.through_flag.append(told)
                 ctx.outcome.switch_migrated = True
                 if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
-                    self._double_meant_fp32()  # the legacy bf16 path's `.double()` meant FP32
+                    plan_double_meant_fp32(self.ctx, self.plan)  # the legacy bf16 path's `.double()` meant FP32
                 return True
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
@@ -811,220 +750,16 @@ class Planner:
         )
         return None
 
-    def _master_weights_possible(self, writes: list[LegacyWrite], sites: list[OptimizerSite]) -> bool:
-        """gpu-compatible mode: whether every optimizer can keep FP32 master weights
-        (:func:`.optimizers.master_weights_blocker`); if one cannot, the switch is kept and that
-        reported (BFM017): removing it would leave bf16 weights updated in bf16, with neither
-        stochastic rounding nor an FP32 copy."""
-        ctx = self.ctx
-        backward = by_hand_update(ctx, sites)
-        if backward is not None:
-            for variable, anchor in self._anchors(writes):
-                finding = ctx.report(
-                    "BFM017",
-                    anchor,
-                    fixed=False,
-                    variant="by_hand",
-                    variable=variable,
-                    backward=ctx.code(backward.func),
-                    line=ctx.pos(backward)[0],
-                )
-                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
-            return False
-        blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
-        for site, (optimizer, function) in blocked:
-            line = ctx.pos(site.call)[0]
-            for variable, anchor in self._anchors(writes):
-                if function is None:
-                    finding = ctx.report(
-                        "BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line
-                    )
-                else:
-                    assert site.factory is not None, "a blocker names a function only for a factory of the tree"
-                    finding = ctx.report(
-                        "BFM017",
-                        anchor,
-                        fixed=False,
-                        variant="factory",
-                        variable=variable,
-                        optimizer=optimizer,
-                        function=function,
-                        line=line,
-                        module=site.factory[0].path,
-                    )
-                ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
-        return not blocked
-
-    def _regions(
-        self,
-        writes: list[LegacyWrite],
-        models: list[cst.BaseExpression],
-        calls: Mapping[int, list[ModelCall]],
-        on_device: OnDevice,
-    ) -> list[Region] | None:
-        """amp's autocast regions over every model's forward pass and loss, and over the forward
-        passes of the other modules on the device (``on_device``: :mod:`.device_modules`), or None
-        when one cannot be wrapped (reported, with BFM033 on the writes): autocast is the whole
-        replacement in amp, so removing the switch would leave that pass in FP32."""
-        ctx = self.ctx
-        regions: list[Region] = []
-        problems = []
-        loss = loss_code(ctx, [c for cs in calls.values() for c in cs] + on_device.calls(ctx))
-        for model in models:
-            found, failed = autocast_regions(ctx, model, calls[id(model)], loss.statements)
-            regions += found
-            problems += failed
-        found, failed = device_module_regions(ctx, on_device, loss.statements)
-        regions += found
-        problems += failed
-        if not problems:
-            return regions
-        for code, node, variant, fields in problems:
-            ctx.report(code, node, fixed=False, variant=variant, **fields)
-        for variable, anchor in self._anchors(writes):
-            ctx.outcome.refuse(
-                Refusal.OWN_PRECISION,
-                ctx.report(
-                    "BFM033",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    count=len(problems),
-                    first_code=problems[0][0],
-                    first_line=ctx.pos(problems[0][1])[0],
-                ),
-            )
-        return None
-
-    def _model_code(
-        self,
-        writes: list[LegacyWrite],
-        variables: list[str],
-        sites: list[OptimizerSite],
-        models: list[cst.BaseExpression],
-        calls: list[ModelCall],
-        device_tensors: bool = False,
-    ) -> ModelCodeAudit:
-        """The audit of the code the models, the file's optimizer classes and the loss applied to
-        the models' output at ``calls`` run in a step (:mod:`.model_code`, :mod:`.loss_reach`); with
-        ``device_tensors`` (the mode makes the script's own device tensors bf16) a step's tensor that
-        cannot follow the model's output it meets is left to that rule (``ModelCodeAudit.hand_over``). When
-        a place cannot be made to follow the dtype it meets, it is reported with BFM085 on the
-        writes and the switch is kept: removing it would leave the model computing in f32 there."""
-        ctx = self.ctx
-        loss = loss_code(ctx, calls)
-        self.loss_imports = sorted(loss.imported)
-        reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in sites]), loss)
-        audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, variables))
-        if device_tensors:
-            self.device_tensors = find_device_tensors(ctx, reached, audit.decided, frozenset(id(c.call) for c in calls))
-            audit.hand_over(frozenset(id(c) for c in self.device_tensors.found))
-        if audit.clean:
-            return audit
-        report_blocked(ctx, audit)
-        first = audit.blocked[0]
-        for variable, anchor in self._anchors(writes):
-            ctx.outcome.refuse(
-                Refusal.MODEL_CODE_F32,
-                ctx.report(
-                    "BFM085",
-                    anchor,
-                    fixed=False,
-                    variable=variable,
-                    count=len(audit.blocked),
-                    first_code=first.code,
-                    first_line=ctx.pos(first.site.node)[0],
-                ),
-            )
-        return audit
-
-    def _plan_changes(  # noqa: C901  (20: being taken apart)
-        self,
-        writes: list[LegacyWrite],
-        variables: list[str],
-        emits: set[Emit],
-        sites: list[OptimizerSite],
-        models: list[cst.BaseExpression],
-        cast_anchors: list[list[cst.BaseStatement] | None],
-        calls: Mapping[int, list[ModelCall]],
-        regions: list[Region],
-        sharded: Mapping[int, list[Wrap]],
-        on_device: OnDevice,
-    ) -> None:
-        """The mode's changes (``emits``, from the rules of ``variables``), once every phase of
-        :meth:`_migrate` let them through, and what becomes of the writes. A model in
-        ``sharded`` gets FSDP's ``compute_dtype`` instead of the cast and input casts (FSDP
-        casts the floating inputs itself), and its optimizers no master weights (the FP32
-        shards are)."""
-        ctx = self.ctx
-        summary = self.mode.summary
-        if sharded and Emit.MODEL_CAST in emits:
-            summary = _SHARDED_SUMMARY
-            self.script_change = _SHARDED_CHANGE
-        for variable in self.external:
-            ctx.report(
-                "BFM001",
-                ctx.module,
-                fixed=True,
-                variant="launcher",
-                variable=variable,
-                summary=summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
-            )
-            ctx.outcome.switch_migrated = True
-        for site in sites:
-            if site.model is None:
-                ctx.outcome.refuse(
-                    Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
-                )
-        if not _module_binds(ctx, "torch"):
-            # AddImportsVisitor only sees the leading import block, which a legacy write often
-            # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
-            self.plan.imports.append("torch")
-        if Emit.MODEL_CAST in emits:
-            # one cast per model, before every optimizer built from it, with whatever the
-            # model's inputs need right after it (inputs.py); planned together so a model is
-            # never cast without its inputs, nor its inputs cast without the model
-            downcast = any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
-            inputs = InputCasts(ctx, self.flow, self.plan, self.guard, round_upcasts=downcast, guard_at=self.guard_at)
-            self.unguarded = inputs.unguarded
-            for model, anchors in zip(models, cast_anchors):
-                if id(model) in sharded:
-                    self._compute_dtype(sharded[id(model)])
-                    continue
-                assert anchors is not None, "_cast_anchors let model-cast through only with an anchor per model"
-                module = module_of(ctx, model)
-                compiled = dynamo_callers(ctx, model)
-                after = inputs.plan_model(module, calls[id(model)], compiled) if Emit.INPUT_CAST in emits else []
-                for anchor in anchors:
-                    cast = snippets.model_cast_statement(module)
-                    self.plan.insert_before.setdefault(id(anchor), []).extend(
-                        snippets.guarded([cast, *after], self.guard)
-                    )
-            plan_device_modules(ctx, self.plan, on_device, inputs if Emit.INPUT_CAST in emits else None, self.guard)
-        if Emit.BF16_ATTENTION_MATH in emits:
-            self._attention_math(sites, on_device)
-        if Emit.FP32_LOSS_ACCUMULATOR in emits:
-            names = {n for cs in calls.values() for c in cs for n in c.loss_names} | backward_names(ctx)
-            for factory in loss_accumulators(ctx, names):
-                self.plan.replace[id(factory)] = add_float32_dtype
-        if Emit.FP32_MASTER_WEIGHTS in emits:
-            owned = self._fsdp_owned(sites, models, sharded)
-            self.factory_changes = plan_master_weights(ctx, self.plan, self.guard, sites, sharded=owned)
-        if Emit.ZERO1_BF16_STATE in emits:
-            zero1_bf16_state(ctx, self.plan, self.guard, sites)
-        self._report_factories(sites, emits)
-        if Emit.FP32_GRAD_NORM in emits:
-            plan_fp32_grad_norm(ctx, self.plan, self.guard)
-        if Emit.AUTOCAST in emits:
-            self.plan.wrap_guard = self.guard
-            plan_autocast(self.plan, regions)
-        switch_writes(ctx, self.plan, self.guard, writes, Emit.STOCHASTIC_ROUNDING in emits, summary)
-        if self.fp32_state and self.mode.casts_model:
-            fp32_optimizer_state(ctx, self.plan, self.mode)
-        if any(ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
-            self._double_meant_fp32()
-        if Emit.HOST_FLOAT32 in emits:
-            plan_host_exits(ctx, self.plan, self.mode, self.flow, models)
+    def _plan_changes(self, migration: Migration) -> None:
+        """The mode's changes, once every phase of :meth:`_migrate` let them through: each unit of
+        :data:`.changes.REGISTRY` in its order (:func:`.changes.plan_changes`), and what they hand
+        back (the factory changes the script asks of its tree, what a launcher's finding says it got).
+        A cast planned where the guard's names mean something else stops the plan
+        (:class:`.changes.GuardDoesNotTravel`, BFM041)."""
+        planned = plan_changes(migration)
+        self.factory_changes = list(planned.factory_changes)
+        if planned.script_change is not None:
+            self.script_change = planned.script_change
 
     def _fsdp_owned(
         self, sites: list[OptimizerSite], models: list[cst.BaseExpression], sharded: Mapping[int, list[Wrap]]
@@ -1040,41 +775,6 @@ class Planner:
         owned |= {id(w.call) for wraps in sharded.values() for w in wraps}
         return frozenset(owned)
 
-    def _compute_dtype(self, wraps: list[Wrap]) -> None:
-        """``compute_dtype=torch.bfloat16`` on each FSDP wrap of a model (under the guard), which
-        :meth:`_sharded` found torch-xla 2.9 runs (BFM056)."""
-        for wrap in wraps:
-            self.plan.replace[id(wrap.call)] = lambda node: add_keywords(
-                node, [("compute_dtype", "torch.bfloat16", "None")], self.guard
-            )
-            self.ctx.report("BFM056", wrap.call, fixed=True, wrapper=self.ctx.code(wrap.call.func))
-
-    def _report_factories(self, sites: list[OptimizerSite], emits: set[Emit]) -> None:
-        """BFM016 at each optimizer factory of the tree the script calls: what became of the
-        model it builds the optimizer over, here and in the module."""
-        ctx = self.ctx
-        for site in sites:
-            if site.factory is None or site.model is None:
-                continue
-            module, factory = site.factory
-            if Emit.AUTOCAST in emits:
-                change = "its forward pass and loss here go under torch.autocast"
-            else:
-                change = "it is cast to torch.bfloat16 right before this call"
-                if self.guard is not None:
-                    change += f" (under `{ctx.code(self.guard)}`)"
-                if Emit.FP32_MASTER_WEIGHTS in emits:
-                    change += f", and {module.path} builds the optimizer with FP32 master weights"
-            ctx.report(
-                "BFM016",
-                site.call,
-                fixed=True,
-                model=ctx.code(site.model),
-                function=factory.name,
-                module=module.path,
-                change=change,
-            )
-
     def _imported_module(self, reads: list[Mention]) -> None:
         """A module of the tree imported by a script that runs under ``imported_under`` (found
         by the project: ``from adamw_fp32 import AdamWFP32`` in a launched script). It has no
@@ -1089,7 +789,7 @@ class Planner:
             reads = replace_reads(self.ctx, self.plan, self.mode, reads, self.imported_under)
         report_reads(self.ctx, reads)
         if any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables):
-            self._double_meant_fp32()
+            plan_double_meant_fp32(self.ctx, self.plan)
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
         if any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
@@ -1118,26 +818,6 @@ class Planner:
             plan_device_tensors(self.ctx, self.plan, tensors.found)
             report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
 
-    def _double_meant_fp32(self) -> None:
-        """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` in a
-        file that used XLA_DOWNCAST_BF16 (f64 on the device was f32 there: torch-xla `torch_xla/csrc/dtype.cpp`), except
-        on the CPU side of ``.cpu()`` / ``.numpy()`` / ``.item()``, which were real f64."""
-        ctx = self.ctx
-        for attr in ctx.nodes(cst.Attribute):
-            if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
-                self.plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(
-                    lpar=node.lpar, rpar=node.rpar
-                )
-                ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
-        for call in ctx.nodes(cst.Call):
-            if (
-                isinstance(call.func, cst.Attribute)
-                and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[]))
-                and not _on_cpu_side(ctx, call)
-            ):
-                self.plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
-                ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
-
     # -- helpers ----------------------------------------------------------------------------
     def _unique_models(self, sites: list[OptimizerSite]) -> list[cst.BaseExpression]:
         """The models the optimizers are built from, each once (:func:`.model_site.same_model`)."""
@@ -1146,68 +826,3 @@ class Planner:
             if site.model is not None and not any(same_model(self.ctx, site.model, known) for known in models):
                 models.append(site.model)
         return models
-
-    def _attention_math(self, sites: list[OptimizerSite], on_device: OnDevice) -> None:
-        """Files that use attention get the flag that keeps torch's math SDPA kernel in bf16
-        (``rules/torch_api.toml``: ``attention_flag``), once, before the first optimizer is built
-        (without one, before the first other module's cast: :mod:`.device_modules`), under the
-        same guard as the other changes."""
-        ctx, api = self.ctx, self.ctx.rules.torch_api
-        user = next((c for c in ctx.nodes(cst.Call) if ctx.qualified_names(c.func) & api.attention_users), None)
-        first = next((s.statement for s in sites if s.statement is not None), None)
-        after = next((d.anchor for d in on_device.modules if d.cast), None)
-        name = api.attention_flag.split("(")[0]
-        if (
-            user is None
-            or (first is None and after is None)
-            # the file's text first: a call's code is part of it (rendering each call was most of
-            # a small file's time)
-            or (name in ctx.text() and any(name in ctx.code(c) for c in ctx.nodes(cst.Call)))
-        ):
-            return
-        flag = snippets.statement(api.attention_flag, self.guard)
-        if first is not None:
-            self.plan.insert_before.setdefault(id(first), []).insert(0, flag)
-        else:
-            assert after is not None, "checked above"
-            self.plan.insert_after.setdefault(id(after), []).insert(0, flag)
-        ctx.report("BFM062", user, fixed=True, user=ctx.code(user.func), flag=api.attention_flag)
-
-
-def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
-    """Whether ``node`` works on a host value: it sits in a method chain that goes through
-    ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``, or
-    that begins with a tensor made on a host device the code names (``device="cpu"``)."""
-    chain = node if isinstance(node, cst.Call) else ctx.parent(node)
-    # walk down the receiver chain of the call this node belongs to
-    while isinstance(chain, (cst.Arg, cst.Attribute)) and not isinstance(chain, cst.Call):
-        chain = ctx.parent(chain)
-    expr = chain
-    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
-        func = expr.func if isinstance(expr, cst.Call) else expr
-        if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "numpy", "item", "tolist"):
-            return True
-        if isinstance(expr, cst.Call) and _made_on_a_named_host(expr):
-            return True
-        if ctx.qualified_names(func) & {"numpy", "np"} or any(
-            q.startswith("numpy.") for q in ctx.qualified_names(func)
-        ):
-            return True
-        expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
-    return False
-
-
-def _made_on_a_named_host(call: cst.Call) -> bool:
-    """``device="cpu"`` (any string but an ``"xla..."`` one) among the call's keywords: made on the
-    host, where the legacy variables changed nothing."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.SimpleString):
-            value = arg.value.evaluated_value
-            return isinstance(value, str) and not value.startswith("xla")
-    return False
-
-
-def _module_binds(ctx: FileContext, name: str) -> bool:
-    """Whether ``name`` is bound at module level (``import torch`` anywhere at the top level)."""
-    scope = ctx.scopes.get(ctx.module)
-    return scope is not None and any(a.scope is scope for a in scope.assignments[name])

@@ -60,35 +60,50 @@ def drop_emptied_if(ctx: FileContext, plan: EditPlan, statement: cst.BaseStateme
             plan.remove.add(id(root))
 
 
+def stochastic_rounding_writes(
+    ctx: FileContext,
+    plan: EditPlan,
+    guard: cst.BaseExpression | None,
+    writes: list[LegacyWrite],
+    summary_of_mode: str,
+) -> tuple[frozenset[int], str]:
+    """stochastic-rounding (Neuron's migration guide: the legacy switch becomes
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``): the first write (each of them when they cover the
+    branches of one ``if``) becomes the stochastic-rounding write, unless the file already names
+    that variable. Under a ``guard`` the new write's value follows it. Returns the ids of the keys
+    of the writes renamed (:func:`switch_writes` removes the others) and the summary their BFM001
+    gives (``summary_of_mode``, or, where the script's own setting is kept, saying so)."""
+    if sets_stochastic_rounding(ctx):
+        kept = f"; the script's own {STOCHASTIC_ROUNDING_VAR} setting is kept as it is"
+        return frozenset(), summary_of_mode.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", kept)
+    chooser = len(writes) > 1 and branches_cover(ctx, writes)
+    renamed = []
+    for index, w in enumerate(writes):
+        if index == 0 or chooser:
+            rename_to_stochastic_rounding(plan, w)
+            renamed.append(id(w.key))
+            if guard is not None and len(writes) > 1 and not chooser:
+                # several writes under different conditions: stochastic rounding follows
+                # their union, the condition every other change carries
+                plan.replace[id(w.value)] = _on_when(guard)
+    return frozenset(renamed), summary_of_mode
+
+
 def switch_writes(
     ctx: FileContext,
     plan: EditPlan,
     guard: cst.BaseExpression | None,
     writes: list[LegacyWrite],
-    stochastic: bool,
+    renamed: frozenset[int],
     summary_of_mode: str,
 ) -> None:
     """The migrated writes, each reported as BFM001 (``summary_of_mode``: what the mode put in
-    the switch's place). With ``stochastic``, the first write (each of them when they cover the
-    branches of one ``if``) becomes the stochastic-rounding write, unless the file already names
-    that variable; the others are removed. Under a ``guard`` the new write's value follows it."""
-    keep_sr = sets_stochastic_rounding(ctx)
-    chooser = len(writes) > 1 and branches_cover(ctx, writes)
-    for index, w in enumerate(writes):
+    the switch's place): those whose key is in ``renamed`` (:func:`stochastic_rounding_writes`)
+    kept, the others removed. Under a ``guard`` the summary names it."""
+    for w in writes:
         summary = summary_of_mode
-        if stochastic and (index == 0 or chooser) and not keep_sr:
-            rename_to_stochastic_rounding(plan, w)
-            if guard is not None and len(writes) > 1 and not chooser:
-                # several writes under different conditions: stochastic rounding follows
-                # their union, the condition every other change carries
-                plan.replace[id(w.value)] = _on_when(guard)
-        else:
+        if id(w.key) not in renamed:
             remove_write(ctx, plan, w)
-            if stochastic and keep_sr:
-                summary = summary.replace(
-                    f", {STOCHASTIC_ROUNDING_VAR}=1",
-                    f"; the script's own {STOCHASTIC_ROUNDING_VAR} setting is kept as it is",
-                )
         if guard is not None:
             summary += f", all under the script's condition `{cst.Module(body=[]).code_for_node(guard)}`"
         ctx.report("BFM001", w.key, fixed=True, variable=w.variable, summary=summary)

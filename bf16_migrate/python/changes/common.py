@@ -1,0 +1,116 @@
+"""The steps every migration that takes the change makes, whatever its mode emits: the launchers'
+findings, the optimizers whose model cannot be told, ``import torch``, the optimizer factories of
+the tree, the legacy writes themselves, ``--fp32-optimizer-state``, the ``.double()`` idiom of
+XLA_DOWNCAST_BF16, the guard's reach, and the edge of the script's own device tensors marked
+examined."""
+
+from __future__ import annotations
+
+from ...rules import STOCHASTIC_ROUNDING_VAR
+from ..context import FileContext
+from ..double_idiom import plan_double_meant_fp32
+from ..optimizers import fp32_optimizer_state
+from ..outcome import Edge, Refusal
+from ..write_edits import switch_writes
+from .migration import GuardDoesNotTravel, Migration, Planned
+
+
+def announce(m: Migration, planned: Planned) -> Planned:
+    """BFM001 for each variable a launcher sets (the summary without the stochastic-rounding
+    setting, which the launcher's own line carries), BFM011 for each optimizer whose model cannot
+    be told, and ``import torch`` where the module does not bind it."""
+    ctx = m.ctx
+    for variable in m.external:
+        ctx.report(
+            "BFM001",
+            ctx.module,
+            fixed=True,
+            variant="launcher",
+            variable=variable,
+            summary=m.summary.replace(f", {STOCHASTIC_ROUNDING_VAR}=1", ""),
+        )
+        ctx.outcome.switch_migrated = True
+    for site in m.sites:
+        if site.model is None:
+            ctx.outcome.refuse(
+                Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
+            )
+    if not _module_binds(ctx, "torch"):
+        # AddImportsVisitor only sees the leading import block, which a legacy write often
+        # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
+        m.plan.imports.append("torch")
+    return planned
+
+
+def report_factories(m: Migration, planned: Planned) -> Planned:
+    """BFM016 at each optimizer factory of the tree the script calls: what became of the model it
+    builds the optimizer over, here and in the module."""
+    ctx = m.ctx
+    for site in m.sites:
+        if site.factory is None or site.model is None:
+            continue
+        module, factory = site.factory
+        if m.mode.autocast:
+            change = "its forward pass and loss here go under torch.autocast"
+        else:
+            change = "it is cast to torch.bfloat16 right before this call"
+            if m.guard is not None:
+                change += f" (under `{ctx.code(m.guard)}`)"
+            if m.mode.master_weights:
+                change += f", and {module.path} builds the optimizer with FP32 master weights"
+        ctx.report(
+            "BFM016",
+            site.call,
+            fixed=True,
+            model=ctx.code(site.model),
+            function=factory.name,
+            module=module.path,
+            change=change,
+        )
+    return planned
+
+
+def writes(m: Migration, planned: Planned) -> Planned:
+    """The legacy writes: those stochastic rounding renamed kept, the others removed, each
+    reported (BFM001, :func:`..write_edits.switch_writes`)."""
+    summary = planned.writes_summary if planned.writes_summary is not None else m.summary
+    switch_writes(m.ctx, m.plan, m.guard, list(m.writes), planned.renamed, summary)
+    return planned
+
+
+def optimizer_state(m: Migration, planned: Planned) -> Planned:
+    """``--fp32-optimizer-state`` in a mode that casts the model (Neuron's migration guide from
+    XLA_DOWNCAST_BF16: gradients converted to FP32 before the optimizer's computations)."""
+    if m.fp32_state and m.mode.casts_model:
+        fp32_optimizer_state(m.ctx, m.plan, m.mode)
+    return planned
+
+
+def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
+    """Under XLA_DOWNCAST_BF16 the ``.double()`` idiom meant FP32 (:mod:`..double_idiom`)."""
+    if m.f64_was_f32:
+        plan_double_meant_fp32(m.ctx, m.plan)
+    return planned
+
+
+def guard_reaches(m: Migration, planned: Planned) -> Planned:
+    """Stops the plan (:class:`.migration.GuardDoesNotTravel`) where an input cast was planned under
+    the guard in a function where its names mean something else: the file is planned again with the
+    guard refused (BFM041)."""
+    if planned.unguarded:
+        raise GuardDoesNotTravel(m.ctx.pos(planned.unguarded[0])[0])
+    return planned
+
+
+def tensors_examined(m: Migration, planned: Planned) -> Planned:
+    """The tensors the script makes on the device are examined: made bf16 by device-tensors, or
+    kept as the script makes them in a mode that keeps FP32 where the script asks for it (amp,
+    which keeps the model FP32 too: nothing to find)."""
+    m.ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+    return planned
+
+
+def _module_binds(ctx: FileContext, name: str) -> bool:
+    """Whether ``name`` is bound at module level (``import torch`` anywhere at the top level)."""
+    scope = ctx.scopes.get(ctx.module)
+    return scope is not None and any(a.scope is scope for a in scope.assignments[name])

@@ -1,0 +1,31 @@
+"""device-tensors: a floating tensor the script's own code makes on the device without a dtype,
+outside the model's code, gets ``dtype=torch.bfloat16``, as the switch made it (torch-xla
+``torch_xla/csrc/dtype.cpp``); found, and refused where it cannot be decided, before any change
+(:mod:`..device_tensors`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...rules import Emit
+from ..device_tensors import find_device_tensors, plan_device_tensors, refuse_device_tensors
+from .migration import Migration, Planned
+
+EMIT = Emit.DEVICE_TENSORS
+
+
+def plan(m: Migration, planned: Planned) -> Planned:
+    """``dtype=torch.bfloat16`` on each tensor found (BFM154), under the guard."""
+    assert m.tensors is not None, "found by the check"
+    plan_device_tensors(m.ctx, m.plan, m.tensors.found, m.guard)
+    return planned
+
+
+def check(m: Migration) -> Migration | None:
+    """The script's own device tensors (found by model-code-dtypes' audit when it ran, here
+    otherwise); None when one cannot be decided, or cannot be made bf16 under the guard
+    (:func:`..device_tensors.refuse_device_tensors`: BFM154, the switch kept)."""
+    tensors = m.tensors if m.tensors is not None else find_device_tensors(m.ctx, None)
+    if refuse_device_tensors(m.ctx, tensors, m.guard, m.guard_at, m.anchors):
+        return None
+    return replace(m, tensors=tensors)

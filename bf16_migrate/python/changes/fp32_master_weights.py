@@ -1,0 +1,67 @@
+"""fp32-master-weights: stock optimizers are built through ``with_fp32_master_weights`` (emitted into
+the script, :mod:`..snippets`), which keeps an FP32 copy of the bf16 parameters and updates it
+(Neuron's migration guide, "FP32 master weights"; :mod:`..optimizers`). An optimizer over a
+model torch-xla's FSDP shards gets none (its FP32 shards are); an optimizer factory of the tree is
+asked to build with them (``FactoryChange``, :mod:`..tree_facts`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ...rules import Emit
+from ..optimizers import by_hand_update, master_weights_blocker, plan_master_weights
+from ..outcome import Refusal
+from .migration import Migration, Planned
+
+EMIT = Emit.FP32_MASTER_WEIGHTS
+
+
+def plan(m: Migration, planned: Planned) -> Planned:
+    """The master weights of every optimizer; returns what the script asks of its tree's factories."""
+    changes = plan_master_weights(m.ctx, m.plan, m.guard, list(m.sites), sharded=m.owned)
+    return replace(planned, factory_changes=tuple(changes))
+
+
+def check(m: Migration) -> Migration | None:
+    """Whether every optimizer FSDP's shards do not own can keep FP32 master weights
+    (:func:`..optimizers.master_weights_blocker`); if one cannot, None: the switch is kept and that
+    reported (BFM017), since removing it would leave bf16 weights updated in bf16, with neither
+    stochastic rounding nor an FP32 copy. A script that updates its parameters by hand has no
+    optimizer to keep them in (BFM017 ``by_hand``, :func:`..optimizers.by_hand_update`)."""
+    ctx = m.ctx
+    backward = by_hand_update(ctx, list(m.sites))
+    if backward is not None:
+        for variable, anchor in m.anchors:
+            finding = ctx.report(
+                "BFM017",
+                anchor,
+                fixed=False,
+                variant="by_hand",
+                variable=variable,
+                backward=ctx.code(backward.func),
+                line=ctx.pos(backward)[0],
+            )
+            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        return None
+    sites = [site for site in m.sites if id(site.call) not in m.owned]
+    blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
+    for site, (optimizer, function) in blocked:
+        line = ctx.pos(site.call)[0]
+        for variable, anchor in m.anchors:
+            if function is None:
+                finding = ctx.report("BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line)
+            else:
+                assert site.factory is not None, "a blocker names a function only for a factory of the tree"
+                finding = ctx.report(
+                    "BFM017",
+                    anchor,
+                    fixed=False,
+                    variant="factory",
+                    variable=variable,
+                    optimizer=optimizer,
+                    function=function,
+                    line=line,
+                    module=site.factory[0].path,
+                )
+            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+    return None if blocked else m

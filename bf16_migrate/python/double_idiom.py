@@ -1,0 +1,65 @@
+"""The ``.double()`` idiom of a file that ran under XLA_DOWNCAST_BF16 (``f64_becomes = "f32"`` in its
+rule file): on the device f64 was f32 there (torch-xla ``torch_xla/csrc/dtype.cpp``), so
+``torch.double``/``torch.float64``/``.double()`` meant FP32 and become ``torch.float32``/``.float()``
+(BFM048), except on the CPU side of ``.cpu()`` / ``.numpy()`` / ``.item()``, which were real f64.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from .apply import EditPlan
+from .context import FileContext
+
+
+def plan_double_meant_fp32(ctx: FileContext, plan: EditPlan) -> None:
+    """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` on the
+    device side of the file (see the module docstring), each reported (BFM048)."""
+    for attr in ctx.nodes(cst.Attribute):
+        if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
+            plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(
+                lpar=node.lpar, rpar=node.rpar
+            )
+            ctx.report("BFM048", attr, fixed=True, dtype=ctx.code(attr))
+    for call in ctx.nodes(cst.Call):
+        if (
+            isinstance(call.func, cst.Attribute)
+            and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[]))
+            and not _on_cpu_side(ctx, call)
+        ):
+            plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
+            ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
+
+
+def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` works on a host value: it sits in a method chain that goes through
+    ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``, or
+    that begins with a tensor made on a host device the code names (``device="cpu"``)."""
+    chain = node if isinstance(node, cst.Call) else ctx.parent(node)
+    # walk down the receiver chain of the call this node belongs to
+    while isinstance(chain, (cst.Arg, cst.Attribute)) and not isinstance(chain, cst.Call):
+        chain = ctx.parent(chain)
+    expr = chain
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        func = expr.func if isinstance(expr, cst.Call) else expr
+        if isinstance(func, cst.Attribute) and func.attr.value in ("cpu", "numpy", "item", "tolist"):
+            return True
+        if isinstance(expr, cst.Call) and _made_on_a_named_host(expr):
+            return True
+        if ctx.qualified_names(func) & {"numpy", "np"} or any(
+            q.startswith("numpy.") for q in ctx.qualified_names(func)
+        ):
+            return True
+        expr = func.value if isinstance(func, cst.Attribute) else getattr(expr, "value", None)
+    return False
+
+
+def _made_on_a_named_host(call: cst.Call) -> bool:
+    """``device="cpu"`` (any string but an ``"xla..."`` one) among the call's keywords: made on the
+    host, where the legacy variables changed nothing."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "device" and isinstance(arg.value, cst.SimpleString):
+            value = arg.value.evaluated_value
+            return isinstance(value, str) and not value.startswith("xla")
+    return False
