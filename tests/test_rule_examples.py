@@ -50,12 +50,7 @@ NOT_YET: set[str] = {
 NAMED_IN = {"BFM015": "BFM112"}
 
 # Examples that show a defect of the rewrite, kept as written (never weakened): id -> the defect.
-DEFECTS: dict[str, str] = {
-    "BFM120-valid-2": "BFM120 for a variable that both branches of an if/else set: every path to the launch sets it, "
-    "yet it is reported as set on some paths only",
-    "BFM120-valid-3": "BFM120 for a variable that every item of a case (one of them *) sets: every path to the launch "
-    "sets it, yet it is reported as set on some paths only",
-}
+DEFECTS: dict[str, str] = {}
 
 
 def _is_trace(code: str) -> bool:

@@ -180,6 +180,7 @@ SHELL_LAYERS = {
     "context": 2,
     "inline": 2,  # `python -c` code: where it is, and its migrated text written back in its quotes
     "expand": 3,
+    "branches": 3,  # the conditionals that set a variable on every path (read by the walk, for reach)
     "calls": 4,
     "launch_args": 4,  # a launch's arguments expanded with a known environment and arguments
     "walk": 5,  # the one walk that fills the data

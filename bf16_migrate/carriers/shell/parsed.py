@@ -102,6 +102,19 @@ class Event:
     ctx: Ctx
 
 
+@dataclass(frozen=True)
+class Covering:
+    """An ``if ... else ... fi`` (or a ``case`` with a ``*)`` item) each of whose branches sets
+    ``variable`` to the same value among its own statements (``entries``): after it, the variable
+    is set on every path, whichever branch ran. ``guard``: the guard path of the statement itself;
+    ``branches``: the guard element of each branch (``(node id, tag)``, :mod:`.context`)."""
+
+    variable: str
+    entries: frozenset[int]
+    guard: tuple
+    branches: frozenset
+
+
 @dataclass
 class EntryData:
     """Where an entry of a shell fragment lives in its tree, what rendering needs of it: ``kind``
@@ -182,6 +195,9 @@ class ParsedFragment:
     includes: list[IncludeSite] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
     sr_scopes: list[tuple] = field(default_factory=list)
+    coverings: list[Covering] = field(default_factory=list)
+    """The conditionals every branch of which sets a variable alike (:mod:`.reach`: in force on
+    every path after them)."""
     prefix_entries: dict[int, list[int]] = field(default_factory=dict)
     function_calls: list[FunctionCall] = field(default_factory=list)
     allexport: bool = False

@@ -15,7 +15,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 from ..model import SET, UNSET, Analysis, Blocker, Include, Launch
-from .parsed import Ctx, EntryData, Event, IncludeSite, ParsedFragment
+from .parsed import Covering, Ctx, EntryData, Event, IncludeSite, ParsedFragment
 
 
 @dataclass
@@ -51,7 +51,7 @@ def link(parsed: ParsedFragment, launches: Sequence[Launch]) -> Reach:
             lc = parsed.launch_ctx[idx]
             if lc.dead is not None or launches[idx].isolated:
                 continue  # a launch that never runs is reached by nothing; `env -i`: only its own line's settings
-            for eid, sure in _in_force(events, lc, parsed.entry_data):
+            for eid, sure in _in_force(events, lc, parsed.entry_data, parsed.coverings):
                 found = reach.reached.setdefault(idx, {})
                 prev = found.get(eid)
                 found[eid] = sure if prev is None else (prev or sure)
@@ -70,11 +70,16 @@ def _never_runs(dead: tuple[Blocker, str]) -> tuple[str, Blocker]:
     return (f"{why}: it never takes effect" if blocker is Blocker.NEVER_IN_FORCE else why), blocker
 
 
-def _in_force(events: list[Event], lc: Ctx, entry_data: dict[int, EntryData]) -> list[tuple[int, bool]]:
+def _in_force(
+    events: list[Event], lc: Ctx, entry_data: dict[int, EntryData], coverings: Sequence[Covering] = ()
+) -> list[tuple[int, bool]]:
     """The entries of one variable in force at a launch at ``lc``, each with whether surely:
     the events before it in execution order (``events``, sorted) played in order, a setting on
     the launch's guard path replacing what came before, one on another branch adding to it; an
-    ``unset`` on the path clears them, one on another branch leaves them partial."""
+    ``unset`` on the path clears them, one on another branch leaves them partial. The settings of
+    a conditional every branch of which sets the variable alike (``coverings``,
+    :mod:`.branches`) are, once its last one is played, in force surely: one of them ran on
+    every path, whatever came before is gone."""
     on: list[tuple[int, bool]] = []
     for ev in events:
         if ev.ctx.key > lc.key:
@@ -84,9 +89,25 @@ def _in_force(events: list[Event], lc: Ctx, entry_data: dict[int, EntryData]) ->
         sure = lc.guard[: len(ev.ctx.guard)] == ev.ctx.guard
         if ev.action == SET:
             on = [(ev.entry, True)] if sure else [*on, (ev.entry, False)]
+            covered = _covered(on, lc, coverings)
+            if covered is not None:
+                on = [(entry, True) for entry in sorted(covered)]
         else:
             on = [] if sure else [(e, False) for e, _ in on]
     return on
+
+
+def _covered(on: list[tuple[int, bool]], lc: Ctx, coverings: Sequence[Covering]) -> frozenset[int] | None:
+    """The entries of a covering all of whose settings are in ``on``, whose conditional runs
+    whenever the launch at ``lc`` does and does not hold it; None when there is none."""
+    present = {entry for entry, _ in on}
+    for covering in coverings:
+        if not covering.entries <= present or lc.guard[: len(covering.guard)] != covering.guard:
+            continue
+        if len(lc.guard) > len(covering.guard) and lc.guard[len(covering.guard)] in covering.branches:
+            continue  # the launch is inside one of the branches: only that branch's setting reaches it
+        return covering.entries
+    return None
 
 
 def _visible(ev: Event, lc: Ctx, entry_data: dict[int, EntryData]) -> bool:

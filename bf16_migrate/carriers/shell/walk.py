@@ -57,6 +57,7 @@ from ..model import (
     Target,
 )
 from ..text import find_mentions, legacy_names
+from .branches import coverings
 from .calls import (
     CallLaunch,
     describe_computed,
@@ -138,6 +139,7 @@ def read_fragment(
         reader.add_call_launch(found)
     reader.check_exports()
     reader.settle_directives()
+    parsed.coverings = coverings(reader.set_nodes, reader.contexts)
     return parsed
 
 
@@ -199,6 +201,7 @@ class _Reader:
         self.directives_end: int | None = None  # a batch script's #SBATCH directives lie before this byte
         self.export_sites: dict[tuple[int, int], ExportSite] = {}
         self.directive_sites: list[tuple[int, ExportSite]] = []  # (line, site) of each #SBATCH --export
+        self.set_nodes: list[tuple[int, str, str, tree_sitter.Node]] = []  # (entry, variable, value, node)
 
     # -- helpers ------------------------------------------------------------------------------
     def _note(self, code: str, byte: int, variant: str | None = None, /, **fields: object) -> None:
@@ -316,6 +319,8 @@ class _Reader:
         self._handled(name_byte, name_byte + len(variable.encode()))
         if event_node is not None:
             self.parsed.events.append(Event(entry.id, variable, action, self.contexts.of(event_node)))
+            if action == SET and value is not None:
+                self.set_nodes.append((entry.id, variable, value, event_node))
         return entry.id
 
     def _declared_legacy(self, name: str, exported: bool, node) -> bool:
