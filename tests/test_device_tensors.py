@@ -417,3 +417,22 @@ def test_a_module_moved_to_the_device_is_not_an_arrival():
     )
     code, _ = _migrated(source)
     assert "    net = make_net().to(device)" in code
+
+
+def test_an_upcast_of_a_tensor_just_brought_to_the_device_is_bf16():
+    """``batch["pixels"].to(device).float() / 255`` (uint8 images scaled on the device): under the
+    switch the upcast made bf16 there, whatever the tensor held; ``.to(torch.bfloat16)`` instead.
+    A deliberate f32 copy of the model's output (``logits.float()``) is not one."""
+    source = ARRIVALS.format(switch='os.environ["XLA_USE_BF16"] = "1"').replace(
+        "        x = (torch.from_numpy(xb).to(device) - mean) / std\n",
+        '        pixels = batch_of(step)["pixels"].to(device)\n'
+        '        x = batch_of(step)["pixels"].to(device).float() / 255.0 + pixels.float() / 255.0\n',
+    )
+    code, found = _migrated(source)
+    assert (
+        '        x = batch_of(step)["pixels"].to(device).to(torch.bfloat16) / 255.0 + pixels.to(torch.bfloat16) / 255.0'
+    ) in code
+    assert found.count((19, True)) == 2  # both upcasts; the move itself is only upcast, nothing computes with it
+    kept = source.replace("        logits = model(x)\n", "        logits = model(x).float()\n")
+    code, _ = _migrated(kept)
+    assert "        logits = model(x).float()\n" in code

@@ -127,8 +127,10 @@ def find_device_tensors(
                 out.found.append(call)
             elif device is not None and not _is_host_device(ctx, device):
                 out.unknown.append(call)
-        elif (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0, model_calls)) or (
-            _floating_transfer(ctx, flow, call)
+        elif (
+            (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0, model_calls))
+            or _floating_transfer(ctx, flow, call)
+            or _upcast_of_an_arrival(ctx, flow, call)
         ):
             out.found.append(call)
         elif _unknown_arrival(ctx, flow, call) and _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call):
@@ -411,6 +413,37 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
         return False
     device = _device_argument(call)
     return device is not None and _is_device(ctx, device, 0)
+
+
+def _upcast_of_an_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """``x.float()`` (or ``x.to(torch.float32)``) of a tensor just brought to the device whose dtype
+    the code does not tell (``batch["pixels"].to(device).float() / 255``, or a name bound only to
+    such a move): whatever it held, under the switch the upcast made it bf16 there (f32 on the
+    device was bf16); a deliberate f32 copy of the model's output is not one (BFM089)."""
+    if not _upcasts(ctx, call):
+        return False
+    receiver = _receiver(call)
+    values = [receiver] if isinstance(receiver, cst.Call) else _bound_values(ctx, receiver)
+    return bool(values) and all(
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value == "to"
+        and _unknown_arrival(ctx, flow, value)
+        for value in values
+    )
+
+
+def _upcasts(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.float()`` or ``x.to(torch.float32)`` (a positional dtype, nothing else)."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _UPCASTS:
+        return False
+    if call.func.attr.value == "float":
+        return not call.args
+    return (
+        len(call.args) == 1
+        and call.args[0].keyword is None
+        and bool(ctx.qualified_names(call.args[0].value) & _F32_NAMES)
+    )
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:
