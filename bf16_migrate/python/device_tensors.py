@@ -217,7 +217,8 @@ def plan_device_tensors(
             continue
         if _is_upcast(call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
-            ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
+            variant = "upcast_arrival" if _upcast_of_an_arrival(ctx, flow, call) else "upcast"
+            ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
         if moved and (_cast_where_used(ctx, plan, call) or _handed_to_a_callable(ctx, call)):
