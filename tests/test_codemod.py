@@ -340,3 +340,41 @@ def test_a_loss_written_as_arithmetic_gets_its_floating_operands_cast(mode):
 def test_amp_leaves_an_arithmetic_loss_to_autocast():
     code = run(HEADER + ARITHMETIC_LOSS, "amp").code
     assert "y.to(torch.bfloat16)" not in code and "w.to(torch.bfloat16)" not in code
+
+
+ENCODER_DECODER = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    enc, dec = torch.nn.Linear(4, 8).to(device), torch.nn.Linear(8, 4).to(device)
+    opt = torch.optim.Adam(list(enc.parameters()) + list(dec.parameters()), lr=1e-3)
+    for _ in range(3):
+        x = torch.randn(2, 4).to(device)
+        loss = dec(enc(x)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_an_optimizer_over_several_models_casts_each_before_it(mode):
+    """``Adam(list(enc.parameters()) + list(dec.parameters()))``: both models were bf16 on the device
+    under the switch; each is cast before the optimizer (re-parsed, idempotent). A module made by a
+    call among them cannot be named: the switch is kept (BFM011)."""
+    result = migrate_source(ENCODER_DECODER, mode, "train.py")
+    assert "    enc.to(torch.bfloat16)\n    dec.to(torch.bfloat16)\n" in result.code
+    assert result.code.index("dec.to(torch.bfloat16)") < result.code.index("opt = ")
+    assert not result.unfixed, [d.format_text() for d in result.unfixed]
+    assert migrate_source(result.code, mode, "train.py").code == result.code
+    unnamed = ENCODER_DECODER.replace("list(dec.parameters())", "list(make_head().parameters())")
+    kept = migrate_source(unnamed, mode, "train.py")
+    assert kept.code == unnamed and [d.code for d in kept.unfixed] == ["BFM131", "BFM011"]  # the switch kept, named

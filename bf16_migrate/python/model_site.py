@@ -39,6 +39,15 @@ class OptimizerSite:
     factory: tuple[TreeModule, OptimizerFactory] | None = None
     """For a call of an optimizer factory of the tree (``build_optimizer(model, cfg)``, the
     optimizer built in a sibling module: :mod:`.tree_facts`), its module and its facts."""
+    models: tuple[cst.BaseExpression, ...] = ()
+    """The models the parameters come from, each once, when they are several (``Adam(list(enc.parameters())
+    + list(dec.parameters()))``: an encoder and a decoder, a GAN's two halves trained by one optimizer),
+    each a name or an attribute; ``model`` is then None. Each is cast before the optimizer, as one
+    model is (under the switch all their parameters were bf16 on the device)."""
+
+    def all_models(self) -> tuple[cst.BaseExpression, ...]:
+        """``(model,)``, or :attr:`models`."""
+        return (self.model,) if self.model is not None else self.models
 
 
 @dataclass
@@ -235,11 +244,25 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         if not receivers:
             continue
         model = receivers[0] if isinstance(receivers[0], (cst.Name, cst.Attribute)) else None
+        several: tuple[cst.BaseExpression, ...] = ()
         if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
-            model = None  # parameters of several models: each must be cast by hand
+            model = None  # parameters of several models: each is cast (when each is a name or attribute)
+            several = _distinct_models(ctx, receivers)
         stmt = ctx.statement_of(call)
-        sites.append(OptimizerSite(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None, model, qualified))
+        line = stmt if isinstance(stmt, cst.SimpleStatementLine) else None
+        sites.append(OptimizerSite(call, line, model, qualified, models=several))
     return sites
+
+
+def _distinct_models(ctx: FileContext, receivers: list[cst.BaseExpression]) -> tuple[cst.BaseExpression, ...]:
+    """The receivers, each model once, when every one is a name or an attribute; else none."""
+    if not all(isinstance(r, (cst.Name, cst.Attribute)) for r in receivers):
+        return ()
+    out: list[cst.BaseExpression] = []
+    for receiver in receivers:
+        if not any(same_model(ctx, receiver, known) for known in out):
+            out.append(receiver)
+    return tuple(out)
 
 
 def _tree_factory_site(ctx: FileContext, call: cst.Call) -> OptimizerSite | None:

@@ -624,13 +624,17 @@ class Planner:
         cast_anchors: list[list[cst.BaseStatement] | None] = []
         by_key: dict[object, list[OptimizerSite]] = {}  # same_model needs equal keys (many models, many sites)
         for s in sites:
-            if s.model is not None:
-                by_key.setdefault(model_key(ctx, s.model), []).append(s)
+            for model in s.all_models():
+                by_key.setdefault(model_key(ctx, model), []).append(s)
         for model in models:
             if id(model) in sharded:
                 cast_anchors.append(None)
                 continue
-            own = [s for s in by_key.get(model_key(ctx, model), []) if s.model and same_model(ctx, s.model, model)]
+            own = [
+                s
+                for s in by_key.get(model_key(ctx, model), [])
+                if any(same_model(ctx, x, model) for x in s.all_models())
+            ]
             module = module_of(ctx, model)
             rebinds = frozenset(id(w.call) for w in find_wraps(ctx))
             before: list[cst.BaseStatement] = [*wrap_statements(ctx, model), *dtype_reads(ctx, model, own, rebinds)]
@@ -823,6 +827,7 @@ class Planner:
         """The models the optimizers are built from, each once (:func:`.model_site.same_model`)."""
         models: list[cst.BaseExpression] = []
         for site in sites:
-            if site.model is not None and not any(same_model(self.ctx, site.model, known) for known in models):
-                models.append(site.model)
+            for model in site.all_models():
+                if not any(same_model(self.ctx, model, known) for known in models):
+                    models.append(model)
         return models

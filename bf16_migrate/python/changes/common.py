@@ -31,7 +31,7 @@ def announce(m: Migration, planned: Planned) -> Planned:
         )
         ctx.outcome.switch_migrated = True
     for site in m.sites:
-        if site.model is None:
+        if not site.all_models():
             ctx.outcome.refuse(
                 Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
             )
