@@ -1,8 +1,9 @@
 """The codec of carriers that are not valid UTF-8: ``utf-8+bytes``.
 
-bash, a YAML loader and docker read their files as bytes: a shell script with a latin-1 comment
-(``# Café`` saved by an old editor, byte ``0xE9``) runs, and must be migrated and written back
-byte for byte. ``utf-8+bytes`` decodes what is valid UTF-8 as UTF-8 and every other byte
+bash and docker read their files as bytes: a shell script with a latin-1 comment (``# Café``
+saved by an old editor, byte ``0xE9``) runs, and must be migrated and written back byte for byte.
+(A YAML loader does not: a YAML stream is Unicode, and the YAML carrier reports such a file.)
+``utf-8+bytes`` decodes what is valid UTF-8 as UTF-8 and every other byte
 ``0xNN`` as one character of Unicode's supplementary private use area (U+10FE80 + ``0xNN`` -
 0x80), and encodes those characters back to their bytes. The PEP 383 ``surrogateescape`` handler
 does the same with lone surrogates, which no parser here accepts (ruamel.yaml refuses them as

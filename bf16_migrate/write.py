@@ -96,8 +96,9 @@ def read_source(path: Path) -> SourceFile:
 
 
 def read_carrier(path: Path) -> SourceFile:
-    """Decode ``path``, a carrier (shell script, YAML, ``.env``, Dockerfile), as the program that
-    reads it does: as bytes. UTF-8 (a BOM kept, ``utf-8-sig``) when it is valid UTF-8; otherwise
+    """Decode ``path``, a carrier (shell script, YAML, ``.env``, Dockerfile), as bash and docker
+    read theirs: as bytes (the YAML carrier then refuses bytes that are not UTF-8, as YAML loaders do).
+    UTF-8 (a BOM kept, ``utf-8-sig``) when it is valid UTF-8; otherwise
     the encoding is ``utf-8+bytes`` (:mod:`bf16_migrate.escaped_bytes`): the bytes that are not
     UTF-8 (a latin-1 ``# Café``) each become one character and are written back as they were.
     Raises :class:`ReadError` when unreadable (see :func:`read_bytes`), UTF-16/32 (a byte-order

@@ -118,12 +118,6 @@ LATIN1 = {
         b"#!/bin/bash\n# Caf\xe9 \xe0 la r\xe9gie\nexport NEURON_RT_STOCHASTIC_ROUNDING_EN=1  # d\xe9faut\n"
         b"python train.py\n",
     ),
-    "compose.yaml": (
-        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      XLA_USE_BF16: "1"\n'
-        b"    command: python train.py\n",
-        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      NEURON_RT_STOCHASTIC_ROUNDING_EN: "1"\n'
-        b"    command: python train.py\n",
-    ),
     "Dockerfile": (
         b'FROM python:3.11\n# Caf\xe9\nENV XLA_USE_BF16=1\nCMD ["python", "train.py"]\n',
         b'FROM python:3.11\n# Caf\xe9\nENV NEURON_RT_STOCHASTIC_ROUNDING_EN=1\nCMD ["python", "train.py"]\n',
@@ -146,6 +140,24 @@ def test_a_carrier_with_latin1_bytes_is_migrated_and_written_back_byte_for_byte(
     assert CAST in (tmp_path / "train.py").read_text()
     again = migrate_paths([tmp_path], "stochastic", write=True)
     assert again.errors == [] and again.changed == []
+
+
+def test_a_yaml_file_with_latin1_bytes_is_reported_not_rewritten(tmp_path):
+    """bash and docker read their files as bytes, a YAML loader does not: a YAML stream is Unicode
+    (YAML 1.2, 5.2), and ruamel.yaml and PyYAML refuse a byte that is not UTF-8 ("unacceptable
+    character #x00e9"), so whatever reads the migrated file would refuse it too. Found by the
+    junk-tree test (a file rewritten that no YAML loader reads). A one-line error names the byte's
+    place; the file is left as it is."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    before = (
+        b'services:\n  train:\n    # Caf\xe9\n    environment:\n      XLA_USE_BF16: "1"\n    command: python train.py\n'
+    )
+    (tmp_path / "compose.yaml").write_bytes(before)
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert (tmp_path / "compose.yaml").read_bytes() == before
+    assert [e.splitlines()[0] for e in outcome.errors] == [
+        f"{tmp_path / 'compose.yaml'}:3:10: not valid YAML: a byte that is not UTF-8 (YAML streams are Unicode)"
+    ]
 
 
 @pytest.mark.parametrize("name", ["run.sh", "Dockerfile"])

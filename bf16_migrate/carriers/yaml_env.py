@@ -40,6 +40,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .. import escaped_bytes
 from ..command_lines import read_command
 from .model import (
     KEEP,
@@ -679,6 +680,12 @@ def _unique_keys(node, path: str) -> None:
 def analyze(text: str, path: str) -> Analysis:
     """Analyse a YAML file. Raises :class:`CarrierError` (``path:line:col``) when it is not
     valid YAML."""
+    escaped = next((i for i, ch in enumerate(text) if escaped_bytes.holds_escape_characters(ch)), None)
+    if escaped is not None:
+        # read as bytes (write.read_carrier) where not UTF-8, but a YAML stream is Unicode (YAML 1.2, 5.2): ruamel.yaml
+        # and PyYAML refuse such a file, and so would whatever reads the migrated one
+        line, col = LineIndex(text).pos(escaped)
+        raise CarrierError(f"{path}:{line}:{col}: not valid YAML: a byte that is not UTF-8 (YAML streams are Unicode)")
     y = _Yaml(text, path)
     try:
         docs = _compose(text)
