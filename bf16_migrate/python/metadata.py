@@ -1,7 +1,8 @@
 """libcst's metadata for one module, computed as libcst computes it but without its node
-rebuilds: the expression contexts and scopes by libcst's own visitors (ExpressionContextVisitor,
-ScopeVisitor) driven by a walk that reads the children (:class:`_NoRebuild`), and the positions
-by libcst's code generation with a lighter state (:class:`_SpanState`). Every libcst visit
+rebuilds: the scopes by libcst's own ScopeVisitor driven by a walk that reads the children
+(:class:`_NoRebuild`), the expression contexts by a walk that carries ExpressionContextVisitor's
+contexts down (:func:`_expression_contexts`), and the positions by libcst's code generation with
+a lighter state (:class:`_SpanState`). Every libcst visit
 rebuilds each node it passes (``_visit_and_replace_children``), which made libcst's providers
 most of a migration's time. ``tests/test_context_metadata.py`` holds the results equal to
 PositionProvider, ExpressionContextProvider and ScopeProvider. Also :func:`gc_paused`, the
@@ -14,16 +15,16 @@ import gc
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from types import MappingProxyType
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
-from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, Access, BaseAssignment, Scope, ScopeVisitor
 from libcst.metadata.scope_provider import _gen_dotted_names as _dotted_names
 
@@ -62,12 +63,142 @@ def gc_paused() -> Iterator[None]:
 
 
 def _expression_contexts(module: cst.Module) -> Mapping:
-    """What ``wrapper.resolve(ExpressionContextProvider)`` gives, by libcst's own visitor driven
-    without node rebuilds (:class:`_NoRebuild`; the provider's ``visit_Module`` with the
-    visitor class replaced)."""
-    provider = ExpressionContextProvider()
-    module.visit(_ExpressionContextVisitor(provider, ExpressionContext.LOAD))
-    return MappingProxyType(dict(provider._computed))
+    """What ``wrapper.resolve(ExpressionContextProvider)`` gives: libcst's ExpressionContextVisitor
+    (libcst 1.9's expression_context_provider.py) as one walk of :func:`children` carrying the
+    context down. libcst's visitor visits the value of every attribute and subscript, and every
+    target, with a new plain visitor of its own (whose visit rebuilds each node it passes, half of
+    the provider's time); here each node the visitor would visit is taken once, with the context
+    that visitor would have, and only the nodes libcst gives a context get one (the trivia hold
+    none: they are not walked)."""
+    contexts: dict[cst.CSTNode, ExpressionContext] = {}
+    stack: list[tuple[cst.CSTNode, ExpressionContext]] = [(module, _LOAD)]
+    pop, push = stack.pop, stack.append
+    rules = _CONTEXT_RULES
+    while stack:
+        node, context = pop()
+        rule = rules.get(node.__class__)
+        if rule is None:  # no visit_* method: the children, with the same visitor
+            for child in reversed(_kept_children(node)):
+                push((child, context))
+            continue
+        parts = rule(node, context, contexts)
+        for part in reversed(parts):
+            push(part)
+    return MappingProxyType(contexts)
+
+
+_LOAD, _STORE, _DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
+_Parts = list[tuple[cst.CSTNode, ExpressionContext]]
+
+
+def _ec_assign(node: cst.Assign, c: ExpressionContext, out: dict) -> _Parts:
+    return [*((target, _STORE) for target in node.targets), (node.value, c)]
+
+
+def _ec_ann_assign(node: cst.AnnAssign, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.annotation, c)]
+    if node.value:
+        parts.append((node.value, c))
+    return parts
+
+
+def _ec_target_value(node: cst.AugAssign | cst.NamedExpr, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.target, _STORE), (node.value, c)]
+
+
+def _ec_name(node: cst.Name, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return []
+
+
+def _ec_as_name(node: cst.AsName, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.name, _STORE)]
+
+
+def _ec_comp_for(node: cst.CompFor, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.iter, c), *((i, c) for i in node.ifs)]
+    if node.inner_for_in:
+        parts.append((node.inner_for_in, c))
+    return parts
+
+
+def _ec_for(node: cst.For, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.iter, c), (node.body, c)]
+    if node.orelse:
+        parts.append((node.orelse, c))
+    return parts
+
+
+def _ec_del(node: cst.Del, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.target, _DEL)]
+
+
+def _ec_attribute(node: cst.Attribute, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return [(node.value, _LOAD)]  # not ``attr``: it has no context
+
+
+def _ec_subscript(node: cst.Subscript, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    elements = node.slice
+    if isinstance(elements, Sequence):
+        return [(node.value, _LOAD), *((element, _LOAD) for element in elements)]
+    return [(node.value, _LOAD), (elements, _LOAD)]
+
+
+def _ec_sequence(node: cst.Tuple | cst.List | cst.StarredElement, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return [(child, c) for child in _kept_children(node)]
+
+
+def _ec_class(node: cst.ClassDef, c: ExpressionContext, out: dict) -> _Parts:
+    return [
+        (node.name, _STORE),
+        (node.body, c),
+        *((base, c) for base in node.bases),
+        *((keyword, c) for keyword in node.keywords),
+        *((decorator, c) for decorator in node.decorators),
+    ]
+
+
+def _ec_function(node: cst.FunctionDef, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.name, _STORE), (node.params, c), (node.body, c), *((d, c) for d in node.decorators)]
+    if node.returns:
+        parts.append((node.returns, c))
+    return parts
+
+
+def _ec_param(node: cst.Param, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.name, _STORE)]
+    if node.annotation:
+        parts.append((node.annotation, c))
+    if node.default:
+        parts.append((node.default, c))
+    return parts
+
+
+_CONTEXT_RULES: dict[type, Callable[[Any, ExpressionContext, dict], _Parts]] = {
+    cst.Assign: _ec_assign,
+    cst.AnnAssign: _ec_ann_assign,
+    cst.AugAssign: _ec_target_value,
+    cst.NamedExpr: _ec_target_value,
+    cst.Name: _ec_name,
+    cst.AsName: _ec_as_name,
+    cst.CompFor: _ec_comp_for,
+    cst.For: _ec_for,
+    cst.Del: _ec_del,
+    cst.Attribute: _ec_attribute,
+    cst.Subscript: _ec_subscript,
+    cst.Tuple: _ec_sequence,
+    cst.List: _ec_sequence,
+    cst.StarredElement: _ec_sequence,
+    cst.ClassDef: _ec_class,
+    cst.FunctionDef: _ec_function,
+    cst.Param: _ec_param,
+}
+"""The node classes ExpressionContextVisitor has a ``visit_*`` method for: what each gives its
+node (``out[node]``) and the parts its method visits, in order, each with the context of the
+visitor it visits them with (the others visit every child with their own)."""
 
 
 def _scopes(module: cst.Module, expression_context: Mapping) -> Mapping:
@@ -224,10 +355,6 @@ class _NoRebuild:
         if self.on_visit(node):
             node._visit_and_replace_children(self)  # type: ignore[arg-type]
         self.on_leave(node)  # type: ignore[attr-defined]
-
-
-class _ExpressionContextVisitor(_NoRebuild, ExpressionContextVisitor):
-    pass
 
 
 _TYPING_CALLS = frozenset({"typing.NewType", "typing.TypeVar", "typing.cast"})
