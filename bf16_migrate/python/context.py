@@ -74,11 +74,12 @@ class FileContext:
     def __post_init__(self) -> None:
         self.module = self.wrapper.module
         with gc_paused():
-            self._spans = _spans(self.module)
-            expression_context = _expression_contexts(self.module)
-            self.scopes = _scopes(self.module, expression_context)
             ranges: dict[int, tuple[int, int]] = {}
-            self._parent, self._by_type = _index(self.module, ranges)
+            kids: dict[int, list[cst.CSTNode]] = {}  # each node's children, read once for the three walks
+            self._parent, self._by_type = _index(self.module, ranges, kids)
+            self._spans = _spans(self.module)
+            expression_context = _expression_contexts(self.module, kids)
+            self.scopes = _scopes(self.module, expression_context, kids)
         self.index = NodeIndex(self._by_type, ranges)
         """The module's nodes for :func:`findall` (``findall(tree, matcher, ctx.index)``)."""
         self._sorted: dict[type, list[cst.CSTNode]] = {}

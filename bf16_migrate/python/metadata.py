@@ -62,15 +62,17 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _expression_contexts(module: cst.Module) -> Mapping:
+def _expression_contexts(module: cst.Module, kids: Mapping[int, list[cst.CSTNode]] | None = None) -> Mapping:
     """What ``wrapper.resolve(ExpressionContextProvider)`` gives: libcst's ExpressionContextVisitor
     (libcst 1.9's expression_context_provider.py) as one walk of :func:`children` carrying the
     context down. libcst's visitor visits the value of every attribute and subscript, and every
     target, with a new plain visitor of its own (whose visit rebuilds each node it passes, half of
     the provider's time); here each node the visitor would visit is taken once, with the context
     that visitor would have, and only the nodes libcst gives a context get one (the trivia hold
-    none: they are not walked)."""
+    none: they are not walked). ``kids``: the children of each node without the trivia, by ``id``,
+    when a walk of the module took them already (:func:`.walk._index`)."""
     contexts: dict[cst.CSTNode, ExpressionContext] = {}
+    known = kids or {}
     stack: list[tuple[cst.CSTNode, ExpressionContext]] = [(module, _LOAD)]
     pop, push = stack.pop, stack.append
     rules = _CONTEXT_RULES
@@ -78,7 +80,8 @@ def _expression_contexts(module: cst.Module) -> Mapping:
         node, context = pop()
         rule = rules.get(node.__class__)
         if rule is None:  # no visit_* method: the children, with the same visitor
-            for child in reversed(_kept_children(node)):
+            children = known.get(id(node))
+            for child in reversed(_kept_children(node) if children is None else children):
                 push((child, context))
             continue
         parts = rule(node, context, contexts)
@@ -201,13 +204,17 @@ node (``out[node]``) and the parts its method visits, in order, each with the co
 visitor it visits them with (the others visit every child with their own)."""
 
 
-def _scopes(module: cst.Module, expression_context: Mapping) -> Mapping:
+def _scopes(
+    module: cst.Module, expression_context: Mapping, kids: Mapping[int, list[cst.CSTNode]] | None = None
+) -> Mapping:
     """What ``wrapper.resolve(ScopeProvider)`` gives, given the expression contexts, by libcst's
     own ScopeVisitor driven without node rebuilds (:class:`_NoRebuild`; the provider's
-    ``visit_Module`` with the visitor class replaced)."""
+    ``visit_Module`` with the visitor class replaced); ``kids`` as :func:`_expression_contexts`."""
     provider = ScopeProvider()
     provider.metadata = {ExpressionContextProvider: expression_context}
     visitor = _ScopeVisitor(provider)
+    if kids is not None:
+        visitor._kids = kids
     module.visit(visitor)
     visitor.infer_accesses()
     return MappingProxyType(dict(provider._computed))
@@ -315,6 +322,8 @@ class _NoRebuild:
     for the node's class (libcst's ScopeVisitor has one, ``visit_ClassDef_bases``)."""
 
     _field_hooks: frozenset[str] = frozenset()
+    _kids: Mapping[int, list[cst.CSTNode]] = MappingProxyType({})
+    """The children of each node without the trivia, by ``id``, when a walk took them already."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -332,7 +341,8 @@ class _NoRebuild:
         if not super().on_visit(node):  # type: ignore[misc]
             return False
         if type(node).__name__ not in self._field_hooks:  # most nodes: no hook between the fields
-            for child in _kept_children(node):
+            kids = self._kids.get(id(node))
+            for child in _kept_children(node) if kids is None else kids:
                 self._visit(child)
             return False
         shape = _shape(node)
