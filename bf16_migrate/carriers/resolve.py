@@ -211,11 +211,14 @@ def may_import_tree(current: Path, text: str, root: Path, script_dir: Path | Non
         firsts.add(match[2].split(".")[0])
     for match in _IMPORT.finditer(joined):
         firsts.update(_WORD.findall(match[1]))
-    bases = [script_dir or current.parent, root, root / "src"]
+    # the paths as strings: pathlib's joins were most of the check's time (two a name and folder, for every script)
+    # (once each: the script's folder is often the root)
+    bases = dict.fromkeys([os.fspath(script_dir or current.parent), os.fspath(root), os.path.join(root, "src")])
+    join, lexists, isdir = os.path.join, os.path.lexists, os.path.isdir
     # lexists: a module that is there but cannot be read (a FIFO, a dangling symlink) must be looked at too;
     # os.path never raises (pathlib's is_dir does, under a directory without its execute bit)
     return any(
-        os.path.lexists(base / f"{name}.py") or os.path.isdir(base / name) for name in firsts if name for base in bases
+        lexists(join(base, f"{name}.py")) or isdir(join(base, name)) for name in firsts if name for base in bases
     )
 
 
