@@ -229,9 +229,16 @@ def _spans(module: cst.Module) -> dict[int, Span]:
     """The span of every node of ``module`` (by ``id``): libcst's PositionProvider, computed
     the way it does (a code generation of the module that follows the line and column), by
     :class:`_SpanState`."""
+    return _spans_and_extents(module)[0]
+
+
+def _spans_and_extents(module: cst.Module) -> tuple[dict[int, Span], dict[int, Span]]:
+    """:func:`_spans`, and where the whole code of each statement of the module's body is (by
+    ``id``; its leading lines and its line end included): that statement renders as that
+    part of the module's code wherever it is put in the body (:meth:`.context.FileContext.module_code`)."""
     state = _SpanState(module.default_indent, module.default_newline)
     module._codegen(state)
-    return state.spans
+    return state.spans, state.extents
 
 
 class _SpanState(CodegenState):
@@ -251,6 +258,9 @@ class _SpanState(CodegenState):
         self.column = 0
         self.spans: dict[int, Span] = {}
         self.stack: list[tuple[int, int]] = []
+        self.extents: dict[int, Span] = {}
+        """Where the whole code of each node just below the module is (its body's statements,
+        its header's and footer's lines)."""
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -273,10 +283,13 @@ class _SpanState(CodegenState):
         self.stack.append((self.line, self.column))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self.stack.pop()
+        stack = self.stack
+        start = stack.pop()
         key = id(node)
         if key not in self.spans:
             self.spans[key] = (start, (self.line, self.column))
+        if len(stack) == 1:  # just below the module: all of its code, from where it began
+            self.extents[key] = (start, (self.line, self.column))
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
