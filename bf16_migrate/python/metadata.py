@@ -349,9 +349,28 @@ class _NoRebuild:
             and len(parts := name.split("_", 2)) == 3
             and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
         )
+        # the visitor's visit_<Node> and leave_<Node> functions by node class, found once per
+        # class instead of by name for every node (CSTVisitor.on_visit and on_leave's getattr),
+        # when the visitor's on_visit is CSTVisitor's
+        cls._plain_visit = super().on_visit is cst.CSTVisitor.on_visit  # type: ignore[misc]
+        cls._visit_functions = {}
+        cls._leave_functions = {}
+
+    _plain_visit = False
+    _visit_functions: dict[type, Callable[..., bool | None] | None]
+    _leave_functions: dict[type, Callable[..., None] | None]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if not super().on_visit(node):  # type: ignore[misc]
+        if self._plain_visit:  # CSTVisitor.on_visit, its visit_<Node> function found once per class
+            kind = node.__class__
+            functions = self._visit_functions
+            if kind in functions:
+                visit = functions[kind]
+            else:
+                visit = functions[kind] = getattr(type(self), f"visit_{kind.__name__}", None)
+            if visit is not None and visit(self, node) is False:
+                return False
+        elif not super().on_visit(node):  # type: ignore[misc]
             return False
         if type(node).__name__ not in self._field_hooks:  # most nodes: no hook between the fields
             kids = self._kids.get(id(node))
@@ -577,7 +596,14 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
             super().on_leave(original_node)
         else:
             self.provider.set_metadata(original_node, self.scope)
-            cst.CSTVisitor.on_leave(self, original_node)
+            # cst.CSTVisitor.on_leave, its leave_<Node> function found once per class
+            functions = self._leave_functions
+            if kind in functions:
+                leave = functions[kind]
+            else:
+                leave = functions[kind] = getattr(type(self), f"leave_{kind.__name__}", None)
+            if leave is not None:
+                leave(self, original_node)
 
 
 class _SharedReferences(AbstractSet):
