@@ -12,11 +12,19 @@ with their ratio.
 
      python bench/bench_rewrite.py --cpu fixtures/tiny_transformer/train.py --repeat 60
      python bench/bench_rewrite.py --cpu FILE... --before /path/to/checkout --rounds 5 --repeat 40
+
+``--floor FILE...`` times each stage alone instead (median CPU of ``--repeat`` calls, the
+collector off as in a migration): CPython's compile, libcst's parse, libcst's own metadata
+providers for what the codemod reads, the codemod's :class:`FileContext` for the same, one
+rendering of the module, and the whole ``migrate_source``: what libcst's parse and walks leave.
+
+     python bench/bench_rewrite.py --floor fixtures/tiny_transformer/train.py --repeat 30
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import subprocess
@@ -24,8 +32,18 @@ import sys
 import time
 from pathlib import Path
 
+import libcst as cst
+from libcst.metadata import (
+    ExpressionContextProvider,
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    ScopeProvider,
+)
+
 from bf16_migrate.python import migrate_source
-from bf16_migrate.rules import MODES
+from bf16_migrate.python.context import FileContext
+from bf16_migrate.rules import MODES, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "fixtures").glob("*/train.py"))
@@ -71,6 +89,43 @@ def file_cpu_ms(path: Path, mode: str, repeat: int, warmup: int) -> tuple[float,
     return statistics.median(cpus), statistics.median(walls)
 
 
+def floor_ms(path: Path, mode: str, repeat: int) -> dict[str, float]:
+    """Median CPU milliseconds of each stage of a migration of ``path`` timed alone (see the
+    module docstring's ``--floor``)."""
+    source = path.read_text()
+    migrate_source(source, mode, str(path))  # the first call's one-time costs left out
+    module = cst.parse_module(source)
+    rules = load_rules()
+    providers = [PositionProvider, ExpressionContextProvider, ScopeProvider, ParentNodeProvider]
+    stages = {
+        "CPython's compile to an AST": lambda: compile(source, str(path), "exec", flags=0x400, dont_inherit=True),
+        "libcst.parse_module": lambda: cst.parse_module(source),
+        "libcst's providers (positions, contexts, scopes, parents)": lambda: MetadataWrapper(
+            module, unsafe_skip_copy=True
+        ).resolve_many(providers),
+        "FileContext (the same, and the index)": lambda: FileContext(
+            str(path), MetadataWrapper(module, unsafe_skip_copy=True), rules, source=source
+        ),
+        "one rendering (module.code)": lambda: module.code,
+        "migrate_source": lambda: migrate_source(source, mode, str(path)),
+    }
+    out = {}
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for name, stage in stages.items():
+            cpus = []
+            for _ in range(repeat):
+                cpu = time.process_time()
+                stage()
+                cpus.append((time.process_time() - cpu) * 1000)
+            out[name] = statistics.median(cpus)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return out
+
+
 def paired(args: argparse.Namespace) -> None:
     """Each file timed in new processes, ``--before``'s checkout and this one alternating."""
     checkouts = {"before": args.before.resolve(), "now": ROOT}
@@ -102,7 +157,14 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="--cpu: another checkout, timed alternately with this one")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a round's process
+    parser.add_argument("--floor", type=Path, nargs="+", help="time each stage alone (see the docstring)")
     args = parser.parse_args()
+    if args.floor:
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))  # libcst's providers recurse
+        for path in args.floor:
+            for name, ms in floor_ms(path, args.mode, args.repeat).items():
+                print(f"{path}: {name}: {ms:.1f} ms CPU (median of {args.repeat})")
+        return
     if args.cpu and args.before:
         paired(args)
         return

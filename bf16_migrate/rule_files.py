@@ -437,8 +437,7 @@ def _load_variable(path: Path) -> VariableRule:
     )
 
 
-def _load_diagnostics(path: Path) -> dict[str, DiagnosticRule]:
-    data = _read(path)
+def _load_diagnostics(path: Path, data: dict) -> dict[str, DiagnosticRule]:
     out = {}
     for code, entry in data.items():
         if not (code.startswith("BFM") and code[3:].isdigit()):
@@ -577,16 +576,17 @@ def _variables_in(directory: Path) -> Mapping[str, VariableRule]:
 
 @functools.cache
 def _diagnostics_in(directory: Path) -> Mapping[str, DiagnosticRule]:
-    catalogues = sorted(directory.glob("diagnostics*.toml"))  # one catalogue per concern
+    # one catalogue per concern, each file read once
+    catalogues = [(path, _read(path)) for path in sorted(directory.glob("diagnostics*.toml"))]
     defined: set[str] = set()
-    for path in catalogues:  # codes first: a page's examples left under a renamed code are not its page
-        for code in _read(path):
+    for path, data in catalogues:  # codes first: a page's examples left under a renamed code are not its page
+        for code in data:
             if code in defined:
                 raise RuleError(f"{path}: diagnostic code {code} is defined twice")
             defined.add(code)
     diagnostics: dict[str, DiagnosticRule] = {}
-    for path in catalogues:
-        diagnostics.update(_load_diagnostics(path))
+    for path, data in catalogues:
+        diagnostics.update(_load_diagnostics(path, data))
     if "BFM001" not in diagnostics:
         raise RuleError(f"{directory}: no diagnostics.toml with the core codes")
     return diagnostics

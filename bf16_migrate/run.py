@@ -497,11 +497,19 @@ def _load_codemod() -> None:
     """Import what :func:`_migrate` runs (libcst, the carriers' parsers) and read the rules.
     The garbage collector is frozen when the process exits: the interpreter's shutdown would
     otherwise walk libcst's thousands of classes in its final collections, 30 ms for nothing
-    (:func:`gc.freeze`: frozen objects are left out of every collection)."""
+    (:func:`gc.freeze`: frozen objects are left out of every collection). The collector is
+    paused while they load: the import allocates libcst's node and matcher classes and the
+    rules' tables, which its scans kept walking (what the import leaves is kept anyway)."""
     global _exit_frozen
-    from .project import read_rules
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        from .project import read_rules
 
-    read_rules()
+        read_rules()
+    finally:
+        if was_enabled:
+            gc.enable()
     if not _exit_frozen:
         atexit.register(gc.freeze)
         _exit_frozen = True

@@ -136,10 +136,19 @@ def noqa_comments(text: str, kind: str | None) -> list[Noqa]:
 
 
 def _python_noqa(text: str) -> list[Noqa] | None:
-    """A Python file's ``# noqa`` comments, from its tokens; None when the tokenizer refuses it."""
+    """A Python file's ``# noqa`` comments, from its tokens; None when the tokenizer refuses it.
+    The tokens are read up to the last line that holds ``noqa`` (what follows it holds no such
+    comment: a large module with one ``# noqa`` among its imports is not tokenized whole), so a
+    refusal after that line is not seen."""
     found: list[Noqa] = []
+    last = max((match.start() for match in _NO_NOQA.finditer(text)), default=-1)
+    if last < 0:
+        return found
+    last_line = text.count("\n", 0, last) + 1  # the tokenizer's lines end at "\n" (StringIO's readline)
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.start[0] > last_line:
+                break
             if token.type == tokenize.COMMENT:
                 noqa = _noqa_at("", token.start[0], token.start[1] + 1, token.string)
                 if noqa is not None:

@@ -78,9 +78,11 @@ def assert_same_metadata(source: str) -> int:
     module = cst.parse_module(source)
     positions, contexts, scopes = _libcst_metadata(module)
     spans = _spans(module)
-    our_contexts = _expression_contexts(module)
-    our_scopes = _scopes(module, our_contexts)
-    parents, by_type = _index(module)
+    kids: dict = {}  # as FileContext walks: the children the index read, for the other walks
+    parents, by_type = _index(module, None, kids)
+    our_contexts = _expression_contexts(module, kids)
+    our_scopes = _scopes(module, our_contexts, kids)
+    assert dict(_expression_contexts(module)) == dict(our_contexts)  # the same without the children read
     nodes = [node for kind_nodes in by_type.values() for node in kind_nodes]
     assert len(nodes) == len(parents)
     scope_keys: dict[int, tuple] = {}

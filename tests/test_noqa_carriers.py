@@ -5,7 +5,9 @@ write keeps the file as it is, as in Python."""
 
 from __future__ import annotations
 
+import io
 import json
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -13,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from bf16_migrate.cli import main
-from bf16_migrate.suppress import ALL, noqa_by_line, noqa_by_part
+from bf16_migrate.suppress import ALL, noqa_by_line, noqa_by_part, noqa_comments
 
 from conftest import FIXTURES
 
@@ -316,3 +318,21 @@ def test_unused_noqa_in_python_and_the_file_is_migrated_as_before(tmp_path):
     code, doc = _run(tmp_path, "--select", "BFM900")
     assert [(c, f) for c, f, *_ in _codes(doc)] == [("BFM900", "train.py")]
     assert "model.to(torch.bfloat16)" in "".join(e["content"] for f in doc["edits"] for e in f["edits"])
+
+
+def test_python_noqa_reads_the_tokens_up_to_the_last_line_that_names_noqa():
+    """The comments found are those of the whole file's tokens: a ``# noqa`` inside a string
+    (one line, or a triple-quoted string opened before it) is none, one on a line of a bracketed
+    import is, and the lines after the last ``noqa`` are not read."""
+    text = (
+        "import os  # noqa: BFM001\n"
+        'doc = """\n# noqa: BFM002\n"""\n'
+        "from pathlib import (  # NOQA: BFM003\n    Path,\n)\n"
+        "s = '# noqa: BFM004'\n" + "x = 1  # a comment\n" * 200
+    )
+    every = [
+        (token.start[0], token.start[1] + 1)
+        for token in tokenize.generate_tokens(io.StringIO(text).readline)
+        if token.type == tokenize.COMMENT and "noqa" in token.string.lower()
+    ]
+    assert [(n.line, n.col) for n in noqa_comments(text, "python")] == every == [(1, 12), (5, 24)]

@@ -77,8 +77,12 @@ def test_the_import_check_reads_every_spelling(tmp_path):
         "if True: import optim_utils\n": True,
         "x = 1; import optim_utils\n": True,
         "import os, \\\n    optim_utils\n": True,
-        "from . import helpers\n": True,
-        "from .helpers import f\n": True,
+        "from . import helpers\n": True,  # a relative import of no module: always parsed
+        "from .helpers import f\n": False,  # no helpers.py, no helpers/ in the script's package
+        "from .optim_utils import f\n": True,
+        "from .pkg.sub import x\n": True,
+        "from .pkg import (\n    x,\n)\n": True,
+        "import os\nfrom .helpers import f\nfrom .optim_utils import g\n": True,
         "def f():\n    from torch import nn\n": False,
         "from os import (\n    path,\n    sep,\n)\n": False,
     }
@@ -86,6 +90,12 @@ def test_the_import_check_reads_every_spelling(tmp_path):
         assert may_import_tree(script, text, tmp_path) is expected, text
         if not expected:
             assert named_tree_imports(script, ast.parse(text), tmp_path) == []
+    # two dots: the package above the script's
+    nested = tmp_path / "pkg" / "train.py"
+    for text, expected in {"from ..optim_utils import f\n": True, "from ..helpers import f\n": False}.items():
+        assert may_import_tree(nested, text, tmp_path / "pkg") is expected, text
+        if not expected:
+            assert named_tree_imports(nested, ast.parse(text), tmp_path / "pkg") == []
 
 
 def test_a_sibling_module_is_parsed_for_its_optimizers_only_when_its_words_can_make_one(tmp_path, monkeypatch):

@@ -189,21 +189,36 @@ _WORD = re.compile(r"[^\W\d]\w*")
 def may_import_tree(current: Path, text: str, root: Path, script_dir: Path | None = None) -> bool:
     """False when no import statement of ``text`` can name a module of the tree (see
     :func:`named_tree_imports_of`): every first part of a name it imports is neither a
-    ``.py`` file nor a directory in the script's directory, ``root`` or ``root/src``, and it
-    has no relative import. True otherwise (the statements are then parsed)."""
+    ``.py`` file nor a directory in the script's directory, ``root`` or ``root/src``, and the
+    first part of the module of each relative import (``from .utils.hub import x``: every file
+    it can load is ``utils.py`` or under ``utils/``, in ``current``'s package or the one its dots
+    climb to) is neither there. True otherwise (the statements are then parsed); always for a
+    relative import of no module (``from . import x``, whose names may span lines)."""
     joined = text.replace("\\\r\n", " ").replace("\\\n", " ").replace("\\\r", " ")
     firsts: set[str] = set()
     for match in _FROM.finditer(joined):
-        if match[1]:
-            return True  # a relative import: from the package of ``current``
+        if match[1]:  # a relative import: from the package of ``current`` (or one its dots climb to)
+            module = match[2]
+            if not module or module == "import" or module.startswith("."):
+                return True  # ``from . import x`` (``[\w.]*`` took the keyword), or dots apart
+            base = current.parent
+            for _ in range(len(match[1]) - 1):
+                base = base.parent
+            first = module.split(".")[0]
+            if os.path.lexists(base / f"{first}.py") or os.path.isdir(base / first):
+                return True
+            continue
         firsts.add(match[2].split(".")[0])
     for match in _IMPORT.finditer(joined):
         firsts.update(_WORD.findall(match[1]))
-    bases = [script_dir or current.parent, root, root / "src"]
+    # the paths as strings: pathlib's joins were most of the check's time (two a name and folder, for every script)
+    # (once each: the script's folder is often the root)
+    bases = dict.fromkeys([os.fspath(script_dir or current.parent), os.fspath(root), os.path.join(root, "src")])
+    join, lexists, isdir = os.path.join, os.path.lexists, os.path.isdir
     # lexists: a module that is there but cannot be read (a FIFO, a dangling symlink) must be looked at too;
     # os.path never raises (pathlib's is_dir does, under a directory without its execute bit)
     return any(
-        os.path.lexists(base / f"{name}.py") or os.path.isdir(base / name) for name in firsts if name for base in bases
+        lexists(join(base, f"{name}.py")) or isdir(join(base, name)) for name in firsts if name for base in bases
     )
 
 

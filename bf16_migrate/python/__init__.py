@@ -237,7 +237,7 @@ def _migrate(
         # the whole module (a tenth of a large file's time)
         code = source
     else:
-        code = restore_untouched_lines(source, parsed, new)  # what libcst cannot render back
+        code = restore_untouched_lines(source, parsed, new, ctx.module_code)  # what libcst cannot render back
     if code != source:
         # CPython's parser judges the output (a CodemodError if it fails). A second libcst parse
         # cost a fifth of a large file's time; that the output parses again with libcst is what

@@ -368,7 +368,9 @@ def blank_footer_out(source: str) -> str:
     return "".join(out)
 
 
-def restore_untouched_lines(source: str, parsed: str, new: cst.Module) -> str:
+def restore_untouched_lines(
+    source: str, parsed: str, new: cst.Module, render: Callable[[cst.Module], str] | None = None
+) -> str:
     """The code of ``new`` (the migrated module of ``parsed``, the :func:`form_feeds_out` and
     :func:`blank_footer_out` of ``source``) with every line the edits left alone byte for byte
     as in ``source``: :mod:`difflib` pairs the unchanged lines of ``parsed`` with those of the
@@ -377,10 +379,13 @@ def restore_untouched_lines(source: str, parsed: str, new: cst.Module) -> str:
 
     Also the last line end of a file with CR (old Mac) line ends: libcst's parser takes a final
     ``\\r`` for no line end (``Module.has_trailing_newline`` is False, libcst's "Nodes"
-    documentation), so the rendering would lose it."""
+    documentation), so the rendering would lose it.
+
+    ``render``: what gives a module's code, ``new.code`` by default (the file's
+    :meth:`.context.FileContext.module_code`, which renders only the statements the edits made)."""
     if parsed.endswith("\r") and not parsed.endswith("\\\r") and not new.has_trailing_newline:
         new = new.with_changes(has_trailing_newline=True)
-    code = new.code
+    code = new.code if render is None else render(new)
     if parsed == source:
         return code
     original, before, out = _LINE.findall(source), _LINE.findall(parsed), _LINE.findall(code)

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, Scope
 
 from ..diagnostics import Diagnostic
 from ..diagnostics import report as new_diagnostic
 from ..rules import Rules
-from .metadata import BindingsBefore, Span, _expression_contexts, _scopes, _spans, gc_paused
+from .metadata import _NEWLINE, BindingsBefore, Span, _expression_contexts, _scopes, _spans_and_extents, gc_paused
 from .outcome import Outcome
 from .tree_types import TreeFacts
 from .walk import NodeIndex, _index, children, findall
@@ -74,11 +75,12 @@ class FileContext:
     def __post_init__(self) -> None:
         self.module = self.wrapper.module
         with gc_paused():
-            self._spans = _spans(self.module)
-            expression_context = _expression_contexts(self.module)
-            self.scopes = _scopes(self.module, expression_context)
             ranges: dict[int, tuple[int, int]] = {}
-            self._parent, self._by_type = _index(self.module, ranges)
+            kids: dict[int, list[cst.CSTNode]] = {}  # each node's children, read once for the three walks
+            self._parent, self._by_type = _index(self.module, ranges, kids)
+            self._spans, self._extents = _spans_and_extents(self.module)
+            expression_context = _expression_contexts(self.module, kids)
+            self.scopes = _scopes(self.module, expression_context, kids)
         self.index = NodeIndex(self._by_type, ranges)
         """The module's nodes for :func:`findall` (``findall(tree, matcher, ctx.index)``)."""
         self._sorted: dict[type, list[cst.CSTNode]] = {}
@@ -221,6 +223,38 @@ class FileContext:
         if found is None:
             found = self._code[node] = self.module.code_for_node(node)  # keyed by the node: it stays alive
         return found
+
+    def module_code(self, new: cst.Module) -> str:
+        """``new.code`` for ``new``, a module the edits made from this file's (``module``):
+        each statement of its body that is one of ``module``'s body (the same node) taken from
+        the text it was parsed from instead of rendered (a statement's code does not depend on
+        where it is in a module's body: no indentation comes before it), the others rendered.
+        Rendered whole when the text is not known, or the module's indentation, line end or
+        last line end differ (libcst drops the module's last line end after the rendering)."""
+        module, text = self.module, self.source
+        if (
+            text is None
+            or not (module.has_trailing_newline and new.has_trailing_newline)
+            or (new.default_indent, new.default_newline) != (module.default_indent, module.default_newline)
+        ):
+            return new.code
+        extents = self._extents
+        starts = self.memo(("line starts",), lambda: [0, *(m.end() for m in _NEWLINE.finditer(text))])
+        state = CodegenState(default_indent=new.default_indent, default_newline=new.default_newline)
+        for line in new.header:
+            line._codegen(state)
+        for statement in new.body:
+            extent = extents.get(id(statement))  # the original's statements stay alive: an id is theirs
+            if extent is None:
+                statement._codegen(state)
+            else:
+                (first, column), (last, end) = extent
+                state.tokens.append(text[starts[first - 1] + column : starts[last - 1] + end])
+        for line in new.footer:
+            line._codegen(state)
+        if not state.tokens:
+            state.add_token(state.default_newline)  # Module._codegen_impl's, for a module of nothing
+        return "".join(state.tokens)
 
     def text(self) -> str:
         """The module's code: the text it was parsed from (libcst's parse and code generation

@@ -1,7 +1,8 @@
 """libcst's metadata for one module, computed as libcst computes it but without its node
-rebuilds: the expression contexts and scopes by libcst's own visitors (ExpressionContextVisitor,
-ScopeVisitor) driven by a walk that reads the children (:class:`_NoRebuild`), and the positions
-by libcst's code generation with a lighter state (:class:`_SpanState`). Every libcst visit
+rebuilds: the scopes by libcst's own ScopeVisitor driven by a walk that reads the children
+(:class:`_NoRebuild`), the expression contexts by a walk that carries ExpressionContextVisitor's
+contexts down (:func:`_expression_contexts`), and the positions by libcst's code generation with
+a lighter state (:class:`_SpanState`). Every libcst visit
 rebuilds each node it passes (``_visit_and_replace_children``), which made libcst's providers
 most of a migration's time. ``tests/test_context_metadata.py`` holds the results equal to
 PositionProvider, ExpressionContextProvider and ScopeProvider. Also :func:`gc_paused`, the
@@ -14,16 +15,16 @@ import gc
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from types import MappingProxyType
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ExpressionContext, ExpressionContextProvider, ScopeProvider
-from libcst.metadata.expression_context_provider import ExpressionContextVisitor
 from libcst.metadata.scope_provider import _ASSIGNMENT_LIKE_NODES, Access, BaseAssignment, Scope, ScopeVisitor
 from libcst.metadata.scope_provider import _gen_dotted_names as _dotted_names
 
@@ -61,22 +62,159 @@ def gc_paused() -> Iterator[None]:
                 gc.enable()
 
 
-def _expression_contexts(module: cst.Module) -> Mapping:
-    """What ``wrapper.resolve(ExpressionContextProvider)`` gives, by libcst's own visitor driven
-    without node rebuilds (:class:`_NoRebuild`; the provider's ``visit_Module`` with the
-    visitor class replaced)."""
-    provider = ExpressionContextProvider()
-    module.visit(_ExpressionContextVisitor(provider, ExpressionContext.LOAD))
-    return MappingProxyType(dict(provider._computed))
+def _expression_contexts(module: cst.Module, kids: Mapping[int, list[cst.CSTNode]] | None = None) -> Mapping:
+    """What ``wrapper.resolve(ExpressionContextProvider)`` gives: libcst's ExpressionContextVisitor
+    (libcst 1.9's expression_context_provider.py) as one walk of :func:`children` carrying the
+    context down. libcst's visitor visits the value of every attribute and subscript, and every
+    target, with a new plain visitor of its own (whose visit rebuilds each node it passes, half of
+    the provider's time); here each node the visitor would visit is taken once, with the context
+    that visitor would have, and only the nodes libcst gives a context get one (the trivia hold
+    none: they are not walked). ``kids``: the children of each node without the trivia, by ``id``,
+    when a walk of the module took them already (:func:`.walk._index`)."""
+    contexts: dict[cst.CSTNode, ExpressionContext] = {}
+    known = kids or {}
+    stack: list[tuple[cst.CSTNode, ExpressionContext]] = [(module, _LOAD)]
+    pop, push = stack.pop, stack.append
+    rules = _CONTEXT_RULES
+    while stack:
+        node, context = pop()
+        rule = rules.get(node.__class__)
+        if rule is None:  # no visit_* method: the children, with the same visitor
+            children = known.get(id(node))
+            for child in reversed(_kept_children(node) if children is None else children):
+                push((child, context))
+            continue
+        parts = rule(node, context, contexts)
+        for part in reversed(parts):
+            push(part)
+    return MappingProxyType(contexts)
 
 
-def _scopes(module: cst.Module, expression_context: Mapping) -> Mapping:
+_LOAD, _STORE, _DEL = ExpressionContext.LOAD, ExpressionContext.STORE, ExpressionContext.DEL
+_Parts = list[tuple[cst.CSTNode, ExpressionContext]]
+
+
+def _ec_assign(node: cst.Assign, c: ExpressionContext, out: dict) -> _Parts:
+    return [*((target, _STORE) for target in node.targets), (node.value, c)]
+
+
+def _ec_ann_assign(node: cst.AnnAssign, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.annotation, c)]
+    if node.value:
+        parts.append((node.value, c))
+    return parts
+
+
+def _ec_target_value(node: cst.AugAssign | cst.NamedExpr, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.target, _STORE), (node.value, c)]
+
+
+def _ec_name(node: cst.Name, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return []
+
+
+def _ec_as_name(node: cst.AsName, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.name, _STORE)]
+
+
+def _ec_comp_for(node: cst.CompFor, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.iter, c), *((i, c) for i in node.ifs)]
+    if node.inner_for_in:
+        parts.append((node.inner_for_in, c))
+    return parts
+
+
+def _ec_for(node: cst.For, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.target, _STORE), (node.iter, c), (node.body, c)]
+    if node.orelse:
+        parts.append((node.orelse, c))
+    return parts
+
+
+def _ec_del(node: cst.Del, c: ExpressionContext, out: dict) -> _Parts:
+    return [(node.target, _DEL)]
+
+
+def _ec_attribute(node: cst.Attribute, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return [(node.value, _LOAD)]  # not ``attr``: it has no context
+
+
+def _ec_subscript(node: cst.Subscript, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    elements = node.slice
+    if isinstance(elements, Sequence):
+        return [(node.value, _LOAD), *((element, _LOAD) for element in elements)]
+    return [(node.value, _LOAD), (elements, _LOAD)]
+
+
+def _ec_sequence(node: cst.Tuple | cst.List | cst.StarredElement, c: ExpressionContext, out: dict) -> _Parts:
+    out[node] = c
+    return [(child, c) for child in _kept_children(node)]
+
+
+def _ec_class(node: cst.ClassDef, c: ExpressionContext, out: dict) -> _Parts:
+    return [
+        (node.name, _STORE),
+        (node.body, c),
+        *((base, c) for base in node.bases),
+        *((keyword, c) for keyword in node.keywords),
+        *((decorator, c) for decorator in node.decorators),
+    ]
+
+
+def _ec_function(node: cst.FunctionDef, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.name, _STORE), (node.params, c), (node.body, c), *((d, c) for d in node.decorators)]
+    if node.returns:
+        parts.append((node.returns, c))
+    return parts
+
+
+def _ec_param(node: cst.Param, c: ExpressionContext, out: dict) -> _Parts:
+    parts: _Parts = [(node.name, _STORE)]
+    if node.annotation:
+        parts.append((node.annotation, c))
+    if node.default:
+        parts.append((node.default, c))
+    return parts
+
+
+_CONTEXT_RULES: dict[type, Callable[[Any, ExpressionContext, dict], _Parts]] = {
+    cst.Assign: _ec_assign,
+    cst.AnnAssign: _ec_ann_assign,
+    cst.AugAssign: _ec_target_value,
+    cst.NamedExpr: _ec_target_value,
+    cst.Name: _ec_name,
+    cst.AsName: _ec_as_name,
+    cst.CompFor: _ec_comp_for,
+    cst.For: _ec_for,
+    cst.Del: _ec_del,
+    cst.Attribute: _ec_attribute,
+    cst.Subscript: _ec_subscript,
+    cst.Tuple: _ec_sequence,
+    cst.List: _ec_sequence,
+    cst.StarredElement: _ec_sequence,
+    cst.ClassDef: _ec_class,
+    cst.FunctionDef: _ec_function,
+    cst.Param: _ec_param,
+}
+"""The node classes ExpressionContextVisitor has a ``visit_*`` method for: what each gives its
+node (``out[node]``) and the parts its method visits, in order, each with the context of the
+visitor it visits them with (the others visit every child with their own)."""
+
+
+def _scopes(
+    module: cst.Module, expression_context: Mapping, kids: Mapping[int, list[cst.CSTNode]] | None = None
+) -> Mapping:
     """What ``wrapper.resolve(ScopeProvider)`` gives, given the expression contexts, by libcst's
     own ScopeVisitor driven without node rebuilds (:class:`_NoRebuild`; the provider's
-    ``visit_Module`` with the visitor class replaced)."""
+    ``visit_Module`` with the visitor class replaced); ``kids`` as :func:`_expression_contexts`."""
     provider = ScopeProvider()
     provider.metadata = {ExpressionContextProvider: expression_context}
     visitor = _ScopeVisitor(provider)
+    if kids is not None:
+        visitor._kids = kids
     module.visit(visitor)
     visitor.infer_accesses()
     return MappingProxyType(dict(provider._computed))
@@ -91,9 +229,16 @@ def _spans(module: cst.Module) -> dict[int, Span]:
     """The span of every node of ``module`` (by ``id``): libcst's PositionProvider, computed
     the way it does (a code generation of the module that follows the line and column), by
     :class:`_SpanState`."""
+    return _spans_and_extents(module)[0]
+
+
+def _spans_and_extents(module: cst.Module) -> tuple[dict[int, Span], dict[int, Span]]:
+    """:func:`_spans`, and where the whole code of each statement of the module's body is (by
+    ``id``; its leading lines and its line end included): that statement renders as that
+    part of the module's code wherever it is put in the body (:meth:`.context.FileContext.module_code`)."""
     state = _SpanState(module.default_indent, module.default_newline)
     module._codegen(state)
-    return state.spans
+    return state.spans, state.extents
 
 
 class _SpanState(CodegenState):
@@ -113,6 +258,9 @@ class _SpanState(CodegenState):
         self.column = 0
         self.spans: dict[int, Span] = {}
         self.stack: list[tuple[int, int]] = []
+        self.extents: dict[int, Span] = {}
+        """Where the whole code of each node just below the module is (its body's statements,
+        its header's and footer's lines)."""
 
     def add_indent_tokens(self) -> None:
         for token in self.indent_tokens:
@@ -135,10 +283,13 @@ class _SpanState(CodegenState):
         self.stack.append((self.line, self.column))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self.stack.pop()
+        stack = self.stack
+        start = stack.pop()
         key = id(node)
         if key not in self.spans:
             self.spans[key] = (start, (self.line, self.column))
+        if len(stack) == 1:  # just below the module: all of its code, from where it began
+            self.extents[key] = (start, (self.line, self.column))
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
@@ -184,6 +335,8 @@ class _NoRebuild:
     for the node's class (libcst's ScopeVisitor has one, ``visit_ClassDef_bases``)."""
 
     _field_hooks: frozenset[str] = frozenset()
+    _kids: Mapping[int, list[cst.CSTNode]] = MappingProxyType({})
+    """The children of each node without the trivia, by ``id``, when a walk took them already."""
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -196,12 +349,32 @@ class _NoRebuild:
             and len(parts := name.split("_", 2)) == 3
             and getattr(cls, name) is not getattr(cst.CSTVisitor, name, None)
         )
+        # the visitor's visit_<Node> and leave_<Node> functions by node class, found once per
+        # class instead of by name for every node (CSTVisitor.on_visit and on_leave's getattr),
+        # when the visitor's on_visit is CSTVisitor's
+        cls._plain_visit = super().on_visit is cst.CSTVisitor.on_visit  # type: ignore[misc]
+        cls._visit_functions = {}
+        cls._leave_functions = {}
+
+    _plain_visit = False
+    _visit_functions: dict[type, Callable[..., bool | None] | None]
+    _leave_functions: dict[type, Callable[..., None] | None]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if not super().on_visit(node):  # type: ignore[misc]
+        if self._plain_visit:  # CSTVisitor.on_visit, its visit_<Node> function found once per class
+            kind = node.__class__
+            functions = self._visit_functions
+            if kind in functions:
+                visit = functions[kind]
+            else:
+                visit = functions[kind] = getattr(type(self), f"visit_{kind.__name__}", None)
+            if visit is not None and visit(self, node) is False:
+                return False
+        elif not super().on_visit(node):  # type: ignore[misc]
             return False
         if type(node).__name__ not in self._field_hooks:  # most nodes: no hook between the fields
-            for child in _kept_children(node):
+            kids = self._kids.get(id(node))
+            for child in _kept_children(node) if kids is None else kids:
                 self._visit(child)
             return False
         shape = _shape(node)
@@ -224,10 +397,6 @@ class _NoRebuild:
         if self.on_visit(node):
             node._visit_and_replace_children(self)  # type: ignore[arg-type]
         self.on_leave(node)  # type: ignore[attr-defined]
-
-
-class _ExpressionContextVisitor(_NoRebuild, ExpressionContextVisitor):
-    pass
 
 
 _TYPING_CALLS = frozenset({"typing.NewType", "typing.TypeVar", "typing.cast"})
@@ -427,7 +596,14 @@ class _ScopeVisitor(_NoRebuild, ScopeVisitor):
             super().on_leave(original_node)
         else:
             self.provider.set_metadata(original_node, self.scope)
-            cst.CSTVisitor.on_leave(self, original_node)
+            # cst.CSTVisitor.on_leave, its leave_<Node> function found once per class
+            functions = self._leave_functions
+            if kind in functions:
+                leave = functions[kind]
+            else:
+                leave = functions[kind] = getattr(type(self), f"leave_{kind.__name__}", None)
+            if leave is not None:
+                leave(self, original_node)
 
 
 class _SharedReferences(AbstractSet):

@@ -6,7 +6,9 @@ so anything more than a one-liner is emitted as self-contained source.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Sequence
 from typing import cast
 
 import libcst as cst
@@ -264,10 +266,19 @@ def import_helpers(module: str, names: list[str]) -> cst.SimpleStatementLine:
     )
 
 
+@functools.cache
+def _helper_statements(source: str) -> Sequence[cst.BaseStatement]:
+    """The statements of a helper's source, parsed once per process (a migration that adds a
+    helper parsed its text each time, a fifth of a small script's migration). libcst's nodes do
+    not change, so the migrations share them; each caller makes its own top-level node
+    (``with_changes``)."""
+    return cst.parse_module(source.lstrip("\n")).body
+
+
 def bf16_inputs_helper() -> list[cst.BaseStatement]:
     """``floating_to_bf16`` and ``bf16_inputs_hook`` as two top-level FunctionDefs, each with
     the two blank lines PEP 8 puts before a top-level definition."""
-    body = cst.parse_module(BF16_INPUTS_SOURCE.lstrip("\n")).body
+    body = _helper_statements(BF16_INPUTS_SOURCE)
     return [st.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for st in body]
 
 
@@ -289,7 +300,7 @@ def guarded(statements: list[cst.BaseStatement], guard: cst.BaseExpression | Non
 def fp32_grad_norm_helper() -> cst.FunctionDef:
     """The ``clip_grad_norm_fp32_(parameters, max_norm, ...)`` function as a FunctionDef node,
     with the two blank lines PEP 8 puts before a top-level definition."""
-    node = cst.parse_module(FP32_GRAD_NORM_SOURCE.lstrip("\n")).body[0]
+    node = _helper_statements(FP32_GRAD_NORM_SOURCE)[0]
     assert isinstance(node, cst.FunctionDef), "FP32_GRAD_NORM_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
@@ -297,7 +308,7 @@ def fp32_grad_norm_helper() -> cst.FunctionDef:
 def host_float32_helper() -> cst.FunctionDef:
     """The ``host_float32(data)`` function as a FunctionDef node, with the two blank lines PEP 8
     puts before a top-level definition."""
-    node = cst.parse_module(HOST_FLOAT32_SOURCE.lstrip("\n")).body[0]
+    node = _helper_statements(HOST_FLOAT32_SOURCE)[0]
     assert isinstance(node, cst.FunctionDef), "HOST_FLOAT32_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
@@ -327,7 +338,7 @@ def float_after(expr: cst.BaseExpression) -> cst.Call:
 def master_weights_helper() -> cst.FunctionDef:
     """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
     two blank lines PEP 8 puts before a top-level definition."""
-    node = cst.parse_module(MASTER_WEIGHTS_SOURCE.lstrip("\n")).body[0]
+    node = _helper_statements(MASTER_WEIGHTS_SOURCE)[0]
     assert isinstance(node, cst.FunctionDef), "MASTER_WEIGHTS_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 

@@ -233,14 +233,18 @@ def findall(tree: cst.CSTNode, matcher: m.BaseMatcherNode, index: NodeIndex | No
 
 
 def _index(
-    module: cst.Module, ranges: dict[int, tuple[int, int]] | None = None
+    module: cst.Module,
+    ranges: dict[int, tuple[int, int]] | None = None,
+    kids_of: dict[int, list[cst.CSTNode]] | None = None,
 ) -> tuple[dict[int, cst.CSTNode], dict[type, list[cst.CSTNode]]]:
     """One walk: the parent of every node but the trivia (by ``id``) and those nodes grouped
     by class, in the order libcst's ParentNodeProvider records them (a node's children, in
     order, when the walk leaves the node), so that ties in :meth:`FileContext.nodes` keep
     their order. ``ranges``, when given, gets each of those nodes' (by ``id``) place in the
     walk's pre-order, the order :func:`findall` finds nodes in: (its own, the first after its
-    descendants'), so that the nodes below it are those whose place is in that range."""
+    descendants'), so that the nodes below it are those whose place is in that range.
+    ``kids_of``, when given, gets each of those nodes' children without the trivia (by ``id``):
+    the walks of the metadata read them there instead of reading the fields again."""
     parent: dict[int, cst.CSTNode] = {}
     by_type: dict[type, list[cst.CSTNode]] = {}
     stack: list[tuple[cst.CSTNode, list[cst.CSTNode] | None, int]] = [(module, None, 0)]
@@ -250,6 +254,8 @@ def _index(
         node, kids, start = pop()
         if kids is None:  # entering: leave after the children
             kids = _kept_children(node)
+            if kids_of is not None:
+                kids_of[id(node)] = kids
             push((node, kids, entered))
             entered += 1
             for child in reversed(kids):
