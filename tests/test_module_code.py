@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
-from conftest import FIXTURES
 from libcst.metadata import MetadataWrapper
 
 from bf16_migrate.python import MODES, ParseError, migrate_source
 from bf16_migrate.python.context import FileContext
 from bf16_migrate.rules import load_rules
+
+from conftest import FIXTURES
 
 SCRIPTS = sorted(p for p in FIXTURES.rglob("*.py") if "expected" not in p.parts)
 
