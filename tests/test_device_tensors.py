@@ -437,3 +437,45 @@ def test_an_upcast_of_a_tensor_just_brought_to_the_device_is_bf16():
     code, found = _migrated(kept)
     assert "        logits = model(x.to(torch.bfloat16)).float()\n" in code  # kept f32, as written (BFM089)
     assert found.count((19, True)) == 2
+
+
+LOADER = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.parallel_loader as pl
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main(loader):
+    device = xm.xla_device()
+    model = torch.nn.Linear(8, 3).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    mean = torch.zeros(8, device=device)
+    for step, (images, labels) in enumerate(pl.MpDeviceLoader(loader, device)):
+        images = images.float() / 255.0
+        images = (images - mean) / 2.0
+        loss = F.cross_entropy(model(images), labels)
+        hits = (model(images).argmax(-1) == labels).sum()
+        opt.zero_grad()
+        loss.backward()
+        xm.optimizer_step(opt)
+
+
+main([])
+"""
+
+
+def test_a_device_loaders_batch_computed_with_on_the_device_is_bf16():
+    """``for images, labels in MpDeviceLoader(...)``: the batch is on the device, of a dtype the code
+    does not tell. Its upcast (``images.float() / 255``) was bf16 under the switch:
+    ``.to(torch.bfloat16)``; the batch itself as an operand of arithmetic goes through
+    ``floating_to_bf16``; the labels, only compared and handed to the loss, are the input casts'."""
+    code, found = _migrated(LOADER)
+    assert "        images = images.to(torch.bfloat16) / 255.0\n" in code
+    arithmetic = LOADER.replace("        images = images.float() / 255.0\n", "")
+    code, found = _migrated(arithmetic)
+    assert "        images = (floating_to_bf16(images) - mean) / 2.0\n" in code
+    assert "(model(images).argmax(-1) == labels).sum()" in code
+    assert (16, True) in found

@@ -48,7 +48,11 @@ only compared, indexed or handed to the model or the loss, the input casts decid
 ``XLA_DOWNCAST_BF16`` a float64 one was float32 on the device, not bf16: the run-time cast makes it
 bf16 (one precision below the legacy run's for that tensor; a float32 one is made what the switch made).
 Found by verify's trace on a REINFORCE script whose NumPy returns made the loss float64, and on a
-regression script standardising its NumPy batches on the device in f32.
+regression script standardising its NumPy batches on the device in f32. The same for a batch a
+torch-xla device loader hands over (``for x, y in MpDeviceLoader(...)``) where the loop computes
+with it (``(x - mean) / std``), and ``.to(torch.bfloat16)`` for the upcast of such a batch or of a
+tensor just moved there (``images.to(device).float() / 255``): under the switch the upcast's f32
+was bf16 on the device.
 """
 
 from __future__ import annotations
@@ -97,7 +101,7 @@ class DeviceTensors:
     upcasts, moves, in the file's order) and the floating factories made on a device the code does
     not tell (``unknown``: ``device=args.device``), which the rule cannot decide."""
 
-    found: list[cst.Call] = field(default_factory=list)
+    found: list[cst.BaseExpression] = field(default_factory=list)
     unknown: list[cst.Call] = field(default_factory=list)
 
 
@@ -135,6 +139,31 @@ def find_device_tensors(
             out.found.append(call)
         elif _unknown_arrival(ctx, flow, call) and _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call):
             out.found.append(call)  # else the input casts' (a model input, a loss target) or a callee's
+    out.found.extend(_batch_reads(ctx, skip))
+    out.found.sort(key=ctx.pos)
+    return out
+
+
+def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpression]:
+    """The reads of a batch a torch-xla device loader hands over (``for x, y in
+    MpDeviceLoader(...)``: the loop target's own binding) that are an operand of arithmetic on the
+    device (``(x - mean) / std``): of a dtype the code does not tell, f32 there where the switch
+    made a floating batch bf16. Its upcast is :func:`_upcast_of_an_arrival`'s, its uses as a model
+    input or a loss target the input casts'."""
+    out: list[cst.BaseExpression] = []
+    for loop in ctx.nodes(cst.For):
+        if _inside(ctx, loop, skip) or not _over_a_device_loader(ctx, loop.iter):
+            continue
+        for name in findall(loop.target, m.Name()):
+            assert isinstance(name, cst.Name), "findall of m.Name()"
+            scope = ctx.scopes.get(name)
+            for binding in scope[name.value] if scope is not None else ():
+                if getattr(binding, "node", None) is not name:
+                    continue
+                for access in getattr(binding, "references", ()):
+                    read = access.node
+                    if isinstance(ctx.parent(read), (cst.BinaryOperation, cst.UnaryOperation)):
+                        out.append(read)
     return out
 
 
@@ -198,7 +227,7 @@ def refuse_device_tensors(
 
 
 def plan_device_tensors(
-    ctx: FileContext, plan: EditPlan, found: list[cst.Call], guard: cst.BaseExpression | None = None
+    ctx: FileContext, plan: EditPlan, found: Sequence[cst.BaseExpression], guard: cst.BaseExpression | None = None
 ) -> None:
     """Plan ``dtype=torch.bfloat16`` on each factory of ``found`` (:func:`find_device_tensors`;
     under ``guard``: ``torch.bfloat16 if <guard> else None``) and report each (BFM154). A factory
@@ -207,6 +236,11 @@ def plan_device_tensors(
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     for call in found:
         if id(call) in plan.replace:
+            continue
+        if not isinstance(call, cst.Call):  # a read of a device loader's batch
+            _need_floating_helper(plan)
+            plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
+            ctx.report("BFM154", call, fixed=True, variant="runtime_batch", code=ctx.code(call))
             continue
         if _unknown_arrival(ctx, flow, call):
             if _cast_where_used(ctx, plan, call):
@@ -347,9 +381,11 @@ def _to_bf16(node: cst.Call, guard: cst.BaseExpression | None) -> cst.Call:
     return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
 
-def _code(ctx: FileContext, call: cst.Call) -> str:
+def _code(ctx: FileContext, call: cst.BaseExpression) -> str:
     code = ctx.code(call)
-    return code if len(code) <= 60 else ctx.code(call.func) + "(...)"
+    if len(code) <= 60 or not isinstance(call, cst.Call):
+        return code
+    return ctx.code(call.func) + "(...)"
 
 
 def _audited_nodes(reached: Reached | None) -> list[cst.CSTNode]:
@@ -424,6 +460,8 @@ def _upcast_of_an_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> 
     if not _upcasts(ctx, call):
         return False
     receiver = _receiver(call)
+    if isinstance(receiver, cst.Name) and _a_device_loaders_batch(ctx, receiver):
+        return True
     values = [receiver] if isinstance(receiver, cst.Call) else _bound_values(ctx, receiver)
     return bool(values) and all(
         isinstance(value, cst.Call)
@@ -431,6 +469,61 @@ def _upcast_of_an_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> 
         and value.func.attr.value == "to"
         and _unknown_arrival(ctx, flow, value)
         for value in values
+    )
+
+
+_DEVICE_LOADERS = frozenset(
+    {"torch_xla.distributed.parallel_loader.MpDeviceLoader", "torch_xla.distributed.parallel_loader.ParallelLoader"}
+)
+"""torch-xla's loaders that hand each batch over on the device (torch_xla/distributed/parallel_loader.py)."""
+
+
+def _a_device_loaders_batch(ctx: FileContext, name: cst.Name) -> bool:
+    """Whether ``name`` is bound by the target of a ``for`` over a torch-xla device loader
+    (``for images, labels in pl.MpDeviceLoader(loader, device)``, through ``enumerate`` too), and
+    otherwise only to values computed from itself (``images = images.float() / 255``): a batch
+    tensor on the device, of a dtype the code does not tell."""
+    scope = ctx.scopes.get(name)
+    bindings = list(scope[name.value]) if scope is not None else []
+    from_loader = False
+    for binding in bindings:
+        node = getattr(binding, "node", None)
+        loop = next((a for a in ctx.ancestors(node) if isinstance(a, cst.For)), None) if node is not None else None
+        if (
+            loop is not None
+            and node is not None
+            and _inside_target(node, loop.target)
+            and _over_a_device_loader(ctx, loop.iter)
+        ):
+            from_loader = True
+            continue
+        target = ctx.parent(node) if node is not None else None
+        assign = ctx.parent(target) if target is not None else None
+        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
+            return False
+        if not any(read.value == name.value for read in findall(assign.value, m.Name())):
+            return False  # bound to something else too
+    return from_loader
+
+
+def _inside_target(node: cst.CSTNode, target: cst.BaseExpression) -> bool:
+    return node is target or any(node is found for found in findall(target, m.Name()))
+
+
+def _over_a_device_loader(ctx: FileContext, iterable: cst.BaseExpression) -> bool:
+    """``MpDeviceLoader(...)`` / ``ParallelLoader(...).per_device_loader(...)``, or ``enumerate`` of one."""
+    if not isinstance(iterable, cst.Call):
+        return False
+    if ctx.qualified_names(iterable.func) & {"enumerate", "builtins.enumerate"} and iterable.args:
+        return _over_a_device_loader(ctx, iterable.args[0].value)
+    if ctx.qualified_names(iterable.func) & _DEVICE_LOADERS:
+        return True
+    func = iterable.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "per_device_loader"
+        and isinstance(func.value, cst.Call)
+        and bool(ctx.qualified_names(func.value.func) & _DEVICE_LOADERS)
     )
 
 
