@@ -474,6 +474,8 @@ def test_a_device_loaders_batch_computed_with_on_the_device_is_bf16():
     ``floating_to_bf16``; the labels, only compared and handed to the loss, are the input casts'."""
     code, found = _migrated(LOADER)
     assert "        images = images.to(torch.bfloat16) / 255.0\n" in code
+    # the next statement reads the upcast's binding, bf16 already (libcst's scopes are not flow-sensitive)
+    assert "        images = (images - mean) / 2.0\n" in code
     arithmetic = LOADER.replace("        images = images.float() / 255.0\n", "")
     code, found = _migrated(arithmetic)
     assert "        images = (floating_to_bf16(images) - mean) / 2.0\n" in code

@@ -157,11 +157,26 @@ def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpress
         for name in findall(loop.target, m.Name()):
             assert isinstance(name, cst.Name), "findall of m.Name()"
             scope = ctx.scopes.get(name)
-            for binding in scope[name.value] if scope is not None else ():
+            bindings = list(scope[name.value]) if scope is not None else []
+            # libcst's scopes are not flow-sensitive: a read after `x = x.float() / 255` in the loop is
+            # the new binding's, not the batch's
+            rebound = [
+                ctx.statement_of(node)
+                for b in bindings
+                if (node := getattr(b, "node", None)) is not None
+                and node is not name
+                and _inside(ctx, node, frozenset({id(loop)}))
+            ]
+            for binding in bindings:
                 if getattr(binding, "node", None) is not name:
                     continue
                 for access in getattr(binding, "references", ()):
                     read = access.node
+                    if not _inside(ctx, read, frozenset({id(loop.body)})):
+                        continue
+                    statement = ctx.statement_of(read)
+                    if any(at is not None and at is not statement and ctx.pos(at) < ctx.pos(read) for at in rebound):
+                        continue  # bound again by an earlier statement of the loop
                     if isinstance(ctx.parent(read), (cst.BinaryOperation, cst.UnaryOperation)):
                         out.append(read)
     return out
