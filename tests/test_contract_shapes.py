@@ -1,0 +1,69 @@
+"""Shapes the contract found this stop, proven on the XLA CPU device both ways: the codemod's
+migration PASSes, the migration without the change FAILs or crashes (the verdict people trust
+both ways). Each script is our own writing (fixtures/contract/).
+
+* criterion: a criterion class with a ``register_buffer`` weight moved to the device; its buffer
+  was bf16 under the switch. Without ``criterion.to(torch.bfloat16)`` the step meets an f32 weight
+  and a bf16 output ("mixed precision is disallowed": the migrated run raises).
+* numpy_returns: REINFORCE whose returns come from NumPy (float64) through
+  ``torch.tensor(..., device=device)``; under the switch bf16. Without the run-time cast the loss
+  is float64 (verify's trace: BFM200 at the multiplication)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bf16_migrate.python import migrate_source
+from bf16_migrate.verify.parts import FAIL, PASS
+
+from conftest import FIXTURES, part_of
+
+CONTRACT = FIXTURES / "contract"
+
+
+def _copy(case: str, tmp_path: Path) -> Path:
+    shutil.copytree(CONTRACT / case, tmp_path / case)
+    return tmp_path / case / "train.py"
+
+
+def test_the_codemods_migrations_of_the_contract_shapes():
+    """The rewrite of both scripts (no XLA): the criterion cast, the run-time cast of the returns."""
+    criterion = migrate_source((CONTRACT / "criterion" / "train.py").read_text(), "stochastic", "train.py")
+    assert "    criterion.to(torch.bfloat16)\n" in criterion.code and not criterion.unfixed
+    returns = migrate_source((CONTRACT / "numpy_returns" / "train.py").read_text(), "stochastic", "train.py")
+    assert "returns = floating_to_bf16(torch.tensor(discounted(rewards), device=device))" in returns.code
+
+
+@pytest.mark.xla
+def test_a_criterion_with_its_own_buffer_both_ways(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+
+    script = _copy("criterion", tmp_path)
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    without = migrated.replace("    criterion.to(torch.bfloat16)\n", "")
+    assert without != migrated
+    with pytest.raises(RunError, match="mixed precision is disallowed"):
+        verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
+
+
+@pytest.mark.xla
+def test_numpy_returns_on_the_device_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("numpy_returns", tmp_path)
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    without = migrated.replace(
+        "floating_to_bf16(torch.tensor(discounted(rewards), device=device))",
+        "torch.tensor(discounted(rewards), device=device)",
+    )
+    assert without != migrated
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "trace").status == FAIL
