@@ -440,14 +440,20 @@ def _floating_transfer(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> boo
     ``torch.tensor([1.0, 2.0])``, ``x.float()``) with no dtype: a loss weight, a class weight, a
     schedule, moved to the device where the switch made it bf16. What the model's inputs and the
     loss's targets get is the input casts' (planned before: :mod:`.inputs`)."""
+    moved = _moved_to_the_device(ctx, call)
+    return moved is not None and flow.infer(moved) == FLOAT
+
+
+def _moved_to_the_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """``t`` of ``t.to(device)`` (or ``device=device``) with no dtype, the device the XLA one; else None."""
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
-        return False
+        return None
     if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
-        return False
+        return None
     devices = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
     if len(devices) != 1 or not _is_device(ctx, devices[0], 0):
-        return False
-    return flow.infer(call.func.value) == FLOAT
+        return None
+    return call.func.value
 
 
 def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
@@ -457,10 +463,8 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     NumPy array of returns, a list read from a file). If it is floating the switch made it bf16
     there; if integer it stayed so: the run-time cast decides."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
-        if any(a.keyword is not None and a.keyword.value == "dtype" for a in call.args):
-            return False
-        devices = [a.value for a in call.args if a.keyword is None or a.keyword.value == "device"]
-        return len(devices) == 1 and _is_device(ctx, devices[0], 0) and flow.infer(call.func.value) == UNKNOWN
+        moved = _moved_to_the_device(ctx, call)
+        return moved is not None and flow.infer(moved) == UNKNOWN
     if factory_dtype_class(ctx, call) != UNKNOWN:
         return False
     device = _device_argument(call)
@@ -563,16 +567,9 @@ def _receiver(call: cst.Call) -> cst.BaseExpression:
 def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     """``x.float()`` or ``x.to(torch.float32)`` of an integer or boolean tensor ``x`` (``(pred ==
     y)``, ``mask.eq(0)``, ``idx.long()``): a fresh floating tensor, f32 where the switch made it bf16."""
-    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _UPCASTS:
+    if not _upcasts(ctx, call):
         return False
-    if call.func.attr.value == "to":
-        if len(call.args) != 1 or call.args[0].keyword is not None:
-            return False
-        if not ctx.qualified_names(call.args[0].value) & _F32_NAMES:
-            return False
-    elif call.args:
-        return False
-    receiver = call.func.value
+    receiver = _receiver(call)
     return isinstance(receiver, cst.Comparison) or flow.infer(receiver) == INT
 
 
