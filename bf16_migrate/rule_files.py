@@ -113,6 +113,7 @@ class Emit(Word):
     STOCHASTIC_ROUNDING = "stochastic-rounding"
     MODEL_CAST = "model-cast"
     INPUT_CAST = "input-cast"
+    FLOAT32_INPUTS = "float32-inputs"
     FP32_LOSS_ACCUMULATOR = "fp32-loss-accumulator"
     FP32_MASTER_WEIGHTS = "fp32-master-weights"
     FP32_GRAD_NORM = "fp32-grad-norm"
@@ -181,8 +182,11 @@ class Mode:
         return self.name
 
 
-REFERENCE = Mode(name="reference", summary="removed (FP32 reference run)", emit=frozenset(), removes_only=True)
-"""The internal mode of ``verify``'s FP32 reference run: the legacy writes removed, nothing added."""
+REFERENCE = Mode(
+    name="reference", summary="removed (FP32 reference run)", emit=frozenset({Emit.FLOAT32_INPUTS}), removes_only=True
+)
+"""The internal mode of ``verify``'s FP32 reference run: the legacy writes removed, and only what the
+script needs to run in FP32 at all added (float32-inputs: a float64 batch the switch made bf16)."""
 
 _MODE_TEXTS = ("summary", "by_hand", "script_change")
 

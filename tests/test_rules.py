@@ -14,6 +14,7 @@ from bf16_migrate.rules import (
     MODES,
     REFERENCE,
     RULES_DIR,
+    Emit,
     RuleError,
     diagnostic_rules,
     is_truthy,
@@ -50,7 +51,9 @@ def test_what_code_asks_of_a_mode_is_read_from_what_it_emits():
         "amp": (False, False, False, True),
     }
     assert mode_named("amp") is load_rules().modes["amp"]
-    assert mode_named(REFERENCE.name) is REFERENCE and REFERENCE.removes_only and not REFERENCE.emit
+    assert mode_named(REFERENCE.name) is REFERENCE and REFERENCE.removes_only
+    # the FP32 reference adds only what an FP32 run needs to run at all: float64 inputs made float32
+    assert REFERENCE.emit == {Emit.FLOAT32_INPUTS}
     with pytest.raises(ValueError, match="unknown mode 'fast'; choose one of stochastic, gpu-compatible, amp"):
         mode_named("fast")
 

@@ -167,9 +167,9 @@ class InputCasts:
         XLA graph to compile (``rules/torch_api.toml`` ``[model_wrappers]``)."""
         unknown, static = self._arguments(calls, compiled or [])
         after: list[cst.BaseStatement] = []
-        handed = self._handed_elsewhere(model) if calls and not unknown else None
-        if unknown or not calls or handed is not None:
-            after.append(self._pre_hook(model, unknown, handed))
+        reason = self.hook_reason(model, calls, unknown)
+        if reason is not None:
+            after.append(self._pre_hook(model, *reason))
         else:
             for expr, transfer in static:
                 if transfer is None:
@@ -207,28 +207,36 @@ class InputCasts:
                     unknown.append(arg.value)
         return unknown, static
 
-    def _pre_hook(
-        self, model: cst.BaseExpression, unknown: list[cst.BaseExpression], handed: cst.Call | None
-    ) -> cst.BaseStatement:
+    def hook_reason(
+        self, model: cst.BaseExpression, calls: list[ModelCall], unknown: list[cst.BaseExpression]
+    ) -> tuple[cst.CSTNode, str] | None:
+        """Why the inputs of ``model`` (called at ``calls``, with the arguments ``unknown`` of a dtype
+        the code does not tell) must be cast at run time, by a forward pre-hook, with the node a
+        finding points at: an input of an unknown dtype, the model handed to code of another file
+        (:meth:`_handed_elsewhere`), or no call of it in this file; None when every input is told."""
+        ctx = self.ctx
+        if unknown:
+            codes = list(dict.fromkeys(ctx.code(e) for e in unknown))
+            shown = ", ".join(f"`{c}`" for c in codes[:3]) + (" ..." if len(codes) > 3 else "")
+            return unknown[0], f"the dtype of {shown} cannot be told from the code"
+        if not calls:
+            return model, "it is not called in this file"
+        handed = self._handed_elsewhere(model)
+        if handed is not None:
+            return handed, f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
+        return None
+
+    def unknown_inputs(self, calls: list[ModelCall]) -> list[cst.BaseExpression]:
+        """The arguments of ``calls`` whose dtype the code does not tell (an unpacked one included)."""
+        return self._arguments(calls, [])[0]
+
+    def _pre_hook(self, model: cst.BaseExpression, anchor: cst.CSTNode, why: str) -> cst.BaseStatement:
         """The registration of the run-time pre-hook on ``model`` (the helper planned with it), reported
-        (BFM022) with why: inputs of an ``unknown`` dtype, the model ``handed`` to another file's code,
-        or no call of it in this file."""
+        (BFM022) at ``anchor`` with ``why`` (:meth:`hook_reason`)."""
         ctx = self.ctx
         self._need_helper()
-        if unknown:
-            shown = ", ".join(f"`{ctx.code(e)}`" for e in unknown[:3]) + (" ..." if len(unknown) > 3 else "")
-            why = f"the dtype of {shown} cannot be told from the code"
-            anchor: cst.CSTNode = unknown[0]
-        elif handed is not None:
-            why = f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
-            anchor = handed
-        else:
-            why = "it is not called in this file"
-            anchor = model
         ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
-        return snippets.statement(
-            f"{ctx.code(model)}.register_forward_pre_hook({snippets.BF16_INPUTS_HOOK}, with_kwargs=True)"
-        )
+        return snippets.forward_pre_hook_statement(ctx.code(model), snippets.BF16_INPUTS_HOOK)
 
     def _loss_target(self, call: ModelCall, target: cst.BaseExpression, model_nodes: set[int]) -> None:
         """A loss argument of ``call``: the model's output (of this call or another, ``criterion(model(v1),

@@ -28,6 +28,7 @@ import libcst.matchers as m
 from ..rules import Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
 from .changes import Migration, check_changes, plan_changes
+from .changes.float32_inputs import plan_float32_inputs
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
 from .device_modules import OnDevice, find_device_modules, refuse_unplaced
@@ -441,6 +442,8 @@ class Planner:
                 remove_write(ctx, self.plan, w)
                 ctx.report("BFM001", w.key, fixed=True, variant="reference", variable=w.variable)
                 ctx.outcome.switch_migrated = True
+            if Emit.FLOAT32_INPUTS in self.mode.emit:
+                self._reference_inputs(writes)
             return True
         if refuse_unread_imports(ctx, self._anchors(writes)):
             return False
@@ -491,6 +494,18 @@ class Planner:
         self.loss_imports = list(migration.loss_imports)
         self._plan_changes(migration)
         return True
+
+    def _reference_inputs(self, writes: list[LegacyWrite]) -> None:
+        """The FP32 reference run's float32 inputs (:func:`.changes.float32_inputs.plan_float32_inputs`):
+        a float64 batch the switch made bf16 would stop the FP32 run; what cannot be found is left."""
+        ctx = self.ctx
+        sites = find_optimizers(ctx)
+        models = self._unique_models(sites)
+        anchors = self._cast_anchors(writes, sites, models, set(), {})
+        if anchors is None:
+            return
+        calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
+        plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None)
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
         """Where a finding about the whole migration points: each write's key, or the module

@@ -187,6 +187,42 @@ def bf16_inputs_hook(module, args, kwargs):
 '''
 
 
+FP32_FLOAT64 = "float64_to_float32"
+FP32_INPUTS_HOOK = "float32_inputs_hook"
+
+# The run-time input cast of the modes that keep the model FP32 (changes/float32_inputs.py): the
+# legacy switch made a float64 tensor on the device bf16, so a script could feed NumPy's float64
+# to its model; autocast casts float16/float32/bfloat16 arguments only, never float64 (PyTorch's
+# aten/src/ATen/autocast_mode.h, `is_eligible`), so without the switch such a batch reaches the FP32
+# model as float64 and XLA refuses the mix. Float32 is the dtype of the model's parameters, the one
+# autocast casts from; integer and float32 tensors are left. Our own lines, as the bf16 hook's.
+FP32_INPUTS_SOURCE = '''
+def float64_to_float32(batch):
+    """Cast the float64 tensors in `batch` to float32, leaving every other tensor (integer token
+    ids and labels, float32, bf16) and everything else as it is.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which a float64
+    tensor on the XLA device was computed in low precision; autocast casts float32, not float64):
+    `batch` is a tensor, or a list, tuple, namedtuple or dict of them, nested; containers are
+    rebuilt, dicts as plain dicts.
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(torch.float32) if batch.dtype == torch.float64 else batch
+    if isinstance(batch, dict):
+        return {key: float64_to_float32(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(float64_to_float32(value) for value in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(float64_to_float32(value) for value in batch)
+    return batch
+
+
+def float32_inputs_hook(module, args, kwargs):
+    """Forward pre-hook added by bf16-migrate: the model's float64 inputs become float32."""
+    return float64_to_float32(args), float64_to_float32(kwargs)
+'''
+
+
 HOST_FLOAT32 = "host_float32"
 
 # The run-time cast at the host edge (host_exits.py): what the legacy switch did to every floating
@@ -235,6 +271,8 @@ HELPER_SOURCES = {
     MASTER_WEIGHTS_FACTORY: MASTER_WEIGHTS_SOURCE,
     FP32_GRAD_NORM: FP32_GRAD_NORM_SOURCE,
     HOST_FLOAT32: HOST_FLOAT32_SOURCE,
+    FP32_FLOAT64: FP32_INPUTS_SOURCE,
+    FP32_INPUTS_HOOK: FP32_INPUTS_SOURCE,
 }
 """Every function the codemod may write into a script, by name, with the source that defines it."""
 
@@ -280,6 +318,19 @@ def bf16_inputs_helper() -> list[cst.BaseStatement]:
     the two blank lines PEP 8 puts before a top-level definition."""
     body = _helper_statements(BF16_INPUTS_SOURCE)
     return [st.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for st in body]
+
+
+def float32_inputs_helper() -> list[cst.BaseStatement]:
+    """``float64_to_float32`` and ``float32_inputs_hook`` as two top-level FunctionDefs, each with
+    the two blank lines PEP 8 puts before a top-level definition."""
+    body = _helper_statements(FP32_INPUTS_SOURCE)
+    return [st.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for st in body]
+
+
+def forward_pre_hook_statement(model: str, hook: str) -> cst.BaseStatement:
+    """``<model>.register_forward_pre_hook(<hook>, with_kwargs=True)`` as a statement (``model``:
+    the code of the module, ``hook``: the name of a hook of :data:`HELPER_SOURCES`)."""
+    return statement(f"{model}.register_forward_pre_hook({hook}, with_kwargs=True)")
 
 
 def floating_to_bf16_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:

@@ -1,0 +1,71 @@
+"""float32-inputs: in a mode that keeps the model FP32 (amp, and ``verify``'s FP32 reference run), a
+model whose inputs' dtype the code does not tell gets a forward pre-hook (``float32_inputs_hook``)
+that makes its float64 inputs float32 at run time, integer and float32 ones untouched.
+
+Under the legacy switch a float64 tensor on the XLA device was low precision like a float32 one
+(torch-xla ``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``), so a script could feed
+NumPy's float64 batches (``torch.from_numpy``) to its model. Without the switch such a batch reaches
+the FP32 model as float64: autocast casts float16/float32/bfloat16 arguments only, never float64
+(PyTorch ``aten/src/ATen/autocast_mode.h``, ``is_eligible``), and XLA refuses an op that mixes
+float64 with the parameters' float32 ("mixed precision is disallowed"; measured with torch-xla 2.9
+on the XLA CPU device). The hook is registered where the bf16 modes cast the model (before the
+optimizer built from it), under the guard; the reasons are those of the bf16 modes' run-time cast
+(:meth:`..inputs.InputCasts.hook_reason`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import libcst as cst
+
+from ...rules import Emit
+from .. import snippets
+from ..apply import EditPlan
+from ..context import FileContext
+from ..dtype_flow import DtypeFlow
+from ..inputs import InputCasts
+from ..model_site import ModelCall
+from ..wrappers import module_of
+from .migration import Migration, Planned
+
+EMIT = Emit.FLOAT32_INPUTS
+
+
+def plan(m: Migration, planned: Planned) -> Planned:
+    """The hook on each model, not sharded, whose inputs need it (:func:`plan_float32_inputs`)."""
+    models = [(model, at) for model, at in zip(m.models, m.cast_anchors) if id(model) not in m.sharded]
+    plan_float32_inputs(m.ctx, m.plan, m.flow, models, m.calls, m.guard)
+    return planned
+
+
+def plan_float32_inputs(
+    ctx: FileContext,
+    plan: EditPlan,
+    flow: DtypeFlow,
+    models: Sequence[tuple[cst.BaseExpression, list[cst.BaseStatement] | None]],
+    calls: Mapping[int, list[ModelCall]],
+    guard: cst.BaseExpression | None,
+) -> None:
+    """For each ``(model, anchors)`` of ``models`` (``anchors``: the statements its cast would go
+    before, None where there is none) whose inputs' dtype cannot be told from its ``calls`` (by id
+    of the model), ``model.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)``
+    before each anchor, under ``guard``, the helpers once in the prelude, reported (BFM023). Also
+    the FP32 reference run's (``bf16_migrate.verify``), which has no :class:`Migration`."""
+    inputs = InputCasts(ctx, flow, plan, guard)
+    helper_added = False
+    for model, anchors in models:
+        if not anchors:
+            continue
+        model_calls = calls.get(id(model), [])
+        reason = inputs.hook_reason(model, model_calls, inputs.unknown_inputs(model_calls))
+        if reason is None:
+            continue
+        if not helper_added:
+            plan.prelude.extend(snippets.float32_inputs_helper())
+            helper_added = True
+        module = ctx.code(module_of(ctx, model))
+        anchor, why = reason
+        ctx.report("BFM023", anchor, fixed=True, model=module, hook=snippets.FP32_INPUTS_HOOK, why=why)
+        registration = snippets.forward_pre_hook_statement(module, snippets.FP32_INPUTS_HOOK)
+        for statement in anchors:
+            plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([registration], guard))
