@@ -7,7 +7,10 @@ both ways). Each script is our own writing (fixtures/contract/).
   and a bf16 output ("mixed precision is disallowed": the migrated run raises).
 * numpy_returns: REINFORCE whose returns come from NumPy (float64) through
   ``torch.tensor(..., device=device)``; under the switch bf16. Without the run-time cast the loss
-  is float64 (verify's trace: BFM200 at the multiplication)."""
+  is float64 (verify's trace: BFM200 at the multiplication).
+* numpy_features (amp): float64 NumPy features fed to the FP32 model; under the switch bf16.
+  autocast does not cast float64, so without the float32 inputs hook the migrated run raises
+  ("mixed precision is disallowed"), and so would the FP32 reference run without its own."""
 
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ def test_the_codemods_migrations_of_the_contract_shapes():
     assert "    criterion.to(torch.bfloat16)\n" in criterion.code and not criterion.unfixed
     returns = migrate_source((CONTRACT / "numpy_returns" / "train.py").read_text(), "stochastic", "train.py")
     assert "returns = floating_to_bf16(torch.tensor(discounted(rewards), device=device))" in returns.code
+    features = migrate_source((CONTRACT / "numpy_features" / "train.py").read_text(), "amp", "train.py")
+    assert "    model.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)\n" in features.code
+    assert "def float64_to_float32(batch):" in features.code and not features.unfixed
 
 
 @pytest.mark.xla
@@ -67,3 +73,17 @@ def test_numpy_returns_on_the_device_both_ways(tmp_path):
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "trace").status == FAIL
+
+
+@pytest.mark.xla
+def test_float64_features_under_amp_both_ways(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+
+    script = _copy("numpy_features", tmp_path)
+    report = verify_script(script, "amp", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "amp", "train.py").code
+    without = migrated.replace("    model.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)\n", "")
+    assert without != migrated
+    with pytest.raises(RunError, match="mixed precision is disallowed"):
+        verify_script(script, "amp", steps=8, migrated_source=without, timeout=300)

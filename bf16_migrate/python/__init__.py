@@ -114,9 +114,10 @@ def migrate_source(
     """Migrate one Python source text off the legacy bf16 variables.
 
     ``mode`` is a :class:`~bf16_migrate.rules.Mode` or the name of one (:data:`MODES`, from
-    ``rules/modes.toml``), or :data:`REFERENCE` (remove the legacy writes, add nothing: the FP32
-    run ``verify`` compares amp with). Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at
-    CPython's line and column), :class:`CodemodError` (a ParseError) when it is but cannot be
+    ``rules/modes.toml``), or :data:`REFERENCE` (remove the legacy writes and add only what an FP32
+    run needs to run at all, float64 inputs made float32: the FP32 run ``verify`` compares amp with).
+    Raises :class:`ParseError` when ``source`` is not valid Python for CPython (at CPython's line and
+    column), :class:`CodemodError` (a ParseError) when it is but cannot be
     migrated (nested beyond what libcst can walk, a bug), ``ValueError`` for an
     unknown mode. The output always re-parses (checked here before it is returned).
 

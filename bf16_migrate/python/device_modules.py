@@ -635,7 +635,7 @@ def _rebound_between(ctx: FileContext, expr: cst.BaseExpression, first: cst.CSTN
     )
 
 
-def _passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
+def passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
     """A call that hands the module ``expr`` to code outside the file (whose forward pass may run
     there), or None: an argument of a call of anything but a function of the file or a module's own
     method."""
@@ -706,7 +706,7 @@ def plan_device_modules(
         first = not any(same_model(ctx, module.expr, d.expr) for d in done)
         done.append(module)
         after: list[cst.BaseStatement] = []
-        if first and inputs is not None and (module.calls or _passed_out(ctx, module.expr) is not None):
+        if first and inputs is not None and (module.calls or passed_out(ctx, module.expr) is not None):
             inherited = module.hooks and not module.cast
             needs = inputs.needs_hook(module.calls)
             if not (inherited and needs):
@@ -790,7 +790,7 @@ def device_module_regions(
                     line=ctx.pos(calls[0].call)[0],
                 )
             continue
-        out = _passed_out(ctx, module.expr)
+        out = passed_out(ctx, module.expr)
         if out is not None:
             line = ctx.pos(out)[0]
             ctx.report("BFM152", out, fixed=False, module=ctx.code(module.expr), call=ctx.code(out.func), line=line)

@@ -208,19 +208,24 @@ class InputCasts:
         return unknown, static
 
     def hook_reason(
-        self, model: cst.BaseExpression, calls: list[ModelCall], unknown: list[cst.BaseExpression]
+        self,
+        model: cst.BaseExpression,
+        calls: list[ModelCall],
+        unknown: list[cst.BaseExpression],
+        uncalled: bool = True,
     ) -> tuple[cst.CSTNode, str] | None:
         """Why the inputs of ``model`` (called at ``calls``, with the arguments ``unknown`` of a dtype
         the code does not tell) must be cast at run time, by a forward pre-hook, with the node a
         finding points at: an input of an unknown dtype, the model handed to code of another file
-        (:meth:`_handed_elsewhere`), or no call of it in this file; None when every input is told."""
+        (:meth:`_handed_elsewhere`), or, with ``uncalled``, no call of it in this file; None when
+        every input is told."""
         ctx = self.ctx
         if unknown:
             codes = list(dict.fromkeys(ctx.code(e) for e in unknown))
             shown = ", ".join(f"`{c}`" for c in codes[:3]) + (" ..." if len(codes) > 3 else "")
             return unknown[0], f"the dtype of {shown} cannot be told from the code"
         if not calls:
-            return model, "it is not called in this file"
+            return (model, "it is not called in this file") if uncalled else None
         handed = self._handed_elsewhere(model)
         if handed is not None:
             return handed, f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"

@@ -504,8 +504,10 @@ class Planner:
         anchors = self._cast_anchors(writes, sites, models, set(), {})
         if anchors is None:
             return
+        on_device = find_device_modules(ctx, models)
+        on_device.settle(ctx, models, anchors, None)
         calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
-        plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None)
+        plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None, on_device)
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
         """Where a finding about the whole migration points: each write's key, or the module

@@ -22,9 +22,10 @@ from ...rules import Emit
 from .. import snippets
 from ..apply import EditPlan
 from ..context import FileContext
+from ..device_modules import DeviceModule, OnDevice, passed_out
 from ..dtype_flow import DtypeFlow
 from ..inputs import InputCasts
-from ..model_site import ModelCall
+from ..model_site import ModelCall, same_model
 from ..wrappers import module_of
 from .migration import Migration, Planned
 
@@ -32,9 +33,10 @@ EMIT = Emit.FLOAT32_INPUTS
 
 
 def plan(m: Migration, planned: Planned) -> Planned:
-    """The hook on each model, not sharded, whose inputs need it (:func:`plan_float32_inputs`)."""
+    """The hook on each model, not sharded, and each other module on the device whose inputs need
+    it (:func:`plan_float32_inputs`)."""
     models = [(model, at) for model, at in zip(m.models, m.cast_anchors) if id(model) not in m.sharded]
-    plan_float32_inputs(m.ctx, m.plan, m.flow, models, m.calls, m.guard)
+    plan_float32_inputs(m.ctx, m.plan, m.flow, models, m.calls, m.guard, m.on_device)
     return planned
 
 
@@ -45,27 +47,55 @@ def plan_float32_inputs(
     models: Sequence[tuple[cst.BaseExpression, list[cst.BaseStatement] | None]],
     calls: Mapping[int, list[ModelCall]],
     guard: cst.BaseExpression | None,
+    on_device: OnDevice,
 ) -> None:
     """For each ``(model, anchors)`` of ``models`` (``anchors``: the statements its cast would go
     before, None where there is none) whose inputs' dtype cannot be told from its ``calls`` (by id
     of the model), ``model.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)``
-    before each anchor, under ``guard``, the helpers once in the prelude, reported (BFM023). Also
-    the FP32 reference run's (``bf16_migrate.verify``), which has no :class:`Migration`."""
-    inputs = InputCasts(ctx, flow, plan, guard)
-    helper_added = False
+    before each anchor; for each other module ``on_device`` called in the file or handed out of it,
+    the same right after it reaches the device (a copy that keeps its source's hooks gets none of
+    its own). Under ``guard``, the helpers once in the prelude, each reported (BFM023). Also the FP32
+    reference run's (``bf16_migrate.verify``), which has no :class:`Migration`."""
+    hooks = _Hooks(ctx, plan, flow, guard)
     for model, anchors in models:
-        if not anchors:
+        if not anchors or (registration := hooks.registration(model, calls.get(id(model), []))) is None:
             continue
-        model_calls = calls.get(id(model), [])
-        reason = inputs.hook_reason(model, model_calls, inputs.unknown_inputs(model_calls))
+        for statement in anchors:
+            plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([registration], guard))
+    done: list[DeviceModule] = []
+    for module in on_device.modules:
+        first = not any(same_model(ctx, module.expr, d.expr) for d in done)
+        done.append(module)
+        if not first or (module.hooks and not module.cast):
+            continue
+        if not module.calls and passed_out(ctx, module.expr) is None:
+            continue  # no forward pass runs
+        registration = hooks.registration(module.expr, module.calls)
+        if registration is not None:
+            plan.insert_after.setdefault(id(module.anchor), []).extend(snippets.guarded([registration], guard))
+
+
+class _Hooks:
+    """The hook registrations of one file, the helpers planned with the first."""
+
+    def __init__(self, ctx: FileContext, plan: EditPlan, flow: DtypeFlow, guard: cst.BaseExpression | None) -> None:
+        self.ctx, self.plan = ctx, plan
+        self.inputs = InputCasts(ctx, flow, plan, guard)
+        self.helper_added = False
+
+    def registration(self, model: cst.BaseExpression, calls: list[ModelCall]) -> cst.BaseStatement | None:
+        """The registration on ``model`` called at ``calls`` (reported), or None where every input's
+        dtype is told (:meth:`..inputs.InputCasts.hook_reason`)."""
+        ctx = self.ctx
+        # a model the file never calls nor hands out runs no forward pass here (the bf16 modes still
+        # cast such a model's inputs: its cast is theirs, and a bf16 model fed f32 crashes)
+        reason = self.inputs.hook_reason(model, calls, self.inputs.unknown_inputs(calls), uncalled=False)
         if reason is None:
-            continue
-        if not helper_added:
-            plan.prelude.extend(snippets.float32_inputs_helper())
-            helper_added = True
+            return None
+        if not self.helper_added:
+            self.plan.prelude.extend(snippets.float32_inputs_helper())
+            self.helper_added = True
         module = ctx.code(module_of(ctx, model))
         anchor, why = reason
         ctx.report("BFM023", anchor, fixed=True, model=module, hook=snippets.FP32_INPUTS_HOOK, why=why)
-        registration = snippets.forward_pre_hook_statement(module, snippets.FP32_INPUTS_HOOK)
-        for statement in anchors:
-            plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([registration], guard))
+        return snippets.forward_pre_hook_statement(module, snippets.FP32_INPUTS_HOOK)
