@@ -10,7 +10,11 @@ both ways). Each script is our own writing (fixtures/contract/).
   is float64 (verify's trace: BFM200 at the multiplication).
 * numpy_features (amp): float64 NumPy features fed to the FP32 model; under the switch bf16.
   autocast does not cast float64, so without the float32 inputs hook the migrated run raises
-  ("mixed precision is disallowed"), and so would the FP32 reference run without its own."""
+  ("mixed precision is disallowed"), and so would the FP32 reference run without its own.
+* gru_tagger (amp): a bidirectional ``nn.GRU`` under autocast makes bf16->f32->bf16 round trips of
+  its own (torch's, not the migration's): verify's graph part says so and PASSes; the same part
+  still FAILs an amp migration whose math attention upcasts bf16 q/k/v (tiny_transformer without
+  the attention flag), where the harness counts the upcasting calls."""
 
 from __future__ import annotations
 
@@ -87,3 +91,24 @@ def test_float64_features_under_amp_both_ways(tmp_path):
     assert without != migrated
     with pytest.raises(RunError, match="mixed precision is disallowed"):
         verify_script(script, "amp", steps=8, migrated_source=without, timeout=300)
+
+
+@pytest.mark.xla
+def test_autocasts_own_round_trips_pass_and_an_attention_upcast_fails(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("gru_tagger", tmp_path)
+    report = verify_script(script, "amp", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    graph = part_of(report.verdict, "graph")
+    assert "torch's own under autocast" in graph.detail and graph.figures["autocast_round_trips"] > 0
+    assert report.runs["migrated"].sdpa_upcasts == 0
+
+    shutil.copytree(FIXTURES / "tiny_transformer", tmp_path / "tiny_transformer")
+    attention = tmp_path / "tiny_transformer" / "train.py"
+    migrated = migrate_source(attention.read_text(), "amp", "train.py").code
+    without = migrated.replace("    torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)\n", "")
+    assert without != migrated
+    wrong = verify_script(attention, "amp", steps=8, migrated_source=without, timeout=300)
+    assert wrong.runs["migrated"].sdpa_upcasts
+    assert part_of(wrong.verdict, "graph").status == FAIL and wrong.verdict.status == FAIL

@@ -86,6 +86,7 @@ class RunError(Exception):
             "run": self.run,
             "returncode": self.returncode,
             "hint": self.hint,
+            "sdpa_upcasts": self.sdpa_upcasts,
             "tail": self.tail,
             "runs": {name: r.to_dict() for name, r in self.runs.items()},
             "trace_findings": [f.to_dict() for f in self.findings],
@@ -121,6 +122,10 @@ class RunRecord:
     specific advice). ``backward_calls``: ``backward`` calls seen in the recording process.
     ``trace``: the dtype trace of the run (:class:`~bf16_migrate.verify.trace.Trace`; None when
     it was not traced), which may go on after the recorded steps to the script's end.
+    ``sdpa_upcasts``: calls of ``torch.nn.functional.scaled_dot_product_attention`` with bf16/f16
+    query, key or value while torch's math kernel upcast them to f32
+    (``torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()`` False), None when the harness
+    did not count them (a record of an older version).
     """
 
     name: str
@@ -148,6 +153,7 @@ class RunRecord:
     harness_errors: list[str] = field(default_factory=list)
     hint: str | None = None
     trace: Trace | None = None
+    sdpa_upcasts: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -222,6 +228,7 @@ class RunRecord:
             exception=data.get("exception"),
             harness_errors=list(data.get("errors") or []),
             trace=Trace.from_json(data.get("trace")),
+            sdpa_upcasts=data.get("sdpa_upcasts"),
             **extra,
         )
 

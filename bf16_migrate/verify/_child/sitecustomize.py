@@ -80,7 +80,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "compiles_at_step": [int | null, ...],
      "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"},
      "compile_count": int | null, "execute_count": int | null,
-     "torch_xla_loaded": bool, "errors": [str, ...]}
+     "torch_xla_loaded": bool, "sdpa_upcasts": int, "errors": [str, ...]}
 """
 
 import os
@@ -184,6 +184,7 @@ class _Recorder:
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
+        self.sdpa_upcasts = 0
         self.state_dtypes = None
         self.dtypes_from = None  # the optimizer whose dtypes were read
         self.graph_marks = []
@@ -526,6 +527,7 @@ class _Recorder:
             "compile_count": compile_count,
             "execute_count": execute_count,
             "torch_xla_loaded": "torch_xla" in sys.modules,
+            "sdpa_upcasts": self.sdpa_upcasts,
             "errors": self.errors,
         }
 
@@ -606,6 +608,7 @@ def _patch_torch(torch, rec):
         return orig_optimizer_init(self, *args, **kwargs)
 
     torch.optim.Optimizer.__init__ = optimizer_init
+    _count_sdpa_upcasts(torch, rec)
     if tracer is not None:
         try:
             sys.modules[_DTYPE_TRACE].install(tracer, torch)
@@ -613,6 +616,35 @@ def _patch_torch(torch, rec):
             rec.tracer = None
             rec.errors.append(f"the dtype trace could not be installed: {exc!r}")
             sys.stderr.write(f"bf16-migrate harness: the dtype trace could not be installed: {exc!r}\n")
+
+
+def _count_sdpa_upcasts(torch, rec):
+    """Count the calls of ``torch.nn.functional.scaled_dot_product_attention`` whose query, key or
+    value is bf16/f16 while torch's math kernel upcasts such tensors to f32 (since PyTorch 2.5,
+    unless ``torch.backends.cuda.allow_fp16_bf16_reduction_math_sdp(True)``; the kernel XLA runs):
+    the parent tells those round trips from autocast's own. ``nn.MultiheadAttention`` reaches it
+    through the module's global name, which this replaces; nothing is counted while dynamo traces."""
+    import functools
+
+    functional = torch.nn.functional
+    original = getattr(functional, "scaled_dot_product_attention", None)
+    allowed = getattr(torch.backends.cuda, "fp16_bf16_reduction_math_sdp_allowed", None)
+    if original is None or allowed is None:
+        return
+    low = (torch.bfloat16, torch.float16)
+
+    @functools.wraps(original)
+    def scaled_dot_product_attention(*args, **kwargs):
+        try:
+            if not torch.compiler.is_compiling() and not allowed():
+                tensors = list(args[:3]) + [kwargs.get(k) for k in ("query", "key", "value")]
+                if any(isinstance(t, torch.Tensor) and t.dtype in low for t in tensors):
+                    rec.sdpa_upcasts += 1
+        except Exception:  # never the script's failure
+            pass
+        return original(*args, **kwargs)
+
+    functional.scaled_dot_product_attention = scaled_dot_product_attention
 
 
 def _load_child_module(name):
