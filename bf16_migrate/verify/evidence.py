@@ -340,8 +340,8 @@ def graph_part(
         example = (g.round_trip_examples.get(key) or [""])[0]
         if autocasts_own_round_trips(mode, migrated):
             facts.append(
-                f"{layout} bf16->f32->bf16 round trip(s) that compute nothing, torch's own under autocast (no attention "
-                f"upcast counted, and amp writes no convert on the device), e.g. {example}"
+                f"{layout} bf16->f32->bf16 round trip(s) that compute nothing, torch's own under autocast (no "
+                f"attention upcast counted, and amp writes no convert on the device), e.g. {example}"
             )
             figs["layout_round_trips"] = 0
             figs["autocast_round_trips"] = layout
