@@ -86,7 +86,6 @@ class RunError(Exception):
             "run": self.run,
             "returncode": self.returncode,
             "hint": self.hint,
-            "sdpa_upcasts": self.sdpa_upcasts,
             "tail": self.tail,
             "runs": {name: r.to_dict() for name, r in self.runs.items()},
             "trace_findings": [f.to_dict() for f in self.findings],
@@ -265,6 +264,7 @@ class RunRecord:
             "returncode": self.returncode,
             "wall_time_s": self.wall_time_s,
             "hint": self.hint,
+            "sdpa_upcasts": self.sdpa_upcasts,
             "tail": self.tail,
             "trace": self.trace.to_dict() if self.trace is not None else None,
         }
