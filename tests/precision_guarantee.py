@@ -61,12 +61,16 @@ def assert_no_silent_f32_softmax(data: dict) -> None:
     )
 
 
-def audit_off_rules(where: Path) -> Path:
-    """A copy of the rules without the model-code audit in any mode (what main did before it): for
-    the negative controls, through ``BF16_MIGRATE_RULES_DIR``."""
+def audit_off_rules(where: Path, also: tuple[str, ...] = ()) -> Path:
+    """A copy of the rules without the model-code audit in any mode (what main did before it), and
+    without the emitted changes ``also`` names: for the negative controls, through
+    ``BF16_MIGRATE_RULES_DIR``."""
     target = where / "rules-without-audit"
     shutil.copytree(RULES_DIR, target)
     modes = target / "modes.toml"
-    modes.write_text(modes.read_text().replace(f'"{AUDIT_EMIT}",', ""))
-    assert AUDIT_EMIT not in modes.read_text()
+    text = modes.read_text()
+    for emit in (AUDIT_EMIT, *also):
+        text = text.replace(f'"{emit}",', "")
+        assert f'"{emit}"' not in text, emit
+    modes.write_text(text)
     return target

@@ -1052,11 +1052,13 @@ def test_verify_proves_the_lstm_states_migration(tmp_path):
 @pytest.mark.xla_full  # the negative control of the test above: `-m xla_full`
 @pytest.mark.parametrize("case", ["contrastive_fn", "smoothed_criterion"])
 def test_the_loss_migrated_without_the_audit_says_nothing_is_left_and_computes_it_in_f32(case, tmp_path):
-    """Why the loss is audited. Migrated without it (the audit's emit taken out of the rules), the
-    rewrite leaves nothing to do but the docstring, every matmul stays bf16, and yet the loss the run
-    backpropagates is f32 where the legacy run's is bf16 (measured: verify's precision part FAILs, and
-    matches: 0 of the first 3 steps the same, median rel. diff 0.0058 / 0.0053)."""
-    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path))}
+    """Why the loss is audited. Migrated without it (the audit's emit taken out of the rules, and the
+    device-tensors rule's, which since reads the same masks where the loss function makes them on
+    the device: with it alone the migration is right, verify PASS), the rewrite leaves nothing to do
+    but the docstring, every matmul stays bf16, and yet the loss the run backpropagates is f32 where
+    the legacy run's is bf16 (measured: verify's precision part FAILs, and matches: 0 of the first 3
+    steps the same, median rel. diff 0.0058 / 0.0053)."""
+    env = {**os.environ, "BF16_MIGRATE_RULES_DIR": str(audit_off_rules(tmp_path, also=("device-tensors",)))}
     code, data, output = _verify_json(CASES_DIR / case / "train.py", "stochastic", tmp_path, env=env)
     assert left_to_do(data) == []
     assert data["runs"]["migrated"]["graph"]["f32_matmuls"] == 0
