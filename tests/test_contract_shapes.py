@@ -14,7 +14,11 @@ both ways). Each script is our own writing (fixtures/contract/).
 * gru_tagger (amp): a bidirectional ``nn.GRU`` under autocast makes bf16->f32->bf16 round trips of
   its own (torch's, not the migration's): verify's graph part says so and PASSes; the same part
   still FAILs an amp migration whose math attention upcasts bf16 q/k/v (tiny_transformer without
-  the attention flag), where the harness counts the upcasting calls."""
+  the attention flag), where the harness counts the upcasting calls.
+* onehot_targets: ``F.one_hot(labels, C).float()`` in a function handed the device's labels, and
+  ``torch.arange(1, C + 1, device=device).float()`` with a module constant: fresh floating tensors
+  made on the device from integer ones, bf16 under the switch. Without ``.to(torch.bfloat16)`` the
+  soft-target loss computes in f32 (verify's trace: BFM200 at both products)."""
 
 from __future__ import annotations
 
@@ -45,6 +49,9 @@ def test_the_codemods_migrations_of_the_contract_shapes():
     features = migrate_source((CONTRACT / "numpy_features" / "train.py").read_text(), "amp", "train.py")
     assert "    model.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)\n" in features.code
     assert "def float64_to_float32(batch):" in features.code and not features.unfixed
+    onehot = migrate_source((CONTRACT / "onehot_targets" / "train.py").read_text(), "stochastic", "train.py")
+    assert "    hard = F.one_hot(labels, CLASSES).to(torch.bfloat16)\n" in onehot.code
+    assert "torch.arange(1, CLASSES + 1, device=device).to(torch.bfloat16) / CLASSES" in onehot.code
 
 
 @pytest.mark.xla
@@ -112,3 +119,20 @@ def test_autocasts_own_round_trips_pass_and_an_attention_upcast_fails(tmp_path):
     wrong = verify_script(attention, "amp", steps=8, migrated_source=without, timeout=300)
     assert wrong.runs["migrated"].sdpa_upcasts
     assert part_of(wrong.verdict, "graph").status == FAIL and wrong.verdict.status == FAIL
+
+
+@pytest.mark.xla
+def test_one_hot_targets_made_on_the_device_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("onehot_targets", tmp_path)
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    without = migrated.replace(".to(torch.bfloat16) / CLASSES", ".float() / CLASSES").replace(
+        "F.one_hot(labels, CLASSES).to(torch.bfloat16)", "F.one_hot(labels, CLASSES).float()"
+    )
+    assert without.count(".float()") == migrated.count(".float()") + 2
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "trace").status == FAIL

@@ -481,3 +481,58 @@ def test_a_device_loaders_batch_computed_with_on_the_device_is_bf16():
     assert "        images = (floating_to_bf16(images) - mean) / 2.0\n" in code
     assert "(model(images).argmax(-1) == labels).sum()" in code
     assert (16, True) in found
+
+
+READINGS = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+CLASSES = 4
+WIDTH = CLASSES * 2 + 1
+
+
+def smoothed(labels, eps):
+    return F.one_hot(labels, CLASSES).float() * (1 - eps) + eps / CLASSES
+
+
+def on_host(labels):
+    return F.one_hot(labels, CLASSES).float()
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(WIDTH, CLASSES).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(8, WIDTH)
+        y = torch.randint(0, CLASSES, (8,))
+        print(on_host(y).numpy())
+        x, y = x.to(device), y.to(device)
+        target = smoothed(y, eps=0.1)
+        ramp = torch.arange(0, WIDTH - 1, 2, device=device).float()
+        loss = -(target * F.log_softmax(model(x) + ramp[:CLASSES], -1)).sum(-1).mean()
+        loss.backward()
+        optimizer.step()
+
+
+main()
+"""
+
+
+def test_fresh_upcasts_read_through_tuples_parameters_and_module_constants():
+    """``F.one_hot(...).float()`` in a function every call of which passes the device's labels
+    (``x, y = x.to(device), y.to(device)`` reaches the call, not the host ``y`` bound before it) and
+    ``torch.arange(...).float()`` over module constants are made on the device from integers: bf16
+    under the switch (found by verify's trace on fixtures/contract/onehot_targets). The same
+    one-hot of the host's labels, read back with ``.numpy()``, stays as written."""
+    result = migrate_source(READINGS, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert "    return F.one_hot(labels, CLASSES).to(torch.bfloat16) * (1 - eps) + eps / CLASSES" in result.code
+    assert "    return F.one_hot(labels, CLASSES).float()\n" in result.code
+    assert "ramp = torch.arange(0, WIDTH - 1, 2, device=device).to(torch.bfloat16)" in result.code
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code
+    # a second caller handing host labels: the parameter cannot be told, the upcast stays as written
+    two_callers = READINGS.replace("print(on_host(y).numpy())", "print(smoothed(y, 0.1).numpy())")
+    assert "F.one_hot(labels, CLASSES).float() * (1 - eps)" in migrate_source(two_callers, "stochastic", "t.py").code

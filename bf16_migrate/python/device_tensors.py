@@ -608,21 +608,99 @@ def _on_device(
 
 
 def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The values a name is bound to by plain assignments; empty when any binding is another kind."""
+    """The values a name is bound to: by plain assignments, by an element of a tuple assigned a tuple
+    of as many (``x, y = x.to(device), y.to(device)``), and, for a parameter of a function of the
+    file, the arguments every call of it in the file passes there (``soft_targets(y)``); empty when
+    any binding is another kind, or a call's argument cannot be told."""
     if not isinstance(name, cst.Name):
         return []
     scope = ctx.scopes.get(name)
     if scope is None:
         return []
     values = []
-    for binding in scope[name.value]:
+    for binding in _reaching(ctx, name, list(scope[name.value])):
         node = getattr(binding, "node", None)
-        target = ctx.parent(node) if node is not None else None
-        assign = ctx.parent(target) if target is not None else None
-        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
+        value = (
+            _passed_values(ctx, node)
+            if isinstance(node, cst.Param)
+            else ([v] if node is not None and (v := _assigned_value(ctx, node)) is not None else [])
+        )
+        if not value:
             return []
-        values.append(assign.value)
+        values += value
     return values
+
+
+def _reaching(ctx: FileContext, use: cst.Name, bindings: list) -> list:
+    """The binding of ``bindings`` that reaches ``use`` where the code shows it: the last one before
+    it in the file whose statement's block holds ``use`` too (straight-line code: ``y = ...`` then
+    ``y = y.to(device)`` then the use); else all of them (a binding in a branch, or none before)."""
+    before = [b for b in bindings if (n := getattr(b, "node", None)) is not None and ctx.pos(n) < ctx.pos(use)]
+    if not before:
+        return bindings
+    last = max(before, key=lambda b: ctx.pos(b.node))
+    statement = ctx.enclosing(last.node, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    block = ctx.parent(statement) if statement is not None else None
+    if block is not None and any(a is block for a in ctx.ancestors(use)):
+        return [last]
+    return bindings
+
+
+def _assigned_value(ctx: FileContext, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value assigned to the name ``node``: ``name = value``, or the matching element of
+    ``a, name = x, value``; None for any other binding."""
+    target = ctx.parent(node)
+    if isinstance(target, cst.AssignTarget):
+        assign = ctx.parent(target)
+        return assign.value if isinstance(assign, cst.Assign) else None
+    element = target
+    names = ctx.parent(element) if isinstance(element, cst.Element) else None
+    target = ctx.parent(names) if isinstance(names, cst.Tuple) else None
+    assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+    if not (isinstance(names, cst.Tuple) and isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Tuple)):
+        return None
+    if len(assign.targets) != 1 or len(names.elements) != len(assign.value.elements):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in (*names.elements, *assign.value.elements)):
+        return None
+    return assign.value.elements[list(names.elements).index(element)].value
+
+
+def _passed_values(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression]:
+    """The arguments every call of the function of ``param`` in the file passes to it (a plain
+    function called by its name; a method, ``*args`` or a call that unpacks: none)."""
+    params = ctx.parent(param)
+    function = ctx.parent(params) if isinstance(params, cst.Parameters) else None
+    if not (isinstance(params, cst.Parameters) and isinstance(function, cst.FunctionDef)):
+        return []
+    body = ctx.parent(function)
+    if param not in params.params or (body is not None and isinstance(ctx.parent(body), cst.ClassDef)):
+        return []  # a method: called through its object, which the names do not show
+    at = list(params.params).index(param)
+    calls = ctx.memo(
+        ("device tensors: calls by name",),
+        lambda: _calls_by_name(ctx),
+    ).get(function.name.value, [])
+    values = []
+    for call in calls:
+        if any(a.star for a in call.args):
+            return []
+        keyword = next((a.value for a in call.args if a.keyword and a.keyword.value == param.name.value), None)
+        positional = [a.value for a in call.args if a.keyword is None]
+        value = keyword if keyword is not None else (positional[at] if at < len(positional) else None)
+        if value is None:
+            return []
+        values.append(value)
+    return values
+
+
+def _calls_by_name(ctx: FileContext) -> dict[str, list[cst.Call]]:
+    """The file's calls of a plain name, by the name."""
+    out: dict[str, list[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        if isinstance(call.func, cst.Name):
+            out.setdefault(call.func.value, []).append(call)
+    return out
 
 
 def _device_argument(call: cst.Call) -> cst.BaseExpression | None:

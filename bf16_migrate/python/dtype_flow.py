@@ -252,9 +252,10 @@ class DtypeFlow:
 
     def _factory_kind(self, names: set[str]) -> str | None:
         """The kind of tensor factory (``rules/torch_api.toml`` ``[factories]``) a call of one of
-        ``names`` is, for a function of the ``torch`` namespace itself (``torch.randn``), or None."""
+        ``names`` is, for a function of the ``torch`` namespace (``torch.randn``, or a dotted path
+        under it the table names: ``torch.nn.functional.one_hot``), or None."""
         for qn in names:
-            if qn.startswith("torch.") and qn.count(".") == 1:
+            if qn.startswith("torch."):
                 kind = self.api.factories.get(qn.split(".", 1)[1])
                 if kind is not None:
                     return kind
@@ -474,7 +475,7 @@ class DtypeFlow:
         if kind in ("like", "first"):
             return self._like_class(kind, first, depth)
         if kind == "arange":
-            return _arange_class(call)
+            return _arange_class(self.ctx, call)
         if kind == "literal":
             return _literal_class(first)
         return UNKNOWN
@@ -493,14 +494,49 @@ class DtypeFlow:
         return self.infer(inner, (), depth)
 
 
-def _arange_class(call: cst.Call) -> str:
+def _arange_class(ctx: FileContext, call: cst.Call) -> str:
     """``torch.arange`` is floating when one of its numbers is a float literal and an integer when
-    all are integer literals (torch docs, ``torch.arange``: the dtype is inferred from the other
-    input arguments); UNKNOWN when one is not a literal."""
+    all are Python integers the code shows (:func:`_python_int`: ``torch.arange(1, CLASSES + 1)``)
+    (torch docs, ``torch.arange``: the dtype is inferred from the other input arguments); UNKNOWN
+    otherwise."""
     numbers = [a.value for a in call.args if a.keyword is None]
     if any(isinstance(n, cst.Float) for n in numbers):
         return FLOAT
-    return INT if all(isinstance(n, cst.Integer) for n in numbers) else UNKNOWN
+    return INT if all(_python_int(ctx, n, 0) for n in numbers) else UNKNOWN
+
+
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _python_int(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
+    """Whether ``expr`` is a Python int the code shows: an integer literal, ``len(...)``, ``int(...)``,
+    integer arithmetic of such (``+ - * // %``), or a name every binding of which assigns one (a
+    module constant ``CLASSES = 5``), names followed at most 4 deep."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _python_int(ctx, expr.expression, depth)
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, _INT_OPERATORS) and all(
+            _python_int(ctx, side, depth) for side in (expr.left, expr.right)
+        )
+    if isinstance(expr, cst.Call):
+        return bool(ctx.qualified_names(expr.func) & {"builtins.len", "builtins.int"})
+    if not isinstance(expr, cst.Name):
+        return False
+    scope = ctx.scopes.get(expr)
+    bindings = list(scope[expr.value]) if scope is not None else []
+    values = []
+    for binding in bindings:
+        node = getattr(binding, "node", None)
+        target = ctx.parent(node) if node is not None else None
+        assign = ctx.parent(target) if target is not None else None
+        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
+            return False
+        values.append(assign.value)
+    return bool(values) and all(_python_int(ctx, v, depth + 1) for v in values)
 
 
 def _literal_class(first: cst.BaseExpression | None) -> str:
