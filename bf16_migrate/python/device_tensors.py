@@ -654,7 +654,9 @@ def _assigned_value(ctx: FileContext, node: cst.CSTNode) -> cst.BaseExpression |
         assign = ctx.parent(target)
         return assign.value if isinstance(assign, cst.Assign) else None
     element = target
-    names = ctx.parent(element) if isinstance(element, cst.Element) else None
+    if not isinstance(element, cst.Element):
+        return None
+    names = ctx.parent(element)
     target = ctx.parent(names) if isinstance(names, cst.Tuple) else None
     assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
     if not (isinstance(names, cst.Tuple) and isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Tuple)):
