@@ -32,7 +32,13 @@ A device attribute of a class (``self.device = xm.xla_device()`` in ``__init__``
 ``self.device`` in ``evaluate``) is the XLA device when every assignment of it in the class is one.
 
 A fresh upcast made from the output of a model on the device (``pred = model(x).argmax(-1)``,
-``(pred == y).float()``) is made on the device too (``model_calls``).
+``(pred == y).float()``) is made on the device too (``model_calls``). A name is read through the
+binding that reaches it in straight-line code (``y = host; x, y = x.to(d), y.to(d)``, then the use:
+the device's), tuple assignments included, and a function's parameter through what every call of
+the function in the file passes there (``F.one_hot(labels, C).float()`` in ``soft_targets(labels)``,
+called with the device's labels; found by verify's trace on fixtures/contract/onehot_targets).
+Not yet: ``.double()`` of an integer tensor on the device (bf16 under ``XLA_USE_BF16``), which stays
+f64 after the migration (the trace names it).
 
 **Not decided.** A floating factory made on a device the code does not tell (``device=args.device``,
 a ``self.device`` the class also sets from elsewhere) may be the XLA device: the switch is kept and
