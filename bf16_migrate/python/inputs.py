@@ -39,7 +39,7 @@ from .apply import EditPlan
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall, same_model
+from .model_site import ModelCall, backpropagated_only, same_model
 from .optimizers import add_keywords
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
@@ -87,15 +87,24 @@ def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.BaseExpre
     ``model.to(torch.bfloat16)`` it promotes the bf16 output to f32 (PyTorch's type promotion),
     so the loss and its gradient run in f32 where the legacy run computed them in bf16, without
     a crash. The output flows through the names assigned from it in the later statements of the
-    block (``diff = pred - y``), up to the statement that calls ``.backward()``. Only plain names
+    block (``diff = pred - y``), up to the statement that calls ``.backward()``, and from the call's
+    own statement (``loss = (model(x) - x).pow(2).mean()``: found by a hunt of our own). Only plain names
     and upcasts of plain names (``y.double()``) are returned; the caller keeps the floating tensors
     moved to the device among them."""
     stmt = call.statement
     block = ctx.block_of(stmt) if stmt is not None else None
-    if stmt is None or block is None or not call.outputs:
+    if stmt is None or block is None:
         return []
-    flowing = set(call.outputs)
     partners: list[cst.BaseExpression] = []
+    own = call.call
+    for op in findall(stmt, _ARITHMETIC):  # the call's own statement: `loss = (model(x) - x).pow(2).mean()`
+        assert isinstance(op, cst.BinaryOperation), "_ARITHMETIC matches binary operations"
+        for side, other in ((op.left, op.right), (op.right, op.left)):
+            if _partner_name(other, set()) and any(node is own for node in findall(side, m.Call())):
+                partners.append(other)
+    if not call.outputs:
+        return partners
+    flowing = set(call.outputs)
     for later in block.body[ctx.index_in_block(block, stmt) + 1 :]:
         if not isinstance(later, cst.SimpleStatementLine):
             break  # a loop or a branch: what runs after it is not followed
@@ -178,9 +187,15 @@ class InputCasts:
                     self._cast_at_transfer(transfer)
         model_nodes = {id(c.call) for c in calls}
         for call in calls:
+            function = self.ctx.enclosing(call.call, cst.FunctionDef)
+            # the names the model's other calls of the same function are assigned to
+            outputs = frozenset(
+                n for c in calls if self.ctx.enclosing(c.call, cst.FunctionDef) is function for n in c.outputs
+            )
             for loss in call.losses:
+                moved_only = backpropagated_only(self.ctx, loss.func)
                 for arg in loss.args:
-                    self._loss_target(call, arg.value, model_nodes)
+                    self._loss_target(call, arg.value, model_nodes, outputs, moved_only)
             for partner in arithmetic_partners(self.ctx, call):
                 # a tensor moved to the device (a Python number of the same flow is not a tensor)
                 if self._transfer_of(partner, partner) is not None and self._kind(partner) == FLOAT:
@@ -243,17 +258,27 @@ class InputCasts:
         ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
         return snippets.forward_pre_hook_statement(ctx.code(model), snippets.BF16_INPUTS_HOOK)
 
-    def _loss_target(self, call: ModelCall, target: cst.BaseExpression, model_nodes: set[int]) -> None:
+    def _loss_target(
+        self,
+        call: ModelCall,
+        target: cst.BaseExpression,
+        model_nodes: set[int],
+        outputs: frozenset[str] = frozenset(),
+        moved_only: bool = False,
+    ) -> None:
         """A loss argument of ``call``: the model's output (of this call or another, ``criterion(model(v1),
-        model(v2))``) left as it is; a floating target cast, one of unknown dtype cast at run time, the
-        upcast of a tensor moved to the device rounded as the switch rounded it."""
+        model(v2))``, or a name another call's output is assigned to: ``outputs``) left as it is; a
+        floating target cast, one of unknown dtype cast at run time, the upcast of a tensor moved to
+        the device rounded as the switch rounded it. ``moved_only``: a loss known only by its result
+        being backpropagated, whose arguments may be hyperparameters (``args.temperature``): one of
+        unknown dtype is cast only where it was moved to the device (:meth:`_transfer_of`)."""
         names = {n.value for n in findall(target, m.Name())}
-        if names & set(call.outputs) or any(id(a) in model_nodes for a in findall(target, m.Call())):
+        if names & (set(call.outputs) | set(outputs)) or any(id(a) in model_nodes for a in findall(target, m.Call())):
             return
         kind = self._kind(target)
         if kind == FLOAT:
             self._cast(target)
-        elif kind == "unknown":
+        elif kind == "unknown" and (not moved_only or self._transfer_of(target, target) is not None):
             self._runtime(target)
         elif (moved := self._rounded_upcast(target)) is not None:
             self._cast_inside(moved)

@@ -481,15 +481,63 @@ def _param_for(func: cst.FunctionDef, index: int, arg: cst.Arg) -> str | None:
 
 
 def is_loss_callee(ctx: FileContext, func: cst.BaseExpression) -> bool:
-    """A loss: a ``torch.nn.*Loss`` instance, a ``torch.nn.functional`` loss, or a callable
-    whose name says loss/criterion (``loss_fn``, ``self.criterion``)."""
+    """A loss: a ``torch.nn.*Loss`` instance, a ``torch.nn.functional`` loss, a callable whose name
+    says loss/criterion (``loss_fn``, ``self.criterion``), or a function of the file whose result
+    the step backpropagates (:func:`backpropagated_only`)."""
+    return _named_loss(ctx, func) or backpropagated_only(ctx, func)
+
+
+def backpropagated_only(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """A loss known only by what the step does with its result: a function of the file, named for
+    no loss, whose result ``backward`` is called on (``mdn_nll``, ``elbo_terms``:
+    :func:`_backpropagated_functions`). Its arguments may be hyperparameters as well as targets."""
+    return isinstance(func, cst.Name) and func.value in _backpropagated_functions(ctx) and not _named_loss(ctx, func)
+
+
+def _named_loss(ctx: FileContext, func: cst.BaseExpression) -> bool:
     api = ctx.rules.torch_api
     for qn in ctx.qualified_names(func):
         if qn.startswith("torch.nn.functional.") and qn.rsplit(".", 1)[1] in api.functional_losses:
             return True
     name = _callee_name(func).lower()
-    if name in api.functional_losses or "loss" in name or "criterion" in name:
-        return True
+    return name in api.functional_losses or "loss" in name or "criterion" in name
+
+
+def _backpropagated_functions(ctx: FileContext) -> frozenset[str]:
+    """The names of the file's own functions whose result the step backpropagates, whatever their
+    name (``loss = mdn_nll(*model(x), y)``, or ``rec, kl = elbo_terms(...)`` then ``loss = rec + kl``
+    in the same block, then ``loss.backward()``): what ``backward`` is called on is the loss, so
+    what computes it is a loss function (its other arguments the targets)."""
+
+    def scan() -> frozenset[str]:
+        defined = {d.name.value for d in ctx.nodes(cst.FunctionDef)}
+        backward = backward_names(ctx)
+        found: set[str] = set()
+        for call in ctx.nodes(cst.Call):
+            if not (isinstance(call.func, cst.Name) and call.func.value in defined):
+                continue
+            statement = ctx.statement_of(call)
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            names = set(_assigned_names(statement))
+            if names & backward or _feeds_later(ctx, statement, names, backward):
+                found.add(call.func.value)
+        return frozenset(found)
+
+    return ctx.memo(("model_site: backpropagated functions",), scan)
+
+
+def _feeds_later(ctx: FileContext, statement: cst.SimpleStatementLine, names: set[str], backward: set[str]) -> bool:
+    """Whether a later statement of ``statement``'s block assigns one of ``backward`` from ``names``."""
+    block = ctx.block_of(statement)
+    if block is None or not names:
+        return False
+    start = ctx.index_in_block(block, statement)
+    for later in block.body[start + 1 :]:
+        if not isinstance(later, cst.SimpleStatementLine):
+            continue
+        if set(_assigned_names(later)) & backward and any(n.value in names for n in findall(later, m.Name())):
+            return True
     return False
 
 
