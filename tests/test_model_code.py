@@ -525,12 +525,17 @@ def main():
 def test_a_loss_function_the_step_calls_is_audited_as_forward_is():
     """NT-Xent's mask made without a dtype was bf16 under the switch; left f32 it would promote the
     logits, the softmax and the cross-entropy to f32. The integer targets stay integer, and a metric
-    of the output that never reaches the loss is not the loss's code."""
+    of the output that never reaches the loss is not the loss's code: the audit leaves it, and the
+    script's own device tensors make it bf16 as the switch did (every call of ``agreement`` hands it
+    the model's outputs, on the device: BFM154)."""
     source, result = migrate_step(NT_XENT_STEP)
     assert "sim = sim - torch.eye(n, device=z.device, dtype=sim.dtype) * 1e4" in result.code
     assert "targets = torch.arange(n, device=z.device).roll(n // 2)" in result.code
-    assert "return (z1.argmax(-1) == z2.argmax(-1)).float().mean()" in result.code
+    assert "return (z1.argmax(-1) == z2.argmax(-1)).to(torch.bfloat16).mean()" in result.code
     assert findings(result) == [("BFM080", True, 21)]
+    assert "`(z1.argmax(-1) == z2.argmax(-1)).float()` makes a fresh floating tensor" in " ".join(
+        d.message for d in result.diagnostics if d.code == "BFM154"
+    )
     assert "in `nt_xent`" in next(d.message for d in result.diagnostics if d.code == "BFM080")
 
 

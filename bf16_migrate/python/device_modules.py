@@ -358,23 +358,7 @@ class _Finder:
         return any(loss_state(ctx, cls) for cls in classes)
 
     def _methods(self, expr: cst.BaseExpression) -> list[cst.Call]:
-        """The calls of ``expr``'s methods that are not torch.nn.Module's own (``rules``
-        ``module_api``): they run the module's computation without the forward pre-hook."""
-        ctx, api = self.ctx, self.rules.module_api
-        key = model_key(ctx, expr)
-        by_receiver = ctx.nodes_grouped(
-            cst.Call,
-            "model key of a method's receiver",
-            lambda c: (model_key(ctx, c.func.value),) if isinstance(c.func, cst.Attribute) else (),
-        )
-        return [
-            call
-            for call in (by_receiver.get(key, ()) if key is not None else ())
-            if isinstance(call.func, cst.Attribute)
-            and call.func.attr.value not in api
-            and not call.func.attr.value.startswith("_")
-            and same_model(ctx, call.func.value, expr)
-        ]
+        return method_calls(self.ctx, expr)
 
     def _entry(self, call: cst.Call) -> None:
         """``call`` as an ``[[entry]]``: a module moved to the device or built there."""
@@ -755,6 +739,32 @@ def _report_cast(ctx: FileContext, module: DeviceModule) -> None:
             idiom=module.idiom,
             source=ctx.code(module.source),
         )
+
+
+def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of the module ``expr``'s own methods, not torch.nn.Module's (``rules/device_modules.toml``
+    ``module_api``) nor private ones (``vae.encode(x)``, ``model.decode(z)``): they run the module's
+    computation without its forward pre-hook and outside the autocast regions of its calls."""
+    api = ctx.rules.device_modules.module_api
+    key = model_key(ctx, expr)
+    by_receiver = ctx.nodes_grouped(
+        cst.Call,
+        "model key of a method's receiver",
+        lambda c: (model_key(ctx, c.func.value),) if isinstance(c.func, cst.Attribute) else (),
+    )
+    return [
+        call
+        for call in (by_receiver.get(key, ()) if key is not None else ())
+        if isinstance(call.func, cst.Attribute)
+        and call.func.attr.value not in api
+        and not call.func.attr.value.startswith("_")
+        and same_model(ctx, call.func.value, expr)
+    ]
+
+
+def method_forward_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[ModelCall]:
+    """:func:`method_calls` of ``expr`` as forward passes to put under autocast."""
+    return [_method_call(ctx, call) for call in method_calls(ctx, expr)]
 
 
 def _method_call(ctx: FileContext, call: cst.Call) -> ModelCall:

@@ -11,6 +11,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ...rules import Emit
+from ..device_modules import method_calls
 from ..inputs import InputCasts
 from ..wrappers import dynamo_callers, module_of
 from .migration import Migration, Planned
@@ -30,5 +31,8 @@ def plan(m: Migration, planned: Planned) -> Planned:
     after: dict[int, list[cst.BaseStatement]] = {}
     for model in m.models:
         if id(model) not in m.sharded:
-            after[id(model)] = inputs.plan_model(module_of(ctx, model), m.calls[id(model)], dynamo_callers(ctx, model))
+            module = module_of(ctx, model)
+            after[id(model)] = inputs.plan_model(module, m.calls[id(model)], dynamo_callers(ctx, model))
+            for call in method_calls(ctx, module):  # `model.decode(z)`: no pre-hook runs there
+                inputs.plan_method(call)
     return replace(planned, inputs=inputs, after_cast=after)

@@ -1,0 +1,171 @@
+"""Shapes of a training step a hunt of our own found the rewrite missing (each checked on the XLA
+CPU device with verify before and after; the scripts are ours): a loss helper named for no loss,
+a model output meeting a target in its own statement, a model's own method run outside ``forward``,
+a window function made in ``forward``. Under the legacy switch every floating tensor on the device
+was bf16 (torch-xla ``torch_xla/csrc/dtype.cpp``); each shape left f32 (or FP32 in amp) computes in
+f32 where the legacy run computed in bf16, or crashes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from bf16_migrate.python import migrate_source
+
+HEAD = """import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+"""
+
+
+def _migrate(body: str, mode: str = "stochastic") -> str:
+    result = migrate_source(HEAD + body, mode, "train.py")
+    cst.parse_module(result.code)
+    assert migrate_source(result.code, mode, "train.py").code == result.code  # a second run changes nothing
+    return result.code
+
+
+HELPER_LOSS = """
+
+def gaussian_nll(mean, log_var, target):
+    return (0.5 * log_var + (target - mean) ** 2 / (2 * log_var.exp())).mean()
+
+
+def main():
+    device = torch_xla.device()
+    model = nn.Linear(3, 2).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(3):
+        x = torch.randn(16, 3).to(device)
+        y = torch.randn(16, 1).to(device)
+        scale = 0.5
+        loss = gaussian_nll(*model(x).chunk(2, dim=-1), y) * scale
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_loss_helper_named_for_no_loss_gets_its_target_cast():
+    """``gaussian_nll`` is the loss because ``backward`` is called on what it returns: its target
+    is cast like a loss call's, the model's output left alone."""
+    code = _migrate(HELPER_LOSS)
+    assert "loss = gaussian_nll(*model(x.to(torch.bfloat16)).chunk(2, dim=-1), y.to(torch.bfloat16)) * scale" in code
+
+
+def test_a_helper_whose_result_is_not_backpropagated_is_no_loss():
+    """The same helper as a metric (its result printed, another value backpropagated): no loss."""
+    body = HELPER_LOSS.replace(
+        "        loss = gaussian_nll(*model(x).chunk(2, dim=-1), y) * scale\n        loss.backward()\n",
+        "        print(gaussian_nll(*model(x).chunk(2, dim=-1), y).item())\n        model(x).sum().backward()\n",
+    )
+    assert body != HELPER_LOSS
+    code = _migrate(body)
+    assert "print(gaussian_nll(*model(x.to(torch.bfloat16)).chunk(2, dim=-1), y).item())" in code
+
+
+def test_a_target_in_the_model_calls_own_statement_is_cast():
+    code = _migrate(
+        """
+
+def main():
+    device = torch_xla.device()
+    model = nn.Linear(4, 4).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(8, 4).to(device)
+        loss = (model(x) - x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+"""
+    )
+    assert "loss = (model(x.to(torch.bfloat16)) - x.to(torch.bfloat16)).pow(2).mean()" in code
+
+
+METHOD = """
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(8, 2)
+        self.dec = nn.Linear(2, 8)
+
+    def decode(self, z):
+        return self.dec(z)
+
+    def forward(self, x):
+        return self.decode(self.enc(x))
+
+
+def main():
+    device = torch_xla.device()
+    model = AutoEncoder().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(3):
+        x = torch.randn(4, 8).to(device)
+        loss = torch.nn.functional.mse_loss(model(x), x)
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        samples = model.decode(torch.randn(2, 2).to(device))
+    print(samples.cpu())
+"""
+
+
+def test_a_models_own_method_gets_its_inputs_cast_in_the_bf16_modes():
+    """``model.decode(z)`` runs the bf16 model without the forward pre-hook: its floating input
+    is cast there (left f32 it crashes the bf16 layer)."""
+    code = _migrate(METHOD)
+    assert "samples = model.decode(torch.randn(2, 2).to(device).to(torch.bfloat16))" in code
+
+
+def test_a_models_own_method_runs_under_autocast_in_amp():
+    code = _migrate(METHOD, "amp")
+    lines = [line.strip() for line in code.splitlines()]
+    at = lines.index("samples = model.decode(torch.randn(2, 2).to(device))")
+    assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'
+
+
+def test_a_method_called_in_a_condition_is_reported_and_the_rest_migrated():
+    body = METHOD.replace(
+        "        samples = model.decode(torch.randn(2, 2).to(device))\n",
+        "        if model.decode(torch.randn(2, 2).to(device)).mean() > 0:\n            print('positive')\n"
+        "        samples = torch.zeros(1)\n",
+    )
+    result = migrate_source(HEAD + body, "amp", "train.py")
+    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in result.code
+    assert [(d.code, d.fixed) for d in result.diagnostics if d.code == "BFM030"] == [("BFM030", False)]
+    assert "XLA_USE_BF16" not in result.code.split('"""')[-1]
+
+
+def test_a_window_made_in_forward_follows_what_it_meets():
+    """``torch.hann_window(n, device=...)`` makes f32 without ``dtype=`` (torch docs): in a bf16
+    model it crashed the migrated run (verify exit 2); it now takes the frames' dtype."""
+    code = _migrate(
+        """
+
+class Frontend(nn.Module):
+    def __init__(self, n=8):
+        super().__init__()
+        self.n = n
+        self.proj = nn.Linear(n, 3)
+
+    def forward(self, wav):
+        frames = wav.unfold(-1, self.n, self.n // 2)
+        window = torch.hann_window(self.n, device=wav.device)
+        return self.proj(frames * window).mean(1)
+
+
+def main():
+    device = torch_xla.device()
+    model = Frontend().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = model(torch.randn(4, 32).to(device)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+"""
+    )
+    assert "window = torch.hann_window(self.n, device=wav.device, dtype=frames.dtype)" in code
