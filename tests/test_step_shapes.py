@@ -169,3 +169,47 @@ def main():
 """
     )
     assert "window = torch.hann_window(self.n, device=wav.device, dtype=frames.dtype)" in code
+
+
+def test_an_autograd_functions_backward_is_the_models_code():
+    """A ``torch.autograd.Function`` the model applies runs its ``backward`` in the step: its fresh
+    ``.float()`` was bf16 under the switch. Read with the model's code, it is followed where what it
+    meets is known, and the switch kept (named) where it is not, never left to compute in f32
+    silently (a hunt of our own found the f32 gradient, which verify's trace does not see)."""
+    body = """
+
+class ClipSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s):
+        ctx.save_for_backward(x, s)
+        return torch.clamp(x, -1, 1) * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, s = ctx.saved_tensors
+        inside = (x.abs() <= 1).float()
+        return grad * inside * s, (grad * x).sum().reshape(1)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.s = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return ClipSTE.apply(self.lin(x), self.s)
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(torch.randn(4, 8).to(device)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+    result = migrate_source(HEAD + body, "stochastic", "train.py")
+    codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM081", "BFM085")]
+    assert ("BFM081", False, 18) in codes and any(c[0] == "BFM085" for c in codes)
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code  # the switch kept, the line named
