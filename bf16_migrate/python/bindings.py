@@ -63,3 +63,28 @@ def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression
         if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
             values.append(assign.value)
     return values
+
+
+def assigned_value(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression | None:
+    """The value assigned to the name ``target`` (a binding's node): the whole value of
+    ``target = value``, or the matching element of ``a, target = x, y`` (as many names as values,
+    none starred); None for any other binding."""
+    parent = ctx.parent(target)
+    if isinstance(parent, cst.AssignTarget):
+        assign = ctx.parent(parent)
+        return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+    element = parent
+    names = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(names) if isinstance(names, cst.Tuple) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not (
+        isinstance(names, cst.Tuple)
+        and isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.value, cst.Tuple)
+        and len(assign.value.elements) == len(names.elements)
+    ):
+        return None
+    index = next(i for i, e in enumerate(names.elements) if e is element)
+    value = assign.value.elements[index]
+    return None if isinstance(value, cst.StarredElement) else value.value

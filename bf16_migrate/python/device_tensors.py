@@ -71,7 +71,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import self_assigned
+from .bindings import assigned_value, self_assigned
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -629,7 +629,7 @@ def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseEx
         value = (
             _passed_values(ctx, node)
             if isinstance(node, cst.Param)
-            else ([v] if node is not None and (v := _assigned_value(ctx, node)) is not None else [])
+            else ([v] if node is not None and (v := assigned_value(ctx, node)) is not None else [])
         )
         if not value:
             return []
@@ -650,28 +650,6 @@ def _reaching(ctx: FileContext, use: cst.Name, bindings: list) -> list:
     if block is not None and any(a is block for a in ctx.ancestors(use)):
         return [last]
     return bindings
-
-
-def _assigned_value(ctx: FileContext, node: cst.CSTNode) -> cst.BaseExpression | None:
-    """The value assigned to the name ``node``: ``name = value``, or the matching element of
-    ``a, name = x, value``; None for any other binding."""
-    target = ctx.parent(node)
-    if isinstance(target, cst.AssignTarget):
-        assign = ctx.parent(target)
-        return assign.value if isinstance(assign, cst.Assign) else None
-    element = target
-    if not isinstance(element, cst.Element):
-        return None
-    names = ctx.parent(element)
-    target = ctx.parent(names) if isinstance(names, cst.Tuple) else None
-    assign = ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
-    if not (isinstance(names, cst.Tuple) and isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Tuple)):
-        return None
-    if len(assign.targets) != 1 or len(names.elements) != len(assign.value.elements):
-        return None
-    if any(isinstance(e, cst.StarredElement) for e in (*names.elements, *assign.value.elements)):
-        return None
-    return assign.value.elements[list(names.elements).index(element)].value
 
 
 def _passed_values(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression]:

@@ -36,6 +36,7 @@ from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
+from .bindings import assigned_value
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .dtype_flow import FLOAT, INT, DtypeFlow
@@ -45,32 +46,6 @@ from .optimizers import add_keywords
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
 """Packages whose functions a model is handed to without its forward being run with new inputs
 (``copy.deepcopy(model)``, ``torch.compile(model)``, ``print(model)``): no run-time input cast for them."""
-
-
-def _assigned_value(ctx: FileContext, target: cst.Name) -> cst.BaseExpression | None:
-    """The value assigned to the name ``target``: the whole value of ``target = value``, or the
-    matching element of ``a, target = x, y``; None for any other binding."""
-    parent = ctx.parent(target)
-    if isinstance(parent, cst.AssignTarget):
-        assign = ctx.parent(parent)
-        return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
-    element = parent
-    names = ctx.parent(element)
-    holder = ctx.parent(names)
-    assign = ctx.parent(holder)
-    if not (
-        isinstance(element, cst.Element)
-        and isinstance(names, cst.Tuple)
-        and isinstance(holder, cst.AssignTarget)
-        and isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and isinstance(assign.value, cst.Tuple)
-        and len(assign.value.elements) == len(names.elements)
-    ):
-        return None
-    index = next(i for i, e in enumerate(names.elements) if e is element)
-    value = assign.value.elements[index]
-    return None if isinstance(value, cst.StarredElement) else value.value
 
 
 _ARITHMETIC = m.BinaryOperation()
@@ -410,7 +385,7 @@ class InputCasts:
         ]
         if not before:
             return None
-        value = _assigned_value(ctx, max(before, key=ctx.pos))
+        value = assigned_value(ctx, max(before, key=ctx.pos))
         if not (
             isinstance(value, cst.Call)
             and m.matches(value.func, m.Attribute(attr=m.Name("to")))

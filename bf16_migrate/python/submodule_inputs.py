@@ -60,6 +60,8 @@ def receiver(ctx: FileContext, call: cst.Call, handed: cst.Arg) -> Receiver | No
     parameters, with ``handed`` one of the call's arguments (the tensor itself or a tuple holding
     it); None for anything else (see the module docstring)."""
     func = call.func
+    if isinstance(func, cst.Name):
+        return _loop_receiver(ctx, call, func)
     if not m.matches(func, m.Attribute(value=m.Name("self"))):
         return None
     assert isinstance(func, cst.Attribute), "matched an Attribute"
@@ -73,6 +75,48 @@ def receiver(ctx: FileContext, call: cst.Call, handed: cst.Arg) -> Receiver | No
         return None
     beside = _input_beside(ctx, call, handed) if kinds == {_STATE} else None
     return Receiver(call, f"next(self.{attr}.parameters())", beside)
+
+
+_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.modules.container.ModuleList"})
+
+
+def _loop_receiver(ctx: FileContext, call: cst.Call, func: cst.Name) -> Receiver | None:
+    """``blk(x, mask)`` in ``for blk in self.blocks:``, where every assignment of ``self.blocks``
+    in the class is a ``torch.nn.ModuleList`` of module classes of the file that hold parameters
+    (``nn.ModuleList(Block(d) for _ in range(n))``, a list of them): the transformer's stack of
+    blocks. Its parameters' dtype is ``next(self.blocks.parameters())``'s (``model.to`` casts every
+    block); a loop over anything else is unknown (None)."""
+    scope = ctx.scopes.get(func)
+    bindings = list(scope[func.value]) if scope is not None else []
+    loop = ctx.parent(bindings[0].node) if len(bindings) == 1 else None
+    if not (isinstance(loop, cst.For) and loop.target is bindings[0].node):
+        return None
+    over = loop.iter
+    cls = ctx.enclosing(call, cst.ClassDef)
+    if cls is None or not m.matches(over, m.Attribute(value=m.Name("self"))):
+        return None
+    assert isinstance(over, cst.Attribute), "matched an Attribute"
+    attr = over.attr.value
+    values = self_assigned(ctx, cls, attr)
+    elements = [e for value in values for e in _container_elements(ctx, value)]
+    if not values or len(elements) < len(values) or _cast_to_full_precision(ctx, attr):
+        return None
+    if any(_module_kind(ctx, element, 0) != _MODULE for element in elements):
+        return None
+    return Receiver(call, f"next(self.{attr}.parameters())", None)
+
+
+def _container_elements(ctx: FileContext, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The modules a ``torch.nn.ModuleList(...)`` call is built from: a comprehension's or a
+    generator's element, or a list's or a tuple's elements; empty for anything else."""
+    if not (isinstance(value, cst.Call) and ctx.qualified_names(value.func) & _CONTAINERS and len(value.args) == 1):
+        return []
+    built = value.args[0].value
+    if isinstance(built, (cst.ListComp, cst.GeneratorExp)):
+        return [built.elt]
+    if isinstance(built, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in built.elements):
+        return [e.value for e in built.elements]
+    return []
 
 
 def _module_kind(ctx: FileContext, value: cst.BaseExpression, depth: int) -> str | None:
