@@ -52,6 +52,7 @@ def test_the_codemods_migrations_of_the_contract_shapes():
     onehot = migrate_source((CONTRACT / "onehot_targets" / "train.py").read_text(), "stochastic", "train.py")
     assert "    hard = F.one_hot(labels, CLASSES).to(torch.bfloat16)\n" in onehot.code
     assert "torch.arange(1, CLASSES + 1, device=device).to(torch.bfloat16) / CLASSES" in onehot.code
+    assert "accuracy = (logits.argmax(-1) == y).to(torch.bfloat16).mean()" in onehot.code
 
 
 @pytest.mark.xla
@@ -129,10 +130,12 @@ def test_one_hot_targets_made_on_the_device_both_ways(tmp_path):
     report = verify_script(script, "stochastic", steps=8, timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
     migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
-    without = migrated.replace(".to(torch.bfloat16) / CLASSES", ".float() / CLASSES").replace(
-        "F.one_hot(labels, CLASSES).to(torch.bfloat16)", "F.one_hot(labels, CLASSES).float()"
+    without = (
+        migrated.replace(".to(torch.bfloat16) / CLASSES", ".float() / CLASSES")
+        .replace("F.one_hot(labels, CLASSES).to(torch.bfloat16)", "F.one_hot(labels, CLASSES).float()")
+        .replace("== y).to(torch.bfloat16).mean()", "== y).double().mean()")
     )
-    assert without.count(".float()") == migrated.count(".float()") + 2
+    assert without.count(".float()") == migrated.count(".float()") + 2 and "== y).double().mean()" in without
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "trace").status == FAIL

@@ -536,3 +536,18 @@ def test_fresh_upcasts_read_through_tuples_parameters_and_module_constants():
     # a second caller handing host labels: the parameter cannot be told, the upcast stays as written
     two_callers = READINGS.replace("print(on_host(y).numpy())", "print(smoothed(y, 0.1).numpy())")
     assert "F.one_hot(labels, CLASSES).float() * (1 - eps)" in migrate_source(two_callers, "stochastic", "t.py").code
+
+
+def test_a_fresh_double_on_the_device_is_bf16_under_xla_use_bf16_and_f32_under_downcast():
+    """``(pred == y).double()``, an accuracy's classic spelling, made on the device: bf16 under
+    XLA_USE_BF16, which made f64 bf16 too (after the migration it would be real f64, slow on TPU
+    and unsupported on Neuron); under XLA_DOWNCAST_BF16 f64 was f32, the double idiom's `.float()`."""
+    body = READINGS.replace(
+        "        loss.backward()\n",
+        "        loss.backward()\n        print((model(x).argmax(-1) == y).double().mean().item())\n",
+    )
+    use = migrate_source(body, "stochastic", "train.py").code
+    assert "print((model(x.to(torch.bfloat16)).argmax(-1) == y).to(torch.bfloat16).mean().item())" in use
+    downcast = migrate_source(body.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), "stochastic", "train.py").code
+    assert "print((model(x.to(torch.bfloat16)).argmax(-1) == y).float().mean().item())" in downcast
+    assert migrate_source(use, "stochastic", "train.py").code == use

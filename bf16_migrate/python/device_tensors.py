@@ -87,6 +87,7 @@ __all__ = ["EXAMPLES", "DeviceTensors", "find_device_tensors", "plan_device_tens
 _BF16 = "torch.bfloat16"
 _UPCASTS = frozenset({"float", "to"})
 _F32_NAMES = frozenset({"torch.float32", "torch.float"})
+_F64_NAMES = frozenset({"torch.float64", "torch.double"})
 _HOST_METHODS = ("cpu", "numpy", "item", "tolist")
 _MAX_DEPTH = 4
 _MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "modules", "buffers"})
@@ -116,13 +117,16 @@ def find_device_tensors(
     reached: Reached | None,
     decided: frozenset[int] = frozenset(),
     model_calls: frozenset[int] = frozenset(),
+    doubles: bool = False,
 ) -> DeviceTensors:
     """The script's own device tensors (factories, fresh upcasts, moves: see the module docstring)
     outside the code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no
     model code was read, and every class of the file is left out) and other than the ``decided``
     ones (ids: the step's tensors the audit followed to the loss, ``ModelCodeAudit.decided``), in
     the file's order. ``model_calls``: ids of the calls of the models on the device (their output
-    is a device tensor: ``(logits.argmax(-1) == y).float()`` of ``logits = model(x)`` is made there)."""
+    is a device tensor: ``(logits.argmax(-1) == y).float()`` of ``logits = model(x)`` is made there).
+    ``doubles``: the switch made f64 bf16 on the device too (``f64_becomes = "bf16"``: XLA_USE_BF16),
+    so a fresh ``.double()`` is one of them; under XLA_DOWNCAST_BF16 it was f32 (the double idiom's)."""
     # no audit read the model's code: every class is left to it (a model's, an optimizer's)
     holders: list[cst.CSTNode] = list(_audited_nodes(reached) if reached is not None else ctx.nodes(cst.ClassDef))
     skip = frozenset(id(holder) for holder in holders)
@@ -138,7 +142,7 @@ def find_device_tensors(
             elif device is not None and not _is_host_device(ctx, device):
                 out.unknown.append(call)
         elif (
-            (_fresh_upcast(ctx, flow, call) and _on_device(ctx, _receiver(call), 0, model_calls))
+            (_fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls))
             or _floating_transfer(ctx, flow, call)
             or _upcast_of_an_arrival(ctx, flow, call)
         ):
@@ -382,10 +386,10 @@ def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool:
 
 
 def _is_upcast(call: cst.Call) -> bool:
-    """``x.float()`` or ``x.to(torch.float32)`` (a transfer ``x.to(device)`` is not one)."""
+    """``x.float()``, ``x.double()`` or ``x.to(torch.<dtype>)`` (a transfer ``x.to(device)`` is not one)."""
     if not isinstance(call.func, cst.Attribute):
         return False
-    if call.func.attr.value == "float":
+    if call.func.attr.value in ("float", "double"):
         return True
     return call.func.attr.value == "to" and len(call.args) == 1 and not _is_dtype_free(call.args[0])
 
@@ -395,10 +399,13 @@ def _is_dtype_free(arg: cst.Arg) -> bool:
 
 
 def _to_bf16(node: cst.Call, guard: cst.BaseExpression | None) -> cst.Call:
-    """``x.float()`` / ``x.to(torch.float32)`` -> ``x.to(torch.bfloat16)`` (under ``guard``:
-    ``x.to(torch.bfloat16 if guard else torch.float32)``)."""
+    """``x.float()`` / ``x.double()`` / ``x.to(torch.float32)`` -> ``x.to(torch.bfloat16)`` (under
+    ``guard``: ``x.to(torch.bfloat16 if guard else <the dtype it named>)``)."""
     assert isinstance(node.func, cst.Attribute), "an upcast is a method call"
-    dtype = choose(snippets.attr(_BF16), snippets.attr("torch.float32"), guard)
+    named = {"float": snippets.attr("torch.float32"), "double": snippets.attr("torch.float64")}.get(
+        node.func.attr.value
+    )
+    dtype = choose(snippets.attr(_BF16), named if named is not None else node.args[0].value, guard)
     return node.with_changes(func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
 
@@ -552,16 +559,19 @@ def _over_a_device_loader(ctx: FileContext, iterable: cst.BaseExpression) -> boo
     )
 
 
-def _upcasts(ctx: FileContext, call: cst.Call) -> bool:
-    """``x.float()`` or ``x.to(torch.float32)`` (a positional dtype, nothing else)."""
-    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in _UPCASTS:
+def _upcasts(ctx: FileContext, call: cst.Call, doubles: bool = False) -> bool:
+    """``x.float()`` or ``x.to(torch.float32)`` (a positional dtype, nothing else); with ``doubles``
+    (a switch that made f64 bf16 on the device too: XLA_USE_BF16) ``x.double()`` and
+    ``x.to(torch.float64)`` as well."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value not in (
+        _UPCASTS | ({"double"} if doubles else set())
+    ):
         return False
-    if call.func.attr.value == "float":
+    if call.func.attr.value in ("float", "double"):
         return not call.args
+    names = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
     return (
-        len(call.args) == 1
-        and call.args[0].keyword is None
-        and bool(ctx.qualified_names(call.args[0].value) & _F32_NAMES)
+        len(call.args) == 1 and call.args[0].keyword is None and bool(ctx.qualified_names(call.args[0].value) & names)
     )
 
 
@@ -570,10 +580,11 @@ def _receiver(call: cst.Call) -> cst.BaseExpression:
     return call.func.value
 
 
-def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
-    """``x.float()`` or ``x.to(torch.float32)`` of an integer or boolean tensor ``x`` (``(pred ==
-    y)``, ``mask.eq(0)``, ``idx.long()``): a fresh floating tensor, f32 where the switch made it bf16."""
-    if not _upcasts(ctx, call):
+def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call, doubles: bool = False) -> bool:
+    """``x.float()`` or ``x.to(torch.float32)`` (and, with ``doubles``, ``x.double()``: an accuracy's
+    ``(preds == labels).double()``) of an integer or boolean tensor ``x`` (``(pred == y)``,
+    ``mask.eq(0)``, ``idx.long()``): a fresh floating tensor, f32 (f64) where the switch made it bf16."""
+    if not _upcasts(ctx, call, doubles):
         return False
     receiver = _receiver(call)
     return isinstance(receiver, cst.Comparison) or flow.infer(receiver) == INT

@@ -831,11 +831,12 @@ class Planner:
         loss = module_loss_code(self.ctx, self.loss_requests)
         modules = [c for c in modules if not any(c is k for k in loss.classes)]  # a criterion: not cast
         reached = reach_from(self.ctx, modules, optimizers, loss)
-        audit = audit_model_code(self.ctx, reached, low_precision_dtypes(self.ctx, variables))
+        low = low_precision_dtypes(self.ctx, variables)
+        audit = audit_model_code(self.ctx, reached, low)
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
         if Emit.DEVICE_TENSORS in emits and self.imported_under:
-            tensors = find_device_tensors(self.ctx, reached, audit.decided)
+            tensors = find_device_tensors(self.ctx, reached, audit.decided, doubles="f64" in low)
             plan_device_tensors(self.ctx, self.plan, tensors.found)
             report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from ...rules import Emit
 from ..device_tensors import find_device_tensors, plan_device_tensors, refuse_device_tensors
+from ..model_code import low_precision_dtypes
 from .migration import Migration, Planned
 
 EMIT = Emit.DEVICE_TENSORS
@@ -25,7 +26,8 @@ def check(m: Migration) -> Migration | None:
     """The script's own device tensors (found by model-code-dtypes' audit when it ran, here
     otherwise); None when one cannot be decided, or cannot be made bf16 under the guard
     (:func:`..device_tensors.refuse_device_tensors`: BFM154, the switch kept)."""
-    tensors = m.tensors if m.tensors is not None else find_device_tensors(m.ctx, None)
+    doubles = "f64" in low_precision_dtypes(m.ctx, list(m.variables))
+    tensors = m.tensors if m.tensors is not None else find_device_tensors(m.ctx, None, doubles=doubles)
     if refuse_device_tensors(m.ctx, tensors, m.guard, m.guard_at, m.anchors):
         return None
     return replace(m, tensors=tensors)

@@ -38,10 +38,12 @@ def check(m: Migration) -> Migration | None:
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
     loss = loss_code(ctx, calls)
     reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in m.sites]), loss)
-    audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, list(m.variables)))
+    low = low_precision_dtypes(ctx, list(m.variables))
+    audit = audit_model_code(ctx, reached, low)
     tensors = None
     if Emit.DEVICE_TENSORS in m.emits:
-        tensors = find_device_tensors(ctx, reached, audit.decided, frozenset(id(c.call) for c in calls))
+        model_calls = frozenset(id(c.call) for c in calls)
+        tensors = find_device_tensors(ctx, reached, audit.decided, model_calls, doubles="f64" in low)
         audit.hand_over(frozenset(id(c) for c in tensors.found))
     if audit.clean:
         return replace(m, audit=audit, tensors=tensors, loss_imports=tuple(sorted(loss.imported)))
