@@ -161,12 +161,12 @@ class InputCasts:
                 else:
                     self._cast_at_transfer(transfer)
         model_nodes = {id(c.call) for c in calls}
+        # the names the model's calls are assigned to, by the function they are in (one pass)
+        by_function: dict[int, set[str]] = {}
+        for c in calls:
+            by_function.setdefault(id(self.ctx.enclosing(c.call, cst.FunctionDef)), set()).update(c.outputs)
         for call in calls:
-            function = self.ctx.enclosing(call.call, cst.FunctionDef)
-            # the names the model's other calls of the same function are assigned to
-            outputs = frozenset(
-                n for c in calls if self.ctx.enclosing(c.call, cst.FunctionDef) is function for n in c.outputs
-            )
+            outputs = frozenset(by_function[id(self.ctx.enclosing(call.call, cst.FunctionDef))])
             for loss in call.losses:
                 moved_only = backpropagated_only(self.ctx, loss.func)
                 for arg in loss.args:
