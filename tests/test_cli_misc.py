@@ -159,3 +159,16 @@ def test_colour_on_a_terminal_only_and_never_with_no_color(tmp_path):
     assert "\x1b[" in coloured.stdout and "BFM001" in coloured.stdout
     no_color = invoke(script, "--check", color=True, env={"NO_COLOR": "1"})
     assert "\x1b[" not in no_color.stdout and no_color.stdout == plain.stdout
+
+
+def test_python_dash_m_package_is_the_same_command(tmp_path):
+    """``python -m bf16_migrate`` runs the command line ``bf16-migrate`` runs: the same rewrite of stdin."""
+    package = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate", "-", "--stdin-filename", "train.py"],
+        input=SCRIPT,
+        capture_output=True,
+        text=True,
+    )
+    script = cli("-", "--stdin-filename", "train.py", stdin=SCRIPT)
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in package.stdout
+    assert (package.returncode, package.stdout, package.stderr) == (script.returncode, script.stdout, script.stderr)
