@@ -118,6 +118,7 @@ class Emit(Word):
     FP32_MASTER_WEIGHTS = "fp32-master-weights"
     FP32_GRAD_NORM = "fp32-grad-norm"
     AUTOCAST = "autocast"
+    AUTOCAST_OPERANDS = "autocast-operands"
     BF16_ATTENTION_MATH = "bf16-attention-math"
     MODEL_CODE_DTYPES = "model-code-dtypes"
     ZERO1_BF16_STATE = "zero1-bf16-state"

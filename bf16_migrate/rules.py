@@ -166,6 +166,11 @@ class ModelCodeRules:
     """Tensor method -> (position, keyword) of its index or mask argument (the receiver not counted)."""
     index_functions: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     """Qualified torch function -> (position, keyword) of its index or mask argument."""
+    source_methods: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Tensor method that neither promotes nor converts -> (position, keyword) of its source, which
+    must have the receiver's dtype (``[flow.source_methods]``)."""
+    source_functions: Mapping[str, tuple[int, str]] = field(default_factory=dict)
+    """Qualified torch function of the same kind -> its source; the destination is its first argument."""
     loss_containers: frozenset[str] = frozenset()
     loss_weight_keywords: frozenset[str] = frozenset()
     loss_weight_first: frozenset[str] = frozenset()
@@ -402,6 +407,8 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         registers=names(reach, "registers"),
         index_methods=index_args("index_methods"),
         index_functions=index_args("index_functions"),
+        source_methods=index_args("source_methods"),
+        source_functions=index_args("source_functions"),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),
         loss_weight_first=names(loss, "weight_first"),

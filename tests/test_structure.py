@@ -141,6 +141,7 @@ LAYERS = {
     "run": 5,
     "next_steps": 5,  # names verify commands: reads the launchers with verify's reading
     "cli": 5,
+    "__main__": 5,  # python -m bf16_migrate: the command line
 }
 """The layers of the package, lowest first (docs/architecture.md): a module imports only from its
 own layer or a lower one. ``python``, ``carriers`` and ``verify`` are packages, placed whole."""

@@ -186,7 +186,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             site.node,
             fixed=True,
             variant=site.kind,
-            code=_short(ctx, site.node),
+            code=short_code(ctx, site.node),
             inside=inside(ctx, site.node),
             dtype=dtype,
         )
@@ -197,8 +197,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 "BFM087",
                 cast.via,
                 fixed=True,
-                value=_short(ctx, cast.via),
-                code=_short(ctx, site.node),
+                value=short_code(ctx, cast.via),
+                code=short_code(ctx, site.node),
                 inside=inside(ctx, site.node),
                 made=ctx.pos(site.node)[0],
                 dtype=f"{cast.carrier}.dtype",
@@ -210,9 +210,9 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             line = ctx.span(cast.via)[0][0]
             ctx.outcome.f32_islands.append(F32Island(line, ctx.span(cast.via)[1][0], finding))
     for site in audit.islands:
-        back = _short(ctx, site.flow.casts_back[0])
+        back = short_code(ctx, site.flow.casts_back[0])
         finding = ctx.report(
-            "BFM082", site.node, fixed=True, code=_short(ctx, site.node), inside=inside(ctx, site.node), back=back
+            "BFM082", site.node, fixed=True, code=short_code(ctx, site.node), inside=inside(ctx, site.node), back=back
         )
         last = max(ctx.span(site.node)[1][0], *(ctx.span(node)[1][0] for node in site.flow.casts_back))
         ctx.outcome.f32_islands.append(F32Island(ctx.span(site.node)[0][0], last, finding))
@@ -224,8 +224,8 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
                 cast.via,
                 fixed=True,
                 variant="exit" if isinstance(cast.at, cst.Return) else None,
-                value=_short(ctx, cast.via),
-                code=_short(ctx, site.node),
+                value=short_code(ctx, cast.via),
+                code=short_code(ctx, site.node),
                 line=ctx.pos(site.node)[0],
                 dtype=f"{cast.carrier}.dtype",
             )
@@ -244,7 +244,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             site.node,
             fixed=True,
             variant=where.value,
-            code=_short(ctx, site.node),
+            code=short_code(ctx, site.node),
             inside=inside(ctx, site.node),
         )
         first, last = _kept_lines(ctx, site.node, where)
@@ -282,7 +282,9 @@ def inside(ctx: FileContext, node: cst.CSTNode) -> str:
     return f"{cls.name.value}.{func.name.value}" if cls is not None else func.name.value
 
 
-def _short(ctx: FileContext, node: cst.CSTNode, limit: int = 60) -> str:
+def short_code(ctx: FileContext, node: cst.CSTNode, limit: int = 60) -> str:
+    """``node``'s code on one line (runs of white space made one space), cut to ``limit`` characters
+    with an ellipsis: how a finding quotes an expression."""
     text = " ".join(ctx.code(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -795,7 +797,7 @@ class _Audit:
                 assert meet.via is not None, "a carrier is looked for only where a cast can go"
                 casts.append(Cast(meet.via, carrier, meet.at))
             elif meet.kind != "into" and lost is None:
-                lost = (meet.at, meet.weight or _short(self.ctx, meet.other or meet.at))
+                lost = (meet.at, meet.weight or short_code(self.ctx, meet.other or meet.at))
         escaped = [*found.lost, *found.exits]
         if lost is None and escaped:
             lost = (escaped[0], None)
@@ -807,7 +809,7 @@ class _Audit:
             return  # may be an integer: what it meets decides nothing
         node, other = lost
         if other is None:
-            self._block(site, "BFM081", "escapes", where=_short(self.ctx, node), line=self.ctx.pos(node)[0])
+            self._block(site, "BFM081", "escapes", where=short_code(self.ctx, node), line=self.ctx.pos(node)[0])
         else:
             self._block(site, "BFM081", None, other=other, line=self.ctx.pos(node)[0])
 
@@ -826,11 +828,11 @@ class _Audit:
         elif verdict is Verdict.MATMUL:
             assert decision.at is not None, "a matmul verdict names its matmul"
             at = decision.at
-            self._block(site, "BFM084", None, matmul=_short(self.ctx, at), line=self.ctx.pos(at)[0])
+            self._block(site, "BFM084", None, matmul=short_code(self.ctx, at), line=self.ctx.pos(at)[0])
         else:
             assert decision.at is not None, "a lost verdict names where"
             at = decision.at
-            self._block(site, "BFM083", None, where=_short(self.ctx, at), line=self.ctx.pos(at)[0])
+            self._block(site, "BFM083", None, where=short_code(self.ctx, at), line=self.ctx.pos(at)[0])
 
     def _loss_state(self) -> None:
         """A class the step's loss alone reaches (a criterion) keeps parameters, buffers or layers
@@ -842,7 +844,7 @@ class _Audit:
                 self._block(Site(node, "state", Flow(node)), "BFM086", None, cls=cls.name.value)
 
     def _block(self, site: Site, code: str, variant: str | None, **fields: object) -> None:
-        fields = {"code": _short(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
+        fields = {"code": short_code(self.ctx, site.node), "inside": inside(self.ctx, site.node), **fields}
         self.result.blocked.append(Blocked(site, code, variant, fields))
 
     # -- the tensor whose dtype a site takes ---------------------------------------------------

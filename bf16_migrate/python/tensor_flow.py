@@ -380,7 +380,7 @@ class TensorFlow:
         if name in rules.low_casts or name in rules.cast_like:
             flow.casts_back.append(call)
             return []
-        index = _index_arg(call, rules.index_methods.get(name))
+        index = spec_argument(call, rules.index_methods.get(name))
         others = [a.value for a in call.args if a is not index]
         kind = "matmul" if name in rules.matmul_methods else "arith"
         inplace = name.endswith("_") and not name.endswith("__")  # written into the value: it keeps its dtype
@@ -398,7 +398,7 @@ class TensorFlow:
             spec = self.rules.index_methods.get(func.attr.value)
         else:
             spec = next((self.rules.index_functions[n] for n in names if n in self.rules.index_functions), None)
-        index = _index_arg(call, spec)
+        index = spec_argument(call, spec)
         if names & self.rules.host_functions or arg is index:  # a host value, or used as indices
             flow.ends += 1
             return []
@@ -607,7 +607,7 @@ def _expression(node: cst.CSTNode) -> cst.BaseExpression | None:
     return node if isinstance(node, cst.BaseExpression) else None
 
 
-def _index_arg(call: cst.Call, spec: tuple[int, str] | None) -> cst.Arg | None:
+def spec_argument(call: cst.Call, spec: tuple[int, str] | None) -> cst.Arg | None:
     """The argument of ``call`` that ``spec`` (position, keyword: ``rules/model_code.toml``
     ``[flow.index_methods]``) names as its index or mask, if given."""
     if spec is None:

@@ -1,0 +1,197 @@
+"""amp's ops that need their operands' dtypes equal: where the code that runs under autocast (the
+model's code, its loss, the wrapped statements) scatters, puts or interpolates a source into a
+destination, the source takes the destination's dtype.
+
+Under the legacy switch every floating tensor on the device was bf16, so a destination and its
+source always agreed. Under ``torch.autocast("xla", dtype=torch.bfloat16)`` an autocast op's output
+is bf16 while a tensor made by the script or computed from the FP32 parameters is f32, and the ops
+of ``rules/model_code.toml`` ``[flow.source_methods]`` / ``[flow.source_functions]`` (``scatter_add``,
+``masked_scatter``, ``index_put_``, ``lerp``...) and a tensor-indexed assignment ``t[index] = v``
+(``index_put_``) neither promote nor convert: XLA refuses them (measured with torch-xla 2.9 on the
+XLA CPU device; the table's header). ``src.to(dest.dtype)`` is the same op where the dtypes agree and
+the op without the crash where they do not, so it is written whatever the dtypes turn out to be.
+
+A destination whose dtype the code cannot name again (a call of the script's own) is reported for
+a hand, without stopping the migration: the dtypes may agree at run time, and verify's run tells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import libcst as cst
+import libcst.matchers as m
+
+from .apply import EditPlan
+from .bindings import assigned_values
+from .context import FileContext, findall
+from .model_code import factory_dtype_class, short_code
+from .tensor_flow import spec_argument
+
+# the methods whose result has the receiver's dtype, and the `torch.*_like` factories (unless they
+# name a dtype): a destination built by them has the dtype of the tensor they are built from
+_SAME_DTYPE_METHODS = frozenset({"clone", "detach", "contiguous", "new_zeros", "new_ones", "new_full", "new_empty"})
+_LIKE_FACTORIES = frozenset({"torch.zeros_like", "torch.ones_like", "torch.full_like", "torch.empty_like"})
+
+
+@dataclass(frozen=True)
+class SourceOperand:
+    """One op whose ``source`` must take its destination's dtype: ``op`` is the Call (or the
+    Assign of a tensor-indexed item), ``name`` what it is called in findings (``scatter_add``,
+    ``t[index] = v``), ``dtype`` the destination's dtype as code (``h.dtype``, ``torch.float32``),
+    None where the code does not name it."""
+
+    op: cst.CSTNode
+    name: str
+    source: cst.BaseExpression
+    dtype: str | None
+
+
+def find_source_operands(ctx: FileContext, scopes: Iterable[cst.CSTNode]) -> list[SourceOperand]:
+    """The ops of ``scopes`` (functions, statements: the code that runs under autocast) whose
+    source must take the destination's dtype, each once, in the file's order."""
+    rules = ctx.rules.model_code
+    found: dict[int, SourceOperand] = {}
+    for scope in scopes:
+        for call in findall(scope, m.Call(), ctx.index):
+            if id(call) not in found and (op := _call_operand(ctx, call, rules)) is not None:
+                found[id(call)] = op
+        for assign in findall(scope, m.Assign(), ctx.index):
+            if id(assign) not in found and (op := _item_operand(ctx, assign)) is not None:
+                found[id(assign)] = op
+    return sorted(found.values(), key=lambda op: ctx.pos(op.op))
+
+
+def plan_source_operands(ctx: FileContext, plan: EditPlan, operands: Iterable[SourceOperand]) -> None:
+    """``source`` -> ``source.to(<dtype>)`` for each of ``operands`` whose destination's dtype is
+    named (BFM035, fixed); the others reported for a hand (BFM035 ``unknown``)."""
+    for op in operands:
+        if op.dtype is None:
+            ctx.report("BFM035", op.op, fixed=False, variant="unknown", op=op.name, source=short_code(ctx, op.source))
+            continue
+        plan.replace[id(op.source)] = _cast_to(cst.parse_expression(op.dtype))
+        ctx.report("BFM035", op.op, fixed=True, op=op.name, source=short_code(ctx, op.source), dtype=op.dtype)
+
+
+def _cast_to(dtype: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
+    """The edit that makes an expression ``<expression>.to(<dtype>)``."""
+    return lambda node: cst.Call(func=cst.Attribute(value=_operand(node), attr=cst.Name("to")), args=[cst.Arg(dtype)])
+
+
+def _call_operand(ctx: FileContext, call: cst.Call, rules) -> SourceOperand | None:
+    func = call.func
+    functions = ctx.qualified_names(func) & rules.source_functions.keys()
+    destination: cst.BaseExpression | None
+    if functions:  # torch.scatter_add(dest, dim, index, src): the destination is the first argument
+        name = min(functions)
+        spec = rules.source_functions[name]
+        first = call.args[0] if call.args else None
+        destination = first.value if first is not None and first.keyword is None else None
+    elif isinstance(func, cst.Attribute) and func.attr.value in rules.source_methods:
+        name = func.attr.value
+        spec = rules.source_methods[name]
+        destination = func.value
+    else:
+        return None
+    arg = spec_argument(call, spec)
+    if arg is None or destination is None or not _floating_source(arg.value):
+        return None
+    dtype = _dtype_of(ctx, destination)
+    if _already_cast(ctx, arg.value, dtype):
+        return None
+    return SourceOperand(call, name.rsplit(".", 1)[-1], arg.value, dtype)
+
+
+def _item_operand(ctx: FileContext, assign: cst.Assign) -> SourceOperand | None:
+    """``t[index] = v`` with a tensor ``t`` the code makes and an index that may be a tensor (a name,
+    a call, a comparison: not only slices and integers), which is ``index_put_``."""
+    if len(assign.targets) != 1 or not isinstance(target := assign.targets[0].target, cst.Subscript):
+        return None
+    if not isinstance(target.value, cst.Name) or not _floating_source(assign.value):
+        return None
+    if all(_basic_index(e.slice) for e in target.slice):
+        return None
+    values = assigned_values(ctx, target.value)
+    if not values or not all(_makes_tensor(ctx, v) for v in values):
+        return None  # a container, or a tensor the code does not show: a list's item takes anything
+    dtype = _dtype_of(ctx, target.value)
+    if _already_cast(ctx, assign.value, dtype):
+        return None
+    return SourceOperand(assign, f"{target.value.value}[index] = v", assign.value, dtype)
+
+
+def _basic_index(index: cst.BaseSlice) -> bool:
+    """A slice, an integer, ``None`` or ``...``: basic indexing, which copies (and converts)."""
+    if not isinstance(index, cst.Index):
+        return True  # a slice
+    value = index.value
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Ellipsis)) or (isinstance(value, cst.Name) and value.value == "None")
+
+
+def _makes_tensor(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` is a torch factory call or a method of a tensor that keeps its dtype."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value in _SAME_DTYPE_METHODS:
+        return True
+    return any(n.startswith("torch.") for n in ctx.qualified_names(value.func)) and (
+        factory_dtype_class(ctx, value) is not None or bool(ctx.qualified_names(value.func) & _LIKE_FACTORIES)
+    )
+
+
+def _dtype_of(ctx: FileContext, destination: cst.BaseExpression, depth: int = 0) -> str | None:
+    """The destination's dtype as code: ``<name>.dtype`` for a name or an attribute of names, the
+    ``dtype=`` a call names, what a ``*_like`` factory or a same-dtype method is built from,
+    ``torch.float32`` for a floating torch factory without ``dtype=`` (the default dtype); None
+    where the code does not tell."""
+    if _plain(destination):
+        return f"{ctx.code(destination)}.dtype"
+    if not isinstance(destination, cst.Call) or depth > 4:
+        return None
+    named = next((a for a in destination.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    if named is not None:
+        return ctx.code(named.value)
+    func = destination.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SAME_DTYPE_METHODS:
+        return _dtype_of(ctx, func.value, depth + 1)
+    if ctx.qualified_names(func) & _LIKE_FACTORIES and destination.args:
+        return _dtype_of(ctx, destination.args[0].value, depth + 1)
+    return "torch.float32" if factory_dtype_class(ctx, destination) == "float" else None
+
+
+def _plain(expr: cst.BaseExpression) -> bool:
+    """A name or a chain of attributes of a name (``h``, ``self.queue``): read twice, the same tensor."""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name)
+
+
+def _floating_source(value: cst.BaseExpression) -> bool:
+    """Whether ``value`` may be a floating tensor: not a number, a string or a constant name."""
+    if isinstance(value, cst.UnaryOperation):
+        value = value.expression
+    if isinstance(value, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return False
+    return not (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
+
+
+def _already_cast(ctx: FileContext, value: cst.BaseExpression, dtype: str | None) -> bool:
+    """``value`` is ``x.to(<dtype>)`` already (a script that casts it itself)."""
+    return (
+        dtype is not None
+        and isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in ("to", "type")
+        and len(value.args) == 1
+        and ctx.code(value.args[0].value) == dtype
+    )
+
+
+def _operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``node`` as the receiver of a method call: parenthesised unless it binds tighter than ``.``."""
+    if node.lpar or isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])

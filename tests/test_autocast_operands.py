@@ -1,0 +1,173 @@
+"""amp's ops that need their operands' dtypes equal (BFM035): under autocast a source scattered or put
+into a destination takes the destination's dtype, where the code shows it; the rest is reported.
+
+The rewrite is checked on small scripts (no XLA), and on the XLA CPU device both ways with
+fixtures/contract/message_passing (our own writing: weighted messages summed by ``scatter_add`` into
+``zeros_like`` of a Linear's output, and experts' outputs written into ``zeros_like(h)`` rows by a
+boolean mask): the amp migration PASSes, and without either change the migrated run raises."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import libcst as cst
+import pytest
+
+from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES
+
+HEADER = """\
+import os
+import torch
+import torch_xla
+os.environ["XLA_USE_BF16"] = "1"
+
+
+"""
+
+TRAIN = """
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(6, 4).to(device)
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def _amp(forward: str, mode: str = "amp", after: str = ""):
+    """The migration in ``mode`` of a script whose ``Net.forward(self, x)`` has body ``forward``
+    (``after``: module-level code after the class)."""
+    net = "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    net += "        self.lin = torch.nn.Linear(4, 4)\n\n    def forward(self, x):\n"
+    source = HEADER + net + textwrap.indent(textwrap.dedent(forward), " " * 8) + after + TRAIN
+    result = migrate_source(source, mode, "train.py")
+    cst.parse_module(result.code)
+    assert migrate_source(result.code, mode, "train.py").code == result.code  # a second run changes nothing
+    return result
+
+
+def _codes(result, code="BFM035"):
+    return [(d.fixed, d.message) for d in result.diagnostics if d.code == code]
+
+
+def test_a_scatter_add_source_takes_its_destinations_dtype():
+    result = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(3).unsqueeze(-1).expand(6, 4)
+        msg = h * torch.rand(6, 1, device=x.device)
+        out = torch.zeros_like(h).scatter_add(0, idx, msg)
+        counts = torch.zeros(3, 4, device=x.device).scatter_add(0, idx, h)
+        kept = torch.zeros(3, 4, dtype=torch.bfloat16, device=x.device).scatter_add(0, idx, h)
+        return out + torch.scatter_add(h, 0, idx, msg) + counts.sum() + kept.sum()
+        """
+    )
+    assert "out = torch.zeros_like(h).scatter_add(0, idx, msg.to(h.dtype))\n" in result.code
+    assert "counts = torch.zeros(3, 4, device=x.device).scatter_add(0, idx, h.to(torch.float32))\n" in result.code
+    assert ".scatter_add(0, idx, h.to(torch.bfloat16))\n" in result.code
+    assert "torch.scatter_add(h, 0, idx, msg.to(h.dtype))" in result.code
+    assert [fixed for fixed, _ in _codes(result)] == [True] * 4
+
+
+def test_an_item_put_by_a_tensor_index_takes_the_tensors_dtype():
+    result = _amp(
+        """\
+        h = self.lin(x)
+        mask = h[:, 0] > 0
+        routed = torch.zeros_like(x)
+        routed[mask] = self.lin(x[mask])
+        routed[:, :2] = h[:, :2]
+        routed[0] = h[0]
+        names = {}
+        names[mask] = h
+        return routed.masked_scatter(mask.unsqueeze(-1), h * 2) + routed.lerp(h, 0.5)
+        """
+    )
+    assert "routed[mask] = self.lin(x[mask]).to(routed.dtype)\n" in result.code
+    assert "routed[:, :2] = h[:, :2]\n" in result.code  # basic indexing copies, and converts
+    assert "routed[0] = h[0]\n" in result.code
+    assert "names[mask] = h\n" in result.code  # a dict's item takes anything
+    assert "routed.masked_scatter(mask.unsqueeze(-1), (h * 2).to(routed.dtype))" in result.code
+    assert "routed.lerp(h.to(routed.dtype), 0.5)" in result.code
+    assert len(_codes(result)) == 3
+
+
+def test_literals_and_sources_already_cast_are_left_alone():
+    result = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(4).unsqueeze(-1)
+        hot = torch.zeros_like(h).scatter_(1, idx, 1.0)
+        out = torch.zeros_like(h).scatter_add(0, idx.expand(6, 4), h.to(h.dtype))
+        return hot + out
+        """
+    )
+    assert "scatter_(1, idx, 1.0)" in result.code and "h.to(h.dtype))\n" in result.code
+    assert _codes(result) == []
+
+
+def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made():
+    result = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(3).unsqueeze(-1).expand(6, 4)
+        return buffer_for(h).scatter_add(0, idx, h)
+        """,
+        after="\n\ndef buffer_for(h):\n    return torch.zeros(3, 4, device=h.device)\n",
+    )
+    assert _codes(result) == [
+        (
+            False,
+            "`scatter_add` under autocast: its source `h` must have the destination's dtype, which the code does"
+            " not name: cast it by hand (`.to(<destination>.dtype)`), or the op may fail where autocast leaves"
+            " one of them FP32",
+        )
+    ]
+    assert "XLA_USE_BF16" not in result.code and 'torch.autocast("xla", dtype=torch.bfloat16)' in result.code
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_the_bf16_modes_leave_the_ops_alone(mode):
+    result = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(3).unsqueeze(-1).expand(6, 4)
+        return torch.zeros_like(h).scatter_add(0, idx, h)
+        """,
+        mode,
+    )
+    assert "scatter_add(0, idx, h)\n" in result.code and _codes(result) == []
+
+
+def test_the_contract_fixtures_amp_rewrite():
+    source = (FIXTURES / "contract" / "message_passing" / "train.py").read_text()
+    result = migrate_source(source, "amp", "train.py")
+    assert "scatter_add(0, dst.unsqueeze(-1).expand_as(msg), msg.to(h.dtype))\n" in result.code
+    assert "        routed[first] = self.experts[0](h[first]).to(routed.dtype)\n" in result.code
+    assert "        routed[~first] = self.experts[1](h[~first]).to(routed.dtype)\n" in result.code
+    assert not result.unfixed
+
+
+@pytest.mark.xla
+def test_message_passing_under_amp_both_ways(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+    from bf16_migrate.verify.parts import PASS
+
+    shutil.copytree(FIXTURES / "contract" / "message_passing", tmp_path / "case")
+    script = tmp_path / "case" / "train.py"
+    report = verify_script(script, "amp", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "amp", "train.py").code
+    for change in ("msg.to(h.dtype)", "self.experts[0](h[first]).to(routed.dtype)"):
+        without = migrated.replace(change, change.rsplit(".to(", 1)[0])
+        assert without != migrated
+        with pytest.raises(RunError, match="floating point types of different precisions|scalar_type"):
+            verify_script(script, "amp", steps=8, migrated_source=without, timeout=300)
