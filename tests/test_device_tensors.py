@@ -551,3 +551,57 @@ def test_a_fresh_double_on_the_device_is_bf16_under_xla_use_bf16_and_f32_under_d
     downcast = migrate_source(body.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), "stochastic", "train.py").code
     assert "print((model(x.to(torch.bfloat16)).argmax(-1) == y).float().mean().item())" in downcast
     assert migrate_source(use, "stochastic", "train.py").code == use
+
+
+TARGET_AND_METRIC = """import os
+import numpy as np
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def overlap(logits, target):
+    pred = (torch.sigmoid(logits) > 0.5).to(torch.bfloat16)
+    return (pred * target).sum() / target.sum().clamp(min=1)
+
+
+def main(images, masks):
+    device = torch_xla.device()
+    model = torch.nn.Conv2d(1, 1, 3, padding=1).to(device)
+    criterion = torch.nn.BCEWithLogitsLoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x = images[step].to(device)
+        y = masks[step].to(device)
+        logits = model(x)
+        loss = criterion(logits, y)
+        loss.backward()
+        opt.step()
+        score = overlap(logits.detach(), y){extra}
+        print(score.item())
+
+
+main(np.zeros((3, 2, 1, 8, 8)), np.zeros((3, 2, 1, 8, 8)))
+"""
+
+
+@pytest.mark.parametrize(
+    "extra", ["", "\n        error = (torch.sigmoid(logits) - y).abs().mean()"], ids=["metric", "arithmetic"]
+)
+def test_a_loss_target_computed_with_elsewhere_too_is_cast_where_it_is_moved(extra):
+    """A loss target of a dtype the code does not tell that a metric of the file (or the step's own
+    arithmetic) computes with too: the switch made it bf16 for every use, so it is cast where it is
+    moved, not only at the loss (the metric's product ran in f32 otherwise: verify's trace, BFM201)."""
+    code, _ = _migrated(TARGET_AND_METRIC.format(extra=extra))
+    assert "        y = floating_to_bf16(masks[step].to(device))\n" in code
+    assert "        x = images[step].to(device)\n" in code  # the model's input: the hook casts it
+
+
+def test_a_loss_target_used_only_by_the_loss_is_cast_at_the_loss():
+    """The same target read by the loss alone keeps the input casts' cast where it is used."""
+    source = TARGET_AND_METRIC.format(extra="").replace("        score = overlap(logits.detach(), y)\n", "")
+    source = source.replace("        print(score.item())\n", "")
+    code, _ = _migrated(source)
+    assert "        y = masks[step].to(device)\n" in code
+    assert "        loss = criterion(logits, floating_to_bf16(y))\n" in code

@@ -71,7 +71,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, self_assigned
+from .bindings import assigned_value, definitions, self_assigned
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -147,8 +147,10 @@ def find_device_tensors(
             or _upcast_of_an_arrival(ctx, flow, call)
         ):
             out.found.append(call)
-        elif _unknown_arrival(ctx, flow, call) and _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call):
-            out.found.append(call)  # else the input casts' (a model input, a loss target) or a callee's
+        elif _unknown_arrival(ctx, flow, call) and (_computed_here(ctx, call) or _computed_uncast(ctx, call)):
+            # else the input casts' (a model input, a loss target) or a callee's; one also computed
+            # with where no input cast reaches is decided once the input casts are planned
+            out.found.append(call)
     out.found.extend(_batch_reads(ctx, skip))
     out.found.sort(key=ctx.pos)
     return out
@@ -268,7 +270,8 @@ def plan_device_tensors(
             ctx.report("BFM154", call, fixed=True, variant="runtime_batch", code=ctx.code(call))
             continue
         if _unknown_arrival(ctx, flow, call):
-            if _cast_where_used(ctx, plan, call):
+            where_used = _cast_where_used(ctx, plan, call)
+            if where_used is True or (where_used is None and not _computed_here(ctx, call)):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
             _need_floating_helper(plan)
             plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
@@ -280,7 +283,8 @@ def plan_device_tensors(
             ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
-        if moved and (_cast_where_used(ctx, plan, call) or _handed_to_a_callable(ctx, call)):
+        where_used = _cast_where_used(ctx, plan, call) if moved else None
+        if where_used is True or (moved and where_used is None and _handed_to_a_callable(ctx, call)):
             # a model input or a loss target: the input casts cast it where it is used; an input of
             # another module or function (one kept FP32 on purpose, BFM153, takes it as it is)
             continue
@@ -372,17 +376,53 @@ def _assigned_names(ctx: FileContext, move: cst.Call) -> list[cst.Name]:
     return [name for name in found if isinstance(name, cst.Name)]
 
 
-def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool:
-    """Whether a use of a name ``move`` is assigned to is cast by ``plan`` already (the input
-    casts: ``model(x.to(torch.bfloat16))``)."""
+def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool | None:
+    """Whether the reads of a name ``move`` is assigned to are cast by ``plan`` already (the input
+    casts: ``model(x.to(torch.bfloat16))``, ``criterion(logits, floating_to_bf16(y))``): True when
+    one is and every other read that computes with the tensor is too; False when one is but
+    another, handed to a function of the file (a metric, ``dice_score(logits, y)``) or an operand
+    of arithmetic, is not: the tensor is then cast where it is moved, once for all of its uses, as
+    the switch made it bf16 for all of them (found by verify's trace on a hunt of our own); None
+    when none is."""
+    cast, uncast = False, False
     for name in _assigned_names(ctx, move):
         scope = ctx.scopes.get(name)
         for binding in scope[name.value] if scope is not None else ():
-            if getattr(binding, "node", None) is name and any(
-                id(access.node) in plan.replace for access in getattr(binding, "references", ())
-            ):
-                return True
-    return False
+            if getattr(binding, "node", None) is not name:
+                continue
+            for access in getattr(binding, "references", ()):
+                if id(access.node) in plan.replace:
+                    cast = True
+                elif _computes_uncast(ctx, access.node):
+                    uncast = True
+    return (not uncast) if cast else None
+
+
+def _computed_here(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is computed with by the script's own code
+    and handed to no callable that would decide its dtype."""
+    return _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call)
+
+
+def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether a read of a name ``move`` is assigned to computes with it where no input cast reaches
+    (:func:`_computes_uncast`)."""
+    return any(_computes_uncast(ctx, use) for use in _uses(ctx, move)[1:])
+
+
+def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
+    """Whether the read ``use`` computes with the tensor where no input cast reaches: an argument
+    of a plain function of the file, or an operand of arithmetic."""
+    parent = ctx.parent(use)
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(holder, cst.Call):
+        return False
+    return any(
+        isinstance(d, cst.FunctionDef) and not isinstance(ctx.parent(ctx.parent(d)), cst.ClassDef)
+        for d in definitions(ctx, holder.func)
+    )
 
 
 def _is_upcast(call: cst.Call) -> bool:
