@@ -81,6 +81,9 @@ def _cast_to(dtype: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.Ba
 
 def _call_operand(ctx: FileContext, call: cst.Call, rules) -> SourceOperand | None:
     func = call.func
+    short = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if short not in rules.source_methods and not any(n.endswith("." + short) for n in rules.source_functions):
+        return None  # the names first: the qualified names are read for these calls only
     functions = ctx.qualified_names(func) & rules.source_functions.keys()
     destination: cst.BaseExpression | None
     if functions:  # torch.scatter_add(dest, dim, index, src): the destination is the first argument

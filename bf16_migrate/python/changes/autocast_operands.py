@@ -22,6 +22,8 @@ def plan(m: Migration, planned: Planned) -> Planned:
     """``source.to(<destination>.dtype)`` at each such op of the models' code, the other modules on
     the device, the loss code and the autocast regions (BFM035)."""
     ctx = m.ctx
+    if not find_source_operands(ctx, [ctx.module]):
+        return planned  # most files have none: the reach of the model's code is not read for nothing
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
     reached = reach_from(ctx, model_roots(ctx, [*m.models, *m.on_device.exprs(ctx)]), [], loss_code(ctx, calls))
     scopes: list[cst.CSTNode] = [*reached.runtime, *_region_statements(m)]
