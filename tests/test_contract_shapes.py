@@ -18,7 +18,10 @@ both ways). Each script is our own writing (fixtures/contract/).
 * onehot_targets: ``F.one_hot(labels, C).float()`` in a function handed the device's labels, and
   ``torch.arange(1, C + 1, device=device).float()`` with a module constant: fresh floating tensors
   made on the device from integer ones, bf16 under the switch. Without ``.to(torch.bfloat16)`` the
-  soft-target loss computes in f32 (verify's trace: BFM200 at both products)."""
+  soft-target loss computes in f32 (verify's trace: BFM200 at both products).
+* ste_backward: a custom ``autograd.Function`` whose ``backward`` makes its mask with ``.float()``;
+  migrated by hand (the codemod refuses it), the trace FAILs the f32 gradient at the backward's line
+  and PASSes the mask made in the gradient's dtype."""
 
 from __future__ import annotations
 
@@ -139,3 +142,36 @@ def test_one_hot_targets_made_on_the_device_both_ways(tmp_path):
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "trace").status == FAIL
+
+
+@pytest.mark.xla
+def test_the_trace_sees_a_custom_functions_backward_both_ways(tmp_path):
+    """A clipped straight-through estimator whose ``backward`` builds its mask with ``.float()``:
+    bf16 under the switch. The codemod refuses this shape (what ``backward`` meets comes from
+    ``ctx.saved_tensors``), so the migrations are by hand. Left ``.float()``, the gradient computes
+    in f32 where the legacy run had bf16, and only the trace can tell (autograd casts the returned
+    gradient back): it FAILs, naming the backward's line; with ``.to(grad.dtype)`` it PASSes. The
+    trace saw no backward code before (``loss.backward()`` ran with its mode off the stack)."""
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("ste_backward", tmp_path)
+    legacy = script.read_text()
+    assert "XLA_USE_BF16" in migrate_source(legacy, "stochastic", "train.py").code  # refused: the switch kept
+    by_hand = (
+        legacy.replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+        .replace(
+            "    model = QuantMLP().to(device)\n", "    model = QuantMLP().to(device)\n    model.to(torch.bfloat16)\n"
+        )
+        .replace(
+            "model(x.to(device)), y.to(device))", "model(x.to(device, torch.bfloat16)), y.to(device, torch.bfloat16))"
+        )
+    )
+    assert by_hand.count("bfloat16") == 3
+    right = by_hand.replace("(x.abs() <= 1.0).float()", "(x.abs() <= 1.0).to(grad.dtype)")
+    report = verify_script(script, "stochastic", steps=8, migrated_source=right, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=by_hand, timeout=300)
+    assert wrong.verdict.status == FAIL
+    trace = part_of(wrong.verdict, "trace")
+    line = legacy.splitlines().index("        return grad * inside * scale, grad_scale") + 1
+    assert trace.status == FAIL and f"train.py:{line}" in trace.detail, trace.detail

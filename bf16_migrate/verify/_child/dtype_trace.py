@@ -60,8 +60,9 @@ optimizer steps done when first seen; ``after_stop``: seen after the harness's r
 (evaluation and checkpoint code after the training loop).
 
 Cost and what it leaves alone: one ``TorchFunctionMode`` (``torch.overrides``) on the main
-thread's mode stack for the whole run; for each top-level torch call it calls the function,
-then reads the result's device element type (a read of the IR, no execution: no sync, no
+thread's mode stack for the whole run, and on it again for each backward pass (the Python code of
+a custom ``autograd.Function``'s ``backward`` is the user's code too); for each top-level torch
+call it calls the function, then reads the result's device element type (a read of the IR, no execution: no sync, no
 graph, no compilation) and, only for a floating result that is f32/f64 on the device or a
 lower-precision one on the host, walks the stack. Under ``torch.compile`` (dynamo tracing) it
 only calls the function. ``track_f32`` off (amp, whose model is f32 on purpose): only exits,
@@ -744,6 +745,26 @@ def _ref(ev):
     return {"kind": ev["kind"], "file": ev["file"], "line": ev["line"], "op": ev["op"]}
 
 
+def _trace_backward(mode, torch):
+    """Run each backward pass with ``mode`` on the stack. ``loss.backward()`` reaches the engine
+    through the mode's own ``__torch_function__``, during which torch takes the mode off the stack
+    (``torch.overrides.TorchFunctionMode``), so the Python code a backward pass runs (a custom
+    ``torch.autograd.Function``'s ``backward``, a tensor hook) went unseen; the engine's threads take
+    the stack the pass starts with (measured with torch-xla 2.9 on the XLA CPU device)."""
+    import torch.autograd as autograd
+    from torch.overrides import _get_current_function_mode_stack
+
+    run_backward = autograd._engine_run_backward
+
+    def _engine_run_backward(*args, **kwargs):
+        if mode in _get_current_function_mode_stack():
+            return run_backward(*args, **kwargs)
+        with mode:
+            return run_backward(*args, **kwargs)
+
+    autograd._engine_run_backward = _engine_run_backward
+
+
 def install(tracer, torch):
     """Put the tracer on the main thread's torch-function mode stack for the rest of the run,
     and wrap ``Module._apply``, ``Parameter.__deepcopy__`` and ``torch.save``."""
@@ -757,6 +778,7 @@ def install(tracer, torch):
 
     mode = _DtypeTraceMode()
     mode.__enter__()
+    _trace_backward(mode, torch)
 
     if tracer.step_f32:  # the optimizer's step runs on FP32 master weights: its f32 is the mode's
 
