@@ -19,9 +19,9 @@ both ways). Each script is our own writing (fixtures/contract/).
   ``torch.arange(1, C + 1, device=device).float()`` with a module constant: fresh floating tensors
   made on the device from integer ones, bf16 under the switch. Without ``.to(torch.bfloat16)`` the
   soft-target loss computes in f32 (verify's trace: BFM200 at both products).
-* ste_backward: a custom ``autograd.Function`` whose ``backward`` makes its mask with ``.float()``;
-  migrated by hand (the codemod refuses it), the trace FAILs the f32 gradient at the backward's line
-  and PASSes the mask made in the gradient's dtype."""
+* ste_backward: a custom ``autograd.Function`` whose ``backward`` makes its mask with ``.float()``:
+  the codemod makes it in the dtype of a saved tensor it meets and PASSes; left f32, the trace FAILs
+  the gradient at the backward's line."""
 
 from __future__ import annotations
 
@@ -145,32 +145,23 @@ def test_one_hot_targets_made_on_the_device_both_ways(tmp_path):
 
 
 @pytest.mark.xla
-def test_the_trace_sees_a_custom_functions_backward_both_ways(tmp_path):
+def test_a_custom_functions_backward_both_ways(tmp_path):
     """A clipped straight-through estimator whose ``backward`` builds its mask with ``.float()``:
-    bf16 under the switch. The codemod refuses this shape (what ``backward`` meets comes from
-    ``ctx.saved_tensors``), so the migrations are by hand. Left ``.float()``, the gradient computes
-    in f32 where the legacy run had bf16, and only the trace can tell (autograd casts the returned
-    gradient back): it FAILs, naming the backward's line; with ``.to(grad.dtype)`` it PASSes. The
-    trace saw no backward code before (``loss.backward()`` ran with its mode off the stack)."""
+    bf16 under the switch. The codemod makes the mask in the dtype of what it meets (a tensor the
+    forward saved: ``.to(scale.dtype)``) and the migration PASSes. Left ``.float()``, the gradient
+    computes in f32 where the legacy run had bf16 and only the trace can tell (autograd casts the
+    returned gradient back): it FAILs, naming the backward's line. The trace saw no backward code
+    before (``loss.backward()`` ran with its mode off the stack)."""
     from bf16_migrate.verify import verify_script
 
     script = _copy("ste_backward", tmp_path)
     legacy = script.read_text()
-    assert "XLA_USE_BF16" in migrate_source(legacy, "stochastic", "train.py").code  # refused: the switch kept
-    by_hand = (
-        legacy.replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
-        .replace(
-            "    model = QuantMLP().to(device)\n", "    model = QuantMLP().to(device)\n    model.to(torch.bfloat16)\n"
-        )
-        .replace(
-            "model(x.to(device)), y.to(device))", "model(x.to(device, torch.bfloat16)), y.to(device, torch.bfloat16))"
-        )
-    )
-    assert by_hand.count("bfloat16") == 3
-    right = by_hand.replace("(x.abs() <= 1.0).float()", "(x.abs() <= 1.0).to(grad.dtype)")
-    report = verify_script(script, "stochastic", steps=8, migrated_source=right, timeout=300)
+    migrated = migrate_source(legacy, "stochastic", "train.py").code
+    assert "        inside = (x.abs() <= 1.0).to(scale.dtype)\n" in migrated
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    wrong = verify_script(script, "stochastic", steps=8, migrated_source=by_hand, timeout=300)
+    without = migrated.replace("(x.abs() <= 1.0).to(scale.dtype)", "(x.abs() <= 1.0).float()")
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL
     trace = part_of(wrong.verdict, "trace")
     line = legacy.splitlines().index("        return grad * inside * scale, grad_scale") + 1

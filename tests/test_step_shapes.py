@@ -173,9 +173,10 @@ def main():
 
 def test_an_autograd_functions_backward_is_the_models_code():
     """A ``torch.autograd.Function`` the model applies runs its ``backward`` in the step: its fresh
-    ``.float()`` was bf16 under the switch. Read with the model's code, it is followed where what it
-    meets is known, and the switch kept (named) where it is not, never left to compute in f32
-    silently (a hunt of our own found the f32 gradient, which verify's trace does not see)."""
+    ``.float()`` was bf16 under the switch. Read with the model's code, it follows what it meets: the
+    tensors the forward saved (``ctx.saved_tensors``) and the gradient ``backward`` is handed have
+    the model's dtype (torch docs, "Extending torch.autograd"); what it cannot tell keeps the switch,
+    named. Never left to compute in f32 silently (a hunt of our own found the f32 gradient)."""
     body = """
 
 class ClipSTE(torch.autograd.Function):
@@ -210,6 +211,13 @@ def main():
     optimizer.step()
 """
     result = migrate_source(HEAD + body, "stochastic", "train.py")
+    codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM080", "BFM081", "BFM085")]
+    assert codes == [("BFM080", True, 18)]
+    assert "        inside = (x.abs() <= 1).to(s.dtype)\n" in result.code
+    assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
+    # tensors kept as attributes of ctx (not saved) cannot be told: the switch kept, the line named
+    attributes = body.replace("x, s = ctx.saved_tensors", "x, s = ctx.x, ctx.s")
+    result = migrate_source(HEAD + attributes, "stochastic", "train.py")
     codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM081", "BFM085")]
     assert ("BFM081", False, 18) in codes and any(c[0] == "BFM085" for c in codes)
-    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code  # the switch kept, the line named
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code

@@ -983,7 +983,9 @@ class _Audit:
 
     def _binding_is_tensor(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Param):
-            return self.flows.tensor_like(node.name)
+            return self.flows.tensor_like(node.name) or self._gradient(node)
+        if self._saved_tensor(node):
+            return True
         target = self.ctx.parent(node)
         assign = self.ctx.parent(target)
         if isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign):
@@ -992,6 +994,31 @@ class _Audit:
                 return True
             return isinstance(value, (cst.Call, cst.BinaryOperation, cst.Subscript)) and self.flows.tensor_like(value)
         return False
+
+    def _gradient(self, param: cst.Param) -> bool:
+        """A gradient a ``torch.autograd.Function``'s ``backward`` is handed (a parameter after
+        ``ctx``): the dtype of the forward's output it is the gradient of (torch docs, "Extending
+        torch.autograd"), the model's."""
+        func = self.ctx.enclosing(param, cst.FunctionDef)
+        if func is None or func.name.value != "backward" or param is func.params.params[0]:
+            return False
+        return self._autograd_function(self.ctx.enclosing(func, cst.ClassDef))
+
+    def _saved_tensor(self, name: cst.CSTNode) -> bool:
+        """A name unpacked from ``ctx.saved_tensors`` in a ``torch.autograd.Function``'s ``backward``:
+        a tensor its forward saved, of the model's code."""
+        element = self.ctx.parent(name)
+        targets = self.ctx.parent(element) if isinstance(element, cst.Element) else None
+        target = self.ctx.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+        assign = self.ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and m.matches(assign.value, m.Attribute(attr=m.Name("saved_tensors")))):
+            return False
+        return self._autograd_function(self.ctx.enclosing(assign, cst.ClassDef))
+
+    def _autograd_function(self, cls: cst.ClassDef | None) -> bool:
+        return cls is not None and any(
+            "torch.autograd.Function" in self.ctx.qualified_names(base.value) for base in cls.bases
+        )
 
     def _computed_from(self, expr: cst.BaseExpression) -> list[cst.BaseExpression | str]:
         """What ``expr`` is computed from, with its dtype: the values a name is bound to, the
