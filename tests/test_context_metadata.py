@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from libcst.metadata import ExpressionContextProvider, MetadataWrapper, PositionProvider, ScopeProvider
 
-from bf16_migrate.python.context import _qualified_names
+from bf16_migrate.python.context import FileContext, _qualified_names
 from bf16_migrate.python.metadata import SHARED_FROM, _expression_contexts, _scopes, _spans
 from bf16_migrate.python.walk import _index, _is_trivia
+from bf16_migrate.rules import load_rules
 
 from conftest import FIXTURES
 
@@ -110,6 +111,10 @@ def assert_same_metadata(source: str) -> int:
         assert _qualified_names(ours, node, in_import, known_names) == {
             q.name for q in theirs.get_qualified_names_for(node)
         }, (type(node).__name__, module.code_for_node(node)[:60])
+    ctx = FileContext("t.py", MetadataWrapper(module, unsafe_skip_copy=True), load_rules(), source=source)
+    for node in nodes:  # an expression's code sliced from the text is libcst's rendering of it
+        if isinstance(node, cst.BaseExpression):
+            assert ctx.code(node) == module.code_for_node(node), (type(node).__name__, ctx.code(node)[:60])
     return len(nodes)
 
 

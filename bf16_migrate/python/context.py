@@ -217,12 +217,30 @@ class FileContext:
         return self._spans[id(node)]
 
     def code(self, node: cst.CSTNode) -> str:
-        """``module.code_for_node(node)``, rendered once per node (the collectors ask for the
-        code of the same names and calls many times)."""
+        """``module.code_for_node(node)``, once per node (the collectors ask for the code of the
+        same names and calls many times): for an expression of the module on one line, without
+        parentheses of its own, the text between its span's ends, which is what libcst renders for
+        it (the text round-trips; a rendering visits every node below it), else rendered."""
         found = self._code.get(node)
         if found is None:
-            found = self._code[node] = self.module.code_for_node(node)  # keyed by the node: it stays alive
+            found = self._sliced(node)
+            if found is None:
+                found = self.module.code_for_node(node)
+            self._code[node] = found  # keyed by the node: it stays alive
         return found
+
+    def _sliced(self, node: cst.CSTNode) -> str | None:
+        text = self.source
+        if text is None or not isinstance(node, cst.BaseExpression) or node.lpar or hasattr(node, "comma"):
+            return None  # a starred element renders its comma
+        span = self._spans.get(id(node))
+        if span is None:
+            return None
+        (first, column), (last, end) = span
+        if first != last:
+            return None  # libcst renders a continuation line without the indentation of its block
+        starts = self.memo(("line starts",), lambda: [0, *(m.end() for m in _NEWLINE.finditer(text))])
+        return text[starts[first - 1] + column : starts[first - 1] + end]
 
     def module_code(self, new: cst.Module) -> str:
         """``new.code`` for ``new``, a module the edits made from this file's (``module``):
