@@ -3,12 +3,16 @@ into a destination takes the destination's dtype, where the code shows it; the r
 
 The rewrite is checked on small scripts (no XLA), and on the XLA CPU device both ways with
 fixtures/contract/message_passing (our own writing: weighted messages summed by ``scatter_add`` into
-``zeros_like`` of a Linear's output, and experts' outputs written into ``zeros_like(h)`` rows by a
-boolean mask): the amp migration PASSes, and without either change the migrated run raises."""
+``zeros_like`` of a Linear's output, and experts' outputs written into ``zeros_like`` rows by a
+boolean mask): the amp migration PASSes, and without either change the migrated script raises."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 import textwrap
 
 import libcst as cst
@@ -158,7 +162,9 @@ def test_the_contract_fixtures_amp_rewrite():
 
 @pytest.mark.xla
 def test_message_passing_under_amp_both_ways(tmp_path):
-    from bf16_migrate.verify import RunError, verify_script
+    """verify PASSes the amp migration; without either change the migrated script itself raises on
+    the XLA device (run alone, 2 steps: the crash is the whole evidence)."""
+    from bf16_migrate.verify import verify_script
     from bf16_migrate.verify.parts import PASS
 
     shutil.copytree(FIXTURES / "contract" / "message_passing", tmp_path / "case")
@@ -166,8 +172,15 @@ def test_message_passing_under_amp_both_ways(tmp_path):
     report = verify_script(script, "amp", steps=8, timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
     migrated = migrate_source(script.read_text(), "amp", "train.py").code
-    for change in ("msg.to(h.dtype)", "self.experts[0](h[first]).to(routed.dtype)"):
-        without = migrated.replace(change, change.rsplit(".to(", 1)[0])
-        assert without != migrated
-        with pytest.raises(RunError, match="floating point types of different precisions|scalar_type"):
-            verify_script(script, "amp", steps=8, migrated_source=without, timeout=300)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
+    for change, error in (
+        ("msg.to(h.dtype)", "floating point types of different precisions"),
+        ("self.experts[0](h[first]).to(routed.dtype)", "self.scalar_type\\(\\) == values.scalar_type\\(\\)"),
+    ):
+        without = tmp_path / "case" / "without.py"
+        without.write_text(migrated.replace(change, change.rsplit(".to(", 1)[0]))
+        assert without.read_text() != migrated
+        run = subprocess.run(
+            [sys.executable, str(without), "--steps", "2"], capture_output=True, text=True, env=env, timeout=300
+        )
+        assert run.returncode != 0 and re.search(error, run.stderr), run.stderr[-2000:]
