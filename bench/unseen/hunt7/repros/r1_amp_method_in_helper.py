@@ -26,12 +26,14 @@ def generate(model, token, n):
     out = []
     for _ in range(n):
         probs = torch.softmax(model.step(token), dim=-1)
+        print(probs[:, :4].cpu().numpy())
         token = torch.multinomial(probs, 1).squeeze(1)
         out.append(token)
         xm.mark_step()
     return torch.stack(out, 1)
 
 
+torch.manual_seed(0)
 dev = torch_xla.device()
 model = TinyLM().to(dev).eval()
 print(generate(model, torch.zeros(2, dtype=torch.long, device=dev), 4).cpu().tolist())
