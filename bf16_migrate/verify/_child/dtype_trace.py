@@ -751,9 +751,9 @@ def _trace_backward(mode, torch):
     (``torch.overrides.TorchFunctionMode``), so the Python code a backward pass runs (a custom
     ``torch.autograd.Function``'s ``backward``, a tensor hook) went unseen; the engine's threads take
     the stack the pass starts with (measured with torch-xla 2.9 on the XLA CPU device)."""
-    import torch.autograd as autograd
     from torch.overrides import _get_current_function_mode_stack
 
+    autograd = torch.autograd
     run_backward = autograd._engine_run_backward
 
     def _engine_run_backward(*args, **kwargs):
