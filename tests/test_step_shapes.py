@@ -221,3 +221,49 @@ def main():
     codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM081", "BFM085")]
     assert ("BFM081", False, 18) in codes and any(c[0] == "BFM085" for c in codes)
     assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code
+
+
+GENERATE = """
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=32, width=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.head = nn.Linear(width, vocab)
+
+    def step(self, token):
+        return self.head(torch.tanh(self.embed(token)))
+
+
+@torch.no_grad()
+def generate(lm, token, length):
+    tokens = []
+    for _ in range(length):
+        probs = torch.softmax(lm.step(token), dim=-1)
+        token = torch.multinomial(probs, 1).squeeze(1)
+        tokens.append(token)
+    return torch.stack(tokens, 1)
+
+
+device = torch_xla.device()
+model = TinyLM().to(device).eval()
+print(generate(model, torch.zeros(2, dtype=torch.long, device=device), 4).cpu().tolist())
+"""
+
+
+def test_a_method_of_the_model_called_in_a_function_it_is_handed_to_runs_under_autocast():
+    """An inference script whose model runs only through ``lm.step(token)`` in ``generate(model, ...)``:
+    in amp the call goes under autocast as a forward of ``model(...)`` there would (the switch was
+    removed with nothing in its place before: FP32 where the legacy run was bf16, and verify PASSed
+    it). A method named ``step`` is the model's forward pass, not an optimizer's step."""
+    lines = [line.strip() for line in _migrate(GENERATE, "amp").splitlines()]
+    at = lines.index("probs = torch.softmax(lm.step(token), dim=-1)")
+    assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'
+    assert "XLA_USE_BF16" not in "\n".join(lines)
+    top = GENERATE.replace(
+        "print(generate(model,",
+        "print(model.step(torch.zeros(2, dtype=torch.long, device=device)))\nprint(generate(model,",
+    )
+    lines = [line.strip() for line in _migrate(top, "amp").splitlines()]
+    at = lines.index("print(model.step(torch.zeros(2, dtype=torch.long, device=device)))")
+    assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'

@@ -35,6 +35,7 @@ def autocast_regions(
         return [], [("BFM021", model, None, {"model": ctx.code(model)})]
     regions: list[Region] = []
     problems: list[Problem] = []
+    forward = frozenset(id(c.call) for c in calls)  # a method of the model named `step` is a forward pass
     for call in calls:
         first = call.statement
         block = ctx.block_of(first) if first is not None else None
@@ -47,12 +48,12 @@ def autocast_regions(
             if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                 last = stmt
         for later in body[ctx.index_in_block(block, first) + 1 :]:
-            if steps_or_backward(later):
+            if steps_or_backward(later, forward):
                 break
             if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
                 last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
-        if any(steps_or_backward(s) for s in region):
+        if any(steps_or_backward(s, forward) for s in region):
             problems.append(("BFM030", call.call, "step_between", {}))
             continue
         regions.append((block, first, last))
@@ -91,9 +92,9 @@ def _merged(regions: list[Region]) -> list[Region]:
     return out
 
 
-def steps_or_backward(stmt: cst.CSTNode) -> bool:
+def steps_or_backward(stmt: cst.CSTNode, forward: frozenset[int] = frozenset()) -> bool:
     """Whether ``stmt`` calls ``backward()``, ``step()`` or ``optimizer_step()``: no autocast
-    region may hold one (PyTorch's torch.amp documentation)."""
-    return bool(
-        findall(stmt, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step"))))
-    )
+    region may hold one (PyTorch's torch.amp documentation). ``forward``: ids of the model's own
+    calls, which are none of them (a language model's ``model.step(token)``)."""
+    pattern = m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step") | m.Name("optimizer_step")))
+    return any(id(call) not in forward for call in findall(stmt, pattern))

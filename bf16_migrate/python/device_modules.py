@@ -44,11 +44,11 @@ from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
 from .bindings import assigned_values, definitions, self_assigned
 from .conditions import evaluable_like
-from .context import FileContext
+from .context import FileContext, findall
 from .inputs import InputCasts
 from .loss_reach import loss_state
 from .model_reach import module_classes
-from .model_site import ModelCall, is_loss_callee, model_calls, model_key, same_model
+from .model_site import ModelCall, handed_to, is_loss_callee, model_calls, model_key, same_model
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers
 
@@ -752,7 +752,7 @@ def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:
         "model key of a method's receiver",
         lambda c: (model_key(ctx, c.func.value),) if isinstance(c.func, cst.Attribute) else (),
     )
-    return [
+    found = [
         call
         for call in (by_receiver.get(key, ()) if key is not None else ())
         if isinstance(call.func, cst.Attribute)
@@ -760,6 +760,16 @@ def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:
         and not call.func.attr.value.startswith("_")
         and same_model(ctx, call.func.value, expr)
     ]
+    # one level into the file's functions it is handed to (``generate(model, ...)`` calling
+    # ``model.step(token)``), as its forward calls are followed (:func:`.model_site.handed_to`)
+    for func, param in handed_to(ctx, [expr]):
+        pattern = m.Call(func=m.Attribute(value=m.Name(param)))
+        for call in findall(func.body, pattern, ctx.index):
+            assert isinstance(call.func, cst.Attribute), "matched an Attribute"
+            name = call.func.attr.value
+            if name not in api and not name.startswith("_") and ctx.enclosing(call, cst.FunctionDef) is func:
+                found.append(call)
+    return found
 
 
 def method_forward_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[ModelCall]:

@@ -388,26 +388,33 @@ def model_calls(
     named = ctx.in_order(cst.Call, (c for key in keys for c in by_func.get(key, ())))
     calls = [c for c in named if any(same_model(ctx, c.func, x) for x in models)]
     # one level into local functions that receive the model as a positional/keyword argument
+    for func, param in handed_to(ctx, models):
+        for inner in findall(func.body, m.Call(func=m.Name(param)), ctx.index):
+            if ctx.enclosing(inner, cst.FunctionDef) is func:
+                calls.append(inner)
+    return [_describe(ctx, c) for c in calls]
+
+
+def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.FunctionDef, str]]:
+    """The functions defined in the file that one of ``models`` is handed to as a positional or
+    keyword argument (``train_one_epoch(model, loader, optimizer)``), each with the name of the
+    parameter that receives it there, in the order of the calls."""
+    keys = {model_key(ctx, x) for x in models} - {None}
     by_arg = ctx.nodes_grouped(
         cst.Call,
         "model keys of args",
         lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
     )
-    passing = ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ())))
-    for call in passing:
+    found: list[tuple[cst.FunctionDef, str]] = []
+    for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
         for i, arg in enumerate(call.args):
             if not any(same_model(ctx, arg.value, x) for x in models):
                 continue
             func = _local_def(ctx, call.func)
-            if func is None:
-                continue
-            param = _param_for(func, i, arg)
-            if param is None:
-                continue
-            for inner in findall(func.body, m.Call(func=m.Name(param)), ctx.index):
-                if ctx.enclosing(inner, cst.FunctionDef) is func:
-                    calls.append(inner)
-    return [_describe(ctx, c) for c in calls]
+            param = _param_for(func, i, arg) if func is not None else None
+            if func is not None and param is not None and not any(f is func and p == param for f, p in found):
+                found.append((func, param))
+    return found
 
 
 def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
