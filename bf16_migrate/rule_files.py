@@ -124,6 +124,7 @@ class Emit(Word):
     ZERO1_BF16_STATE = "zero1-bf16-state"
     HOST_FLOAT32 = "host-float32"
     DEVICE_TENSORS = "device-tensors"
+    FLOAT32_OPS = "float32-ops"
 
 
 EMITS = frozenset(Emit)

@@ -31,7 +31,7 @@ the end of the module (:data:`EXAMPLES`); ``tests/test_device_modules.py`` runs 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -770,6 +770,16 @@ def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:
             if name not in api and not name.startswith("_") and ctx.enclosing(call, cst.FunctionDef) is func:
                 found.append(call)
     return found
+
+
+def method_names(ctx: FileContext, exprs: Iterable[cst.BaseExpression]) -> frozenset[str]:
+    """The names of the own methods of the modules ``exprs`` the script calls (:func:`method_calls`)."""
+    return frozenset(
+        call.func.attr.value
+        for expr in exprs
+        for call in method_calls(ctx, expr)
+        if isinstance(call.func, cst.Attribute)
+    )
 
 
 def method_forward_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[ModelCall]:

@@ -89,11 +89,15 @@ def reach_from(
     roots: Iterable[cst.CSTNode],
     optimizer_classes: Iterable[cst.ClassDef],
     loss: LossCode | None = None,
+    methods: Iterable[str] = (),
 ) -> Reached:
     """The code reached from ``roots`` (expressions whose names lead to the model's classes, or
     class definitions), from ``optimizer_classes`` (classes whose ``step`` runs each step) and from
     the step's ``loss`` code (:func:`.loss_reach.loss_code`: its functions run in a step, its classes
-    are reached uncast unless the model's code reaches them too)."""
+    are reached uncast unless the model's code reaches them too). ``methods``: the names of the
+    model's own methods the script calls (``model.posterior_mean(x)``,
+    :func:`.device_modules.method_calls`): those of the classes the models are built from run on
+    the device as ``forward`` does."""
     walk = _Walk(ctx)
     for cls in optimizer_classes:
         walk.add_class(cls, optimizer=True)
@@ -105,6 +109,11 @@ def reach_from(
             built = _built_class(ctx, root)
             if built is not None and not any(c is built for c in walk.reached.roots):
                 walk.reached.roots.append(built)
+    called = frozenset(methods)
+    for cls in walk.reached.roots if called else ():
+        for st in cls.body.body:
+            if isinstance(st, cst.FunctionDef) and st.name.value in called:
+                walk.add_runtime(st)
     walk.run()
     if loss is None:
         return walk.reached

@@ -45,6 +45,10 @@ class Refusal(enum.Enum):
         "the code cannot tell), or its cast has no place: it would stay f32 on the device"
     )
     UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
+    FLOAT32_OP = (
+        "an op the code runs on the device has no bf16 kernel there and returns several tensors: it cannot be run "
+        "in float32 and cast back in one expression"
+    )
     DEVICE_TENSOR = (
         "a tensor the code makes on the device cannot be made bf16 (under the condition the switch was set under, "
         "or on a device the code does not tell): it would stay f32 on the device"

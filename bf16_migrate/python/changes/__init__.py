@@ -24,6 +24,7 @@ from . import (
     common,
     device_tensors,
     float32_inputs,
+    float32_ops,
     fp32_grad_norm,
     fp32_loss_accumulator,
     fp32_master_weights,
@@ -64,6 +65,7 @@ REGISTRY: tuple[Unit, ...] = (
         model_code_dtypes.EMIT, model_code_dtypes.plan, model_code_dtypes.check
     ),  # after the changes: a tensor they change is theirs
     Unit(device_tensors.EMIT, device_tensors.plan, device_tensors.check),
+    Unit(float32_ops.EMIT, float32_ops.plan, float32_ops.check),
     Unit(None, common.tensors_examined),
 )
 """The units in the order they are planned: the order of the edits (a list of statements inserted

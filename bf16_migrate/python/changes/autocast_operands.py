@@ -11,6 +11,7 @@ import libcst as cst
 
 from ...rules import Emit
 from ..autocast_operands import find_source_operands, plan_source_operands
+from ..device_modules import method_names
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
 from .migration import Migration, Planned
@@ -25,7 +26,8 @@ def plan(m: Migration, planned: Planned) -> Planned:
     if not find_source_operands(ctx, [ctx.module]):
         return planned  # most files have none: the reach of the model's code is not read for nothing
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
-    reached = reach_from(ctx, model_roots(ctx, [*m.models, *m.on_device.exprs(ctx)]), [], loss_code(ctx, calls))
+    models = [*m.models, *m.on_device.exprs(ctx)]
+    reached = reach_from(ctx, model_roots(ctx, models), [], loss_code(ctx, calls), method_names(ctx, models))
     scopes: list[cst.CSTNode] = [*reached.runtime, *_region_statements(m)]
     plan_source_operands(ctx, m.plan, find_source_operands(ctx, scopes))
     return planned

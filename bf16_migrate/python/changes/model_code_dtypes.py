@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...rules import Emit
+from ..device_modules import method_names
 from ..device_tensors import find_device_tensors
 from ..loss_reach import loss_code
 from ..model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
@@ -37,7 +38,8 @@ def check(m: Migration) -> Migration | None:
     models = [*m.models, *m.on_device.exprs(ctx)]
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
     loss = loss_code(ctx, calls)
-    reached = reach_from(ctx, model_roots(ctx, models), optimizer_classes(ctx, [s.call.func for s in m.sites]), loss)
+    optimizers = optimizer_classes(ctx, [s.call.func for s in m.sites])
+    reached = reach_from(ctx, model_roots(ctx, models), optimizers, loss, method_names(ctx, models))
     low = low_precision_dtypes(ctx, list(m.variables))
     audit = audit_model_code(ctx, reached, low)
     tensors = None
