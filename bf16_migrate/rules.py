@@ -171,11 +171,9 @@ class ModelCodeRules:
     must have the receiver's dtype (``[flow.source_methods]``)."""
     source_functions: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     """Qualified torch function of the same kind -> its source; the destination is its first argument."""
-    float32_single: frozenset[str] = frozenset()
-    """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device that
-    return one tensor (run in float32, cast back)."""
-    float32_several: frozenset[str] = frozenset()
-    """The same, returning a tuple (the switch is kept)."""
+    float32_ops: frozenset[str] = frozenset()
+    """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device (the
+    switch is kept where the code runs one there)."""
     loss_containers: frozenset[str] = frozenset()
     loss_weight_keywords: frozenset[str] = frozenset()
     loss_weight_first: frozenset[str] = frozenset()
@@ -414,8 +412,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         index_functions=index_args("index_functions"),
         source_methods=index_args("source_methods"),
         source_functions=index_args("source_functions"),
-        float32_single=names(_need(flow, "float32_ops", dict, path), "single"),
-        float32_several=names(_need(flow, "float32_ops", dict, path), "several"),
+        float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),
         loss_weight_first=names(loss, "weight_first"),

@@ -46,8 +46,8 @@ class Refusal(enum.Enum):
     )
     UNREAD_IMPORT = "a module of the tree it imports cannot be read, so what its code does under the switch is unknown"
     FLOAT32_OP = (
-        "an op the code runs on the device has no bf16 kernel there and returns several tensors: it cannot be run "
-        "in float32 and cast back in one expression"
+        "an op the code runs on the device has no bf16 kernel there (its legacy run computed it in f32 on the "
+        "CPU): a bf16 operand raises, and run in float32 its backward computes in f32 on the device"
     )
     DEVICE_TENSOR = (
         "a tensor the code makes on the device cannot be made bf16 (under the condition the switch was set under, "

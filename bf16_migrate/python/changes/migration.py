@@ -18,7 +18,6 @@ from ..device_modules import OnDevice
 from ..device_tensors import DeviceTensors
 from ..dtype_flow import DtypeFlow
 from ..env_writes import LegacyWrite
-from ..float32_ops import Float32Ops
 from ..inputs import InputCasts
 from ..model_code import ModelCodeAudit
 from ..model_site import ModelCall, OptimizerSite
@@ -55,8 +54,7 @@ class Migration:
 
     The units' checks (:func:`~bf16_migrate.python.changes.check_changes`) add what they found:
     amp's ``regions``, the ``audit`` of the model's own code and the loss code the script imports
-    (``loss_imports``), the script's own device ``tensors`` (None: not looked for), the ops without
-    a bf16 kernel to run in float32 (``float32_ops``; None: not looked for)."""
+    (``loss_imports``), the script's own device ``tensors`` (None: not looked for)."""
 
     ctx: FileContext
     plan: EditPlan
@@ -80,7 +78,6 @@ class Migration:
     audit: ModelCodeAudit = field(default_factory=ModelCodeAudit)
     tensors: DeviceTensors | None = None
     loss_imports: tuple[str, ...] = ()
-    float32_ops: Float32Ops | None = None
 
     @property
     def anchors(self) -> list[tuple[str, cst.CSTNode]]:
