@@ -267,3 +267,38 @@ def test_a_method_of_the_model_called_in_a_function_it_is_handed_to_runs_under_a
     lines = [line.strip() for line in _migrate(top, "amp").splitlines()]
     at = lines.index("print(model.step(torch.zeros(2, dtype=torch.long, device=device)))")
     assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'
+
+
+THROUGH_METHODS = """
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+    def nll(self, x, y):
+        return 0.5 * (self.forward(x) - y).pow(2).mean()
+
+
+device = torch_xla.device()
+model = Regressor().to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+for step in range(3):
+    x = torch.randn(32, 4).to(device)
+    loss = model.nll(x, x.sum(1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_model_trained_through_its_own_method_alone_runs_under_autocast():
+    """``loss = model.nll(x, y)`` is the model's only forward pass: amp wraps it (it kept the switch
+    with BFM021, "never called", an untrue reason)."""
+    lines = [line.strip() for line in _migrate(THROUGH_METHODS, "amp").splitlines()]
+    at = lines.index("loss = model.nll(x, x.sum(1))")
+    assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'
+    assert "XLA_USE_BF16" not in "\n".join(lines)

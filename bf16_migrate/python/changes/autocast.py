@@ -62,7 +62,14 @@ def check(m: Migration) -> Migration | None:
     problems = []
     loss = loss_code(ctx, [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx))
     for model in m.models:
-        found, failed = autocast_regions(ctx, model, m.calls[id(model)], loss.statements)
+        calls = m.calls[id(model)]
+        if not calls:  # used through its own methods alone (``loss = model.nll(x, y)``): they are its forward passes
+            calls = [c for c in method_forward_calls(ctx, module_of(ctx, model)) if _hands_a_value(c.call)]
+            found, failed = autocast_regions(ctx, model, calls, loss.statements)
+            regions += found
+            problems += failed
+            continue
+        found, failed = autocast_regions(ctx, model, calls, loss.statements)
         regions += found
         problems += failed
         regions += _method_regions(m, model, loss.statements)
