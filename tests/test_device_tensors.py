@@ -605,3 +605,42 @@ def test_a_loss_target_used_only_by_the_loss_is_cast_at_the_loss():
     code, _ = _migrated(source)
     assert "        y = masks[step].to(device)\n" in code
     assert "        loss = criterion(logits, floating_to_bf16(y))\n" in code
+
+
+def test_a_metric_on_an_output_unpacked_from_the_model_is_bf16():
+    """``logits, labels = model(x)`` then ``(logits.argmax(1) == labels).float()``: the names unpacked
+    from the model's call are its outputs on the device, so the fresh upcast is bf16 as under the
+    switch (it stayed f32, and verify's trace FAILed the migration: a false FAIL a hunt found)."""
+    source = """import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x):
+        logits = self.lin(x)
+        return logits, logits.argmax(1)
+
+
+device = torch_xla.device()
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    logits, labels = model(torch.randn(16, 8).to(device))
+    loss = nn.functional.cross_entropy(logits, labels)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    hits = (logits.argmax(1) == labels).float().mean()
+    print(hits.item())
+"""
+    code, found = _migrated(source)
+    assert "    hits = (logits.argmax(1) == labels).to(torch.bfloat16).mean()\n" in code
+    assert (28, True) in found

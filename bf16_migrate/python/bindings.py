@@ -88,3 +88,18 @@ def assigned_value(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression 
     index = next(i for i, e in enumerate(names.elements) if e is element)
     value = assign.value.elements[index]
     return None if isinstance(value, cst.StarredElement) else value.value
+
+
+def unpacked_value(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression | None:
+    """The whole value a name is unpacked from, ``a, target = value`` (one target, ``value`` not a
+    tuple display, no starred name): a model's outputs (``logits, labels = model(x)``), a batch's
+    parts; None for any other binding."""
+    element = ctx.parent(target)
+    names = ctx.parent(element) if isinstance(element, cst.Element) else None
+    holder = ctx.parent(names) if isinstance(names, (cst.Tuple, cst.List)) else None
+    assign = ctx.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(names, (cst.Tuple, cst.List))):
+        return None
+    if isinstance(assign.value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in names.elements):
+        return None
+    return assign.value

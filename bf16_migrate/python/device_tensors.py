@@ -71,7 +71,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, definitions, self_assigned
+from .bindings import assigned_value, definitions, self_assigned, unpacked_value
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -666,7 +666,8 @@ def _on_device(
 
 def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The values a name is bound to: by plain assignments, by an element of a tuple assigned a tuple
-    of as many (``x, y = x.to(device), y.to(device)``), and, for a parameter of a function of the
+    of as many (``x, y = x.to(device), y.to(device)``), by a name unpacked from a value (the whole
+    value: ``logits, labels = model(x)``, on the device where the value is), and, for a parameter of a function of the
     file, the arguments every call of it in the file passes there (``soft_targets(y)``); empty when
     any binding is another kind, or a call's argument cannot be told."""
     if not isinstance(name, cst.Name):
@@ -680,7 +681,11 @@ def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseEx
         value = (
             _passed_values(ctx, node)
             if isinstance(node, cst.Param)
-            else ([v] if node is not None and (v := assigned_value(ctx, node)) is not None else [])
+            else (
+                [v]
+                if node is not None and (v := assigned_value(ctx, node) or unpacked_value(ctx, node)) is not None
+                else []
+            )
         )
         if not value:
             return []
