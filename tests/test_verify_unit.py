@@ -239,7 +239,7 @@ def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     r["migrated"].loss_dtype = "bf16"
     assert status(judge(mode_named("stochastic"), r))["precision"] == PASS
     # amp computes its loss in f32 by design
-    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES])
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES], param_dtypes={"float32": 6})
     a["legacy"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32"
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
 
@@ -294,6 +294,87 @@ def test_amp_identical_to_reference_fails_precision():
 def test_amp_without_reference_fails_runs():
     v = judge(mode_named("amp"), runs(FP32_LOSSES, reference=None))
     assert status(v) == {"runs": FAIL}
+
+
+# An amp run as a shallow model gives it: 0.9% from the FP32 reference at every step, 0.8 x the full-bf16
+# legacy run's 1.1%: past the onset limit (0.6 x the control's), within the drift limit (1 x the gap).
+_SHALLOW_AMP = [x * (1.0 + 0.009 * (-1) ** (i + 1)) for i, x in enumerate(FP32_LOSSES)]
+
+
+def _amp_runs(migrated=_SHALLOW_AMP, **kw):
+    return runs(migrated, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}, **kw)
+
+
+def test_amp_shallow_model_fails_against_fp32_without_the_autocast_control():
+    v = judge(mode_named("amp"), _amp_runs())
+    assert status(v)["matches"] == FAIL
+    assert "autocast control" not in part_of(v, "matches").detail
+
+
+def test_amp_shallow_model_passes_when_it_computes_what_the_autocast_control_computes():
+    r = _amp_runs()
+    r["autocast"] = rec("autocast", _SHALLOW_AMP, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6})
+    v = judge(mode_named("amp"), r)
+    matches = part_of(v, "matches")
+    assert status(v)["matches"] == PASS, matches.detail
+    assert "past the limits against the FP32 reference" in matches.detail
+    assert "3 of the first 3 steps the same" in matches.detail
+    assert "computes what autocast computes" in matches.detail
+    assert matches.figures["autocast_control"]["identical_steps"] == len(_SHALLOW_AMP)
+    assert v.passed, [(p.name, p.detail) for p in v.parts]
+    assert "autocast-ctl" in format_report(_report(v, r))
+
+
+def test_amp_autocast_control_holds_the_first_steps_and_the_drift():
+    # a run as far from FP32 as the shallow one, but not the autocast control's program: the loss
+    # outside autocast, a bf16 model under autocast (bench/unseen/hunt7 trainer_class's variants)
+    other = [x * (1.0 + 0.003 * (-1) ** i) for i, x in enumerate(_SHALLOW_AMP)]
+    r = _amp_runs()
+    r["autocast"] = rec("autocast", other)
+    v = judge(mode_named("amp"), r)
+    assert status(v)["matches"] == FAIL
+    assert "0 of the first 3 steps the same" in part_of(v, "matches").detail
+    assert "does not compute what autocast computes either" in part_of(v, "matches").detail
+    # the first steps the same, then its own way: the drift holds it
+    drifting = _SHALLOW_AMP[:3] + [x * 1.05 for x in _SHALLOW_AMP[3:]]
+    r = _amp_runs(drifting)
+    r["autocast"] = rec("autocast", _SHALLOW_AMP)
+    assert status(judge(mode_named("amp"), r))["matches"] == FAIL
+
+
+def test_amp_unusable_autocast_control_says_so():
+    r = _amp_runs()
+    r["autocast"] = RunRecord("autocast", error="RuntimeError: scatter: bf16 and f32 operands")
+    v = judge(mode_named("amp"), r)
+    assert status(v)["matches"] == FAIL
+    assert "is unusable (RuntimeError: scatter" in part_of(v, "matches").detail
+
+
+def test_stochastic_ignores_an_autocast_run():
+    r = runs([x * 1.02 for x in LEGACY_LOSSES])
+    base = status(judge(mode_named("stochastic"), r))
+    r["autocast"] = rec("autocast", [x * 1.02 for x in LEGACY_LOSSES])
+    assert status(judge(mode_named("stochastic"), r)) == base
+    assert base["matches"] == FAIL
+
+
+def test_amp_with_bf16_parameters_fails_precision():
+    # a full-bf16 model under autocast: its losses can sit as near FP32 as a right amp run's
+    v = judge(mode_named("amp"), runs(_SHALLOW_AMP, param_dtypes={"bfloat16": 6}))
+    assert status(v)["precision"] == FAIL
+    assert "amp keeps the model in FP32" in part_of(v, "precision").detail
+    # parameters the FP32 script itself holds in bf16 are the script's own
+    r = runs(_SHALLOW_AMP, param_dtypes={"bfloat16": 6})
+    r["reference"].param_dtypes = {"bfloat16": 6}
+    assert "amp keeps the model in FP32" not in part_of(judge(mode_named("amp"), r), "precision").detail
+
+
+def _report(verdict, records):
+    from bf16_migrate.verify.result import VerifyReport
+
+    return VerifyReport(
+        script=Path("train.py"), mode=verdict.mode, steps=len(_SHALLOW_AMP), runs=records, verdict=verdict
+    )
 
 
 # An FP32 run that happens to give the legacy bf16 numbers over the first steps (the loss does not
@@ -487,6 +568,17 @@ def test_a_modes_tolerance_is_its_verify_table_in_rules():
         mode_tolerance(mode_named("amp"), {k: v for k, v in mode_named("amp").verify.items() if k != "drift_floor"})
     with pytest.raises(RuleError, match="baseline 'fp16'"):
         mode_tolerance(mode_named("amp"), {**mode_named("amp").verify, "baseline": "fp16"})
+    assert TOLERANCES["amp"].autocast_control is not None
+    assert TOLERANCES["amp"].autocast_control.baseline == "autocast"
+    nested = dict(mode_named("amp").verify["autocast_control"])
+    with pytest.raises(RuleError, match=r"\[amp.verify.autocast_control\].*onset_minimum"):
+        mode_tolerance(
+            mode_named("amp"), {**mode_named("amp").verify, "autocast_control": {**nested, "onset_minimum": 2}}
+        )
+    with pytest.raises(RuleError, match=r"\[amp.verify.autocast_control\]: baseline 'legacy'"):
+        mode_tolerance(
+            mode_named("amp"), {**mode_named("amp").verify, "autocast_control": {**nested, "baseline": "legacy"}}
+        )
 
 
 # An FP32 run 0.5% off the legacy run (precision gap 0.005: drift limit max(2 x 0.005, 0.01) = 0.01).

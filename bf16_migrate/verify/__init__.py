@@ -30,14 +30,14 @@ from ..rules import REFERENCE as REFERENCE_MODE
 from . import checks
 from .allowance import Allowance, compile_allowance
 from .check import CheckInput
-from .compare import INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
+from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs
 from .parts import usable
-from .records import CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
+from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .result import VerifyReport
-from .runner import LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
+from .runner import AUTOCAST_ENV, LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
 from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings
 
 __all__ = [
@@ -327,6 +327,8 @@ def verify_script(
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
+        if _autocast_control_run(script, legacy, texts, common, runs, verdict, python=python, progress=progress):
+            verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
     checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
     traced_runs = runs
     rounds = [steps]
@@ -345,6 +347,8 @@ def verify_script(
                 script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress
             )
             verdict = _judged(mode, runs, texts, budget, graphs=graphs, device=device, allowance=allowance)
+            if _autocast_control_run(script, legacy, texts, common, runs, verdict, python=python, progress=progress):
+                verdict = _judged(mode, runs, texts, budget, graphs=graphs, device=device, allowance=allowance)
             # the first round's trace: the second is not traced again
             checks.ask(CheckInput(verdict, runs, findings, traced_runs=traced_runs))
             rounds.append(budget)
@@ -778,6 +782,43 @@ def _control_run(
             **{**common, "base_env": legacy.base_env},
         )
         runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
+
+
+def _autocast_control_run(
+    script: Path,
+    legacy: _Legacy,
+    texts: _Texts,
+    common: dict[str, Any],
+    runs: dict[str, RunRecord],
+    verdict: Verdict,
+    *,
+    python: str,
+    progress: Progress | None,
+) -> bool:
+    """amp: when matches FAILed against the FP32 reference (``verdict``), add
+    ``runs["autocast"]``, the autocast control (:data:`.records.AUTOCAST`): the FP32 reference's
+    text run with autocast on for its forward passes and losses, which matches may then hold the
+    migrated run to (:func:`.compare.judge`). Made only then: a right migration that passes
+    against the FP32 reference costs no run. Returns whether the run was made (the verdict is
+    then to be judged again)."""
+    matches = next((part for part in verdict.parts if part.name == "matches"), None)
+    tol = verdict.tolerance
+    if matches is None or matches.status != FAIL or tol is None or tol.autocast_control is None:
+        return False
+    if AUTOCAST in runs or texts.reference is None or not usable(runs.get(REFERENCE)):
+        return False
+    origin = legacy.file if legacy.file is not None else script
+    with Workspace() as ws:
+        spec = ws.spec(
+            AUTOCAST,
+            stage_script(texts.reference, origin, ws.root / AUTOCAST),
+            origin,
+            drop=LEGACY_VARIABLES,
+            add={AUTOCAST_ENV: "bfloat16"},
+            **{**common, "base_env": legacy.base_env},
+        )
+        runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
+    return True
 
 
 def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[TraceFinding] = ()) -> None:

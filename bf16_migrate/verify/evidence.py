@@ -28,6 +28,27 @@ from .records import RunRecord
 __all__ = ["MODEL_CAST_COMPILES", "mode_compile_allowance", "SDPA_HINT", "precision_part", "graph_part", "separates"]
 
 
+def _parameter_problem(mode: Mode, migrated: RunRecord, reference: RunRecord | None) -> str | None:
+    """What is wrong with the migrated optimizer's parameter dtypes for ``mode``, or None: a mode
+    that casts the model needs bfloat16 ones; amp keeps the model's parameters FP32, autocast
+    choosing each op's precision (Neuron's migration guide, "automatic mixed precision"), so bf16
+    ones the FP32 script (``reference``) does not have are a full-bf16 model under autocast."""
+    params = migrated.param_dtypes
+    if params is None:
+        return None
+    if mode.casts_model:
+        if has_bf16(params):
+            return None
+        return f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(params)})"
+    theirs = reference.param_dtypes if reference is not None else None
+    if mode.autocast and has_bf16(params) and theirs is not None and not has_bf16(theirs):
+        return (
+            f"the migrated optimizer holds bfloat16 parameters ({dtypes_text(params)}), the FP32 script's are "
+            f"{dtypes_text(theirs)}: amp keeps the model in FP32"
+        )
+    return None
+
+
 def precision_part(
     mode: Mode,
     migrated: RunRecord,
@@ -51,13 +72,9 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    if mode.casts_model:
-        if migrated.param_dtypes is not None and not has_bf16(migrated.param_dtypes):
-            problems.append(
-                f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(migrated.param_dtypes)})"
-            )
-        else:
-            facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
+    wrong_params = _parameter_problem(mode, migrated, reference)
+    if wrong_params:
+        problems.append(wrong_params)
     else:
         facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
     if usable(reference) and reference is not migrated:

@@ -17,7 +17,7 @@ from typing import Any
 from .graphs import GraphStats
 from .trace import Trace
 
-__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "CONTROL"]
+__all__ = ["RunError", "RunRecord", "LEGACY", "MIGRATED", "REFERENCE", "CONTROL", "AUTOCAST"]
 
 LEGACY = "legacy"
 MIGRATED = "migrated"
@@ -26,6 +26,11 @@ CONTROL = "control"
 """The plain full-bf16 run made when the legacy run cannot be made: the script as the stochastic
 rewrite writes it (model cast, floating inputs cast), whose distance from the FP32 reference is
 the bar for the migrated run (:mod:`.compare`, ``FALLBACK``)."""
+AUTOCAST = "autocast"
+"""The autocast control of amp: the FP32 reference's text run with torch's autocast state on for
+the XLA device everywhere but in backward passes and optimizer steps (the harness's
+``BF16_MIGRATE_AUTOCAST``): what autocast computes for this script when its forward passes and
+losses are all under it, which a right amp migration computes too (:mod:`.compare`)."""
 
 
 class RunError(Exception):

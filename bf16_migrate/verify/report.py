@@ -10,7 +10,7 @@ from typing import Any
 from ..console import display_path
 from .compare import Tolerance
 from .parts import Status
-from .records import CONTROL, LEGACY, MIGRATED, REFERENCE
+from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE
 from .result import VerifyReport
 
 __all__ = ["format_report", "report_dict", "error_dict", "SCHEMA", "STOCHASTIC_ROUNDING_NOTE", "NEURON_ROUNDING_NOTE"]
@@ -30,7 +30,13 @@ STOCHASTIC_ROUNDING_NOTE = (
     "precision and the computation are the same, not the effect of stochastic rounding."
 )
 
-_COLUMNS = ((LEGACY, "legacy"), (MIGRATED, "migrated"), (REFERENCE, "fp32-ref"), (CONTROL, "bf16-ctl"))
+_COLUMNS = (
+    (LEGACY, "legacy"),
+    (MIGRATED, "migrated"),
+    (REFERENCE, "fp32-ref"),
+    (CONTROL, "bf16-ctl"),
+    (AUTOCAST, "autocast-ctl"),
+)
 
 
 def _num(x: float | None) -> str:

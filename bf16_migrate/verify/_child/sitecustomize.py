@@ -14,6 +14,15 @@ Contract with the runner (``bf16_migrate.verify.runner``), all through environme
 ``BF16_MIGRATE_LEGACY_VARIABLES``
     The names of the legacy variables (comma-separated, from the rules of bf16_migrate), whose
     values in ``os.environ`` the record keeps (``legacy_env``); read when the harness loads.
+``BF16_MIGRATE_AUTOCAST``
+    ``bfloat16`` (or ``float16``): the autocast control of amp. Right after the script's
+    ``import torch`` the harness turns torch's autocast state on for the XLA device with that
+    dtype (``torch.set_autocast_enabled("xla", True)``, thread-local: the script's main thread)
+    and its weight cache off (the cache is cleared only when an outermost ``torch.autocast``
+    region exits, which never happens here: a cached cast would keep the weights of step 1), and
+    turns it off for the length of each backward pass and optimizer step, which autocast is not
+    meant to wrap (torch.amp's docs: "autocast should wrap only the forward pass(es) of your
+    network, including the loss computation(s)").
 ``BF16_MIGRATE_ROOT_PID``
     Set by the first process that loads the harness.  Processes started by the script
     (launchers, ``xmp.spawn``) write ``<record>.<pid>`` instead, and only if they recorded a
@@ -97,6 +106,7 @@ _TRACE_ENV = "BF16_MIGRATE_TRACE"  # "f32": the whole dtype trace ("f32-but-step
 _TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"  # the directories of the user's code (os.pathsep)
 _CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"  # seconds the run may go on after the recorded steps
 _DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"  # seconds after the harness loaded: write the record, end
+_AUTOCAST_ENV = "BF16_MIGRATE_AUTOCAST"  # the autocast control's dtype ("bfloat16"): see the docstring
 _LEGACY_VARIABLES = tuple(name for name in os.environ.get(_LEGACY_VARIABLES_ENV, "").split(",") if name)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPE_TRACE = "_bf16_migrate_dtype_trace"  # the module of the trace, loaded from this directory
@@ -568,6 +578,7 @@ def _patch_torch(torch, rec):
         finally:
             tracer.enabled = was
 
+    outside_autocast = _autocast_control(torch, rec)
     orig_tensor_backward = torch.Tensor.backward
 
     @functools.wraps(orig_tensor_backward)
@@ -577,7 +588,8 @@ def _patch_torch(torch, rec):
             harness(rec.on_backward, self)
         local.inside = getattr(local, "inside", 0) + 1
         try:
-            return orig_tensor_backward(self, *args, **kwargs)
+            with outside_autocast():
+                return orig_tensor_backward(self, *args, **kwargs)
         finally:
             local.inside -= 1
 
@@ -593,7 +605,8 @@ def _patch_torch(torch, rec):
                 first = tensors[0]
             if isinstance(first, torch.Tensor):
                 harness(rec.on_backward, first)
-        return orig_autograd_backward(tensors, *args, **kwargs)
+        with outside_autocast():
+            return orig_autograd_backward(tensors, *args, **kwargs)
 
     torch.autograd.backward = autograd_backward
 
@@ -616,6 +629,52 @@ def _patch_torch(torch, rec):
             rec.tracer = None
             rec.errors.append(f"the dtype trace could not be installed: {exc!r}")
             sys.stderr.write(f"bf16-migrate harness: the dtype trace could not be installed: {exc!r}\n")
+
+
+def _autocast_control(torch, rec):
+    """With ``BF16_MIGRATE_AUTOCAST`` set, turn autocast on for the XLA device in this thread and
+    off around optimizer steps (hooks); return the context manager that turns it off around a
+    backward pass (a no-op without the variable). A step nested in another (a subclass's ``step``
+    calling its base's: torch fires the hooks for both) turns it on again only when the outermost
+    ends."""
+    import contextlib
+
+    name = os.environ.get(_AUTOCAST_ENV)
+    if not name:
+        return contextlib.nullcontext
+    try:
+        dtype = getattr(torch, name)
+        torch.set_autocast_dtype("xla", dtype)
+        torch.set_autocast_cache_enabled(False)
+        torch.set_autocast_enabled("xla", True)
+    except Exception as exc:  # a torch without the per-device autocast API: the control is not made
+        rec.errors.append(f"the autocast control could not turn autocast on: {exc!r}")
+        sys.stderr.write(f"bf16-migrate harness: the autocast control could not turn autocast on: {exc!r}\n")
+        raise SystemExit(3) from exc
+    depth = [0]
+
+    def pause():
+        depth[0] += 1
+        torch.set_autocast_enabled("xla", False)
+
+    def resume():
+        depth[0] = max(0, depth[0] - 1)
+        if not depth[0]:
+            torch.set_autocast_enabled("xla", True)
+
+    @contextlib.contextmanager
+    def outside_autocast():
+        pause()
+        try:
+            yield
+        finally:
+            resume()
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: pause())
+    register_optimizer_step_post_hook(lambda optimizer, args, kwargs: resume())
+    return outside_autocast
 
 
 def _count_sdpa_upcasts(torch, rec):

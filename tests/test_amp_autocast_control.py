@@ -1,0 +1,66 @@
+"""verify's autocast control for amp: the FP32 script with its forward passes and losses under
+autocast, made when the migrated run fails the check against the FP32 reference. A right amp
+migration computes what it computes; the FP32 run can be as far from both as full bf16 is, because a
+random op draws other numbers on a bf16 activation than on an f32 one (dropout after a Linear).
+
+On the XLA CPU device with fixtures/contract/shallow_amp (our own writing: an EmbeddingBag intent
+classifier with a dropout layer): the codemod's amp migration fails the FP32 check and PASSes by the
+control; the same migration with its loss moved out of the autocast region does not compute what the
+control computes and FAILs."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from bf16_migrate.python import migrate_source
+
+from conftest import FIXTURES
+
+FIXTURE = FIXTURES / "contract" / "shallow_amp"
+FORWARD = "        logits = model(ids.to(device), offsets.to(device))\n"
+LOSS = "        loss = F.cross_entropy(logits, labels.to(device), label_smoothing=0.05)\n"
+
+
+def _matches(report):
+    return next(p for p in report.verdict.parts if p.name == "matches")
+
+
+def test_the_fixture_migrates_with_its_loss_under_autocast():
+    result = migrate_source((FIXTURE / "train.py").read_text(), "amp", "train.py")
+    assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n    ' + FORWARD + "    " + LOSS in result.code
+    assert "XLA_USE_BF16" not in result.code and not result.unfixed
+
+
+@pytest.mark.xla
+def test_a_right_amp_migration_passes_by_the_autocast_control(tmp_path):
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import PASS
+
+    shutil.copytree(FIXTURE, tmp_path / "case")
+    report = verify_script(tmp_path / "case" / "train.py", "amp", steps=12, timeout=300)
+    matches = _matches(report)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.verdict.parts]
+    # the FP32 check alone fails it (dropout draws other masks on bf16 activations): the control decides
+    assert matches.figures["onset_passed"] is False, matches.detail
+    control = matches.figures["autocast_control"]
+    assert control["passed"] and control["identical_steps"] >= 10, control
+    assert "autocast" in report.runs and report.runs["autocast"].device_param_dtypes == {"f32": 5}
+
+
+@pytest.mark.xla
+def test_the_loss_outside_autocast_does_not_pass_by_the_control(tmp_path):
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import FAIL
+
+    shutil.copytree(FIXTURE, tmp_path / "case")
+    script = tmp_path / "case" / "train.py"
+    right = migrate_source(script.read_text(), "amp", "train.py").code
+    wrong = right.replace("    " + LOSS, LOSS)
+    assert wrong != right
+    report = verify_script(script, "amp", steps=12, timeout=300, migrated_source=wrong)
+    matches = _matches(report)
+    assert matches.status == FAIL, matches.detail
+    assert matches.figures["autocast_control"]["passed"] is False
+    assert "does not compute what autocast computes either" in matches.detail
