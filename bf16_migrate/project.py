@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Protocol
 from .bounds import Bounds
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
+from .carriers.python_loaders import PythonLoader, python_loaders
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
 from .helpers_module import module_path, module_text
@@ -180,6 +181,7 @@ def migrate_paths(
         tree.read_python,
         tree.load,
         tree.includers,
+        find_python_loaders=tree.python_loaders,
         fp32_optimizer_state=fp32_optimizer_state,
         launched_with=external,
         helpers_module=helpers_module,
@@ -359,6 +361,11 @@ class TreeReader:
             if loaded is not None:
                 found.append(loaded)
         return found
+
+    def python_loaders(self, path: Path, root: Path) -> list[PythonLoader]:
+        """The Python files under ``root`` that read ``path`` themselves (:mod:`.carriers.python_loaders`)."""
+        scripts = (p for p, kind in walk(root, self.exclude, ignore=self.ignore) if kind == "python")
+        return python_loaders(path, scripts, lambda p: p.read_bytes())
 
     @staticmethod
     def read_python(path: Path) -> tuple[str, str]:

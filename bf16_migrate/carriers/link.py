@@ -36,6 +36,7 @@ from . import for_kind
 from .link_decide import Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
+from .python_loaders import PythonLoader
 from .resolve import resolve_module, resolve_script, uses_torch
 
 
@@ -74,8 +75,11 @@ class LinkPlanner:
         migrations: Migrations | None = None,
         tree_facts: Callable[[Path, str], object] | None = None,
         left_out: Callable[[Path], str | None] | None = None,
+        find_python_loaders: Callable[[Path, Path], list[PythonLoader]] | None = None,
     ) -> None:
         self.mode = mode
+        # the Python files that read a carrier file themselves (.carriers.python_loaders): named in BFM110
+        self.find_python_loaders = find_python_loaders or (lambda path, root: [])
         # what the modules of a script's tree offer its codemod (bf16_migrate.tree_modules.TreeFactsReader)
         self.tree_facts = tree_facts or (lambda path, text: None)
         self.left_out = left_out or (lambda path: None)

@@ -319,10 +319,26 @@ class Decider:
                     and g not in self.why
                 ):
                     loader = self._computed_loader(carrier)
-                    if loader is None:
-                        self.block(g, Blocker.NO_LAUNCH, variable=entry.variable)
-                    else:
+                    python = None if loader is not None else self._python_loader(carrier)
+                    if loader is not None:
                         self.block(g, Blocker.NO_LAUNCH, "computed_include", variable=entry.variable, **loader)
+                    elif python is not None:
+                        value = entry.value if entry.value is not None else "1"
+                        self.block(
+                            g, Blocker.NO_LAUNCH, "python_loader", variable=entry.variable, value=value, **python
+                        )
+                    else:
+                        self.block(g, Blocker.NO_LAUNCH, variable=entry.variable)
+
+    def _python_loader(self, carrier: CarrierFile) -> dict[str, object] | None:
+        """Where a Python script of the tree reads ``carrier``'s file itself (python-dotenv, its
+        name in quotes: :mod:`.python_loaders`): the fields of the finding that names the first such
+        line, or None."""
+        found = self.p.find_python_loaders(carrier.path, carrier.root)
+        if not found:
+            return None
+        first = found[0]
+        return {"script": str(first.script), "line": first.line, "code": first.code}
 
     def _computed_loader(self, carrier: CarrierFile) -> dict[str, object] | None:
         """Where a carrier of the plan loads ``carrier``'s file through a path computed at run time

@@ -92,6 +92,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "torch_xla_loaded": bool, "sdpa_upcasts": int, "errors": [str, ...]}
 """
 
+import contextlib
 import os
 import sys
 
@@ -637,8 +638,6 @@ def _autocast_control(torch, rec):
     backward pass (a no-op without the variable). A step nested in another (a subclass's ``step``
     calling its base's: torch fires the hooks for both) turns it on again only when the outermost
     ends."""
-    import contextlib
-
     name = os.environ.get(_AUTOCAST_ENV)
     if not name:
         return contextlib.nullcontext
