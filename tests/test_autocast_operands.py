@@ -160,6 +160,22 @@ def test_the_contract_fixtures_amp_rewrite():
     assert not result.unfixed
 
 
+def test_a_grid_sample_grid_takes_its_inputs_dtype():
+    """torch-xla's autocast leaves grid_sample alone: an f32 image and the bf16 grid ``affine_grid``
+    makes of a Linear's output raise "expected scalar type Float but found BFloat16" (measured,
+    bench/unseen/hunt8/stn_nb_shell and its repro)."""
+    result = _amp(
+        """\
+        theta = self.lin(x).view(-1, 2, 2)[:, :, :1].expand(-1, 2, 3)
+        img = x.view(-1, 1, 2, 2)
+        grid = torch.nn.functional.affine_grid(theta, list(img.shape), align_corners=False)
+        return torch.nn.functional.grid_sample(img, grid, align_corners=False).flatten(1)
+        """
+    )
+    assert "torch.nn.functional.grid_sample(img, grid.to(img.dtype), align_corners=False)" in result.code
+    assert [fixed for fixed, _ in _codes(result)] == [True]
+
+
 @pytest.mark.xla
 def test_message_passing_under_amp_both_ways(tmp_path):
     """verify PASSes the amp migration; without either change the migrated script itself raises on

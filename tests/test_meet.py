@@ -457,3 +457,42 @@ def test_the_f32_kept_as_written_is_an_island_the_runs_trace_excuses():
     assert (loss_def, loss_def + 4, "BFM089") in islands
     assert all(last - first < 10 for first, last, _ in islands)  # never the training step whole
     assert any(code == "BFM088" for _, _, code in spans["softmax_upcast"][1])
+
+
+def test_a_size_argument_is_no_operand_the_value_meets():
+    """``t.expand(batch, -1, -1, -1)`` with ``batch`` an int parameter: the result has ``t``'s dtype
+    (rules/torch_api.toml [methods] same), ``batch`` is a size. Taking it for an operand wrote
+    ``dtype=batch.dtype``, an AttributeError at run time (bench/unseen/hunt8 stn_nb_shell)."""
+    source = """import os
+import torch
+import torch_xla
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def coords(batch, h, device):
+    ys = torch.linspace(-1.0, 1.0, h, device=device)
+    return ys.view(1, 1, h, 1).expand(batch, -1, -1, h)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(2, 4, 3, padding=1)
+
+    def forward(self, x):
+        b, _, h, _ = x.shape
+        return self.conv(torch.cat([x, coords(b, h, x.device)], dim=1))
+
+
+device = torch_xla.device()
+model = Net().to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(2, 1, 8, 8).to(device)).mean()
+    loss.backward()
+    optimizer.step()
+"""
+    result = migrate_source(source, "stochastic", "train.py")
+    assert "batch.dtype" not in result.code
+    assert "coords(b, h, x.device).to(x.dtype)" in result.code
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code

@@ -380,6 +380,11 @@ class TensorFlow:
         if name in rules.low_casts or name in rules.cast_like:
             flow.casts_back.append(call)
             return []
+        if name in self.ctx.rules.torch_api.same_dtype_methods:
+            # the result has the receiver's dtype (rules/torch_api.toml [methods] same): the
+            # arguments are sizes, dims or a tensor whose shape alone is read (`expand(batch, -1)`,
+            # `view_as(x)`), never an operand the value meets
+            return [call]
         index = spec_argument(call, rules.index_methods.get(name))
         others = [a.value for a in call.args if a is not index]
         kind = "matmul" if name in rules.matmul_methods else "arith"
