@@ -145,6 +145,8 @@ class ModelCodeRules:
     low_casts: frozenset[str] = frozenset()
     cast_like: frozenset[str] = frozenset()
     ends: frozenset[str] = frozenset()
+    dtype_methods: frozenset[str] = frozenset()
+    """Tensor methods whose result has their receiver's floating dtype (``[flow] dtype_methods``)."""
     host_functions: frozenset[str] = frozenset()
     integer_results: frozenset[str] = frozenset()
     """Functions whose result is an integer tensor (their ``.float()`` is a fresh tensor)."""
@@ -396,6 +398,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         low_casts=names(flow, "low_casts"),
         cast_like=names(flow, "cast_like"),
         ends=names(flow, "ends"),
+        dtype_methods=names(flow, "dtype_methods"),
         host_functions=names(flow, "host_functions"),
         integer_results=names(flow, "integer_results"),
         matmul_functions=names(flow, "matmul_functions"),

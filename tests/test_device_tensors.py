@@ -644,3 +644,66 @@ for _ in range(3):
     code, found = _migrated(source)
     assert "    hits = (logits.argmax(1) == labels).to(torch.bfloat16).mean()\n" in code
     assert (28, True) in found
+
+
+ROLLOUT = """\
+import os
+import torch
+import torch.nn as nn
+from torch.distributions import Categorical
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Actor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 4)
+
+    def forward(self, obs):
+        return Categorical(logits=self.body(obs))
+
+
+def env_step(obs, action, goal):
+    reward = (action == goal).float() + 0.1 * torch.randn(obs.shape[0], device=obs.device)
+    return obs.roll(1, dims=1), reward
+
+
+def main():
+    device = xm.xla_device()
+    actor = Actor().to(device)
+    opt = torch.optim.Adam(actor.parameters(), lr=1e-3)
+    obs = torch.randn(16, 6, device=device)
+    for _ in range(3):
+        goal = obs[:, :4].argmax(-1)
+        dist = actor(obs)
+        action = dist.sample()
+        obs, reward = env_step(obs, action, goal)
+        loss = -(dist.log_prob(action) * reward).mean()
+        opt.zero_grad()
+        loss.backward()
+        xm.optimizer_step(opt)
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_function_the_step_hands_a_models_sample_makes_its_tensors_bf16(mode):
+    """``env_step`` gets the actor's sample, so the audit of the model's code reads it, but follows
+    neither the reward's fresh upcast nor its noise to a dtype it can name (they meet each other and
+    ``dist.log_prob(action)``): both were bf16 under the switch (verify's trace: bench/unseen/hunt8
+    a2c_gae, where they were left f32)."""
+    result = migrate_source(ROLLOUT, mode, "train.py")
+    cst.parse_module(result.code)
+    assert (
+        "    reward = (action == goal).to(torch.bfloat16) + 0.1 * torch.randn(obs.shape[0], device=obs.device, "
+        "dtype=torch.bfloat16)\n" in result.code
+    )
+    assert [d.fixed for d in result.diagnostics if d.code == "BFM154"] == [True, True, True]
+    # `dist` is a torch.distributions object: no dtype to name (it wrote `reward.to(dist.dtype)`, an
+    # AttributeError, when the receiver of any method was taken for a tensor of the method's dtype)
+    assert "dist.dtype" not in result.code
+    assert migrate_source(result.code, mode, "train.py").code == result.code

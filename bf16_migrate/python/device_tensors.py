@@ -129,11 +129,23 @@ def find_device_tensors(
     so a fresh ``.double()`` is one of them; under XLA_DOWNCAST_BF16 it was f32 (the double idiom's)."""
     # no audit read the model's code: every class is left to it (a model's, an optimizer's)
     holders: list[cst.CSTNode] = list(_audited_nodes(reached) if reached is not None else ctx.nodes(cst.ClassDef))
-    skip = frozenset(id(holder) for holder in holders)
+    classes = frozenset(id(holder) for holder in holders)
+    # the step's functions outside the audited classes: only what is floating on the device for sure
+    step_functions = _step_functions(ctx, reached, classes)
+    steps = frozenset(id(func) for func in step_functions)
+    model_helpers = [f for f in (reached.runtime if reached is not None else ()) if id(f) not in steps]
+    skip = classes | frozenset(id(func) for func in model_helpers)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     out = DeviceTensors()
     for call in ctx.nodes(cst.Call):
         if id(call) in decided or _inside(ctx, call, skip):
+            continue
+        if _inside(ctx, call, steps):
+            device = _device_argument(call)
+            if (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)) or (
+                _fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls)
+            ):
+                out.found.append(call)
             continue
         if _floating_factory(ctx, call):
             device = _device_argument(call)
@@ -457,15 +469,34 @@ def _code(ctx: FileContext, call: cst.BaseExpression) -> str:
 
 
 def _audited_nodes(reached: Reached | None) -> list[cst.CSTNode]:
-    """The classes and functions whose tensors the audit of the model's code decides."""
+    """The classes whose tensors the audit of the model's code decides: the model's, its optimizers'
+    and its losses', and the ``__init__`` it reads. The functions the step runs are the audit's too
+    (:func:`find_device_tensors` adds them), except, for what the audit leaves undecided, the step's
+    own helpers (:func:`_step_functions`)."""
     if reached is None:
         return []
+    return [*reached.classes, *reached.optimizers, *reached.loss_classes, *reached.init]
+
+
+def _step_functions(ctx: FileContext, reached: Reached | None, audited: frozenset[int]) -> list[cst.FunctionDef]:
+    """The functions of the file the step runs (``reached.runtime``) that only the step's own code
+    calls: module-level, every call of them by name outside the audited classes (``audited``: ids).
+    Such a function (a rollout's ``env_step`` handed a model's sample, a ``gae`` handed its values)
+    is the audit's only for the tensors it decides: a floating factory on the device or a fresh
+    upcast there that it does not follow (one that meets the other, neither the model's dtype) is a
+    device tensor of the script's, bf16 under the switch whatever it meets (left f32 before: found by
+    verify's trace on an actor-critic's reward, bench/unseen/hunt8 a2c_gae). A helper the model's
+    ``forward`` calls (a position table) is the model's code, whose f32 the audit follows to where it
+    meets the model's tensors, or reports."""
+    if reached is None:
+        return []
+    calls = _calls_by_name(ctx)
     return [
-        *reached.classes,
-        *reached.optimizers,
-        *reached.loss_classes,
-        *reached.runtime,
-        *reached.init,
+        func
+        for func in reached.runtime
+        if isinstance(ctx.parent(func), cst.Module)
+        and calls.get(func.name.value)
+        and not any(_inside(ctx, call, audited) for call in calls[func.name.value])
     ]
 
 

@@ -114,15 +114,13 @@ class ModelCodeAudit:
     """The ids of the factories the steps make on the way to the loss (not the model's code)."""
 
     def hand_over(self, made_bf16: frozenset[int]) -> None:
-        """Take out of ``blocked`` the step factories the planner makes bf16 itself (``made_bf16``:
-        the script's own device tensors, :mod:`.device_tensors`): what they meet in the step is the
-        model's output, whose dtype no line names, but a tensor the script makes on the device was
-        bf16 under the switch whatever it meets."""
-        self.blocked = [
-            b
-            for b in self.blocked
-            if not (b.code == "BFM081" and id(b.site.node) in self.step_factories and id(b.site.node) in made_bf16)
-        ]
+        """Take out of ``blocked`` the factories the planner makes bf16 itself (``made_bf16``: the
+        script's own device tensors, :mod:`.device_tensors`, which never reads the model's, its
+        optimizers' or its losses' classes): the step's, and those of a function of the file the step
+        runs (a rollout's ``env_step``). What they meet is the model's output, or a tensor whose dtype
+        no line names (``dist.log_prob(a)``), but a tensor the script makes on the device was bf16
+        under the switch whatever it meets."""
+        self.blocked = [b for b in self.blocked if not (b.code == "BFM081" and id(b.site.node) in made_bf16)]
 
     @property
     def loss_kept_f32(self) -> bool:
@@ -1046,7 +1044,10 @@ class _Audit:
             args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
             return list[cst.BaseExpression | str](args[:2])
         if isinstance(call.func, cst.Attribute) and not m.matches(call.func.value, m.Name("self")):
-            return [call.func.value]
+            method = call.func.attr.value
+            api = self.ctx.rules.torch_api
+            keeps = method in self.rules.dtype_methods or method in api.same_dtype_methods
+            return [call.func.value] if keeps else []
         if any(isinstance(d, cst.FunctionDef) for d in definitions(self.ctx, call.func)):  # `rotate_half(q)`
             args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
             return list[cst.BaseExpression | str](args[:1])
