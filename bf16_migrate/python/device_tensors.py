@@ -746,14 +746,18 @@ def _passed_values(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpressio
     function = ctx.parent(params) if isinstance(params, cst.Parameters) else None
     if not (isinstance(params, cst.Parameters) and isinstance(function, cst.FunctionDef)):
         return []
+    if param not in params.params:
+        return []
     body = ctx.parent(function)
-    if param not in params.params or (body is not None and isinstance(ctx.parent(body), cst.ClassDef)):
-        return []  # a method: called through its object, which the names do not show
+    cls = ctx.parent(body) if body is not None else None
     at = list(params.params).index(param)
-    calls = ctx.memo(
-        ("device tensors: calls by name",),
-        lambda: _calls_by_name(ctx),
-    ).get(function.name.value, [])
+    if isinstance(cls, cst.ClassDef):
+        calls = _method_calls(ctx, cls, function)
+        if calls is None or at == 0:
+            return []  # a call through an object the code does not show to be the class's
+        at -= 1  # `self` is the object
+    else:
+        calls = ctx.memo(("device tensors: calls by name",), lambda: _calls_by_name(ctx)).get(function.name.value, [])
     values = []
     for call in calls:
         if any(a.star for a in call.args):
@@ -765,6 +769,41 @@ def _passed_values(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpressio
             return []
         values.append(value)
     return values
+
+
+def _method_calls(ctx: FileContext, cls: cst.ClassDef, method: cst.FunctionDef) -> list[cst.Call] | None:
+    """The calls of ``method`` of the plain class ``cls`` in the file (a metric's ``meter.update(logits,
+    y)``): ``<name>.<method>(...)`` on a name bound only to ``cls(...)``, and ``self.<method>(...)``
+    in the class. None when a call of that name goes through an object the code does not show to be
+    the class's or not (a parameter, an attribute of another object), or the class is an
+    ``nn.Module`` (its instances are called through the model, which the audit reads)."""
+    if cls.bases or any(
+        m.matches(d.decorator, m.Name("staticmethod") | m.Name("classmethod")) for d in method.decorators
+    ):
+        return None  # a subclass (an nn.Module's, another class's), or no `self` first
+    name = method.name.value
+    found: list[cst.Call] = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == name):
+            continue
+        receiver = func.value
+        if m.matches(receiver, m.Name("self")):
+            if ctx.enclosing(call, cst.ClassDef) is not cls:
+                return None
+            found.append(call)
+            continue
+        made = _bound_values(ctx, receiver) if isinstance(receiver, cst.Name) else []
+        if not made:
+            if ctx.qualified_names(receiver):  # a module's object (`os.environ.update`): not the class's
+                continue
+            return None
+        ours = [isinstance(v, cst.Call) and m.matches(v.func, m.Name(cls.name.value)) for v in made]
+        if all(ours):
+            found.append(call)
+        elif any(ours) or any(isinstance(v, cst.Call) for v in made):
+            return None  # maybe the class's (a factory function may return one)
+    return found
 
 
 def _calls_by_name(ctx: FileContext) -> dict[str, list[cst.Call]]:
