@@ -123,6 +123,21 @@ def test_a_script_whose_own_setting_the_migration_kept_is_verified():
     refuse_nothing_to_verify(Path("train.py"), docstring_only, docstring_only, {"XLA_USE_BF16": "1"})  # a launcher's
 
 
+def test_a_launcher_that_sets_the_variable_in_a_form_the_codemod_does_not_read_is_not_said_to_name_it_in_text():
+    # a Python launcher handing the switch to the script it starts through subprocess's env (BFM042)
+    launcher = (
+        "import os\nimport subprocess\nimport sys\n\n"
+        'env = {**os.environ, "XLA_USE_BF16": "1"}\n'
+        'subprocess.run([sys.executable, "train.py"], env=env, check=True)\n'
+    )
+    with pytest.raises(RunError) as caught:
+        refuse_nothing_to_verify(Path("launch.py"), launcher, launcher, {})
+    message = str(caught.value)
+    assert "in text only" not in message
+    assert "in a form the codemod does not read (line 5, BFM042" in message
+    assert "--legacy-env XLA_USE_BF16=1" in message
+
+
 RUN_SH = '#!/bin/bash\nexport XLA_USE_BF16=1\npython train.py --lr 0.1 "$@"\n'
 
 
