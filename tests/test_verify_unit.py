@@ -606,3 +606,25 @@ def test_gpu_compatible_drifting_away_from_both_precisions_fails():
 def test_the_band_does_not_let_an_fp32_run_pass_gpu_compatible():
     v = judge(mode_named("gpu-compatible"), runs(_NEAR_FP32, reference=_NEAR_FP32))
     assert status(v)["matches"] == FAIL  # its first steps are not the legacy run's
+
+
+def _graph(bf16: int, total: int = 8) -> GraphStats:
+    return GraphStats(matmuls=total, matmuls_bf16=bf16, matmuls_f32=total - bf16, step=12)
+
+
+def test_amp_matmuls_autocast_itself_leaves_in_f32_pass_by_the_autocast_control():
+    amp = [x * (1 + 2e-4) for x in FP32_LOSSES]
+    r = runs(amp, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6}, graph=_graph(5))
+    v = judge(mode_named("amp"), r)
+    assert "3 of 8 matmuls of the step graph are not bf16 under autocast" in part_of(v, "precision").detail
+    assert status(v)["precision"] == FAIL
+    # the same program under autocast leaves as many in f32 (a spectral norm's power iteration): autocast's own
+    r["autocast"] = rec("autocast", amp, param_dtypes={"float32": 6}, graph=_graph(5))
+    v = judge(mode_named("amp"), r)
+    assert status(v)["precision"] == PASS, part_of(v, "precision").detail
+    assert "the 3 others are autocast's own" in part_of(v, "precision").detail
+    # fewer there: the migrated run has a forward pass outside autocast
+    r["autocast"] = rec("autocast", amp, param_dtypes={"float32": 6}, graph=_graph(7))
+    v = judge(mode_named("amp"), r)
+    assert status(v)["precision"] == FAIL
+    assert "the autocast control has 1" in part_of(v, "precision").detail

@@ -795,15 +795,16 @@ def _autocast_control_run(
     python: str,
     progress: Progress | None,
 ) -> bool:
-    """amp: when matches FAILed against the FP32 reference (``verdict``), add
+    """amp: when matches FAILed against the FP32 reference, or precision FAILed (``verdict``), add
     ``runs["autocast"]``, the autocast control (:data:`.records.AUTOCAST`): the FP32 reference's
     text run with autocast on for its forward passes and losses, which matches may then hold the
-    migrated run to (:func:`.compare.judge`). Made only then: a right migration that passes
-    against the FP32 reference costs no run. Returns whether the run was made (the verdict is
-    then to be judged again)."""
-    matches = next((part for part in verdict.parts if part.name == "matches"), None)
+    migrated run to, and whose step graph tells the matmuls autocast itself leaves in f32
+    (:func:`.compare.judge`). Made only then: a right migration that passes against the FP32
+    reference costs no run. Returns whether the run was made (the verdict is then to be judged
+    again)."""
+    failed = {part.name for part in verdict.parts if part.status == FAIL}
     tol = verdict.tolerance
-    if matches is None or matches.status != FAIL or tol is None or tol.autocast_control is None:
+    if not failed & {"matches", "precision"} or tol is None or tol.autocast_control is None:
         return False
     if AUTOCAST in runs or texts.reference is None or not usable(runs.get(REFERENCE)):
         return False

@@ -545,7 +545,17 @@ def judge(
     gap = precision_gap(legacy, reference, base)
     verdict.parts.append(_trains_part(migrated, base, tol.drift_limit(gap)[0]))
     verdict.parts.append(
-        precision_part(mode, migrated, legacy, reference, base, verdict.notes, control, loss_f32=loss_f32)
+        precision_part(
+            mode,
+            migrated,
+            legacy,
+            reference,
+            base,
+            verdict.notes,
+            control,
+            loss_f32=loss_f32,
+            autocast=runs.get(AUTOCAST),
+        )
     )
     if tol is FALLBACK:
         verdict.parts.append(
