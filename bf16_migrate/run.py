@@ -545,6 +545,7 @@ def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings
     and torch-xla installed, the device named, and each legacy script the rewrite would change
     accepting its launch line's arguments (found by a run that writes nothing). False, with
     the error printed, when one of these fails: then nothing is rewritten."""
+    from .verify.package import package_run
     from .verify.preflight import check_arguments, check_xla
     from .verify.records import RunError
     from .verify.runner import LEGACY_VARIABLES, read_source
@@ -555,7 +556,9 @@ def _verify_preflight(paths: list[Path], options: RunOptions, settings: Settings
         plan = _migrate(paths, dataclasses.replace(options, check=True), settings, ignore, None, candidates)
         for found in legacy_scripts(plan.changed, plan.sources, settings.mode, settings.root, settings.legacy_env):
             if found.args is not None:
-                check_arguments(found.script, found.args, read_source(found.script), drop=LEGACY_VARIABLES)
+                source = read_source(found.script)
+                package = package_run(found.script, source)
+                check_arguments(found.script, found.args, source, drop=LEGACY_VARIABLES, package=package)
     except RunError as exc:
         click.echo(f"error: --verify: {exc}", err=True)
         click.echo("bf16-migrate --verify: nothing was rewritten (it could not then be verified)", err=True)

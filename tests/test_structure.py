@@ -331,6 +331,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "bf16_migrate.project": _LIBCST,
         "bf16_migrate.trace_repairs": "the trace's repairs (10 ms) only with --trace",
         "bf16_migrate.verify.after_rewrite": f"--verify only: {_VERIFY}",
+        "bf16_migrate.verify.package": f"--verify only: {_VERIFY}",
         "bf16_migrate.verify.preflight": f"--verify only: {_VERIFY}",
         "bf16_migrate.verify.records": f"--verify only: {_VERIFY}",
         "bf16_migrate.verify.runner": f"--verify only: {_VERIFY}",

@@ -33,6 +33,7 @@ from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs
+from .package import PackageRun, package_run, stage_package
 from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -105,7 +106,9 @@ def _migrate(
         found = read_file(module)
         return found.text, found.encoding
 
-    tree = TreeFactsReader(read_python, lambda _: path.parent)(path, source)
+    package = package_run(path, source)
+    root = package.top if package is not None else path.parent  # where its imports resolve from
+    tree = TreeFactsReader(read_python, lambda _: root)(path, source)
     try:
         result = migrate_source(source, mode, str(path), launched_with=launched_with, tree=tree)
     except ValueError:
@@ -116,7 +119,7 @@ def _migrate(
     staged: dict[Path, str] = {}
     islands: dict[Path, list[Any]] = {path.resolve(): list(result.outcome.f32_islands)}
     if modules and (result.switched or result.factory_changes):
-        staged = _migrated_modules(path, source, result, mode, diagnostics, islands)
+        staged = _migrated_modules(path, source, result, mode, diagnostics, islands, root)
     # without ``modules`` the caller reads the script's migration only (what it keeps in f32), never runs it
     unstaged = sorted({c.path for c in result.factory_changes if Path(c.path).resolve() not in staged})
     if modules and unstaged:
@@ -131,7 +134,13 @@ def _migrate(
 
 
 def _migrated_modules(
-    script: Path, source: str, result: Any, mode: Mode, diagnostics: list[Any], islands: dict[Path, list[Any]]
+    script: Path,
+    source: str,
+    result: Any,
+    mode: Mode,
+    diagnostics: list[Any],
+    islands: dict[Path, list[Any]],
+    root: Path | None = None,
 ) -> dict[Path, str]:
     """The modules of the tree under the script's directory that it imports, migrated as the
     rewrite migrates them (:func:`bf16_migrate.tree_modules.migrate_imported_modules`: they ran under
@@ -140,10 +149,12 @@ def _migrated_modules(
     rewrite writes. Modules the script reaches elsewhere (``PYTHONPATH``) run as they are: a whole
     tree is proven by ``bf16-migrate DIR --verify``. Their deliberate f32 islands go into
     ``islands`` (path -> ``Outcome.f32_islands``). Raises :class:`RunError` when one cannot be
-    read or migrated."""
+    read or migrated. ``root``: where the script's imports resolve from (its directory, or the top
+    of its package: :mod:`.package`)."""
     from bf16_migrate.tree_modules import migrate_imported_modules
 
     script = script.resolve()
+    home = (root or script.parent).resolve()
     errors: list[str] = []
     own = FileResult(
         script,
@@ -156,9 +167,7 @@ def _migrated_modules(
         switched=dict(result.switched),
         loss_code=list(result.loss_code),
     )
-    results = migrate_imported_modules(
-        [own], lambda p: (read_source(p), "utf-8"), lambda p: script.parent, mode, False, errors
-    )
+    results = migrate_imported_modules([own], lambda p: (read_source(p), "utf-8"), lambda p: home, mode, False, errors)
     if errors:
         raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
     modules: dict[Path, str] = {}
@@ -687,47 +696,75 @@ def _run(
     master_weights = mode.master_weights  # its optimizer steps on FP32 master weights
     with Workspace() as ws:
         staged = ws.root / MIGRATED
+        run = _stage(texts.migrated, script, staged, texts.modules)
         migrated_spec = ws.spec(
             MIGRATED,
-            stage_script(texts.migrated, script, staged, texts.modules),
+            run.script,
             script,
             drop=LEGACY_VARIABLES,
-            trace=None if trace_after is None else TraceSpec(f32, (staged, script.parent), trace_after, master_weights),
+            trace=None if trace_after is None else TraceSpec(f32, (staged, run.home), trace_after, master_weights),
+            package=run.package,
+            cwd=run.cwd,
             **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
-        migrated_spec.trace_paths[str(staged)] = str(script.parent)
+        migrated_spec.trace_paths[str(staged)] = str(run.home)
         legacy_common = {**common, "base_env": legacy.base_env}
         checkout = legacy.checkout
         if legacy.file is not None:  # the checkout's file, run in place among the legacy modules
             legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy.file.parent,), trace_after)
+            in_place = package_run(legacy.file, read_source(legacy.file))
             legacy_spec = ws.spec(
-                LEGACY, legacy.file, legacy.file, add=dict(legacy_env), trace=legacy_trace, **legacy_common
+                LEGACY,
+                legacy.file,
+                legacy.file,
+                add=dict(legacy_env),
+                trace=legacy_trace,
+                package=in_place,
+                **legacy_common,
             )
             legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             legacy_spec.trace_paths[str(checkout.tree)] = str(checkout.work_root)
             legacy_origin = legacy.file
         else:
-            legacy_run = script if legacy.source is None else stage_script(legacy.source, script, ws.root / LEGACY)
-            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_run.parent,), trace_after)
-            legacy_spec = ws.spec(LEGACY, legacy_run, script, add=dict(legacy_env), trace=legacy_trace, **common)
-            if legacy_run != script:
-                legacy_spec.trace_paths[str(legacy_run.parent)] = str(script.parent)
+            if legacy.source is None:
+                text = read_source(script)
+                legacy_stage = _Staged(script, package_run(script, text), None, script.parent)
+                legacy_dir = script.parent
+            else:
+                legacy_dir = ws.root / LEGACY
+                legacy_stage = _stage(legacy.source, script, legacy_dir)
+            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_dir,), trace_after)
+            legacy_spec = ws.spec(
+                LEGACY,
+                legacy_stage.script,
+                script,
+                add=dict(legacy_env),
+                trace=legacy_trace,
+                package=legacy_stage.package,
+                cwd=legacy_stage.cwd,
+                **common,
+            )
+            if legacy_stage.script != script:
+                legacy_spec.trace_paths[str(legacy_dir)] = str(legacy_stage.home)
             legacy_origin = script
         specs = [migrated_spec, legacy_spec]
         if texts.reference is not None and (only is None or REFERENCE in only):
-            staged_reference = stage_script(texts.reference, legacy_origin, ws.root / REFERENCE)
+            reference_dir = ws.root / REFERENCE
+            reference_run = _stage(texts.reference, legacy_origin, reference_dir)
             # its host outputs (exits only, no time after the steps): the bar of a script that does not train
-            reference_trace = None if trace_after is None else TraceSpec(False, (staged_reference.parent,), 0.0)
+            reference_trace = None if trace_after is None else TraceSpec(False, (reference_dir,), 0.0)
             reference_spec = ws.spec(
                 REFERENCE,
-                staged_reference,
+                reference_run.script,
                 legacy_origin,
                 drop=LEGACY_VARIABLES,
                 trace=reference_trace,
+                package=reference_run.package,
+                cwd=reference_run.cwd,
                 **legacy_common,
             )
             if reference_trace is not None:
-                reference_spec.trace_paths[str(staged_reference.parent)] = str(script.parent)
+                reference_spec.trace_paths[str(reference_dir)] = str(_stage_home(script, reference_run))
             if legacy.file is not None:
                 reference_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
             # amp needs the reference more than the legacy run: start it first.
@@ -737,6 +774,33 @@ def _run(
         device = migrated_spec.env.get("PJRT_DEVICE", "CPU")
         runs = run_specs(specs, python=python, jobs=default_jobs(device) if jobs is None else jobs, progress=progress)
     return runs, device
+
+
+class _Staged(NamedTuple):
+    """A text staged to run (:func:`_stage`): the script to run, its package run (None: by its
+    path), the working directory (None: the script's), and the user's directory the staged one
+    stands for (the script's, or its package's top)."""
+
+    script: Path
+    package: PackageRun | None
+    cwd: Path | None
+    home: Path
+
+
+def _stage(text: str, origin: Path, dest: Path, modules: Mapping[Path, str] | None = None) -> _Staged:
+    """Stage ``text`` in place of ``origin`` in ``dest`` with ``modules`` (the migrated modules of its
+    tree): beside its siblings (:func:`.runner.stage_script`), or, for a script of a package that
+    imports it, in a copy of the tree that holds the package, run as ``python -m`` from there
+    (:mod:`.package`)."""
+    package = package_run(origin, text)
+    if package is None:
+        return _Staged(stage_script(text, origin, dest, modules), None, None, origin.parent)
+    return _Staged(stage_package(text, origin, package, dest, modules), package, dest, package.top)
+
+
+def _stage_home(script: Path, run: _Staged) -> Path:
+    """The user's directory a staged run's directory stands for."""
+    return run.home if run.package is not None else script.parent
 
 
 def _control_run(
@@ -774,11 +838,14 @@ def _control_run(
     if CONTROL in runs:  # made for an earlier migrated text (verify --fix): the same control
         return
     with Workspace() as ws:
+        run = _stage(control, origin, ws.root / CONTROL)
         spec = ws.spec(
             CONTROL,
-            stage_script(control, origin, ws.root / CONTROL),
+            run.script,
             origin,
             drop=LEGACY_VARIABLES,
+            package=run.package,
+            cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )
         runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
@@ -810,12 +877,15 @@ def _autocast_control_run(
         return False
     origin = legacy.file if legacy.file is not None else script
     with Workspace() as ws:
+        run = _stage(texts.reference, origin, ws.root / AUTOCAST)
         spec = ws.spec(
             AUTOCAST,
-            stage_script(texts.reference, origin, ws.root / AUTOCAST),
+            run.script,
             origin,
             drop=LEGACY_VARIABLES,
             add={AUTOCAST_ENV: "bfloat16"},
+            package=run.package,
+            cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )
         runs.update(run_specs([spec], python=python, jobs=1, progress=progress))

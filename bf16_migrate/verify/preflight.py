@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .package import PackageRun
 from .records import RunError
 
 ARGS_TIMEOUT_S = 120.0
@@ -65,8 +66,12 @@ for _name in ("parse_args", "parse_known_args", "parse_intermixed_args", "parse_
         setattr(argparse.ArgumentParser, _name, _wrap(getattr(argparse.ArgumentParser, _name)))
 _script = sys.argv[1]
 sys.argv = sys.argv[1:]
-sys.path.insert(0, os.path.dirname(os.path.abspath(_script)))
-runpy.run_path(_script, run_name="__main__")
+if _script.startswith("-m:"):  # python -m: the working directory first on sys.path
+    sys.path.insert(0, os.getcwd())
+    runpy.run_module(_script[3:], run_name="__main__", alter_sys=True)
+else:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(_script)))
+    runpy.run_path(_script, run_name="__main__")
 sys.stdout.flush(); sys.stderr.flush()
 os._exit(@NEVER@)
 """.replace("@ACCEPTED@", str(ACCEPTED)).replace("@NEVER@", str(NEVER_PARSED))
@@ -131,25 +136,29 @@ def check_arguments(
     drop: Sequence[str] = (),
     python: str = sys.executable,
     timeout: float = ARGS_TIMEOUT_S,
+    package: PackageRun | None = None,
 ) -> bool:
     """Start ``script`` (whose text is ``source``) with ``args`` in its directory, stop it
     once argparse has parsed them (module docstring). Returns True when they were accepted,
     False when it was not checked (no argparse, or nothing parsed in time). Raises
     :class:`RunError` when the script rejects them (argparse's usage error) or fails before
     parsing them. ``env``: the environment to start from (default ``os.environ``), without the
-    variables of ``drop`` (the legacy variables: nothing reaches the device here)."""
+    variables of ``drop`` (the legacy variables: nothing reaches the device here). ``package``: the
+    script is started as ``python -m`` from the package's top (:mod:`.package`)."""
     if not uses_argparse(source):
         return False
     base = dict(os.environ if env is None else env)
     child = {k: v for k, v in base.items() if k not in set(drop)}
     child.setdefault("PJRT_DEVICE", "CPU")
     script = Path(script).resolve()
-    paths = [str(script.parent), *([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])]
+    home = package.top if package is not None else script.parent
+    paths = [str(home), *([base["PYTHONPATH"]] if base.get("PYTHONPATH") else [])]
     child["PYTHONPATH"] = os.pathsep.join(paths)
+    program = f"-m:{package.module}" if package is not None else str(script)
     try:
         done = subprocess.run(
-            [python, "-c", _CHILD, str(os.getpid()), str(script), *args],
-            cwd=script.parent,
+            [python, "-c", _CHILD, str(os.getpid()), program, *args],
+            cwd=home,
             env=child,
             stdin=subprocess.DEVNULL,
             capture_output=True,

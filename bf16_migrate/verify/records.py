@@ -304,3 +304,6 @@ class RunSpec:
     trace_paths: dict[str, str] = field(default_factory=dict)
     """Directories the run ran from -> the user's directories they stand for (a staged copy's,
     the checkout of ``--against``): the files of its dtype trace read as the user's files."""
+    module: str | None = None
+    """Run as ``python -m module`` from ``cwd`` instead of ``python script`` (a script of a
+    package that imports it: :mod:`.package`)."""

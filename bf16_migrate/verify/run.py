@@ -30,6 +30,7 @@ from .fix import FixResult, verify_and_fix
 from .gitrev import Checkout, repo_root
 from .jobs import Job, Outcome, VerifyJob
 from .launch import plan_launcher
+from .package import package_run
 from .preflight import check_arguments, check_xla
 from .progress import PrefixedProgress, make_progress
 from .records import RunError
@@ -228,7 +229,7 @@ def _preflight(checks: list[tuple[Path, list[str]]]) -> None:
             source = read_source(script)
         except (OSError, SyntaxError, UnicodeDecodeError):
             continue  # the verify itself says it cannot read it
-        if check_arguments(script, args, source, drop=LEGACY_VARIABLES):
+        if check_arguments(script, args, source, drop=LEGACY_VARIABLES, package=package_run(script, source)):
             click.echo(f"verify: {script.name} accepts its arguments ({' '.join(args) or 'none'})", err=True)
 
 

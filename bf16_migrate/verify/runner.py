@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from io import BufferedWriter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..rules import variable_names
 from .collect import _argparse_error as _argparse_error  # re-exported: the tests read them here
@@ -46,6 +47,9 @@ from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
 from .records import RunRecord, RunSpec
 from .scratch import scratch_dir
+
+if TYPE_CHECKING:
+    from .package import PackageRun
 
 __all__ = [
     "HARNESS_DIR",
@@ -204,13 +208,13 @@ def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[
     target = dest_dir / original.name
     with open(target, "w", encoding="utf-8", newline="") as fh:
         fh.write(source)
-    _link_entries(original.parent, dest_dir, skip=original.name)
+    link_entries(original.parent, dest_dir, skip=original.name)
     base = original.parent.resolve()
     for path, text in (replaced or {}).items():
         rel = Path(path).resolve().relative_to(base)
         where = dest_dir
         for part in rel.parts[:-1]:
-            where = _real_directory(where / part)
+            where = real_directory(where / part)
         leaf = where / rel.parts[-1]
         if leaf.is_symlink():
             leaf.unlink()
@@ -219,7 +223,7 @@ def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[
     return target
 
 
-def _link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
+def link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
     """Symlinks in ``dest`` to the entries of ``source`` (but ``skip``); those that cannot be made
     are skipped."""
     try:
@@ -235,14 +239,14 @@ def _link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
             pass
 
 
-def _real_directory(path: Path) -> Path:
+def real_directory(path: Path) -> Path:
     """``path`` as a real directory of the copy: a symlink to a directory is replaced by a
     directory of symlinks to its entries."""
     if path.is_symlink():
         linked = path.resolve()
         path.unlink()
         path.mkdir()
-        _link_entries(linked, path)
+        link_entries(linked, path)
     elif not path.exists():
         path.mkdir()
     return path
@@ -326,8 +330,9 @@ def run_specs(
                 spec = queue.pop(0)
                 log = open(spec.log, "wb")
                 try:
+                    program = ["-m", spec.module] if spec.module else [str(spec.script)]
                     proc = subprocess.Popen(
-                        [python, "-E", "-S", str(REAPER), "--", python, str(spec.script), *spec.args],
+                        [python, "-E", "-S", str(REAPER), "--", python, *program, *spec.args],
                         cwd=str(spec.cwd),
                         env=spec.env,
                         stdin=subprocess.DEVNULL,
@@ -423,9 +428,13 @@ class Workspace:
         add: Mapping[str, str] | None = None,
         graphs: bool = True,
         trace: TraceSpec | None = None,
+        package: PackageRun | None = None,
+        cwd: Path | None = None,
     ) -> RunSpec:
         """A :class:`RunSpec` whose record and log live in this workspace; a ``script`` staged
-        in the workspace is shown as ``original [name copy]`` in the output tail."""
+        in the workspace is shown as ``original [name copy]`` in the output tail. ``package``: run
+        as ``python -m package.module`` from ``cwd`` (:mod:`.package`; by default from
+        ``package.top``), else by its path from ``original``'s directory."""
         record = self.root / f"{name}.json"
         dump = self.root / f"{name}.graphs" if graphs else None
         progress = self.root / f"{name}.progress"
@@ -444,7 +453,8 @@ class Workspace:
         return RunSpec(
             name=name,
             script=script,
-            cwd=original.parent,
+            cwd=cwd if cwd is not None else (package.top if package is not None else original.parent),
+            module=package.module if package is not None else None,
             env=env,
             args=list(args),
             steps=steps,

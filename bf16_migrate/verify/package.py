@@ -1,0 +1,86 @@
+"""A script that belongs to a package and imports it, run as the launcher runs it: ``python -m``.
+
+``python -m tinylm.train`` (from the directory that holds ``tinylm/``) puts that directory first on
+``sys.path`` and runs ``tinylm/train.py`` as the module ``tinylm.train``, so the script may import
+its own package (``from tinylm.model import TinyLM``) or its siblings relatively (``from .model
+import TinyLM``). Run by its path, the same script has its own directory first on ``sys.path`` and
+neither import resolves (Python's docs, "The initialization of the sys.path module search path" and
+``-m``). verify runs such a script as a module: the legacy run from the original tree, the migrated
+and reference runs from a staged copy of the tree that holds the package (:func:`stage_package`),
+with the package's migrated modules in it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .runner import link_entries, real_directory
+
+__all__ = ["PackageRun", "package_run", "stage_package"]
+
+
+@dataclass(frozen=True)
+class PackageRun:
+    """How a script of a package runs: ``top``, the directory ``python -m`` is started from (the one
+    that holds the outermost package), and ``module``, the script's dotted name from there
+    (``tinylm.train``)."""
+
+    top: Path
+    module: str
+
+
+def package_run(script: Path, source: str) -> PackageRun | None:
+    """The :class:`PackageRun` of ``script`` (its text ``source``) when its directory is a package
+    (holds ``__init__.py``) and the script imports that package (a relative import, or an absolute one
+    of the outermost package's name); None otherwise: a script that imports its siblings by plain
+    name runs by its path, as it always did."""
+    script = script.resolve()
+    if not (script.parent / "__init__.py").is_file():
+        return None
+    root = script.parent
+    while (root.parent / "__init__.py").is_file() and root.parent != root:
+        root = root.parent
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if not any(_imports_package(node, root.name) for node in ast.walk(tree)):
+        return None
+    rel = script.relative_to(root.parent).with_suffix("")
+    return PackageRun(root.parent, ".".join(rel.parts))
+
+
+def _imports_package(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == name
+    if isinstance(node, ast.Import):
+        return any(alias.name.split(".")[0] == name for alias in node.names)
+    return False
+
+
+def stage_package(
+    source: str, original: Path, package: PackageRun, dest_dir: Path, replaced: Mapping[Path, str] | None = None
+) -> Path:
+    """A copy of ``package.top`` in ``dest_dir`` (symlinks to its entries) with ``source`` in place
+    of ``original`` and ``replaced`` (absolute paths under ``package.top`` -> text: the migrated
+    modules) written in; the directories on their way are made real directories of symlinks, so
+    nothing is written through a link into the original tree. Returns the staged script's path.
+    Raises ``ValueError`` for a path outside ``package.top``."""
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    link_entries(package.top, dest_dir)
+    top = package.top.resolve()
+    files = {original.resolve(): source, **{Path(p).resolve(): t for p, t in (replaced or {}).items()}}
+    for path, text in files.items():
+        rel = path.relative_to(top)
+        where = dest_dir
+        for part in rel.parts[:-1]:
+            where = real_directory(where / part)
+        leaf = where / rel.parts[-1]
+        if leaf.is_symlink():
+            leaf.unlink()
+        with open(leaf, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+    return dest_dir / original.resolve().relative_to(top)
