@@ -33,7 +33,7 @@ from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs
-from .package import PackageRun, package_run, stage_package
+from .package import package_run, stage_package
 from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -703,7 +703,7 @@ def _run(
             script,
             drop=LEGACY_VARIABLES,
             trace=None if trace_after is None else TraceSpec(f32, (staged, run.home), trace_after, master_weights),
-            package=run.package,
+            module=run.module,
             cwd=run.cwd,
             **{**common, "args": [*common["args"], *texts.migrated_args]},
         )
@@ -719,7 +719,8 @@ def _run(
                 legacy.file,
                 add=dict(legacy_env),
                 trace=legacy_trace,
-                package=in_place,
+                module=in_place.module if in_place is not None else None,
+                cwd=in_place.top if in_place is not None else None,
                 **legacy_common,
             )
             legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
@@ -727,8 +728,13 @@ def _run(
             legacy_origin = legacy.file
         else:
             if legacy.source is None:
-                text = read_source(script)
-                legacy_stage = _Staged(script, package_run(script, text), None, script.parent)
+                in_place = package_run(script, read_source(script))
+                legacy_stage = _Staged(
+                    script,
+                    in_place.module if in_place is not None else None,
+                    in_place.top if in_place is not None else None,
+                    in_place.top if in_place is not None else script.parent,
+                )
                 legacy_dir = script.parent
             else:
                 legacy_dir = ws.root / LEGACY
@@ -740,7 +746,7 @@ def _run(
                 script,
                 add=dict(legacy_env),
                 trace=legacy_trace,
-                package=legacy_stage.package,
+                module=legacy_stage.module,
                 cwd=legacy_stage.cwd,
                 **common,
             )
@@ -759,7 +765,7 @@ def _run(
                 legacy_origin,
                 drop=LEGACY_VARIABLES,
                 trace=reference_trace,
-                package=reference_run.package,
+                module=reference_run.module,
                 cwd=reference_run.cwd,
                 **legacy_common,
             )
@@ -777,12 +783,13 @@ def _run(
 
 
 class _Staged(NamedTuple):
-    """A text staged to run (:func:`_stage`): the script to run, its package run (None: by its
-    path), the working directory (None: the script's), and the user's directory the staged one
-    stands for (the script's, or its package's top)."""
+    """A text staged to run (:func:`_stage`): the script to run, the module to run instead (a
+    script of a package, :mod:`.package`; None: by its path), the working directory (None: the
+    script's), and the user's directory the staged one stands for (the script's, or its package's
+    top)."""
 
     script: Path
-    package: PackageRun | None
+    module: str | None
     cwd: Path | None
     home: Path
 
@@ -795,12 +802,12 @@ def _stage(text: str, origin: Path, dest: Path, modules: Mapping[Path, str] | No
     package = package_run(origin, text)
     if package is None:
         return _Staged(stage_script(text, origin, dest, modules), None, None, origin.parent)
-    return _Staged(stage_package(text, origin, package, dest, modules), package, dest, package.top)
+    return _Staged(stage_package(text, origin, package, dest, modules), package.module, dest, package.top)
 
 
 def _stage_home(script: Path, run: _Staged) -> Path:
     """The user's directory a staged run's directory stands for."""
-    return run.home if run.package is not None else script.parent
+    return run.home if run.module is not None else script.parent
 
 
 def _control_run(
@@ -844,7 +851,7 @@ def _control_run(
             run.script,
             origin,
             drop=LEGACY_VARIABLES,
-            package=run.package,
+            module=run.module,
             cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )
@@ -884,7 +891,7 @@ def _autocast_control_run(
             origin,
             drop=LEGACY_VARIABLES,
             add={AUTOCAST_ENV: "bfloat16"},
-            package=run.package,
+            module=run.module,
             cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )

@@ -39,7 +39,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from io import BufferedWriter
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..rules import variable_names
 from .collect import _argparse_error as _argparse_error  # re-exported: the tests read them here
@@ -47,9 +46,6 @@ from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
 from .records import RunRecord, RunSpec
 from .scratch import scratch_dir
-
-if TYPE_CHECKING:
-    from .package import PackageRun
 
 __all__ = [
     "HARNESS_DIR",
@@ -428,13 +424,13 @@ class Workspace:
         add: Mapping[str, str] | None = None,
         graphs: bool = True,
         trace: TraceSpec | None = None,
-        package: PackageRun | None = None,
+        module: str | None = None,
         cwd: Path | None = None,
     ) -> RunSpec:
         """A :class:`RunSpec` whose record and log live in this workspace; a ``script`` staged
-        in the workspace is shown as ``original [name copy]`` in the output tail. ``package``: run
-        as ``python -m package.module`` from ``cwd`` (:mod:`.package`; by default from
-        ``package.top``), else by its path from ``original``'s directory."""
+        in the workspace is shown as ``original [name copy]`` in the output tail. ``module``: run as
+        ``python -m module`` (a script of a package: :mod:`.package`), else by its path; from
+        ``cwd`` (by default ``original``'s directory)."""
         record = self.root / f"{name}.json"
         dump = self.root / f"{name}.graphs" if graphs else None
         progress = self.root / f"{name}.progress"
@@ -453,8 +449,8 @@ class Workspace:
         return RunSpec(
             name=name,
             script=script,
-            cwd=cwd if cwd is not None else (package.top if package is not None else original.parent),
-            module=package.module if package is not None else None,
+            cwd=cwd if cwd is not None else original.parent,
+            module=module,
             env=env,
             args=list(args),
             steps=steps,
