@@ -40,8 +40,9 @@ os.environ["XLA_USE_BF16"] = "1"
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=6)
     args = ap.parse_args()
+    torch.manual_seed(0)
     device = torch_xla.device()
     model = Net().to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
