@@ -265,3 +265,27 @@ def test_an_undecided_verdict_past_its_budget_says_what_to_run(tmp_path):
     assert report.verdict.status == "INCONCLUSIVE" and not report.passed
     notes = report.verdict.notes
     assert any("INCONCLUSIVE (exit 3)" in n and "no larger than --steps 20" in n and "--steps 40" in n for n in notes)
+
+
+def test_a_launchers_setting_the_migration_keeps_is_nothing_to_verify():
+    """--legacy-env with a migration that keeps the setting (a refusal: an op without a bf16 kernel,
+    BFM155): the launcher still runs the script under it, so there is no migrated run to compare;
+    verify says why instead of FAILing an FP32 run (bench/unseen/hunt8 ctc_subproc)."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        "import torch\nimport torch_xla\n\n\ndef main():\n    device = torch_xla.device()\n"
+        "    model = torch.nn.Linear(4, 4).to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for _ in range(3):\n        f = model(torch.randn(4, 4).to(device))\n"
+        "        loss = torch.logdet(f @ f.T + torch.eye(4, device=device))\n"
+        "        loss.backward()\n        opt.step()\n\n\nmain()\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py", launched_with={"XLA_USE_BF16": "1"})
+    refusals = [finding for _, finding in result.outcome.refused()]
+    assert result.code == source and refusals
+    with pytest.raises(
+        RunError, match="nothing to verify: the migration keeps the launcher's XLA_USE_BF16=1"
+    ) as caught:
+        refuse_nothing_to_verify(Path("train.py"), source, result.code, {"XLA_USE_BF16": "1"}, refusals)
+    assert "BFM155" in str(caught.value)
+    refuse_nothing_to_verify(Path("train.py"), source, result.code, {"XLA_USE_BF16": "1"})  # no refusal: verified

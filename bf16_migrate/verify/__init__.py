@@ -82,6 +82,8 @@ class _Migrated(NamedTuple):
     kept_f32: bool
     loss_f32: bool
     islands: dict[Path, list[Any]]
+    refusals: list[Any] = []
+    """The findings of the migration's refusals (``Outcome.refused()``): why it keeps the switch."""
 
 
 def _migrate(
@@ -130,7 +132,10 @@ def _migrate(
             "migration and run `bf16-migrate verify SCRIPT --against REV`",
         )
     kept = result.outcome.kept_f32
-    return _Migrated(result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept, islands)
+    refusals = [finding for _, finding in result.outcome.refused()]
+    return _Migrated(
+        result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept, islands, refusals
+    )
 
 
 def _migrated_modules(
@@ -616,11 +621,11 @@ def _texts(
     islands: dict[Path, list[Any]] | None = None
     if migrated_source is None:
         if legacy_source is None:
-            migrated_source, diagnostics, flag, modules, kept_f32, loss_f32, islands = _migrate(
+            migrated_source, diagnostics, flag, modules, kept_f32, loss_f32, islands, refusals = _migrate(
                 source, mode, script, launched_with=legacy_env
             )
             if not inherited:
-                refuse_nothing_to_verify(script, source, migrated_source, legacy_env)
+                refuse_nothing_to_verify(script, source, migrated_source, legacy_env, refusals)
         else:
             migrated_source = source
             # the codemod's reading of the legacy script: amp through its own flag (the script unchanged

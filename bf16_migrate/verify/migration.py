@@ -18,6 +18,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from .records import RunError
 from .runner import LEGACY_VARIABLES
@@ -25,11 +26,25 @@ from .runner import LEGACY_VARIABLES
 __all__ = ["refuse_nothing_to_verify", "already_migrated_hint"]
 
 
-def refuse_nothing_to_verify(script: Path, source: str, migrated: str, legacy_env: Mapping[str, str]) -> None:
+def refuse_nothing_to_verify(
+    script: Path, source: str, migrated: str, legacy_env: Mapping[str, str], refusals: Sequence[Any] = ()
+) -> None:
     """Raise :class:`RunError` when the migration of ``source`` (the legacy text of ``script``)
-    into ``migrated`` changed nothing, no ``legacy_env`` is given, and ``source`` sets no legacy
-    variable (see the module docstring); return otherwise."""
-    if migrated != source or legacy_env:
+    into ``migrated`` changed nothing and either no ``legacy_env`` is given and ``source`` sets no
+    legacy variable (see the module docstring), or the launcher's setting ``legacy_env`` is kept by
+    the migration's ``refusals`` (their findings: ``Outcome.refused()``), so the launcher still
+    runs the script under it and there is no migrated run to make; return otherwise."""
+    if migrated != source:
+        return
+    if legacy_env and refusals:
+        first = refusals[0]
+        names = ", ".join(f"{k}={v}" for k, v in legacy_env.items())
+        raise RunError(
+            f"{script}: nothing to verify: the migration keeps the launcher's {names} (line {first.line}, "
+            f"{first.code}: {first.message}), so the script runs under it as before",
+            hint=f"`bf16-migrate explain {first.code}` says what to change by hand; then migrate and verify again",
+        )
+    if legacy_env:
         return
     sets, unread = _reading(source, script)
     if sets:
