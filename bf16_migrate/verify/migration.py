@@ -50,11 +50,11 @@ def refuse_nothing_to_verify(
     if sets:
         return
     named = [name for name in LEGACY_VARIABLES if name in source]
-    if unread:
+    if unread and named:
         what = (
             f"it names {', '.join(named)} in a form the codemod does not read (line {unread[0].line}, "
             f"{unread[0].code}; a script it starts with that environment is verified alone, with "
-            f"--legacy-env {named[0] if named else 'XLA_USE_BF16'}=1)"
+            f"--legacy-env {named[0]}=1)"
         )
     elif named:
         what = f"it names {', '.join(named)} but sets none of them (in text only: a docstring, a comment, a message)"
