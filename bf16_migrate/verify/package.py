@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner import link_entries, real_directory
+from .runner import link_entries, write_staged
 
 __all__ = ["PackageRun", "package_run", "stage_package"]
 
@@ -70,17 +70,10 @@ def stage_package(
     nothing is written through a link into the original tree. Returns the staged script's path.
     Raises ``ValueError`` for a path outside ``package.top``."""
     dest_dir.mkdir(parents=True, exist_ok=True)
-    link_entries(package.top, dest_dir)
     top = package.top.resolve()
-    files = {original.resolve(): source, **{Path(p).resolve(): t for p, t in (replaced or {}).items()}}
-    for path, text in files.items():
-        rel = path.relative_to(top)
-        where = dest_dir
-        for part in rel.parts[:-1]:
-            where = real_directory(where / part)
-        leaf = where / rel.parts[-1]
-        if leaf.is_symlink():
-            leaf.unlink()
-        with open(leaf, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-    return dest_dir / original.resolve().relative_to(top)
+    target = dest_dir / original.resolve().relative_to(top)
+    link_entries(package.top, dest_dir)
+    write_staged(
+        dest_dir, top, {original.resolve(): source, **{Path(p).resolve(): t for p, t in (replaced or {}).items()}}
+    )
+    return target

@@ -205,8 +205,16 @@ def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[
     with open(target, "w", encoding="utf-8", newline="") as fh:
         fh.write(source)
     link_entries(original.parent, dest_dir, skip=original.name)
-    base = original.parent.resolve()
-    for path, text in (replaced or {}).items():
+    write_staged(dest_dir, original.parent.resolve(), replaced or {})
+    return target
+
+
+def write_staged(dest_dir: Path, base: Path, files: Mapping[Path, str]) -> None:
+    """Write ``files`` (absolute paths under ``base`` -> text) at their places in ``dest_dir``, a
+    staged copy of ``base`` made of symlinks: the directories on their way become real directories
+    of symlinks, so nothing is ever written through a link into the original tree. A path outside
+    ``base`` raises ``ValueError``."""
+    for path, text in files.items():
         rel = Path(path).resolve().relative_to(base)
         where = dest_dir
         for part in rel.parts[:-1]:
@@ -216,7 +224,6 @@ def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[
             leaf.unlink()
         with open(leaf, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-    return target
 
 
 def link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
