@@ -490,7 +490,7 @@ def _step_functions(ctx: FileContext, reached: Reached | None, audited: frozense
     meets the model's tensors, or reports."""
     if reached is None:
         return []
-    calls = _calls_by_name(ctx)
+    calls = ctx.memo(("device tensors: calls by name",), lambda: _calls_by_name(ctx))
     return [
         func
         for func in reached.runtime
@@ -752,7 +752,8 @@ def _passed_values(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpressio
     cls = ctx.parent(body) if body is not None else None
     at = list(params.params).index(param)
     if isinstance(cls, cst.ClassDef):
-        calls = _method_calls(ctx, cls, function)
+        method = function
+        calls = ctx.memo(("device tensors: method calls", id(method)), lambda: _method_calls(ctx, cls, method))
         if calls is None or at == 0:
             return []  # a call through an object the code does not show to be the class's
         at -= 1  # `self` is the object
