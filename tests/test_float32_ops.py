@@ -63,6 +63,10 @@ def _migrated(line: str, mode: str = "stochastic"):
         # "ctc_loss_cpu" not implemented for 'BFloat16' (bench/unseen/hunt8/ctc_subproc)
         "loss = torch.nn.functional.ctc_loss(K.log_softmax(-1).view(16, 1, 16), torch.ones(1, 3, dtype=torch.long), "
         "torch.tensor([16]), torch.tensor([3]))",
+        # "Unsupported dtype BFloat16"; quantile: "input tensor must be either float or double dtype"
+        # (bench/unseen/hunt9 spectral_gcloud, quantile_docker_run)
+        "loss = torch.fft.rfft(K, dim=-1).real.pow(2).mean()",
+        "loss = (K - torch.quantile(K, 0.5, dim=-1, keepdim=True)).pow(2).mean()",
     ],
 )
 def test_an_op_without_a_bf16_kernel_on_the_device_keeps_the_switch(line):

@@ -216,6 +216,80 @@ def test_an_explicit_float32_and_a_fresh_upcast_follow():
     ]
 
 
+def test_a_plain_tensor_attribute_a_function_of_the_file_makes_is_read_in_the_dtype_it_meets():
+    """`self.table = make_table(6, 8)` returns a linspace: a plain attribute `model.to` leaves f32,
+    which turned the residual stream f32 and crashed the next Linear (bench/unseen/hunt9 mha_envmodule)."""
+    _, result = migrate(
+        """
+        def make_table(n, d):
+            return torch.linspace(0, 1, n * d).view(n, d)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(10, 8)
+                self.table = make_table(6, 8)
+                self.head = torch.nn.Linear(8, 2)
+
+            def forward(self, ids):
+                x = self.emb(ids)
+                x = x + self.table[: ids.shape[1]].to(x.device)
+                return self.head(x.mean(1))
+        """
+    )
+    assert "x = x + self.table.to(x.dtype)[: ids.shape[1]].to(x.device)" in result.code
+    assert codes(result) == ["BFM080"]
+    # a function that returns something else than a tensor made there is not followed
+    _, other = migrate(
+        """
+        def make_table(n, d):
+            if n:
+                return torch.linspace(0, 1, n * d).view(n, d)
+            return None
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = make_table(6, 8)
+                self.head = torch.nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.head(x)
+        """
+    )
+    assert codes(other) == []
+
+
+def test_a_generator_handed_to_a_function_of_the_file_is_no_tensor():
+    """`x, y = make(gen, 8)`: the value returned is not taken to carry `gen`'s dtype (a
+    torch.Generator has none: `dtype=gen.dtype` crashed, bench/unseen/hunt9 sr_nohup)."""
+    source = HEADER + textwrap.dedent(
+        """
+        def make(gen, n):
+            x = torch.rand(n, 4, generator=gen)
+            return x, x.sum(1, keepdim=True)
+
+
+        gen = torch.Generator().manual_seed(0)
+        device = torch_xla.device()
+        model = torch.nn.Linear(4, 1).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        w = torch.zeros((), device=device)
+        for _ in range(3):
+            x, y = make(gen, 8)
+            x, y = x.to(device), y.to(device)
+            loss = w + ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+        """
+    )
+    result = migrate_source(source, "stochastic", "t.py")
+    assert "gen.dtype" not in result.code
+    assert "w = torch.zeros((), device=device, dtype=torch.bfloat16)" in result.code
+
+
 def test_integer_comparison_and_index_uses_are_no_way_in():
     """An integer arange used as indices, a random mask compared to a probability, an embedding's
     input: none carries a floating dtype into the graph."""

@@ -187,7 +187,13 @@ class TensorFlow:
         names = self.ctx.qualified_names(call.func)
         if names & self.rules.host_functions or any(n.startswith("math.") for n in names):
             return False
-        return not (isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.ends)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.ends:
+            return False
+        # a method of a host object made here (`torch.Generator().manual_seed(0)`): a host object too
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        return not (
+            isinstance(receiver, cst.Call) and self.ctx.qualified_names(receiver.func) & self.rules.host_functions
+        )
 
     def _attribute_tensor_like(self, expr: cst.Attribute, depth: int) -> bool:
         if expr.attr.value in self.rules.ends or any(n.startswith("math.") for n in self.ctx.qualified_names(expr)):
