@@ -106,6 +106,27 @@ def test_a_device_the_code_cannot_tell_keeps_the_switch(move, variant):
         assert "`args.device`" in next(d.message for d in result.diagnostics if d.line == 10)
 
 
+def test_modules_moved_in_a_tuple_assignment_are_each_cast():
+    """Target networks moved in one statement (`q1, q2 = QNet().to(device), QNet().to(device)`) were left
+    f32, computing the TD target in f32 (bench/unseen/hunt9 sac_tanh)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\ndef main():\n'
+        "    device = torch_xla.device()\n    q = torch.nn.Linear(8, 1).to(device)\n"
+        "    q_targ, q_targ2 = torch.nn.Linear(8, 1).to(device), torch.nn.Linear(8, 1).to(device)\n"
+        "    optimizer = torch.optim.SGD(q.parameters(), lr=0.1)\n"
+        "    x = torch.randn(4, 8).to(device)\n"
+        "    with torch.no_grad():\n        backup = torch.min(q_targ(x), q_targ2(x))\n"
+        "    loss = (q(x) - backup).pow(2).mean()\n    loss.backward()\n    optimizer.step()\n"
+    )
+    result = migrate_source(source, MODES[0], "train.py")
+    assert (
+        "    q_targ, q_targ2 = torch.nn.Linear(8, 1).to(device), torch.nn.Linear(8, 1).to(device)\n"
+        "    q_targ.to(torch.bfloat16)\n    q_targ2.to(torch.bfloat16)\n" in result.code
+    )
+    assert [(d.code, d.fixed) for d in result.diagnostics if d.code == "BFM150"] == [("BFM150", True)] * 2
+    assert migrate_source(result.code, MODES[0], "train.py").code == result.code
+
+
 def test_a_module_kept_in_the_dtype_the_script_names():
     """BFM153: put on the device as torch.float32 on purpose, neither cast nor autocast."""
     example = next(e for e in EXAMPLES if "BFM153" in e.codes)

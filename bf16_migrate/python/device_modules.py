@@ -548,12 +548,33 @@ def _bound_to(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
                 continue
         break
     parent = ctx.parent(node)
+    if isinstance(parent, cst.Element):  # `q1_targ, q2_targ = QNet().to(device), QNet().to(device)`
+        return _unpacked_into(ctx, parent)
     if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
         target = parent.targets[0].target
     elif isinstance(parent, cst.AnnAssign) and parent.value is node:
         target = parent.target
     else:
         return None
+    if isinstance(target, cst.Name) or m.matches(target, m.Attribute(value=m.Name("self"))):
+        return target
+    return None
+
+
+def _unpacked_into(ctx: FileContext, element: cst.Element) -> cst.BaseExpression | None:
+    """The target an element of a tuple assigned to a tuple of as many names is bound to (the name
+    at the same place), or None (a target of modules moved in a tuple assignment was left f32:
+    bench/unseen/hunt9 sac_tanh's target networks)."""
+    values = ctx.parent(element)
+    assign = ctx.parent(values)
+    if not (isinstance(values, (cst.Tuple, cst.List)) and isinstance(assign, cst.Assign) and assign.value is values):
+        return None
+    if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, (cst.Tuple, cst.List)):
+        return None
+    targets = assign.targets[0].target.elements
+    if len(targets) != len(values.elements) or any(isinstance(e, cst.StarredElement) for e in values.elements):
+        return None
+    target = targets[list(values.elements).index(element)].value
     if isinstance(target, cst.Name) or m.matches(target, m.Attribute(value=m.Name("self"))):
         return target
     return None
