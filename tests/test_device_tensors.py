@@ -755,3 +755,23 @@ def test_a_method_of_a_plain_class_called_on_its_instance_reads_what_the_calls_p
     # an object the code does not show to be a Meter (a parameter): nothing is known of its calls
     unknown = migrate_source(METER.replace("{meter}", "pass"), "stochastic", "train.py")
     assert "(logits.argmax(-1) == target).float().mean()" in unknown.code
+
+
+def test_a_tensor_of_a_module_constant_of_floats_is_made_bf16():
+    """`torch.tensor(TAUS, device=device)` with `TAUS = (0.1, 0.5, 0.9)`: floating, as the literal is
+    (it stayed f32 and made a quantile loss f32: bench/unseen/hunt9 quantile_docker_run)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\nTAUS = (0.1, 0.5, 0.9)\n'
+        "IDS = (1, 2)\n\n\ndef main():\n    device = torch_xla.device()\n"
+        "    model = torch.nn.Linear(4, 3).to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    taus = torch.tensor(TAUS, device=device)\n    ids = torch.tensor(IDS, device=device)\n"
+        "    for _ in range(3):\n        out = model(torch.randn(8, 4).to(device))\n"
+        "        loss = (taus * out).mean() + out[:, ids].mean()\n"
+        "        loss.backward()\n        opt.step()\n\n\nmain()\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    # the step's tensor on the way to the loss: the audit casts it where it meets the output (BFM087)
+    assert "loss = (taus.to(out.dtype) * out).mean() + out[:, ids].mean()" in result.code
+    assert "ids = torch.tensor(IDS, device=device)\n" in result.code  # integers stay integers
+    before = migrate_source(source.replace("(0.1, 0.5, 0.9)", "(1, 2, 3)"), "stochastic", "train.py")
+    assert "(taus * out)" in before.code  # integer constants: an int64 tensor, nothing to cast
