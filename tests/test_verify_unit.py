@@ -521,6 +521,43 @@ def test_harness_records_where_each_legacy_variable_was_set(tmp_path):
     assert origin == {"XLA_DOWNCAST_BF16": f"{script}:2", "XLA_USE_BF16": f"{script}:3"}
 
 
+def test_harness_reads_the_parameters_after_the_outermost_step(tmp_path):
+    """An FP32-master-weights subclass runs its base's step on FP32 copies swapped in; once a plain
+    optimizer of that class is built, torch fires the global step hooks for the inner call too. The
+    dtypes are the ones the step leaves, bf16, not the masters' (it read float32 and FAILed a right
+    gpu-compatible migration's precision: bench/unseen/hunt9 sac_tanh). CPU torch, no device."""
+    pytest.importorskip("torch")
+    record = tmp_path / "r.json"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\n\n\n"
+        "class Master(torch.optim.Adam):\n"
+        "    def step(self, closure=None):\n"
+        "        params = [q for g in self.param_groups for q in g['params']]\n"
+        "        low = [(q.data, q.grad) for q in params]\n"
+        "        for q in params:\n"
+        "            q.data, q.grad = q.data.float(), q.grad.float()\n"
+        "        super().step()\n"
+        "        for q, (data, grad) in zip(params, low):\n"
+        "            data.copy_(q.data)\n"
+        "            q.data, q.grad = data, grad\n\n\n"
+        "p = torch.nn.Parameter(torch.zeros(4, dtype=torch.bfloat16))\n"
+        "opt = Master([p], lr=0.1)\n"
+        "torch.optim.Adam([torch.nn.Parameter(torch.zeros(2))], lr=0.1)  # a plain one of the class\n"
+        "for _ in range(3):\n"
+        "    loss = (p.float() * 2 - 1).pow(2).sum()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    opt.zero_grad()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
+    env.update(PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="3")
+    subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=120)
+    data = json.loads(record.read_text())
+    assert data["param_dtypes"] == {"bfloat16": 1}
+    assert data["steps"] == 3 and len(data["losses"]) == 3
+
+
 def test_format_report_renders_table_and_verdict():
     from bf16_migrate.verify import VerifyReport
 

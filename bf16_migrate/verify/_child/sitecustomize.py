@@ -188,6 +188,7 @@ class _Recorder:
     def _reset(self):
         self.pid = os.getpid()
         self.pending = None
+        self.step_depth = {}  # id(optimizer) -> its step calls under way (a subclass's step calling its base's)
         self.losses = []
         self.step_end = []
         self.first_backward = None
@@ -330,7 +331,17 @@ class _Recorder:
             pass
         return None
 
+    def on_step_start(self, optimizer):
+        self.step_depth[id(optimizer)] = self.step_depth.get(id(optimizer), 0) + 1
+
     def on_step(self, optimizer, args, kwargs):
+        depth = self.step_depth.get(id(optimizer), 1) - 1
+        self.step_depth[id(optimizer)] = max(0, depth)
+        if depth > 0:
+            # the same optimizer's step still under way: its base class's step, called by a subclass
+            # (an FP32-master-weights wrapper's `super().step()`, with its FP32 copies swapped in;
+            # torch fires the global hooks for it once a plain optimizer of that class was built)
+            return
         if self.snapshot is not None:
             return  # going on for the trace: the recorded steps are over
         if self.pending is None:
@@ -611,8 +622,9 @@ def _patch_torch(torch, rec):
 
     torch.autograd.backward = autograd_backward
 
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+    from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
+    register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: rec.on_step_start(optimizer))
     register_optimizer_step_post_hook(lambda optimizer, args, kwargs: harness(rec.on_step, optimizer, args, kwargs))
     orig_optimizer_init = torch.optim.Optimizer.__init__
 
