@@ -1191,3 +1191,33 @@ def test_the_leaky_norm_migrated_without_the_audit_says_nothing_is_left_and_cras
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "mixed precision is disallowed" in proc.stderr and "the legacy run succeeded" in proc.stderr
+
+
+def test_the_float_of_a_bitwise_mask_is_a_fresh_tensor_not_a_deliberate_island():
+    """`pairs = ((a > b) & valid).float()` in a loss helper: `&` is defined for boolean and integer
+    tensors only, so the mask is fresh, bf16 under the switch; it was kept f32 as if the script had
+    asked for it (BFM089), making a ranking loss f32 (bench/unseen/hunt9 ltr_sbatch)."""
+    source = HEADER + textwrap.dedent(
+        """
+        def ranknet(scores, rel, valid):
+            better = (rel[:, :, None] > rel[:, None, :]) & valid[:, :, None] & ~valid[:, None, :]
+            diff = scores[:, :, None] - scores[:, None, :]
+            pairs = better.float()
+            return (torch.nn.functional.softplus(-diff) * pairs).sum() / pairs.sum().clamp_min(1.0)
+
+
+        device = torch_xla.device()
+        model = torch.nn.Linear(4, 1).to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            x = torch.randn(2, 5, 4).to(device)
+            rel = torch.randint(0, 4, (2, 5)).to(device)
+            valid = torch.ones(2, 5, dtype=torch.bool).to(device)
+            loss = ranknet(model(x).squeeze(-1), rel, valid)
+            loss.backward()
+            optimizer.step()
+        """
+    )
+    result = migrate_source(source, "stochastic", "t.py")
+    assert "    pairs = better.to(diff.dtype)\n" in result.code
+    assert "BFM089" not in [d.code for d in result.diagnostics]

@@ -99,6 +99,8 @@ class DtypeFlow:
         if isinstance(expr, cst.BinaryOperation):
             return self._binary(expr, depth)
         if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.BitInvert):
+                return INT  # `~mask`: boolean or integer
             return self.infer(expr.expression, ops, depth)
         if isinstance(expr, cst.Comparison) and not ops:
             return INT  # a boolean tensor (or a Python bool): `(pred == y)`
@@ -118,6 +120,8 @@ class DtypeFlow:
     def _binary(self, expr: cst.BinaryOperation, depth) -> str:
         if isinstance(expr.operator, (cst.MatrixMultiply,)):
             return self.infer(expr.left, (), depth)
+        if isinstance(expr.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return INT  # defined for boolean and integer tensors only: a pair mask `(a > b) & valid`
         left, right = self.infer(expr.left, (), depth), self.infer(expr.right, (), depth)
         if FLOAT in (left, right):
             return FLOAT
