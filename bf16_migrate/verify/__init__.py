@@ -849,18 +849,7 @@ def _control_run(
         return
     if CONTROL in runs:  # made for an earlier migrated text (verify --fix): the same control
         return
-    with Workspace() as ws:
-        run = _stage(control, origin, ws.root / CONTROL)
-        spec = ws.spec(
-            CONTROL,
-            run.script,
-            origin,
-            drop=LEGACY_VARIABLES,
-            module=run.module,
-            cwd=run.cwd,
-            **{**common, "base_env": legacy.base_env},
-        )
-        runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
+    runs.update(_one_run(CONTROL, control, origin, legacy, common, python=python, progress=progress))
 
 
 def _autocast_control_run(
@@ -888,20 +877,38 @@ def _autocast_control_run(
     if AUTOCAST in runs or texts.reference is None or not usable(runs.get(REFERENCE)):
         return False
     origin = legacy.file if legacy.file is not None else script
+    add = {AUTOCAST_ENV: "bfloat16"}
+    runs.update(_one_run(AUTOCAST, texts.reference, origin, legacy, common, python=python, progress=progress, add=add))
+    return True
+
+
+def _one_run(
+    name: str,
+    text: str,
+    origin: Path,
+    legacy: _Legacy,
+    common: dict[str, Any],
+    *,
+    python: str,
+    progress: Progress | None,
+    add: Mapping[str, str] | None = None,
+) -> dict[str, RunRecord]:
+    """One more run, made after the first ones (a control): ``text`` staged in place of ``origin``
+    (:func:`_stage`), without the legacy variables, with ``add`` in its environment; its record by
+    name."""
     with Workspace() as ws:
-        run = _stage(texts.reference, origin, ws.root / AUTOCAST)
+        run = _stage(text, origin, ws.root / name)
         spec = ws.spec(
-            AUTOCAST,
+            name,
             run.script,
             origin,
             drop=LEGACY_VARIABLES,
-            add={AUTOCAST_ENV: "bfloat16"},
+            add=add,
             module=run.module,
             cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )
-        runs.update(run_specs([spec], python=python, jobs=1, progress=progress))
-    return True
+        return run_specs([spec], python=python, jobs=1, progress=progress)
 
 
 def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[TraceFinding] = ()) -> None:
