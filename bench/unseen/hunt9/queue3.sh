@@ -1,0 +1,9 @@
+#!/bin/bash
+# repro runs of hunt9 (legacy and migrated, each under the XLA lock)
+cd /work/wt/hunt9/bench/unseen/hunt9
+repros/run_repro.sh r_generator_dtype stochastic
+repros/run_repro.sh r_tensor_of_constant stochastic
+repros/run_repro.sh r_replay_reward_target stochastic
+repros/run_repro.sh r_target_nets_leaf_param gpu-compatible
+repros/run_repro.sh r_plain_attr_to_device stochastic
+repros/run_repro.sh r_rfft_bf16 stochastic
