@@ -7,3 +7,7 @@ repros/run_repro.sh r_replay_reward_target stochastic
 repros/run_repro.sh r_target_nets_leaf_param gpu-compatible
 repros/run_repro.sh r_plain_attr_to_device stochastic
 repros/run_repro.sh r_rfft_bf16 stochastic
+# added: verify's shared working directory (G14)
+rm -rf repros/verify_shared_cwd/ckpt
+./vrun.sh repro.verify_shared_cwd stochastic bench/unseen/hunt9/repros/verify_shared_cwd/resume.py
+ls -la --time-style=+%H:%M:%S repros/verify_shared_cwd/ckpt > verify_logs/repro.verify_shared_cwd.ckpt-listing.txt 2>&1
