@@ -11,3 +11,5 @@ repros/run_repro.sh r_rfft_bf16 stochastic
 rm -rf repros/verify_shared_cwd/ckpt
 ./vrun.sh repro.verify_shared_cwd stochastic bench/unseen/hunt9/repros/verify_shared_cwd/resume.py
 ls -la --time-style=+%H:%M:%S repros/verify_shared_cwd/ckpt > verify_logs/repro.verify_shared_cwd.ckpt-listing.txt 2>&1
+# added: default_f64_downcast with the XLA device named in main (G5)
+./vrun.sh default_f64_downcast.device_variant stochastic bench/unseen/hunt9/default_f64_downcast/device_variant/fit_oscillator.py
