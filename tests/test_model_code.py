@@ -240,6 +240,28 @@ def test_a_plain_tensor_attribute_a_function_of_the_file_makes_is_read_in_the_dt
     )
     assert "x = x + self.table.to(x.dtype)[: ids.shape[1]].to(x.device)" in result.code
     assert codes(result) == ["BFM080"]
+    # a table built in the function and returned by its name (a sinusoid filled in place)
+    _, named = migrate(
+        """
+        def make_table(n, d):
+            table = torch.zeros(n, d)
+            table[:, 0::2] = torch.sin(torch.arange(n).unsqueeze(1) * 0.1)
+            return table
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = torch.nn.Embedding(10, 8)
+                self.table = make_table(6, 8)
+                self.head = torch.nn.Linear(8, 2)
+
+            def forward(self, ids):
+                x = self.emb(ids)
+                return self.head((x + self.table[: ids.shape[1]].to(x.device)).mean(1))
+        """
+    )
+    assert "self.table.to(x.dtype)[: ids.shape[1]].to(x.device)" in named.code
     # a function that returns something else than a tensor made there is not followed
     _, other = migrate(
         """

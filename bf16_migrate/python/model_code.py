@@ -732,10 +732,11 @@ class _Audit:
             if len(functions) == 1:
                 returns = [r.value for r in findall(functions[0].body, m.Return()) if isinstance(r, cst.Return)]
                 values = [v for v in returns if v is not None]
+                # a returned name: what it is assigned in the function (`pe = torch.zeros(n, d)`, then
+                # filled in place, `pe[:, 0::2] = ...`, which keeps its dtype)
+                made = [w for v in values for w in (_values_of(self.ctx, v) if isinstance(v, cst.Name) else [v])]
                 return (
-                    bool(values)
-                    and len(values) == len(returns)
-                    and all(self._plain_tensor(v, depth + 1) for v in values)
+                    bool(made) and len(values) == len(returns) and all(self._plain_tensor(v, depth + 1) for v in made)
                 )
         expr = value
         while isinstance(expr, (cst.Call, cst.Subscript)) or isinstance(expr, cst.Attribute):
