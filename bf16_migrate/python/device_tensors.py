@@ -159,9 +159,12 @@ def find_device_tensors(
             or _upcast_of_an_arrival(ctx, flow, call)
         ):
             out.found.append(call)
-        elif _unknown_arrival(ctx, flow, call) and (_computed_here(ctx, call) or _computed_uncast(ctx, call)):
+        elif _unknown_arrival(ctx, flow, call) and (
+            _computed_here(ctx, call) or _computed_uncast(ctx, call) or _returned(ctx, call)
+        ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
-            # with where no input cast reaches is decided once the input casts are planned
+            # with where no input cast reaches is decided once the input casts are planned; one a
+            # function hands back is cast where it arrives (its uses are the callers')
             out.found.append(call)
     out.found.extend(_batch_reads(ctx, skip))
     out.found.sort(key=ctx.pos)
@@ -283,7 +286,8 @@ def plan_device_tensors(
             continue
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
-            if where_used is True or (where_used is None and not _computed_here(ctx, call)):
+            left_to_uses = where_used is True or (where_used is None and not _computed_here(ctx, call))
+            if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
             _need_floating_helper(plan)
             plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
@@ -408,6 +412,30 @@ def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool |
                 elif _computes_uncast(ctx, access.node):
                     uncast = True
     return (not uncast) if cast else None
+
+
+_HANDED_BACK = (cst.Element, cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Return)
+"""The nodes a returned value may sit in on its way to ``return`` (``return x``, ``return x, y``,
+``return [torch.as_tensor(a, device=d) for a in arrays]``)."""
+
+
+def _returned(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is handed back by its function: returned
+    as it is, in a tuple or list, or in a comprehension's elements, directly or through a name it is
+    assigned to (``t = torch.as_tensor(a, device=d)``; ``return t``). Its uses are the callers'
+    (``obs, rew = buffer.sample(device)``, then ``rew + gamma * q``), which a reading of the function
+    cannot see: under the switch it was bf16 wherever they are if floating, so the run-time cast
+    makes it so where it arrives (found by a hunt: a replay buffer's method moving NumPy batches)."""
+    for use in _uses(ctx, call):
+        node: cst.CSTNode | None = use
+        parent = ctx.parent(node)
+        while isinstance(parent, _HANDED_BACK):
+            if isinstance(parent, cst.Return):
+                return True
+            if isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is not node:
+                break
+            node, parent = parent, ctx.parent(parent)
+    return False
 
 
 def _computed_here(ctx: FileContext, call: cst.Call) -> bool:
