@@ -10,12 +10,15 @@ into the :class:`~.apply.EditPlan`; expressions are built with libcst nodes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import libcst as cst
 import libcst.matchers as m
 
 from ..rules import Mode
 from . import snippets
 from .apply import EditPlan
+from .bindings import assigned_values
 from .conditions import choose
 from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers
@@ -30,6 +33,7 @@ def plan_master_weights(
     sites: list[OptimizerSite],
     report_owners: bool = True,
     sharded: frozenset[int] = frozenset(),
+    leaves: Sequence[cst.Call] = (),
 ) -> list[FactoryChange]:
     """gpu-compatible mode's FP32 master weights, per optimizer built in the file: a class
     ``with_fp32_master_weights`` can subclass (:func:`.optimizer_kinds.master_weights_kind`: torch.optim's,
@@ -41,9 +45,13 @@ def plan_master_weights(
     NxD, FSDP; with ``report_owners``) and any other optimizer are reported (BFM060), the former
     with the wrapper's own setting named. ``sharded``: ids of the optimizer calls and FSDP wraps
     left alone, the model's FSDP shards being its FP32 master weights already (``compute_dtype``,
-    :mod:`.wrappers`)."""
+    :mod:`.wrappers`). ``leaves``: the optimizers over the script's own bf16 leaf tensors
+    (:func:`leaf_optimizers`), built through the wrapper too."""
     api = ctx.rules.torch_api
     wrapped = False
+    for call in leaves:
+        plan.replace[id(call.func)] = lambda node: wrap_master_weights(node, guard)
+        wrapped = True
     changes: list[FactoryChange] = []
     for site in sites:
         if id(site.call) in sharded:
@@ -76,6 +84,46 @@ def plan_master_weights(
     if wrapped:
         plan.prelude.append(snippets.master_weights_helper())
     return changes
+
+
+def leaf_optimizers(
+    ctx: FileContext, sites: Sequence[OptimizerSite], made_bf16: Iterable[cst.CSTNode]
+) -> list[cst.Call]:
+    """The optimizers, other than ``sites`` (those over a model's parameters), built over tensors of
+    the script's own that the migration makes bf16 (``made_bf16``: the device tensors' factories,
+    :mod:`.device_tensors`): ``torch.optim.Adam([log_alpha], lr=3e-3)`` of ``log_alpha =
+    torch.zeros(1, device=device, requires_grad=True)``, a learned temperature, a loss weight. Under
+    the switch those were bf16 leaves as the model's parameters were; gpu-compatible keeps every
+    bf16 parameter's update in FP32 (Neuron's migration guide, "FP32 master weights"), so each is
+    built through ``with_fp32_master_weights`` too (a class it can subclass,
+    :func:`.optimizer_kinds.master_weights_kind`; found by a hunt: a SAC script's temperature).
+    Only a list or tuple written in the call whose names are each bound to such a tensor."""
+    made = frozenset(id(node) for node in made_bf16)
+    if not made:
+        return []
+    taken = frozenset(id(site.call) for site in sites)
+    found: list[cst.Call] = []
+    for call in ctx.nodes(cst.Call):
+        if id(call) in taken or not call.args:
+            continue
+        first = call.args[0]
+        params = first.value if first.keyword is None or first.keyword.value == "params" else None
+        if not isinstance(params, (cst.List, cst.Tuple)) or not params.elements:
+            continue
+        names = [element.value for element in params.elements]
+        if not all(isinstance(name, cst.Name) for name in names):
+            continue
+        if not any(_bound_to(ctx, name, made) for name in names if isinstance(name, cst.Name)):
+            continue
+        if master_weights_kind(ctx, unwrap_optimizer_class(call.func)) == SUBCLASS:
+            found.append(call)
+    return found
+
+
+def _bound_to(ctx: FileContext, name: cst.Name, made: frozenset[int]) -> bool:
+    """Whether every plain assignment that binds ``name`` where it is read assigns one of ``made``."""
+    values = assigned_values(ctx, name)
+    return bool(values) and all(id(value) in made for value in values)
 
 
 def master_weights_blocker(ctx: FileContext, site: OptimizerSite) -> tuple[str, str | None] | None:

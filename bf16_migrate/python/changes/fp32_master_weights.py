@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...rules import Emit
-from ..optimizers import by_hand_update, master_weights_blocker, plan_master_weights
+from ..optimizers import by_hand_update, leaf_optimizers, master_weights_blocker, plan_master_weights
 from ..outcome import Refusal
 from .migration import Migration, Planned
 
@@ -17,8 +17,11 @@ EMIT = Emit.FP32_MASTER_WEIGHTS
 
 
 def plan(m: Migration, planned: Planned) -> Planned:
-    """The master weights of every optimizer; returns what the script asks of its tree's factories."""
-    changes = plan_master_weights(m.ctx, m.plan, m.guard, list(m.sites), sharded=m.owned)
+    """The master weights of every optimizer, those over the script's own bf16 leaf tensors
+    included (:func:`..optimizers.leaf_optimizers`); returns what the script asks of its tree's
+    factories."""
+    leaves = leaf_optimizers(m.ctx, m.sites, m.tensors.found if m.tensors is not None else ())
+    changes = plan_master_weights(m.ctx, m.plan, m.guard, list(m.sites), sharded=m.owned, leaves=leaves)
     return replace(planned, factory_changes=tuple(changes))
 
 
