@@ -31,6 +31,7 @@ from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
 from .conditions import evaluable_at, guard_code, negate
 from .context import FileContext, findall
+from .default_dtype import refuse_default_f64
 from .device_modules import OnDevice, find_device_modules, refuse_unplaced
 from .device_tensors import (
     find_device_tensors,
@@ -448,6 +449,8 @@ class Planner:
         if refuse_unread_imports(ctx, self._anchors(writes)):
             return False
         variables = [w.variable for w in writes] + self.external
+        if refuse_default_f64(ctx, variables, self._anchors(writes)):
+            return False
         emits: set[Emit] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
         on_device = find_device_modules(ctx, self._unique_models(sites))  # the modules beyond the models
