@@ -450,12 +450,26 @@ def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
     return any(_computes_uncast(ctx, use) for use in _uses(ctx, move)[1:])
 
 
+_NOT_COMPUTING = frozenset(
+    {"shape", "size", "dim", "ndim", "numel", "device", "dtype", "is_floating_point", "requires_grad", "to"}
+)
+"""A tensor's attributes and methods that compute nothing in its floating dtype: what it is, or a
+move (``.to(...)``, whose own reads are asked in turn); the host exits are :data:`_HOST_METHODS`."""
+
+
 def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
     """Whether the read ``use`` computes with the tensor where no input cast reaches: an argument
-    of a plain function of the file, or an operand of arithmetic."""
+    of a plain function of the file, an operand of arithmetic, or the receiver of a tensor method
+    or an index (``y = x.sum(1, keepdim=True)``, ``x[:, 0]``: a hand-written loss target computed
+    from a model input, which the input cast at the model's call leaves f32; found by verify's
+    trace on a hunt's repro), not a question of its shape or dtype, nor a host exit."""
     parent = ctx.parent(use)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if isinstance(parent, cst.Subscript) and parent.value is use:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.value is use:
+        return parent.attr.value not in _NOT_COMPUTING and parent.attr.value not in _HOST_METHODS
     holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
     if not isinstance(holder, cst.Call):
         return False
