@@ -52,6 +52,7 @@ HEADER = "import os\nimport torch\nimport torch_xla\n"
             'os.environ.update(XLA_USE_BF16="1", OMP_NUM_THREADS="2")',
             'os.environ.update(NEURON_RT_STOCHASTIC_ROUNDING_EN="1", OMP_NUM_THREADS="2")',
         ),
+        ('os.environ |= {"XLA_USE_BF16": "1"}', 'os.environ |= {"NEURON_RT_STOCHASTIC_ROUNDING_EN": "1"}'),
     ],
 )
 def test_every_write_spelling_becomes_stochastic_rounding(write, renamed):
@@ -95,6 +96,40 @@ def test_update_with_only_legacy_keys_is_removed():
     result = run(src, mode="amp")
     assert "os.environ.update" not in result.code
     assert codes(result) == [("BFM001", True), ("BFM001", True)]
+
+
+@pytest.mark.parametrize(
+    "write, amp",
+    [
+        ('os.environ |= {"XLA_USE_BF16": "1", "PJRT_DEVICE": "CPU"}\n', 'os.environ |= {"PJRT_DEVICE": "CPU"}\n'),
+        ('os.environ |= {"XLA_USE_BF16": "1"}\n', ""),
+        ('XLA_ENV = {"XLA_USE_BF16": "1"}\nos.environ.update(XLA_ENV)\n', "XLA_ENV = {}\nos.environ.update(XLA_ENV)\n"),
+        (
+            'XLA_ENV = dict(XLA_USE_BF16="1", XLA_IR_DEBUG="0")\nos.environ.update(XLA_ENV)\n',
+            'XLA_ENV = dict(XLA_IR_DEBUG="0")\nos.environ.update(XLA_ENV)\n',
+        ),
+    ],
+)
+def test_a_merge_and_a_mapping_held_in_a_name_are_updates(write, amp):
+    """``os.environ |= {...}`` (PEP 584) and ``os.environ.update(XLA_ENV)`` of a mapping bound once
+    and read only there: their keys are written as an ``update({...})``'s (they were refused, BFM042:
+    bench/unseen/hunt9 sac_tanh, vq_ema). The held mapping loses the key and keeps the update."""
+    result = run(HEADER + write + TRAIN, mode="amp")
+    assert "XLA_USE_BF16" not in result.code
+    assert result.code.startswith(HEADER + amp + "\n")
+    assert codes(result) == [("BFM001", True)]
+    assert run(result.code, mode="amp").code == result.code
+    stochastic = run(HEADER + write + TRAIN)
+    assert "NEURON_RT_STOCHASTIC_ROUNDING_EN" in stochastic.code and "XLA_USE_BF16" not in stochastic.code
+
+
+def test_a_mapping_read_elsewhere_too_is_not_an_update():
+    """``XLA_ENV`` also handed to a child process: dropping its key would change that process, so
+    the name is reported (BFM042) and the switch kept."""
+    src = HEADER + 'XLA_ENV = {"XLA_USE_BF16": "1"}\nos.environ.update(XLA_ENV)\nprint(XLA_ENV)\n' + TRAIN
+    result = run(src, mode="amp")
+    assert result.code == src
+    assert ("BFM042", False) in codes(result)
 
 
 def test_value_zero_is_removed_and_nothing_added():

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import Assignment
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, is_truthy
 from .context import FileContext
@@ -156,6 +157,7 @@ def _collect_writes(ctx: FileContext, variables: set[str]) -> tuple[list[LegacyW
     then every other literal naming a variable."""
     collector = _WriteCollector(ctx, variables)
     collector.subscript_assignments()
+    collector.merges()
     collector.deletions()
     for call in ctx.nodes(cst.Call):
         collector.call(call)
@@ -224,6 +226,34 @@ class _WriteCollector:
             if name in variables:
                 self.add(name, "subscript", key, assign.value, assign)
 
+    def merges(self) -> None:
+        """``os.environ |= {X: v, ...}`` (Python 3.9's dict merge, PEP 584): the keys of an
+        ``update({...})``."""
+        for aug in self.ctx.nodes(cst.AugAssign):
+            if (
+                isinstance(aug.operator, cst.BitOrAssign)
+                and isinstance(aug.value, cst.Dict)
+                and is_environ(self.ctx, aug.target)
+            ):
+                self.dict_keys(aug.value, aug)
+
+    def dict_keys(self, mapping: cst.Dict, statement: cst.CSTNode) -> None:
+        """Each key of ``mapping`` naming a variable, as a write of the update ``statement`` (a
+        call, or an ``|=``) that drops that key alone when the mapping holds others."""
+        elements = mapping.elements
+        for el in elements:
+            name = string_value(el.key) if isinstance(el, cst.DictElement) else None
+            if isinstance(el, cst.DictElement) and name is not None and name in self.variables:
+                self.add(name, "update-dict", el.key, el.value, statement, el, len(elements) - 1)
+
+    def keywords(self, call: cst.Call, statement: cst.CSTNode) -> None:
+        """Each keyword of ``call`` (``update(X=v)``, ``dict(X=v)``) naming a variable, as a write
+        of the update ``statement``."""
+        for arg in call.args:
+            keyword = arg.keyword
+            if keyword is not None and keyword.value in self.variables:
+                self.add(keyword.value, "update-kwarg", keyword, arg.value, statement, arg, len(call.args) - 1)
+
     def deletions(self) -> None:
         """``del os.environ[X]``."""
         ctx, variables = self.ctx, self.variables
@@ -267,17 +297,17 @@ class _WriteCollector:
         ``.pop(X)`` as a statement of its own."""
         ctx, variables, add = self.ctx, self.variables, self.add
         if method == "update":
-            if len(call.args) == 1 and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Dict):
-                elements = call.args[0].value.elements
-                for el in elements:
-                    name = string_value(el.key) if isinstance(el, cst.DictElement) else None
-                    if isinstance(el, cst.DictElement) and name is not None and name in variables:
-                        add(name, "update-dict", el.key, el.value, call, el, len(elements) - 1)
+            single = call.args[0].value if len(call.args) == 1 and call.args[0].keyword is None else None
+            if isinstance(single, cst.Dict):
+                self.dict_keys(single, call)
             elif all(a.keyword is not None for a in call.args):
-                for arg in call.args:
-                    keyword = arg.keyword
-                    if keyword is not None and keyword.value in variables:
-                        add(keyword.value, "update-kwarg", keyword, arg.value, call, arg, len(call.args) - 1)
+                self.keywords(call, call)
+            elif isinstance(single, cst.Name):
+                held = _held_mapping(ctx, single)
+                if isinstance(held, cst.Dict):
+                    self.dict_keys(held, call)
+                elif isinstance(held, cst.Call):
+                    self.keywords(held, call)
         elif method == "setdefault" and len(call.args) == 2:
             name = self.name_of(call.args[0].value)
             if name in variables:
@@ -302,6 +332,36 @@ class _WriteCollector:
             if keyword is not None and keyword.value in self.variables and id(keyword) not in self.consumed:
                 mentions.append(Mention(keyword.value, keyword, False))
         return sorted(mentions, key=lambda mention: self.ctx.pos(mention.node))
+
+
+def _held_mapping(ctx: FileContext, name: cst.Name) -> cst.Dict | cst.Call | None:
+    """The mapping ``name`` holds when it is bound once, by ``NAME = {...}`` or ``NAME = dict(K=v,
+    ...)`` (keywords only), and read nowhere but here (``os.environ.update(XLA_ENV)``): its keys
+    are the update's, and dropping one changes nothing else. None otherwise."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return None
+    bindings = list(scope[name.value])
+    if len(bindings) != 1 or not isinstance(bindings[0], Assignment):
+        return None
+    binding = bindings[0]
+    if [access.node for access in binding.references] != [name]:
+        return None
+    target = ctx.parent(binding.node)
+    assign = ctx.parent(target)
+    if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    value = assign.value
+    if isinstance(value, cst.Dict):
+        return value
+    if (
+        isinstance(value, cst.Call)
+        and "builtins.dict" in ctx.qualified_names(value.func)
+        and value.args
+        and all(arg.keyword is not None for arg in value.args)
+    ):
+        return value
+    return None
 
 
 def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:

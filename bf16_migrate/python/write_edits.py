@@ -20,8 +20,10 @@ from .write_conditions import branches_cover, chain_head
 def remove_write(ctx: FileContext, plan: EditPlan, w: LegacyWrite) -> None:
     """Plan the removal of ``w``: its statement (and an ``if`` it leaves empty), or, in an
     ``update()`` that writes other keys too, its element (the whole statement once every
-    element is dropped)."""
-    if w.siblings == 0:
+    element is dropped). The key of a mapping held in a name (``XLA_ENV = {...}``;
+    ``os.environ.update(XLA_ENV)``) is dropped from that mapping, the update left reading it."""
+    held = w.element is not None and w.statement not in ctx.ancestors(w.element)
+    if w.siblings == 0 and not held:
         plan.remove.add(id(w.statement))
         drop_emptied_if(ctx, plan, w.statement)
         return
@@ -32,7 +34,7 @@ def remove_write(ctx: FileContext, plan: EditPlan, w: LegacyWrite) -> None:
         "a key of a multi-key update() is an element of its Dict or an argument of the call"
     )
     items = container.elements if isinstance(container, cst.Dict) else container.args
-    if all(id(item) in plan.drop_elements for item in items):
+    if not held and all(id(item) in plan.drop_elements for item in items):
         for item in items:
             plan.drop_elements.discard(id(item))
         plan.remove.add(id(w.statement))
