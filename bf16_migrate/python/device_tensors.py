@@ -426,6 +426,9 @@ def _returned(ctx: FileContext, call: cst.Call) -> bool:
     (``obs, rew = buffer.sample(device)``, then ``rew + gamma * q``), which a reading of the function
     cannot see: under the switch it was bf16 wherever they are if floating, so the run-time cast
     makes it so where it arrives (found by a hunt: a replay buffer's method moving NumPy batches)."""
+    moved = _moved_to_the_device(ctx, call)
+    if moved is not None and _an_instance(ctx, moved):
+        return False  # `return Net().to(device)`: a module, which the model cast decides
     for use in _uses(ctx, call):
         node: cst.CSTNode | None = use
         parent = ctx.parent(node)
@@ -436,6 +439,23 @@ def _returned(ctx: FileContext, call: cst.Call) -> bool:
                 break
             node, parent = parent, ctx.parent(parent)
     return False
+
+
+def _an_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` is an object built by a class (``Net(...)``, ``nn.GRU(...)``: a class of
+    the file, or a callee named in CapWords, PEP 8's class names), or a name bound only to one."""
+    values = [value] if isinstance(value, cst.Call) else _bound_values(ctx, value)
+    if not values:
+        return False
+    for built in values:
+        if not isinstance(built, cst.Call):
+            return False
+        callee = built.func.attr.value if isinstance(built.func, cst.Attribute) else getattr(built.func, "value", "")
+        if not (isinstance(callee, str) and callee[:1].isupper()) and not any(
+            isinstance(d, cst.ClassDef) for d in definitions(ctx, built.func)
+        ):
+            return False
+    return True
 
 
 def _computed_here(ctx: FileContext, call: cst.Call) -> bool:
