@@ -138,6 +138,8 @@ class ModelCodeRules:
 
     float_factories: frozenset[str] = frozenset()
     """``torch.X`` creation functions floating by default (short names)."""
+    cast_after_factories: frozenset[str] = frozenset()
+    """Those given a dtype by ``.to(dtype)`` after them rather than ``dtype=`` (short names)."""
     f32_dtypes: frozenset[str] = frozenset()
     f64_dtypes: frozenset[str] = frozenset()
     upcast_methods: Mapping[str, str] = field(default_factory=dict)
@@ -392,6 +394,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
 
     return ModelCodeRules(
         float_factories=names(data, "float_factories"),
+        cast_after_factories=names(data, "cast_after_factories"),
         f32_dtypes=names(data, "f32_dtypes"),
         f64_dtypes=names(data, "f64_dtypes"),
         upcast_methods=upcasts,

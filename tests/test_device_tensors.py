@@ -877,3 +877,48 @@ def test_an_optimizer_over_a_bf16_leaf_tensor_keeps_fp32_master_weights_too():
     stochastic = migrate_source(LEAF, "stochastic", "train.py").code
     assert "with_fp32_master_weights" not in stochastic
     assert "    a_opt = torch.optim.Adam([log_alpha], lr=3e-3)\n" in stochastic
+
+
+LINSPACE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+class Fourier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        freqs = torch.linspace(1.0, 4.0, 8, device=x.device)
+        return self.proj(torch.sin(x * freqs))
+
+
+def main():
+    device = torch_xla.device()
+    model = Fourier().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    grid = torch.linspace(-3, 3, 32, device=device).unsqueeze(1)
+    ramp = torch.zeros(32, 1, device=device)
+    for _ in range(3):
+        loss = ((model(grid) - torch.sin(grid) - ramp) ** 2).mean()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_a_linspace_is_cast_after_it_is_made():
+    """torch-xla 2.9 on the XLA device: unary math of ``torch.linspace(..., dtype=torch.bfloat16)``
+    made there comes out f32 (sin, exp, tanh, abs; measured over 12 factories, only linspace), so
+    ``dtype=`` made the step mix f32 and bf16 and fail to compile (bench/unseen/hunt10's repro);
+    ``.to(dtype)`` after it gives bf16. Both in the script's code (BFM154) and in the model's (BFM080);
+    the other factories keep ``dtype=``."""
+    code = migrate_source(LINSPACE, "stochastic", "train.py").code
+    assert "    grid = torch.linspace(-3, 3, 32, device=device).to(torch.bfloat16).unsqueeze(1)\n" in code
+    assert "        freqs = torch.linspace(1.0, 4.0, 8, device=x.device).to(x.dtype)\n" in code
+    assert "    ramp = torch.zeros(32, 1, device=device, dtype=torch.bfloat16)\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

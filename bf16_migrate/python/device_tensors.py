@@ -63,6 +63,7 @@ was bf16 on the device.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -76,7 +77,7 @@ from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
 from .dtype_flow import FLOAT, INT, UNKNOWN, DtypeFlow
-from .model_code import factory_dtype_class
+from .model_code import cast_after, casts_after, factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
@@ -304,7 +305,12 @@ def plan_device_tensors(
             # a model input or a loss target: the input casts cast it where it is used; an input of
             # another module or function (one kept FP32 on purpose, BFM153, takes it as it is)
             continue
-        plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
+        if casts_after(ctx, call):
+            plan.replace[id(call)] = functools.partial(
+                cast_after, dtype=choose(snippets.attr(_BF16), cst.parse_expression("torch.get_default_dtype()"), guard)
+            )
+        else:
+            plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         ctx.report("BFM154", call, fixed=True, variant="transfer" if moved else None, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
 

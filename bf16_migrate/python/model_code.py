@@ -170,6 +170,27 @@ def factory_dtype_class(ctx: FileContext, call: cst.Call) -> str | None:
     return "float" if cls == FLOAT else "int" if cls == INT else "unknown"
 
 
+def casts_after(ctx: FileContext, call: cst.CSTNode) -> bool:
+    """Whether the factory ``call`` is given a dtype by ``.to(dtype)`` after it rather than by
+    ``dtype=`` (``cast_after_factories`` of ``rules/model_code.toml``: ``torch.linspace``, whose bf16
+    tensor made on the XLA device gives f32 from unary math)."""
+    return isinstance(call, cst.Call) and _torch_short_name(ctx, call) in ctx.rules.model_code.cast_after_factories
+
+
+def cast_after(node: cst.CSTNode, dtype: cst.BaseExpression) -> cst.Call:
+    """``node.to(dtype)``: the edit for a factory that :func:`casts_after`."""
+    assert isinstance(node, cst.BaseExpression), "a factory is an expression"
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(dtype)])
+
+
+def _torch_short_name(ctx: FileContext, call: cst.Call) -> str | None:
+    """``linspace`` for a call of ``torch.linspace`` (any import spelling), else None."""
+    for name in ctx.qualified_names(call.func):
+        if name.startswith("torch.") and name.count(".") == 1:
+            return name[len("torch.") :]
+    return None
+
+
 def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> None:
     """Write the follows of ``audit`` into ``plan`` and report them (BFM080) and the islands kept
     (BFM082). The edits need no guard: a tensor that follows the dtype it meets computes what it
@@ -178,7 +199,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
         if id(site.node) in plan.replace:
             continue  # a step's tensor the mode already changes: a loss target's cast, an FP32 accumulator
         dtype = f"{carrier}.dtype"
-        _plan_follow(plan, site, dtype)
+        _plan_follow(ctx, plan, site, dtype)
         ctx.report(
             "BFM080",
             site.node,
@@ -287,9 +308,12 @@ def short_code(ctx: FileContext, node: cst.CSTNode, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _plan_follow(plan: EditPlan, site: Site, dtype: str) -> None:
+def _plan_follow(ctx: FileContext, plan: EditPlan, site: Site, dtype: str) -> None:
     value = cst.parse_expression(dtype)
-    if site.dtype_arg is not None:
+    if site.kind in ("factory", "explicit") and casts_after(ctx, site.node):
+        # an explicit `dtype=torch.float32` kept, the cast after it
+        plan.replace[id(site.node)] = lambda node: cast_after(node, value)
+    elif site.dtype_arg is not None:
         plan.replace[id(site.dtype_arg.value)] = lambda node: value.with_changes(lpar=node.lpar, rpar=node.rpar)
     elif site.kind == "factory":
         plan.replace[id(site.node)] = lambda node: append_keyword(node, "dtype", value)
