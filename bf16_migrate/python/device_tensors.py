@@ -142,14 +142,14 @@ def find_device_tensors(
         if id(call) in decided or _inside(ctx, call, skip):
             continue
         if _inside(ctx, call, steps):
-            device = _device_argument(call)
+            device = _device_argument(ctx, call)
             if (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)) or (
                 _fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls)
             ):
                 out.found.append(call)
             continue
         if _floating_factory(ctx, call):
-            device = _device_argument(call)
+            device = _device_argument(ctx, call)
             if device is not None and _is_device(ctx, device, 0):
                 out.found.append(call)
             elif device is not None and not _is_host_device(ctx, device):
@@ -215,7 +215,7 @@ def report_unknown_devices(ctx: FileContext, tensors: DeviceTensors) -> None:
     examined: made on a device the code does not tell, it may be the XLA device, where the legacy
     switch made it bf16."""
     for call in tensors.unknown:
-        device = _device_argument(call)
+        device = _device_argument(ctx, call)
         ctx.report(
             "BFM154",
             call,
@@ -619,7 +619,7 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
         return moved is not None and flow.infer(moved) == UNKNOWN
     if factory_dtype_class(ctx, call) != UNKNOWN:
         return False
-    device = _device_argument(call)
+    device = _device_argument(ctx, call)
     return device is not None and _is_device(ctx, device, 0)
 
 
@@ -884,15 +884,58 @@ def _calls_by_name(ctx: FileContext) -> dict[str, list[cst.Call]]:
     return out
 
 
-def _device_argument(call: cst.Call) -> cst.BaseExpression | None:
-    """The ``device=`` of a factory, or None. A tensor made on the host and moved
-    (``torch.randn(8, 4).to(device)``) is data, which the input casts handle where it meets the
-    model (:mod:`.inputs`): made in bf16 on the host instead, its random values would not be the
-    legacy run's."""
+def _device_argument(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The ``device=`` of a factory, else the device it is made on by a default the code sets (the
+    ``X`` of an enclosing ``with torch.device(X):``, or of ``torch.set_default_device(X)`` earlier
+    in the same function or at module level: torch 2.9 docs, "torch.set_default_device"), or None.
+    A tensor made on the host and moved (``torch.randn(8, 4).to(device)``) is data, which the input
+    casts handle where it meets the model (:mod:`.inputs`): made in bf16 on the host instead, its
+    random values would not be the legacy run's."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "device":
             return arg.value
-    return None
+    return _default_device(ctx, call)
+
+
+def _default_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The device a factory without ``device=`` is made on by the code's default (see
+    :func:`_device_argument`): found on verify's trace of a hunt's script whose model and loss
+    weights were made in ``with torch.device(xla):`` (bf16 under the switch, left f32)."""
+    for anc in ctx.ancestors(call):
+        if isinstance(anc, cst.With) and anc.body is not call:
+            for item in anc.items:
+                made = item.item
+                if (
+                    isinstance(made, cst.Call)
+                    and len(made.args) == 1
+                    and "torch.device" in ctx.qualified_names(made.func)
+                    and not _inside(ctx, call, frozenset({id(item)}))
+                ):
+                    return made.args[0].value
+    setters = ctx.memo(("default device setters",), lambda: _default_device_setters(ctx))
+    if not setters:
+        return None
+    where = _enclosing_function(ctx, call)
+    at = ctx.pos(call)
+    found = None
+    for setter in setters:
+        home = _enclosing_function(ctx, setter)
+        if ctx.pos(setter) < at and (home is None or home is where):
+            found = setter.args[0].value
+    return found
+
+
+def _default_device_setters(ctx: FileContext) -> list[cst.Call]:
+    """The file's ``torch.set_default_device(X)`` calls, in the file's order."""
+    return [
+        call
+        for call in ctx.nodes(cst.Call)
+        if len(call.args) == 1 and "torch.set_default_device" in ctx.qualified_names(call.func)
+    ]
+
+
+def _enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    return next((a for a in ctx.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
 
 
 def _is_host_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
