@@ -730,12 +730,18 @@ def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call, doubles: bo
 
 
 def _on_device(
-    ctx: FileContext, expr: cst.BaseExpression, depth: int, model_calls: frozenset[int] = frozenset()
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    depth: int,
+    model_calls: frozenset[int] = frozenset(),
+    reading: frozenset[tuple[int, str]] = frozenset(),
 ) -> bool:
     """Whether the code shows ``expr`` computed on the XLA device: it moves a tensor there
     (``y.to(device)``), makes one there (``device=``) or calls a model on the device (ids in
     ``model_calls``), or reads a name bound only to such a value, and brings nothing back to the host
-    (``.cpu()``, ``.numpy()``, ``.item()``)."""
+    (``.cpu()``, ``.numpy()``, ``.item()``). A name read again inside its own binding (``finished =
+    finished[src] | done`` in a loop: ``reading``, the names being read) counts as on the device, so
+    the name is when every other binding of it is (a beam search's mask, found by a hunt)."""
     if depth > _MAX_DEPTH:
         return False
     calls = list(findall(expr, m.Call())) + ([expr] if isinstance(expr, cst.Call) else [])
@@ -757,10 +763,35 @@ def _on_device(
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
             continue
+        assert isinstance(name, cst.Name), "findall of m.Name()"
+        key = (id(ctx.scopes.get(name)), name.value)
+        if key in reading:  # read inside its own binding: on the device when its other bindings are
+            others = _bindings_not_reading_itself(ctx, name)
+            if others and all(_on_device(ctx, value, depth + 1, model_calls, reading) for value in others):
+                return True
+            continue
         values = _bound_values(ctx, name)
-        if values and all(_on_device(ctx, value, depth + 1, model_calls) for value in values):
+        if values and all(_on_device(ctx, value, depth + 1, model_calls, reading | {key}) for value in values):
             return True
     return False
+
+
+def _bindings_not_reading_itself(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """The values of every binding of ``name`` in its scope (flow ignored) that do not read
+    ``name`` itself (``finished = torch.zeros(...)``, not ``finished = finished[src] | done``);
+    empty when one cannot be told."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    values: list[cst.BaseExpression] = []
+    for binding in scope[name.value]:
+        node = getattr(binding, "node", None)
+        value = (assigned_value(ctx, node) or unpacked_value(ctx, node)) if node is not None else None
+        if value is None:
+            return []
+        if not any(isinstance(n, cst.Name) and n.value == name.value for n in findall(value, m.Name())):
+            values.append(value)
+    return values
 
 
 def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseExpression]:
