@@ -999,3 +999,22 @@ def test_a_mask_rebound_from_itself_in_a_loop_is_on_the_device():
     on_host = source.replace("{where}", '"cpu"').replace("tok = model(lengths).argmax(-1)", "tok = torch.arange(4)")
     host = migrate_source(on_host, "stochastic", "train.py").code
     assert "        lengths = lengths + (~finished).float()\n" in host
+
+
+def test_a_factory_on_the_device_of_a_host_tensor_stays_as_it_is():
+    """``torch.rand(x.shape, device=x.device)`` in a helper every call hands ``x.cpu()``: a host
+    tensor, which the switch left f32 (made bf16 it drew other random numbers: bench/unseen/hunt10);
+    handed a device tensor, the same line is made bf16."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\n'
+        "def corrupt(x):\n    r = torch.rand(x.shape, device=x.device)\n    return torch.where(r < 0.15, 0.0, x)\n\n\n"
+        "def main():\n    device = torch_xla.device()\n    model = torch.nn.Linear(4, 4).to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    x = torch.randn(8, 4).to(device)\n"
+        "    xc = corrupt({arg})\n    model(xc.to(device)).sum().backward()\n    opt.step()\n\n\nmain()\n"
+    )
+    migrated = migrate_source(source.replace("{arg}", "x.cpu()"), "stochastic", "train.py")
+    assert not migrated.outcome.refused()
+    host = migrated.code
+    assert "    r = torch.rand(x.shape, device=x.device)\n" in host
+    device = migrate_source(source.replace("{arg}", "x"), "stochastic", "train.py").code
+    assert "    r = torch.rand(x.shape, device=x.device, dtype=torch.bfloat16)\n" in device

@@ -971,9 +971,12 @@ def _enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.FunctionDef 
 
 def _is_host_device(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` names a device other than the XLA one in the code itself: a string
-    (``"cpu"``, ``"cuda:0"``) or ``torch.device`` of one, or a name bound only to such."""
+    (``"cpu"``, ``"cuda:0"``) or ``torch.device`` of one, a host tensor's ``.device``
+    (:func:`_host_tensor`), or a name bound only to such."""
     if isinstance(expr, cst.SimpleString):
         return True  # an "xla..." string is the XLA device: _is_device said so first
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "device":
+        return _host_tensor(ctx, expr.value)
     if isinstance(expr, cst.Call) and ctx.qualified_names(expr.func) & {"torch.device"} and expr.args:
         return isinstance(expr.args[0].value, cst.SimpleString)
     values = _bound_values(ctx, expr)
@@ -998,12 +1001,37 @@ def _is_device(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
         return isinstance(value, str) and value.startswith("xla")
     if isinstance(expr, cst.Attribute):
         if expr.attr.value == "device" and not m.matches(expr.value, m.Name("self") | m.Name("args")):
-            return True  # a tensor's .device
+            return not _host_tensor(ctx, expr.value)  # a tensor's .device
         values = _self_attribute_values(ctx, expr)
         return bool(values) and all(_is_device(ctx, value, depth + 1) for value in values)
     if not isinstance(expr, cst.Name):
         return False
     return expr.value in device_names(ctx) or _a_name_bound_to_the_device(ctx, expr, depth)
+
+
+def _host_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether the code shows ``expr`` a tensor on the host: a name whose every value (a function's
+    parameter: what every call passes) is brought back by ``.cpu()`` as its last move
+    (``corrupt(x.cpu(), gen)``; ``torch.rand(x.shape, device=x.device)`` in ``corrupt`` is a host
+    tensor, which the switch left f32: found by a hunt)."""
+    values = _bound_values(ctx, expr) if isinstance(expr, cst.Name) else [expr]
+    return bool(values) and all(_last_move(value) == "cpu" for value in values)
+
+
+def _last_move(expr: cst.BaseExpression) -> str | None:
+    """The last of ``.cpu()`` / ``.to(...)`` / ``.cuda()`` in ``expr``'s method chain (``x.cpu().float()``:
+    ``"cpu"``), or None."""
+    node: cst.BaseExpression = expr
+    while isinstance(node, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in ("cpu", "to", "cuda"):
+                return node.func.attr.value
+            node = node.func.value
+        elif isinstance(node, cst.Call):
+            return None
+        else:
+            node = node.value
+    return None
 
 
 def _a_name_bound_to_the_device(ctx: FileContext, name: cst.Name, depth: int) -> bool:
