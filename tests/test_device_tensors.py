@@ -1018,3 +1018,24 @@ def test_a_factory_on_the_device_of_a_host_tensor_stays_as_it_is():
     assert "    r = torch.rand(x.shape, device=x.device)\n" in host
     device = migrate_source(source.replace("{arg}", "x"), "stochastic", "train.py").code
     assert "    r = torch.rand(x.shape, device=x.device, dtype=torch.bfloat16)\n" in device
+
+
+def test_an_arrival_handed_to_a_function_of_the_file_or_to_torch_math_is_cast_where_it_arrives():
+    """``y = torch.tensor(counts, device=device)`` of float64 counts handed to the script's own loss
+    function (``poisson_nll(y, log_mu)``) or to ``torch.xlogy``: under the switch it was bf16 there,
+    left f64 it made the loss f64 and the deviance crash at the sync (bench/unseen/hunt10)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\nimport torch\nimport torch_xla\n\n\n'
+        "def poisson_nll(y, log_mu):\n    return (log_mu.exp() - y * log_mu + torch.lgamma(y + 1)).mean()\n\n\n"
+        "def main(counts):\n    device = torch_xla.device()\n    model = torch.nn.Linear(4, 1).to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    x, y = torch.randn(16, 4).to(device), torch.tensor(counts, device=device)\n"
+        "    mu = model(x).squeeze(1)\n    poisson_nll(y, mu).backward()\n    opt.step()\n"
+        "    dev = torch.xlogy(torch.tensor(counts, device=device), mu.exp())\n    print(dev.sum().item())\n\n\n"
+        "main(np.ones(16))\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "    x, y = torch.randn(16, 4).to(device), floating_to_bf16(torch.tensor(counts, device=device))\n" in code
+    assert "    dev = torch.xlogy(floating_to_bf16(torch.tensor(counts, device=device)), mu.exp())\n" in code
+    assert "    model = torch.nn.Linear(4, 1).to(device)\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

@@ -287,7 +287,9 @@ def plan_device_tensors(
             continue
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
-            left_to_uses = where_used is True or (where_used is None and not _computed_here(ctx, call))
+            left_to_uses = where_used is True or (
+                where_used is None and not _computed_here(ctx, call) and not _computed_uncast(ctx, call)
+            )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
             _need_floating_helper(plan)
@@ -354,9 +356,33 @@ def _computed_with(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.AugAssign)):
             return True
         holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
-        if isinstance(holder, cst.Call) and ctx.qualified_names(holder.func) & _TENSOR_MATH:
+        if isinstance(holder, cst.Call) and any(_torch_math(name) for name in ctx.qualified_names(holder.func)):
             return True
     return False
+
+
+def _torch_math(name: str) -> bool:
+    """Whether the function of qualified ``name`` computes with a tensor it is handed: torch's own
+    (``torch.stack``, ``torch.xlogy``, ``torch.special.gammaln``: found by a hunt's Poisson deviance),
+    not ``torch.nn``'s (a loss takes a target as the input casts decide) nor one that only stores or
+    asks (``torch.save``, ``torch.is_tensor``)."""
+    return name in _TENSOR_MATH or (
+        name.startswith("torch.") and not name.startswith(("torch.nn.", "torch.distributed.")) and name not in _NO_MATH
+    )
+
+
+_NO_MATH = frozenset(
+    {
+        "torch.save",
+        "torch.load",
+        "torch.is_tensor",
+        "torch.numel",
+        "torch.is_floating_point",
+        "torch.compile",
+        "torch.jit.script",
+        "torch.jit.trace",
+    }
+)
 
 
 def _used_as_a_module(ctx: FileContext, use: cst.CSTNode) -> bool:
@@ -432,9 +458,6 @@ def _returned(ctx: FileContext, call: cst.Call) -> bool:
     (``obs, rew = buffer.sample(device)``, then ``rew + gamma * q``), which a reading of the function
     cannot see: under the switch it was bf16 wherever they are if floating, so the run-time cast
     makes it so where it arrives (found by a hunt: a replay buffer's method moving NumPy batches)."""
-    moved = _moved_to_the_device(ctx, call)
-    if moved is not None and _an_instance(ctx, moved):
-        return False  # `return Net().to(device)`: a module, which the model cast decides
     for use in _uses(ctx, call):
         node: cst.CSTNode | None = use
         parent = ctx.parent(node)
@@ -473,7 +496,10 @@ def _computed_here(ctx: FileContext, call: cst.Call) -> bool:
 def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
     """Whether a read of a name ``move`` is assigned to computes with it where no input cast reaches
     (:func:`_computes_uncast`)."""
-    return any(_computes_uncast(ctx, use) for use in _uses(ctx, move)[1:])
+    uses = _uses(ctx, move)
+    if any(_used_as_a_module(ctx, use) for use in uses):
+        return False  # `net = make_net().to(device)`: a module, which the model cast decides
+    return any(_computes_uncast(ctx, use) for use in uses[1:])
 
 
 _NOT_COMPUTING = frozenset(
@@ -616,7 +642,7 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     there; if integer it stayed so: the run-time cast decides."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
         moved = _moved_to_the_device(ctx, call)
-        return moved is not None and flow.infer(moved) == UNKNOWN
+        return moved is not None and flow.infer(moved) == UNKNOWN and not _an_instance(ctx, moved)
     if factory_dtype_class(ctx, call) != UNKNOWN:
         return False
     device = _device_argument(ctx, call)
