@@ -558,6 +558,46 @@ def test_harness_reads_the_parameters_after_the_outermost_step(tmp_path):
     assert data["steps"] == 3 and len(data["losses"]) == 3
 
 
+@pytest.mark.xla
+def test_harness_records_the_scripts_loss_under_a_reentrant_checkpoint(tmp_path):
+    """A reentrant activation checkpoint recomputes its segment in the backward and calls
+    ``torch.autograd.backward`` on it from autograd's engine, which runs an XLA tensor's backward on
+    a thread of its own: that is no loss of the script (verify recorded the segments' sums, rising
+    while the script's loss fell: bench/unseen/hunt10 hetero_tox). On the XLA CPU device, the
+    recorded losses must be the printed ones (on torch's CPU device the engine runs in the calling
+    thread, where the harness already knew it was inside a backward)."""
+    pytest.importorskip("torch_xla")
+    record = tmp_path / "r.json"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nimport torch_xla\nfrom torch_xla.utils.checkpoint import checkpoint\n\n"
+        "device = torch_xla.device()\ntorch.manual_seed(0)\n"
+        "inp = torch.nn.Linear(8, 8).to(device)\n"
+        "block = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()).to(device)\n"
+        "head = torch.nn.Linear(8, 1).to(device)\n"
+        "opt = torch.optim.SGD([*inp.parameters(), *block.parameters(), *head.parameters()], lr=0.1)\n"
+        "x = torch.randn(32, 8).to(device)\ny = x[:, :1].sin()\n"
+        "for _ in range(4):\n"
+        "    h = inp(x)\n"
+        "    h = h + checkpoint(block, h)\n"
+        "    loss = ((head(h) - y) ** 2).mean()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    torch_xla.sync()\n"
+        "    print(repr(loss.item()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
+    env.update(
+        PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="4", PJRT_DEVICE="CPU"
+    )
+    done = subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=300, capture_output=True, text=True)
+    printed = [float(line) for line in done.stdout.split()]
+    data = json.loads(record.read_text())
+    assert data["steps"] == 4
+    assert data["losses"] == pytest.approx(printed, rel=1e-6)
+
+
 def test_format_report_renders_table_and_verdict():
     from bf16_migrate.verify import VerifyReport
 

@@ -593,9 +593,18 @@ def _patch_torch(torch, rec):
     outside_autocast = _autocast_control(torch, rec)
     orig_tensor_backward = torch.Tensor.backward
 
+    def in_engine():
+        """Whether autograd's engine is running a backward now: a reentrant activation checkpoint
+        (``torch.utils.checkpoint`` / ``torch_xla.utils.checkpoint`` with ``use_reentrant=True``)
+        calls ``torch.autograd.backward`` on its recomputed segment from the engine's own thread,
+        where ``local.inside`` is unset; that call is no loss of the script (measured: the
+        recorded losses were the segments' activation sums, rising while the script's loss fell)."""
+        current = getattr(torch._C, "_current_graph_task_id", None)
+        return current is not None and current() != -1
+
     @functools.wraps(orig_tensor_backward)
     def tensor_backward(self, *args, **kwargs):
-        if not getattr(local, "inside", 0):
+        if not getattr(local, "inside", 0) and not in_engine():
             # once per call: torch's own dispatch to a torch-function mode calls this again
             harness(rec.on_backward, self)
         local.inside = getattr(local, "inside", 0) + 1
@@ -611,7 +620,7 @@ def _patch_torch(torch, rec):
 
     @functools.wraps(orig_autograd_backward)
     def autograd_backward(tensors, *args, **kwargs):
-        if not getattr(local, "inside", 0):
+        if not getattr(local, "inside", 0) and not in_engine():
             first = tensors
             if isinstance(tensors, (list, tuple)) and tensors:
                 first = tensors[0]
