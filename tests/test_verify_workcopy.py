@@ -6,7 +6,11 @@ the legacy run had just written (bench/unseen/hunt9 FINDINGS.md, G14)."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +22,9 @@ from bf16_migrate.verify.package import package_run, stage_package
 from bf16_migrate.verify.runner import stage_script
 from bf16_migrate.verify.workcopy import Budget, Linked, linked_note, working_copy
 
+from conftest import FIXTURES
+
+RESUME = FIXTURES / "contract" / "resume_ckpt"
 SMALL = Budget(file_bytes=100, total_bytes=1000, dir_entries=20, entries=100)
 
 
@@ -102,6 +109,21 @@ def test_a_symlink_of_the_users_is_followed_and_a_loop_is_linked(tmp_path):
     assert (tmp_path / "copy" / "sub" / "up").is_symlink()
     assert not os.path.lexists(tmp_path / "copy" / "dangling")
     assert [item.why for item in made.linked] == ["it leads back into a directory of the copy"]
+
+
+def test_the_workspace_inside_the_directory_is_not_copied_into_itself(tmp_path):
+    """A script in the temporary directory, or TMPDIR inside the script's directory (a test of faults,
+    test_faults_round2): verify's own temporary directories and the copy itself are left out."""
+    home = _tree(tmp_path)
+    workspace = home / "tmp" / "bf16-migrate-verify-1-abc"
+    (workspace / "legacy").mkdir(parents=True)
+    (workspace / "legacy" / "train.py").write_text("x\n")
+    made = working_copy(home, workspace / "migrated", budget=SMALL)
+    assert (workspace / "migrated" / "tmp").is_dir()
+    assert list((workspace / "migrated" / "tmp").iterdir()) == [] and made.copied == 3
+    inside = home / "copy"
+    working_copy(home, inside, budget=SMALL)
+    assert not (inside / "copy").exists()
 
 
 def test_a_budget_below_zero_is_refused():
@@ -196,3 +218,33 @@ def test_the_runs_of_a_verify_have_their_own_working_directories(tmp_path, monke
     for spec in seen.values():
         assert spec.script.parent == spec.cwd and spec.script != script
     assert {item.path.name for item in linked} == {".git"}
+
+
+@pytest.mark.xla
+def test_verify_leaves_the_scripts_directory_as_it_was_and_no_run_resumes_from_another(tmp_path):
+    """fixtures/contract/resume_ckpt resumes from ckpt/last.pt when it is there and saves it every step, appends
+    to train.log and writes preds.npy. Before, the runs wrote them into the script's directory and the FP32
+    reference, started after the legacy run, resumed from its checkpoint: its first loss was the trained one,
+    and the matches limit scaled with that gap let any migration pass (hunt9 G14)."""
+    case = tmp_path / "case"
+    shutil.copytree(RESUME, case)
+    before = _snapshot(case)
+    out = tmp_path / "report.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bf16_migrate.cli", "verify", "train.py", "--steps", "6", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=case,
+        env={**os.environ, "PJRT_DEVICE": "CPU"},
+    )
+    assert _snapshot(case) == before, proc.stdout + proc.stderr  # no new file, none changed
+    data = json.loads(out.read_text())
+    runs = data["runs"]
+    assert set(runs) >= {"legacy", "migrated", "reference"}, proc.stdout + proc.stderr
+    first = {name: runs[name]["losses"][0] for name in ("legacy", "migrated", "reference")}
+    # every run started afresh: the FP32 reference's first loss is the untrained model's, as the legacy run's
+    assert abs(first["reference"] - first["legacy"]) <= 0.05 * first["legacy"], first
+    assert abs(first["migrated"] - first["legacy"]) <= 0.05 * first["legacy"], first
+    assert not any("resumed from" in line for run in runs.values() for line in run.get("tail") or []), runs
+    assert proc.returncode == 0, proc.stdout + proc.stderr

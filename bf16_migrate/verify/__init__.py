@@ -760,6 +760,11 @@ def _run(
             cwd=legacy_stage.cwd,
             **legacy_common,
         )
+        if legacy.file is not None or legacy.source is None:  # a copy of the file as it is: shown as the file
+            legacy_spec.aliases = {
+                str(legacy_stage.script): str(legacy_origin),
+                str(legacy_dir): str(legacy_stage.home),
+            }
         if checkout is not None:  # the trace's files read as the work tree's, the output's as the revision's
             legacy_spec.trace_paths[str(legacy_dir)] = str(checkout.work_path(legacy_stage.home))
             legacy_spec.trace_paths[str(checkout.tree)] = str(checkout.work_root)

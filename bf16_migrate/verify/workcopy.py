@@ -18,7 +18,10 @@ FINDINGS.md, G14). :func:`working_copy` makes the copy each run starts from:
   (:data:`LINKED_WHOLE`), linked as one entry each; a run that writes one of them writes the user's
   file, and verify's report says so once (:func:`linked_note`);
 * ``__pycache__`` is left out (Python writes the copy's own bytecode); a dangling symlink, a FIFO, a
-  socket or a device is left out too (nothing is read or written through them).
+  socket or a device is left out too (nothing is read or written through them), and so are verify's
+  own temporary directories (:func:`.scratch.is_scratch`) and the copy itself: a script in the
+  temporary directory, or ``TMPDIR`` inside the script's directory, would otherwise copy the
+  workspace into itself.
 
 Standard library only (:mod:`os`, :mod:`shutil`). The copies live in verify's workspace and are
 removed with it (:mod:`.scratch`).
@@ -32,6 +35,8 @@ from collections import deque
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .scratch import is_scratch
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -127,7 +132,8 @@ def working_copy(source: Path, dest: Path, *, skip: Collection[str] = (), budget
     or ``source`` cannot be listed."""
     made = WorkCopy()
     dest.mkdir(parents=True, exist_ok=True)
-    seen = {os.path.realpath(source)}
+    seen_dest = os.path.realpath(dest)
+    seen = {os.path.realpath(source), seen_dest}
     walked = 0
     queue: deque[tuple[Path, Path]] = deque([(Path(source), Path(dest))])
     while queue:
@@ -139,9 +145,13 @@ def working_copy(source: Path, dest: Path, *, skip: Collection[str] = (), budget
             continue
         entries = listed
         if dst_dir != dest:
-            dst_dir.mkdir()
+            try:
+                dst_dir.mkdir()
+            except OSError as exc:  # a name too long for the temporary directory's file system
+                _link(src_dir, dst_dir, made, None, f"it cannot be made in the copy ({exc.strerror})")
+                continue
         for entry in entries:
-            if dst_dir == dest and entry.name in skip or entry.name in LEFT_OUT:
+            if dst_dir == dest and entry.name in skip or entry.name in LEFT_OUT or is_scratch(entry.name):
                 continue
             walked += 1
             src, dst = Path(entry.path), dst_dir / entry.name
@@ -151,6 +161,8 @@ def working_copy(source: Path, dest: Path, *, skip: Collection[str] = (), budget
                 continue
             if is_dir:
                 real = os.path.realpath(src)
+                if real == seen_dest:
+                    continue
                 if entry.name in LINKED_WHOLE:
                     _link(src, dst, made, None, "a version-control or environment directory")
                 elif real in seen:
