@@ -528,7 +528,12 @@ def test_stage_script_writes_a_migrated_module_into_the_copy_never_through_a_lin
     )
     assert (staged.parent / "pkg" / "opt.py").read_text() == "new = 1\n"
     assert (src / "pkg" / "opt.py").read_text() == "legacy = 1\n"  # the original tree is untouched
-    assert (staged.parent / "pkg" / "other.py").is_symlink() and (staged.parent / "data.txt").is_symlink()
+    # the rest is a working copy (bf16_migrate.verify.workcopy): copies, not links, so a run writes none of the
+    # user's files (they were symlinks: hunt9 G14)
+    for name in ("pkg/other.py", "data.txt"):
+        assert (staged.parent / name).is_file() and not (staged.parent / name).is_symlink(), name
+        (staged.parent / name).write_text("a run's write\n")
+    assert (src / "pkg" / "other.py").read_text() == "other = 1\n" and (src / "data.txt").read_text() == "x"
     assert not (staged.parent / "pkg").is_symlink()
 
 

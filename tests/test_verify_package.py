@@ -84,7 +84,9 @@ def test_a_script_that_imports_its_siblings_by_name_runs_by_its_path(tmp_path):
     assert package_run(plain, plain.read_text()) is None  # not in a package
 
 
-def test_the_staged_copy_holds_the_migrated_texts_and_links_the_rest(tmp_path):
+def test_the_staged_copy_holds_the_migrated_texts_and_copies_the_rest(tmp_path):
+    """The rest of the tree is a working copy (bf16_migrate.verify.workcopy): real directories and copied files,
+    so a run writes none of the user's files (they were symlinks: hunt9 G14)."""
     script = _tree(tmp_path)
     package = package_run(script, script.read_text())
     assert package is not None
@@ -93,7 +95,12 @@ def test_the_staged_copy_holds_the_migrated_texts_and_links_the_rest(tmp_path):
     assert staged == tmp_path / "ws" / "proj" / "core" / "train.py"
     assert staged.read_text() == "# migrated\n" and not staged.is_symlink()
     assert (tmp_path / "ws" / "proj" / "core" / "model.py").read_text() == "# migrated model\n"
-    assert (tmp_path / "ws" / "data").is_symlink() and (tmp_path / "ws" / "proj" / "__init__.py").is_symlink()
+    for entry in (tmp_path / "ws" / "data", tmp_path / "ws" / "proj" / "__init__.py"):
+        assert entry.exists() and not entry.is_symlink(), entry
+    (tmp_path / "ws" / "data" / "out.npy").write_bytes(b"a run's output")
+    (tmp_path / "ws" / "proj" / "__init__.py").write_text("# a run's write\n")
+    assert not (tmp_path / "repo" / "data" / "out.npy").exists()
+    assert (tmp_path / "repo" / "proj" / "__init__.py").read_text() == ""
     # nothing was written through a link into the tree
     assert script.read_text().startswith("import argparse") and model.read_text() == MODEL
     with pytest.raises(ValueError):

@@ -591,7 +591,9 @@ def test_harness_records_the_scripts_loss_under_a_reentrant_checkpoint(tmp_path)
     env.update(
         PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="4", PJRT_DEVICE="CPU"
     )
-    done = subprocess.run([sys.executable, str(script)], env=env, check=True, timeout=300, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, check=True, timeout=300, capture_output=True, text=True
+    )
     printed = [float(line) for line in done.stdout.split()]
     data = json.loads(record.read_text())
     assert data["steps"] == 4

@@ -40,6 +40,7 @@ from .report import format_report, report_dict
 from .result import VerifyReport
 from .runner import AUTOCAST_ENV, LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
 from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings
+from .workcopy import Linked, linked_note
 
 __all__ = [
     "MODES",
@@ -245,8 +246,9 @@ def verify_script(
     steps and end while they go. ``legacy_label``: where ``legacy_source`` came from, for the
     report (e.g. ``"git HEAD~1 (0123abcd)"``). ``checkout``: a :class:`~.gitrev.Checkout` of
     the revision before the migration (``verify --against REV``): the legacy run is the
-    checkout's copy of ``script``, run in place, so every module it imports is the legacy one;
-    the FP32 reference runs beside it (links to the checkout's files); ``PYTHONPATH`` entries
+    checkout's copy of ``script``, run from a working copy of its directory in the checkout, so
+    every module it imports is the legacy one; the FP32 reference runs from another working copy
+    of that directory; ``PYTHONPATH`` entries
     inside the work tree point into the checkout for both; ``legacy_source`` defaults to the
     checkout's text and ``legacy_label`` to ``checkout.label``. ``legacy_env_source``: where
     ``legacy_env`` came from, for the report. ``max_steps``: the budget of steps for more
@@ -264,9 +266,12 @@ def verify_script(
     run is made again (``verify --fix`` after a repair).
 
     Runs: the legacy run is the original file unchanged with ``legacy_env`` added; the
-    migrated and reference runs are temporary copies with the legacy variables
+    migrated and reference runs are the migrated texts with the legacy variables
     (``XLA_USE_BF16``, ``XLA_DOWNCAST_BF16``, ``XLA_USE_FP16``, ``XLA_DOWNCAST_FP16``) removed
-    from the environment; all run in the script's directory (details in :mod:`.runner`).
+    from the environment; each runs from its own working copy of the script's directory (or its
+    package's top), so what a run writes reaches neither the user's tree nor another run
+    (:mod:`.workcopy`; details in :mod:`.runner`). What a copy had to link instead of copying is
+    said in one of the verdict's notes.
 
     Returns a :class:`VerifyReport`; ``report.passed`` is the verdict (rules and tolerances
     in :mod:`.compare`). Raises :class:`RunError` when the script is missing or cannot be
@@ -311,6 +316,7 @@ def verify_script(
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     trace_after = max(0.0, trace_time) if trace else None
     reused = {name: run for name, run in (previous.runs if previous is not None else {}).items() if name != MIGRATED}
+    linked: list[Linked] = []
     runs, device = _run(
         script,
         mode,
@@ -323,6 +329,7 @@ def verify_script(
         progress=progress,
         trace_after=trace_after,
         only=frozenset({MIGRATED}) if reused else None,
+        linked=linked,
     )
     runs = {**reused, **runs}
     sources = _trace_sources(script, mode, source, legacy, texts)
@@ -334,14 +341,28 @@ def verify_script(
         raise
     inference = runs[MIGRATED].inference
     if not inference:
-        _control_run(script, mode, legacy, texts, legacy_env, common, runs, python=python, jobs=jobs, progress=progress)
+        _control_run(
+            script,
+            mode,
+            legacy,
+            texts,
+            legacy_env,
+            common,
+            runs,
+            python=python,
+            jobs=jobs,
+            progress=progress,
+            linked=linked,
+        )
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
     if inference:  # a script that does not train: judged on what it hands the host
         verdict = judge_outputs(mode, runs, sources)
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
-        if _autocast_control_run(script, legacy, texts, common, runs, verdict, python=python, progress=progress):
+        if _autocast_control_run(
+            script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
+        ):
             verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
     checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
     traced_runs = runs
@@ -374,6 +395,9 @@ def verify_script(
             why = f"{budget} steps, the budget, did not tell them apart either"
         if verdict.status == INCONCLUSIVE:
             verdict.notes.append(_what_to_run(why, script, rounds[-1]))
+    note = linked_note(linked)
+    if note is not None:
+        verdict.notes.append(note)
     return VerifyReport(
         script=script,
         mode=mode,
@@ -516,9 +540,10 @@ def _what_to_run(why: str, script: Path, steps: int) -> str:
 
 @dataclass
 class _Legacy:
-    """The legacy side of a verify: ``file``, the checkout's copy of the script run in place
-    (None: the script itself, or a staged copy of ``source``); ``source``, its text when it is
-    not the script's (None: the script is the legacy file); ``label``, where it came from;
+    """The legacy side of a verify: ``file``, the checkout's copy of the script, run from a
+    working copy of its directory (None: the script itself, or ``source``, each in its copy);
+    ``source``, its text when it is not the script's (None: the script is the legacy file);
+    ``label``, where it came from;
     ``base_env``, the environment its runs start from (``PYTHONPATH`` mapped into the
     checkout); ``checkout``."""
 
@@ -690,18 +715,20 @@ def _run(
     progress: Progress | None,
     trace_after: float | None = None,
     only: frozenset[str] | None = None,
+    linked: list[Linked] | None = None,
 ) -> tuple[dict[str, RunRecord], str]:
-    """Make the runs (:mod:`.runner`) in a temporary workspace: the migrated copy, the legacy
-    file (the checkout's in place, or the script, or a staged copy of the legacy text) and the
-    FP32 reference; returns the records by run name and the ``PJRT_DEVICE`` they used.
-    ``trace_after``: the legacy and migrated runs record their dtype trace and may go on that
-    many seconds after the recorded steps (None: no trace). ``only``: the names of the runs to
-    make (None: all)."""
+    """Make the runs (:mod:`.runner`) in a temporary workspace, each from its own working copy
+    (:mod:`.workcopy`): the migrated text, the legacy file (the checkout's, or the script, or the
+    legacy text given) and the FP32 reference; returns the records by run name and the
+    ``PJRT_DEVICE`` they used. ``trace_after``: the legacy and migrated runs record their dtype
+    trace and may go on that many seconds after the recorded steps (None: no trace). ``only``: the
+    names of the runs to make (None: all). What the copies link instead of copying is appended to
+    ``linked``."""
     f32 = mode.casts_model
     master_weights = mode.master_weights  # its optimizer steps on FP32 master weights
     with Workspace() as ws:
         staged = ws.root / MIGRATED
-        run = _stage(texts.migrated, script, staged, texts.modules)
+        run = _stage(texts.migrated, script, staged, texts.modules, linked)
         migrated_spec = ws.spec(
             MIGRATED,
             run.script,
@@ -715,53 +742,39 @@ def _run(
         migrated_spec.trace_paths[str(staged)] = str(run.home)
         legacy_common = {**common, "base_env": legacy.base_env}
         checkout = legacy.checkout
-        if legacy.file is not None:  # the checkout's file, run in place among the legacy modules
-            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy.file.parent,), trace_after)
-            in_place = package_run(legacy.file, read_source(legacy.file))
-            legacy_spec = ws.spec(
-                LEGACY,
-                legacy.file,
-                legacy.file,
-                add=dict(legacy_env),
-                trace=legacy_trace,
-                module=in_place.module if in_place is not None else None,
-                cwd=in_place.top if in_place is not None else None,
-                **legacy_common,
-            )
-            legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
+        legacy_dir = ws.root / LEGACY
+        # the legacy text in its own copy: the checkout's file as it is (its directory copied, so the
+        # runs of several scripts share no file there), the script as it is, or the legacy text given
+        legacy_origin = legacy.file if legacy.file is not None else script
+        legacy_stage = _stage(
+            None if legacy.file is not None else legacy.source, legacy_origin, legacy_dir, None, linked
+        )
+        legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_dir, legacy_stage.home), trace_after)
+        legacy_spec = ws.spec(
+            LEGACY,
+            legacy_stage.script,
+            legacy_origin,
+            add=dict(legacy_env),
+            trace=legacy_trace,
+            module=legacy_stage.module,
+            cwd=legacy_stage.cwd,
+            **legacy_common,
+        )
+        if legacy.file is not None or legacy.source is None:  # a copy of the file as it is: shown as the file
+            legacy_spec.aliases = {
+                str(legacy_stage.script): str(legacy_origin),
+                str(legacy_dir): str(legacy_stage.home),
+            }
+        if checkout is not None:  # the trace's files read as the work tree's, the output's as the revision's
+            legacy_spec.trace_paths[str(legacy_dir)] = str(checkout.work_path(legacy_stage.home))
             legacy_spec.trace_paths[str(checkout.tree)] = str(checkout.work_root)
-            legacy_origin = legacy.file
+            legacy_spec.aliases[str(checkout.tree)] = f"[{checkout.label}]"
         else:
-            if legacy.source is None:
-                in_place = package_run(script, read_source(script))
-                legacy_stage = _Staged(
-                    script,
-                    in_place.module if in_place is not None else None,
-                    in_place.top if in_place is not None else None,
-                    in_place.top if in_place is not None else script.parent,
-                )
-                legacy_dir = script.parent
-            else:
-                legacy_dir = ws.root / LEGACY
-                legacy_stage = _stage(legacy.source, script, legacy_dir)
-            legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_dir,), trace_after)
-            legacy_spec = ws.spec(
-                LEGACY,
-                legacy_stage.script,
-                script,
-                add=dict(legacy_env),
-                trace=legacy_trace,
-                module=legacy_stage.module,
-                cwd=legacy_stage.cwd,
-                **common,
-            )
-            if legacy_stage.script != script:
-                legacy_spec.trace_paths[str(legacy_dir)] = str(legacy_stage.home)
-            legacy_origin = script
+            legacy_spec.trace_paths[str(legacy_dir)] = str(legacy_stage.home)
         specs = [migrated_spec, legacy_spec]
         if texts.reference is not None and (only is None or REFERENCE in only):
             reference_dir = ws.root / REFERENCE
-            reference_run = _stage(texts.reference, legacy_origin, reference_dir)
+            reference_run = _stage(texts.reference, legacy_origin, reference_dir, None, linked)
             # its host outputs (exits only, no time after the steps): the bar of a script that does not train
             reference_trace = None if trace_after is None else TraceSpec(False, (reference_dir,), 0.0)
             reference_spec = ws.spec(
@@ -789,25 +802,34 @@ def _run(
 
 class _Staged(NamedTuple):
     """A text staged to run (:func:`_stage`): the script to run, the module to run instead (a
-    script of a package, :mod:`.package`; None: by its path), the working directory (None: the
-    script's), and the user's directory the staged one stands for (the script's, or its package's
+    script of a package, :mod:`.package`; None: by its path), the working directory (the run's own
+    copy), and the user's directory the staged one stands for (the script's, or its package's
     top)."""
 
     script: Path
     module: str | None
-    cwd: Path | None
+    cwd: Path
     home: Path
 
 
-def _stage(text: str, origin: Path, dest: Path, modules: Mapping[Path, str] | None = None) -> _Staged:
-    """Stage ``text`` in place of ``origin`` in ``dest`` with ``modules`` (the migrated modules of its
-    tree): beside its siblings (:func:`.runner.stage_script`), or, for a script of a package that
-    imports it, in a copy of the tree that holds the package, run as ``python -m`` from there
-    (:mod:`.package`)."""
-    package = package_run(origin, text)
+def _stage(
+    text: str | None,
+    origin: Path,
+    dest: Path,
+    modules: Mapping[Path, str] | None = None,
+    linked: list[Linked] | None = None,
+) -> _Staged:
+    """Stage ``text`` (None: ``origin`` as it is) in place of ``origin`` in ``dest``, the run's own
+    working copy (:mod:`.workcopy`), with ``modules`` (the migrated modules of its tree): a copy of
+    its directory (:func:`.runner.stage_script`), or, for a script of a package that imports it, a
+    copy of the tree that holds the package, run as ``python -m`` from there (:mod:`.package`).
+    The run's working directory is ``dest``; what the copy links instead of copying is appended to
+    ``linked``."""
+    package = package_run(origin, text if text is not None else read_source(origin))
     if package is None:
-        return _Staged(stage_script(text, origin, dest, modules), None, None, origin.parent)
-    return _Staged(stage_package(text, origin, package, dest, modules), package.module, dest, package.top)
+        return _Staged(stage_script(text, origin, dest, modules, linked=linked), None, dest, origin.parent)
+    script = stage_package(text, origin, package, dest, modules, linked=linked)
+    return _Staged(script, package.module, dest, package.top)
 
 
 def _stage_home(script: Path, run: _Staged) -> Path:
@@ -827,6 +849,7 @@ def _control_run(
     python: str,
     jobs: int | None,
     progress: Progress | None,
+    linked: list[Linked] | None = None,
 ) -> None:
     """When the legacy run of a bf16 mode (stochastic, gpu-compatible) is unusable and the FP32
     reference is, add ``runs["control"]``: a plain full-bf16 run of the script (its stochastic
@@ -849,7 +872,7 @@ def _control_run(
         return
     if CONTROL in runs:  # made for an earlier migrated text (verify --fix): the same control
         return
-    runs.update(_one_run(CONTROL, control, origin, legacy, common, python=python, progress=progress))
+    runs.update(_one_run(CONTROL, control, origin, legacy, common, python=python, progress=progress, linked=linked))
 
 
 def _autocast_control_run(
@@ -862,6 +885,7 @@ def _autocast_control_run(
     *,
     python: str,
     progress: Progress | None,
+    linked: list[Linked] | None = None,
 ) -> bool:
     """amp: when matches FAILed against the FP32 reference, or precision FAILed (``verdict``), add
     ``runs["autocast"]``, the autocast control (:data:`.records.AUTOCAST`): the FP32 reference's
@@ -878,7 +902,11 @@ def _autocast_control_run(
         return False
     origin = legacy.file if legacy.file is not None else script
     add = {AUTOCAST_ENV: "bfloat16"}
-    runs.update(_one_run(AUTOCAST, texts.reference, origin, legacy, common, python=python, progress=progress, add=add))
+    runs.update(
+        _one_run(
+            AUTOCAST, texts.reference, origin, legacy, common, python=python, progress=progress, add=add, linked=linked
+        )
+    )
     return True
 
 
@@ -892,12 +920,13 @@ def _one_run(
     python: str,
     progress: Progress | None,
     add: Mapping[str, str] | None = None,
+    linked: list[Linked] | None = None,
 ) -> dict[str, RunRecord]:
     """One more run, made after the first ones (a control): ``text`` staged in place of ``origin``
-    (:func:`_stage`), without the legacy variables, with ``add`` in its environment; its record by
-    name."""
+    in its own working copy (:func:`_stage`, what it links appended to ``linked``), without the
+    legacy variables, with ``add`` in its environment; its record by name."""
     with Workspace() as ws:
-        run = _stage(text, origin, ws.root / name)
+        run = _stage(text, origin, ws.root / name, None, linked)
         spec = ws.spec(
             name,
             run.script,

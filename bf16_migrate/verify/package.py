@@ -5,19 +5,21 @@
 its own package (``from tinylm.model import TinyLM``) or its siblings relatively (``from .model
 import TinyLM``). Run by its path, the same script has its own directory first on ``sys.path`` and
 neither import resolves (Python's docs, "The initialization of the sys.path module search path" and
-``-m``). verify runs such a script as a module: the legacy run from the original tree, the migrated
-and reference runs from a staged copy of the tree that holds the package (:func:`stage_package`),
-with the package's migrated modules in it.
+``-m``). verify runs such a script as a module, each run from its own working copy of the tree that
+holds the package (:func:`stage_package`, :mod:`.workcopy`), the migrated run's with the package's
+migrated modules in it.
 """
 
 from __future__ import annotations
 
 import ast
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner import link_entries, write_staged
+from .runner import read_source, write_staged
+from .workcopy import DEFAULT_BUDGET, Budget, Linked, working_copy
 
 __all__ = ["PackageRun", "package_run", "stage_package"]
 
@@ -62,18 +64,33 @@ def _imports_package(node: ast.AST, name: str) -> bool:
 
 
 def stage_package(
-    source: str, original: Path, package: PackageRun, dest_dir: Path, replaced: Mapping[Path, str] | None = None
+    source: str | None,
+    original: Path,
+    package: PackageRun,
+    dest_dir: Path,
+    replaced: Mapping[Path, str] | None = None,
+    *,
+    budget: Budget = DEFAULT_BUDGET,
+    linked: list[Linked] | None = None,
 ) -> Path:
-    """A copy of ``package.top`` in ``dest_dir`` (symlinks to its entries) with ``source`` in place
-    of ``original`` and ``replaced`` (absolute paths under ``package.top`` -> text: the migrated
-    modules) written in; the directories on their way are made real directories of symlinks, so
-    nothing is written through a link into the original tree. Returns the staged script's path.
-    Raises ``ValueError`` for a path outside ``package.top``."""
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    """A working copy of ``package.top`` in ``dest_dir`` (:func:`.workcopy.working_copy`: directories
+    made again, files copied within ``budget``, the rest linked and appended to ``linked``) with
+    ``source`` in place of ``original`` (None: the original file as it is) and ``replaced``
+    (absolute paths under ``package.top`` -> text: the migrated modules) written in; the linked
+    directories on their way are made real directories, so nothing is written through a link into
+    the original tree. Returns the staged script's path. Raises ``ValueError`` for a path outside
+    ``package.top``."""
     top = package.top.resolve()
     target = dest_dir / original.resolve().relative_to(top)
-    link_entries(package.top, dest_dir)
+    made = working_copy(package.top, dest_dir, budget=budget)
+    if linked is not None:
+        linked.extend(made.linked)
+    text = source if source is not None else read_source(original)
     write_staged(
-        dest_dir, top, {original.resolve(): source, **{Path(p).resolve(): t for p, t in (replaced or {}).items()}}
+        dest_dir, top, {original.resolve(): text, **{Path(p).resolve(): t for p, t in (replaced or {}).items()}}
     )
+    if source is None:
+        if target.is_symlink():
+            target.unlink()
+        shutil.copyfile(original, target)
     return target

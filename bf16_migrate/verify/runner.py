@@ -14,11 +14,14 @@ Environment of every child (built by :func:`child_env`):
   import the same way from the temporary copies), then the caller's ``PYTHONPATH``;
 * ``BF16_MIGRATE_LEGACY_VARIABLES``: the legacy variables' names from the rules, comma-separated
   (the harness records their values and never imports bf16_migrate);
-* the working directory is the original script's directory for every run;
-* legacy run: the original file, unchanged, plus the ``legacy_env`` pairs;
-* migrated and reference runs: a copy of the rewritten source in a temporary directory that
-  also holds a symlink to every other entry of the script's directory (so paths built from
-  ``__file__`` still resolve), with the legacy variables removed from the environment.
+* every run runs from its own working copy of the script's directory (:func:`stage_script`,
+  :mod:`.workcopy`; the package's top for a script run as ``python -m``, :mod:`.package`), which is
+  its working directory: what it writes with a relative path or beside ``__file__`` lands in its
+  copy, never in the user's tree nor in another run's copy (but for the files too large to copy,
+  which are linked and reported);
+* legacy run: the original file, unchanged (copied), plus the ``legacy_env`` pairs;
+* migrated and reference runs: the rewritten source in their copies, with the legacy variables
+  removed from the environment.
 
 No git, no network. The temporary directory is removed on every path, including Ctrl-C. Each
 run is started under its own supervisor (:mod:`.reaper`: a child subreaper in a session of its
@@ -29,6 +32,7 @@ on timeout, on Ctrl-C, and when verify itself dies.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -46,6 +50,7 @@ from .collect import _crash_hint as _crash_hint
 from .collect import _read_progress, collect
 from .records import RunRecord, RunSpec
 from .scratch import scratch_dir
+from .workcopy import DEFAULT_BUDGET, Budget, Linked, working_copy
 
 __all__ = [
     "HARNESS_DIR",
@@ -191,29 +196,43 @@ def child_env(
     return env
 
 
-def stage_script(source: str, original: Path, dest_dir: Path, replaced: Mapping[Path, str] | None = None) -> Path:
-    """Write ``source`` as ``dest_dir/<original name>`` beside symlinks to the original's
-    siblings; returns the new script path. Symlinks that cannot be made are skipped.
+def stage_script(
+    source: str | None,
+    original: Path,
+    dest_dir: Path,
+    replaced: Mapping[Path, str] | None = None,
+    *,
+    budget: Budget = DEFAULT_BUDGET,
+    linked: list[Linked] | None = None,
+) -> Path:
+    """Make ``dest_dir`` a working copy of the original's directory (:func:`.workcopy.working_copy`:
+    directories made again, files copied within ``budget``, the rest linked) with ``source`` as
+    ``dest_dir/<original name>`` (None: the original file as it is, copied byte for byte); returns
+    the new script path. What the copy links instead of copying is appended to ``linked``.
 
     ``replaced``: files under the original's directory (absolute paths) -> the text to run instead
     (the migrated modules of the tree the script imports): each is written into the copy, the
-    symlinked directories on its way made real directories of symlinks, so nothing is ever written
-    through a link into the original tree. A path outside the original's directory raises
-    ``ValueError``."""
-    dest_dir.mkdir(parents=True, exist_ok=True)
+    linked directories on its way made real directories, so nothing is ever written through a link
+    into the original tree. A path outside the original's directory raises ``ValueError``; a
+    directory that cannot be listed, ``OSError``."""
+    made = working_copy(original.parent, dest_dir, skip={original.name}, budget=budget)
+    if linked is not None:
+        linked.extend(made.linked)
     target = dest_dir / original.name
-    with open(target, "w", encoding="utf-8", newline="") as fh:
-        fh.write(source)
-    link_entries(original.parent, dest_dir, skip=original.name)
+    if source is None:
+        shutil.copyfile(original, target)
+    else:
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            fh.write(source)
     write_staged(dest_dir, original.parent.resolve(), replaced or {})
     return target
 
 
 def write_staged(dest_dir: Path, base: Path, files: Mapping[Path, str]) -> None:
     """Write ``files`` (absolute paths under ``base`` -> text) at their places in ``dest_dir``, a
-    staged copy of ``base`` made of symlinks: the directories on their way become real directories
-    of symlinks, so nothing is ever written through a link into the original tree. A path outside
-    ``base`` raises ``ValueError``."""
+    working copy of ``base`` (:mod:`.workcopy`): the linked directories on their way become real
+    directories (:func:`real_directory`), a linked file is replaced, so nothing is ever written
+    through a link into the original tree. A path outside ``base`` raises ``ValueError``."""
     for path, text in files.items():
         rel = Path(path).resolve().relative_to(base)
         where = dest_dir
@@ -226,16 +245,13 @@ def write_staged(dest_dir: Path, base: Path, files: Mapping[Path, str]) -> None:
             fh.write(text)
 
 
-def link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
-    """Symlinks in ``dest`` to the entries of ``source`` (but ``skip``); those that cannot be made
-    are skipped."""
+def _link_entries(source: Path, dest: Path) -> None:
+    """Symlinks in ``dest`` to the entries of ``source``; those that cannot be made are skipped."""
     try:
         entries = list(source.iterdir())
     except OSError:
         entries = []
     for entry in entries:
-        if entry.name == skip:
-            continue
         try:
             os.symlink(entry, dest / entry.name)
         except OSError:
@@ -243,13 +259,14 @@ def link_entries(source: Path, dest: Path, skip: str | None = None) -> None:
 
 
 def real_directory(path: Path) -> Path:
-    """``path`` as a real directory of the copy: a symlink to a directory is replaced by a
-    directory of symlinks to its entries."""
+    """``path`` as a real directory of the copy: a symlink to a directory (one the working copy
+    linked whole, :mod:`.workcopy`) is replaced by a directory of symlinks to its entries, so that a
+    migrated module can be written in it without writing into the original tree."""
     if path.is_symlink():
         linked = path.resolve()
         path.unlink()
         path.mkdir()
-        link_entries(linked, path)
+        _link_entries(linked, path)
     elif not path.exists():
         path.mkdir()
     return path

@@ -52,6 +52,12 @@ def remove_stale(kind: str, where: str | None = None) -> list[str]:
     return removed
 
 
+def is_scratch(name: str) -> bool:
+    """Whether ``name`` (a file name, no directory) is one of verify's temporary directories'
+    (``bf16-migrate-KIND-PID-RANDOM``, :func:`scratch_dir`): a working copy never copies one."""
+    return _NAME.match(name) is not None
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -64,4 +70,4 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["remove_stale", "scratch_dir"]
+__all__ = ["is_scratch", "remove_stale", "scratch_dir"]
