@@ -588,9 +588,7 @@ def test_harness_records_the_scripts_loss_under_a_reentrant_checkpoint(tmp_path)
         "    print(repr(loss.item()))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
-    env.update(
-        PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="4", PJRT_DEVICE="CPU"
-    )
+    env.update(PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="4", PJRT_DEVICE="CPU")
     done = subprocess.run(
         [sys.executable, str(script)], env=env, check=True, timeout=300, capture_output=True, text=True
     )
