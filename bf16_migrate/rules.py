@@ -131,6 +131,20 @@ class FrameworkRule:
 
 
 @dataclass(frozen=True)
+class KeywordPath:
+    """A keyword that makes an op of ``[flow.float32_ops]`` run in bf16 on the device
+    (``compute_mode="use_mm_for_euclid_dist"`` for ``torch.cdist``): ``keyword`` and its ``value``
+    (source text), valid only while the argument ``argument`` (its name and position) is absent or
+    one of ``values`` (source texts)."""
+
+    keyword: str
+    value: str
+    argument: str
+    at: int
+    values: frozenset[str]
+
+
+@dataclass(frozen=True)
 class ModelCodeRules:
     """What the audit of the model's own code knows (``rules/model_code.toml``; its comments give
     the sources): the ways f32 enters a model once the legacy switch is gone, and how a tensor's
@@ -178,6 +192,8 @@ class ModelCodeRules:
     float32_ops: frozenset[str] = frozenset()
     """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device (the
     switch is kept where the code runs one there)."""
+    float32_ops_by_keyword: Mapping[str, KeywordPath] = field(default_factory=dict)
+    """``[flow.float32_ops.by_keyword]``: those of them that run in bf16 given a keyword."""
     loss_containers: frozenset[str] = frozenset()
     loss_weight_keywords: frozenset[str] = frozenset()
     loss_weight_first: frozenset[str] = frozenset()
@@ -419,6 +435,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         source_methods=index_args("source_methods"),
         source_functions=index_args("source_functions"),
         float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
+        float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),
         loss_weight_first=names(loss, "weight_first"),
@@ -562,6 +579,33 @@ def _load_device_modules(path: Path) -> DeviceModuleRules:
         module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),
         device_keywords=frozenset(_need(data, "device_keywords", list, path)),
     )
+
+
+def _keyword_paths(table: object, path: Path) -> dict[str, KeywordPath]:
+    """``[flow.float32_ops.by_keyword]``: function -> its :class:`KeywordPath`; a malformed entry
+    raises :class:`RuleError` naming the file."""
+    if not isinstance(table, dict):
+        raise RuleError(f"{path}: [flow.float32_ops.by_keyword] must be a table")
+    found: dict[str, KeywordPath] = {}
+    for name, entry in table.items():
+        argument = entry.get("argument") if isinstance(entry, dict) else None
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("keyword"), str)
+            and isinstance(entry.get("value"), str)
+            and isinstance(argument, dict)
+            and isinstance(argument.get("name"), str)
+            and isinstance(argument.get("at"), int)
+            and isinstance(argument.get("values"), list)
+        ):
+            raise RuleError(
+                f"{path}: [flow.float32_ops.by_keyword] {name!r} must have keyword, value and "
+                "argument = {{ name, at, values }}"
+            )
+        found[name] = KeywordPath(
+            entry["keyword"], entry["value"], argument["name"], argument["at"], frozenset(argument["values"])
+        )
+    return found
 
 
 @functools.cache

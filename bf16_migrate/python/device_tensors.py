@@ -504,9 +504,13 @@ def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
 
 _NOT_COMPUTING = frozenset(
     {"shape", "size", "dim", "ndim", "numel", "device", "dtype", "is_floating_point", "requires_grad", "to"}
+    | {"reshape", "view", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "long", "int"}
+    | {"detach", "clone", "expand", "T", "t", "chunk", "split", "unbind", "bool", "argmax", "argmin", "eq", "ne"}
 )
-"""A tensor's attributes and methods that compute nothing in its floating dtype: what it is, or a
-move (``.to(...)``, whose own reads are asked in turn); the host exits are :data:`_HOST_METHODS`."""
+"""A tensor's attributes and methods that compute nothing in its floating dtype: what it is, a
+view or copy of it (``targets.reshape(-1)``, handed on to a loss as the input casts decide), an
+integer or boolean result, or a move (``.to(...)``, whose own reads are asked in turn); the host
+exits are :data:`_HOST_METHODS`."""
 
 
 def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:

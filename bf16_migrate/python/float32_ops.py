@@ -9,6 +9,9 @@ operand is real bf16 and the fallback raises (measured with torch-xla 2.9 on the
 computes in f32 on the device (3 of 13 matmuls of ``fixtures/contract/kernel_regression``'s step
 graph, 0 in the legacy run; verify's precision part FAILs it). Neither is the legacy run's
 computation, so the switch is kept and each such op named.
+
+An op that runs in bf16 given a keyword (``[flow.float32_ops.by_keyword]``: ``torch.cdist``'s
+euclidean distance by matrix multiplication) gets it instead (:func:`keyword_path`, BFM156).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from ..rules import KeywordPath
 from .context import FileContext
 
 
@@ -32,6 +36,35 @@ def candidates(ctx: FileContext) -> list[cst.Call]:
     ]
 
 
+def keyword_path(ctx: FileContext, call: cst.Call) -> KeywordPath | None:
+    """The keyword that makes ``call`` run in bf16 on the device (``[flow.float32_ops.by_keyword]``:
+    ``torch.cdist(a, b)`` by matrix multiplication, ``compute_mode="use_mm_for_euclid_dist"``), when
+    its function has one, the call does not pass that keyword yet, and its guarded argument is absent
+    or one of the values it allows (``p=2``); else None."""
+    paths = ctx.rules.model_code.float32_ops_by_keyword
+    for name in ctx.qualified_names(call.func) & paths.keys():
+        found = paths[name]
+        keywords = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        if found.keyword in keywords:
+            return None
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        given = keywords.get(found.argument) or (positional[found.at] if len(positional) > found.at else None)
+        if given is None or ctx.code(given.value) in found.values:
+            return found
+    return None
+
+
+def runs_by_keyword(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` already passes the keyword that makes it run in bf16, with its value."""
+    paths = ctx.rules.model_code.float32_ops_by_keyword
+    for name in ctx.qualified_names(call.func) & paths.keys():
+        found = paths[name]
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == found.keyword:
+                return ctx.code(arg.value) == found.value
+    return False
+
+
 def find_float32_ops(ctx: FileContext, scopes: Iterable[cst.CSTNode], path: frozenset[int]) -> list[cst.Call]:
     """The calls of ``[flow.float32_ops]``'s functions inside ``scopes`` (the code that runs on
     the device: the model's and its loss's) or on a step's loss ``path`` (ids of the nodes from
@@ -44,4 +77,5 @@ def find_float32_ops(ctx: FileContext, scopes: Iterable[cst.CSTNode], path: froz
         for call in candidates(ctx)
         if (id(call) in path or any(id(a) in holders for a in ctx.ancestors(call)))
         and ctx.qualified_names(call.func) & ops
+        and not runs_by_keyword(ctx, call)
     ]

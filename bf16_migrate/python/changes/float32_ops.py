@@ -4,11 +4,16 @@ raises, and run in float32 its backward computes in f32 (:mod:`..float32_ops`)."
 
 from __future__ import annotations
 
+import functools
+
+import libcst as cst
+
 from ...rules import Emit
 from ..device_modules import method_names
-from ..float32_ops import candidates, find_float32_ops
+from ..float32_ops import candidates, find_float32_ops, keyword_path
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
+from ..optimizers import append_keyword
 from ..outcome import Refusal
 from .migration import Migration, Planned
 
@@ -16,22 +21,31 @@ EMIT = Emit.FLOAT32_OPS
 
 
 def plan(m: Migration, planned: Planned) -> Planned:
-    """Nothing to write: a file with such an op does not reach the plans (:func:`check`)."""
+    """The keyword that makes an op run in bf16 on the device, on each call that has one
+    (:func:`..float32_ops.keyword_path`: ``torch.cdist(..., compute_mode="use_mm_for_euclid_dist")``,
+    BFM156); a file with another such op does not reach the plans (:func:`check`)."""
+    ctx = m.ctx
+    if not candidates(ctx):
+        return planned
+    for call in _device_ops(m):
+        path = keyword_path(ctx, call)
+        assert path is not None, "the check let only ops with a keyword path through"
+        m.plan.replace[id(call)] = functools.partial(
+            _with_keyword, keyword=path.keyword, value=cst.parse_expression(path.value)
+        )
+        ctx.report("BFM156", call, fixed=True, op=ctx.code(call.func), keyword=f"{path.keyword}={path.value}")
     return planned
 
 
 def check(m: Migration) -> Migration | None:
     """The ops of the code that runs on the device: the models' and the other modules' code, the
     methods of theirs the script calls, the loss code and the steps' loss paths. None where there
-    is one (BFM155 at each, and ``kept`` on the writes: the switch stays)."""
+    is one without a keyword that makes it run in bf16 (BFM155 at each, and ``kept`` on the writes:
+    the switch stays)."""
     ctx = m.ctx
     if not candidates(ctx):
         return m  # most files call none of them: the reach of the model's code is not read for nothing
-    calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
-    loss = loss_code(ctx, calls)
-    models = [*m.models, *m.on_device.exprs(ctx)]
-    reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
-    found = find_float32_ops(ctx, reached.runtime, loss.path)
+    found = [call for call in _device_ops(m) if keyword_path(ctx, call) is None]
     if not found:
         return m
     for call in found:
@@ -42,3 +56,23 @@ def check(m: Migration) -> Migration | None:
         )
         ctx.outcome.refuse(Refusal.FLOAT32_OP, finding)
     return None
+
+
+def _with_keyword(node: cst.CSTNode, keyword: str, value: cst.BaseExpression) -> cst.CSTNode:
+    assert isinstance(node, cst.Call), "an op is a call"
+    return append_keyword(node, keyword, value)
+
+
+def _device_ops(m: Migration) -> list[cst.Call]:
+    """The calls of ``[flow.float32_ops]``'s functions in the code that runs on the device (once per
+    migration: the check and the plan ask)."""
+    ctx = m.ctx
+
+    def find() -> list[cst.Call]:
+        calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
+        loss = loss_code(ctx, calls)
+        models = [*m.models, *m.on_device.exprs(ctx)]
+        reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
+        return find_float32_ops(ctx, reached.runtime, loss.path)
+
+    return list(ctx.memo(("float32 ops on the device",), find))
