@@ -1039,3 +1039,45 @@ def test_an_arrival_handed_to_a_function_of_the_file_or_to_torch_math_is_cast_wh
     assert "    dev = torch.xlogy(floating_to_bf16(torch.tensor(counts, device=device)), mu.exp())\n" in code
     assert "    model = torch.nn.Linear(4, 1).to(device)\n" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+@pytest.mark.parametrize("where", ["module", "function"])
+@pytest.mark.parametrize(
+    "spelling, header",
+    [("torch.get_default_dtype()", ""), ("DT", "DT = torch.float32\n"), ("torch.float", "")],
+)
+def test_f32_spelled_otherwise_is_read_as_torch_float32(spelling, header, where):
+    """``dtype=torch.get_default_dtype()`` (f32 unless the file sets another default) and ``dtype=DT``
+    of a module constant ``DT = torch.float32`` name f32 as ``torch.float32`` does: the migration and
+    its findings are those of the ``torch.float32`` spelling (both were left f32 without a word:
+    bench/unseen/hunt10's repro): an f32 the loss keeps, reported (BFM089), or cast where it meets the
+    model's output (BFM087)."""
+    body = (
+        "x = torch.randn(8, 4).to(device)\n"
+        "for _ in range(2):\n"
+        "    a = torch.ones(4, dtype={dtype}, device=device)\n"
+        "    y = model(x)\n    loss = (y * a).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
+    )
+    setup = "device = torch_xla.device()\nmodel = torch.nn.Linear(4, 4).to(device)\n"
+    setup += "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    head = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n' + header + "\n\n"
+    if where == "module":
+        template = head + setup + body
+    else:
+        template = (
+            head + "def main():\n" + "".join(f"    {line}\n" for line in (setup + body).splitlines()) + "\n\nmain()\n"
+        )
+
+    def migrated(dtype):
+        result = migrate_source(template.replace("{dtype}", dtype), "stochastic", "train.py")
+        code = result.code.replace(f"dtype={dtype}", "dtype=<dtype>")
+        return code, sorted((d.code, d.line, d.fixed) for d in result.diagnostics)
+
+    assert migrated(spelling) == migrated("torch.float32")
+    code, found = migrated(spelling)
+    assert {"BFM087", "BFM089"} & {c for c, _, _ in found}
+    if spelling == "torch.get_default_dtype()":  # another default: f16, which the switch did not touch
+        other = template.replace("import torch_xla\n", "import torch_xla\ntorch.set_default_dtype(torch.float16)\n")
+        assert "BFM087" not in {
+            d.code for d in migrate_source(other.replace("{dtype}", spelling), "stochastic", "t.py").diagnostics
+        }

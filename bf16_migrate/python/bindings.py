@@ -103,3 +103,36 @@ def unpacked_value(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression 
     if isinstance(assign.value, cst.Tuple) or any(isinstance(e, cst.StarredElement) for e in names.elements):
         return None
     return assign.value
+
+
+_DEFAULT_DTYPE = "torch.get_default_dtype"
+_SET_DEFAULT_DTYPE = "torch.set_default_dtype"
+
+
+def dtype_names(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> frozenset[str]:
+    """The qualified names of the dtype ``expr`` names: its own (``torch.float32``); for
+    ``torch.get_default_dtype()``, ``torch.float32`` (torch's default: torch 2.9 docs,
+    "torch.get_default_dtype"), or the dtype the file's ``torch.set_default_dtype(...)`` calls all
+    set; for a name bound only to such expressions (``DT = torch.float32`` at module level), theirs.
+    Empty when it cannot be told. Found by a hunt: both spellings were f32 the rewrite did not see."""
+    if isinstance(expr, cst.Call):
+        if expr.args or _DEFAULT_DTYPE not in ctx.qualified_names(expr.func):
+            return frozenset()
+        set_to = [
+            call.args[0].value
+            for call in ctx.nodes(cst.Call)
+            if len(call.args) == 1 and _SET_DEFAULT_DTYPE in ctx.qualified_names(call.func)
+        ]
+        if not set_to:
+            return frozenset({"torch.float32"})
+        found = {frozenset(ctx.qualified_names(value)) for value in set_to}
+        return next(iter(found)) if len(found) == 1 else frozenset()
+    names = ctx.qualified_names(expr)
+    if any(name.startswith("torch.") for name in names):
+        return frozenset(names)
+    if isinstance(expr, cst.Name) and depth < 3:
+        values = assigned_values(ctx, expr)
+        found = {dtype_names(ctx, value, depth + 1) for value in values}
+        if len(found) == 1:
+            return next(iter(found))
+    return frozenset()

@@ -72,7 +72,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, definitions, self_assigned, unpacked_value
+from .bindings import assigned_value, definitions, dtype_names, self_assigned, unpacked_value
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -740,7 +740,7 @@ def _upcasts(ctx: FileContext, call: cst.Call, doubles: bool = False) -> bool:
         return not call.args
     names = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
     return (
-        len(call.args) == 1 and call.args[0].keyword is None and bool(ctx.qualified_names(call.args[0].value) & names)
+        len(call.args) == 1 and call.args[0].keyword is None and bool(dtype_names(ctx, call.args[0].value) & names)
     )
 
 

@@ -44,7 +44,7 @@ from libcst.metadata import Assignment
 
 from . import deliberate_f32
 from .apply import EditPlan
-from .bindings import assigned_values, definitions, self_assigned
+from .bindings import assigned_values, definitions, dtype_names, self_assigned
 from .context import FileContext, findall
 from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
@@ -660,7 +660,7 @@ class _Audit:
 
     def _is_low(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` names a dtype that was low precision on the device (``self.low``)."""
-        names = self.ctx.qualified_names(value)
+        names = dtype_names(self.ctx, value)
         return bool(
             ("f32" in self.low and names & self.rules.f32_dtypes)
             or ("f64" in self.low and names & self.rules.f64_dtypes)

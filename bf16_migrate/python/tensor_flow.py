@@ -32,7 +32,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import self_assigned
+from .bindings import dtype_names, self_assigned
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
 from .submodule_inputs import receiver
@@ -103,7 +103,7 @@ def cast_kind(ctx: FileContext, call: cst.Call) -> str:
 
 
 def _arg_cast_kind(ctx: FileContext, value: cst.BaseExpression, rules, depth: int) -> str:
-    names = ctx.qualified_names(value)
+    names = dtype_names(ctx, value) or ctx.qualified_names(value)
     if names & rules.f32_dtypes:
         return "f32"
     if names & rules.f64_dtypes:
