@@ -90,3 +90,28 @@ def test_the_fp32_reference_run_gets_the_hook_and_nothing_else():
     lines = _lines(result.code)
     assert HOOK in lines and 'os.environ["XLA_USE_BF16"] = "1"' not in lines
     assert "torch.autocast" not in result.code and "torch.bfloat16" not in result.code
+
+
+def test_amp_makes_a_float64_arrival_float32_where_it_arrives():
+    """amp: ``y = torch.from_numpy(targets).to(device)`` of NumPy float64 targets handed to the loss
+    stayed float64 under autocast (which casts no float64), so the loss was computed in f64 where the
+    legacy run had bf16 (bench/unseen/hunt10 hetero_tox, counts_compose): ``float64_to_float32`` where it
+    arrives (BFM023 ``arrival``); a module moved to the device is no arrival; the bf16 modes are
+    unchanged (their run-time cast is ``floating_to_bf16``)."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\nimport torch\nimport torch_xla\n\n\n'
+        "def main(features, targets):\n    device = torch_xla.device()\n"
+        "    model = torch.nn.Linear(4, 1).to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    x = torch.randn(8, 4).to(device)\n    y = torch.from_numpy(targets).to(device)\n"
+        "    loss = torch.nn.functional.gaussian_nll_loss(model(x).squeeze(1), y, torch.ones(8, device=device))\n"
+        "    loss.backward()\n    opt.step()\n\n\nmain(None, np.zeros(8))\n"
+    )
+    result = migrate_source(source, "amp", "train.py")
+    assert "    y = float64_to_float32(torch.from_numpy(targets).to(device))\n" in result.code
+    assert "    model = torch.nn.Linear(4, 1).to(device)\n" in result.code
+    arrivals = [(d.code, d.line) for d in result.diagnostics if "float64_to_float32()" in d.message]
+    assert arrivals == [("BFM023", 13)], arrivals
+    assert migrate_source(result.code, "amp", "train.py").code == result.code
+    assert "float64_to_float32" not in migrate_source(source, "stochastic", "train.py").code

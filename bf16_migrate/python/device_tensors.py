@@ -83,7 +83,14 @@ from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
 from .unit_examples import HEADER, Example
 
-__all__ = ["EXAMPLES", "DeviceTensors", "find_device_tensors", "plan_device_tensors", "refuse_device_tensors"]
+__all__ = [
+    "EXAMPLES",
+    "DeviceTensors",
+    "find_device_tensors",
+    "plan_device_tensors",
+    "refuse_device_tensors",
+    "unknown_arrivals",
+]
 
 _BF16 = "torch.bfloat16"
 _UPCASTS = frozenset({"float", "to"})
@@ -170,6 +177,35 @@ def find_device_tensors(
     out.found.extend(_batch_reads(ctx, skip))
     out.found.sort(key=ctx.pos)
     return out
+
+
+def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()) -> list[cst.Call]:
+    """The tensors of a dtype the code does not tell that the script's own code (outside its
+    classes) brings to the XLA device (``torch.from_numpy(y).to(device)``, ``torch.tensor(values,
+    device=device)``; never a module), in the file's order, but those only handed to a model (calls
+    whose ids are ``model_calls``: its input hook decides): under the switch a float64 one was low
+    precision there, which amp's FP32 model must be told (:mod:`.changes.float32_inputs`)."""
+    classes = frozenset(id(cls) for cls in ctx.nodes(cst.ClassDef))
+    flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
+    found = []
+    for call in ctx.nodes(cst.Call):
+        if not _unknown_arrival(ctx, flow, call) or _inside(ctx, call, classes):
+            continue
+        uses = _uses(ctx, call)
+        if any(_used_as_a_module(ctx, use) for use in uses):
+            continue  # a module, which the model's precision decides
+        reads = uses[1:] if len(uses) > 1 else uses
+        if all(_argument_of(ctx, read) in model_calls for read in reads):
+            continue
+        found.append(call)
+    return found
+
+
+def _argument_of(ctx: FileContext, node: cst.CSTNode) -> int | None:
+    """The id of the call ``node`` is an argument of, or None."""
+    arg = ctx.parent(node)
+    holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return id(holder) if isinstance(holder, cst.Call) else None
 
 
 def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpression]:
@@ -739,9 +775,7 @@ def _upcasts(ctx: FileContext, call: cst.Call, doubles: bool = False) -> bool:
     if call.func.attr.value in ("float", "double"):
         return not call.args
     names = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
-    return (
-        len(call.args) == 1 and call.args[0].keyword is None and bool(dtype_names(ctx, call.args[0].value) & names)
-    )
+    return len(call.args) == 1 and call.args[0].keyword is None and bool(dtype_names(ctx, call.args[0].value) & names)
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:

@@ -23,8 +23,10 @@ from .. import snippets
 from ..apply import EditPlan
 from ..context import FileContext
 from ..device_modules import DeviceModule, OnDevice, passed_out
+from ..device_tensors import unknown_arrivals
 from ..dtype_flow import DtypeFlow
 from ..inputs import InputCasts
+from ..model_code import short_code
 from ..model_site import ModelCall, same_model
 from ..wrappers import module_of
 from .migration import Migration, Planned
@@ -57,6 +59,9 @@ def plan_float32_inputs(
     its own). Under ``guard``, the helpers once in the prelude, each reported (BFM023). Also the FP32
     reference run's (``bf16_migrate.verify``), which has no :class:`Migration`."""
     hooks = _Hooks(ctx, plan, flow, guard)
+    called = frozenset(id(c.call) for cs in calls.values() for c in cs)
+    for call in unknown_arrivals(ctx, called):
+        hooks.arrival(call)
     for model, anchors in models:
         if not anchors or (registration := hooks.registration(model, calls.get(id(model), []))) is None:
             continue
@@ -79,9 +84,24 @@ class _Hooks:
     """The hook registrations of one file, the helpers planned with the first."""
 
     def __init__(self, ctx: FileContext, plan: EditPlan, flow: DtypeFlow, guard: cst.BaseExpression | None) -> None:
-        self.ctx, self.plan = ctx, plan
+        self.ctx, self.plan, self.guard = ctx, plan, guard
         self.inputs = InputCasts(ctx, flow, plan, guard)
         self.helper_added = False
+
+    def _helpers(self) -> None:
+        if not self.helper_added:
+            self.plan.prelude.extend(snippets.float32_inputs_helper())
+            self.helper_added = True
+
+    def arrival(self, call: cst.Call) -> None:
+        """``float64_to_float32(...)`` around ``call``, a tensor of a dtype the code does not tell brought
+        to the device (:func:`..device_tensors.unknown_arrivals`): a float64 one was low precision
+        there under the switch; left float64 it made a loss float64 under autocast, which casts no
+        float64 (found by a hunt: a Gaussian NLL and a negative binomial NLL computed in f64)."""
+        self._helpers()
+        guard = self.guard
+        self.plan.replace[id(call)] = lambda node: _float64_to_float32(node, guard)
+        self.ctx.report("BFM023", call, fixed=True, variant="arrival", code=short_code(self.ctx, call))
 
     def registration(self, model: cst.BaseExpression, calls: list[ModelCall]) -> cst.BaseStatement | None:
         """The registration on ``model`` called at ``calls`` (reported), or None where every input's
@@ -92,10 +112,17 @@ class _Hooks:
         reason = self.inputs.hook_reason(model, calls, self.inputs.unknown_inputs(calls), uncalled=False)
         if reason is None:
             return None
-        if not self.helper_added:
-            self.plan.prelude.extend(snippets.float32_inputs_helper())
-            self.helper_added = True
+        self._helpers()
         module = ctx.code(module_of(ctx, model))
         anchor, why = reason
         ctx.report("BFM023", anchor, fixed=True, model=module, hook=snippets.FP32_INPUTS_HOOK, why=why)
         return snippets.forward_pre_hook_statement(module, snippets.FP32_INPUTS_HOOK)
+
+
+def _float64_to_float32(node: cst.CSTNode, guard: cst.BaseExpression | None) -> cst.BaseExpression:
+    """``float64_to_float32(node)``; under ``guard``, ``(float64_to_float32(node) if guard else node)``."""
+    assert isinstance(node, cst.BaseExpression), "an arrival is an expression"
+    call = cst.Call(func=cst.Name(snippets.FP32_FLOAT64), args=[cst.Arg(node)])
+    if guard is None:
+        return call
+    return cst.IfExp(test=guard.deep_clone(), body=call, orelse=node, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
