@@ -335,3 +335,26 @@ def test_a_script_that_updates_its_parameters_by_hand_is_migrated_but_not_in_gpu
     finding = next(d for d in kept.diagnostics if d.code == "BFM017")
     assert "updates its parameters by hand (`loss.backward` at line 42" in finding.message
     assert [why for why, _ in kept.outcome.refused()] == [Refusal.MASTER_WEIGHTS]
+
+
+def test_one_sample_wholly_different_fails_and_is_named_and_amp_allows_the_legacy_runs_farthest():
+    """A sample whose own median is beyond ``outputs_far`` fails even with the overall figures within
+    their bars, and the detail says it is that test; in amp (the FP32 run the baseline) the bar is as
+    far as the legacy run's farthest sample may be (``drift_factor`` times it): a right amp migration
+    of a beam search FAILed on a sample the legacy run had as far (bench/unseen/hunt10 beam_notebook)."""
+    samples = [_output(line, VALUES) for line in range(10, 40)]
+    off = _output(41, _noise(VALUES, 0.06))  # one of 31 samples 6% off: overall median 0, far share 3.2%
+    stochastic = mode_named("stochastic")
+    runs = {LEGACY: _record(LEGACY, *samples, _output(41, VALUES)), MIGRATED: _record(MIGRATED, *samples, off)}
+    part = outputs_part(stochastic, runs, _sources())
+    assert part.status == FAIL and "one sample is wholly different: score.py:41 Tensor.cpu" in part.detail
+    amp = mode_named("amp")
+    far_legacy = _output(41, _noise(VALUES, 0.07))
+    runs = {
+        REFERENCE: _record(REFERENCE, *samples, _output(41, VALUES)),
+        LEGACY: _record(LEGACY, *samples, far_legacy),
+        MIGRATED: _record(MIGRATED, *samples, off),
+    }
+    assert outputs_part(amp, runs, _sources()).status == PASS
+    runs[LEGACY] = _record(LEGACY, *samples, _output(41, VALUES))
+    assert outputs_part(amp, runs, _sources()).status == FAIL
