@@ -25,9 +25,10 @@ The comparison run is the mode's baseline (``[MODE.verify] baseline`` in ``rules
 the legacy run for the bf16 modes, which a faithful migration reproduces to the bf16 rounding;
 the FP32 reference for amp, which may then be as far from it as the legacy run is
 (``drift_factor`` times the legacy run's distance, the precision gap of the outputs: its median,
-its far share and its farthest sample's median) or within the floor above, whichever is larger. The FP32 reference's distance from the legacy run is
-reported beside the figures: where it is within the bar too, the outputs cannot tell the
-precisions apart and the trace part (f32 computed on the device) is what says so. No torch.
+its far share and its farthest sample's median) or within the floor above, whichever is larger.
+The FP32 reference's distance from the legacy run is reported beside the figures: where it is
+within the bar too, the outputs cannot tell the precisions apart and the trace part (f32 computed
+on the device) is what says so. No torch.
 """
 
 from __future__ import annotations
