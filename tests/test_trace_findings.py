@@ -235,6 +235,23 @@ def test_f32_computed_without_meeting_bf16_an_uncast_module_and_a_bf16_save_are_
     assert trace_findings(runs([nested]), sources())[0].repair is None
 
 
+def test_parameters_initialised_on_the_device_before_the_first_step_are_no_finding():
+    """``nn.Linear(...)`` made in ``with torch.device(xla):`` fills its parameters in f32 there
+    (``kaiming_uniform_``, ``uniform_``), then the model cast makes them bf16: no step computes on
+    them in f32 (one BFM201 per layer before: bench/unseen/hunt10 devctx_dockerfile, lrfind_actions).
+    The same initialiser once a step ran, or any other op before it, is still a finding."""
+    origin = {"kind": "unknown", "file": "", "line": 0, "op": ""}
+    init = [
+        ev("compute", 8, op, operands=["f32"], result="f32", origin=origin, order=i)
+        for i, op in enumerate(("torch.kaiming_uniform_", "torch.uniform_"), start=1)
+    ]
+    assert trace_findings(runs(init), sources()) == []
+    in_step = [dict(e, step=1) for e in init]
+    assert trace_findings(runs(in_step), sources())
+    other = [ev("compute", 8, "Tensor.add", operands=["f32", "f32"], result="f32", origin=origin)]
+    assert trace_findings(runs(other), sources())
+
+
 def test_a_failure_the_legacy_run_did_not_have_names_its_line_and_the_failed_op():
     events = [
         ev("op_error", 15, "Tensor.numpy", operands=["cpu:bfloat16"], message="TypeError: bf16", mixed=False),

@@ -287,6 +287,33 @@ class TraceFinding:
 
 _F32_KINDS = (Kind.MEET, Kind.COMPUTE)
 
+_INITIALISERS = frozenset(
+    f"{prefix}.{name}"
+    for prefix in ("torch", "Tensor")
+    for name in (
+        "uniform_",
+        "normal_",
+        "kaiming_uniform_",
+        "kaiming_normal_",
+        "xavier_uniform_",
+        "xavier_normal_",
+        "trunc_normal_",
+        "orthogonal_",
+        "zero_",
+        "fill_",
+        "ones_",
+        "zeros_",
+        "constant_",
+        "eye_",
+        "bernoulli_",
+    )
+)
+"""The in-place initialisers torch.nn.init and a module's ``reset_parameters`` call. Run on the device
+before the first optimizer step they fill parameters a module made there (``with torch.device(xla):``,
+``torch.set_default_device``) in f32, which the model cast then makes bf16: no step computes on them
+in f32 (bench/unseen/hunt10 lrfind_actions, devctx_dockerfile: the same losses, yet one BFM201 per
+layer). In the step, or meeting bf16, they are findings as any op."""
+
 
 def trace_findings(runs: Mapping[str, RunRecord], sources: TraceSources) -> list[TraceFinding]:
     """The findings of the migrated run's trace read against the legacy run's (see the module
@@ -389,6 +416,8 @@ class _Reader:
     def _f32_finding(self, root: tuple[Any, ...], events: list[TraceEvent]) -> TraceFinding | None:
         kind = root[0]
         meets = [e for e in events if e.kind == Kind.MEET]
+        if not meets and all(e.step == 0 and e.op in _INITIALISERS for e in events):
+            return None  # a module's parameters initialised on the device before the first step (below)
         first = meets[0] if meets else events[0]
         if kind in (OriginKind.COPY.value, OriginKind.MODULE.value):
             origin_event = self._origin_event(root, kind)
