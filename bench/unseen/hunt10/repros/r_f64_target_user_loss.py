@@ -24,7 +24,7 @@ for step in range(3):
     x, y = torch.tensor(x_np, device=device), torch.tensor(y_np, device=device)
     loss = poisson_nll(y, model(x).squeeze(1))
     opt.zero_grad(); loss.backward(); opt.step(); torch_xla.sync()
-    print(step, "loss", round(loss.item(), 4), "on the device:", re.search(r"= (\w+)\[", torch_xla._XLAC._get_xla_tensors_text([loss])).group(1))
+    print(step, "loss", round(loss.item(), 4), "on the device:", re.search(r"= (\w+)\[", [l for l in torch_xla._XLAC._get_xla_tensors_text([loss]).splitlines() if "ROOT" in l][-1]).group(1))
 mu = model(x).squeeze(1).exp().detach()
 dev = torch.xlogy(torch.tensor(y_np, device=device), torch.tensor(y_np, device=device) / mu)
 torch_xla.sync()
