@@ -194,6 +194,9 @@ class ModelCodeRules:
     switch is kept where the code runs one there)."""
     float32_ops_by_keyword: Mapping[str, KeywordPath] = field(default_factory=dict)
     """``[flow.float32_ops.by_keyword]``: those of them that run in bf16 given a keyword."""
+    float32_ops_cast_to: Mapping[str, str] = field(default_factory=dict)
+    """``[flow.float32_ops.cast_to]``: qualified function -> the keyword of the operand whose dtype
+    its result is cast back to (``torch.bincount`` -> ``weights``)."""
     loss_containers: frozenset[str] = frozenset()
     loss_weight_keywords: frozenset[str] = frozenset()
     loss_weight_first: frozenset[str] = frozenset()
@@ -436,6 +439,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         source_functions=index_args("source_functions"),
         float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
+        float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),
         loss_weight_first=names(loss, "weight_first"),
@@ -579,6 +583,13 @@ def _load_device_modules(path: Path) -> DeviceModuleRules:
         module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),
         device_keywords=frozenset(_need(data, "device_keywords", list, path)),
     )
+
+
+def _string_table(table: object, path: Path) -> dict[str, str]:
+    """``[flow.float32_ops.cast_to]``: name -> string; anything else raises :class:`RuleError`."""
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise RuleError(f"{path}: [flow.float32_ops.cast_to] must map names to strings")
+    return dict(table)
 
 
 def _keyword_paths(table: object, path: Path) -> dict[str, KeywordPath]:

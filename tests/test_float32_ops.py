@@ -224,3 +224,17 @@ def test_kernel_regression_without_the_rule_crashes_and_run_in_float32_fails_pre
         and precision.status == FAIL
         and "in f32 where the legacy run had 0" in precision.detail
     )
+
+
+def test_a_weighted_bincount_is_cast_back_to_its_weights_dtype():
+    """``torch.bincount(ids, weights=w)`` with bf16 weights returns float64 on the XLA device (measured,
+    torch-xla 2.9; f32 weights give float32, as the legacy run's did): its result is cast back to
+    ``w.dtype`` (BFM156 ``cast_to``); an unweighted count, or one already cast, is left."""
+    result = _migrated("loss = torch.bincount(torch.arange(16, device=device) % 4, weights=K.sum(1)).sum()")
+    assert (
+        "torch.bincount(torch.arange(16, device=device) % 4, weights=K.sum(1)).to(K.sum(1).dtype).sum()" in result.code
+    )
+    [found] = [d for d in result.diagnostics if d.code == "BFM156"]
+    assert found.fixed and "returns float64 on the device" in found.message
+    plain = _migrated("loss = K.sum() + torch.bincount(torch.arange(16, device=device) % 4).sum()")
+    assert ".to(" not in plain.code.split("loss = ")[1].split("\n")[0]

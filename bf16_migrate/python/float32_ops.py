@@ -25,9 +25,10 @@ from .context import FileContext
 
 
 def candidates(ctx: FileContext) -> list[cst.Call]:
-    """The file's calls whose last name is one of ``[flow.float32_ops]``'s (a check by name before
-    any qualified name is read)."""
-    short = {name.rsplit(".", 1)[-1] for name in ctx.rules.model_code.float32_ops}
+    """The file's calls whose last name is one of ``[flow.float32_ops]``'s or ``cast_to``'s (a check by
+    name before any qualified name is read)."""
+    rules = ctx.rules.model_code
+    short = {name.rsplit(".", 1)[-1] for name in (*rules.float32_ops, *rules.float32_ops_cast_to)}
     return [
         call
         for call in ctx.nodes(cst.Call)
@@ -52,6 +53,22 @@ def keyword_path(ctx: FileContext, call: cst.Call) -> KeywordPath | None:
         if given is None or ctx.code(given.value) in found.values:
             return found
     return None
+
+
+def cast_back_operand(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The operand whose dtype the result of ``call`` is cast back to (``[flow.float32_ops.cast_to]``:
+    ``weights`` of ``torch.bincount(ids, weights=w)``, whose bf16 weights give float64 on the device),
+    when the call passes it by keyword and its result is not already cast (``.to(...)``); else None."""
+    table = ctx.rules.model_code.float32_ops_cast_to
+    names = ctx.qualified_names(call.func) & table.keys()
+    if not names:
+        return None
+    keyword = table[next(iter(names))]
+    operand = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in ("to", "float", "type"):
+        return None
+    return operand
 
 
 def runs_by_keyword(ctx: FileContext, call: cst.Call) -> bool:

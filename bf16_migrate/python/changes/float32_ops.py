@@ -10,7 +10,7 @@ import libcst as cst
 
 from ...rules import Emit
 from ..device_modules import method_names
-from ..float32_ops import candidates, find_float32_ops, keyword_path
+from ..float32_ops import candidates, cast_back_operand, find_float32_ops, keyword_path
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
 from ..optimizers import append_keyword
@@ -27,6 +27,11 @@ def plan(m: Migration, planned: Planned) -> Planned:
     ctx = m.ctx
     if not candidates(ctx):
         return planned
+    for call in candidates(ctx):
+        operand = cast_back_operand(ctx, call)
+        if operand is not None:
+            m.plan.replace[id(call)] = functools.partial(_cast_to, dtype=f"{ctx.code(operand)}.dtype")
+            ctx.report("BFM156", call, fixed=True, variant="cast_to", op=ctx.code(call.func), operand=ctx.code(operand))
     for call in _device_ops(m):
         path = keyword_path(ctx, call)
         assert path is not None, "the check let only ops with a keyword path through"
@@ -56,6 +61,12 @@ def check(m: Migration) -> Migration | None:
         )
         ctx.outcome.refuse(Refusal.FLOAT32_OP, finding)
     return None
+
+
+def _cast_to(node: cst.CSTNode, dtype: str) -> cst.Call:
+    """``node.to(<dtype>)``."""
+    assert isinstance(node, cst.BaseExpression), "an op is an expression"
+    return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(dtype))])
 
 
 def _with_keyword(node: cst.CSTNode, keyword: str, value: cst.BaseExpression) -> cst.CSTNode:
