@@ -189,16 +189,51 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     found = []
     for call in ctx.nodes(cst.Call):
-        if not _unknown_arrival(ctx, flow, call) or _inside(ctx, call, classes):
-            continue
+        if (
+            not _unknown_arrival(ctx, flow, call)
+            or _inside(ctx, call, classes)
+            or isinstance(ctx.parent(call), cst.Expr)
+        ):
+            continue  # `best.to(device)` as a statement: a module moved in place
+        made = _moved_to_the_device(ctx, call) or call
+        if isinstance(made, cst.Call) and not _data_of_its_argument(ctx, made):
+            continue  # `torch.arange(n, device=device)`: integer or float32, never float64
         uses = _uses(ctx, call)
         if any(_used_as_a_module(ctx, use) for use in uses):
             continue  # a module, which the model's precision decides
         reads = uses[1:] if len(uses) > 1 else uses
-        if all(_argument_of(ctx, read) in model_calls for read in reads):
+        if all(_argument_of(ctx, read) in model_calls or _class_index_target(ctx, read) for read in reads):
             continue
         found.append(call)
     return found
+
+
+_CLASS_INDEX_LOSSES = frozenset({"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"})
+"""Losses whose target is class indices (an integer tensor): no float64 to make float32 there."""
+
+
+def _class_index_target(ctx: FileContext, read: cst.CSTNode) -> bool:
+    """Whether ``read`` (or a view of it: ``y.reshape(-1)``) is the target of a loss over class indices."""
+    node: cst.CSTNode = read
+    while isinstance(ctx.parent(node), cst.Attribute) and isinstance(call := ctx.parent(ctx.parent(node)), cst.Call):
+        node = call
+    arg = ctx.parent(node)
+    holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(holder, cst.Call) and bool(ctx.qualified_names(holder.func) & _CLASS_INDEX_LOSSES)
+
+
+_DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray"})
+"""The factories whose dtype is their data's: float64 for a NumPy float64 array (torch 2.9 docs)."""
+
+
+def _data_of_its_argument(ctx: FileContext, made: cst.Call) -> bool:
+    """Whether the call ``made`` (what is brought to the device) may hold float64: a factory of
+    :data:`_DATA_FACTORIES`, or a call that is no torch factory (a method, a function of the file);
+    the other torch factories make integer or float32 tensors unless given a dtype."""
+    names = ctx.qualified_names(made.func)
+    if names & _DATA_FACTORIES:
+        return True
+    return not any(name.startswith("torch.") and name.count(".") == 1 for name in names)
 
 
 def _argument_of(ctx: FileContext, node: cst.CSTNode) -> int | None:
