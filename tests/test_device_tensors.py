@@ -1081,3 +1081,20 @@ def test_f32_spelled_otherwise_is_read_as_torch_float32(spelling, header, where)
         assert "BFM087" not in {
             d.code for d in migrate_source(other.replace("{dtype}", spelling), "stochastic", "t.py").diagnostics
         }
+
+
+def test_a_default_device_set_in_main_reaches_the_factories_of_the_classes_it_builds():
+    """``torch.set_default_device(xla)`` in ``main``, then ``MeanMetric()`` whose ``__init__`` makes
+    ``torch.zeros(())``: on the device, bf16 under the switch (left f32 it summed the bf16 losses in
+    f32: verify's trace on bench/unseen/hunt10 lrfind_actions)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\n'
+        "class MeanMetric:\n    def __init__(self):\n        self.total = torch.zeros(())\n\n"
+        "    def update(self, value):\n        self.total += value.detach()\n\n\n"
+        "def main():\n    device = torch_xla.device()\n    torch.set_default_device(device)\n"
+        "    model = torch.nn.Linear(4, 1)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    metric = MeanMetric()\n    for _ in range(3):\n        loss = model(torch.randn(8, 4)).mean()\n"
+        "        loss.backward()\n        opt.step()\n        metric.update(loss)\n\n\nmain()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "        self.total = torch.zeros((), dtype=torch.bfloat16)\n" in code

