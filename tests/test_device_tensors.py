@@ -1098,3 +1098,24 @@ def test_a_default_device_set_in_main_reaches_the_factories_of_the_classes_it_bu
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "        self.total = torch.zeros((), dtype=torch.bfloat16)\n" in code
+
+
+def test_a_true_division_of_integers_on_the_device_is_bf16():
+    """``(logits.argmax(-1) == y).sum() / y.numel()``: the true division of an integer tensor makes a
+    fresh float32 tensor, bf16 under the switch (verify's trace named its f32 on a hunt's script:
+    ``y / 10.0`` of integer labels, bench/unseen/hunt10 lrfind_actions); a floating tensor's division
+    is not one."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\n'
+        "def main():\n    device = torch_xla.device()\n    model = torch.nn.Linear(4, 3).to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n"
+        "        x = torch.randn(8, 4).to(device)\n        y = torch.randint(0, 3, (8,)).to(device)\n"
+        "        logits = model(x)\n        loss = torch.nn.functional.cross_entropy(logits, y)\n"
+        "        loss.backward()\n        opt.step()\n"
+        "        acc = (logits.argmax(-1) == y).sum() / y.numel()\n        half = logits / 2\n"
+        "        print(loss.item(), acc.item(), half.sum().item())\n\n\nmain()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "        acc = ((logits.argmax(-1) == y).sum() / y.numel()).to(torch.bfloat16)\n" in code
+    assert "        half = logits / 2\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

@@ -175,8 +175,30 @@ def find_device_tensors(
             # function hands back is cast where it arrives (its uses are the callers')
             out.found.append(call)
     out.found.extend(_batch_reads(ctx, skip))
+    out.found.extend(
+        division
+        for division in ctx.nodes(cst.BinaryOperation)
+        if not _inside(ctx, division, skip) and _fresh_division(ctx, flow, division, model_calls)
+    )
     out.found.sort(key=ctx.pos)
     return out
+
+
+def _fresh_division(
+    ctx: FileContext, flow: DtypeFlow, division: cst.BinaryOperation, model_calls: frozenset[int]
+) -> bool:
+    """A true division of an integer or boolean tensor on the device by a number or another integer
+    (``(pred == y).sum() / y.numel()``, an accuracy): PyTorch's type promotion makes it a fresh float32
+    tensor, bf16 under the switch (found by verify's trace on a hunt's script: ``y / 10.0`` of integer
+    labels)."""
+    if not isinstance(division.operator, cst.Divide) or flow.infer(division.left) != INT:
+        return False
+    right = division.right
+    numeric = isinstance(right, (cst.Integer, cst.Float)) or flow.infer(right) == INT
+    counted = isinstance(right, cst.Call) and (
+        m.matches(right.func, m.Name("len") | m.Attribute(attr=m.OneOf(m.Name("numel"), m.Name("size"))))
+    )
+    return (numeric or counted) and _on_device(ctx, division.left, 0, model_calls)
 
 
 def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()) -> list[cst.Call]:
@@ -351,6 +373,10 @@ def plan_device_tensors(
     for call in found:
         if id(call) in plan.replace:
             continue
+        if isinstance(call, cst.BinaryOperation):  # a true division of integers (:func:`_fresh_division`)
+            plan.replace[id(call)] = lambda node: _to_dtype(node, guard)
+            ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
+            continue
         if not isinstance(call, cst.Call):  # a read of a device loader's batch
             _need_floating_helper(plan)
             plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
@@ -386,6 +412,15 @@ def plan_device_tensors(
             plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         ctx.report("BFM154", call, fixed=True, variant="transfer" if moved else None, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def _to_dtype(node: cst.CSTNode, guard: cst.BaseExpression | None) -> cst.Call:
+    """``(node).to(torch.bfloat16)`` (under ``guard``: ``.to(torch.bfloat16 if guard else
+    torch.get_default_dtype())``)."""
+    assert isinstance(node, cst.BaseExpression), "a division is an expression"
+    inner = node if node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    dtype = choose(snippets.attr(_BF16), cst.parse_expression("torch.get_default_dtype()"), guard)
+    return cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
 
 def _need_floating_helper(plan: EditPlan) -> None:
