@@ -224,10 +224,21 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
         if any(_used_as_a_module(ctx, use) for use in uses):
             continue  # a module, which the model's precision decides
         reads = uses[1:] if len(uses) > 1 else uses
-        if all(_argument_of(ctx, read) in model_calls or _class_index_target(ctx, read) for read in reads):
-            continue
-        found.append(call)
+        if any(_computes_in_amp(ctx, read, model_calls) for read in reads):
+            found.append(call)
     return found
+
+
+def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset[int]) -> bool:
+    """Whether ``read`` computes with the tensor where amp's FP32 code would meet a float64 one: an
+    operand of arithmetic, or an argument of a call that is neither a model's (its input hook
+    decides) nor a loss over class indices; a comparison, a move (``.to``) or a question of its shape
+    computes nothing floating."""
+    parent = ctx.parent(read)
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    holder = _argument_of(ctx, read)
+    return holder is not None and holder not in model_calls and not _class_index_target(ctx, read)
 
 
 _CLASS_INDEX_LOSSES = frozenset({"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"})
