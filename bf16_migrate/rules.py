@@ -86,6 +86,10 @@ class TorchApi:
     ``"transparent"``, ``"dynamo"``, ``"fsdp"`` or ``"unmeasured"`` (see ``[model_wrappers]``)."""
     fsdp_compute_dtype: FsdpLayers | None = None
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
+    numpy_integer_methods: frozenset[str] = frozenset()
+    """Methods of NumPy's random generators that give integer arrays (``[numpy_integers] methods``)."""
+    numpy_integer_functions: frozenset[str] = frozenset()
+    """NumPy functions (qualified) that give integer arrays (``[numpy_integers] functions``)."""
     no_tensor_calls: frozenset[str] = frozenset()
     host_only_imports: frozenset[str] = frozenset()
     """torch and torch_xla functions that make no tensor (they ask for the device or the runtime):
@@ -326,6 +330,7 @@ def _load_torch_api(path: Path) -> TorchApi:
     dtypes = _need(data, "dtypes", dict, path)
     methods = _need(data, "methods", dict, path)
     factories = _need(data, "factories", dict, path)
+    numpy_integers = _need(data, "numpy_integers", dict, path)
     allowed = {"float", "int", "like", "arange", "literal", "unknown", "first"}
     for fn, kind in factories.items():
         if kind not in allowed:
@@ -344,6 +349,8 @@ def _load_torch_api(path: Path) -> TorchApi:
         float_methods=frozenset(_need(methods, "float", list, path)),
         int_methods=frozenset(_need(methods, "int", list, path)),
         values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
+        numpy_integer_methods=frozenset(_need(numpy_integers, "methods", list, path)),
+        numpy_integer_functions=frozenset(_need(numpy_integers, "functions", list, path)),
         functional_losses=frozenset(_need(data, "functional_losses", list, path)),
         attention_users=frozenset(_need(data, "attention_users", list, path)),
         attention_flag=_need(data, "attention_flag", str, path),

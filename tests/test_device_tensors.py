@@ -1119,3 +1119,34 @@ def test_a_true_division_of_integers_on_the_device_is_bf16():
     assert "        acc = ((logits.argmax(-1) == y).sum() / y.numel()).to(torch.bfloat16)\n" in code
     assert "        half = logits / 2\n" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        "torch.tensor(gen.integers(0, 10, size=32))",
+        "torch.as_tensor(gen.integers(0, 10, size=32))",
+        "torch.tensor(np.random.randint(0, 10, size=32))",
+    ],
+)
+def test_a_true_division_of_numpy_integers_made_on_the_default_device_is_bf16(labels):
+    """``y = torch.tensor(gen.integers(...))`` after ``torch.set_default_device(xla)``: an int64 tensor on
+    the device, whose ``y / 10.0`` is a fresh float32 tensor, bf16 under the switch (left f32 it made
+    the whole batch f32: verify's trace on bench/unseen/hunt10 lrfind_actions, line 109). Without the
+    default device the labels stay on the host, and their division is the host's."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\nimport torch\nimport torch_xla\n\n\n'
+        "def main():\n    device = torch_xla.device()\n    torch.set_default_device(device)\n"
+        "    gen = np.random.default_rng(0)\n    model = torch.nn.Linear(4, 1)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n"
+        f"        y = {labels}\n        x = torch.randn(32, 4) + y.view(-1, 1) / 10.0\n"
+        "        loss = model(x).mean()\n        loss.backward()\n        opt.step()\n\n\nmain()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "x = torch.randn(32, 4, dtype=torch.bfloat16) + (y.view(-1, 1) / 10.0).to(torch.bfloat16)\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code
+    on_host = source.replace("    torch.set_default_device(device)\n", "").replace(
+        "torch.nn.Linear(4, 1)", "torch.nn.Linear(4, 1).to(device)"
+    )
+    host_code = migrate_source(on_host, "stochastic", "t.py").code
+    assert "        x = torch.randn(32, 4) + y.view(-1, 1) / 10.0\n" in host_code

@@ -904,6 +904,12 @@ def _on_device(
                 ctx, arg.value, depth + 1
             ):
                 return True
+        made_by_default = factory_dtype_class(ctx, call) is not None and not any(
+            arg.keyword is not None and arg.keyword.value == "device" for arg in call.args
+        )
+        default = _default_device(ctx, call) if made_by_default else None
+        if default is not None and _is_device(ctx, default, depth + 1):
+            return True  # `torch.tensor(ints)` after `torch.set_default_device(xla)`
     for name in findall(expr, m.Name()):
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:

@@ -476,6 +476,8 @@ class DtypeFlow:
         if kind in ("float", "int"):
             return kind
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if kind in ("literal", "unknown") and self._numpy_integers(first):
+            return INT
         if kind in ("like", "first"):
             return self._like_class(kind, first, depth)
         if kind == "arange":
@@ -483,6 +485,18 @@ class DtypeFlow:
         if kind == "literal":
             return _literal_class(self.ctx, first)
         return UNKNOWN
+
+    def _numpy_integers(self, data: cst.BaseExpression | None) -> bool:
+        """Whether ``data`` is a call of a NumPy function that gives integers whatever its
+        arguments (``rng.integers(0, 10, size=32)``, ``np.random.randint(...)``: ``[numpy_integers]``
+        of ``rules/torch_api.toml``): ``torch.tensor`` and ``torch.from_numpy`` of it are int64 (torch
+        docs, ``torch.tensor``: the dtype is inferred from ``data``; found by verify's trace on a hunt's
+        labels made so and divided on the device)."""
+        if not isinstance(data, cst.Call):
+            return False
+        if isinstance(data.func, cst.Attribute) and data.func.attr.value in self.api.numpy_integer_methods:
+            return True
+        return bool(self.ctx.qualified_names(data.func) & self.api.numpy_integer_functions)
 
     def _like_class(self, kind: str, first: cst.BaseExpression | None, depth) -> str:
         """A factory that takes its class from its first argument (``torch.zeros_like(x)``), or for
