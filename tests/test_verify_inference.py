@@ -25,7 +25,7 @@ from bf16_migrate.rules import mode_named
 from bf16_migrate.verify.collect import _diagnose
 from bf16_migrate.verify.outputs import distance, judge_outputs, outputs_part
 from bf16_migrate.verify.parts import FAIL, INCONCLUSIVE, PASS
-from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunRecord, RunSpec
+from bf16_migrate.verify.records import AUTOCAST, LEGACY, MIGRATED, REFERENCE, RunRecord, RunSpec
 from bf16_migrate.verify.trace import Trace
 from bf16_migrate.verify.trace_findings import TraceSources
 
@@ -358,3 +358,29 @@ def test_one_sample_wholly_different_fails_and_is_named_and_amp_allows_the_legac
     assert outputs_part(amp, runs, _sources()).status == PASS
     runs[LEGACY] = _record(LEGACY, *samples, _output(41, VALUES))
     assert outputs_part(amp, runs, _sources()).status == FAIL
+
+
+def test_amp_past_the_fp32_bar_passes_when_it_hands_the_host_what_the_autocast_control_does():
+    """amp, a sample farther from the FP32 reference than the legacy run's farthest (a beam search whose
+    survivors change: bench/unseen/hunt10 beam_notebook, 0.044 against 0.035): PASS when the autocast
+    control (the FP32 script under autocast, the same program) handed the host the same to the rounding;
+    FAIL, both figures said, when it did not, or when it is unusable."""
+    amp = mode_named("amp")
+    samples = [_output(line, VALUES) for line in range(10, 40)]
+    off = _output(41, _noise(VALUES, 0.06))
+    runs = {
+        REFERENCE: _record(REFERENCE, *samples, _output(41, VALUES)),
+        LEGACY: _record(LEGACY, *samples, _output(41, _noise(VALUES, 0.04))),
+        MIGRATED: _record(MIGRATED, *samples, off),
+    }
+    assert outputs_part(amp, runs, _sources()).status == FAIL
+    runs[AUTOCAST] = _record(AUTOCAST, *samples, _output(41, _noise(VALUES, 0.0601)))
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == PASS, part.detail
+    assert "vs the autocast control" in part.detail and "score.py:41" in part.detail
+    assert part.figures["autocast_control"]["passed"] is True
+    runs[AUTOCAST] = _record(AUTOCAST, *samples, _output(41, VALUES))  # autocast gives the FP32 answer
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == FAIL and "does not hand the host what autocast computes either" in part.detail
+    runs[AUTOCAST] = _record(AUTOCAST, *samples, _output(41, _noise(VALUES, 0.06)), losses=[1.0])  # it trained
+    assert "is unusable" in outputs_part(amp, runs, _sources()).detail

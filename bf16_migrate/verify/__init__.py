@@ -357,6 +357,10 @@ def verify_script(
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
     if inference:  # a script that does not train: judged on what it hands the host
         verdict = judge_outputs(mode, runs, sources)
+        if _autocast_control_run(
+            script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
+        ):
+            verdict = judge_outputs(mode, runs, sources)
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
@@ -491,6 +495,7 @@ def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts
     run_texts = {MIGRATED: migrated, LEGACY: legacy_texts}
     if texts.reference is not None:
         run_texts[REFERENCE] = {str(script): texts.reference}
+        run_texts[AUTOCAST] = run_texts[REFERENCE]  # the autocast control runs the FP32 reference's text
     sources = TraceSources(user_text, run_texts, f32=mode.casts_model)
     checkout = legacy.checkout
     if checkout is not None:
@@ -887,7 +892,8 @@ def _autocast_control_run(
     progress: Progress | None,
     linked: list[Linked] | None = None,
 ) -> bool:
-    """amp: when matches FAILed against the FP32 reference, or precision FAILed (``verdict``), add
+    """amp: when matches FAILed against the FP32 reference (a training run's losses, or an inference
+    run's host outputs: :mod:`.outputs`), or precision FAILed (``verdict``), add
     ``runs["autocast"]``, the autocast control (:data:`.records.AUTOCAST`): the FP32 reference's
     text run with autocast on for its forward passes and losses, which matches may then hold the
     migrated run to, and whose step graph tells the matmuls autocast itself leaves in f32
@@ -895,16 +901,27 @@ def _autocast_control_run(
     reference costs no run. Returns whether the run was made (the verdict is then to be judged
     again)."""
     failed = {part.name for part in verdict.parts if part.status == FAIL}
-    tol = verdict.tolerance
+    tol = verdict.tolerance or TOLERANCES.get(verdict.mode.name)  # an inference verdict has no loss tolerance
     if not failed & {"matches", "precision"} or tol is None or tol.autocast_control is None:
         return False
     if AUTOCAST in runs or texts.reference is None or not usable(runs.get(REFERENCE)):
         return False
     origin = legacy.file if legacy.file is not None else script
     add = {AUTOCAST_ENV: "bfloat16"}
+    # an inference run is judged on its host outputs: the control's are traced, as the reference's are
+    outputs_of = script if runs[MIGRATED].inference else None
     runs.update(
         _one_run(
-            AUTOCAST, texts.reference, origin, legacy, common, python=python, progress=progress, add=add, linked=linked
+            AUTOCAST,
+            texts.reference,
+            origin,
+            legacy,
+            common,
+            python=python,
+            progress=progress,
+            add=add,
+            linked=linked,
+            outputs_of=outputs_of,
         )
     )
     return True
@@ -921,22 +938,29 @@ def _one_run(
     progress: Progress | None,
     add: Mapping[str, str] | None = None,
     linked: list[Linked] | None = None,
+    outputs_of: Path | None = None,
 ) -> dict[str, RunRecord]:
     """One more run, made after the first ones (a control): ``text`` staged in place of ``origin``
     in its own working copy (:func:`_stage`, what it links appended to ``linked``), without the
-    legacy variables, with ``add`` in its environment; its record by name."""
+    legacy variables, with ``add`` in its environment; its record by name. ``outputs_of``: the
+    user's script, whose host outputs the run records (as the FP32 reference's are, for a script
+    that does not train); None: no trace."""
     with Workspace() as ws:
-        run = _stage(text, origin, ws.root / name, None, linked)
+        staged = ws.root / name
+        run = _stage(text, origin, staged, None, linked)
         spec = ws.spec(
             name,
             run.script,
             origin,
             drop=LEGACY_VARIABLES,
             add=add,
+            trace=None if outputs_of is None else TraceSpec(False, (staged,), 0.0),
             module=run.module,
             cwd=run.cwd,
             **{**common, "base_env": legacy.base_env},
         )
+        if outputs_of is not None:
+            spec.trace_paths[str(staged)] = str(_stage_home(outputs_of, run))
         return run_specs([spec], python=python, jobs=1, progress=progress)
 
 
