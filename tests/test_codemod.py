@@ -215,6 +215,34 @@ def test_unknown_input_dtype_is_cast_at_run_time_not_guessed():
     assert ("BFM022", True) in codes(result)
 
 
+def test_a_floating_input_of_a_hooked_model_is_cast_in_its_move():
+    """The pre-hook casts on the device; a floating input whose move the code shows (a name last bound
+    by ``w.float().to(device)``, or the move written in the call) is cast in the move instead, as the
+    switch converted it there: an ``nn.EmbeddingBag`` falling back to the CPU made the hook's cast a
+    graph of its own, compiled again for every batch shape (bench/unseen/hunt10 counts_compose: 2 more
+    compilations a step, verify's graph FAIL). Inputs of unknown dtype stay the hook's."""
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + textwrap.dedent("""
+    def main(loader, device):
+        model = Net().to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for ids, w in loader:
+            ids = ids.to(device)
+            w = w.float().to(device)
+            out = model(ids, w)
+        out = model(ids, w.float().to(device))
+    """)
+    )
+    result = run(src)
+    assert "        w = w.float().to(device, dtype=torch.bfloat16)\n" in result.code
+    assert "    out = model(ids, w.float().to(device, dtype=torch.bfloat16))\n" in result.code
+    assert "        ids = ids.to(device)\n" in result.code
+    assert "model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)" in result.code
+    assert run(result.code).code == result.code
+
+
 def test_runtime_helper_casts_floating_leaves_integer_tensors():
     """The emitted helper, executed with torch: floating tensors in nested containers become
     bf16, integer ones and non-tensors are untouched, namedtuples keep their type."""

@@ -148,15 +148,23 @@ class InputCasts:
         ``compiled``: the names the model is called by through ``torch.compile``; a floating
         input of such a call is cast where it is moved to the device when that can be found
         (:meth:`_transfer_of`), since a cast on the device just before a dynamo graph is one more
-        XLA graph to compile (``rules/torch_api.toml`` ``[model_wrappers]``)."""
+        XLA graph to compile (``rules/torch_api.toml`` ``[model_wrappers]``). So is a floating input
+        of a model whose inputs the pre-hook casts: the hook's cast runs on the device, where the
+        switch converted the tensor in the move itself; a graph split before the model (an op that
+        falls back to the CPU, ``nn.EmbeddingBag`` with ``per_sample_weights``) then compiled the cast
+        alone once per batch shape (measured, torch-xla 2.9 on the XLA CPU device: 3 graphs per new
+        shape against 1, the weights cast in the move; bench/unseen/hunt10 counts_compose)."""
         unknown, static = self._arguments(calls, compiled or [])
         after: list[cst.BaseStatement] = []
         reason = self.hook_reason(model, calls, unknown)
         if reason is not None:
             after.append(self._pre_hook(model, *reason))
+            for _, transfer, _ in static:
+                if transfer is not None:  # the hook's cast would run on the device: cast in the move instead
+                    self._cast_at_transfer(transfer)
         else:
-            for expr, transfer in static:
-                if transfer is None:
+            for expr, transfer, through_dynamo in static:
+                if transfer is None or not through_dynamo:
                     self._cast(expr)
                 else:
                     self._cast_at_transfer(transfer)
@@ -181,20 +189,26 @@ class InputCasts:
 
     def _arguments(
         self, calls: list[ModelCall], compiled: list[cst.BaseExpression]
-    ) -> tuple[list[cst.BaseExpression], list[tuple[cst.BaseExpression, cst.Call | None]]]:
+    ) -> tuple[list[cst.BaseExpression], list[tuple[cst.BaseExpression, cst.Call | None, bool]]]:
         """The arguments of the model's ``calls`` whose dtype cannot be told, and the floating ones,
-        each with the move to the device it is cast at when the call goes through ``torch.compile``
-        (one of the ``compiled`` names; None: cast at the call)."""
+        each with the move to the device that last bound it (:meth:`_transfer_of`; None: none found)
+        and whether its call goes through ``torch.compile`` (one of the ``compiled`` names)."""
         unknown: list[cst.BaseExpression] = []
-        static: list[tuple[cst.BaseExpression, cst.Call | None]] = []
+        static: list[tuple[cst.BaseExpression, cst.Call | None, bool]] = []
         for call in calls:
             through_dynamo = any(same_model(self.ctx, call.call.func, c) for c in compiled)
             for arg in call.call.args:
                 kind = self._kind(arg.value) if not arg.star else "unknown"
                 if kind == FLOAT:
-                    static.append((arg.value, self._transfer_of(arg.value, call.call) if through_dynamo else None))
+                    moved = arg.value if _a_transfer(self.flow, arg.value) else self._transfer_of(arg.value, call.call)
+                    static.append((arg.value, moved, through_dynamo))
                 elif kind == "unknown":
                     unknown.append(arg.value)
+                    # a name bound elsewhere too (`w` unpacked from a batch, then `w = w.float().to(device)`):
+                    # floating where the move that last bound it says so
+                    transfer = self._transfer_of(arg.value, call.call)
+                    if transfer is not None and self.flow.infer(transfer) == FLOAT:  # (a name bound once is FLOAT)
+                        static.append((arg.value, transfer, through_dynamo))
         return unknown, static
 
     def hook_reason(
@@ -386,15 +400,7 @@ class InputCasts:
         if not before:
             return None
         value = assigned_value(ctx, max(before, key=ctx.pos))
-        if not (
-            isinstance(value, cst.Call)
-            and m.matches(value.func, m.Attribute(attr=m.Name("to")))
-            and value.args
-            and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)
-            and not any(self.flow._dtype_class(a.value) is not None for a in value.args)
-        ):
-            return None
-        return value
+        return value if value is not None and _a_transfer(self.flow, value) else None
 
     def _guard_for(self, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The guard to write at ``node``; a place where it cannot be evaluated is recorded."""
@@ -443,3 +449,14 @@ class InputCasts:
         if not self.helper_added:
             self.plan.prelude.extend(snippets.bf16_inputs_helper())
             self.helper_added = True
+
+
+def _a_transfer(flow: DtypeFlow, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a move that names no dtype (``x.to(device)``, ``x.float().to(device)``)."""
+    return (
+        isinstance(expr, cst.Call)
+        and m.matches(expr.func, m.Attribute(attr=m.Name("to")))
+        and bool(expr.args)
+        and not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
+        and not any(flow._dtype_class(a.value) is not None for a in expr.args)
+    )
