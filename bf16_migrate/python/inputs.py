@@ -29,6 +29,7 @@ A model is never cast with its inputs left to crash.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeGuard
 
 import libcst as cst
 import libcst.matchers as m
@@ -451,7 +452,7 @@ class InputCasts:
             self.helper_added = True
 
 
-def _a_transfer(flow: DtypeFlow, expr: cst.BaseExpression) -> bool:
+def _a_transfer(flow: DtypeFlow, expr: cst.BaseExpression) -> TypeGuard[cst.Call]:
     """Whether ``expr`` is a move that names no dtype (``x.to(device)``, ``x.float().to(device)``)."""
     return (
         isinstance(expr, cst.Call)
