@@ -201,8 +201,9 @@ class InputCasts:
             for arg in call.call.args:
                 kind = self._kind(arg.value) if not arg.star else "unknown"
                 if kind == FLOAT:
-                    moved = arg.value if _a_transfer(self.flow, arg.value) else self._transfer_of(arg.value, call.call)
-                    static.append((arg.value, moved, through_dynamo))
+                    value = arg.value
+                    moved = value if _a_transfer(value, self.flow) else self._transfer_of(value, call.call)
+                    static.append((value, moved, through_dynamo))
                 elif kind == "unknown":
                     unknown.append(arg.value)
                     # a name bound elsewhere too (`w` unpacked from a batch, then `w = w.float().to(device)`):
@@ -401,7 +402,9 @@ class InputCasts:
         if not before:
             return None
         value = assigned_value(ctx, max(before, key=ctx.pos))
-        return value if value is not None and _a_transfer(self.flow, value) else None
+        if value is None or not _a_transfer(value, self.flow):
+            return None
+        return value
 
     def _guard_for(self, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The guard to write at ``node``; a place where it cannot be evaluated is recorded."""
@@ -452,7 +455,7 @@ class InputCasts:
             self.helper_added = True
 
 
-def _a_transfer(flow: DtypeFlow, expr: cst.BaseExpression) -> TypeGuard[cst.Call]:
+def _a_transfer(expr: cst.BaseExpression, flow: DtypeFlow) -> TypeGuard[cst.Call]:
     """Whether ``expr`` is a move that names no dtype (``x.to(device)``, ``x.float().to(device)``)."""
     return (
         isinstance(expr, cst.Call)
