@@ -441,3 +441,85 @@ def test_an_optimizer_over_several_models_casts_each_before_it(mode):
     unnamed = ENCODER_DECODER.replace("list(dec.parameters())", "list(make_head().parameters())")
     kept = migrate_source(unnamed, mode, "train.py")
     assert kept.code == unnamed and [d.code for d in kept.unfixed] == ["BFM131", "BFM011"]  # the switch kept, named
+
+
+def test_a_model_run_by_functional_call_is_called_in_the_file():
+    """``torch.func.functional_call(model, params, (x,))`` runs ``model``'s forward pass, here and in a
+    function of the file handed the model (MAML's inner loop): amp puts both under autocast with their
+    losses, and the inputs the pre-hook is told of are the tuple's (amp refused it before: "`model` is
+    never called in this file", bench/unseen/hunt10 maml_argparse)."""
+    src = HEADER + textwrap.dedent("""
+    from torch.func import functional_call
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    def adapt(model, params, x, y):
+        pred = functional_call(model, params, (x,))
+        loss = torch.nn.functional.mse_loss(pred, y)
+        grads = torch.autograd.grad(loss, list(params.values()), create_graph=True)
+        return {n: p - 0.1 * g for (n, p), g in zip(params.items(), grads)}
+
+
+    def main(loader, device):
+        model = torch.nn.Linear(1, 1).to(device)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        for x, y in loader:
+            fast = adapt(model, dict(model.named_parameters()), x, y)
+            q = functional_call(model, fast, (x,))
+            loss = torch.nn.functional.mse_loss(q, y)
+            loss.backward()
+            opt.step()
+    """)
+    result = run(src, "amp")
+    assert ("BFM021", False) not in codes(result) and ("BFM033", False) not in codes(result)
+    assert (
+        '    with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "        pred = functional_call(model, params, (x,))\n"
+        "        loss = torch.nn.functional.mse_loss(pred, y)\n"
+        "    grads = " in result.code
+    )
+    assert (
+        '        with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "            q = functional_call(model, fast, (x,))\n"
+        "            loss = torch.nn.functional.mse_loss(q, y)\n"
+        "        loss.backward()\n" in result.code
+    )
+    finding = next(d for d in result.diagnostics if d.code == "BFM023")
+    assert "`x`" in finding.message and "`params`" not in finding.message and "`model`, " not in finding.message
+    assert run(result.code, "amp").code == result.code
+
+
+def test_a_model_a_class_of_the_file_keeps_is_called_where_the_class_calls_it():
+    """``RangeTest(model, opt)`` whose ``__init__`` keeps ``self.model, self.opt = model, opt`` and
+    whose ``run`` calls ``self.model(x)``: the model's forward pass is there, which amp puts under
+    autocast with its loss (refused before as never called: bench/unseen/hunt10 lrfind_actions)."""
+    src = HEADER + textwrap.dedent("""
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    class RangeTest:
+        def __init__(self, model, opt):
+            self.model, self.opt = model, opt
+
+        def run(self, batches):
+            for x, y in batches:
+                loss = torch.nn.functional.cross_entropy(self.model(x), y)
+                self.opt.zero_grad()
+                loss.backward()
+                self.opt.step()
+
+
+    def main(batches, device):
+        model = torch.nn.Linear(4, 3).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        RangeTest(model, opt).run(batches)
+    """)
+    result = run(src, "amp")
+    assert ("BFM021", False) not in codes(result)
+    assert (
+        '            with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "                loss = torch.nn.functional.cross_entropy(self.model(x), y)\n" in result.code
+    )
+    assert run(result.code, "amp").code == result.code
+    kept_elsewhere = src.replace("self.model, self.opt = model, opt", "self.net, self.opt = model, opt")
+    assert ("BFM021", False) in codes(run(kept_elsewhere, "amp"))

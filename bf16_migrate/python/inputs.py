@@ -198,7 +198,7 @@ class InputCasts:
         static: list[tuple[cst.BaseExpression, cst.Call | None, bool]] = []
         for call in calls:
             through_dynamo = any(same_model(self.ctx, call.call.func, c) for c in compiled)
-            for arg in call.call.args:
+            for arg in call.inputs:
                 kind = self._kind(arg.value) if not arg.star else "unknown"
                 if kind == FLOAT:
                     value = arg.value
@@ -318,9 +318,7 @@ class InputCasts:
     def needs_hook(self, calls: list[ModelCall]) -> bool:
         """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at
         ``calls``: it is called nowhere in the file, or an input's dtype cannot be told."""
-        return not calls or any(
-            arg.star or self._kind(arg.value) == "unknown" for call in calls for arg in call.call.args
-        )
+        return not calls or any(arg.star or self._kind(arg.value) == "unknown" for call in calls for arg in call.inputs)
 
     def plan_method(self, call: cst.Call) -> None:
         """The floating arguments of ``call``, a method of a module on the device that runs its

@@ -11,7 +11,7 @@ places the model is called, the loss computed from its output, and the loss accu
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 import libcst.matchers as m
@@ -62,6 +62,31 @@ class ModelCall:
     losses: list[cst.Call] = field(default_factory=list)
     loss_statements: list[cst.SimpleStatementLine] = field(default_factory=list)
     loss_names: list[str] = field(default_factory=list)
+    through: bool = False
+    """``call`` is a function that runs the model (``[model_callers]``: ``functional_call``)."""
+
+    @property
+    def inputs(self) -> list[cst.Arg]:
+        """The arguments the model's forward pass is given: the call's own, or for a function that
+        runs the model with other parameters (``functional_call(model, params, (x,))``:
+        ``[model_callers]``) the elements of its ``args`` tuple; that tuple not written out
+        (``functional_call(model, params, batch)``) is one starred argument, of a dtype not told."""
+        if not self.through:
+            return list(self.call.args)
+        given = _argument_at(self.call, 2, "args")
+        if isinstance(given, cst.Tuple):
+            return [
+                cst.Arg(value=e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in given.elements
+            ]
+        return [cst.Arg(value=given, star="*")] if given is not None else []
+
+
+def _argument_at(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
 
 
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
@@ -392,7 +417,99 @@ def model_calls(
         for inner in findall(func.body, m.Call(func=m.Name(param)), ctx.index):
             if ctx.enclosing(inner, cst.FunctionDef) is func:
                 calls.append(inner)
-    return [_describe(ctx, c) for c in calls]
+    # a function that runs the model's forward pass with other parameters (`functional_call(model, params, (x,))`),
+    # here or in a function of the file handed the model
+    callers = ctx.rules.torch_api.model_callers
+    through: list[cst.Call] = []
+    for key in keys:
+        for call in _calls_by_arg_keys(ctx).get(key, ()):
+            if ctx.qualified_names(call.func) & callers and call.args:
+                if any(same_model(ctx, call.args[0].value, x) for x in models):
+                    through.append(call)
+    for func, param in handed_to(ctx, models):
+        for inner in findall(func.body, m.Call(args=[m.Arg(value=m.Name(param)), m.ZeroOrMore()]), ctx.index):
+            assert isinstance(inner, cst.Call), "findall of m.Call()"
+            if ctx.enclosing(inner, cst.FunctionDef) is func and ctx.qualified_names(inner.func) & callers:
+                through.append(inner)
+    # one level into classes of the file built with the model, which keep it (a trainer's `self.model(x)`)
+    for cls, attr in held_by(ctx, models):
+        held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
+        calls.extend(inner for inner in findall(cls.body, held, ctx.index) if ctx.enclosing(inner, cst.ClassDef) is cls)
+    described = [_describe(ctx, c) for c in calls]
+    for call in ctx.in_order(cst.Call, dict.fromkeys(through)):
+        described.append(replace(_describe(ctx, call), through=True))
+    return described
+
+
+def _calls_by_arg_keys(ctx: FileContext) -> dict:
+    """The file's calls by the model keys of their arguments (any callee: ``torch.func.functional_call``)."""
+    return ctx.nodes_grouped(
+        cst.Call, "model keys of any call's args", lambda c: [model_key(ctx, a.value) for a in c.args]
+    )
+
+
+def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.ClassDef, str]]:
+    """The classes defined in the file that one of ``models`` is handed to when built
+    (``RangeTest(model, opt, ...)``), each with the attribute its ``__init__`` keeps it in
+    (``self.model = model``, ``self.model, self.opt = model, opt``), in the order of the calls: a
+    trainer whose methods call ``self.model(x)`` runs the model's forward pass there (found by a hunt:
+    amp said the model was never called in the file)."""
+    keys = {model_key(ctx, x) for x in models} - {None}
+    by_arg = ctx.nodes_grouped(
+        cst.Call,
+        "model keys of args",
+        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
+    )
+    found: list[tuple[cst.ClassDef, str]] = []
+    for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
+        cls = _local_class(ctx, call.func)
+        init = _method(cls, "__init__") if cls is not None else None
+        if cls is None or init is None:
+            continue
+        for i, arg in enumerate(call.args):
+            if not any(same_model(ctx, arg.value, x) for x in models):
+                continue
+            param = _param_for(init, i + 1, arg)  # after `self`
+            attr = _kept_as(init, param) if param is not None else None
+            if attr is not None and (cls, attr) not in found:
+                found.append((cls, attr))
+    return found
+
+
+def _local_class(ctx: FileContext, name: cst.BaseExpression) -> cst.ClassDef | None:
+    """The one class of the file ``name`` is bound to (its scope's only binding of it), or None."""
+    if not isinstance(name, cst.Name):
+        return None
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return None
+    defs = [a.node for a in scope[name.value] if isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef)]
+    return defs[0] if len(defs) == 1 else None
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return next((st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == name), None)
+
+
+def _kept_as(init: cst.FunctionDef, param: str) -> str | None:
+    """The attribute of ``self`` that ``init`` assigns the parameter ``param`` to, alone or in a tuple
+    assigned a tuple of as many; None when there is none."""
+    for assign in findall(init.body, m.Assign()):
+        assert isinstance(assign, cst.Assign), "findall of m.Assign()"
+        for target in assign.targets:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target.target, assign.value)]
+            if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple):
+                if len(target.target.elements) == len(assign.value.elements):
+                    pairs = [(t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements)]
+            for left, right in pairs:
+                if (
+                    m.matches(left, m.Attribute(value=m.Name("self")))
+                    and m.matches(right, m.Name(param))
+                    and isinstance(left, cst.Attribute)
+                ):
+                    return left.attr.value
+    return None
 
 
 def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.FunctionDef, str]]:
