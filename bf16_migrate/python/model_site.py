@@ -350,7 +350,7 @@ def whole_model(ctx: FileContext, receiver: cst.BaseExpression) -> cst.BaseExpre
 
 def _is_called(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     """Whether the file calls ``expr`` as a model (:func:`model_calls`)."""
-    return bool(ctx.memo(("called as a model", expr), lambda: bool(model_calls(ctx, expr))))
+    return bool(ctx.memo(("called as a model", expr), lambda: bool(model_calls(ctx, expr, through=True))))
 
 
 def same_model(ctx: FileContext, a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
@@ -399,12 +399,16 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def model_calls(
-    ctx: FileContext, model: cst.BaseExpression, also: list[cst.BaseExpression] | None = None
+    ctx: FileContext, model: cst.BaseExpression, also: list[cst.BaseExpression] | None = None, through: bool = False
 ) -> list[ModelCall]:
     """The calls of ``model`` (and of ``also``, the names its forward pass is called by through
     wrappers such as ``torch.compile``) in this file, following it one level out of the function
     that builds and returns it (:func:`_returned_as`) and one level into functions defined in
-    the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``)."""
+    the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``) or keep it
+    (:func:`held_by`). ``through``: also the calls of functions that run the model's forward pass
+    (``[model_callers]``: ``functional_call(model, params, (x,))``), for amp, which puts them under
+    autocast; a mode that casts the model leaves them to its pre-hook, which fires there, and to
+    the audit of the model's code, which does not follow what they are handed."""
     models = [model, *_returned_as(ctx, model), *(also or [])]
     # same_model(a, b) holds only where model_key(a) == model_key(b): the calls under the
     # models' keys are the ones to ask (a file of many models and many calls)
@@ -419,24 +423,24 @@ def model_calls(
                 calls.append(inner)
     # a function that runs the model's forward pass with other parameters (`functional_call(model, params, (x,))`),
     # here or in a function of the file handed the model
-    callers = ctx.rules.torch_api.model_callers
-    through: list[cst.Call] = []
+    callers = ctx.rules.torch_api.model_callers if through else frozenset()
+    runners: list[cst.Call] = []
     for key in keys:
         for call in _calls_by_arg_keys(ctx).get(key, ()):
             if ctx.qualified_names(call.func) & callers and call.args:
                 if any(same_model(ctx, call.args[0].value, x) for x in models):
-                    through.append(call)
+                    runners.append(call)
     for func, param in handed_to(ctx, models):
         for inner in findall(func.body, m.Call(args=[m.Arg(value=m.Name(param)), m.ZeroOrMore()]), ctx.index):
             assert isinstance(inner, cst.Call), "findall of m.Call()"
-            if ctx.enclosing(inner, cst.FunctionDef) is func and ctx.qualified_names(inner.func) & callers:
-                through.append(inner)
+            if callers and ctx.enclosing(inner, cst.FunctionDef) is func and ctx.qualified_names(inner.func) & callers:
+                runners.append(inner)
     # one level into classes of the file built with the model, which keep it (a trainer's `self.model(x)`)
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
         calls.extend(inner for inner in findall(cls.body, held, ctx.index) if ctx.enclosing(inner, cst.ClassDef) is cls)
     described = [_describe(ctx, c) for c in calls]
-    for call in ctx.in_order(cst.Call, dict.fromkeys(through)):
+    for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(_describe(ctx, call), through=True))
     return described
 

@@ -484,7 +484,10 @@ class Planner:
                 sites=tuple(sites),
                 models=tuple(models),
                 cast_anchors=tuple(cast_anchors),
-                calls={id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models},
+                calls={
+                    id(model): model_calls(ctx, model, aliases(ctx, model), through=not self.mode.casts_model)
+                    for model in models
+                },
                 sharded=sharded,
                 owned=self._fsdp_owned(sites, models, sharded),
                 on_device=on_device,
@@ -509,7 +512,7 @@ class Planner:
             return
         on_device = find_device_modules(ctx, models)
         on_device.settle(ctx, models, anchors, None)
-        calls = {id(model): model_calls(ctx, model, aliases(ctx, model)) for model in models}
+        calls = {id(model): model_calls(ctx, model, aliases(ctx, model), through=True) for model in models}
         plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None, on_device)
 
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:

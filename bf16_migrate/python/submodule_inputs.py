@@ -88,8 +88,9 @@ def _loop_receiver(ctx: FileContext, call: cst.Call, func: cst.Name) -> Receiver
     block); a loop over anything else is unknown (None)."""
     scope = ctx.scopes.get(func)
     bindings = list(scope[func.value]) if scope is not None else []
-    loop = ctx.parent(bindings[0].node) if len(bindings) == 1 else None
-    if not (isinstance(loop, cst.For) and loop.target is bindings[0].node):
+    node = getattr(bindings[0], "node", None) if len(bindings) == 1 else None  # a builtin's binding has none
+    loop = ctx.parent(node) if node is not None else None
+    if not (isinstance(loop, cst.For) and loop.target is node):
         return None
     over = loop.iter
     cls = ctx.enclosing(call, cst.ClassDef)
