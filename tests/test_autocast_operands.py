@@ -118,6 +118,34 @@ def test_literals_and_sources_already_cast_are_left_alone():
     assert _codes(result) == []
 
 
+def test_a_python_number_the_code_computes_is_left_alone():
+    """``scatter_(1, idx, 1.0 - eps)`` with ``eps`` a parameter defaulting to a number that no call
+    passes otherwise, or a constant of the module: a Python number, which ``.to(dtype)`` crashed on
+    (``AttributeError: 'float' object has no attribute 'to'``, a hunt's label smoothing); a parameter
+    a call passes a tensor to is still cast."""
+    after = "\n\nSMOOTH = 0.1\n\n\ndef smooth(h, idx, eps=0.1):\n"
+    after += "    return torch.zeros_like(h).scatter_(1, idx, 1.0 - eps * SMOOTH)\n"
+    result = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(4).unsqueeze(-1)
+        return smooth(h, idx)
+        """,
+        after=after,
+    )
+    assert "scatter_(1, idx, 1.0 - eps * SMOOTH)" in result.code
+    assert _codes(result) == []
+    passed = _amp(
+        """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(4).unsqueeze(-1)
+        return smooth(h, idx, eps=h[:, :1])
+        """,
+        after=after,
+    )
+    assert "scatter_(1, idx, (1.0 - eps * SMOOTH).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
+
+
 def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made():
     result = _amp(
         """\
