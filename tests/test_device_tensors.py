@@ -1150,3 +1150,27 @@ def test_a_true_division_of_numpy_integers_made_on_the_default_device_is_bf16(la
     )
     host_code = migrate_source(on_host, "stochastic", "t.py").code
     assert "        x = torch.randn(32, 4) + y.view(-1, 1) / 10.0\n" in host_code
+
+
+def test_a_tensor_moved_and_handed_to_a_function_that_computes_with_it_is_bf16():
+    """``neg = langevin(model, start.to(device))`` whose ``langevin`` computes ``x - step * g`` on the
+    ``x`` it is handed (bound again by ``x = x.detach().requires_grad_(True)``): the model's pre-hook
+    casts only what the model sees, so the chain and the gradient with respect to it were f32 where
+    the legacy run had bf16 (verify's trace on a hunt's energy-based model). A function that only
+    hands it to the model leaves it to the input casts."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\n'
+        "def langevin(model, x, steps=5):\n    for _ in range(steps):\n"
+        "        x = x.detach().requires_grad_(True)\n"
+        "        (g,) = torch.autograd.grad(model(x).sum(), x)\n        x = x - 0.05 * g\n    return x.detach()\n\n\n"
+        "def score(model, x):\n    return model(x)\n\n\n"
+        "def main():\n    device = torch_xla.device()\n    model = torch.nn.Linear(2, 1).to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n"
+        "        start = torch.randn(8, 2)\n        neg = langevin(model, start.to(device))\n"
+        "        pos = score(model, torch.randn(8, 2).to(device))\n"
+        "        loss = pos.mean() - model(neg).mean()\n        loss.backward()\n        opt.step()\n\n\nmain()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "        neg = langevin(model, start.to(device, dtype=torch.bfloat16))\n" in code
+    assert "        pos = score(model, torch.randn(8, 2).to(device))\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

@@ -97,7 +97,7 @@ _UPCASTS = frozenset({"float", "to"})
 _F32_NAMES = frozenset({"torch.float32", "torch.float"})
 _F64_NAMES = frozenset({"torch.float64", "torch.double"})
 _HOST_METHODS = ("cpu", "numpy", "item", "tolist")
-_MAX_DEPTH = 4
+_MAX_DEPTH = 6
 _MODULE_METHODS = frozenset({"parameters", "named_parameters", "state_dict", "train", "eval", "modules", "buffers"})
 _TENSOR_MATH = frozenset(
     f"torch.{name}"
@@ -163,12 +163,15 @@ def find_device_tensors(
                 out.unknown.append(call)
         elif (
             (_fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls))
-            or _floating_transfer(ctx, flow, call)
+            or (_floating_transfer(ctx, flow, call) and (doubles or not _named_f64(ctx, call)))
             or _upcast_of_an_arrival(ctx, flow, call)
         ):
             out.found.append(call)
         elif _unknown_arrival(ctx, flow, call) and (
-            _computed_here(ctx, call) or _computed_uncast(ctx, call) or _returned(ctx, call)
+            _computed_here(ctx, call)
+            or _computed_uncast(ctx, call)
+            or _returned(ctx, call)
+            or _computed_in_callee(ctx, call)
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
             # with where no input cast reaches is decided once the input casts are planned; one a
@@ -396,7 +399,10 @@ def plan_device_tensors(
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
             left_to_uses = where_used is True or (
-                where_used is None and not _computed_here(ctx, call) and not _computed_uncast(ctx, call)
+                where_used is None
+                and not _computed_here(ctx, call)
+                and not _computed_uncast(ctx, call)
+                and not _computed_in_callee(ctx, call)
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
@@ -411,7 +417,9 @@ def plan_device_tensors(
             continue
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
         where_used = _cast_where_used(ctx, plan, call) if moved else None
-        if where_used is True or (moved and where_used is None and _handed_to_a_callable(ctx, call)):
+        if where_used is True or (
+            moved and where_used is None and _handed_to_a_callable(ctx, call) and not _computed_in_callee(ctx, call)
+        ):
             # a model input or a loss target: the input casts cast it where it is used; an input of
             # another module or function (one kept FP32 on purpose, BFM153, takes it as it is)
             continue
@@ -610,6 +618,70 @@ def _computed_here(ctx: FileContext, call: cst.Call) -> bool:
     return _computed_with(ctx, call) and not _handed_to_a_callable(ctx, call)
 
 
+def _computed_in_callee(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether the tensor ``move`` brings to the device is handed to a plain function of the file
+    (directly or through a name it is assigned to) that computes with it where no input cast reaches
+    (:func:`_param_computes`): a Langevin sampler's ``x - step * g`` on the ``x`` it is handed, which
+    the model's pre-hook casts only for the model (found by verify's trace on a hunt's energy-based
+    model: the chain, and the gradient with respect to it, f32 where the legacy run had bf16)."""
+    for use in _uses(ctx, move):
+        arg = ctx.parent(use)
+        holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(holder, cst.Call) or not isinstance(arg, cst.Arg) or arg.star:
+            continue
+        for func in definitions(ctx, holder.func):
+            if not isinstance(func, cst.FunctionDef) or isinstance(ctx.parent(ctx.parent(func)), cst.ClassDef):
+                continue
+            param = _parameter_for(func, holder, arg)
+            if param is not None and _param_computes(ctx, func, param, 0):
+                return True
+    return False
+
+
+def _parameter_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> cst.Param | None:
+    """The parameter of ``func`` that ``arg`` of ``call`` binds (by keyword or position)."""
+    params = [*func.params.posonly_params, *func.params.params]
+    if arg.keyword is not None:
+        named = [*params, *func.params.kwonly_params]
+        return next((p for p in named if p.name.value == arg.keyword.value), None)
+    index = [a for a in call.args if a.keyword is None].index(arg)
+    return params[index] if index < len(params) else None
+
+
+_SAME_TENSOR = frozenset({"detach", "requires_grad_", "contiguous", "clone"})
+"""Methods whose result is the tensor again, in its dtype: a name bound to one is followed."""
+
+
+def _param_computes(ctx: FileContext, func: cst.FunctionDef, param: cst.Param | cst.Name, depth: int) -> bool:
+    """Whether ``func`` computes with the tensor bound to ``param`` (a parameter, or a name bound to
+    it again: ``x = x.detach().requires_grad_(True)``) where no input cast reaches
+    (:func:`_computes_uncast`), names followed 3 deep."""
+    if depth > 3:
+        return False
+    name = param.name if isinstance(param, cst.Param) else param
+    scope = ctx.scopes.get(name) if isinstance(param, cst.Name) else ctx.scopes.get(func.body)
+    if scope is None:
+        return False
+    for binding in scope[name.value]:
+        if getattr(binding, "node", None) is not param and getattr(binding, "node", None) is not name:
+            continue
+        for access in getattr(binding, "references", ()):
+            read = access.node
+            if _computes_uncast(ctx, read):
+                return True
+            node, parent = read, ctx.parent(read)
+            while isinstance(parent, cst.Attribute) and parent.attr.value in _SAME_TENSOR:
+                call = ctx.parent(parent)
+                if not isinstance(call, cst.Call):
+                    break
+                node, parent = call, ctx.parent(call)
+            if node is not read and isinstance(parent, cst.Assign):
+                for target in parent.targets:
+                    if isinstance(target.target, cst.Name) and _param_computes(ctx, func, target.target, depth + 1):
+                        return True
+    return False
+
+
 def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
     """Whether a read of a name ``move`` is assigned to computes with it where no input cast reaches
     (:func:`_computes_uncast`)."""
@@ -741,6 +813,21 @@ def _floating_transfer(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> boo
     loss's targets get is the input casts' (planned before: :mod:`.inputs`)."""
     moved = _moved_to_the_device(ctx, call)
     return moved is not None and flow.infer(moved) == FLOAT
+
+
+def _named_f64(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether the tensor ``move`` brings to the device is named float64 where it is made
+    (``torch.zeros(1, dtype=torch.double).to(device)``, ``x.double().to(device)``): under a switch that
+    made f64 f32 on the device (XLA_DOWNCAST_BF16) it was f32 there, not bf16 (the double idiom's)."""
+    moved = _moved_to_the_device(ctx, move)
+    if not isinstance(moved, cst.Call):
+        return False
+    if isinstance(moved.func, cst.Attribute) and moved.func.attr.value == "double":
+        return True
+    named = [a.value for a in moved.args if a.keyword is not None and a.keyword.value == "dtype"]
+    if isinstance(moved.func, cst.Attribute) and moved.func.attr.value == "to":
+        named += [a.value for a in moved.args if a.keyword is None]
+    return any(ctx.qualified_names(value) & _F64_NAMES for value in named)
 
 
 def _moved_to_the_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
