@@ -146,6 +146,21 @@ def test_a_python_number_the_code_computes_is_left_alone():
     assert "scatter_(1, idx, (1.0 - eps * SMOOTH).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
 
 
+def test_a_huber_loss_target_takes_the_predictions_dtype():
+    """``F.huber_loss(pred, y)`` under autocast with a bf16 prediction and an FP32 target raises in
+    backward ("Found dtype Float but expected BFloat16", torch-xla 2.9; a hunt's RUL regression): the
+    target takes the prediction's dtype, as the legacy run had both bf16."""
+    result = _amp(
+        """\
+        h = self.lin(x)
+        y = torch.zeros_like(x).float()
+        return torch.nn.functional.huber_loss(h, y, delta=0.5)
+        """
+    )
+    assert "torch.nn.functional.huber_loss(h, y.to(h.dtype), delta=0.5)" in result.code
+    assert len(_codes(result)) == 1
+
+
 def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made():
     result = _amp(
         """\
