@@ -16,7 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from ..diagnostics import Diagnostic
-from ..rules import DEFAULT_MODE, MODES, REFERENCE, Mode, load_rules, mode_named
+from ..rules import DEFAULT_MODE, MODES, REFERENCE, STOCHASTIC_ROUNDING_VAR, Mode, load_rules, mode_named
 from . import (
     _matchers,  # noqa: F401  (first: the codemod's modules import libcst.matchers)
     snippets,
@@ -28,6 +28,7 @@ from .context import FileContext, gc_paused
 from .guard import CodemodError, ParseError, check_output, check_python, run_deep
 from .outcome import LAUNCH_REFUSALS, SCRIPT_REFUSALS, Outcome, Refusal
 from .precision import Planner
+from .shebang_env import ShebangSetting, rewrite_shebang, shebang_settings
 from .string_mentions import report_string_mentions
 from .test_or_script import is_test_module
 from .tree_facts import module_facts
@@ -200,13 +201,18 @@ def _migrate(
     except cst.ParserSyntaxError as exc:
         # CPython has parsed it (check_python): what fails here is libcst's own tokenizer
         raise CodemodError(_libcst_limit(path, source, exc)) from None
+    rules = load_rules()
+    shebang = shebang_settings(source, rules)
+    if any(setting.on for setting in shebang):  # `#!/usr/bin/env -S XLA_USE_BF16=1 python3`: its own launcher
+        own = {setting.variable: setting.value for setting in shebang if setting.on}
+        launched_with = {**own, **(launched_with or {})}
     test_module = is_test_module(source, path, launched=bool(launched_with))
 
     def plan_file(stuck: int | None) -> tuple[FileContext, Planner, EditPlan]:
         ctx = FileContext(
             path,
             MetadataWrapper(module if stuck is None else cst.parse_module(parsed), unsafe_skip_copy=True),
-            load_rules(),
+            rules,
             tree=tree,
             test_module=test_module,
             source=parsed,
@@ -229,6 +235,9 @@ def _migrate(
     except GuardDoesNotTravel as stuck:  # rare: planned again from scratch, the guard refused
         ctx, planner, plan = plan_file(stuck.line)
     helpers = _import_helpers(plan, helpers_module) if helpers_module else []
+    shebang_changed = bool(shebang) and not ctx.outcome.refusals
+    if shebang_changed:
+        _report_shebang(ctx, shebang, mode)
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python
     new = apply_plan(ctx.module, plan)
@@ -239,6 +248,8 @@ def _migrate(
         code = source
     else:
         code = restore_untouched_lines(source, parsed, new, ctx.module_code)  # what libcst cannot render back
+    if shebang_changed:
+        code = rewrite_shebang(code, shebang, mode)
     if code != source:
         # CPython's parser judges the output (a CodemodError if it fails). A second libcst parse
         # cost a fifth of a large file's time; that the output parses again with libcst is what
@@ -269,6 +280,20 @@ def _migrate(
         loss_code=list(planner.loss_imports) if planner.switched else [],
         script_change=planner.script_change,
     )
+
+
+def _report_shebang(ctx: FileContext, shebang: list[ShebangSetting], mode: Mode) -> None:
+    """The findings for the legacy settings of the script's ``#!`` line, which
+    :func:`.shebang_env.rewrite_shebang` replaces or removes (the change they stood for made)."""
+    stochastic = mode.stochastic_rounding and f"{STOCHASTIC_ROUNDING_VAR}=" not in (ctx.source or "").split("\n", 1)[0]
+    first_on = next((s for s in shebang if s.on), None)
+    for setting in shebang:
+        col = setting.start + 1
+        if not setting.on:
+            ctx.report_at("BFM002", 1, col, fixed=True, variable=setting.variable, value=setting.value)
+            continue
+        change = f"replaced by {STOCHASTIC_ROUNDING_VAR}=1" if stochastic and setting is first_on else "removed"
+        ctx.report_at("BFM001", 1, col, fixed=True, variant="shebang", variable=setting.variable, change=change)
 
 
 _SPACE_BEFORE_TAB = re.compile(r"^[ \t]* \t", re.M)

@@ -433,8 +433,8 @@ def model_calls(
     for func, param in handed_to(ctx, models):
         for inner in findall(func.body, m.Call(args=[m.Arg(value=m.Name(param)), m.ZeroOrMore()]), ctx.index):
             assert isinstance(inner, cst.Call), "findall of m.Call()"
-            if callers and ctx.enclosing(inner, cst.FunctionDef) is func and ctx.qualified_names(inner.func) & callers:
-                runners.append(inner)
+            if callers and ctx.qualified_names(inner.func) & callers and _the_parameter(ctx, inner.args[0].value, func):
+                runners.append(inner)  # in `func` or a function nested in it (a per-sample loss `torch.func.vmap`s)
     # one level into classes of the file built with the model, which keep it (a trainer's `self.model(x)`)
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
@@ -443,6 +443,22 @@ def model_calls(
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(_describe(ctx, call), through=True))
     return described
+
+
+def _the_parameter(ctx: FileContext, name: cst.BaseExpression, func: cst.FunctionDef) -> bool:
+    """Whether ``name`` reads the parameter of ``func`` it is named after, in ``func`` or in a function
+    nested in it that does not bind the name again (a closure)."""
+    if not isinstance(name, cst.Name):
+        return False
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return False
+    bindings = [getattr(a, "node", None) for a in scope[name.value]]
+    return (
+        len(bindings) == 1
+        and isinstance(bindings[0], cst.Param)
+        and ctx.enclosing(bindings[0], cst.FunctionDef) is func
+    )
 
 
 def _calls_by_arg_keys(ctx: FileContext) -> dict:

@@ -25,7 +25,8 @@ from typing import Any, NamedTuple
 from bf16_migrate.carriers.model import FileResult
 from bf16_migrate.write import read_source as read_file
 
-from ..rules import DEFAULT_MODE, Mode, all_modes, mode_named
+from ..python.shebang_env import shebang_settings
+from ..rules import DEFAULT_MODE, Mode, all_modes, load_rules, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
 from . import checks
 from .allowance import Allowance, compile_allowance
@@ -293,6 +294,10 @@ def verify_script(
     started = time.monotonic()
     script = Path(script).resolve()
     source = _script_source(script)
+    own = {s.variable: s.value for s in shebang_settings(source, load_rules()) if s.on}
+    if any(name not in legacy_env for name in own):  # `#!/usr/bin/env -S XLA_USE_BF16=1 python3`: run as ./script
+        legacy_env = {**own, **legacy_env}
+        legacy_env_source = [*legacy_env_source, "the script's #! line"]
     base_env = dict(os.environ if env is None else env)
     legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
     texts = _texts(
