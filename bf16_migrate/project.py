@@ -33,6 +33,7 @@ from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .carriers.python_loaders import PythonLoader, python_loaders
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
+from .env_modules import migrate_importers
 from .helpers_module import module_path, module_text
 from .ignore import matching_exclude
 from .mentions import decode_text, docs_findings, unsupported_findings
@@ -202,6 +203,14 @@ def migrate_paths(
         _one(candidate, roots, planner, python_files, extra, outcome)
     files.phase("migrating scripts", len(python_files))  # launched scripts that name no variable add to it
     results = planner.run(python_files)
+    results = migrate_importers(
+        results,
+        lambda: [path for path, _ in _python_files_of(paths, exclude, ignore)],
+        tree.read_python,
+        lambda path: _root_of(path, roots),
+        lambda path, text, encoding, env: planner.python_result(path, text, encoding, env, None),
+        planner.errors,
+    )
     files.phase("migrating imported modules", 0)
     results = migrate_imported_modules(
         results,

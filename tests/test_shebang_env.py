@@ -62,7 +62,12 @@ def test_a_refused_migration_keeps_the_line_and_says_why():
 
 @pytest.mark.parametrize(
     "first",
-    ["#!/usr/bin/python3", "#!/usr/bin/env python3", "# XLA_USE_BF16=1 is set by run.sh", "#!/usr/bin/env -S 'unclosed"],
+    [
+        "#!/usr/bin/python3",
+        "#!/usr/bin/env python3",
+        "# XLA_USE_BF16=1 is set by run.sh",
+        "#!/usr/bin/env -S 'unclosed",
+    ],
 )
 def test_other_first_lines_set_nothing(first):
     source = first + "\n" + BODY

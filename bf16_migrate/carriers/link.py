@@ -440,6 +440,7 @@ class LinkPlanner:
                 for item in result.outcome.unexamined()
             ],
             list(result.outcome.f32_islands),
+            sets_on_import=dict(result.outcome.sets_on_import),
         )
 
     def migrate_embedded_python(

@@ -460,6 +460,10 @@ class FileResult:
     f32_islands: list = field(default_factory=list)
     """The deliberate f32 islands the migration kept as written (``Outcome.f32_islands``,
     :class:`bf16_migrate.python.outcome.F32Island`): verify's dtype trace does not count them."""
+    sets_on_import: dict[str, str] = field(default_factory=dict)
+    """For a Python file refused for want of a model that sets legacy variables at module level (an
+    ``env_setup.py``): those settings, followed to the scripts that import it
+    (:mod:`bf16_migrate.env_modules`)."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the

@@ -155,6 +155,10 @@ class Outcome:
     examined: set[Edge] = field(default_factory=set)
     not_examined: list[NotExamined] = field(default_factory=list)
     f32_islands: list[F32Island] = field(default_factory=list)
+    sets_on_import: dict[str, str] = field(default_factory=dict)
+    """For a file refused for want of a model that sets legacy variables at module level,
+    unconditionally (an ``env_setup.py`` that scripts import first): those settings, which the
+    project follows to the scripts that import it (:mod:`bf16_migrate.env_modules`)."""
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

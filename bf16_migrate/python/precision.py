@@ -25,7 +25,7 @@ from collections.abc import Mapping
 import libcst as cst
 import libcst.matchers as m
 
-from ..rules import Emit, FrameworkRule, Mode, is_truthy
+from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
@@ -77,7 +77,7 @@ from .wrappers import (
     wrap_statements,
 )
 from .write_conditions import branches_cover, guard_of
-from .write_edits import remove_write
+from .write_edits import remove_write, stochastic_rounding_writes
 
 
 class Planner:
@@ -453,6 +453,8 @@ class Planner:
             return False
         emits: set[Emit] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
+        if not sites and self._set_for_importers(writes):
+            return True
         on_device = find_device_modules(ctx, self._unique_models(sites))  # the modules beyond the models
         models = self._models(writes, sites, on_device)
         if models is None:
@@ -515,6 +517,39 @@ class Planner:
         calls = {id(model): model_calls(ctx, model, aliases(ctx, model), through=True) for model in models}
         plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None, on_device)
 
+    def _sets_on_import(self, writes: list[LegacyWrite]) -> dict[str, str]:
+        """The legacy settings the file makes for whatever imports it: every write at module level,
+        unconditional, of a value that turns the switch on (``os.environ.setdefault("XLA_USE_BF16",
+        "1")`` in an ``env_setup.py`` a script imports first); empty when one is not."""
+        ctx = self.ctx
+        if self.external or self.guard is not None or not writes:
+            return {}
+        if not all(ctx.parent(w.statement) is ctx.module and w.truthy and w.literal for w in writes):
+            return {}
+        return {w.variable: w.literal for w in writes if w.literal is not None}
+
+    def _set_for_importers(self, writes: list[LegacyWrite]) -> bool:
+        """A module without a model of its own that sets the legacy switch for the scripts that import
+        it (:meth:`_sets_on_import`), migrated here because those scripts were migrated under these
+        settings (``imported_under``, bf16_migrate/tree_modules.py): its writes go as a launcher's
+        setting goes (stochastic mode: the first becomes ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``, which
+        the switch also turned on on Neuron), reported as BFM001 ``imported``. False (nothing planned)
+        for any other file."""
+        ctx = self.ctx
+        made = self._sets_on_import(writes)
+        if not made or not self.imported_under or any(name not in self.imported_under for name in made):
+            return False
+        renamed: frozenset[int] = frozenset()
+        if self.mode.stochastic_rounding:
+            renamed, _ = stochastic_rounding_writes(ctx, self.plan, None, writes, "")
+        for w in writes:
+            if id(w.key) not in renamed:
+                remove_write(ctx, self.plan, w)
+            change = f"replaced by {STOCHASTIC_ROUNDING_VAR}=1" if id(w.key) in renamed else "removed"
+            ctx.report("BFM001", w.key, fixed=True, variant="imported", variable=w.variable, change=change)
+        ctx.outcome.switch_migrated = True
+        return True
+
     def _anchors(self, writes: list[LegacyWrite]) -> list[tuple[str, cst.CSTNode]]:
         """Where a finding about the whole migration points: each write's key, or the module
         for each variable a launcher sets."""
@@ -532,6 +567,8 @@ class Planner:
             return models
         if not sites and (on_device.modules or on_device.unplaced):
             return []
+        if not sites:
+            ctx.outcome.sets_on_import = self._sets_on_import(writes)  # an env module's: the project's to follow
         for variable, anchor in self._anchors(writes):
             if not sites:
                 ctx.outcome.refuse(

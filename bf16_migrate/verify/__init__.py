@@ -189,6 +189,55 @@ def _migrated_modules(
     return modules
 
 
+def _implied_legacy_env(
+    script: Path,
+    source: str,
+    mode: Mode,
+    legacy_env: Mapping[str, str],
+    legacy_env_source: Sequence[str],
+    *,
+    given_legacy: bool,
+) -> tuple[Mapping[str, str], Sequence[str]]:
+    """``legacy_env`` and where it came from, with the settings the script is run under without
+    naming them: its own ``#!`` line's (``#!/usr/bin/env -S XLA_USE_BF16=1 python3``,
+    :mod:`bf16_migrate.python.shebang_env`), and, when nothing else sets one and the script names
+    none, a module it imports that sets the switch for its importers (:func:`_env_module_settings`)."""
+    own = {s.variable: s.value for s in shebang_settings(source, load_rules()) if s.on}
+    if any(name not in legacy_env for name in own):
+        legacy_env = {**own, **legacy_env}
+        legacy_env_source = [*legacy_env_source, "the script's #! line"]
+    if not legacy_env and not given_legacy and not any(name in source for name in LEGACY_VARIABLES):
+        imported, module = _env_module_settings(script, source, mode)
+        if imported:
+            legacy_env = imported
+            legacy_env_source = [*legacy_env_source, f"{module.name}, which the script imports"]
+    return legacy_env, legacy_env_source
+
+
+def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[str, str], Path]:
+    """The legacy settings a module of the script's tree that it imports makes at module level for
+    whatever imports it (:attr:`bf16_migrate.python.outcome.Outcome.sets_on_import`: an
+    ``env_setup.py``), and that module; ``({}, script)`` when there is none. The modules are read
+    only when they name a legacy variable."""
+    from bf16_migrate.carriers.resolve import named_tree_imports_of
+    from bf16_migrate.python import ParseError, migrate_source
+
+    for _, path in named_tree_imports_of(script, source, script.parent):
+        try:
+            text = read_source(path)
+        except (OSError, RunError):
+            continue
+        if not any(name in text for name in LEGACY_VARIABLES):
+            continue
+        try:
+            result = migrate_source(text, mode, str(path))
+        except (ParseError, ValueError):
+            continue
+        if result.outcome.sets_on_import:
+            return dict(result.outcome.sets_on_import), path
+    return {}, script
+
+
 def _is_test_module(source: str, script: Path) -> bool:
     """Whether ``script`` is a test module rather than a training script: the rewrite's own
     decision (:func:`bf16_migrate.python.test_or_script.is_test_module`), for a file verify
@@ -294,10 +343,9 @@ def verify_script(
     started = time.monotonic()
     script = Path(script).resolve()
     source = _script_source(script)
-    own = {s.variable: s.value for s in shebang_settings(source, load_rules()) if s.on}
-    if any(name not in legacy_env for name in own):  # `#!/usr/bin/env -S XLA_USE_BF16=1 python3`: run as ./script
-        legacy_env = {**own, **legacy_env}
-        legacy_env_source = [*legacy_env_source, "the script's #! line"]
+    legacy_env, legacy_env_source = _implied_legacy_env(
+        script, source, mode, legacy_env, legacy_env_source, given_legacy=legacy_source is not None
+    )
     base_env = dict(os.environ if env is None else env)
     legacy = _legacy_side(script, checkout, legacy_source, legacy_label, base_env)
     texts = _texts(

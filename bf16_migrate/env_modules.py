@@ -1,0 +1,126 @@
+"""A module that sets the legacy switch for the scripts that import it (``env_setup.py``).
+
+**What.** A project keeps its runtime settings in a module its entry points import first
+(``import env_setup`` at the top of ``train.py``, whose module level runs
+``os.environ.setdefault("XLA_USE_BF16", "1")``): the switch is in force for every script that
+imports it, while the module itself builds no model. Migrated alone, the module has nothing to
+change (BFM010: no optimizer here) and the scripts name no legacy variable: the switch stayed,
+with an instruction pointing at a file without a model (found by two hunts of our own).
+
+**Fix.** The scripts among the paths given that import the module are migrated as scripts their
+launcher starts with its settings (``launched_with``, the module's
+:attr:`~bf16_migrate.python.outcome.Outcome.sets_on_import`); when every one of them takes the
+change, the module is migrated as a module of the tree they import
+(:mod:`bf16_migrate.tree_modules`), where its writes go as a launcher's setting goes (stochastic:
+``NEURON_RT_STOCHASTIC_ROUNDING_EN=1`` in their place; :meth:`.python.precision.Planner._set_for_importers`).
+When one of them cannot be migrated, nothing changes: the module keeps its switch and its finding
+names that script (BFM010 ``importers``), since removing the switch would leave that script in
+FP32 (the link planner's rule for launchers, :mod:`bf16_migrate.carriers.link`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .carriers.model import FileResult
+from .carriers.resolve import named_tree_imports_of
+from .diagnostics import report
+
+__all__ = ["migrate_importers"]
+
+PythonResult = Callable[[Path, str, str, dict[str, str]], FileResult]
+"""Migrates one script (path, text, encoding) launched with settings (the link planner's)."""
+
+
+def migrate_importers(
+    results: list[FileResult],
+    python_files: Callable[[], Iterable[Path]],
+    read_python: Callable[[Path], tuple[str, str]],
+    root_of: Callable[[Path], Path],
+    migrate: PythonResult,
+    errors: list[str],
+) -> list[FileResult]:
+    """``results`` with the scripts that import an env module (a result with ``sets_on_import``)
+    migrated under its settings, each replacing its own result (or added); unchanged when there is
+    no such module. ``python_files()``: the Python files among the paths given (walked only when
+    there is such a module; read only when their bytes name it). ``read_python(path) -> (text,
+    encoding)`` raises on a file that cannot be read (recorded in ``errors``, one line, and the module
+    then left as it is: never guessed at)."""
+    modules = [r for r in results if r.sets_on_import and r.new == r.old]
+    if not modules:
+        return results
+    files = list(python_files())
+    out = list(results)
+    for module in modules:
+        importers = _importers(module.path, files, read_python, root_of, errors)
+        if importers is None or not importers:
+            continue
+        migrated: list[FileResult] = []
+        blocked: FileResult | None = None
+        for path, text, encoding in importers:
+            done = next((r for r in out if r.path.resolve() == path.resolve()), None)
+            if done is not None and all(name in done.legacy_env for name in module.sets_on_import):
+                continue  # migrated under these settings already (its own switch, a launcher's)
+            result = migrate(path, text, encoding, dict(module.sets_on_import))
+            if not all(name in result.legacy_env for name in module.sets_on_import):
+                blocked = result
+                break
+            migrated.append(result)
+        if blocked is not None:
+            _report_blocked(module, blocked)
+            continue
+        for result in migrated:
+            key = result.path.resolve()
+            out = [r for r in out if r.path.resolve() != key] + [result]
+    return out
+
+
+def _importers(
+    module: Path,
+    files: list[Path],
+    read_python: Callable[[Path], tuple[str, str]],
+    root_of: Callable[[Path], Path],
+    errors: list[str],
+) -> list[tuple[Path, str, str]] | None:
+    """The files of ``files`` that import ``module`` (its name in their bytes, then their import
+    statements resolved in the tree: :func:`.carriers.resolve.named_tree_imports_of`), with their
+    text and encoding; None when one that may import it cannot be read."""
+    key = module.resolve()
+    found: list[tuple[Path, str, str]] = []
+    for path in files:
+        if path.resolve() == key:
+            continue
+        try:
+            text, encoding = read_python(path)
+        except Exception as exc:  # reported, never guessed at
+            errors.append(f"{path}: cannot be read ({exc})")
+            return None
+        if module.stem not in text:
+            continue
+        if any(target.resolve() == key for _, target in named_tree_imports_of(path, text, root_of(path))):
+            found.append((path, text, encoding))
+    return found
+
+
+def _report_blocked(module: FileResult, blocked: FileResult) -> None:
+    """BFM010 ``importers`` on each write of ``module``: the script ``blocked`` imports it and could
+    not be migrated (its first finding that needs a hand says why), so the switch stays."""
+    why = next((d for d in blocked.diagnostics if not d.fixed), None)
+    reason = f"{why.path}:{why.line}: {why.code}" if why is not None else "nothing to change found"
+    for diag in list(module.diagnostics):
+        if diag.code == "BFM010":
+            module.diagnostics.append(
+                report(
+                    "BFM010",
+                    diag.path,
+                    diag.line,
+                    diag.col,
+                    False,
+                    "importers",
+                    variable=", ".join(module.sets_on_import),
+                    script=str(blocked.path),
+                    reason=reason,
+                )
+            )
+            module.diagnostics.remove(diag)

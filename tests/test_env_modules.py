@@ -1,0 +1,88 @@
+"""A module that sets the legacy switch for the scripts that import it (``env_setup.py``).
+
+The scripts among the paths that import it are migrated as launched with its settings, and its
+writes go (stochastic: NEURON_RT_STOCHASTIC_ROUNDING_EN in their place) only when every one of
+them takes the change; otherwise nothing changes and the finding names the script that cannot be
+migrated. verify takes the module's settings as the legacy run's. No torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bf16_migrate.project import migrate_paths
+from bf16_migrate.rules import mode_named
+from bf16_migrate.verify import _implied_legacy_env
+
+ENV = (
+    '"""Runtime settings."""\nimport os\n\n'
+    'os.environ.setdefault("PJRT_DEVICE", "TPU")\nos.environ.setdefault("XLA_USE_BF16", "1")\n'
+)
+TRAIN = (
+    "import env_setup  # noqa: F401\n\nimport torch\nimport torch_xla\n\n\n"
+    "def main():\n    device = torch_xla.device()\n    model = torch.nn.Linear(4, 2).to(device)\n"
+    "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for _ in range(3):\n"
+    "        x = torch.randn(8, 4).to(device)\n        loss = model(x).sum()\n        loss.backward()\n"
+    "        opt.step()\n\n\nmain()\n"
+)
+NO_MODEL = "import env_setup  # noqa: F401\n\nimport torch\n\nprint(torch.ones(2))\n"
+
+
+def _tree(tmp_path: Path, **files: str) -> Path:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _codes(outcome) -> list[tuple[str, int, str, bool]]:
+    return [(Path(d.path).name, d.line, d.code, d.fixed) for d in outcome.diagnostics]
+
+
+@pytest.mark.parametrize(
+    ("mode", "setting", "change"),
+    [
+        ("stochastic", 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")\n', "model.to(torch.bfloat16)"),
+        ("gpu-compatible", "", "with_fp32_master_weights"),
+        ("amp", "", 'torch.autocast("xla", dtype=torch.bfloat16)'),
+    ],
+)
+def test_the_importers_take_the_change_and_the_module_loses_the_switch(mode, setting, change, tmp_path):
+    tree = _tree(tmp_path, **{"env_setup.py": ENV, "train.py": TRAIN})
+    outcome = migrate_paths([tree], mode, write=True)
+    env = (tree / "env_setup.py").read_text()
+    assert "XLA_USE_BF16" not in env and 'os.environ.setdefault("PJRT_DEVICE", "TPU")\n' in env
+    assert env.endswith('"TPU")\n' + setting)
+    assert change in (tree / "train.py").read_text()
+    assert ("env_setup.py", 5, "BFM001", True) in _codes(outcome)
+    assert not [c for c in _codes(outcome) if c[2] == "BFM010"]
+    again = migrate_paths([tree], mode, write=True)
+    assert not again.changed and (tree / "env_setup.py").read_text() == env
+
+
+def test_an_importer_that_cannot_be_migrated_keeps_the_switch_for_all(tmp_path):
+    """``tool.py`` imports the module too and builds no model: removing the switch would change what
+    it computes with no code taking its place, so nothing changes and the finding names it."""
+    tree = _tree(tmp_path, **{"env_setup.py": ENV, "train.py": TRAIN, "tool.py": NO_MODEL})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert (tree / "env_setup.py").read_text() == ENV and (tree / "train.py").read_text() == TRAIN
+    found = [d for d in outcome.diagnostics if d.code == "BFM010" and d.path.endswith("env_setup.py")]
+    assert len(found) == 1 and "tool.py imports it and cannot be migrated" in found[0].message
+
+
+def test_a_module_nobody_imports_keeps_its_finding(tmp_path):
+    tree = _tree(tmp_path, **{"env_setup.py": ENV})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert (tree / "env_setup.py").read_text() == ENV
+    assert ("env_setup.py", 5, "BFM010", False) in _codes(outcome)
+
+
+def test_verify_takes_the_modules_setting_as_the_legacy_runs(tmp_path):
+    tree = _tree(tmp_path, **{"env_setup.py": ENV, "train.py": TRAIN})
+    env, sources = _implied_legacy_env(tree / "train.py", TRAIN, mode_named("stochastic"), {}, [], given_legacy=False)
+    assert dict(env) == {"XLA_USE_BF16": "1"} and list(sources) == ["env_setup.py, which the script imports"]
+    given, _ = _implied_legacy_env(
+        tree / "train.py", TRAIN, mode_named("stochastic"), {"XLA_DOWNCAST_BF16": "1"}, [], given_legacy=False
+    )
+    assert dict(given) == {"XLA_DOWNCAST_BF16": "1"}  # what the user gives wins
