@@ -70,6 +70,10 @@ class OutputDistance:
     differ: list[tuple[OutputKey, str, str]]
     only_here: list[OutputKey]
     only_there: list[OutputKey]
+    floating: int = 0
+    """How many floating values were compared."""
+    identical: bool = False
+    """Every floating value compared is equal to its partner (and there is one at least)."""
 
 
 def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey, HostOutput]:
@@ -153,6 +157,8 @@ def distance(
         differ=differ,
         only_here=only_here,
         only_there=only_there,
+        floating=len(rels),
+        identical=bool(rels) and all(r == 0.0 for r in rels),
     )
 
 
@@ -192,10 +198,12 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
     mine = distance(MIGRATED, migrated, base_name, base, sources, tol.outputs_far)
     median_bar, share_bar, worst_bar = tol.outputs_median, tol.outputs_far_share, tol.outputs_far
     gap_text = ""
+    gap_median: float | None = None  # how far the other run's floats are, when not all equal
     other_name = REFERENCE if base_name == LEGACY else LEGACY
     other = runs.get(other_name)
     if other is not None and other.ok and other.inference:
         gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
+        gap_median = None if gap.identical or not gap.floating else gap.median
         if base_name == REFERENCE:  # amp: as far from the FP32 run as the full-bf16 legacy run may be
             median_bar = max(median_bar, tol.drift_factor * gap.median)
             share_bar = max(share_bar, tol.drift_factor * gap.far_share)
@@ -241,6 +249,16 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
         f"{tol.outputs_far:.2g} apart (limit {share_bar:.0%})"
     )
     figures["worst_limit"] = worst_bar
+    if base_name == REFERENCE and mine.identical and gap_median is not None:
+        # amp: autocast's bf16 rounds something the outputs depend on, unless nothing ran under it
+        failed = (
+            f"{head}: every one of its {mine.floating} floating values equals the FP32 reference's, where the legacy "
+            f"run's are not (median rel. diff {gap_median:.2g}): nothing they depend on ran in bf16 under autocast"
+        )
+        control = runs.get(AUTOCAST)
+        if control is not None:
+            return _against_autocast_control(tol, migrated, control, sources, failed, figures)
+        return Part(name, FAIL, failed, figures)
     worst_far = mine.worst is not None and mine.worst[1] > worst_bar
     if mine.median > median_bar or mine.far_share > share_bar or worst_far:
         where = f"; farthest: {_where(mine.worst[0])}" if mine.worst is not None else ""
