@@ -523,3 +523,25 @@ def test_a_model_a_class_of_the_file_keeps_is_called_where_the_class_calls_it():
     assert run(result.code, "amp").code == result.code
     kept_elsewhere = src.replace("self.model, self.opt = model, opt", "self.net, self.opt = model, opt")
     assert ("BFM021", False) in codes(run(kept_elsewhere, "amp"))
+
+
+def test_a_device_handed_to_a_models_method_is_no_tensor():
+    """``flow.sample(2048, device)``, a method of the model run without its pre-hook: its floating
+    arguments are cast, the device is not (it was wrapped in ``floating_to_bf16(device)``: a hunt's
+    normalising flow)."""
+    src = HEADER + textwrap.dedent("""
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    def main(loader):
+        device = torch_xla.device()
+        model = Net().to(device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in loader:
+            loss = model(x.to(device)).mean()
+            loss.backward()
+            optimizer.step()
+        z = model.sample(16, device, torch.randn(4).to(device))
+    """)
+    result = run(src)
+    assert "    z = model.sample(16, device, torch.randn(4).to(device).to(torch.bfloat16))\n" in result.code

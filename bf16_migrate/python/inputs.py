@@ -37,9 +37,10 @@ from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value
+from .bindings import assigned_value, assigned_values
 from .conditions import evaluable_like
 from .context import FileContext, findall
+from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall, backpropagated_only, same_model
 from .optimizers import add_keywords
@@ -336,6 +337,15 @@ class InputCasts:
                 self._runtime(arg.value, method=self.ctx.code(call.func))
 
     # -- helpers ---------------------------------------------------------------------------
+    def _a_device(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is the XLA device (``torch_xla.device()``, a name only ever bound to it)
+        or ``torch.device(...)``: an argument that is no tensor."""
+        ctx = self.ctx
+        if isinstance(expr, cst.Call):
+            return bool(ctx.qualified_names(expr.func) & (DEVICE_FUNCTIONS | {"torch.device"}))
+        values = assigned_values(ctx, expr) if isinstance(expr, cst.Name) else []
+        return bool(values) and all(isinstance(v, cst.Call) and self._a_device(v) for v in values)
+
     def _kind(self, expr: cst.BaseExpression) -> str:
         """FLOAT (cast it), INT or "explicit" (leave it), or "unknown"."""
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.Lambda)) or m.matches(
@@ -349,6 +359,8 @@ class InputCasts:
             ),
         ):
             return "explicit"  # a dtype the script chose (e.g. a loss computed in fp32 on purpose)
+        if self._a_device(expr):
+            return "explicit"  # `flow.sample(2048, device)`: no tensor
         if (
             isinstance(expr, cst.Call)
             and m.matches(expr.func, m.Attribute(attr=m.Name("to")))
