@@ -80,9 +80,12 @@ def test_a_module_nobody_imports_keeps_its_finding(tmp_path):
 
 def test_verify_takes_the_modules_setting_as_the_legacy_runs(tmp_path):
     tree = _tree(tmp_path, **{"env_setup.py": ENV, "train.py": TRAIN})
-    env, sources = _implied_legacy_env(tree / "train.py", TRAIN, mode_named("stochastic"), {}, [], given_legacy=False)
+    env, sources, module = _implied_legacy_env(
+        tree / "train.py", TRAIN, mode_named("stochastic"), {}, [], given_legacy=False
+    )
     assert dict(env) == {"XLA_USE_BF16": "1"} and list(sources) == ["env_setup.py, which the script imports"]
-    given, _ = _implied_legacy_env(
+    assert module == tree / "env_setup.py"
+    given, _, none = _implied_legacy_env(
         tree / "train.py", TRAIN, mode_named("stochastic"), {"XLA_DOWNCAST_BF16": "1"}, [], given_legacy=False
     )
-    assert dict(given) == {"XLA_DOWNCAST_BF16": "1"}  # what the user gives wins
+    assert dict(given) == {"XLA_DOWNCAST_BF16": "1"} and none is None  # what the user gives wins

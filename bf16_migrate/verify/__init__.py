@@ -197,11 +197,12 @@ def _implied_legacy_env(
     legacy_env_source: Sequence[str],
     *,
     given_legacy: bool,
-) -> tuple[Mapping[str, str], Sequence[str]]:
+) -> tuple[Mapping[str, str], Sequence[str], Path | None]:
     """``legacy_env`` and where it came from, with the settings the script is run under without
     naming them: its own ``#!`` line's (``#!/usr/bin/env -S XLA_USE_BF16=1 python3``,
     :mod:`bf16_migrate.python.shebang_env`), and, when nothing else sets one and the script names
-    none, a module it imports that sets the switch for its importers (:func:`_env_module_settings`)."""
+    none, a module it imports that sets the switch for its importers (:func:`_env_module_settings`),
+    which is returned third (None: none)."""
     own = {s.variable: s.value for s in shebang_settings(source, load_rules()) if s.on}
     if any(name not in legacy_env for name in own):
         legacy_env = {**own, **legacy_env}
@@ -211,7 +212,8 @@ def _implied_legacy_env(
         if imported:
             legacy_env = imported
             legacy_env_source = [*legacy_env_source, f"{module.name}, which the script imports"]
-    return legacy_env, legacy_env_source
+            return legacy_env, legacy_env_source, module
+    return legacy_env, legacy_env_source, None
 
 
 def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[str, str], Path]:
@@ -343,7 +345,7 @@ def verify_script(
     started = time.monotonic()
     script = Path(script).resolve()
     source = _script_source(script)
-    legacy_env, legacy_env_source = _implied_legacy_env(
+    legacy_env, legacy_env_source, env_module = _implied_legacy_env(
         script, source, mode, legacy_env, legacy_env_source, given_legacy=legacy_source is not None
     )
     base_env = dict(os.environ if env is None else env)
@@ -362,6 +364,10 @@ def verify_script(
     )
     if migrated_modules is not None:
         texts.modules = {Path(p).resolve(): text for p, text in migrated_modules.items()}
+    if env_module is not None:  # the FP32 runs import it without its writes
+        texts.reference_modules = {
+            env_module.resolve(): _migrate(read_source(env_module), REFERENCE_MODE, env_module, modules=False)[0]
+        }
     if previous is not None:
         texts.diagnostics = list(previous.diagnostics)
         texts.islands = dict(previous.islands)
@@ -658,6 +664,9 @@ class _Texts:
     islands: dict[Path, list[Any]] = field(default_factory=dict)
     """The deliberate f32 islands the migration of the legacy text kept, by file, in the lines of
     the legacy text (:func:`_migrate`): the dtype trace does not count them."""
+    reference_modules: dict[Path, str] = field(default_factory=dict)
+    """The modules of the tree staged beside the FP32 reference (and amp's autocast control): a
+    module that sets the switch for its importers, its writes removed (:func:`_implied_legacy_env`)."""
 
 
 def _texts(
@@ -832,7 +841,7 @@ def _run(
         specs = [migrated_spec, legacy_spec]
         if texts.reference is not None and (only is None or REFERENCE in only):
             reference_dir = ws.root / REFERENCE
-            reference_run = _stage(texts.reference, legacy_origin, reference_dir, None, linked)
+            reference_run = _stage(texts.reference, legacy_origin, reference_dir, texts.reference_modules, linked)
             # its host outputs (exits only, no time after the steps): the bar of a script that does not train
             reference_trace = None if trace_after is None else TraceSpec(False, (reference_dir,), 0.0)
             reference_spec = ws.spec(
@@ -975,6 +984,7 @@ def _autocast_control_run(
             add=add,
             linked=linked,
             outputs_of=outputs_of,
+            modules=texts.reference_modules,
         )
     )
     return True
@@ -992,6 +1002,7 @@ def _one_run(
     add: Mapping[str, str] | None = None,
     linked: list[Linked] | None = None,
     outputs_of: Path | None = None,
+    modules: Mapping[Path, str] | None = None,
 ) -> dict[str, RunRecord]:
     """One more run, made after the first ones (a control): ``text`` staged in place of ``origin``
     in its own working copy (:func:`_stage`, what it links appended to ``linked``), without the
@@ -1000,7 +1011,7 @@ def _one_run(
     that does not train); None: no trace."""
     with Workspace() as ws:
         staged = ws.root / name
-        run = _stage(text, origin, staged, None, linked)
+        run = _stage(text, origin, staged, modules, linked)
         spec = ws.spec(
             name,
             run.script,
