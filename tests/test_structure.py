@@ -125,6 +125,7 @@ LAYERS = {
     "migrations": 2,
     "helpers_module": 2,
     "tree_modules": 2,
+    "env_modules": 2,  # the scripts an env module's settings reach, migrated with them
     "trace_repairs": 2,  # a stored trace's repairs applied to the rewrite's results
     # the tree: discovery, suppressions, the whole run's plan and its output
     "prefilter": 3,
@@ -348,6 +349,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "bf16_migrate.write": f"{_OFF_CLEAN}: 13 ms with commit",
     },
     "bf16_migrate.verify": {
+        "bf16_migrate.carriers.resolve": f"{_CODEMOD}: read only for a script that names no legacy variable",
         "bf16_migrate.python": _CODEMOD,
         "bf16_migrate.python.outcome": _CODEMOD,
         "bf16_migrate.python.test_or_script": _CODEMOD,
