@@ -12,6 +12,6 @@ T=/tmp/h11repro.$N.$M.py
   echo "== migrated: bf16-migrate - --stdin-filename $R --mode $M < $R > $T; PJRT_DEVICE=CPU python $T"
   PYTHONPATH=/work/wt/hunt11 /work/main/.venv/bin/python -m bf16_migrate - --stdin-filename $R --mode $M < $R > $T 2>/dev/null
   diff $R $T | grep "^[<>]" | grep -v "^> \(def \|    \|\s*\"\)" | head -20
-  flock /tmp/bfm-xla.lock env PJRT_DEVICE=CPU timeout 300 /work/main/.venv/bin/python $T 2>&1 | grep -v -i "warn\|xla_device()" | tail -12
+  flock /tmp/bfm-xla.lock env PJRT_DEVICE=CPU PYTHONPATH=/work/wt/hunt11/bench/unseen/hunt11/repros timeout 300 /work/main/.venv/bin/python $T 2>&1 | grep -v -i "warn\|xla_device()" | tail -12
 } > $O 2>&1
 echo "repro $N $M done"
