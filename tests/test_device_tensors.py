@@ -1174,3 +1174,27 @@ def test_a_tensor_moved_and_handed_to_a_function_that_computes_with_it_is_bf16()
     assert "        neg = langevin(model, start.to(device, dtype=torch.bfloat16))\n" in code
     assert "        pos = score(model, torch.randn(8, 2).to(device))\n" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_an_iou_of_counts_accumulated_in_place_is_bf16():
+    """``hist = torch.zeros(C * C, dtype=torch.long, device=device)`` then ``hist += torch.bincount(...)``:
+    an in-place op keeps the tensor's dtype and device, so ``h.diag() / (...).clamp(min=1)`` of
+    ``h = hist.reshape(C, C)`` is a true division of integers on the device, f32 after the migration where
+    the switch made it bf16 (a hunt's segmentation IoU). A Python number summed in place is not a tensor."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\nC = 4\n\n\n'
+        "def main():\n    device = torch_xla.device()\n    model = torch.nn.Conv2d(1, C, 3, padding=1).to(device)\n"
+        "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    hist = torch.zeros(C * C, dtype=torch.long, device=device)\n    seen = 0\n"
+        "    for _ in range(3):\n        img = torch.rand(2, 1, 8, 8).to(device)\n"
+        "        gt = torch.randint(0, C, (2, 8, 8)).to(device)\n        out = model(img)\n"
+        "        loss = torch.nn.functional.cross_entropy(out, gt)\n        loss.backward()\n        opt.step()\n"
+        "        hist += torch.bincount(gt.flatten() * C + out.argmax(1).flatten(), minlength=C * C)\n"
+        "        seen += 1.5\n"
+        "    h = hist.reshape(C, C)\n    iou = h.diag() / (h.sum(0) + h.sum(1) - h.diag()).clamp(min=1)\n"
+        "    print(iou.cpu().tolist(), seen / 2)\n\n\nmain()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "    iou = (h.diag() / (h.sum(0) + h.sum(1) - h.diag()).clamp(min=1)).to(torch.bfloat16)\n" in code
+    assert "seen / 2)" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

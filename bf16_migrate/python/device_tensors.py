@@ -1046,6 +1046,8 @@ def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseEx
     values = []
     for binding in _reaching(ctx, name, list(scope[name.value])):
         node = getattr(binding, "node", None)
+        if node is not None and isinstance(ctx.parent(node), cst.AugAssign):
+            continue  # `hist += torch.bincount(...)`: in place, where the tensor already is
         value = (
             _passed_values(ctx, node)
             if isinstance(node, cst.Param)

@@ -137,7 +137,21 @@ class DtypeFlow:
         assignments = [a for a in scope[name.value] if isinstance(a, Assignment)]
         if not assignments:
             return UNKNOWN
+        augmented = [a for a in assignments if isinstance(self.ctx.parent(a.node), cst.AugAssign)]
+        if augmented and len(augmented) < len(assignments) and all(
+            self._made_by_torch(a.node) for a in assignments if a not in augmented
+        ):
+            # `hist += torch.bincount(...)` of a tensor torch made: an in-place op keeps its dtype (torch
+            # raises where the result's cannot be cast back), so the other bindings tell (an IoU's counts)
+            assignments = [a for a in assignments if a not in augmented]
         return combine(self._binding(a.node, ops, depth) for a in assignments)
+
+    def _made_by_torch(self, target: cst.CSTNode) -> bool:
+        """Whether ``target`` (a binding's node) is assigned the result of a call of torch's (a tensor)."""
+        parent = self.ctx.parent(target)
+        assign = self.ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        value = assign.value if isinstance(assign, cst.Assign) else None
+        return isinstance(value, cst.Call) and any(n.startswith("torch.") for n in self.ctx.qualified_names(value.func))
 
     def _binding(self, target: cst.CSTNode, ops, depth) -> str:
         """The class of the value bound to the target node ``target`` (a Name in an assignment
