@@ -138,8 +138,10 @@ class DtypeFlow:
         if not assignments:
             return UNKNOWN
         augmented = [a for a in assignments if isinstance(self.ctx.parent(a.node), cst.AugAssign)]
-        if augmented and len(augmented) < len(assignments) and all(
-            self._made_by_torch(a.node) for a in assignments if a not in augmented
+        if (
+            augmented
+            and len(augmented) < len(assignments)
+            and all(self._made_by_torch(a.node) for a in assignments if a not in augmented)
         ):
             # `hist += torch.bincount(...)` of a tensor torch made: an in-place op keeps its dtype (torch
             # raises where the result's cannot be cast back), so the other bindings tell (an IoU's counts)
