@@ -95,3 +95,16 @@ def test_reads_in_a_test_function_of_a_script_do_not_stop_its_migration():
     assert "model.to(torch.bfloat16)" in result.code
     assert (10, "BFM052") in codes(result)
     assert not any(d.code in ("BFM050", "BFM042") for d in result.diagnostics)
+
+
+def test_a_scripts_own_patch_dict_around_main_is_no_test():
+    """``with mock.patch.dict(os.environ, {"XLA_USE_BF16": "1"}): main()`` in a script's
+    ``if __name__ == "__main__":`` block sets the switch for the run: a form the codemod does not
+    rewrite (BFM042), not a test's business (BFM052 told a hunt's evaluation script it was a test)."""
+    source = (
+        "import os\nfrom unittest import mock\nimport torch\n\n\ndef main():\n    print(torch.ones(2))\n\n\n"
+        'if __name__ == "__main__":\n    with mock.patch.dict(os.environ, {"XLA_USE_BF16": "1"}):\n        main()\n'
+    )
+    result = migrate_source(source, "stochastic", "evaluate.py")
+    codes = [d.code for d in result.diagnostics]
+    assert "BFM042" in codes and "BFM052" not in codes and result.code == source

@@ -71,16 +71,20 @@ def _report_test_writes(ctx: FileContext, writes: list[LegacyWrite]) -> bool:
 
 def _report_setter_calls(ctx: FileContext, mentions: list[Mention], handled: set[int]) -> bool:
     """Report the mentions (not keyword arguments) in a call that sets the environment for a
-    test wherever it is (``monkeypatch.setenv``/``delenv``, ``mock.patch.dict``: BFM052), adding
-    their ids to ``handled``; whether there was one."""
+    test (``monkeypatch.setenv``/``delenv`` wherever they are, ``mock.patch.dict`` in a test: BFM052),
+    adding their ids to ``handled``; whether there was one. A script's own ``mock.patch.dict`` around
+    its ``main()`` is no test's (BFM042, a form not rewritten: a hunt's evaluation script was told it
+    was a test)."""
     found = False
     for mention in mentions:
         if isinstance(mention.node, cst.Name):
             continue  # a keyword argument (`set_env(XLA_USE_BF16="1")`): with the keywords, _report_test_keywords
         call = ctx.enclosing(mention.node, cst.Call)
+        patch = call is not None and ctx.code(call.func).endswith("patch.dict")
+        if patch and not in_test(ctx, mention.node):
+            continue  # a script's own `with mock.patch.dict(os.environ, {...}): main()`: a form not rewritten
         if call is not None and (
-            m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv")))
-            or ctx.code(call.func).endswith("patch.dict")
+            m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or patch
         ):
             ctx.outcome.refuse(
                 Refusal.TEST,
