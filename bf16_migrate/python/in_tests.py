@@ -83,9 +83,7 @@ def _report_setter_calls(ctx: FileContext, mentions: list[Mention], handled: set
         patch = call is not None and ctx.code(call.func).endswith("patch.dict")
         if patch and not in_test(ctx, mention.node):
             continue  # a script's own `with mock.patch.dict(os.environ, {...}): main()`: a form not rewritten
-        if call is not None and (
-            m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or patch
-        ):
+        if call is not None and (m.matches(call.func, m.Attribute(attr=m.Name("setenv") | m.Name("delenv"))) or patch):
             ctx.outcome.refuse(
                 Refusal.TEST,
                 ctx.report(
