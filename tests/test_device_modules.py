@@ -320,3 +320,23 @@ def test_negative_control_without_the_module_cast(case, baseline_runs, tmp_path)
     control = _migrated_run(case, text.replace(cast, "", 1), tmp_path, "control")
     # it may fail outright (an f32 module fed bf16 inputs): as wrong a migration
     assert control.failed is not None or _in_bf16(control.record, "stochastic") != [], control.record
+
+
+def test_a_model_a_function_of_the_file_builds_and_returns_is_a_module():
+    """``model = load_checkpoint("net.pt").to(device).eval()`` with ``load_checkpoint`` building
+    ``SegNet()`` and returning it: an evaluation script's model on the device, cast (BFM150); it was
+    refused as having no model (BFM010: a hunt's segmentation evaluation)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n\n'
+        "class SegNet(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = torch.nn.Conv2d(1, 4, 3, padding=1)\n\n    def forward(self, x):\n"
+        "        return self.conv(x)\n\n\n"
+        "def load_checkpoint(path):\n    model = SegNet()\n    if os.path.exists(path):\n"
+        "        model.load_state_dict(torch.load(path, map_location='cpu'))\n    return model\n\n\n"
+        "def main():\n    device = torch_xla.device()\n    model = load_checkpoint('net.pt').to(device).eval()\n"
+        "    with torch.no_grad():\n        out = model(torch.rand(2, 1, 8, 8).to(device))\n"
+        "    print(out.argmax(1).cpu().tolist())\n\n\nmain()\n"
+    )
+    result = migrate_source(source, "stochastic", "evaluate.py")
+    assert "    model = load_checkpoint('net.pt').to(device).eval()\n    model.to(torch.bfloat16)\n" in result.code
+    assert "BFM010" not in [d.code for d in result.diagnostics]

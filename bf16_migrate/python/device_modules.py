@@ -269,11 +269,24 @@ class _Finder:
             return self.is_module(func.value, depth + 1)
         if any(isinstance(d, cst.ClassDef) and any(d is c for c in self.classes) for d in definitions(ctx, func)):
             return True
+        if any(isinstance(d, cst.FunctionDef) and self._returns_module(d, depth) for d in definitions(ctx, func)):
+            return True  # `load_checkpoint(path)` of the file building and returning `SegNet()`
         copy = self._copy_row(call)
         if copy is not None:
             source = self._source(call, copy)
             return source is not None and self.is_module(source, depth + 1)
         return False
+
+    def _returns_module(self, func: cst.FunctionDef, depth: int) -> bool:
+        """Whether every ``return`` of the file's function ``func`` hands back a module (found by a hunt:
+        an evaluation script's model came from its own ``load_checkpoint`` and was refused as having
+        no model)."""
+        returns = [
+            r.value
+            for r in findall(func.body, m.Return(), self.ctx.index)
+            if isinstance(r, cst.Return) and self.ctx.enclosing(r, cst.FunctionDef) is func
+        ]
+        return bool(returns) and all(v is not None and self.is_module(v, depth + 1) for v in returns)
 
     def _used_as_module(self, expr: cst.BaseExpression) -> bool:
         """Whether the file calls ``expr`` (not as a loss) or a module-only method on it."""
