@@ -24,7 +24,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .apply import EditPlan
-from .bindings import assigned_value, assigned_values
+from .bindings import assigned_values, python_number
 from .context import FileContext, findall
 from .model_code import factory_dtype_class, short_code
 from .tensor_flow import spec_argument
@@ -173,75 +173,14 @@ def _plain(expr: cst.BaseExpression) -> bool:
 
 
 def _floating_source(ctx: FileContext, value: cst.BaseExpression) -> bool:
-    """Whether ``value`` may be a floating tensor: not a number (:func:`_python_number`: ``1.0 - eps``
+    """Whether ``value`` may be a floating tensor: not a number (:func:`.bindings.python_number`: ``1.0 - eps``
     of a parameter ``eps=0.1``, which ``.to(dtype)`` would crash on: found by a hunt's label
     smoothing), a string or a constant name."""
     if isinstance(value, cst.UnaryOperation):
         value = value.expression
-    if isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or _python_number(ctx, value, 0):
+    if isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or python_number(ctx, value):
         return False
     return not (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
-
-
-_NUMBER_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
-
-
-def _python_number(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
-    """Whether ``expr`` is a Python number the code shows: a numeric literal, arithmetic of such, or
-    a name every binding of which is one: an assignment of one, or a parameter whose default is one
-    that no call of its function in the file passes anything else to (names followed 4 deep)."""
-    if depth > 4:
-        return False
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _python_number(ctx, expr.expression, depth)
-    if isinstance(expr, cst.BinaryOperation):
-        return isinstance(expr.operator, _NUMBER_OPERATORS) and all(
-            _python_number(ctx, side, depth) for side in (expr.left, expr.right)
-        )
-    if not isinstance(expr, cst.Name):
-        return False
-    scope = ctx.scopes.get(expr)
-    bindings = list(scope[expr.value]) if scope is not None else []
-    if not bindings:
-        return False
-    for binding in bindings:
-        node = getattr(binding, "node", None)
-        if isinstance(node, cst.Param):
-            if node.default is None or not _python_number(ctx, node.default, depth + 1):
-                return False
-            if not all(_python_number(ctx, v, depth + 1) for v in _passed(ctx, node)):
-                return False
-            continue
-        value = assigned_value(ctx, node) if node is not None else None
-        if value is None or not _python_number(ctx, value, depth + 1):
-            return False
-    return True
-
-
-def _passed(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression]:
-    """What the calls by name of ``param``'s function in the file pass to it (by keyword or by
-    position); a call that unpacks (``*args``, ``**kw``) passes something unknown (the parameter
-    itself is returned, which is no number)."""
-    params = ctx.parent(param)
-    function = ctx.parent(params) if isinstance(params, cst.Parameters) else None
-    if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
-        return [param.name]
-    positional = list(params.params)
-    at = positional.index(param) if param in positional else None
-    out: list[cst.BaseExpression] = []
-    for call in ctx.nodes_named(cst.Call, function.name.value, "func"):
-        if not (isinstance(call.func, cst.Name) and call.func.value == function.name.value):
-            continue
-        if any(a.star for a in call.args):
-            return [param.name]
-        keyword = next((a.value for a in call.args if a.keyword and a.keyword.value == param.name.value), None)
-        given = [a.value for a in call.args if a.keyword is None]
-        value = keyword if keyword is not None else (given[at] if at is not None and at < len(given) else None)
-        if value is not None:
-            out.append(value)
-    return out
 
 
 def _already_cast(ctx: FileContext, value: cst.BaseExpression, dtype: str | None) -> bool:

@@ -136,3 +136,80 @@ def dtype_names(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> f
         if len(found) == 1:
             return next(iter(found))
     return frozenset()
+
+
+def argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
+    """The argument ``call`` passes as ``keyword=`` or at position ``index`` (None when absent)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+_NUMBER_OPERATORS = (*_INT_OPERATORS, cst.Divide, cst.Power)
+
+
+def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = False, depth: int = 0) -> bool:
+    """Whether ``expr`` is a Python number the code shows (an ``int`` with ``integer``): a numeric
+    literal, ``len(...)``, ``int(...)`` (``float(...)`` too unless ``integer``), arithmetic of such
+    (``+ - * // %``, and ``/ **`` unless ``integer``), or a name every binding of which is one: a plain
+    assignment of one, or a parameter whose default is one and that no call of its function in the
+    file by name passes anything else (a call that unpacks passes something unknown). Names are
+    followed 4 deep."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Integer) or (isinstance(expr, cst.Float) and not integer):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return python_number(ctx, expr.expression, integer, depth)
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, _INT_OPERATORS if integer else _NUMBER_OPERATORS) and all(
+            python_number(ctx, side, integer, depth) for side in (expr.left, expr.right)
+        )
+    if isinstance(expr, cst.Call):
+        builtins = {"builtins.len", "builtins.int"} | (set() if integer else {"builtins.float"})
+        return bool(ctx.qualified_names(expr.func) & builtins)
+    if not isinstance(expr, cst.Name):
+        return False
+    scope = ctx.scopes.get(expr)
+    bindings = list(scope[expr.value]) if scope is not None else []
+    if not bindings:
+        return False
+    for binding in bindings:
+        node = getattr(binding, "node", None)
+        if isinstance(node, cst.Param):
+            passed = _passed_by_name(ctx, node)
+            if node.default is None or passed is None:
+                return False
+            if not all(python_number(ctx, v, integer, depth + 1) for v in [node.default, *passed]):
+                return False
+            continue
+        value = assigned_value(ctx, node) if node is not None else None
+        if value is None or not python_number(ctx, value, integer, depth + 1):
+            return False
+    return True
+
+
+def _passed_by_name(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression] | None:
+    """What the calls by name of ``param``'s function in the file pass to it (by keyword or by
+    position); None when one unpacks (``*args``, ``**kw``) or the parameter is not a plain function's."""
+    params = ctx.parent(param)
+    function = ctx.parent(params) if isinstance(params, cst.Parameters) else None
+    if not isinstance(function, cst.FunctionDef) or not isinstance(params, cst.Parameters):
+        return None
+    positional = list(params.params)
+    at = positional.index(param) if param in positional else None
+    out: list[cst.BaseExpression] = []
+    for call in ctx.nodes_named(cst.Call, function.name.value, "func"):
+        if not (isinstance(call.func, cst.Name) and call.func.value == function.name.value):
+            continue
+        if any(a.star for a in call.args):
+            return None
+        value = argument(call, at, param.name.value) if at is not None else None
+        if at is None:
+            value = next((a.value for a in call.args if a.keyword and a.keyword.value == param.name.value), None)
+        if value is not None:
+            out.append(value)
+    return out

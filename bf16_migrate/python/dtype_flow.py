@@ -27,6 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
+from .bindings import argument, python_number
 from .context import FileContext, findall
 
 FLOAT, INT, UNKNOWN = "float", "int", "unknown"
@@ -359,16 +360,16 @@ class DtypeFlow:
         if not ops or ops[0] != ("elem",):
             return UNKNOWN
         if kind == "dataset":
-            inner = _argument(call, 0, "dataset")
+            inner = argument(call, 0, "dataset")
             return UNKNOWN if inner is None else self.infer(inner, ops, depth)
         if kind == "data":
-            inner = _argument(call, 0, "data")
+            inner = argument(call, 0, "data")
             return UNKNOWN if inner is None else self.infer(inner, ops[1:], depth)
         # image-label: the label is an integer; the image is floating when ToTensor is applied
         if len(ops) >= 2 and ops[1] == ("index", 1):
             return INT
         if len(ops) >= 2 and ops[1] == ("index", 0):
-            transform = _argument(call, 3, "transform")
+            transform = argument(call, 3, "transform")
             if transform is not None and self._applies_to_tensor(transform):
                 return FLOAT
         return UNKNOWN
@@ -530,47 +531,13 @@ class DtypeFlow:
 
 def _arange_class(ctx: FileContext, call: cst.Call) -> str:
     """``torch.arange`` is floating when one of its numbers is a float literal and an integer when
-    all are Python integers the code shows (:func:`_python_int`: ``torch.arange(1, CLASSES + 1)``)
+    all are Python integers the code shows (:func:`.bindings.python_number`: ``torch.arange(1, CLASSES + 1)``)
     (torch docs, ``torch.arange``: the dtype is inferred from the other input arguments); UNKNOWN
     otherwise."""
     numbers = [a.value for a in call.args if a.keyword is None]
     if any(isinstance(n, cst.Float) for n in numbers):
         return FLOAT
-    return INT if all(_python_int(ctx, n, 0) for n in numbers) else UNKNOWN
-
-
-_INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
-
-
-def _python_int(ctx: FileContext, expr: cst.BaseExpression, depth: int) -> bool:
-    """Whether ``expr`` is a Python int the code shows: an integer literal, ``len(...)``, ``int(...)``,
-    integer arithmetic of such (``+ - * // %``), or a name every binding of which assigns one (a
-    module constant ``CLASSES = 5``), names followed at most 4 deep."""
-    if depth > 4:
-        return False
-    if isinstance(expr, cst.Integer):
-        return True
-    if isinstance(expr, cst.UnaryOperation):
-        return _python_int(ctx, expr.expression, depth)
-    if isinstance(expr, cst.BinaryOperation):
-        return isinstance(expr.operator, _INT_OPERATORS) and all(
-            _python_int(ctx, side, depth) for side in (expr.left, expr.right)
-        )
-    if isinstance(expr, cst.Call):
-        return bool(ctx.qualified_names(expr.func) & {"builtins.len", "builtins.int"})
-    if not isinstance(expr, cst.Name):
-        return False
-    scope = ctx.scopes.get(expr)
-    bindings = list(scope[expr.value]) if scope is not None else []
-    values = []
-    for binding in bindings:
-        node = getattr(binding, "node", None)
-        target = ctx.parent(node) if node is not None else None
-        assign = ctx.parent(target) if target is not None else None
-        if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign)):
-            return False
-        values.append(assign.value)
-    return bool(values) and all(_python_int(ctx, v, depth + 1) for v in values)
+    return INT if all(python_number(ctx, n, integer=True) for n in numbers) else UNKNOWN
 
 
 def _literal_class(ctx: FileContext, first: cst.BaseExpression | None) -> str:
@@ -610,12 +577,3 @@ def _constant_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpressio
             return []
         values.append(value)
     return values
-
-
-def _argument(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    """The argument passed as ``keyword=`` or at position ``index`` (None when absent)."""
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if index < len(positional) else None

@@ -17,6 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
+from .bindings import argument
 from .context import FileContext, findall
 from .tree_types import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
@@ -73,20 +74,12 @@ class ModelCall:
         (``functional_call(model, params, batch)``) is one starred argument, of a dtype not told."""
         if not self.through:
             return list(self.call.args)
-        given = _argument_at(self.call, 2, "args")
+        given = argument(self.call, 2, "args")
         if isinstance(given, cst.Tuple):
             return [
                 cst.Arg(value=e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in given.elements
             ]
         return [cst.Arg(value=given, star="*")] if given is not None else []
-
-
-def _argument_at(call: cst.Call, index: int, keyword: str) -> cst.BaseExpression | None:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[index].value if index < len(positional) else None
 
 
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
