@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -81,6 +82,8 @@ class ModelCall:
             ]
         return [cst.Arg(value=given, star="*")] if given is not None else []
 
+
+_Def = TypeVar("_Def", cst.FunctionDef, cst.ClassDef)
 
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
 _MAX_TRACE = 4
@@ -169,7 +172,7 @@ def _receivers_through_call(ctx: FileContext, call: cst.Call) -> list[cst.BaseEx
     """The arguments of ``call``, a call of a function defined in the file, that the function
     calls ``.parameters()`` on (``def get_groups(model): ... model.named_parameters()`` called
     as ``get_groups(net)`` gives ``net``): by position or by keyword."""
-    func = _local_def(ctx, call.func)
+    func = _local_def(ctx, call.func, cst.FunctionDef)
     if func is None:
         return []
     found: list[cst.BaseExpression] = []
@@ -221,7 +224,7 @@ def _collects_parameters(ctx: FileContext, value: cst.BaseExpression) -> bool:
         return True
     if m.matches(value, _PARAMETERS) or ctx.qualified_names(value.func) & _COLLECTIONS:
         return True
-    return isinstance(value.func, cst.Name) and _local_def(ctx, value.func) is not None
+    return isinstance(value.func, cst.Name) and _local_def(ctx, value.func, cst.FunctionDef) is not None
 
 
 def find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
@@ -475,7 +478,7 @@ def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cs
     )
     found: list[tuple[cst.ClassDef, str]] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
-        cls = _local_class(ctx, call.func)
+        cls = _local_def(ctx, call.func, cst.ClassDef)
         init = _method(cls, "__init__") if cls is not None else None
         if cls is None or init is None:
             continue
@@ -487,17 +490,6 @@ def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cs
             if attr is not None and (cls, attr) not in found:
                 found.append((cls, attr))
     return found
-
-
-def _local_class(ctx: FileContext, name: cst.BaseExpression) -> cst.ClassDef | None:
-    """The one class of the file ``name`` is bound to (its scope's only binding of it), or None."""
-    if not isinstance(name, cst.Name):
-        return None
-    scope = ctx.scopes.get(name)
-    if scope is None:
-        return None
-    defs = [a.node for a in scope[name.value] if isinstance(a, Assignment) and isinstance(a.node, cst.ClassDef)]
-    return defs[0] if len(defs) == 1 else None
 
 
 def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
@@ -540,7 +532,7 @@ def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[
         for i, arg in enumerate(call.args):
             if not any(same_model(ctx, arg.value, x) for x in models):
                 continue
-            func = _local_def(ctx, call.func)
+            func = _local_def(ctx, call.func, cst.FunctionDef)
             param = _param_for(func, i, arg) if func is not None else None
             if func is not None and param is not None and not any(f is func and p == param for f, p in found):
                 found.append((func, param))
@@ -580,7 +572,7 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
         if not (
             isinstance(call.func, cst.Name)
             and call.func.value == func.name.value
-            and _local_def(ctx, call.func) is func
+            and _local_def(ctx, call.func, cst.FunctionDef) is func
         ):
             continue
         assign = ctx.parent(call)
@@ -597,15 +589,15 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     return names
 
 
-def _local_def(ctx: FileContext, name: cst.BaseExpression) -> cst.FunctionDef | None:
-    """The one function of the file ``name`` is bound to (its scope's only binding of it), or
-    None (not a name, bound otherwise or more than once)."""
+def _local_def(ctx: FileContext, name: cst.BaseExpression, kind: type[_Def]) -> _Def | None:
+    """The one function (or class, with ``kind``) of the file ``name`` is bound to (its scope's only
+    binding of it), or None (not a name, bound otherwise or more than once)."""
     if not isinstance(name, cst.Name):
         return None
     scope = ctx.scopes.get(name)
     if scope is None:
         return None
-    defs = [a.node for a in scope[name.value] if isinstance(a, Assignment) and isinstance(a.node, cst.FunctionDef)]
+    defs = [a.node for a in scope[name.value] if isinstance(a, Assignment) and isinstance(a.node, kind)]
     return defs[0] if len(defs) == 1 else None
 
 
@@ -920,7 +912,7 @@ def _reads_dtype(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.Bas
                 continue
             if "dtype" in _callee_name(call.func).lower():
                 return True
-            func = _local_def(ctx, call.func)
+            func = _local_def(ctx, call.func, cst.FunctionDef)
             param = _param_for(func, i, arg) if func is not None else None
             if func is not None and param is not None and _function_reads_dtype(func, param):
                 return True
