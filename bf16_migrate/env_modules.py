@@ -40,21 +40,31 @@ def migrate_importers(
     root_of: Callable[[Path], Path],
     migrate: PythonResult,
     errors: list[str],
-) -> list[FileResult]:
+) -> tuple[list[FileResult], frozenset[Path]]:
     """``results`` with the scripts that import an env module (a result with ``sets_on_import``)
     migrated under its settings, each replacing its own result (or added); unchanged when there is
     no such module. ``python_files()``: the Python files among the paths given (walked only when
     there is such a module; read only when their bytes name it). ``read_python(path) -> (text,
     encoding)`` raises on a file that cannot be read (recorded in ``errors``, one line, and the module
-    then left as it is: never guessed at)."""
+    then left as it is: never guessed at). Also returned: the resolved paths of the env modules whose
+    every importer took the change, whose writes may go (``migrate_imported_modules(env_modules=)``).
+    An importer found outside the paths given (in the module's own directory) blocks: it would
+    lose the switch with no change of its own."""
     modules = [r for r in results if r.sets_on_import and r.new == r.old]
     if not modules:
-        return results
+        return results, frozenset()
     files = list(python_files())
+    given = {path.resolve() for path in files}
     out = list(results)
+    cleared: set[Path] = set()
     for module in modules:
-        importers = _importers(module.path, files, read_python, root_of, errors)
+        nearby = [p for p in module.path.parent.rglob("*.py") if p.resolve() not in given]
+        importers = _importers(module.path, [*files, *nearby], read_python, root_of, errors)
         if importers is None or not importers:
+            continue
+        outside = next((path for path, _, _ in importers if path.resolve() not in given), None)
+        if outside is not None:
+            _report_blocked(module, outside, "it is not among the paths given: run on their directory")
             continue
         migrated: list[FileResult] = []
         blocked: FileResult | None = None
@@ -68,12 +78,15 @@ def migrate_importers(
                 break
             migrated.append(result)
         if blocked is not None:
-            _report_blocked(module, blocked)
+            why = next((d for d in blocked.diagnostics if not d.fixed), None)
+            reason = f"{why.path}:{why.line}: {why.code}" if why is not None else "nothing to change found"
+            _report_blocked(module, blocked.path, reason)
             continue
+        cleared.add(module.path.resolve())
         for result in migrated:
             key = result.path.resolve()
             out = [r for r in out if r.path.resolve() != key] + [result]
-    return out
+    return out, frozenset(cleared)
 
 
 def _importers(
@@ -103,11 +116,9 @@ def _importers(
     return found
 
 
-def _report_blocked(module: FileResult, blocked: FileResult) -> None:
-    """BFM010 ``importers`` on each write of ``module``: the script ``blocked`` imports it and could
-    not be migrated (its first finding that needs a hand says why), so the switch stays."""
-    why = next((d for d in blocked.diagnostics if not d.fixed), None)
-    reason = f"{why.path}:{why.line}: {why.code}" if why is not None else "nothing to change found"
+def _report_blocked(module: FileResult, blocked: Path, reason: str) -> None:
+    """BFM010 ``importers`` on each write of ``module``: the script ``blocked`` imports it and cannot
+    be migrated (``reason``), so the switch stays for all of them."""
     for diag in list(module.diagnostics):
         if diag.code == "BFM010":
             module.diagnostics.append(
@@ -119,7 +130,7 @@ def _report_blocked(module: FileResult, blocked: FileResult) -> None:
                     False,
                     "importers",
                     variable=", ".join(module.sets_on_import),
-                    script=str(blocked.path),
+                    script=str(blocked),
                     reason=reason,
                 )
             )

@@ -203,7 +203,7 @@ def migrate_paths(
         _one(candidate, roots, planner, python_files, extra, outcome)
     files.phase("migrating scripts", len(python_files))  # launched scripts that name no variable add to it
     results = planner.run(python_files)
-    results = migrate_importers(
+    results, env_modules = migrate_importers(
         results,
         lambda: [path for path, _ in _python_files_of(paths, exclude, ignore)],
         tree.read_python,
@@ -223,6 +223,7 @@ def migrate_paths(
         outside=tree.outside,
         excluded=tree.excluded,
         on_count=files.total_is,
+        env_modules=env_modules,
     )
     files.phase(None)
     outcome.errors.extend(planner.errors)

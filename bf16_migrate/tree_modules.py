@@ -142,8 +142,13 @@ def migrate_imported_modules(
     outside: Callable[[Path], Path | None] | None = None,
     excluded: Callable[[Path], str | None] | None = None,
     on_count: Callable[[int], None] | None = None,
+    env_modules: frozenset[Path] = frozenset(),
 ) -> list[FileResult]:
     """``results`` with the modules imported by migrated scripts migrated as well.
+
+    ``env_modules``: the resolved paths of the modules that set the switch for their importers and
+    whose every importer took the change (:func:`bf16_migrate.env_modules.migrate_importers`): their
+    writes go (``importers_migrated``); any other module keeps its own writes.
 
     ``read_python(path) -> (text, encoding)`` reads a module that was not among the files
     scanned (raising ``OSError``/``ReadError``); ``root_of(path)`` is the tree a path belongs
@@ -158,7 +163,7 @@ def migrate_imported_modules(
     requests = _factory_requests(results)
     wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
     losses = _loss_requests(results, root_of)
-    run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate)
+    run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate, env_modules)
     run.out += _escaped_results(escaped)
     left_keys = {module.resolve() for module in escaped}
     keys = sorted((set(wanted) | set(requests) | set(audited)) - left_keys)
@@ -228,7 +233,9 @@ class _ModuleRun:
         fp32_optimizer_state: bool,
         errors: list[str],
         migrate: Callable[..., MigrationResult],
+        env_modules: frozenset[Path] = frozenset(),
     ) -> None:
+        self.env_modules = env_modules
         self.results = results
         self.by_path = {r.path.resolve(): r for r in results}
         self.read_python = read_python
@@ -332,6 +339,7 @@ class _ModuleRun:
                 fp32_optimizer_state=self.fp32_optimizer_state,
                 imported_under=env,
                 factory_changes=asked or None,
+                **({"importers_migrated": True} if module_path.resolve() in self.env_modules else {}),
                 audited_under=audit_env,
                 **({"loss_code": loss} if loss else {}),
             )

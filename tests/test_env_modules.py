@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bf16_migrate.project import migrate_paths
+from bf16_migrate.python import migrate_source
 from bf16_migrate.rules import mode_named
 from bf16_migrate.verify import _implied_legacy_env
 
@@ -89,3 +90,24 @@ def test_verify_takes_the_modules_setting_as_the_legacy_runs(tmp_path):
         tree / "train.py", TRAIN, mode_named("stochastic"), {"XLA_DOWNCAST_BF16": "1"}, [], given_legacy=False
     )
     assert dict(given) == {"XLA_DOWNCAST_BF16": "1"} and none is None  # what the user gives wins
+
+
+def test_an_importer_outside_the_paths_given_keeps_the_switch(tmp_path):
+    """Run on ``env_setup.py`` and ``train.py`` while ``export.py`` beside them imports the module too:
+    removing the switch would leave ``export.py`` without it and without a change, so nothing changes."""
+    tree = _tree(tmp_path, **{"env_setup.py": ENV, "train.py": TRAIN, "export.py": TRAIN})
+    outcome = migrate_paths([tree / "env_setup.py", tree / "train.py"], "stochastic", write=True)
+    assert (tree / "env_setup.py").read_text() == ENV and (tree / "train.py").read_text() == TRAIN
+    found = [d for d in outcome.diagnostics if d.code == "BFM010"]
+    assert len(found) == 1 and "export.py imports it" in found[0].message and "paths given" in found[0].message
+
+
+def test_a_module_imported_under_the_switch_keeps_its_writes_unless_every_importer_was_migrated():
+    """A migrated script's modules are migrated under its settings; an env module's own writes go only
+    when the project found every importer migrated (``importers_migrated``)."""
+    kept = migrate_source(ENV, "stochastic", "env_setup.py", imported_under={"XLA_USE_BF16": "1"})
+    assert kept.code == ENV
+    gone = migrate_source(
+        ENV, "stochastic", "env_setup.py", imported_under={"XLA_USE_BF16": "1"}, importers_migrated=True
+    )
+    assert 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")' in gone.code

@@ -111,6 +111,7 @@ def migrate_source(
     factory_changes: tuple[FactoryChange, ...] | None = None,
     audited_under: Mapping[str, str] | None = None,
     loss_code: tuple[str, ...] | None = None,
+    importers_migrated: bool = False,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -152,6 +153,11 @@ def migrate_source(
     weights as a stock one. ``MigrationResult.factory_changes`` then says what the modules must
     do; ``factory_changes`` given to the migration of such a module carries it out.
 
+    ``importers_migrated``: with ``imported_under``, every script that imports this module was
+    migrated under its settings (:mod:`bf16_migrate.env_modules` checked them all), so its own
+    module-level writes of the switch go (:meth:`.precision.Planner._set_for_importers`); without
+    it they stay, since a script that imports it unmigrated would lose the switch.
+
     ``loss_code``: for a module of the tree, the names of its functions and classes that the scripts
     importing it apply as their loss (``MigrationResult.loss_code`` of those scripts, the module's
     name taken off): with ``imported_under`` or ``audited_under`` they are audited as the loss code
@@ -176,6 +182,7 @@ def migrate_source(
                 tuple(factory_changes or ()),
                 audited_under,
                 tuple(loss_code or ()),
+                importers_migrated,
             ),
         )
 
@@ -192,6 +199,7 @@ def _migrate(
     factory_changes=(),
     audited_under=None,
     loss_code=(),
+    importers_migrated=False,
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -227,6 +235,7 @@ def _migrate(
             audited_under,
             loss_code,
             guard_stuck_at=stuck,
+            importers_migrated=importers_migrated,
         )
         return ctx, planner, planner.run()
 

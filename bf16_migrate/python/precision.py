@@ -94,8 +94,10 @@ class Planner:
         audited_under: Mapping[str, str] | None = None,
         loss_code: tuple[str, ...] = (),
         guard_stuck_at: int | None = None,
+        importers_migrated: bool = False,
     ) -> None:
         self.ctx = ctx
+        self.importers_migrated = importers_migrated  # an env module whose every importer took the change
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
         self.loss_requests = loss_code  # the names scripts importing this module apply as their loss
         self.loss_imports: list[str] = []  # what this script applies as its loss from other modules
@@ -537,7 +539,7 @@ class Planner:
         for any other file."""
         ctx = self.ctx
         made = self._sets_on_import(writes)
-        if not made or not self.imported_under or any(name not in self.imported_under for name in made):
+        if not made or not self.importers_migrated or any(name not in self.imported_under for name in made):
             return False
         renamed: frozenset[int] = frozenset()
         if self.mode.stochastic_rounding:

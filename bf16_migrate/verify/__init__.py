@@ -174,7 +174,13 @@ def _migrated_modules(
         switched=dict(result.switched),
         loss_code=list(result.loss_code),
     )
-    results = migrate_imported_modules([own], lambda p: (read_source(p), "utf-8"), lambda p: home, mode, False, errors)
+    from bf16_migrate.carriers.resolve import named_tree_imports_of
+
+    # the migrated run's own copy: a module that sets the switch for this script goes with its change
+    env_modules = frozenset(path.resolve() for _, path in named_tree_imports_of(script, source, home))
+    results = migrate_imported_modules(
+        [own], lambda p: (read_source(p), "utf-8"), lambda p: home, mode, False, errors, env_modules=env_modules
+    )
     if errors:
         raise RunError(f"{script}: a module it imports could not be migrated: {errors[0]}")
     modules: dict[Path, str] = {}
