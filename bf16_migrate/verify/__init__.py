@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
@@ -33,7 +34,7 @@ from .allowance import Allowance, compile_allowance
 from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
-from .outputs import judge_outputs
+from .outputs import judge_outputs, judge_without_backward
 from .package import package_run, stage_package
 from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
@@ -405,6 +406,7 @@ def verify_script(
         err.migrated_source, err.modules = texts.migrated, dict(texts.modules)
         raise
     inference = runs[MIGRATED].inference
+    on_outputs = runs[MIGRATED].on_outputs  # no losses: judged on what the runs hand the host
     if not inference:
         _control_run(
             script,
@@ -420,12 +422,13 @@ def verify_script(
             linked=linked,
         )
     allowance = compile_allowance(legacy.source if legacy.source is not None else source, texts.migrated)
-    if inference:  # a script that does not train: judged on what it hands the host
-        verdict = judge_outputs(mode, runs, sources)
+    if on_outputs:  # a script that does not train, or trains without backward(): no losses
+        judged = judge_outputs if inference else partial(judge_without_backward, graphs=graphs, allowance=allowance)
+        verdict = judged(mode, runs, sources)
         if _autocast_control_run(
             script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
         ):
-            verdict = judge_outputs(mode, runs, sources)
+            verdict = judged(mode, runs, sources)
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
@@ -437,7 +440,7 @@ def verify_script(
     traced_runs = runs
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
-    if verdict.status == INCONCLUSIVE and not inference:  # more steps tell an inference run nothing new
+    if verdict.status == INCONCLUSIVE and not on_outputs:  # more steps tell host outputs nothing new
         why = _more_steps(verdict, runs, steps, budget)
         if why is None:
             if progress is not None:
@@ -977,7 +980,7 @@ def _autocast_control_run(
     origin = legacy.file if legacy.file is not None else script
     add = {AUTOCAST_ENV: "bfloat16"}
     # an inference run is judged on its host outputs: the control's are traced, as the reference's are
-    outputs_of = script if runs[MIGRATED].inference else None
+    outputs_of = script if runs[MIGRATED].on_outputs else None
     runs.update(
         _one_run(
             AUTOCAST,

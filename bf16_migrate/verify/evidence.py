@@ -81,7 +81,7 @@ def precision_part(
     else:
         facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
     if usable(reference) and reference is not migrated:
-        common = min(migrated.steps, reference.steps)
+        common = min(len(migrated.losses), len(reference.losses))  # none for steps made without backward()
         if common and migrated.losses[:common] == reference.losses[:common]:
             problems.append(
                 f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"

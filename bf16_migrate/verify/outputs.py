@@ -39,13 +39,24 @@ from dataclasses import dataclass
 
 from ..python.snippets import HOST_FLOAT32
 from ..rules import Mode
+from .allowance import Allowance
 from .compare import TOLERANCES, Tolerance, Verdict
+from .evidence import graph_part, precision_part
 from .parts import FAIL, INCONCLUSIVE, PASS, Part
-from .records import AUTOCAST, LEGACY, MIGRATED, REFERENCE, RunRecord
+from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 from .trace import HostOutput
 from .trace_findings import TraceSources
 
-__all__ = ["INFERENCE_NOTE", "OutputDistance", "distance", "judge_outputs", "outputs_part", "paired"]
+__all__ = [
+    "INFERENCE_NOTE",
+    "WITHOUT_BACKWARD_NOTE",
+    "OutputDistance",
+    "distance",
+    "judge_outputs",
+    "judge_without_backward",
+    "outputs_part",
+    "paired",
+]
 
 EPS_FRACTION = 0.01
 """``eps`` of a sample's relative differences, as a fraction of its largest |value| (verify's)."""
@@ -77,11 +88,14 @@ class OutputDistance:
 
 
 def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey, HostOutput]:
-    """The samples of ``record``'s trace by their place in the user's files."""
+    """The samples of ``record``'s trace by their place in the user's files; of a run that trained
+    without ``backward()``, those taken within its recorded steps."""
     out: dict[OutputKey, HostOutput] = {}
     if record.trace is None:
         return out
     for o in record.trace.outputs:
+        if record.steps_without_backward and o.after_stop:
+            continue  # after the recorded steps, where another run (the FP32 reference) stopped: no partner
         place = sources.place(run, o.file, o.line, o.col, None, None)
         if run == MIGRATED and (place.added or o.function == HOST_FLOAT32):
             continue  # the migration's own helper (host_float32's copy): what the user's line hands over is judged
@@ -181,7 +195,10 @@ def _keys_text(keys: Sequence[OutputKey], limit: int = 3) -> str:
 def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources) -> Part:
     """The ``matches`` part of an inference run's verdict (module docstring): the migrated run's
     host outputs against the mode's comparison run's. ``runs``: run name -> record (``migrated``
-    an inference run, :attr:`RunRecord.inference`; ``legacy`` and ``reference`` when made).
+    an inference run, :attr:`RunRecord.inference`, or one that trained without ``backward()``,
+    whose outputs within its recorded steps are compared, with a bar widened by the precision gap
+    as amp's is, in every mode: its weights drift as a training run's losses do; ``legacy`` and
+    ``reference`` when made).
     INCONCLUSIVE when the comparison run is missing or did not end as an inference run, or the
     mode's rules give no outputs bar; FAIL when a sample has no partner, differs in dtype or
     shape, or the values are beyond the bar."""
@@ -192,7 +209,7 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
     migrated = runs[MIGRATED]
     base_name = tol.baseline
     base = runs.get(base_name)
-    if base is None or not base.ok or not base.inference:
+    if base is None or not base.ok or not base.on_outputs:
         why = "did not run" if base is None else (base.error or "trained (it called backward)")
         return Part(name, INCONCLUSIVE, f"no {base_name} run to compare the host outputs with: it {why}")
     mine = distance(MIGRATED, migrated, base_name, base, sources, tol.outputs_far)
@@ -201,10 +218,12 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
     gap_median: float | None = None  # how far the other run's floats are, when not all equal
     other_name = REFERENCE if base_name == LEGACY else LEGACY
     other = runs.get(other_name)
-    if other is not None and other.ok and other.inference:
+    if other is not None and other.ok and other.on_outputs:
         gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
         gap_median = None if gap.identical or not gap.floating else gap.median
-        if base_name == REFERENCE:  # amp: as far from the FP32 run as the full-bf16 legacy run may be
+        # amp: as far from the FP32 run as the full-bf16 legacy run may be; a run that trained (without
+        # backward()): its outputs drift with its weights, as far as the precision gap, as its losses would
+        if base_name == REFERENCE or migrated.steps_without_backward:
             median_bar = max(median_bar, tol.drift_factor * gap.median)
             share_bar = max(share_bar, tol.drift_factor * gap.far_share)
             if gap.worst is not None:  # a sample as far as the legacy run's farthest may be (beam_notebook)
@@ -295,7 +314,7 @@ def _against_autocast_control(
     distribution 0.044 from FP32 against the legacy run's 0.035). FAIL otherwise, both figures said."""
     assert tol.outputs_far is not None and tol.outputs_median is not None and tol.outputs_far_share is not None
     what = "the autocast control (the FP32 script, its forward passes under autocast)"
-    if not control.ok or not control.inference:
+    if not control.ok or not control.on_outputs:
         why = control.error or "it trained (it called backward)"
         figures["autocast_control"] = {"usable": False, "error": why}
         return Part("matches", FAIL, f"{failed}; {what} is unusable ({why})", figures)
@@ -369,4 +388,76 @@ def judge_outputs(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSourc
     )
     verdict.parts.append(Part("runs", PASS, f"no training step in any run; {shown}", figures))
     verdict.parts.append(outputs_part(mode, runs, sources))
+    return verdict
+
+
+WITHOUT_BACKWARD_NOTE = (
+    "The script trains without calling backward() (its gradients come from torch.func.grad or torch.autograd.grad, "
+    "assigned to the parameters' .grad, or it updates them otherwise): its optimizer steps are counted, but a step "
+    "has no loss to compare. verify judged the steps' dtypes and graphs as for any training run, and the values on "
+    "what the runs handed the host from the device (the first occurrences per line, the first values of each)."
+)
+
+
+def judge_without_backward(
+    mode: Mode,
+    runs: Mapping[str, RunRecord],
+    sources: TraceSources,
+    *,
+    graphs: bool = True,
+    allowance: Sequence[Allowance] | None = None,
+) -> Verdict:
+    """The verdict of a run that trains without ``backward()`` (``runs["migrated"].steps_without_backward``):
+    the runs part (the migrated run and the mode's comparison run both made their steps without
+    a loss, as many), the precision part of a training run (:func:`.evidence.precision_part`: the
+    parameters', optimizer state's and step graph's dtypes), the matches part on the host outputs
+    (:func:`outputs_part`: the steps have no loss) and, with ``graphs``, the graph part
+    (:func:`.evidence.graph_part`, ``allowance`` the compilations the migration may add). The
+    trace part is added by the caller. Never raises for bad runs: they make parts FAIL or
+    INCONCLUSIVE."""
+    tol = TOLERANCES.get(mode.name)
+    verdict = Verdict(mode=mode, parts=[], notes=[WITHOUT_BACKWARD_NOTE])
+    base_name = tol.baseline if tol is not None else LEGACY
+    verdict.baseline = base_name
+    migrated = runs[MIGRATED]
+    base = runs.get(base_name)
+    figures = {name: (r.steps if r.ok else None) for name, r in runs.items()}
+    if base is None or not base.ok:
+        why = "did not run" if base is None else base.error
+        verdict.parts.append(Part("runs", FAIL, f"the {base_name} run is unusable: it {why}", figures))
+        return verdict
+    if not base.steps_without_backward:
+        made = "made no training step" if base.inference else "called backward()"
+        verdict.parts.append(
+            Part(
+                "runs",
+                FAIL,
+                f"the migrated run made its steps without backward(), the {base_name} run {made}: the migration "
+                "changed what the script does",
+                figures,
+            )
+        )
+        return verdict
+    if migrated.steps != base.steps:
+        verdict.parts.append(
+            Part(
+                "runs",
+                FAIL,
+                f"the migrated run made {migrated.steps} steps, the {base_name} run {base.steps}",
+                figures,
+            )
+        )
+        return verdict
+    verdict.parts.append(
+        Part("runs", PASS, f"{migrated.steps} steps each, made without backward() (no loss to compare)", figures)
+    )
+    legacy, reference = runs.get(LEGACY), runs.get(REFERENCE)
+    verdict.parts.append(
+        precision_part(
+            mode, migrated, legacy, reference, base, verdict.notes, runs.get(CONTROL), autocast=runs.get(AUTOCAST)
+        )
+    )
+    verdict.parts.append(outputs_part(mode, runs, sources))
+    if graphs:
+        verdict.parts.append(graph_part(mode, migrated, base, legacy, allowance))
     return verdict

@@ -126,6 +126,10 @@ class RunRecord:
     specific advice). ``backward_calls``: ``backward`` calls seen in the recording process.
     ``trace``: the dtype trace of the run (:class:`~bf16_migrate.verify.trace.Trace`; None when
     it was not traced), which may go on after the recorded steps to the script's end.
+    ``steps_without_backward``: in a run whose optimizer steps were made without ``backward()``
+    (gradients from ``torch.func.grad`` or ``torch.autograd.grad`` assigned to ``p.grad``), its
+    steps, which have no loss: ``losses`` is then empty and the run is judged on what it hands the
+    host (:attr:`on_outputs`); 0 otherwise.
     ``sdpa_upcasts``: calls of ``torch.nn.functional.scaled_dot_product_attention`` with bf16/f16
     query, key or value while torch's math kernel upcast them to f32
     (``torch.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()`` False), None when the harness
@@ -158,11 +162,12 @@ class RunRecord:
     hint: str | None = None
     trace: Trace | None = None
     sdpa_upcasts: int | None = None
+    steps_without_backward: int = 0
 
     @property
     def ok(self) -> bool:
         """True when the run finished and recorded at least one step, or is an inference run."""
-        return self.error is None and (len(self.losses) > 0 or self.inference)
+        return self.error is None and (self.steps > 0 or self.inference)
 
     @property
     def inference(self) -> bool:
@@ -171,7 +176,7 @@ class RunRecord:
         does not train, judged on what it hands the host (:mod:`.outputs`)."""
         return (
             self.error is None
-            and not self.losses
+            and not self.steps
             and not self.backward_calls
             and self.trace is not None
             and bool(self.trace.outputs)
@@ -179,7 +184,14 @@ class RunRecord:
 
     @property
     def steps(self) -> int:
-        return len(self.losses)
+        """The optimizer steps recorded (with a loss each, or all without backward)."""
+        return len(self.losses) or self.steps_without_backward
+
+    @property
+    def on_outputs(self) -> bool:
+        """True for a run judged on what it handed the host (:mod:`.outputs`), having no losses: an
+        inference run, or a run that trained without ``backward()`` (:attr:`steps_without_backward`)."""
+        return self.inference or (self.error is None and self.steps_without_backward > 0)
 
     @property
     def finite(self) -> bool:
@@ -212,9 +224,12 @@ class RunRecord:
     def from_json(cls, name: str, data: Mapping[str, Any], **extra: Any) -> RunRecord:
         """Build from the harness's JSON record (a dict); ``extra`` sets the runner's fields."""
         losses = data.get("losses")
+        # a step made without backward() has no loss (null): such a run is judged without losses
+        without_backward = len(losses) if losses is not None and any(x is None for x in losses) else 0
         return cls(
             name=name,
-            losses=[float(x) for x in losses] if losses is not None else [],
+            losses=[float(x) for x in losses] if losses is not None and not without_backward else [],
+            steps_without_backward=without_backward,
             step_end_s=[float(x) for x in data.get("step_end_s") or []],
             backwards_per_step=[int(x) for x in data.get("backwards_per_step") or []],
             backward_calls=data.get("backward_calls"),
@@ -248,6 +263,7 @@ class RunRecord:
             "inference": self.inference,
             "error": self.error,
             "steps": self.steps,
+            "steps_without_backward": self.steps_without_backward,
             "losses": [num(x) for x in self.losses],
             "step_end_s": self.step_end_s,
             "median_step_time_s": self.median_step_time_s,

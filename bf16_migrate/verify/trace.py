@@ -250,7 +250,8 @@ class HostOutput:
     ``seen`` counts them all); the host ``dtype`` (``float32``, ``bfloat16``, ``int64``..., or
     ``python`` for the numbers ``.item()``/``.tolist()`` gave), whether it is ``floating``, its
     ``shape`` and ``numel``, and ``values``: the first values of the flattened result (at most 256),
-    floats for floating results, ints otherwise. ``step``: optimizer steps done when taken."""
+    floats for floating results, ints otherwise. ``step``: optimizer steps done when taken;
+    ``after_stop``: taken after the recorded steps (a run going on for the trace)."""
 
     file: str
     line: int
@@ -266,6 +267,7 @@ class HostOutput:
     step: int = 0
     function: str = ""
     """The name of the user's function the sample was taken in (``<module>`` at the top level)."""
+    after_stop: bool = False
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> HostOutput:
@@ -285,6 +287,7 @@ class HostOutput:
             seen=int(data.get("seen", 1)),
             step=int(data.get("step", 0)),
             function=str(data.get("function", "")),
+            after_stop=bool(data.get("after_stop", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -302,6 +305,7 @@ class HostOutput:
             "values": list(self.values),
             "step": self.step,
             "function": self.function,
+            "after_stop": self.after_stop,
         }
 
 

@@ -566,6 +566,7 @@ class Tracer:
                 "numel": int(numel),
                 "values": values,
                 "step": self.steps(),
+                "after_stop": bool(self.after_stop()),
             }
         )
 

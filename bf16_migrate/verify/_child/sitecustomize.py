@@ -41,13 +41,17 @@ What is recorded, and how the script is left alone:
   optimizer step completes and clears them, so a hook that fires twice for one step (a
   subclass's ``step`` and its base's ``step`` both patched by torch) records once.  With
   gradient accumulation the value of a step is the sum of its backward losses.
+* A step made without ``backward()`` (gradients from ``torch.func.grad`` or ``torch.autograd.grad``
+  assigned to ``p.grad``, a zeroth-order estimate): in a run that has not called ``backward``, each
+  step of the first optimizer to step is a step with no loss (``null`` in ``losses``); the next
+  step's start is where the run stops.
 * A script that updates its parameters by hand (``p -= lr * p.grad``; no ``torch.optim``
   optimizer is ever built in the process): each ``backward`` is a step. Its parameters and their
   dtypes are the leaves of the loss's autograd graph (``AccumulateGrad`` nodes' ``variable``),
   read at the first step; ``optimizer`` is then ``"(update by hand)"`` and there is no state.
 * No sync is added: the device tensors are kept, and their values are copied to the host
   once, at the stop or at process exit, after the script's own sync.
-* Stop: after ``BF16_MIGRATE_STEPS`` steps, the NEXT backward call writes the record and
+* Stop: after ``BF16_MIGRATE_STEPS`` steps, the NEXT backward call (or step, above) writes the record and
   raises ``SystemExit(0)`` (so the script's own sync of step N has happened; ``SystemExit``
   also escapes ``except Exception``).  A script that swallows even that (bare ``except:``)
   and calls backward again is ended with ``os._exit(0)``; its record is already written.
@@ -80,7 +84,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
     {"version": 1, "pid": int, "root": bool,
      "exit_reason": "steps_reached" | "script_exit" | "exception",
      "exception": str | null, "steps": int,
-     "losses": [float, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
+     "losses": [float | null, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
      "step_end_s": [float, ...], "first_backward_s": float | null, "loss_dtype": str | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
      "device_param_dtypes": {str: int} | null,
@@ -223,29 +227,13 @@ class _Recorder:
 
     # -- hooks -------------------------------------------------------------------------
     def on_backward(self, tensor):
-        if self.snapshot is not None:
-            # going on after the recorded steps, for the trace only: record nothing more
-            if self._perf() < self.continue_until:
-                return
-            self.finish("steps_reached", trace_end="budget")
-            self._raise_stop()
-        if self.stop_requested and self.continue_s > 0 and self.root and self.tracer is not None:
-            self._take_snapshot()
+        if self._past_the_steps():
             return
-        if self.stop_requested:
-            self.finish("steps_reached")
-            self._raise_stop()
         self.backward_calls += 1
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
             self.loss_dtype = self._device_dtype(tensor)
-        if not self.early_atexit:
-            # Registered now, after the script imported torch_xla, so that it runs before
-            # torch_xla's own atexit handler (_prepare_to_exit) tears the runtime down.
-            import atexit
-
-            atexit.register(self.finish, "script_exit")
-            self.early_atexit = True
+        self._finish_at_exit()
         try:
             detached = tensor.detach()
         except Exception as exc:
@@ -256,6 +244,34 @@ class _Recorder:
         self.pending.append(detached)
         if not self.optimizers_built:
             self.on_step(_ByHand(tensor), (), {})  # no torch.optim optimizer: the backward is the step
+
+    def _past_the_steps(self):
+        """At the start of a step (a ``backward`` call; an optimizer step in a run that never calls
+        ``backward``): when the recorded steps are over, write the record and end the script, or
+        let it go on for the trace (True: record nothing of this step)."""
+        if self.snapshot is not None:
+            # going on after the recorded steps, for the trace only: record nothing more
+            if self._perf() < self.continue_until:
+                return True
+            self.finish("steps_reached", trace_end="budget")
+            self._raise_stop()
+        if self.stop_requested and self.continue_s > 0 and self.root and self.tracer is not None:
+            self._take_snapshot()
+            return True
+        if self.stop_requested:
+            self.finish("steps_reached")
+            self._raise_stop()
+        return False
+
+    def _finish_at_exit(self):
+        """Write the record when the script ends on its own. Registered at the first step, after the
+        script imported torch_xla, so that it runs before torch_xla's own atexit handler
+        (``_prepare_to_exit``) tears the runtime down."""
+        if not self.early_atexit:
+            import atexit
+
+            atexit.register(self.finish, "script_exit")
+            self.early_atexit = True
 
     def _raise_stop(self):
         """End the script after its record is written: ``SystemExit(0)`` (which also escapes
@@ -332,7 +348,11 @@ class _Recorder:
         return None
 
     def on_step_start(self, optimizer):
-        self.step_depth[id(optimizer)] = self.step_depth.get(id(optimizer), 0) + 1
+        depth = self.step_depth.get(id(optimizer), 0)
+        self.step_depth[id(optimizer)] = depth + 1
+        if not depth and not self.backward_calls and self.losses:
+            # a run whose steps are made without backward(): the next step's start is the boundary
+            self._past_the_steps()
 
     def on_step(self, optimizer, args, kwargs):
         depth = self.step_depth.get(id(optimizer), 1) - 1
@@ -351,7 +371,15 @@ class _Recorder:
                 inner_state = self.state_dtypes
                 self._read_dtypes(optimizer)
                 self.state_dtypes = self.state_dtypes or inner_state
-            return
+                return
+            if self.backward_calls or (self.losses and optimizer is not self.dtypes_from):
+                # another optimizer's step after the same backward (its loss went with the first); in a run
+                # without backward, any optimizer but the first to step (a wrapper's, a second model's)
+                return
+            # a step whose gradients were made without backward() (torch.func.grad, torch.autograd.grad
+            # then `p.grad = ...`, a zeroth-order estimate): a step with no loss to record
+            self.pending = []
+            self._finish_at_exit()
         self.losses.append(self.pending)
         self.pending = None
         self.step_end.append(self._perf() - self.t0)
@@ -473,8 +501,13 @@ class _Recorder:
             return None
 
     def _values(self):
-        values = []
+        """The value of each step: the sum of its backward losses; None for a step made without
+        ``backward()``."""
+        values: list = []
         for group in self.losses:
+            if not group:
+                values.append(None)
+                continue
             total = 0.0
             for t in group:
                 total += float(t.detach().cpu().double().sum())
@@ -633,7 +666,7 @@ def _patch_torch(torch, rec):
 
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-    register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: rec.on_step_start(optimizer))
+    register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: harness(rec.on_step_start, optimizer))
     register_optimizer_step_post_hook(lambda optimizer, args, kwargs: harness(rec.on_step, optimizer, args, kwargs))
     orig_optimizer_init = torch.optim.Optimizer.__init__
 
