@@ -9,9 +9,14 @@ Unit tests (no torch): a record whose steps have no loss, the verdict's runs par
 that called backward, or made other steps, FAILs), samples taken after the recorded steps left out,
 the outputs bar widened by the precision gap as a training run's drift is.
 
-End to end on the XLA CPU device (``fixtures/without_backward/private_sgd``, our own writing, a
-DP-SGD trainer): the codemod's migration PASSes in every mode; the switch deleted alone FAILs, and
+A step that asks ``torch.autograd.grad(loss, parameters)`` has its loss: it is recorded as a
+backward's (with no optimizer, the call is the step), and the run is judged as any training run.
+
+End to end on the XLA CPU device (our own writing): ``fixtures/without_backward/private_sgd``, a
+DP-SGD trainer: the codemod's migration PASSes in every mode; the switch deleted alone FAILs, and
 an amp migration that leaves the per-example loss outside autocast (every training matmul f32) FAILs.
+``fixtures/without_backward/grad_sgd``, least squares by ``autograd.grad`` and ``p -= lr * g``, the
+switch in its launcher: judged on its losses, PASS migrated, FAIL with the switch deleted alone.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from conftest import FIXTURES, MODES, part_of
 
 SCRIPT = "/work/user/train.py"
 PRIVATE_SGD = FIXTURES / "without_backward" / "private_sgd"
+GRAD_SGD = FIXTURES / "without_backward" / "grad_sgd"
 
 
 def _output(line: int, values: Sequence[float], occurrence: int = 0, after_stop: bool = False) -> dict:
@@ -133,22 +139,65 @@ def test_a_training_runs_outputs_may_drift_as_far_as_the_precision_gap():
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_golden_migration_and_a_second_run_changes_nothing(mode, goldens, tmp_path):
-    """The per-example loss in ``vmap(grad(...))`` is a model call: amp puts it under autocast; the
-    casting modes cast the model and the batch's move (the step's gradients follow the bf16 weights)."""
-    tree = tmp_path / "private_sgd"
-    shutil.copytree(PRIVATE_SGD, tree, ignore=shutil.ignore_patterns("expected", "__pycache__"))
-    script = tree / "train.py"
-    before = script.read_text()
-    outcome = migrate_paths([script], mode, write=True)
+@pytest.mark.parametrize("case", [PRIVATE_SGD, GRAD_SGD], ids=lambda p: p.name)
+def test_golden_migration_and_a_second_run_changes_nothing(case, mode, goldens, tmp_path):
+    """private_sgd: the per-example loss in ``vmap(grad(...))`` is a model call: amp puts it under
+    autocast; the casting modes cast the model and the batch's move. grad_sgd: the launcher's switch
+    replaced, the script migrated as launched with it; in gpu-compatible mode both are kept (BFM017
+    ``by_hand``: its update by hand has no optimizer to keep FP32 master weights in). Every changed
+    file re-parses; a second run changes nothing."""
+    tree = tmp_path / case.name
+    shutil.copytree(case, tree, ignore=shutil.ignore_patterns("expected", "__pycache__"))
+    before = {p.name: p.read_text() for p in tree.iterdir()}
+    outcome = migrate_paths([tree], mode, write=True)
     assert not outcome.errors, outcome.errors
-    after = script.read_text()
-    assert after != before
-    compile(after, "train.py", "exec")
+    after = {p.name: p.read_text() for p in tree.iterdir()}
+    changed = {name: text for name, text in after.items() if before[name] != text}
     findings = "".join(d.format_text().replace(str(tmp_path) + "/", "") + "\n" for d in outcome.diagnostics)
-    goldens.check(PRIVATE_SGD / "expected" / mode, {"train.py": after}, findings)
-    again = migrate_paths([script], mode, write=True)
-    assert script.read_text() == after and not [d for d in again.diagnostics if d.fixed]
+    if case is GRAD_SGD and mode == "gpu-compatible":
+        assert changed == {} and "BFM017 XLA_DOWNCAST_BF16 kept" in findings
+        assert "by hand (`torch.autograd.grad` at line 46" in findings
+    else:
+        assert "train.py" in changed
+        compile(changed["train.py"], "train.py", "exec")
+    goldens.check(case / "expected" / mode, changed, findings)
+    again = migrate_paths([tree], mode, write=True)
+    assert {p.name: p.read_text() for p in tree.iterdir()} == after
+    assert not [d for d in again.diagnostics if d.fixed]
+
+
+def _harness_function(name: str, end: str):
+    """A function of the child's harness (bf16_migrate/verify/_child/sitecustomize.py), loaded alone."""
+    source = (Path(__file__).parents[1] / "bf16_migrate" / "verify" / "_child" / "sitecustomize.py").read_text()
+    namespace: dict[str, object] = {}
+    exec(source[source.index(f"def {name}") : source.index(end)], namespace)
+    return namespace[name]
+
+
+def test_a_gradient_with_respect_to_parameters_is_a_steps_loss_and_one_with_respect_to_data_is_not():
+    import torch
+    from torch.func import grad
+
+    parameter_loss = _harness_function("_parameter_loss", "def _autocast_control")
+    model = torch.nn.Linear(3, 1)
+    x = torch.randn(4, 3, requires_grad=True)
+    loss = model(x).pow(2).mean()
+    assert parameter_loss(torch, loss, list(model.parameters())) is loss
+    assert parameter_loss(torch, (loss,), tuple(model.parameters())) is loss
+    assert parameter_loss(torch, loss, x) is None  # saliency, Langevin dynamics, a gradient penalty
+    assert parameter_loss(torch, model(x).pow(2), list(model.parameters())) is None  # not a scalar
+    seen = []
+
+    def inside(w):
+        inner = (x.detach() @ w).sum()
+        seen.append(parameter_loss(torch, inner, [torch.nn.Parameter(torch.zeros(3))]))
+        return inner
+
+    grad(inside)(torch.zeros(3))
+    assert seen == [None]  # a torch.func transform's wrapped tensor must not outlive it
+
+
+# -- end to end on the XLA CPU device --------------------------------------------------------------
 
 
 # -- end to end on the XLA CPU device --------------------------------------------------------------
@@ -207,3 +256,21 @@ def test_amp_with_the_per_example_loss_outside_autocast_fails(tmp_path):
     assert report.verdict.status == FAIL
     precision = part_of(report.verdict, "precision")
     assert precision.status == FAIL and "matmuls of the step graph are not bf16 under autocast" in precision.detail
+
+
+@pytest.mark.xla
+def test_a_step_by_autograd_grad_is_judged_on_its_losses_both_ways(tmp_path):
+    """The launcher (run.sh) sets XLA_DOWNCAST_BF16: verify finds it. The codemod's migration PASSes
+    with a loss per step; the switch deleted alone FAILs on precision."""
+    from bf16_migrate.verify import verify_script
+
+    shutil.copytree(GRAD_SGD, tmp_path / "grad_sgd", ignore=shutil.ignore_patterns("expected"))
+    script = tmp_path / "grad_sgd" / "train.py"
+    report = verify_script(script, "stochastic", steps=12, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = report.runs[MIGRATED]
+    assert len(migrated.losses) == 12 and migrated.steps_without_backward == 0
+    assert migrated.optimizer == "(update by hand)" and migrated.param_dtypes == {"bfloat16": 4}
+    wrong = verify_script(script, "stochastic", steps=12, migrated_source=script.read_text(), timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "precision").status == FAIL

@@ -312,31 +312,61 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
 
 
 def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.Call | None:
-    """The first ``backward()`` call of a file that builds no optimizer (``sites`` empty) and updates
-    parameters itself in a loop over them (``for p in model.parameters(): p -= lr * p.grad``), or
-    None. gpu-compatible
-    mode keeps the FP32 master weights in the optimizer (Neuron's migration guide, "GPU-compatible
-    bf16": FP32 master weights), which such a script has none of (BFM017 ``by_hand``)."""
-    if sites or not any(_updates_its_target(loop) for loop in ctx.nodes(cst.For)):
+    """The first gradient call (``loss.backward()``, or a ``[gradient_functions]`` call such as
+    ``torch.autograd.grad(loss, params)``) of a file that builds no optimizer (``sites`` empty) and
+    updates parameters itself in a loop over them (``for p in model.parameters(): p -= lr * p.grad``,
+    ``for p, g in zip(params, grads): p -= lr * g`` with ``params = list(model.parameters())``), or
+    None. gpu-compatible mode keeps the FP32 master weights in the optimizer (Neuron's migration
+    guide, "GPU-compatible bf16": FP32 master weights), which such a script has none of (BFM017
+    ``by_hand``)."""
+    if sites:
         return None
+    held = _names_of_parameters(ctx)
+    if not any(_updates_its_target(loop, held) for loop in ctx.nodes(cst.For)):
+        return None
+    gradient_functions = ctx.rules.torch_api.gradient_functions
     for call in ctx.nodes(cst.Call):
         if m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
             return call
+        if ctx.qualified_names(call.func) & gradient_functions:
+            return call
     return None
+
+
+_PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
+
+
+def _names_of_parameters(ctx: FileContext) -> frozenset[str]:
+    """Names the file binds to a model's parameters: ``params = list(model.parameters())``,
+    ``params = [p for p in model.parameters() if ...]``, ``params = model.parameters()``."""
+    names: set[str] = set()
+    for assign in ctx.nodes(cst.Assign):
+        if findall(assign.value, _PARAMETERS):
+            names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+    return frozenset(names)
 
 
 _IN_PLACE = frozenset({"sub_", "add_", "copy_", "mul_", "addcdiv_", "addcmul_"})
 
 
-def _updates_its_target(loop: cst.For) -> bool:
-    """``for p in model.parameters():`` (or ``named_parameters()``, ``p`` the last name of the
-    target) whose body updates ``p`` in place: ``p -= ...``, ``p.data -= ...``, ``p.sub_(...)``,
-    ``p.data.add_(...)``."""
-    if not m.matches(loop.iter, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
-        return False
+def _updates_its_target(loop: cst.For, held: frozenset[str]) -> bool:
+    """A loop over parameters (``model.parameters()`` or ``named_parameters()``, a name in ``held``
+    bound to them, or ``zip`` of either with others: ``zip(params, grads)``) whose body updates the
+    parameter (its target's name, the first of a ``zip`` tuple, the last of ``named_parameters``'
+    pairs) in place: ``p -= ...``, ``p.data -= ...``, ``p.sub_(...)``, ``p.data.add_(...)``."""
+
+    def over(node: cst.CSTNode) -> bool:
+        return m.matches(node, _PARAMETERS) or (isinstance(node, cst.Name) and node.value in held)
+
     target: cst.BaseExpression = loop.target
-    if isinstance(target, cst.Tuple) and target.elements:
-        target = target.elements[-1].value
+    if over(loop.iter):
+        if isinstance(target, cst.Tuple) and target.elements:
+            target = target.elements[-1].value
+    elif m.matches(loop.iter, m.Call(func=m.Name("zip"), args=[m.Arg(value=m.MatchIfTrue(over)), m.ZeroOrMore()])):
+        if isinstance(target, cst.Tuple) and target.elements:
+            target = target.elements[0].value
+    else:
+        return False
     if not isinstance(target, cst.Name):
         return False
     name = target.value

@@ -45,6 +45,9 @@ What is recorded, and how the script is left alone:
   assigned to ``p.grad``, a zeroth-order estimate): in a run that has not called ``backward``, each
   step of the first optimizer to step is a step with no loss (``null`` in ``losses``); the next
   step's start is where the run stops.
+* ``torch.autograd.grad(loss, parameters)`` (an input an ``nn.Parameter``) in a run that has not
+  called ``backward``: ``loss`` is recorded as a backward's would be, the step's loss; with no
+  optimizer built, the call is the step.
 * A script that updates its parameters by hand (``p -= lr * p.grad``; no ``torch.optim``
   optimizer is ever built in the process): each ``backward`` is a step. Its parameters and their
   dtypes are the leaves of the loss's autograd graph (``AccumulateGrad`` nodes' ``variable``),
@@ -213,6 +216,7 @@ class _Recorder:
         self.errors = []
         self.early_atexit = False
         self.in_tensor_backward = 0
+        self.pending_from_grad = False  # the pending losses came from autograd.grad calls (on_grad)
         self.backward_calls = 0
         self.optimizers_built = getattr(self, "optimizers_built", 0)  # kept across a fork
         self.stop_raised = 0
@@ -239,11 +243,34 @@ class _Recorder:
         except Exception as exc:
             self.errors.append(f"detach failed: {exc!r}")
             return
-        if self.pending is None:
-            self.pending = []
+        if self.pending is None or self.pending_from_grad:
+            self.pending = []  # the losses of autograd.grad calls before the first backward are no step's
+            self.pending_from_grad = False
         self.pending.append(detached)
         if not self.optimizers_built:
             self.on_step(_ByHand(tensor), (), {})  # no torch.optim optimizer: the backward is the step
+
+    def on_grad(self, tensor):
+        """``torch.autograd.grad(loss, parameters)`` in a run that has not called ``backward``: the
+        loss of a step made without it, recorded as a backward's (with no optimizer built, the call
+        is the step, as a backward is). A later ``backward`` takes over."""
+        if self.backward_calls or self._past_the_steps():
+            return
+        if self.first_backward is None:
+            self.first_backward = self._perf() - self.t0
+            self.loss_dtype = self._device_dtype(tensor)
+        self._finish_at_exit()
+        try:
+            detached = tensor.detach()
+        except Exception as exc:
+            self.errors.append(f"detach failed: {exc!r}")
+            return
+        if self.pending is None:
+            self.pending = []
+        self.pending.append(detached)
+        self.pending_from_grad = True
+        if not self.optimizers_built:
+            self.on_step(_ByHand(tensor), (), {})
 
     def _past_the_steps(self):
         """At the start of a step (a ``backward`` call; an optimizer step in a run that never calls
@@ -664,6 +691,7 @@ def _patch_torch(torch, rec):
 
     torch.autograd.backward = autograd_backward
 
+    _patch_autograd_grad(torch, rec, harness, lambda: getattr(local, "inside", 0) or in_engine())
     from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
     register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: harness(rec.on_step_start, optimizer))
@@ -684,6 +712,41 @@ def _patch_torch(torch, rec):
             rec.tracer = None
             rec.errors.append(f"the dtype trace could not be installed: {exc!r}")
             sys.stderr.write(f"bf16-migrate harness: the dtype trace could not be installed: {exc!r}\n")
+
+
+def _patch_autograd_grad(torch, rec, harness, in_backward):
+    """Wrap ``torch.autograd.grad`` so that a call with respect to parameters (:func:`_parameter_loss`)
+    outside a backward pass (``in_backward()`` False) gives the recorder its loss (``on_grad``)."""
+    import functools
+
+    orig_autograd_grad = torch.autograd.grad
+
+    @functools.wraps(orig_autograd_grad)
+    def autograd_grad(outputs, inputs, *args, **kwargs):
+        if not in_backward():
+            loss = _parameter_loss(torch, outputs, inputs)
+            if loss is not None:
+                harness(rec.on_grad, loss)
+        return orig_autograd_grad(outputs, inputs, *args, **kwargs)
+
+    torch.autograd.grad = autograd_grad
+
+
+def _parameter_loss(torch, outputs, inputs):
+    """The loss of ``torch.autograd.grad(outputs, inputs)`` when it is a training step's: one
+    scalar output (the first of a sequence), at least one input an ``nn.Parameter``; None for a
+    gradient with respect to data (Langevin dynamics, saliency, a gradient penalty) and inside
+    ``torch.func`` transforms, whose wrapped tensors must not outlive them."""
+    try:
+        loss = outputs[0] if isinstance(outputs, (list, tuple)) else outputs
+        params = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+            return None
+        if torch._C._functorch.is_functorch_wrapped_tensor(loss):
+            return None
+        return loss if any(isinstance(p, torch.nn.Parameter) for p in params) else None
+    except Exception:  # an argument torch would reject too: its own error is the script's
+        return None
 
 
 def _autocast_control(torch, rec):
