@@ -306,6 +306,8 @@ class DeviceModuleRules:
     module_api: frozenset[str] = frozenset()
     """torch.nn.Module's methods that do not run the forward: any other method runs it without
     the forward pre-hook."""
+    returns_self: frozenset[str] = frozenset()
+    """The methods among ``module_api`` that return the module itself (``model.to(device).eval()``)."""
     module_packages: tuple[str, ...] = ()
     module_builders: frozenset[str] = frozenset()
     module_builder_methods: frozenset[str] = frozenset()
@@ -591,6 +593,7 @@ def _load_device_modules(path: Path) -> DeviceModuleRules:
         copies=tuple(copies),
         module_methods=frozenset(_need(data, "module_methods", list, path)),
         module_api=frozenset(_need(data, "module_api", list, path)),
+        returns_self=frozenset(_need(data, "returns_self", list, path)),
         module_packages=tuple(_need(data, "module_packages", list, path)),
         module_builders=frozenset(_need(data, "module_builders", list, path)),
         module_builder_methods=frozenset(_need(data, "module_builder_methods", list, path)),

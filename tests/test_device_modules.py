@@ -340,3 +340,85 @@ def test_a_model_a_function_of_the_file_builds_and_returns_is_a_module():
     result = migrate_source(source, "stochastic", "evaluate.py")
     assert "    model = load_checkpoint('net.pt').to(device).eval()\n    model.to(torch.bfloat16)\n" in result.code
     assert "BFM010" not in [d.code for d in result.diagnostics]
+
+
+# -- a module put on the device in a return ----------------------------------------------------------
+RETURNED = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def load(device):
+    model = Net()
+    model.load_state_dict(Net().state_dict())
+    return model.to(device).eval()
+
+
+def build(device):
+    return Net().to(device)
+
+
+def main():
+    device = torch_xla.device()
+    model = load(device)
+    other = build(device)
+    with torch.no_grad():
+        x = torch.randn(8, 4).to(device)
+        print(model(x).sum().item(), other(x).sum().item())
+
+
+main()
+"""
+
+
+def test_a_module_moved_in_a_return_is_cast_before_it_and_its_calls_found_through_the_callers_binding():
+    """``return model.to(device).eval()``: a cast put after the return would never run (it was,
+    and the switch went: the model computed in f32); it goes right before (cast on the host, then
+    moved: bf16 on the device all the same), and the calls of the caller's ``model`` get their
+    inputs cast. ``return Net().to(device)``: the module arrives where the call binds it
+    (``other = build(device)``), cast there."""
+    result = migrate_source(RETURNED, "stochastic", "t.py")
+    assert not result.outcome.refused()
+    code = result.code
+    assert "    model.to(torch.bfloat16)\n    return model.to(device).eval()\n" in code
+    assert "    other = build(device)\n    other.to(torch.bfloat16)\n" in code
+    assert "model(x.to(torch.bfloat16))" in code and "other(x.to(torch.bfloat16))" in code
+    compile(code, "t.py", "exec")
+    assert migrate_source(code, "stochastic", "t.py").code == code
+
+
+def test_a_module_put_on_the_device_in_a_value_no_statement_binds_keeps_the_switch():
+    used_in_place = RETURNED.replace(
+        "    other = build(device)\n",
+        "    other = build(device)\n    print(build(device)(torch.zeros(1, 4).to(device)))\n",
+    )
+    result = migrate_source(used_in_place, "stochastic", "t.py")
+    assert result.code == used_in_place
+    found = [d for d in result.diagnostics if d.code == "BFM151"]
+    assert any(
+        "`Net()` is built and put on the device in an expression whose value no statement binds" in d.message
+        for d in found
+    )
+    assert [why for why, _ in result.outcome.refused()] == [Refusal.DEVICE_MODULE]
+
+
+def test_statements_planned_after_a_return_go_right_before_it():
+    """The plan's "right after" of a statement that leaves the block (``return``, ``raise``,
+    ``continue``, ``break``) would be dead code: they go right before it."""
+    from bf16_migrate.python.apply import EditPlan, apply_plan
+
+    module = cst.parse_module("def f(m):\n    # moved\n    return m.to('xla')\n")
+    ret = module.body[0].body.body[0]
+    plan = EditPlan(insert_after={id(ret): [cst.parse_statement("m.to(torch.bfloat16)\n")]})
+    assert apply_plan(module, plan).code == "def f(m):\n    m.to(torch.bfloat16)\n    # moved\n    return m.to('xla')\n"

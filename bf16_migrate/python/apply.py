@@ -199,12 +199,21 @@ class _Apply(cst.CSTTransformer):
                 ]
                 leading = inner[0].leading_lines
                 inner[0] = inner[0].with_changes(leading_lines=[])
-                out.append(autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading))
-                out.extend(plan.insert_after.get(id(last), []))
+                block = autocast_with(inner, self.plan.wrap_guard).with_changes(leading_lines=leading)
+                if _ends_flow(last):  # the region ends in a return: what goes after it goes right before
+                    out.extend(plan.insert_after.get(id(last), []))
+                    out.append(block)
+                else:
+                    out.append(block)
+                    out.extend(plan.insert_after.get(id(last), []))
                 i = j + 1
                 continue
-            out.append(new)
-            out.extend(plan.insert_after.get(id(old), []))
+            if _ends_flow(old):  # nothing after a return runs: what goes after it goes right before
+                out.extend(plan.insert_after.get(id(old), []))
+                out.append(new)
+            else:
+                out.append(new)
+                out.extend(plan.insert_after.get(id(old), []))
             i += 1
         if isinstance(original, cst.Module) and plan.prelude:
             out = _insert_prelude(out, plan.prelude)
@@ -413,3 +422,14 @@ def source_columns(source: str, parsed: str, diagnostics: list) -> list:
                 d = replace(d, col=d.col + removed)
         out.append(d)
     return out
+
+
+_FLOW_ENDS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+
+def _ends_flow(statement: cst.BaseStatement) -> bool:
+    """Whether ``statement`` is a line whose last statement leaves the block (``return``, ``raise``,
+    ``continue``, ``break``): a statement put after it would never run, so the plan's statements
+    for "right after it" go right before it (the module cast after ``return model.to(device)``: the
+    model cast on the host and then moved is bf16 on the device all the same)."""
+    return isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], _FLOW_ENDS)

@@ -48,13 +48,12 @@ from .context import FileContext, findall
 from .inputs import InputCasts
 from .loss_reach import loss_state
 from .model_reach import module_classes
-from .model_site import ModelCall, handed_to, is_loss_callee, model_calls, model_key, same_model
+from .model_site import ModelCall, bound_results, handed_to, is_loss_callee, model_calls, model_key, same_model
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers
 
 # torch.nn.Module methods that return the module itself (torch/nn/modules/module.py): a chain of them
 # after a constructor (``Net().to(device).eval()``) still denotes the module.
-_RETURNS_MODULE = frozenset({"to", "to_empty", "eval", "train", "requires_grad_", "cuda", "cpu", "float", "half"})
 _DEPTH = 4
 
 
@@ -265,7 +264,7 @@ class _Finder:
             return True  # a class of another module of the project or a library (torch's own named above)
         if isinstance(func, cst.Attribute) and func.attr.value in rules.module_builder_methods:
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in _RETURNS_MODULE:
+        if isinstance(func, cst.Attribute) and func.attr.value in self.rules.returns_self:
             return self.is_module(func.value, depth + 1)
         if any(isinstance(d, cst.ClassDef) and any(d is c for c in self.classes) for d in definitions(ctx, func)):
             return True
@@ -306,7 +305,9 @@ class _Finder:
                     receiver = func.value
                     uses.setdefault(ctx.code(receiver), []).append(receiver)
                     # `model.to(device).eval()`: the methods that return the module itself lead to it
-                    while m.matches(receiver, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _RETURNS_MODULE))))):
+                    while m.matches(
+                        receiver, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, self.rules.returns_self))))
+                    ):
                         receiver = receiver.func.value  # type: ignore[attr-defined]
                         uses.setdefault(ctx.code(receiver), []).append(receiver)
                 if isinstance(func, (cst.Name, cst.Attribute)) and not is_loss_callee(ctx, func):
@@ -383,13 +384,18 @@ class _Finder:
                 receiver = call.func.value
                 module = receiver if isinstance(receiver, (cst.Name, cst.Attribute)) else _bound_to(ctx, call)
                 device = row.device.of(call) if row.device is not None else None
-                if module is None or device is None or not self.is_module(receiver):
+                if device is None or not self.is_module(receiver):
                     continue
+                if module is None:
+                    self._returned(call, receiver, row.idiom, device)
+                    return
             else:
                 assert row.keyword is not None, "the loader lets an entry have a method or a keyword"
                 device = ArgumentAt(None, row.keyword).of(call)
                 module = _bound_to(ctx, call)
-                returns_module = isinstance(call.func, cst.Attribute) and call.func.attr.value in _RETURNS_MODULE
+                returns_module = (
+                    isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.returns_self
+                )
                 if device is None or module is None or returns_module or not self._builds_module(call, 0):
                     continue
             dtype = _named_dtype(ctx, call)
@@ -410,6 +416,23 @@ class _Finder:
                 self._add(DeviceModule(module, idiom, call, *self._anchor(call)))
         elif not is_model and not self._is_host(device):
             self.found.unplaced.append(Unplaced(call, ctx.code(module), "device", {"device": ctx.code(device)}))
+
+    def _returned(self, call: cst.Call, receiver: cst.BaseExpression, idiom: str, device: cst.BaseExpression) -> None:
+        """A module built and put on the device in a ``return`` (``return Net().to(device)``): it
+        arrives where each call of the function binds its result (``teacher = build(device)``); when
+        one does not (or the value is not returned), no statement can hold its cast: unplaced."""
+        ctx = self.ctx
+        if not self._is_device(device):
+            return
+        statement = ctx.statement_of(call)
+        func = ctx.enclosing(call, cst.FunctionDef)
+        returned = isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)
+        bound = bound_results(ctx, func) if returned and func is not None else None
+        if bound is None:
+            self.found.unplaced.append(Unplaced(call, ctx.code(receiver), "returned"))
+            return
+        for caller, target in bound:
+            self._arrives(caller, target, idiom, device)
 
     def _anchor(self, call: cst.Call) -> tuple[cst.SimpleStatementLine]:
         statement = self.ctx.statement_of(call)
@@ -482,7 +505,7 @@ class _Finder:
                 continue
             if self._copy_row(call) is not None or self._builds_module(call, 0):
                 continue
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _RETURNS_MODULE:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.returns_self:
                 continue
             if any(isinstance(d, cst.FunctionDef) for d in definitions(ctx, call.func)):
                 continue  # a function of the file: its own moves are entries here
@@ -554,7 +577,8 @@ def _bound_to(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
     node: cst.CSTNode = call
     while True:
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _RETURNS_MODULE:
+        returns_self = ctx.rules.device_modules.returns_self
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in returns_self:
             outer = ctx.parent(parent)
             if isinstance(outer, cst.Call) and outer.func is parent:
                 node = outer

@@ -539,10 +539,39 @@ def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[
     return found
 
 
+def _under_self_returning(ctx: FileContext, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The receiver under a chain of the module methods that return the module itself
+    (``model.to(device).eval()`` -> ``model``; rules/device_modules.toml ``returns_self``)."""
+    returns_self = ctx.rules.device_modules.returns_self
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in returns_self:
+        expr = expr.func.value
+    return expr
+
+
+def bound_results(ctx: FileContext, func: cst.FunctionDef) -> list[tuple[cst.Call, cst.Name]] | None:
+    """The calls of ``func`` (a function of the file) with the name each result is assigned to
+    (``teacher = build(device)``); None when one of its calls is not a plain assignment to one
+    name (its result used in place, returned, unpacked), or when there is none."""
+    out: list[tuple[cst.Call, cst.Name]] = []
+    for call in ctx.nodes_named(cst.Call, func.name.value, "func"):
+        if not (isinstance(call.func, cst.Name) and _local_def(ctx, call.func, cst.FunctionDef) is func):
+            continue
+        assign = ctx.parent(call)
+        if not (
+            isinstance(assign, cst.Assign)
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
+            return None
+        out.append((call, assign.targets[0].target))
+    return out or None
+
+
 def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     """The names that receive ``model`` from the function defined in this file that builds and
     returns it: ``model, optimizer = build(args)`` where every ``return`` of ``build`` is
-    ``model, optimizer`` (the same position each time) or ``return model``. Only a plain
+    ``model, optimizer`` (the same position each time) or ``return model`` (or
+    ``return model.to(device).eval()``, :func:`_under_self_returning`). Only a plain
     assignment of the call to a name, or to a tuple of names, is followed."""
     if not isinstance(model, cst.Name):
         return []
@@ -553,7 +582,7 @@ def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     for ret in findall(func.body, m.Return(), ctx.index):
         if ctx.enclosing(ret, cst.FunctionDef) is not func:
             continue
-        if ret.value is not None and same_model(ctx, ret.value, model):
+        if ret.value is not None and same_model(ctx, _under_self_returning(ctx, ret.value), model):
             positions.add(None)
         elif isinstance(ret.value, cst.Tuple):
             hits = [
