@@ -419,6 +419,8 @@ def test_statements_planned_after_a_return_go_right_before_it():
     from bf16_migrate.python.apply import EditPlan, apply_plan
 
     module = cst.parse_module("def f(m):\n    # moved\n    return m.to('xla')\n")
-    ret = module.body[0].body.body[0]
+    func = module.body[0]
+    assert isinstance(func, cst.FunctionDef) and isinstance(func.body, cst.IndentedBlock)
+    ret = func.body.body[0]
     plan = EditPlan(insert_after={id(ret): [cst.parse_statement("m.to(torch.bfloat16)\n")]})
     assert apply_plan(module, plan).code == "def f(m):\n    m.to(torch.bfloat16)\n    # moved\n    return m.to('xla')\n"
