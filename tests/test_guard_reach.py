@@ -57,3 +57,52 @@ def test_the_same_script_with_the_evaluation_in_main_is_migrated_under_the_guard
     assert result.code != inlined and not [d for d in result.diagnostics if d.code == "BFM041"]
     assert "if bf16 else y.to(device)" in result.code
     assert "floating_to_bf16(y.to(device)) if bf16 else" not in result.code.split("def main")[0]
+
+
+FLAG = """import argparse
+import os
+import sys
+
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def main():
+    if "--bf16" in sys.argv:
+        sys.argv.remove("--bf16")
+        os.environ["XLA_USE_BF16"] = "1"
+    args = argparse.ArgumentParser().parse_args()
+    device = xm.xla_device()
+    model = torch.nn.Linear(4, 3).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x, y = torch.randn(2, 4), torch.tensor([0, 1])
+        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        loss.backward()
+        optimizer.step()
+
+
+main()
+"""
+
+
+def test_a_condition_the_script_changes_after_deciding_keeps_the_switch():
+    """``if "--bf16" in sys.argv: sys.argv.remove("--bf16")``: the same condition put on the cast
+    would read False there (the flag is gone), so every change would be skipped while the switch
+    went: it is kept, the change named."""
+    for mode in ("stochastic", "gpu-compatible", "amp"):
+        result = migrate_source(FLAG, mode, "train.py")
+        assert result.code == FLAG
+        [finding] = [d for d in result.diagnostics if d.code == "BFM041"]
+        assert (finding.line, finding.fixed) == (12, False)
+        assert 'changes at line 11 (`sys.argv.remove("--bf16")`)' in finding.message
+
+
+def test_a_condition_left_as_it_is_is_migrated_under_it():
+    """The control: a flag the script reads but does not take out of ``sys.argv``."""
+    kept = FLAG.replace('        sys.argv.remove("--bf16")\n', "").replace(
+        "parse_args()", 'parse_args([a for a in sys.argv[1:] if a != "--bf16"])'
+    )
+    result = migrate_source(kept, "stochastic", "train.py")
+    assert result.code != kept and not [d for d in result.diagnostics if d.code == "BFM041"]
+    assert 'if "--bf16" in sys.argv:\n        model.to(torch.bfloat16)' in result.code

@@ -76,6 +76,40 @@ def _same_bindings(ctx: FileContext, names: Sequence[tuple[str, cst.CSTNode]], a
     return True
 
 
+_MUTATORS = frozenset(
+    {"remove", "pop", "append", "insert", "clear", "extend", "update", "setdefault", "popitem", "sort", "reverse"}
+)
+"""Methods of Python's lists, dicts and sets (and ``os.environ``) that change the object in place."""
+
+
+def mutated_after(ctx: FileContext, guard: cst.BaseExpression, line: int) -> cst.CSTNode | None:
+    """The first place after ``line`` where the file changes in place an object ``guard`` reads
+    (``sys.argv.remove("--bf16")`` for ``"--bf16" in sys.argv``, ``del args.flags[0]``,
+    ``cfg.bf16 = False``), or None: there the condition, evaluated again, no longer says what it
+    said where the script decided. A name bound again is the scope analysis' business
+    (:func:`evaluable_like`)."""
+    operands = {ctx.code(n) for n in findall(guard, m.Name() | m.Attribute()) if isinstance(n, cst.BaseExpression)}
+    if not operands:
+        return None
+    found: list[cst.CSTNode] = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS and ctx.code(func.value) in operands:
+            found.append(call)
+    targets: list[tuple[cst.CSTNode, cst.BaseExpression]] = [
+        *((t, t.target) for t in ctx.nodes(cst.AssignTarget)),
+        *((t, t.target) for t in ctx.nodes(cst.AugAssign)),
+        *((t, t.target) for t in ctx.nodes(cst.Del)),
+    ]
+    for node, target in targets:
+        # `x[k] = ...` / `del x[k]` change x; `a.b = ...` changes what `a.b` reads (a bare name: bound again)
+        changed = target.value if isinstance(target, cst.Subscript) else target
+        if isinstance(target, cst.Subscript | cst.Attribute) and ctx.code(changed) in operands:
+            found.append(node)
+    after = [node for node in found if ctx.pos(node)[0] > line]
+    return min(after, key=ctx.pos) if after else None
+
+
 def has_calls(expr: cst.BaseExpression) -> bool:
     """Whether ``expr`` calls anything (evaluating it again could then have effects)."""
     return bool(findall(expr, m.Call()))

@@ -29,7 +29,7 @@ from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truth
 from .apply import EditPlan
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
-from .conditions import evaluable_at, guard_code, negate
+from .conditions import evaluable_at, guard_code, mutated_after, negate
 from .context import FileContext, findall
 from .default_dtype import refuse_default_f64
 from .device_modules import OnDevice, find_device_modules, refuse_unplaced
@@ -414,6 +414,22 @@ class Planner:
                     0
                 ] > last_write:
                     problem = assign
+        decided = min(ctx.pos(ctx.enclosing(w.statement, cst.If) or w.statement)[0] for w in writes)
+        mutated = mutated_after(ctx, guard, decided)
+        if mutated is not None:  # `if "--bf16" in sys.argv: sys.argv.remove("--bf16"); ...`: false from there on
+            for w in writes:
+                ctx.report(
+                    "BFM041",
+                    w.key,
+                    fixed=False,
+                    variant="changed",
+                    variable=w.variable,
+                    condition=ctx.code(guard),
+                    line=ctx.pos(mutated)[0],
+                    change=ctx.code(mutated),
+                    mode=self.mode.name,
+                )
+            return False
         if problem is None and self.guard_stuck_at is None:
             return True
         for w in writes:
