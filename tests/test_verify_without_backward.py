@@ -274,3 +274,75 @@ def test_a_step_by_autograd_grad_is_judged_on_its_losses_both_ways(tmp_path):
     wrong = verify_script(script, "stochastic", steps=12, migrated_source=script.read_text(), timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "precision").status == FAIL
+
+
+ZEROTH_ORDER = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def perturb(params, seed, scale):
+    gen = torch.Generator().manual_seed(seed)
+    for p in params:
+        p.data.add_(torch.randn(p.shape, generator=gen).to(p.device), alpha=scale)
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 2).to(device)
+    params = [p for p in model.parameters() if p.requires_grad]
+    x, y = torch.randn(8, 4).to(device), torch.randint(0, 2, (8,)).to(device)
+    for step in range(10):
+        with torch.no_grad():
+            perturb(params, step, 1e-2)
+            up = torch.nn.functional.cross_entropy(model(x), y)
+            perturb(params, step, -2e-2)
+            down = torch.nn.functional.cross_entropy(model(x), y)
+            perturb(params, step, 1e-2 - 1e-3 * (up - down).item() / 2e-2)
+
+
+main()
+"""
+
+RESCALED_ONCE = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 2).to(device)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(0.5)
+        print(model(torch.randn(8, 4).to(device)).sum().item())
+
+
+main()
+"""
+
+
+def test_an_update_by_hand_step_after_step_without_a_gradient_keeps_the_switch_in_gpu_compatible_mode():
+    """A zeroth-order update (MeZO's perturbations, in a function the training loop calls) has no
+    optimizer to keep FP32 master weights in: BFM017 ``by_hand`` names the update. The stochastic
+    mode migrates it (its bf16 update is the legacy run's)."""
+    from bf16_migrate.python import migrate_source
+
+    kept = migrate_source(ZEROTH_ORDER, "gpu-compatible", "train.py")
+    assert kept.code == ZEROTH_ORDER
+    [finding] = [d for d in kept.diagnostics if d.code == "BFM017"]
+    assert "updates its parameters by hand (`p.data.add_(" in finding.message and "at line 11" in finding.message
+    assert migrate_source(ZEROTH_ORDER, "stochastic", "train.py").code != ZEROTH_ORDER
+
+
+def test_weights_changed_once_are_no_update_by_hand():
+    """One pass over an inference script's weights (a rescaling) trains nothing: gpu-compatible
+    migrates it as stochastic does, without rounding."""
+    from bf16_migrate.python import migrate_source
+
+    result = migrate_source(RESCALED_ONCE, "gpu-compatible", "train.py")
+    assert result.code != RESCALED_ONCE and not [d for d in result.diagnostics if d.code == "BFM017"]

@@ -311,26 +311,45 @@ def append_keyword(call: cst.Call, keyword: str, value: cst.BaseExpression) -> c
     return call.with_changes(args=args)
 
 
-def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.Call | None:
-    """The first gradient call (``loss.backward()``, or a ``[gradient_functions]`` call such as
-    ``torch.autograd.grad(loss, params)``) of a file that builds no optimizer (``sites`` empty) and
-    updates parameters itself in a loop over them (``for p in model.parameters(): p -= lr * p.grad``,
-    ``for p, g in zip(params, grads): p -= lr * g`` with ``params = list(model.parameters())``), or
-    None. gpu-compatible mode keeps the FP32 master weights in the optimizer (Neuron's migration
-    guide, "GPU-compatible bf16": FP32 master weights), which such a script has none of (BFM017
-    ``by_hand``)."""
+def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.CSTNode | None:
+    """Where a file that builds no optimizer (``sites`` empty) and updates parameters itself in a
+    loop over them (``for p in model.parameters(): p -= lr * p.grad``, ``for p, g in zip(params,
+    grads): p -= lr * g`` with ``params = list(model.parameters())``, a zeroth-order
+    ``p.data.add_(z, alpha=...)``) gets its gradients: the first ``loss.backward`` or
+    ``[gradient_functions]`` call (``torch.autograd.grad``), else the first update; None when it
+    does not. gpu-compatible mode keeps the FP32 master weights in the optimizer (Neuron's
+    migration guide, "GPU-compatible bf16": FP32 master weights), which such a script has none of
+    (BFM017 ``by_hand``)."""
     if sites:
         return None
     held = _names_of_parameters(ctx)
-    if not any(_updates_its_target(loop, held) for loop in ctx.nodes(cst.For)):
+    updates = [u for loop in ctx.nodes(cst.For) if (u := _update_of_its_target(loop, held)) is not None]
+    if not updates:
         return None
     gradient_functions = ctx.rules.torch_api.gradient_functions
     for call in ctx.nodes(cst.Call):
         if m.matches(call.func, m.Attribute(attr=m.Name("backward"))):
-            return call
+            return call.func
         if ctx.qualified_names(call.func) & gradient_functions:
-            return call
-    return None
+            return call.func
+    # no gradient: an update made step after step (a zeroth-order estimate, evolution strategies),
+    # not one pass over the weights (a quantisation, a rescaling of an inference script)
+    repeated = [u for u in updates if _in_a_loop(ctx, ctx.enclosing(u, cst.For))]
+    return min(repeated, key=ctx.pos) if repeated else None
+
+
+def _in_a_loop(ctx: FileContext, node: cst.CSTNode | None) -> bool:
+    """Whether ``node`` runs inside a loop: one around it, or around a call of the function of the
+    file it is in (one level)."""
+    if node is None:
+        return False
+    if any(isinstance(a, cst.For | cst.While) for a in ctx.ancestors(ctx.parent(node))):
+        return True
+    func = ctx.enclosing(node, cst.FunctionDef)
+    if func is None:
+        return False
+    calls = ctx.nodes_named(cst.Call, func.name.value, "func")
+    return any(any(isinstance(a, cst.For | cst.While) for a in ctx.ancestors(call)) for call in calls)
 
 
 _PARAMETERS = m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))
@@ -349,11 +368,12 @@ def _names_of_parameters(ctx: FileContext) -> frozenset[str]:
 _IN_PLACE = frozenset({"sub_", "add_", "copy_", "mul_", "addcdiv_", "addcmul_"})
 
 
-def _updates_its_target(loop: cst.For, held: frozenset[str]) -> bool:
+def _update_of_its_target(loop: cst.For, held: frozenset[str]) -> cst.CSTNode | None:
     """A loop over parameters (``model.parameters()`` or ``named_parameters()``, a name in ``held``
     bound to them, or ``zip`` of either with others: ``zip(params, grads)``) whose body updates the
     parameter (its target's name, the first of a ``zip`` tuple, the last of ``named_parameters``'
-    pairs) in place: ``p -= ...``, ``p.data -= ...``, ``p.sub_(...)``, ``p.data.add_(...)``."""
+    pairs) in place (``p -= ...``, ``p.data -= ...``, ``p.sub_(...)``, ``p.data.add_(...)``): the first
+    such update, or None."""
 
     def over(node: cst.CSTNode) -> bool:
         return m.matches(node, _PARAMETERS) or (isinstance(node, cst.Name) and node.value in held)
@@ -366,11 +386,11 @@ def _updates_its_target(loop: cst.For, held: frozenset[str]) -> bool:
         if isinstance(target, cst.Tuple) and target.elements:
             target = target.elements[0].value
     else:
-        return False
+        return None
     if not isinstance(target, cst.Name):
-        return False
+        return None
     name = target.value
     receiver = m.Name(name) | m.Attribute(value=m.Name(name), attr=m.Name("data"))
-    if findall(loop.body, m.AugAssign(target=receiver)):
-        return True
-    return bool(findall(loop.body, m.Call(func=m.Attribute(value=receiver, attr=m.OneOf(*map(m.Name, _IN_PLACE))))))
+    in_place = m.Call(func=m.Attribute(value=receiver, attr=m.OneOf(*map(m.Name, _IN_PLACE))))
+    found = [*findall(loop.body, m.AugAssign(target=receiver)), *findall(loop.body, in_place)]
+    return found[0] if found else None

@@ -41,7 +41,7 @@ def check(m: Migration) -> Migration | None:
                 fixed=False,
                 variant="by_hand",
                 variable=variable,
-                backward=ctx.code(backward.func),
+                backward=ctx.code(backward),
                 line=ctx.pos(backward)[0],
             )
             ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
