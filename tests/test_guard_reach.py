@@ -106,3 +106,42 @@ def test_a_condition_left_as_it_is_is_migrated_under_it():
     result = migrate_source(kept, "stochastic", "train.py")
     assert result.code != kept and not [d for d in result.diagnostics if d.code == "BFM041"]
     assert 'if "--bf16" in sys.argv:\n        model.to(torch.bfloat16)' in result.code
+
+
+OPERAND = """import argparse
+import os
+
+import torch
+import torch_xla
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bf16", action="store_true")
+    args = ap.parse_args()
+    if args.bf16:
+        os.environ["XLA_USE_BF16"] = "1"
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 1).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x, y = torch.randn(8, 4).to(device), torch.randn(8, 1).to(device)
+        out = model(x)
+        loss = (out - y).abs().mean() + 0.5 * (out - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+main()
+"""
+
+
+def test_a_guarded_cast_of_an_operand_is_parenthesised():
+    """``out - y`` with ``y`` cast under the script's condition: ``out - (y.to(...) if c else y)``.
+    Without the parentheses Python reads ``(out - y.to(...)) if c else y``: in the configuration
+    without the flag the term loses the model (its loss silently another)."""
+    result = migrate_source(OPERAND, "stochastic", "train.py")
+    assert "loss = (out - (y.to(torch.bfloat16) if args.bf16 else y)).abs().mean() + 0.5 * (out - (" in result.code
+    assert "out = model(x.to(torch.bfloat16) if args.bf16 else x)\n" in result.code  # an argument: bare
+    cst.parse_module(result.code)

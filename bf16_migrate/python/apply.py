@@ -144,7 +144,7 @@ class _Apply(cst.CSTTransformer):
         plan = self.plan
         fn = plan.replace.get(id(original_node))
         if fn is not None:
-            updated_node = fn(updated_node)
+            updated_node = self._bracketed(original_node, fn(updated_node))
         if isinstance(original_node, cst.Dict) and isinstance(updated_node, cst.Dict):
             updated_node = self._drop(original_node.elements, updated_node, "elements")
         elif isinstance(original_node, cst.Call) and isinstance(updated_node, cst.Call):
@@ -152,6 +152,23 @@ class _Apply(cst.CSTTransformer):
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
             updated_node = self._rebuild(original_node, updated_node)
         return updated_node
+
+    def _bracketed(self, original: cst.CSTNode, new: cst.CSTNode) -> cst.CSTNode:
+        """``new`` (the replacement of ``original``) in parentheses when it is a conditional
+        expression (``y.to(torch.bfloat16) if c else y``) put where an operator would bind tighter
+        than it: ``out - y`` must become ``out - (y.to(torch.bfloat16) if c else y)``, not the
+        conditional of ``out - y.to(...)``. Where it stands alone (an argument, an element, an
+        assignment's value, a return) it is left bare."""
+        if not isinstance(new, cst.IfExp) or new.lpar or isinstance(original, cst.IfExp):
+            return new
+        parent_of = self.plan.parent_of
+        if parent_of is None:
+            if self._parents is None:
+                self._parents = _parent_map(self.module)
+            parent_of = self._parents.get
+        if isinstance(parent_of(id(original)), _ALONE):
+            return new
+        return new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
     def _drop(self, originals, updated, attr):
         items = getattr(updated, attr)
@@ -423,6 +440,21 @@ def source_columns(source: str, parsed: str, diagnostics: list) -> list:
         out.append(d)
     return out
 
+
+_ALONE = (
+    cst.Arg,
+    cst.Element,
+    cst.DictElement,
+    cst.Assign,
+    cst.AnnAssign,
+    cst.AugAssign,
+    cst.Return,
+    cst.Index,
+    cst.Expr,
+    cst.FormattedStringExpression,
+)
+"""Where a conditional expression needs no parentheses: the whole of an argument, an element, an
+assignment's value, a return value, a subscript, an expression statement, an f-string field."""
 
 _FLOW_ENDS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 
