@@ -143,3 +143,59 @@ def test_two_optimizers_over_two_submodules_cast_the_model_once_before_the_first
         "    opt_b = with_fp32_master_weights(torch.optim.Adam)(model.classifier.parameters(), lr=1e-3)\n"
     ) in result.code
     assert result.code.count(".to(torch.bfloat16)\n") == 1
+
+
+RESUMED = """import os
+
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Fit(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Linear(1, 1)
+
+    def forward(self, t):
+        return self.net(t)
+
+
+def train(model, opt, t, y):
+    for _ in range(3):
+        loss = torch.nn.functional.mse_loss(model(t), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+def main():
+    device = torch_xla.device()
+    t = torch.linspace(0, 1, 16).unsqueeze(1).to(device)
+    y = (2 * t).to(device)
+    model = Fit().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, opt, t, y)
+    state = model.state_dict()
+    model = Fit().to(device)
+    model.load_state_dict(state)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train(model, opt, t, y)
+    print(model(t).sum().item())
+
+
+main()
+"""
+
+
+def test_a_model_name_bound_again_to_a_new_module_gets_its_own_cast():
+    """A resume in the same script (``model = Fit().to(device)`` again, loaded, a new optimizer):
+    the second module was left f32 (its phase trained in f32 where the legacy run trained in bf16);
+    each model the name holds is cast before its own optimizer, in every mode that casts."""
+    for mode in ("stochastic", "gpu-compatible"):
+        code = migrate_source(RESUMED, mode, "train.py").code
+        first, second = code.split("    state = model.state_dict()\n")
+        assert first.count("    model.to(torch.bfloat16)\n") == 1
+        assert "    model.load_state_dict(state)\n    model.to(torch.bfloat16)\n    opt = " in second
+        assert migrate_source(code, mode, "train.py").code == code

@@ -853,7 +853,8 @@ def cast_anchor(
     branch.
 
     Returns the statements to insert the cast before (one, or one per site when the model is
-    bound inside the lifted statement), or None when a site is not a simple statement line."""
+    bound inside the lifted statement, and one more for each site after the model's name is bound
+    to a new module), or None when a site is not a simple statement line."""
     statements: list[cst.BaseStatement] = [s.statement for s in sites if s.statement is not None]
     if not statements or len(statements) < len(sites):
         return None
@@ -866,7 +867,10 @@ def cast_anchor(
         first = min(candidates, key=lambda st: ctx.pos(st))
         if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model, rebinds):
             break
-        return [first]
+        # a site after the name is bound to a new model (a resume: `model = Fit().to(device)` again,
+        # its own optimizer) builds from another module, which needs its own cast
+        later = [st for st in candidates if _bound_before(ctx, model, st, rebinds) > ctx.pos(first)]
+        return list(dict.fromkeys([first, *later]))
     return list(dict.fromkeys(statements))
 
 
