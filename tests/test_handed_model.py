@@ -63,3 +63,49 @@ def test_a_model_handed_to_torch_copy_builtins_or_the_files_own_code_casts_its_i
     result = migrate_source(SCRIPT.format(imports=imports, use=use), "stochastic", "train.py")
     assert "register_forward_pre_hook" not in result.code
     assert "model(x.to(torch.bfloat16))" in result.code
+
+
+CLOSURE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+
+def run_phase(model, opt, t, y, iters):
+    def closure():
+        opt.zero_grad()
+        loss = F.mse_loss(model(t), y)
+        loss.backward()
+        return loss
+
+    for _ in range(iters):
+        opt.step(closure)
+
+
+def main():
+    device = torch_xla.device()
+    t = torch.linspace(0, 1, 32).unsqueeze(1).to(device)
+    y = torch.sin(t).to(device)
+    model = torch.nn.Sequential(torch.nn.Linear(1, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(device)
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4)
+    run_phase(model, opt, t, y, 3)
+
+
+main()
+"""
+
+
+def test_the_model_called_in_a_closure_of_a_function_handed_it_is_followed():
+    """L-BFGS's ``opt.step(closure)``: the only training forward is ``model(t)`` in ``closure()``,
+    defined in the helper the model is handed to. stochastic casts what it is given (the crash was
+    "mixed precision is disallowed" at the first step); amp puts it under autocast (every L-BFGS
+    evaluation ran in f32)."""
+    stochastic = migrate_source(CLOSURE, "stochastic", "train.py").code
+    assert "loss = F.mse_loss(model(t.to(torch.bfloat16)), y.to(torch.bfloat16))" in stochastic
+    amp = migrate_source(CLOSURE, "amp", "train.py").code
+    assert (
+        '        with torch.autocast("xla", dtype=torch.bfloat16):\n            loss = F.mse_loss(model(t), y)\n' in amp
+    )
+    for code in (stochastic, amp):
+        cst.parse_module(code)

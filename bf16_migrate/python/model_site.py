@@ -412,10 +412,12 @@ def model_calls(
     by_func = ctx.nodes_grouped(cst.Call, "model key of func", lambda c: (model_key(ctx, c.func),))
     named = ctx.in_order(cst.Call, (c for key in keys for c in by_func.get(key, ())))
     calls = [c for c in named if any(same_model(ctx, c.func, x) for x in models)]
-    # one level into local functions that receive the model as a positional/keyword argument
+    # one level into local functions that receive the model as a positional/keyword argument, and the
+    # closures they define over it (an L-BFGS `closure()` calling `model(t)`)
     for func, param in handed_to(ctx, models):
         for inner in findall(func.body, m.Call(func=m.Name(param)), ctx.index):
-            if ctx.enclosing(inner, cst.FunctionDef) is func:
+            assert isinstance(inner, cst.Call), "findall of m.Call()"
+            if _the_parameter(ctx, inner.func, func):
                 calls.append(inner)
     # a function that runs the model's forward pass with other parameters (`functional_call(model, params, (x,))`),
     # here or in a function of the file handed the model
