@@ -173,7 +173,7 @@ def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made
     assert _codes(result) == [
         (
             False,
-            "`scatter_add` under autocast: its source `h` must have the destination's dtype, which the code does"
+            "`scatter_add` on what autocast computes: its source `h` must have the destination's dtype, which the code does"
             " not name: cast it by hand (`.to(<destination>.dtype)`), or the op may fail where autocast leaves"
             " one of them FP32",
         )
@@ -243,3 +243,36 @@ def test_message_passing_under_amp_both_ways(tmp_path):
             [sys.executable, str(without), "--steps", "2"], capture_output=True, text=True, env=env, timeout=300
         )
         assert run.returncode != 0 and re.search(error, run.stderr), run.stderr[-2000:]
+
+
+VOTES = (
+    HEADER
+    + """def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 4).to(device)
+    labels = torch.randint(0, 6, (32,)).to(device)
+    with torch.no_grad():
+        gallery = model(torch.randn(32, 8).to(device))
+        queries = model(torch.randn(5, 8).to(device))
+    d = torch.cdist(queries, gallery)
+    vals, idx = d.topk(3, largest=False)
+    w = torch.softmax(-vals, dim=1)
+    votes = torch.zeros(5, 6, device=device).scatter_add_(1, labels[idx], w)
+    other = torch.zeros(5, 6, device=device).scatter_add_(1, labels[:5, None], torch.ones(5, 1, device=device))
+    print(votes.argmax(1).tolist(), other.sum().item())
+
+
+main()
+"""
+)
+
+
+def test_a_scatter_after_the_region_on_what_it_made_takes_its_destinations_dtype():
+    """The embeddings come out of autocast bf16; the kNN vote after the region scatters weights
+    computed from them into f32 zeros: "scatter(): Expected self.dtype to be equal to src.dtype".
+    The source computed from the region's outputs takes the destination's dtype; one that does not
+    come from them (a statement that reads nothing it made) is left alone."""
+    code = migrate_source(VOTES, "amp", "train.py").code
+    assert "scatter_add_(1, labels[idx], w.to(torch.float32))" in code
+    assert "scatter_add_(1, labels[:5, None], torch.ones(5, 1, device=device))" in code
+    cst.parse_module(code)

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import libcst as cst
+import libcst.matchers as matchers
 
 from ...rules import Emit
 from ..autocast_operands import find_source_operands, plan_source_operands
+from ..context import findall
 from ..device_modules import method_names
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
@@ -34,9 +36,40 @@ def plan(m: Migration, planned: Planned) -> Planned:
 
 
 def _region_statements(m: Migration) -> Iterator[cst.BaseStatement]:
-    """The statements the autocast regions wrap, first to last of each."""
+    """The statements the autocast regions wrap, first to last of each, and the simple statements
+    after a region in its function that compute with what it made (the names it binds, followed
+    from statement to statement): autocast's bf16 outputs meet the script's f32 tensors there (a
+    kNN vote ``zeros(...).scatter_add_(1, idx, w)`` of weights from bf16 embeddings, where the
+    legacy run had both bf16)."""
+    ctx = m.ctx
+    seen: set[int] = set()
     for block, first, last in m.regions:
         body = list(block.body)
         start = next(i for i, s in enumerate(body) if s is first)
         end = next(i for i, s in enumerate(body) if s is last)
         yield from body[start : end + 1]
+        made = {name for statement in body[start : end + 1] for name in _bound_names(statement)}
+        function = ctx.enclosing(last, cst.FunctionDef)
+        after = [s for s in ctx.nodes_in(cst.SimpleStatementLine, function) if ctx.pos(s) > ctx.pos(last)]
+        for statement in sorted(after, key=ctx.pos):
+            if made & _read_names(statement):
+                made |= _bound_names(statement)
+                if id(statement) not in seen:
+                    seen.add(id(statement))
+                    yield statement
+
+
+def _bound_names(statement: cst.CSTNode) -> set[str]:
+    """The plain names ``statement`` assigns (``a, b = ...``, ``a = ...``, ``a += ...``)."""
+    targets: list[cst.CSTNode] = []
+    for node in findall(statement, matchers.Assign() | matchers.AugAssign() | matchers.AnnAssign()):
+        if isinstance(node, cst.Assign):
+            targets += [t.target for t in node.targets]
+        elif isinstance(node, cst.AugAssign | cst.AnnAssign):
+            targets.append(node.target)
+    return {n.value for t in targets for n in findall(t, matchers.Name()) if isinstance(n, cst.Name)}
+
+
+def _read_names(statement: cst.CSTNode) -> set[str]:
+    """Every name ``statement`` mentions."""
+    return {n.value for n in findall(statement, matchers.Name()) if isinstance(n, cst.Name)}
