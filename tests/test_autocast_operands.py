@@ -173,8 +173,8 @@ def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made
     assert _codes(result) == [
         (
             False,
-            "`scatter_add` on what autocast computes: its source `h` must have the destination's dtype, which the code does"
-            " not name: cast it by hand (`.to(<destination>.dtype)`), or the op may fail where autocast leaves"
+            "`scatter_add` on what autocast computes: its source `h` must have the destination's dtype, which the code"
+            " does not name: cast it by hand (`.to(<destination>.dtype)`), or the op may fail where autocast leaves"
             " one of them FP32",
         )
     ]
