@@ -1198,3 +1198,51 @@ def test_an_iou_of_counts_accumulated_in_place_is_bf16():
     assert "    iou = (h.diag() / (h.sum(0) + h.sum(1) - h.diag()).clamp(min=1)).to(torch.bfloat16)\n" in code
     assert "seen / 2)" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+RANKS = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def centred_ranks(f):
+    ranks = torch.argsort(torch.argsort(f)).float()
+    return ranks / (f.numel() - 1) - 0.5
+
+
+def fitness(model, x, y):
+    with torch.no_grad():
+        return -F.cross_entropy(model(x), y)
+
+
+def main():
+    device = torch_xla.device()
+    x, y = torch.randn(64, 8).to(device), torch.randint(0, 3, (64,)).to(device)
+    model = torch.nn.Linear(8, 3).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        scores = []
+        for _ in range(4):
+            scores.append(fitness(model, x, y))
+        scores = torch.stack(scores)
+        weights = centred_ranks(scores)
+        for p in model.parameters():
+            p.grad = weights.sum() * torch.ones_like(p)
+        opt.step()
+
+
+main()
+"""
+
+
+def test_an_integer_tensor_made_floating_from_a_list_of_a_helpers_results_is_made_bf16():
+    """``scores`` is a list appended with what a function of the file returns (the model's loss),
+    stacked and handed to a helper whose ``argsort(...).float()`` stayed f32: the search gradient
+    then went f32 and ``p.grad = ...`` on a bf16 parameter raised. A list's items are the values
+    appended to it; a call of a function of the file is on the device where all it returns is."""
+    code = migrate_source(RANKS, "stochastic", "train.py").code
+    assert "    ranks = torch.argsort(torch.argsort(f)).to(torch.bfloat16)\n" in code
+    cst.parse_module(code)

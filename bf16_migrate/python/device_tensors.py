@@ -997,6 +997,9 @@ def _on_device(
         default = _default_device(ctx, call) if made_by_default else None
         if default is not None and _is_device(ctx, default, depth + 1):
             return True  # `torch.tensor(ints)` after `torch.set_default_device(xla)`
+        returned = _returned_values(ctx, call)
+        if returned and all(_on_device(ctx, v, depth + 1, model_calls, reading) for v in returned):
+            return True  # `fitness(model, x, y)`, a function of the file returning the model's loss
     for name in findall(expr, m.Name()):
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
@@ -1028,7 +1031,7 @@ def _bindings_not_reading_itself(ctx: FileContext, name: cst.Name) -> list[cst.B
         if value is None:
             return []
         if not any(isinstance(n, cst.Name) and n.value == name.value for n in findall(value, m.Name())):
-            values.append(value)
+            values += _list_items(ctx, name, value) if isinstance(value, cst.List) else [value]
     return values
 
 
@@ -1059,8 +1062,40 @@ def _bound_values(ctx: FileContext, name: cst.BaseExpression) -> list[cst.BaseEx
         )
         if not value:
             return []
-        values += value
+        for v in value:  # a list the code fills (`scores = []` then `scores.append(...)`): its items
+            values += _list_items(ctx, name, v) if isinstance(v, cst.List) else [v]
     return values
+
+
+def _list_items(ctx: FileContext, name: cst.Name, literal: cst.List) -> list[cst.BaseExpression]:
+    """The items a list bound to ``name`` holds: the literal's elements and the values appended to
+    it (``name.append(x)``, in the same function); empty when it holds none the code shows (a
+    starred element, an ``extend``)."""
+    items: list[cst.BaseExpression] = []
+    for element in literal.elements:
+        if not isinstance(element, cst.Element):
+            return []
+        items.append(element.value)
+    function = ctx.enclosing(name, cst.FunctionDef)
+    receiver = m.Attribute(value=m.Name(name.value), attr=m.Name("append") | m.Name("extend") | m.Name("insert"))
+    for call in ctx.nodes_in(cst.Call, function):
+        if m.matches(call.func, receiver):
+            assert isinstance(call.func, cst.Attribute), "matched an Attribute"
+            if call.func.attr.value != "append" or len(call.args) != 1:
+                return []
+            items.append(call.args[0].value)
+    return items
+
+
+def _returned_values(ctx: FileContext, call: cst.Call) -> list[cst.BaseExpression]:
+    """What a function of the file called by ``call`` returns (each ``return`` of its own body);
+    empty when it is not one, or one of its returns has no value."""
+    functions = [d for d in definitions(ctx, call.func) if isinstance(d, cst.FunctionDef)]
+    if len(functions) != 1:
+        return []
+    returns = [r for r in findall(functions[0].body, m.Return()) if ctx.enclosing(r, cst.FunctionDef) is functions[0]]
+    values = [r.value for r in returns if isinstance(r, cst.Return) and r.value is not None]
+    return values if values and len(values) == len(returns) else []
 
 
 def _reaching(ctx: FileContext, use: cst.Name, bindings: list) -> list:
