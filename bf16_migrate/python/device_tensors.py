@@ -980,26 +980,8 @@ def _on_device(
     for call in calls:
         if m.matches(call.func, m.Attribute(attr=m.OneOf(*map(m.Name, _HOST_METHODS)))):
             return False
-    for call in calls:
-        if not isinstance(call, cst.Call):
-            continue
-        if id(call) in model_calls:
-            return True
-        for arg in call.args:
-            moved = arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))
-            if (moved or (arg.keyword is not None and arg.keyword.value == "device")) and _is_device(
-                ctx, arg.value, depth + 1
-            ):
-                return True
-        made_by_default = factory_dtype_class(ctx, call) is not None and not any(
-            arg.keyword is not None and arg.keyword.value == "device" for arg in call.args
-        )
-        default = _default_device(ctx, call) if made_by_default else None
-        if default is not None and _is_device(ctx, default, depth + 1):
-            return True  # `torch.tensor(ints)` after `torch.set_default_device(xla)`
-        returned = _returned_values(ctx, call)
-        if returned and all(_on_device(ctx, v, depth + 1, model_calls, reading) for v in returned):
-            return True  # `fitness(model, x, y)`, a function of the file returning the model's loss
+    if any(isinstance(c, cst.Call) and _call_on_device(ctx, c, depth, model_calls, reading) for c in calls):
+        return True
     for name in findall(expr, m.Name()):
         parent = ctx.parent(name)
         if isinstance(parent, cst.Attribute) and parent.attr is name:
@@ -1015,6 +997,31 @@ def _on_device(
         if values and all(_on_device(ctx, value, depth + 1, model_calls, reading | {key}) for value in values):
             return True
     return False
+
+
+def _call_on_device(
+    ctx: FileContext, call: cst.Call, depth: int, model_calls: frozenset[int], reading: frozenset[tuple[int, str]]
+) -> bool:
+    """Whether ``call`` itself puts its result on the device (:func:`_on_device`): a model's call, a
+    move or a factory given the device (or the default device), a function of the file whose
+    returns all are."""
+    if id(call) in model_calls:
+        return True
+    for arg in call.args:
+        moved = arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))
+        if (moved or (arg.keyword is not None and arg.keyword.value == "device")) and _is_device(
+            ctx, arg.value, depth + 1
+        ):
+            return True
+    made_by_default = factory_dtype_class(ctx, call) is not None and not any(
+        arg.keyword is not None and arg.keyword.value == "device" for arg in call.args
+    )
+    default = _default_device(ctx, call) if made_by_default else None
+    if default is not None and _is_device(ctx, default, depth + 1):
+        return True  # `torch.tensor(ints)` after `torch.set_default_device(xla)`
+    returned = _returned_values(ctx, call)
+    # `fitness(model, x, y)`, a function of the file returning the model's loss
+    return bool(returned) and all(_on_device(ctx, v, depth + 1, model_calls, reading) for v in returned)
 
 
 def _bindings_not_reading_itself(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
