@@ -111,3 +111,30 @@ def test_a_module_imported_under_the_switch_keeps_its_writes_unless_every_import
         ENV, "stochastic", "env_setup.py", imported_under={"XLA_USE_BF16": "1"}, importers_migrated=True
     )
     assert 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")' in gone.code
+
+
+def test_verify_takes_a_packages_init_that_python_m_runs_first(tmp_path):
+    """``python -m trainpkg.train`` imports ``trainpkg/__init__.py`` before the script: a package whose
+    ``__init__`` sets the switch is the legacy run's setting, though no import names it (verify said
+    "nothing to verify"); the migrated run takes the ``__init__``'s migration, the FP32 ones drop its
+    writes."""
+    from bf16_migrate.verify import _env_module_migrated
+
+    package = tmp_path / "trainpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(ENV)
+    (package / "data.py").write_text("import torch\n\n\ndef batch():\n    return torch.randn(8, 4)\n")
+    train = TRAIN.replace("import env_setup  # noqa: F401\n", "from trainpkg.data import batch  # noqa: F401\n")
+    (package / "train.py").write_text(train)
+    env, sources, module = _implied_legacy_env(
+        package / "train.py", train, mode_named("stochastic"), {}, [], given_legacy=False
+    )
+    assert dict(env) == {"XLA_USE_BF16": "1"} and module == package / "__init__.py"
+    assert module is not None
+    assert list(sources) == ["trainpkg/__init__.py, which python -m runs before the script"]
+    migrated = _env_module_migrated(module, mode_named("stochastic"), env)
+    assert 'os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")' in migrated
+    assert '"XLA_USE_BF16"' not in migrated
+    alone = tmp_path / "alone.py"  # run by its path: no package, no __init__ runs
+    alone.write_text(train)
+    assert _implied_legacy_env(alone, train, mode_named("stochastic"), {}, [], given_legacy=False)[2] is None

@@ -35,7 +35,7 @@ from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
 from .outputs import judge_outputs, judge_without_backward
-from .package import package_run, stage_package
+from .package import PackageRun, package_run, stage_package
 from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
@@ -218,7 +218,12 @@ def _implied_legacy_env(
         imported, module = _env_module_settings(script, source, mode)
         if imported:
             legacy_env = imported
-            legacy_env_source = [*legacy_env_source, f"{module.name}, which the script imports"]
+            how = (
+                f"{module.parent.name}/__init__.py, which python -m runs before the script"
+                if module.name == "__init__.py"
+                else f"{module.name}, which the script imports"
+            )
+            legacy_env_source = [*legacy_env_source, how]
             return legacy_env, legacy_env_source, module
     return legacy_env, legacy_env_source, None
 
@@ -231,7 +236,9 @@ def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[st
     from bf16_migrate.carriers.resolve import named_tree_imports_of
     from bf16_migrate.python import ParseError, migrate_source
 
-    for _, path in named_tree_imports_of(script, source, script.parent):
+    package = package_run(script, source)
+    home = package.top if package is not None else script.parent
+    for path in [*_package_inits(package), *(path for _, path in named_tree_imports_of(script, source, home))]:
         try:
             text = read_source(path)
         except (OSError, RunError):
@@ -245,6 +252,37 @@ def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[st
         if result.outcome.sets_on_import:
             return dict(result.outcome.sets_on_import), path
     return {}, script
+
+
+def _stage_env_module(texts: _Texts, module: Path, mode: Mode, settings: Mapping[str, str], *, migrated: bool) -> None:
+    """The runs' copies of an env module (:func:`_implied_legacy_env`): the FP32 runs import it
+    without its writes; with ``migrated`` (verify made the migration), the migrated run takes its
+    migration when the script's own did not bring it (a package's ``__init__.py``, which no import
+    names)."""
+    key = module.resolve()
+    texts.reference_modules = {key: _migrate(read_source(module), REFERENCE_MODE, module, modules=False)[0]}
+    if migrated and key not in texts.modules:
+        texts.modules[key] = _env_module_migrated(module, mode, settings)
+
+
+def _env_module_migrated(module: Path, mode: Mode, settings: Mapping[str, str]) -> str:
+    """The migration of an env module (:func:`_env_module_settings`, its ``settings``) whose importer,
+    the script, is migrated: its writes replaced as the rewrite replaces them when every importer
+    takes the change."""
+    from bf16_migrate.python import migrate_source
+
+    text = read_source(module)
+    return migrate_source(text, mode, str(module), imported_under=settings, importers_migrated=True).code
+
+
+def _package_inits(package: PackageRun | None) -> list[Path]:
+    """The ``__init__.py`` files ``python -m`` runs before a script of a package (``python -m
+    trainpkg.train`` imports ``trainpkg/__init__.py`` first), outermost first; none for a script run
+    by its path."""
+    if package is None:
+        return []
+    parts = package.module.split(".")[:-1]
+    return [package.top.joinpath(*parts[: i + 1], "__init__.py") for i in range(len(parts))]
 
 
 def _is_test_module(source: str, script: Path) -> bool:
@@ -371,10 +409,8 @@ def verify_script(
     )
     if migrated_modules is not None:
         texts.modules = {Path(p).resolve(): text for p, text in migrated_modules.items()}
-    if env_module is not None:  # the FP32 runs import it without its writes
-        texts.reference_modules = {
-            env_module.resolve(): _migrate(read_source(env_module), REFERENCE_MODE, env_module, modules=False)[0]
-        }
+    if env_module is not None:
+        _stage_env_module(texts, env_module, mode, legacy_env, migrated=migrated_source is None)
     if previous is not None:
         texts.diagnostics = list(previous.diagnostics)
         texts.islands = dict(previous.islands)
