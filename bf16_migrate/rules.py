@@ -200,6 +200,9 @@ class ModelCodeRules:
     float32_ops: frozenset[str] = frozenset()
     """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device (the
     switch is kept where the code runs one there)."""
+    float32_parametrizations: frozenset[str] = frozenset()
+    """``[flow.float32_parametrizations]``: parametrizations a model's ``__init__`` registers whose map
+    bf16 cannot carry (the switch is kept, as for ``float32_ops``)."""
     float32_ops_by_keyword: Mapping[str, KeywordPath] = field(default_factory=dict)
     """``[flow.float32_ops.by_keyword]``: those of them that run in bf16 given a keyword."""
     float32_ops_cast_to: Mapping[str, str] = field(default_factory=dict)
@@ -453,6 +456,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         source_methods=index_args("source_methods"),
         source_functions=index_args("source_functions"),
         float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
+        float32_parametrizations=names(_need(flow, "float32_parametrizations", dict, path), "functions"),
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
         float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),
         loss_containers=names(loss, "containers"),

@@ -185,3 +185,60 @@ def test_fix_repairs_the_copy_and_the_exit_then_passes_and_a_second_fix_changes_
     assert fixed.report.passed, [p.detail for p in fixed.report.verdict.parts if not p.passed]
     again = verify_and_fix(script, verify=verify_script, migrated_source=text, **kwargs)
     assert again.applied == [] and again.rounds == [] and again.stopped == "the trace is clean"
+
+
+PERTURB = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch_xla
+
+
+    def perturb(params, seed, scale):
+        gen = torch.Generator().manual_seed(seed)
+        for p in params:
+            z = torch.randn(p.shape, generator=gen).to(p.device)
+            p.data.add_(z, alpha=scale)
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        model = torch.nn.Linear(8, 2).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(16, 8).to(dev), torch.randint(0, 2, (16,)).to(dev)
+        for step in range(6):
+            perturb(list(model.parameters()), step, 1e-2)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+PERTURB_WRONG = (
+    PERTURB.replace('os.environ["XLA_USE_BF16"] = "1"', "")
+    .replace(
+        "    model = torch.nn.Linear(8, 2).to(dev)\n",
+        "    model = torch.nn.Linear(8, 2).to(dev)\n    model.to(torch.bfloat16)\n",
+    )
+    .replace("model(x)", "model(x.to(torch.bfloat16))")
+)
+
+
+def test_an_f32_operand_an_in_place_op_stores_into_bf16_is_named(tmp_path):
+    """``p.data.add_(z)`` with ``z`` moved to the device f32 (``.to(p.device)``): the op computes in
+    f32 and stores bf16, so no f32 result shows it; the trace names it where ``z`` meets the bf16
+    parameter (BFM200), its origin the move. The legacy run's ``z`` was bf16."""
+    script = tmp_path / "train.py"
+    script.write_text(PERTURB)
+    report = verify_script(script, steps=4, migrated_source=PERTURB_WRONG, run_reference=False, timeout=300)
+    meets = [f.diagnostic for f in report.trace_findings if f.diagnostic.code == "BFM200"]
+    assert [d.line for d in meets] == [line_of(PERTURB, "p.data.add_(z")], [d.message for d in meets]
+    assert f"line {line_of(PERTURB, 'z = torch.randn')}" in meets[0].message
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL"

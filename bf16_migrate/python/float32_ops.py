@@ -28,7 +28,8 @@ def candidates(ctx: FileContext) -> list[cst.Call]:
     """The file's calls whose last name is one of ``[flow.float32_ops]``'s or ``cast_to``'s (a check by
     name before any qualified name is read)."""
     rules = ctx.rules.model_code
-    short = {name.rsplit(".", 1)[-1] for name in (*rules.float32_ops, *rules.float32_ops_cast_to)}
+    names = (*rules.float32_ops, *rules.float32_ops_cast_to, *rules.float32_parametrizations)
+    short = {name.rsplit(".", 1)[-1] for name in names}
     return [
         call
         for call in ctx.nodes(cst.Call)
@@ -82,17 +83,26 @@ def runs_by_keyword(ctx: FileContext, call: cst.Call) -> bool:
     return False
 
 
-def find_float32_ops(ctx: FileContext, scopes: Iterable[cst.CSTNode], path: frozenset[int]) -> list[cst.Call]:
+def find_float32_ops(
+    ctx: FileContext, scopes: Iterable[cst.CSTNode], path: frozenset[int], inits: Iterable[cst.CSTNode] = ()
+) -> list[cst.Call]:
     """The calls of ``[flow.float32_ops]``'s functions inside ``scopes`` (the code that runs on
     the device: the model's and its loss's) or on a step's loss ``path`` (ids of the nodes from
-    the model's output to the loss, :attr:`.loss_reach.LossCode.path`), in the file's order. A
-    call elsewhere in a step may run on the host (a float64 computation): it is left alone."""
+    the model's output to the loss, :attr:`.loss_reach.LossCode.path`), and of
+    ``[flow.float32_parametrizations]``' inside ``inits`` (the models' ``__init__``: the map they
+    register runs in every forward), in the file's order. A call elsewhere in a step may run on the
+    host (a float64 computation): it is left alone."""
     holders = {id(scope) for scope in scopes}
-    ops = ctx.rules.model_code.float32_ops
-    return [
-        call
-        for call in candidates(ctx)
-        if (id(call) in path or any(id(a) in holders for a in ctx.ancestors(call)))
-        and ctx.qualified_names(call.func) & ops
-        and not runs_by_keyword(ctx, call)
-    ]
+    builders = {id(scope) for scope in inits}
+    rules = ctx.rules.model_code
+    found = []
+    for call in candidates(ctx):
+        names = ctx.qualified_names(call.func)
+        if names & rules.float32_ops:
+            if (id(call) in path or any(id(a) in holders for a in ctx.ancestors(call))) and not runs_by_keyword(
+                ctx, call
+            ):
+                found.append(call)
+        elif names & rules.float32_parametrizations and any(id(a) in builders for a in ctx.ancestors(call)):
+            found.append(call)
+    return found

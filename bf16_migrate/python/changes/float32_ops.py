@@ -55,11 +55,19 @@ def check(m: Migration) -> Migration | None:
     ctx = m.ctx
     if not candidates(ctx):
         return m  # most files call none of them: the reach of the model's code is not read for nothing
-    found = [call for call in _device_ops(m) if keyword_path(ctx, call) is None]
+    parametrizations = ctx.rules.model_code.float32_parametrizations
+    found = [
+        call
+        for call in _device_ops(m)
+        if keyword_path(ctx, call) is None
+        # amp keeps the model FP32: a parametrization's map runs on its FP32 `original`, as the FP32 run's
+        and (m.mode.casts_model or not ctx.qualified_names(call.func) & parametrizations)
+    ]
     if not found:
         return m
     for call in found:
-        ctx.report("BFM155", call, fixed=False, op=ctx.code(call.func))
+        variant = "parametrization" if ctx.qualified_names(call.func) & parametrizations else None
+        ctx.report("BFM155", call, fixed=False, variant=variant, op=ctx.code(call.func))
     for variable, anchor in m.anchors:
         finding = ctx.report(
             "BFM155", anchor, fixed=False, variant="kept", variable=variable, line=ctx.pos(found[0])[0]
@@ -89,6 +97,6 @@ def _device_ops(m: Migration) -> list[cst.Call]:
         loss = loss_code(ctx, calls)
         models = [*m.models, *m.on_device.exprs(ctx)]
         reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
-        return find_float32_ops(ctx, reached.runtime, loss.path)
+        return find_float32_ops(ctx, reached.runtime, loss.path, reached.init)
 
     return list(ctx.memo(("float32 ops on the device",), find))

@@ -166,6 +166,9 @@ OUTPUT_OCCURRENCES = 4
 OUTPUT_VALUES = 256
 OUTPUT_LIMIT = 256
 OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch.save #<k>``, k in save order)
+# In-place ops that only store what they are given (a conversion, no arithmetic): an f32 operand of
+# one is no f32 computation.
+_STORES = frozenset({"copy_", "set_", "fill_", "zero_", "requires_grad_", "resize_", "share_memory_"})
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
@@ -473,6 +476,37 @@ class Tracer:
                 high.append(r)
         if high:
             self._on_f32(func, name, args, kwargs, high)
+        elif name.endswith("_") and not name.startswith("_") and name not in _MOVES and name not in _STORES:
+            self._on_in_place(func, args, kwargs, device[0])
+
+    def _on_in_place(self, func, args, kwargs, result):
+        """An in-place op that stores a bf16 device tensor from an operand made f32 on the device
+        (``p.data.add_(z, alpha=eps)`` with ``z = torch.randn(...).to(p.device)``): it computes in
+        f32 before the store, where the legacy run's operands were both bf16; its result, bf16, hides
+        it from :meth:`_on_f32`. A meet, when the f32 operand was created so (a move, a factory: origin
+        ``create``), not an f32 computation of the script's (an FP32 clip coefficient)."""
+        if self._in_step:
+            return
+        tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() and t.is_xla]
+        operands = [self.device_type(t) for t in tensors]
+        f32_ops = [t for t, d in zip(tensors, operands) if d in _F32]
+        low_ops = [t for t, d in zip(tensors, operands) if d in _LOW]
+        if not f32_ops or not low_ops or self.device_type(result) not in _LOW:
+            return
+        source = self._first_origin(f32_ops)
+        origin = self.origin_of(source)
+        if origin is None or origin.get("kind") != "create":
+            return
+        self.event(
+            "meet",
+            op_name(func),
+            sys._getframe(1),
+            operands=operands,
+            result=self.device_type(result),
+            origin=origin,
+            f32_args=[i for i, d in enumerate(operands) if d in _F32],
+            _names=(source, low_ops[0]),
+        )
 
     def _on_host(self, func, name, args, kwargs, host):
         """Host results: an exit when a device tensor went in and bf16/f16 came out; a cast of
