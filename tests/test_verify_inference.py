@@ -409,3 +409,22 @@ def test_amp_outputs_equal_to_the_fp32_references_where_the_legacy_runs_differ_f
     runs[LEGACY] = _record(LEGACY, *samples)  # the legacy run equal too: the outputs cannot tell
     del runs[AUTOCAST]
     assert outputs_part(amp, runs, _sources()).status == PASS
+
+
+def test_amp_outputs_that_amplify_rounding_are_inconclusive_when_autocast_alone_moves_them_as_far():
+    """A zeroth-order gradient ``(loss+ - loss-) / 2eps`` multiplies any rounding by 50: the migrated
+    run is past the FP32 bar and not the autocast control's either, but the control itself is as far
+    from the FP32 reference. The outputs cannot tell a right autocast from a wrong one: INCONCLUSIVE,
+    not FAIL (bench/unseen/hunt12 mezo_jenkins). A control near the FP32 answer still FAILs it."""
+    amp = mode_named("amp")
+    runs = {
+        REFERENCE: _record(REFERENCE, _output(7, VALUES)),
+        LEGACY: _record(LEGACY, _output(7, _noise(VALUES, 0.014))),
+        MIGRATED: _record(MIGRATED, _output(7, _noise(VALUES, 0.017))),
+        AUTOCAST: _record(AUTOCAST, _output(7, _noise(VALUES, -0.018))),
+    }
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == INCONCLUSIVE, part.detail
+    assert "cannot tell a right autocast from a wrong one" in part.detail
+    runs[AUTOCAST] = _record(AUTOCAST, _output(7, _noise(VALUES, -0.002)))
+    assert outputs_part(amp, runs, _sources()).status == FAIL
