@@ -336,7 +336,12 @@ def test_an_update_by_hand_step_after_step_without_a_gradient_keeps_the_switch_i
     assert kept.code == ZEROTH_ORDER
     [finding] = [d for d in kept.diagnostics if d.code == "BFM017"]
     assert "updates its parameters by hand (`p.data.add_(" in finding.message and "at line 11" in finding.message
-    assert migrate_source(ZEROTH_ORDER, "stochastic", "train.py").code != ZEROTH_ORDER
+    stochastic = migrate_source(ZEROTH_ORDER, "stochastic", "train.py").code
+    # the perturbation moved next to the parameter was bf16 on the device under the switch: an in-place
+    # op's operand is no callee's to decide (it stayed f32 and every update computed in f32)
+    assert (
+        "p.data.add_(torch.randn(p.shape, generator=gen).to(p.device, dtype=torch.bfloat16), alpha=scale)" in stochastic
+    )
 
 
 def test_weights_changed_once_are_no_update_by_hand():

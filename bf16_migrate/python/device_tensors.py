@@ -520,11 +520,16 @@ def _used_as_a_module(ctx: FileContext, use: cst.CSTNode) -> bool:
 
 def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
     """Whether the moved tensor, or a name it is assigned to, is an argument of a call that is not
-    a torch function (a module, a criterion, a function of the file): the callee decides its dtype."""
+    a torch function (a module, a criterion, a function of the file): the callee decides its dtype.
+    A tensor's in-place method (``p.data.add_(z, alpha=eps)``: a name ending in ``_``) is an op on
+    the device, as a torch function is: its operand stays the move's to cast."""
     for use in _uses(ctx, move):
         arg = ctx.parent(use)
         holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(holder, cst.Call) and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
+        if not isinstance(holder, cst.Call):
+            continue
+        in_place = isinstance(holder.func, cst.Attribute) and holder.func.attr.value.endswith("_")
+        if not in_place and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
             return True
     return False
 
