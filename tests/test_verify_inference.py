@@ -390,8 +390,9 @@ def test_amp_outputs_equal_to_the_fp32_references_where_the_legacy_runs_differ_f
     """A script verify judges on its outputs (no backward: a step through ``torch.func.grad``, or an
     inference script) whose amp migration left everything FP32 hands the host exactly the FP32 run's
     floats, while the full-bf16 legacy run's differ: nothing ran under autocast (a hunt's DP-SGD script
-    PASSed so). The autocast control decides when it was made: equal to it, the script's outputs do not
-    depend on what autocast rounds."""
+    PASSed so). The autocast control decides when it was made, unless it hands exactly the FP32 values
+    too: then nothing shows autocast at work in either, and the outputs cannot tell (INCONCLUSIVE; a
+    control that equals FP32 PASSed a migration whose autocast was disabled: bench/unseen/hunt12)."""
     amp = mode_named("amp")
     samples = [_output(line, VALUES) for line in range(10, 20)]
     runs = {
@@ -405,7 +406,7 @@ def test_amp_outputs_equal_to_the_fp32_references_where_the_legacy_runs_differ_f
     assert outputs_part(amp, runs, _sources()).status == PASS  # autocast's rounding: a right migration
     runs[MIGRATED] = _record(MIGRATED, *samples)
     runs[AUTOCAST] = _record(AUTOCAST, *samples)
-    assert outputs_part(amp, runs, _sources()).status == PASS
+    assert outputs_part(amp, runs, _sources()).status == INCONCLUSIVE
     runs[LEGACY] = _record(LEGACY, *samples)  # the legacy run equal too: the outputs cannot tell
     del runs[AUTOCAST]
     assert outputs_part(amp, runs, _sources()).status == PASS
@@ -428,3 +429,19 @@ def test_amp_outputs_that_amplify_rounding_are_inconclusive_when_autocast_alone_
     assert "cannot tell a right autocast from a wrong one" in part.detail
     runs[AUTOCAST] = _record(AUTOCAST, _output(7, _noise(VALUES, -0.002)))
     assert outputs_part(amp, runs, _sources()).status == FAIL
+
+
+def test_amp_equal_to_fp32_is_inconclusive_when_the_autocast_control_is_equal_to_fp32_too():
+    """The migrated run hands the host exactly the FP32 reference's values, where the legacy run's
+    differ: nothing ran in bf16. An autocast control that hands exactly the FP32 values as well cannot
+    vouch for it (its autocast changed nothing either: the same disabled condition): INCONCLUSIVE,
+    not PASS (bench/unseen/hunt12 fwdgrad_argv's false PASS)."""
+    amp = mode_named("amp")
+    runs = {
+        REFERENCE: _record(REFERENCE, _output(7, VALUES)),
+        LEGACY: _record(LEGACY, _output(7, _noise(VALUES, 0.01))),
+        MIGRATED: _record(MIGRATED, _output(7, VALUES)),
+        AUTOCAST: _record(AUTOCAST, _output(7, VALUES)),
+    }
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == INCONCLUSIVE and "cannot tell whether the migration's autocast works" in part.detail

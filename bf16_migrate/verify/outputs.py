@@ -342,6 +342,14 @@ def _against_autocast_control(
     mine = distance(MIGRATED, migrated, REFERENCE, reference, sources, tol.outputs_far)
     noisy = not ok and _as_far(own, mine)
     figures["autocast_control"]["median_from_reference"] = own.median  # type: ignore[index]
+    if ok and own.identical:
+        # the control hands exactly the FP32 answer too: autocast changed nothing the outputs depend on in
+        # it either (a disabled `autocast(enabled=...)`), so it cannot vouch for the migration's autocast
+        text = (
+            f"{failed}; {what} hands the host exactly the FP32 reference's values too: nothing these outputs "
+            "depend on ran in bf16 there either, so they cannot tell whether the migration's autocast works"
+        )
+        return Part("matches", INCONCLUSIVE, text, figures)
     verdict = (
         "past the bar against the FP32 reference, the migrated run hands the host what autocast computes for this "
         "script: its distance from the FP32 reference is autocast's own"
