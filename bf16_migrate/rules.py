@@ -88,6 +88,8 @@ class TorchApi:
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
     model_callers: frozenset[str] = frozenset()
     """Functions that run the forward pass of the model handed to them first (``[model_callers]``)."""
+    closure_optimizers: frozenset[str] = frozenset()
+    """torch.optim's optimizers whose step evaluates its closure several times (``closure_optimizers``)."""
     gradient_functions: frozenset[str] = frozenset()
     """Functions that hand back a loss's gradients, as ``backward()`` leaves them (``[gradient_functions]``)."""
     numpy_integer_methods: frozenset[str] = frozenset()
@@ -359,6 +361,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         int_methods=frozenset(_need(methods, "int", list, path)),
         values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
         model_callers=frozenset(_need(_need(data, "model_callers", dict, path), "functions", list, path)),
+        closure_optimizers=frozenset(_need(data, "closure_optimizers", list, path)),
         gradient_functions=frozenset(_need(_need(data, "gradient_functions", dict, path), "functions", list, path)),
         numpy_integer_methods=frozenset(_need(numpy_integers, "methods", list, path)),
         numpy_integer_functions=frozenset(_need(numpy_integers, "functions", list, path)),

@@ -109,3 +109,12 @@ def test_the_model_called_in_a_closure_of_a_function_handed_it_is_followed():
     )
     for code in (stochastic, amp):
         cst.parse_module(code)
+
+
+def test_gpu_compatible_keeps_the_switch_for_an_optimizer_that_evaluates_its_closure_several_times():
+    """L-BFGS is torch.optim's, but its line search calls the closure again and again; the master-weights
+    helper calls it once: BFM017 says so (it said "neither torch.optim's nor ...")."""
+    result = migrate_source(CLOSURE, "gpu-compatible", "train.py")
+    assert result.code == CLOSURE
+    [finding] = [d for d in result.diagnostics if d.code == "BFM017"]
+    assert "`torch.optim.LBFGS` (line 24) evaluates the closure it is given several times" in finding.message

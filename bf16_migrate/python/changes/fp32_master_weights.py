@@ -52,7 +52,16 @@ def check(m: Migration) -> Migration | None:
         line = ctx.pos(site.call)[0]
         for variable, anchor in m.anchors:
             if function is None:
-                finding = ctx.report("BFM017", anchor, fixed=False, variable=variable, optimizer=optimizer, line=line)
+                closure = bool(site.qualified & ctx.rules.torch_api.closure_optimizers)
+                finding = ctx.report(
+                    "BFM017",
+                    anchor,
+                    fixed=False,
+                    variant="closure" if closure else None,
+                    variable=variable,
+                    optimizer=optimizer,
+                    line=line,
+                )
             else:
                 assert site.factory is not None, "a blocker names a function only for a factory of the tree"
                 finding = ctx.report(
