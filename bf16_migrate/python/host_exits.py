@@ -372,6 +372,8 @@ class _HostEdge:
             names = self.ctx.qualified_names(expr.func)
             if names & _HOST_CALLS or any(n.startswith("numpy.") for n in names):
                 return True
+            if self._fresh_module_state(expr):
+                return True
             return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in {
                 *self.needs_nothing,
                 "numpy",
@@ -388,6 +390,19 @@ class _HostEdge:
         # the name rebound by the exit's own result (`acc = xm.mesh_reduce("acc", acc, np.mean)`) tells nothing
         values = [v for v in self._bound_values(expr) or () if v is not self.current]
         return bool(values) and all(self._host_value(v, depth + 1) for v in values)
+
+    def _fresh_module_state(self, call: cst.Call) -> bool:
+        """``Embedder().state_dict()``: the state of a module built right there, a class of the file
+        that is a ``torch.nn.Module`` (:func:`.model_reach.module_classes`), never moved: host tensors."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "state_dict"):
+            return False
+        built = func.value
+        if not (isinstance(built, cst.Call) and isinstance(built.func, cst.Name)):
+            return False
+        ctx = self.ctx
+        classes = ctx.memo(("host exits: module classes",), lambda: {c.name.value for c in module_classes(ctx)[0]})
+        return built.func.value in classes
 
     def _state_dicts(self, expr: cst.BaseExpression, depth: int) -> bool:
         """``x.state_dict()``, or a literal container (or a name bound only to one) holding state
