@@ -407,7 +407,7 @@ def test_a_module_put_on_the_device_in_a_value_no_statement_binds_keeps_the_swit
     assert result.code == used_in_place
     found = [d for d in result.diagnostics if d.code == "BFM151"]
     assert any(
-        "`Net()` is built and put on the device in an expression whose value no statement binds" in d.message
+        "`Net()` is built, put on the device and returned, and a call of its function does not bind" in d.message
         for d in found
     )
     assert [why for why, _ in result.outcome.refused()] == [Refusal.DEVICE_MODULE]

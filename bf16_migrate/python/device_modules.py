@@ -387,8 +387,11 @@ class _Finder:
                 if device is None or not self.is_module(receiver):
                     continue
                 if module is None:
-                    self._returned(call, receiver, row.idiom, device)
-                    return
+                    statement = ctx.statement_of(call)
+                    if isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return):
+                        self._returned(call, receiver, row.idiom, device)
+                        return
+                    continue  # handed on (a wrapper's argument: `FSDP(Net().to(device))`), the wrapper's business
             else:
                 assert row.keyword is not None, "the loader lets an entry have a method or a keyword"
                 device = ArgumentAt(None, row.keyword).of(call)
@@ -420,14 +423,12 @@ class _Finder:
     def _returned(self, call: cst.Call, receiver: cst.BaseExpression, idiom: str, device: cst.BaseExpression) -> None:
         """A module built and put on the device in a ``return`` (``return Net().to(device)``): it
         arrives where each call of the function binds its result (``teacher = build(device)``); when
-        one does not (or the value is not returned), no statement can hold its cast: unplaced."""
+        one does not, no statement can hold its cast: unplaced."""
         ctx = self.ctx
         if not self._is_device(device):
             return
-        statement = ctx.statement_of(call)
         func = ctx.enclosing(call, cst.FunctionDef)
-        returned = isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[-1], cst.Return)
-        bound = bound_results(ctx, func) if returned and func is not None else None
+        bound = bound_results(ctx, func) if func is not None else None
         if bound is None:
             self.found.unplaced.append(Unplaced(call, ctx.code(receiver), "returned"))
             return
