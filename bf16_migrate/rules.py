@@ -88,6 +88,8 @@ class TorchApi:
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
     model_callers: frozenset[str] = frozenset()
     """Functions that run the forward pass of the model handed to them first (``[model_callers]``)."""
+    python_launchers: frozenset[str] = frozenset()
+    """Functions that run another script or module in this interpreter (``[python_launchers]``)."""
     closure_optimizers: frozenset[str] = frozenset()
     """torch.optim's optimizers whose step evaluates its closure several times (``closure_optimizers``)."""
     gradient_functions: frozenset[str] = frozenset()
@@ -362,6 +364,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
         model_callers=frozenset(_need(_need(data, "model_callers", dict, path), "functions", list, path)),
         closure_optimizers=frozenset(_need(data, "closure_optimizers", list, path)),
+        python_launchers=frozenset(_need(_need(data, "python_launchers", dict, path), "functions", list, path)),
         gradient_functions=frozenset(_need(_need(data, "gradient_functions", dict, path), "functions", list, path)),
         numpy_integer_methods=frozenset(_need(numpy_integers, "methods", list, path)),
         numpy_integer_functions=frozenset(_need(numpy_integers, "functions", list, path)),

@@ -138,3 +138,25 @@ def test_verify_takes_a_packages_init_that_python_m_runs_first(tmp_path):
     alone = tmp_path / "alone.py"  # run by its path: no package, no __init__ runs
     alone.write_text(train)
     assert _implied_legacy_env(alone, train, mode_named("stochastic"), {}, [], given_legacy=False)[2] is None
+
+
+@pytest.mark.parametrize(
+    ("launch", "target"),
+    [
+        ('runpy.run_path(str(HERE / "es_train.py"), run_name="__main__")', "es_train.py"),
+        ('runpy.run_module("trainer.main", run_name="__main__")', "trainer.main"),
+    ],
+)
+def test_a_python_launcher_names_the_script_it_runs(launch, target):
+    """A file that sets the switch and runs another script in its own interpreter (runpy): the switch
+    stays (bf16-migrate does not follow it) and the finding names that script, where it said "no
+    optimizer in this file"."""
+    source = (
+        "import os\nimport runpy\nfrom pathlib import Path\n\nHERE = Path(__file__).resolve().parent\n"
+        f'os.environ.setdefault("XLA_USE_BF16", "1")\n\nif __name__ == "__main__":\n    {launch}\n'
+    )
+    result = migrate_source(source, "stochastic", "launch.py")
+    assert result.code == source
+    [finding] = [d for d in result.diagnostics if d.code == "BFM010"]
+    assert f"set here for `{target}`, which this file runs in its own interpreter" in finding.message
+    assert f"migrate `{target}` with --legacy-env XLA_USE_BF16=1" in finding.message

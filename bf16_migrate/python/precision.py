@@ -587,8 +587,22 @@ class Planner:
             return []
         if not sites:
             ctx.outcome.sets_on_import = self._sets_on_import(writes)  # an env module's: the project's to follow
+        launch = _python_launch(ctx) if not sites else None
         for variable, anchor in self._anchors(writes):
-            if not sites:
+            if launch is not None:  # a launcher of another script in this interpreter: name it
+                call, target = launch
+                finding = ctx.report(
+                    "BFM010",
+                    anchor,
+                    fixed=False,
+                    variant="runs",
+                    variable=variable,
+                    target=target,
+                    call=ctx.code(call.func),
+                    line=ctx.pos(call)[0],
+                )
+                ctx.outcome.refuse(Refusal.NO_OPTIMIZER, finding)
+            elif not sites:
                 ctx.outcome.refuse(
                     Refusal.NO_OPTIMIZER,
                     ctx.report(
@@ -910,3 +924,19 @@ class Planner:
                 if not any(same_model(self.ctx, model, known) for known in models):
                     models.append(model)
         return models
+
+
+def _python_launch(ctx: FileContext) -> tuple[cst.Call, str] | None:
+    """The first call that runs another script or module in this interpreter (``[python_launchers]``:
+    ``runpy.run_path("train.py", run_name="__main__")``, ``importlib.import_module("probe")``) with its
+    target spelled as a string, and that string; None when the file makes none."""
+    launchers = ctx.rules.torch_api.python_launchers
+    for call in ctx.nodes(cst.Call):
+        if call.args and ctx.qualified_names(call.func) & launchers:
+            # the string the target is spelled with: the argument itself, or the one string in it
+            # (`str(HERE / "es_train.py")`)
+            strings = [s for s in findall(call.args[0].value, m.SimpleString()) if isinstance(s, cst.SimpleString)]
+            values = [s.evaluated_value for s in strings if isinstance(s.evaluated_value, str)]
+            if len(values) == 1:
+                return call, values[0]
+    return None
