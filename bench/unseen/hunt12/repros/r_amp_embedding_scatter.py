@@ -31,7 +31,11 @@ def main():
         vals, idx = d.topk(3, largest=False)
         w = torch.softmax(-vals / 0.1, dim=1)
         print("embeddings: IR", ir_dtype(qe), "; vote weights: IR", ir_dtype(w))
-        votes = torch.zeros(5, 3, device=device).scatter_add_(1, gy[idx], w)
+        try:
+            votes = torch.zeros(5, 3, device=device).scatter_add_(1, gy[idx], w)
+        except RuntimeError as e:
+            print("scatter_add_ raised:", str(e).splitlines()[0])
+            return
     print("votes", votes.argmax(1).cpu().tolist())
 
 
