@@ -234,21 +234,10 @@ class _Recorder:
         if self._past_the_steps():
             return
         self.backward_calls += 1
-        if self.first_backward is None:
-            self.first_backward = self._perf() - self.t0
-            self.loss_dtype = self._device_dtype(tensor)
-        self._finish_at_exit()
-        try:
-            detached = tensor.detach()
-        except Exception as exc:
-            self.errors.append(f"detach failed: {exc!r}")
-            return
-        if self.pending is None or self.pending_from_grad:
-            self.pending = []  # the losses of autograd.grad calls before the first backward are no step's
+        if self.pending_from_grad:
+            self.pending = None  # the losses of autograd.grad calls before the first backward are no step's
             self.pending_from_grad = False
-        self.pending.append(detached)
-        if not self.optimizers_built:
-            self.on_step(_ByHand(tensor), (), {})  # no torch.optim optimizer: the backward is the step
+        self._add_loss(tensor)
 
     def on_grad(self, tensor):
         """``torch.autograd.grad(loss, parameters)`` in a run that has not called ``backward``: the
@@ -256,6 +245,12 @@ class _Recorder:
         is the step, as a backward is). A later ``backward`` takes over."""
         if self.backward_calls or self._past_the_steps():
             return
+        if self._add_loss(tensor):
+            self.pending_from_grad = True
+
+    def _add_loss(self, tensor):
+        """Add ``tensor`` (detached) to the step's pending losses; with no optimizer built the call is
+        the step (:class:`_ByHand`). Returns whether it was added."""
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
             self.loss_dtype = self._device_dtype(tensor)
@@ -264,13 +259,13 @@ class _Recorder:
             detached = tensor.detach()
         except Exception as exc:
             self.errors.append(f"detach failed: {exc!r}")
-            return
+            return False
         if self.pending is None:
             self.pending = []
         self.pending.append(detached)
-        self.pending_from_grad = True
         if not self.optimizers_built:
-            self.on_step(_ByHand(tensor), (), {})
+            self.on_step(_ByHand(tensor), (), {})  # no torch.optim optimizer: the backward is the step
+        return True
 
     def _past_the_steps(self):
         """At the start of a step (a ``backward`` call; an optimizer step in a run that never calls
