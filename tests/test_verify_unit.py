@@ -705,3 +705,29 @@ def test_amp_matmuls_autocast_itself_leaves_in_f32_pass_by_the_autocast_control(
     v = judge(mode_named("amp"), r)
     assert status(v)["precision"] == FAIL
     assert "the autocast control has 1" in part_of(v, "precision").detail
+
+
+def test_an_fp32_run_that_ran_under_the_switch_is_no_comparison():
+    """A module outside what verify migrates set the switch in the FP32 reference run (a package's
+    ``__init__`` on PYTHONPATH, a sitecustomize): every comparison with it would be void, and verify
+    judged anyway; now it says so and stops (exit 2)."""
+    from bf16_migrate.rules import mode_named
+    from bf16_migrate.verify import _raise_unusable
+    from bf16_migrate.verify.records import LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
+
+    runs = {
+        MIGRATED: RunRecord(MIGRATED, losses=[1.0, 0.9]),
+        LEGACY: RunRecord(LEGACY, losses=[1.0, 0.9], legacy_env={"XLA_USE_BF16": "1"}),
+        REFERENCE: RunRecord(
+            REFERENCE,
+            losses=[1.0, 0.9],
+            legacy_env={"XLA_USE_BF16": "1"},
+            legacy_env_origin={"XLA_USE_BF16": "/work/pkg/__init__.py:8"},
+        ),
+    }
+    with pytest.raises(RunError) as caught:
+        _raise_unusable(mode_named("stochastic"), runs)
+    assert "the reference run, meant to run without the legacy switch, ran under it" in str(caught.value)
+    assert "XLA_USE_BF16=1 set at /work/pkg/__init__.py:8" in str(caught.value)
+    runs[REFERENCE] = RunRecord(REFERENCE, losses=[1.0, 0.9], legacy_env={"XLA_USE_BF16": "0"})
+    _raise_unusable(mode_named("stochastic"), runs)  # switched off there: an FP32 run

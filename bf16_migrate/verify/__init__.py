@@ -27,7 +27,7 @@ from bf16_migrate.carriers.model import FileResult
 from bf16_migrate.write import read_source as read_file
 
 from ..python.shebang_env import shebang_settings
-from ..rules import DEFAULT_MODE, Mode, all_modes, load_rules, mode_named
+from ..rules import DEFAULT_MODE, Mode, all_modes, is_truthy, load_rules, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
 from . import checks
 from .allowance import Allowance, compile_allowance
@@ -1093,6 +1093,26 @@ def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[T
         err.runs = dict(runs)
         raise err
     failure: RunError | None = None
+    for name in (REFERENCE, CONTROL):
+        fp32 = runs.get(name)
+        switched = {k: v for k, v in (fp32.legacy_env or {}).items() if is_truthy(v)} if fp32 is not None else {}
+        if fp32 is not None and fp32.ok and switched:
+            # the switch reached a run meant to be FP32 (a module of the script that sets it, a sitecustomize):
+            # every comparison with it would be void
+            where = "; ".join(
+                f"{k}={v} set at {fp32.legacy_env_origin.get(k, 'outside Python')}" for k, v in switched.items()
+            )
+            failure = RunError(
+                f"the {name} run, meant to run without the legacy switch, ran under it ({where}): verify cannot "
+                "compare with it",
+                run=name,
+                hint="the code that sets it is outside what verify migrates: migrate it (`bf16-migrate DIR`) and "
+                "verify the tree, or give the legacy setting with --legacy-env and remove that write by hand",
+            )
+    if failure is not None:
+        failure.runs = dict(runs)
+        failure.findings = list(findings)
+        raise failure
     if mode.autocast:
         if reference is None or not reference.ok:
             failure = reference.as_error() if reference is not None else RunError("the FP32 reference run did not run")

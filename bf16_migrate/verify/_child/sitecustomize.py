@@ -66,7 +66,8 @@ What is recorded, and how the script is left alone:
   parameter dtypes of the optimizer at its first step (torch's view and, on XLA, the device
   element type from ``_XLAC._get_xla_tensor_shape_type``, which under ``XLA_USE_BF16`` says
   ``bf16`` where torch says ``float32``), the legacy variables present in ``os.environ`` at
-  the first step (after the script had its chance to set them), the count of XLA compilations and executions
+  the first step (after the script had its chance to set them; at the end in a run without a
+  step), the count of XLA compilations and executions
   (``torch_xla.debug.metrics`` ``CompileTime`` / ``ExecuteTime``), and why the process ended.
 * The XLA compile count at the end of every optimizer step (a metrics read, no sync), so that
   the report can tell one-time compilations from recompilations in the steady state.
@@ -599,7 +600,10 @@ class _Recorder:
             "graph_marks": list(self.graph_marks) if self.graph_prefix else None,
             "graph_end": graph_end,
             "compiles_at_step": list(self.compile_marks),
-            "legacy_env": self.legacy_env,
+            # read at the first step; at the end for a run that made none (an inference script)
+            "legacy_env": self.legacy_env
+            if self.legacy_env is not None
+            else {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ},
             "legacy_env_origin": self.legacy_env_origin,
             "compile_count": compile_count,
             "execute_count": execute_count,
