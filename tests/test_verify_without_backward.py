@@ -260,18 +260,22 @@ def test_amp_with_the_per_example_loss_outside_autocast_fails(tmp_path):
 
 @pytest.mark.xla
 def test_a_step_by_autograd_grad_is_judged_on_its_losses_both_ways(tmp_path):
-    """The launcher (run.sh) sets XLA_DOWNCAST_BF16: verify finds it. The codemod's migration PASSes
-    with a loss per step; the switch deleted alone FAILs on precision."""
+    """The launcher (run.sh) sets XLA_DOWNCAST_BF16, given as the rewrite's finding says
+    (``--legacy-env XLA_DOWNCAST_BF16=1``). The codemod's migration PASSes with a loss per step; the
+    script left as it is (the launcher's switch gone) FAILs on precision."""
     from bf16_migrate.verify import verify_script
 
     shutil.copytree(GRAD_SGD, tmp_path / "grad_sgd", ignore=shutil.ignore_patterns("expected"))
     script = tmp_path / "grad_sgd" / "train.py"
-    report = verify_script(script, "stochastic", steps=12, timeout=300)
+    legacy = {"XLA_DOWNCAST_BF16": "1"}
+    report = verify_script(script, "stochastic", steps=12, legacy_env=legacy, timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
     migrated = report.runs[MIGRATED]
     assert len(migrated.losses) == 12 and migrated.steps_without_backward == 0
     assert migrated.optimizer == "(update by hand)" and migrated.param_dtypes == {"bfloat16": 4}
-    wrong = verify_script(script, "stochastic", steps=12, migrated_source=script.read_text(), timeout=300)
+    wrong = verify_script(
+        script, "stochastic", steps=12, legacy_env=legacy, migrated_source=script.read_text(), timeout=300
+    )
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "precision").status == FAIL
 
