@@ -521,17 +521,24 @@ def _used_as_a_module(ctx: FileContext, use: cst.CSTNode) -> bool:
 def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
     """Whether the moved tensor, or a name it is assigned to, is an argument of a call that is not
     a torch function (a module, a criterion, a function of the file): the callee decides its dtype.
-    A tensor's in-place method (``p.data.add_(z, alpha=eps)``: a name ending in ``_``) is an op on
-    the device, as a torch function is: its operand stays the move's to cast."""
+    A tensor's in-place arithmetic (``p.data.add_(z, alpha=eps)``, :data:`_IN_PLACE_ARITHMETIC`) is an op
+    on the device, as a torch function is: its operand stays the move's to cast (those ops promote, so a
+    bf16 operand into an FP32 tensor is no error; ``index_add_``/``scatter_add_`` would be, and are left to
+    their callee's dtype)."""
     for use in _uses(ctx, move):
         arg = ctx.parent(use)
         holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
         if not isinstance(holder, cst.Call):
             continue
-        in_place = isinstance(holder.func, cst.Attribute) and holder.func.attr.value.endswith("_")
+        in_place = isinstance(holder.func, cst.Attribute) and holder.func.attr.value in _IN_PLACE_ARITHMETIC
         if not in_place and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
             return True
     return False
+
+
+_IN_PLACE_ARITHMETIC = frozenset({"add_", "sub_", "mul_", "div_", "addcmul_", "addcdiv_", "copy_"})
+"""A tensor's in-place methods that promote their operand to the tensor's dtype (torch's type
+promotion for in-place ops: the result keeps the receiver's dtype)."""
 
 
 def _assigned_names(ctx: FileContext, move: cst.Call) -> list[cst.Name]:
