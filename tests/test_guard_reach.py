@@ -145,3 +145,21 @@ def test_a_guarded_cast_of_an_operand_is_parenthesised():
     assert "loss = (out - (y.to(torch.bfloat16) if args.bf16 else y)).abs().mean() + 0.5 * (out - (" in result.code
     assert "out = model(x.to(torch.bfloat16) if args.bf16 else x)\n" in result.code  # an argument: bare
     cst.parse_module(result.code)
+
+
+def test_a_write_under_another_key_leaves_the_condition_as_it_was():
+    """``if os.environ.get("BF16") == "1": os.environ["XLA_USE_BF16"] = "1"``: the write changes
+    ``os.environ``, but not under the key the condition reads; migrated under the condition (it was
+    refused as changed, a regression the first version of the check had). A condition that reads the
+    very key it sets (``!= "1"`` then set) no longer holds after it: kept."""
+    source = SCRIPT.replace("print(evaluate(model, batches, device))", "pass").replace(
+        '    bf16 = os.environ.get("BF16", "0") == "1"\n    if bf16:\n', '    if os.environ.get("BF16", "0") == "1":\n'
+    )
+    assert 'if os.environ.get("BF16", "0") == "1":' in source
+    result = migrate_source(source, "stochastic", "train.py")
+    assert not [d for d in result.diagnostics if d.code == "BFM041"] and result.code != source
+    reads_itself = source.replace('os.environ.get("BF16", "0") == "1"', 'os.environ.get("XLA_USE_BF16") != "1"')
+    assert reads_itself != source
+    kept = migrate_source(reads_itself, "stochastic", "train.py")
+    assert kept.code == reads_itself
+    assert any(d.code == "BFM041" and "whose operands the script changes" in d.message for d in kept.diagnostics)

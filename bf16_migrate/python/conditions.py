@@ -83,31 +83,68 @@ _MUTATORS = frozenset(
 
 
 def mutated_after(ctx: FileContext, guard: cst.BaseExpression, line: int) -> cst.CSTNode | None:
-    """The first place after ``line`` where the file changes in place an object ``guard`` reads
-    (``sys.argv.remove("--bf16")`` for ``"--bf16" in sys.argv``, ``del args.flags[0]``,
-    ``cfg.bf16 = False``), or None: there the condition, evaluated again, no longer says what it
-    said where the script decided. A name bound again is the scope analysis' business
-    (:func:`evaluable_like`)."""
+    """The first place after ``line`` where the file changes in place what ``guard`` reads
+    (``sys.argv.remove("--bf16")`` for ``"--bf16" in sys.argv``, ``cfg.bf16 = False`` for
+    ``cfg.bf16``), or None: there the condition, evaluated again, no longer says what it said where
+    the script decided. A change under a key the condition does not name (``os.environ["OTHER"] =
+    ...`` for ``os.environ.get("BF16") == "1"``) leaves it as it was. A name bound again is the scope
+    analysis' business (:func:`evaluable_like`)."""
     operands = {ctx.code(n) for n in findall(guard, m.Name() | m.Attribute()) if isinstance(n, cst.BaseExpression)}
     if not operands:
         return None
+    keys = {s.evaluated_value for s in findall(guard, m.SimpleString()) if isinstance(s, cst.SimpleString)}
     found: list[cst.CSTNode] = []
     for call in ctx.nodes(cst.Call):
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS and ctx.code(func.value) in operands:
-            found.append(call)
+            if _names_its_keys(call, keys):
+                found.append(call)
     targets: list[tuple[cst.CSTNode, cst.BaseExpression]] = [
         *((t, t.target) for t in ctx.nodes(cst.AssignTarget)),
         *((t, t.target) for t in ctx.nodes(cst.AugAssign)),
         *((t, t.target) for t in ctx.nodes(cst.Del)),
     ]
     for node, target in targets:
-        # `x[k] = ...` / `del x[k]` change x; `a.b = ...` changes what `a.b` reads (a bare name: bound again)
+        # `x[k] = ...` / `del x[k]` change x under k; `a.b = ...` changes what `a.b` reads (a bare name: bound again)
         changed = target.value if isinstance(target, cst.Subscript) else target
-        if isinstance(target, cst.Subscript | cst.Attribute) and ctx.code(changed) in operands:
-            found.append(node)
+        if not (isinstance(target, cst.Subscript | cst.Attribute) and ctx.code(changed) in operands):
+            continue
+        if isinstance(target, cst.Subscript) and not _key_may_be(target, keys):
+            continue
+        found.append(node)
     after = [node for node in found if ctx.pos(node)[0] > line]
     return min(after, key=ctx.pos) if after else None
+
+
+def _literal(expr: cst.BaseExpression) -> str | None:
+    """The value of a string literal, else None."""
+    value = expr.evaluated_value if isinstance(expr, cst.SimpleString) else None
+    return value if isinstance(value, str) else None
+
+
+def _key_may_be(target: cst.Subscript, keys: set[str | bytes]) -> bool:
+    """Whether ``x[k]`` may change what the condition reads: ``k`` not a literal, or one of ``keys``."""
+    index = target.slice[0].slice if len(target.slice) == 1 else None
+    key = _literal(index.value) if isinstance(index, cst.Index) else None
+    return key is None or key in keys
+
+
+def _names_its_keys(call: cst.Call, keys: set[str | bytes]) -> bool:
+    """Whether a mutator call may change what the condition reads: its key (``pop("K")``,
+    ``remove("--bf16")``, ``setdefault("K", v)``, ``update(K=v)``/``update({"K": v})``) is one of
+    ``keys``, or not a literal; a call of no argument (``clear()``) changes everything."""
+    if not call.args:
+        return True
+    named: list[str | None] = []
+    for arg in call.args:
+        if arg.keyword is not None:
+            named.append(arg.keyword.value)
+        elif isinstance(arg.value, cst.Dict):
+            named += [_literal(e.key) if isinstance(e, cst.DictElement) else None for e in arg.value.elements]
+        else:
+            named.append(_literal(arg.value))
+            break  # the first positional argument is the key (pop, remove, setdefault, insert's index: unknown)
+    return any(name is None or name in keys for name in named)
 
 
 def has_calls(expr: cst.BaseExpression) -> bool:
