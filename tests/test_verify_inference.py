@@ -413,10 +413,11 @@ def test_amp_outputs_equal_to_the_fp32_references_where_the_legacy_runs_differ_f
 
 
 def test_amp_outputs_that_amplify_rounding_are_inconclusive_when_autocast_alone_moves_them_as_far():
-    """A zeroth-order gradient ``(loss+ - loss-) / 2eps`` multiplies any rounding by 50: the migrated
+    """Outputs that amplify rounding (a difference of two losses divided by a small step): the migrated
     run is past the FP32 bar and not the autocast control's either, but the control itself is as far
     from the FP32 reference. The outputs cannot tell a right autocast from a wrong one: INCONCLUSIVE,
-    not FAIL (bench/unseen/hunt12 mezo_jenkins). A control near the FP32 answer still FAILs it."""
+    not FAIL. A control near the FP32 answer still FAILs it (bench/unseen/hunt12 mezo_jenkins: its one
+    autocast region reused the cached bf16 weights across an in-place perturbation, a wrong migration)."""
     amp = mode_named("amp")
     runs = {
         REFERENCE: _record(REFERENCE, _output(7, VALUES)),

@@ -336,8 +336,9 @@ def _against_autocast_control(
         "worst": worst,
         "passed": ok,
     }
-    # autocast alone as far from the FP32 run as the migrated run: outputs that amplify rounding (a zeroth-order
-    # gradient, (loss+ - loss-) / 2eps) cannot tell a right autocast from a wrong one (bench/unseen/hunt12 mezo)
+    # autocast alone as far from the FP32 run as the migrated run: outputs that amplify rounding cannot tell a
+    # right autocast from a wrong one. (bench/unseen/hunt12 mezo, which prompted it, was a wrong migration: its
+    # control is near FP32, and the FAIL stands)
     own = distance(AUTOCAST, control, REFERENCE, reference, sources, tol.outputs_far)
     mine = distance(MIGRATED, migrated, REFERENCE, reference, sources, tol.outputs_far)
     noisy = not ok and _as_far(own, mine)
