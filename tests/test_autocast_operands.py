@@ -276,3 +276,44 @@ def test_a_scatter_after_the_region_on_what_it_made_takes_its_destinations_dtype
     assert "scatter_add_(1, labels[idx], w.to(torch.float32))" in code
     assert "scatter_add_(1, labels[:5, None], torch.ones(5, 1, device=device))" in code
     cst.parse_module(code)
+
+
+PERTURBED = HEADER + """def perturb(params, seed, scale):
+    gen = torch.Generator().manual_seed(seed)
+    for p in params:
+        p.data.add_(torch.randn(p.shape, generator=gen).to(p.device), alpha=scale)
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 4).to(device)
+    params = list(model.parameters())
+    x, y = torch.randn(16, 8).to(device), torch.randint(0, 4, (16,)).to(device)
+    for step in range(5):
+        with torch.no_grad():
+            perturb(params, step, 1e-2)
+            loss_plus = torch.nn.functional.cross_entropy(model(x), y)
+            perturb(params, step, -2e-2)
+            loss_minus = torch.nn.functional.cross_entropy(model(x), y)
+            perturb(params, step, 1e-2)
+            g = ((loss_plus - loss_minus) / 2e-2).item()
+            perturb(params, step, -1e-3 * g)
+
+
+main()
+"""
+
+
+def test_an_autocast_region_ends_where_the_weights_change_in_place():
+    """A zeroth-order step computes two losses around an in-place perturbation of the weights: in one
+    autocast region the second forward reused the first's cached bf16 weights (the projected gradient
+    was 0; bench/unseen/hunt12/repros/probe_autocast_cache.py). Each forward gets a region of its own."""
+    code = migrate_source(PERTURBED, "amp", "train.py").code
+    assert (
+        '            with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "                loss_plus = torch.nn.functional.cross_entropy(model(x), y)\n"
+        "            perturb(params, step, -2e-2)\n"
+        '            with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "                loss_minus = torch.nn.functional.cross_entropy(model(x), y)\n"
+    ) in code
+    cst.parse_module(code)

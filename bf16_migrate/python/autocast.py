@@ -13,6 +13,7 @@ import libcst.matchers as m
 from .apply import EditPlan
 from .context import FileContext, findall
 from .model_site import ModelCall
+from .optimizers import changes_weights
 
 Region = tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement, cst.BaseStatement]
 """A block and its first and last statements to wrap."""
@@ -30,7 +31,7 @@ def autocast_regions(
     loss: the statements of the call's loss (:class:`~.model_site.ModelCall`), and the later
     statements of the block on the way from the model's output to the loss (``loss_statements``,
     ids: :attr:`.loss_reach.LossCode.statements`: ``loss = nt_xent(z1, z2, T)``) up to the first
-    that steps or runs backward."""
+    that steps, runs backward or changes the weights in place (:func:`.optimizers.changes_weights`)."""
     if not calls:
         return [], [("BFM021", model, None, {"model": ctx.code(model)})]
     regions: list[Region] = []
@@ -48,8 +49,8 @@ def autocast_regions(
             if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                 last = stmt
         for later in body[ctx.index_in_block(block, first) + 1 :]:
-            if steps_or_backward(later, forward):
-                break
+            if steps_or_backward(later, forward) or changes_weights(ctx, later):
+                break  # no step, and no in-place change of the weights between forward passes, in a region
             if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
                 last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]

@@ -18,7 +18,7 @@ import libcst.matchers as m
 from ..rules import Mode
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_values
+from .bindings import assigned_values, definitions
 from .conditions import choose
 from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers
@@ -336,6 +336,29 @@ def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.CSTNode 
     # not one pass over the weights (a quantisation, a rescaling of an inference script)
     repeated = [u for u in updates if _in_a_loop(ctx, ctx.enclosing(u, cst.For))]
     return min(repeated, key=ctx.pos) if repeated else None
+
+
+def changes_weights(ctx: FileContext, statement: cst.CSTNode) -> bool:
+    """Whether ``statement`` changes parameters in place: an in-place method of a ``.data``
+    (``p.data.add_(z)``), or a call of a function of the file that updates the parameters in a loop
+    over them (:func:`_update_of_its_target`: ``perturb(params, seed, eps)``). An autocast region must
+    not hold one between two forward passes: its cached bf16 copy of the weights (kept until the
+    outermost region exits, torch.amp's docs) would hide the change from the second
+    (bench/unseen/hunt12/repros/probe_autocast_cache.py)."""
+    held = _names_of_parameters(ctx)
+    for call in findall(statement, m.Call()):
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _IN_PLACE:
+            if m.matches(func.value, m.Attribute(attr=m.Name("data"))):
+                return True
+        for definition in definitions(ctx, func):
+            if isinstance(definition, cst.FunctionDef) and any(
+                isinstance(loop, cst.For) and _update_of_its_target(loop, held) is not None
+                for loop in findall(definition.body, m.For())
+            ):
+                return True
+    return False
 
 
 def _in_a_loop(ctx: FileContext, node: cst.CSTNode | None) -> bool:
