@@ -278,7 +278,9 @@ def test_a_scatter_after_the_region_on_what_it_made_takes_its_destinations_dtype
     cst.parse_module(code)
 
 
-PERTURBED = HEADER + """def perturb(params, seed, scale):
+PERTURBED = (
+    HEADER
+    + """def perturb(params, seed, scale):
     gen = torch.Generator().manual_seed(seed)
     for p in params:
         p.data.add_(torch.randn(p.shape, generator=gen).to(p.device), alpha=scale)
@@ -302,6 +304,7 @@ def main():
 
 main()
 """
+)
 
 
 def test_an_autocast_region_ends_where_the_weights_change_in_place():
