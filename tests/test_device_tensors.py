@@ -135,24 +135,69 @@ main()
     assert "scale = torch.ones(3, device=device, dtype=(torch.bfloat16 if bf16 else None))" in code
 
 
-def test_a_device_the_code_does_not_tell_keeps_the_switch_and_names_the_line():
-    """``device=args.device`` may be the XLA device or the host: the rule cannot give the factory
-    its dtype, and left f32 on the XLA device it would compute in f32 where the legacy run had
-    bf16. The switch is kept and the line named (BFM154 ``device``, not fixed; a place not
-    examined); with the dtype given by hand the script migrates."""
+def test_a_device_the_code_does_not_tell_is_decided_at_run_time():
+    """``device=args.device`` may be the XLA device or the host: the switch made the factory's tensor
+    bf16 on the first and left it f32 on the second. ``bf16_on_xla(...)`` does the same where the
+    line runs (BFM154 ``anywhere``, fixed); the switch is replaced, nothing is refused."""
     source = SCRIPT.format(switch=UNCONDITIONAL).replace(
         "    total = torch.zeros((), device=device)", "    total = torch.zeros((), device=args.device)"
     )
     source = source.replace("def evaluate(model, batches, device):", "def evaluate(model, batches, device, args):")
     result = migrate_source(source, "stochastic", "train.py")
-    assert result.code == source  # nothing half done: the switch stays
+    assert "total = bf16_on_xla(torch.zeros((), device=args.device))" in result.code
+    assert "def bf16_on_xla(tensor):" in result.code
+    assert 'os.environ["XLA_USE_BF16"]' not in result.code
     found = [(d.line, d.fixed, d.message) for d in result.diagnostics if d.code == "BFM154"]
-    assert found[0][:2] == (2, False) and "kept" in found[0][2]
-    assert found[1][:2] == (9, False) and "`args.device`, a device the code does not tell" in found[1][2]
-    assert [refusal for refusal, _ in result.outcome.refusals] == [Refusal.DEVICE_TENSOR]
-    assert [n.line for n in result.outcome.not_examined if n.edge is Edge.DEVICE_TENSORS] == [9]
-    by_hand = source.replace("device=args.device)", "device=args.device, dtype=torch.bfloat16)")
-    assert 'os.environ["XLA_USE_BF16"]' not in migrate_source(by_hand, "stochastic", "train.py").code
+    assert (9, True) in [f[:2] for f in found]
+    assert any("where the code does not tell the device" in f[2] for f in found)
+    assert not result.outcome.refusals
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code  # idempotent
+    cst.parse_module(result.code)
+
+
+PROBE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+class Pairs(torch.utils.data.Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        x = torch.randn(4)
+        return x, (x > 0).float()
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)).to(device)
+    acts = {}
+    for name, layer in model.named_children():
+        layer.register_forward_hook(lambda m, i, o, name=name: acts.setdefault(name, []).append(o.detach()))
+    with torch.no_grad():
+        for x, _ in torch.utils.data.DataLoader(Pairs(), batch_size=2):
+            model(x.to(device))
+    for name, outs in acts.items():
+        a = torch.cat(outs)
+        print(name, float((a <= 0).float().mean()), (torch.arange(3) < 2).float())
+
+
+main()
+"""
+
+
+def test_an_upcast_of_tensors_a_hook_collected_is_decided_at_run_time():
+    """``(a <= 0).float()`` of ``a = torch.cat(outs)``, the outputs a forward hook appended to a dict of
+    lists: the code shows neither the device nor the host. On the XLA device the switch made it bf16:
+    ``bf16_on_xla(...)`` around it. A dataset's ``(x > 0).float()`` runs on the host and
+    ``(torch.arange(3) < 2).float()`` is made there: both left as written."""
+    code = migrate_source(PROBE, "stochastic", "probe.py").code
+    assert "float(bf16_on_xla((a <= 0).float()).mean())" in code
+    assert "return x, (x > 0).float()" in code
+    assert "(torch.arange(3) < 2).float())" in code
+    assert migrate_source(code, "stochastic", "probe.py").code == code
 
 
 TRAINER = """import os
@@ -533,9 +578,11 @@ def test_fresh_upcasts_read_through_tuples_parameters_and_module_constants():
     assert "    return F.one_hot(labels, CLASSES).float()\n" in result.code
     assert "ramp = torch.arange(0, WIDTH - 1, 2, device=device).to(torch.bfloat16)" in result.code
     assert migrate_source(result.code, "stochastic", "train.py").code == result.code
-    # a second caller handing host labels: the parameter cannot be told, the upcast stays as written
+    # a second caller handing host labels: the parameter is the device's at one call and the host's at
+    # the other; the upcast is decided where it runs (bf16 on the XLA device, f32 on the host)
     two_callers = READINGS.replace("print(on_host(y).numpy())", "print(smoothed(y, 0.1).numpy())")
-    assert "F.one_hot(labels, CLASSES).float() * (1 - eps)" in migrate_source(two_callers, "stochastic", "t.py").code
+    code = migrate_source(two_callers, "stochastic", "t.py").code
+    assert "bf16_on_xla(F.one_hot(labels, CLASSES).float()) * (1 - eps)" in code
 
 
 def test_a_fresh_double_on_the_device_is_bf16_under_xla_use_bf16_and_f32_under_downcast():
@@ -752,9 +799,10 @@ def test_a_method_of_a_plain_class_called_on_its_instance_reads_what_the_calls_p
     result = migrate_source(METER.replace("{meter}", "meter = Meter()"), "stochastic", "train.py")
     assert "self.hits.append((logits.argmax(-1) == target).to(torch.bfloat16).mean())" in result.code
     assert migrate_source(result.code, "stochastic", "train.py").code == result.code
-    # an object the code does not show to be a Meter (a parameter): nothing is known of its calls
+    # an object the code does not show to be a Meter (a parameter): nothing is known of its calls, the
+    # upcast is decided where it runs
     unknown = migrate_source(METER.replace("{meter}", "pass"), "stochastic", "train.py")
-    assert "(logits.argmax(-1) == target).float().mean()" in unknown.code
+    assert "bf16_on_xla((logits.argmax(-1) == target).float()).mean()" in unknown.code
 
 
 def test_a_tensor_of_a_module_constant_of_floats_is_made_bf16():

@@ -40,9 +40,14 @@ called with the device's labels; found by verify's trace on fixtures/contract/on
 Not yet: ``.double()`` of an integer tensor on the device (bf16 under ``XLA_USE_BF16``), which stays
 f64 after the migration (the trace names it).
 
-**Not decided.** A floating factory made on a device the code does not tell (``device=args.device``,
-a ``self.device`` the class also sets from elsewhere) may be the XLA device: the switch is kept and
-the line named (BFM154 ``device``); with ``dtype=`` given by hand the script migrates.
+**Decided at run time.** A floating factory made on a device the code does not tell
+(``device=args.device``, a ``self.device`` the class also sets from elsewhere), and a fresh upcast
+of a tensor the code shows neither on the device nor on the host (``(a <= 0).float()`` of
+activations a forward hook appends to a dict of lists: found by a hunt, whose verify trace named
+the line), go through ``bf16_on_xla`` (:mod:`.snippets`), which casts a floating tensor on an XLA
+device to bf16 when the line runs and leaves any other: the switch's own rule, applied where the
+tensor is (BFM154 ``anywhere``). A dataset's code (a class with ``__getitem__`` or ``__iter__``)
+runs on the host and is left.
 
 **A dtype the code does not tell.** A tensor brought to the device whose dtype the code does not
 show (``torch.tensor(values, device=d)`` of values of unknown type, ``torch.from_numpy(x).to(d)``,
@@ -105,6 +110,11 @@ _TENSOR_MATH = frozenset(
 )
 """The torch functions that compute with a tensor they are handed (a loss target handed to a
 criterion is the input casts')."""
+_SHAPE_FACTORIES = frozenset(
+    f"torch.{name}" for name in ("zeros", "ones", "full", "empty", "rand", "randn", "randint", "arange", "eye")
+)
+"""Factories made from a shape or bounds alone: on the host unless given a device (``torch.tensor``,
+``torch.bernoulli`` of a tensor follow their argument's device)."""
 _DEVICE_WORD = "device"
 """A parameter whose name holds this word is taken as the device the function is handed: in a
 script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
@@ -113,11 +123,13 @@ script that runs under the switch, the XLA device (``def evaluate(model, loader,
 @dataclass(frozen=True)
 class DeviceTensors:
     """What :func:`find_device_tensors` found: the tensors to make bf16 (``found``: factories, fresh
-    upcasts, moves, in the file's order) and the floating factories made on a device the code does
-    not tell (``unknown``: ``device=args.device``), which the rule cannot decide."""
+    upcasts, moves, in the file's order) and the floating ones made where the code does not tell
+    the device (``anywhere``: a factory given ``device=args.device``, a fresh upcast of a tensor
+    the code does not show on the device or on the host), bf16 only where they are on the XLA
+    device, which ``bf16_on_xla`` decides at run time."""
 
     found: list[cst.BaseExpression] = field(default_factory=list)
-    unknown: list[cst.Call] = field(default_factory=list)
+    anywhere: list[cst.BaseExpression] = field(default_factory=list)
 
 
 def find_device_tensors(
@@ -144,25 +156,31 @@ def find_device_tensors(
     model_helpers = [f for f in (reached.runtime if reached is not None else ()) if id(f) not in steps]
     skip = classes | frozenset(id(func) for func in model_helpers)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
+    data = frozenset(id(cls) for cls in ctx.nodes(cst.ClassDef) if _a_data_class(cls))
     out = DeviceTensors()
     for call in ctx.nodes(cst.Call):
         if id(call) in decided or _inside(ctx, call, skip):
             continue
+        fresh = _fresh_upcast(ctx, flow, call, doubles)
+        on_device = fresh and _on_device(ctx, _receiver(call), 0, model_calls)
+        if fresh and not on_device and not _inside(ctx, call, data) and not _on_host(ctx, _receiver(call)):
+            out.anywhere.append(call)  # `(acts <= 0).float()` of what a hook collected: decided at run time
+            continue
         if _inside(ctx, call, steps):
             device = _device_argument(ctx, call)
-            if (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)) or (
-                _fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls)
-            ):
+            if (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)) or on_device:
                 out.found.append(call)
+            elif _floating_factory(ctx, call) and device is not None and not _is_host_device(ctx, device):
+                out.anywhere.append(call)
             continue
         if _floating_factory(ctx, call):
             device = _device_argument(ctx, call)
             if device is not None and _is_device(ctx, device, 0):
                 out.found.append(call)
             elif device is not None and not _is_host_device(ctx, device):
-                out.unknown.append(call)
+                out.anywhere.append(call)
         elif (
-            (_fresh_upcast(ctx, flow, call, doubles) and _on_device(ctx, _receiver(call), 0, model_calls))
+            on_device
             or (_floating_transfer(ctx, flow, call) and (doubles or not _named_f64(ctx, call)))
             or _upcast_of_an_arrival(ctx, flow, call)
         ):
@@ -317,23 +335,6 @@ def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpress
     return out
 
 
-def report_unknown_devices(ctx: FileContext, tensors: DeviceTensors) -> None:
-    """Report each factory of ``tensors.unknown`` (BFM154 ``device``, not fixed) as a place not
-    examined: made on a device the code does not tell, it may be the XLA device, where the legacy
-    switch made it bf16."""
-    for call in tensors.unknown:
-        device = _device_argument(ctx, call)
-        ctx.report(
-            "BFM154",
-            call,
-            fixed=False,
-            variant="device",
-            code=_code(ctx, call),
-            device=ctx.code(device) if device is not None else "?",
-        )
-        ctx.outcome.not_examined.append(NotExamined(Edge.DEVICE_TENSORS, ctx.pos(call)[0], f"`{_code(ctx, call)}`"))
-
-
 def refuse_device_tensors(
     ctx: FileContext,
     tensors: DeviceTensors,
@@ -341,26 +342,23 @@ def refuse_device_tensors(
     guard_at: Sequence[cst.CSTNode],
     anchors: list[tuple[str, cst.CSTNode]],
 ) -> bool:
-    """Whether the switch must be kept for the script's own device tensors: a factory made on a
-    device the code does not tell (``tensors.unknown``: :func:`report_unknown_devices`), or a
-    tensor of ``tensors.found`` where ``guard`` (the condition the switch was set under, written
+    """Whether the switch must be kept for the script's own device tensors: a tensor of
+    ``tensors`` (found or anywhere) where ``guard`` (the condition the switch was set under, written
     where the statements ``guard_at`` are) cannot be evaluated, whose dtype cannot be made bf16
     under that condition (BFM154 ``guard``, a place not examined). Then the switch is kept (BFM154
     ``kept`` on each of ``anchors``, the writes) and the file refused
     (:attr:`.outcome.Refusal.DEVICE_TENSOR`): left f32, such a tensor would compute in f32 where the
     legacy run computed in bf16. Nothing is reported when there is none."""
-    stuck = []
+    stuck: list[cst.BaseExpression] = []
     if guard is not None:
-        stuck = [c for c in tensors.found if not any(evaluable_like(ctx, guard, where, c) for where in guard_at)]
-    if not stuck and not tensors.unknown:
+        every = sorted([*tensors.found, *tensors.anywhere], key=ctx.pos)
+        stuck = [c for c in every if not any(evaluable_like(ctx, guard, where, c) for where in guard_at)]
+    if not stuck:
         return False
-    report_unknown_devices(ctx, tensors)
     for call in stuck:
         assert guard is not None, "a tensor is stuck only under a guard"
         ctx.report("BFM154", call, fixed=False, variant="guard", code=_code(ctx, call), condition=ctx.code(guard))
         ctx.outcome.not_examined.append(NotExamined(Edge.DEVICE_TENSORS, ctx.pos(call)[0], f"`{_code(ctx, call)}`"))
-    first = [*tensors.unknown, *stuck]
-    first.sort(key=lambda c: ctx.pos(c))
     for variable, anchor in anchors:
         finding = ctx.report(
             "BFM154",
@@ -368,23 +366,30 @@ def refuse_device_tensors(
             fixed=False,
             variant="kept",
             variable=variable,
-            count=len(first),
-            code=_code(ctx, first[0]),
-            line=ctx.pos(first[0])[0],
+            count=len(stuck),
+            code=_code(ctx, stuck[0]),
+            line=ctx.pos(stuck[0])[0],
         )
         ctx.outcome.refuse(Refusal.DEVICE_TENSOR, finding)
     return True
 
 
 def plan_device_tensors(
-    ctx: FileContext, plan: EditPlan, found: Sequence[cst.BaseExpression], guard: cst.BaseExpression | None = None
+    ctx: FileContext, plan: EditPlan, tensors: DeviceTensors, guard: cst.BaseExpression | None = None
 ) -> None:
-    """Plan ``dtype=torch.bfloat16`` on each factory of ``found`` (:func:`find_device_tensors`;
-    under ``guard``: ``torch.bfloat16 if <guard> else None``) and report each (BFM154). A factory
-    already edited in ``plan`` (the step's FP32 loss accumulator) is left as planned. Marks
-    :attr:`.outcome.Edge.DEVICE_TENSORS` examined."""
+    """Plan ``dtype=torch.bfloat16`` on each factory of ``tensors.found`` (:func:`find_device_tensors`;
+    under ``guard``: ``torch.bfloat16 if <guard> else None``), ``bf16_on_xla(...)`` around each of
+    ``tensors.anywhere``, and report each (BFM154). A tensor already edited in ``plan`` (the step's
+    FP32 loss accumulator) is left as planned. Marks :attr:`.outcome.Edge.DEVICE_TENSORS` examined."""
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
-    for call in found:
+    for call in tensors.anywhere:
+        if id(call) in plan.replace:
+            continue
+        if not any(isinstance(st, cst.FunctionDef) and st.name.value == snippets.BF16_ON_XLA for st in plan.prelude):
+            plan.prelude.append(snippets.bf16_on_xla_helper())
+        plan.replace[id(call)] = lambda node: snippets.bf16_on_xla_call(node, guard)
+        ctx.report("BFM154", call, fixed=True, variant="anywhere", code=_code(ctx, call))
+    for call in tensors.found:
         if id(call) in plan.replace:
             continue
         if isinstance(call, cst.BinaryOperation):  # a true division of integers (:func:`_fresh_division`)
@@ -1316,6 +1321,36 @@ def _host_tensor(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     return bool(values) and all(_last_move(value) == "cpu" for value in values)
 
 
+def _on_host(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether the code shows ``expr`` computed on the host: it brings a tensor back (``.cpu()``,
+    ``.numpy()``, ``.item()``, ``.tolist()``), makes one from a shape with no device where none is set
+    by default (``torch.arange(n) < k``), or reads a name whose every value is such (a function's
+    parameter: what every call passes)."""
+    if depth > _MAX_DEPTH:
+        return False
+    for call in [*findall(expr, m.Call()), *([expr] if isinstance(expr, cst.Call) else [])]:
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        if m.matches(call.func, m.Attribute(attr=m.OneOf(*map(m.Name, _HOST_METHODS)))):
+            return True
+        if ctx.qualified_names(call.func) & _SHAPE_FACTORIES:
+            device = _device_argument(ctx, call)
+            if device is None or _is_host_device(ctx, device):
+                return True
+    for name in findall(expr, m.Name()):
+        parent = ctx.parent(name)
+        if isinstance(name, cst.Name) and not (isinstance(parent, cst.Attribute) and parent.attr is name):
+            values = _bound_values(ctx, name)
+            if values and all(_on_host(ctx, value, depth + 1) for value in values):
+                return True
+    return False
+
+
+def _a_data_class(cls: cst.ClassDef) -> bool:
+    """Whether ``cls`` is a dataset (it defines ``__getitem__`` or ``__iter__``): its code runs on the
+    host, in the data loader's workers, and hands the host's tensors to the loop."""
+    return any(isinstance(st, cst.FunctionDef) and st.name.value in ("__getitem__", "__iter__") for st in cls.body.body)
+
+
 def _last_move(expr: cst.BaseExpression) -> str | None:
     """The last of ``.cpu()`` / ``.to(...)`` / ``.cuda()`` in ``expr``'s method chain (``x.cpu().float()``:
     ``"cpu"``), or None."""
@@ -1407,13 +1442,12 @@ EXAMPLES = (
         ("BFM154",),
     ),
     Example(
-        "a trainer class whose device attribute is also set from outside the code's view: the switch kept",
+        "a trainer class whose device attribute is also set from outside the code's view: decided at run time",
         HEADER
         + _TRAINER.replace("        self.optimizer =", "        self.device = pick_device()\n        self.optimizer ="),
         False,
-        (),
-        ("BFM154", "BFM154"),
-        kept=True,
+        ("        total = bf16_on_xla(torch.zeros((), device=self.device))",),
+        ("BFM154",),
     ),
     Example(
         "an evaluation loop's accumulator on the device",

@@ -36,7 +36,6 @@ from .device_modules import OnDevice, find_device_modules, refuse_unplaced
 from .device_tensors import (
     find_device_tensors,
     plan_device_tensors,
-    report_unknown_devices,
 )
 from .device_use import direct_device_use_before
 from .double_idiom import plan_double_meant_fp32
@@ -912,8 +911,7 @@ class Planner:
         report_blocked(self.ctx, audit)
         if Emit.DEVICE_TENSORS in emits and self.imported_under:
             tensors = find_device_tensors(self.ctx, reached, audit.decided, doubles="f64" in low)
-            plan_device_tensors(self.ctx, self.plan, tensors.found)
-            report_unknown_devices(self.ctx, tensors)  # a module: reported, the script's switch decides
+            plan_device_tensors(self.ctx, self.plan, tensors)
 
     # -- helpers ----------------------------------------------------------------------------
     def _unique_models(self, sites: list[OptimizerSite]) -> list[cst.BaseExpression]:

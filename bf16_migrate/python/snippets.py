@@ -265,12 +265,36 @@ def host_float32(data, back_to_device=False):
 '''
 
 
+BF16_ON_XLA = "bf16_on_xla"
+
+# The run-time cast of a tensor the script makes where the code does not tell the device
+# (device_tensors.py: `torch.zeros(n, device=args.device)`, `(acts <= 0).float()` of activations a
+# hook collected): under the switch a floating tensor was bf16 on the XLA device and as made
+# elsewhere (torch-xla's torch_xla/csrc/dtype.cpp, MaybeDowncastToXlaDeviceType, applies to XLA
+# tensors only). The device is the tensor's own, read when the line runs.
+BF16_ON_XLA_SOURCE = '''
+def bf16_on_xla(tensor):
+    """Return `tensor` as the legacy bf16 environment switch held it: a floating tensor on an XLA
+    device as torch.bfloat16; one on another device (the host's CPU) and an integer or boolean
+    one as it is.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor on the XLA device was bf16) where the code does not tell on which device the
+    tensor is made.
+    """
+    if tensor.device.type == "xla" and tensor.is_floating_point():
+        return tensor.to(torch.bfloat16)
+    return tensor
+'''
+
+
 HELPER_SOURCES = {
     BF16_FLOATING: BF16_INPUTS_SOURCE,
     BF16_INPUTS_HOOK: BF16_INPUTS_SOURCE,
     MASTER_WEIGHTS_FACTORY: MASTER_WEIGHTS_SOURCE,
     FP32_GRAD_NORM: FP32_GRAD_NORM_SOURCE,
     HOST_FLOAT32: HOST_FLOAT32_SOURCE,
+    BF16_ON_XLA: BF16_ON_XLA_SOURCE,
     FP32_FLOAT64: FP32_INPUTS_SOURCE,
     FP32_INPUTS_HOOK: FP32_INPUTS_SOURCE,
 }
@@ -362,6 +386,22 @@ def host_float32_helper() -> cst.FunctionDef:
     node = _helper_statements(HOST_FLOAT32_SOURCE)[0]
     assert isinstance(node, cst.FunctionDef), "HOST_FLOAT32_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def bf16_on_xla_helper() -> cst.FunctionDef:
+    """The ``bf16_on_xla(tensor)`` function as a FunctionDef node, with the two blank lines PEP 8
+    puts before a top-level definition."""
+    node = _helper_statements(BF16_ON_XLA_SOURCE)[0]
+    assert isinstance(node, cst.FunctionDef), "BF16_ON_XLA_SOURCE is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def bf16_on_xla_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
+    """``bf16_on_xla(expr)``; with a ``guard``, ``(bf16_on_xla(expr) if guard else expr)``."""
+    call = cst.Call(func=cst.Name(BF16_ON_XLA), args=[cst.Arg(expr)])
+    if guard is None:
+        return call
+    return cst.IfExp(test=guard.deep_clone(), body=call, orelse=expr, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def host_float32_call(expr: cst.BaseExpression, back_to_device: bool = False) -> cst.Call:

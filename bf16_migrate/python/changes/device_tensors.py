@@ -16,9 +16,10 @@ EMIT = Emit.DEVICE_TENSORS
 
 
 def plan(m: Migration, planned: Planned) -> Planned:
-    """``dtype=torch.bfloat16`` on each tensor found (BFM154), under the guard."""
+    """``dtype=torch.bfloat16`` on each tensor found, ``bf16_on_xla`` around each made where the code
+    does not tell the device (BFM154), under the guard."""
     assert m.tensors is not None, "found by the check"
-    plan_device_tensors(m.ctx, m.plan, m.tensors.found, m.guard)
+    plan_device_tensors(m.ctx, m.plan, m.tensors, m.guard)
     return planned
 
 
