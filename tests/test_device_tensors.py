@@ -1294,3 +1294,25 @@ def test_an_integer_tensor_made_floating_from_a_list_of_a_helpers_results_is_mad
     code = migrate_source(RANKS, "stochastic", "train.py").code
     assert "    ranks = torch.argsort(torch.argsort(f)).to(torch.bfloat16)\n" in code
     cst.parse_module(code)
+
+
+@pytest.mark.xla
+def test_bf16_on_xla_decides_by_the_device_on_the_xla_cpu_device(tmp_path):
+    """The emitted helper on torch-xla 2.9's XLA CPU device, no legacy variable set: a floating tensor
+    on the XLA device comes back bf16, one on the host f32 as made, an integer one as it is."""
+    import os
+    import subprocess
+    import sys
+
+    from bf16_migrate.python.snippets import BF16_ON_XLA_SOURCE
+
+    script = tmp_path / "probe.py"
+    script.write_text(
+        "import torch\nimport torch_xla\n" + BF16_ON_XLA_SOURCE + "d = torch_xla.device()\n"
+        "print(bf16_on_xla(torch.zeros(2, device=d)).dtype, bf16_on_xla((torch.arange(3, device=d) < 2).float()).dtype,"
+        " bf16_on_xla(torch.zeros(2)).dtype, bf16_on_xla(torch.arange(2, device=d)).dtype)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["torch.bfloat16", "torch.bfloat16", "torch.float32", "torch.int64"]
