@@ -545,3 +545,55 @@ def test_a_device_handed_to_a_models_method_is_no_tensor():
     """)
     result = run(src)
     assert "    z = model.sample(16, device, torch.randn(4).to(device).to(torch.bfloat16))\n" in result.code
+
+
+SHADOW = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 4).to(device)
+    shadow = {n: p.detach().clone() for n, p in model.named_parameters()}
+    initial = model.state_dict()
+    count = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = model(torch.randn(2, 8).to(device)).sum()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                shadow[n].mul_(0.9).add_(p, alpha=0.1)
+    print(count, initial["weight"].sum().item())
+
+
+def on_host():
+    model = torch.nn.Linear(8, 4)
+    kept = [p.detach().clone() for p in model.parameters()]
+    model.to(torch_xla.device())
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return kept, opt
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_copies_of_the_weights_on_the_device_come_after_the_cast(mode):
+    """A copy of the model's weights made on the device before the optimizer (an EMA's dict of
+    ``p.detach().clone()``, a state dict kept) was bf16 under the switch: the cast goes before it, or
+    the copy and all it computes stay f32 (verify's trace named the EMA update's line, BFM203). A count
+    of the parameters is no copy; a copy on the host, before the model moves, was f32 there."""
+    code = migrate_source(SHADOW, mode, "train.py").code
+    assert (
+        "    model = torch.nn.Linear(8, 4).to(device)\n    model.to(torch.bfloat16)\n"
+        "    shadow = {n: p.detach().clone() for n, p in model.named_parameters()}\n"
+    ) in code
+    assert "    kept = [p.detach().clone() for p in model.parameters()]\n    model.to(torch_xla.device())\n" in code
+    assert "    model.to(torch_xla.device())\n    model.to(torch.bfloat16)\n" in code
+    assert migrate_source(code, mode, "train.py").code == code

@@ -886,7 +886,9 @@ def dtype_reads(
     ``.dtype`` off it. After the migration the parameters' dtype is the precision (under the
     legacy switch torch reported float32 whatever the device held), so the cast goes before
     them: a logged dtype or a run directory named after it says bfloat16, as the legacy run's
-    reading of the variable did. ``rebinds``: ids of values that rebind the model's name to
+    reading of the variable did. Also the statements that keep a copy of the weights once the
+    model is on the device (:func:`_copies_weights`: an EMA's dict of ``p.detach().clone()``), which
+    the switch made bf16 there. ``rebinds``: ids of values that rebind the model's name to
     the same model (``model = DDP(model)``), which do not end the model's life."""
     first = min((s.statement for s in sites if s.statement is not None), key=ctx.pos, default=None)
     if first is None:
@@ -894,12 +896,59 @@ def dtype_reads(
     scope = ctx.enclosing(first, cst.FunctionDef)
     start = _bound_before(ctx, model, first, rebinds)
     found: list[cst.BaseStatement] = []
+    moved: tuple[int, int] | None = None
     for node in ctx.nodes_in(cst.SimpleStatementLine, scope):  # the lines of that function only
-        if not start < ctx.pos(node) < ctx.pos(first):
+        if not start <= ctx.pos(node) < ctx.pos(first):
             continue
-        if _reads_dtype(ctx, node, model):
+        if ctx.pos(node) > start and (
+            _reads_dtype(ctx, node, model) or (moved is not None and _copies_weights(ctx, node, model))
+        ):
             found.append(node)
+        if moved is None and _moves_to_a_device(ctx, node, model, start):
+            moved = ctx.pos(node)
     return found
+
+
+_WEIGHT_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict"})
+_COPIES = frozenset({"clone", "detach", "copy_", "deepcopy", "data"})
+
+
+def _copies_weights(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression) -> bool:
+    """Whether ``stmt`` keeps a copy of ``model``'s weights: it reads them (``model.named_parameters()``,
+    ``model.state_dict()``...) and copies (``p.detach().clone()``, ``copy.deepcopy``, ``.data``), or
+    keeps the state dict itself (``init = model.state_dict()``, whose tensors are the weights before
+    the cast replaces them): ``shadow = {n: p.detach().clone() for n, p in model.named_parameters()}``.
+    Under the switch the copy of weights on the device was bf16; made before the cast, it is f32 and
+    what it computes after (an EMA's ``shadow[n].mul_(d).add_(p)``) is f32 (found by writing an EMA
+    of a dict of parameter copies)."""
+    reads = [
+        c
+        for c in findall(stmt, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _WEIGHT_READS)))), ctx.index)
+        if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and same_model(ctx, c.func.value, model)
+    ]
+    if not reads:
+        return False
+    if any(
+        isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "state_dict"
+        for c in reads
+    ):
+        return True
+    return any(
+        isinstance(n, (cst.Name, cst.Attribute)) and (n.value if isinstance(n, cst.Name) else n.attr.value) in _COPIES
+        for n in findall(stmt, m.Name() | m.Attribute(), ctx.index)
+    )
+
+
+def _moves_to_a_device(
+    ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression, start: tuple[int, int]
+) -> bool:
+    """Whether ``stmt`` moves ``model`` to a device: ``model.to(device)``, ``model.cuda()``, or the binding
+    of the model at ``start`` itself (``model = Net().to(device)``)."""
+    for call in findall(stmt, m.Call(func=m.Attribute(attr=m.Name("to") | m.Name("cuda"))), ctx.index):
+        assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute), "matched a method call"
+        if same_model(ctx, call.func.value, model) or ctx.pos(stmt) <= start:
+            return True
+    return False
 
 
 def _bound_before(
