@@ -11,6 +11,7 @@ places the model is called, the loss computed from its output, and the loss accu
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
@@ -917,25 +918,55 @@ def _copies_weights(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.
     """Whether ``stmt`` keeps a copy of ``model``'s weights: it reads them (``model.named_parameters()``,
     ``model.state_dict()``...) and copies (``p.detach().clone()``, ``copy.deepcopy``, ``.data``), or
     keeps the state dict itself (``init = model.state_dict()``, whose tensors are the weights before
-    the cast replaces them): ``shadow = {n: p.detach().clone() for n, p in model.named_parameters()}``.
+    the cast replaces them): ``shadow = {n: p.detach().clone() for n, p in model.named_parameters()}``;
+    or it hands the model to a function or class of the file that does so with it (``ema = EMA(model)``).
     Under the switch the copy of weights on the device was bf16; made before the cast, it is f32 and
     what it computes after (an EMA's ``shadow[n].mul_(d).add_(p)``) is f32 (found by writing an EMA
     of a dict of parameter copies)."""
+    if _keeps_weights(ctx, stmt, lambda e: same_model(ctx, e, model)):
+        return True
+    for call in findall(stmt, m.Call(), ctx.index):
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        for i, arg in enumerate(call.args):
+            if not same_model(ctx, arg.value, model):
+                continue
+            func, shift = _local_def(ctx, call.func, cst.FunctionDef), 0
+            cls = _local_def(ctx, call.func, cst.ClassDef) if func is None else None
+            if cls is not None:
+                inits = [st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == "__init__"]
+                func, shift = (inits[0], 1) if inits else (None, 0)
+            param = _param_for(func, i + shift if arg.keyword is None else i, arg) if func is not None else None
+            if func is None or param is None:
+                continue
+            lines = [n for n in findall(func.body, m.SimpleStatementLine()) if isinstance(n, cst.SimpleStatementLine)]
+            named = m.Name(param)
+            if any(_keeps_weights(ctx, line, lambda e: m.matches(e, named)) for line in lines):
+                return True
+    return False
+
+
+def _keeps_weights(
+    ctx: FileContext, stmt: cst.SimpleStatementLine, is_model: Callable[[cst.BaseExpression], bool]
+) -> bool:
+    """Whether ``stmt`` reads the weights of a module ``is_model`` accepts and copies them, or keeps
+    its state dict (:func:`_copies_weights`)."""
     reads = [
         c
-        for c in findall(stmt, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _WEIGHT_READS)))), ctx.index)
-        if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and same_model(ctx, c.func.value, model)
+        for c in findall(stmt, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _WEIGHT_READS)))))
+        if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and is_model(c.func.value)
     ]
     if not reads:
         return False
-    if any(
-        isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "state_dict"
-        for c in reads
-    ):
-        return True
+    if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "state_dict" for c in reads):
+        return isinstance(stmt.body[0], cst.Assign) or _copy_named(stmt)
+    return _copy_named(stmt)
+
+
+def _copy_named(stmt: cst.SimpleStatementLine) -> bool:
+    """Whether ``stmt`` names a copy (``.clone()``, ``.detach()``, ``copy.deepcopy``, ``.data``)."""
     return any(
         isinstance(n, (cst.Name, cst.Attribute)) and (n.value if isinstance(n, cst.Name) else n.attr.value) in _COPIES
-        for n in findall(stmt, m.Name() | m.Attribute(), ctx.index)
+        for n in findall(stmt, m.Name() | m.Attribute())
     )
 
 
