@@ -597,3 +597,45 @@ def test_copies_of_the_weights_on_the_device_come_after_the_cast(mode):
     assert "    kept = [p.detach().clone() for p in model.parameters()]\n    model.to(torch_xla.device())\n" in code
     assert "    model.to(torch_xla.device())\n    model.to(torch.bfloat16)\n" in code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+EMA_CLASS = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class EMA:
+    def __init__(self, model, decay=0.99):
+        self.decay = decay
+        self.shadow = {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+class Meter:
+    def __init__(self, model):
+        self.size = sum(p.numel() for p in model.parameters())
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 4).to(device)
+    meter = Meter(model)
+    ema = EMA(model, decay=0.9)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(torch.randn(2, 8).to(device)).sum()
+    loss.backward()
+    opt.step()
+    print(meter.size, len(ema.shadow))
+
+
+main()
+"""
+
+
+def test_a_class_of_the_file_that_copies_the_weights_comes_after_the_cast():
+    """``ema = EMA(model)`` whose ``__init__`` keeps ``state_dict()`` clones: the copy was bf16 under the
+    switch, so the cast goes before the call; a class that only counts the parameters does not move it."""
+    code = migrate_source(EMA_CLASS, "stochastic", "train.py").code
+    assert "    meter = Meter(model)\n    model.to(torch.bfloat16)\n    ema = EMA(model, decay=0.9)\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

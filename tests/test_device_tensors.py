@@ -1316,3 +1316,38 @@ def test_bf16_on_xla_decides_by_the_device_on_the_xla_cpu_device(tmp_path):
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["torch.bfloat16", "torch.bfloat16", "torch.float32", "torch.int64"]
+
+
+NORMS = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def report(tensors):
+    print(sum(v.float().norm() for v in tensors).item(), [v.float().cpu() for v in tensors])
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 4).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(torch.randn(2, 8).to(device)).sum()
+    loss.backward()
+    opt.step()
+    report(list(model.parameters()))
+
+
+main()
+"""
+
+
+def test_an_upcast_of_a_floating_tensor_computed_with_is_decided_at_run_time():
+    """``v.float().norm()`` of tensors the code does not place: on the XLA device the switch made the
+    upcast's f32 bf16, so the norm was computed in bf16; ``bf16_on_xla`` keeps it so. The same upcast
+    copied to the host (``v.float().cpu()``) is float32 there, as the legacy run's: left as written."""
+    code = migrate_source(NORMS, "stochastic", "train.py").code
+    assert "sum(bf16_on_xla(v.float()).norm() for v in tensors)" in code
+    assert "[v.float().cpu() for v in tensors]" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

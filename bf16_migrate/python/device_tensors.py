@@ -47,7 +47,10 @@ activations a forward hook appends to a dict of lists: found by a hunt, whose ve
 the line), go through ``bf16_on_xla`` (:mod:`.snippets`), which casts a floating tensor on an XLA
 device to bf16 when the line runs and leaves any other: the switch's own rule, applied where the
 tensor is (BFM154 ``anywhere``). A dataset's code (a class with ``__getitem__`` or ``__iter__``)
-runs on the host and is left.
+runs on the host and is left. The same for an upcast of a floating tensor whose result is computed
+with where it is (``v.float().norm()`` of tensors the code does not place: an EMA's norm, found by
+writing one, verify's trace BFM201): on the device the switch made the upcast's f32 bf16. An upcast
+copied to the host (``v.float().cpu()``) is float32 there, as the legacy run's, and is left.
 
 **A dtype the code does not tell.** A tensor brought to the device whose dtype the code does not
 show (``torch.tensor(values, device=d)`` of values of unknown type, ``torch.from_numpy(x).to(d)``,
@@ -161,9 +164,15 @@ def find_device_tensors(
     for call in ctx.nodes(cst.Call):
         if id(call) in decided or _inside(ctx, call, skip):
             continue
-        fresh = _fresh_upcast(ctx, flow, call, doubles)
+        fresh = _fresh_upcast(ctx, flow, call, doubles) or (_upcasts(ctx, call, doubles) and _computed_on(ctx, call))
         on_device = fresh and _on_device(ctx, _receiver(call), 0, model_calls)
-        if fresh and not on_device and not _inside(ctx, call, data) and not _on_host(ctx, _receiver(call)):
+        if (
+            fresh
+            and not on_device
+            and not _inside(ctx, call, data)
+            and not _on_host(ctx, _receiver(call))
+            and not _upcast_of_an_arrival(ctx, flow, call)
+        ):
             out.anywhere.append(call)  # `(acts <= 0).float()` of what a hook collected: decided at run time
             continue
         if _inside(ctx, call, steps):
@@ -961,6 +970,20 @@ def _upcasts(ctx: FileContext, call: cst.Call, doubles: bool = False) -> bool:
         return not call.args
     names = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
     return len(call.args) == 1 and call.args[0].keyword is None and bool(dtype_names(ctx, call.args[0].value) & names)
+
+
+_MOVES_AND_CASTS = frozenset({*_HOST_METHODS, "to", "cuda", "type", "float", "double", "half", "bfloat16", "detach"})
+
+
+def _computed_on(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the upcast ``call``'s result is computed with where it is: an operand of arithmetic,
+    or the receiver of a tensor method that computes (``v.float().norm()``), not of a copy to the host
+    (``logits.float().cpu()``: float32 on the host, as the legacy run's) nor of another move or cast.
+    On the XLA device the legacy switch made such an upcast's f32 bf16 (an EMA's norm, a metric)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+        return True
+    return isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value not in _MOVES_AND_CASTS
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:
