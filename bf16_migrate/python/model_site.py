@@ -939,10 +939,15 @@ def _copies_weights(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.
             if func is None or param is None:
                 continue
             lines = [n for n in findall(func.body, m.SimpleStatementLine()) if isinstance(n, cst.SimpleStatementLine)]
-            named = m.Name(param)
-            if any(_keeps_weights(ctx, line, lambda e: m.matches(e, named)) for line in lines):
+            is_param = _the_name(param)
+            if any(_keeps_weights(ctx, line, is_param) for line in lines):
                 return True
     return False
+
+
+def _the_name(name: str) -> Callable[[cst.BaseExpression], bool]:
+    """A test of an expression: is it the name ``name``."""
+    return lambda expr: isinstance(expr, cst.Name) and expr.value == name
 
 
 def _keeps_weights(
