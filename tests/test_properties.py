@@ -560,7 +560,7 @@ def _train(draw, b: Builder, level: int, names: dict) -> None:  # noqa: C901  (a
         b.add(level, f"{model}.eval()")
         b.add(level, "with torch.no_grad():")
         b.add(level + 1, f"val = {model}(torch.randn(BATCH, IN).to(device))", TOUCH)
-        b.add(level + 1, 'print("val", val.float().mean().item())')
+        b.add(level + 1, 'print("val", val.float().mean().item())', TOUCH)  # the upcast of a device tensor: bf16
     if names["evaluate"]:
         b.add(level, f"print(evaluate({model}, torch.randn(BATCH, IN).to(device)))", TOUCH)
 
