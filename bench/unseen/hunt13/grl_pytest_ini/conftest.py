@@ -1,0 +1,1 @@
+# rootdir conftest: makes train_dann importable from tests/ (rootdir on sys.path)
