@@ -1248,3 +1248,22 @@ def test_the_float_of_a_bitwise_mask_is_a_fresh_tensor_not_a_deliberate_island()
     result = migrate_source(source, "stochastic", "t.py")
     assert "    pairs = better.to(diff.dtype)\n" in result.code
     assert "BFM089" not in [d.code for d in result.diagnostics]
+
+
+def test_bernoulli_takes_no_dtype_and_is_cast_after():
+    """``torch.bernoulli`` has no ``dtype=`` (torch 2.9: ``(input, *, generator, out)``): a stochastic-depth
+    mask ``torch.bernoulli(torch.full(..., p, device=h.device))`` in ``forward`` is made bf16 by a cast after
+    it, never by a keyword it would reject with a TypeError at the first forward (found by a hunt)."""
+    source = (
+        "import os\nimport torch\nimport torch_xla\nos.environ['XLA_USE_BF16'] = '1'\n\n\n"
+        "class Block(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.lin = torch.nn.Linear(8, 8)\n\n"
+        "    def forward(self, h):\n        out = self.lin(h)\n"
+        "        keep = torch.bernoulli(torch.full((h.shape[0], 1), 0.8, device=h.device))\n"
+        "        return h + out * keep\n\n\n"
+        "model = Block().to(torch_xla.device())\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.randn(4, 8).to(torch_xla.device())).sum().backward()\nopt.step()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "torch.bernoulli(torch.full((h.shape[0], 1), 0.8, device=h.device, dtype=out.dtype)).to(out.dtype)" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code
