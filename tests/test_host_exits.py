@@ -191,9 +191,36 @@ def test_host_float32_makes_bf16_tensors_float32_and_leaves_the_rest(host_float3
     assert state["w"] is weight  # the input is not changed
     back = host_float32([weight], back_to_device=True)[0]
     assert back.dtype == torch.float32 and back.device == weight.device
-    module = torch.nn.Linear(2, 2).to(torch.bfloat16)
-    assert host_float32(module) is module and module.weight.dtype == torch.bfloat16
     assert host_float32(2.5) == 2.5
+
+
+def test_host_float32_copies_a_module_float32_without_the_input_hooks(host_float32):
+    """A module leaving the device (``torch.save(model)``, a CPU copy) was float32 under the switch, and
+    a module ``torch.save`` pickled must load in another process: the copy is float32 and carries none
+    of the input hooks the migration registered (functions of the migrated script), other hooks kept;
+    the module itself is not changed (found by a hunt: a whole-module checkpoint no other process
+    could load)."""
+    import pickle
+
+    import torch
+
+    def bf16_inputs_hook(module, args, kwargs):  # the migration's hook, by name
+        return args, kwargs
+
+    def users_hook(module, args):
+        return None
+
+    module = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Embedding(3, 2)).to(torch.bfloat16)
+    module.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)
+    module.register_forward_pre_hook(users_hook)
+    out = host_float32(module, back_to_device=True)
+    assert out is not module and module[0].weight.dtype == torch.bfloat16
+    assert {p.dtype for p in out.parameters()} == {torch.float32}
+    assert torch.equal(out[0].weight, module[0].weight.float())
+    assert list(out._forward_pre_hooks.values()) == [users_hook] and not out._forward_pre_hooks_with_kwargs
+    assert len(module._forward_pre_hooks) == 2
+    del out._forward_pre_hooks[next(iter(out._forward_pre_hooks))]  # the user's local function cannot pickle
+    pickle.loads(pickle.dumps(out))
 
 
 def test_a_float32_checkpoint_loads_back_into_the_bf16_model(host_float32):

@@ -236,17 +236,27 @@ HOST_FLOAT32_SOURCE = '''
 def host_float32(data, back_to_device=False):
     """Return `data` with every bf16 tensor in it copied to the host and made float32 there (and,
     with `back_to_device`, moved back to the device it was on); integer, float32 and float64
-    tensors, modules and everything else are returned as they are.
+    tensors and everything else but modules are returned as they are.
 
     Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
     floating tensor that left the XLA device was float32): `data` is a tensor, or a list, tuple,
     namedtuple or dict of them (a state dict, a checkpoint), nested; containers are copied with
     their type, a state dict's metadata kept, so `load_state_dict` reads the result as before.
     `torch.save` writes an XLA tensor as one: `back_to_device=True` keeps it so, as the legacy
-    checkpoint held it.
+    checkpoint held it. A module is copied, its bf16 parameters and buffers made float32 where they
+    are, without the input hooks bf16-migrate registered on it (functions of the migrated script,
+    which a `torch.save`d module would need to be loaded anywhere else).
     """
     import copy
 
+    if isinstance(data, torch.nn.Module):
+        module = copy.deepcopy(data)
+        for sub in module.modules():
+            for key, hook in list(sub._forward_pre_hooks.items()):
+                if getattr(hook, "__name__", None) in ("bf16_inputs_hook", "float32_inputs_hook"):
+                    del sub._forward_pre_hooks[key]
+                    sub._forward_pre_hooks_with_kwargs.pop(key, None)
+        return module._apply(lambda t: t.float() if t.dtype == torch.bfloat16 else t)
     if isinstance(data, torch.Tensor):
         if data.dtype != torch.bfloat16:
             return data
