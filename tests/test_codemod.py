@@ -639,3 +639,23 @@ def test_a_class_of_the_file_that_copies_the_weights_comes_after_the_cast():
     code = migrate_source(EMA_CLASS, "stochastic", "train.py").code
     assert "    meter = Meter(model)\n    model.to(torch.bfloat16)\n    ema = EMA(model, decay=0.9)\n" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_optimizers_built_in_a_comprehension_over_parts_keep_the_switch():
+    """``{name: Adam(part.parameters()) for name, part in parts.items()}``: ``part`` is the
+    comprehension's own variable; a cast or an input hook on it before the comprehension raised
+    NameError (found by a hunt). The switch stays, BFM011 names the line."""
+    source = (
+        "import os\nimport torch\nimport torch_xla\nos.environ['XLA_USE_BF16'] = '1'\n"
+        "device = torch_xla.device()\n"
+        "parts = torch.nn.ModuleDict({'enc': torch.nn.Linear(4, 4), 'head': torch.nn.Linear(4, 2)}).to(device)\n"
+        "opts = {name: torch.optim.Adam(part.parameters()) for name, part in parts.items()}\n"
+        "x = torch.randn(3, 4).to(device)\n"
+        "parts['head'](parts['enc'](x)).sum().backward()\n"
+        "for opt in opts.values():\n    opt.step()\n"
+    )
+    for mode in ("stochastic", "gpu-compatible"):
+        result = migrate_source(source, mode, "train.py")
+        assert result.code == source
+        found = [d for d in result.diagnostics if d.code == "BFM011"]
+        assert found and "comprehension from `part` (line 7)" in found[0].message

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import Assignment
+from libcst.metadata import Assignment, ComprehensionScope
 
 from .bindings import argument
 from .context import FileContext, findall
@@ -875,6 +875,20 @@ def cast_anchor(
         later = [st for st in candidates if _bound_before(ctx, model, st, rebinds) > ctx.pos(first)]
         return list(dict.fromkeys([first, *later]))
     return list(dict.fromkeys(statements))
+
+
+def comprehension_variable(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether ``model``'s root name is a comprehension's variable (``part`` of ``{name:
+    Adam(part.parameters()) for name, part in parts.items()}``): no statement outside the
+    comprehension can name that module, to cast it or hook its inputs (found by a hunt: a cast
+    inserted before the comprehension raised NameError)."""
+    root = _root(model)
+    if not isinstance(root, cst.Name):
+        return False
+    scope = ctx.scopes.get(root)
+    return isinstance(scope, ComprehensionScope) and any(
+        isinstance(a, Assignment) for a in scope.assignments[root.value]
+    )
 
 
 def dtype_reads(

@@ -52,6 +52,7 @@ from .model_reach import module_classes, reach_from
 from .model_site import (
     OptimizerSite,
     cast_anchor,
+    comprehension_variable,
     dtype_reads,
     find_optimizers,
     model_calls,
@@ -732,6 +733,23 @@ class Planner:
             if module is not model:
                 before += dtype_reads(ctx, module, own, rebinds)
             cast_anchors.append(cast_anchor(ctx, module, own, before, rebinds))
+        in_comprehension = [m for m in models if comprehension_variable(ctx, m)]
+        if Emit.MODEL_CAST in emits and in_comprehension:
+            # `{name: Adam(part.parameters()) for name, part in parts.items()}`: no statement can name `part`
+            for variable, anchor in self._anchors(writes):
+                ctx.outcome.refuse(
+                    Refusal.MODEL_UNKNOWN,
+                    ctx.report(
+                        "BFM011",
+                        anchor,
+                        fixed=False,
+                        variant="comprehension",
+                        variable=variable,
+                        model=ctx.code(in_comprehension[0]),
+                        line=ctx.pos(in_comprehension[0])[0],
+                    ),
+                )
+            return None
         if Emit.MODEL_CAST in emits and any(a is None and id(m) not in sharded for m, a in zip(models, cast_anchors)):
             site = next(s for s, a in zip(models, cast_anchors) if a is None and id(s) not in sharded)
             for variable, anchor in self._anchors(writes):
