@@ -201,6 +201,9 @@ class ModelCodeRules:
     must have the receiver's dtype (``[flow.source_methods]``)."""
     source_functions: Mapping[str, tuple[int, str]] = field(default_factory=dict)
     """Qualified torch function of the same kind -> its source; the destination is its first argument."""
+    float32_losses: frozenset[str] = frozenset()
+    """``[flow] float32_losses``: losses of ``source_functions`` computed in FP32 (both operands
+    ``.float()``) where autocast leaves the input's dtype unnamed."""
     float32_ops: frozenset[str] = frozenset()
     """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device (the
     switch is kept where the code runs one there)."""
@@ -461,6 +464,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         index_functions=index_args("index_functions"),
         source_methods=index_args("source_methods"),
         source_functions=index_args("source_functions"),
+        float32_losses=names(flow, "float32_losses"),
         float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
         float32_parametrizations=names(_need(flow, "float32_parametrizations", dict, path), "functions"),
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),

@@ -161,6 +161,21 @@ def test_a_huber_loss_target_takes_the_predictions_dtype():
     assert len(_codes(result)) == 1
 
 
+def test_a_huber_loss_of_an_unnamed_prediction_is_computed_in_float32():
+    """``F.huber_loss(self.lin(x).squeeze(-1), y)``: the prediction's dtype has no name to cast the target
+    to; left as it was, a bf16 prediction and an FP32 target fail in backward (a hunt's script, run on the
+    XLA CPU device). Both operands get ``.float()``: the loss in FP32, as autocast computes its fp32 list's."""
+    result = _amp(
+        """\
+        y = torch.zeros(x.shape[0], device=x.device)
+        return torch.nn.functional.huber_loss(self.lin(x).sum(-1), y, delta=0.5)
+        """
+    )
+    assert "torch.nn.functional.huber_loss(self.lin(x).sum(-1).float(), y.float(), delta=0.5)" in result.code
+    assert [fixed for fixed, _ in _codes(result)] == [True]
+    assert migrate_source(result.code, "amp", "train.py").code == result.code
+
+
 def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made():
     result = _amp(
         """\

@@ -46,6 +46,9 @@ class SourceOperand:
     name: str
     source: cst.BaseExpression
     dtype: str | None
+    destination: cst.BaseExpression | None = None
+    float32_loss: bool = False
+    """A loss of ``[flow] float32_losses``: with ``dtype`` None both operands are made float32."""
 
 
 def find_source_operands(ctx: FileContext, scopes: Iterable[cst.CSTNode]) -> list[SourceOperand]:
@@ -67,11 +70,24 @@ def plan_source_operands(ctx: FileContext, plan: EditPlan, operands: Iterable[So
     """``source`` -> ``source.to(<dtype>)`` for each of ``operands`` whose destination's dtype is
     named (BFM035, fixed); the others reported for a hand (BFM035 ``unknown``)."""
     for op in operands:
+        if op.dtype is None and op.float32_loss and op.destination is not None:
+            plan.replace[id(op.destination)] = _float_after
+            plan.replace[id(op.source)] = _float_after
+            ctx.report(
+                "BFM035", op.op, fixed=True, variant="float32_loss", op=op.name, source=short_code(ctx, op.source)
+            )
+            continue
         if op.dtype is None:
             ctx.report("BFM035", op.op, fixed=False, variant="unknown", op=op.name, source=short_code(ctx, op.source))
             continue
         plan.replace[id(op.source)] = _cast_to(cst.parse_expression(op.dtype))
         ctx.report("BFM035", op.op, fixed=True, op=op.name, source=short_code(ctx, op.source), dtype=op.dtype)
+
+
+def _float_after(node: cst.CSTNode) -> cst.BaseExpression:
+    """``<node>.float()``."""
+    assert isinstance(node, cst.BaseExpression), "an operand is an expression"
+    return cst.Call(func=cst.Attribute(value=_operand(node), attr=cst.Name("float")))
 
 
 def _cast_to(dtype: cst.BaseExpression) -> Callable[[cst.BaseExpression], cst.BaseExpression]:
@@ -103,7 +119,7 @@ def _call_operand(ctx: FileContext, call: cst.Call, rules) -> SourceOperand | No
     dtype = _dtype_of(ctx, destination)
     if _already_cast(ctx, arg.value, dtype):
         return None
-    return SourceOperand(call, name.rsplit(".", 1)[-1], arg.value, dtype)
+    return SourceOperand(call, name.rsplit(".", 1)[-1], arg.value, dtype, destination, name in rules.float32_losses)
 
 
 def _item_operand(ctx: FileContext, assign: cst.Assign) -> SourceOperand | None:
