@@ -216,7 +216,9 @@ def test_host_float32_copies_a_module_float32_without_the_input_hooks(host_float
     out = host_float32(module, back_to_device=True)
     assert out is not module and module[0].weight.dtype == torch.bfloat16
     assert {p.dtype for p in out.parameters()} == {torch.float32}
-    assert torch.equal(out[0].weight, module[0].weight.float())
+    first, copied = module[0], out[0]
+    assert isinstance(first, torch.nn.Linear) and isinstance(copied, torch.nn.Linear)
+    assert torch.equal(copied.weight, first.weight.float())
     assert list(out._forward_pre_hooks.values()) == [users_hook] and not out._forward_pre_hooks_with_kwargs
     assert len(module._forward_pre_hooks) == 2
     del out._forward_pre_hooks[next(iter(out._forward_pre_hooks))]  # the user's local function cannot pickle
