@@ -589,8 +589,8 @@ def _script_source(path: Path, direct: bool, outcome, facts: TreeFactsReader | N
     """The source of ``path`` and its tree facts (None without ``facts``) when it may be a
     script the job starts, else None: a file that cannot be read (its error goes to ``outcome``
     when named directly; under a directory the scan reports it when it names a variable), a
-    test module, or a file under a directory with no ``<model>.parameters()`` nor a factory of
-    the tree (a module, not a script)."""
+    test module, or a file under a directory with no ``<model>.parameters()``, no ``torch_xla`` nor a
+    factory of the tree (a module, not a script)."""
     try:
         source = read_source(path)
     except ReadError as exc:
@@ -602,8 +602,16 @@ def _script_source(path: Path, direct: bool, outcome, facts: TreeFactsReader | N
         # directly is what the job starts; one under a directory needs its own entry point)
         return None
     tree = facts(path, source.text) if facts is not None else None
-    if not direct and "parameters" not in source.text and not (tree and any(m.factories for m in tree.modules)):
-        return None  # no `<model>.parameters()` nor a factory of the tree: a module, not a script
+    if (
+        not direct
+        and "parameters" not in source.text
+        and "torch_xla" not in source.text
+        and not (tree and any(m.factories for m in tree.modules))
+    ):
+        # no `<model>.parameters()`, no torch_xla (an evaluation script puts its model on the device
+        # without an optimizer: found by a hunt, skipped without a word) nor a factory of the tree: a
+        # module, not a script
+        return None
     return source, tree
 
 

@@ -211,3 +211,33 @@ def test_usage_errors(tmp_path, value, message):
     assert result.exit_code == 2
     assert result.output.startswith(message) and result.output.count("\n") == 1, result.output
     assert snapshot(tree) == before
+
+
+EVALUATE = """import torch
+import torch_xla
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 2).to(device)
+    model.load_state_dict(torch.load("model.pt"))
+    with torch.no_grad():
+        print(model(torch.randn(3, 4).to(device)).cpu())
+
+
+main()
+"""
+
+
+def test_an_evaluation_script_beside_the_trainer_gets_the_change(tmp_path):
+    """An evaluation script under the directory puts its model on the device without an optimizer: it runs
+    under the setting too and is migrated with the trainer, as when it is named alone (it was skipped without
+    a word: found by a hunt)."""
+    tree = cnn_tree(tmp_path)
+    (tree / "evaluate.py").write_text(EVALUATE)
+    result = invoke(tree, "--mode", "stochastic", "--legacy-env", "XLA_USE_BF16=1")
+    assert result.exit_code == 0, result.output
+    migrated = (tree / "evaluate.py").read_text()
+    assert "model.to(torch.bfloat16)" in migrated and migrated != EVALUATE
+    assert (tree / "layers.py").read_text() == MODULE
+    assert_reparses(tree)
