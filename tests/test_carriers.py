@@ -38,6 +38,7 @@ def test_every_carrier_shape_has_a_case():
         "dotenv",
         "notebook",
         "ci_workflow",
+        "taskfile",
     }
 
 

@@ -19,7 +19,8 @@ What is read:
   and ``args`` lists (Kubernetes: the container runs ``command + args``; ``args`` alone runs
   the image's entrypoint, which cannot be resolved), ``command``/``entrypoint`` strings or
   lists (compose; a string is split like a shell would, without running one), and the shell
-  scripts of ``run`` (GitHub Actions), ``script``/``before_script`` (GitLab CI), ``sh -c``
+  scripts of ``run`` (GitHub Actions), ``script``/``before_script`` (GitLab CI), ``cmds``
+  (Task's Taskfile.yml: "Taskfile Schema Reference", a task's list of shell commands), ``sh -c``
   arguments (through :mod:`.shell`);
 * includes: compose ``env_file`` (a ``.env`` file whose entries reach the service's command).
 
@@ -78,7 +79,7 @@ INCLUDED_ONLY = False
 OWN_COVERAGE = False
 
 ENV_KEYS = {"env", "environment", "variables"}
-SHELL_KEYS = {"run", "script", "before_script", "after_script"}
+SHELL_KEYS = {"run", "script", "before_script", "after_script", "cmds"}
 
 
 def _container_words(cmd, args, ep) -> tuple[list[str | None], Node]:
