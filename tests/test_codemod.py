@@ -654,8 +654,9 @@ def test_optimizers_built_in_a_comprehension_over_parts_keep_the_switch():
         "parts['head'](parts['enc'](x)).sum().backward()\n"
         "for opt in opts.values():\n    opt.step()\n"
     )
-    for mode in ("stochastic", "gpu-compatible"):
+    for mode in ("stochastic", "gpu-compatible", "amp"):
         result = migrate_source(source, mode, "train.py")
         assert result.code == source
+        assert not [d for d in result.diagnostics if d.code == "BFM021"]  # "never called" would be false
         found = [d for d in result.diagnostics if d.code == "BFM011"]
         assert found and "comprehension from `part` (line 7)" in found[0].message

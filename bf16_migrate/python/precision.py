@@ -734,8 +734,9 @@ class Planner:
                 before += dtype_reads(ctx, module, own, rebinds)
             cast_anchors.append(cast_anchor(ctx, module, own, before, rebinds))
         in_comprehension = [m for m in models if comprehension_variable(ctx, m)]
-        if Emit.MODEL_CAST in emits and in_comprehension:
+        if in_comprehension:
             # `{name: Adam(part.parameters()) for name, part in parts.items()}`: no statement can name `part`
+            # (to cast it, hook its inputs or find its calls for autocast)
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
                     Refusal.MODEL_UNKNOWN,
