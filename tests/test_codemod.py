@@ -660,3 +660,50 @@ def test_optimizers_built_in_a_comprehension_over_parts_keep_the_switch():
         assert not [d for d in result.diagnostics if d.code == "BFM021"]  # "never called" would be false
         found = [d for d in result.diagnostics if d.code == "BFM011"]
         assert found and "comprehension from `part` (line 7)" in found[0].message
+
+
+HYBRID = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Tables(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.user = torch.nn.Embedding(100, 8, sparse=True)
+
+    def forward(self, ids):
+        return self.user(ids)
+
+
+def main():
+    device = torch_xla.device()
+    emb = Tables()
+    tower = torch.nn.Linear(8, 1).to(device)
+    emb_opt = torch.optim.SparseAdam(emb.parameters(), lr=0.01)
+    opt = torch.optim.Adam(tower.parameters(), lr=0.01)
+    ids = torch.randint(0, 100, (4,))
+    loss = tower(emb(ids).to(device)).sum()
+    loss.backward()
+    opt.step()
+    emb_opt.step()
+    print(emb.user.weight[ids[0]].norm().item())
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_module_that_stays_on_the_host_is_not_cast(mode):
+    """An embedding table kept on the CPU (never moved, handed to nothing, in a function that moves the
+    tower to the device): the switch acts on XLA tensors only, so its weights and SparseAdam's state
+    stayed float32 on the host; cast, they became bf16 there (found by a hunt, verify PASSed it). The
+    tower is cast; the table and its optimizer are left as written."""
+    code = migrate_source(HYBRID, mode, "train.py").code
+    assert "emb.to(torch.bfloat16)" not in code and "emb.register_forward_pre_hook" not in code
+    assert "tower.to(torch.bfloat16)" in code
+    assert "emb_opt = torch.optim.SparseAdam(emb.parameters(), lr=0.01)" in code
+    assert migrate_source(code, mode, "train.py").code == code

@@ -270,10 +270,78 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
         if model is not None and not all(same_model(ctx, model, other) for other in receivers[1:]):
             model = None  # parameters of several models: each is cast (when each is a name or attribute)
             several = _distinct_models(ctx, receivers)
+        if model is not None and _host_only(ctx, model):
+            continue  # an optimizer of a module that stays on the host: nothing of it was bf16
         stmt = ctx.statement_of(call)
         line = stmt if isinstance(stmt, cst.SimpleStatementLine) else None
         sites.append(OptimizerSite(call, line, model, qualified, models=several))
     return sites
+
+
+_MOVES = frozenset({"to", "cuda", "xla", "to_empty", "share_memory"})
+
+
+def _moves_others(ctx: FileContext, function: cst.FunctionDef) -> bool:
+    """Whether ``function`` moves something to a device it names (``tower.to(device)``,
+    ``x.to(xm.xla_device())``): the code places its tensors and modules itself, so a module it never
+    moves stays where it is made."""
+    for call in ctx.nodes_in(cst.Call, function):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args:
+            words = {n.value for n in findall(call.args[0].value, m.Name()) if isinstance(n, cst.Name)}
+            words |= {a.attr.value for a in findall(call.args[0].value, m.Attribute()) if isinstance(a, cst.Attribute)}
+            if any("device" in w for w in words):
+                return True
+    return False
+
+
+def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
+    """Whether the code shows the module ``model`` staying on the host: a name bound once, in a
+    function, to a constructor call that names no device and moves nothing (``emb = HostEmbeddings()``),
+    whose class (when the file defines it) names no device, never moved (``.to``, ``.cuda``...) nor
+    handed to anything (only its methods and its own calls are read), in a file that sets no default
+    device. Under the switch its parameters and its optimizer's state stayed float32 on the host (the
+    switch acts on XLA tensors only: torch-xla's torch_xla/csrc/dtype.cpp); cast, they became bf16 there
+    (found by a hunt: a CPU embedding table trained by SparseAdam beside a tower on the device)."""
+    function = ctx.enclosing(model, cst.FunctionDef)
+    if not isinstance(model, cst.Name) or function is None or not _moves_others(ctx, function):
+        return False
+    scope = ctx.scopes.get(model)
+    if scope is None or "set_default_device" in ctx.code(ctx.module):
+        return False
+    bindings = [a for a in scope.assignments[model.value]]
+    if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Name):
+        return False
+    target = bindings[0].node
+    assign = ctx.parent(ctx.parent(target))
+    if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)):
+        return False
+    value = assign.value
+    names = {n.value for n in findall(value, m.Name()) if isinstance(n, cst.Name)}
+    names |= {a.attr.value for a in findall(value, m.Attribute()) if isinstance(a, cst.Attribute)}
+    if names & (_MOVES | {"device"}) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+        return False
+    if any(isinstance(w, cst.With) for w in ctx.ancestors(assign)):
+        return False  # `with torch.device(xla):` may make it on the device
+    cls = _local_def(ctx, value.func, cst.ClassDef)
+    if cls is not None and {n.value for n in findall(cls, m.Name()) if isinstance(n, cst.Name)} & {
+        "device",
+        "xla_device",
+    }:
+        return False
+    for access in bindings[0].references:
+        node = access.node
+        parent = ctx.parent(node)
+        if isinstance(parent, cst.Call) and parent.func is node:
+            continue  # its own call: `emb(users, items)`
+        if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value not in _MOVES:
+            holder = ctx.parent(parent)
+            if isinstance(holder, cst.Call) and holder.func is parent:
+                continue  # a method of it: `emb.parameters()`, `emb.train()`
+            if parent.attr.value not in ("weight", "bias") and not isinstance(holder, (cst.Attribute, cst.Subscript)):
+                return False
+            continue  # a submodule or a weight read (`emb.user.weight[rows]`)
+        return False
+    return True
 
 
 def _distinct_models(ctx: FileContext, receivers: list[cst.BaseExpression]) -> tuple[cst.BaseExpression, ...]:
