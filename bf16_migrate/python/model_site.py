@@ -306,7 +306,11 @@ def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
     if not isinstance(model, cst.Name) or function is None or not _moves_others(ctx, function):
         return False
     scope = ctx.scopes.get(model)
-    if scope is None or "set_default_device" in ctx.code(ctx.module):
+    if scope is None or any(
+        isinstance(c.func, (cst.Name, cst.Attribute))
+        and (c.func.value if isinstance(c.func, cst.Name) else c.func.attr.value) == "set_default_device"
+        for c in ctx.nodes(cst.Call)
+    ):
         return False
     bindings = [a for a in scope.assignments[model.value]]
     if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Name):
