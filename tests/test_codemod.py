@@ -707,3 +707,45 @@ def test_a_module_that_stays_on_the_host_is_not_cast(mode):
     assert "tower.to(torch.bfloat16)" in code
     assert "emb_opt = torch.optim.SparseAdam(emb.parameters(), lr=0.01)" in code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+DOWNCAST_HEAD = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(4, 8)
+        self.head = torch.nn.Linear(8, 3, dtype=torch.float64)
+
+    def forward(self, x):
+        return self.head(self.body(x).double())
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    model(torch.randn(2, 4).to(device)).sum().backward()
+    opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_float64_head_under_downcast_stays_float32_after_the_cast(mode):
+    """Under XLA_DOWNCAST_BF16 a float64 submodule was f32 on the device while the body was bf16: its
+    dtype becomes float32 (BFM048) and, after the model's cast to bf16, the head is put back to float32;
+    cast with the rest, its float32 input met bf16 weights ("mixed precision is disallowed": a hunt's
+    script, on the XLA CPU device). Under XLA_USE_BF16 the head was bf16: nothing is put back."""
+    code = migrate_source(DOWNCAST_HEAD, mode, "train.py").code
+    assert "    model.to(torch.bfloat16)\n    model.head.to(torch.float32)\n" in code
+    assert migrate_source(code, mode, "train.py").code == code
+    use = migrate_source(DOWNCAST_HEAD.replace("XLA_DOWNCAST_BF16", "XLA_USE_BF16"), mode, "train.py").code
+    assert "model.head.to(torch.float32)" not in use

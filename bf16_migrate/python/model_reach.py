@@ -143,6 +143,33 @@ def _built_class(ctx: FileContext, expr: cst.CSTNode) -> cst.ClassDef | None:
     return classes[0] if len(classes) == 1 else None
 
 
+def float64_submodules(ctx: FileContext, model: cst.BaseExpression) -> list[str]:
+    """The attributes the class of the file ``model`` is built from assigns a module made with a
+    float64 dtype in its ``__init__`` (``self.head = nn.Linear(h, c, dtype=torch.float64)``: ``["head"]``),
+    in the file's order; empty when the class is not the file's. Under XLA_DOWNCAST_BF16 such a
+    module was f32 on the device while the rest was bf16 (torch-xla's torch_xla/csrc/dtype.cpp)."""
+    f64 = ctx.rules.model_code.f64_dtypes
+    found: list[str] = []
+    for root in model_roots(ctx, [model]):
+        cls = _built_class(ctx, root)
+        inits = (
+            [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"] if cls else []
+        )
+        for assign in findall(inits[0], m.Assign()) if inits else []:
+            assert isinstance(assign, cst.Assign), "findall of m.Assign()"
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if not (
+                isinstance(target, cst.Attribute)
+                and m.matches(target.value, m.Name("self"))
+                and isinstance(assign.value, cst.Call)
+            ):
+                continue
+            dtypes = [a.value for a in assign.value.args if a.keyword is not None and a.keyword.value == "dtype"]
+            if dtypes and ctx.qualified_names(dtypes[0]) & f64:
+                found.append(target.attr.value)
+    return list(dict.fromkeys(found))
+
+
 def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:
     """The expressions the models are built from: the values assigned to each model name
     (``model = TinyLM(cfg).to(device)``) or, for ``self.model``, to that attribute in its class."""

@@ -12,6 +12,7 @@ from dataclasses import replace
 from ...rules import Emit
 from .. import snippets
 from ..device_modules import plan_device_modules
+from ..model_reach import float64_submodules
 from ..optimizers import add_keywords
 from ..wrappers import Wrap, module_of
 from .migration import Migration, Planned
@@ -37,9 +38,14 @@ def plan(m: Migration, planned: Planned) -> Planned:
         assert anchors is not None, "the planner let model-cast through only with an anchor per model"
         module = module_of(ctx, model)
         after = planned.after_cast.get(id(model), [])
+        # XLA_DOWNCAST_BF16 made a float64 submodule f32 on the device: back to float32 after the cast
+        kept = [
+            snippets.statement(f"{ctx.code(module)}.{name}.to(torch.float32)")
+            for name in (float64_submodules(ctx, module) if m.f64_was_f32 else [])
+        ]
         for anchor in anchors:
             cast = snippets.model_cast_statement(module)
-            m.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *after], m.guard))
+            m.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *kept, *after], m.guard))
     plan_device_modules(ctx, m.plan, m.on_device, planned.inputs, m.guard)
     return replace(planned, script_change=SHARDED_CHANGE) if m.sharded else planned
 
