@@ -49,6 +49,21 @@ def _parameter_problem(mode: Mode, migrated: RunRecord, reference: RunRecord | N
     return None
 
 
+def _host_problem(migrated: RunRecord, other: RunRecord | None) -> str | None:
+    """bf16 parameters on the host in the migrated run where the other run (the legacy one, else the
+    FP32 reference) has none there: the legacy switch acts on XLA tensors only (torch-xla's
+    torch_xla/csrc/dtype.cpp), so a module kept on the CPU stayed float32 under it, and its optimizer's
+    state with it; cast, it trains in bf16 on the host (found by a hunt: a CPU embedding table)."""
+    mine = migrated.host_param_dtypes or {}
+    if other is None or not mine.get("bfloat16") or (other.host_param_dtypes or {}).get("bfloat16"):
+        return None
+    return (
+        f"the migrated run's parameters on the host are {dtypes_text(mine)}, the {other.name} run's "
+        f"{dtypes_text(other.host_param_dtypes) if other.host_param_dtypes else 'none'}: the switch left host "
+        "tensors float32"
+    )
+
+
 def precision_part(
     mode: Mode,
     migrated: RunRecord,
@@ -80,6 +95,9 @@ def precision_part(
         problems.append(wrong_params)
     else:
         facts.append(f"migrated parameters {dtypes_text(migrated.param_dtypes)}")
+    host = _host_problem(migrated, legacy if legacy is not None and legacy.ok else reference)
+    if host:
+        problems.append(host)
     if usable(reference) and reference is not migrated:
         common = min(len(migrated.losses), len(reference.losses))  # none for steps made without backward()
         if common and migrated.losses[:common] == reference.losses[:common]:

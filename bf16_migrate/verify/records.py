@@ -143,6 +143,9 @@ class RunRecord:
     backward_calls: int | None = None
     param_dtypes: dict[str, int] | None = None
     device_param_dtypes: dict[str, int] | None = None
+    host_param_dtypes: dict[str, int] | None = None
+    """Floating dtype -> count of the parameters on the host (CPU) of every optimizer built, at the
+    first step; None when there is none. The switch never touched them (it acts on XLA tensors)."""
     state_dtypes: dict[str, dict[str, int]] | None = None
     graph: GraphStats | None = None
     optimizer: str | None = None
@@ -235,6 +238,7 @@ class RunRecord:
             backward_calls=data.get("backward_calls"),
             param_dtypes=data.get("param_dtypes"),
             device_param_dtypes=data.get("device_param_dtypes"),
+            host_param_dtypes=data.get("host_param_dtypes"),
             state_dtypes=data.get("state_dtypes"),
             optimizer=data.get("optimizer"),
             legacy_env=data.get("legacy_env"),
@@ -275,6 +279,7 @@ class RunRecord:
             "loss_dtype": self.loss_dtype,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,
+            "host_param_dtypes": self.host_param_dtypes,
             "state_dtypes": self.state_dtypes,
             "graph": self.graph.to_dict() if self.graph is not None else None,
             "compile_count": self.compile_count,

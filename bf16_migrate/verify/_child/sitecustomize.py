@@ -91,7 +91,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "losses": [float | null, ...] | null, "backwards_per_step": [int, ...], "backward_calls": int,
      "step_end_s": [float, ...], "first_backward_s": float | null, "loss_dtype": str | null, "end_s": float,
      "optimizer": str | null, "param_dtypes": {str: int} | null,
-     "device_param_dtypes": {str: int} | null,
+     "device_param_dtypes": {str: int} | null, "host_param_dtypes": {str: int} | null,
      "state_dtypes": {state name: {dtype: int}} | null,
      "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
      "compiles_at_step": [int | null, ...],
@@ -103,6 +103,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
 import contextlib
 import os
 import sys
+import weakref
 
 _RECORD_ENV = "BF16_MIGRATE_RECORD"
 _STEPS_ENV = "BF16_MIGRATE_STEPS"
@@ -204,6 +205,7 @@ class _Recorder:
         self.optimizer = None
         self.param_dtypes = None
         self.device_param_dtypes = None
+        self.host_param_dtypes = None
         self.sdpa_upcasts = 0
         self.state_dtypes = None
         self.dtypes_from = None  # the optimizer whose dtypes were read
@@ -220,6 +222,7 @@ class _Recorder:
         self.pending_from_grad = False  # the pending losses came from autograd.grad calls (on_grad)
         self.backward_calls = 0
         self.optimizers_built = getattr(self, "optimizers_built", 0)  # kept across a fork
+        self.built = getattr(self, "built", None) or weakref.WeakSet()  # the optimizers, for host parameters
         self.stop_raised = 0
         self.snapshot = None  # the record at the stop, when the run goes on for the trace
         self.continue_until = 0.0
@@ -420,8 +423,13 @@ class _Recorder:
         if self.max_steps and len(self.losses) >= self.max_steps:
             self.stop_requested = True
 
-    def on_optimizer_built(self):
+    def on_optimizer_built(self, optimizer=None):
         self.optimizers_built += 1
+        if optimizer is not None:
+            try:
+                self.built.add(optimizer)
+            except TypeError:
+                pass  # an optimizer class that cannot be weakly referenced: its host parameters go unread
 
     @staticmethod
     def _wraps(outer, inner):
@@ -453,7 +461,27 @@ class _Recorder:
             self.errors.append(f"reading parameter dtypes failed: {exc!r}")
         self.param_dtypes = torch_dtypes
         self.device_param_dtypes = device_dtypes or None
+        self.host_param_dtypes = self._host_dtypes(optimizer)
         self.state_dtypes = self._read_state_dtypes(optimizer, shape_type)
+
+    def _host_dtypes(self, optimizer):
+        """Floating dtype name -> count of the parameters on the host (the CPU) of every optimizer
+        built so far (and ``optimizer``), each parameter once; None when there is none. The switch
+        acts on XLA tensors only: a host parameter was never bf16 under it."""
+        out: dict[str, int] = {}
+        seen: set[int] = set()
+        try:
+            for opt in [optimizer, *list(self.built)]:
+                for group in getattr(opt, "param_groups", []):
+                    for p in group["params"]:
+                        if id(p) in seen or p.device.type != "cpu" or not p.is_floating_point():
+                            continue
+                        seen.add(id(p))
+                        key = str(p.dtype).replace("torch.", "")
+                        out[key] = out.get(key, 0) + 1
+        except Exception as exc:
+            self.errors.append(f"reading host parameter dtypes failed: {exc!r}")
+        return out or None
 
     def _read_state_dtypes(self, optimizer, shape_type):
         """Optimizer state name -> dtype -> count, after the first step (when the state exists).
@@ -596,6 +624,7 @@ class _Recorder:
             "optimizer": self.optimizer,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,
+            "host_param_dtypes": self.host_param_dtypes,
             "state_dtypes": self.state_dtypes,
             "graph_marks": list(self.graph_marks) if self.graph_prefix else None,
             "graph_end": graph_end,
@@ -699,7 +728,7 @@ def _patch_torch(torch, rec):
 
     @functools.wraps(orig_optimizer_init)
     def optimizer_init(self, *args, **kwargs):
-        harness(rec.on_optimizer_built)
+        harness(rec.on_optimizer_built, self)
         return orig_optimizer_init(self, *args, **kwargs)
 
     torch.optim.Optimizer.__init__ = optimizer_init
