@@ -21,7 +21,13 @@ both ways). Each script is our own writing (fixtures/contract/).
   soft-target loss computes in f32 (verify's trace: BFM200 at both products).
 * ste_backward: a custom ``autograd.Function`` whose ``backward`` makes its mask with ``.float()``:
   the codemod makes it in the dtype of a saved tensor it meets and PASSes; left f32, the trace FAILs
-  the gradient at the backward's line."""
+  the gradient at the backward's line.
+* ema_copies: copies of the weights made on the device before the optimizer (a dict of
+  ``p.detach().clone()``, a class keeping ``state_dict()`` clones) and upcasts of tensors the code does
+  not place (the EMA's ``t.float().norm()``, the probe's ``(a <= 0).float()`` of hook-collected
+  activations): all bf16 under the switch. The codemod casts the model before the copies and puts the
+  upcasts through ``bf16_on_xla``; with the cast before the optimizer and the upcasts as written, the
+  EMA updates and the norms compute in f32 (verify's trace FAILs it)."""
 
 from __future__ import annotations
 
@@ -166,3 +172,24 @@ def test_a_custom_functions_backward_both_ways(tmp_path):
     trace = part_of(wrong.verdict, "trace")
     line = legacy.splitlines().index("        return grad * inside * scale, grad_scale") + 1
     assert trace.status == FAIL and f"train.py:{line}" in trace.detail, trace.detail
+
+
+@pytest.mark.xla
+def test_copies_of_the_weights_and_upcasts_the_code_does_not_place_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("ema_copies", tmp_path)
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    assert "    model.to(torch.bfloat16)\n    shadow = {n: p.detach().clone()" in migrated
+    assert "bf16_on_xla(t.float()).norm()" in migrated and "bf16_on_xla((a <= 0).float()).mean()" in migrated
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    without = (
+        migrated.replace("    model.to(torch.bfloat16)\n    shadow", "    shadow")
+        .replace("    opt = torch.optim.SGD(", "    model.to(torch.bfloat16)\n    opt = torch.optim.SGD(")
+        .replace("bf16_on_xla(t.float())", "t.float()")
+        .replace("bf16_on_xla((a <= 0).float())", "(a <= 0).float()")
+    )
+    assert without.count("model.to(torch.bfloat16)") == 1 and "bf16_on_xla(t" not in without
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
+    assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "trace").status == FAIL
