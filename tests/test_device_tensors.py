@@ -1310,12 +1310,12 @@ def test_bf16_on_xla_decides_by_the_device_on_the_xla_cpu_device(tmp_path):
     script.write_text(
         "import torch\nimport torch_xla\n" + BF16_ON_XLA_SOURCE + "d = torch_xla.device()\n"
         "print(bf16_on_xla(torch.zeros(2, device=d)).dtype, bf16_on_xla((torch.arange(3, device=d) < 2).float()).dtype,"
-        " bf16_on_xla(torch.zeros(2)).dtype, bf16_on_xla(torch.arange(2, device=d)).dtype)\n"
+        " bf16_on_xla(torch.zeros(2)).dtype, bf16_on_xla(torch.arange(2, device=d)).dtype, bf16_on_xla(2.5))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_")} | {"PJRT_DEVICE": "CPU"}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["torch.bfloat16", "torch.bfloat16", "torch.float32", "torch.int64"]
+    assert done.stdout.split() == ["torch.bfloat16", "torch.bfloat16", "torch.float32", "torch.int64", "2.5"]
 
 
 NORMS = """import os

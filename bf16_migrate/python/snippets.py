@@ -286,13 +286,13 @@ BF16_ON_XLA_SOURCE = '''
 def bf16_on_xla(tensor):
     """Return `tensor` as the legacy bf16 environment switch held it: a floating tensor on an XLA
     device as torch.bfloat16; one on another device (the host's CPU) and an integer or boolean
-    one as it is.
+    one, and anything that is not a tensor, as it is.
 
     Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
     floating tensor on the XLA device was bf16) where the code does not tell on which device the
     tensor is made.
     """
-    if tensor.device.type == "xla" and tensor.is_floating_point():
+    if isinstance(tensor, torch.Tensor) and tensor.device.type == "xla" and tensor.is_floating_point():
         return tensor.to(torch.bfloat16)
     return tensor
 '''
