@@ -327,11 +327,11 @@ def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
     if any(isinstance(w, cst.With) for w in ctx.ancestors(assign)):
         return False  # `with torch.device(xla):` may make it on the device
     cls = _local_def(ctx, value.func, cst.ClassDef)
-    if cls is not None and {n.value for n in findall(cls, m.Name()) if isinstance(n, cst.Name)} & {
-        "device",
-        "xla_device",
-    }:
-        return False
+    if cls is not None and (
+        {n.value for n in findall(cls, m.Name()) if isinstance(n, cst.Name)} & {"device", "xla_device"}
+        or findall(cls, m.Call(func=m.Attribute(attr=m.OneOf(*map(m.Name, _MOVES)))))
+    ):
+        return False  # a class that names a device or moves something itself (`self.to(d)`)
     for access in bindings[0].references:
         node = access.node
         parent = ctx.parent(node)
