@@ -174,6 +174,13 @@ def test_a_huber_loss_of_an_unnamed_prediction_is_computed_in_float32():
     assert "torch.nn.functional.huber_loss(self.lin(x).sum(-1).float(), y.float(), delta=0.5)" in result.code
     assert [fixed for fixed, _ in _codes(result)] == [True]
     assert migrate_source(result.code, "amp", "train.py").code == result.code
+    upcast = _amp(
+        """\
+        y = torch.zeros(x.shape[0], device=x.device)
+        return torch.nn.functional.huber_loss(self.lin(x).sum(-1).float(), y.float(), delta=0.5)
+        """
+    )
+    assert "huber_loss(self.lin(x).sum(-1).float(), y.float(), delta=0.5)" in upcast.code  # no second .float()
 
 
 def test_a_destination_the_code_does_not_name_is_reported_and_the_migration_made():

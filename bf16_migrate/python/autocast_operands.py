@@ -71,8 +71,9 @@ def plan_source_operands(ctx: FileContext, plan: EditPlan, operands: Iterable[So
     named (BFM035, fixed); the others reported for a hand (BFM035 ``unknown``)."""
     for op in operands:
         if op.dtype is None and op.float32_loss and op.destination is not None:
-            plan.replace[id(op.destination)] = _float_after
-            plan.replace[id(op.source)] = _float_after
+            for operand in (op.destination, op.source):
+                if not _upcast(operand):  # `yb.double()` is the script's (BFM048 makes it `.float()`)
+                    plan.replace[id(operand)] = _float_after
             ctx.report(
                 "BFM035", op.op, fixed=True, variant="float32_loss", op=op.name, source=short_code(ctx, op.source)
             )
@@ -82,6 +83,11 @@ def plan_source_operands(ctx: FileContext, plan: EditPlan, operands: Iterable[So
             continue
         plan.replace[id(op.source)] = _cast_to(cst.parse_expression(op.dtype))
         ctx.report("BFM035", op.op, fixed=True, op=op.name, source=short_code(ctx, op.source), dtype=op.dtype)
+
+
+def _upcast(node: cst.BaseExpression) -> bool:
+    """``x.float()`` or ``x.double()``: an operand the script upcasts itself."""
+    return m.matches(node, m.Call(func=m.Attribute(attr=m.Name("float") | m.Name("double")), args=[]))
 
 
 def _float_after(node: cst.CSTNode) -> cst.BaseExpression:
