@@ -27,7 +27,12 @@ both ways). Each script is our own writing (fixtures/contract/).
   not place (the EMA's ``t.float().norm()``, the probe's ``(a <= 0).float()`` of hook-collected
   activations): all bf16 under the switch. The codemod casts the model before the copies and puts the
   upcasts through ``bf16_on_xla``; with the cast before the optimizer and the upcasts as written, the
-  EMA updates and the norms compute in f32 (verify's trace FAILs it)."""
+  EMA updates and the norms compute in f32 (verify's trace FAILs it).
+* float64_head: under XLA_DOWNCAST_BF16 an output layer built with ``dtype=torch.float64`` was
+  float32 on the device, the body bf16. The codemod keeps its constructor (the same initial values
+  as the legacy run's) and casts the model by the switch's rule (``downcast_bf16``; amp:
+  ``.float()`` after the constructor): losses equal to the legacy run's. Built in float32 instead,
+  the head draws other values from the seed and verify FAILs matches."""
 
 from __future__ import annotations
 
@@ -193,3 +198,22 @@ def test_copies_of_the_weights_and_upcasts_the_code_does_not_place_both_ways(tmp
     assert without.count("model.to(torch.bfloat16)") == 1 and "bf16_on_xla(t.float())" not in without
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "trace").status == FAIL
+
+
+@pytest.mark.xla
+def test_a_float64_head_under_downcast_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    script = _copy("float64_head", tmp_path)
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    assert "nn.Linear(width, 1, dtype=torch.float64)\n" in migrated and "    downcast_bf16(model)\n" in migrated
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    built_f32 = migrated.replace("dtype=torch.float64)", "dtype=torch.float32)").replace(
+        "    downcast_bf16(model)\n", "    model.to(torch.bfloat16)\n    model.out.to(torch.float32)\n"
+    )
+    assert "dtype=torch.float64)" not in built_f32 and "downcast_bf16(model)" not in built_f32
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=built_f32, timeout=300)
+    assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "matches").status == FAIL
+    amp = verify_script(script, "amp", steps=8, timeout=300)
+    assert amp.verdict.status == PASS, [(p.name, p.status, p.detail) for p in amp.parts]

@@ -6,6 +6,8 @@ rule file): on the device f64 was f32 there (torch-xla ``torch_xla/csrc/dtype.cp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -13,10 +15,25 @@ from .apply import EditPlan
 from .context import FileContext
 
 
-def plan_double_meant_fp32(ctx: FileContext, plan: EditPlan) -> None:
+def plan_double_meant_fp32(
+    ctx: FileContext, plan: EditPlan, modules: Sequence[cst.Call] = (), model_cast: bool = False
+) -> None:
     """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` on the
-    device side of the file (see the module docstring), each reported (BFM048)."""
+    device side of the file (see the module docstring), each reported (BFM048).
+
+    ``modules``: the model's submodules built in float64 (``nn.Linear(h, c, dtype=torch.float64)``,
+    :func:`~.model_reach.float64_modules`). Built in float32 they would draw other initial values
+    from the same seed than the legacy run's (float64 on the host, float32 on the device), so their
+    dtype stays: with ``model_cast`` the model's cast makes them float32 (``downcast_bf16``),
+    without it (amp) the constructor gets ``.float()``."""
+    kept = {id(arg.value) for call in modules for arg in call.args if arg.keyword and arg.keyword.value == "dtype"}
+    for call in modules:
+        if not model_cast:
+            plan.replace[id(call)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
+        ctx.report("BFM048", call, fixed=True, variant="module")
     for attr in ctx.nodes(cst.Attribute):
+        if id(attr) in kept:
+            continue
         if ctx.qualified_names(attr) & {"torch.double", "torch.float64"} and not _on_cpu_side(ctx, attr):
             plan.replace[id(attr)] = lambda node: cst.parse_expression("torch.float32").with_changes(
                 lpar=node.lpar, rpar=node.rpar

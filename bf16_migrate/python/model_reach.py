@@ -143,13 +143,14 @@ def _built_class(ctx: FileContext, expr: cst.CSTNode) -> cst.ClassDef | None:
     return classes[0] if len(classes) == 1 else None
 
 
-def float64_submodules(ctx: FileContext, model: cst.BaseExpression) -> list[str]:
-    """The attributes the class of the file ``model`` is built from assigns a module made with a
-    float64 dtype in its ``__init__`` (``self.head = nn.Linear(h, c, dtype=torch.float64)``: ``["head"]``),
-    in the file's order; empty when the class is not the file's. Under XLA_DOWNCAST_BF16 such a
-    module was f32 on the device while the rest was bf16 (torch-xla's torch_xla/csrc/dtype.cpp)."""
+def float64_modules(ctx: FileContext, model: cst.BaseExpression) -> list[tuple[str, cst.Call]]:
+    """The modules the class of the file ``model`` is built from makes with a float64 dtype in its
+    ``__init__``, as (attribute, constructor call) in the file's order
+    (``self.head = nn.Linear(h, c, dtype=torch.float64)``: ``[("head", <the call>)]``); empty when
+    the class is not the file's. Under XLA_DOWNCAST_BF16 such a module was f32 on the device while
+    the rest was bf16 (torch-xla's torch_xla/csrc/dtype.cpp)."""
     f64 = ctx.rules.model_code.f64_dtypes
-    found: list[str] = []
+    found: dict[str, cst.Call] = {}
     for root in model_roots(ctx, [model]):
         cls = _built_class(ctx, root)
         inits = (
@@ -166,8 +167,8 @@ def float64_submodules(ctx: FileContext, model: cst.BaseExpression) -> list[str]
                 continue
             dtypes = [a.value for a in assign.value.args if a.keyword is not None and a.keyword.value == "dtype"]
             if dtypes and ctx.qualified_names(dtypes[0]) & f64:
-                found.append(target.attr.value)
-    return list(dict.fromkeys(found))
+                found.setdefault(target.attr.value, assign.value)
+    return list(found.items())
 
 
 def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:

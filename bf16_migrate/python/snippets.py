@@ -298,6 +298,28 @@ def bf16_on_xla(tensor):
 '''
 
 
+DOWNCAST_BF16 = "downcast_bf16"
+
+# The model cast of a script that ran under XLA_DOWNCAST_BF16 and builds a module in float64 on
+# purpose (model_reach.float64_modules): under the switch that module was float32 on the device and
+# the rest bf16 (torch-xla's torch_xla/csrc/dtype.cpp). `Module.to(dtype)` casts every floating
+# parameter to one dtype: the float64 module would go through bf16, and built in float32 instead it
+# would draw other initial values from the same seed. Torch has no public per-dtype conversion of a
+# module; `Module._apply` is what `Module.to` and `Module.float` are made of (host_float32 uses it too).
+DOWNCAST_BF16_SOURCE = '''
+def downcast_bf16(module):
+    """Cast `module` in place as the legacy XLA_DOWNCAST_BF16 switch held it on the XLA device:
+    float32 parameters and buffers become torch.bfloat16, float64 ones float32, every other one
+    (integer buffers) stays as it is. Returns `module`.
+
+    Added by bf16-migrate in place of `module.to(torch.bfloat16)` for a model with a submodule
+    built in float64, which that cast would round to bf16.
+    """
+    dtypes = {torch.float32: torch.bfloat16, torch.float64: torch.float32}
+    return module._apply(lambda t: t.to(dtypes[t.dtype]) if t.dtype in dtypes else t)
+'''
+
+
 HELPER_SOURCES = {
     BF16_FLOATING: BF16_INPUTS_SOURCE,
     BF16_INPUTS_HOOK: BF16_INPUTS_SOURCE,
@@ -307,6 +329,7 @@ HELPER_SOURCES = {
     BF16_ON_XLA: BF16_ON_XLA_SOURCE,
     FP32_FLOAT64: FP32_INPUTS_SOURCE,
     FP32_INPUTS_HOOK: FP32_INPUTS_SOURCE,
+    DOWNCAST_BF16: DOWNCAST_BF16_SOURCE,
 }
 """Every function the codemod may write into a script, by name, with the source that defines it."""
 
@@ -403,6 +426,14 @@ def bf16_on_xla_helper() -> cst.FunctionDef:
     puts before a top-level definition."""
     node = _helper_statements(BF16_ON_XLA_SOURCE)[0]
     assert isinstance(node, cst.FunctionDef), "BF16_ON_XLA_SOURCE is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def downcast_bf16_helper() -> cst.FunctionDef:
+    """The ``downcast_bf16(module)`` function as a FunctionDef node, with the two blank lines PEP 8
+    puts before a top-level definition."""
+    node = _helper_statements(DOWNCAST_BF16_SOURCE)[0]
+    assert isinstance(node, cst.FunctionDef), "DOWNCAST_BF16_SOURCE is one function"
     return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
 
 
@@ -516,14 +547,22 @@ def statement(code: str, guard: cst.BaseExpression | None = None) -> cst.BaseSta
     return cst.If(test=guard.deep_clone(), body=cst.IndentedBlock(body=[line]))
 
 
-def model_cast_statement(model: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseStatement:
+def model_cast_statement(
+    model: cst.BaseExpression, guard: cst.BaseExpression | None = None, downcast: bool = False
+) -> cst.BaseStatement:
     """``<model>.to(torch.bfloat16)`` as a statement (keeps parameter identity, so it is safe
     before or after the optimizer is built unless the overwrite-on-conversion flag is set:
     torch.nn.Module._apply swaps ``param.data`` unless
-    ``torch.__future__.set_overwrite_module_params_on_conversion(True)`` is set)."""
-    call = cst.Call(
-        func=cst.Attribute(value=model.deep_clone(), attr=cst.Name("to")),
-        args=[cst.Arg(attr("torch.bfloat16"))],
+    ``torch.__future__.set_overwrite_module_params_on_conversion(True)`` is set); with ``downcast``,
+    ``downcast_bf16(<model>)`` (float64 parameters to float32, float32 ones to bf16; the caller
+    adds :func:`downcast_bf16_helper` to the file)."""
+    call = (
+        cst.Call(func=cst.Name(DOWNCAST_BF16), args=[cst.Arg(model.deep_clone())])
+        if downcast
+        else cst.Call(
+            func=cst.Attribute(value=model.deep_clone(), attr=cst.Name("to")),
+            args=[cst.Arg(attr("torch.bfloat16"))],
+        )
     )
     line = cst.SimpleStatementLine([cst.Expr(call)])
     if guard is None:

@@ -6,7 +6,7 @@ examined."""
 
 from __future__ import annotations
 
-from ...rules import STOCHASTIC_ROUNDING_VAR
+from ...rules import STOCHASTIC_ROUNDING_VAR, Emit
 from ..context import FileContext
 from ..double_idiom import plan_double_meant_fp32
 from ..optimizers import fp32_optimizer_state
@@ -89,7 +89,10 @@ def optimizer_state(m: Migration, planned: Planned) -> Planned:
 def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
     """Under XLA_DOWNCAST_BF16 the ``.double()`` idiom meant FP32 (:mod:`..double_idiom`)."""
     if m.f64_was_f32:
-        plan_double_meant_fp32(m.ctx, m.plan)
+        cast = Emit.MODEL_CAST in m.emits
+        models = [model for model, anchors in zip(m.models, m.cast_anchors) if anchors is not None or not cast]
+        modules = [call for model in models for _, call in m.float64_modules(model)]
+        plan_double_meant_fp32(m.ctx, m.plan, modules, model_cast=cast and m.guard is None)
     return planned
 
 

@@ -20,9 +20,10 @@ from ..dtype_flow import DtypeFlow
 from ..env_writes import LegacyWrite
 from ..inputs import InputCasts
 from ..model_code import ModelCodeAudit
+from ..model_reach import float64_modules
 from ..model_site import ModelCall, OptimizerSite
 from ..tree_facts import FactoryChange
-from ..wrappers import Wrap
+from ..wrappers import Wrap, module_of
 
 SHARDED_SUMMARY = (
     "XlaFullyShardedDataParallel computes in bf16 (compute_dtype=torch.bfloat16), its FP32 shards the master weights"
@@ -95,6 +96,19 @@ class Migration:
     def f64_was_f32(self) -> bool:
         """A variable switched on made f64 f32 on the device (XLA_DOWNCAST_BF16: ``f64_becomes``)."""
         return any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in self.variables)
+
+    def float64_modules(self, model: cst.BaseExpression) -> list[tuple[str, cst.Call]]:
+        """Where a switch on made f64 f32 on the device: the modules the class of ``model`` (one of
+        :attr:`models`, not sharded) builds in float64 on purpose, as (attribute, constructor call)
+        (:func:`~..model_reach.float64_modules`); empty otherwise. They stay float64 where they are
+        built (the same initial values as the legacy run's) and become float32 at the model's cast
+        (model-cast's ``downcast_bf16``), or by ``.float()`` after the constructor where the model
+        stays FP32 (amp) or the cast is under a guard (the module is then put back to float32 after
+        the guarded cast)."""
+        if not self.f64_was_f32 or id(model) in self.sharded:
+            return []
+        ctx = self.ctx
+        return ctx.memo(("float64 modules", id(model)), lambda: float64_modules(ctx, module_of(ctx, model)))
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import libcst as cst
+
 from ...rules import Emit
 from .. import snippets
 from ..device_modules import plan_device_modules
-from ..model_reach import float64_submodules
 from ..optimizers import add_keywords
 from ..wrappers import Wrap, module_of
 from .migration import Migration, Planned
@@ -38,13 +39,18 @@ def plan(m: Migration, planned: Planned) -> Planned:
         assert anchors is not None, "the planner let model-cast through only with an anchor per model"
         module = module_of(ctx, model)
         after = planned.after_cast.get(id(model), [])
-        # XLA_DOWNCAST_BF16 made a float64 submodule f32 on the device: back to float32 after the cast
-        kept = [
-            snippets.statement(f"{ctx.code(module)}.{name}.to(torch.float32)")
-            for name in (float64_submodules(ctx, module) if m.f64_was_f32 else [])
-        ]
+        # XLA_DOWNCAST_BF16 made a float64 submodule f32 on the device, the rest bf16: the switch's rule.
+        # Under a guard the submodule is built float32 for both paths (the double idiom's `.float()`):
+        # put back to float32 after the cast, from its bf16 rounding.
+        f64 = m.float64_modules(model)
+        downcast = bool(f64) and m.guard is None
+        kept = [snippets.statement(f"{ctx.code(module)}.{name}.to(torch.float32)") for name, _ in f64 if not downcast]
+        if downcast and not any(
+            isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_BF16 for st in m.plan.prelude
+        ):
+            m.plan.prelude.append(snippets.downcast_bf16_helper())
         for anchor in anchors:
-            cast = snippets.model_cast_statement(module)
+            cast = snippets.model_cast_statement(module, downcast=downcast)
             m.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *kept, *after], m.guard))
     plan_device_modules(ctx, m.plan, m.on_device, planned.inputs, m.guard)
     return replace(planned, script_change=SHARDED_CHANGE) if m.sharded else planned
