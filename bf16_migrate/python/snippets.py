@@ -308,9 +308,9 @@ DOWNCAST_BF16 = "downcast_bf16"
 # module; `Module._apply` is what `Module.to` and `Module.float` are made of (host_float32 uses it too).
 DOWNCAST_BF16_SOURCE = '''
 def downcast_bf16(module):
-    """Cast `module` in place as the legacy XLA_DOWNCAST_BF16 switch held it on the XLA device:
-    float32 parameters and buffers become torch.bfloat16, float64 ones float32, every other one
-    (integer buffers) stays as it is. Returns `module`.
+    """Cast `module` in place as the legacy bf16 downcast environment switch held it on the XLA
+    device: float32 parameters and buffers become torch.bfloat16, float64 ones float32, every other
+    one (integer buffers) stays as it is. Returns `module`.
 
     Added by bf16-migrate in place of `module.to(torch.bfloat16)` for a model with a submodule
     built in float64, which that cast would round to bf16.
