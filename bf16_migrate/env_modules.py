@@ -20,6 +20,7 @@ FP32 (the link planner's rule for launchers, :mod:`bf16_migrate.carriers.link`).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from .carriers.model import FileResult
 from .carriers.resolve import named_tree_imports_of
 from .diagnostics import report
 
-__all__ = ["migrate_importers"]
+__all__ = ["calls_a_setter", "migrate_importers"]
 
 PythonResult = Callable[[Path, str, str, dict[str, str]], FileResult]
 """Migrates one script (path, text, encoding) launched with settings (the link planner's)."""
@@ -59,7 +60,7 @@ def migrate_importers(
     cleared: set[Path] = set()
     for module in modules:
         nearby = [p for p in module.path.parent.rglob("*.py") if p.resolve() not in given]
-        importers = _importers(module.path, [*files, *nearby], read_python, root_of, errors)
+        importers = _importers(module.path, [*files, *nearby], read_python, root_of, errors, module.sets_on_call)
         if importers is None or not importers:
             continue
         outside = next((path for path, _, _ in importers if path.resolve() not in given), None)
@@ -95,10 +96,13 @@ def _importers(
     read_python: Callable[[Path], tuple[str, str]],
     root_of: Callable[[Path], Path],
     errors: list[str],
+    setters: tuple[str, ...] = (),
 ) -> list[tuple[Path, str, str]] | None:
     """The files of ``files`` that import ``module`` (its name in their bytes, then their import
-    statements resolved in the tree: :func:`.carriers.resolve.named_tree_imports_of`), with their
-    text and encoding; None when one that may import it cannot be read."""
+    statements resolved in the tree, each to the first file of Python's search, the script's own
+    directory first: :func:`.carriers.resolve.named_tree_imports_of`) and, where the
+    module's settings are made by functions (``setters``), call one of them (:func:`calls_a_setter`),
+    with their text and encoding; None when one that may import it cannot be read."""
     key = module.resolve()
     found: list[tuple[Path, str, str]] = []
     for path in files:
@@ -111,9 +115,32 @@ def _importers(
             return None
         if module.stem not in text:
             continue
-        if any(target.resolve() == key for _, target in named_tree_imports_of(path, text, root_of(path))):
-            found.append((path, text, encoding))
+        loaded: dict[str, Path] = {}
+        for name, target in named_tree_imports_of(path, text, root_of(path)):
+            loaded.setdefault(name, target)  # the first in Python's search order: the one it loads
+        if any(target.resolve() == key for target in loaded.values()):
+            if not setters or calls_a_setter(text, setters):
+                found.append((path, text, encoding))
     return found
+
+
+def calls_a_setter(source: str, setters: Iterable[str]) -> bool:
+    """Whether Python ``source`` calls one of the functions named ``setters`` (``setup_env()`` or
+    ``common.setup_env()``; by name, as the module that defines them is the one it imports). A file
+    Python cannot parse counts as calling (it is then reported where it is migrated, not skipped).
+    Python's own parser: the call may sit anywhere (``main()``'s first line, under ``__main__``)."""
+    names = set(setters)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if name in names:
+                return True
+    return False
 
 
 def _report_blocked(module: FileResult, blocked: Path, reason: str) -> None:

@@ -160,3 +160,67 @@ def test_a_python_launcher_names_the_script_it_runs(launch, target):
     [finding] = [d for d in result.diagnostics if d.code == "BFM010"]
     assert f"set here for `{target}`, which this file runs in its own interpreter" in finding.message
     assert f"migrate `{target}` with --legacy-env XLA_USE_BF16=1" in finding.message
+
+
+SETUP = (
+    '"""Settings shared by the scripts."""\nimport os\n\n\n'
+    'def setup_env():\n    """Call first."""\n    os.environ.setdefault("PJRT_DEVICE", "TPU")\n'
+    '    os.environ["XLA_USE_BF16"] = "1"\n\n\ndef batch_size():\n    return 8\n'
+)
+CALLS = TRAIN.replace("import env_setup  # noqa: F401\n", "from common import setup_env\n\nsetup_env()\n")
+IMPORTS_ONLY = NO_MODEL.replace("import env_setup  # noqa: F401\n", "from common import batch_size\n")
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_a_function_that_sets_the_switch_is_followed_to_the_scripts_that_call_it(mode, tmp_path):
+    """``common.setup_env()``, called first by the scripts, sets the switch: the scripts that call it are
+    migrated under it and its write goes; a script that imports the module for something else (and
+    never calls the function) runs without the switch and is left as it is."""
+    tree = _tree(tmp_path, **{"common.py": SETUP, "train.py": CALLS, "tool.py": IMPORTS_ONLY})
+    outcome = migrate_paths([tree], mode, write=True)
+    common = (tree / "common.py").read_text()
+    assert "XLA_USE_BF16" not in common and '    os.environ.setdefault("PJRT_DEVICE", "TPU")\n' in common
+    rounding = '    os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"\n'
+    assert (rounding in common) == (mode == "stochastic")
+    train = (tree / "train.py").read_text()
+    assert (
+        "setup_env()\n" in train
+        and ("model.to(torch.bfloat16)" if mode == "stochastic" else "torch.autocast(") in train
+    )
+    assert (tree / "tool.py").read_text() == IMPORTS_ONLY
+    assert ("common.py", 8, "BFM001", True) in _codes(outcome)
+    assert not [c for c in _codes(outcome) if c[2] == "BFM010"]
+    again = migrate_paths([tree], mode, write=True)
+    assert not again.changed
+
+
+def test_a_setter_nobody_calls_keeps_the_switch(tmp_path):
+    """Imported for its other function only, the module's setter never runs: nothing is migrated and
+    its finding stays (the switch is not in force for that script)."""
+    tree = _tree(tmp_path, **{"common.py": SETUP, "tool.py": IMPORTS_ONLY})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert (tree / "common.py").read_text() == SETUP and (tree / "tool.py").read_text() == IMPORTS_ONLY
+    assert ("common.py", 8, "BFM010", False) in _codes(outcome)
+
+
+def test_an_importer_resolves_to_its_own_directorys_module_first(tmp_path):
+    """``from common import setup_env`` in ``variant/train.py`` loads ``variant/common.py`` (the script's
+    directory comes first in Python's search), which sets nothing: that script is not the root module's
+    importer and is left as it is."""
+    tree = _tree(tmp_path, **{"common.py": SETUP, "train.py": CALLS})
+    (tree / "variant").mkdir()
+    (tree / "variant" / "common.py").write_text(SETUP.replace('    os.environ["XLA_USE_BF16"] = "1"\n', ""))
+    (tree / "variant" / "train.py").write_text(CALLS)
+    migrate_paths([tree], "stochastic", write=True)
+    assert "model.to(torch.bfloat16)" in (tree / "train.py").read_text()
+    assert (tree / "variant" / "train.py").read_text() == CALLS
+
+
+def test_verify_takes_a_setter_the_script_calls_as_the_legacy_runs_setting(tmp_path):
+    tree = _tree(tmp_path, **{"common.py": SETUP, "train.py": CALLS, "tool.py": IMPORTS_ONLY})
+    env, _, module = _implied_legacy_env(tree / "train.py", CALLS, mode_named("stochastic"), {}, [], given_legacy=False)
+    assert dict(env) == {"XLA_USE_BF16": "1"} and module == tree / "common.py"
+    none, _, _ = _implied_legacy_env(
+        tree / "tool.py", IMPORTS_ONLY, mode_named("stochastic"), {}, [], given_legacy=False
+    )
+    assert dict(none) == {}

@@ -441,6 +441,7 @@ class LinkPlanner:
             ],
             list(result.outcome.f32_islands),
             sets_on_import=dict(result.outcome.sets_on_import),
+            sets_on_call=tuple(result.outcome.sets_on_call),
         )
 
     def migrate_embedded_python(

@@ -464,6 +464,9 @@ class FileResult:
     """For a Python file refused for want of a model that sets legacy variables at module level (an
     ``env_setup.py``): those settings, followed to the scripts that import it
     (:mod:`bf16_migrate.env_modules`)."""
+    sets_on_call: tuple[str, ...] = ()
+    """With ``sets_on_import``, the functions that make them when called (``Outcome.sets_on_call``):
+    only the importers that call one are followed."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the

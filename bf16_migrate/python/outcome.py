@@ -159,6 +159,9 @@ class Outcome:
     """For a file refused for want of a model that sets legacy variables at module level,
     unconditionally (an ``env_setup.py`` that scripts import first): those settings, which the
     project follows to the scripts that import it (:mod:`bf16_migrate.env_modules`)."""
+    sets_on_call: tuple[str, ...] = ()
+    """With :attr:`sets_on_import`: the module-level functions that make those settings when called
+    (``setup_env``); only the importers that call one run under them. Empty: the import makes them."""
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

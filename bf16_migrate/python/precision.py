@@ -536,15 +536,29 @@ class Planner:
         plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None, on_device)
 
     def _sets_on_import(self, writes: list[LegacyWrite]) -> dict[str, str]:
-        """The legacy settings the file makes for whatever imports it: every write at module level,
-        unconditional, of a value that turns the switch on (``os.environ.setdefault("XLA_USE_BF16",
-        "1")`` in an ``env_setup.py`` a script imports first); empty when one is not."""
+        """The legacy settings the file makes for whatever imports it: every write unconditional, of
+        a value that turns the switch on, at module level (``os.environ.setdefault("XLA_USE_BF16",
+        "1")`` in an ``env_setup.py`` a script imports first) or in the body of a module-level
+        function (``def setup_env(): os.environ["XLA_USE_BF16"] = "1"``, which the scripts call
+        first: its names go to ``ctx.outcome.sets_on_call``); empty when one is not."""
         ctx = self.ctx
         if self.external or self.guard is not None or not writes:
             return {}
-        if not all(ctx.parent(w.statement) is ctx.module and w.truthy and w.literal for w in writes):
+        setters = [self._setter(w) for w in writes]
+        if not all(s is not None and w.truthy and w.literal for s, w in zip(setters, writes)):
             return {}
+        ctx.outcome.sets_on_call = tuple(dict.fromkeys(s.name.value for s in setters if isinstance(s, cst.FunctionDef)))
         return {w.variable: w.literal for w in writes if w.literal is not None}
+
+    def _setter(self, w: LegacyWrite) -> cst.Module | cst.FunctionDef | None:
+        """Where ``w`` runs unconditionally for an importer: the module (a module-level write) or the
+        module-level function whose body holds it; None for any other place."""
+        ctx = self.ctx
+        block = ctx.parent(w.statement)
+        if block is ctx.module:
+            return ctx.module
+        owner = ctx.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        return owner if isinstance(owner, cst.FunctionDef) and ctx.parent(owner) is ctx.module else None
 
     def _set_for_importers(self, writes: list[LegacyWrite]) -> bool:
         """A module without a model of its own that sets the legacy switch for the scripts that import

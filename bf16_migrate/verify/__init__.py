@@ -231,9 +231,10 @@ def _implied_legacy_env(
 def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[str, str], Path]:
     """The legacy settings a module of the script's tree that it imports makes at module level for
     whatever imports it (:attr:`bf16_migrate.python.outcome.Outcome.sets_on_import`: an
-    ``env_setup.py``), and that module; ``({}, script)`` when there is none. The modules are read
-    only when they name a legacy variable."""
+    ``env_setup.py``), or in a function the script calls (``setup_env()``), and that module;
+    ``({}, script)`` when there is none. The modules are read only when they name a legacy variable."""
     from bf16_migrate.carriers.resolve import named_tree_imports_of
+    from bf16_migrate.env_modules import calls_a_setter
     from bf16_migrate.python import ParseError, migrate_source
 
     package = package_run(script, source)
@@ -249,7 +250,8 @@ def _env_module_settings(script: Path, source: str, mode: Mode) -> tuple[dict[st
             result = migrate_source(text, mode, str(path))
         except (ParseError, ValueError):
             continue
-        if result.outcome.sets_on_import:
+        setters = result.outcome.sets_on_call
+        if result.outcome.sets_on_import and (not setters or calls_a_setter(source, setters)):
             return dict(result.outcome.sets_on_import), path
     return {}, script
 
