@@ -86,6 +86,7 @@ CARRIER_FILES: dict[str, FileNames] = {
     ),
     "dotenv": FileNames(names=frozenset({".env", "env.list"}), prefixes=(".env.",), endings=(".env",)),
     "vscode": FileNames(names=frozenset({"launch.json"})),  # VS Code's .vscode/launch.json
+    "procfile": FileNames(names=frozenset({"Procfile"}), prefixes=("Procfile.",)),  # Procfile.dev
 }
 """The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order
 they are tried; a shell script without a suffix is also known by its ``#!`` line."""

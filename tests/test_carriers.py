@@ -39,6 +39,7 @@ def test_every_carrier_shape_has_a_case():
         "notebook",
         "ci_workflow",
         "taskfile",
+        "procfile",
     }
 
 
@@ -84,7 +85,7 @@ def test_outputs_stay_valid(case, mode, tmp_path):
             nbformat.validate(nbformat.read(str(path), as_version=4))
         elif kind == "vscode":
             json5.loads(path.read_text())
-        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook", "vscode"):
+        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook", "vscode", "procfile"):
             analyze(kind, path.read_text(), str(path))  # re-parses
 
 
@@ -246,6 +247,18 @@ def test_unparseable_carrier_is_an_error_naming_file_and_line(tmp_path, name, te
     assert len(outcome.errors) == 1
     assert outcome.errors[0].startswith(f"{path}{where}") and "\n" not in outcome.errors[0]
     assert path.read_text() == text
+
+
+def test_a_procfiles_processes_are_its_command_lines():
+    """``<process type>: <command>`` lines (Heroku's "The Procfile"); comments, blank lines and lines
+    without a process type are not processes; the command's span is exact, blanks after the colon
+    skipped; ``Procfile`` and ``Procfile.dev`` are Procfiles."""
+    from bf16_migrate.carriers.procfile import commands
+
+    text = "# dev\nweb: gunicorn app\n\nworker:   XLA_USE_BF16=1 python t.py\r\nnot a process\nempty:\n"
+    found = [(name, text[a:b]) for name, a, b in commands(text)]
+    assert found == [("web", "gunicorn app"), ("worker", "XLA_USE_BF16=1 python t.py")]
+    assert kind_of(Path("Procfile")) == "procfile" and kind_of(Path("Procfile.dev")) == "procfile"
 
 
 def test_unsupported_kind_is_reported(tmp_path):
