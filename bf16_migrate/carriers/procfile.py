@@ -17,7 +17,7 @@ same one regular split; the command itself goes to the real shell parser (:mod:`
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
 from .model import Analysis, Decision, Edit, LineIndex, apply_edits
@@ -60,12 +60,16 @@ def analyze(text: str, path: str) -> Analysis:
     analysis = Analysis(KIND, text)
     index = LineIndex(text)
     fragments: list[tuple[int, int, ShellFragment]] = []
+
+    def at(start: int) -> Callable[[int], tuple[int, int]]:
+        return lambda off: index.pos(start + off)
+
     for _, start, end in commands(text):
         frag = ShellFragment(
             text[start:end],
             path,
             analysis,
-            pos=lambda off, start=start: index.pos(start + off),
+            pos=at(start),
             embedded=True,
             base=start,
             one_line=True,
