@@ -350,6 +350,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
     },
     "bf16_migrate.verify": {
         "bf16_migrate.carriers.resolve": f"{_CODEMOD}: read only for a script that names no legacy variable",
+        "bf16_migrate.env_modules": f"{_CODEMOD}: read only where a module's function sets the switch",
         "bf16_migrate.python": _CODEMOD,
         "bf16_migrate.python.outcome": _CODEMOD,
         "bf16_migrate.python.test_or_script": _CODEMOD,
