@@ -1351,3 +1351,48 @@ def test_an_upcast_of_a_floating_tensor_computed_with_is_decided_at_run_time():
     assert "sum(bf16_on_xla(v.float()).norm() for v in tensors)" in code
     assert "[v.float().cpu() for v in tensors]" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+CLASS_WEIGHTS = """import os
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    counts = np.array([50, 20, 10, 5])
+    class_w = torch.as_tensor(counts.sum() / (4 * counts), device=device)
+    model = torch.nn.Linear(6, 4).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        xb, yb = torch.randn(32, 6).to(device), torch.randint(0, 4, (32,)).to(device)
+        logits = model(xb)
+        per = F.cross_entropy(logits, yb, weight=class_w, reduction="none")
+        loss = per.sum() / class_w[yb].sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_class_weights_from_numpy_are_decided_where_they_are_made():
+    """``torch.as_tensor(<NumPy float64>, device=d)`` is float64 on the device (bf16 under the switch),
+    not "made f32": followed to its meetings, its gather and sum ran in float64 and were cast after (a
+    hunt's false PASS). It goes through the run-time cast where it is made (BFM154); amp makes it float32
+    there (BFM023): a loss's ``weight=`` is no class-index target, and autocast does not cast float64."""
+    result = migrate_source(CLASS_WEIGHTS, "stochastic", "train.py")
+    made = "    class_w = floating_to_bf16(torch.as_tensor(counts.sum() / (4 * counts), device=device))\n"
+    assert made in result.code and "class_w[yb].sum()" in result.code
+    assert not [d for d in result.diagnostics if d.code == "BFM087"]
+    amp = migrate_source(CLASS_WEIGHTS, "amp", "train.py")
+    assert "    class_w = float64_to_float32(torch.as_tensor(counts.sum() / (4 * counts), device=device))\n" in amp.code
+    for code, mode in ((result.code, "stochastic"), (amp.code, "amp")):
+        cst.parse_module(code)
+        assert migrate_source(code, mode, "train.py").code == code

@@ -276,13 +276,19 @@ _CLASS_INDEX_LOSSES = frozenset({"torch.nn.functional.cross_entropy", "torch.nn.
 
 
 def _class_index_target(ctx: FileContext, read: cst.CSTNode) -> bool:
-    """Whether ``read`` (or a view of it: ``y.reshape(-1)``) is the target of a loss over class indices."""
+    """Whether ``read`` (or a view of it: ``y.reshape(-1)``) is the target of a loss over class indices
+    (``F.cross_entropy(logits, y)``, ``target=y``); its ``weight=`` is not."""
     node: cst.CSTNode = read
     while isinstance(ctx.parent(node), cst.Attribute) and isinstance(call := ctx.parent(ctx.parent(node)), cst.Call):
         node = call
     arg = ctx.parent(node)
     holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
-    return isinstance(holder, cst.Call) and bool(ctx.qualified_names(holder.func) & _CLASS_INDEX_LOSSES)
+    if not (isinstance(holder, cst.Call) and ctx.qualified_names(holder.func) & _CLASS_INDEX_LOSSES):
+        return False
+    assert isinstance(arg, cst.Arg), "the holder is a call only through an argument"
+    # the target (second positional, or `target=`): `weight=class_w` is a floating tensor the loss computes with
+    positional = [a for a in holder.args if a.keyword is None]
+    return (arg.keyword is not None and arg.keyword.value == "target") or (len(positional) > 1 and positional[1] is arg)
 
 
 _DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray"})

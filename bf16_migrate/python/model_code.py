@@ -495,9 +495,23 @@ class _Audit:
                 made = self._made(call)
                 if made == _INTEGER:
                     int_roots.append(call)
-                elif isinstance(made, tuple) and _keyword(call, "device") is not None and self._meets_path(call):
+                elif (
+                    isinstance(made, tuple)
+                    and _keyword(call, "device") is not None
+                    and not (made[1] and self._of_its_data(call))
+                    and self._meets_path(call)
+                ):
                     factories.append((call, *made))
         return factories, int_roots
+
+    def _of_its_data(self, call: cst.Call) -> bool:
+        """A factory whose dtype is its data's (``[factories]`` ``"literal"``/``"unknown"`` of
+        ``rules/torch_api.toml``: ``torch.as_tensor(weights, device=d)``): of data the code does not
+        tell it may be float64, not "made f32"; the step's run-time cast decides it where it is made
+        (:mod:`.device_tensors`, BFM154). Followed to its meetings instead, its gather and sum ran in
+        float64 on the device (a hunt's class weights from NumPy, verify's trace)."""
+        factory = self._factory_name(call)
+        return factory is not None and self.dtypes.api.factories.get(factory) in ("literal", "unknown")
 
     def _step_upcasts(self, fresh: frozenset[int]) -> list[tuple[cst.Call, cst.Arg | None]]:
         """The upcasts the functions calling the model make on the step's loss path themselves
