@@ -9,6 +9,7 @@ from __future__ import annotations
 from ...rules import STOCHASTIC_ROUNDING_VAR, Emit
 from ..context import FileContext
 from ..double_idiom import plan_double_meant_fp32
+from ..dtype_guards import plan_dtype_guards
 from ..optimizers import fp32_optimizer_state
 from ..outcome import Edge, Refusal
 from ..write_edits import switch_writes
@@ -93,6 +94,13 @@ def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
         models = [model for model, anchors in zip(m.models, m.cast_anchors) if anchors is not None or not cast]
         modules = [call for model in models for _, call in m.float64_modules(model)]
         plan_double_meant_fp32(m.ctx, m.plan, modules, model_cast=cast and m.guard is None)
+    return planned
+
+
+def dtype_guards(m: Migration, planned: Planned) -> Planned:
+    """A guard on a tensor's dtype that names float32 accepts bf16 too (:mod:`..dtype_guards`): under
+    the switch a device tensor said float32 while it held bf16, in every mode."""
+    plan_dtype_guards(m.ctx, m.plan)
     return planned
 
 
