@@ -115,3 +115,52 @@ def test_amp_makes_a_float64_arrival_float32_where_it_arrives():
     assert arrivals == [("BFM023", 13)], arrivals
     assert migrate_source(result.code, "amp", "train.py").code == result.code
     assert "float64_to_float32" not in migrate_source(source, "stochastic", "train.py").code
+
+
+F64_BUFFER = """import os
+import numpy as np
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Scores(torch.nn.Module):
+    def __init__(self, heads=4):
+        super().__init__()
+        self.q = torch.nn.Linear(8, 8)
+        self.register_buffer("slopes", torch.from_numpy(2.0 ** -np.arange(1, heads + 1)).view(heads, 1, 1))
+
+    def forward(self, x):
+        return self.q(x) - self.slopes.sum()
+
+
+def main():
+    device = torch_xla.device()
+    model = Scores().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    x = torch.randn(2, 8).to(device)
+    loss = model(x).square().mean()
+    loss.backward()
+    opt.step()
+
+
+main()
+"""
+
+
+def test_a_float64_buffer_is_made_float32_with_the_fp32_model():
+    """amp: a buffer registered from NumPy's float64 (ALiBi slopes) was bf16 under the switch; autocast
+    casts no float64, so left as it is the forward computes in f64 (a hunt's false PASS). The FP32
+    model is made float32 after it reaches the device (BFM023 ``state``); a buffer of Python literals
+    (float32) asks for nothing, nor do the bf16 modes, whose model cast covers it."""
+    result = migrate_source(F64_BUFFER, "amp", "train.py")
+    assert "    model = Scores().to(device)\n    model.to(torch.float32)\n    opt = " in result.code
+    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM023"] == [("BFM023", 13)]
+    cst.parse_module(result.code)
+    assert migrate_source(result.code, "amp", "train.py").code == result.code
+    literal = F64_BUFFER.replace(
+        "torch.from_numpy(2.0 ** -np.arange(1, heads + 1))", "torch.tensor([0.5, 0.25, 0.125, 0.0625])"
+    )
+    assert "model.to(torch.float32)" not in migrate_source(literal, "amp", "train.py").code
+    assert "model.to(torch.float32)" not in migrate_source(F64_BUFFER, "stochastic", "train.py").code

@@ -630,3 +630,37 @@ def test_amps_onset_limit_grows_with_a_far_control_and_full_bf16_still_fails():
     near["legacy"].losses = [x * (1.0 + 0.003 * (-1) ** i) for i, x in enumerate(FP32)]
     detail = part_of(judge(mode_named("amp"), near), "matches").detail
     assert "median rel. diff of the first 9 steps 0.0025 (limit 0.002)" in detail
+
+
+# an attention score made f64 by a float64 buffer: a bf16 dot, an f64 dot of the scores, an f32 one
+HLO_F64 = """HloModule IrToHlo.8, entry_computation_layout={(bf16[4,4]{1,0}, f64[4,4]{1,0}, f32[4,4]{1,0})->(f64[4,4]{1,0})}
+
+ENTRY %IrToHlo.8 (p0.1: bf16[4,4], p1.2: f64[4,4], p2.3: f32[4,4]) -> (bf16[4,4], f64[4,4], f32[4,4]) {
+  %p0.1 = bf16[4,4]{1,0} parameter(0)
+  %p1.2 = f64[4,4]{1,0} parameter(1)
+  %p2.3 = f32[4,4]{1,0} parameter(2)
+  %dot.4 = bf16[4,4]{1,0} dot(bf16[4,4]{1,0} %p0.1, bf16[4,4]{1,0} %p0.1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %dot.5 = f64[4,4]{1,0} dot(f64[4,4]{1,0} %p1.2, f64[4,4]{1,0} %p1.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %dot.6 = f32[4,4]{1,0} dot(f32[4,4]{1,0} %p2.3, f32[4,4]{1,0} %p2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t.7 = (bf16[4,4], f64[4,4], f32[4,4]) tuple(bf16[4,4] %dot.4, f64[4,4] %dot.5, f32[4,4] %dot.6)
+}"""  # noqa: E501  (the HLO text as torch_xla dumps it, one instruction a line)
+
+
+def test_f64_matmuls_are_counted_and_fail_in_every_mode_never_excused_by_the_autocast_control():
+    """A float64 buffer the migration left (NumPy's ALiBi slopes) made the scores and the attention
+    matmuls f64: no switch left f64 on the device, and autocast casts no float64, so an autocast control
+    carrying the same buffer excuses nothing (a hunt's false PASS)."""
+    st = hlo_stats(HLO_F64)
+    assert (st.matmuls, st.matmuls_bf16, st.matmuls_with_f32, st.matmuls_with_f64) == (3, 1, 1, 1)
+    assert GraphStats.from_dict(st.to_dict()).matmuls_with_f64 == 1
+    f64 = GraphStats(matmuls=39, matmuls_bf16=6, matmuls_other=33, matmuls_with_f64=33, step=9)
+    amp = runs(migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6}, mg=f64)
+    amp["autocast"] = RunRecord("autocast", losses=list(amp["migrated"].losses), graph=f64)
+    p = part_of(judge(mode_named("amp"), amp), "precision")
+    assert (
+        p.status == FAIL and "33 of 39 matmuls of the step graph compute in f64 where the legacy run had 0" in p.detail
+    )
+    p = part_of(judge(mode_named("stochastic"), runs(mg=f64)), "precision")
+    assert p.status == FAIL and "compute in f64" in p.detail
+    # f64 matmuls the legacy graph had too are not the migration's
+    assert "compute in f64" not in part_of(judge(mode_named("stochastic"), runs(mg=f64, lg=f64)), "precision").detail

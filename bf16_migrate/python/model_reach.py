@@ -171,6 +171,50 @@ def float64_modules(ctx: FileContext, model: cst.BaseExpression) -> list[tuple[s
     return list(found.items())
 
 
+_DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray"})
+_FLOAT64 = frozenset({"torch.float64", "torch.double"})
+
+
+def float64_state(ctx: FileContext) -> cst.Call | None:
+    """The first buffer or parameter a class of the file registers from data that may be float64:
+    ``self.register_buffer("slopes", torch.from_numpy(np_slopes))``, ``nn.Parameter(torch.tensor(v,
+    dtype=torch.float64))``, a ``.double()`` (torch's data factories keep NumPy's float64: torch 2.9
+    docs of ``torch.as_tensor``, ``torch.from_numpy``); None when there is none. A data factory given
+    a Python float literal, or ``dtype=`` other than float64, is float32 or named. Under the switch such
+    state was low precision on the device; autocast casts no float64 (PyTorch's
+    aten/src/ATen/autocast_mode.h, ``is_eligible``), so an FP32 model keeping it computes in f64."""
+    for cls in ctx.nodes(cst.ClassDef):
+        for call in findall(cls, m.Call()):
+            assert isinstance(call, cst.Call), "findall of m.Call()"
+            registers = m.matches(call.func, m.Attribute(attr=m.Name("register_buffer"))) and len(call.args) >= 2
+            parameter = bool(ctx.qualified_names(call.func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+            value = call.args[1].value if registers else call.args[0].value if parameter and call.args else None
+            if value is not None and _may_be_float64(ctx, value):
+                return call
+    return None
+
+
+def _may_be_float64(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` may make a float64 tensor: it names float64 or calls ``.double()``, or a torch
+    data factory in it is given data that is not a literal of Python numbers and no ``dtype=``."""
+    for node in findall(value, m.Attribute() | m.Call()):
+        if isinstance(node, cst.Attribute):
+            double = node.attr.value == "double" and isinstance(ctx.parent(node), cst.Call)
+            if double or ctx.qualified_names(node) & _FLOAT64:
+                return True
+            continue
+        assert isinstance(node, cst.Call), "findall of m.Attribute() | m.Call()"
+        names = ctx.qualified_names(node.func)
+        if not names & _DATA_FACTORIES or not node.args:
+            continue
+        if any(a.keyword is not None and a.keyword.value == "dtype" for a in node.args):
+            continue
+        # NumPy data, or data the code does not show as a literal of Python numbers
+        if names & {"torch.from_numpy"} or findall(node.args[0].value, m.Name() | m.Call() | m.Attribute()):
+            return True
+    return False
+
+
 def model_roots(ctx: FileContext, models: Iterable[cst.BaseExpression]) -> list[cst.BaseExpression]:
     """The expressions the models are built from: the values assigned to each model name
     (``model = TinyLM(cfg).to(device)``) or, for ``self.model``, to that attribute in its class."""

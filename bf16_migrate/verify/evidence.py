@@ -275,13 +275,24 @@ def _precision_from_graphs(
     code in f32; a dot of f32 and bf16 computes in f32, so it counts). amp's matmuls that are not
     bf16 pass when the ``autocast`` control's step graph, as many matmuls, has at least as many:
     they are ops autocast itself leaves in f32 (a spectral norm's power iteration, ``torch.mv``
-    under ``no_grad``: bench/unseen/hunt8 sn_ckpt_dockerarg), not a forward outside autocast."""
+    under ``no_grad``: bench/unseen/hunt8 sn_ckpt_dockerarg), not a forward outside autocast. In every
+    mode a matmul with an f64 operand the legacy step graph did not have fails, never excused by the
+    control: no switch left f64 on the device, and autocast lowers no float64 (a hunt's ALiBi slopes
+    from NumPy, a float64 buffer, made 33 of 39 matmuls f64 in an autocast control too)."""
     g = migrated.graph
     if g is None or not g.matmuls:
         return [], [], {}
     figs: dict[str, int | None] = {"matmuls": g.matmuls, "matmuls_bf16": g.matmuls_bf16, "matmuls_f32": g.matmuls_f32}
     problems: list[str] = []
     fact = f"step graph {g.matmuls_bf16} of {g.matmuls} matmuls bf16"
+    lg64 = legacy.graph if legacy is not None and legacy.ok else None
+    allowed64 = lg64.matmuls_with_f64 if lg64 is not None else 0
+    figs["matmuls_f64"] = g.matmuls_with_f64
+    if g.matmuls_with_f64 > allowed64:
+        problems.append(
+            f"{g.matmuls_with_f64} of {g.matmuls} matmuls of the step graph compute in f64 where the legacy run had "
+            f"{allowed64} (the switch left no float64 on the device; autocast casts no float64)"
+        )
     if g.matmuls_bf16 == 0:
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
     elif mode.autocast:

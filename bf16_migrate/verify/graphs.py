@@ -140,7 +140,9 @@ class GraphStats:
     instructions; ``matmuls_bf16`` / ``matmuls_f32`` / ``matmuls_other``: those whose operands
     are all bf16 / all f32 / anything else (mixed, f16, integer); ``matmuls_with_f32``: those with
     an f32 operand (all f32, or f32 meeting bf16: torch-xla computes a mixed dot in f32, measured on
-    fixtures/causal_lm migrated without the model-code audit: 21 all-f32 and 18 mixed of 39).
+    fixtures/causal_lm migrated without the model-code audit: 21 all-f32 and 18 mixed of 39);
+    ``matmuls_with_f64``: those with an f64 operand (no switch left any f64 on the device: XLA_USE_BF16
+    made it bf16, XLA_DOWNCAST_BF16 f32; autocast casts no float64).
     ``converts``: element-type
     conversion -> count (``"f32->bf16"``, ``"bf16->f32"``, ``"s64->f32"``...).
     ``round_trips``: converts between f32 and bf16 that undo another such convert with only
@@ -168,6 +170,7 @@ class GraphStats:
     matmuls_f32: int = 0
     matmuls_other: int = 0
     matmuls_with_f32: int = 0
+    matmuls_with_f64: int = 0
     converts: dict[str, int] = field(default_factory=dict)
     scalar_converts: dict[str, int] = field(default_factory=dict)
     round_trips: dict[str, int] = field(default_factory=dict)
@@ -302,6 +305,7 @@ def combine(parts: Sequence[GraphStats]) -> GraphStats:
         total.matmuls_f32 += part.matmuls_f32
         total.matmuls_other += part.matmuls_other
         total.matmuls_with_f32 += part.matmuls_with_f32
+        total.matmuls_with_f64 += part.matmuls_with_f64
         for mine, theirs in (
             (total.converts, part.converts),
             (total.scalar_converts, part.scalar_converts),
@@ -357,6 +361,8 @@ def _read_instructions(hlo: str, stats: GraphStats) -> tuple[dict[str, _Instr], 
                 stats.matmuls_other += 1
             if set(_WIDE) & types:
                 stats.matmuls_with_f32 += 1
+            if "f64" in types:
+                stats.matmuls_with_f64 += 1
         if op == "exponential" and et is not None and _elements(m.group("type")) > 1:
             stats.exponentials[et] = stats.exponentials.get(et, 0) + 1
         if op == "convert" and operands and et is not None:

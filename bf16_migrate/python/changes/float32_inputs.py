@@ -27,6 +27,7 @@ from ..device_tensors import unknown_arrivals
 from ..dtype_flow import DtypeFlow
 from ..inputs import InputCasts
 from ..model_code import short_code
+from ..model_reach import float64_state
 from ..model_site import ModelCall, same_model
 from ..wrappers import module_of
 from .migration import Migration, Planned
@@ -38,8 +39,27 @@ def plan(m: Migration, planned: Planned) -> Planned:
     """The hook on each model, not sharded, and each other module on the device whose inputs need
     it (:func:`plan_float32_inputs`)."""
     models = [(model, at) for model, at in zip(m.models, m.cast_anchors) if id(model) not in m.sharded]
+    _float64_state(m, models)
     plan_float32_inputs(m.ctx, m.plan, m.flow, models, m.calls, m.guard, m.on_device)
     return planned
+
+
+def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list[cst.BaseStatement] | None]]) -> None:
+    """``<model>.to(torch.float32)`` before each model's anchors when a class of the file registers a
+    buffer or parameter that may be float64 (:func:`..model_reach.float64_state`), reported once
+    (BFM023 ``state``). Under the switch that state was low precision on the device; the FP32 model
+    under autocast would compute with it in f64 (a hunt's ALiBi slopes from NumPy: the scores, the
+    softmax and the attention matmuls in f64). For an FP32 model the cast changes nothing else."""
+    state = float64_state(m.ctx)
+    if state is None:
+        return
+    for model, anchors in models:
+        module = m.ctx.code(module_of(m.ctx, model))
+        for statement in anchors or []:
+            cast = snippets.statement(f"{module}.to(torch.float32)")
+            m.plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([cast], m.guard))
+        if anchors:
+            m.ctx.report("BFM023", state, fixed=True, variant="state", code=short_code(m.ctx, state), model=module)
 
 
 def plan_float32_inputs(
