@@ -149,6 +149,23 @@ def test_fp16_variables_removed_with_diagnostic(variable):
     assert "since torch-xla 2.5" in result.diagnostics[0].message
 
 
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_an_fp16_variable_the_script_reads_is_kept(mode):
+    """The write of an FP16 variable did nothing in torch-xla, but a read of it in the script decided
+    Adam's eps (1e-4 under it, 1e-8 without): removing the write would change the optimisation (a
+    hunt's autoencoder). It is kept and the finding names the read's line and the value it saw."""
+    src = (
+        HEADER
+        + 'os.environ.setdefault("XLA_DOWNCAST_FP16", "1")\n'
+        + ('EPS = 1e-4 if os.environ.get("XLA_DOWNCAST_FP16") == "1" else 1e-8\n')
+        + TRAIN
+    )
+    result = migrate_source(src, mode, "train.py")
+    assert result.code == src
+    [kept] = [d for d in result.diagnostics if d.code == "BFM003"]
+    assert not kept.fixed and "reads it at line" in kept.message and '("1")' in kept.message
+
+
 def test_computed_value_is_reported_and_left():
     src = HEADER + 'os.environ["XLA_USE_BF16"] = os.environ.get("USE_BF16", "0")\n' + TRAIN
     result = run(src)

@@ -213,7 +213,7 @@ class Planner:
             return
         if self._framework_decides(writes, reads) or self._under_a_script(writes, reads):
             return
-        triaged = [(w, self._triage(w)) for w in writes]
+        triaged = [(w, self._triage(w, reads)) for w in writes]
         on_writes = [w for w, conditions in triaged if conditions is not None]
         if plan_no_tensor(ctx, self.plan, on_writes, self.external):
             on_writes = []  # the settings change nothing in a file that makes no tensor: removed (BFM170)
@@ -335,11 +335,28 @@ class Planner:
             reads = replace_reads(ctx, self.plan, self.mode, reads, in_force)
         return reads
 
-    def _triage(self, w: LegacyWrite) -> list[Condition] | None:
+    def _triage(self, w: LegacyWrite, reads: list[Mention]) -> list[Condition] | None:
         """Report and plan one write. Returns the conditions under which it switches bf16 on
-        (``[]``: unconditionally) when it is to be migrated, None when it was handled here."""
+        (``[]``: unconditionally) when it is to be migrated, None when it was handled here. A write of
+        a variable torch-xla ignores is removed, unless one of ``reads`` reads it: the script's own
+        code then decides something on it (Adam's eps), which removing the write would change."""
         ctx, rule = self.ctx, self.ctx.rules.variables[w.variable]
         if not rule.effective:
+            read = next((r for r in reads if r.variable == w.variable), None)
+            if read is not None:
+                line = ctx.pos(read.node)[0]
+                value = w.literal or "1"
+                ctx.report(
+                    "BFM003",
+                    w.key,
+                    fixed=False,
+                    variant="read",
+                    variable=w.variable,
+                    since=rule.deprecated_since,
+                    line=line,
+                    value=value,
+                )
+                return None
             remove_write(ctx, self.plan, w)
             ctx.report("BFM003", w.key, fixed=True, variable=w.variable, since=rule.deprecated_since)
             return None
