@@ -734,6 +734,61 @@ def test_a_module_that_stays_on_the_host_is_not_cast(mode):
     assert "emb.to(torch.bfloat16)" in code if mode == "stochastic" else 'os.environ["XLA_USE_BF16"]' in code
 
 
+HOST_HELPER = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def train_on_host():
+    net = Net()
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    x, y = torch.randn(64, 8), torch.randint(0, 3, (64,))
+    for _ in range(5):
+        loss = F.cross_entropy(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return net.state_dict()
+
+
+def load_on_device(state, device):
+    net = Net()
+    net.load_state_dict(state)
+    return net.to(device).eval()
+
+
+device = torch_xla.device()
+model = load_on_device(train_on_host(), device)
+with torch.no_grad():
+    out = model(torch.randn(4, 8).to(device))
+print(out.cpu().sum().item())
+"""
+
+
+def test_a_module_a_helper_trains_on_the_host_is_not_cast():
+    """A helper trains a module on the host and hands back its state dict; another loads it onto the
+    device. The helper moves nothing itself, but the file places its tensors: the host module stays
+    float32 (its training was float32 under the switch, a hunt's ensemble) and the device one is cast."""
+    code = migrate_source(HOST_HELPER, "stochastic", "train.py").code
+    host = code[code.index("def train_on_host") : code.index("def load_on_device")]
+    assert "bfloat16" not in host and "register_forward_pre_hook" not in host
+    assert "    net.to(torch.bfloat16)\n    return net.to(device).eval()\n" in code
+    cst.parse_module(code)
+    assert migrate_source(code, "stochastic", "train.py").code == code
+
+
 DOWNCAST_HEAD = """import os
 import torch
 import torch_xla

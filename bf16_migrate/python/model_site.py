@@ -281,11 +281,11 @@ def _find_optimizers(ctx: FileContext) -> list[OptimizerSite]:
 _MOVES = frozenset({"to", "cuda", "xla", "to_empty", "share_memory"})
 
 
-def _moves_others(ctx: FileContext, function: cst.FunctionDef) -> bool:
-    """Whether ``function`` moves something to a device it names (``tower.to(device)``,
+def _moves_others(ctx: FileContext, function: cst.FunctionDef | cst.Module) -> bool:
+    """Whether ``function`` (or the whole module) moves something to a device it names (``tower.to(device)``,
     ``x.to(xm.xla_device())``): the code places its tensors and modules itself, so a module it never
     moves stays where it is made."""
-    for call in ctx.nodes_in(cst.Call, function):
+    for call in ctx.nodes(cst.Call) if isinstance(function, cst.Module) else ctx.nodes_in(cst.Call, function):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and call.args:
             words = {n.value for n in findall(call.args[0].value, m.Name()) if isinstance(n, cst.Name)}
             words |= {a.attr.value for a in findall(call.args[0].value, m.Attribute()) if isinstance(a, cst.Attribute)}
@@ -299,11 +299,17 @@ def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
     function, to a constructor call that names no device and moves nothing (``emb = HostEmbeddings()``),
     whose class (when the file defines it) names no device, never moved (``.to``, ``.cuda``...) nor
     handed to anything (only its methods and its own calls are read), in a file that sets no default
-    device. Under the switch its parameters and its optimizer's state stayed float32 on the host (the
-    switch acts on XLA tensors only: torch-xla's torch_xla/csrc/dtype.cpp); cast, they became bf16 there
-    (found by a hunt: a CPU embedding table trained by SparseAdam beside a tower on the device)."""
+    device and moves other things to a device itself. Under the switch its parameters and its
+    optimizer's state stayed float32 on the host (the switch acts on XLA tensors only: torch-xla's
+    torch_xla/csrc/dtype.cpp); cast, they became bf16 there (found by hunts: a CPU embedding table
+    trained by SparseAdam beside a tower on the device; an ensemble's members trained on the host by a
+    helper that returns their state dicts)."""
     function = ctx.enclosing(model, cst.FunctionDef)
-    if not isinstance(model, cst.Name) or function is None or not _moves_others(ctx, function):
+    # the code places things itself: in this function, or elsewhere in the file (a helper that trains
+    # a module on the host and hands back its state dict, another that loads it onto the device)
+    if not isinstance(model, cst.Name) or function is None:
+        return False
+    if not _moves_others(ctx, function) and not _moves_others(ctx, ctx.module):
         return False
     scope = ctx.scopes.get(model)
     if scope is None or any(
