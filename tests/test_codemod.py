@@ -789,6 +789,27 @@ def test_a_module_a_helper_trains_on_the_host_is_not_cast():
     assert migrate_source(code, "stochastic", "train.py").code == code
 
 
+def test_amp_keeps_the_switch_for_device_modules_called_through_a_list():
+    """amp: an ensemble's members are loaded onto the device by a helper that returns them, kept in a
+    list and called in a comprehension. The codemod does not follow those calls, so it cannot put them
+    under autocast: left as they were, the evaluation ran in f32 where the legacy run computed in bf16 (a
+    hunt's). The switch is kept and the finding names the helper's line (BFM021 ``returned``); a module a
+    helper returns to a caller who calls it is wrapped where it is called, as before."""
+    source = HOST_HELPER.replace(
+        "model = load_on_device(train_on_host(), device)\n",
+        "members = [load_on_device(train_on_host(), device) for _ in range(2)]\n",
+    ).replace(
+        "    out = model(torch.randn(4, 8).to(device))\n",
+        "    out = torch.stack([m(torch.randn(4, 8).to(device)) for m in members])\n",
+    )
+    result = migrate_source(source, "amp", "train.py")
+    assert result.code == source
+    [finding] = [d for d in result.diagnostics if d.code == "BFM021"]
+    assert finding.line == 33 and "is returned (line 33)" in finding.message
+    direct = migrate_source(HOST_HELPER, "amp", "train.py").code
+    assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        out = model(' in direct
+
+
 DOWNCAST_HEAD = """import os
 import torch
 import torch_xla

@@ -879,6 +879,11 @@ def device_module_regions(
                     line=ctx.pos(calls[0].call)[0],
                 )
             continue
+        returned = _returned(ctx, module)
+        if returned is not None:  # the callers' forward passes, not followed: amp cannot wrap them here
+            fields = {"model": ctx.code(module.expr), "line": ctx.pos(returned)[0]}
+            problems.append(("BFM021", module.entry, "returned", fields))
+            continue
         out = passed_out(ctx, module.expr)
         if out is not None:
             line = ctx.pos(out)[0]
@@ -891,6 +896,22 @@ def device_module_regions(
     _report_as_written(ctx, found)
     ctx.outcome.examined.add(Edge.DEVICE_MODULES)
     return regions, problems
+
+
+def _returned(ctx: FileContext, module: DeviceModule) -> cst.Return | None:
+    """The ``return`` that hands ``module`` (called nowhere in its function) to the function's callers:
+    ``return net.to(device).eval()``, or ``return net`` after its move; None otherwise."""
+    key = model_key(ctx, module.expr)
+    for node in [module.entry, *ctx.ancestors(module.entry)]:
+        if isinstance(node, cst.Return):
+            return node
+        if isinstance(node, (cst.SimpleStatementLine, cst.FunctionDef)):
+            break
+    function = ctx.enclosing(module.entry, cst.FunctionDef)
+    for ret in ctx.nodes_in(cst.Return, function) if function is not None else ():
+        if ret.value is not None and key is not None and model_key(ctx, ret.value) == key:
+            return ret
+    return None
 
 
 # -- examples -----------------------------------------------------------------------------------
