@@ -746,3 +746,26 @@ def test_bf16_parameters_on_the_host_fail_precision():
     out = runs(LEGACY_LOSSES, **both)
     out["legacy"] = rec("legacy", LEGACY_LOSSES, **both)
     assert judge(mode_named("stochastic"), out, requested_steps=20).passed
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_an_fp16_switch_that_did_nothing_expects_the_legacy_fp32_run(mode):
+    """``XLA_USE_FP16=1`` has done nothing since torch-xla 2.5: the legacy run was FP32, and the right
+    migration (the write removed, or kept where the script reads it) is that same FP32 run. verify failed
+    it ("no bfloat16 parameters", advice to pass XLA_USE_BF16: a hunt's); now every part passes when its
+    losses are the legacy run's, and a migration that made it bf16 fails."""
+    fp32 = dict(param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6})
+    graph = GraphStats(matmuls=8, matmuls_bf16=0, matmuls_f32=8, step=20)
+    legacy = rec("legacy", FP32_LOSSES, legacy_env={"XLA_USE_FP16": "1"}, graph=graph, **fp32)
+    migrated = rec("migrated", FP32_LOSSES, legacy_env={"XLA_USE_FP16": "1"}, graph=graph, **fp32)
+    reference = rec("reference", FP32_LOSSES, graph=graph, **fp32)
+    v = judge(mode_named(mode), {"migrated": migrated, "legacy": legacy, "reference": reference}, requested_steps=20)
+    assert part_of(v, "precision").status == PASS, part_of(v, "precision").detail
+    assert "has done nothing since torch-xla 2.5" in part_of(v, "precision").detail
+    assert v.passed, [(p.name, p.status, p.detail) for p in v.parts]
+    cast = rec("migrated", FP32_LOSSES, graph=graph, param_dtypes={"bfloat16": 6}, device_param_dtypes={"bf16": 6})
+    v = judge(mode_named(mode), {"migrated": cast, "legacy": legacy, "reference": reference}, requested_steps=20)
+    assert (
+        part_of(v, "precision").status == FAIL
+        and "holds bf16 where the legacy run was FP32" in part_of(v, "precision").detail
+    )

@@ -171,7 +171,7 @@ from dataclasses import dataclass, field, replace
 
 from ..rules import MODES, Mode, RuleError, all_modes
 from .allowance import Allowance
-from .evidence import SDPA_HINT, graph_part, mode_compile_allowance, precision_part, separates
+from .evidence import SDPA_HINT, graph_part, legacy_did_nothing, mode_compile_allowance, precision_part, separates
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, Status, steps_text, usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 
@@ -752,7 +752,8 @@ def _matches_part(
     computes (:func:`_autocast_control_part`)."""
     rel = verdict.rel
     control_rel: list[float] | None = None
-    if not verdict.fallback and tol.onset_kind != "none" and usable(legacy) and usable(reference):
+    fp32_legacy = legacy is not None and legacy_did_nothing(legacy)  # the FP32 reference is its twin: no control
+    if not verdict.fallback and tol.onset_kind != "none" and usable(legacy) and usable(reference) and not fp32_legacy:
         assert legacy is not None and reference is not None, "usable runs"
         control_rel = (
             rel_diffs(reference.losses, legacy.losses) if base is legacy else rel_diffs(legacy.losses, reference.losses)

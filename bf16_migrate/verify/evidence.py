@@ -85,7 +85,9 @@ def precision_part(
     matmuls autocast itself leaves in f32 (:func:`_precision_from_graphs`)."""
     problems: list[str] = []
     facts: list[str] = []
-    still = _truthy_env(migrated.legacy_env)
+    if legacy is not None and legacy_did_nothing(legacy):
+        return _fp32_legacy_part(migrated, legacy)
+    still = _effective(migrated.legacy_env)
     if still:
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
@@ -104,18 +106,7 @@ def precision_part(
             problems.append(
                 f"the migrated losses equal the FP32 reference's at all {common} steps: no reduced precision in effect"
             )
-    if legacy is not None and legacy.ok and legacy.device_param_dtypes is not None:
-        if has_bf16(legacy.device_param_dtypes):
-            facts.append(f"legacy device parameters {dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
-        else:
-            msg = (
-                f"the legacy run had no bf16 on the device ({dtypes_text(legacy.device_param_dtypes)}): the switch "
-                "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
-            )
-            if base is legacy:
-                problems.append(msg)
-            else:
-                notes.append(msg[0].upper() + msg[1:] + ".")
+    _switch_in_effect(legacy, base, problems, facts, notes)
     graph_problems, graph_facts, graph_figs = _precision_from_graphs(mode, migrated, legacy, autocast)
     problems.extend(graph_problems)
     facts.extend(graph_facts)
@@ -138,6 +129,57 @@ def precision_part(
     return Part(
         "precision", FAIL if problems else PASS, "; ".join(problems or facts), {"problems": problems, **graph_figs}
     )
+
+
+def _switch_in_effect(
+    legacy: RunRecord | None, base: RunRecord, problems: list[str], facts: list[str], notes: list[str]
+) -> None:
+    """Whether the legacy run had bf16 on the device: a fact when it had; when it had not, a problem
+    if it is the comparison run (``base``), else a note."""
+    if legacy is None or not legacy.ok or legacy.device_param_dtypes is None:
+        return
+    if has_bf16(legacy.device_param_dtypes):
+        facts.append(f"legacy device parameters {dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
+        return
+    msg = (
+        f"the legacy run had no bf16 on the device ({dtypes_text(legacy.device_param_dtypes)}): the switch "
+        "was not in effect there; if a launcher sets it, pass --legacy-env XLA_USE_BF16=1"
+    )
+    if base is legacy:
+        problems.append(msg)
+    else:
+        notes.append(msg[0].upper() + msg[1:] + ".")
+
+
+def _effective(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The variables of ``env`` set to a true value that torch-xla acts on (``effective`` in
+    ``rules/XLA_*.toml``: the bf16 pair; the fp16 pair has done nothing since torch-xla 2.5)."""
+    from ..rules import load_rules
+
+    variables = load_rules().variables
+    return {k: v for k, v in _truthy_env(env).items() if k not in variables or variables[k].effective}
+
+
+def legacy_did_nothing(legacy: RunRecord) -> bool:
+    """Whether the legacy run was an FP32 run: it ran (``ok``) under legacy variables set to a true
+    value, none of which torch-xla acts on (the fp16 pair, :func:`_effective`)."""
+    return legacy.ok and bool(_truthy_env(legacy.legacy_env)) and not _effective(legacy.legacy_env)
+
+
+def _fp32_legacy_part(migrated: RunRecord, legacy: RunRecord) -> Part:
+    """The precision part where every legacy variable in force did nothing (``XLA_USE_FP16``,
+    ``XLA_DOWNCAST_FP16``: torch-xla >= 2.5 only warns about them, torch_xla/__init__.py): the legacy
+    run was FP32, so the right migration is FP32 too, and the matches part compares it with that run.
+    FAIL when the migrated run holds bf16 where the legacy run held none."""
+    names = ", ".join(f"{k}={v}" for k, v in _truthy_env(legacy.legacy_env).items())
+    fact = (
+        f"the legacy switch ({names}) has done nothing since torch-xla 2.5: the legacy run was FP32"
+        f" (device parameters {dtypes_text(legacy.device_param_dtypes)}), the migrated run's parameters are "
+        f"{dtypes_text(migrated.param_dtypes)}"
+    )
+    low = has_bf16(migrated.device_param_dtypes) or has_bf16(migrated.param_dtypes)
+    problem = f"the migrated run holds bf16 where the legacy run was FP32: {fact}" if low else None
+    return Part("precision", FAIL if problem else PASS, problem or fact, {"problems": [problem] if problem else []})
 
 
 def _where_set(run: RunRecord, name: str, value: str) -> str:
