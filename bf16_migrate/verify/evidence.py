@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..rules import Mode
+from ..rules import Mode, load_rules
 from .allowance import Allowance, first_step_recompiles
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
@@ -154,8 +154,6 @@ def _switch_in_effect(
 def _effective(env: Mapping[str, str] | None) -> dict[str, str]:
     """The variables of ``env`` set to a true value that torch-xla acts on (``effective`` in
     ``rules/XLA_*.toml``: the bf16 pair; the fp16 pair has done nothing since torch-xla 2.5)."""
-    from ..rules import load_rules
-
     variables = load_rules().variables
     return {k: v for k, v in _truthy_env(env).items() if k not in variables or variables[k].effective}
 
