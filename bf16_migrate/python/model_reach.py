@@ -183,14 +183,16 @@ def float64_state(ctx: FileContext) -> cst.Call | None:
     a Python float literal, or ``dtype=`` other than float64, is float32 or named. Under the switch such
     state was low precision on the device; autocast casts no float64 (PyTorch's
     aten/src/ATen/autocast_mode.h, ``is_eligible``), so an FP32 model keeping it computes in f64."""
-    for cls in ctx.nodes(cst.ClassDef):
-        for call in findall(cls, m.Call()):
-            assert isinstance(call, cst.Call), "findall of m.Call()"
-            registers = m.matches(call.func, m.Attribute(attr=m.Name("register_buffer"))) and len(call.args) >= 2
-            parameter = bool(ctx.qualified_names(call.func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-            value = call.args[1].value if registers else call.args[0].value if parameter and call.args else None
-            if value is not None and _may_be_float64(ctx, value):
-                return call
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if name not in ("register_buffer", "Parameter") or ctx.enclosing(call, cst.ClassDef) is None:
+            continue  # a cheap test first: every call of the file is looked at
+        registers = name == "register_buffer" and len(call.args) >= 2
+        parameter = bool(ctx.qualified_names(func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+        value = call.args[1].value if registers else call.args[0].value if parameter and call.args else None
+        if value is not None and _may_be_float64(ctx, value):
+            return call
     return None
 
 
