@@ -166,6 +166,54 @@ def test_an_fp16_variable_the_script_reads_is_kept(mode):
     assert not kept.fixed and "reads it at line" in kept.message and '("1")' in kept.message
 
 
+F64_ACCUMULATOR = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(8, 1).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    host = torch.zeros((), dtype=torch.float64)
+    for _ in range(3):
+        x = torch.randn(32, 8).to(device)
+        loss = F.mse_loss(model(x).squeeze(-1), x.sum(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.detach().double()
+        host += loss.item()
+    print(total.item(), host.double().item())
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "dtype", "upcast"),
+    [("stochastic", "torch.bfloat16", ".to(torch.bfloat16)"), ("amp", "torch.float32", ".float()")],
+)
+def test_float64_named_on_the_device_under_use_bf16_takes_the_modes_precision(mode, dtype, upcast):
+    """Under XLA_USE_BF16 a float64 on the device was bf16 (only XLA_DOWNCAST_BF16 kept it f32): an
+    accumulator made there with ``dtype=torch.float64`` and fed ``loss.detach().double()`` summed in
+    bf16; left as written it is a real f64 on the device after the migration (a hunt's). It takes the
+    mode's precision (amp: float32, autocast casts no float64); the host's float64 is left."""
+    result = migrate_source(F64_ACCUMULATOR, mode, "train.py")
+    code = result.code
+    assert f"    total = torch.zeros((), dtype={dtype}, device=device)\n" in code
+    assert f"        total += loss.detach(){upcast}\n" in code
+    assert "    host = torch.zeros((), dtype=torch.float64)\n" in code and "host.double().item()" in code
+    assert [d.line for d in result.diagnostics if d.code == "BFM048"] == [13, 21]
+    cst.parse_module(code)
+    assert migrate_source(code, mode, "train.py").code == code
+
+
 def test_computed_value_is_reported_and_left():
     src = HEADER + 'os.environ["XLA_USE_BF16"] = os.environ.get("USE_BF16", "0")\n' + TRAIN
     result = run(src)

@@ -95,6 +95,7 @@ __all__ = [
     "EXAMPLES",
     "DeviceTensors",
     "find_device_tensors",
+    "float64_on_device",
     "plan_device_tensors",
     "refuse_device_tensors",
     "unknown_arrivals",
@@ -451,6 +452,29 @@ def plan_device_tensors(
             plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
         ctx.report("BFM154", call, fixed=True, variant="transfer" if moved else None, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
+
+
+def float64_on_device(ctx: FileContext, model_calls: frozenset[int] = frozenset()) -> list[cst.CSTNode]:
+    """The float64s the code names on the XLA device, in the file's order: the ``dtype=`` value of a
+    factory made there (``torch.zeros((), dtype=torch.float64, device=device)``) and the ``.double()``
+    call of a tensor the code shows there (``loss.detach().double()``; ``model_calls``: ids of the calls
+    of the models on the device, whose outputs are there). Under XLA_USE_BF16 they were bf16 (only
+    XLA_DOWNCAST_BF16 kept float64 as float32: torch-xla's torch_xla/csrc/dtype.cpp); left as written
+    they are real float64 after the migration (found by a hunt: a loss accumulator summed in f64)."""
+    found: list[cst.CSTNode] = []
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "double" and not call.args:
+            if _on_device(ctx, func.value, 0, model_calls):
+                found.append(call)
+            continue
+        dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+        if dtype is None or not ctx.qualified_names(dtype) & {"torch.float64", "torch.double"}:
+            continue
+        device = _device_argument(ctx, call)
+        if device is not None and _is_device(ctx, device, 0):
+            found.append(dtype)
+    return found
 
 
 def _to_dtype(node: cst.CSTNode, guard: cst.BaseExpression | None) -> cst.Call:

@@ -49,6 +49,32 @@ def plan_double_meant_fp32(
             ctx.report("BFM048", call.func.attr, fixed=True, variant="double")
 
 
+def plan_float64_meant_low(ctx: FileContext, plan: EditPlan, found: Sequence[cst.CSTNode], dtype: str) -> None:
+    """Under XLA_USE_BF16 (``f64_becomes = "bf16"``) the float64s named on the device (``found``:
+    :func:`.device_tensors.float64_on_device`) were bf16: each becomes ``dtype`` (``"torch.bfloat16"``
+    where the mode casts the model; ``"torch.float32"`` in amp, whose autocast casts no float64), a
+    ``.double()`` a ``.to(dtype)`` (``.float()`` for float32), reported (BFM048 ``use_bf16``). A node
+    another change already edits is left to it."""
+    for node in found:
+        if id(node) in plan.replace:
+            continue
+        if isinstance(node, cst.Call):
+            plan.replace[id(node)] = lambda n: _as_dtype(n, dtype)
+        else:
+            plan.replace[id(node)] = lambda n: cst.parse_expression(dtype).with_changes(lpar=n.lpar, rpar=n.rpar)
+        ctx.report("BFM048", node, fixed=True, variant="use_bf16", code=ctx.code(node), target=dtype)
+
+
+def _as_dtype(node: cst.CSTNode, dtype: str) -> cst.BaseExpression:
+    """``x.double()`` -> ``x.float()`` (``dtype`` float32) or ``x.to(<dtype>)``."""
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute), "a `.double()` call"
+    if dtype == "torch.float32":
+        return node.with_changes(func=node.func.with_changes(attr=cst.Name("float")))
+    return node.with_changes(
+        func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(dtype))]
+    )
+
+
 def _on_cpu_side(ctx: FileContext, node: cst.CSTNode) -> bool:
     """Whether ``node`` works on a host value: it sits in a method chain that goes through
     ``.cpu()``, ``.numpy()``, ``.item()`` or ``.tolist()`` before it, or in ``np.``/``numpy.``, or

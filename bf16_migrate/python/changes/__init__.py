@@ -59,6 +59,7 @@ REGISTRY: tuple[Unit, ...] = (
     Unit(None, common.writes),
     Unit(None, common.optimizer_state),
     Unit(None, common.double_meant_fp32),
+    Unit(None, common.float64_meant_low),
     Unit(None, common.dtype_guards),
     Unit(host_float32.EMIT, host_float32.plan),
     Unit(None, common.guard_reaches),  # the casts under the guard checked before the model code's edits

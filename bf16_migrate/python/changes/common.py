@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ...rules import STOCHASTIC_ROUNDING_VAR, Emit
 from ..context import FileContext
-from ..double_idiom import plan_double_meant_fp32
+from ..device_tensors import float64_on_device
+from ..double_idiom import plan_double_meant_fp32, plan_float64_meant_low
 from ..dtype_guards import plan_dtype_guards
 from ..optimizers import fp32_optimizer_state
 from ..outcome import Edge, Refusal
@@ -94,6 +95,18 @@ def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
         models = [model for model, anchors in zip(m.models, m.cast_anchors) if anchors is not None or not cast]
         modules = [call for model in models for _, call in m.float64_modules(model)]
         plan_double_meant_fp32(m.ctx, m.plan, modules, model_cast=cast and m.guard is None)
+    return planned
+
+
+def float64_meant_low(m: Migration, planned: Planned) -> Planned:
+    """Under XLA_USE_BF16 a float64 the code names on the device was bf16 (:mod:`..double_idiom`): it
+    becomes the mode's low precision (amp: float32). Only where the switch was on unconditionally: under
+    a guard the path without it keeps its float64."""
+    if m.guard is not None or not any(m.ctx.rules.variables[v].f64_becomes == "bf16" for v in m.variables):
+        return planned
+    model_calls = frozenset(id(c.call) for cs in m.calls.values() for c in cs)
+    dtype = "torch.bfloat16" if m.mode.casts_model else "torch.float32"
+    plan_float64_meant_low(m.ctx, m.plan, float64_on_device(m.ctx, model_calls), dtype)
     return planned
 
 
