@@ -69,9 +69,13 @@ def test_amp_keeps_the_f32_target():
 
 
 def test_xla_use_bf16_double_is_not_an_fp32_upcast():
-    # under XLA_USE_BF16 f64 was bf16 too: `.double()` there is not the fp32 idiom (no BFM048)
-    code = migrate_source(CRITERION.format(variable="XLA_USE_BF16"), "stochastic", "train.py").code
-    assert "y.to(torch.bfloat16)" not in code and "floating_to_bf16(y)" not in code
+    # under XLA_USE_BF16 f64 was bf16 too: `.double()` there is not the fp32 idiom (no rounding before a
+    # `.float()`); it was bf16 on the device, and so it is now (BFM048 use_bf16), never a real float64
+    result = migrate_source(CRITERION.format(variable="XLA_USE_BF16"), "stochastic", "train.py")
+    code = result.code
+    assert "mse_loss(out.to(torch.bfloat16), y.to(torch.bfloat16))" in code
+    assert ".double()" not in code and ".to(torch.bfloat16).float()" not in code
+    assert [d.line for d in result.diagnostics if d.code == "BFM048"] == [16, 16]
 
 
 def test_a_guarded_migration_parenthesises_the_conditional_cast():

@@ -460,9 +460,12 @@ def float64_on_device(ctx: FileContext, model_calls: frozenset[int] = frozenset(
     call of a tensor the code shows there (``loss.detach().double()``; ``model_calls``: ids of the calls
     of the models on the device, whose outputs are there). Under XLA_USE_BF16 they were bf16 (only
     XLA_DOWNCAST_BF16 kept float64 as float32: torch-xla's torch_xla/csrc/dtype.cpp); left as written
-    they are real float64 after the migration (found by a hunt: a loss accumulator summed in f64)."""
+    they are real float64 after the migration (found by a hunt: a loss accumulator summed in f64).
+    Outside the file's classes, whose code the model code audit reads."""
     found: list[cst.CSTNode] = []
     for call in ctx.nodes(cst.Call):
+        if ctx.enclosing(call, cst.ClassDef) is not None:
+            continue  # a class's code is the model code audit's (its tensors follow what they meet)
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "double" and not call.args:
             if _on_device(ctx, func.value, 0, model_calls):
@@ -1518,9 +1521,17 @@ EXAMPLES = (
     ),
     Example(
         "the accumulator given its dtype",
-        HEADER + _LOOP.replace("torch.zeros((), device=device)", "torch.zeros((), device=device, dtype=torch.float64)"),
+        HEADER + _LOOP.replace("torch.zeros((), device=device)", "torch.zeros((), device=device, dtype=torch.float32)"),
         True,
-        ("    total = torch.zeros((), device=device, dtype=torch.float64)",),
+        ("    total = torch.zeros((), device=device, dtype=torch.float32)",),
+        (),
+    ),
+    Example(
+        # float64 on the device was bf16 under XLA_USE_BF16 (BFM048 use_bf16, :func:`float64_on_device`)
+        "the accumulator named float64: bf16, as under the switch",
+        HEADER + _LOOP.replace("torch.zeros((), device=device)", "torch.zeros((), device=device, dtype=torch.float64)"),
+        False,
+        ("    total = torch.zeros((), device=device, dtype=torch.bfloat16)",),
         (),
     ),
     Example(

@@ -552,6 +552,8 @@ def _literal_class(ctx: FileContext, first: cst.BaseExpression | None) -> str:
         return classes.pop() if len(classes) == 1 else UNKNOWN
     if first is None:
         return UNKNOWN
+    while isinstance(first, cst.UnaryOperation) and isinstance(first.operator, (cst.Minus, cst.Plus)):
+        first = first.expression  # `torch.tensor(-1)`: the number's class
     literals = [n for n in findall(first, m.Float() | m.Integer())]
     if any(isinstance(n, cst.Float) for n in literals):
         return FLOAT
