@@ -769,3 +769,26 @@ def test_an_fp16_switch_that_did_nothing_expects_the_legacy_fp32_run(mode):
         part_of(v, "precision").status == FAIL
         and "holds bf16 where the legacy run was FP32" in part_of(v, "precision").detail
     )
+
+
+def test_training_on_the_host_in_both_runs_is_no_precision_problem():
+    """A script fits its models on the CPU and evaluates them on the device (a hunt's ensemble): the
+    optimizers hold host parameters only, float32 in the legacy run (the switch acts on XLA tensors
+    only), so the migrated run's float32 host training and its losses equal to the FP32 reference's are
+    right; bf16 host parameters the legacy run did not have still fail."""
+    host = dict(param_dtypes={"float32": 6}, device_param_dtypes=None, host_param_dtypes={"float32": 6})
+    legacy = rec("legacy", FP32_LOSSES, **host)
+    migrated = rec("migrated", FP32_LOSSES, **host)
+    reference = rec("reference", FP32_LOSSES, **host)
+    v = judge(mode_named("stochastic"), {"migrated": migrated, "legacy": legacy, "reference": reference})
+    p = part_of(v, "precision")
+    assert p.status == PASS and "train on the host in both runs" in p.detail, p.detail
+    cast = rec(
+        "migrated",
+        FP32_LOSSES,
+        param_dtypes={"bfloat16": 6},
+        device_param_dtypes=None,
+        host_param_dtypes={"bfloat16": 6},
+    )
+    v = judge(mode_named("stochastic"), {"migrated": cast, "legacy": legacy, "reference": reference})
+    assert part_of(v, "precision").status == FAIL and "on the host are bfloat16 x6" in part_of(v, "precision").detail

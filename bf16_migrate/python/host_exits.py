@@ -51,8 +51,9 @@ from .model_site import same_model
 _MAX_DEPTH = 6
 _CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "byte", "char", "type"})
 """Tensor methods that give an explicit dtype (after them, the value's dtype is the script's choice)."""
-_METADATA = frozenset({"shape", "ndim", "dtype", "device", "size", "dim", "numel", "is_floating_point"})
-"""What of a host copy is metadata, not its values (``t.cpu().shape``)."""
+_METADATA = frozenset({"shape", "ndim", "device", "size", "dim", "numel", "is_floating_point"})
+"""What of a host copy is metadata, not its values (``t.cpu().shape``); not its dtype, which the legacy run
+reported float32 (``str(probs.cpu().dtype)`` in a report: a hunt's)."""
 _HOST_CALLS = frozenset(
     {
         "builtins.len",
@@ -152,6 +153,11 @@ INVALID = (
     Example(
         'writer.add_histogram("head/weight", model.weight.grad, 0)\n',
         'writer.add_histogram("head/weight", host_float32(model.weight.grad), 0)\n',
+        codes=("BFM160",),
+    ),
+    Example(  # a report of the host copy's dtype: "torch.float32" in the legacy run
+        'report = {"prob_dtype": str(torch.softmax(logits, dim=-1).cpu().dtype)}\n',
+        'report = {"prob_dtype": str(torch.softmax(logits, dim=-1).cpu().float().dtype)}\n',
         codes=("BFM160",),
     ),
 )
@@ -314,7 +320,7 @@ class _HostEdge:
             if name in _METADATA:
                 return True
             if not (isinstance(outer, cst.Call) and outer.func is parent):
-                return name not in ("data", "T", "mT")
+                return name not in ("data", "T", "mT", "dtype")  # its dtype: float32 in the legacy run
             if name in self.needs_nothing or name in _CASTS or (name == "to" and _names_dtype(self, outer)):
                 return True
             if name == "to" or name not in same:

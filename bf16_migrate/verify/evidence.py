@@ -87,6 +87,8 @@ def precision_part(
     facts: list[str] = []
     if legacy is not None and legacy_did_nothing(legacy):
         return _fp32_legacy_part(migrated, legacy)
+    if legacy is not None and _trains_on_the_host(legacy) and _trains_on_the_host(migrated):
+        return _host_training_part(migrated, legacy)
     still = _effective(migrated.legacy_env)
     if still:
         problems.append(
@@ -162,6 +164,26 @@ def legacy_did_nothing(legacy: RunRecord) -> bool:
     """Whether the legacy run was an FP32 run: it ran (``ok``) under legacy variables set to a true
     value, none of which torch-xla acts on (the fp16 pair, :func:`_effective`)."""
     return legacy.ok and bool(_truthy_env(legacy.legacy_env)) and not _effective(legacy.legacy_env)
+
+
+def _trains_on_the_host(run: RunRecord) -> bool:
+    """Whether every parameter of the run's optimizers is on the host (none on the XLA device)."""
+    return run.ok and not run.device_param_dtypes and bool(run.host_param_dtypes)
+
+
+def _host_training_part(migrated: RunRecord, legacy: RunRecord) -> Part:
+    """The precision part where both runs train on the host only (a script that fits its models on
+    the CPU and evaluates them on the device): the switch acts on XLA tensors only (torch-xla's
+    torch_xla/csrc/dtype.cpp), so the host training was float32 in the legacy run and must stay so;
+    its losses equal the FP32 reference's by design. FAIL on bf16 host parameters the legacy run did not
+    have; what the device computes is the graph's, the trace's and the outputs' to judge."""
+    problem = _host_problem(migrated, legacy)
+    fact = (
+        f"the optimizers train on the host in both runs (migrated {dtypes_text(migrated.host_param_dtypes)}, legacy "
+        f"{dtypes_text(legacy.host_param_dtypes)}): the switch acts on XLA tensors only, so the host training was "
+        "float32 under it and its losses cannot tell the precisions apart"
+    )
+    return Part("precision", FAIL if problem else PASS, problem or fact, {"problems": [problem] if problem else []})
 
 
 def _fp32_legacy_part(migrated: RunRecord, legacy: RunRecord) -> Part:
