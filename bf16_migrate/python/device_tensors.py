@@ -464,16 +464,16 @@ def float64_on_device(ctx: FileContext, model_calls: frozenset[int] = frozenset(
     Outside the file's classes, whose code the model code audit reads."""
     found: list[cst.CSTNode] = []
     for call in ctx.nodes(cst.Call):
-        if ctx.enclosing(call, cst.ClassDef) is not None:
-            continue  # a class's code is the model code audit's (its tensors follow what they meet)
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "double" and not call.args:
-            if _on_device(ctx, func.value, 0, model_calls):
+            if ctx.enclosing(call, cst.ClassDef) is None and _on_device(ctx, func.value, 0, model_calls):
                 found.append(call)
             continue
         dtype = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
         if dtype is None or not ctx.qualified_names(dtype) & {"torch.float64", "torch.double"}:
             continue
+        if ctx.enclosing(call, cst.ClassDef) is not None:
+            continue  # a class's code is the model code audit's (its tensors follow what they meet)
         device = _device_argument(ctx, call)
         if device is not None and _is_device(ctx, device, 0):
             found.append(dtype)
