@@ -1396,3 +1396,52 @@ def test_class_weights_from_numpy_are_decided_where_they_are_made():
     for code, mode in ((result.code, "stochastic"), (amp.code, "amp")):
         cst.parse_module(code)
         assert migrate_source(code, mode, "train.py").code == code
+
+
+ALIBI_FORWARD = """import os
+import numpy as np
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def slopes_of(heads):
+    return 2.0 ** -np.arange(1, heads + 1)
+
+
+class Scores(torch.nn.Module):
+    def __init__(self, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.q = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        slopes = torch.from_numpy(slopes_of(self.heads)).to(x.device).view(-1, 1, 1)
+        return self.q(x) - slopes.sum()
+
+
+def main():
+    device = torch_xla.device()
+    model = Scores().to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loss = model(torch.randn(2, 8).to(device)).square().mean()
+    loss.backward()
+    opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize(("mode", "helper"), [("stochastic", "bf16_on_xla"), ("amp", "float64_to_float32")])
+def test_numpy_data_moved_to_the_device_in_forward_is_decided_at_run_time(mode, helper):
+    """``torch.from_numpy(...).to(x.device)`` in ``forward`` (ALiBi slopes from NumPy, float64): the
+    audit cannot tell it floating and left it, so the scores computed in f64 on the device where the
+    switch made them bf16 (a hunt's). The move goes through the run-time cast, which decides on the
+    device it lands on (amp: float64 to float32, which autocast does not do)."""
+    code = migrate_source(ALIBI_FORWARD, mode, "train.py").code
+    assert f"        slopes = {helper}(torch.from_numpy(slopes_of(self.heads)).to(x.device)).view(-1, 1, 1)\n" in code
+    assert f"def {helper}(" in code
+    cst.parse_module(code)
+    assert migrate_source(code, mode, "train.py").code == code

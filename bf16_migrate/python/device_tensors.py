@@ -163,6 +163,9 @@ def find_device_tensors(
     data = frozenset(id(cls) for cls in ctx.nodes(cst.ClassDef) if _a_data_class(cls))
     out = DeviceTensors()
     for call in ctx.nodes(cst.Call):
+        if id(call) not in decided and _inside(ctx, call, skip) and _data_arrival(ctx, flow, call):
+            out.anywhere.append(call)  # NumPy data moved to the device in the model's code: decided at run time
+            continue
         if id(call) in decided or _inside(ctx, call, skip):
             continue
         fresh = _fresh_upcast(ctx, flow, call, doubles) or (_upcasts(ctx, call, doubles) and _computed_on(ctx, call))
@@ -242,6 +245,9 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     found = []
     for call in ctx.nodes(cst.Call):
+        if _inside(ctx, call, classes) and _data_arrival(ctx, flow, call):
+            found.append(call)  # NumPy data moved to the device in a class's code (`forward`)
+            continue
         if (
             not _unknown_arrival(ctx, flow, call)
             or _inside(ctx, call, classes)
@@ -899,6 +905,16 @@ def _moved_to_the_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression
     if len(devices) != 1 or not _is_device(ctx, devices[0], 0):
         return None
     return call.func.value
+
+
+def _data_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """``torch.from_numpy(a).to(x.device)`` (a data factory of :data:`_DATA_FACTORIES`, of data the code
+    does not tell, moved to the device without a dtype): in the model's code the audit cannot tell
+    whether it is floating, so it made nothing of it, and a NumPy float64 one stayed f64 on the device
+    where the switch made it bf16 (a hunt's ALiBi slopes computed in ``forward``). The run-time cast
+    decides, on the device it is moved to (``bf16_on_xla``; amp: ``float64_to_float32``)."""
+    moved = _moved_to_the_device(ctx, call) if _unknown_arrival(ctx, flow, call) else None
+    return isinstance(moved, cst.Call) and bool(ctx.qualified_names(moved.func) & _DATA_FACTORIES)
 
 
 def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
