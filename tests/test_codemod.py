@@ -214,6 +214,15 @@ def test_float64_named_on_the_device_under_use_bf16_takes_the_modes_precision(mo
     assert migrate_source(code, mode, "train.py").code == code
 
 
+def test_an_fp16_variable_named_where_the_codemod_cannot_rewrite_asks_for_no_code():
+    """BFM042 for an fp16 variable (an ``env=`` dict of a task runner's call): removing it is the whole change,
+    as it did nothing; the bf16 advice ("add the explicit code for --mode ...") would cast an fp32 run."""
+    src = HEADER + 'RUN_ENV = {"XLA_USE_FP16": "1"}\n' + TRAIN
+    [finding] = [d for d in migrate_source(src, "stochastic", "train.py").diagnostics if d.code == "BFM042"]
+    assert "has done nothing since torch-xla 2.5" in finding.message and "add nothing" in finding.message
+    assert "--mode" not in finding.message
+
+
 def test_computed_value_is_reported_and_left():
     src = HEADER + 'os.environ["XLA_USE_BF16"] = os.environ.get("USE_BF16", "0")\n' + TRAIN
     result = run(src)

@@ -249,6 +249,13 @@ class Planner:
         reads = [mention for mention in mentions if mention.is_read]
         for mention in mentions:
             if not mention.is_read:
+                rule = ctx.rules.variables[mention.variable]
+                if not rule.effective:  # an fp16 variable: the removal is the whole change
+                    since = rule.deprecated_since
+                    ctx.report(
+                        "BFM042", mention.node, fixed=False, variant="noop", variable=mention.variable, since=since
+                    )
+                    continue
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
         return reads, constants
 
