@@ -200,9 +200,6 @@ def test_a_gradient_with_respect_to_parameters_is_a_steps_loss_and_one_with_resp
 # -- end to end on the XLA CPU device --------------------------------------------------------------
 
 
-# -- end to end on the XLA CPU device --------------------------------------------------------------
-
-
 def _private_sgd(tmp_path: Path) -> Path:
     shutil.copytree(PRIVATE_SGD, tmp_path / "private_sgd")
     return tmp_path / "private_sgd" / "train.py"
