@@ -32,7 +32,11 @@ both ways). Each script is our own writing (fixtures/contract/).
   float32 on the device, the body bf16. The codemod keeps its constructor (the same initial values
   as the legacy run's) and casts the model by the switch's rule (``downcast_bf16``; amp:
   ``.float()`` after the constructor): losses equal to the legacy run's. Built in float32 instead,
-  the head draws other values from the seed and verify FAILs matches."""
+  the head draws other values from the seed and verify FAILs matches.
+* launched_class_weights (amp): the switch set by the launcher (run.sh), class weights made from
+  NumPy float64 on the device; under the switch bf16. verify's FP32 reference is the legacy text
+  migrated as its launcher ran it, the weights float32: made without the launcher's setting, the
+  reference meets f64 weights with f32 logits and raises ("mixed precision is disallowed")."""
 
 from __future__ import annotations
 
@@ -217,3 +221,19 @@ def test_a_float64_head_under_downcast_both_ways(tmp_path):
     assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "matches").status == FAIL
     amp = verify_script(script, "amp", steps=8, timeout=300)
     assert amp.verdict.status == PASS, [(p.name, p.status, p.detail) for p in amp.parts]
+
+
+@pytest.mark.xla
+def test_the_fp32_reference_of_a_launchers_switch_is_made_under_its_setting(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+
+    script = _copy("launched_class_weights", tmp_path)
+    launched = {"XLA_USE_BF16": "1"}
+    migrated = migrate_source(script.read_text(), "amp", "train.py", launched_with=launched).code
+    assert "float64_to_float32(torch.as_tensor(counts.sum() / (N_FAULTS * counts), device=device))" in migrated
+    report = verify_script(script, "amp", steps=8, legacy_env=launched, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    assert part_of(report.verdict, "matches").status == PASS
+    unaware = migrate_source(script.read_text(), "reference", "train.py").code  # the script alone sets nothing
+    with pytest.raises(RunError, match="mixed precision is disallowed"):
+        verify_script(script, "amp", steps=8, legacy_env=launched, reference_source=unaware, timeout=300)

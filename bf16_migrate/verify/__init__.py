@@ -774,7 +774,9 @@ def _texts(
             if mode.autocast and legacy_env and migrated_source == legacy_source:
                 flag = legacy_read.flag
     if need_reference and reference_source is None:
-        reference_source = _migrate(legacy_text, REFERENCE_MODE, script, modules=False)[0]
+        # the FP32 reference is the legacy text as the switch's launcher ran it: a float64 the switch made
+        # low precision becomes float32 there too (a launcher's f64 class weights met f32 logits otherwise)
+        reference_source = _migrate(legacy_text, REFERENCE_MODE, script, launched_with=legacy_env, modules=False)[0]
     if islands is None and need_islands:
         try:
             islands = _migrate(legacy_text, mode, script, launched_with=legacy_env).islands
