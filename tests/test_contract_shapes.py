@@ -36,7 +36,10 @@ both ways). Each script is our own writing (fixtures/contract/).
 * launched_class_weights (amp): the switch set by the launcher (run.sh), class weights made from
   NumPy float64 on the device; under the switch bf16. verify's FP32 reference is the legacy text
   migrated as its launcher ran it, the weights float32: made without the launcher's setting, the
-  reference meets f64 weights with f32 logits and raises ("mixed precision is disallowed")."""
+  reference meets f64 weights with f32 logits and raises ("mixed precision is disallowed").
+* host_fit_device_eval: a committee fitted on the host (its steps: float32 in every run), then
+  evaluated on the device. verify judges the device work on its host outputs against the legacy
+  run's (the losses cannot tell the precisions apart); the evaluation left in f32 FAILs them."""
 
 from __future__ import annotations
 
@@ -237,3 +240,26 @@ def test_the_fp32_reference_of_a_launchers_switch_is_made_under_its_setting(tmp_
     unaware = migrate_source(script.read_text(), "reference", "train.py").code  # the script alone sets nothing
     with pytest.raises(RunError, match="mixed precision is disallowed"):
         verify_script(script, "amp", steps=8, legacy_env=launched, reference_source=unaware, timeout=300)
+
+
+@pytest.mark.xla
+def test_a_committee_fitted_on_the_host_and_evaluated_on_the_device_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    shutil.copytree(CONTRACT / "host_fit_device_eval", tmp_path / "committee")
+    script = tmp_path / "committee" / "evaluate.py"
+    launched = {"XLA_USE_BF16": "1"}
+    report = verify_script(script, "stochastic", steps=6, legacy_env=launched, timeout=300, trace_time=60)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    matches = part_of(report.verdict, "matches")
+    assert "host outputs of the legacy run paired" in matches.detail and matches.figures["paired"] >= 3
+    assert (
+        "precision" in [p.name for p in report.parts]
+        and "train on the host" in part_of(report.verdict, "precision").detail
+    )
+    migrated = migrate_source(script.read_text(), "stochastic", "evaluate.py", launched_with=launched).code
+    uncast = migrated.replace("        member.to(torch.bfloat16)\n", "").replace(", dtype=torch.bfloat16)", ")")
+    assert "member.to(torch.bfloat16)" not in uncast and uncast != migrated
+    wrong = verify_script(script, "stochastic", steps=6, legacy_env=launched, migrated_source=uncast, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "matches").status == FAIL and part_of(wrong.verdict, "trace").status == FAIL

@@ -34,7 +34,7 @@ from .allowance import Allowance, compile_allowance
 from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
 from .migration import refuse_nothing_to_verify
-from .outputs import judge_outputs, judge_without_backward
+from .outputs import judge_after_host_training, judge_outputs, judge_without_backward
 from .package import PackageRun, package_run, stage_package
 from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
@@ -474,6 +474,7 @@ def verify_script(
             script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
         ):
             verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
+        verdict = judge_after_host_training(mode, runs, sources, verdict)
     checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
     traced_runs = runs
     rounds = [steps]

@@ -87,7 +87,7 @@ def precision_part(
     facts: list[str] = []
     if legacy is not None and legacy_did_nothing(legacy):
         return _fp32_legacy_part(migrated, legacy)
-    if legacy is not None and _trains_on_the_host(legacy) and _trains_on_the_host(migrated):
+    if legacy is not None and trains_on_the_host(legacy) and trains_on_the_host(migrated):
         return _host_training_part(migrated, legacy)
     still = _effective(migrated.legacy_env)
     if still:
@@ -166,7 +166,7 @@ def legacy_did_nothing(legacy: RunRecord) -> bool:
     return legacy.ok and bool(_truthy_env(legacy.legacy_env)) and not _effective(legacy.legacy_env)
 
 
-def _trains_on_the_host(run: RunRecord) -> bool:
+def trains_on_the_host(run: RunRecord) -> bool:
     """Whether every parameter of the run's optimizers is on the host (none on the XLA device)."""
     return run.ok and not run.device_param_dtypes and bool(run.host_param_dtypes)
 

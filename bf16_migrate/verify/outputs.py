@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..python.snippets import HOST_FLOAT32
 from ..rules import Mode
 from .allowance import Allowance
 from .compare import TOLERANCES, Tolerance, Verdict
-from .evidence import graph_part, precision_part
+from .evidence import graph_part, precision_part, trains_on_the_host
 from .parts import FAIL, INCONCLUSIVE, PASS, Part
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 from .trace import HostOutput
@@ -52,6 +52,7 @@ __all__ = [
     "WITHOUT_BACKWARD_NOTE",
     "OutputDistance",
     "distance",
+    "judge_after_host_training",
     "judge_outputs",
     "judge_without_backward",
     "outputs_part",
@@ -87,9 +88,12 @@ class OutputDistance:
     """Every floating value compared is equal to its partner (and there is one at least)."""
 
 
-def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey, HostOutput]:
+def _keyed(
+    run: str, record: RunRecord, sources: TraceSources, helper: list[HostOutput] | None = None
+) -> dict[OutputKey, HostOutput]:
     """The samples of ``record``'s trace by their place in the user's files; of a run that trained
-    without ``backward()``, those taken within its recorded steps."""
+    without ``backward()``, those taken within its recorded steps. ``helper``: gets the migrated run's
+    samples taken in the migration's ``host_float32`` (left out of the result), in trace order."""
     out: dict[OutputKey, HostOutput] = {}
     if record.trace is None:
         return out
@@ -98,7 +102,10 @@ def _keyed(run: str, record: RunRecord, sources: TraceSources) -> dict[OutputKey
             continue  # after the recorded steps, where another run (the FP32 reference) stopped: no partner
         place = sources.place(run, o.file, o.line, o.col, None, None)
         if run == MIGRATED and (place.added or o.function == HOST_FLOAT32):
-            continue  # the migration's own helper (host_float32's copy): what the user's line hands over is judged
+            # the migration's own helper (host_float32's copy): what the user's line hands over is judged
+            if helper is not None and o.function == HOST_FLOAT32:
+                helper.append(o)
+            continue
         out.setdefault((place.path, place.line, o.op, o.occurrence), o)
     return out
 
@@ -108,11 +115,32 @@ def paired(
 ) -> tuple[list[tuple[OutputKey, HostOutput, HostOutput]], list[OutputKey], list[OutputKey]]:
     """The samples of ``record`` (run ``run``) paired with ``base``'s (run ``base_run``) by the
     user's path, line, op and occurrence, in ``base``'s order; and the keys found only in
-    ``record``, and only in ``base``."""
-    here = _keyed(run, record, sources)
+    ``record``, and only in ``base``.
+
+    An exit the migration moved: where the user's code hands a device tensor to a function that
+    takes it off the device (``writer.add_histogram("conf", probs.max(-1).values)``, the function's
+    ``.cpu()`` in another module), the migration may wrap the argument in ``host_float32``, so the
+    migrated run's sample is taken in the helper and the function's own ``.cpu()`` then sees a host
+    tensor. A ``base`` sample left without a partner is paired with the next such helper sample
+    of ``record`` of its shape and kind, in trace order; one that finds none, while the helper took
+    samples of its shape (the trace keeps the first few per line, and the helper's one line serves
+    every call), is moved, not missing: it is left out of both lists."""
+    helper: list[HostOutput] = []
+    here = _keyed(run, record, sources, helper)
     there = _keyed(base_run, base, sources)
     pairs = [(key, here[key], b) for key, b in there.items() if key in here]
-    return pairs, [k for k in here if k not in there], [k for k in there if k not in here]
+    only_there = []
+    moved_shapes = {(h.shape, h.floating) for h in helper}
+    for key, b in there.items():
+        if key in here:
+            continue
+        match = next((h for h in helper if (h.shape, h.floating) == (b.shape, b.floating)), None)
+        if match is not None:
+            helper.remove(match)
+            pairs.append((key, match, b))
+        elif (b.shape, b.floating) not in moved_shapes:
+            only_there.append(key)
+    return pairs, [k for k in here if k not in there], only_there
 
 
 def _rel(a: Sequence[float], b: Sequence[float]) -> list[float]:
@@ -192,13 +220,17 @@ def _keys_text(keys: Sequence[OutputKey], limit: int = 3) -> str:
     return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
 
 
-def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources) -> Part:
+def outputs_part(
+    mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources, *, after_host_training: bool = False
+) -> Part:
     """The ``matches`` part of an inference run's verdict (module docstring): the migrated run's
     host outputs against the mode's comparison run's. ``runs``: run name -> record (``migrated``
     an inference run, :attr:`RunRecord.inference`, or one that trained without ``backward()``,
     whose outputs within its recorded steps are compared, with a bar widened by the precision gap
     as amp's is, in every mode: its weights drift as a training run's losses do; ``legacy`` and
-    ``reference`` when made).
+    ``reference`` when made). ``after_host_training``: both runs trained on the host and went on
+    past their recorded steps for the trace (:func:`judge_after_host_training`): every output is
+    compared, the comparison run need not be an inference run.
     INCONCLUSIVE when the comparison run is missing or did not end as an inference run, or the
     mode's rules give no outputs bar; FAIL when a sample has no partner, differs in dtype or
     shape, or the values are beyond the bar."""
@@ -209,7 +241,7 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
     migrated = runs[MIGRATED]
     base_name = tol.baseline
     base = runs.get(base_name)
-    if base is None or not base.ok or not base.on_outputs:
+    if base is None or not base.ok or not (base.on_outputs or after_host_training):
         why = "did not run" if base is None else (base.error or "trained (it called backward)")
         return Part(name, INCONCLUSIVE, f"no {base_name} run to compare the host outputs with: it {why}")
     mine = distance(MIGRATED, migrated, base_name, base, sources, tol.outputs_far)
@@ -218,7 +250,7 @@ def outputs_part(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSource
     gap_median: float | None = None  # how far the other run's floats are, when not all equal
     other_name = REFERENCE if base_name == LEGACY else LEGACY
     other = runs.get(other_name)
-    if other is not None and other.ok and other.on_outputs:
+    if other is not None and other.ok and other.on_outputs and not after_host_training:
         gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
         gap_median = None if gap.identical or not gap.floating else gap.median
         # amp: as far from the FP32 run as the full-bf16 legacy run may be; a run that trained (without
@@ -431,6 +463,53 @@ def judge_outputs(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSourc
     verdict.parts.append(Part("runs", PASS, f"no training step in any run; {shown}", figures))
     verdict.parts.append(outputs_part(mode, runs, sources))
     return verdict
+
+
+HOST_TRAINING_NOTE = (
+    "Every optimizer step trained on the host in both runs (the switch acts on XLA tensors only, so the host training "
+    "was float32 under it): verify judged what the device computed after those steps on what the runs handed the "
+    "host from it (the first occurrences per line, the first values of each) and on the dtype trace."
+)
+
+
+def judge_after_host_training(
+    mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSources, verdict: Verdict
+) -> Verdict:
+    """The verdict of a script whose optimizer steps all train on the host and whose device work
+    comes after them (models fitted on the CPU, then evaluated on the device): the steps' losses are
+    float32 in every run by the switch's own rule (torch-xla's torch_xla/csrc/dtype.cpp acts on XLA
+    tensors only), so :func:`.compare.judge` cannot tell the precisions apart from them (``matches``
+    INCONCLUSIVE) and saw no device step graph (``graph`` INCONCLUSIVE). Here ``matches`` is judged on
+    the host outputs of the device work instead (:func:`outputs_part`, every output: the legacy and
+    migrated runs went on past their steps for the trace), and the graph part, which audits a device
+    training step there is none of, is left out; the trace part (f32 on the device, bf16 to the host)
+    judges the device work's dtypes. Only where the mode's comparison run is the legacy run: the FP32
+    reference stops at the recorded steps (it is not traced), so amp's verdict is left as it is, and
+    so is any verdict where a run trained on the device or the legacy run did not go on (no outputs)."""
+    tol = TOLERANCES.get(mode.name)
+    legacy, migrated = runs.get(LEGACY), runs[MIGRATED]
+    if (
+        tol is None
+        or tol.baseline != LEGACY
+        or legacy is None
+        or not (trains_on_the_host(legacy) and trains_on_the_host(migrated))
+        or legacy.trace is None
+        or not legacy.trace.outputs
+    ):
+        return verdict
+    matches = verdict.part("matches")
+    if matches is None or matches.status != INCONCLUSIVE:
+        return verdict
+    after = outputs_part(mode, runs, sources, after_host_training=True)
+    if after.status == INCONCLUSIVE:
+        return verdict
+    parts = []
+    for part in verdict.parts:
+        if part.name == "matches":
+            parts.append(after)
+        elif not (part.name == "graph" and part.status == INCONCLUSIVE):
+            parts.append(part)
+    return replace(verdict, parts=parts, notes=[*verdict.notes, HOST_TRAINING_NOTE])
 
 
 WITHOUT_BACKWARD_NOTE = (
