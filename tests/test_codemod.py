@@ -10,6 +10,8 @@ import pytest
 from bf16_migrate.python import ParseError, migrate_source
 from bf16_migrate.rules import MODES
 
+from conftest import FIXTURES
+
 TRAIN = """
 def main():
     device = torch_xla.device()
@@ -945,3 +947,35 @@ def test_a_float64_head_under_downcast_in_amp_is_built_float64_then_made_float32
     assert "downcast_bf16" not in code and "model.to(torch.bfloat16)" not in code
     cst.parse_module(code)
     assert migrate_source(code, "amp", "train.py").code == code
+
+
+HOST_FIT = (FIXTURES / "contract" / "host_fit_device_eval" / "evaluate.py").read_text()
+
+
+def test_a_module_a_helper_trains_and_returns_is_cast_where_its_caller_moves_it():
+    """A helper fits a module on the host and returns it; the caller moves each to the device. The
+    helper's training stays float32 (it was on the host under the switch): before, its `net` was taken
+    for the model, cast and fed bf16 on the CPU. The cast goes where the caller moves the module."""
+    code = migrate_source(HOST_FIT, "stochastic", "evaluate.py", launched_with={"XLA_USE_BF16": "1"}).code
+    helper = code[code.index("def fit_member") : code.index("def main")]
+    assert "bfloat16" not in helper and "register_forward_pre_hook" not in helper
+    assert "        member.to(device).eval()\n        member.to(torch.bfloat16)\n" in code
+    assert migrate_source(code, "stochastic", "evaluate.py").code == code
+
+
+def test_a_module_moved_in_a_comprehension_keeps_the_switch_and_names_the_line():
+    """`[m.to(device).eval() for m in committee]`: a cast after the statement cannot name `m` (it was
+    added there before, a NameError after a rewrite that said nothing was left). The switch is kept
+    and BFM151 names the line; the move written with its dtype by hand needs no cast of the rule's."""
+    source = HOST_FIT.replace(
+        "    for member in committee:\n        member.to(device).eval()\n",
+        "    committee = [m.to(device).eval() for m in committee]\n",
+    )
+    assert source != HOST_FIT
+    result = migrate_source(source, "stochastic", "evaluate.py", launched_with={"XLA_USE_BF16": "1"})
+    assert result.code == source
+    [finding] = [d for d in result.diagnostics if d.code == "BFM151" and d.line == 46]
+    assert "inside a comprehension" in finding.message
+    by_hand = source.replace("m.to(device).eval()", "m.to(device, dtype=torch.bfloat16).eval()")
+    fixed = migrate_source(by_hand, "stochastic", "evaluate.py", launched_with={"XLA_USE_BF16": "1"})
+    assert not [d for d in fixed.diagnostics if d.code == "BFM151"]

@@ -406,6 +406,10 @@ class _Finder:
                 if self._is_device(device) and not any(same_model(ctx, module, model) for model in self.models):
                     self.found.as_written.append((call, module, dtype))
                 return
+            if self._is_device(device) and _comprehension_variable(ctx, call, module):
+                # `[m.to(device).eval() for m in members]`: a statement after it cannot name `m`
+                self.found.unplaced.append(Unplaced(call, ctx.code(module), "comprehension"))
+                return
             self._arrives(call, module, row.idiom, device)
             return
 
@@ -525,6 +529,25 @@ class _Finder:
             self.found.unplaced.append(
                 Unplaced(call, ctx.code(target), None, {"call": ctx.code(call.func), "device": ctx.code(device)})
             )
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _comprehension_variable(ctx: FileContext, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a name a comprehension around ``node`` binds (``m`` in ``[m.to(device) for m
+    in members]``): it exists only inside the comprehension."""
+    if not isinstance(expr, cst.Name):
+        return False
+    comp = ctx.enclosing(node, _COMPREHENSIONS)
+    while comp is not None:
+        clause: cst.CompFor | None = comp.for_in
+        while clause is not None:
+            if any(isinstance(n, cst.Name) and n.value == expr.value for n in findall(clause.target, m.Name())):
+                return True
+            clause = clause.inner_for_in
+        comp = ctx.enclosing(comp, _COMPREHENSIONS)
+    return False
 
 
 def _imported_class(qualified: str) -> bool:

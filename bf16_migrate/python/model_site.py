@@ -350,8 +350,17 @@ def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
             if parent.attr.value not in ("weight", "bias") and not isinstance(holder, (cst.Attribute, cst.Subscript)):
                 return False
             continue  # a submodule or a weight read (`emb.user.weight[rows]`)
+        if isinstance(parent, cst.Return) and parent.value is node and _steps_here(function):
+            continue  # handed back trained (`return net` after its loop): its caller's moves are the caller's
         return False
     return True
+
+
+def _steps_here(function: cst.FunctionDef) -> bool:
+    """Whether ``function`` makes training steps itself (calls ``.backward()`` or ``.step()``): a
+    module it returns comes back trained, and what its caller does with it (a move to the device,
+    then its cast there) comes after its training."""
+    return bool(findall(function, m.Call(func=m.Attribute(attr=m.Name("backward") | m.Name("step")))))
 
 
 def _distinct_models(ctx: FileContext, receivers: list[cst.BaseExpression]) -> tuple[cst.BaseExpression, ...]:
