@@ -966,7 +966,9 @@ def test_a_module_a_helper_trains_and_returns_is_cast_where_its_caller_moves_it(
 def test_a_module_moved_in_a_comprehension_keeps_the_switch_and_names_the_line():
     """`[m.to(device).eval() for m in committee]`: a cast after the statement cannot name `m` (it was
     added there before, a NameError after a rewrite that said nothing was left). The switch is kept
-    and BFM151 names the line; the move written with its dtype by hand needs no cast of the rule's."""
+    and BFM151 names the line. Written with its dtype by hand (the finding's advice), the module needs no
+    cast of the rule's and the script migrates as an inference script does (it was BFM010 before: the
+    only optimizer is the helper's, on the host)."""
     source = HOST_FIT.replace(
         "    for member in committee:\n        member.to(device).eval()\n",
         "    committee = [m.to(device).eval() for m in committee]\n",
@@ -978,4 +980,7 @@ def test_a_module_moved_in_a_comprehension_keeps_the_switch_and_names_the_line()
     assert "inside a comprehension" in finding.message
     by_hand = source.replace("m.to(device).eval()", "m.to(device, dtype=torch.bfloat16).eval()")
     fixed = migrate_source(by_hand, "stochastic", "evaluate.py", launched_with={"XLA_USE_BF16": "1"})
-    assert not [d for d in fixed.diagnostics if d.code == "BFM151"]
+    assert not fixed.unfixed and [d.code for d in fixed.diagnostics if d.code in ("BFM001", "BFM154")] == [
+        "BFM001",
+        "BFM154",
+    ]

@@ -621,8 +621,8 @@ class Planner:
         models = self._unique_models(sites)
         if sites and models:
             return models
-        if not sites and (on_device.modules or on_device.unplaced):
-            return []
+        if not sites and (on_device.modules or on_device.unplaced or on_device.as_written):
+            return []  # an inference script (its modules cast as written count: `.to(device, dtype=torch.bfloat16)`)
         if not sites:
             ctx.outcome.sets_on_import = self._sets_on_import(writes)  # an env module's: the project's to follow
         launch = _python_launch(ctx) if not sites else None
