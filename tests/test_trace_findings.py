@@ -146,6 +146,18 @@ def test_a_meet_is_named_once_at_the_first_operation_of_its_chain_in_the_origina
     assert (site.span.line, site.span.col, site.span.anchor) == (8, 11, "    return h + pos")
 
 
+def test_a_float64_operand_is_named_f64_not_f32():
+    """NumPy data on the device (float64) meeting bf16: the finding says f64 (Neuron does not run it
+    at all, where an f32 island only costs speed)."""
+    chain = [
+        dict(e, operands=["bf16", "f64"], result="f64") if e["op"] == "Tensor.add" else dict(e) for e in MEET_CHAIN
+    ]
+    (found,) = trace_findings(runs(chain), sources())
+    message = found.diagnostic.message
+    assert "`h + pos`: f64 meets bf16 in `Tensor.add` (bf16, f64 -> f64)" in message
+    assert "compute in f64 where the legacy run had bf16; the f64 operand is" in message and " f32 " not in message
+
+
 def test_what_the_legacy_run_did_too_is_no_finding():
     # the legacy run ran the user's file: its lines are the original's (the call is line 12 there)
     legacy = [dict(e, line=12) if e["line"] == 13 else dict(e) for e in MEET_CHAIN]

@@ -461,12 +461,15 @@ class _Reader:
             if kind == FindingKind.MODULE:
                 fields["module"] = named.module or named.op.rsplit(".", 1)[0]
             return fields
+        # float64 on the device (NumPy data, `.double()`) is named so: Neuron does not run it at all
+        wide = "f64" if any(o.startswith("f64") for o in first.operands) else "f32"
         fields = {
             "expr": expr,
             "op": first.op,
             "operands": ", ".join(first.operands) or "-",
-            "origin": self._origin_text(root, use.path),
+            "origin": self._origin_text(root, use.path, wide),
             "when": _when(first),
+            "wide": wide,
         }
         if kind == FindingKind.MEET:
             fields["result"] = first.result or "f32"
@@ -475,18 +478,19 @@ class _Reader:
     def _where(self, p: Place, relative_to: str) -> str:
         return f"at line {p.line}" if p.path == relative_to else f"at {Path(p.path).name}:{p.line}"
 
-    def _origin_text(self, root: tuple[Any, ...], path: str) -> str:
+    def _origin_text(self, root: tuple[Any, ...], path: str, wide: str = "f32") -> str:
+        """Where the chain's wide operand came from, in words; ``wide``: ``"f32"`` or ``"f64"``."""
         kind, file, line, op = root
         if kind == "event":
-            return "a tensor of unknown history (a parameter made f32, or made where the trace does not look)"
+            return f"a tensor of unknown history (a parameter made {wide}, or made where the trace does not look)"
         if file is None or line is None:
-            return "an f32 parameter"
+            return f"an {wide} parameter"
         p = self.sources.place(MIGRATED, file, line, None, None, None)
         at = self._where(p, path)
         return {
-            OriginKind.CREATE.value: f"made f32 on the device {at} (`{op}`)",
-            OriginKind.UPCAST.value: f"upcast to f32 {at} (`{op}`)",
-            OriginKind.COMPUTE.value: f"computed in f32 {at} (`{op}`)",
+            OriginKind.CREATE.value: f"made {wide} on the device {at} (`{op}`)",
+            OriginKind.UPCAST.value: f"upcast to {wide} {at} (`{op}`)",
+            OriginKind.COMPUTE.value: f"computed in {wide} {at} (`{op}`)",
             OriginKind.COPY.value: f"an f32 copy of the model made {at} (`{op}`)",
             OriginKind.MODULE.value: f"the f32 parameters of a module moved to the device {at} (`{op}`)",
         }.get(kind, f"made {at}")
