@@ -104,6 +104,43 @@ def test_an_item_put_by_a_tensor_index_takes_the_tensors_dtype():
     assert len(_codes(result)) == 3
 
 
+QUEUE = (
+    HEADER
+    + """class KeyQueue(torch.nn.Module):
+    def __init__(self, size=16, dim=4):
+        super().__init__()
+        self.key = torch.nn.Linear(4, dim)
+        self.register_buffer("queue", torch.zeros(size, dim))
+        self.register_buffer("slot", torch.zeros((), dtype=torch.long))
+        self.prototypes = torch.nn.Parameter(torch.randn(3, dim))
+        self.notes = {}
+
+    def forward(self, x):
+        keys = self.key(x).detach()
+        rows = (self.slot + torch.arange(keys.shape[0], device=x.device)) % self.queue.shape[0]
+        self.queue[rows] = keys
+        self.prototypes.data[rows % 3] = keys
+        self.notes[rows] = keys
+        self.slot = (self.slot + keys.shape[0]) % self.queue.shape[0]
+        return (self.key(x) @ self.queue.t()).logsumexp(-1).mean()
+"""
+    + TRAIN.replace("Net()", "KeyQueue()")
+)
+
+
+def test_an_item_put_into_a_buffer_of_the_module_takes_the_buffers_dtype():
+    """``self.queue[rows] = keys`` in the model's forward: under autocast the keys are bf16 and the FP32
+    model's queue f32, and XLA's index_put refuses them (a hunt's MoCo crashed at its first step after
+    a rewrite that said nothing was left). A dict the class keeps takes anything."""
+    result = migrate_source(QUEUE, "amp", "train.py")
+    assert "        self.queue[rows] = keys.to(self.queue.dtype)\n" in result.code
+    assert "        self.notes[rows] = keys\n" in result.code
+    assert "        self.prototypes.data[rows % 3] = keys\n" in result.code  # not `self.<name>`: left for the run
+    assert [fixed for fixed, _ in _codes(result)] == [True] and not result.unfixed
+    assert migrate_source(result.code, "amp", "train.py").code == result.code
+    assert "self.queue[rows] = keys\n" in migrate_source(QUEUE, "stochastic", "train.py").code  # bf16 both
+
+
 def test_literals_and_sources_already_cast_are_left_alone():
     result = _amp(
         """\

@@ -133,17 +133,49 @@ def _item_operand(ctx: FileContext, assign: cst.Assign) -> SourceOperand | None:
     a call, a comparison: not only slices and integers), which is ``index_put_``."""
     if len(assign.targets) != 1 or not isinstance(target := assign.targets[0].target, cst.Subscript):
         return None
-    if not isinstance(target.value, cst.Name) or not _floating_source(ctx, assign.value):
+    if not isinstance(target.value, (cst.Name, cst.Attribute)) or not _floating_source(ctx, assign.value):
         return None
     if all(_basic_index(e.slice) for e in target.slice):
         return None
-    values = assigned_values(ctx, target.value)
-    if not values or not all(_makes_tensor(ctx, v) for v in values):
-        return None  # a container, or a tensor the code does not show: a list's item takes anything
+    if isinstance(target.value, cst.Attribute):
+        if not _module_state(ctx, target.value):
+            return None  # an attribute the class does not show to be its tensor
+    else:
+        values = assigned_values(ctx, target.value)
+        if not values or not all(_makes_tensor(ctx, v) for v in values):
+            return None  # a container, or a tensor the code does not show: a list's item takes anything
     dtype = _dtype_of(ctx, target.value)
     if _already_cast(ctx, assign.value, dtype):
         return None
-    return SourceOperand(assign, f"{target.value.value}[index] = v", assign.value, dtype)
+    return SourceOperand(assign, f"{ctx.code(target.value)}[index] = v", assign.value, dtype)
+
+
+def _module_state(ctx: FileContext, attr: cst.Attribute) -> bool:
+    """Whether ``attr`` is ``self.<name>`` of a class that registers ``<name>`` as a buffer
+    (``self.register_buffer("queue", torch.zeros(k, d))``) or binds it to a tensor it makes or to a
+    parameter: a tensor of the module, FP32 in amp with the model (a MoCo queue written with the
+    keys autocast made bf16: a hunt's)."""
+    if not (isinstance(attr.value, cst.Name) and attr.value.value == "self"):
+        return False
+    cls = ctx.enclosing(attr, cst.ClassDef)
+    if cls is None:
+        return False
+    name = attr.attr.value
+    for call in findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_buffer"))), ctx.index):
+        assert isinstance(call, cst.Call)
+        first = call.args[0].value if call.args else None
+        if isinstance(first, cst.SimpleString) and first.evaluated_value == name:
+            return True
+    for assign in findall(
+        cls, m.Assign(targets=[m.AssignTarget(target=m.Attribute(value=m.Name("self"), attr=m.Name(name)))]), ctx.index
+    ):
+        assert isinstance(assign, cst.Assign)
+        value = assign.value
+        if _makes_tensor(ctx, value) or (
+            isinstance(value, cst.Call) and any(n.endswith(".Parameter") for n in ctx.qualified_names(value.func))
+        ):
+            return True
+    return False
 
 
 def _basic_index(index: cst.BaseSlice) -> bool:
