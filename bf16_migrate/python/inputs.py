@@ -42,7 +42,7 @@ from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall, backpropagated_only, same_model
+from .model_site import ModelCall, backpropagated_only, describe_call, same_model
 from .optimizers import add_keywords
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
@@ -335,6 +335,14 @@ class InputCasts:
                 self._cast(arg.value)
             elif kind == "unknown":
                 self._runtime(arg.value, method=self.ctx.code(call.func))
+        # the losses computed from what it returns take their targets as a forward call's do
+        # (`F.binary_cross_entropy_with_logits(model.decode(z), x)`, `model.likelihood(z).log_prob(x)`:
+        # left f32, the target promoted the loss to f32 where the legacy run computed it in bf16)
+        described = describe_call(self.ctx, call)
+        for loss in described.losses:
+            moved_only = backpropagated_only(self.ctx, loss.func)
+            for loss_arg in loss.args:
+                self._loss_target(described, loss_arg.value, {id(call)}, frozenset(described.outputs), moved_only)
 
     # -- helpers ---------------------------------------------------------------------------
     def _a_device(self, expr: cst.BaseExpression) -> bool:

@@ -525,9 +525,9 @@ def model_calls(
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
         calls.extend(inner for inner in findall(cls.body, held, ctx.index) if ctx.enclosing(inner, cst.ClassDef) is cls)
-    described = [_describe(ctx, c) for c in calls]
+    described = [describe_call(ctx, c) for c in calls]
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
-        described.append(replace(_describe(ctx, call), through=True))
+        described.append(replace(describe_call(ctx, call), through=True))
     return described
 
 
@@ -789,7 +789,9 @@ def _feeds_later(ctx: FileContext, statement: cst.SimpleStatementLine, names: se
     return False
 
 
-def _describe(ctx: FileContext, call: cst.Call) -> ModelCall:
+def describe_call(ctx: FileContext, call: cst.Call) -> ModelCall:
+    """``call`` (a call of the model, or of one of its own methods) with its statement, the names its
+    result is assigned to and the loss calls computed from them (:class:`ModelCall`)."""
     stmt = ctx.statement_of(call)
     info = ModelCall(call, stmt if isinstance(stmt, cst.SimpleStatementLine) else None)
     # a model call nested in a loss call: loss_fn(model(x), y)
@@ -841,6 +843,8 @@ def _block_losses(
                 if not is_loss_callee(ctx, loss.func):
                     continue
                 used = {n.value for a in loss.args for n in findall(a.value, m.Name())}
+                if isinstance(loss.func, cst.Attribute):  # `dist.log_prob(y)`: a method of what the model returned
+                    used |= {n.value for n in findall(loss.func.value, m.Name())}
                 losses.setdefault(k, []).append((loss, used))
                 for name in used:
                     if not by_name.get(name) or by_name[name][-1] != k:
