@@ -39,7 +39,10 @@ both ways). Each script is our own writing (fixtures/contract/).
   reference meets f64 weights with f32 logits and raises ("mixed precision is disallowed").
 * host_fit_device_eval: a committee fitted on the host (its steps: float32 in every run), then
   evaluated on the device. verify judges the device work on its host outputs against the legacy
-  run's (the losses cannot tell the precisions apart); the evaluation left in f32 FAILs them."""
+  run's (the losses cannot tell the precisions apart); the evaluation left in f32 FAILs them.
+* own_autocast (amp): a script already under its own ``torch.autocast`` whose launcher still sets
+  the switch: the migration is the removal. verify's FP32 reference runs the script's autocast
+  disabled; it ran it before, its losses equal the migrated run's ("no reduced precision")."""
 
 from __future__ import annotations
 
@@ -263,3 +266,17 @@ def test_a_committee_fitted_on_the_host_and_evaluated_on_the_device_both_ways(tm
     wrong = verify_script(script, "stochastic", steps=6, legacy_env=launched, migrated_source=uncast, timeout=300)
     assert wrong.verdict.status == FAIL
     assert part_of(wrong.verdict, "matches").status == FAIL and part_of(wrong.verdict, "trace").status == FAIL
+
+
+@pytest.mark.xla
+def test_a_script_with_its_own_autocast_is_held_to_a_real_fp32_reference(tmp_path):
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.records import MIGRATED, REFERENCE
+
+    script = _copy("own_autocast", tmp_path)
+    report = verify_script(script, "amp", steps=8, legacy_env={"XLA_USE_BF16": "1"}, timeout=300, trace_time=0)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated, reference = report.runs[MIGRATED], report.runs[REFERENCE]
+    assert migrated.graph is not None and reference.graph is not None
+    assert migrated.graph.matmuls_bf16 == migrated.graph.matmuls > 0 and reference.graph.matmuls_bf16 == 0
+    assert migrated.losses != reference.losses

@@ -352,3 +352,33 @@ def test_weights_changed_once_are_no_update_by_hand():
 
     result = migrate_source(RESCALED_ONCE, "gpu-compatible", "train.py")
     assert result.code != RESCALED_ONCE and not [d for d in result.diagnostics if d.code == "BFM017"]
+
+
+def test_the_fp32_reference_runs_the_scripts_own_autocast_disabled(monkeypatch):
+    """``BF16_MIGRATE_FP32`` (the FP32 reference run): every autocast region the script opens runs
+    disabled, whatever its arguments; without it, autocast is left alone."""
+    import torch
+
+    import os
+
+    fp32_reference = _harness_function("_fp32_reference", "def _count_sdpa_upcasts")
+    fp32_reference.__globals__.update(os=os, _FP32_ENV="BF16_MIGRATE_FP32")  # the harness module's names
+    original = torch.amp.autocast_mode.autocast.__init__
+    try:
+        monkeypatch.delenv("BF16_MIGRATE_FP32", raising=False)
+        fp32_reference(torch)  # no variable: nothing patched
+        assert torch.amp.autocast_mode.autocast.__init__ is original
+        monkeypatch.setenv("BF16_MIGRATE_FP32", "1")
+        fp32_reference(torch)
+        for region in (
+            torch.autocast("cpu", dtype=torch.bfloat16),
+            torch.autocast("cpu", torch.bfloat16, True),
+            torch.autocast(device_type="cpu", dtype=torch.bfloat16, enabled=True),
+        ):
+            with region:
+                assert not torch.is_autocast_enabled("cpu")
+                assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.float32
+    finally:
+        torch.amp.autocast_mode.autocast.__init__ = original
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16

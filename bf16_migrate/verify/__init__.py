@@ -40,7 +40,17 @@ from .parts import usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunError, RunRecord
 from .report import format_report, report_dict
 from .result import VerifyReport
-from .runner import AUTOCAST_ENV, LEGACY_VARIABLES, Progress, TraceSpec, Workspace, read_source, run_specs, stage_script
+from .runner import (
+    AUTOCAST_ENV,
+    FP32_ENV,
+    LEGACY_VARIABLES,
+    Progress,
+    TraceSpec,
+    Workspace,
+    read_source,
+    run_specs,
+    stage_script,
+)
 from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings
 from .workcopy import Linked, linked_note
 
@@ -899,6 +909,7 @@ def _run(
                 reference_run.script,
                 legacy_origin,
                 drop=LEGACY_VARIABLES,
+                add={FP32_ENV: "1"},  # FP32 whatever the script autocasts itself
                 trace=reference_trace,
                 module=reference_run.module,
                 cwd=reference_run.cwd,

@@ -97,6 +97,7 @@ TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"
 CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"
 DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"
 AUTOCAST_ENV = "BF16_MIGRATE_AUTOCAST"  # the autocast control's dtype (records.AUTOCAST)
+FP32_ENV = "BF16_MIGRATE_FP32"  # the FP32 reference: the script's own autocast regions run disabled
 _HARNESS_ENV = (
     RECORD_ENV,
     STEPS_ENV,
@@ -110,6 +111,7 @@ _HARNESS_ENV = (
     CONTINUE_ENV,
     DEADLINE_ENV,
     AUTOCAST_ENV,
+    FP32_ENV,
 )
 _POLL_S = 0.05
 

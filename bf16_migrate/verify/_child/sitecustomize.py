@@ -117,6 +117,7 @@ _TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"  # the directories of the user's c
 _CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"  # seconds the run may go on after the recorded steps
 _DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"  # seconds after the harness loaded: write the record, end
 _AUTOCAST_ENV = "BF16_MIGRATE_AUTOCAST"  # the autocast control's dtype ("bfloat16"): see the docstring
+_FP32_ENV = "BF16_MIGRATE_FP32"  # the FP32 reference: the script's own autocast regions disabled
 _LEGACY_VARIABLES = tuple(name for name in os.environ.get(_LEGACY_VARIABLES_ENV, "").split(",") if name)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPE_TRACE = "_bf16_migrate_dtype_trace"  # the module of the trace, loaded from this directory
@@ -679,6 +680,7 @@ def _patch_torch(torch, rec):
             tracer.enabled = was
 
     outside_autocast = _autocast_control(torch, rec)
+    _fp32_reference(torch)
     orig_tensor_backward = torch.Tensor.backward
 
     def in_engine():
@@ -819,6 +821,28 @@ def _autocast_control(torch, rec):
     register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: pause())
     register_optimizer_step_post_hook(lambda optimizer, args, kwargs: resume())
     return outside_autocast
+
+
+def _fp32_reference(torch):
+    """With ``BF16_MIGRATE_FP32`` set (the FP32 reference run), every ``torch.autocast`` region the
+    script opens itself runs disabled: a script that autocasts on its own (and set the legacy switch
+    too) is otherwise no FP32 reference, its losses those of the migrated run. ``torch.autocast`` is
+    ``torch.amp.autocast_mode.autocast``; its ``enabled`` argument is forced False."""
+    if not os.environ.get(_FP32_ENV):
+        return
+    import functools
+
+    cls = torch.amp.autocast_mode.autocast
+    original = cls.__init__
+
+    @functools.wraps(original)
+    def disabled(self, *args, **kwargs):
+        # (device_type, dtype, enabled, cache_enabled) in torch 2.x, any of them given positionally
+        kwargs.update(zip(("device_type", "dtype", "enabled", "cache_enabled"), args))
+        kwargs["enabled"] = False
+        original(self, **kwargs)
+
+    cls.__init__ = disabled
 
 
 def _count_sdpa_upcasts(torch, rec):
