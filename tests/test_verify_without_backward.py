@@ -357,9 +357,9 @@ def test_weights_changed_once_are_no_update_by_hand():
 def test_the_fp32_reference_runs_the_scripts_own_autocast_disabled(monkeypatch):
     """``BF16_MIGRATE_FP32`` (the FP32 reference run): every autocast region the script opens runs
     disabled, whatever its arguments; without it, autocast is left alone."""
-    import torch
-
     import os
+
+    import torch
 
     fp32_reference = _harness_function("_fp32_reference", "def _count_sdpa_upcasts")
     fp32_reference.__globals__.update(os=os, _FP32_ENV="BF16_MIGRATE_FP32")  # the harness module's names
@@ -379,6 +379,6 @@ def test_the_fp32_reference_runs_the_scripts_own_autocast_disabled(monkeypatch):
                 assert not torch.is_autocast_enabled("cpu")
                 assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.float32
     finally:
-        torch.amp.autocast_mode.autocast.__init__ = original
+        torch.amp.autocast_mode.autocast.__init__ = original  # type: ignore[method-assign]
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.mm(torch.ones(2, 2), torch.ones(2, 2)).dtype == torch.bfloat16
