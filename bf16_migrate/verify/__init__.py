@@ -514,7 +514,13 @@ def verify_script(
                 f"{budget} steps, its budget for more evidence (--max-steps).",
             )
             why = f"{budget} steps, the budget, did not tell them apart either"
-        if verdict.status == INCONCLUSIVE:
+        matches = verdict.part("matches")
+        if verdict.status == INCONCLUSIVE and matches is not None and matches.figures.get("onset_like_control"):
+            verdict.notes.append(
+                f"INCONCLUSIVE (exit 3): {why}. The graphs show bf16 where the legacy run had it; what to compare: "
+                f"the files and numbers {script.name} writes at its end, legacy against migrated."
+            )
+        elif verdict.status == INCONCLUSIVE:
             verdict.notes.append(_what_to_run(why, script, rounds[-1]))
     note = linked_note(linked)
     if note is not None:
@@ -642,6 +648,8 @@ def _more_steps(verdict: Verdict, runs: Mapping[str, RunRecord], steps: int, bud
     matches = verdict.part("matches")
     if matches is None or matches.status != INCONCLUSIVE:
         return "more steps do not help the part that could not decide"
+    if matches.figures.get("onset_like_control"):
+        return "the first steps differ as the FP32 reference's do, and more steps do not change the first ones"
     made = min(r.steps for r in runs.values() if r.ok)
     if made < steps:
         return f"the script ended after {made} of the {steps} steps asked for, so more steps cannot be made"
