@@ -514,14 +514,8 @@ def verify_script(
                 f"{budget} steps, its budget for more evidence (--max-steps).",
             )
             why = f"{budget} steps, the budget, did not tell them apart either"
-        matches = verdict.part("matches")
-        if verdict.status == INCONCLUSIVE and matches is not None and matches.figures.get("onset_like_control"):
-            verdict.notes.append(
-                f"INCONCLUSIVE (exit 3): {why}. The graphs show bf16 where the legacy run had it; what to compare: "
-                f"the files and numbers {script.name} writes at its end, legacy against migrated."
-            )
-        elif verdict.status == INCONCLUSIVE:
-            verdict.notes.append(_what_to_run(why, script, rounds[-1]))
+        if verdict.status == INCONCLUSIVE:
+            verdict.notes.append(_what_to_run(why, script, rounds[-1], verdict))
     note = linked_note(linked)
     if note is not None:
         verdict.notes.append(note)
@@ -658,8 +652,14 @@ def _more_steps(verdict: Verdict, runs: Mapping[str, RunRecord], steps: int, bud
     return None
 
 
-def _what_to_run(why: str, script: Path, steps: int) -> str:
-    """The note of a verdict that stays INCONCLUSIVE: why, and what to run."""
+def _what_to_run(why: str, script: Path, steps: int, verdict: Verdict | None = None) -> str:
+    """The note of a verdict that stays INCONCLUSIVE: why, and what to run (or compare)."""
+    matches = verdict.part("matches") if verdict is not None else None
+    if matches is not None and matches.figures.get("onset_like_control"):
+        return (
+            f"INCONCLUSIVE (exit 3): {why}. The graphs show bf16 where the legacy run had it; what to compare: the "
+            f"files and numbers {script.name} writes at its end, legacy against migrated."
+        )
     return (
         f"INCONCLUSIVE (exit 3): {why}. The losses of this script cannot tell bf16 from FP32 over {steps} steps, and "
         "the graphs could not either. What to run: a longer verify, bf16-migrate verify "

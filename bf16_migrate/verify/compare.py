@@ -806,7 +806,7 @@ def _matches_part(
                 "; the first steps differ from the legacy run's as the FP32 reference's do, but every matmul of both "
                 f"step graphs is bf16, the parameters are bf16 and the losses stay within the drift limit, and the "
                 f"migrated graph does {opmath[0]} bf16->f32->bf16 round trip(s) of f32 arithmetic with Python scalars "
-                f"where the legacy one did {opmath[1]} (torch-xla's opmath; the legacy graph rounded those scalars, a "
+                f"where the legacy one did {opmath[1]} (torch-xla's opmath: the legacy graph rounded those scalars, a "
                 "momentum or a temperature, to bf16): the losses cannot tell this migration from a wrong one; compare "
                 "what the script writes at its end with the legacy run's"
             )
