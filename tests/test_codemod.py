@@ -1045,3 +1045,36 @@ def test_loss_targets_of_method_calls_and_of_a_distributions_log_prob_are_cast(m
     assert ".log_prob(x.to(torch.bfloat16)).sum(-1).mean()\n" in code
     assert "fit = -dist.log_prob(y.to(torch.bfloat16)).mean()\n" in code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+DOWNCAST_SCORES = """import os
+import numpy as np
+import torch
+import torch_xla
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(6, 1).to(device).eval()
+    scores, probs = [], []
+    with torch.no_grad():
+        for _ in range(3):
+            xb = torch.randn(8, 6).to(device)
+            z = model(xb).double()
+            scores.append((z * 2.5 + 1.0).cpu().numpy())
+            probs.append(torch.sigmoid(model(xb)).cpu().numpy())
+    np.save("scores.npy", np.concatenate(scores))
+    np.save("probs.npy", np.concatenate(probs))
+"""
+
+
+def test_a_float64_value_leaves_the_device_as_float64_under_downcast():
+    """XLA_DOWNCAST_BF16 kept `.double()` tensors as f32 on the device and reported them float64: the
+    host got float64 (the saved scores were float64). The `.double()` becomes `.float()` on the device and
+    the copy to the host gets `.double()` back; a bf16 value's copy gets `.float()` as before (a hunt's)."""
+    code = migrate_source(DOWNCAST_SCORES, "stochastic", "score.py").code
+    assert "            z = model(xb.to(torch.bfloat16)).float()\n" in code
+    assert "scores.append((z * 2.5 + 1.0).cpu().double().numpy())\n" in code
+    assert "probs.append(torch.sigmoid(model(xb.to(torch.bfloat16))).cpu().float().numpy())\n" in code
+    assert migrate_source(code, "stochastic", "score.py").code == code

@@ -184,12 +184,23 @@ VALID = (
 
 
 def plan_host_exits(
-    ctx: FileContext, plan: EditPlan, mode: Mode, flow: DtypeFlow, models: list[cst.BaseExpression]
+    ctx: FileContext,
+    plan: EditPlan,
+    mode: Mode,
+    flow: DtypeFlow,
+    models: list[cst.BaseExpression],
+    *,
+    f64_was_f32: bool = False,
 ) -> None:
     """Plan the casts of the file's host exits into ``plan`` and report them (BFM160; BFM161 for
     what needs a hand). ``models``: the migrated models (a ``.cpu()`` of one is a module leaving
-    the device). Records ``ctx.outcome.host_edge_examined``."""
-    _HostEdge(ctx, plan, mode, flow, models).run()
+    the device). ``f64_was_f32``: the switch kept float64 tensors as f32 on the device and reported
+    them float64 (XLA_DOWNCAST_BF16): a copy of a value computed from a ``.double()`` tensor gets
+    ``.double()`` on the host, the float64 the legacy run handed it (its ``np.save`` wrote float64).
+    Records ``ctx.outcome.host_edge_examined``."""
+    edge = _HostEdge(ctx, plan, mode, flow, models)
+    edge.f64_was_f32 = f64_was_f32
+    edge.run()
     ctx.outcome.host_edge_examined = True
 
 
@@ -206,6 +217,7 @@ class _HostEdge:
         self.own_methods = _method_names(ctx)
         self.helper = False
         self.current: cst.Call | None = None  # the exit being examined
+        self.f64_was_f32 = False
 
     def run(self) -> None:
         for call in self.ctx.nodes(cst.Call):
@@ -262,6 +274,10 @@ class _HostEdge:
         if kind == INT:
             return
         if kind == FLOAT:
+            if self.f64_was_f32 and self._from_double(value):
+                self._replace(call, snippets.double_after)
+                ctx.report("BFM160", call, fixed=True, variant="float64", value=_shown(ctx, value), exit=row.exit)
+                return
             self._replace(call, snippets.float_after)
             ctx.report("BFM160", call, fixed=True, value=_shown(ctx, value), exit=row.exit)
             return
@@ -326,6 +342,20 @@ class _HostEdge:
             if name == "to" or name not in same:
                 return False
             node = outer
+
+    def _from_double(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` reads a name every binding of which ends in ``.double()`` (``z =
+        model(x).double()``): a float64 tensor in the legacy code, so what is computed from it was
+        float64 too (type promotion), whatever the migration made of the ``.double()``."""
+        for name in m.findall(value, m.Name()):
+            assert isinstance(name, cst.Name)
+            parent = self.ctx.parent(name)
+            if isinstance(parent, cst.Attribute) and parent.attr is name:
+                continue
+            values = self._bound_values(name)
+            if values and all(m.matches(v, m.Call(func=m.Attribute(attr=m.Name("double")), args=[])) for v in values):
+                return True
+        return False
 
     def _explicit(self, value: cst.BaseExpression) -> bool:
         """A value whose dtype the script chose (``t.float()``, ``t.to(torch.float32)``) or that is

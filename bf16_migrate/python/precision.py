@@ -945,7 +945,8 @@ class Planner:
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
         if any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
-            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [])
+            downcast = any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
+            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [], f64_was_f32=downcast)
         self._audit_module(variables)
 
     def _audit_module(self, variables: list[str]) -> None:

@@ -467,6 +467,11 @@ def float_after(expr: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("float")))
 
 
+def double_after(expr: cst.BaseExpression) -> cst.Call:
+    """``expr.double()`` (a copy to the host of what the legacy run reported float64)."""
+    return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("double")))
+
+
 def master_weights_helper() -> cst.FunctionDef:
     """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
     two blank lines PEP 8 puts before a top-level definition."""

@@ -14,5 +14,5 @@ EMIT = Emit.HOST_FLOAT32
 
 def plan(m: Migration, planned: Planned) -> Planned:
     """The host exits of the file cast back to float32."""
-    plan_host_exits(m.ctx, m.plan, m.mode, m.flow, list(m.models))
+    plan_host_exits(m.ctx, m.plan, m.mode, m.flow, list(m.models), f64_was_f32=m.f64_was_f32)
     return planned
