@@ -530,8 +530,10 @@ class _Audit:
                 if upcast is None or self._made(call) is not None or self._from_kept_f64(call):
                     continue
                 receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-                if receiver is not None and (id(receiver) in fresh or self._integer(receiver)):
-                    continue
+                if receiver is not None and (
+                    id(receiver) in fresh or self._integer(receiver) or _from_numpy(self.ctx, receiver)
+                ):
+                    continue  # a host tensor's upcast (`torch.from_numpy(y).float()`): real f32 there, bf16 once moved
                 on_path = receiver is not None and id(receiver) in path
                 if on_path or any(id(meet.at) in path for meet in self.flows.follow(call).meets):
                     found.append((call, upcast if isinstance(upcast, cst.Arg) else None))
@@ -1254,3 +1256,20 @@ def _device_source(ctx: FileContext, device: cst.BaseExpression) -> cst.BaseExpr
         if len(values) == 1:
             return _device_source(ctx, values[0])
     return None
+
+
+def _from_numpy(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a host tensor made from NumPy (``torch.from_numpy(a)``, through indexing and
+    methods that keep it where it is): its upcast ran on the host under the switch too, and the device
+    copy made of it later was bf16 (the input casts' business, not deliberate f32 on the device)."""
+    while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if "torch.from_numpy" in ctx.qualified_names(func):
+                return True
+            if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "xla"):
+                return False  # moved somewhere
+            expr = func
+        else:
+            expr = expr.value
+    return False
