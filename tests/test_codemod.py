@@ -1113,3 +1113,36 @@ def test_the_upcast_of_a_host_tensor_made_from_numpy_is_no_deliberate_f32():
     assert not [d for d in result.diagnostics if d.code in ("BFM088", "BFM089")]
     assert "mse_loss(model(xb.to(torch.bfloat16)).squeeze(-1), yb.to(torch.bfloat16))" in result.code
     assert not result.outcome.kept_f32
+
+
+OWN_AUTOCAST_AND_SWITCH = """import os
+import torch
+import torch_xla
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 2).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for _ in range(3):
+        with torch.autocast("xla", dtype=torch.bfloat16):
+            loss = model(torch.randn(8, 4).to(device)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+def test_a_script_setting_the_switch_beside_its_own_autocast_is_told_what_the_mode_lacks(mode):
+    """The switch goes by hand (BFM013): in amp that is the whole migration; in the casting modes the
+    script would then run its autocast, not the mode's bf16 model, and the finding says so (it told
+    every mode to remove the switch, which in stochastic made an amp run: a hunt's)."""
+    result = migrate_source(OWN_AUTOCAST_AND_SWITCH, mode, "train.py")
+    assert result.code == OWN_AUTOCAST_AND_SWITCH
+    [finding] = [d for d in result.diagnostics if d.code == "BFM013"]
+    if mode == "amp":
+        assert "remove the switch by hand once that code covers every model and input" in finding.message
+    else:
+        assert f"that code is not --mode {mode}'s: it runs under torch.autocast (amp)" in finding.message

@@ -819,10 +819,13 @@ class Planner:
         node, condition = existing
         if condition is None:
             if writes:
-                ctx.outcome.refuse(
-                    Refusal.ALREADY_ON,
-                    ctx.report("BFM013", node, fixed=False, variant="own_switch", code=ctx.code(node)),
-                )
+                # the switch goes by hand; what the script's code then runs is its own code's mode, which
+                # may not be the one asked for (its autocast, where stochastic casts the model to bf16)
+                missing = other_modes_change(ctx, self.mode, node, sites)
+                fields = {"variant": "own_switch", "code": ctx.code(node)}
+                if missing is not None:
+                    fields.update(variant="own_switch_other_mode", mode=self.mode.name, missing=missing)
+                ctx.outcome.refuse(Refusal.ALREADY_ON, ctx.report("BFM013", node, fixed=False, **fields))
                 return False
             # a launcher's setting, and the script already carries the change: nothing twice,
             # unless what it carries is another mode's change (a script migrated in stochastic
