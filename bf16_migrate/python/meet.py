@@ -110,6 +110,8 @@ class ValueReach:
             flow = self.flows.follow(start, through=through, fresh=fresh, matmuls=matmuls)
             reach.flows.append(flow)
             for escape in flow.escapes:
+                if self._gradient_returned(escape):
+                    continue  # autograd casts it to its input's dtype: it ends there
                 exit_ = self._exit(escape)
                 if exit_ is not None:
                     reach.exits.append(exit_)
@@ -122,6 +124,23 @@ class ValueReach:
         return reach
 
     # -- where a value goes on from an escape ----------------------------------------------------
+    def _gradient_returned(self, escape: cst.CSTNode) -> bool:
+        """The ``return`` of a ``torch.autograd.Function``'s ``backward``: the engine casts each
+        gradient it returns to the dtype of the input it is the gradient of (torch's
+        ``torch/csrc/autograd/engine.cpp``, ``validate_outputs``), so an f32 gradient of a bf16 input
+        goes on as bf16: the value ends there, as an island that casts itself back."""
+        if isinstance(escape, cst.Tuple) and isinstance(self.ctx.parent(escape), cst.Return):
+            escape = self.ctx.parent(escape)  # `return grad_x, None`: one gradient per input
+        if not isinstance(escape, cst.Return):
+            return False
+        func = self.ctx.enclosing(escape, cst.FunctionDef)
+        if func is None or func.name.value != "backward":
+            return False
+        cls = self.ctx.enclosing(func, cst.ClassDef)
+        return cls is not None and any(
+            "torch.autograd.Function" in self.ctx.qualified_names(base.value) for base in cls.bases
+        )
+
     def _exit(self, escape: cst.CSTNode) -> cst.Return | None:
         """The ``return`` of a submodule's ``forward``: the module's output, met by its caller."""
         if not isinstance(escape, cst.Return):

@@ -545,6 +545,15 @@ class _Audit:
         path, cast = self.reached.loss_path, self.reached.cast_losses
         return any(id(meet.at) in path and id(meet.at) not in cast for meet in self.flows.follow(call).meets)
 
+    def _upcast_to_f32(self, expr: cst.BaseExpression) -> bool:
+        """``x.float()``: a value the code makes f32 itself (``[upcast_methods]``), whatever ``x`` was."""
+        return (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and not expr.args
+            and self.rules.upcast_methods.get(expr.func.attr.value) == "f32"
+        )
+
     def _from_kept_f64(self, call: cst.Call) -> bool:
         """Whether the receiver of an upcast is computed from an f64 value that was not low
         precision (XLA_DOWNCAST_BF16 kept f64 as f32: ``x.double().sum().float()`` was f32 there)."""
@@ -843,6 +852,8 @@ class _Audit:
                 continue
             if meet.other is not None and self.flows.maybe_number(meet.other):
                 continue  # a Python number decides no dtype and promotes nothing
+            if meet.other is not None and self._upcast_to_f32(meet.other):
+                continue  # f32 the code asks for (`grad_out.float()`): the f32 it is made in is that dtype
             carrier = self._carrier(site, [meet], exclude, anchor=meet.at) if meet.via is not None else None
             if carrier is not None:
                 assert meet.via is not None, "a carrier is looked for only where a cast can go"
