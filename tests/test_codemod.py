@@ -1146,3 +1146,46 @@ def test_a_script_setting_the_switch_beside_its_own_autocast_is_told_what_the_mo
         assert "remove the switch by hand once that code covers every model and input" in finding.message
     else:
         assert f"that code is not --mode {mode}'s: it runs under torch.autocast (amp)" in finding.message
+
+
+HAND_UPDATE = """import os
+import torch
+import torch_xla
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def momentum_step(params, velocity, lr=0.05, beta=0.9):
+    with torch.no_grad():
+        for i, p in enumerate(params):
+            velocity[i] = beta * velocity[i] + p.grad
+            p -= lr * velocity[i]
+            p.grad = None
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(device)
+    params = list(model.parameters())
+    velocity = [torch.zeros_like(p) for p in params]
+    for step in range(5):
+        x = torch.randn(16, 4).to(device)
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        if step % 1 == 0:
+            momentum_step(params, velocity)
+        torch_xla.sync()
+"""
+
+
+def test_the_cast_for_a_hand_written_update_made_at_every_step_goes_before_the_loop():
+    """The update is a function of the file called in the loop after the forward and backward: the cast
+    went right before that call, inside the loop, so the first forward met the bf16 input with the f32
+    model (a crash after a rewrite that said nothing was left). It goes before the loop; the velocity
+    made from the parameters before it is cast too (copies of the weights on the device were bf16)."""
+    code = migrate_source(HAND_UPDATE, "stochastic", "train.py").code
+    head = code[code.index("def main") : code.index("    for step in range(5):")]
+    assert "    model.to(torch.bfloat16)\n" in head
+    assert head.index("model.to(torch.bfloat16)") < head.index("velocity = [torch.zeros_like(p)")
+    loop = code[code.index("    for step in range(5):") :]
+    assert "model.to(torch.bfloat16)" not in loop
+    assert migrate_source(code, "stochastic", "train.py").code == code

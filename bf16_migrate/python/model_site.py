@@ -961,11 +961,31 @@ def cast_anchor(
         first = min(candidates, key=lambda st: ctx.pos(st))
         if isinstance(first, (cst.FunctionDef, cst.ClassDef)) or _binds(ctx, first, model, rebinds):
             break
+        if _in_a_loop_after(ctx, first, model, rebinds):
+            # a site made at every step (a hand-written update `sgd_step(params, lr)` after the forward and
+            # backward of the model bound before the loop): its cast goes before the loop, not after the
+            # step's first forward (which would meet the bf16 input with the f32 model)
+            continue
         # a site after the name is bound to a new model (a resume: `model = Fit().to(device)` again,
         # its own optimizer) builds from another module, which needs its own cast
         later = [st for st in candidates if _bound_before(ctx, model, st, rebinds) > ctx.pos(first)]
         return list(dict.fromkeys([first, *later]))
     return list(dict.fromkeys(statements))
+
+
+def _in_a_loop_after(
+    ctx: FileContext, stmt: cst.BaseStatement, model: cst.BaseExpression, rebinds: frozenset[int]
+) -> bool:
+    """Whether ``stmt`` lies in a ``for``/``while`` loop of its function that begins after ``model``'s
+    name was last bound (the model made before the loop, the statement run at every iteration)."""
+    func = ctx.enclosing(stmt, cst.FunctionDef)
+    for anc in ctx.ancestors(stmt):
+        if anc is func or isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(anc, (cst.For, cst.While)):
+            bound = _bound_before(ctx, model, stmt, rebinds)
+            return bound != (0, 0) and bound < ctx.pos(anc)
+    return False
 
 
 def comprehension_variable(ctx: FileContext, model: cst.BaseExpression) -> bool:
