@@ -129,11 +129,11 @@ class ValueReach:
         gradient it returns to the dtype of the input it is the gradient of (torch's
         ``torch/csrc/autograd/engine.cpp``, ``validate_outputs``), so an f32 gradient of a bf16 input
         goes on as bf16: the value ends there, as an island that casts itself back."""
-        if isinstance(escape, cst.Tuple) and isinstance(self.ctx.parent(escape), cst.Return):
-            escape = self.ctx.parent(escape)  # `return grad_x, None`: one gradient per input
-        if not isinstance(escape, cst.Return):
+        parent = self.ctx.parent(escape)
+        returned = parent if isinstance(escape, cst.Tuple) and isinstance(parent, cst.Return) else escape
+        if not isinstance(returned, cst.Return):  # `return grad_x, None`: one gradient per input
             return False
-        func = self.ctx.enclosing(escape, cst.FunctionDef)
+        func = self.ctx.enclosing(returned, cst.FunctionDef)
         if func is None or func.name.value != "backward":
             return False
         cls = self.ctx.enclosing(func, cst.ClassDef)
