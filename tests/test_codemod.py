@@ -1189,3 +1189,14 @@ def test_the_cast_for_a_hand_written_update_made_at_every_step_goes_before_the_l
     loop = code[code.index("    for step in range(5):") :]
     assert "model.to(torch.bfloat16)" not in loop
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_a_comprehension_of_host_copies_is_saved_as_it_is():
+    """`torch.save({k: v.cpu() for ...})`: each copy goes through host_float32 where it leaves the device;
+    the dict made of them holds no bf16 and is not wrapped again (it was: a hunt's noise)."""
+    source = HAND_UPDATE.replace(
+        "        torch_xla.sync()\n",
+        "        torch_xla.sync()\n    torch.save({k: v.cpu() for k, v in model.state_dict().items()}, 'weights.pt')\n",
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "    torch.save({k: host_float32(v.cpu()) for k, v in model.state_dict().items()}, 'weights.pt')\n" in code

@@ -383,6 +383,10 @@ class _HostEdge:
         if isinstance(expr, cst.Call):
             row = self._row(expr)
             return row is not None and row.hands == "float32"
+        if isinstance(expr, (cst.DictComp, cst.ListComp)):
+            # `{k: v.cpu() for k, v in model.state_dict().items()}`: each element an exit of its own
+            element = expr.value if isinstance(expr, cst.DictComp) else expr.elt
+            return depth < _MAX_DEPTH and self._from_an_exit(element, depth + 1)
         values = self._bound_values(expr) if depth < _MAX_DEPTH else None
         return bool(values) and all(self._from_an_exit(v, depth + 1) for v in values or ())
 
