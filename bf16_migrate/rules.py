@@ -90,6 +90,8 @@ class TorchApi:
     """Functions that run the forward pass of the model handed to them first (``[model_callers]``)."""
     python_launchers: frozenset[str] = frozenset()
     """Functions that run another script or module in this interpreter (``[python_launchers]``)."""
+    process_launchers: frozenset[str] = frozenset()
+    """Functions that start another process from an argument list (``[process_launchers]``)."""
     closure_optimizers: frozenset[str] = frozenset()
     """torch.optim's optimizers whose step evaluates its closure several times (``closure_optimizers``)."""
     gradient_functions: frozenset[str] = frozenset()
@@ -368,6 +370,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         model_callers=frozenset(_need(_need(data, "model_callers", dict, path), "functions", list, path)),
         closure_optimizers=frozenset(_need(data, "closure_optimizers", list, path)),
         python_launchers=frozenset(_need(_need(data, "python_launchers", dict, path), "functions", list, path)),
+        process_launchers=frozenset(_need(_need(data, "process_launchers", dict, path), "functions", list, path)),
         gradient_functions=frozenset(_need(_need(data, "gradient_functions", dict, path), "functions", list, path)),
         numpy_integer_methods=frozenset(_need(numpy_integers, "methods", list, path)),
         numpy_integer_functions=frozenset(_need(numpy_integers, "functions", list, path)),

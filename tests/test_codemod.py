@@ -1200,3 +1200,30 @@ def test_a_comprehension_of_host_copies_is_saved_as_it_is():
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "    torch.save({k: host_float32(v.cpu()) for k, v in model.state_dict().items()}, 'weights.pt')\n" in code
+
+
+PROCESS_LAUNCHER = """import os
+import subprocess
+import sys
+
+
+def main():
+    env = dict(os.environ)
+    env.update(PJRT_DEVICE="TPU", XLA_USE_BF16="1")
+    cmd = [sys.executable, os.path.join(os.path.dirname(__file__), "fit_gp.py"), "--steps", "20"]
+    return subprocess.run(cmd, env=env, check=True).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+"""
+
+
+def test_a_switch_in_an_environment_a_subprocess_gets_names_the_script_it_starts():
+    """The write is a keyword of `env.update(...)` for `subprocess.run(cmd, env=env)`: BFM042 names the
+    script the argument list starts and how to migrate it (it said only "by hand": a hunt's)."""
+    result = migrate_source(PROCESS_LAUNCHER, "stochastic", "launch.py")
+    assert result.code == PROCESS_LAUNCHER
+    [finding] = [d for d in result.diagnostics if d.code == "BFM042"]
+    assert "in the environment `subprocess.run` (line 10) starts fit_gp.py with" in finding.message
+    assert "migrate fit_gp.py with `--legacy-env XLA_USE_BF16=1`" in finding.message

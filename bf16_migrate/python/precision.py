@@ -27,6 +27,7 @@ import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
+from .bindings import assigned_values
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
 from .conditions import evaluable_at, guard_code, mutated_after, negate
@@ -254,6 +255,21 @@ class Planner:
                     since = rule.deprecated_since
                     ctx.report(
                         "BFM042", mention.node, fixed=False, variant="noop", variable=mention.variable, since=since
+                    )
+                    continue
+                launch = _process_launch(ctx)
+                if launch is not None:
+                    call, script = launch
+                    ctx.report(
+                        "BFM042",
+                        mention.node,
+                        fixed=False,
+                        variant="launches",
+                        variable=mention.variable,
+                        mode=self.mode.name,
+                        call=ctx.code(call.func),
+                        line=ctx.pos(call)[0],
+                        script=script,
                     )
                     continue
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
@@ -983,6 +999,32 @@ class Planner:
                 if not any(same_model(self.ctx, model, known) for known in models):
                     models.append(model)
         return models
+
+
+def _process_launch(ctx: FileContext) -> tuple[cst.Call, str] | None:
+    """The first call that starts another process (``[process_launchers]``: ``subprocess.run(cmd,
+    env=env)``) with an environment of its own and one Python script (a string ending in ``.py``) in its
+    argument list, or in the list a name it is given is bound to, and that script's name; None when
+    the file makes none."""
+    launchers = ctx.rules.torch_api.process_launchers
+    for call in ctx.nodes(cst.Call):
+        if not (call.args and ctx.qualified_names(call.func) & launchers):
+            continue
+        if not any(a.keyword is not None and a.keyword.value == "env" for a in call.args):
+            continue
+        first = call.args[0].value
+        spelled = [first, *(assigned_values(ctx, first) if isinstance(first, cst.Name) else [])]
+        scripts = {
+            s.evaluated_value
+            for value in spelled
+            for s in findall(value, m.SimpleString())
+            if isinstance(s, cst.SimpleString)
+            and isinstance(s.evaluated_value, str)
+            and s.evaluated_value.endswith(".py")
+        }
+        if len(scripts) == 1:
+            return call, scripts.pop()
+    return None
 
 
 def _python_launch(ctx: FileContext) -> tuple[cst.Call, str] | None:
