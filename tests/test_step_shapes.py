@@ -302,3 +302,48 @@ def test_a_model_trained_through_its_own_method_alone_runs_under_autocast():
     at = lines.index("loss = model.nll(x, x.sum(1))")
     assert lines[at - 1] == 'with torch.autocast("xla", dtype=torch.bfloat16):'
     assert "XLA_USE_BF16" not in "\n".join(lines)
+
+
+def test_a_backward_that_returns_f32_gradients_is_an_island_autograd_casts_back():
+    """``return grad.float() * keep, None``: the engine casts each gradient a Function returns to its
+    input's dtype (torch/csrc/autograd/engine.cpp, validate_outputs), so the f32 computed in ``backward``
+    does not leave it; it is kept as written and reported (BFM089), not refused as lost (a hunt's
+    soft-threshold activation). A mask made f32 that meets only that f32 stays f32."""
+    body = """
+
+class Shrink(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.save_for_backward(x)
+        ctx.lam = lam
+        return torch.sign(x) * torch.clamp(x.abs() - lam, min=0.0)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        (x,) = ctx.saved_tensors
+        keep = (x.float().abs() > ctx.lam).float()
+        return grad_out.float() * keep, None
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return Shrink.apply(self.lin(x), 0.05)
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(torch.randn(4, 8).to(device)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+    result = migrate_source(HEAD + body, "stochastic", "train.py")
+    codes = sorted({d.code for d in result.diagnostics})
+    assert "BFM085" not in codes and "BFM083" not in codes and "BFM081" not in codes, codes
+    assert "BFM089" in codes and "    model.to(torch.bfloat16)\n" in result.code
+    assert "        return grad_out.float() * keep, None\n" in result.code

@@ -850,7 +850,7 @@ class _Audit:
                 if meet.kind == "matmul" and lost is None:
                     lost = (meet.at, None)
                 continue
-            if meet.other is not None and self.flows.maybe_number(meet.other):
+            if meet.other is not None and self.flows.maybe_number(meet.other) and not self._a_gradient(meet.other):
                 continue  # a Python number decides no dtype and promotes nothing
             if meet.other is not None and self._upcast_to_f32(meet.other):
                 continue  # f32 the code asks for (`grad_out.float()`): the f32 it is made in is that dtype
@@ -1065,6 +1065,16 @@ class _Audit:
         if func is None or func.name.value != "backward" or param is func.params.params[0]:
             return False
         return self._autograd_function(self.ctx.enclosing(func, cst.ClassDef))
+
+    def _a_gradient(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` names a gradient a ``torch.autograd.Function``'s ``backward`` is handed
+        (:meth:`_gradient`): a tensor of the model's dtype, never a Python number."""
+        if not isinstance(expr, cst.Name):
+            return False
+        scope = self.ctx.scopes.get(expr)
+        if scope is None:
+            return False
+        return any(isinstance(a.node, cst.Param) and self._gradient(a.node) for a in scope[expr.value])
 
     def _saved_tensor(self, name: cst.CSTNode) -> bool:
         """A name unpacked from ``ctx.saved_tensors`` in a ``torch.autograd.Function``'s ``backward``:
