@@ -347,3 +347,39 @@ def main():
     assert "BFM085" not in codes and "BFM083" not in codes and "BFM081" not in codes, codes
     assert "BFM089" in codes and "    model.to(torch.bfloat16)\n" in result.code
     assert "        return grad_out.float() * keep, None\n" in result.code
+
+
+def test_a_fresh_tensor_meeting_an_item_of_a_dict_the_model_returns_takes_the_items_dtype():
+    """The model returns ``{"logits": ..., "aux": ...}``; the loss makes ``one_hot(...).float()`` and meets
+    ``out["logits"]``. The cast took ``out.dtype``, the dict's (an AttributeError at the first step after a
+    rewrite that said nothing was left: a hunt's); it takes the item's."""
+    body = """
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 5)
+
+    def forward(self, x):
+        logits = self.proj(x)
+        return {"logits": logits, "aux": logits.pow(2).mean()}
+
+
+def soft_loss(out, labels):
+    target = F.one_hot(labels, 5).float() * 0.9 + 0.02
+    return -(target * F.log_softmax(out["logits"], -1)).sum(-1).mean() + 0.1 * out["aux"]
+
+
+def main():
+    device = torch_xla.device()
+    model = Tagger().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    labels = torch.randint(0, 5, (4,)).to(device)
+    loss = soft_loss(model(torch.randn(4, 8).to(device)), labels)
+    loss.backward()
+    optimizer.step()
+"""
+    source = HEAD.replace("import torch.nn as nn\n", "import torch.nn as nn\nimport torch.nn.functional as F\n") + body
+    result = migrate_source(source, "stochastic", "train.py")
+    assert '    target = F.one_hot(labels, 5).to(out["logits"].dtype) * 0.9 + 0.02\n' in result.code
+    assert ".to(out.dtype)" not in result.code

@@ -1100,8 +1100,10 @@ class _Audit:
             return list(_values_of(self.ctx, expr))
         if isinstance(expr, cst.Attribute):
             return [expr.value] if expr.attr.value in ("grad", "data", "T", "mT") else []
-        if isinstance(expr, (cst.Subscript,)):
-            return [expr.value]
+        if isinstance(expr, cst.Subscript):
+            # a slice has its tensor's dtype; an item taken by a literal key or index is judged itself (the
+            # container, a dict or tuple the model returns, has no dtype: `.to(out.dtype)` raised)
+            return [] if _literal_item(expr) else [expr.value]
         if isinstance(expr, cst.UnaryOperation):
             return [expr.expression]
         if isinstance(expr, cst.BinaryOperation):
@@ -1242,12 +1244,24 @@ def _reference_root(expr: cst.BaseExpression) -> cst.Name | None:
 
 
 def _transparent_chain(expr: cst.BaseExpression) -> bool:
-    """``p.grad``, ``x.data``: attributes with the dtype of what they are taken from."""
-    while isinstance(expr, cst.Attribute):
-        if expr.attr.value not in ("grad", "data", "T", "mT"):
+    """``p.grad``, ``x.data``: attributes with the dtype of what they are taken from; and items taken
+    by a literal key or index (``out["logits"]``, ``outs[0]``), whose ``.dtype`` is the item's own
+    (a dict or tuple the model returns has none)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Attribute) and expr.attr.value not in ("grad", "data", "T", "mT"):
+            return False
+        if isinstance(expr, cst.Subscript) and not _literal_item(expr):
             return False
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+def _literal_item(expr: cst.Subscript) -> bool:
+    """``out["logits"]``, ``outs[0]``: an item taken by literal keys or indices (no slice)."""
+    return all(
+        isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.SimpleString))
+        for e in expr.slice
+    )
 
 
 def _values_of(ctx: FileContext, name: cst.Name) -> Iterable[cst.BaseExpression]:
