@@ -383,3 +383,36 @@ def main():
     result = migrate_source(source, "stochastic", "train.py")
     assert '    target = F.one_hot(labels, 5).to(out["logits"].dtype) * 0.9 + 0.02\n' in result.code
     assert ".to(out.dtype)" not in result.code
+
+
+def test_a_fresh_tensor_meeting_an_integer_input_of_the_model_takes_no_dtype_from_it():
+    """``valid.float() / lengths[:, None]`` in ``forward``, where every call hands ``lengths`` an integer
+    tensor: ``valid.to(lengths.dtype)`` left the mask int64 and the quotient f32, which met the bf16 head
+    (a crash after a rewrite that said nothing was left: a hunt's). The line is named and the switch kept."""
+    body = """
+
+class MeanPool(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, ids, lengths):
+        valid = torch.arange(ids.shape[1], device=ids.device)[None, :] < lengths[:, None]
+        share = valid.float() / lengths[:, None]
+        return self.head((share.unsqueeze(-1) * self.emb(ids)).sum(1))
+
+
+def main():
+    device = torch_xla.device()
+    model = MeanPool().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    ids = torch.randint(0, 40, (4, 6)).to(device)
+    lengths = torch.tensor([6, 3, 2, 5]).to(device)
+    loss = model(ids, lengths).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+    result = migrate_source(HEAD + body, "stochastic", "train.py")
+    assert "lengths.dtype" not in result.code and 'os.environ["XLA_USE_BF16"] = "1"' in result.code
+    assert [d.line for d in result.diagnostics if d.code == "BFM081"] == [17]

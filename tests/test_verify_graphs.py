@@ -746,3 +746,6 @@ def test_first_steps_apart_by_the_scalars_the_legacy_graph_rounded_are_inconclus
         assert part_of(judge(mode_named("stochastic"), runs(migrated=near, mg=mg)), "matches").status == FAIL
     far = [x * 1.05 for x in LEGACY]
     assert part_of(judge(mode_named("stochastic"), runs(migrated=far)), "matches").status == FAIL
+    f32_loss = runs(migrated=near)  # an input left f32: the loss f32 where the legacy one was bf16
+    f32_loss["migrated"].loss_dtype, f32_loss["legacy"].loss_dtype = "f32", "bf16"
+    assert part_of(judge(mode_named("stochastic"), f32_loss), "matches").status == FAIL

@@ -823,12 +823,15 @@ def _matches_part(
 def _opmath_only_migrated(migrated: RunRecord, legacy: RunRecord | None) -> tuple[int, int] | None:
     """(migrated, legacy) counts of the step graphs' elementwise round trips (bf16 -> f32 -> bf16
     around arithmetic with a Python scalar: torch-xla's opmath) when the migrated graph has more, the
-    parameters are bf16 on the device and both graphs compute every matmul in bf16; else None. Under
+    parameters are bf16 on the device, the loss has the legacy run's dtype and both graphs compute
+    every matmul in bf16; else None. Under
     the switch the scalar itself was a bf16 constant (``0.99`` became ``0.98828125``), so such a
     step differs from the legacy run's from step 1 on without the migration being wrong (measured on
     hunt15's MoCo momentum update, torch-xla 2.9 on the XLA CPU device)."""
     if legacy is None or not has_bf16(migrated.device_param_dtypes):
         return None
+    if migrated.loss_dtype != legacy.loss_dtype:
+        return None  # an f32 loss where the legacy one was bf16: an input or target left f32, no scalar rounding
     mine, theirs = migrated.graph, legacy.graph
     if mine is None or theirs is None:
         return None
