@@ -369,11 +369,13 @@ def test_a_step_graph_with_tensors_left_pending_is_a_leftover_graph(tmp_path):
     assert st is not None and st.leftover_graphs == 1 and st.distinct_graphs == 3
 
 
-def test_compilations_of_leftover_graphs_count_in_no_run():
+def test_compilations_of_leftover_graphs_are_not_counted_in_the_migrated_run():
     """A step graph compiled again with tensors an earlier step left pending joins whichever
     mark_step finds them alive: the migrated run compiled it and the legacy run did not (the
-    private_sgd fixture under load, amp: 5 against 4). Not counted in either run; a compilation
-    more than that still fails."""
+    private_sgd fixture under load, amp: 5 against 4). Not counted in the migrated run; a
+    compilation more than that still fails. The comparison run's own never tighten the bar: a
+    script that syncs many times a step has such graphs in every run, as many as its timing gives
+    (fixtures/contract/numpy_returns: 3 in the legacy run, 1 in the migrated one)."""
     r = runs(migrated=[x * (1 + 2e-4) for x in FP32], params={"float32": 6})
     r["migrated"].compile_count = 3
     r["migrated"].compiles_at_step = [1, 2, 2, 2, 3, 3, 3, 3, 3]
@@ -381,19 +383,19 @@ def test_compilations_of_leftover_graphs_count_in_no_run():
     r["migrated"].graph.leftover_graphs = 1
     g = part_of(judge(mode_named("amp"), r), "graph")
     assert g.status == PASS, g.detail
-    assert (
-        "not counted: the step's graph compiled again with tensors an earlier step left pending (migrated 1" in g.detail
+    assert "not counted: 1 of the migrated run's, the step's graph compiled again with tensors an earlier step" in (
+        g.detail
     )
     assert "new graphs compiled after" not in g.detail and g.figures["compiles"] == 2
     r["migrated"].compile_count = 4
     assert part_of(judge(mode_named("amp"), r), "graph").status == FAIL
-    # the legacy run's own leftover graph lowers its count as well: the migrated run may not hide a graph behind it
     r["migrated"].compile_count = 3
     assert r["legacy"].graph is not None
     r["legacy"].compile_count = 3
-    r["legacy"].graph.leftover_graphs = 1
+    r["legacy"].graph.leftover_graphs = 3
     assert part_of(judge(mode_named("amp"), r), "graph").status == PASS
     r["migrated"].graph.leftover_graphs = 0
+    r["migrated"].compile_count = 4
     assert part_of(judge(mode_named("amp"), r), "graph").status == FAIL
 
 
