@@ -1227,3 +1227,40 @@ def test_a_switch_in_an_environment_a_subprocess_gets_names_the_script_it_starts
     [finding] = [d for d in result.diagnostics if d.code == "BFM042"]
     assert "in the environment `subprocess.run` (line 10) starts fit_gp.py with" in finding.message
     assert "migrate fit_gp.py with `--legacy-env XLA_USE_BF16=1`" in finding.message
+
+
+UNPICKLED_TEACHER = """import os
+import torch
+import torch.nn as nn
+import torch_xla
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    teacher = torch.load("teacher_full.pt", weights_only=False).to(device).eval()
+    student = nn.Linear(8, 4).to(device)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(16, 8).to(device)
+        with torch.no_grad():
+            soft = teacher(x).softmax(-1)
+        loss = -(soft * student(x).log_softmax(-1)).sum(-1).mean()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_a_module_unpickled_whole_and_moved_to_the_device_is_migrated(mode):
+    """`torch.load(path, weights_only=False).to(device).eval()` then called: a module on the device, bf16
+    under the switch. It was taken for no module and ran in f32, its input f32 too (a hunt's teacher)."""
+    code = migrate_source(UNPICKLED_TEACHER, mode, "train.py").code
+    if mode == "amp":
+        assert (
+            '            with torch.autocast("xla", dtype=torch.bfloat16):\n                soft = teacher(x)' in code
+        )
+    else:
+        assert "    teacher.to(torch.bfloat16)\n" in code and "soft = teacher(x.to(torch.bfloat16))" in code
+    assert migrate_source(code, mode, "train.py").code == code

@@ -371,6 +371,17 @@ class _Finder:
             ]
         return any(loss_state(ctx, cls) for cls in classes)
 
+    def _unpickled_module(self, receiver: cst.BaseExpression, bound: cst.BaseExpression | None) -> bool:
+        """``teacher = torch.load(path, weights_only=False).to(device).eval()``: a whole module
+        unpickled (``torch.load``, whose result the file then uses as a module: calls it, or a
+        module-only method on it), moved to the device. Under the switch its weights were bf16 there
+        like any module's; taken for no module, it computed in f32 (a hunt's teacher)."""
+        if bound is None or not isinstance(receiver, cst.Call):
+            return False
+        if "torch.load" not in self.ctx.qualified_names(receiver.func):
+            return False
+        return self.is_module(bound)
+
     def _methods(self, expr: cst.BaseExpression) -> list[cst.Call]:
         return method_calls(self.ctx, expr)
 
@@ -384,7 +395,7 @@ class _Finder:
                 receiver = call.func.value
                 module = receiver if isinstance(receiver, (cst.Name, cst.Attribute)) else _bound_to(ctx, call)
                 device = row.device.of(call) if row.device is not None else None
-                if device is None or not self.is_module(receiver):
+                if device is None or not (self.is_module(receiver) or self._unpickled_module(receiver, module)):
                     continue
                 if module is None:
                     statement = ctx.statement_of(call)
