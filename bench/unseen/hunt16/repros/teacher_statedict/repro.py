@@ -1,0 +1,43 @@
+"""Control: the same teacher built by its class and loaded with load_state_dict."""
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch
+import torch.nn as nn
+import torch_xla
+
+
+class Teacher(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+
+def main():
+    device = torch_xla.device()
+    if not os.path.exists("teacher_sd.pt"):
+        torch.save(Teacher().state_dict(), "teacher_sd.pt")
+    teacher = Teacher().to(device)
+    teacher.load_state_dict(torch.load("teacher_sd.pt"))
+    teacher.eval()
+    student = nn.Linear(8, 4).to(device)
+    opt = torch.optim.SGD(student.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(16, 8).to(device)
+        with torch.no_grad():
+            t = teacher(x)
+        loss = ((student(x) - t) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        torch_xla.sync()
+    print(loss.item())
+
+
+if __name__ == "__main__":
+    main()
