@@ -1264,3 +1264,15 @@ def test_a_module_unpickled_whole_and_moved_to_the_device_is_migrated(mode):
     else:
         assert "    teacher.to(torch.bfloat16)\n" in code and "soft = teacher(x.to(torch.bfloat16))" in code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+def test_a_distributions_own_draw_is_no_loss_target_to_cast():
+    """`action = dist.sample()` then `dist.log_prob(action)`: the draw has the model's dtype (or is an
+    integer): nothing to cast, where an observed value is cast (`log_prob(y)` above)."""
+    source = AUTOENCODER.replace(
+        "        fit = -dist.log_prob(y).mean()\n",
+        "        draw = dist.rsample()\n        fit = -dist.log_prob(y).mean() - dist.log_prob(draw).mean()\n",
+    )
+    assert source != AUTOENCODER
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "fit = -dist.log_prob(y.to(torch.bfloat16)).mean() - dist.log_prob(draw).mean()\n" in code

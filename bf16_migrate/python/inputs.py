@@ -267,6 +267,8 @@ class InputCasts:
         names = {n.value for n in findall(target, m.Name())}
         if names & (set(call.outputs) | set(outputs)) or any(id(a) in model_nodes for a in findall(target, m.Call())):
             return
+        if self._drawn(target):
+            return  # a distribution's own draw (`dist.log_prob(dist.sample())`): its dtype is the model's, or integer
         kind = self._kind(target)
         if kind == FLOAT:
             self._cast(target)
@@ -274,6 +276,14 @@ class InputCasts:
             self._runtime(target)
         elif (moved := self._rounded_upcast(target)) is not None:
             self._cast_inside(moved)
+
+    def _drawn(self, target: cst.BaseExpression) -> bool:
+        """Whether ``target`` is a name every binding of which is a draw, ``<dist>.sample()`` or
+        ``.rsample()``: what the model's distribution gives, already in its dtype (or integer)."""
+        values = assigned_values(self.ctx, target) if isinstance(target, cst.Name) else []
+        return bool(values) and all(
+            m.matches(v, m.Call(func=m.Attribute(attr=m.Name("sample") | m.Name("rsample")))) for v in values
+        )
 
     def _handed_elsewhere(self, model: cst.BaseExpression) -> cst.Call | None:
         """The first call that hands ``model`` itself to code this file does not define (a function
