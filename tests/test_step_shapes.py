@@ -385,10 +385,12 @@ def main():
     assert ".to(out.dtype)" not in result.code
 
 
-def test_a_fresh_tensor_meeting_an_integer_input_of_the_model_takes_no_dtype_from_it():
+def test_a_fresh_tensor_meeting_an_integer_input_of_the_model_takes_the_dtype_of_the_floats_it_meets():
     """``valid.float() / lengths[:, None]`` in ``forward``, where every call hands ``lengths`` an integer
     tensor: ``valid.to(lengths.dtype)`` left the mask int64 and the quotient f32, which met the bf16 head
-    (a crash after a rewrite that said nothing was left: a hunt's). The line is named and the switch kept."""
+    (a crash after a rewrite that said nothing was left: a hunt's). An integer tensor decides no floating
+    dtype (type promotion keeps the float operand's): the mask takes the dtype of the embedding it meets
+    after the division, bf16 as under the switch."""
     body = """
 
 class MeanPool(nn.Module):
@@ -414,5 +416,6 @@ def main():
     optimizer.step()
 """
     result = migrate_source(HEAD + body, "stochastic", "train.py")
-    assert "lengths.dtype" not in result.code and 'os.environ["XLA_USE_BF16"] = "1"' in result.code
-    assert [d.line for d in result.diagnostics if d.code == "BFM081"] == [17]
+    assert "lengths.dtype" not in result.code and 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
+    assert "        share = valid.to(self.emb.weight.dtype) / lengths[:, None]\n" in result.code
+    assert [d.code for d in result.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]

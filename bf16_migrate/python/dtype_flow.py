@@ -21,7 +21,7 @@ guessed cast.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
@@ -58,9 +58,13 @@ def combine(results: Iterable[str]) -> str:
 class DtypeFlow:
     """Dtype-class inference over one file (see the module docstring for what is followed)."""
 
-    def __init__(self, ctx: FileContext) -> None:
+    def __init__(self, ctx: FileContext, model_calls: Sequence[cst.Call] = ()) -> None:
+        """``model_calls``: the calls of the model in its training steps (``model(ids, lengths)``),
+        which are the calls of its ``forward``: a parameter of ``forward`` has the class of what they
+        hand it."""
         self.ctx = ctx
         self.api = ctx.rules.torch_api
+        self.model_calls = list(model_calls)
         self._active: set[tuple[int, tuple]] = set()
 
     # -- entry point -----------------------------------------------------------------------
@@ -194,7 +198,8 @@ class DtypeFlow:
 
     def _parameter(self, param: cst.Param, ops, depth) -> str:
         """A parameter of a function defined in this file: the arguments passed to it at the
-        file's call sites of that function (by position or keyword)."""
+        file's call sites of that function (by position or keyword); for a ``forward``, also the
+        model's calls (``model(ids, lengths)`` hands ``forward`` its ``lengths``)."""
         func = self.ctx.enclosing(param, cst.FunctionDef)
         if func is None or param.star:
             return UNKNOWN
@@ -203,7 +208,10 @@ class DtypeFlow:
         if self.ctx.enclosing(func, cst.ClassDef) is not None and index is not None:
             index -= 1  # methods are called as obj.method(...): skip `self`
         results = []
-        for call in self._calls_named(func.name.value):
+        calls = self._calls_named(func.name.value)
+        if func.name.value == "forward" and index is not None:
+            calls = [*calls, *self.model_calls]
+        for call in calls:
             value = None
             for i, arg in enumerate(call.args):
                 if arg.keyword is not None and arg.keyword.value == param.name.value:

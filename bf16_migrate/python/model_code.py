@@ -335,7 +335,7 @@ class _Audit:
         self.reached = reached
         self.low = low
         self.rules = ctx.rules.model_code
-        self.dtypes = DtypeFlow(ctx)
+        self.dtypes = DtypeFlow(ctx, reached.model_calls)
         self.flows = TensorFlow(ctx, self.dtypes)
         self.reach = ValueReach(ctx, self.flows, reached)
         self.result = ModelCodeAudit(reached=reached)
@@ -958,31 +958,9 @@ class _Audit:
             return self._self_known(at) and self._self_tensor(expr)
         if not self._bound_before(root, at):
             return False
-        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root) or self._integer_input(root):
+        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root):
             return False
         return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
-
-    def _integer_input(self, name: cst.Name) -> bool:
-        """Whether ``name`` is a parameter of a ``forward`` that every call of the model in the steps
-        hands an integer tensor (``model(ids, lengths)`` with ``lengths = torch.tensor([6, 3])``): no
-        carrier of a floating dtype (``valid.to(lengths.dtype)`` left the mask int64, and its quotient
-        f32: a hunt's)."""
-        scope = self.ctx.scopes.get(name)
-        params = [a.node for a in scope[name.value]] if scope is not None else []
-        param = params[0] if len(params) == 1 and isinstance(params[0], cst.Param) else None
-        func = self.ctx.enclosing(param, cst.FunctionDef) if param is not None else None
-        if param is None or func is None or func.name.value != "forward":
-            return False
-        positional = [p for p in func.params.params if p.name.value != "self"]
-        index = next((i for i, p in enumerate(positional) if p is param), None)
-        kinds = []
-        for call in self.reached.model_calls:
-            given = [a for a in call.args if a.keyword is None and not a.star]
-            named = [a for a in call.args if a.keyword is not None and a.keyword.value == name.value]
-            arg = named[0] if named else (given[index] if index is not None and index < len(given) else None)
-            if arg is not None:
-                kinds.append(self.dtypes.infer(arg.value))
-        return bool(kinds) and all(kind == INT for kind in kinds)
 
     def _self_tensor(self, expr: cst.BaseExpression) -> bool:
         code = self.ctx.code(expr)
