@@ -1445,3 +1445,63 @@ def test_numpy_data_moved_to_the_device_in_forward_is_decided_at_run_time(mode, 
     assert f"def {helper}(" in code
     cst.parse_module(code)
     assert migrate_source(code, mode, "train.py").code == code
+
+
+COPIED_LEAVES = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+
+def main():
+    device = torch_xla.device()
+    net = nn.Sequential(nn.Linear(6, 6), nn.Tanh()).to(device).eval()
+    content = torch.rand(2, 6).to(device)
+    img = content.clone().requires_grad_(True)
+    z = nn.Parameter(torch.randn(2, 6).to(device))
+    host = torch.rand(2, 6)
+    host_leaf = host.clone().requires_grad_(True)
+    opt = torch.optim.Adam([img, z], lr=0.05)
+    host_opt = torch.optim.SGD([host_leaf], lr=0.1)
+    target = net(content)
+    for step in range(3):
+        loss = (net(img + z) - target).pow(2).mean() + host_leaf.sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        host_opt.step()
+        torch_xla.sync()
+    print(img.detach().cpu().numpy().mean())
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_tensor_an_optimizer_is_built_over_through_its_copies_is_made_bf16_where_it_comes_to_the_device(mode):
+    """``img = content.clone().requires_grad_(True)`` and ``z = nn.Parameter(t.to(device))``, then
+    ``Adam([img, z])``, beside a network run frozen (a style transfer, a latent code): under the switch
+    ``content`` was bf16 on the device, so the leaves, their gradients and Adam's state were bf16. The
+    input casts cast only the copies handed to the network, and Adam updated f32 leaves (found by
+    writing a style transfer: verify's trace BFM201 at ``opt.step()``, its f32 made at the move). The
+    move gets ``dtype=torch.bfloat16``; gpu-compatible builds the optimizer with FP32 master weights;
+    a host leaf and its optimizer are left as they are."""
+    code = migrate_source(COPIED_LEAVES, mode, "train.py").code
+    assert "    content = torch.rand(2, 6).to(device, dtype=torch.bfloat16)\n" in code
+    assert "    z = nn.Parameter(torch.randn(2, 6).to(device, dtype=torch.bfloat16))\n" in code
+    assert "    host = torch.rand(2, 6)\n" in code and "    host_opt = torch.optim.SGD([host_leaf], lr=0.1)\n" in code
+    master = "with_fp32_master_weights(torch.optim.Adam)([img, z], lr=0.05)"
+    assert (master in code) == (mode == "gpu-compatible")
+    assert "print(img.detach().cpu().float().numpy().mean())" in code
+    assert migrate_source(code, mode, "train.py").code == code
+    cst.parse_module(code)
+
+
+def test_amp_leaves_an_optimized_tensor_f32():
+    """amp keeps what the optimizer updates FP32 (the model's parameters as the script's own leaves):
+    the move is left as written, the forward and the loss go under autocast."""
+    code = migrate_source(COPIED_LEAVES, "amp", "train.py").code
+    assert "    content = torch.rand(2, 6).to(device)\n" in code
+    assert "torch.bfloat16)\n" not in code.split("def main")[1].split("with torch.autocast")[0]

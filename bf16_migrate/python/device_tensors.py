@@ -85,6 +85,7 @@ from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
 from .dtype_flow import FLOAT, INT, UNKNOWN, DtypeFlow
+from .leaves import becomes_optimized_leaf
 from .model_code import cast_after, casts_after, factory_dtype_class
 from .model_reach import Reached
 from .optimizers import add_keywords
@@ -181,7 +182,11 @@ def find_device_tensors(
             continue
         if _inside(ctx, call, steps):
             device = _device_argument(ctx, call)
-            if (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)) or on_device:
+            if (
+                (_floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0))
+                or on_device
+                or _an_optimized_leaf(ctx, flow, call)
+            ):
                 out.found.append(call)
             elif _floating_factory(ctx, call) and device is not None and not _is_host_device(ctx, device):
                 out.anywhere.append(call)
@@ -443,9 +448,13 @@ def plan_device_tensors(
             ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
-        where_used = _cast_where_used(ctx, plan, call) if moved else None
-        if where_used is True or (
-            moved and where_used is None and _handed_to_a_callable(ctx, call) and not _computed_in_callee(ctx, call)
+        leaf = _an_optimized_leaf(ctx, flow, call)  # bf16 for all of its uses, the optimizer's too
+        where_used = _cast_where_used(ctx, plan, call) if moved and not leaf else None
+        if not leaf and (
+            where_used is True
+            or (
+                moved and where_used is None and _handed_to_a_callable(ctx, call) and not _computed_in_callee(ctx, call)
+            )
         ):
             # a model input or a loss target: the input casts cast it where it is used; an input of
             # another module or function (one kept FP32 on purpose, BFM153, takes it as it is)
@@ -878,6 +887,19 @@ def _floating_transfer(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> boo
     loss's targets get is the input casts' (planned before: :mod:`.inputs`)."""
     moved = _moved_to_the_device(ctx, call)
     return moved is not None and flow.infer(moved) == FLOAT
+
+
+def _an_optimized_leaf(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
+    """A floating tensor moved to the device (:func:`_floating_transfer`) or made there
+    (:func:`_floating_factory`) that an optimizer is built over through copies of it
+    (``img = content.clone().requires_grad_(True)``, ``Adam([img])``: :mod:`.leaves`). Under the switch
+    it was a bf16 leaf, updated in bf16; the input casts would cast only its copies at the model
+    (found by writing a style transfer: verify's trace named the move, BFM201 at the step). Made bf16
+    where it comes to the device, whatever else it is handed to."""
+    made = _floating_transfer(ctx, flow, call) or (
+        _floating_factory(ctx, call) and _device_argument(ctx, call) is not None
+    )
+    return made and becomes_optimized_leaf(ctx, call)
 
 
 def _named_f64(ctx: FileContext, move: cst.Call) -> bool:

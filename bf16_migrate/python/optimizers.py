@@ -21,6 +21,7 @@ from .apply import EditPlan
 from .bindings import assigned_values, definitions
 from .conditions import choose
 from .context import FileContext, findall
+from .leaves import leaf_source
 from .model_site import OptimizerSite, find_optimizers
 from .optimizer_kinds import local_optimizer_classes, master_weights_kind
 from .tree_types import SUBCLASS, ZERO1, FactoryChange, guard_through_call, unwrap_optimizer_class
@@ -120,10 +121,15 @@ def leaf_optimizers(
     return found
 
 
-def _bound_to(ctx: FileContext, name: cst.Name, made: frozenset[int]) -> bool:
-    """Whether every plain assignment that binds ``name`` where it is read assigns one of ``made``."""
-    values = assigned_values(ctx, name)
-    return bool(values) and all(id(value) in made for value in values)
+def _bound_to(ctx: FileContext, name: cst.Name, made: frozenset[int], depth: int = 0) -> bool:
+    """Whether every plain assignment that binds ``name`` where it is read assigns one of ``made``, or
+    a copy of one (``.clone().requires_grad_()``, ``nn.Parameter(...)``: :func:`.leaves.leaf_source`),
+    directly or through one name (``content = t.to(d)``; ``img = content.clone().requires_grad_()``)."""
+    values = [leaf_source(ctx, value) for value in assigned_values(ctx, name)]
+    return bool(values) and all(
+        id(value) in made or (isinstance(value, cst.Name) and depth < 1 and _bound_to(ctx, value, made, depth + 1))
+        for value in values
+    )
 
 
 def master_weights_blocker(ctx: FileContext, site: OptimizerSite) -> tuple[str, str | None] | None:
