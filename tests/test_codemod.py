@@ -1276,3 +1276,28 @@ def test_a_distributions_own_draw_is_no_loss_target_to_cast():
     assert source != AUTOENCODER
     code = migrate_source(source, "stochastic", "train.py").code
     assert "fit = -dist.log_prob(y.to(torch.bfloat16)).mean() - dist.log_prob(draw).mean()\n" in code
+
+
+def test_batches_of_a_list_comprehension_are_read_through_its_items():
+    """``data = [(torch.randn(32, 10), torch.randint(0, 2, (32,)).float()) for _ in range(4)]`` then
+    ``for x, y in data``: the item tells each part's dtype, so the input and the loss target are cast
+    where they are used, as for a list written out, not through the run-time hook and
+    ``floating_to_bf16`` (which the comprehension's items made the codemod fall back to)."""
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + (
+            "\n\ndef main():\n"
+            "    device = torch_xla.device()\n"
+            "    model = torch.nn.Linear(10, 1).to(device)\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    data = [(torch.randn(32, 10), torch.randint(0, 2, (32,)).float()) for _ in range(4)]\n"
+            "    for x, y in data:\n"
+            "        loss = torch.nn.functional.mse_loss(model(x.to(device)).squeeze(-1), y.to(device))\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+        )
+    )
+    code = run(src).code
+    assert "model(x.to(device).to(torch.bfloat16)).squeeze(-1), y.to(device).to(torch.bfloat16))" in code
+    assert "floating_to_bf16" not in code and "register_forward_pre_hook" not in code

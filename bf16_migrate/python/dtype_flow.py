@@ -97,6 +97,8 @@ class DtypeFlow:
             if ops and ops[0][0] == "index" and ops[0][1] < len(expr.elements):
                 return self.infer(expr.elements[ops[0][1]].value, ops[1:], depth)
             return UNKNOWN
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)) and ops and ops[0] == ("elem",):
+            return self.infer(expr.elt, ops[1:], depth)  # `[(torch.randn(8, 4), y) for ...]`, iterated
         if isinstance(expr, cst.Subscript):
             return self._subscript(expr, ops, depth)
         if isinstance(expr, cst.Attribute):
