@@ -237,18 +237,20 @@ def test_a_float32_checkpoint_loads_back_into_the_bf16_model(host_float32):
     assert again.weight.dtype == torch.bfloat16
 
 
-def test_the_state_of_a_module_built_right_there_is_saved_as_it_is():
-    """``torch.save(Net().state_dict(), path)``: a module of the file built in place and never moved
-    holds host tensors; nothing to cast (it got a needless ``host_float32(..., back_to_device=True)``)."""
+@pytest.mark.parametrize("saved", ["Net().state_dict()", "Net()"])
+def test_the_state_of_a_module_built_right_there_is_saved_as_it_is(saved):
+    """``torch.save(Net().state_dict(), path)`` or ``torch.save(Net(), path)`` (a pickled teacher: a
+    hunt's): a module of the file built in place and never moved holds host tensors; nothing to cast
+    (it got a needless ``host_float32(..., back_to_device=True)``, said to save bf16 tensors)."""
     from bf16_migrate.python import migrate_source
 
     source = (
         "import os\nimport torch\nimport torch_xla\n\nos.environ['XLA_USE_BF16'] = '1'\n\n\n"
         "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = torch.nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\n"
-        "def main():\n    torch.save(Net().state_dict(), 'init.pt')\n    device = torch_xla.device()\n"
+        f"def main():\n    torch.save({saved}, 'init.pt')\n    device = torch_xla.device()\n"
         "    model = Net()\n    model.load_state_dict(torch.load('init.pt'))\n    model = model.to(device)\n"
         "    with torch.no_grad():\n        print(model(torch.randn(2, 4).to(device)).sum().item())\n\n\nmain()\n"
     )
     code = migrate_source(source, "stochastic", "t.py").code
-    assert "    torch.save(Net().state_dict(), 'init.pt')\n" in code and "model.to(torch.bfloat16)" in code
+    assert f"    torch.save({saved}, 'init.pt')\n" in code and "model.to(torch.bfloat16)" in code

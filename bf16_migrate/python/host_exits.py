@@ -432,12 +432,13 @@ class _HostEdge:
         return bool(values) and all(self._host_value(v, depth + 1) for v in values)
 
     def _fresh_module_state(self, call: cst.Call) -> bool:
-        """``Embedder().state_dict()``: the state of a module built right there, a class of the file
-        that is a ``torch.nn.Module`` (:func:`.model_reach.module_classes`), never moved: host tensors."""
+        """``Embedder().state_dict()`` or ``Teacher()``: a module built right there (or its state), a
+        class of the file that is a ``torch.nn.Module`` (:func:`.model_reach.module_classes`), never
+        moved: host tensors (``torch.save(Teacher(), path)`` went through ``host_float32``: a hunt's)."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "state_dict"):
-            return False
-        built = func.value
+        built: cst.BaseExpression = call
+        if isinstance(func, cst.Attribute) and func.attr.value == "state_dict":
+            built = func.value
         if not (isinstance(built, cst.Call) and isinstance(built.func, cst.Name)):
             return False
         ctx = self.ctx
