@@ -1267,3 +1267,62 @@ def test_bernoulli_takes_no_dtype_and_is_cast_after():
     code = migrate_source(source, "stochastic", "train.py").code
     assert "torch.bernoulli(torch.full((h.shape[0], 1), 0.8, device=h.device, dtype=out.dtype)).to(out.dtype)" in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+POSITIONAL_TABLE = """import math
+import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+
+class PositionalEncoding(nn.Module):
+    def __init__(self, d, max_len=32):
+        super().__init__()
+        pos = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+        pe = torch.zeros(max_len, d)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div)
+        self.pe = pe
+
+    def forward(self, x):
+        return x + self.pe[: x.size(1)].to(x.device)
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.pos = PositionalEncoding(16)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, ids):
+        return self.out(self.pos(self.emb(ids)))
+
+
+def main():
+    device = torch_xla.device()
+    model = Tagger().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    ids = torch.randint(0, 50, (8, 12)).to(device)
+    tags = torch.randint(0, 5, (8, 12)).to(device)
+    for step in range(3):
+        loss = nn.functional.cross_entropy(model(ids).reshape(-1, 5), tags.reshape(-1))
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_the_textbook_positional_table_kept_as_a_plain_attribute_is_read_in_the_dtype_it_meets(mode):
+    """``pe = torch.zeros(n, d)`` filled in place, then ``self.pe = pe`` (not a buffer: ``model.to`` leaves
+    it f32), read as ``x + self.pe[:t].to(x.device)`` in a submodule's ``forward``: under the switch the
+    move made it bf16; left f32 it made the residual stream f32 and the next Linear raised (found by
+    writing one). The submodule's ``x`` is the embedding's output, not the integer ids the model is
+    called with: only the forward of the class the model is built from takes what its calls hand it."""
+    result = migrate_source(POSITIONAL_TABLE, mode, "train.py")
+    assert "        return x + self.pe.to(x.dtype)[: x.size(1)].to(x.device)\n" in result.code
+    assert [d.code for d in result.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]
+    assert migrate_source(result.code, mode, "train.py").code == result.code

@@ -58,13 +58,17 @@ def combine(results: Iterable[str]) -> str:
 class DtypeFlow:
     """Dtype-class inference over one file (see the module docstring for what is followed)."""
 
-    def __init__(self, ctx: FileContext, model_calls: Sequence[cst.Call] = ()) -> None:
+    def __init__(
+        self, ctx: FileContext, model_calls: Sequence[cst.Call] = (), model_classes: Sequence[cst.ClassDef] = ()
+    ) -> None:
         """``model_calls``: the calls of the model in its training steps (``model(ids, lengths)``),
-        which are the calls of its ``forward``: a parameter of ``forward`` has the class of what they
-        hand it."""
+        which are the calls of the ``forward`` of the classes it is built from (``model_classes``): a
+        parameter of such a ``forward`` has the class of what they hand it (a submodule's ``forward``
+        is called by the model's code, not by them)."""
         self.ctx = ctx
         self.api = ctx.rules.torch_api
         self.model_calls = list(model_calls)
+        self._model_classes = frozenset(id(cls) for cls in model_classes)
         self._active: set[tuple[int, tuple]] = set()
 
     # -- entry point -----------------------------------------------------------------------
@@ -211,7 +215,11 @@ class DtypeFlow:
             index -= 1  # methods are called as obj.method(...): skip `self`
         results = []
         calls = self._calls_named(func.name.value)
-        if func.name.value == "forward" and index is not None:
+        if (
+            func.name.value == "forward"
+            and index is not None
+            and id(self.ctx.enclosing(func, cst.ClassDef)) in self._model_classes
+        ):
             calls = [*calls, *self.model_calls]
         for call in calls:
             value = None

@@ -335,7 +335,7 @@ class _Audit:
         self.reached = reached
         self.low = low
         self.rules = ctx.rules.model_code
-        self.dtypes = DtypeFlow(ctx, reached.model_calls)
+        self.dtypes = DtypeFlow(ctx, reached.model_calls, reached.roots)
         self.flows = TensorFlow(ctx, self.dtypes)
         self.reach = ValueReach(ctx, self.flows, reached)
         self.result = ModelCodeAudit(reached=reached)
@@ -776,6 +776,13 @@ class _Audit:
         f32 and crashed the next Linear, bench/unseen/hunt9 mha_envmodule)."""
         if isinstance(value, cst.Call) and self.ctx.qualified_names(value.func) & self.rules.registers:
             return False
+        if isinstance(value, cst.Name) and depth < 2:
+            # `pe = torch.zeros(n, d)`, filled in place (`pe[:, 0::2] = ...`), then `self.pe = pe`: every
+            # binding of the name an assignment of such a tensor (the textbook positional table)
+            scope = self.ctx.scopes.get(value)
+            bindings = list(scope[value.value]) if scope is not None else []
+            made = list(_values_of(self.ctx, value))
+            return bool(made) and len(made) == len(bindings) and all(self._plain_tensor(v, depth + 1) for v in made)
         if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and depth < 2:
             functions = [d for d in definitions(self.ctx, value.func) if isinstance(d, cst.FunctionDef)]
             if len(functions) == 1:
