@@ -1505,3 +1505,21 @@ def test_amp_leaves_an_optimized_tensor_f32():
     code = migrate_source(COPIED_LEAVES, "amp", "train.py").code
     assert "    content = torch.rand(2, 6).to(device)\n" in code
     assert "torch.bfloat16)\n" not in code.split("def main")[1].split("with torch.autocast")[0]
+
+
+@pytest.mark.parametrize("dtype", ["DTYPE", "torch.get_default_dtype()"])
+def test_an_upcast_to_a_dtype_held_in_a_name_or_asked_of_torch_is_rewritten_as_an_upcast(dtype):
+    """``y.to(DTYPE)`` with ``DTYPE = torch.float32``, or ``y.to(torch.get_default_dtype())``, of an
+    integer tensor on the device: an upcast, made ``y.to(torch.bfloat16)``. It was taken for a move and
+    given ``dtype=torch.bfloat16`` beside the positional dtype: ``to()`` raised a TypeError (a hunt's)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Linear(4, 1).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4).to(device)\ny = torch.randint(0, 3, (16,)).to(device)\nDTYPE = torch.float32\n"
+        f"target = y.to({dtype})\n"
+        "loss = nn.functional.mse_loss(model(x).squeeze(-1), target)\nloss.backward()\nopt.step()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "\ntarget = y.to(torch.bfloat16)\n" in code and "dtype=torch.bfloat16" not in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

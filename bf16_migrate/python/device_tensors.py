@@ -442,7 +442,7 @@ def plan_device_tensors(
             plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
             ctx.report("BFM154", call, fixed=True, variant="runtime", code=_code(ctx, call))
             continue
-        if _is_upcast(call):
+        if _is_upcast(ctx, call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
             variant = "upcast_arrival" if _upcast_of_an_arrival(ctx, flow, call) else "upcast"
             ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
@@ -798,13 +798,18 @@ def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
     )
 
 
-def _is_upcast(call: cst.Call) -> bool:
-    """``x.float()``, ``x.double()`` or ``x.to(torch.<dtype>)`` (a transfer ``x.to(device)`` is not one)."""
+def _is_upcast(ctx: FileContext, call: cst.Call) -> bool:
+    """``x.float()``, ``x.double()`` or ``x.to(torch.<dtype>)``, or ``x.to(DTYPE)`` of a name or call the
+    code shows a floating dtype (``DTYPE = torch.float32``, ``torch.get_default_dtype()``: rewritten as a
+    move, ``y.to(DTYPE, dtype=torch.bfloat16)`` raised a TypeError, a hunt's); a transfer ``x.to(device)``
+    is not one."""
     if not isinstance(call.func, cst.Attribute):
         return False
     if call.func.attr.value in ("float", "double"):
         return True
-    return call.func.attr.value == "to" and len(call.args) == 1 and not _is_dtype_free(call.args[0])
+    return call.func.attr.value == "to" and (
+        (len(call.args) == 1 and not _is_dtype_free(call.args[0])) or _upcasts(ctx, call, doubles=True)
+    )
 
 
 def _is_dtype_free(arg: cst.Arg) -> bool:
