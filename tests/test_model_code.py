@@ -1326,3 +1326,41 @@ def test_the_textbook_positional_table_kept_as_a_plain_attribute_is_read_in_the_
     assert "        return x + self.pe.to(x.dtype)[: x.size(1)].to(x.device)\n" in result.code
     assert [d.code for d in result.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]
     assert migrate_source(result.code, mode, "train.py").code == result.code
+
+
+@pytest.mark.parametrize(
+    "made, cast",
+    [
+        (
+            "torch.arange(t, device=ids.device)[:, None] / 100.0",
+            "(torch.arange(t, device=ids.device)[:, None] / 100.0)",
+        ),
+        ("torch.arange(t, device=ids.device)[:, None] * 0.01", "(torch.arange(t, device=ids.device)[:, None] * 0.01)"),
+        ("torch.arange(t, device=ids.device)[:, None] / t", "(torch.arange(t, device=ids.device)[:, None] / t)"),
+    ],
+)
+def test_an_integer_tensor_made_floating_by_arithmetic_takes_the_dtype_it_meets(made, cast):
+    """``torch.arange(t)[:, None] / 100.0`` (or ``* 0.01``, or ``/ t`` of a Python int) in ``forward``: by
+    type promotion a fresh f32 tensor, bf16 under the switch; left f32 it made the residual stream f32
+    and the Linear after it raised (a hunt's position table). The whole result is cast, parenthesised.
+    An integer times an integer stays an integer and is left."""
+    _, result = migrate(
+        f"""
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = torch.nn.Embedding(10, 8)
+                self.lin = torch.nn.Linear(8, 1)
+
+            def forward(self, ids):
+                t = ids.shape[1]
+                pos = {made}
+                twice = torch.arange(t, device=ids.device) * 2
+                return self.lin(self.tok(ids + twice[None, :] % 10) + pos.sin()).mean()
+        """
+    )
+    assert f"        pos = {cast}.to(self.tok.weight.dtype)\n" in result.code
+    assert "        twice = torch.arange(t, device=ids.device) * 2\n" in result.code
+    assert codes(result) == ["BFM080"]
+    again = migrate_source(result.code, "stochastic", "t.py")
+    assert again.code == result.code

@@ -69,7 +69,8 @@ _OTHER = "other dtype"
 class Site:
     """One way f32 enters: ``node`` the call that makes it (a factory, an upcast) or the read of a
     plain tensor attribute; ``kind``: ``"factory"`` (no ``dtype=``), ``"explicit"`` (``dtype=`` f32),
-    ``"upcast"`` (of a fresh tensor), ``"attribute"`` (a plain tensor attribute read in a step),
+    ``"upcast"`` (of a fresh tensor), ``"promoted"`` (arithmetic making an integer tensor floating:
+    ``ids / 100.0``), ``"attribute"`` (a plain tensor attribute read in a step),
     ``"island"`` (an upcast of the model's own tensors). ``dtype_arg``: the argument that names f32
     (explicit, ``.to(torch.float32)``). ``unsure``: the factory's result may be an integer
     (``torch.tensor(v)`` of a value of unknown type). ``flow``: where it goes."""
@@ -321,6 +322,13 @@ def _plan_follow(ctx: FileContext, plan: EditPlan, site: Site, dtype: str) -> No
         plan.replace[id(site.node)] = lambda node: cst.Call(
             func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(value)]
         )
+    elif site.kind == "promoted":  # `(ids / 100.0).to(x.dtype)`: parenthesised, the cast is the whole result's
+        plan.replace[id(site.node)] = lambda node: cst.Call(
+            func=cst.Attribute(
+                value=node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]), attr=cst.Name("to")
+            ),
+            args=[cst.Arg(value)],
+        )
     else:  # `.float()` / `.double()` of a fresh tensor
         plan.replace[id(site.node)] = lambda node: node.with_changes(
             func=node.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(value)]
@@ -418,6 +426,7 @@ class _Audit:
         found: set[int] = set()
         for root in int_roots:
             found |= follow(root, fresh=fresh).visited
+        sites += [Site(op, "promoted", follow(op, fresh=fresh)) for op in self._promotions(found)]
         islands = []
         for call, arg in upcasts:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
@@ -431,6 +440,31 @@ class _Audit:
         return sites, islands, frozenset(found)
 
     # -- the ways in -------------------------------------------------------------------------
+    def _promotions(self, integer: set[int]) -> list[cst.BinaryOperation]:
+        """The arithmetic of the model's code that makes a fresh floating tensor from an integer one
+        (``integer``: ids of the nodes that carry an integer factory's tensor): a true division
+        (``torch.arange(t, device=d)[:, None] / 100.0``, ``/ t`` of a size, ``counts / counts.sum()``) or an
+        operation with a float literal (``pos * 0.01``). By PyTorch's type promotion the result is the default dtype,
+        f32, where the switch made it bf16; left so it made the residual stream f32 and the next Linear
+        raise (a hunt's position table). A float literal decides; a name may hold an int."""
+        found: list[cst.BinaryOperation] = []
+        for func in self.reached.runtime:
+            for op in findall(func.body, m.BinaryOperation(), self.ctx.index):
+                assert isinstance(op, cst.BinaryOperation), "matched"
+                if id(op.left) in integer:
+                    other = op.right
+                elif id(op.right) in integer:
+                    other = op.left
+                else:
+                    continue
+                divide = isinstance(op.operator, cst.Divide)
+                arithmetic = isinstance(op.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Power))
+                if (divide and (id(other) in integer or not self.flows.tensor_like(other))) or (
+                    arithmetic and isinstance(other, cst.Float)
+                ):
+                    found.append(op)
+        return found
+
     def _runtime_calls(self) -> list[cst.Call]:
         calls: list[cst.Call] = []
         seen: set[int] = set()
