@@ -1301,3 +1301,23 @@ def test_batches_of_a_list_comprehension_are_read_through_its_items():
     code = run(src).code
     assert "model(x.to(device).to(torch.bfloat16)).squeeze(-1), y.to(device).to(torch.bfloat16))" in code
     assert "floating_to_bf16" not in code and "register_forward_pre_hook" not in code
+
+
+def test_a_target_cast_to_the_dtype_of_a_floating_input_is_a_floating_target():
+    """``target = y.to(x.dtype)`` of integer labels, ``x`` the model's floating input: the target is
+    floating (the dtype class of ``x``), so it is cast at the loss. ``x`` is cast only at the model call,
+    so ``x.dtype`` stays float32 and the f32 target met the bf16 output (a crash in the loss's backward:
+    a hunt's); it was read as the integer class of ``y``."""
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + (
+            "\ndevice = torch_xla.device()\nmodel = torch.nn.Linear(4, 1).to(device)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x = torch.randn(16, 4).to(device)\ny = torch.randint(0, 3, (16,)).to(device)\ntarget = y.to(x.dtype)\n"
+            "loss = torch.nn.functional.mse_loss(model(x).squeeze(-1), target)\nloss.backward()\noptimizer.step()\n"
+        )
+    )
+    code = run(src).code
+    assert "mse_loss(model(x.to(torch.bfloat16)).squeeze(-1), target.to(torch.bfloat16))" in code
+    assert run(code).code == code

@@ -27,7 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import argument, python_number
+from .bindings import argument, dtype_names, python_number
 from .context import FileContext, findall
 
 FLOAT, INT, UNKNOWN = "float", "int", "unknown"
@@ -400,8 +400,16 @@ class DtypeFlow:
             return self.infer(receiver, ops, depth)
         if attr == "to":
             for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value != "dtype":
+                    continue
                 cls = self._dtype_class(arg.value)
-                if cls is not None and (arg.keyword is None or arg.keyword.value == "dtype"):
+                if cls is None and m.matches(arg.value, m.Attribute(attr=m.Name("dtype"))):
+                    # `y.to(x.dtype)`: the class of `x` (an integer `y` made floating like its input: a hunt's)
+                    assert isinstance(arg.value, cst.Attribute), "matched"
+                    return self.infer(arg.value.value, (), depth)
+                if cls is None:
+                    cls = self._named_dtype_class(arg.value)
+                if cls is not None:
                     return cls
             return self.infer(receiver, ops, depth)
         if attr in self.api.same_dtype_methods:
@@ -497,6 +505,17 @@ class DtypeFlow:
                     return FLOAT
                 if short in self.api.int_dtypes:
                     return INT
+        return None
+
+    def _named_dtype_class(self, expr: cst.BaseExpression) -> str | None:
+        """The class of a dtype a name holds or a call gives (``DTYPE = torch.float32``,
+        ``torch.get_default_dtype()``: :func:`.bindings.dtype_names`), None when it names none."""
+        names = dtype_names(self.ctx, expr)
+        short = {n.split(".", 1)[1] for n in names if n.startswith("torch.") and n.count(".") == 1}
+        if short and short <= set(self.api.float_dtypes):
+            return FLOAT
+        if short and short <= set(self.api.int_dtypes):
+            return INT
         return None
 
     def _dtype_kwarg(self, call: cst.Call) -> str | None:
