@@ -1523,3 +1523,53 @@ def test_an_upcast_to_a_dtype_held_in_a_name_or_asked_of_torch_is_rewritten_as_a
     code = migrate_source(source, "stochastic", "train.py").code
     assert "\ntarget = y.to(torch.bfloat16)\n" in code and "dtype=torch.bfloat16" not in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+STANDARDISED = """import os
+os.environ["{variable}"] = "1"
+import numpy as np
+import torch
+import torch_xla
+
+raw = np.random.default_rng(0).normal(5e4, 5.0, (64, 4))
+device = torch_xla.device()
+table = torch.from_numpy(raw).to(device)
+x = ((table - table.mean(0)) / table.std(0)).float()
+model = torch.nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(x).pow(2).mean()
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "variable, helper", [("XLA_DOWNCAST_BF16", "downcast_floating"), ("XLA_USE_BF16", "floating_to_bf16")]
+)
+def test_a_tensor_of_unknown_dtype_computed_with_on_the_device_is_cast_as_the_switch_cast_it(variable, helper):
+    """``torch.from_numpy(raw).to(device)`` of a NumPy table (float64), standardised on the device: under
+    XLA_DOWNCAST_BF16 it was float32 there (f64 -> f32), so it goes through ``downcast_floating``
+    (float64 -> float32, other floating -> bf16); ``floating_to_bf16`` made it bf16, and the standardised
+    columns kept 9 distinct values of 256 (a hunt's). Under XLA_USE_BF16 (f64 -> bf16) it is bf16."""
+    code = migrate_source(STANDARDISED.format(variable=variable), "stochastic", "train.py").code
+    assert f"\ntable = {helper}(torch.from_numpy(raw).to(device))\n" in code
+    assert code.count(f"def {helper}(") == 1
+    other = "floating_to_bf16" if helper == "downcast_floating" else "downcast_floating"
+    assert f"def {other}(" not in code
+    assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_downcast_floating_casts_as_xla_downcast_bf16_did():
+    """The helper itself, run: float64 -> float32, float32 -> bf16, integers and non-tensors as they are,
+    containers rebuilt."""
+    import torch
+
+    from bf16_migrate.python import snippets
+
+    scope: dict[str, object] = {"torch": torch}
+    exec(snippets.DOWNCAST_FLOATING_SOURCE, scope)
+    downcast = scope["downcast_floating"]
+    assert callable(downcast)
+    out = downcast({"a": torch.zeros(2, dtype=torch.float64), "b": [torch.zeros(2), torch.arange(3)], "c": 1.5})
+    assert out["a"].dtype == torch.float32 and out["b"][0].dtype == torch.bfloat16
+    assert out["b"][1].dtype == torch.int64 and out["c"] == 1.5

@@ -135,6 +135,9 @@ class DeviceTensors:
 
     found: list[cst.BaseExpression] = field(default_factory=list)
     anywhere: list[cst.BaseExpression] = field(default_factory=list)
+    f64_to_f32: bool = False
+    """The switch made float64 float32 on the device, not bf16 (XLA_DOWNCAST_BF16): a tensor of a dtype
+    the code does not tell goes through ``downcast_floating``, not ``floating_to_bf16``."""
 
 
 def find_device_tensors(
@@ -162,7 +165,7 @@ def find_device_tensors(
     skip = classes | frozenset(id(func) for func in model_helpers)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     data = frozenset(id(cls) for cls in ctx.nodes(cst.ClassDef) if _a_data_class(cls))
-    out = DeviceTensors()
+    out = DeviceTensors(f64_to_f32=not doubles)
     for call in ctx.nodes(cst.Call):
         if id(call) not in decided and _inside(ctx, call, skip) and _data_arrival(ctx, flow, call):
             out.anywhere.append(call)  # NumPy data moved to the device in the model's code: decided at run time
@@ -424,9 +427,9 @@ def plan_device_tensors(
             ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
             continue
         if not isinstance(call, cst.Call):  # a read of a device loader's batch
-            _need_floating_helper(plan)
-            plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
-            ctx.report("BFM154", call, fixed=True, variant="runtime_batch", code=ctx.code(call))
+            plan.replace[id(call)] = _runtime_cast(plan, tensors.f64_to_f32, guard)
+            variant = "runtime_downcast" if tensors.f64_to_f32 else "runtime_batch"
+            ctx.report("BFM154", call, fixed=True, variant=variant, code=ctx.code(call))
             continue
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
@@ -438,9 +441,9 @@ def plan_device_tensors(
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
-            _need_floating_helper(plan)
-            plan.replace[id(call)] = lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
-            ctx.report("BFM154", call, fixed=True, variant="runtime", code=_code(ctx, call))
+            plan.replace[id(call)] = _runtime_cast(plan, tensors.f64_to_f32, guard)
+            variant = "runtime_downcast" if tensors.f64_to_f32 else "runtime"
+            ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         if _is_upcast(ctx, call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
@@ -502,6 +505,19 @@ def _to_dtype(node: cst.CSTNode, guard: cst.BaseExpression | None) -> cst.Call:
     inner = node if node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     dtype = choose(snippets.attr(_BF16), cst.parse_expression("torch.get_default_dtype()"), guard)
     return cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("to")), args=[cst.Arg(dtype)])
+
+
+def _runtime_cast(plan: EditPlan, f64_to_f32: bool, guard: cst.BaseExpression | None):
+    """The run-time cast of a tensor of a dtype the code does not tell, its helper put among the plan's
+    helpers: ``floating_to_bf16`` (the switch made every floating tensor on the device bf16), or, where it
+    made float64 float32 (``f64_to_f32``: XLA_DOWNCAST_BF16), ``downcast_floating``. Returns the edit that
+    wraps a node in it (parenthesised under ``guard``)."""
+    if not f64_to_f32:
+        _need_floating_helper(plan)
+        return lambda node: _parenthesised(snippets.floating_to_bf16_call(node, guard))
+    if not any(isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_FLOATING for st in plan.prelude):
+        plan.prelude.append(snippets.downcast_floating_helper())
+    return lambda node: _parenthesised(snippets.downcast_floating_call(node, guard))
 
 
 def _need_floating_helper(plan: EditPlan) -> None:

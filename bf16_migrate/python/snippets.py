@@ -223,6 +223,38 @@ def float32_inputs_hook(module, args, kwargs):
 '''
 
 
+DOWNCAST_FLOATING = "downcast_floating"
+
+# The run-time cast of a tensor of a dtype the code does not tell, under XLA_DOWNCAST_BF16
+# (device_tensors.py): that switch made a float32 tensor on the device bf16 and a float64 one float32
+# (torch-xla's torch_xla/csrc/dtype.cpp, MaybeDowncastToXlaDeviceType); floating_to_bf16 would make a
+# NumPy float64 table bf16, one precision below the legacy run's (a hunt's standardised columns kept 9
+# distinct values of 256). Our own lines, as the bf16 cast's.
+DOWNCAST_FLOATING_SOURCE = '''
+def downcast_floating(batch):
+    """Cast `batch` as the legacy bf16 downcast environment switch held it on the device: float64
+    tensors to float32, other floating tensors to torch.bfloat16; integer tensors and everything else
+    as they are.
+
+    Added by bf16-migrate (replacing the legacy bf16 downcast environment switch, under which a float32
+    tensor on the XLA device was bf16 and a float64 one float32) where the code does not tell the
+    dtype: `batch` is a tensor, or a list, tuple, namedtuple or dict of them, nested; containers are
+    rebuilt, dicts as plain dicts.
+    """
+    if isinstance(batch, torch.Tensor):
+        if batch.dtype == torch.float64:
+            return batch.to(torch.float32)
+        return batch.to(torch.bfloat16) if batch.is_floating_point() else batch
+    if isinstance(batch, dict):
+        return {key: downcast_floating(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(downcast_floating(value) for value in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(downcast_floating(value) for value in batch)
+    return batch
+'''
+
+
 HOST_FLOAT32 = "host_float32"
 
 # The run-time cast at the host edge (host_exits.py): what the legacy switch did to every floating
@@ -330,6 +362,7 @@ HELPER_SOURCES = {
     FP32_FLOAT64: FP32_INPUTS_SOURCE,
     FP32_INPUTS_HOOK: FP32_INPUTS_SOURCE,
     DOWNCAST_BF16: DOWNCAST_BF16_SOURCE,
+    DOWNCAST_FLOATING: DOWNCAST_FLOATING_SOURCE,
 }
 """Every function the codemod may write into a script, by name, with the source that defines it."""
 
@@ -393,6 +426,22 @@ def forward_pre_hook_statement(model: str, hook: str) -> cst.BaseStatement:
 def floating_to_bf16_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
     """``floating_to_bf16(expr)``; with a ``guard``, ``floating_to_bf16(expr) if guard else expr``."""
     call = cst.Call(func=cst.Name(BF16_FLOATING), args=[cst.Arg(expr)])
+    if guard is None:
+        return call
+    return cst.IfExp(test=guard.deep_clone(), body=call, orelse=expr)
+
+
+def downcast_floating_helper() -> cst.FunctionDef:
+    """The ``downcast_floating(batch)`` function as a FunctionDef node, with the two blank lines PEP 8
+    puts before a top-level definition."""
+    node = _helper_statements(DOWNCAST_FLOATING_SOURCE)[0]
+    assert isinstance(node, cst.FunctionDef), "DOWNCAST_FLOATING_SOURCE is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
+def downcast_floating_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
+    """``downcast_floating(expr)``; with a ``guard``, ``downcast_floating(expr) if guard else expr``."""
+    call = cst.Call(func=cst.Name(DOWNCAST_FLOATING), args=[cst.Arg(expr)])
     if guard is None:
         return call
     return cst.IfExp(test=guard.deep_clone(), body=call, orelse=expr)
