@@ -1573,3 +1573,22 @@ def test_downcast_floating_casts_as_xla_downcast_bf16_did():
     out = downcast({"a": torch.zeros(2, dtype=torch.float64), "b": [torch.zeros(2), torch.arange(3)], "c": 1.5})
     assert out["a"].dtype == torch.float32 and out["b"][0].dtype == torch.bfloat16
     assert out["b"][1].dtype == torch.int64 and out["c"] == 1.5
+
+
+def test_the_upcast_of_counts_torch_bincount_made_on_the_device_is_bf16():
+    """``cm = torch.bincount(y * 3 + pred, minlength=9)`` counts integers (int64 without ``weights``), so
+    ``cm[:, 1].float()`` is a fresh upcast on the device, bf16 under the switch (it stayed f32, silently: a
+    hunt's confusion matrix); with ``weights`` the counts take the weights' dtype, no upcast of an integer."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Linear(4, 3).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4).to(device)\ny = torch.randint(0, 3, (16,)).to(device)\n"
+        "loss = nn.functional.cross_entropy(model(x), y)\nloss.backward()\nopt.step()\n"
+        "pred = model(x).argmax(-1)\ncm = torch.bincount(y * 3 + pred, minlength=9).reshape(3, 3)\n"
+        "hits = cm[:, 1].float()\nmass = torch.bincount(y, weights=x[:, 0]).float()\n"
+        "print((hits.sum() / 16).item(), mass.sum().item())\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "\nhits = cm[:, 1].to(torch.bfloat16)\n" in code
+    assert "\nmass = torch.bincount(y, weights=x[:, 0]).float()\n" in code

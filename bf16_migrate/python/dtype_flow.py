@@ -536,6 +536,9 @@ class DtypeFlow:
             return self._like_class(kind, first, depth)
         if kind == "arange":
             return _arange_class(self.ctx, call)
+        if kind == "counts":  # `torch.bincount(x)`: integer counts; with `weights`, the weights' dtype
+            weights = argument(call, 1, "weights")
+            return INT if weights is None else self.infer(weights, (), depth)
         if kind == "literal":
             return _literal_class(self.ctx, first)
         return UNKNOWN
