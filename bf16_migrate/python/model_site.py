@@ -525,10 +525,30 @@ def model_calls(
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
         calls.extend(inner for inner in findall(cls.body, held, ctx.index) if ctx.enclosing(inner, cst.ClassDef) is cls)
+    calls.extend(_self_calls(ctx, model))
     described = [describe_call(ctx, c) for c in calls]
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(describe_call(ctx, call), through=True))
     return described
+
+
+def _self_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
+    """Where the model is ``self`` of a method of its own class (a Lightning-style module whose
+    ``configure_optimizers`` builds ``AdamW(self.parameters())``): the class's own forward passes,
+    ``self(x)`` in its other methods (``training_step``), which run as the script calls them (found by a
+    hunt: amp said ``self`` was never called)."""
+    if not m.matches(model, m.Name("self")):
+        return []
+    cls = ctx.enclosing(model, cst.ClassDef)
+    if cls is None:
+        return []
+    calls = []
+    for call in findall(cls.body, m.Call(func=m.Name("self")), ctx.index):
+        func = ctx.enclosing(call, cst.FunctionDef)
+        if ctx.enclosing(call, cst.ClassDef) is cls and func is not None and func.name.value != "forward":
+            assert isinstance(call, cst.Call), "findall of m.Call()"
+            calls.append(call)
+    return calls
 
 
 def _the_parameter(ctx: FileContext, name: cst.BaseExpression, func: cst.FunctionDef) -> bool:
