@@ -170,6 +170,15 @@ def _factory_tree(where: Path, module: str, call: str, name: str = "build_optimi
             "build_optimizer(model.parameters(), opts)",
             "options.bf16",
         ),
+        # over a weight-decay split of the named parameters it is given (a comprehension, then groups)
+        (
+            "import torch\n\ndef build_optimizer(named, options):\n"
+            "    decay = [p for n, p in named if p.ndim > 1]\n    rest = [p for n, p in named if p.ndim <= 1]\n"
+            "    groups = [{'params': decay, 'weight_decay': 0.01}, {'params': rest, 'weight_decay': 0.0}]\n"
+            "    return torch.optim.Adam(groups, lr=1e-3)\n",
+            "build_optimizer(list(model.named_parameters()), opts)",
+            "options.bf16",
+        ),
         # the condition cannot travel (not passed): built through the helper always, which
         # leaves FP32 parameters alone
         (

@@ -22,6 +22,7 @@ import libcst.matchers as m
 from libcst.metadata import Assignment
 
 from .apply import EditPlan
+from .bindings import assigned_values
 from .context import FileContext, findall
 from .model_site import OptimizerSite, find_optimizers, parameter_sources
 from .optimizer_kinds import local_optimizer_classes, master_weights_kind, optimizer_kind
@@ -52,9 +53,9 @@ def module_facts(ctx: FileContext, name: str) -> TreeModule:
             inside = ctx.enclosing(call, cst.FunctionDef) is func
             if not inside or not optimizer_kind(ctx, unwrap_optimizer_class(call.func), local):
                 continue
-            first = _params_argument(call)
-            if isinstance(first, cst.Name) and _is_parameter(ctx, first, func):
-                found.append((first.value, "parameters", call))
+            given = _given_parameters(ctx, _params_argument(call), func)
+            if given is not None:
+                found.append((given.value, "parameters", call))
         if not found or len({(p, t) for p, t, _ in found}) != 1:
             continue  # no optimizer over a parameter, or over several: not a factory we can follow
         param, takes = found[0][0], found[0][1]
@@ -98,6 +99,45 @@ def _is_parameter(ctx: FileContext, name: cst.Name, func: cst.FunctionDef) -> bo
     return bool(bindings) and all(
         isinstance(a.node, cst.Param) and ctx.enclosing(a.node, cst.FunctionDef) is func for a in bindings
     )
+
+
+def _given_parameters(ctx: FileContext, expr: cst.BaseExpression | None, func: cst.FunctionDef, depth: int = 0):
+    """The parameter of ``func`` whose values the optimizer's ``params`` are, or None: the parameter itself
+    (``AdamW(params)``), a comprehension over it (``[p for n, p in params if p.requires_grad]``), parameter
+    groups of such (``[{"params": [p for n, p in params if "bias" not in n], "weight_decay": 0.0}, ...]``),
+    or a name bound once to one of them (a weight-decay split: a hunt's factory was refused)."""
+    if expr is None or depth > 6:
+        return None
+    if isinstance(expr, cst.Name):
+        if _is_parameter(ctx, expr, func):
+            return expr
+        values = [v for v in assigned_values(ctx, expr) if ctx.enclosing(v, cst.FunctionDef) is func]
+        return _given_parameters(ctx, values[0], func, depth + 1) if len(values) == 1 else None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+        source = expr.for_in.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+            source = source.func.value  # `params.items()`, a dict of named parameters
+        return _given_parameters(ctx, source, func, depth + 1) if expr.for_in.inner_for_in is None else None
+    if isinstance(expr, (cst.List, cst.Tuple)) and expr.elements:
+        found = []
+        for element in expr.elements:
+            group = element.value
+            if not isinstance(group, cst.Dict):
+                return None
+            params = [
+                e.value
+                for e in group.elements
+                if isinstance(e, cst.DictElement)
+                and m.matches(e.key, m.SimpleString())
+                and isinstance(e.key, cst.SimpleString)
+                and e.key.evaluated_value == "params"
+            ]
+            if len(params) != 1:
+                return None
+            found.append(_given_parameters(ctx, params[0], func, depth + 1))
+        names = {f.value for f in found if f is not None}
+        return found[0] if None not in found and len(names) == 1 else None
+    return None
 
 
 def _params_argument(call: cst.Call) -> cst.BaseExpression | None:
@@ -156,8 +196,8 @@ def _factory_sites(ctx: FileContext, func: cst.FunctionDef, factory: OptimizerFa
             sites.append(site)
             seen.add(id(site.call))
     for call in findall(func.body, m.Call(), ctx.index):
-        first = _params_argument(call)
-        if id(call) in seen or first is None or not m.matches(first, m.Name(factory.param)):
+        given = _given_parameters(ctx, _params_argument(call), func) if id(call) not in seen else None
+        if given is None or given.value != factory.param:
             continue
         if ctx.enclosing(call, cst.FunctionDef) is func and master_weights_kind(ctx, call.func):
             statement = ctx.statement_of(call)
