@@ -1592,3 +1592,42 @@ def test_the_upcast_of_counts_torch_bincount_made_on_the_device_is_bf16():
     code = migrate_source(source, "stochastic", "train.py").code
     assert "\nhits = cm[:, 1].to(torch.bfloat16)\n" in code
     assert "\nmass = torch.bincount(y, weights=x[:, 0]).float()\n" in code
+
+
+EXPLICIT_F32 = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+dev = torch_xla.device()
+model = nn.Linear(3, 1).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+ts = torch.tensor([0.0, 0.1, 0.35, 0.7], dtype=torch.float32, device=dev)
+total = torch.zeros((), dtype=torch.float32, device=dev)
+host = torch.tensor([1.0, 2.0], dtype=torch.float32)
+x = torch.randn(16, 3).to(dev)
+for i in range(ts.shape[0] - 1):
+    h = ts[i + 1] - ts[i]
+    loss = model(x + h / 2).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    total += loss.detach()
+print(total.item(), host.sum().item())
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_factory_asking_for_f32_on_the_device_is_bf16_as_the_switch_made_it(mode):
+    """``torch.tensor(ts, dtype=torch.float32, device=dev)``: under the switch the explicit float32 was bf16
+    on the device all the same; left f32 the integrator's step ``h / 2`` computed in f32 (verify's trace on a
+    hunt's ODE script, BFM201). A loss accumulator written f32 stays FP32 (the modes' own accumulator, which
+    a second run must not undo), and a host tensor is left."""
+    code = migrate_source(EXPLICIT_F32, mode, "train.py").code
+    assert "ts = torch.tensor([0.0, 0.1, 0.35, 0.7], dtype=torch.bfloat16, device=dev)\n" in code
+    assert "total = torch.zeros((), dtype=torch.float32, device=dev)\n" in code
+    assert "host = torch.tensor([1.0, 2.0], dtype=torch.float32)\n" in code
+    assert migrate_source(code, mode, "train.py").code == code
+    amp = migrate_source(EXPLICIT_F32, "amp", "train.py").code
+    assert "dtype=torch.float32, device=dev)" in amp

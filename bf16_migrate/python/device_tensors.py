@@ -86,7 +86,7 @@ from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
 from .dtype_flow import FLOAT, INT, UNKNOWN, DtypeFlow
 from .leaves import becomes_optimized_leaf
-from .model_code import cast_after, casts_after, factory_dtype_class
+from .model_code import cast_after, casts_after, factory_dtype_class, is_factory
 from .model_reach import Reached
 from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
@@ -182,6 +182,9 @@ def find_device_tensors(
             and not _upcast_of_an_arrival(ctx, flow, call)
         ):
             out.anywhere.append(call)  # `(acts <= 0).float()` of what a hook collected: decided at run time
+            continue
+        if _explicit_factory(ctx, call, doubles) is not None:
+            out.found.append(call)  # `torch.tensor(ts, dtype=torch.float32, device=dev)`: bf16 under the switch
             continue
         if _inside(ctx, call, steps):
             device = _device_argument(ctx, call)
@@ -430,6 +433,11 @@ def plan_device_tensors(
             plan.replace[id(call)] = _runtime_cast(plan, tensors.f64_to_f32, guard)
             variant = "runtime_downcast" if tensors.f64_to_f32 else "runtime_batch"
             ctx.report("BFM154", call, fixed=True, variant=variant, code=ctx.code(call))
+            continue
+        explicit = _explicit_factory(ctx, call, not tensors.f64_to_f32)
+        if explicit is not None:
+            plan.replace[id(explicit.value)] = lambda node: choose(snippets.attr(_BF16), node, guard)
+            ctx.report("BFM154", call, fixed=True, variant="explicit", code=_code(ctx, call))
             continue
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
@@ -892,6 +900,38 @@ def _inside(ctx: FileContext, node: cst.CSTNode, holders: frozenset[int]) -> boo
             return True
         parent = ctx.parent(parent)
     return False
+
+
+def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Arg | None:
+    """The ``dtype=`` argument of a torch factory that asks for float32 (float64 too with ``doubles``: a
+    switch that made it bf16, XLA_USE_BF16) on the XLA device (``torch.tensor(ts, dtype=torch.float32,
+    device=dev)``): under the switch the tensor was bf16 all the same (torch-xla
+    ``torch_xla/csrc/dtype.cpp``), and left f32 it computed in f32 where the legacy run computed in bf16
+    (verify's trace on a hunt's ODE integrator: BFM201 at ``h / 2``); None for any other call."""
+    dtype = next((a for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    if dtype is None or not is_factory(ctx, call):
+        return None
+    names = dtype_names(ctx, dtype.value)
+    if not names or not names <= (_F32_NAMES | (_F64_NAMES if doubles else frozenset())):
+        return None
+    device = _device_argument(ctx, call)
+    if device is None or not _is_device(ctx, device, 0) or _an_accumulator(ctx, call):
+        return None
+    return dtype
+
+
+def _an_accumulator(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether a name ``call`` is assigned to is summed into (``total += loss.detach()``): an accumulator
+    written in f32 is left so (the modes keep a loss accumulator FP32, Neuron's migration guide; the
+    fp32-loss-accumulator change gives one made without a dtype ``dtype=torch.float32``, so a second run
+    must not make it bf16)."""
+    names = {(name.value, id(ctx.scopes.get(name))) for name in _assigned_names(ctx, call)}
+    if not names:
+        return False
+    return any(
+        isinstance(aug.target, cst.Name) and (aug.target.value, id(ctx.scopes.get(aug.target))) in names
+        for aug in ctx.nodes(cst.AugAssign)
+    )
 
 
 def _floating_factory(ctx: FileContext, call: cst.Call) -> bool:

@@ -171,6 +171,13 @@ def factory_dtype_class(ctx: FileContext, call: cst.Call) -> str | None:
     return "float" if cls == FLOAT else "int" if cls == INT else "unknown"
 
 
+def is_factory(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is a torch factory of ``float_factories`` (``rules/model_code.toml``), whatever
+    dtype it names."""
+    audit = ctx.memo(("factory classes",), lambda: _Audit(ctx, Reached(), frozenset({"f32"})))
+    return audit._factory_name(call) is not None
+
+
 def casts_after(ctx: FileContext, call: cst.CSTNode) -> bool:
     """Whether the factory ``call`` is given a dtype by ``.to(dtype)`` after it rather than by
     ``dtype=`` (``cast_after_factories`` of ``rules/model_code.toml``: ``torch.linspace``, whose bf16
