@@ -1364,3 +1364,24 @@ def test_an_integer_tensor_made_floating_by_arithmetic_takes_the_dtype_it_meets(
     assert codes(result) == ["BFM080"]
     again = migrate_source(result.code, "stochastic", "t.py")
     assert again.code == result.code
+
+
+def test_a_float_made_from_an_integer_factory_by_an_upcast_is_no_promotion_after_it():
+    """``phase = torch.arange(w).float() * c`` then ``h + 0.1 * torch.sin(phase)``: the upcast is the site
+    (it takes the dtype it meets); what follows it is floating, so ``0.1 * sin(phase)`` is not another
+    integer made floating (it got a needless second cast: a hunt's forecaster)."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 1)
+
+            def forward(self, h):
+                phase = torch.arange(h.shape[1], device=h.device).float() * 0.5
+                h = h + 0.1 * torch.sin(phase)[None, :, None]
+                return self.lin(h).mean()
+        """
+    )
+    assert "        phase = torch.arange(h.shape[1], device=h.device).to(h.dtype) * 0.5\n" in result.code
+    assert "        h = h + 0.1 * torch.sin(phase)[None, :, None]\n" in result.code

@@ -471,11 +471,26 @@ class InputCasts:
         self.plan.replace[id(name)] = cast
 
     def _runtime(self, expr: cst.BaseExpression, method: str | None = None) -> None:
+        """The run-time cast of ``expr``, an argument of a model method (``method``) or a loss target of a
+        dtype the code does not tell: ``floating_to_bf16``; a loss target under a switch that made float64
+        float32 on the device (``round_upcasts``: XLA_DOWNCAST_BF16) ``downcast_floating``, which does so
+        (a NumPy float64 target was f32 in the legacy loss: verify's trace on a hunt's forecaster)."""
         guard = self._guard_for(expr)
-        self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
-        self._need_helper()
         fields = {"variant": "loss_target"} if method is None else {"variant": "method", "method": method}
-        self.ctx.report("BFM022", expr, fixed=True, target=self.ctx.code(expr), helper=snippets.BF16_FLOATING, **fields)
+        if method is None and self.round_upcasts:
+            self.plan.replace[id(expr)] = lambda node: snippets.downcast_floating_call(node, guard)
+            if not any(
+                isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_FLOATING
+                for st in self.plan.prelude
+            ):
+                self.plan.prelude.append(snippets.downcast_floating_helper())
+            fields = {"variant": "loss_target_downcast"}
+            helper = snippets.DOWNCAST_FLOATING
+        else:
+            self.plan.replace[id(expr)] = lambda node: snippets.floating_to_bf16_call(node, guard)
+            self._need_helper()
+            helper = snippets.BF16_FLOATING
+        self.ctx.report("BFM022", expr, fixed=True, target=self.ctx.code(expr), helper=helper, **fields)
 
     def _need_helper(self) -> None:
         if not self.helper_added:

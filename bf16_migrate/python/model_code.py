@@ -458,12 +458,12 @@ class _Audit:
         for func in self.reached.runtime:
             for op in findall(func.body, m.BinaryOperation(), self.ctx.index):
                 assert isinstance(op, cst.BinaryOperation), "matched"
-                if id(op.left) in integer:
+                if id(op.left) in integer and self.dtypes.infer(op.left) != FLOAT:
                     other = op.right
-                elif id(op.right) in integer:
+                elif id(op.right) in integer and self.dtypes.infer(op.right) != FLOAT:
                     other = op.left
                 else:
-                    continue
+                    continue  # past an upcast the integer factory's flow carries a float (`sin(pos.float())`)
                 divide = isinstance(op.operator, cst.Divide)
                 arithmetic = isinstance(op.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Power))
                 if (divide and (id(other) in integer or not self.flows.tensor_like(other))) or (
