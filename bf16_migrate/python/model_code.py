@@ -354,6 +354,7 @@ class _Audit:
         self.flows = TensorFlow(ctx, self.dtypes)
         self.reach = ValueReach(ctx, self.flows, reached)
         self.result = ModelCodeAudit(reached=reached)
+        self._arithmetic: list[cst.BinaryOperation] | None = None
 
     def run(self) -> ModelCodeAudit:
         factories, int_roots, upcasts = self._calls()
@@ -455,21 +456,26 @@ class _Audit:
         f32, where the switch made it bf16; left so it made the residual stream f32 and the next Linear
         raise (a hunt's position table). A float literal decides; a name may hold an int."""
         found: list[cst.BinaryOperation] = []
-        for func in self.reached.runtime:
-            for op in findall(func.body, m.BinaryOperation(), self.ctx.index):
-                assert isinstance(op, cst.BinaryOperation), "matched"
-                if id(op.left) in integer and self.dtypes.infer(op.left) != FLOAT:
-                    other = op.right
-                elif id(op.right) in integer and self.dtypes.infer(op.right) != FLOAT:
-                    other = op.left
-                else:
-                    continue  # past an upcast the integer factory's flow carries a float (`sin(pos.float())`)
-                divide = isinstance(op.operator, cst.Divide)
-                arithmetic = isinstance(op.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Power))
-                if (divide and (id(other) in integer or not self.flows.tensor_like(other))) or (
-                    arithmetic and isinstance(other, cst.Float)
-                ):
-                    found.append(op)
+        if self._arithmetic is None:  # once per audit: the rounds ask again as the fresh values grow
+            self._arithmetic = [
+                op
+                for func in self.reached.runtime
+                for op in findall(func.body, m.BinaryOperation(), self.ctx.index)
+                if isinstance(op, cst.BinaryOperation)
+            ]
+        for op in self._arithmetic:
+            if id(op.left) in integer and self.dtypes.infer(op.left) != FLOAT:
+                other = op.right
+            elif id(op.right) in integer and self.dtypes.infer(op.right) != FLOAT:
+                other = op.left
+            else:
+                continue  # past an upcast the integer factory's flow carries a float (`sin(pos.float())`)
+            divide = isinstance(op.operator, cst.Divide)
+            arithmetic = isinstance(op.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Power))
+            if (divide and (id(other) in integer or not self.flows.tensor_like(other))) or (
+                arithmetic and isinstance(other, cst.Float)
+            ):
+                found.append(op)
         return found
 
     def _runtime_calls(self) -> list[cst.Call]:
