@@ -42,7 +42,13 @@ both ways). Each script is our own writing (fixtures/contract/).
   run's (the losses cannot tell the precisions apart); the evaluation left in f32 FAILs them.
 * own_autocast (amp): a script already under its own ``torch.autocast`` whose launcher still sets
   the switch: the migration is the removal. verify's FP32 reference runs the script's autocast
-  disabled; it ran it before, its losses equal the migrated run's ("no reduced precision")."""
+  disabled; it ran it before, its losses equal the migrated run's ("no reduced precision").
+* prompt_positions: prompt tuning of a tagger whose sinusoidal table is a plain attribute filled in
+  place (``table = torch.zeros(...)``; ``self.table = table``) and whose recency feature divides integer
+  positions by a float (``arange(t)[None, :, None] / 16.0``), the soft prompt a copy of a tensor moved
+  to the device (``init.clone().requires_grad_(True)``) with its own Adam: all bf16 under the switch.
+  Without the table's and the positions' casts the stream turns f32 and the next Linear raises; with
+  the prompt left f32, Adam updates it in f32 (verify's trace FAILs the step)."""
 
 from __future__ import annotations
 
@@ -280,3 +286,33 @@ def test_a_script_with_its_own_autocast_is_held_to_a_real_fp32_reference(tmp_pat
     assert migrated.graph is not None and reference.graph is not None
     assert migrated.graph.matmuls_bf16 == migrated.graph.matmuls > 0 and reference.graph.matmuls_bf16 == 0
     assert migrated.losses != reference.losses
+
+
+def test_the_prompt_and_positions_migration():
+    """The rewrite (no XLA): the table read in the dtype it meets, the promoted positions cast, the prompt's
+    source made bf16 where it comes to the device; gpu-compatible gives both optimizers master weights."""
+    source = (CONTRACT / "prompt_positions" / "train.py").read_text()
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "        return h + self.table.to(h.dtype)[: h.size(1)].to(h.device)\n" in code
+    assert "(torch.arange(h.size(1), device=ids.device)[None, :, None] / 16.0).to(self.recency.weight.dtype)" in code
+    assert "    init = torch.randn(1, PROMPT, DIM).to(device, dtype=torch.bfloat16) * 0.1\n" in code
+    master = migrate_source(source, "gpu-compatible", "train.py").code
+    assert "    prompt_opt = with_fp32_master_weights(torch.optim.Adam)([prompt], lr=5e-2)\n" in master
+
+
+@pytest.mark.xla
+def test_prompt_tuning_with_a_plain_position_table_both_ways(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+
+    script = _copy("prompt_positions", tmp_path)
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    uncast = migrated.replace("self.table.to(h.dtype)", "self.table").replace(").to(self.recency.weight.dtype)", ")")
+    assert uncast.count(".to(self.recency.weight.dtype)") == 0 and uncast != migrated
+    with pytest.raises(RunError, match="mixed precision is disallowed|must have the same dtype"):
+        verify_script(script, "stochastic", steps=8, migrated_source=uncast, timeout=300)
+    f32_prompt = migrated.replace(".to(device, dtype=torch.bfloat16) * 0.1", ".to(device) * 0.1")
+    assert f32_prompt != migrated
+    wrong = verify_script(script, "stochastic", steps=8, migrated_source=f32_prompt, timeout=300)
+    assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "trace").status == FAIL

@@ -27,7 +27,7 @@ __all__ = ["leaf_source", "optimized_leaf_names", "becomes_optimized_leaf"]
 
 _COPIES = frozenset({"clone", "detach", "requires_grad_", "contiguous", "detach_"})
 """Tensor methods whose result is the tensor itself or a copy of it in its dtype: the leaf keeps the
-dtype of what it is copied from."""
+dtype of what it is copied from (as a scale by a number literal does, ``t * 0.1``)."""
 _PARAMETER = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
@@ -95,6 +95,9 @@ def _bound_names(ctx: FileContext, node: cst.BaseExpression) -> list[cst.Name]:
     """The names a plain assignment binds to ``node`` or to a copy of it (``x = node.clone()``)."""
     while True:
         parent = ctx.parent(node)
+        if isinstance(parent, cst.BinaryOperation) and _scaling(parent, node):
+            node = parent  # `t.to(device) * 0.1`: an initial scale keeps the dtype
+            continue
         call = ctx.parent(parent) if isinstance(parent, (cst.Attribute, cst.Arg)) else None
         if not isinstance(call, cst.Call) or _copied(ctx, call) is not node:
             break
@@ -103,6 +106,17 @@ def _bound_names(ctx: FileContext, node: cst.BaseExpression) -> list[cst.Name]:
     if not isinstance(assign, cst.Assign) or assign.value is not node:
         return []
     return [t.target for t in assign.targets if isinstance(t.target, cst.Name)]
+
+
+def _scaling(parent: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """Whether ``parent`` multiplies or divides ``node`` by a number literal (its result keeps the
+    tensor's dtype)."""
+    if not isinstance(parent, cst.BinaryOperation) or not isinstance(parent.operator, (cst.Multiply, cst.Divide)):
+        return False
+    other = parent.right if parent.left is node else parent.left
+    return isinstance(other, (cst.Integer, cst.Float)) and (
+        parent.left is node or isinstance(parent.operator, cst.Multiply)
+    )
 
 
 def _reads(ctx: FileContext, name: cst.Name) -> list[cst.Name]:

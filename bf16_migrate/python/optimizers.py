@@ -125,11 +125,22 @@ def _bound_to(ctx: FileContext, name: cst.Name, made: frozenset[int], depth: int
     """Whether every plain assignment that binds ``name`` where it is read assigns one of ``made``, or
     a copy of one (``.clone().requires_grad_()``, ``nn.Parameter(...)``: :func:`.leaves.leaf_source`),
     directly or through one name (``content = t.to(d)``; ``img = content.clone().requires_grad_()``)."""
-    values = [leaf_source(ctx, value) for value in assigned_values(ctx, name)]
+    values = [_scaled(leaf_source(ctx, value)) for value in assigned_values(ctx, name)]
     return bool(values) and all(
         id(value) in made or (isinstance(value, cst.Name) and depth < 1 and _bound_to(ctx, value, made, depth + 1))
         for value in values
     )
+
+
+def _scaled(value: cst.BaseExpression) -> cst.BaseExpression:
+    """``t`` of ``t * 0.1`` (an initial scale: the product has ``t``'s dtype), else ``value``."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Multiply, cst.Divide)):
+        numbers = (cst.Integer, cst.Float)
+        if isinstance(value.right, numbers):
+            return value.left
+        if isinstance(value.left, numbers) and isinstance(value.operator, cst.Multiply):
+            return value.right
+    return value
 
 
 def master_weights_blocker(ctx: FileContext, site: OptimizerSite) -> tuple[str, str | None] | None:
