@@ -1371,3 +1371,33 @@ def test_amp_wraps_the_forward_a_lightning_style_module_runs_on_itself():
     assert "\nopt = lit.configure_optimizers()\n" in code
     assert "XLA_USE_BF16" not in code and "BFM021" not in [d.code for d in result.diagnostics]
     assert run(code, mode="amp").code == code
+
+
+def test_a_model_also_run_by_functional_call_gets_the_input_hook_in_the_casting_modes():
+    """A SAM step: ``model(x)``, then ``functional_call(model, perturbed, (x,))`` with the same ``x``. A cast
+    written at ``model(x)`` does not reach the tuple ``functional_call`` hands the module, whose f32 ``x``
+    met the bf16 weights (the XLA verifier raised: a hunt's). The module is called inside ``functional_call``,
+    so the pre-hook registered after the cast fires there and casts its inputs."""
+    src = HEADER + textwrap.dedent("""
+    from torch.func import functional_call
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    def main(device):
+        model = torch.nn.Linear(4, 3).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(8, 4).to(device), torch.randint(0, 3, (8,)).to(device)
+        params = dict(model.named_parameters())
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        grads = torch.autograd.grad(loss, list(params.values()))
+        shifted = {k: p.detach() + 0.05 * g for (k, p), g in zip(params.items(), grads)}
+        sharp = torch.nn.functional.cross_entropy(functional_call(model, shifted, (x,)), y)
+        sharp.backward()
+        opt.step()
+    """)
+    for mode in ("stochastic", "gpu-compatible"):
+        result = run(src, mode)
+        assert "    model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n" in result.code
+        finding = next(d for d in result.diagnostics if d.code == "BFM022")
+        assert "`functional_call` runs its forward with inputs of its own" in finding.message
+        assert run(result.code, mode).code == result.code

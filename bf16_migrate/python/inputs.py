@@ -42,7 +42,7 @@ from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall, backpropagated_only, describe_call, same_model
+from .model_site import ModelCall, backpropagated_only, describe_call, model_calls, same_model
 from .optimizers import add_keywords
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
@@ -224,7 +224,9 @@ class InputCasts:
         """Why the inputs of ``model`` (called at ``calls``, with the arguments ``unknown`` of a dtype
         the code does not tell) must be cast at run time, by a forward pre-hook, with the node a
         finding points at: an input of an unknown dtype, the model handed to code of another file
-        (:meth:`_handed_elsewhere`), or, with ``uncalled``, no call of it in this file; None when
+        (:meth:`_handed_elsewhere`), run by a function that calls it with inputs of its own
+        (``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``, whose ``x`` no cast at
+        a call reaches: a hunt's SAM step), or, with ``uncalled``, no call of it in this file; None when
         every input is told."""
         ctx = self.ctx
         if unknown:
@@ -236,6 +238,9 @@ class InputCasts:
         handed = self._handed_elsewhere(model)
         if handed is not None:
             return handed, f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
+        runner = next((c.call for c in model_calls(ctx, model, through=True) if c.through), None)
+        if runner is not None:  # `functional_call(model, params, (x,))` calls the module: the hook fires there
+            return runner, f"`{ctx.code(runner.func)}` runs its forward with inputs of its own"
         return None
 
     def unknown_inputs(self, calls: list[ModelCall]) -> list[cst.BaseExpression]:
