@@ -561,6 +561,8 @@ class DtypeFlow:
         (the torch documentation of each: the result has the input's dtype)."""
         if first is None:
             return UNKNOWN
+        if kind == "first" and isinstance(first, (cst.ListComp, cst.GeneratorExp)):
+            return self.infer(first, (("elem",),), depth)  # `torch.stack([m.sum() for m in masks])`: its item
         inner = (
             first.elements[0].value
             if kind == "first" and isinstance(first, (cst.List, cst.Tuple)) and first.elements
