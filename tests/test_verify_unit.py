@@ -558,6 +558,41 @@ def test_harness_reads_the_parameters_after_the_outermost_step(tmp_path):
     assert data["steps"] == 3 and len(data["losses"]) == 3
 
 
+def test_harness_records_an_autograd_grad_loss_once_under_a_torch_function_mode(tmp_path):
+    """``torch.autograd.grad(loss, params)`` under a torch-function mode (the dtype trace's): ``grad``
+    dispatches to the mode through ``handle_torch_function(grad, ...)``, whose ``grad`` is the wrapped one,
+    so the harness saw each call twice and recorded twice the loss in the traced runs (a hunt's SAM step:
+    verify FAILed a right amp migration against its untraced control). CPU torch, no device."""
+    pytest.importorskip("torch")
+    record = tmp_path / "r.json"
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import torch\nfrom torch.overrides import TorchFunctionMode\n\n\n"
+        "class Passing(TorchFunctionMode):\n"
+        "    def __torch_function__(self, func, types, args=(), kwargs=None):\n"
+        "        return func(*args, **(kwargs or {}))\n\n\n"
+        "Passing().__enter__()\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x, y = torch.randn(16, 4), torch.randn(16, 1)\n"
+        "for _ in range(3):\n"
+        "    loss = ((model(x) - y) ** 2).mean()\n"
+        "    grads = torch.autograd.grad(loss, list(model.parameters()))\n"
+        "    for p, g in zip(model.parameters(), grads):\n"
+        "        p.grad = g\n"
+        "    opt.step()\n"
+        "    print(repr(loss.item()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BF16_MIGRATE", "XLA_"))}
+    env.update(PYTHONPATH=str(HARNESS_DIR), BF16_MIGRATE_RECORD=str(record), BF16_MIGRATE_STEPS="3")
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, check=True, timeout=120, capture_output=True, text=True
+    )
+    printed = [float(line) for line in done.stdout.split()]
+    data = json.loads(record.read_text())
+    assert data["steps"] == 3
+    assert data["losses"] == pytest.approx(printed, rel=1e-6)
+
+
 @pytest.mark.xla
 def test_harness_records_the_scripts_loss_under_a_reentrant_checkpoint(tmp_path):
     """A reentrant activation checkpoint recomputes its segment in the backward and calls

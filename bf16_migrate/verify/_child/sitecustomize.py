@@ -746,18 +746,28 @@ def _patch_torch(torch, rec):
 
 def _patch_autograd_grad(torch, rec, harness, in_backward):
     """Wrap ``torch.autograd.grad`` so that a call with respect to parameters (:func:`_parameter_loss`)
-    outside a backward pass (``in_backward()`` False) gives the recorder its loss (``on_grad``)."""
+    outside a backward pass (``in_backward()`` False) gives the recorder its loss (``on_grad``), once
+    per call: under a torch-function mode (the dtype trace's) ``grad`` dispatches to the mode through
+    ``handle_torch_function(grad, ...)``, whose ``grad`` is the module's name, this wrapper, so the call
+    came back here and the loss was recorded twice (a hunt's SAM step: every loss doubled in the traced
+    runs, not in the untraced control)."""
     import functools
+    import threading
 
     orig_autograd_grad = torch.autograd.grad
+    local = threading.local()
 
     @functools.wraps(orig_autograd_grad)
     def autograd_grad(outputs, inputs, *args, **kwargs):
-        if not in_backward():
+        if not in_backward() and not getattr(local, "inside", 0):
             loss = _parameter_loss(torch, outputs, inputs)
             if loss is not None:
                 harness(rec.on_grad, loss)
-        return orig_autograd_grad(outputs, inputs, *args, **kwargs)
+        local.inside = getattr(local, "inside", 0) + 1
+        try:
+            return orig_autograd_grad(outputs, inputs, *args, **kwargs)
+        finally:
+            local.inside -= 1
 
     torch.autograd.grad = autograd_grad
 
