@@ -515,9 +515,12 @@ class _Finder:
         (``teacher = load_teacher(path, device=device)``, ``torch.load(path, map_location=device)``)
         and then used as modules here: they reach the device in a way this file does not show."""
         ctx = self.ctx
+        by_key: dict[object, list[cst.BaseExpression]] = {}  # same_model holds only under one model key
+        for model in self.models:
+            by_key.setdefault(model_key(ctx, model), []).append(model)
         for call in ctx.nodes(cst.Call):
             target = _bound_to(ctx, call)
-            if target is None or any(same_model(ctx, target, model) for model in self.models):
+            if target is None or any(same_model(ctx, target, m) for m in by_key.get(model_key(ctx, target), ())):
                 continue
             if self._copy_row(call) is not None or self._builds_module(call, 0):
                 continue

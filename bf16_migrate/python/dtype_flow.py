@@ -27,8 +27,9 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import argument, dtype_names, python_number
+from .bindings import argument, assigned_values, dtype_names, python_number
 from .context import FileContext, findall
+from .model_reach import built_class
 
 FLOAT, INT, UNKNOWN = "float", "int", "unknown"
 _CYCLE = "cycle"  # a name met again inside its own binding (`x = x.to(device)`): no information
@@ -68,7 +69,8 @@ class DtypeFlow:
         self.ctx = ctx
         self.api = ctx.rules.torch_api
         self.model_calls = list(model_calls)
-        self._model_classes = frozenset(id(cls) for cls in model_classes)
+        self._model_classes = list(model_classes)
+        self._calls_by_class: dict[int, list[cst.Call]] | None = None
         self._active: set[tuple[int, tuple]] = set()
 
     # -- entry point -----------------------------------------------------------------------
@@ -215,12 +217,8 @@ class DtypeFlow:
             index -= 1  # methods are called as obj.method(...): skip `self`
         results = []
         calls = self._calls_named(func.name.value)
-        if (
-            func.name.value == "forward"
-            and index is not None
-            and id(self.ctx.enclosing(func, cst.ClassDef)) in self._model_classes
-        ):
-            calls = [*calls, *self.model_calls]
+        if func.name.value == "forward" and index is not None:
+            calls = [*calls, *self._calls_of(self.ctx.enclosing(func, cst.ClassDef))]
         for call in calls:
             value = None
             for i, arg in enumerate(call.args):
@@ -232,6 +230,24 @@ class DtypeFlow:
                 return UNKNOWN
             results.append(self.infer(value, ops, depth))
         return combine(results)
+
+    def _calls_of(self, cls: cst.ClassDef | None) -> list[cst.Call]:
+        """The model's calls (``model_calls``) that call a module built from ``cls``, one of the model's
+        classes: each call's module read through the plain assignment that builds it (``model =
+        TinyLM(cfg).to(device)``); with one model class, every call. Grouped once (a file of many training
+        sites asks for each class's parameters: a scan of every call per parameter was quadratic)."""
+        if cls is None or not any(c is cls for c in self._model_classes):
+            return []
+        if len(self._model_classes) == 1:
+            return self.model_calls
+        if self._calls_by_class is None:
+            self._calls_by_class = {}
+            for call in self.model_calls:
+                values = assigned_values(self.ctx, call.func) if isinstance(call.func, cst.Name) else []
+                built = {id(k) for v in values if (k := built_class(self.ctx, v)) is not None}
+                if len(built) == 1:
+                    self._calls_by_class.setdefault(built.pop(), []).append(call)
+        return self._calls_by_class.get(id(cls), [])
 
     def _calls_named(self, name: str) -> list[cst.Call]:
         """The calls of the file whose callee is ``name`` or ``<anything>.name``, in source

@@ -304,9 +304,13 @@ class InputCasts:
                 {d.name.value for d in ctx.nodes(cst.FunctionDef)} | {d.name.value for d in ctx.nodes(cst.ClassDef)}
             ),
         )
-        for call in ctx.nodes(cst.Call):
-            if not any(isinstance(a.value, cst.Name) and a.value.value == model.value for a in call.args):
-                continue
+        # the file's calls by the plain names they are handed, once per file (a file of many models asks for each)
+        by_name = ctx.nodes_grouped(
+            cst.Call,
+            "calls by name arguments",
+            lambda c: {a.value.value for a in c.args if isinstance(a.value, cst.Name)},
+        )
+        for call in by_name.get(model.value, ()):
             if not any(same_model(ctx, a.value, model) for a in call.args if isinstance(a.value, cst.Name)):
                 continue
             if not self._imported(call.func) or (isinstance(call.func, cst.Name) and call.func.value in local):

@@ -106,7 +106,7 @@ def reach_from(
             walk.add_class(root)
         else:
             walk.expression(root, depth=0)
-            built = _built_class(ctx, root)
+            built = built_class(ctx, root)
             if built is not None and not any(c is built for c in walk.reached.roots):
                 walk.reached.roots.append(built)
     called = frozenset(methods)
@@ -131,7 +131,7 @@ def reach_from(
     return reached
 
 
-def _built_class(ctx: FileContext, expr: cst.CSTNode) -> cst.ClassDef | None:
+def built_class(ctx: FileContext, expr: cst.CSTNode) -> cst.ClassDef | None:
     """The class of the file an expression builds its value from: ``TinyLM`` for ``TinyLM(cfg)``,
     ``TinyLM(cfg).to(device)`` or ``TinyLM(cfg).bfloat16()``; None for anything else."""
     while m.matches(expr, m.Call(func=m.Attribute(value=m.Call()))):
@@ -152,7 +152,7 @@ def float64_modules(ctx: FileContext, model: cst.BaseExpression) -> list[tuple[s
     f64 = ctx.rules.model_code.f64_dtypes
     found: dict[str, cst.Call] = {}
     for root in model_roots(ctx, [model]):
-        cls = _built_class(ctx, root)
+        cls = built_class(ctx, root)
         inits = (
             [s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"] if cls else []
         )

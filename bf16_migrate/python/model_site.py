@@ -312,11 +312,15 @@ def _host_only(ctx: FileContext, model: cst.BaseExpression) -> bool:
     if not _moves_others(ctx, function) and not _moves_others(ctx, ctx.module):
         return False
     scope = ctx.scopes.get(model)
-    if scope is None or any(
-        isinstance(c.func, (cst.Name, cst.Attribute))
-        and (c.func.value if isinstance(c.func, cst.Name) else c.func.attr.value) == "set_default_device"
-        for c in ctx.nodes(cst.Call)
-    ):
+    sets_default = ctx.memo(  # once per file: each model asks
+        ("sets a default device",),
+        lambda: any(
+            isinstance(c.func, (cst.Name, cst.Attribute))
+            and (c.func.value if isinstance(c.func, cst.Name) else c.func.attr.value) == "set_default_device"
+            for c in ctx.nodes(cst.Call)
+        ),
+    )
+    if scope is None or sets_default:
         return False
     bindings = [a for a in scope.assignments[model.value]]
     if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or not isinstance(bindings[0].node, cst.Name):
