@@ -379,3 +379,63 @@ def test_an_autocast_region_ends_where_the_weights_change_in_place():
         "                loss_minus = torch.nn.functional.cross_entropy(model(x), y)\n"
     ) in code
     cst.parse_module(code)
+
+
+@pytest.mark.parametrize(
+    "value, header",
+    [
+        ("-math.inf", "import math\n"),
+        ("-np.inf", "import numpy as np\n"),
+        ("torch.finfo(s.dtype).min", ""),
+        ("1.0 - ARGS.smoothing", "import argparse\nARGS = argparse.ArgumentParser().parse_args([])\n"),
+    ],
+)
+def test_a_number_an_attribute_names_is_written_as_it_is(value, header):
+    """``s[pad] = -math.inf``, ``np.inf``, ``torch.finfo(s.dtype).min`` or an option of the parsed command
+    line, written into the scores under autocast: Python numbers, which take the destination's dtype.
+    ``.to(s.dtype)`` on them raised ``AttributeError: 'float' object has no attribute 'to'`` at the first
+    forward after a rewrite that said nothing was left (a hunt's masked pooling and label smoothing)."""
+    source = (
+        header
+        + HEADER
+        + textwrap.dedent(f"""\
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                s = self.lin(x).clone()
+                pad = torch.arange(4, device=x.device)[None, :] >= 2
+                s[pad] = {value}
+                return s.softmax(-1)
+        """)
+        + TRAIN
+    )
+    result = migrate_source(source, "amp", "train.py")
+    assert "with torch.autocast" in result.code
+    assert f"        s[pad] = {value}\n" in result.code and _codes(result) == []
+
+
+def test_an_attribute_set_from_a_number_is_written_as_it_is():
+    """``scatter_(1, idx, 1.0 - self.smoothing)`` with ``self.smoothing`` set in ``__init__`` from a
+    parameter defaulting to a number: a Python number (it got ``.to(h.dtype)``, a crash)."""
+    source = (
+        HEADER
+        + textwrap.dedent("""\
+        class Net(torch.nn.Module):
+            def __init__(self, smoothing=0.1):
+                super().__init__()
+                self.smoothing = smoothing
+                self.lin = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.lin(x)
+                idx = torch.arange(6, device=x.device).remainder(4).unsqueeze(-1)
+                return torch.zeros_like(h).scatter_(1, idx, 1.0 - self.smoothing)
+        """)
+        + TRAIN
+    )
+    result = migrate_source(source, "amp", "train.py")
+    assert "with torch.autocast" in result.code
+    assert "scatter_(1, idx, 1.0 - self.smoothing)" in result.code and _codes(result) == []

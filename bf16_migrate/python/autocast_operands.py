@@ -27,7 +27,8 @@ from .apply import EditPlan
 from .bindings import assigned_values, python_number
 from .context import FileContext, findall
 from .model_code import factory_dtype_class, short_code
-from .tensor_flow import spec_argument
+from .dtype_flow import DtypeFlow
+from .tensor_flow import TensorFlow, spec_argument
 
 # the methods whose result has the receiver's dtype, and the `torch.*_like` factories (unless they
 # name a dtype): a destination built by them has the dtype of the tensor they are built from
@@ -234,7 +235,34 @@ def _floating_source(ctx: FileContext, value: cst.BaseExpression) -> bool:
         value = value.expression
     if isinstance(value, (cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)) or python_number(ctx, value):
         return False
-    return not (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
+    if isinstance(value, cst.Name) and value.value in ("None", "True", "False"):
+        return False
+    # a number the code does not compute but names (`-math.inf`, `np.inf`, `torch.finfo(s.dtype).min`, a
+    # `self.pad_score` set from a number, `1.0 - args.smoothing`): `.to(dtype)` on it raised AttributeError
+    # (a hunt's masked pooling under amp): what may be a tensor is what the model's flow tells may be one
+    return not _named_number(ctx, value)
+
+
+def _named_number(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Arithmetic of numbers whose attributes name numbers: ``math.inf``, ``np.inf``, ``torch.finfo(x).min``
+    and ``self.<attr>`` set only from numbers (:meth:`.tensor_flow.TensorFlow.tensor_like`), an attribute of
+    the script's parsed options (``args.smoothing`` of ``args = parser.parse_args()``: command-line options
+    are numbers or strings, never tensors)."""
+    if isinstance(value, cst.UnaryOperation):
+        return _named_number(ctx, value.expression)
+    if isinstance(value, cst.BinaryOperation):
+        return all(python_number(ctx, side) or _named_number(ctx, side) for side in (value.left, value.right))
+    if not isinstance(value, cst.Attribute):
+        return False
+    if isinstance(value.value, cst.Name):
+        bound = assigned_values(ctx, value.value)
+        if bound and all(
+            isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value == "parse_args"
+            for v in bound
+        ):
+            return True
+    flows = ctx.memo(("autocast operands: tensor flow",), lambda: TensorFlow(ctx, DtypeFlow(ctx)))
+    return not flows.tensor_like(value)
 
 
 def _already_cast(ctx: FileContext, value: cst.BaseExpression, dtype: str | None) -> bool:

@@ -196,8 +196,11 @@ class TensorFlow:
         )
 
     def _attribute_tensor_like(self, expr: cst.Attribute, depth: int) -> bool:
-        if expr.attr.value in self.rules.ends or any(n.startswith("math.") for n in self.ctx.qualified_names(expr)):
-            return False
+        names = self.ctx.qualified_names(expr)
+        if expr.attr.value in self.rules.ends or any(n.startswith(("math.", "numpy.")) for n in names):
+            return False  # `math.inf`, `np.pi`: numbers
+        if m.matches(expr.value, m.Call(func=m.Attribute(attr=m.Name("finfo") | m.Name("iinfo")))):
+            return False  # `torch.finfo(x.dtype).min`: a Python number
         if m.matches(expr.value, m.Name("self")):
             cls = self.ctx.enclosing(expr, cst.ClassDef)
             values = self_assigned(self.ctx, cls, expr.attr.value) if cls is not None else []
