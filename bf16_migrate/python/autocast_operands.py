@@ -26,8 +26,8 @@ import libcst.matchers as m
 from .apply import EditPlan
 from .bindings import assigned_values, python_number
 from .context import FileContext, findall
-from .model_code import factory_dtype_class, short_code
 from .dtype_flow import DtypeFlow
+from .model_code import factory_dtype_class, short_code
 from .tensor_flow import TensorFlow, spec_argument
 
 # the methods whose result has the receiver's dtype, and the `torch.*_like` factories (unless they
