@@ -1670,3 +1670,23 @@ def test_the_upcast_of_a_stack_of_counts_made_in_a_comprehension_is_bf16():
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "for c in range(3)]).to(torch.bfloat16)\n" in code
+
+
+def test_under_downcast_a_parameter_made_from_float64_data_stays_float32():
+    """``self.logit_scale = nn.Parameter(torch.tensor(np.log(1 / 0.07)))``: float64 (NumPy's scalar), so under
+    XLA_DOWNCAST_BF16 it was float32 on the device, the rest bf16. ``model.to(torch.bfloat16)`` made it bf16:
+    a learned temperature whose AdamW steps fell below half a bf16 step and never moved (a hunt's). The model
+    is cast by the switch's rule (``downcast_bf16``); under XLA_USE_BF16 (f64 -> bf16) by ``.to``."""
+    source = (
+        'import os\nos.environ["{variable}"] = "1"\nimport numpy as np\nimport torch\nimport torch.nn as nn\n'
+        "import torch_xla\n\n\nclass Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(8, 8)\n        self.logit_scale = nn.Parameter(torch.tensor(np.log(1 / 0.07)))\n\n"
+        "    def forward(self, a):\n        return self.proj(a) @ self.proj(a).t() * self.logit_scale.exp()\n\n\n"
+        "device = torch_xla.device()\nmodel = Pair().to(device)\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+        "loss = model(torch.randn(4, 8).to(device)).logsumexp(-1).mean()\nloss.backward()\nopt.step()\n"
+    )
+    down = migrate_source(source.format(variable="XLA_DOWNCAST_BF16"), "stochastic", "train.py").code
+    assert "\ndowncast_bf16(model)\n" in down and "model.to(torch.bfloat16)" not in down
+    assert migrate_source(down, "stochastic", "train.py").code == down
+    use = migrate_source(source.format(variable="XLA_USE_BF16"), "stochastic", "train.py").code
+    assert "\nmodel.to(torch.bfloat16)\n" in use and "downcast_bf16" not in use

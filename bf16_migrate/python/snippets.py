@@ -344,8 +344,9 @@ def downcast_bf16(module):
     device: float32 parameters and buffers become torch.bfloat16, float64 ones float32, every other
     one (integer buffers) stays as it is. Returns `module`.
 
-    Added by bf16-migrate in place of `module.to(torch.bfloat16)` for a model with a submodule
-    built in float64, which that cast would round to bf16.
+    Added by bf16-migrate in place of `module.to(torch.bfloat16)` for a model with float64 state (a
+    submodule built in float64, a parameter or buffer made from float64 data), which that cast would
+    round to bf16.
     """
     dtypes = {torch.float32: torch.bfloat16, torch.float64: torch.float32}
     return module._apply(lambda t: t.to(dtypes[t.dtype]) if t.dtype in dtypes else t)

@@ -14,6 +14,7 @@ import libcst as cst
 from ...rules import Emit
 from .. import snippets
 from ..device_modules import plan_device_modules
+from ..model_reach import float64_state
 from ..optimizers import add_keywords
 from ..wrappers import Wrap, module_of
 from .migration import Migration, Planned
@@ -43,7 +44,10 @@ def plan(m: Migration, planned: Planned) -> Planned:
         # Under a guard the submodule is built float32 for both paths (the double idiom's `.float()`):
         # put back to float32 after the cast, from its bf16 rounding.
         f64 = m.float64_modules(model)
-        downcast = bool(f64) and m.guard is None
+        # so did it a parameter or buffer registered from float64 data (`nn.Parameter(torch.tensor(np.log(
+        # 1 / 0.07)))`, a learned temperature): `.to(torch.bfloat16)` made it bf16, where it stayed f32 (a hunt's)
+        state = m.f64_was_f32 and float64_state(ctx) is not None
+        downcast = (bool(f64) or state) and m.guard is None
         kept = [snippets.statement(f"{ctx.code(module)}.{name}.to(torch.float32)") for name, _ in f64 if not downcast]
         if downcast and not any(
             isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_BF16 for st in m.plan.prelude
