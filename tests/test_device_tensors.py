@@ -1680,7 +1680,8 @@ def test_under_downcast_a_parameter_made_from_float64_data_stays_float32():
     source = (
         'import os\nos.environ["{variable}"] = "1"\nimport numpy as np\nimport torch\nimport torch.nn as nn\n'
         "import torch_xla\n\n\nclass Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.proj = nn.Linear(8, 8)\n        self.logit_scale = nn.Parameter(torch.tensor(np.log(1 / 0.07)))\n\n"
+        "        self.proj = nn.Linear(8, 8)\n"
+        "        self.logit_scale = nn.Parameter(torch.tensor(np.log(1 / 0.07)))\n\n"
         "    def forward(self, a):\n        return self.proj(a) @ self.proj(a).t() * self.logit_scale.exp()\n\n\n"
         "device = torch_xla.device()\nmodel = Pair().to(device)\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
         "loss = model(torch.randn(4, 8).to(device)).logsumexp(-1).mean()\nloss.backward()\nopt.step()\n"
