@@ -1401,3 +1401,44 @@ def test_a_model_also_run_by_functional_call_gets_the_input_hook_in_the_casting_
         finding = next(d for d in result.diagnostics if d.code == "BFM022")
         assert "`functional_call` runs its forward with inputs of its own" in finding.message
         assert run(result.code, mode).code == result.code
+
+
+def test_a_switch_set_at_module_level_under_options_travels_into_the_function_that_builds_the_model():
+    """``args = ap.parse_args()`` and ``if args.bf16: os.environ[...] = "1"`` at module level, the model built
+    in ``main()``, which reads the module's ``args`` when it runs: the changes go there under the same
+    condition (refused before, BFM041: a hunt's, the commonest argparse shape). A ``main`` with a parameter
+    of the same name reads another binding: still refused."""
+    src = textwrap.dedent("""\
+        import argparse
+        import os
+
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--bf16", action="store_true")
+        args = ap.parse_args()
+        if args.bf16:
+            os.environ["XLA_USE_BF16"] = "1"
+
+        import torch
+        import torch_xla
+
+
+        def main():
+            device = torch_xla.device()
+            model = torch.nn.Linear(8, 2).to(device)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            x, y = torch.randn(16, 8).to(device), torch.randint(0, 2, (16,)).to(device)
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+
+
+        if __name__ == "__main__":
+            main()
+        """)
+    code = run(src).code
+    assert "    if args.bf16:\n        model.to(torch.bfloat16)\n" in code
+    assert "model(x.to(torch.bfloat16) if args.bf16 else x)" in code and "XLA_USE_BF16" not in code
+    assert run(code).code == code
+    shadowed = src.replace("def main():", "def main(args=None):")
+    kept = run(shadowed)
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in kept.code and "BFM041" in [d.code for d in kept.diagnostics]

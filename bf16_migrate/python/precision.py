@@ -30,7 +30,7 @@ from .apply import EditPlan
 from .bindings import assigned_values
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
-from .conditions import evaluable_at, guard_code, mutated_after, negate
+from .conditions import evaluable_at, evaluable_like, guard_code, mutated_after, negate
 from .context import FileContext, findall
 from .default_dtype import refuse_default_f64
 from .device_modules import OnDevice, find_device_modules, refuse_unplaced
@@ -442,9 +442,16 @@ class Planner:
         names = {n.value for n in findall(guard, m.Name())}
         problem: cst.CSTNode | None = None
         for site in find_optimizers(ctx):
-            if (ctx.enclosing(site.call, cst.FunctionDef) or ctx.module) is not scope_node or ctx.pos(site.call)[
-                0
-            ] < last_write:
+            where = ctx.enclosing(site.call, cst.FunctionDef) or ctx.module
+            if where is scope_node and ctx.pos(site.call)[0] >= last_write:
+                continue
+            # a write at module level (`if args.bf16:` after `args = parser.parse_args()`) and the model built
+            # in a function (`main()`), which reads the same module globals when it runs (a hunt's: refused)
+            if not (
+                scope_node is ctx.module
+                and where is not ctx.module
+                and evaluable_like(ctx, guard, writes[0].statement, site.call)
+            ):
                 problem = site.call
         for name in names:
             for assign in ctx.nodes(cst.Name):
