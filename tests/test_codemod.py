@@ -1406,8 +1406,9 @@ def test_a_model_also_run_by_functional_call_gets_the_input_hook_in_the_casting_
 def test_a_switch_set_at_module_level_under_options_travels_into_the_function_that_builds_the_model():
     """``args = ap.parse_args()`` and ``if args.bf16: os.environ[...] = "1"`` at module level, the model built
     in ``main()``, which reads the module's ``args`` when it runs: the changes go there under the same
-    condition (refused before, BFM041: a hunt's, the commonest argparse shape). A ``main`` with a parameter
-    of the same name reads another binding: still refused."""
+    condition (refused before, BFM041: a hunt's, the commonest argparse shape). So for ``main(args)`` when
+    every call hands it that global; a ``main`` with a parameter of the same name no call fills reads
+    another binding: still refused."""
     src = textwrap.dedent("""\
         import argparse
         import os
@@ -1442,3 +1443,5 @@ def test_a_switch_set_at_module_level_under_options_travels_into_the_function_th
     shadowed = src.replace("def main():", "def main(args=None):")
     kept = run(shadowed)
     assert 'os.environ["XLA_USE_BF16"] = "1"' in kept.code and "BFM041" in [d.code for d in kept.diagnostics]
+    handed = shadowed.replace("    main()\n", "    main(args)\n")  # every call hands it the same global
+    assert "    if args.bf16:\n        model.to(torch.bfloat16)\n" in run(handed).code

@@ -192,6 +192,12 @@ def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = Fa
     return True
 
 
+def passed_by_name(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression] | None:
+    """What the calls by name of ``param``'s function in the file pass to it (by keyword or by position);
+    None when one unpacks (``*args``, ``**kw``) or the parameter is not a plain function's."""
+    return _passed_by_name(ctx, param)
+
+
 def _passed_by_name(ctx: FileContext, param: cst.Param) -> list[cst.BaseExpression] | None:
     """What the calls by name of ``param``'s function in the file pass to it (by keyword or by
     position); None when one unpacks (``*args``, ``**kw``) or the parameter is not a plain function's."""

@@ -27,7 +27,7 @@ import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
-from .bindings import assigned_values
+from .bindings import assigned_values, passed_by_name
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs
 from .conditions import evaluable_at, evaluable_like, guard_code, mutated_after, negate
@@ -446,11 +446,11 @@ class Planner:
             if where is scope_node and ctx.pos(site.call)[0] >= last_write:
                 continue
             # a write at module level (`if args.bf16:` after `args = parser.parse_args()`) and the model built
-            # in a function (`main()`), which reads the same module globals when it runs (a hunt's: refused)
+            # in a function (`main()`, `main(args)`), which reads the same values when it runs (a hunt's: refused)
             if not (
                 scope_node is ctx.module
-                and where is not ctx.module
-                and evaluable_like(ctx, guard, writes[0].statement, site.call)
+                and isinstance(where, cst.FunctionDef)
+                and _evaluable_in(ctx, guard, writes[0].statement, site.call, where, last_write)
             ):
                 problem = site.call
         for name in names:
@@ -1006,6 +1006,37 @@ class Planner:
                 if not any(same_model(self.ctx, model, known) for known in models):
                     models.append(model)
         return models
+
+
+def _evaluable_in(
+    ctx: FileContext,
+    guard: cst.BaseExpression,
+    write: cst.CSTNode,
+    at: cst.CSTNode,
+    func: cst.FunctionDef,
+    last_write: int,
+) -> bool:
+    """Whether ``guard``, the condition of a write at module level, reads the same values at ``at`` in
+    ``func``: each name it reads denotes the module's binding there (``main()`` reading the global
+    ``args``), or is a parameter of ``func`` named alike that every call of ``func`` in the file, after the
+    writes, hands that same global (``main(args)`` under ``if __name__ == "__main__":``)."""
+    attributes = {id(a.attr) for a in findall(guard, m.Attribute()) if isinstance(a, cst.Attribute)}
+    names = {n.value for n in findall(guard, m.Name()) if isinstance(n, cst.Name) and id(n) not in attributes}
+    params = {p.name.value: p for p in func.params.params}
+    for name in names:
+        if evaluable_like(ctx, cst.Name(name), write, at):
+            continue
+        param = params.get(name)
+        passed = passed_by_name(ctx, param) if param is not None else None
+        if not passed or not all(
+            isinstance(v, cst.Name)
+            and v.value == name
+            and ctx.pos(v)[0] > last_write
+            and evaluable_like(ctx, cst.Name(name), write, v)
+            for v in passed
+        ):
+            return False
+    return True
 
 
 def _process_launch(ctx: FileContext) -> tuple[cst.Call, str] | None:
