@@ -1691,3 +1691,22 @@ def test_under_downcast_a_parameter_made_from_float64_data_stays_float32():
     assert migrate_source(down, "stochastic", "train.py").code == down
     use = migrate_source(source.format(variable="XLA_USE_BF16"), "stochastic", "train.py").code
     assert "\nmodel.to(torch.bfloat16)\n" in use and "downcast_bf16" not in use
+
+
+def test_a_parameter_made_from_python_math_is_float32_not_float64():
+    """``nn.Parameter(torch.tensor(math.log(1 / 0.07)))``: ``torch.tensor`` of a Python float is float32
+    (the default dtype), not NumPy's float64: amp adds no float64 hook (it added one, with a cast of the model
+    to float32, a hunt's), and the downcast keeps ``model.to(torch.bfloat16)``."""
+    source = (
+        'import os\nos.environ["{variable}"] = "1"\nimport math\nimport torch\nimport torch.nn as nn\n'
+        "import torch_xla\n\n\nclass Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(8, 8)\n"
+        "        self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))\n\n"
+        "    def forward(self, a):\n        return self.proj(a) @ self.proj(a).t() * self.logit_scale.exp()\n\n\n"
+        "device = torch_xla.device()\nmodel = Pair().to(device)\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+        "loss = model(torch.randn(4, 8).to(device)).logsumexp(-1).mean()\nloss.backward()\nopt.step()\n"
+    )
+    amp = migrate_source(source.format(variable="XLA_USE_BF16"), "amp", "train.py")
+    assert "BFM023" not in [d.code for d in amp.diagnostics] and "float64_to_float32" not in amp.code
+    down = migrate_source(source.format(variable="XLA_DOWNCAST_BF16"), "stochastic", "train.py").code
+    assert "\nmodel.to(torch.bfloat16)\n" in down and "downcast_bf16" not in down

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from .bindings import assigned_values, definitions, self_assigned
+from .bindings import assigned_values, definitions, python_number, self_assigned
 from .context import FileContext, findall
 from .loss_reach import LossCode
 
@@ -211,9 +211,29 @@ def _may_be_float64(ctx: FileContext, value: cst.BaseExpression) -> bool:
             continue
         if any(a.keyword is not None and a.keyword.value == "dtype" for a in node.args):
             continue
-        # NumPy data, or data the code does not show as a literal of Python numbers
-        if names & {"torch.from_numpy"} or findall(node.args[0].value, m.Name() | m.Call() | m.Attribute()):
+        # NumPy data, or data the code does not show as Python numbers (a literal, `math.log(1 / 0.07)`)
+        if names & {"torch.from_numpy"} or not _python_floats(ctx, node.args[0].value):
             return True
+    return False
+
+
+def _python_floats(ctx: FileContext, data: cst.BaseExpression) -> bool:
+    """Whether ``data`` is Python numbers the code shows: literals, ``math`` functions and constants of
+    them, arithmetic of such (``torch.tensor(math.log(1 / 0.07))`` is float32, the default dtype: it was
+    taken for NumPy float64 data, and amp added a needless cast: a hunt's)."""
+    if python_number(ctx, data):
+        return True
+    if isinstance(data, (cst.List, cst.Tuple)):
+        return all(_python_floats(ctx, e.value) for e in data.elements)
+    if isinstance(data, cst.UnaryOperation):
+        return _python_floats(ctx, data.expression)
+    if isinstance(data, cst.BinaryOperation):
+        return _python_floats(ctx, data.left) and _python_floats(ctx, data.right)
+    if isinstance(data, (cst.Call, cst.Attribute)):
+        target = data.func if isinstance(data, cst.Call) else data
+        math = all(n.startswith("math.") for n in ctx.qualified_names(target)) and ctx.qualified_names(target)
+        args = data.args if isinstance(data, cst.Call) else ()
+        return bool(math) and all(_python_floats(ctx, a.value) for a in args)
     return False
 
 
