@@ -59,8 +59,10 @@ included) or integer (then it stayed integer): where the script computes with it
 operand of arithmetic, an argument of a torch math function) it goes through ``floating_to_bf16``,
 the input casts' run-time cast, which decides by the tensor's dtype (BFM154 ``runtime``). Where it is
 only compared, indexed or handed to the model or the loss, the input casts decide. Under
-``XLA_DOWNCAST_BF16`` a float64 one was float32 on the device, not bf16: the run-time cast makes it
-bf16 (one precision below the legacy run's for that tensor; a float32 one is made what the switch made).
+``XLA_DOWNCAST_BF16`` a float64 one was float32 on the device, not bf16: there the run-time cast is
+``downcast_floating`` (float64 to float32, float32 to bf16), as the switch held it (``floating_to_bf16``
+made a hunt's float64 table bf16, its standardised columns 9 distinct values of 256: BFM154
+``runtime_downcast``; a loss target of unknown dtype likewise, BFM022 ``loss_target_downcast``).
 Found by verify's trace on a REINFORCE script whose NumPy returns made the loss float64, and on a
 regression script standardising its NumPy batches on the device in f32. The same for a batch a
 torch-xla device loader hands over (``for x, y in MpDeviceLoader(...)``) where the loop computes
