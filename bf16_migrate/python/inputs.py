@@ -42,7 +42,7 @@ from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall, backpropagated_only, describe_call, model_calls, same_model
+from .model_site import ModelCall, backpropagated_only, describe_call, runner_calls, same_model
 from .optimizers import add_keywords
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
@@ -238,7 +238,7 @@ class InputCasts:
         handed = self._handed_elsewhere(model)
         if handed is not None:
             return handed, f"it is handed to `{ctx.code(handed.func)}`, code of another file that may call it"
-        runner = next((c.call for c in model_calls(ctx, model, through=True) if c.through), None)
+        runner = next(iter(runner_calls(ctx, model)), None)
         if runner is not None:  # `functional_call(model, params, (x,))` calls the module: the hook fires there
             return runner, f"`{ctx.code(runner.func)}` runs its forward with inputs of its own"
         return None

@@ -513,18 +513,7 @@ def model_calls(
                 calls.append(inner)
     # a function that runs the model's forward pass with other parameters (`functional_call(model, params, (x,))`),
     # here or in a function of the file handed the model
-    callers = ctx.rules.torch_api.model_callers if through else frozenset()
-    runners: list[cst.Call] = []
-    for key in keys:
-        for call in _calls_by_arg_keys(ctx).get(key, ()):
-            if ctx.qualified_names(call.func) & callers and call.args:
-                if any(same_model(ctx, call.args[0].value, x) for x in models):
-                    runners.append(call)
-    for func, param in handed_to(ctx, models):
-        for inner in findall(func.body, m.Call(args=[m.Arg(value=m.Name(param)), m.ZeroOrMore()]), ctx.index):
-            assert isinstance(inner, cst.Call), "findall of m.Call()"
-            if callers and ctx.qualified_names(inner.func) & callers and _the_parameter(ctx, inner.args[0].value, func):
-                runners.append(inner)  # in `func` or a function nested in it (a per-sample loss `torch.func.vmap`s)
+    runners = _runners(ctx, models, keys) if through else []
     # one level into classes of the file built with the model, which keep it (a trainer's `self.model(x)`)
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
@@ -534,6 +523,30 @@ def model_calls(
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(describe_call(ctx, call), through=True))
     return described
+
+
+def runner_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
+    """The calls of functions that run ``model``'s forward with inputs of their own (``rules/torch_api.toml``
+    ``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``), here or in a function of the
+    file handed the model."""
+    models = [model, *_returned_as(ctx, model)]
+    return _runners(ctx, models, {model_key(ctx, x) for x in models} - {None})
+
+
+def _runners(ctx: FileContext, models: list[cst.BaseExpression], keys: set) -> list[cst.Call]:
+    callers = ctx.rules.torch_api.model_callers
+    runners: list[cst.Call] = []
+    for key in keys:
+        for call in _calls_by_arg_keys(ctx).get(key, ()):
+            if ctx.qualified_names(call.func) & callers and call.args:
+                if any(same_model(ctx, call.args[0].value, x) for x in models):
+                    runners.append(call)
+    for func, param in handed_to(ctx, models):
+        for inner in findall(func.body, m.Call(args=[m.Arg(value=m.Name(param)), m.ZeroOrMore()]), ctx.index):
+            assert isinstance(inner, cst.Call), "findall of m.Call()"
+            if ctx.qualified_names(inner.func) & callers and _the_parameter(ctx, inner.args[0].value, func):
+                runners.append(inner)  # in `func` or a function nested in it (a per-sample loss `torch.func.vmap`s)
+    return runners
 
 
 def _self_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
