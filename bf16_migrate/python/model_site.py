@@ -536,6 +536,15 @@ def runner_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
 def _runners(ctx: FileContext, models: list[cst.BaseExpression], keys: set) -> list[cst.Call]:
     callers = ctx.rules.torch_api.model_callers
     runners: list[cst.Call] = []
+    short = {name.rsplit(".", 1)[-1] for name in callers}
+    if not ctx.memo(  # the cheap question first, once per file: most files call none of them
+        ("calls a model caller",),
+        lambda: any(
+            (c.func.attr.value if isinstance(c.func, cst.Attribute) else getattr(c.func, "value", None)) in short
+            for c in ctx.nodes(cst.Call)
+        ),
+    ):
+        return runners
     for key in keys:
         for call in _calls_by_arg_keys(ctx).get(key, ()):
             if ctx.qualified_names(call.func) & callers and call.args:
