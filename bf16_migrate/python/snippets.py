@@ -432,12 +432,18 @@ def floating_to_bf16_call(expr: cst.BaseExpression, guard: cst.BaseExpression | 
     return cst.IfExp(test=guard.deep_clone(), body=call, orelse=expr)
 
 
+def _top_level_function(source: str) -> cst.FunctionDef:
+    """The one function ``source`` defines, as a FunctionDef node with the two blank lines PEP 8 puts
+    before a top-level definition."""
+    node = _helper_statements(source)[0]
+    assert isinstance(node, cst.FunctionDef), "a helper's source is one function"
+    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+
+
 def downcast_floating_helper() -> cst.FunctionDef:
     """The ``downcast_floating(batch)`` function as a FunctionDef node, with the two blank lines PEP 8
     puts before a top-level definition."""
-    node = _helper_statements(DOWNCAST_FLOATING_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "DOWNCAST_FLOATING_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(DOWNCAST_FLOATING_SOURCE)
 
 
 def downcast_floating_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
@@ -458,33 +464,25 @@ def guarded(statements: list[cst.BaseStatement], guard: cst.BaseExpression | Non
 def fp32_grad_norm_helper() -> cst.FunctionDef:
     """The ``clip_grad_norm_fp32_(parameters, max_norm, ...)`` function as a FunctionDef node,
     with the two blank lines PEP 8 puts before a top-level definition."""
-    node = _helper_statements(FP32_GRAD_NORM_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "FP32_GRAD_NORM_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(FP32_GRAD_NORM_SOURCE)
 
 
 def host_float32_helper() -> cst.FunctionDef:
     """The ``host_float32(data)`` function as a FunctionDef node, with the two blank lines PEP 8
     puts before a top-level definition."""
-    node = _helper_statements(HOST_FLOAT32_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "HOST_FLOAT32_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(HOST_FLOAT32_SOURCE)
 
 
 def bf16_on_xla_helper() -> cst.FunctionDef:
     """The ``bf16_on_xla(tensor)`` function as a FunctionDef node, with the two blank lines PEP 8
     puts before a top-level definition."""
-    node = _helper_statements(BF16_ON_XLA_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "BF16_ON_XLA_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(BF16_ON_XLA_SOURCE)
 
 
 def downcast_bf16_helper() -> cst.FunctionDef:
     """The ``downcast_bf16(module)`` function as a FunctionDef node, with the two blank lines PEP 8
     puts before a top-level definition."""
-    node = _helper_statements(DOWNCAST_BF16_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "DOWNCAST_BF16_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(DOWNCAST_BF16_SOURCE)
 
 
 def bf16_on_xla_call(expr: cst.BaseExpression, guard: cst.BaseExpression | None = None) -> cst.BaseExpression:
@@ -525,9 +523,7 @@ def double_after(expr: cst.BaseExpression) -> cst.Call:
 def master_weights_helper() -> cst.FunctionDef:
     """The ``with_fp32_master_weights(optimizer_class)`` factory as a FunctionDef node, with the
     two blank lines PEP 8 puts before a top-level definition."""
-    node = _helper_statements(MASTER_WEIGHTS_SOURCE)[0]
-    assert isinstance(node, cst.FunctionDef), "MASTER_WEIGHTS_SOURCE is one function"
-    return node.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return _top_level_function(MASTER_WEIGHTS_SOURCE)
 
 
 class _NewlineStyle(cst.CSTTransformer):
