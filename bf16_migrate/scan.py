@@ -87,12 +87,13 @@ CARRIER_FILES: dict[str, FileNames] = {
     "dotenv": FileNames(names=frozenset({".env", "env.list"}), prefixes=(".env.",), endings=(".env",)),
     "vscode": FileNames(names=frozenset({"launch.json"})),  # VS Code's .vscode/launch.json
     "procfile": FileNames(names=frozenset({"Procfile"}), prefixes=("Procfile.",)),  # Procfile.dev
+    "makefile": FileNames(names=frozenset({"Makefile", "makefile", "GNUmakefile"}), suffixes=frozenset({".mk"})),
 }
 """The file names of each carrier kind (:data:`bf16_migrate.carriers.REGISTRY`), in the order
 they are tried; a shell script without a suffix is also known by its ``#!`` line."""
 # Files that can carry an environment setting but that bf16-migrate does not parse: reported.
-UNSUPPORTED_SUFFIXES = {".cfg", ".ini", ".toml", ".json", ".mk"}
-UNSUPPORTED_NAMES = ("Makefile", "makefile", "GNUmakefile")
+UNSUPPORTED_SUFFIXES = {".cfg", ".ini", ".toml", ".json"}
+UNSUPPORTED_NAMES: tuple[str, ...] = ()
 # Documentation: prose that may tell readers to set a variable (reported, never rewritten).
 DOC_SUFFIXES = {".md", ".mdx", ".rst", ".txt", ".html", ".htm", ".adoc"}
 DOC_NAMES = ("README", "CHANGELOG", "CHANGES", "NEWS", "HISTORY")  # extensionless documentation

@@ -40,6 +40,7 @@ def test_every_carrier_shape_has_a_case():
         "ci_workflow",
         "taskfile",
         "procfile",
+        "makefile",
     }
 
 
@@ -85,7 +86,7 @@ def test_outputs_stay_valid(case, mode, tmp_path):
             nbformat.validate(nbformat.read(str(path), as_version=4))
         elif kind == "vscode":
             json5.loads(path.read_text())
-        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook", "vscode", "procfile"):
+        if kind in ("shell", "dockerfile", "dotenv", "yaml", "notebook", "vscode", "procfile", "makefile"):
             analyze(kind, path.read_text(), str(path))  # re-parses
 
 
@@ -211,7 +212,7 @@ def test_discovery_by_name_extension_and_shebang(tmp_path):
         "nb.ipynb": "notebook",
         "train.env": "dotenv",
         ".env": "dotenv",
-        "Makefile": "unsupported",
+        "Makefile": "makefile",
         "run.bash": "shell",
         "NOTES.md": "docs",  # reported (BFM091), never rewritten
         "weights.bin": "unsupported",  # a binary file naming a variable: reported (BFM090), never read as source
@@ -261,10 +262,35 @@ def test_a_procfiles_processes_are_its_command_lines():
     assert kind_of(Path("Procfile")) == "procfile" and kind_of(Path("Procfile.dev")) == "procfile"
 
 
-def test_unsupported_kind_is_reported(tmp_path):
-    (tmp_path / "Makefile").write_text("train:\n\tXLA_USE_BF16=1 python t.py\n")
+def test_a_makefiles_recipe_lines_are_its_commands():
+    """A line that starts with a tab is a recipe line, make's ``@``/``-``/``+`` removed (GNU make manual,
+    "Recipe Syntax"); a continued line, a line with a ``$`` (make expands it first), a comment and make's own
+    settings are not read; ``Makefile``, ``GNUmakefile`` and ``*.mk`` are Makefiles."""
+    from bf16_migrate.carriers.makefile import commands
+
+    text = (
+        "export XLA_USE_BF16 = 1\nPY ?= python\ntrain:\n\t@XLA_USE_BF16=1 python t.py\n\t-env A=1 python u.py\r\n"
+        "\t$(PY) v.py\n\tpython w.py \\\n\t  --fast\n\t# a note\n"
+    )
+    assert [text[a:b] for a, b in commands(text)] == ["XLA_USE_BF16=1 python t.py", "env A=1 python u.py"]
+    assert kind_of(Path("Makefile")) == "makefile" and kind_of(Path("rules.mk")) == "makefile"
+    assert kind_of(Path("GNUmakefile")) == "makefile"
+
+
+def test_make_settings_and_unread_recipes_are_reported_not_rewritten(tmp_path):
+    """make's own ``export`` and a recipe that names ``$(PY)`` are not read: each mention is reported, the
+    file left as it is."""
+    text = "export XLA_USE_BF16 = 1\ntrain:\n\tXLA_USE_BF16=1 $(PY) t.py\n"
+    (tmp_path / "Makefile").write_text(text)
     outcome = migrate_paths([tmp_path], "stochastic", write=True)
-    assert [(d.code, d.line, d.col) for d in outcome.diagnostics] == [("BFM090", 2, 2)]
+    assert (tmp_path / "Makefile").read_text() == text
+    assert [(d.line, d.fixed) for d in outcome.diagnostics] == [(1, False), (3, False)]
+
+
+def test_unsupported_kind_is_reported(tmp_path):
+    (tmp_path / "tox.ini").write_text("[testenv]\nsetenv =\n    XLA_USE_BF16=1\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert [(d.code, d.line, d.col) for d in outcome.diagnostics] == [("BFM090", 3, 5)]
 
 
 def test_launched_script_outside_the_given_paths_but_in_the_tree(tmp_path):

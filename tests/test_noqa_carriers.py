@@ -53,6 +53,7 @@ CARRIERS = {
     "dockerfile": ("Dockerfile", "FROM python:3.11\n{above}ENV XLA_USE_BF16=1\n"),
     "notebook": ("nb.ipynb", None),
     "procfile": ("Procfile", "web: python -m http.server\nworker: export XLA_USE_BF16=1; echo hi{noqa}\n"),
+    "makefile": ("Makefile", "all:\n\texport XLA_USE_BF16=1; echo hi{noqa}\n"),
 }
 
 

@@ -13,6 +13,8 @@ One module per kind, each with a real parser (never a regular expression over th
 * :mod:`.dotenv` - ``.env`` files;
 * :mod:`.notebook` - Jupyter notebooks (nbformat; Python through the codemod, magics and ``!``
   lines through the shell reader);
+* :mod:`.makefile` - Makefiles' recipe lines, each through the shell reader (make's own settings are not
+  read: reported);
 * :mod:`.procfile` - Procfiles (foreman, honcho: ``web: command``), each command through the shell
   reader;
 * :mod:`.vscode` - VS Code's ``.vscode/launch.json`` (json-five: JSON with comments), each Python
@@ -73,22 +75,23 @@ REGISTRY: dict[str, str] = {
     "notebook": "notebook",
     "vscode": "vscode",
     "procfile": "procfile",
+    "makefile": "makefile",
 }
 """Carrier kind -> its module (or package: ``shell``) in this package (imported on first use: a
 run that meets no notebook never imports nbformat). Every carrier can start a Python script or hold a setting for
 one, so each is read when a script named alone brings in its launchers
 (:func:`bf16_migrate.scan.launchers_of`)."""
 
-HASH_COMMENTS: set[str] = {"shell", "yaml", "dotenv", "procfile"}
+HASH_COMMENTS: set[str] = {"shell", "yaml", "dotenv", "procfile", "makefile"}
 """The carrier kinds whose ``#`` comments are comments wherever they start a word (shell, YAML,
 ``.env``): a ``# noqa`` there covers its own line (:func:`bf16_migrate.suppress.noqa_comments`).
 A carrier with a comment syntax of its own (a Dockerfile's instruction comments, a notebook's
 cells) has its own reader there."""
 
 if TYPE_CHECKING:  # every registered module satisfies the protocol (checked by mypy, never imported here at run time)
-    from . import dockerfile, dotenv, notebook, procfile, shell, vscode, yaml_env
+    from . import dockerfile, dotenv, makefile, notebook, procfile, shell, vscode, yaml_env
 
-    _CHECKED: tuple[Carrier, ...] = (shell, dockerfile, yaml_env, dotenv, notebook, vscode, procfile)
+    _CHECKED: tuple[Carrier, ...] = (shell, dockerfile, yaml_env, dotenv, notebook, vscode, procfile, makefile)
 
 
 def for_kind(kind: str) -> Carrier:

@@ -1,0 +1,98 @@
+"""Makefiles (GNU make, BSD make): the recipe lines, each a shell command line.
+
+**Syntax read** (GNU make manual, "Recipe Syntax": "Each line in the recipe must start with a tab ...
+each line of the recipe is executed in a separate subshell"; "Recipe Echoing" and "Errors in Recipes":
+a leading ``@``, ``-`` or ``+`` is make's and is removed before the line goes to the shell): a line that
+starts with a tab, its prefixes and the blanks after them removed, is one command, read by the shell
+reader (a prefix ``XLA_USE_BF16=1 python train.py``, an ``env`` command, ``export X=1 && python ...``),
+its settings reaching the launches of that line only. make runs a recipe in the directory it was
+started in, the Makefile's own as usual.
+
+Not read, so a legacy variable named there is reported by the planner's coverage check, never
+rewritten: make's own variables and exports (``export XLA_USE_BF16 = 1``, ``XLA_USE_BF16 := 1``), which
+reach every recipe; a recipe line continued with a backslash; a recipe line with a ``$`` (make expands
+``$(PY)``, ``$$`` before the shell sees the line, so the shell reader would read another command).
+
+The line split is written here: there is no maintained Python library that parses Makefiles for their
+recipes (make itself has none to call), and the recipe itself goes to the real shell parser (:mod:`.shell`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import TYPE_CHECKING
+
+from .model import Analysis, Decision, Edit, LineIndex, apply_edits
+from .shell.fragment import ShellFragment
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..diagnostics import Diagnostic
+
+# the Carrier protocol (bf16_migrate.carriers): its kind and how the planner treats its files
+KIND = "makefile"
+INCLUDES = False
+INCLUDED_ONLY = False
+OWN_COVERAGE = False
+
+_MAKE_PREFIXES = "@-+ \t"
+
+
+def commands(text: str) -> list[tuple[int, int]]:
+    """Each recipe line of a Makefile's ``text`` that goes to the shell as written: (start, end) of its
+    command as character offsets of ``text`` (after the tab and make's ``@``/``-``/``+``, up to the line's
+    end, its newline excluded). A line continued with a backslash (or continuing one), a line with a ``$``
+    and a line whose command is empty or a comment are left out."""
+    out: list[tuple[int, int]] = []
+    offset = 0
+    continued = False
+    for raw in text.splitlines(keepends=True):
+        body = raw.rstrip("\r\n")
+        joins = body.endswith("\\")
+        if body.startswith("\t") and not continued and not joins and "$" not in body:
+            start = len(body) - len(body.lstrip(_MAKE_PREFIXES))
+            command = body[start:]
+            if command.strip() and not command.lstrip().startswith("#"):
+                out.append((offset + start, offset + len(body)))
+        continued = joins
+        offset += len(raw)
+    return out
+
+
+def analyze(text: str, path: str) -> Analysis:
+    """Analyse a Makefile: every recipe line of :func:`commands` read as one shell fragment (its settings,
+    its launches), whose ``render(decisions)`` returns the new text with only the changed lines edited,
+    byte for byte elsewhere. A command the shell reader cannot parse is reported as a finding of its line
+    (an embedded fragment), not raised."""
+    analysis = Analysis(KIND, text)
+    index = LineIndex(text)
+    fragments: list[tuple[int, int, ShellFragment]] = []
+
+    def at(start: int) -> Callable[[int], tuple[int, int]]:
+        return lambda off: index.pos(start + off)
+
+    for start, end in commands(text):
+        frag = ShellFragment(text[start:end], path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
+        fragments.append((start, end, frag))
+
+    def sr_covered(scope: Hashable) -> bool:
+        return any(frag.sr_covered(scope) for _, _, frag in fragments)
+
+    def render(decisions: Mapping[int, Decision], python: str | None = None) -> str:
+        edits: list[Edit] = []
+        for start, end, frag in fragments:
+            changed = frag.edits(decisions)
+            if changed:
+                edits.append(Edit(start, end, apply_edits(frag.text, changed)))
+        return apply_edits(text, edits)
+
+    analysis.sr_covered = sr_covered
+    analysis.render = render
+    return analysis
+
+
+def reported_text(path: Path, text: str) -> list[Diagnostic]:
+    """Findings for the parts of the file read but never rewritten: none (make's own settings naming a
+    variable are left to the planner's coverage check)."""
+    return []
