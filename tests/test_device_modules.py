@@ -424,3 +424,20 @@ def test_statements_planned_after_a_return_go_right_before_it():
     ret = func.body.body[0]
     plan = EditPlan(insert_after={id(ret): [cst.parse_statement("m.to(torch.bfloat16)\n")]})
     assert apply_plan(module, plan).code == "def f(m):\n    m.to(torch.bfloat16)\n    # moved\n    return m.to('xla')\n"
+
+
+def test_the_cast_goes_after_the_dtype_the_script_sets_right_after_the_move():
+    """``model.to(device)`` then ``model.float()``: the cast written between them was undone, and the bf16
+    inputs met f32 weights (a hunt's). It goes after the statements right after the move that set the
+    module's dtype."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+        "model.to(device)\nmodel.float()\nmodel.eval()\nwith torch.no_grad():\n"
+        "    y = model(torch.randn(16, 4).to(device))\nprint(y.sum().item())\n"
+    )
+    code = migrate_source(source, "stochastic", "infer.py").code
+    assert "\nmodel.to(device)\nmodel.float()\nmodel.to(torch.bfloat16)\nmodel.eval()\n" in code
+    assert migrate_source(code, "stochastic", "infer.py").code == code

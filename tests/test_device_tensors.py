@@ -1710,3 +1710,20 @@ def test_a_parameter_made_from_python_math_is_float32_not_float64():
     assert "BFM023" not in [d.code for d in amp.diagnostics] and "float64_to_float32" not in amp.code
     down = migrate_source(source.format(variable="XLA_DOWNCAST_BF16"), "stochastic", "train.py").code
     assert "\nmodel.to(torch.bfloat16)\n" in down and "downcast_bf16" not in down
+
+
+def test_a_batch_of_a_device_loader_held_in_a_name_is_computed_with_as_the_inline_ones():
+    """``loader = pl.MpDeviceLoader(...)`` then ``for xb, yb in loader: err = model(xb) - yb``: the batches
+    of a loader assigned to a name are the device loader's as when it is written in the ``for`` (they
+    stayed f32 and made the error f32: a hunt's)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\n'
+        "from torch.utils.data import DataLoader, TensorDataset\nimport torch_xla\n"
+        "import torch_xla.distributed.parallel_loader as pl\n\n"
+        "device = torch_xla.device()\nds = TensorDataset(torch.randn(64, 6), torch.randn(64, 1))\n"
+        "loader = pl.MpDeviceLoader(DataLoader(ds, batch_size=16), device)\nmodel = nn.Linear(6, 1).to(device)\n"
+        "with torch.no_grad():\n    for xb, yb in loader:\n"
+        "        err = model(xb) - yb\n        print(err.sum().item())\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "        err = model(xb.to(torch.bfloat16)) - floating_to_bf16(yb)\n" in code

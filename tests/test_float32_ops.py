@@ -291,3 +291,24 @@ def test_an_orthogonal_parametrization_of_a_model_to_cast_keeps_the_switch_but_n
         assert named and "registers a map that runs in every forward pass" in named[0].message
     amp = migrate_source(ORTHOGONAL, "amp", "train.py")
     assert amp.code != ORTHOGONAL and not [d for d in amp.diagnostics if d.code == "BFM155"]
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_an_op_without_a_bf16_kernel_on_a_device_output_in_the_scripts_own_code_keeps_the_switch(mode):
+    """``torch.quantile(model(x), 0.9, dim=0)`` in an evaluation, outside the model's code: the output is
+    bf16 after the migration (amp: under autocast), and quantile raises on it ("input tensor must be either
+    float or double dtype": a hunt's, in every mode). The op is named and the switch kept (BFM155); on a
+    host tensor it is left alone."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Linear(4, 3).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4).to(device)\n"
+        "loss = model(x).pow(2).mean()\nloss.backward()\nopt.step()\n"
+        "host = torch.quantile(torch.randn(32), 0.5)\n"
+        "with torch.no_grad():\n    q = torch.quantile(model(x), 0.9, dim=0)\nprint(q.sum().item(), host.item())\n"
+    )
+    result = migrate_source(source, mode, "train.py")
+    assert result.code == source
+    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM155"] == [("BFM155", 2), ("BFM155", 16)]

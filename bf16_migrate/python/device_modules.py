@@ -453,7 +453,7 @@ class _Finder:
     def _anchor(self, call: cst.Call) -> tuple[cst.SimpleStatementLine]:
         statement = self.ctx.statement_of(call)
         assert isinstance(statement, cst.SimpleStatementLine), "_placeable checks the statement first"
-        return (statement,)
+        return (_past_dtype_setters(self.ctx, statement, call),)
 
     def _add(self, module: DeviceModule) -> None:
         """Record ``module`` unless an earlier entry of it already puts it on the device on the
@@ -835,6 +835,37 @@ def _report_cast(ctx: FileContext, module: DeviceModule) -> None:
             idiom=module.idiom,
             source=ctx.code(module.source),
         )
+
+
+_DTYPE_SETTERS = frozenset({"float", "double", "half", "bfloat16", "to", "type"})
+
+
+def _past_dtype_setters(
+    ctx: FileContext, statement: cst.SimpleStatementLine, move: cst.Call
+) -> cst.SimpleStatementLine:
+    """The statement the module ``move`` puts on the device is cast after: ``statement``, or the last of the
+    statements right after it that set the same module's dtype (``model.to(device)`` then ``model.float()``:
+    a cast written between them was undone, and the bf16 inputs met f32 weights: a hunt's)."""
+    body = statement.body[0] if len(statement.body) == 1 else None
+    target = body.targets[0].target if isinstance(body, cst.Assign) and len(body.targets) == 1 else None
+    module = target if target is not None else move.func.value if isinstance(move.func, cst.Attribute) else None
+    block = ctx.block_of(statement)
+    if module is None or block is None:
+        return statement
+    anchor = statement
+    for later in list(block.body)[ctx.index_in_block(block, statement) + 1 :]:
+        expr = later.body[0] if isinstance(later, cst.SimpleStatementLine) and len(later.body) == 1 else None
+        call = expr.value if isinstance(expr, cst.Expr) else None
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _DTYPE_SETTERS
+            and same_model(ctx, call.func.value, module)
+        ):
+            break
+        assert isinstance(later, cst.SimpleStatementLine), "matched a one-statement line"
+        anchor = later
+    return anchor
 
 
 def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:

@@ -82,7 +82,7 @@ import libcst.matchers as m
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, definitions, dtype_names, self_assigned, unpacked_value
+from .bindings import assigned_value, assigned_values, definitions, dtype_names, self_assigned, unpacked_value
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -96,6 +96,7 @@ from .unit_examples import HEADER, Example
 
 __all__ = [
     "EXAMPLES",
+    "on_device",
     "DeviceTensors",
     "find_device_tensors",
     "float64_on_device",
@@ -1075,12 +1076,17 @@ def _inside_target(node: cst.CSTNode, target: cst.BaseExpression) -> bool:
     return node is target or any(node is found for found in findall(target, m.Name()))
 
 
-def _over_a_device_loader(ctx: FileContext, iterable: cst.BaseExpression) -> bool:
-    """``MpDeviceLoader(...)`` / ``ParallelLoader(...).per_device_loader(...)``, or ``enumerate`` of one."""
+def _over_a_device_loader(ctx: FileContext, iterable: cst.BaseExpression, depth: int = 0) -> bool:
+    """``MpDeviceLoader(...)`` / ``ParallelLoader(...).per_device_loader(...)``, or ``enumerate`` of one, or a
+    name every plain assignment of which is one (``loader = pl.MpDeviceLoader(...)``, then ``for xb, yb in
+    loader``: its batches stayed f32 and f64, a hunt's)."""
+    if isinstance(iterable, cst.Name) and depth < 3:
+        values = assigned_values(ctx, iterable)
+        return bool(values) and all(_over_a_device_loader(ctx, v, depth + 1) for v in values)
     if not isinstance(iterable, cst.Call):
         return False
     if ctx.qualified_names(iterable.func) & {"enumerate", "builtins.enumerate"} and iterable.args:
-        return _over_a_device_loader(ctx, iterable.args[0].value)
+        return _over_a_device_loader(ctx, iterable.args[0].value, depth)
     if ctx.qualified_names(iterable.func) & _DEVICE_LOADERS:
         return True
     func = iterable.func
@@ -1133,6 +1139,12 @@ def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call, doubles: bo
         return False
     receiver = _receiver(call)
     return isinstance(receiver, cst.Comparison) or flow.infer(receiver) == INT
+
+
+def on_device(ctx: FileContext, expr: cst.BaseExpression, model_calls: frozenset[int] = frozenset()) -> bool:
+    """Whether the code shows ``expr`` computed on the XLA device (:func:`_on_device`; ``model_calls``: ids
+    of the calls of the models on the device, whose outputs are there)."""
+    return _on_device(ctx, expr, 0, model_calls)
 
 
 def _on_device(

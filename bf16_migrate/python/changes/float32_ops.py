@@ -10,7 +10,8 @@ import libcst as cst
 
 from ...rules import Emit
 from ..device_modules import method_names
-from ..float32_ops import candidates, cast_back_operand, find_float32_ops, keyword_path
+from ..device_tensors import on_device
+from ..float32_ops import candidates, cast_back_operand, find_float32_ops, keyword_path, runs_by_keyword
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
 from ..optimizers import append_keyword
@@ -97,6 +98,22 @@ def _device_ops(m: Migration) -> list[cst.Call]:
         loss = loss_code(ctx, calls)
         models = [*m.models, *m.on_device.exprs(ctx)]
         reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
-        return find_float32_ops(ctx, reached.runtime, loss.path, reached.init)
+        found = find_float32_ops(ctx, reached.runtime, loss.path, reached.init)
+        # the script's own code outside the model's: an op whose operand the code shows on the device
+        # (`torch.quantile(model(x), 0.9)`, `torch.quantile(sims.float(), q)` in an evaluation) raised there
+        # once the model was cast: a hunt's, in every mode
+        model_calls = frozenset(id(c.call) for c in calls)
+        ops = ctx.rules.model_code.float32_ops
+        for call in candidates(ctx):
+            first = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if (
+                first is not None
+                and not any(call is f for f in found)
+                and ctx.qualified_names(call.func) & ops
+                and not runs_by_keyword(ctx, call)
+                and on_device(ctx, first, model_calls)
+            ):
+                found.append(call)
+        return sorted(found, key=ctx.pos)
 
     return list(ctx.memo(("float32 ops on the device",), find))
