@@ -164,3 +164,23 @@ def test_a_float64_buffer_is_made_float32_with_the_fp32_model():
     )
     assert "model.to(torch.float32)" not in migrate_source(literal, "amp", "train.py").code
     assert "model.to(torch.float32)" not in migrate_source(F64_BUFFER, "stochastic", "train.py").code
+
+
+def test_the_fp32_reference_makes_float64_state_float32_as_the_amp_migration_does():
+    """A parameter made float64 (``nn.Parameter(torch.tensor(np.log(1 / 0.07)))``): the amp migration casts
+    the model to float32 before its optimizer (BFM023 ``state``), and verify's FP32 reference must too; it
+    kept the parameter float64, so an amp migration that also left it float64 passed as "FP32 where the FP32
+    script has it" (a hunt's)."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\nimport torch\nimport torch.nn as nn\n'
+        "import torch_xla\n\n\nclass Pair(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.proj = nn.Linear(8, 8)\n        self.tau = nn.Parameter(torch.tensor(np.log(1 / 0.07)))\n\n"
+        "    def forward(self, a):\n        return self.proj(a) * self.tau.exp()\n\n\n"
+        "device = torch_xla.device()\nmodel = Pair().to(device)\nopt = torch.optim.AdamW(model.parameters(), lr=1e-3)\n"
+        "loss = model(torch.randn(4, 8).to(device)).mean()\nloss.backward()\nopt.step()\n"
+    )
+    for mode in ("amp", "reference"):
+        code = migrate_source(source, mode, "train.py").code
+        assert "\nmodel.to(torch.float32)\nopt = torch.optim.AdamW(" in code, mode

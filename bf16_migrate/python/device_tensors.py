@@ -479,8 +479,8 @@ def plan_device_tensors(
             )
         else:
             plan.replace[id(call)] = lambda node: add_keywords(node, [("dtype", _BF16, "None")], guard)
-        variant = "transfer" if moved else "cast_after" if casts_after(ctx, call) else None
-        ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
+        said = "transfer" if moved else "cast_after" if casts_after(ctx, call) else None
+        ctx.report("BFM154", call, fixed=True, variant=said, code=_code(ctx, call))
     ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
 
 

@@ -29,7 +29,7 @@ from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truth
 from .apply import EditPlan
 from .bindings import assigned_values, passed_by_name
 from .changes import Migration, check_changes, plan_changes
-from .changes.float32_inputs import plan_float32_inputs
+from .changes.float32_inputs import plan_float32_inputs, plan_float64_state
 from .conditions import evaluable_at, evaluable_like, guard_code, mutated_after, negate
 from .context import FileContext, findall
 from .default_dtype import refuse_default_f64
@@ -580,6 +580,8 @@ class Planner:
         on_device = find_device_modules(ctx, models)
         on_device.settle(ctx, models, anchors, None)
         calls = {id(model): model_calls(ctx, model, aliases(ctx, model), through=True) for model in models}
+        for model, at in zip(models, anchors):
+            plan_float64_state(ctx, self.plan, model, at, None)  # float64 state FP32, as the amp migration's
         plan_float32_inputs(ctx, self.plan, self.flow, list(zip(models, anchors)), calls, None, on_device)
 
     def _sets_on_import(self, writes: list[LegacyWrite]) -> dict[str, str]:

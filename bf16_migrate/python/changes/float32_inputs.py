@@ -54,12 +54,29 @@ def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list
     if state is None:
         return
     for model, anchors in models:
-        module = m.ctx.code(module_of(m.ctx, model))
-        for statement in anchors or []:
-            cast = snippets.statement(f"{module}.to(torch.float32)")
-            m.plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([cast], m.guard))
-        if anchors:
+        if plan_float64_state(m.ctx, m.plan, model, anchors, m.guard):
+            module = m.ctx.code(module_of(m.ctx, model))
             m.ctx.report("BFM023", state, fixed=True, variant="state", code=short_code(m.ctx, state), model=module)
+
+
+def plan_float64_state(
+    ctx: FileContext,
+    plan: EditPlan,
+    model: cst.BaseExpression,
+    anchors: Sequence[cst.BaseStatement] | None,
+    guard: cst.BaseExpression | None,
+) -> bool:
+    """``<model>.to(torch.float32)`` before each of ``anchors`` when a class of the file registers a buffer or
+    parameter that may be float64 (:func:`..model_reach.float64_state`); whether one was planned. The amp
+    migration's and verify's FP32 reference's (whose float64 parameter, kept, let an amp migration that
+    left it float64 pass as "FP32 where the FP32 script has it": a hunt's)."""
+    if float64_state(ctx) is None or not anchors:
+        return False
+    module = ctx.code(module_of(ctx, model))
+    for statement in anchors:
+        cast = snippets.statement(f"{module}.to(torch.float32)")
+        plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([cast], guard))
+    return True
 
 
 def plan_float32_inputs(
