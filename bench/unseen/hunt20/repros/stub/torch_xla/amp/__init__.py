@@ -1,1 +1,0 @@
-from . import syncfree  # noqa: F401

@@ -1,1 +1,0 @@
-from torch.optim import SGD, Adam, AdamW  # noqa: F401
