@@ -133,10 +133,10 @@ def test_launcher_whose_script_is_missing_is_reported_and_kept(tmp_path):
 
 
 def test_unparsed_carrier_kind_is_reported_not_skipped(tmp_path):
-    (tmp_path / "Makefile").write_text("train:\n\tXLA_USE_BF16=1 python train.py\n")
+    (tmp_path / "tox.ini").write_text("[testenv]\nsetenv =\n    XLA_USE_BF16=1\n")
     result = invoke(tmp_path)
     assert result.exit_code == 1
-    assert f"{tmp_path / 'Makefile'}:2:2: BFM090" in result.output
+    assert f"{tmp_path / 'tox.ini'}:3:5: BFM090" in result.output
 
 
 def test_console_script_runs_without_importing_torch(tmp_path):
