@@ -10,7 +10,7 @@ import pytest
 from bf16_migrate.python import ParseError, migrate_source
 from bf16_migrate.rules import MODES
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 TRAIN = """
 def main():
@@ -1323,39 +1323,7 @@ def test_a_target_cast_to_the_dtype_of_a_floating_input_is_a_floating_target():
     assert run(code).code == code
 
 
-LIGHTNING_BY_HAND = """import os
-os.environ["XLA_USE_BF16"] = "1"
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
-import torch_xla
-
-
-class Lit(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.net = nn.Linear(4, 1)
-
-    def forward(self, x):
-        return self.net(x).squeeze(-1)
-
-    def training_step(self, batch):
-        x, y = batch
-        return F.mse_loss(self(x), y)
-
-    def configure_optimizers(self):
-        return torch.optim.AdamW(self.parameters(), lr=1e-3)
-
-
-device = torch_xla.device()
-lit = Lit().to(device)
-opt = lit.configure_optimizers()
-for step in range(3):
-    loss = lit.training_step((torch.randn(8, 4).to(device), torch.randn(8).to(device)))
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-"""
+LIGHTNING_BY_HAND = (ROOT / "bench" / "unseen" / "hunt18" / "repros" / "lit_self_amp" / "repro.py").read_text()
 
 
 def test_amp_wraps_the_forward_a_lightning_style_module_runs_on_itself():
