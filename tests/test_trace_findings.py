@@ -158,6 +158,43 @@ def test_a_float64_operand_is_named_f64_not_f32():
     assert "compute in f64 where the legacy run had bf16; the f64 operand is" in message and " f32 " not in message
 
 
+def test_amp_traces_float64_on_the_device_and_names_where_it_began():
+    """amp traces float64 only (its model is f32 on purpose): a float64 parameter of a module moved to the
+    device is named where the module was moved, a float64 tensor made on the device where it was made;
+    each is a finding of its own with no repair (where it should become float32 is a choice)."""
+    module = [
+        ev("create", 10, "Net.to", expr="Net().to(dev)", operands=[], result="f64", module="Net"),
+        ev(
+            "meet",
+            8,
+            "Tensor.add",
+            expr="h + pos",
+            operands=["f32", "f64"],
+            result="f64",
+            origin={"kind": "module", "file": "/u/train.py", "line": 10, "op": "Net.to"},
+            f32_names=["pos"],
+            order=30,
+        ),
+    ]
+    amp = replace(sources(), f32=False, f64=True)
+    (found,) = trace_findings(runs(module), amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.FLOAT64, "BFM204", 10)
+    assert found.repair is None
+    message = found.diagnostic.message
+    assert "computes in float64 on the device" in message and "the f64 parameters of a module moved" in message
+    assert any("f64 operand pos" in line for line in found.evidence), found.evidence
+    origin = {"kind": "create", "file": "/u/train.py", "line": 7, "op": "torch.from_numpy"}
+    made = [
+        ev("create", 7, "torch.from_numpy", operands=[], result="f64"),
+        ev("compute", 8, "Tensor.mul", expr="h + pos", operands=["f64", "f64"], result="f64", origin=origin),
+    ]
+    (found,) = trace_findings(runs(made), amp)
+    assert (found.kind, found.diagnostic.line) == (FindingKind.FLOAT64, 8)
+    assert "its f64 is made f64 on the device at line 7" in found.diagnostic.message
+    # the same events where the legacy run had them too are none
+    assert trace_findings(runs(made, made), amp) == []
+
+
 def test_what_the_legacy_run_did_too_is_no_finding():
     # the legacy run ran the user's file: its lines are the original's (the call is line 12 there)
     legacy = [dict(e, line=12) if e["line"] == 13 else dict(e) for e in MEET_CHAIN]

@@ -244,6 +244,41 @@ def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
 
 
+def test_an_f64_loss_fails_precision_in_every_mode():
+    """A float64 target or weight on the device makes the loss f64: the switch made it bf16 (or f32 under
+    XLA_DOWNCAST_BF16), and autocast casts no float64, so amp's f64 loss fails as the casting modes' does."""
+    r = runs(LEGACY_LOSSES)
+    r["legacy"].loss_dtype, r["migrated"].loss_dtype = "bf16", "f64"
+    detail = part_of(judge(mode_named("stochastic"), r), "precision").detail
+    assert "the loss the migrated run backpropagates is f64 on the device where the legacy run's is bf16" in detail
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES], param_dtypes={"float32": 6})
+    a["legacy"].loss_dtype, a["reference"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32", "f64"
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL and "is f64 on the device" in part_of(v, "precision").detail
+    a["migrated"].loss_dtype = "f32"
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+
+
+def test_an_amp_bf16_loss_fails_where_autocast_computes_it_in_f32():
+    """amp: a bf16 loss where the FP32 script's is f32 is told from autocast's own by the autocast control
+    (the FP32 script with its forward passes and losses under autocast): f32 there, the migration computes
+    its loss outside autocast or on a target cast down; bf16 there too, it is autocast's own."""
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES], param_dtypes={"float32": 6})
+    a["legacy"].loss_dtype, a["reference"].loss_dtype, a["migrated"].loss_dtype = "bf16", "f32", "bf16"
+    # before the control is made the bf16 loss is a problem, so that verify makes it
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL and "autocast control tells" in part_of(v, "precision").detail
+    a["autocast"] = rec("autocast", [x * (1 + 2e-4) for x in FP32_LOSSES])
+    a["autocast"].loss_dtype = "f32"
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL
+    assert "and f32 under autocast too (the autocast control)" in part_of(v, "precision").detail
+    a["autocast"].loss_dtype = "bf16"
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+    a["autocast"] = RunRecord("autocast", error="exited with code 1")
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+
+
 def test_legacy_with_nan_falls_back_too():
     r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
     r["control"] = rec("control", LEGACY_LOSSES)

@@ -613,7 +613,7 @@ def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts
     if texts.reference is not None:
         run_texts[REFERENCE] = {str(script): texts.reference}
         run_texts[AUTOCAST] = run_texts[REFERENCE]  # the autocast control runs the FP32 reference's text
-    sources = TraceSources(user_text, run_texts, f32=mode.casts_model)
+    sources = TraceSources(user_text, run_texts, f32=mode.casts_model, f64=not mode.casts_model)
     checkout = legacy.checkout
     if checkout is not None:
 
@@ -869,7 +869,9 @@ def _run(
             run.script,
             script,
             drop=LEGACY_VARIABLES,
-            trace=None if trace_after is None else TraceSpec(f32, (staged, run.home), trace_after, master_weights),
+            trace=None
+            if trace_after is None
+            else TraceSpec(f32, (staged, run.home), trace_after, master_weights, not f32),
             module=run.module,
             cwd=run.cwd,
             **{**common, "args": [*common["args"], *texts.migrated_args]},
@@ -884,7 +886,9 @@ def _run(
         legacy_stage = _stage(
             None if legacy.file is not None else legacy.source, legacy_origin, legacy_dir, None, linked
         )
-        legacy_trace = None if trace_after is None else TraceSpec(f32, (legacy_dir, legacy_stage.home), trace_after)
+        legacy_trace = (
+            None if trace_after is None else TraceSpec(f32, (legacy_dir, legacy_stage.home), trace_after, f64=not f32)
+        )
         legacy_spec = ws.spec(
             LEGACY,
             legacy_stage.script,

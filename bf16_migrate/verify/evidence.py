@@ -117,7 +117,9 @@ def precision_part(
         problems.append(state_problem)
     elif state_fact:
         facts.append(state_fact)
-    loss_problem = _loss_precision(mode, migrated, legacy if legacy is not None and legacy.ok else control)
+    loss_problem = _loss_precision(
+        mode, migrated, legacy if legacy is not None and legacy.ok else control, reference, autocast
+    )
     if loss_problem and loss_f32:
         facts.append("the loss is f32 on the device, as the script computes it (kept as written, BFM089)")
     elif loss_problem:
@@ -282,15 +284,42 @@ def _state_precision(mode: Mode, migrated: RunRecord) -> tuple[str | None, str |
     return None, f"optimizer state {text}"
 
 
-def _loss_precision(mode: Mode, migrated: RunRecord, bf16_run: RunRecord | None) -> str | None:
-    """A problem when, in a bf16 mode, the loss the migrated run backpropagates is f32 on the
-    device where the full-bf16 run's (the legacy run, or the control when it is unusable) was
-    bf16: an f32 tensor met the bf16 output on its way to the loss (an uncast target, a sample
-    weight, a baseline added to the output) and promoted the loss computation to f32. Under the
-    switch every floating tensor on the device was bf16 (torch_xla/csrc/dtype.cpp), so the
-    legacy loss is bf16 (measured: bench/calibration/weighted_loss, legacy bf16, the migration
-    with the weights left f32 f32). amp computes its loss in f32 by design: not checked."""
-    if mode.autocast or bf16_run is None or migrated.loss_dtype is None:
+def _loss_precision(
+    mode: Mode,
+    migrated: RunRecord,
+    bf16_run: RunRecord | None,
+    reference: RunRecord | None = None,
+    autocast: RunRecord | None = None,
+) -> str | None:
+    """A problem with the dtype of the loss the migrated run backpropagates, or None.
+
+    Every mode: f64 where the full-bf16 run's (the legacy run, or the control when it is unusable;
+    else the FP32 ``reference``) is not: a float64 tensor (NumPy data, a float64 target or sample
+    weight) reaches the loss on the device, where the switch made it bf16 (or float32, the
+    downcasting switch) (torch_xla/csrc/dtype.cpp), and autocast casts no float64.
+
+    A bf16 mode: f32 where the full-bf16 run's was bf16: an f32 tensor met the bf16 output on its
+    way to the loss (an uncast target, a sample weight, a baseline added to the output) and
+    promoted the loss computation to f32 (measured: bench/calibration/weighted_loss, legacy bf16,
+    the migration with the weights left f32 f32).
+
+    amp: bf16 where the FP32 script's loss is f32 and where the ``autocast`` control (the FP32 script
+    with its forward passes and losses under autocast) computes it in f32 too: the loss is computed
+    outside autocast on the bf16 output, or on a target or weight cast down to bf16 "to match" it
+    (bench/unseen/hunt21 A5, A6: such a loss ran farther from FP32 than the full-bf16 legacy run).
+    Autocast itself leaves some losses bf16 (a mean of the output): where the control's is bf16 too
+    it is autocast's own. Before the control is made (``autocast`` None) the bf16 loss is a problem,
+    so that the control is made; an unusable control excuses it."""
+    theirs = bf16_run if bf16_run is not None else reference
+    if migrated.loss_dtype == "f64" and theirs is not None and theirs.loss_dtype not in (None, "f64"):
+        return (
+            f"the loss the migrated run backpropagates is f64 on the device where the {theirs.name} run's is "
+            f"{theirs.loss_dtype}: a float64 tensor (NumPy data, a float64 target or weight) reaches the loss, where "
+            "the switch made it bf16 (or float32, where it only downcast); make it float32 where it enters the device"
+        )
+    if mode.autocast:
+        return _autocast_loss(migrated, reference, autocast)
+    if bf16_run is None or migrated.loss_dtype is None:
         return None
     if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
         return (
@@ -299,6 +328,24 @@ def _loss_precision(mode: Mode, migrated: RunRecord, bf16_run: RunRecord | None)
             "loss is computed in f32; cast it with .to(torch.bfloat16)"
         )
     return None
+
+
+def _autocast_loss(migrated: RunRecord, reference: RunRecord | None, autocast: RunRecord | None) -> str | None:
+    """amp's bf16 loss problem (:func:`_loss_precision`), or None."""
+    if migrated.loss_dtype != "bf16" or reference is None or reference.loss_dtype != "f32":
+        return None
+    if autocast is None:
+        return (
+            "the loss the migrated run backpropagates is bf16 on the device where the FP32 script's is f32 (the "
+            "autocast control tells whether autocast itself computes it so)"
+        )
+    if not autocast.ok or autocast.loss_dtype != "f32":
+        return None
+    return (
+        "the loss the migrated run backpropagates is bf16 on the device where the FP32 script's is f32, and f32 under "
+        "autocast too (the autocast control): it is computed outside autocast on the bf16 output, or on a target or "
+        "weight cast down to bf16; compute the loss inside the autocast block, on the FP32 target"
+    )
 
 
 def _state_differs(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:

@@ -122,7 +122,9 @@ class TraceSpec:
     ``f32``: f32 on the device too (else only bf16 leaving it, failed operations and the
     exception: amp's model is f32 on purpose); ``roots``: the directories of the user's code;
     ``after_s``: seconds the run may go on after the recorded steps, so that the trace sees the
-    code after the training loop (evaluation, EMA, checkpoints; 0: it stops at the steps)."""
+    code after the training loop (evaluation, EMA, checkpoints; 0: it stops at the steps);
+    ``f64``: with ``f32`` off, float64 on the device is recorded (amp: no switch left float64
+    there, and autocast casts none)."""
 
     f32: bool
     roots: tuple[Path, ...]
@@ -131,6 +133,7 @@ class TraceSpec:
     """The optimizer's step computes in f32 by the mode (FP32 master weights): f32 inside
     ``Optimizer.step`` is not recorded (torch's global optimizer step hooks,
     ``torch.optim.optimizer.register_optimizer_step_pre_hook``)."""
+    f64: bool = False
 
 
 def deadline(timeout: float) -> float:
@@ -190,7 +193,7 @@ def child_env(
     if progress is not None:
         env[PROGRESS_ENV] = str(progress)
     if trace is not None:
-        env[TRACE_ENV] = ("f32-but-step" if trace.step_f32 else "f32") if trace.f32 else "exits"
+        env[TRACE_ENV] = ("f32-but-step" if trace.step_f32 else "f32") if trace.f32 else "f64" if trace.f64 else "exits"
         env[TRACE_ROOTS_ENV] = os.pathsep.join(str(r) for r in trace.roots)
         if trace.after_s > 0:
             env[CONTINUE_ENV] = f"{trace.after_s:g}"

@@ -20,7 +20,10 @@ one code of the ``BFM200``-``BFM229`` rule pages:
   run handed over float32;
 * ``save`` (BFM211): bf16 tensors saved (``torch.save``, ``xm.save``) where the legacy run
   saved float32;
-* ``failure`` (BFM220): the migrated run raised where the legacy run did not.
+* ``failure`` (BFM220): the migrated run raised where the legacy run did not;
+* ``float64`` (BFM204, amp, whose model is f32 on purpose, so only float64 is traced on the
+  device): float64 computed on the device, which no switch left there (``XLA_USE_BF16`` made it
+  bf16, ``XLA_DOWNCAST_BF16`` f32) and autocast does not cast; named where its chain began.
 
 A finding whose f32 lies inside a deliberate f32 island the migration kept and reported
 (``Outcome.f32_islands``) is ``excused``: shown, not counted against the migration. Each other
@@ -68,6 +71,7 @@ class FindingKind(str, enum.Enum):
     EXIT = "exit"
     SAVE = "save"
     FAILURE = "failure"
+    FLOAT64 = "float64"
 
 
 CODES: dict[FindingKind, str] = {
@@ -78,6 +82,7 @@ CODES: dict[FindingKind, str] = {
     FindingKind.EXIT: "BFM210",
     FindingKind.SAVE: "BFM211",
     FindingKind.FAILURE: "BFM220",
+    FindingKind.FLOAT64: "BFM204",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
@@ -166,6 +171,9 @@ class TraceSources:
     run_texts: dict[str, dict[str, str]] = field(default_factory=dict)
     islands: dict[str, list[tuple[int, int, Diagnostic]]] = field(default_factory=dict)
     f32: bool = True
+    f64: bool = False
+    """With ``f32`` off: the migrated run's trace records float64 on the device (amp), each chain
+    of it one ``float64`` finding (BFM204)."""
     run_readers: dict[str, Callable[[str], str | None]] = field(default_factory=dict)
     """Run name -> a reader of the text that run ran at a user's path, for files not in
     ``run_texts`` (the legacy modules of ``--against REV``, read from its checkout)."""
@@ -354,7 +362,7 @@ class _Reader:
 
     def findings(self) -> list[TraceFinding]:
         out: list[tuple[int, TraceFinding]] = []
-        if self.sources.f32:
+        if self.sources.f32 or self.sources.f64:
             out.extend(self._f32_findings())
         out.extend(self._exit_findings())
         out.extend(self._failure_findings())
@@ -419,7 +427,11 @@ class _Reader:
         if not meets and all(e.step == 0 and e.op in _INITIALISERS for e in events):
             return None  # a module's parameters initialised on the device before the first step (below)
         first = meets[0] if meets else events[0]
-        if kind in (OriginKind.COPY.value, OriginKind.MODULE.value):
+        if not self.sources.f32:  # amp: float64 the only wide dtype traced, named where its chain began
+            origin_event = self._origin_event(root, kind) if kind == OriginKind.MODULE.value else None
+            named = origin_event if origin_event is not None else first
+            finding_kind = FindingKind.FLOAT64
+        elif kind in (OriginKind.COPY.value, OriginKind.MODULE.value):
             origin_event = self._origin_event(root, kind)
             named = origin_event if origin_event is not None else first
             finding_kind = FindingKind.COPY if kind == OriginKind.COPY.value else FindingKind.MODULE
@@ -430,7 +442,7 @@ class _Reader:
         use = self.place(first)
         fields = self._fields(finding_kind, named, first, place, use, root)
         diagnostic = report(CODES[finding_kind], place.path, place.line, place.col, False, None, **fields)
-        evidence = self._evidence(events, root)
+        evidence = self._evidence(events, "f64" if finding_kind is FindingKind.FLOAT64 else "f32")
         excused = None
         if finding_kind in (FindingKind.MEET, FindingKind.COMPUTE):
             lines = [self.place(e).line for e in events if self.place(e).path == place.path]
@@ -462,7 +474,7 @@ class _Reader:
                 fields["module"] = named.module or named.op.rsplit(".", 1)[0]
             return fields
         # float64 on the device (NumPy data, `.double()`) is named so: Neuron does not run it at all
-        wide = "f64" if any(o.startswith("f64") for o in first.operands) else "f32"
+        wide = "f64" if kind is FindingKind.FLOAT64 or any(o.startswith("f64") for o in first.operands) else "f32"
         fields = {
             "expr": expr,
             "op": first.op,
@@ -491,21 +503,23 @@ class _Reader:
             OriginKind.CREATE.value: f"made {wide} on the device {at} (`{op}`)",
             OriginKind.UPCAST.value: f"upcast to {wide} {at} (`{op}`)",
             OriginKind.COMPUTE.value: f"computed in {wide} {at} (`{op}`)",
-            OriginKind.COPY.value: f"an f32 copy of the model made {at} (`{op}`)",
-            OriginKind.MODULE.value: f"the f32 parameters of a module moved to the device {at} (`{op}`)",
+            OriginKind.COPY.value: f"an {wide} copy of the model made {at} (`{op}`)",
+            OriginKind.MODULE.value: f"the {wide} parameters of a module moved to the device {at} (`{op}`)",
         }.get(kind, f"made {at}")
 
-    def _evidence(self, events: list[TraceEvent], root: tuple[Any, ...]) -> list[str]:
+    def _evidence(self, events: list[TraceEvent], wide: str) -> list[str]:
+        """The first events of a chain, a line each; ``wide``: the dtype traced (``"f32"``, ``"f64"``)."""
         lines = []
         for e in events[:6]:
             p = self.place(e)
-            names = f", f32 operand {', '.join(e.f32_names)}" if e.f32_names else ""
+            own = "f64" if any(o.startswith("f64") for o in e.operands) else wide  # a float64 operand is named so
+            names = f", {own} operand {', '.join(e.f32_names)}" if e.f32_names else ""
             lines.append(
                 f"{Path(p.path).name}:{p.line}: {e.kind.value} `{e.op}` ({', '.join(e.operands) or '-'} -> "
                 f"{e.result or '-'}{names}) x{e.count}{_when(e)}"
             )
         if len(events) > 6:
-            lines.append(f"... and {len(events) - 6} more operation(s) computing in f32 on this chain")
+            lines.append(f"... and {len(events) - 6} more operation(s) computing in {wide} on this chain")
         return lines
 
     def _repair(

@@ -191,11 +191,15 @@ class Tracer:
     ``roots``: directories whose files are the user's code; ``track_f32``: record f32 on the
     device (create, upcast, meet, compute) and not only exits and errors; ``steps``: a callable
     giving the optimizer steps done so far; ``after_stop``: a callable, True once the harness's
-    recorded steps are over."""
+    recorded steps are over; ``only_f64``: what counts as wide is float64 alone, and float32 is
+    narrow like bf16 (amp, whose model is f32 on purpose: float64 on the device is what no switch
+    left there, and autocast casts no float64)."""
 
-    def __init__(self, roots, track_f32, steps, after_stop):
+    def __init__(self, roots, track_f32, steps, after_stop, only_f64=False):
         self.roots = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots if r)
         self.track_f32 = track_f32
+        self.wide = ("f64",) if only_f64 else _F32
+        self.narrow = ("f32",) + _LOW if only_f64 else _LOW
         self.steps = steps
         self.after_stop = after_stop
         self.events = {}
@@ -472,7 +476,7 @@ class Tracer:
             return
         high = []
         for r in device:
-            if self.device_type(r) in _F32:
+            if self.device_type(r) in self.wide:
                 high.append(r)
         if high:
             self._on_f32(func, name, args, kwargs, high)
@@ -489,9 +493,9 @@ class Tracer:
             return
         tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() and t.is_xla]
         operands = [self.device_type(t) for t in tensors]
-        f32_ops = [t for t, d in zip(tensors, operands) if d in _F32]
-        low_ops = [t for t, d in zip(tensors, operands) if d in _LOW]
-        if not f32_ops or not low_ops or self.device_type(result) not in _LOW:
+        f32_ops = [t for t, d in zip(tensors, operands) if d in self.wide]
+        low_ops = [t for t, d in zip(tensors, operands) if d in self.narrow]
+        if not f32_ops or not low_ops or self.device_type(result) not in self.narrow:
             return
         source = self._first_origin(f32_ops)
         origin = self.origin_of(source)
@@ -504,7 +508,7 @@ class Tracer:
             operands=operands,
             result=self.device_type(result),
             origin=origin,
-            f32_args=[i for i, d in enumerate(operands) if d in _F32],
+            f32_args=[i for i, d in enumerate(operands) if d in self.wide],
             _names=(source, low_ops[0]),
         )
 
@@ -619,8 +623,8 @@ class Tracer:
             return
         tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() or t.is_xla]
         operands = [self.device_type(t) for t in tensors]
-        f32_ops = [t for t, d in zip(tensors, operands) if d in _F32]
-        low_ops = [t for t, d in zip(tensors, operands) if d in _LOW]
+        f32_ops = [t for t, d in zip(tensors, operands) if d in self.wide]
+        low_ops = [t for t, d in zip(tensors, operands) if d in self.narrow]
         op = op_name(func)
         frame = sys._getframe(1)
         result = self.device_type(high[0])
@@ -634,7 +638,7 @@ class Tracer:
                 operands=operands,
                 result=result,
                 origin=origin,
-                f32_args=[i for i, d in enumerate(operands) if d in _F32],
+                f32_args=[i for i, d in enumerate(operands) if d in self.wide],
                 _names=(source, low_ops[0]),
             )
             mark = origin if origin is not None and origin.get("kind") == "meet" else _ref(ev)
@@ -664,7 +668,7 @@ class Tracer:
         if not self.track_f32 or not self.enabled:
             return
         tensors = [t for t in list(module.parameters()) + list(module.buffers()) if t.is_xla and t.is_floating_point()]
-        high = [t for t in tensors if self.device_type(t) in _F32]
+        high = [t for t in tensors if self.device_type(t) in self.wide]
         if not high:
             return
         ev = self.event(
@@ -683,7 +687,7 @@ class Tracer:
         """After ``Parameter.__deepcopy__``: an f32 device copy gets the origin ``copy``."""
         if not self.track_f32 or not self.enabled or not getattr(copied, "is_xla", False):
             return
-        if not copied.is_floating_point() or self.device_type(copied) not in _F32:
+        if not copied.is_floating_point() or self.device_type(copied) not in self.wide:
             return
         ev = self.event("create", "copy.deepcopy", frame, operands=[], result=self.device_type(copied))
         if ev is not None:

@@ -112,7 +112,8 @@ _ROOT_ENV = "BF16_MIGRATE_ROOT_PID"
 _GRAPHS_ENV = "XLA_SAVE_TENSORS_FILE"  # set by the runner; torch-xla appends ".<ordinal>"
 _LEGACY_VARIABLES_ENV = "BF16_MIGRATE_LEGACY_VARIABLES"
 _TRACE_ENV = "BF16_MIGRATE_TRACE"  # "f32": the whole dtype trace ("f32-but-step": not in an optimizer's
-# step, which computes on FP32 master weights in that mode); "exits": exits and errors only
+# step, which computes on FP32 master weights in that mode); "f64": float64 on the device, exits and errors (amp);
+# "exits": exits and errors only
 _TRACE_ROOTS_ENV = "BF16_MIGRATE_TRACE_ROOTS"  # the directories of the user's code (os.pathsep)
 _CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"  # seconds the run may go on after the recorded steps
 _DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"  # seconds after the harness loaded: write the record, end
@@ -986,12 +987,12 @@ def _start_trace(rec):
     """Give ``rec`` its dtype tracer (``_child/dtype_trace.py``) when the runner asked for one;
     it goes on torch's function-mode stack once the script has imported torch."""
     kind = os.environ.get(_TRACE_ENV)
-    if kind not in ("f32", "f32-but-step", "exits"):
+    if kind not in ("f32", "f32-but-step", "f64", "exits"):
         return
     try:
         dtype_trace = _load_child_module("dtype_trace")
         roots = [r for r in os.environ.get(_TRACE_ROOTS_ENV, "").split(os.pathsep) if r]
-        rec.tracer = dtype_trace.Tracer(roots, kind != "exits", rec.steps_done, rec.after_stop)
+        rec.tracer = dtype_trace.Tracer(roots, kind != "exits", rec.steps_done, rec.after_stop, kind == "f64")
         rec.tracer.step_f32 = kind == "f32-but-step"
     except Exception as exc:
         rec.errors.append(f"the dtype trace could not be loaded: {exc!r}")
