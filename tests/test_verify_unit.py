@@ -259,6 +259,21 @@ def test_an_f64_loss_fails_precision_in_every_mode():
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
 
 
+def test_float64_parameters_on_the_device_fail_precision_where_the_legacy_run_had_none():
+    """A parameter made from a NumPy scalar is float64: the switch made it bf16, autocast casts none, and
+    the FP32 reference may hold the same float64, so only the legacy run tells it."""
+    a = runs(
+        [x * (1 + 2e-4) for x in FP32_LOSSES],
+        param_dtypes={"float32": 5, "float64": 1},
+        device_param_dtypes={"f32": 5, "f64": 1},
+    )
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL
+    assert "1 float64 parameter(s) the switch made bf16" in part_of(v, "precision").detail
+    a["legacy"].device_param_dtypes = {"bf16": 5, "f64": 1}  # the legacy run had it too
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+
+
 def test_an_amp_bf16_loss_fails_where_autocast_computes_it_in_f32():
     """amp: a bf16 loss where the FP32 script's is f32 is told from autocast's own by the autocast control
     (the FP32 script with its forward passes and losses under autocast): f32 there, the migration computes

@@ -28,14 +28,26 @@ from .records import RunRecord
 __all__ = ["MODEL_CAST_COMPILES", "mode_compile_allowance", "SDPA_HINT", "precision_part", "graph_part", "separates"]
 
 
-def _parameter_problem(mode: Mode, migrated: RunRecord, reference: RunRecord | None) -> str | None:
+def _parameter_problem(
+    mode: Mode, migrated: RunRecord, reference: RunRecord | None, legacy: RunRecord | None = None
+) -> str | None:
     """What is wrong with the migrated optimizer's parameter dtypes for ``mode``, or None: a mode
     that casts the model needs bfloat16 ones; amp keeps the model's parameters FP32, autocast
     choosing each op's precision (Neuron's migration guide, "automatic mixed precision"), so bf16
-    ones the FP32 script (``reference``) does not have are a full-bf16 model under autocast."""
+    ones the FP32 script (``reference``) does not have are a full-bf16 model under autocast. In
+    every mode, float64 parameters on the device where the ``legacy`` run had none (a parameter made
+    from a NumPy scalar, ``torch.tensor(np.log(0.2))``): the switch made them bf16 (or float32, the
+    downcasting switch) (torch_xla/csrc/dtype.cpp), and autocast casts no float64."""
     params = migrated.param_dtypes
     if params is None:
         return None
+    wide = (migrated.device_param_dtypes or {}).get("f64")
+    if wide and legacy is not None and legacy.ok and not (legacy.device_param_dtypes or {}).get("f64"):
+        return (
+            f"the migrated run's parameters are {dtypes_text(migrated.device_param_dtypes)} on the device, the legacy "
+            f"run's {dtypes_text(legacy.device_param_dtypes)}: {wide} float64 parameter(s) the switch made bf16 (or "
+            "float32, where it only downcast); make them float32 (`.float()` on the module before its cast)"
+        )
     if mode.casts_model:
         if has_bf16(params):
             return None
@@ -94,7 +106,7 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    wrong_params = _parameter_problem(mode, migrated, reference)
+    wrong_params = _parameter_problem(mode, migrated, reference, legacy)
     if wrong_params:
         problems.append(wrong_params)
     else:
