@@ -16,7 +16,7 @@ import pytest
 
 from bf16_migrate.python import migrate_source
 
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 
 FIXTURE = FIXTURES / "contract" / "shallow_amp"
 FORWARD = "        logits = model(ids.to(device), offsets.to(device))\n"
@@ -64,3 +64,28 @@ def test_the_loss_outside_autocast_does_not_pass_by_the_control(tmp_path):
     assert matches.status == FAIL, matches.detail
     assert matches.figures["autocast_control"]["passed"] is False
     assert "does not compute what autocast computes either" in matches.detail
+    # its loss is bf16 where autocast computes it in f32: precision names the cause
+    precision = next(p for p in report.verdict.parts if p.name == "precision")
+    assert precision.status == FAIL and "and f32 under autocast too (the autocast control)" in precision.detail
+    assert (report.runs["migrated"].loss_dtype, report.runs["autocast"].loss_dtype) == ("bf16", "f32")
+
+
+@pytest.mark.xla
+def test_amp_float64_weights_on_the_device_fail_precision_and_the_trace_names_them(tmp_path):
+    """bench/unseen/hunt21 huber_cum (a weighted Huber regression with float64 sample weights from NumPy),
+    migrated by hand without the float32 cast the codemod writes (its wrong/A1_amp_w_f64.py): the loss is
+    float64 on the device, which the FP32 reference check could not see (it passed before); precision
+    fails it and the trace names the product with the weights, with where they were moved to the device."""
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import FAIL
+
+    hunt = ROOT / "bench" / "unseen" / "hunt21"
+    shutil.copytree(hunt / "huber_cum", tmp_path / "case")
+    wrong = (hunt / "wrong" / "A1_amp_w_f64.py").read_text()
+    report = verify_script(tmp_path / "case" / "train_huber.py", "amp", steps=8, timeout=300, migrated_source=wrong)
+    parts = {p.name: p for p in report.verdict.parts}
+    assert report.verdict.status == FAIL
+    assert parts["precision"].status == FAIL and "is f64 on the device" in parts["precision"].detail
+    found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings]
+    assert ("BFM204", 37) in found, found
+    assert "made f64 on the device at line 58" in report.trace_findings[0].diagnostic.message

@@ -134,6 +134,24 @@ def test_a_mapping_read_elsewhere_too_is_not_an_update():
     assert ("BFM042", False) in codes(result)
 
 
+def test_an_env_entry_of_a_nested_config_literal_is_an_update():
+    """``CFG = {"env": {...}, "optim": {...}}`` then ``os.environ.update(CFG["env"])``: the run's config as
+    one nested literal (bench/unseen/hunt17 seg_bincount, refused before, BFM042). The entry loses the key,
+    the config its other entries as they are, also when the config is handed on whole (``main(CFG)``); a
+    second read of an ``"env"`` entry anywhere in the file keeps the switch."""
+    config = 'CFG = {"env": {"XLA_USE_BF16": "1", "PJRT_DEVICE": "TPU"}, "optim": {"lr": 0.1}}\n'
+    src = HEADER + config + 'os.environ.update(CFG["env"])\nprint(CFG["optim"]["lr"], CFG)\n' + TRAIN
+    result = run(src, mode="amp")
+    assert 'CFG = {"env": {"PJRT_DEVICE": "TPU"}, "optim": {"lr": 0.1}}\nos.environ.update(CFG["env"])\n' in result.code
+    assert codes(result) == [("BFM001", True)] and "XLA_USE_BF16" not in result.code
+    assert run(result.code, mode="amp").code == result.code
+    stochastic = run(src).code
+    assert '"env": {"NEURON_RT_STOCHASTIC_ROUNDING_EN": "1", "PJRT_DEVICE": "TPU"}' in stochastic
+    read_again = src.replace('print(CFG["optim"]["lr"], CFG)', 'child_env = dict(CFG["env"])')
+    kept = run(read_again, mode="amp")
+    assert kept.code == read_again and ("BFM042", False) in codes(kept)
+
+
 def test_value_zero_is_removed_and_nothing_added():
     src = HEADER + 'os.environ["XLA_USE_BF16"] = "0"\n' + TRAIN
     result = run(src)

@@ -308,6 +308,10 @@ class _WriteCollector:
                     self.dict_keys(held, call)
                 elif isinstance(held, cst.Call):
                     self.keywords(held, call)
+            elif isinstance(single, cst.Subscript):
+                entry = _held_entry(ctx, single)
+                if entry is not None:
+                    self.dict_keys(entry, call)
         elif method == "setdefault" and len(call.args) == 2:
             name = self.name_of(call.args[0].value)
             if name in variables:
@@ -362,6 +366,45 @@ def _held_mapping(ctx: FileContext, name: cst.Name) -> cst.Dict | cst.Call | Non
     ):
         return value
     return None
+
+
+def _held_entry(ctx: FileContext, subscript: cst.Subscript) -> cst.Dict | None:
+    """The dict literal ``CFG["env"]`` holds when ``CFG`` is bound once, by ``CFG = {"env": {...}, ...}``
+    (a run's configuration as a nested literal, the way a Hydra or YAML config is spelled inline), and
+    no other subscript of the file reads ``"env"`` (of ``CFG``, or of the ``cfg`` it is handed to as a
+    whole, ``main(CFG)``): its keys are the update's, and dropping one changes nothing else. None
+    otherwise."""
+    key = _string_key(subscript)
+    if key is None or not isinstance(subscript.value, cst.Name):
+        return None
+    name = subscript.value
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return None
+    bindings = list(scope[name.value])
+    if len(bindings) != 1 or not isinstance(bindings[0], Assignment):
+        return None
+    if any(other is not subscript and _string_key(other) == key for other in ctx.nodes(cst.Subscript)):
+        return None
+    target = ctx.parent(bindings[0].node)
+    assign = ctx.parent(target)
+    if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    if not isinstance(assign.value, cst.Dict):
+        return None
+    found = [
+        element.value
+        for element in assign.value.elements
+        if isinstance(element, cst.DictElement) and string_value(element.key) == key
+    ]
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.Dict) else None
+
+
+def _string_key(subscript: cst.Subscript) -> str | None:
+    """``"env"`` of ``CFG["env"]``: the one index of a subscript when it is a string literal, else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return string_value(subscript.slice[0].slice.value)
 
 
 def _constant_string(ctx: FileContext, name: cst.Name) -> str | None:
