@@ -275,7 +275,10 @@ class InputCasts:
         if self._drawn(target):
             return  # a distribution's own draw (`dist.log_prob(dist.sample())`): its dtype is the model's, or integer
         kind = self._kind(target)
-        if kind == FLOAT:
+        shared = self._shared_transfer(target) if kind in (FLOAT, "unknown") else None
+        if shared is not None:
+            self._cast_moved(shared, kind == FLOAT)
+        elif kind == FLOAT:
             self._cast(target)
         elif kind == "unknown" and (not moved_only or self._transfer_of(target, target) is not None):
             self._runtime(target)
@@ -442,6 +445,31 @@ class InputCasts:
         if value is None or not _a_transfer(value, self.flow):
             return None
         return value
+
+    def _shared_transfer(self, expr: cst.BaseExpression) -> cst.Call | None:
+        """The move to the device that bound the name ``expr`` (:meth:`_transfer_of`) when what it bound is
+        read elsewhere too (``y = y.to(dev)``, then ``nll(mu, logvar, y)`` and ``F.gaussian_nll_loss(mu, y,
+        var)``): under the switch every read saw bf16, so the cast goes in the move, not at one read
+        (a hunt's heteroscedastic regression: its second loss met an f32 target). None otherwise."""
+        transfer = self._transfer_of(expr, expr)
+        scope = self.ctx.scopes.get(expr) if transfer is not None else None
+        if transfer is None or scope is None or not isinstance(expr, cst.Name):
+            return None
+        for binding in scope[expr.value]:
+            if isinstance(binding, Assignment) and isinstance(binding.node, cst.Name):
+                if assigned_value(self.ctx, binding.node) is transfer:
+                    return transfer if any(ref.node is not expr for ref in binding.references) else None
+        return None
+
+    def _cast_moved(self, transfer: cst.Call, floating: bool) -> None:
+        """Cast where ``transfer`` moves a tensor to the device: ``dtype=torch.bfloat16`` in it when the
+        tensor is floating, else the run-time helper around it (:meth:`_runtime`), once."""
+        if id(transfer) in self.plan.replace:
+            return
+        if floating:
+            self._cast_at_transfer(transfer)
+        else:
+            self._runtime(transfer)
 
     def _guard_for(self, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The guard to write at ``node``; a place where it cannot be evaluated is recorded."""
