@@ -195,6 +195,28 @@ def test_amp_traces_float64_on_the_device_and_names_where_it_began():
     assert trace_findings(runs(made, made), amp) == []
 
 
+def test_f32_on_lines_a_migration_added_is_excused_only_inside_the_codemods_helpers():
+    """The helpers the codemod writes (their docstrings carry its mark) compute in f32 on purpose (FP32
+    master weights); any other added line is the migration's reading of the user's code: a hand-made one
+    that rewrote an EMA update in f32 passed while every added line was excused (bench/unseen/hunt23 MT4)."""
+    helper = (
+        "def clip_grad_norm_fp32_(params, max_norm):\n"
+        '    """Added by bf16-migrate (replacing the legacy bf16 environment switch): the norm in FP32."""\n'
+        "    return torch.stack([p.grad.float().norm() for p in params]).norm()\n"
+    )
+    ema = "t.copy_(t.float() * 0.99 + s.float() * 0.01)\n"
+    text = MIGRATED_TEXT + "\n" + helper + ema
+    where = {"helper": text.splitlines().index(helper.splitlines()[2]) + 1, "ema": len(text.splitlines())}
+    events = {
+        k: [{"kind": "compute", "file": "/u/train.py", "line": n, "op": "Tensor.mul", "order": n, "operands": ["f32"]}]
+        for k, n in where.items()
+    }
+    own = TraceSources({"/u/train.py": LEGACY_TEXT}.get, {MIGRATED: {"/u/train.py": text}}, f32=True)
+    assert trace_findings(runs(events["helper"]), own) == []
+    (found,) = trace_findings(runs(events["ema"]), own)
+    assert found.kind == FindingKind.COMPUTE and found.diagnostic.code == "BFM201"
+
+
 def test_what_the_legacy_run_did_too_is_no_finding():
     # the legacy run ran the user's file: its lines are the original's (the call is line 12 there)
     legacy = [dict(e, line=12) if e["line"] == 13 else dict(e) for e in MEET_CHAIN]
