@@ -1057,10 +1057,13 @@ def main():
 def test_loss_targets_of_method_calls_and_of_a_distributions_log_prob_are_cast(mode):
     """The model called through its own methods (`coder.decode(coder.encode(x))`) and a likelihood's
     observed value (`dist.log_prob(y)`): their targets were left f32 and promoted the loss to f32, where
-    the legacy run computed it in bf16 (a hunt's VAE; verify's trace named them)."""
+    the legacy run computed it in bf16 (a hunt's VAE; verify's trace named them). ``x``, read by the
+    model, two losses and a likelihood, is cast where it is moved to the device, as the switch made it
+    there; ``y``, read by the likelihood alone, where it is read."""
     code = migrate_source(AUTOENCODER, mode, "train.py").code
-    assert "rec = F.binary_cross_entropy_with_logits(logits, x.to(torch.bfloat16))\n" in code
-    assert ".log_prob(x.to(torch.bfloat16)).sum(-1).mean()\n" in code
+    assert "x = (torch.rand(16, 8) > 0.5).float().to(device, dtype=torch.bfloat16)\n" in code
+    assert "rec = F.binary_cross_entropy_with_logits(logits, x)\n" in code
+    assert ".log_prob(x).sum(-1).mean()\n" in code and "dist = density(x)\n" in code
     assert "fit = -dist.log_prob(y.to(torch.bfloat16)).mean()\n" in code
     assert migrate_source(code, mode, "train.py").code == code
 

@@ -156,20 +156,7 @@ class InputCasts:
         falls back to the CPU, ``nn.EmbeddingBag`` with ``per_sample_weights``) then compiled the cast
         alone once per batch shape (measured, torch-xla 2.9 on the XLA CPU device: 3 graphs per new
         shape against 1, the weights cast in the move; bench/unseen/hunt10 counts_compose)."""
-        unknown, static = self._arguments(calls, compiled or [])
-        after: list[cst.BaseStatement] = []
-        reason = self.hook_reason(model, calls, unknown)
-        if reason is not None:
-            after.append(self._pre_hook(model, *reason))
-            for _, transfer, _ in static:
-                if transfer is not None:  # the hook's cast would run on the device: cast in the move instead
-                    self._cast_at_transfer(transfer)
-        else:
-            for expr, transfer, through_dynamo in static:
-                if transfer is None or not through_dynamo:
-                    self._cast(expr)
-                else:
-                    self._cast_at_transfer(transfer)
+        after = self._plan_arguments(model, calls, compiled or [])
         model_nodes = {id(c.call) for c in calls}
         # the names the model's calls are assigned to, by the function they are in (one pass)
         by_function: dict[int, set[str]] = {}
@@ -188,6 +175,31 @@ class InputCasts:
                 elif (moved := self._rounded_upcast(partner)) is not None:
                     self._cast_inside(moved)
         return after
+
+    def _plan_arguments(
+        self, model: cst.BaseExpression, calls: list[ModelCall], compiled: list[cst.BaseExpression]
+    ) -> list[cst.BaseStatement]:
+        """The casts of the arguments of ``model``'s ``calls`` (:meth:`plan_model`); returns the pre-hook's
+        registration when the run-time path is needed. An argument moved to the device and read elsewhere
+        too is cast in the move (:meth:`_shared_transfer`): every read saw bf16 under the switch."""
+        unknown, static = self._arguments(calls, compiled)
+        reason = self.hook_reason(model, calls, unknown)
+        if reason is not None:
+            for _, transfer, _ in static:
+                if transfer is not None:  # the hook's cast would run on the device: cast in the move instead
+                    self._cast_at_transfer(transfer)
+            for expr in unknown:
+                if (shared := self._shared_transfer(expr)) is not None:
+                    self._cast_moved(shared, False)
+            return [self._pre_hook(model, *reason)]
+        for expr, transfer, through_dynamo in static:
+            if (shared := self._shared_transfer(expr)) is not None:
+                self._cast_moved(shared, True)
+            elif transfer is None or not through_dynamo:
+                self._cast(expr)
+            else:
+                self._cast_at_transfer(transfer)
+        return []
 
     def _arguments(
         self, calls: list[ModelCall], compiled: list[cst.BaseExpression]
