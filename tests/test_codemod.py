@@ -1068,6 +1068,28 @@ def test_loss_targets_of_method_calls_and_of_a_distributions_log_prob_are_cast(m
     assert migrate_source(code, mode, "train.py").code == code
 
 
+def test_a_python_number_handed_to_a_loss_is_no_target():
+    """``beta=1 / 9`` of ``F.smooth_l1_loss`` is a Python number: ``(1 / 9).to(torch.bfloat16)`` raised
+    AttributeError after a rewrite that said nothing was left (bench/unseen/hunt22 det_compose); the
+    tensor target beside it is still cast."""
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\n'
+        + "import torch.nn.functional as F\nDELTA = 0.5\n"
+        + "model = torch.nn.Linear(4, 4).to(dev)\n"
+        + "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        + "y = torch.randn(8, 4).to(dev)\n"
+        + "out = model(torch.randn(8, 4).to(dev))\n"
+        + "loss = F.smooth_l1_loss(out, y, beta=1 / 9) + F.huber_loss(out, y, delta=DELTA * 2)\n"
+        + "loss.backward()\n"
+        + "opt.step()\n"
+    )
+    code = migrate_source(src, "stochastic", "train.py").code
+    assert "F.smooth_l1_loss(out, y, beta=1 / 9) + F.huber_loss(out, y, delta=DELTA * 2)\n" in code
+    assert "y = torch.randn(8, 4).to(dev, dtype=torch.bfloat16)\n" in code
+    assert migrate_source(code, "stochastic", "train.py").code == code
+
+
 DOWNCAST_SCORES = """import os
 import numpy as np
 import torch

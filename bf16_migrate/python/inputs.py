@@ -44,6 +44,7 @@ from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall, backpropagated_only, describe_call, runner_calls, same_model
 from .optimizers import add_keywords
+from .tensor_flow import TensorFlow
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
 """Packages whose functions a model is handed to without its forward being run with new inputs
@@ -138,6 +139,7 @@ class InputCasts:
         self.unguarded: list[cst.CSTNode] = []
         self.round_upcasts = round_upcasts
         self.helper_added = False
+        self.tensors = TensorFlow(ctx, flow)
 
     def plan_model(
         self,
@@ -284,6 +286,8 @@ class InputCasts:
         names = {n.value for n in findall(target, m.Name())}
         if names & (set(call.outputs) | set(outputs)) or any(id(a) in model_nodes for a in findall(target, m.Call())):
             return
+        if not self.tensors.tensor_like(target):
+            return  # a Python number (`beta=1 / 9` of smooth_l1_loss), a string, a size: no tensor to cast
         if self._drawn(target):
             return  # a distribution's own draw (`dist.log_prob(dist.sample())`): its dtype is the model's, or integer
         kind = self._kind(target)
