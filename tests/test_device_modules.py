@@ -393,7 +393,9 @@ def test_a_module_moved_in_a_return_is_cast_before_it_and_its_calls_found_throug
     code = result.code
     assert "    model.to(torch.bfloat16)\n    return model.to(device).eval()\n" in code
     assert "    other = build(device)\n    other.to(torch.bfloat16)\n" in code
-    assert "model(x.to(torch.bfloat16))" in code and "other(x.to(torch.bfloat16))" in code
+    # `x`, read by both models, is cast where it is moved to the device
+    assert "x = torch.randn(8, 4).to(device, dtype=torch.bfloat16)" in code
+    assert "print(model(x).sum().item(), other(x).sum().item())" in code
     compile(code, "t.py", "exec")
     assert migrate_source(code, "stochastic", "t.py").code == code
 

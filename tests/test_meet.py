@@ -315,7 +315,7 @@ def test_verify_takes_f32_as_kept_on_purpose_only_in_the_codemods_own_migration(
     assert own.migrated == golden
     against = _texts_of(None, work_tree=golden)
     assert (against.kept_f32, against.loss_f32, against.notes) == (True, True, [])
-    edited = golden.replace("logits = model(images.to(torch.bfloat16))", "logits = model(images)")
+    edited = golden.replace("images.to(device, dtype=torch.bfloat16)", "images.to(device)")
     assert edited != golden
     by_hand = _texts_of(None, work_tree=edited)
     assert (by_hand.kept_f32, by_hand.loss_f32) == (False, False)

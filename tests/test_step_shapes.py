@@ -80,7 +80,9 @@ def main():
         optimizer.step()
 """
     )
-    assert "loss = (model(x.to(torch.bfloat16)) - x.to(torch.bfloat16)).pow(2).mean()" in code
+    # `x`, the model's input and the loss's target, is cast where it is moved to the device
+    assert "        x = torch.randn(8, 4).to(device, dtype=torch.bfloat16)\n" in code
+    assert "loss = (model(x) - x).pow(2).mean()" in code
 
 
 METHOD = """

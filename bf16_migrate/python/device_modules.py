@@ -1118,10 +1118,10 @@ ema = copy.deepcopy(model)
 ema.to(torch.bfloat16)
 model.to(torch.bfloat16)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-x = torch.randn(4, 8).to(device)
-model(x.to(torch.bfloat16)).sum().backward()
+x = torch.randn(4, 8).to(device, dtype=torch.bfloat16)
+model(x).sum().backward()
 optimizer.step()
-print(ema(x.to(torch.bfloat16)))
+print(ema(x))
 """,
         ("BFM150",),
     ),
@@ -1155,10 +1155,10 @@ def main(distill):
         teacher.to(torch.bfloat16)
     student.to(torch.bfloat16)
     optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
-    x = torch.randn(4, 8).to(device)
-    loss = student(x.to(torch.bfloat16)).sum()
+    x = torch.randn(4, 8).to(device, dtype=torch.bfloat16)
+    loss = student(x).sum()
     if distill:
-        loss = loss + (student(x.to(torch.bfloat16)) - teacher(x.to(torch.bfloat16))).pow(2).mean()
+        loss = loss + (student(x) - teacher(x)).pow(2).mean()
     loss.backward()
     optimizer.step()
 """,

@@ -51,6 +51,9 @@ _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
 (``copy.deepcopy(model)``, ``torch.compile(model)``, ``print(model)``): no run-time input cast for them."""
 
 
+_SIZE_READS = frozenset({"shape", "size", "device", "ndim", "dim", "numel", "is_floating_point"})
+"""Attributes of a tensor whose read computes nothing in its dtype (:meth:`InputCasts._computes_nothing`)."""
+
 _ARITHMETIC = m.BinaryOperation()
 _BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")))
 
@@ -172,8 +175,14 @@ class InputCasts:
                     self._loss_target(call, arg.value, model_nodes, outputs, moved_only)
             for partner in arithmetic_partners(self.ctx, call):
                 # a tensor moved to the device (a Python number of the same flow is not a tensor)
+                if self._cast_in_its_move(partner):
+                    continue
                 if self._transfer_of(partner, partner) is not None and self._kind(partner) == FLOAT:
-                    self._cast(partner)
+                    shared = self._shared_transfer(partner, model_nodes)
+                    if shared is not None:
+                        self._cast_moved(shared, True)
+                    else:
+                        self._cast(partner)
                 elif (moved := self._rounded_upcast(partner)) is not None:
                     self._cast_inside(moved)
         return after
@@ -185,17 +194,18 @@ class InputCasts:
         registration when the run-time path is needed. An argument moved to the device and read elsewhere
         too is cast in the move (:meth:`_shared_transfer`): every read saw bf16 under the switch."""
         unknown, static = self._arguments(calls, compiled)
+        model_nodes = {id(c.call) for c in calls}
         reason = self.hook_reason(model, calls, unknown)
         if reason is not None:
             for _, transfer, _ in static:
                 if transfer is not None:  # the hook's cast would run on the device: cast in the move instead
                     self._cast_at_transfer(transfer)
             for expr in unknown:
-                if (shared := self._shared_transfer(expr)) is not None:
+                if (shared := self._shared_transfer(expr, model_nodes)) is not None:
                     self._cast_moved(shared, False)
             return [self._pre_hook(model, *reason)]
         for expr, transfer, through_dynamo in static:
-            if (shared := self._shared_transfer(expr)) is not None:
+            if (shared := self._shared_transfer(expr, model_nodes)) is not None:
                 self._cast_moved(shared, True)
             elif transfer is None or not through_dynamo:
                 self._cast(expr)
@@ -286,12 +296,12 @@ class InputCasts:
         names = {n.value for n in findall(target, m.Name())}
         if names & (set(call.outputs) | set(outputs)) or any(id(a) in model_nodes for a in findall(target, m.Call())):
             return
-        if not self.tensors.tensor_like(target):
-            return  # a Python number (`beta=1 / 9` of smooth_l1_loss), a string, a size: no tensor to cast
+        if not self.tensors.tensor_like(target) or self._cast_in_its_move(target):
+            return  # a Python number (`beta=1 / 9` of smooth_l1_loss), a string, a size; or cast already
         if self._drawn(target):
             return  # a distribution's own draw (`dist.log_prob(dist.sample())`): its dtype is the model's, or integer
         kind = self._kind(target)
-        shared = self._shared_transfer(target) if kind in (FLOAT, "unknown") else None
+        shared = self._shared_transfer(target, model_nodes) if kind in (FLOAT, "unknown") else None
         if shared is not None:
             self._cast_moved(shared, kind == FLOAT)
         elif kind == FLOAT:
@@ -462,11 +472,13 @@ class InputCasts:
             return None
         return value
 
-    def _shared_transfer(self, expr: cst.BaseExpression) -> cst.Call | None:
+    def _shared_transfer(self, expr: cst.BaseExpression, model_nodes: set[int]) -> cst.Call | None:
         """The move to the device that bound the name ``expr`` (:meth:`_transfer_of`) when what it bound is
-        read elsewhere too (``y = y.to(dev)``, then ``nll(mu, logvar, y)`` and ``F.gaussian_nll_loss(mu, y,
-        var)``): under the switch every read saw bf16, so the cast goes in the move, not at one read
-        (a hunt's heteroscedastic regression: its second loss met an f32 target). None otherwise."""
+        read elsewhere too, other than as an argument of the model's calls (``model_nodes``: their ids),
+        which are cast at the call or by the hook: ``y = y.to(dev)``, then ``nll(mu, logvar, y)`` and
+        ``F.gaussian_nll_loss(mu, y, var)``. Under the switch every read saw bf16, so the cast goes in the
+        move, not at one read (a hunt's heteroscedastic regression: its second loss met an f32 target).
+        None otherwise."""
         transfer = self._transfer_of(expr, expr)
         scope = self.ctx.scopes.get(expr) if transfer is not None else None
         if transfer is None or scope is None or not isinstance(expr, cst.Name):
@@ -474,18 +486,47 @@ class InputCasts:
         for binding in scope[expr.value]:
             if isinstance(binding, Assignment) and isinstance(binding.node, cst.Name):
                 if assigned_value(self.ctx, binding.node) is transfer:
-                    return transfer if any(ref.node is not expr for ref in binding.references) else None
+                    others = [ref.node for ref in binding.references if ref.node is not expr]
+                    return transfer if any(not self._computes_nothing(n, model_nodes) for n in others) else None
         return None
 
+    def _cast_in_its_move(self, expr: cst.BaseExpression) -> bool:
+        """Whether the move to the device that bound the name ``expr`` is already rewritten (cast there)."""
+        transfer = self._transfer_of(expr, expr)
+        return transfer is not None and id(transfer) in self.plan.replace
+
+    def _computes_nothing(self, node: cst.CSTNode, model_nodes: set[int]) -> bool:
+        """Whether the read ``node`` computes nothing in its dtype beyond what the input casts see: an
+        argument of one of the model's calls (ids ``model_nodes``: cast there, or by the hook), an operand
+        of a comparison (``logits.argmax(-1) == labels``: a bool), an index, or a read of its size or
+        device (``x.shape``, ``x.size(0)``, ``x.device``)."""
+        parent = self.ctx.parent(node)
+        if isinstance(parent, cst.Arg):
+            return id(self.ctx.parent(parent)) in model_nodes
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return parent.attr.value in _SIZE_READS
+        return isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.Index))
+
     def _cast_moved(self, transfer: cst.Call, floating: bool) -> None:
-        """Cast where ``transfer`` moves a tensor to the device: ``dtype=torch.bfloat16`` in it when the
-        tensor is floating, else the run-time helper around it (:meth:`_runtime`), once."""
+        """Cast where ``transfer`` moves a tensor to the device, once, reported as a tensor brought to the
+        device is (BFM154): ``dtype=torch.bfloat16`` in it when the tensor is floating, else the run-time
+        helper around it (``downcast_floating`` under a switch that made float64 float32)."""
+        ctx = self.ctx
         if id(transfer) in self.plan.replace:
             return
         if floating:
             self._cast_at_transfer(transfer)
+            ctx.report("BFM154", transfer, fixed=True, variant="transfer", code=ctx.code(transfer))
+            return
+        guard = self._guard_for(transfer)
+        if self.round_upcasts:
+            self.plan.replace[id(transfer)] = lambda node: snippets.downcast_floating_call(node, guard)
+            self._need_downcast_helper()
         else:
-            self._runtime(transfer)
+            self.plan.replace[id(transfer)] = lambda node: snippets.floating_to_bf16_call(node, guard)
+            self._need_helper()
+        variant = "runtime_downcast" if self.round_upcasts else "runtime"
+        ctx.report("BFM154", transfer, fixed=True, variant=variant, code=ctx.code(transfer))
 
     def _guard_for(self, node: cst.CSTNode) -> cst.BaseExpression | None:
         """The guard to write at ``node``; a place where it cannot be evaluated is recorded."""
@@ -532,11 +573,7 @@ class InputCasts:
         fields = {"variant": "loss_target"} if method is None else {"variant": "method", "method": method}
         if method is None and self.round_upcasts:
             self.plan.replace[id(expr)] = lambda node: snippets.downcast_floating_call(node, guard)
-            if not any(
-                isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_FLOATING
-                for st in self.plan.prelude
-            ):
-                self.plan.prelude.append(snippets.downcast_floating_helper())
+            self._need_downcast_helper()
             fields = {"variant": "loss_target_downcast"}
             helper = snippets.DOWNCAST_FLOATING
         else:
@@ -544,6 +581,12 @@ class InputCasts:
             self._need_helper()
             helper = snippets.BF16_FLOATING
         self.ctx.report("BFM022", expr, fixed=True, target=self.ctx.code(expr), helper=helper, **fields)
+
+    def _need_downcast_helper(self) -> None:
+        if not any(
+            isinstance(st, cst.FunctionDef) and st.name.value == snippets.DOWNCAST_FLOATING for st in self.plan.prelude
+        ):
+            self.plan.prelude.append(snippets.downcast_floating_helper())
 
     def _need_helper(self) -> None:
         if not self.helper_added:

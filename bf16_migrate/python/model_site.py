@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, ComprehensionScope
 
-from .bindings import argument
+from .bindings import argument, assigned_values, self_assigned
 from .context import FileContext, findall
 from .tree_types import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
@@ -794,7 +794,30 @@ def _named_loss(ctx: FileContext, func: cst.BaseExpression) -> bool:
         if qn.startswith("torch.nn.functional.") and qn.rsplit(".", 1)[1] in api.functional_losses:
             return True
     name = _callee_name(func).lower()
-    return name in api.functional_losses or "loss" in name or "criterion" in name
+    return name in api.functional_losses or "loss" in name or "criterion" in name or _loss_module(ctx, func)
+
+
+def _loss_module(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """``func`` is a ``torch.nn`` loss module whatever its name: ``nn.MSELoss()(out, y)``, or a name or
+    ``self.<attr>`` every binding of which builds one (``mse = nn.MSELoss()``, ``self.l1 = nn.L1Loss()``:
+    a hunt's regression left its target f32 under ``mse``, where ``criterion`` was cast)."""
+    values: list[cst.BaseExpression]
+    if isinstance(func, cst.Call):
+        values = [func]
+    elif isinstance(func, cst.Name):
+        values = assigned_values(ctx, func)
+    elif m.matches(func, m.Attribute(value=m.Name("self"))) and (cls := ctx.enclosing(func, cst.ClassDef)) is not None:
+        assert isinstance(func, cst.Attribute), "matched an attribute of self"
+        values = self_assigned(ctx, cls, func.attr.value)
+    else:
+        return False
+    return bool(values) and all(
+        isinstance(v, cst.Call)
+        and any(
+            qn.startswith("torch.nn.") and qn.rsplit(".", 1)[1].endswith("Loss") for qn in ctx.qualified_names(v.func)
+        )
+        for v in values
+    )
 
 
 def _backpropagated_functions(ctx: FileContext) -> frozenset[str]:
