@@ -426,6 +426,7 @@ def verify_script(
     if previous is not None:
         texts.diagnostics = list(previous.diagnostics)
         texts.islands = dict(previous.islands)
+        texts.own = previous.own_migration  # the repairs of `--fix` are verify's own, not a hand's
     args = [str(a) for a in script_args]
     common = dict(base_env=base_env, args=args, steps=steps, timeout=timeout, graphs=graphs)
     trace_after = max(0.0, trace_time) if trace else None
@@ -538,6 +539,7 @@ def verify_script(
         trace_findings=findings,
         modules=dict(texts.modules),
         islands=dict(texts.islands),
+        own_migration=texts.own,
     )
 
 
@@ -613,7 +615,9 @@ def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts
     if texts.reference is not None:
         run_texts[REFERENCE] = {str(script): texts.reference}
         run_texts[AUTOCAST] = run_texts[REFERENCE]  # the autocast control runs the FP32 reference's text
-    sources = TraceSources(user_text, run_texts, f32=mode.casts_model, f64=not mode.casts_model)
+    sources = TraceSources(
+        user_text, run_texts, f32=mode.casts_model, f64=not mode.casts_model, own_migration=texts.own
+    )
     checkout = legacy.checkout
     if checkout is not None:
 
@@ -730,6 +734,10 @@ class _Texts:
     islands: dict[Path, list[Any]] = field(default_factory=dict)
     """The deliberate f32 islands the migration of the legacy text kept, by file, in the lines of
     the legacy text (:func:`_migrate`): the dtype trace does not count them."""
+    own: bool = True
+    """The migrated text is the codemod's own migration of the legacy text: only then do its islands and
+    the lines where it wrote ``float32`` excuse f32 (:class:`.trace_findings.TraceSources`); a hand-made
+    text's f32 there is judged as any (bench/unseen/hunt23 TC4b, MT2b PASSed)."""
     reference_modules: dict[Path, str] = field(default_factory=dict)
     """The modules of the tree staged beside the FP32 reference (and amp's autocast control): a
     module that sets the switch for its importers, its writes removed (:func:`_implied_legacy_env`)."""
@@ -777,6 +785,7 @@ def _texts(
     kept_f32 = loss_f32 = False
     notes: list[str] = []
     islands: dict[Path, list[Any]] | None = None
+    own = migrated_source is None
     if migrated_source is None:
         if legacy_source is None:
             migrated_source, diagnostics, flag, modules, kept_f32, loss_f32, islands, refusals = _migrate(
@@ -790,6 +799,7 @@ def _texts(
             # under its launcher's setting), f32 it keeps on purpose
             legacy_read = _migrate(legacy_text, mode, script, launched_with=legacy_env, modules=False)
             kept_f32, loss_f32, notes = _kept_f32_of(legacy_read, migrated_source)
+            own = legacy_read.code == migrated_source
             if mode.autocast and legacy_env and migrated_source == legacy_source:
                 flag = legacy_read.flag
     if need_reference and reference_source is None:
@@ -798,7 +808,9 @@ def _texts(
         reference_source = _migrate(legacy_text, REFERENCE_MODE, script, launched_with=legacy_env, modules=False)[0]
     if islands is None and need_islands:
         try:
-            islands = _migrate(legacy_text, mode, script, launched_with=legacy_env).islands
+            read = _migrate(legacy_text, mode, script, launched_with=legacy_env)
+            own = own or read.code == migrated_source
+            islands = read.islands if own else {}
         except (RunError, ValueError):
             islands = {}
     return _Texts(
@@ -811,6 +823,7 @@ def _texts(
         loss_f32,
         notes,
         islands or {},
+        own=own,
     )
 
 

@@ -55,6 +55,9 @@ class VerifyReport:
     trace_findings: list[TraceFinding] = field(default_factory=list)
     modules: dict[Path, str] = field(default_factory=dict)
     islands: dict[Path, list[Any]] = field(default_factory=dict)
+    own_migration: bool = True
+    """The migrated text was the codemod's own migration of the legacy text (its islands and the lines where
+    it wrote ``float32`` excuse f32); a ``verify --fix`` round keeps what the first round was."""
 
     @property
     def passed(self) -> bool:

@@ -173,6 +173,9 @@ class TraceSources:
     run_texts: dict[str, dict[str, str]] = field(default_factory=dict)
     islands: dict[str, list[tuple[int, int, Diagnostic]]] = field(default_factory=dict)
     f32: bool = True
+    own_migration: bool = True
+    """The migrated text is the codemod's own migration: the lines where it wrote ``float32`` excuse the
+    f32 that begins there (a loss accumulator made FP32); a hand-made text's do not."""
     f64: bool = False
     """With ``f32`` off: the migrated run's trace records float64 on the device (amp), each chain
     of it one ``float64`` finding (BFM204)."""
@@ -297,6 +300,15 @@ class TraceFinding:
 
 _F32_KINDS = (Kind.MEET, Kind.COMPUTE)
 
+
+def _family(kind: Kind) -> str:
+    """The key an event is matched by against the legacy run's: an operation computing in the wide dtype
+    is one fact whether its operands met bf16 there (``meet``) or not (``compute``), so a legacy ``meet``
+    covers a migrated ``compute`` of the same op at the same line (a table kept float32 under
+    XLA_DOWNCAST_BF16, as the switch held its float64: a false BFM203, bench/unseen/hunt23 TCR1)."""
+    return "wide" if kind in _F32_KINDS else kind.value
+
+
 _INITIALISERS = frozenset(
     f"{prefix}.{name}"
     for prefix in ("torch", "Tensor")
@@ -366,7 +378,7 @@ class _Reader:
             if e.kind == Kind.EXIT and e.exits <= e.cast_back:
                 continue  # the legacy run handed the host float32 there: what it should
             p = sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
-            self.legacy_keys.add((p.path, p.line, e.op, e.kind.value))
+            self.legacy_keys.add((p.path, p.line, e.op, _family(e.kind)))
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
 
@@ -394,7 +406,7 @@ class _Reader:
     def new(self, e: TraceEvent) -> bool:
         """The legacy run had no event of this kind and op at this line."""
         p = self.place(e)
-        return (p.path, p.line, e.op, e.kind.value) not in self.legacy_keys
+        return (p.path, p.line, e.op, _family(e.kind)) not in self.legacy_keys
 
     def findings(self) -> list[TraceFinding]:
         out: list[tuple[int, TraceFinding]] = []
@@ -440,7 +452,7 @@ class _Reader:
         accumulator made FP32, the mode's rule: ``dtype=torch.float32`` added to its factory): the
         migration's own choice, as the lines it adds are, not something its reading missed."""
         _kind, file, line, _op = root
-        if not file or not line:
+        if not file or not line or not self.sources.own_migration:
             return False
         ran = self.sources.run_text(MIGRATED, file)
         user = self.sources.user_text(file)
