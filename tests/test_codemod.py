@@ -937,6 +937,50 @@ def test_a_float64_head_under_downcast_is_built_float64_and_cast_to_float32_with
     assert "downcast_bf16" not in use  # (a refusal today: BFM081 names the `.double()` input of the head)
 
 
+PRETRAINED_TABLE = """import os
+import numpy as np
+import torch
+import torch_xla
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+
+
+class Bag(torch.nn.Module):
+    def __init__(self, table):
+        super().__init__()
+        self.emb = torch.nn.Embedding.from_pretrained(torch.from_numpy(table), freeze=True)
+        self.out = torch.nn.Linear(4, 2)
+
+    def forward(self, ids):
+        return self.out(self.emb(ids).mean(1).float())
+
+
+def main():
+    device = torch_xla.device()
+    model = Bag(np.random.default_rng(0).normal(size=(10, 4))).to(device)
+    opt = torch.optim.SGD(model.out.parameters(), lr=0.1)
+    loss = model(torch.randint(0, 10, (2, 3)).to(device)).sum()
+    loss.backward()
+    opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_a_pretrained_table_from_numpy_is_float64_state(mode):
+    """``nn.Embedding.from_pretrained(torch.from_numpy(table))`` holds NumPy's float64: under
+    XLA_DOWNCAST_BF16 it was float32 on the device. The casting modes cast the model with
+    ``downcast_bf16`` (``model.to(torch.bfloat16)`` made the table bf16 where the legacy run pooled in
+    f32), amp makes it float32 (it pooled in f64 under autocast; bench/unseen/hunt23 text_f64emb)."""
+    code = migrate_source(PRETRAINED_TABLE, mode, "train.py").code
+    if mode == "amp":
+        assert "    model.to(torch.float32)\n" in code
+    else:
+        assert "    downcast_bf16(model)\n" in code and "model.to(torch.bfloat16)" not in code
+    assert migrate_source(code, mode, "train.py").code == code
+
+
 def test_a_float64_head_under_a_guarded_downcast_is_made_float32_after_its_constructor():
     """With the switch on under a condition, the path without it runs the same model: the float64
     head is built as before and made float32 right after (the double idiom's ``.float()`` input meets

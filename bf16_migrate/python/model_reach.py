@@ -173,6 +173,7 @@ def float64_modules(ctx: FileContext, model: cst.BaseExpression) -> list[tuple[s
 
 _DATA_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.asarray"})
 _FLOAT64 = frozenset({"torch.float64", "torch.double"})
+_PRETRAINED = frozenset({"torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained"})
 
 
 def float64_state(ctx: FileContext) -> cst.Call | None:
@@ -186,10 +187,13 @@ def float64_state(ctx: FileContext) -> cst.Call | None:
     for call in ctx.nodes(cst.Call):
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-        if name not in ("register_buffer", "Parameter") or ctx.enclosing(call, cst.ClassDef) is None:
+        if name not in ("register_buffer", "Parameter", "from_pretrained") or ctx.enclosing(call, cst.ClassDef) is None:
             continue  # a cheap test first: every call of the file is looked at
         registers = name == "register_buffer" and len(call.args) >= 2
         parameter = bool(ctx.qualified_names(func) & {"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+        # `nn.Embedding.from_pretrained(torch.from_numpy(table))`: its weight is the tensor given (torch 2.9 docs
+        # of Embedding.from_pretrained), float64 from NumPy (a hunt's frozen word vectors)
+        parameter = parameter or (name == "from_pretrained" and bool(ctx.qualified_names(func) & _PRETRAINED))
         value = call.args[1].value if registers else call.args[0].value if parameter and call.args else None
         if value is not None and _may_be_float64(ctx, value):
             return call
