@@ -1099,6 +1099,8 @@ class _Audit:
 
     def _binding_is_tensor(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Param):
+            if self._autograd_context(node):
+                return False
             return self.flows.tensor_like(node.name) or self._gradient(node)
         if self._saved_tensor(node):
             return True
@@ -1117,6 +1119,17 @@ class _Audit:
         torch.autograd"), the model's."""
         func = self.ctx.enclosing(param, cst.FunctionDef)
         if func is None or func.name.value != "backward" or param is func.params.params[0]:
+            return False
+        return self._autograd_function(self.ctx.enclosing(func, cst.ClassDef))
+
+    def _autograd_context(self, param: cst.Param) -> bool:
+        """``ctx``, the first parameter of a ``torch.autograd.Function``'s ``forward``, ``backward`` or
+        ``setup_context``: a context object, no tensor (``dtype=ctx.dtype`` raised AttributeError, written
+        where ``ctx.save_for_backward(noise)`` was read as a meet: bench/unseen/hunt22 autograd_fn_ctx_dtype)."""
+        func = self.ctx.enclosing(param, cst.FunctionDef)
+        if func is None or func.name.value not in ("forward", "backward", "setup_context"):
+            return False
+        if not func.params.params or param is not func.params.params[0]:
             return False
         return self._autograd_function(self.ctx.enclosing(func, cst.ClassDef))
 
