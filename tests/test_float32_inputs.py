@@ -184,3 +184,21 @@ def test_the_fp32_reference_makes_float64_state_float32_as_the_amp_migration_doe
     for mode in ("amp", "reference"):
         code = migrate_source(source, mode, "train.py").code
         assert "\nmodel.to(torch.float32)\nopt = torch.optim.AdamW(" in code, mode
+
+
+def test_amp_reads_a_float64_arrival_through_an_index_or_a_view():
+    """amp: a rollout buffer of NumPy float64 moved to the device and read as ``ret[idx] - v[idx]`` (a PPO
+    minibatch) made the loss float64: the read through an index, or a view (``ret.view(-1)``), computes
+    with it as the plain read does (bench/unseen/hunt22 amp_np_zeros_f64)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\nimport torch\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = torch.nn.Linear(4, 1).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nret_buf = np.zeros(16)\n"
+        "x = torch.randn(16, 4).to(device)\nret = torch.from_numpy(ret_buf).to(device)\n"
+        "v = model(x).squeeze(-1)\nidx = torch.randperm(16)[:8]\n"
+        "loss = 0.5 * (READ - v[idx]).pow(2).mean()\nloss.backward()\nopt.step()\n"
+    )
+    for read in ("ret[idx]", "ret.view(-1)[idx]"):
+        code = migrate_source(source.replace("READ", read), "amp", "ppo.py").code
+        assert "ret = float64_to_float32(torch.from_numpy(ret_buf).to(device))\n" in code, read
+        assert migrate_source(code, "amp", "ppo.py").code == code

@@ -284,13 +284,31 @@ def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset
     """Whether ``read`` computes with the tensor where amp's FP32 code would meet a float64 one: an
     operand of arithmetic, or an argument of a call that is neither a model's (its input hook
     decides) nor a loss over class indices; a comparison, a move (``.to``) or a question of its shape
-    computes nothing floating."""
+    computes nothing floating. Read through an index or a view first (``ret[idx] - v[idx]``,
+    ``ret.view(-1) * w``: a rollout buffer's minibatch made a PPO loss float64, bench/unseen/hunt22
+    amp_np_zeros_f64)."""
+    for _ in range(4):
+        up = ctx.parent(read)
+        if isinstance(up, cst.Subscript) and up.value is read:
+            read = up
+        elif (
+            isinstance(up, cst.Attribute)
+            and up.value is read
+            and up.attr.value in _VIEWS
+            and isinstance(call := ctx.parent(up), cst.Call)
+        ):
+            read = call
+        else:
+            break
     parent = ctx.parent(read)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
     holder = _argument_of(ctx, read)
     return holder is not None and holder not in model_calls and not _class_index_target(ctx, read)
 
+
+_VIEWS = frozenset({"view", "reshape", "squeeze", "unsqueeze", "flatten", "expand", "expand_as", "t", "transpose"})
+"""Tensor methods that re-view a tensor, computing nothing (:func:`_computes_in_amp` reads through them)."""
 
 _CLASS_INDEX_LOSSES = frozenset({"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"})
 """Losses whose target is class indices (an integer tensor): no float64 to make float32 there."""
