@@ -1,0 +1,2 @@
+import train
+train.main(steps=5)
