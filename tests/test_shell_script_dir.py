@@ -79,3 +79,34 @@ def test_a_sourced_path_that_stays_computed_keeps_the_setting_and_says_why(tmp_p
     assert [d.code for d in kept] == ["BFM110"], diagnostics
     assert kept[0].path.endswith("env.sh")
     assert "launch/run.sh loads this file" in kept[0].message and cause in kept[0].message, kept[0].message
+
+
+@pytest.mark.parametrize(
+    "launch",
+    [
+        'CMD=(python3 "$HERE/../train.py" --steps 3)\nenv XLA_USE_BF16=1 "${CMD[@]}"\n',
+        "CMD=(python3 ../train.py --steps 3)\nXLA_USE_BF16=1 ${CMD[@]}\n",
+        "PY=(python3 -u)\nXLA_USE_BF16=1 $PY ../train.py\n",
+    ],
+)
+def test_a_launch_held_in_a_bash_array_is_read_through_it(tmp_path, launch):
+    """``CMD=(torchrun ... train.py ...)`` then ``env XLA_USE_BF16=1 "${CMD[@]}"``: the array's elements are
+    the command's words (``man bash`` "Arrays"), so the script is found and migrated with the setting
+    (bench/unseen/hunt22 launch_cmd_array was BFM110); ``$PY`` of an array is its first element."""
+    tree = _tree(tmp_path, 'HERE="$(dirname "$0")"\ncd "$HERE"\n' + launch)
+    (tree / "launch" / "env.sh").unlink()
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
+    assert (
+        "XLA_USE_BF16" not in changed["launch/run.sh"]
+        and "NEURON_RT_STOCHASTIC_ROUNDING_EN=1" in changed["launch/run.sh"]
+    )
+    assert "    model.to(torch.bfloat16)\n" in changed["train.py"]
+    assert not [d for d in outcome.diagnostics if not d.fixed], diagnostics
+
+
+def test_an_array_appended_to_stays_computed(tmp_path):
+    """``CMD+=(...)`` changes what the array holds in ways the reader does not follow: computed, kept."""
+    _tree(tmp_path, 'CMD=(python3 "$(dirname "$0")/../train.py")\nCMD+=(--steps 3)\nenv XLA_USE_BF16=1 "${CMD[@]}"\n')
+    (tmp_path / "proj" / "launch" / "env.sh").unlink()
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
+    assert changed == {} and [d.code for d in outcome.diagnostics if not d.fixed] == ["BFM110"], diagnostics

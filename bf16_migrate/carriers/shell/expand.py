@@ -19,7 +19,11 @@ script (and of the files it ``source``s, when the caller passes their assignment
 * ``"$@"``, ``$1``... are the arguments of the function call being followed, when there is
   one (see :meth:`Expander.words`).
 * ``${X:-word}`` / ``${X-word}``: the default where ``X`` is empty (unset); other operators,
-  command and arithmetic substitutions, arrays and ``for``/``read`` variables are computed.
+  command and arithmetic substitutions and ``for``/``read`` variables are computed.
+* An indexed array assigned a literal list, ``CMD=(torchrun --nproc_per_node 2 train.py)``: ``"${CMD[@]}"``
+  is its elements, one word each, ``${CMD[@]}`` the same split again on blanks, ``$CMD`` / ``${CMD[0]}``
+  its first element (``man bash`` "Arrays"); another index, an append (``CMD+=(...)``) or an element that
+  is not a literal makes it computed.
   One exception: the idioms for the directory of the script itself (``$(dirname "$0")``,
   ``$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)``, ``$(dirname "$(readlink -f "$0")")``,
   ``${BASH_SOURCE%/*}``) are that directory (``.``), which a launched or sourced path is
@@ -44,6 +48,9 @@ from .parsed import ShellSource
 from .words import static_value
 
 COMPUTED = "\0"
+_ELEMENTS = "\x1f"
+"""Between the elements of an array's value (:meth:`Expander._value`): split into words where the array
+is expanded whole (``"${CMD[@]}"``), cut at the first where its first element is (``$CMD``)."""
 MAX_ALTERNATIVES = 16
 MAX_DEPTH = 8
 SCRIPT_DIR_COMMANDS = {"cd", "dirname", "pwd", "realpath", "readlink"}
@@ -113,8 +120,11 @@ class Expander:
             n = stack.pop()
             if n.type == "variable_assignment" and n.parent is not None and n.parent.type != "command":
                 name = n.child_by_field_name("name")
+                value = n.child_by_field_name("value")
+                appends = any(c.type == "+=" for c in n.children)
                 if name is not None and name.type == "variable_name":
-                    self.assignments.setdefault(self.source.t(name), []).append((n, n.child_by_field_name("value")))
+                    entry = "computed" if appends and value is not None and value.type == "array" else value
+                    self.assignments.setdefault(self.source.t(name), []).append((n, entry))
             elif n.type == "for_statement":
                 var = n.child_by_field_name("variable")
                 if var is not None:
@@ -237,12 +247,19 @@ class Expander:
             return _join(parts)
         if kind in ("simple_expansion", "expansion"):
             return self._parameter(node, at, depth)
+        if kind == "array":
+            elements = [self._value(c, at, depth) for c in node.named_children]
+            if elements and all(len(alts) == 1 and COMPUTED not in alts[0][0] for alts in elements):
+                return [(_ELEMENTS.join(alts[0][0] for alts in elements), {})]
         if kind == "command_substitution" and self._is_script_dir(node):
             return [(".", {})]
         line = self.source.at(node.start_byte)[0]
         return [(COMPUTED, {self.source.t(node)[:40]: line})]
 
     def _parameter(self, node, at, depth: int) -> list[tuple[str, dict[str, int]]]:
+        subscript = next((c for c in node.named_children if c.type == "subscript"), None)
+        if subscript is not None and node.type == "expansion" and len(node.named_children) == 1:
+            return self._element(subscript, at, depth)
         var = next((c for c in node.named_children if c.type in ("variable_name", "special_variable_name")), None)
         if var is None:
             return [(COMPUTED, {self.source.t(node): 0})]
@@ -270,7 +287,20 @@ class Expander:
                         out.extend(dvals if t == "" or unset else [(t, comp)])
                     return out
                 return [(COMPUTED, {name: 0})]
-        return found or self.values(name, at, depth + 1)
+        return [(_first_element(t), comp) for t, comp in found or self.values(name, at, depth + 1)]
+
+    def _element(self, subscript, at, depth: int) -> list[tuple[str, dict[str, int]]]:
+        """``${CMD[@]}`` (every element, kept apart for :meth:`_word`), ``${CMD[0]}`` (the first); another
+        index is computed."""
+        var = next((c for c in subscript.named_children if c.type == "variable_name"), None)
+        index = subscript.child_by_field_name("index")
+        text = self.source.t(subscript)
+        if var is None or index is None or self.source.t(index) not in ("@", "*", "0"):
+            return [(COMPUTED, {text: 0})]
+        values = self.values(self.source.t(var), at, depth + 1)
+        if self.source.t(index) == "0":
+            return [(_first_element(t), comp) for t, comp in values]
+        return values
 
     def _argument(self, name: str) -> list[tuple[str, dict[str, int]]]:
         """``$N`` from the script's own arguments (:attr:`argv`): computed-unset past their end."""
@@ -385,6 +415,10 @@ class Expander:
                 forwarded = self._positional(inner[0], positional, quoted=True)
                 if forwarded is not None:
                     return forwarded
+                if any(c.type == "subscript" for c in inner[0].named_children):  # "${CMD[@]}": a word an element
+                    return [
+                        ([_finish(w) for w in t.split(_ELEMENTS)], comp) for t, comp in self._parameter(inner[0], at, 0)
+                    ]
         if kind in ("string", "concatenation", "raw_string", "word", "number"):
             return [([_finish(t)], comp) for t, comp in self._value(node, at, 0)]
         return [([None], {self.source.t(node)[:40]: self.source.at(node.start_byte)[0]})]
@@ -409,7 +443,12 @@ class Expander:
 
 def _split(text: str) -> list[str | None]:
     """Word splitting of an unquoted expansion's result (default IFS: blanks and newlines)."""
-    return [_finish(w) for w in text.split()]
+    return [_finish(w) for w in text.replace(_ELEMENTS, " ").split()]
+
+
+def _first_element(text: str) -> str:
+    """The first element of an array's value (``$CMD`` of ``CMD=(a b)`` is ``a``); a scalar's value as it is."""
+    return text.split(_ELEMENTS, 1)[0]
 
 
 def _dedupe(values: list[tuple[str, dict[str, int]]]) -> list[tuple[str, dict[str, int]]]:
