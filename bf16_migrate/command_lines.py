@@ -22,6 +22,7 @@ never guessed.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -662,8 +663,10 @@ def _python_module(words: list[str | None], i: int, cmd: Command) -> Command:
 def _python_inline(words: list[str | None], i: int, cmd: Command) -> Command:
     """``python -c CODE`` or ``python -cCODE`` at ``i`` (python(1), ``-c``): the code is the program,
     read as a script is (:attr:`Target.INLINE`, the words after it its ``sys.argv[1:]``); computed code
-    is a problem; code that never names torch cannot be affected by the variable (``python``
-    False)."""
+    is a problem; code that never names torch and imports nothing but the standard library cannot be
+    affected by the variable (``python`` False). Code that imports another module (``import train_mlm;
+    train_mlm.main()``) is read on: the tree's module may be the training it hands over to
+    (:mod:`bf16_migrate.carriers.delegate`)."""
     w = words[i]
     assert w is not None, "the caller passes the index of a static -c word"
     attached = len(w) > 2
@@ -671,13 +674,27 @@ def _python_inline(words: list[str | None], i: int, cmd: Command) -> Command:
     code = w[2:] if attached else (words[at] if at < len(words) else "")
     if code is None:
         cmd.problem = "`python -c` runs code computed at run time"
-    elif "torch" not in code:
+    elif "torch" not in code and not _imports_beyond_stdlib(code):
         cmd.python = False  # inline code that never imports torch: the variable does nothing
     else:
         cmd.target = (Target.INLINE, code)
         cmd.inline, cmd.inline_attached = at, attached
         cmd.args = words[at + 1 :]
     return cmd
+
+
+_IMPORTED = re.compile(r"(?:^|[;\s])(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))")
+
+
+def _imports_beyond_stdlib(code: str) -> bool:
+    """Whether ``code`` imports a module whose top package is not the standard library's
+    (``sys.stdlib_module_names``): it may be a module of the tree. A rough reading of the text, enough
+    to keep such code a launch (what it imports is resolved against the tree later)."""
+    for found in _IMPORTED.finditer(code):
+        name = (found.group(1) or found.group(2) or "").lstrip(".").split(".")[0]
+        if name and name not in sys.stdlib_module_names:
+            return True
+    return False
 
 
 def _torchrun(words: list[str | None], i: int, cmd: Command) -> Command:

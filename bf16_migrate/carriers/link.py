@@ -33,6 +33,7 @@ from ..python.snippets import HELPER_SOURCES
 from ..rules import Mode, load_rules
 from ..shebang import shebang_kind
 from . import for_kind
+from .delegate import delegated_module
 from .link_decide import Decider
 from .link_decide import passes_flag as passes_flag  # re-exported: read by tests/test_launch_lines.py
 from .model import CarrierFile, FileResult, Launch, Resolution, Resolved, Target
@@ -239,6 +240,11 @@ class LinkPlanner:
         if launch.problem:
             return Resolved(Resolution.NONE, problem=launch.problem)
         if kind == Target.INLINE:
+            handed = delegated_module(carrier.path, word, carrier.root)  # `python -c "import t; t.main()"`
+            if handed is not None and self.left_out(handed) is None:
+                return Resolved(Resolution.PY, handed)
+            if "torch" not in word:  # it imports no module of the tree that trains: the variable does nothing
+                return Resolved(Resolution.IGNORED)
             return Resolved(Resolution.INLINE, carrier.path)
         if kind == Target.MODULE:
             path, problem = resolve_module(word, carrier.path, carrier.root)
@@ -257,7 +263,17 @@ class LinkPlanner:
             return Resolved(Resolution.SHELL, path)  # (a Slurm batch script may be Python: sbatch runs its #!)
         if not uses_torch(path, carrier.root):
             return Resolved(Resolution.IGNORED, path)
-        return Resolved(Resolution.PY, path)
+        return Resolved(Resolution.PY, self._handed_to(path, carrier.root))
+
+    def _handed_to(self, path: Path, root: Path) -> Path:
+        """``path``, or the module of the tree the thin entry script ``path`` hands its training to
+        (:func:`.delegate.delegated_module`): the launch's settings are migrated with that module."""
+        try:
+            text = self.read_python(path)[0]
+        except Exception:  # its own run reports what cannot be read
+            return path
+        handed = delegated_module(path, text, root)
+        return handed if handed is not None and self.left_out(handed) is None else path
 
     # -- decisions -------------------------------------------------------------------------------
     def _decide(
