@@ -140,11 +140,18 @@ main()
 def test_a_guarded_cast_of_an_operand_is_parenthesised():
     """``out - y`` with ``y`` cast under the script's condition: ``out - (y.to(...) if c else y)``.
     Without the parentheses Python reads ``(out - y.to(...)) if c else y``: in the configuration
-    without the flag the term loses the model (its loss silently another)."""
-    result = migrate_source(OPERAND, "stochastic", "train.py")
-    assert "loss = (out - (y.to(torch.bfloat16) if args.bf16 else y)).abs().mean() + 0.5 * (out - (" in result.code
+    without the flag the term loses the model (its loss silently another). ``y`` read twice is cast in its
+    move instead, under the condition too."""
+    once = OPERAND.replace(" + 0.5 * (out - y).pow(2).mean()", "")
+    assert once != OPERAND
+    result = migrate_source(once, "stochastic", "train.py")
+    assert "loss = (out - (y.to(torch.bfloat16) if args.bf16 else y)).abs().mean()\n" in result.code
     assert "out = model(x.to(torch.bfloat16) if args.bf16 else x)\n" in result.code  # an argument: bare
     cst.parse_module(result.code)
+    twice = migrate_source(OPERAND, "stochastic", "train.py").code
+    assert "torch.randn(8, 1).to(device, dtype=(torch.bfloat16 if args.bf16 else None))" in twice
+    assert "loss = (out - y).abs().mean() + 0.5 * (out - y).pow(2).mean()\n" in twice
+    cst.parse_module(twice)
 
 
 def test_a_write_under_another_key_leaves_the_condition_as_it_was():

@@ -37,14 +37,13 @@ from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, assigned_values
+from .bindings import assigned_value, assigned_values, python_number
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .model_site import ModelCall, backpropagated_only, describe_call, runner_calls, same_model
 from .optimizers import add_keywords
-from .tensor_flow import TensorFlow
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
 """Packages whose functions a model is handed to without its forward being run with new inputs
@@ -142,7 +141,6 @@ class InputCasts:
         self.unguarded: list[cst.CSTNode] = []
         self.round_upcasts = round_upcasts
         self.helper_added = False
-        self.tensors = TensorFlow(ctx, flow)
 
     def plan_model(
         self,
@@ -296,7 +294,7 @@ class InputCasts:
         names = {n.value for n in findall(target, m.Name())}
         if names & (set(call.outputs) | set(outputs)) or any(id(a) in model_nodes for a in findall(target, m.Call())):
             return
-        if not self.tensors.tensor_like(target) or self._cast_in_its_move(target):
+        if self._a_number(target) or self._cast_in_its_move(target):
             return  # a Python number (`beta=1 / 9` of smooth_l1_loss), a string, a size; or cast already
         if self._drawn(target):
             return  # a distribution's own draw (`dist.log_prob(dist.sample())`): its dtype is the model's, or integer
@@ -489,6 +487,15 @@ class InputCasts:
                     others = [ref.node for ref in binding.references if ref.node is not expr]
                     return transfer if any(not self._computes_nothing(n, model_nodes) for n in others) else None
         return None
+
+    def _a_number(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a Python number the code shows (:func:`.bindings.python_number`: ``1 / 9``,
+        ``-(0.5)``, a module constant) or a ``math`` function or constant (``math.sqrt(2.0)``): a loss's
+        hyperparameter, no tensor."""
+        if python_number(self.ctx, expr):
+            return True
+        node = expr.func if isinstance(expr, cst.Call) else expr
+        return any(name.startswith("math.") for name in self.ctx.qualified_names(node))
 
     def _cast_in_its_move(self, expr: cst.BaseExpression) -> bool:
         """Whether the move to the device that bound the name ``expr`` is already rewritten (cast there)."""
