@@ -801,6 +801,8 @@ def _loss_module(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """``func`` is a ``torch.nn`` loss module whatever its name: ``nn.MSELoss()(out, y)``, or a name or
     ``self.<attr>`` every binding of which builds one (``mse = nn.MSELoss()``, ``self.l1 = nn.L1Loss()``:
     a hunt's regression left its target f32 under ``mse``, where ``criterion`` was cast)."""
+    if not ctx.memo(("model_site: builds a loss module",), lambda: "Loss(" in ctx.text()):
+        return False  # a cheap test first: no `...Loss(` anywhere in the file
     values: list[cst.BaseExpression]
     if isinstance(func, cst.Call):
         values = [func]
