@@ -255,6 +255,12 @@ class HostExit:
     unknown_left: bool = False
     """A value whose dtype the code does not tell is left as it is (it is most often a Python
     number there, and a bf16 tensor costs little): only a floating tensor is cast."""
+    when_true: tuple[int, str] | None = None
+    """(position, keyword) of an argument that must be ``True`` for the row to apply
+    (``t.numpy(force=True)``), or None."""
+    copies: bool = False
+    """The method copies its receiver to the host and gives no tensor back (a NumPy array): the
+    cast goes on the receiver (``t.cpu().float().numpy(force=True)``), not after the call."""
 
 
 @dataclass(frozen=True)
@@ -510,6 +516,8 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
         "keeps_device",
         "unknown",
         "measured",
+        "when_true",
+        "copies",
     }
     out = []
     for k, entry in enumerate(rows, 1):
@@ -538,6 +546,8 @@ def _load_host_exits(path: Path) -> tuple[HostExit, ...]:
                 saved=bool(entry.get("saved", False)),
                 keeps_device=bool(entry.get("keeps_device", False)),
                 unknown_left=_unknown(entry, where),
+                when_true=_position(entry, "when_true", where),
+                copies=bool(entry.get("copies", False)),
             )
         )
     return tuple(out)

@@ -1529,3 +1529,24 @@ def test_a_switch_set_at_module_level_under_options_travels_into_the_function_th
     assert 'os.environ["XLA_USE_BF16"] = "1"' in kept.code and "BFM041" in [d.code for d in kept.diagnostics]
     handed = shadowed.replace("    main()\n", "    main(args)\n")  # every call hands it the same global
     assert "    if args.bf16:\n        model.to(torch.bfloat16)\n" in run(handed).code
+
+
+def test_numpy_with_force_is_an_exit_whose_receiver_is_cast_on_the_host():
+    """``t.numpy(force=True)`` copies a device tensor to the host itself (torch docs: ``t.detach().cpu()
+    ...numpy()``), float32 under the switch, bf16 after the model cast (NumPy raises): the receiver gets
+    ``.cpu().float()`` (a floating one) or goes through ``host_float32`` (one of unknown dtype); a plain
+    ``.numpy()`` raises for a device tensor in the legacy run too and is left (bench/unseen/hunt24 numpy_force)."""
+    src = (
+        HEADER
+        + 'os.environ["XLA_USE_BF16"] = "1"\nimport numpy as np\n\ndev = torch_xla.device()\n'
+        + "model = torch.nn.Linear(4, 2).to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        + "x = torch.randn(3, 4).to(dev)\nout = model(x)\nout.sum().backward()\nopt.step()\n"
+        + "probs = torch.randn(3, 2).to(dev).softmax(-1)\n"
+        + 'np.save("p.npy", probs.numpy(force=True))\nnp.save("o.npy", out.numpy(force=True))\n'
+        + 'np.save("h.npy", out.cpu().numpy())\n'
+    )
+    code = migrate_source(src, "stochastic", "train.py").code
+    assert 'np.save("p.npy", probs.cpu().float().numpy(force=True))\n' in code
+    assert 'np.save("o.npy", host_float32(out).numpy(force=True))\n' in code
+    assert 'np.save("h.npy", host_float32(out.cpu()).numpy())\n' in code
+    assert migrate_source(code, "stochastic", "train.py").code == code

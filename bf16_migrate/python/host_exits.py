@@ -210,7 +210,12 @@ class _HostEdge:
     ) -> None:
         self.ctx, self.plan, self.mode, self.flow, self.models = ctx, plan, mode, flow, models
         rows = ctx.rules.host_exits
-        self.by_method = {r.method: r for r in rows if r.method is not None}
+        self.by_method: dict[str, list[HostExit]] = {}
+        for r in rows:  # a row with a condition first: `.numpy(force=True)` before `.numpy()`
+            if r.method is not None:
+                self.by_method.setdefault(r.method, []).append(r)
+        for found in self.by_method.values():
+            found.sort(key=lambda r: r.device is None and r.when_true is None)
         self.by_function = {name: r for r in rows for name in r.functions}
         self.needs_nothing = {r.method for r in rows if r.method is not None and r.hands in ("python", "integer")}
         # a method of the file's own classes is theirs, not a logging library's (`self.log.add_scalar`)
@@ -238,14 +243,19 @@ class _HostEdge:
                 return self.by_function[name]
         if not isinstance(call.func, cst.Attribute):
             return None
-        row = self.by_method.get(call.func.attr.value)
-        if row is None or (row.argument is not None and row.method in self.own_methods):
-            return None
-        if row.device is not None:
-            device = _argument(call, *row.device)
-            if device is None or not self._names_host(device.value, 0) or _names_dtype(self, call):
-                return None
-        return row
+        for row in self.by_method.get(call.func.attr.value, []):
+            if row.argument is not None and row.method in self.own_methods:
+                continue
+            if row.device is not None:
+                device = _argument(call, *row.device)
+                if device is None or not self._names_host(device.value, 0) or _names_dtype(self, call):
+                    continue
+            if row.when_true is not None:
+                flag = _argument(call, *row.when_true)
+                if flag is None or not m.matches(flag.value, m.Name("True")):
+                    continue
+            return row
+        return None
 
     def _names_host(self, expr: cst.BaseExpression, depth: int) -> bool:
         """``"cpu"``, ``torch.device("cpu")``, or a name bound only to one of them."""
@@ -272,6 +282,13 @@ class _HostEdge:
             return
         kind = self.flow.infer(value)
         if kind == INT:
+            return
+        if row.copies:  # `t.numpy(force=True)`: no tensor comes back, the receiver is cast on its way
+            self._replace(value, snippets.host_float_before if kind == FLOAT else snippets.host_float32_call)
+            if kind != FLOAT:
+                self._need_helper()
+            more = {"variant": "copied"} if kind == FLOAT else {"variant": "runtime", "helper": _HELPER}
+            ctx.report("BFM160", call, fixed=True, value=_shown(ctx, value), exit=row.exit, **more)
             return
         if kind == FLOAT:
             if self.f64_was_f32 and self._from_double(value):

@@ -515,6 +515,22 @@ def float_after(expr: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("float")))
 
 
+def host_float_before(expr: cst.BaseExpression) -> cst.Call:
+    """``expr.cpu().float()``: a floating device tensor copied to the host and made float32 there, before
+    a method that copies it itself and gives no tensor back (``.numpy(force=True)``)."""
+    value = expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if _needs_parens(expr) else expr
+    return cst.Call(
+        func=cst.Attribute(
+            value=cst.Call(func=cst.Attribute(value=value, attr=cst.Name("cpu"))), attr=cst.Name("float")
+        )
+    )
+
+
+def _needs_parens(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` needs parentheses to take an attribute (an operation, not an atom or a call)."""
+    return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp))
+
+
 def double_after(expr: cst.BaseExpression) -> cst.Call:
     """``expr.double()`` (a copy to the host of what the legacy run reported float64)."""
     return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("double")))
