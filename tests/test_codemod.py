@@ -1531,6 +1531,35 @@ def test_a_switch_set_at_module_level_under_options_travels_into_the_function_th
     assert "    if args.bf16:\n        model.to(torch.bfloat16)\n" in run(handed).code
 
 
+CRITERIA_DICT = (
+    HEADER
+    + 'os.environ["XLA_USE_BF16"] = "1"\n\ndev = torch_xla.device()\n'
+    + "\n\nclass TwoHead(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    + '        self.heads = torch.nn.ModuleDict({"cls": torch.nn.Linear(8, 3), "reg": torch.nn.Linear(8, 2)})\n\n'
+    + "    def forward(self, x):\n        return {k: head(x) for k, head in self.heads.items()}\n\n\n"
+    + "model = TwoHead().to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    + 'criteria = {"cls": torch.nn.CrossEntropyLoss(), "reg": torch.nn.MSELoss()}\n'
+    + "for _ in range(3):\n"
+    + '    tgt = {"cls": torch.randint(0, 3, (4,)), "reg": torch.randn(4, 2)}\n'
+    + "    tgt = {k: v.to(dev) for k, v in tgt.items()}\n"
+    + "    out = model(torch.randn(4, 8).to(dev))\n"
+    + "    losses = {k: criteria[k](out[k], tgt[k]) for k in out}\n"
+    + "    loss = sum(losses.values())\n    loss.backward()\n    opt.step()\n"
+)
+
+
+def test_loss_modules_held_in_a_dict_are_losses():
+    """``criteria[k](out[k], tgt[k])`` of a dict of ``torch.nn`` loss modules: their targets were left f32
+    (a crash in backward) and amp left the losses outside autocast (bench/unseen/hunt24 criteria_dict)."""
+    code = migrate_source(CRITERIA_DICT, "stochastic", "train.py").code
+    assert "losses = {k: criteria[k](out[k], floating_to_bf16(tgt[k])) for k in out}\n" in code
+    amp = migrate_source(CRITERIA_DICT, "amp", "train.py").code
+    assert "        losses = {k: criteria[k](out[k], tgt[k]) for k in out}\n" in amp
+    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in amp
+    for mode, text in (("stochastic", code), ("amp", amp)):
+        assert migrate_source(text, mode, "train.py").code == text
+
+
 def test_numpy_with_force_is_an_exit_whose_receiver_is_cast_on_the_host():
     """``t.numpy(force=True)`` copies a device tensor to the host itself (torch docs: ``t.detach().cpu()
     ...numpy()``), float32 under the switch, bf16 after the model cast (NumPy raises): the receiver gets

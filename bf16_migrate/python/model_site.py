@@ -808,6 +808,14 @@ def _loss_module(ctx: FileContext, func: cst.BaseExpression) -> bool:
         values = [func]
     elif isinstance(func, cst.Name):
         values = assigned_values(ctx, func)
+    elif isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        # `criteria[k](out[k], tgt[k])` of `criteria = {"cls": nn.CrossEntropyLoss(), "reg": nn.MSELoss()}`
+        held = assigned_values(ctx, func.value)
+        values = [
+            e.value for d in held if isinstance(d, cst.Dict) for e in d.elements if isinstance(e, cst.DictElement)
+        ]
+        if not held or not all(isinstance(d, cst.Dict) for d in held):
+            return False
     elif m.matches(func, m.Attribute(value=m.Name("self"))) and (cls := ctx.enclosing(func, cst.ClassDef)) is not None:
         assert isinstance(func, cst.Attribute), "matched an attribute of self"
         values = self_assigned(ctx, cls, func.attr.value)
