@@ -1579,3 +1579,29 @@ def test_numpy_with_force_is_an_exit_whose_receiver_is_cast_on_the_host():
     assert 'np.save("o.npy", host_float32(out).numpy(force=True))\n' in code
     assert 'np.save("h.npy", host_float32(out.cpu()).numpy())\n' in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+TRAIN_STATE = (
+    "import os\nfrom dataclasses import dataclass\n\nimport torch\nimport torch_xla\n"
+    'os.environ["XLA_USE_BF16"] = "1"\n\n\n@dataclass\nclass TrainState:\n    model: torch.nn.Module\n'
+    "    optimizer: torch.optim.Optimizer\n    step: int = 0\n\n\n"
+    "dev = torch_xla.device()\nmodel = torch.nn.Linear(8, 2).to(dev)\n"
+    "state = TrainState(model, torch.optim.SGD(model.parameters(), lr=0.1))\n"
+    "for _ in range(3):\n    xb, yb = torch.randn(4, 8).to(dev), torch.randn(4, 2).to(dev)\n"
+    "    loss = torch.nn.functional.mse_loss(state.model(xb), yb)\n"
+    "    loss.backward()\n    state.optimizer.step()\n    state.step += 1\n"
+)
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_a_model_kept_in_a_dataclass_is_called_through_its_field(mode):
+    """``state = TrainState(model, opt)`` of a ``@dataclass``, then ``state.model(xb)``: the call is the
+    model's (its field by position), so amp puts it under autocast (it said the model was never called:
+    bench/unseen/hunt24 state_model_target) and the casting modes cast its input at the call."""
+    code = migrate_source(TRAIN_STATE, mode, "train.py").code
+    if mode == "amp":
+        assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        loss = ' in code
+    else:
+        assert "state.model(xb.to(torch.bfloat16)), yb.to(torch.bfloat16))" in code
+        assert "register_forward_pre_hook" not in code
+    assert migrate_source(code, mode, "train.py").code == code

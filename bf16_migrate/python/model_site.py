@@ -518,6 +518,7 @@ def model_calls(
     for cls, attr in held_by(ctx, models):
         held = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(attr)))
         calls.extend(inner for inner in findall(cls.body, held, ctx.index) if ctx.enclosing(inner, cst.ClassDef) is cls)
+    calls.extend(_dataclass_calls(ctx, models))
     calls.extend(_self_calls(ctx, model))
     described = [describe_call(ctx, c) for c in calls]
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
@@ -625,6 +626,51 @@ def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cs
             attr = _kept_as(init, param) if param is not None else None
             if attr is not None and (cls, attr) not in found:
                 found.append((cls, attr))
+    return found
+
+
+def _dataclass_calls(ctx: FileContext, models: list[cst.BaseExpression]) -> list[cst.Call]:
+    """The calls ``state.model(x)`` of a model kept in a field of a dataclass of the file
+    (``state = TrainState(model, opt)``, ``TrainState(model=model, ...)``; the fields are its annotated
+    class attributes, in order: the generated ``__init__``'s parameters, Python docs of ``dataclasses``),
+    in the scope of the binding of ``state`` (a hunt's training state: amp said the model was never
+    called)."""
+    keys = {model_key(ctx, x) for x in models} - {None}
+    by_arg = ctx.nodes_grouped(
+        cst.Call,
+        "model keys of args",
+        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
+    )
+    found: list[cst.Call] = []
+    for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
+        cls = _local_def(ctx, call.func, cst.ClassDef)
+        if cls is None or not any("dataclass" in ctx.code(d.decorator) for d in cls.decorators):
+            continue
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        fields = [
+            small.target.value
+            for line in body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name)
+        ]
+        assign = ctx.parent(call)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            continue
+        holder = assign.targets[0].target
+        if not isinstance(holder, cst.Name):
+            continue
+        for i, arg in enumerate(call.args):
+            if not any(same_model(ctx, arg.value, x) for x in models):
+                continue
+            field = arg.keyword.value if arg.keyword is not None else fields[i] if i < len(fields) else None
+            if field is None:
+                continue
+            held = m.Call(func=m.Attribute(value=m.Name(holder.value), attr=m.Name(field)))
+            scope = ctx.enclosing(call, cst.FunctionDef) or ctx.module
+            found.extend(
+                c for c in findall(scope, held, ctx.index) if (ctx.enclosing(c, cst.FunctionDef) or ctx.module) is scope
+            )
     return found
 
 
