@@ -295,10 +295,30 @@ def test_an_orthogonal_parametrization_of_a_model_to_cast_keeps_the_switch_but_n
 
 @pytest.mark.parametrize("mode", ["stochastic", "amp"])
 def test_an_op_without_a_bf16_kernel_on_a_device_output_in_the_scripts_own_code_keeps_the_switch(mode):
-    """``torch.quantile(model(x), 0.9, dim=0)`` in an evaluation, outside the model's code: the output is
-    bf16 after the migration (amp: under autocast), and quantile raises on it ("input tensor must be either
-    float or double dtype": a hunt's, in every mode). The op is named and the switch kept (BFM155); on a
-    host tensor it is left alone."""
+    """``torch.quantile(model(x), 0.9)`` outside the model's code, with gradient: the output is bf16 after
+    the migration (amp: under autocast), and quantile raises on it ("input tensor must be either float or
+    double dtype": a hunt's, in every mode); run on float32, its backward would compute in f32. The op is
+    named and the switch kept (BFM155); on a host tensor it is left alone."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Linear(4, 3).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4).to(device)\n"
+        "loss = model(x).pow(2).mean() + torch.quantile(model(x), 0.9)\nloss.backward()\nopt.step()\n"
+        "host = torch.quantile(torch.randn(32), 0.5)\nprint(host.item())\n"
+    )
+    result = migrate_source(source, mode, "train.py")
+    assert result.code == source
+    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM155"] == [("BFM155", 2), ("BFM155", 11)]
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_an_op_without_a_bf16_kernel_in_an_evaluation_runs_on_float32(mode):
+    """The same op in an evaluation without gradient (``with torch.no_grad():``, ``@torch.inference_mode()``):
+    torch-xla's CPU fallback computed it in f32 under the switch and no backward ran, so it runs on ``.float()``
+    of its operand (its result ``.to(torch.bfloat16)`` where the model is cast, as the switch held it on the
+    device; BFM156 ``evaluation``). It kept the switch before (bench/unseen/hunt24 quantile_eval_item)."""
     from bf16_migrate.python import migrate_source
 
     source = (
@@ -306,9 +326,15 @@ def test_an_op_without_a_bf16_kernel_on_a_device_output_in_the_scripts_own_code_
         "device = torch_xla.device()\nmodel = nn.Linear(4, 3).to(device)\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4).to(device)\n"
         "loss = model(x).pow(2).mean()\nloss.backward()\nopt.step()\n"
-        "host = torch.quantile(torch.randn(32), 0.5)\n"
-        "with torch.no_grad():\n    q = torch.quantile(model(x), 0.9, dim=0)\nprint(q.sum().item(), host.item())\n"
+        "with torch.no_grad():\n    q = torch.quantile(model(x), 0.9, dim=0)\nprint(q.sum().item())\n\n\n"
+        "@torch.inference_mode()\ndef p90():\n    return torch.quantile((model(x) - 1).abs(), 0.9).item()\n\n\n"
+        "print(p90())\n"
     )
     result = migrate_source(source, mode, "train.py")
-    assert result.code == source
-    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM155"] == [("BFM155", 2), ("BFM155", 16)]
+    code = result.code
+    cast_back = ".to(torch.bfloat16)" if mode != "amp" else ""
+    assert f".float(), 0.9, dim=0){cast_back}\n" in code and "torch.quantile(model(x" in code
+    assert "(model(x" in code and f"- 1).abs().float(), 0.9){cast_back}.item()\n" in code
+    assert [d.code for d in result.diagnostics if not d.fixed] == []
+    assert sum(d.code == "BFM156" for d in result.diagnostics) == 2
+    assert migrate_source(code, mode, "train.py").code == code

@@ -531,6 +531,13 @@ def _needs_parens(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp))
 
 
+def float_of(node: cst.CSTNode) -> cst.Call:
+    """``node.float()``, parenthesised where it is an operation (``(a - b).float()``)."""
+    assert isinstance(node, cst.BaseExpression), "an operand is an expression"
+    value = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if _needs_parens(node) else node
+    return cst.Call(func=cst.Attribute(value=value, attr=cst.Name("float")))
+
+
 def double_after(expr: cst.BaseExpression) -> cst.Call:
     """``expr.double()`` (a copy to the host of what the legacy run reported float64)."""
     return cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("double")))

@@ -1,6 +1,8 @@
 """float32-ops: an op the code runs on the device without a bf16 kernel there
 (``torch.linalg.cholesky``, ``torch.linalg.solve``...) keeps the switch, named: a bf16 operand
-raises, and run in float32 its backward computes in f32 (:mod:`..float32_ops`)."""
+raises, and run in float32 its backward computes in f32 (:mod:`..float32_ops`). One in the script's
+own code that runs without gradient (an evaluation's ``torch.quantile``) runs on ``.float()`` of its
+operand instead, as the switch's CPU fallback computed it (BFM156 ``evaluation``)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import functools
 import libcst as cst
 
 from ...rules import Emit
+from .. import snippets
 from ..device_modules import method_names
 from ..device_tensors import on_device
 from ..float32_ops import candidates, cast_back_operand, find_float32_ops, keyword_path, runs_by_keyword
@@ -33,12 +36,24 @@ def plan(m: Migration, planned: Planned) -> Planned:
         if operand is not None:
             m.plan.replace[id(call)] = functools.partial(_cast_to, dtype=f"{ctx.code(operand)}.dtype")
             ctx.report("BFM156", call, fixed=True, variant="cast_to", op=ctx.code(call.func), operand=ctx.code(operand))
+    for call in _evaluation_ops(m):
+        first = call.args[0].value
+        if id(first) not in m.plan.replace:
+            m.plan.replace[id(first)] = snippets.float_of
+            if m.mode.casts_model and id(call) not in m.plan.replace:  # its f32 result was bf16 on the device
+                m.plan.replace[id(call)] = functools.partial(_cast_to, dtype="torch.bfloat16")
+            ctx.report(
+                "BFM156", call, fixed=True, variant="evaluation", op=ctx.code(call.func), operand=ctx.code(first)
+            )
     if not m.mode.casts_model:
         # amp: the op runs under autocast, whose fp32 list has torch.cdist (its operands made f32), or on
         # the FP32 model's tensors; its keyword would give the step f32 matmuls the FP32 script under
         # autocast does not have (bench/unseen/hunt10 proto_conda: verify's precision part FAILed)
         return planned
+    evaluation = {id(c) for c in _evaluation_ops(m)}
     for call in _device_ops(m):
+        if id(call) in evaluation:
+            continue  # its operand is made float32 above
         path = keyword_path(ctx, call)
         assert path is not None, "the check let only ops with a keyword path through"
         m.plan.replace[id(call)] = functools.partial(
@@ -57,10 +72,12 @@ def check(m: Migration) -> Migration | None:
     if not candidates(ctx):
         return m  # most files call none of them: the reach of the model's code is not read for nothing
     parametrizations = ctx.rules.model_code.float32_parametrizations
+    evaluation = {id(c) for c in _evaluation_ops(m)}
     found = [
         call
         for call in _device_ops(m)
         if keyword_path(ctx, call) is None
+        and id(call) not in evaluation
         # amp keeps the model FP32: a parametrization's map runs on its FP32 `original`, as the FP32 run's
         and (m.mode.casts_model or not ctx.qualified_names(call.func) & parametrizations)
     ]
@@ -75,6 +92,58 @@ def check(m: Migration) -> Migration | None:
         )
         ctx.outcome.refuse(Refusal.FLOAT32_OP, finding)
     return None
+
+
+def _evaluation_ops(m: Migration) -> list[cst.Call]:
+    """The ops of :func:`_device_ops` in the script's own code that run without gradient (in a ``with
+    torch.no_grad()`` / ``torch.inference_mode()`` block or a function decorated with one) on an operand
+    that is not already float32 (``.float()``): an evaluation's ``torch.quantile(resid, 0.9)``. Under the
+    switch torch-xla's CPU fallback computed them in f32 and no backward ran, so run on ``.float()`` of
+    the operand they compute as the legacy run did (BFM156 ``evaluation``; a hunt's evaluation kept the
+    switch, BFM155)."""
+    ctx = m.ctx
+
+    def find() -> list[cst.Call]:
+        out = []
+        for call in _device_ops(m):
+            first = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if first is None or _a_float_cast(first) or not _without_gradient(ctx, call):
+                continue
+            if any(isinstance(a, cst.ClassDef) for a in ctx.ancestors(call)):
+                continue  # a module's code: its forward may run with gradient elsewhere
+            out.append(call)
+        return out
+
+    return list(ctx.memo(("float32 ops in evaluation",), find))
+
+
+def _a_float_cast(expr: cst.BaseExpression) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Attribute)
+        and expr.func.attr.value in ("float", "double")
+        and not expr.args
+    )
+
+
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"})
+
+
+def _without_gradient(ctx, call: cst.Call) -> bool:
+    """Whether ``call`` runs inside ``with torch.no_grad():`` / ``torch.inference_mode()`` or in a
+    function decorated ``@torch.no_grad()`` / ``@torch.inference_mode()``."""
+    for node in ctx.ancestors(call):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                target = item.item.func if isinstance(item.item, cst.Call) else item.item
+                if ctx.qualified_names(target) & _NO_GRAD:
+                    return True
+        elif isinstance(node, cst.FunctionDef):
+            for d in node.decorators:
+                target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                if ctx.qualified_names(target) & _NO_GRAD:
+                    return True
+    return False
 
 
 def _cast_to(node: cst.CSTNode, dtype: str) -> cst.Call:
