@@ -601,6 +601,16 @@ def _calls_by_arg_keys(ctx: FileContext) -> dict:
     )
 
 
+def _calls_by_argument_key(ctx: FileContext) -> dict[object, list[cst.Call]]:
+    """The calls of a name (``Trainer(model, ...)``, ``fit(model)``) grouped by the model keys of their
+    arguments (:func:`model_key`), once per file."""
+    return ctx.nodes_grouped(
+        cst.Call,
+        "model keys of args",
+        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
+    )
+
+
 def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.ClassDef, str]]:
     """The classes defined in the file that one of ``models`` is handed to when built
     (``RangeTest(model, opt, ...)``), each with the attribute its ``__init__`` keeps it in
@@ -608,11 +618,7 @@ def held_by(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cs
     trainer whose methods call ``self.model(x)`` runs the model's forward pass there (found by a hunt:
     amp said the model was never called in the file)."""
     keys = {model_key(ctx, x) for x in models} - {None}
-    by_arg = ctx.nodes_grouped(
-        cst.Call,
-        "model keys of args",
-        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
-    )
+    by_arg = _calls_by_argument_key(ctx)
     found: list[tuple[cst.ClassDef, str]] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
         cls = _local_def(ctx, call.func, cst.ClassDef)
@@ -636,11 +642,7 @@ def _dataclass_calls(ctx: FileContext, models: list[cst.BaseExpression]) -> list
     in the scope of the binding of ``state`` (a hunt's training state: amp said the model was never
     called)."""
     keys = {model_key(ctx, x) for x in models} - {None}
-    by_arg = ctx.nodes_grouped(
-        cst.Call,
-        "model keys of args",
-        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
-    )
+    by_arg = _calls_by_argument_key(ctx)
     found: list[cst.Call] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
         cls = _local_def(ctx, call.func, cst.ClassDef)
@@ -704,11 +706,7 @@ def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[
     keyword argument (``train_one_epoch(model, loader, optimizer)``), each with the name of the
     parameter that receives it there, in the order of the calls."""
     keys = {model_key(ctx, x) for x in models} - {None}
-    by_arg = ctx.nodes_grouped(
-        cst.Call,
-        "model keys of args",
-        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
-    )
+    by_arg = _calls_by_argument_key(ctx)
     found: list[tuple[cst.FunctionDef, str]] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
         for i, arg in enumerate(call.args):
