@@ -23,6 +23,7 @@ from bf16_migrate.verify.trace_findings import (
     LineMap,
     TraceSources,
     island_spans,
+    same_lines,
     trace_findings,
     trace_part,
 )
@@ -644,3 +645,26 @@ def test_f32_that_began_where_the_migration_wrote_float32_is_the_migrations_own(
     # a hand-made text that writes float32 there is judged as any f32 (bench/unseen/hunt23 MT2b PASSed)
     assert [f.diagnostic.code for f in found(migrated, own=False)] == ["BFM200"]
     assert [f.diagnostic.code for f in found(legacy.replace("acc += loss", "acc += loss  # kept"))] == ["BFM200"]
+    # unless the line is the codemod's, as it wrote it (its migration edited elsewhere: hunt25 TCP1)
+    codemod = frozenset(line.strip() for line in migrated.splitlines())
+    texts = {"/u/loop.py": legacy}
+    edited = "# tuned by hand\n" + migrated
+    shifted = [dict(create, line=2), dict(meet, line=4, origin=dict(meet["origin"], line=2))]
+    sources = TraceSources(
+        texts.get, {MIGRATED: {"/u/loop.py": edited}}, f32=True, own_migration=False, codemod_lines=codemod
+    )
+    assert trace_findings(runs(shifted), sources) == []
+
+
+def test_an_island_excuses_a_hand_made_text_only_where_its_lines_are_the_codemods():
+    """The codemod's kept island (lines 2-3 of the legacy text) in a text that differs from its migration:
+    kept where the island's lines are the codemod's (a comment added at the top), not where a hand rewrote
+    them (an f32 GELU on the island's line: bench/unseen/hunt23 TC4b)."""
+    from bf16_migrate.python.outcome import F32Island
+
+    legacy = "def f(v):\n    u = v.float()\n    return u.exp().to(v.dtype)\n\nx = 1\n"
+    codemod = "import torch\n" + legacy
+    island = F32Island(2, 3, Diagnostic("BFM088", "/u/f.py", 2, 1, "kept", True))
+    assert same_lines(island, legacy, codemod, "# tuned\n" + codemod)
+    assert same_lines(island, legacy, codemod, codemod.replace("x = 1", "x = 2"))
+    assert not same_lines(island, legacy, codemod, codemod.replace("u.exp()", "u.exp().float()"))

@@ -51,7 +51,7 @@ from .runner import (
     run_specs,
     stage_script,
 )
-from .trace_findings import TraceFinding, TraceSources, island_spans, trace_findings
+from .trace_findings import TraceFinding, TraceSources, island_spans, same_lines, trace_findings
 from .workcopy import Linked, linked_note
 
 __all__ = [
@@ -616,7 +616,12 @@ def _trace_sources(script: Path, mode: Mode, source: str, legacy: _Legacy, texts
         run_texts[REFERENCE] = {str(script): texts.reference}
         run_texts[AUTOCAST] = run_texts[REFERENCE]  # the autocast control runs the FP32 reference's text
     sources = TraceSources(
-        user_text, run_texts, f32=mode.casts_model, f64=not mode.casts_model, own_migration=texts.own
+        user_text,
+        run_texts,
+        f32=mode.casts_model,
+        f64=not mode.casts_model,
+        own_migration=texts.own,
+        codemod_lines=texts.codemod_lines,
     )
     checkout = legacy.checkout
     if checkout is not None:
@@ -735,9 +740,14 @@ class _Texts:
     """The deliberate f32 islands the migration of the legacy text kept, by file, in the lines of
     the legacy text (:func:`_migrate`): the dtype trace does not count them."""
     own: bool = True
-    """The migrated text is the codemod's own migration of the legacy text: only then do its islands and
-    the lines where it wrote ``float32`` excuse f32 (:class:`.trace_findings.TraceSources`); a hand-made
-    text's f32 there is judged as any (bench/unseen/hunt23 TC4b, MT2b PASSed)."""
+    """The migrated text is the codemod's own migration of the legacy text: its islands and the lines where
+    it wrote ``float32`` excuse f32 (:class:`.trace_findings.TraceSources`). In a text that differs (by hand,
+    or edited after the migration) only the islands whose lines are the codemod's, line for line
+    (:func:`.trace_findings.same_lines`), and the lines the codemod wrote as they are (``codemod_lines``)
+    do: an f32 GELU put on an island line PASSed (bench/unseen/hunt23 TC4b), and a comment added at the top
+    of the codemod's text lost every excuse (hunt25 TCP1)."""
+    codemod_lines: frozenset[str] = frozenset()
+    """The codemod's migration of the legacy text, its lines stripped (for a text that is not it)."""
     reference_modules: dict[Path, str] = field(default_factory=dict)
     """The modules of the tree staged beside the FP32 reference (and amp's autocast control): a
     module that sets the switch for its importers, its writes removed (:func:`_implied_legacy_env`)."""
@@ -786,6 +796,7 @@ def _texts(
     notes: list[str] = []
     islands: dict[Path, list[Any]] | None = None
     own = migrated_source is None
+    codemod_lines: frozenset[str] = frozenset()
     if migrated_source is None:
         if legacy_source is None:
             migrated_source, diagnostics, flag, modules, kept_f32, loss_f32, islands, refusals = _migrate(
@@ -810,7 +821,13 @@ def _texts(
         try:
             read = _migrate(legacy_text, mode, script, launched_with=legacy_env)
             own = own or read.code == migrated_source
-            islands = read.islands if own else {}
+            if own:
+                islands = read.islands
+            else:  # a hand-made text: the islands it kept as the codemod wrote them, line for line
+                key = script.resolve()
+                kept = [i for i in read.islands.get(key, []) if same_lines(i, legacy_text, read.code, migrated_source)]
+                islands = {key: kept} if kept else {}
+                codemod_lines = frozenset(line.strip() for line in read.code.splitlines())
         except (RunError, ValueError):
             islands = {}
     return _Texts(
@@ -824,6 +841,7 @@ def _texts(
         notes,
         islands or {},
         own=own,
+        codemod_lines=codemod_lines,
     )
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "LineMap",
     "Place",
     "island_spans",
+    "same_lines",
     "TraceFinding",
     "TraceSources",
     "trace_findings",
@@ -175,7 +176,9 @@ class TraceSources:
     f32: bool = True
     own_migration: bool = True
     """The migrated text is the codemod's own migration: the lines where it wrote ``float32`` excuse the
-    f32 that begins there (a loss accumulator made FP32); a hand-made text's do not."""
+    f32 that begins there (a loss accumulator made FP32); in another text only such a line that is one of
+    ``codemod_lines`` (the codemod's migration, stripped) does."""
+    codemod_lines: frozenset[str] = frozenset()
     f64: bool = False
     """With ``f32`` off: the migrated run's trace records float64 on the device (amp), each chain
     of it one ``float64`` finding (BFM204)."""
@@ -452,7 +455,7 @@ class _Reader:
         accumulator made FP32, the mode's rule: ``dtype=torch.float32`` added to its factory): the
         migration's own choice, as the lines it adds are, not something its reading missed."""
         _kind, file, line, _op = root
-        if not file or not line or not self.sources.own_migration:
+        if not file or not line:
             return False
         ran = self.sources.run_text(MIGRATED, file)
         user = self.sources.user_text(file)
@@ -461,6 +464,8 @@ class _Reader:
         ran_lines = ran.splitlines()
         if not 0 < line <= len(ran_lines) or "float32" not in ran_lines[line - 1]:
             return False
+        if not self.sources.own_migration and ran_lines[line - 1].strip() not in self.sources.codemod_lines:
+            return False  # a hand's float32, not the codemod's
         place = self.sources.place(MIGRATED, file, line, None, None, None)
         user_lines = user.splitlines()
         return 0 < place.line <= len(user_lines) and "float32" not in user_lines[place.line - 1]
@@ -756,6 +761,23 @@ def _coverage(trace: Trace) -> str:
         "deadline": "the run's --timeout came near",
     }.get(trace.end.value, f"it ended: {trace.end.value}")
     return f"traced up to step {trace.stop_step} and on until {why}: the code after that was not traced"
+
+
+def same_lines(island: Any, legacy: str, codemod: str, migrated: str) -> bool:
+    """Whether ``migrated`` (a text made from ``legacy`` otherwise than by the codemod) holds the lines of
+    ``island`` (``Outcome.f32_islands``, in ``legacy``'s lines) as the codemod's migration ``codemod`` writes
+    them: the same stripped lines placed in the island's span (:class:`LineMap`), so its f32 there is the
+    codemod's kept island, not a hand's."""
+
+    def lines(text: str) -> list[str]:
+        mapping = LineMap(text, legacy)
+        return [
+            row.strip()
+            for k, row in enumerate(text.splitlines(), 1)
+            if island.first_line <= mapping.place(k)[0] <= island.last_line and row.strip()
+        ]
+
+    return lines(codemod) == lines(migrated)
 
 
 def island_spans(
