@@ -649,7 +649,8 @@ def test_f32_that_began_where_the_migration_wrote_float32_is_the_migrations_own(
     codemod = frozenset(line.strip() for line in migrated.splitlines())
     texts = {"/u/loop.py": legacy}
     edited = "# tuned by hand\n" + migrated
-    shifted = [dict(create, line=2), dict(meet, line=4, origin=dict(meet["origin"], line=2))]
+    origin = {"kind": "create", "file": "/u/loop.py", "line": 2, "op": "torch.zeros"}
+    shifted = [{**create, "line": 2}, {**meet, "line": 4, "origin": origin}]
     sources = TraceSources(
         texts.get, {MIGRATED: {"/u/loop.py": edited}}, f32=True, own_migration=False, codemod_lines=codemod
     )
