@@ -228,6 +228,10 @@ def test_what_the_legacy_run_did_too_is_no_finding():
     computed = [dict(e, kind="compute", operands=["f32", "f32"]) for e in MEET_CHAIN if e["kind"] == "meet"]
     assert trace_findings(runs(computed, legacy), sources()) == []
     assert trace_findings(runs(computed), sources())
+    # float64 where the legacy run computed in f32 is new (a float64 table left float64 under XLA_DOWNCAST_BF16,
+    # which made it f32: bench/unseen/hunt25 TC2c PASSed)
+    wider = [dict(e, operands=["f64", "f64"], result="f64") for e in computed]
+    assert trace_findings(runs(wider, legacy), sources())
 
 
 def test_a_copy_made_before_the_cast_is_named_at_the_copy_with_a_move_repair():

@@ -304,12 +304,16 @@ class TraceFinding:
 _F32_KINDS = (Kind.MEET, Kind.COMPUTE)
 
 
-def _family(kind: Kind) -> str:
-    """The key an event is matched by against the legacy run's: an operation computing in the wide dtype
+def _family(e: TraceEvent) -> str:
+    """The key an event is matched by against the legacy run's: an operation computing in a wide dtype
     is one fact whether its operands met bf16 there (``meet``) or not (``compute``), so a legacy ``meet``
     covers a migrated ``compute`` of the same op at the same line (a table kept float32 under
-    XLA_DOWNCAST_BF16, as the switch held its float64: a false BFM203, bench/unseen/hunt23 TCR1)."""
-    return "wide" if kind in _F32_KINDS else kind.value
+    XLA_DOWNCAST_BF16, as the switch held its float64: a false BFM203, bench/unseen/hunt23 TCR1). The wide
+    dtype stays in the key: float64 where the legacy run computed in float32 is new (a float64 table left
+    float64, where XLA_DOWNCAST_BF16 made it float32: a false PASS, bench/unseen/hunt25 TC2c)."""
+    if e.kind not in _F32_KINDS:
+        return e.kind.value
+    return "wide-f64" if (e.result or "").startswith("f64") else "wide"
 
 
 _INITIALISERS = frozenset(
@@ -381,7 +385,7 @@ class _Reader:
             if e.kind == Kind.EXIT and e.exits <= e.cast_back:
                 continue  # the legacy run handed the host float32 there: what it should
             p = sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
-            self.legacy_keys.add((p.path, p.line, e.op, _family(e.kind)))
+            self.legacy_keys.add((p.path, p.line, e.op, _family(e)))
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
 
@@ -409,7 +413,7 @@ class _Reader:
     def new(self, e: TraceEvent) -> bool:
         """The legacy run had no event of this kind and op at this line."""
         p = self.place(e)
-        return (p.path, p.line, e.op, _family(e.kind)) not in self.legacy_keys
+        return (p.path, p.line, e.op, _family(e)) not in self.legacy_keys
 
     def findings(self) -> list[TraceFinding]:
         out: list[tuple[int, TraceFinding]] = []
