@@ -16,6 +16,12 @@ change, the module is migrated as a module of the tree they import
 When one of them cannot be migrated, nothing changes: the module keeps its switch and its finding
 names that script (BFM010 ``importers``), since removing the switch would leave that script in
 FP32 (the link planner's rule for launchers, :mod:`bf16_migrate.carriers.link`).
+
+**Entries.** The same settings made by a thin entry script that then hands its training to a module
+(``main.py``: ``os.environ["XLA_USE_BF16"] = "1"``, ``import train``, ``train.main()``;
+:func:`.carriers.delegate.delegated_module`), imported by nothing: the module it hands over to is
+migrated as launched with the entry's settings, and only when it takes the change do the entry's
+writes go (BFM001 ``handed``); else they stay, naming the module (BFM010 ``hands``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import ast
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .carriers.delegate import delegated_module
 from .carriers.model import FileResult
 from .carriers.resolve import named_tree_imports_of
 from .diagnostics import report
@@ -41,6 +48,7 @@ def migrate_importers(
     root_of: Callable[[Path], Path],
     migrate: PythonResult,
     errors: list[str],
+    migrate_entry: PythonResult | None = None,
 ) -> tuple[list[FileResult], frozenset[Path]]:
     """``results`` with the scripts that import an env module (a result with ``sets_on_import``)
     migrated under its settings, each replacing its own result (or added); unchanged when there is
@@ -50,7 +58,12 @@ def migrate_importers(
     then left as it is: never guessed at). Also returned: the resolved paths of the env modules whose
     every importer took the change, whose writes may go (``migrate_imported_modules(env_modules=)``).
     An importer found outside the paths given (in the module's own directory) blocks: it would
-    lose the switch with no change of its own."""
+    lose the switch with no change of its own.
+
+    A module no file imports that hands its training to one module of the tree (an entry,
+    :func:`~.carriers.delegate.delegated_module`) has that module migrated under its settings with
+    ``migrate``, then itself with ``migrate_entry(path, text, encoding, settings)`` (its writes go as
+    an env module's whose importers took the change); None leaves entries as they are."""
     modules = [r for r in results if r.sets_on_import and r.new == r.old]
     if not modules:
         return results, frozenset()
@@ -61,7 +74,9 @@ def migrate_importers(
     for module in modules:
         nearby = [p for p in module.path.parent.rglob("*.py") if p.resolve() not in given]
         importers = _importers(module.path, [*files, *nearby], read_python, root_of, errors, module.sets_on_call)
-        if importers is None or not importers:
+        if importers == [] and migrate_entry is not None and not module.sets_on_call:
+            out = _hand_over(module, out, read_python, root_of, migrate, migrate_entry, errors)
+        if not importers:
             continue
         outside = next((path for path, _, _ in importers if path.resolve() not in given), None)
         if outside is not None:
@@ -88,6 +103,41 @@ def migrate_importers(
             key = result.path.resolve()
             out = [r for r in out if r.path.resolve() != key] + [result]
     return out, frozenset(cleared)
+
+
+def _hand_over(
+    entry: FileResult,
+    out: list[FileResult],
+    read_python: Callable[[Path], tuple[str, str]],
+    root_of: Callable[[Path], Path],
+    migrate: PythonResult,
+    migrate_entry: PythonResult,
+    errors: list[str],
+) -> list[FileResult]:
+    """``out`` with the module the entry script ``entry`` hands its training to migrated under the
+    entry's settings and, when it took the change, the entry's own result migrated with
+    ``migrate_entry``; ``out`` unchanged when ``entry`` hands over to no one module, and its BFM010
+    turned into ``hands`` (naming the module and why) when the module did not take the change."""
+    handed = delegated_module(entry.path, entry.old, root_of(entry.path))
+    if handed is None:
+        return out
+    key = handed.resolve()
+    done = next((r for r in out if r.path.resolve() == key), None)
+    if done is None or not all(name in done.legacy_env for name in entry.sets_on_import):
+        try:
+            text, encoding = (done.old, done.encoding) if done is not None else read_python(handed)
+        except Exception as exc:  # reported, never guessed at
+            errors.append(f"{handed}: cannot be read ({exc})")
+            return out
+        done = migrate(handed, text, encoding, dict(entry.sets_on_import))
+        if not all(name in done.legacy_env for name in entry.sets_on_import):
+            why = next((d for d in done.diagnostics if not d.fixed), None)
+            reason = f"{why.path}:{why.line}: {why.code}" if why is not None else "nothing to change found"
+            _report_blocked(entry, handed, reason, "hands")
+            return out
+    own = migrate_entry(entry.path, entry.old, entry.encoding, dict(entry.sets_on_import))
+    keys = {key, entry.path.resolve()}
+    return [r for r in out if r.path.resolve() not in keys] + [done, own]
 
 
 def _importers(
@@ -143,9 +193,10 @@ def calls_a_setter(source: str, setters: Iterable[str]) -> bool:
     return False
 
 
-def _report_blocked(module: FileResult, blocked: Path, reason: str) -> None:
-    """BFM010 ``importers`` on each write of ``module``: the script ``blocked`` imports it and cannot
-    be migrated (``reason``), so the switch stays for all of them."""
+def _report_blocked(module: FileResult, blocked: Path, reason: str, variant: str = "importers") -> None:
+    """BFM010 ``variant`` on each write of ``module``: the script ``blocked`` imports it (``importers``),
+    or is the module the entry ``module`` hands its training to (``hands``), and cannot be migrated
+    (``reason``), so the switch stays for all of them."""
     for diag in list(module.diagnostics):
         if diag.code == "BFM010":
             module.diagnostics.append(
@@ -155,7 +206,7 @@ def _report_blocked(module: FileResult, blocked: Path, reason: str) -> None:
                     diag.line,
                     diag.col,
                     False,
-                    "importers",
+                    variant,
                     variable=", ".join(module.sets_on_import),
                     script=str(blocked),
                     reason=reason,

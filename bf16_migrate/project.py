@@ -210,6 +210,7 @@ def migrate_paths(
         lambda path: _root_of(path, roots),
         lambda path, text, encoding, env: planner.python_result(path, text, encoding, env, None),
         planner.errors,
+        lambda path, text, encoding, env: _entry_result(runs, mode, fp32_optimizer_state, path, text, encoding, env),
     )
     files.phase("migrating imported modules", 0)
     results = migrate_imported_modules(
@@ -624,6 +625,24 @@ def _report_no_script_takes(paths, active: dict[str, str], mode, extra: list) ->
         extra.append(
             report("BFM110", str(where), 1, 1, False, "legacy_env", variable=key, value=value, paths=named, mode=mode)
         )
+
+
+def _entry_result(
+    runs: Migrations,
+    mode: Mode,
+    fp32_optimizer_state: bool,
+    path: Path,
+    text: str,
+    encoding: str,
+    env: dict[str, str],
+) -> FileResult:
+    """The entry script ``path`` migrated as a module that sets ``env`` for code that took the change
+    (``importers_migrated``: its writes go, :func:`bf16_migrate.env_modules.migrate_importers`). The
+    entry parsed in its own run, so it parses here."""
+    migrated = runs(
+        text, mode, str(path), fp32_optimizer_state=fp32_optimizer_state, imported_under=env, importers_migrated=True
+    )
+    return FileResult(path, text, migrated.code, encoding, list(migrated.diagnostics))
 
 
 def _one(

@@ -224,3 +224,81 @@ def test_verify_takes_a_setter_the_script_calls_as_the_legacy_runs_setting(tmp_p
         tree / "tool.py", IMPORTS_ONLY, mode_named("stochastic"), {}, [], given_legacy=False
     )
     assert dict(none) == {}
+
+
+ENTRY = 'import os\n\nos.environ["XLA_USE_BF16"] = "1"\n\nimport train_lib  # noqa: E402\n\ntrain_lib.main(steps=3)\n'
+TRAIN_LIB = TRAIN.replace("import env_setup  # noqa: F401\n\n", "").replace("def main():", "def main(steps=3):")
+TRAIN_LIB = TRAIN_LIB.replace("range(3)", "range(steps)").removesuffix("\n\nmain()\n") + "\n"
+
+
+@pytest.mark.parametrize(
+    ("mode", "setting", "change"),
+    [
+        ("stochastic", 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"\n', "model.to(torch.bfloat16)"),
+        ("gpu-compatible", None, "with_fp32_master_weights"),
+        ("amp", None, 'torch.autocast("xla", dtype=torch.bfloat16)'),
+    ],
+)
+def test_an_entry_that_sets_the_switch_and_hands_over_migrates_the_module_it_runs(mode, setting, change, tmp_path):
+    """``main.py`` sets the switch, imports ``train_lib`` and calls its ``main()``: the switch is in force for
+    the module, which is migrated as launched with it; the entry's write goes only then (BFM010 before)."""
+    tree = _tree(tmp_path, **{"main.py": ENTRY, "train_lib.py": TRAIN_LIB})
+    outcome = migrate_paths([tree], mode, write=True)
+    entry = (tree / "main.py").read_text()
+    assert "XLA_USE_BF16" not in entry and "import train_lib" in entry and "train_lib.main(steps=3)" in entry
+    assert (setting in entry) if setting else ("os.environ[" not in entry)
+    assert change in (tree / "train_lib.py").read_text()
+    assert ("main.py", 3, "BFM001", True) in _codes(outcome)
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+    compile(entry, "main.py", "exec")
+    again = migrate_paths([tree], mode, write=True)
+    assert not again.changed and (tree / "main.py").read_text() == entry
+
+
+def test_an_entry_whose_module_cannot_be_migrated_keeps_the_switch_and_names_it(tmp_path):
+    """The module builds its optimizer from parameters no model of its own gives: nothing changes, and the
+    entry's finding names the module and why."""
+    lib = TRAIN_LIB.replace("model.parameters()", "[p for m in registry() for p in m.parameters()]")
+    tree = _tree(tmp_path, **{"main.py": ENTRY, "train_lib.py": lib})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert (tree / "main.py").read_text() == ENTRY and (tree / "train_lib.py").read_text() == lib
+    found = [d for d in outcome.diagnostics if d.code == "BFM010" and d.path.endswith("main.py")]
+    assert len(found) == 1 and not found[0].fixed
+    assert "train_lib.py, which this entry script hands its training to" in found[0].message
+    assert "train_lib.py:" in found[0].message
+
+
+def test_an_entry_that_makes_tensors_itself_is_not_handed_over(tmp_path):
+    """A tensor made in the entry after ``main()`` returns would stay float32 once the switch is gone."""
+    entry = ENTRY.replace("import os\n", "import os\n\nimport torch\n") + "print(torch.ones(2).sum())\n"
+    tree = _tree(tmp_path, **{"main.py": entry, "train_lib.py": TRAIN_LIB})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert (tree / "main.py").read_text() == entry
+    assert [d.code for d in outcome.diagnostics if d.path.endswith("main.py") and not d.fixed] == ["BFM010"]
+
+
+def test_verify_runs_the_module_an_entry_hands_over_to_as_the_rewrite_migrates_it(tmp_path):
+    """verify of ``main.py`` stages ``train_lib.py``'s migration for the migrated run (the entry's write gone,
+    as the rewrite writes it), and its reference-mode migration for the FP32 run; the entry alone kept the
+    switch in the migrated run (a false FAIL: "the migrated run still sees XLA_USE_BF16=1")."""
+    from bf16_migrate.verify import _entry_reference, _migrate
+
+    tree = _tree(tmp_path, **{"main.py": ENTRY, "train_lib.py": TRAIN_LIB})
+    mode = mode_named("stochastic")
+    migrated = _migrate(ENTRY, mode, tree / "main.py")
+    assert (
+        'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"' in migrated.code and "XLA_USE_BF16" not in migrated.code
+    )
+    assert list(migrated.modules) == [(tree / "train_lib.py").resolve()]
+    assert "model.to(torch.bfloat16)" in migrated.modules[(tree / "train_lib.py").resolve()]
+    outcome = migrate_paths([tree], mode, write=False)
+    written = {Path(p).name: new for p, (_old, new) in outcome.sources.items()}
+    assert written["train_lib.py"] == migrated.modules[(tree / "train_lib.py").resolve()]
+    assert written["main.py"] == migrated.code
+    reference = _entry_reference(ENTRY, tree / "main.py", mode)
+    assert list(reference) == [(tree / "train_lib.py").resolve()]
+    assert "bfloat16" not in reference[(tree / "train_lib.py").resolve()]
+    lib = TRAIN_LIB.replace("model.parameters()", "[p for m in registry() for p in m.parameters()]")
+    (tree / "train_lib.py").write_text(lib)
+    kept = _migrate(ENTRY, mode, tree / "main.py")
+    assert kept.code == ENTRY and not kept.modules

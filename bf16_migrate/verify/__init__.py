@@ -130,6 +130,10 @@ def _migrate(
         raise
     except Exception as exc:  # ParseError and friends: the script could not be migrated
         raise RunError(f"{path}: could not be migrated in mode {mode}: {exc}") from exc
+    if modules and not result.legacy_env and result.outcome.sets_on_import:
+        handed = _handed_over(source, mode, path, dict(result.outcome.sets_on_import), root)
+        if handed is not None:
+            return handed
     diagnostics = list(result.diagnostics)
     staged: dict[Path, str] = {}
     islands: dict[Path, list[Any]] = {path.resolve(): list(result.outcome.f32_islands)}
@@ -148,6 +152,41 @@ def _migrate(
     refusals = [finding for _, finding in result.outcome.refused()]
     return _Migrated(
         result.code, diagnostics, result.launch_flag, staged, bool(kept), KeptF32.LOSS in kept, islands, refusals
+    )
+
+
+def _handed_over(source: str, mode: Mode, path: Path, settings: dict[str, str], root: Path) -> _Migrated | None:
+    """The migration of an entry script ``path`` that makes the legacy ``settings`` and hands its training
+    to one module of its tree (``main.py``: ``os.environ["XLA_USE_BF16"] = "1"; import train;
+    train.main()``; :func:`bf16_migrate.carriers.delegate.delegated_module`), as the rewrite makes it
+    (:mod:`bf16_migrate.env_modules`): the module migrated as launched with the settings and staged
+    for the migrated run, the entry's writes gone. None when the entry hands over to no one module, or
+    when that module does not take the change (the entry then keeps its switch, as the rewrite does),
+    or takes it through a flag of its own (which no launcher passes it here)."""
+    from bf16_migrate.carriers.delegate import delegated_module
+    from bf16_migrate.python import migrate_source
+    from bf16_migrate.tree_modules import TreeFactsReader
+
+    handed = delegated_module(path, source, root)
+    if handed is None:
+        return None
+    handed = handed.resolve()
+    text = read_source(handed)
+    tree = TreeFactsReader(lambda module: (read_source(module), "utf-8"), lambda _: root)(handed, text)
+    try:
+        took = migrate_source(text, mode, str(handed), launched_with=settings, tree=tree)
+    except Exception as exc:  # ParseError and friends: the module could not be migrated
+        raise RunError(f"{handed}: could not be migrated in mode {mode}: {exc}") from exc
+    if not all(name in took.legacy_env for name in settings) or took.launch_flag:
+        return None
+    inner = _migrate(text, mode, handed, launched_with=settings)
+    entry = migrate_source(source, mode, str(path), imported_under=settings, importers_migrated=True)
+    return inner._replace(
+        code=entry.code,
+        diagnostics=[*entry.diagnostics, *inner.diagnostics],
+        modules={handed: inner.code, **inner.modules},
+        islands={path.resolve(): list(entry.outcome.f32_islands), **inner.islands},
+        refusals=[finding for _, finding in entry.outcome.refused()] + list(inner.refusals),
     )
 
 
@@ -794,6 +833,7 @@ def _texts(
     flag: str | None = None
     kept_f32 = loss_f32 = False
     notes: list[str] = []
+    reference_modules: dict[Path, str] = {}
     islands: dict[Path, list[Any]] | None = None
     own = migrated_source is None
     codemod_lines: frozenset[str] = frozenset()
@@ -817,6 +857,7 @@ def _texts(
         # the FP32 reference is the legacy text as the switch's launcher ran it: a float64 the switch made
         # low precision becomes float32 there too (a launcher's f64 class weights met f32 logits otherwise)
         reference_source = _migrate(legacy_text, REFERENCE_MODE, script, launched_with=legacy_env, modules=False)[0]
+        reference_modules = _entry_reference(legacy_text, script, mode)
     if islands is None and need_islands:
         try:
             read = _migrate(legacy_text, mode, script, launched_with=legacy_env)
@@ -842,7 +883,29 @@ def _texts(
         islands or {},
         own=own,
         codemod_lines=codemod_lines,
+        reference_modules=reference_modules if need_reference else {},
     )
+
+
+def _entry_reference(source: str, script: Path, mode: Mode) -> dict[Path, str]:
+    """The FP32 reference run's copy of the module an entry script hands its training to
+    (:func:`_handed_over`): that module as the reference migration makes it under the entry's settings
+    (a float64 the switch made low precision is float32 there too); empty for any other script. The
+    entry is read as ``mode``'s migration reads it (the reference mode drops any write)."""
+    from bf16_migrate.python import migrate_source
+
+    if not any(name in source for name in LEGACY_VARIABLES):
+        return {}
+    try:
+        result = migrate_source(source, mode, str(script))
+    except Exception:  # the script's own migration reports what does not parse
+        return {}
+    if result.legacy_env or not result.outcome.sets_on_import:
+        return {}
+    package = package_run(script, source)
+    root = package.top if package is not None else script.parent
+    handed = _handed_over(source, REFERENCE_MODE, script, dict(result.outcome.sets_on_import), root)
+    return dict(handed.modules) if handed is not None else {}
 
 
 def _kept_f32_of(legacy_read: _Migrated, migrated: str) -> tuple[bool, bool, list[str]]:
