@@ -89,3 +89,22 @@ def test_amp_float64_weights_on_the_device_fail_precision_and_the_trace_names_th
     found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings]
     assert ("BFM204", 37) in found, found
     assert "made f64 on the device at line 58" in report.trace_findings[0].diagnostic.message
+
+
+@pytest.mark.xla
+def test_amp_a_bf16_ema_teacher_made_by_hand_fails_and_the_trace_names_its_line(tmp_path):
+    """bench/unseen/hunt23 ema_teacher (a mean-teacher semi-supervised classifier), migrated to amp by hand
+    with the EMA teacher cast to bf16 (its wrong/MTA3_teacher_bf16.py): the legacy run was bf16 everywhere and
+    the optimizer's parameters are f32, so nothing else tells it (it PASSed); the trace names the cast."""
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import FAIL
+
+    hunt = ROOT / "bench" / "unseen" / "hunt23"
+    shutil.copytree(hunt / "ema_teacher", tmp_path / "case")
+    wrong = (hunt / "wrong" / "MTA3_teacher_bf16.py").read_text()
+    script = tmp_path / "case" / "train_mean_teacher.py"
+    line = script.read_text().splitlines().index("    teacher = copy.deepcopy(student)") + 1  # the user's file's line
+    report = verify_script(script, "amp", steps=12, timeout=300, migrated_source=wrong)
+    assert report.verdict.status == FAIL
+    found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
+    assert ("BFM205", line) in found, found

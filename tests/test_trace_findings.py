@@ -131,6 +131,19 @@ def test_linemap_places_the_migrated_lines_in_the_original():
     assert mapping.place(15) == (14, True)
 
 
+def test_linemap_places_a_rewritten_block_on_the_lines_it_replaced():
+    """An EMA update rewritten by hand over two lines of the user's (no line of it like theirs) is named at
+    those lines, not at the line before them (bench/unseen/hunt25 MT4 was named at the loop's header)."""
+    user = "for t, s in pairs:\n    t.mul_(d)\n    t.add_(s, alpha=1 - d)\nstep += 1\n"
+    ran = "for t, s in pairs:\n    f = t.float() * d\n    t.copy_(f + s.float() * (1 - d))\nstep += 1\n"
+    mapping = LineMap(ran, user)
+    assert [mapping.place(n) for n in (1, 2, 3, 4)] == [(1, True), (2, False), (3, False), (4, True)]
+    assert mapping.added == {2, 3}
+    # lines inserted between the user's (no line replaced) are still at the line before them
+    inserted = LineMap("a = 1\nb = compute(a).float()\nc = a\n", "a = 1\nc = a\n")
+    assert inserted.place(2) == (1, False) and inserted.added == {2}
+
+
 def test_a_meet_is_named_once_at_the_first_operation_of_its_chain_in_the_original_file():
     found = trace_findings(runs(MEET_CHAIN), sources())
     assert [(f.kind, f.diagnostic.code, f.diagnostic.line, f.diagnostic.col) for f in found] == [
@@ -194,6 +207,49 @@ def test_amp_traces_float64_on_the_device_and_names_where_it_began():
     assert "its f64 is made f64 on the device at line 7" in found.diagnostic.message
     # the same events where the legacy run had them too are none
     assert trace_findings(runs(made, made), amp) == []
+
+
+def test_amp_names_bf16_made_by_hand_on_a_line_neither_script_nor_codemod_wrote():
+    """amp keeps the model, its state and its targets float32: a bf16 EMA teacher made by hand
+    (``copy.deepcopy(model).to(torch.bfloat16)``) PASSed, the legacy run being bf16 everywhere
+    (bench/unseen/hunt25 MTA3). A cast the legacy script has on a line, or the codemod's migration
+    wrote, is no finding; nor is anything in the codemod's own migration."""
+    hand = LEGACY_TEXT.replace("ema = copy.deepcopy(model)", "ema = copy.deepcopy(model).to(torch.bfloat16)")
+    line = hand.splitlines().index("ema = copy.deepcopy(model).to(torch.bfloat16)") + 1
+    cast = [
+        {
+            "kind": "downcast",
+            "file": "/u/train.py",
+            "line": line,
+            "op": "Tensor.to",
+            "order": 5,
+            "operands": ["f32"],
+            "result": "bf16",
+            "col": 6,
+            "end_col": 46,
+            "end_line": line,
+        }
+    ]
+    amp = TraceSources(
+        {"/u/train.py": hand}.get,
+        {MIGRATED: {"/u/train.py": hand}, LEGACY: {"/u/train.py": LEGACY_TEXT}},
+        f32=False,
+        f64=True,
+        own_migration=False,
+    )
+    (found,) = trace_findings(runs(cast), amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.BF16_BY_HAND, "BFM205", line)
+    assert "makes bf16 on the device by hand (`Tensor.to` of f32)" in found.diagnostic.message
+    assert "copy.deepcopy(model).to(torch.bfloat16)" in found.diagnostic.message
+    kept = {"/u/train.py": hand}
+    # the same cast in the legacy script is the author's own: no finding
+    assert trace_findings(runs(cast), replace(amp, run_texts={MIGRATED: kept, LEGACY: kept})) == []
+    # a line the codemod's migration wrote, and the codemod's own migration, are none either
+    codemod = frozenset({"ema = copy.deepcopy(model).to(torch.bfloat16)"})
+    assert trace_findings(runs(cast), replace(amp, codemod_lines=codemod)) == []
+    assert trace_findings(runs(cast), replace(amp, own_migration=True)) == []
+    # modes that cast the model trace f32, not this
+    assert trace_findings(runs(cast), replace(amp, f32=True, f64=False)) == []
 
 
 def test_f32_on_lines_a_migration_added_is_excused_only_inside_the_codemods_helpers():

@@ -36,6 +36,7 @@ class Kind(str, enum.Enum):
     EXIT = "exit"
     OP_ERROR = "op_error"
     EXCEPTION = "exception"
+    DOWNCAST = "downcast"
 
 
 class OriginKind(str, enum.Enum):

@@ -24,6 +24,10 @@ one code of the ``BFM200``-``BFM229`` rule pages:
 * ``float64`` (BFM204, amp, whose model is f32 on purpose, so only float64 is traced on the
   device): float64 computed on the device, which no switch left there (``XLA_USE_BF16`` made it
   bf16, ``XLA_DOWNCAST_BF16`` f32) and autocast does not cast; named where its chain began.
+* ``bf16 by hand`` (BFM205, amp): a bf16/f16 tensor made on the device by a cast or factory on a
+  line that is neither the legacy script's nor the codemod's amp migration's (a bf16 EMA teacher, a
+  target cast down): amp keeps those float32 and autocast alone computes in bf16. The codemod's own
+  migration is never named so (its lines are the legacy script's or its own).
 
 A finding whose f32 lies inside a deliberate f32 island the migration kept and reported
 (``Outcome.f32_islands``) is ``excused``: shown, not counted against the migration. Each other
@@ -75,6 +79,7 @@ class FindingKind(str, enum.Enum):
     SAVE = "save"
     FAILURE = "failure"
     FLOAT64 = "float64"
+    BF16_BY_HAND = "bf16_by_hand"
 
 
 CODES: dict[FindingKind, str] = {
@@ -86,6 +91,7 @@ CODES: dict[FindingKind, str] = {
     FindingKind.SAVE: "BFM211",
     FindingKind.FAILURE: "BFM220",
     FindingKind.FLOAT64: "BFM204",
+    FindingKind.BF16_BY_HAND: "BFM205",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
@@ -109,9 +115,9 @@ def _kept(changed: str, original: str) -> float:
 class LineMap:
     """Lines of one text (``src``, what a run ran) placed in another (``dst``, the user's file):
     :meth:`place` gives the ``dst`` line and whether it is the same line (in a block the two
-    texts share) or the nearest one before (a line only ``src`` has, added by the migration, or
-    changed by it; :attr:`added` holds the first kind). From :class:`difflib.SequenceMatcher` over
-    the lines (no junk heuristic)."""
+    texts share) or the line it changed, or for a line only ``src`` has (:attr:`added`) the line before
+    it, or the line it took the place of where a block of such lines replaced the user's. From
+    :class:`difflib.SequenceMatcher` over the lines (no junk heuristic)."""
 
     def __init__(self, src: str, dst: str) -> None:
         a, b = src.splitlines(), dst.splitlines()
@@ -119,28 +125,38 @@ class LineMap:
         self.added: set[int] = set()
         """The ``src`` lines like no ``dst`` line: lines the migration added."""
         for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-            for i in range(i1, i2):
-                if tag == "equal":
+            if tag == "equal":
+                for i in range(i1, i2):
                     self._map[i + 1] = (j1 + (i - i1) + 1, True)
-                    continue
-                # a changed line is the dst line of the block most like it; one like none of them
-                # (a line the migration added) is the line before the block
-                best, ratio = j1, 0.0
-                for j in range(j1, j2):
-                    # either way: a migrated line keeps the user's (casts added), and at --against REV the
-                    # legacy line is kept in the user's migrated one (host_float32(...) around it)
-                    r = max(_kept(a[i], b[j]), _kept(b[j], a[i]))
-                    if r > ratio:
-                        best, ratio = j, r
+                continue
+            # a changed line is the dst line of the block most like it; one like none of them is a line
+            # the migration added: the line before the block, or, in a block whose every line is new and
+            # that replaces lines (an EMA rewritten over lines 50-51), the replaced line at its place
+            # (50 and 51, not 49: bench/unseen/hunt25 MT4, BW2)
+            best = {i: self._most_like(a[i], b, j1, j2) for i in range(i1, i2)}
+            rewritten = j2 > j1 and all(ratio < _SAME_LINE for _, ratio in best.values())
+            for i, (j, ratio) in best.items():
                 if ratio >= _SAME_LINE:
-                    self._map[i + 1] = (best + 1, False)
-                else:
-                    self._map[i + 1] = (max(j1, 1), False)
-                    self.added.add(i + 1)
+                    self._map[i + 1] = (j + 1, False)
+                    continue
+                self._map[i + 1] = (j1 + min(i - i1, j2 - j1 - 1) + 1 if rewritten else max(j1, 1), False)
+                self.added.add(i + 1)
         self._last = max(len(b), 1)
 
     def place(self, line: int) -> tuple[int, bool]:
         return self._map.get(line, (min(line, self._last), False))
+
+    @staticmethod
+    def _most_like(line: str, dst: list[str], j1: int, j2: int) -> tuple[int, float]:
+        """The index in ``dst[j1:j2]`` of the line most like ``line``, and how much they share (either
+        way: a migrated line keeps the user's, casts added, and at --against REV the legacy line is kept
+        in the user's migrated one, ``host_float32(...)`` around it); ``(j1, 0.0)`` for an empty block."""
+        best, ratio = j1, 0.0
+        for j in range(j1, j2):
+            r = max(_kept(line, dst[j]), _kept(dst[j], line))
+            if r > ratio:
+                best, ratio = j, r
+        return best, ratio
 
 
 @dataclass
@@ -419,6 +435,8 @@ class _Reader:
         out: list[tuple[int, TraceFinding]] = []
         if self.sources.f32 or self.sources.f64:
             out.extend(self._f32_findings())
+        if self.sources.f64 and not self.sources.own_migration:
+            out.extend(self._by_hand_findings())
         out.extend(self._exit_findings())
         out.extend(self._failure_findings())
         return [f for _order, f in sorted(out, key=lambda item: item[0])]
@@ -631,6 +649,39 @@ class _Reader:
         if finding.repair is not None:
             finding.repair = _with(finding.repair, message=finding.diagnostic.message)
         return finding
+
+    # -- amp: bf16 made by hand -------------------------------------------------------------
+    def _by_hand_findings(self) -> list[tuple[int, TraceFinding]]:
+        """amp, a text that is not the codemod's own migration: each ``downcast`` event on a line the
+        legacy script does not have and the codemod's migration did not write (compared stripped:
+        an indent under ``with torch.autocast`` keeps a line the script's), one finding per line."""
+        out: list[tuple[int, TraceFinding]] = []
+        named: set[tuple[str, int]] = set()
+        for e in self.trace.of_kind(Kind.DOWNCAST):
+            if self._in_helper(e):
+                continue
+            ran = self.sources.run_text(MIGRATED, e.file)
+            code = _line_of(ran, e.line).strip() if ran is not None else ""
+            legacy = self.sources.run_text(LEGACY, e.file) or ""
+            if not code or code in self.sources.codemod_lines or code in {x.strip() for x in legacy.splitlines()}:
+                continue
+            place = self.place(e)
+            if (place.path, place.line) in named:
+                continue
+            named.add((place.path, place.line))
+            fields = {
+                "expr": _short(place.code or e.op),
+                "result": e.result or "bf16",
+                "op": e.op,
+                "operands": ", ".join(e.operands) or "no floating tensor",
+                "when": _when(e),
+            }
+            diagnostic = report(
+                CODES[FindingKind.BF16_BY_HAND], place.path, place.line, place.col, False, None, **fields
+            )
+            evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` x{e.count} -> {fields['result']}{_when(e)}"]
+            out.append((e.order, self._say(TraceFinding(FindingKind.BF16_BY_HAND, diagnostic, [e], evidence))))
+        return out
 
     # -- the host edge -------------------------------------------------------------------
     def _exit_findings(self) -> list[tuple[int, TraceFinding]]:

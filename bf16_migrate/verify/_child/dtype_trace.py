@@ -30,6 +30,11 @@ touches it through the objects the script's own calls hand it. What it records, 
 ``exception``
     The exception that ended the process, at the innermost frame of the user's code in its
     traceback (``message``: type and text).
+``downcast``
+    amp only (``only_f64``): a bf16/f16 device tensor made by the script's own cast of a float32
+    device tensor (``teacher.to(torch.bfloat16)``, ``y.bfloat16()``) or made so from no floating
+    device tensor (``torch.zeros(..., dtype=torch.bfloat16)``): autocast computes in bf16 without
+    storing any, and amp keeps the model, its state and its targets float32.
 
 Beside the events, ``outputs``: what the user's code took off the device (``.cpu()``,
 ``.to("cpu")``, ``.item()``, ``.tolist()`` of a device tensor; the host tensors ``torch.save`` writes,
@@ -198,6 +203,7 @@ class Tracer:
     def __init__(self, roots, track_f32, steps, after_stop, only_f64=False):
         self.roots = tuple(os.path.abspath(r).rstrip(os.sep) + os.sep for r in roots if r)
         self.track_f32 = track_f32
+        self.amp = bool(only_f64)
         self.wide = ("f64",) if only_f64 else _F32
         self.narrow = ("f32",) + _LOW if only_f64 else _LOW
         self.steps = steps
@@ -474,6 +480,8 @@ class Tracer:
         device = [r for r in results if r.is_xla and r.is_floating_point()]
         if not device or not self.track_f32:
             return
+        if self.amp and (name in _CASTS or not self._floating_device_operand(args, kwargs)):
+            self._on_downcast(func, args, kwargs, device)
         high = []
         for r in device:
             if self.device_type(r) in self.wide:
@@ -482,6 +490,25 @@ class Tracer:
             self._on_f32(func, name, args, kwargs, high)
         elif name.endswith("_") and not name.startswith("_") and name not in _MOVES and name not in _STORES:
             self._on_in_place(func, args, kwargs, device[0])
+
+    def _floating_device_operand(self, args, kwargs):
+        """Whether a floating device tensor is among the operands (a creation has none)."""
+        return any(t.is_xla and t.is_floating_point() for t in self._tensors(args, kwargs))
+
+    def _on_downcast(self, func, args, kwargs, device):
+        """amp: a ``downcast`` event (the module docstring) for a cast or a creation whose device
+        result is bf16/f16 while no floating operand was; autocast's own casts never reach here
+        (they run below the Python API), so what does is the script's."""
+        if self._in_step:
+            return
+        low = [r for r in device if self.device_type(r) in _LOW]
+        if not low:
+            return
+        tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point()]
+        operands = [self.device_type(t) for t in tensors]
+        if any(d in _LOW or d.split(":")[-1] in ("bfloat16", "float16") for d in operands):
+            return
+        self.event("downcast", op_name(func), sys._getframe(1), operands=operands, result=self.device_type(low[0]))
 
     def _on_in_place(self, func, args, kwargs, result):
         """An in-place op that stores a bf16 device tensor from an operand made f32 on the device
