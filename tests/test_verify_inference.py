@@ -446,3 +446,23 @@ def test_amp_equal_to_fp32_is_inconclusive_when_the_autocast_control_is_equal_to
     }
     part = outputs_part(amp, runs, _sources())
     assert part.status == INCONCLUSIVE and "cannot tell whether the migration's autocast works" in part.detail
+
+
+def test_amp_equal_to_fp32_fails_where_the_autocast_control_is_not():
+    """The migrated run hands the host exactly the FP32 reference's values while the autocast control's
+    differ from them, however little: autocast changes these outputs and the migration ran none of them
+    under it (an amp text without its autocast block, or the switch deleted alone: bench/unseen/hunt27
+    DWA1, DW0 PASSed so, the control being within the bar of the FP32 values)."""
+    amp = mode_named("amp")
+    runs = {
+        REFERENCE: _record(REFERENCE, _output(7, VALUES)),
+        LEGACY: _record(LEGACY, _output(7, _noise(VALUES, 0.01))),
+        MIGRATED: _record(MIGRATED, _output(7, VALUES)),
+        AUTOCAST: _record(AUTOCAST, _output(7, _noise(VALUES, 0.0003))),
+    }
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == FAIL, part.detail
+    assert "autocast changes these outputs, and the migrated run's did not run under it" in part.detail
+    # a migrated run that does autocast hands what the control does: PASS
+    runs[MIGRATED] = _record(MIGRATED, _output(7, _noise(VALUES, 0.0003)))
+    assert outputs_part(amp, runs, _sources()).status == PASS

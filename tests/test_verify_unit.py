@@ -292,6 +292,14 @@ def test_an_amp_bf16_loss_fails_where_autocast_computes_it_in_f32():
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
     a["autocast"] = RunRecord("autocast", error="exited with code 1")
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
+    # a control that made its steps and then failed in the script's tail (its autocast reached a NumPy exit)
+    # still tells its loss's dtype (bench/unseen/hunt27 CA2 PASSed so)
+    a["autocast"] = rec("autocast", [x * (1 + 2e-4) for x in FP32_LOSSES])
+    a["autocast"].loss_dtype, a["autocast"].error = "f32", "exited with code 1"
+    assert not a["autocast"].ok
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL
+    assert "and f32 under autocast too (the autocast control)" in part_of(v, "precision").detail
 
 
 def test_legacy_with_nan_falls_back_too():
