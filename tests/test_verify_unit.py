@@ -302,6 +302,24 @@ def test_an_amp_bf16_loss_fails_where_autocast_computes_it_in_f32():
     assert "and f32 under autocast too (the autocast control)" in part_of(v, "precision").detail
 
 
+def test_an_amp_optimizer_state_made_bf16_by_hand_fails_precision():
+    """amp keeps the model and its optimizer FP32: bf16 state where the FP32 script's is f32 is a hand's cast
+    (bench/unseen/hunt27 SWA2 PASSed, its report saying "optimizer state bf16 x6"); state the FP32 script
+    keeps in bf16 itself is the script's."""
+    a = runs([x * (1 + 2e-4) for x in FP32_LOSSES], param_dtypes={"float32": 6})
+    a["reference"].state_dtypes = {"momentum": {"float32/f32": 6}}
+    a["migrated"].state_dtypes = {"momentum": {"bfloat16/bf16": 6}}
+    v = judge(mode_named("amp"), a)
+    assert status(v)["precision"] == FAIL
+    assert "the optimizer state is bf16 on the device (bf16 x6) where the FP32 script's is f32 x6" in (
+        part_of(v, "precision").detail
+    )
+    a["reference"].state_dtypes = {"momentum": {"bfloat16/bf16": 6}}
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+    a["reference"].state_dtypes = a["migrated"].state_dtypes = {"momentum": {"float32/f32": 6}}
+    assert status(judge(mode_named("amp"), a))["precision"] == PASS
+
+
 def test_legacy_with_nan_falls_back_too():
     r = runs(LEGACY_LOSSES, legacy=LEGACY_LOSSES[:-1] + [math.nan])
     r["control"] = rec("control", LEGACY_LOSSES)

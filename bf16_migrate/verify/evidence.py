@@ -124,7 +124,7 @@ def precision_part(
     graph_problems, graph_facts, graph_figs = _precision_from_graphs(mode, migrated, legacy, autocast)
     problems.extend(graph_problems)
     facts.extend(graph_facts)
-    state_problem, state_fact = _state_precision(mode, migrated)
+    state_problem, state_fact = _state_precision(mode, migrated, reference)
     if state_problem:
         problems.append(state_problem)
     elif state_fact:
@@ -280,10 +280,16 @@ def _device_dtype_counts(state_dtypes: Mapping[str, Mapping[str, int]] | None) -
     return out
 
 
-def _state_precision(mode: Mode, migrated: RunRecord) -> tuple[str | None, str | None]:
+def _state_precision(
+    mode: Mode, migrated: RunRecord, reference: RunRecord | None = None
+) -> tuple[str | None, str | None]:
     """(problem, fact) about the optimizer state on the device. gpu-compatible promises FP32
     master weights, so its state (exp_avg, momentum_buffer...) is created from them in f32
-    (measured: float32/f32 on the four fixtures; stochastic: bfloat16/bf16)."""
+    (measured: float32/f32 on the four fixtures; stochastic: bfloat16/bf16). amp keeps the model and
+    its optimizer FP32 (torch-xla's AMP docs: autocast computes in bf16 inside the forward only), so
+    bf16 state where the FP32 script's (``reference``) has none is a hand's cast (a momentum buffer
+    made ``zeros_like(p, dtype=torch.bfloat16)``: bench/unseen/hunt27 SWA2 PASSed, its report saying
+    "optimizer state bf16 x6")."""
     counts = _device_dtype_counts(migrated.state_dtypes)
     if not counts:
         return None, None
@@ -293,6 +299,15 @@ def _state_precision(mode: Mode, migrated: RunRecord) -> tuple[str | None, str |
             f"the optimizer state is bf16 on the device ({text}): the FP32 master weights of gpu-compatible mode are "
             "not in effect (an optimizer that is not a stock torch.optim class? see BFM060)"
         ), None
+    low = {"bf16", "f16"} & set(counts)
+    if mode.autocast and low and usable(reference) and reference is not None:
+        theirs = _device_dtype_counts(reference.state_dtypes)
+        if theirs and not low & set(theirs):
+            return (
+                f"the optimizer state is {'/'.join(sorted(low))} on the device ({text}) where the FP32 script's is "
+                f"{dtypes_text(theirs)}: amp keeps the model and its optimizer in FP32 and autocast computes in bf16 "
+                "inside the forward only; make the state as the script makes it (a buffer cast down by hand?)"
+            ), None
     return None, f"optimizer state {text}"
 
 
