@@ -553,8 +553,11 @@ def verify(
     try:
         verified = run_verify(request, _usage)
     except RunError as exc:
-        click.echo(f"error: {exc}", err=True)
         outputs.error(script, exc)
+        if exc.broke:  # a failed check, not a run that could not be made
+            click.echo(f"{exc}\nVERDICT: FAIL (the migrated run failed where the legacy run did not)")
+            sys.exit(EXIT_FINDINGS)
+        click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
     except KeyboardInterrupt:
         click.echo("verify: interrupted; the runs were stopped and their temporary files removed", err=True)

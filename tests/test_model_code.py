@@ -1216,8 +1216,12 @@ def test_the_leaky_norm_migrated_without_the_audit_says_nothing_is_left_and_cras
         timeout=1800,
         env=env,
     )
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "mixed precision is disallowed" in proc.stderr and "the legacy run succeeded" in proc.stderr
+    # a migration that breaks a script the legacy run trains is a failed check (exit 1), not a run that
+    # could not be made (exit 2)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "mixed precision is disallowed" in proc.stdout and "the legacy run succeeded" in proc.stdout
+    assert "VERDICT: FAIL" in proc.stdout
+    assert json.loads(out.read_text())["error"]["broke"] is True
 
 
 def test_the_float_of_a_bitwise_mask_is_a_fresh_tensor_not_a_deliberate_island():

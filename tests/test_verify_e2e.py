@@ -61,6 +61,7 @@ def test_migrated_run_that_crashes_is_a_run_error_with_the_output_tail():
     assert err.returncode not in (None, 0)
     assert err.tail and len(err.tail) <= 20
     assert "the legacy run succeeded" in str(err)
+    assert err.broke  # a failed check: the CLI exits 1, a tree's table says FAIL
     assert "last output lines" in str(err)
     assert time.monotonic() - start < 300
 

@@ -27,6 +27,7 @@ from bf16_migrate.verify.gitrev import Checkout, changed_paths, repo_root
 from bf16_migrate.verify.launchers import launch_settings, settings_for
 from bf16_migrate.verify.parts import ERROR, FAIL, INCONCLUSIVE, PASS
 from bf16_migrate.verify.records import RunError
+from bf16_migrate.verify.report import SCHEMA, error_dict
 from bf16_migrate.verify.tree import (
     TREE_SCHEMA,
     Job,
@@ -507,6 +508,24 @@ def test_run_jobs_in_parallel_keeps_the_order_and_the_errors(tmp_path, monkeypat
     assert doc["exit_code"] == 2 and doc["results"][0]["error"]["message"].startswith("the migrated run")
     table = summary_table(outcomes[2:], "title")
     assert "ERROR" in table and "c.py" in table
+
+
+def test_a_migration_that_broke_the_script_is_a_fail_in_the_table_and_its_documents(tmp_path):
+    """A migrated run that failed where the legacy run succeeded is a failed check (exit 1), not a run that
+    could not be made (exit 2): a CI job that retries or skips on 2 must not pass a broken migration."""
+    job = Job(tmp_path / "t.py", "t.py", {"XLA_USE_BF16": "1"}, ["run.sh:2"], mode_named("stochastic"), "--mode")
+    broke = RunError("the migrated run failed: exited with code 1 (the legacy run succeeded: the migration broke it)")
+    broke.broke = True
+    outcome = Outcome(job, error=broke)
+    assert outcome.status == FAIL and exit_code([outcome.status]) == 1
+    doc = tree_dict([outcome], "git HEAD~1")
+    assert doc["exit_code"] == 1 and doc["results"][0]["error"]["broke"] is True
+    assert "FAIL" in summary_table([outcome], "title")
+    (tmp_path / "tree.json").write_text(json.dumps(doc))
+    (tmp_path / "one.json").write_text(json.dumps({"schema": SCHEMA, "passed": False, "error": error_dict(broke)}))
+    for name in ("tree.json", "one.json"):
+        assert merge_documents([tmp_path / name])[2] == 1, name
+    assert Outcome(job, error=RunError("the legacy run failed")).status == ERROR
 
 
 def test_exit_code():

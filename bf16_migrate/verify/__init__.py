@@ -1206,6 +1206,7 @@ def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[T
         err = migrated.as_error()
         err.findings = list(findings)
         if legacy is not None:
+            err.broke = legacy.ok
             err.message += (
                 " (the legacy run succeeded: the migration broke the script)"
                 if legacy.ok

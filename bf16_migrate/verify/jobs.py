@@ -78,6 +78,9 @@ class Outcome:
 
     @property
     def status(self) -> Status:
+        """FAIL for a migrated run that failed where the legacy run succeeded (``RunError.broke``)."""
+        if self.error is not None and self.error.broke:
+            return Status.FAIL
         if self.error is not None or self.report is None:
             return Status.ERROR
         return Status.PASS if self.report.passed else Status.FAIL

@@ -48,7 +48,9 @@ class RunError(Exception):
     that was made, empty when none was), ``findings`` (what the migrated run's dtype trace
     named: :class:`~bf16_migrate.verify.trace_findings.TraceFinding`, the failure's line among
     them), ``migrated_source`` and ``modules`` (the texts the migrated run ran, when one was made:
-    what ``verify --fix`` repairs).
+    what ``verify --fix`` repairs), ``broke`` (True when the migrated run failed where the legacy
+    run of the same script succeeded: the migration broke the script, a failed check that the CLI
+    and a tree's table count as FAIL, exit 1, not as a run that could not be made).
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class RunError(Exception):
         self.findings: list[Any] = []
         self.migrated_source: str | None = None
         self.modules: dict[Any, str] = {}
+        self.broke = False
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -91,6 +94,7 @@ class RunError(Exception):
             "run": self.run,
             "returncode": self.returncode,
             "hint": self.hint,
+            "broke": self.broke,
             "tail": self.tail,
             "runs": {name: r.to_dict() for name, r in self.runs.items()},
             "trace_findings": [f.to_dict() for f in self.findings],

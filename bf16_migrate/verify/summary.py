@@ -80,7 +80,7 @@ def _row_from_outcome(outcome: Outcome) -> Row:
         return _row_from_report(report_dict(outcome.report), job.rel, setting)
     err = outcome.error
     message = err.message if err is not None else "not run"
-    return Row(job.rel, setting, job.mode.name, "-", Status.ERROR, message.splitlines()[0], None)
+    return Row(job.rel, setting, job.mode.name, "-", outcome.status, message.splitlines()[0], None)
 
 
 def _status(word: object) -> Status | None:
@@ -138,7 +138,7 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
                         _env_text(env) if env else "(its own writes)",
                         str(item.get("mode") or "-"),
                         "-",
-                        Status.ERROR,
+                        Status.FAIL if err.get("broke") else Status.ERROR,
                         str(err.get("message", "not run")).splitlines()[0],
                         None,
                     )
@@ -153,7 +153,7 @@ def _rows_from_document(data: Mapping[str, Any], name: str) -> list[Row]:
                     "-",
                     str(data.get("mode") or "-"),
                     "-",
-                    Status.ERROR,
+                    Status.FAIL if err.get("broke") else Status.ERROR,
                     str(err.get("message", "")).splitlines()[0] if err.get("message") else "",
                     None,
                 )
