@@ -470,6 +470,43 @@ def test_an_optimizer_class_of_the_file_makes_its_scalars_in_the_parameters_dtyp
     assert 'total = torch.zeros((), dtype=self.param_groups[0]["params"][0].dtype)' in result.code
 
 
+def test_an_optimizer_s_state_made_on_its_parameter_s_device_takes_that_parameter_s_dtype():
+    """A hand-written optimizer's state, made in its step beside torch.optim's own loop and stored in
+    ``self.state[p]`` before it meets the gradient (``torch.zeros(p.shape, device=p.device)``), was refused
+    (BFM081: it met ``group["beta"]``, a hyperparameter, "whose dtype is known nowhere"); the switch made it
+    bf16 with the parameters, so it takes ``p.dtype`` (FP32 on master weights in gpu-compatible mode)."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        class SignMomentum(torch.optim.Optimizer):
+            def __init__(self, params, lr=1e-3, beta=0.9):
+                super().__init__(params, dict(lr=lr, beta=beta))
+
+            @torch.no_grad()
+            def step(self):
+                for group in self.param_groups:
+                    beta = group["beta"]
+                    for p in group["params"]:
+                        state = self.state[p]
+                        if "m" not in state:
+                            state["m"] = torch.zeros(p.shape, device=p.device)
+                        state["m"].mul_(beta).add_(p.grad, alpha=1 - group["beta"])
+                        p.add_(state["m"].sign(), alpha=-group["lr"])
+        """,
+        optimizer="SignMomentum",
+    )
+    assert 'state["m"] = torch.zeros(p.shape, device=p.device, dtype=p.dtype)' in result.code
+    assert not [d.code for d in result.diagnostics if not d.fixed], result.diagnostics
+
+
 def test_amp_leaves_the_models_code_to_autocast():
     source, result = migrate(
         """

@@ -880,7 +880,8 @@ class _Audit:
             partners = [meet for member in members for meet in member.flow.meets if not meet.fresh]
             if not partners and not site.flow.escapes:
                 continue  # only ends: an integer, a boolean, a host value
-            carrier = self._carrier(site, partners, fresh) if partners else None
+            # in an optimizer's step a value stored in its state meets the parameters (:meth:`_device_hint`)
+            carrier = self._carrier(site, partners, fresh) if partners or site.optimizer else None
             if carrier is not None:
                 self.result.follows.append((site, carrier))
                 continue
@@ -1217,6 +1218,8 @@ class _Audit:
         if self.ctx.code(expr).startswith(_PARAMETER_ROOT):
             return True
         if isinstance(expr, cst.Name):
+            if _loop_target_over(self.ctx, expr, _params_of_a_group):
+                return True  # `for group in self.param_groups: for p in group["params"]:`, torch.optim's own loop
             values = list(_values_of(self.ctx, expr))
             return bool(values) and all(self.ctx.code(v).startswith(_PARAMETER_ROOT) for v in values)
         return False
@@ -1347,6 +1350,31 @@ def _values_of(ctx: FileContext, name: cst.Name) -> Iterable[cst.BaseExpression]
         if isinstance(node, cst.AssignTarget) and isinstance(assign, cst.Assign):
             values.append(assign.value)
     return values
+
+
+def _loop_target_over(ctx: FileContext, name: cst.Name, what) -> bool:
+    """Whether ``name`` is bound once, as the whole target of a ``for`` whose iterable ``what(ctx, iter)`` accepts."""
+    scope = ctx.scopes.get(name)
+    bindings = [a for a in scope[name.value] if isinstance(a, Assignment)] if scope is not None else []
+    if len(bindings) != 1:
+        return False
+    loop = ctx.parent(bindings[0].node)
+    return isinstance(loop, cst.For) and loop.target is bindings[0].node and what(ctx, loop.iter)
+
+
+def _params_of_a_group(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """``self.param_groups[i]["params"]``, or ``group["params"]`` with ``group`` a loop target over
+    ``self.param_groups`` (torch/optim/optimizer.py: a group's tensors are under ``"params"``)."""
+    if ctx.code(expr).startswith(_PARAMETER_ROOT):
+        return True
+    if not (isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name) and len(expr.slice) == 1):
+        return False
+    index = expr.slice[0].slice
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+        return False
+    return index.value.evaluated_value == "params" and _loop_target_over(
+        ctx, expr.value, lambda c, it: c.code(it) == _PARAMETER_ROOT
+    )
 
 
 def _device_source(ctx: FileContext, device: cst.BaseExpression) -> cst.BaseExpression | None:

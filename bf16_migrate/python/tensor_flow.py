@@ -32,7 +32,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import dtype_names, self_assigned
+from .bindings import assigned_values, dtype_names, self_assigned
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
 from .submodule_inputs import receiver
@@ -257,7 +257,35 @@ class TensorFlow:
             return all(self.maybe_number(e) for e in (expr.left, expr.right))
         if isinstance(expr, cst.UnaryOperation):
             return self.maybe_number(expr.expression)
-        return isinstance(expr, _LITERALS) or self.maybe_scalar(expr)
+        return isinstance(expr, _LITERALS) or self.maybe_scalar(expr) or self._group_hyperparameter(expr)
+
+    def _group_hyperparameter(self, expr: cst.BaseExpression) -> bool:
+        """Whether ``expr`` is a hyperparameter of an optimizer's param group, ``group["beta"]`` (or a
+        name bound once to one, ``beta = group["beta"]``) where ``group`` is the target of a ``for`` over
+        ``X.param_groups``: torch.optim keeps a group's hyperparameters, the keys beside ``"params"``, as
+        the numbers the optimizer was built with (torch/optim/optimizer.py, ``add_param_group``), which
+        decide no dtype (found by a hunt: a hand-written optimizer's state was refused, BFM081)."""
+        if isinstance(expr, cst.Name):
+            values = assigned_values(self.ctx, expr)
+            return len(values) == 1 and isinstance(values[0], cst.Subscript) and self._group_hyperparameter(values[0])
+        if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Name) or len(expr.slice) != 1:
+            return False
+        index = expr.slice[0].slice
+        if not isinstance(index, cst.Index) or not isinstance(index.value, cst.SimpleString):
+            return False
+        if index.value.evaluated_value == "params":
+            return False
+        scope = self.ctx.scopes.get(expr.value)
+        bindings = [a for a in scope[expr.value.value] if isinstance(a, Assignment)] if scope is not None else []
+        if len(bindings) != 1:
+            return False
+        loop = self.ctx.parent(bindings[0].node)
+        return (
+            isinstance(loop, cst.For)
+            and loop.target is bindings[0].node
+            and isinstance(loop.iter, cst.Attribute)
+            and loop.iter.attr.value == "param_groups"
+        )
 
     def _used_as_tensor(self, read: cst.CSTNode) -> bool:
         parent = self.ctx.parent(read)
