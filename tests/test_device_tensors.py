@@ -526,6 +526,12 @@ def test_a_device_loaders_batch_computed_with_on_the_device_is_bf16():
     assert "        images = (floating_to_bf16(images) - mean) / 2.0\n" in code
     assert "(model(images).argmax(-1) == labels).sum()" in code
     assert (16, True) in found
+    # the index `enumerate` hands over beside the batch is an int, no batch: arithmetic on it is left alone
+    counted = arithmetic.replace(
+        "        opt.zero_grad()\n", "        if (step + 1) % 4 == 0:\n            opt.zero_grad()\n"
+    )
+    code, _ = _migrated(counted)
+    assert "        if (step + 1) % 4 == 0:\n" in code, code
 
 
 READINGS = """import os

@@ -361,7 +361,7 @@ def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpress
     for loop in ctx.nodes(cst.For):
         if _inside(ctx, loop, skip) or not _over_a_device_loader(ctx, loop.iter):
             continue
-        for name in findall(loop.target, m.Name()):
+        for name in findall(_batch_target(ctx, loop), m.Name()):
             assert isinstance(name, cst.Name), "findall of m.Name()"
             scope = ctx.scopes.get(name)
             bindings = list(scope[name.value]) if scope is not None else []
@@ -1077,7 +1077,7 @@ def _a_device_loaders_batch(ctx: FileContext, name: cst.Name) -> bool:
         if (
             loop is not None
             and node is not None
-            and _inside_target(node, loop.target)
+            and _inside_target(node, _batch_target(ctx, loop))
             and _over_a_device_loader(ctx, loop.iter)
         ):
             from_loader = True
@@ -1089,6 +1089,21 @@ def _a_device_loaders_batch(ctx: FileContext, name: cst.Name) -> bool:
         if not any(read.value == name.value for read in findall(assign.value, m.Name())):
             return False  # bound to something else too
     return from_loader
+
+
+def _batch_target(ctx: FileContext, loop: cst.For) -> cst.BaseExpression:
+    """The part of ``loop``'s target the batches are bound to: the second element of ``for i, batch in
+    enumerate(...)`` (the first is the index, an int: docs.python.org, ``enumerate``), else the whole target.
+    Found by a hunt: the index of a device loader's loop was cast as a batch (``floating_to_bf16(i)``)."""
+    target, iterable = loop.target, loop.iter
+    if (
+        isinstance(iterable, cst.Call)
+        and ctx.qualified_names(iterable.func) & {"enumerate", "builtins.enumerate"}
+        and isinstance(target, (cst.Tuple, cst.List))
+        and len(target.elements) == 2
+    ):
+        return target.elements[1].value
+    return target
 
 
 def _inside_target(node: cst.CSTNode, target: cst.BaseExpression) -> bool:
