@@ -108,3 +108,22 @@ def test_amp_a_bf16_ema_teacher_made_by_hand_fails_and_the_trace_names_its_line(
     assert report.verdict.status == FAIL
     found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
     assert ("BFM205", line) in found, found
+
+
+@pytest.mark.xla
+def test_amp_a_loss_computed_outside_autocast_is_named_where_it_left_autocast(tmp_path):
+    """bench/unseen/hunt23 ema_teacher migrated to amp by hand with its supervised loss computed after the
+    autocast block, on the student's bf16 logits (its wrong/MTA2_loss_outside_autocast.py): precision named the
+    cause, no line. The trace names the loss's line once the autocast control computes it in f32 (BFM206)."""
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import FAIL
+
+    hunt = ROOT / "bench" / "unseen" / "hunt23"
+    shutil.copytree(hunt / "ema_teacher", tmp_path / "case")
+    wrong = (hunt / "wrong" / "MTA2_loss_outside_autocast.py").read_text()
+    script = tmp_path / "case" / "train_mean_teacher.py"
+    line = script.read_text().splitlines().index("        sup = F.cross_entropy(s_logits[:N_LAB], yl)") + 1
+    report = verify_script(script, "amp", steps=12, timeout=300, migrated_source=wrong)
+    assert report.verdict.status == FAIL
+    found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
+    assert ("BFM206", line) in found, found

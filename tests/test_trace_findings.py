@@ -16,7 +16,7 @@ import pytest
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.repairs import RepairKind
 from bf16_migrate.verify.parts import FAIL, PASS
-from bf16_migrate.verify.records import LEGACY, MIGRATED, RunRecord
+from bf16_migrate.verify.records import AUTOCAST, LEGACY, MIGRATED, RunRecord
 from bf16_migrate.verify.trace import Kind, Trace, TraceEnd
 from bf16_migrate.verify.trace_findings import (
     FindingKind,
@@ -250,6 +250,44 @@ def test_amp_names_bf16_made_by_hand_on_a_line_neither_script_nor_codemod_wrote(
     assert trace_findings(runs(cast), replace(amp, own_migration=True)) == []
     # modes that cast the model trace f32, not this
     assert trace_findings(runs(cast), replace(amp, f32=True, f64=False)) == []
+
+
+def test_amp_names_where_a_bf16_loss_left_autocast_once_the_control_computes_it_in_f32():
+    """amp: the loss handed to backward was computed in bf16 outside autocast (bench/unseen/hunt23 MTA2:
+    precision named the cause, no line). Named at the first bf16 operation of its chain outside autocast,
+    and only once the autocast control (the FP32 script under autocast) computes the loss in f32: where
+    autocast itself leaves it bf16 (a mean of the output) it is autocast's own."""
+    text = LEGACY_TEXT.replace("preds = out.cpu()", "loss = (out - 1).pow(2).mean()")
+    line = text.splitlines().index("loss = (out - 1).pow(2).mean()") + 1
+    left = [
+        {
+            "kind": "loss_outside_autocast",
+            "file": "/u/train.py",
+            "line": line,
+            "end_line": line,
+            "col": 7,
+            "end_col": 14,
+            "op": "Tensor.sub",
+            "order": 3,
+            "operands": [],
+            "result": "bf16",
+        }
+    ]
+    amp = TraceSources({"/u/train.py": text}.get, {}, f32=False, f64=True, own_migration=True)
+    made = runs(left)
+    assert trace_findings(made, amp) == []  # before the control is made
+    made[AUTOCAST] = RunRecord(AUTOCAST, losses=[1.0, 0.9, 0.8], loss_dtype="f32")
+    (found,) = trace_findings(made, amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (
+        FindingKind.LOSS_OUTSIDE_AUTOCAST,
+        "BFM206",
+        line,
+    )
+    assert "computes the loss in bf16 outside autocast (`Tensor.sub`" in found.diagnostic.message
+    made[AUTOCAST].loss_dtype = "bf16"  # autocast's own bf16 loss
+    assert trace_findings(made, amp) == []
+    made[AUTOCAST] = RunRecord(AUTOCAST, error="exited with code 1")  # no step recorded: it tells nothing
+    assert trace_findings(made, amp) == []
 
 
 def test_f32_on_lines_a_migration_added_is_excused_only_inside_the_codemods_helpers():

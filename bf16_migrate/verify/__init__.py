@@ -517,6 +517,7 @@ def verify_script(
             script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
         ):
             verdict = judged(mode, runs, sources)
+            findings = trace_findings(runs, sources)  # the control's loss tells a bf16 loss's (BFM206)
         verdict.notes.extend(texts.notes)
     else:
         verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
@@ -524,6 +525,7 @@ def verify_script(
             script, legacy, texts, common, runs, verdict, python=python, progress=progress, linked=linked
         ):
             verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
+            findings = trace_findings(runs, sources)  # the control's loss tells a bf16 loss's (BFM206)
         verdict = judge_after_host_training(mode, runs, sources, verdict)
     checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
     traced_runs = runs

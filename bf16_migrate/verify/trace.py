@@ -37,6 +37,7 @@ class Kind(str, enum.Enum):
     OP_ERROR = "op_error"
     EXCEPTION = "exception"
     DOWNCAST = "downcast"
+    LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
 
 
 class OriginKind(str, enum.Enum):

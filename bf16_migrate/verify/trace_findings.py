@@ -28,6 +28,9 @@ one code of the ``BFM200``-``BFM229`` rule pages:
   line that is neither the legacy script's nor the codemod's amp migration's (a bf16 EMA teacher, a
   target cast down): amp keeps those float32 and autocast alone computes in bf16. The codemod's own
   migration is never named so (its lines are the legacy script's or its own).
+* ``loss outside autocast`` (BFM206, amp): the loss handed to ``backward`` was computed in bf16 outside
+  autocast where the autocast control (the FP32 script under autocast) computes it in f32; named where
+  its computation left autocast (made once that control has run).
 
 A finding whose f32 lies inside a deliberate f32 island the migration kept and reported
 (``Outcome.f32_islands``) is ``excused``: shown, not counted against the migration. Each other
@@ -51,7 +54,7 @@ from ..diagnostics import Diagnostic, report
 from ..python.snippets import EMITTED_MARK
 from ..repairs import RepairKind, RepairSite, Span
 from .parts import FAIL, PASS, Part
-from .records import LEGACY, MIGRATED, RunRecord
+from .records import AUTOCAST, LEGACY, MIGRATED, RunRecord
 from .trace import Kind, OriginKind, Trace, TraceEvent
 
 __all__ = [
@@ -80,6 +83,7 @@ class FindingKind(str, enum.Enum):
     FAILURE = "failure"
     FLOAT64 = "float64"
     BF16_BY_HAND = "bf16_by_hand"
+    LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
 
 
 CODES: dict[FindingKind, str] = {
@@ -92,6 +96,7 @@ CODES: dict[FindingKind, str] = {
     FindingKind.FAILURE: "BFM220",
     FindingKind.FLOAT64: "BFM204",
     FindingKind.BF16_BY_HAND: "BFM205",
+    FindingKind.LOSS_OUTSIDE_AUTOCAST: "BFM206",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
@@ -386,7 +391,10 @@ def trace_findings(runs: Mapping[str, RunRecord], sources: TraceSources) -> list
     if migrated is None or migrated.trace is None:
         return []
     legacy = runs.get(LEGACY)
-    return _Reader(migrated.trace, legacy.trace if legacy is not None else None, sources).findings()
+    control = runs.get(AUTOCAST)
+    reader = _Reader(migrated.trace, legacy.trace if legacy is not None else None, sources)
+    reader.control_loss = control.loss_dtype if control is not None and control.steps else None
+    return reader.findings()
 
 
 class _Reader:
@@ -404,6 +412,8 @@ class _Reader:
             self.legacy_keys.add((p.path, p.line, e.op, _family(e)))
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
+        self.control_loss: str | None = None
+        """The dtype of the autocast control's loss (amp, once that control has run), else None."""
 
     def place(self, e: TraceEvent) -> Place:
         found = self.places.get(id(e))
@@ -437,6 +447,8 @@ class _Reader:
             out.extend(self._f32_findings())
         if self.sources.f64 and not self.sources.own_migration:
             out.extend(self._by_hand_findings())
+        if self.sources.f64 and self.control_loss == "f32":
+            out.extend(self._loss_findings())
         out.extend(self._exit_findings())
         out.extend(self._failure_findings())
         return [f for _order, f in sorted(out, key=lambda item: item[0])]
@@ -681,6 +693,21 @@ class _Reader:
             )
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` x{e.count} -> {fields['result']}{_when(e)}"]
             out.append((e.order, self._say(TraceFinding(FindingKind.BF16_BY_HAND, diagnostic, [e], evidence))))
+        return out
+
+    def _loss_findings(self) -> list[tuple[int, TraceFinding]]:
+        """amp, the autocast control's loss f32: the place where the migrated run's bf16 loss left autocast
+        (the ``loss_outside_autocast`` event: the first bf16 operation of its chain outside autocast)."""
+        out: list[tuple[int, TraceFinding]] = []
+        for e in self.trace.of_kind(Kind.LOSS_OUTSIDE_AUTOCAST):
+            place = self.place(e)
+            fields = {"expr": _short(place.code or e.op), "op": e.op, "result": e.result or "bf16"}
+            diagnostic = report(
+                CODES[FindingKind.LOSS_OUTSIDE_AUTOCAST], place.path, place.line, place.col, False, None, **fields
+            )
+            evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` -> {fields['result']}, outside autocast"]
+            finding = TraceFinding(FindingKind.LOSS_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
+            out.append((e.order, self._say(finding)))
         return out
 
     # -- the host edge -------------------------------------------------------------------

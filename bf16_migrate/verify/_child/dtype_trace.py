@@ -35,6 +35,10 @@ touches it through the objects the script's own calls hand it. What it records, 
     device tensor (``teacher.to(torch.bfloat16)``, ``y.bfloat16()``) or made so from no floating
     device tensor (``torch.zeros(..., dtype=torch.bfloat16)``): autocast computes in bf16 without
     storing any, and amp keeps the model, its state and its targets float32.
+``loss_outside_autocast``
+    amp only: the first loss handed to ``backward`` is bf16/f16 and was computed outside autocast from a
+    bf16/f16 operand (an autocast output): the place of the first such operation of its chain before the
+    first ``backward`` (``op``, ``result``); autocast's own bf16 losses are computed inside it.
 
 Beside the events, ``outputs``: what the user's code took off the device (``.cpu()``,
 ``.to("cpu")``, ``.item()``, ``.tolist()`` of a device tensor; the host tensors ``torch.save`` writes,
@@ -226,6 +230,8 @@ class Tracer:
         self._in_apply = 0
         self.step_f32 = False  # f32 inside an optimizer's step is the mode's (FP32 master weights)
         self._in_step = 0
+        self.low_made = {}  # amp: id(device tensor) -> (weakref, place): bf16/f16 computed outside autocast
+        self.loss_seen = False
 
     # -- where -------------------------------------------------------------------------
     def _is_user(self, filename):
@@ -482,6 +488,8 @@ class Tracer:
             return
         if self.amp and (name in _CASTS or not self._floating_device_operand(args, kwargs)):
             self._on_downcast(func, args, kwargs, device)
+        elif self.amp and not self.loss_seen and not self._in_step:
+            self._on_low_outside_autocast(func, name, args, kwargs, device)
         high = []
         for r in device:
             if self.device_type(r) in self.wide:
@@ -509,6 +517,64 @@ class Tracer:
         if any(d in _LOW or d.split(":")[-1] in ("bfloat16", "float16") for d in operands):
             return
         self.event("downcast", op_name(func), sys._getframe(1), operands=operands, result=self.device_type(low[0]))
+
+    def _on_low_outside_autocast(self, func, name, args, kwargs, device):
+        """amp, before the first ``backward``: remember where a bf16/f16 device result was computed outside
+        autocast from a bf16/f16 operand; a result computed from one remembered keeps its operand's place,
+        where the chain left autocast (:meth:`on_loss` reads it). A move or view (``out[:n]``) computes
+        nothing: it starts no chain."""
+        low = [r for r in device if self.device_type(r) in _LOW]
+        if not low or self._torch.is_autocast_enabled("xla"):
+            return
+        operands = [t for t in self._tensors(args, kwargs) if t.is_xla and t.is_floating_point()]
+        place = None
+        for t in operands:
+            entry = self.low_made.get(id(t))
+            if entry is not None and entry[0]() is t:
+                place = entry[1]
+                break
+        if place is None:
+            if name in _MOVES or not any(self.device_type(t) in _LOW for t in operands):
+                return
+            user = self.user_frame(sys._getframe(1))
+            if user is None:
+                return
+            start, end, col, end_col = self.position(user)
+            line = user.f_lineno
+            place = {
+                "file": user.f_code.co_filename,
+                "line": start if start == line else line,
+                "end_line": end if start == line else line,
+                "col": col if start == line else None,
+                "end_col": end_col if start == line else None,
+                "op": op_name(func),
+            }
+        for r in low:
+            self.tag(r, place, self.low_made)
+
+    def on_loss(self, tensor):
+        """amp, the first loss the harness is handed (``backward``): a ``loss_outside_autocast`` event at
+        the place :meth:`_on_low_outside_autocast` remembered for it, if any; nothing is remembered after."""
+        if not self.amp or self.loss_seen:
+            return
+        self.loss_seen = True
+        entry = self.low_made.get(id(tensor))
+        self.low_made.clear()
+        if entry is None or entry[0]() is not tensor or os.getpid() != self.pid:
+            return
+        place = entry[1]
+        self.order += 1
+        key = (place["file"], place["line"], place["op"], "loss_outside_autocast")
+        self.events[key] = dict(
+            place,
+            kind="loss_outside_autocast",
+            count=1,
+            order=self.order,
+            step=self.steps(),
+            after_stop=False,
+            operands=[],
+            result=self.device_type(tensor),
+        )
 
     def _on_in_place(self, func, args, kwargs, result):
         """An in-place op that stores a bf16 device tensor from an operand made f32 on the device

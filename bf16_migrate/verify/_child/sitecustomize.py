@@ -260,6 +260,8 @@ class _Recorder:
         if self.first_backward is None:
             self.first_backward = self._perf() - self.t0
             self.loss_dtype = self._device_dtype(tensor)
+            if self.tracer is not None:
+                self.tracer.on_loss(tensor)  # amp: where a bf16 loss left autocast
         self._finish_at_exit()
         try:
             detached = tensor.detach()
