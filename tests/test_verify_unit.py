@@ -236,6 +236,13 @@ def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     assert "the loss the migrated run backpropagates is f32 on the device where the legacy run's is bf16" in (
         part_of(v, "precision").detail
     )
+    assert "an uncast target, sample weight or offset" in part_of(v, "precision").detail
+    # with a parameter f32 on the device where the legacy run's were all bf16, that parameter is the cause
+    # (bench/unseen/hunt27 PW3: `log_std.data = log_std.data.float()` after the cast)
+    r["migrated"].device_param_dtypes = {"bf16": 5, "f32": 1}
+    detail = part_of(judge(mode_named("stochastic"), r), "precision").detail
+    assert "and 1 of its parameters are f32 on the device (bf16 x5, f32 x1; the legacy run's bf16 x6)" in detail
+    assert "a parameter made f32 again after the model cast" in detail
     r["migrated"].loss_dtype = "bf16"
     assert status(judge(mode_named("stochastic"), r))["precision"] == PASS
     # amp computes its loss in f32 by design

@@ -350,6 +350,15 @@ def _loss_precision(
     if bf16_run is None or migrated.loss_dtype is None:
         return None
     if migrated.loss_dtype == "f32" and bf16_run.loss_dtype == "bf16":
+        wide = (migrated.device_param_dtypes or {}).get("f32")
+        if wide and not (bf16_run.device_param_dtypes or {}).get("f32"):
+            # the cause is in the parameters, not in what meets the output (bench/unseen/hunt27 PW3)
+            return (
+                f"the loss the migrated run backpropagates is f32 on the device where the {bf16_run.name} run's is "
+                f"bf16, and {wide} of its parameters are f32 on the device ({dtypes_text(migrated.device_param_dtypes)}"
+                f"; the {bf16_run.name} run's {dtypes_text(bf16_run.device_param_dtypes)}): a parameter made f32 again "
+                "after the model cast (`p.data = p.data.float()`), or one the cast did not reach"
+            )
         return (
             f"the loss the migrated run backpropagates is f32 on the device where the {bf16_run.name} run's is bf16: "
             "an f32 tensor reaches the loss (an uncast target, sample weight or offset added to the output) and the "

@@ -412,6 +412,12 @@ class Tracer:
             return func(*args, **kwargs)
         name = getattr(func, "__name__", None)
         if name in _SKIP_NAMES:
+            if (
+                name == "__set__"
+                and len(args) == 2
+                and getattr(getattr(func, "__self__", None), "__name__", "") == "data"
+            ):
+                self._on_data_set(*args)
             return func(*args, **kwargs)
         self.calls += 1
         try:
@@ -755,13 +761,32 @@ class Tracer:
                 self.tag(r, mark)
 
     # -- modules and copies ----------------------------------------------------------------
+    def _on_data_set(self, owner, value):
+        """``p.data = value``: ``p`` now holds ``value``'s storage, so it takes ``value``'s origin (a
+        parameter made f32 again after the model cast, ``p.data = p.data.float()``, is named there and not
+        where its module was moved: bench/unseen/hunt27 PW3)."""
+        torch = self._torch
+        if not self.track_f32 or torch is None or not isinstance(owner, torch.Tensor):
+            return
+        if not isinstance(value, torch.Tensor):
+            return
+        entry = self.origins.get(id(value))
+        if entry is not None and entry[0]() is value:
+            self.tag(owner, entry[1])
+        else:
+            self.origins.pop(id(owner), None)
+
     def after_apply(self, module, frame):
         """After ``Module._apply`` (``.to(device)``, ``.float()``...): its f32 device parameters
-        and buffers get the origin ``module`` at the user's line."""
+        and buffers get the origin ``module`` at the user's line; those it made bf16 lose the origin
+        an earlier move gave them (what makes one f32 again is named there)."""
         if not self.track_f32 or not self.enabled:
             return
         tensors = [t for t in list(module.parameters()) + list(module.buffers()) if t.is_xla and t.is_floating_point()]
         high = [t for t in tensors if self.device_type(t) in self.wide]
+        for t in tensors:
+            if self.device_type(t) in _LOW:
+                self.origins.pop(id(t), None)
         if not high:
             return
         ev = self.event(
