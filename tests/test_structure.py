@@ -349,6 +349,7 @@ FUNCTION_IMPORTS: dict[str, dict[str, str]] = {
         "bf16_migrate.write": f"{_OFF_CLEAN}: 13 ms with commit",
     },
     "bf16_migrate.verify": {
+        "bf16_migrate.carriers.delegate": f"{_CODEMOD}: read only for an entry that sets the switch and hands over",
         "bf16_migrate.carriers.resolve": f"{_CODEMOD}: read only for a script that names no legacy variable",
         "bf16_migrate.env_modules": f"{_CODEMOD}: read only where a module's function sets the switch",
         "bf16_migrate.python": _CODEMOD,
