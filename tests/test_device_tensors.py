@@ -1733,3 +1733,244 @@ def test_a_batch_of_a_device_loader_held_in_a_name_is_computed_with_as_the_inlin
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "        err = model(xb.to(torch.bfloat16)) - floating_to_bf16(yb)\n" in code
+
+
+LOOP_CARRIED = """import os
+
+os.environ["{variable}"] = "1"
+import numpy as np
+import torch
+import torch.nn as nn
+import torch_xla
+
+device = torch_xla.device()
+actor = nn.Linear(6, 4).to(device)
+opt = torch.optim.SGD(actor.parameters(), lr=0.05)
+running = np.zeros(16)
+baseline = torch.zeros(16, device=device)
+for episode in range(3):
+    states = torch.randn(16, 6).to(device)
+    picked = torch.randint(0, 4, (16, 1)).to(device)
+    logp = actor(states).log_softmax(-1).gather(1, picked).squeeze(1)
+    reward = torch.rand(16).to(device)
+    loss = -(logp * (reward - baseline)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    running = 0.8 * running + 0.2 * reward.cpu().float().numpy()
+    baseline = torch.as_tensor(running, device=device)
+print(loss.item())
+"""
+
+LOOP_CARRIED_STOCHASTIC = """device = torch_xla.device()
+actor = nn.Linear(6, 4).to(device)
+actor.to(torch.bfloat16)
+opt = torch.optim.SGD(actor.parameters(), lr=0.05)
+running = np.zeros(16)
+baseline = torch.zeros(16, device=device, dtype=torch.bfloat16)
+for episode in range(3):
+    states = torch.randn(16, 6).to(device)
+    picked = torch.randint(0, 4, (16, 1)).to(device)
+    logp = actor(states.to(torch.bfloat16)).log_softmax(-1).gather(1, picked).squeeze(1)
+    reward = torch.rand(16).to(device, dtype=torch.bfloat16)
+    loss = -(logp * (reward - baseline)).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    running = 0.8 * running + 0.2 * reward.cpu().float().numpy()
+    baseline = floating_to_bf16(torch.as_tensor(running, device=device))
+print(loss.item())
+"""
+
+
+def _script_of(code: str) -> str:
+    """The migrated script from its device on (the helpers the migration puts above it left out)."""
+    return code[code.index("device = torch_xla.device()") :]
+
+
+def test_a_tensor_rebuilt_at_the_end_of_a_loop_and_read_at_its_top_is_cast_where_it_is_moved():
+    """A REINFORCE baseline kept as a NumPy running mean (float64) and sent to the device at the end of each
+    iteration, read by the loss at the top of the next one: libcst binds that read to the assignment before
+    the loop only, so the move counted as read by nothing and was left float64 on the device (the loss
+    float64, in every mode: a hunt's). The loop-carried read is a use: ``floating_to_bf16`` as under the
+    switch (``downcast_floating`` under XLA_DOWNCAST_BF16: f64 was f32 there), amp's ``float64_to_float32``."""
+    code, found = _migrated(LOOP_CARRIED.format(variable="XLA_USE_BF16"))
+    assert _script_of(code) == LOOP_CARRIED_STOCHASTIC
+    assert found == [(13, True), (18, True), (24, True)]
+    gpu, _ = _migrated(LOOP_CARRIED.format(variable="XLA_USE_BF16"), "gpu-compatible")
+    assert "\n    baseline = floating_to_bf16(torch.as_tensor(running, device=device))\n" in gpu
+    down, _ = _migrated(LOOP_CARRIED.format(variable="XLA_DOWNCAST_BF16"))
+    assert "\n    baseline = downcast_floating(torch.as_tensor(running, device=device))\n" in down
+    amp, _ = _migrated(LOOP_CARRIED.format(variable="XLA_USE_BF16"), "amp")
+    assert "\n    baseline = float64_to_float32(torch.as_tensor(running, device=device))\n" in amp
+    assert "\nbaseline = torch.zeros(16, device=device)\n" in amp  # float32: autocast's to decide
+
+
+def test_a_loop_carried_tensor_read_after_its_move_in_the_same_pass_is_cast_as_before():
+    """The control: the same baseline moved before the loss reads it in the same iteration was cast
+    already (the binding's own reference); the loop-carried reads change nothing there."""
+    follows = LOOP_CARRIED.format(variable="XLA_USE_BF16").replace(
+        "    loss = -(logp * (reward - baseline)).mean()\n", ""
+    )
+    follows = follows.replace(
+        "device=device)\nprint", "device=device)\n    loss = -(logp * (reward - baseline)).mean()\nprint"
+    )
+    code, _ = _migrated(follows)
+    assert _lines(code, "baseline =", "loss =") == [
+        "baseline = torch.zeros(16, device=device, dtype=torch.bfloat16)",
+        "baseline = floating_to_bf16(torch.as_tensor(running, device=device))",
+        "loss = -(logp * (reward - baseline)).mean()",
+    ]
+    amp, _ = _migrated(follows, "amp")
+    assert "baseline = float64_to_float32(torch.as_tensor(running, device=device))\n" in amp
+
+
+BEAM = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+device = torch_xla.device()
+lm = nn.Linear(5, 10).to(device)
+state = torch.randn(3, 5).to(device)
+
+
+@torch.no_grad()
+def decode(width=3, steps=4):
+    totals = torch.zeros(width, device=device)
+    for _ in range(steps):
+        step_logp = lm(state).log_softmax(-1)
+        joint = (totals[:, None] + step_logp).flatten()
+        best, where = joint.topk(width)
+        kept = best.tolist()
+        totals = torch.tensor(kept, device=device)
+    return where.cpu().tolist()
+
+
+print(decode())
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_beam_scores_rebuilt_from_a_list_at_the_end_of_the_loop_are_bf16(mode):
+    """``totals = torch.tensor(kept, device=device)`` at the end of a beam step, read as ``totals[:, None] +
+    step_logp`` at the top of the next: it stayed f32, so every beam score from the second step on was f32
+    where the switch had bf16 (a hunt's notebook)."""
+    code, _ = _migrated(BEAM, mode)
+    assert _lines(code, "totals =", "joint =", "step_logp =") == [
+        "totals = torch.zeros(width, device=device, dtype=torch.bfloat16)",
+        "step_logp = lm(state.to(torch.bfloat16)).log_softmax(-1)",
+        "joint = (totals[:, None] + step_logp).flatten()",
+        "totals = floating_to_bf16(torch.tensor(kept, device=device))",
+    ]
+
+
+WHILE_CARRIED = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+import numpy as np
+import torch
+import torch.nn as nn
+import torch_xla
+
+device = torch_xla.device()
+net = nn.Linear(4, 4).to(device)
+probe = torch.randn(8, 4).to(device)
+target_np = np.linspace(0.0, 1.0, 4)
+gap = torch.ones(4, device=device)
+rounds = 0
+while (gap * gap).sum().item() > 1e-2 and rounds < 10:
+    with torch.no_grad():
+        out = net(probe).mean(0)
+    gap = torch.from_numpy(target_np - out.cpu().double().numpy()).to(device)
+    rounds += 1
+print(rounds)
+"""
+
+
+def test_a_tensor_rebuilt_in_a_while_loop_and_read_in_its_condition_is_cast():
+    """A ``while`` whose condition computes with a tensor its body rebuilds from NumPy float64: the next
+    test reads the new one (left float64 on the device, as at the top of a ``for``'s body)."""
+    code, found = _migrated(WHILE_CARRIED)
+    assert _lines(code, "gap =") == [
+        "gap = torch.ones(4, device=device, dtype=torch.bfloat16)",
+        "gap = floating_to_bf16(torch.from_numpy(target_np - out.cpu().double().numpy()).to(device))",
+    ]
+    assert (18, True) in found
+    amp, _ = _migrated(WHILE_CARRIED, "amp")
+    assert "    gap = float64_to_float32(torch.from_numpy(target_np - out.cpu().double().numpy()).to(device))\n" in amp
+
+
+NESTED_CARRIED = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+import numpy as np
+import torch
+import torch.nn as nn
+import torch_xla
+
+device = torch_xla.device()
+critic = nn.Linear(3, 1).to(device)
+opt = torch.optim.SGD(critic.parameters(), lr=0.1)
+scale_np = np.ones(1)
+scale = torch.ones(1, device=device)
+for epoch in range(2):
+    inputs = torch.randn(8, 3).to(device)
+    loss = (critic(inputs) {weighted}).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    for k in range({inner}):
+        scale_np = scale_np * 0.5
+        scale = torch.as_tensor(scale_np, device=device)
+print(loss.item())
+"""
+
+
+@pytest.mark.parametrize(
+    "weighted, inner", [("* scale", "2"), ("+ 0.0", "1 + int((scale * 2).sum().item())")], ids=["body", "iterable"]
+)
+def test_a_tensor_rebuilt_in_an_inner_loop_and_read_by_the_outer_loop_is_cast(weighted, inner):
+    """The move in an inner loop, the read earlier in the outer loop's body, or in the inner loop's iterable
+    (evaluated once per pass of the outer loop, not of its own): the outer loop carries it round."""
+    source = NESTED_CARRIED.format(weighted=weighted, inner=inner)
+    code, _ = _migrated(source)
+    assert "\n        scale = floating_to_bf16(torch.as_tensor(scale_np, device=device))\n" in code
+    amp, _ = _migrated(source, "amp")
+    assert "\n        scale = float64_to_float32(torch.as_tensor(scale_np, device=device))\n" in amp
+
+
+def test_a_loop_carried_value_bound_again_before_its_read_is_not_read():
+    """A plain assignment of the name in the loop's own body between the move and the read (at the top of the
+    body, or after the move) binds it first: the read is not the move's, which is left as written when
+    nothing else computes with it (here only its shape is asked)."""
+    source = LOOP_CARRIED.format(variable="XLA_USE_BF16").replace(
+        "    states = torch.randn(16, 6).to(device)\n",
+        "    baseline = torch.zeros(16, device=device)\n    states = torch.randn(16, 6).to(device)\n",
+    )
+    source = source.replace("device=device)\nprint", "device=device)\n    print(baseline.shape)\nprint")
+    code, _ = _migrated(source)
+    assert _lines(code, "baseline =") == [
+        "baseline = torch.zeros(16, device=device, dtype=torch.bfloat16)",
+        "baseline = torch.zeros(16, device=device, dtype=torch.bfloat16)",
+        "baseline = torch.as_tensor(running, device=device)",
+    ]
+    after = LOOP_CARRIED.format(variable="XLA_USE_BF16").replace(
+        "device=device)\nprint", "device=device)\n    baseline = torch.ones(16, device=device)\nprint"
+    )
+    code, _ = _migrated(after)
+    assert "\n    baseline = torch.as_tensor(running, device=device)\n" in code
+
+
+def test_a_read_in_the_iterable_of_the_loop_that_rebuilds_the_tensor_is_not_loop_carried():
+    """A ``for``'s iterable is evaluated once, before the first pass: it reads the value bound before the
+    loop, never the one the body rebuilds (here only a model's input computes nothing with it: left)."""
+    source = NESTED_CARRIED.format(weighted="+ 0.0", inner="2").replace(
+        "for epoch in range(2):", "for epoch in range(1 + int((scale * 2).sum().item())):"
+    )
+    source = source.replace("    for k in range(2):\n        scale_np", "    if True:\n        scale_np")
+    code, _ = _migrated(source)
+    assert "\n        scale = torch.as_tensor(scale_np, device=device)\n" in code
+    assert "\nfor epoch in range(1 + int((scale * 2).sum().item())):\n" in code

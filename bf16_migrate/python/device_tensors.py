@@ -73,12 +73,14 @@ was bf16 on the device.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import Scope
 
 from . import snippets
 from .apply import EditPlan
@@ -569,11 +571,109 @@ def _uses(ctx: FileContext, call: cst.Call) -> list[cst.CSTNode]:
     """``call`` itself and the reads of the names it is assigned to (``x = t.to(d)``)."""
     uses: list[cst.CSTNode] = [call]
     for name in _assigned_names(ctx, call):
-        scope = ctx.scopes.get(name)
-        for binding in scope[name.value] if scope is not None else ():
-            if getattr(binding, "node", None) is name:
-                uses += [access.node for access in getattr(binding, "references", ())]
+        uses += _reads(ctx, name)
     return uses
+
+
+def _reads(ctx: FileContext, name: cst.Name) -> list[cst.CSTNode]:
+    """The reads of the value an assignment binds to ``name`` (one of its targets): its binding's
+    references, and, in a loop, the reads of the name that come before it in the loop
+    (:func:`_loop_carried_reads`). Computed once per name."""
+
+    def compute() -> list[cst.CSTNode]:
+        scope = ctx.scopes.get(name)
+        if scope is None:
+            return []
+        reads: list[cst.CSTNode] = []
+        for binding in scope[name.value]:
+            if getattr(binding, "node", None) is name:
+                reads += [access.node for access in getattr(binding, "references", ())]
+        return reads + _loop_carried_reads(ctx, scope, name)
+
+    return ctx.memo(("reads of a binding", id(name)), compute)
+
+
+def _loop_carried_reads(ctx: FileContext, scope: Scope, name: cst.Name) -> list[cst.CSTNode]:
+    """The reads of ``name`` (an assignment's target in ``scope``) that come before the assignment in a
+    loop around it, in that loop's body or a ``while``'s condition: the next pass reads the value it binds
+    there (``baseline = torch.as_tensor(base_np, device=d)`` at the end of the body, ``ret - baseline`` at
+    its top). libcst's references are not flow-sensitive: a read is bound to the assignments written
+    before it only, so these are not among the binding's (found by a hunt: that baseline stayed float64
+    on the device; beam scores rebuilt from a list stayed f32).
+
+    The loop that counts for a read is the innermost around both (a ``for``'s iterable is evaluated once:
+    not a pass of its own loop). A plain assignment of the name that is a statement of that loop's body
+    itself binds it again on every pass: one after the assignment's statement of the body leaves no read
+    of the loop this value's, one before a read's statement that read. Reads in a nested function or class
+    are their scope's (libcst binds them to every assignment already, as a comprehension's). Each loop
+    takes its reads by bisection in the name's accesses sorted once per scope: no walk of a loop's body."""
+    loops: list[tuple[cst.For | cst.While, cst.CSTNode]] = []  # innermost first, with the assignment's statement
+    statement: cst.CSTNode | None = None
+    child: cst.CSTNode = name
+    for parent in ctx.ancestors(name):
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            break
+        if isinstance(parent, (cst.For, cst.While)) and child is parent.body and statement is not None:
+            loops.append((parent, statement))
+        statement, child = child, parent
+    if not loops:
+        return []
+    starts, reads = _accesses_in_order(ctx, scope, name.value)
+    at = ctx.span(name)[0]
+    found: list[cst.CSTNode] = []
+    inner: tuple[tuple[int, int], tuple[int, int]] | None = None  # the passes of the loop inside, decided there
+    for loop, assigned_at in loops:
+        body = ctx.span(loop.body)
+        ranges = [(body[0], at)]
+        if isinstance(loop, cst.While):
+            ranges.append(ctx.span(loop.test))
+        rebound = _rebound_in_the_body(ctx, scope, loop, name.value)
+        if rebound is not None:
+            first, last = rebound
+            if ctx.span(last)[0] > ctx.span(assigned_at)[0]:
+                ranges = []  # bound again after it on every pass: no read of this loop is its value
+            else:
+                ranges[0] = (body[0], min(at, ctx.span(first)[1]))  # reads up to the first rebinding's
+        for low, high in ranges:
+            cuts = [(low, high)] if inner is None else [(low, min(high, inner[0])), (max(low, inner[1]), high)]
+            for a, b in cuts:
+                found += reads[bisect.bisect_left(starts, a) : bisect.bisect_left(starts, b)]
+        test = ctx.span(loop.test)[0] if isinstance(loop, cst.While) else body[0]
+        inner = (min(test, body[0]), body[1])
+    return found
+
+
+def _accesses_in_order(
+    ctx: FileContext, scope: Scope, variable: str
+) -> tuple[list[tuple[int, int]], list[cst.CSTNode]]:
+    """The reads of ``variable`` in ``scope`` itself, in the file's order, and where each starts; once per
+    scope and name."""
+
+    def compute() -> tuple[list[tuple[int, int]], list[cst.CSTNode]]:
+        nodes: list[cst.CSTNode] = sorted(
+            (access.node for access in scope.accesses[variable]), key=lambda n: ctx.span(n)[0]
+        )
+        return [ctx.span(n)[0] for n in nodes], nodes
+
+    return ctx.memo(("accesses in order", id(scope), variable), compute)
+
+
+def _rebound_in_the_body(
+    ctx: FileContext, scope: Scope, loop: cst.For | cst.While, variable: str
+) -> tuple[cst.CSTNode, cst.CSTNode] | None:
+    """The first and the last plain assignment of ``variable`` that is a statement of ``loop``'s body itself
+    (one that runs on every pass; None when there is none), once per loop and name."""
+
+    def compute() -> tuple[cst.CSTNode, cst.CSTNode] | None:
+        found = []
+        for binding in scope.assignments[variable]:
+            statement = ctx.statement_of(getattr(binding, "node", None))
+            if isinstance(statement, cst.SimpleStatementLine) and ctx.parent(statement) is loop.body:
+                found.append(statement)
+        found.sort(key=lambda st: ctx.span(st)[0])
+        return (found[0], found[-1]) if found else None
+
+    return ctx.memo(("rebound in a loop's body", id(loop), variable), compute)
 
 
 def _computed_with(ctx: FileContext, call: cst.Call) -> bool:
@@ -679,15 +779,11 @@ def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool |
     when none is."""
     cast, uncast = False, False
     for name in _assigned_names(ctx, move):
-        scope = ctx.scopes.get(name)
-        for binding in scope[name.value] if scope is not None else ():
-            if getattr(binding, "node", None) is not name:
-                continue
-            for access in getattr(binding, "references", ()):
-                if id(access.node) in plan.replace:
-                    cast = True
-                elif _computes_uncast(ctx, access.node):
-                    uncast = True
+        for read in _reads(ctx, name):
+            if id(read) in plan.replace:
+                cast = True
+            elif _computes_uncast(ctx, read):
+                uncast = True
     return (not uncast) if cast else None
 
 
