@@ -58,7 +58,9 @@ show (``torch.tensor(values, device=d)`` of values of unknown type, ``torch.from
 included) or integer (then it stayed integer): where the script computes with it on the device (an
 operand of arithmetic, an argument of a torch math function) it goes through ``floating_to_bf16``,
 the input casts' run-time cast, which decides by the tensor's dtype (BFM154 ``runtime``). Where it is
-only compared, indexed or handed to the model or the loss, the input casts decide. Under
+only compared, indexed or handed to the model or the loss, the input casts decide. A read at the top
+of a loop of the tensor its body moves at the end (``baseline = torch.as_tensor(base_np, device=d)``
+read by the next pass's loss) is a read of the move too (:func:`_loop_carried_reads`). Under
 ``XLA_DOWNCAST_BF16`` a float64 one was float32 on the device, not bf16: there the run-time cast is
 ``downcast_floating`` (float64 to float32, float32 to bf16), as the switch held it (``floating_to_bf16``
 made a hunt's float64 table bf16, its standardised columns 9 distinct values of 256: BFM154
