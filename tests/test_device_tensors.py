@@ -1974,3 +1974,44 @@ def test_a_read_in_the_iterable_of_the_loop_that_rebuilds_the_tensor_is_not_loop
     code, _ = _migrated(source)
     assert "\n        scale = torch.as_tensor(scale_np, device=device)\n" in code
     assert "\nfor epoch in range(1 + int((scale * 2).sum().item())):\n" in code
+
+
+VIEWED = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def rescore(model, x, keep):
+    device = x.device
+    logp = torch.log_softmax(model(x), dim=-1)
+    prior = torch.tensor(keep, device=device)
+    shaped = torch.tensor(keep, device=device)
+    total = prior.unsqueeze(1) + logp
+    handed = model(shaped.view(1, -1))
+    return total.max().item(), handed
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 4).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 4).to(device)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+    print(rescore(model, x, [0.1, 0.2, 0.3, 0.4]))
+
+
+main()
+"""
+
+
+def test_a_tensor_read_through_a_view_computes_what_the_view_s_reader_computes():
+    """``prior.unsqueeze(1) + logp``: the view computes nothing, the addition it is read into does, in f32
+    where the switch made ``prior`` bf16 (a hunt's beam step, ``scores.unsqueeze(1) + logp``). A view handed
+    to the model as it is stays the input casts'."""
+    code, _ = _migrated(VIEWED)
+    assert "    prior = floating_to_bf16(torch.tensor(keep, device=device))\n" in code, code
+    assert "    shaped = torch.tensor(keep, device=device)\n" in code

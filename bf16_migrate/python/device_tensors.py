@@ -918,6 +918,11 @@ _NOT_COMPUTING = frozenset(
 view or copy of it (``targets.reshape(-1)``, handed on to a loss as the input casts decide), an
 integer or boolean result, or a move (``.to(...)``, whose own reads are asked in turn); the host
 exits are :data:`_HOST_METHODS`."""
+_VIEWS = frozenset(
+    {"reshape", "view", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous", "detach", "clone"}
+    | {"expand", "T", "t"}
+)
+"""Of :data:`_NOT_COMPUTING`, the views and copies of the floating tensor itself: what reads one decides."""
 
 
 def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
@@ -932,6 +937,11 @@ def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
     if isinstance(parent, cst.Subscript) and parent.value is use:
         return True
     if isinstance(parent, cst.Attribute) and parent.value is use:
+        if parent.attr.value in _VIEWS:
+            # a view computes what its own reader computes (`scores.unsqueeze(1) + logp`: a hunt's beam step)
+            call = ctx.parent(parent)
+            view = call if isinstance(call, cst.Call) and call.func is parent else parent
+            return _computes_uncast(ctx, view)
         return parent.attr.value not in _NOT_COMPUTING and parent.attr.value not in _HOST_METHODS
     holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
     if not isinstance(holder, cst.Call):
