@@ -2015,3 +2015,58 @@ def test_a_tensor_read_through_a_view_computes_what_the_view_s_reader_computes()
     code, _ = _migrated(VIEWED)
     assert "    prior = floating_to_bf16(torch.tensor(keep, device=device))\n" in code, code
     assert "    shaped = torch.tensor(keep, device=device)\n" in code
+
+
+NORMALISER = """import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Normaliser:
+    def __init__(self, dim, device):
+        self.mean = torch.zeros(dim, device=device)
+        self.count = 0
+
+    @torch.no_grad()
+    def update(self, x):
+        self.count += 1
+        self.mean.add_((x.mean(0) - self.mean) / self.count)
+
+    def __call__(self, x):
+        return x - self.mean
+
+
+def main(batches):
+    dev = torch_xla.device()
+    model = nn.Linear(6, 1).to(dev)
+    norm = Normaliser(6, dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches:
+        x, y = x.to(dev), y.to(dev)
+        norm.update(x)
+        loss = (model(norm(x)) - y).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return norm.mean.cpu().numpy()
+
+
+main([])
+"""
+
+
+def test_a_plain_class_handed_the_device_is_the_file_s_own_code_not_a_module():
+    """A running normaliser of the file (a plain class holding ``torch.zeros(dim, device=device)``, no
+    ``nn.Module``) was taken for a module reaching the device some way the file does not show (BFM151: the
+    switch was kept; a hunt's). Its tensors are made bf16, the batch it computes with is cast where it is
+    moved (its methods compute with it, as a function of the file does), and its state leaves as float32."""
+    result = migrate_source(NORMALISER, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    assert "        self.mean = torch.zeros(dim, device=device, dtype=torch.bfloat16)\n" in result.code
+    assert "        x, y = floating_to_bf16(x.to(dev)), floating_to_bf16(y.to(dev))\n" in result.code
+    assert "    return host_float32(norm.mean.cpu()).numpy()\n" in result.code

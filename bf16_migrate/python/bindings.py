@@ -42,6 +42,25 @@ def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef
     return list(found)
 
 
+def plain_class(node: cst.CSTNode) -> bool:
+    """A class of the file with no base but ``object``: no ``torch.nn.Module`` nor anything else, so an
+    instance of it is no module and what its methods compute is the file's own code."""
+    return isinstance(node, cst.ClassDef) and all(
+        isinstance(base.value, cst.Name) and base.value.value == "object" for base in node.bases
+    )
+
+
+def plain_instance(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a name every plain assignment of which makes an instance of a :func:`plain_class`
+    of the file (``norm = RunningNorm(dim, device)``)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    values = assigned_values(ctx, expr)
+    return bool(values) and all(
+        isinstance(v, cst.Call) and any(plain_class(d) for d in definitions(ctx, v.func)) for v in values
+    )
+
+
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
     """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
     assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), ctx.index))

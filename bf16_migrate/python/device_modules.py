@@ -42,7 +42,7 @@ from ..rules import ArgumentAt, ModuleCopy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
-from .bindings import assigned_values, definitions, self_assigned
+from .bindings import assigned_values, definitions, plain_class, self_assigned
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .inputs import InputCasts
@@ -526,8 +526,10 @@ class _Finder:
                 continue
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in self.rules.returns_self:
                 continue
-            if any(isinstance(d, cst.FunctionDef) for d in definitions(ctx, call.func)):
-                continue  # a function of the file: its own moves are entries here
+            # a function of the file, or a plain class of it (a running normaliser holding `torch.zeros(dim,
+            # device=device)`, no module: a hunt's, BFM151 kept the switch): its own moves are entries here
+            if any(isinstance(d, cst.FunctionDef) or plain_class(d) for d in definitions(ctx, call.func)):
+                continue
             device = next(
                 (
                     a.value

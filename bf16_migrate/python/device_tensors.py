@@ -86,7 +86,15 @@ from libcst.metadata import Scope
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, assigned_values, definitions, dtype_names, self_assigned, unpacked_value
+from .bindings import (
+    assigned_value,
+    assigned_values,
+    definitions,
+    dtype_names,
+    plain_instance,
+    self_assigned,
+    unpacked_value,
+)
 from .conditions import choose, evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS, device_names
@@ -946,6 +954,9 @@ def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
     holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
     if not isinstance(holder, cst.Call):
         return False
+    callee = holder.func.value if isinstance(holder.func, cst.Attribute) else holder.func
+    if plain_instance(ctx, callee):
+        return True  # `norm.update(x)`, `norm(x)`: a method of a plain class of the file computes with it
     return any(
         isinstance(d, cst.FunctionDef) and not isinstance(ctx.parent(ctx.parent(d)), cst.ClassDef)
         for d in definitions(ctx, holder.func)
