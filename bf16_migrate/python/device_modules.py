@@ -48,7 +48,16 @@ from .context import FileContext, findall
 from .inputs import InputCasts
 from .loss_reach import loss_state
 from .model_reach import module_classes
-from .model_site import ModelCall, bound_results, handed_to, is_loss_callee, model_calls, model_key, same_model
+from .model_site import (
+    ModelCall,
+    bound_results,
+    handed_to,
+    is_loss_callee,
+    model_calls,
+    model_key,
+    same_model,
+    unseen_reach,
+)
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers
 
@@ -788,7 +797,9 @@ def plan_device_modules(
         first = not any(same_model(ctx, module.expr, d.expr) for d in done)
         done.append(module)
         after: list[cst.BaseStatement] = []
-        if first and inputs is not None and (module.calls or passed_out(ctx, module.expr) is not None):
+        # called, handed out of the file, or held in a collection whose calls are not followed
+        reached = module.calls or passed_out(ctx, module.expr) is not None or unseen_reach(ctx, module.expr)
+        if first and inputs is not None and reached:
             inherited = module.hooks and not module.cast
             needs = inputs.needs_hook(module.calls)
             if not (inherited and needs):

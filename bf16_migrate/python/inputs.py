@@ -42,10 +42,21 @@ from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
 from .dtype_flow import FLOAT, INT, DtypeFlow
-from .model_site import ModelCall, backpropagated_only, describe_call, runner_calls, same_model
+from .model_site import (
+    ModelCall,
+    backpropagated_only,
+    describe_call,
+    one_line,
+    reads_wrapped,
+    runner_calls,
+    same_model,
+    unseen_reach,
+)
 from .optimizers import add_keywords
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
+
+
 """Packages whose functions a model is handed to without its forward being run with new inputs
 (``copy.deepcopy(model)``, ``torch.compile(model)``, ``print(model)``): no run-time input cast for them."""
 
@@ -201,7 +212,7 @@ class InputCasts:
             for expr in unknown:
                 if (shared := self._shared_transfer(expr, model_nodes)) is not None:
                     self._cast_moved(shared, False)
-            return [self._pre_hook(model, *reason)]
+            return self._pre_hook(model, *reason)
         for expr, transfer, through_dynamo in static:
             if (shared := self._shared_transfer(expr, model_nodes)) is not None:
                 self._cast_moved(shared, True)
@@ -248,7 +259,8 @@ class InputCasts:
         finding points at: an input of an unknown dtype, the model handed to code of another file
         (:meth:`_handed_elsewhere`), run by a function that calls it with inputs of its own
         (``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``, whose ``x`` no cast at
-        a call reaches: a hunt's SAM step), or, with ``uncalled``, no call of it in this file; None when
+        a call reaches: a hunt's SAM step), held in a collection whose calls are not followed
+        (:func:`.model_site.unseen_reach`), or, with ``uncalled``, no call of it in this file; None when
         every input is told."""
         ctx = self.ctx
         if unknown:
@@ -263,19 +275,28 @@ class InputCasts:
         runner = next(iter(runner_calls(ctx, model)), None)
         if runner is not None:  # `functional_call(model, params, (x,))` calls the module: the hook fires there
             return runner, f"`{ctx.code(runner.func)}` runs its forward with inputs of its own"
+        held = unseen_reach(ctx, model)
+        if held is not None:  # `nets = [model, ema]; nets[0](x)`: a call the file makes that the codemod cannot see
+            return held, f"it is held in `{one_line(ctx.code(held))}`, whose calls the codemod does not follow"
         return None
 
     def unknown_inputs(self, calls: list[ModelCall]) -> list[cst.BaseExpression]:
         """The arguments of ``calls`` whose dtype the code does not tell (an unpacked one included)."""
         return self._arguments(calls, [])[0]
 
-    def _pre_hook(self, model: cst.BaseExpression, anchor: cst.CSTNode, why: str) -> cst.BaseStatement:
+    def _pre_hook(self, model: cst.BaseExpression, anchor: cst.CSTNode, why: str) -> list[cst.BaseStatement]:
         """The registration of the run-time pre-hook on ``model`` (the helper planned with it), reported
-        (BFM022) at ``anchor`` with ``why`` (:meth:`hook_reason`)."""
+        (BFM022) at ``anchor`` with ``why`` (:meth:`hook_reason`); and on the module it wraps when the file
+        reads that (``ema.module``, :func:`.model_site.reads_wrapped`): ``ema.module(x)`` runs without
+        ``ema``'s hooks, and an ``AveragedModel`` copied the model before its hook was registered."""
         ctx = self.ctx
         self._need_helper()
         ctx.report("BFM022", anchor, fixed=True, model=ctx.code(model), hook=snippets.BF16_INPUTS_HOOK, why=why)
-        return snippets.forward_pre_hook_statement(ctx.code(model), snippets.BF16_INPUTS_HOOK)
+        hooked = [ctx.code(model)]
+        wrapped = reads_wrapped(ctx, model)
+        if wrapped is not None:
+            hooked.append(ctx.code(model) + "." + wrapped.attr.value)
+        return [snippets.forward_pre_hook_statement(h, snippets.BF16_INPUTS_HOOK) for h in hooked]
 
     def _loss_target(
         self,

@@ -486,6 +486,178 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+# -- stand-ins: what else names a model where it is called or handed on ------------------------------
+# A wrapper keeps the module it wraps as `.module` (DistributedDataParallel, DataParallel, AveragedModel:
+# torch/nn/parallel/distributed.py, torch/optim/swa_utils.py); `ema.module(x)`, `evaluate(ema.module, x)`
+# run the module `ema` copies (or a submodule of the model: cast with it), so they count as the model's.
+_WRAPPED = "module"
+
+
+def _iterated(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> list | None:
+    """The items a ``for`` over ``expr`` yields when ``expr`` is written out: a
+    tuple, list or set literal, a dict literal's ``.items()`` / ``.values()`` / keys, ``enumerate`` or
+    ``zip`` of such, or a name bound only to one of them (``nets = {"live": model, "ema": ema.module}``);
+    None otherwise. An item is an expression, a tuple of items (a pair of ``dict.items()``, ``enumerate``,
+    ``zip``) or None (not told)."""
+    if depth > 2:
+        return None
+    if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return [e.value for e in expr.elements if not isinstance(e, cst.StarredElement)]
+    if isinstance(expr, cst.Dict):
+        return [e.key for e in expr.elements if isinstance(e, cst.DictElement)]
+    if isinstance(expr, cst.Name):
+        values = assigned_values(ctx, expr)
+        return _iterated(ctx, values[0], depth + 1) if len(values) == 1 else None
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("items", "values") and not expr.args:
+        held = func.value
+        if isinstance(held, cst.Name):
+            values = assigned_values(ctx, held)
+            held = values[0] if len(values) == 1 else held
+        if not isinstance(held, cst.Dict):
+            return None
+        pairs = [e for e in held.elements if isinstance(e, cst.DictElement)]
+        return [(e.key, e.value) if func.attr.value == "items" else e.value for e in pairs]
+    names = ctx.qualified_names(func)
+    positional = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if "builtins.enumerate" in names and positional:
+        inner = _iterated(ctx, positional[0], depth + 1)
+        return None if inner is None else [(None, item) for item in inner]
+    if "builtins.zip" in names and positional and len(positional) == len(expr.args):
+        columns = [_iterated(ctx, p, depth + 1) for p in positional]
+        if any(c is None for c in columns):
+            return None
+        return [tuple(row) for row in zip(*columns)]
+    return None
+
+
+def _bind(target: cst.BaseExpression, item: object, out: list[tuple[cst.Name, cst.BaseExpression]]) -> None:
+    """The names of the ``for`` target ``target`` with the expression each is bound to by ``item``
+    (:func:`_iterated`): a name takes the item; a tuple of names a tuple item (or a tuple literal) of as many."""
+    if isinstance(target, cst.Name):
+        if isinstance(item, cst.BaseExpression):
+            out.append((target, item))
+        return
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return
+    if isinstance(item, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in item.elements):
+        item = tuple(e.value for e in item.elements)
+    if isinstance(item, tuple) and len(item) == len(target.elements):
+        for element, part in zip(target.elements, item):
+            _bind(element.value, part, out)
+
+
+Loop = cst.For | cst.CompFor
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _loop_body(ctx: FileContext, loop: Loop) -> cst.CSTNode | None:
+    """Where ``loop``'s variables are read: a ``for`` statement's body, a comprehension's whole
+    expression (its element, conditions and inner loops)."""
+    if isinstance(loop, cst.For):
+        return loop.body
+    return next((a for a in ctx.ancestors(loop) if isinstance(a, _COMPREHENSIONS)), None)
+
+
+def _literal_loops(ctx: FileContext) -> list[tuple[Loop, cst.Name, list[cst.BaseExpression]]]:
+    """Every ``for`` (statement or comprehension) over a written-out collection (:func:`_iterated`), with
+    each name of its target and the expressions it is bound to, once per file."""
+
+    def scan() -> list[tuple[Loop, cst.Name, list[cst.BaseExpression]]]:
+        found: list[tuple[Loop, cst.Name, list[cst.BaseExpression]]] = []
+        loops: list[Loop] = [*ctx.nodes(cst.For), *ctx.nodes(cst.CompFor)]
+        for loop in loops:
+            items = _iterated(ctx, loop.iter)
+            if not items:
+                continue
+            bound: list[tuple[cst.Name, cst.BaseExpression]] = []
+            for item in items:
+                _bind(loop.target, item, bound)
+            by_name: dict[int, tuple[cst.Name, list[cst.BaseExpression]]] = {}
+            for name, value in bound:
+                by_name.setdefault(id(name), (name, []))[1].append(value)
+            found.extend((loop, name, values) for name, values in by_name.values())
+        return found
+
+    return ctx.memo(("model_site: literal loops",), scan)
+
+
+def _wrapped_of(ctx: FileContext, expr: cst.BaseExpression, models: list[cst.BaseExpression]) -> bool:
+    """Whether ``expr`` is one of ``models`` or the module one of them wraps (``ema.module``, :data:`_WRAPPED`)."""
+    while True:
+        if any(same_model(ctx, expr, x) for x in models):
+            return True
+        if not (isinstance(expr, cst.Attribute) and expr.attr.value == _WRAPPED):
+            return False
+        expr = expr.value
+
+
+def reads_wrapped(ctx: FileContext, model: cst.BaseExpression) -> cst.Attribute | None:
+    """The first ``<model>.module`` the file reads (:data:`_WRAPPED`): the module ``model`` wraps, run on
+    its own there (``ema.module(x)``, ``evaluate(ema.module, x)``), without ``model``'s forward hooks."""
+    key = ("attribute", _WRAPPED, model_key(ctx, _root(model)))
+    by_key = ctx.nodes_grouped(cst.Attribute, "model key of attribute", lambda a: (model_key(ctx, a),))
+    return next((a for a in by_key.get(key, ()) if same_model(ctx, a.value, model)), None)
+
+
+def loop_stand_ins(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[Loop, cst.Name]]:
+    """The ``for`` loops over a written-out collection one of whose items is one of ``models`` (or the
+    module it wraps), each with the target's name bound to it: ``m`` of ``for name, m in (("live", model),
+    ("ema", ema.module))``, of ``for m in (model, ema)``, of ``for k, m in {"live": model}.items()``, of
+    ``[m(x) for m in (model, ema)]``. In that loop's body a call of ``m`` may be a call of the model,
+    and ``m`` handed on may be the model."""
+    return [
+        (loop, name) for loop, name, values in _literal_loops(ctx) if any(_wrapped_of(ctx, v, models) for v in values)
+    ]
+
+
+def _stand_in_keys(ctx: FileContext, models: list[cst.BaseExpression], loops: list[tuple[Loop, cst.Name]]) -> set:
+    """The :func:`model_key` of ``models``, of the modules they wrap (``.module``) and of the loop
+    variables ``loops``: the calls and arguments to ask :func:`_stands_for` about."""
+    keys = {model_key(ctx, x) for x in models}
+    keys |= {("attribute", _WRAPPED, model_key(ctx, _root(x))) for x in models}
+    keys |= {model_key(ctx, name) for _, name in loops}
+    return keys - {None}
+
+
+def _stands_for(
+    ctx: FileContext,
+    expr: cst.BaseExpression,
+    models: list[cst.BaseExpression],
+    loops: list[tuple[Loop, cst.Name]],
+) -> bool:
+    """Whether ``expr`` denotes one of ``models`` where it is read: the model itself, the module it
+    wraps (:func:`_wrapped_of`), or in the body of one of ``loops`` that loop's variable (or what it
+    wraps), read where the loop binds it (the same scope, not bound again in the body)."""
+    if _wrapped_of(ctx, expr, models):
+        return True
+    while isinstance(expr, cst.Attribute) and expr.attr.value == _WRAPPED:
+        expr = expr.value
+    if not isinstance(expr, cst.Name) or not loops:
+        return False
+    scope = ctx.scopes.get(expr)
+    for loop, name in loops:
+        if name.value != expr.value or scope is None or ctx.scopes.get(name) is not scope:
+            continue
+        body = _loop_body(ctx, loop)
+        if any(a is body for a in ctx.ancestors(expr)) and not _rebound_in(ctx, body, name):
+            return True
+    return False
+
+
+def _rebound_in(ctx: FileContext, body: cst.CSTNode | None, name: cst.Name) -> bool:
+    """Whether ``body`` (a loop's) binds ``name`` again (then a read there may be another value)."""
+    scope = ctx.scopes.get(name)
+    if scope is None or body is None:
+        return True
+    return any(
+        isinstance(a, Assignment) and a.node is not name and any(anc is body for anc in ctx.ancestors(a.node))
+        for a in scope[name.value]
+    )
+
+
 def model_calls(
     ctx: FileContext, model: cst.BaseExpression, also: list[cst.BaseExpression] | None = None, through: bool = False
 ) -> list[ModelCall]:
@@ -499,11 +671,13 @@ def model_calls(
     the audit of the model's code, which does not follow what they are handed."""
     models = [model, *_returned_as(ctx, model), *(also or [])]
     # same_model(a, b) holds only where model_key(a) == model_key(b): the calls under the
-    # models' keys are the ones to ask (a file of many models and many calls)
-    keys = {model_key(ctx, x) for x in models} - {None}
+    # models' keys are the ones to ask (a file of many models and many calls); with them the calls of
+    # the module the model wraps (`ema.module(x)`) and of a loop variable over a collection holding it
+    loops = loop_stand_ins(ctx, models)
+    keys = _stand_in_keys(ctx, models, loops)
     by_func = ctx.nodes_grouped(cst.Call, "model key of func", lambda c: (model_key(ctx, c.func),))
     named = ctx.in_order(cst.Call, (c for key in keys for c in by_func.get(key, ())))
-    calls = [c for c in named if any(same_model(ctx, c.func, x) for x in models)]
+    calls = [c for c in named if _stands_for(ctx, c.func, models, loops)]
     # one level into local functions that receive the model as a positional/keyword argument, and the
     # closures they define over it (an L-BFGS `closure()` calling `model(t)`)
     for func, param in handed_to(ctx, models):
@@ -576,6 +750,96 @@ def _self_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
             assert isinstance(call, cst.Call), "findall of m.Call()"
             calls.append(call)
     return calls
+
+
+_CONTAINERS = (cst.Tuple, cst.List, cst.Set, cst.Dict)
+
+
+def one_line(code: str, width: int = 60) -> str:
+    """``code`` on one line, cut to ``width`` characters (a collection named in a finding)."""
+    one = " ".join(code.split())
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+def _held_by_containers(ctx: FileContext) -> dict[object, list[cst.BaseExpression]]:
+    """The file's tuple, list, set and dict literals by the :func:`model_key` of each element (each dict
+    value), once per file."""
+
+    def keys(node: cst.BaseExpression) -> list[object]:
+        if isinstance(node, cst.Dict):
+            return [model_key(ctx, e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+        assert isinstance(node, (cst.Tuple, cst.List, cst.Set)), "the kinds asked for"
+        return [model_key(ctx, e.value) for e in node.elements]
+
+    grouped: dict[object, list[cst.BaseExpression]] = {}
+    for kind in _CONTAINERS:
+        for key, nodes in ctx.nodes_grouped(kind, "model keys of elements", keys).items():
+            grouped.setdefault(key, []).extend(nodes)
+    return grouped
+
+
+def _iterated_by(ctx: FileContext, node: cst.CSTNode) -> Loop | None:
+    """The ``for`` (statement or comprehension) whose iterable ``node`` is part of, if any."""
+    child = node
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, (cst.For, cst.CompFor)):
+            return anc if anc.iter is child else None
+        if isinstance(anc, (cst.BaseStatement, cst.BaseSmallStatement)):
+            return None
+        child = anc
+    return None
+
+
+def _unseen_use(ctx: FileContext, node: cst.CSTNode, followed: set[int]) -> bool:
+    """Whether ``node`` (a collection holding the model, or a name bound to one) is iterated by a loop
+    :func:`loop_stand_ins` does not follow (``for m in nets[::-1]``, ``for pair in pairs: pair[1](x)``), or
+    indexed and called (``nets["ema"](x)``): the model may run there, where no call of it is seen."""
+    loop = _iterated_by(ctx, node)
+    if loop is not None:
+        return id(loop) not in followed
+    parent = ctx.parent(node)
+    return isinstance(parent, cst.Subscript) and parent.value is node and isinstance(ctx.parent(parent), cst.Call)
+
+
+def unseen_reach(ctx: FileContext, model: cst.BaseExpression) -> cst.CSTNode | None:
+    """Where ``model`` (or the module it wraps) sits in a written-out collection whose use may call it
+    unseen (:func:`_unseen_use`): the collection itself, or a read of the one name it is bound to. The
+    modes that cast the model then cast its inputs at run time (the forward pre-hook); amp reports it (a
+    forward it cannot put under autocast). None when every use of such a collection is followed."""
+    return ctx.memo(("model_site: unseen reach", model), lambda: _unseen_reach(ctx, model))
+
+
+def _unseen_reach(ctx: FileContext, model: cst.BaseExpression) -> cst.CSTNode | None:
+    models = [model, *_returned_as(ctx, model)]
+    keys = _stand_in_keys(ctx, models, [])
+    grouped = _held_by_containers(ctx)
+    followed = {id(loop) for loop, _ in loop_stand_ins(ctx, models)}
+    containers = {id(c): c for key in keys for c in grouped.get(key, ())}
+    found: list[cst.CSTNode] = []
+    for container in sorted(containers.values(), key=ctx.pos):  # in source order: the first one is reported
+        if isinstance(container, cst.Dict):
+            elements = [e.value for e in container.elements if isinstance(e, cst.DictElement)]
+        else:
+            assert isinstance(container, (cst.Tuple, cst.List, cst.Set)), "the kinds grouped"
+            elements = [e.value for e in container.elements]
+        if not any(_wrapped_of(ctx, e, models) for e in elements):
+            continue
+        if _unseen_use(ctx, container, followed):
+            found.append(container)
+            continue
+        assign = ctx.parent(container)
+        if not (
+            isinstance(assign, cst.Assign)
+            and assign.value is container
+            and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)
+        ):
+            continue
+        name = assign.targets[0].target
+        scope = ctx.scopes.get(name)
+        bindings = [a for a in scope.assignments[name.value] if a.node is name] if scope is not None else []
+        found.extend(r.node for b in bindings for r in b.references if _unseen_use(ctx, r.node, followed))
+    return min(found, key=ctx.pos, default=None)
 
 
 def _the_parameter(ctx: FileContext, name: cst.BaseExpression, func: cst.FunctionDef) -> bool:
@@ -704,13 +968,16 @@ def _kept_as(init: cst.FunctionDef, param: str) -> str | None:
 def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.FunctionDef, str]]:
     """The functions defined in the file that one of ``models`` is handed to as a positional or
     keyword argument (``train_one_epoch(model, loader, optimizer)``), each with the name of the
-    parameter that receives it there, in the order of the calls."""
-    keys = {model_key(ctx, x) for x in models} - {None}
+    parameter that receives it there, in the order of the calls. Handed as the module it wraps
+    (``evaluate(ema.module, x)``) or as a loop variable over a collection holding it (``for m in (model,
+    ema): evaluate(m, x)``: :func:`loop_stand_ins`) counts: the function may run it (found by a hunt)."""
+    loops = loop_stand_ins(ctx, models)
+    keys = _stand_in_keys(ctx, models, loops)
     by_arg = _calls_by_argument_key(ctx)
     found: list[tuple[cst.FunctionDef, str]] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
         for i, arg in enumerate(call.args):
-            if not any(same_model(ctx, arg.value, x) for x in models):
+            if not _stands_for(ctx, arg.value, models, loops):  # the model, `ema.module`, a loop's `m`
                 continue
             func = _local_def(ctx, call.func, cst.FunctionDef)
             param = _param_for(func, i, arg) if func is not None else None

@@ -13,6 +13,7 @@ from ...rules import Emit
 from ..autocast import Region, autocast_regions, plan_autocast
 from ..device_modules import device_module_regions, method_forward_calls
 from ..loss_reach import loss_code
+from ..model_site import one_line, unseen_reach
 from ..outcome import Refusal
 from ..wrappers import module_of
 from .migration import Migration, Planned
@@ -76,6 +77,12 @@ def check(m: Migration) -> Migration | None:
     found, failed = device_module_regions(ctx, m.on_device, loss.statements)
     regions += found
     problems += failed
+    # a model held in a collection whose calls the codemod cannot see (`nets[0](x)`, `for m in nets[::-1]`):
+    # a forward left out of autocast would run in FP32 where the legacy run was bf16
+    for expr in dict.fromkeys([*m.models, *(d.expr for d in m.on_device.unique(ctx))]):
+        held = unseen_reach(ctx, expr)
+        if held is not None:
+            problems.append(("BFM021", held, "held", {"model": ctx.code(expr), "holder": one_line(ctx.code(held))}))
     if not problems:
         return replace(m, regions=tuple(regions))
     for code, node, variant, fields in problems:
