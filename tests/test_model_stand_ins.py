@@ -172,3 +172,13 @@ def test_amp_reports_a_model_called_where_it_cannot_follow_and_keeps_the_switch(
     assert {d.message.split("`")[1] for d in held} == {"model", "ema"}
     assert all("whose calls the codemod does not follow" in d.message and not d.fixed for d in held)
     assert any(d.code == "BFM033" for d in result.diagnostics)
+
+
+def test_a_loop_not_followed_that_runs_nothing_it_iterates_adds_no_hook_and_keeps_amp_going():
+    """``for net in [model, ema] + []: net.eval()`` is not followed, but its body calls none of the modules
+    nor hands them on: no pre-hook, and amp migrates."""
+    tail = "for net in [model, ema] + []:\n    net.eval()\n"
+    stochastic = _migrated(tail, "stochastic")
+    assert "register_forward_pre_hook" not in stochastic and "model.to(torch.bfloat16)" in stochastic
+    amp = migrate_source(SCRIPT + tail, "amp", "train.py")
+    assert "XLA_USE_BF16" not in amp.code and not [d for d in amp.diagnostics if d.code == "BFM021"]

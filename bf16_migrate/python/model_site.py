@@ -796,9 +796,35 @@ def _unseen_use(ctx: FileContext, node: cst.CSTNode, followed: set[int]) -> bool
     indexed and called (``nets["ema"](x)``): the model may run there, where no call of it is seen."""
     loop = _iterated_by(ctx, node)
     if loop is not None:
-        return id(loop) not in followed
+        return id(loop) not in followed and _runs_its_items(ctx, loop)
     parent = ctx.parent(node)
     return isinstance(parent, cst.Subscript) and parent.value is node and isinstance(ctx.parent(parent), cst.Call)
+
+
+_NOT_RUNNERS = ("builtins.", "torch.", "copy.")
+
+
+def _runs_its_items(ctx: FileContext, loop: Loop) -> bool:
+    """Whether ``loop``'s body may run what it iterates: calls a name its target binds (``m(x)``,
+    ``pair[1](x)``) or hands one to a call other than the builtins', torch's or ``copy``'s
+    (``evaluate(m, x)``); ``for m in nets + extra: m.eval()`` does not."""
+    names = {n.value for n in findall(loop.target, m.Name()) if isinstance(n, cst.Name)}
+    body = _loop_body(ctx, loop)
+    if body is None:
+        return True
+    for call in findall(body, m.Call(), ctx.index):
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        func = call.func
+        while isinstance(func, cst.Subscript):
+            func = func.value
+        if isinstance(func, cst.Name) and func.value in names:
+            return True
+        qualified = ctx.qualified_names(call.func)
+        if qualified and all(q.startswith(_NOT_RUNNERS) for q in qualified):
+            continue
+        if any(isinstance(a.value, cst.Name) and a.value.value in names for a in call.args):
+            return True
+    return False
 
 
 def unseen_reach(ctx: FileContext, model: cst.BaseExpression) -> cst.CSTNode | None:
