@@ -168,6 +168,9 @@ class ModelCodeRules:
     """``torch.X`` creation functions floating by default (short names)."""
     cast_after_factories: frozenset[str] = frozenset()
     """Those given a dtype by ``.to(dtype)`` after them rather than ``dtype=`` (short names)."""
+    library_factories: frozenset[str] = frozenset()
+    """Qualified names of library functions that make a floating tensor f32 unless given ``dtype=``
+    (``torch.nn.Transformer.generate_square_subsequent_mask``)."""
     f32_dtypes: frozenset[str] = frozenset()
     f64_dtypes: frozenset[str] = frozenset()
     upcast_methods: Mapping[str, str] = field(default_factory=dict)
@@ -187,6 +190,9 @@ class ModelCodeRules:
     state_layers: frozenset[str] = frozenset()
     """Qualified names of the torch.nn layers whose inputs, initial state included, must have their
     parameters' dtype (the recurrent layers)."""
+    parameter_layers: frozenset[str] = frozenset()
+    """Qualified names of torch.nn layers that always hold parameters and whose tensor arguments meet
+    them (the attention layers: a float mask is added to their scores)."""
     packed_sequences: frozenset[str] = frozenset()
     """Qualified names that make a recurrent layer's input a ``PackedSequence`` (no ``.dtype``)."""
     module_bases: frozenset[str] = frozenset()
@@ -450,6 +456,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
     return ModelCodeRules(
         float_factories=names(data, "float_factories"),
         cast_after_factories=names(data, "cast_after_factories"),
+        library_factories=names(data, "library_factories"),
         f32_dtypes=names(data, "f32_dtypes"),
         f64_dtypes=names(data, "f64_dtypes"),
         upcast_methods=upcasts,
@@ -463,6 +470,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         matmul_methods=names(flow, "matmul_methods"),
         weighted_layers=layers,
         state_layers=names(flow, "state_layers"),
+        parameter_layers=names(flow, "parameter_layers"),
         packed_sequences=names(flow, "packed_sequences"),
         module_bases=names(reach, "module_bases"),
         optimizer_bases=names(reach, "optimizer_bases"),

@@ -1475,3 +1475,44 @@ def test_the_context_of_an_autograd_function_is_no_tensor_to_take_a_dtype_from()
     assert "noise = torch.rand(x.shape, device=x.device, dtype=x.dtype) - 0.5\n" in code
     assert "ctx.dtype" not in code
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_a_causal_mask_made_in_forward_takes_the_attention_layers_parameters_dtype():
+    """A transformer's causal mask made in ``forward`` (``nn.Transformer.generate_square_subsequent_mask``, or
+    ``torch.full(..., -inf).triu(1)``) was bf16 under the switch and stays f32 after it unless given a dtype
+    (a hunt's seq2seq: verify's trace named its ``torch.triu``, BFM201, after a migration with 0 left to do).
+    Handed to an attention layer of torch.nn (``tgt_mask=``, ``attn_mask=``), it meets that layer's parameters:
+    their dtype. A mask handed to a layer without parameters is unknown (the switch kept)."""
+    _, result = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = torch.nn.Embedding(16, 8)
+                self.tf = torch.nn.Transformer(8, nhead=2, num_encoder_layers=1, num_decoder_layers=1)
+                self.attn = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+            def forward(self, src, tgt):
+                mask = torch.nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], device=src.device)
+                h = self.tf(self.embed(src), self.embed(tgt), tgt_mask=mask)
+                causal = torch.full((h.shape[1], h.shape[1]), float("-inf"), device=h.device).triu(1)
+                return self.attn(h, h, h, attn_mask=causal)[0]
+        """
+    )
+    parameters = "dtype=next(self.tf.parameters()).dtype"
+    assert f"generate_square_subsequent_mask(tgt.shape[1], device=src.device, {parameters})" in result.code
+    assert 'float("-inf"), device=h.device, dtype=next(self.attn.parameters()).dtype).triu(1)' in result.code
+    assert codes(result) == ["BFM080", "BFM080"], result.code
+    _, unknown = migrate(
+        """
+        class Net(torch.nn.Module):
+            def __init__(self, block):
+                super().__init__()
+                self.block = block
+
+            def forward(self, x):
+                mask = torch.nn.Transformer.generate_square_subsequent_mask(x.shape[1], device=x.device)
+                return self.block(x, mask)
+        """
+    )
+    assert "BFM081" in codes(unknown) and "generate_square_subsequent_mask(x.shape[1], device=x.device)" in unknown.code

@@ -302,3 +302,56 @@ def test_a_parameter_made_f32_again_after_the_cast_is_named_as_that_upcast_not_a
     assert meets and "(`Tensor.float`)" in meets[0].message, [d.message for d in meets]
     precision = report.verdict.part("precision")
     assert precision is not None and "1 of its parameters are f32 on the device" in precision.detail
+
+
+THRESHOLD = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    def pixels(n):
+        return torch.full((n, 4), 0.5009765625)
+
+
+    def main():
+        dev = torch_xla.device()
+        model = nn.Linear(4, 1).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(4):
+            x = pixels(8).to(dev)
+            x = (x > 0.5).float()
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+THRESHOLD_WRONG = (
+    THRESHOLD.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+    .replace(
+        "    model = nn.Linear(4, 1).to(dev)\n", "    model = nn.Linear(4, 1).to(dev)\n    model.to(torch.bfloat16)\n"
+    )
+    .replace("(x > 0.5).float()", "(x > 0.5).to(torch.bfloat16)")
+)
+
+
+def test_a_comparison_of_an_input_left_f32_is_named_where_it_reads_the_values(tmp_path):
+    """``x > 0.5`` on an input moved to the device f32: under the switch it compared the bf16-rounded values
+    (0.5009765625 is 0.5 in bf16: False), in f32 True, so the binarised input differs wholly, though no f32
+    result shows it (the comparison's is boolean). The trace names the comparison (BFM201), its origin the move."""
+    script = tmp_path / "train.py"
+    script.write_text(THRESHOLD)
+    report = verify_script(script, steps=4, migrated_source=THRESHOLD_WRONG, run_reference=False, timeout=300)
+    computes = [f.diagnostic for f in report.trace_findings if f.diagnostic.code == "BFM201"]
+    assert [d.line for d in computes] == [line_of(THRESHOLD, "(x > 0.5)")], [d.message for d in computes]
+    assert f"line {line_of(THRESHOLD, 'x = pixels(8)')}" in computes[0].message
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL"

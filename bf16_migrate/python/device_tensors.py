@@ -497,7 +497,11 @@ def plan_device_tensors(
         if not leaf and (
             where_used is True
             or (
-                moved and where_used is None and _handed_to_a_callable(ctx, call) and not _computed_in_callee(ctx, call)
+                moved
+                and where_used is None
+                and _handed_to_a_callable(ctx, call)
+                and not _computed_in_callee(ctx, call)
+                and not _computed_uncast(ctx, call, handed=False)
             )
         ):
             # a model input or a loss target: the input casts cast it where it is used; an input of
@@ -908,13 +912,14 @@ def _param_computes(ctx: FileContext, func: cst.FunctionDef, param: cst.Param | 
     return False
 
 
-def _computed_uncast(ctx: FileContext, move: cst.Call) -> bool:
+def _computed_uncast(ctx: FileContext, move: cst.Call, handed: bool = True) -> bool:
     """Whether a read of a name ``move`` is assigned to computes with it where no input cast reaches
-    (:func:`_computes_uncast`)."""
+    (:func:`_computes_uncast`; ``handed`` False: an argument of a function of the file does not count,
+    :func:`_computed_in_callee` asks what the function does with it)."""
     uses = _uses(ctx, move)
     if any(_used_as_a_module(ctx, use) for use in uses):
         return False  # `net = make_net().to(device)`: a module, which the model cast decides
-    return any(_computes_uncast(ctx, use) for use in uses[1:])
+    return any(_computes_uncast(ctx, use, handed) for use in uses[1:])
 
 
 _NOT_COMPUTING = frozenset(
@@ -933,15 +938,26 @@ _VIEWS = frozenset(
 """Of :data:`_NOT_COMPUTING`, the views and copies of the floating tensor itself: what reads one decides."""
 
 
-def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
+def _computes_uncast(ctx: FileContext, use: cst.CSTNode, handed: bool = True) -> bool:
     """Whether the read ``use`` computes with the tensor where no input cast reaches: an argument
     of a plain function of the file, an operand of arithmetic, or the receiver of a tensor method
     or an index (``y = x.sum(1, keepdim=True)``, ``x[:, 0]``: a hand-written loss target computed
     from a model input, which the input cast at the model's call leaves f32; found by verify's
-    trace on a hunt's repro), not a question of its shape or dtype, nor a host exit."""
+    trace on a hunt's repro), an operand of a comparison with a floating value (``x > 0.5``: it read the
+    bf16 values under the switch), not a question of its shape or dtype, nor a host exit.
+    ``handed`` False: an argument of a function or of a plain class's method of the file is not asked."""
     parent = ctx.parent(use)
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        # `x > 0.5` compares the values the switch had rounded to bf16 (0.5009765625 > 0.5 was False under
+        # it, True in f32: a binarised input a hunt's verify run found wholly different); `preds == labels`
+        # of integer class ids compares what no rounding changed
+        comparison = parent if isinstance(parent, cst.Comparison) else ctx.parent(parent)
+        assert isinstance(comparison, cst.Comparison), "a comparison target sits in a comparison"
+        flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
+        operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+        return any(operand is not use and flow.infer(operand) == FLOAT for operand in operands)
     if isinstance(parent, cst.Subscript) and parent.value is use:
         return True
     if isinstance(parent, cst.Attribute) and parent.value is use:
@@ -949,9 +965,9 @@ def _computes_uncast(ctx: FileContext, use: cst.CSTNode) -> bool:
             # a view computes what its own reader computes (`scores.unsqueeze(1) + logp`: a hunt's beam step)
             call = ctx.parent(parent)
             view = call if isinstance(call, cst.Call) and call.func is parent else parent
-            return _computes_uncast(ctx, view)
+            return _computes_uncast(ctx, view, handed)
         return parent.attr.value not in _NOT_COMPUTING and parent.attr.value not in _HOST_METHODS
-    holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    holder = ctx.parent(parent) if handed and isinstance(parent, cst.Arg) else None
     if not isinstance(holder, cst.Call):
         return False
     callee = holder.func.value if isinstance(holder.func, cst.Attribute) else holder.func

@@ -624,14 +624,20 @@ class _Audit:
         return False
 
     def _factory_name(self, call: cst.Call) -> str | None:
+        """``zeros`` for ``torch.zeros(...)`` (``float_factories``), the qualified name of a library factory
+        (``library_factories``: a transformer's causal mask), else None."""
         for name in self.ctx.qualified_names(call.func):
             if name.startswith("torch.") and name.count(".") == 1 and name[6:] in self.rules.float_factories:
                 return name[6:]
+            if name in self.rules.library_factories:
+                return name
         return None
 
     def _factory_class(self, call: cst.Call, factory: str) -> str:
         """FLOAT, INT or UNKNOWN for a factory without ``dtype=``: ``torch.full`` by its fill value,
         ``torch.arange`` by its bounds (integer-valued names: sizes, lengths, integer constants)."""
+        if factory in self.rules.library_factories:
+            return FLOAT
         positional = [a.value for a in call.args if a.keyword is None]
         if factory == "full" and len(positional) >= 2:
             fill = positional[1]  # torch.full's dtype is its fill value's (an int fills an int64 tensor)

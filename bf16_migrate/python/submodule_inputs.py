@@ -121,14 +121,17 @@ def _container_elements(ctx: FileContext, value: cst.BaseExpression) -> list[cst
 
 
 def _module_kind(ctx: FileContext, value: cst.BaseExpression, depth: int) -> str | None:
-    """``"state"`` for a recurrent torch.nn layer, ``"module"`` for a module class of the file that
-    holds parameters, None for anything else (unknown)."""
+    """``"state"`` for a recurrent torch.nn layer, ``"module"`` for a torch.nn attention layer
+    (``parameter_layers``) or a module class of the file that holds parameters, None for anything else
+    (unknown)."""
     if not isinstance(value, cst.Call):
         return None
     rules = ctx.rules.model_code
     names = ctx.qualified_names(value.func)
     if names & rules.state_layers:
         return _STATE
+    if names & rules.parameter_layers:
+        return _MODULE  # an attention layer: its mask meets its parameters' dtype
     modules = ctx.memo(("module classes",), lambda: module_classes(ctx)[0])
     for node in definitions(ctx, value.func):
         if isinstance(node, cst.ClassDef) and any(node is c for c in modules) and _holds_parameters(ctx, node, depth):
@@ -143,7 +146,11 @@ def _holds_parameters(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
     rules = ctx.rules.model_code
-    always = rules.state_layers | {name for name, kind in rules.weighted_layers.items() if kind != "elementwise"}
+    always = (
+        rules.state_layers
+        | rules.parameter_layers
+        | {name for name, kind in rules.weighted_layers.items() if kind != "elementwise"}
+    )
     if findall(cls, m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name("register_parameter"))), ctx.index):
         return True
     for assign in findall(cls, m.Assign(), ctx.index):

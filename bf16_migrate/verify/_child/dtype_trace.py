@@ -72,10 +72,10 @@ Cost and what it leaves alone: one ``TorchFunctionMode`` (``torch.overrides``) o
 thread's mode stack for the whole run, and on it again for each backward pass (the Python code of
 a custom ``autograd.Function``'s ``backward`` is the user's code too); for each top-level torch
 call it calls the function, then reads the result's device element type (a read of the IR, no execution: no sync, no
-graph, no compilation) and, only for a floating result that is f32/f64 on the device or a
-lower-precision one on the host, walks the stack. Under ``torch.compile`` (dynamo tracing) it
-only calls the function. ``track_f32`` off (amp, whose model is f32 on purpose): only exits,
-errors and the exception are recorded.
+graph, no compilation) and, only for a floating result that is f32/f64 on the device (or a boolean or integer one
+read from f32/f64 operands: a ``compute`` of their values) or a lower-precision one on the host, walks the
+stack. Under ``torch.compile`` (dynamo tracing) it only calls the function. ``track_f32`` off (amp, whose
+model is f32 on purpose): only exits, errors and the exception are recorded.
 """
 
 import functools
@@ -489,8 +489,15 @@ class Tracer:
         host = [r for r in results if not r.is_xla]
         if host:
             self._on_host(func, name, args, kwargs, host)
+        if self.track_f32:
+            self._on_device(func, name, args, kwargs, results)
+
+    def _on_device(self, func, name, args, kwargs, results):
+        """What the device results of a traced call tell: f32/f64 (:meth:`_on_f32`), amp's bf16 made by
+        hand (:meth:`_on_downcast`) or outside autocast, an in-place op storing into bf16."""
         device = [r for r in results if r.is_xla and r.is_floating_point()]
-        if not device or not self.track_f32:
+        if not device:
+            self._on_wide_read(func, name, args, kwargs, [r for r in results if r.is_xla])
             return
         if self.amp and (name in _CASTS or not self._floating_device_operand(args, kwargs)):
             self._on_downcast(func, args, kwargs, device)
@@ -504,6 +511,16 @@ class Tracer:
             self._on_f32(func, name, args, kwargs, high)
         elif name.endswith("_") and not name.startswith("_") and name not in _MOVES and name not in _STORES:
             self._on_in_place(func, args, kwargs, device[0])
+
+    def _on_wide_read(self, func, name, args, kwargs, results):
+        """A boolean or integer device result read from f32/f64 operands (``x > 0.5``, ``argmax``, ``eq``):
+        it was read from the bf16 values under the switch (``0.5009765625 > 0.5`` was False there, True in
+        f32), so it is recorded as the f32 result is (:meth:`_on_f32`); a cast to an integer dtype is a move."""
+        if not results or self._in_step or name in _CASTS:
+            return
+        floating = [t for t in self._tensors(args, kwargs) if t.is_xla and t.is_floating_point()]
+        if any(self.device_type(t) in self.wide for t in floating):
+            self._on_f32(func, name, args, kwargs, results)
 
     def _floating_device_operand(self, args, kwargs):
         """Whether a floating device tensor is among the operands (a creation has none)."""
