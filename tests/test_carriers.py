@@ -285,6 +285,10 @@ def test_make_settings_and_unread_recipes_are_reported_not_rewritten(tmp_path):
     outcome = migrate_paths([tmp_path], "stochastic", write=True)
     assert (tmp_path / "Makefile").read_text() == text
     assert [(d.line, d.fixed) for d in outcome.diagnostics] == [(1, False), (3, False)]
+    # the recipe line's finding says why it is not read and what to migrate: its script, with the setting
+    recipe = outcome.diagnostics[1].message
+    assert "make expands before the shell reads it" in recipe, recipe
+    assert recipe.endswith("then `bf16-migrate t.py --legacy-env XLA_USE_BF16=1`"), recipe
 
 
 def test_unsupported_kind_is_reported(tmp_path):

@@ -11,7 +11,8 @@ started in, the Makefile's own as usual.
 Not read, so a legacy variable named there is reported by the planner's coverage check, never
 rewritten: make's own variables and exports (``export XLA_USE_BF16 = 1``, ``XLA_USE_BF16 := 1``), which
 reach every recipe; a recipe line continued with a backslash; a recipe line with a ``$`` (make expands
-``$(PY)``, ``$$`` before the shell sees the line, so the shell reader would read another command).
+``$(PY)``, ``$$`` before the shell sees the line, so the shell reader would read another command: its
+names are reported here, BFM131 naming the scripts of the line to migrate with ``--legacy-env``).
 
 The line split is written here: there is no maintained Python library that parses Makefiles for their
 recipes (make itself has none to call), and the recipe itself goes to the real shell parser (:mod:`.shell`).
@@ -22,8 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
-from .model import Analysis, Decision, Edit, LineIndex, apply_edits
+from ..diagnostics import message
+from .model import Analysis, Decision, Edit, LineIndex, Note, apply_edits
 from .shell.fragment import ShellFragment
+from .text import find_mentions, legacy_names
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -75,6 +78,7 @@ def analyze(text: str, path: str) -> Analysis:
     for start, end in commands(text):
         frag = ShellFragment(text[start:end], path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
         fragments.append((start, end, frag))
+    _note_expanded_lines(text, index, analysis)
 
     def sr_covered(scope: Hashable) -> bool:
         return any(frag.sr_covered(scope) for _, _, frag in fragments)
@@ -90,6 +94,25 @@ def analyze(text: str, path: str) -> Analysis:
     analysis.sr_covered = sr_covered
     analysis.render = render
     return analysis
+
+
+def _note_expanded_lines(text: str, index: LineIndex, analysis: Analysis) -> None:
+    """A BFM131 note at each legacy name of a recipe line left out because make expands it (a ``$``:
+    ``XLA_USE_BF16=1 $(PY) train.py``), naming the Python scripts the line names, which the user migrates
+    with ``--legacy-env``: the coverage check's words said neither why nor what to migrate."""
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        body = raw.rstrip("\r\n")
+        if body.startswith("\t") and "$" in body:
+            scripts = [word for word in body.split() if word.endswith(".py") and "$" not in word]
+            for variable, off in find_mentions(body, legacy_names()):
+                line, col = index.pos(offset + off)
+                setting = next((w for w in body.split() if w.startswith(f"{variable}=")), f"{variable}=1")
+                then = "".join(f", then `bf16-migrate {script} --legacy-env {setting}`" for script in scripts)
+                said = message("BFM131", "make", variable=variable, then=then)
+                analysis.notes.append(Note("BFM131", line, col, said))
+                analysis.handled.append((offset + off, offset + off + len(variable)))
+        offset += len(raw)
 
 
 def reported_text(path: Path, text: str) -> list[Diagnostic]:
