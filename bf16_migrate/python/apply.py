@@ -177,9 +177,23 @@ class _Apply(cst.CSTTransformer):
         keep = [new for old, new in zip(originals, items) if id(old) not in self.plan.drop_elements]
         if len(keep) == len(items):
             return updated
+        changes: dict[str, object] = {attr: keep}
         if keep and id(originals[-1]) in self.plan.drop_elements:
+            closing = getattr(updated, "rbrace", None)
+            before = closing.whitespace_before if closing is not None else None
+            after = getattr(keep[-1].comma, "whitespace_after", None)
+            if (
+                closing is not None
+                and isinstance(before, cst.ParenthesizedWhitespace)
+                and isinstance(after, cst.ParenthesizedWhitespace)
+            ):
+                # a dict of one entry a line: the last kept entry's own line (its comment) now ends
+                # before the brace, the dropped entry's trailing comment goes with it
+                changes["rbrace"] = closing.with_changes(
+                    whitespace_before=after.with_changes(last_line=before.last_line)
+                )
             keep[-1] = keep[-1].with_changes(comma=items[-1].comma)
-        return updated.with_changes(**{attr: keep})
+        return updated.with_changes(**changes)
 
     def _rebuild(self, original, updated):
         plan = self.plan
