@@ -22,6 +22,13 @@ FP32 (the link planner's rule for launchers, :mod:`bf16_migrate.carriers.link`).
 :func:`.carriers.delegate.delegated_module`), imported by nothing: the module it hands over to is
 migrated as launched with the entry's settings, and only when it takes the change do the entry's
 writes go (BFM001 ``handed``); else they stay, naming the module (BFM010 ``hands``).
+
+**Process launchers.** A Python launcher that starts a script of the tree in a process of its own with
+the switch in the environment it hands it (``subprocess.run([sys.executable, "train.py"],
+env={**os.environ, "XLA_USE_BF16": "1"})``, :mod:`.python.launch_env`): the script is migrated under
+those settings (:func:`migrate_launched`), and only when it takes the change do the launcher's
+entries go, as a shell launcher's do (BFM001 ``carrier``); else they stay, naming the script and why
+(BFM042 ``launches_kept``).
 """
 
 from __future__ import annotations
@@ -32,10 +39,11 @@ from pathlib import Path
 
 from .carriers.delegate import delegated_module
 from .carriers.model import FileResult
-from .carriers.resolve import named_tree_imports_of
+from .carriers.resolve import named_tree_imports_of, resolve_script
 from .diagnostics import report
+from .python.outcome import LaunchedScript
 
-__all__ = ["calls_a_setter", "migrate_importers"]
+__all__ = ["calls_a_setter", "migrate_importers", "migrate_launched"]
 
 PythonResult = Callable[[Path, str, str, dict[str, str]], FileResult]
 """Migrates one script (path, text, encoding) launched with settings (the link planner's)."""
@@ -213,3 +221,108 @@ def _report_blocked(module: FileResult, blocked: Path, reason: str, variant: str
                 )
             )
             module.diagnostics.remove(diag)
+
+
+LauncherResult = Callable[[Path, str, str, dict[str, str]], FileResult]
+"""Migrates a launcher (path, text, encoding) whose launched scripts (as written -> their path) took the change."""
+
+
+def migrate_launched(
+    results: list[FileResult],
+    read_python: Callable[[Path], tuple[str, str]],
+    root_of: Callable[[Path], Path],
+    left_out: Callable[[Path], str | None],
+    migrate: PythonResult,
+    migrate_launcher: LauncherResult,
+    errors: list[str],
+) -> list[FileResult]:
+    """``results`` with the scripts each Python launcher starts with legacy settings in their
+    environment (a result with ``launches``) migrated under them (``migrate``, as
+    :func:`_hand_over` migrates the module an entry hands over to), and the launcher migrated again
+    with ``migrate_launcher`` given those that took the change, whose settings then go. A launcher
+    the run changes otherwise (it is a training script of its own) is left to that change; a script
+    that cannot be found or read, or does not take the change, keeps its settings (BFM042
+    ``launches_kept``, naming it and why)."""
+    out = list(results)
+    for launcher in [r for r in results if r.launches]:
+        if launcher.new != launcher.old or launcher.legacy_env:
+            continue  # a script of its own too: its settings stay with the findings it has
+        took: dict[str, str] = {}
+        scripts: list[FileResult] = []
+        for launched in launcher.launches:
+            done, why = _launched_result(launcher, launched, out, read_python, root_of, left_out, migrate, errors)
+            if done is None:
+                _report_kept(launcher, launched, why or "it did not take the change")
+                continue
+            took[launched.script] = str(done.path)
+            scripts.append(done)
+        if not took:
+            continue
+        own = migrate_launcher(launcher.path, launcher.old, launcher.encoding, took)
+        own.with_scripts = tuple(
+            r.path for r in scripts
+        )  # held back with them (a noqa comment), as a shell launcher is
+        keys = {r.path.resolve() for r in [*scripts, launcher]}
+        out = [r for r in out if r.path.resolve() not in keys] + [*scripts, own]
+    return out
+
+
+def _launched_result(
+    launcher: FileResult,
+    launched: LaunchedScript,
+    out: list[FileResult],
+    read_python: Callable[[Path], tuple[str, str]],
+    root_of: Callable[[Path], Path],
+    left_out: Callable[[Path], str | None],
+    migrate: PythonResult,
+    errors: list[str],
+) -> tuple[FileResult | None, str | None]:
+    """The script ``launched`` found in the tree and migrated under its settings (its result in
+    ``out`` when it took them already), or None and why not."""
+    if launched.beside:
+        path: Path | None = launcher.path.parent / launched.script
+        why = None if path is not None and path.is_file() else f"{path} is not in the tree"
+    else:
+        path, why = resolve_script(launched.script, launcher.path, root_of(launcher.path))
+    if path is None or why is not None:
+        return None, why
+    excluded = left_out(path)
+    if excluded is not None:
+        return None, f"{path} is left out of the run ({excluded})"
+    settings = dict(launched.settings)
+    done = next((r for r in out if r.path.resolve() == path.resolve()), None)
+    if done is not None and all(name in done.legacy_env for name in settings):
+        return done, None  # migrated under these settings already (a shell launcher's, its own)
+    if done is not None and (done.new != done.old or done.legacy_env):
+        return None, f"{path} is migrated under other settings in this run"
+    try:
+        text, encoding = (done.old, done.encoding) if done is not None else read_python(path)
+    except Exception as exc:  # reported, never guessed at
+        errors.append(f"{path}: cannot be read ({exc})")
+        return None, f"{path} cannot be read"
+    result = migrate(path, text, encoding, settings)
+    if all(name in result.legacy_env for name in settings) and not any(d.code == "BFM034" for d in result.diagnostics):
+        return result, None
+    why_not = next((d for d in result.diagnostics if not d.fixed), None)
+    return None, f"{why_not.path}:{why_not.line}: {why_not.code}" if why_not is not None else "nothing to change found"
+
+
+def _report_kept(launcher: FileResult, launched: LaunchedScript, reason: str) -> None:
+    """BFM042 ``launches_kept`` in place of the ``launches`` finding on each entry of ``launched``: the
+    script cannot take the change (``reason``), so its settings stay."""
+    settings = dict(launched.settings)
+    for diag in list(launcher.diagnostics):
+        if diag.code == "BFM042" and diag.line in launched.entries:
+            variable = next((name for name in settings if name in diag.message), next(iter(settings)))
+            launcher.diagnostics[launcher.diagnostics.index(diag)] = report(
+                "BFM042",
+                diag.path,
+                diag.line,
+                diag.col,
+                False,
+                "launches_kept",
+                variable=variable,
+                line=launched.line,
+                script=launched.script,
+                reason=reason,
+            )

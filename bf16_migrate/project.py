@@ -33,7 +33,7 @@ from .carriers.link import CarrierFile, FileResult, LinkPlanner
 from .carriers.python_loaders import PythonLoader, python_loaders
 from .commit import CommitReport, WriteRefused, commit, plan_new_file, plan_write, remove_stale_temporaries
 from .diagnostics import Diagnostic, report
-from .env_modules import migrate_importers
+from .env_modules import migrate_importers, migrate_launched
 from .helpers_module import module_path, module_text
 from .ignore import matching_exclude
 from .mentions import decode_text, docs_findings, unsupported_findings
@@ -211,6 +211,15 @@ def migrate_paths(
         lambda path, text, encoding, env: planner.python_result(path, text, encoding, env, None),
         planner.errors,
         lambda path, text, encoding, env: _entry_result(runs, mode, fp32_optimizer_state, path, text, encoding, env),
+    )
+    results = migrate_launched(
+        results,
+        tree.read_python,
+        lambda path: _root_of(path, roots),
+        tree.left_out,
+        lambda path, text, encoding, env: planner.python_result(path, text, encoding, env, None),
+        lambda path, text, encoding, took: planner.python_result(path, text, encoding, None, None, took),
+        planner.errors,
     )
     files.phase("migrating imported modules", 0)
     results = migrate_imported_modules(

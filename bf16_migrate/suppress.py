@@ -471,7 +471,7 @@ def _keep_what_goes_with(planned, kept: dict[Path, str]) -> None:
         for result in planned:
             if key not in {path.resolve() for path in result.with_scripts}:
                 continue
-            if kind_of(result.path) != "python":
+            if kind_of(result.path) != "python" or getattr(result, "launches", None):  # a launcher, shell or Python
                 keep(result, f"it launches {script}, {because}", root)
                 continue
             if not keep(result, f"it is imported by {script}, {because}", root):

@@ -394,7 +394,7 @@ class LinkPlanner:
         reason = usable_for(path, self.helpers_module)
         return (None, reason) if reason else (self.helpers_module, None)
 
-    def python_call(self, path: Path, text: str, launched) -> Call:
+    def python_call(self, path: Path, text: str, launched, launches_migrated=None) -> Call:
         """The ``migrate_source`` call of :meth:`python_result` (:data:`bf16_migrate.migrations.Call`)."""
         module, _ = self._helpers_for(path)
         return (
@@ -406,12 +406,18 @@ class LinkPlanner:
                 "fp32_optimizer_state": self.fp32_optimizer_state,
                 "helpers_module": module,
                 "tree": self.tree_facts(path, text),
+                "launches_migrated": launches_migrated,
             },
         )
 
-    def python_result(self, path: Path, text: str, encoding: str, launched, trial) -> FileResult:
+    def python_result(
+        self, path: Path, text: str, encoding: str, launched, trial, launches_migrated=None
+    ) -> FileResult:
+        """``path`` migrated (under the settings ``launched`` of its launchers, ``trial`` the migration
+        that tried them); ``launches_migrated``: the scripts it starts with legacy settings that took
+        the change (``migrate_source``'s)."""
         _, inline_reason = self._helpers_for(path)
-        source, mode, label, options = self.python_call(path, text, launched)
+        source, mode, label, options = self.python_call(path, text, launched, launches_migrated)
         try:
             result = self.migrations(source, mode, label, **options)
         except ParseError as exc:
@@ -458,6 +464,7 @@ class LinkPlanner:
             list(result.outcome.f32_islands),
             sets_on_import=dict(result.outcome.sets_on_import),
             sets_on_call=tuple(result.outcome.sets_on_call),
+            launches=tuple(result.outcome.launches),
         )
 
     def migrate_embedded_python(

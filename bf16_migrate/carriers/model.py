@@ -467,6 +467,10 @@ class FileResult:
     sets_on_call: tuple[str, ...] = ()
     """With ``sets_on_import``, the functions that make them when called (``Outcome.sets_on_call``):
     only the importers that call one are followed."""
+    launches: tuple = ()
+    """For a Python launcher, the scripts it starts in a process of its own with legacy settings in the
+    environment it hands them (:class:`bf16_migrate.python.outcome.LaunchedScript`), which the project
+    follows (:func:`bf16_migrate.env_modules.migrate_launched`)."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the

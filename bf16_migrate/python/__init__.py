@@ -112,6 +112,7 @@ def migrate_source(
     audited_under: Mapping[str, str] | None = None,
     loss_code: tuple[str, ...] | None = None,
     importers_migrated: bool = False,
+    launches_migrated: Mapping[str, str] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -162,6 +163,11 @@ def migrate_source(
     importing it apply as their loss (``MigrationResult.loss_code`` of those scripts, the module's
     name taken off): with ``imported_under`` or ``audited_under`` they are audited as the loss code
     of a step (:mod:`.loss_reach`).
+
+    ``launches_migrated``: the scripts this file starts in a process of its own with legacy settings
+    in the environment it hands them (``MigrationResult.outcome.launches``), each as written -> its
+    path, that took the change under those settings (:func:`bf16_migrate.env_modules.migrate_launched`):
+    the settings that reach only them go (:func:`.launch_env.plan_launches`).
     """
     chosen = mode if isinstance(mode, Mode) else mode_named(mode)
     with gc_paused():  # the collector's scans were a fifth of a large file's time
@@ -183,6 +189,7 @@ def migrate_source(
                 audited_under,
                 tuple(loss_code or ()),
                 importers_migrated,
+                launches_migrated,
             ),
         )
 
@@ -200,6 +207,7 @@ def _migrate(
     audited_under=None,
     loss_code=(),
     importers_migrated=False,
+    launches_migrated=None,
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -236,6 +244,7 @@ def _migrate(
             loss_code,
             guard_stuck_at=stuck,
             importers_migrated=importers_migrated,
+            launches_migrated=launches_migrated,
         )
         return ctx, planner, planner.run()
 

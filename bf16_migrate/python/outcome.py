@@ -118,6 +118,23 @@ class F32Island:
     finding: Diagnostic
 
 
+@dataclass(frozen=True)
+class LaunchedScript:
+    """A Python script the file starts in a process of its own with legacy settings in the
+    environment it hands it (``subprocess.run([sys.executable, "train.py"], env={**os.environ,
+    "XLA_USE_BF16": "1"})``, :mod:`.launch_env`), every launch of it in the file with the same
+    settings: ``script`` as written, ``beside`` when joined to the launcher's own directory,
+    ``settings`` (variable, value) pairs, ``line`` of its first launch, ``entries`` the lines of the
+    settings' entries. The project migrates it under them and then the launcher's settings
+    (:func:`bf16_migrate.env_modules.migrate_launched`)."""
+
+    script: str
+    beside: bool
+    settings: tuple[tuple[str, str], ...]
+    line: int
+    entries: tuple[int, ...] = ()
+
+
 @dataclass
 class Outcome:
     """What the migration of one file did.
@@ -162,6 +179,9 @@ class Outcome:
     sets_on_call: tuple[str, ...] = ()
     """With :attr:`sets_on_import`: the module-level functions that make those settings when called
     (``setup_env``); only the importers that call one run under them. Empty: the import makes them."""
+    launches: list[LaunchedScript] = field(default_factory=list)
+    """The scripts the file starts in a process of its own with legacy settings it hands them, which
+    the project follows (:class:`LaunchedScript`)."""
 
     def refuse(self, why: Refusal, finding: Diagnostic) -> None:
         """Record a refusal and the finding that explains it."""

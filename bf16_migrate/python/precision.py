@@ -47,6 +47,7 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
+from .launch_env import launch_of, plan_launches
 from .loss_reach import module_loss_code
 from .model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import module_classes, reach_from
@@ -96,8 +97,11 @@ class Planner:
         loss_code: tuple[str, ...] = (),
         guard_stuck_at: int | None = None,
         importers_migrated: bool = False,
+        launches_migrated: Mapping[str, str] | None = None,
     ) -> None:
         self.ctx = ctx
+        # the scripts this launcher starts that took the change under its settings (.launch_env)
+        self.launches_migrated = dict(launches_migrated or {})
         self.importers_migrated = importers_migrated  # an env module whose every importer took the change
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
         self.loss_requests = loss_code  # the names scripts importing this module apply as their loss
@@ -245,6 +249,8 @@ class Planner:
         (:func:`.env_reads.constant_target`), from the ``mentions`` the tests left; any other
         mention, neither read nor written, is reported (BFM042)."""
         ctx = self.ctx
+        # the settings of the environments handed to the scripts it starts (subprocess.run(..., env=...))
+        rewritten = set() if ctx.test_module else plan_launches(ctx, self.plan, self.mode, self.launches_migrated)
         constants = [mention for mention in mentions if constant_target(ctx, self.constant_keys, mention) is not None]
         mentions = [mention for mention in mentions if constant_target(ctx, self.constant_keys, mention) is None]
         reads = [mention for mention in mentions if mention.is_read]
@@ -257,7 +263,10 @@ class Planner:
                         "BFM042", mention.node, fixed=False, variant="noop", variable=mention.variable, since=since
                     )
                     continue
-                launch = _process_launch(ctx)
+                if id(mention.node) in rewritten:
+                    continue
+                launched = launch_of(ctx, mention.node)
+                launch = (launched.call, launched.script) if launched and launched.script else _process_launch(ctx)
                 if launch is not None:
                     call, script = launch
                     ctx.report(
