@@ -86,12 +86,13 @@ def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression
 
 def assigned_value(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression | None:
     """The value assigned to the name ``target`` (a binding's node): the whole value of
-    ``target = value``, or the matching element of ``a, target = x, y`` (as many names as values,
-    none starred); None for any other binding."""
+    ``target = value`` (of a chained ``H = target = 16`` too: each name is bound to that one value), or
+    the matching element of ``a, target = x, y`` (as many names as values, none starred); None for any
+    other binding."""
     parent = ctx.parent(target)
     if isinstance(parent, cst.AssignTarget):
         assign = ctx.parent(parent)
-        return assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        return assign.value if isinstance(assign, cst.Assign) else None
     element = parent
     names = ctx.parent(element) if isinstance(element, cst.Element) else None
     holder = ctx.parent(names) if isinstance(names, cst.Tuple) else None

@@ -118,7 +118,7 @@ __all__ = [
 ]
 
 _BF16 = "torch.bfloat16"
-_UPCASTS = frozenset({"float", "to"})
+_UPCASTS = frozenset({"float", "to", "type"})  # `x.type(torch.float32)` casts as `.to` does
 _F32_NAMES = frozenset({"torch.float32", "torch.float"})
 _F64_NAMES = frozenset({"torch.float64", "torch.double"})
 _HOST_METHODS = ("cpu", "numpy", "item", "tolist")
@@ -150,6 +150,9 @@ class DeviceTensors:
 
     found: list[cst.BaseExpression] = field(default_factory=list)
     anywhere: list[cst.BaseExpression] = field(default_factory=list)
+    promoted: set[int] = field(default_factory=set)
+    """Ids of the ``found`` that type promotion makes floating from integer tensors (:func:`_fresh_promotions`):
+    cast after them."""
     f64_to_f32: bool = False
     """The switch made float64 float32 on the device, not bf16 (XLA_DOWNCAST_BF16): a tensor of a dtype
     the code does not tell goes through ``downcast_floating``, not ``floating_to_bf16``."""
@@ -240,6 +243,9 @@ def find_device_tensors(
         for division in ctx.nodes(cst.BinaryOperation)
         if not _inside(ctx, division, skip) and _fresh_division(ctx, flow, division, model_calls)
     )
+    for promotion in _fresh_promotions(ctx, flow, skip | decided, model_calls):
+        out.found.append(promotion)
+        out.promoted.add(id(promotion))
     out.found.sort(key=ctx.pos)
     return out
 
@@ -247,18 +253,75 @@ def find_device_tensors(
 def _fresh_division(
     ctx: FileContext, flow: DtypeFlow, division: cst.BinaryOperation, model_calls: frozenset[int]
 ) -> bool:
-    """A true division of an integer or boolean tensor on the device by a number or another integer
-    (``(pred == y).sum() / y.numel()``, an accuracy): PyTorch's type promotion makes it a fresh float32
+    """A true division of an integer or boolean tensor on the device by a number, another integer or
+    anything not known to be a floating tensor (``(pred == y).sum() / y.numel()``, an accuracy;
+    ``torch.arange(W, device=d) / (W - 1)`` of a parameter ``W``): PyTorch's type promotion makes it a fresh float32
     tensor, bf16 under the switch (found by verify's trace on a hunt's script: ``y / 10.0`` of integer
     labels)."""
     if not isinstance(division.operator, cst.Divide) or flow.infer(division.left) != INT:
         return False
     right = division.right
-    numeric = isinstance(right, (cst.Integer, cst.Float)) or flow.infer(right) == INT
+    # whatever it is divided by, the result is floating; only a floating tensor decides its dtype (bf16 once
+    # migrated): a size held in a parameter (`torch.arange(W, device=d) / (W - 1)` in a hunt's helper) is none
+    numeric = isinstance(right, (cst.Integer, cst.Float)) or flow.infer(right) != FLOAT or _python_float(ctx, right)
     counted = isinstance(right, cst.Call) and (
         m.matches(right.func, m.Name("len") | m.Attribute(attr=m.OneOf(m.Name("numel"), m.Name("size"))))
     )
     return (numeric or counted) and _on_device(ctx, division.left, 0, model_calls)
+
+
+_FLOAT_MATH = frozenset({"sin", "cos", "tan", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt"})
+_FLOAT_MATH |= frozenset({"rsqrt", "tanh", "sigmoid", "reciprocal", "erf"})
+"""Unary math whose result is floating for an integer input (torch 2.9 docs, "Type Promotion": an integer
+tensor's ``sqrt`` is float32, the default dtype), as a tensor method or a ``torch.<name>`` function."""
+_PROMOTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.Modulo)
+
+
+def _python_float(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a Python float: a literal (``0.5``, ``-0.5``), ``math.pi``/``math.e``, or a
+    name every plain assignment of which is one."""
+    if isinstance(expr, cst.UnaryOperation):
+        expr = expr.expression
+    if isinstance(expr, cst.Float):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return bool(ctx.qualified_names(expr) & {"math.pi", "math.e", "math.tau"})
+    if isinstance(expr, cst.Name):
+        values = assigned_values(ctx, expr)
+        return bool(values) and all(not isinstance(v, cst.Name) and _python_float(ctx, v) for v in values)
+    return False
+
+
+def _fresh_promotions(
+    ctx: FileContext, flow: DtypeFlow, skip: frozenset[int], model_calls: frozenset[int]
+) -> list[cst.BaseExpression]:
+    """Floating tensors PyTorch's type promotion makes from integer ones on the device, other than a true
+    division's (:func:`_fresh_division`): an integer tensor with a Python float in arithmetic (``2.0 **
+    torch.arange(n, device=d)``, ``torch.arange(n, device=d) * 0.25``) or under unary float math
+    (``.sqrt()``, ``torch.exp(steps)``). Each is a fresh float32 tensor (torch 2.9 docs, "Type Promotion"),
+    bf16 under the switch (a hunt's positional encoding and ramp stayed f32 with 0 left to do; verify's
+    trace named them). Outside ``skip`` (ids of the classes and functions other parts decide)."""
+    found: list[cst.BaseExpression] = []
+    for op in ctx.nodes(cst.BinaryOperation):
+        if not isinstance(op.operator, _PROMOTING) or _inside(ctx, op, skip):
+            continue
+        for tensor, number in ((op.left, op.right), (op.right, op.left)):
+            if _python_float(ctx, number) and flow.infer(tensor) == INT and _on_device(ctx, tensor, 0, model_calls):
+                found.append(op)
+                break
+    for call in ctx.nodes(cst.Call):
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _FLOAT_MATH and not call.args:
+            operand: cst.BaseExpression | None = func.value
+        elif call.args and any(n in {f"torch.{name}" for name in _FLOAT_MATH} for n in ctx.qualified_names(func)):
+            operand = call.args[0].value if len(call.args) == 1 else None
+        else:
+            operand = None
+        if operand is None or _inside(ctx, call, skip):
+            continue
+        if flow.infer(operand) == INT and _on_device(ctx, operand, 0, model_calls):
+            found.append(call)
+    return found
 
 
 def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()) -> list[cst.Call]:
@@ -458,7 +521,8 @@ def plan_device_tensors(
     for call in tensors.found:
         if id(call) in plan.replace:
             continue
-        if isinstance(call, cst.BinaryOperation):  # a true division of integers (:func:`_fresh_division`)
+        if isinstance(call, cst.BinaryOperation) or id(call) in tensors.promoted:
+            # a true division of integers (:func:`_fresh_division`), a promotion (:func:`_fresh_promotions`)
             plan.replace[id(call)] = lambda node: _to_dtype(node, guard)
             ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
             continue
@@ -548,7 +612,8 @@ def _to_dtype(node: cst.CSTNode, guard: cst.BaseExpression | None) -> cst.Call:
     """``(node).to(torch.bfloat16)`` (under ``guard``: ``.to(torch.bfloat16 if guard else
     torch.get_default_dtype())``)."""
     assert isinstance(node, cst.BaseExpression), "a division is an expression"
-    inner = node if node.lpar else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    atomic = isinstance(node, (cst.Call, cst.Attribute, cst.Name, cst.Subscript))
+    inner = node if node.lpar or atomic else node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     dtype = choose(snippets.attr(_BF16), cst.parse_expression("torch.get_default_dtype()"), guard)
     return cst.Call(func=cst.Attribute(value=inner, attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
@@ -988,7 +1053,7 @@ def _is_upcast(ctx: FileContext, call: cst.Call) -> bool:
         return False
     if call.func.attr.value in ("float", "double"):
         return True
-    return call.func.attr.value == "to" and (
+    return call.func.attr.value in ("to", "type") and (
         (len(call.args) == 1 and not _is_dtype_free(call.args[0])) or _upcasts(ctx, call, doubles=True)
     )
 
@@ -1066,15 +1131,43 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
     ``torch_xla/csrc/dtype.cpp``), and left f32 it computed in f32 where the legacy run computed in bf16
     (verify's trace on a hunt's ODE integrator: BFM201 at ``h / 2``); None for any other call."""
     dtype = next((a for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
-    if dtype is None or not is_factory(ctx, call):
+    if _a_move(call):
+        dtype, device = _moved_with_a_dtype(call)
+    elif dtype is None or not is_factory(ctx, call):
+        return None
+    else:
+        device = _device_argument(ctx, call)
+    if dtype is None:
         return None
     names = dtype_names(ctx, dtype.value)
     if not names or not names <= (_F32_NAMES | (_F64_NAMES if doubles else frozenset())):
         return None
-    device = _device_argument(ctx, call)
     if device is None or not _is_device(ctx, device, 0) or _an_accumulator(ctx, call):
         return None
     return dtype
+
+
+def _a_move(call: cst.Call) -> bool:
+    """``t.to(...)``: a method call named ``to``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
+
+
+def _moved_with_a_dtype(call: cst.Call) -> tuple[cst.Arg | None, cst.BaseExpression | None]:
+    """The dtype and the device of a move that names both (``t.to(device, torch.float32)``, ``t.to(device,
+    dtype=torch.float32)``, ``t.to(device=d, dtype=...)``: torch 2.9 docs, ``Tensor.to(device=None,
+    dtype=None, non_blocking=False, ...)``); (None, None) for any other move. Under the switch such a
+    tensor was bf16 on the device all the same (a hunt's per-sample loss weight stayed f32, while the same
+    request through a factory was rewritten)."""
+    positional = [a for a in call.args if a.keyword is None]
+    keyword = {a.keyword.value: a for a in call.args if a.keyword is not None}
+    device = keyword["device"].value if "device" in keyword else positional[0].value if positional else None
+    if "dtype" in keyword:
+        dtype: cst.Arg | None = keyword["dtype"]
+    elif "device" not in keyword and len(positional) >= 2:
+        dtype = positional[1]
+    else:
+        dtype = None
+    return (dtype, device) if dtype is not None and device is not None else (None, None)
 
 
 def _an_accumulator(ctx: FileContext, call: cst.Call) -> bool:

@@ -44,7 +44,7 @@ from libcst.metadata import Assignment
 
 from . import deliberate_f32
 from .apply import EditPlan
-from .bindings import assigned_values, definitions, dtype_names, self_assigned
+from .bindings import assigned_value, assigned_values, definitions, dtype_names, self_assigned
 from .context import FileContext, findall
 from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
@@ -723,8 +723,11 @@ class _Audit:
                 ):
                     return False
                 continue
-            if isinstance(target, cst.Element):  # `B, T, C = x.shape`
+            if isinstance(target, cst.Element):  # `B, T, C = x.shape`, `N_SAMPLES, L_FREQ = 24, 6`
                 assign = self.ctx.parent(self.ctx.parent(holder)) if isinstance(holder, cst.Tuple) else None
+                element = assigned_value(self.ctx, node)
+                if element is not None and self._integer_valued(element, depth + 1):
+                    continue
                 if not isinstance(assign, cst.Assign) or not m.matches(
                     assign.value, m.Attribute(attr=m.Name("shape")) | m.Call(func=m.Attribute(attr=m.Name("size")))
                 ):
