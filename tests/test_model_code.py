@@ -1516,3 +1516,48 @@ def test_a_causal_mask_made_in_forward_takes_the_attention_layers_parameters_dty
         """
     )
     assert "BFM081" in codes(unknown) and "generate_square_subsequent_mask(x.shape[1], device=x.device)" in unknown.code
+
+
+HOST_BATCH = """\
+import os
+import numpy as np
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def batch(n, rng):
+    if n == 0:
+        return torch.from_numpy(np.zeros((0, 4)))
+    return torch.from_numpy(rng.normal(size=(n, 4)))
+
+
+def main():
+    device = torch_xla.device()
+    model = nn.Linear(4, 4).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x0 = batch(16, rng).float().to(device)
+        loss = (model(x0 * 2) - x0).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_an_upcast_of_a_host_batch_a_function_of_the_file_returns_is_no_device_upcast():
+    """``batch(16, rng).float().to(device)`` of a function whose every ``return`` is ``torch.from_numpy(...)``:
+    the ``.float()`` runs on the host, as under the switch, and the move is made bf16 (BFM154). It was taken for
+    a device upcast leaking into the bf16 stream (BFM083) and the switch was kept (a hunt's DDPM)."""
+    result = migrate_source(HOST_BATCH, "stochastic", "t.py")
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    assert "        x0 = batch(16, rng).float().to(device, dtype=torch.bfloat16)\n" in result.code
+    returning_a_device_tensor = HOST_BATCH.replace("np.zeros((0, 4)))", "np.zeros((0, 4))).to('xla')")
+    kept = migrate_source(returning_a_device_tensor, "stochastic", "t.py")
+    assert "BFM085" in [d.code for d in kept.diagnostics], kept.code

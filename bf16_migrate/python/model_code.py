@@ -1397,10 +1397,12 @@ def _device_source(ctx: FileContext, device: cst.BaseExpression) -> cst.BaseExpr
     return None
 
 
-def _from_numpy(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+def _from_numpy(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``expr`` is a host tensor made from NumPy (``torch.from_numpy(a)``, through indexing and
-    methods that keep it where it is): its upcast ran on the host under the switch too, and the device
-    copy made of it later was bf16 (the input casts' business, not deliberate f32 on the device)."""
+    methods that keep it where it is, or returned by a function of the file every ``return`` of which is
+    one: ``batch(16, rng).float().to(device)``, a hunt's, was refused as a device upcast, BFM083): its upcast
+    ran on the host under the switch too, and the device copy made of it later was bf16 (the input casts'
+    business, not deliberate f32 on the device)."""
     while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
         if isinstance(expr, cst.Call):
             func = expr.func
@@ -1408,6 +1410,16 @@ def _from_numpy(ctx: FileContext, expr: cst.BaseExpression) -> bool:
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda", "xla"):
                 return False  # moved somewhere
+            if isinstance(func, cst.Name) and depth < 3:
+                made = [d for d in definitions(ctx, func) if isinstance(d, cst.FunctionDef)]
+                returns = [r for d in made for r in findall(d, m.Return(), ctx.index)]
+                values = [r.value for r in returns if isinstance(r, cst.Return)]
+                if (
+                    made
+                    and len(values) == len(returns)
+                    and all(value is not None and _from_numpy(ctx, value, depth + 1) for value in values)
+                ):
+                    return True
             expr = func
         else:
             expr = expr.value
