@@ -291,6 +291,21 @@ def test_make_settings_and_unread_recipes_are_reported_not_rewritten(tmp_path):
     assert recipe.endswith("then `bf16-migrate t.py --legacy-env XLA_USE_BF16=1`"), recipe
 
 
+def test_a_config_maps_data_is_reported_naming_the_config_map_and_the_setting(tmp_path):
+    """A Kubernetes ConfigMap's ``data`` key is read by pods through ``envFrom``, which is not followed: the
+    finding names the ConfigMap and the ``--legacy-env`` setting to migrate its pods' scripts with; the file is
+    left as it is, and so is a ConfigMap entry that names no legacy variable."""
+    text = (
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: eval-env\ndata:\n  PJRT_DEVICE: TPU\n  XLA_USE_BF16: "1"\n'
+    )
+    (tmp_path / "cm.yaml").write_text(text)
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert (tmp_path / "cm.yaml").read_text() == text
+    assert [(d.code, d.line, d.fixed) for d in outcome.diagnostics] == [("BFM131", 7, False)]
+    said = outcome.diagnostics[0].message
+    assert "ConfigMap `eval-env`" in said and said.endswith("`--legacy-env XLA_USE_BF16=1`"), said
+
+
 def test_unsupported_kind_is_reported(tmp_path):
     (tmp_path / "tox.ini").write_text("[testenv]\nsetenv =\n    XLA_USE_BF16=1\n")
     outcome = migrate_paths([tmp_path], "stochastic", write=True)
