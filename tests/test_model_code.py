@@ -19,6 +19,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import libcst as cst
 import pytest
 
 from bf16_migrate.project import migrate_paths
@@ -1561,3 +1562,62 @@ def test_an_upcast_of_a_host_batch_a_function_of_the_file_returns_is_no_device_u
     returning_a_device_tensor = HOST_BATCH.replace("np.zeros((0, 4)))", "np.zeros((0, 4))).to('xla')")
     kept = migrate_source(returning_a_device_tensor, "stochastic", "t.py")
     assert "BFM085" in [d.code for d in kept.diagnostics], kept.code
+
+
+TIMESTEPS = """\
+import math
+import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def timestep_embedding(t, dim):
+    half = dim // 2
+    freqs = torch.exp(-math.log(10000.0) * torch.arange(half, device=t.device) / half)
+    args = t[:, None].float() * freqs[None]
+    return torch.cat([torch.cos(args), torch.sin(args)], dim=-1)
+
+
+class Denoiser(nn.Module):
+    def __init__(self, width=16, tdim=8):
+        super().__init__()
+        self.tdim = tdim
+        self.temb = nn.Sequential(nn.Linear(tdim, width), nn.SiLU())
+        self.body = nn.Linear(width, width)
+
+    def forward(self, x, t):
+        return self.body(x + self.temb(timestep_embedding(t, self.tdim)))
+
+
+def main():
+    device = torch_xla.device()
+    model = Denoiser().to(device)
+    opt = torch.optim.Adam(model.parameters())
+    for _ in range(3):
+        x = torch.randn(4, 16, device=device)
+        t = torch.randint(0, 50, (4,), device=device)
+        loss = model(x, t).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_a_timestep_embedding_made_from_integers_and_python_floats_takes_no_number_s_dtype():
+    """``-math.log(10000.0) * torch.arange(half, device=d) / half`` makes a fresh f32 tensor from an integer one
+    (a Python float: ``math.log`` returns one), and ``half = dim // 2`` is a number: neither is a tensor whose
+    dtype the embedding could take. It took ``freqs.dtype`` (f32: the migrated run crashed at the next layer, a
+    hunt's DDPM), then ``half.dtype`` (an AttributeError); where nothing of its dtype is known the switch is
+    kept (BFM081, BFM085)."""
+    result = migrate_source(TIMESTEPS, "stochastic", "t.py")
+    cst.parse_module(result.code)
+    assert "half.dtype" not in result.code and "freqs.dtype" not in result.code, result.code
+    found = [d.code for d in result.diagnostics]
+    assert "BFM085" in found and "BFM081" in found, [d.message for d in result.diagnostics]
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code

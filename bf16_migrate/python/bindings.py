@@ -171,6 +171,44 @@ _INT_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modu
 _NUMBER_OPERATORS = (*_INT_OPERATORS, cst.Divide, cst.Power)
 
 
+_INTEGER_MATH = frozenset({"math.floor", "math.ceil", "math.trunc", "math.comb", "math.factorial", "math.gcd"})
+_INTEGER_MATH |= frozenset({"math.isqrt", "math.lcm", "math.perm"})
+"""The ``math`` functions that return an ``int`` (Python docs, "math"); the others return a ``float``."""
+
+
+def python_float(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether ``expr`` is a Python ``float`` the code shows: a float literal (signed), ``float(...)``, a
+    ``math`` constant or a ``math`` function that returns a float (``math.log(10000)``), arithmetic of Python
+    numbers with one such float or a true division of them, or a name every binding of which is one (as
+    :func:`python_number` follows them). With an integer tensor, such a number makes a float32 tensor (torch 2.9
+    docs, "Type Promotion")."""
+    if depth > 4:
+        return False
+    if isinstance(expr, cst.Float):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return python_float(ctx, expr.expression, depth)
+    if isinstance(expr, cst.BinaryOperation):
+        sides = (expr.left, expr.right)
+        if not all(python_number(ctx, side, False, depth) for side in sides):
+            return False
+        return isinstance(expr.operator, cst.Divide) or any(python_float(ctx, side, depth) for side in sides)
+    if isinstance(expr, (cst.Call, cst.Attribute)):
+        names = ctx.qualified_names(expr.func if isinstance(expr, cst.Call) else expr)
+        if isinstance(expr, cst.Call) and "builtins.float" in names:
+            return True
+        return any(n.startswith("math.") and n not in _INTEGER_MATH for n in names)
+    if not isinstance(expr, cst.Name):
+        return False
+    scope = ctx.scopes.get(expr)
+    bindings = list(scope[expr.value]) if scope is not None else []
+    values = [
+        assigned_value(ctx, getattr(b, "node", None)) if getattr(b, "node", None) is not None else None
+        for b in bindings
+    ]
+    return bool(values) and all(v is not None and python_float(ctx, v, depth + 1) for v in values)
+
+
 def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = False, depth: int = 0) -> bool:
     """Whether ``expr`` is a Python number the code shows (an ``int`` with ``integer``): a numeric
     literal, ``len(...)``, ``int(...)`` (``float(...)`` too unless ``integer``), arithmetic of such
@@ -190,7 +228,12 @@ def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = Fa
         )
     if isinstance(expr, cst.Call):
         builtins = {"builtins.len", "builtins.int"} | (set() if integer else {"builtins.float"})
-        return bool(ctx.qualified_names(expr.func) & builtins)
+        names = ctx.qualified_names(expr.func)
+        if not integer and any(n.startswith("math.") for n in names):
+            return True  # `math.log(10000.0)`: a number whatever it returns
+        return bool(names & builtins) or (integer and bool(names & _INTEGER_MATH))
+    if isinstance(expr, cst.Attribute) and not integer:
+        return bool(ctx.qualified_names(expr) & {"math.pi", "math.e", "math.tau", "math.inf"})
     if not isinstance(expr, cst.Name):
         return False
     scope = ctx.scopes.get(expr)

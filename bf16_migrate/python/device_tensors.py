@@ -92,6 +92,7 @@ from .bindings import (
     definitions,
     dtype_names,
     plain_instance,
+    python_float,
     self_assigned,
     unpacked_value,
 )
@@ -263,7 +264,7 @@ def _fresh_division(
     right = division.right
     # whatever it is divided by, the result is floating; only a floating tensor decides its dtype (bf16 once
     # migrated): a size held in a parameter (`torch.arange(W, device=d) / (W - 1)` in a hunt's helper) is none
-    numeric = isinstance(right, (cst.Integer, cst.Float)) or flow.infer(right) != FLOAT or _python_float(ctx, right)
+    numeric = isinstance(right, (cst.Integer, cst.Float)) or flow.infer(right) != FLOAT or python_float(ctx, right)
     counted = isinstance(right, cst.Call) and (
         m.matches(right.func, m.Name("len") | m.Attribute(attr=m.OneOf(m.Name("numel"), m.Name("size"))))
     )
@@ -275,21 +276,6 @@ _FLOAT_MATH |= frozenset({"rsqrt", "tanh", "sigmoid", "reciprocal", "erf"})
 """Unary math whose result is floating for an integer input (torch 2.9 docs, "Type Promotion": an integer
 tensor's ``sqrt`` is float32, the default dtype), as a tensor method or a ``torch.<name>`` function."""
 _PROMOTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.Modulo)
-
-
-def _python_float(ctx: FileContext, expr: cst.BaseExpression) -> bool:
-    """Whether ``expr`` is a Python float: a literal (``0.5``, ``-0.5``), ``math.pi``/``math.e``, or a
-    name every plain assignment of which is one."""
-    if isinstance(expr, cst.UnaryOperation):
-        expr = expr.expression
-    if isinstance(expr, cst.Float):
-        return True
-    if isinstance(expr, cst.Attribute):
-        return bool(ctx.qualified_names(expr) & {"math.pi", "math.e", "math.tau"})
-    if isinstance(expr, cst.Name):
-        values = assigned_values(ctx, expr)
-        return bool(values) and all(not isinstance(v, cst.Name) and _python_float(ctx, v) for v in values)
-    return False
 
 
 def _fresh_promotions(
@@ -306,7 +292,7 @@ def _fresh_promotions(
         if not isinstance(op.operator, _PROMOTING) or _inside(ctx, op, skip):
             continue
         for tensor, number in ((op.left, op.right), (op.right, op.left)):
-            if _python_float(ctx, number) and flow.infer(tensor) == INT and _on_device(ctx, tensor, 0, model_calls):
+            if python_float(ctx, number) and flow.infer(tensor) == INT and _on_device(ctx, tensor, 0, model_calls):
                 found.append(op)
                 break
     for call in ctx.nodes(cst.Call):
@@ -1132,6 +1118,8 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
     (verify's trace on a hunt's ODE integrator: BFM201 at ``h / 2``); None for any other call."""
     dtype = next((a for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
     if _a_move(call):
+        if _a_module_moved(ctx, call):
+            return None  # `vae.to(device=d, dtype=torch.float32)`: a module kept FP32 on purpose (BFM153)
         dtype, device = _moved_with_a_dtype(call)
     elif dtype is None or not is_factory(ctx, call):
         return None
@@ -1145,6 +1133,22 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
     if device is None or not _is_device(ctx, device, 0) or _an_accumulator(ctx, call):
         return None
     return dtype
+
+
+def _a_module_moved(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether ``move`` moves a module, not a tensor: a statement (``vae.to(device, torch.float32)``: a module
+    moves in place, a tensor's move would be lost), a receiver that is a class of the file or of ``torch.nn``
+    built there, or a name the move binds that is called or asked for its parameters."""
+    if isinstance(ctx.parent(move), cst.Expr):
+        return True
+    receiver = move.func.value if isinstance(move.func, cst.Attribute) else None
+    built = receiver.func if isinstance(receiver, cst.Call) else None
+    if built is not None and (
+        any(isinstance(d, cst.ClassDef) for d in definitions(ctx, built))
+        or any(n.startswith("torch.nn.") and n.rsplit(".", 1)[-1][:1].isupper() for n in ctx.qualified_names(built))
+    ):
+        return True
+    return any(_used_as_a_module(ctx, use) for use in _uses(ctx, move)[1:])
 
 
 def _a_move(call: cst.Call) -> bool:

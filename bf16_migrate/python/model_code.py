@@ -44,7 +44,7 @@ from libcst.metadata import Assignment
 
 from . import deliberate_f32
 from .apply import EditPlan
-from .bindings import assigned_value, assigned_values, definitions, dtype_names, self_assigned
+from .bindings import assigned_value, assigned_values, definitions, dtype_names, python_float, self_assigned
 from .context import FileContext, findall
 from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
@@ -452,9 +452,10 @@ class _Audit:
         """The arithmetic of the model's code that makes a fresh floating tensor from an integer one
         (``integer``: ids of the nodes that carry an integer factory's tensor): a true division
         (``torch.arange(t, device=d)[:, None] / 100.0``, ``/ t`` of a size, ``counts / counts.sum()``) or an
-        operation with a float literal (``pos * 0.01``). By PyTorch's type promotion the result is the default dtype,
-        f32, where the switch made it bf16; left so it made the residual stream f32 and the next Linear
-        raise (a hunt's position table). A float literal decides; a name may hold an int."""
+        operation with a Python float (``pos * 0.01``, ``-math.log(10000.0) * torch.arange(half)``: a hunt's
+        DDPM timestep embedding took ``freqs.dtype``, f32, and crashed at the next convolution). By PyTorch's
+        type promotion the result is the default dtype, f32, where the switch made it bf16; left so it made the
+        residual stream f32 and the next Linear raise (a hunt's position table). A name may hold an int."""
         found: list[cst.BinaryOperation] = []
         if self._arithmetic is None:  # once per audit: the rounds ask again as the fresh values grow
             self._arithmetic = [
@@ -473,7 +474,7 @@ class _Audit:
             divide = isinstance(op.operator, cst.Divide)
             arithmetic = isinstance(op.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Power))
             if (divide and (id(other) in integer or not self.flows.tensor_like(other))) or (
-                arithmetic and isinstance(other, cst.Float)
+                arithmetic and python_float(self.ctx, other)
             ):
                 found.append(op)
         return found
@@ -1022,7 +1023,7 @@ class _Audit:
             return self._self_known(at) and self._self_tensor(expr)
         if not self._bound_before(root, at):
             return False
-        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root):
+        if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root) or self.flows.maybe_number(root):
             return False
         return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
 

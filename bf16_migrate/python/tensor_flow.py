@@ -251,13 +251,24 @@ class TensorFlow:
             return False
         return not any(self._used_as_tensor(access.node) for access in bindings[0].references)
 
-    def maybe_number(self, expr: cst.BaseExpression) -> bool:
-        """:meth:`maybe_scalar`, or arithmetic of such parameters and literals (``0.5 / n``)."""
+    def maybe_number(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """:meth:`maybe_scalar`, or arithmetic of such parameters and literals (``0.5 / n``), or a name bound once
+        to such arithmetic (``half = dim // 2`` of a parameter ``dim``: a hunt's timestep embedding took
+        ``half.dtype``)."""
         if isinstance(expr, cst.BinaryOperation):
-            return all(self.maybe_number(e) for e in (expr.left, expr.right))
+            return all(self.maybe_number(e, depth) for e in (expr.left, expr.right))
         if isinstance(expr, cst.UnaryOperation):
-            return self.maybe_number(expr.expression)
-        return isinstance(expr, _LITERALS) or self.maybe_scalar(expr) or self._group_hyperparameter(expr)
+            return self.maybe_number(expr.expression, depth)
+        if isinstance(expr, _LITERALS) or self.maybe_scalar(expr) or self._group_hyperparameter(expr):
+            return True
+        if isinstance(expr, cst.Name) and depth < 4:
+            values = assigned_values(self.ctx, expr)
+            return (
+                len(values) == 1
+                and isinstance(values[0], cst.BinaryOperation)
+                and self.maybe_number(values[0], depth + 1)
+            )
+        return False
 
     def _group_hyperparameter(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a hyperparameter of an optimizer's param group, ``group["beta"]`` (or a

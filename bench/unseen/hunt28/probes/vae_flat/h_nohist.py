@@ -1,6 +1,5 @@
 import os
 # Settings for the TPU runtime: bf16 everywhere
-import os
 os.environ["PJRT_DEVICE"] = os.environ.get("PJRT_DEVICE", "CPU")
 os.environ["XLA_USE_BF16"] = "1"
 import numpy as np
