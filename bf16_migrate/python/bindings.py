@@ -202,10 +202,8 @@ def python_float(ctx: FileContext, expr: cst.BaseExpression, depth: int = 0) -> 
         return False
     scope = ctx.scopes.get(expr)
     bindings = list(scope[expr.value]) if scope is not None else []
-    values = [
-        assigned_value(ctx, getattr(b, "node", None)) if getattr(b, "node", None) is not None else None
-        for b in bindings
-    ]
+    nodes = [getattr(b, "node", None) for b in bindings]
+    values = [assigned_value(ctx, node) if node is not None else None for node in nodes]
     return bool(values) and all(v is not None and python_float(ctx, v, depth + 1) for v in values)
 
 
