@@ -215,6 +215,8 @@ class ModelCodeRules:
     float32_ops: frozenset[str] = frozenset()
     """``[flow.float32_ops]``: qualified torch functions without a bf16 kernel on the device (the
     switch is kept where the code runs one there)."""
+    float32_op_methods: frozenset[str] = frozenset()
+    """``[flow.float32_ops] methods``: the Tensor methods that run those ops (``wave.stft(...)``)."""
     float32_parametrizations: frozenset[str] = frozenset()
     """``[flow.float32_parametrizations]``: parametrizations a model's ``__init__`` registers whose map
     bf16 cannot carry (the switch is kept, as for ``float32_ops``)."""
@@ -483,6 +485,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         source_functions=index_args("source_functions"),
         float32_losses=names(flow, "float32_losses"),
         float32_ops=names(_need(flow, "float32_ops", dict, path), "functions"),
+        float32_op_methods=names(_need(flow, "float32_ops", dict, path), "methods"),
         float32_parametrizations=names(_need(flow, "float32_parametrizations", dict, path), "functions"),
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
         float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import libcst as cst
+from libcst.metadata import ImportAssignment
 
 from ..rules import KeywordPath
 from .context import FileContext
@@ -29,13 +30,35 @@ def candidates(ctx: FileContext) -> list[cst.Call]:
     name before any qualified name is read)."""
     rules = ctx.rules.model_code
     names = (*rules.float32_ops, *rules.float32_ops_cast_to, *rules.float32_parametrizations)
-    short = {name.rsplit(".", 1)[-1] for name in names}
+    short = {name.rsplit(".", 1)[-1] for name in names} | rules.float32_op_methods
     return [
         call
         for call in ctx.nodes(cst.Call)
         if (call.func.attr.value if isinstance(call.func, cst.Attribute) else getattr(call.func, "value", None))
         in short
     ]
+
+
+def is_float32_op(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` runs one of ``[flow.float32_ops]``: its function (``torch.stft(x, ...)``) or, as a
+    Tensor method, one of ``methods`` (``x.stft(...)``)."""
+    return bool(ctx.qualified_names(call.func) & ctx.rules.model_code.float32_ops) or _a_tensor_method(ctx, call)
+
+
+def _a_tensor_method(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is one of ``[flow.float32_ops] methods`` called on a value, not a module's function of
+    that name (``np.quantile``, ``torch.stft``: the receiver resolves to an import)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in ctx.rules.model_code.float32_op_methods):
+        return False
+    receiver = func.value
+    while isinstance(receiver, cst.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, cst.Name):
+        return True  # `(x - y).quantile(0.9)`, `model(x).stft(...)`
+    scope = ctx.scopes.get(receiver)
+    bindings = list(scope[receiver.value]) if scope is not None else []
+    return bool(bindings) and not any(isinstance(b, ImportAssignment) for b in bindings)
 
 
 def keyword_path(ctx: FileContext, call: cst.Call) -> KeywordPath | None:
@@ -98,7 +121,7 @@ def find_float32_ops(
     found = []
     for call in candidates(ctx):
         names = ctx.qualified_names(call.func)
-        if names & rules.float32_ops:
+        if is_float32_op(ctx, call):
             if (id(call) in path or any(id(a) in holders for a in ctx.ancestors(call))) and not runs_by_keyword(
                 ctx, call
             ):

@@ -14,7 +14,7 @@ from ...rules import Emit
 from .. import snippets
 from ..device_modules import method_names
 from ..device_tensors import on_device
-from ..float32_ops import candidates, cast_back_operand, find_float32_ops, keyword_path, runs_by_keyword
+from ..float32_ops import candidates, cast_back_operand, find_float32_ops, is_float32_op, keyword_path, runs_by_keyword
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
 from ..optimizers import append_keyword
@@ -174,14 +174,13 @@ def _device_ops(m: Migration) -> list[cst.Call]:
         model_calls = frozenset(id(c.call) for c in calls)
         ops = ctx.rules.model_code.float32_ops
         for call in candidates(ctx):
-            first = call.args[0].value if call.args and call.args[0].keyword is None else None
-            if (
-                first is not None
-                and not any(call is f for f in found)
-                and ctx.qualified_names(call.func) & ops
-                and not runs_by_keyword(ctx, call)
-                and on_device(ctx, first, model_calls)
-            ):
+            if not is_float32_op(ctx, call) or any(call is f for f in found) or runs_by_keyword(ctx, call):
+                continue
+            if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func) & ops:
+                first: cst.BaseExpression | None = call.func.value  # `wave.stft(n_fft)`: the receiver is the operand
+            else:
+                first = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if first is not None and on_device(ctx, first, model_calls):
                 found.append(call)
         return sorted(found, key=ctx.pos)
 
