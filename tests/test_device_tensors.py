@@ -2180,3 +2180,51 @@ def test_a_move_naming_float32_and_floats_promoted_from_integer_tensors_are_made
     assert "floating_to_bf16(torch.arange" not in result.code  # the sizes are integers the code shows
     amp = migrate_source(EXPLICIT_MOVES, "amp", "train.py").code
     assert "torch.bfloat16)" not in amp.replace('torch.autocast("xla", dtype=torch.bfloat16)', "")
+
+
+GRID_WEIGHTS = """\
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main():
+    device = torch_xla.device()
+    ys, xs = torch.meshgrid(torch.arange(4, device=device), torch.arange(4, device=device), indexing="ij")
+    centers = torch.stack([(xs + 0.5) * 8, (ys + 0.5) * 8], -1).reshape(-1, 2)
+    model = nn.Linear(2, 3).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        host = {"x": torch.randn(16, 2), "y": torch.randint(0, 3, (16,)), "w": torch.rand(16)}
+        batch = xm.send_cpu_data_to_device(host, device)
+        weight = torch.where(batch["y"] == 0, 0.2, 1.0)
+        per = F.cross_entropy(model(batch["x"] + centers), batch["y"], reduction="none")
+        loss = (weight * batch["w"] * per).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+main()
+"""
+
+
+def test_meshgrid_promotions_scalar_where_and_send_cpu_data_are_made_bf16():
+    """Three more ways a floating tensor came to the device bf16 under the switch and stayed f32 with 0 left to
+    do (a hunt's detection anchors and class weights): a promotion of ``torch.meshgrid``'s integer grids
+    (``(xs + 0.5) * 8``), ``torch.where(cond, 0.2, 1.0)`` of two Python numbers, and
+    ``xm.send_cpu_data_to_device``'s host data (its integer labels left as they are, at run time)."""
+    result = migrate_source(GRID_WEIGHTS, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    for line in (
+        "    centers = torch.stack([(xs + 0.5).to(torch.bfloat16) * 8, (ys + 0.5).to(torch.bfloat16) * 8], -1)",
+        '        weight = torch.where(batch["y"] == 0, 0.2, 1.0).to(torch.bfloat16)\n',
+        "        batch = floating_to_bf16(xm.send_cpu_data_to_device(host, device))\n",
+    ):
+        assert line in result.code, (line, result.code)

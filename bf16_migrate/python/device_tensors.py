@@ -93,6 +93,7 @@ from .bindings import (
     dtype_names,
     plain_instance,
     python_float,
+    python_number,
     self_assigned,
     unpacked_value,
 )
@@ -297,6 +298,13 @@ def _fresh_promotions(
                 break
     for call in ctx.nodes(cst.Call):
         func = call.func
+        if (
+            _scalar_where(ctx, call)
+            and not _inside(ctx, call, skip)
+            and _on_device(ctx, call.args[0].value, 0, model_calls)
+        ):
+            found.append(call)
+            continue
         if isinstance(func, cst.Attribute) and func.attr.value in _FLOAT_MATH and not call.args:
             operand: cst.BaseExpression | None = func.value
         elif call.args and any(n in {f"torch.{name}" for name in _FLOAT_MATH} for n in ctx.qualified_names(func)):
@@ -308,6 +316,18 @@ def _fresh_promotions(
         if flow.infer(operand) == INT and _on_device(ctx, operand, 0, model_calls):
             found.append(call)
     return found
+
+
+def _scalar_where(ctx: FileContext, call: cst.Call) -> bool:
+    """``torch.where(cond, 0.2, 1.0)``: both values Python numbers, one a float, so the result is a fresh float32
+    tensor on the condition's device (torch 2.9 docs, torch.where: scalars take the default dtype), bf16 under
+    the switch (a hunt's per-class sample weights made the loss f32, 0 left to do)."""
+    if len(call.args) != 3 or any(a.keyword is not None for a in call.args):
+        return False
+    if "torch.where" not in ctx.qualified_names(call.func):
+        return False
+    values = [call.args[1].value, call.args[2].value]
+    return all(python_number(ctx, v) for v in values) and any(python_float(ctx, v) for v in values)
 
 
 def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()) -> list[cst.Call]:
@@ -1254,6 +1274,11 @@ def _data_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     return isinstance(moved, cst.Call) and bool(ctx.qualified_names(moved.func) & _DATA_FACTORIES)
 
 
+_SENDS = frozenset({"torch_xla.core.xla_model.send_cpu_data_to_device"})
+"""torch-xla's move of host data (a tensor, or containers of them) to the device (torch_xla/core/xla_model.py):
+under the switch its floating tensors were bf16 there (a hunt's sample weights made the loss f32)."""
+
+
 def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     """A tensor of a dtype the code does not tell, brought to the XLA device without a dtype:
     ``t.to(device)`` of a ``t`` neither floating nor integer for sure (``torch.from_numpy(x)``,
@@ -1263,6 +1288,8 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
         moved = _moved_to_the_device(ctx, call)
         return moved is not None and flow.infer(moved) == UNKNOWN and not _an_instance(ctx, moved)
+    if ctx.qualified_names(call.func) & _SENDS:
+        return True  # `xm.send_cpu_data_to_device(batch, device)`: the host data's tensors, moved as they are
     if factory_dtype_class(ctx, call) != UNKNOWN:
         return False
     device = _device_argument(ctx, call)
@@ -1457,7 +1484,7 @@ def _call_on_device(
     """Whether ``call`` itself puts its result on the device (:func:`_on_device`): a model's call, a
     move or a factory given the device (or the default device), a function of the file whose
     returns all are."""
-    if id(call) in model_calls:
+    if id(call) in model_calls or ctx.qualified_names(call.func) & _SENDS:
         return True
     for arg in call.args:
         moved = arg.keyword is None and m.matches(call.func, m.Attribute(attr=m.Name("to")))
