@@ -130,11 +130,11 @@ class _Hooks:
             self.plan.prelude.extend(snippets.float32_inputs_helper())
             self.helper_added = True
 
-    def arrival(self, call: cst.Call) -> None:
+    def arrival(self, call: cst.BaseExpression) -> None:
         """``float64_to_float32(...)`` around ``call``, a tensor of a dtype the code does not tell brought
-        to the device (:func:`..device_tensors.unknown_arrivals`): a float64 one was low precision
-        there under the switch; left float64 it made a loss float64 under autocast, which casts no
-        float64 (found by a hunt: a Gaussian NLL and a negative binomial NLL computed in f64)."""
+        to the device, or a device loader batch's read (:func:`..device_tensors.unknown_arrivals`): a float64
+        one was low precision there under the switch; left float64 it made a loss float64 under autocast, which
+        casts no float64 (found by a hunt: a Gaussian NLL and a negative binomial NLL computed in f64)."""
         self._helpers()
         guard = self.guard
         self.plan.replace[id(call)] = lambda node: _float64_to_float32(node, guard)
