@@ -377,3 +377,21 @@ def test_a_yaml_file_with_a_duplicate_key_is_an_error_not_a_rewrite(text, line):
 
     with pytest.raises(CarrierError, match=rf"^job\.yaml:{line}:\d+: not valid YAML: duplicate key"):
         analyze("yaml", text, "job.yaml")
+
+
+def test_a_launcher_kept_for_a_script_refused_by_an_op_without_a_bf16_kernel_says_so(tmp_path):
+    """The launched script keeps the switch for an op without a bf16 kernel (BFM155): the launcher's BFM112 gives
+    that reason, not "the codemod made no change" (a hunt's CTC Dockerfile, whose script's findings the tree run
+    did not print)."""
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nXLA_USE_BF16=1 python train.py\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch_xla\n\n\ndef main():\n    device = torch_xla.device()\n"
+        "    model = torch.nn.Linear(4, 4).to(device)\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "    for _ in range(3):\n        f = model(torch.randn(8, 4).to(device))\n"
+        "        loss = torch.linalg.cholesky(f.T @ f + torch.eye(4, device=device)).diagonal().log().sum()\n"
+        "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n\n\nmain()\n"
+    )
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    kept = [d for d in outcome.diagnostics if d.code == "BFM112"]
+    assert kept and "BFM155" in kept[0].message and "made no change" not in kept[0].message, kept
+    assert (tmp_path / "run.sh").read_text() == "#!/bin/bash\nXLA_USE_BF16=1 python train.py\n"

@@ -360,10 +360,13 @@ class LinkPlanner:
                     }
                 )
             )
+            # any other refusal of the script is its reason too (BFM155: an op without a bf16 kernel on the
+            # device; a hunt's Dockerfile said "the codemod made no change" and printed none of it)
+            other = own or result.outcome.refused()
             if refused:
                 reason = headline(refused[0][1])
-            elif own:
-                reason = cited(own[0][1])
+            elif other:
+                reason = cited(other[0][1])
             else:
                 reason = "the codemod made no change"
             what = (
