@@ -1,0 +1,1 @@
+from . import metrics  # noqa: F401
