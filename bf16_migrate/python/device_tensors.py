@@ -77,8 +77,9 @@ from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
@@ -369,20 +370,26 @@ def _loader_reads_in_amp(
     float64 label moved by the loader made the loss float64 under autocast, where its ``.to(device)`` twin was
     made float32 (a hunt's; verify named it, BFM204). Its reads as a model input are the hook's."""
     found: list[cst.BaseExpression] = []
+    for loop, _name, bindings in _loader_batches(ctx, skip):
+        if len(bindings) != 1:
+            continue  # rebound in the loop (`y = y.float()`): a read may be the new binding's
+        for access in getattr(bindings[0], "references", ()):
+            read = access.node
+            if _inside(ctx, read, frozenset({id(loop.body)})) and _computes_in_amp(ctx, read, model_calls):
+                found.append(read)
+    return found
+
+
+def _loader_batches(ctx: FileContext, skip: frozenset[int]) -> Iterator[tuple[cst.For, cst.Name, list[Any]]]:
+    """Each name a torch-xla device loader's loop outside ``skip`` binds its batch to (``for x, y in
+    MpDeviceLoader(...)``), with its loop and the bindings of the name in its scope (flow ignored)."""
     for loop in ctx.nodes(cst.For):
         if _inside(ctx, loop, skip) or not _over_a_device_loader(ctx, loop.iter):
             continue
         for name in findall(_batch_target(ctx, loop), m.Name()):
             assert isinstance(name, cst.Name), "findall of m.Name()"
             scope = ctx.scopes.get(name)
-            bindings = list(scope[name.value]) if scope is not None else []
-            if len(bindings) != 1:
-                continue  # rebound in the loop (`y = y.float()`): a read may be the new binding's
-            for access in getattr(bindings[0], "references", ()):
-                read = access.node
-                if _inside(ctx, read, frozenset({id(loop.body)})) and _computes_in_amp(ctx, read, model_calls):
-                    found.append(read)
-    return found
+            yield loop, name, list(scope[name.value]) if scope is not None else []
 
 
 def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset[int]) -> bool:
@@ -463,34 +470,28 @@ def _batch_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpress
     made a floating batch bf16. Its upcast is :func:`_upcast_of_an_arrival`'s, its uses as a model
     input or a loss target the input casts'."""
     out: list[cst.BaseExpression] = []
-    for loop in ctx.nodes(cst.For):
-        if _inside(ctx, loop, skip) or not _over_a_device_loader(ctx, loop.iter):
-            continue
-        for name in findall(_batch_target(ctx, loop), m.Name()):
-            assert isinstance(name, cst.Name), "findall of m.Name()"
-            scope = ctx.scopes.get(name)
-            bindings = list(scope[name.value]) if scope is not None else []
-            # libcst's scopes are not flow-sensitive: a read after `x = x.float() / 255` in the loop is
-            # the new binding's, not the batch's
-            rebound = [
-                ctx.statement_of(node)
-                for b in bindings
-                if (node := getattr(b, "node", None)) is not None
-                and node is not name
-                and _inside(ctx, node, frozenset({id(loop)}))
-            ]
-            for binding in bindings:
-                if getattr(binding, "node", None) is not name:
+    for loop, name, bindings in _loader_batches(ctx, skip):
+        # libcst's scopes are not flow-sensitive: a read after `x = x.float() / 255` in the loop is
+        # the new binding's, not the batch's
+        rebound = [
+            ctx.statement_of(node)
+            for b in bindings
+            if (node := getattr(b, "node", None)) is not None
+            and node is not name
+            and _inside(ctx, node, frozenset({id(loop)}))
+        ]
+        for binding in bindings:
+            if getattr(binding, "node", None) is not name:
+                continue
+            for access in getattr(binding, "references", ()):
+                read = access.node
+                if not _inside(ctx, read, frozenset({id(loop.body)})):
                     continue
-                for access in getattr(binding, "references", ()):
-                    read = access.node
-                    if not _inside(ctx, read, frozenset({id(loop.body)})):
-                        continue
-                    statement = ctx.statement_of(read)
-                    if any(at is not None and at is not statement and ctx.pos(at) < ctx.pos(read) for at in rebound):
-                        continue  # bound again by an earlier statement of the loop
-                    if isinstance(ctx.parent(read), (cst.BinaryOperation, cst.UnaryOperation)):
-                        out.append(read)
+                statement = ctx.statement_of(read)
+                if any(at is not None and at is not statement and ctx.pos(at) < ctx.pos(read) for at in rebound):
+                    continue  # bound again by an earlier statement of the loop
+                if isinstance(ctx.parent(read), (cst.BinaryOperation, cst.UnaryOperation)):
+                    out.append(read)
     return out
 
 
