@@ -68,6 +68,11 @@ _HOST_CALLS = frozenset(
 _SHOWN = 60
 
 
+_FILLS = frozenset({"append", "extend", "insert"})
+"""The list methods that put a value into the container they are called on (``insert``'s value is its last
+argument)."""
+
+
 @dataclass(frozen=True)
 class Example:
     """A rule example: lines appended to :data:`HARNESS` (a script under the legacy switch with a
@@ -533,7 +538,29 @@ class _HostEdge:
                 values.append(unpacked)
             else:
                 return None
-        return values
+        return values + self._filled_in(expr)
+
+    def _filled_in(self, name: cst.Name) -> list[cst.BaseExpression]:
+        """What the code puts into the container ``name`` holds: the arguments of its ``append``, ``extend`` and
+        ``insert`` calls and the values of ``name[key] = value``. ``preds = []`` then ``preds.append(model(x))``
+        holds device tensors (``torch.save(preds, path)`` was taken for a host value's, bf16 on disk: a hunt's)."""
+        scope = self.ctx.scopes.get(name)
+        if scope is None:
+            return []
+        found: list[cst.BaseExpression] = []
+        for access in scope.accesses[name.value]:
+            node = access.node
+            parent = self.ctx.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _FILLS:
+                call = self.ctx.parent(parent)
+                if isinstance(call, cst.Call) and call.func is parent and call.args:
+                    found.append(call.args[-1].value)
+            elif isinstance(parent, cst.Subscript) and parent.value is node:
+                target = self.ctx.parent(parent)
+                assign = self.ctx.parent(target) if isinstance(target, cst.AssignTarget) else None
+                if isinstance(assign, cst.Assign):
+                    found.append(assign.value)
+        return found
 
     def _unpacked(self, element: cst.CSTNode | None) -> cst.BaseExpression | None:
         """The value a name gets from a literal unpacking (``total, correct = 0, 0``), or None."""
