@@ -237,3 +237,36 @@ def test_amp_makes_a_device_loaders_float64_loss_target_float32():
     cst.parse_module(result.code)
     assert "binary_cross_entropy_with_logits(model(x).squeeze(1), float64_to_float32(y))" in result.code, result.code
     assert "model(float64_to_float32(x))" not in result.code
+
+
+DOUBLE_MODEL = """\
+import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main(t, u):
+    device = torch_xla.device()
+    net = nn.Sequential(nn.Linear(1, 16), nn.Tanh(), nn.Linear(16, 1)).double().to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    for _ in range(3):
+        loss = ((net(t.to(device)) - u.to(device)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_amp_makes_a_model_the_code_makes_float64_float32():
+    """``nn.Sequential(...).double().to(device)``: its parameters were low precision on the device under the
+    switch; kept float64 under autocast, which casts no float64, the forward met bf16 activations and raised (a
+    hunt's). amp's FP32 model is float32: ``net.to(torch.float32)`` where the model reaches the device (BFM023
+    ``double``); the bf16 modes cast it to bf16 as any model."""
+    result = migrate_source(DOUBLE_MODEL, "amp", "train.py")
+    cst.parse_module(result.code)
+    assert "    net.to(torch.float32)\n" in result.code, result.code
+    assert any(d.code == "BFM023" and "makes the model float64" in d.message for d in result.diagnostics)
+    assert "net.to(torch.float32)" not in migrate_source(DOUBLE_MODEL, "stochastic", "train.py").code

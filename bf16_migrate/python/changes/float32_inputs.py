@@ -21,6 +21,7 @@ import libcst as cst
 from ...rules import Emit
 from .. import snippets
 from ..apply import EditPlan
+from ..bindings import assigned_values
 from ..context import FileContext
 from ..device_modules import DeviceModule, OnDevice, passed_out
 from ..device_tensors import unknown_arrivals
@@ -51,12 +52,39 @@ def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list
     under autocast would compute with it in f64 (a hunt's ALiBi slopes from NumPy: the scores, the
     softmax and the attention matmuls in f64). For an FP32 model the cast changes nothing else."""
     state = float64_state(m.ctx)
-    if state is None:
-        return
     for model, anchors in models:
-        if plan_float64_state(m.ctx, m.plan, model, anchors, m.guard):
+        double = _made_float64(m.ctx, model)
+        if double is not None and anchors:
+            module = m.ctx.code(module_of(m.ctx, model))
+            for statement in anchors:
+                cast = snippets.statement(f"{module}.to(torch.float32)")
+                m.plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([cast], m.guard))
+            m.ctx.report("BFM023", double, fixed=True, variant="double", code=short_code(m.ctx, double), model=module)
+        elif state is not None and plan_float64_state(m.ctx, m.plan, model, anchors, m.guard):
             module = m.ctx.code(module_of(m.ctx, model))
             m.ctx.report("BFM023", state, fixed=True, variant="state", code=short_code(m.ctx, state), model=module)
+
+
+_F64 = frozenset({"torch.float64", "torch.double"})
+
+
+def _made_float64(ctx: FileContext, model: cst.BaseExpression) -> cst.Call | None:
+    """The call that makes the model float64 where it is built (``nn.Sequential(...).double().to(device)``,
+    ``.to(torch.float64)``), or None. Under the switch its parameters were low precision on the device; kept
+    float64 under autocast, which casts no float64, the forward met its bf16 activations and raised ("mat1 and
+    mat2 must have the same dtype, but got BFloat16 and Double": a hunt's). amp's FP32 model is float32."""
+    values = assigned_values(ctx, model) if isinstance(model, cst.Name) else [model]
+    for value in values:
+        expr: cst.BaseExpression = value
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            method = expr.func.attr.value
+            if method == "double" and not expr.args:
+                return expr
+            named = [a.value for a in expr.args if a.keyword is None or a.keyword.value == "dtype"]
+            if method in ("to", "type") and any(ctx.qualified_names(v) & _F64 for v in named):
+                return expr
+            expr = expr.func.value
+    return None
 
 
 def plan_float64_state(
