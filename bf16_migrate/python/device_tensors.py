@@ -278,6 +278,8 @@ _FLOAT_MATH |= frozenset({"rsqrt", "tanh", "sigmoid", "reciprocal", "erf"})
 """Unary math whose result is floating for an integer input (torch 2.9 docs, "Type Promotion": an integer
 tensor's ``sqrt`` is float32, the default dtype), as a tensor method or a ``torch.<name>`` function."""
 _PROMOTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Power, cst.Modulo)
+_TRUE_DIVISIONS = frozenset({"torch.true_divide", "torch.div", "torch.divide"})
+"""The functions of ``/`` (torch 2.9 docs, torch.div: a true division without ``rounding_mode``)."""
 
 
 def _fresh_promotions(
@@ -306,10 +308,15 @@ def _fresh_promotions(
         ):
             found.append(call)
             continue
+        names = ctx.qualified_names(func)
         if isinstance(func, cst.Attribute) and func.attr.value in _FLOAT_MATH and not call.args:
             operand: cst.BaseExpression | None = func.value
-        elif call.args and any(n in {f"torch.{name}" for name in _FLOAT_MATH} for n in ctx.qualified_names(func)):
+        elif call.args and any(n in {f"torch.{name}" for name in _FLOAT_MATH} for n in names):
             operand = call.args[0].value if len(call.args) == 1 else None
+        elif names & _TRUE_DIVISIONS and not any(
+            a.keyword is not None and a.keyword.value == "rounding_mode" for a in call.args
+        ):
+            operand = call.args[0].value if call.args and call.args[0].keyword is None else None
         else:
             operand = None
         if operand is None or _inside(ctx, call, skip):
@@ -1162,6 +1169,13 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
     ``torch_xla/csrc/dtype.cpp``), and left f32 it computed in f32 where the legacy run computed in bf16
     (verify's trace on a hunt's ODE integrator: BFM201 at ``h / 2``); None for any other call."""
     dtype = next((a for a in call.args if a.keyword is not None and a.keyword.value == "dtype"), None)
+    if _a_new_tensor(call) and dtype is not None:
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        names = dtype_names(ctx, dtype.value)
+        doubles_ok = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
+        if receiver is not None and names and names <= doubles_ok and _on_device(ctx, receiver, 0):
+            return None if _an_accumulator(ctx, call) else dtype
+        return None
     if _a_move(call):
         if _a_module_moved(ctx, call):
             return None  # `vae.to(device=d, dtype=torch.float32)`: a module kept FP32 on purpose (BFM153)
@@ -1194,6 +1208,15 @@ def _a_module_moved(ctx: FileContext, move: cst.Call) -> bool:
     ):
         return True
     return any(_used_as_a_module(ctx, use) for use in _uses(ctx, move)[1:])
+
+
+_NEW_TENSORS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"})
+"""``Tensor.new_*``: a tensor on the receiver's device, of the ``dtype=`` named (torch 2.9 docs)."""
+
+
+def _a_new_tensor(call: cst.Call) -> bool:
+    """``t.new_zeros(n, dtype=torch.float)``: a factory on ``t``'s device (:data:`_NEW_TENSORS`)."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _NEW_TENSORS
 
 
 def _a_move(call: cst.Call) -> bool:
