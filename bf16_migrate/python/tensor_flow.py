@@ -47,6 +47,12 @@ _LOW_DTYPES = {"torch.bfloat16", "torch.half", "torch.float16"}
 _TRANSPARENT_ATTRS = {"T", "mT", "H", "mH", "real", "data", "grad"}
 
 
+def _number_arithmetic(op: cst.BinaryOperation) -> bool:
+    """Arithmetic that reads as a number's (a floor division, or a numeric literal operand: ``dim // 2``,
+    ``n - 1``), not two names added (``x + y`` of two parameters may be tensors)."""
+    return isinstance(op.operator, cst.FloorDivide) or any(isinstance(side, _LITERALS) for side in (op.left, op.right))
+
+
 @dataclass
 class Meet:
     """The followed value meets ``other`` at ``at``. ``kind``: ``"arith"`` (an element-wise op: the
@@ -266,6 +272,7 @@ class TensorFlow:
             return (
                 len(values) == 1
                 and isinstance(values[0], cst.BinaryOperation)
+                and _number_arithmetic(values[0])
                 and self.maybe_number(values[0], depth + 1)
             )
         return False
