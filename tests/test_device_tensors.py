@@ -2274,3 +2274,115 @@ def test_new_tensors_typed_constructors_and_true_divide_are_made_bf16():
         assert line in result.code, (line, result.code)
     # on the loss's path the typed constructor's tensor is cast where it meets the model's output (BFM080)
     assert "(out * scale.to(torch.bfloat16))" in result.code or "to(device, dtype=torch.bfloat16)" in result.code
+
+
+CHECKPOINT_ON_DEVICE = """\
+import os
+import torch
+import torch.nn as nn
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def main(path, stats_path):
+    device = xm.xla_device()
+    ckpt = torch.load(path, map_location=device)
+    model = nn.Linear(8, 1).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model.load_state_dict(ckpt["model"])
+    opt.load_state_dict(ckpt["optimizer"])
+    mu, sd = ckpt["mean"], ckpt.get("std")
+    shift = torch.load(stats_path, device)
+    for _ in range(3):
+        x = torch.randn(32, 8).to(device)
+        z = (x - mu) / sd - shift
+        loss = (model(z) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+
+
+main("ckpt.pt", "shift.pt")
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_checkpoint_loaded_onto_the_device_is_bf16_where_it_is_computed_with(mode):
+    """``torch.load(path, map_location=device)`` put the checkpoint's floating tensors on the device, bf16 under
+    the switch: the entries the script computes with go through ``floating_to_bf16`` (a hunt's classifier
+    normalised every batch in f32 with 0 left to do), a loaded tensor computed with is cast whole, and what
+    ``load_state_dict`` copies into the model or the optimizer is left to them (a master-weights optimizer's
+    FP32 copies are not rounded through bf16). A second run changes nothing."""
+    result = migrate_source(CHECKPOINT_ON_DEVICE, mode, "train.py")
+    cst.parse_module(result.code)
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    for line in (
+        '    mu, sd = floating_to_bf16(ckpt["mean"]), floating_to_bf16(ckpt.get("std"))\n',
+        "    shift = floating_to_bf16(torch.load(stats_path, device))\n",
+        '    model.load_state_dict(ckpt["model"])\n',
+        '    opt.load_state_dict(ckpt["optimizer"])\n',
+        "    ckpt = torch.load(path, map_location=device)\n",
+    ):
+        assert line in result.code, (line, result.code)
+    again = migrate_source(result.code, mode, "train.py")
+    assert again.code == result.code
+
+
+def test_a_checkpoint_loaded_onto_the_device_under_the_downcast_switch_is_downcast():
+    """Under XLA_DOWNCAST_BF16 a loaded float64 entry was float32 on the device and a float32 one bf16: the
+    entries computed with go through ``downcast_floating``; amp keeps them as loaded (the FP32 script's)."""
+    source = CHECKPOINT_ON_DEVICE.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+    result = migrate_source(source, "stochastic", "train.py")
+    assert '    mu, sd = downcast_floating(ckpt["mean"]), downcast_floating(ckpt.get("std"))\n' in result.code
+    amp = migrate_source(CHECKPOINT_ON_DEVICE, "amp", "train.py")
+    assert '    mu, sd = ckpt["mean"], ckpt.get("std")\n' in amp.code, amp.code
+
+
+INTEGER_MADE_FLOATING = """\
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+device = xm.xla_device()
+model = nn.Linear(4, 3).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    x = torch.randn(8, 4).to(device)
+    y = torch.randint(0, 3, (8,)).to(device)
+    valid = torch.randint(0, 2, (8,)).to(device)
+    logits = model(x)
+    w = torch.ones_like(valid, dtype=torch.float)
+    jitter = torch.randn_like(valid, dtype=torch.float32)
+    pad = y.new_zeros(8).float()
+    keep = valid.masked_fill(valid == 0, -1).float()
+    losses = {"ce": F.cross_entropy(logits, y), "reg": (logits.pow(2).mean(-1) * w * keep + jitter + pad).mean()}
+    loss = sum(losses.values())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    xm.mark_step()
+"""
+
+
+def test_floating_tensors_made_from_integer_ones_on_the_device_are_bf16():
+    """``torch.ones_like(ids, dtype=torch.float)`` and ``torch.randn_like`` of an integer input take its device,
+    and ``ids.new_zeros(n).float()`` / ``ids.masked_fill(...).float()`` keep an integer receiver's dtype before the
+    upcast: each makes a fresh floating tensor there, bf16 under the switch. A hunt's loss summed over a dict of
+    terms kept them f32 with 0 left to do, and written directly they were refused as f32 islands (BFM083)."""
+    result = migrate_source(INTEGER_MADE_FLOATING, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    for line in (
+        "    w = torch.ones_like(valid, dtype=torch.bfloat16)\n",
+        "    jitter = torch.randn_like(valid, dtype=torch.bfloat16)\n",
+        "    pad = y.new_zeros(8).to(torch.bfloat16)\n",
+        "    keep = valid.masked_fill(valid == 0, -1).to(torch.bfloat16)\n",
+    ):
+        assert line in result.code, (line, result.code)
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code

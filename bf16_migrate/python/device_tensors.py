@@ -156,6 +156,9 @@ class DeviceTensors:
     promoted: set[int] = field(default_factory=set)
     """Ids of the ``found`` that type promotion makes floating from integer tensors (:func:`_fresh_promotions`):
     cast after them."""
+    checkpoint: set[int] = field(default_factory=set)
+    """Ids of the ``found`` that read a checkpoint loaded onto the device (:func:`_checkpoint_reads`): cast at
+    run time, reported as such."""
     f64_to_f32: bool = False
     """The switch made float64 float32 on the device, not bf16 (XLA_DOWNCAST_BF16): a tensor of a dtype
     the code does not tell goes through ``downcast_floating``, not ``floating_to_bf16``."""
@@ -240,7 +243,9 @@ def find_device_tensors(
             # with where no input cast reaches is decided once the input casts are planned; one a
             # function hands back is cast where it arrives (its uses are the callers')
             out.found.append(call)
-    out.found.extend(_batch_reads(ctx, skip))
+    checkpoint_reads = _checkpoint_reads(ctx, skip | decided)
+    out.checkpoint.update(map(id, checkpoint_reads))
+    out.found.extend(_batch_reads(ctx, skip) + checkpoint_reads)
     out.found.extend(
         division
         for division in ctx.nodes(cst.BinaryOperation)
@@ -367,6 +372,67 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
         if any(_computes_in_amp(ctx, read, model_calls) for read in reads):
             found.append(call)
     return found + _loader_reads_in_amp(ctx, classes, model_calls)
+
+
+_LOADS = frozenset({"torch.load"})
+"""torch's deserialiser, whose ``map_location`` names the device the checkpoint's tensors are loaded onto
+(torch 2.9 docs, "torch.load")."""
+_STATE_LOADS = frozenset({"load_state_dict"})
+"""The methods that copy a state dict into a module's parameters and buffers, or into an optimizer's state, each
+in the dtype of what it copies into (torch's ``Module.load_state_dict`` copies into the existing tensors;
+``Optimizer.load_state_dict`` casts floating state to its parameter's dtype: torch/optim/optimizer.py)."""
+
+
+def _checkpoint_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseExpression]:
+    """The reads of a checkpoint ``torch.load(path, map_location=<the XLA device>)`` loads onto the device
+    that compute with it where no input cast reaches (:func:`_computes_uncast`): its entries
+    (``ckpt["mean"]`` of ``z = (x - ckpt["mean"]) / ckpt["std"]``, directly or through the names they are
+    assigned to), or the checkpoint itself when it is a tensor computed with (``stats = torch.load(...)``;
+    ``x - stats``). Under the switch a floating one was bf16 there: each goes through the run-time cast
+    (found by a hunt: a classifier's normalisation statistics left f32, every batch normalised in f32).
+    An entry handed to ``load_state_dict`` is left to the module or optimizer it is copied into (a master
+    weights optimizer keeps its FP32 copies)."""
+    out: list[cst.BaseExpression] = []
+    for call in ctx.nodes(cst.Call):
+        if not ctx.qualified_names(call.func) & _LOADS or _inside(ctx, call, skip):
+            continue
+        location = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == "map_location"), None
+        )
+        positional = [a.value for a in call.args if a.keyword is None]
+        location = location if location is not None or len(positional) < 2 else positional[1]
+        if location is None or not _is_device(ctx, location, 0):
+            continue
+        entries: list[cst.BaseExpression] = []
+        whole = False
+        for use in _uses(ctx, call):
+            parent = ctx.parent(use)
+            if isinstance(parent, cst.Subscript) and parent.value is use:
+                entries.append(parent)
+            elif isinstance(parent, cst.Attribute) and parent.value is use and parent.attr.value == "get":
+                got = ctx.parent(parent)
+                if isinstance(got, cst.Call) and got.func is parent:
+                    entries.append(got)
+            elif use is not call and _computes_uncast(ctx, use):
+                whole = True
+        if whole:
+            out.append(call)
+            continue
+        for entry in entries:
+            arg = ctx.parent(entry)
+            holder = ctx.parent(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(holder, cst.Call) and _method_name(holder) in _STATE_LOADS:
+                continue
+            if _computes_uncast(ctx, entry) or any(
+                _computes_uncast(ctx, read) for name in _assigned_names(ctx, entry) for read in _reads(ctx, name)
+            ):
+                out.append(entry)
+    return out
+
+
+def _method_name(call: cst.Call) -> str | None:
+    """``m`` of ``x.m(...)``, else None."""
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
 def _loader_reads_in_amp(
@@ -564,10 +630,11 @@ def plan_device_tensors(
             plan.replace[id(call)] = lambda node: _to_dtype(node, guard)
             ctx.report("BFM154", call, fixed=True, variant="upcast", code=_code(ctx, call))
             continue
-        if not isinstance(call, cst.Call):  # a read of a device loader's batch
+        if not isinstance(call, cst.Call) or id(call) in tensors.checkpoint:  # a device loader's, a checkpoint's
             plan.replace[id(call)] = _runtime_cast(plan, tensors.f64_to_f32, guard)
-            variant = "runtime_downcast" if tensors.f64_to_f32 else "runtime_batch"
-            ctx.report("BFM154", call, fixed=True, variant=variant, code=ctx.code(call))
+            read = "checkpoint" if id(call) in tensors.checkpoint else "batch"
+            variant = "runtime_downcast" if tensors.f64_to_f32 else f"runtime_{read}"
+            ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         explicit = _explicit_factory(ctx, call, not tensors.f64_to_f32)
         if explicit is not None:
@@ -684,7 +751,7 @@ def _parenthesised(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _uses(ctx: FileContext, call: cst.Call) -> list[cst.CSTNode]:
+def _uses(ctx: FileContext, call: cst.BaseExpression) -> list[cst.CSTNode]:
     """``call`` itself and the reads of the names it is assigned to (``x = t.to(d)``)."""
     uses: list[cst.CSTNode] = [call]
     for name in _assigned_names(ctx, call):
@@ -866,7 +933,7 @@ _IN_PLACE_ARITHMETIC = frozenset({"add_", "sub_", "mul_", "div_", "addcmul_", "a
 promotion for in-place ops: the result keeps the receiver's dtype)."""
 
 
-def _assigned_names(ctx: FileContext, move: cst.Call) -> list[cst.Name]:
+def _assigned_names(ctx: FileContext, move: cst.BaseExpression) -> list[cst.Name]:
     """The names ``move`` is assigned to (``x = t.to(d)``; ``x, y = a.to(d), b``)."""
     parent = ctx.parent(move)
     if isinstance(parent, cst.Element):
@@ -1180,7 +1247,7 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
         if _a_module_moved(ctx, call):
             return None  # `vae.to(device=d, dtype=torch.float32)`: a module kept FP32 on purpose (BFM153)
         dtype, device = _moved_with_a_dtype(call)
-    elif dtype is None or not is_factory(ctx, call):
+    elif dtype is None or not (is_factory(ctx, call) or _like_input(ctx, call) is not None):
         return None
     else:
         device = _device_argument(ctx, call)
@@ -1189,9 +1256,24 @@ def _explicit_factory(ctx: FileContext, call: cst.Call, doubles: bool) -> cst.Ar
     names = dtype_names(ctx, dtype.value)
     if not names or not names <= (_F32_NAMES | (_F64_NAMES if doubles else frozenset())):
         return None
-    if device is None or not _is_device(ctx, device, 0) or _an_accumulator(ctx, call):
+    if _an_accumulator(ctx, call):
+        return None
+    like = _like_input(ctx, call) if device is None else None
+    if like is not None and _on_device(ctx, like, 0):
+        return dtype  # `torch.ones_like(ids, dtype=torch.float)`: made on its input's device
+    if device is None or not _is_device(ctx, device, 0):
         return None
     return dtype
+
+
+def _like_input(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:
+    """The input of a ``torch.*_like`` factory (``rules/torch_api.toml`` ``[factories]`` "like"), whose
+    device (and, without ``dtype=``, dtype) the result takes (torch 2.9 docs, "torch.zeros_like"); else None."""
+    names = ctx.qualified_names(call.func)
+    factories = ctx.rules.torch_api.factories
+    if not any(n.startswith("torch.") and factories.get(n[6:]) == "like" for n in names):
+        return None
+    return next((a.value for a in call.args if a.keyword is None), None)
 
 
 def _a_module_moved(ctx: FileContext, move: cst.Call) -> bool:

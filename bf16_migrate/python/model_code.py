@@ -437,7 +437,7 @@ class _Audit:
         sites += [Site(op, "promoted", follow(op, fresh=fresh)) for op in self._promotions(found)]
         islands = []
         for call, arg in upcasts:
-            receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+            receiver = self._upcast_of(call)
             if receiver is not None and (id(receiver) in fresh or id(receiver) in found or self._integer(receiver)):
                 sites.append(Site(call, "upcast", follow(call, fresh=fresh), arg))
             else:
@@ -577,7 +577,7 @@ class _Audit:
                 upcast = self._upcast(call)
                 if upcast is None or self._made(call) is not None or self._from_kept_f64(call):
                     continue
-                receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+                receiver = self._upcast_of(call)
                 if receiver is not None and (
                     id(receiver) in fresh or self._integer(receiver) or _from_numpy(self.ctx, receiver)
                 ):
@@ -764,6 +764,20 @@ class _Audit:
                 return None
         keyword = _keyword(call, "dtype")
         return keyword if keyword is not None and self._is_low(keyword.value) else None
+
+    def _upcast_of(self, call: cst.Call) -> cst.BaseExpression | None:
+        """What the upcast ``call`` makes floating: the receiver of ``x.float()``, the input of
+        ``torch.ones_like(ids, dtype=torch.float)`` (a ``"like"`` factory of ``rules/torch_api.toml``, whose
+        named dtype replaces its input's), else None."""
+        if isinstance(call.func, cst.Attribute) and not self.ctx.qualified_names(call.func) & self._like_factories():
+            return call.func.value
+        if self.ctx.qualified_names(call.func) & self._like_factories():
+            return next((a.value for a in call.args if a.keyword is None), None)
+        return None
+
+    def _like_factories(self) -> frozenset[str]:
+        """The qualified names of torch's ``*_like`` factories (``rules/torch_api.toml`` ``[factories]``)."""
+        return frozenset(f"torch.{name}" for name, kind in self.dtypes.api.factories.items() if kind == "like")
 
     def _integer(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is an integer or boolean tensor made here (``F.one_hot(y, C)``, ``(a ==
