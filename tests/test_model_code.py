@@ -358,9 +358,12 @@ def test_a_tensor_returned_by_a_helper_is_cast_where_it_meets_what_it_is_added_t
     ]
 
 
-def test_a_tensor_returned_where_it_cannot_be_followed_keeps_the_switch_and_names_the_line():
-    source, result = migrate(
-        """
+def test_a_tensor_returned_where_it_cannot_be_followed_is_bf16_on_the_xla_device_at_run_time():
+    """``positions(...)`` leaves the model in its output tuple: nothing tells the dtype it meets, but it is a fresh
+    floating tensor, bf16 on the XLA device under the switch whoever reads it. It goes through ``bf16_on_xla``
+    where it is made (the switch's own rule at run time). A file that keeps a module f32 on purpose (``.float()``
+    by name) keeps the switch and names the line: a bf16 value handed to that module would raise."""
+    body = """
         def positions(n, d, device):
             return torch.arange(n, device=device).float().unsqueeze(1) / d
 
@@ -373,13 +376,20 @@ def test_a_tensor_returned_where_it_cannot_be_followed_keeps_the_switch_and_name
             def forward(self, x):
                 return self.proj(x), positions(x.shape[1], 8, x.device)
         """
-    )
-    assert result.code == source
-    assert [(d.code, d.fixed) for d in result.diagnostics if d.code.startswith("BFM08")] == [
+    _, result = migrate(body)
+    cst.parse_module(result.code)
+    assert "    return bf16_on_xla(torch.arange(n, device=device).float()).unsqueeze(1) / d\n" in result.code
+    assert "def bf16_on_xla(tensor):" in result.code
+    assert [(d.code, d.fixed) for d in result.diagnostics if d.code.startswith("BFM08")] == [("BFM080", True)]
+    assert migrate_source(result.code, "stochastic", "t.py").code == result.code
+    source = HEADER + textwrap.dedent(body) + TRAIN.format(model="Net()", optimizer="torch.optim.SGD")
+    kept = migrate_source(source + "model.proj.float()\n", "stochastic", "t.py")
+    assert kept.code == source + "model.proj.float()\n"
+    assert [(d.code, d.fixed) for d in kept.diagnostics if d.code.startswith("BFM08")] == [
         ("BFM085", False),
         ("BFM081", False),
     ]
-    lost = next(d.message for d in result.diagnostics if d.code == "BFM081")
+    lost = next(d.message for d in kept.diagnostics if d.code == "BFM081")
     assert "leaves what can be followed at `self.proj(x), positions(x.shape[1], 8, x.device)` (line 18)" in lost
 
 
@@ -1027,8 +1037,6 @@ def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype
 @pytest.mark.parametrize(
     "built, after",
     [
-        ("torch.nn.Dropout(0.1)", ""),  # no parameters: next(...parameters()) would raise
-        ("make_rnn()", ""),  # unknown
         ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.float()\n"),  # kept f32 on purpose
         ("torch.nn.LSTM(8, 8, batch_first=True)", "model.rnn.to(dtype=torch.float32)\n"),
     ],
@@ -1054,6 +1062,38 @@ def test_a_state_handed_to_a_submodule_the_cast_may_not_reach_keeps_the_switch(b
     result = migrate_source(source, "stochastic", "t.py")
     assert sorted(codes(result)) == ["BFM081", "BFM085"]
     assert result.code == source  # nothing half done: the switch stays, the state is left as it is
+
+
+@pytest.mark.parametrize("built", ["torch.nn.GRU(8, 8, batch_first=True)", "make_rnn()"])
+def test_a_state_handed_to_a_submodule_of_unknown_parameters_is_bf16_on_the_xla_device_at_run_time(built):
+    """A state handed to a submodule whose parameters the file does not show (built by a function of the file)
+    takes no carrier's dtype: under the switch it was bf16 on the XLA device whatever it met, so it goes through
+    ``bf16_on_xla`` where it is made (it was refused, the switch kept, though the model cast reaches the
+    submodule). A recurrent torch.nn layer still takes its input's dtype (the carrier)."""
+    body = textwrap.dedent(
+        f"""
+        def make_rnn():
+            return torch.nn.GRU(8, 8, batch_first=True)
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = {built}
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+                return self.rnn(x, h0)[0]
+        """
+    )
+    source = HEADER + body + TRAIN.format(model="Net()", optimizer="torch.optim.SGD")
+    result = migrate_source(source, "stochastic", "t.py")
+    cst.parse_module(result.code)
+    if built == "make_rnn()":
+        assert "        h0 = bf16_on_xla(torch.zeros(1, x.size(0), 8, device=x.device))\n" in result.code
+    else:
+        assert "        h0 = torch.zeros(1, x.size(0), 8, device=x.device, dtype=x.dtype)\n" in result.code
+    assert codes(result) == ["BFM080"]
 
 
 # -- on the XLA CPU device -----------------------------------------------------------------------
@@ -1190,6 +1230,22 @@ def test_verify_proves_the_lstm_states_migration(tmp_path):
     assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 4
     assert_no_silent_f32_matmul(data)
     assert code == 0, output
+
+
+@pytest.mark.xla
+def test_verify_proves_the_timestep_embeddings_migration(tmp_path):
+    """A timestep embedding made from integer timesteps in a helper the model calls: nothing in it carries the
+    model's dtype, so its fresh floating tensors go through ``bf16_on_xla`` (the switch was kept for it, BFM081).
+    On the device the migrated run trains, its parameters and matmuls are bf16 and the trace finds no f32 the
+    legacy run did not have."""
+    code, data, output = _verify_json(CASES_DIR / "timestep_embedding" / "train.py", "stochastic", tmp_path)
+    statuses = {p["name"]: p["status"] for p in data["parts"]}
+    for part in ("runs", "trains", "precision", "graph", "trace"):
+        assert statuses[part] == "PASS", output
+    assert statuses["matches"] != "FAIL", output
+    assert sum(1 for d in data["diagnostics"] if d["code"] == "BFM080" and d["fixed"]) == 2
+    assert not [d for d in data["diagnostics"] if not d["fixed"]], output
+    assert_no_silent_f32_matmul(data)
 
 
 @pytest.mark.xla
@@ -1483,7 +1539,7 @@ def test_a_causal_mask_made_in_forward_takes_the_attention_layers_parameters_dty
     ``torch.full(..., -inf).triu(1)``) was bf16 under the switch and stays f32 after it unless given a dtype
     (a hunt's seq2seq: verify's trace named its ``torch.triu``, BFM201, after a migration with 0 left to do).
     Handed to an attention layer of torch.nn (``tgt_mask=``, ``attn_mask=``), it meets that layer's parameters:
-    their dtype. A mask handed to a layer without parameters is unknown (the switch kept)."""
+    their dtype. A mask handed to a module of unknown parameters goes through ``bf16_on_xla``."""
     _, result = migrate(
         """
         class Net(torch.nn.Module):
@@ -1516,7 +1572,8 @@ def test_a_causal_mask_made_in_forward_takes_the_attention_layers_parameters_dty
                 return self.block(x, mask)
         """
     )
-    assert "BFM081" in codes(unknown) and "generate_square_subsequent_mask(x.shape[1], device=x.device)" in unknown.code
+    mask = "bf16_on_xla(torch.nn.Transformer.generate_square_subsequent_mask(x.shape[1], device=x.device))"
+    assert codes(unknown) == ["BFM080"] and mask in unknown.code, unknown.code
 
 
 HOST_BATCH = """\
@@ -1613,11 +1670,16 @@ def test_a_timestep_embedding_made_from_integers_and_python_floats_takes_no_numb
     """``-math.log(10000.0) * torch.arange(half, device=d) / half`` makes a fresh f32 tensor from an integer one
     (a Python float: ``math.log`` returns one), and ``half = dim // 2`` is a number: neither is a tensor whose
     dtype the embedding could take. It took ``freqs.dtype`` (f32: the migrated run crashed at the next layer, a
-    hunt's DDPM), then ``half.dtype`` (an AttributeError); where nothing of its dtype is known the switch is
-    kept (BFM081, BFM085)."""
+    hunt's DDPM), then ``half.dtype`` (an AttributeError), then the switch was kept (BFM081). The embedding leaves
+    the function, where nothing tells its dtype: each fresh floating tensor it is made from goes through
+    ``bf16_on_xla``, bf16 on the XLA device as the switch made it."""
     result = migrate_source(TIMESTEPS, "stochastic", "t.py")
     cst.parse_module(result.code)
     assert "half.dtype" not in result.code and "freqs.dtype" not in result.code, result.code
-    found = [d.code for d in result.diagnostics]
-    assert "BFM085" in found and "BFM081" in found, [d.message for d in result.diagnostics]
-    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code
+    for line in (
+        "    freqs = torch.exp(bf16_on_xla(-math.log(10000.0) * torch.arange(half, device=t.device)) / half)\n",
+        "    args = bf16_on_xla(t[:, None].float()) * freqs[None]\n",
+    ):
+        assert line in result.code, result.code
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    assert 'os.environ["XLA_USE_BF16"]' not in result.code

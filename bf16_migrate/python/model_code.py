@@ -42,7 +42,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from . import deliberate_f32
+from . import deliberate_f32, snippets
 from .apply import EditPlan
 from .bindings import assigned_value, assigned_values, definitions, dtype_names, python_float, self_assigned
 from .context import FileContext, findall
@@ -53,6 +53,7 @@ from .meet import Cast, ValueReach, plan_cast
 from .model_reach import Reached
 from .optimizers import append_keyword
 from .outcome import F32Island, KeptF32
+from .submodule_inputs import casts_an_attribute_to_full_precision
 from .tensor_flow import Flow, Meet, TensorFlow
 
 __all__ = ["ModelCodeAudit", "Site", "audit_model_code", "factory_dtype_class", "plan_model_code", "report_blocked"]
@@ -109,6 +110,9 @@ class ModelCodeAudit:
     kept: list[tuple[Site, Where]] = field(default_factory=list)
     casts_back: list[tuple[Site, list[Cast]]] = field(default_factory=list)
     blocked: list[Blocked] = field(default_factory=list)
+    on_xla: list[Site] = field(default_factory=list)
+    """Fresh floating tensors whose values meet no tensor of a known dtype (a timestep embedding made from
+    integer timesteps, handed back to the model): each goes through ``bf16_on_xla`` where it is made."""
     reached: Reached | None = None
     """The code audited (None: none was)."""
     step_factories: frozenset[int] = frozenset()
@@ -122,6 +126,7 @@ class ModelCodeAudit:
         no line names (``dist.log_prob(a)``), but a tensor the script makes on the device was bf16
         under the switch whatever it meets."""
         self.blocked = [b for b in self.blocked if not (b.code == "BFM081" and id(b.site.node) in made_bf16)]
+        self.on_xla = [site for site in self.on_xla if id(site.node) not in made_bf16]
 
     @property
     def loss_kept_f32(self) -> bool:
@@ -191,6 +196,11 @@ def cast_after(node: cst.CSTNode, dtype: cst.BaseExpression) -> cst.Call:
     return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(dtype)])
 
 
+def _a_device_move(call: cst.Call) -> bool:
+    """``x.to(...)`` (which may name a device), ``x.cuda()``, ``x.cpu()``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda", "cpu")
+
+
 def _torch_short_name(ctx: FileContext, call: cst.Call) -> str | None:
     """``linspace`` for a call of ``torch.linspace`` (any import spelling), else None."""
     for name in ctx.qualified_names(call.func):
@@ -236,6 +246,20 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             ctx.outcome.f32_islands.append(F32Island(first, last, finding))
             line = ctx.span(cast.via)[0][0]
             ctx.outcome.f32_islands.append(F32Island(line, ctx.span(cast.via)[1][0], finding))
+    for site in audit.on_xla:
+        if id(site.node) in plan.replace:
+            continue
+        if not any(isinstance(st, cst.FunctionDef) and st.name.value == snippets.BF16_ON_XLA for st in plan.prelude):
+            plan.prelude.append(snippets.bf16_on_xla_helper())
+        plan.replace[id(site.node)] = lambda node: snippets.bf16_on_xla_call(node)
+        ctx.report(
+            "BFM080",
+            site.node,
+            fixed=True,
+            variant="on_xla",
+            code=short_code(ctx, site.node),
+            inside=inside(ctx, site.node),
+        )
     for site in audit.islands:
         back = short_code(ctx, site.flow.casts_back[0])
         finding = ctx.report(
@@ -924,6 +948,7 @@ class _Audit:
         exclude = fresh | frozenset(found.visited)
         casts: list[Cast] = []
         lost: tuple[cst.CSTNode, str | None] | None = None
+        lost_in_a_module = False
         for meet in found.meets:
             if meet.fresh:
                 if meet.kind == "matmul" and lost is None:
@@ -939,6 +964,7 @@ class _Audit:
                 casts.append(Cast(meet.via, carrier, meet.at))
             elif meet.kind != "into" and lost is None:
                 lost = (meet.at, meet.weight or short_code(self.ctx, meet.other or meet.at))
+                lost_in_a_module = meet.kind == "module"
         escaped = [*found.lost, *found.exits]
         if lost is None and escaped:
             lost = (escaped[0], None)
@@ -948,11 +974,37 @@ class _Audit:
             return
         if site.unsure and _factory_short(self.ctx, site.node) != "tensor" and lost[1] is None:
             return  # may be an integer: what it meets decides nothing
+        if not lost_in_a_module and self._made_on_xla_at_run_time(members):
+            self.result.on_xla += [member for member in members if not any(member is k for k in self.result.on_xla)]
+            return
         node, other = lost
         if other is None:
             self._block(site, "BFM081", "escapes", where=short_code(self.ctx, node), line=self.ctx.pos(node)[0])
         else:
             self._block(site, "BFM081", None, other=other, line=self.ctx.pos(node)[0])
+
+    def _made_on_xla_at_run_time(self, members: list[Site]) -> bool:
+        """Whether the cluster ``members``, whose values meet no tensor whose dtype is known, can take the
+        switch's own rule at run time instead (``bf16_on_xla``: a floating tensor on the XLA device bf16, one on
+        another device as it is): each is made fresh from what is not a floating tensor of the model (a
+        factory, a promotion of an integer tensor, an upcast of an integer or fresh one), none names float64
+        where the switch kept it float32 (XLA_DOWNCAST_BF16), and no value of them is moved to another device
+        afterwards (made on the host, moved later: the cast where it is made would see the host)."""
+        if casts_an_attribute_to_full_precision(self.ctx):
+            return False  # a module kept f32 on purpose may be what a bf16 value would meet: it would raise
+        for member in members:
+            if member.kind not in ("factory", "explicit", "promoted", "upcast"):
+                return False
+            if member.dtype_arg is not None and not self._is_low(member.dtype_arg.value):
+                return False
+            if member.flow.visited & self._device_moves():
+                return False
+        return True
+
+    def _device_moves(self) -> frozenset[int]:
+        """The ids of the file's calls that may move a tensor to another device (:func:`_a_device_move`)."""
+        ctx = self.ctx
+        return ctx.memo(("device moves",), lambda: frozenset(id(c) for c in ctx.nodes(cst.Call) if _a_device_move(c)))
 
     def _decide_island(self, site: Site, decision: deliberate_f32.Decision) -> None:
         """Record what becomes of an upcast of the model's own tensors (:mod:`.deliberate_f32`)."""

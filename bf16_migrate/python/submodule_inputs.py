@@ -36,7 +36,7 @@ from .bindings import definitions, self_assigned
 from .context import FileContext, findall
 from .model_reach import module_classes
 
-__all__ = ["Receiver", "receiver"]
+__all__ = ["Receiver", "casts_an_attribute_to_full_precision", "receiver"]
 
 _STATE = "state"
 _MODULE = "module"
@@ -166,9 +166,17 @@ def _holds_parameters(ctx: FileContext, cls: cst.ClassDef, depth: int) -> bool:
     return False
 
 
-def _cast_to_full_precision(ctx: FileContext, attr: str) -> bool:
-    """Whether the file casts a module named ``attr`` (``self.rnn``, ``model.encoder.rnn``) to f32 or
-    f64 anywhere: ``.float()``, ``.double()``, ``.to(torch.float32)``, ``.type(torch.float64)``."""
+def casts_an_attribute_to_full_precision(ctx: FileContext) -> bool:
+    """Whether the file casts anything named by an attribute (``self.rnn``, ``model.encoder.rnn``, a tensor
+    attribute too) to f32 or f64 by name: a module it may keep in full precision on purpose, whose
+    parameters are then not what the switch made bf16."""
+    return _cast_to_full_precision(ctx, None)
+
+
+def _cast_to_full_precision(ctx: FileContext, attr: str | None) -> bool:
+    """Whether the file casts a module named ``attr`` (``self.rnn``, ``model.encoder.rnn``; None: any
+    attribute) to f32 or f64 anywhere: ``.float()``, ``.double()``, ``.to(torch.float32)``,
+    ``.type(torch.float64)``."""
     rules = ctx.rules.model_code
     full = rules.f32_dtypes | rules.f64_dtypes
     for call in ctx.memo(
@@ -176,7 +184,7 @@ def _cast_to_full_precision(ctx: FileContext, attr: str) -> bool:
     ):
         assert isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute), "matched a method call"
         receiver_expr = call.func.value
-        if not (isinstance(receiver_expr, cst.Attribute) and receiver_expr.attr.value == attr):
+        if not (isinstance(receiver_expr, cst.Attribute) and attr in (None, receiver_expr.attr.value)):
             continue
         method = call.func.attr.value
         if method in rules.upcast_methods and not call.args:
