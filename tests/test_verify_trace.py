@@ -355,3 +355,62 @@ def test_a_comparison_of_an_input_left_f32_is_named_where_it_reads_the_values(tm
     assert f"line {line_of(THRESHOLD, 'x = pixels(8)')}" in computes[0].message
     part = report.verdict.part("trace")
     assert part is not None and part.status == "FAIL"
+
+
+SPAWNED = textwrap.dedent(
+    """\
+    import os
+    import torch
+    import torch.nn as nn
+    import torch_xla.core.xla_model as xm
+    import torch_xla.distributed.xla_multiprocessing as xmp
+
+
+    def make_anchors(device):
+        ys, xs = torch.meshgrid(torch.arange(4, device=device), torch.arange(4, device=device), indexing="ij")
+        return torch.stack([(xs + 0.5) * 8, (ys + 0.5) * 8], -1).reshape(-1, 2)
+
+
+    def _mp_fn(index):
+        os.environ["XLA_USE_BF16"] = "1"
+        device = xm.xla_device()
+        torch.manual_seed(0)
+        anchors = make_anchors(device)
+        model = nn.Linear(8, 16 * 2).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+        for _ in range(4):
+            x = torch.randn(4, 8).to(device)
+            loss = (anchors[None] + model(x).view(-1, 16, 2)).abs().mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            xm.mark_step()
+
+
+    if __name__ == "__main__":
+        xmp.spawn(_mp_fn)
+    """
+)
+SPAWNED_WRONG = (
+    SPAWNED.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+    .replace(
+        "        model = nn.Linear(8, 16 * 2).to(device)\n",
+        "        model = nn.Linear(8, 16 * 2).to(device)\n        model.to(torch.bfloat16)\n",
+    )
+    .replace("model(x)", "model(x.to(torch.bfloat16))")
+)
+
+
+def test_the_trace_follows_the_function_xmp_spawn_runs_in_a_thread_of_its_process(tmp_path):
+    """torch-xla's ``xmp.spawn`` runs the spawned function in a thread of the process it starts, and torch's
+    function-mode stack is per thread: the trace saw nothing there and said "no f32 on the device" beside a
+    FAIL by precision. It names the anchors made f32 from integer grids (BFM200), as at module level."""
+    script = tmp_path / "train.py"
+    script.write_text(SPAWNED)
+    report = verify_script(script, steps=4, migrated_source=SPAWNED_WRONG, run_reference=False, timeout=300)
+    meets = [f.diagnostic for f in report.trace_findings if f.diagnostic.code in ("BFM200", "BFM201")]
+    assert meets, [f.diagnostic.message for f in report.trace_findings]
+    assert {d.line for d in meets} <= {line_of(SPAWNED, "(xs + 0.5) * 8"), line_of(SPAWNED, "anchors[None] +")}
+    assert "line " + str(line_of(SPAWNED, "(xs + 0.5) * 8")) in " ".join(d.message for d in meets)
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL"

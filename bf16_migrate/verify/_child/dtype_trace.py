@@ -939,9 +939,31 @@ def _trace_backward(mode, torch):
     autograd._engine_run_backward = _engine_run_backward
 
 
+def _trace_threads(mode):
+    """Run each thread started from now on with ``mode`` on its stack. torch's function-mode stack is
+    per thread (``torch.overrides``), and torch-xla's ``xmp.spawn`` runs the spawned function in a
+    thread of each process it starts (torch_xla/_internal/pjrt.py, ``_run_thread_per_device``): the
+    trace saw nothing of a training loop run there and said "no f32 on the device" (found by a hunt
+    whose verdict was FAIL by precision, no line named)."""
+    import threading
+
+    from torch.overrides import _get_current_function_mode_stack
+
+    orig_run = threading.Thread.run
+
+    def run(self):
+        if mode in _get_current_function_mode_stack():
+            return orig_run(self)
+        with mode:
+            return orig_run(self)
+
+    threading.Thread.run = run
+
+
 def install(tracer, torch):
-    """Put the tracer on the main thread's torch-function mode stack for the rest of the run,
-    and wrap ``Module._apply``, ``Parameter.__deepcopy__`` and ``torch.save``."""
+    """Put the tracer on the main thread's torch-function mode stack for the rest of the run, and on
+    the stack of each thread started after (:func:`_trace_threads`), and wrap ``Module._apply``,
+    ``Parameter.__deepcopy__`` and ``torch.save``."""
     from torch.overrides import TorchFunctionMode
 
     tracer.bind(torch)
@@ -953,6 +975,7 @@ def install(tracer, torch):
     mode = _DtypeTraceMode()
     mode.__enter__()
     _trace_backward(mode, torch)
+    _trace_threads(mode)
 
     if tracer.step_f32:  # the optimizer's step runs on FP32 master weights: its f32 is the mode's
 
