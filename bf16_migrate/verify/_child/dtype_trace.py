@@ -957,7 +957,7 @@ def _trace_threads(mode):
         with mode:
             return orig_run(self)
 
-    threading.Thread.run = run
+    threading.Thread.run = run  # type: ignore[method-assign]
 
 
 def install(tracer, torch):
