@@ -1683,3 +1683,63 @@ def test_a_timestep_embedding_made_from_integers_and_python_floats_takes_no_numb
         assert line in result.code, result.code
     assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
     assert 'os.environ["XLA_USE_BF16"]' not in result.code
+
+
+SAMPLER = """\
+import os
+import torch
+import torch.nn as nn
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def make_schedule(steps):
+    betas = torch.linspace(1e-4, 0.02, steps, dtype=torch.float64)
+    return {"betas": betas, "keep": (1.0 - betas).sqrt()}
+
+
+def extract(table, t, shape):
+    out = table.gather(0, t.cpu()).float()
+    return out.reshape(t.shape[0], *([1] * (len(shape) - 1))).to(t.device)
+
+
+@torch.no_grad()
+def sample(model, sched, n, device):
+    x = torch.randn(n, 8, device=device)
+    for i in reversed(range(10)):
+        t = torch.full((n,), i, device=device, dtype=torch.long)
+        eps = model(x)
+        mean = extract(sched["keep"], t, x.shape) * (x - extract(sched["betas"], t, x.shape) * eps)
+        x = mean + extract(sched["betas"], t, x.shape).sqrt() * torch.randn_like(x)
+    return x
+
+
+def main():
+    device = torch_xla.device()
+    model = nn.Linear(8, 8).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = make_schedule(10)
+    for _ in range(3):
+        x = torch.randn(4, 8).to(device)
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    print(sample(model, sched, 2, device).cpu())
+
+
+main()
+"""
+
+
+def test_a_function_of_the_file_that_casts_or_moves_does_not_hand_on_its_arguments_dtype():
+    """``extract(table, t, shape)`` gathers from a float64 table on the host, upcasts and moves the result to the
+    device: its result does not have the table's dtype. Taken to carry it, a sampler's noise took
+    ``sched["keep"].dtype`` (float64 on the device, a hunt's DDPM: verify's trace named the sampler's line); the
+    noise made on the device is bf16, as the switch made it."""
+    result = migrate_source(SAMPLER, "stochastic", "t.py")
+    cst.parse_module(result.code)
+    assert 'sched["keep"].dtype' not in result.code, result.code
+    assert "    x = torch.randn(n, 8, device=device, dtype=torch.bfloat16)\n" in result.code, result.code
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]

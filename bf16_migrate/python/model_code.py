@@ -1268,10 +1268,22 @@ class _Audit:
             api = self.ctx.rules.torch_api
             keeps = method in self.rules.dtype_methods or method in api.same_dtype_methods
             return [call.func.value] if keeps else []
-        if any(isinstance(d, cst.FunctionDef) for d in definitions(self.ctx, call.func)):  # `rotate_half(q)`
+        funcs = [d for d in definitions(self.ctx, call.func) if isinstance(d, cst.FunctionDef)]
+        if funcs and not any(self._casts_or_moves(func) for func in funcs):  # `rotate_half(q)`
             args = [a.value for a in call.args if a.keyword is None and self.flows.tensor_like(a.value)]
             return list[cst.BaseExpression | str](args[:1])
         return []
+
+    def _casts_or_moves(self, func: cst.FunctionDef) -> bool:
+        """Whether a function of the file casts or moves a tensor (``.float()``, ``.to(...)``, ``.type(...)``,
+        ``.cpu()``): its result need not have its argument's dtype (a hunt's DDPM ``extract(table, t, shape)``
+        gathers from a float64 table on the host and returns a float32 tensor on the device; taken to carry
+        the table's dtype, a sampler's noise was made float64 on the device)."""
+        methods = {*self.rules.upcast_methods, "to", "type", "cpu", "cuda"}
+        return any(
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in methods
+            for call in findall(func.body, m.Call(func=m.Attribute()), self.ctx.index)
+        )
 
     def _device_hint(self, site: Site) -> str | None:
         """In an optimizer's step: the tensor whose device the site is made on, when it is a
