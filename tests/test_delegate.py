@@ -67,3 +67,51 @@ def test_inline_code_importing_only_the_standard_library_is_no_launch(tmp_path):
     _tree(tmp_path, 'XLA_USE_BF16=1 python -c "import sys; print(sys.version)"\n', None)
     changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
     assert changed == {} and [d.code for d in outcome.diagnostics if not d.fixed] == ["BFM110"], diagnostics
+
+
+SPAWNED_MODULE = """\
+import torch
+import torch_xla.core.xla_model as xm
+
+
+def _mp_fn(index):
+    device = xm.xla_device()
+    model = torch.nn.Linear(4, 2).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(3):
+        x = torch.randn(8, 4).to(device)
+        loss = model(x).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        xm.mark_step()
+"""
+
+
+@pytest.mark.parametrize(
+    "imports,start",
+    [
+        ("import torch_xla.distributed.xla_multiprocessing as xmp\n", "xmp.spawn(_mp_fn, args=())"),
+        ("import torch_xla\n", "torch_xla.launch(_mp_fn)"),
+        ("from torch_xla.distributed.xla_multiprocessing import spawn\n", "spawn(_mp_fn)"),
+    ],
+)
+def test_an_entry_that_spawns_its_modules_function_with_torch_xla_hands_its_training_over(tmp_path, imports, start):
+    """``launch.py`` sets the switch, imports ``_mp_fn`` from the module that trains and starts it with
+    ``xmp.spawn`` (or ``torch_xla.launch``): those run the function they are handed and make no tensor, so the
+    entry hands its training to the module (it was BFM010 "no optimizer in this file", naming launch.py)."""
+    tree = tmp_path / "proj"
+    tree.mkdir()
+    (tree / "train_mp.py").write_text(SPAWNED_MODULE)
+    entry = f'import os\n\nos.environ["XLA_USE_BF16"] = "1"\n\n{imports}\nfrom train_mp import _mp_fn\n\n'
+    (tree / "launch.py").write_text(entry + f'if __name__ == "__main__":\n    {start}\n')
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
+    assert '"NEURON_RT_STOCHASTIC_ROUNDING_EN"' in changed["launch.py"] and "XLA_USE_BF16" not in changed["launch.py"]
+    assert "    model.to(torch.bfloat16)\n" in changed["train_mp.py"], diagnostics
+    assert not [d for d in outcome.diagnostics if not d.fixed], diagnostics
+    (tree / "launch.py").write_text(
+        entry + f'import torch\n\ntorch.manual_seed(0)\n\nif __name__ == "__main__":\n    {start}\n'
+    )
+    (tree / "train_mp.py").write_text(SPAWNED_MODULE)
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "proj", "stochastic")
+    assert changed == {} and [d.code for d in outcome.diagnostics if not d.fixed] == ["BFM010"], diagnostics

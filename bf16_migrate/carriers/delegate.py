@@ -55,15 +55,34 @@ def _as_typed(path: Path) -> Path:
         return path
 
 
+_PROCESS_LAUNCHES = frozenset({"torch_xla.distributed.xla_multiprocessing.spawn", "torch_xla.launch"})
+"""torch-xla's launches of a function in processes of its own (torch_xla/distributed/xla_multiprocessing.py
+``spawn``, torch_xla/torch_xla.py ``launch``): they run the function they are handed and make no tensor
+themselves, so an entry that only starts its module's ``_mp_fn`` with them hands its training over."""
+
+
 def _uses_torch_itself(tree: ast.AST) -> bool:
     """Whether a statement of ``tree`` (not an import) reads a name bound to ``torch``, ``torch_xla`` or one
-    of their submodules or members (``xm.xla_device()``, ``torch.ones(...)``)."""
-    bound: set[str] = set()
+    of their submodules or members (``xm.xla_device()``, ``torch.ones(...)``), other than to call one of
+    :data:`_PROCESS_LAUNCHES` (``xmp.spawn(_mp_fn, ...)``)."""
+    bound: dict[str, str] = {}  # the name -> what it is bound to
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in _TORCH_ROOTS:
-                    bound.add((alias.asname or alias.name).split(".")[0])
+                    bound[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in _TORCH_ROOTS:
-            bound.update(alias.asname or alias.name for alias in node.names)
-    return any(isinstance(node, ast.Name) and node.id in bound for node in ast.walk(tree))
+            bound.update({alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names})
+    launches: set[int] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in bound:
+            if f"{bound[func.value.id]}.{func.attr}" in _PROCESS_LAUNCHES:
+                launches.add(id(func.value))
+        elif isinstance(func, ast.Name) and bound.get(func.id) in _PROCESS_LAUNCHES:
+            launches.add(id(func))
+    return any(isinstance(node, ast.Name) and node.id in bound and id(node) not in launches for node in ast.walk(tree))
