@@ -753,6 +753,13 @@ def test_f32_that_began_where_the_migration_wrote_float32_is_the_migrations_own(
         texts.get, {MIGRATED: {"/u/loop.py": edited}}, f32=True, own_migration=False, codemod_lines=codemod
     )
     assert trace_findings(runs(shifted), sources) == []
+    # under `--against REV` the user's file is the migrated text and the revision's is the legacy run's: the
+    # codemod's own migration, committed, is judged as it is by a plain verify (it FAILed the CI path:
+    # bench/unseen/hunt33 GOWNa)
+    against = TraceSources({"/u/loop.py": migrated}.get, {LEGACY: {"/u/loop.py": legacy}}, f32=True, own_migration=True)
+    assert trace_findings(runs([create, meet]), against) == []
+    hand = replace(against, own_migration=False)
+    assert [f.diagnostic.code for f in trace_findings(runs([create, meet]), hand)] == ["BFM200"]
 
 
 def test_an_island_excuses_a_hand_made_text_only_where_its_lines_are_the_codemods():

@@ -412,6 +412,7 @@ class _Reader:
             self.legacy_keys.add((p.path, p.line, e.op, _family(e)))
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
+        self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
         self.control_loss: str | None = None
         """The dtype of the autocast control's loss (amp, once that control has run), else None."""
 
@@ -492,17 +493,21 @@ class _Reader:
         if not file or not line:
             return False
         ran = self.sources.run_text(MIGRATED, file)
-        user = self.sources.user_text(file)
-        if ran is None or user is None or ran == user:
+        # what the migration was made from: the legacy run's text (the user's file, or under `--against REV`,
+        # where the user's file is the migrated text, the revision's)
+        before = self.sources.run_text(LEGACY, file)
+        if ran is None or before is None or ran == before:
             return False
         ran_lines = ran.splitlines()
         if not 0 < line <= len(ran_lines) or "float32" not in ran_lines[line - 1]:
             return False
         if not self.sources.own_migration and ran_lines[line - 1].strip() not in self.sources.codemod_lines:
             return False  # a hand's float32, not the codemod's
-        place = self.sources.place(MIGRATED, file, line, None, None, None)
-        user_lines = user.splitlines()
-        return 0 < place.line <= len(user_lines) and "float32" not in user_lines[place.line - 1]
+        if file not in self._made_from:
+            self._made_from[file] = LineMap(ran, before)
+        placed, _exact = self._made_from[file].place(line)
+        before_lines = before.splitlines()
+        return 0 < placed <= len(before_lines) and "float32" not in before_lines[placed - 1]
 
     def _origin_event(self, root: tuple[Any, ...], op_kind: str) -> TraceEvent | None:
         _kind, file, line, op = root
