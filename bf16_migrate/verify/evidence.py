@@ -106,6 +106,9 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
+    rounding = _rounding_problem(mode, migrated, legacy)
+    if rounding:
+        problems.append(rounding)
     wrong_params = _parameter_problem(mode, migrated, reference, legacy)
     if wrong_params:
         problems.append(wrong_params)
@@ -165,6 +168,26 @@ def _switch_in_effect(
         problems.append(msg)
     else:
         notes.append(msg[0].upper() + msg[1:] + ".")
+
+
+def _rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
+    """In a mode that switches stochastic rounding on (``stochastic``, Neuron's migration guide: ``model.to(
+    torch.bfloat16)`` with ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``), where the legacy script set its switch
+    itself (a write in its process: ``legacy_env_origin``; a launcher's setting is the launcher's to carry):
+    the migrated run's ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` when its first step ran, if it is not ``1``. On
+    Neuron the legacy switch had stochastic rounding on; the XLA CPU device has none, so nothing else shows
+    a migration that dropped it. None when there is no such problem."""
+    if not mode.stochastic_rounding or legacy is None or not legacy.ok or migrated.legacy_env is None:
+        return None
+    set_here = [name for name in _effective(legacy.legacy_env) if name in legacy.legacy_env_origin]
+    if not set_here or migrated.rounding_env == "1":
+        return None
+    value = "unset" if migrated.rounding_env is None else f"{migrated.rounding_env!r}"
+    return (
+        f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} at its first step): "
+        f"the legacy script switched it on with {set_here[0]} on Neuron; the stochastic mode sets "
+        "NEURON_RT_STOCHASTIC_ROUNDING_EN=1 where the switch was"
+    )
 
 
 def _effective(env: Mapping[str, str] | None) -> dict[str, str]:

@@ -155,6 +155,8 @@ class RunRecord:
     optimizer: str | None = None
     legacy_env: dict[str, str] | None = None
     legacy_env_origin: dict[str, str] = field(default_factory=dict)
+    rounding_env: str | None = None
+    """``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in the child's ``os.environ`` when ``legacy_env`` was read (None: unset)."""
     loss_dtype: str | None = None
     compile_count: int | None = None
     compiles_at_step: list[int | None] = field(default_factory=list)
@@ -247,6 +249,7 @@ class RunRecord:
             optimizer=data.get("optimizer"),
             legacy_env=data.get("legacy_env"),
             legacy_env_origin=dict(data.get("legacy_env_origin") or {}),
+            rounding_env=data.get("rounding_env"),
             loss_dtype=data.get("loss_dtype"),
             compile_count=data.get("compile_count"),
             compiles_at_step=list(data.get("compiles_at_step") or []),
@@ -280,6 +283,7 @@ class RunRecord:
             "optimizer": self.optimizer,
             "legacy_env": self.legacy_env,
             "legacy_env_origin": self.legacy_env_origin,
+            "rounding_env": self.rounding_env,
             "loss_dtype": self.loss_dtype,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,

@@ -95,7 +95,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "state_dtypes": {state name: {dtype: int}} | null,
      "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
      "compiles_at_step": [int | null, ...],
-     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"},
+     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"}, "rounding_env": str | null,
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "sdpa_upcasts": int, "errors": [str, ...]}
 """
@@ -119,6 +119,9 @@ _CONTINUE_ENV = "BF16_MIGRATE_CONTINUE"  # seconds the run may go on after the r
 _DEADLINE_ENV = "BF16_MIGRATE_DEADLINE"  # seconds after the harness loaded: write the record, end
 _AUTOCAST_ENV = "BF16_MIGRATE_AUTOCAST"  # the autocast control's dtype ("bfloat16"): see the docstring
 _FP32_ENV = "BF16_MIGRATE_FP32"  # the FP32 reference: the script's own autocast regions disabled
+_ROUNDING_VARIABLE = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
+"""The Neuron runtime's stochastic rounding switch (bf16_migrate/rule_files.py ``STOCHASTIC_ROUNDING_VAR``: the child
+imports nothing of the package), read with the legacy variables."""
 _LEGACY_VARIABLES = tuple(name for name in os.environ.get(_LEGACY_VARIABLES_ENV, "").split(",") if name)
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DTYPE_TRACE = "_bf16_migrate_dtype_trace"  # the module of the trace, loaded from this directory
@@ -214,6 +217,7 @@ class _Recorder:
         self.graph_marks = []
         self.compile_marks = []
         self.legacy_env = None
+        self.rounding_env = None
         self.legacy_env_origin = getattr(self, "legacy_env_origin", {})  # kept across a fork
         self.stop_requested = False
         self.written = False
@@ -448,6 +452,7 @@ class _Recorder:
         self.dtypes_from = optimizer
         self.optimizer = type(optimizer).__name__
         self.legacy_env = {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ}
+        self.rounding_env = os.environ.get(_ROUNDING_VARIABLE)
         torch_dtypes: dict[str, int] = {}
         device_dtypes: dict[str, int] = {}
         xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
@@ -638,6 +643,7 @@ class _Recorder:
             if self.legacy_env is not None
             else {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ},
             "legacy_env_origin": self.legacy_env_origin,
+            "rounding_env": self.rounding_env if self.legacy_env is not None else os.environ.get(_ROUNDING_VARIABLE),
             "compile_count": compile_count,
             "execute_count": execute_count,
             "torch_xla_loaded": "torch_xla" in sys.modules,
