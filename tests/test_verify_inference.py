@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -179,6 +180,23 @@ def test_a_comparison_run_that_trained_or_failed_is_not_an_answer():
     failed = RunRecord(LEGACY, error="exited with code 1")
     verdict = judge_outputs(stochastic, {LEGACY: failed, MIGRATED: _record(MIGRATED, _output(7, VALUES))}, _sources())
     assert verdict.status == INCONCLUSIVE and "exited with code 1" in verdict.parts[1].detail
+
+
+def test_an_inference_migration_that_leaves_stochastic_rounding_off_fails_in_stochastic_mode():
+    """An inference script that set XLA_USE_BF16 itself, migrated with the model cast but without
+    NEURON_RT_STOCHASTIC_ROUNDING_EN=1: its outputs on the CPU device are the legacy run's all the same (a hunt's
+    hand text PASSed), but it is no stochastic migration."""
+    stochastic = mode_named("stochastic")
+    legacy = replace(
+        _record(LEGACY, _output(7, VALUES)),
+        legacy_env={"XLA_USE_BF16": "1"},
+        legacy_env_origin={"XLA_USE_BF16": f"{SCRIPT}:3"},
+    )
+    off = replace(_record(MIGRATED, _output(7, VALUES)), legacy_env={})
+    verdict = judge_outputs(stochastic, {LEGACY: legacy, MIGRATED: off}, _sources())
+    assert verdict.status == FAIL and "NEURON_RT_STOCHASTIC_ROUNDING_EN unset" in verdict.parts[-1].detail
+    on = replace(off, rounding_env="1")
+    assert judge_outputs(stochastic, {LEGACY: legacy, MIGRATED: on}, _sources()).status == PASS
 
 
 # -- end to end on the XLA CPU device --------------------------------------------------------------

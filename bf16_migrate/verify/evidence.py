@@ -25,7 +25,15 @@ from .allowance import Allowance, first_step_recompiles
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, dtypes_text, has_bf16, steps_text, usable
 from .records import RunRecord
 
-__all__ = ["MODEL_CAST_COMPILES", "mode_compile_allowance", "SDPA_HINT", "precision_part", "graph_part", "separates"]
+__all__ = [
+    "MODEL_CAST_COMPILES",
+    "mode_compile_allowance",
+    "SDPA_HINT",
+    "precision_part",
+    "rounding_problem",
+    "graph_part",
+    "separates",
+]
 
 
 def _parameter_problem(
@@ -106,7 +114,7 @@ def precision_part(
         problems.append(
             "the migrated run still sees " + ", ".join(_where_set(migrated, k, v) for k, v in still.items())
         )
-    rounding = _rounding_problem(mode, migrated, legacy)
+    rounding = rounding_problem(mode, migrated, legacy)
     if rounding:
         problems.append(rounding)
     wrong_params = _parameter_problem(mode, migrated, reference, legacy)
@@ -170,7 +178,7 @@ def _switch_in_effect(
         notes.append(msg[0].upper() + msg[1:] + ".")
 
 
-def _rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
+def rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
     """In a mode that switches stochastic rounding on (``stochastic``, Neuron's migration guide: ``model.to(
     torch.bfloat16)`` with ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``), where the legacy script set its switch
     itself (a write in its process: ``legacy_env_origin``; a launcher's setting is the launcher's to carry):

@@ -41,7 +41,7 @@ from ..python.snippets import HOST_FLOAT32
 from ..rules import Mode
 from .allowance import Allowance
 from .compare import TOLERANCES, Tolerance, Verdict
-from .evidence import graph_part, precision_part, trains_on_the_host
+from .evidence import graph_part, precision_part, rounding_problem, trains_on_the_host
 from .parts import FAIL, INCONCLUSIVE, PASS, Part
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
 from .trace import HostOutput
@@ -471,6 +471,10 @@ def judge_outputs(mode: Mode, runs: Mapping[str, RunRecord], sources: TraceSourc
     )
     verdict.parts.append(Part("runs", PASS, f"no training step in any run; {shown}", figures))
     verdict.parts.append(outputs_part(mode, runs, sources))
+    migrated = runs.get(MIGRATED)
+    rounding = rounding_problem(mode, migrated, runs.get(LEGACY)) if migrated is not None else None
+    if rounding:
+        verdict.parts.append(Part("precision", FAIL, rounding))
     return verdict
 
 
