@@ -49,7 +49,12 @@ both ways). Each script is our own writing (fixtures/contract/).
   to the device (``init.clone().requires_grad_(True)``) with its own Adam: all bf16 under the switch.
   Without the table's and the positions' casts the stream turns f32 (0 of 8 matmuls bf16: verify's
   precision part FAILs, its trace names the table's line); with the prompt left f32, Adam updates it in
-  f32 (verify's trace FAILs the step)."""
+  f32 (verify's trace FAILs the step).
+* dry_run: a forward pass on a dummy batch (to size the head), a head put into the model after it, and a
+  baseline accuracy, all after the model's move and before its optimizer. The input casts cast every
+  forward's input from the first, so the model's cast goes before that first forward; placed before the
+  optimizer, the dry run met bf16 inputs with f32 weights (the convolution raised, on the XLA device too).
+  The head put in after the cast is cast where it is put; left f32, its matmul is f32 (verify FAILs it)."""
 
 from __future__ import annotations
 
@@ -318,3 +323,88 @@ def test_prompt_tuning_with_a_plain_position_table_both_ways(tmp_path):
     assert f32_prompt != migrated
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=f32_prompt, timeout=300)
     assert wrong.verdict.status == FAIL and part_of(wrong.verdict, "trace").status == FAIL
+
+
+@pytest.mark.xla
+def test_a_dry_run_forward_and_a_head_put_in_later_before_the_optimizer_both_ways(tmp_path):
+    from bf16_migrate.verify import RunError, verify_script
+
+    script = _copy("dry_run", tmp_path)
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    assert "    model = Net().to(device)\n    model.to(torch.bfloat16)\n    with torch.no_grad():\n" in migrated
+    assert "    model.head = nn.Linear(width, 5).to(device)\n    model.to(torch.bfloat16)\n" in migrated
+    assert migrate_source(migrated, "stochastic", "train.py").code == migrated
+    report = verify_script(script, "stochastic", steps=8, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    # the cast where it went before: once, before the optimizer (the dry run and the baseline f32)
+    late = migrated.replace("    model.to(torch.bfloat16)\n", "").replace(
+        "    optimizer = torch.optim.AdamW(", "    model.to(torch.bfloat16)\n    optimizer = torch.optim.AdamW("
+    )
+    assert late.count("model.to(torch.bfloat16)") == 1
+    with pytest.raises(RunError, match="Input type") as crashed:  # a bf16 input meets the f32 conv
+        verify_script(script, "stochastic", steps=8, migrated_source=late, timeout=300)
+    assert crashed.value.broke  # the legacy run trained: the migration broke the script
+    # the cast before the dry run only: the head put in after it stays f32
+    early = migrated.replace(
+        "    model.head = nn.Linear(width, 5).to(device)\n    model.to(torch.bfloat16)\n",
+        "    model.head = nn.Linear(width, 5).to(device)\n",
+    )
+    assert early.count("model.to(torch.bfloat16)") == 1
+    head_f32 = verify_script(script, "stochastic", steps=8, migrated_source=early, timeout=300)
+    assert head_f32.verdict.status == FAIL
+
+
+DRY_RUNS = """\
+import os
+import torch
+import torch.nn as nn
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def n_outputs(net):
+    return net(torch.zeros(1, 4, device=xm.xla_device())).shape[-1]
+
+
+def train(net):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    loss = net(torch.randn(8, 4, device=xm.xla_device())).pow(2).mean()
+    loss.backward()
+    opt.step()
+
+
+device = xm.xla_device()
+a = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+a(torch.zeros(1, 4, device=device))
+opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
+b = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+print("outputs", n_outputs(b))
+opt_b = torch.optim.SGD(b.parameters(), lr=0.1)
+c = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+with torch.inference_mode():
+    c(torch.zeros(1, 4, device=device))
+opt_c = torch.optim.SGD(c.parameters(), lr=0.1)
+c[2] = nn.Linear(8, 3).to(device)
+c.add_module("extra", nn.Linear(3, 3).to(device))
+opt_c2 = torch.optim.SGD(c.parameters(), lr=0.1)
+for net, opt in ((a, opt_a), (b, opt_b), (c, opt_c2)):
+    loss = net(torch.randn(8, 4, device=device)).pow(2).mean()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible"])
+def test_a_model_is_cast_before_its_first_forward_and_where_a_module_is_put_into_it(mode):
+    """The cast goes before the first forward after the model's move (a bare call, one in a helper handed the
+    model, one under ``inference_mode``), not after it before the optimizer; a module put into the model after
+    the cast (an indexed assignment, ``add_module``) is cast where it is put. A second run changes nothing."""
+    result = migrate_source(DRY_RUNS, mode, "train.py")
+    code = result.code
+    for name, first in (("a", "a(torch.zeros"), ("b", 'print("outputs"'), ("c", "with torch.inference_mode()")):
+        assert code.index(f"{name}.to(torch.bfloat16)") < code.index(first), (name, code)
+    assert "c[2] = nn.Linear(8, 3).to(device)\nc.to(torch.bfloat16)\n" in code, code
+    assert 'c.add_module("extra", nn.Linear(3, 3).to(device))\nc.to(torch.bfloat16)\n' in code, code
+    assert not result.unfixed
+    assert migrate_source(code, mode, "train.py").code == code

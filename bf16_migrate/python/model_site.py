@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, ComprehensionScope
 
-from .bindings import argument, assigned_values, self_assigned
+from .bindings import argument, assigned_values, definitions, self_assigned
 from .context import FileContext, findall
 from .tree_types import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
@@ -1439,16 +1439,90 @@ def dtype_reads(
     start = _bound_before(ctx, model, first, rebinds)
     found: list[cst.BaseStatement] = []
     moved: tuple[int, int] | None = None
+    runners: list[cst.FunctionDef] | None = None
     for node in ctx.nodes_in(cst.SimpleStatementLine, scope):  # the lines of that function only
         if not start <= ctx.pos(node) < ctx.pos(first):
             continue
+        if moved is not None and runners is None:
+            runners = _forward_runners(ctx, model)
         if ctx.pos(node) > start and (
-            _reads_dtype(ctx, node, model) or (moved is not None and _copies_weights(ctx, node, model))
+            _reads_dtype(ctx, node, model)
+            or (moved is not None and _copies_weights(ctx, node, model))
+            or (moved is not None and _runs_forward(ctx, node, model, runners or []))
         ):
             found.append(node)
         if moved is None and _moves_to_a_device(ctx, node, model, start):
             moved = ctx.pos(node)
     return found
+
+
+def modules_put_into(ctx: FileContext, model: cst.BaseExpression, after: cst.CSTNode) -> list[cst.SimpleStatementLine]:
+    """The statement lines after ``after`` in its function (or at module level) that put a module built there
+    into ``model``: ``model.head = nn.Linear(8, 3).to(device)``, ``model[2] = Block()``,
+    ``model.add_module("head", Head())``. A cast of ``model`` made before them does not reach that module: under
+    the switch it was bf16 on the device all the same (found by a hunt: a second stage's fresh head stayed f32,
+    its matmul f32 and its bf16 input raising on a CPU)."""
+    scope = ctx.enclosing(after, cst.FunctionDef)
+    found: list[cst.SimpleStatementLine] = []
+    for line in ctx.nodes_in(cst.SimpleStatementLine, scope):
+        if ctx.pos(line) <= ctx.pos(after):
+            continue
+        for small in line.body:
+            if isinstance(small, cst.Assign) and _built_module(ctx, small.value):
+                targets = [t.target for t in small.targets]
+                if any(
+                    isinstance(t, (cst.Attribute, cst.Subscript)) and same_model(ctx, t.value, model) for t in targets
+                ):
+                    found.append(line)
+                    break
+            call = small.value if isinstance(small, cst.Expr) else None
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value == "add_module"
+                and same_model(ctx, call.func.value, model)
+                and len(call.args) == 2
+                and _built_module(ctx, call.args[1].value)
+            ):
+                found.append(line)
+                break
+    return found
+
+
+def _built_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    """Whether ``value`` builds a module: a call of a class (``nn.Linear(8, 3)``: named in CapWords, PEP 8's
+    class names, or a class of the file), under a chain of the module methods that return it (``.to(device)``)."""
+    value = _under_self_returning(ctx, value)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].isupper() or any(isinstance(d, cst.ClassDef) for d in definitions(ctx, func))
+
+
+def _forward_runners(ctx: FileContext, model: cst.BaseExpression) -> list[cst.FunctionDef]:
+    """The functions of the file that are handed ``model`` and call the parameter it is bound to (a dry run's
+    ``def probe(net): net(torch.zeros(1, 4, device=d))``: :func:`handed_to`)."""
+    return [
+        func for func, param in handed_to(ctx, [model]) if findall(func.body, m.Call(func=m.Name(param)), ctx.index)
+    ]
+
+
+def _runs_forward(
+    ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression, runners: list[cst.FunctionDef]
+) -> bool:
+    """Whether ``stmt`` runs ``model``'s forward pass: calls it (a dry run of a lazy module, a shape check, a
+    baseline evaluation before the optimizer is built), or hands it to one of ``runners``. Once the model is on
+    the device, its inputs are cast to bf16 from the first call on (the input casts), so its own cast goes
+    before that call: after it, the first forward met a bf16 input with f32 weights (raised on a CPU or GPU, ran
+    in f32 on the XLA device where the legacy run computed in bf16; found by a hunt)."""
+    for call in findall(stmt, m.Call(), ctx.index):
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        if same_model(ctx, call.func, model):
+            return True
+        if runners and any(_local_def(ctx, call.func, cst.FunctionDef) is func for func in runners):
+            return True
+    return False
 
 
 _WEIGHT_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict"})

@@ -192,7 +192,7 @@ def rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) 
         return None
     value = "unset" if migrated.rounding_env is None else f"{migrated.rounding_env!r}"
     return (
-        f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} at its first step): "
+        f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} there): "
         f"the legacy script switched it on with {set_here[0]} on Neuron; the stochastic mode sets "
         "NEURON_RT_STOCHASTIC_ROUNDING_EN=1 where the switch was"
     )

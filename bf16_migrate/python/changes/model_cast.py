@@ -15,6 +15,7 @@ from ...rules import Emit
 from .. import snippets
 from ..device_modules import plan_device_modules
 from ..model_reach import float64_state
+from ..model_site import modules_put_into
 from ..optimizers import add_keywords
 from ..wrappers import Wrap, module_of
 from .migration import Migration, Planned
@@ -56,6 +57,11 @@ def plan(m: Migration, planned: Planned) -> Planned:
         for anchor in anchors:
             cast = snippets.model_cast_statement(module, downcast=downcast)
             m.plan.insert_before.setdefault(id(anchor), []).extend(snippets.guarded([cast, *kept, *after], m.guard))
+        if anchors:
+            # a module put into the model after its cast (a second stage's fresh head) is cast where it is put
+            for line in modules_put_into(ctx, module, min(anchors, key=ctx.pos)):
+                cast = snippets.model_cast_statement(module, downcast=downcast)
+                m.plan.insert_after.setdefault(id(line), []).extend(snippets.guarded([cast], m.guard))
     plan_device_modules(ctx, m.plan, m.on_device, planned.inputs, m.guard)
     return replace(planned, script_change=SHARDED_CHANGE) if m.sharded else planned
 
