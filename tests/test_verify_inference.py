@@ -192,7 +192,7 @@ def test_an_inference_migration_that_leaves_stochastic_rounding_off_fails_in_sto
         legacy_env={"XLA_USE_BF16": "1"},
         legacy_env_origin={"XLA_USE_BF16": f"{SCRIPT}:3"},
     )
-    off = replace(_record(MIGRATED, _output(7, VALUES)), legacy_env={})
+    off = replace(_record(MIGRATED, _output(7, VALUES)), legacy_env={}, rounding_env="")
     verdict = judge_outputs(stochastic, {LEGACY: legacy, MIGRATED: off}, _sources())
     assert verdict.status == FAIL and "NEURON_RT_STOCHASTIC_ROUNDING_EN unset" in verdict.parts[-1].detail
     on = replace(off, rounding_env="1")

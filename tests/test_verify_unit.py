@@ -919,7 +919,7 @@ def test_a_stochastic_migration_that_leaves_stochastic_rounding_off_fails_precis
     launcher set (no write in the legacy process) is the launcher's to carry: not asked of the script. gpu-
     compatible does not switch it on."""
     written = {"XLA_USE_BF16": "/u/train.py:3"}
-    out = runs(LEGACY_LOSSES)
+    out = runs(LEGACY_LOSSES, rounding_env="")
     out["legacy"] = rec("legacy", LEGACY_LOSSES, legacy_env_origin=written)
     v = judge(mode_named("stochastic"), out, requested_steps=20)
     precision = part_of(v, "precision")
@@ -928,7 +928,7 @@ def test_a_stochastic_migration_that_leaves_stochastic_rounding_off_fails_precis
     out = runs(LEGACY_LOSSES, rounding_env="1")
     out["legacy"] = rec("legacy", LEGACY_LOSSES, legacy_env_origin=written)
     assert judge(mode_named("stochastic"), out, requested_steps=20).passed
-    assert judge(mode_named("stochastic"), runs(LEGACY_LOSSES), requested_steps=20).passed  # a launcher's switch
-    out = runs(LEGACY_LOSSES)
+    assert judge(mode_named("stochastic"), runs(LEGACY_LOSSES, rounding_env=""), requested_steps=20).passed
+    out = runs(LEGACY_LOSSES, rounding_env="")
     out["legacy"] = rec("legacy", LEGACY_LOSSES, legacy_env_origin=written)
     assert part_of(judge(mode_named("gpu-compatible"), out, requested_steps=20), "precision").status == PASS

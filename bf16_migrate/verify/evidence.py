@@ -185,12 +185,12 @@ def rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) 
     the migrated run's ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` when its first step ran, if it is not ``1``. On
     Neuron the legacy switch had stochastic rounding on; the XLA CPU device has none, so nothing else shows
     a migration that dropped it. None when there is no such problem."""
-    if not mode.stochastic_rounding or legacy is None or not legacy.ok or migrated.legacy_env is None:
-        return None
+    if not mode.stochastic_rounding or legacy is None or not legacy.ok or migrated.rounding_env is None:
+        return None  # no such mode, nothing to compare with, or a record that did not read it
     set_here = [name for name in _effective(legacy.legacy_env) if name in legacy.legacy_env_origin]
     if not set_here or migrated.rounding_env == "1":
         return None
-    value = "unset" if migrated.rounding_env is None else f"{migrated.rounding_env!r}"
+    value = "unset" if migrated.rounding_env == "" else f"{migrated.rounding_env!r}"
     return (
         f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} there): "
         f"the legacy script switched it on with {set_here[0]} on Neuron; the stochastic mode sets "

@@ -156,7 +156,8 @@ class RunRecord:
     legacy_env: dict[str, str] | None = None
     legacy_env_origin: dict[str, str] = field(default_factory=dict)
     rounding_env: str | None = None
-    """``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in the child's ``os.environ`` when ``legacy_env`` was read (None: unset)."""
+    """``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in the child's ``os.environ`` when ``legacy_env`` was read (``""``: unset;
+    None: not recorded, a record written before it was)."""
     loss_dtype: str | None = None
     compile_count: int | None = None
     compiles_at_step: list[int | None] = field(default_factory=list)

@@ -81,6 +81,7 @@ model is f32 on purpose): only exits, errors and the exception are recorded.
 import functools
 import os
 import sys
+import threading
 import weakref
 from typing import Any
 
@@ -945,8 +946,6 @@ def _trace_threads(mode):
     thread of each process it starts (torch_xla/_internal/pjrt.py, ``_run_thread_per_device``): the
     trace saw nothing of a training loop run there and said "no f32 on the device" (found by a hunt
     whose verdict was FAIL by precision, no line named)."""
-    import threading
-
     from torch.overrides import _get_current_function_mode_stack
 
     orig_run = threading.Thread.run

@@ -95,7 +95,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
      "state_dtypes": {state name: {dtype: int}} | null,
      "graph_marks": [{dump file name: bytes}, ...] | null, "graph_end": {...} | null,
      "compiles_at_step": [int | null, ...],
-     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"}, "rounding_env": str | null,
+     "legacy_env": {str: str} | null, "legacy_env_origin": {str: "file:line"}, "rounding_env": str ("" unset),
      "compile_count": int | null, "execute_count": int | null,
      "torch_xla_loaded": bool, "sdpa_upcasts": int, "errors": [str, ...]}
 """
@@ -452,7 +452,7 @@ class _Recorder:
         self.dtypes_from = optimizer
         self.optimizer = type(optimizer).__name__
         self.legacy_env = {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ}
-        self.rounding_env = os.environ.get(_ROUNDING_VARIABLE)
+        self.rounding_env = os.environ.get(_ROUNDING_VARIABLE, "")
         torch_dtypes: dict[str, int] = {}
         device_dtypes: dict[str, int] = {}
         xlac = getattr(sys.modules.get("torch_xla"), "_XLAC", None)
@@ -643,7 +643,9 @@ class _Recorder:
             if self.legacy_env is not None
             else {k: os.environ[k] for k in _LEGACY_VARIABLES if k in os.environ},
             "legacy_env_origin": self.legacy_env_origin,
-            "rounding_env": self.rounding_env if self.legacy_env is not None else os.environ.get(_ROUNDING_VARIABLE),
+            "rounding_env": self.rounding_env
+            if self.legacy_env is not None
+            else os.environ.get(_ROUNDING_VARIABLE, ""),
             "compile_count": compile_count,
             "execute_count": execute_count,
             "torch_xla_loaded": "torch_xla" in sys.modules,
