@@ -217,9 +217,15 @@ def main():
     assert codes == [("BFM080", True, 18)]
     assert "        inside = (x.abs() <= 1).to(s.dtype)\n" in result.code
     assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
-    # tensors kept as attributes of ctx (not saved) cannot be told: the switch kept, the line named
+    # tensors kept as attributes of ctx (not saved) cannot be told: the switch's rule at run time
     attributes = body.replace("x, s = ctx.saved_tensors", "x, s = ctx.x, ctx.s")
     result = migrate_source(HEAD + attributes, "stochastic", "train.py")
+    codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM080", "BFM081", "BFM085")]
+    assert codes == [("BFM080", True, 18)]
+    assert "        inside = bf16_on_xla((x.abs() <= 1).float())\n" in result.code
+    # unless the file keeps a module f32 by name: the switch kept, the line named
+    kept = attributes.replace("    optimizer = torch", "    model.lin.float()\n    optimizer = torch")
+    result = migrate_source(HEAD + kept, "stochastic", "train.py")
     codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM081", "BFM085")]
     assert ("BFM081", False, 18) in codes and any(c[0] == "BFM085" for c in codes)
     assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code

@@ -527,7 +527,7 @@ class Net(torch.nn.Module):
         (),
     ),
     Example(
-        "lost in a tuple the model returns",
+        "lost in a tuple the model returns: the switch's rule at run time",
         script(
             _TABLE
             + """
@@ -535,6 +535,28 @@ class Net(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = torch.nn.Embedding(16, 8)
+
+    def forward(self, tokens):
+        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
+"""
+        ),
+        False,
+        (
+            "    table = bf16_on_xla(torch.zeros(n, dim, device=device))",
+            "    table[:, 0::2] = torch.sin(bf16_on_xla(position * 0.1))",
+        ),
+        ("BFM080", "BFM080", "BFM080"),
+    ),
+    Example(
+        "lost in a tuple the model returns, a module kept f32 by name",
+        script(
+            _TABLE
+            + """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+        self.embed.float()
 
     def forward(self, tokens):
         return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
