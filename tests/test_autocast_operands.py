@@ -439,3 +439,54 @@ def test_an_attribute_set_from_a_number_is_written_as_it_is():
     result = migrate_source(source, "amp", "train.py")
     assert "with torch.autocast" in result.code
     assert "scatter_(1, idx, 1.0 - self.smoothing)" in result.code and _codes(result) == []
+
+
+TOWERS = """\
+import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Dual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(8, 16)
+        self.d = nn.Linear(8, 16)
+
+
+device = xm.xla_device()
+model = Dual().to(device)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for _ in range(3):
+    xq, xd = torch.randn(4, 8).to(device), torch.randn(4, 8).to(device)
+    q = model.q(xq)
+    d = model.d(xd)
+    logits = q @ d.t()
+    loss = F.cross_entropy(logits, torch.arange(4, device=device))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_amp_puts_the_loss_of_a_model_whose_submodules_are_called_under_autocast_with_them():
+    """The model's submodules called one by one (two towers), their product and the loss computed after: the
+    region runs from the first call to the statement that makes the value ``backward()`` runs on. Only the calls
+    were wrapped, and the cross entropy ran in bf16 on bf16 logits outside autocast, where the FP32 script's was
+    f32 (a hunt's retrieval model; verify FAILed precision, BFM206)."""
+    result = migrate_source(TOWERS, "amp", "train.py")
+    cst.parse_module(result.code)
+    region = (
+        '    with torch.autocast("xla", dtype=torch.bfloat16):\n'
+        "        q = model.q(xq)\n"
+        "        d = model.d(xd)\n"
+        "        logits = q @ d.t()\n"
+        "        loss = F.cross_entropy(logits, torch.arange(4, device=device))\n"
+        "    opt.zero_grad()\n"
+    )
+    assert region in result.code, result.code
+    assert migrate_source(result.code, "amp", "train.py").code == result.code

@@ -48,9 +48,23 @@ def autocast_regions(
         for stmt in call.loss_statements:
             if ctx.block_of(stmt) is block and ctx.index_in_block(block, stmt) > ctx.index_in_block(block, last):
                 last = stmt
-        for later in body[ctx.index_in_block(block, first) + 1 :]:
-            if steps_or_backward(later, forward) or changes_weights(ctx, later):
-                break  # no step, and no in-place change of the weights between forward passes, in a region
+        bound: dict[str, cst.BaseStatement] = {}  # names the statements after the call bind, to the last binding
+        for later in body[ctx.index_in_block(block, first) :]:
+            if later is not first and (steps_or_backward(later, forward) or changes_weights(ctx, later)):
+                # no step, and no in-place change of the weights between forward passes, in a region; the value
+                # this backward runs on is the loss, computed from the forward: its statement ends the region
+                # (the loss of a model whose submodules are called one by one, `q @ d.t()`, computed in bf16
+                # outside autocast where the FP32 script computed it in f32: found by a hunt)
+                loss = _backward_of(later)
+                if (
+                    loss is not None
+                    and loss in bound
+                    and ctx.index_in_block(block, bound[loss]) > ctx.index_in_block(block, last)
+                ):
+                    last = bound[loss]
+                break
+            for name in _bound_names(later):
+                bound[name] = later
             if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
                 last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
@@ -91,6 +105,36 @@ def _merged(regions: list[Region]) -> list[Region]:
         else:
             out.append((block, first, last))
     return out
+
+
+def _backward_of(stmt: cst.BaseStatement) -> str | None:
+    """``loss`` of a statement line ``loss.backward()`` (the value backpropagated, a plain name), else None."""
+    pattern = m.SimpleStatementLine(
+        body=[m.Expr(value=m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("backward"))))]
+    )
+    if not m.matches(stmt, pattern):
+        return None
+    assert isinstance(stmt, cst.SimpleStatementLine), "matched a statement line"
+    expr = stmt.body[0]
+    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call), "matched a call"
+    func = expr.value.func
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name), "matched a method of a name"
+    return func.value.value
+
+
+def _bound_names(stmt: cst.BaseStatement) -> list[str]:
+    """The plain names a statement line assigns (``logits = ...``, ``a, b = ...``)."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return []
+    names: list[str] = []
+    for small in stmt.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else []
+        if isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets = [small.target]
+        for target in targets:
+            elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            names += [e.value for e in elements if isinstance(e, cst.Name)]
+    return names
 
 
 def steps_or_backward(stmt: cst.CSTNode, forward: frozenset[int] = frozenset()) -> bool:
