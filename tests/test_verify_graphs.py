@@ -751,3 +751,11 @@ def test_first_steps_apart_by_the_scalars_the_legacy_graph_rounded_are_inconclus
     f32_loss = runs(migrated=near)  # an input left f32: the loss f32 where the legacy one was bf16
     f32_loss["migrated"].loss_dtype, f32_loss["legacy"].loss_dtype = "f32", "bf16"
     assert part_of(judge(mode_named("stochastic"), f32_loss), "matches").status == FAIL
+
+
+def test_read_step_graph_records_the_window_of_each_leftover_graph(tmp_path):
+    step1, step, more = rooted("s1", "a, b"), rooted("st", "a, b, c"), rooted("st+", "a, b, c, x, y")
+    files, marks, end = _dump_with_marks(tmp_path, [step1, step, step, more, step, step], [1, 2, 3, 4, 5])
+    st = read_step_graph(files, marks, end)
+    assert st is not None and st.leftover_graphs == 1 and st.leftover_windows == [3]
+    assert GraphStats.from_dict(st.to_dict()).leftover_windows == [3]

@@ -168,7 +168,9 @@ class GraphStats:
     the sync-graph compilations); ``syncs``: dump entries over the whole run;
     ``leftover_graphs``: of those distinct graphs, the ones that are a recurring graph with
     tensors an earlier step left pending (:func:`leftover_graphs`), compilations whose number
-    torch-xla's timing decides, not the script's code.
+    torch-xla's timing decides, not the script's code; ``leftover_windows``: for each of them, the
+    window of its first sync (``k``: after the end of step ``k``, before the end of step ``k + 1``;
+    0: before the end of step 1), so that a count up to the end of a step leaves out the later ones.
     """
 
     instructions: int = 0
@@ -192,6 +194,7 @@ class GraphStats:
     syncs: int | None = None
     dynamo_graphs: int = 0
     leftover_graphs: int = 0
+    leftover_windows: list[int] = field(default_factory=list)
 
     @property
     def bf16_matmul_share(self) -> float | None:
@@ -545,7 +548,13 @@ def read_step_graph(
     stats.dynamo_graphs = len(compiled)
     stats.distinct_graphs = len({g.graph_hash for _o, g in entries})
     stats.syncs = len(entries)
-    stats.leftover_graphs = leftover_graphs([g for _o, g in entries])
+    left = _leftover_hashes([g for _o, g in entries])
+    stats.leftover_graphs = len(left)
+    first: dict[str, int] = {}
+    for off, g in entries:
+        if g.graph_hash in left:
+            first.setdefault(g.graph_hash, _window_of(off, step_marks))
+    stats.leftover_windows = sorted(first.values())
     stats.frames = stats.frames[:8]
     return stats
 
@@ -566,6 +575,11 @@ def leftover_graphs(graphs: Sequence[DumpedGraph]) -> int:
     the next, legacy and migrated alike; each run's graphs, less the ones counted here, were the
     same 3 by their roots. Graphs dynamo extracted are not counted. ``graphs``: the dump's
     entries in order; a dump without ``Root Hashes`` counts 0."""
+    return len(_leftover_hashes(graphs))
+
+
+def _leftover_hashes(graphs: Sequence[DumpedGraph]) -> set[str]:
+    """The graph hashes :func:`leftover_graphs` counts."""
     syncs: dict[str, int] = {}
     roots: dict[str, frozenset[str]] = {}
     for g in graphs:
@@ -574,7 +588,7 @@ def leftover_graphs(graphs: Sequence[DumpedGraph]) -> int:
         syncs[g.graph_hash] = syncs.get(g.graph_hash, 0) + 1
         roots.setdefault(g.graph_hash, frozenset(g.roots))
     recurring = [h for h, n in syncs.items() if n >= 2]
-    return sum(1 for h, n in syncs.items() if any(syncs[r] > n and roots[r] < roots[h] for r in recurring if r != h))
+    return {h for h, n in syncs.items() if any(syncs[r] > n and roots[r] < roots[h] for r in recurring if r != h)}
 
 
 def _stats_of(graph: DumpedGraph) -> GraphStats:
