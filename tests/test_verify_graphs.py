@@ -753,6 +753,78 @@ def test_first_steps_apart_by_the_scalars_the_legacy_graph_rounded_are_inconclus
     assert part_of(judge(mode_named("stochastic"), f32_loss), "matches").status == FAIL
 
 
+def _went_on(migrated_total: int, migrated_marks: list[int | None], exit_reason: str = "script_exit"):
+    """GR1's recorded shape (bench/unseen/hunt33, stochastic, a script of 9 steps here): every run
+    ended on its own after its loop, the legacy one compiling 1 graph there (its ``.cpu()`` of a
+    mean), the FP32 reference 1; the counts at every step as recorded."""
+    marks = [0, 2, 3, 3, 3, 3, 3, 3, 3]
+    r = runs(compiles=migrated_total, marks=migrated_marks)
+    r["legacy"].compile_count = r["reference"].compile_count = 4
+    r["legacy"].compiles_at_step = list(marks)
+    r["reference"].compiles_at_step = list(marks)
+    for run in r.values():
+        run.exit_reason = exit_reason
+    return r
+
+
+def test_compilations_after_the_recorded_steps_are_not_counted():
+    """A right migration that writes ``.float().cpu()`` at the host exits after training converts
+    on the device, a small graph per shape (bench/unseen/hunt33 GR1: 9 compilations, the legacy
+    run 4, the counts at every step the same): counted by the end of the last recorded step, the
+    ones after it shown and not judged."""
+    from bf16_migrate.verify.allowance import Allowance
+
+    cast = [Allowance(1, "the model cast", "m")]
+    r = _went_on(9, [0, 2, 3, 3, 3, 3, 3, 3, 3])
+    part = part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph")
+    assert part.status == PASS, part.detail
+    assert "3 XLA compilations by the end of step 9 (legacy run 3, allowed +1 for the model cast)" in part.detail
+    assert "not counted: what compiled after the end of step 9" in part.detail
+    assert "6 in the migrated run and 1 in the legacy run" in part.detail
+    assert part.figures["compiles"] == 3 and part.figures["compiles_through_step"] == 9
+    assert part.figures["compiles_after_steps"] == {"migrated": 6, "legacy": 1}
+    # records taken at the stop (the steps asked for reached) hold nothing after training: the whole count
+    stopped = _went_on(9, [0, 2, 3, 3, 3, 3, 3, 3, 3], exit_reason="steps_reached")
+    part = part_of(judge(mode_named("stochastic"), stopped, allowance=cast), "graph")
+    assert part.status == FAIL and "9 XLA compilations, more than allowed (legacy run 4" in part.detail
+
+
+def test_recompiling_every_step_still_fails_when_the_script_goes_on_past_its_steps():
+    """A migration whose training compiles a new graph every step (a dtype that changes between
+    steps, a shape-dependent cast) fails however the script ends, and so does one more graph than
+    allowed by the end of the steps."""
+    from bf16_migrate.verify.allowance import Allowance
+
+    cast = [Allowance(1, "the model cast", "m")]
+    r = _went_on(10, [0, 2, 3, 4, 5, 6, 7, 8, 9])
+    part = part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph")
+    assert part.status == FAIL, part.detail
+    assert "9 XLA compilations by the end of step 9, more than allowed (legacy run 3" in part.detail
+    assert "new graphs compiled after step(s) 3, 4, 5, 6, 7, 8" in part.detail
+    once = _went_on(6, [0, 3, 5, 5, 5, 5, 5, 5, 5])
+    assert part_of(judge(mode_named("stochastic"), once, allowance=cast), "graph").status == FAIL
+    # a run with no count at the step falls back to the whole records
+    r["legacy"].compiles_at_step = [0, 2, 3, 3, 3, 3, 3, 3, None]
+    part = part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph")
+    assert part.status == FAIL and "10 XLA compilations, more than allowed (legacy run 4" in part.detail
+
+
+def test_leftover_graphs_after_the_counted_step_are_not_taken_off_its_count():
+    """A leftover graph (:func:`leftover_graphs`) excuses a compilation only where it is counted:
+    one first synced after the end of the last counted step is none of that count's."""
+    from bf16_migrate.verify.allowance import Allowance
+
+    cast = [Allowance(1, "the model cast", "m")]
+    r = _went_on(7, [0, 4, 6, 6, 6, 6, 6, 6, 6])
+    g = r["migrated"].graph
+    assert g is not None
+    g.leftover_graphs, g.leftover_windows = 2, [2, 9]
+    part = part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph")
+    assert part.status == FAIL and "5 XLA compilations by the end of step 9, more than allowed" in part.detail
+    g.leftover_windows = [2, 3]
+    assert part_of(judge(mode_named("stochastic"), r, allowance=cast), "graph").status == PASS
+
+
 def test_read_step_graph_records_the_window_of_each_leftover_graph(tmp_path):
     step1, step, more = rooted("s1", "a, b"), rooted("st", "a, b, c"), rooted("st+", "a, b, c, x, y")
     files, marks, end = _dump_with_marks(tmp_path, [step1, step, step, more, step, step], [1, 2, 3, 4, 5])

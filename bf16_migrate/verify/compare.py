@@ -56,7 +56,9 @@ graph
     trip with only layout ops (transpose, reshape, copy...) in between, which computes nothing
     (the stray cast of https://github.com/pytorch/xla/issues/3718, "Cast liner model to bf16
     produces unexpected f32"; every mode needs none), and no more XLA compilations than the legacy
-    run (the FP32 reference when the legacy run is unusable), plus :func:`~.evidence.mode_compile_allowance`.
+    run (the FP32 reference when the legacy run is unusable), plus :func:`~.evidence.mode_compile_allowance`;
+    counted by the end of the last recorded step when a script went on past its steps, so that the code
+    after training (host copies, an export) is not judged (:func:`~.evidence._counted_through`).
     The f32 <-> bf16 tensor converts are shown, not judged: under autocast one f32 convert per
     parameter gradient is expected (the bf16 gradient accumulated into the f32 parameter's
     ``.grad``: the last example of the issue above; measured with torch-xla 2.9 on the XLA CPU

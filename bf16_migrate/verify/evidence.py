@@ -609,12 +609,14 @@ def graph_part(
             "opmath, expected)"
         )
     facts.append(conv_text)
-    # compilations, less each run's leftover graphs (timing's, not the code's: graphs.leftover_graphs)
-    comp = _compiles(migrated)
+    # compilations, less each run's leftover graphs (timing's, not the code's: graphs.leftover_graphs), counted
+    # to the end of the steps when a run went on past them (_counted_through)
+    against = legacy if usable(legacy) else base
+    through = _counted_through([migrated, against, base if mode.autocast and usable(base) else None])
+    comp = _compiles(migrated, through)
     if allowance is None:
         extra = mode_compile_allowance(mode)
         items = [f"+{extra} for the model cast"] if extra else []
-    against = legacy if usable(legacy) else base
     if allowance is not None:
         again = first_step_recompiles(allowance, migrated.compiles_at_step, against.compiles_at_step if against else [])
         allowance = [*allowance, again] if again is not None else allowance
@@ -623,7 +625,7 @@ def graph_part(
     # the bar stays the comparison run's own count: a leftover graph excuses the migrated run's compilations
     # and never tightens its bar (a script syncing many times a step has supersets of its own: hunt9's
     # REINFORCE, fixtures/contract/numpy_returns, legacy 3 of them against the migrated run's 1)
-    baseline = against.compile_count if against is not None else None
+    baseline = _counted(against, through) if against is not None else None
     if comp is not None and against is not None and baseline is not None:
         figs.update(
             compiles=comp,
@@ -631,32 +633,36 @@ def graph_part(
             compile_allowance=extra,
             compile_allowance_items=items,
             compiles_at_step=list(migrated.compiles_at_step),
-            leftover_graphs=_leftovers(migrated),
+            leftover_graphs=_leftovers(migrated, through),
+            compiles_through_step=through,
         )
         limit = baseline + extra
-        text = f"{comp} XLA compilations ({against.name} run {baseline}"
-        base_count = base.compile_count if usable(base) else None
+        by = f" by the end of step {through}" if through is not None else ""
+        head = f"{comp} XLA compilations{by}"
+        text = f"{head} ({against.name} run {baseline}"
+        base_count = _counted(base, through) if usable(base) else None
         if mode.autocast and base is not against and base_count is not None and base_count > baseline:
             # amp's model runs in FP32, as the FP32 reference's does: a graph that run compiles more than the
             # legacy one is no graph of the migration's (bench/unseen/hunt10 proto_conda: 24 against 23)
             limit = base_count + extra
             text += f", {base.name} run {base_count}"
         text += f", allowed {', '.join(items)})" if items else ", nothing added allowed)"
-        left = _leftovers(migrated)
+        left = _leftovers(migrated, through)
         if left:
             text += (
                 f", not counted: {left} of the migrated run's, the step's graph compiled again with tensors an earlier "
                 "step left pending (which step they join is timing)"
             )
         later = _late_compiles(migrated.compiles_at_step, against.compiles_at_step)
-        if len(later) > _leftovers(migrated):
+        if len(later) > left:
             text += f", new graphs compiled after step(s) {steps_text(later)}"
+        text += _after_steps_text(figs, migrated, against, through)
         if comp > limit:
-            problems.append(text.replace(" XLA compilations", " XLA compilations, more than allowed"))
+            problems.append(text.replace(head, f"{head}, more than allowed", 1))
         else:
             facts.append(text)
     elif comp is not None:
-        facts.append(f"{comp} XLA compilations")
+        facts.append(f"{comp} XLA compilations" + (f" by the end of step {through}" if through is not None else ""))
     facts.insert(
         0,
         f"step {g.step} graph: {g.matmuls_bf16} of {g.matmuls} matmuls bf16, no round trip computing nothing"
@@ -666,15 +672,79 @@ def graph_part(
     return Part("graph", FAIL if problems else PASS, "; ".join(problems + facts if problems else facts), figs)
 
 
-def _leftovers(run: RunRecord) -> int:
+def _leftovers(run: RunRecord, through: int | None = None) -> int:
     """The run's compilations of a recurring graph with tensors an earlier step left pending
-    (:func:`.graphs.leftover_graphs`); 0 without a graph dump."""
-    return run.graph.leftover_graphs if run.graph is not None else 0
+    (:func:`.graphs.leftover_graphs`), those first synced before the end of step ``through`` when
+    given (a graph statistic without their windows: all of them); 0 without a graph dump."""
+    g = run.graph
+    if g is None:
+        return 0
+    if through is None or len(g.leftover_windows) != g.leftover_graphs:
+        return g.leftover_graphs
+    return sum(1 for k in g.leftover_windows if k < through)
 
 
-def _compiles(run: RunRecord) -> int | None:
-    """The run's XLA compilations (``CompileTime`` samples) less its leftover graphs; None when not counted."""
-    return None if run.compile_count is None else run.compile_count - _leftovers(run)
+def _counted(run: RunRecord, through: int | None) -> int | None:
+    """The run's XLA compilations (``CompileTime`` samples) by the end of step ``through``
+    (``RunRecord.compiles_at_step``), or over the whole record (None); None when not counted."""
+    if through is None:
+        return run.compile_count
+    marks = run.compiles_at_step
+    return marks[through - 1] if len(marks) >= through else None
+
+
+def _compiles(run: RunRecord, through: int | None = None) -> int | None:
+    """The run's XLA compilations (:func:`_counted`) less its leftover graphs; None when not counted."""
+    count = _counted(run, through)
+    return None if count is None else count - _leftovers(run, through)
+
+
+def _after_steps(run: RunRecord, through: int) -> int | None:
+    """The compilations of ``run`` after the end of step ``through`` (its own last step's sync included)."""
+    count = _counted(run, through)
+    return None if count is None or run.compile_count is None else run.compile_count - count
+
+
+def _after_steps_text(figs: dict, migrated: RunRecord, against: RunRecord, through: int | None) -> str:
+    """The clause of the graph part's compile count that names what it left out (:func:`_counted_through`),
+    its figures added to ``figs``; empty when the whole records were counted."""
+    if through is None:
+        return ""
+    figs["compiles_after_steps"] = {run.name: _after_steps(run, through) for run in (migrated, against)}
+    return (
+        f", not counted: what compiled after the end of step {through} (its sync, then the script's code after the "
+        f"recorded steps: evaluation, export, copies to the host), {_after_steps(migrated, through)} in the migrated "
+        f"run and {_after_steps(against, through)} in the {against.name} run"
+    )
+
+
+#: ``RunRecord.exit_reason`` of a run whose record was written when the script ended on its own,
+#: after whatever it runs past its training loop (the record of a run stopped at the steps asked
+#: for, ``steps_reached``, is taken at the stop: bf16_migrate/verify/_child/sitecustomize.py)
+_WENT_ON = ("script_exit", "exception")
+
+
+def _counted_through(runs: Sequence[RunRecord | None]) -> int | None:
+    """The step by whose end the graph part counts compilations, or None for the whole records.
+
+    The contract of the part is training's: whether the migrated run's steps compile more than
+    the comparison run's (a recompilation every step is the cost). A script that ends on its own
+    runs its code after the loop (evaluation, an export, host copies of the weights) before the
+    record is written, and there the migration writes its deliberate conversions for the host: a
+    cast on the device before ``.cpu()`` (``v.float().cpu()``) is a small graph of its own per shape
+    (bench/unseen/hunt33 GR1: 7 tensors of a checkpoint and an accumulator, 6 graphs after the
+    steps where the legacy run's ``.cpu()`` compiled 1, the counts at every step the same; the same
+    text with ``.cpu().float()`` converts on the host and compiles none). So when a run with a count
+    went on past its steps, every run is counted by the end of the last step they all recorded
+    (the count the child reads at each optimizer step, before that step's own sync: the same
+    point in each run). None when no run went on, or a run has no count at that step."""
+    counted = [r for r in runs if r is not None and r.compile_count is not None]
+    if not any(r.exit_reason in _WENT_ON for r in counted):
+        return None
+    steps = min((len(r.compiles_at_step) for r in counted), default=0)
+    if not steps or any(r.compiles_at_step[steps - 1] is None for r in counted):
+        return None
+    return steps
 
 
 def autocasts_own_round_trips(mode: Mode, migrated: RunRecord) -> bool:
