@@ -732,9 +732,10 @@ def _counted_through(runs: Sequence[RunRecord | None]) -> int | None:
     runs its code after the loop (evaluation, an export, host copies of the weights) before the
     record is written, and there the migration writes its deliberate conversions for the host: a
     cast on the device before ``.cpu()`` (``v.float().cpu()``) is a small graph of its own per shape
-    (bench/unseen/hunt33 GR1: 7 tensors of a checkpoint and an accumulator, 6 graphs after the
-    steps where the legacy run's ``.cpu()`` compiled 1, the counts at every step the same; the same
-    text with ``.cpu().float()`` converts on the host and compiles none). So when a run with a count
+    (bench/unseen/hunt33 GR1, torch-xla 2.9 on the XLA CPU device: 7 tensors of a checkpoint and
+    an accumulator, 6 graphs after the steps where the legacy run's ``.cpu()`` compiled 1, the counts
+    at every step the same; the same text with ``.cpu().float()`` converts on the host: 1 graph after
+    the steps, as the legacy run). So when a run with a count
     went on past its steps, every run is counted by the end of the last step they all recorded
     (the count the child reads at each optimizer step, before that step's own sync: the same
     point in each run). None when no run went on, or a run has no count at that step."""
