@@ -1035,7 +1035,36 @@ def _computed_in_callee(ctx: FileContext, move: cst.Call) -> bool:
             param = _parameter_for(func, holder, arg)
             if param is not None and _param_computes(ctx, func, param, 0):
                 return True
+        for method in _plain_methods(ctx, holder.func):
+            # `metric.update(logits, y.to(device))`: a method of a plain class of the file (a hunt's Brier score
+            # computed its squared error in f32 with the target left as moved)
+            param = _parameter_for(method.with_changes(params=_without_self(method.params)), holder, arg)
+            if param is not None and _param_computes(ctx, method, param, 0):
+                return True
     return False
+
+
+def _plain_methods(ctx: FileContext, func: cst.BaseExpression) -> list[cst.FunctionDef]:
+    """The method ``m`` of ``obj.m`` where ``obj`` is an instance of a plain class of the file
+    (:func:`plain_instance`)."""
+    if not (isinstance(func, cst.Attribute) and plain_instance(ctx, func.value)):
+        return []
+    assert isinstance(func.value, cst.Name), "a plain instance is a name"
+    found: list[cst.FunctionDef] = []
+    for value in assigned_values(ctx, func.value):
+        for cls in definitions(ctx, value.func) if isinstance(value, cst.Call) else ():
+            if isinstance(cls, cst.ClassDef):
+                found += [
+                    st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value
+                ]
+    return found
+
+
+def _without_self(params: cst.Parameters) -> cst.Parameters:
+    """A method's parameters without its first (``self``), as a call through an instance binds them."""
+    if params.posonly_params:
+        return params.with_changes(posonly_params=params.posonly_params[1:])
+    return params.with_changes(params=params.params[1:])
 
 
 def _parameter_for(func: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> cst.Param | None:
