@@ -9,7 +9,9 @@ findings named at the ORIGINAL file's lines (the migrated copy has lines added a
   predictions handed to NumPy after it: BFM202 at the copy, BFM210 at the exit, BFM220 at
   ``.numpy()``, all after the recorded steps (the run went on to the script's end), and no PASS;
 * ``--fix`` (``xla_full``): the copy's cast moved, ``.float()`` at the exit, verified again: PASS,
-  and a second ``--fix`` over what it wrote finds nothing to repair.
+  and a second ``--fix`` over what it wrote finds nothing to repair;
+* amp: an EMA shadow made bf16 outside autocast by ``torch.empty_like(p, dtype=torch.bfloat16)``, whose
+  template is a float32 device tensor: BFM205 at its line, as for ``p.to(torch.bfloat16)``.
 """
 
 from __future__ import annotations
@@ -412,5 +414,62 @@ def test_the_trace_follows_the_function_xmp_spawn_runs_in_a_thread_of_its_proces
     assert meets, [f.diagnostic.message for f in report.trace_findings]
     assert {d.line for d in meets} <= {line_of(SPAWNED, "(xs + 0.5) * 8"), line_of(SPAWNED, "anchors[None] +")}
     assert "line " + str(line_of(SPAWNED, "(xs + 0.5) * 8")) in " ".join(d.message for d in meets)
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL"
+
+
+EMA_AMP = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        model = nn.Linear(8, 1).to(dev)
+        shadow = [p.detach().clone() for p in model.parameters()]
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(6):
+            x, y = torch.randn(16, 8).to(dev), torch.randn(16, 1).to(dev)
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            with torch.no_grad():
+                for s, p in zip(shadow, model.parameters()):
+                    s.mul_(0.9).add_(p.detach(), alpha=0.1)
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+EMA_AMP_WRONG = (
+    EMA_AMP.replace('os.environ["XLA_USE_BF16"] = "1"\n', "")
+    .replace(
+        "[p.detach().clone() for p",
+        "[torch.empty_like(p, dtype=torch.bfloat16).copy_(p.detach()) for p",
+    )
+    .replace(
+        "        loss = ((model(x) - y) ** 2).mean()\n",
+        '        with torch.autocast("xla", dtype=torch.bfloat16):\n            loss = ((model(x) - y) ** 2).mean()\n',
+    )
+)
+
+
+def test_amp_a_bf16_copy_made_by_a_like_factory_naming_bf16_is_made_by_hand(tmp_path):
+    """amp keeps the model and its state float32; an EMA shadow made bf16 outside autocast by
+    ``torch.empty_like(p, dtype=torch.bfloat16)`` is bf16 by hand as ``p.to(torch.bfloat16)`` is (BFM205),
+    though its template ``p`` is a float32 device tensor."""
+    script = tmp_path / "train.py"
+    script.write_text(EMA_AMP)
+    assert "XLA_USE_BF16" not in EMA_AMP_WRONG and "torch.autocast" in EMA_AMP_WRONG
+    report = verify_script(script, "amp", steps=4, migrated_source=EMA_AMP_WRONG, run_reference=False, timeout=300)
+    named = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
+    assert ("BFM205", line_of(EMA_AMP, "shadow = [")) in named, [f.diagnostic.message for f in report.trace_findings]
     part = report.verdict.part("trace")
     assert part is not None and part.status == "FAIL"

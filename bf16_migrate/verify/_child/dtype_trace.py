@@ -32,8 +32,9 @@ touches it through the objects the script's own calls hand it. What it records, 
     traceback (``message``: type and text).
 ``downcast``
     amp only (``only_f64``): a bf16/f16 device tensor made by the script's own cast of a float32
-    device tensor (``teacher.to(torch.bfloat16)``, ``y.bfloat16()``) or made so from no floating
-    device tensor (``torch.zeros(..., dtype=torch.bfloat16)``): autocast computes in bf16 without
+    device tensor (``teacher.to(torch.bfloat16)``, ``y.bfloat16()``), made so from no floating
+    device tensor (``torch.zeros(..., dtype=torch.bfloat16)``) or by a call naming that dtype outside
+    autocast (``torch.empty_like(p, dtype=torch.bfloat16)``): autocast computes in bf16 without
     storing any, and amp keeps the model, its state and its targets float32.
 ``loss_outside_autocast``
     amp only: the first loss handed to ``backward`` is bf16/f16 and was computed outside autocast from a
@@ -500,7 +501,9 @@ class Tracer:
         if not device:
             self._on_wide_read(func, name, args, kwargs, [r for r in results if r.is_xla])
             return
-        if self.amp and (name in _CASTS or not self._floating_device_operand(args, kwargs)):
+        if self.amp and (
+            name in _CASTS or not self._floating_device_operand(args, kwargs) or self._names_low_dtype(args, kwargs)
+        ):
             self._on_downcast(func, args, kwargs, device)
         elif self.amp and not self.loss_seen and not self._in_step:
             self._on_low_outside_autocast(func, name, args, kwargs, device)
@@ -527,9 +530,22 @@ class Tracer:
         """Whether a floating device tensor is among the operands (a creation has none)."""
         return any(t.is_xla and t.is_floating_point() for t in self._tensors(args, kwargs))
 
+    def _names_low_dtype(self, args, kwargs):
+        """Whether the call names bf16/f16 itself (``dtype=torch.bfloat16``) outside autocast, on no
+        bf16/f16 device operand: a factory whose template is a float32 device tensor
+        (``torch.empty_like(p, dtype=torch.bfloat16)``, ``p.new_zeros(n, dtype=torch.bfloat16)``) makes
+        its bf16 from the dtype it is given, not from its operand, as a cast does (torch/_torch_docs.py,
+        ``empty_like``: "dtype ... Default: if None, defaults to the dtype of input"). A bf16 operand
+        (an autocast output) leaves the call to :meth:`_on_low_outside_autocast`."""
+        torch = self._torch
+        if kwargs.get("dtype") not in (torch.bfloat16, torch.float16) or torch.is_autocast_enabled("xla"):
+            return False
+        return not any(t.is_xla and self.device_type(t) in _LOW for t in self._tensors(args, kwargs))
+
     def _on_downcast(self, func, args, kwargs, device):
-        """amp: a ``downcast`` event (the module docstring) for a cast or a creation whose device
-        result is bf16/f16 while no floating operand was; autocast's own casts never reach here
+        """amp: a ``downcast`` event (the module docstring) for a cast, a creation, or a call naming
+        ``dtype=`` bf16/f16 outside autocast (:meth:`_names_low_dtype`) whose device result is bf16/f16
+        while no floating operand was; autocast's own casts never reach here
         (they run below the Python API), so what does is the script's."""
         if self._in_step:
             return
