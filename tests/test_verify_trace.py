@@ -11,7 +11,9 @@ findings named at the ORIGINAL file's lines (the migrated copy has lines added a
 * ``--fix`` (``xla_full``): the copy's cast moved, ``.float()`` at the exit, verified again: PASS,
   and a second ``--fix`` over what it wrote finds nothing to repair;
 * amp: an EMA shadow made bf16 outside autocast by ``torch.empty_like(p, dtype=torch.bfloat16)``, whose
-  template is a float32 device tensor: BFM205 at its line, as for ``p.to(torch.bfloat16)``.
+  template is a float32 device tensor: BFM205 at its line, as for ``p.to(torch.bfloat16)``;
+* a bf16 model the user moves to the host whole (``model.cpu()``): BFM210 at that line, and none for a
+  copy moved there whose state is cast to float32 before it is saved.
 """
 
 from __future__ import annotations
@@ -471,5 +473,63 @@ def test_amp_a_bf16_copy_made_by_a_like_factory_naming_bf16_is_made_by_hand(tmp_
     report = verify_script(script, "amp", steps=4, migrated_source=EMA_AMP_WRONG, run_reference=False, timeout=300)
     named = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
     assert ("BFM205", line_of(EMA_AMP, "shadow = [")) in named, [f.diagnostic.message for f in report.trace_findings]
+    part = report.verdict.part("trace")
+    assert part is not None and part.status == "FAIL"
+
+
+HOST_MODEL = textwrap.dedent(
+    """\
+    import copy
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1)).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for _ in range(6):
+            x, y = torch.randn(16, 8).to(dev), torch.randn(16, 1).to(dev)
+            loss = ((model(x) - y) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+        ckpt = copy.deepcopy(model).cpu()
+        torch.save(ckpt.state_dict(), "ckpt.pt")
+        host = model.cpu()
+        probe = torch.randn(4, 8)
+        with torch.no_grad():
+            print(host(probe).sum().item())
+
+
+    main()
+    """
+)
+HOST_MODEL_WRONG = (
+    HOST_MODEL.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+    .replace(".to(dev)\n    opt", ".to(dev).to(torch.bfloat16)\n    opt")
+    .replace("model(x) - y", "model(x.to(torch.bfloat16)) - y.to(torch.bfloat16)")
+    .replace("torch.save(ckpt.state_dict(),", "torch.save({k: v.float() for k, v in ckpt.state_dict().items()},")
+    .replace("host(probe)", "host(probe.to(torch.bfloat16)).float()")
+)
+
+
+def test_a_module_the_user_moves_to_the_host_as_bf16_is_named_unless_its_tensors_are_cast_back(tmp_path):
+    """Under the switch ``model.cpu()`` gave a float32 module on the host; a bf16 model moved there computes
+    its host forward in bf16, and ``Module._apply`` moves each parameter from torch's own code. BFM210 names
+    the user's ``model.cpu()``; a copy whose state is cast to float32 before it is saved is not named."""
+    script = tmp_path / "train.py"
+    script.write_text(HOST_MODEL)
+    assert HOST_MODEL_WRONG.count("to(torch.bfloat16)") == 4 and "v.float()" in HOST_MODEL_WRONG
+    report = verify_script(script, steps=4, migrated_source=HOST_MODEL_WRONG, run_reference=False, timeout=300)
+    named = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
+    assert named == [("BFM210", line_of(HOST_MODEL, "host = model.cpu()"))], [
+        f.diagnostic.message for f in report.trace_findings
+    ]
     part = report.verdict.part("trace")
     assert part is not None and part.status == "FAIL"

@@ -20,11 +20,12 @@ touches it through the objects the script's own calls hand it. What it records, 
     Any other operation whose result is float32/float64 on the device, from float32/float64
     operands (the EMA copy's forward, an uncast module, a table computed on).
 ``exit``
-    A device tensor handed to the host as bf16/f16 (``.cpu()``, ``.to("cpu")``) or saved so
-    (``torch.save``, which ``xm.save`` calls after its own host copy): ``exit_dtypes`` counts the
-    floating dtypes the host got, ``cast_back`` how many of those host tensors were cast to
-    float32/float64 later (``t.cpu().float()``), ``flat_dict`` whether the saved object was a flat
-    dict of tensors (a ``state_dict()``).
+    A device tensor handed to the host as bf16/f16 (``.cpu()``, ``.to("cpu")``; a module's
+    parameters and buffers moved so by the user's ``model.cpu()``, op ``<Module>.cpu``, non-amp
+    modes) or saved so (``torch.save``, which ``xm.save`` calls after its own host copy):
+    ``exit_dtypes`` counts the floating dtypes the host got, ``cast_back`` how many of those host
+    tensors were cast to float32/float64 later (``t.cpu().float()``, ``model.cpu().float()``),
+    ``flat_dict`` whether the saved object was a flat dict of tensors (a ``state_dict()``).
 ``op_error``
     An operation that raised, with its operands' dtypes (a dtype mismatch raised at the op).
 ``exception``
@@ -181,6 +182,7 @@ OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch
 # one is no f32 computation.
 _STORES = frozenset({"copy_", "set_", "fill_", "zero_", "requires_grad_", "resize_", "share_memory_"})
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
+_MODULE_PY = os.sep + os.path.join("torch", "nn", "modules", "module.py")
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
 
@@ -218,6 +220,8 @@ class Tracer:
         self.order = 0
         self.origins = {}  # id(tensor) -> (weakref, origin dict)
         self.host_exits = {}  # id(host tensor) -> (weakref, event): a bf16 tensor that left the device
+        self.module_exits = {}  # id(module) -> (weakref, event): a module moved to the host as bf16/f16
+        self.module_exit_storage = {}  # data_ptr of one of its bf16/f16 host tensors -> (weakref, event)
         self.outputs = []  # samples of what the user's code took off the device (the module docstring)
         self._output_seen = {}  # (file, line, op) -> occurrences so far
         self.errors = []
@@ -651,6 +655,8 @@ class Tracer:
         if os.getpid() != self.pid:
             return
         if name in _CASTS and args and isinstance(args[0], self._torch.Tensor):
+            if all(r.dtype in (self._torch.float32, self._torch.float64) for r in host):
+                self._storage_cast_back(args[0])
             entry = self.host_exits.get(id(args[0]))
             if entry is not None and entry[0]() is args[0]:
                 if all(r.dtype in (self._torch.float32, self._torch.float64) for r in host):
@@ -810,6 +816,106 @@ class Tracer:
         else:
             self.origins.pop(id(owner), None)
 
+    @staticmethod
+    def on_device(module):
+        """Whether a floating parameter or buffer of ``module`` is on the XLA device."""
+        return any(t.is_xla and t.is_floating_point() for t in list(module.parameters()) + list(module.buffers()))
+
+    def _module_mover(self, frame):
+        """The name of the ``Module`` method the user's code called to move a module (``cpu``, ``to``),
+        walking out of torch's ``nn/modules/module.py`` from ``frame`` (the caller of ``Module._apply``);
+        None when the frame outside it is not the user's code (a library's or torch's own move)."""
+        name = None
+        while frame is not None and frame.f_code.co_filename.endswith(_MODULE_PY):
+            name = frame.f_code.co_name
+            frame = frame.f_back
+        if frame is None or not self._is_user(frame.f_code.co_filename):
+            return None
+        return name or "_apply"
+
+    def _on_module_exit(self, module, frame):
+        """A module the user's code moved from the device to the host (``model.cpu()``,
+        ``model.to("cpu")``) with bf16/f16 floating parameters or buffers: an exit of those, at the
+        user's line. Under the switch a device tensor handed to the host is float32
+        (torch_xla/csrc/dtype.cpp, ``MaybeUpcastToHostTorchType``), and ``Module._apply`` moves
+        each parameter with ``Tensor.cpu``/``Tensor.to`` from torch's code, which :meth:`_on_host` leaves
+        alone. A later ``.float()`` of the module on the host, a cast of one of its tensors, or a
+        ``torch.save`` of them (named there, BFM211), counts as cast back (:meth:`_on_module_cast_back`,
+        :meth:`_storage_cast_back`)."""
+        mover = self._module_mover(frame)
+        if mover is None or os.getpid() != self.pid:
+            return
+        tensors = [t for t in list(module.parameters()) + list(module.buffers()) if t.is_floating_point()]
+        if not tensors or any(t.is_xla for t in tensors):
+            return
+        low = [t for t in tensors if t.dtype in (self._torch.bfloat16, self._torch.float16)]
+        if not low:
+            return
+        ev = self.event("exit", f"{type(module).__name__}.{mover}", frame, operands=["module"])
+        if ev is None:
+            return
+        dtypes = ev.setdefault("exit_dtypes", {})
+        for t in tensors:
+            key = str(t.dtype).replace("torch.", "")
+            dtypes[key] = dtypes.get(key, 0) + 1
+        ev.setdefault("cast_back", 0)
+        ev["exits"] = ev.get("exits", 0) + len(low)
+        self.module_exits[id(module)] = (weakref.ref(module), ev)
+        for t in low:
+            self.module_exit_storage[t.data_ptr()] = (weakref.ref(t), ev)
+
+    def _on_module_cast_back(self, module):
+        """A module moved to the host as bf16 (:meth:`_on_module_exit`) whose floating parameters and
+        buffers are all float32/float64 on the host now (``model.cpu().float()``): cast back."""
+        entry = self.module_exits.get(id(module))
+        if entry is None or entry[0]() is not module:
+            return
+        tensors = [t for t in list(module.parameters()) + list(module.buffers()) if t.is_floating_point()]
+        if any(t.is_xla or t.dtype not in (self._torch.float32, self._torch.float64) for t in tensors):
+            return
+        self.module_exits.pop(id(module), None)
+        ev = entry[1]
+        left = [k for k, v in self.module_exit_storage.items() if v[1] is ev]
+        for k in left:
+            self.module_exit_storage.pop(k, None)
+        ev["cast_back"] = min(ev.get("exits", 0), ev.get("cast_back", 0) + len(left))
+
+    def _storage_cast_back(self, t):
+        """``t``, a host tensor holding the storage of a module's bf16 tensor that left the device
+        (:meth:`_on_module_exit`; ``state_dict()`` detaches, sharing it), cast to float32 or saved: that
+        tensor counts as cast back. The module's tensor must still hold that storage (a freed one's
+        address can be reused)."""
+        if not self.module_exit_storage or t.is_xla:
+            return
+        try:
+            ptr = t.data_ptr()
+        except Exception:  # a tensor without storage (sparse, meta)
+            return
+        entry = self.module_exit_storage.get(ptr)
+        if entry is None:
+            return
+        held = entry[0]()
+        if held is not None and not held.is_xla and held.data_ptr() == ptr:
+            ev = entry[1]
+            ev["cast_back"] = min(ev.get("exits", 0), ev.get("cast_back", 0) + 1)
+        self.module_exit_storage.pop(ptr, None)
+
+    def after_module_move(self, module, frame, from_device):
+        """After ``Module._apply`` called from outside another: a module moved from the device to the
+        host (``from_device``, the non-amp modes: :meth:`_on_module_exit`) or cast back on the host, then
+        :meth:`after_apply`."""
+        if not self.enabled:
+            return
+        was = self.enabled
+        self.enabled = False  # the reads below are the trace's own, not the script's
+        try:
+            if from_device and not self.amp:
+                self._on_module_exit(module, frame)
+            self._on_module_cast_back(module)
+        finally:
+            self.enabled = was
+        self.after_apply(module, frame)
+
     def after_apply(self, module, frame):
         """After ``Module._apply`` (``.to(device)``, ``.float()``...): its f32 device parameters
         and buffers get the origin ``module`` at the user's line; those it made bf16 lose the origin
@@ -849,6 +955,13 @@ class Tracer:
         """``torch.save(obj, ...)``: an exit when a floating tensor in ``obj`` is bf16/f16."""
         if os.getpid() != self.pid or not self.enabled:
             return
+        self.enabled = False  # the reads below are the trace's own, not the script's
+        try:
+            self._on_save(obj, frame)
+        finally:
+            self.enabled = True
+
+    def _on_save(self, obj, frame):
         torch = self._torch
         dtypes: dict[str, int] = {}
         flat = isinstance(obj, dict) and bool(obj) and all(isinstance(v, torch.Tensor) for v in obj.values())
@@ -859,6 +972,7 @@ class Tracer:
             value, depth = stack.pop()
             seen += 1
             if isinstance(value, torch.Tensor):
+                self._storage_cast_back(value)  # a module's bf16 host tensor saved: named at the save
                 if not value.is_xla and saved < OUTPUT_SAVED:  # a host copy (xm.save's): what the file holds
                     self._sample_output(f"torch.save #{saved}", value, value)
                     saved += 1
@@ -1009,6 +1123,12 @@ def install(tracer, torch):
     orig_apply = module_class._apply
 
     def _apply(self, *args, **kwargs):
+        from_device = False
+        if tracer._in_apply == 0 and tracer.enabled:
+            try:
+                from_device = tracer.on_device(self)
+            except Exception as exc:
+                tracer._error(f"tracing Module._apply failed: {exc!r}")
         tracer._in_apply += 1
         try:
             out = orig_apply(self, *args, **kwargs)
@@ -1016,7 +1136,7 @@ def install(tracer, torch):
             tracer._in_apply -= 1
         if tracer._in_apply == 0:
             try:
-                tracer.after_apply(self, sys._getframe(1))
+                tracer.after_module_move(self, sys._getframe(1), from_device)
             except Exception as exc:
                 tracer._error(f"tracing Module._apply failed: {exc!r}")
         return out
