@@ -1034,6 +1034,22 @@ def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype
     assert codes(result) == ["BFM080"]
 
 
+RNN_STATE = """
+def make_rnn():
+    return torch.nn.{layer}(8, 8, batch_first=True)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = {built}
+
+    def forward(self, x):
+        h0 = torch.zeros(1, x.size(0), 8, device=x.device)
+        return {call}
+"""
+
+
 @pytest.mark.parametrize(
     "built, after",
     [
@@ -1042,22 +1058,7 @@ def test_a_state_handed_to_a_module_class_of_the_file_takes_its_parameters_dtype
     ],
 )
 def test_a_state_handed_to_a_submodule_the_cast_may_not_reach_keeps_the_switch(built, after):
-    body = textwrap.dedent(
-        f"""
-        def make_rnn():
-            return torch.nn.LSTM(8, 8, batch_first=True)
-
-
-        class Net(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.rnn = {built}
-
-            def forward(self, x):
-                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
-                return self.rnn(x, (h0, h0))
-        """
-    )
+    body = RNN_STATE.format(layer="LSTM", built=built, call="self.rnn(x, (h0, h0))")
     source = HEADER + body + TRAIN.format(model="Net()", optimizer="torch.optim.SGD") + after
     result = migrate_source(source, "stochastic", "t.py")
     assert sorted(codes(result)) == ["BFM081", "BFM085"]
@@ -1070,22 +1071,7 @@ def test_a_state_handed_to_a_submodule_of_unknown_parameters_is_bf16_on_the_xla_
     takes no carrier's dtype: under the switch it was bf16 on the XLA device whatever it met, so it goes through
     ``bf16_on_xla`` where it is made (it was refused, the switch kept, though the model cast reaches the
     submodule). A recurrent torch.nn layer still takes its input's dtype (the carrier)."""
-    body = textwrap.dedent(
-        f"""
-        def make_rnn():
-            return torch.nn.GRU(8, 8, batch_first=True)
-
-
-        class Net(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.rnn = {built}
-
-            def forward(self, x):
-                h0 = torch.zeros(1, x.size(0), 8, device=x.device)
-                return self.rnn(x, h0)[0]
-        """
-    )
+    body = RNN_STATE.format(layer="GRU", built=built, call="self.rnn(x, h0)[0]")
     source = HEADER + body + TRAIN.format(model="Net()", optimizer="torch.optim.SGD")
     result = migrate_source(source, "stochastic", "t.py")
     cst.parse_module(result.code)

@@ -392,6 +392,17 @@ def sinusoid_table(n, dim, device):
     return table
 """
 
+_IN_A_TUPLE = """
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(16, 8)
+{kept}
+    def forward(self, tokens):
+        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
+"""
+"""A model returning the table in a tuple (``kept``: a line keeping a module f32 by name, or nothing)."""
+
 EXAMPLES = (
     Example(
         "returned table",
@@ -528,18 +539,7 @@ class Net(torch.nn.Module):
     ),
     Example(
         "lost in a tuple the model returns: the switch's rule at run time",
-        script(
-            _TABLE
-            + """
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Embedding(16, 8)
-
-    def forward(self, tokens):
-        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
-"""
-        ),
+        script(_TABLE + _IN_A_TUPLE.format(kept="")),
         False,
         (
             "    table = bf16_on_xla(torch.zeros(n, dim, device=device))",
@@ -549,19 +549,7 @@ class Net(torch.nn.Module):
     ),
     Example(
         "lost in a tuple the model returns, a module kept f32 by name",
-        script(
-            _TABLE
-            + """
-class Net(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = torch.nn.Embedding(16, 8)
-        self.embed.float()
-
-    def forward(self, tokens):
-        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)
-"""
-        ),
+        script(_TABLE + _IN_A_TUPLE.format(kept="        self.embed.float()\n")),
         True,
         ("        return self.embed(tokens), sinusoid_table(tokens.shape[1], 8, tokens.device)",),
         ("BFM085", "BFM081"),
