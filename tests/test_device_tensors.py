@@ -2427,3 +2427,41 @@ def test_a_tensor_moved_into_a_method_of_a_plain_class_that_computes_with_it_is_
     cst.parse_module(result.code)
     assert "y.to(device, dtype=torch.bfloat16))\n" in result.code, result.code
     assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+
+
+WEIGHT_SHADOWS = """\
+import os
+import torch
+import torch.nn as nn
+import torch_xla.core.xla_model as xm
+
+os.environ["XLA_USE_BF16"] = "1"
+SHADOW_DTYPE = torch.float32
+
+device = xm.xla_device()
+model = nn.Linear(4, 2).to(device)
+shadow = {n: p.detach().to(SHADOW_DTYPE, copy=True) for n, p in model.named_parameters()}
+frozen = [p.data.float() for p in model.parameters()]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    loss = model(torch.randn(8, 4).to(device)).pow(2).mean()
+    loss.backward()
+    opt.step()
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            shadow[n].mul_(0.9).add_(p.detach(), alpha=0.1)
+"""
+
+
+def test_an_upcast_copy_of_the_weights_is_bf16_on_the_xla_device():
+    """An EMA's shadow of the weights made f32 (``p.detach().to(SHADOW_DTYPE, copy=True)`` of a module constant,
+    ``p.data.float()``) was bf16 on the device under the switch; left as written the EMA was f32 with 0 left to do
+    (a hunt's, verify's trace named it). Each goes through ``bf16_on_xla``, after the model's cast."""
+    result = migrate_source(WEIGHT_SHADOWS, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    code = result.code
+    assert "{n: bf16_on_xla(p.detach().to(SHADOW_DTYPE, copy=True)) for n, p in model.named_parameters()}" in code
+    assert "frozen = [bf16_on_xla(p.data.float()) for p in model.parameters()]" in code
+    assert code.index("model.to(torch.bfloat16)") < code.index("shadow = {")
+    assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+    assert migrate_source(code, "stochastic", "train.py").code == code

@@ -243,6 +243,17 @@ def find_device_tensors(
             # with where no input cast reaches is decided once the input casts are planned; one a
             # function hands back is cast where it arrives (its uses are the callers')
             out.found.append(call)
+    # `{n: p.detach().float() for n, p in model.named_parameters()}`: an EMA's shadow of the weights, bf16 on the
+    # device under the switch; its f32 copy made the EMA f32 with 0 left to do (a hunt's)
+    taken = {id(c) for c in out.anywhere}
+    out.anywhere.extend(
+        c
+        for c in ctx.nodes(cst.Call)
+        if id(c) not in taken
+        and not _inside(ctx, c, skip | decided)
+        and _upcasts(ctx, c, doubles)
+        and _of_the_weights(ctx, _receiver(c))
+    )
     checkpoint_reads = _checkpoint_reads(ctx, skip | decided)
     out.checkpoint.update(map(id, checkpoint_reads))
     out.found.extend(_batch_reads(ctx, skip) + checkpoint_reads)
@@ -1561,7 +1572,15 @@ def _upcasts(ctx: FileContext, call: cst.Call, doubles: bool = False) -> bool:
     if call.func.attr.value in ("float", "double"):
         return not call.args
     names = _F32_NAMES | (_F64_NAMES if doubles else frozenset())
-    return len(call.args) == 1 and call.args[0].keyword is None and bool(dtype_names(ctx, call.args[0].value) & names)
+    positional = [a for a in call.args if a.keyword is None]
+    others = [a for a in call.args if a.keyword is not None]
+    if len(positional) != 1 or any(a.keyword is not None and a.keyword.value not in _COPY_FLAGS for a in others):
+        return False
+    return bool(dtype_names(ctx, positional[0].value) & names)
+
+
+_COPY_FLAGS = frozenset({"copy", "non_blocking", "memory_format"})
+"""``Tensor.to``'s keywords that change nothing of the dtype (torch 2.9 docs, "Tensor.to")."""
 
 
 _MOVES_AND_CASTS = frozenset({*_HOST_METHODS, "to", "cuda", "type", "float", "double", "half", "bfloat16", "detach"})
@@ -1581,6 +1600,55 @@ def _computed_on(ctx: FileContext, call: cst.Call) -> bool:
 def _receiver(call: cst.Call) -> cst.BaseExpression:
     assert isinstance(call.func, cst.Attribute), "an upcast is a method call"
     return call.func.value
+
+
+_WEIGHT_ITERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "values", "items"})
+"""What iterates over a module's tensors: its parameters and buffers, or its state dict's values (torch.nn.Module)."""
+_SAME_VALUES = frozenset({"detach", "clone", "data", "contiguous"})
+
+
+def _of_the_weights(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is a module's parameter or buffer, or a copy of one (``p.detach()``, ``p.data.clone()``):
+    a name bound by a ``for`` or a comprehension over ``model.parameters()``, ``model.named_parameters()``,
+    ``model.state_dict().items()`` and the like."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args:
+            if expr.func.attr.value not in _SAME_VALUES:
+                return False
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and expr.attr.value in _SAME_VALUES:
+            expr = expr.value
+        else:
+            break
+    if not isinstance(expr, cst.Name):
+        return False
+    scope = ctx.scopes.get(expr)
+    if scope is None:
+        return False
+    found = False
+    for assignment in scope[expr.value]:
+        node = getattr(assignment, "node", None)
+        loop = next((a for a in ctx.ancestors(node) if isinstance(a, (cst.For, cst.CompFor))), None) if node else None
+        if loop is None or not any(n is node for n in _target_names(loop.target)):
+            return False
+        iterable = loop.iter
+        if not (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in _WEIGHT_ITERATORS
+        ):
+            return False
+        found = True
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> list[cst.Name]:
+    """The names a loop target binds (``p``, ``n, p``)."""
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
 
 
 def _fresh_upcast(ctx: FileContext, flow: DtypeFlow, call: cst.Call, doubles: bool = False) -> bool:
