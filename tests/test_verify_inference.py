@@ -484,3 +484,9 @@ def test_amp_equal_to_fp32_fails_where_the_autocast_control_is_not():
     # a migrated run that does autocast hands what the control does: PASS
     runs[MIGRATED] = _record(MIGRATED, _output(7, _noise(VALUES, 0.0003)))
     assert outputs_part(amp, runs, _sources()).status == PASS
+    # the control past the bar of the FP32 values (outputs that amplify the rounding): the migrated run's exactly
+    # FP32 values are no autocast all the same (bench/unseen/hunt33 IA1 was INCONCLUSIVE)
+    runs[MIGRATED] = _record(MIGRATED, _output(7, VALUES))
+    runs[AUTOCAST] = _record(AUTOCAST, _output(7, _noise(VALUES, 0.02)))
+    part = outputs_part(amp, runs, _sources())
+    assert part.status == FAIL and "did not run under it" in part.detail, part.detail
