@@ -405,6 +405,9 @@ def _checkpoint_reads(ctx: FileContext, skip: frozenset[int]) -> list[cst.BaseEx
     weights optimizer keeps its FP32 copies)."""
     out: list[cst.BaseExpression] = []
     for call in ctx.nodes(cst.Call):
+        short = call.func.attr if isinstance(call.func, cst.Attribute) else call.func
+        if not (isinstance(short, cst.Name) and short.value == "load"):
+            continue  # the names first: a qualified name is asked only of a call named `load`
         if not ctx.qualified_names(call.func) & _LOADS or _inside(ctx, call, skip):
             continue
         location = next(
