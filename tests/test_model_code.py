@@ -1729,3 +1729,30 @@ def test_a_function_of_the_file_that_casts_or_moves_does_not_hand_on_its_argumen
     assert 'sched["keep"].dtype' not in result.code, result.code
     assert "    x = torch.randn(n, 8, device=device, dtype=torch.bfloat16)\n" in result.code, result.code
     assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
+
+
+def test_under_the_downcast_switch_a_float64_module_keeps_the_run_time_cast_out():
+    """Under XLA_DOWNCAST_BF16 a module built in float64 is float32 after the migration (the switch's rule): a
+    value lost toward what it meets might be handed to it, where bf16 would raise, so the switch is kept and the
+    line named (BFM081); without such a module the value goes through ``bf16_on_xla``."""
+    body = """
+        def positions(n, d, device):
+            return torch.arange(n, device=device).float().unsqueeze(1) / d
+
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(8, 8{dtype})
+
+            def forward(self, x):
+                return self.proj(x), positions(x.shape[1], 8, x.device)
+        """
+    train = TRAIN.format(model="Net()", optimizer="torch.optim.SGD")
+    header = HEADER.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+    plain = migrate_source(header + textwrap.dedent(body.format(dtype="")) + train, "stochastic", "t.py")
+    assert "bf16_on_xla(torch.arange(n, device=device).float())" in plain.code, plain.code
+    source = header + textwrap.dedent(body.format(dtype=", dtype=torch.float64")) + train
+    kept = migrate_source(source, "stochastic", "t.py")
+    assert kept.code == source
+    assert ("BFM081", False) in [(d.code, d.fixed) for d in kept.diagnostics], [d.message for d in kept.diagnostics]

@@ -990,7 +990,7 @@ class _Audit:
         factory, a promotion of an integer tensor, an upcast of an integer or fresh one), none names float64
         where the switch kept it float32 (XLA_DOWNCAST_BF16), and no value of them is moved to another device
         afterwards (made on the host, moved later: the cast where it is made would see the host)."""
-        if casts_an_attribute_to_full_precision(self.ctx):
+        if casts_an_attribute_to_full_precision(self.ctx) or self._float64_modules_downcast():
             return False  # a module kept f32 on purpose may be what a bf16 value would meet: it would raise
         for member in members:
             if member.kind not in ("factory", "explicit", "promoted", "upcast"):
@@ -1000,6 +1000,28 @@ class _Audit:
             if member.flow.visited & self._device_moves():
                 return False
         return True
+
+    def _float64_modules_downcast(self) -> bool:
+        """Whether the switch made float64 float32 on the device (XLA_DOWNCAST_BF16: ``"f64"`` not low) and a
+        class of the file builds a module or tensor in float64 (``nn.Linear(h, c, dtype=torch.float64)``,
+        ``.double()``): that module is float32 after the migration (the switch's rule, ``downcast_bf16``), and a
+        bf16 value it is handed would raise."""
+        if "f64" in self.low:
+            return False
+        ctx, f64 = self.ctx, self.rules.f64_dtypes
+
+        def named() -> bool:
+            for call in ctx.nodes(cst.Call):
+                if ctx.enclosing(call, cst.ClassDef) is None:
+                    continue
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "double" and not call.args:
+                    return True
+                dtype = _keyword(call, "dtype")
+                if dtype is not None and dtype_names(ctx, dtype.value) & f64:
+                    return True
+            return False
+
+        return bool(ctx.memo(("float64 in the classes",), named))
 
     def _device_moves(self) -> frozenset[int]:
         """The ids of the file's calls that may move a tensor to another device (:func:`_a_device_move`)."""
