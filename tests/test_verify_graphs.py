@@ -18,6 +18,7 @@ from bf16_migrate.verify.graphs import (
     read_step_graph,
 )
 from bf16_migrate.verify.records import RunRecord
+from bf16_migrate.verify.trace import Kind, Trace, TraceEvent
 
 from conftest import part_of
 
@@ -831,3 +832,40 @@ def test_read_step_graph_records_the_window_of_each_leftover_graph(tmp_path):
     st = read_step_graph(files, marks, end)
     assert st is not None and st.leftover_graphs == 1 and st.leftover_windows == [3]
     assert GraphStats.from_dict(st.to_dict()).leftover_windows == [3]
+
+
+def _linspace_legacy(migrated, legacy_env=None, created="f32", mg=None):
+    """hunt33's mod_pair (bench/unseen/hunt33): under XLA_USE_BF16 the legacy run's ``torch.linspace`` in
+    the model's forward was f32 on the device, so its step graph computed 0 of 5 matmuls in bf16 and two
+    parameters became f32; the migrated run is bf16 everywhere, as the switch promises."""
+    r = runs(migrated=migrated, lg=graph(bf16=0, f32=5), mg=mg if mg is not None else graph(bf16=5))
+    r["legacy"].device_param_dtypes = {"bf16": 2, "f32": 2}
+    r["legacy"].legacy_env = legacy_env or {"XLA_USE_BF16": "1"}
+    r["legacy"].trace = Trace(
+        events=[
+            TraceEvent(Kind.CREATE, "/stage/legacy/nets.py", 14, "torch.linspace", result=created),
+            TraceEvent(Kind.MEET, "/stage/legacy/nets.py", 15, "Tensor.add", operands=["bf16", "f32"], result="f32"),
+        ]
+    )
+    return r
+
+
+def test_a_legacy_run_that_made_f32_under_its_switch_is_no_step_by_step_baseline():
+    """The legacy run left the switch's contract at a line of its own (an f32 tensor made on the device under
+    XLA_USE_BF16), computed its matmuls in f32 from there, and the contract-faithful migration (all matmuls
+    and parameters bf16) cannot match its first steps: INCONCLUSIVE naming that line, not FAIL. Without the
+    f32 made under the switch, under XLA_DOWNCAST_BF16 (whose rule makes f64 f32), with an f32 matmul in the
+    migrated graph, or drifting beyond the limit: FAIL, as before."""
+    near = [x * (1 + 0.006 * (-1) ** i) for i, x in enumerate(LEGACY)]
+    matches = part_of(judge(mode_named("stochastic"), _linspace_legacy(near)), "matches")
+    assert matches.status == INCONCLUSIVE, matches.detail
+    assert matches.figures["legacy_left_f32"] == ["nets.py:14 torch.linspace"]
+    assert "made f32 on the device under its switch at nets.py:14 torch.linspace" in matches.detail
+    assert "0 of 5 of its step graph's matmuls bf16, where the migrated run's 5 of 5 are" in matches.detail
+    for r in (
+        _linspace_legacy(near, created="bf16"),
+        _linspace_legacy(near, legacy_env={"XLA_DOWNCAST_BF16": "1"}),
+        _linspace_legacy(near, mg=graph(bf16=4, f32=1)),
+        _linspace_legacy([x * 1.05 for x in LEGACY]),
+    ):
+        assert part_of(judge(mode_named("stochastic"), r), "matches").status == FAIL

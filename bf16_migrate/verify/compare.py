@@ -170,12 +170,22 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from ..rules import MODES, Mode, RuleError, all_modes
 from .allowance import Allowance
-from .evidence import SDPA_HINT, graph_part, legacy_did_nothing, mode_compile_allowance, precision_part, separates
+from .evidence import (
+    SDPA_HINT,
+    every_float_bf16,
+    graph_part,
+    legacy_did_nothing,
+    mode_compile_allowance,
+    precision_part,
+    separates,
+)
 from .parts import FAIL, INCONCLUSIVE, PASS, Part, Status, has_bf16, steps_text, usable
 from .records import AUTOCAST, CONTROL, LEGACY, MIGRATED, REFERENCE, RunRecord
+from .trace import Kind
 
 __all__ = [
     "mode_compile_allowance",
@@ -812,6 +822,19 @@ def _matches_part(
                 "momentum or a temperature, to bf16): the losses cannot tell this migration from a wrong one; compare "
                 "what the script writes at its end with the legacy run's"
             )
+    if status == FAIL and not onset_ok and base is legacy and figs.get("control_passes_onset") is False:
+        left = _legacy_left_f32(migrated, legacy)
+        if left is not None and (drift_ok or _within_band(migrated, reference, limit)):
+            status = INCONCLUSIVE
+            figs["legacy_left_f32"] = left
+            detail += (
+                f"; the legacy run made f32 on the device under its switch at {', '.join(left)} (torch-xla's switch "
+                "does not convert what that call makes) and computed in f32 from there: "
+                f"{_matmuls_text(legacy)} of its step graph's matmuls bf16, where the migrated run's "
+                f"{_matmuls_text(migrated)} are, as the switch promises; its first steps cannot be the migrated "
+                "run's, and the losses cannot tell this migration from a wrong one. To compare step by step, make "
+                "that tensor bf16 by hand (`.to(torch.bfloat16)` after the call) in the legacy text"
+            )
     if status == FAIL:
         if not onset_ok:
             detail += " -- the first steps differ"
@@ -820,6 +843,41 @@ def _matches_part(
     if verdict.fallback:
         detail += " [fallback: weak check]"
     return Part("matches", status, detail, figs)
+
+
+def _legacy_left_f32(migrated: RunRecord, legacy: RunRecord | None) -> list[str] | None:
+    """Where the legacy run made an f32 tensor on the device under its switch (``file:line op``, the
+    trace's ``create`` events with an f32 result before the recorded steps ended), when that run computed
+    fewer of its step graph's matmuls in bf16 than the migrated run, whose matmuls are all bf16 and whose
+    device parameters are bf16 only; else None. torch-xla 2.9 leaves ``torch.linspace(..., device=xla)``
+    f32 under ``XLA_USE_BF16`` (measured on the XLA CPU device, 12 factories: only linspace), and what
+    meets it is computed in f32 there (``add(bf16, f32)`` is f32): the legacy run is not the switch's
+    contract from that line on, and a migration that follows the contract cannot match it step by step."""
+    if legacy is None or legacy.trace is None or migrated.graph is None or legacy.graph is None:
+        return None
+    if not every_float_bf16(legacy):
+        return None
+    mine, theirs = migrated.graph, legacy.graph
+    if not (mine.matmuls > 0 and mine.matmuls_bf16 == mine.matmuls and theirs.matmuls_bf16 < mine.matmuls_bf16):
+        return None
+    dtypes = migrated.device_param_dtypes or {}
+    if not has_bf16(dtypes) or any(k not in ("bf16", "bfloat16") for k in dtypes):
+        return None
+    made = [e for e in legacy.trace.of_kind(Kind.CREATE) if e.result == "f32" and not e.after_stop]
+    return sorted({f"{Path(e.file).name}:{e.line} {e.op}" for e in made}) or None
+
+
+def _matmuls_text(run: RunRecord) -> str:
+    g = run.graph
+    return "?" if g is None else f"{g.matmuls_bf16} of {g.matmuls}"
+
+
+def _within_band(migrated: RunRecord, reference: RunRecord | None, limit: float) -> bool:
+    """Whether the migrated losses' median relative difference from the FP32 reference's is within ``limit``."""
+    if not usable(reference):
+        return False
+    rel = rel_diffs(migrated.losses, reference.losses)
+    return bool(rel) and statistics.median(rel) <= limit
 
 
 def _opmath_only_migrated(migrated: RunRecord, legacy: RunRecord | None) -> tuple[int, int] | None:

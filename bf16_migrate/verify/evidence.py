@@ -211,6 +211,13 @@ def legacy_did_nothing(legacy: RunRecord) -> bool:
     return legacy.ok and bool(_truthy_env(legacy.legacy_env)) and not _effective(legacy.legacy_env)
 
 
+def every_float_bf16(legacy: RunRecord) -> bool:
+    """Whether the legacy run's switch makes every f32 and f64 device tensor bf16: ``XLA_USE_BF16`` set to a
+    true value (torch-xla's ``XLA_DOWNCAST_BF16`` makes f64 f32 on purpose, so an f32 tensor made on the
+    device is its rule there, not an exception to it)."""
+    return "XLA_USE_BF16" in _truthy_env(legacy.legacy_env)
+
+
 def trains_on_the_host(run: RunRecord) -> bool:
     """Whether every parameter of the run's optimizers is on the host (none on the XLA device)."""
     return run.ok and not run.device_param_dtypes and bool(run.host_param_dtypes)
