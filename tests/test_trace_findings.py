@@ -16,7 +16,7 @@ import pytest
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.repairs import RepairKind
 from bf16_migrate.verify.parts import FAIL, PASS
-from bf16_migrate.verify.records import AUTOCAST, LEGACY, MIGRATED, RunRecord
+from bf16_migrate.verify.records import AUTOCAST, LEGACY, MIGRATED, REFERENCE, RunRecord
 from bf16_migrate.verify.trace import Kind, Trace, TraceEnd
 from bf16_migrate.verify.trace_findings import (
     FindingKind,
@@ -79,8 +79,16 @@ def ev(kind, line, op, **more):
     return data
 
 
-def record(events, end="script_exit", continued=True):
-    return {"events": events, "end": end, "continued": continued, "stop_step": 3, "errors": [], "calls": 1234}
+def record(events, end="script_exit", continued=True, device_ops=False):
+    return {
+        "events": events,
+        "end": end,
+        "continued": continued,
+        "stop_step": 3,
+        "errors": [],
+        "calls": 1234,
+        "device_ops": device_ops,
+    }
 
 
 def runs(migrated_events, legacy_events=(), **kw):
@@ -250,6 +258,37 @@ def test_amp_names_bf16_made_by_hand_on_a_line_neither_script_nor_codemod_wrote(
     assert trace_findings(runs(cast), replace(amp, own_migration=True)) == []
     # modes that cast the model trace f32, not this
     assert trace_findings(runs(cast), replace(amp, f32=True, f64=False)) == []
+
+
+def test_amp_names_bf16_made_on_a_line_of_the_legacy_text_where_the_fp32_reference_made_none():
+    """amp: ``shadow = {n: p.detach().to(SHADOW_DTYPE, copy=True) ...}`` is a line of the legacy script, and a
+    hand-made text changed ``SHADOW_DTYPE = torch.float32`` to bf16 on another line: the EMA is bf16 and PASSed,
+    the line's text being the legacy script's (bench/unseen/hunt33 EDA1). The FP32 reference run (the legacy
+    text without its switch) made no bf16 at that line: the migration's, named. Where the reference run made
+    bf16 there too, the author's own; a reference run that recorded no device ops excuses by the text as
+    before."""
+    legacy = LEGACY_TEXT.replace("ema = copy.deepcopy(model)", "ema = copy.deepcopy(model).to(EMA_DTYPE)")
+    line = legacy.splitlines().index("ema = copy.deepcopy(model).to(EMA_DTYPE)") + 1
+    hand = legacy.replace("import torch\n", "import torch\nEMA_DTYPE = torch.bfloat16\n")
+    line_hand = line + 1
+    cast = {"kind": "downcast", "file": "/u/train.py", "op": "Tensor.to", "order": 5, "operands": ["f32"]}
+    amp = TraceSources(
+        {"/u/train.py": hand}.get,
+        {MIGRATED: {"/u/train.py": hand}, LEGACY: {"/u/train.py": legacy}, REFERENCE: {"/u/train.py": legacy}},
+        f32=False,
+        f64=True,
+        own_migration=False,
+    )
+    made = runs([{**cast, "line": line_hand, "result": "bf16"}])
+    made[REFERENCE] = RunRecord(REFERENCE, losses=[1.0, 0.9, 0.8], trace=Trace.from_json(record([], device_ops=True)))
+    (found,) = trace_findings(made, amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.BF16_BY_HAND, "BFM205", line_hand)
+    # the reference run made bf16 at that line too (the legacy script's constant was bf16): the author's own
+    made[REFERENCE].trace = Trace.from_json(record([{**cast, "line": line, "result": "bf16"}], device_ops=True))
+    assert trace_findings(made, amp) == []
+    # a reference run that recorded only what left the device tells nothing: excused by the text
+    made[REFERENCE].trace = Trace.from_json(record([]))
+    assert trace_findings(made, amp) == []
 
 
 def test_amp_names_where_a_bf16_loss_left_autocast_once_the_control_computes_it_in_f32():

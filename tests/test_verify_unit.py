@@ -932,3 +932,24 @@ def test_a_stochastic_migration_that_leaves_stochastic_rounding_off_fails_precis
     out = runs(LEGACY_LOSSES, rounding_env="")
     out["legacy"] = rec("legacy", LEGACY_LOSSES, legacy_env_origin=written)
     assert part_of(judge(mode_named("gpu-compatible"), out, requested_steps=20), "precision").status == PASS
+
+
+def test_amp_autocast_control_that_failed_after_its_steps_still_holds_them():
+    """bench/unseen/hunt33 mod_pair: the autocast control made the migrated run's steps, its losses the same
+    at every one, then raised in the script's tail (``model(x).cpu().numpy()`` under its autocast: ``TypeError:
+    Got unsupported ScalarType BFloat16``). Its steps are autocast's numerics all the same: PASS by them. A
+    control that failed before making the migrated run's steps holds nothing: FAIL, unusable."""
+    r = _amp_runs()
+    r["autocast"] = rec("autocast", _SHALLOW_AMP)
+    r["autocast"].error = "exited with code 1\nTypeError: Got unsupported ScalarType BFloat16"
+    assert not r["autocast"].ok
+    matches = part_of(judge(mode_named("amp"), r), "matches")
+    assert matches.status == PASS, matches.detail
+    steps = len(_SHALLOW_AMP)
+    assert f"(it failed after the migrated run's {steps} steps: TypeError: Got unsupported ScalarType BFloat16)" in (
+        matches.detail
+    )
+    r["autocast"] = rec("autocast", _SHALLOW_AMP[:5])
+    r["autocast"].error = "exited with code 1"
+    matches = part_of(judge(mode_named("amp"), r), "matches")
+    assert matches.status == FAIL and "is unusable (exited with code 1)" in matches.detail

@@ -1011,7 +1011,11 @@ def _run(
             reference_dir = ws.root / REFERENCE
             reference_run = _stage(texts.reference, legacy_origin, reference_dir, texts.reference_modules, linked)
             # its host outputs (exits only, no time after the steps): the bar of a script that does not train
-            reference_trace = None if trace_after is None else TraceSpec(False, (reference_dir,), 0.0)
+            # amp: and the bf16 it makes by hand (a downcast on a line of the legacy text is the migration's
+            # where this run, that text without the switch, made none there: trace_findings)
+            reference_trace = (
+                None if trace_after is None else TraceSpec(False, (reference_dir,), 0.0, f64=mode.autocast)
+            )
             reference_spec = ws.spec(
                 REFERENCE,
                 reference_run.script,

@@ -315,7 +315,9 @@ class HostOutput:
 class Trace:
     """The trace of one run: its ``events`` in the order first seen, how it ``end``\\ ed, whether
     the run went on after the recorded steps (``continued``) and after how many (``stop_step``),
-    the harness's own ``errors`` while tracing, and the torch ``calls`` it looked at."""
+    the harness's own ``errors`` while tracing, and the torch ``calls`` it looked at. ``device_ops``: the
+    run recorded what computes on the device (f32, f64, amp's bf16 made by hand), not only what leaves it
+    and what fails."""
 
     events: list[TraceEvent] = field(default_factory=list)
     end: TraceEnd = TraceEnd.SCRIPT_EXIT
@@ -324,6 +326,7 @@ class Trace:
     errors: list[str] = field(default_factory=list)
     calls: int = 0
     outputs: list[HostOutput] = field(default_factory=list)
+    device_ops: bool = False
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Trace | None:
@@ -356,6 +359,7 @@ class Trace:
             errors,
             int(data.get("calls", 0)),
             outputs,
+            bool(data.get("device_ops", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -367,6 +371,7 @@ class Trace:
             "errors": list(self.errors),
             "events": [e.to_dict() for e in self.events],
             "outputs": [o.to_dict() for o in self.outputs],
+            "device_ops": self.device_ops,
         }
 
     def with_paths(self, paths: Mapping[str, str]) -> Trace:

@@ -54,7 +54,7 @@ from ..diagnostics import Diagnostic, report
 from ..python.snippets import EMITTED_MARK
 from ..repairs import RepairKind, RepairSite, Span
 from .parts import FAIL, PASS, Part
-from .records import AUTOCAST, LEGACY, MIGRATED, RunRecord
+from .records import AUTOCAST, LEGACY, MIGRATED, REFERENCE, RunRecord
 from .trace import Kind, OriginKind, Trace, TraceEvent
 
 __all__ = [
@@ -394,6 +394,12 @@ def trace_findings(runs: Mapping[str, RunRecord], sources: TraceSources) -> list
     control = runs.get(AUTOCAST)
     reader = _Reader(migrated.trace, legacy.trace if legacy is not None else None, sources)
     reader.control_loss = control.loss_dtype if control is not None and control.steps else None
+    reference = runs.get(REFERENCE)
+    if reference is not None and reference.trace is not None and reference.trace.device_ops:
+        reader.reference_low = {
+            _line_of(sources.run_text(REFERENCE, e.file) or "", e.line).strip()
+            for e in reference.trace.of_kind(Kind.DOWNCAST)
+        }
     return reader.findings()
 
 
@@ -415,6 +421,9 @@ class _Reader:
         self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
         self.control_loss: str | None = None
         """The dtype of the autocast control's loss (amp, once that control has run), else None."""
+        self.reference_low: set[str] | None = None
+        """amp: the lines (stripped) where the FP32 reference run, the legacy text without its switch, made
+        bf16/f16 by hand (its ``downcast`` events); None when that run recorded none of its device ops."""
 
     def place(self, e: TraceEvent) -> Place:
         found = self.places.get(id(e))
@@ -670,8 +679,11 @@ class _Reader:
     # -- amp: bf16 made by hand -------------------------------------------------------------
     def _by_hand_findings(self) -> list[tuple[int, TraceFinding]]:
         """amp, a text that is not the codemod's own migration: each ``downcast`` event on a line the
-        legacy script does not have and the codemod's migration did not write (compared stripped:
-        an indent under ``with torch.autocast`` keeps a line the script's), one finding per line."""
+        codemod's migration did not write and the legacy script does not have (compared stripped: an
+        indent under ``with torch.autocast`` keeps a line the script's), or has but where the FP32 reference
+        run, the legacy text without its switch, made no bf16 (``reference_low``: the line's text is the
+        same, its dtype came from elsewhere, ``x.to(SHADOW_DTYPE)`` with the constant made bf16 on another
+        line, bench/unseen/hunt33 EDA1), one finding per line."""
         out: list[tuple[int, TraceFinding]] = []
         named: set[tuple[str, int]] = set()
         for e in self.trace.of_kind(Kind.DOWNCAST):
@@ -680,7 +692,11 @@ class _Reader:
             ran = self.sources.run_text(MIGRATED, e.file)
             code = _line_of(ran, e.line).strip() if ran is not None else ""
             legacy = self.sources.run_text(LEGACY, e.file) or ""
-            if not code or code in self.sources.codemod_lines or code in {x.strip() for x in legacy.splitlines()}:
+            if not code or code in self.sources.codemod_lines:
+                continue
+            if code in {x.strip() for x in legacy.splitlines()} and (
+                self.reference_low is None or code in self.reference_low
+            ):
                 continue
             place = self.place(e)
             if (place.path, place.line) in named:

@@ -1040,6 +1040,7 @@ class Tracer:
             "outputs": [dict(o) for o in self.outputs],
             "errors": list(self.errors),
             "calls": self.calls,
+            "device_ops": bool(self.track_f32),
         }
 
 
