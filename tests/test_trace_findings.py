@@ -283,6 +283,9 @@ def test_amp_names_bf16_made_on_a_line_of_the_legacy_text_where_the_fp32_referen
     made[REFERENCE] = RunRecord(REFERENCE, losses=[1.0, 0.9, 0.8], trace=Trace.from_json(record([], device_ops=True)))
     (found,) = trace_findings(made, amp)
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.BF16_BY_HAND, "BFM205", line_hand)
+    # the line is the codemod's migration's too (a hand text made from it): named all the same
+    codemod = frozenset(x.strip() for x in legacy.splitlines())
+    assert [f.diagnostic.line for f in trace_findings(made, replace(amp, codemod_lines=codemod))] == [line_hand]
     # the reference run made bf16 at that line too (the legacy script's constant was bf16): the author's own
     made[REFERENCE].trace = Trace.from_json(record([{**cast, "line": line, "result": "bf16"}], device_ops=True))
     assert trace_findings(made, amp) == []

@@ -692,11 +692,12 @@ class _Reader:
             ran = self.sources.run_text(MIGRATED, e.file)
             code = _line_of(ran, e.line).strip() if ran is not None else ""
             legacy = self.sources.run_text(LEGACY, e.file) or ""
-            if not code or code in self.sources.codemod_lines:
+            if not code:
                 continue
-            if code in {x.strip() for x in legacy.splitlines()} and (
-                self.reference_low is None or code in self.reference_low
-            ):
+            if code in {x.strip() for x in legacy.splitlines()}:
+                if self.reference_low is None or code in self.reference_low:
+                    continue
+            elif code in self.sources.codemod_lines:
                 continue
             place = self.place(e)
             if (place.path, place.line) in named:
