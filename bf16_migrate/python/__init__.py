@@ -21,7 +21,16 @@ from . import (
     _matchers,  # noqa: F401  (first: the codemod's modules import libcst.matchers)
     snippets,
 )
-from .apply import EditPlan, apply_plan, blank_footer_out, form_feeds_out, restore_untouched_lines, source_columns
+from .apply import (
+    EditPlan,
+    apply_plan,
+    blank_footer_out,
+    form_feeds_out,
+    import_where_added,
+    restore_untouched_lines,
+    source_columns,
+)
+from .bindings import module_binds
 from .changes import GuardDoesNotTravel
 from .commented_magics import report_commented_magics
 from .context import FileContext, gc_paused
@@ -259,6 +268,8 @@ def _migrate(
     report_string_mentions(ctx)  # after the planner: the literals its diagnostics point into are its own
     report_commented_magics(ctx, parsed)  # a Jupytext notebook's magics are comments to Python
     new = apply_plan(ctx.module, plan)
+    if new is not ctx.module and "torch" not in plan.imports and not module_binds(ctx, "torch"):
+        new = import_where_added(ctx.module, new, "torch")
     if new is ctx.module:
         # nothing planned: the module as parsed, which libcst renders back byte for byte (its
         # round trip), so restore_untouched_lines would give ``source`` back after rendering

@@ -337,6 +337,35 @@ def apply_plan(module: cst.Module, plan: EditPlan) -> cst.Module:
     return new
 
 
+def import_where_added(before: cst.Module, after: cst.Module, name: str) -> cst.Module:
+    """``after`` with ``import <name>`` added (libcst's AddImportsVisitor) when it reads the name ``name``
+    more often than ``before`` did: an edit wrote ``torch.bfloat16`` or a helper calling ``torch`` into a
+    module that binds no ``torch`` at its top (a training loop of the tree that only calls methods of the
+    tensors it is handed: a NameError at run time, found by a hunt). The caller asks only of a module that does
+    not bind ``name`` (libcst's scopes)."""
+
+    def count(module: cst.Module) -> int:
+        return sum(1 for _ in _names(module, name))
+
+    if count(after) <= count(before):
+        return after
+    context = CodemodContext()
+    AddImportsVisitor.add_needed_import(context, name)
+    return AddImportsVisitor(context).transform_module(after)
+
+
+def _names(module: cst.Module, name: str) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value == name:
+                found.append(node)
+
+    module.visit(Names())
+    return found
+
+
 # libcst does not model a form feed in the indentation of a line: a statement's indentation is
 # not stored per statement but rebuilt from its IndentedBlock's ``indent`` (or
 # Module.default_indent, taken from the first indented line), so "\fdef f():" renders as

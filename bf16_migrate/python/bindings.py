@@ -61,6 +61,12 @@ def plain_instance(ctx: FileContext, expr: cst.BaseExpression) -> bool:
     )
 
 
+def module_binds(ctx: FileContext, name: str) -> bool:
+    """Whether ``name`` is bound at module level (``import torch`` anywhere at the top level)."""
+    scope = ctx.scopes.get(ctx.module)
+    return scope is not None and any(a.scope is scope for a in scope.assignments[name])
+
+
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
     """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
     assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), ctx.index))

@@ -979,6 +979,20 @@ def device_module_regions(
     return regions, problems
 
 
+def handed_out(ctx: FileContext, found: OnDevice) -> list[tuple[cst.BaseExpression, cst.Call]]:
+    """(module, the call it is handed to) for each module on the device called nowhere in this file and handed
+    to code outside it (BFM152): a ``Trainer(model, device)`` of another module that builds the optimizer and
+    runs every forward pass."""
+    out = []
+    for module in found.unique(ctx):
+        if module.calls or module.methods or _returned(ctx, module) is not None:
+            continue
+        call = passed_out(ctx, module.expr)
+        if call is not None:
+            out.append((module.expr, call))
+    return out
+
+
 def _returned(ctx: FileContext, module: DeviceModule) -> cst.Return | None:
     """The ``return`` that hands ``module`` (called nowhere in its function) to the function's callers:
     ``return net.to(device).eval()``, or ``return net`` after its move; None otherwise."""

@@ -238,6 +238,7 @@ def find_device_tensors(
             or _computed_uncast(ctx, call)
             or _returned(ctx, call)
             or _computed_in_callee(ctx, call)
+            or _kept_in_an_attribute(ctx, call)
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
             # with where no input cast reaches is decided once the input casts are planned; one a
@@ -662,6 +663,7 @@ def plan_device_tensors(
                 and not _computed_here(ctx, call)
                 and not _computed_uncast(ctx, call)
                 and not _computed_in_callee(ctx, call)
+                and not _kept_in_an_attribute(ctx, call)
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
@@ -1024,6 +1026,25 @@ def _an_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
         ):
             return False
     return True
+
+
+def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is stored in an attribute where it is made
+    (``self.count = torch.tensor(eps, device=device)``): its uses are the object's methods' and its
+    callers', which no input cast reaches (a running normaliser's count met its bf16 batch sizes in f32;
+    a hunt's value-function fit). Only a torch factory's tensor: ``self.model = model.to(device)`` moves a
+    module."""
+    if not any(name.startswith("torch.") for name in ctx.qualified_names(call.func)):
+        return False
+    parent = ctx.parent(call)
+    assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+    if isinstance(assign, cst.AnnAssign):
+        return isinstance(assign.target, cst.Attribute) and assign.value is call
+    return (
+        isinstance(assign, cst.Assign)
+        and assign.value is call
+        and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
+    )
 
 
 def _computed_here(ctx: FileContext, call: cst.Call) -> bool:

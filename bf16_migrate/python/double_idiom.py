@@ -16,7 +16,11 @@ from .context import FileContext
 
 
 def plan_double_meant_fp32(
-    ctx: FileContext, plan: EditPlan, modules: Sequence[cst.Call] = (), model_cast: bool = False
+    ctx: FileContext,
+    plan: EditPlan,
+    modules: Sequence[cst.Call] = (),
+    model_cast: bool = False,
+    state: Sequence[cst.CSTNode] = (),
 ) -> None:
     """``torch.double``/``torch.float64``/``.double()`` -> ``torch.float32``/``.float()`` on the
     device side of the file (see the module docstring), each reported (BFM048).
@@ -25,8 +29,11 @@ def plan_double_meant_fp32(
     :func:`~.model_reach.float64_modules`). Built in float32 they would draw other initial values
     from the same seed than the legacy run's (float64 on the host, float32 on the device), so their
     dtype stays: with ``model_cast`` the model's cast makes them float32 (``downcast_bf16``),
-    without it (amp) the constructor gets ``.float()``."""
+    without it (amp) the constructor gets ``.float()``. ``state``: what names float64 in the model's state
+    registered from float64 data (:func:`~.model_reach.float64_state_names`), kept as written where the model is
+    cast by the switch's rule (``downcast_bf16`` makes it float32, as the switch did)."""
     kept = {id(arg.value) for call in modules for arg in call.args if arg.keyword and arg.keyword.value == "dtype"}
+    kept |= {id(node) for node in state}
     for call in modules:
         if not model_cast:
             plan.replace[id(call)] = lambda node: cst.Call(func=cst.Attribute(value=node, attr=cst.Name("float")))
@@ -44,6 +51,7 @@ def plan_double_meant_fp32(
             isinstance(call.func, cst.Attribute)
             and m.matches(call, m.Call(func=m.Attribute(attr=m.Name("double")), args=[]))
             and not _on_cpu_side(ctx, call)
+            and id(call.func.attr) not in kept
         ):
             plan.replace[id(call.func.attr)] = lambda node: node.with_changes(value="float")
             ctx.report("BFM048", call.func.attr, fixed=True, variant="double")

@@ -233,7 +233,7 @@ class InputCasts:
         for call in calls:
             through_dynamo = any(same_model(self.ctx, call.call.func, c) for c in compiled)
             for arg in call.inputs:
-                kind = self._kind(arg.value) if not arg.star else "unknown"
+                kind = self._input_kind(arg.value) if not arg.star else "unknown"
                 if kind == FLOAT:
                     value = arg.value
                     moved = value if _a_transfer(value, self.flow) else self._transfer_of(value, call.call)
@@ -386,7 +386,9 @@ class InputCasts:
     def needs_hook(self, calls: list[ModelCall]) -> bool:
         """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at
         ``calls``: it is called nowhere in the file, or an input's dtype cannot be told."""
-        return not calls or any(arg.star or self._kind(arg.value) == "unknown" for call in calls for arg in call.inputs)
+        return not calls or any(
+            arg.star or self._input_kind(arg.value) == "unknown" for call in calls for arg in call.inputs
+        )
 
     def plan_method(self, call: cst.Call) -> None:
         """The floating arguments of ``call``, a method of a module on the device that runs its
@@ -397,7 +399,7 @@ class InputCasts:
         for arg in call.args:
             if arg.star:
                 continue
-            kind = self._kind(arg.value)
+            kind = self._input_kind(arg.value)
             if kind == FLOAT:
                 self._cast(arg.value)
             elif kind == "unknown":
@@ -446,6 +448,31 @@ class InputCasts:
             return "explicit"  # already migrated
         kind = self.flow.infer(expr)
         return kind if kind in (FLOAT, INT) else "unknown"
+
+    def _input_kind(self, expr: cst.BaseExpression) -> str:
+        """:meth:`_kind` of an argument of the cast model's forward or of a method of it, where a cast of the
+        script's to full precision (``obs.float()``, ``x.double()``, ``x.to(torch.float32)``:
+        ``upcast_methods``, ``f32_dtypes`` and ``f64_dtypes`` of ``rules/model_code.toml``) is FLOAT, cast at
+        the call: under the switch that cast on the device gave bf16 (torch-xla
+        ``torch_xla/csrc/dtype.cpp``, ``MaybeDowncastToXlaDeviceType``), and left f32 it meets the bf16
+        weights, which raises (a policy network's ``agent(obs.float())``). Before a loss the same cast is the
+        script's choice of an f32 loss, and :meth:`_kind` leaves it."""
+        return FLOAT if self._full_precision_cast(expr) else self._kind(expr)
+
+    def _full_precision_cast(self, expr: cst.BaseExpression) -> bool:
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+            return False
+        rules = self.ctx.rules.model_code
+        method = expr.func.attr.value
+        if method in rules.upcast_methods:
+            return not expr.args
+        if method not in ("to", "type"):
+            return False
+        wide = rules.f32_dtypes | rules.f64_dtypes
+        return any(
+            (arg.keyword is None or arg.keyword.value == "dtype") and self.ctx.qualified_names(arg.value) & wide
+            for arg in expr.args
+        )
 
     def _rounded_upcast(self, expr: cst.BaseExpression) -> cst.Name | None:
         """The name ``y`` of an upcast ``y.double()`` whose ``y`` is a tensor moved to the device
@@ -569,7 +596,12 @@ class InputCasts:
         self.plan.replace[id(transfer)] = lambda node: add_keywords(node, [("dtype", "torch.bfloat16", "None")], guard)
 
     def _cast(self, expr: cst.BaseExpression) -> None:
+        """``expr.to(torch.bfloat16)`` (under a guard, only where it holds); an upcast method of the script's
+        without a guard (``obs.float()``) becomes the cast (``obs.to(torch.bfloat16)``)."""
         guard = self._guard_for(expr)
+        if guard is None and isinstance(expr, cst.Call) and not expr.args and self._full_precision_cast(expr):
+            self.plan.replace[id(expr)] = _receiver_to_bf16
+            return
         self.plan.replace[id(expr)] = lambda node: snippets.cast_to_bf16(node, guard)
 
     def _cast_inside(self, name: cst.Name) -> None:
@@ -620,6 +652,12 @@ class InputCasts:
         if not self.helper_added:
             self.plan.prelude.extend(snippets.bf16_inputs_helper())
             self.helper_added = True
+
+
+def _receiver_to_bf16(node: cst.CSTNode) -> cst.BaseExpression:
+    """``x.to(torch.bfloat16)`` for the upcast ``x.float()``."""
+    assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute), "an upcast method call"
+    return snippets.cast_to_bf16(node.func.value)
 
 
 def _a_transfer(expr: cst.BaseExpression, flow: DtypeFlow) -> TypeGuard[cst.Call]:

@@ -69,7 +69,8 @@ _OTHER = "other dtype"
 @dataclass
 class Site:
     """One way f32 enters: ``node`` the call that makes it (a factory, an upcast) or the read of a
-    plain tensor attribute; ``kind``: ``"factory"`` (no ``dtype=``), ``"explicit"`` (``dtype=`` f32),
+    plain tensor attribute; ``kind``: ``"factory"`` (no ``dtype=``), ``"explicit"`` (``dtype=`` f32, or a dtype
+    the class stores from outside, ``unsure`` then),
     ``"upcast"`` (of a fresh tensor), ``"promoted"`` (arithmetic making an integer tensor floating:
     ``ids / 100.0``), ``"attribute"`` (a plain tensor attribute read in a step),
     ``"island"`` (an upcast of the model's own tensors). ``dtype_arg``: the argument that names f32
@@ -222,7 +223,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             "BFM080",
             site.node,
             fixed=True,
-            variant=site.kind,
+            variant="stored" if site.kind == "explicit" and site.unsure else site.kind,
             code=short_code(ctx, site.node),
             inside=inside(ctx, site.node),
             dtype=dtype,
@@ -542,13 +543,32 @@ class _Audit:
             return None
         dtype_arg = _keyword(call, "dtype")
         if dtype_arg is not None:
-            return ("explicit", False) if self._is_low(dtype_arg.value) else _OTHER
+            if self._is_low(dtype_arg.value):
+                return ("explicit", False)
+            return ("explicit", True) if self._stored_dtype(dtype_arg.value) else _OTHER
         cls = self._factory_class(call, factory)
         if cls == INT or (cls != FLOAT and factory == "arange"):
             # an arange of bounds of unknown type is taken as integer: a floating use of it
             # goes through an upcast (`.float()`), which is audited
             return _INTEGER
         return ("factory", cls != FLOAT)
+
+    def _stored_dtype(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is a dtype the class stores from outside the code it shows (``self.dtype`` of
+        ``self.dtype = dtype``, an argument of its constructor read from a config: ``getattr(torch, "float32")``):
+        f32 under the switch was bf16 on the device, and which dtype it holds the code does not tell. Its factory
+        takes the dtype of what its value meets where that is known (the edit is right for any floating dtype it
+        may hold), and is left where nothing is; a ``.dtype`` read of a tensor (``self.dtype = x.dtype``) is
+        not stored from outside."""
+        if not (isinstance(value, cst.Attribute) and m.matches(value.value, m.Name("self"))):
+            return False
+        cls = self.ctx.enclosing(value, cst.ClassDef)
+        if cls is None:
+            return False
+        stored = self_assigned(self.ctx, cls, value.attr.value)
+        return bool(stored) and not any(
+            dtype_names(self.ctx, v) or m.matches(v, m.Attribute(attr=m.Name("dtype"))) for v in stored
+        )
 
     def _step_calls(self):
         """The factories the functions calling the model make on the device themselves (``mask =
@@ -972,7 +992,8 @@ class _Audit:
             if casts:
                 self.result.meetings.append((site, casts))
             return
-        if site.unsure and _factory_short(self.ctx, site.node) != "tensor" and lost[1] is None:
+        stored = site.kind == "explicit" and site.unsure  # a dtype its class stores: bf16_on_xla keeps integers
+        if site.unsure and not stored and _factory_short(self.ctx, site.node) != "tensor" and lost[1] is None:
             return  # may be an integer: what it meets decides nothing
         if not lost_in_a_module and self._made_on_xla_at_run_time(members):
             self.result.on_xla += [member for member in members if not any(member is k for k in self.result.on_xla)]
@@ -995,7 +1016,9 @@ class _Audit:
         for member in members:
             if member.kind not in ("factory", "explicit", "promoted", "upcast"):
                 return False
-            if member.dtype_arg is not None and not self._is_low(member.dtype_arg.value):
+            if member.dtype_arg is not None and not (
+                self._is_low(member.dtype_arg.value) or self._stored_dtype(member.dtype_arg.value)
+            ):
                 return False
             if member.flow.visited & self._device_moves():
                 return False

@@ -23,7 +23,7 @@ not reached: code outside the file is audited when the project migrates the tree
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -184,6 +184,28 @@ def float64_state(ctx: FileContext) -> cst.Call | None:
     a Python float literal, or ``dtype=`` other than float64, is float32 or named. Under the switch such
     state was low precision on the device; autocast casts no float64 (PyTorch's
     aten/src/ATen/autocast_mode.h, ``is_eligible``), so an FP32 model keeping it computes in f64."""
+    return next((call for call, _ in _float64_registrations(ctx)), None)
+
+
+def float64_state_names(ctx: FileContext) -> list[cst.CSTNode]:
+    """What names float64 in the state :func:`float64_state` finds (every registration, not only the first):
+    ``torch.float64`` / ``torch.double`` and the ``double`` of ``.double()``. Where the model is cast by the
+    switch's rule (``downcast_bf16``: float64 to float32, float32 to bf16) they stay as written: made float32 by
+    the double idiom first, that cast made them bf16, where the switch kept them float32 (a hunt's peak buffer)."""
+    names: list[cst.CSTNode] = []
+    for _, value in _float64_registrations(ctx):
+        for node in findall(value, m.Attribute()):
+            assert isinstance(node, cst.Attribute), "findall of m.Attribute()"
+            if ctx.qualified_names(node) & _FLOAT64:
+                names.append(node)
+            elif node.attr.value == "double" and isinstance(ctx.parent(node), cst.Call):
+                names.append(node.attr)
+    return names
+
+
+def _float64_registrations(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
+    """(call, the tensor it registers) for each buffer or parameter a class of the file registers from data
+    that may be float64 (:func:`float64_state`)."""
     for call in ctx.nodes(cst.Call):
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
@@ -196,8 +218,7 @@ def float64_state(ctx: FileContext) -> cst.Call | None:
         parameter = parameter or (name == "from_pretrained" and bool(ctx.qualified_names(func) & _PRETRAINED))
         value = call.args[1].value if registers else call.args[0].value if parameter and call.args else None
         if value is not None and _may_be_float64(ctx, value):
-            return call
-    return None
+            yield call, value
 
 
 def _may_be_float64(ctx: FileContext, value: cst.BaseExpression) -> bool:

@@ -151,9 +151,80 @@ def master_weights_blocker(ctx: FileContext, site: OptimizerSite) -> tuple[str, 
     if site.factory is not None:
         blocking = site.factory[1].blocking
         return None if blocking is None else (blocking, site.factory[1].name)
-    if master_weights_kind(ctx, unwrap_optimizer_class(site.call.func)) or site.qualified & owners.keys():
+    if site.qualified & owners.keys():
+        return None
+    if master_weights_kind(ctx, unwrap_optimizer_class(site.call.func)):
         return None
     return ctx.code(site.call.func), None
+
+
+_OPTIMIZER_API = frozenset({"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"})
+"""``torch.optim.Optimizer``'s own public methods (torch/optim/optimizer.py)."""
+
+
+def _reads_of(ctx: FileContext, name: cst.Name) -> list[cst.CSTNode]:
+    """The reads of the value the assignment to ``name`` binds (its binding's references, libcst's scopes)."""
+    scope = ctx.scopes.get(name)
+    if scope is None:
+        return []
+    return [
+        access.node
+        for binding in scope[name.value]
+        if getattr(binding, "node", None) is name
+        for access in getattr(binding, "references", ())
+    ]
+
+
+def updated_elsewhere(ctx: FileContext, site: OptimizerSite) -> cst.Call | None:
+    """A call of a method of the file's own optimizer class other than ``step()`` (``opt.second_step()``: a
+    SAM-like class that updates through an inner optimizer) when the file never calls ``step()`` of the
+    optimizer ``site`` builds nor hands it to a call (``xm.optimizer_step(opt)`` calls its ``step``): the
+    FP32-master-weights helper wraps ``step()`` only (``snippets.MASTER_WEIGHTS_SOURCE``), so those weights
+    would be updated in bf16 with no FP32 copy (found by a hunt: a SAM optimizer's momentum stayed bf16). None
+    otherwise."""
+    func = unwrap_optimizer_class(site.call.func)
+    if not isinstance(func, cst.Name):
+        return None
+    classes = [c for c in ctx.nodes(cst.ClassDef) if c.name.value == func.value]
+    if len(classes) != 1:
+        return None
+    methods = {
+        f.name.value
+        for f in classes[0].body.body
+        if isinstance(f, cst.FunctionDef) and not f.name.value.startswith("_") and f.name.value not in _OPTIMIZER_API
+    }
+    assign = ctx.parent(site.call)
+    if not methods or not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+        return None
+    target = assign.targets[0].target
+    if isinstance(target, cst.Name):
+        uses = _reads_of(ctx, target)
+    elif m.matches(target, m.Attribute(value=m.Name("self"))):  # `self.opt = SAM(...)` in a trainer class
+        assert isinstance(target, cst.Attribute), "matched"
+        holder_class = ctx.enclosing(site.call, cst.ClassDef)
+        if holder_class is None:
+            return None
+        pattern = m.Attribute(value=m.Name("self"), attr=m.Name(target.attr.value))
+        uses = [a for a in findall(holder_class, pattern, ctx.index) if a is not target]
+    else:
+        return None
+    found: cst.Call | None = None
+    for use in uses:
+        holder = ctx.parent(use)
+        if isinstance(holder, cst.Attribute) and holder.value is use:
+            call = ctx.parent(holder)
+            if not isinstance(call, cst.Call) or call.func is not holder:
+                continue
+            if holder.attr.value == "step":
+                return None
+            if holder.attr.value in methods and found is None:
+                found = call
+        elif isinstance(holder, cst.Arg):
+            call = ctx.parent(holder)
+            if isinstance(call, cst.Call) and any(q.startswith("builtins.") for q in ctx.qualified_names(call.func)):
+                continue  # `hasattr(opt, ...)`, `print(opt)`: no step
+            return None  # handed to code that may call its step()
+    return found
 
 
 def zero1_master_weights(

@@ -212,10 +212,12 @@ def legacy_did_nothing(legacy: RunRecord) -> bool:
 
 
 def every_float_bf16(legacy: RunRecord) -> bool:
-    """Whether the legacy run's switch makes every f32 and f64 device tensor bf16: ``XLA_USE_BF16`` set to a
-    true value (torch-xla's ``XLA_DOWNCAST_BF16`` makes f64 f32 on purpose, so an f32 tensor made on the
-    device is its rule there, not an exception to it)."""
-    return "XLA_USE_BF16" in _truthy_env(legacy.legacy_env)
+    """Whether the legacy run's switch makes every f32 and f64 device tensor bf16: a variable torch-xla acts on
+    whose float64 becomes bf16 (``f64_becomes = "bf16"`` in ``rules/XLA_*.toml``: ``XLA_USE_BF16``) set to a
+    true value (``XLA_DOWNCAST_BF16`` makes f64 f32 on purpose, so an f32 tensor made on the device is its rule
+    there, not an exception to it)."""
+    variables = load_rules().variables
+    return any(k in variables and variables[k].f64_becomes == "bf16" for k in _effective(legacy.legacy_env))
 
 
 def trains_on_the_host(run: RunRecord) -> bool:

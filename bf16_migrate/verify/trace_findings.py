@@ -362,7 +362,11 @@ _INITIALISERS = frozenset(
 before the first optimizer step they fill parameters a module made there (``with torch.device(xla):``,
 ``torch.set_default_device``) in f32, which the model cast then makes bf16: no step computes on them
 in f32 (bench/unseen/hunt10 lrfind_actions, devctx_dockerfile: the same losses, yet one BFM201 per
-layer). In the step, or meeting bf16, they are findings as any op."""
+layer). So is what an initialiser computes with on the same line (``nn.init.orthogonal_``'s QR of a normal
+draw): the model cast after ``model.apply(init)`` is right there, as a bf16 weight has no QR on the host
+(``geqrf_cpu`` is not implemented for BFloat16, torch 2.9), where under the switch torch saw float32
+(bench/unseen/hunt34 init_after_move: the same losses, yet BFM203). In the step, or meeting bf16, they are
+findings as any op."""
 
 
 def _helper_spans(text: str | None) -> list[tuple[int, int]]:
@@ -421,6 +425,7 @@ class _Reader:
         self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
         self.control_loss: str | None = None
         """The dtype of the autocast control's loss (amp, once that control has run), else None."""
+        self._initialising: set[tuple[str, int]] | None = None  # lines an initialiser ran on before any step
         self.reference_low: set[str] | None = None
         """amp: the lines (stripped) where the FP32 reference run, the legacy text without its switch, made
         bf16/f16 by hand (its ``downcast`` events); None when that run recorded none of its device ops."""
@@ -525,7 +530,11 @@ class _Reader:
     def _f32_finding(self, root: tuple[Any, ...], events: list[TraceEvent]) -> TraceFinding | None:
         kind = root[0]
         meets = [e for e in events if e.kind == Kind.MEET]
-        if not meets and all(e.step == 0 and e.op in _INITIALISERS for e in events):
+        # a line that runs an initialiser runs what the initialiser computes with too (`nn.init.orthogonal_`:
+        # `normal_`, then `linalg_qr`, `sign`, `mul_` on the weight, all at the user's line)
+        if self._initialising is None:
+            self._initialising = {(e.file, e.line) for e in self.trace.events if e.op in _INITIALISERS and e.step == 0}
+        if not meets and all(e.step == 0 and (e.file, e.line) in self._initialising for e in events):
             return None  # a module's parameters initialised on the device before the first step (below)
         first = meets[0] if meets else events[0]
         if not self.sources.f32:  # amp: float64 the only wide dtype traced, named where its chain began

@@ -11,7 +11,7 @@ import libcst as cst
 
 from ...rules import Emit
 from ..autocast import Region, autocast_regions, plan_autocast
-from ..device_modules import device_module_regions, method_forward_calls
+from ..device_modules import device_module_regions, handed_out, method_forward_calls
 from ..loss_reach import loss_code
 from ..model_site import one_line, unseen_reach
 from ..outcome import Refusal
@@ -77,6 +77,12 @@ def check(m: Migration) -> Migration | None:
     found, failed = device_module_regions(ctx, m.on_device, loss.statements)
     regions += found
     problems += failed
+    if not regions:
+        # no forward pass of this file goes under autocast, and a module's runs in code outside it (a trainer
+        # class of another module given the model): removing the switch would leave the training all FP32
+        for expr, call in handed_out(ctx, m.on_device):
+            fields = {"model": ctx.code(expr), "call": ctx.code(call.func), "line": ctx.pos(call)[0]}
+            problems.append(("BFM021", call, "handed", fields))
     # a model held in a collection whose calls the codemod cannot see (`nets[0](x)`, `for m in nets[::-1]`):
     # a forward left out of autocast would run in FP32 where the legacy run was bf16
     for expr in dict.fromkeys([*m.models, *(d.expr for d in m.on_device.unique(ctx))]):

@@ -7,10 +7,11 @@ examined."""
 from __future__ import annotations
 
 from ...rules import STOCHASTIC_ROUNDING_VAR, Emit
-from ..context import FileContext
+from ..bindings import module_binds
 from ..device_tensors import float64_on_device
 from ..double_idiom import plan_double_meant_fp32, plan_float64_meant_low
 from ..dtype_guards import plan_dtype_guards
+from ..model_reach import float64_state_names
 from ..optimizers import fp32_optimizer_state
 from ..outcome import Edge, Refusal
 from ..write_edits import switch_writes
@@ -37,7 +38,7 @@ def announce(m: Migration, planned: Planned) -> Planned:
             ctx.outcome.refuse(
                 Refusal.MODEL_UNKNOWN, ctx.report("BFM011", site.call, fixed=False, variant="other_optimizer")
             )
-    if not _module_binds(ctx, "torch"):
+    if not module_binds(ctx, "torch"):
         # AddImportsVisitor only sees the leading import block, which a legacy write often
         # splits (`import os; os.environ[...]; import torch`): ask the scope instead.
         m.plan.imports.append("torch")
@@ -94,7 +95,10 @@ def double_meant_fp32(m: Migration, planned: Planned) -> Planned:
         cast = Emit.MODEL_CAST in m.emits
         models = [model for model, anchors in zip(m.models, m.cast_anchors) if anchors is not None or not cast]
         modules = [call for model in models for _, call in m.float64_modules(model)]
-        plan_double_meant_fp32(m.ctx, m.plan, modules, model_cast=cast and m.guard is None)
+        downcast = cast and m.guard is None
+        # the model cast by the switch's rule (downcast_bf16) where its state is registered from float64 data
+        state = float64_state_names(m.ctx) if downcast and models else []
+        plan_double_meant_fp32(m.ctx, m.plan, modules, model_cast=downcast, state=state)
     return planned
 
 
@@ -132,9 +136,3 @@ def tensors_examined(m: Migration, planned: Planned) -> Planned:
     which keeps the model FP32 too: nothing to find)."""
     m.ctx.outcome.examined.add(Edge.DEVICE_TENSORS)
     return planned
-
-
-def _module_binds(ctx: FileContext, name: str) -> bool:
-    """Whether ``name`` is bound at module level (``import torch`` anywhere at the top level)."""
-    scope = ctx.scopes.get(ctx.module)
-    return scope is not None and any(a.scope is scope for a in scope.assignments[name])

@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...rules import Emit
-from ..optimizers import by_hand_update, leaf_optimizers, master_weights_blocker, plan_master_weights
+from ..optimizers import (
+    by_hand_update,
+    leaf_optimizers,
+    master_weights_blocker,
+    plan_master_weights,
+    updated_elsewhere,
+)
 from ..outcome import Refusal
 from .migration import Migration, Planned
 
@@ -30,7 +36,9 @@ def check(m: Migration) -> Migration | None:
     (:func:`..optimizers.master_weights_blocker`); if one cannot, None: the switch is kept and that
     reported (BFM017), since removing it would leave bf16 weights updated in bf16, with neither
     stochastic rounding nor an FP32 copy. A script that updates its parameters by hand has no
-    optimizer to keep them in (BFM017 ``by_hand``, :func:`..optimizers.by_hand_update`)."""
+    optimizer to keep them in (BFM017 ``by_hand``, :func:`..optimizers.by_hand_update`); nor does one whose weights
+    are updated by a method of its own class other than ``step()`` (BFM017 ``not_step``,
+    :func:`..optimizers.updated_elsewhere`)."""
     ctx = m.ctx
     backward = by_hand_update(ctx, list(m.sites))
     if backward is not None:
@@ -47,6 +55,24 @@ def check(m: Migration) -> Migration | None:
             ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
         return None
     sites = [site for site in m.sites if id(site.call) not in m.owned]
+    for site in sites:
+        method = updated_elsewhere(ctx, site)
+        if method is None:
+            continue
+        for variable, anchor in m.anchors:
+            finding = ctx.report(
+                "BFM017",
+                anchor,
+                fixed=False,
+                variant="not_step",
+                variable=variable,
+                optimizer=ctx.code(site.call.func),
+                line=ctx.pos(site.call)[0],
+                method=ctx.code(method.func),
+                method_line=ctx.pos(method)[0],
+            )
+            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        return None
     blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
     for site, (optimizer, function) in blocked:
         line = ctx.pos(site.call)[0]
