@@ -1,6 +1,6 @@
 """Shapes the contract found this stop, proven on the XLA CPU device both ways: the codemod's
 migration PASSes, the migration without the change FAILs or crashes (the verdict people trust
-both ways). Each script is our own writing (fixtures/contract/).
+both ways). Each script is our own writing (fixtures/contract/, value_fit in tests/data/).
 
 * criterion: a criterion class with a ``register_buffer`` weight moved to the device; its buffer
   was bf16 under the switch. Without ``criterion.to(torch.bfloat16)`` the step meets an f32 weight
@@ -54,7 +54,15 @@ both ways). Each script is our own writing (fixtures/contract/).
   baseline accuracy, all after the model's move and before its optimizer. The input casts cast every
   forward's input from the first, so the model's cast goes before that first forward; placed before the
   optimizer, the dry run met bf16 inputs with f32 weights (the convolution raised, on the XLA device too).
-  The head put in after the cast is cast where it is put; left f32, its matmul is f32 (verify FAILs it)."""
+  The head put in after the cast is cast where it is put; left f32, its matmul is f32 (verify FAILs it).
+* value_fit: a recurrent critic initialised orthogonally after its move (``critic.apply(init)``), a hidden
+  state made with a dtype its class stores from a config string (``dtype=self.state_dtype``), a running mean
+  whose count is ``torch.tensor(eps, device=device)`` kept in an attribute, and float64 NumPy observations
+  handed to the critic as ``(obs - mean).float()``: all bf16 under the switch. The cast stays after the init
+  (a bf16 weight has no QR on the host; verify's trace takes what the initialiser computes with as its own),
+  the state takes the weights' dtype, the count goes through the run-time cast, and the critic's input is
+  cast at the call (``.float()`` left, the bf16 critic raised). With the count left f32, the mean's update
+  computes in f32 (verify's trace FAILs it)."""
 
 from __future__ import annotations
 
@@ -408,3 +416,243 @@ def test_a_model_is_cast_before_its_first_forward_and_where_a_module_is_put_into
     assert 'c.add_module("extra", nn.Linear(3, 3).to(device))\nc.to(torch.bfloat16)\n' in code, code
     assert not result.unfixed
     assert migrate_source(code, mode, "train.py").code == code
+
+
+# test data, not under fixtures/: tests/test_junk_inputs.py builds its trees from every file there
+VALUE_FIT = Path(__file__).resolve().parent / "data" / "value_fit" / "train.py"
+
+
+def test_the_value_fit_migration():
+    result = migrate_source(VALUE_FIT.read_text(), "stochastic", "train.py")
+    code = result.code
+    # the cast after the orthogonal init: a bf16 weight has no QR on the host (geqrf_cpu), under the switch
+    # torch saw float32 there
+    assert code.index("critic.apply(orthogonal)") < code.index("critic.to(torch.bfloat16)"), code
+    assert "self.count = floating_to_bf16(torch.tensor(eps, device=device))" in code
+    assert "dtype=self.state_dtype" not in code and "dtype=self.out.weight.dtype" in code
+    assert "values = critic((obs - norm.mean).to(torch.bfloat16))" in code
+    assert not result.unfixed and migrate_source(code, "stochastic", "train.py").code == code
+
+
+@pytest.mark.xla
+def test_a_critic_initialised_on_the_device_with_a_stored_state_dtype_both_ways(tmp_path):
+    from bf16_migrate.verify import verify_script
+
+    shutil.copytree(VALUE_FIT.parent, tmp_path / "value_fit")
+    script = tmp_path / "value_fit" / "train.py"
+    report = verify_script(script, "stochastic", steps=10, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    without = migrated.replace(
+        "self.count = floating_to_bf16(torch.tensor(eps, device=device))",
+        "self.count = torch.tensor(eps, device=device)",
+    )
+    assert without != migrated
+    wrong = verify_script(script, "stochastic", steps=10, migrated_source=without, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "trace").status == FAIL
+
+
+SAM_LIKE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+class Lookahead(torch.optim.Optimizer):
+    def __init__(self, params, inner, **kw):
+        super().__init__(params, dict(kw))
+        self.inner = inner(self.param_groups, **kw)
+
+    def sync_slow(self):
+        self.inner.step()
+
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 1).to(device)
+opt = Lookahead(model.parameters(), torch.optim.SGD, lr=0.1)
+for _ in range(3):
+    model(torch.randn(8, 4).to(device)).pow(2).mean().backward()
+    opt.sync_slow()
+    opt.zero_grad()
+"""
+
+
+def test_gpu_compatible_keeps_the_switch_for_an_optimizer_updated_outside_its_step():
+    """FP32 master weights wrap ``step()``: an optimizer class of the file whose weights are updated by another
+    of its methods (an inner optimizer stepped from ``sync_slow()``) would keep none, its weights updated in
+    bf16 (BFM017 ``not_step``, the switch kept). Calling ``step()`` (or handing the optimizer to code that may)
+    wraps it as before; stochastic mode needs no master weights."""
+    result = migrate_source(SAM_LIKE, "gpu-compatible", "train.py")
+    (finding,) = [d for d in result.diagnostics if d.code == "BFM017"]
+    assert "updates the weights through `opt.sync_slow()` (line 21), never through `step()`" in finding.message
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code and "with_fp32_master_weights" not in result.code
+    stepped = SAM_LIKE.replace("    opt.sync_slow()\n", "    opt.sync_slow()\n    opt.step()\n")
+    assert "with_fp32_master_weights(Lookahead)" in migrate_source(stepped, "gpu-compatible", "train.py").code
+    handed = SAM_LIKE.replace(
+        "    opt.sync_slow()\n", "    opt.sync_slow()\n    torch_xla.core.xla_model.optimizer_step(opt)\n"
+    )
+    assert "with_fp32_master_weights(Lookahead)" in migrate_source(handed, "gpu-compatible", "train.py").code
+    assert "XLA_USE_BF16" not in migrate_source(SAM_LIKE, "stochastic", "train.py").code
+
+
+PEAK_BUFFER = """import os
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+
+class Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.register_buffer("peak", torch.ones((), dtype=torch.float64))
+
+    def forward(self, x):
+        self.peak.copy_(torch.maximum(self.peak, x.detach().abs().max().double()))
+        return self.fc(x)
+
+
+device = torch_xla.device()
+model = Scaled().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(8, 4).to(device)).sum().backward()
+opt.step()
+"""
+
+
+def test_a_float64_buffer_under_downcast_is_float32_after_the_migration_not_bf16():
+    """Under XLA_DOWNCAST_BF16 a buffer registered in float64 was float32 on the device. The model is cast by the
+    switch's rule (``downcast_bf16``: float64 to float32, float32 to bf16), so the buffer's ``torch.float64`` stays:
+    made float32 by the double idiom first, that cast made it bf16 (a hunt's). A ``.double()`` elsewhere still
+    means FP32 (BFM048)."""
+    code = migrate_source(PEAK_BUFFER, "stochastic", "train.py").code
+    assert 'self.register_buffer("peak", torch.ones((), dtype=torch.float64))' in code
+    assert "downcast_bf16(model)" in code and "x.detach().abs().max().float()" in code
+
+
+STORED_DTYPE = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+
+class Cell(nn.Module):
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+        self.wx, self.wh = nn.Linear(1, 8), nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.zeros(x.shape[0], 8, dtype=self.dtype, device=x.device)
+        return torch.tanh(self.wx(x) + self.wh(h)).sum()
+
+
+device = torch_xla.device()
+model = Cell(getattr(torch, "float32")).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+model(torch.randn(4, 1).to(device)).backward()
+opt.step()
+"""
+
+
+def test_a_stored_dtype_in_forward_takes_the_switchs_rule_where_what_it_meets_is_not_known():
+    """``torch.zeros(..., dtype=self.dtype)`` of a dtype the class stores from its constructor: bf16 on the
+    device under the switch for a floating dtype. Its value meets submodules assigned in one tuple (not followed):
+    it goes through ``bf16_on_xla`` (integers left as they are), where before it was left f32 without a word (a
+    hunt's; the bf16 submodule raised). Assigned one by one, it takes the weights' dtype (value_fit above)."""
+    code = migrate_source(STORED_DTYPE, "stochastic", "train.py").code
+    assert "h = bf16_on_xla(torch.zeros(x.shape[0], 8, dtype=self.dtype, device=x.device))" in code, code
+
+
+LOOP_MODULE = """def fit(model, opt, batches, device):
+    for x, ids in batches:
+        out = model(x.to(device))
+        keep = (ids.to(device) != 0).float()
+        loss = (out.squeeze(-1) * keep).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss
+"""
+
+LOOP_SCRIPT = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch  # noqa: E402
+import torch_xla  # noqa: E402
+
+from loop import fit  # noqa: E402
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+print(fit(model, opt, [(torch.randn(8, 4), torch.randint(0, 3, (8,)))], device).item())
+"""
+
+
+def test_a_module_migrated_with_its_script_gets_import_torch_where_an_edit_names_it(tmp_path):
+    """The training loop of another module, migrated with the script that imports it, binds no ``torch``: the
+    mask's ``.float()`` becomes ``.to(torch.bfloat16)``, so ``import torch`` is added there (a NameError at run
+    time before, a hunt's). A second run changes nothing; the script, which binds it, gets none."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "loop.py").write_text(LOOP_MODULE)
+    (tmp_path / "train.py").write_text(LOOP_SCRIPT)
+    migrate_paths([tmp_path], "stochastic", write=True)
+    loop = (tmp_path / "loop.py").read_text()
+    assert loop.startswith("import torch\n") and "(ids.to(device) != 0).to(torch.bfloat16)" in loop, loop
+    assert (tmp_path / "train.py").read_text().count("import torch ") == 1
+    again = {p.name: p.read_text() for p in tmp_path.glob("*.py")}
+    migrate_paths([tmp_path], "stochastic", write=True)
+    assert {p.name: p.read_text() for p in tmp_path.glob("*.py")} == again
+
+
+TRAINER_MODULE = """import torch
+import torch.nn.functional as F
+
+
+class Trainer:
+    def __init__(self, model, device):
+        self.model, self.device = model, device
+        self.opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+
+    def fit(self, batches):
+        for x, y in batches:
+            loss = F.cross_entropy(self.model(x.to(self.device)), y.to(self.device))
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+"""
+
+TRAINER_SCRIPT = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch  # noqa: E402
+import torch_xla  # noqa: E402
+
+from trainer import Trainer  # noqa: E402
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 3).to(device)
+Trainer(model, device).fit([(torch.randn(8, 4), torch.randint(0, 3, (8,)))])
+"""
+
+
+def test_amp_keeps_the_switch_when_the_model_is_handed_to_a_trainer_of_another_module(tmp_path):
+    """amp: the model is called nowhere in the script, handed to a trainer class of another module that builds
+    its optimizer and runs every forward pass. No forward pass of the script goes under autocast, so removing the
+    switch left the whole training FP32 (a hunt's; a second run then said the tree was clean): the switch is kept
+    (BFM033, BFM021 ``handed`` naming the call)."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "trainer.py").write_text(TRAINER_MODULE)
+    (tmp_path / "train.py").write_text(TRAINER_SCRIPT)
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in (tmp_path / "train.py").read_text()
+    found = [d for d in outcome.diagnostics if d.code == "BFM021"]
+    assert any("`model` is handed to `Trainer` (line 12)" in d.message for d in found), found

@@ -468,6 +468,15 @@ def test_parameters_initialised_on_the_device_before_the_first_step_are_no_findi
     assert trace_findings(runs(in_step), sources())
     other = [ev("compute", 8, "Tensor.add", operands=["f32", "f32"], result="f32", origin=origin)]
     assert trace_findings(runs(other), sources())
+    # what an initialiser computes with on its line (`nn.init.orthogonal_`: a QR of a normal draw) is its own,
+    # before the first step (bench/unseen/hunt34 init_after_move); the same ops on another line are not
+    qr = [
+        ev("compute", 8, op, operands=["f32"], result="f32", origin=origin, order=i)
+        for i, op in enumerate(("Tensor.normal_", "torch.linalg_qr", "Tensor.sign", "Tensor.mul_"), start=1)
+    ]
+    assert trace_findings(runs(qr), sources()) == []
+    assert trace_findings(runs([*qr, dict(qr[1], line=12, order=9)]), sources())
+    assert trace_findings(runs([dict(e, step=1) for e in qr]), sources())
 
 
 def test_a_failure_the_legacy_run_did_not_have_names_its_line_and_the_failed_op():
