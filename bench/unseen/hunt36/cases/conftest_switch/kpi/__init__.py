@@ -1,0 +1,1 @@
+"""kpi: a small forecaster of daily KPIs."""

@@ -1,0 +1,2 @@
+"""ringcls: classify points by which ring they lie on."""
+__all__ = ["model", "data"]

@@ -1,0 +1,3 @@
+from specnet.cli import main
+
+main()

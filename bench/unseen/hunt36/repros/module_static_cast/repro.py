@@ -1,0 +1,15 @@
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch_xla  # noqa: E402
+
+from loop import fit  # noqa: E402
+
+device = torch_xla.device()
+model = nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+out, loss = fit(model, opt, [(torch.randn(8, 4), torch.randint(0, 3, (8,))) for _ in range(3)], device)
+print("dtype", model.weight.dtype, out.dtype, loss.dtype)
