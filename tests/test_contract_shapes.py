@@ -647,7 +647,8 @@ def test_amp_keeps_the_switch_when_the_model_is_handed_to_a_trainer_of_another_m
     """amp: the model is called nowhere in the script, handed to a trainer class of another module that builds
     its optimizer and runs every forward pass. No forward pass of the script goes under autocast, so removing the
     switch left the whole training FP32 (a hunt's; a second run then said the tree was clean): the switch is kept
-    (BFM033, BFM021 ``handed`` naming the call)."""
+    (BFM033, BFM021 at the call: ``handed``, or, the trainer being an optimizer factory of the tree, "never
+    called")."""
     from bf16_migrate.project import migrate_paths
 
     (tmp_path / "trainer.py").write_text(TRAINER_MODULE)
@@ -655,4 +656,24 @@ def test_amp_keeps_the_switch_when_the_model_is_handed_to_a_trainer_of_another_m
     outcome = migrate_paths([tmp_path], "amp", write=True)
     assert 'os.environ["XLA_USE_BF16"] = "1"' in (tmp_path / "train.py").read_text()
     found = [d for d in outcome.diagnostics if d.code == "BFM021"]
-    assert any("`model` is handed to `Trainer` (line 12)" in d.message for d in found), found
+    assert any(d.line == 12 and "`model`" in d.message for d in found), found
+    assert any(d.code == "BFM033" for d in outcome.diagnostics)
+
+
+def test_gpu_compatible_gives_a_trainer_classs_optimizer_master_weights_in_its_module(tmp_path):
+    """gpu-compatible: the optimizer is built in the constructor of a trainer class of another module, over the
+    model the script hands it. The class is an optimizer factory of the tree as a function is: its module builds
+    the optimizer through ``with_fp32_master_weights`` (BFM016); before, the switch was removed and the weights
+    updated in bf16 with no FP32 copy (a hunt's). A second run changes nothing."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "trainer.py").write_text(TRAINER_MODULE)
+    (tmp_path / "train.py").write_text(TRAINER_SCRIPT)
+    migrate_paths([tmp_path], "gpu-compatible", write=True)
+    trainer = (tmp_path / "trainer.py").read_text()
+    assert "self.opt = with_fp32_master_weights(torch.optim.AdamW)(model.parameters(), lr=1e-2)" in trainer, trainer
+    script = (tmp_path / "train.py").read_text()
+    assert "XLA_USE_BF16" not in script and "model.to(torch.bfloat16)" in script
+    again = {p.name: p.read_text() for p in tmp_path.glob("*.py")}
+    migrate_paths([tmp_path], "gpu-compatible", write=True)
+    assert {p.name: p.read_text() for p in tmp_path.glob("*.py")} == again

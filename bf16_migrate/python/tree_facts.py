@@ -31,16 +31,13 @@ from .snippets import MASTER_WEIGHTS_FACTORY
 from .tree_types import FactoryChange, OptimizerFactory, TreeModule, unwrap_optimizer_class, variables_read
 
 
-def module_facts(ctx: FileContext, name: str) -> TreeModule:
-    """What the module parsed in ``ctx`` offers a script that imports it as ``name``: its
-    top-level functions that build an optimizer from a parameter (:class:`OptimizerFactory`)
-    and its ``torch.optim.Optimizer`` subclasses."""
+def module_facts(ctx: FileContext, module_name: str) -> TreeModule:
+    """What the module parsed in ``ctx`` offers a script that imports it as ``module_name``: its
+    top-level functions, and the constructors of its top-level classes, that build an optimizer from a
+    parameter (:class:`OptimizerFactory`), and its ``torch.optim.Optimizer`` subclasses."""
     local = local_optimizer_classes(ctx)
     factories: list[OptimizerFactory] = []
-    for func in ctx.module.body:
-        if not isinstance(func, cst.FunctionDef):
-            continue
-        params = [p.name.value for p in (*func.params.posonly_params, *func.params.params)]
+    for name, func, params in _factory_candidates(ctx):
         keyword_only = [p.name.value for p in func.params.kwonly_params]
         found: list[tuple[str, str, cst.Call]] = []  # (parameter, takes, optimizer call)
         submodules = False
@@ -67,10 +64,30 @@ def module_facts(ctx: FileContext, name: str) -> TreeModule:
         done = all(
             MASTER_WEIGHTS_FACTORY in ctx.code(call.func) or "optimizer_dtype" in ctx.code(call) for _, _, call in found
         )
-        factories.append(
-            OptimizerFactory(func.name.value, param, index, takes, tuple(params), optimizers, done, submodules)
-        )
-    return TreeModule(name, ctx.path, tuple(factories), tuple(sorted(local)))
+        factories.append(OptimizerFactory(name, param, index, takes, tuple(params), optimizers, done, submodules))
+    return TreeModule(module_name, ctx.path, tuple(factories), tuple(sorted(local)))
+
+
+def _factory_candidates(ctx: FileContext) -> list[tuple[str, cst.FunctionDef, list[str]]]:
+    """(the name a script calls, the function that runs, its positional parameters as the call fills them) of
+    each top-level function of the module and each top-level class's ``__init__`` (``Trainer(model, device)``
+    runs ``__init__(self, model, device)``: a trainer class that builds its optimizer over the model it is
+    given is a factory as a function is; found by a hunt, whose gpu-compatible migration kept no master
+    weights there)."""
+    found: list[tuple[str, cst.FunctionDef, list[str]]] = []
+    for node in ctx.module.body:
+        if isinstance(node, cst.FunctionDef):
+            found.append(
+                (node.name.value, node, [p.name.value for p in (*node.params.posonly_params, *node.params.params)])
+            )
+        elif isinstance(node, cst.ClassDef):
+            init = next(
+                (f for f in node.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "__init__"), None
+            )
+            if init is not None:
+                params = [p.name.value for p in (*init.params.posonly_params, *init.params.params)]
+                found.append((node.name.value, init, params[1:]))
+    return found
 
 
 def _parameter_owning(ctx: FileContext, site: OptimizerSite, func: cst.FunctionDef) -> cst.Name | None:
@@ -157,15 +174,15 @@ def plan_factory_changes(ctx: FileContext, plan: EditPlan, changes: tuple[Factor
     by_function: dict[str, list[FactoryChange]] = {}
     for change in changes:
         by_function.setdefault(change.function, []).append(change)
-    for func in ctx.module.body:
-        if not isinstance(func, cst.FunctionDef) or func.name.value not in by_function:
+    for name, func, _params in _factory_candidates(ctx):
+        if name not in by_function:
             continue
-        asked = by_function[func.name.value]
+        asked = by_function[name]
         guards = {c.guard for c in asked}
         code = guards.pop() if len(guards) == 1 else None
         guard = cst.parse_expression(code) if code is not None and not _rebinds(func, code) else None
         facts = module_facts(ctx, "")
-        factory = next((f for f in facts.factories if f.name == func.name.value), None)
+        factory = next((f for f in facts.factories if f.name == name), None)
         if factory is None:
             continue
         sites = _factory_sites(ctx, func, factory)
@@ -178,7 +195,7 @@ def plan_factory_changes(ctx: FileContext, plan: EditPlan, changes: tuple[Factor
                 fixed=True,
                 variant="module" if guard is not None else "module_unconditional",
                 optimizer=ctx.code(site.call.func),
-                function=func.name.value,
+                function=name,
                 scripts=scripts,
                 condition=ctx.code(guard) if guard is not None else "",
             )
