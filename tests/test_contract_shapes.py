@@ -677,3 +677,63 @@ def test_gpu_compatible_gives_a_trainer_classs_optimizer_master_weights_in_its_m
     again = {p.name: p.read_text() for p in tmp_path.glob("*.py")}
     migrate_paths([tmp_path], "gpu-compatible", write=True)
     assert {p.name: p.read_text() for p in tmp_path.glob("*.py")} == again
+
+
+HOST_FIRST = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+device = torch_xla.device()
+net = torch.nn.Linear(6, 3).eval()
+x = torch.randn(16, 6)
+with torch.no_grad():
+    labels = net(x).argmax(dim=1)
+net.to(device)
+with torch.no_grad():
+    logits = net(x.to(device))
+print(labels.tolist()[:5], logits.cpu().numpy().shape)
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_a_forward_on_the_host_before_the_move_is_left_as_it_ran(mode):
+    """The switch acts on XLA tensors only: a module called on the host before it is moved ran in float32 there.
+    Its input is not cast (the f32 module on the CPU raised on a bf16 input) nor put under autocast("xla") (which
+    does nothing on the CPU); the call after the move is (a hunt's label pass before the move)."""
+    code = migrate_source(HOST_FIRST, mode, "train.py").code
+    assert "    labels = net(x).argmax(dim=1)\n" in code, code
+    after = code[code.index("net.to(device)") :]
+    assert "x.to(device).to(torch.bfloat16)" in after or 'torch.autocast("xla"' in after, code
+
+
+NORM_CALL = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+
+class Norm:
+    def __init__(self, dim, device):
+        self.mean = torch.zeros(dim, device=device)
+
+    def __call__(self, x):
+        return x - self.mean
+
+
+device = torch_xla.device()
+net = torch.nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+norm = Norm(4, device)
+b = torch.randn(32, 4).to(device)
+loss = net(norm(b)).pow(2).mean()
+loss.backward()
+opt.step()
+"""
+
+
+def test_a_tensor_handed_to_a_plain_instance_call_is_bf16_where_it_is_moved():
+    """``norm(b)`` runs ``Norm.__call__``, which computes ``x - self.mean`` with the moved batch: bf16 under the
+    switch, so it is cast in the move (left f32, it met the bf16 statistics in f32: a hunt's second batch)."""
+    code = migrate_source(NORM_CALL, "stochastic", "train.py").code
+    assert "b = torch.randn(32, 4).to(device, dtype=torch.bfloat16)" in code, code

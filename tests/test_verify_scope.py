@@ -289,3 +289,36 @@ def test_a_launchers_setting_the_migration_keeps_is_nothing_to_verify():
         refuse_nothing_to_verify(Path("train.py"), source, result.code, {"XLA_USE_BF16": "1"}, refusals)
     assert "BFM155" in str(caught.value)
     refuse_nothing_to_verify(Path("train.py"), source, result.code, {"XLA_USE_BF16": "1"})  # no refusal: verified
+
+
+SCORER = '''"""Batch scorer. Run on the TPU VM as:  XLA_USE_BF16=1 python score.py"""
+import torch
+import torch_xla
+
+device = torch_xla.device()
+net = torch.nn.Linear(8, 2).to(device).eval()
+with torch.no_grad():
+    out = net(torch.randn(64, 8).to(device))
+print(out.cpu().numpy()[:2])
+'''
+
+
+def test_against_a_revision_that_sets_no_legacy_variable_is_refused_before_any_run(tmp_path):
+    """``--against HEAD`` where the revision names the switch in its docstring alone and no launcher or
+    ``--legacy-env`` sets it: its run would be FP32, and a text left FP32 PASSed against it while the codemod's
+    bf16 migration FAILed (bench/unseen/hunt35 docstring_mention). Refused, as plain verify refuses it; with
+    ``--legacy-env`` the revision is the legacy run again."""
+    from bf16_migrate.verify.migration import refuse_unswitched_revision
+
+    (tmp_path / "score.py").write_text(SCORER)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "legacy")
+    (tmp_path / "score.py").write_text(SCORER.replace("out.cpu().numpy()", "out.cpu().float().numpy()"))
+    proc = _verify("score.py", "--against", "HEAD", "--steps", "3", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "nothing to compare with: at the legacy revision it names XLA_USE_BF16 but sets none of them" in proc.stderr
+    assert "--legacy-env XLA_USE_BF16=1" in proc.stderr and "run started" not in proc.stderr
+    refuse_unswitched_revision(Path("score.py"), SCORER, {"XLA_USE_BF16": "1"}, "HEAD")  # a launcher's: no error
+    sets = SCORER.replace("import torch\n", 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\n', 1)
+    refuse_unswitched_revision(Path("score.py"), sets, {}, "HEAD")  # the revision sets it itself

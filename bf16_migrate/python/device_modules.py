@@ -360,7 +360,8 @@ class _Finder:
         found.criteria = [m for m in found.modules if is_loss_callee(ctx, m.expr) and self._keeps_state(m)]
         found.modules = [m for m in found.modules if not is_loss_callee(ctx, m.expr)]
         for module in found.modules:
-            module.calls = model_calls(ctx, module.expr, aliases(ctx, module.expr))
+            calls = model_calls(ctx, module.expr, aliases(ctx, module.expr))
+            module.calls = [c for c in calls if not _before_its_move(ctx, c.call, module)]
             module.methods = self._methods(module.expr)
         return found
 
@@ -879,6 +880,15 @@ def _past_dtype_setters(
         assert isinstance(later, cst.SimpleStatementLine), "matched a one-statement line"
         anchor = later
     return anchor
+
+
+def _before_its_move(ctx: FileContext, call: cst.Call, module: DeviceModule) -> bool:
+    """Whether ``call`` of ``module`` runs before the module reaches the device: in the same function (or at
+    module level) as the statement that puts it there, and earlier. The switch acts on XLA tensors only, so that
+    forward ran on the host in float32 (a label pass before the move); an input cast there met the module's f32
+    weights on the CPU and raised (found by a hunt)."""
+    scope = ctx.enclosing(module.anchor, cst.FunctionDef)
+    return ctx.enclosing(call, cst.FunctionDef) is scope and ctx.pos(call) < ctx.pos(module.anchor)
 
 
 def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:

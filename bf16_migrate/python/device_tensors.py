@@ -1081,17 +1081,20 @@ def _computed_in_callee(ctx: FileContext, move: cst.Call) -> bool:
 
 def _plain_methods(ctx: FileContext, func: cst.BaseExpression) -> list[cst.FunctionDef]:
     """The method ``m`` of ``obj.m`` where ``obj`` is an instance of a plain class of the file
-    (:func:`plain_instance`)."""
-    if not (isinstance(func, cst.Attribute) and plain_instance(ctx, func.value)):
+    (:func:`plain_instance`), or its ``__call__`` where the instance itself is called (``norm(b)`` of a
+    normaliser: a hunt's second batch met the device statistics in f32)."""
+    if isinstance(func, cst.Attribute) and plain_instance(ctx, func.value):
+        instance, method = func.value, func.attr.value
+    elif isinstance(func, cst.Name) and plain_instance(ctx, func):
+        instance, method = func, "__call__"
+    else:
         return []
-    assert isinstance(func.value, cst.Name), "a plain instance is a name"
+    assert isinstance(instance, cst.Name), "a plain instance is a name"
     found: list[cst.FunctionDef] = []
-    for value in assigned_values(ctx, func.value):
+    for value in assigned_values(ctx, instance):
         for cls in definitions(ctx, value.func) if isinstance(value, cst.Call) else ():
             if isinstance(cls, cst.ClassDef):
-                found += [
-                    st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == func.attr.value
-                ]
+                found += [st for st in cls.body.body if isinstance(st, cst.FunctionDef) and st.name.value == method]
     return found
 
 

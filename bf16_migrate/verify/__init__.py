@@ -33,7 +33,7 @@ from . import checks
 from .allowance import Allowance, compile_allowance
 from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
-from .migration import refuse_nothing_to_verify
+from .migration import refuse_nothing_to_verify, refuse_unswitched_revision
 from .outputs import judge_after_host_training, judge_outputs, judge_without_backward
 from .package import PackageRun, package_run, stage_package
 from .parts import usable
@@ -847,6 +847,8 @@ def _texts(
             if not inherited:
                 refuse_nothing_to_verify(script, source, migrated_source, legacy_env, refusals)
         else:
+            if not inherited:  # `--against REV`: a revision that sets nothing ran FP32
+                refuse_unswitched_revision(script, legacy_text, legacy_env, "the legacy revision")
             migrated_source = source
             # the codemod's reading of the legacy script: amp through its own flag (the script unchanged
             # under its launcher's setting), f32 it keeps on purpose

@@ -23,7 +23,7 @@ from typing import Any
 from .records import RunError
 from .runner import LEGACY_VARIABLES
 
-__all__ = ["refuse_nothing_to_verify", "already_migrated_hint"]
+__all__ = ["refuse_nothing_to_verify", "refuse_unswitched_revision", "already_migrated_hint"]
 
 
 def refuse_nothing_to_verify(
@@ -46,25 +46,48 @@ def refuse_nothing_to_verify(
         )
     if legacy_env:
         return
+    what = _sets_nothing(script, source)
+    if what is not None:
+        raise RunError(
+            f"{script}: nothing to verify: the migration changes nothing, {what}, so there is no legacy run to "
+            "compare with",
+            hint=already_migrated_hint(script, [name for name in LEGACY_VARIABLES if name in source]),
+        )
+
+
+def refuse_unswitched_revision(script: Path, legacy_text: str, legacy_env: Mapping[str, str], label: str) -> None:
+    """Raise :class:`RunError` when, under ``--against`` (the revision ``label`` holding ``legacy_text``), no
+    ``legacy_env`` reaches the legacy run (no launcher of the revision sets one, none is given) and the revision's
+    text sets no legacy variable itself (:func:`refuse_nothing_to_verify`'s reading): its run would be FP32, and a
+    migration judged against it proves nothing (a text left FP32 PASSed, the codemod's bf16 one FAILed: found by
+    a hunt on a script whose docstring alone names the switch)."""
+    if legacy_env:
+        return
+    what = _sets_nothing(script, legacy_text)
+    if what is not None:
+        raise RunError(
+            f"{script}: nothing to compare with: at {label} {what}, so the legacy run would be FP32, not the legacy "
+            "numerics",
+            hint="if a launcher (shell script, notebook, job spec) sets the variable, pass it: --legacy-env "
+            "XLA_USE_BF16=1",
+        )
+
+
+def _sets_nothing(script: Path, source: str) -> str | None:
+    """Why ``source`` sets no legacy variable the codemod can see, in words; None when it sets one."""
     sets, unread = _reading(source, script)
     if sets:
-        return
+        return None
     named = [name for name in LEGACY_VARIABLES if name in source]
     if unread and named:
-        what = (
+        return (
             f"it names {', '.join(named)} in a form the codemod does not read (line {unread[0].line}, "
             f"{unread[0].code}; a script it starts with that environment is verified alone, with "
             f"--legacy-env {named[0]}=1)"
         )
-    elif named:
-        what = f"it names {', '.join(named)} but sets none of them (in text only: a docstring, a comment, a message)"
-    else:
-        what = "it sets no legacy variable"
-    raise RunError(
-        f"{script}: nothing to verify: the migration changes nothing, {what}, so there is no legacy run to compare "
-        "with",
-        hint=already_migrated_hint(script, named or list(LEGACY_VARIABLES)),
-    )
+    if named:
+        return f"it names {', '.join(named)} but sets none of them (in text only: a docstring, a comment, a message)"
+    return "it sets no legacy variable"
 
 
 def _reading(source: str, script: Path) -> tuple[bool, list]:
