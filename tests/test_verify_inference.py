@@ -97,6 +97,21 @@ def test_a_run_that_hands_the_host_results_without_training_is_an_inference_run(
     assert not nothing.ok and "without calling backward()" in (nothing.error or "")
 
 
+def test_the_same_line_handing_the_host_its_values_by_another_call_is_paired():
+    """``.to("cpu")`` in the legacy script, ``.float().cpu()`` in a right hand text: the same values leave the
+    device at the same line through another call. Paired by line, shape and kind (a false FAIL before:
+    "0 host outputs paired", bench/unseen/hunt35 exit_spelling); a sample of another shape is not."""
+    runs = {
+        LEGACY: _record(LEGACY, _output(7, VALUES, op="Tensor.to")),
+        MIGRATED: _record(MIGRATED, _output(7, _noise(VALUES, 2**-9))),
+        REFERENCE: _record(REFERENCE, _output(7, _noise(VALUES, 0.02), op="Tensor.to")),
+    }
+    part = outputs_part(mode_named("stochastic"), runs, _sources())
+    assert part.status == PASS and part.figures["paired"] == 1, part.detail
+    runs[MIGRATED] = _record(MIGRATED, _output(7, VALUES[:20]))
+    assert outputs_part(mode_named("stochastic"), runs, _sources()).status != PASS
+
+
 def test_bf16_noise_passes_and_the_reference_distance_is_reported():
     runs = {
         LEGACY: _record(LEGACY, _output(7, VALUES), _output(7, VALUES, occurrence=1)),
