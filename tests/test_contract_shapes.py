@@ -737,3 +737,45 @@ def test_a_tensor_handed_to_a_plain_instance_call_is_bf16_where_it_is_moved():
     switch, so it is cast in the move (left f32, it met the bf16 statistics in f32: a hunt's second batch)."""
     code = migrate_source(NORM_CALL, "stochastic", "train.py").code
     assert "b = torch.randn(32, 4).to(device, dtype=torch.bfloat16)" in code, code
+
+
+LOSS_LOOP = """def fit(model, opt, batches, loss_fn, device):
+    for x, y in batches:
+        out = model(x.to(device))
+        loss = loss_fn(out, y.to(device))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss
+"""
+
+LOSS_SCRIPT = """import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch  # noqa: E402
+import torch_xla  # noqa: E402
+
+from loop import fit  # noqa: E402
+
+device = torch_xla.device()
+model = torch.nn.Linear(4, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = [(torch.randn(8, 4), torch.rand(8, 1))]
+print(fit(model, opt, batches, torch.nn.MSELoss(), device).item())
+"""
+
+
+def test_a_loss_target_moved_in_a_loop_of_another_module_is_cast_at_run_time(tmp_path):
+    """The training loop lives in a module of the tree, imported under the switch: its ``y.to(device)`` is
+    handed to the loss it is given, which no input cast of the script reaches. bf16 under the switch; left f32,
+    the bf16 output and the f32 target raised in backward ("Found dtype Float but expected BFloat16": a hunt's).
+    It goes through the run-time cast where it is moved (``floating_to_bf16``: integer labels stay)."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "loop.py").write_text(LOSS_LOOP)
+    (tmp_path / "train.py").write_text(LOSS_SCRIPT)
+    migrate_paths([tmp_path], "stochastic", write=True)
+    loop = (tmp_path / "loop.py").read_text()
+    assert "loss = loss_fn(out, floating_to_bf16(y.to(device)))" in loop, loop
+    assert loop.startswith("import torch\n")

@@ -162,6 +162,10 @@ class DeviceTensors:
     f64_to_f32: bool = False
     """The switch made float64 float32 on the device, not bf16 (XLA_DOWNCAST_BF16): a tensor of a dtype
     the code does not tell goes through ``downcast_floating``, not ``floating_to_bf16``."""
+    no_input_casts: bool = False
+    """The file has no model of its own whose input casts would cast a tensor handed to a call (a module of the
+    tree imported under the switch: its training loop computes a loss with ``y.to(device)``): such a tensor of
+    a dtype the code does not tell is cast at run time where it is moved."""
 
 
 def find_device_tensors(
@@ -170,6 +174,7 @@ def find_device_tensors(
     decided: frozenset[int] = frozenset(),
     model_calls: frozenset[int] = frozenset(),
     doubles: bool = False,
+    no_input_casts: bool = False,
 ) -> DeviceTensors:
     """The script's own device tensors (factories, fresh upcasts, moves: see the module docstring)
     outside the code ``reached`` (:mod:`.model_reach`, which :mod:`.model_code` audits; None: no
@@ -178,7 +183,8 @@ def find_device_tensors(
     the file's order. ``model_calls``: ids of the calls of the models on the device (their output
     is a device tensor: ``(logits.argmax(-1) == y).float()`` of ``logits = model(x)`` is made there).
     ``doubles``: the switch made f64 bf16 on the device too (``f64_becomes = "bf16"``: XLA_USE_BF16),
-    so a fresh ``.double()`` is one of them; under XLA_DOWNCAST_BF16 it was f32 (the double idiom's)."""
+    so a fresh ``.double()`` is one of them; under XLA_DOWNCAST_BF16 it was f32 (the double idiom's).
+    ``no_input_casts``: :attr:`DeviceTensors.no_input_casts`."""
     # no audit read the model's code: every class is left to it (a model's, an optimizer's)
     holders: list[cst.CSTNode] = list(_audited_nodes(reached) if reached is not None else ctx.nodes(cst.ClassDef))
     classes = frozenset(id(holder) for holder in holders)
@@ -189,7 +195,7 @@ def find_device_tensors(
     skip = classes | frozenset(id(func) for func in model_helpers)
     flow = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
     data = frozenset(id(cls) for cls in ctx.nodes(cst.ClassDef) if _a_data_class(cls))
-    out = DeviceTensors(f64_to_f32=not doubles)
+    out = DeviceTensors(f64_to_f32=not doubles, no_input_casts=no_input_casts)
     for call in ctx.nodes(cst.Call):
         if id(call) not in decided and _inside(ctx, call, skip) and _data_arrival(ctx, flow, call):
             out.anywhere.append(call)  # NumPy data moved to the device in the model's code: decided at run time
@@ -239,6 +245,7 @@ def find_device_tensors(
             or _returned(ctx, call)
             or _computed_in_callee(ctx, call)
             or _kept_in_an_attribute(ctx, call)
+            or (no_input_casts and _handed_to_a_callable(ctx, call))
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
             # with where no input cast reaches is decided once the input casts are planned; one a
@@ -664,6 +671,7 @@ def plan_device_tensors(
                 and not _computed_uncast(ctx, call)
                 and not _computed_in_callee(ctx, call)
                 and not _kept_in_an_attribute(ctx, call)
+                and not (tensors.no_input_casts and _handed_to_a_callable(ctx, call))
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)

@@ -1005,7 +1005,7 @@ class Planner:
         plan_model_code(self.ctx, self.plan, audit)
         report_blocked(self.ctx, audit)
         if Emit.DEVICE_TENSORS in emits and self.imported_under:
-            tensors = find_device_tensors(self.ctx, reached, audit.decided, doubles="f64" in low)
+            tensors = find_device_tensors(self.ctx, reached, audit.decided, doubles="f64" in low, no_input_casts=True)
             plan_device_tensors(self.ctx, self.plan, tensors)
 
     # -- helpers ----------------------------------------------------------------------------
