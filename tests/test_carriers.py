@@ -395,3 +395,23 @@ def test_a_launcher_kept_for_a_script_refused_by_an_op_without_a_bf16_kernel_say
     kept = [d for d in outcome.diagnostics if d.code == "BFM112"]
     assert kept and "BFM155" in kept[0].message and "made no change" not in kept[0].message, kept
     assert (tmp_path / "run.sh").read_text() == "#!/bin/bash\nXLA_USE_BF16=1 python train.py\n"
+
+
+def test_a_docker_env_file_named_from_the_launchers_own_directory_is_its_launch_setting(tmp_path):
+    """``docker run --env-file "$(dirname "$0")/xla.env" ... python3 train.py``: the env file the launcher loads
+    from its own directory (the shell idiom :mod:`bf16_migrate.carriers.shell.expand` reads for ``source``) sets
+    the script's switch. It was taken for a file that reaches no script (BFM110: a hunt's untrue refusal); the
+    setting is replaced where it is, and the script migrated for it."""
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch_xla\n\ndevice = torch_xla.device()\nmodel = torch.nn.Linear(2, 2).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(torch.randn(4, 2).to(device)).sum().backward()\n"
+        "opt.step()\n"
+    )
+    (tmp_path / "xla.env").write_text("PJRT_DEVICE=TPU\nXLA_USE_BF16=1\n")
+    (tmp_path / "run.sh").write_text(
+        '#!/bin/sh\ndocker run --rm --env-file "$(dirname "$0")/xla.env" -v "$PWD":/w -w /w img python3 train.py\n'
+    )
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert not [d for d in outcome.diagnostics if d.code == "BFM110"], outcome.diagnostics
+    assert (tmp_path / "xla.env").read_text() == "PJRT_DEVICE=TPU\nNEURON_RT_STOCHASTIC_ROUNDING_EN=1\n"
+    assert "model.to(torch.bfloat16)" in (tmp_path / "train.py").read_text()

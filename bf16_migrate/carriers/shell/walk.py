@@ -598,6 +598,15 @@ class _Reader:
                 )
         for f in cmd.env_files:
             self._include(f, node, command=node)
+        # `--env-file "$(dirname "$0")/xla.env"`: a path the script's variables or its own directory give
+        # (:meth:`_expanded_path`), as `source` reads one (found by a hunt: the file was said to reach no script)
+        for i, word in enumerate(words[:-1]):
+            if word == "--env-file" and words[i + 1] is None and i + 1 < len(word_nodes):
+                path = self._expanded_path(word_nodes[i + 1], node)
+                if path is not None:
+                    self._include(path, node, command=node)
+                else:
+                    self._computed_include(word_nodes[i + 1], node)
         if words and words[0] in ("echo", "printf"):
             for arg in word_nodes[1:]:
                 self._note_mentions(
