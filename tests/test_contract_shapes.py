@@ -779,3 +779,29 @@ def test_a_loss_target_moved_in_a_loop_of_another_module_is_cast_at_run_time(tmp
     loop = (tmp_path / "loop.py").read_text()
     assert "loss = loss_fn(out, floating_to_bf16(y.to(device)))" in loop, loop
     assert loop.startswith("import torch\n")
+
+
+RECALL = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch_xla
+
+device = torch_xla.device()
+net = torch.nn.Linear(8, 8).to(device).eval()
+with torch.no_grad():
+    sim = net(torch.randn(16, 8).to(device)) @ net(torch.randn(32, 8).to(device)).T
+    ids = sim.topk(5, dim=1).indices
+    gold = torch.arange(16, device=device)
+    hit = (ids == gold[:, None]).any(dim=1).float()
+    every = torch.all(ids >= 0, dim=1).float()
+print(hit.mean().item(), every.mean().item())
+"""
+
+
+def test_an_upcast_of_a_boolean_reduction_on_the_device_is_bf16():
+    """``.any(dim=1)`` / ``torch.all`` of a comparison is a bool tensor (torch 2.9 docs): its ``.float()`` on the
+    device is a fresh float, bf16 under the switch (a retrieval script's recall, left f32: verify's trace named
+    it, a hunt's)."""
+    code = migrate_source(RECALL, "stochastic", "train.py").code
+    assert "hit = (ids == gold[:, None]).any(dim=1).to(torch.bfloat16)" in code, code
+    assert "every = torch.all(ids >= 0, dim=1).to(torch.bfloat16)" in code, code

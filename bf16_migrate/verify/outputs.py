@@ -86,6 +86,20 @@ class OutputDistance:
     """How many floating values were compared."""
     identical: bool = False
     """Every floating value compared is equal to its partner (and there is one at least)."""
+    int_values: int = 0
+    """How many integer or boolean values were compared."""
+    int_differ: int = 0
+    """Of those, how many differ from their partner (a top-k id, a predicted label)."""
+
+    @property
+    def int_share(self) -> float:
+        """The share of the integer values compared that differ (0 when there are none)."""
+        return self.int_differ / self.int_values if self.int_values else 0.0
+
+    @property
+    def float_far_share(self) -> float:
+        """The share of all values compared that are far and floating."""
+        return (self.far_share * self.values - self.int_differ) / self.values if self.values else 0.0
 
 
 def _keyed(
@@ -184,6 +198,7 @@ def distance(
     rels: list[float] = []
     far_count = 0
     compared = 0
+    int_values = int_differ = 0
     worst: tuple[OutputKey, float] | None = None
     differ: list[tuple[OutputKey, str, str]] = []
     for key, mine, theirs in pairs:
@@ -201,6 +216,8 @@ def distance(
         else:
             wrong = sum(1 for x, y in zip(mine.values[:n], theirs.values[:n]) if x != y)
             far_count += wrong
+            int_values += n
+            int_differ += wrong
             own = float("inf") if n and wrong * 2 > n else 0.0
         compared += n
         if worst is None or own > worst[1]:
@@ -216,6 +233,8 @@ def distance(
         only_there=only_there,
         floating=len(rels),
         identical=bool(rels) and all(r == 0.0 for r in rels),
+        int_values=int_values,
+        int_differ=int_differ,
     )
 
 
@@ -260,26 +279,19 @@ def outputs_part(
         why = "did not run" if base is None else (base.error or "trained (it called backward)")
         return Part(name, INCONCLUSIVE, f"no {base_name} run to compare the host outputs with: it {why}")
     mine = distance(MIGRATED, migrated, base_name, base, sources, tol.outputs_far)
-    median_bar, share_bar, worst_bar = tol.outputs_median, tol.outputs_far_share, tol.outputs_far
-    gap_text = ""
-    gap_median: float | None = None  # how far the other run's floats are, when not all equal
     other_name = REFERENCE if base_name == LEGACY else LEGACY
-    other = runs.get(other_name)
-    if other is not None and other.ok and other.on_outputs and not after_host_training:
-        gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
-        gap_median = None if gap.identical or not gap.floating else gap.median
-        # amp: as far from the FP32 run as the full-bf16 legacy run may be; a run that trained (without
-        # backward()): its outputs drift with its weights, as far as the precision gap, as its losses would
-        if base_name == REFERENCE or migrated.steps_without_backward:
-            median_bar = max(median_bar, tol.drift_factor * gap.median)
-            share_bar = max(share_bar, tol.drift_factor * gap.far_share)
-            if gap.worst is not None:  # a sample as far as the legacy run's farthest may be (beam_notebook)
-                worst_bar = max(worst_bar, tol.drift_factor * gap.worst[1])
-        gap_text = f"; the {other_name} run: median {gap.median:.2g}, {gap.far_share:.1%} far" + (
-            " (within the bar too: the outputs cannot tell the precisions apart)"
-            if base_name == LEGACY and gap.median <= median_bar and gap.far_share <= share_bar
-            else ""
-        )
+    bars = _bars(
+        tol,
+        runs,
+        base_name,
+        base,
+        other_name,
+        sources,
+        widen=base_name == REFERENCE or bool(migrated.steps_without_backward),
+        compare=not after_host_training,
+    )
+    median_bar, share_bar, worst_bar = bars.median, bars.share, bars.worst
+    gap_text, gap_median, gap_ints = bars.text, bars.gap_median, bars.gap_ints
     figures = {
         "baseline": base_name,
         "paired": mine.paired,
@@ -338,8 +350,90 @@ def outputs_part(
         control = runs.get(AUTOCAST)
         if base_name == REFERENCE and control is not None:
             return _against_autocast_control(tol, migrated, control, sources, failed, figures, base)
+        if base_name == LEGACY and not worst_far and _only_integer_flips(mine, gap_ints, median_bar, share_bar):
+            figures["integer_flips"] = mine.int_share
+            return Part(
+                name,
+                INCONCLUSIVE,
+                f"{head}: {values}{where}{gap_text}; only integer values are past the bar: {mine.int_share:.1%} of "
+                f"them differ (top-k ids or labels swap on near ties), where the {other_name} run's differ "
+                f"{gap_ints:.1%}, and the floating values are within it: the outputs cannot tell this migration",
+                figures,
+            )
         return Part(name, FAIL, failed, figures)
     return Part(name, PASS, f"{head}: {values}{gap_text}", figures)
+
+
+@dataclass(frozen=True)
+class _Bars:
+    """The bars of :func:`outputs_part` and what the other precision's run (``other``) says: its ``text``, the
+    median of its floats (``gap_median``: None when they are all equal or none) and the share of its integer values
+    that differ (``gap_ints``: None when it has none)."""
+
+    median: float
+    share: float
+    worst: float
+    text: str = ""
+    gap_median: float | None = None
+    gap_ints: float | None = None
+
+
+def _bars(
+    tol: Tolerance,
+    runs: Mapping[str, RunRecord],
+    base_name: str,
+    base: RunRecord,
+    other_name: str,
+    sources: TraceSources,
+    *,
+    widen: bool,
+    compare: bool,
+) -> _Bars:
+    """The mode's bars for host outputs, widened (``widen``: amp, as far from the FP32 run as the full-bf16
+    legacy run may be; a run that trained without ``backward()``: its outputs drift with its weights, as far
+    as the precision gap, as its losses would) by the other precision's run's distance from ``base``, which
+    ``compare`` asks for."""
+    assert tol.outputs_median is not None and tol.outputs_far_share is not None and tol.outputs_far is not None
+    median_bar, share_bar, worst_bar = tol.outputs_median, tol.outputs_far_share, tol.outputs_far
+    other = runs.get(other_name)
+    if other is None or not other.ok or not other.on_outputs or not compare:
+        return _Bars(median_bar, share_bar, worst_bar)
+    gap = distance(other_name, other, base_name, base, sources, tol.outputs_far)
+    if widen:
+        median_bar = max(median_bar, tol.drift_factor * gap.median)
+        share_bar = max(share_bar, tol.drift_factor * gap.far_share)
+        if gap.worst is not None:  # a sample as far as the legacy run's farthest may be (beam_notebook)
+            worst_bar = max(worst_bar, tol.drift_factor * gap.worst[1])
+    text = f"; the {other_name} run: median {gap.median:.2g}, {gap.far_share:.1%} far" + (
+        " (within the bar too: the outputs cannot tell the precisions apart)"
+        if base_name == LEGACY and gap.median <= median_bar and gap.far_share <= share_bar
+        else ""
+    )
+    return _Bars(
+        median_bar,
+        share_bar,
+        worst_bar,
+        text,
+        None if gap.identical or not gap.floating else gap.median,
+        gap.int_share if gap.int_values else None,
+    )
+
+
+def _only_integer_flips(
+    mine: OutputDistance, reference_flips: float | None, median_bar: float, share_bar: float
+) -> bool:
+    """Whether ``mine`` is past the bar through its integer values alone (top-k ids, labels: near ties swap on
+    one bf16 ulp of the scores they come from, which explicit bf16 and the switch round apart), no more of them
+    differing than the FP32 reference's do (``reference_flips``), its floating values within the bar: the
+    outputs cannot tell such a migration from the legacy run (bench/unseen/hunt35 topk_ids: 6.1% far, the
+    reference 9.3%)."""
+    return (
+        reference_flips is not None
+        and mine.int_differ > 0
+        and mine.int_share <= reference_flips
+        and mine.median <= median_bar
+        and mine.float_far_share <= share_bar
+    )
 
 
 def _against_autocast_control(
