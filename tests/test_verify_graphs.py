@@ -443,6 +443,22 @@ def test_amp_needs_every_matmul_in_bf16():
     assert part_of(v, "precision").status == FAIL and "outside the autocast block" in part_of(v, "precision").detail
 
 
+def test_amp_step_graph_without_a_forward_pass_is_judged_by_the_autocast_control():
+    """amp: an L-BFGS fit of a temperature over logits computed before the loop (bench/unseen/hunt35 lbfgs_amp): the
+    step graph holds the optimizer's dot products only, none bf16, as in the autocast control's (the FP32 script
+    under autocast): no forward pass runs there, nothing to put under autocast. Without the control's graph, or
+    with bf16 matmuls in the control's, it FAILs as before."""
+    amp = [x * (1 + 2e-4) for x in FP32]
+    r = runs(mg=graph(bf16=0, f32=8), migrated=amp, params={"float32": 6})
+    assert part_of(judge(mode_named("amp"), r), "precision").status == FAIL
+    r["autocast"] = make("autocast", amp, graph(bf16=0, f32=8), params={"float32": 6})
+    precision = part_of(judge(mode_named("amp"), r), "precision")
+    assert precision.status == PASS and "the 8 others are autocast's own" in precision.detail, precision.detail
+    r["autocast"] = make("autocast", amp, graph(bf16=8, f32=0), params={"float32": 6})
+    precision = part_of(judge(mode_named("amp"), r), "precision")
+    assert precision.status == FAIL and "no matmul of the migrated step graph is bf16" in precision.detail
+
+
 def test_gpu_compatible_needs_fp32_optimizer_state():
     good = runs(state={"exp_avg": {"float32/f32": 6}, "step": {"float32@cpu": 6}})
     assert part_of(judge(mode_named("gpu-compatible"), good), "precision").status == PASS

@@ -482,7 +482,7 @@ def _precision_from_graphs(
             f"{g.matmuls_with_f64} of {g.matmuls} matmuls of the step graph compute in f64 where the legacy run had "
             f"{allowed64} (the switch left no float64 on the device; autocast casts no float64)"
         )
-    if g.matmuls_bf16 == 0:
+    if g.matmuls_bf16 == 0 and not mode.autocast:
         problems.append(f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32)")
     elif mode.autocast:
         if g.matmuls_bf16 < g.matmuls:
@@ -491,9 +491,16 @@ def _precision_from_graphs(
             theirs = ag.matmuls - ag.matmuls_bf16 if ag is not None and ag.matmuls == g.matmuls else None
             figs["autocast_control_not_bf16"] = theirs
             if ag is not None and theirs is not None and not_bf16 <= theirs:
+                # none bf16 in either: the step runs no forward pass (an L-BFGS fit of a temperature over logits
+                # computed before it: its dot products are the optimizer's, f32 in amp; bench/unseen/hunt35)
                 fact += (
                     f"; the {not_bf16} others are autocast's own: the autocast control (the FP32 script under "
                     f"autocast) runs {theirs} of its {ag.matmuls} outside bf16 too"
+                )
+            elif g.matmuls_bf16 == 0:
+                seen = f"; the autocast control has {theirs}" if theirs is not None else ""
+                problems.append(
+                    f"no matmul of the migrated step graph is bf16 ({g.matmuls_f32} of {g.matmuls} f32){seen}"
                 )
             else:
                 seen = f"; the autocast control has {theirs}" if theirs is not None else ""
