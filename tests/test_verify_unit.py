@@ -934,6 +934,32 @@ def test_a_stochastic_migration_that_leaves_stochastic_rounding_off_fails_precis
     assert part_of(judge(mode_named("gpu-compatible"), out, requested_steps=20), "precision").status == PASS
 
 
+def test_a_launchers_switch_whose_work_tree_launcher_sets_no_stochastic_rounding_fails_precision(tmp_path):
+    """``--against``: the legacy run's XLA_USE_BF16 came from a launcher (no write in the legacy process), and the
+    launcher as the work tree has it sets no NEURON_RT_STOCHASTIC_ROUNDING_EN (a hand text dropped it from both:
+    bench/unseen/hunt35 sr_launcher, a false PASS). FAIL; with the variable in the launcher, or the launcher not
+    read (verify's own migration writes it there), as before."""
+    from types import SimpleNamespace
+
+    from bf16_migrate.verify import _launcher_rounding
+
+    out = runs(LEGACY_LOSSES, rounding_env="", rounding_launcher="")
+    precision = part_of(judge(mode_named("stochastic"), out, requested_steps=20), "precision")
+    assert precision.status == FAIL and "the launcher that set XLA_USE_BF16 for the legacy run sets none now" in (
+        precision.detail
+    )
+    for launcher in ("1", None):
+        out = runs(LEGACY_LOSSES, rounding_env="", rounding_launcher=launcher)
+        assert judge(mode_named("stochastic"), out, requested_steps=20).passed
+    (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py\n")
+    legacy = SimpleNamespace(checkout=SimpleNamespace(work_root=tmp_path))
+    assert _launcher_rounding(mode_named("stochastic"), legacy, ["run.sh:2"]) == ""
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nNEURON_RT_STOCHASTIC_ROUNDING_EN=1 python train.py\n")
+    assert _launcher_rounding(mode_named("stochastic"), legacy, ["run.sh:2"]) == "1"
+    assert _launcher_rounding(mode_named("stochastic"), legacy, ["--legacy-env"]) is None
+    assert _launcher_rounding(mode_named("gpu-compatible"), legacy, ["run.sh:2"]) is None
+
+
 def test_amp_autocast_control_that_failed_after_its_steps_still_holds_them():
     """bench/unseen/hunt33 mod_pair: the autocast control made the migrated run's steps, its losses the same
     at every one, then raised in the script's tail (``model(x).cpu().numpy()`` under its autocast: ``TypeError:

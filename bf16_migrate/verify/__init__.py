@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -27,7 +28,7 @@ from bf16_migrate.carriers.model import FileResult
 from bf16_migrate.write import read_source as read_file
 
 from ..python.shebang_env import shebang_settings
-from ..rules import DEFAULT_MODE, Mode, all_modes, is_truthy, load_rules, mode_named
+from ..rules import DEFAULT_MODE, STOCHASTIC_ROUNDING_VAR, Mode, all_modes, is_truthy, load_rules, mode_named
 from ..rules import REFERENCE as REFERENCE_MODE
 from . import checks
 from .allowance import Allowance, compile_allowance
@@ -486,6 +487,7 @@ def verify_script(
         linked=linked,
     )
     runs = {**reused, **runs}
+    runs[MIGRATED].rounding_launcher = _launcher_rounding(mode, legacy, legacy_env_source)
     sources = _trace_sources(script, mode, source, legacy, texts)
     findings = trace_findings(runs, sources)
     try:
@@ -732,6 +734,32 @@ class _Legacy:
     label: str | None
     base_env: dict[str, str]
     checkout: Any = None
+
+
+def _launcher_rounding(mode: Mode, legacy: _Legacy, legacy_env_source: Sequence[str]) -> str | None:
+    """Under ``--against`` in a mode that switches stochastic rounding on, where the legacy run's switch came from
+    launchers (``legacy_env_source``: their ``path:line``, relative to the repository's top): ``"1"`` when one of
+    them, as the work tree has it, names ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` (read as setting it: a launcher's
+    forms are many, and naming it is what the migration of the launcher writes), else ``""``; None otherwise. A
+    hand-made migration that dropped the variable from the launcher PASSed (bench/unseen/hunt35 sr_launcher): on
+    Neuron it trains with round-to-nearest bf16."""
+    checkout = legacy.checkout
+    if not mode.stochastic_rounding or checkout is None:
+        return None
+    named = re.compile(rf"(?<![A-Za-z0-9_]){STOCHASTIC_ROUNDING_VAR}(?![A-Za-z0-9_])".encode())
+    read = False
+    for where in legacy_env_source:
+        path_text, _, line = where.rpartition(":")
+        if not path_text or not line.isdigit():
+            continue  # `--legacy-env`, "its own writes": no launcher
+        try:
+            data = (checkout.work_root / path_text).read_bytes()
+        except OSError:
+            continue
+        read = True
+        if named.search(data):
+            return "1"
+    return "" if read else None
 
 
 def _legacy_side(

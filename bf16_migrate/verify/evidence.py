@@ -181,16 +181,26 @@ def _switch_in_effect(
 def rounding_problem(mode: Mode, migrated: RunRecord, legacy: RunRecord | None) -> str | None:
     """In a mode that switches stochastic rounding on (``stochastic``, Neuron's migration guide: ``model.to(
     torch.bfloat16)`` with ``NEURON_RT_STOCHASTIC_ROUNDING_EN=1``), where the legacy script set its switch
-    itself (a write in its process: ``legacy_env_origin``; a launcher's setting is the launcher's to carry):
-    the migrated run's ``NEURON_RT_STOCHASTIC_ROUNDING_EN`` when its first step ran, if it is not ``1``. On
+    itself (a write in its process: ``legacy_env_origin``), or a launcher whose work-tree text was read
+    (``rounding_launcher``: ``--against``) sets none now: the migrated run's ``NEURON_RT_STOCHASTIC_ROUNDING_EN``
+    when its first step ran, if it is not ``1``. On
     Neuron the legacy switch had stochastic rounding on; the XLA CPU device has none, so nothing else shows
     a migration that dropped it. None when there is no such problem."""
     if not mode.stochastic_rounding or legacy is None or not legacy.ok or migrated.rounding_env is None:
         return None  # no such mode, nothing to compare with, or a record that did not read it
     set_here = [name for name in _effective(legacy.legacy_env) if name in legacy.legacy_env_origin]
-    if not set_here or migrated.rounding_env == "1":
+    if migrated.rounding_env == "1":
         return None
     value = "unset" if migrated.rounding_env == "" else f"{migrated.rounding_env!r}"
+    if not set_here:
+        launched = list(_effective(legacy.legacy_env))
+        if not launched or migrated.rounding_launcher != "":
+            return None  # no switch, or its launcher not read (verify's own migration writes the variable there)
+        return (
+            f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} in the script, "
+            f"and the launcher that set {launched[0]} for the legacy run sets none now): on Neuron the legacy switch "
+            "had it on; the stochastic mode sets NEURON_RT_STOCHASTIC_ROUNDING_EN=1 where the switch was"
+        )
     return (
         f"stochastic rounding is off in the migrated run (NEURON_RT_STOCHASTIC_ROUNDING_EN {value} there): "
         f"the legacy script switched it on with {set_here[0]} on Neuron; the stochastic mode sets "

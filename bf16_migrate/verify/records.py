@@ -156,6 +156,10 @@ class RunRecord:
     legacy_env: dict[str, str] | None = None
     legacy_env_origin: dict[str, str] = field(default_factory=dict)
     rounding_env: str | None = None
+    rounding_launcher: str | None = None
+    """Where the legacy run's switch came from a launcher and the migrated text is the work tree's
+    (``--against REV``): ``"1"`` when that launcher, as the work tree has it, sets
+    ``NEURON_RT_STOCHASTIC_ROUNDING_EN``, else ``""``; None when not read (verify's own migration writes it)."""
     """``NEURON_RT_STOCHASTIC_ROUNDING_EN`` in the child's ``os.environ`` when ``legacy_env`` was read (``""``: unset;
     None: not recorded, a record written before it was)."""
     loss_dtype: str | None = None
@@ -251,6 +255,7 @@ class RunRecord:
             legacy_env=data.get("legacy_env"),
             legacy_env_origin=dict(data.get("legacy_env_origin") or {}),
             rounding_env=data.get("rounding_env"),
+            rounding_launcher=data.get("rounding_launcher"),
             loss_dtype=data.get("loss_dtype"),
             compile_count=data.get("compile_count"),
             compiles_at_step=list(data.get("compiles_at_step") or []),
@@ -285,6 +290,7 @@ class RunRecord:
             "legacy_env": self.legacy_env,
             "legacy_env_origin": self.legacy_env_origin,
             "rounding_env": self.rounding_env,
+            "rounding_launcher": self.rounding_launcher,
             "loss_dtype": self.loss_dtype,
             "param_dtypes": self.param_dtypes,
             "device_param_dtypes": self.device_param_dtypes,
