@@ -941,7 +941,7 @@ def test_a_launchers_switch_whose_work_tree_launcher_sets_no_stochastic_rounding
     read (verify's own migration writes it there), as before."""
     from types import SimpleNamespace
 
-    from bf16_migrate.verify import _launcher_rounding
+    from bf16_migrate.verify import _launcher_rounding, _Legacy
 
     out = runs(LEGACY_LOSSES, rounding_env="", rounding_launcher="")
     precision = part_of(judge(mode_named("stochastic"), out, requested_steps=20), "precision")
@@ -952,7 +952,7 @@ def test_a_launchers_switch_whose_work_tree_launcher_sets_no_stochastic_rounding
         out = runs(LEGACY_LOSSES, rounding_env="", rounding_launcher=launcher)
         assert judge(mode_named("stochastic"), out, requested_steps=20).passed
     (tmp_path / "run.sh").write_text("#!/bin/bash\npython train.py\n")
-    legacy = SimpleNamespace(checkout=SimpleNamespace(work_root=tmp_path))
+    legacy = _Legacy(None, None, None, {}, SimpleNamespace(work_root=tmp_path))
     assert _launcher_rounding(mode_named("stochastic"), legacy, ["run.sh:2"]) == ""
     (tmp_path / "run.sh").write_text("#!/bin/bash\nNEURON_RT_STOCHASTIC_ROUNDING_EN=1 python train.py\n")
     assert _launcher_rounding(mode_named("stochastic"), legacy, ["run.sh:2"]) == "1"
