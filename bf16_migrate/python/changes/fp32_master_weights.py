@@ -42,64 +42,30 @@ def check(m: Migration) -> Migration | None:
     ctx = m.ctx
     backward = by_hand_update(ctx, list(m.sites))
     if backward is not None:
-        for variable, anchor in m.anchors:
-            finding = ctx.report(
-                "BFM017",
-                anchor,
-                fixed=False,
-                variant="by_hand",
-                variable=variable,
-                backward=ctx.code(backward),
-                line=ctx.pos(backward)[0],
-            )
-            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        _keep(m, "by_hand", backward=ctx.code(backward), line=ctx.pos(backward)[0])
         return None
     sites = [site for site in m.sites if id(site.call) not in m.owned]
     for site in sites:
         method = updated_elsewhere(ctx, site)
-        if method is None:
-            continue
-        for variable, anchor in m.anchors:
-            finding = ctx.report(
-                "BFM017",
-                anchor,
-                fixed=False,
-                variant="not_step",
-                variable=variable,
-                optimizer=ctx.code(site.call.func),
-                line=ctx.pos(site.call)[0],
-                method=ctx.code(method.func),
-                method_line=ctx.pos(method)[0],
-            )
-            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
-        return None
+        if method is not None:
+            fields = {"method": ctx.code(method.func), "method_line": ctx.pos(method)[0]}
+            _keep(m, "not_step", optimizer=ctx.code(site.call.func), line=ctx.pos(site.call)[0], **fields)
+            return None
     blocked = [(site, why) for site in sites if (why := master_weights_blocker(ctx, site)) is not None]
     for site, (optimizer, function) in blocked:
         line = ctx.pos(site.call)[0]
-        for variable, anchor in m.anchors:
-            if function is None:
-                closure = bool(site.qualified & ctx.rules.torch_api.closure_optimizers)
-                finding = ctx.report(
-                    "BFM017",
-                    anchor,
-                    fixed=False,
-                    variant="closure" if closure else None,
-                    variable=variable,
-                    optimizer=optimizer,
-                    line=line,
-                )
-            else:
-                assert site.factory is not None, "a blocker names a function only for a factory of the tree"
-                finding = ctx.report(
-                    "BFM017",
-                    anchor,
-                    fixed=False,
-                    variant="factory",
-                    variable=variable,
-                    optimizer=optimizer,
-                    function=function,
-                    line=line,
-                    module=site.factory[0].path,
-                )
-            ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
+        if function is None:
+            closure = bool(site.qualified & ctx.rules.torch_api.closure_optimizers)
+            _keep(m, "closure" if closure else None, optimizer=optimizer, line=line)
+        else:
+            assert site.factory is not None, "a blocker names a function only for a factory of the tree"
+            _keep(m, "factory", optimizer=optimizer, function=function, line=line, module=site.factory[0].path)
     return None if blocked else m
+
+
+def _keep(m: Migration, variant: str | None, **fields: object) -> None:
+    """The switch kept at each of the migration's writes: BFM017 (``variant``, its message ``fields``) reported
+    there, the refusal recorded."""
+    for variable, anchor in m.anchors:
+        finding = m.ctx.report("BFM017", anchor, fixed=False, variant=variant, variable=variable, **fields)
+        m.ctx.outcome.refuse(Refusal.MASTER_WEIGHTS, finding)
