@@ -84,6 +84,21 @@ def _copy(case: str, tmp_path: Path) -> Path:
     return tmp_path / case / "train.py"
 
 
+def _passes_and_fails_the_trace_without(script: Path, steps: int, written: str, as_before: str) -> None:
+    """The codemod's stochastic migration of ``script`` PASSes verify; with ``written`` put back ``as_before`` it
+    FAILs, the dtype trace too."""
+    from bf16_migrate.verify import verify_script
+
+    report = verify_script(script, "stochastic", steps=steps, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
+    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
+    without = migrated.replace(written, as_before)
+    assert without != migrated
+    wrong = verify_script(script, "stochastic", steps=steps, migrated_source=without, timeout=300)
+    assert wrong.verdict.status == FAIL
+    assert part_of(wrong.verdict, "trace").status == FAIL
+
+
 def test_the_codemods_migrations_of_the_contract_shapes():
     """The rewrite of both scripts (no XLA): the criterion cast, the run-time cast of the returns."""
     criterion = migrate_source((CONTRACT / "criterion" / "train.py").read_text(), "stochastic", "train.py")
@@ -115,20 +130,13 @@ def test_a_criterion_with_its_own_buffer_both_ways(tmp_path):
 
 @pytest.mark.xla
 def test_numpy_returns_on_the_device_both_ways(tmp_path):
-    from bf16_migrate.verify import verify_script
-
     script = _copy("numpy_returns", tmp_path)
-    report = verify_script(script, "stochastic", steps=8, timeout=300)
-    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
-    without = migrated.replace(
+    _passes_and_fails_the_trace_without(
+        script,
+        8,
         "floating_to_bf16(torch.tensor(discounted(rewards), device=device))",
         "torch.tensor(discounted(rewards), device=device)",
     )
-    assert without != migrated
-    wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
-    assert wrong.verdict.status == FAIL
-    assert part_of(wrong.verdict, "trace").status == FAIL
 
 
 @pytest.mark.xla
@@ -436,21 +444,13 @@ def test_the_value_fit_migration():
 
 @pytest.mark.xla
 def test_a_critic_initialised_on_the_device_with_a_stored_state_dtype_both_ways(tmp_path):
-    from bf16_migrate.verify import verify_script
-
     shutil.copytree(VALUE_FIT.parent, tmp_path / "value_fit")
-    script = tmp_path / "value_fit" / "train.py"
-    report = verify_script(script, "stochastic", steps=10, timeout=300)
-    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    migrated = migrate_source(script.read_text(), "stochastic", "train.py").code
-    without = migrated.replace(
+    _passes_and_fails_the_trace_without(
+        tmp_path / "value_fit" / "train.py",
+        10,
         "self.count = floating_to_bf16(torch.tensor(eps, device=device))",
         "self.count = torch.tensor(eps, device=device)",
     )
-    assert without != migrated
-    wrong = verify_script(script, "stochastic", steps=10, migrated_source=without, timeout=300)
-    assert wrong.verdict.status == FAIL
-    assert part_of(wrong.verdict, "trace").status == FAIL
 
 
 SAM_LIKE = """import os
@@ -749,21 +749,11 @@ LOSS_LOOP = """def fit(model, opt, batches, loss_fn, device):
     return loss
 """
 
-LOSS_SCRIPT = """import os
-
-os.environ["XLA_USE_BF16"] = "1"
-
-import torch  # noqa: E402
-import torch_xla  # noqa: E402
-
-from loop import fit  # noqa: E402
-
-device = torch_xla.device()
-model = torch.nn.Linear(4, 1).to(device)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-batches = [(torch.randn(8, 4), torch.rand(8, 1))]
-print(fit(model, opt, batches, torch.nn.MSELoss(), device).item())
-"""
+LOSS_SCRIPT = LOOP_SCRIPT.replace(
+    "print(fit(model, opt, [(torch.randn(8, 4), torch.randint(0, 3, (8,)))], device).item())",
+    "batches = [(torch.randn(8, 4), torch.rand(8, 1))]\n"
+    "print(fit(model, opt, batches, torch.nn.MSELoss(), device).item())",
+)
 
 
 def test_a_loss_target_moved_in_a_loop_of_another_module_is_cast_at_run_time(tmp_path):
