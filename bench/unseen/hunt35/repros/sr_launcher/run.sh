@@ -1,0 +1,2 @@
+#!/bin/bash
+XLA_USE_BF16=1 python train.py
