@@ -215,20 +215,17 @@ def main():
     result = migrate_source(HEAD + body, "stochastic", "train.py")
     codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM080", "BFM081", "BFM085")]
     assert codes == [("BFM080", True, 18)]
-    assert "        inside = (x.abs() <= 1).to(s.dtype)\n" in result.code
+    assert "        inside = (x.abs() <= 1).to(grad.dtype)\n" in result.code  # the first it meets: the gradient
     assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
-    # tensors kept as attributes of ctx (not saved) cannot be told: the switch's rule at run time
+    # tensors kept as attributes of ctx (not saved) cannot be told, but the gradient it meets first can: its
+    # dtype, whatever precision the file keeps a module in (`model.lin.float()`: no bf16 value forced on it)
     attributes = body.replace("x, s = ctx.saved_tensors", "x, s = ctx.x, ctx.s")
-    result = migrate_source(HEAD + attributes, "stochastic", "train.py")
-    codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM080", "BFM081", "BFM085")]
-    assert codes == [("BFM080", True, 18)]
-    assert "        inside = bf16_on_xla((x.abs() <= 1).float())\n" in result.code
-    # unless the file keeps a module f32 by name: the switch kept, the line named
     kept = attributes.replace("    optimizer = torch", "    model.lin.float()\n    optimizer = torch")
-    result = migrate_source(HEAD + kept, "stochastic", "train.py")
-    codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM081", "BFM085")]
-    assert ("BFM081", False, 18) in codes and any(c[0] == "BFM085" for c in codes)
-    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code
+    for text in (attributes, kept):
+        result = migrate_source(HEAD + text, "stochastic", "train.py")
+        codes = [(d.code, d.fixed, d.line) for d in result.diagnostics if d.code in ("BFM080", "BFM081", "BFM085")]
+        assert codes == [("BFM080", True, 18)]
+        assert "        inside = (x.abs() <= 1).to(grad.dtype)\n" in result.code
 
 
 GENERATE = """
@@ -427,3 +424,47 @@ def main():
     assert "lengths.dtype" not in result.code and 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
     assert "        share = valid.to(self.emb.weight.dtype) / lengths[:, None]\n" in result.code
     assert [d.code for d in result.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]
+
+
+def test_a_mask_saved_for_backward_takes_the_gradients_dtype_where_backward_meets_it():
+    """A straight-through estimator makes its mask in ``forward`` (``.to(torch.float32)`` of a comparison) and
+    saves it with ``ctx.save_for_backward``; ``backward`` gets it back from ``ctx.saved_tensors`` and multiplies
+    the gradient by it. bf16 under the switch: it is cast to the gradient's dtype where it meets it (it was read
+    as meeting ``ctx``, whose dtype is known nowhere, and the switch was kept: a hunt's quantisation-aware
+    training)."""
+    body = """
+
+class RoundSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        inside = (x.abs() <= 2).to(torch.float32)
+        ctx.save_for_backward(inside)
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (inside,) = ctx.saved_tensors
+        return grad * inside
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return RoundSTE.apply(self.lin(x))
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = model(torch.randn(4, 8).to(device)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+"""
+    result = migrate_source(HEAD + body, "stochastic", "train.py")
+    assert "        return grad * inside.to(grad.dtype)\n" in result.code, result.code
+    assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.code
+    assert not [d for d in result.diagnostics if d.code in ("BFM081", "BFM085")]

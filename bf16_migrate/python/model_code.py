@@ -50,7 +50,7 @@ from .deliberate_f32 import Verdict, Where
 from .dtype_flow import FLOAT, INT, DtypeFlow
 from .loss_reach import loss_state
 from .meet import Cast, ValueReach, plan_cast
-from .model_reach import Reached
+from .model_reach import Reached, float64_state_attributes
 from .optimizers import append_keyword
 from .outcome import F32Island, KeptF32
 from .submodule_inputs import casts_an_attribute_to_full_precision
@@ -1134,6 +1134,8 @@ class _Audit:
             return self._self_known(at) and self._self_tensor(expr)
         if not self._bound_before(root, at):
             return False
+        if expr is root and self._a_gradient(root):
+            return True  # the gradient `backward` is handed: the forward output's dtype, never a number
         if self.dtypes.infer(expr) == INT or self.flows.maybe_scalar(root) or self.flows.maybe_number(root):
             return False
         return self._name_is_tensor(root) and (expr is root or _transparent_chain(expr))
@@ -1150,6 +1152,8 @@ class _Audit:
         attr = expr.attr.value
         if self._set_in_step(cls, attr):
             return False  # registered or assigned while the step runs, after `model.to`: its own dtype
+        if "f64" not in self.low and attr in float64_state_attributes(self.ctx, cls):
+            return False  # float64 state under XLA_DOWNCAST_BF16: float32 after `downcast_bf16`, not the stream's
         values = self_assigned(self.ctx, cls, attr)
         return _registered_buffer(cls, attr) or (
             bool(values)

@@ -203,6 +203,32 @@ def float64_state_names(ctx: FileContext) -> list[cst.CSTNode]:
     return names
 
 
+def float64_state_attributes(ctx: FileContext, cls: cst.ClassDef) -> frozenset[str]:
+    """The names under which ``cls`` registers state from float64 data (:func:`float64_state`):
+    ``register_buffer("lo", torch.zeros((), dtype=torch.float64))`` gives ``lo``, ``self.t = nn.Parameter(...)`` ``t``.
+    Under XLA_DOWNCAST_BF16 the model's cast (``downcast_bf16``) makes them float32, not the bf16 of the rest."""
+
+    def compute() -> frozenset[str]:
+        names: set[str] = set()
+        for call, _ in _float64_registrations(ctx):
+            if ctx.enclosing(call, cst.ClassDef) is not cls:
+                continue
+            first = call.args[0].value if call.args else None
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer":
+                if isinstance(first, cst.SimpleString) and isinstance(first.evaluated_value, str):
+                    names.add(first.evaluated_value)
+                continue
+            assign = ctx.parent(call)
+            if isinstance(assign, cst.Assign) and assign.value is call:
+                for target in assign.targets:
+                    if m.matches(target.target, m.Attribute(value=m.Name("self"))):
+                        assert isinstance(target.target, cst.Attribute), "matched"
+                        names.add(target.target.attr.value)
+        return frozenset(names)
+
+    return ctx.memo(("float64 state attributes", id(cls)), compute)
+
+
 def _float64_registrations(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.BaseExpression]]:
     """(call, the tensor it registers) for each buffer or parameter a class of the file registers from data
     that may be float64 (:func:`float64_state`)."""

@@ -512,6 +512,10 @@ class TensorFlow:
         if name in ("to", "type") or name in self.rules.cast_like:  # used for its dtype or device only
             flow.ends += 1
             return []
+        if name == "save_for_backward":
+            saved = self._saved_for_backward(call, via)
+            if saved is not None:  # it goes on in `backward`, where `ctx.saved_tensors` hands it back
+                return self.references(saved)
         receiver = func.value
         if name.endswith("_") and not name.endswith("__"):  # written into the receiver, which keeps its dtype
             flow.meets.append(Meet(receiver, call, "into", fresh=id(receiver) in self._fresh, via=via))
@@ -519,6 +523,29 @@ class TensorFlow:
             return []
         kind = "matmul" if name in self.rules.matmul_methods else "arith"
         return self._meet_then(call, [receiver, *others], kind, flow, through, via)
+
+    def _saved_for_backward(self, call: cst.Call, value: cst.BaseExpression) -> cst.Name | None:
+        """The name ``backward`` unpacks ``value`` into from ``ctx.saved_tensors`` (``(mask,) = ctx.saved_tensors``),
+        where ``call`` is ``ctx.save_for_backward(..., value, ...)`` in a ``torch.autograd.Function``'s ``forward``
+        (torch docs, "Extending torch.autograd": the saved tensors come back in that order); None otherwise. A mask
+        saved for a straight-through estimator meets the gradient there, not ``ctx`` (a hunt's refusal)."""
+        cls = self.ctx.enclosing(call, cst.ClassDef)
+        if cls is None or not any("torch.autograd.Function" in self.ctx.qualified_names(b.value) for b in cls.bases):
+            return None
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        index = next((i for i, v in enumerate(positional) if v is value), None)
+        backward = next(
+            (f for f in cls.body.body if isinstance(f, cst.FunctionDef) and f.name.value == "backward"), None
+        )
+        if index is None or backward is None:
+            return None
+        for assign in findall(backward.body, m.Assign(value=m.Attribute(attr=m.Name("saved_tensors")))):
+            assert isinstance(assign, cst.Assign), "findall of m.Assign()"
+            target = assign.targets[0].target if len(assign.targets) == 1 else None
+            if isinstance(target, (cst.Tuple, cst.List)) and index < len(target.elements):
+                named = target.elements[index].value
+                return named if isinstance(named, cst.Name) else None
+        return None
 
     def layer(self, func: cst.BaseExpression) -> tuple[str, str] | None:
         """For ``self.<attr>(...)`` where ``self.<attr>`` is a torch.nn layer of
