@@ -1,0 +1,129 @@
+"""Fit a value network on raw observations normalised by running statistics that
+live on the device (the RunningMeanStd of RL codebases), then export the statistics."""
+import os
+
+os.environ.setdefault("NEURON_RT_STOCHASTIC_ROUNDING_EN", "1")
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch_xla
+import torch_xla.core.xla_model as xm
+
+
+def floating_to_bf16(batch):
+    """Cast the floating-point tensors in `batch` to torch.bfloat16, leaving integer tensors
+    (token ids, labels) and everything else as they are.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor on the XLA device was bf16): `batch` is a tensor, or a list, tuple,
+    namedtuple or dict of them, nested; containers are rebuilt, dicts as plain dicts.
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(torch.bfloat16) if batch.is_floating_point() else batch
+    if isinstance(batch, dict):
+        return {key: floating_to_bf16(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(floating_to_bf16(value) for value in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(floating_to_bf16(value) for value in batch)
+    return batch
+
+
+def bf16_inputs_hook(module, args, kwargs):
+    """Forward pre-hook added by bf16-migrate: the model's floating inputs become bf16."""
+    return floating_to_bf16(args), floating_to_bf16(kwargs)
+
+
+def host_float32(data, back_to_device=False):
+    """Return `data` with every bf16 tensor in it copied to the host and made float32 there (and,
+    with `back_to_device`, moved back to the device it was on); integer, float32 and float64
+    tensors and everything else but modules are returned as they are.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which every
+    floating tensor that left the XLA device was float32): `data` is a tensor, or a list, tuple,
+    namedtuple or dict of them (a state dict, a checkpoint), nested; containers are copied with
+    their type, a state dict's metadata kept, so `load_state_dict` reads the result as before.
+    `torch.save` writes an XLA tensor as one: `back_to_device=True` keeps it so, as the legacy
+    checkpoint held it. A module is copied, its bf16 parameters and buffers made float32 where they
+    are, without the input hooks bf16-migrate registered on it (functions of the migrated script,
+    which a `torch.save`d module would need to be loaded anywhere else).
+    """
+    import copy
+
+    if isinstance(data, torch.nn.Module):
+        module = copy.deepcopy(data)
+        for sub in module.modules():
+            for key, hook in list(sub._forward_pre_hooks.items()):
+                if getattr(hook, "__name__", None) in ("bf16_inputs_hook", "float32_inputs_hook"):
+                    del sub._forward_pre_hooks[key]
+                    sub._forward_pre_hooks_with_kwargs.pop(key, None)
+        return module._apply(lambda t: t.float() if t.dtype == torch.bfloat16 else t)
+    if isinstance(data, torch.Tensor):
+        if data.dtype != torch.bfloat16:
+            return data
+        host = data.cpu().float()
+        return host.to(data.device) if back_to_device else host
+    if isinstance(data, dict):
+        out = copy.copy(data)
+        for key, value in data.items():
+            out[key] = host_float32(value, back_to_device)
+        return out
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(host_float32(value, back_to_device) for value in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(host_float32(value, back_to_device) for value in data)
+    return data
+
+
+class RunningMeanStd:
+    """Parallel-variance (Chan et al.) update of a mean and a variance."""
+
+    def __init__(self, shape, device, eps=1e-4):
+        self.mean = torch.zeros(shape, device=device, dtype=torch.bfloat16)
+        self.var = torch.ones(shape, device=device, dtype=torch.bfloat16)
+        self.count = floating_to_bf16(torch.tensor(eps, device=device))
+
+    def update(self, x):
+        b_mean, b_var, b_count = x.mean(0), x.var(0, unbiased=False), x.shape[0]
+        delta = b_mean - self.mean
+        tot = self.count + b_count
+        self.mean = self.mean + delta * b_count / tot
+        m2 = self.var * self.count + b_var * b_count + delta.pow(2) * self.count * b_count / tot
+        self.var = m2 / tot
+        self.count = tot
+
+    def normalize(self, x, clip=5.0):
+        return torch.clamp((x - self.mean) / torch.sqrt(self.var + 1e-8), -clip, clip)
+
+
+rng = np.random.default_rng(0)
+torch.manual_seed(0)
+device = torch_xla.device()
+D = 8
+scale = rng.uniform(0.5, 20.0, size=D).astype(np.float32)
+coef = rng.normal(size=D).astype(np.float32)
+rms = RunningMeanStd((D,), device)
+critic = nn.Sequential(nn.Linear(D, 64), nn.Tanh(), nn.Linear(64, 1)).to(device)
+critic.to(torch.bfloat16)
+critic.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)
+opt = torch.optim.Adam(critic.parameters(), lr=3e-3)
+
+for step in range(10):
+    raw = rng.normal(loc=3.0, size=(128, D)).astype(np.float32) * scale
+    ret = np.tanh((raw / scale - 3.0) @ coef).astype(np.float32)
+    obs = floating_to_bf16(torch.from_numpy(raw).to(device))
+    target = floating_to_bf16(torch.from_numpy(ret).to(device))
+    rms.update(obs)
+    value = critic(rms.normalize(obs)).squeeze(-1)
+    loss = (value - target).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    xm.mark_step()
+    print(f"step {step} loss {loss.item():.4f}")
+
+print("DTYPES mean", rms.mean.dtype, "count", rms.count.dtype, "value", value.dtype)
+print(f"count {rms.count.item():.1f}")
+np.savez("obs_rms.npz", mean=host_float32(rms.mean.cpu()).numpy(), var=host_float32(rms.var.cpu()).numpy(), count=rms.count.item())
+torch.save(host_float32(critic.state_dict(), back_to_device=True), "critic.pt")
