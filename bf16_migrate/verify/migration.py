@@ -33,17 +33,7 @@ def refuse_nothing_to_verify(
     into ``migrated`` changed nothing and either no ``legacy_env`` is given and ``source`` sets no
     legacy variable (see the module docstring), or the launcher's setting ``legacy_env`` is kept by
     the migration's ``refusals`` (their findings: ``Outcome.refused()``), so the launcher still
-    runs the script under it and there is no migrated run to make; or when the migration keeps the script's own
-    switch (``refusals``, and the migrated text still sets a legacy variable: BFM017's
-    master weights, amp's forward outside the file), so the migrated run would run under it (a FAIL of
-    "precision" said nothing the refusal had not; found by a re-judging of the hunts); return otherwise."""
-    if refusals and _sets_nothing(script, migrated) is None:
-        first = refusals[0]
-        raise RunError(
-            f"{script}: nothing to verify: the migration keeps the switch (line {first.line}, {first.code}: "
-            f"{first.message}), so the script runs under it as before",
-            hint=f"`bf16-migrate explain {first.code}` says what to change by hand; then migrate and verify again",
-        )
+    runs the script under it and there is no migrated run to make; return otherwise."""
     if migrated != source:
         return
     if legacy_env and refusals:
