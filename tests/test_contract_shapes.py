@@ -542,11 +542,11 @@ import torch_xla
 class Cell(nn.Module):
     def __init__(self, dtype):
         super().__init__()
-        self.dtype = dtype
+        self.width, self.dtype = 8, dtype
         self.wx, self.wh = nn.Linear(1, 8), nn.Linear(8, 8)
 
     def forward(self, x):
-        h = torch.zeros(x.shape[0], 8, dtype=self.dtype, device=x.device)
+        h = torch.zeros(x.shape[0], self.width, dtype=self.dtype, device=x.device)
         return torch.tanh(self.wx(x) + self.wh(h)).sum()
 
 
@@ -559,12 +559,18 @@ opt.step()
 
 
 def test_a_stored_dtype_in_forward_takes_the_switchs_rule_where_what_it_meets_is_not_known():
-    """``torch.zeros(..., dtype=self.dtype)`` of a dtype the class stores from its constructor: bf16 on the
-    device under the switch for a floating dtype. Its value meets submodules assigned in one tuple (not followed):
-    it goes through ``bf16_on_xla`` (integers left as they are), where before it was left f32 without a word (a
-    hunt's; the bf16 submodule raised). Assigned one by one, it takes the weights' dtype (value_fit above)."""
+    """``torch.zeros(..., dtype=self.dtype)`` of a dtype the class stores from its constructor (in a tuple
+    assignment, ``self.width, self.dtype = 8, dtype``, as its submodules are): bf16 on the device under the switch
+    for a floating dtype. It takes the dtype of the submodule it meets (a hunt's crashed at ``self.wh(h)``); where
+    its value meets nothing of a known dtype (handed back in the model's output tuple) it goes through
+    ``bf16_on_xla`` (integers left as they are), where before it was left f32 without a word."""
     code = migrate_source(STORED_DTYPE, "stochastic", "train.py").code
-    assert "h = bf16_on_xla(torch.zeros(x.shape[0], 8, dtype=self.dtype, device=x.device))" in code, code
+    assert "h = torch.zeros(x.shape[0], self.width, dtype=self.wh.weight.dtype, device=x.device)" in code, code
+    lost = STORED_DTYPE.replace(
+        "        return torch.tanh(self.wx(x) + self.wh(h)).sum()", "        return self.wx(x).sum(), h"
+    ).replace("model(torch.randn(4, 1).to(device)).backward()", "model(torch.randn(4, 1).to(device))[0].backward()")
+    code = migrate_source(lost, "stochastic", "train.py").code
+    assert "h = bf16_on_xla(torch.zeros(x.shape[0], self.width, dtype=self.dtype, device=x.device))" in code, code
 
 
 LOOP_MODULE = """def fit(model, opt, batches, device):

@@ -68,10 +68,22 @@ def module_binds(ctx: FileContext, name: str) -> bool:
 
 
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
-    """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods)."""
+    """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods), one of a tuple too
+    (``self.hidden, self.dtype = hidden, dtype``: as many targets as values, none starred; a hunt's stored dtype
+    was not seen there)."""
     assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), ctx.index))
     pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
-    return [a.value for a in assigns if any(m.matches(t.target, pattern) for t in a.targets)]
+    found: list[cst.BaseExpression] = []
+    for a in assigns:
+        assert isinstance(a, cst.Assign), "findall of m.Assign()"
+        for t in a.targets:
+            if m.matches(t.target, pattern):
+                found.append(a.value)
+            elif isinstance(t.target, cst.Tuple) and isinstance(a.value, cst.Tuple):
+                names, values = t.target.elements, a.value.elements
+                if len(names) == len(values) and not any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
+                    found += [v.value for n, v in zip(names, values) if m.matches(n.value, pattern)]
+    return found
 
 
 def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
