@@ -196,8 +196,8 @@ def test_one_hot_targets_made_on_the_device_both_ways(tmp_path):
 @pytest.mark.xla
 def test_a_custom_functions_backward_both_ways(tmp_path):
     """A clipped straight-through estimator whose ``backward`` builds its mask with ``.float()``:
-    bf16 under the switch. The codemod makes the mask in the dtype of what it meets (a tensor the
-    forward saved: ``.to(scale.dtype)``) and the migration PASSes. Left ``.float()``, the gradient
+    bf16 under the switch. The codemod makes the mask in the dtype of what it meets first (the gradient
+    ``backward`` is handed: ``.to(grad.dtype)``) and the migration PASSes. Left ``.float()``, the gradient
     computes in f32 where the legacy run had bf16 and only the trace can tell (autograd casts the
     returned gradient back): it FAILs, naming the backward's line. The trace saw no backward code
     before (``loss.backward()`` ran with its mode off the stack)."""
@@ -206,10 +206,10 @@ def test_a_custom_functions_backward_both_ways(tmp_path):
     script = _copy("ste_backward", tmp_path)
     legacy = script.read_text()
     migrated = migrate_source(legacy, "stochastic", "train.py").code
-    assert "        inside = (x.abs() <= 1.0).to(scale.dtype)\n" in migrated
+    assert "        inside = (x.abs() <= 1.0).to(grad.dtype)\n" in migrated
     report = verify_script(script, "stochastic", steps=8, timeout=300)
     assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.parts]
-    without = migrated.replace("(x.abs() <= 1.0).to(scale.dtype)", "(x.abs() <= 1.0).float()")
+    without = migrated.replace("(x.abs() <= 1.0).to(grad.dtype)", "(x.abs() <= 1.0).float()")
     wrong = verify_script(script, "stochastic", steps=8, migrated_source=without, timeout=300)
     assert wrong.verdict.status == FAIL
     trace = part_of(wrong.verdict, "trace")
