@@ -20,7 +20,7 @@ both ways). Each script is our own writing (fixtures/contract/, value_fit in tes
   made on the device from integer ones, bf16 under the switch. Without ``.to(torch.bfloat16)`` the
   soft-target loss computes in f32 (verify's trace: BFM200 at both products).
 * ste_backward: a custom ``autograd.Function`` whose ``backward`` makes its mask with ``.float()``:
-  the codemod makes it in the dtype of a saved tensor it meets and PASSes; left f32, the trace FAILs
+  the codemod makes it in the dtype of the gradient it meets and PASSes; left f32, the trace FAILs
   the gradient at the backward's line.
 * ema_copies: copies of the weights made on the device before the optimizer (a dict of
   ``p.detach().clone()``, a class keeping ``state_dict()`` clones) and upcasts of tensors the code does
