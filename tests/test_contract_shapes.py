@@ -66,7 +66,10 @@ both ways). Each script is our own writing (fixtures/contract/, value_fit in tes
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -745,13 +748,17 @@ def test_a_tensor_handed_to_a_plain_instance_call_is_bf16_where_it_is_moved():
     assert "b = torch.randn(32, 4).to(device, dtype=torch.bfloat16)" in code, code
 
 
-LOSS_LOOP = """def fit(model, opt, batches, loss_fn, device):
+LOSS_LOOP = """import torch_xla.core.xla_model as xm
+
+
+def fit(model, opt, batches, loss_fn, device):
     for x, y in batches:
         out = model(x.to(device))
         loss = loss_fn(out, y.to(device))
         opt.zero_grad()
         loss.backward()
         opt.step()
+        xm.mark_step()
     return loss
 """
 
@@ -762,19 +769,69 @@ LOSS_SCRIPT = LOOP_SCRIPT.replace(
 )
 
 
-def test_a_loss_target_moved_in_a_loop_of_another_module_is_cast_at_run_time(tmp_path):
+@pytest.mark.parametrize(
+    "loss", ["loss_fn(out, {})", "torch.nn.functional.mse_loss(out, {})", "torch.mean((out - {}) ** 2)"]
+)
+def test_a_loss_target_moved_in_a_loop_of_another_module_is_cast_at_run_time(tmp_path, loss):
     """The training loop lives in a module of the tree, imported under the switch: its ``y.to(device)`` is
-    handed to the loss it is given, which no input cast of the script reaches. bf16 under the switch; left f32,
-    the bf16 output and the f32 target raised in backward ("Found dtype Float but expected BFloat16": a hunt's).
-    It goes through the run-time cast where it is moved (``floating_to_bf16``: integer labels stay)."""
+    handed to the loss it is given, or to a torch loss function, which no input cast of the script reaches.
+    bf16 under the switch; left f32, the bf16 output and the f32 target raised in backward ("Found dtype Float
+    but expected BFloat16": a hunt's, then the same with ``mse_loss``, which is a torch function). It goes through
+    the run-time cast where it is moved (``floating_to_bf16``: integer labels stay)."""
     from bf16_migrate.project import migrate_paths
 
-    (tmp_path / "loop.py").write_text(LOSS_LOOP)
+    (tmp_path / "loop.py").write_text(LOSS_LOOP.replace("loss_fn(out, y.to(device))", loss.format("y.to(device)")))
     (tmp_path / "train.py").write_text(LOSS_SCRIPT)
     migrate_paths([tmp_path], "stochastic", write=True)
     loop = (tmp_path / "loop.py").read_text()
-    assert "loss = loss_fn(out, floating_to_bf16(y.to(device)))" in loop, loop
-    assert loop.startswith("import torch\n")
+    assert "loss = " + loss.format("floating_to_bf16(y.to(device))") + "\n" in loop, loop
+    assert "import torch" in loop.splitlines()  # the run-time cast names it
+
+
+TARGET_TRAINER = TRAINER_MODULE.replace(
+    "F.cross_entropy(self.model(x.to(self.device)), y.to(self.device))",
+    "F.mse_loss(self.model(x.to(self.device)), y.to(self.device))",
+)
+TARGET_SCRIPT = TRAINER_SCRIPT.replace("torch.randint(0, 3, (8,))", "torch.rand(8, 3)")
+
+
+def test_a_float_target_moved_in_a_trainer_class_of_another_module_is_cast_at_run_time(tmp_path):
+    """A trainer class of another module moves a float regression target to the device and hands it to
+    ``F.mse_loss`` with the bf16 model's output: bf16 under the switch, so it is cast where it is moved (left
+    f32, the loss raised on the device: a hunt's injected trainer). Its model input goes through the same cast
+    (the script's pre-hook would cast it too)."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "trainer.py").write_text(TARGET_TRAINER)
+    (tmp_path / "train.py").write_text(TARGET_SCRIPT)
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    trainer = (tmp_path / "trainer.py").read_text()
+    assert "F.mse_loss(self.model(floating_to_bf16(x.to(self.device))), floating_to_bf16(y.to(self.device)))" in (
+        trainer
+    ), trainer
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+
+
+@pytest.mark.xla
+def test_a_trainer_classs_float_target_trains_in_bf16_on_the_device(tmp_path):
+    """The migrated trainer of another module runs on the XLA device as the legacy one did: its loss is bf16
+    (it raised on mixed dtypes, the target f32, before)."""
+    from bf16_migrate.project import migrate_paths
+
+    (tmp_path / "trainer.py").write_text(
+        TARGET_TRAINER.replace(
+            "            self.opt.step()\n", "            self.opt.step()\n            print(loss.dtype)\n"
+        )
+    )
+    (tmp_path / "train.py").write_text(TARGET_SCRIPT)
+    migrate_paths([tmp_path], "stochastic", write=True)
+    env = {**os.environ, "PJRT_DEVICE": "CPU"}
+    env.pop("XLA_USE_BF16", None)
+    run = subprocess.run(
+        [sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["torch.bfloat16"], run.stdout
 
 
 RECALL = """import os

@@ -143,8 +143,10 @@ def test_a_verify_killed_with_sigkill_leaves_its_workspace_to_the_next_one(tmp_p
     proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        while "run started" not in proc.stderr.readline():
-            pass
+        said: list[str] = []
+        while not said or "run started" not in said[-1]:
+            said.append(proc.stderr.readline())
+            assert said[-1], f"verify ended before its run started: {''.join(said)}"  # EOF: no endless loop
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
     finally:

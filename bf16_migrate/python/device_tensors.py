@@ -245,7 +245,7 @@ def find_device_tensors(
             or _returned(ctx, call)
             or _computed_in_callee(ctx, call)
             or _kept_in_an_attribute(ctx, call)
-            or (no_input_casts and _handed_to_a_callable(ctx, call))
+            or (no_input_casts and _an_argument(ctx, call))
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
             # with where no input cast reaches is decided once the input casts are planned; one a
@@ -671,7 +671,7 @@ def plan_device_tensors(
                 and not _computed_uncast(ctx, call)
                 and not _computed_in_callee(ctx, call)
                 and not _kept_in_an_attribute(ctx, call)
-                and not (tensors.no_input_casts and _handed_to_a_callable(ctx, call))
+                and not (tensors.no_input_casts and _an_argument(ctx, call))
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
@@ -948,6 +948,18 @@ def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
             continue
         in_place = isinstance(holder.func, cst.Attribute) and holder.func.attr.value in _IN_PLACE_ARITHMETIC
         if not in_place and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
+            return True
+    return False
+
+
+def _an_argument(ctx: FileContext, move: cst.Call) -> bool:
+    """Whether the moved tensor, or a name it is assigned to, is an argument of any call, a torch function's
+    too (``F.mse_loss(out, y.to(device))``). In a module with no model of its own no input cast reaches such an
+    argument: under the switch it was bf16 there (found by a hunt: a loss target in a trainer class of another
+    module stayed f32, and the loss raised on mixed dtypes)."""
+    for use in _uses(ctx, move):
+        arg = ctx.parent(use)
+        if isinstance(arg, cst.Arg) and isinstance(ctx.parent(arg), cst.Call):
             return True
     return False
 
