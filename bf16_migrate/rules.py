@@ -92,6 +92,8 @@ class TorchApi:
     """Functions that run another script or module in this interpreter (``[python_launchers]``)."""
     process_launchers: frozenset[str] = frozenset()
     """Functions that start another process from an argument list (``[process_launchers]``)."""
+    job_launchers: JobLaunchers | None = None
+    """Functions that start a training job elsewhere, running a script with an environment (``[job_launchers]``)."""
     closure_optimizers: frozenset[str] = frozenset()
     """torch.optim's optimizers whose step evaluates its closure several times (``closure_optimizers``)."""
     gradient_functions: frozenset[str] = frozenset()
@@ -104,6 +106,19 @@ class TorchApi:
     host_only_imports: frozenset[str] = frozenset()
     """torch and torch_xla functions that make no tensor (they ask for the device or the runtime):
     a script calling nothing else puts no tensor on the device (``python/no_tensor.py``)."""
+
+
+@dataclass(frozen=True)
+class JobLaunchers:
+    """Functions that start a training job on a machine of its own (``rules/torch_api.toml`` ``[job_launchers]``:
+    the SageMaker Python SDK's framework estimators) and the keywords they are given: ``script``, the Python
+    script the job runs (``entry_point``); ``folder``, the folder it is in (``source_dir``); ``environment``,
+    the job's environment variables (a mapping)."""
+
+    functions: frozenset[str]
+    script: str
+    folder: str
+    environment: str
 
 
 @dataclass(frozen=True)
@@ -357,6 +372,15 @@ class Rules:
     """Every module that reaches the device (``rules/device_modules.toml``)."""
 
 
+def _job_launchers(data: dict, path: Path) -> JobLaunchers:
+    return JobLaunchers(
+        functions=frozenset(_need(data, "functions", list, path)),
+        script=_need(data, "script", str, path),
+        folder=_need(data, "folder", str, path),
+        environment=_need(data, "environment", str, path),
+    )
+
+
 def _load_torch_api(path: Path) -> TorchApi:
     data = _read(path)
     dtypes = _need(data, "dtypes", dict, path)
@@ -385,6 +409,7 @@ def _load_torch_api(path: Path) -> TorchApi:
         closure_optimizers=frozenset(_need(data, "closure_optimizers", list, path)),
         python_launchers=frozenset(_need(_need(data, "python_launchers", dict, path), "functions", list, path)),
         process_launchers=frozenset(_need(_need(data, "process_launchers", dict, path), "functions", list, path)),
+        job_launchers=_job_launchers(_need(data, "job_launchers", dict, path), path),
         gradient_functions=frozenset(_need(_need(data, "gradient_functions", dict, path), "functions", list, path)),
         numpy_integer_methods=frozenset(_need(numpy_integers, "methods", list, path)),
         numpy_integer_functions=frozenset(_need(numpy_integers, "functions", list, path)),

@@ -189,3 +189,65 @@ def test_a_script_not_in_the_tree_is_kept(tmp_path):
     launcher = HEAD + 'subprocess.run([sys.executable, "elsewhere.py"], env={**os.environ, "XLA_USE_BF16": "1"})\n'
     found = _kept(tmp_path, launcher)
     assert [d.code for d in found] == ["BFM042"] and "elsewhere.py" in found[0].message
+
+
+# a training job started elsewhere: a SageMaker estimator runs `entry_point` from `source_dir` with `environment`
+ESTIMATOR = (
+    "from sagemaker.pytorch import PyTorch\n\n"
+    "{bind}"
+    "estimator = PyTorch(\n"
+    '    entry_point="train.py",\n'
+    '    source_dir="src",\n'
+    '    instance_type="ml.trn1.2xlarge",\n'
+    "    environment={env},\n"
+    ")\n"
+    "estimator.fit()\n"
+)
+JOB_ENVS = {
+    "inline": ("", '{{"NEURON_CC_FLAGS": "-O1", {entry}}}'),
+    "held": ('job_env = {{"NEURON_CC_FLAGS": "-O1", {entry}}}\n\n', "job_env"),
+}
+
+
+def _estimator(form: str, entry: str) -> str:
+    bind, env = JOB_ENVS[form]
+    return ESTIMATOR.replace("{bind}", bind.format(entry=entry)).replace("{env}", env.format(entry=entry))
+
+
+@pytest.mark.parametrize("form", sorted(JOB_ENVS))
+@pytest.mark.parametrize("mode", sorted(CHANGE))
+def test_a_training_jobs_script_takes_the_change_and_its_environment_loses_the_switch(mode, form, tmp_path):
+    """``PyTorch(entry_point="train.py", source_dir="src", environment={..., "XLA_USE_BF16": "1"})`` runs
+    src/train.py with the switch (the SageMaker Python SDK's docs): the script is migrated under it, as a process
+    launcher's is, and the entry goes (stochastic: NEURON_RT_STOCHASTIC_ROUNDING_EN in its place). It was refused
+    (BFM042): the environment was no write the codemod could rewrite."""
+    (tmp_path / "src").mkdir()
+    legacy = _estimator(form, '"XLA_USE_BF16": "1"')
+    tree = _tree(tmp_path, **{"launch_job.py": legacy, "src/train.py": TRAIN})
+    outcome = migrate_paths([tree], mode, write=True)
+    launch, train = (tree / "launch_job.py").read_text(), (tree / "src" / "train.py").read_text()
+    assert launch == _estimator(form, f'"{SR}": "1"' if mode == "stochastic" else "").replace(", }", "}"), launch
+    expected = migrate_source(TRAIN, mode, str(tree / "src" / "train.py"), launched_with={"XLA_USE_BF16": "1"}).code
+    assert train == expected and CHANGE[mode] in train
+    libcst.parse_module(launch)
+    assert not [d for d in outcome.diagnostics if not d.fixed]
+    again = migrate_paths([tree], mode, write=True)
+    assert not again.changed
+
+
+@pytest.mark.parametrize(
+    ("entry_point", "why"),
+    [
+        ("sys.argv[1]", "is not a string"),
+        ('"s3://bucket/code/train.py"', "in source_dir='src' is no Python script of the tree"),
+    ],
+)
+def test_a_training_job_whose_script_cannot_be_read_is_kept(tmp_path, entry_point, why):
+    launcher = "import sys\n" + _estimator("inline", '"XLA_USE_BF16": "1"').replace('"train.py"', entry_point)
+    (tmp_path / "src").mkdir()
+    tree = _tree(tmp_path, **{"launch_job.py": launcher, "src/train.py": TRAIN})
+    outcome = migrate_paths([tree], "stochastic", write=True)
+    assert not outcome.changed and (tree / "launch_job.py").read_text() == launcher
+    found = [d for d in outcome.diagnostics if d.path.endswith("launch_job.py")]
+    assert [(d.code, d.fixed) for d in found] == [("BFM042", False)], found
+    assert "`PyTorch` (line 4)" in found[0].message and why in found[0].message, found[0].message

@@ -19,6 +19,9 @@ joined to the launcher's own directory (``os.path.join(os.path.dirname(os.path.a
 shell, a computed value, an ``env`` built by other code or changed elsewhere) gives the launch a
 ``problem``: its settings are kept and reported (BFM042 ``launches``), never guessed at.
 
+A training job a launcher starts elsewhere (``[job_launchers]``: a SageMaker estimator's ``entry_point``,
+``source_dir`` and ``environment``) is read the same way, its script the entry point in its folder.
+
 The launcher's settings go only together with the change of the script they reach
 (:func:`bf16_migrate.env_modules.migrate_launched`, the link planner's rule for shell launchers): a
 first migration of the launcher records the launches to follow (``Outcome.launches``), and a second,
@@ -27,6 +30,7 @@ once each script took the change under them, rewrites them (``launches_migrated`
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -43,7 +47,7 @@ from .env_writes import LegacyWrite, is_environ, string_value
 from .outcome import LaunchedScript
 from .write_edits import rename_to_stochastic_rounding
 
-__all__ = ["ProcessLaunch", "plan_launches", "process_launches"]
+__all__ = ["ProcessLaunch", "launch_holding", "launch_of", "plan_launches", "process_launches"]
 
 
 @dataclass
@@ -79,10 +83,14 @@ def process_launches(ctx: FileContext) -> list[ProcessLaunch]:
 
 def _process_launches(ctx: FileContext) -> list[ProcessLaunch]:
     launchers = ctx.rules.torch_api.process_launchers
+    jobs = ctx.rules.torch_api.job_launchers
     found = []
     for call in ctx.nodes(cst.Call):
-        if call.args and ctx.qualified_names(call.func) & launchers:
+        names = ctx.qualified_names(call.func) if call.args else set()
+        if names & launchers:
             found.append(_read_launch(ctx, call))
+        elif jobs is not None and names & jobs.functions:
+            found.append(_read_job(ctx, call))
     return found
 
 
@@ -158,6 +166,11 @@ def launch_of(ctx: FileContext, key: cst.CSTNode) -> ProcessLaunch | None:
     )
 
 
+def launch_holding(ctx: FileContext, key: cst.CSTNode) -> ProcessLaunch | None:
+    """The launch whose environment ``key`` is an entry of, whether or not its script is known."""
+    return next((x for x in process_launches(ctx) if any(w.key is key for w in x.writes)), None)
+
+
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
@@ -182,6 +195,50 @@ def _read_launch(ctx: FileContext, call: cst.Call) -> ProcessLaunch:
         problem = _read_env(ctx, call, env.value, launch)
         launch.problem = launch.problem or problem
     return launch
+
+
+def _read_job(ctx: FileContext, call: cst.Call) -> ProcessLaunch:
+    """A training job's launch (``[job_launchers]``: ``PyTorch(entry_point="train.py", source_dir="src",
+    environment={"XLA_USE_BF16": "1"}, ...)``): its script is ``source_dir``/``entry_point``, looked up as a
+    shell launcher's relative path is (:func:`bf16_migrate.carriers.resolve.resolve_script`); its environment is
+    read as a process launch's ``env=`` is."""
+    jobs = ctx.rules.torch_api.job_launchers
+    assert jobs is not None
+    launch = ProcessLaunch(call)
+    entry, folder = _keyword(call, jobs.script), _keyword(call, jobs.folder)
+    word = _literal_word(ctx, entry.value) if entry is not None else None
+    where = _literal_word(ctx, folder.value) if folder is not None else ""
+    if word is None or where is None:
+        launch.problem = f"its {jobs.script if word is None else jobs.folder} is not a string the codemod can read"
+    elif "://" in where or "://" in word or not word.endswith(".py"):
+        launch.problem = f"{jobs.script}={word!r} in {jobs.folder}={where!r} is no Python script of the tree"
+    else:
+        launch.script = posixpath.normpath(posixpath.join(where, word))
+    env = _keyword(call, jobs.environment)
+    if env is not None:
+        problem = _read_env(ctx, call, env.value, launch)
+        launch.problem = launch.problem or problem
+    return launch
+
+
+def _literal_word(ctx: FileContext, value: cst.BaseExpression) -> str | None:
+    """The string ``value`` is, directly or through a name bound once to a string literal; None when computed."""
+    if isinstance(value, cst.Name):
+        values = assigned_values(ctx, value)
+        value = values[0] if len(values) == 1 else value
+    return string_value(value)
+
+
+def _environment_keyword(ctx: FileContext, call: cst.CSTNode | None) -> str | None:
+    """The keyword a launch ``call`` is given its script's environment by: ``env`` for a process launcher,
+    ``environment`` for a job launcher (``[job_launchers]``); None for any other call."""
+    if not isinstance(call, cst.Call):
+        return None
+    names = ctx.qualified_names(call.func)
+    if names & ctx.rules.torch_api.process_launchers:
+        return "env"
+    jobs = ctx.rules.torch_api.job_launchers
+    return jobs.environment if jobs is not None and names & jobs.functions else None
 
 
 # -- the argument list -------------------------------------------------------------------------------
@@ -373,13 +430,11 @@ def _held_env(ctx: FileContext, call: cst.Call, name: cst.Name, launch: ProcessL
     problem = _mapping(ctx, assign.value, launch)
     if problem is not None:
         return problem
-    launchers = ctx.rules.torch_api.process_launchers
     for access in binding.references:
         node = access.node
         parent = ctx.parent(node)
-        if isinstance(parent, cst.Arg) and parent.keyword is not None and parent.keyword.value == "env":
-            holder = ctx.parent(parent)
-            if isinstance(holder, cst.Call) and ctx.qualified_names(holder.func) & launchers:
+        if isinstance(parent, cst.Arg) and parent.keyword is not None:
+            if parent.keyword.value == _environment_keyword(ctx, ctx.parent(parent)):
                 continue
         entry = _entry_statement(ctx, node, parent)
         if entry is None or ctx.parent(entry[0]) is not block or ctx.pos(entry[0]) > ctx.pos(call):

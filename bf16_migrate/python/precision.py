@@ -47,7 +47,7 @@ from .frameworks import find_framework, report_framework_launched, report_framew
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
-from .launch_env import launch_of, plan_launches
+from .launch_env import launch_holding, launch_of, plan_launches
 from .loss_reach import module_loss_code
 from .model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from .model_reach import module_classes, reach_from
@@ -279,6 +279,20 @@ class Planner:
                         call=ctx.code(call.func),
                         line=ctx.pos(call)[0],
                         script=script,
+                    )
+                    continue
+                held = launch_holding(ctx, mention.node)
+                if held is not None and held.problem is not None:
+                    ctx.report(
+                        "BFM042",
+                        mention.node,
+                        fixed=False,
+                        variant="unread",
+                        variable=mention.variable,
+                        mode=self.mode.name,
+                        call=ctx.code(held.call.func),
+                        line=ctx.pos(held.call)[0],
+                        reason=held.problem,
                     )
                     continue
                 ctx.report("BFM042", mention.node, fixed=False, variable=mention.variable, mode=self.mode.name)
