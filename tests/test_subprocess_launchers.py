@@ -61,8 +61,10 @@ BESIDE = (
     "cmd += sys.argv[1:]\n"
     'subprocess.run(cmd, env={**os.environ, {entry}"PJRT_DEVICE": "TPU"})\n'
 )
+UNION = HEAD + 'subprocess.run([sys.executable, "train.py"], env=os.environ | {{entry}"PJRT_DEVICE": "TPU"})\n'
 SR = "NEURON_RT_STOCHASTIC_ROUNDING_EN"
 FORMS = {
+    "union": (UNION, '"XLA_USE_BF16": "1", ', f'"{SR}": "1", '),
     "display": (DISPLAY, '"XLA_USE_BF16": "1", ', f'"{SR}": "1", '),
     "inline": (
         INLINE,

@@ -10,14 +10,14 @@ shell launcher's, :func:`bf16_migrate.command_lines.read_command`) and the legac
 ``os.environ`` is (:mod:`.write_edits`).
 
 The ``env`` forms followed: a dict display (``{**os.environ, "XLA_USE_BF16": "1"}``), ``dict(os.environ,
-XLA_USE_BF16="1")``, or a name bound once before the call in the same function to one of those, to
-``os.environ.copy()`` or ``dict(os.environ)``, then given entries by ``env["XLA_USE_BF16"] = "1"``
-statements of the same block before the call. The argument list: a list or tuple display (or a name
-bound once to one) whose words are string literals, ``sys.executable`` (the interpreter), or a path
-joined to the launcher's own directory (``os.path.join(os.path.dirname(os.path.abspath(__file__)),
-"train.py")``, ``str(Path(__file__).parent / "train.py")``). Anything else (a command run through a
-shell, a computed value, an ``env`` built by other code or changed elsewhere) gives the launch a
-``problem``: its settings are kept and reported (BFM042 ``launches``), never guessed at.
+XLA_USE_BF16="1")``, ``os.environ | {"XLA_USE_BF16": "1"}``, or a name bound once before the call in the same
+function to one of those, to ``os.environ.copy()`` or ``dict(os.environ)``, then given entries by
+``env["XLA_USE_BF16"] = "1"`` statements of the same block before the call. The argument list: a list or tuple
+display (or a name bound once to one) whose words are string literals, ``sys.executable`` (the interpreter),
+or a path joined to the launcher's own directory (``os.path.join(os.path.dirname(os.path.abspath(__file__)),
+"train.py")``, ``str(Path(__file__).parent / "train.py")``). Anything else (a command run through a shell, a
+computed value, an ``env`` built by other code or changed elsewhere) gives the launch a ``problem``: its
+settings are kept and reported (BFM042 ``launches``), never guessed at.
 
 A training job a launcher starts elsewhere (``[job_launchers]``: a SageMaker estimator's ``entry_point``,
 ``source_dir`` and ``environment``) is read the same way, its script the entry point in its folder.
@@ -368,6 +368,11 @@ def _mapping(ctx: FileContext, env: cst.BaseExpression, launch: ProcessLaunch) -
     if isinstance(env, cst.Call) and isinstance(env.func, cst.Attribute) and not env.args:
         if env.func.attr.value == "copy" and is_environ(ctx, env.func.value):
             return None  # os.environ.copy(): entries come from the statements after it
+    if isinstance(env, cst.BinaryOperation) and isinstance(env.operator, cst.BitOr) and isinstance(env.right, cst.Dict):
+        # `os.environ | {"XLA_USE_BF16": "1"}` (PEP 584's dict union, which os.environ has since Python 3.9):
+        # the right-hand entries win
+        if is_environ(ctx, env.left) or _mapping(ctx, env.left, launch) is None:
+            return _mapping(ctx, env.right, launch)
     return "its environment is built by code the codemod does not follow"
 
 
