@@ -34,6 +34,7 @@ from . import checks
 from .allowance import Allowance, compile_allowance
 from .check import CheckInput
 from .compare import FAIL, INCONCLUSIVE, MODES, TOLERANCES, Verdict, judge
+from .launchers import launched_with, tree_root
 from .migration import refuse_nothing_to_verify, refuse_unswitched_revision
 from .outputs import judge_after_host_training, judge_outputs, judge_without_backward
 from .package import PackageRun, package_run, stage_package
@@ -259,7 +260,9 @@ def _implied_legacy_env(
     naming them: its own ``#!`` line's (``#!/usr/bin/env -S XLA_USE_BF16=1 python3``,
     :mod:`bf16_migrate.python.shebang_env`), and, when nothing else sets one and the script names
     none, a module it imports that sets the switch for its importers (:func:`_env_module_settings`),
-    which is returned third (None: none)."""
+    which is returned third (None: none), or else the launchers of its tree that start it with the switch
+    (:func:`.launchers.launched_with`: a shell script, a Dockerfile, a job spec, as the codemod reads them).
+    Raises :class:`RunError` when those launchers set different settings (or one only on some paths)."""
     own = {s.variable: s.value for s in shebang_settings(source, load_rules()) if s.on}
     if any(name not in legacy_env for name in own):
         legacy_env = {**own, **legacy_env}
@@ -275,6 +278,22 @@ def _implied_legacy_env(
             )
             legacy_env_source = [*legacy_env_source, how]
             return legacy_env, legacy_env_source, module
+        launched, launches = launched_with(script)
+        root = tree_root(script)
+        if launched:
+            where = ", ".join(s.where(root) for s in launches)
+            return launched, [*legacy_env_source, f"{where}, which launches the script"], None
+        if launches:
+            said = ", ".join(
+                f"{s.where(root)} ({' '.join(f'{k}={v}' for k, v in sorted(s.env.items()))}"
+                + ("" if s.sure else ", on some paths only")
+                + ")"
+                for s in launches
+            )
+            raise RunError(
+                f"{script}: the script names no legacy variable and its launchers set different ones: {said}",
+                hint="pass --legacy-env with the setting to verify under, or verify the launcher itself",
+            )
     return legacy_env, legacy_env_source, None
 
 

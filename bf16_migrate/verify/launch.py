@@ -20,31 +20,16 @@ runs from REV's tree and the migrated side from the work tree.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..rules import Mode, all_modes
-from .launchers import launch_settings
+from .launchers import launch_settings, tree_root
 from .records import RunError
 from .runner import read_source
 from .tree import Job, _env_text, _on, detect_mode
 
 __all__ = ["plan_launcher"]
-
-
-def _tree_root(path: Path) -> Path:
-    try:
-        top = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=str(path.parent),
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return path.parent
-    return Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else path.parent
 
 
 def plan_launcher(
@@ -67,7 +52,7 @@ def plan_launcher(
         if not source.is_file():
             raise RunError(f"--against {checkout.rev}: {checkout.relative(launcher)} does not exist at {checkout.rev}")
     else:
-        root = _tree_root(launcher)
+        root = tree_root(launcher)
         source = launcher
     found = [s for s in launch_settings(root, extra=(source,)) if s.launcher == source.resolve()]
     if not found:

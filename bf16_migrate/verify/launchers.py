@@ -16,16 +16,17 @@ environment the legacy script really ran under, without ``--legacy-env``.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..carriers import REGISTRY
-from ..rules import Mode, all_modes
+from ..rules import Mode, all_modes, is_truthy
 from ..scan import scan
 from .runner import LEGACY_VARIABLES
 
-__all__ = ["LaunchSetting", "launch_settings", "settings_for"]
+__all__ = ["LaunchSetting", "launch_settings", "launched_with", "settings_for", "tree_root"]
 
 
 @dataclass
@@ -177,3 +178,37 @@ def settings_for(script: Path, settings: list[LaunchSetting]) -> list[LaunchSett
     """The launches of ``script`` among ``settings``."""
     key = Path(script).resolve()
     return [s for s in settings if s.script == key]
+
+
+def tree_root(path: Path) -> Path:
+    """The root of the git work tree ``path`` lies in (``git rev-parse --show-toplevel``), or ``path``'s folder
+    when it lies in none (or git cannot say within 60 s)."""
+    try:
+        top = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel"],
+            cwd=str(path.parent),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return path.parent
+    return Path(top.stdout.decode().strip()).resolve() if top.returncode == 0 else path.parent
+
+
+def launched_with(script: Path) -> tuple[dict[str, str], list[LaunchSetting]]:
+    """The legacy settings the launchers of ``script``'s tree (:func:`tree_root`) put in force for it, when every
+    launch of it that switches one on does so on every path and with the same settings (``export XLA_USE_BF16=1``
+    before ``python train.py`` in a shell script, a Dockerfile's ``ENV``), and those launches; ``({}, launches)``
+    when they differ or one is guarded (the launches named, for the caller to say so), ``({}, [])`` when none
+    switches one on."""
+    root = tree_root(script)
+    mine = [s for s in settings_for(script, launch_settings(root)) if _switched_on(s.env)]
+    distinct = {tuple(sorted(_switched_on(s.env).items())) for s in mine}
+    if len(distinct) == 1 and all(s.sure for s in mine):
+        return dict(distinct.pop()), mine
+    return {}, mine
+
+
+def _switched_on(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k in LEGACY_VARIABLES and is_truthy(v)}
