@@ -444,6 +444,7 @@ class _Nothing:
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
     not_examined: list = field(default_factory=list)
+    nothing_to_change: list = field(default_factory=list)
 
 
 def _stdin_name_problem(name: str) -> str | None:
