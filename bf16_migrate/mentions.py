@@ -9,7 +9,11 @@ A mention is a whole word: ``XLA_USE_BF16`` in ``export XLA_USE_BF16=1``, ``$XLA
   ``.adoc``) and a notebook's markdown and raw cells: one BFM091 per line naming a variable
   (the text tells readers to use a deprecated switch);
 * any other file whose kind bf16-migrate does not rewrite (a Makefile, TOML, JSON, a jsonnet
-  config, an unknown extension): one BFM090 per mention.
+  config, an unknown extension): one BFM090 per mention;
+* a file of a kind it rewrites that names a variable only where nothing is set (comments), left
+  with no change and no finding (:func:`bf16_migrate.project.migrate_paths` finds them): BFM094
+  at its first mention when it holds a byte that is not UTF-8 (:func:`sets_nothing_undecodable`,
+  :func:`first_bad_byte`), else only the summary's "nothing to change" (:func:`first_mention`).
 
 Nothing here edits a file.
 """
@@ -88,3 +92,33 @@ def decode_text(data: bytes) -> tuple[str, bool]:
                 return data.decode(codec, "replace"), False
         return data.decode("utf-8", "replace"), True
     return data.decode("utf-8-sig", "replace"), False
+
+
+def first_mention(text: str) -> tuple[int, int, str]:
+    """``(line, column, variables)`` of the first mention in ``text`` (1-based; ``variables``
+    every name mentioned, :func:`named`); ``(1, 1, "a legacy variable")`` when none is found."""
+    found = mentions(text)
+    if not found:
+        return 1, 1, "a legacy variable"
+    return found[0][0], found[0][1], named([v for _, _, v in found])
+
+
+def first_bad_byte(data: bytes) -> tuple[int, int, int] | None:
+    """``(offset, line, byte)`` of the first byte of ``data`` that is not UTF-8 (0-based byte
+    offset in the file, 1-based line), or None when it all decodes (a UTF-8 BOM allowed)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, data.count(b"\n", 0, exc.start) + 1, data[exc.start]
+    return None
+
+
+def sets_nothing_undecodable(path: str, text: str, bad: tuple[int, int, int]) -> Diagnostic:
+    """BFM094 for the file ``path`` (its ``text``, read as bytes) that names a legacy variable only
+    where nothing is set and holds a byte that is not UTF-8 (``bad``, :func:`first_bad_byte`): at
+    its first mention, naming the byte by its line and offset."""
+    line, col, variables = first_mention(text)
+    offset, bad_line, byte = bad
+    return report(
+        "BFM094", path, line, col, False, variables=variables, byte=f"0x{byte:02X}", bad_line=bad_line, offset=offset
+    )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from . import escaped_bytes
 from .bounds import Bounds
 from .carriers import REGISTRY, CarrierError, analyze, for_kind
 from .carriers.link import CarrierFile, FileResult, LinkPlanner
@@ -36,7 +37,15 @@ from .diagnostics import Diagnostic, report
 from .env_modules import migrate_importers, migrate_launched
 from .helpers_module import module_path, module_text
 from .ignore import matching_exclude
-from .mentions import decode_text, docs_findings, unsupported_findings
+from .mentions import (
+    decode_text,
+    docs_findings,
+    first_bad_byte,
+    first_mention,
+    mentions,
+    sets_nothing_undecodable,
+    unsupported_findings,
+)
 from .migrations import Migrations
 from .patch import file_patch
 from .python import SCRIPT_REFUSALS, ParseError, Refusal, migrate_source
@@ -80,6 +89,9 @@ class Outcome:
     """What the migrations that took the change did not examine (``path:line: what``, from each
     file's :class:`bf16_migrate.python.outcome.Outcome`): "nothing left to do by hand" may be said
     only when it is empty."""
+    nothing_to_change: list[tuple[str, int]] = field(default_factory=list)
+    """The files that name a legacy variable only where nothing is set (comments), valid text, with
+    no change and no finding: each one's path and the line of its first mention (the summary names them)."""
 
 
 def _roots(paths: list[Path]) -> list[Path]:
@@ -241,6 +253,7 @@ def migrate_paths(
         from .trace_repairs import repair_results
 
         results = repair_results(results, repairs, paths, outcome.errors)
+    extra.extend(_unreported(candidates, results, extra, outcome))
     _collect_diagnostics(outcome, extra, results)
     planned = [result for result in sorted(results, key=lambda r: str(r.path)) if result.new != result.old]
     if hold is not None:
@@ -404,6 +417,44 @@ def _collect_diagnostics(outcome: Outcome, extra: list[Diagnostic], results: lis
         outcome.not_examined.extend(result.not_examined)
     for key in sorted(by_path):
         outcome.diagnostics.extend(by_path[key])
+
+
+def _unreported(
+    candidates: list[Candidate], results: list, found: list[Diagnostic], outcome: Outcome
+) -> list[Diagnostic]:
+    """The candidates (files the scan found naming a legacy variable) that would end the run in
+    silence: no change, no finding at their path (a notebook's ``nb.ipynb#cellN`` is its), no error
+    naming them. Their mentions were all read as setting nothing (comments). One read as bytes it
+    could not all decode (``utf-8+bytes``, :mod:`.escaped_bytes`) gets BFM094, naming the first
+    byte that is not UTF-8 (:func:`.mentions.sets_nothing_undecodable`); any other is listed in
+    ``outcome.nothing_to_change`` (with the line of its first mention), which the summary names."""
+    heard: set[str] = {str(r.path) for r in results if r.new != r.old}
+    heard.update(d.path.split("#", 1)[0] for d in found)
+    heard.update(d.path.split("#", 1)[0] for r in results for d in r.diagnostics)
+    heard.update(os.path.abspath(p) for p in list(heard))  # a file given as `job.slurm` and found as `./job.slurm`
+    out = []
+    for candidate in candidates:
+        name = str(candidate.path)
+        if candidate.kind not in REGISTRY and candidate.kind != "python":
+            continue  # documentation and other kinds: every mention is reported (_reported_only)
+        if candidate.problem is not None or name in heard or os.path.abspath(name) in heard:
+            continue
+        if any(e.startswith(f"{name}:") for e in outcome.errors):
+            continue
+        try:
+            source = read_text_file(candidate.path, candidate.kind)
+            data = read_bytes(candidate.path)
+        except ReadError as exc:  # changed since it was read: said, never silent
+            outcome.errors.append(str(exc))
+            continue
+        if not mentions(source.text):
+            continue  # MY_XLA_USE_BF16_CACHE: the prefilter's bytes, but no variable named
+        bad = first_bad_byte(data) if source.encoding == escaped_bytes.NAME else None
+        if bad is not None:
+            out.append(sets_nothing_undecodable(name, source.text, bad))
+        else:
+            outcome.nothing_to_change.append((name, first_mention(source.text)[0]))
+    return out
 
 
 def _hold_back(outcome: Outcome, planned: list, hold) -> list:

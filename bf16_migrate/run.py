@@ -444,6 +444,7 @@ class _Nothing:
     sources: dict = field(default_factory=dict)
     kept: dict = field(default_factory=dict)
     not_examined: list = field(default_factory=list)
+    nothing_to_change: list = field(default_factory=list)
 
 
 def _stdin_name_problem(name: str) -> str | None:
@@ -633,6 +634,7 @@ def _run_stdin(name: Path, options: RunOptions, settings: Settings) -> int:
         dataclasses.replace(d, path=rename(d.path), message=rename(d.message)) for d in outcome.diagnostics
     ]
     outcome.errors = [rename(e) for e in outcome.errors]
+    outcome.nothing_to_change = [(rename(where), line) for where, line in outcome.nothing_to_change]
     new = outcome.sources.get(path, (text, text))[1]
     if options.show_diff:
         try:
@@ -859,4 +861,24 @@ def summary(outcome, report: Report, written: bool) -> str:
         parts.append(f"{len(outcome.errors)} file(s) could not be processed")
     if outcome.held_back:
         parts.append(f"{len(outcome.held_back)} file(s) held back")
-    return "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable)"
+    return (
+        "bf16-migrate: " + ", ".join(parts) + f" ({outcome.files_seen} file(s) name a legacy variable{_quiet(outcome)})"
+    )
+
+
+QUIET_SHOWN = 3
+"""How many of the files naming a variable only in comments the summary names (the rest are counted)."""
+
+
+def _quiet(outcome) -> str:
+    """``; 2 only in comments, nothing to change: run.sh:3, train.py:2`` for the files that name a
+    legacy variable only where nothing is set (:attr:`bf16_migrate.project.Outcome.nothing_to_change`,
+    shown as findings are), or ""."""
+    quiet = outcome.nothing_to_change
+    if not quiet:
+        return ""
+    more = len(quiet) - QUIET_SHOWN
+    shown = [f"{printable(display_path(where))}:{line}" for where, line in quiet[:QUIET_SHOWN]]
+    return f"; {len(quiet)} only in comments, nothing to change: {', '.join(shown)}" + (
+        f" and {more} more" if more > 0 else ""
+    )

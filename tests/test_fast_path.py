@@ -8,12 +8,15 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from bf16_migrate.ignore import GitIgnore
 from bf16_migrate.prefilter import mentions_legacy as _mentions_legacy
+from bf16_migrate.project import Outcome
+from bf16_migrate.run import _Nothing
 from bf16_migrate.scan import SKIP_DIRS, SKIP_HIDDEN, scan, walk
 
 CODEMOD_MODULES = (
@@ -59,6 +62,20 @@ def test_a_legacy_file_still_takes_the_full_path(tmp_path):
 
     result = CliRunner().invoke(main, [str(tmp_path), "--check"])
     assert result.exit_code == 1 and "BFM110" in result.output
+
+
+def test_the_clean_outcome_has_every_field_of_the_full_one(tmp_path):
+    """The fast path's outcome (``run._Nothing``) stands in for ``project.Outcome``: the summary
+    and the output read the same fields from either (``nothing_to_change`` missing from it made a
+    clean run's summary raise AttributeError)."""
+    assert {f.name for f in fields(Outcome)} <= {f.name for f in fields(_Nothing)}
+    (tmp_path / "clean.py").write_text("import os\n")
+    from click.testing import CliRunner
+
+    from bf16_migrate.cli import main
+
+    result = CliRunner().invoke(main, [str(tmp_path), "--check"])
+    assert result.exit_code == 0 and "(0 file(s) name a legacy variable)" in result.output, result.output
 
 
 @pytest.mark.parametrize("offset", [0, 8190, 65530, 65536, (1 << 20) - 5, (1 << 20) + 3, 3 << 20])

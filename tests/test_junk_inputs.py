@@ -567,3 +567,20 @@ def test_each_junk_file_named_alone(tmp_path):
     sub = Tree(tree.root, {p: tree.files[p] for p in singles}, {p: tree.notes[p] for p in singles})
     problems = check_tree(sub, run, wrote=True)
     assert not problems, "\n".join(problems) + f"\n--- stderr (tail) ---\n{run.stderr[-2000:]}"
+
+
+@pytest.mark.parametrize("flag", ["--check", "--diff", None])
+def test_a_mangled_comment_is_not_passed_over(tmp_path, flag):
+    """The tree seed amp-1 built once fixtures/ held one more file: a ``.slurm`` script whose only
+    mention of a variable is a comment mangled by a byte that is not UTF-8 (``# exp\\xffort
+    XLA_USE_BF16=1``, tests/data/undecodable_carriers/). It was skipped without a word while the
+    summary counted it; the oracle's never-silent property holds for it, and it is left as it was."""
+    data = Path(__file__).resolve().parent / "data" / "undecodable_carriers"
+    tree = Tree(tmp_path / "tree")
+    tree.add("j001/job.slurm", (data / "comment_only.slurm").read_bytes(), "edge mutated")
+    tree.add("j001/train.py", (data / "train.py").read_bytes(), "train.py beside an edge")
+    run = run_cli([str(tree.root), "--mode", "amp", *([flag] if flag else [])])
+    problems = check_tree(tree, run, wrote=flag is None)
+    assert not problems, "\n".join(problems) + f"\n--- stderr (tail) ---\n{run.stderr[-2000:]}"
+    assert run.returncode == 1 and f"{tree.root / 'j001' / 'job.slurm'}:3:11: BFM094 " in run.stdout + run.stderr
+    assert all(path.read_bytes() == before for path, before in tree.files.items())

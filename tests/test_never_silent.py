@@ -1,9 +1,10 @@
 """bf16-migrate is never silent about a file that names a legacy variable: documentation
 (BFM091), files of a kind it does not rewrite (BFM090, every mention), and in Python and notebook
 code the strings the codemod does not rewrite: shell commands (BFM133), docstrings and help texts
-(BFM091), any other string (BFM131). Comments are not reported. Nothing of it is rewritten, and
-``--check`` fails on it. Golden files of the Python shapes: fixtures/shapes/string_mentions/
-(tests/test_shapes.py)."""
+(BFM091), any other string (BFM131). Comments are not reported (a file naming a variable only in
+comments is named by the summary, BFM094 when it holds a byte that is not UTF-8:
+tests/test_undecodable_carriers.py). Nothing of it is rewritten, and ``--check`` fails on it.
+Golden files of the Python shapes: fixtures/shapes/string_mentions/ (tests/test_shapes.py)."""
 
 from __future__ import annotations
 
@@ -160,6 +161,8 @@ def test_a_clean_directory_still_exits_0(tmp_path):
     result = invoke(tmp_path, "--check")
     assert result.exit_code == 0, result.output
     assert "BFM" not in result.output
+    # named all the same: the comment is the file's only mention, and there is nothing to change
+    assert "; 1 only in comments, nothing to change: " in result.output and "train.py:3)" in result.output
 
 
 def test_kinds_of_files_found_in_a_walk(tmp_path):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+from bf16_migrate import escaped_bytes
 from bf16_migrate.project import migrate_paths
 from bf16_migrate.rules import RuleError, RuleExample, load_rules
 from bf16_migrate.suppress import Selection, filter_findings
@@ -71,15 +72,21 @@ def _cases() -> list:
 
 
 def _write(where: Path, files: dict[str, str]) -> Path:
+    """The example's files under ``where``, UTF-8 but for the characters that stand for a byte
+    that is not UTF-8 (U+10FE80..U+10FEFF, :mod:`bf16_migrate.escaped_bytes`): written as that byte."""
     for name, text in files.items():
         path = where / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_bytes(escaped_bytes.encode(text))
     return where
 
 
 def _texts(tree: Path) -> dict[str, str]:
-    return {str(p.relative_to(tree)): p.read_text() for p in sorted(tree.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(tree)): p.read_bytes().decode(escaped_bytes.NAME)
+        for p in sorted(tree.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _findings(found) -> list[str]:

@@ -1,0 +1,3 @@
+#!/bin/bash
+# café: export XLA_USE_BF16=1
+python train.py
