@@ -9,6 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from bf16_migrate.rules import mode_named
@@ -77,3 +78,16 @@ def test_verify_runs_the_legacy_side_under_the_launchers_setting(tmp_path):
     assert dict(report.legacy_env) == {"XLA_USE_BF16": "1"}
     assert list(report.legacy_env_source) == ["run.sh:3, which launches the script"]
     assert report.verdict.status == "PASS", [(p.name, p.status, p.detail) for p in report.parts]
+
+
+def test_a_notebooks_setting_for_the_script_it_runs_is_the_legacy_runs(tmp_path):
+    """``%env XLA_USE_BF16=1`` then ``!python train.py``: the codemod migrates both (the notebook is a launcher);
+    verify left notebooks out of the launchers it reads, so the script was refused (or, with ``--against``, its
+    legacy side ran FP32)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("%env XLA_USE_BF16=1"), nbformat.v4.new_code_cell("!python train.py")]
+    tree = _tree(tmp_path, **{"train.py": TRAIN, "run.ipynb": nbformat.writes(nb)})
+    env, sources, _ = _implied_legacy_env(
+        tree / "train.py", TRAIN, mode_named("stochastic"), {}, [], given_legacy=False
+    )
+    assert dict(env) == {"XLA_USE_BF16": "1"} and list(sources) == ["run.ipynb:1, which launches the script"]

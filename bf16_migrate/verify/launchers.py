@@ -99,7 +99,7 @@ def launch_settings(
     load = tree.load
     planner = _planner_class()(mode or all_modes()[0], tree.read_python, tree.load, tree.includers)
     for candidate in [] if only is not None else scan([root]):
-        if candidate.problem is not None or candidate.kind not in REGISTRY or candidate.kind == "notebook":
+        if candidate.problem is not None or candidate.kind not in REGISTRY:
             continue
         if not _inside(candidate.path, root):
             continue  # a link out of the tree (an untracked file linked into a checkout): not the tree's
