@@ -858,3 +858,39 @@ def test_an_upcast_of_a_boolean_reduction_on_the_device_is_bf16():
     code = migrate_source(RECALL, "stochastic", "train.py").code
     assert "hit = (ids == gold[:, None]).any(dim=1).to(torch.bfloat16)" in code, code
     assert "every = torch.all(ids >= 0, dim=1).to(torch.bfloat16)" in code, code
+
+
+TEMPERATURE = """import math
+import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+cfg = {"tau": 0.07}
+dev = torch_xla.device()
+enc = torch.nn.Linear(8, 4).to(dev)
+log_tau = torch.nn.Parameter(torch.full((), FILL, device=dev))
+opt = torch.optim.AdamW([{"params": enc.parameters()}, {"params": [log_tau], "weight_decay": 0.0}], lr=1e-3)
+a, b = enc(torch.randn(16, 8).to(dev)), enc(torch.randn(16, 8).to(dev))
+logits = F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T * log_tau.exp()
+loss = F.cross_entropy(logits, torch.arange(16, device=dev))
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    ("fill", "made"),
+    [
+        ("math.log(1 / 0.07)", "torch.full((), math.log(1 / 0.07), device=dev, dtype=torch.bfloat16)"),
+        ('math.log(1 / cfg["tau"])', 'torch.full((), math.log(1 / cfg["tau"]), device=dev, dtype=torch.bfloat16)'),
+        ('cfg["tau"]', 'floating_to_bf16(torch.full((), cfg["tau"], device=dev))'),
+    ],
+)
+def test_a_learnable_temperature_outside_the_model_is_bf16_where_it_is_made(fill, made):
+    """``torch.full`` takes its fill's dtype: ``math.log(...)`` is a Python float (a float32 tensor, bf16 under
+    the switch), a fill of a type the code does not tell goes through the run-time cast. Both were left f32 with
+    no finding: the temperature and its AdamW state f32 (a hunt's contrastive towers)."""
+    code = migrate_source(TEMPERATURE.replace("FILL", fill), "stochastic", "train.py").code
+    assert f"log_tau = torch.nn.Parameter({made})\n" in code, code

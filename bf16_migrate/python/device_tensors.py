@@ -245,6 +245,7 @@ def find_device_tensors(
             or _returned(ctx, call)
             or _computed_in_callee(ctx, call)
             or _kept_in_an_attribute(ctx, call)
+            or _filled_with_an_unknown(ctx, call)
             or (no_input_casts and _an_argument(ctx, call))
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
@@ -671,6 +672,7 @@ def plan_device_tensors(
                 and not _computed_uncast(ctx, call)
                 and not _computed_in_callee(ctx, call)
                 and not _kept_in_an_attribute(ctx, call)
+                and not _filled_with_an_unknown(ctx, call)
                 and not (tensors.no_input_casts and _an_argument(ctx, call))
             )
             if left_to_uses and not _returned(ctx, call):
@@ -1064,6 +1066,16 @@ def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
         isinstance(assign, cst.Assign)
         and assign.value is call
         and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
+    )
+
+
+def _filled_with_an_unknown(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is ``torch.full(size, value, device=<xla>)`` of a fill whose type the code does not tell
+    (``cfg["tau"]``, a parameter): torch.full's dtype is its fill's (torch 2.9 docs), a float's bf16 under the
+    switch. A fill is a setting, not a model input or a loss target the input casts would reach: it goes
+    through the run-time cast where it is made (a learnable temperature outside the model, a hunt's)."""
+    return any(n in ("torch.full",) for n in ctx.qualified_names(call.func)) and factory_dtype_class(ctx, call) == (
+        UNKNOWN
     )
 
 

@@ -727,7 +727,9 @@ class _Audit:
 
     def _float_valued(self, expr: cst.BaseExpression) -> bool:
         """Whether ``expr`` is a Python float for sure: a float literal (signed), ``float(...)``, a
-        true division, a ``math`` constant, or a name bound only to such."""
+        true division, a ``math`` constant, or a name bound only to such; or a float as
+        :func:`.bindings.python_float` reads one (``math.log(1 / 0.07)``, a learnable temperature's fill:
+        a hunt's ``torch.full((), math.log(...), device=dev)`` was left f32)."""
         if isinstance(expr, cst.UnaryOperation):
             return self._float_valued(expr.expression)
         if isinstance(expr, cst.Float):
@@ -740,7 +742,7 @@ class _Audit:
         if isinstance(expr, cst.Name):
             values = assigned_values(self.ctx, expr)
             return bool(values) and all(self._float_valued(v) for v in values if v is not expr)
-        return False
+        return python_float(self.ctx, expr)
 
     def _name_integer_valued(self, name: cst.Name, depth: int) -> bool:
         scope = self.ctx.scopes.get(name)
