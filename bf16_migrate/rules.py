@@ -17,7 +17,7 @@ tables below (bench/RESULTS.md, the clean path).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,6 +174,24 @@ class KeywordPath:
 
 
 @dataclass(frozen=True)
+class ArgumentValues:
+    """An argument of a call, by ``name`` (as a keyword) or position ``at``, and the ``values`` (source texts)
+    that matter (``ord=2`` of ``torch.linalg.matrix_norm``: ``[flow.float32_ops.when]``)."""
+
+    name: str
+    at: int
+    values: frozenset[str]
+
+    def given(self, call_args: Sequence[tuple[str | None, str]]) -> bool:
+        """Whether the call whose arguments are ``call_args`` ((keyword or None, source text) pairs, in order,
+        starred ones left out) passes this argument with one of ``values``."""
+        keywords = {k: v for k, v in call_args if k is not None}
+        positional = [v for k, v in call_args if k is None]
+        text = keywords.get(self.name, positional[self.at] if len(positional) > self.at else None)
+        return text is not None and text in self.values
+
+
+@dataclass(frozen=True)
 class ModelCodeRules:
     """What the audit of the model's own code knows (``rules/model_code.toml``; its comments give
     the sources): the ways f32 enters a model once the legacy switch is gone, and how a tensor's
@@ -237,6 +255,11 @@ class ModelCodeRules:
     bf16 cannot carry (the switch is kept, as for ``float32_ops``)."""
     float32_ops_by_keyword: Mapping[str, KeywordPath] = field(default_factory=dict)
     """``[flow.float32_ops.by_keyword]``: those of them that run in bf16 given a keyword."""
+    float32_ops_integer: frozenset[str] = frozenset()
+    """``[flow.float32_ops] integer_results``: those of them whose result is an integer tensor (a rank)."""
+    float32_ops_when: Mapping[str, ArgumentValues] = field(default_factory=dict)
+    """``[flow.float32_ops.when]``: functions without a bf16 kernel only when an argument has one of some values
+    (``torch.linalg.matrix_norm(A, ord=2)``)."""
     float32_ops_cast_to: Mapping[str, str] = field(default_factory=dict)
     """``[flow.float32_ops.cast_to]``: qualified function -> the keyword of the operand whose dtype
     its result is cast back to (``torch.bincount`` -> ``weights``)."""
@@ -514,6 +537,8 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         float32_parametrizations=names(_need(flow, "float32_parametrizations", dict, path), "functions"),
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
         float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),
+        float32_ops_integer=names(_need(flow, "float32_ops", dict, path), "integer_results"),
+        float32_ops_when=_argument_values(_need(flow, "float32_ops", dict, path).get("when", {}), path),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),
         loss_weight_first=names(loss, "weight_first"),
@@ -669,6 +694,24 @@ def _string_table(table: object, path: Path) -> dict[str, str]:
     if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
         raise RuleError(f"{path}: [flow.float32_ops.cast_to] must map names to strings")
     return dict(table)
+
+
+def _argument_values(table: object, path: Path) -> dict[str, ArgumentValues]:
+    """``[flow.float32_ops.when]``: function -> its :class:`ArgumentValues`; a malformed entry raises
+    :class:`RuleError` naming the file."""
+    if not isinstance(table, dict):
+        raise RuleError(f"{path}: [flow.float32_ops.when] must be a table")
+    found: dict[str, ArgumentValues] = {}
+    for name, entry in table.items():
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("name"), str)
+            and isinstance(entry.get("at"), int)
+            and isinstance(entry.get("values"), list)
+        ):
+            raise RuleError(f"{path}: [flow.float32_ops.when] {name!r} must be {{ name, at, values }}")
+        found[name] = ArgumentValues(entry["name"], entry["at"], frozenset(entry["values"]))
+    return found
 
 
 def _keyword_paths(table: object, path: Path) -> dict[str, KeywordPath]:

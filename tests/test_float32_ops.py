@@ -345,3 +345,66 @@ def test_an_op_without_a_bf16_kernel_in_an_evaluation_runs_on_float32(mode):
     assert [d.code for d in result.diagnostics if not d.fixed] == []
     assert sum(d.code == "BFM156" for d in result.diagnostics) == 2
     assert migrate_source(code, mode, "train.py").code == code
+
+
+NORMS = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+device = torch_xla.device()
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for _ in range(3):
+    loss = net(torch.randn(16, 4).to(device)).pow(2).mean()
+    loss.backward()
+    opt.step()
+    print(loss.item())
+with torch.no_grad():
+    sigma = torch.stack([torch.linalg.matrix_norm(m.weight, ord=2) for m in net if isinstance(m, nn.Linear)])
+    fro = torch.linalg.matrix_norm(net[0].weight)
+    rank = torch.linalg.matrix_rank(net[0].weight)
+print(sigma.prod().item(), fro.item(), rank.item())
+"""
+
+
+def test_the_spectral_norm_and_the_rank_of_a_weight_run_on_float32_in_an_evaluation():
+    """``torch.linalg.matrix_norm(w, ord=2)`` and ``matrix_rank`` raise on a bf16 operand ("Low precision dtypes
+    not supported": measured on the XLA CPU device, bench/unseen/hunt37); under the switch the weight said
+    float32. After training, without gradient, they run on ``.float()`` of it (BFM156 ``evaluation``): the
+    spectral norm's result is cast back, the rank (an integer) is not; the Frobenius norm runs in bf16 and is
+    left. The weight of ``for m in net`` is on the device as ``net`` is. It crashed with "0 left to do"."""
+    result = migrate_source(NORMS, "stochastic", "train.py")
+    code = result.code
+    assert "torch.linalg.matrix_norm(m.weight.float(), ord=2).to(torch.bfloat16) for m in net" in code, code
+    assert "    fro = torch.linalg.matrix_norm(net[0].weight)\n" in code
+    assert "    rank = torch.linalg.matrix_rank(net[0].weight.float())\n" in code
+    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM156"] == [("BFM156", 16), ("BFM156", 18)]
+    assert [(i.first_line, i.last_line) for i in result.outcome.f32_islands] == [(16, 16), (18, 18)]
+    assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_the_spectral_norm_in_the_step_keeps_the_switch():
+    """With gradient (a Lipschitz penalty in the loss) it is named and the switch kept (BFM155), as the other
+    ops without a bf16 kernel: run on float32 its backward would compute in f32."""
+    source = NORMS.replace(
+        "loss = net(torch.randn(16, 4).to(device)).pow(2).mean()",
+        "loss = net(torch.randn(16, 4).to(device)).pow(2).mean() + torch.linalg.matrix_norm(net[0].weight, 2)",
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in result.code
+    assert [(d.code, d.line) for d in result.diagnostics if d.code == "BFM155"] == [("BFM155", 2), ("BFM155", 11)]
+
+
+@pytest.mark.xla
+def test_the_evaluations_float32_spectral_norm_passes_verify(tmp_path):
+    """On the XLA CPU device the migrated evaluation runs (it raised on the bf16 weight) and verify's trace takes
+    its f32 as the rewrite's (the switch's CPU fallback computed it on float32 too): PASS, where the trace FAILed
+    it as f32 the legacy run did not have."""
+    from bf16_migrate.verify import verify_script
+
+    script = tmp_path / "train.py"
+    script.write_text(NORMS.replace("import torch_xla\n", "import torch_xla\ntorch.manual_seed(0)\n"))
+    report = verify_script(script, "stochastic", steps=3, timeout=300)
+    assert report.verdict.status == "PASS", [(p.name, p.status, p.detail) for p in report.parts]

@@ -29,7 +29,7 @@ def candidates(ctx: FileContext) -> list[cst.Call]:
     """The file's calls whose last name is one of ``[flow.float32_ops]``'s or ``cast_to``'s (a check by
     name before any qualified name is read)."""
     rules = ctx.rules.model_code
-    names = (*rules.float32_ops, *rules.float32_ops_cast_to, *rules.float32_parametrizations)
+    names = (*rules.float32_ops, *rules.float32_ops_when, *rules.float32_ops_cast_to, *rules.float32_parametrizations)
     short = {name.rsplit(".", 1)[-1] for name in names} | rules.float32_op_methods
     return [
         call
@@ -40,9 +40,15 @@ def candidates(ctx: FileContext) -> list[cst.Call]:
 
 
 def is_float32_op(ctx: FileContext, call: cst.Call) -> bool:
-    """Whether ``call`` runs one of ``[flow.float32_ops]``: its function (``torch.stft(x, ...)``) or, as a
-    Tensor method, one of ``methods`` (``x.stft(...)``)."""
-    return bool(ctx.qualified_names(call.func) & ctx.rules.model_code.float32_ops) or _a_tensor_method(ctx, call)
+    """Whether ``call`` runs one of ``[flow.float32_ops]``: its function (``torch.stft(x, ...)``), as a
+    Tensor method one of ``methods`` (``x.stft(...)``), or one of ``when`` given an argument value it has no
+    bf16 kernel for (``torch.linalg.matrix_norm(w, ord=2)``)."""
+    names = ctx.qualified_names(call.func)
+    if names & ctx.rules.model_code.float32_ops or _a_tensor_method(ctx, call):
+        return True
+    when = ctx.rules.model_code.float32_ops_when
+    given = [(a.keyword.value if a.keyword is not None else None, ctx.code(a.value)) for a in call.args if not a.star]
+    return any(when[name].given(given) for name in names & when.keys())
 
 
 def _a_tensor_method(ctx: FileContext, call: cst.Call) -> bool:

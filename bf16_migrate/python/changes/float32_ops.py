@@ -12,13 +12,14 @@ import libcst as cst
 
 from ...rules import Emit
 from .. import snippets
+from ..context import FileContext
 from ..device_modules import method_names
 from ..device_tensors import on_device
 from ..float32_ops import candidates, cast_back_operand, find_float32_ops, is_float32_op, keyword_path, runs_by_keyword
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
 from ..optimizers import append_keyword
-from ..outcome import Refusal
+from ..outcome import F32Island, Refusal
 from .migration import Migration, Planned
 
 EMIT = Emit.FLOAT32_OPS
@@ -36,15 +37,20 @@ def plan(m: Migration, planned: Planned) -> Planned:
         if operand is not None:
             m.plan.replace[id(call)] = functools.partial(_cast_to, dtype=f"{ctx.code(operand)}.dtype")
             ctx.report("BFM156", call, fixed=True, variant="cast_to", op=ctx.code(call.func), operand=ctx.code(operand))
+    integer = ctx.rules.model_code.float32_ops_integer
     for call in _evaluation_ops(m):
         first = call.args[0].value
         if id(first) not in m.plan.replace:
             m.plan.replace[id(first)] = snippets.float_of
-            if m.mode.casts_model and id(call) not in m.plan.replace:  # its f32 result was bf16 on the device
+            floating = not ctx.qualified_names(call.func) & integer  # `matrix_rank`'s is an integer tensor
+            if m.mode.casts_model and floating and id(call) not in m.plan.replace:  # its f32 result was bf16 there
                 m.plan.replace[id(call)] = functools.partial(_cast_to, dtype="torch.bfloat16")
-            ctx.report(
+            finding = ctx.report(
                 "BFM156", call, fixed=True, variant="evaluation", op=ctx.code(call.func), operand=ctx.code(first)
             )
+            # the op computes on f32 as the switch's CPU fallback did: verify's trace takes it as the rewrite's
+            (first_line, _), (last_line, _) = ctx.span(call)
+            ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
     if not m.mode.casts_model:
         # amp: the op runs under autocast, whose fp32 list has torch.cdist (its operands made f32), or on
         # the FP32 model's tensors; its keyword would give the step f32 matmuls the FP32 script under
@@ -172,7 +178,7 @@ def _device_ops(m: Migration) -> list[cst.Call]:
         # (`torch.quantile(model(x), 0.9)`, `torch.quantile(sims.float(), q)` in an evaluation) raised there
         # once the model was cast: a hunt's, in every mode
         model_calls = frozenset(id(c.call) for c in calls)
-        ops = ctx.rules.model_code.float32_ops
+        ops = ctx.rules.model_code.float32_ops | ctx.rules.model_code.float32_ops_when.keys()
         for call in candidates(ctx):
             if not is_float32_op(ctx, call) or any(call is f for f in found) or runs_by_keyword(ctx, call):
                 continue
@@ -180,8 +186,41 @@ def _device_ops(m: Migration) -> list[cst.Call]:
                 first: cst.BaseExpression | None = call.func.value  # `wave.stft(n_fft)`: the receiver is the operand
             else:
                 first = call.args[0].value if call.args and call.args[0].keyword is None else None
-            if first is not None and on_device(ctx, first, model_calls):
+            if first is not None and (
+                on_device(ctx, first, model_calls) or _of_an_element_on_the_device(ctx, first, model_calls)
+            ):
                 found.append(call)
         return sorted(found, key=ctx.pos)
 
     return list(ctx.memo(("float32 ops on the device",), find))
+
+
+_MODULE_ITERATIONS = frozenset({"modules", "children", "parameters", "buffers"})
+"""A module's methods that iterate its submodules or tensors (torch.nn.Module, torch 2.9 docs)."""
+
+
+def _of_an_element_on_the_device(ctx: FileContext, expr: cst.BaseExpression, model_calls: frozenset[int]) -> bool:
+    """Whether ``expr`` reads an element of an iterable on the device: ``m.weight`` of ``for m in net`` (or
+    ``net.modules()``, ``net.children()``, ``net.parameters()``) of a model moved there, as a comprehension or a
+    loop binds it (a critic's per-block spectral norms: a hunt's). An element is where what it comes from is."""
+    base = expr
+    while isinstance(base, (cst.Attribute, cst.Subscript)):
+        base = base.value
+    scope = ctx.scopes.get(base) if isinstance(base, cst.Name) else None
+    if scope is None or not isinstance(base, cst.Name):
+        return False
+    loops = [ctx.parent(getattr(b, "node", None)) for b in scope[base.value]]
+    if not loops or not all(isinstance(loop, (cst.CompFor, cst.For)) for loop in loops):
+        return False
+    for loop in loops:
+        assert isinstance(loop, (cst.CompFor, cst.For))
+        iterable = loop.iter
+        if (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Attribute)
+            and iterable.func.attr.value in _MODULE_ITERATIONS
+        ):
+            iterable = iterable.func.value
+        if not on_device(ctx, iterable, model_calls):
+            return False
+    return True
