@@ -894,3 +894,48 @@ def test_a_learnable_temperature_outside_the_model_is_bf16_where_it_is_made(fill
     no finding: the temperature and its AdamW state f32 (a hunt's contrastive towers)."""
     code = migrate_source(TEMPERATURE.replace("FILL", fill), "stochastic", "train.py").code
     assert f"log_tau = torch.nn.Parameter({made})\n" in code, code
+
+
+PARTS = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+dev = torch_xla.device()
+net = CONTAINER.to(dev)
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+for step in range(3):
+    x = torch.randn(32, 4).to(dev)
+FORWARD
+    loss = h.pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+MODULE_DICT = 'nn.ModuleDict({"encoder": nn.Linear(4, 8), "head": nn.Linear(8, 1)})'
+MODULE_LIST = "nn.ModuleList([nn.Linear(4, 8), nn.Linear(8, 1)])"
+
+
+@pytest.mark.parametrize(
+    ("container", "forward"),
+    [
+        (MODULE_DICT, '    h = net["head"](torch.relu(net["encoder"](x)))'),
+        (MODULE_LIST, "    enc, head = net\n    h = head(torch.relu(enc(x)))"),
+        (MODULE_LIST, "    h = x\n    for block in net:\n        h = block(h)"),
+        (MODULE_DICT, "    h = x\n    for part in net.values():\n        h = part(h)"),
+        (MODULE_LIST, "    first = net[0]\n    h = net[1](first(x))"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_the_parts_of_a_container_model_called_by_key_or_unpacked_are_the_models_calls(container, forward, mode):
+    """A ModuleDict / ModuleList moved and optimized as one model whose parts are called (by key or index, unpacked,
+    in a loop): the container is never called, so its pre-hook never fires, and the input stayed f32 where the
+    bf16 part raised ("mat1 and mat2 must have the same dtype", a hunt's). The parts' calls are the model's: the
+    input is cast in its move (amp: the calls go under autocast)."""
+    code = migrate_source(PARTS.replace("CONTAINER", container).replace("FORWARD", forward), mode, "train.py").code
+    if mode == "amp":
+        assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in code, code
+    else:
+        assert "    x = torch.randn(32, 4).to(dev, dtype=torch.bfloat16)\n" in code, code
+    assert migrate_source(code, mode, "train.py").code == code

@@ -19,7 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment, ComprehensionScope
 
-from .bindings import argument, assigned_values, definitions, self_assigned
+from .bindings import argument, assigned_values, definitions, self_assigned, unpacked_value
 from .context import FileContext, findall
 from .tree_types import OptimizerFactory, TreeModule, unwrap_optimizer_class
 
@@ -678,6 +678,12 @@ def model_calls(
     by_func = ctx.nodes_grouped(cst.Call, "model key of func", lambda c: (model_key(ctx, c.func),))
     named = ctx.in_order(cst.Call, (c for key in keys for c in by_func.get(key, ())))
     calls = [c for c in named if _stands_for(ctx, c.func, models, loops)]
+    # a part of a container model called by key or index (`net["head"](h)` of an nn.ModuleDict, `blocks[0](x)` of an
+    # nn.ModuleList): the model's pre-hook does not fire there (a hunt's: its input stayed f32 and the bf16 part raised)
+    by_part = ctx.nodes_grouped(cst.Call, "model key of a subscripted func", _subscripted_key(ctx))
+    parts = ctx.in_order(cst.Call, (c for key in keys for c in by_part.get(key, ())))
+    calls += [c for c in parts if isinstance(c.func, cst.Subscript) and _stands_for(ctx, c.func.value, models, loops)]
+    calls += [c for c in _part_calls(ctx) if _a_part_of(ctx, c.func, models, loops)]
     # one level into local functions that receive the model as a positional/keyword argument, and the
     # closures they define over it (an L-BFGS `closure()` calling `model(t)`)
     for func, param in handed_to(ctx, models):
@@ -698,6 +704,70 @@ def model_calls(
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(describe_call(ctx, call), through=True))
     return described
+
+
+_PART_ITERATIONS = frozenset({"children", "values"})
+"""A container module's methods that hand out its parts (torch.nn.Module.children, torch.nn.ModuleDict.values:
+torch 2.9 docs)."""
+
+
+def _part_calls(ctx: FileContext) -> list[cst.Call]:
+    """The file's calls of a plain name bound only where it may be a part of a container (unpacked from a value,
+    a subscript, a ``for`` target): the candidates :func:`_a_part_of` asks about (once per file)."""
+
+    def find() -> list[cst.Call]:
+        found = []
+        for call in ctx.nodes(cst.Call):
+            if not isinstance(call.func, cst.Name):
+                continue
+            scope = ctx.scopes.get(call.func)
+            bindings = list(scope[call.func.value]) if scope is not None else []
+            if bindings and all(isinstance(b, Assignment) and _part_binding(ctx, b.node) is not None for b in bindings):
+                found.append(call)
+        return found
+
+    return ctx.memo(("calls of container parts",), find)
+
+
+def _part_binding(ctx: FileContext, target: cst.CSTNode) -> cst.BaseExpression | None:
+    """The container a name is bound to a part of: ``enc, head = towers`` (``towers``), ``head = net["head"]``
+    (``net``), ``for blk in blocks`` / ``blocks.children()`` / ``heads.values()`` (``blocks``, ``heads``);
+    None for any other binding."""
+    parent = ctx.parent(target)
+    if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is target:
+        source = parent.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) and not source.args:
+            return source.func.value if source.func.attr.value in _PART_ITERATIONS else None
+        return source
+    value = unpacked_value(ctx, target)
+    if value is not None:
+        return value
+    values = assigned_values(ctx, target) if isinstance(target, cst.Name) else []
+    if len(values) == 1 and isinstance(values[0], cst.Subscript):
+        return values[0].value
+    return None
+
+
+def _a_part_of(
+    ctx: FileContext, func: cst.BaseExpression, models: list[cst.BaseExpression], loops: list[tuple[Loop, cst.Name]]
+) -> bool:
+    """Whether the callee ``func`` (a name :func:`_part_calls` found) is a part of one of ``models`` wherever it is
+    bound (:func:`_part_binding`): its call runs that part, which the model's cast made bf16, and the model's
+    pre-hook does not fire there (a hunt's ``enc, head = towers`` of an nn.ModuleList)."""
+    scope = ctx.scopes.get(func) if isinstance(func, cst.Name) else None
+    if scope is None or not isinstance(func, cst.Name):
+        return False
+    containers = [_part_binding(ctx, b.node) for b in scope[func.value] if isinstance(b, Assignment)]
+    return bool(containers) and all(c is not None and _stands_for(ctx, c, models, loops) for c in containers)
+
+
+def _subscripted_key(ctx: FileContext):
+    """The grouping key of a call whose callee is a subscript: the :func:`model_key` of what is subscripted."""
+
+    def key(call: cst.Call) -> tuple:
+        return (model_key(ctx, call.func.value) if isinstance(call.func, cst.Subscript) else None,)
+
+    return key
 
 
 def runner_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
