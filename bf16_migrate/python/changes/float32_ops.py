@@ -115,6 +115,9 @@ def _evaluation_ops(m: Migration) -> list[cst.Call]:
             first = call.args[0].value if call.args and call.args[0].keyword is None else None
             if first is None or _a_float_cast(first) or not _without_gradient(ctx, call):
                 continue
+            calls = _model_call_ids(m)
+            if not (on_device(ctx, first, calls) or _of_an_element_on_the_device(ctx, first, calls)):
+                continue  # found by another operand (a distribution's scale): that one is not `.float()`-ed here
             if any(isinstance(a, cst.ClassDef) for a in ctx.ancestors(call)):
                 continue  # a module's code: its forward may run with gradient elsewhere
             out.append(call)
@@ -177,17 +180,20 @@ def _device_ops(m: Migration) -> list[cst.Call]:
         # the script's own code outside the model's: an op whose operand the code shows on the device
         # (`torch.quantile(model(x), 0.9)`, `torch.quantile(sims.float(), q)` in an evaluation) raised there
         # once the model was cast: a hunt's, in every mode
-        model_calls = frozenset(id(c.call) for c in calls)
+        model_calls = _model_call_ids(m)
         ops = ctx.rules.model_code.float32_ops | ctx.rules.model_code.float32_ops_when.keys()
         for call in candidates(ctx):
             if not is_float32_op(ctx, call) or any(call is f for f in found) or runs_by_keyword(ctx, call):
                 continue
             if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func) & ops:
-                first: cst.BaseExpression | None = call.func.value  # `wave.stft(n_fft)`: the receiver is the operand
+                operands: list[cst.BaseExpression] = [call.func.value]  # `wave.stft(n_fft)`: the receiver
             else:
-                first = call.args[0].value if call.args and call.args[0].keyword is None else None
-            if first is not None and (
-                on_device(ctx, first, model_calls) or _of_an_element_on_the_device(ctx, first, model_calls)
+                # any tensor it is given: `StudentT(dof, mu, scale)`'s first may be a number; a criterion class
+                # (`nn.CTCLoss()`) is given its operands where its instance is called
+                operands = [a.value for a in (*call.args, *_instance_calls_args(ctx, call))]
+            if any(
+                on_device(ctx, operand, model_calls) or _of_an_element_on_the_device(ctx, operand, model_calls)
+                for operand in operands
             ):
                 found.append(call)
         return sorted(found, key=ctx.pos)
@@ -195,7 +201,10 @@ def _device_ops(m: Migration) -> list[cst.Call]:
     return list(ctx.memo(("float32 ops on the device",), find))
 
 
-_MODULE_ITERATIONS = frozenset({"modules", "children", "parameters", "buffers"})
+_MODULE_ITERATIONS = frozenset(
+    {"modules", "children", "parameters", "buffers", "named_modules", "named_children", "named_parameters"}
+    | {"named_buffers", "values", "items"}
+)
 """A module's methods that iterate its submodules or tensors (torch.nn.Module, torch 2.9 docs)."""
 
 
@@ -209,7 +218,7 @@ def _of_an_element_on_the_device(ctx: FileContext, expr: cst.BaseExpression, mod
     scope = ctx.scopes.get(base) if isinstance(base, cst.Name) else None
     if scope is None or not isinstance(base, cst.Name):
         return False
-    loops = [ctx.parent(getattr(b, "node", None)) for b in scope[base.value]]
+    loops = [_loop_of(ctx, getattr(b, "node", None)) for b in scope[base.value]]
     if not loops or not all(isinstance(loop, (cst.CompFor, cst.For)) for loop in loops):
         return False
     for loop in loops:
@@ -224,3 +233,41 @@ def _of_an_element_on_the_device(ctx: FileContext, expr: cst.BaseExpression, mod
         if not on_device(ctx, iterable, model_calls):
             return False
     return True
+
+
+def _loop_of(ctx: FileContext, target: cst.CSTNode | None) -> cst.CSTNode | None:
+    """The ``for`` loop or comprehension whose target binds ``target``, itself or an element of a tuple target
+    (``for name, p in model.named_parameters()``); else ``target``'s parent."""
+    node = ctx.parent(target) if target is not None else None
+    while isinstance(node, (cst.Element, cst.Tuple, cst.List)):
+        node = ctx.parent(node)
+    return node
+
+
+def _model_call_ids(m: Migration) -> frozenset[int]:
+    """Ids of the calls of the models on the device (their outputs are there)."""
+    return frozenset(id(c.call) for cs in m.calls.values() for c in cs) | frozenset(
+        id(c.call) for c in m.on_device.calls(m.ctx)
+    )
+
+
+def _instance_calls_args(ctx: FileContext, call: cst.Call) -> list[cst.Arg]:
+    """The arguments of the calls of the instance ``call`` builds, where it is assigned to a name (``ctc =
+    nn.CTCLoss(blank=0)``, then ``ctc(log_probs, targets, ...)``): a criterion class's operands."""
+    parent = ctx.parent(call)
+    target = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+    if not (isinstance(target, cst.Assign) and target.value is call and len(target.targets) == 1):
+        return []
+    name = target.targets[0].target
+    scope = ctx.scopes.get(name) if isinstance(name, cst.Name) else None
+    if scope is None or not isinstance(name, cst.Name):
+        return []
+    found: list[cst.Arg] = []
+    for binding in scope[name.value]:
+        if getattr(binding, "node", None) is not name:
+            continue
+        for access in binding.references:
+            holder = ctx.parent(access.node)
+            if isinstance(holder, cst.Call) and holder.func is access.node:
+                found.extend(holder.args)
+    return found
