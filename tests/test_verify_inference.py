@@ -136,6 +136,25 @@ def test_top_k_ids_that_swap_on_near_ties_no_more_than_the_fp32_references_are_i
     assert outputs_part(mode_named("stochastic"), runs(swapped, _noise(VALUES, 0.05)), _sources()).status == FAIL
 
 
+def test_outputs_the_fp32_reference_is_as_far_from_as_the_migration_are_inconclusive_not_fail():
+    """A sampling script: one top-p draw flips on one bf16 rounding of its temperature, and the sampled answer of
+    that step is wholly different (bench/unseen/hunt37 kv_generate, a right migration FAILed). Where the FP32
+    reference is as far from the legacy run in each figure past the bar, the outputs cannot tell the migration:
+    INCONCLUSIVE. Where the reference is near, FAIL as before."""
+    other = [v * 3 for v in VALUES[:10]]
+
+    def runs(reference_draw):
+        return {
+            LEGACY: _record(LEGACY, _output(7, VALUES), _output(9, VALUES[:10])),
+            MIGRATED: _record(MIGRATED, _output(7, VALUES), _output(9, other)),
+            REFERENCE: _record(REFERENCE, _output(7, _noise(VALUES, 0.001)), _output(9, reference_draw)),
+        }
+
+    part = outputs_part(mode_named("stochastic"), runs(other), _sources())
+    assert part.status == INCONCLUSIVE and "cannot tell this migration" in part.detail, part.detail
+    assert outputs_part(mode_named("stochastic"), runs(_noise(VALUES[:10], 0.001)), _sources()).status == FAIL
+
+
 def test_bf16_noise_passes_and_the_reference_distance_is_reported():
     runs = {
         LEGACY: _record(LEGACY, _output(7, VALUES), _output(7, VALUES, occurrence=1)),

@@ -30,9 +30,10 @@ Contract with the runner (``bf16_migrate.verify.runner``), all through environme
 
 What is recorded, and how the script is left alone:
 
-* torch is not imported here.  A meta-path finder waits for the script's own ``import torch``
-  and patches right after it, so variables the script sets before importing torch (threads,
-  logging) still take effect.  ``torch_xla`` is never imported by the harness before the
+* torch is not imported here. A meta-path finder waits for the script's own ``import torch`` and patches right after
+  it (seeding torch's, NumPy's and Python's generators the same in every run: an unseeded script then builds the
+  same weights in each, :func:`_seed`), so variables the script sets before importing torch (threads, logging)
+  still take effect.  ``torch_xla`` is never imported by the harness before the
   script has imported it: the legacy variables are read at the first XLA tensor, and a
   script may set them late.
 * Loss: ``torch.Tensor.backward`` (and ``torch.autograd.backward``) are wrapped to remember
@@ -907,6 +908,25 @@ def _load_child_module(name):
     return module
 
 
+_SEED = 0
+"""The seed every run of a verify starts from (:func:`_seed`)."""
+
+
+def _seed(torch):
+    """Seed torch's, NumPy's (when loaded) and Python's random generators at the script's ``import torch``, the same
+    in every run of a verify: a script that seeds nothing then builds the same weights and draws the same batches
+    in the legacy, migrated and reference runs, whose losses are compared step by step (unseeded, each run started
+    from its own random weights and a right migration FAILed or was INCONCLUSIVE). A script's own seeding comes
+    after its import and wins."""
+    import random
+
+    random.seed(_SEED)
+    torch.manual_seed(_SEED)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(_SEED)
+
+
 class _TorchImportWatcher:
     """Meta-path finder that patches torch right after the script's ``import torch``."""
 
@@ -932,6 +952,7 @@ class _TorchImportWatcher:
         def exec_module(module):
             orig_exec(module)
             try:
+                _seed(module)
                 _patch_torch(module, rec)
             except Exception as exc:
                 rec.errors.append(f"patching torch failed: {exc!r}")
@@ -1041,6 +1062,7 @@ def _install():
     sys.excepthook = excepthook
 
     if "torch" in sys.modules:
+        _seed(sys.modules["torch"])
         _patch_torch(sys.modules["torch"], rec)
     else:
         sys.meta_path.insert(0, _TorchImportWatcher(rec))
