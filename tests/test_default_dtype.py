@@ -69,3 +69,15 @@ def test_a_float32_default_under_downcast_migrates():
     result = migrate_source(source, "stochastic", "train.py")
     assert "model.to(torch.bfloat16)" in result.code
     assert not result.outcome.refused()
+
+
+def test_under_xla_use_bf16_amp_keeps_the_switch_for_a_float64_default():
+    """amp keeps the model as the script builds it and autocast casts no float64: the switch removed, the model
+    and the whole run stayed float64 where the legacy run computed in bf16 (bench/unseen/hunt37 amp_default_f64,
+    a PINN: 0 of 9 matmuls bf16). The switch is kept, the call named (BFM058 ``autocast``)."""
+    source = SCRIPT.format(switch='os.environ["XLA_USE_BF16"] = "1"', default=F64)
+    result = migrate_source(source, "amp", "train.py")
+    assert result.code == source
+    assert [why for why, _ in result.outcome.refused()] == [Refusal.DEFAULT_F64]
+    [finding] = [d for d in result.diagnostics if d.code == "BFM058"]
+    assert "autocast casts no float64" in finding.message and "(line 5)" in finding.message

@@ -30,13 +30,18 @@ _F64 = frozenset({"torch.float64", "torch.double", "torch.DoubleTensor", "torch.
 _SETTERS = frozenset({"torch.set_default_dtype", "torch.set_default_tensor_type"})
 
 
-def refuse_default_f64(ctx: FileContext, variables: Iterable[str], anchors: Sequence[tuple[str, cst.CSTNode]]) -> bool:
+def refuse_default_f64(
+    ctx: FileContext, variables: Iterable[str], anchors: Sequence[tuple[str, cst.CSTNode]], *, autocast: bool = False
+) -> bool:
     """Whether the file sets a float64 default dtype (``torch.set_default_dtype(torch.float64)``,
     ``torch.set_default_tensor_type(torch.DoubleTensor)``, anywhere in it) while one of
-    ``variables`` made f64 f32 on the device (its rule's ``f64_becomes`` is ``"f32"``); if so a
-    refusal (:attr:`Refusal.DEFAULT_F64`) with a BFM058 finding at each anchor (a write's key, or
-    the module for a launcher's variable: ``(variable, node)``) naming the call's line."""
-    downcast = {name for name in variables if ctx.rules.variables[name].f64_becomes == "f32"}
+    ``variables`` made f64 f32 on the device (its rule's ``f64_becomes`` is ``"f32"``), or, in a mode that
+    keeps the model as the script builds it under autocast (``autocast``: amp), any of them: autocast casts no
+    float64 (torch.amp's docs: only float32 ops are autocast), so the model and the whole run stayed float64 where
+    the switch made them bf16 (a hunt's PINN: 0 of 9 matmuls bf16). If so a refusal (:attr:`Refusal.DEFAULT_F64`)
+    with a BFM058 finding at each anchor (a write's key, or the module for a launcher's variable:
+    ``(variable, node)``) naming the call's line."""
+    downcast = {name for name in variables if autocast or ctx.rules.variables[name].f64_becomes == "f32"}
     if not downcast:
         return False
     setter = next((call for call in ctx.nodes(cst.Call) if _sets_f64(ctx, call)), None)
@@ -45,8 +50,15 @@ def refuse_default_f64(ctx: FileContext, variables: Iterable[str], anchors: Sequ
     for variable, anchor in anchors:
         if variable not in downcast:
             continue
+        said = None if ctx.rules.variables[variable].f64_becomes == "f32" else "autocast"
         finding = ctx.report(
-            "BFM058", anchor, fixed=False, variable=variable, code=ctx.code(setter), line=ctx.pos(setter)[0]
+            "BFM058",
+            anchor,
+            fixed=False,
+            variant=said,
+            variable=variable,
+            code=ctx.code(setter),
+            line=ctx.pos(setter)[0],
         )
         ctx.outcome.refuse(Refusal.DEFAULT_F64, finding)
     return True

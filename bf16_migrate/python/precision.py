@@ -537,7 +537,7 @@ class Planner:
         if refuse_unread_imports(ctx, self._anchors(writes)):
             return False
         variables = [w.variable for w in writes] + self.external
-        if refuse_default_f64(ctx, variables, self._anchors(writes)):
+        if refuse_default_f64(ctx, variables, self._anchors(writes), autocast=self.mode.autocast):
             return False
         emits: set[Emit] = set().union(*(ctx.rules.variables[v].emits(self.mode) for v in variables))
         sites = find_optimizers(ctx)
