@@ -981,6 +981,31 @@ def test_a_pretrained_table_from_numpy_is_float64_state(mode):
     assert migrate_source(code, mode, "train.py").code == code
 
 
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+@pytest.mark.parametrize("switch", ["XLA_DOWNCAST_BF16", "XLA_USE_BF16"])
+def test_a_pretrained_table_handed_to_the_constructor_is_float64_state(mode, switch):
+    """The same table made from NumPy in the script and handed to the constructor (``Bag(vectors)``, its
+    ``from_pretrained(table)``): amp left it float64 on the device (autocast casts no float64: the forward
+    raised on an f64/bf16 mix, a hunt's pretrained vectors), the casting modes cast it with ``model.to``'s
+    bf16 where XLA_DOWNCAST_BF16 had kept it float32."""
+    source = (
+        PRETRAINED_TABLE.replace("torch.from_numpy(table)", "table")
+        .replace(
+            "Bag(np.random.default_rng(0).normal(size=(10, 4)))",
+            "Bag(torch.from_numpy(np.random.default_rng(0).normal(size=(10, 4))))",
+        )
+        .replace("XLA_DOWNCAST_BF16", switch)
+    )
+    code = migrate_source(source, mode, "train.py").code
+    if mode == "amp":
+        assert "    model.to(torch.float32)\n" in code, code
+    elif switch == "XLA_DOWNCAST_BF16":
+        assert "    downcast_bf16(model)\n" in code and "model.to(torch.bfloat16)" not in code
+    else:
+        assert "    model.to(torch.bfloat16)\n" in code  # the switch made float64 bf16 too
+    assert migrate_source(code, mode, "train.py").code == code
+
+
 def test_a_float64_head_under_a_guarded_downcast_is_made_float32_after_its_constructor():
     """With the switch on under a condition, the path without it runs the same model: the float64
     head is built as before and made float32 right after (the double idiom's ``.float()`` input meets

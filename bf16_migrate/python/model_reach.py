@@ -247,9 +247,17 @@ def _float64_registrations(ctx: FileContext) -> Iterator[tuple[cst.Call, cst.Bas
             yield call, value
 
 
-def _may_be_float64(ctx: FileContext, value: cst.BaseExpression) -> bool:
+def _may_be_float64(ctx: FileContext, value: cst.BaseExpression, depth: int = 0) -> bool:
     """Whether ``value`` may make a float64 tensor: it names float64 or calls ``.double()``, or a torch
-    data factory in it is given data that is not a literal of Python numbers and no ``dtype=``."""
+    data factory in it is given data that is not a literal of Python numbers and no ``dtype=``; or it is a name
+    bound to such a value, or a parameter of a class's ``__init__`` the file's constructions of the class pass one
+    (``Clf(torch.from_numpy(np.load("vectors.npy")))`` whose ``from_pretrained(vectors)`` registers it: a hunt's
+    pretrained embedding, float64 on the device under amp, which autocast does not cast)."""
+    if depth > 3:
+        return False
+    if isinstance(value, cst.Name):
+        handed = [*assigned_values(ctx, value), *_constructed_with(ctx, value)]
+        return any(v is not value and _may_be_float64(ctx, v, depth + 1) for v in handed)
     for node in findall(value, m.Attribute() | m.Call()):
         if isinstance(node, cst.Attribute):
             double = node.attr.value == "double" and isinstance(ctx.parent(node), cst.Call)
@@ -266,6 +274,27 @@ def _may_be_float64(ctx: FileContext, value: cst.BaseExpression) -> bool:
         if names & {"torch.from_numpy"} or not _python_floats(ctx, node.args[0].value):
             return True
     return False
+
+
+def _constructed_with(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
+    """Where ``name`` is a parameter of the ``__init__`` of a class of the file: what each construction of the
+    class in the file (``Clf(vectors, prior)``) passes for it, by position or keyword; else none."""
+    func = ctx.enclosing(name, cst.FunctionDef)
+    cls = ctx.enclosing(func, cst.ClassDef) if func is not None else None
+    if func is None or cls is None or func.name.value != "__init__":
+        return []
+    params = [p.name.value for p in func.params.params]
+    if name.value not in params[1:]:
+        return []
+    at = params.index(name.value) - 1  # `self` is not passed
+    found: list[cst.BaseExpression] = []
+    for call in ctx.nodes(cst.Call):
+        if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+            continue
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keyword = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name.value]
+        found.extend(keyword or positional[at : at + 1])
+    return found
 
 
 def _python_floats(ctx: FileContext, data: cst.BaseExpression) -> bool:
