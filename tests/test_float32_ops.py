@@ -470,3 +470,22 @@ def test_the_frobenius_norm_and_a_plain_resize_are_left_to_run_in_bf16():
         assert 'os.environ["XLA_USE_BF16"] = "1"' not in result.code and not [
             d for d in result.diagnostics if d.code == "BFM155"
         ]
+
+
+def test_a_float32_buffer_scattered_into_at_once_takes_the_dtype_of_its_source():
+    """``torch.zeros(..., dtype=torch.float32).scatter_add(0, idx, h)`` in ``forward``: a scatter takes no type
+    promotion, so the bf16 ``h`` into the f32 buffer failed torch-xla's HLO verifier ("Seen floating point types of
+    different precisions", bench/unseen/hunt38 scatter_f32_chained) where BFM089 said the buffer "never meets the
+    bf16 stream". It takes ``h.dtype``, as the buffer assigned first already did (BFM080)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n\n'
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.lin = nn.Linear(8, 8)\n\n    def forward(self, x, idx):\n        h = self.lin(x)\n"
+        "        return torch.zeros(4, 8, device=h.device, dtype=torch.float32).scatter_add(0, idx, h)\n\n\n"
+        "dev = torch_xla.device()\nmodel = Net().to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "loss = model(torch.randn(4, 8).to(dev), torch.zeros(4, 8, dtype=torch.long).to(dev)).sum()\n"
+        "loss.backward()\nopt.step()\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert "torch.zeros(4, 8, device=h.device, dtype=h.dtype).scatter_add(0, idx, h)" in result.code, result.code
+    assert [d.code for d in result.diagnostics if d.line == 15] == ["BFM080"]

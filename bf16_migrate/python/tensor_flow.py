@@ -442,7 +442,11 @@ class TensorFlow:
             return [call]
         index = spec_argument(call, rules.index_methods.get(name))
         others = [a.value for a in call.args if a is not index]
-        kind = "matmul" if name in rules.matmul_methods else "arith"
+        # a scatter into the value (`[flow.source_methods]`: `zeros(..., dtype=torch.float32).scatter_add(0, i, h)`)
+        # takes no promotion: its source must have the value's dtype, as a matmul's operands must (torch-xla 2.9's
+        # HLO verifier: "Seen floating point types of different precisions", a hunt's op probe)
+        strict = name in rules.matmul_methods or name in rules.source_methods
+        kind = "matmul" if strict else "arith"
         inplace = name.endswith("_") and not name.endswith("__")  # written into the value: it keeps its dtype
         via = None if inplace else attribute.value
         return self._meet_then(call, others, kind, flow, through, via) if others else [call]
@@ -521,8 +525,8 @@ class TensorFlow:
             flow.meets.append(Meet(receiver, call, "into", fresh=id(receiver) in self._fresh, via=via))
             self._meet_then(call, others, "arith", flow, through, via)
             return []
-        kind = "matmul" if name in self.rules.matmul_methods else "arith"
-        return self._meet_then(call, [receiver, *others], kind, flow, through, via)
+        strict = name in self.rules.matmul_methods or name in self.rules.source_methods  # a scatter's source too
+        return self._meet_then(call, [receiver, *others], "matmul" if strict else "arith", flow, through, via)
 
     def _saved_for_backward(self, call: cst.Call, value: cst.BaseExpression) -> cst.Name | None:
         """The name ``backward`` unpacks ``value`` into from ``ctx.saved_tensors`` (``(mask,) = ctx.saved_tensors``),

@@ -103,6 +103,7 @@ Record format (JSON, ``NaN``/``Infinity`` written as Python's json does)::
 
 import contextlib
 import os
+import random
 import sys
 import weakref
 
@@ -918,8 +919,6 @@ def _seed(torch):
     in the legacy, migrated and reference runs, whose losses are compared step by step (unseeded, each run started
     from its own random weights and a right migration FAILed or was INCONCLUSIVE). A script's own seeding comes
     after its import and wins."""
-    import random
-
     random.seed(_SEED)
     torch.manual_seed(_SEED)
     numpy = sys.modules.get("numpy")
