@@ -51,15 +51,22 @@ def plan(m: Migration, planned: Planned) -> Planned:
             # the op computes on f32 as the switch's CPU fallback did: verify's trace takes it as the rewrite's
             (first_line, _), (last_line, _) = ctx.span(call)
             ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
+    for call in _by_hand_ops(m):
+        operand = next(v for v in _operands(call) if _float32_operand(v))
+        finding = ctx.report(
+            "BFM156", call, fixed=True, variant="by_hand", op=ctx.code(call.func), operand=ctx.code(operand)
+        )
+        (first_line, _), (last_line, _) = ctx.span(call)
+        ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
     if not m.mode.casts_model:
         # amp: the op runs under autocast, whose fp32 list has torch.cdist (its operands made f32), or on
         # the FP32 model's tensors; its keyword would give the step f32 matmuls the FP32 script under
         # autocast does not have (bench/unseen/hunt10 proto_conda: verify's precision part FAILed)
         return planned
-    evaluation = {id(c) for c in _evaluation_ops(m)}
+    evaluation = {id(c) for c in _evaluation_ops(m)} | {id(c) for c in _by_hand_ops(m)}
     for call in _device_ops(m):
         if id(call) in evaluation:
-            continue  # its operand is made float32 above
+            continue  # its operand is made float32 above, or by hand
         path = keyword_path(ctx, call)
         assert path is not None, "the check let only ops with a keyword path through"
         m.plan.replace[id(call)] = functools.partial(
@@ -79,11 +86,13 @@ def check(m: Migration) -> Migration | None:
         return m  # most files call none of them: the reach of the model's code is not read for nothing
     parametrizations = ctx.rules.model_code.float32_parametrizations
     evaluation = {id(c) for c in _evaluation_ops(m)}
+    by_hand = {id(c) for c in _by_hand_ops(m)}
     found = [
         call
         for call in _device_ops(m)
         if keyword_path(ctx, call) is None
         and id(call) not in evaluation
+        and id(call) not in by_hand
         # amp keeps the model FP32: a parametrization's map runs on its FP32 `original`, as the FP32 run's
         and (m.mode.casts_model or not ctx.qualified_names(call.func) & parametrizations)
     ]
@@ -126,13 +135,55 @@ def _evaluation_ops(m: Migration) -> list[cst.Call]:
     return list(ctx.memo(("float32 ops in evaluation",), find))
 
 
+def _operands(call: cst.Call) -> list[cst.BaseExpression]:
+    """What ``call`` is handed: its arguments, and for a method its receiver."""
+    receiver = [call.func.value] if isinstance(call.func, cst.Attribute) else []
+    return [*(a.value for a in call.args), *receiver]
+
+
+def _by_hand_ops(m: Migration) -> list[cst.Call]:
+    """The ops of :func:`_device_ops` every operand of which the code shows on the device is cast to float32 or
+    float64 where it is handed over (``torch.linalg.cholesky(K.float()).to(K.dtype)``, ``F.ctc_loss(lp.float(),
+    ...)``): BFM155's own by-hand change. Kept as written and the rest of the script migrated (it was refused
+    again: no script with such an op could ever finish migrating, a hunt's)."""
+    ctx = m.ctx
+
+    def find() -> list[cst.Call]:
+        calls = _model_call_ids(m)
+        out = []
+        for call in _device_ops(m):
+            values = [a.value for a in call.args]
+            if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func):
+                values.append(call.func.value)  # `K.float().cholesky()`: the receiver is the operand
+            cast = [v for v in values if _float32_operand(v)]
+            uncast = [v for v in values if not _float32_operand(v) and on_device(ctx, v, calls)]
+            if cast and not uncast:
+                out.append(call)
+        return out
+
+    return list(ctx.memo(("float32 ops cast by hand",), find))
+
+
+def _float32_operand(expr: cst.BaseExpression) -> bool:
+    """A float cast (:func:`_a_float_cast`), or arithmetic with one (``(h.T @ h).float() + eye``): type promotion
+    makes it at least float32 (torch 2.9 docs, "Type Promotion")."""
+    if isinstance(expr, cst.BinaryOperation):
+        return _float32_operand(expr.left) or _float32_operand(expr.right)
+    if isinstance(expr, cst.UnaryOperation):
+        return _float32_operand(expr.expression)
+    return _a_float_cast(expr)
+
+
 def _a_float_cast(expr: cst.BaseExpression) -> bool:
-    return (
-        isinstance(expr, cst.Call)
-        and isinstance(expr.func, cst.Attribute)
-        and expr.func.attr.value in ("float", "double")
-        and not expr.args
-    )
+    """``x.float()``, ``x.double()``, ``x.to(torch.float32)`` (or ``dtype=torch.float32``/``float64``)."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)):
+        return False
+    if expr.func.attr.value in ("float", "double") and not expr.args:
+        return True
+    if expr.func.attr.value != "to" or len(expr.args) != 1:
+        return False
+    value = expr.args[0].value
+    return isinstance(value, cst.Attribute) and value.attr.value in ("float32", "float64", "float", "double")
 
 
 _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"})
