@@ -939,3 +939,93 @@ def test_the_parts_of_a_container_model_called_by_key_or_unpacked_are_the_models
     else:
         assert "    x = torch.randn(32, 4).to(dev, dtype=torch.bfloat16)\n" in code, code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+CENTROIDS = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import numpy as np
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+dev = torch_xla.device()
+enc = torch.nn.Linear(8, 4).to(dev)
+opt = torch.optim.SGD(enc.parameters(), lr=0.1)
+x = torch.randn(16, 8).to(dev)
+cent = np.random.default_rng(0).normal(size=(3, 4))
+cent_t = torch.from_numpy(cent).to(dev)
+LOGITS
+loss = F.cross_entropy(logits, torch.zeros(16, dtype=torch.long, device=dev))
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "logits",
+    ["logits = F.normalize(enc(x), dim=1) @ F.normalize(cent_t, dim=1).T / 0.1", "logits = enc(x) @ cent_t.T"],
+)
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_numpy_centroids_brought_back_to_the_device_are_cast_where_they_arrive(mode, logits):
+    """A hand-written k-means on the host hands float64 centroids back to the device, where they meet the model's
+    output through ``F.normalize`` or a transposed view in a matmul: under the switch they were bf16 there. Left
+    float64, the matmul raised ("expected m1 and m2 to have the same dtype", a hunt's, with "0 left to do"):
+    stochastic missed the ``F.normalize`` form (a torch.nn.functional call other than a loss computes with what it
+    is handed), amp the ``.T`` one (a view property)."""
+    code = migrate_source(CENTROIDS.replace("LOGITS", logits), mode, "train.py").code
+    helper = "floating_to_bf16" if mode == "stochastic" else "float64_to_float32"
+    assert f"cent_t = {helper}(torch.from_numpy(cent).to(dev))\n" in code, code
+
+
+LOADER = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn as nn
+import torch_xla
+
+dev = torch_xla.device()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.body = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.body(self.norm(x))
+
+
+def load_model():
+    m = Net()
+    return m.to(dev).eval()
+
+
+net = load_model()
+
+
+def embed(rows):
+    x = torch.as_tensor(rows, dtype=torch.float32).to(dev)
+    with torch.no_grad():
+        h = net.body(net.norm(x))
+    return h.cpu().numpy()
+
+
+print(embed(torch.randn(2, 8).tolist()).sum())
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_the_parts_of_a_model_a_loader_function_returns_are_its_calls(mode):
+    """A server's model built and returned by a loader function (``net = load_model()``), whose route calls its
+    parts (``net.body(net.norm(x))``): the loader's pre-hook on the model never fires there, and the float32 input
+    met the bf16 LayerNorm (a hunt's ``/embed`` route: the HLO verifier failed, "0 left to do"). The parts' calls
+    are the model's, as for a model made at module level: the input cast there (amp: under autocast)."""
+    code = migrate_source(LOADER, mode, "train.py").code
+    if mode == "amp":
+        assert (
+            '        with torch.autocast("xla", dtype=torch.bfloat16):\n            h = net.body(net.norm(x))\n' in code
+        )
+    else:
+        assert "net.norm(x.to(torch.bfloat16))" in code, code
+    assert migrate_source(code, mode, "train.py").code == code

@@ -55,6 +55,7 @@ from .model_site import (
     is_loss_callee,
     model_calls,
     model_key,
+    returned_as,
     same_model,
     unseen_reach,
 )
@@ -896,20 +897,24 @@ def method_calls(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.Call]:
     ``module_api``) nor private ones (``vae.encode(x)``, ``model.decode(z)``): they run the module's
     computation without its forward pre-hook and outside the autocast regions of its calls."""
     api = ctx.rules.device_modules.module_api
-    key = model_key(ctx, expr)
     by_receiver = ctx.nodes_grouped(
         cst.Call,
         "model key of a method's receiver",
         lambda c: (model_key(ctx, c.func.value),) if isinstance(c.func, cst.Attribute) else (),
     )
-    found = [
-        call
-        for call in (by_receiver.get(key, ()) if key is not None else ())
-        if isinstance(call.func, cst.Attribute)
-        and call.func.attr.value not in api
-        and not call.func.attr.value.startswith("_")
-        and same_model(ctx, call.func.value, expr)
-    ]
+    found = []
+    # the module, and the names the function that builds and returns it hands it to (`net = load_model()`: a
+    # server's route calling `net.body(net.norm(x))` left its f32 input to a hook that never fires there, a hunt's)
+    for target in [expr, *returned_as(ctx, expr)]:
+        key = model_key(ctx, target)
+        found += [
+            call
+            for call in (by_receiver.get(key, ()) if key is not None else ())
+            if isinstance(call.func, cst.Attribute)
+            and call.func.attr.value not in api
+            and not call.func.attr.value.startswith("_")
+            and same_model(ctx, call.func.value, target)
+        ]
     # one level into the file's functions it is handed to (``generate(model, ...)`` calling
     # ``model.step(token)``), as its forward calls are followed (:func:`.model_site.handed_to`)
     for func, param in handed_to(ctx, [expr]):

@@ -499,6 +499,8 @@ def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset
         up = ctx.parent(read)
         if isinstance(up, cst.Subscript) and up.value is read:
             read = up
+        elif isinstance(up, cst.Attribute) and up.value is read and up.attr.value in _VIEW_PROPERTIES:
+            read = up  # `cent_t.T` of NumPy centroids in a matmul with the model's output (a hunt's k-means)
         elif (
             isinstance(up, cst.Attribute)
             and up.value is read
@@ -516,6 +518,8 @@ def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset
 
 
 _VIEWS = frozenset({"view", "reshape", "squeeze", "unsqueeze", "flatten", "expand", "expand_as", "t", "transpose"})
+_VIEW_PROPERTIES = frozenset({"T", "mT", "H", "mH"})
+"""Tensor properties that are views of it (torch 2.9 docs, "Tensor.T")."""
 """Tensor methods that re-view a tensor, computing nothing (:func:`_computes_in_amp` reads through them)."""
 
 _CLASS_INDEX_LOSSES = frozenset({"torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss"})
@@ -899,9 +903,20 @@ def _computed_with(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.AugAssign)):
             return True
         holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
-        if isinstance(holder, cst.Call) and any(_torch_math(name) for name in ctx.qualified_names(holder.func)):
+        if isinstance(holder, cst.Call) and any(
+            _torch_math(name) or _functional_math(ctx, name) for name in ctx.qualified_names(holder.func)
+        ):
             return True
     return False
+
+
+def _functional_math(ctx: FileContext, name: str) -> bool:
+    """Whether ``name`` is a function of ``torch.nn.functional`` that computes with what it is handed and is no loss
+    (``F.normalize``, ``F.softmax``; ``rules/torch_api.toml`` ``functional_losses`` take a target as the input casts
+    decide): NumPy centroids brought back to the device and normalised there met the bf16 embeddings in float64 (a
+    hunt's k-means: the matmul raised with "0 left to do")."""
+    short = name.rsplit(".", 1)[-1]
+    return name.startswith("torch.nn.functional.") and short not in ctx.rules.torch_api.functional_losses
 
 
 def _torch_math(name: str) -> bool:

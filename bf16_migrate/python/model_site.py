@@ -663,13 +663,13 @@ def model_calls(
 ) -> list[ModelCall]:
     """The calls of ``model`` (and of ``also``, the names its forward pass is called by through
     wrappers such as ``torch.compile``) in this file, following it one level out of the function
-    that builds and returns it (:func:`_returned_as`) and one level into functions defined in
+    that builds and returns it (:func:`returned_as`) and one level into functions defined in
     the file that receive it as an argument (``train_one_epoch(model, loader, optimizer)``) or keep it
     (:func:`held_by`). ``through``: also the calls of functions that run the model's forward pass
     (``[model_callers]``: ``functional_call(model, params, (x,))``), for amp, which puts them under
     autocast; a mode that casts the model leaves them to its pre-hook, which fires there, and to
     the audit of the model's code, which does not follow what they are handed."""
-    models = [model, *_returned_as(ctx, model), *(also or [])]
+    models = [model, *returned_as(ctx, model), *(also or [])]
     # same_model(a, b) holds only where model_key(a) == model_key(b): the calls under the
     # models' keys are the ones to ask (a file of many models and many calls); with them the calls of
     # the module the model wraps (`ema.module(x)`) and of a loop variable over a collection holding it
@@ -774,7 +774,7 @@ def runner_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
     """The calls of functions that run ``model``'s forward with inputs of their own (``rules/torch_api.toml``
     ``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``), here or in a function of the
     file handed the model."""
-    models = [model, *_returned_as(ctx, model)]
+    models = [model, *returned_as(ctx, model)]
     return _runners(ctx, models, {model_key(ctx, x) for x in models} - {None})
 
 
@@ -906,7 +906,7 @@ def unseen_reach(ctx: FileContext, model: cst.BaseExpression) -> cst.CSTNode | N
 
 
 def _unseen_reach(ctx: FileContext, model: cst.BaseExpression) -> cst.CSTNode | None:
-    models = [model, *_returned_as(ctx, model)]
+    models = [model, *returned_as(ctx, model)]
     keys = _stand_in_keys(ctx, models, [])
     grouped = _held_by_containers(ctx)
     followed = {id(loop) for loop, _ in loop_stand_ins(ctx, models)}
@@ -1110,7 +1110,7 @@ def bound_results(ctx: FileContext, func: cst.FunctionDef) -> list[tuple[cst.Cal
     return out or None
 
 
-def _returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
+def returned_as(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Name]:
     """The names that receive ``model`` from the function defined in this file that builds and
     returns it: ``model, optimizer = build(args)`` where every ``return`` of ``build`` is
     ``model, optimizer`` (the same position each time) or ``return model`` (or
