@@ -1029,3 +1029,23 @@ def test_the_parts_of_a_model_a_loader_function_returns_are_its_calls(mode):
     else:
         assert "net.norm(x.to(torch.bfloat16))" in code, code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+@pytest.mark.parametrize(
+    ("moved", "cast"),
+    [
+        ("sd = {k: v.to(dev) for k, v in torch.load(path).items()}", "{k: floating_to_bf16(v.to(dev)) for k, v"),
+        ("parts = [t.to(dev) for t in torch.load(path).values()]", "[floating_to_bf16(t.to(dev)) for t in"),
+    ],
+)
+def test_a_tensor_a_comprehension_moves_to_the_device_is_cast_at_run_time(moved, cast):
+    """A checkpoint moved to the device tensor by tensor in a comprehension and edited there (a weight fold before
+    an export): the items' uses are the container's reads, which no input cast follows, and the fold computed in
+    f32 where the legacy run computed in bf16 (a hunt's). Each item goes through the run-time cast."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n\n'
+        'dev = torch_xla.device()\npath = "model.pt"\n' + moved + "\n"
+        "net = torch.nn.Linear(8, 4).to(dev)\nopt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "net(torch.randn(2, 8).to(dev)).sum().backward()\nopt.step()\n"
+    )
+    assert cast in migrate_source(source, "stochastic", "train.py").code

@@ -246,6 +246,7 @@ def find_device_tensors(
             or _computed_in_callee(ctx, call)
             or _kept_in_an_attribute(ctx, call)
             or _filled_with_an_unknown(ctx, call)
+            or _a_comprehensions_item(ctx, call)
             or (no_input_casts and _an_argument(ctx, call))
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
@@ -677,6 +678,7 @@ def plan_device_tensors(
                 and not _computed_in_callee(ctx, call)
                 and not _kept_in_an_attribute(ctx, call)
                 and not _filled_with_an_unknown(ctx, call)
+                and not _a_comprehensions_item(ctx, call)
                 and not (tensors.no_input_casts and _an_argument(ctx, call))
             )
             if left_to_uses and not _returned(ctx, call):
@@ -1082,6 +1084,17 @@ def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
         and assign.value is call
         and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
     )
+
+
+def _a_comprehensions_item(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is an item a comprehension builds (``{k: v.to(dev) for k, v
+    in sd.items()}``, ``[t.to(dev) for t in parts]``): its uses are the container's reads, which no input cast
+    follows; under the switch a floating one was bf16 wherever they are (a hunt's checkpoint fold computed in f32
+    on a state dict moved tensor by tensor)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.DictComp):
+        return parent.value is call
+    return isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and parent.elt is call
 
 
 def _filled_with_an_unknown(ctx: FileContext, call: cst.Call) -> bool:
