@@ -255,6 +255,8 @@ class ModelCodeRules:
     bf16 cannot carry (the switch is kept, as for ``float32_ops``)."""
     float32_ops_by_keyword: Mapping[str, KeywordPath] = field(default_factory=dict)
     """``[flow.float32_ops.by_keyword]``: those of them that run in bf16 given a keyword."""
+    float32_ops_autocast: frozenset[str] = frozenset()
+    """``[flow.float32_ops] autocast_float32``: those of them autocast runs in float32 (its fp32 policy)."""
     float32_ops_integer: frozenset[str] = frozenset()
     """``[flow.float32_ops] integer_results``: those of them whose result is an integer tensor (a rank)."""
     float32_ops_when: Mapping[str, ArgumentValues] = field(default_factory=dict)
@@ -538,6 +540,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         float32_ops_by_keyword=_keyword_paths(_need(flow, "float32_ops", dict, path).get("by_keyword", {}), path),
         float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),
         float32_ops_integer=names(_need(flow, "float32_ops", dict, path), "integer_results"),
+        float32_ops_autocast=names(_need(flow, "float32_ops", dict, path), "autocast_float32"),
         float32_ops_when=_argument_values(_need(flow, "float32_ops", dict, path).get("when", {}), path),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),

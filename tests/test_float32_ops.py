@@ -519,3 +519,16 @@ def test_an_op_on_operands_cast_to_float32_by_hand_is_kept_and_the_script_migrat
     assert any(i.first_line == 15 for i in result.outcome.f32_islands)
     bf16 = source.replace(op, "torch.linalg.cholesky(h.T @ h + torch.eye(8, device=h.device))")
     assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(bf16, "stochastic", "train.py").code
+
+
+def test_amp_migrates_a_margin_loss_autocast_runs_in_float32():
+    """amp keeps the model FP32 and autocast runs the margin losses in float32 whatever they are handed (its fp32
+    policy; measured on the XLA CPU device: bench/unseen/hunt38 svm_multimargin amp PASS): amp migrates them,
+    the casting modes keep the switch."""
+    source = OTHER_NAMES.replace("OP_SETUP", "").replace(
+        "OP_LOSS", "F.multi_margin_loss(h, torch.zeros(4, dtype=torch.long, device=device))"
+    )
+    amp = migrate_source(source, "amp", "train.py")
+    assert 'os.environ["XLA_USE_BF16"]' not in amp.code and 'torch.autocast("xla"' in amp.code
+    assert not [d for d in amp.diagnostics if d.code == "BFM155"]
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(source, "stochastic", "train.py").code

@@ -93,8 +93,12 @@ def check(m: Migration) -> Migration | None:
         if keyword_path(ctx, call) is None
         and id(call) not in evaluation
         and id(call) not in by_hand
-        # amp keeps the model FP32: a parametrization's map runs on its FP32 `original`, as the FP32 run's
-        and (m.mode.casts_model or not ctx.qualified_names(call.func) & parametrizations)
+        # amp keeps the model FP32: a parametrization's map runs on its FP32 `original`, as the FP32 run's; an op
+        # autocast runs in float32 (a margin loss) is handed float32 there
+        and (
+            m.mode.casts_model
+            or not ctx.qualified_names(call.func) & (parametrizations | ctx.rules.model_code.float32_ops_autocast)
+        )
     ]
     if not found:
         return m
