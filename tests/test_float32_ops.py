@@ -532,3 +532,23 @@ def test_amp_migrates_a_margin_loss_autocast_runs_in_float32():
     assert 'os.environ["XLA_USE_BF16"]' not in amp.code and 'torch.autocast("xla"' in amp.code
     assert not [d for d in amp.diagnostics if d.code == "BFM155"]
     assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(source, "stochastic", "train.py").code
+
+
+def test_amp_migrates_an_op_on_the_models_own_parameters():
+    """A Lipschitz penalty's spectral norm of each weight (``for name, p in model.named_parameters()``): amp keeps
+    the model FP32, so the op is handed float32 whatever autocast does around it (bench/unseen/hunt38
+    lipschitz_penalty amp PASSed, then was refused once the op was named). The casting modes keep the switch (a bf16
+    weight raises)."""
+    source = OTHER_NAMES.replace("OP_SETUP", "").replace(
+        "OP_LOSS",
+        "h.pow(2).mean() + sum(torch.linalg.matrix_norm(p, ord=2) for name, p in model.named_parameters() "
+        "if p.ndim == 2)",
+    )
+    amp = migrate_source(source, "amp", "train.py")
+    assert 'os.environ["XLA_USE_BF16"]' not in amp.code and not [d for d in amp.diagnostics if d.code == "BFM155"]
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(source, "stochastic", "train.py").code
+    # an op on a model's output under autocast is still refused in amp
+    output = source.replace(
+        "torch.linalg.matrix_norm(p, ord=2) for name, p in", "torch.linalg.matrix_norm(h, ord=2) for name, p in"
+    )
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(output, "amp", "train.py").code
