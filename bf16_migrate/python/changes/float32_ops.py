@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 
 import libcst as cst
+import libcst.matchers as m
 
 from ...rules import Emit
 from .. import snippets
-from ..context import FileContext
+from ..context import FileContext, findall
 from ..device_modules import method_names
 from ..device_tensors import on_device
 from ..float32_ops import candidates, cast_back_operand, find_float32_ops, is_float32_op, keyword_path, runs_by_keyword
@@ -52,7 +53,9 @@ def plan(m: Migration, planned: Planned) -> Planned:
             (first_line, _), (last_line, _) = ctx.span(call)
             ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
     for call in _by_hand_ops(m):
-        operand = next(v for v in _operands(call) if _float32_operand(v))
+        operand = next(
+            v for v in [*_operands(call), *(a.value for a in _instance_calls_args(ctx, call))] if _float32_operand(v)
+        )
         finding = ctx.report(
             "BFM156", call, fixed=True, variant="by_hand", op=ctx.code(call.func), operand=ctx.code(operand)
         )
@@ -105,12 +108,18 @@ def check(m: Migration) -> Migration | None:
     ]
     if not found:
         return m
-    for call in found:
+    # a criterion class is named where its instance is called (`ctc(log_probs, ...)`), where the by-hand change
+    # goes, not where it is built
+    named = [
+        call if ctx.qualified_names(call.func) & parametrizations else next(iter(_instance_calls(ctx, call)), call)
+        for call in found
+    ]
+    for call, where in zip(found, named):
         variant = "parametrization" if ctx.qualified_names(call.func) & parametrizations else None
-        ctx.report("BFM155", call, fixed=False, variant=variant, op=ctx.code(call.func))
+        ctx.report("BFM155", where, fixed=False, variant=variant, op=ctx.code(call.func))
     for variable, anchor in m.anchors:
         finding = ctx.report(
-            "BFM155", anchor, fixed=False, variant="kept", variable=variable, line=ctx.pos(found[0])[0]
+            "BFM155", anchor, fixed=False, variant="kept", variable=variable, line=min(ctx.pos(w)[0] for w in named)
         )
         ctx.outcome.refuse(Refusal.FLOAT32_OP, finding)
     return None
@@ -159,7 +168,7 @@ def _by_hand_ops(m: Migration) -> list[cst.Call]:
         calls = _model_call_ids(m)
         out = []
         for call in _device_ops(m):
-            values = [a.value for a in call.args]
+            values = [a.value for a in (*call.args, *_instance_calls_args(ctx, call))]  # a criterion's: its calls'
             if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func):
                 values.append(call.func.value)  # `K.float().cholesky()`: the receiver is the operand
             cast = [v for v in values if _float32_operand(v)]
@@ -334,22 +343,34 @@ def _model_call_ids(m: Migration) -> frozenset[int]:
 
 
 def _instance_calls_args(ctx: FileContext, call: cst.Call) -> list[cst.Arg]:
-    """The arguments of the calls of the instance ``call`` builds, where it is assigned to a name (``ctc =
-    nn.CTCLoss(blank=0)``, then ``ctc(log_probs, targets, ...)``): a criterion class's operands."""
+    """The arguments of the calls of the instance ``call`` builds (:func:`_instance_calls`): a criterion class's
+    operands."""
+    return [arg for used in _instance_calls(ctx, call) for arg in used.args]
+
+
+def _instance_calls(ctx: FileContext, call: cst.Call) -> list[cst.Call]:
+    """The calls of the instance ``call`` builds, where it is assigned to a name (``ctc = nn.CTCLoss(blank=0)``,
+    then ``ctc(log_probs, targets, ...)``) or to an attribute of ``self`` (``self.ctc = nn.CTCLoss()``, then
+    ``self.ctc(...)`` in the class's methods), in the file's order."""
     parent = ctx.parent(call)
     target = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
     if not (isinstance(target, cst.Assign) and target.value is call and len(target.targets) == 1):
         return []
     name = target.targets[0].target
+    if m.matches(name, m.Attribute(value=m.Name("self"))):
+        assert isinstance(name, cst.Attribute), "matched an Attribute"
+        cls = ctx.enclosing(call, cst.ClassDef)
+        pattern = m.Call(func=m.Attribute(value=m.Name("self"), attr=m.Name(name.attr.value)))
+        return [c for c in findall(cls.body, pattern, ctx.index) if isinstance(c, cst.Call)] if cls is not None else []
     scope = ctx.scopes.get(name) if isinstance(name, cst.Name) else None
     if scope is None or not isinstance(name, cst.Name):
         return []
-    found: list[cst.Arg] = []
+    found: list[cst.Call] = []
     for binding in scope[name.value]:
         if getattr(binding, "node", None) is not name:
             continue
         for access in binding.references:
             holder = ctx.parent(access.node)
             if isinstance(holder, cst.Call) and holder.func is access.node:
-                found.extend(holder.args)
-    return found
+                found.append(holder)
+    return sorted(found, key=ctx.pos)
