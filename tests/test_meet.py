@@ -496,3 +496,29 @@ for _ in range(3):
     assert "batch.dtype" not in result.code
     assert "coords(b, h, x.device).to(x.dtype)" in result.code
     assert migrate_source(result.code, "stochastic", "train.py").code == result.code
+
+
+@pytest.mark.parametrize(
+    "built", ["nn.CrossEntropyLoss(label_smoothing=0.1)", "torch.nn.modules.loss.NLLLoss()", "nn.HuberLoss()"]
+)
+def test_a_loss_computed_in_float32_through_a_criterion_instance_is_kept_as_written(built):
+    """``criterion(model(x).float(), y)`` of ``criterion = nn.CrossEntropyLoss()``: the common "loss in fp32" through a
+    torch.nn loss class's instance. The f32 was "lost" in an unknown callable (BFM083) and the switch kept, while
+    ``F.cross_entropy(model(x).float(), y)`` was kept as written (BFM089). The instance computes as its functional
+    form: kept as written, the script migrated; an instance of the file's own class is still followed into it."""
+    target = "torch.randn(4, 4)" if "Huber" in built else "torch.randint(0, 4, (4,))"
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "dev = torch_xla.device()\nmodel = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).to(dev)\n"
+        f"opt = torch.optim.SGD(model.parameters(), lr=0.1)\ncriterion = {built}\n"
+        "for _ in range(3):\n    x = torch.randn(4, 8).to(dev)\n"
+        f"    y = {target}.to(dev)\n"
+        "    loss = criterion(model(x).float(), y)\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+        "print(loss.item())\n"
+    )
+    for mode in ("stochastic", "gpu-compatible"):
+        result = migrate_source(source, mode, "train.py")
+        assert 'os.environ["XLA_USE_BF16"]' not in result.code, (mode, result.diagnostics)
+        assert "model.to(torch.bfloat16)" in result.code
+        assert audit(result) == [("BFM089", True, 14)]
+        assert KeptF32.LOSS in result.outcome.kept_f32

@@ -1201,10 +1201,10 @@ def _named_loss(ctx: FileContext, func: cst.BaseExpression) -> bool:
         if qn.startswith("torch.nn.functional.") and qn.rsplit(".", 1)[1] in api.functional_losses:
             return True
     name = _callee_name(func).lower()
-    return name in api.functional_losses or "loss" in name or "criterion" in name or _loss_module(ctx, func)
+    return name in api.functional_losses or "loss" in name or "criterion" in name or loss_module(ctx, func)
 
 
-def _loss_module(ctx: FileContext, func: cst.BaseExpression) -> bool:
+def loss_module(ctx: FileContext, func: cst.BaseExpression) -> bool:
     """``func`` is a ``torch.nn`` loss module whatever its name: ``nn.MSELoss()(out, y)``, or a name or
     ``self.<attr>`` every binding of which builds one (``mse = nn.MSELoss()``, ``self.l1 = nn.L1Loss()``:
     a hunt's regression left its target f32 under ``mse``, where ``criterion`` was cast)."""

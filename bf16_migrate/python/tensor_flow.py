@@ -35,6 +35,7 @@ from libcst.metadata import Assignment
 from .bindings import assigned_values, dtype_names, self_assigned
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
+from .model_site import loss_module
 from .submodule_inputs import receiver
 
 __all__ = ["Flow", "Meet", "TensorFlow", "cast_kind"]
@@ -471,7 +472,9 @@ class TensorFlow:
             return self._method_argument(call, func, others, flow, through, arg.value)
         if names & self.rules.matmul_functions:
             return self._meet_then(call, others, "matmul", flow, through, arg.value)
-        if any(n.startswith("torch.") for n in names):
+        if any(n.startswith("torch.") for n in names) or loss_module(self.ctx, func):
+            # a torch function, or an instance of a torch.nn loss class (`criterion(out.float(), y)` of
+            # `criterion = nn.CrossEntropyLoss()`): its functional form, computed as torch computes it
             return self._meet_then(call, others, "arith", flow, through, arg.value)
         layer = self.layer(func)
         if layer is not None:

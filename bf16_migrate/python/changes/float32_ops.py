@@ -16,6 +16,7 @@ from .. import snippets
 from ..context import FileContext, findall
 from ..device_modules import method_names
 from ..device_tensors import on_device
+from ..dtype_flow import INT, DtypeFlow
 from ..float32_ops import candidates, cast_back_operand, find_float32_ops, is_float32_op, keyword_path, runs_by_keyword
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
@@ -56,11 +57,14 @@ def plan(m: Migration, planned: Planned) -> Planned:
         operand = next(
             v for v in [*_operands(call), *(a.value for a in _instance_calls_args(ctx, call))] if _float32_operand(v)
         )
+        # a criterion class is named where its instance is called, as BFM155 names it: that call computes in f32
+        used = _instance_calls(ctx, call) or [call]
         finding = ctx.report(
-            "BFM156", call, fixed=True, variant="by_hand", op=ctx.code(call.func), operand=ctx.code(operand)
+            "BFM156", used[0], fixed=True, variant="by_hand", op=ctx.code(call.func), operand=ctx.code(operand)
         )
-        (first_line, _), (last_line, _) = ctx.span(call)
-        ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
+        for computes in used:
+            (first_line, _), (last_line, _) = ctx.span(computes)
+            ctx.outcome.f32_islands.append(F32Island(first_line, last_line, finding))
     if not m.mode.casts_model:
         # amp: the op runs under autocast, whose fp32 list has torch.cdist (its operands made f32), or on
         # the FP32 model's tensors; its keyword would give the step f32 matmuls the FP32 script under
@@ -163,6 +167,10 @@ def _by_hand_ops(m: Migration) -> list[cst.Call]:
     ...)``): BFM155's own by-hand change. Kept as written and the rest of the script migrated (it was refused
     again: no script with such an op could ever finish migrating, a hunt's)."""
     ctx = m.ctx
+    dtypes = ctx.memo(("device tensors flow",), lambda: DtypeFlow(ctx))
+
+    def integer(value: cst.BaseExpression) -> bool:
+        return dtypes.infer(value) == INT
 
     def find() -> list[cst.Call]:
         calls = _model_call_ids(m)
@@ -172,7 +180,8 @@ def _by_hand_ops(m: Migration) -> list[cst.Call]:
             if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func):
                 values.append(call.func.value)  # `K.float().cholesky()`: the receiver is the operand
             cast = [v for v in values if _float32_operand(v)]
-            uncast = [v for v in values if not _float32_operand(v) and on_device(ctx, v, calls)]
+            # an integer operand (a CTC loss's targets and lengths, a class index) carries no floating dtype
+            uncast = [v for v in values if not _float32_operand(v) and on_device(ctx, v, calls) and not integer(v)]
             if cast and not uncast:
                 out.append(call)
         return out
