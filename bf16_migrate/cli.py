@@ -555,7 +555,7 @@ def verify(
     except RunError as exc:
         outputs.error(script, exc)
         if exc.broke:  # a failed check, not a run that could not be made
-            click.echo(f"{exc}\nVERDICT: FAIL (the migrated run failed where the legacy run did not)")
+            click.echo(f"{exc}\nVERDICT: FAIL ({exc.fail_reason})")
             sys.exit(EXIT_FINDINGS)
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)

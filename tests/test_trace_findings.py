@@ -15,6 +15,8 @@ import pytest
 
 from bf16_migrate.diagnostics import Diagnostic
 from bf16_migrate.repairs import RepairKind
+from bf16_migrate.rule_files import mode_named
+from bf16_migrate.verify import RunError, _raise_unusable
 from bf16_migrate.verify.parts import FAIL, PASS
 from bf16_migrate.verify.records import AUTOCAST, LEGACY, MIGRATED, REFERENCE, RunRecord
 from bf16_migrate.verify.trace import Kind, Trace, TraceEnd
@@ -825,3 +827,33 @@ def test_an_island_excuses_a_hand_made_text_only_where_its_lines_are_the_codemod
     assert same_lines(island, legacy, codemod, "# tuned\n" + codemod)
     assert same_lines(island, legacy, codemod, codemod.replace("x = 1", "x = 2"))
     assert not same_lines(island, legacy, codemod, codemod.replace("u.exp()", "u.exp().float()"))
+
+
+def test_amp_whose_fp32_reference_fails_is_a_fail_when_the_trace_names_float64_the_legacy_run_did_not_have():
+    """amp compares with an FP32 reference; a script whose NumPy float64 meets the model's f32 fails there (torch-xla's
+    HLO verifier), so verify stopped with "the reference run failed" (exit 2) although the legacy and migrated runs
+    both ran and the trace named the float64 matmul (bench/unseen/hunt39 numpy_f64_matmul amp). The trace compares
+    the migrated run with the legacy one and needs no reference: a failed check, FAIL. With a clean trace it is still
+    a run that could not be made."""
+    origin = {"kind": "create", "file": "/u/train.py", "line": 7, "op": "torch.from_numpy"}
+    made = [
+        ev("create", 7, "torch.from_numpy", operands=[], result="f64"),
+        ev("compute", 8, "Tensor.mul", expr="h + pos", operands=["f64", "f64"], result="f64", origin=origin),
+    ]
+    amp = replace(sources(), f32=False, f64=True)
+    made_runs = runs(made)
+    made_runs[REFERENCE] = RunRecord(REFERENCE, error="exited with code 1: ValueError: [hlo verifier] mixed precision")
+    findings = trace_findings(made_runs, amp)
+    with pytest.raises(RunError) as failed:
+        _raise_unusable(mode_named("amp"), made_runs, findings)
+    assert failed.value.broke and "BFM204 train.py:8" in failed.value.fail_reason, failed.value.fail_reason
+    clean = runs([])
+    clean[REFERENCE] = made_runs[REFERENCE]
+    with pytest.raises(RunError) as unusable:
+        _raise_unusable(mode_named("amp"), clean, [])
+    assert not unusable.value.broke
+    # nor when the legacy run failed too: nothing ran to compare the trace with
+    made_runs[LEGACY] = RunRecord(LEGACY, error="exited with code 1")
+    with pytest.raises(RunError) as neither:
+        _raise_unusable(mode_named("amp"), made_runs, findings)
+    assert not neither.value.broke

@@ -53,7 +53,7 @@ from .runner import (
     run_specs,
     stage_script,
 )
-from .trace_findings import TraceFinding, TraceSources, island_spans, same_lines, trace_findings
+from .trace_findings import TraceFinding, TraceSources, island_spans, same_lines, trace_findings, trace_part
 from .workcopy import Linked, linked_note
 
 __all__ = [
@@ -1302,7 +1302,28 @@ def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[T
     if failure is not None:
         failure.runs = dict(runs)
         failure.findings = list(findings)
+        _condemned_by_the_trace(failure, runs, findings)
         raise failure
+
+
+def _condemned_by_the_trace(failure: RunError, runs: Mapping[str, RunRecord], findings: Sequence[TraceFinding]) -> None:
+    """Mark ``failure`` (no comparison run usable) a failed check when the migrated and legacy runs both ran and
+    the migrated run's dtype trace names places it does what the legacy run did not (the ``trace`` part FAILs:
+    :func:`.trace_findings.trace_part`): that part compares the migrated run with the legacy one and needs no FP32
+    reference, so the verdict is FAIL, not "cannot judge" (an FP32 reference failing on the float64 the migrated
+    run computes in, where the legacy run had bf16: a hunt's)."""
+    legacy = runs.get(LEGACY)
+    if legacy is None or not legacy.ok or not runs[MIGRATED].ok:
+        return
+    part = trace_part(findings, runs)
+    if part is None or part.passed:
+        return
+    failure.broke = True
+    failure.fail_reason = f"the migrated run's dtype trace: {part.detail}"
+    failure.message += (
+        "; the trace needs no comparison run: it compares the migrated run with the legacy one, which both ran"
+    )
+    failure.args = (failure.message,)
 
 
 def _plain_bf16_mode() -> Mode:

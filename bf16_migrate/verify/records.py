@@ -50,7 +50,9 @@ class RunError(Exception):
     them), ``migrated_source`` and ``modules`` (the texts the migrated run ran, when one was made:
     what ``verify --fix`` repairs), ``broke`` (True when the migrated run failed where the legacy
     run of the same script succeeded: the migration broke the script, a failed check that the CLI
-    and a tree's table count as FAIL, exit 1, not as a run that could not be made).
+    and a tree's table count as FAIL, exit 1, not as a run that could not be made; also when no comparison run is
+    usable but the migrated run's dtype trace, which needs none, names places the migrated run does what the legacy
+    run did not), ``fail_reason`` (what that failed check is, for the verdict line).
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class RunError(Exception):
         self.migrated_source: str | None = None
         self.modules: dict[Any, str] = {}
         self.broke = False
+        self.fail_reason = "the migrated run failed where the legacy run did not"
         super().__init__(message)
 
     def __str__(self) -> str:
