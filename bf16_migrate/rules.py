@@ -259,6 +259,9 @@ class ModelCodeRules:
     """``[flow.float32_ops] autocast_float32``: those of them autocast runs in float32 (its fp32 policy)."""
     float32_ops_integer: frozenset[str] = frozenset()
     """``[flow.float32_ops] integer_results``: those of them whose result is an integer tensor (a rank)."""
+    float32_ops_sampled: frozenset[str] = frozenset()
+    """``[flow.float32_ops] sampled``: those of them (distributions) whose only kernel without bf16 is their
+    sampler: an op only where an instance is sampled, or goes where it cannot be followed."""
     float32_ops_when: Mapping[str, ArgumentValues] = field(default_factory=dict)
     """``[flow.float32_ops.when]``: functions without a bf16 kernel only when an argument has one of some values
     (``torch.linalg.matrix_norm(A, ord=2)``)."""
@@ -541,6 +544,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         float32_ops_cast_to=_string_table(_need(flow, "float32_ops", dict, path).get("cast_to", {}), path),
         float32_ops_integer=names(_need(flow, "float32_ops", dict, path), "integer_results"),
         float32_ops_autocast=names(_need(flow, "float32_ops", dict, path), "autocast_float32"),
+        float32_ops_sampled=names(_need(flow, "float32_ops", dict, path), "sampled"),
         float32_ops_when=_argument_values(_need(flow, "float32_ops", dict, path).get("when", {}), path),
         loss_containers=names(loss, "containers"),
         loss_weight_keywords=names(loss, "weight_keywords"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import libcst as cst
-from libcst.metadata import ImportAssignment
+from libcst.metadata import Assignment, ImportAssignment
 
 from ..rules import KeywordPath
 from .context import FileContext
@@ -44,11 +44,45 @@ def is_float32_op(ctx: FileContext, call: cst.Call) -> bool:
     Tensor method one of ``methods`` (``x.stft(...)``), or one of ``when`` given an argument value it has no
     bf16 kernel for (``torch.linalg.matrix_norm(w, ord=2)``)."""
     names = ctx.qualified_names(call.func)
+    if names & ctx.rules.model_code.float32_ops_sampled:
+        return _sampled(ctx, call)
     if names & ctx.rules.model_code.float32_ops or _a_tensor_method(ctx, call):
         return True
     when = ctx.rules.model_code.float32_ops_when
     given = [(a.keyword.value if a.keyword is not None else None, ctx.code(a.value)) for a in call.args if not a.star]
     return any(when[name].given(given) for name in names & when.keys())
+
+
+_NOT_SAMPLING = frozenset(
+    {"log_prob", "entropy", "cdf", "icdf", "mean", "mode", "variance", "stddev", "perplexity", "support", "batch_shape"}
+    | {"event_shape", "concentration", "concentration0", "concentration1", "rate", "df", "loc", "scale", "total_count"}
+    | {"probs", "logits", "has_rsample"}
+)
+"""What a distribution gives without its sampler (torch 2.9 docs, "torch.distributions"): its scores and moments."""
+
+
+def _sampled(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the distribution ``call`` builds (one of ``[flow.float32_ops] sampled``) may be sampled: an instance
+    used inline or through the names it is bound to for anything but :data:`_NOT_SAMPLING` (``.rsample()``, or
+    handed on, returned, kept: where it goes cannot be followed)."""
+    parent = ctx.parent(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        return parent.attr.value not in _NOT_SAMPLING
+    assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+        return True
+    name = assign.targets[0].target
+    scope = ctx.scopes.get(name) if isinstance(name, cst.Name) else None
+    if scope is None or not isinstance(name, cst.Name):
+        return True
+    bindings = [b for b in scope[name.value] if getattr(b, "node", None) is name]
+    if not bindings or any(not isinstance(b, Assignment) for b in bindings):
+        return True
+    for access in (ref for b in bindings for ref in b.references):
+        used = ctx.parent(access.node)
+        if not (isinstance(used, cst.Attribute) and used.value is access.node and used.attr.value in _NOT_SAMPLING):
+            return True
+    return False
 
 
 def _a_tensor_method(ctx: FileContext, call: cst.Call) -> bool:
