@@ -2465,3 +2465,23 @@ def test_an_upcast_copy_of_the_weights_is_bf16_on_the_xla_device():
     assert code.index("model.to(torch.bfloat16)") < code.index("shadow = {")
     assert not [d.code for d in result.diagnostics if not d.fixed], [d.message for d in result.diagnostics]
     assert migrate_source(code, "stochastic", "train.py").code == code
+
+
+def test_a_module_a_function_builds_moved_to_the_device_is_cast_as_a_module_not_a_tensor_of_unknown_dtype():
+    """``teacher = teacher.to(dev)`` of a module a function of the file builds (``nn.Sequential(*layers)``), then
+    ``teacher.eval()``: it is cast after the move (BFM150); it also went through the run-time cast for tensors of a
+    dtype the code does not tell (``downcast_floating(teacher.to(dev))``, BFM154), a no-op on a module that read as
+    if a tensor arrived (bench/unseen/hunt39 distill_kl)."""
+    source = (
+        'import os\nos.environ["XLA_DOWNCAST_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "dev = torch_xla.device()\n\n\ndef mlp(d_in, d_out):\n    layers = [nn.Linear(d_in, 16), nn.ReLU()]\n"
+        "    layers.append(nn.Linear(16, d_out))\n    return nn.Sequential(*layers)\n\n\n"
+        "def load_teacher():\n    teacher = mlp(8, 4)\n    teacher = teacher.to(dev)\n    teacher.eval()\n"
+        "    return teacher\n\n\nteacher = load_teacher()\nstudent = mlp(8, 4).to(dev)\n"
+        "opt = torch.optim.SGD(student.parameters(), lr=0.1)\nx = torch.randn(4, 8).to(dev)\n"
+        "with torch.no_grad():\n    t = teacher(x)\nloss = (student(x) - t).pow(2).mean()\n"
+        "loss.backward()\nopt.step()\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert "    teacher = teacher.to(dev)\n" in result.code, result.code
+    assert [d.code for d in result.diagnostics if d.line == 18] == ["BFM150"], result.diagnostics

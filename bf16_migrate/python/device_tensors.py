@@ -1544,7 +1544,12 @@ def _unknown_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> bool:
     there; if integer it stayed so: the run-time cast decides."""
     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "to":
         moved = _moved_to_the_device(ctx, call)
-        return moved is not None and flow.infer(moved) == UNKNOWN and not _an_instance(ctx, moved)
+        return (
+            moved is not None
+            and flow.infer(moved) == UNKNOWN
+            and not _an_instance(ctx, moved)
+            and not _a_module_moved(ctx, call)  # `teacher = teacher.to(dev)` then `teacher.eval()`: BFM150's
+        )
     if ctx.qualified_names(call.func) & _SENDS:
         return True  # `xm.send_cpu_data_to_device(batch, device)`: the host data's tensors, moved as they are
     if factory_dtype_class(ctx, call) != UNKNOWN:
