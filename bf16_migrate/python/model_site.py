@@ -1519,6 +1519,7 @@ def dtype_reads(
             _reads_dtype(ctx, node, model)
             or (moved is not None and _copies_weights(ctx, node, model))
             or (moved is not None and _runs_forward(ctx, node, model, runners or []))
+            or (moved is not None and _computes_with_parts(ctx, node, model))
         ):
             found.append(node)
         if moved is None and _moves_to_a_device(ctx, node, model, start):
@@ -1593,6 +1594,36 @@ def _runs_forward(
         if runners and any(_local_def(ctx, call.func, cst.FunctionDef) is func for func in runners):
             return True
     return False
+
+
+_MOVES_ONLY = frozenset({"to", "cuda", "cpu", "xla", "train", "eval", "requires_grad_", "zero_grad", "share_memory"})
+"""A module's methods that move it or set a flag (torch.nn.Module, torch 2.9 docs): no computation with its tensors."""
+
+
+def _computes_with_parts(ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression) -> bool:
+    """Whether ``stmt`` reaches into ``model`` for a part of it, a tensor or a submodule (``model[2].weight.data
+    .mul_(0.001)``, ``F.interpolate(model.pos.reshape(...), ...)``, ``nn.init.zeros_(model.head.bias)``,
+    ``model.apply(init_fn)``), other than to move it or set a flag (:data:`_MOVES_ONLY`). Once the model is on the
+    device its tensors were bf16 under the switch: what such a line computes before the cast is f32 (a hunt's
+    position-embedding resampling and head-init scaling ran in f32, verify FAILed them), so the cast goes before it.
+    An initialisation is not one (``torch.nn.init.*``, ``model.apply(fn)``): random either way, and some run kernels
+    without bf16 (``orthogonal_``'s QR, "geqrf_cpu"), which under the switch saw float32."""
+    if any(n.startswith("torch.nn.init.") for c in findall(stmt, m.Call(), ctx.index) for n in _call_names(ctx, c)):
+        return False
+    for node in findall(stmt, m.Attribute() | m.Subscript(), ctx.index):
+        assert isinstance(node, (cst.Attribute, cst.Subscript)), "findall of Attribute or Subscript"
+        if not same_model(ctx, node.value, model):
+            continue
+        call = ctx.parent(node)
+        if isinstance(node, cst.Attribute) and isinstance(call, cst.Call) and call.func is node:
+            if node.attr.value in _MOVES_ONLY or node.attr.value in _WEIGHT_READS or node.attr.value == "apply":
+                continue  # a move, a flag or an initialisation; a read of the weights is the copies' rule
+        return True
+    return False
+
+
+def _call_names(ctx: FileContext, call: cst.CSTNode) -> set[str]:
+    return set(ctx.qualified_names(call.func)) if isinstance(call, cst.Call) else set()
 
 
 _WEIGHT_READS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict"})
