@@ -802,8 +802,14 @@ def _reads(ctx: FileContext, name: cst.Name) -> list[cst.CSTNode]:
             return []
         reads: list[cst.CSTNode] = []
         for binding in scope[name.value]:
-            if getattr(binding, "node", None) is name:
+            node = getattr(binding, "node", None)
+            if node is name:
                 reads += [access.node for access in getattr(binding, "references", ())]
+            elif isinstance(node, cst.Name) and ctx.pos(node) > ctx.pos(name):
+                # `step += 1` reads the value it updates: libcst records its target as an assignment only
+                augmented = ctx.parent(node)
+                if isinstance(augmented, cst.AugAssign) and augmented.target is node:
+                    reads.append(node)
         return reads + _loop_carried_reads(ctx, scope, name)
 
     return ctx.memo(("reads of a binding", id(name)), compute)
@@ -904,6 +910,8 @@ def _computed_with(ctx: FileContext, call: cst.Call) -> bool:
         parent = ctx.parent(use)
         if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.AugAssign)):
             return True
+        if isinstance(parent, cst.Element) and isinstance(ctx.parent(parent), (cst.List, cst.Tuple)):
+            parent = ctx.parent(ctx.parent(parent))  # `torch.stack([lrs, torch.tensor(history, device=dev)])`
         holder = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
         if isinstance(holder, cst.Call) and any(
             _torch_math(name) or _functional_math(ctx, name) for name in ctx.qualified_names(holder.func)
@@ -1091,10 +1099,17 @@ def _a_comprehensions_item(ctx: FileContext, call: cst.Call) -> bool:
     in sd.items()}``, ``[t.to(dev) for t in parts]``): its uses are the container's reads, which no input cast
     follows; under the switch a floating one was bf16 wherever they are (a hunt's checkpoint fold computed in f32
     on a state dict moved tensor by tensor)."""
+    item: cst.BaseExpression = call
     parent = ctx.parent(call)
+    same = ctx.rules.torch_api.same_dtype_methods - {"cpu", "pin_memory"}  # on the device still
+    while isinstance(parent, cst.Attribute) and parent.value is item and parent.attr.value in same:
+        chained = ctx.parent(parent)  # `{k: v.to(dev).clone() for ...}`: the item has the move's dtype
+        if not (isinstance(chained, cst.Call) and chained.func is parent):
+            break
+        item, parent = chained, ctx.parent(chained)
     if isinstance(parent, cst.DictComp):
-        return parent.value is call
-    return isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and parent.elt is call
+        return parent.value is item
+    return isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and parent.elt is item
 
 
 def _filled_with_an_unknown(ctx: FileContext, call: cst.Call) -> bool:
