@@ -1083,15 +1083,23 @@ def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
     module."""
     if not any(name.startswith("torch.") for name in ctx.qualified_names(call.func)):
         return False
+    kept: cst.BaseExpression = call
     parent = ctx.parent(call)
+    wrapper = ctx.parent(parent) if isinstance(parent, cst.Arg) else None
+    if isinstance(wrapper, cst.Call) and ctx.qualified_names(wrapper.func) & _PARAMETER_CLASSES:
+        kept, parent = wrapper, ctx.parent(wrapper)  # `self.step = nn.Parameter(torch.tensor(init, device=d))`
     assign = ctx.parent(parent) if isinstance(parent, cst.AssignTarget) else parent
     if isinstance(assign, cst.AnnAssign):
-        return isinstance(assign.target, cst.Attribute) and assign.value is call
+        return isinstance(assign.target, cst.Attribute) and assign.value is kept
     return (
         isinstance(assign, cst.Assign)
-        and assign.value is call
+        and assign.value is kept
         and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
     )
+
+
+_PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+"""``nn.Parameter(data)``: a tensor of ``data``'s dtype (torch 2.9 docs, torch.nn.parameter.Parameter)."""
 
 
 def _a_comprehensions_item(ctx: FileContext, call: cst.Call) -> bool:
@@ -1586,11 +1594,25 @@ def _upcast_of_an_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> 
     values = [receiver] if isinstance(receiver, cst.Call) else _bound_values(ctx, receiver)
     return bool(values) and all(
         isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and value.func.attr.value == "to"
-        and _unknown_arrival(ctx, flow, value)
+        and (
+            (
+                isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "to"
+                and _unknown_arrival(ctx, flow, value)
+            )
+            or _made_floating_on_the_device(ctx, value)
+        )
         for value in values
     )
+
+
+def _made_floating_on_the_device(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` is a torch factory making a floating tensor on the XLA device without a dtype (``w =
+    torch.tensor(n / (2.0 * np.bincount(y)), device=dev)``): its ``w.float()`` was bf16 under the switch too, and
+    left f32 it met the bf16 logits as a loss's class weight, which takes no promotion (a hunt's churn model raised
+    "expected scalar type BFloat16 but found Float" under XLA_DOWNCAST_BF16)."""
+    device = _device_argument(ctx, call)
+    return _floating_factory(ctx, call) and device is not None and _is_device(ctx, device, 0)
 
 
 _DEVICE_LOADERS = frozenset(

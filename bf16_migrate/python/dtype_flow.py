@@ -27,7 +27,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import argument, assigned_values, dtype_names, python_number
+from .bindings import argument, assigned_values, dtype_names, python_float, python_number
 from .context import FileContext, findall
 from .model_reach import built_class
 
@@ -293,6 +293,8 @@ class DtypeFlow:
         batch source's elements, what an iteration builtin passes through, or what the called
         method or function returns."""
         names = self.ctx.qualified_names(call.func)
+        if "builtins.float" in names:  # a Python float: a tensor made from it is floating (torch.tensor's inference)
+            return FLOAT
         explicit = self._dtype_kwarg(call)
         kind = self._factory_kind(names)
         if kind is not None:
@@ -430,6 +432,8 @@ class DtypeFlow:
             return self.infer(receiver, ops, depth)
         if attr in self.api.same_dtype_methods:
             return explicit or self.infer(receiver, ops, depth)
+        if attr in ("item", "tolist") and not call.args:  # a Python number (or list of them) of the tensor's class
+            return self.infer(receiver, ops, depth)
         if attr in self.api.values_indices_methods and ops and ops[0] in (("index", 0), ("index", 1)):
             # (values, indices): the values keep the receiver's class, the indices are integers
             return INT if ops[0] == ("index", 1) else self.infer(receiver, ops[1:], depth)
@@ -556,7 +560,10 @@ class DtypeFlow:
             weights = argument(call, 1, "weights")
             return INT if weights is None else self.infer(weights, (), depth)
         if kind == "literal":
-            return _literal_class(self.ctx, first)
+            found = _literal_class(self.ctx, first)
+            if found == UNKNOWN and first is not None and python_float(self.ctx, first):
+                return FLOAT  # `torch.tensor(float(init))`, `torch.tensor(math.log(t))`: a Python float's tensor
+            return found
         return UNKNOWN
 
     def _numpy_integers(self, data: cst.BaseExpression | None) -> bool:
