@@ -684,6 +684,7 @@ def model_calls(
     parts = ctx.in_order(cst.Call, (c for key in keys for c in by_part.get(key, ())))
     calls += [c for c in parts if isinstance(c.func, cst.Subscript) and _stands_for(ctx, c.func.value, models, loops)]
     calls += [c for c in _part_calls(ctx) if _a_part_of(ctx, c.func, models, loops)]
+    calls += _constructor_part_calls(ctx, models)
     # one level into local functions that receive the model as a positional/keyword argument, and the
     # closures they define over it (an L-BFGS `closure()` calling `model(t)`)
     for func, param in handed_to(ctx, models):
@@ -704,6 +705,49 @@ def model_calls(
     for call in ctx.in_order(cst.Call, dict.fromkeys(runners)):
         described.append(replace(describe_call(ctx, call), through=True))
     return described
+
+
+def _constructor_part_calls(ctx: FileContext, models: list[cst.BaseExpression]) -> list[cst.Call]:
+    """The calls of a module the model is built from, by the name it was built under (``encoder(bank_x)`` of
+    ``model = nn.Sequential(encoder, head).to(dev)``, ``SimCLR(backbone=encoder)``), made after the model is built:
+    the module is the model's part, cast with it, and the model's pre-hook does not fire there (a hunt's k-NN probe
+    met the bf16 encoder with an f32 bank; in amp it ran outside autocast)."""
+    found: list[cst.Call] = []
+    for model in models:
+        if not isinstance(model, cst.Name):
+            continue
+        for value in assigned_values(ctx, model):
+            built = _under_self_returning(ctx, value)
+            if not (isinstance(built, cst.Call) and _holds_its_arguments(ctx, built)):
+                continue
+            for arg in built.args:
+                part = arg.value
+                parts = assigned_values(ctx, part) if isinstance(part, cst.Name) and not arg.star else []
+                if not parts or not all(_built_module(ctx, v) for v in parts):
+                    continue
+                if any(same_model(ctx, part, other) for other in models):
+                    continue  # a model of its own: its calls are already the model's
+                assert isinstance(part, cst.Name), "assigned_values of a name"
+                after = ctx.pos(built)
+                found.extend(
+                    c
+                    for c in ctx.nodes_named(cst.Call, part.value, "func")
+                    if ctx.pos(c) > after and same_model(ctx, c.func, part)
+                )
+    return found
+
+
+_MODULE_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+"""torch.nn's containers, which hold the modules they are built from (torch 2.9 docs)."""
+
+
+def _holds_its_arguments(ctx: FileContext, built: cst.Call) -> bool:
+    """Whether the module ``built`` makes keeps the modules it is handed as its parts: a torch.nn container
+    (:data:`_MODULE_CONTAINERS`) or a class of the file (its ``__init__`` stores them). A library wrapper may copy them
+    instead (``AveragedModel`` deep-copies its module)."""
+    if ctx.qualified_names(built.func) & _MODULE_CONTAINERS:
+        return True
+    return any(isinstance(d, cst.ClassDef) for d in definitions(ctx, built.func))
 
 
 _PART_ITERATIONS = frozenset({"children", "values"})
@@ -1530,9 +1574,10 @@ def dtype_reads(
 def modules_put_into(ctx: FileContext, model: cst.BaseExpression, after: cst.CSTNode) -> list[cst.SimpleStatementLine]:
     """The statement lines after ``after`` in its function (or at module level) that put a module built there
     into ``model``: ``model.head = nn.Linear(8, 3).to(device)``, ``model[2] = Block()``,
-    ``model.add_module("head", Head())``. A cast of ``model`` made before them does not reach that module: under
-    the switch it was bf16 on the device all the same (found by a hunt: a second stage's fresh head stayed f32,
-    its matmul f32 and its bf16 input raising on a CPU)."""
+    ``model.add_module("head", Head())``, or that register a tensor on it (``model.register_buffer("B", t)``). A
+    cast of ``model`` made before them does not reach that module or tensor: under the switch it was bf16 on the
+    device all the same (found by a hunt: a second stage's fresh head stayed f32, its matmul f32 and its bf16 input
+    raising on a CPU)."""
     scope = ctx.enclosing(after, cst.FunctionDef)
     found: list[cst.SimpleStatementLine] = []
     for line in ctx.nodes_in(cst.SimpleStatementLine, scope):
@@ -1555,6 +1600,17 @@ def modules_put_into(ctx: FileContext, model: cst.BaseExpression, after: cst.CST
                 and len(call.args) == 2
                 and _built_module(ctx, call.args[1].value)
             ):
+                found.append(line)
+                break
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("register_buffer", "register_parameter")
+                and same_model(ctx, call.func.value, model)
+                and len(call.args) >= 2
+            ):
+                # `model.register_buffer("B", torch.randn(2, 16).to(dev))` after the cast: a tensor of its own dtype,
+                # bf16 on the device under the switch (a hunt's Fourier features stayed f32 and met the bf16 input)
                 found.append(line)
                 break
     return found
