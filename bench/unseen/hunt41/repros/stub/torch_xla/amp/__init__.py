@@ -1,0 +1,1 @@
+from . import syncfree  # noqa: F401

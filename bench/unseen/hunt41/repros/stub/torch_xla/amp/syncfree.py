@@ -1,0 +1,1 @@
+from torch.optim import SGD, Adam, AdamW  # noqa: F401
