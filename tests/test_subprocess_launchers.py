@@ -55,6 +55,17 @@ COPY = (
     '    subprocess.Popen([sys.executable, "train.py"], env=env).wait()\n\n\n'
     "main()\n"
 )
+# the copy given other variables by the dict's own methods (a hunt's launcher set a default device this way: refused)
+DEFAULTS = (
+    HEAD + "def main():\n"
+    "    env = os.environ.copy()\n"
+    '    env.setdefault("PJRT_DEVICE", "TPU")\n'
+    "{entry}"
+    '    env.pop("CUDA_VISIBLE_DEVICES", None)\n'
+    '    env.update({"XLA_FLAGS": "--xla_dump_to=/tmp/hlo"}, TPU_NAME="local")\n'
+    '    subprocess.Popen([sys.executable, "train.py"], env=env).wait()\n\n\n'
+    "main()\n"
+)
 BESIDE = (
     HEAD + "here = os.path.dirname(os.path.abspath(__file__))\n"
     'cmd = [sys.executable, os.path.join(here, "train.py"), "--steps", "3"]\n'
@@ -73,6 +84,7 @@ FORMS = {
     ),
     "keywords": (KEYWORDS, ', XLA_USE_BF16="1"', f', {SR}="1"'),
     "copy": (COPY, '    env["XLA_USE_BF16"] = "1"\n', f'    env["{SR}"] = "1"\n'),
+    "defaults": (DEFAULTS, '    env["XLA_USE_BF16"] = "1"\n', f'    env["{SR}"] = "1"\n'),
     "beside": (BESIDE, '"XLA_USE_BF16": "1", ', f'"{SR}": "1", '),
 }
 CHANGE = {
@@ -185,6 +197,22 @@ def test_an_environment_changed_elsewhere_is_kept(tmp_path):
         'subprocess.run([sys.executable, "train.py"], env=env)\n'
     )
     assert [d.code for d in _kept(tmp_path, launcher)] == ["BFM042"]
+
+
+@pytest.mark.parametrize(
+    "change", ['env.setdefault("XLA_USE_BF16", "1")', 'env.update({"XLA_USE_BF16": "1"})', "env.update(extra)"]
+)
+def test_an_environment_given_the_switch_or_unknown_keys_by_a_dict_method_is_kept(tmp_path, change):
+    """A dict method that names a legacy variable (a default the parent's environment may override) or keys the code
+    does not show is not followed: the launch is kept, as an environment changed elsewhere is."""
+    launcher = HEAD + (
+        "extra = {}\nenv = dict(os.environ)\n"
+        'env["XLA_DOWNCAST_BF16"] = "1"\n'
+        f"{change}\n"
+        'subprocess.run([sys.executable, "train.py"], env=env)\n'
+    )
+    found = _kept(tmp_path, launcher)  # the launch kept; a legacy variable the method names is reported where it is
+    assert {d.code for d in found} == {"BFM042"} and any("starts train.py with" in d.message for d in found)
 
 
 def test_a_script_not_in_the_tree_is_kept(tmp_path):

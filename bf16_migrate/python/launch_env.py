@@ -12,7 +12,8 @@ shell launcher's, :func:`bf16_migrate.command_lines.read_command`) and the legac
 The ``env`` forms followed: a dict display (``{**os.environ, "XLA_USE_BF16": "1"}``), ``dict(os.environ,
 XLA_USE_BF16="1")``, ``os.environ | {"XLA_USE_BF16": "1"}``, or a name bound once before the call in the same
 function to one of those, to ``os.environ.copy()`` or ``dict(os.environ)``, then given entries by
-``env["XLA_USE_BF16"] = "1"`` statements of the same block before the call. The argument list: a list or tuple
+``env["XLA_USE_BF16"] = "1"`` statements of the same block before the call (where ``env.setdefault``, ``env.pop``
+and ``env.update`` of other variables, named by literals, may change it too). The argument list: a list or tuple
 display (or a name bound once to one) whose words are string literals, ``sys.executable`` (the interpreter),
 or a path joined to the launcher's own directory (``os.path.join(os.path.dirname(os.path.abspath(__file__)),
 "train.py")``, ``str(Path(__file__).parent / "train.py")``). Anything else (a command run through a shell, a
@@ -441,6 +442,9 @@ def _held_env(ctx: FileContext, call: cst.Call, name: cst.Name, launch: ProcessL
         if isinstance(parent, cst.Arg) and parent.keyword is not None:
             if parent.keyword.value == _environment_keyword(ctx, ctx.parent(parent)):
                 continue
+        change = _other_variables_change(ctx, node, parent)
+        if change is not None and ctx.parent(change) is block and ctx.pos(change) < ctx.pos(call):
+            continue  # `env.setdefault("PJRT_DEVICE", "TPU")`: no legacy entry, nothing of the switch
         entry = _entry_statement(ctx, node, parent)
         if entry is None or ctx.parent(entry[0]) is not block or ctx.pos(entry[0]) > ctx.pos(call):
             line = ctx.pos(node)[0]
@@ -448,6 +452,37 @@ def _held_env(ctx: FileContext, call: cst.Call, name: cst.Name, launch: ProcessL
         statement, key, value = entry
         _entry(ctx, launch, string_value(key), key, value, statement, None, "subscript", None)
     return _values(launch)
+
+
+_MAPPING_CHANGES = frozenset({"setdefault", "update", "pop"})
+"""The dict methods that change a mapping by key (Python docs, "Mapping Types — dict")."""
+
+
+def _other_variables_change(
+    ctx: FileContext, node: cst.CSTNode, parent: cst.CSTNode | None
+) -> cst.SimpleStatementLine | None:
+    """``env.setdefault("PJRT_DEVICE", "TPU")``, ``env.pop("CUDA_VISIBLE_DEVICES", None)``, ``env.update({"A": "1"},
+    B="2")`` alone on its line, ``node`` its ``env``, when every key it names is a string literal of no variable the
+    codemod follows (a legacy variable, the stochastic-rounding one): the line (a hunt's launcher set a default
+    device between the copy and the switch, and was refused); None for any other use."""
+    call = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
+    if not (isinstance(call, cst.Call) and isinstance(parent, cst.Attribute) and parent.attr.value in _MAPPING_CHANGES):
+        return None
+    keys: list[str | None] = []
+    if parent.attr.value == "update":
+        for arg in call.args:
+            if arg.keyword is not None:
+                keys.append(arg.keyword.value)
+            elif isinstance(arg.value, cst.Dict) and not arg.star:
+                keys.extend(string_value(e.key) if isinstance(e, cst.DictElement) else None for e in arg.value.elements)
+            else:
+                keys.append(None)
+    else:
+        keys.append(string_value(call.args[0].value) if call.args and not call.args[0].keyword else None)
+    followed = {*ctx.rules.variables, STOCHASTIC_ROUNDING_VAR}
+    if not keys or any(key is None or key in followed for key in keys):
+        return None
+    return _line(ctx, call)
 
 
 def _entry_statement(
