@@ -443,3 +443,44 @@ def test_the_cast_goes_after_the_dtype_the_script_sets_right_after_the_move():
     code = migrate_source(source, "stochastic", "infer.py").code
     assert "\nmodel.to(device)\nmodel.float()\nmodel.to(torch.bfloat16)\nmodel.eval()\n" in code
     assert migrate_source(code, "stochastic", "infer.py").code == code
+
+
+@pytest.mark.parametrize(
+    ("built", "given"),
+    [
+        (
+            "self.head = nn.Linear(16, n, device=self.body.weight.device)",
+            "self.head = nn.Linear(16, n, device=self.body.weight.device, dtype=self.body.weight.dtype)",
+        ),
+        (
+            "blk = nn.Linear(16, 16).to(self.body.weight.device)\n        self.extra.append(blk)",
+            "blk = nn.Linear(16, 16).to(self.body.weight.device, dtype=self.body.weight.dtype)",
+        ),
+    ],
+)
+def test_a_part_a_method_builds_on_the_device_of_the_modules_own_tensor_takes_its_dtype(built, given):
+    """``self.head = nn.Linear(16, n, device=self.body.weight.device)`` in a method (a head reset, a block grown
+    after the optimizer): the device was no XLA device the code shows, and the switch was kept (BFM151, a hunt's
+    over-refusal in all three modes). The part takes the dtype of the tensor whose device it takes, bf16 once the
+    model is cast whenever the method runs; amp needs nothing (its forward runs in the model's, under autocast)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n\n'
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.body = nn.Linear(8, 16)\n        self.head = nn.Linear(16, 2)\n"
+        "        self.extra = nn.ModuleList()\n\n"
+        f"    def grow(self, n):\n        {built}\n\n"
+        "    def forward(self, x):\n        h = torch.relu(self.body(x))\n        for blk in self.extra:\n"
+        "            h = h + blk(h)\n        return self.head(h)\n\n\n"
+        "dev = torch_xla.device()\nmodel = Net().to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model.grow(3)\nloss = model(torch.randn(4, 8).to(dev)).pow(2).mean()\nloss.backward()\nopt.step()\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert given in result.code and 'os.environ["XLA_USE_BF16"]' not in result.code, result.diagnostics
+    assert [d.code for d in result.diagnostics if d.line == 16] == ["BFM150"]
+    amp = migrate_source(source, "amp", "train.py")
+    assert 'os.environ["XLA_USE_BF16"]' not in amp.code and ".dtype)" not in amp.code.split("class Net")[1][:600]
+    # the device of a tensor of another object is still no device the code shows
+    other = source.replace("self.body.weight.device", "other.weight.device").replace(
+        "def grow(self, n)", "def grow(self, n, other)"
+    )
+    assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(other, "stochastic", "train.py").code

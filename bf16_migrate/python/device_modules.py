@@ -31,6 +31,7 @@ the end of the module (:data:`EXAMPLES`); ``tests/test_device_modules.py`` runs 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -59,6 +60,7 @@ from .model_site import (
     same_model,
     unseen_reach,
 )
+from .optimizers import add_keywords
 from .outcome import Edge, NotExamined, Refusal
 from .wrappers import aliases, dynamo_callers
 
@@ -117,6 +119,10 @@ class OnDevice:
     as_written: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = field(default_factory=list)
     """Modules put on the device with a dtype the script names (``vae.to(device, dtype=torch.float32)``):
     (the call, the module, the dtype), kept as written (BFM153)."""
+    own_device: list[tuple[cst.Call, cst.BaseExpression, cst.BaseExpression]] = field(default_factory=list)
+    """Parts a module's method builds or moves to the device of one of the module's own tensors (``self.head =
+    nn.Linear(16, n, device=self.body.weight.device)``): (the call, the part, that tensor). Given its dtype in the
+    modes that cast the model (BFM150 ``own_device``): bf16 once the model is cast, whenever the method runs."""
 
     def unique(self, ctx: FileContext) -> list[DeviceModule]:
         """The modules, each once (the first entry of each, :func:`.model_site.same_model`)."""
@@ -443,6 +449,8 @@ class _Finder:
                 self.model_entries.append(call)
             elif self._placeable(call, module):
                 self._add(DeviceModule(module, idiom, call, *self._anchor(call)))
+        elif not is_model and (tensor := _own_tensor(ctx, module, device)) is not None:
+            self.found.own_device.append((call, module, tensor))
         elif not is_model and not self._is_host(device):
             self.found.unplaced.append(Unplaced(call, ctx.code(module), "device", {"device": ctx.code(device)}))
 
@@ -819,8 +827,43 @@ def plan_device_modules(
         cast = snippets.model_cast_statement(criterion.expr)
         plan.insert_after.setdefault(id(criterion.anchor), []).extend(snippets.guarded([cast], guard))
         ctx.report("BFM086", criterion.entry, fixed=True, variant="cast", criterion=ctx.code(criterion.expr))
+    _plan_own_device(ctx, plan, found, guard)
     _report_as_written(ctx, found)
     ctx.outcome.examined.add(Edge.DEVICE_MODULES)
+
+
+def _own_tensor(ctx: FileContext, module: cst.BaseExpression, device: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor of ``self`` whose device ``device`` is (``self.body.weight.device``) when ``module`` is built in a
+    method of a ``torch.nn.Module`` subclass (``self.head = ...``, a block ``grow()`` appends to ``self.extra``): it
+    goes where the module's own tensors are, so it takes their dtype as well; else None."""
+    if not (
+        m.matches(device, m.Attribute(attr=m.Name("device")))
+        and isinstance(device, cst.Attribute)
+        and isinstance(device.value, cst.Attribute)
+    ):
+        return None
+    root: cst.BaseExpression = device.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    cls = ctx.enclosing(module, cst.ClassDef)
+    if not (isinstance(root, cst.Name) and root.value == "self" and cls is not None):
+        return None
+    modules = any(n.startswith("torch.nn.") for base in cls.bases for n in ctx.qualified_names(base.value))
+    return device.value if modules else None
+
+
+def _plan_own_device(ctx: FileContext, plan: EditPlan, found: OnDevice, guard: cst.BaseExpression | None) -> None:
+    """``dtype=<tensor>.dtype`` on each part built or moved to the device of the module's own tensor (BFM150
+    ``own_device``): torch.nn's layers take ``dtype`` with ``device`` (torch 2.9 docs, "factory_kwargs"), as
+    ``Module.to`` does."""
+    for call, module, tensor in found.own_device:
+        plan.replace[id(call)] = functools.partial(_with_dtype, dtype=f"{ctx.code(tensor)}.dtype", guard=guard)
+        ctx.report("BFM150", call, fixed=True, variant="own_device", module=ctx.code(module), tensor=ctx.code(tensor))
+
+
+def _with_dtype(node: cst.CSTNode, dtype: str, guard: cst.BaseExpression | None) -> cst.CSTNode:
+    assert isinstance(node, cst.Call), "the entry is a call"
+    return add_keywords(node, [("dtype", dtype, "None")], guard)
 
 
 def _constructor(call: cst.Call) -> cst.Call:
