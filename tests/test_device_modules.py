@@ -484,3 +484,25 @@ def test_a_part_a_method_builds_on_the_device_of_the_modules_own_tensor_takes_it
         "def grow(self, n)", "def grow(self, n, other)"
     )
     assert 'os.environ["XLA_USE_BF16"] = "1"' in migrate_source(other, "stochastic", "train.py").code
+
+
+def test_amp_a_module_put_into_the_model_runs_in_the_models_forward_not_elsewhere():
+    """``head = nn.Linear(16, 2).to(dev); model.heads.append(head)`` for each task (a continual-learning loop): amp
+    said the head was handed to code outside the file, its forward to be put under autocast by hand (BFM152), where it
+    runs in the model's forward, under autocast. A module handed to a library function is still named."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n\n'
+        "class MultiHead(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.trunk = nn.Linear(8, 16)\n        self.heads = nn.ModuleList()\n\n"
+        "    def forward(self, x, task):\n        return self.heads[task](torch.relu(self.trunk(x)))\n\n\n"
+        "dev = torch_xla.device()\nmodel = MultiHead().to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for task in range(2):\n    head = nn.Linear(16, 2).to(dev)\n    model.heads.append(head)\n"
+        "    opt.add_param_group({'params': head.parameters()})\n"
+        "    loss = model(torch.randn(4, 8).to(dev), task).pow(2).mean()\n    loss.backward()\n    opt.step()\n"
+    )
+    amp = migrate_source(source, "amp", "train.py")
+    assert not [d for d in amp.diagnostics if d.code == "BFM152"], amp.diagnostics
+    elsewhere = source.replace("model.heads.append(head)", "register_head(head)").replace(
+        "import torch_xla\n", "import torch_xla\nfrom heads import register_head\n"
+    )
+    assert [d.code for d in migrate_source(elsewhere, "amp", "train.py").diagnostics if d.code == "BFM152"]

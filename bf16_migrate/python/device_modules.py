@@ -752,6 +752,8 @@ def passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
             continue
         if isinstance(call.func, cst.Attribute) and not ctx.qualified_names(call.func):
             continue  # a method of an object of the file (`ema.update_parameters(model)`)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _PART_INSERTS and _of_a_module(ctx, call):
+            continue  # `model.heads.append(head)`: a part of another module, its forward run by that module's
         if ctx.qualified_names(call.func) & {"builtins.print", "builtins.isinstance", "builtins.id", "builtins.type"}:
             continue
         if ctx.rules.device_modules.copies and any(
@@ -760,6 +762,36 @@ def passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
             continue
         return call
     return None
+
+
+_PART_INSERTS = frozenset({"append", "extend", "insert", "add_module", "register_module"})
+"""The methods that put a module into a module (torch.nn.Module.add_module, ModuleList.append: torch 2.9 docs)."""
+
+
+def _of_a_module(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the receiver of the method ``call`` (``model.heads`` of ``model.heads.append(head)``) is a module
+    or a part of one: its root a name bound only to a module built there (a class of the file or of torch.nn,
+    under ``.to(device)``)."""
+    assert isinstance(call.func, cst.Attribute), "a method call"
+    root: cst.BaseExpression = call.func.value
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    values = assigned_values(ctx, root) if isinstance(root, cst.Name) else []
+    return bool(values) and all(_builds_a_module(ctx, v) for v in values)
+
+
+def _builds_a_module(ctx: FileContext, value: cst.BaseExpression) -> bool:
+    while (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and isinstance(value.func.value, cst.Call)
+    ):
+        value = value.func.value  # `MultiHead().to(dev)`
+    if not isinstance(value, cst.Call):
+        return False
+    if any(isinstance(d, cst.ClassDef) for d in definitions(ctx, value.func)):
+        return True
+    return any(
+        n.startswith("torch.nn.") and n.rsplit(".", 1)[-1][:1].isupper() for n in ctx.qualified_names(value.func)
+    )
 
 
 # -- the fix ------------------------------------------------------------------------------------
