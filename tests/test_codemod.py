@@ -1630,3 +1630,23 @@ def test_a_model_kept_in_a_dataclass_is_called_through_its_field(mode):
         assert "state.model(xb.to(torch.bfloat16)), yb.to(torch.bfloat16))" in code
         assert "register_forward_pre_hook" not in code
     assert migrate_source(code, mode, "train.py").code == code
+
+
+@pytest.mark.parametrize(("moved", "kept"), [("", False), ("    base.to(device)\n", True)])
+def test_gpu_compatible_an_update_of_a_host_modules_parameters_is_no_training_on_the_device(moved, kept):
+    """An evaluation script perturbs a host copy's parameters to make checkpoints (``for prm in base.parameters():
+    prm.add_(...)`` in a loop, no optimizer) and evaluates one on the device: gpu-compatible said it updated its
+    parameters by hand and kept the switch (BFM017, a hunt's over-refusal). The copy is never moved: no update of the
+    device's weights. Moved, it is one."""
+    src = (
+        HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n\n\ndef make():\n    return torch.nn.Linear(4, 2)\n\n\n'
+        "def perturbed(n, device):\n    base = make()\n" + moved + "    states = []\n    for _ in range(n):\n"
+        "        with torch.no_grad():\n            for prm in base.parameters():\n"
+        "                prm.add_(0.01 * torch.randn_like(prm))\n"
+        "        states.append({k: v.clone() for k, v in base.state_dict().items()})\n    return states\n\n\n"
+        "device = torch_xla.device()\nmodel = make().to(device)\nmodel.load_state_dict(perturbed(3, device)[-1])\n"
+        "with torch.no_grad():\n    print(model(torch.randn(8, 4).to(device)).sum().item())\n"
+    )
+    result = run(src, mode="gpu-compatible")
+    assert (("BFM017", False) in codes(result)) == kept, codes(result)
+    assert ('os.environ["XLA_USE_BF16"] = "1"' in result.code) == kept

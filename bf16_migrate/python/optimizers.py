@@ -14,11 +14,12 @@ from collections.abc import Iterable, Sequence
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import Assignment
 
 from ..rules import Mode
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_values, definitions
+from .bindings import assigned_value, assigned_values, definitions
 from .conditions import choose
 from .context import FileContext, findall
 from .leaves import leaf_source
@@ -411,7 +412,11 @@ def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.CSTNode 
     if sites:
         return None
     held = _names_of_parameters(ctx)
-    updates = [u for loop in ctx.nodes(cst.For) if (u := _update_of_its_target(loop, held)) is not None]
+    updates = [
+        u
+        for loop in ctx.nodes(cst.For)
+        if (u := _update_of_its_target(loop, held)) is not None and not _of_a_host_module(ctx, loop)
+    ]
     if not updates:
         return None
     gradient_functions = ctx.rules.torch_api.gradient_functions
@@ -424,6 +429,37 @@ def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.CSTNode 
     # not one pass over the weights (a quantisation, a rescaling of an inference script)
     repeated = [u for u in updates if _in_a_loop(ctx, ctx.enclosing(u, cst.For))]
     return min(repeated, key=ctx.pos) if repeated else None
+
+
+def _of_a_host_module(ctx: FileContext, loop: cst.For) -> bool:
+    """Whether ``loop`` runs over ``base.parameters()`` of a module the code never moves to a device (no binding of
+    ``base`` holds a ``.to(...)`` and none of its reads is moved): a host copy perturbed to make checkpoints, whose
+    update is no training on the device (a hunt's gpu-compatible over-refusal, BFM017)."""
+    if not m.matches(loop.iter, _PARAMETERS):
+        return False
+    assert isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute), "matched _PARAMETERS"
+    module = loop.iter.func.value
+    if not isinstance(module, cst.Name):
+        return False
+    scope = ctx.scopes.get(module)
+    bindings = [b for b in scope[module.value]] if scope is not None else []
+    if not bindings or not all(isinstance(b, Assignment) for b in bindings):
+        return False
+    moves = m.Call(func=m.Attribute(attr=m.Name("to") | m.Name("cuda") | m.Name("xla")))
+    for binding in bindings:
+        value = assigned_value(ctx, binding.node) if isinstance(binding.node, cst.CSTNode) else None
+        if value is None or findall(value, moves):
+            return False
+        for access in binding.references:
+            parent = ctx.parent(access.node)
+            if isinstance(parent, cst.Attribute) and parent.value is access.node and parent.attr.value in _MOVES:
+                return False
+            if isinstance(parent, cst.Arg):
+                return False  # handed on: a function may move it
+    return True
+
+
+_MOVES = frozenset({"to", "cuda", "xla", "to_empty"})
 
 
 def changes_weights(ctx: FileContext, statement: cst.CSTNode) -> bool:
