@@ -857,3 +857,29 @@ def test_amp_whose_fp32_reference_fails_is_a_fail_when_the_trace_names_float64_t
     with pytest.raises(RunError) as neither:
         _raise_unusable(mode_named("amp"), made_runs, findings)
     assert not neither.value.broke
+
+
+def test_amp_names_a_forward_pass_left_outside_autocast():
+    """amp: a module's forward pass run outside autocast (an evaluation probe, a final render) computes its matrix
+    products in f32 on the FP32 parameters where autocast and the legacy run computed them in bf16; verify PASSed such
+    texts, the codemod's own among them, reading the training step's graph alone (bench/unseen/hunt42 V1). Each such
+    place is a finding (BFM207) at the line that ran it, once; an island the migration reported there excuses it; the
+    casting modes do not read it."""
+    line = MIGRATED_TEXT.splitlines().index("out = model(x.to(torch.bfloat16))") + 1
+    forward = [
+        ev("forward_outside_autocast", line, "F.linear", operands=["f32", "f32", "f32"], result="f32", after_stop=True),
+        ev("forward_outside_autocast", line, "F.conv2d", operands=["f32", "f32"], result="f32", order=line + 1),
+    ]
+    amp = replace(sources(), f32=False, f64=True)
+    found = trace_findings(runs(forward), amp)
+    user_line = LEGACY_TEXT.splitlines().index("out = model(x)") + 1  # the user's file: the legacy text
+    assert [(f.kind, f.diagnostic.code, f.diagnostic.line) for f in found] == [
+        (FindingKind.FORWARD_OUTSIDE_AUTOCAST, "BFM207", user_line)
+    ]
+    assert "runs `F.linear` on the module's float32 parameters outside autocast" in found[0].diagnostic.message
+    part = trace_part(found, runs(forward))
+    assert part is not None and part.status == FAIL and "BFM207 train.py:" in part.detail
+    island = Diagnostic(path="/u/train.py", line=user_line, col=1, code="BFM089", message="kept", fixed=True)
+    excused = trace_findings(runs(forward), replace(amp, islands={"/u/train.py": [(user_line, user_line, island)]}))
+    assert [f.counts for f in excused] == [False]
+    assert trace_findings(runs(forward), sources()) == []  # stochastic: f32 is read as meets and computes

@@ -38,6 +38,7 @@ class Kind(str, enum.Enum):
     EXCEPTION = "exception"
     DOWNCAST = "downcast"
     LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
+    FORWARD_OUTSIDE_AUTOCAST = "forward_outside_autocast"
 
 
 class OriginKind(str, enum.Enum):

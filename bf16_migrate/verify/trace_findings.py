@@ -84,6 +84,7 @@ class FindingKind(str, enum.Enum):
     FLOAT64 = "float64"
     BF16_BY_HAND = "bf16_by_hand"
     LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
+    FORWARD_OUTSIDE_AUTOCAST = "forward_outside_autocast"
 
 
 CODES: dict[FindingKind, str] = {
@@ -97,6 +98,7 @@ CODES: dict[FindingKind, str] = {
     FindingKind.FLOAT64: "BFM204",
     FindingKind.BF16_BY_HAND: "BFM205",
     FindingKind.LOSS_OUTSIDE_AUTOCAST: "BFM206",
+    FindingKind.FORWARD_OUTSIDE_AUTOCAST: "BFM207",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
@@ -464,6 +466,8 @@ class _Reader:
             out.extend(self._by_hand_findings())
         if self.sources.f64 and self.control_loss == "f32":
             out.extend(self._loss_findings())
+        if self.sources.f64:
+            out.extend(self._forward_findings())
         out.extend(self._exit_findings())
         out.extend(self._failure_findings())
         return [f for _order, f in sorted(out, key=lambda item: item[0])]
@@ -738,6 +742,30 @@ class _Reader:
             )
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` -> {fields['result']}, outside autocast"]
             finding = TraceFinding(FindingKind.LOSS_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
+            out.append((e.order, self._say(finding)))
+        return out
+
+    def _forward_findings(self) -> list[tuple[int, TraceFinding]]:
+        """amp: each place a module's forward pass ran a matrix product on its float32 parameters outside autocast
+        (the ``forward_outside_autocast`` event), one finding per line; a deliberate f32 island the migration
+        reported there excuses it. The legacy run computed it in bf16; autocast would have (a hunt's evaluation
+        probe and final render left outside autocast PASSed, the step graph alone read)."""
+        out: list[tuple[int, TraceFinding]] = []
+        named: set[tuple[str, int]] = set()
+        for e in self.trace.of_kind(Kind.FORWARD_OUTSIDE_AUTOCAST):
+            if self._in_helper(e):
+                continue
+            place = self.place(e)
+            if (place.path, place.line) in named:
+                continue
+            named.add((place.path, place.line))
+            fields = {"expr": _short(place.code or e.op), "op": e.op, "when": _when(e)}
+            diagnostic = report(
+                CODES[FindingKind.FORWARD_OUTSIDE_AUTOCAST], place.path, place.line, place.col, False, None, **fields
+            )
+            evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` x{e.count} on f32 parameters{_when(e)}"]
+            finding = TraceFinding(FindingKind.FORWARD_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
+            finding.excused = self.sources.excusing(place.path, [place.line])
             out.append((e.order, self._say(finding)))
         return out
 

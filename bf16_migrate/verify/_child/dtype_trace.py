@@ -37,6 +37,10 @@ touches it through the objects the script's own calls hand it. What it records, 
     device tensor (``torch.zeros(..., dtype=torch.bfloat16)``) or by a call naming that dtype outside
     autocast (``torch.empty_like(p, dtype=torch.bfloat16)``): autocast computes in bf16 without
     storing any, and amp keeps the model, its state and its targets float32.
+``forward_outside_autocast``
+    amp only: a matrix product (``F.linear``, a convolution, ``matmul``...) of a module's float32 parameter
+    on the device run outside autocast (a model's, or one of its parts', forward pass left out of the
+    ``with torch.autocast`` blocks): autocast would have run it in bf16, as the switch did.
 ``loss_outside_autocast``
     amp only: the first loss handed to ``backward`` is bf16/f16 and was computed outside autocast from a
     bf16/f16 operand (an autocast output): the place of the first such operation of its chain before the
@@ -172,6 +176,11 @@ _MOVES = frozenset(
     }
 )
 _CASTS = frozenset({"to", "float", "double", "type", "type_as", "half", "bfloat16"})
+_PRODUCTS = frozenset(
+    {"linear", "bilinear", "matmul", "mm", "bmm", "addmm", "baddbmm", "einsum", "__matmul__", "__rmatmul__"}
+    | {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
+)
+"""The matrix products autocast runs in bf16 on XLA (torch_xla/csrc/autocast_mode.cpp's lower-precision list)."""
 _PYTHON_NUMBERS = frozenset({"tolist", "item"})
 """Tensor methods that hand a host tensor's values over as Python numbers."""
 OUTPUT_OCCURRENCES = 4
@@ -511,6 +520,8 @@ class Tracer:
             self._on_downcast(func, args, kwargs, device)
         elif self.amp and not self.loss_seen and not self._in_step:
             self._on_low_outside_autocast(func, name, args, kwargs, device)
+        if self.amp and name in _PRODUCTS and not self._in_step:
+            self._on_forward_outside_autocast(func, args, kwargs, device)
         high = []
         for r in device:
             if self.device_type(r) in self.wide:
@@ -561,6 +572,22 @@ class Tracer:
         if any(d in _LOW or d.split(":")[-1] in ("bfloat16", "float16") for d in operands):
             return
         self.event("downcast", op_name(func), sys._getframe(1), operands=operands, result=self.device_type(low[0]))
+
+    def _on_forward_outside_autocast(self, func, args, kwargs, device):
+        """amp: a ``forward_outside_autocast`` event for a matrix product run outside autocast on a float32
+        ``nn.Parameter`` of the device with no bf16/f16 operand: a module's forward pass the migration left out
+        of autocast computes in f32 where the legacy run computed in bf16 (the optimizer's steps are not read)."""
+        torch = self._torch
+        if torch.is_autocast_enabled("xla"):
+            return
+        tensors = [t for t in self._tensors(args, kwargs) if t.is_xla and t.is_floating_point()]
+        operands = [self.device_type(t) for t in tensors]
+        if any(d in _LOW for d in operands):
+            return
+        if not any(isinstance(t, torch.nn.Parameter) and d == "f32" for t, d in zip(tensors, operands)):
+            return
+        result = self.device_type(device[0])
+        self.event("forward_outside_autocast", op_name(func), sys._getframe(1), operands=operands, result=result)
 
     def _on_low_outside_autocast(self, func, name, args, kwargs, device):
         """amp, before the first ``backward``: remember where a bf16/f16 device result was computed outside
