@@ -1061,6 +1061,10 @@ def test_a_tensor_a_comprehension_moves_to_the_device_is_cast_at_run_time(moved,
         ("nn.init.orthogonal_(model[0].weight)\n", False),
         ("model.apply(lambda mod: nn.init.zeros_(mod.bias) if isinstance(mod, nn.Linear) else None)\n", False),
         ("model.train()\n", False),
+        # a part put in computes nothing: the cast after it reaches it (the re-judge found it left f32)
+        ("model.fc2 = nn.Linear(3, 3).to(dev)\n", False),
+        ("model.append(nn.Linear(3, 3).to(dev))\n", False),
+        ('model.add_module("extra", nn.Linear(3, 3).to(dev))\n', False),
     ],
 )
 def test_the_cast_goes_before_what_computes_with_the_models_parts_once_it_is_on_the_device(between, cast_first):

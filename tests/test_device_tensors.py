@@ -2546,9 +2546,11 @@ def test_under_downcast_an_input_of_unknown_dtype_bound_by_a_move_is_downcast_th
         "dev = torch_xla.device()\nmodel = nn.Linear(3, 1).to(dev)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "for (xb,) in loader:\n    xb = xb.to(dev)\n    loss = model(xb).pow(2).mean()\n    loss.backward()\n"
         "    opt.step()\n"
+        "print(model(torch.from_numpy(X[:8]).to(dev)).sum().item())\n"
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "    xb = downcast_floating(xb.to(dev))\n" in code and "register_forward_pre_hook" not in code, code
+    assert "print(model(downcast_floating(torch.from_numpy(X[:8]).to(dev))).sum().item())" in code, code
     assert migrate_source(code, "stochastic", "train.py").code == code
     use_bf16 = migrate_source(source.replace("XLA_DOWNCAST_BF16", "XLA_USE_BF16"), "stochastic", "train.py").code
     assert "model.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)" in use_bf16, use_bf16
@@ -2588,8 +2590,9 @@ def test_a_parameter_made_on_the_device_by_a_module_built_after_the_cast_is_bf16
     assert f"        self.step = nn.Parameter({cast})\n" in code, code
 
 
+@pytest.mark.parametrize("weights", ["labels.size / (2.0 * np.bincount(labels))", "class_w"])
 @pytest.mark.parametrize("variable", ["XLA_DOWNCAST_BF16", "XLA_USE_BF16"])
-def test_an_upcast_of_a_tensor_made_floating_on_the_device_is_bf16_as_the_switch_made_it(variable):
+def test_an_upcast_of_a_tensor_made_floating_on_the_device_is_bf16_as_the_switch_made_it(variable, weights):
     """``w = torch.tensor(n / (2.0 * np.bincount(y)), device=dev)`` then ``nn.CrossEntropyLoss(weight=w.float())``:
     under either switch ``.float()`` on the device was bf16; left f32 the class weight met the bf16 logits, which a
     loss's weight takes without promotion ("expected scalar type BFloat16 but found Float", bench/unseen/hunt41
@@ -2597,11 +2600,14 @@ def test_an_upcast_of_a_tensor_made_floating_on_the_device_is_bf16_as_the_switch
     source = (
         f'import os\nos.environ["{variable}"] = "1"\nimport numpy as np\nimport torch\nimport torch.nn as nn\n'
         "import torch_xla\n\ndev = torch_xla.device()\nlabels = np.array([0, 0, 1, 0])\n"
-        "w = torch.tensor(labels.size / (2.0 * np.bincount(labels)), device=dev)\n"
+        "w = torch.tensor(WEIGHTS, device=dev)\n"
         "criterion = nn.CrossEntropyLoss(weight=w.float())\nmodel = nn.Linear(4, 2).to(dev)\n"
         "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
         "loss = criterion(model(torch.randn(4, 4).to(dev)), torch.from_numpy(labels).to(dev))\n"
         "loss.backward()\nopt.step()\n"
+    )
+    source = source.replace("WEIGHTS", weights).replace(
+        "w = torch.tensor(", "class_w = labels.size / (2.0 * np.bincount(labels))\nw = torch.tensor("
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "criterion = nn.CrossEntropyLoss(weight=w.to(torch.bfloat16))\n" in code, code

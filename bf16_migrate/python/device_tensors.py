@@ -1593,15 +1593,7 @@ def _upcast_of_an_arrival(ctx: FileContext, flow: DtypeFlow, call: cst.Call) -> 
         return True
     values = [receiver] if isinstance(receiver, cst.Call) else _bound_values(ctx, receiver)
     return bool(values) and all(
-        isinstance(value, cst.Call)
-        and (
-            (
-                isinstance(value.func, cst.Attribute)
-                and value.func.attr.value == "to"
-                and _unknown_arrival(ctx, flow, value)
-            )
-            or _made_floating_on_the_device(ctx, value)
-        )
+        isinstance(value, cst.Call) and (_unknown_arrival(ctx, flow, value) or _made_floating_on_the_device(ctx, value))
         for value in values
     )
 

@@ -204,7 +204,7 @@ class InputCasts:
         too is cast in the move (:meth:`_shared_transfer`): every read saw bf16 under the switch."""
         unknown, static = self._arguments(calls, compiled)
         model_nodes = {id(c.call) for c in calls}
-        moves = [self._transfer_of(expr, expr) for expr in unknown]
+        moves = [expr if _a_transfer(expr, self.flow) else self._transfer_of(expr, expr) for expr in unknown]
         if self.round_upcasts and unknown and all(moves) and self.hook_reason(model, calls, []) is None:
             # under XLA_DOWNCAST_BF16 a float64 input was float32 on the device, a float32 one bf16: the bf16 hook
             # would round a NumPy float64 batch to bf16 (a hunt's standardised columns, legacy f32): each input

@@ -1581,8 +1581,8 @@ def modules_put_into(ctx: FileContext, model: cst.BaseExpression, after: cst.CST
     scope = ctx.enclosing(after, cst.FunctionDef)
     found: list[cst.SimpleStatementLine] = []
     for line in ctx.nodes_in(cst.SimpleStatementLine, scope):
-        if ctx.pos(line) <= ctx.pos(after):
-            continue
+        if ctx.pos(line) < ctx.pos(after):
+            continue  # the line the cast goes before may put a module in itself: cast again after it
         for small in line.body:
             if isinstance(small, cst.Assign) and _built_module(ctx, small.value):
                 targets = [t.target for t in small.targets]
@@ -1601,6 +1601,17 @@ def modules_put_into(ctx: FileContext, model: cst.BaseExpression, after: cst.CST
                 and _built_module(ctx, call.args[1].value)
             ):
                 found.append(line)
+                break
+            if (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in ("append", "insert")
+                and isinstance(call.func.value, cst.Attribute)
+                and same_model(ctx, _root(call.func.value), _root(model))
+                and call.args
+                and _built_module(ctx, call.args[-1].value)
+            ):
+                found.append(line)  # `model.heads.append(nn.Linear(16, 2).to(dev))`: a part of a part
                 break
             if (
                 isinstance(call, cst.Call)
@@ -1671,11 +1682,34 @@ def _computes_with_parts(ctx: FileContext, stmt: cst.SimpleStatementLine, model:
         if not same_model(ctx, node.value, model):
             continue
         call = ctx.parent(node)
+        if isinstance(call, cst.AssignTarget):
+            continue  # `model.fc = nn.Linear(16, 2).to(dev)`: a part put in, no computation (modules_put_into's)
         if isinstance(node, cst.Attribute) and isinstance(call, cst.Call) and call.func is node:
             if node.attr.value in _MOVES_ONLY or node.attr.value in _WEIGHT_READS or node.attr.value == "apply":
                 continue  # a move, a flag or an initialisation; a read of the weights is the copies' rule
+        if _puts_in(ctx, node):
+            continue  # `model.add_module("head", head)`, `model.heads.append(head)`: a part put in
         return True
     return False
+
+
+_PUTS = frozenset({"add_module", "register_module", "register_buffer", "register_parameter", "append", "extend"})
+"""The methods that put a module or a tensor into a module (torch.nn.Module, ModuleList: torch 2.9 docs)."""
+
+
+def _puts_in(ctx: FileContext, node: cst.CSTNode) -> bool:
+    """Whether ``node`` (``model`` or a part of it, ``model.heads``) is the receiver, through attributes, of one of
+    :data:`_PUTS` called on it."""
+    outer: cst.CSTNode = node
+    parent = ctx.parent(outer)
+    while isinstance(parent, cst.Attribute) and parent.value is outer:
+        outer, parent = parent, ctx.parent(parent)
+    return (
+        isinstance(outer, cst.Attribute)
+        and isinstance(parent, cst.Call)
+        and parent.func is outer
+        and outer.attr.value in _PUTS
+    )
 
 
 def _call_names(ctx: FileContext, call: cst.CSTNode) -> set[str]:
