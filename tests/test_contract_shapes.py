@@ -1129,3 +1129,18 @@ def test_a_part_the_model_is_built_from_called_by_its_own_name_is_a_call_of_the_
     assert "warm = encoder(torch.randn(2, 8))\n" in code
     amp = migrate_source(source, "amp", "train.py").code
     assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        spread = encoder(bank_x)' in amp, amp
+
+
+def test_a_part_called_between_the_models_build_and_its_optimizer_comes_after_the_cast():
+    """``model = nn.Sequential(encoder, head).to(dev)`` then ``warm = encoder(x)`` before the optimizer: the part's
+    input is cast as the model's, so the model's cast goes before that call (after it, the bf16 input met the f32
+    encoder)."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "dev = torch_xla.device()\nencoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())\nhead = nn.Linear(16, 1)\n"
+        "model = nn.Sequential(encoder, head).to(dev)\nwarm = encoder(torch.randn(2, 8).to(dev))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "loss = model(torch.randn(4, 8).to(dev)).pow(2).mean()\nloss.backward()\nopt.step()\n"
+    )
+    code = migrate_source(source, "stochastic", "train.py").code
+    assert "model.to(torch.bfloat16)\nwarm = encoder(" in code and code.count("model.to(torch.bfloat16)") == 1, code

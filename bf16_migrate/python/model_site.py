@@ -1554,15 +1554,19 @@ def dtype_reads(
     found: list[cst.BaseStatement] = []
     moved: tuple[int, int] | None = None
     runners: list[cst.FunctionDef] | None = None
+    parts: set[int] | None = None
     for node in ctx.nodes_in(cst.SimpleStatementLine, scope):  # the lines of that function only
         if not start <= ctx.pos(node) < ctx.pos(first):
             continue
         if moved is not None and runners is None:
             runners = _forward_runners(ctx, model)
+            # the calls of a part the model is built from (`encoder(x)` of `nn.Sequential(encoder, head)`): their
+            # inputs are cast as the model's, so the cast goes before them too
+            parts = {id(c) for c in _constructor_part_calls(ctx, [model])}
         if ctx.pos(node) > start and (
             _reads_dtype(ctx, node, model)
             or (moved is not None and _copies_weights(ctx, node, model))
-            or (moved is not None and _runs_forward(ctx, node, model, runners or []))
+            or (moved is not None and _runs_forward(ctx, node, model, runners or [], parts or set()))
             or (moved is not None and _computes_with_parts(ctx, node, model))
         ):
             found.append(node)
@@ -1647,7 +1651,11 @@ def _forward_runners(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Fu
 
 
 def _runs_forward(
-    ctx: FileContext, stmt: cst.SimpleStatementLine, model: cst.BaseExpression, runners: list[cst.FunctionDef]
+    ctx: FileContext,
+    stmt: cst.SimpleStatementLine,
+    model: cst.BaseExpression,
+    runners: list[cst.FunctionDef],
+    parts: set[int],
 ) -> bool:
     """Whether ``stmt`` runs ``model``'s forward pass: calls it (a dry run of a lazy module, a shape check, a
     baseline evaluation before the optimizer is built), or hands it to one of ``runners``. Once the model is on
@@ -1656,7 +1664,7 @@ def _runs_forward(
     in f32 on the XLA device where the legacy run computed in bf16; found by a hunt)."""
     for call in findall(stmt, m.Call(), ctx.index):
         assert isinstance(call, cst.Call), "findall of m.Call()"
-        if same_model(ctx, call.func, model):
+        if same_model(ctx, call.func, model) or id(call) in parts:
             return True
         if runners and any(_local_def(ctx, call.func, cst.FunctionDef) is func for func in runners):
             return True

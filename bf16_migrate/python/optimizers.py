@@ -432,9 +432,11 @@ def by_hand_update(ctx: FileContext, sites: list[OptimizerSite]) -> cst.CSTNode 
 
 
 def _of_a_host_module(ctx: FileContext, loop: cst.For) -> bool:
-    """Whether ``loop`` runs over ``base.parameters()`` of a module the code never moves to a device (no binding of
-    ``base`` holds a ``.to(...)`` and none of its reads is moved): a host copy perturbed to make checkpoints, whose
-    update is no training on the device (a hunt's gpu-compatible over-refusal, BFM017)."""
+    """Whether ``loop`` runs over ``base.parameters()`` of a module the code shows on the host: every binding of
+    ``base`` builds it there (a class of the file or of torch.nn called without ``device=``, or a function of the
+    file whose body moves nothing and names no device), and none of its reads moves it or hands it on. A host copy
+    perturbed to make checkpoints: its update is no training on the device (a hunt's gpu-compatible over-refusal,
+    BFM017). Anything the code does not show (a factory of another module) is not one."""
     if not m.matches(loop.iter, _PARAMETERS):
         return False
     assert isinstance(loop.iter, cst.Call) and isinstance(loop.iter.func, cst.Attribute), "matched _PARAMETERS"
@@ -445,10 +447,9 @@ def _of_a_host_module(ctx: FileContext, loop: cst.For) -> bool:
     bindings = [b for b in scope[module.value]] if scope is not None else []
     if not bindings or not all(isinstance(b, Assignment) for b in bindings):
         return False
-    moves = m.Call(func=m.Attribute(attr=m.Name("to") | m.Name("cuda") | m.Name("xla")))
     for binding in bindings:
         value = assigned_value(ctx, binding.node) if isinstance(binding.node, cst.CSTNode) else None
-        if value is None or findall(value, moves):
+        if not (isinstance(value, cst.Call) and _built_on_the_host(ctx, value)):
             return False
         for access in binding.references:
             parent = ctx.parent(access.node)
@@ -457,6 +458,23 @@ def _of_a_host_module(ctx: FileContext, loop: cst.For) -> bool:
             if isinstance(parent, cst.Arg):
                 return False  # handed on: a function may move it
     return True
+
+
+def _built_on_the_host(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether ``call`` builds a module on the host: a class of the file or a torch.nn class called without
+    ``device=`` (no move chained on it), or a function of the file whose body moves nothing and names no device."""
+    if findall(call, _MOVED) or any(a.keyword is not None and a.keyword.value == "device" for a in call.args):
+        return False
+    found = definitions(ctx, call.func)
+    if any(isinstance(d, cst.ClassDef) for d in found):
+        return True
+    if any(n.startswith("torch.nn.") and n.rsplit(".", 1)[-1][:1].isupper() for n in ctx.qualified_names(call.func)):
+        return True
+    functions = [d for d in found if isinstance(d, cst.FunctionDef)]
+    return len(functions) == 1 and not findall(functions[0].body, _MOVED | m.Arg(keyword=m.Name("device")))
+
+
+_MOVED = m.Call(func=m.Attribute(attr=m.Name("to") | m.Name("cuda") | m.Name("xla") | m.Name("to_empty")))
 
 
 _MOVES = frozenset({"to", "cuda", "xla", "to_empty"})
