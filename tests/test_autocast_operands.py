@@ -14,10 +14,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
 
+from bf16_migrate.project import migrate_paths
 from bf16_migrate.python import migrate_source
 
 from conftest import FIXTURES
@@ -335,6 +337,82 @@ def test_a_scatter_after_the_region_on_what_it_made_takes_its_destinations_dtype
     assert "scatter_add_(1, labels[idx], w.to(torch.float32))" in code
     assert "scatter_add_(1, labels[:5, None], torch.ones(5, 1, device=device))" in code
     cst.parse_module(code)
+
+
+KNN = """def knn(bank, bank_y, query, query_y, k=3, tau=0.1):
+    sim = F.normalize(query, dim=-1) @ F.normalize(bank, dim=-1).T
+    w, idx = sim.topk(k, dim=-1)
+    votes = torch.zeros(query.shape[0], 2, device=query.device)
+    votes.scatter_add_(1, bank_y[idx], (w / tau).exp())
+    return (votes.argmax(1) == query_y).float().mean()
+"""
+
+PROBE = """import os
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla
+{imports}
+os.environ["XLA_USE_BF16"] = "1"
+
+{knn}
+
+def main():
+    dev = torch_xla.device()
+    bank_x, bank_y = torch.randn(32, 8).to(dev), torch.randint(0, 2, (32,)).to(dev)
+    q_x, q_y = torch.randn(8, 8).to(dev), torch.randint(0, 2, (8,)).to(dev)
+    encoder = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+    model = nn.Sequential(encoder, nn.Linear(16, 1)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(4):
+        loss = model(torch.randn(16, 8).to(dev)).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        torch_xla.sync()
+        if step % 2 == 1:
+            with torch.no_grad():
+                acc = knn(encoder(bank_x), bank_y, encoder(q_x), q_y)
+            print(step, loss.item(), acc.item())
+
+
+main()
+"""
+
+
+def test_a_function_the_region_calls_runs_under_autocast_and_its_scatter_takes_the_destinations_dtype():
+    """A k-NN probe called with a part of the model in its arguments (``acc = knn(encoder(bank_x),
+    ...)``) is wrapped in autocast whole, so ``knn``'s own code runs there: its bf16 weights (the
+    top-k of an autocast matmul) meet its f32 ``votes`` in ``scatter_add_``, which raises
+    ("scatter(): Expected self.dtype to be equal to src.dtype"). The function's scatter source takes
+    the destination's dtype, as the model's and the loss's do."""
+    result = migrate_source(PROBE.format(imports="", knn=KNN), "amp", "train.py")
+    cst.parse_module(result.code)
+    assert "acc = knn(encoder(bank_x), bank_y, encoder(q_x), q_y)" in result.code
+    assert "votes.scatter_add_(1, bank_y[idx], (w / tau).exp().to(votes.dtype))" in result.code
+    assert migrate_source(result.code, "amp", "train.py").code == result.code
+
+
+def test_a_function_the_region_calls_from_a_module_of_the_tree_is_migrated_there(tmp_path):
+    """The same probe imported from the script's tree (``from probes import knn``): the module is
+    migrated with the script (BFM014) and its scatter source takes the destination's dtype there
+    (BFM035); a second run changes nothing."""
+    (tmp_path / "probes.py").write_text("import torch\nimport torch.nn.functional as F\n\n\n" + KNN)
+    (tmp_path / "train.py").write_text(PROBE.format(imports="from probes import knn\n", knn=""))
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        outcome = migrate_paths([Path(".")], "amp", write=True)
+        again = migrate_paths([Path(".")], "amp", write=False)
+    finally:
+        os.chdir(old)
+    module = (tmp_path / "probes.py").read_text()
+    cst.parse_module(module)
+    assert "votes.scatter_add_(1, bank_y[idx], (w / tau).exp().to(votes.dtype))" in module
+    codes = [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("probes.py")]
+    assert codes == [("BFM014", True), ("BFM035", True)]
+    assert 'with torch.autocast("xla", dtype=torch.bfloat16):' in (tmp_path / "train.py").read_text()
+    assert not [d for d in again.diagnostics if d.fixed]
 
 
 PERTURBED = (

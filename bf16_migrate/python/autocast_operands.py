@@ -27,7 +27,9 @@ from .apply import EditPlan
 from .bindings import assigned_values, python_number
 from .context import FileContext, findall
 from .dtype_flow import DtypeFlow
+from .loss_reach import module_loss_code
 from .model_code import factory_dtype_class, short_code
+from .model_reach import module_classes, reach_from
 from .tensor_flow import TensorFlow, spec_argument
 
 # the methods whose result has the receiver's dtype, and the `torch.*_like` factories (unless they
@@ -65,6 +67,18 @@ def find_source_operands(ctx: FileContext, scopes: Iterable[cst.CSTNode]) -> lis
             if id(assign) not in found and (op := _item_operand(ctx, assign)) is not None:
                 found[id(assign)] = op
     return sorted(found.values(), key=lambda op: ctx.pos(op.op))
+
+
+def plan_module_source_operands(ctx: FileContext, plan: EditPlan, loss_requests: Iterable[str]) -> None:
+    """In a module of the tree a script imports under amp: :func:`plan_source_operands` for the ops
+    of its module classes' code (any may be the model, which runs under autocast) and of the
+    functions and classes the scripts call in their autocast regions (``loss_requests``,
+    :func:`.loss_reach.module_loss_code`)."""
+    if not find_source_operands(ctx, [ctx.module]):
+        return  # most modules have none: their reach is not read for nothing
+    modules, _ = module_classes(ctx)
+    reached = reach_from(ctx, modules, [], module_loss_code(ctx, loss_requests))
+    plan_source_operands(ctx, plan, find_source_operands(ctx, reached.runtime))
 
 
 def plan_source_operands(ctx: FileContext, plan: EditPlan, operands: Iterable[SourceOperand]) -> None:

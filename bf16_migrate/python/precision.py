@@ -27,6 +27,7 @@ import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
+from .autocast_operands import plan_module_source_operands
 from .bindings import assigned_values, passed_by_name
 from .changes import Migration, check_changes, plan_changes
 from .changes.float32_inputs import plan_float32_inputs, plan_float64_state
@@ -1006,8 +1007,11 @@ class Planner:
         file, since which of them the script uses is not known here, and the functions and classes the
         scripts apply as their loss (``loss_code``: :func:`.loss_reach.module_loss_code`; such a
         class is not cast by ``model.to``). What cannot follow the dtype it meets is reported: the
-        script's own migration is already made."""
+        script's own migration is already made. In amp, the ops of that code whose operands must
+        agree (:mod:`.autocast_operands`)."""
         emits: set[Emit] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
+        if Emit.AUTOCAST_OPERANDS in emits:
+            plan_module_source_operands(self.ctx, self.plan, self.loss_requests)
         if Emit.MODEL_CODE_DTYPES not in emits:
             return
         modules, optimizers = module_classes(self.ctx)

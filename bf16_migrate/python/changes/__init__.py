@@ -54,7 +54,9 @@ REGISTRY: tuple[Unit, ...] = (
     Unit(None, common.report_factories),
     Unit(fp32_grad_norm.EMIT, fp32_grad_norm.plan),
     Unit(autocast.EMIT, autocast.plan, autocast.check),
-    Unit(autocast_operands.EMIT, autocast_operands.plan),  # after the regions: what runs under autocast
+    Unit(
+        autocast_operands.EMIT, autocast_operands.plan, autocast_operands.check
+    ),  # after the regions: what runs under autocast
     Unit(stochastic_rounding.EMIT, stochastic_rounding.plan),  # before the writes' own step
     Unit(None, common.writes),
     Unit(None, common.optimizer_state),

@@ -6,19 +6,35 @@ autocast makes some tensors bf16 and leaves others FP32 (:mod:`..autocast_operan
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 import libcst.matchers as matchers
 
 from ...rules import Emit
 from ..autocast_operands import find_source_operands, plan_source_operands
-from ..context import findall
+from ..bindings import definitions
+from ..context import FileContext, findall
 from ..device_modules import method_names
-from ..loss_reach import loss_code
+from ..loss_reach import imported_callees, loss_code
 from ..model_reach import model_roots, reach_from
 from .migration import Migration, Planned
 
 EMIT = Emit.AUTOCAST_OPERANDS
+
+
+def check(m: Migration) -> Migration:
+    """The functions and classes imported from the tree's modules that the autocast regions call
+    (``acc = knn_accuracy(encoder(bank_x), ...)`` with ``knn_accuracy`` from ``losses.py``): their
+    code runs under autocast, and the module's migration looks for these ops in them
+    (``Migration.loss_imports``, :mod:`bf16_migrate.tree_modules`)."""
+    ctx = m.ctx
+    names = set(m.loss_imports)
+    for statement in _region_statements(m):
+        for call in findall(statement, matchers.Call(), ctx.index):
+            assert isinstance(call, cst.Call), "matched a Call"
+            names.update(imported_callees(ctx, call.func))
+    return replace(m, loss_imports=tuple(sorted(names)))
 
 
 def plan(m: Migration, planned: Planned) -> Planned:
@@ -29,8 +45,13 @@ def plan(m: Migration, planned: Planned) -> Planned:
         return planned  # most files have none: the reach of the model's code is not read for nothing
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
     models = [*m.models, *m.on_device.exprs(ctx)]
-    reached = reach_from(ctx, model_roots(ctx, models), [], loss_code(ctx, calls), method_names(ctx, models))
-    scopes: list[cst.CSTNode] = [*reached.runtime, *_region_statements(m)]
+    regions = list(_region_statements(m))
+    loss = loss_code(ctx, calls)
+    for function in _functions_called(ctx, regions):
+        if not any(function is f for f in loss.functions):
+            loss.functions.append(function)
+    reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
+    scopes: list[cst.CSTNode] = [*reached.runtime, *regions]
     plan_source_operands(ctx, m.plan, find_source_operands(ctx, scopes))
     return planned
 
@@ -57,6 +78,20 @@ def _region_statements(m: Migration) -> Iterator[cst.BaseStatement]:
                 if id(statement) not in seen:
                     seen.add(id(statement))
                     yield statement
+
+
+def _functions_called(ctx: FileContext, statements: list[cst.BaseStatement]) -> list[cst.FunctionDef]:
+    """The file's functions that ``statements`` call (``acc = knn(encoder(bank_x), ...)`` in an
+    autocast region): their code runs under autocast too, and :func:`.model_reach.reach_from`
+    follows what they call as it does a loss function's."""
+    found: list[cst.FunctionDef] = []
+    for statement in statements:
+        for call in findall(statement, matchers.Call(), ctx.index):
+            assert isinstance(call, cst.Call), "matched a Call"
+            for target in definitions(ctx, call.func):
+                if isinstance(target, cst.FunctionDef) and not any(target is f for f in found):
+                    found.append(target)
+    return found
 
 
 def _bound_names(statement: cst.CSTNode) -> set[str]:

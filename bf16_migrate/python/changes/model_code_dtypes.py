@@ -48,7 +48,7 @@ def check(m: Migration) -> Migration | None:
         tensors = find_device_tensors(ctx, reached, audit.decided, model_calls, doubles="f64" in low)
         audit.hand_over(frozenset(id(c) for c in tensors.found))
     if audit.clean:
-        return replace(m, audit=audit, tensors=tensors, loss_imports=tuple(sorted(loss.imported)))
+        return replace(m, audit=audit, tensors=tensors, loss_imports=tuple(sorted(loss.imported | set(m.loss_imports))))
     report_blocked(ctx, audit)
     first = audit.blocked[0]
     for variable, anchor in m.anchors:
