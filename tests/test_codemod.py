@@ -393,6 +393,50 @@ def test_amp_refuses_region_with_backward_inside():
     assert "autocast" not in result.code
 
 
+ONE_STATEMENT_STEP = """
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches(device):
+        optimizer.zero_grad()
+        STEP
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "step, loss, backward",
+    [
+        ("F.nll_loss(model(x), y).backward()", "loss = F.nll_loss(model(x), y)", "loss.backward()"),
+        (
+            "(F.mse_loss(model(x), y) + 0.1 * model.penalty()).backward(retain_graph=True)",
+            "loss = F.mse_loss(model(x), y) + 0.1 * model.penalty()",
+            "loss.backward(retain_graph=True)",
+        ),
+    ],
+)
+def test_amp_splits_a_loss_backpropagated_in_the_statement_that_computes_it(step, loss, backward):
+    """``F.nll_loss(model(x), y).backward()``: the loss is bound to a name under autocast and its
+    backward runs after the block (no backward under autocast: PyTorch's torch.amp documentation);
+    the switch goes. A second run changes nothing."""
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + ONE_STATEMENT_STEP.replace("STEP", step)
+    result = run(src, mode="amp")
+    region = f'        with torch.autocast("xla", dtype=torch.bfloat16):\n            {loss}\n        {backward}\n'
+    assert region in result.code
+    assert ("BFM001", True) in codes(result) and all(fixed for _, fixed in codes(result))  # BFM023: `x` unknown
+    assert run(result.code, mode="amp").code == result.code
+
+
+def test_amp_binds_the_split_loss_to_a_name_the_function_does_not_use():
+    """``loss`` already names something in the function (a running total): the split loss takes
+    another name, so the total is not overwritten."""
+    step = "F.nll_loss(model(x), y).backward()\n        loss = loss + 1"
+    src = HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + ONE_STATEMENT_STEP.replace("STEP", step)
+    code = run(src, mode="amp").code
+    assert "            amp_loss = F.nll_loss(model(x), y)\n        amp_loss.backward()\n" in code
+
+
 def test_gpu_compatible_keeps_the_switch_of_an_optimizer_without_master_weights():
     """An optimizer class that is neither torch.optim's nor an Optimizer subclass the codemod
     knows (here: of unknown origin) cannot take FP32 master weights: removing the switch would

@@ -219,7 +219,7 @@ class _Apply(cst.CSTTransformer):
             if id(old) in wraps:
                 last = wraps[id(old)]
                 j = next(k for k in range(i, len(old_body)) if old_body[k] is last)
-                inner = [new, *plan.insert_after.get(id(old), [])] + [
+                inner = [new, *(plan.insert_after.get(id(old), []) if i < j else [])] + [
                     stmt
                     for k in range(i + 1, j + 1)
                     for stmt in (

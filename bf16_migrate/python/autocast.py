@@ -68,6 +68,9 @@ def autocast_regions(
             if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
                 last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
+        if region == [first] and _backward_of_forward(first, call.call, forward) is not None:
+            regions.append((block, first, first))  # `F.nll_loss(model(x), y).backward()`: split when planned
+            continue
         if any(steps_or_backward(s, forward) for s in region):
             problems.append(("BFM030", call.call, "step_between", {}))
             continue
@@ -75,12 +78,17 @@ def autocast_regions(
     return regions, problems
 
 
-def plan_autocast(plan: EditPlan, regions: list[Region]) -> None:
+def plan_autocast(ctx: FileContext, plan: EditPlan, regions: list[Region]) -> None:
     """Add ``regions`` to ``plan.wraps`` (by id of the block: ``(first, last)`` statements),
     each region once however many models share it, overlapping ones as one (``z1 = model(x1)`` and
-    ``z2 = model(x2)`` whose loss is the statement after both)."""
+    ``z2 = model(x2)`` whose loss is the statement after both). A region that is one statement
+    backpropagating the loss it computes (``F.nll_loss(model(x), y).backward()``) is split: the loss
+    bound to a new name under autocast, its ``backward()`` after the block (PyTorch's torch.amp
+    documentation: backward passes under autocast are not recommended)."""
     starts: dict[int, set[int]] = {}  # per block, the first statements wrapped (a block may hold thousands)
     for block, first, last in _merged(regions):
+        if first is last and _backward_of_forward(first) is not None:
+            _split_backward(ctx, plan, first)
         ranges = plan.wraps.setdefault(id(block), [])
         wrapped = starts.get(id(block))
         if wrapped is None:
@@ -120,6 +128,60 @@ def _backward_of(stmt: cst.BaseStatement) -> str | None:
     func = expr.value.func
     assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name), "matched a method of a name"
     return func.value.value
+
+
+def _backward_of_forward(
+    stmt: cst.BaseStatement, call: cst.Call | None = None, forward: frozenset[int] = frozenset()
+) -> cst.Call | None:
+    """The ``E.backward(...)`` call of a statement line that is that call alone, where ``E`` is no
+    plain name, holds ``call`` (a forward pass) when given, and steps nothing itself; else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    expr = stmt.body[0]
+    if not m.matches(expr, m.Expr(value=m.Call(func=m.Attribute(value=~m.Name(), attr=m.Name("backward"))))):
+        return None
+    assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call), "matched a call"
+    backward = expr.value
+    assert isinstance(backward.func, cst.Attribute), "matched a method"
+    receiver = backward.func.value
+    if steps_or_backward(receiver, forward) or steps_or_backward(
+        cst.Expr(cst.Tuple([cst.Element(a.value) for a in backward.args]))
+    ):
+        return None
+    if call is not None and not any(node is call for node in findall(receiver, m.Call())):
+        return None
+    return backward
+
+
+def _split_backward(ctx: FileContext, plan: EditPlan, stmt: cst.BaseStatement) -> None:
+    """``E.backward(args)`` -> ``name = E`` (the statement the region wraps) and ``name.backward(args)``
+    after it, ``name`` a name the enclosing function (or the module) does not use."""
+    scope = ctx.enclosing(stmt, cst.FunctionDef) or ctx.module
+    used = {n.value for n in findall(scope, m.Name()) if isinstance(n, cst.Name)}
+    name = next(n for n in ("loss", "amp_loss", *(f"loss_{k}" for k in range(2, len(used) + 3))) if n not in used)
+
+    def assign(updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        expr = updated.body[0]
+        assert isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Call), "planned on `E.backward(...)`"
+        assert isinstance(expr.value.func, cst.Attribute), "planned on a method call"
+        value = expr.value.func.value
+        bound = cst.Assign(
+            [cst.AssignTarget(cst.Name(name))], value.with_changes(lpar=[], rpar=[]) if _plain(value) else value
+        )
+        return updated.with_changes(body=[bound])
+
+    backward = _backward_of_forward(stmt)
+    assert backward is not None, "planned on `E.backward(...)`"
+    plan.replace[id(stmt)] = assign
+    after = cst.SimpleStatementLine(
+        [cst.Expr(backward.with_changes(func=cst.Attribute(cst.Name(name), cst.Name("backward"))))]
+    )
+    plan.insert_after.setdefault(id(stmt), []).insert(0, after)
+
+
+def _plain(value: cst.BaseExpression) -> bool:
+    """Whether ``value`` needs no parentheses on the right of ``=`` (its own are dropped)."""
+    return bool(value.lpar) and not isinstance(value, (cst.Tuple, cst.GeneratorExp, cst.Yield))
 
 
 def _bound_names(stmt: cst.BaseStatement) -> list[str]:

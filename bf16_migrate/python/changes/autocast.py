@@ -24,7 +24,7 @@ EMIT = Emit.AUTOCAST
 def plan(m: Migration, planned: Planned) -> Planned:
     """The regions wrapped, under the guard."""
     m.plan.wrap_guard = m.guard
-    plan_autocast(m.plan, list(m.regions))
+    plan_autocast(m.ctx, m.plan, list(m.regions))
     return planned
 
 
