@@ -214,6 +214,14 @@ class ModelCodeRules:
     dtype_methods: frozenset[str] = frozenset()
     """Tensor methods whose result has their receiver's floating dtype (``[flow] dtype_methods``)."""
     host_functions: frozenset[str] = frozenset()
+    records: frozenset[str] = frozenset()
+    """Calls (qualified names) that make a record of settings: ``types.SimpleNamespace``, ``argparse.Namespace``."""
+    record_decorators: frozenset[str] = frozenset()
+    """Decorators (qualified names) of the file's classes whose instances are records (``dataclasses.dataclass``)."""
+    record_scalars: frozenset[str] = frozenset()
+    """Annotations of a record's fields that hold no tensor (``int``, ``float``, ``bool``, ``str``)."""
+    option_parsers: frozenset[str] = frozenset()
+    """Methods whose result holds command-line options, numbers or strings (``parse_args``)."""
     integer_results: frozenset[str] = frozenset()
     """Functions whose result is an integer tensor (their ``.float()`` is a fresh tensor)."""
     matmul_functions: frozenset[str] = frozenset()
@@ -520,6 +528,10 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         ends=names(flow, "ends"),
         dtype_methods=names(flow, "dtype_methods"),
         host_functions=names(flow, "host_functions"),
+        records=names(flow, "records"),
+        record_decorators=names(flow, "record_decorators"),
+        record_scalars=names(flow, "record_scalars"),
+        option_parsers=names(flow, "option_parsers"),
         integer_results=names(flow, "integer_results"),
         matmul_functions=names(flow, "matmul_functions"),
         matmul_methods=names(flow, "matmul_methods"),

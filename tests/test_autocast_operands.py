@@ -185,6 +185,58 @@ def test_a_python_number_the_code_computes_is_left_alone():
     assert "scatter_(1, idx, (1.0 - eps * SMOOTH).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
 
 
+RECORD_STEP = """import os
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+@dataclass
+class Config:
+    n_cls: int = 4
+    eps: float = 0.1
+    scale: torch.Tensor = None
+
+
+ns = SimpleNamespace(n_cls=4, eps=0.1)
+cfg = Config()
+dev = torch_xla.device()
+model = torch.nn.Linear(8, 4).to(dev)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x, y = torch.randn(16, 8, device=dev), torch.randint(0, 4, (16,), device=dev)
+    logits = model(x)
+    target = torch.full_like(logits, 0.0).scatter(-1, y.unsqueeze(-1), VALUE)
+    loss = -(target * logits.log_softmax(-1)).sum(-1).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize(
+    "value, cast",
+    [
+        ("1 - ns.eps + ns.eps / ns.n_cls", False),
+        ("1 - cfg.eps + cfg.eps / cfg.n_cls", False),
+        ("cfg.scale", True),
+    ],
+)
+def test_a_number_a_record_of_settings_holds_is_written_as_it_is(value, cast):
+    """``scatter(-1, idx, 1 - cfg.eps + cfg.eps / cfg.n_cls)`` with ``cfg`` a ``SimpleNamespace`` of numbers or a
+    dataclass whose fields are annotated ``int``/``float``: a Python number, which ``.to(dtype)`` crashed on
+    ("'float' object has no attribute 'to'"); a field that may hold a tensor still takes the destination's dtype."""
+    code = migrate_source(RECORD_STEP.replace("VALUE", value), "amp", "train.py").code
+    cst.parse_module(code)
+    written = f"({value}).to(torch.full_like(logits, 0.0).dtype)" if "-" in value else f"{value}.to("
+    assert (written in code) is cast, code
+    assert f"scatter(-1, y.unsqueeze(-1), {value})" in code or cast
+
+
 def test_a_huber_loss_target_takes_the_predictions_dtype():
     """``F.huber_loss(pred, y)`` under autocast with a bf16 prediction and an FP32 target raises in
     backward ("Found dtype Float but expected BFloat16", torch-xla 2.9; a hunt's RUL regression): the

@@ -5,6 +5,7 @@ float64; the legacy switch made it bf16 on the device). The run both ways: test_
 from __future__ import annotations
 
 import libcst as cst
+import pytest
 
 from bf16_migrate.python import REFERENCE, migrate_source
 
@@ -64,8 +65,17 @@ def test_an_input_of_unknown_dtype_gets_the_hook_before_the_optimizer_in_amp():
     assert again.code == result.code  # idempotent: the switch is gone, nothing more to do
 
 
-def test_an_input_the_code_tells_is_float32_gets_no_hook():
-    result = migrate_source(TRAIN.replace("INPUT", "torch.from_numpy(x).float().to(device)"), "amp", "train.py")
+@pytest.mark.parametrize(
+    "given",
+    [
+        "torch.from_numpy(x).float().to(device)",
+        "torch.from_numpy(x).type(torch.float32).to(device)",
+        "(torch.from_numpy(x) > 0.5).type(torch.float32).to(device)",
+    ],
+)
+def test_an_input_the_code_tells_is_float32_gets_no_hook(given):
+    """``.float()`` and ``.type(torch.float32)`` tell the dtype as ``.to(torch.float32)`` does."""
+    result = migrate_source(TRAIN.replace("INPUT", given), "amp", "train.py")
     assert "float32_inputs_hook" not in result.code and "float64_to_float32" not in result.code
     assert "BFM023" not in {d.code for d in result.diagnostics}
 

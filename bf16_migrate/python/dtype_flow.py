@@ -416,7 +416,9 @@ class DtypeFlow:
         receiver = call.func.value
         if attr == "per_device_loader":  # ParallelLoader(loader, [device]).per_device_loader(device)
             return self.infer(receiver, ops, depth)
-        if attr == "to":
+        if attr == "type" and not call.args:
+            return None  # `t.type()`: the type's name, a string
+        if attr in ("to", "type"):  # `t.type(torch.float32)` casts as `.to` does
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value != "dtype":
                     continue

@@ -32,7 +32,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
 
-from .bindings import assigned_values, dtype_names, self_assigned
+from .bindings import assigned_values, definitions, dtype_names, self_assigned
 from .context import FileContext, findall
 from .dtype_flow import INT, DtypeFlow
 from .model_site import loss_module
@@ -91,6 +91,12 @@ class Flow:
     casts_back: list[cst.CSTNode] = field(default_factory=list)
     matmuls: list[cst.CSTNode] = field(default_factory=list)
     ends: int = 0
+
+
+def _decorator_callee(decorator: cst.Decorator) -> cst.BaseExpression:
+    """What a decorator names: ``dataclass`` of ``@dataclass`` and of ``@dataclass(frozen=True)``."""
+    value = decorator.decorator
+    return value.func if isinstance(value, cst.Call) else value
 
 
 def cast_kind(ctx: FileContext, call: cst.Call) -> str:
@@ -212,7 +218,61 @@ class TensorFlow:
             cls = self.ctx.enclosing(expr, cst.ClassDef)
             values = self_assigned(self.ctx, cls, expr.attr.value) if cls is not None else []
             return not values or any(self.tensor_like(v, depth + 1) for v in values)
+        if isinstance(expr.value, cst.Name):
+            fields = self._record_fields(expr.value, expr.attr.value)
+            if fields is not None:
+                return any(self.tensor_like(v, depth + 1) for v in fields)
         return True
+
+    def _record_fields(self, name: cst.Name, attr: str) -> list[cst.BaseExpression] | None:
+        """What ``name.attr`` may hold where ``name`` is bound only to records of settings (``rules/model_code.toml``
+        ``[flow] records``): the keyword given for ``attr`` (``SimpleNamespace(eps=0.1)``), else the default of the
+        field of a record class of the file (``@dataclass class Config: lr: float = 3e-3``); a field annotated as a
+        Python scalar, and any option of ``parser.parse_args()``, as the literal ``0``. None where a binding is no
+        record, or a field's value cannot be told."""
+        values = assigned_values(self.ctx, name)
+        if not values:
+            return None
+        found: list[cst.BaseExpression] = []
+        for value in values:
+            if not isinstance(value, cst.Call):
+                return None
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value in self.rules.option_parsers:
+                found.append(cst.Integer("0"))
+                continue
+            given = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == attr), None)
+            if self.ctx.qualified_names(value.func) & self.rules.records:
+                if given is None:
+                    return None
+                found.append(given)
+                continue
+            default = self._record_class_field(value.func, attr)
+            if default is None:
+                return None
+            found.append(given if given is not None else default)
+        return found
+
+    def _record_class_field(self, func: cst.BaseExpression, attr: str) -> cst.BaseExpression | None:
+        """The default of the field ``attr`` of the record class of the file ``func`` names (the literal ``0`` for a
+        field annotated as a Python scalar), or None."""
+        classes = [d for d in definitions(self.ctx, func) if isinstance(d, cst.ClassDef)]
+        if len(classes) != 1:
+            return None
+        cls = classes[0]
+        if not any(
+            self.ctx.qualified_names(_decorator_callee(d)) & self.rules.record_decorators for d in cls.decorators
+        ):
+            return None
+        for statement in cls.body.body:
+            for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name(attr)):
+                    annotation = small.annotation.annotation
+                    if isinstance(annotation, cst.Name) and annotation.value in self.rules.record_scalars:
+                        return cst.Integer("0")
+                    if small.value is None or m.matches(small.value, m.Name("None")):
+                        return None  # `scale: torch.Tensor = None`: set later, to what the code does not say
+                    return small.value
+        return None
 
     def _name_tensor_like(self, name: cst.Name, depth: int) -> bool:
         scope = self.ctx.scopes.get(name)
