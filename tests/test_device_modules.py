@@ -128,14 +128,30 @@ def test_modules_moved_in_a_tuple_assignment_are_each_cast():
 
 
 def test_a_module_kept_in_the_dtype_the_script_names():
-    """BFM153: put on the device as torch.float32 on purpose, neither cast nor autocast."""
+    """BFM153: put on the device as torch.float64 under XLA_DOWNCAST_BF16 (its FP32 there), neither cast nor
+    autocast; the float64 becomes float32 (BFM048)."""
     example = next(e for e in EXAMPLES if "BFM153" in e.codes)
     for mode in MODES:
         result = migrate_source(example.before, mode, "train.py")
         kept = [d for d in result.diagnostics if d.code == "BFM153"]
         assert len(kept) == 1 and kept[0].fixed and kept[0].line == 7, mode
         assert "encoder.to(torch.bfloat16)" not in result.code
+        assert "encoder = torch.nn.Linear(8, 8).to(device, dtype=torch.float32)" in result.code
         assert "with torch.no_grad():\n    features = encoder(" in result.code  # not under autocast
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_module_the_script_puts_on_the_device_as_float32_follows_the_switch(mode):
+    """``.to(device, dtype=torch.float32)`` was bf16 on the device under XLA_USE_BF16: the module is cast as any
+    other (BFM150), or called under autocast in amp; kept FP32 it met the bf16 inputs the migration makes."""
+    example = next(e for e in EXAMPLES if "float32 was bf16" in e.name)
+    result = migrate_source(example.before, mode, "train.py")
+    assert "BFM153" not in {d.code for d in result.diagnostics}
+    assert any(d.code == "BFM150" and d.fixed and "`encoder`" in d.message for d in result.diagnostics)
+    if mode == "amp":
+        assert 'with torch.autocast("xla", dtype=torch.bfloat16):\n        features = encoder(' in result.code
+    else:
+        assert "encoder.to(torch.bfloat16)" in result.code
 
 
 # -- the fixtures --------------------------------------------------------------------------------
