@@ -1404,6 +1404,40 @@ def test_class_weights_from_numpy_are_decided_where_they_are_made():
         assert migrate_source(code, mode, "train.py").code == code
 
 
+SCHEDULE = """import os
+import numpy as np
+import torch
+import torch_xla
+
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+
+device = torch_xla.device()
+alphas_cumprod = np.cumprod(1.0 - np.linspace(1e-4, 0.02, 50))
+sqrt_1m_ac = torch.tensor(np.sqrt(1.0 - alphas_cumprod), device=device)
+half_ac = torch.tensor(alphas_cumprod * 0.5, device=device)
+model = torch.nn.Linear(4, 4).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+t = torch.randint(0, 50, (8,), device=device)
+x0 = torch.randn(8, 4).to(device)
+loss = (model(x0 * sqrt_1m_ac[t, None] + half_ac[t, None]) - x0).square().mean()
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize(("mode", "helper"), [("stochastic", "downcast_floating"), ("amp", "float64_to_float32")])
+def test_a_numpy_array_computed_with_a_float_literal_keeps_the_arrays_dtype(mode, helper):
+    """``torch.tensor(np.sqrt(1.0 - alphas_cumprod), device=d)``: the data is a NumPy float64 array, which a float
+    literal in its arithmetic does not make a Python float: the tensor is float64 on the device (float32 under
+    XLA_DOWNCAST_BF16), not "made f32" (``dtype=torch.bfloat16`` made it bf16 where the legacy run had f32; amp left
+    it float64 and the loss ran in float64). It goes through the mode's run-time cast where it is made."""
+    result = migrate_source(SCHEDULE, mode, "train.py")
+    cst.parse_module(result.code)
+    assert f"sqrt_1m_ac = {helper}(torch.tensor(np.sqrt(1.0 - alphas_cumprod), device=device))" in result.code
+    assert f"half_ac = {helper}(torch.tensor(alphas_cumprod * 0.5, device=device))" in result.code
+    assert migrate_source(result.code, mode, "train.py").code == result.code
+
+
 ALIBI_FORWARD = """import os
 import numpy as np
 import torch

@@ -621,12 +621,28 @@ def _literal_class(ctx: FileContext, first: cst.BaseExpression | None) -> str:
         return UNKNOWN
     while isinstance(first, cst.UnaryOperation) and isinstance(first.operator, (cst.Minus, cst.Plus)):
         first = first.expression  # `torch.tensor(-1)`: the number's class
+    if not _numbers_only(first):
+        return UNKNOWN  # `1.0 - ac` of a NumPy float64 array: the array's dtype, not a Python float's
     literals = [n for n in findall(first, m.Float() | m.Integer())]
     if any(isinstance(n, cst.Float) for n in literals):
         return FLOAT
     if literals and isinstance(first, (cst.Integer, cst.List, cst.Tuple)):
         return INT if all(isinstance(n, cst.Integer) for n in literals) else UNKNOWN
     return UNKNOWN
+
+
+def _numbers_only(expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` is made of numeric literals alone: lists and tuples of them, signs and arithmetic of them
+    (``[0.1, -2]``, ``1.0 / 3``); a name or a call (a NumPy array, ``1.0 - alphas_cumprod``) may be anything."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation):
+        return _numbers_only(expr.expression)
+    if isinstance(expr, cst.BinaryOperation):
+        return _numbers_only(expr.left) and _numbers_only(expr.right)
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(isinstance(e, cst.Element) and _numbers_only(e.value) for e in expr.elements)
+    return False
 
 
 def _constant_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
