@@ -1438,6 +1438,49 @@ def test_a_numpy_array_computed_with_a_float_literal_keeps_the_arrays_dtype(mode
     assert migrate_source(result.code, mode, "train.py").code == result.code
 
 
+KEPT_SCHEDULES = """import os
+import numpy as np
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+class Diffusion:
+    def __init__(self, ac, device):
+        self.sqrt_ac = torch.tensor(np.sqrt(ac), device=device)
+        self.coefs = [torch.tensor(v, device=device) for v in (1 - ac, ac)]
+
+
+device = torch_xla.device()
+ac = np.cumprod(1.0 - np.linspace(1e-4, 0.02, 50))
+sched = {"sqrt_ac": torch.tensor(np.sqrt(ac), device=device)}
+diff = Diffusion(ac, device)
+model = torch.nn.Linear(4, 4).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+t = torch.randint(0, 50, (8,), device=device)
+x0 = torch.randn(8, 4).to(device)
+x_t = x0 * sched["sqrt_ac"][t, None] + diff.sqrt_ac[t, None] * diff.coefs[0][t, None]
+loss = (model(x_t) - x0).square().mean()
+loss.backward()
+opt.step()
+"""
+
+
+@pytest.mark.parametrize(("mode", "helper"), [("stochastic", "floating_to_bf16"), ("amp", "float64_to_float32")])
+def test_a_tensor_of_unknown_dtype_kept_in_a_dict_an_object_or_a_comprehension_is_cast_where_it_is_made(mode, helper):
+    """A NumPy float64 schedule brought to the device as a dict value, a helper object's attribute or a
+    comprehension's item: its reads (``sched["sqrt_ac"][t]``, ``diff.coefs[0][t]``) are the container's and the
+    object's, which no input cast follows, so it stayed float64 on the device (the loss ran in float64 in amp) where
+    the legacy run had bf16. It goes through the mode's run-time cast where it is made."""
+    result = migrate_source(KEPT_SCHEDULES, mode, "train.py")
+    cst.parse_module(result.code)
+    assert f'sched = {{"sqrt_ac": {helper}(torch.tensor(np.sqrt(ac), device=device))}}' in result.code
+    assert f"self.sqrt_ac = {helper}(torch.tensor(np.sqrt(ac), device=device))" in result.code
+    assert f"self.coefs = [{helper}(torch.tensor(v, device=device)) for v in (1 - ac, ac)]" in result.code
+    assert migrate_source(result.code, mode, "train.py").code == result.code
+
+
 ALIBI_FORWARD = """import os
 import numpy as np
 import torch

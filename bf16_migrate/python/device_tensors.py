@@ -240,14 +240,7 @@ def find_device_tensors(
         ):
             out.found.append(call)
         elif _unknown_arrival(ctx, flow, call) and (
-            _computed_here(ctx, call)
-            or _computed_uncast(ctx, call)
-            or _returned(ctx, call)
-            or _computed_in_callee(ctx, call)
-            or _kept_in_an_attribute(ctx, call)
-            or _filled_with_an_unknown(ctx, call)
-            or _a_comprehensions_item(ctx, call)
-            or (no_input_casts and _an_argument(ctx, call))
+            _uses_no_input_cast_follows(ctx, call, no_input_casts) or _returned(ctx, call)
         ):
             # else the input casts' (a model input, a loss target) or a callee's; one also computed
             # with where no input cast reaches is decided once the input casts are planned; one a
@@ -376,6 +369,12 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
     for call in ctx.nodes(cst.Call):
         if _inside(ctx, call, classes) and _data_arrival(ctx, flow, call):
             found.append(call)  # NumPy data moved to the device in a class's code (`forward`)
+            continue
+        if _kept(ctx, call) and _unknown_arrival(ctx, flow, call):
+            # `self.sqrt_ac = torch.tensor(np.sqrt(ac), device=d)` of a helper object, a schedule's dict value, a
+            # comprehension's item: their reads are the object's and the container's, which the flow does not
+            # follow (a hunt's diffusion loss ran in float64)
+            found.append(call)
             continue
         if (
             not _unknown_arrival(ctx, flow, call)
@@ -672,14 +671,7 @@ def plan_device_tensors(
         if _unknown_arrival(ctx, flow, call):
             where_used = _cast_where_used(ctx, plan, call)
             left_to_uses = where_used is True or (
-                where_used is None
-                and not _computed_here(ctx, call)
-                and not _computed_uncast(ctx, call)
-                and not _computed_in_callee(ctx, call)
-                and not _kept_in_an_attribute(ctx, call)
-                and not _filled_with_an_unknown(ctx, call)
-                and not _a_comprehensions_item(ctx, call)
-                and not (tensors.no_input_casts and _an_argument(ctx, call))
+                where_used is None and not _uses_no_input_cast_follows(ctx, call, tensors.no_input_casts)
             )
             if left_to_uses and not _returned(ctx, call):
                 continue  # a model input or a loss target, cast where it is used (the input casts)
@@ -1075,6 +1067,20 @@ def _an_instance(ctx: FileContext, value: cst.BaseExpression) -> bool:
     return True
 
 
+def _uses_no_input_cast_follows(ctx: FileContext, call: cst.Call, no_input_casts: bool) -> bool:
+    """Whether the tensor of unknown dtype ``call`` brings to the device is used where no input cast of the
+    model's or the loss's reaches (computed with where it is made, kept in an attribute or a container, an item of a
+    comprehension...; with ``no_input_casts``, handed to any call): it is cast where it is made."""
+    return (
+        _computed_here(ctx, call)
+        or _computed_uncast(ctx, call)
+        or _computed_in_callee(ctx, call)
+        or _kept(ctx, call)
+        or _filled_with_an_unknown(ctx, call)
+        or (no_input_casts and _an_argument(ctx, call))
+    )
+
+
 def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
     """Whether the tensor ``call`` brings to the device is stored in an attribute where it is made
     (``self.count = torch.tensor(eps, device=device)``): its uses are the object's methods' and its
@@ -1096,6 +1102,29 @@ def _kept_in_an_attribute(ctx: FileContext, call: cst.Call) -> bool:
         and assign.value is kept
         and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
     )
+
+
+def _kept(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is kept in an attribute, a container display or a
+    comprehension's items where it is made."""
+    return _kept_in_an_attribute(ctx, call) or _kept_in_a_container(ctx, call) or _a_comprehensions_item(ctx, call)
+
+
+def _kept_in_a_container(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is put in a dict, list or tuple display that is not handed
+    to a call where it is made (``sched = {"sqrt_ac": torch.tensor(np.sqrt(ac), device=d), ...}``, a schedule a
+    function returns): its uses are the container's reads (``sched["sqrt_ac"]``), which no input cast follows; a
+    float64 one stayed float64 on the device where the legacy run had it f32 or bf16 (a hunt's diffusion
+    schedule)."""
+    node: cst.CSTNode = call
+    parent = ctx.parent(node)
+    inside = False
+    while isinstance(parent, (cst.Element, cst.DictElement, cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        if isinstance(parent, cst.DictElement) and parent.key is node:
+            return False
+        inside = True
+        node, parent = parent, ctx.parent(parent)
+    return inside and not isinstance(parent, cst.Arg)
 
 
 _PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
