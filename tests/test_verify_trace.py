@@ -308,6 +308,124 @@ def test_a_parameter_made_f32_again_after_the_cast_is_named_as_that_upcast_not_a
     assert precision is not None and "1 of its parameters are f32 on the device" in precision.detail
 
 
+LATE_PARAMETER = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    class Scaled(nn.Module):
+        def __init__(self, lin):
+            super().__init__()
+            self.lin = lin
+            init = lin.weight.detach().abs().mean().item()
+            self.scale = nn.Parameter(torch.tensor(init, device=lin.weight.device))
+
+        def forward(self, x):
+            return self.lin(x) * self.scale
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1)).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.05)
+        for step in range(4):
+            if step == 1:
+                model[2] = Scaled(model[2])
+                opt.add_param_group({"params": [model[2].scale]})
+            x = torch.randn(4, 8).to(dev)
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+
+
+def test_a_parameter_made_f32_after_the_cast_is_named_where_its_tensor_was_made(tmp_path):
+    """A module built after the model's cast wraps ``torch.tensor(init, device=...)`` (f32) in
+    ``nn.Parameter``; the optimizer updates it in f32. The parameter takes the tensor's origin, so the
+    finding names the line that made it, not "a tensor of unknown history" (bench/unseen/hunt40 V1)."""
+    wrong = (
+        LATE_PARAMETER.replace(
+            'os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"'
+        )
+        .replace("    opt = torch.optim", "    model.to(torch.bfloat16)\n    opt = torch.optim")
+        .replace("torch.randn(4, 8).to(dev)", "torch.randn(4, 8).to(dev).to(torch.bfloat16)")
+    )
+    script = tmp_path / "train.py"
+    script.write_text(LATE_PARAMETER)
+    report = verify_script(script, steps=3, migrated_source=wrong, run_reference=False, timeout=300)
+    made = (
+        LATE_PARAMETER.splitlines().index(
+            "        self.scale = nn.Parameter(torch.tensor(init, device=lin.weight.device))"
+        )
+        + 1
+    )
+    messages = [f.diagnostic.message for f in report.trace_findings]
+    assert any(f"made f32 on the device at line {made} (`torch.tensor`)" in m for m in messages), messages
+    assert not any("unknown history" in m for m in messages), messages
+
+
+CLASS_WEIGHT = textwrap.dedent(
+    """\
+    import os
+    os.environ["XLA_USE_BF16"] = "1"
+    import torch
+    import torch.nn as nn
+    import torch_xla
+
+
+    def main():
+        torch.manual_seed(0)
+        dev = torch_xla.device()
+        w = torch.tensor([1.0, 3.0], device=dev)
+        criterion = nn.CrossEntropyLoss(weight=w)
+        model = nn.Linear(4, 2).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            x, y = torch.randn(8, 4).to(dev), torch.randint(0, 2, (8,)).to(dev)
+            loss = criterion(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            torch_xla.sync()
+
+
+    main()
+    """
+)
+
+
+def test_an_f32_loss_weight_the_loss_does_not_promote_is_named_as_the_cause_of_the_failure(tmp_path):
+    """The class weight left f32 (``torch.tensor([...], device=dev)``) meets the bf16 logits in ``F.cross_entropy``,
+    which does not promote: the result is bf16 and XLA's HLO verifier refuses the graph at the sync. The trace
+    names the loss line, where f32 met bf16, with the line that made the weight, not only the failure's sync."""
+    wrong = (
+        CLASS_WEIGHT.replace('os.environ["XLA_USE_BF16"] = "1"', 'os.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"')
+        .replace("    opt = torch.optim", "    model.to(torch.bfloat16)\n    opt = torch.optim")
+        .replace("criterion(model(x), y)", "criterion(model(x.to(torch.bfloat16)), y)")
+    )
+    script = tmp_path / "train.py"
+    script.write_text(CLASS_WEIGHT)
+    with pytest.raises(RunError) as failed:
+        verify_script(script, steps=2, migrated_source=wrong, run_reference=False, timeout=300)
+    lines = CLASS_WEIGHT.splitlines()
+    made = lines.index("    w = torch.tensor([1.0, 3.0], device=dev)") + 1
+    loss = lines.index("        loss = criterion(model(x), y)") + 1
+    meets = [f.diagnostic for f in failed.value.findings if f.diagnostic.code == "BFM200"]
+    assert meets and meets[0].line == loss, [(d.line, d.message) for d in meets]
+    assert f"made f32 on the device at line {made}" in meets[0].message, meets[0].message
+
+
 THRESHOLD = textwrap.dedent(
     """\
     import os

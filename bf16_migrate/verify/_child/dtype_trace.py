@@ -63,7 +63,8 @@ f32-ness began (an event's ``kind``/``file``/``line``/``op``, or ``param``: an n
 unknown history), followed through the operations by a side table keyed by ``id`` (a weak
 reference removes the entry with the tensor; nothing is set on the tensors, so nothing reaches
 a pickle). Parameters get an origin when a module is moved or cast (``Module._apply``: kind
-``module``) and when they are deep-copied (``Parameter.__deepcopy__``: kind ``copy``).
+``module``), when they are deep-copied (``Parameter.__deepcopy__``: kind ``copy``) and when they are
+made (``Parameter.__new__``: the origin of the tensor they wrap).
 
 Where: the innermost frame of the user's code (a file under one of ``roots``, not under
 ``site-packages``/``dist-packages``, not this directory) on the stack of the call: ``file``,
@@ -192,6 +193,8 @@ OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch
 _STORES = frozenset({"copy_", "set_", "fill_", "zero_", "requires_grad_", "resize_", "share_memory_"})
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _MODULE_PY = os.sep + os.path.join("torch", "nn", "modules", "module.py")
+_LEGACY_NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
+"""torch-xla's legacy variables (torch_xla/csrc/dtype.cpp): under one, torch's labels are not the device's types."""
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
 
@@ -247,6 +250,7 @@ class Tracer:
         self._in_step = 0
         self.low_made = {}  # amp: id(device tensor) -> (weakref, place): bf16/f16 computed outside autocast
         self.loss_seen = False
+        self._labels_true = None  # no legacy variable in force: torch's dtype labels are the device's
 
     # -- where -------------------------------------------------------------------------
     def _is_user(self, filename):
@@ -530,6 +534,21 @@ class Tracer:
             self._on_f32(func, name, args, kwargs, high)
         elif name.endswith("_") and not name.startswith("_") and name not in _MOVES and name not in _STORES:
             self._on_in_place(func, args, kwargs, device[0])
+        elif name not in _MOVES and name not in _CASTS and self._wide_label(args, kwargs):
+            self._on_in_place(func, args, kwargs, device[0])
+
+    def _wide_label(self, args, kwargs):
+        """Whether a floating device operand is labelled f32/f64 (f64 alone in amp) where the labels
+        tell the device's types: in a run under no legacy variable (the migrated and reference runs;
+        under the switch every label says float32). The cheap test before :meth:`_on_in_place` reads
+        the operands' device types for an op whose result is bf16: most such ops have no f32 operand."""
+        if self._labels_true is None:
+            self._labels_true = not any(os.environ.get(v, "") not in ("", "0") for v in _LEGACY_NAMES)
+        if not self._labels_true:
+            return False
+        torch = self._torch
+        wide = (torch.float64,) if self.amp else (torch.float32, torch.float64)
+        return any(t.is_xla and t.dtype in wide for t in self._tensors(args, kwargs))
 
     def _on_wide_read(self, func, name, args, kwargs, results):
         """A boolean or integer device result read from f32/f64 operands (``x > 0.5``, ``argmax``, ``eq``):
@@ -648,11 +667,14 @@ class Tracer:
         )
 
     def _on_in_place(self, func, args, kwargs, result):
-        """An in-place op that stores a bf16 device tensor from an operand made f32 on the device
-        (``p.data.add_(z, alpha=eps)`` with ``z = torch.randn(...).to(p.device)``): it computes in
-        f32 before the store, where the legacy run's operands were both bf16; its result, bf16, hides
-        it from :meth:`_on_f32`. A meet, when the f32 operand was created so (a move, a factory: origin
-        ``create``), not an f32 computation of the script's (an FP32 clip coefficient)."""
+        """An op whose bf16 result took an operand made f32 on the device: in place, one that stores a
+        bf16 device tensor from it (``p.data.add_(z, alpha=eps)`` with ``z = torch.randn(...).to(p.device)``:
+        it computes in f32 before the store, where the legacy run's operands were both bf16), or out of
+        place, one that does not promote (a loss given an f32 class weight, ``F.cross_entropy(logits, y,
+        weight=w.float())``, which XLA's HLO verifier refuses at the next sync: the failure's line is the
+        sync, this is its cause); its result, bf16, hides it from :meth:`_on_f32`. A meet, when the f32
+        operand was created so (a move, a factory: origin ``create``), not an f32 computation of the
+        script's (an FP32 clip coefficient)."""
         if self._in_step:
             return
         tensors = [t for t in self._tensors(args, kwargs) if t.is_floating_point() and t.is_xla]
@@ -978,6 +1000,23 @@ class Tracer:
         if ev is not None:
             self.tag(copied, dict(_ref(ev), kind="copy"))
 
+    def after_parameter(self, parameter, data, frame):
+        """After ``nn.Parameter(data)``: the parameter is a new tensor object over ``data``, so it takes
+        ``data``'s origin (``nn.Parameter(torch.tensor(init, device=w.device))`` in a module built after
+        the model's cast is named at that line, not as a parameter of unknown history: bench/unseen/hunt40
+        V1); an f32 device parameter over data of no known origin is made where it is wrapped."""
+        if not self.track_f32 or not self.enabled or not getattr(parameter, "is_xla", False):
+            return
+        if not parameter.is_floating_point() or self.device_type(parameter) not in self.wide:
+            return
+        origin = self.origin_of(data) if data is not None else None
+        if origin is not None and origin.get("kind") != "param":
+            self.tag(parameter, origin)
+            return
+        ev = self.event("create", "nn.Parameter", frame, operands=[], result=self.device_type(parameter))
+        if ev is not None:
+            self.tag(parameter, _ref(ev))
+
     def on_save(self, obj, frame):
         """``torch.save(obj, ...)``: an exit when a floating tensor in ``obj`` is bf16/f16."""
         if os.getpid() != self.pid or not self.enabled:
@@ -1117,10 +1156,39 @@ def _trace_threads(mode):
     threading.Thread.run = run  # type: ignore[method-assign]
 
 
+def _trace_parameters(tracer, torch):
+    """Wrap ``Parameter.__deepcopy__`` (a copy's origin) and ``Parameter.__new__`` (a new parameter takes the
+    origin of the tensor it wraps)."""
+    parameter = torch.nn.Parameter
+    orig_deepcopy = parameter.__deepcopy__
+
+    def __deepcopy__(self, memo):
+        out = orig_deepcopy(self, memo)
+        try:
+            tracer.after_deepcopy(out, sys._getframe(1))
+        except Exception as exc:
+            tracer._error(f"tracing Parameter.__deepcopy__ failed: {exc!r}")
+        return out
+
+    parameter.__deepcopy__ = __deepcopy__
+
+    orig_new = parameter.__new__
+
+    def __new__(cls, data=None, requires_grad=True):
+        out = orig_new(cls, data, requires_grad)
+        try:
+            tracer.after_parameter(out, data, sys._getframe(1))
+        except Exception as exc:
+            tracer._error(f"tracing nn.Parameter failed: {exc!r}")
+        return out
+
+    parameter.__new__ = staticmethod(__new__)
+
+
 def install(tracer, torch):
     """Put the tracer on the main thread's torch-function mode stack for the rest of the run, and on
     the stack of each thread started after (:func:`_trace_threads`), and wrap ``Module._apply``,
-    ``Parameter.__deepcopy__`` and ``torch.save``."""
+    ``Parameter.__deepcopy__``, ``Parameter.__new__`` and ``torch.save``."""
     from torch.overrides import TorchFunctionMode
 
     tracer.bind(torch)
@@ -1171,18 +1239,7 @@ def install(tracer, torch):
 
     module_class._apply = _apply
 
-    parameter = torch.nn.Parameter
-    orig_deepcopy = parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = orig_deepcopy(self, memo)
-        try:
-            tracer.after_deepcopy(out, sys._getframe(1))
-        except Exception as exc:
-            tracer._error(f"tracing Parameter.__deepcopy__ failed: {exc!r}")
-        return out
-
-    parameter.__deepcopy__ = __deepcopy__
+    _trace_parameters(tracer, torch)
 
     orig_save = torch.save
 
