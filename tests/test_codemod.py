@@ -428,6 +428,40 @@ def test_amp_splits_a_loss_backpropagated_in_the_statement_that_computes_it(step
     assert run(result.code, mode="amp").code == result.code
 
 
+BRANCHED_LOSS = """
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, (xa, xb) in enumerate(pairs(device)):
+        za, zb = model(xa), model(xb)
+        if step < 100:
+            loss = F.mse_loss(za, zb)
+        else:
+            loss = pair_loss(za, zb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_amp_puts_a_loss_chosen_by_an_if_under_the_autocast_of_its_forward_pass():
+    """A loss switched after a warm-up (``if step < warmup: loss = ... else: loss = ...``) after the forward pass:
+    the ``if`` binds the loss ``backward()`` runs on, so it goes under autocast with the forward pass (left out, the
+    loss ran on the bf16 outputs outside autocast, where amp computes losses in f32)."""
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + BRANCHED_LOSS, mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            za, zb = model(xa), model(xb)
+            if step < 100:
+                loss = F.mse_loss(za, zb)
+            else:
+                loss = pair_loss(za, zb)
+        optimizer.zero_grad()
+"""
+    assert region in result.code, result.code
+    assert run(result.code, mode="amp").code == result.code
+
+
 def test_amp_binds_the_split_loss_to_a_name_the_function_does_not_use():
     """``loss`` already names something in the function (a running total): the split loss takes
     another name, so the total is not overwritten."""

@@ -185,7 +185,18 @@ def _plain(value: cst.BaseExpression) -> bool:
 
 
 def _bound_names(stmt: cst.BaseStatement) -> list[str]:
-    """The plain names a statement line assigns (``logits = ...``, ``a, b = ...``)."""
+    """The plain names a statement line assigns (``logits = ...``, ``a, b = ...``), or the statement lines of an
+    ``if``/``try``/``with`` statement do (``if step < warmup: loss = ... else: loss = ...``: the loss is bound by
+    the ``if``, which goes under autocast with the forward pass)."""
+    if isinstance(stmt, (cst.If, cst.Try, cst.With)):
+        lines = findall(stmt, m.SimpleStatementLine())
+        nested = [d for d in findall(stmt, m.FunctionDef() | m.ClassDef())]
+        return [
+            name
+            for line in lines
+            if isinstance(line, cst.SimpleStatementLine) and not any(_within(line, d) for d in nested)
+            for name in _bound_names(line)
+        ]
     if not isinstance(stmt, cst.SimpleStatementLine):
         return []
     names: list[str] = []
@@ -197,6 +208,11 @@ def _bound_names(stmt: cst.BaseStatement) -> list[str]:
             elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
             names += [e.value for e in elements if isinstance(e, cst.Name)]
     return names
+
+
+def _within(node: cst.CSTNode, outer: cst.CSTNode) -> bool:
+    """Whether ``node`` is ``outer`` or one of its descendants."""
+    return any(n is node for n in findall(outer, m.SimpleStatementLine()))
 
 
 def steps_or_backward(stmt: cst.CSTNode, forward: frozenset[int] = frozenset()) -> bool:
