@@ -220,6 +220,8 @@ class ModelCodeRules:
     """Decorators (qualified names) of the file's classes whose instances are records (``dataclasses.dataclass``)."""
     record_scalars: frozenset[str] = frozenset()
     """Annotations of a record's fields that hold no tensor (``int``, ``float``, ``bool``, ``str``)."""
+    label_constants: frozenset[str] = frozenset()
+    """``torch.finfo`` attributes read from a tensor's label that become float32's (``eps``, ``tiny``)."""
     option_parsers: frozenset[str] = frozenset()
     """Methods whose result holds command-line options, numbers or strings (``parse_args``)."""
     integer_results: frozenset[str] = frozenset()
@@ -532,6 +534,7 @@ def _load_model_code(path: Path) -> ModelCodeRules:
         record_decorators=names(flow, "record_decorators"),
         record_scalars=names(flow, "record_scalars"),
         option_parsers=names(flow, "option_parsers"),
+        label_constants=names(flow, "label_constants"),
         integer_results=names(flow, "integer_results"),
         matmul_functions=names(flow, "matmul_functions"),
         matmul_methods=names(flow, "matmul_methods"),

@@ -67,3 +67,48 @@ def test_a_guard_that_names_bf16_already_is_left():
     result = migrate_source(source, "stochastic", "train.py")
     assert 'x.dtype not in (torch.float32, torch.bfloat16):\n            raise TypeError("floating' in result.code
     assert [d.line for d in result.diagnostics if d.code == "BFM078"] == [14, 16]
+
+
+CLAMPED = """import os
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def smoothed_nll(logits, y):
+    probs = logits.softmax(-1)
+    logp = torch.log(probs.clamp(min=torch.finfo(probs.dtype).eps))
+    p = torch.sigmoid(logits)
+    bce = -(torch.log(p + torch.finfo(p.dtype).tiny)).mean()
+    masked = logits.masked_fill(y[:, None] == 0, torch.finfo(logits.dtype).min)
+    return F.nll_loss(logp, y) + bce + masked.mean()
+
+
+def main():
+    device = torch_xla.device()
+    model = torch.nn.Linear(4, 3).to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(8, 4).to(device), torch.randint(0, 3, (8,)).to(device)
+    loss = smoothed_nll(model(x), y)
+    loss.backward()
+    opt.step()
+
+
+main()
+"""
+
+
+@pytest.mark.parametrize("mode", ["stochastic", "gpu-compatible", "amp"])
+def test_a_resolution_constant_read_from_a_tensors_dtype_is_float32s(mode):
+    """``torch.finfo(probs.dtype).eps`` was float32's under the switch (the tensor said float32 while it held bf16):
+    it becomes ``torch.finfo(torch.float32).eps`` (bf16's 0.0078 clamped a third of the probabilities of a hunt's
+    loss), ``.tiny`` likewise (BFM079); ``.min`` is left as written."""
+    result = migrate_source(CLAMPED, mode, "train.py")
+    cst.parse_module(result.code)
+    assert "torch.log(probs.clamp(min=torch.finfo(torch.float32).eps))" in result.code
+    assert "torch.log(p + torch.finfo(torch.float32).tiny)" in result.code
+    assert "torch.finfo(logits.dtype).min" in result.code
+    assert [d.line for d in result.diagnostics if d.code == "BFM079"] == [11, 13]
+    assert migrate_source(result.code, mode, "train.py").code == result.code

@@ -15,9 +15,20 @@ was left (found by a hunt's serving model, verify's trace: BFM220 at the ``raise
 guards: the test of an ``if`` whose body raises, or of an ``assert``. A branch on the dtype (``if
 scores.dtype == torch.float32: ...`` computing something else) is the model code audit's (deliberate
 f32, :mod:`.deliberate_f32`). Each is reported (BFM078).
+
+The same reading of a label answers a dtype's constants: ``torch.finfo(probs.dtype).eps`` was float32's
+(1.19e-07) under the switch, where the tensor held bf16; migrated, it is bf16's (0.0078125), and a clamp
+``probs.clamp(min=torch.finfo(probs.dtype).eps)`` before a log now clamps every probability below 2^-7 and
+cuts its gradient (a hunt's label-smoothed loss). The resolution constants (``rules/model_code.toml``
+``[flow] label_constants``: ``eps``, ``tiny``...) of ``torch.finfo(<t>.dtype)`` become float32's:
+``torch.finfo(torch.float32).eps``, what the legacy run read; representable in bf16, they clamp and
+guard as they did. ``min``/``max`` are left as written: bf16's are finite and mask as well. Each is
+reported (BFM079).
 """
 
 from __future__ import annotations
+
+import functools
 
 import libcst as cst
 import libcst.matchers as m
@@ -25,7 +36,7 @@ import libcst.matchers as m
 from .apply import EditPlan
 from .context import FileContext
 
-__all__ = ["plan_dtype_guards"]
+__all__ = ["plan_dtype_guards", "plan_label_constants"]
 
 _FLOAT32 = frozenset({"torch.float32", "torch.float"})
 _BFLOAT16 = frozenset({"torch.bfloat16"})
@@ -42,6 +53,33 @@ def plan_dtype_guards(ctx: FileContext, plan: EditPlan) -> None:
             continue
         plan.replace[id(comparison)] = edit
         ctx.report("BFM078", comparison, fixed=True, code=" ".join(ctx.code(comparison).split()))
+
+
+def plan_label_constants(ctx: FileContext, plan: EditPlan) -> None:
+    """``torch.finfo(<t>.dtype).<constant>`` -> ``torch.finfo(torch.float32).<constant>`` for each resolution
+    constant the legacy run read from a float32 label (see the module docstring), reported (BFM079)."""
+    constants = ctx.rules.model_code.label_constants
+    for attribute in ctx.nodes(cst.Attribute):
+        if attribute.attr.value not in constants or not isinstance(attribute.value, cst.Call):
+            continue
+        query = attribute.value
+        if not ctx.qualified_names(query.func) & _FINFO or len(query.args) != 1 or query.args[0].keyword is not None:
+            continue
+        label = query.args[0].value
+        if not m.matches(label, m.Attribute(attr=m.Name("dtype"))) or id(label) in plan.replace:
+            continue
+        assert isinstance(query.func, cst.Attribute), "torch.finfo is an attribute"
+        float32 = cst.Attribute(value=query.func.value.deep_clone(), attr=cst.Name("float32"))
+        plan.replace[id(label)] = functools.partial(_replaced_by, float32)
+        ctx.report("BFM079", attribute, fixed=True, code=ctx.code(attribute), constant=attribute.attr.value)
+
+
+_FINFO = frozenset({"torch.finfo"})
+
+
+def _replaced_by(new: cst.CSTNode, _old: cst.CSTNode) -> cst.CSTNode:
+    """``new``, whatever the node it replaces (an edit of :attr:`.apply.EditPlan.replace`)."""
+    return new
 
 
 def _in_a_guard(ctx: FileContext, comparison: cst.Comparison) -> bool:

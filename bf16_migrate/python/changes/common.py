@@ -10,7 +10,7 @@ from ...rules import STOCHASTIC_ROUNDING_VAR, Emit
 from ..bindings import module_binds
 from ..device_tensors import float64_on_device
 from ..double_idiom import plan_double_meant_fp32, plan_float64_meant_low
-from ..dtype_guards import plan_dtype_guards
+from ..dtype_guards import plan_dtype_guards, plan_label_constants
 from ..model_reach import float64_state_names
 from ..optimizers import fp32_optimizer_state
 from ..outcome import Edge, Refusal
@@ -115,9 +115,11 @@ def float64_meant_low(m: Migration, planned: Planned) -> Planned:
 
 
 def dtype_guards(m: Migration, planned: Planned) -> Planned:
-    """A guard on a tensor's dtype that names float32 accepts bf16 too (:mod:`..dtype_guards`): under
-    the switch a device tensor said float32 while it held bf16, in every mode."""
+    """A guard on a tensor's dtype that names float32 accepts bf16 too, and a dtype's resolution constant
+    read from a tensor's label is float32's (:mod:`..dtype_guards`): under the switch a device tensor said
+    float32 while it held bf16, in every mode."""
     plan_dtype_guards(m.ctx, m.plan)
+    plan_label_constants(m.ctx, m.plan)
     return planned
 
 
