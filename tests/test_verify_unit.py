@@ -181,6 +181,25 @@ def test_flat_legacy_loss_still_fails_a_migrated_run_that_ends_elsewhere():
     assert "it ends elsewhere" in part_of(v, "trains").detail
 
 
+# A loss switched at a step (a warm-up's MSE, then a contrastive loss): it rises by design; amp is judged against
+# the FP32 reference, from which the legacy run's last steps are further than the median gap says.
+SWITCHED_REF = [0.00181, 0.00189, 0.4331, 0.5699]
+SWITCHED_LEGACY = [0.00182, 0.00191, 0.4316, 0.5742]
+
+
+def test_a_rising_loss_may_end_as_far_from_the_reference_as_the_legacy_run_does():
+    near = [0.00184, 0.00189, 0.4322, 0.5732]  # 0.0059 from the reference, the legacy run 0.0076
+    v = judge(mode_named("amp"), runs(near, legacy=SWITCHED_LEGACY, reference=SWITCHED_REF))
+    part = part_of(v, "trains")
+    assert part.status == PASS, part.detail
+    assert "the legacy run's own distance from it" in part.detail
+    far = [0.00184, 0.00189, 0.4322, 0.5850]  # 0.0265 from the reference: further than the legacy run
+    assert (
+        part_of(judge(mode_named("amp"), runs(far, legacy=SWITCHED_LEGACY, reference=SWITCHED_REF)), "trains").status
+        == FAIL
+    )
+
+
 def test_trend_uses_thirds():
     assert trend([3, 3, 3, 2, 2, 2, 1, 1, 1]) == (3, 1)
     assert trend([1, 2]) is None
