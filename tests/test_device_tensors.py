@@ -1481,6 +1481,37 @@ def test_a_tensor_of_unknown_dtype_kept_in_a_dict_an_object_or_a_comprehension_i
     assert migrate_source(result.code, mode, "train.py").code == result.code
 
 
+BROADCAST_UPCAST = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+device = torch_xla.device()
+coef = torch.linspace(0.1, 0.9, 50, device=device)
+model = torch.nn.Linear(4, 4).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+t = torch.randint(0, 50, (8,), device=device)
+x0 = torch.randn(8, 4, device=device)
+x_t = coef.gather(0, t).float()[:, None] * x0 + coef[t].float().view(-1, 1) * x0
+loss = (model(x_t) - x0).square().mean()
+loss.backward()
+opt.step()
+"""
+
+
+def test_an_upcast_computed_with_through_a_view_is_bf16():
+    """``coef.gather(0, t).float()[:, None] * x0`` (a diffusion schedule's coefficient broadcast onto a batch): the
+    upcast's result is computed with through an index or a view, f32 where the legacy switch made it bf16, so it
+    becomes ``.to(torch.bfloat16)`` (BFM154 ``upcast_computed``), as an upcast computed with directly does."""
+    result = migrate_source(BROADCAST_UPCAST, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    expected = "coef.gather(0, t).to(torch.bfloat16)[:, None] * x0 + coef[t].to(torch.bfloat16).view(-1, 1) * x0"
+    assert expected in result.code
+    upcasts = [d for d in result.diagnostics if d.code == "BFM154" and "upcasts a tensor" in d.message]
+    assert len(upcasts) == 2 and all("then computed with" in d.message for d in upcasts)
+
+
 ALIBI_FORWARD = """import os
 import numpy as np
 import torch

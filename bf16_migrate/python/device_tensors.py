@@ -681,7 +681,9 @@ def plan_device_tensors(
             continue
         if _is_upcast(ctx, call):
             plan.replace[id(call)] = lambda node: _to_bf16(node, guard)
-            variant = "upcast_arrival" if _upcast_of_an_arrival(ctx, flow, call) else "upcast"
+            variant = "upcast_arrival" if _upcast_of_an_arrival(ctx, flow, call) else "upcast_computed"
+            if _fresh_upcast(ctx, flow, call, not tensors.f64_to_f32):
+                variant = "upcast"
             ctx.report("BFM154", call, fixed=True, variant=variant, code=_code(ctx, call))
             continue
         moved = isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"
@@ -1740,11 +1742,26 @@ def _computed_on(ctx: FileContext, call: cst.Call) -> bool:
     """Whether the upcast ``call``'s result is computed with where it is: an operand of arithmetic,
     or the receiver of a tensor method that computes (``v.float().norm()``), not of a copy to the host
     (``logits.float().cpu()``: float32 on the host, as the legacy run's) nor of another move or cast.
-    On the XLA device the legacy switch made such an upcast's f32 bf16 (an EMA's norm, a metric)."""
+    On the XLA device the legacy switch made such an upcast's f32 bf16 (an EMA's norm, a metric). Views of it
+    are it (``a.gather(0, t).float()[:, None] * x0``, a diffusion schedule's coefficient broadcast onto a batch)."""
+    node: cst.CSTNode = call
     parent = ctx.parent(call)
+    while True:
+        if isinstance(parent, cst.Subscript) and parent.value is node:
+            node, parent = parent, ctx.parent(parent)
+            continue
+        outer = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
+        if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in _VIEWS:
+            node, parent = outer, ctx.parent(outer)
+            continue
+        break
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
-    return isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value not in _MOVES_AND_CASTS
+    return isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value not in _MOVES_AND_CASTS
+
+
+_VIEWS = frozenset({"view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as", "flatten", "transpose", "t"})
+"""Tensor methods that re-view a tensor, computing nothing (torch 2.9 docs, "Tensor Views")."""
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:
