@@ -1750,8 +1750,9 @@ def _computed_on(ctx: FileContext, call: cst.Call) -> bool:
         if isinstance(parent, cst.Subscript) and parent.value is node:
             node, parent = parent, ctx.parent(parent)
             continue
-        outer = ctx.parent(parent) if isinstance(parent, cst.Attribute) and parent.value is node else None
-        if isinstance(outer, cst.Call) and outer.func is parent and parent.attr.value in _VIEWS:
+        viewed = isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _VIEWS
+        outer = ctx.parent(parent) if viewed else None
+        if isinstance(outer, cst.Call) and outer.func is parent:
             node, parent = outer, ctx.parent(outer)
             continue
         break
