@@ -1512,6 +1512,47 @@ def test_an_upcast_computed_with_through_a_view_is_bf16():
     assert len(upcasts) == 2 and all("then computed with" in d.message for d in upcasts)
 
 
+DEVICE_BLOCK = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_USE_BF16"] = "1"
+
+
+def make_batch(n=16):
+    x = torch.randn(n, 8)
+    return x, x.sum(-1, keepdim=True).tanh()
+
+
+def main():
+    dev = torch_xla.device()
+    with torch.device(dev):
+        model = torch.nn.Linear(8, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            x, y = make_batch()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+    HOST
+
+
+main()
+"""
+
+
+def test_a_function_called_only_inside_a_device_block_makes_its_tensors_there():
+    """``with torch.device(dev):`` around the loop, the batch made by a helper without ``device=``: the helper's
+    factory runs on the device (torch 2.9 docs, "torch.device" as a context manager), bf16 under the switch
+    (its ``sum``/``tanh`` ran in f32 after the migration); called outside the block too, its device is not the
+    block's to tell."""
+    result = migrate_source(DEVICE_BLOCK.replace("HOST", "pass"), "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert "x = torch.randn(n, 8, dtype=torch.bfloat16)" in result.code
+    both = migrate_source(DEVICE_BLOCK.replace("HOST", "print(make_batch(4)[1].sum())"), "stochastic", "train.py")
+    assert "x = torch.randn(n, 8)\n" in both.code
+
+
 ALIBI_FORWARD = """import os
 import numpy as np
 import torch

@@ -2088,21 +2088,17 @@ def _default_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | No
     """The device a factory without ``device=`` is made on by the code's default (see
     :func:`_device_argument`): found on verify's trace of a hunt's script whose model and loss
     weights were made in ``with torch.device(xla):`` (bf16 under the switch, left f32)."""
-    for anc in ctx.ancestors(call):
-        if isinstance(anc, cst.With) and anc.body is not call:
-            for item in anc.items:
-                made = item.item
-                if (
-                    isinstance(made, cst.Call)
-                    and len(made.args) == 1
-                    and "torch.device" in ctx.qualified_names(made.func)
-                    and not _inside(ctx, call, frozenset({id(item)}))
-                ):
-                    return made.args[0].value
+    block = _device_block(ctx, call)
+    if block is not None:
+        return block
+    where = _enclosing_function(ctx, call)
+    if where is not None:
+        blocked = ctx.memo(("device block of the calls of", id(where)), lambda: _device_block_of_calls(ctx, where))
+        if blocked is not None:
+            return blocked
     setters = ctx.memo(("default device setters",), lambda: _default_device_setters(ctx))
     if not setters:
         return None
-    where = _enclosing_function(ctx, call)
     at = ctx.pos(call)
     found = None
     for setter in setters:
@@ -2114,6 +2110,39 @@ def _default_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | No
             # `main` that sets it builds: a metric's `torch.zeros(())`, bench/unseen/hunt10 lrfind_actions)
             found = setter.args[0].value
     return found
+
+
+def _device_block(ctx: FileContext, node: cst.CSTNode) -> cst.BaseExpression | None:
+    """``X`` of the innermost ``with torch.device(X):`` around ``node``, or None."""
+    for anc in ctx.ancestors(node):
+        if isinstance(anc, cst.With) and anc.body is not node:
+            for item in anc.items:
+                made = item.item
+                if (
+                    isinstance(made, cst.Call)
+                    and len(made.args) == 1
+                    and "torch.device" in ctx.qualified_names(made.func)
+                    and not _inside(ctx, node, frozenset({id(item)}))
+                ):
+                    return made.args[0].value
+    return None
+
+
+def _device_block_of_calls(ctx: FileContext, function: cst.FunctionDef) -> cst.BaseExpression | None:
+    """``X`` when every call of ``function`` in the file (by its name) is inside ``with torch.device(X):``
+    blocks naming one device: its factories without ``device=`` run there (a batch helper called in the
+    training loop's block made its tensors on the XLA device, f32 where the legacy run had bf16: a hunt's);
+    None otherwise."""
+    found: list[cst.BaseExpression] = []
+    for call in ctx.nodes(cst.Call):
+        if not any(d is function for d in definitions(ctx, call.func)):
+            continue
+        block = _device_block(ctx, call) if _enclosing_function(ctx, call) is not function else None
+        if block is None:
+            return None
+        found.append(block)
+    codes = {ctx.code(d) for d in found}
+    return found[0] if len(codes) == 1 else None
 
 
 def _default_device_setters(ctx: FileContext) -> list[cst.Call]:
