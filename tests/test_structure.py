@@ -514,3 +514,28 @@ def test_the_mode_name_scan_sees_an_annotation_a_field_and_a_lookup():
     assert _at_an_edge("bf16_migrate.verify", "verify_script") and not _at_an_edge(
         "bf16_migrate.verify.tree", "plan_tree"
     )
+
+
+def test_no_module_binds_a_module_level_name_twice():
+    """A second ``_VIEWS = ...`` further down a module silently replaces the first for every function that reads it
+    (one did: a view list meant for one pass changed another's, and an arrival was no longer cast). Overloads
+    (``@overload`` stubs before the definition) are the exception."""
+    twice = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        seen: dict[str, int] = {}
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                if any(isinstance(d, ast.Name) and d.id == "overload" for d in getattr(node, "decorator_list", [])):
+                    continue
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            else:
+                continue
+            for name in names:
+                if name in seen and name != "__all__":
+                    twice.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name} (first at line {seen[name]})")
+                seen.setdefault(name, node.lineno)
+    assert twice == []

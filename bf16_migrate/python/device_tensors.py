@@ -370,7 +370,7 @@ def unknown_arrivals(ctx: FileContext, model_calls: frozenset[int] = frozenset()
         if _inside(ctx, call, classes) and _data_arrival(ctx, flow, call):
             found.append(call)  # NumPy data moved to the device in a class's code (`forward`)
             continue
-        if _kept(ctx, call) and _unknown_arrival(ctx, flow, call):
+        if _kept_for_amp(ctx, call) and _unknown_arrival(ctx, flow, call):
             # `self.sqrt_ac = torch.tensor(np.sqrt(ac), device=d)` of a helper object, a schedule's dict value, a
             # comprehension's item: their reads are the object's and the container's, which the flow does not
             # follow (a hunt's diffusion loss ran in float64)
@@ -517,7 +517,6 @@ def _computes_in_amp(ctx: FileContext, read: cst.CSTNode, model_calls: frozenset
     return holder is not None and holder not in model_calls and not _class_index_target(ctx, read)
 
 
-_VIEWS = frozenset({"view", "reshape", "squeeze", "unsqueeze", "flatten", "expand", "expand_as", "t", "transpose"})
 _VIEW_PROPERTIES = frozenset({"T", "mT", "H", "mH"})
 """Tensor properties that are views of it (torch 2.9 docs, "Tensor.T")."""
 """Tensor methods that re-view a tensor, computing nothing (:func:`_computes_in_amp` reads through them)."""
@@ -1112,6 +1111,21 @@ def _kept(ctx: FileContext, call: cst.Call) -> bool:
     return _kept_in_an_attribute(ctx, call) or _kept_in_a_container(ctx, call) or _a_comprehensions_item(ctx, call)
 
 
+def _kept_for_amp(ctx: FileContext, call: cst.Call) -> bool:
+    """Whether the tensor ``call`` brings to the device is kept in an attribute or a container display where it is
+    made, or is an item of a comprehension kept in an attribute (``self.coefs = [torch.tensor(v, device=d) for v in
+    tables]``); a batch's comprehension (``{k: v.to(dev) for k, v in batch.items()}``) goes to the model, whose
+    input hook decides."""
+    if _kept_in_an_attribute(ctx, call) or _kept_in_a_container(ctx, call):
+        return True
+    if not _a_comprehensions_item(ctx, call):
+        return False
+    kinds = (cst.ListComp, cst.DictComp, cst.SetComp, cst.GeneratorExp)
+    comprehension = next((a for a in ctx.ancestors(call) if isinstance(a, kinds)), None)
+    assign = ctx.parent(comprehension) if comprehension is not None else None
+    return isinstance(assign, cst.Assign) and any(isinstance(t.target, cst.Attribute) for t in assign.targets)
+
+
 def _kept_in_a_container(ctx: FileContext, call: cst.Call) -> bool:
     """Whether the tensor ``call`` brings to the device is put in a dict, list or tuple display that is not handed
     to a call where it is made (``sched = {"sqrt_ac": torch.tensor(np.sqrt(ac), device=d), ...}``, a schedule a
@@ -1126,6 +1140,8 @@ def _kept_in_a_container(ctx: FileContext, call: cst.Call) -> bool:
             return False
         inside = True
         node, parent = parent, ctx.parent(parent)
+    if isinstance(parent, cst.Assign) and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in parent.targets):
+        return False  # `x, y = a.to(dev), b.to(dev)`: unpacked, each bound to its own name
     return inside and not isinstance(parent, cst.Arg)
 
 
@@ -1759,10 +1775,6 @@ def _computed_on(ctx: FileContext, call: cst.Call) -> bool:
     if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
         return True
     return isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value not in _MOVES_AND_CASTS
-
-
-_VIEWS = frozenset({"view", "reshape", "unsqueeze", "squeeze", "expand", "expand_as", "flatten", "transpose", "t"})
-"""Tensor methods that re-view a tensor, computing nothing (torch 2.9 docs, "Tensor Views")."""
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression:
