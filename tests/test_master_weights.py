@@ -193,6 +193,17 @@ def test_param_groups_add_param_group_closure_and_zero_grad_to_zero():
     assert isinstance(optimizer, torch.optim.Adam) and type(optimizer).__name__ == "AdamWithFP32MasterWeights"
 
 
+def test_state_made_before_the_first_step_from_the_bf16_weights_is_fp32():
+    """Adagrad makes its ``sum`` in ``__init__``, from the bf16 weights: the first step makes it FP32 like the
+    state an update makes itself (it stayed bf16 under the helper, and verify's precision part said so)."""
+    model = make_model()
+    optimizer = factory()(torch.optim.Adagrad)(model.parameters(), lr=1e-2)
+    assert all(optimizer.state[p]["sum"].dtype == torch.bfloat16 for p in model.parameters())
+    train(model, optimizer, batches(2))
+    assert all(optimizer.state[p]["sum"].dtype == torch.float32 for p in model.parameters())
+    assert all(p.dtype == torch.bfloat16 for p in model.parameters())
+
+
 def test_the_helper_is_small_and_names_no_legacy_variable():
     lines = MASTER_WEIGHTS_SOURCE.strip().splitlines()
     assert len(lines) <= 100  # one screen, docstring included

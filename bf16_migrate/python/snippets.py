@@ -70,6 +70,11 @@ def with_fp32_master_weights(optimizer_class):
                 param.data = (param.detach() if master is None else master).to(device=param.device, dtype=torch.float32)
                 if grads:
                     param.grad = low_grad.float()
+                    state = self.state.get(param, {})
+                    for key, value in state.items():
+                        # state made from the bf16 weights before the first step (Adagrad's sum): FP32 too
+                        if torch.is_tensor(value) and value.is_floating_point() and value.shape == param.shape:
+                            state[key] = value.float()
             return swapped
 
         def _swap_back(self, swapped, copy_back):
