@@ -291,6 +291,26 @@ def test_make_settings_and_unread_recipes_are_reported_not_rewritten(tmp_path):
     assert recipe.endswith("then `bf16-migrate t.py --legacy-env XLA_USE_BF16=1`"), recipe
 
 
+def test_a_recipe_whose_only_make_references_are_its_scripts_arguments_is_migrated(tmp_path):
+    """``XLA_USE_BF16=1 python t.py --steps $(STEPS)``: make expands ``$(STEPS)`` into the script's arguments,
+    which decide neither the settings nor the script launched, so the line is read (it was refused, BFM131) and
+    the reference is kept byte for byte; a ``$`` before the script (``$(PY) t.py``) still is not read."""
+    (tmp_path / "t.py").write_text(
+        "import torch\nimport torch_xla\nmodel = torch.nn.Linear(2, 2).to(torch_xla.device())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "loss = model(torch.ones(1, 2).to(torch_xla.device())).sum()\nloss.backward()\nopt.step()\n"
+    )
+    text = "STEPS ?= 3\ntrain:\n\tenv PJRT_DEVICE=TPU XLA_USE_BF16=1 python t.py --steps $(STEPS) --out ${OUT}\n"
+    (tmp_path / "Makefile").write_text(text)
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert (tmp_path / "Makefile").read_text() == text.replace("XLA_USE_BF16=1 ", "")
+    assert ("BFM001", True) in [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("Makefile")]
+    assert "torch.autocast" in (tmp_path / "t.py").read_text()
+    from bf16_migrate.carriers.makefile import masked
+
+    assert masked("\tXLA_USE_BF16=1 $(PY) t.py") is None and masked("\tpython t.py $$HOME") is None
+
+
 def test_a_config_maps_data_is_reported_naming_the_config_map_and_the_setting(tmp_path):
     """A Kubernetes ConfigMap's ``data`` key is read by pods through ``envFrom``, which is not followed: the
     finding names the ConfigMap and the ``--legacy-env`` setting to migrate its pods' scripts with; the file is

@@ -12,7 +12,9 @@ Not read, so a legacy variable named there is reported by the planner's coverage
 rewritten: make's own variables and exports (``export XLA_USE_BF16 = 1``, ``XLA_USE_BF16 := 1``), which
 reach every recipe; a recipe line continued with a backslash; a recipe line with a ``$`` (make expands
 ``$(PY)``, ``$$`` before the shell sees the line, so the shell reader would read another command: its
-names are reported here, BFM131 naming the scripts of the line to migrate with ``--legacy-env``).
+names are reported here, BFM131 naming the scripts of the line to migrate with ``--legacy-env``), unless
+every ``$`` is a variable reference among the arguments of the line's Python script (``python train.py
+--steps $(STEPS)``), which decides neither the settings nor the script launched.
 
 The line split is written here: there is no maintained Python library that parses Makefiles for their
 recipes (make itself has none to call), and the recipe itself goes to the real shell parser (:mod:`.shell`).
@@ -20,6 +22,7 @@ recipes (make itself has none to call), and the recipe itself goes to the real s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
@@ -46,14 +49,15 @@ def commands(text: str) -> list[tuple[int, int]]:
     """Each recipe line of a Makefile's ``text`` that goes to the shell as written: (start, end) of its
     command as character offsets of ``text`` (after the tab and make's ``@``/``-``/``+``, up to the line's
     end, its newline excluded). A line continued with a backslash (or continuing one), a line with a ``$``
-    and a line whose command is empty or a comment are left out."""
+    before its Python script's arguments (:func:`masked`) and a line whose command is empty or a comment are
+    left out."""
     out: list[tuple[int, int]] = []
     offset = 0
     continued = False
     for raw in text.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
         joins = body.endswith("\\")
-        if body.startswith("\t") and not continued and not joins and "$" not in body:
+        if body.startswith("\t") and not continued and not joins and masked(body) is not None:
             start = len(body) - len(body.lstrip(_MAKE_PREFIXES))
             command = body[start:]
             if command.strip() and not command.lstrip().startswith("#"):
@@ -61,6 +65,25 @@ def commands(text: str) -> list[tuple[int, int]]:
         continued = joins
         offset += len(raw)
     return out
+
+
+_REFERENCE = re.compile(r"\$(\([A-Za-z0-9_.-]+\)|\{[A-Za-z0-9_.-]+\})")
+"""A make variable's reference, ``$(STEPS)`` or ``${STEPS}`` (GNU make manual, "Basics of Variable References")."""
+
+
+def masked(line: str) -> str | None:
+    """``line`` as the shell reads its settings and its launch: ``line`` itself when it has no ``$``; when every
+    ``$`` is a make variable's reference among the arguments after its Python script (``python train.py --steps
+    $(STEPS)``), the line with each reference replaced by a word of ``_`` of the same length (make expands it to
+    the script's arguments, which decide neither the settings nor the script: its offsets are kept, so edits of
+    the settings land on the line as written); None for any other ``$`` (``$(PY) train.py``, ``$$HOME``)."""
+    if "$" not in line:
+        return line
+    script = re.search(r"\S+\.py(?=\s|$)", line)
+    if script is None or "$" in line[: script.end()]:
+        return None
+    out = _REFERENCE.sub(lambda ref: "_" * len(ref.group(0)), line)
+    return out if "$" not in out else None
 
 
 def analyze(text: str, path: str) -> Analysis:
@@ -76,7 +99,9 @@ def analyze(text: str, path: str) -> Analysis:
         return lambda off: index.pos(start + off)
 
     for start, end in commands(text):
-        frag = ShellFragment(text[start:end], path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
+        command = masked(text[start:end])
+        assert command is not None, "commands() gives the lines masked() reads"
+        frag = ShellFragment(command, path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
         fragments.append((start, end, frag))
     _note_expanded_lines(text, index, analysis)
 
@@ -87,8 +112,8 @@ def analyze(text: str, path: str) -> Analysis:
         edits: list[Edit] = []
         for start, end, frag in fragments:
             changed = frag.edits(decisions)
-            if changed:
-                edits.append(Edit(start, end, apply_edits(frag.text, changed)))
+            if changed:  # on the line as written: a masked reference is its own length, after the settings
+                edits.append(Edit(start, end, apply_edits(text[start:end], changed)))
         return apply_edits(text, edits)
 
     analysis.sr_covered = sr_covered
@@ -103,7 +128,7 @@ def _note_expanded_lines(text: str, index: LineIndex, analysis: Analysis) -> Non
     offset = 0
     for raw in text.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
-        if body.startswith("\t") and "$" in body:
+        if body.startswith("\t") and "$" in body and masked(body) is None:
             scripts = [word for word in body.split() if word.endswith(".py") and "$" not in word]
             for variable, off in find_mentions(body, legacy_names()):
                 line, col = index.pos(offset + off)
