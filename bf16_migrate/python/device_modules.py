@@ -1133,6 +1133,7 @@ CODES = ("BFM150", "BFM151", "BFM152", "BFM153")
 
 _HEADER = 'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch_xla\n'
 _MIGRATED = 'import os\nos.environ["NEURON_RT_STOCHASTIC_ROUNDING_EN"] = "1"\nimport torch\nimport torch_xla\n'
+_DOWNCAST_HEADER = 'import os\nos.environ["XLA_DOWNCAST_BF16"] = "1"\nimport torch\nimport torch_xla\n'
 
 EXAMPLES = (
     Example(
@@ -1378,7 +1379,7 @@ with torch.no_grad():
     Example(
         "invalid: a module the script puts on the device as float64, XLA_DOWNCAST_BF16's FP32, is kept in that FP32",
         False,
-        _HEADER.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16")
+        _DOWNCAST_HEADER
         + """
 device = torch_xla.device()
 encoder = torch.nn.Linear(8, 8).to(device, dtype=torch.float64)

@@ -193,8 +193,9 @@ OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch
 _STORES = frozenset({"copy_", "set_", "fill_", "zero_", "requires_grad_", "resize_", "share_memory_"})
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _MODULE_PY = os.sep + os.path.join("torch", "nn", "modules", "module.py")
-_LEGACY_NAMES = ("XLA_USE_BF16", "XLA_DOWNCAST_BF16", "XLA_USE_FP16", "XLA_DOWNCAST_FP16")
-"""torch-xla's legacy variables (torch_xla/csrc/dtype.cpp): under one, torch's labels are not the device's types."""
+_LEGACY_NAMES = tuple(name for name in os.environ.get("BF16_MIGRATE_LEGACY_VARIABLES", "").split(",") if name)
+"""torch-xla's legacy variables (torch_xla/csrc/dtype.cpp), as the runner names them from the rules: under one,
+torch's labels are not the device's types."""
 _SKIP_NAMES = frozenset({"__get__", "__set__", "__repr__", "__format__", "__len__", "__iter__", "__hash__", "__bool__"})
 
 
