@@ -2146,15 +2146,25 @@ def _device_block_of_calls(ctx: FileContext, function: cst.FunctionDef) -> cst.B
     training loop's block made its tensors on the XLA device, f32 where the legacy run had bf16: a hunt's);
     None otherwise."""
     found: list[cst.BaseExpression] = []
-    for call in ctx.nodes(cst.Call):
-        if not any(d is function for d in definitions(ctx, call.func)):
-            continue
+    calls = ctx.memo(("calls of the file's functions",), lambda: _calls_by_function(ctx))
+    for call in calls.get(id(function), []):
         block = _device_block(ctx, call) if _enclosing_function(ctx, call) is not function else None
         if block is None:
             return None
         found.append(block)
     codes = {ctx.code(d) for d in found}
     return found[0] if len(codes) == 1 else None
+
+
+def _calls_by_function(ctx: FileContext) -> dict[int, list[cst.Call]]:
+    """The calls of the file by the id of the function of the file they call (one pass over the file's calls)."""
+    found: dict[int, list[cst.Call]] = {}
+    for call in ctx.nodes(cst.Call):
+        if isinstance(call.func, cst.Name):
+            for target in definitions(ctx, call.func):
+                if isinstance(target, cst.FunctionDef):
+                    found.setdefault(id(target), []).append(call)
+    return found
 
 
 def _default_device_setters(ctx: FileContext) -> list[cst.Call]:
