@@ -2104,7 +2104,7 @@ def _default_device(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | No
     if block is not None:
         return block
     where = _enclosing_function(ctx, call)
-    if where is not None:
+    if where is not None and ctx.memo(("device blocks",), lambda: _has_device_blocks(ctx)):
         blocked = ctx.memo(("device block of the calls of", id(where)), lambda: _device_block_of_calls(ctx, where))
         if blocked is not None:
             return blocked
@@ -2154,6 +2154,15 @@ def _device_block_of_calls(ctx: FileContext, function: cst.FunctionDef) -> cst.B
         found.append(block)
     codes = {ctx.code(d) for d in found}
     return found[0] if len(codes) == 1 else None
+
+
+def _has_device_blocks(ctx: FileContext) -> bool:
+    """Whether the file has a ``with torch.device(...):`` block (most have none: their calls are not gathered)."""
+    return any(
+        isinstance(item.item, cst.Call) and "torch.device" in ctx.qualified_names(item.item.func)
+        for block in ctx.nodes(cst.With)
+        for item in block.items
+    )
 
 
 def _calls_by_function(ctx: FileContext) -> dict[int, list[cst.Call]]:
