@@ -1,0 +1,133 @@
+"""Linear-probe fine-tuning of a frozen conv backbone (pretrained weights from backbone.pt, made here when absent).
+Random-crop augmentation on the host; per-epoch evaluation writes results.json; all output through logging."""
+import json
+import logging
+import os
+import random
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla.core.xla_model as xm
+
+
+def float64_to_float32(batch):
+    """Cast the float64 tensors in `batch` to float32, leaving every other tensor (integer token
+    ids and labels, float32, bf16) and everything else as it is.
+
+    Added by bf16-migrate (replacing the legacy bf16 environment switch, under which a float64
+    tensor on the XLA device was computed in low precision; autocast casts float32, not float64):
+    `batch` is a tensor, or a list, tuple, namedtuple or dict of them, nested; containers are
+    rebuilt, dicts as plain dicts.
+    """
+    if isinstance(batch, torch.Tensor):
+        return batch.to(torch.float32) if batch.dtype == torch.float64 else batch
+    if isinstance(batch, dict):
+        return {key: float64_to_float32(value) for key, value in batch.items()}
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):
+        return type(batch)(*(float64_to_float32(value) for value in batch))
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(float64_to_float32(value) for value in batch)
+    return batch
+
+
+def float32_inputs_hook(module, args, kwargs):
+    """Forward pre-hook added by bf16-migrate: the model's float64 inputs become float32."""
+    return float64_to_float32(args), float64_to_float32(kwargs)
+
+
+logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+log = logging.getLogger(__name__)
+OUT = os.environ.get("OUT_DIR", "/tmp/probe_run")
+STEPS_PER_EPOCH = int(os.environ.get("STEPS", 8))
+EPOCHS = 2
+
+
+class Backbone(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(1, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        return F.adaptive_avg_pool2d(F.relu(self.c2(x)), 1).flatten(1)
+
+
+def pretrained_backbone(path):
+    if not os.path.exists(path):
+        torch.manual_seed(123)
+        torch.save(Backbone().state_dict(), path)
+    bb = Backbone()
+    bb.load_state_dict(torch.load(path))
+    return bb
+
+
+def sample(rng, n):
+    imgs = rng.standard_normal((n, 1, 14, 14)).astype(np.float32)
+    labels = rng.integers(0, 3, size=n)
+    for i, lab in enumerate(labels):
+        imgs[i, 0, lab * 4:lab * 4 + 4, :] += 1.5
+    return imgs, labels
+
+
+def random_crop(imgs, size=12):
+    out = np.empty((len(imgs), 1, size, size), np.float32)
+    for i, im in enumerate(imgs):
+        dy, dx = random.randint(0, 2), random.randint(0, 2)
+        out[i] = im[:, dy:dy + size, dx:dx + size]
+    return out
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    random.seed(0)
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    dev = xm.xla_device()
+    backbone = pretrained_backbone(os.path.join(OUT, "backbone.pt")).to(dev).eval()
+    backbone.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)
+    for p in backbone.parameters():
+        p.requires_grad_(False)
+    head = nn.Sequential(nn.Dropout(0.2), nn.Linear(16, 3)).to(dev)
+    head.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)
+    opt = torch.optim.SGD(head.parameters(), lr=0.2, momentum=0.9)
+    results = []
+    for epoch in range(EPOCHS):
+        for step in range(STEPS_PER_EPOCH):
+            x, y = sample(rng, 32)
+            x = float64_to_float32(torch.from_numpy(random_crop(x)).to(dev))
+            y = torch.from_numpy(y).to(dev)
+            with torch.no_grad():
+                feats = backbone(x)
+            with torch.autocast("xla", dtype=torch.bfloat16):
+                loss = F.cross_entropy(head(feats), y, label_smoothing=0.05)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            xm.mark_step()
+            log.info("epoch %d step %d loss %.4f", epoch, step, loss.item())
+        head.eval()
+        conf = torch.zeros(3, 3)
+        with torch.no_grad():
+            vx, vy = sample(np.random.default_rng(7), 96)
+            with torch.autocast("xla", dtype=torch.bfloat16):
+                logits = head(backbone(float64_to_float32(torch.from_numpy(vx[:, :, 1:13, 1:13]).to(dev))))
+            prob = logits.softmax(-1).cpu().float()
+            for t, pr in zip(vy, prob.argmax(1).tolist()):
+                conf[t, pr] += 1
+        head.train()
+        results.append({"epoch": epoch, "acc": float(conf.diag().sum() / conf.sum()),
+                        "conf": conf.tolist(), "mean_p": prob.max(1).values.mean().item()})
+        log.info("epoch %d %s", epoch, results[-1])
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump(results, f)
+    torch.save(head.state_dict(), os.path.join(OUT, "head.pt"))
+    log.info("DTYPES %s", head[1].weight.dtype)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
