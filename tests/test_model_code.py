@@ -539,10 +539,11 @@ def test_amp_leaves_the_models_code_to_autocast():
 
 
 def test_under_xla_downcast_bf16_f64_was_f32_and_stays_so():
-    """XLA_DOWNCAST_BF16 kept f64 as f32 on the device: `.double()` becomes `.float()` (BFM048), an
-    upcast of such a value is no way in, and a tensor made before `.double()` (bf16 on the device,
-    then f32) now starts in the dtype it meets and becomes f32 as it did. Under XLA_USE_BF16 (f64 was
-    bf16 too) the fresh tensor and its `.double()` follow what they meet."""
+    """XLA_DOWNCAST_BF16 kept f64 as f32 on the device: `.double()` becomes `.float()` (BFM048), the `.float()`
+    of such a value took it back to a float32 label, bf16 on the device, so it becomes `.to(torch.bfloat16)`
+    (BFM048 cast_back), and a tensor made before `.double()` (bf16 on the device, then f32) now starts in the dtype it
+    meets and becomes f32 as it did. Under XLA_USE_BF16 (f64 was bf16 too) the fresh tensor and its `.double()`
+    follow what they meet."""
     body = """
         class Net(torch.nn.Module):
             def __init__(self):
@@ -555,13 +556,48 @@ def test_under_xla_downcast_bf16_f64_was_f32_and_stays_so():
         """
     source, use = migrate(body)
     downcast = migrate_source(source.replace("XLA_USE_BF16", "XLA_DOWNCAST_BF16"), "stochastic", "t.py")
-    assert "h * h.float().mean().float() + torch.ones(8, device=x.device, dtype=h.dtype).float()" in downcast.code
+    expected = "h * h.float().mean().to(torch.bfloat16) + torch.ones(8, device=x.device, dtype=h.dtype).float()"
+    assert expected in downcast.code
+    assert any(
+        d.code == "BFM048" and "back to float32, which the switch made bf16" in d.message for d in downcast.diagnostics
+    )
     assert [d.code for d in downcast.diagnostics if d.code.startswith("BFM08")] == ["BFM080"]
     # under XLA_USE_BF16 `h.double()` is an island that leaves the model (nothing calls it here): one
     # finding for the chain
     assert use.code == source and codes(use) == ["BFM085", "BFM083"]
     _, fresh = migrate(body.replace("h * h.double().mean().float() + ", "h + "))
     assert "return h + torch.ones(8, device=x.device, dtype=h.dtype).to(h.dtype)" in fresh.code
+
+
+MILESTONE_PENALTY = """import os
+import torch
+import torch_xla
+
+os.environ["XLA_DOWNCAST_BF16"] = "1"
+
+device = torch_xla.device()
+model = torch.nn.Linear(8, 8).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    pred = model(torch.randn(4, 8).to(device))
+    loss = pred.pow(2).mean()
+    d2 = pred.double().diff(n=2, dim=1)
+    loss = loss + 0.1 * d2.pow(2).mean().float()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_the_float_of_a_value_the_double_idiom_computed_is_its_way_back_to_bf16():
+    """``d2 = pred.double().diff(...)`` then ``d2.pow(2).mean().float()`` under XLA_DOWNCAST_BF16: the penalty was
+    computed in float32 (float64 on the device) and its ``.float()`` made it a float32 label again, bf16 there; kept
+    as a deliberate f32 (BFM089) it made the loss f32 where the legacy run's was bf16 (a hunt's milestone penalty)."""
+    result = migrate_source(MILESTONE_PENALTY, "stochastic", "train.py")
+    cst.parse_module(result.code)
+    assert "    d2 = pred.float().diff(n=2, dim=1)\n" in result.code
+    assert "    loss = loss + 0.1 * d2.pow(2).mean().to(torch.bfloat16)\n" in result.code
+    assert "BFM089" not in [d.code for d in result.diagnostics]
 
 
 def test_stage_script_writes_a_migrated_module_into_the_copy_never_through_a_link(tmp_path):

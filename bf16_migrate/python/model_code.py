@@ -111,6 +111,11 @@ class ModelCodeAudit:
     kept: list[tuple[Site, Where]] = field(default_factory=list)
     casts_back: list[tuple[Site, list[Cast]]] = field(default_factory=list)
     blocked: list[Blocked] = field(default_factory=list)
+    downcasts: list[cst.Call] = field(default_factory=list)
+    """``.float()`` of a value computed from a float64 one under XLA_DOWNCAST_BF16 (``d2 = pred.double().diff();
+    d2.pow(2).mean().float()``): float64 was float32 on the device and the float32 it makes was bf16 there (the
+    double idiom's way back to the model's precision, torch_xla/csrc/dtype.cpp), so in the modes that cast the model
+    it is ``.to(torch.bfloat16)`` (kept f32 it made the loss f32 where the legacy run's was bf16: a hunt's)."""
     on_xla: list[Site] = field(default_factory=list)
     """Fresh floating tensors whose values meet no tensor of a known dtype (a timestep embedding made from
     integer timesteps, handed back to the model): each goes through ``bf16_on_xla`` where it is made."""
@@ -210,6 +215,23 @@ def _torch_short_name(ctx: FileContext, call: cst.Call) -> str | None:
     return None
 
 
+def _plan_downcasts(ctx: FileContext, plan: EditPlan, downcasts: list[cst.Call]) -> None:
+    """Each of :attr:`ModelCodeAudit.downcasts` becomes ``.to(torch.bfloat16)``, reported (BFM048 ``cast_back``)."""
+    for call in downcasts:
+        if id(call) not in plan.replace:
+            plan.replace[id(call)] = _to_bf16
+            ctx.report("BFM048", call, fixed=True, variant="cast_back", code=short_code(ctx, call))
+
+
+def _to_bf16(call: cst.Call) -> cst.Call:
+    """``x.float()`` -> ``x.to(torch.bfloat16)``."""
+    assert isinstance(call.func, cst.Attribute), "a `.float()` call"
+    return call.with_changes(func=call.func.with_changes(attr=cst.Name("to")), args=[cst.Arg(_BF16.deep_clone())])
+
+
+_BF16 = cst.parse_expression("torch.bfloat16")
+
+
 def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> None:
     """Write the follows of ``audit`` into ``plan`` and report them (BFM080) and the islands kept
     (BFM082). The edits need no guard: a tensor that follows the dtype it meets computes what it
@@ -247,6 +269,7 @@ def plan_model_code(ctx: FileContext, plan: EditPlan, audit: ModelCodeAudit) -> 
             ctx.outcome.f32_islands.append(F32Island(first, last, finding))
             line = ctx.span(cast.via)[0][0]
             ctx.outcome.f32_islands.append(F32Island(line, ctx.span(cast.via)[1][0], finding))
+    _plan_downcasts(ctx, plan, audit.downcasts)
     for site in audit.on_xla:
         if id(site.node) in plan.replace:
             continue
@@ -527,7 +550,9 @@ class _Audit:
                 factories.append((call, *made))
             elif made is None:
                 upcast = self._upcast(call)
-                if upcast is not None and not self._from_kept_f64(call):
+                if upcast is not None and self._from_kept_f64(call):
+                    self._downcast(call)
+                elif upcast is not None:
                     upcasts.append((call, upcast if isinstance(upcast, cst.Arg) else None))
         step_factories, step_int_roots = self._step_calls()
         self.result.step_factories = frozenset(id(call) for call, _, _ in step_factories)
@@ -619,7 +644,10 @@ class _Audit:
                 if (self.ctx.enclosing(call, cst.FunctionDef) or self.ctx.module) is not scope:
                     continue
                 upcast = self._upcast(call)
-                if upcast is None or self._made(call) is not None or self._from_kept_f64(call):
+                if upcast is not None and self._made(call) is None and self._from_kept_f64(call):
+                    self._downcast(call)
+                    continue
+                if upcast is None or self._made(call) is not None:
                     continue
                 receiver = self._upcast_of(call)
                 if receiver is not None and (
@@ -646,13 +674,24 @@ class _Audit:
             and self.rules.upcast_methods.get(expr.func.attr.value) == "f32"
         )
 
-    def _from_kept_f64(self, call: cst.Call) -> bool:
+    def _downcast(self, call: cst.Call) -> None:
+        """Record ``call``, a ``.float()`` of a value the double idiom computed in float32, as a downcast to bf16
+        (:attr:`ModelCodeAudit.downcasts`), once, where the mode casts the model."""
+        if "f32" in self.low and not any(c is call for c in self.result.downcasts):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "float" and not call.args:
+                self.result.downcasts.append(call)
+
+    def _from_kept_f64(self, call: cst.Call, depth: int = 0) -> bool:
         """Whether the receiver of an upcast is computed from an f64 value that was not low
-        precision (XLA_DOWNCAST_BF16 kept f64 as f32: ``x.double().sum().float()`` was f32 there)."""
+        precision (XLA_DOWNCAST_BF16 kept f64 as f32: ``x.double().sum()`` computed in f32 there), inline
+        or through a name bound once to such a value (``d2 = pred.double().diff(n=2)``)."""
         if "f64" in self.low or not isinstance(call.func, cst.Attribute):
             return False
         expr: cst.BaseExpression = call.func.value
-        while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript)):
+        while isinstance(expr, (cst.Call, cst.Attribute, cst.Subscript, cst.BinaryOperation)):
+            if isinstance(expr, cst.BinaryOperation):
+                expr = expr.left
+                continue
             if isinstance(expr, cst.Call):
                 func = expr.func
                 if isinstance(func, cst.Attribute) and self.rules.upcast_methods.get(func.attr.value) == "f64":
@@ -666,6 +705,11 @@ class _Audit:
                 expr = func
             else:
                 expr = expr.value
+        if isinstance(expr, cst.Name) and depth < 3:
+            values = assigned_values(self.ctx, expr)
+            return len(values) == 1 and self._from_kept_f64(
+                cst.Call(cst.Attribute(values[0], cst.Name("float"))), depth + 1
+            )
         return False
 
     def _factory_name(self, call: cst.Call) -> str | None:
