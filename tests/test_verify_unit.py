@@ -200,6 +200,25 @@ def test_a_rising_loss_may_end_as_far_from_the_reference_as_the_legacy_run_does(
     )
 
 
+def test_a_float64_model_float32_on_the_device_under_downcast_is_no_missing_bf16():
+    """XLA_DOWNCAST_BF16 on a model built in float64 (``torch.set_default_dtype(torch.float64)``): the legacy run's
+    parameters said float64 and were float32 on the device, none bf16; a migration that keeps them float32 there has
+    the legacy run's precision, and the switch was in effect (float64 narrowed), not "not in effect there"."""
+    out = runs(LEGACY_LOSSES, param_dtypes={"float32": 6}, device_param_dtypes={"f32": 6})
+    legacy = {
+        "param_dtypes": {"float64": 6},
+        "device_param_dtypes": {"f32": 6},
+        "legacy_env": {"XLA_DOWNCAST_BF16": "1"},
+    }
+    out["legacy"] = rec("legacy", LEGACY_LOSSES, **legacy)
+    v = judge(mode_named("stochastic"), out)
+    part = part_of(v, "precision")
+    assert part.status == PASS, part.detail
+    assert "switch in effect" in part.detail and "not in effect" not in " ".join(v.notes)
+    out["migrated"] = rec("migrated", LEGACY_LOSSES, param_dtypes={"float32": 6}, device_param_dtypes={"f64": 6})
+    assert part_of(judge(mode_named("stochastic"), out), "precision").status == FAIL
+
+
 def test_trend_uses_thirds():
     assert trend([3, 3, 3, 2, 2, 2, 1, 1, 1]) == (3, 1)
     assert trend([1, 2]) is None

@@ -59,6 +59,12 @@ def _parameter_problem(
     if mode.casts_model:
         if has_bf16(params):
             return None
+        if (
+            legacy is not None
+            and _narrowed_to_f32(legacy)
+            and migrated.device_param_dtypes == legacy.device_param_dtypes
+        ):
+            return None  # XLA_DOWNCAST_BF16's float64 model was float32 on the device, as the migrated one is
         return f"the migrated optimizer holds no bfloat16 parameters ({dtypes_text(params)})"
     theirs = reference.param_dtypes if reference is not None else None
     if mode.autocast and has_bf16(params) and theirs is not None and not has_bf16(theirs):
@@ -67,6 +73,15 @@ def _parameter_problem(
             f"{dtypes_text(theirs)}: amp keeps the model in FP32"
         )
     return None
+
+
+def _narrowed_to_f32(legacy: RunRecord | None) -> bool:
+    """Whether the switch acted on the legacy run's parameters without making any bf16: float64 ones were float32 on
+    the device (XLA_DOWNCAST_BF16 on a model built in float64, torch_xla/csrc/dtype.cpp), none was bf16 there."""
+    if legacy is None or not legacy.ok or not legacy.param_dtypes or not legacy.device_param_dtypes:
+        return False
+    device = legacy.device_param_dtypes
+    return not has_bf16(device) and device.get("f64", 0) < legacy.param_dtypes.get("float64", 0)
 
 
 def _host_problem(migrated: RunRecord, other: RunRecord | None) -> str | None:
@@ -165,7 +180,7 @@ def _switch_in_effect(
     if it is the comparison run (``base``), else a note."""
     if legacy is None or not legacy.ok or legacy.device_param_dtypes is None:
         return
-    if has_bf16(legacy.device_param_dtypes):
+    if has_bf16(legacy.device_param_dtypes) or _narrowed_to_f32(legacy):
         facts.append(f"legacy device parameters {dtypes_text(legacy.device_param_dtypes)} (switch in effect)")
         return
     msg = (
