@@ -462,6 +462,20 @@ def test_amp_puts_a_loss_chosen_by_an_if_under_the_autocast_of_its_forward_pass(
     assert run(result.code, mode="amp").code == result.code
 
 
+def test_amp_splits_a_loss_backpropagated_in_the_statement_after_the_forward_pass():
+    """``out = model(x)`` then ``F.nll_loss(out, y).backward()`` (a Fisher estimate's loop): the forward pass and the
+    loss go under autocast, the backward after the block (the switch was kept, BFM030)."""
+    step = "out = model(x)\n        F.nll_loss(F.log_softmax(out, 1), y).backward()"
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + ONE_STATEMENT_STEP.replace("STEP", step), mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            out = model(x)
+            loss = F.nll_loss(F.log_softmax(out, 1), y)
+        loss.backward()
+"""
+    assert region in result.code, result.code
+    assert all(fixed for _, fixed in codes(result))
+
+
 def test_amp_binds_the_split_loss_to_a_name_the_function_does_not_use():
     """``loss`` already names something in the function (a running total): the split loss takes
     another name, so the total is not overwritten."""

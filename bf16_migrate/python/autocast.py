@@ -68,8 +68,9 @@ def autocast_regions(
             if id(later) in loss_statements and ctx.index_in_block(block, later) > ctx.index_in_block(block, last):
                 last = later
         region = body[ctx.index_in_block(block, first) : ctx.index_in_block(block, last) + 1]
-        if region == [first] and _backward_of_forward(first, call.call, forward) is not None:
-            regions.append((block, first, first))  # `F.nll_loss(model(x), y).backward()`: split when planned
+        split = _backward_of_forward(last, call.call if last is first else None, forward)
+        if split is not None and not any(steps_or_backward(s, forward) for s in region[:-1]):
+            regions.append((block, first, last))  # `F.nll_loss(model(x), y).backward()` last: split when planned
             continue
         if any(steps_or_backward(s, forward) for s in region):
             problems.append(("BFM030", call.call, "step_between", {}))
@@ -87,8 +88,8 @@ def plan_autocast(ctx: FileContext, plan: EditPlan, regions: list[Region]) -> No
     documentation: backward passes under autocast are not recommended)."""
     starts: dict[int, set[int]] = {}  # per block, the first statements wrapped (a block may hold thousands)
     for block, first, last in _merged(regions):
-        if first is last and _backward_of_forward(first) is not None:
-            _split_backward(ctx, plan, first)
+        if _backward_of_forward(last) is not None:
+            _split_backward(ctx, plan, last)
         ranges = plan.wraps.setdefault(id(block), [])
         wrapped = starts.get(id(block))
         if wrapped is None:
