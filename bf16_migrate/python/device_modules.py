@@ -1399,7 +1399,7 @@ head = torch.nn.Linear(8, 2).to(device)
 head.to(torch.bfloat16)
 optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
 with torch.no_grad():
-    features = encoder(torch.randn(4, 8, dtype=torch.float32).to(device)).float()
+    features = encoder(torch.randn(4, 8, dtype=torch.float32).to(device)).to(torch.bfloat16)
 loss = head(features.to(torch.bfloat16)).sum()
 loss.backward()
 optimizer.step()
