@@ -485,6 +485,63 @@ def test_amp_binds_the_split_loss_to_a_name_the_function_does_not_use():
     assert "            amp_loss = F.nll_loss(model(x), y)\n        amp_loss.backward()\n" in code
 
 
+FORWARD_HELPER = """
+def forward(model, batch):
+    x, y = batch
+    return {"logits": model(x), "y": y}
+
+
+def accuracy(model, batch):
+    x, y = batch
+    logits = model(x)
+    return (logits.argmax(1) == y).float().mean()
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for batch in batches(device):
+        out = forward(model, batch)
+        loss = compute_loss(out)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    print(accuracy(model, next(batches(device))).item())
+"""
+
+
+def test_amp_puts_a_forward_helpers_call_and_the_loss_computed_from_it_under_autocast():
+    """A function that returns the model's output as it is (``return {"logits": model(x), "y": y}``) and a loss
+    computed where it is called (``loss = compute_loss(out)``): the call and the loss go under autocast there;
+    wrapping the function's body alone left the loss outside autocast, in bf16 on the bf16 logits where amp
+    computes it in f32. A function returning a value computed from the output (an accuracy) keeps its own
+    region. A second run changes nothing."""
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + FORWARD_HELPER, mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            out = forward(model, batch)
+            loss = compute_loss(out)
+        optimizer.zero_grad()
+"""
+    assert region in result.code, result.code
+    assert '    return {"logits": model(x), "y": y}' in result.code  # not wrapped again in its function
+    assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        logits = model(x)\n' in result.code
+    assert "XLA_USE_BF16" not in result.code
+    assert run(result.code, mode="amp").code == result.code
+
+
+def test_amp_keeps_the_region_of_a_forward_helper_that_steps():
+    """A function that runs the forward pass and steps (a whole training loop) is no forward helper: its
+    call is not wrapped, its own forward pass and loss are."""
+    helper = FORWARD_HELPER.replace(
+        '    return {"logits": model(x), "y": y}',
+        "    out = model(x)\n    F.nll_loss(out, y).backward()\n    return out",
+    )
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + helper, mode="amp")
+    assert "            out = forward(model, batch)" not in result.code, result.code
+    assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        out = model(x)\n' in result.code
+
+
 def test_gpu_compatible_keeps_the_switch_of_an_optimizer_without_master_weights():
     """An optimizer class that is neither torch.optim's nor an Optimizer subclass the codemod
     knows (here: of unknown origin) cannot take FP32 master weights: removing the switch would

@@ -11,8 +11,9 @@ import libcst as cst
 import libcst.matchers as m
 
 from .apply import EditPlan
+from .bindings import definitions
 from .context import FileContext, findall
-from .model_site import ModelCall
+from .model_site import ModelCall, describe_call
 from .optimizers import changes_weights
 
 Region = tuple[cst.Module | cst.IndentedBlock, cst.BaseStatement, cst.BaseStatement]
@@ -77,6 +78,86 @@ def autocast_regions(
             continue
         regions.append((block, first, last))
     return regions, problems
+
+
+def through_returns(ctx: FileContext, calls: list[ModelCall]) -> list[ModelCall]:
+    """``calls`` with each forward pass whose function returns its output without computing a loss from it
+    (``def forward(model, batch): return {"logits": model(x), "y": y}``) replaced by the calls of that function
+    in the file (``out = forward(model, batch)``), described as forward passes: their loss is computed where
+    the function is called (``loss = compute_loss(out)``), and autocast covers the forward pass and the loss
+    (PyTorch's torch.amp documentation); wrapping the function's body alone left the loss in bf16 outside
+    autocast where autocast computes it in float32 (found by a review of our own). A function called nowhere
+    in the file, or once where its result has no statement of its own (``[forward(m, b) for b in batches]``),
+    keeps its own region; two levels at most."""
+    return [lifted for call in calls for lifted in _lifted(ctx, call, 0)]
+
+
+def _lifted(ctx: FileContext, call: ModelCall, depth: int) -> list[ModelCall]:
+    if call.losses or call.loss_statements or call.through or depth >= 2 or call.statement is None:
+        return [call]
+    func = ctx.enclosing(call.call, cst.FunctionDef)
+    if func is None or _a_module_forward(ctx, func) or not _returns_output(ctx, call, func):
+        return [call]
+    callers = [describe_call(ctx, c) for c in _calls_of(ctx, func)]
+    if not callers or any(c.statement is None for c in callers):
+        return [call]
+    return [lifted for caller in callers for lifted in _lifted(ctx, caller, depth + 1)]
+
+
+def _a_module_forward(ctx: FileContext, func: cst.FunctionDef) -> bool:
+    """Whether ``func`` is a class's ``forward`` or ``__call__`` (a module calling its parts: its callers are the
+    model's own calls)."""
+    return func.name.value in ("forward", "__call__") and isinstance(ctx.parent(ctx.parent(func)), cst.ClassDef)
+
+
+def _returns_output(ctx: FileContext, call: ModelCall, func: cst.FunctionDef) -> bool:
+    """Whether ``func`` returns ``call``'s output as it is, alone or held in a tuple, list or dict
+    (``return {"logits": model(x), "y": y}``, ``logits = model(x)`` then ``return logits, y``), and steps
+    nothing itself. A value computed from the output (an accuracy, a metric) is no forward pass's output."""
+    statement = call.statement
+    assert statement is not None, "asked of a call in a statement line"
+    if steps_or_backward(func.body):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Return) and small.value is not None:
+            return any(value is call.call for value in _held_values(small.value))
+    names = set(call.outputs)
+    if not names:
+        return False
+    for ret in findall(func.body, m.Return(), ctx.index):
+        assert isinstance(ret, cst.Return), "findall of m.Return()"
+        if ret.value is not None and ctx.enclosing(ret, cst.FunctionDef) is func and ctx.pos(ret) > ctx.pos(statement):
+            if any(isinstance(v, cst.Name) and v.value in names for v in _held_values(ret.value)):
+                return True
+    return False
+
+
+def _held_values(value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """``value`` and, through tuples, lists and dicts, the values it holds."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        return [value, *(v for e in value.elements for v in _held_values(e.value))]
+    if isinstance(value, cst.Dict):
+        return [value, *(v for e in value.elements for v in _held_values(e.value))]
+    return [value]
+
+
+def _calls_of(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of ``func`` in the file: by its name where it is bound to it, or as ``self.<name>(...)`` in its
+    own class when it is a method."""
+    name = func.name.value
+    cls = ctx.parent(ctx.parent(func))
+    found = []
+    for call in ctx.nodes_named(cst.Call, name, "func"):
+        if isinstance(call.func, cst.Name):
+            if any(d is func for d in definitions(ctx, call.func)):
+                found.append(call)
+        elif (
+            isinstance(cls, cst.ClassDef)
+            and m.matches(call.func, m.Attribute(value=m.Name("self")))
+            and ctx.enclosing(call, cst.ClassDef) is cls
+        ):
+            found.append(call)
+    return found
 
 
 def plan_autocast(ctx: FileContext, plan: EditPlan, regions: list[Region]) -> None:

@@ -10,7 +10,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ...rules import Emit
-from ..autocast import Region, autocast_regions, plan_autocast
+from ..autocast import Region, autocast_regions, plan_autocast, through_returns
 from ..device_modules import device_module_regions, handed_out, method_forward_calls
 from ..loss_reach import loss_code
 from ..model_site import one_line, unseen_reach
@@ -61,9 +61,10 @@ def check(m: Migration) -> Migration | None:
     ctx = m.ctx
     regions: list[Region] = []
     problems = []
-    loss = loss_code(ctx, [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx))
+    lifted = {id(model): through_returns(ctx, m.calls[id(model)]) for model in m.models}
+    loss = loss_code(ctx, [c for cs in lifted.values() for c in cs] + m.on_device.calls(ctx))
     for model in m.models:
-        calls = m.calls[id(model)]
+        calls = lifted[id(model)]
         if not calls:  # used through its own methods alone (``loss = model.nll(x, y)``): they are its forward passes
             calls = [c for c in method_forward_calls(ctx, module_of(ctx, model)) if _hands_a_value(c.call)]
             found, failed = autocast_regions(ctx, model, calls, loss.statements)
