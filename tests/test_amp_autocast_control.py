@@ -127,3 +127,71 @@ def test_amp_a_loss_computed_outside_autocast_is_named_where_it_left_autocast(tm
     assert report.verdict.status == FAIL
     found = [(f.diagnostic.code, f.diagnostic.line) for f in report.trace_findings if f.excused is None]
     assert ("BFM206", line) in found, found
+
+
+PAIRS = '''"""Two views of a batch pulled together: a cross-entropy over their similarities plus a margin term."""
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import torch_xla
+
+STEPS = int(os.environ.get("STEPS", 6))
+
+
+def pair_loss(za, zb):
+    sim = F.normalize(za, dim=1) @ F.normalize(zb, dim=1).T / 0.2
+    hardest = (sim - 1e4 * torch.eye(sim.shape[0], device=sim.device)).max(dim=1).values
+    ce = F.cross_entropy(sim, torch.arange(sim.shape[0], device=sim.device))
+    return F.relu(0.05 + hardest - sim.diag()).mean() + ce
+
+
+def main():
+    device = torch_xla.device()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4)).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(STEPS):
+        xa = torch.randn(6, 8).to(device)
+        xb = xa + 0.1 * torch.randn(6, 8).to(device)
+        za, zb = model(xa), model(xb)
+        loss = pair_loss(za, zb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        torch_xla.sync()
+        print(step, loss.item())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.xla
+def test_amp_a_bf16_cross_entropy_summed_with_an_f32_term_outside_autocast_is_named(tmp_path):
+    """amp with the loss left after the autocast block: its cross-entropy runs on the bf16 similarities, in bf16
+    where autocast runs it in float32, and an f32 margin term (promoted by an f32 ``torch.eye``) makes the sum
+    handed to backward f32 (a hunt's text PASSed: only a bf16 loss was looked at, and the losses matched). The
+    trace names where the loss's chain left autocast (BFM206, the cross-entropy named); the codemod's migration,
+    the loss under autocast, PASSes."""
+    from bf16_migrate.verify import verify_script
+    from bf16_migrate.verify.parts import FAIL, PASS
+
+    script = tmp_path / "train.py"
+    script.write_text(PAIRS)
+    right = migrate_source(PAIRS, "amp", "train.py").code
+    inside = "            za, zb = model(xa), model(xb)\n            loss = pair_loss(za, zb)\n"
+    assert inside in right
+    wrong = right.replace(inside, "            za, zb = model(xa), model(xb)\n        loss = pair_loss(za, zb)\n")
+    report = verify_script(script, "amp", steps=6, timeout=300, migrated_source=wrong)
+    assert report.verdict.status == FAIL, [(p.name, p.status, p.detail) for p in report.verdict.parts]
+    line = PAIRS.splitlines().index("    sim = F.normalize(za, dim=1) @ F.normalize(zb, dim=1).T / 0.2") + 1
+    found = [f.diagnostic for f in report.trace_findings if f.excused is None]
+    assert [(d.code, d.line) for d in found] == [("BFM206", line)], found
+    assert "`F.cross_entropy` on bf16 operands" in found[0].message
+    report = verify_script(script, "amp", steps=6, timeout=300)
+    assert report.verdict.status == PASS, [(p.name, p.status, p.detail) for p in report.verdict.parts]

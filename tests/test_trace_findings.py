@@ -334,6 +334,39 @@ def test_amp_names_where_a_bf16_loss_left_autocast_once_the_control_computes_it_
     assert trace_findings(made, amp) == []
 
 
+def test_amp_names_a_loss_whose_chain_ran_an_fp32_op_of_autocast_in_bf16_without_the_control():
+    """amp: the loss's chain outside autocast ran ``F.cross_entropy`` on bf16 operands, an op autocast runs in
+    float32 (torch_xla/csrc/autocast_mode.cpp): named without the autocast control, whose run is made only when
+    the losses do not match (a bf16 cross-entropy summed with an f32 margin term matched and PASSed)."""
+    text = LEGACY_TEXT.replace("preds = out.cpu()", "loss = F.cross_entropy(out, y) + margin")
+    line = text.splitlines().index("loss = F.cross_entropy(out, y) + margin") + 1
+    left = [
+        {
+            "kind": "loss_outside_autocast",
+            "file": "/u/train.py",
+            "line": line,
+            "end_line": line,
+            "col": 7,
+            "end_col": 29,
+            "op": "F.cross_entropy",
+            "order": 3,
+            "operands": [],
+            "result": "bf16",
+            "fp32_op": "F.cross_entropy",
+        }
+    ]
+    amp = TraceSources({"/u/train.py": text}.get, {}, f32=False, f64=True, own_migration=True)
+    (found,) = trace_findings(runs(left), amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (
+        FindingKind.LOSS_OUTSIDE_AUTOCAST,
+        "BFM206",
+        line,
+    )
+    assert "autocast runs `F.cross_entropy` in float32" in found.diagnostic.message
+    left[0].pop("fp32_op")  # a chain of ops autocast leaves in bf16 too: only the control tells
+    assert trace_findings(runs(left), amp) == []
+
+
 def test_f32_on_lines_a_migration_added_is_excused_only_inside_the_codemods_helpers():
     """The helpers the codemod writes (their docstrings carry its mark) compute in f32 on purpose (FP32
     master weights); any other added line is the migration's reading of the user's code: a hand-made one

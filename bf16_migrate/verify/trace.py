@@ -143,7 +143,8 @@ class TraceEvent:
     those, later cast to f32), ``flat_dict`` (a saved flat dict of tensors). ``module``: the
     class of a module moved to the device. ``message``: an exception's or failed op's text;
     ``mixed``: a failed op had f32 and bf16 operands. ``callers``: the user's frames that called
-    the event's frame, innermost first (:class:`CallSite`)."""
+    the event's frame, innermost first (:class:`CallSite`). ``fp32_op``: a loss's chain outside autocast ran
+    this op, which autocast runs in float32 (``F.cross_entropy``), on bf16 operands."""
 
     kind: Kind
     file: str
@@ -170,6 +171,7 @@ class TraceEvent:
     message: str | None = None
     mixed: bool = False
     callers: list[CallSite] = field(default_factory=list)
+    fp32_op: str | None = None
 
     @property
     def key(self) -> tuple[str, int, str, str]:
@@ -209,6 +211,7 @@ class TraceEvent:
             message=data.get("message"),
             mixed=bool(data.get("mixed", False)),
             callers=[CallSite.from_json(c) for c in data.get("callers") or []],
+            fp32_op=data.get("fp32_op"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -240,6 +243,7 @@ class TraceEvent:
             "message": self.message,
             "mixed": self.mixed,
             "callers": [c.to_json() for c in self.callers],
+            "fp32_op": self.fp32_op,
         }
         out.update({k: v for k, v in optional.items() if v})
         return out

@@ -464,7 +464,7 @@ class _Reader:
             out.extend(self._f32_findings())
         if self.sources.f64 and not self.sources.own_migration:
             out.extend(self._by_hand_findings())
-        if self.sources.f64 and self.control_loss == "f32":
+        if self.sources.f64:
             out.extend(self._loss_findings())
         if self.sources.f64:
             out.extend(self._forward_findings())
@@ -731,14 +731,28 @@ class _Reader:
         return out
 
     def _loss_findings(self) -> list[tuple[int, TraceFinding]]:
-        """amp, the autocast control's loss f32: the place where the migrated run's bf16 loss left autocast
-        (the ``loss_outside_autocast`` event: the first bf16 operation of its chain outside autocast)."""
+        """amp: the place where the migrated run's loss left autocast (the ``loss_outside_autocast`` event: the
+        first bf16 operation of its chain outside autocast), when the autocast control's loss was f32, or when the
+        chain ran an op autocast runs in float32 (``F.cross_entropy`` on bf16 logits: torch_xla/csrc/
+        autocast_mode.cpp's fp32 list), whatever the dtype of the sum handed to ``backward`` (a bf16
+        cross-entropy plus an f32 margin term is an f32 loss computed partly in bf16)."""
         out: list[tuple[int, TraceFinding]] = []
         for e in self.trace.of_kind(Kind.LOSS_OUTSIDE_AUTOCAST):
+            if self.control_loss != "f32" and e.fp32_op is None:
+                continue
             place = self.place(e)
             fields = {"expr": _short(place.code or e.op), "op": e.op, "result": e.result or "bf16"}
+            variant = None
+            if e.fp32_op is not None:
+                variant, fields["fp32_op"] = "fp32_op", e.fp32_op
             diagnostic = report(
-                CODES[FindingKind.LOSS_OUTSIDE_AUTOCAST], place.path, place.line, place.col, False, None, **fields
+                CODES[FindingKind.LOSS_OUTSIDE_AUTOCAST],
+                place.path,
+                place.line,
+                place.col,
+                False,
+                variant,
+                **fields,
             )
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` -> {fields['result']}, outside autocast"]
             finding = TraceFinding(FindingKind.LOSS_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)

@@ -182,6 +182,14 @@ _PRODUCTS = frozenset(
     | {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
 )
 """The matrix products autocast runs in bf16 on XLA (torch_xla/csrc/autocast_mode.cpp's lower-precision list)."""
+_AUTOCAST_FP32 = frozenset(
+    {"cross_entropy", "nll_loss", "log_softmax", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div"}
+    | {"binary_cross_entropy", "binary_cross_entropy_with_logits", "margin_ranking_loss", "soft_margin_loss"}
+    | {"triplet_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "cosine_embedding_loss"}
+    | {"hinge_embedding_loss", "poisson_nll_loss", "ctc_loss", "batch_norm", "prod", "cdist", "quantile"}
+)
+"""The functions autocast runs in float32 on XLA (torch_xla/csrc/autocast_mode.cpp's fp32 list: its losses,
+``_log_softmax``, ``batch_norm``, ``prod``, ``cdist``, ``quantile``), by their Python names."""
 _PYTHON_NUMBERS = frozenset({"tolist", "item"})
 """Tensor methods that hand a host tensor's values over as Python numbers."""
 OUTPUT_OCCURRENCES = 4
@@ -612,20 +620,23 @@ class Tracer:
     def _on_low_outside_autocast(self, func, name, args, kwargs, device):
         """amp, before the first ``backward``: remember where a bf16/f16 device result was computed outside
         autocast from a bf16/f16 operand; a result computed from one remembered keeps its operand's place,
-        where the chain left autocast (:meth:`on_loss` reads it). A move or view (``out[:n]``) computes
-        nothing: it starts no chain."""
-        low = [r for r in device if self.device_type(r) in _LOW]
-        if not low or self._torch.is_autocast_enabled("xla"):
+        where the chain left autocast (:meth:`on_loss` reads it), f32 ones too: a bf16 cross-entropy summed with
+        an f32 term is an f32 loss computed partly in bf16 outside autocast (a hunt's margin loss promoted by an
+        f32 ``torch.eye`` PASSed). A move or view (``out[:n]``) computes nothing: it starts no chain."""
+        if self._torch.is_autocast_enabled("xla"):
             return
+        low = [r for r in device if self.device_type(r) in _LOW]
         operands = [t for t in self._tensors(args, kwargs) if t.is_xla and t.is_floating_point()]
         place = None
-        for t in operands:
+        for t in operands:  # the first remembered operand's place, one whose chain ran an fp32 op first
             entry = self.low_made.get(id(t))
-            if entry is not None and entry[0]() is t:
+            if entry is not None and entry[0]() is t and (place is None or "fp32_op" in entry[1]):
                 place = entry[1]
-                break
+                low = device
+                if "fp32_op" in place:
+                    break
         if place is None:
-            if name in _MOVES or not any(self.device_type(t) in _LOW for t in operands):
+            if not low or name in _MOVES or not any(self.device_type(t) in _LOW for t in operands):
                 return
             user = self.user_frame(sys._getframe(1))
             if user is None:
@@ -639,13 +650,17 @@ class Tracer:
                 "col": col if start == line else None,
                 "end_col": end_col if start == line else None,
                 "op": op_name(func),
+                "result": self.device_type(low[0]),
             }
+        if name in _AUTOCAST_FP32 and "fp32_op" not in place and any(self.device_type(t) in _LOW for t in operands):
+            place = dict(place, fp32_op=op_name(func))  # autocast runs it in float32: the chain's precision loss
         for r in low:
             self.tag(r, place, self.low_made)
 
     def on_loss(self, tensor):
         """amp, the first loss the harness is handed (``backward``): a ``loss_outside_autocast`` event at
-        the place :meth:`_on_low_outside_autocast` remembered for it, if any; nothing is remembered after."""
+        the place :meth:`_on_low_outside_autocast` remembered for it, if any, when the loss is bf16 or its chain
+        ran an op autocast runs in float32 (``fp32_op``); nothing is remembered after."""
         if not self.amp or self.loss_seen:
             return
         self.loss_seen = True
@@ -654,6 +669,8 @@ class Tracer:
         if entry is None or entry[0]() is not tensor or os.getpid() != self.pid:
             return
         place = entry[1]
+        if self.device_type(tensor) not in _LOW and "fp32_op" not in place:
+            return  # f32 by promotion, its bf16 part of ops autocast leaves in bf16 too (a mean, a pow)
         self.order += 1
         key = (place["file"], place["line"], place["op"], "loss_outside_autocast")
         self.events[key] = dict(
@@ -664,7 +681,7 @@ class Tracer:
             step=self.steps(),
             after_stop=False,
             operands=[],
-            result=self.device_type(tensor),
+            result=place.get("result") or self.device_type(tensor),
         )
 
     def _on_in_place(self, func, args, kwargs, result):
