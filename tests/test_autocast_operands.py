@@ -185,6 +185,24 @@ def test_a_python_number_the_code_computes_is_left_alone():
     assert "scatter_(1, idx, (1.0 - eps * SMOOTH).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
 
 
+def test_a_parameter_without_default_every_call_passes_a_number_is_a_number():
+    """``def smooth(h, idx, eps)`` called ``smooth(h, idx, 0.1)``: ``1.0 - eps`` is a Python number
+    (a hunt's label smoothing in a TorchScript-compiled helper: ``(1.0 - eps).to(out.dtype)`` raised
+    ``AttributeError: 'float' object has no attribute 'to'``); a call passing a tensor keeps the cast."""
+    after = "\n\ndef smooth(h, idx, eps):\n"
+    after += "    return torch.zeros_like(h).scatter_(1, idx, 1.0 - eps)\n"
+    body = """\
+        h = self.lin(x)
+        idx = torch.arange(6, device=x.device).remainder(4).unsqueeze(-1)
+        return smooth(h, idx, EPS)
+        """
+    result = _amp(body.replace("EPS", "0.1"), after=after)
+    assert "scatter_(1, idx, 1.0 - eps)" in result.code
+    assert _codes(result) == []
+    passed = _amp(body.replace("EPS", "h[:, :1]"), after=after)
+    assert "scatter_(1, idx, (1.0 - eps).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
+
+
 RECORD_STEP = """import os
 from dataclasses import dataclass
 from types import SimpleNamespace

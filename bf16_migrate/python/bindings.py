@@ -229,8 +229,9 @@ def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = Fa
     """Whether ``expr`` is a Python number the code shows (an ``int`` with ``integer``): a numeric
     literal, ``len(...)``, ``int(...)`` (``float(...)`` too unless ``integer``), arithmetic of such
     (``+ - * // %``, and ``/ **`` unless ``integer``), or a name every binding of which is one: a plain
-    assignment of one, or a parameter whose default is one and that no call of its function in the
-    file by name passes anything else (a call that unpacks passes something unknown). Names are
+    assignment of one, or a parameter whose default is one, or which has no default but is passed by some
+    call of its function in the file (``smooth_targets(y, 3, 0.1)``), and that no call of its function in
+    the file by name passes anything else (a call that unpacks passes something unknown). Names are
     followed 4 deep."""
     if depth > 4:
         return False
@@ -260,9 +261,10 @@ def python_number(ctx: FileContext, expr: cst.BaseExpression, integer: bool = Fa
         node = getattr(binding, "node", None)
         if isinstance(node, cst.Param):
             passed = _passed_by_name(ctx, node)
-            if node.default is None or passed is None:
+            given = [node.default, *(passed or ())] if node.default is not None else list(passed or ())
+            if passed is None or not given:  # no default and no call in the file: nothing shows what it is
                 return False
-            if not all(python_number(ctx, v, integer, depth + 1) for v in [node.default, *passed]):
+            if not all(python_number(ctx, v, integer, depth + 1) for v in given):
                 return False
             continue
         value = assigned_value(ctx, node) if node is not None else None
