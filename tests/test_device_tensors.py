@@ -155,6 +155,60 @@ def test_a_device_the_code_does_not_tell_is_decided_at_run_time():
     cst.parse_module(result.code)
 
 
+MIXIN_MOVER = """import os
+os.environ["XLA_USE_BF16"] = "1"
+import torch
+import torch.nn.functional as F
+import torch_xla
+
+
+class ToDeviceMixin:
+    def to_device(self, batch):
+        if isinstance(batch, torch.Tensor):
+            return batch.to(self.device)
+        return {k: self.to_device(v) for k, v in batch.items()}
+
+
+class Trainer(ToDeviceMixin):
+    def __init__(self, model):
+        self.device = torch_xla.device()
+        self.model = model.to(self.device)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def step(self, batch):
+        batch = self.to_device(batch)
+        loss = F.mse_loss(self.model(batch["x"]).squeeze(-1), batch["y"])
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+class Other(ToDeviceMixin):
+    pass
+
+
+trainer = Trainer(torch.nn.Linear(4, 1))
+for _ in range(3):
+    x = torch.randn(8, 4)
+    trainer.step({"x": x, "y": x.sum(1).double()})
+"""
+
+
+def test_a_mixins_move_to_the_device_a_subclass_sets_is_cast():
+    """A mixin's ``batch.to(self.device)`` where the trainer deriving from it sets ``self.device =
+    torch_xla.device()``: ``self`` is the trainer, the move brings the batch (a float64 target among it) to the
+    XLA device, where the switch made it bf16; left alone, the target met the bf16 output as float64 (a hunt's
+    base trainer: ``Found dtype Double but expected BFloat16``). A class deriving from the mixin beside it does
+    not change that; a sibling's attributes are not the trainer's."""
+    result = migrate_source(MIXIN_MOVER, "stochastic", "train.py")
+    assert "            return floating_to_bf16(batch.to(self.device))" in result.code, result.code
+    assert ("BFM154", True) in [(d.code, d.fixed) for d in result.diagnostics]
+    assert 'os.environ["XLA_USE_BF16"]' not in result.code
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code
+    cst.parse_module(result.code)
+
+
 PROBE = """import os
 os.environ["XLA_USE_BF16"] = "1"
 import torch

@@ -70,8 +70,12 @@ def module_binds(ctx: FileContext, name: str) -> bool:
 def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression]:
     """The values assigned to ``self.<attr>`` anywhere in ``cls`` (its methods), one of a tuple too
     (``self.hidden, self.dtype = hidden, dtype``: as many targets as values, none starred; a hunt's stored dtype
-    was not seen there)."""
-    assigns = ctx.memo(("assignments in", cls), lambda: findall(cls, m.Assign(), ctx.index))
+    was not seen there), and in the classes of the file it derives from or that derive from it (``self`` of a
+    mixin's ``to_device`` is an instance of the trainer that sets ``self.device``: a hunt's batch mover)."""
+    assigns = ctx.memo(
+        ("assignments in the family of", cls),
+        lambda: [a for c in class_family(ctx, cls) for a in findall(c, m.Assign(), ctx.index)],
+    )
     pattern = m.Attribute(value=m.Name("self"), attr=m.Name(attr))
     found: list[cst.BaseExpression] = []
     for a in assigns:
@@ -84,6 +88,37 @@ def self_assigned(ctx: FileContext, cls: cst.ClassDef, attr: str) -> list[cst.Ba
                 if len(names) == len(values) and not any(isinstance(e, cst.StarredElement) for e in (*names, *values)):
                     found += [v.value for n, v in zip(names, values) if m.matches(n.value, pattern)]
     return found
+
+
+def class_family(ctx: FileContext, cls: cst.ClassDef) -> list[cst.ClassDef]:
+    """``cls``, the classes of the file it derives from (up the bases) and those that derive from it (down),
+    each named by a plain name in a class's bases (``class BaseTrainer(ToDeviceMixin)``); not its siblings
+    (``self`` of one subclass is never an instance of another)."""
+
+    def links() -> tuple[dict[int, list[cst.ClassDef]], dict[int, list[cst.ClassDef]]]:
+        by_name: dict[str, list[cst.ClassDef]] = {}
+        for c in ctx.nodes(cst.ClassDef):
+            by_name.setdefault(c.name.value, []).append(c)
+        up: dict[int, list[cst.ClassDef]] = {}
+        down: dict[int, list[cst.ClassDef]] = {}
+        for c in ctx.nodes(cst.ClassDef):
+            for base in c.bases:
+                if isinstance(base.value, cst.Name) and base.keyword is None:
+                    for b in by_name.get(base.value.value, ()):
+                        if b is not c:
+                            up.setdefault(id(c), []).append(b)
+                            down.setdefault(id(b), []).append(c)
+        return up, down
+
+    family = [cls]
+    for direction in ctx.memo(("class bases of the file",), links):
+        todo = [cls]
+        while todo:
+            for other in direction.get(id(todo.pop()), ()):
+                if not any(other is f for f in family):
+                    family.append(other)
+                    todo.append(other)
+    return family
 
 
 def assigned_values(ctx: FileContext, name: cst.Name) -> list[cst.BaseExpression]:
