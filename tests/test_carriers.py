@@ -272,7 +272,10 @@ def test_a_makefiles_recipe_lines_are_its_commands():
         "export XLA_USE_BF16 = 1\nPY ?= python\ntrain:\n\t@XLA_USE_BF16=1 python t.py\n\t-env A=1 python u.py\r\n"
         "\t$(PY) v.py\n\tpython w.py \\\n\t  --fast\n\t# a note\n"
     )
-    assert [text[a:b] for a, b in commands(text)] == ["XLA_USE_BF16=1 python t.py", "env A=1 python u.py"]
+    # `PY ?= python` names the interpreter: `$(PY) v.py` is read as `python v.py` (hunt46 made it a command)
+    assert [text[a:b] for a, b in commands(text)] == ["XLA_USE_BF16=1 python t.py", "env A=1 python u.py", "$(PY) v.py"]
+    other = text.replace("PY ?= python", "PY ?= python -u")
+    assert [other[a:b] for a, b in commands(other)] == ["XLA_USE_BF16=1 python t.py", "env A=1 python u.py"]
     assert kind_of(Path("Makefile")) == "makefile" and kind_of(Path("rules.mk")) == "makefile"
     assert kind_of(Path("GNUmakefile")) == "makefile"
 
@@ -309,6 +312,30 @@ def test_a_recipe_whose_only_make_references_are_its_scripts_arguments_is_migrat
     from bf16_migrate.carriers.makefile import masked
 
     assert masked("\tXLA_USE_BF16=1 $(PY) t.py") is None and masked("\tpython t.py $$HOME") is None
+
+
+def test_a_recipe_launching_the_interpreter_the_makefile_defines_is_migrated(tmp_path):
+    """``PYTHON ?= python3`` then ``XLA_USE_BF16=1 $(PYTHON) t.py``: make puts the interpreter the Makefile
+    defines there, which runs ``t.py`` with the line's settings; the line is read (it was refused, BFM131), the
+    reference kept byte for byte. A variable defined otherwise (several words, appended to, set by a shell
+    command) or not defined in the Makefile is not read."""
+    from bf16_migrate.carriers.makefile import interpreter_variables, masked
+
+    (tmp_path / "t.py").write_text(
+        "import torch\nimport torch_xla\nmodel = torch.nn.Linear(2, 2).to(torch_xla.device())\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "loss = model(torch.ones(1, 2).to(torch_xla.device())).sum()\nloss.backward()\nopt.step()\n"
+    )
+    text = "PYTHON ?= python3\nPY := .venv/bin/python\ntrain:\n\tPJRT_DEVICE=TPU XLA_USE_BF16=1 $(PYTHON) t.py\n"
+    (tmp_path / "Makefile").write_text(text)
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert (tmp_path / "Makefile").read_text() == text.replace("XLA_USE_BF16=1 ", "")
+    assert ("BFM001", True) in [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("Makefile")]
+    assert "torch.autocast" in (tmp_path / "t.py").read_text()
+    assert interpreter_variables(text) == {"PYTHON", "PY"}
+    assert masked("\tX=1 ${PY} t.py", frozenset({"PY"})) == "\tX=1 pypy  t.py"
+    for other in ("PYTHON = python3 -u", "PYTHON += -u", "PYTHON != which python3", "PYTHON = torchrun"):
+        assert "PYTHON" not in interpreter_variables(text + other + "\n"), other
 
 
 def test_a_config_maps_data_is_reported_naming_the_config_map_and_the_setting(tmp_path):

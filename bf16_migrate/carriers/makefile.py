@@ -14,7 +14,8 @@ reach every recipe; a recipe line continued with a backslash; a recipe line with
 ``$(PY)``, ``$$`` before the shell sees the line, so the shell reader would read another command: its
 names are reported here, BFM131 naming the scripts of the line to migrate with ``--legacy-env``), unless
 every ``$`` is a variable reference among the arguments of the line's Python script (``python train.py
---steps $(STEPS)``), which decides neither the settings nor the script launched.
+--steps $(STEPS)``), which decides neither the settings nor the script launched, or a variable the Makefile
+defines as the Python interpreter is the command (``PYTHON ?= python3`` and ``$(PYTHON) train.py``).
 
 The line split is written here: there is no maintained Python library that parses Makefiles for their
 recipes (make itself has none to call), and the recipe itself goes to the real shell parser (:mod:`.shell`).
@@ -26,6 +27,7 @@ import re
 from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING
 
+from ..command_lines import PYTHON
 from ..diagnostics import message
 from .model import Analysis, Decision, Edit, LineIndex, Note, apply_edits
 from .shell.fragment import ShellFragment
@@ -54,10 +56,11 @@ def commands(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     offset = 0
     continued = False
+    interpreters = interpreter_variables(text)
     for raw in text.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
         joins = body.endswith("\\")
-        if body.startswith("\t") and not continued and not joins and masked(body) is not None:
+        if body.startswith("\t") and not continued and not joins and masked(body, interpreters) is not None:
             start = len(body) - len(body.lstrip(_MAKE_PREFIXES))
             command = body[start:]
             if command.strip() and not command.lstrip().startswith("#"):
@@ -71,19 +74,56 @@ _REFERENCE = re.compile(r"\$(\([A-Za-z0-9_.-]+\)|\{[A-Za-z0-9_.-]+\})")
 """A make variable's reference, ``$(STEPS)`` or ``${STEPS}`` (GNU make manual, "Basics of Variable References")."""
 
 
-def masked(line: str) -> str | None:
+def masked(line: str, interpreters: frozenset[str] = frozenset()) -> str | None:
     """``line`` as the shell reads its settings and its launch: ``line`` itself when it has no ``$``; when every
     ``$`` is a make variable's reference among the arguments after its Python script (``python train.py --steps
     $(STEPS)``), the line with each reference replaced by a word of ``_`` of the same length (make expands it to
     the script's arguments, which decide neither the settings nor the script: its offsets are kept, so edits of
-    the settings land on the line as written); None for any other ``$`` (``$(PY) train.py``, ``$$HOME``)."""
+    the settings land on the line as written), and a reference to an interpreter's variable before the script
+    (``XLA_USE_BF16=1 $(PYTHON) train.py``, with ``PYTHON ?= python3`` among the Makefile's ``interpreters``:
+    :func:`interpreter_variables`) read as ``python``; None for any other ``$`` (``$(CMD) train.py``, ``$$HOME``)."""
     if "$" not in line:
         return line
     script = re.search(r"\S+\.py(?=\s|$)", line)
-    if script is None or "$" in line[: script.end()]:
+    if script is None:
         return None
-    out = _REFERENCE.sub(lambda ref: "_" * len(ref.group(0)), line)
+    head = _REFERENCE.sub(lambda ref: _interpreter_word(ref, interpreters), line[: script.start()])
+    if "$" in head or "$" in line[script.start() : script.end()]:
+        return None
+    out = head + _REFERENCE.sub(lambda ref: "_" * len(ref.group(0)), line[script.start() :])
     return out if "$" not in out else None
+
+
+_DEFINITION = re.compile(r"^(?:override[ \t]+)?([A-Za-z0-9_.-]+)[ \t]*(\?|::?|\+|!)?=(.*)$", re.M)
+"""A make variable's definition, ``PYTHON ?= python3``, ``PY := .venv/bin/python`` (GNU make manual, "Setting
+Variables"), at the start of a line (a recipe line starts with a tab): name, operator, value."""
+
+
+def interpreter_variables(text: str) -> frozenset[str]:
+    """The make variables a Makefile's ``text`` defines, each time it defines them, as one word naming a Python
+    interpreter (``PYTHON ?= python3``: :data:`bf16_migrate.command_lines.PYTHON` on its basename); not one
+    appended to (``+=``) or set from a shell command (``!=``)."""
+    defined: dict[str, list[tuple[str, list[str]]]] = {}
+    for name, operator, value in _DEFINITION.findall(text):
+        defined.setdefault(name, []).append((operator, value.split()))
+    return frozenset(
+        name
+        for name, definitions in defined.items()
+        if all(
+            operator not in ("+", "!") and len(words) == 1 and PYTHON.match(words[0].rsplit("/", 1)[-1])
+            for operator, words in definitions
+        )
+    )
+
+
+def _interpreter_word(ref: re.Match[str], interpreters: frozenset[str]) -> str:
+    """A reference to a variable of ``interpreters`` as ``python`` (or ``pypy``, the shortest name the launch
+    reader takes as an interpreter, for ``$(PY)``) padded with blanks to its length, so the offsets on the line
+    stay as written; any other reference as it is."""
+    if ref.group(0)[2:-1] not in interpreters:
+        return ref.group(0)
+    word = "python" if len(ref.group(0)) >= len("python") else "pypy"
+    return word.ljust(len(ref.group(0)))
 
 
 def analyze(text: str, path: str) -> Analysis:
@@ -98,8 +138,9 @@ def analyze(text: str, path: str) -> Analysis:
     def at(start: int) -> Callable[[int], tuple[int, int]]:
         return lambda off: index.pos(start + off)
 
+    interpreters = interpreter_variables(text)
     for start, end in commands(text):
-        command = masked(text[start:end])
+        command = masked(text[start:end], interpreters)
         assert command is not None, "commands() gives the lines masked() reads"
         frag = ShellFragment(command, path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
         fragments.append((start, end, frag))
