@@ -1,0 +1,27 @@
+"""Gap 5: the optimizer is built by the base class's configure_optimizers (sibling module): BFM010, switch kept."""
+import os
+
+os.environ["XLA_USE_BF16"] = "1"
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from base import BaseTrainer  # noqa: E402
+
+
+class Trainer(BaseTrainer):
+    def build_model(self):
+        torch.manual_seed(0)
+        return nn.Linear(4, 1)
+
+    def compute_loss(self, out, batch):
+        return F.mse_loss(out.squeeze(-1), batch["y"])
+
+
+t = Trainer()
+g = torch.Generator().manual_seed(0)
+for step in range(int(os.environ.get("STEPS", "3"))):
+    x = torch.randn(8, 4, generator=g)
+    loss = t.step({"x": x, "y": x.sum(1)})
+    print(step, loss.item(), "DTYPES", next(t.model.parameters()).dtype, loss.dtype)
