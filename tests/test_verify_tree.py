@@ -420,6 +420,14 @@ def test_launcher_plan_uses_the_launch_line(tmp_path):
     with pytest.raises(RunError, match="no launch of a Python script"):
         plan_launcher(repo / "README.md" if (repo / "README.md").exists() else repo / ".gitignore", notes=notes)
     assert plan_launcher(repo / "other.sh", notes=notes) == [] and "computed" in notes[0]
+    # a notebook launching no script: its own code is not verified, and the hint says how to verify it (a hunt's
+    # notebook was sent to "verify the script itself", which does not exist)
+    nbformat = pytest.importorskip("nbformat")
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('import os\nos.environ["XLA_USE_BF16"] = "1"')])
+    nbformat.write(book, str(repo / "train.ipynb"))
+    with pytest.raises(RunError, match="a notebook's own code is not verified") as info:
+        plan_launcher(repo / "train.ipynb")
+    assert "jupyter nbconvert --to script train.ipynb, then bf16-migrate verify train.py" in str(info.value.hint)
 
 
 # -- one table, one exit code; --merge; --jobs ---------------------------------------------------

@@ -55,6 +55,13 @@ def plan_launcher(
         root = tree_root(launcher)
         source = launcher
     found = [s for s in launch_settings(root, extra=(source,)) if s.launcher == source.resolve()]
+    if not found and launcher.suffix == ".ipynb":
+        # a notebook's cells are no script a run can start with the legacy variables and stop after its steps
+        raise RunError(
+            f"{launcher}: a notebook's own code is not verified (verify runs Python scripts) and it launches none",
+            hint=f"export the legacy notebook as a script and verify that: jupyter nbconvert --to script "
+            f"{launcher.name}, then bf16-migrate verify {launcher.stem}.py --mode MODE (verify migrates a copy)",
+        )
     if not found:
         raise RunError(
             f"{launcher}: no launch of a Python script of the tree found in it",
