@@ -525,6 +525,16 @@ def test_a_failure_the_legacy_run_did_not_have_names_its_line_and_the_failed_op(
     assert "`Tensor.numpy` raised at line 14" in found.diagnostic.message
 
 
+def test_a_failure_after_a_meet_names_the_wide_operands_own_precision():
+    """The run failed on mixed precisions after an f32 (or a float64) operand met bf16: the failure names the first
+    meet with that operand's own precision (a hunt's float64 target was called "f32")."""
+    failure = ev("exception", 15, "RuntimeError", message="RuntimeError: different precisions of operands")
+    for wide in ("f32", "f64"):
+        chain = [dict(MEET_CHAIN[0], result=wide), dict(MEET_CHAIN[1], operands=["bf16", wide], result=wide), failure]
+        found = {f.diagnostic.code: f.diagnostic for f in trace_findings(runs(chain), sources())}
+        assert f"; {wide} met bf16 first at line 8 (`Tensor.add`)" in found["BFM220"].message, found
+
+
 def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part_passes():
     island = Diagnostic("BFM082", "/u/train.py", 7, 5, "kept in f32 on purpose", True)
     excused = trace_findings(runs(MEET_CHAIN[:2]), sources({"/u/train.py": [(7, 8, island)]}))

@@ -834,7 +834,8 @@ class _Reader:
             elif meets and "precision" in (e.message or ""):
                 x = meets[0]
                 xp = self.place(x)
-                cause = f"; f32 met bf16 first {self._where(xp, place.path)} (`{x.op}`)"
+                wide = "f64" if "f64" in x.operands else "f32"  # a float64 target met bf16: a hunt's said "f32"
+                cause = f"; {wide} met bf16 first {self._where(xp, place.path)} (`{x.op}`)"
             fields = {"message": _short(e.message or e.op, 160), "when": _when(e), "cause": cause}
             diagnostic = report(CODES[FindingKind.FAILURE], place.path, place.line, place.col, False, None, **fields)
             evidence = [f"{Path(place.path).name}:{place.line}: {e.message}{_when(e)}"]
