@@ -54,6 +54,7 @@ from .runner import (
     stage_script,
 )
 from .trace_findings import TraceFinding, TraceSources, island_spans, same_lines, trace_findings, trace_part
+from .unseen import Unseen, texts_run, unseen_changes
 from .workcopy import Linked, linked_note
 
 __all__ = [
@@ -548,7 +549,8 @@ def verify_script(
             verdict = _judged(mode, runs, texts, steps, graphs=graphs, device=device, allowance=allowance)
             findings = trace_findings(runs, sources)  # the control's loss tells a bf16 loss's (BFM206)
         verdict = judge_after_host_training(mode, runs, sources, verdict)
-    checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None))
+    unseen = _unseen(runs, sources)
+    checks.ask(CheckInput(verdict, runs, findings, trace_asked=trace_after is not None, unseen=unseen))
     traced_runs = runs
     rounds = [steps]
     budget = 4 * steps if max_steps is None else max_steps
@@ -569,7 +571,7 @@ def verify_script(
             if _autocast_control_run(script, legacy, texts, common, runs, verdict, python=python, progress=progress):
                 verdict = _judged(mode, runs, texts, budget, graphs=graphs, device=device, allowance=allowance)
             # the first round's trace: the second is not traced again
-            checks.ask(CheckInput(verdict, runs, findings, traced_runs=traced_runs))
+            checks.ask(CheckInput(verdict, runs, findings, traced_runs=traced_runs, unseen=unseen))
             rounds.append(budget)
             verdict.notes.insert(
                 0,
@@ -577,8 +579,9 @@ def verify_script(
                 f"{budget} steps, its budget for more evidence (--max-steps).",
             )
             why = f"{budget} steps, the budget, did not tell them apart either"
-        if verdict.status == INCONCLUSIVE:
-            verdict.notes.append(_what_to_run(why, script, rounds[-1], verdict))
+        matches = verdict.part("matches")
+        if verdict.status == INCONCLUSIVE and matches is not None and matches.status == INCONCLUSIVE:
+            verdict.notes.append(_what_to_run(why, script, rounds[-1], verdict))  # the trace's says its own
     note = linked_note(linked)
     if note is not None:
         verdict.notes.append(note)
@@ -1304,6 +1307,17 @@ def _raise_unusable(mode: Mode, runs: dict[str, RunRecord], findings: Sequence[T
         failure.findings = list(findings)
         _condemned_by_the_trace(failure, runs, findings)
         raise failure
+
+
+def _unseen(runs: Mapping[str, RunRecord], sources: TraceSources) -> list[Unseen]:
+    """The migration's changed statements the traced migrated run never executed (:func:`.unseen.unseen_changes`);
+    none without the migrated run's trace."""
+    migrated = runs.get(MIGRATED)
+    trace = migrated.trace if migrated is not None else None
+    if trace is None or not trace.lines_run:
+        return []
+    texts = texts_run(sources.run_texts.get(MIGRATED, {}), lambda path: sources.run_text(LEGACY, path))
+    return unseen_changes(trace, texts)
 
 
 def _condemned_by_the_trace(failure: RunError, runs: Mapping[str, RunRecord], findings: Sequence[TraceFinding]) -> None:

@@ -11,6 +11,7 @@ from .compare import Verdict
 from .parts import Part
 from .records import RunRecord
 from .trace_findings import TraceFinding
+from .unseen import Unseen
 
 __all__ = ["Check", "CheckInput"]
 
@@ -23,13 +24,15 @@ class CheckInput:
     ``"reference"``, ``"control"``; any may be missing or failed). ``findings``: the dtype trace's
     findings (:func:`.trace_findings.trace_findings`), empty without a trace. ``traced_runs``: the
     runs the trace was recorded in (the first round's: a second round of more steps is not traced
-    again). ``trace_asked``: whether this round's runs were asked to record the trace."""
+    again). ``trace_asked``: whether this round's runs were asked to record the trace. ``unseen``: the
+    migration's changed statements the traced migrated run never executed (:func:`.unseen.unseen_changes`)."""
 
     verdict: Verdict
     runs: Mapping[str, RunRecord]
     findings: Sequence[TraceFinding] = ()
     traced_runs: Mapping[str, RunRecord] | None = None
     trace_asked: bool = False
+    unseen: Sequence[Unseen] = ()
 
     @property
     def traced(self) -> Mapping[str, RunRecord]:

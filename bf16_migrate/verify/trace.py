@@ -332,6 +332,9 @@ class Trace:
     calls: int = 0
     outputs: list[HostOutput] = field(default_factory=list)
     device_ops: bool = False
+    lines_run: dict[str, frozenset[int]] = field(default_factory=dict)
+    """The user's file -> the lines of its frames on the stack of a traced torch call (1-based): the lines the
+    run executed that reach torch, while it traced."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Trace | None:
@@ -365,6 +368,7 @@ class Trace:
             int(data.get("calls", 0)),
             outputs,
             bool(data.get("device_ops", False)),
+            _lines_run(data.get("lines_run"), errors),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -377,6 +381,7 @@ class Trace:
             "events": [e.to_dict() for e in self.events],
             "outputs": [o.to_dict() for o in self.outputs],
             "device_ops": self.device_ops,
+            "lines_run": {file: sorted(lines) for file, lines in self.lines_run.items()},
         }
 
     def with_paths(self, paths: Mapping[str, str]) -> Trace:
@@ -398,7 +403,21 @@ class Trace:
             e.callers = [CallSite(moved(c.file) or c.file, c.line, c.end_line, c.col, c.end_col) for c in e.callers]
         for o in self.outputs:
             o.file = moved(o.file) or o.file
+        self.lines_run = {moved(file) or file: lines for file, lines in self.lines_run.items()}
         return self
 
     def of_kind(self, *kinds: Kind) -> list[TraceEvent]:
         return [e for e in self.events if e.kind in kinds]
+
+
+def _lines_run(data: Any, errors: list[str]) -> dict[str, frozenset[int]]:
+    """A record's ``lines_run`` (file -> line numbers); what cannot be read is left out and said in ``errors``."""
+    if not isinstance(data, Mapping):
+        return {}
+    out: dict[str, frozenset[int]] = {}
+    for file, lines in data.items():
+        try:
+            out[str(file)] = frozenset(int(x) for x in lines)
+        except (TypeError, ValueError) as exc:
+            errors.append(f"the lines run in {file} could not be read: {exc!r}")
+    return out

@@ -249,6 +249,7 @@ class Tracer:
         self.enabled = True
         self.pid = os.getpid()
         self.calls = 0
+        self.lines_run = {}  # the user's file -> the lines of its frames on the stack of a traced call
         self._user = {}
         self._shape_type: Any = None
         self._torch: Any = None
@@ -273,6 +274,17 @@ class Tracer:
             )
             self._user[filename] = known
         return known
+
+    def _note_lines(self, frame):
+        """Remember the line of each frame of the user's code on the stack of a traced call (the call's own and
+        the calls that led to it): the lines the run executed that reach torch, which the parent holds the
+        migration's changed lines to (a change on a path the run never took was verified by nothing)."""
+        lines = self.lines_run
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if self._is_user(filename):
+                lines.setdefault(filename, set()).add(frame.f_lineno)
+            frame = frame.f_back
 
     def user_frame(self, frame):
         """The innermost frame of the user's code from ``frame`` outwards, or None."""
@@ -448,6 +460,7 @@ class Tracer:
                 self._on_data_set(*args)
             return func(*args, **kwargs)
         self.calls += 1
+        self._note_lines(sys._getframe(1))
         try:
             out = func(*args, **kwargs)
         except Exception as exc:
@@ -1125,6 +1138,7 @@ class Tracer:
             "errors": list(self.errors),
             "calls": self.calls,
             "device_ops": bool(self.track_f32),
+            "lines_run": {file: sorted(lines) for file, lines in self.lines_run.items()},
         }
 
 
