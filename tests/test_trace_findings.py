@@ -535,6 +535,19 @@ def test_a_failure_after_a_meet_names_the_wide_operands_own_precision():
         assert f"; {wide} met bf16 first at line 8 (`Tensor.add`)" in found["BFM220"].message, found
 
 
+def test_a_finfo_of_bf16_where_the_legacy_run_read_float32s_is_named():
+    """``torch.finfo(x.dtype)`` at a line read float32's constants in the legacy run (the switch's label) and
+    bf16's in the migrated run: named at that line (BFM208; a hunt's clamp at bf16's eps changed a loss by 13-52%
+    with no line named). The same dtype in both runs, or a line the legacy run did not query, is no finding."""
+    legacy = [ev("finfo", 9, "torch.finfo", operands=[], result="f32")]
+    migrated = [ev("finfo", 9, "torch.finfo", operands=[], result="bf16")]
+    (found,) = trace_findings(runs(migrated, legacy), sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.FINFO, "BFM208", 9)
+    assert "reads bf16's constants (`torch.finfo`), where the legacy run read f32's" in found.diagnostic.message
+    assert trace_findings(runs([dict(migrated[0], result="f32")], legacy), sources()) == []
+    assert trace_findings(runs(migrated), sources()) == []
+
+
 def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part_passes():
     island = Diagnostic("BFM082", "/u/train.py", 7, 5, "kept in f32 on purpose", True)
     excused = trace_findings(runs(MEET_CHAIN[:2]), sources({"/u/train.py": [(7, 8, island)]}))

@@ -39,6 +39,7 @@ class Kind(str, enum.Enum):
     DOWNCAST = "downcast"
     LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
     FORWARD_OUTSIDE_AUTOCAST = "forward_outside_autocast"
+    FINFO = "finfo"
 
 
 class OriginKind(str, enum.Enum):

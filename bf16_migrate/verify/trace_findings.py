@@ -85,6 +85,7 @@ class FindingKind(str, enum.Enum):
     BF16_BY_HAND = "bf16_by_hand"
     LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
     FORWARD_OUTSIDE_AUTOCAST = "forward_outside_autocast"
+    FINFO = "finfo"
 
 
 CODES: dict[FindingKind, str] = {
@@ -99,9 +100,13 @@ CODES: dict[FindingKind, str] = {
     FindingKind.BF16_BY_HAND: "BFM205",
     FindingKind.LOSS_OUTSIDE_AUTOCAST: "BFM206",
     FindingKind.FORWARD_OUTSIDE_AUTOCAST: "BFM207",
+    FindingKind.FINFO: "BFM208",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
+
+_LOW_TYPES = ("bf16", "f16")
+"""The device's low-precision element types."""
 
 _SAME_LINE = 0.8
 """How much of a line of the user's text a changed line must keep (:func:`_kept`) to be that line:
@@ -417,11 +422,14 @@ class _Reader:
         self.sources = sources
         self.places: dict[int, Place] = {}
         self.legacy_keys: set[tuple[str, int, str, str]] = set()
+        self.legacy_finfo: dict[tuple[str, int], str] = {}  # the user's place -> the dtype its torch.finfo read
         for e in legacy.events if legacy is not None else []:
             if e.kind == Kind.EXIT and e.exits <= e.cast_back:
                 continue  # the legacy run handed the host float32 there: what it should
             p = sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
             self.legacy_keys.add((p.path, p.line, e.op, _family(e)))
+            if e.kind == Kind.FINFO and e.result is not None:
+                self.legacy_finfo[(p.path, p.line)] = e.result
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
         self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
@@ -469,6 +477,7 @@ class _Reader:
         if self.sources.f64:
             out.extend(self._forward_findings())
         out.extend(self._exit_findings())
+        out.extend(self._finfo_findings())
         out.extend(self._failure_findings())
         return [f for _order, f in sorted(out, key=lambda item: item[0])]
 
@@ -757,6 +766,23 @@ class _Reader:
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` -> {fields['result']}, outside autocast"]
             finding = TraceFinding(FindingKind.LOSS_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
             out.append((e.order, self._say(finding)))
+        return out
+
+    def _finfo_findings(self) -> list[tuple[int, TraceFinding]]:
+        """Each line of the user's code whose ``torch.finfo`` read bf16's (or f16's) constants where the legacy
+        run's, at the same line, read float32's or float64's: under the switch ``torch.finfo(probs.dtype)`` saw the
+        float32 label, so a clamp ``probs.clamp(min=eps)`` kept ``eps`` 1.2e-07; the migrated run's 0.0078 clamps
+        every probability below it (a hunt's mixup loss changed by 13-52% and the report named no line)."""
+        out: list[tuple[int, TraceFinding]] = []
+        for e in self.trace.of_kind(Kind.FINFO):
+            place = self.place(e)
+            legacy = self.legacy_finfo.get((place.path, place.line))
+            if e.result not in _LOW_TYPES or legacy not in ("f32", "f64"):
+                continue
+            fields = {"expr": _short(place.code or e.op), "result": e.result or "bf16", "legacy": legacy}
+            diagnostic = report(CODES[FindingKind.FINFO], place.path, place.line, place.col, False, None, **fields)
+            evidence = [f"{Path(place.path).name}:{place.line}: `torch.finfo` of {e.result}, legacy run {legacy}"]
+            out.append((e.order, self._say(TraceFinding(FindingKind.FINFO, diagnostic, [e], evidence))))
         return out
 
     def _forward_findings(self) -> list[tuple[int, TraceFinding]]:

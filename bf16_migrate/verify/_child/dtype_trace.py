@@ -1089,6 +1089,15 @@ class Tracer:
             ev.setdefault("cast_back", 0)
             ev["exits"] = ev.get("exits", 0) + sum(n for k, n in dtypes.items() if k in _LOW)
 
+    def on_finfo(self, info, frame):
+        """A ``torch.finfo(dtype)`` called from the user's code (not from torch's own, whose calls follow the
+        tensors torch hands them): a ``finfo`` event at its line, ``result`` the dtype whose constants it read."""
+        if os.getpid() != self.pid or not self.enabled or not self._is_user(frame.f_code.co_filename):
+            return
+        name = str(info.dtype)
+        short = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64"}.get(name, name)
+        self.event("finfo", "torch.finfo", frame, operands=[], result=short)
+
     def on_exception(self, exc_type, exc, tb):
         """The exception that ends the process, at the innermost user frame of its traceback."""
         if os.getpid() != self.pid:
@@ -1284,4 +1293,33 @@ def install(tracer, torch):
         return orig_save(obj, *args, **kwargs)
 
     torch.save = save
+    _trace_finfo(tracer, torch)
     return mode
+
+
+def _trace_finfo(tracer, torch):
+    """Wrap ``torch.finfo`` (a C type that cannot be subclassed: a class whose metaclass answers ``isinstance``
+    for the real one, its ``__new__`` returning the real object) so that a call in the user's code records the
+    dtype it reads the constants of (``on_finfo``): ``torch.finfo(probs.dtype).eps`` read float32's under the
+    switch (the label) and reads bf16's after a migration that makes ``probs`` bf16."""
+    real = torch.finfo
+    if getattr(real, "_bfm_traced", False):
+        return
+
+    class _Meta(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, real)
+
+    class finfo(metaclass=_Meta):
+        _bfm_traced = True
+
+        def __new__(cls, *args, **kwargs):
+            info = real(*args, **kwargs)
+            try:
+                tracer.on_finfo(info, sys._getframe(1))
+            except Exception as exc:
+                tracer._error(f"tracing torch.finfo failed: {exc!r}")
+            return info
+
+    finfo.__doc__ = real.__doc__
+    torch.finfo = finfo
