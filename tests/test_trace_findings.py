@@ -217,6 +217,13 @@ def test_amp_traces_float64_on_the_device_and_names_where_it_began():
     assert "its f64 is made f64 on the device at line 7" in found.diagnostic.message
     # the same events where the legacy run had them too are none
     assert trace_findings(runs(made, made), amp) == []
+    # a float64 tensor made on the device, held at the first step and computed with in nothing float64 (gathered,
+    # then `.float()`ed: a hunt's schedule left float64 PASSed): named where it was made; one not held then (cast
+    # at once to float32, as the codemod's float64_to_float32(torch.tensor(...)) does) is none
+    (found,) = trace_findings(runs([dict(made[0], held=True)]), amp)
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.FLOAT64, "BFM204", 7)
+    assert trace_findings(runs(made[:1]), amp) == []
+    assert trace_findings(runs([dict(made[0], held=True)], made[:1]), amp) == []
 
 
 def test_amp_names_bf16_made_by_hand_on_a_line_neither_script_nor_codemod_wrote():

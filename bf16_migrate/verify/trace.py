@@ -145,7 +145,8 @@ class TraceEvent:
     class of a module moved to the device. ``message``: an exception's or failed op's text;
     ``mixed``: a failed op had f32 and bf16 operands. ``callers``: the user's frames that called
     the event's frame, innermost first (:class:`CallSite`). ``fp32_op``: a loss's chain outside autocast ran
-    this op, which autocast runs in float32 (``F.cross_entropy``), on bf16 operands."""
+    this op, which autocast runs in float32 (``F.cross_entropy``), on bf16 operands. ``held``: amp, a ``create``
+    whose float64 device tensor was still held at the first optimizer step."""
 
     kind: Kind
     file: str
@@ -173,6 +174,7 @@ class TraceEvent:
     mixed: bool = False
     callers: list[CallSite] = field(default_factory=list)
     fp32_op: str | None = None
+    held: bool = False
 
     @property
     def key(self) -> tuple[str, int, str, str]:
@@ -213,6 +215,7 @@ class TraceEvent:
             mixed=bool(data.get("mixed", False)),
             callers=[CallSite.from_json(c) for c in data.get("callers") or []],
             fp32_op=data.get("fp32_op"),
+            held=bool(data.get("held", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -245,6 +248,7 @@ class TraceEvent:
             "mixed": self.mixed,
             "callers": [c.to_json() for c in self.callers],
             "fp32_op": self.fp32_op,
+            "held": self.held,
         }
         out.update({k: v for k, v in optional.items() if v})
         return out

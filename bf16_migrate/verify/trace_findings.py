@@ -504,6 +504,14 @@ class _Reader:
                 root = self._root(e)
                 if not self._written_f32(root):
                     groups.setdefault(root, []).append(e)
+        # amp: a float64 tensor made on the device and still held at the first step is a finding of its own when
+        # nothing computed with it in float64 (a hunt's schedule left float64 on the device, gathered and
+        # `.float()`ed, PASSed: a gather moves, no meet, no compute); one cast at once to float32 is not held
+        covered = {root[1:] for root in groups}  # a chain's beginning, whatever its kind (a module moved)
+        for e in self.trace.of_kind(Kind.CREATE) if not self.sources.f32 else ():
+            root = (OriginKind.CREATE.value, e.file, e.line, e.op)
+            if e.held and root[1:] not in covered and self.new(e) and not self._in_helper(e):
+                groups[root] = [e]
         out = []
         for root, events in groups.items():
             events.sort(key=lambda e: e.order)

@@ -1089,6 +1089,21 @@ class Tracer:
             ev.setdefault("cast_back", 0)
             ev["exits"] = ev.get("exits", 0) + sum(n for k, n in dtypes.items() if k in _LOW)
 
+    def note_held(self):
+        """amp, at the first optimizer step: mark each ``create`` event whose wide (float64) device tensor is still
+        held then (``held``): a float64 table kept for the training, not a temporary cast at once to float32
+        (``float64_to_float32(torch.tensor(a, device=d))`` makes one that is gone by the step)."""
+        if not self.amp or os.getpid() != self.pid:
+            return
+        for ref, mark in list(self.origins.values()):
+            t = ref()
+            if t is None or not isinstance(mark, dict) or mark.get("kind") != "create":
+                continue
+            if getattr(t, "is_xla", False) and self.device_type(t) in self.wide:
+                ev = self.events.get((mark.get("file"), mark.get("line"), mark.get("op"), "create"))
+                if ev is not None:
+                    ev["held"] = True
+
     def on_finfo(self, info, frame):
         """A ``torch.finfo(dtype)`` called from the user's code (not from torch's own, whose calls follow the
         tensors torch hands them): a ``finfo`` event at its line, ``result`` the dtype whose constants it read."""

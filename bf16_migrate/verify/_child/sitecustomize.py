@@ -430,6 +430,11 @@ class _Recorder:
                 self.progress_path = None
         if len(self.losses) == 1:
             self._read_dtypes(optimizer)
+            if self.tracer is not None:
+                try:
+                    self.tracer.note_held()  # amp: the float64 device tensors the training holds
+                except Exception as exc:  # the trace is best effort: never break the script
+                    self.tracer._error(f"reading the held tensors failed: {exc!r}")
         if self.max_steps and len(self.losses) >= self.max_steps:
             self.stop_requested = True
 
