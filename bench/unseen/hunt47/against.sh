@@ -1,0 +1,14 @@
+#!/bin/bash
+# usage: ./against.sh LABEL MODE CASE ENTRY TEXT [verify options]: scratch repository /tmp/hunt47s/LABEL.MODE, HEAD =
+# cases/CASE (legacy), work tree = the codemod's migration in MODE with hand/TEXT over ENTRY ("-": the codemod's text),
+# then `verify ENTRY --against HEAD --mode MODE --steps 6 [verify options]` under the lock -> verify_logs/LABEL.MODE.txt
+LABEL=$1; MODE=$2; CASE=$3; ENTRY=$4; TEXT=$5; shift 5
+H=$(cd "$(dirname "$0")" && pwd); ROOT=$(git -C "$H" rev-parse --show-toplevel); PY=${PYTHON:-/work/main/.venv/bin/python}
+S=/tmp/hunt47s/$LABEL.$MODE; echo "S=$S"; [ -n "$LABEL" ] || exit 9
+rm -rf "$S"; mkdir -p "$S"; cp -r "$H/cases/$CASE"/. "$S"/
+(cd "$S" && git init -q && git add -A && git -c user.email=h@x -c user.name=h commit -qm legacy)
+(cd "$S" && PYTHONPATH=$ROOT "$PY" -m bf16_migrate migrate . --mode "$MODE" >/dev/null 2>&1)
+[ "$TEXT" != - ] && cp "$H/hand/$TEXT" "$S/$ENTRY"
+O=$H/verify_logs/$LABEL.$MODE.txt
+(cd "$S" && git diff --stat; date; flock /tmp/bfm-xla.lock env PJRT_DEVICE=CPU PYTHONPATH=$ROOT timeout 1500 "$PY" -m bf16_migrate verify "$ENTRY" --against HEAD --mode "$MODE" --steps 6 "$@" > "$O" 2>&1; echo "exit $?" >> "$O"; date)
+grep -E "VERDICT|^exit|BFM2" "$O" | head -12
