@@ -203,6 +203,28 @@ def test_a_parameter_without_default_every_call_passes_a_number_is_a_number():
     assert "scatter_(1, idx, (1.0 - eps).to(h.dtype))" in passed.code and len(_codes(passed)) == 1
 
 
+def test_a_host_scalar_tensor_meeting_autocasts_output_follows_its_dtype():
+    """``torch.log(torch.tensor(float(W)))`` subtracted from a bf16 result under autocast (a log-mean-exp
+    pooling): a 0-dim float32 host tensor, which the XLA step graph mixes with bf16 and its HLO verifier refuses
+    (a hunt's amp migration crashed at the first step where the legacy run trained). It takes the dtype of what it
+    meets (BFM080), as the modes that cast the model make it; a host scalar meeting nothing is left alone."""
+    result = _amp(
+        """\
+        h = self.lin(x)
+        return torch.logsumexp(h, dim=-1) - torch.log(torch.tensor(float(4)))
+        """
+    )
+    assert "torch.log(torch.tensor(float(4), dtype=h.dtype))" in result.code, result.code
+    assert [d.fixed for d in result.diagnostics if d.code == "BFM080"] == [True]
+    alone = _amp(
+        """\
+        scale = torch.tensor(2.0)
+        return self.lin(x) * scale.item()
+        """
+    )
+    assert "scale = torch.tensor(2.0)\n" in alone.code
+
+
 RECORD_STEP = """import os
 from dataclasses import dataclass
 from types import SimpleNamespace

@@ -13,10 +13,11 @@ import libcst.matchers as matchers
 
 from ...rules import Emit
 from ..autocast_operands import find_source_operands, plan_source_operands
-from ..bindings import definitions
+from ..bindings import definitions, python_number
 from ..context import FileContext, findall
 from ..device_modules import method_names
 from ..loss_reach import imported_callees, loss_code
+from ..model_code import ModelCodeAudit, audit_model_code, low_precision_dtypes, plan_model_code
 from ..model_reach import model_roots, reach_from
 from .migration import Migration, Planned
 
@@ -41,7 +42,8 @@ def plan(m: Migration, planned: Planned) -> Planned:
     """``source.to(<destination>.dtype)`` at each such op of the models' code, the other modules on
     the device, the loss code and the autocast regions (BFM035)."""
     ctx = m.ctx
-    if not find_source_operands(ctx, [ctx.module]):
+    scalars = _host_scalars(ctx)
+    if not scalars and not find_source_operands(ctx, [ctx.module]):
         return planned  # most files have none: the reach of the model's code is not read for nothing
     calls = [c for cs in m.calls.values() for c in cs] + m.on_device.calls(ctx)
     models = [*m.models, *m.on_device.exprs(ctx)]
@@ -53,7 +55,27 @@ def plan(m: Migration, planned: Planned) -> Planned:
     reached = reach_from(ctx, model_roots(ctx, models), [], loss, method_names(ctx, models))
     scopes: list[cst.CSTNode] = [*reached.runtime, *regions]
     plan_source_operands(ctx, m.plan, find_source_operands(ctx, scopes))
+    if scalars:
+        # a host 0-dim tensor (`torch.log(torch.tensor(float(W)))`) meeting autocast's bf16 in the model's code:
+        # XLA's step graph then mixes f32 and bf16 and its HLO verifier refuses it (a hunt's log-mean-exp
+        # pooling, where the legacy run, its scalar bf16 on the device, trained); it follows the dtype it meets
+        # there, as the modes that cast the model make it (model_code's BFM080)
+        audit = audit_model_code(ctx, reached, low_precision_dtypes(ctx, list(m.variables)))
+        follows = [(site, code) for site, code in audit.follows if id(site.node) in scalars]
+        plan_model_code(ctx, m.plan, ModelCodeAudit(follows=follows))
     return planned
+
+
+def _host_scalars(ctx: FileContext) -> frozenset[int]:
+    """The ids of the file's ``torch.tensor(<a Python number>)`` calls that name neither a device nor a dtype: a
+    0-dim float32 host tensor (:func:`..bindings.python_number`)."""
+    found = set()
+    for call in ctx.nodes_named(cst.Call, "tensor", "func"):
+        if "torch.tensor" not in ctx.qualified_names(call.func) or len(call.args) != 1:
+            continue
+        if call.args[0].keyword is None and python_number(ctx, call.args[0].value):
+            found.add(id(call))
+    return frozenset(found)
 
 
 def _region_statements(m: Migration) -> Iterator[cst.BaseStatement]:
