@@ -542,6 +542,41 @@ def test_amp_keeps_the_region_of_a_forward_helper_that_steps():
     assert '    with torch.autocast("xla", dtype=torch.bfloat16):\n        out = model(x)\n' in result.code
 
 
+METRIC_AFTER_STEP = """
+def cosine(a, b):
+    return (a / a.norm(dim=1, keepdim=True)) @ (b / b.norm(dim=1, keepdim=True)).T
+
+
+def main():
+    device = torch_xla.device()
+    model = Net().to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in batches(device):
+        pred = model(x)
+        loss = (pred - y).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        sim = cosine(pred.detach(), y).diagonal().mean()
+        gap = (pred.detach() - y).abs().mean()
+        print(sim.item(), gap.item())
+"""
+
+
+def test_amp_puts_a_matrix_product_with_the_regions_output_after_the_step_under_autocast():
+    """``sim = cosine(pred.detach(), y)`` after the step: the region's bf16 output meets the f32 target in a matrix
+    product (in a function of the file) outside autocast, f32 on the XLA device and an error in eager, where the
+    legacy run's operands were both bf16 (a hunt's metric): the statement gets an autocast block of its own. One
+    computing no product (an absolute error) stays as it is."""
+    result = run(HEADER + 'os.environ["XLA_USE_BF16"] = "1"\n' + METRIC_AFTER_STEP, mode="amp")
+    region = """        with torch.autocast("xla", dtype=torch.bfloat16):
+            sim = cosine(pred.detach(), y).diagonal().mean()
+        gap = (pred.detach() - y).abs().mean()
+"""
+    assert region in result.code, result.code
+    assert run(result.code, mode="amp").code == result.code
+
+
 def test_gpu_compatible_keeps_the_switch_of_an_optimizer_without_master_weights():
     """An optimizer class that is neither torch.optim's nor an Optimizer subclass the codemod
     knows (here: of unknown origin) cannot take FP32 master weights: removing the switch would

@@ -160,6 +160,49 @@ def _calls_of(ctx: FileContext, func: cst.FunctionDef) -> list[cst.Call]:
     return found
 
 
+def products_after(ctx: FileContext, regions: list[Region]) -> list[Region]:
+    """One-statement regions for the statements after a region in its block that compute a matrix product with
+    what the region made (``sim = cosine_matrix(pred.detach(), y)`` after the step, the product in a function of
+    the file it calls: ``rules/model_code.toml`` ``matmul_functions``/``matmul_methods`` and ``@``): autocast's
+    bf16 output met an f32 tensor there outside autocast, a product in f32 on the XLA device (eager raises) where
+    the legacy run's operands were both bf16 (found by a hunt of our own). Followed from statement to statement
+    by the names bound; none that steps or runs backward."""
+    out: list[Region] = []
+    for block, first, last in regions:
+        body = list(block.body)
+        start, end = ctx.index_in_block(block, first), ctx.index_in_block(block, last)
+        made = {name for statement in body[start : end + 1] for name in _bound_names(statement)}
+        for statement in body[end + 1 :]:
+            if not isinstance(statement, cst.SimpleStatementLine) or not made & _read_names(statement):
+                continue
+            made.update(_bound_names(statement))
+            if not steps_or_backward(statement) and _computes_a_product(ctx, statement):
+                out.append((block, statement, statement))
+    return out
+
+
+def _read_names(statement: cst.CSTNode) -> set[str]:
+    return {n.value for n in findall(statement, m.Name()) if isinstance(n, cst.Name)}
+
+
+def _computes_a_product(ctx: FileContext, statement: cst.CSTNode, depth: int = 0) -> bool:
+    """Whether ``statement`` (or a function of the file it calls, two levels) computes a matrix product."""
+    rules = ctx.rules.model_code
+    if findall(statement, m.BinaryOperation(operator=m.MatrixMultiply())):
+        return True
+    for call in findall(statement, m.Call(), ctx.index):
+        assert isinstance(call, cst.Call), "findall of m.Call()"
+        if ctx.qualified_names(call.func) & rules.matmul_functions:
+            return True
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in rules.matmul_methods:
+            return True
+        if depth < 2:
+            for target in definitions(ctx, call.func) if isinstance(call.func, cst.Name) else ():
+                if isinstance(target, cst.FunctionDef) and _computes_a_product(ctx, target.body, depth + 1):
+                    return True
+    return False
+
+
 def plan_autocast(ctx: FileContext, plan: EditPlan, regions: list[Region]) -> None:
     """Add ``regions`` to ``plan.wraps`` (by id of the block: ``(first, last)`` statements),
     each region once however many models share it, overlapping ones as one (``z1 = model(x1)`` and

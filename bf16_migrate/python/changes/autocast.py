@@ -10,7 +10,7 @@ from dataclasses import replace
 import libcst as cst
 
 from ...rules import Emit
-from ..autocast import Region, autocast_regions, plan_autocast, through_returns
+from ..autocast import Region, autocast_regions, plan_autocast, products_after, through_returns
 from ..device_modules import device_module_regions, handed_out, method_forward_calls
 from ..loss_reach import loss_code
 from ..model_site import one_line, unseen_reach
@@ -78,6 +78,7 @@ def check(m: Migration) -> Migration | None:
     found, failed = device_module_regions(ctx, m.on_device, loss.statements)
     regions += found
     problems += failed
+    regions += products_after(ctx, regions)
     if not regions:
         # no forward pass of this file goes under autocast, and a module's runs in code outside it (a trainer
         # class of another module given the model): removing the switch would leave the training all FP32
