@@ -347,6 +347,27 @@ def test_an_op_without_a_bf16_kernel_in_an_evaluation_runs_on_float32(mode):
     assert migrate_source(code, mode, "train.py").code == code
 
 
+@pytest.mark.parametrize("mode", ["stochastic", "amp"])
+def test_an_op_without_a_bf16_kernel_on_a_detached_operand_runs_on_float32(mode):
+    """``torch.quantile(reg.detach(), 0.5)`` in the training loop (a metric printed each step): no gradient flows
+    through a detached operand, so it runs on ``.float()`` of it, as in an evaluation (BFM156 ``evaluation``; a
+    hunt's kept the switch, BFM155, while the ``.float()`` text it asked for migrated and verify PASSed it)."""
+    from bf16_migrate.python import migrate_source
+
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\nimport torch_xla\n\n'
+        "device = torch_xla.device()\nmodel = nn.Linear(4, 3).to(device)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(16, 4).to(device)\n"
+        "reg = model(x)\nloss = reg.pow(2).mean()\nloss.backward()\nopt.step()\n"
+        "print(torch.quantile(reg.detach(), 0.5).item())\n"
+    )
+    result = migrate_source(source, mode, "train.py")
+    cast_back = ".to(torch.bfloat16)" if mode != "amp" else ""
+    assert f"print(torch.quantile(reg.detach().float(), 0.5){cast_back}.item())\n" in result.code, result.code
+    assert [d.code for d in result.diagnostics if not d.fixed] == []
+    assert migrate_source(result.code, mode, "train.py").code == result.code
+
+
 NORMS = """import os
 os.environ["XLA_USE_BF16"] = "1"
 import torch

@@ -131,7 +131,8 @@ def check(m: Migration) -> Migration | None:
 
 def _evaluation_ops(m: Migration) -> list[cst.Call]:
     """The ops of :func:`_device_ops` in the script's own code that run without gradient (in a ``with
-    torch.no_grad()`` / ``torch.inference_mode()`` block or a function decorated with one) on an operand
+    torch.no_grad()`` / ``torch.inference_mode()`` block or a function decorated with one, or on a detached operand,
+    ``x.detach()``) on an operand
     that is not already float32 (``.float()``): an evaluation's ``torch.quantile(resid, 0.9)``. Under the
     switch torch-xla's CPU fallback computed them in f32 and no backward ran, so run on ``.float()`` of
     the operand they compute as the legacy run did (BFM156 ``evaluation``; a hunt's evaluation kept the
@@ -142,7 +143,7 @@ def _evaluation_ops(m: Migration) -> list[cst.Call]:
         out = []
         for call in _device_ops(m):
             first = call.args[0].value if call.args and call.args[0].keyword is None else None
-            if first is None or _a_float_cast(first) or not _without_gradient(ctx, call):
+            if first is None or _a_float_cast(first) or not (_without_gradient(ctx, call) or _detached(first)):
                 continue
             calls = _model_call_ids(m)
             if not (on_device(ctx, first, calls) or _of_an_element_on_the_device(ctx, first, calls)):
@@ -153,6 +154,12 @@ def _evaluation_ops(m: Migration) -> list[cst.Call]:
         return out
 
     return list(ctx.memo(("float32 ops in evaluation",), find))
+
+
+def _detached(operand: cst.BaseExpression) -> bool:
+    """``x.detach()``: no gradient flows through what is computed from it (a metric's ``torch.quantile(reg.detach(),
+    0.5)`` in the training loop: a hunt's was refused, BFM155, while the ``.float()`` text it asked for migrated)."""
+    return m.matches(operand, m.Call(func=m.Attribute(attr=m.Name("detach")), args=[]))
 
 
 def _operands(call: cst.Call) -> list[cst.BaseExpression]:
