@@ -78,14 +78,17 @@ def test_changes_in_a_branch_and_a_function_the_run_never_entered_are_named():
 
 
 def test_a_file_the_run_never_reached_counts_its_changed_calls_and_the_codemods_helpers_do_not():
-    """A module no traced frame was in: each changed statement that calls something is unseen; the helpers the
-    codemod writes (their docstring's mark) are its own code, whose branches a run need not take."""
+    """A module no traced frame was in: each changed statement that calls something and names a precision (torch, a
+    cast, a dtype) is unseen; the helpers the codemod writes (their docstring's mark) are its own code, whose
+    branches a run need not take."""
     helper = (
         "\n\ndef host_float32(t):\n"
         '    """Added by bf16-migrate (replacing the legacy bf16 environment switch): f32 to the host."""\n'
         "    return t.float()\n"
     )
-    migrated = _migrated() + helper
+    # a changed statement that names no precision (an option's arithmetic) is none the trace could have judged
+    every = "def train(model, opt, batches, warmup):\n    every = max(1, len(batches) // 10)\n"
+    migrated = _migrated().replace("def train(model, opt, batches, warmup):\n", every) + helper
     unseen = unseen_changes(Trace(), [("/u/train.py", LEGACY, migrated)])
     assert [u.code for u in unseen] == [
         "sim = za.float() @ zb.float().T",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,11 @@ __all__ = ["Unseen", "texts_run", "unseen_changes", "unseen_note"]
 _MARK = "Added by bf16-migrate"
 """The docstring mark of the helpers the codemod writes (bf16_migrate/python/snippets.py): their lines are the
 codemod's own code, whose branches a run need not take (a closure passed to ``step``)."""
+
+
+_PRECISION = re.compile(r"torch|\.to\(|\.float\(|\.double\(|\.half\(|bfloat16|float32|float64|bf16|fp32|autocast")
+"""What a statement the trace could judge names: torch, a cast, a dtype, a helper of the codemod's (``bf16_on_xla``,
+``host_float32``): a change elsewhere (an option's default) reaches no dtype the trace sees."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,8 @@ def _changed_statements(legacy: str, migrated: str, ran: frozenset[int]) -> list
             first, last, calls = _header(stmt)
             if not calls or any(a <= first <= b for a, b in helpers):
                 continue
+            if not _PRECISION.search("\n".join(rows[first - 1 : last])):
+                continue  # no precision in it (an option's parsing): not what the trace could have judged
             if any(first <= line <= last for line in changed):
                 found.setdefault(first, rows[first - 1].strip())
     return sorted(found.items())
