@@ -294,15 +294,19 @@ def test_make_settings_and_unread_recipes_are_reported_not_rewritten(tmp_path):
     assert recipe.endswith("then `bf16-migrate t.py --legacy-env XLA_USE_BF16=1`"), recipe
 
 
+TINY_STEP = (
+    "import torch\nimport torch_xla\nmodel = torch.nn.Linear(2, 2).to(torch_xla.device())\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "loss = model(torch.ones(1, 2).to(torch_xla.device())).sum()\nloss.backward()\nopt.step()\n"
+)
+"""A one-step training script on the XLA device, launched by the recipes below."""
+
+
 def test_a_recipe_whose_only_make_references_are_its_scripts_arguments_is_migrated(tmp_path):
     """``XLA_USE_BF16=1 python t.py --steps $(STEPS)``: make expands ``$(STEPS)`` into the script's arguments,
     which decide neither the settings nor the script launched, so the line is read (it was refused, BFM131) and
     the reference is kept byte for byte; a ``$`` before the script (``$(PY) t.py``) still is not read."""
-    (tmp_path / "t.py").write_text(
-        "import torch\nimport torch_xla\nmodel = torch.nn.Linear(2, 2).to(torch_xla.device())\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "loss = model(torch.ones(1, 2).to(torch_xla.device())).sum()\nloss.backward()\nopt.step()\n"
-    )
+    (tmp_path / "t.py").write_text(TINY_STEP)
     text = "STEPS ?= 3\ntrain:\n\tenv PJRT_DEVICE=TPU XLA_USE_BF16=1 python t.py --steps $(STEPS) --out ${OUT}\n"
     (tmp_path / "Makefile").write_text(text)
     outcome = migrate_paths([tmp_path], "amp", write=True)
@@ -321,11 +325,7 @@ def test_a_recipe_launching_the_interpreter_the_makefile_defines_is_migrated(tmp
     command) or not defined in the Makefile is not read."""
     from bf16_migrate.carriers.makefile import interpreter_variables, masked
 
-    (tmp_path / "t.py").write_text(
-        "import torch\nimport torch_xla\nmodel = torch.nn.Linear(2, 2).to(torch_xla.device())\n"
-        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "loss = model(torch.ones(1, 2).to(torch_xla.device())).sum()\nloss.backward()\nopt.step()\n"
-    )
+    (tmp_path / "t.py").write_text(TINY_STEP)
     text = "PYTHON ?= python3\nPY := .venv/bin/python\ntrain:\n\tPJRT_DEVICE=TPU XLA_USE_BF16=1 $(PYTHON) t.py\n"
     (tmp_path / "Makefile").write_text(text)
     outcome = migrate_paths([tmp_path], "amp", write=True)

@@ -303,6 +303,12 @@ def test_amp_names_bf16_made_on_a_line_of_the_legacy_text_where_the_fp32_referen
     assert trace_findings(made, amp) == []
 
 
+def _left_autocast(line, op, end_col, **more):
+    """A ``loss_outside_autocast`` event at ``line`` of /u/train.py (columns 7 to ``end_col``), bf16."""
+    event = {"kind": "loss_outside_autocast", "file": "/u/train.py", "line": line, "end_line": line, "col": 7}
+    return {**event, "end_col": end_col, "op": op, "order": 3, "operands": [], "result": "bf16", **more}
+
+
 def test_amp_names_where_a_bf16_loss_left_autocast_once_the_control_computes_it_in_f32():
     """amp: the loss handed to backward was computed in bf16 outside autocast (bench/unseen/hunt23 MTA2:
     precision named the cause, no line). Named at the first bf16 operation of its chain outside autocast,
@@ -310,20 +316,7 @@ def test_amp_names_where_a_bf16_loss_left_autocast_once_the_control_computes_it_
     autocast itself leaves it bf16 (a mean of the output) it is autocast's own."""
     text = LEGACY_TEXT.replace("preds = out.cpu()", "loss = (out - 1).pow(2).mean()")
     line = text.splitlines().index("loss = (out - 1).pow(2).mean()") + 1
-    left = [
-        {
-            "kind": "loss_outside_autocast",
-            "file": "/u/train.py",
-            "line": line,
-            "end_line": line,
-            "col": 7,
-            "end_col": 14,
-            "op": "Tensor.sub",
-            "order": 3,
-            "operands": [],
-            "result": "bf16",
-        }
-    ]
+    left = [_left_autocast(line, "Tensor.sub", 14)]
     amp = TraceSources({"/u/train.py": text}.get, {}, f32=False, f64=True, own_migration=True)
     made = runs(left)
     assert trace_findings(made, amp) == []  # before the control is made
@@ -347,21 +340,7 @@ def test_amp_names_a_loss_whose_chain_ran_an_fp32_op_of_autocast_in_bf16_without
     the losses do not match (a bf16 cross-entropy summed with an f32 margin term matched and PASSed)."""
     text = LEGACY_TEXT.replace("preds = out.cpu()", "loss = F.cross_entropy(out, y) + margin")
     line = text.splitlines().index("loss = F.cross_entropy(out, y) + margin") + 1
-    left = [
-        {
-            "kind": "loss_outside_autocast",
-            "file": "/u/train.py",
-            "line": line,
-            "end_line": line,
-            "col": 7,
-            "end_col": 29,
-            "op": "F.cross_entropy",
-            "order": 3,
-            "operands": [],
-            "result": "bf16",
-            "fp32_op": "F.cross_entropy",
-        }
-    ]
+    left = [_left_autocast(line, "F.cross_entropy", 29, fp32_op="F.cross_entropy")]
     amp = TraceSources({"/u/train.py": text}.get, {}, f32=False, f64=True, own_migration=True)
     (found,) = trace_findings(runs(left), amp)
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (
