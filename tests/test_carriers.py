@@ -302,17 +302,24 @@ TINY_STEP = (
 """A one-step training script on the XLA device, launched by the recipes below."""
 
 
-def test_a_recipe_whose_only_make_references_are_its_scripts_arguments_is_migrated(tmp_path):
-    """``XLA_USE_BF16=1 python t.py --steps $(STEPS)``: make expands ``$(STEPS)`` into the script's arguments,
-    which decide neither the settings nor the script launched, so the line is read (it was refused, BFM131) and
-    the reference is kept byte for byte; a ``$`` before the script (``$(PY) t.py``) still is not read."""
+def _the_recipe_migrates(tmp_path, text):
+    """A Makefile ``text`` whose recipe launches t.py (:data:`TINY_STEP`) under XLA_USE_BF16=1, migrated in amp:
+    the setting goes from the recipe (the rest byte for byte, BFM001 fixed there) and t.py gets autocast."""
     (tmp_path / "t.py").write_text(TINY_STEP)
-    text = "STEPS ?= 3\ntrain:\n\tenv PJRT_DEVICE=TPU XLA_USE_BF16=1 python t.py --steps $(STEPS) --out ${OUT}\n"
     (tmp_path / "Makefile").write_text(text)
     outcome = migrate_paths([tmp_path], "amp", write=True)
     assert (tmp_path / "Makefile").read_text() == text.replace("XLA_USE_BF16=1 ", "")
     assert ("BFM001", True) in [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("Makefile")]
     assert "torch.autocast" in (tmp_path / "t.py").read_text()
+
+
+def test_a_recipe_whose_only_make_references_are_its_scripts_arguments_is_migrated(tmp_path):
+    """``XLA_USE_BF16=1 python t.py --steps $(STEPS)``: make expands ``$(STEPS)`` into the script's arguments,
+    which decide neither the settings nor the script launched, so the line is read (it was refused, BFM131) and
+    the reference is kept byte for byte; a ``$`` before the script (``$(PY) t.py``) still is not read."""
+    _the_recipe_migrates(
+        tmp_path, "STEPS ?= 3\ntrain:\n\tenv PJRT_DEVICE=TPU XLA_USE_BF16=1 python t.py --steps $(STEPS) --out ${OUT}\n"
+    )
     from bf16_migrate.carriers.makefile import masked
 
     assert masked("\tXLA_USE_BF16=1 $(PY) t.py") is None and masked("\tpython t.py $$HOME") is None
@@ -325,13 +332,8 @@ def test_a_recipe_launching_the_interpreter_the_makefile_defines_is_migrated(tmp
     command) or not defined in the Makefile is not read."""
     from bf16_migrate.carriers.makefile import interpreter_variables, masked
 
-    (tmp_path / "t.py").write_text(TINY_STEP)
     text = "PYTHON ?= python3\nPY := .venv/bin/python\ntrain:\n\tPJRT_DEVICE=TPU XLA_USE_BF16=1 $(PYTHON) t.py\n"
-    (tmp_path / "Makefile").write_text(text)
-    outcome = migrate_paths([tmp_path], "amp", write=True)
-    assert (tmp_path / "Makefile").read_text() == text.replace("XLA_USE_BF16=1 ", "")
-    assert ("BFM001", True) in [(d.code, d.fixed) for d in outcome.diagnostics if d.path.endswith("Makefile")]
-    assert "torch.autocast" in (tmp_path / "t.py").read_text()
+    _the_recipe_migrates(tmp_path, text)
     assert interpreter_variables(text) == {"PYTHON", "PY"}
     assert masked("\tX=1 ${PY} t.py", frozenset({"PY"})) == "\tX=1 pypy  t.py"
     for other in ("PYTHON = python3 -u", "PYTHON += -u", "PYTHON != which python3", "PYTHON = torchrun"):
