@@ -363,3 +363,30 @@ def test_the_rewrite_is_proven_on_the_xla_device(case, mode, tmp_path):
     rows = [line for line in result.output.splitlines() if line.startswith(f"{case}/") and line.count("|") >= 6]
     assert rows and all(row.split("|")[4].strip() == "PASS" for row in rows), result.output
     assert "VERDICT: PASS (" in result.output
+
+
+def test_amp_names_the_imported_base_class_whose_code_runs_a_held_models_forward(tmp_path):
+    """amp: ``class Trainer(BaseTrainer)`` with ``BaseTrainer`` from a sibling module whose ``step`` calls
+    ``self.model``: no forward pass of the script to put under autocast, so the switch is kept (BFM033), and BFM021
+    names the base class where the forward passes run (a hunt's refusal named no place)."""
+    (tmp_path / "base.py").write_text(
+        "import torch\nimport torch_xla\n\n\nclass BaseTrainer:\n    def __init__(self):\n"
+        "        self.device = torch_xla.device()\n        self.model = self.build_model().to(self.device)\n"
+        "        self.opt = self.configure_optimizers()\n\n    def step(self, x, y):\n"
+        "        loss = self.compute_loss(self.model(x.to(self.device)), y.to(self.device))\n"
+        "        self.opt.zero_grad()\n        loss.backward()\n        self.opt.step()\n        return loss\n"
+    )
+    script = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nfrom base import BaseTrainer\n\n\n'
+        "class Trainer(BaseTrainer):\n    def build_model(self):\n        return torch.nn.Linear(4, 1)\n\n"
+        "    def configure_optimizers(self):\n        return torch.optim.SGD(self.model.parameters(), lr=0.1)\n\n"
+        "    def compute_loss(self, out, y):\n        return (out.squeeze(-1) - y).pow(2).mean()\n\n\n"
+        "t = Trainer()\nfor _ in range(3):\n    x = torch.randn(8, 4)\n    t.step(x, x.sum(1))\n"
+    )
+    (tmp_path / "train.py").write_text(script)
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert (tmp_path / "train.py").read_text() == script
+    found = {d.code: d.message for d in outcome.diagnostics if d.path.endswith("train.py")}
+    assert "BFM033" in found
+    assert found["BFM021"].startswith("`self.model` of `Trainer` is never called in this file: its forward passes run")
+    assert "the code of `BaseTrainer`, the imported class" in found["BFM021"]

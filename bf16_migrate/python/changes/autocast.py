@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import ImportAssignment
 
 from ...rules import Emit
-from ..autocast import Region, autocast_regions, plan_autocast, products_after, through_returns
+from ..autocast import Problem, Region, autocast_regions, plan_autocast, products_after, through_returns
+from ..context import FileContext
 from ..device_modules import device_module_regions, handed_out, method_forward_calls
 from ..loss_reach import loss_code
 from ..model_site import one_line, unseen_reach
@@ -91,6 +94,7 @@ def check(m: Migration) -> Migration | None:
         held = unseen_reach(ctx, expr)
         if held is not None:
             problems.append(("BFM021", held, "held", {"model": ctx.code(expr), "holder": one_line(ctx.code(held))}))
+    problems = [_inherited(ctx, problem) for problem in problems]
     if not problems:
         return replace(m, regions=tuple(regions))
     for code, node, variant, fields in problems:
@@ -109,3 +113,28 @@ def check(m: Migration) -> Migration | None:
             ),
         )
     return None
+
+
+def _inherited(ctx: FileContext, problem: Problem) -> Problem:
+    """A model never called here that is ``self.<attr>`` of a class deriving from an imported class (``class
+    Trainer(BaseTrainer)`` with ``BaseTrainer`` from a module of the tree): BFM021 says where its forward passes
+    run, the base class's code, rather than only that this file has none (a hunt's amp refusal named no place)."""
+    code, node, variant, fields = problem
+    if code != "BFM021" or variant is not None or not m.matches(node, m.Attribute(value=m.Name("self"))):
+        return problem
+    cls = ctx.enclosing(node, cst.ClassDef)
+    imported = [b.value for b in cls.bases if b.keyword is None and _imported(ctx, b.value)] if cls else []
+    if cls is None or not imported:
+        return problem
+    return (code, node, "inherited", {**fields, "cls": cls.name.value, "base": ctx.code(imported[0])})
+
+
+def _imported(ctx: FileContext, base: cst.BaseExpression) -> bool:
+    """Whether ``base`` (``BaseTrainer``, ``trainers.Base``) starts with a name the file binds by an import."""
+    root = base
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    scope = ctx.scopes.get(root)
+    return scope is not None and any(isinstance(a, ImportAssignment) for a in scope[root.value])
