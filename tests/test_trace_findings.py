@@ -224,6 +224,8 @@ def test_amp_traces_float64_on_the_device_and_names_where_it_began():
     assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.FLOAT64, "BFM204", 7)
     assert trace_findings(runs(made[:1]), amp) == []
     assert trace_findings(runs([dict(made[0], held=True)], made[:1]), amp) == []
+    # a batch moved in as it is (`features.to(device)`): amp's input casts make it float32 at the model's door
+    assert trace_findings(runs([dict(made[0], held=True, op="Tensor.to")]), amp) == []
 
 
 def test_amp_names_bf16_made_by_hand_on_a_line_neither_script_nor_codemod_wrote():
@@ -532,6 +534,25 @@ def test_a_finfo_of_bf16_where_the_legacy_run_read_float32s_is_named():
     assert "reads bf16's constants (`torch.finfo`), where the legacy run read f32's" in found.diagnostic.message
     assert trace_findings(runs([dict(migrated[0], result="f32")], legacy), sources()) == []
     assert trace_findings(runs(migrated), sources()) == []
+
+
+def test_a_line_the_legacy_run_computed_in_f32_and_the_migration_in_bf16_is_named():
+    """Under XLA_DOWNCAST_BF16 the legacy run computed a float64 value's line in float32 (a ``compute`` event of
+    f32); the migrated run executed that line (its lines run) with no f32 there: bf16, lower than the legacy run
+    (BFM209). An f32 event of the migrated run there, or a line it never ran, is none; amp records no f32."""
+    legacy = [ev("compute", 8, "Tensor.add", expr="h + pos", operands=["f32", "f32"], result="f32")]
+    made = runs([], legacy)
+    made[MIGRATED].trace = replace(made[MIGRATED].trace, lines_run={"/u/train.py": frozenset({8, 15})})
+    (found,) = trace_findings(made, sources())
+    assert (found.kind, found.diagnostic.code, found.diagnostic.line) == (FindingKind.LOWERED, "BFM209", 8)
+    assert "computed in float32 in the legacy run (`Tensor.add`" in found.diagnostic.message
+    made[MIGRATED].trace = replace(made[MIGRATED].trace, lines_run={"/u/train.py": frozenset({15})})
+    assert trace_findings(made, sources()) == []
+    kept = [dict(legacy[0], origin={"kind": "create", "file": "/u/train.py", "line": 7, "op": "Tensor.float"})]
+    made = runs(kept, legacy)
+    made[MIGRATED].trace = replace(made[MIGRATED].trace, lines_run={"/u/train.py": frozenset({8})})
+    assert not [f for f in trace_findings(made, sources()) if f.kind is FindingKind.LOWERED]
+    assert trace_findings(made, replace(sources(), f32=False, f64=True)) == []
 
 
 def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part_passes():

@@ -69,7 +69,7 @@ def test_changes_in_a_branch_and_a_function_the_run_never_entered_are_named():
         (_line(migrated, "sim = za.float()"), "sim = za.float() @ zb.float().T"),
         (_line(migrated, "eye = torch.eye"), "eye = torch.eye(za.shape[0], device=za.device, dtype=za.dtype)"),
     ]
-    note = unseen_note(unseen, complete=False)
+    note = unseen_note(unseen, TraceEnd.BUDGET)
     assert note.startswith("2 of the migration's changes never ran in the traced migrated run, after the trace")
     assert f"train.py:{_line(migrated, 'eye = torch.eye')}" in note and "--trace-time" in note
     # the run took the contrastive branch too: nothing is unseen
@@ -95,6 +95,17 @@ def test_a_file_the_run_never_reached_counts_its_changed_calls_and_the_codemods_
         'with torch.autocast("xla", dtype=torch.bfloat16):',
         "eye = torch.eye(za.shape[0], device=za.device, dtype=za.dtype)",
     ]
+    # a hook the codemod writes says so in its own words ("added by bf16-migrate"): its body reaches torch only when
+    # there is something to cast (a hunt's float32_inputs_hook was named though it ran at every forward)
+    hook = (
+        "\n\ndef float32_inputs_hook(module, args, kwargs):\n"
+        '    """Forward pre-hook added by bf16-migrate: the model\'s float64 inputs become float32."""\n'
+        "    return float64_to_float32(args), float64_to_float32(kwargs)\n"
+    )
+    assert [u.code for u in unseen_changes(Trace(), [("/u/train.py", LEGACY, migrated + hook)])] == [
+        u.code for u in unseen
+    ]
+    assert "before the run ended on an exception" in unseen_note(unseen, TraceEnd.EXCEPTION)
     assert unseen_changes(Trace(), [("/u/train.py", LEGACY, LEGACY)]) == []
     assert unseen_changes(Trace(), [("/u/train.py", LEGACY, "def broken(:\n")]) == []
 

@@ -24,7 +24,7 @@ def check(given: CheckInput) -> Part | None:
     part = trace_part(given.findings, given.traced)
     trace = given.traced[MIGRATED].trace if MIGRATED in given.traced else None
     if part is not None and given.unseen and trace is not None:
-        note = unseen_note(list(given.unseen), trace.end.complete)
+        note = unseen_note(list(given.unseen), trace.end)
         part.detail += "; " + note
         part.figures["unseen"] = [f"{u.path}:{u.line}" for u in given.unseen]
         given.verdict.notes.append(note[0].upper() + note[1:] + ": the verdict says nothing about them.")

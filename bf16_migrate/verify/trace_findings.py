@@ -86,6 +86,7 @@ class FindingKind(str, enum.Enum):
     LOSS_OUTSIDE_AUTOCAST = "loss_outside_autocast"
     FORWARD_OUTSIDE_AUTOCAST = "forward_outside_autocast"
     FINFO = "finfo"
+    LOWERED = "lowered"
 
 
 CODES: dict[FindingKind, str] = {
@@ -101,9 +102,16 @@ CODES: dict[FindingKind, str] = {
     FindingKind.LOSS_OUTSIDE_AUTOCAST: "BFM206",
     FindingKind.FORWARD_OUTSIDE_AUTOCAST: "BFM207",
     FindingKind.FINFO: "BFM208",
+    FindingKind.LOWERED: "BFM209",
 }
 """The rule page of each kind (``rules/diagnostics_trace.toml``)."""
 
+
+_MOVES_TO_DEVICE = frozenset({"Tensor.to", "Tensor.cuda", "Tensor.xla", "Tensor.type"})
+"""The ops that bring a host tensor to the device as it is (its dtype the host's)."""
+
+_WIDE_KINDS = (Kind.CREATE, Kind.UPCAST, Kind.MEET, Kind.COMPUTE)
+"""The events of an f32/f64 result on the device."""
 
 _LOW_TYPES = ("bf16", "f16")
 """The device's low-precision element types."""
@@ -431,6 +439,7 @@ class _Reader:
             if e.kind == Kind.FINFO and e.result is not None:
                 self.legacy_finfo[(p.path, p.line)] = e.result
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
+        self.legacy = legacy
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
         self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
         self.control_loss: str | None = None
@@ -478,6 +487,8 @@ class _Reader:
             out.extend(self._forward_findings())
         out.extend(self._exit_findings())
         out.extend(self._finfo_findings())
+        if self.sources.f32:
+            out.extend(self._lowered_findings())
         out.extend(self._failure_findings())
         return [f for _order, f in sorted(out, key=lambda item: item[0])]
 
@@ -504,12 +515,14 @@ class _Reader:
                 root = self._root(e)
                 if not self._written_f32(root):
                     groups.setdefault(root, []).append(e)
-        # amp: a float64 tensor made on the device and still held at the first step is a finding of its own when
-        # nothing computed with it in float64 (a hunt's schedule left float64 on the device, gathered and
+        # amp: a float64 tensor made on the device (a factory's, not a batch moved in) and still held at the first
+        # step is a finding of its own when nothing computed with it in float64 (a hunt's schedule left float64 on the device, gathered and
         # `.float()`ed, PASSed: a gather moves, no meet, no compute); one cast at once to float32 is not held
         covered = {root[1:] for root in groups}  # a chain's beginning, whatever its kind (a module moved)
         for e in self.trace.of_kind(Kind.CREATE) if not self.sources.f32 else ():
             root = (OriginKind.CREATE.value, e.file, e.line, e.op)
+            if e.op in _MOVES_TO_DEVICE:
+                continue  # a batch moved in: amp's input casts (float32_inputs_hook) make it float32 at the model
             if e.held and root[1:] not in covered and self.new(e) and not self._in_helper(e):
                 groups[root] = [e]
         out = []
@@ -774,6 +787,36 @@ class _Reader:
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` -> {fields['result']}, outside autocast"]
             finding = TraceFinding(FindingKind.LOSS_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
             out.append((e.order, self._say(finding)))
+        return out
+
+    def _lowered_findings(self) -> list[tuple[int, TraceFinding]]:
+        """Modes that cast the model: each line of the user's code the legacy run computed in float32 on the device
+        (a ``compute`` or ``meet`` event of f32: under XLA_DOWNCAST_BF16 its float64 was float32 there) that the
+        migrated run executed (:attr:`.trace.Trace.lines_run`) with no f32 or f64 event of its own there: it computed
+        in bf16, lower than the legacy run (a hunt's schedule made bf16 where DOWNCAST had it float32 was not said)."""
+        if self.legacy is None or not self.trace.lines_run:
+            return []
+        ran: set[tuple[str, int]] = set()
+        for file, lines in self.trace.lines_run.items():
+            for line in lines:
+                p = self.sources.place(MIGRATED, file, line, None, None, None)
+                if not p.added:  # a line the migration added has no line of the user's (its place is the one before)
+                    ran.add((p.path, p.line))
+        wide = {(self.place(e).path, self.place(e).line) for e in self.trace.events if e.kind in _WIDE_KINDS}
+        out: list[tuple[int, TraceFinding]] = []
+        named: set[tuple[str, int]] = set()
+        for e in self.legacy.of_kind(*_F32_KINDS):
+            if not (e.result or "").startswith("f32"):
+                continue
+            p = self.sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
+            key = (p.path, p.line)
+            if key in named or key in wide or key not in ran:
+                continue
+            named.add(key)
+            fields = {"expr": _short(p.code or e.op), "op": e.op, "when": _when(e)}
+            diagnostic = report(CODES[FindingKind.LOWERED], p.path, p.line, p.col, False, None, **fields)
+            evidence = [f"{Path(p.path).name}:{p.line}: legacy `{e.op}` -> {e.result}; migrated: no f32 there, ran"]
+            out.append((e.order, self._say(TraceFinding(FindingKind.LOWERED, diagnostic, [e], evidence))))
         return out
 
     def _finfo_findings(self) -> list[tuple[int, TraceFinding]]:

@@ -13,14 +13,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .trace import Trace
+from ..python.snippets import EMITTED_MARK
+from .trace import Trace, TraceEnd
 
 __all__ = ["Unseen", "texts_run", "unseen_changes", "unseen_note"]
 
-_MARK = "Added by bf16-migrate"
-"""The docstring mark of the helpers the codemod writes (bf16_migrate/python/snippets.py): their lines are the
-codemod's own code, whose branches a run need not take (a closure passed to ``step``)."""
-
+_MARK = EMITTED_MARK.split(" (", 1)[0].lower()
+"""The mark of the helpers the codemod writes, in any case (bf16_migrate/python/snippets.py: ``Added by bf16-migrate
+(...)``, a hook's ``... added by bf16-migrate: ...``): their lines are the codemod's own code, whose branches a run need
+not take (a closure passed to ``step``) and whose lines reach torch only when there is something to cast."""
 
 _PRECISION = re.compile(r"torch|\.to\(|\.float\(|\.double\(|\.half\(|bfloat16|float32|float64|bf16|fp32|autocast")
 """What a statement the trace could judge names: torch, a cast, a dtype, a helper of the codemod's (``bf16_on_xla``,
@@ -121,7 +122,7 @@ def _helper_spans(tree: ast.Module) -> list[tuple[int, int]]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             doc = ast.get_docstring(node) or ""
-            if _MARK in doc:
+            if _MARK in doc.lower():
                 spans.append((node.lineno, node.end_lineno or node.lineno))
     return spans
 
@@ -137,14 +138,15 @@ def texts_run(migrated: Mapping[str, str], legacy_text: Callable[[str], str | No
     return out
 
 
-def unseen_note(unseen: list[Unseen], complete: bool) -> str:
-    """One line naming the changes no traced run executed, and why (``complete``: the trace saw the script to its
-    end, so a path this run does not take; else the trace stopped before them)."""
+def unseen_note(unseen: list[Unseen], end: TraceEnd) -> str:
+    """One line naming the changes no traced run executed, and why, by how the trace ended (``end``): the script's
+    own end (a path this run does not take), an exception before them, or the trace stopped before them."""
     names = ", ".join(f"{Path(u.path).name}:{u.line} `{u.code[:40]}`" for u in unseen[:5])
     more = f" and {len(unseen) - 5} more" if len(unseen) > 5 else ""
-    why = (
-        "on a path this run does not take (other arguments, another branch)"
-        if complete
-        else "after the trace stopped: verify again with a longer --trace-time (or arguments that reach them sooner)"
-    )
+    if end == TraceEnd.SCRIPT_EXIT:
+        why = "on a path this run does not take (other arguments, another branch)"
+    elif end == TraceEnd.EXCEPTION:
+        why = "before the run ended on an exception"
+    else:
+        why = "after the trace stopped: verify again with a longer --trace-time (or arguments that reach them sooner)"
     return f"{len(unseen)} of the migration's changes never ran in the traced migrated run, {why}: {names}{more}"
