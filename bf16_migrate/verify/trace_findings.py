@@ -516,8 +516,9 @@ class _Reader:
                 if not self._written_f32(root):
                     groups.setdefault(root, []).append(e)
         # amp: a float64 tensor made on the device (a factory's, not a batch moved in) and still held at the first
-        # step is a finding of its own when nothing computed with it in float64 (a hunt's schedule left float64 on the device, gathered and
-        # `.float()`ed, PASSed: a gather moves, no meet, no compute); one cast at once to float32 is not held
+        # step is a finding of its own when nothing computed with it in float64 (a hunt's schedule left float64 on
+        # the device, gathered and `.float()`ed, PASSed: a gather moves, no meet, no compute); one cast at once to
+        # float32 is not held
         covered = {root[1:] for root in groups}  # a chain's beginning, whatever its kind (a module moved)
         for e in self.trace.of_kind(Kind.CREATE) if not self.sources.f32 else ():
             root = (OriginKind.CREATE.value, e.file, e.line, e.op)
