@@ -425,7 +425,7 @@ def _load_torch_api(path: Path) -> TorchApi:
     methods = _need(data, "methods", dict, path)
     factories = _need(data, "factories", dict, path)
     numpy_integers = _need(data, "numpy_integers", dict, path)
-    allowed = {"float", "int", "like", "arange", "literal", "unknown", "first", "counts"}
+    allowed = {"float", "int", "like", "arange", "literal", "unknown", "first", "counts", "fill"}
     for fn, kind in factories.items():
         if kind not in allowed:
             raise RuleError(f"{path}: factory {fn!r} has unknown kind {kind!r}")

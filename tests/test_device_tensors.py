@@ -2815,3 +2815,23 @@ def test_an_upcast_of_a_tensor_made_floating_on_the_device_is_bf16_as_the_switch
     )
     code = migrate_source(source, "stochastic", "train.py").code
     assert "criterion = nn.CrossEntropyLoss(weight=w.to(torch.bfloat16))\n" in code, code
+
+
+def test_token_ids_filled_with_an_int_are_no_floating_tensor():
+    """``torch.full((n, 1), BOS)`` with an int ``BOS`` is int64 (torch.full's dtype is its fill value's): the ids
+    built from it and moved to the device stay as they are; cast to bf16 they met ``F.embedding`` as indices (a
+    hunt's crash with "0 left to do"). A float fill (``torch.full((n, 1), 0.5)``) is floating and made bf16."""
+    source = (
+        'import os\nos.environ["XLA_USE_BF16"] = "1"\nimport torch\nimport torch.nn as nn\n'
+        "import torch.nn.functional as F\nimport torch_xla\n\nBOS = 0\ndev = torch_xla.device()\n"
+        "model = nn.Sequential(nn.Embedding(10, 16), nn.Linear(16, 10)).to(dev)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "tokens = torch.cat([torch.full((4, 1), BOS), torch.randint(1, 10, (4, 5))], dim=1).to(dev)\n"
+        "loss = F.cross_entropy(model(tokens[:, :-1]).reshape(-1, 10), tokens[:, 1:].reshape(-1))\n"
+        "loss.backward()\nopt.step()\nscale = torch.full((4, 1), 0.5).to(dev)\nprint((scale * 2).sum().item())\n"
+    )
+    result = migrate_source(source, "stochastic", "train.py")
+    assert "torch.randint(1, 10, (4, 5))], dim=1).to(dev)\n" in result.code, result.code
+    assert "model(tokens[:, :-1])" in result.code and "tokens[:, 1:].reshape(-1))" in result.code
+    assert "scale = torch.full((4, 1), 0.5).to(dev, dtype=torch.bfloat16)\n" in result.code
+    assert migrate_source(result.code, "stochastic", "train.py").code == result.code

@@ -558,6 +558,13 @@ class DtypeFlow:
             return self._like_class(kind, first, depth)
         if kind == "arange":
             return _arange_class(self.ctx, call)
+        if kind == "fill":  # `torch.full((n, 1), BOS)`: an int fill value makes an int64 tensor (a hunt's token ids)
+            fill = argument(call, 1, "fill_value")
+            if fill is not None and python_number(self.ctx, fill, integer=True):
+                return INT
+            if fill is not None and python_number(self.ctx, fill):
+                return FLOAT
+            return _literal_class(self.ctx, fill) if fill is not None else UNKNOWN
         if kind == "counts":  # `torch.bincount(x)`: integer counts; with `weights`, the weights' dtype
             weights = argument(call, 1, "weights")
             return INT if weights is None else self.infer(weights, (), depth)
