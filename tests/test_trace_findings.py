@@ -553,6 +553,11 @@ def test_a_line_the_legacy_run_computed_in_f32_and_the_migration_in_bf16_is_name
     made[MIGRATED].trace = replace(made[MIGRATED].trace, lines_run={"/u/train.py": frozenset({8})})
     assert not [f for f in trace_findings(made, sources()) if f.kind is FindingKind.LOWERED]
     assert trace_findings(made, replace(sources(), f32=False, f64=True)) == []
+    # a legacy run that crashed (nn.GRU under XLA_USE_BF16 in torch-xla 2.9) computed nothing the migration must keep
+    made = runs([], legacy)
+    made[MIGRATED].trace = replace(made[MIGRATED].trace, lines_run={"/u/train.py": frozenset({8})})
+    made[LEGACY].error = "exited with code 1"
+    assert trace_findings(made, sources()) == []
 
 
 def test_a_deliberate_island_the_migration_reported_excuses_its_f32_and_the_part_passes():

@@ -412,6 +412,7 @@ def trace_findings(runs: Mapping[str, RunRecord], sources: TraceSources) -> list
     legacy = runs.get(LEGACY)
     control = runs.get(AUTOCAST)
     reader = _Reader(migrated.trace, legacy.trace if legacy is not None else None, sources)
+    reader.legacy_ok = legacy is not None and legacy.ok
     reader.control_loss = control.loss_dtype if control is not None and control.steps else None
     reference = runs.get(REFERENCE)
     if reference is not None and reference.trace is not None and reference.trace.device_ops:
@@ -440,6 +441,8 @@ class _Reader:
                 self.legacy_finfo[(p.path, p.line)] = e.result
         self.by_place = {(e.file, e.line, e.op): e for e in trace.events}
         self.legacy = legacy
+        self.legacy_ok = True
+        """The legacy run ended as the script does (a crashed one's f32 is no precision to keep)."""
         self.helper_spans: dict[str, list[tuple[int, int]]] = {}
         self._made_from: dict[str, LineMap] = {}  # the user's path -> the migrated text placed in its legacy text
         self.control_loss: str | None = None
@@ -795,8 +798,8 @@ class _Reader:
         (a ``compute`` or ``meet`` event of f32: under XLA_DOWNCAST_BF16 its float64 was float32 there) that the
         migrated run executed (:attr:`.trace.Trace.lines_run`) with no f32 or f64 event of its own there: it computed
         in bf16, lower than the legacy run (a hunt's schedule made bf16 where DOWNCAST had it float32 was not said)."""
-        if self.legacy is None or not self.trace.lines_run:
-            return []
+        if self.legacy is None or not self.legacy_ok or not self.trace.lines_run:
+            return []  # a legacy run that crashed (nn.GRU under XLA_USE_BF16) computed nothing to keep
         ran: set[tuple[str, int]] = set()
         for file, lines in self.trace.lines_run.items():
             for line in lines:
@@ -811,8 +814,8 @@ class _Reader:
                 continue
             p = self.sources.place(LEGACY, e.file, e.line, e.col, e.end_line, e.end_col)
             key = (p.path, p.line)
-            if key in named or key in wide or key not in ran:
-                continue
+            if key in named or key in wide or key not in ran or self.sources.user_text(p.path) is None:
+                continue  # (a file of the user's: not code torch generated, `<eval_with_key>.2`)
             named.add(key)
             fields = {"expr": _short(p.code or e.op), "op": e.op, "when": _when(e)}
             diagnostic = report(CODES[FindingKind.LOWERED], p.path, p.line, p.col, False, None, **fields)
