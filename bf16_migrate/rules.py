@@ -88,6 +88,10 @@ class TorchApi:
     """The layers torch-xla's FSDP runs with ``compute_dtype=torch.bfloat16`` (``[fsdp_compute_dtype]``)."""
     model_callers: frozenset[str] = frozenset()
     """Functions that run the forward pass of the model handed to them first (``[model_callers]``)."""
+    model_tracers: frozenset[str] = frozenset()
+    """Functions that run the model handed to them first once to record its forward (``[model_callers] tracers``)."""
+    model_scripters: frozenset[str] = frozenset()
+    """Functions that compile the model handed to them first with its hooks (``[model_callers] scripters``)."""
     python_launchers: frozenset[str] = frozenset()
     """Functions that run another script or module in this interpreter (``[python_launchers]``)."""
     process_launchers: frozenset[str] = frozenset()
@@ -444,6 +448,8 @@ def _load_torch_api(path: Path) -> TorchApi:
         int_methods=frozenset(_need(methods, "int", list, path)),
         values_indices_methods=frozenset(_need(methods, "values_indices", list, path)),
         model_callers=frozenset(_need(_need(data, "model_callers", dict, path), "functions", list, path)),
+        model_tracers=frozenset(_need(_need(data, "model_callers", dict, path), "tracers", list, path)),
+        model_scripters=frozenset(_need(_need(data, "model_callers", dict, path), "scripters", list, path)),
         closure_optimizers=frozenset(_need(data, "closure_optimizers", list, path)),
         python_launchers=frozenset(_need(_need(data, "python_launchers", dict, path), "functions", list, path)),
         process_launchers=frozenset(_need(_need(data, "process_launchers", dict, path), "functions", list, path)),

@@ -39,6 +39,10 @@ def codes(result):
 HEADER = "import os\nimport torch\nimport torch_xla\n"
 
 
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
 @pytest.mark.parametrize(
     "write, renamed",
     [
@@ -1694,6 +1698,70 @@ def test_a_model_also_run_by_functional_call_gets_the_input_hook_in_the_casting_
         finding = next(d for d in result.diagnostics if d.code == "BFM022")
         assert "`functional_call` runs its forward with inputs of its own" in finding.message
         assert run(result.code, mode).code == result.code
+
+
+def test_a_model_traced_by_torch_jit_trace_gets_the_input_hook_and_stays_out_of_autocast():
+    """``torch.jit.trace(model, sample)`` after training runs the model once on ``sample``: after the cast an f32
+    sample met the bf16 weights (the XLA verifier raised "mixed precision is disallowed": a hunt's, with "0 left
+    to do"). The trace calls the module, so the pre-hook fires there and its cast is recorded in the trace (the
+    traced module then takes f32 samples too). amp does not wrap the trace in autocast, under which tracing
+    fails, and only adds the float64 hook."""
+    src = HEADER + textwrap.dedent("""
+    os.environ["XLA_USE_BF16"] = "1"
+    dev = torch_xla.device()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x, y = torch.randn(32, 8), torch.randn(32, 1)
+    for step in range(3):
+        loss = torch.nn.functional.mse_loss(model(x.to(dev)), y.to(dev))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    sample = x[:2].to(dev)
+    traced = torch.jit.trace(model, sample)
+    print(traced(sample).cpu())
+    """)
+    for mode in ("stochastic", "gpu-compatible"):
+        result = run(src, mode)
+        assert "\nmodel.register_forward_pre_hook(bf16_inputs_hook, with_kwargs=True)\n" in result.code
+        finding = next(d for d in result.diagnostics if d.code == "BFM022")
+        assert "`torch.jit.trace` runs its forward with inputs of its own" in finding.message
+        assert run(result.code, mode).code == result.code
+    result = run(src, "amp")
+    assert "\ntraced = torch.jit.trace(model, sample)\n" in result.code
+    assert "\nmodel.register_forward_pre_hook(float32_inputs_hook, with_kwargs=True)\n" in result.code
+
+
+def test_a_model_that_needs_the_input_hook_keeps_the_switch_where_torch_jit_script_compiles_it():
+    """TorchScript compiles a module's forward pre-hooks with it and refuses the ``with_kwargs`` one the migration
+    registers; a ScriptModule takes no hook at all: a model whose inputs need the run-time cast and is scripted
+    (after training, for export, or made by ``torch.jit.script``) would raise where the legacy run ran, so every
+    mode keeps the switch and names the scripting line (BFM024). Without the script call the hook is written."""
+    body = textwrap.dedent("""
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    def main(loader):
+        dev = torch_xla.device()
+        model = torch.nn.Linear(4, 2).to(dev)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x.to(dev)), y.to(dev))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """)
+    exported = HEADER + body + '    torch.jit.script(model.cpu().eval()).save("model.pt")\n'
+    made = HEADER + body.replace("torch.nn.Linear(4, 2).to(dev)", "torch.jit.script(torch.nn.Linear(4, 2)).to(dev)")
+    for mode in MODES:
+        for src, line in ((exported, exported.count("\n")), (made, line_of(made, "torch.jit.script"))):
+            result = run(src, mode)
+            assert result.code == src
+            finding = next(d for d in result.diagnostics if d.code == "BFM024")
+            assert f"`torch.jit.script` (line {line}) compiles it with its hooks" in finding.message
+            assert "the dtype of `x.to(dev)` cannot be told" in finding.message
+        plain = run(HEADER + body, mode)
+        assert "model.register_forward_pre_hook(" in plain.code and 'os.environ["XLA_USE_BF16"]' not in plain.code
 
 
 def test_a_switch_set_at_module_level_under_options_travels_into_the_function_that_builds_the_model():

@@ -53,6 +53,7 @@ from .model_site import (
     unseen_reach,
 )
 from .optimizers import add_keywords
+from .outcome import Refusal
 
 _NOT_CALLERS = ("torch.", "torch_xla.", "copy.", "builtins.")
 
@@ -66,6 +67,54 @@ _SIZE_READS = frozenset({"shape", "size", "device", "ndim", "dim", "numel", "is_
 
 _ARITHMETIC = m.BinaryOperation()
 _BACKWARD = m.Call(func=m.Attribute(attr=m.Name("backward")))
+
+
+_RETURNS_SELF = frozenset({"cpu", "cuda", "to", "eval", "train", "float", "half", "bfloat16", "double"})
+"""nn.Module methods that return the module itself (torch/nn/modules/module.py): ``model.cpu().eval()`` is ``model``."""
+
+
+def _the_module(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` without the calls of :data:`_RETURNS_SELF` methods on it (``model.cpu().eval()``: ``model``)."""
+    while m.matches(expr, m.Call(func=m.Attribute(attr=m.Name()))):
+        assert isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute), "matched"
+        if expr.func.attr.value not in _RETURNS_SELF:
+            break
+        expr = expr.func.value
+    return expr
+
+
+def scripted_by(ctx: FileContext, model: cst.BaseExpression) -> cst.Call | None:
+    """The call of a ``rules/torch_api.toml`` ``[model_callers] scripters`` function (``torch.jit.script``)
+    that compiles ``model``: handed it (``torch.jit.script(model.cpu().eval())``) or the one that made it
+    (``model = torch.jit.script(Net()).to(device)``); None when there is none. TorchScript compiles a module's
+    forward pre-hooks with its forward and refuses a ``with_kwargs`` one, and a ScriptModule takes no Python
+    hook ("register_forward_pre_hook is not supported on ScriptModules", torch/jit/_script.py): the run-time
+    input cast cannot be had for such a model."""
+    scripters = ctx.rules.torch_api.model_scripters
+    short = {name.rsplit(".", 1)[-1] for name in scripters}
+    calls = ctx.memo(
+        ("scripter calls",),
+        lambda: [
+            c
+            for c in ctx.nodes(cst.Call)
+            if m.matches(c.func, m.Attribute(attr=m.Name()) | m.Name())
+            and (c.func.attr.value if isinstance(c.func, cst.Attribute) else getattr(c.func, "value", "")) in short
+            and c.args
+            and ctx.qualified_names(c.func) & scripters
+        ],
+    )
+    if not calls:
+        return None
+    for call in calls:
+        if same_model(ctx, _the_module(call.args[0].value), model):
+            return call
+    if isinstance(model, cst.Name):
+        for value in assigned_values(ctx, model):
+            made = _the_module(value)
+            if any(made is c for c in calls):
+                assert isinstance(made, cst.Call), "one of the calls"
+                return made
+    return None
 
 
 def arithmetic_partners(ctx: FileContext, call: ModelCall) -> list[cst.BaseExpression]:
@@ -204,14 +253,13 @@ class InputCasts:
         too is cast in the move (:meth:`_shared_transfer`): every read saw bf16 under the switch."""
         unknown, static = self._arguments(calls, compiled)
         model_nodes = {id(c.call) for c in calls}
-        moves = [expr if _a_transfer(expr, self.flow) else self._transfer_of(expr, expr) for expr in unknown]
-        if self.round_upcasts and unknown and all(moves) and self.hook_reason(model, calls, []) is None:
+        moves = self._downcast_moves(model, calls, unknown)
+        if moves:
             # under XLA_DOWNCAST_BF16 a float64 input was float32 on the device, a float32 one bf16: the bf16 hook
             # would round a NumPy float64 batch to bf16 (a hunt's standardised columns, legacy f32): each input
             # bound by a move goes through `downcast_floating` there, as a loss target of unknown dtype does
-            for transfer in moves:
-                assert transfer is not None, "all moves found"
-                self._cast_moved(transfer, False)
+            for move in moves:
+                self._cast_moved(move, False)
             unknown = []
         reason = self.hook_reason(model, calls, unknown)
         if reason is not None:
@@ -255,6 +303,28 @@ class InputCasts:
                     if transfer is not None and self.flow.infer(transfer) == FLOAT:  # (a name bound once is FLOAT)
                         static.append((arg.value, transfer, through_dynamo))
         return unknown, static
+
+    def _downcast_moves(
+        self, model: cst.BaseExpression, calls: list[ModelCall], unknown: list[cst.BaseExpression]
+    ) -> list[cst.Call]:
+        """Under a switch that made f64 f32 (``round_upcasts``), the moves that bind each of the ``unknown`` inputs
+        of ``model``'s ``calls``, when every one is bound by one and nothing else asks for the hook; else empty."""
+        if not (self.round_upcasts and unknown):
+            return []
+        moves = [expr if _a_transfer(expr, self.flow) else self._transfer_of(expr, expr) for expr in unknown]
+        if not all(moves) or self.hook_reason(model, calls, []) is not None:
+            return []
+        return [move for move in moves if move is not None]
+
+    def run_time_reason(
+        self, model: cst.BaseExpression, calls: list[ModelCall], uncalled: bool = True
+    ) -> tuple[cst.CSTNode, str] | None:
+        """:meth:`hook_reason` for the arguments of ``calls`` as planning decides it (no hook where each input
+        is cast in its move under XLA_DOWNCAST_BF16): whether ``model`` will get a run-time pre-hook."""
+        unknown = self.unknown_inputs(calls)
+        if self._downcast_moves(model, calls, unknown):
+            return None
+        return self.hook_reason(model, calls, unknown, uncalled)
 
     def hook_reason(
         self,
@@ -678,3 +748,42 @@ def _a_transfer(expr: cst.BaseExpression, flow: DtypeFlow) -> TypeGuard[cst.Call
         and not any(a.keyword is not None and a.keyword.value == "dtype" for a in expr.args)
         and not any(flow._dtype_class(a.value) is not None for a in expr.args)
     )
+
+
+def refuse_scripted(
+    inputs: InputCasts,
+    models: Sequence[cst.BaseExpression],
+    calls: Sequence[list[ModelCall]],
+    anchors: Sequence[tuple[str, cst.CSTNode]],
+    hook: str,
+    uncalled: bool,
+) -> bool:
+    """Report (BFM024, at each of ``anchors``: (variable, node)) and refuse the migration where one of ``models``
+    (called at the matching ``calls``) needs the run-time pre-hook ``hook`` (:meth:`InputCasts.run_time_reason`;
+    ``uncalled``: also one the file never calls) and is compiled by ``torch.jit.script`` (:func:`scripted_by`):
+    TorchScript compiles a module's forward pre-hooks and refuses a ``with_kwargs`` one, and a ScriptModule takes
+    none, so the migrated script would raise where the legacy one ran (a crash is worse than the switch kept).
+    Returns whether it refused."""
+    ctx = inputs.ctx
+    for model, its_calls in zip(models, calls):
+        script = scripted_by(ctx, model)
+        if script is None:
+            continue
+        reason = inputs.run_time_reason(model, its_calls, uncalled)
+        if reason is None:
+            continue
+        for variable, anchor in anchors:
+            finding = ctx.report(
+                "BFM024",
+                anchor,
+                fixed=False,
+                variable=variable,
+                model=ctx.code(model),
+                hook=hook,
+                why=reason[1],
+                script=ctx.code(script.func),
+                line=ctx.pos(script)[0],
+            )
+            ctx.outcome.refuse(Refusal.SCRIPTED, finding)
+        return True
+    return False

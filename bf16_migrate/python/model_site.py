@@ -816,18 +816,21 @@ def _subscripted_key(ctx: FileContext):
 
 def runner_calls(ctx: FileContext, model: cst.BaseExpression) -> list[cst.Call]:
     """The calls of functions that run ``model``'s forward with inputs of their own (``rules/torch_api.toml``
-    ``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``), here or in a function of the
-    file handed the model."""
+    ``[model_callers]``: ``torch.func.functional_call(model, params, (x,))``, ``torch.jit.trace(model, sample)``),
+    here or in a function of the file handed the model."""
     models = [model, *returned_as(ctx, model)]
-    return _runners(ctx, models, {model_key(ctx, x) for x in models} - {None})
+    return _runners(ctx, models, {model_key(ctx, x) for x in models} - {None}, tracers=True)
 
 
-def _runners(ctx: FileContext, models: list[cst.BaseExpression], keys: set) -> list[cst.Call]:
-    callers = ctx.rules.torch_api.model_callers
+def _runners(ctx: FileContext, models: list[cst.BaseExpression], keys: set, tracers: bool = False) -> list[cst.Call]:
+    """The calls of ``[model_callers]`` functions handed one of ``models`` first; with ``tracers`` also those of
+    its ``tracers`` (``torch.jit.trace(model, sample)``), which a pre-hook reaches and autocast must not wrap."""
+    api = ctx.rules.torch_api
+    callers = api.model_callers | api.model_tracers if tracers else api.model_callers
     runners: list[cst.Call] = []
     short = {name.rsplit(".", 1)[-1] for name in callers}
     if not ctx.memo(  # the cheap question first, once per file: most files call none of them
-        ("calls a model caller",),
+        ("calls a model caller", tracers),
         lambda: any(
             (c.func.attr.value if isinstance(c.func, cst.Attribute) else getattr(c.func, "value", None)) in short
             for c in ctx.nodes(cst.Call)

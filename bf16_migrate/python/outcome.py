@@ -53,6 +53,10 @@ class Refusal(enum.Enum):
         "a tensor the code makes on the device cannot be made bf16 (under the condition the switch was set under, "
         "or on a device the code does not tell): it would stay f32 on the device"
     )
+    SCRIPTED = (
+        "a model whose inputs must be cast at run time (a forward pre-hook) is compiled by TorchScript, which "
+        "compiles its hooks and refuses that one"
+    )
     DEFAULT_F64 = (
         "the default dtype is float64, which the switch made float32 on the device: the legacy run computed in "
         "f32, not bf16, and no mode's change keeps that"
@@ -71,6 +75,7 @@ LAUNCH_REFUSALS = frozenset(
         Refusal.UNREAD_IMPORT,
         Refusal.DEVICE_TENSOR,
         Refusal.DEFAULT_F64,
+        Refusal.SCRIPTED,
     }
 )
 """The refusals that mean a launcher's setting cannot be given to the script it starts: the

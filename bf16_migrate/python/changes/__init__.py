@@ -44,8 +44,8 @@ class UnitMissing(Exception):
 
 REGISTRY: tuple[Unit, ...] = (
     Unit(None, common.announce),
-    Unit(input_cast.EMIT, input_cast.plan),  # before the casts: what each model needs right after its cast
-    Unit(float32_inputs.EMIT, float32_inputs.plan),  # where the bf16 modes cast the model
+    Unit(input_cast.EMIT, input_cast.plan, input_cast.check),  # before the casts: what each model needs after it
+    Unit(float32_inputs.EMIT, float32_inputs.plan, float32_inputs.check),  # where the bf16 modes cast the model
     Unit(model_cast.EMIT, model_cast.plan),
     Unit(bf16_attention_math.EMIT, bf16_attention_math.plan),  # after the cast: its flag goes in ahead of it
     Unit(fp32_loss_accumulator.EMIT, fp32_loss_accumulator.plan),

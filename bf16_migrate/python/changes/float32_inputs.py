@@ -26,7 +26,7 @@ from ..context import FileContext
 from ..device_modules import DeviceModule, OnDevice, passed_out
 from ..device_tensors import unknown_arrivals
 from ..dtype_flow import DtypeFlow
-from ..inputs import InputCasts
+from ..inputs import InputCasts, refuse_scripted
 from ..model_code import short_code
 from ..model_reach import float64_state
 from ..model_site import ModelCall, same_model
@@ -43,6 +43,15 @@ def plan(m: Migration, planned: Planned) -> Planned:
     _float64_state(m, models)
     plan_float32_inputs(m.ctx, m.plan, m.flow, models, m.calls, m.guard, m.on_device)
     return planned
+
+
+def check(m: Migration) -> Migration | None:
+    """Keep the switch where a model whose float64 inputs the run-time pre-hook must make float32 is compiled by
+    TorchScript (:func:`..inputs.refuse_scripted`)."""
+    inputs = InputCasts(m.ctx, m.flow, m.plan, m.guard)
+    models = [module_of(m.ctx, model) for model in m.models if id(model) not in m.sharded]
+    calls = [m.calls[id(model)] for model in m.models if id(model) not in m.sharded]
+    return None if refuse_scripted(inputs, models, calls, m.anchors, snippets.FP32_INPUTS_HOOK, uncalled=False) else m
 
 
 def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list[cst.BaseStatement] | None]]) -> None:

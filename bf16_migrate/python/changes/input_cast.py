@@ -11,8 +11,9 @@ from dataclasses import replace
 import libcst as cst
 
 from ...rules import Emit
+from .. import snippets
 from ..device_modules import method_calls
-from ..inputs import InputCasts
+from ..inputs import InputCasts, refuse_scripted
 from ..wrappers import dynamo_callers, module_of
 from .migration import Migration, Planned
 
@@ -36,3 +37,14 @@ def plan(m: Migration, planned: Planned) -> Planned:
             for call in method_calls(ctx, module):  # `model.decode(z)`: no pre-hook runs there
                 inputs.plan_method(call)
     return replace(planned, inputs=inputs, after_cast=after)
+
+
+def check(m: Migration) -> Migration | None:
+    """Keep the switch where a model whose floating inputs the run-time pre-hook must cast is compiled by
+    TorchScript (:func:`..inputs.refuse_scripted`)."""
+    if not m.mode.casts_model:
+        return m
+    inputs = InputCasts(m.ctx, m.flow, m.plan, m.guard, round_upcasts=m.f64_was_f32, guard_at=m.guard_at)
+    models = [module_of(m.ctx, model) for model in m.models if id(model) not in m.sharded]
+    calls = [m.calls[id(model)] for model in m.models if id(model) not in m.sharded]
+    return None if refuse_scripted(inputs, models, calls, m.anchors, snippets.BF16_INPUTS_HOOK, uncalled=True) else m

@@ -192,6 +192,24 @@ _AUTOCAST_FP32 = frozenset(
 ``_log_softmax``, ``batch_norm``, ``prod``, ``cdist``, ``quantile``), by their Python names."""
 _PYTHON_NUMBERS = frozenset({"tolist", "item"})
 """Tensor methods that hand a host tensor's values over as Python numbers."""
+_HOST_VIEWS = frozenset(
+    {"flatten", "view", "reshape", "squeeze", "unsqueeze", "ravel", "contiguous", "detach", "__getitem__"}
+    | {"t", "transpose", "permute", "select", "narrow", "unbind", "split", "chunk"}
+)
+"""Tensor methods whose result holds a host tensor's values rearranged, in its dtype: a bf16 exit read through one
+(``out.cpu().flatten().tolist()``) is the exit itself, cast back where its view is."""
+
+
+class _HostExit:
+    """One bf16/f16 tensor that left the device: its exit ``event``, and whether it or a view of it was cast back."""
+
+    __slots__ = ("cast_back", "event")
+
+    def __init__(self, event: dict) -> None:
+        self.event = event
+        self.cast_back = False
+
+
 OUTPUT_OCCURRENCES = 4
 OUTPUT_VALUES = 256
 OUTPUT_LIMIT = 256
@@ -201,6 +219,9 @@ OUTPUT_SAVED = 16  # the host tensors of one torch.save sampled (``op``: ``torch
 _STORES = frozenset({"copy_", "set_", "fill_", "zero_", "requires_grad_", "resize_", "share_memory_"})
 _ORIGIN_RANK = {"copy": 0, "module": 1, "meet": 2, "upcast": 3, "compute": 4, "create": 5, "param": 6}
 _MODULE_PY = os.sep + os.path.join("torch", "nn", "modules", "module.py")
+_JIT_TRACE_PY = os.sep + os.path.join("torch", "jit", "_trace.py")
+_CHECKED_KINDS = frozenset({"compute", "upcast", "create", "forward_outside_autocast"})
+"""Event kinds torch.jit.trace's own work makes, computing nothing the script keeps (:meth:`_in_trace_check`)."""
 _LEGACY_NAMES = tuple(name for name in os.environ.get("BF16_MIGRATE_LEGACY_VARIABLES", "").split(",") if name)
 """torch-xla's legacy variables (torch_xla/csrc/dtype.cpp), as the runner names them from the rules: under one,
 torch's labels are not the device's types."""
@@ -240,7 +261,7 @@ class Tracer:
         self.events = {}
         self.order = 0
         self.origins = {}  # id(tensor) -> (weakref, origin dict)
-        self.host_exits = {}  # id(host tensor) -> (weakref, event): a bf16 tensor that left the device
+        self.host_exits = {}  # id(host tensor) -> (weakref, _HostExit): a bf16 tensor that left the device, or a view
         self.module_exits = {}  # id(module) -> (weakref, event): a module moved to the host as bf16/f16
         self.module_exit_storage = {}  # data_ptr of one of its bf16/f16 host tensors -> (weakref, event)
         self.outputs = []  # samples of what the user's code took off the device (the module docstring)
@@ -367,9 +388,10 @@ class Tracer:
     # -- events ------------------------------------------------------------------------
     def event(self, kind, op, frame, **fields):
         """Record (or count again) the event ``kind`` of ``op`` at the user's frame above
-        ``frame``; returns the event dict, or None when no frame of the user's code called it."""
+        ``frame``; returns the event dict, or None when no frame of the user's code called it, or when
+        the op is torch.jit.trace's own (:meth:`_in_trace_check`)."""
         user = self.user_frame(frame)
-        if user is None:
+        if user is None or (kind in _CHECKED_KINDS and self._in_trace_check(kind, frame, user)):
             return None
         filename = user.f_code.co_filename
         line = user.f_lineno
@@ -403,6 +425,19 @@ class Tracer:
         if names is not None:
             ev.update(self._names(user, *names))
         return ev
+
+    def _in_trace_check(self, kind, frame, user) -> bool:
+        """Whether the op at ``frame`` (called from the user's ``user`` frame) is torch.jit.trace's comparison of the
+        traced and the eager outputs (``_check_trace`` in torch/jit/_trace.py: ``.double()`` and ``isclose`` on
+        them, its result only a warning), or, in amp, the forward the tracer records (``torch._C._get_tracing_state``
+        set): tracing under autocast fails, and the traced graph computes under the autocast its calls run in."""
+        if kind == "forward_outside_autocast" and self._torch._C._get_tracing_state() is not None:
+            return True
+        while frame is not None and frame is not user:
+            if frame.f_code.co_name == "_check_trace" and frame.f_code.co_filename.endswith(_JIT_TRACE_PY):
+                return True
+            frame = frame.f_back
+        return False
 
     def _callers(self, frame, limit=4):
         """The user's frames that called ``frame``, innermost first: ``[file, line, end_line, col,
@@ -516,10 +551,8 @@ class Tracer:
         if name in _PYTHON_NUMBERS and args and isinstance(args[0], torch.Tensor):
             # a host copy consumed as Python numbers (`.cpu().tolist()`, `.item()`): the same floats
             # whether it held bf16 or the float32 of those values, as the legacy run's did
-            entry = self.host_exits.get(id(args[0]))
-            if entry is not None and entry[0]() is args[0] and os.getpid() == self.pid:
-                entry[1]["cast_back"] = entry[1].get("cast_back", 0) + 1
-                self.host_exits.pop(id(args[0]), None)
+            if os.getpid() == self.pid:
+                self._exit_cast_back(args[0])
             return
         if isinstance(out, torch.Tensor):
             results = (out,)
@@ -732,18 +765,7 @@ class Tracer:
     def _on_host(self, func, name, args, kwargs, host):
         """Host results: an exit when a device tensor went in and bf16/f16 came out; a cast of
         a host tensor that left the device as bf16 (``.cpu().float()``) counts as cast back."""
-        if os.getpid() != self.pid:
-            return
-        if name in _CASTS and args and isinstance(args[0], self._torch.Tensor):
-            if all(r.dtype in (self._torch.float32, self._torch.float64) for r in host):
-                self._storage_cast_back(args[0])
-            entry = self.host_exits.get(id(args[0]))
-            if entry is not None and entry[0]() is args[0]:
-                if all(r.dtype in (self._torch.float32, self._torch.float64) for r in host):
-                    entry[1]["cast_back"] = entry[1].get("cast_back", 0) + 1
-                    self.host_exits.pop(id(args[0]), None)
-                return
-        if name not in ("cpu", "to"):
+        if os.getpid() != self.pid or self._on_host_copy(name, args, host) or name not in ("cpu", "to"):
             return
         tensors = self._tensors(args, kwargs)
         if not any(t.is_xla for t in tensors):
@@ -769,7 +791,38 @@ class Tracer:
         ev.setdefault("exits", 0)
         ev["exits"] += len(low)
         for r in low:
-            self.tag(r, ev, self.host_exits)
+            self.tag(r, _HostExit(ev), self.host_exits)
+
+    def _on_host_copy(self, name, args, host) -> bool:
+        """A cast (``.float()``) or a view (``.flatten()``) of a host tensor: a cast to float32/float64 casts back
+        the exit it is (or a module's host tensor it is); a view of an exit stands for it. Returns whether
+        ``name`` was one of those, on a tensor that left the device as bf16."""
+        if not args or not isinstance(args[0], self._torch.Tensor):
+            return False
+        wide = all(r.dtype in (self._torch.float32, self._torch.float64) for r in host)
+        if name in _CASTS and wide:
+            self._storage_cast_back(args[0])
+        entry = self.host_exits.get(id(args[0]))
+        if entry is None or entry[0]() is not args[0]:
+            return name in _HOST_VIEWS
+        if name in _CASTS:
+            if wide:
+                self._exit_cast_back(args[0])
+            return True
+        if name in _HOST_VIEWS:
+            for r in host:  # the view stands for the exit: its cast back (or its Python numbers) is the exit's
+                self.tag(r, entry[1], self.host_exits)
+            return True
+        return False
+
+    def _exit_cast_back(self, t) -> None:
+        """Count the bf16/f16 exit ``t`` is (or is a view of) as cast back (``.float()``, ``.tolist()``), once per
+        exit however many of its views are."""
+        entry = self.host_exits.pop(id(t), None)
+        if entry is None or entry[0]() is not t or entry[1].cast_back:
+            return
+        entry[1].cast_back = True
+        entry[1].event["cast_back"] = entry[1].event.get("cast_back", 0) + 1
 
     def _sample_output(self, op, tensor, value):
         """Add a sample of ``value`` (a host tensor, or the Python number/list ``.item()`` /
