@@ -144,7 +144,7 @@ def analyze(text: str, path: str) -> Analysis:
         assert command is not None, "commands() gives the lines masked() reads"
         frag = ShellFragment(command, path, analysis, pos=at(start), embedded=True, base=start, one_line=True)
         fragments.append((start, end, frag))
-    _note_expanded_lines(text, index, analysis)
+    _note_expanded_lines(text, index, analysis, interpreters)
 
     def sr_covered(scope: Hashable) -> bool:
         return any(frag.sr_covered(scope) for _, _, frag in fragments)
@@ -162,14 +162,15 @@ def analyze(text: str, path: str) -> Analysis:
     return analysis
 
 
-def _note_expanded_lines(text: str, index: LineIndex, analysis: Analysis) -> None:
+def _note_expanded_lines(text: str, index: LineIndex, analysis: Analysis, interpreters: frozenset[str]) -> None:
     """A BFM131 note at each legacy name of a recipe line left out because make expands it (a ``$``:
     ``XLA_USE_BF16=1 $(PY) train.py``), naming the Python scripts the line names, which the user migrates
-    with ``--legacy-env``: the coverage check's words said neither why nor what to migrate."""
+    with ``--legacy-env``: the coverage check's words said neither why nor what to migrate. A line whose only
+    references are to ``interpreters`` (``$(PYTHON)`` of ``PYTHON ?= python3``) is read, not left out."""
     offset = 0
     for raw in text.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
-        if body.startswith("\t") and "$" in body and masked(body) is None:
+        if body.startswith("\t") and "$" in body and masked(body, interpreters) is None:
             scripts = [word for word in body.split() if word.endswith(".py") and "$" not in word]
             for variable, off in find_mentions(body, legacy_names()):
                 line, col = index.pos(offset + off)
