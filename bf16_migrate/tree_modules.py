@@ -39,13 +39,23 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from .carriers import CarrierError, analyze
 from .carriers.link import FileResult
 from .carriers.resolve import may_import_tree, named_tree_imports, named_tree_imports_of, unreadable_tree_imports
 from .diagnostics import report
-from .python import FactoryChange, MigrationResult, ParseError, TreeFacts, migrate_source, module_facts_of
+from .python import (
+    FactoryChange,
+    MigrationResult,
+    ModelHandoff,
+    ParseError,
+    TreeFacts,
+    migrate_source,
+    module_facts_of,
+)
 from .python.tree_types import TreeModule
 from .rules import Mode, load_rules
 
@@ -163,6 +173,7 @@ def migrate_imported_modules(
     requests = _factory_requests(results)
     wanted, audited, escaped = _imports_of(results, root_of, outside, excluded)
     losses = _loss_requests(results, root_of)
+    handoffs = _handoff_requests(results, root_of)
     run = _ModuleRun(results, read_python, mode, fp32_optimizer_state, errors, migrate, env_modules)
     run.out += _escaped_results(escaped)
     left_keys = {module.resolve() for module in escaped}
@@ -171,26 +182,52 @@ def migrate_imported_modules(
         on_count(len(keys))
     for key in keys:
         loss = tuple(sorted(losses.get(key, ())))
-        run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())), loss)
+        handed = tuple(sorted(handoffs.get(key, ())))
+        run.module(key, wanted.get(key, []), audited.get(key, []), tuple(requests.get(key, ())), loss, handed)
     return run.out
 
 
 def _loss_requests(results: list[FileResult], root_of: Callable[[Path], Path]) -> dict[Path, set[str]]:
     """The names each module of the tree defines that migrated scripts apply as their loss
     (``MigrationResult.loss_code``: ``losses.nt_xent`` imported as ``losses`` gives ``nt_xent`` in
-    the module ``losses.py``), by the module's resolved path; the longest module name wins
-    (``pkg.losses.NTXent`` is ``NTXent`` of ``pkg/losses.py``, not ``losses.NTXent`` of ``pkg``)."""
+    the module ``losses.py``), by the module's resolved path (:func:`_by_module`)."""
     found: dict[Path, set[str]] = {}
     for result in results:
-        if not result.loss_code:
-            continue
-        modules = sorted(named_tree_imports_of(result.path, result.old, root_of(result.path)), key=lambda n: -len(n[0]))
-        for qualified in result.loss_code:
-            for name, file in modules:
-                rest = qualified[len(name) + 1 :] if qualified.startswith(name + ".") else ""
-                if rest.isidentifier():
-                    found.setdefault(file.resolve(), set()).add(rest)
-                    break
+        for file, rest, _ in _by_module(result, root_of, [(q, None) for q in result.loss_code]):
+            found.setdefault(file, set()).add(rest)
+    return found
+
+
+def _handoff_requests(results: list[FileResult], root_of: Callable[[Path], Path]) -> dict[Path, set[ModelHandoff]]:
+    """The functions each module of the tree defines that migrated scripts hand their model to
+    (``MigrationResult.handoffs``), named by their names there, by the module's resolved path (:func:`_by_module`)."""
+    found: dict[Path, set[ModelHandoff]] = {}
+    for result in results:
+        for file, rest, handoff in _by_module(result, root_of, [(h.function, h) for h in result.handoffs]):
+            assert handoff is not None, "each handoff given with its name"
+            found.setdefault(file, set()).add(replace(handoff, function=rest))
+    return found
+
+
+_Named = TypeVar("_Named")
+
+
+def _by_module(
+    result: FileResult, root_of: Callable[[Path], Path], named: list[tuple[str, _Named]]
+) -> list[tuple[Path, str, _Named]]:
+    """Each of ``named`` (a qualified name as ``result``'s script imports it, and what goes with it) as (the
+    resolved path of the module of the tree defining it, its name there, what goes with it); the longest module
+    name wins (``pkg.losses.NTXent`` is ``NTXent`` of ``pkg/losses.py``, not ``losses.NTXent`` of ``pkg``)."""
+    if not named:
+        return []
+    modules = sorted(named_tree_imports_of(result.path, result.old, root_of(result.path)), key=lambda n: -len(n[0]))
+    found: list[tuple[Path, str, _Named]] = []
+    for qualified, item in named:
+        for name, file in modules:
+            rest = qualified[len(name) + 1 :] if qualified.startswith(name + ".") else ""
+            if rest.isidentifier():
+                found.append((file.resolve(), rest, item))
+                break
     return found
 
 
@@ -252,11 +289,13 @@ class _ModuleRun:
         audited: list[tuple[Path, _Env]],
         asked: tuple[FactoryChange, ...],
         loss: tuple[str, ...] = (),
+        handoffs: tuple[ModelHandoff, ...] = (),
     ) -> None:
         """Migrate the module at the resolved path ``key`` under what its importers ran under:
         ``importers`` ran under the switch unconditionally, ``audited`` under a condition (the
         model-code audit alone), ``asked`` is what scripts ask of its factories, ``loss`` the names
-        of its functions and classes the scripts apply as their loss (audited too). A module that
+        of its functions and classes the scripts apply as their loss (audited too), ``handoffs`` its functions
+        the scripts hand their model to (their forward passes autocast in amp). A module that
         is a migrated script of its own gets only what is asked of its factories; one imported
         under different settings is reported (BFM014) and gets only what is asked."""
         audit_env = _audit_env(importers, audited)
@@ -276,7 +315,9 @@ class _ModuleRun:
         source = self._source(module_path, own)
         if source is None:
             return
-        new = self._migrated(module_path, source, own, env, (asked, loss), audit_env, named[0][0] if named else None)
+        new = self._migrated(
+            module_path, source, own, env, (asked, loss, handoffs), audit_env, named[0][0] if named else None
+        )
         if new is not None:
             new.with_scripts = tuple(path for path, _env in (*importers, *audited))
             self.out = (
@@ -319,18 +360,19 @@ class _ModuleRun:
         source: tuple[str, str],
         own: FileResult | None,
         env: _Env | None,
-        asks: tuple[tuple[FactoryChange, ...], tuple[str, ...]],
+        asks: tuple[tuple[FactoryChange, ...], tuple[str, ...], tuple[ModelHandoff, ...]],
         audit_env: _Env | None,
         importer: Path | None,
     ) -> FileResult | None:
         """The module's result migrated under ``env`` (``imported_under``), ``asks``: what is asked
-        of its factories (``factory_changes``) and the names the scripts apply as their loss
-        (``loss_code``), and ``audit_env`` (``audited_under``), led by a BFM014 that names
-        ``importer`` and the settings when the code changed under a setting (a factory change
-        says so itself: BFM016). None when it does not parse (recorded in ``errors``), or when
-        a module with no result of its own is neither changed nor diagnosed."""
+        of its factories (``factory_changes``), the names the scripts apply as their loss
+        (``loss_code``) and the functions they hand their model to (``handoffs``), and ``audit_env``
+        (``audited_under``), led by a BFM014 that names ``importer`` and the settings when the code
+        changed under a setting (a factory change says so itself: BFM016). None when it does not parse
+        (recorded in ``errors``), or when a module with no result of its own is neither changed nor
+        diagnosed."""
         text, encoding = source
-        asked, loss = asks
+        asked, loss, handoffs = asks
         try:
             migrated = self.migrate(
                 text,
@@ -342,6 +384,7 @@ class _ModuleRun:
                 **({"importers_migrated": True} if module_path.resolve() in self.env_modules else {}),
                 audited_under=audit_env,
                 **({"loss_code": loss} if loss else {}),
+                **({"handoffs": handoffs} if handoffs else {}),
             )
         except ParseError as exc:
             self.errors.append(str(exc))

@@ -465,6 +465,7 @@ class LinkPlanner:
                 for item in result.outcome.unexamined()
             ],
             list(result.outcome.f32_islands),
+            handoffs=list(result.handoffs),
             sets_on_import=dict(result.outcome.sets_on_import),
             sets_on_call=tuple(result.outcome.sets_on_call),
             launches=tuple(result.outcome.launches),

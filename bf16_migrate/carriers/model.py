@@ -471,6 +471,10 @@ class FileResult:
     """For a Python launcher, the scripts it starts in a process of its own with legacy settings in the
     environment it hands them (:class:`bf16_migrate.python.outcome.LaunchedScript`), which the project
     follows (:func:`bf16_migrate.env_modules.migrate_launched`)."""
+    handoffs: list = field(default_factory=list)
+    """For a Python script migrated in amp, the functions of imported modules it hands its model to
+    (:class:`bf16_migrate.python.ModelHandoff`, ``MigrationResult.handoffs``): their forward passes go under
+    autocast in the tree's modules."""
     with_scripts: tuple[Path, ...] = ()
     """The Python scripts whose change this file's change goes with: for a launcher (or a file it
     loads), the scripts its legacy settings reach, decided together with them; for a module of the

@@ -41,13 +41,14 @@ from .shebang_env import ShebangSetting, rewrite_shebang, shebang_settings
 from .string_mentions import report_string_mentions
 from .test_or_script import is_test_module
 from .tree_facts import module_facts
-from .tree_types import FactoryChange, TreeFacts, TreeModule
+from .tree_types import FactoryChange, ModelHandoff, TreeFacts, TreeModule
 
 __all__ = [
     "CodemodError",
     "FactoryChange",
     "LAUNCH_REFUSALS",
     "MigrationResult",
+    "ModelHandoff",
     "MODES",
     "Outcome",
     "ParseError",
@@ -99,6 +100,10 @@ class MigrationResult:
     """The qualified names of the imported functions and classes the script's training step applies
     as its loss (``losses.nt_xent``): the modules of the tree defining them get those audited
     (``migrate_source(..., loss_code=...)``, :mod:`bf16_migrate.tree_modules`)."""
+    handoffs: list[ModelHandoff] = field(default_factory=list)
+    """amp: the functions of imported modules the script hands its model to (``predict(model, x)``): the modules
+    of the tree defining them put those functions' forward passes under autocast (``migrate_source(...,
+    handoffs=...)``, :mod:`bf16_migrate.tree_modules`)."""
     script_change: str | None = None
     """What the script got when it is not its mode's ``script_change`` (torch-xla's FSDP given its
     own ``compute_dtype`` instead of a model cast): the words a launcher's finding uses."""
@@ -122,6 +127,7 @@ def migrate_source(
     loss_code: tuple[str, ...] | None = None,
     importers_migrated: bool = False,
     launches_migrated: Mapping[str, str] | None = None,
+    handoffs: tuple[ModelHandoff, ...] | None = None,
 ) -> MigrationResult:
     """Migrate one Python source text off the legacy bf16 variables.
 
@@ -173,6 +179,10 @@ def migrate_source(
     name taken off): with ``imported_under`` or ``audited_under`` they are audited as the loss code
     of a step (:mod:`.loss_reach`).
 
+    ``handoffs``: for a module of the tree, its functions the scripts importing it hand their model to
+    (``MigrationResult.handoffs`` of those scripts, named here by their own names): with ``imported_under`` in
+    amp, their forward passes of it go under autocast (:func:`.autocast.handoff_regions`).
+
     ``launches_migrated``: the scripts this file starts in a process of its own with legacy settings
     in the environment it hands them (``MigrationResult.outcome.launches``), each as written -> its
     path, that took the change under those settings (:func:`bf16_migrate.env_modules.migrate_launched`):
@@ -199,6 +209,7 @@ def migrate_source(
                 tuple(loss_code or ()),
                 importers_migrated,
                 launches_migrated,
+                tuple(handoffs or ()),
             ),
         )
 
@@ -217,6 +228,7 @@ def _migrate(
     loss_code=(),
     importers_migrated=False,
     launches_migrated=None,
+    handoffs=(),
 ) -> MigrationResult:
     parsed = blank_footer_out(
         form_feeds_out(source)
@@ -251,6 +263,7 @@ def _migrate(
             factory_changes,
             audited_under,
             loss_code,
+            handoffs,
             guard_stuck_at=stuck,
             importers_migrated=importers_migrated,
             launches_migrated=launches_migrated,
@@ -307,6 +320,7 @@ def _migrate(
         factory_changes=list(planner.factory_changes),
         switched=planner.switched,
         loss_code=list(planner.loss_imports) if planner.switched else [],
+        handoffs=list(planner.handoffs) if planner.switched else [],
         script_change=planner.script_change,
     )
 

@@ -42,6 +42,22 @@ def definitions(ctx: FileContext, expr: cst.BaseExpression) -> list[cst.ClassDef
     return list(found)
 
 
+def bound_by_import(ctx: FileContext, expr: cst.BaseExpression) -> bool:
+    """Whether ``expr`` (``f``, ``module.f``) starts with a name bound only by imports where it is read."""
+    root = expr
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if not isinstance(root, cst.Name):
+        return False
+    scope = ctx.scopes.get(root)
+    if scope is None:
+        return False
+    assignments = list(scope[root.value])
+    return bool(assignments) and all(
+        isinstance(a, Assignment) and isinstance(a.node, (cst.Import, cst.ImportFrom)) for a in assignments
+    )
+
+
 def plain_class(node: cst.CSTNode) -> bool:
     """A class of the file with no base but ``object``: no ``torch.nn.Module`` nor anything else, so an
     instance of it is no module and what its methods compute is the file's own code."""

@@ -43,7 +43,7 @@ from ..rules import ArgumentAt, ModuleCopy
 from . import snippets
 from .apply import EditPlan
 from .autocast import Problem, Region, autocast_regions
-from .bindings import assigned_values, definitions, plain_class, self_assigned
+from .bindings import assigned_values, bound_by_import, definitions, plain_class, self_assigned
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .inputs import InputCasts
@@ -276,7 +276,7 @@ class _Finder:
             return True
         if any(n.startswith(p) and n.rsplit(".", 1)[-1][:1].isupper() for n in names for p in rules.module_packages):
             return True
-        if names and all(_imported_class(n) for n in names) and _imported(ctx, func):
+        if names and all(_imported_class(n) for n in names) and bound_by_import(ctx, func):
             return True  # a class of another module of the project or a library (torch's own named above)
         if isinstance(func, cst.Attribute) and func.attr.value in rules.module_builder_methods:
             return True
@@ -589,22 +589,6 @@ def _imported_class(qualified: str) -> bool:
     """A capitalised name imported from outside torch (``models.AutoEncoder``): a class of another
     module; torch's tensor classes (``torch.Tensor``) are not modules."""
     return "." in qualified and qualified.rsplit(".", 1)[-1][:1].isupper() and not qualified.startswith("torch")
-
-
-def _imported(ctx: FileContext, func: cst.BaseExpression) -> bool:
-    """Whether the name ``func`` (or the root of the attribute) is bound by an import."""
-    root = func
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    if not isinstance(root, cst.Name):
-        return False
-    scope = ctx.scopes.get(root)
-    if scope is None:
-        return False
-    assignments = list(scope[root.value])
-    return bool(assignments) and all(
-        isinstance(a, Assignment) and isinstance(a.node, (cst.Import, cst.ImportFrom)) for a in assignments
-    )
 
 
 def _type_call(ctx: FileContext, func: cst.BaseExpression) -> cst.BaseExpression | None:

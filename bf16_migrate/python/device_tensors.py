@@ -90,6 +90,7 @@ from .apply import EditPlan
 from .bindings import (
     assigned_value,
     assigned_values,
+    bound_by_import,
     definitions,
     dtype_names,
     plain_instance,
@@ -967,9 +968,22 @@ def _handed_to_a_callable(ctx: FileContext, move: cst.Call) -> bool:
         if not isinstance(holder, cst.Call):
             continue
         in_place = isinstance(holder.func, cst.Attribute) and holder.func.attr.value in _IN_PLACE_ARITHMETIC
-        if not in_place and not any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
-            return True
+        if in_place or any(n.startswith("torch.") for n in ctx.qualified_names(holder.func)):
+            continue
+        if _an_imported_function(ctx, holder.func):
+            continue  # its code got the tensor bf16 under the switch, as the file's own ops did
+        return True
     return False
+
+
+def _an_imported_function(ctx: FileContext, func: cst.BaseExpression) -> bool:
+    """Whether ``func`` is a function of an imported module (``farthest_point_sample``, ``pc_ops.knn``): a
+    lower-case name bound by an import (PEP 8 names classes, a module or a criterion among them, in CapWords).
+    Its code is not the model's, which the input casts reach: the tensor it is handed must be bf16 as the
+    switch made it there (found by a hunt: a NumPy point cloud handed to a sampling helper stayed f32, and the
+    Chamfer loss computed in f32)."""
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name[:1].islower() and bound_by_import(ctx, func)
 
 
 def _an_argument(ctx: FileContext, move: cst.Call) -> bool:

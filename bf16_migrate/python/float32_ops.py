@@ -16,13 +16,16 @@ euclidean distance by matrix multiplication) gets it instead (:func:`keyword_pat
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
 import libcst as cst
 from libcst.metadata import Assignment, ImportAssignment
 
 from ..rules import KeywordPath
+from .apply import EditPlan
 from .context import FileContext
+from .optimizers import append_keyword
 
 
 def candidates(ctx: FileContext) -> list[cst.Call]:
@@ -117,6 +120,27 @@ def keyword_path(ctx: FileContext, call: cst.Call) -> KeywordPath | None:
         if given is None or ctx.code(given.value) in found.values:
             return found
     return None
+
+
+def plan_keyword_ops(ctx: FileContext, plan: EditPlan) -> None:
+    """A module of the tree a legacy script imports, in a mode that casts the model: each op of its code that runs
+    in bf16 given a keyword (:func:`keyword_path`: ``torch.cdist(a, b)``) gets it (BFM156), as the script's own do.
+    The script's model and batches reach that code bf16 after the migration, where the switch's f32-labelled
+    operands took the CPU fallback (measured, torch-xla 2.9 on the XLA CPU device: a Chamfer loss's
+    ``torch.cdist`` of another file raised ``"cdist_backward" not implemented for 'BFloat16'``, a hunt's); the
+    keyword changes only the algorithm, so it is written wherever the operands live."""
+    for call in candidates(ctx):
+        path = keyword_path(ctx, call)
+        if path is None or id(call) in plan.replace:
+            continue
+        plan.replace[id(call)] = functools.partial(with_keyword, keyword=path.keyword, value=path.value)
+        ctx.report("BFM156", call, fixed=True, op=ctx.code(call.func), keyword=f"{path.keyword}={path.value}")
+
+
+def with_keyword(node: cst.CSTNode, keyword: str, value: str) -> cst.CSTNode:
+    """``node`` (an op's call) with ``keyword=value`` appended."""
+    assert isinstance(node, cst.Call), "an op is a call"
+    return append_keyword(node, keyword, cst.parse_expression(value))
 
 
 def cast_back_operand(ctx: FileContext, call: cst.Call) -> cst.BaseExpression | None:

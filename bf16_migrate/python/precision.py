@@ -27,6 +27,7 @@ import libcst.matchers as m
 
 from ..rules import STOCHASTIC_ROUNDING_VAR, Emit, FrameworkRule, Mode, is_truthy
 from .apply import EditPlan
+from .autocast import plan_autocast
 from .autocast_operands import plan_module_source_operands
 from .bindings import assigned_values, passed_by_name
 from .changes import Migration, check_changes, plan_changes
@@ -44,7 +45,9 @@ from .double_idiom import plan_double_meant_fp32
 from .dtype_flow import DtypeFlow
 from .env_reads import constant_target, plan_constants, remove_patches, replace_reads, report_reads
 from .env_writes import Condition, LegacyWrite, Mention, collect_writes, value_state
+from .float32_ops import plan_keyword_ops
 from .frameworks import find_framework, report_framework_launched, report_framework_writes
+from .handoffs import handoff_regions
 from .host_exits import plan_host_exits
 from .in_force import in_force_verdict
 from .in_tests import report_tests
@@ -67,6 +70,7 @@ from .optimizers import fp32_optimizer_state
 from .outcome import Refusal
 from .own_precision import existing_precision, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
+from .tree_types import ModelHandoff
 from .unread_imports import refuse_unread_imports
 from .wrappers import (
     Wrap,
@@ -96,6 +100,7 @@ class Planner:
         factory_changes: tuple[FactoryChange, ...] = (),
         audited_under: Mapping[str, str] | None = None,
         loss_code: tuple[str, ...] = (),
+        handoffs: tuple[ModelHandoff, ...] = (),
         guard_stuck_at: int | None = None,
         importers_migrated: bool = False,
         launches_migrated: Mapping[str, str] | None = None,
@@ -107,6 +112,8 @@ class Planner:
         self.requests = factory_changes  # what the scripts importing this module ask of its factories
         self.loss_requests = loss_code  # the names scripts importing this module apply as their loss
         self.loss_imports: list[str] = []  # what this script applies as its loss from other modules
+        self.handoff_requests = handoffs  # the functions of this module scripts hand a model to (amp wraps them)
+        self.handoffs: list[ModelHandoff] = []  # the functions of other modules this script hands its model to
         self.launch_flag: str | None = None  # amp through the script's own flag (_own_precision)
         self.factory_changes: list[FactoryChange] = []  # what this script asks of its tree's factories
         self.script_change: str | None = None  # what the script got, when not the mode's script_change
@@ -344,9 +351,23 @@ class Planner:
             return True
         if self.audited_under:
             self._audit_module(list(self.audited_under))
+            self._host_exits(list(self.audited_under), conditional=True)
             report_reads(self.ctx, reads)
             return True
         return False
+
+    def _host_exits(self, variables: list[str], conditional: bool = False) -> None:
+        """The module's exits to the host under ``variables`` (:func:`.host_exits.plan_host_exits`): float32 on the
+        host, as the switch made every floating tensor leaving the device. ``conditional``: the scripts importing it
+        took the change under a condition, so it also runs without it; the casts are then written only where they
+        change nothing in such a run (``host_float32`` makes bf16 float32 and leaves float32 as it is), not under
+        XLA_DOWNCAST_BF16, whose float64-to-float32 exits would change a float64 one (a hunt's sibling evaluation
+        module under `if args.precision == "bf16":` handed bf16 to `.numpy()`, which raised)."""
+        if not any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
+            return
+        downcast = any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
+        if not (conditional and downcast):
+            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [], f64_was_f32=downcast)
 
     def _union_guard(self, on_writes: list[LegacyWrite], guards: list[list[Condition]]) -> cst.BaseExpression | None:
         """The condition under which the legacy switch was on, from the ``guards`` of the writes
@@ -589,6 +610,7 @@ class Planner:
         if migration is None:
             return False
         self.loss_imports = list(migration.loss_imports)
+        self.handoffs = list(migration.handoffs)
         self._plan_changes(migration)
         return True
 
@@ -996,9 +1018,9 @@ class Planner:
             plan_double_meant_fp32(self.ctx, self.plan)
         if self.fp32_state and self.mode.casts_model:
             fp32_optimizer_state(self.ctx, self.plan, self.mode)
-        if any(Emit.HOST_FLOAT32 in self.ctx.rules.variables[v].emits(self.mode) for v in variables):
-            downcast = any(self.ctx.rules.variables[v].f64_becomes == "f32" for v in variables)
-            plan_host_exits(self.ctx, self.plan, self.mode, self.flow, [], f64_was_f32=downcast)
+        if self.mode.casts_model:
+            plan_keyword_ops(self.ctx, self.plan)
+        self._host_exits(variables)
         self._audit_module(variables)
 
     def _audit_module(self, variables: list[str]) -> None:
@@ -1012,6 +1034,12 @@ class Planner:
         emits: set[Emit] = set().union(*(self.ctx.rules.variables[v].emits(self.mode) for v in variables))
         if Emit.AUTOCAST_OPERANDS in emits:
             plan_module_source_operands(self.ctx, self.plan, self.loss_requests)
+        if Emit.AUTOCAST in emits and self.imported_under and self.handoff_requests:
+            loss = module_loss_code(self.ctx, self.loss_requests)
+            regions, problems = handoff_regions(self.ctx, list(self.handoff_requests), loss.statements)
+            for _code, node, _variant, _fields in problems:
+                self.ctx.report("BFM030", node, fixed=False)
+            plan_autocast(self.ctx, self.plan, regions)
         if Emit.MODEL_CODE_DTYPES not in emits:
             return
         modules, optimizers = module_classes(self.ctx)

@@ -98,6 +98,27 @@ class TreeFacts:
         return None
 
 
+@dataclass(frozen=True, order=True)
+class ModelHandoff:
+    """A function of a module of the tree that a migrated script hands its model to (``predict(model, x)``, with
+    ``predict`` from ``helpers``): ``function`` as the script names it (``helpers.predict``; in the module's own
+    migration, its name there: ``predict``), the model given at position ``index`` or by ``keyword``. The function
+    runs the model's forward passes; in amp the module's migration puts them under autocast, as the script's own
+    (:func:`.autocast.handoff_regions`)."""
+
+    function: str
+    index: int | None
+    keyword: str | None
+
+    def parameter(self, func: cst.FunctionDef) -> cst.Param | None:
+        """The parameter of ``func`` the model comes in, or None when the signature has none such."""
+        positional = [*func.params.posonly_params, *func.params.params]
+        if self.index is not None:
+            return positional[self.index] if self.index < len(positional) else None
+        named = [*positional, *func.params.kwonly_params]
+        return next((p for p in named if p.name.value == self.keyword), None)
+
+
 @dataclass(frozen=True)
 class FactoryChange:
     """What a migrated script asks of an optimizer factory of its tree (gpu-compatible mode):

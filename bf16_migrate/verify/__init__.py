@@ -226,6 +226,7 @@ def _migrated_modules(
         factory_changes=list(result.factory_changes),
         switched=dict(result.switched),
         loss_code=list(result.loss_code),
+        handoffs=list(result.handoffs),
     )
     from bf16_migrate.carriers.resolve import named_tree_imports_of
 

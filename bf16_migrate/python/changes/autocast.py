@@ -12,9 +12,17 @@ import libcst.matchers as m
 from libcst.metadata import ImportAssignment
 
 from ...rules import Emit
-from ..autocast import Problem, Region, autocast_regions, plan_autocast, products_after, through_returns
+from ..autocast import (
+    Problem,
+    Region,
+    autocast_regions,
+    plan_autocast,
+    products_after,
+    through_returns,
+)
 from ..context import FileContext
 from ..device_modules import device_module_regions, handed_out, method_forward_calls
+from ..handoffs import model_handoffs
 from ..loss_reach import loss_code
 from ..model_site import one_line, unseen_reach
 from ..outcome import Refusal
@@ -96,7 +104,8 @@ def check(m: Migration) -> Migration | None:
             problems.append(("BFM021", held, "held", {"model": ctx.code(expr), "holder": one_line(ctx.code(held))}))
     problems = [_inherited(ctx, problem) for problem in problems]
     if not problems:
-        return replace(m, regions=tuple(regions))
+        handoffs = model_handoffs(ctx, [module_of(ctx, model) for model in m.models])
+        return replace(m, regions=tuple(regions), handoffs=tuple(handoffs))
     for code, node, variant, fields in problems:
         ctx.report(code, node, fixed=False, variant=variant, **fields)
     for variable, anchor in m.anchors:

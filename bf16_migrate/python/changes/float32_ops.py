@@ -17,10 +17,17 @@ from ..context import FileContext, findall
 from ..device_modules import method_names
 from ..device_tensors import on_device
 from ..dtype_flow import INT, DtypeFlow
-from ..float32_ops import candidates, cast_back_operand, find_float32_ops, is_float32_op, keyword_path, runs_by_keyword
+from ..float32_ops import (
+    candidates,
+    cast_back_operand,
+    find_float32_ops,
+    is_float32_op,
+    keyword_path,
+    runs_by_keyword,
+    with_keyword,
+)
 from ..loss_reach import loss_code
 from ..model_reach import model_roots, reach_from
-from ..optimizers import append_keyword
 from ..outcome import F32Island, Refusal
 from .migration import Migration, Planned
 
@@ -76,9 +83,7 @@ def plan(m: Migration, planned: Planned) -> Planned:
             continue  # its operand is made float32 above, or by hand
         path = keyword_path(ctx, call)
         assert path is not None, "the check let only ops with a keyword path through"
-        m.plan.replace[id(call)] = functools.partial(
-            _with_keyword, keyword=path.keyword, value=cst.parse_expression(path.value)
-        )
+        m.plan.replace[id(call)] = functools.partial(with_keyword, keyword=path.keyword, value=path.value)
         ctx.report("BFM156", call, fixed=True, op=ctx.code(call.func), keyword=f"{path.keyword}={path.value}")
     return planned
 
@@ -242,11 +247,6 @@ def _cast_to(node: cst.CSTNode, dtype: str) -> cst.Call:
     """``node.to(<dtype>)``."""
     assert isinstance(node, cst.BaseExpression), "an op is an expression"
     return cst.Call(func=cst.Attribute(value=node, attr=cst.Name("to")), args=[cst.Arg(cst.parse_expression(dtype))])
-
-
-def _with_keyword(node: cst.CSTNode, keyword: str, value: cst.BaseExpression) -> cst.CSTNode:
-    assert isinstance(node, cst.Call), "an op is a call"
-    return append_keyword(node, keyword, value)
 
 
 def _device_ops(m: Migration) -> list[cst.Call]:

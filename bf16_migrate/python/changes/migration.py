@@ -23,6 +23,7 @@ from ..model_code import ModelCodeAudit
 from ..model_reach import float64_modules
 from ..model_site import ModelCall, OptimizerSite
 from ..tree_facts import FactoryChange
+from ..tree_types import ModelHandoff
 from ..wrappers import Wrap, module_of
 
 SHARDED_SUMMARY = (
@@ -55,7 +56,8 @@ class Migration:
 
     The units' checks (:func:`~bf16_migrate.python.changes.check_changes`) add what they found:
     amp's ``regions``, the ``audit`` of the model's own code and the loss code the script imports
-    (``loss_imports``), the script's own device ``tensors`` (None: not looked for)."""
+    (``loss_imports``), the script's own device ``tensors`` (None: not looked for), amp's ``handoffs`` of the
+    models to functions of the tree's modules, whose forward passes those modules' migrations wrap."""
 
     ctx: FileContext
     plan: EditPlan
@@ -79,6 +81,7 @@ class Migration:
     audit: ModelCodeAudit = field(default_factory=ModelCodeAudit)
     tensors: DeviceTensors | None = None
     loss_imports: tuple[str, ...] = ()
+    handoffs: tuple[ModelHandoff, ...] = ()
 
     @property
     def anchors(self) -> list[tuple[str, cst.CSTNode]]:
