@@ -1764,6 +1764,87 @@ def test_a_model_that_needs_the_input_hook_keeps_the_switch_where_torch_jit_scri
         assert "model.register_forward_pre_hook(" in plain.code and 'os.environ["XLA_USE_BF16"]' not in plain.code
 
 
+def test_a_training_forward_behind_functools_partial_goes_under_autocast_and_gets_the_input_casts():
+    """``loss_fn = functools.partial(compute_loss, model)`` then ``loss_fn(x, y)``: the model is handed to
+    ``compute_loss``, a function of the file whose forward and loss are the training's. amp left them f32 and
+    wrapped only a direct evaluation call, "0 left to do" (a hunt's); they go under autocast where they are, and
+    the casting modes cast the target there."""
+    src = HEADER + textwrap.dedent("""
+    import functools
+    os.environ["XLA_USE_BF16"] = "1"
+
+
+    def compute_loss(model, x, y):
+        out = model(x)
+        return torch.nn.functional.mse_loss(out, y)
+
+
+    dev = torch_xla.device()
+    model = torch.nn.Linear(8, 1).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    loss_fn = functools.partial(compute_loss, model)
+    for step in range(3):
+        x = torch.randn(16, 8).to(dev)
+        loss = loss_fn(x, x.sum(1, keepdim=True))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """)
+    amp = run(src, "amp")
+    assert (
+        '    with torch.autocast("xla", dtype=torch.bfloat16):\n        out = model(x)\n'
+        "        return torch.nn.functional.mse_loss(out, y)\n" in amp.code
+    )
+    assert run(amp.code, "amp").code == amp.code
+    stochastic = run(src, "stochastic")
+    assert "torch.nn.functional.mse_loss(out, floating_to_bf16(y))" in stochastic.code
+
+
+def test_a_move_in_a_lambda_is_cast_where_it_is_made():
+    """``tree_map(lambda t: t.to(dev), batch)`` moves a nested batch whose targets reach a loss the input casts do
+    not follow (a dict of lambda losses): the targets stayed f32 and the loss computed in f32 (a hunt's). The
+    lambda hands its move back, as a function's ``return`` does: it goes through the run-time cast there."""
+    src = HEADER + textwrap.dedent("""
+    from torch.utils._pytree import tree_map
+    os.environ["XLA_USE_BF16"] = "1"
+    LOSSES = {"mse": lambda out, tgt: torch.nn.functional.mse_loss(out, tgt["y"])}
+    dev = torch_xla.device()
+    model = torch.nn.Linear(8, 1).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for step in range(3):
+        x = torch.randn(16, 8)
+        batch = tree_map(lambda t: t.to(dev) if torch.is_tensor(t) else t, {"x": x, "targets": {"y": x.sum(1)}})
+        out = model(batch["x"]).squeeze(-1)
+        loss = sum(fn(out, batch["targets"]) for fn in LOSSES.values())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    """)
+    for mode in ("stochastic", "gpu-compatible"):
+        result = run(src, mode)
+        assert "tree_map(lambda t: floating_to_bf16(t.to(dev)) if torch.is_tensor(t) else t, " in result.code
+        assert run(result.code, mode).code == result.code
+
+
+def test_a_generator_of_device_batches_in_an_imported_module_moves_them_as_bf16():
+    """``def batches(n, dev): ... yield x.to(dev), y.to(dev)`` in a module a legacy script imports: ``dev``, a
+    parameter named for the device as ``device`` is, is the XLA device the script hands it; its floating batches
+    were bf16 there (a hunt's on-device augmentation computed in f32 with the module left as it was)."""
+    src = textwrap.dedent("""\
+        import torch
+
+
+        def batches(n, dev):
+            for _ in range(n):
+                x = torch.randn(16, 8)
+                yield x.to(dev), x.sum(1, keepdim=True).to(dev)
+        """)
+    result = migrate_source(src, "stochastic", "feed.py", imported_under={"XLA_USE_BF16": "1"})
+    assert "yield x.to(dev, dtype=torch.bfloat16), x.sum(1, keepdim=True).to(dev, dtype=torch.bfloat16)" in result.code
+    plain = src.replace("dev", "out")
+    assert migrate_source(plain, "stochastic", "feed.py", imported_under={"XLA_USE_BF16": "1"}).code == plain
+
+
 def test_a_switch_set_at_module_level_under_options_travels_into_the_function_that_builds_the_model():
     """``args = ap.parse_args()`` and ``if args.bf16: os.environ[...] = "1"`` at module level, the model built
     in ``main()``, which reads the module's ``args`` when it runs: the changes go there under the same

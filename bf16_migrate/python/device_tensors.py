@@ -142,6 +142,9 @@ _SHAPE_FACTORIES = frozenset(
 _DEVICE_WORD = "device"
 """A parameter whose name holds this word is taken as the device the function is handed: in a
 script that runs under the switch, the XLA device (``def evaluate(model, loader, device)``)."""
+_DEVICE_ABBREVIATIONS = frozenset({"dev"})
+"""Parameter names taken as the device as :data:`_DEVICE_WORD`'s are (``def batches(n, dev)``: a hunt's generator of
+device batches in a sibling module stayed f32, its on-device augmentation computing in f32)."""
 
 
 @dataclass(frozen=True)
@@ -1041,9 +1044,10 @@ def _cast_where_used(ctx: FileContext, plan: EditPlan, move: cst.Call) -> bool |
     return (not uncast) if cast else None
 
 
-_HANDED_BACK = (cst.Element, cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Return)
+_HANDED_BACK = (cst.Element, cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Return, cst.IfExp, cst.Lambda)
 """The nodes a returned value may sit in on its way to ``return`` (``return x``, ``return x, y``,
-``return [torch.as_tensor(a, device=d) for a in arrays]``)."""
+``return [torch.as_tensor(a, device=d) for a in arrays]``), or to a lambda's result (``tree_map(lambda t: t.to(dev)
+if torch.is_tensor(t) else t, batch)``: a hunt's nested batch, whose targets met a dict of lambda losses f32)."""
 
 
 def _returned(ctx: FileContext, call: cst.Call) -> bool:
@@ -1059,7 +1063,11 @@ def _returned(ctx: FileContext, call: cst.Call) -> bool:
         while isinstance(parent, _HANDED_BACK):
             if isinstance(parent, cst.Return):
                 return True
+            if isinstance(parent, cst.Lambda):
+                return parent.body is node
             if isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is not node:
+                break
+            if isinstance(parent, cst.IfExp) and parent.test is node:
                 break
             node, parent = parent, ctx.parent(parent)
     return False
@@ -2308,7 +2316,8 @@ def _a_name_bound_to_the_device(ctx: FileContext, name: cst.Name, depth: int) ->
     for binding in bindings:
         node = getattr(binding, "node", None)
         if isinstance(node, cst.Param):
-            if _DEVICE_WORD not in node.name.value.lower():
+            named = node.name.value.lower()
+            if _DEVICE_WORD not in named and named not in _DEVICE_ABBREVIATIONS:
                 return False
             continue
         target = ctx.parent(node) if node is not None else None

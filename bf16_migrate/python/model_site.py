@@ -1009,12 +1009,16 @@ def _calls_by_arg_keys(ctx: FileContext) -> dict:
 
 
 def _calls_by_argument_key(ctx: FileContext) -> dict[object, list[cst.Call]]:
-    """The calls of a name (``Trainer(model, ...)``, ``fit(model)``) grouped by the model keys of their
-    arguments (:func:`model_key`), once per file."""
+    """The calls of a name (``Trainer(model, ...)``, ``fit(model)``, ``partial(...)``) and of ``functools.partial``
+    grouped by the model keys of their arguments (:func:`model_key`), once per file."""
     return ctx.nodes_grouped(
         cst.Call,
         "model keys of args",
-        lambda c: [model_key(ctx, a.value) for a in c.args] if isinstance(c.func, cst.Name) else (),
+        lambda c: (
+            [model_key(ctx, a.value) for a in c.args]
+            if isinstance(c.func, cst.Name) or m.matches(c.func, m.Attribute(attr=m.Name("partial")))
+            else ()
+        ),
     )
 
 
@@ -1108,6 +1112,10 @@ def _kept_as(init: cst.FunctionDef, param: str) -> str | None:
     return None
 
 
+_PARTIALS = frozenset({"functools.partial"})
+"""Python's partial application (functools docs): ``partial(f, *args)`` calls ``f`` with ``args`` first."""
+
+
 def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[cst.FunctionDef, str]]:
     """The functions defined in the file that one of ``models`` is handed to as a positional or
     keyword argument (``train_one_epoch(model, loader, optimizer)``), each with the name of the
@@ -1119,11 +1127,14 @@ def handed_to(ctx: FileContext, models: list[cst.BaseExpression]) -> list[tuple[
     by_arg = _calls_by_argument_key(ctx)
     found: list[tuple[cst.FunctionDef, str]] = []
     for call in ctx.in_order(cst.Call, (c for key in keys for c in by_arg.get(key, ()))):
+        # `functools.partial(compute_loss, model, losses)`: the model is handed to `compute_loss`, which its calls run
+        # (a hunt's amp training forward stayed f32 behind one)
+        partial = bool(call.args) and bool(ctx.qualified_names(call.func) & _PARTIALS)
         for i, arg in enumerate(call.args):
             if not _stands_for(ctx, arg.value, models, loops):  # the model, `ema.module`, a loop's `m`
                 continue
-            func = _local_def(ctx, call.func, cst.FunctionDef)
-            param = _param_for(func, i, arg) if func is not None else None
+            func = _local_def(ctx, call.args[0].value if partial else call.func, cst.FunctionDef)
+            param = _param_for(func, i - 1 if partial else i, arg) if func is not None else None
             if func is not None and param is not None and not any(f is func and p == param for f, p in found):
                 found.append((func, param))
     return found
