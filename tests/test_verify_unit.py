@@ -281,7 +281,13 @@ def test_an_f32_loss_where_the_legacy_loss_was_bf16_fails_precision():
     detail = part_of(judge(mode_named("stochastic"), r), "precision").detail
     assert "and 1 of its parameters are f32 on the device (bf16 x5, f32 x1; the legacy run's bf16 x6)" in detail
     assert "a parameter made f32 again after the model cast" in detail
+    # a bf16 loss does not excuse that parameter: it computes in f32 where the switch made it bf16
     r["migrated"].loss_dtype = "bf16"
+    v = judge(mode_named("stochastic"), r)
+    assert status(v)["precision"] == FAIL and "1 parameter(s) the switch made bf16 stay float32" in (
+        part_of(v, "precision").detail
+    )
+    r["migrated"].device_param_dtypes = {"bf16": 6}
     assert status(judge(mode_named("stochastic"), r))["precision"] == PASS
     # amp computes its loss in f32 by design
     a = runs([x * (1 + 2e-4) for x in FP32_LOSSES], param_dtypes={"float32": 6})
@@ -302,6 +308,19 @@ def test_an_f64_loss_fails_precision_in_every_mode():
     assert status(v)["precision"] == FAIL and "is f64 on the device" in part_of(v, "precision").detail
     a["migrated"].loss_dtype = "f32"
     assert status(judge(mode_named("amp"), a))["precision"] == PASS
+
+
+def test_float32_parameters_beside_bf16_ones_fail_precision_where_the_legacy_run_had_them_bf16():
+    """A mode that casts the model: bf16 x5 and f32 x1 on the device, the legacy run's bf16 x6 (an inner module cast
+    where its wrapper was not): that parameter computes in f32 where the switch made it bf16. It passed this part
+    (a hunt's; only the trace told). Not where the legacy run had as many float32 ones (XLA_DOWNCAST_BF16's
+    float64 module)."""
+    a = runs(LEGACY_LOSSES, param_dtypes={"bfloat16": 5, "float32": 1}, device_param_dtypes={"bf16": 5, "f32": 1})
+    v = judge(mode_named("stochastic"), a)
+    assert status(v)["precision"] == FAIL
+    assert "1 parameter(s) the switch made bf16 stay float32" in part_of(v, "precision").detail
+    a["legacy"].device_param_dtypes = {"bf16": 5, "f32": 1}
+    assert status(judge(mode_named("stochastic"), a))["precision"] == PASS
 
 
 def test_float64_parameters_on_the_device_fail_precision_where_the_legacy_run_had_none():

@@ -37,7 +37,7 @@ from libcst.metadata import Assignment
 
 from . import snippets
 from .apply import EditPlan
-from .bindings import assigned_value, assigned_values, python_number
+from .bindings import assigned_value, assigned_values, bound_by_import, python_number
 from .conditions import evaluable_like
 from .context import FileContext, findall
 from .device_use import DEVICE_FUNCTIONS
@@ -440,7 +440,7 @@ class InputCasts:
         for call in by_name.get(model.value, ()):
             if not any(same_model(ctx, a.value, model) for a in call.args if isinstance(a.value, cst.Name)):
                 continue
-            if not self._imported(call.func) or (isinstance(call.func, cst.Name) and call.func.value in local):
+            if not bound_by_import(ctx, call.func) or (isinstance(call.func, cst.Name) and call.func.value in local):
                 continue  # a method of an object, or the file's own function: the file's calls are read
             names = ctx.qualified_names(call.func)
             if not names or any(n.startswith(_NOT_CALLERS) for n in names):
@@ -449,18 +449,6 @@ class InputCasts:
                 continue  # an optimizer factory of the tree (read): it builds over the parameters
             return call
         return None
-
-    def _imported(self, func: cst.BaseExpression) -> bool:
-        """Whether ``func`` (``f`` or ``module.f``) starts with a name an import binds."""
-        base = func
-        while isinstance(base, cst.Attribute):
-            base = base.value
-        if not isinstance(base, cst.Name):
-            return False
-        scope = self.ctx.scopes.get(base)
-        if scope is None:
-            return False
-        return any(isinstance(getattr(a, "node", None), (cst.Import, cst.ImportFrom)) for a in scope[base.value])
 
     def needs_hook(self, calls: list[ModelCall]) -> bool:
         """Whether :meth:`plan_model` would register the run-time pre-hook for a model called at

@@ -9,7 +9,6 @@ from dataclasses import replace
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import ImportAssignment
 
 from ...rules import Emit
 from ..autocast import (
@@ -20,6 +19,7 @@ from ..autocast import (
     products_after,
     through_returns,
 )
+from ..bindings import bound_by_import
 from ..context import FileContext
 from ..device_modules import device_module_regions, handed_out, method_forward_calls
 from ..handoffs import model_handoffs
@@ -132,18 +132,7 @@ def _inherited(ctx: FileContext, problem: Problem) -> Problem:
     if code != "BFM021" or variant is not None or not m.matches(node, m.Attribute(value=m.Name("self"))):
         return problem
     cls = ctx.enclosing(node, cst.ClassDef)
-    imported = [b.value for b in cls.bases if b.keyword is None and _imported(ctx, b.value)] if cls else []
+    imported = [b.value for b in cls.bases if b.keyword is None and bound_by_import(ctx, b.value)] if cls else []
     if cls is None or not imported:
         return problem
     return (code, node, "inherited", {**fields, "cls": cls.name.value, "base": ctx.code(imported[0])})
-
-
-def _imported(ctx: FileContext, base: cst.BaseExpression) -> bool:
-    """Whether ``base`` (``BaseTrainer``, ``trainers.Base``) starts with a name the file binds by an import."""
-    root = base
-    while isinstance(root, cst.Attribute):
-        root = root.value
-    if not isinstance(root, cst.Name):
-        return False
-    scope = ctx.scopes.get(root)
-    return scope is not None and any(isinstance(a, ImportAssignment) for a in scope[root.value])
