@@ -1,0 +1,12 @@
+import torch
+
+
+def chamfer(a, b):
+    d = torch.cdist(a, b).pow(2)
+    return d.min(dim=2).values.mean() + d.min(dim=1).values.mean()
+
+
+
+
+def first_points(xyz, m):
+    return torch.arange(m, device=xyz.device).expand(xyz.shape[0], m)
