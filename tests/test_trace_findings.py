@@ -945,6 +945,12 @@ def test_amp_names_a_forward_pass_left_outside_autocast():
         (FindingKind.FORWARD_OUTSIDE_AUTOCAST, "BFM207", user_line)
     ]
     assert "runs `F.linear` on the module's float32 parameters outside autocast" in found[0].diagnostic.message
+    # where the forward was called from is said too (a hunt's forward behind a `partial`: the block belongs there)
+    caller = MIGRATED_TEXT.splitlines().index("preds = out.cpu()") + 1
+    called = dict(forward[0], callers=[["/u/train.py", caller, caller, 8, len("preds = out.cpu()")]])
+    evidence = trace_findings(runs([called]), amp)[0].evidence
+    user_caller = LEGACY_TEXT.splitlines().index("preds = out.cpu()") + 1  # the user's line, not the run's
+    assert user_caller != caller and f"  called from train.py:{user_caller} (`out.cpu()`)" in evidence, evidence
     part = trace_part(found, runs(forward))
     assert part is not None and part.status == FAIL and "BFM207 train.py:" in part.detail
     island = Diagnostic(path="/u/train.py", line=user_line, col=1, code="BFM089", message="kept", fixed=True)

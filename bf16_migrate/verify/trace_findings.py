@@ -859,6 +859,11 @@ class _Reader:
                 CODES[FindingKind.FORWARD_OUTSIDE_AUTOCAST], place.path, place.line, place.col, False, None, **fields
             )
             evidence = [f"{Path(place.path).name}:{place.line}: `{e.op}` x{e.count} on f32 parameters{_when(e)}"]
+            # where the forward was called from (a loss function, a `partial`): where the autocast block belongs
+            # may be there rather than in the model's code (a hunt's amp trace named the model's lines alone)
+            for c in e.callers:
+                at = self.sources.place(MIGRATED, c.file, c.line, c.col, c.end_line, c.end_col)
+                evidence.append(f"  called from {Path(at.path).name}:{at.line} (`{_short(at.code)}`)")
             finding = TraceFinding(FindingKind.FORWARD_OUTSIDE_AUTOCAST, diagnostic, [e], evidence)
             finding.excused = self.sources.excusing(place.path, [place.line])
             out.append((e.order, self._say(finding)))
