@@ -109,15 +109,15 @@ class TreeFactsReader:
             if key not in self._modules:
                 self._modules[key] = self._read(file, name, path)
             found = self._modules[key]
-            if found is not None and (found.factories or found.optimizer_classes):
+            if found is not None and (found.factories or found.optimizer_classes or found.float64_state):
                 modules[key] = found
         return TreeFacts(tuple(modules.values()), unread) if modules or unread else None
 
     def _read(self, file: Path, name: str, script: Path) -> TreeModule | None:
         try:
             text, _ = self.read_python(file)
-            if not may_offer_optimizers(text):
-                return None  # not parsed: nothing in it can build an optimizer or be one
+            if not may_offer_optimizers(text) and not may_hold_float64_state(text):
+                return None  # not parsed: nothing in it can build an optimizer, be one, or register float64 state
             return module_facts_of(text, str(_as_given(file.resolve(), [(script, {})])), name)
         except Exception:  # ReadError, ParseError: the module's own run reports it
             return None
@@ -133,6 +133,13 @@ def may_offer_optimizers(text: str) -> bool:
     of ``torch.optim``. Any of these words, in any case, and the module is parsed."""
     lowered = text.lower()
     return any(word in lowered for word in _optimizer_words())
+
+
+def may_hold_float64_state(text: str) -> bool:
+    """False when no class of the module ``text`` can register a buffer or parameter from float64 data
+    (:func:`bf16_migrate.python.model_reach.float64_state_calls`), judged by its words alone: such a
+    registration is a ``register_buffer``, a ``Parameter`` or an embedding's ``from_pretrained``."""
+    return any(word in text for word in ("register_buffer", "Parameter", "from_pretrained"))
 
 
 def _optimizer_words() -> frozenset[str]:

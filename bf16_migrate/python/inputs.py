@@ -92,15 +92,18 @@ def scripted_by(ctx: FileContext, model: cst.BaseExpression) -> cst.Call | None:
     input cast cannot be had for such a model."""
     scripters = ctx.rules.torch_api.model_scripters
     short = {name.rsplit(".", 1)[-1] for name in scripters}
+
+    def named(func: cst.BaseExpression) -> str | None:  # a plain test: every call of the file is looked at
+        return (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
+
     calls = ctx.memo(
         ("scripter calls",),
         lambda: [
             c
             for c in ctx.nodes(cst.Call)
-            if m.matches(c.func, m.Attribute(attr=m.Name()) | m.Name())
-            and (c.func.attr.value if isinstance(c.func, cst.Attribute) else getattr(c.func, "value", "")) in short
-            and c.args
-            and ctx.qualified_names(c.func) & scripters
+            if named(c.func) in short and c.args and ctx.qualified_names(c.func) & scripters
         ],
     )
     if not calls:

@@ -187,6 +187,19 @@ def float64_state(ctx: FileContext) -> cst.Call | None:
     return next((call for call, _ in _float64_registrations(ctx)), None)
 
 
+def float64_state_calls(ctx: FileContext) -> list[cst.Call]:
+    """Every registration :func:`float64_state` finds, in the file's order."""
+    return [call for call, _ in _float64_registrations(ctx)]
+
+
+def tree_float64_state(ctx: FileContext) -> str | None:
+    """The first buffer or parameter a class of a module of the tree the file imports registers from data that may
+    be float64 (``file:line: code``, :attr:`.tree_types.TreeFacts.float64_state`), or None: a model built from
+    that class holds it as a model of the file's own classes would (:func:`float64_state`; a hunt's mel filterbank
+    from NumPy in a sibling front end)."""
+    return ctx.tree.float64_state if ctx.tree is not None else None
+
+
 def float64_state_names(ctx: FileContext) -> list[cst.CSTNode]:
     """What names float64 in the state :func:`float64_state` finds (every registration, not only the first):
     ``torch.float64`` / ``torch.double`` and the ``double`` of ``.double()``. Where the model is cast by the

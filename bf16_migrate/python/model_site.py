@@ -1016,7 +1016,7 @@ def _calls_by_argument_key(ctx: FileContext) -> dict[object, list[cst.Call]]:
         "model keys of args",
         lambda c: (
             [model_key(ctx, a.value) for a in c.args]
-            if isinstance(c.func, cst.Name) or m.matches(c.func, m.Attribute(attr=m.Name("partial")))
+            if isinstance(c.func, cst.Name) or (isinstance(c.func, cst.Attribute) and c.func.attr.value == "partial")
             else ()
         ),
     )

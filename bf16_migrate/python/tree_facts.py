@@ -17,6 +17,8 @@ migrates that module.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import Assignment
@@ -24,6 +26,7 @@ from libcst.metadata import Assignment
 from .apply import EditPlan
 from .bindings import assigned_values
 from .context import FileContext, findall
+from .model_reach import float64_state_calls
 from .model_site import OptimizerSite, find_optimizers, parameter_sources
 from .optimizer_kinds import local_optimizer_classes, master_weights_kind, optimizer_kind
 from .optimizers import plan_master_weights
@@ -65,7 +68,9 @@ def module_facts(ctx: FileContext, module_name: str) -> TreeModule:
             MASTER_WEIGHTS_FACTORY in ctx.code(call.func) or "optimizer_dtype" in ctx.code(call) for _, _, call in found
         )
         factories.append(OptimizerFactory(name, param, index, takes, tuple(params), optimizers, done, submodules))
-    return TreeModule(module_name, ctx.path, tuple(factories), tuple(sorted(local)))
+    where = Path(ctx.path).name
+    state = tuple(f"{where}:{ctx.pos(call)[0]}: {ctx.code(call)}" for call in float64_state_calls(ctx))
+    return TreeModule(module_name, ctx.path, tuple(factories), tuple(sorted(local)), state)
 
 
 def _factory_candidates(ctx: FileContext) -> list[tuple[str, cst.FunctionDef, list[str]]]:

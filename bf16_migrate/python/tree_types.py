@@ -64,12 +64,15 @@ class TreeModule:
     """One module of the tree a script imports: ``name`` as the script imports it
     (``optim``, ``.optim``, ``pkg.optim``), ``path`` of its file (for messages and for the
     project to find it again), its optimizer ``factories`` and the names of the
-    ``torch.optim.Optimizer`` subclasses it defines (``optimizer_classes``)."""
+    ``torch.optim.Optimizer`` subclasses it defines (``optimizer_classes``), and the buffers and
+    parameters its classes register from data that may be float64 (``float64_state``: ``file:line:
+    code`` each, :func:`.model_reach.float64_state_calls`)."""
 
     name: str
     path: str
     factories: tuple[OptimizerFactory, ...] = ()
     optimizer_classes: tuple[str, ...] = ()
+    float64_state: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,12 @@ class TreeFacts:
                 if f"{module.name}.{factory.name}" in qualified:
                     return module, factory
         return None
+
+    @property
+    def float64_state(self) -> str | None:
+        """The first buffer or parameter a module of the tree registers from data that may be float64
+        (``TreeModule.float64_state``), as ``file:line: code``; None when none does."""
+        return next((state for module in self.modules for state in module.float64_state), None)
 
     def optimizer_class(self, qualified: set[str]) -> TreeModule | None:
         """The module defining the optimizer class one of the ``qualified`` names denotes, or None."""

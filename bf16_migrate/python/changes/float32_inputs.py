@@ -28,7 +28,7 @@ from ..device_tensors import unknown_arrivals
 from ..dtype_flow import DtypeFlow
 from ..inputs import InputCasts, refuse_scripted
 from ..model_code import short_code
-from ..model_reach import float64_state
+from ..model_reach import float64_state, tree_float64_state
 from ..model_site import ModelCall, same_model
 from ..wrappers import module_of
 from .migration import Migration, Planned
@@ -61,6 +61,7 @@ def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list
     under autocast would compute with it in f64 (a hunt's ALiBi slopes from NumPy: the scores, the
     softmax and the attention matmuls in f64). For an FP32 model the cast changes nothing else."""
     state = float64_state(m.ctx)
+    elsewhere = tree_float64_state(m.ctx) if state is None else None  # `file:line: code` in a module of the tree
     for model, anchors in models:
         double = _made_float64(m.ctx, model)
         if double is not None and anchors:
@@ -69,9 +70,12 @@ def _float64_state(m: Migration, models: Sequence[tuple[cst.BaseExpression, list
                 cast = snippets.statement(f"{module}.to(torch.float32)")
                 m.plan.insert_before.setdefault(id(statement), []).extend(snippets.guarded([cast], m.guard))
             m.ctx.report("BFM023", double, fixed=True, variant="double", code=short_code(m.ctx, double), model=module)
-        elif state is not None and plan_float64_state(m.ctx, m.plan, model, anchors, m.guard):
+        elif (state is not None or elsewhere is not None) and plan_float64_state(
+            m.ctx, m.plan, model, anchors, m.guard
+        ):
             module = m.ctx.code(module_of(m.ctx, model))
-            m.ctx.report("BFM023", state, fixed=True, variant="state", code=short_code(m.ctx, state), model=module)
+            at, code = (state, short_code(m.ctx, state)) if state is not None else (model, str(elsewhere))
+            m.ctx.report("BFM023", at, fixed=True, variant="state", code=code, model=module)
 
 
 _F64 = frozenset({"torch.float64", "torch.double"})
@@ -104,10 +108,11 @@ def plan_float64_state(
     guard: cst.BaseExpression | None,
 ) -> bool:
     """``<model>.to(torch.float32)`` before each of ``anchors`` when a class of the file registers a buffer or
-    parameter that may be float64 (:func:`..model_reach.float64_state`); whether one was planned. The amp
+    parameter that may be float64 (:func:`..model_reach.float64_state`), or a class of a module of the tree it
+    imports does (:func:`..model_reach.tree_float64_state`); whether one was planned. The amp
     migration's and verify's FP32 reference's (whose float64 parameter, kept, let an amp migration that
     left it float64 pass as "FP32 where the FP32 script has it": a hunt's)."""
-    if float64_state(ctx) is None or not anchors:
+    if (float64_state(ctx) is None and tree_float64_state(ctx) is None) or not anchors:
         return False
     module = ctx.code(module_of(ctx, model))
     for statement in anchors:

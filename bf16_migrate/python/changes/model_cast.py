@@ -14,7 +14,7 @@ import libcst as cst
 from ...rules import Emit
 from .. import snippets
 from ..device_modules import plan_device_modules
-from ..model_reach import float64_state
+from ..model_reach import float64_state, tree_float64_state
 from ..model_site import modules_put_into
 from ..optimizers import add_keywords
 from ..wrappers import Wrap, module_of
@@ -47,7 +47,8 @@ def plan(m: Migration, planned: Planned) -> Planned:
         f64 = m.float64_modules(model)
         # so did it a parameter or buffer registered from float64 data (`nn.Parameter(torch.tensor(np.log(
         # 1 / 0.07)))`, a learned temperature): `.to(torch.bfloat16)` made it bf16, where it stayed f32 (a hunt's)
-        state = m.f64_was_f32 and float64_state(ctx) is not None
+        # (a class of the tree's modules too: a front end registering a NumPy filterbank, a hunt's)
+        state = m.f64_was_f32 and (float64_state(ctx) is not None or tree_float64_state(ctx) is not None)
         downcast = (bool(f64) or state) and m.guard is None
         kept = [snippets.statement(f"{ctx.code(module)}.{name}.to(torch.float32)") for name, _ in f64 if not downcast]
         if downcast and not any(
