@@ -358,3 +358,24 @@ def test_a_write_after_an_early_return_is_migrated_under_the_branch_condition():
         "    if bf16:\n        model.to(torch.bfloat16)\n" in code
         and "model(x.to(torch.bfloat16) if bf16 else x)" in code
     )
+
+
+def test_an_undo_is_kept_where_the_write_it_undoes_stays():
+    """A framework's plugin sets the switch while in use and takes it out in ``teardown()``, with no model of its
+    own: the write is kept (BFM010), so the undo stays with it (BFM044 ``kept``); removed, the variable stayed set
+    for every process started after (a hunt on real code, Lightning's XLA precision plugins). Where the write goes,
+    the undo goes too."""
+    plugin = (
+        "import os\n\n\nclass Bf16Plugin:\n    def __init__(self):\n"
+        '        os.environ["XLA_USE_BF16"] = "1"\n\n    def teardown(self):\n'
+        '        os.environ.pop("XLA_USE_BF16", None)\n'
+    )
+    for mode in MODES:
+        code, said = migrate(plugin, mode)
+        assert code == plugin
+        assert [s for s in said if "BFM044" in s] == [
+            "t.py:9:24: BFM044 XLA_USE_BF16 is taken out of the environment here, and the file's write that sets it "
+            "(line 6) stays: kept with it (removed, the variable would stay set for every process started after); "
+            "remove both once the switch goes"
+        ]
+        assert any("BFM010" in s for s in said)

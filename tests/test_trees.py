@@ -276,6 +276,24 @@ def test_amp_passes_the_scripts_own_flag_where_the_launchers_set_the_variable(tm
     assert sum("BFM034" in line for line in diagnostics) == 3
 
 
+@pytest.mark.parametrize("spelling", ['"cuda", ', 'device_type="cuda", '])
+def test_amp_keeps_the_switch_where_the_scripts_own_autocast_is_another_devices(tmp_path, spelling):
+    """The script's own autocast written for the CUDA habit (``device_type="cuda"``, as Neuron's samples do, whose
+    torch-neuronx maps it onto XLA): stock torch-xla applies only the ``"xla"`` autocast to XLA ops, so taking it as
+    the amp path left every matmul f32 (a hunt on real code: verify's losses equal the FP32 run's, 0 of 5 matmuls
+    bf16). amp keeps the launchers' settings and says why (BFM032 ``foreign_device``, quoted by BFM112)."""
+    _copy("autocast_flag", tmp_path)
+    script = tmp_path / "autocast_flag" / "train.py"
+    text = script.read_text()
+    assert 'torch.autocast("xla", ' in text
+    script.write_text(text.replace('torch.autocast("xla", ', f"torch.autocast({spelling}"))
+    changed, diagnostics, outcome = migrate_tree(tmp_path, "autocast_flag", "amp")
+    assert changed == {}
+    said = [d.message for d in outcome.diagnostics if d.code == "BFM112"]
+    assert said and all("the script's own autocast (line" in m and "is the `cuda` device's" in m for m in said)
+    assert not any(d.code == "BFM034" for d in outcome.diagnostics)
+
+
 @pytest.mark.parametrize(
     "launcher,reason",
     [

@@ -389,13 +389,20 @@ class _Finder:
         return any(loss_state(ctx, cls) for cls in classes)
 
     def _unpickled_module(self, receiver: cst.BaseExpression, bound: cst.BaseExpression | None) -> bool:
-        """``teacher = torch.load(path, weights_only=False).to(device).eval()``: a whole module
+        """``teacher = torch.load(path, weights_only=False).to(device).eval()``, or ``backbone =
+        load_pretrained().to(device)`` of a function of another module: a whole module
         unpickled (``torch.load``, whose result the file then uses as a module: calls it, or a
         module-only method on it), moved to the device. Under the switch its weights were bf16 there
         like any module's; taken for no module, it computed in f32 (a hunt's teacher)."""
         if bound is None or not isinstance(receiver, cst.Call):
             return False
-        if "torch.load" not in self.ctx.qualified_names(receiver.func):
+        names = self.ctx.qualified_names(receiver.func)
+        # so is one a function of another module of the project returns (`backbone = load_pretrained().to(dev)`, its
+        # result called and frozen): a hunt's frozen backbone computed its cached features in f32, in every mode
+        imported = (
+            bool(names) and bound_by_import(self.ctx, receiver.func) and not any(n.startswith(_LIBRARY) for n in names)
+        )
+        if "torch.load" not in names and not imported:
             return False
         return self.is_module(bound)
 
@@ -760,6 +767,9 @@ def passed_out(ctx: FileContext, expr: cst.BaseExpression) -> cst.Call | None:
         return call
     return None
 
+
+_LIBRARY = ("torch.", "torch_xla.", "builtins.", "copy.", "numpy.")
+"""Qualified names of functions that are no module of the project (:meth:`_Finder._unpickled_module`)."""
 
 _PART_INSERTS = frozenset({"append", "extend", "insert", "add_module", "register_module"})
 """The methods that put a module into a module (torch.nn.Module.add_module, ModuleList.append: torch 2.9 docs)."""

@@ -699,6 +699,8 @@ class InputCasts:
         dtype the code does not tell: ``floating_to_bf16``; a loss target under a switch that made float64
         float32 on the device (``round_upcasts``: XLA_DOWNCAST_BF16) ``downcast_floating``, which does so
         (a NumPy float64 target was f32 in the legacy loss: verify's trace on a hunt's forecaster)."""
+        if id(expr) in self.plan.replace:
+            return  # the target of two models' loss (`mse(decoder(adapter(x)), x)`): cast and said once
         guard = self._guard_for(expr)
         fields = {"variant": "loss_target"} if method is None else {"variant": "method", "method": method}
         if method is None and self.round_upcasts:

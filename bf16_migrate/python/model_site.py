@@ -1709,6 +1709,9 @@ def _computes_with_parts(ctx: FileContext, stmt: cst.SimpleStatementLine, model:
         if isinstance(node, cst.Attribute) and isinstance(call, cst.Call) and call.func is node:
             if node.attr.value in _MOVES_ONLY or node.attr.value in _WEIGHT_READS or node.attr.value == "apply":
                 continue  # a move, a flag or an initialisation; a read of the weights is the copies' rule
+        if isinstance(call, cst.Attribute) and call.attr.value in _MOVES_ONLY:
+            if isinstance(ctx.parent(call), cst.Call):
+                continue  # a part's flag (`model[2].requires_grad_(True)`, a hunt's fine-tuned head): nothing computed
         if _puts_in(ctx, node):
             continue  # `model.add_module("head", head)`, `model.heads.append(head)`: a part put in
         return True

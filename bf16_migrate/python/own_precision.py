@@ -122,3 +122,29 @@ def launch_flag(ctx: FileContext, condition: cst.BaseExpression) -> str | None:
             continue
         found.append(longs[0])
     return found[0] if len(found) == 1 else None
+
+
+_IMPLIED_DEVICE = {"torch.cuda.amp.autocast": "cuda", "torch.cpu.amp.autocast": "cpu"}
+"""The device an autocast of a device's own module names by itself (PyTorch's torch/cuda/amp, torch/cpu/amp)."""
+
+
+def foreign_autocast_device(ctx: FileContext, node: cst.CSTNode) -> str | None:
+    """The device type the script's own autocast ``node`` names when it is not the XLA device's (``device_type=
+    "cuda"``, ``torch.cuda.amp.autocast``), or None (``"xla"``, ``torch_xla.amp.autocast``, a name the code does not
+    tell, or ``node`` no autocast). torch-xla 2.9 applies only the ``"xla"`` autocast to XLA ops (torch_xla/csrc/
+    autocast_mode.cpp registers the AutocastXLA key): under a ``"cuda"`` one the XLA matmuls stay f32 (measured on
+    the XLA CPU device: the losses equal the FP32 run's, 0 of 5 matmuls bf16; Neuron's torch-neuronx maps the
+    ``"cuda"`` autocast onto XLA, stock torch-xla does not)."""
+    if not isinstance(node, cst.Call):
+        return None
+    names = ctx.qualified_names(node.func)
+    implied = next((device for name, device in _IMPLIED_DEVICE.items() if name in names), None)
+    if implied is not None:
+        return implied
+    given = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "device_type"), None)
+    if given is None and node.args and node.args[0].keyword is None:
+        given = node.args[0].value
+    if isinstance(given, cst.SimpleString) and isinstance(given.evaluated_value, str):
+        device = given.evaluated_value
+        return device if device.split(":")[0] != "xla" else None
+    return None

@@ -35,7 +35,7 @@ from .changes.float32_inputs import plan_float32_inputs, plan_float64_state
 from .conditions import evaluable_at, evaluable_like, guard_code, mutated_after, negate
 from .context import FileContext, findall
 from .default_dtype import refuse_default_f64
-from .device_modules import OnDevice, find_device_modules, refuse_unplaced
+from .device_modules import OnDevice, find_device_modules, passed_out, refuse_unplaced
 from .device_tensors import (
     find_device_tensors,
     plan_device_tensors,
@@ -68,7 +68,7 @@ from .model_site import (
 from .no_tensor import plan_no_tensor
 from .optimizers import fp32_optimizer_state
 from .outcome import Refusal
-from .own_precision import existing_precision, launch_flag, other_modes_change
+from .own_precision import existing_precision, foreign_autocast_device, launch_flag, other_modes_change
 from .tree_facts import FactoryChange, plan_factory_changes
 from .tree_types import ModelHandoff
 from .unread_imports import refuse_unread_imports
@@ -151,6 +151,7 @@ class Planner:
         self.guard: cst.BaseExpression | None = None
         self.constant_keys: dict[str, list[LegacyWrite]] = {}
         self.off_writes: list[LegacyWrite] = []  # "0" writes: removed at the end, unless a partner stays
+        self.unsets: list[LegacyWrite] = []  # `os.environ.pop(X)`: removed at the end, unless a write of X stays
         self.guard_stuck_at = guard_stuck_at  # a line a first plan found the guard cannot reach (BFM041)
 
     # -- top level --------------------------------------------------------------------------
@@ -162,7 +163,23 @@ class Planner:
         writes, _ = collect_writes(self.ctx, set(self.ctx.rules.variables))
         self._run()
         self._settle_off_writes(writes)
+        self._settle_unsets(writes)
         return self.plan
+
+    def _settle_unsets(self, writes: list[LegacyWrite]) -> None:
+        """A write that takes a legacy variable out of the environment (BFM044) is removed, dead once nothing sets
+        it, unless a write of the file that sets the same variable stays (the switch kept: BFM010, a refusal): a
+        framework's plugin that sets the switch while in use and pops it in ``teardown()`` would otherwise leave it
+        to every process started after (a hunt on real code, Lightning's XLA precision plugins)."""
+        ctx = self.ctx
+        for w in self.unsets:
+            kept = [x for x in writes if x.variable == w.variable and not x.unsets and not self._touched(x)]
+            if kept:
+                line = ctx.pos(kept[0].key)[0]
+                ctx.report("BFM044", w.key, fixed=False, variant="kept", variable=w.variable, line=line)
+                continue
+            remove_write(ctx, self.plan, w)
+            ctx.report("BFM044", w.key, fixed=True, variable=w.variable)
 
     def _settle_off_writes(self, writes: list[LegacyWrite]) -> None:
         """A write of a false value (BFM002) is removed, unless the same block writes the other
@@ -443,8 +460,7 @@ class Planner:
             ctx.report("BFM049", w.key, fixed=removed, variant=variant, **fields)
             return None
         if w.unsets:
-            remove_write(ctx, self.plan, w)
-            ctx.report("BFM044", w.key, fixed=True, variable=w.variable)
+            self.unsets.append(w)  # removed, or kept with a write of the variable that stays (_settle_unsets)
             return None
         assert w.value is not None, "only unsets and os.system exports write no value, both handled above"
         state, value_condition = value_state(w.value)
@@ -692,7 +708,11 @@ class Planner:
         models = self._unique_models(sites)
         if sites and models:
             return models
-        if not sites and (on_device.modules or on_device.unplaced or on_device.as_written):
+        if (
+            not sites
+            and (on_device.modules or on_device.unplaced or on_device.as_written)
+            and not _trained_elsewhere(ctx, on_device)
+        ):
             return []  # an inference script (its modules cast as written count: `.to(device, dtype=torch.bfloat16)`)
         if not sites:
             ctx.outcome.sets_on_import = self._sets_on_import(writes)  # an env module's: the project's to follow
@@ -923,34 +943,7 @@ class Planner:
                 ctx.outcome.already_migrated = True
             return True
         if self.mode.autocast:
-            flag = launch_flag(ctx, condition) if not writes else None
-            if flag is not None:
-                # amp is the script's own autocast path: its launchers pass the flag where they
-                # set the variable (carriers/link_decide.py), nothing changes here
-                self.launch_flag = flag
-                for variable in self.external:
-                    told = ctx.report(
-                        "BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition)
-                    )
-                    ctx.outcome.through_flag.append(told)
-                ctx.outcome.switch_migrated = True
-                if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
-                    plan_double_meant_fp32(self.ctx, self.plan)  # the legacy bf16 path's `.double()` meant FP32
-                return True
-            for variable, anchor in self._anchors(writes):
-                ctx.outcome.refuse(
-                    Refusal.OWN_PRECISION,
-                    ctx.report(
-                        "BFM032",
-                        anchor,
-                        fixed=False,
-                        variant="autocast",
-                        variable=variable,
-                        condition=ctx.code(condition),
-                        line=ctx.pos(node)[0],
-                    ),
-                )
-            return False
+            return self._own_autocast(writes, node, condition)
         if not all(evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors or ()):
             for variable, anchor in self._anchors(writes):
                 ctx.outcome.refuse(
@@ -975,6 +968,58 @@ class Planner:
             "BFM032", node, fixed=True, code=ctx.code(node), condition=ctx.code(condition), complement=complement
         )
         return None
+
+    def _own_autocast(self, writes: list[LegacyWrite], node: cst.CSTNode, condition: cst.BaseExpression) -> bool:
+        """amp, the script's own precision code ``node`` on under ``condition``: taken as the amp path when a launcher
+        sets the variable and the condition is a flag it can pass (BFM034), refused when its autocast is another
+        device's (BFM032 ``foreign_device``) or the write is the script's own (BFM032 ``autocast``)."""
+        ctx = self.ctx
+        foreign = foreign_autocast_device(ctx, node)
+        if foreign is not None:
+            # taken as amp, every legacy path would run the script's own autocast, which is not the XLA
+            # device's: its matmuls in f32 where the legacy run had bf16 (a hunt on real code, the BERT sample)
+            for variable, anchor in self._anchors(writes):
+                ctx.outcome.refuse(
+                    Refusal.OWN_PRECISION,
+                    ctx.report(
+                        "BFM032",
+                        anchor,
+                        fixed=False,
+                        variant="foreign_device",
+                        variable=variable,
+                        device=foreign,
+                        line=ctx.pos(node)[0],
+                    ),
+                )
+            return False
+        flag = launch_flag(ctx, condition) if not writes else None
+        if flag is not None:
+            # amp is the script's own autocast path: its launchers pass the flag where they
+            # set the variable (carriers/link_decide.py), nothing changes here
+            self.launch_flag = flag
+            for variable in self.external:
+                told = ctx.report(
+                    "BFM034", node, fixed=True, variable=variable, flag=flag, condition=ctx.code(condition)
+                )
+                ctx.outcome.through_flag.append(told)
+            ctx.outcome.switch_migrated = True
+            if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
+                plan_double_meant_fp32(self.ctx, self.plan)  # the legacy bf16 path's `.double()` meant FP32
+            return True
+        for variable, anchor in self._anchors(writes):
+            ctx.outcome.refuse(
+                Refusal.OWN_PRECISION,
+                ctx.report(
+                    "BFM032",
+                    anchor,
+                    fixed=False,
+                    variant="autocast",
+                    variable=variable,
+                    condition=ctx.code(condition),
+                    line=ctx.pos(node)[0],
+                ),
+            )
+        return False
 
     def _plan_changes(self, migration: Migration) -> None:
         """The mode's changes, once every phase of :meth:`_migrate` let them through: each unit of
@@ -1063,6 +1108,15 @@ class Planner:
                 if not any(same_model(self.ctx, model, known) for known in models):
                     models.append(model)
         return models
+
+
+def _trained_elsewhere(ctx: FileContext, on_device: OnDevice) -> bool:
+    """Whether the file, with no optimizer of its own, runs a backward pass (``loss.backward()``) and hands a module
+    on the device to code of another file (``build_optimizer(model, cfg)``, which the tree's facts did not show a
+    factory): its optimizer is built there, unread, so it is no inference script and the switch stays (BFM010): its
+    master weights and state cannot be migrated from here."""
+    trains = any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in ctx.nodes(cst.Call))
+    return trains and any(passed_out(ctx, module.expr) is not None for module in on_device.modules)
 
 
 def _evaluable_in(

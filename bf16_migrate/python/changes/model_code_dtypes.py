@@ -11,7 +11,7 @@ from dataclasses import replace
 from ...rules import Emit
 from ..device_modules import method_names
 from ..device_tensors import find_device_tensors
-from ..loss_reach import loss_code
+from ..loss_reach import imported_callees, loss_code
 from ..model_code import audit_model_code, low_precision_dtypes, plan_model_code, report_blocked
 from ..model_reach import model_roots, optimizer_classes, reach_from
 from ..outcome import Refusal
@@ -48,7 +48,12 @@ def check(m: Migration) -> Migration | None:
         tensors = find_device_tensors(ctx, reached, audit.decided, model_calls, doubles="f64" in low)
         audit.hand_over(frozenset(id(c) for c in tensors.found))
     if audit.clean:
-        return replace(m, audit=audit, tensors=tensors, loss_imports=tuple(sorted(loss.imported | set(m.loss_imports))))
+        # an imported module class whose instance here is a module on the device the mode casts (`dec` of
+        # `F.mse_loss(dec(enc(x)), x)`, moved and cast with BFM150) is no criterion left FP32: its module's audit
+        # would say its layers stay f32 (BFM086, a hunt's false "left to do")
+        cast = {n for e in m.on_device.exprs(ctx) for n in imported_callees(ctx, e)} if m.mode.casts_model else set()
+        imported = (loss.imported | set(m.loss_imports)) - cast
+        return replace(m, audit=audit, tensors=tensors, loss_imports=tuple(sorted(imported)))
     report_blocked(ctx, audit)
     first = audit.blocked[0]
     for variable, anchor in m.anchors:
