@@ -500,6 +500,13 @@ def test_parameters_initialised_on_the_device_before_the_first_step_are_no_findi
     assert trace_findings(runs(qr), sources()) == []
     assert trace_findings(runs([*qr, dict(qr[1], line=12, order=9)]), sources())
     assert trace_findings(runs([dict(e, step=1) for e in qr]), sources())
+    # a layer's own initial values computed in its `__init__` on the device (`nn.Parameter(torch.randn(r, n,
+    # device=w.device) * 0.02)`, a LoRA adapter injected before the model's cast: two hunts' only findings); the
+    # same op outside an `__init__`, or in one once a step ran, is still a finding
+    scaled = [ev("compute", 8, "Tensor.mul", operands=["f32"], result="f32", origin=origin, in_init=True)]
+    assert trace_findings(runs(scaled), sources()) == []
+    assert trace_findings(runs([dict(scaled[0], in_init=False)]), sources())
+    assert trace_findings(runs([dict(scaled[0], step=1)]), sources())
 
 
 def test_a_failure_the_legacy_run_did_not_have_names_its_line_and_the_failed_op():

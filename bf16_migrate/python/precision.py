@@ -945,20 +945,7 @@ class Planner:
         if self.mode.autocast:
             return self._own_autocast(writes, node, condition)
         if not all(evaluable_at(ctx, condition, anchor) for anchors in cast_anchors for anchor in anchors or ()):
-            for variable, anchor in self._anchors(writes):
-                ctx.outcome.refuse(
-                    Refusal.OWN_PRECISION,
-                    ctx.report(
-                        "BFM032",
-                        anchor,
-                        fixed=False,
-                        variant="not_evaluable",
-                        variable=variable,
-                        condition=ctx.code(condition),
-                        line=ctx.pos(node)[0],
-                    ),
-                )
-            return False
+            return self._refuse_own(writes, node, "not_evaluable", condition=ctx.code(condition))
         complement = negate(ctx.code(condition))
         self.guard = cst.parse_expression(
             complement if self.guard is None else f"({ctx.code(self.guard)}) and {complement}"
@@ -978,20 +965,7 @@ class Planner:
         if foreign is not None:
             # taken as amp, every legacy path would run the script's own autocast, which is not the XLA
             # device's: its matmuls in f32 where the legacy run had bf16 (a hunt on real code, the BERT sample)
-            for variable, anchor in self._anchors(writes):
-                ctx.outcome.refuse(
-                    Refusal.OWN_PRECISION,
-                    ctx.report(
-                        "BFM032",
-                        anchor,
-                        fixed=False,
-                        variant="foreign_device",
-                        variable=variable,
-                        device=foreign,
-                        line=ctx.pos(node)[0],
-                    ),
-                )
-            return False
+            return self._refuse_own(writes, node, "foreign_device", device=foreign)
         flag = launch_flag(ctx, condition) if not writes else None
         if flag is not None:
             # amp is the script's own autocast path: its launchers pass the flag where they
@@ -1006,19 +980,16 @@ class Planner:
             if any(ctx.rules.variables[v].f64_becomes == "f32" for v in self.external):
                 plan_double_meant_fp32(self.ctx, self.plan)  # the legacy bf16 path's `.double()` meant FP32
             return True
+        return self._refuse_own(writes, node, "autocast", condition=ctx.code(condition))
+
+    def _refuse_own(self, writes: list[LegacyWrite], node: cst.CSTNode, variant: str, **fields: str) -> bool:
+        """Keep the switch on each write (BFM032 ``variant``, naming the line of the script's own precision code
+        ``node``); returns False, what :meth:`_migrate` returns for a refusal."""
+        ctx = self.ctx
+        line = ctx.pos(node)[0]
         for variable, anchor in self._anchors(writes):
-            ctx.outcome.refuse(
-                Refusal.OWN_PRECISION,
-                ctx.report(
-                    "BFM032",
-                    anchor,
-                    fixed=False,
-                    variant="autocast",
-                    variable=variable,
-                    condition=ctx.code(condition),
-                    line=ctx.pos(node)[0],
-                ),
-            )
+            finding = ctx.report("BFM032", anchor, fixed=False, variant=variant, variable=variable, line=line, **fields)
+            ctx.outcome.refuse(Refusal.OWN_PRECISION, finding)
         return False
 
     def _plan_changes(self, migration: Migration) -> None:

@@ -146,7 +146,8 @@ class TraceEvent:
     ``mixed``: a failed op had f32 and bf16 operands. ``callers``: the user's frames that called
     the event's frame, innermost first (:class:`CallSite`). ``fp32_op``: a loss's chain outside autocast ran
     this op, which autocast runs in float32 (``F.cross_entropy``), on bf16 operands. ``held``: amp, a ``create``
-    whose float64 device tensor was still held at the first optimizer step."""
+    whose float64 device tensor was still held at the first optimizer step. ``in_init``: the user's frame is a
+    module's ``__init__`` (a layer built on the device: its parameters' initial values)."""
 
     kind: Kind
     file: str
@@ -175,6 +176,7 @@ class TraceEvent:
     callers: list[CallSite] = field(default_factory=list)
     fp32_op: str | None = None
     held: bool = False
+    in_init: bool = False
 
     @property
     def key(self) -> tuple[str, int, str, str]:
@@ -216,6 +218,7 @@ class TraceEvent:
             callers=[CallSite.from_json(c) for c in data.get("callers") or []],
             fp32_op=data.get("fp32_op"),
             held=bool(data.get("held", False)),
+            in_init=bool(data.get("in_init", False)),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -249,6 +252,7 @@ class TraceEvent:
             "callers": [c.to_json() for c in self.callers],
             "fp32_op": self.fp32_op,
             "held": self.held,
+            "in_init": self.in_init,
         }
         out.update({k: v for k, v in optional.items() if v})
         return out

@@ -574,6 +574,11 @@ class _Reader:
             self._initialising = {(e.file, e.line) for e in self.trace.events if e.op in _INITIALISERS and e.step == 0}
         if not meets and all(e.step == 0 and (e.file, e.line) in self._initialising for e in events):
             return None  # a module's parameters initialised on the device before the first step (below)
+        if not meets and all(e.step == 0 and e.in_init and e.kind == Kind.COMPUTE for e in events):
+            # so is a layer's `nn.Parameter(torch.randn(r, n, device=w.device) * 0.02)` built on the device (a LoRA
+            # adapter injected before the model's cast): its initial values, rounded to bf16 by the cast, where the
+            # switch rounded the draw first (found by a hunt: both LoRA cases FAILed on their init line alone)
+            return None
         first = meets[0] if meets else events[0]
         if not self.sources.f32:  # amp: float64 the only wide dtype traced, named where its chain began
             origin_event = self._origin_event(root, kind) if kind == OriginKind.MODULE.value else None

@@ -418,6 +418,8 @@ class Tracer:
             "after_stop": bool(self.after_stop()),
         }
         ev.update(fields)
+        if user.f_code.co_name == "__init__" and isinstance(user.f_locals.get("self"), self._torch.nn.Module):
+            ev["in_init"] = True  # a layer built on the device: what it computes there is its initial values
         chain = self._callers(user)
         if chain:
             ev["callers"] = chain

@@ -1,0 +1,1 @@
+../../hunt_tools/run_stub.sh
