@@ -162,8 +162,8 @@ class Planner:
         (:meth:`_settle_off_writes`). Returns the plan (``self.plan``)."""
         writes, _ = collect_writes(self.ctx, set(self.ctx.rules.variables))
         self._run()
-        self._settle_off_writes(writes)
         self._settle_unsets(writes)
+        self._settle_off_writes(writes)
         return self.plan
 
     def _settle_unsets(self, writes: list[LegacyWrite]) -> None:
@@ -173,7 +173,15 @@ class Planner:
         to every process started after (a hunt on real code, Lightning's XLA precision plugins)."""
         ctx = self.ctx
         for w in self.unsets:
-            kept = [x for x in writes if x.variable == w.variable and not x.unsets and not self._touched(x)]
+            kept = [
+                x
+                for x in writes
+                if x.variable == w.variable
+                and not x.unsets
+                and not self._touched(x)
+                # a non-string value raises in os.environ (BFM046): that write sets nothing to undo
+                and (x.value is None or value_state(x.value)[0] != "not-a-string")
+            ]
             if kept:
                 line = ctx.pos(kept[0].key)[0]
                 ctx.report("BFM044", w.key, fixed=False, variant="kept", variable=w.variable, line=line)
@@ -196,6 +204,7 @@ class Planner:
                 if x.variable != w.variable
                 and ctx.parent(x.statement) is block
                 and x not in self.off_writes
+                and not x.unsets  # an undo sets nothing: the off write's partner is a write that sets the other
                 and not self._touched(x)
             ]
             assert w.value is not None, "a write of a false value has its value"
