@@ -465,3 +465,22 @@ def test_a_docker_env_file_named_from_the_launchers_own_directory_is_its_launch_
     assert not [d for d in outcome.diagnostics if d.code == "BFM110"], outcome.diagnostics
     assert (tmp_path / "xla.env").read_text() == "PJRT_DEVICE=TPU\nNEURON_RT_STOCHASTIC_ROUNDING_EN=1\n"
     assert "model.to(torch.bfloat16)" in (tmp_path / "train.py").read_text()
+
+
+def test_a_launchers_false_value_stays_with_the_other_variables_setting_it_keeps(tmp_path):
+    """``export XLA_USE_BF16=0`` beside ``export XLA_DOWNCAST_BF16=1`` of a script that cannot take the change: the
+    DOWNCAST setting stays (BFM112), and so does the ``0`` (BFM002 ``kept_with``), which keeps a value inherited from
+    the caller from switching both on (f64 then bf16, not float32: a NeMo launcher's shape, found on real code). With
+    a script that takes the change, both go."""
+    launcher = "#!/bin/bash\nexport XLA_USE_BF16=0\nexport XLA_DOWNCAST_BF16=1\npython t.py\n"
+    (tmp_path / "run.sh").write_text(launcher)
+    # a trainer whose model the codemod cannot find (built and trained by a framework): it keeps the switch (BFM010)
+    (tmp_path / "t.py").write_text("import torch_xla\nfrom trainer import fit\n\nfit(device=torch_xla.device())\n")
+    outcome = migrate_paths([tmp_path], "stochastic", write=True)
+    assert (tmp_path / "run.sh").read_text() == launcher
+    kept = next(d for d in outcome.diagnostics if d.code == "BFM002")
+    assert (kept.line, kept.fixed) == (2, False) and "same branch as XLA_DOWNCAST_BF16=1 (line 3)" in kept.message
+    (tmp_path / "t.py").write_text(TINY_STEP)
+    outcome = migrate_paths([tmp_path], "amp", write=True)
+    assert "XLA_" not in (tmp_path / "run.sh").read_text()
+    assert ("BFM002", True) in [(d.code, d.fixed) for d in outcome.diagnostics]

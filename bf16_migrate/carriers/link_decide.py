@@ -553,6 +553,22 @@ class Decider:
         elif entry.action == UNSET:
             self._say(ci, "BFM102", path, entry, True, variable=entry.variable)
         elif not self._bf16_on(entry, self.group_on):
+            partner = self._kept_partner(ci, entry)
+            if partner is not None:
+                self._say(
+                    ci,
+                    "BFM002",
+                    path,
+                    entry,
+                    False,
+                    "kept_with",
+                    variable=entry.variable,
+                    value=repr(entry.value),
+                    other=f"{partner.variable}={partner.value}",
+                    line=partner.line,
+                )
+                self.decisions[ci][entry.id] = KEEP
+                return True
             if entry.action == PASS:
                 self._say(ci, "BFM002", path, entry, True, "passed_off", variable=entry.variable)
             else:
@@ -561,6 +577,27 @@ class Decider:
             return False
         self.decisions[ci][entry.id] = REMOVE
         return True
+
+    def _kept_partner(self, ci: int, entry: Entry) -> Entry | None:
+        """For ``entry``, a setting of a false value (``export XLA_USE_BF16=0``), the setting of another legacy
+        variable in its scope that switches bf16 on and is kept (``export XLA_DOWNCAST_BF16=1`` of a script that cannot
+        take the change, BFM112), or None. The two keep each other exclusive: removing the ``0`` alone lets a value
+        inherited from the caller switch both on, f64 then bf16 rather than float32 (found on real code, a NeMo
+        launcher), as the Python writes keep such pairs (BFM002 ``kept_with``)."""
+        if entry.action != SET:
+            return None
+        rules = self.p.rules.variables
+        for other in self.carriers[ci].analysis.entries:
+            if (
+                other.variable != entry.variable
+                and other.action == SET
+                and other.sr_scope == entry.sr_scope
+                and rules[other.variable].effective
+                and self._bf16_on(other, self.group_on)
+                and self.is_blocked((ci, other.id))
+            ):
+                return other
+        return None
 
     def _migrate(self, ci: int, entry: Entry, path: str) -> None:
         """A setting migrated with its scripts: replaced (stochastic, first of its scope) or removed."""
